@@ -1,0 +1,32 @@
+# The two commands of the README. Each bootstraps a local virtualenv (.venv) on first use.
+PYTHON ?= python3
+VENV   := .venv
+PY     := $(VENV)/bin/python
+STAMP  := $(VENV)/.installed
+ARGS   ?=
+
+.PHONY: lab demo test bench clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --disable-pip-version-check -e '.[test]' 2>&1 | grep -v "is ignored: it is neither" || true
+	$(PY) -c "import wm_kernel, trinkets, IPython, ipywidgets, nbval, tiktoken"
+	touch $(STAMP)
+
+## lab: open the example notebooks in JupyterLab with the extension and kernel ready
+lab: $(STAMP)
+	$(PY) -m jupyter lab --notebook-dir=notebooks $(ARGS)
+
+## demo: the headless demo in the terminal
+demo: $(STAMP)
+	$(PY) -m wm_kernel demo $(ARGS)
+
+## test: unit tests, doctests and the nbval-checked notebooks
+test: $(STAMP)
+	$(PY) -m pytest -q $(ARGS)
+
+bench: $(STAMP)
+	$(PY) bench/compose.py
+
+clean:
+	rm -rf $(VENV)

@@ -1,0 +1,43 @@
+"""The built-in trinkets and their base classes.
+
+Names load lazily (PEP 562), so importing ``trinkets.base`` from the core does not pull in every
+trinket module.
+"""
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+_MODULES = {
+    "TimeManager": "trinkets.time_manager",
+    "LoraTrinket": "trinkets.lora_trinket",
+    "ManifestTrinket": "trinkets.manifest_trinket",
+    "ReminderManager": "trinkets.reminder_manager",
+    "ProactiveMemoryTrinket": "trinkets.proactive_memory_trinket",
+    "GetContextTrinket": "trinkets.getcontext_trinket",
+    "PeanutGalleryTrinket": "trinkets.peanutgallery_trinket",
+    "DomaindocTrinket": "trinkets.domaindoc_trinket",
+    "EventAwareTrinket": "trinkets.base",
+    "StatefulTrinket": "trinkets.base",
+}
+
+#: Registration order of the built-in trinkets in a default Session: cached system sections first,
+#: then the notification-centre providers, then post-history.
+BUILTIN_NAMES = ("TimeManager", "LoraTrinket", "ManifestTrinket", "ReminderManager",
+                 "ProactiveMemoryTrinket", "GetContextTrinket", "PeanutGalleryTrinket",
+                 "DomaindocTrinket")
+
+__all__ = [*_MODULES, "BUILTIN_TRINKETS", "BUILTIN_NAMES"]
+
+
+def __getattr__(name: str) -> Any:
+    if name == "BUILTIN_TRINKETS":
+        return tuple(__getattr__(n) for n in BUILTIN_NAMES)
+    module = _MODULES.get(name)
+    if module is None:
+        raise AttributeError(f"module 'trinkets' has no attribute {name!r}")
+    return getattr(importlib.import_module(module), name)
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)

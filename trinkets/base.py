@@ -1,0 +1,246 @@
+"""Base classes of every trinket: :class:`EventAwareTrinket` and :class:`StatefulTrinket`.
+
+A trinket is a traitlets ``HasTraits``: its observable state (``content``, ``last_updated``,
+``error``, ``enabled``, and ``current_turn`` on stateful ones) is declared as traits, so widgets can
+link to it. A subclass sets ``variable_name`` (the section it publishes) and implements
+``generate_content(context) -> str``; stateful ones also implement ``_expire_items()`` and
+``_clear_all_state()``. Missing any of these is a TypeError at construction.
+
+Examples
+--------
+>>> from wm_kernel.bus import EventBus
+>>> from wm_kernel.core import WorkingMemory
+>>> bus = EventBus(); wm = WorkingMemory(bus)
+>>> class Echo(EventAwareTrinket):
+...     variable_name = "echo"
+...     def generate_content(self, context):
+...         return "hello"
+>>> echo = Echo(bus, wm)
+>>> wm.get_trinket("Echo") is echo
+True
+>>> class Broken(EventAwareTrinket):
+...     variable_name = "broken"
+>>> Broken(bus, wm)
+Traceback (most recent call last):
+...
+TypeError: Can't instantiate abstract class Broken with abstract method generate_content
+"""
+from __future__ import annotations
+
+import functools
+import threading
+from abc import ABCMeta, abstractmethod
+from contextlib import nullcontext
+from datetime import datetime
+from typing import TYPE_CHECKING, Any, Callable, ClassVar, TypeVar
+
+from traitlets import Bool, HasTraits, Instance, Int, MetaHasTraits, Unicode, observe
+
+from wm_kernel.events import TrinketContentEvent, TurnCompletedEvent, UpdateTrinketEvent
+
+if TYPE_CHECKING:
+    from wm_kernel.bus import EventBus
+    from wm_kernel.core import WorkingMemory
+
+
+F = TypeVar("F", bound=Callable[..., Any])
+_feed_depth = threading.local()
+
+
+def feed(method: F) -> F:
+    """Mark a public method that feeds a trinket data (``add_guidance``, ``add_reminder``...).
+
+    The call runs under the WorkingMemory lock (a compose on another thread never sees half of it)
+    and, when it returns, WorkingMemory's ``feed_listeners`` hear of it as
+    ``(trinket_name, method_name, args, kwargs)``; scenario recorders use this. Nested feed calls
+    (a feed method calling another) are reported once, for the outermost call.
+    """
+
+    @functools.wraps(method)
+    def wrapper(self: "EventAwareTrinket", *args: Any, **kwargs: Any) -> Any:
+        depth = getattr(_feed_depth, "n", 0)
+        _feed_depth.n = depth + 1
+        try:
+            with self.lock:
+                result = method(self, *args, **kwargs)
+        finally:
+            _feed_depth.n = depth
+        wm = getattr(self, "working_memory", None)
+        if depth == 0 and wm is not None:
+            for listener in tuple(wm.feed_listeners):
+                listener(self.name, method.__name__, args, kwargs)
+        return result
+
+    wrapper.__wm_feed__ = True  # type: ignore[attr-defined]
+    return wrapper  # type: ignore[return-value]
+
+
+def feed_methods(trinket: "EventAwareTrinket | type[EventAwareTrinket]") -> list[str]:
+    """Names of the methods marked with :func:`feed` on a trinket (class or instance)."""
+    cls = trinket if isinstance(trinket, type) else type(trinket)
+    return sorted(name for name in dir(cls)
+                  if getattr(getattr(cls, name, None), "__wm_feed__", False))
+
+
+class _TrinketMeta(MetaHasTraits, ABCMeta):
+    """traitlets' metaclass and abc's, combined, so abstract trinkets cannot be instantiated."""
+
+
+class EventAwareTrinket(HasTraits, metaclass=_TrinketMeta):
+    """A content provider for one prompt section.
+
+    Parameters
+    ----------
+    event_bus:
+        The bus it publishes its content on.
+    working_memory:
+        The WorkingMemory it registers with (by class name).
+    replace:
+        Replace an already registered trinket of the same name or section instead of failing.
+    """
+
+    #: The section this trinket publishes (e.g. "datetime_section"). Required.
+    variable_name: ClassVar[str]
+    #: Whether the section may go to the cached part of the system prompt.
+    cache_policy: ClassVar[bool] = False
+
+    content = Unicode("", help="The content of the last successful update ('' if none).")
+    last_updated = Instance(datetime, allow_none=True,
+                            help="When content last changed (clock of the WorkingMemory).")
+    error = Unicode("", help="'ExceptionType: message' of the last failed update; '' once one succeeds.")
+    enabled = Bool(True, help="A disabled trinket contributes no section (an experiment switch).")
+
+    def __init__(self, event_bus: "EventBus", working_memory: "WorkingMemory", *,
+                 replace: bool = False, **kwargs: Any) -> None:
+        section = getattr(type(self), "variable_name", None)
+        if not isinstance(section, str) or not section.strip():
+            raise TypeError(f"{type(self).__name__} must set the class attribute variable_name "
+                            f"(the section it publishes) to a non-empty string")
+        super().__init__(**kwargs)
+        self.event_bus = event_bus
+        self.working_memory = working_memory
+        working_memory.register_trinket(self, replace=replace)
+
+    # -- identity
+    @property
+    def name(self) -> str:
+        """The class name: how WorkingMemory and UpdateTrinketEvent address this trinket."""
+        return type(self).__name__
+
+    @property
+    def section(self) -> str:
+        return self.variable_name
+
+    @property
+    def lock(self) -> "threading.RLock | nullcontext[None]":
+        """The WorkingMemory's lock: hold it while changing state another thread may compose from."""
+        wm = getattr(self, "working_memory", None)
+        return wm.lock if wm is not None else nullcontext()
+
+    # -- the contract
+    @abstractmethod
+    def generate_content(self, context: dict[str, Any]) -> str:
+        """Return this trinket's section text for the given update context ('' for no section).
+
+        Do not catch infrastructure errors here: let them propagate to WorkingMemory, which isolates
+        the failure and shows it on ``error``.
+        """
+
+    def handle_update_trinket(self, event: UpdateTrinketEvent) -> None:
+        """Regenerate content for an UpdateTrinketEvent and publish it (WorkingMemory calls this)."""
+        wm = self.working_memory
+        if not self.enabled:
+            self._set_content("", wm.clock.now())
+            wm.discard_section(self)
+            return
+        content = self.generate_content(dict(event.context))
+        if not isinstance(content, str):
+            raise TypeError(f"{self.name}.generate_content() returned {type(content).__name__}, "
+                            f"expected str")
+        if self.error:
+            self.error = ""
+        now = wm.clock.now()
+        if content and not content.isspace():
+            self._set_content(content, now)
+            self.event_bus.publish(TrinketContentEvent.create(
+                continuum_id=event.continuum_id, user_id=wm.user_id, clock=wm.clock,
+                variable_name=self.variable_name, content=content, trinket_name=self.name,
+                cache_policy=self.cache_policy))
+        else:
+            self._set_content("", now)
+            wm.discard_section(self)
+
+    def _set_content(self, content: str, now: datetime) -> None:
+        # compare first: an unchanged trait stays quiet, so widgets get no message for it
+        if self.content != content:
+            with self.hold_trait_notifications():
+                self.content = content
+                self.last_updated = now
+
+    def request_update(self, **context: Any) -> None:
+        """Ask WorkingMemory to regenerate this trinket now (publishes an UpdateTrinketEvent)."""
+        self.working_memory.publish_trinket_update(self.name, context)
+
+    def detach(self) -> None:
+        """Stop listening to the bus (WorkingMemory calls this when the trinket is replaced)."""
+
+    @feed
+    def set_enabled(self, enabled: bool) -> None:
+        """Switch the trinket on or off (recorded by scenario recorders, unlike setting the trait)."""
+        if not isinstance(enabled, bool):
+            raise TypeError(f"enabled must be a bool, got {type(enabled).__name__}")
+        self.enabled = enabled
+
+    @observe("enabled")
+    def _enabled_changed(self, change: dict[str, Any]) -> None:
+        if not change["new"] and getattr(self, "working_memory", None) is not None:
+            self.working_memory.discard_section(self)
+
+    def __repr__(self) -> str:
+        state = "disabled" if not self.enabled else ("failed" if self.error else "ok")
+        return f"<{self.name} section={self.variable_name!r} {state} chars={len(self.content)}>"
+
+
+class StatefulTrinket(EventAwareTrinket):
+    """A trinket whose items live for a number of turns within a conversation segment.
+
+    On TurnCompletedEvent it sets ``current_turn`` to the event's ``segment_turn_number``, expires
+    items, and, if anything expired, asks for a refresh (an UpdateTrinketEvent with context
+    ``{"action": "lifecycle_refresh"}``). On SegmentCollapsedEvent WorkingMemory flushes it: items
+    cleared, ``current_turn`` back to 0, store entry removed.
+    """
+
+    current_turn = Int(0, help="The turn within the current segment (0 before the first exchange).")
+
+    def __init__(self, event_bus: "EventBus", working_memory: "WorkingMemory", **kwargs: Any) -> None:
+        super().__init__(event_bus, working_memory, **kwargs)
+        event_bus.subscribe(TurnCompletedEvent, self.handle_turn_completed)
+
+    @abstractmethod
+    def _expire_items(self) -> bool:
+        """Drop items whose time is over at ``current_turn``; True exactly when something was removed."""
+
+    @abstractmethod
+    def _clear_all_state(self) -> None:
+        """Forget every item (segment collapse)."""
+
+    def describe_items(self) -> list[dict[str, Any]]:
+        """The live items as dicts with at least ``id``, ``label`` and ``turns_remaining`` (None for
+        items that do not expire), for dashboards. Override to show items."""
+        return []
+
+    def handle_turn_completed(self, event: TurnCompletedEvent) -> None:
+        with self.lock:
+            self.current_turn = event.segment_turn_number
+            if self._expire_items():
+                self.working_memory.publish_trinket_update(
+                    self.name, {"action": "lifecycle_refresh"}, continuum_id=event.continuum_id)
+
+    def flush(self) -> None:
+        """Clear all state and reset the turn (WorkingMemory calls this on segment collapse)."""
+        with self.lock:
+            self._clear_all_state()
+            self.current_turn = 0
+
+    def detach(self) -> None:
+        self.event_bus.unsubscribe(TurnCompletedEvent, self.handle_turn_completed)

@@ -1,0 +1,31 @@
+"""Command line: ``python -m wm_kernel demo`` (the headless demo) and ``replay`` (experiments)."""
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Sequence
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m wm_kernel",
+                                     description="wm-kernel: event-driven system prompt composition")
+    sub = parser.add_subparsers(dest="command", required=True)
+    demo = sub.add_parser("demo", help="compose a prompt with the built-in trinkets and advance turns")
+    demo.add_argument("--turns", type=int, default=6, help="turns to advance (default 6)")
+    demo.add_argument("--quiet", action="store_true", help="print only the per-turn summary")
+    try:
+        from wm_kernel.experiments import add_replay_parser
+    except ImportError:
+        add_replay_parser = None
+    if add_replay_parser is not None:
+        add_replay_parser(sub)
+    args = parser.parse_args(argv)
+    if args.command == "demo":
+        from wm_kernel.demo import run_demo
+
+        return run_demo(turns=args.turns, quiet=args.quiet, out=sys.stdout)
+    return args.func(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

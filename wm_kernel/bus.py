@@ -1,0 +1,202 @@
+"""EventBus: synchronous publish/subscribe with subscriber isolation and a bounded event log.
+
+``publish`` calls each subscriber of the event's type in subscription order, immediately; a
+subscriber may publish in turn (nested publishes run depth-first). A subscriber that raises does not
+stop the others: its exception is logged and recorded on the event's log record.
+
+Examples
+--------
+>>> from wm_kernel.events import TurnCompletedEvent
+>>> bus = EventBus()
+>>> seen = []
+>>> bus.subscribe("TurnCompletedEvent", lambda e: seen.append(e.turn_number))
+>>> bus.subscribe(TurnCompletedEvent, lambda e: 1 / 0)
+>>> bus.publish(TurnCompletedEvent.create(continuum_id="c", turn_number=1, segment_turn_number=1))
+>>> seen, bus.log[-1].failures[0].error
+([1], 'ZeroDivisionError: division by zero')
+"""
+from __future__ import annotations
+
+import itertools
+import logging
+import threading
+from collections import deque
+from dataclasses import dataclass
+from typing import Any, Callable, Iterator, Sequence
+
+from wm_kernel.events import EVENT_TYPES, Event
+
+logger = logging.getLogger("wm_kernel.bus")
+
+Subscriber = Callable[[Event], Any]
+
+
+@dataclass(frozen=True, slots=True)
+class SubscriberFailure:
+    """A subscriber that raised while handling an event."""
+
+    subscriber: str
+    error: str          # "ExceptionType: message"
+    exception: BaseException
+
+
+class EventRecord:
+    """One published event in the bus log: sequence number, nesting depth, failures."""
+
+    __slots__ = ("seq", "event", "depth", "failures")
+
+    def __init__(self, seq: int, event: Event, depth: int) -> None:
+        self.seq = seq
+        self.event = event
+        self.depth = depth
+        self.failures: list[SubscriberFailure] = []
+
+    @property
+    def event_type(self) -> str:
+        return type(self.event).__name__
+
+    def as_row(self) -> dict[str, Any]:
+        """A flat dict for tables: seq, depth, event, time, key fields, failures."""
+        event = self.event
+        return {
+            "seq": self.seq,
+            "depth": self.depth,
+            "event": type(event).__name__,
+            "occurred_at": event.occurred_at,
+            "continuum_id": event.continuum_id,
+            "user_id": event.user_id,
+            "detail": ", ".join(f"{k}={v}" for k, v in event.summary().items()),
+            "failures": "; ".join(f"{f.subscriber}: {f.error}" for f in self.failures),
+        }
+
+    def __repr__(self) -> str:
+        failed = f" failures={len(self.failures)}" if self.failures else ""
+        return f"<EventRecord #{self.seq} {self.event_type}{failed}>"
+
+
+def _callback_name(callback: Callable[..., Any]) -> str:
+    owner = getattr(callback, "__self__", None)
+    name = getattr(callback, "__qualname__", None) or repr(callback)
+    if owner is not None and not isinstance(owner, type):
+        return f"{type(owner).__name__}.{getattr(callback, '__name__', name)}"
+    return name
+
+
+def _event_type_name(event_type: "type[Event] | str") -> str:
+    if isinstance(event_type, str):
+        if not event_type:
+            raise ValueError("event type name is empty")
+        return event_type
+    if isinstance(event_type, type) and issubclass(event_type, Event):
+        return event_type.__name__
+    raise TypeError(f"expected an Event subclass or its name, got {event_type!r}")
+
+
+class EventBus:
+    """Synchronous publish/subscribe.
+
+    Parameters
+    ----------
+    log_size:
+        How many published events the log keeps (oldest dropped first), so memory stays flat over
+        long runs. 0 disables the log.
+    """
+
+    def __init__(self, log_size: int = 10_000) -> None:
+        if not isinstance(log_size, int) or isinstance(log_size, bool) or log_size < 0:
+            raise ValueError(f"log_size must be a non-negative int, got {log_size!r}")
+        self._subscribers: dict[str, tuple[Subscriber, ...]] = {}
+        self._lock = threading.RLock()
+        self._log: deque[EventRecord] = deque(maxlen=log_size)
+        self._seq = itertools.count(1)
+        self._local = threading.local()
+        self.failure_count = 0
+
+    # -- subscriptions
+    def subscribe(self, event_type: "type[Event] | str", callback: Subscriber) -> None:
+        """Call ``callback(event)`` for every published event of ``event_type`` (class or name)."""
+        if not callable(callback):
+            raise TypeError(f"callback must be callable, got {callback!r}")
+        name = _event_type_name(event_type)
+        with self._lock:
+            # tuples are swapped, not mutated, so a publish in progress keeps its snapshot
+            self._subscribers[name] = self._subscribers.get(name, ()) + (callback,)
+
+    def unsubscribe(self, event_type: "type[Event] | str", callback: Subscriber) -> bool:
+        """Remove one subscription; True if it was there."""
+        name = _event_type_name(event_type)
+        with self._lock:
+            current = self._subscribers.get(name, ())
+            for index, existing in enumerate(current):
+                if existing == callback:
+                    self._subscribers[name] = current[:index] + current[index + 1:]
+                    return True
+        return False
+
+    def subscribers(self, event_type: "type[Event] | str") -> tuple[Subscriber, ...]:
+        return self._subscribers.get(_event_type_name(event_type), ())
+
+    # -- publishing
+    def publish(self, event: Event) -> EventRecord | None:
+        """Deliver ``event`` to its subscribers now, in subscription order; returns its log record."""
+        if not isinstance(event, Event):
+            raise TypeError(f"publish() takes an Event, got {type(event).__name__}")
+        local = self._local
+        depth = getattr(local, "depth", 0)
+        record = EventRecord(next(self._seq), event, depth)
+        if self._log.maxlen:
+            self._log.append(record)
+        callbacks = self._subscribers.get(type(event).__name__)
+        if callbacks:
+            local.depth = depth + 1
+            outer = getattr(local, "record", None)
+            local.record = record
+            try:
+                for callback in callbacks:
+                    try:
+                        callback(event)
+                    except Exception as exc:  # isolation: one subscriber never stops the others
+                        self._record_failure(record, _callback_name(callback), exc)
+            finally:
+                local.depth = depth
+                local.record = outer
+        return record
+
+    def report_failure(self, who: str, exc: BaseException) -> None:
+        """Record a failure that a subscriber caught itself (e.g. WorkingMemory isolating a trinket)
+        on the log record of the event being delivered now, so the log shows it."""
+        record = getattr(self._local, "record", None)
+        if record is not None:
+            record.failures.append(SubscriberFailure(who, f"{type(exc).__name__}: {exc}", exc))
+        self.failure_count += 1
+
+    def _record_failure(self, record: EventRecord, name: str, exc: Exception) -> None:
+        record.failures.append(SubscriberFailure(name, f"{type(exc).__name__}: {exc}", exc))
+        self.failure_count += 1
+        logger.error("subscriber %s failed on %s", name, record.event_type, exc_info=exc)
+
+
+    # -- the log
+    @property
+    def log(self) -> Sequence[EventRecord]:
+        """The most recent published events, oldest first, in causal (publish-start) order."""
+        return tuple(self._log)
+
+    def iter_log(self) -> Iterator[EventRecord]:
+        return iter(tuple(self._log))
+
+    def clear_log(self) -> None:
+        self._log.clear()
+
+    def log_rows(self, last: int | None = None) -> list[dict[str, Any]]:
+        records = tuple(self._log)
+        if last is not None:
+            records = records[-last:] if last > 0 else ()
+        return [r.as_row() for r in records]
+
+    def __repr__(self) -> str:
+        counts = {k: len(v) for k, v in self._subscribers.items() if v}
+        return f"<EventBus subscribers={counts} logged={len(self._log)}>"
+
+
+__all__ = ["EventBus", "EventRecord", "SubscriberFailure", "EVENT_TYPES"]

@@ -1,0 +1,99 @@
+"""Clocks. Everything in wm-kernel that reads the time reads it from a clock object, so a notebook
+or a test using :class:`ManualClock` prints the same prompt every run.
+
+Examples
+--------
+>>> c = ManualClock("2026-11-30T09:00:00+00:00")
+>>> c.advance(hours=2, minutes=5).isoformat()
+'2026-11-30T11:05:00+00:00'
+>>> c.set("2026-12-01T00:00:00+00:00").day
+1
+"""
+from __future__ import annotations
+
+import threading
+from datetime import datetime, timedelta, timezone
+from typing import Callable, Protocol, runtime_checkable
+
+
+@runtime_checkable
+class Clock(Protocol):
+    """Anything with ``now() -> aware datetime``."""
+
+    def now(self) -> datetime: ...
+
+
+class SystemClock:
+    """The real time, in UTC."""
+
+    def now(self) -> datetime:
+        return datetime.now(timezone.utc)
+
+    def __repr__(self) -> str:
+        return "SystemClock()"
+
+
+def parse_instant(value: "datetime | str") -> datetime:
+    """An aware datetime from a datetime or an ISO 8601 string; naive values are rejected."""
+    if isinstance(value, str):
+        try:
+            value = datetime.fromisoformat(value)
+        except ValueError:
+            raise ValueError(f"not an ISO 8601 date-time: {value!r}") from None
+    if not isinstance(value, datetime):
+        raise TypeError(f"expected a datetime or ISO 8601 string, got {type(value).__name__}")
+    if value.tzinfo is None or value.utcoffset() is None:
+        raise ValueError(f"date-time {value.isoformat()} has no time zone; add one, e.g. +00:00")
+    return value
+
+
+class ManualClock:
+    """A clock that moves only when told to: ``advance(...)`` or ``set(...)``.
+
+    Parameters
+    ----------
+    start:
+        An aware datetime or an ISO 8601 string with an offset.
+    """
+
+    def __init__(self, start: "datetime | str" = "2026-01-01T00:00:00+00:00") -> None:
+        self._now = parse_instant(start)
+        self._lock = threading.Lock()
+        #: Called as ``listener(new_now)`` after every advance() or set() (scenario recorders).
+        self.listeners: list[Callable[[datetime], None]] = []
+
+    def now(self) -> datetime:
+        return self._now
+
+    def advance(self, delta: timedelta | None = None, /, **kwargs: float) -> datetime:
+        """Move forward by a timedelta or by timedelta keywords (``hours=2``); never backwards."""
+        if delta is not None and kwargs:
+            raise TypeError("advance() takes a timedelta or keywords, not both")
+        if delta is None:
+            try:
+                delta = timedelta(**kwargs)
+            except TypeError as exc:
+                raise TypeError(f"advance(): {exc}") from None
+        if not isinstance(delta, timedelta):
+            raise TypeError(f"advance() takes a timedelta, got {type(delta).__name__}")
+        if delta < timedelta(0):
+            raise ValueError("a ManualClock does not go backwards; use set() to jump")
+        with self._lock:
+            self._now = self._now + delta
+        self._moved()
+        return self._now
+
+    def set(self, when: "datetime | str") -> datetime:
+        """Jump to an instant (forwards or backwards)."""
+        instant = parse_instant(when)
+        with self._lock:
+            self._now = instant
+        self._moved()
+        return self._now
+
+    def _moved(self) -> None:
+        for listener in tuple(self.listeners):
+            listener(self._now)
+
+    def __repr__(self) -> str:
+        return f"ManualClock({self._now.isoformat()!r})"

@@ -1,0 +1,323 @@
+"""SystemPromptComposer and Layout: sections in, the original's ComposedPrompt out.
+
+A :class:`Layout` maps each placement (``system``, ``conversation_prefix``, ``post_history``,
+``notification``) to an ordered list of section names. Each composer has its own layout, so two
+layouts can be compared side by side in one process (the original's is a module global).
+
+Examples
+--------
+>>> c = SystemPromptComposer()
+>>> c.set_base_prompt("You help.")
+>>> c.add_section("datetime_section", "<t>now</t>")
+>>> print(c.compose()["notification_center"])
+════════════════════════════════════════════════════════════
+HUD - Runtime state, authoritative for current context
+════════════════════════════════════════════════════════════
+<mira:hud>
+<t>now</t>
+<BLANKLINE>
+</mira:hud>
+════════════════════════════════════════════════════════════
+"""
+from __future__ import annotations
+
+import re
+import threading
+import warnings
+from typing import Iterable, Mapping
+
+from wm_kernel.markup import neutralize_closing_tag
+from wm_kernel.types import PLACEMENTS, ComposedPrompt, OmittedSection, SectionRecord
+
+RULE = "═" * 60
+SECTION_SEPARATOR = "\n\n---\n\n"
+DEFAULT_SCAFFOLDING_NOTE = ("Everything after this delimiter is part of MIRA's scaffolding, injected to "
+                            "provide additional context during the reply.")
+DEFAULT_HUD_TITLE = "HUD - Runtime state, authoritative for current context"
+DEFAULT_NAMESPACE = "mira"
+
+_ORIGINAL_LAYOUT: dict[str, tuple[str, ...]] = {
+    "system": ("base_prompt", "behavioral_directives", "tool_availability", "location_context",
+               "conversation_manifest"),
+    "conversation_prefix": (),
+    "post_history": ("domaindoc",),
+    "notification": ("datetime_section", "async_activity", "active_reminders", "inbox_status",
+                     "forage_results", "whilethecatsaway_results", "relevant_memories",
+                     "peanutgallery_guidance"),
+}
+
+
+class StragglerSectionWarning(UserWarning):
+    """A section the layout does not list was appended to the system prompt."""
+
+
+class Layout:
+    """Placement -> ordered section names. Immutable; the ``with_*`` methods return new layouts.
+
+    Raises ValueError for an unknown placement or a section listed twice.
+
+    Examples
+    --------
+    >>> Layout.original().placement_of("domaindoc")
+    'post_history'
+    >>> Layout.default().placement_of("context_search_results")
+    'notification'
+    >>> Layout({"system": ["a"], "notes": []})
+    Traceback (most recent call last):
+    ...
+    ValueError: unknown placement 'notes' (placements: system, conversation_prefix, post_history, notification)
+    """
+
+    __slots__ = ("_placements", "_index", "name")
+
+    def __init__(self, placements: Mapping[str, Iterable[str]], *, name: str = "custom") -> None:
+        if not isinstance(placements, Mapping):
+            raise TypeError(f"a Layout is built from a mapping placement -> section names, "
+                            f"got {type(placements).__name__}")
+        table: dict[str, tuple[str, ...]] = {p: () for p in PLACEMENTS}
+        index: dict[str, tuple[str, int]] = {}
+        for placement, names in placements.items():
+            if placement not in table:
+                raise ValueError(f"unknown placement {placement!r} (placements: {', '.join(PLACEMENTS)})")
+            if isinstance(names, str):
+                raise TypeError(f"placement {placement!r} needs a list of section names, not a string")
+            ordered = tuple(names)
+            for position, section in enumerate(ordered):
+                if not isinstance(section, str) or not section.strip():
+                    raise ValueError(f"section names must be non-empty strings, got {section!r}")
+                if section in index:
+                    raise ValueError(f"section {section!r} is listed twice (in {index[section][0]!r} "
+                                     f"and {placement!r})")
+                index[section] = (placement, position)
+            table[placement] = ordered
+        self._placements = table
+        self._index = index
+        self.name = name
+
+    @classmethod
+    def original(cls) -> "Layout":
+        """Exactly the original's SECTION_LAYOUT."""
+        return cls(_ORIGINAL_LAYOUT, name="original")
+
+    @classmethod
+    def default(cls) -> "Layout":
+        """The original layout plus this project's own sections, each placed deliberately.
+
+        ``context_search_results`` (GetContextTrinket) goes to the notification centre right after
+        ``async_activity``: it reports asynchronous tool work and changes from turn to turn, so in the
+        system prompt (where the original lets it straggle) it would break the prompt cache.
+        """
+        notification = list(_ORIGINAL_LAYOUT["notification"])
+        notification.insert(notification.index("async_activity") + 1, "context_search_results")
+        return cls({**_ORIGINAL_LAYOUT, "notification": notification}, name="default")
+
+    # -- reading
+    def __getitem__(self, placement: str) -> tuple[str, ...]:
+        if placement not in self._placements:
+            raise KeyError(placement)
+        return self._placements[placement]
+
+    def placement_of(self, section: str) -> str | None:
+        """The placement listing ``section``, or None if the layout does not list it."""
+        found = self._index.get(section)
+        return found[0] if found else None
+
+    def sections(self) -> list[str]:
+        return [s for p in PLACEMENTS for s in self._placements[p]]
+
+    def as_dict(self) -> dict[str, list[str]]:
+        return {p: list(names) for p, names in self._placements.items()}
+
+    def __contains__(self, section: object) -> bool:
+        return section in self._index
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Layout) and self._placements == other._placements
+
+    def __hash__(self) -> int:
+        return hash(tuple(self._placements.items()))
+
+    def __repr__(self) -> str:
+        body = ", ".join(f"{p}={list(n)}" for p, n in self._placements.items() if n)
+        return f"Layout[{self.name}]({body})"
+
+    # -- deriving
+    def without(self, section: str) -> "Layout":
+        """This layout with ``section`` removed (it would then straggle into ``system``)."""
+        if section not in self._index:
+            raise ValueError(f"section {section!r} is not in the layout")
+        return Layout({p: [s for s in names if s != section]
+                       for p, names in self._placements.items()}, name=self.name)
+
+    def with_section(self, section: str, placement: str, *, before: str | None = None,
+                     after: str | None = None) -> "Layout":
+        """This layout with ``section`` placed (moved if already listed) at the end of ``placement``,
+        or just before/after another section of that placement."""
+        if placement not in self._placements:
+            raise ValueError(f"unknown placement {placement!r} (placements: {', '.join(PLACEMENTS)})")
+        if before is not None and after is not None:
+            raise ValueError("give before= or after=, not both")
+        table = {p: [s for s in names if s != section] for p, names in self._placements.items()}
+        target = table[placement]
+        anchor = before if before is not None else after
+        if anchor is None:
+            target.append(section)
+        else:
+            if anchor not in target:
+                raise ValueError(f"section {anchor!r} is not in placement {placement!r}")
+            target.insert(target.index(anchor) + (0 if before is not None else 1), section)
+        return Layout(table, name=self.name)
+
+
+class SystemPromptComposer:
+    """Collects sections and composes them by a layout, exactly as the original composer does.
+
+    Parameters
+    ----------
+    layout:
+        The layout to route by (default: ``Layout.default()``).
+    namespace:
+        The markup namespace of the HUD frame (``<mira:hud>``).
+    scaffolding_note:
+        The line between the two rules after the base prompt.
+    hud_title:
+        The line between the two rules opening the notification centre.
+    """
+
+    def __init__(self, layout: Layout | None = None, *, namespace: str = DEFAULT_NAMESPACE,
+                 scaffolding_note: str = DEFAULT_SCAFFOLDING_NOTE,
+                 hud_title: str = DEFAULT_HUD_TITLE) -> None:
+        if layout is None:
+            layout = Layout.default()
+        if not isinstance(layout, Layout):
+            raise TypeError(f"layout must be a Layout, got {type(layout).__name__}")
+        if not re.fullmatch(r"[A-Za-z_][\w.-]*", namespace or ""):
+            raise ValueError(f"namespace must be an XML name, got {namespace!r}")
+        self.layout = layout
+        self.namespace = namespace
+        self.scaffolding_note = scaffolding_note
+        self.hud_title = hud_title
+        self._base_prompt: str | None = None
+        self._base_section: str = ""
+        # name -> (content, cache_policy, trinket)
+        self._sections: dict[str, tuple[str, bool, str | None]] = {}
+        self._warned: set[str] = set()
+        self._normalized: dict[str, str] = {}
+        self._lock = threading.RLock()
+
+    # -- building
+    def set_base_prompt(self, prompt: str) -> None:
+        """Set the base prompt; it is followed by the scaffolding delimiter and always cached."""
+        if not isinstance(prompt, str):
+            raise TypeError(f"base prompt must be a str, got {type(prompt).__name__}")
+        with self._lock:
+            if prompt != self._base_prompt:
+                self._base_prompt = prompt
+                self._base_section = f"{prompt}\n\n{RULE}\n{self.scaffolding_note}\n{RULE}"
+            self._sections["base_prompt"] = (self._base_section, True, None)
+
+    def add_section(self, name: str, content: str, cache_policy: bool = False,
+                    trinket: str | None = None) -> None:
+        """Add (or replace) a section. Empty or whitespace-only content is ignored: an earlier
+        section of that name stays until the next clear."""
+        if not isinstance(content, str):
+            raise TypeError(f"section {name!r} content must be a str, got {type(content).__name__}")
+        if not content or content.isspace():
+            return
+        with self._lock:
+            self._sections[name] = (content, bool(cache_policy), trinket)
+
+    def remove_section(self, name: str) -> bool:
+        with self._lock:
+            return self._sections.pop(name, None) is not None
+
+    def clear_sections(self, preserve_base: bool = True) -> None:
+        """Drop every section; keep the base prompt unless ``preserve_base`` is False."""
+        with self._lock:
+            base = self._sections.get("base_prompt") if preserve_base else None
+            self._sections.clear()
+            if base is not None:
+                self._sections["base_prompt"] = base
+            elif not preserve_base:
+                self._base_prompt = None
+
+    @property
+    def section_names(self) -> list[str]:
+        return list(self._sections)
+
+    def get_section(self, name: str) -> str | None:
+        entry = self._sections.get(name)
+        return entry[0] if entry else None
+
+    # -- composing
+    def _normalize(self, text: str) -> str:
+        """Collapse runs of 3+ newlines inside one part and drop its edge newlines.
+
+        Joining parts with "\\n\\n---\\n\\n" and then collapsing newline runs over the whole text (the
+        original) gives the same result as joining parts normalized this way, because a part's edge
+        newlines always meet the separator's own two. Normalizing per part lets unchanged parts (a
+        12 KB base prompt) be reused from a cache instead of rescanned on every compose.
+        """
+        done = self._normalized.get(text)
+        if done is None:
+            done = _NEWLINE_RUNS.sub("\n\n", text).strip("\n") if "\n\n\n" in text else text.strip("\n")
+            if len(self._normalized) > 512:
+                self._normalized.clear()
+            self._normalized[text] = done
+        return done
+
+    def compose(self, *, omitted: Iterable[OmittedSection] = ()) -> ComposedPrompt:
+        """Route the current sections by the layout into a :class:`ComposedPrompt`."""
+        with self._lock:
+            sections = self._sections
+            layout = self.layout
+            records: list[SectionRecord] = []
+            cached: list[str] = []
+            uncached: list[str] = []
+            for name in layout["system"]:
+                entry = sections.get(name)
+                if entry is None or entry[0].isspace():
+                    continue
+                records.append(SectionRecord(name, "system", entry[0], entry[1], entry[2]))
+                (cached if entry[1] else uncached).append(self._normalize(entry[0]))
+            for name, entry in sections.items():
+                if name in layout:
+                    continue
+                # sections the layout does not list go last in system, so new trinkets work
+                # without touching the layout; warn once per composer per name
+                if entry[0].isspace():
+                    continue
+                if name not in self._warned:
+                    self._warned.add(name)
+                    warnings.warn(f"section {name!r} is not in layout {layout.name!r}; appended to the "
+                                  f"system prompt", StragglerSectionWarning, stacklevel=2)
+                records.append(SectionRecord(name, "system", entry[0], entry[1], entry[2], True))
+                (cached if entry[1] else uncached).append(self._normalize(entry[0]))
+            prefix = self._items(layout["conversation_prefix"], "conversation_prefix", records)
+            post = self._items(layout["post_history"], "post_history", records)
+            hud_parts = self._items(layout["notification"], "notification", records)
+            return ComposedPrompt(
+                SECTION_SEPARATOR.join(cached).strip(),
+                SECTION_SEPARATOR.join(uncached).strip(),
+                prefix, post, self._hud(hud_parts),
+                sections=records, omitted=omitted)
+
+    def _items(self, names: tuple[str, ...], placement: str, records: list[SectionRecord]) -> list[str]:
+        items = []
+        for name in names:
+            entry = self._sections.get(name)
+            if entry is None or entry[0].isspace():
+                continue
+            records.append(SectionRecord(name, placement, entry[0], entry[1], entry[2]))
+            items.append(entry[0])
+        return items
+
+    def _hud(self, parts: list[str]) -> str:
+        if not parts:
+            return ""
+        tag = f"{self.namespace}:hud"
+        body = "".join(f"{neutralize_closing_tag(part, tag)}\n\n" for part in parts)
+        return f"{RULE}\n{self.hud_title}\n{RULE}\n<{tag}>\n{body}</{tag}>\n{RULE}"
+
+
+_NEWLINE_RUNS = re.compile(r"\n{3,}")

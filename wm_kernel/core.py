@@ -1,0 +1,325 @@
+"""WorkingMemory: the event-driven coordinator of trinkets and the composer.
+
+It handles ComposeSystemPromptEvent (one compose cycle), routes UpdateTrinketEvent to the target
+trinket with failure isolation, collects TrinketContentEvent into the composer and the state store,
+publishes SystemPromptComposedEvent, and flushes stateful trinkets on SegmentCollapsedEvent.
+
+Examples
+--------
+>>> from trinkets.base import StatefulTrinket
+from wm_kernel.bus import EventBus
+>>> from wm_kernel.events import ComposeSystemPromptEvent
+>>> bus = EventBus(); wm = WorkingMemory(bus)
+>>> bus.publish(ComposeSystemPromptEvent.create(continuum_id="c1", base_prompt="Hi {first_name}"))
+>>> wm.composed["cached_content"].splitlines()[0]
+'Hi friend'
+"""
+from __future__ import annotations
+
+import logging
+import re
+import threading
+from typing import TYPE_CHECKING, Any, Mapping
+
+from traitlets import HasTraits, Instance, List, Unicode
+
+from trinkets.base import StatefulTrinket
+from wm_kernel.bus import EventBus
+from wm_kernel.clock import Clock, SystemClock
+from wm_kernel.composer import Layout, SystemPromptComposer
+from wm_kernel.events import (ComposeSystemPromptEvent, SegmentCollapsedEvent,
+                              SystemPromptComposedEvent, TrinketContentEvent, UpdateTrinketEvent)
+from wm_kernel.profile import Profile
+from wm_kernel.store import MemoryStore, StateStore
+from wm_kernel.timefmt import elapsed_wording
+from wm_kernel.types import AllTrinketStates, ComposedPrompt, OmittedSection, TrinketState
+
+if TYPE_CHECKING:
+    from trinkets.base import EventAwareTrinket
+
+logger = logging.getLogger("wm_kernel.core")
+
+PLACEHOLDERS = ("first_name", "user_context", "relative time since account creation", "model_id",
+                "model_name")
+_PLACEHOLDER_RE = re.compile("{(" + "|".join(re.escape(p) for p in PLACEHOLDERS) + ")}")
+
+# Exception type names that mark a failure of infrastructure (a store, a network, a service) rather
+# than of the trinket's own logic. The original classifies by type name the same way.
+_INFRA_MARKERS = ("Connection", "Timeout", "Operational", "Database", "Interface", "Redis", "Valkey",
+                  "Network", "Socket", "Unavailable", "BrokenPipe")
+
+
+def failure_kind(exc: BaseException) -> str:
+    """'infrastructure' or 'logic', by the exception's type name (and OSError ancestry)."""
+    name = type(exc).__name__
+    if isinstance(exc, OSError) or any(marker in name for marker in _INFRA_MARKERS):
+        return "infrastructure"
+    return "logic"
+
+
+class WorkingMemory(HasTraits):
+    """Coordinates trinkets through events and composes the system prompt.
+
+    Parameters
+    ----------
+    event_bus:
+        The bus to listen and publish on.
+    store:
+        Where each trinket's last content is kept (``trinkets:{user_id}`` hash); default MemoryStore.
+    user_id:
+        Owner of the store entries; every event WorkingMemory creates carries it.
+    profile:
+        Fills the base prompt's placeholders.
+    clock:
+        Time source for events, ``last_updated`` and relative times.
+    layout:
+        The composer's layout (default ``Layout.default()``); ignored if ``composer`` is given.
+    composer:
+        A ready composer to use instead of a new one.
+    """
+
+    composed = Instance(ComposedPrompt, allow_none=True,
+                        help="The ComposedPrompt of the last compose cycle (None before the first).")
+    user_id = Unicode("notebook", help="Owner of the state-store entries and of every event created.")
+    trinket_names = List(Unicode(), help="Registered trinket class names, in registration order.")
+
+    def __init__(self, event_bus: EventBus, *, store: StateStore | None = None,
+                 user_id: str = "notebook", profile: Profile | None = None,
+                 clock: Clock | None = None, layout: Layout | None = None,
+                 composer: SystemPromptComposer | None = None) -> None:
+        if not isinstance(event_bus, EventBus):
+            raise TypeError(f"WorkingMemory needs an EventBus, got {type(event_bus).__name__}")
+        if not isinstance(user_id, str) or not user_id.strip():
+            raise ValueError(f"user_id must be a non-empty string, got {user_id!r}")
+        super().__init__(user_id=user_id)
+        self.bus = event_bus
+        self.store: StateStore = store if store is not None else MemoryStore()
+        self.profile: Profile = profile if profile is not None else Profile()
+        self.clock: Clock = clock if clock is not None else SystemClock()
+        self.composer = composer if composer is not None else SystemPromptComposer(layout)
+        # one lock for compose cycles, updates and trinket state changes, so a compose never sees a
+        # half-applied change from another thread
+        self.lock = threading.RLock()
+        self.continuum_id = ""
+        self._trinkets: dict[str, EventAwareTrinket] = {}
+        self._placeholder_cache: tuple[Any, str] | None = None
+        # section -> (content, cache_policy) as last written to the store, to skip identical writes
+        self._written: dict[str, tuple[str, bool]] = {}
+        #: Called as ``listener(trinket_name, method_name, args, kwargs)`` after each feed call
+        #: (see ``trinkets.base.feed``).
+        self.feed_listeners: list[Any] = []
+        event_bus.subscribe(ComposeSystemPromptEvent, self._handle_compose)
+        event_bus.subscribe(UpdateTrinketEvent, self._handle_update_trinket)
+        event_bus.subscribe(TrinketContentEvent, self._handle_trinket_content)
+        event_bus.subscribe(SegmentCollapsedEvent, self._handle_segment_collapsed)
+
+    # -- registration
+    @property
+    def layout(self) -> Layout:
+        return self.composer.layout
+
+    @property
+    def trinkets(self) -> dict[str, "EventAwareTrinket"]:
+        """Registered trinkets by class name, in registration order (a copy)."""
+        return dict(self._trinkets)
+
+    @property
+    def store_key(self) -> str:
+        return f"trinkets:{self.user_id}"
+
+    def register_trinket(self, trinket: "EventAwareTrinket", *, replace: bool = False) -> None:
+        """Register a trinket by class name. A second trinket with the same name or the same section
+        is a ValueError unless ``replace=True``, which detaches the one it replaces."""
+        name = type(trinket).__name__
+        section = trinket.variable_name
+        with self.lock:
+            clashes = [t for n, t in self._trinkets.items()
+                       if n == name or t.variable_name == section]
+            if clashes and not replace:
+                other = clashes[0]
+                what = "name" if other.name == name else f"section {section!r}"
+                raise ValueError(f"a trinket with the same {what} is already registered "
+                                 f"({other.name}); pass replace=True to replace it")
+            for old in clashes:
+                old.detach()
+                del self._trinkets[old.name]
+                if old.variable_name != section:
+                    self.discard_section(old)
+            self._trinkets[name] = trinket
+            self.trinket_names = list(self._trinkets)
+
+    def unregister_trinket(self, name: str) -> None:
+        with self.lock:
+            trinket = self.get_trinket(name)
+            trinket.detach()
+            del self._trinkets[trinket.name]
+            self.discard_section(trinket)
+            self.trinket_names = list(self._trinkets)
+
+    def get_trinket(self, name: str) -> "EventAwareTrinket":
+        """The registered trinket of that class name (or section name); ValueError if none."""
+        trinket = self._trinkets.get(name)
+        if trinket is None:
+            for candidate in self._trinkets.values():
+                if candidate.variable_name == name:
+                    return candidate
+            known = ", ".join(self._trinkets) or "none registered"
+            raise ValueError(f"unknown trinket {name!r} (known: {known})")
+        return trinket
+
+    # -- the compose cycle
+    def fill_placeholders(self, template: str) -> str:
+        """Fill the base prompt's placeholders from the profile in one pass: a value that itself
+        contains a placeholder is inserted literally, never expanded again."""
+        profile = self.profile
+        if profile.account_created is not None:
+            age = elapsed_wording(profile.account_created, self.clock.now())  # type: ignore[arg-type]
+        else:
+            age = "some time"
+        key = (template, profile, age)
+        cached = self._placeholder_cache
+        if cached is not None and cached[0] == key:
+            return cached[1]
+        values = {
+            "first_name": profile.first_name or "friend",
+            "user_context": f"\n{profile.user_context}" if profile.user_context else "",
+            "relative time since account creation": age,
+            "model_id": profile.model_id,
+            "model_name": profile.model_name,
+        }
+        filled = _PLACEHOLDER_RE.sub(lambda m: values[m.group(1)], template)
+        self._placeholder_cache = (key, filled)
+        return filled
+
+    def _handle_compose(self, event: ComposeSystemPromptEvent) -> None:
+        with self.lock:
+            self.continuum_id = event.continuum_id
+            composer = self.composer
+            composer.set_base_prompt(self.fill_placeholders(event.base_prompt))
+            composer.clear_sections(preserve_base=True)
+            publish, clock, user_id = self.bus.publish, self.clock, self.user_id
+            for name in list(self._trinkets):
+                publish(UpdateTrinketEvent.create(continuum_id=event.continuum_id, user_id=user_id,
+                                                  clock=clock, target_trinket=name, context={}))
+            composed = composer.compose(omitted=self._omitted_sections())
+            composed.previous = self.composed
+            if composed.previous is not None:
+                composed.previous.previous = None  # keep one step of history, not a chain
+            self.composed = composed
+            publish(SystemPromptComposedEvent.create(
+                continuum_id=event.continuum_id, user_id=user_id, clock=clock,
+                cached_content=composed["cached_content"],
+                non_cached_content=composed["non_cached_content"],
+                conversation_prefix_items=tuple(composed["conversation_prefix_items"]),
+                post_history_items=tuple(composed["post_history_items"]),
+                notification_center=composed["notification_center"]))
+
+    def _omitted_sections(self) -> list[OmittedSection]:
+        omitted = []
+        for trinket in self._trinkets.values():
+            if trinket.error:
+                omitted.append(OmittedSection(trinket.variable_name, trinket.name, "trinket failed",
+                                              trinket.error))
+            elif not trinket.enabled:
+                omitted.append(OmittedSection(trinket.variable_name, trinket.name, "trinket disabled"))
+            elif not trinket.content:
+                omitted.append(OmittedSection(trinket.variable_name, trinket.name, "no content"))
+        return omitted
+
+    def compose(self, base_prompt: str = "", *, continuum_id: str | None = None) -> ComposedPrompt:
+        """Publish a ComposeSystemPromptEvent and return the ComposedPrompt it produced."""
+        self.bus.publish(ComposeSystemPromptEvent.create(
+            continuum_id=continuum_id if continuum_id is not None else self.continuum_id,
+            user_id=self.user_id, clock=self.clock, base_prompt=base_prompt))
+        assert self.composed is not None
+        return self.composed
+
+    def publish_trinket_update(self, target_trinket: str, context: Mapping[str, Any] | None = None,
+                               *, continuum_id: str | None = None) -> None:
+        """Ask one trinket (by class name) to regenerate, with an optional context."""
+        trinket = self.get_trinket(target_trinket)
+        if context is not None and not isinstance(context, Mapping):
+            raise TypeError(f"context must be a mapping, got {type(context).__name__}")
+        self.bus.publish(UpdateTrinketEvent.create(
+            continuum_id=continuum_id if continuum_id is not None else self.continuum_id,
+            user_id=self.user_id, clock=self.clock, target_trinket=trinket.name,
+            context=dict(context or {})))
+
+    def _handle_update_trinket(self, event: UpdateTrinketEvent) -> None:
+        trinket = self._trinkets.get(event.target_trinket)
+        if trinket is None:
+            logger.warning("UpdateTrinketEvent for unknown trinket %r ignored", event.target_trinket)
+            return
+        with self.lock:
+            try:
+                trinket.handle_update_trinket(event)
+            except Exception as exc:
+                self._isolate_failure(trinket, exc)
+
+    def _isolate_failure(self, trinket: "EventAwareTrinket", exc: Exception) -> None:
+        """A trinket raised: keep it out of the prompt and the store, and make the failure visible."""
+        kind = failure_kind(exc)
+        logger.error("%s failure in trinket %s: %s: %s", kind, trinket.name, type(exc).__name__, exc)
+        with trinket.hold_trait_notifications():
+            trinket.error = f"{type(exc).__name__}: {exc}"
+            trinket.content = ""
+            trinket.last_updated = self.clock.now()
+        self.discard_section(trinket)
+        self.bus.report_failure(trinket.name, exc)
+
+    def _handle_trinket_content(self, event: TrinketContentEvent) -> None:
+        section = event.variable_name
+        with self.lock:
+            written = self._written.get(section)
+            if written is None or written[0] != event.content or written[1] != event.cache_policy:
+                self.store.hset(self.store_key, section, {
+                    "content": event.content, "cache_policy": event.cache_policy,
+                    "updated_at": event.occurred_at.isoformat()})
+                self._written[section] = (event.content, event.cache_policy)
+            self.composer.add_section(section, event.content, event.cache_policy,
+                                      event.trinket_name or None)
+
+    def discard_section(self, trinket: "EventAwareTrinket") -> None:
+        """Remove a trinket's section from the store and the composer (empty, disabled or failed)."""
+        with self.lock:
+            section = trinket.variable_name
+            self._written.pop(section, None)
+            self.store.hdel(self.store_key, section)
+            self.composer.remove_section(section)
+
+    # -- segment collapse
+    def _handle_segment_collapsed(self, event: SegmentCollapsedEvent) -> None:
+        with self.lock:
+            for trinket in list(self._trinkets.values()):
+                if not isinstance(trinket, StatefulTrinket):
+                    continue
+                try:
+                    trinket.flush()
+                except Exception as exc:
+                    self._isolate_failure(trinket, exc)
+                    continue
+                trinket._set_content("", self.clock.now())
+                self.discard_section(trinket)
+
+    # -- state store views (the original's API)
+    def get_trinket_state(self, section_name: str) -> TrinketState | None:
+        """The stored state of one section, or None."""
+        raw = self.store.hget(self.store_key, section_name)
+        if raw is None:
+            return None
+        return {"section_name": section_name, "content": raw.get("content", ""),
+                "cache_policy": bool(raw.get("cache_policy", False)),
+                "last_updated": raw.get("updated_at")}
+
+    def get_all_trinket_states(self) -> AllTrinketStates:
+        """Every stored section state for this user, with a count and the load time."""
+        states: list[TrinketState] = [
+            {"section_name": name, "content": raw.get("content", ""),
+             "cache_policy": bool(raw.get("cache_policy", False)), "last_updated": raw.get("updated_at")}
+            for name, raw in self.store.hgetall(self.store_key).items()]
+        return {"trinkets": states,
+                "meta": {"trinket_count": len(states), "loaded_at": self.clock.now().isoformat()}}
+
+    def __repr__(self) -> str:
+        return (f"<WorkingMemory user={self.user_id!r} trinkets={list(self._trinkets)} "
+                f"layout={self.layout.name!r}>")

@@ -1,0 +1,133 @@
+"""Immutable events of the working-memory flow, named and shaped as in the reference.
+
+Every event carries ``continuum_id``, ``user_id``, ``event_id`` and ``occurred_at``. Build events with
+``Event.create(...)``: it fills the id and the time (from the clock in use, or the system clock).
+
+Examples
+--------
+>>> from wm_kernel.clock import ManualClock
+>>> e = ComposeSystemPromptEvent.create(continuum_id="c1", base_prompt="Hi",
+...                                     clock=ManualClock("2026-11-30T09:00:00+00:00"))
+>>> e.base_prompt, e.occurred_at.isoformat()
+('Hi', '2026-11-30T09:00:00+00:00')
+"""
+from __future__ import annotations
+
+import itertools
+import os
+from dataclasses import dataclass, field, fields
+from datetime import datetime, timezone
+from typing import TYPE_CHECKING, Any, ClassVar, Mapping
+
+if TYPE_CHECKING:
+    from wm_kernel.clock import Clock
+
+# Event ids: a per-process random prefix and a counter. Unique within a run and across runs in
+# practice, and an order of magnitude cheaper than uuid4 on the compose hot path.
+_ID_PREFIX = os.urandom(4).hex()
+_ID_COUNTER = itertools.count(1)
+
+
+def _new_event_id() -> str:
+    return f"{_ID_PREFIX}-{next(_ID_COUNTER):x}"
+
+
+@dataclass(frozen=True, slots=True)
+class Event:
+    """Base of every event: who, which conversation, which event, when."""
+
+    continuum_id: str
+    user_id: str
+    event_id: str
+    occurred_at: datetime
+
+    #: Field names shown in the bus log besides the common ones.
+    key_fields: ClassVar[tuple[str, ...]] = ()
+
+    @classmethod
+    def create(cls, *, continuum_id: str, user_id: str = "", clock: "Clock | None" = None,
+               **fields_: Any):
+        """Build an event with a fresh ``event_id`` and ``occurred_at`` from ``clock``."""
+        now = clock.now() if clock is not None else datetime.now(timezone.utc)
+        return cls(continuum_id, user_id, _new_event_id(), now, **fields_)
+
+    @property
+    def event_type(self) -> str:
+        return type(self).__name__
+
+    def summary(self) -> dict[str, Any]:
+        """The key fields of this event, for logs and tables."""
+        return {name: getattr(self, name) for name in self.key_fields}
+
+    def to_dict(self) -> dict[str, Any]:
+        """All fields as a plain dict (the event type under ``event_type``)."""
+        out: dict[str, Any] = {"event_type": self.event_type}
+        for f in fields(self):
+            out[f.name] = getattr(self, f.name)
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class ComposeSystemPromptEvent(Event):
+    """Asks WorkingMemory to compose the system prompt (the driver publishes it once per turn)."""
+
+    base_prompt: str = ""
+    key_fields: ClassVar[tuple[str, ...]] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class UpdateTrinketEvent(Event):
+    """Asks one trinket (by class name) to regenerate its content, with an optional context."""
+
+    target_trinket: str = ""
+    context: Mapping[str, Any] = field(default_factory=dict)
+    key_fields: ClassVar[tuple[str, ...]] = ("target_trinket",)
+
+
+@dataclass(frozen=True, slots=True)
+class TrinketContentEvent(Event):
+    """A trinket's freshly generated, non-empty content for one section."""
+
+    variable_name: str = ""
+    content: str = ""
+    trinket_name: str = ""
+    cache_policy: bool = False
+    key_fields: ClassVar[tuple[str, ...]] = ("trinket_name", "variable_name")
+
+
+@dataclass(frozen=True, slots=True)
+class SystemPromptComposedEvent(Event):
+    """The composed prompt, published by WorkingMemory at the end of a compose cycle."""
+
+    cached_content: str = ""
+    non_cached_content: str = ""
+    conversation_prefix_items: tuple[str, ...] = ()
+    post_history_items: tuple[str, ...] = ()
+    notification_center: str = ""
+    key_fields: ClassVar[tuple[str, ...]] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class TurnCompletedEvent(Event):
+    """One user+assistant exchange finished. ``turn_number`` is global, the other per segment."""
+
+    turn_number: int = 0
+    segment_turn_number: int = 0
+    key_fields: ClassVar[tuple[str, ...]] = ("turn_number", "segment_turn_number")
+
+
+@dataclass(frozen=True, slots=True)
+class SegmentCollapsedEvent(Event):
+    """A conversation segment ended and was summarised; stateful trinkets are flushed."""
+
+    segment_id: str = ""
+    summary: str = ""
+    tools_used: tuple[str, ...] = ()
+    key_fields: ClassVar[tuple[str, ...]] = ("segment_id", "summary")
+
+
+EVENT_TYPES: dict[str, type[Event]] = {
+    cls.__name__: cls
+    for cls in (ComposeSystemPromptEvent, UpdateTrinketEvent, TrinketContentEvent,
+                SystemPromptComposedEvent, TurnCompletedEvent, SegmentCollapsedEvent)
+}

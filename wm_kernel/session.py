@@ -1,0 +1,266 @@
+"""Session: the conversation driver a notebook uses.
+
+A Session owns a bus, a WorkingMemory, a clock and a store, registers trinkets (every built-in one
+by default), and drives turns and segment collapses the way the original's conversation loop does.
+
+Examples
+--------
+>>> from wm_kernel.clock import ManualClock
+>>> s = Session(base_prompt="You help {first_name}.", profile=Profile(first_name="Ada"),
+...             clock=ManualClock("2026-11-30T09:00:00+00:00"), trinkets=[])
+>>> s.compose()["cached_content"].splitlines()[0]
+'You help Ada.'
+>>> s.advance_turn(2); s.turn
+[]
+2
+"""
+from __future__ import annotations
+
+import itertools
+import threading
+from typing import Any, Callable, Iterable, Sequence
+
+from traitlets import Bool, HasTraits, Instance, Int, Unicode, validate
+
+from trinkets.base import EventAwareTrinket, StatefulTrinket
+from wm_kernel.bus import EventBus
+from wm_kernel.clock import Clock, SystemClock
+from wm_kernel.composer import Layout
+from wm_kernel.core import WorkingMemory
+from wm_kernel.events import (ComposeSystemPromptEvent, SegmentCollapsedEvent, TurnCompletedEvent)
+from wm_kernel.history import History
+from wm_kernel.profile import Profile
+from wm_kernel.store import MemoryStore, StateStore
+from wm_kernel.types import ComposedPrompt
+
+TrinketFactory = Callable[[EventBus, WorkingMemory], EventAwareTrinket]
+
+_current: "Session | None" = None
+_current_lock = threading.Lock()
+
+
+def current_session() -> "Session":
+    """The Session the notebook magics drive (created on first use with the defaults)."""
+    global _current
+    with _current_lock:
+        if _current is None or _current.closed:
+            _current = Session()
+        return _current
+
+
+def set_current_session(session: "Session | None") -> None:
+    """Make ``session`` the one the magics drive (None: a fresh one on next use)."""
+    global _current
+    if session is not None and not isinstance(session, Session):
+        raise TypeError(f"expected a Session, got {type(session).__name__}")
+    with _current_lock:
+        _current = session
+
+
+def _check_count(n: object, what: str) -> int:
+    if isinstance(n, bool) or not isinstance(n, int):
+        raise TypeError(f"{what} must be an int, got {type(n).__name__}")
+    if n < 1:
+        raise ValueError(f"{what} must be at least 1, got {n}")
+    return n
+
+
+class Session(HasTraits):
+    """A conversation: base prompt, profile, turns, segments, and the trinkets that fill the prompt.
+
+    Parameters
+    ----------
+    base_prompt:
+        The base system prompt, with placeholders such as ``{first_name}``.
+    profile, clock, store, user_id, layout:
+        Passed to the WorkingMemory (defaults: ``Profile()``, ``SystemClock()``, ``MemoryStore()``,
+        "notebook", ``Layout.default()``).
+    trinkets:
+        Trinket classes (or factories ``f(bus, wm) -> trinket``) to register, in order. None registers
+        every built-in trinket.
+    continuum_id:
+        The conversation id carried by every event (default: a new one per Session).
+    auto_compose:
+        Compose after every turn and collapse, so ``composed`` always shows the current prompt and
+        every turn is recorded.
+    """
+
+    turn = Int(0, help="Turns completed in this session (global; never goes back).")
+    segment_turn = Int(0, help="Turns completed in the current segment (0 right after a collapse).")
+    segment_number = Int(1, help="1 for the first segment, +1 after each collapse.")
+    composed = Instance(ComposedPrompt, allow_none=True, help="The last composed prompt.")
+    base_prompt = Unicode("", help="The base system prompt template.")
+    auto_compose = Bool(True, help="Compose after each turn and collapse.")
+    closed = Bool(False, help="A closed session refuses to compose, advance or collapse.")
+
+    _ids = itertools.count(1)
+
+    def __init__(self, base_prompt: str = "You are a helpful assistant talking with {first_name}.", *,
+                 profile: Profile | None = None, clock: Clock | None = None,
+                 store: StateStore | None = None, user_id: str = "notebook",
+                 layout: Layout | None = None,
+                 trinkets: Iterable[type[EventAwareTrinket] | TrinketFactory] | None = None,
+                 continuum_id: str | None = None, auto_compose: bool = True,
+                 bus: EventBus | None = None) -> None:
+        if not isinstance(base_prompt, str):
+            raise TypeError(f"base_prompt must be a str, got {type(base_prompt).__name__}")
+        if profile is not None and not isinstance(profile, Profile):
+            raise TypeError(f"profile must be a Profile, got {type(profile).__name__}")
+        if layout is not None and not isinstance(layout, Layout):
+            raise TypeError(f"layout must be a Layout, got {type(layout).__name__}")
+        super().__init__(base_prompt=base_prompt, auto_compose=auto_compose)
+        self.clock: Clock = clock if clock is not None else SystemClock()
+        self.store: StateStore = store if store is not None else MemoryStore()
+        self.bus = bus if bus is not None else EventBus()
+        self.continuum_id = continuum_id or f"continuum-{next(self._ids)}"
+        self.working_memory = WorkingMemory(self.bus, store=self.store, user_id=user_id,
+                                            profile=profile, clock=self.clock, layout=layout)
+        self.segment_started_at = self.clock.now()
+        self.listeners: list[Callable[[str, dict[str, Any]], None]] = []
+        self.recorder = History()
+        if trinkets is None:
+            from trinkets import BUILTIN_TRINKETS
+            trinkets = BUILTIN_TRINKETS
+        for factory in trinkets:
+            self.add_trinket(factory)
+
+    # -- parts
+    @property
+    def profile(self) -> Profile:
+        return self.working_memory.profile
+
+    @profile.setter
+    def profile(self, profile: Profile) -> None:
+        if not isinstance(profile, Profile):
+            raise TypeError(f"profile must be a Profile, got {type(profile).__name__}")
+        self.working_memory.profile = profile
+
+    @property
+    def user_id(self) -> str:
+        return self.working_memory.user_id
+
+    @property
+    def layout(self) -> Layout:
+        return self.working_memory.layout
+
+    @property
+    def segment_id(self) -> str:
+        return f"{self.continuum_id}-segment-{self.segment_number}"
+
+    @validate("base_prompt")
+    def _check_base_prompt(self, proposal: dict[str, Any]) -> str:
+        value = proposal["value"]
+        if not isinstance(value, str):
+            raise TypeError(f"base_prompt must be a str, got {type(value).__name__}")
+        return value
+
+    def add_trinket(self, factory: type[EventAwareTrinket] | TrinketFactory, *,
+                    replace: bool = False) -> EventAwareTrinket:
+        """Create and register a trinket from its class (or a factory ``f(bus, wm)``)."""
+        if isinstance(factory, type) and issubclass(factory, EventAwareTrinket):
+            return factory(self.bus, self.working_memory, replace=replace)
+        if callable(factory):
+            trinket = factory(self.bus, self.working_memory)
+            if not isinstance(trinket, EventAwareTrinket):
+                raise TypeError(f"trinket factory {factory!r} returned {type(trinket).__name__}")
+            return trinket
+        raise TypeError(f"expected a trinket class or factory, got {factory!r}")
+
+    def trinket(self, name: str) -> EventAwareTrinket:
+        """A registered trinket by class name (or section name); ValueError naming the known ones."""
+        return self.working_memory.get_trinket(name)
+
+    @property
+    def trinkets(self) -> dict[str, EventAwareTrinket]:
+        return self.working_memory.trinkets
+
+    # -- driving
+    def _check_open(self) -> None:
+        if self.closed:
+            raise RuntimeError("this session is closed; start a new Session")
+
+    def compose(self, base_prompt: str | None = None) -> ComposedPrompt:
+        """Run one compose cycle and return the ComposedPrompt (also kept in ``composed``)."""
+        self._check_open()
+        if base_prompt is not None:
+            self.base_prompt = base_prompt
+        self.bus.publish(ComposeSystemPromptEvent.create(
+            continuum_id=self.continuum_id, user_id=self.user_id, clock=self.clock,
+            base_prompt=self.base_prompt))
+        composed = self.working_memory.composed
+        assert composed is not None
+        composed.turn = self.turn
+        self.recorder.record(self.turn, self.segment_number, composed)
+        self.composed = composed
+        self._notify("composed", {"composed": composed})
+        return composed
+
+    def advance_turn(self, n: int = 1) -> list[dict[str, Any]]:
+        """Complete ``n`` turns, one TurnCompletedEvent each, in order (composing after each when
+        ``auto_compose``). Returns the items that expired: dicts with turn, trinket, id, label."""
+        self._check_open()
+        _check_count(n, "number of turns")
+        expired: list[dict[str, Any]] = []
+        for _ in range(n):
+            before = self._live_items()
+            self.turn += 1
+            self.segment_turn += 1
+            self.bus.publish(TurnCompletedEvent.create(
+                continuum_id=self.continuum_id, user_id=self.user_id, clock=self.clock,
+                turn_number=self.turn, segment_turn_number=self.segment_turn))
+            after = self._live_items()
+            for key, item in before.items():
+                if key not in after:
+                    expired.append({"turn": self.turn, "trinket": key[0], "id": item.get("id"),
+                                    "label": item.get("label", "")})
+            self._notify("turn", {"turn": self.turn})
+            if self.auto_compose:
+                self.compose()
+        return expired
+
+    def _live_items(self) -> dict[tuple[str, Any], dict[str, Any]]:
+        items = {}
+        for trinket in self.working_memory.trinkets.values():
+            if isinstance(trinket, StatefulTrinket):
+                for item in trinket.describe_items():
+                    items[(trinket.name, item.get("id"))] = item
+        return items
+
+    def collapse_segment(self, summary: str = "", tools_used: Sequence[str] = ()) -> None:
+        """End the current segment: publish SegmentCollapsedEvent (stateful trinkets are flushed),
+        restart segment turns at 0, and compose when ``auto_compose``."""
+        self._check_open()
+        if not isinstance(summary, str):
+            raise TypeError(f"summary must be a str, got {type(summary).__name__}")
+        if isinstance(tools_used, str) or not all(isinstance(t, str) for t in tools_used):
+            raise TypeError("tools_used must be a sequence of tool names (strings)")
+        ended_at = self.clock.now()
+        details = {"segment_id": self.segment_id, "summary": summary, "tools_used": tuple(tools_used),
+                   "started_at": self.segment_started_at, "ended_at": ended_at}
+        self.bus.publish(SegmentCollapsedEvent.create(
+            continuum_id=self.continuum_id, user_id=self.user_id, clock=self.clock,
+            segment_id=self.segment_id, summary=summary, tools_used=tuple(tools_used)))
+        self._notify("collapsed", details)
+        self.segment_turn = 0
+        self.segment_number += 1
+        self.segment_started_at = ended_at
+        if self.auto_compose:
+            self.compose()
+
+    def _notify(self, what: str, details: dict[str, Any]) -> None:
+        # listeners (the manifest, recorders) learn of session-level facts no event carries
+        for listener in tuple(self.listeners):
+            listener(what, details)
+
+    @property
+    def history(self) -> Any:
+        """pandas DataFrame, one row per (turn, section) of every compose."""
+        return self.recorder.frame()
+
+    def close(self) -> None:
+        """Refuse further driving (and close a store this session uses)."""
+        self.closed = True
+
+    def __repr__(self) -> str:
+        return (f"<Session turn={self.turn} segment={self.segment_number} "
+                f"trinkets={list(self.working_memory.trinkets)}>")

@@ -1,0 +1,187 @@
+"""Structures produced by the composer and WorkingMemory.
+
+``ComposedPrompt`` is a ``dict`` with exactly the original's five keys, so code written against the
+original (and ``json.dumps``) sees the same thing. What this project adds (per-section records, the
+sections that were left out and why, rendering and export) lives on the object as attributes and
+methods, never as extra keys.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Iterable, TypedDict
+
+PLACEMENTS: tuple[str, ...] = ("system", "conversation_prefix", "post_history", "notification")
+
+COMPOSED_KEYS: tuple[str, ...] = ("cached_content", "non_cached_content", "conversation_prefix_items",
+                                  "post_history_items", "notification_center")
+
+
+class ComposedPromptDict(TypedDict):
+    """The original's ComposedPrompt contract."""
+
+    cached_content: str
+    non_cached_content: str
+    conversation_prefix_items: list[str]
+    post_history_items: list[str]
+    notification_center: str
+
+
+class TrinketState(TypedDict):
+    section_name: str
+    content: str
+    cache_policy: bool
+    last_updated: str | None
+
+
+class AllTrinketStatesMeta(TypedDict):
+    trinket_count: int
+    loaded_at: str
+
+
+class AllTrinketStates(TypedDict):
+    trinkets: list[TrinketState]
+    meta: AllTrinketStatesMeta
+
+
+@dataclass(frozen=True, slots=True)
+class SectionRecord:
+    """One section as it went into a composed prompt.
+
+    ``placement`` is where the layout put it; ``cached`` says whether it landed in the cached part of
+    the system prompt (only ``system`` sections can); ``straggler`` marks a section the layout does not
+    list (appended to ``system``).
+    """
+
+    name: str
+    placement: str
+    content: str
+    cache_policy: bool
+    trinket: str | None
+    straggler: bool = False
+
+    @property
+    def chars(self) -> int:
+        return len(self.content)
+
+    @property
+    def cached(self) -> bool:
+        return self.placement == "system" and self.cache_policy
+
+
+@dataclass(frozen=True, slots=True)
+class OmittedSection:
+    """A section that is not in the prompt, and why (a failed trinket, a disabled one, empty content)."""
+
+    name: str
+    trinket: str | None
+    reason: str
+    error: str = ""
+
+
+class ComposedPrompt(dict):
+    """The composed prompt: the original's five keys, plus what this project knows about it.
+
+    Attributes
+    ----------
+    sections:
+        ``SectionRecord`` for each section in the prompt, in output order.
+    omitted:
+        ``OmittedSection`` for each known section that is not in the prompt.
+    turn:
+        The session turn it was composed at, when a Session composed it (else None).
+    """
+
+    __slots__ = ("sections", "omitted", "turn", "previous")
+
+    def __init__(self, cached_content: str = "", non_cached_content: str = "",
+                 conversation_prefix_items: Iterable[str] = (), post_history_items: Iterable[str] = (),
+                 notification_center: str = "", *, sections: Iterable[SectionRecord] = (),
+                 omitted: Iterable[OmittedSection] = (), turn: int | None = None) -> None:
+        super().__init__(cached_content=cached_content, non_cached_content=non_cached_content,
+                         conversation_prefix_items=list(conversation_prefix_items),
+                         post_history_items=list(post_history_items),
+                         notification_center=notification_center)
+        self.sections: tuple[SectionRecord, ...] = tuple(sections)
+        self.omitted: tuple[OmittedSection, ...] = tuple(omitted)
+        self.turn = turn
+        self.previous: ComposedPrompt | None = None
+
+    # -- the original's fields as attributes, for readability in notebooks
+    @property
+    def cached_content(self) -> str:
+        return self["cached_content"]
+
+    @property
+    def non_cached_content(self) -> str:
+        return self["non_cached_content"]
+
+    @property
+    def conversation_prefix_items(self) -> list[str]:
+        return self["conversation_prefix_items"]
+
+    @property
+    def post_history_items(self) -> list[str]:
+        return self["post_history_items"]
+
+    @property
+    def notification_center(self) -> str:
+        return self["notification_center"]
+
+    @property
+    def system_prompt(self) -> str:
+        """Cached and non-cached system content joined as one text (what a single system string gets)."""
+        parts = [p for p in (self["cached_content"], self["non_cached_content"]) if p]
+        return "\n\n".join(parts)
+
+    def section(self, name: str) -> SectionRecord:
+        """The record of a section in this prompt; ValueError naming the known ones if absent."""
+        for record in self.sections:
+            if record.name == name:
+                return record
+        for gone in self.omitted:
+            if gone.name == name:
+                raise ValueError(f"section {name!r} is not in this prompt: {gone.reason}"
+                                 + (f" ({gone.error})" if gone.error else ""))
+        known = ", ".join(r.name for r in self.sections) or "none"
+        raise ValueError(f"no section {name!r} in this prompt (sections: {known})")
+
+    def section_names(self, placement: str | None = None) -> list[str]:
+        return [r.name for r in self.sections if placement is None or r.placement == placement]
+
+    def as_dict(self) -> ComposedPromptDict:
+        """A plain dict copy with the original's five keys."""
+        return {key: (list(value) if isinstance(value, list) else value)
+                for key, value in self.items()}  # type: ignore[return-value]
+
+    def to_json(self, **kwargs: Any) -> str:
+        import json
+        return json.dumps(self.as_dict(), ensure_ascii=False, **kwargs)
+
+    # -- rendering and export live in their own modules (loaded on first use)
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
+        from wm_kernel.render import composed_mimebundle
+
+        return composed_mimebundle(self, include=include, exclude=exclude)
+
+    def to_anthropic(self, history: Iterable[dict[str, Any]] = (), **kwargs: Any) -> dict[str, Any]:
+        """A Messages API request body (see ``wm_kernel.export.to_anthropic``)."""
+        from wm_kernel.export import to_anthropic
+
+        return to_anthropic(self, history=history, **kwargs)
+
+    def to_openai(self, history: Iterable[dict[str, Any]] = (), **kwargs: Any) -> dict[str, Any]:
+        """A Chat Completions request body (see ``wm_kernel.export.to_openai``)."""
+        from wm_kernel.export import to_openai
+
+        return to_openai(self, history=history, **kwargs)
+
+    def __repr__(self) -> str:
+        sizes = ", ".join(f"{r.name}={r.chars}" for r in self.sections)
+        return f"<ComposedPrompt turn={self.turn} sections: {sizes or 'none'}>"
+
+    def __reduce__(self):  # dict subclasses with slots need help to pickle/copy
+        return (_rebuild_composed, (self.as_dict(), self.sections, self.omitted, self.turn))
+
+
+def _rebuild_composed(data: dict, sections: tuple, omitted: tuple, turn: int | None) -> ComposedPrompt:
+    return ComposedPrompt(**data, sections=sections, omitted=omitted, turn=turn)
