@@ -1,11 +1,66 @@
-"""PLACEHOLDER: to be replaced by the real TimeManager (trinkets issue)."""
+"""TimeManager: the current date and time, in the user's time zone, for the notification centre.
+
+It publishes ``datetime_section`` on every compose, read from the WorkingMemory's clock and shown in
+the profile's zone (``Profile(timezone=...)``, checked when the profile is made, so a bad zone never
+reaches compose time). Nothing is stored: the section is always fresh and never cached.
+
+Names of days and months come from English tables in this module, not from ``strftime`` (whose
+``%A``/``%B`` follow the process locale and whose unpadded-hour flags differ between platforms).
+
+Examples
+--------
+>>> from wm_kernel.bus import EventBus
+>>> from wm_kernel.clock import ManualClock
+>>> from wm_kernel.core import WorkingMemory
+>>> from wm_kernel.profile import Profile
+>>> clock = ManualClock("2026-07-04T13:05:00+00:00")
+>>> wm = WorkingMemory(EventBus(), clock=clock, profile=Profile(timezone="Europe/London"))
+>>> tm = TimeManager(wm.bus, wm)
+>>> print(tm.generate_content({}))
+<current_datetime>TODAY IS SATURDAY, JULY 04, 2026 AT 2:05 PM BST.</current_datetime>
+>>> _ = clock.set("2026-11-30T09:05:00+00:00"); _ = wm.compose("Hi")
+>>> tm.content
+'<current_datetime>TODAY IS MONDAY, NOVEMBER 30, 2026 AT 9:05 AM GMT.</current_datetime>'
+"""
 from __future__ import annotations
 
+from datetime import datetime
+from typing import Any
+
 from trinkets.base import EventAwareTrinket
+from wm_kernel.timefmt import format_clock_time, local, zone_abbreviation
+
+DAY_NAMES = ("MONDAY", "TUESDAY", "WEDNESDAY", "THURSDAY", "FRIDAY", "SATURDAY", "SUNDAY")
+MONTH_NAMES = ("JANUARY", "FEBRUARY", "MARCH", "APRIL", "MAY", "JUNE", "JULY", "AUGUST",
+               "SEPTEMBER", "OCTOBER", "NOVEMBER", "DECEMBER")
+
+
+def format_datetime_line(moment: datetime) -> str:
+    """The original's sentence for an aware, already-localised instant.
+
+    >>> from datetime import timezone
+    >>> format_datetime_line(datetime(2026, 1, 5, 0, 0, tzinfo=timezone.utc))
+    'TODAY IS MONDAY, JANUARY 05, 2026 AT 12:00 AM UTC.'
+    """
+    return (f"TODAY IS {DAY_NAMES[moment.weekday()]}, {MONTH_NAMES[moment.month - 1]} "
+            f"{moment.day:02d}, {moment.year:04d} AT {format_clock_time(moment)} "
+            f"{zone_abbreviation(moment)}.")
 
 
 class TimeManager(EventAwareTrinket):
-    variable_name = "datetime_section"
+    """Publishes ``<current_datetime>TODAY IS ...</current_datetime>`` (section ``datetime_section``).
 
-    def generate_content(self, context):
-        return ""
+    Stateless: every compose reads ``working_memory.clock`` and ``working_memory.profile.zone``, so
+    changing the session's profile or moving a ManualClock shows at the next compose.
+    """
+
+    variable_name = "datetime_section"
+    cache_policy = False
+
+    def now(self) -> datetime:
+        """The current instant in the profile's time zone."""
+        wm = self.working_memory
+        return local(wm.clock.now(), wm.profile.zone)
+
+    def generate_content(self, context: dict[str, Any]) -> str:
+        return f"<current_datetime>{format_datetime_line(self.now())}</current_datetime>"
