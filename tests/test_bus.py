@@ -1,0 +1,119 @@
+"""EventBus: order, nesting, isolation, the bounded log."""
+from __future__ import annotations
+
+import tracemalloc
+
+import pytest
+
+from wm_kernel.bus import EventBus
+from wm_kernel.events import TurnCompletedEvent, UpdateTrinketEvent
+
+
+def turn(n=1):
+    return TurnCompletedEvent.create(continuum_id="c", turn_number=n, segment_turn_number=n)
+
+
+def test_subscribers_run_in_subscription_order_by_class_or_name():
+    bus = EventBus()
+    calls = []
+    bus.subscribe(TurnCompletedEvent, lambda e: calls.append("a"))
+    bus.subscribe("TurnCompletedEvent", lambda e: calls.append("b"))
+    bus.subscribe(UpdateTrinketEvent, lambda e: calls.append("other"))
+    bus.publish(turn())
+    assert calls == ["a", "b"]
+
+
+def test_a_raising_subscriber_does_not_stop_the_others_and_is_recorded(caplog):
+    bus = EventBus()
+    calls = []
+
+    def boom(event):
+        raise RuntimeError("subscriber exploded")
+
+    bus.subscribe(TurnCompletedEvent, boom)
+    bus.subscribe(TurnCompletedEvent, lambda e: calls.append(e.turn_number))
+    record = bus.publish(turn(7))
+    assert calls == [7]
+    assert [(f.subscriber, f.error) for f in record.failures] == [
+        ("test_a_raising_subscriber_does_not_stop_the_others_and_is_recorded.<locals>.boom",
+         "RuntimeError: subscriber exploded")]
+    assert "subscriber exploded" in caplog.text
+    assert bus.failure_count == 1
+    assert bus.log_rows()[0]["failures"].endswith("RuntimeError: subscriber exploded")
+
+
+def test_nested_publishes_are_depth_first_and_logged_in_causal_order():
+    bus = EventBus()
+    seen = []
+
+    def on_turn(event):
+        seen.append(("turn", event.turn_number))
+        if event.turn_number == 1:
+            bus.publish(UpdateTrinketEvent.create(continuum_id="c", target_trinket="X"))
+        seen.append(("turn-done", event.turn_number))
+
+    bus.subscribe(TurnCompletedEvent, on_turn)
+    bus.subscribe(UpdateTrinketEvent, lambda e: seen.append(("update", e.target_trinket)))
+    bus.publish(turn(1))
+    assert seen == [("turn", 1), ("update", "X"), ("turn-done", 1)]
+    assert [(r.event_type, r.depth) for r in bus.log] == [("TurnCompletedEvent", 0),
+                                                           ("UpdateTrinketEvent", 1)]
+
+
+def test_unsubscribe():
+    bus = EventBus()
+    calls = []
+    cb = calls.append
+    bus.subscribe(TurnCompletedEvent, cb)
+    assert bus.unsubscribe(TurnCompletedEvent, cb) is True
+    assert bus.unsubscribe(TurnCompletedEvent, cb) is False
+    bus.publish(turn())
+    assert calls == []
+
+
+def test_subscribing_during_a_publish_takes_effect_next_time():
+    bus = EventBus()
+    calls = []
+
+    def first(event):
+        calls.append("first")
+        bus.subscribe(TurnCompletedEvent, lambda e: calls.append("late"))
+
+    bus.subscribe(TurnCompletedEvent, first)
+    bus.publish(turn())
+    assert calls == ["first"]
+
+
+def test_bad_input():
+    bus = EventBus()
+    with pytest.raises(TypeError, match="publish\\(\\) takes an Event, got dict"):
+        bus.publish({"turn": 1})  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="callback must be callable"):
+        bus.subscribe(TurnCompletedEvent, "nope")  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="Event subclass or its name"):
+        bus.subscribe(int, print)  # type: ignore[arg-type]
+    with pytest.raises(ValueError):
+        EventBus(log_size=-1)
+
+
+def test_log_is_bounded_and_memory_stays_flat_over_100k_events():
+    bus = EventBus(log_size=1000)
+    bus.subscribe(TurnCompletedEvent, lambda e: None)
+    for n in range(5_000):  # warm up to the bound
+        bus.publish(turn(n))
+    tracemalloc.start()
+    before = tracemalloc.get_traced_memory()[0]
+    for n in range(100_000):
+        bus.publish(turn(n))
+    grown = tracemalloc.get_traced_memory()[0] - before
+    tracemalloc.stop()
+    assert len(bus.log) == 1000
+    assert bus.log[-1].event.turn_number == 99_999
+    assert bus.log[-1].seq == 105_000
+    assert grown < 2_000_000  # bytes; an unbounded log would hold 100k records (tens of MB)
+
+
+def test_log_can_be_disabled():
+    bus = EventBus(log_size=0)
+    bus.publish(turn())
+    assert bus.log == ()

@@ -1,0 +1,52 @@
+"""Clocks: ManualClock is deterministic and strict about its input."""
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone
+
+import pytest
+
+from wm_kernel.clock import ManualClock, SystemClock
+
+
+def test_manual_clock_moves_only_when_told():
+    clock = ManualClock("2026-11-30T09:00:00+00:00")
+    assert clock.now() == clock.now() == datetime(2026, 11, 30, 9, tzinfo=timezone.utc)
+    assert clock.advance(hours=2).isoformat() == "2026-11-30T11:00:00+00:00"
+    assert clock.advance(timedelta(minutes=30)).isoformat() == "2026-11-30T11:30:00+00:00"
+    assert clock.set("2026-01-01T00:00:00+01:00").isoformat() == "2026-01-01T00:00:00+01:00"
+
+
+def test_two_manual_clocks_give_the_same_times():
+    a, b = ManualClock("2026-11-30T09:00:00+00:00"), ManualClock("2026-11-30T09:00:00+00:00")
+    for step in (1, 60, 3600):
+        assert a.advance(seconds=step) == b.advance(seconds=step)
+
+
+def test_listeners_hear_every_move():
+    clock = ManualClock("2026-11-30T09:00:00+00:00")
+    heard = []
+    clock.listeners.append(heard.append)
+    clock.advance(minutes=1)
+    clock.set("2026-12-01T00:00:00+00:00")
+    assert [h.isoformat() for h in heard] == ["2026-11-30T09:01:00+00:00", "2026-12-01T00:00:00+00:00"]
+
+
+def test_bad_input_leaves_the_clock_alone():
+    clock = ManualClock("2026-11-30T09:00:00+00:00")
+    with pytest.raises(ValueError, match="has no time zone"):
+        clock.set("2026-11-30T10:00:00")
+    with pytest.raises(ValueError, match="not an ISO 8601 date-time: 'tomorrow'"):
+        clock.set("tomorrow")
+    with pytest.raises(ValueError, match="does not go backwards"):
+        clock.advance(hours=-1)
+    with pytest.raises(TypeError, match="advance\\(\\)"):
+        clock.advance(fortnights=1)
+    with pytest.raises(TypeError):
+        clock.advance(timedelta(hours=1), hours=1)
+    assert clock.now().isoformat() == "2026-11-30T09:00:00+00:00"
+    with pytest.raises(ValueError):
+        ManualClock("2026-11-30 09:00")
+
+
+def test_system_clock_is_aware_utc():
+    assert SystemClock().now().tzinfo is timezone.utc
