@@ -1,0 +1,172 @@
+"""Session: the conversation driver: turns, segments, bad input, the current session."""
+from __future__ import annotations
+
+import pytest
+
+import wm_kernel
+from trinkets.base import EventAwareTrinket, StatefulTrinket
+from wm_kernel.clock import ManualClock
+from wm_kernel.events import SegmentCollapsedEvent, TurnCompletedEvent
+from wm_kernel.profile import Profile
+from wm_kernel.session import Session
+from wm_kernel.store import SQLiteStore
+
+
+class Tips(StatefulTrinket):
+    variable_name = "peanutgallery_guidance"
+
+    def __init__(self, *a, **k):
+        super().__init__(*a, **k)
+        self.tips: dict[int, tuple[str, int, int]] = {}
+
+    def add(self, text, ttl):
+        with self.lock:
+            self.tips[len(self.tips) + 1] = (text, self.current_turn, ttl)
+
+    def generate_content(self, context):
+        return "\n".join(f"{t} ({a + n - self.current_turn} left)" for t, a, n in self.tips.values())
+
+    def _expire_items(self):
+        gone = [k for k, (_, a, n) in self.tips.items() if self.current_turn > a + n]
+        for k in gone:
+            del self.tips[k]
+        return bool(gone)
+
+    def _clear_all_state(self):
+        self.tips.clear()
+
+    def describe_items(self):
+        return [{"id": k, "label": t, "turns_remaining": a + n - self.current_turn}
+                for k, (t, a, n) in self.tips.items()]
+
+
+class Note(EventAwareTrinket):
+    variable_name = "behavioral_directives"
+    cache_policy = True
+
+    def generate_content(self, context):
+        return "<user_model>note</user_model>"
+
+
+@pytest.fixture
+def session():
+    return Session(base_prompt="You help {first_name}.", profile=Profile(first_name="Ada"),
+                   clock=ManualClock("2026-11-30T09:00:00+00:00"), trinkets=[Note, Tips])
+
+
+def test_compose_fills_and_records_the_turn(session):
+    p = session.compose()
+    assert p["cached_content"].startswith("You help Ada.\n\n═")
+    assert p.turn == 0 and session.composed is p
+    assert session.working_memory.composed is p
+
+
+def test_advance_turn_publishes_one_event_per_turn_in_order(session):
+    turns = []
+    session.bus.subscribe(TurnCompletedEvent, lambda e: turns.append((e.turn_number, e.segment_turn_number)))
+    session.advance_turn(3)
+    assert turns == [(1, 1), (2, 2), (3, 3)]
+    assert session.turn == 3 and session.composed.turn == 3
+
+
+def test_turn_counting_across_a_collapse(session):
+    tips = session.trinket("Tips")
+    turns = []
+    session.bus.subscribe(TurnCompletedEvent, lambda e: turns.append((e.turn_number, e.segment_turn_number)))
+    session.advance_turn(2)
+    collapsed = []
+    session.bus.subscribe(SegmentCollapsedEvent, collapsed.append)
+    session.collapse_segment("Planning chat", tools_used=["search"])
+    assert tips.current_turn == 0 and session.segment_turn == 0 and session.turn == 2
+    assert [(c.segment_id, c.summary, c.tools_used) for c in collapsed] == [
+        (f"{session.continuum_id}-segment-1", "Planning chat", ("search",))]
+    tips.add("fresh", ttl=2)  # added right after a collapse keeps its full TTL
+    session.advance_turn(2)
+    assert turns == [(1, 1), (2, 2), (3, 1), (4, 2)]
+    assert "fresh (0 left)" in session.composed["notification_center"]
+    expired = session.advance_turn()
+    assert expired == [{"turn": 5, "trinket": "Tips", "id": 1, "label": "fresh"}]
+    assert "fresh" not in session.composed["notification_center"]
+
+
+def test_ttl_edges_through_the_session(session):
+    tips = session.trinket("peanutgallery_guidance")
+    tips.add("slow down", ttl=2)
+    shown = {}
+    session.compose()
+    shown[0] = "slow down" in session.composed["notification_center"]
+    for _ in range(3):
+        session.advance_turn()
+        shown[session.turn] = "slow down" in session.composed["notification_center"]
+    assert shown == {0: True, 1: True, 2: True, 3: False}
+
+
+def test_bad_input_changes_nothing(session):
+    session.compose()
+    logged = len(session.bus.log)
+    for bad, exc, msg in [(0, ValueError, "at least 1, got 0"), (-2, ValueError, "at least 1"),
+                          (1.5, TypeError, "must be an int, got float"),
+                          (True, TypeError, "must be an int, got bool"),
+                          ("2", TypeError, "must be an int, got str")]:
+        with pytest.raises(exc, match=msg):
+            session.advance_turn(bad)
+    assert session.turn == 0 and len(session.bus.log) == logged
+    with pytest.raises(ValueError, match=r"unknown trinket 'Nope' \(known: Note, Tips\)"):
+        session.trinket("Nope")
+    with pytest.raises(TypeError, match="summary must be a str"):
+        session.collapse_segment(3)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="tools_used"):
+        session.collapse_segment("s", tools_used="search")
+    assert session.segment_number == 1
+    with pytest.raises(TypeError, match="base_prompt must be a str"):
+        Session(base_prompt=None)  # type: ignore[arg-type]
+
+
+def test_a_closed_session_refuses_to_drive(session):
+    session.close()
+    for call in (session.compose, session.advance_turn, session.collapse_segment):
+        with pytest.raises(RuntimeError, match="session is closed"):
+            call()
+    assert session.turn == 0
+
+
+def test_turn_and_composed_are_observable(session):
+    seen = []
+    session.observe(lambda c: seen.append((c["name"], c["new"] if c["name"] == "turn" else None)),
+                    names=["turn", "composed"])
+    session.advance_turn()
+    assert seen == [("turn", 1), ("composed", None)]
+
+
+def test_manual_mode_does_not_compose(session):
+    session.auto_compose = False
+    session.advance_turn(2)
+    assert session.composed is None
+    assert session.compose().turn == 2
+
+
+def test_state_persists_across_a_restart_with_sqlite(tmp_path):
+    path = tmp_path / "wm.sqlite3"
+    first = Session(clock=ManualClock("2026-11-30T09:00:00+00:00"), store=SQLiteStore(path),
+                    user_id="ada", trinkets=[Note])
+    first.compose()
+    first.store.close()
+    second = Session(clock=ManualClock("2026-11-30T10:00:00+00:00"), store=SQLiteStore(path),
+                     user_id="ada", trinkets=[Note])
+    assert second.working_memory.get_trinket_state("behavioral_directives") == {
+        "section_name": "behavioral_directives", "content": "<user_model>note</user_model>",
+        "cache_policy": True, "last_updated": "2026-11-30T09:00:00+00:00"}
+    other_user = Session(store=SQLiteStore(path), user_id="bob", trinkets=[Note])
+    assert other_user.working_memory.get_trinket_state("behavioral_directives") is None
+
+
+def test_current_session_is_shared_and_replaceable():
+    mine = Session(trinkets=[])
+    wm_kernel.set_current_session(mine)
+    try:
+        assert wm_kernel.current_session() is mine
+        mine.close()
+        fresh = wm_kernel.current_session()
+        assert fresh is not mine and not fresh.closed
+    finally:
+        wm_kernel.set_current_session(None)
