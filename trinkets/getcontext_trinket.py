@@ -1,11 +1,378 @@
-"""PLACEHOLDER: to be replaced by the real GetContextTrinket (trinkets issue)."""
+"""GetContextTrinket: results of asynchronous context searches (the get_context tool), by task id.
+
+A search tool reports on a task as it runs: ``pending`` when it starts, then ``success``, ``timeout``
+or ``failed``. Each report replaces the previous one for the same ``task_id`` (a pending search
+becomes its result, keeping its place in the list). ``pending`` and ``success`` stay until the segment
+collapses; ``timeout`` and ``failed`` show while ``current_turn <= arrival + 5`` and then expire.
+
+Fields by status (the same names in the Python API and in an UpdateTrinketEvent context):
+
+=========  ==============================================================================
+status     fields
+=========  ==============================================================================
+pending    ``query``; optional ``search_scope`` (list of source names, default: all
+           sources) and ``search_mode`` (default ``"standard"``)
+success    ``summary``: ``{"query", "summary", "key_findings": [{"point", "source"?}],
+           "limitations"?}`` (``key_findings`` and ``limitations`` optional)
+timeout    ``query``, ``iteration``, ``findings_count`` (non-negative ints)
+failed     ``query``, ``error``, ``error_type``
+=========  ==============================================================================
+
+The section ``context_search_results`` is plain text: the header
+``=== RECENT GET_CONTEXT TOOL SEARCH RESULTS ===``, a blank line, then one block per result, blocks
+separated by ``"\\n\\n---\\n\\n"``. The blocks read (wording fixed here where the original leaves it
+open; the tests pin it)::
+
+    📎 Context Search: {query}
+    {summary}                                  (left out when empty)
+    • {point} (source: {source})               (one per finding; "• {point}" without a source)
+    Note: {limitations}                        (only when given)
+
+    🔍 Searching for context: '{query}'
+    Mode: {search_mode}
+    Sources: {a, b}                            ("all sources" when the scope is empty)
+    Results will appear here when the search completes.
+
+    ⚠️ Context search timed out: '{query}'
+    Stopped at iteration {iteration} with {findings_count} finding(s).
+    Try rephrasing the query, or tell the user the search was inconclusive.
+    (This message will disappear in {N} turn(s))
+
+    ⚠️ Context search failed: '{query}'
+    Error ({error_type}): {error}
+    Try rephrasing the query, or tell the user the search ran into an error.
+    (This message will disappear in {N} turn(s))
+
+N is the number of turns remaining (``arrival + 5 - current_turn``: "1 turn", "2 turns"); on the last
+turn a message shows (N = 0) the line reads ``(This message will disappear after this turn)``.
+
+Escaping. The section sits inside the HUD's ``<mira:hud>`` element, so every value is escaped as
+element text (``&``, ``<``, ``>``; :func:`wm_kernel.markup.escape_text`): no value can close the HUD
+or open a tag. And every line break inside a value is followed by two spaces of indentation, so a
+value can never start a line of its own: every line that begins at the left margin (the header, the
+``---`` separators, the status lines) comes from the trinket, and a hostile summary cannot fake a
+new result or a separator. (Any Unicode line break counts; they all become ``"\\n  "``.)
+
+Bad input (an unknown status, a missing or mistyped field) is a ValueError and stores nothing; from
+an UpdateTrinketEvent it is isolated by WorkingMemory and shown on the ``error`` trait. An event
+context without ``task_id`` stores nothing, and a context with a ``task_id`` but no ``status`` is a
+success, as in the original.
+
+Examples
+--------
+>>> from wm_kernel.clock import ManualClock
+>>> from wm_kernel.session import Session
+>>> s = Session(trinkets=[GetContextTrinket], clock=ManualClock("2026-11-30T09:00:00+00:00"))
+>>> gc = s.trinket("GetContextTrinket")
+>>> gc.add_success("t1", "budget decision", "Ada approved 12k.",
+...                key_findings=[{"point": "Approved on Nov 28", "source": "chat"}])
+>>> gc.add_failed("t2", "travel policy", "index offline", "ConnectionError")
+>>> print(gc.generate_content({}))
+=== RECENT GET_CONTEXT TOOL SEARCH RESULTS ===
+<BLANKLINE>
+📎 Context Search: budget decision
+Ada approved 12k.
+• Approved on Nov 28 (source: chat)
+<BLANKLINE>
+---
+<BLANKLINE>
+⚠️ Context search failed: 'travel policy'
+Error (ConnectionError): index offline
+Try rephrasing the query, or tell the user the search ran into an error.
+(This message will disappear in 5 turns)
+>>> _ = s.advance_turn(6)
+>>> [r["task_id"] for r in gc.results()]
+['t1']
+"""
 from __future__ import annotations
 
-from trinkets.base import EventAwareTrinket
+import copy
+import re
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Mapping
+
+from traitlets import Dict
+
+from trinkets.base import StatefulTrinket, feed
+from wm_kernel.events import UpdateTrinketEvent
+from wm_kernel.markup import escape_text
+
+# every character str.splitlines() treats as a line break, and \r\n as one break
+_LINE_BREAK = re.compile("\r\n|[\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029]")
+HEADER = "=== RECENT GET_CONTEXT TOOL SEARCH RESULTS ==="
+RESULT_SEPARATOR = "\n\n---\n\n"
+STATUSES: tuple[str, ...] = ("pending", "success", "timeout", "failed")
+#: Fields each status accepts (required ones first).
+FIELDS: dict[str, tuple[str, ...]] = {
+    "pending": ("query", "search_scope", "search_mode"),
+    "success": ("summary",),
+    "timeout": ("query", "iteration", "findings_count"),
+    "failed": ("query", "error", "error_type"),
+}
+_REQUIRED: dict[str, tuple[str, ...]] = {
+    "pending": ("query",),
+    "success": ("summary",),
+    "timeout": ("query", "iteration", "findings_count"),
+    "failed": ("query", "error", "error_type"),
+}
 
 
-class GetContextTrinket(EventAwareTrinket):
+@dataclass(frozen=True, slots=True)
+class SearchResult:
+    """The latest report on one search task, received while ``current_turn`` was ``received_turn``."""
+
+    task_id: str
+    status: str
+    received_turn: int
+    data: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def expires(self) -> bool:
+        return self.status in ("timeout", "failed")
+
+
+# -- validation: each returns a normalised copy or raises a one-line ValueError
+
+def _text(value: object, what: str, *, empty_ok: bool = False) -> str:
+    if not isinstance(value, str):
+        raise ValueError(f"{what} must be a str; got {type(value).__name__}")
+    if not empty_ok and not value.strip():
+        raise ValueError(f"{what} must be a non-empty str")
+    return value
+
+
+def _count(value: object, what: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise ValueError(f"{what} must be a non-negative int; got {value!r}")
+    return value
+
+
+def _summary(value: object) -> dict[str, Any]:
+    if not isinstance(value, Mapping):
+        raise ValueError(f"summary must be a dict with query, summary, key_findings, limitations; "
+                         f"got {type(value).__name__}")
+    unknown = sorted(set(value) - {"query", "summary", "key_findings", "limitations"})
+    if unknown:
+        raise ValueError(f"unexpected summary key(s): {', '.join(map(str, unknown))}")
+    findings_in = value.get("key_findings")
+    if findings_in is None:
+        findings_in = []
+    if isinstance(findings_in, (str, Mapping)) or not isinstance(findings_in, (list, tuple)):
+        raise ValueError("summary key_findings must be a list of {point, source?} dicts")
+    findings = []
+    for i, finding in enumerate(findings_in):
+        if not isinstance(finding, Mapping) or "point" not in finding:
+            raise ValueError(f"summary key_findings[{i}] must be a dict with a 'point'")
+        unknown = sorted(set(finding) - {"point", "source"})
+        if unknown:
+            raise ValueError(f"unexpected key(s) in key_findings[{i}]: {', '.join(map(str, unknown))}")
+        point = _text(finding["point"], f"key_findings[{i}] point")
+        source = finding.get("source")
+        if source is not None:
+            source = _text(source, f"key_findings[{i}] source", empty_ok=True) or None
+        findings.append({"point": point, "source": source} if source else {"point": point})
+    limitations = value.get("limitations")
+    if limitations is not None:
+        limitations = _text(limitations, "summary limitations", empty_ok=True) or None
+    if "query" not in value:
+        raise ValueError("summary needs a 'query'")
+    return {"query": _text(value["query"], "summary query"),
+            "summary": _text(value.get("summary", ""), "summary text", empty_ok=True),
+            "key_findings": findings, "limitations": limitations}
+
+
+def _validate(status: object, fields: Mapping[str, Any]) -> dict[str, Any]:
+    if status not in STATUSES:
+        raise ValueError(f"status must be one of {', '.join(STATUSES)}; got {status!r}")
+    assert isinstance(status, str)
+    unknown = sorted(set(fields) - set(FIELDS[status]))
+    if unknown:
+        raise ValueError(f"unexpected field(s) for a {status} result: {', '.join(unknown)} "
+                         f"(accepted: {', '.join(FIELDS[status])})")
+    missing = [name for name in _REQUIRED[status] if name not in fields]
+    if missing:
+        raise ValueError(f"a {status} result needs {', '.join(missing)}")
+    if status == "success":
+        return {"summary": _summary(fields["summary"])}
+    data: dict[str, Any] = {"query": _text(fields["query"], "query")}
+    if status == "pending":
+        scope = fields.get("search_scope") or []
+        if isinstance(scope, str) or not isinstance(scope, (list, tuple)):
+            raise ValueError(f"search_scope must be a list of source names; got {scope!r}")
+        data["search_scope"] = [_text(s, "each search_scope entry") for s in scope]
+        data["search_mode"] = _text(fields.get("search_mode", "standard"), "search_mode")
+    elif status == "timeout":
+        data["iteration"] = _count(fields["iteration"], "iteration")
+        data["findings_count"] = _count(fields["findings_count"], "findings_count")
+    else:
+        data["error"] = _text(fields["error"], "error")
+        data["error_type"] = _text(fields["error_type"], "error_type")
+    return data
+
+
+def _show(value: object) -> str:
+    """A value as safe text: markup characters escaped, continuation lines indented (see module doc)."""
+    return _LINE_BREAK.sub("\n  ", escape_text(value))
+
+
+def _plural(n: int, unit: str) -> str:
+    return f"{n} {unit}" if n == 1 else f"{n} {unit}s"
+
+
+class GetContextTrinket(StatefulTrinket):
+    """Context search results by task id, published as ``context_search_results``.
+
+    See the module docstring for the fields, display rules, wording and escaping.
+    """
+
     variable_name = "context_search_results"
+    cache_policy = False
+    #: Turns a timeout or failure stays after the turn it arrived in.
+    ERROR_TURNS: ClassVar[int] = 5
 
-    def generate_content(self, context):
-        return ""
+    entries = Dict(read_only=True,
+                   help="task_id -> SearchResult, in order of first report (replaced, never "
+                        "mutated, on every change so observers hear of it).")
+
+    # -- feeding
+    @feed
+    def add_result(self, task_id: str, status: str, **fields: Any) -> None:
+        """Store (or replace) the report for ``task_id``; fields by status as in the module docstring.
+
+        ValueError, nothing stored, for an empty task id, an unknown status, a missing, unknown or
+        mistyped field.
+        """
+        self._store(task_id, status, fields)
+
+    @feed
+    def add_pending(self, task_id: str, query: str, search_scope: list[str] | tuple[str, ...] = (),
+                    search_mode: str = "standard") -> None:
+        """A search has started."""
+        self._store(task_id, "pending", {"query": query, "search_scope": list(search_scope),
+                                         "search_mode": search_mode})
+
+    @feed
+    def add_success(self, task_id: str, query: str, summary: str,
+                    key_findings: list[dict[str, str]] | tuple[dict[str, str], ...] = (),
+                    limitations: str | None = None) -> None:
+        """A search finished with a summary and findings (``[{"point": .., "source": ..}]``)."""
+        self._store(task_id, "success", {"summary": {
+            "query": query, "summary": summary, "key_findings": list(key_findings),
+            "limitations": limitations}})
+
+    @feed
+    def add_timeout(self, task_id: str, query: str, iteration: int, findings_count: int) -> None:
+        """A search ran out of time at ``iteration`` with ``findings_count`` findings."""
+        self._store(task_id, "timeout", {"query": query, "iteration": iteration,
+                                         "findings_count": findings_count})
+
+    @feed
+    def add_failed(self, task_id: str, query: str, error: str, error_type: str) -> None:
+        """A search failed with an error."""
+        self._store(task_id, "failed", {"query": query, "error": error, "error_type": error_type})
+
+    @feed
+    def remove(self, task_id: str) -> None:
+        """Forget one task's result; ValueError if there is none."""
+        if task_id not in self.entries:
+            known = ", ".join(map(repr, self.entries)) or "none"
+            raise ValueError(f"no search result with task_id {task_id!r} (stored: {known})")
+        self.set_trait("entries", {k: v for k, v in self.entries.items() if k != task_id})
+
+    def _store(self, task_id: object, status: object, fields: Mapping[str, Any]) -> None:
+        if not isinstance(task_id, str) or not task_id.strip():
+            raise ValueError(f"task_id must be a non-empty str; got {task_id!r}")
+        data = _validate(status, fields)
+        assert isinstance(status, str)
+        result = SearchResult(task_id, status, self.current_turn, data)
+        self.set_trait("entries", {**self.entries, task_id: result})
+
+    def handle_update_trinket(self, event: UpdateTrinketEvent) -> None:
+        """Store the report an event context carries (if it has a ``task_id``), then regenerate."""
+        context: Mapping[str, Any] = event.context
+        task_id = context.get("task_id")
+        if task_id:
+            status = context.get("status", "success")
+            accepted = FIELDS.get(status, ()) if isinstance(status, str) else ()
+            self._store(task_id, status, {k: context[k] for k in accepted if k in context})
+        super().handle_update_trinket(event)
+
+    # -- reading
+    def _turns_remaining(self, result: SearchResult) -> int | None:
+        if not result.expires:
+            return None
+        return result.received_turn + self.ERROR_TURNS - self.current_turn
+
+    def _visible(self) -> list[SearchResult]:
+        return [r for r in self.entries.values()
+                if not r.expires or self.current_turn <= r.received_turn + self.ERROR_TURNS]
+
+    def results(self) -> list[dict[str, Any]]:
+        """Shown results, oldest report first: task_id, status, the status's fields (a copy),
+        received_turn and turns_remaining (None for pending and success)."""
+        out = []
+        for r in self._visible():
+            data = copy.deepcopy(r.data)
+            out.append({"task_id": r.task_id, "status": r.status, **data,
+                        "received_turn": r.received_turn, "turns_remaining": self._turns_remaining(r)})
+        return out
+
+    def describe_items(self) -> list[dict[str, Any]]:
+        items = []
+        for r in self._visible():
+            query = r.data["summary"]["query"] if r.status == "success" else r.data["query"]
+            items.append({"id": r.task_id, "label": f"{r.status}: {query}",
+                          "turns_remaining": self._turns_remaining(r)})
+        return items
+
+    def generate_content(self, context: dict[str, Any]) -> str:
+        blocks = [self._render(r) for r in self._visible()]
+        if not blocks:
+            return ""
+        return f"{HEADER}\n\n" + RESULT_SEPARATOR.join(blocks)
+
+    def _render(self, r: SearchResult) -> str:
+        d = r.data
+        if r.status == "success":
+            s = d["summary"]
+            lines = [f"📎 Context Search: {_show(s['query'])}"]
+            if s["summary"].strip():
+                lines.append(_show(s["summary"]))
+            for f in s["key_findings"]:
+                source = f" (source: {_show(f['source'])})" if f.get("source") else ""
+                lines.append(f"• {_show(f['point'])}{source}")
+            if s["limitations"]:
+                lines.append(f"Note: {_show(s['limitations'])}")
+            return "\n".join(lines)
+        if r.status == "pending":
+            sources = ", ".join(_show(x) for x in d["search_scope"]) or "all sources"
+            return "\n".join([f"🔍 Searching for context: '{_show(d['query'])}'",
+                              f"Mode: {_show(d['search_mode'])}",
+                              f"Sources: {sources}",
+                              "Results will appear here when the search completes."])
+        remaining = self._turns_remaining(r)
+        assert remaining is not None
+        fades = (f"(This message will disappear in {_plural(remaining, 'turn')})" if remaining > 0
+                 else "(This message will disappear after this turn)")
+        if r.status == "timeout":
+            return "\n".join([
+                f"⚠️ Context search timed out: '{_show(d['query'])}'",
+                f"Stopped at iteration {d['iteration']} with {_plural(d['findings_count'], 'finding')}.",
+                "Try rephrasing the query, or tell the user the search was inconclusive.",
+                fades])
+        return "\n".join([
+            f"⚠️ Context search failed: '{_show(d['query'])}'",
+            f"Error ({_show(d['error_type'])}): {_show(d['error'])}",
+            "Try rephrasing the query, or tell the user the search ran into an error.",
+            fades])
+
+    # -- lifecycle
+    def _expire_items(self) -> bool:
+        kept = {r.task_id: r for r in self._visible()}
+        if len(kept) == len(self.entries):
+            return False
+        self.set_trait("entries", kept)
+        return True
+
+    def _clear_all_state(self) -> None:
+        self.set_trait("entries", {})
