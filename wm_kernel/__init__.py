@@ -1,27 +1,44 @@
 """wm-kernel: event-driven system prompt composition, in Jupyter.
 
-The core (events, bus, composer, WorkingMemory, stores, clocks, Session) imports neither IPython nor
-ipywidgets; ``%load_ext wm_kernel`` loads the Jupyter layer lazily.
+The public names load lazily (PEP 562): importing a submodule such as ``wm_kernel.events`` does not
+pull in the rest, which keeps the core/trinkets pair free of import cycles. The core imports neither
+IPython nor ipywidgets; ``%load_ext wm_kernel`` loads the Jupyter layer.
 """
 from __future__ import annotations
 
+import importlib
 from typing import Any
-
-from wm_kernel.bus import EventBus
-from wm_kernel.clock import ManualClock, SystemClock
-from wm_kernel.composer import Layout, SystemPromptComposer
-from wm_kernel.core import WorkingMemory
-from wm_kernel.profile import Profile
-from wm_kernel.session import Session, current_session, set_current_session
-from wm_kernel.store import MemoryStore, SQLiteStore
-from wm_kernel.types import ComposedPrompt
 
 __version__ = "0.1.0"
 
-__all__ = ["EventBus", "WorkingMemory", "SystemPromptComposer", "Layout", "Session", "Profile",
-           "ManualClock", "SystemClock", "MemoryStore", "SQLiteStore", "ComposedPrompt",
-           "current_session", "set_current_session", "load_ipython_extension",
-           "unload_ipython_extension"]
+_EXPORTS = {
+    "EventBus": "wm_kernel.bus",
+    "WorkingMemory": "wm_kernel.core",
+    "SystemPromptComposer": "wm_kernel.composer",
+    "Layout": "wm_kernel.composer",
+    "Session": "wm_kernel.session",
+    "current_session": "wm_kernel.session",
+    "set_current_session": "wm_kernel.session",
+    "Profile": "wm_kernel.profile",
+    "ManualClock": "wm_kernel.clock",
+    "SystemClock": "wm_kernel.clock",
+    "MemoryStore": "wm_kernel.store",
+    "SQLiteStore": "wm_kernel.store",
+    "ComposedPrompt": "wm_kernel.types",
+}
+
+__all__ = [*_EXPORTS, "load_ipython_extension", "unload_ipython_extension"]
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'wm_kernel' has no attribute {name!r}")
+    return getattr(importlib.import_module(module), name)
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)
 
 
 def load_ipython_extension(ipython: Any) -> None:
