@@ -123,6 +123,7 @@ class Session(HasTraits):
             trinkets = BUILTIN_TRINKETS
         for factory in trinkets:
             self.add_trinket(factory)
+        self._record_segment_in_manifest(None)
 
     # -- parts
     @property
@@ -240,12 +241,26 @@ class Session(HasTraits):
         self.bus.publish(SegmentCollapsedEvent.create(
             continuum_id=self.continuum_id, user_id=self.user_id, clock=self.clock,
             segment_id=self.segment_id, summary=summary, tools_used=tuple(tools_used)))
+        self._record_segment_in_manifest(details)
         self._notify("collapsed", details)
         self.segment_turn = 0
         self.segment_number += 1
         self.segment_started_at = ended_at
         if self.auto_compose:
             self.compose()
+
+    def _record_segment_in_manifest(self, details: dict[str, Any] | None) -> None:
+        """Tell a registered ManifestTrinket that a segment collapsed (``details``) and the next
+        one is active, or, with None, that the current segment is active (the session start)."""
+        from trinkets.manifest_trinket import ManifestTrinket
+
+        for trinket in self.working_memory.trinkets.values():
+            if isinstance(trinket, ManifestTrinket):
+                if details is None:
+                    trinket.begin_segment(self.segment_started_at)
+                else:
+                    trinket.record_collapse(details["summary"], details["started_at"],
+                                            details["ended_at"], self.segment_number)
 
     def _notify(self, what: str, details: dict[str, Any]) -> None:
         # listeners (the manifest, recorders) learn of session-level facts no event carries
