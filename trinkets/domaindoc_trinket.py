@@ -1,11 +1,591 @@
-"""PLACEHOLDER: to be replaced by the real DomaindocTrinket (trinkets issue)."""
+"""DomaindocTrinket: domain documents whose sections the model can expand, collapse and pin.
+
+A domain document ("domaindoc") is a block of stable knowledge (a project brief, a style guide, the
+user's garden) split into sections nested up to three levels deep: section, subsection and
+sub-subsection. Documents live in the WorkingMemory's state store under the key
+``domaindocs:{user_id}`` (one field per document label), so a Session on an SQLite file keeps them
+across a restart. The section ``domaindoc`` is cached and placed after the history by the layout.
+
+Rules
+-----
+- Only documents that are enabled and not archived are shown.
+- A section is ``expanded`` or ``collapsed``: its own choice (``expand_section`` /
+  ``collapse_section``) if one was made, else its default (``set_section_default``;
+  ``reset_section_states`` forgets the choices). New sections are expanded by default.
+- A pinned section is always expanded. Collapsing it is a ValueError until it is unpinned; unpinning
+  brings back its own state.
+- A collapsed section shows as a one-line stub (its size and subsection count); a collapsed section
+  hides every descendant, pinned ones included (``section_states`` names the collapsed ancestor in
+  ``hidden_by``).
+- A leaf section (no subsections) whose body is over 5,000 characters is flagged ``size="large"``.
+- Sections found in stored data whose parent is missing, that sit deeper than three levels, that
+  repeat an id, or that hang under one of those, are listed under ``<problems>`` (and by
+  :meth:`DomaindocTrinket.problems`) instead of being shown.
+
+Markup
+------
+``<domain_knowledge>`` holds one ``<domaindoc label=".." title="..">`` per shown document, in
+creation order. Inside: ``<description>`` (when set), ``<problems>`` (when any), then
+``<section_states>`` (one ``<section id state default/>`` per section, depth first), ``<index>``
+(one ``<entry id level header>summary</entry>`` per section) and ``<content>`` (the visible text:
+``<section>``, ``<subsection>``, ``<subsubsection>`` by level, each body on its own lines). Every
+user value is escaped, so an XML parser reading the section gets the exact values back.
+
+Examples
+--------
+>>> from wm_kernel.clock import ManualClock
+>>> from wm_kernel.session import Session
+>>> s = Session(clock=ManualClock("2026-11-30T09:00:00+00:00"), trinkets=[DomaindocTrinket])
+>>> docs = s.trinket("DomaindocTrinket")
+>>> docs.create_document("garden", "Garden <notes>", "What grows where.")
+>>> docs.add_section("garden", "soil", "Soil", "Loam & clay.", summary="Soil type")
+>>> docs.add_section("garden", "ph", "pH", "6.5, slightly acid.", parent="soil")
+>>> docs.add_section("garden", "beds", "Beds", "Three raised beds.", summary="Layout")
+>>> docs.add_section("garden", "north", "North bed", "Kale.", parent="beds")
+>>> docs.collapse_section("garden", "beds")
+>>> print(s.compose()["post_history_items"][0])
+<domain_knowledge>
+<domaindoc label="garden" title="Garden &lt;notes&gt;">
+<description>What grows where.</description>
+<section_states>
+<section id="soil" state="expanded" default="expanded"/>
+<section id="ph" state="expanded" default="expanded"/>
+<section id="beds" state="collapsed" default="expanded"/>
+<section id="north" state="expanded" default="expanded" hidden_by="beds"/>
+</section_states>
+<index>
+<entry id="soil" level="1" header="Soil">Soil type</entry>
+<entry id="ph" level="2" header="pH"/>
+<entry id="beds" level="1" header="Beds">Layout</entry>
+<entry id="north" level="2" header="North bed"/>
+</index>
+<content>
+<section id="soil" header="Soil">
+Loam &amp; clay.
+<subsection id="ph" header="pH">
+6.5, slightly acid.
+</subsection>
+</section>
+<section id="beds" header="Beds" state="collapsed" chars="18" subsections="1"/>
+</content>
+</domaindoc>
+</domain_knowledge>
+>>> docs.pin_section("garden", "beds")
+>>> docs.collapse_section("garden", "beds")
+Traceback (most recent call last):
+...
+ValueError: section 'beds' of document 'garden' is pinned; unpin it before collapsing
+"""
 from __future__ import annotations
 
-from trinkets.base import EventAwareTrinket
+from typing import Any, Callable, Iterator
+
+from traitlets import Int
+
+from trinkets.base import EventAwareTrinket, feed
+from wm_kernel.markup import escape_attr, escape_text
+
+#: Deepest nesting: section (1), subsection (2), sub-subsection (3).
+MAX_DEPTH = 3
+#: The content element of each level.
+LEVEL_TAGS = {1: "section", 2: "subsection", 3: "subsubsection"}
+
+
+def _text(value: object, what: str, *, allow_empty: bool = False) -> str:
+    if not isinstance(value, str):
+        raise TypeError(f"{what} must be a str, got {type(value).__name__}")
+    if not allow_empty and not value.strip():
+        raise ValueError(f"{what} must not be empty")
+    return value
+
+
+def _flag(value: object, what: str) -> bool:
+    if not isinstance(value, bool):
+        raise TypeError(f"{what} must be a bool, got {type(value).__name__}")
+    return value
+
+
+def _is_section_record(record: object) -> bool:
+    if not isinstance(record, dict):
+        return False
+    return (isinstance(record.get("id"), str) and bool(record["id"])
+            and isinstance(record.get("header"), str) and isinstance(record.get("body", ""), str)
+            and isinstance(record.get("summary", ""), str)
+            and (record.get("parent") is None or isinstance(record.get("parent"), str)))
+
+
+class _Node:
+    """A section as rendered: its stored record, level and children (in sibling order)."""
+
+    __slots__ = ("record", "level", "children")
+
+    def __init__(self, record: dict[str, Any], level: int) -> None:
+        self.record = record
+        self.level = level
+        self.children: list[_Node] = []
+
+    @property
+    def id(self) -> str:
+        return str(self.record["id"])
+
+    @property
+    def body(self) -> str:
+        return str(self.record.get("body", ""))
+
+    @property
+    def default(self) -> str:
+        return "expanded" if self.record.get("expanded_by_default", True) else "collapsed"
+
+    @property
+    def state(self) -> str:
+        if self.record.get("pinned"):
+            return "pinned"
+        chosen = self.record.get("expanded")
+        if isinstance(chosen, bool):
+            return "expanded" if chosen else "collapsed"
+        return self.default
+
+
+class _Tree:
+    """A stored document checked and arranged for rendering, with what could not be placed."""
+
+    def __init__(self, doc: dict[str, Any]) -> None:
+        self.roots: list[_Node] = []
+        self.problems: list[tuple[str, str]] = []  # (section id, what is wrong)
+        raw = doc.get("sections")
+        records = raw if isinstance(raw, list) else []
+        by_id: dict[str, tuple[int, dict[str, Any]]] = {}
+        for index, record in enumerate(records):
+            if not _is_section_record(record):
+                self.problems.append((f"#{index + 1}", "malformed section record; not shown"))
+            elif record["id"] in by_id:
+                self.problems.append((record["id"], "duplicate section id; this copy is not shown"))
+            else:
+                by_id[record["id"]] = (index, record)
+        children: dict[str | None, list[tuple[int, dict[str, Any]]]] = {}
+        for index, record in by_id.values():
+            children.setdefault(record.get("parent"), []).append((index, record))
+
+        def sibling_key(item: tuple[int, dict[str, Any]]) -> tuple[int, int]:
+            order = item[1].get("order")
+            return (order if isinstance(order, int) and not isinstance(order, bool) else 0, item[0])
+
+        placed: set[str] = set()
+        too_deep: set[str] = set()
+
+        def place(items: list[tuple[int, dict[str, Any]]], level: int, out: list[_Node]) -> None:
+            for _, record in sorted(items, key=sibling_key):
+                if level > MAX_DEPTH:
+                    too_deep.add(record["id"])
+                    self.problems.append((record["id"], f"too deep (level {level}; at most "
+                                                        f"{MAX_DEPTH}); not shown"))
+                    continue
+                node = _Node(record, level)
+                placed.add(node.id)
+                out.append(node)
+                place(children.get(node.id, []), level + 1, node.children)
+
+        place(children.get(None, []), 1, self.roots)
+        for section, (_, record) in by_id.items():
+            if section in placed or section in too_deep:
+                continue
+            parent = record["parent"]
+            if parent not in by_id:
+                self.problems.append((section, f"orphaned: parent {parent!r} does not exist; "
+                                               f"not shown"))
+            else:
+                self.problems.append((section, f"under section {parent!r}, which is not shown; "
+                                               f"not shown"))
+
+    def walk(self) -> Iterator[tuple[_Node, _Node | None]]:
+        """Every placed section depth first, with its outermost collapsed ancestor (or None)."""
+        def visit(nodes: list[_Node], hidden_by: _Node | None) -> Iterator[tuple[_Node, _Node | None]]:
+            for node in nodes:
+                yield node, hidden_by
+                inner = hidden_by
+                if inner is None and node.state == "collapsed":
+                    inner = node
+                yield from visit(node.children, inner)
+        return visit(self.roots, None)
 
 
 class DomaindocTrinket(EventAwareTrinket):
-    variable_name = "domaindoc"
+    """Domain documents with collapsible sections, kept in the session's state store.
 
-    def generate_content(self, context):
-        return ""
+    Feed it with :meth:`create_document` and :meth:`add_section`, then steer what the model sees with
+    :meth:`expand_section`, :meth:`collapse_section`, :meth:`pin_section`, :meth:`reorder_sections`,
+    :meth:`enable_document` / :meth:`disable_document` and :meth:`archive_document`. Every mistake
+    (unknown document or section, duplicate id, empty title, a fourth level) is a ValueError or
+    TypeError that leaves the stored documents unchanged.
+    """
+
+    variable_name = "domaindoc"
+    cache_policy = True
+
+    large_section_chars = Int(5000, help="A leaf section whose body is longer than this many "
+                                         "characters is flagged size=\"large\".")
+
+    # -- storage
+    @property
+    def store_key(self) -> str:
+        """The state-store key holding this user's documents (one field per label)."""
+        return f"domaindocs:{self.working_memory.user_id}"
+
+    def _stored(self) -> list[dict[str, Any]]:
+        docs = []
+        for label, record in self.working_memory.store.hgetall(self.store_key).items():
+            if isinstance(record, dict):
+                record = {**record, "label": label}
+            docs.append(record)
+        # creation order; SQLite returns fields sorted by label, so order needs its own number
+        def key(doc: Any) -> tuple[int, str]:
+            position = doc.get("position") if isinstance(doc, dict) else None
+            ok = isinstance(position, int) and not isinstance(position, bool)
+            return (position if ok else 0, str(doc.get("label", "")) if isinstance(doc, dict) else "")
+        return sorted(docs, key=key)
+
+    def _load(self, label: object) -> dict[str, Any]:
+        _text(label, "document label")
+        record = self.working_memory.store.hget(self.store_key, label)  # type: ignore[arg-type]
+        if record is None:
+            known = ", ".join(repr(d.get("label")) for d in self._stored() if isinstance(d, dict))
+            raise ValueError(f"unknown document {label!r} (documents: {known or 'none'})")
+        if not isinstance(record, dict) or not isinstance(record.get("sections", []), list):
+            raise ValueError(f"document {label!r} is malformed in the store")
+        record.setdefault("sections", [])
+        return record
+
+    def _change(self, label: str, change: Callable[[dict[str, Any]], None]) -> None:
+        # the record is a copy: a change that raises leaves the store as it was
+        store = self.working_memory.store
+        with store.transaction():
+            record = self._load(label)
+            change(record)
+            store.hset(self.store_key, label, record)
+
+    @staticmethod
+    def _section(doc: dict[str, Any], section_id: object) -> dict[str, Any]:
+        _text(section_id, "section id")
+        for record in doc["sections"]:
+            if isinstance(record, dict) and record.get("id") == section_id:
+                return record
+        raise ValueError(f"unknown section {section_id!r} in document {doc.get('label')!r}")
+
+    @staticmethod
+    def _level(doc: dict[str, Any], record: dict[str, Any]) -> int:
+        """1 for a top-level section; ValueError when its parent chain is broken or loops."""
+        by_id = {r.get("id"): r for r in doc["sections"] if isinstance(r, dict)}
+        level, seen, current = 1, {record.get("id")}, record
+        while current.get("parent") is not None:
+            parent = by_id.get(current["parent"])
+            if parent is None or parent.get("id") in seen:
+                raise ValueError(f"section {record.get('id')!r} is not attached to the document "
+                                 f"(see problems())")
+            seen.add(parent.get("id"))
+            current = parent
+            level += 1
+        return level
+
+    # -- documents
+    @feed
+    def create_document(self, label: str, title: str, description: str = "", *,
+                        enabled: bool = True) -> None:
+        """Create an empty document. ``label`` identifies it (unique); ``title`` is shown."""
+        _text(label, "document label")
+        _text(title, "document title")
+        _text(description, "description", allow_empty=True)
+        _flag(enabled, "enabled")
+        store = self.working_memory.store
+        with store.transaction():
+            existing = self._stored()
+            if any(isinstance(d, dict) and d.get("label") == label for d in existing):
+                raise ValueError(f"document {label!r} already exists")
+            positions = [d.get("position") for d in existing if isinstance(d, dict)]
+            position = max([p for p in positions if isinstance(p, int)], default=0) + 1
+            store.hset(self.store_key, label, {
+                "title": title, "description": description, "enabled": enabled,
+                "archived": False, "position": position, "sections": []})
+
+    @feed
+    def update_document(self, label: str, *, title: str | None = None,
+                        description: str | None = None) -> None:
+        """Change a document's title and/or description."""
+        if title is None and description is None:
+            raise ValueError("nothing to update: give title and/or description")
+        if title is not None:
+            _text(title, "document title")
+        if description is not None:
+            _text(description, "description", allow_empty=True)
+
+        def change(doc: dict[str, Any]) -> None:
+            if title is not None:
+                doc["title"] = title
+            if description is not None:
+                doc["description"] = description
+        self._change(label, change)
+
+    def _set_doc_flag(self, label: str, flag: str, value: bool) -> None:
+        def change(doc: dict[str, Any]) -> None:
+            doc[flag] = value
+        self._change(label, change)
+
+    @feed
+    def enable_document(self, label: str) -> None:
+        """Show the document (unless it is archived)."""
+        self._set_doc_flag(label, "enabled", True)
+
+    @feed
+    def disable_document(self, label: str) -> None:
+        """Leave the document out of the prompt, keeping it and its section states."""
+        self._set_doc_flag(label, "enabled", False)
+
+    @feed
+    def archive_document(self, label: str) -> None:
+        """Retire the document: not shown whatever ``enabled`` says, until unarchived."""
+        self._set_doc_flag(label, "archived", True)
+
+    @feed
+    def unarchive_document(self, label: str) -> None:
+        """Bring an archived document back (shown again if enabled)."""
+        self._set_doc_flag(label, "archived", False)
+
+    @feed
+    def delete_document(self, label: str) -> None:
+        """Remove a document and all its sections."""
+        store = self.working_memory.store
+        with store.transaction():
+            self._load(label)
+            store.hdel(self.store_key, label)
+
+    # -- sections
+    @feed
+    def add_section(self, label: str, section_id: str, header: str, body: str = "", *,
+                    parent: str | None = None, summary: str = "",
+                    expanded_by_default: bool = True) -> None:
+        """Add a section as the last child of ``parent`` (None: a top-level section).
+
+        ``section_id`` is unique within the document; nesting stops at three levels (a section
+        under a sub-subsection is a ValueError). ``summary`` is what the index shows.
+        """
+        _text(section_id, "section id")
+        _text(header, "section header")
+        _text(body, "section body", allow_empty=True)
+        _text(summary, "section summary", allow_empty=True)
+        _flag(expanded_by_default, "expanded_by_default")
+        if parent is not None:
+            _text(parent, "parent section id")
+
+        def change(doc: dict[str, Any]) -> None:
+            sections = doc["sections"]
+            if any(isinstance(r, dict) and r.get("id") == section_id for r in sections):
+                raise ValueError(f"section {section_id!r} already exists in document {label!r}")
+            if parent is not None:
+                level = self._level(doc, self._section(doc, parent)) + 1
+                if level > MAX_DEPTH:
+                    raise ValueError(f"section {section_id!r} would be level {level}: sections nest "
+                                     f"at most {MAX_DEPTH} levels deep")
+            orders = [r.get("order") for r in sections
+                      if isinstance(r, dict) and r.get("parent") == parent]
+            order = max([o for o in orders if isinstance(o, int)], default=-1) + 1
+            sections.append({"id": section_id, "parent": parent, "header": header, "body": body,
+                             "summary": summary, "order": order,
+                             "expanded_by_default": expanded_by_default, "expanded": None,
+                             "pinned": False})
+        self._change(label, change)
+
+    @feed
+    def update_section(self, label: str, section_id: str, *, body: str | None = None,
+                       header: str | None = None, summary: str | None = None) -> None:
+        """Replace a section's body, header and/or summary."""
+        if body is None and header is None and summary is None:
+            raise ValueError("nothing to update: give body, header and/or summary")
+        if body is not None:
+            _text(body, "section body", allow_empty=True)
+        if header is not None:
+            _text(header, "section header")
+        if summary is not None:
+            _text(summary, "section summary", allow_empty=True)
+
+        def change(doc: dict[str, Any]) -> None:
+            record = self._section(doc, section_id)
+            for key, value in (("body", body), ("header", header), ("summary", summary)):
+                if value is not None:
+                    record[key] = value
+        self._change(label, change)
+
+    @feed
+    def delete_section(self, label: str, section_id: str) -> None:
+        """Remove a section together with its subsections."""
+        def change(doc: dict[str, Any]) -> None:
+            self._section(doc, section_id)
+            doomed = {section_id}
+            grew = True
+            while grew:  # descendants, whatever order they are stored in
+                grew = False
+                for r in doc["sections"]:
+                    if isinstance(r, dict) and r.get("parent") in doomed and r.get("id") not in doomed:
+                        doomed.add(r.get("id"))
+                        grew = True
+            doc["sections"] = [r for r in doc["sections"]
+                               if not (isinstance(r, dict) and r.get("id") in doomed)]
+        self._change(label, change)
+
+    def _set_section(self, label: str, section_id: str, key: str, value: Any,
+                     check: Callable[[dict[str, Any]], None] | None = None) -> None:
+        def change(doc: dict[str, Any]) -> None:
+            record = self._section(doc, section_id)
+            if check is not None:
+                check(record)
+            record[key] = value
+        self._change(label, change)
+
+    @feed
+    def expand_section(self, label: str, section_id: str) -> None:
+        """Show the section's text (its subsections follow their own states)."""
+        self._set_section(label, section_id, "expanded", True)
+
+    @feed
+    def collapse_section(self, label: str, section_id: str) -> None:
+        """Show the section as a stub and hide all its subsections. A pinned one: ValueError."""
+        def not_pinned(record: dict[str, Any]) -> None:
+            if record.get("pinned"):
+                raise ValueError(f"section {section_id!r} of document {label!r} is pinned; "
+                                 f"unpin it before collapsing")
+        self._set_section(label, section_id, "expanded", False, not_pinned)
+
+    @feed
+    def pin_section(self, label: str, section_id: str) -> None:
+        """Keep the section expanded whatever its state, until :meth:`unpin_section`."""
+        self._set_section(label, section_id, "pinned", True)
+
+    @feed
+    def unpin_section(self, label: str, section_id: str) -> None:
+        """Let the section follow its own state again."""
+        self._set_section(label, section_id, "pinned", False)
+
+    @feed
+    def set_section_default(self, label: str, section_id: str, expanded: bool) -> None:
+        """Whether the section is expanded when nobody chose (see :meth:`reset_section_states`)."""
+        _flag(expanded, "expanded")
+        self._set_section(label, section_id, "expanded_by_default", expanded)
+
+    @feed
+    def reset_section_states(self, label: str) -> None:
+        """Forget every expand/collapse choice in a document: each section takes its default."""
+        def change(doc: dict[str, Any]) -> None:
+            for record in doc["sections"]:
+                if isinstance(record, dict):
+                    record["expanded"] = None
+        self._change(label, change)
+
+    @feed
+    def reorder_sections(self, label: str, order: list[str], *, parent: str | None = None) -> None:
+        """Put the children of ``parent`` (None: the top-level sections) in the given order.
+
+        ``order`` must name each of those sections exactly once.
+        """
+        if isinstance(order, str) or not isinstance(order, (list, tuple)):
+            raise TypeError(f"order must be a list of section ids, got {type(order).__name__}")
+        if parent is not None:
+            _text(parent, "parent section id")
+
+        def change(doc: dict[str, Any]) -> None:
+            if parent is not None:
+                self._section(doc, parent)
+            siblings = {r.get("id"): r for r in doc["sections"]
+                        if isinstance(r, dict) and r.get("parent") == parent}
+            if len(set(order)) != len(order) or set(order) != set(siblings):
+                where = f"section {parent!r}" if parent is not None else "the top level"
+                names = ", ".join(sorted(repr(k) for k in siblings))
+                raise ValueError(f"order must name each section under {where} exactly once: "
+                                 f"{names}")
+            for position, section_id in enumerate(order):
+                siblings[section_id]["order"] = position
+        self._change(label, change)
+
+    # -- reading
+    def documents(self) -> list[dict[str, Any]]:
+        """Each stored document as ``{label, title, enabled, archived, sections}`` (a count),
+        in creation order."""
+        return [{"label": d.get("label"), "title": d.get("title"), "enabled": d.get("enabled", True),
+                 "archived": d.get("archived", False), "sections": len(d.get("sections") or [])}
+                for d in self._stored() if isinstance(d, dict)]
+
+    def document(self, label: str) -> dict[str, Any]:
+        """A copy of one stored document record (title, description, flags, section records)."""
+        return self._load(label)
+
+    def problems(self) -> list[str]:
+        """What cannot be shown, in every stored document (shown or not): orphaned, too deep,
+        duplicate or malformed sections, and malformed document records."""
+        found = []
+        for doc in self._stored():
+            if not isinstance(doc, dict):
+                found.append("a document record is malformed; not shown")
+                continue
+            for section, problem in _Tree(doc).problems:
+                found.append(f"{doc['label']}: section {section!r}: {problem}")
+        return found
+
+    # -- rendering
+    def generate_content(self, context: dict[str, Any]) -> str:
+        shown = [d for d in self._stored() if isinstance(d, dict)
+                 and d.get("enabled", True) is True and d.get("archived", False) is not True]
+        if not shown:
+            return ""
+        lines = ["<domain_knowledge>"]
+        for doc in shown:
+            self._render_document(doc, lines)
+        lines.append("</domain_knowledge>")
+        return "\n".join(lines)
+
+    def _render_document(self, doc: dict[str, Any], lines: list[str]) -> None:
+        tree = _Tree(doc)
+        lines.append(f'<domaindoc label="{escape_attr(doc["label"])}" '
+                     f'title="{escape_attr(doc.get("title", ""))}">')
+        description = doc.get("description") or ""
+        if description:
+            lines.append(f"<description>{escape_text(description)}</description>")
+        if tree.problems:
+            lines.append("<problems>")
+            lines.extend(f'<problem section="{escape_attr(section)}">{escape_text(text)}</problem>'
+                         for section, text in tree.problems)
+            lines.append("</problems>")
+        if tree.roots:
+            lines.append("<section_states>")
+            for node, hidden_by in tree.walk():
+                line = f'<section id="{escape_attr(node.id)}" state="{node.state}" default="{node.default}"'
+                if not node.children and len(node.body) > self.large_section_chars:
+                    line += ' size="large"'
+                if hidden_by is not None:
+                    line += f' hidden_by="{escape_attr(hidden_by.id)}"'
+                lines.append(line + "/>")
+            lines.append("</section_states>")
+            lines.append("<index>")
+            for node, _ in tree.walk():
+                head = (f'<entry id="{escape_attr(node.id)}" level="{node.level}" '
+                        f'header="{escape_attr(node.record["header"])}"')
+                summary = node.record.get("summary") or ""
+                lines.append(f"{head}>{escape_text(summary)}</entry>" if summary else head + "/>")
+            lines.append("</index>")
+            lines.append("<content>")
+            for node in tree.roots:
+                self._render_section(node, lines)
+            lines.append("</content>")
+        lines.append("</domaindoc>")
+
+    def _render_section(self, node: _Node, lines: list[str]) -> None:
+        tag = LEVEL_TAGS[node.level]
+        head = f'<{tag} id="{escape_attr(node.id)}" header="{escape_attr(node.record["header"])}"'
+        if node.state == "collapsed":
+            stub = f'{head} state="collapsed" chars="{len(node.body)}"'
+            if node.children:
+                stub += f' subsections="{len(node.children)}"'
+            lines.append(stub + "/>")
+            return
+        lines.append(head + ">")
+        if node.body:
+            lines.append(escape_text(node.body))
+        for child in node.children:
+            self._render_section(child, lines)
+        lines.append(f"</{tag}>")
