@@ -18,7 +18,8 @@ The markup follows the original: ``<active_reminders>``, an instruction line, th
 ``<overdue>`` and ``<today>`` groups (only the non-empty ones). User reminders carry the original's
 urgent marking and instructions; internal ones (notes the assistant left for itself) carry none.
 Within a group reminders come by due time, then id. Each reminder is
-``<reminder id=".." title=".." due="in 2 hours" time="..">`` with an optional ``<details>``; ``time``
+``<reminder id=".." title=".." due="in 2 hours" time="..">`` with an optional ``<details>`` line,
+then ``</reminder>`` (on the same line when there are no details); ``time``
 is the local clock time and zone abbreviation, prefixed by the date when it is not today. The
 wording of the fixed lines (this project's own) is in the module constants:
 
@@ -62,8 +63,7 @@ Examples
     </overdue>
     <today>
       Remind the user of these during the conversation, at a natural moment, before they are due.
-      <reminder id="rem_2" title="Dentist" due="in 6 hours" time="3:00 PM EST">
-      </reminder>
+      <reminder id="rem_2" title="Dentist" due="in 6 hours" time="3:00 PM EST"></reminder>
     </today>
   </user_reminders>
 </active_reminders>
@@ -297,10 +297,9 @@ def _clock_label(due: datetime, now: datetime, zone: tzinfo) -> str:
 
 def _render(row: dict[str, Any], now: datetime, zone: tzinfo) -> list[str]:
     due = row["due"]
-    lines = [f'      <reminder id="{escape_attr(row["id"])}" title="{escape_attr(row["title"])}" '
-             f'due="{escape_attr(relative_time(due, now))}" '
-             f'time="{escape_attr(_clock_label(due, now, zone))}">']
-    if row["details"]:
-        lines.append(f"        <details>{escape_text(row['details'])}</details>")
-    lines.append("      </reminder>")
-    return lines
+    opening = (f'      <reminder id="{escape_attr(row["id"])}" title="{escape_attr(row["title"])}" '
+               f'due="{escape_attr(relative_time(due, now))}" '
+               f'time="{escape_attr(_clock_label(due, now, zone))}">')
+    if not row["details"]:
+        return [opening + "</reminder>"]
+    return [opening, f"        <details>{escape_text(row['details'])}</details>", "      </reminder>"]
