@@ -1,0 +1,604 @@
+"""IPython magics that drive the notebook's current Session: ``%compose``, ``%turn``, ``%trinket``...
+
+``%load_ext wm_kernel`` registers :class:`WorkingMemoryMagics` on the shell, makes sure a current
+Session exists (``wm_kernel.current_session()``), adds tab completion for trinket and section names,
+and links the magics' config traits to the rendering options. ``%unload_ext wm_kernel`` undoes every
+one of these. Loading twice adds nothing twice.
+
+Every user mistake (an unknown option, an unbalanced quote, a bad number, an unknown trinket or
+section, an empty required argument) is a plain ``UsageError`` raised before anything changes, so the
+session is exactly as it was.
+
+The magics always act on ``current_session()``, so ``wm_kernel.set_current_session(Session(...))`` in a
+cell (or ``%wm_session``) redirects them.
+"""
+from __future__ import annotations
+
+import json
+import re
+from typing import Any, Callable, Iterable
+
+from IPython.core.error import UsageError
+from IPython.core.magic import Magics, line_cell_magic, line_magic, magics_class
+from IPython.core.magic_arguments import (MagicArgumentParser, argument, magic_arguments,
+                                          parse_argstring)
+from traitlets import Enum, Int, link
+
+from trinkets.base import EventAwareTrinket, StatefulTrinket
+from wm_kernel import render
+from wm_kernel.types import PLACEMENTS, ComposedPrompt
+
+MAGIC_NAMES: dict[str, tuple[str, ...]] = {
+    "line": ("compose", "turn", "collapse", "trinkets", "trinket", "wm_events", "wm_dashboard",
+             "wm_session"),
+    "cell": ("compose",),
+}
+
+_QUOTED = re.compile(r"""^(["'])(.*)\1$""", re.DOTALL)
+
+
+def _unquote(value: Any) -> Any:
+    if isinstance(value, str):
+        match = _QUOTED.match(value)
+        return match.group(2) if match else value
+    if isinstance(value, list):
+        return [_unquote(v) for v in value]
+    return value
+
+
+def _parse(parser_owner: Any, line: str) -> Any:
+    """``parse_argstring`` with the two things it leaves to us: an unbalanced quote becomes a
+    UsageError, and the quotes IPython's splitter keeps around a token are removed."""
+    try:
+        if isinstance(parser_owner, MagicArgumentParser):
+            args = parser_owner.parse_argstring(line)
+        else:
+            args = parse_argstring(parser_owner, line)
+    except ValueError as exc:  # shlex: "No closing quotation"
+        raise UsageError(f"cannot read the arguments: {exc}") from None
+    for key, value in vars(args).items():
+        setattr(args, key, _unquote(value))
+    return args
+
+
+def _positive_int(text: str, what: str) -> int:
+    try:
+        value = int(text)
+    except (TypeError, ValueError):
+        raise UsageError(f"{what} must be a positive integer, got {text!r}") from None
+    if value < 1:
+        raise UsageError(f"{what} must be a positive integer, got {text!r}")
+    return value
+
+
+def _non_negative_int(text: str, what: str) -> int:
+    try:
+        value = int(text)
+    except (TypeError, ValueError):
+        raise UsageError(f"{what} must be a non-negative integer, got {text!r}") from None
+    if value < 0:
+        raise UsageError(f"{what} must be a non-negative integer, got {text!r}")
+    return value
+
+
+def _required(text: str | None, what: str) -> str:
+    if text is None or not text.strip():
+        raise UsageError(f"{what} is required and must not be empty")
+    return text
+
+
+def _current_session() -> Any:
+    from wm_kernel.session import current_session
+
+    return current_session()
+
+
+def _short_names(trinket: EventAwareTrinket) -> set[str]:
+    """The names a trinket answers to in ``%trinket``: class name, section name, and the class name
+    without a Trinket/Manager suffix, all case-insensitive (``peanutgallery``, ``reminder``)."""
+    name = trinket.name.lower()
+    names = {name, trinket.variable_name.lower()}
+    for suffix in ("trinket", "manager"):
+        if name.endswith(suffix) and len(name) > len(suffix):
+            names.add(name[: -len(suffix)])
+    return names
+
+
+def resolve_trinket(session: Any, name: str) -> EventAwareTrinket:
+    """The session's trinket called ``name`` (see :func:`_short_names`); UsageError naming the known
+    ones otherwise."""
+    _required(name, "a trinket name")
+    trinkets = session.trinkets
+    if name in trinkets:
+        return trinkets[name]
+    wanted = name.lower().replace("-", "_")
+    matches = [t for t in trinkets.values()
+               if wanted in _short_names(t) or wanted.replace("_", "") in _short_names(t)]
+    if len(matches) == 1:
+        return matches[0]
+    known = ", ".join(trinkets) or "none registered"
+    raise UsageError(f"unknown trinket {name!r} (known: {known})")
+
+
+def known_sections(session: Any) -> list[str]:
+    """Every section name the session can produce: the layout's, the trinkets', the last prompt's."""
+    names = ["base_prompt", *session.layout.sections()]
+    names += [t.variable_name for t in session.trinkets.values()]
+    if session.composed is not None:
+        names += session.composed.section_names()
+    return list(dict.fromkeys(names))
+
+
+def trinkets_frame(session: Any) -> Any:
+    """A pandas DataFrame describing every registered trinket of ``session``, one row each."""
+    import pandas as pd
+
+    layout = session.layout
+    rows = []
+    for trinket in session.trinkets.values():
+        stateful = isinstance(trinket, StatefulTrinket)
+        placement = layout.placement_of(trinket.variable_name) or "system (not in layout)"
+        rows.append({
+            "name": trinket.name, "section": trinket.variable_name, "placement": placement,
+            "enabled": trinket.enabled, "stateful": stateful,
+            "current turn": trinket.current_turn if stateful else None,  # type: ignore[attr-defined]
+            "size": len(trinket.content),
+            "last updated": trinket.last_updated.isoformat() if trinket.last_updated else "",
+            "error": trinket.error,
+        })
+    frame = pd.DataFrame(rows, columns=["name", "section", "placement", "enabled", "stateful",
+                                        "current turn", "size", "last updated", "error"])
+    frame["current turn"] = frame["current turn"].astype("Int64")
+    return frame
+
+
+def events_frame(session: Any, last: int | None = None, event_type: str | None = None,
+                 failures_only: bool = False) -> Any:
+    """The bus event log as a pandas DataFrame, one row per event in publish order. Event ids (which
+    carry a random per-process prefix) and the ids every row shares are left out."""
+    import pandas as pd
+
+    rows = session.bus.log_rows()
+    if event_type:
+        rows = [r for r in rows if r["event"] == event_type]
+    if failures_only:
+        rows = [r for r in rows if r["failures"]]
+    if last is not None:
+        rows = rows[-last:]
+    columns = ["seq", "depth", "event", "occurred_at", "detail", "failures"]
+    frame = pd.DataFrame([{c: r[c] for c in columns} for r in rows], columns=columns)
+    frame["occurred_at"] = [t.isoformat() for t in frame["occurred_at"]]
+    return frame
+
+
+def _section_diff(old: ComposedPrompt | None, new: ComposedPrompt) -> render.PromptText:
+    # used only when wm_kernel.diff is missing: which sections appeared, went or changed
+    before = {r.name: r.content for r in old.sections} if old is not None else {}
+    after = {r.name: r.content for r in new.sections}
+    lines = [f"+ {n} ({len(after[n]):,} chars)" for n in after if n not in before]
+    lines += [f"- {n}" for n in before if n not in after]
+    lines += [f"~ {n} ({len(before[n]):,} -> {len(after[n]):,} chars)"
+              for n in after if n in before and before[n] != after[n]]
+    return render.PromptText("\n".join(lines) or "no change since the previous compose")
+
+
+def prompt_diff(old: ComposedPrompt | None, new: ComposedPrompt) -> Any:
+    """The changes from ``old`` to ``new`` (``wm_kernel.diff.diff_prompts`` when available)."""
+    try:
+        from wm_kernel.diff import diff_prompts
+    except ImportError:
+        return _section_diff(old, new)
+    return diff_prompts(old if old is not None else ComposedPrompt(), new)
+
+
+# -- %trinket sub-commands ---------------------------------------------------------------------
+# Each sub-command has its own parser; handlers validate everything before they feed the trinket.
+
+SubHandler = Callable[[EventAwareTrinket, Any], Any]
+
+
+class _Sub:
+    def __init__(self, name: str, help_: str, handler: SubHandler,
+                 arguments: Iterable[tuple[tuple[str, ...], dict[str, Any]]] = (),
+                 applies: Callable[[EventAwareTrinket], bool] = lambda t: True) -> None:
+        self.name = name
+        self.help = help_
+        self.handler = handler
+        self.applies = applies
+        self.parser = MagicArgumentParser(prog=f"%trinket NAME {name}", description=help_)
+        for flags, kwargs in arguments:
+            self.parser.add_argument(*flags, **kwargs)
+
+
+def _sub_enable(trinket: EventAwareTrinket, args: Any) -> None:
+    trinket.set_enabled(True)
+
+
+def _sub_disable(trinket: EventAwareTrinket, args: Any) -> None:
+    trinket.set_enabled(False)
+
+
+def _sub_show(trinket: EventAwareTrinket, args: Any) -> render.PromptText:
+    return render.PromptText(trinket.content)
+
+
+def _sub_refresh(trinket: EventAwareTrinket, args: Any) -> None:
+    trinket.request_update()
+
+
+GENERIC_SUBCOMMANDS: dict[str, _Sub] = {
+    sub.name: sub for sub in (
+        _Sub("enable", "Switch the trinket on.", _sub_enable),
+        _Sub("disable", "Switch the trinket off: it contributes no section.", _sub_disable),
+        _Sub("show", "The trinket's current content, exactly.", _sub_show),
+        _Sub("refresh", "Ask the trinket to regenerate now (an UpdateTrinketEvent).", _sub_refresh),
+    )
+}
+
+#: Sub-commands specific to one built-in trinket class: class name -> sub-command -> _Sub.
+TRINKET_SUBCOMMANDS: dict[str, dict[str, _Sub]] = {}
+
+
+def subcommands_for(trinket: EventAwareTrinket) -> dict[str, _Sub]:
+    subs = dict(GENERIC_SUBCOMMANDS)
+    for cls in type(trinket).__mro__:
+        for name, sub in TRINKET_SUBCOMMANDS.get(cls.__name__, {}).items():
+            subs.setdefault(name, sub)
+    return subs
+
+
+# -- the magics --------------------------------------------------------------------------------
+
+@magics_class
+class WorkingMemoryMagics(Magics):
+    """Magics that compose, advance and inspect the notebook's current Session."""
+
+    default_view = Enum(render.VIEWS, default_value="html",
+                        help="How composed prompts show: 'html' (rich in notebooks), 'text', or "
+                             "'raw' (the exact text the model receives).").tag(config=True)
+    large_section = Int(200_000, min=1,
+                        help="Sections longer than this many characters show as a preview."
+                        ).tag(config=True)
+    preview_chars = Int(2_000, min=1,
+                        help="How many characters the preview of a large section shows."
+                        ).tag(config=True)
+
+    def __init__(self, shell: Any = None, **kwargs: Any) -> None:
+        super().__init__(shell=shell, **kwargs)
+        self._links = [link((self, "default_view"), (render.options, "view")),
+                       link((self, "large_section"), (render.options, "large_section")),
+                       link((self, "preview_chars"), (render.options, "preview_chars"))]
+        self._replaced: dict[tuple[str, str], Any] = {}
+        self._hooks: list[str] = []
+
+    # -- %compose
+    @line_cell_magic
+    @magic_arguments()
+    @argument("--section", "-s", action="append", metavar="NAME",
+              help="Show only this section (repeat for several).")
+    @argument("--placement", "-p", metavar="PLACEMENT",
+              help="Show only one placement: " + ", ".join(PLACEMENTS) + ".")
+    @argument("--raw", action="store_true", help="The exact text the model receives.")
+    @argument("--diff", action="store_true", help="What changed since the previous compose.")
+    @argument("--json", action="store_true", help="The prompt as JSON (the original's five keys).")
+    @argument("--last", action="store_true", help="Show the last composed prompt; do not compose.")
+    def compose(self, line: str = "", cell: str | None = None) -> Any:
+        """Compose the current session's prompt and return it (``p = %compose`` keeps it).
+
+        As a cell magic, the cell body becomes the base prompt first.
+        """
+        args = _parse(self.compose, line)
+        session = _current_session()
+        modes = [flag for flag in ("raw", "diff", "json") if getattr(args, flag)]
+        if len(modes) > 1:
+            raise UsageError(f"use one of --raw, --diff, --json (got --{' and --'.join(modes)})")
+        if args.diff and (args.section or args.placement):
+            raise UsageError("--diff shows the whole prompt; drop --section/--placement")
+        if args.placement is not None and args.placement not in PLACEMENTS:
+            raise UsageError(f"unknown placement {args.placement!r} (placements: "
+                             f"{', '.join(PLACEMENTS)})")
+        if args.section is not None:
+            known = known_sections(session)
+            for name in args.section:
+                _required(name, "--section")
+                if name not in known:
+                    raise UsageError(f"unknown section {name!r} (known: {', '.join(known)})")
+        base_prompt = None
+        if cell is not None:
+            if args.last:
+                raise UsageError("%%compose composes the cell's prompt; --last does not apply")
+            base_prompt = _required(cell.strip("\n"), "the cell body (the base prompt)")
+        if args.last:
+            composed = session.composed
+            if composed is None:
+                raise UsageError("nothing composed yet; run %compose first")
+        else:
+            composed = session.compose(base_prompt)
+        return self._present(session, composed, args)
+
+    def _present(self, session: Any, composed: ComposedPrompt, args: Any) -> Any:
+        placement_of = session.layout.placement_of
+        if args.diff:
+            return prompt_diff(composed.previous, composed)
+        if args.json:
+            return render.PromptText(self._json(composed, args))
+        if args.raw:
+            return render.PromptText(self._raw_text(composed, args))
+        if args.section or args.placement:
+            return render.PromptView(composed, names=args.section, placement=args.placement,
+                                     placement_of=placement_of)
+        return composed
+
+    @staticmethod
+    def _raw_text(composed: ComposedPrompt, args: Any) -> str:
+        # the whole text, however large: the PromptText previews it when shown
+        if args.section:
+            return render.join_raw([(r.name, r.content) for r in composed.sections
+                                    if r.name in args.section
+                                    and (args.placement is None or r.placement == args.placement)])
+        return render.join_raw(render.raw_parts(composed, args.placement))
+
+    @staticmethod
+    def _json(composed: ComposedPrompt, args: Any) -> str:
+        if args.section:
+            data: Any = [{"name": r.name, "placement": r.placement, "trinket": r.trinket,
+                          "cache_policy": r.cache_policy, "chars": r.chars, "content": r.content}
+                         for r in composed.sections if r.name in args.section]
+        elif args.placement:
+            keys = {"system": ("cached_content", "non_cached_content"),
+                    "conversation_prefix": ("conversation_prefix_items",),
+                    "post_history": ("post_history_items",),
+                    "notification": ("notification_center",)}[args.placement]
+            data = {key: composed[key] for key in keys}
+        else:
+            data = composed.as_dict()
+        return json.dumps(data, ensure_ascii=False, indent=2)
+
+    # -- turns and segments
+    @line_magic
+    @magic_arguments()
+    @argument("n", nargs="?", default="1", help="How many turns to complete (default 1).")
+    def turn(self, line: str = "") -> render.TurnReport:
+        """Complete N turns (TurnCompletedEvent each) and show what expired."""
+        args = _parse(self.turn, line)
+        n = _positive_int(args.n, "the number of turns")
+        session = _current_session()
+        first = session.turn + 1
+        expired = session.advance_turn(n)
+        return render.TurnReport(first, session.turn, expired)
+
+    @line_magic
+    @magic_arguments()
+    @argument("--tools", default="", metavar="A,B",
+              help="Comma-separated names of the tools used in the segment.")
+    @argument("summary", nargs="*", help="The segment's summary.")
+    def collapse(self, line: str = "") -> None:
+        """End the current segment (SegmentCollapsedEvent): stateful trinkets are flushed."""
+        args = _parse(self.collapse, line)
+        tools = [t.strip() for t in args.tools.split(",") if t.strip()]
+        _current_session().collapse_segment(summary=" ".join(args.summary), tools_used=tools)
+
+    # -- inspection
+    @line_magic
+    def trinkets(self, line: str = "") -> Any:
+        """A DataFrame of the registered trinkets: section, placement, state, size, error."""
+        if line.strip():
+            raise UsageError(f"%trinkets takes no arguments, got {line.strip()!r}")
+        return trinkets_frame(_current_session())
+
+    @line_magic
+    @magic_arguments()
+    @argument("--last", default=None, metavar="N", help="Only the last N events.")
+    @argument("--type", dest="event_type", default=None, metavar="EVENT",
+              help="Only events of this type (e.g. UpdateTrinketEvent).")
+    @argument("--failures", action="store_true", help="Only events a subscriber failed on.")
+    @argument("--clear", action="store_true", help="Empty the log (after showing nothing).")
+    def wm_events(self, line: str = "") -> Any:
+        """The event bus log as a DataFrame, one row per published event, in causal order."""
+        args = _parse(self.wm_events, line)
+        session = _current_session()
+        last = _positive_int(args.last, "--last") if args.last is not None else None
+        if args.event_type is not None:
+            from wm_kernel.events import EVENT_TYPES
+
+            if args.event_type not in EVENT_TYPES:
+                raise UsageError(f"unknown event type {args.event_type!r} (types: "
+                                 f"{', '.join(EVENT_TYPES)})")
+        if args.clear:
+            if last is not None or args.event_type or args.failures:
+                raise UsageError("--clear takes no other option")
+            session.bus.clear_log()
+            return None
+        return events_frame(session, last, args.event_type, args.failures)
+
+    @line_magic
+    def wm_dashboard(self, line: str = "") -> None:
+        """Display the live dashboard of the current session."""
+        if line.strip():
+            raise UsageError(f"%wm_dashboard takes no arguments, got {line.strip()!r}")
+        from IPython.display import display
+
+        from wm_kernel.widgets import Dashboard
+
+        display(Dashboard(_current_session()))
+
+    @line_magic
+    @magic_arguments()
+    @argument("--clock", default=None, metavar="ISO",
+              help="Start a ManualClock at this instant (e.g. 2026-11-30T09:00:00+00:00).")
+    @argument("--first-name", default=None, help="The user's first name.")
+    @argument("--timezone", default="UTC", help="The user's IANA time zone.")
+    @argument("--user-context", default="", help="The user portrait ({user_context}).")
+    @argument("--base-prompt", default=None, help="The base prompt template.")
+    @argument("--trinkets", default=None, metavar="A,B",
+              help="Built-in trinkets to register (comma-separated class names; 'none' for none).")
+    @argument("--layout", default="default", choices=("default", "original"),
+              help="The layout: this project's default or the original's.")
+    def wm_session(self, line: str = "") -> None:
+        """Start a fresh current Session (e.g. with a ManualClock, for deterministic notebooks)."""
+        from trinkets import BUILTIN_NAMES
+        from wm_kernel.clock import ManualClock
+        from wm_kernel.composer import Layout
+        from wm_kernel.profile import Profile
+        from wm_kernel.session import Session, set_current_session
+
+        args = _parse(self.wm_session, line)
+        kwargs: dict[str, Any] = {}
+        try:
+            if args.clock is not None:
+                kwargs["clock"] = ManualClock(_required(args.clock, "--clock"))
+            kwargs["profile"] = Profile(first_name=args.first_name or None, timezone=args.timezone,
+                                        user_context=args.user_context)
+        except (ValueError, TypeError) as exc:
+            raise UsageError(str(exc)) from None
+        if args.base_prompt is not None:
+            kwargs["base_prompt"] = _required(args.base_prompt, "--base-prompt")
+        if args.trinkets is not None:
+            names = [n.strip() for n in args.trinkets.split(",") if n.strip()]
+            if names == ["none"]:
+                names = []
+            elif not names:
+                raise UsageError("--trinkets needs class names (or 'none')")
+            unknown = [n for n in names if n not in BUILTIN_NAMES]
+            if unknown:
+                raise UsageError(f"unknown built-in trinket {unknown[0]!r} (built-in: "
+                                 f"{', '.join(BUILTIN_NAMES)})")
+            import trinkets as builtin
+
+            kwargs["trinkets"] = [getattr(builtin, n) for n in names]
+        kwargs["layout"] = Layout.original() if args.layout == "original" else Layout.default()
+        set_current_session(Session(**kwargs))
+
+    # -- feeding trinkets
+    @line_magic
+    def trinket(self, line: str = "") -> Any:
+        """Feed or switch one trinket: ``%trinket NAME SUBCOMMAND [ARGS]``.
+
+        Every trinket: ``enable``, ``disable``, ``show``, ``refresh``. Built-in trinkets add their own
+        (``%trinket peanutgallery add concern "Slow down." --ttl 2``); ``%trinket NAME`` lists them.
+        """
+        try:
+            from IPython.core.magic_arguments import arg_split
+
+            words = arg_split(line)
+        except ValueError as exc:
+            raise UsageError(f"cannot read the arguments: {exc}") from None
+        if not words:
+            raise UsageError("usage: %trinket NAME SUBCOMMAND [ARGS]; see %trinkets for the names")
+        session = _current_session()
+        trinket = resolve_trinket(session, str(_unquote(words[0])))
+        subs = subcommands_for(trinket)
+        if len(words) == 1:
+            return render.PromptText("\n".join(
+                f"%trinket {trinket.name} {s.name}: {s.help}" for s in subs.values()))
+        sub = subs.get(words[1])
+        if sub is None:
+            raise UsageError(f"unknown sub-command {words[1]!r} for {trinket.name} "
+                             f"(sub-commands: {', '.join(subs)})")
+        args = _parse(sub.parser, " ".join(words[2:]))
+        return sub.handler(trinket, args)
+
+    # -- completion
+    def _complete(self, shell: Any, event: Any) -> list[str]:
+        """Tab completion for ``%trinket`` (names, sub-commands) and ``%compose`` (sections,
+        placements). Never raises: a completer error would break typing."""
+        try:
+            return self._completions(event.text_until_cursor if hasattr(event, "text_until_cursor")
+                                     else event.line)
+        except Exception:
+            return []
+
+    def _completions(self, text: str) -> list[str]:
+        from wm_kernel.session import current_session
+
+        words = text.split()
+        if text.endswith((" ", "\t")):
+            words.append("")
+        if not words:
+            return []
+        command = words[0].lstrip("%")
+        session = current_session()
+        if command == "trinket":
+            if len(words) == 2:
+                return list(session.trinkets)
+            if len(words) == 3:
+                try:
+                    trinket = resolve_trinket(session, words[1])
+                except UsageError:
+                    return []
+                return list(subcommands_for(trinket))
+            return []
+        if command == "compose" and len(words) >= 3:
+            if words[-2] in ("--section", "-s"):
+                return known_sections(session)
+            if words[-2] in ("--placement", "-p"):
+                return list(PLACEMENTS)
+        return []
+
+    # -- install / uninstall
+    def install(self) -> None:
+        """Register these magics, the completers and the config hook on the shell."""
+        shell = self.shell
+        manager = shell.magics_manager
+        for kind, names in MAGIC_NAMES.items():
+            for name in names:
+                previous = manager.magics[kind].get(name)
+                if previous is not None:
+                    self._replaced[(kind, name)] = previous
+        manager.register(self)
+        shell.configurables.append(self)
+        for key in ("%trinket", "%compose", "%%compose"):
+            shell.set_hook("complete_command", self._complete, str_key=key)
+            self._hooks.append(key)
+
+    def uninstall(self) -> None:
+        """Remove every magic, completer, config entry and trait link :meth:`install` added."""
+        shell = self.shell
+        manager = shell.magics_manager
+        for kind, names in MAGIC_NAMES.items():
+            table = manager.magics[kind]
+            for name in names:
+                current = table.get(name)
+                if current is not None and getattr(current, "__self__", None) is self:
+                    del table[name]
+                    if (kind, name) in self._replaced:
+                        table[name] = self._replaced.pop((kind, name))
+        if manager.registry.get(type(self).__name__) is self:
+            del manager.registry[type(self).__name__]
+        if self in shell.configurables:
+            shell.configurables.remove(self)
+        dispatcher = shell.strdispatchers.get("complete_command")
+        for key in self._hooks:
+            chain = dispatcher.strs.get(key) if dispatcher is not None else None
+            if chain is None:
+                continue
+            chain.chain = [(p, f) for p, f in chain.chain
+                           if getattr(f, "__func__", None) != self._complete]
+            if not chain.chain:
+                del dispatcher.strs[key]
+        self._hooks.clear()
+        for trait_link in self._links:
+            trait_link.unlink()
+        self._links.clear()
+        render.options.reset()
+
+
+def loaded_magics(shell: Any) -> WorkingMemoryMagics | None:
+    """The WorkingMemoryMagics installed on ``shell``, if any."""
+    found = shell.magics_manager.registry.get(WorkingMemoryMagics.__name__)
+    return found if isinstance(found, WorkingMemoryMagics) else None
+
+
+def load_extension(shell: Any) -> None:
+    """Install the magics on ``shell`` (once) and make sure a current Session exists."""
+    if loaded_magics(shell) is None:
+        WorkingMemoryMagics(shell=shell).install()
+    _current_session()
+
+
+def unload_extension(shell: Any) -> None:
+    """Remove everything :func:`load_extension` added to ``shell``. The session stays current:
+    code in cells may still hold and drive it."""
+    magics = loaded_magics(shell)
+    if magics is not None:
+        magics.uninstall()
