@@ -126,22 +126,23 @@ def _records(value: object, where: str, keys: tuple[str, ...]) -> list[Mapping[s
         return []
     if not isinstance(value, (list, tuple)):
         raise _Invalid(f"{where} must be a list, got {type(value).__name__}")
-    for i, item in enumerate(value):
-        if not isinstance(item, Mapping):
-            raise _Invalid(f"{where}[{i}] must be a dict, got {type(item).__name__}")
-        unknown = sorted(set(item) - set(keys), key=str)
-        if unknown:
-            raise _Invalid(f"{where}[{i}] has unknown key(s) {', '.join(map(repr, unknown))} "
-                           f"(known: {', '.join(keys)})")
-    return list(value)
+    return [_checked_keys(item, f"{where}[{i}]", keys) for i, item in enumerate(value)]
+
+
+def _checked_keys(item: object, where: str, keys: tuple[str, ...]) -> Mapping[str, Any]:
+    if not isinstance(item, Mapping):
+        raise _Invalid(f"{where} must be a dict, got {type(item).__name__}")
+    unknown = sorted(set(item) - set(keys), key=str)
+    if unknown:
+        raise _Invalid(f"{where} has unknown key(s) {', '.join(map(repr, unknown))} "
+                       f"(known: {', '.join(keys)})")
+    return item
 
 
 def normalize_memory(memory: object, where: str = "memory") -> dict[str, Any]:
     """Check one memory dict and return it with every key present (datetimes parsed, defaults
     filled, linked memories deduplicated); ValueError naming ``where`` and the field otherwise."""
-    if not isinstance(memory, Mapping):
-        raise _Invalid(f"{where} must be a dict, got {type(memory).__name__}")
-    checked = _records([memory], where, _KEYS)[0]
+    checked = _checked_keys(memory, where, _KEYS)
     for key in ("id", "text"):
         if key not in checked:
             raise _Invalid(f"{where}.{key} is required")
