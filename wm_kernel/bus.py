@@ -11,8 +11,9 @@ Examples
 >>> seen = []
 >>> bus.subscribe("TurnCompletedEvent", lambda e: seen.append(e.turn_number))
 >>> bus.subscribe(TurnCompletedEvent, lambda e: 1 / 0)
->>> bus.publish(TurnCompletedEvent.create(continuum_id="c", turn_number=1, segment_turn_number=1))
->>> seen, bus.log[-1].failures[0].error
+>>> record = bus.publish(TurnCompletedEvent.create(continuum_id="c", turn_number=1,
+...                                                 segment_turn_number=1))
+>>> seen, record.failures[0].error
 ([1], 'ZeroDivisionError: division by zero')
 """
 from __future__ import annotations

@@ -6,11 +6,10 @@ publishes SystemPromptComposedEvent, and flushes stateful trinkets on SegmentCol
 
 Examples
 --------
->>> from trinkets.base import StatefulTrinket
-from wm_kernel.bus import EventBus
+>>> from wm_kernel.bus import EventBus
 >>> from wm_kernel.events import ComposeSystemPromptEvent
 >>> bus = EventBus(); wm = WorkingMemory(bus)
->>> bus.publish(ComposeSystemPromptEvent.create(continuum_id="c1", base_prompt="Hi {first_name}"))
+>>> record = bus.publish(ComposeSystemPromptEvent.create(continuum_id="c1", base_prompt="Hi {first_name}"))
 >>> wm.composed["cached_content"].splitlines()[0]
 'Hi friend'
 """

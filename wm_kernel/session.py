@@ -117,7 +117,12 @@ class Session(HasTraits):
                                             profile=profile, clock=self.clock, layout=layout)
         self.segment_started_at = self.clock.now()
         self.listeners: list[Callable[[str, dict[str, Any]], None]] = []
-        self.recorder = History()
+        # the history is identified by (user_id, continuum_id); in a SQLite store it reloads, and the
+        # turn and segment counters resume after its last turn so new turns never overwrite old ones
+        self.recorder = History(self.store, user_id=user_id, continuum_id=self.continuum_id)
+        resumed = self.recorder.last_position()
+        if resumed is not None:
+            self.turn, self.segment_number, self.segment_turn = resumed
         if trinkets is None:
             from trinkets import BUILTIN_TRINKETS
             trinkets = BUILTIN_TRINKETS
@@ -191,7 +196,7 @@ class Session(HasTraits):
         composed = self.working_memory.composed
         assert composed is not None
         composed.turn = self.turn
-        self.recorder.record(self.turn, self.segment_number, composed)
+        self.recorder.record(self.turn, self.segment_number, composed, segment_turn=self.segment_turn)
         self.composed = composed
         self._notify("composed", {"composed": composed})
         return composed
@@ -269,11 +274,38 @@ class Session(HasTraits):
 
     @property
     def history(self) -> Any:
-        """pandas DataFrame, one row per (turn, section) of every compose."""
+        """pandas DataFrame, one row per (turn, section) of every compose (see wm_kernel.history)."""
         return self.recorder.frame()
 
+    def prompt_at(self, turn: int) -> ComposedPrompt:
+        """The prompt composed at ``turn`` (its last compose), from the history."""
+        return self.recorder.prompt_at(turn)
+
+    def diff(self, turn_a: int, turn_b: int | None = None, *, other: "Session | None" = None) -> Any:
+        """A PromptDiff from turn ``turn_a`` to ``turn_b`` (default: the latest recorded turn), or to
+        ``other``'s prompt at ``turn_b`` (default ``turn_a``) when another Session is given."""
+        from wm_kernel.diff import diff_prompts
+
+        if other is not None and not isinstance(other, Session):
+            raise TypeError(f"other must be a Session, got {type(other).__name__}")
+        target = other if other is not None else self
+        if turn_b is None:
+            if other is not None:
+                turn_b = turn_a
+            else:
+                last = self.recorder.last_position()
+                if last is None:
+                    raise ValueError("nothing recorded yet: compose first")
+                turn_b = last[0]
+        old = self.prompt_at(turn_a)
+        new = target.prompt_at(turn_b)
+        if other is None:
+            return diff_prompts(old, new, old_label=f"turn {turn_a}", new_label=f"turn {turn_b}")
+        return diff_prompts(old, new, old_label=f"{self.continuum_id} turn {turn_a}",
+                            new_label=f"{other.continuum_id} turn {turn_b}")
+
     def close(self) -> None:
-        """Refuse further driving (and close a store this session uses)."""
+        """Refuse further driving (the store stays open: it may be shared)."""
         self.closed = True
 
     def __repr__(self) -> str:
