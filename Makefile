@@ -23,7 +23,9 @@ demo: $(STAMP)
 
 ## test: unit tests, doctests and the nbval-checked notebooks
 test: $(STAMP)
-	$(PY) -m pytest -q $(ARGS)
+	@$(PY) -m pytest -q $(ARGS); status=$$?; \
+	if [ $$status -eq 5 ]; then echo "make test: pytest collected no tests" >&2; fi; \
+	exit $$status
 
 bench: $(STAMP)
 	$(PY) bench/compose.py
