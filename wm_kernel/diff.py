@@ -1,0 +1,220 @@
+"""What changed between two composed prompts, section by section, as text and as escaped HTML.
+
+Public API
+----------
+``diff_prompts(old, new, *, old_label="old", new_label="new", context=3) -> PromptDiff``
+    ``old`` and ``new`` are ComposedPrompts or plain five-key dicts. When both carry section records
+    (prompts from a compose or ``History.prompt_at``) the diff is per section (``base_prompt``,
+    ``datetime_section``, ...); otherwise it is per key of the original contract
+    (``cached_content``, ``post_history_items[0]``, ``notification_center``, ...).
+``PromptDiff``
+    ``sections`` (tuple of ``SectionDiff`` in prompt order: the new prompt's order, removed sections
+    where they were), ``changed_sections`` (names that are added, removed or changed),
+    ``counts()``, ``bool(diff)`` (anything changed), ``str(diff)`` (summary line then unified diffs),
+    ``_repr_html_()`` (every prompt text escaped with ``html.escape``).
+``SectionDiff``
+    ``name``, ``status`` ("added", "removed", "changed", "unchanged"), ``old_placement``,
+    ``new_placement``, ``old_text``, ``new_text``, ``lines`` (the unified diff lines).
+
+A section whose text is the same but whose placement moved is "changed" (its header says
+``moved system -> notification``): the model receives it elsewhere.
+
+Examples
+--------
+>>> d = diff_prompts({"cached_content": "a\\nb", "notification_center": "x"},
+...                  {"cached_content": "a\\nc", "notification_center": "x"})
+>>> d.changed_sections
+['cached_content']
+>>> print(d)
+old -> new: 1 changed, 0 added, 0 removed, 1 unchanged
+~ cached_content
+--- old/cached_content
++++ new/cached_content
+@@ -1,2 +1,2 @@
+ a
+-b
++c
+= notification_center
+"""
+from __future__ import annotations
+
+import difflib
+import html
+from dataclasses import dataclass
+from typing import Any, Mapping
+
+from wm_kernel.types import COMPOSED_KEYS, ComposedPrompt
+
+STATUSES = ("added", "removed", "changed", "unchanged")
+_MARK = {"added": "+", "removed": "-", "changed": "~", "unchanged": "="}
+
+
+@dataclass(frozen=True)
+class SectionDiff:
+    """One section (or five-key field) compared between two prompts."""
+
+    name: str
+    status: str
+    old_placement: str | None
+    new_placement: str | None
+    old_text: str
+    new_text: str
+    lines: tuple[str, ...]
+
+    @property
+    def moved(self) -> bool:
+        return (self.old_placement is not None and self.new_placement is not None
+                and self.old_placement != self.new_placement)
+
+    def header(self) -> str:
+        """``~ name (placement)`` with the move, if any."""
+        if self.moved:
+            where = f" (moved {self.old_placement} -> {self.new_placement})"
+        else:
+            placement = self.new_placement or self.old_placement
+            where = f" ({placement})" if placement else ""
+        return f"{_MARK[self.status]} {self.name}{where}"
+
+
+class PromptDiff:
+    """Per-section differences between two prompts (see the module docstring)."""
+
+    def __init__(self, sections: tuple[SectionDiff, ...], old_label: str, new_label: str) -> None:
+        self.sections = sections
+        self.old_label = old_label
+        self.new_label = new_label
+
+    @property
+    def changed_sections(self) -> list[str]:
+        """Names of the sections that were added, removed or changed, in prompt order."""
+        return [s.name for s in self.sections if s.status != "unchanged"]
+
+    def counts(self) -> dict[str, int]:
+        """How many sections have each status."""
+        return {status: sum(1 for s in self.sections if s.status == status) for status in STATUSES}
+
+    def section(self, name: str) -> SectionDiff:
+        for s in self.sections:
+            if s.name == name:
+                return s
+        raise ValueError(f"no section {name!r} in this diff (sections: "
+                         f"{', '.join(s.name for s in self.sections) or 'none'})")
+
+    def __bool__(self) -> bool:
+        return any(s.status != "unchanged" for s in self.sections)
+
+    def summary(self) -> str:
+        c = self.counts()
+        return (f"{self.old_label} -> {self.new_label}: {c['changed']} changed, {c['added']} added, "
+                f"{c['removed']} removed, {c['unchanged']} unchanged")
+
+    def __str__(self) -> str:
+        out = [self.summary()]
+        for s in self.sections:
+            out.append(s.header())
+            out.extend(s.lines)
+        return "\n".join(out)
+
+    def __repr__(self) -> str:
+        return f"<PromptDiff {self.summary()}>"
+
+    def _repr_html_(self) -> str:
+        colours = {"added": "#e6ffed", "removed": "#ffeef0", "changed": "#fff8e1", "unchanged": "#f6f8fa"}
+        parts = [f'<div class="wm-diff"><p><b>{html.escape(self.summary())}</b></p>']
+        for s in self.sections:
+            header = html.escape(s.header())
+            if s.status == "unchanged":
+                parts.append(f'<div class="wm-diff-section wm-diff-unchanged" '
+                             f'style="background:{colours[s.status]};padding:2px 6px">{header}</div>')
+                continue
+            body = []
+            for line in s.lines:
+                style = ""
+                if line.startswith("+") and not line.startswith("+++"):
+                    style = ' style="background:#cdffd8"'
+                elif line.startswith("-") and not line.startswith("---"):
+                    style = ' style="background:#ffdce0"'
+                elif line.startswith("@@"):
+                    style = ' style="color:#6f42c1"'
+                body.append(f"<span{style}>{html.escape(line)}</span>")
+            parts.append(f'<details open class="wm-diff-section wm-diff-{s.status}" '
+                         f'style="background:{colours[s.status]};padding:2px 6px"><summary>{header}'
+                         f'</summary><pre style="margin:0">' + "\n".join(body) + "</pre></details>")
+        parts.append("</div>")
+        return "".join(parts)
+
+
+def _sections(prompt: Mapping[str, Any]) -> list[tuple[str, str | None, str]] | None:
+    """(name, placement, text) per section, or None when the prompt has no section records."""
+    if isinstance(prompt, ComposedPrompt) and (prompt.sections or not any(prompt.values())):
+        return [(r.name, r.placement, r.content) for r in prompt.sections]
+    return None
+
+
+def _fields(prompt: Mapping[str, Any], what: str) -> list[tuple[str, str | None, str]]:
+    missing = [k for k in COMPOSED_KEYS if k not in prompt]
+    unknown = [k for k in prompt if k not in COMPOSED_KEYS]
+    if unknown:
+        raise ValueError(f"{what} has unknown keys {unknown} (a prompt has: {', '.join(COMPOSED_KEYS)})")
+    out: list[tuple[str, str | None, str]] = []
+    for key in COMPOSED_KEYS:
+        value = prompt.get(key, [] if key.endswith("_items") else "")
+        if key.endswith("_items"):
+            if isinstance(value, str) or not all(isinstance(v, str) for v in value):
+                raise TypeError(f"{what}[{key!r}] must be a list of strings")
+            out.extend((f"{key}[{i}]", None, v) for i, v in enumerate(value))
+        else:
+            if not isinstance(value, str):
+                raise TypeError(f"{what}[{key!r}] must be a str, got {type(value).__name__}")
+            if value or key not in missing:
+                out.append((key, None, value))
+    return out
+
+
+def _unified(old: str, new: str, old_name: str, new_name: str, context: int) -> tuple[str, ...]:
+    return tuple(difflib.unified_diff(old.splitlines(), new.splitlines(), old_name, new_name,
+                                      n=context, lineterm=""))
+
+
+def diff_prompts(old: Mapping[str, Any], new: Mapping[str, Any], *, old_label: str = "old",
+                 new_label: str = "new", context: int = 3) -> PromptDiff:
+    """Compare two prompts section by section (see the module docstring)."""
+    for what, prompt in (("old", old), ("new", new)):
+        if not isinstance(prompt, Mapping):
+            raise TypeError(f"{what} must be a ComposedPrompt or a five-key dict, got "
+                            f"{type(prompt).__name__}")
+    if isinstance(context, bool) or not isinstance(context, int) or context < 0:
+        raise ValueError(f"context must be a non-negative int, got {context!r}")
+    old_sections, new_sections = _sections(old), _sections(new)
+    if old_sections is None or new_sections is None:
+        old_sections, new_sections = _fields(old, "old"), _fields(new, "new")
+    before = {name: (placement, text) for name, placement, text in old_sections}
+    after = {name: (placement, text) for name, placement, text in new_sections}
+    # prompt order: the new prompt's, with each removed section placed after its old predecessor
+    order: list[str] = [name for name, _, _ in new_sections]
+    for index, (name, _, _) in enumerate(old_sections):
+        if name in after:
+            continue
+        anchor = next((old_sections[j][0] for j in range(index - 1, -1, -1)
+                       if old_sections[j][0] in order), None)
+        order.insert(order.index(anchor) + 1 if anchor is not None else 0, name)
+    diffs = []
+    for name in order:
+        old_placement, old_text = before.get(name, (None, ""))
+        new_placement, new_text = after.get(name, (None, ""))
+        if name not in before:
+            status = "added"
+        elif name not in after:
+            status = "removed"
+        elif old_text != new_text or old_placement != new_placement:
+            status = "changed"
+        else:
+            status = "unchanged"
+        lines: tuple[str, ...] = ()
+        if status != "unchanged":
+            lines = _unified(old_text, new_text,
+                             f"{old_label}/{name}" if name in before else "/dev/null",
+                             f"{new_label}/{name}" if name in after else "/dev/null", context)
+        diffs.append(SectionDiff(name, status, old_placement if name in before else None,
+                                 new_placement if name in after else None, old_text, new_text, lines))
+    return PromptDiff(tuple(diffs), old_label, new_label)
