@@ -104,7 +104,7 @@ def test_relative_times_follow_the_clock() -> None:
 
 @pytest.mark.parametrize("score, shown", [
     (None, None), (0.0, None), (0.5, None), (0.75, None), (0.7501, "75"), (0.76, "76"),
-    (0.29 + 0.5, "79"), (0.999, "99"), (1, "100"),
+    (0.69 + 0.08, "77"), (0.999, "99"), (1, "100"),
 ])
 def test_relevance_is_shown_only_above_0_75_as_an_integer_percentage(score: float | None,
                                                                      shown: str | None) -> None:
