@@ -248,7 +248,7 @@ class GetContextTrinket(StatefulTrinket):
     def add_pending(self, task_id: str, query: str, search_scope: list[str] | tuple[str, ...] = (),
                     search_mode: str = "standard") -> None:
         """A search has started."""
-        self._store(task_id, "pending", {"query": query, "search_scope": list(search_scope),
+        self._store(task_id, "pending", {"query": query, "search_scope": search_scope,
                                          "search_mode": search_mode})
 
     @feed
@@ -257,7 +257,7 @@ class GetContextTrinket(StatefulTrinket):
                     limitations: str | None = None) -> None:
         """A search finished with a summary and findings (``[{"point": .., "source": ..}]``)."""
         self._store(task_id, "success", {"summary": {
-            "query": query, "summary": summary, "key_findings": list(key_findings),
+            "query": query, "summary": summary, "key_findings": key_findings,
             "limitations": limitations}})
 
     @feed
