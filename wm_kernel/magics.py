@@ -171,24 +171,12 @@ def events_frame(session: Any, last: int | None = None, event_type: str | None =
     return frame
 
 
-def _section_diff(old: ComposedPrompt | None, new: ComposedPrompt) -> render.PromptText:
-    # used only when wm_kernel.diff is missing: which sections appeared, went or changed
-    before = {r.name: r.content for r in old.sections} if old is not None else {}
-    after = {r.name: r.content for r in new.sections}
-    lines = [f"+ {n} ({len(after[n]):,} chars)" for n in after if n not in before]
-    lines += [f"- {n}" for n in before if n not in after]
-    lines += [f"~ {n} ({len(before[n]):,} -> {len(after[n]):,} chars)"
-              for n in after if n in before and before[n] != after[n]]
-    return render.PromptText("\n".join(lines) or "no change since the previous compose")
-
-
 def prompt_diff(old: ComposedPrompt | None, new: ComposedPrompt) -> Any:
-    """The changes from ``old`` to ``new`` (``wm_kernel.diff.diff_prompts`` when available)."""
-    try:
-        from wm_kernel.diff import diff_prompts
-    except ImportError:
-        return _section_diff(old, new)
-    return diff_prompts(old if old is not None else ComposedPrompt(), new)
+    """The changes from ``old`` to ``new`` (``None``: the first compose, everything is added)."""
+    from wm_kernel.diff import diff_prompts
+
+    return diff_prompts(old if old is not None else ComposedPrompt(), new, old_label="previous",
+                        new_label="current")
 
 
 # -- %trinket sub-commands ---------------------------------------------------------------------
@@ -235,8 +223,186 @@ GENERIC_SUBCOMMANDS: dict[str, _Sub] = {
     )
 }
 
+_RELATIVE = re.compile(r"^\+(\d+)([mhdw])$")
+_UNITS = {"m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
+
+
+def _instant(text: str, trinket: EventAwareTrinket, what: str) -> Any:
+    """An ISO 8601 instant, or ``+N`` with a unit (m, h, d, w) counted from the session clock."""
+    from datetime import timedelta
+
+    from wm_kernel.clock import parse_instant
+
+    _required(text, what)
+    match = _RELATIVE.match(text.strip())
+    if match:
+        return trinket.working_memory.clock.now() + timedelta(**{_UNITS[match.group(2)]:
+                                                                 int(match.group(1))})
+    try:
+        return parse_instant(text)
+    except (TypeError, ValueError) as exc:
+        raise UsageError(f"{what}: {exc} (or give +N with m, h, d or w, e.g. +2h)") from None
+
+
+def _words(values: list[str], what: str) -> str:
+    return _required(" ".join(values), what)
+
+
+def _guidance_add(trinket: Any, args: Any) -> str:
+    ttl = _non_negative_int(args.ttl, "--ttl") if args.ttl is not None else None
+    return trinket.add_guidance(args.type, _words(args.text, "the guidance text"), ttl,
+                                critical=args.critical)
+
+
+def _guidance_remove(trinket: Any, args: Any) -> None:
+    trinket.remove(_required(args.id, "the guidance id"))
+
+
+def _reminder_add(trinket: Any, args: Any) -> str:
+    title = _words(args.title, "the reminder title")
+    due = _instant(args.due, trinket, "--due")
+    return trinket.add_reminder(title, due, details=args.details,
+                                category="internal" if args.internal else "user", id=args.id)
+
+
+def _reminder_complete(trinket: Any, args: Any) -> None:
+    trinket.complete(_required(args.id, "the reminder id"))
+
+
+def _reminder_delete(trinket: Any, args: Any) -> None:
+    trinket.delete(_required(args.id, "the reminder id"))
+
+
+def _memory_surface(trinket: Any, args: Any) -> int:
+    text = _words(args.text, "the memory text")
+    memory: dict[str, Any] = {"id": args.id or f"{len(trinket.memories) + 1:08d}", "text": text,
+                              "is_global": args.is_global}
+    if args.score is not None:
+        try:
+            memory["similarity_score"] = float(args.score)
+        except ValueError:
+            raise UsageError(f"--score must be a number from 0 to 1, got {args.score!r}") from None
+    if args.created is not None:
+        memory["created_at"] = _instant(args.created, trinket, "--created")
+    return trinket.surface([*trinket.memories, memory])
+
+
+def _memory_clear(trinket: Any, args: Any) -> int:
+    return trinket.surface([])
+
+
+def _context_add(trinket: Any, args: Any) -> None:
+    task_id = _required(args.task_id, "the task id")
+    query = _required(args.query, "--query")
+    status = args.status
+    fields: dict[str, Any]
+    if status == "pending":
+        scope = [s.strip() for s in (args.scope or "").split(",") if s.strip()]
+        fields = {"query": query, "search_scope": scope, "search_mode": args.mode}
+    elif status == "success":
+        findings = []
+        for finding in args.finding or []:
+            point, _, source = finding.partition(" | ")
+            findings.append({"point": _required(point, "--finding"), **({"source": source.strip()}
+                                                                       if source.strip() else {})})
+        summary: dict[str, Any] = {"query": query, "summary": args.summary or "",
+                                   "key_findings": findings}
+        if args.limitations:
+            summary["limitations"] = args.limitations
+        fields = {"summary": summary}
+    elif status == "timeout":
+        fields = {"query": query,
+                  "iteration": _non_negative_int(args.iteration or "0", "--iteration"),
+                  "findings_count": _non_negative_int(args.findings or "0", "--findings")}
+    else:
+        fields = {"query": query, "error": _required(args.error, "--error"),
+                  "error_type": args.error_type}
+    trinket.add_result(task_id, status, **fields)
+
+
+def _context_remove(trinket: Any, args: Any) -> None:
+    trinket.remove(_required(args.task_id, "the task id"))
+
+
+def _doc_section(action: str) -> SubHandler:
+    def handler(trinket: Any, args: Any) -> None:
+        getattr(trinket, f"{action}_section")(_required(args.label, "the document label"),
+                                              _required(args.section_id, "the section id"))
+    handler.__name__ = f"_doc_{action}"
+    return handler
+
+
+def _doc_documents(trinket: Any, args: Any) -> Any:
+    import pandas as pd
+
+    return pd.DataFrame(trinket.documents(),
+                        columns=["label", "title", "enabled", "archived", "sections"])
+
+
+_ID = ((("id",), {"help": "The item's id."}),)
+_DOC_SECTION = ((("label",), {"help": "The document label."}),
+                (("section_id",), {"help": "The section id."}))
+
 #: Sub-commands specific to one built-in trinket class: class name -> sub-command -> _Sub.
-TRINKET_SUBCOMMANDS: dict[str, dict[str, _Sub]] = {}
+TRINKET_SUBCOMMANDS: dict[str, dict[str, _Sub]] = {
+    "PeanutGalleryTrinket": {sub.name: sub for sub in (
+        _Sub("add", "Add guidance: TYPE (concern or coaching) TEXT [--ttl N] [--critical].",
+             _guidance_add,
+             ((("type",), {"help": "concern or coaching"}),
+              (("text",), {"nargs": "*", "help": "The guidance."}),
+              (("--ttl",), {"default": None, "help": "Turns to live after this one (default 5)."}),
+              (("--critical",), {"action": "store_true", "help": "The critical group."}))),
+        _Sub("remove", "Remove guidance by id.", _guidance_remove, _ID),
+    )},
+    "ReminderManager": {sub.name: sub for sub in (
+        _Sub("add", "Add a reminder: TITLE --due ISO|+2h [--details D] [--internal] [--id ID].",
+             _reminder_add,
+             ((("title",), {"nargs": "*", "help": "What to remind of."}),
+              (("--due",), {"required": True, "help": "ISO 8601 with offset, or +N[m|h|d|w]."}),
+              (("--details",), {"default": "", "help": "Longer text."}),
+              (("--internal",), {"action": "store_true", "help": "The assistant's own reminder."}),
+              (("--id",), {"default": None, "help": "The id to use."}))),
+        _Sub("complete", "Mark a reminder done.", _reminder_complete, _ID),
+        _Sub("delete", "Remove a reminder.", _reminder_delete, _ID),
+    )},
+    "ProactiveMemoryTrinket": {sub.name: sub for sub in (
+        _Sub("surface", "Surface one more memory: TEXT [--id ID] [--score S] [--global] "
+                        "[--created ISO|+N]. Shows from the next compose.", _memory_surface,
+             ((("text",), {"nargs": "*", "help": "The memory."}),
+              (("--id",), {"default": None, "help": "The memory id."}),
+              (("--score",), {"default": None, "help": "Similarity, 0 to 1."}),
+              (("--global",), {"dest": "is_global", "action": "store_true",
+                               "help": "A global memory."}),
+              (("--created",), {"default": None, "help": "When it was made."}))),
+        _Sub("clear", "Surface no memories.", _memory_clear),
+    )},
+    "GetContextTrinket": {sub.name: sub for sub in (
+        _Sub("add", "Report on a search: TASK_ID STATUS --query Q, then by status: pending "
+                    "[--scope A,B] [--mode M]; success --summary S [--finding 'POINT | SOURCE']... "
+                    "[--limitations L]; timeout --iteration N --findings N; failed --error E "
+                    "[--error-type T].", _context_add,
+             ((("task_id",), {"help": "The search task id."}),
+              (("status",), {"choices": ("pending", "success", "timeout", "failed")}),
+              (("--query",), {"default": None, "help": "The search query."}),
+              (("--scope",), {"default": None}), (("--mode",), {"default": "standard"}),
+              (("--summary",), {"default": None}),
+              (("--finding",), {"action": "append", "default": None}),
+              (("--limitations",), {"default": None}),
+              (("--iteration",), {"default": None}), (("--findings",), {"default": None}),
+              (("--error",), {"default": None}), (("--error-type",), {"default": "Error"}))),
+        _Sub("remove", "Forget one task's result.", _context_remove,
+             ((("task_id",), {"help": "The search task id."}),)),
+    )},
+    "DomaindocTrinket": {sub.name: sub for sub in (
+        _Sub("expand", "Expand a section: LABEL SECTION_ID.", _doc_section("expand"), _DOC_SECTION),
+        _Sub("collapse", "Collapse a section (and hide its subsections): LABEL SECTION_ID.",
+             _doc_section("collapse"), _DOC_SECTION),
+        _Sub("pin", "Pin a section (always expanded): LABEL SECTION_ID.", _doc_section("pin"),
+             _DOC_SECTION),
+        _Sub("unpin", "Unpin a section: LABEL SECTION_ID.", _doc_section("unpin"), _DOC_SECTION),
+        _Sub("documents", "The stored documents, as a DataFrame.", _doc_documents),
+    )},
+}
 
 
 def subcommands_for(trinket: EventAwareTrinket) -> dict[str, _Sub]:
@@ -496,7 +662,11 @@ class WorkingMemoryMagics(Magics):
             raise UsageError(f"unknown sub-command {words[1]!r} for {trinket.name} "
                              f"(sub-commands: {', '.join(subs)})")
         args = _parse(sub.parser, " ".join(words[2:]))
-        return sub.handler(trinket, args)
+        try:
+            return sub.handler(trinket, args)
+        except (ValueError, TypeError) as exc:
+            # the trinkets validate before they change anything, so their refusal is a usage error
+            raise UsageError(str(exc)) from None
 
     # -- completion
     def _complete(self, shell: Any, event: Any) -> list[str]:
@@ -527,12 +697,31 @@ class WorkingMemoryMagics(Magics):
                 except UsageError:
                     return []
                 return list(subcommands_for(trinket))
-            return []
+            return self._argument_completions(session, words)
         if command == "compose" and len(words) >= 3:
             if words[-2] in ("--section", "-s"):
                 return known_sections(session)
             if words[-2] in ("--placement", "-p"):
                 return list(PLACEMENTS)
+        return []
+
+    @staticmethod
+    def _argument_completions(session: Any, words: list[str]) -> list[str]:
+        try:
+            trinket = resolve_trinket(session, words[1])
+        except UsageError:
+            return []
+        if trinket.name != "DomaindocTrinket" or words[2] not in ("expand", "collapse", "pin",
+                                                                   "unpin"):
+            return []
+        if len(words) == 4:
+            return [d["label"] for d in trinket.documents()]  # type: ignore[attr-defined]
+        if len(words) == 5:
+            try:
+                doc = trinket.document(words[3])  # type: ignore[attr-defined]
+            except ValueError:
+                return []
+            return [r["id"] for r in doc.get("sections") or [] if isinstance(r, dict)]
         return []
 
     # -- install / uninstall
