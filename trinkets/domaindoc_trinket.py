@@ -253,6 +253,7 @@ class DomaindocTrinket(EventAwareTrinket):
         if not isinstance(record, dict) or not isinstance(record.get("sections", []), list):
             raise ValueError(f"document {label!r} is malformed in the store")
         record.setdefault("sections", [])
+        record["label"] = label
         return record
 
     def _change(self, label: str, change: Callable[[dict[str, Any]], None]) -> None:
@@ -261,6 +262,7 @@ class DomaindocTrinket(EventAwareTrinket):
         with store.transaction():
             record = self._load(label)
             change(record)
+            del record["label"]  # the field name holds it
             store.hset(self.store_key, label, record)
 
     @staticmethod
