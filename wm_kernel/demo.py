@@ -1,50 +1,119 @@
-"""The headless demo: a Session with every built-in trinket, fed with sample data, over a few turns."""
+"""The headless demo: a Session with every built-in trinket, fed with sample data, over a few turns.
+
+``python -m wm_kernel demo`` prints the composed prompt at turn 0, a per-turn summary (sections,
+characters, what expired), and the prompt at the last turn. Everything runs on a ManualClock, so the
+output is the same on every run. :func:`feed_sample_data` is reused by benchmarks and notebooks.
+"""
 from __future__ import annotations
 
+import sys
 from typing import TextIO
 
 from wm_kernel.clock import ManualClock
 from wm_kernel.profile import Profile
 from wm_kernel.session import Session
+from wm_kernel.types import ComposedPrompt
+
+DEMO_START = "2026-11-30T09:05:00+00:00"
+
+USER_MODEL = """<mira:user_model>
+<mira:observation section="communication" confidence="high">Prefers short answers with the reasoning shown.</mira:observation>
+<mira:observation section="work" confidence="medium">Works on numerical methods; checks every derivation.</mira:observation>
+<mira:checkin><mira:topic section="communication" reason="Asked twice for more detail this week."/></mira:checkin>
+</mira:user_model>"""
 
 
 def build_demo_session() -> Session:
-    """A deterministic Session with sample data in every trinket."""
-    clock = ManualClock("2026-11-30T09:05:00+00:00")
-    session = Session(
+    """A deterministic Session (ManualClock, Europe/London) with every built-in trinket."""
+    return Session(
         base_prompt="You are a thoughtful assistant helping {first_name}.{user_context}",
         profile=Profile(first_name="Ada", timezone="Europe/London",
-                        user_context="Ada is a mathematician who likes precise answers."),
-        clock=clock)
-    return session
+                        user_context="Ada is a mathematician who likes precise answers.",
+                        account_created="2026-05-30T09:00:00+00:00"),
+        clock=ManualClock(DEMO_START), continuum_id="demo")
+
+
+def feed_sample_data(session: Session) -> None:
+    """Give every built-in trinket something to show (skips trinkets the session lacks)."""
+    trinkets = session.trinkets
+    if "LoraTrinket" in trinkets:
+        lora = trinkets["LoraTrinket"]
+        lora.set_user_model(USER_MODEL)
+        lora.set_checkin_due(True)
+    if "ReminderManager" in trinkets:
+        reminders = trinkets["ReminderManager"]
+        reminders.add_reminder("Send the referee report", "2026-11-30T08:30:00+00:00",
+                               details="Journal of Numerical Analysis, manuscript 1187")
+        reminders.add_reminder("Call the bank", "2026-11-30T16:00:00+00:00")
+        reminders.add_reminder("Re-run the nightly evaluation", "2026-11-30T11:00:00+00:00",
+                               category="internal")
+    if "ProactiveMemoryTrinket" in trinkets:
+        trinkets["ProactiveMemoryTrinket"].surface([
+            {"id": "5c1d8e2f-0a4b-4c3d-9e8f-1234567890ab",
+             "text": "Ada is preparing a talk on Runge-Kutta stability for 12 December",
+             "created_at": "2026-11-23T10:00:00+00:00", "similarity_score": 0.88,
+             "happens_at": "2026-12-12T14:00:00+00:00"},
+            {"id": "9e8f7a6b-1111-2222-3333-444455556666",
+             "text": "Ada writes her notes in LaTeX", "created_at": "2026-09-01T10:00:00+00:00",
+             "similarity_score": 0.62, "is_global": True},
+        ])
+    if "GetContextTrinket" in trinkets:
+        search = trinkets["GetContextTrinket"]
+        search.add_success("task-1", "Runge-Kutta stability regions",
+                           "Explicit RK methods have bounded stability regions; implicit ones can be "
+                           "A-stable.",
+                           key_findings=[{"point": "RK4 is stable on the negative real axis down to "
+                                                   "about -2.78", "source": "Hairer & Wanner"},
+                                         {"point": "No explicit RK method is A-stable"}],
+                           limitations="Textbook sources only")
+        search.add_failed("task-2", "Ada's calendar for December", "calendar service unreachable",
+                          "ConnectionError")
+    if "PeanutGalleryTrinket" in trinkets:
+        gallery = trinkets["PeanutGalleryTrinket"]
+        gallery.add_guidance("concern", "You have answered three questions without checking the "
+                                        "units; check them.", ttl=2)
+        gallery.add_guidance("coaching", "Offer a worked example before the general rule.", ttl=4)
+    if "DomaindocTrinket" in trinkets:
+        docs = trinkets["DomaindocTrinket"]
+        docs.create_document("talk", "Runge-Kutta talk", "Outline of the 12 December talk")
+        docs.add_section("talk", "intro", "Introduction", "Why stability matters for stiff "
+                         "problems.", summary="Motivation")
+        docs.add_section("talk", "methods", "Methods", "Explicit and implicit schemes.",
+                         summary="The schemes compared")
+        docs.add_section("talk", "rk4", "RK4", "The classical fourth-order method.",
+                         parent="methods", summary="The classical method")
+        docs.collapse_section("talk", "methods")
 
 
 def run_demo(turns: int = 6, quiet: bool = False, out: TextIO | None = None) -> int:
-    import sys
-
+    """Compose, advance ``turns`` turns, and print the prompts and a per-turn summary."""
     out = out or sys.stdout
     if turns < 1:
         print("demo: --turns must be at least 1", file=sys.stderr)
         return 2
     session = build_demo_session()
+    feed_sample_data(session)
     composed = session.compose()
     if not quiet:
         out.write("=== composed prompt at turn 0 ===\n")
-        out.write(render_text(composed) + "\n")
+        out.write(render_text(composed) + "\n\n")
     out.write(f"{'turn':>4}  {'sections':>8}  {'chars':>6}  expired\n")
+    out.write(f"{0:>4}  {len(composed.sections):>8}  {sum(r.chars for r in composed.sections):>6}  -\n")
     for _ in range(turns):
+        session.clock.advance(minutes=3)
         expired = session.advance_turn()
         composed = session.composed
-        chars = sum(r.chars for r in composed.sections)
-        gone = ", ".join(f"{e['trinket']}:{e['label']}" for e in expired) or "-"
-        out.write(f"{session.turn:>4}  {len(composed.sections):>8}  {chars:>6}  {gone}\n")
+        gone = "; ".join(f"{e['trinket']}: {e['label']}" for e in expired) or "-"
+        out.write(f"{session.turn:>4}  {len(composed.sections):>8}  "
+                  f"{sum(r.chars for r in composed.sections):>6}  {gone}\n")
     if not quiet:
-        out.write(f"=== composed prompt at turn {session.turn} ===\n")
+        out.write(f"\n=== composed prompt at turn {session.turn} ===\n")
         out.write(render_text(session.composed) + "\n")
     return 0
 
 
-def render_text(composed) -> str:
+def render_text(composed: ComposedPrompt) -> str:
+    """The five parts of a composed prompt as labelled plain text."""
     parts = [f"--- system (cached) ---\n{composed['cached_content']}",
              f"--- system (not cached) ---\n{composed['non_cached_content']}"]
     for i, item in enumerate(composed["conversation_prefix_items"], 1):
