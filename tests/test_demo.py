@@ -14,7 +14,7 @@ def test_demo_table_shows_guidance_and_search_errors_expiring():
     assert run_demo(turns=7, quiet=True, out=out) == 0
     lines = out.getvalue().splitlines()
     assert lines[0] == "turn  sections   chars  expired"
-    expired = {int(line.split()[0]): line.split("  ", 4)[-1].strip() for line in lines[1:]}
+    expired = {int(line[:4]): line[24:] for line in lines[1:]}
     assert [t for t, what in expired.items() if what != "-"] == [3, 5, 6]
     assert expired[3].startswith("PeanutGalleryTrinket: concern: You have answered three questions")
     assert expired[5] == "PeanutGalleryTrinket: coaching: Offer a worked example before the general rule."
