@@ -1,0 +1,413 @@
+"""Scenarios (record, save, load, replay), variants and compare."""
+from __future__ import annotations
+
+import json
+import os
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from trinkets.base import EventAwareTrinket, feed
+from wm_kernel.clock import ManualClock, SystemClock
+from wm_kernel.composer import Layout
+from wm_kernel.experiments import (Scenario, ScenarioError, ScenarioRecorder, Variant, as_variant,
+                                   decode_value, encode_value)
+from wm_kernel.profile import Profile
+from wm_kernel.session import Session
+from wm_kernel.types import COMPOSED_KEYS
+
+START = "2026-11-30T09:00:00+00:00"
+USER_MODEL = ('<mira:user_model><mira:observation section="style" confidence="high">'
+              'Likes short answers.</mira:observation></mira:user_model>')
+
+
+def collect(session: Session) -> list[tuple[int, dict[str, Any]]]:
+    """Attach a listener that keeps (turn, five keys) of every compose."""
+    seen: list[tuple[int, dict[str, Any]]] = []
+    session.listeners.append(
+        lambda what, details: seen.append((session.turn, details["composed"].as_dict()))
+        if what == "composed" else None)
+    return seen
+
+
+def drive(session: Session) -> None:
+    """A notebook-like session touching every built-in trinket, the clock, profile and base prompt."""
+    clock = session.clock
+    assert isinstance(clock, ManualClock)
+    session.compose()
+    session.trinket("PeanutGalleryTrinket").add_guidance("concern", "Slow down & <listen>.", ttl=1)
+    session.trinket("ReminderManager").add_reminder(
+        "Call the bank", datetime(2026, 11, 30, 11, 0, tzinfo=timezone.utc), details="Loan papers")
+    session.trinket("GetContextTrinket").add_pending("t1", "tax rules", search_scope=("docs", "web"))
+    session.trinket("LoraTrinket").set_user_model(USER_MODEL)
+    session.trinket("ProactiveMemoryTrinket").surface([
+        {"id": "3f2a9c1b-77d0", "text": "Ada drinks tea", "similarity_score": 0.9,
+         "created_at": "2026-11-27T09:00:00+00:00"}])
+    docs = session.trinket("DomaindocTrinket")
+    docs.create_document("handbook", "Team handbook")
+    docs.add_section("handbook", "intro", "Intro", "Welcome aboard.")
+    session.advance_turn()
+    clock.advance(minutes=20)
+    session.trinket("GetContextTrinket").add_success(
+        "t1", "tax rules", "Rates changed in 2026.", key_findings=[{"point": "New rate", "source": "gov"}])
+    session.advance_turn(2)
+    session.trinket("TimeManager").enabled = False          # a trait switch, not a feed call
+    session.base_prompt = "You are terse with {first_name}."
+    session.profile = session.profile.replace(first_name="Bea")
+    session.compose()
+    clock.advance(hours=2)
+    session.collapse_segment("Tax talk\nWe went through rates.", tools_used=["search"])
+    session.trinket("TimeManager").set_enabled(True)
+    session.auto_compose = False
+    session.advance_turn()
+    clock.set("2026-12-01T08:00:00+01:00")
+    session.compose()
+
+
+def new_session(**kwargs: Any) -> Session:
+    return Session(base_prompt="You help {first_name}.",
+                   profile=Profile(first_name="Ada", timezone="Europe/London"),
+                   clock=ManualClock(START), continuum_id="support-1", **kwargs)
+
+
+# -- record and replay
+
+def test_replaying_a_recorded_session_composes_the_identical_prompts(tmp_path: Path) -> None:
+    live = new_session()
+    recorded = collect(live)
+    recorder = Scenario.record(live)
+    drive(live)
+    recorder.stop()
+    path = tmp_path / "scenario.jsonl"
+    recorder.save(path)
+
+    # every compose of the replay, five keys each, equals the live session's
+    again: list[tuple[int, dict[str, Any]]] = []
+    replay = Scenario.load(path).run(listeners=[lambda what, d: again.append(
+        (d["composed"].turn, d["composed"].as_dict())) if what == "composed" else None])
+    assert replay.turn == live.turn == 4
+    assert len(again) == len(recorded) == 7
+    assert [t for t, _ in again] == [t for t, _ in recorded] == [0, 1, 2, 3, 3, 3, 4]
+    for (_, got), (_, want) in zip(again, recorded):
+        assert set(got) == set(COMPOSED_KEYS)
+        assert got == want
+    # the prompts really exercised the trinkets
+    last = recorded[-1][1]
+    assert "Bea" in last["cached_content"] and "Likes short answers." in last["cached_content"]
+    assert "TODAY IS TUESDAY, DECEMBER 01, 2026 AT 7:00 AM GMT." in last["notification_center"]
+
+
+def test_recorded_file_reads_as_the_documented_steps(tmp_path: Path) -> None:
+    live = new_session()
+    with Scenario.record(live) as recorder:
+        drive(live)
+    lines = recorder.scenario.dumps().splitlines()
+    header = json.loads(lines[0])
+    assert header == {
+        "format": "wm-kernel-scenario", "version": 1, "base_prompt": "You help {first_name}.",
+        "profile": {"first_name": "Ada", "timezone": "Europe/London"}, "clock": START,
+        "user_id": "notebook",
+        "trinkets": ["TimeManager", "LoraTrinket", "ManifestTrinket", "ReminderManager",
+                     "ProactiveMemoryTrinket", "GetContextTrinket", "PeanutGalleryTrinket",
+                     "DomaindocTrinket"],
+        "continuum_id": "support-1", "auto_compose": True, "layout": None}
+    steps = [json.loads(line) for line in lines[1:]]
+    assert [s["step"] for s in steps] == [
+        "compose", "feed", "feed", "feed", "feed", "feed", "feed", "feed", "turn", "clock", "feed",
+        "turn", "feed", "base_prompt", "profile", "compose", "clock", "collapse", "feed",
+        "auto_compose", "turn", "clock", "compose"]
+    assert steps[2] == {"step": "feed", "trinket": "ReminderManager", "method": "add_reminder",
+                        "args": ["Call the bank", {"$datetime": "2026-11-30T11:00:00+00:00"}],
+                        "kwargs": {"details": "Loan papers"}}
+    assert steps[3]["kwargs"] == {"search_scope": {"$tuple": ["docs", "web"]}}
+    assert steps[9] == {"step": "clock", "advance": 1200}
+    assert steps[11] == {"step": "turn", "n": 2}               # advance_turn(2): one step
+    assert steps[12] == {"step": "feed", "trinket": "TimeManager", "method": "set_enabled",
+                         "args": [False], "kwargs": {}}
+    assert steps[14] == {"step": "profile", "fields": {"first_name": "Bea"}}
+    assert steps[17] == {"step": "collapse", "summary": "Tax talk\nWe went through rates.",
+                         "tools_used": ["search"]}
+    assert steps[21] == {"step": "clock", "set": "2026-12-01T08:00:00+01:00"}
+    assert not recorder.active
+
+
+def test_stop_removes_every_hook() -> None:
+    live = new_session()
+    hooks_before = (len(live.listeners), len(live.clock.listeners),  # type: ignore[attr-defined]
+                    len(live.working_memory.feed_listeners))
+    recorder = Scenario.record(live)
+    live.advance_turn()
+    scenario = recorder.stop()
+    assert (len(live.listeners), len(live.clock.listeners),  # type: ignore[attr-defined]
+            len(live.working_memory.feed_listeners)) == hooks_before
+    live.advance_turn()
+    live.base_prompt = "changed"
+    live.trinket("TimeManager").enabled = False
+    live.clock.advance(minutes=1)  # type: ignore[attr-defined]
+    assert scenario.steps == [{"step": "turn", "n": 1}]
+    assert recorder.stop() is scenario                        # a second stop is a no-op
+
+
+def test_record_refuses_what_it_cannot_replay() -> None:
+    with pytest.raises(ValueError, match="needs a Session with a ManualClock"):
+        Scenario.record(Session(clock=SystemClock(), trinkets=[]))
+    started = new_session()
+    started.advance_turn()
+    with pytest.raises(ValueError, match="start recording before the first turn"):
+        Scenario.record(started)
+
+
+class Box(EventAwareTrinket):
+    """A test trinket whose feed takes an unrecordable value."""
+
+    variable_name = "box"
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.items: list[str] = []
+
+    @feed
+    def put(self, item: Any) -> None:
+        self.items.append(str(item))
+
+    def generate_content(self, context: dict[str, Any]) -> str:
+        return "\n".join(self.items)
+
+
+BOX_LAYOUT = Layout.default().with_section("box", "system")
+
+
+def test_an_unrecordable_feed_fails_the_save_not_the_call(tmp_path: Path) -> None:
+    live = new_session(trinkets=[Box], layout=BOX_LAYOUT)
+    recorder = Scenario.record(live)
+    live.trinket("Box").put({1, 2})                           # the live call works
+    live.trinket("Box").put("ok")
+    assert live.trinket("Box").items == ["{1, 2}", "ok"]
+    with pytest.raises(ScenarioError, match=r"^the recording is incomplete: feed Box\.put: cannot "
+                                            r"record a value of type set"):
+        recorder.save(tmp_path / "s.jsonl")
+    assert not (tmp_path / "s.jsonl").exists()
+
+
+def test_custom_trinkets_replay_with_factories() -> None:
+    live = new_session(trinkets=[Box], layout=BOX_LAYOUT)
+    recorder = Scenario.record(live)
+    live.trinket("Box").put("apples")
+    live.advance_turn()
+    scenario = recorder.stop()
+    assert scenario.layout == {"name": "default", "placements": BOX_LAYOUT.as_dict()}
+    with pytest.raises(ScenarioError, match=r"trinket 'Box' is not built in; pass "
+                                            r"factories=\{'Box': <class or factory>\} to run\(\)"):
+        scenario.run()
+    replay = scenario.run(factories={"Box": Box})
+    assert replay.composed is not None
+    assert replay.composed.as_dict() == live.composed.as_dict()  # type: ignore[union-attr]
+    assert replay.composed.section("box").content == "apples"
+
+
+# -- building, saving and loading
+
+def build() -> Scenario:
+    return (Scenario(base_prompt="You help {first_name}.", profile={"first_name": "Ada"},
+                     clock=START, trinkets=["TimeManager", "PeanutGalleryTrinket"])
+            .compose()
+            .feed("PeanutGalleryTrinket", "add_guidance", "coaching", "Ask first.", ttl=2)
+            .advance(minutes=5)
+            .advance_turn(3)
+            .collapse_segment("Done", tools_used=["search"])
+            .set_clock(datetime(2026, 12, 1, 9, 0, tzinfo=timezone.utc))
+            .set_base_prompt("Hi {first_name}")
+            .set_profile(first_name="Bea")
+            .set_auto_compose(False)
+            .compose())
+
+
+def test_save_and_load_round_trip(tmp_path: Path) -> None:
+    scenario = build()
+    path = tmp_path / "s.jsonl"
+    scenario.save(path)
+    loaded = Scenario.load(path)
+    assert loaded == scenario
+    assert loaded.turns == 3 and len(loaded) == 10
+    assert path.read_text(encoding="utf-8") == scenario.dumps()
+    assert path.read_text(encoding="utf-8").splitlines()[1:] == [
+        '{"step": "compose"}',
+        '{"step": "feed", "trinket": "PeanutGalleryTrinket", "method": "add_guidance", '
+        '"args": ["coaching", "Ask first."], "kwargs": {"ttl": 2}}',
+        '{"step": "clock", "advance": 300}',
+        '{"step": "turn", "n": 3}',
+        '{"step": "collapse", "summary": "Done", "tools_used": ["search"]}',
+        '{"step": "clock", "set": "2026-12-01T09:00:00+00:00"}',
+        '{"step": "base_prompt", "text": "Hi {first_name}"}',
+        '{"step": "profile", "fields": {"first_name": "Bea"}}',
+        '{"step": "auto_compose", "value": false}',
+        '{"step": "compose"}']
+    a, b = scenario.run(), loaded.run()
+    assert a.composed.as_dict() == b.composed.as_dict()  # type: ignore[union-attr]
+    assert b.composed["cached_content"].startswith("Hi Bea\n\n")  # type: ignore[index]
+
+
+def test_save_is_atomic(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = tmp_path / "s.jsonl"
+    path.write_text("old contents\n", encoding="utf-8")
+    scenario = build()
+    import wm_kernel.experiments as experiments
+
+    calls = {"n": 0}
+    real = experiments._json_line
+
+    def failing(obj: Any) -> str:
+        calls["n"] += 1
+        if calls["n"] == 4:
+            raise OSError("disk full")
+        return real(obj)
+
+    monkeypatch.setattr(experiments, "_json_line", failing)
+    with pytest.raises(OSError, match="disk full"):
+        scenario.save(path)
+    assert calls["n"] == 4                                     # it failed mid-file
+    assert path.read_text(encoding="utf-8") == "old contents\n"
+    assert sorted(os.listdir(tmp_path)) == ["s.jsonl"]         # no temporary file left behind
+
+
+def test_save_keeps_an_existing_files_mode(tmp_path: Path) -> None:
+    path = tmp_path / "s.jsonl"
+    path.write_text("x", encoding="utf-8")
+    path.chmod(0o640)
+    build().save(path)
+    assert path.stat().st_mode & 0o777 == 0o640
+    fresh = tmp_path / "t.jsonl"
+    build().save(fresh)
+    assert fresh.stat().st_mode & 0o777 == 0o644
+
+
+HEADER = ('{"format": "wm-kernel-scenario", "version": 1, "clock": "2026-11-30T09:00:00+00:00", '
+          '"trinkets": ["PeanutGalleryTrinket"]}')
+
+
+@pytest.mark.parametrize(("lines", "message"), [
+    ([], "scenario.jsonl: empty file (expected a header line)"),
+    (['{"format": "wm-kernel-scenario", "version": 2, "clock": "2026-11-30T09:00:00+00:00"}'],
+     "scenario.jsonl line 1: field 'version' must be 1 (this wm-kernel reads version 1; got 2)"),
+    (['{"version": 1, "clock": "2026-11-30T09:00:00+00:00"}'],
+     "scenario.jsonl line 1: field 'format' must be 'wm-kernel-scenario': is this a scenario file?"),
+    (['{"format": "wm-kernel-scenario", "version": 1}'],
+     "scenario.jsonl line 1: field 'clock' is missing (the replay's start time, ISO 8601 with offset)"),
+    (['{"format": "wm-kernel-scenario", "version": 1, "clock": "2026-11-30T09:00:00"}'],
+     "scenario.jsonl line 1: field 'clock': date-time 2026-11-30T09:00:00 has no time zone; add one, "
+     "e.g. +00:00"),
+    (['{"format": "wm-kernel-scenario", "version": 1, "clock": "2026-11-30T09:00:00+00:00", '
+      '"profile": {"timezone": "Mars/Olympus"}}'],
+     "scenario.jsonl line 1: field 'profile': unknown time zone 'Mars/Olympus' (use an IANA name such "
+     "as 'Europe/London' or 'UTC')"),
+    (['{"format": "wm-kernel-scenario", "version": 1, "clock": "2026-11-30T09:00:00+00:00", '
+      '"profile": {"name": "Ada"}}'],
+     "scenario.jsonl line 1: field 'profile' has unknown Profile field 'name' (fields: first_name, "
+     "timezone, user_context, account_created, model_id, model_name)"),
+    (['{"format": "wm-kernel-scenario", "version": 1, "clock": "2026-11-30T09:00:00+00:00", '
+      '"colour": "red"}'],
+     "scenario.jsonl line 1: unknown field 'colour' for the header (fields: format, version, "
+     "base_prompt, profile, clock, user_id, trinkets, continuum_id, auto_compose, layout)"),
+    (['{"format": "wm-kernel-scenario", "version": 1, "clock": "2026-11-30T09:00:00+00:00", '
+      '"layout": {"placements": {"footer": ["x"]}}}'],
+     "scenario.jsonl line 1: field 'layout': unknown placement 'footer' (placements: system, "
+     "conversation_prefix, post_history, notification)"),
+    ([HEADER, '', '{"step": "turn", "n": 1}', '{"step": "turn"}', '{"step": "turn", "n": 0}'],
+     "scenario.jsonl line 5: field 'n' must be a positive integer"),
+    ([HEADER, '{"step": "turn", "n": true}'],
+     "scenario.jsonl line 2: field 'n' must be a positive integer"),
+    ([HEADER, '{"step": "turns", "n": 2}'],
+     "scenario.jsonl line 2: field 'step' must be one of base_prompt, profile, feed, turn, collapse, "
+     "clock, compose, auto_compose (got 'turns')"),
+    ([HEADER, '{"n": 2}'], "scenario.jsonl line 2: field 'step' is missing"),
+    ([HEADER, '{"step": "turn", "count": 2}'],
+     "scenario.jsonl line 2: unknown field 'count' for a 'turn' step (fields: step, n)"),
+    ([HEADER, '{"step": "turn", "n": 2'],
+     "scenario.jsonl line 2: not valid JSON (Expecting ',' delimiter at column 24)"),
+    ([HEADER, '[1, 2]'], "scenario.jsonl line 2: a step must be a JSON object, got list"),
+    ([HEADER, '{"step": "feed", "trinket": "TimeManager", "method": "set_enabled"}'],
+     "scenario.jsonl line 2: field 'trinket': 'TimeManager' is not one of the scenario's trinkets "
+     "(PeanutGalleryTrinket)"),
+    ([HEADER, '{"step": "feed", "trinket": "PeanutGalleryTrinket", "method": "add_guidence"}'],
+     "scenario.jsonl line 2: field 'method': 'add_guidence' is not a feed method of "
+     "PeanutGalleryTrinket (feed methods: add_guidance, remove, set_enabled)"),
+    ([HEADER, '{"step": "feed", "trinket": "PeanutGalleryTrinket", "method": "remove", '
+              '"args": "g1"}'],
+     "scenario.jsonl line 2: field 'args' must be a list"),
+    ([HEADER, '{"step": "feed", "trinket": "PeanutGalleryTrinket", "method": "remove", '
+              '"args": [{"$datetime": "soon"}]}'],
+     "scenario.jsonl line 2: field 'args': $datetime 'soon' is not an ISO 8601 date-time"),
+    ([HEADER, '{"step": "clock"}'],
+     "scenario.jsonl line 2: a 'clock' step needs exactly one of the fields 'advance' or 'set'"),
+    ([HEADER, '{"step": "clock", "advance": -5}'],
+     "scenario.jsonl line 2: field 'advance' must be a number of seconds >= 0"),
+    ([HEADER, '{"step": "clock", "set": "tomorrow"}'],
+     "scenario.jsonl line 2: field 'set': not an ISO 8601 date-time: 'tomorrow'"),
+    ([HEADER, '{"step": "collapse", "tools_used": "search"}'],
+     "scenario.jsonl line 2: field 'tools_used' must be a list of strings"),
+    ([HEADER, '{"step": "base_prompt"}'], "scenario.jsonl line 2: field 'text' must be a string"),
+    ([HEADER, '{"step": "profile", "fields": {"timezone": "Nowhere"}}'],
+     "scenario.jsonl line 2: field 'fields': unknown time zone 'Nowhere' (use an IANA name such as "
+     "'Europe/London' or 'UTC')"),
+    ([HEADER, '{"step": "auto_compose", "value": "yes"}'],
+     "scenario.jsonl line 2: field 'value' must be true or false"),
+])
+def test_bad_files_name_the_line_and_field(tmp_path: Path, lines: list[str], message: str) -> None:
+    path = tmp_path / "scenario.jsonl"
+    path.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+    with pytest.raises(ScenarioError) as info:
+        Scenario.load(path)
+    assert str(info.value) == message.replace("scenario.jsonl", str(path), 1)
+    assert "\n" not in str(info.value)
+    assert isinstance(info.value, ValueError)
+
+
+def test_a_failing_step_names_its_line(tmp_path: Path) -> None:
+    path = tmp_path / "scenario.jsonl"
+    path.write_text(HEADER + "\n" + '{"step": "turn"}\n'
+                    '{"step": "feed", "trinket": "PeanutGalleryTrinket", "method": "add_guidance", '
+                    '"args": ["worry", "Hm."]}\n', encoding="utf-8")
+    with pytest.raises(ScenarioError, match=(
+            r"line 3: feed PeanutGalleryTrinket\.add_guidance failed: ValueError: ")):
+        Scenario.load(path).run()
+
+
+def test_steps_built_in_python_are_validated_with_their_number() -> None:
+    scenario = Scenario(clock=START, trinkets=["TimeManager"]).advance_turn()
+    with pytest.raises(ScenarioError, match=r"^step 2: field 'n' must be a positive integer$"):
+        scenario.advance_turn(0)
+    assert len(scenario) == 1                                  # nothing half-added
+    with pytest.raises(TypeError, match=r"feed TimeManager\.set_enabled: cannot record a value of "
+                                        r"type object"):
+        scenario.feed("TimeManager", "set_enabled", object())
+
+
+def test_value_codec_round_trips() -> None:
+    value = {"when": datetime(2026, 11, 30, 9, tzinfo=timezone.utc), "pair": ("a", 1),
+             "gap": timedelta(minutes=90), "nested": [{"$odd": 1}], "plain": {"a": [1.5, None]}}
+    encoded = encode_value(value)
+    assert json.loads(json.dumps(encoded)) == encoded
+    assert encoded["nested"] == [{"$dict": {"$odd": 1}}]
+    assert decode_value(encoded) == value
+
+
+# -- variants
+
+def test_variants_change_layout_wording_and_switches() -> None:
+    scenario = build()
+    base = scenario.run()
+    moved = scenario.run(Layout.default().with_section("peanutgallery_guidance", "system"))
+    assert base.composed is not None and moved.composed is not None
+    quiet = scenario.run({"disabled": ["PeanutGalleryTrinket"], "base_prompt": str.upper})
+    assert quiet.composed is not None
+    assert quiet.composed["cached_content"].startswith("HI {FIRST_NAME}")  # wording runs first
+    hooked = scenario.run(Variant(name="hud", hook=lambda s: setattr(
+        s.working_memory.composer, "hud_title", "STATE")))
+    assert hooked.composed is not None
+    assert hooked.composed["notification_center"].splitlines()[1] == "STATE"
+    with pytest.raises(ValueError, match=r"variant 'x': unknown trinket 'Nope'"):
+        scenario.run(Variant(name="x", disabled=("Nope",)))
+    with pytest.raises(ValueError, match=r"variant 'v': unknown field 'layuot'"):
+        as_variant({"layuot": {}}, "v")
