@@ -152,8 +152,10 @@ class _Tree:
     def __init__(self, doc: dict[str, Any]) -> None:
         self.roots: list[_Node] = []
         self.problems: list[tuple[str, str]] = []  # (section id, what is wrong)
-        raw = doc.get("sections")
+        raw = doc.get("sections", [])
         records = raw if isinstance(raw, list) else []
+        if not isinstance(raw, list):
+            self.problems.append(("*", "the sections are not a list; none shown"))
         by_id: dict[str, tuple[int, dict[str, Any]]] = {}
         for index, record in enumerate(records):
             if not _is_section_record(record):
@@ -234,21 +236,20 @@ class DomaindocTrinket(EventAwareTrinket):
     def _stored(self) -> list[dict[str, Any]]:
         docs = []
         for label, record in self.working_memory.store.hgetall(self.store_key).items():
-            if isinstance(record, dict):
-                record = {**record, "label": label}
-            docs.append(record)
+            docs.append({**record, "label": label} if isinstance(record, dict)
+                        else {"label": label, "malformed": True})
         # creation order; SQLite returns fields sorted by label, so order needs its own number
-        def key(doc: Any) -> tuple[int, str]:
-            position = doc.get("position") if isinstance(doc, dict) else None
+        def key(doc: dict[str, Any]) -> tuple[int, str]:
+            position = doc.get("position")
             ok = isinstance(position, int) and not isinstance(position, bool)
-            return (position if ok else 0, str(doc.get("label", "")) if isinstance(doc, dict) else "")
+            return (position if ok else 0, doc["label"])
         return sorted(docs, key=key)
 
     def _load(self, label: object) -> dict[str, Any]:
         _text(label, "document label")
         record = self.working_memory.store.hget(self.store_key, label)  # type: ignore[arg-type]
         if record is None:
-            known = ", ".join(repr(d.get("label")) for d in self._stored() if isinstance(d, dict))
+            known = ", ".join(repr(d["label"]) for d in self._stored())
             raise ValueError(f"unknown document {label!r} (documents: {known or 'none'})")
         if not isinstance(record, dict) or not isinstance(record.get("sections", []), list):
             raise ValueError(f"document {label!r} is malformed in the store")
@@ -300,9 +301,9 @@ class DomaindocTrinket(EventAwareTrinket):
         store = self.working_memory.store
         with store.transaction():
             existing = self._stored()
-            if any(isinstance(d, dict) and d.get("label") == label for d in existing):
+            if any(d["label"] == label for d in existing):
                 raise ValueError(f"document {label!r} already exists")
-            positions = [d.get("position") for d in existing if isinstance(d, dict)]
+            positions = [d.get("position") for d in existing]
             position = max([p for p in positions if isinstance(p, int)], default=0) + 1
             store.hset(self.store_key, label, {
                 "title": title, "description": description, "enabled": enabled,
@@ -511,7 +512,7 @@ class DomaindocTrinket(EventAwareTrinket):
         in creation order."""
         return [{"label": d.get("label"), "title": d.get("title"), "enabled": d.get("enabled", True),
                  "archived": d.get("archived", False), "sections": len(d.get("sections") or [])}
-                for d in self._stored() if isinstance(d, dict)]
+                for d in self._stored() if not d.get("malformed")]
 
     def document(self, label: str) -> dict[str, Any]:
         """A copy of one stored document record (title, description, flags, section records)."""
@@ -522,8 +523,8 @@ class DomaindocTrinket(EventAwareTrinket):
         duplicate or malformed sections, and malformed document records."""
         found = []
         for doc in self._stored():
-            if not isinstance(doc, dict):
-                found.append("a document record is malformed; not shown")
+            if doc.get("malformed"):
+                found.append(f"{doc['label']}: the document record is malformed; not shown")
                 continue
             for section, problem in _Tree(doc).problems:
                 found.append(f"{doc['label']}: section {section!r}: {problem}")
@@ -531,7 +532,7 @@ class DomaindocTrinket(EventAwareTrinket):
 
     # -- rendering
     def generate_content(self, context: dict[str, Any]) -> str:
-        shown = [d for d in self._stored() if isinstance(d, dict)
+        shown = [d for d in self._stored() if not d.get("malformed")
                  and d.get("enabled", True) is True and d.get("archived", False) is not True]
         if not shown:
             return ""

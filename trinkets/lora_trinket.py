@@ -62,7 +62,7 @@ import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Iterator, TypedDict
 
-from traitlets import Int, Unicode
+from traitlets import Unicode
 
 from trinkets.base import EventAwareTrinket, feed
 from wm_kernel.events import TurnCompletedEvent
@@ -307,7 +307,6 @@ class LoraTrinket(EventAwareTrinket):
 
     fallback_name = Unicode("this user", help="How the user is named when the profile has no "
                                               "first name.")
-    turns_seen = Int(0, help="TurnCompletedEvents this trinket has heard in this process.")
 
     def __init__(self, event_bus: "EventBus", working_memory: "WorkingMemory", **kwargs: Any) -> None:
         super().__init__(event_bus, working_memory, **kwargs)
@@ -369,7 +368,8 @@ class LoraTrinket(EventAwareTrinket):
     @feed
     def schedule_checkins(self, every_n_turns: int | None) -> None:
         """Make a check-in due once ``every_n_turns`` turns have completed since the last one
-        (None: no schedule; only :meth:`set_checkin_due` makes one due)."""
+        (None: no schedule; only :meth:`set_checkin_due` makes one due). Turns are counted while a
+        schedule is set; changing the schedule keeps the count."""
         if every_n_turns is not None:
             _check_turns(every_n_turns)
         self._save_checkin(every_n_turns=every_n_turns)
@@ -381,9 +381,9 @@ class LoraTrinket(EventAwareTrinket):
 
     def _handle_turn_completed(self, event: TurnCompletedEvent) -> None:
         with self.lock:
-            self.turns_seen += 1
             state = self._checkin()
-            self._save_checkin(turns_since=int(state.get("turns_since") or 0) + 1)
+            if state.get("every_n_turns") is not None:  # nothing to count for without a schedule
+                self._save_checkin(turns_since=int(state.get("turns_since") or 0) + 1)
 
     # -- reading
     @property

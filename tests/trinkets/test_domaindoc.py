@@ -321,6 +321,20 @@ def test_orphaned_too_deep_and_duplicate_sections_are_reported(session: Session)
         d.add_section("hand", "new", "New", parent="lost")
 
 
+def test_malformed_document_records_are_reported(session: Session) -> None:
+    session.store.hset(KEY, "broken", ["not", "a", "document"])
+    session.store.hset(KEY, "flat", {"title": "Flat", "sections": "oops"})
+    assert docs_of(session).problems() == [
+        "broken: the document record is malformed; not shown",
+        "flat: section '*': the sections are not a list; none shown"]
+    assert rendered(session) == (
+        '<domain_knowledge>\n<domaindoc label="flat" title="Flat">\n<problems>\n'
+        '<problem section="*">the sections are not a list; none shown</problem>\n</problems>\n'
+        "</domaindoc>\n</domain_knowledge>")
+    with pytest.raises(ValueError, match="^document 'broken' is malformed in the store$"):
+        docs_of(session).pin_section("broken", "x")
+
+
 def test_clean_documents_have_no_problems(session: Session) -> None:
     garden(session)
     assert docs_of(session).problems() == []

@@ -143,7 +143,11 @@ def test_checkin_schedule_counts_turns_since_the_last_checkin(session: Session) 
     assert "<behavioral_checkin>" not in (section(session) or "")
     lora.schedule_checkins(None)
     session.advance_turn(5)
-    assert lora.checkin_due is False
+    assert (lora.turns_since_checkin, lora.checkin_due) == (0, False)  # no schedule, no counting
+    lora.schedule_checkins(2)
+    session.advance_turn()
+    lora.schedule_checkins(1)  # a new schedule keeps the count
+    assert (lora.turns_since_checkin, lora.checkin_due) == (1, True)
 
 
 def test_manual_flag_overrides_the_schedule_until_completed(session: Session) -> None:
