@@ -1,0 +1,505 @@
+"""The live dashboard, without a browser: every widget gets a recording comm, and the tests count
+and read the update messages the dashboard asks the comms to send."""
+from __future__ import annotations
+
+import itertools
+import json
+from typing import Any, Callable
+
+import comm
+import pytest
+
+from trinkets.base import EventAwareTrinket, StatefulTrinket
+from trinkets.peanutgallery_trinket import PeanutGalleryTrinket
+from wm_kernel.clock import ManualClock
+from wm_kernel.events import TurnCompletedEvent
+from wm_kernel.session import Session
+from wm_kernel.widgets import Dashboard
+
+LIVE_STYLE = '<div style="padding:4px 8px">'
+PRE = ('<pre style="white-space:pre-wrap;word-break:break-word;max-height:28em;overflow:auto;'
+       'margin:4px 0;padding:6px;background:#f7f7f7;border:1px solid #ddd;font-size:12px">')
+META = '<div style="font-size:12px;color:#444">'
+
+
+# -- a comm that records instead of talking to a frontend ------------------------------------------
+class RecordingComm:
+    """Stands in for a kernel comm: keeps every message a widget asks it to send."""
+
+    kernel = "a kernel"  # ipywidgets sends only through a comm that has one
+
+    def __init__(self, log: list[tuple["RecordingComm", Any]], comm_id: str) -> None:
+        self.comm_id = comm_id
+        self.log = log
+        self.handler: Callable[[dict[str, Any]], None] | None = None
+        self.closed = False
+
+    def on_msg(self, handler: Callable[[dict[str, Any]], None]) -> None:
+        self.handler = handler
+
+    def send(self, data: Any = None, metadata: Any = None, buffers: Any = None) -> None:
+        self.log.append((self, data))
+
+    def close(self, *args: Any, **kwargs: Any) -> None:
+        self.closed = True
+
+
+@pytest.fixture
+def sent(monkeypatch: pytest.MonkeyPatch) -> list[tuple[RecordingComm, Any]]:
+    """Every message sent by any widget created during the test, in order."""
+    log: list[tuple[RecordingComm, Any]] = []
+    ids = itertools.count(1)
+    monkeypatch.setattr(comm, "create_comm", lambda **kwargs: RecordingComm(log, f"c{next(ids)}"))
+    return log
+
+
+def updates(log: list[tuple[RecordingComm, Any]], widget: Any) -> list[dict[str, Any]]:
+    """The states of the update messages sent to one widget, as they go over the wire (JSON)."""
+    return [json.loads(json.dumps(data["state"])) for c, data in log
+            if c is widget.comm and data["method"] == "update"]
+
+
+def all_updates(log: list[tuple[RecordingComm, Any]]) -> list[Any]:
+    """Every update the kernel originated (not the echo_update acknowledgements of browser changes)."""
+    return [data for _, data in log if data["method"] == "update"]
+
+
+def from_frontend(widget: Any, **state: Any) -> None:
+    """Deliver an update as the browser would (through the comm's message handler)."""
+    widget.comm.handler({"content": {"data": {"method": "update", "state": state}}, "buffers": []})
+
+
+# -- small trinkets with predictable output ---------------------------------------------------------
+class Inbox(EventAwareTrinket):
+    variable_name = "inbox_status"
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.text = "2 unread"
+
+    def generate_content(self, context: dict[str, Any]) -> str:
+        return self.text
+
+
+class Location(EventAwareTrinket):
+    variable_name = "location_context"
+    cache_policy = True
+
+    def generate_content(self, context: dict[str, Any]) -> str:
+        return "The user is in London."
+
+
+class Tasks(StatefulTrinket):
+    """Background tasks, each shown for a number of turns."""
+
+    variable_name = "async_activity"
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.tasks: list[tuple[str, int]] = []   # (name, last turn shown)
+
+    def add(self, name: str, ttl: int) -> None:
+        self.tasks.append((name, self.current_turn + ttl))
+
+    def describe_items(self) -> list[dict[str, Any]]:
+        return [{"id": name, "label": name, "turns_remaining": last - self.current_turn}
+                for name, last in self.tasks]
+
+    def generate_content(self, context: dict[str, Any]) -> str:
+        return "\n".join(f"{name}: {last - self.current_turn} turns left" for name, last in self.tasks)
+
+    def _expire_items(self) -> bool:
+        kept = [t for t in self.tasks if self.current_turn <= t[1]]
+        expired = len(kept) != len(self.tasks)
+        self.tasks = kept
+        return expired
+
+    def _clear_all_state(self) -> None:
+        self.tasks = []
+
+
+class Flaky(EventAwareTrinket):
+    variable_name = "forage_results"
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.failure = ""
+
+    def generate_content(self, context: dict[str, Any]) -> str:
+        if self.failure:
+            raise RuntimeError(self.failure)
+        return "3 results"
+
+
+def make_session(*trinkets: type[EventAwareTrinket]) -> Session:
+    return Session(base_prompt="You help {first_name}.", trinkets=list(trinkets),
+                   clock=ManualClock("2026-11-30T09:00:00+00:00"))
+
+
+# -- structure ---------------------------------------------------------------------------------------
+def test_one_panel_per_section_grouped_by_placement(sent: list) -> None:
+    s = make_session(Inbox, Location, Tasks, Flaky, PeanutGalleryTrinket)
+    d = Dashboard(s)
+    assert d.section_names() == {
+        "system_cached": ["base_prompt", "location_context"],
+        "system_uncached": [],
+        "conversation_prefix": [],
+        "post_history": [],
+        "notification": ["async_activity", "inbox_status", "forage_results",
+                         "peanutgallery_guidance"],
+    }
+    assert d.tabs.titles == ("system (cached)", "system (non-cached)", "conversation prefix",
+                             "post-history", "notification centre", "trinkets", "event log")
+    assert d.panel("inbox_status").title == "inbox_status · Inbox"
+    assert d.panel("inbox_status").body.value == (
+        f"{META}trinket <b>Inbox</b> · 8 chars</div>{PRE}2 unread</pre>")
+    assert d.panel("location_context").body.value == (
+        f"{META}trinket <b>Location</b> · 22 chars · cached</div>{PRE}The user is in London.</pre>")
+    assert [t.description for t in d.toggle_box.children] == [
+        "Inbox (inbox_status)", "Location (location_context)", "Tasks (async_activity)",
+        "Flaky (forage_results)", "PeanutGalleryTrinket (peanutgallery_guidance)"]
+    d.close()
+
+
+def test_bad_arguments_are_clear_errors(sent: list) -> None:
+    s = make_session(Inbox)
+    with pytest.raises(TypeError, match="Dashboard needs a Session, got str"):
+        Dashboard("session")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="preview_chars must be an int >= 1, got 0"):
+        Dashboard(s, preview_chars=0)
+    d = Dashboard(s)
+    s.advance_turn(2)
+    with pytest.raises(ValueError, match=r"viewing_turn must be None \(live\) or an earlier turn, "
+                                         r"0 to 1; got 2"):
+        d.viewing_turn = 2
+    assert d.viewing_turn is None
+    with pytest.raises(ValueError, match="no panel for section 'nope'"):
+        d.panel("nope")
+    d.close()
+
+
+# -- message economy ---------------------------------------------------------------------------------
+def test_one_turn_sends_one_update_for_the_changed_section_and_none_for_the_others(sent: list) -> None:
+    s = make_session(Inbox, Location, Tasks)
+    s.trinket("Tasks").add("index the wiki", ttl=3)
+    d = Dashboard(s)
+    tasks = d.panel("async_activity")
+    sent.clear()
+
+    s.advance_turn()
+
+    # the tasks section changed twice inside the turn (counter, then compose): one message
+    assert updates(sent, tasks.body) == [{"value": (
+        f"{META}trinket <b>Tasks</b> · 28 chars · segment turn 1</div>"
+        '<table style="font-size:12px"><tr><th style="text-align:left">item</th>'
+        "<th>turns remaining</th></tr>"
+        '<tr><td>index the wiki</td><td style="text-align:right">2</td></tr></table>'
+        f"{PRE}index the wiki: 2 turns left</pre>")}]
+    assert updates(sent, tasks.box) == []
+    for unchanged in ("base_prompt", "inbox_status", "location_context"):
+        assert updates(sent, d.panel(unchanged).body) == []
+        assert updates(sent, d.panel(unchanged).box) == []
+    # the controls: one message each, and nothing else at all
+    assert updates(sent, d.slider) == [{"max": 6, "value": 1}]
+    assert updates(sent, d.play) == [{"max": 6, "value": 1}]
+    assert updates(sent, d.banner) == [
+        {"value": f"{LIVE_STYLE}<b>live</b> · turn 1 · segment 1 (segment turn 1)</div>"}]
+    assert len(updates(sent, d.events)) == 1
+    assert len(sent) == 5 and all(data["method"] == "update" for _, data in sent)
+    d.close()
+
+
+def test_a_turn_that_changes_no_section_sends_only_the_controls(sent: list) -> None:
+    s = make_session(Inbox, Location)
+    d = Dashboard(s)
+    sent.clear()
+    s.advance_turn(3)
+    panels = [d.panel(n) for n in ("base_prompt", "inbox_status", "location_context")]
+    assert [m for p in panels for w in (p.body, p.box) for m in updates(sent, w)] == []
+    # three turns from another cell: each turn settles once
+    assert updates(sent, d.slider) == [{"max": 6, "value": 1}, {"max": 7, "value": 2},
+                                       {"max": 8, "value": 3}]
+    assert len(sent) == 12  # slider, play, banner, event log, per turn
+    d.close()
+
+
+def test_a_change_from_another_cell_updates_only_its_panel(sent: list) -> None:
+    s = make_session(Inbox, Location)
+    d = Dashboard(s)
+    sent.clear()
+    inbox = s.trinket("Inbox")
+    inbox.text = "5 unread, 1 urgent"
+    inbox.request_update()
+    assert sent == [(d.panel("inbox_status").body.comm, {
+        "method": "update", "buffer_paths": [],
+        "state": {"value": f"{META}trinket <b>Inbox</b> · 18 chars</div>{PRE}5 unread, 1 urgent</pre>"}})]
+    d.close()
+
+
+# -- toggles, errors, escaping, size -------------------------------------------------------------------
+def test_toggling_a_trinket_updates_its_panel(sent: list) -> None:
+    s = make_session(Inbox, Location)
+    d = Dashboard(s)
+    panel, toggle = d.panel("inbox_status"), d.toggle("Inbox")
+    sent.clear()
+
+    from_frontend(toggle, value=False)
+
+    inbox = s.trinket("Inbox")
+    assert inbox.enabled is False and inbox.content == ""
+    assert updates(sent, panel.box) == [{"titles": ["inbox_status · Inbox · disabled"]}]
+    assert updates(sent, panel.body) == [{"value": (
+        f'{META}trinket <b>Inbox</b> · 0 chars</div><div><span style="background:#666;color:#fff;'
+        'padding:0 5px;border-radius:3px;font-size:11px">disabled</span> '
+        "<i>contributes no section</i></div>")}]
+    assert updates(sent, toggle) == []           # the browser already shows the new value
+    assert updates(sent, d.panel("location_context").body) == []
+    assert "inbox_status" not in s.compose().section_names()
+
+    sent.clear()
+    inbox.set_enabled(True)                       # from code: the toggle follows
+    assert updates(sent, toggle) == [{"value": True}]
+    assert updates(sent, panel.box) == [{"titles": ["inbox_status · Inbox"]}]
+    d.close()
+
+
+def test_a_failing_trinket_shows_its_error_with_a_badge(sent: list) -> None:
+    s = make_session(Inbox, Flaky)
+    d = Dashboard(s)
+    panel = d.panel("forage_results")
+    s.trinket("Flaky").failure = "search <backend> down"
+    sent.clear()
+    s.compose()
+    assert panel.title == "forage_results · Flaky · ⚠ failed"
+    assert panel.body.value == (
+        f'{META}trinket <b>Flaky</b> · 0 chars</div><div><span style="background:#b00020;'
+        'color:#fff;padding:0 5px;border-radius:3px;font-size:11px">error</span> '
+        "<code>RuntimeError: search &lt;backend&gt; down</code> "
+        "<i>the section is left out of the prompt</i></div>")
+    assert len(updates(sent, panel.body)) == 1
+    assert updates(sent, d.panel("inbox_status").body) == []
+
+    s.trinket("Flaky").failure = ""
+    s.compose()
+    assert panel.title == "forage_results · Flaky"
+    assert panel.body.value == f"{META}trinket <b>Flaky</b> · 9 chars</div>{PRE}3 results</pre>"
+    d.close()
+
+
+def test_hostile_content_is_shown_as_text(sent: list) -> None:
+    s = make_session(Inbox)
+    s.trinket("Inbox").text = '<img src=x onerror="alert(1)"><script>alert(2)</script>'
+    d = Dashboard(s)
+    assert d.panel("inbox_status").body.value == (
+        f"{META}trinket <b>Inbox</b> · 55 chars</div>{PRE}&lt;img src=x onerror=&quot;alert(1)"
+        "&quot;&gt;&lt;script&gt;alert(2)&lt;/script&gt;</pre>")
+    wire = json.dumps([data for _, data in sent])
+    assert "<img" not in wire and "<script" not in wire
+    d.close()
+
+
+def test_a_5_mb_section_sends_a_truncated_preview_with_its_full_size(sent: list) -> None:
+    s = make_session(Inbox)
+    d = Dashboard(s)
+    sent.clear()
+    inbox = s.trinket("Inbox")
+    inbox.text = "<x>" + "y" * 5_000_000
+    inbox.request_update()
+    body = d.panel("inbox_status").body.value
+    assert body == (
+        f"{META}trinket <b>Inbox</b> · 5,000,003 chars</div>"
+        '<div><span style="background:#8a6d00;color:#fff;padding:0 5px;border-radius:3px;'
+        'font-size:11px">truncated</span> showing the first 20,000 of 5,000,003 characters</div>'
+        f"{PRE}&lt;x&gt;{'y' * 19_997}</pre>")
+    assert len(json.dumps([data for _, data in sent])) < 25_000
+    d.close()
+
+
+# -- the turn slider ---------------------------------------------------------------------------------
+def test_slider_forward_advances_back_shows_old_turn_read_only_forward_resumes(sent: list) -> None:
+    s = make_session(Inbox, Tasks)
+    s.trinket("Tasks").add("index the wiki", ttl=4)
+    d = Dashboard(s)
+    calls: list[int] = []
+    advance = s.advance_turn
+    s.advance_turn = lambda n=1: calls.append(n) or advance(n)  # type: ignore[method-assign]
+
+    from_frontend(d.slider, value=3)
+    assert (s.turn, calls, d.viewing_turn) == (3, [3], None)
+    assert d.slider.max == 8 and d.play.value == 3
+    assert d.panel("async_activity").body.value.endswith(f"{PRE}index the wiki: 1 turns left</pre>")
+
+    from_frontend(d.slider, value=1)
+    assert (s.turn, calls, d.viewing_turn) == (3, [3], 1)
+    assert d.banner.value == (
+        '<div style="background:#fff3cd;border:1px solid #e0c46c;padding:4px 8px">'
+        "<b>viewing turn 1 (read-only)</b> · the prompt as composed at turn 1 · move the slider "
+        "to turn 3 or beyond to resume the live view</div>")
+    assert d.panel("async_activity").body.value == (
+        f"{META}turn 1 (read-only) · trinket <b>Tasks</b> · 28 chars</div>"
+        '<table style="font-size:12px"><tr><th style="text-align:left">item</th>'
+        "<th>turns remaining</th></tr>"
+        '<tr><td>index the wiki</td><td style="text-align:right">3</td></tr></table>'
+        f"{PRE}index the wiki: 3 turns left</pre>")
+    assert d.toggle("Inbox").disabled and d.collapse_button.disabled
+    # live changes while viewing history do not disturb the read-only view
+    s.trinket("Inbox").text = "changed"
+    s.trinket("Inbox").request_update()
+    assert d.panel("inbox_status").body.value.endswith(f"{PRE}2 unread</pre>")
+
+    from_frontend(d.slider, value=3)
+    assert (s.turn, calls, d.viewing_turn) == (3, [3], None)
+    assert d.banner.value == f"{LIVE_STYLE}<b>live</b> · turn 3 · segment 1 (segment turn 3)</div>"
+    assert d.panel("inbox_status").body.value.endswith(f"{PRE}changed</pre>")
+    assert not d.toggle("Inbox").disabled
+
+    from_frontend(d.slider, value=5)
+    assert (s.turn, calls) == (5, [3, 2])
+    assert d.panel("async_activity").body.value == (
+        f"{META}trinket <b>Tasks</b> · 0 chars · segment turn 5</div>"
+        "<div><i>no content: the section is left out</i></div>"
+        '<div style="font-size:12px"><i>no live items</i></div>')
+    d.close()
+
+
+def test_play_control_drives_the_slider(sent: list) -> None:
+    s = make_session(Inbox)
+    d = Dashboard(s)
+    from_frontend(d.play, value=1)
+    assert (s.turn, d.slider.value) == (1, 1)
+    d.close()
+
+
+def test_rapid_slider_moves_do_bounded_work(sent: list) -> None:
+    s = make_session(Inbox, Tasks)
+    s.trinket("Tasks").add("index the wiki", ttl=100)
+    d = Dashboard(s)
+    turns: list[int] = []
+    composes: list[str] = []
+    s.bus.subscribe(TurnCompletedEvent, lambda e: turns.append(e.turn_number))
+    s.bus.subscribe("ComposeSystemPromptEvent", lambda e: composes.append(e.event_type))
+    sent.clear()
+    moves = [*range(1, 31), 10, 2, 35]
+    for value in moves:
+        from_frontend(d.slider, value=value)
+    assert s.turn == 35
+    assert turns == list(range(1, 36))           # every turn completed exactly once
+    assert len(composes) == 35                   # one compose per turn, none for looking back
+    # a forward move: tasks panel, slider, play, banner, event log; a move back or forward into
+    # the live view also re-renders the 3 panels and switches the 2 toggles and the button
+    forward = 30 + 1
+    assert len(all_updates(sent)) <= 5 * forward + 2 * (5 + 3 + 3)
+    d.close()
+
+
+def test_slider_targets_arriving_during_an_advance_are_coalesced(sent: list) -> None:
+    s = make_session(Inbox)
+    d = Dashboard(s, lookahead=30)
+    calls: list[int] = []
+    advance = s.advance_turn
+    s.advance_turn = lambda n=1: calls.append(n) or advance(n)  # type: ignore[method-assign]
+
+    def impatient(change: dict[str, Any]) -> None:
+        if change["new"] == 1:                    # while the first advance runs, more moves arrive
+            for value in (4, 9, 20, 12):
+                from_frontend(d.slider, value=value)
+
+    s.observe(impatient, names=["turn"])
+    from_frontend(d.slider, value=5)
+    # the advance to 5 finishes, then only the latest target (12) is acted on
+    assert calls == [5, 7]
+    assert s.turn == 12 and d.slider.value == 12
+    s.unobserve(impatient, names=["turn"])
+    d.close()
+
+
+def test_errors_in_callbacks_show_in_the_dashboard(sent: list) -> None:
+    s = make_session(Inbox)
+    d = Dashboard(s)
+    s.close()
+    from_frontend(d.slider, value=2)
+    assert d.errors.value == (
+        '<div><span style="background:#b00020;color:#fff;padding:0 5px;border-radius:3px;'
+        'font-size:11px">error</span> <code>RuntimeError: this session is closed; start a new '
+        "Session</code></div>")
+    assert (s.turn, d.slider.value) == (0, 0)
+    d.close()
+
+
+def test_collapse_button_ends_the_segment_with_the_summary(sent: list) -> None:
+    s = make_session(Inbox, Tasks)
+    s.trinket("Tasks").add("index the wiki", ttl=9)
+    d = Dashboard(s)
+    s.advance_turn()
+    from_frontend(d.summary, value="Planning chat")
+    collapsed: list[dict[str, Any]] = []
+    s.listeners.append(lambda what, details: collapsed.append(details) if what == "collapsed" else None)
+    sent.clear()
+    d.collapse_button.click()
+    assert [c["summary"] for c in collapsed] == ["Planning chat"]
+    assert (s.segment_number, d.summary.value) == (2, "")
+    assert updates(sent, d.panel("async_activity").body) == [{"value": (
+        f"{META}trinket <b>Tasks</b> · 0 chars · segment turn 0</div>"
+        "<div><i>no content: the section is left out</i></div>"
+        '<div style="font-size:12px"><i>no live items</i></div>')}]
+    assert updates(sent, d.panel("inbox_status").body) == []
+    d.close()
+
+
+# -- the real stateful trinket -----------------------------------------------------------------------
+def test_peanut_gallery_guidance_counts_down_and_expires(sent: list) -> None:
+    s = make_session(PeanutGalleryTrinket)
+    d = Dashboard(s)
+    pg = s.trinket("PeanutGalleryTrinket")
+    pg.add_guidance("concern", "Check the units.", ttl=2)
+    pg.add_guidance("coaching", "One question at a time.", ttl=0)
+    table = d.panel("peanutgallery_guidance").body.value
+    # the feed call shows the items at once; the content follows at the next compose
+    assert table == (
+        f"{META}trinket <b>PeanutGalleryTrinket</b> · 0 chars · segment turn 0</div>"
+        "<div><i>no content: the section is left out</i></div>"
+        '<table style="font-size:12px"><tr><th style="text-align:left">item</th>'
+        "<th>turns remaining</th></tr>"
+        '<tr><td>concern: Check the units.</td><td style="text-align:right">2</td></tr>'
+        '<tr><td>coaching: One question at a time.</td><td style="text-align:right">0</td></tr>'
+        "</table>")
+    s.advance_turn()
+    assert d.panel("peanutgallery_guidance").body.value == (
+        f"{META}trinket <b>PeanutGalleryTrinket</b> · 118 chars · segment turn 1</div>"
+        '<table style="font-size:12px"><tr><th style="text-align:left">item</th>'
+        "<th>turns remaining</th></tr>"
+        '<tr><td>concern: Check the units.</td><td style="text-align:right">1</td></tr></table>'
+        f"{PRE}&lt;mira:peanutgallery&gt;\n"
+        "  &lt;guidance type=&quot;concern&quot; expires_in=&quot;1_turns&quot;&gt;Check the units."
+        "&lt;/guidance&gt;\n&lt;/mira:peanutgallery&gt;</pre>")
+    d.close()
+
+
+# -- closing -----------------------------------------------------------------------------------------
+def _observer_count(*owners: Any) -> int:
+    return sum(len(handlers) for owner in owners
+               for kinds in owner._trait_notifiers.values() for handlers in kinds.values())
+
+
+def test_close_removes_every_observer_it_added(sent: list) -> None:
+    s = make_session(Inbox, Tasks, PeanutGalleryTrinket)
+    s.compose()
+    owners = (s, s.working_memory, *s.trinkets.values())
+
+    def footprint() -> tuple[int, int, int, int]:
+        return (_observer_count(*owners), len(s.listeners), len(s.working_memory.feed_listeners),
+                sum(len(s.bus.subscribers(t)) for t in ("TurnCompletedEvent", "SegmentCollapsedEvent")))
+
+    before = footprint()
+    first = Dashboard(s)
+    second = Dashboard(s)                # the cell ran twice
+    assert footprint() != before
+    first.close()
+    second.close()
+    assert footprint() == before
+    assert first.closed and second.closed
+    sent.clear()
+    s.trinket("Inbox").text = "after close"
+    s.advance_turn()
+    s.trinket("PeanutGalleryTrinket").add_guidance("concern", "Still quiet?", ttl=1)
+    assert sent == []
