@@ -30,7 +30,9 @@ Public API
 ``History(store=None, user_id="notebook", continuum_id="", counter=None)``
 ``record(turn, segment, composed, segment_turn=None)``   called by Session.compose
 ``frame()``        DataFrame: turn, segment, placement, section, trinket, chars, tokens, changed,
-                   cached, digest (one row per (turn, section), output order within a turn)
+                   cached, digest (one row per (turn, section), output order within a turn;
+                   ``trinket`` is missing (NA) for the base prompt; ``digest`` is the text's
+                   blake2b-128 in hex, equal texts have equal digests)
 ``prompt_at(turn)``  the ComposedPrompt of that turn, rebuilt (five keys and ``sections``)
 ``turns``, ``len(history)``, ``last_position()`` (turn, segment, segment_turn of the last record)
 ``texts()``        digest -> text of every distinct stored text
