@@ -1,0 +1,147 @@
+"""diff_prompts / Session.diff: per-section status, unified diffs, escaped HTML."""
+from __future__ import annotations
+
+import pytest
+
+from trinkets.base import EventAwareTrinket
+from wm_kernel.clock import ManualClock
+from wm_kernel.composer import Layout, SystemPromptComposer
+from wm_kernel.diff import PromptDiff, diff_prompts
+from wm_kernel.profile import Profile
+from wm_kernel.session import Session
+
+
+class Directives(EventAwareTrinket):
+    variable_name = "behavioral_directives"
+    cache_policy = True
+    text = "Be brief.\nUse lists."
+
+    def generate_content(self, context):
+        return self.text
+
+
+class Ticker(EventAwareTrinket):
+    variable_name = "datetime_section"
+
+    def generate_content(self, context):
+        return f"<now>{self.working_memory.clock.now():%H:%M}</now>"
+
+
+class Tip(EventAwareTrinket):
+    variable_name = "peanutgallery_guidance"
+    text = ""
+
+    def generate_content(self, context):
+        return self.text
+
+
+def make_session(continuum_id="a", layout=None):
+    return Session(base_prompt="You help {first_name}.", profile=Profile(first_name="Ada"),
+                   clock=ManualClock("2026-11-30T09:00:00+00:00"), continuum_id=continuum_id,
+                   trinkets=[Directives, Ticker, Tip], layout=layout)
+
+
+def test_session_diff_between_two_turns_as_text():
+    s = make_session()
+    s.compose()
+    s.clock.advance(minutes=5)
+    s.trinket("Directives").text = "Be brief.\nUse tables."
+    s.trinket("Tip").text = "Slow down."
+    s.advance_turn()
+    d = s.diff(0, 1)
+    assert isinstance(d, PromptDiff)
+    assert d.changed_sections == ["behavioral_directives", "datetime_section", "peanutgallery_guidance"]
+    assert d.counts() == {"added": 1, "removed": 0, "changed": 2, "unchanged": 1}
+    assert str(d) == """\
+turn 0 -> turn 1: 2 changed, 1 added, 0 removed, 1 unchanged
+= base_prompt (system)
+~ behavioral_directives (system)
+--- turn 0/behavioral_directives
++++ turn 1/behavioral_directives
+@@ -1,2 +1,2 @@
+ Be brief.
+-Use lists.
++Use tables.
+~ datetime_section (notification)
+--- turn 0/datetime_section
++++ turn 1/datetime_section
+@@ -1 +1 @@
+-<now>09:00</now>
++<now>09:05</now>
++ peanutgallery_guidance (notification)
+--- /dev/null
++++ turn 1/peanutgallery_guidance
+@@ -0,0 +1 @@
++Slow down."""
+    # turn_b defaults to the latest recorded turn; the same turn diffs to nothing
+    assert s.diff(0).changed_sections == d.changed_sections
+    assert not s.diff(1, 1)
+
+
+def test_removed_sections_stay_where_they_were():
+    s = make_session()
+    s.trinket("Tip").text = "Slow down."
+    s.compose()
+    s.trinket("Tip").text = ""
+    s.advance_turn()
+    d = s.diff(0, 1)
+    assert [(x.name, x.status) for x in d.sections] == [
+        ("base_prompt", "unchanged"), ("behavioral_directives", "unchanged"),
+        ("datetime_section", "unchanged"), ("peanutgallery_guidance", "removed")]
+    assert d.section("peanutgallery_guidance").lines == (
+        "--- turn 0/peanutgallery_guidance", "+++ /dev/null", "@@ -1 +0,0 @@", "-Slow down.")
+
+
+def test_diff_between_two_sessions_shows_a_moved_section():
+    a = make_session("a")
+    b = make_session("b", layout=Layout.default().with_section("datetime_section", "system"))
+    a.compose()
+    b.compose()
+    d = a.diff(0, other=b)
+    assert d.summary() == "a turn 0 -> b turn 0: 1 changed, 0 added, 0 removed, 2 unchanged"
+    moved = d.section("datetime_section")
+    assert (moved.status, moved.old_placement, moved.new_placement, moved.lines) == (
+        "changed", "notification", "system", ())
+    assert moved.header() == "~ datetime_section (moved notification -> system)"
+    # the same through diff_prompts and prompt_at
+    assert str(diff_prompts(a.prompt_at(0), b.prompt_at(0), old_label="a turn 0",
+                            new_label="b turn 0")) == str(d)
+
+
+def test_five_key_dicts_are_diffed_by_field():
+    old = {"cached_content": "base", "non_cached_content": "", "conversation_prefix_items": [],
+           "post_history_items": ["doc v1"], "notification_center": "hud"}
+    new = dict(old, post_history_items=["doc v2", "extra"])
+    d = diff_prompts(old, new)
+    assert [(x.name, x.status) for x in d.sections] == [
+        ("cached_content", "unchanged"), ("non_cached_content", "unchanged"),
+        ("post_history_items[0]", "changed"), ("post_history_items[1]", "added"),
+        ("notification_center", "unchanged")]
+    # a ComposedPrompt without section records is compared the same way
+    composer = SystemPromptComposer()
+    composer.set_base_prompt("base")
+    assert diff_prompts(old, composer.compose()).changed_sections == [
+        "cached_content", "post_history_items[0]", "notification_center"]
+
+
+def test_html_escapes_hostile_prompt_text():
+    s = make_session()
+    s.compose()
+    s.trinket("Tip").text = '<script>alert("x")</script> & <img src=x onerror=alert(1)>'
+    s.advance_turn()
+    page = s.diff(0, 1)._repr_html_()
+    assert "<script>" not in page and "<img" not in page
+    assert "&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt; &amp; &lt;img src=x onerror=alert(1)&gt;" in page
+    assert page.startswith('<div class="wm-diff"><p><b>turn 0 -&gt; turn 1: 0 changed, 1 added')
+
+
+def test_bad_input_is_a_clear_error():
+    with pytest.raises(TypeError, match="^new must be a ComposedPrompt or a five-key dict, got str$"):
+        diff_prompts({}, "text")
+    with pytest.raises(ValueError, match=r"^old has unknown keys \['system'\]"):
+        diff_prompts({"system": "x"}, {})
+    s = make_session()
+    with pytest.raises(ValueError, match="^nothing recorded yet: compose first$"):
+        s.diff(0)
+    with pytest.raises(TypeError, match="^other must be a Session, got dict$"):
+        s.diff(0, other={})
