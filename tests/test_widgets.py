@@ -331,6 +331,8 @@ def test_slider_forward_advances_back_shows_old_turn_read_only_forward_resumes(s
 
     from_frontend(d.slider, value=1)
     assert (s.turn, calls, d.viewing_turn) == (3, [3], 1)
+    assert d.status == ("viewing turn 1 (read-only) · the prompt as composed at turn 1 · move the "
+                        "slider to turn 3 or beyond to resume the live view")
     assert d.banner.value == (
         '<div style="background:#fff3cd;border:1px solid #e0c46c;padding:4px 8px">'
         "<b>viewing turn 1 (read-only)</b> · the prompt as composed at turn 1 · move the slider "
@@ -362,6 +364,32 @@ def test_slider_forward_advances_back_shows_old_turn_read_only_forward_resumes(s
     d.close()
 
 
+def test_without_auto_compose_a_turn_still_sends_one_update_and_old_turns_show_the_last_compose(
+        sent: list) -> None:
+    s = make_session(Inbox, Tasks)
+    s.auto_compose = False
+    tasks = s.trinket("Tasks")
+    tasks.add("short job", ttl=0)
+    tasks.add("long job", ttl=5)
+    d = Dashboard(s)                              # composes once, at turn 0
+    sent.clear()
+    s.advance_turn()                              # "short job" expires: a lifecycle refresh
+    assert updates(sent, d.panel("async_activity").body) == [{"value": (
+        f"{META}trinket <b>Tasks</b> · 22 chars · segment turn 1</div>"
+        '<table style="font-size:12px"><tr><th style="text-align:left">item</th>'
+        "<th>turns remaining</th></tr>"
+        '<tr><td>long job</td><td style="text-align:right">4</td></tr></table>'
+        f"{PRE}long job: 4 turns left</pre>")}]
+    s.advance_turn()
+    d.viewing_turn = 1
+    assert d.status == ("viewing turn 1 (read-only) · the prompt as composed at turn 0 (nothing "
+                        "composed at turn 1) · move the slider to turn 2 or beyond to resume the live "
+                        "view")
+    assert d.panel("async_activity").body.value.endswith(
+        f"{PRE}short job: 0 turns left\nlong job: 5 turns left</pre>")
+    d.close()
+
+
 def test_play_control_drives_the_slider(sent: list) -> None:
     s = make_session(Inbox)
     d = Dashboard(s)
@@ -385,10 +413,11 @@ def test_rapid_slider_moves_do_bounded_work(sent: list) -> None:
     assert s.turn == 35
     assert turns == list(range(1, 36))           # every turn completed exactly once
     assert len(composes) == 35                   # one compose per turn, none for looking back
-    # a forward move: tasks panel, slider, play, banner, event log; a move back or forward into
-    # the live view also re-renders the 3 panels and switches the 2 toggles and the button
-    forward = 30 + 1
-    assert len(all_updates(sent)) <= 5 * forward + 2 * (5 + 3 + 3)
+    # each of the 30 steps forward: the tasks panel, slider, play, banner, event log (5);
+    # back to 10: the 3 panels, play, 2 toggles and the collapse button made read-only, banner (8);
+    # back to 2: the 3 panels, play, banner (5); forward to 35: the 3 panels, slider, play, 2 toggles,
+    # the button, banner, event log (10)
+    assert len(all_updates(sent)) == 30 * 5 + 8 + 5 + 10
     d.close()
 
 

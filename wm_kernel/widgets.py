@@ -653,16 +653,27 @@ class Dashboard(widgets.VBox):
             parts.append(f'<pre style="{_PRE_STYLE}">{html.escape(content)}</pre>')
         return "".join(parts)
 
-    def _banner_html(self) -> str:
+    @property
+    def status(self) -> str:
+        """The banner as plain text: live (turn, segment) or which earlier turn is shown read-only."""
+        head, tail = self._banner_parts()
+        return f"{head} · {tail}"
+
+    def _banner_parts(self) -> tuple[str, str]:
         session = self.session
         if self.viewing_turn is not None:
-            return ('<div style="background:#fff3cd;border:1px solid #e0c46c;padding:4px 8px">'
-                    f"<b>viewing turn {self.viewing_turn} (read-only)</b> · the prompt as composed at "
-                    f"turn {self._shown_label()} · move the slider to turn {session.turn} or beyond "
-                    "to resume the live view</div>")
-        state = "closed" if session.closed else "live"
-        return (f'<div style="padding:4px 8px"><b>{state}</b> · turn {session.turn} · segment '
-                f"{session.segment_number} (segment turn {session.segment_turn})</div>")
+            return (f"viewing turn {self.viewing_turn} (read-only)",
+                    f"the prompt as composed at turn {self._shown_label()} · move the slider to turn "
+                    f"{session.turn} or beyond to resume the live view")
+        return ("closed" if session.closed else "live",
+                f"turn {session.turn} · segment {session.segment_number} "
+                f"(segment turn {session.segment_turn})")
+
+    def _banner_html(self) -> str:
+        head, tail = self._banner_parts()
+        style = ("background:#fff3cd;border:1px solid #e0c46c;padding:4px 8px"
+                 if self.viewing_turn is not None else "padding:4px 8px")
+        return f'<div style="{style}"><b>{html.escape(head)}</b> · {html.escape(tail)}</div>'
 
     def _shown_label(self) -> str:
         assert self.viewing_turn is not None
