@@ -280,9 +280,15 @@ def test_a_failing_trinket_shows_its_error_with_a_badge(sent: list) -> None:
     assert updates(sent, d.panel("inbox_status").body) == []
 
     s.trinket("Flaky").failure = ""
-    s.compose()
+    s.advance_turn()
     assert panel.title == "forage_results · Flaky"
     assert panel.body.value == f"{META}trinket <b>Flaky</b> · 9 chars</div>{PRE}3 results</pre>"
+    d.viewing_turn = 0                            # the failure stays visible in the record
+    assert panel.title == "forage_results · Flaky · ⚠ failed"
+    assert panel.body.value == (
+        f'{META}turn 0 (read-only) · trinket <b>Flaky</b> · 0 chars</div><div><span style="'
+        'background:#b00020;color:#fff;padding:0 5px;border-radius:3px;font-size:11px">error</span> '
+        "<code>RuntimeError: search &lt;backend&gt; down</code> <i>trinket failed</i></div>")
     d.close()
 
 

@@ -142,8 +142,13 @@ class Dashboard(widgets.VBox):
         self._panels: dict[str, SectionPanel] = {}
         self._toggles: dict[str, widgets.Checkbox] = {}
         self._dirty: set[str] = set()
-        self._recorded: dict[int, ComposedPrompt] = {}
+        # what the read-only view needs per turn: the recorder keeps the prompts themselves
+        # (compactly); the dashboard keeps only the small extras the recorder does not
+        self._turns: set[int] = set()
+        self._omitted_at: dict[int, tuple[OmittedSection, ...]] = {}
         self._items_at: dict[int, dict[str, list[dict[str, Any]]]] = {}
+        self._own_prompts: dict[int, ComposedPrompt] = {}   # only if the recorder cannot rebuild
+        self._shown: tuple[int, tuple[int, ComposedPrompt] | None] | None = None
         self._hold = 0            # explicit batches (dashboard-driven actions) in progress
         self._in_turn = False     # a Session turn is running; wait for its compose to end
         self._syncing = False     # the dashboard itself is moving a control: ignore its echo
@@ -188,8 +193,7 @@ class Dashboard(widgets.VBox):
         session.working_memory.feed_listeners.append(self._on_feed)
         self._unwatch.append(lambda: _remove(session.working_memory.feed_listeners, self._on_feed))
 
-        for turn, composed in _recorded_prompts(session):
-            self._recorded[turn] = composed
+        self._turns.update(_recorded_turns(session))
         if compose and session.composed is None and not session.closed:
             session.compose()          # records itself through _on_session_event
         elif session.composed is not None:
@@ -224,7 +228,7 @@ class Dashboard(widgets.VBox):
 
     def recorded_turns(self) -> list[int]:
         """The turns for which a composed prompt is recorded (the slider can show these)."""
-        return sorted(self._recorded)
+        return sorted(self._turns)
 
     def refresh(self) -> None:
         """Re-render every panel and control now (normally not needed: the dashboard is live)."""
@@ -461,19 +465,28 @@ class Dashboard(widgets.VBox):
     # -- the recorded turns
     def _record(self, composed: ComposedPrompt) -> None:
         turn = composed.turn if composed.turn is not None else self.session.turn
-        self._recorded[turn] = composed
+        self._turns.add(turn)
+        if self._shown is not None and self._shown[0] >= turn:
+            self._shown = None
+        if not callable(getattr(self.session.recorder, "prompt_at", None)):
+            self._own_prompts[turn] = composed
+        self._omitted_at[turn] = composed.omitted
         self._items_at[turn] = {t.variable_name: t.describe_items()
                                 for t in self._watched.values() if isinstance(t, StatefulTrinket)}
 
     def _recorded_at(self, turn: int) -> tuple[int, ComposedPrompt] | None:
-        """The last prompt composed at ``turn`` or, if none was, at the nearest earlier turn."""
-        if turn in self._recorded:
-            return turn, self._recorded[turn]
-        earlier = [t for t in self._recorded if t <= turn]
-        if not earlier:
-            return None
-        best = max(earlier)
-        return best, self._recorded[best]
+        """The last prompt composed at ``turn`` or, if none was, at the nearest earlier turn
+        (rebuilt by the session's recorder; the last answer is kept, as every panel asks)."""
+        if self._shown is not None and self._shown[0] == turn:
+            return self._shown[1]
+        earlier = [t for t in self._turns if t <= turn]
+        found: tuple[int, ComposedPrompt] | None = None
+        if earlier:
+            best = max(earlier)
+            prompt = self._own_prompts.get(best)
+            found = (best, prompt if prompt is not None else self.session.recorder.prompt_at(best))
+        self._shown = (turn, found)
+        return found
 
     # -- structure: which panels exist, in which view
     def _watched_sections(self) -> set[str]:
@@ -604,7 +617,7 @@ class Dashboard(widgets.VBox):
                                           None, "")
         shown_turn, composed = found
         record = _find_record(composed, section)
-        omitted = _find_omitted(composed, section)
+        omitted = _find_omitted(self._omitted_at.get(shown_turn, composed.omitted), section)
         note = ""
         content = ""
         owner = trinket.name if trinket is not None else None
@@ -743,8 +756,8 @@ def _find_record(composed: ComposedPrompt | None, section: str) -> SectionRecord
     return None
 
 
-def _find_omitted(composed: ComposedPrompt, section: str) -> OmittedSection | None:
-    for gone in composed.omitted:
+def _find_omitted(omitted: Iterable[OmittedSection], section: str) -> OmittedSection | None:
+    for gone in omitted:
         if gone.name == section:
             return gone
     return None
@@ -765,17 +778,10 @@ def _remove(listeners: list[Any], listener: Any) -> None:
         listeners.remove(listener)
 
 
-def _recorded_prompts(session: Session) -> Iterable[tuple[int, ComposedPrompt]]:
-    """(turn, ComposedPrompt) pairs the session's recorder already holds (read tolerantly: entries as
-    ``(turn, segment, composed)`` tuples or objects with ``turn`` and ``composed``)."""
-    entries = getattr(getattr(session, "recorder", None), "entries", None) or ()
-    for entry in entries:
-        if isinstance(entry, tuple) and len(entry) >= 3:
-            turn, composed = entry[0], entry[2]
-        else:
-            turn, composed = getattr(entry, "turn", None), getattr(entry, "composed", None)
-        if isinstance(turn, int) and isinstance(composed, ComposedPrompt):
-            yield turn, composed
+def _recorded_turns(session: Session) -> Iterable[int]:
+    """The turns the session's recorder already holds (e.g. resumed from a SQLite store)."""
+    turns = getattr(session.recorder, "turns", ())
+    return [t for t in turns if isinstance(t, int)]
 
 
 __all__ = ["Dashboard", "SectionPanel", "VIEWS"]
