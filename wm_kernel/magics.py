@@ -22,7 +22,7 @@ from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_cell_magic, line_magic, magics_class
 from IPython.core.magic_arguments import (MagicArgumentParser, argument, magic_arguments,
                                           parse_argstring)
-from traitlets import Enum, Int, link
+from traitlets import Enum, Int, TraitError, link
 
 from trinkets.base import EventAwareTrinket, StatefulTrinket
 from wm_kernel import render
@@ -734,8 +734,7 @@ class WorkingMemoryMagics(Magics):
                 previous = manager.magics[kind].get(name)
                 if previous is not None:
                     self._replaced[(kind, name)] = previous
-        manager.register(self)
-        shell.configurables.append(self)
+        manager.register(self)  # Magics.__init__ already listed it in shell.configurables
         for key in ("%trinket", "%compose", "%%compose"):
             shell.set_hook("complete_command", self._complete, str_key=key)
             self._hooks.append(key)
@@ -754,8 +753,7 @@ class WorkingMemoryMagics(Magics):
                         table[name] = self._replaced.pop((kind, name))
         if manager.registry.get(type(self).__name__) is self:
             del manager.registry[type(self).__name__]
-        if self in shell.configurables:
-            shell.configurables.remove(self)
+        shell.configurables[:] = [c for c in shell.configurables if c is not self]
         dispatcher = shell.strdispatchers.get("complete_command")
         for key in self._hooks:
             chain = dispatcher.strs.get(key) if dispatcher is not None else None
@@ -781,7 +779,15 @@ def loaded_magics(shell: Any) -> WorkingMemoryMagics | None:
 def load_extension(shell: Any) -> None:
     """Install the magics on ``shell`` (once) and make sure a current Session exists."""
     if loaded_magics(shell) is None:
-        WorkingMemoryMagics(shell=shell).install()
+        configurables = list(shell.configurables)
+        try:
+            magics = WorkingMemoryMagics(shell=shell)
+        except TraitError as exc:
+            shell.configurables[:] = configurables
+            render.options.reset()
+            raise UsageError(f"wm_kernel: bad configuration: {exc} (fix it with %config "
+                             f"WorkingMemoryMagics.<name> = <value>)") from None
+        magics.install()
     _current_session()
 
 

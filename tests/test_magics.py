@@ -1,0 +1,382 @@
+"""The IPython extension and its magics, driven through a real InteractiveShell."""
+from __future__ import annotations
+
+import json
+import warnings
+from typing import Any
+
+import pytest
+
+pytest.importorskip("IPython")
+
+from IPython.core.error import UsageError  # noqa: E402
+
+import wm_kernel  # noqa: E402
+from wm_kernel import render  # noqa: E402
+from wm_kernel.clock import ManualClock  # noqa: E402
+from wm_kernel.magics import MAGIC_NAMES, WorkingMemoryMagics  # noqa: E402
+from wm_kernel.session import Session, current_session, set_current_session  # noqa: E402
+from wm_kernel.types import ComposedPrompt  # noqa: E402
+
+BASE = ("You help Ada.\n\n" + "═" * 60 + "\nEverything after this delimiter is part of MIRA's "
+        "scaffolding, injected to provide additional context during the reply.\n" + "═" * 60)
+DATETIME = "<current_datetime>TODAY IS MONDAY, NOVEMBER 30, 2026 AT 9:00 AM GMT.</current_datetime>"
+
+
+def completions(ip: Any, line: str) -> list[str]:
+    word = line.split(" ")[-1]
+    with warnings.catch_warnings():  # IPython's own shim around its older completer API
+        warnings.simplefilter("ignore", PendingDeprecationWarning)
+        return list(ip.complete(word, line, len(line))[1])
+
+
+def hooks_for(ip: Any, key: str) -> list[Any]:
+    chain = ip.strdispatchers["complete_command"].strs.get(key)
+    return [f for _, f in chain.chain] if chain is not None else []
+
+
+def state(session: Session) -> str:
+    """Everything a magic could change, as one comparable text."""
+    store = session.store
+    snapshot = {
+        "current": id(current_session()), "turn": session.turn, "segment": session.segment_number,
+        "base_prompt": session.base_prompt, "composed": id(session.composed),
+        "log": len(session.bus.log),
+        "store": {key: store.hgetall(key) for key in store.keys()},
+        "trinkets": {name: [t.content, t.enabled, t.error, getattr(t, "current_turn", None)]
+                     for name, t in session.trinkets.items()},
+        "guidance": [repr(e) for e in session.trinket("PeanutGalleryTrinket").entries],
+        "memories": session.trinket("ProactiveMemoryTrinket").memories,
+        "searches": repr(session.trinket("GetContextTrinket").entries),
+    }
+    return json.dumps(snapshot, default=str, sort_keys=True)
+
+
+# -- the extension
+
+def test_load_registers_every_magic_once_and_unload_removes_all_it_added(session):
+    from IPython.core.interactiveshell import InteractiveShell
+
+    ip = InteractiveShell.instance()
+    before_line = set(ip.magics_manager.magics["line"])
+    before_cell = set(ip.magics_manager.magics["cell"])
+    before_configurables = list(ip.configurables)
+    ip.extension_manager.load_extension("wm_kernel")
+    wm_kernel.load_ipython_extension(ip)          # a second load, bypassing IPython's own guard
+    try:
+        for name in MAGIC_NAMES["line"]:
+            assert ip.find_line_magic(name) is not None, name
+        assert ip.find_cell_magic("compose") is not None
+        assert [c for c in ip.configurables if isinstance(c, WorkingMemoryMagics)].__len__() == 1
+        assert len(hooks_for(ip, "%trinket")) == 1
+        assert current_session() is session         # reused, not replaced
+    finally:
+        ip.extension_manager.unload_extension("wm_kernel")
+    assert set(ip.magics_manager.magics["line"]) == before_line
+    assert set(ip.magics_manager.magics["cell"]) == before_cell
+    assert ip.configurables == before_configurables
+    assert "WorkingMemoryMagics" not in ip.magics_manager.registry
+    assert hooks_for(ip, "%trinket") == [] and hooks_for(ip, "%compose") == []
+    assert completions(ip, "%trinket Pea") == []
+    assert current_session() is session             # code in cells may still drive it
+
+
+def test_load_creates_a_session_when_there_is_none():
+    from IPython.core.interactiveshell import InteractiveShell
+
+    set_current_session(None)
+    ip = InteractiveShell.instance()
+    ip.extension_manager.load_extension("wm_kernel")
+    try:
+        created = wm_kernel.session._current  # type: ignore[attr-defined]
+        assert isinstance(created, Session) and current_session() is created
+    finally:
+        ip.extension_manager.unload_extension("wm_kernel")
+        set_current_session(None)
+
+
+def test_config_sets_the_default_view_and_unload_restores_it(ip, session):
+    try:
+        ip.run_line_magic("config", 'WorkingMemoryMagics.default_view = "text"')
+        composed = ip.run_line_magic("compose", "")
+        assert set(composed._repr_mimebundle_()) == {"text/plain"}
+        ip.run_line_magic("config", 'WorkingMemoryMagics.default_view = "fancy"')  # refused, reported
+        assert render.options.view == "text"
+        ip.extension_manager.unload_extension("wm_kernel")
+        assert render.options.view == "html"
+        # the shell keeps the refused value: loading again says what is wrong, in one line
+        with pytest.raises(UsageError, match="default_view"):
+            wm_kernel.load_ipython_extension(ip)
+        assert ip.find_line_magic("compose") is None
+    finally:
+        ip.config.pop("WorkingMemoryMagics", None)   # the shell is shared by the other tests
+        ip.extension_manager.loaded.discard("wm_kernel")
+        ip.extension_manager.load_extension("wm_kernel")   # the fixture unloads again
+    assert render.options.view == "html"
+
+
+# -- %compose
+
+def test_compose_returns_the_composed_prompt_of_the_current_session(ip, session):
+    p = ip.run_line_magic("compose", "")
+    assert isinstance(p, ComposedPrompt) and p is session.composed
+    assert p["cached_content"] == BASE
+    assert p.section_names() == ["base_prompt", "conversation_manifest", "datetime_section"]
+    ip.run_cell("q = %compose")
+    assert ip.user_ns["q"] is session.composed and ip.user_ns["q"] is not p
+
+
+def test_compose_raw_is_the_exact_text_the_model_receives(ip, session):
+    raw = ip.run_line_magic("compose", "--raw")
+    p = session.composed
+    assert raw == "\n\n".join([f"### system · cached\n{BASE}",
+                               f"### system · not cached\n{p['non_cached_content']}",
+                               f"### notification centre\n{p['notification_center']}"])
+    assert ip.run_line_magic("compose", "--raw --section base_prompt") == BASE
+    assert ip.run_line_magic("compose", "--raw -p notification") == session.composed["notification_center"]
+
+
+def test_compose_section_and_placement_narrow_the_view(ip, session):
+    view = ip.run_line_magic("compose", "--section datetime_section")
+    assert repr(view) == "\n".join(["ComposedPrompt · turn 0 · 1 section · 87 chars",
+                                    "=== notification centre ===",
+                                    "--- datetime_section · TimeManager · 87 chars ---", DATETIME])
+    # a known section with no content is shown as left out, not refused
+    view = ip.run_line_magic("compose", "--placement notification")
+    assert [r.name for r in view.sections] == ["datetime_section"]
+    assert "- peanutgallery_guidance (PeanutGalleryTrinket): no content" in repr(view)
+
+
+def test_compose_json_has_the_original_five_keys(ip, session):
+    data = json.loads(ip.run_line_magic("compose", "--json"))
+    assert data == session.composed.as_dict()
+    assert json.loads(ip.run_line_magic("compose", "--json --placement post_history")) == {
+        "post_history_items": []}
+    assert json.loads(ip.run_line_magic("compose", "--json -s datetime_section")) == [{
+        "name": "datetime_section", "placement": "notification", "trinket": "TimeManager",
+        "cache_policy": False, "chars": 87, "content": DATETIME}]
+
+
+def test_compose_diff_shows_what_a_feed_changed(ip, session):
+    ip.run_line_magic("compose", "")
+    ip.run_line_magic("trinket", 'peanutgallery add concern "Slow down." --ttl 2')
+    diff = ip.run_line_magic("compose", "--diff")
+    assert diff.changed_sections == ["peanutgallery_guidance"]
+    assert str(diff).splitlines()[0] == "previous -> current: 0 changed, 1 added, 0 removed, 3 unchanged"
+
+
+def test_compose_last_shows_without_composing(ip, session):
+    with pytest.raises(UsageError, match="nothing composed yet"):
+        ip.run_line_magic("compose", "--last")
+    p = ip.run_line_magic("compose", "")
+    assert ip.run_line_magic("compose", "--last") is p
+
+
+def test_cell_compose_uses_the_cell_as_the_base_prompt(ip, session):
+    p = ip.run_cell_magic("compose", "", "You coach {first_name} at chess.\n")
+    assert p["cached_content"].splitlines()[0] == "You coach Ada at chess."
+    assert session.base_prompt == "You coach {first_name} at chess."
+
+
+# -- turns, segments, tables
+
+def test_turn_advances_and_reports_what_expired(ip, session):
+    ip.run_line_magic("trinket", 'peanutgallery add concern "Slow down." --ttl 1')
+    ip.run_line_magic("trinket", 'peanutgallery add coaching "Ask first." --ttl 3')
+    report = ip.run_line_magic("turn", "2")
+    assert session.turn == 2
+    assert repr(report) == ("Completed turns 1-2; 1 item expired:\n"
+                            "  turn 2: PeanutGalleryTrinket concern: Slow down.")
+    assert repr(ip.run_line_magic("turn", "")) == "Completed turn 3; nothing expired."
+    assert session.turn == 3 and session.composed.turn == 3
+
+
+def test_collapse_ends_the_segment_and_flushes_stateful_trinkets(ip, session):
+    ip.run_line_magic("trinket", 'peanutgallery add concern "Slow down."')
+    ip.run_line_magic("turn", "")
+    ip.run_line_magic("collapse", '"Planning chat" --tools search,calendar')
+    assert session.segment_number == 2 and session.segment_turn == 0
+    assert session.trinket("PeanutGalleryTrinket").entries == ()
+    event = [r.event for r in session.bus.log if r.event_type == "SegmentCollapsedEvent"][-1]
+    assert (event.summary, event.tools_used) == ("Planning chat", ("search", "calendar"))
+
+
+def test_trinkets_table_describes_every_trinket(ip, session):
+    ip.run_line_magic("compose", "")
+    frame = ip.run_line_magic("trinkets", "")
+    assert list(frame.columns) == ["name", "section", "placement", "enabled", "stateful",
+                                   "current turn", "size", "last updated", "error"]
+    assert list(frame["name"]) == list(session.trinkets)
+    row = frame.set_index("name").loc["TimeManager"]
+    assert (row["section"], row["placement"], row["size"], row["last updated"]) == (
+        "datetime_section", "notification", 87, "2026-11-30T09:00:00+00:00")
+    assert frame.set_index("name").loc["PeanutGalleryTrinket", "current turn"] == 0
+
+
+def test_wm_events_lists_one_compose_cycle_in_causal_order(ip, session):
+    ip.run_line_magic("wm_events", "--clear")
+    ip.run_line_magic("compose", "")
+    frame = ip.run_line_magic("wm_events", "")
+    assert list(frame.columns) == ["seq", "depth", "event", "occurred_at", "detail", "failures"]
+    events = list(zip(frame["event"], frame["detail"]))
+    assert events[0] == ("ComposeSystemPromptEvent", "")
+    assert events[1:4] == [("UpdateTrinketEvent", "target_trinket=TimeManager"),
+                           ("TrinketContentEvent",
+                            "trinket_name=TimeManager, variable_name=datetime_section"),
+                           ("UpdateTrinketEvent", "target_trinket=LoraTrinket")]
+    assert events[-1] == ("SystemPromptComposedEvent", "")
+    assert [e for e, _ in events].count("UpdateTrinketEvent") == len(session.trinkets)
+    assert set(frame["occurred_at"]) == {"2026-11-30T09:00:00+00:00"}
+    assert len(ip.run_line_magic("wm_events", "--last 2")) == 2
+    assert list(ip.run_line_magic("wm_events", "--type SystemPromptComposedEvent")["event"]) == [
+        "SystemPromptComposedEvent"]
+
+
+def test_wm_session_starts_a_deterministic_session(ip, session):
+    ip.run_line_magic("wm_session", "--clock 2026-07-04T14:30:00+00:00 --first-name Bo "
+                                    "--timezone America/New_York --trinkets TimeManager "
+                                    '--base-prompt "Hello {first_name}."')
+    fresh = current_session()
+    assert fresh is not session and isinstance(fresh.clock, ManualClock)
+    p = ip.run_line_magic("compose", "--raw")
+    assert p == ("### system · cached\nHello Bo.\n\n" + "═" * 60 + "\nEverything after this delimiter "
+                 "is part of MIRA's scaffolding, injected to provide additional context during the "
+                 "reply.\n" + "═" * 60 + "\n\n### notification centre\n" + "═" * 60 + "\nHUD - Runtime "
+                 "state, authoritative for current context\n" + "═" * 60 + "\n<mira:hud>\n"
+                 "<current_datetime>TODAY IS SATURDAY, JULY 04, 2026 AT 10:30 AM EDT."
+                 "</current_datetime>\n\n</mira:hud>\n" + "═" * 60)
+
+
+# -- %trinket
+
+def test_trinket_feeds_every_built_in_trinket(ip, session):
+    run = ip.run_line_magic
+    assert run("trinket", 'peanutgallery add coaching "Ask <first>." --ttl 3') == "guidance-1"
+    assert run("trinket", 'reminder add "Call Bob" --due +2h --details "about tea"') == "rem_1"
+    assert run("trinket", 'ProactiveMemoryTrinket surface "Ada likes tea" --score 0.9') == 1
+    run("trinket", 'getcontext add t1 success --query "tea" --summary "Brew at 80C" '
+                   '--finding "green tea 80C | tea.pdf"')
+    docs = session.trinket("DomaindocTrinket")
+    docs.create_document("garden", "Garden")
+    docs.add_section("garden", "soil", "Soil", "Loam.")
+    run("trinket", "domaindoc collapse garden soil")
+    p = run("compose", "")
+    assert p.section_names() == ["base_prompt", "conversation_manifest", "domaindoc",
+                                 "datetime_section", "context_search_results", "active_reminders",
+                                 "relevant_memories", "peanutgallery_guidance"]
+    assert session.trinket("PeanutGalleryTrinket").content == "\n".join([
+        "<mira:peanutgallery>",
+        '  <guidance type="coaching" expires_in="3_turns">Ask &lt;first&gt;.</guidance>',
+        "</mira:peanutgallery>"])
+    assert '<reminder id="rem_1" title="Call Bob" due="in 2 hours" time="11:00 AM GMT">' in \
+        p.section("active_reminders").content
+    assert '<memory id="mem_00000001" relevance="90">' in p.section("relevant_memories").content
+    assert "• green tea 80C (source: tea.pdf)" in p.section("context_search_results").content
+    collapsed = p.section("domaindoc").content
+    run("trinket", "domaindoc expand garden soil")
+    assert run("compose", "--diff").changed_sections == ["domaindoc"]
+    assert session.composed.section("domaindoc").content != collapsed
+    run("trinket", "ReminderManager complete rem_1")
+    run("trinket", "proactivememory clear")
+    assert "active_reminders" not in run("compose", "").section_names()
+
+
+def test_trinket_enable_disable_and_show(ip, session):
+    ip.run_line_magic("trinket", "TimeManager disable")
+    p = ip.run_line_magic("compose", "")
+    assert "datetime_section" not in p.section_names()
+    assert [(o.name, o.reason) for o in p.omitted if o.name == "datetime_section"] == [
+        ("datetime_section", "trinket disabled")]
+    ip.run_line_magic("trinket", "datetime_section enable")
+    ip.run_line_magic("compose", "")
+    assert ip.run_line_magic("trinket", "time show") == DATETIME
+    listing = ip.run_line_magic("trinket", "peanutgallery")
+    assert listing.splitlines()[0] == "%trinket PeanutGalleryTrinket enable: Switch the trinket on."
+    assert "%trinket PeanutGalleryTrinket add: Add guidance" in listing
+
+
+def test_completion_of_trinket_and_section_names(ip, session):
+    assert completions(ip, "%trinket Pea") == ["PeanutGalleryTrinket"]
+    assert completions(ip, "%trinket PeanutGalleryTrinket a") == ["add"]
+    assert completions(ip, "%compose --section peanut") == ["peanutgallery_guidance"]
+    assert completions(ip, "%compose --placement post") == ["post_history"]
+    docs = session.trinket("DomaindocTrinket")
+    docs.create_document("garden", "Garden")
+    docs.add_section("garden", "soil", "Soil", "Loam.")
+    assert completions(ip, "%trinket domaindoc expand gar") == ["garden"]
+    assert completions(ip, "%trinket domaindoc expand garden so") == ["soil"]
+
+
+# -- user mistakes: a UsageError, and nothing changed
+
+MISTAKES = [
+    ("compose", "--bogus"),                                  # unknown option
+    ("compose", '--section "base_prompt'),                   # unbalanced quote
+    ("compose", "--section nope"),                           # unknown section
+    ("compose", '--section ""'),                             # empty required argument
+    ("compose", "--placement attic"),
+    ("compose", "--raw --json"),
+    ("compose", "--diff --section base_prompt"),
+    ("turn", "0"),
+    ("turn", "-1"),
+    ("turn", "two"),
+    ("turn", "1 2"),
+    ("collapse", '"Planning chat'),
+    ("collapse", "--bogus"),
+    ("trinkets", "extra"),
+    ("wm_events", "--last 0"),
+    ("wm_events", "--type NopeEvent"),
+    ("wm_events", "--clear --last 2"),
+    ("wm_session", "--timezone Mars/Olympus"),
+    ("wm_session", "--clock yesterday"),
+    ("wm_session", "--clock 2026-11-30T09:00:00"),           # no offset
+    ("wm_session", "--trinkets Nope"),
+    ("trinket", ""),
+    ("trinket", "nope enable"),                              # unknown trinket
+    ("trinket", "peanutgallery fly"),
+    ("trinket", 'peanutgallery add concern "x" --ttl -1'),   # TTL not a non-negative int
+    ("trinket", 'peanutgallery add concern "x" --ttl 1.5'),
+    ("trinket", 'peanutgallery add concern "x" --ttl abc'),
+    ("trinket", 'peanutgallery add concern "x" --ttl ""'),
+    ("trinket", "peanutgallery add concern"),                # empty text
+    ("trinket", 'peanutgallery add concern ""'),
+    ("trinket", 'peanutgallery add concern "oops'),          # unbalanced quote
+    ("trinket", "peanutgallery add alarm x"),
+    ("trinket", "peanutgallery remove guidance-9"),
+    ("trinket", 'reminder add "Call Bob" --due tomorrow'),
+    ("trinket", "reminder add --due +2h"),
+    ("trinket", 'reminder add "Call Bob"'),                  # --due is required
+    ("trinket", "reminder complete rem_9"),
+    ("trinket", 'proactivememory surface "x" --score high'),
+    ("trinket", 'proactivememory surface "x" --score 1.5'),
+    ("trinket", "proactivememory surface"),
+    ("trinket", "getcontext add t1 bogus --query q"),
+    ("trinket", "getcontext add t1 failed --query q"),       # --error missing
+    ("trinket", "getcontext add t1 timeout --query q --iteration -2"),
+    ("trinket", "domaindoc expand garden nope"),
+    ("trinket", "domaindoc collapse nowhere soil"),
+    ("trinket", "TimeManager enable now"),
+]
+
+
+@pytest.mark.parametrize(("magic", "line"), MISTAKES)
+def test_user_mistakes_are_usage_errors_that_change_nothing(ip, session, magic, line):
+    session.trinket("DomaindocTrinket").create_document("garden", "Garden")
+    session.trinket("DomaindocTrinket").add_section("garden", "soil", "Soil", "Loam.")
+    ip.run_line_magic("trinket", 'peanutgallery add concern "Keep it short."')
+    ip.run_line_magic("compose", "")
+    before = state(session)
+    with pytest.raises(UsageError) as caught:
+        ip.run_line_magic(magic, line)
+    assert type(caught.value) is UsageError
+    assert "\n" not in str(caught.value).strip()
+    assert state(session) == before
+
+
+@pytest.mark.parametrize("cell", ["", "\n\n", "   \n"])
+def test_cell_compose_with_an_empty_body_is_a_usage_error(ip, session, cell):
+    ip.run_line_magic("compose", "")
+    before = state(session)
+    with pytest.raises(UsageError, match="the cell body"):
+        ip.run_cell_magic("compose", "", cell)
+    assert state(session) == before
