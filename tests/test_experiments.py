@@ -411,3 +411,72 @@ def test_variants_change_layout_wording_and_switches() -> None:
         scenario.run(Variant(name="x", disabled=("Nope",)))
     with pytest.raises(ValueError, match=r"variant 'v': unknown field 'layuot'"):
         as_variant({"layuot": {}}, "v")
+
+
+# -- compare
+
+def test_compare_is_keyed_by_variant_and_turn() -> None:
+    from wm_kernel.experiments import COMPARE_COLUMNS, compare, plot_compare
+    from wm_kernel.tokens import EstimateTokenizer, TokenCounter
+
+    scenario = build()
+    counter = TokenCounter(EstimateTokenizer())
+    frame = compare(scenario, {
+        "as recorded": None,
+        "guidance in system": Layout.default().with_section("peanutgallery_guidance", "system"),
+        "no guidance": {"disabled": ["PeanutGalleryTrinket"]},
+        "shouty": Variant(base_prompt=str.upper)}, counter=counter)
+    assert list(frame.index.names) == ["variant", "turn"]
+    assert frame.index.is_unique and frame.shape == (16, len(COMPARE_COLUMNS))
+    assert frame.index.get_level_values("variant").unique().tolist() == [
+        "as recorded", "guidance in system", "no guidance", "shouty"]
+    assert frame.xs("as recorded").index.tolist() == [0, 1, 2, 3]
+    assert list(frame.columns) == COMPARE_COLUMNS == [
+        "segment", "sections", "chars_cached", "chars_non_cached", "chars_conversation_prefix",
+        "chars_post_history", "chars_notification", "chars_total", "tokens_cached",
+        "tokens_non_cached", "tokens_conversation_prefix", "tokens_post_history",
+        "tokens_notification", "tokens_total", "cache_status", "cache_hit", "cache_write_tokens",
+        "cache_read_tokens", "uncached_tokens", "cache_broke_by", "cost", "digest_cached",
+        "digest_non_cached", "digest_conversation_prefix", "digest_post_history",
+        "digest_notification"]
+    assert frame.attrs["tokenizer"] == "estimate (chars/4)"
+    # the guidance (turns 1 and 2) moves from the notification centre to the uncached system part
+    moved = frame.xs("guidance in system")
+    assert moved["chars_non_cached"].tolist()[1:3] == [113, 113]
+    assert (moved["digest_non_cached"] != "").tolist() == [False, True, True, False]
+    assert frame.xs("as recorded")["chars_non_cached"].tolist() == [0, 0, 0, 0]
+    # differences are one groupby away: which turns' notification centres differ between variants
+    differs = frame.groupby(level="turn")["digest_notification"].nunique()
+    assert differs.tolist() == [1, 2, 2, 1]
+    assert frame.groupby(level="variant")["tokens_total"].sum().to_dict() == {
+        "as recorded": 401, "guidance in system": 401, "no guidance": 343, "shouty": 412}
+    assert frame.xs("shouty")["digest_cached"].tolist() != frame.xs("as recorded")["digest_cached"].tolist()
+    # tokens are the sums of each section's count, the same counts as the history's
+    history = scenario.run().history
+    assert frame.xs("as recorded")["tokens_total"].tolist() == (
+        history.groupby("turn")["tokens"].sum().tolist())
+    # one shared counter: a text common to several variants is tokenized once
+    distinct = set()
+    for name in ("as recorded", "guidance in system", "no guidance", "shouty"):
+        session = scenario.run(None if name == "as recorded" else {
+            "guidance in system": {"layout": Layout.default().with_section(
+                "peanutgallery_guidance", "system")},
+            "no guidance": {"disabled": ["PeanutGalleryTrinket"]},
+            "shouty": {"base_prompt": str.upper}}[name])
+        distinct |= set(session.recorder.texts().values())
+    assert counter.calls == len(distinct)
+    fig = plot_compare(frame)
+    assert [ax.get_ylabel() for ax in fig.axes] == ["chars_total", "tokens_total"]
+    assert [line.get_label() for line in fig.axes[0].get_lines()] == [
+        "as recorded", "guidance in system", "no guidance", "shouty"]
+    with pytest.raises(ValueError, match=r"unknown metric 'bytes'"):
+        plot_compare(frame, "bytes")
+
+
+def test_compare_rejects_bad_variants() -> None:
+    from wm_kernel.experiments import compare
+
+    with pytest.raises(ValueError, match="variants must be a non-empty mapping"):
+        compare(build(), {})
+    with pytest.raises(TypeError, match=r"variant 'x' must be a Layout, a Variant or a dict, got int"):
+        compare(build(), {"x": 3})

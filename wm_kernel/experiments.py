@@ -1000,3 +1000,383 @@ def as_variant(value: "Variant | Layout | Mapping[str, Any] | None", name: str =
         return Variant(**fields)
     raise TypeError(f"variant {name!r} must be a Layout, a Variant or a dict, got "
                     f"{type(value).__name__}")
+
+
+# -- comparing variants ---------------------------------------------------------------------------
+
+#: The parts of a composed prompt that ``compare`` measures: the system prompt's cached and
+#: uncached content, then the other three placements.
+PARTS = ("cached", "non_cached", "conversation_prefix", "post_history", "notification")
+_PART_KEYS = {"cached": "cached_content", "non_cached": "non_cached_content",
+              "conversation_prefix": "conversation_prefix_items",
+              "post_history": "post_history_items", "notification": "notification_center"}
+_CACHE_COLUMNS = {"status": "cache_status", "hit": "cache_hit", "cache_write_tokens": "cache_write_tokens",
+                  "cache_read_tokens": "cache_read_tokens", "uncached_tokens": "uncached_tokens",
+                  "broke_by": "cache_broke_by", "cost": "cost"}
+COMPARE_COLUMNS = (["segment", "sections"] + [f"chars_{p}" for p in PARTS] + ["chars_total"]
+                   + [f"tokens_{p}" for p in PARTS] + ["tokens_total"] + list(_CACHE_COLUMNS.values())
+                   + [f"digest_{p}" for p in PARTS])
+
+
+def part_digest(value: "str | Sequence[str]") -> str:
+    """A short hex digest of one part of a prompt ('' when the part is empty).
+
+    >>> part_digest("hello"), part_digest(""), part_digest(["a", "b"]) != part_digest(["ab"])
+    ('ea6706f7', '', True)
+    """
+    if not value:
+        return ""
+    data = value if isinstance(value, str) else json.dumps(list(value), ensure_ascii=False)
+    return hashlib.blake2b(data.encode("utf-8", "surrogatepass"), digest_size=4).hexdigest()
+
+
+def _part_chars(value: "str | Sequence[str]") -> int:
+    return len(value) if isinstance(value, str) else sum(len(item) for item in value)
+
+
+@dataclass
+class VariantRun:
+    """One replay of a scenario under a variant: its name, the Session it drove, and a per-turn
+    summary of the last compose of each turn (chars and digest of each part)."""
+
+    name: str
+    session: "Session"
+    turns: dict[int, dict[str, Any]]
+
+
+def run_variants(scenario: Scenario, variants: "Mapping[str, Variant | Layout | Mapping[str, Any] | None]",
+                 *, counter: Any = None, factories: Mapping[str, Any] | None = None,
+                 listeners: Iterable[Callable[[str, dict[str, Any]], None]] = ()) -> list[VariantRun]:
+    """Replay ``scenario`` once per variant (in order), every history counting tokens with one shared
+    TokenCounter (``counter``, default a new one) so a text common to several variants is counted
+    once. :func:`compare` tabulates the result."""
+    from wm_kernel.tokens import TokenCounter
+
+    if not isinstance(scenario, Scenario):
+        raise TypeError(f"expected a Scenario, got {type(scenario).__name__}")
+    if not isinstance(variants, Mapping) or not variants:
+        raise ValueError("variants must be a non-empty mapping name -> Layout | Variant | dict")
+    chosen = []
+    for name, value in variants.items():
+        if not isinstance(name, str) or not name:
+            raise ValueError(f"variant names must be non-empty strings, got {name!r}")
+        chosen.append(dataclasses.replace(as_variant(value, name), name=name))
+    shared = counter if counter is not None else TokenCounter()
+    runs = []
+    extra = tuple(listeners)
+    for variant in chosen:
+        turns: dict[int, dict[str, Any]] = {}
+        holder: dict[str, Any] = {}
+
+        def on_compose(what: str, details: dict[str, Any], turns: dict[int, dict[str, Any]] = turns,
+                       holder: dict[str, Any] = holder) -> None:
+            if what != "composed":
+                return
+            composed: ComposedPrompt = details["composed"]
+            row: dict[str, Any] = {"segment": holder["session"].segment_number,
+                                   "sections": len(composed.sections)}
+            for part in PARTS:
+                value = composed[_PART_KEYS[part]]
+                row[f"chars_{part}"] = _part_chars(value)
+                row[f"digest_{part}"] = part_digest(value)
+            turns[composed.turn if composed.turn is not None else len(turns)] = row
+
+        def attach(session: "Session", variant: Variant = variant, holder: dict[str, Any] = holder) -> None:
+            holder["session"] = session
+            session.recorder.counter = shared
+            if variant.hook is not None:
+                variant.hook(session)
+
+        session = scenario.run(dataclasses.replace(variant, hook=attach), factories=factories,
+                               listeners=(on_compose, *extra))
+        runs.append(VariantRun(variant.name, session, turns))
+    return runs
+
+
+def compare(scenario: Scenario, variants: "Mapping[str, Variant | Layout | Mapping[str, Any] | None]",
+            *, counter: Any = None, factories: Mapping[str, Any] | None = None,
+            tools_tokens: int = 0, min_cacheable_tokens: int = 1024,
+            prices: Any = None) -> "pd.DataFrame":
+    """Run ``scenario`` under each variant and tabulate every turn side by side.
+
+    Parameters
+    ----------
+    variants:
+        name -> :class:`Variant`, a Layout, a dict of Variant fields, or None (the scenario as is).
+    counter:
+        The TokenCounter to share (default: a new one over the default tokenizer).
+    tools_tokens, min_cacheable_tokens, prices:
+        Passed to :func:`wm_kernel.cache.cache_report`.
+
+    Returns
+    -------
+    DataFrame indexed by (variant, turn), one row per turn (its last compose), with columns
+    ``segment``, ``sections``; ``chars_<part>`` and ``chars_total`` (characters of each part as
+    composed: cached and non-cached system content, conversation prefix, post history, notification
+    centre); ``tokens_<part>`` and ``tokens_total`` (sums of per-section token counts, as
+    :mod:`wm_kernel.cache` counts them: separators and the HUD frame are not counted);
+    ``cache_status`` (hit / write / none), ``cache_hit``, ``cache_write_tokens``,
+    ``cache_read_tokens``, ``uncached_tokens``, ``cache_broke_by``, ``cost`` (from
+    :func:`wm_kernel.cache.cache_report`); and ``digest_<part>`` (a short hex digest, '' when empty),
+    so ``frame.groupby(level="turn")["digest_cached"].nunique()`` shows where variants differ.
+    ``frame.attrs`` holds the tokenizer name and the prices.
+    """
+    runs = run_variants(scenario, variants, counter=counter, factories=factories)
+    return tabulate(runs, tools_tokens=tools_tokens, min_cacheable_tokens=min_cacheable_tokens,
+                    prices=prices)
+
+
+def tabulate(runs: Sequence[VariantRun], *, tools_tokens: int = 0, min_cacheable_tokens: int = 1024,
+             prices: Any = None) -> "pd.DataFrame":
+    """The :func:`compare` frame of some :func:`run_variants` runs. ``frame.attrs["cache"]`` holds
+    each variant's cache summary (:meth:`wm_kernel.cache.CacheReport.summary`)."""
+    import pandas as pd
+
+    from wm_kernel.cache import Prices, cache_report
+
+    frames = []
+    tokenizer = ""
+    summaries: dict[str, dict[str, Any]] = {}
+    for run in runs:
+        history = run.session.recorder
+        tokenizer = history.counter.name
+        sections = history.frame()
+        part = sections["placement"].where(sections["placement"] != "system",
+                                           sections["cached"].map({True: "cached", False: "non_cached"}))
+        tokens = (sections.assign(part=part).pivot_table(index="turn", columns="part", values="tokens",
+                                                         aggfunc="sum", fill_value=0)
+                  .reindex(columns=list(PARTS), fill_value=0))
+        tokens.columns = [f"tokens_{p}" for p in PARTS]
+        report = cache_report(run.session, tools_tokens=tools_tokens,
+                              min_cacheable_tokens=min_cacheable_tokens, prices=prices)
+        summaries[run.name] = report.summary()
+        cache = report.turns.set_index("turn")[list(_CACHE_COLUMNS)].rename(columns=_CACHE_COLUMNS)
+        sizes = pd.DataFrame.from_dict(run.turns, orient="index")
+        sizes.index.name = "turn"
+        frame = sizes.join(tokens, how="left").join(cache, how="left")
+        frame["chars_total"] = sum(frame[f"chars_{p}"] for p in PARTS)
+        frame["tokens_total"] = sum(frame[f"tokens_{p}"] for p in PARTS)
+        frame = frame.reset_index()
+        frame.insert(0, "variant", run.name)
+        frames.append(frame)
+    result = pd.concat(frames, ignore_index=True)
+    int_columns = ["segment", "sections", "chars_total", "tokens_total", "cache_write_tokens",
+                   "cache_read_tokens", "uncached_tokens"]
+    int_columns += [f"chars_{p}" for p in PARTS] + [f"tokens_{p}" for p in PARTS]
+    result = result.astype({c: "int64" for c in int_columns} | {"cache_hit": "bool"})
+    result = result.set_index(["variant", "turn"])[COMPARE_COLUMNS]
+    result.attrs["tokenizer"] = tokenizer
+    result.attrs["prices_per_million"] = dataclasses.asdict(Prices.coerce(prices))
+    result.attrs["cache"] = summaries
+    return result
+
+
+def plot_compare(frame: "pd.DataFrame", metrics: Sequence[str] = ("chars_total", "tokens_total"), *,
+                 title: str | None = None) -> "Figure":
+    """Plot each metric per turn, one line per variant, one panel per metric; returns the Figure.
+
+    Builds a ``matplotlib.figure.Figure`` directly (no pyplot state), so it works with any backend,
+    Agg included, and leaves nothing open.
+    """
+    from matplotlib.figure import Figure
+    from matplotlib.ticker import MaxNLocator
+
+    if isinstance(metrics, str):
+        metrics = (metrics,)
+    missing = [m for m in metrics if m not in frame.columns]
+    if missing:
+        raise ValueError(f"unknown metric {missing[0]!r} (columns: {', '.join(map(str, frame.columns))})")
+    if list(frame.index.names) != ["variant", "turn"]:
+        raise ValueError("expected a compare() frame, indexed by (variant, turn)")
+    fig = Figure(figsize=(8, 2.8 * len(metrics)), layout="constrained")
+    axes = fig.subplots(len(metrics), 1, sharex=True, squeeze=False)[:, 0]
+    variants = list(dict.fromkeys(frame.index.get_level_values("variant")))
+    # identical variants draw on top of each other: vary the dash so each stays visible
+    styles = ("-", "--", ":", "-.")
+    for ax, metric in zip(axes, metrics):
+        for position, name in enumerate(variants):
+            series = frame.xs(name, level="variant")[metric]
+            ax.plot(series.index, series.to_numpy(), styles[position % len(styles)], label=name,
+                    linewidth=2.2 - 0.4 * (position % len(styles)),
+                    marker="o" if len(series) <= 40 else None, markersize=3)
+        ax.set_ylabel(metric)
+        ax.grid(True, alpha=0.3)
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    axes[-1].set_xlabel("turn")
+    axes[0].legend(loc="best", fontsize="small")
+    if title:
+        fig.suptitle(title)
+    return fig
+
+
+# -- the command line: python -m wm_kernel replay -------------------------------------------------
+
+_BUILTIN_LAYOUTS: dict[str, Callable[[], Layout]] = {"default": Layout.default,
+                                                      "original": Layout.original}
+_TABLE_COLUMNS = {"segment": "segment", "sections": "sections", "chars_total": "chars",
+                  "tokens_total": "tokens", "cache_status": "cache", "cache_write_tokens": "written",
+                  "cache_read_tokens": "read", "uncached_tokens": "uncached"}
+
+
+def parse_variant_spec(spec: str) -> tuple[str, Variant]:
+    """``NAME=SPEC`` from the command line: SPEC is a built-in layout name (default, original), a
+    layout as JSON (``{"system": [...], ...}``) or Variant fields as JSON (``{"layout": "original",
+    "base_prompt": "...", "disabled": ["TimeManager"]}``).
+
+    >>> name, v = parse_variant_spec('no-time={"disabled": ["TimeManager"]}')
+    >>> name, v.disabled
+    ('no-time', ('TimeManager',))
+    >>> parse_variant_spec("orig=original")[1].layout.name
+    'original'
+    """
+    name, sep, body = spec.partition("=")
+    name, body = name.strip(), body.strip()
+    if not sep or not name or not body:
+        raise ValueError(f"--variant {spec!r}: expected NAME=LAYOUT (a built-in layout name: "
+                         f"{', '.join(_BUILTIN_LAYOUTS)}; or JSON)")
+    try:
+        if body in _BUILTIN_LAYOUTS:
+            return name, Variant(name=name, layout=_BUILTIN_LAYOUTS[body]())
+        if not body.startswith("{"):
+            raise ValueError(f"unknown built-in layout {body!r} (built in: {', '.join(_BUILTIN_LAYOUTS)}; "
+                             f"or give JSON)")
+        try:
+            data = json.loads(body)
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"not valid JSON ({exc.msg} at column {exc.colno})") from None
+        if not isinstance(data, dict):
+            raise ValueError("the JSON must be an object")
+        from wm_kernel.types import PLACEMENTS
+
+        if data and all(key in PLACEMENTS for key in data):
+            return name, Variant(name=name, layout=Layout(data, name=name))
+        unknown = [key for key in data if key not in ("layout", "base_prompt", "disabled")]
+        if unknown:
+            raise ValueError(f"unknown field {unknown[0]!r} (a layout's keys are placements: "
+                             f"{', '.join(PLACEMENTS)}; a variant's: layout, base_prompt, disabled)")
+        layout = data.get("layout")
+        if isinstance(layout, str):
+            if layout not in _BUILTIN_LAYOUTS:
+                raise ValueError(f"unknown built-in layout {layout!r}")
+            data["layout"] = _BUILTIN_LAYOUTS[layout]()
+        if "base_prompt" in data and not isinstance(data["base_prompt"], str):
+            raise ValueError("'base_prompt' must be a string")
+        if "disabled" in data and (not isinstance(data["disabled"], list)
+                                   or not all(isinstance(n, str) for n in data["disabled"])):
+            raise ValueError("'disabled' must be a list of trinket names")
+        return name, Variant(name=name, **data)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"--variant {name}: {exc}") from None
+
+
+class _Progress:
+    """A one-line progress bar on a stream (a terminal's stderr), redrawn at each whole percent."""
+
+    def __init__(self, total: int, stream: TextIO, width: int = 30) -> None:
+        self.total = max(total, 1)
+        self.stream = stream
+        self.width = width
+        self.done = 0
+        self._shown = -1
+
+    def __call__(self, what: str, details: dict[str, Any]) -> None:
+        if what == "turn":
+            self.done += 1
+            self._draw()
+
+    def _draw(self) -> None:
+        percent = min(100, self.done * 100 // self.total)
+        if percent == self._shown:
+            return
+        self._shown = percent
+        filled = self.width * percent // 100
+        self.stream.write(f"\rreplay [{'#' * filled}{'.' * (self.width - filled)}] {percent:3d}% "
+                          f"{self.done}/{self.total} turns")
+        self.stream.flush()
+
+    def close(self) -> None:
+        if self._shown >= 0:
+            self.stream.write("\n")
+            self.stream.flush()
+
+
+def add_replay_parser(subparsers: Any) -> argparse.ArgumentParser:
+    """Add the ``replay`` subcommand to ``python -m wm_kernel``."""
+    parser = subparsers.add_parser(
+        "replay", help="replay a scenario file and print a per-turn table",
+        description="Replay a scenario (JSON Lines, see wm_kernel.experiments) into a fresh Session, "
+                    "as recorded and under each --variant, and print one row per turn.")
+    parser.add_argument("file", metavar="FILE", help="the scenario file (.jsonl)")
+    parser.add_argument("--variant", action="append", default=[], metavar="NAME=LAYOUT",
+                        help="also run under a variant: a built-in layout (default, original), a "
+                             "layout as JSON, or JSON with layout/base_prompt/disabled; repeatable")
+    parser.add_argument("--out", metavar="CSV", help="write the history (one row per variant, turn "
+                                                     "and section) to this CSV file, atomically")
+    parser.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
+                        help="show a progress bar on stderr (default: only when stderr is a "
+                             "terminal and the run is long)")
+    parser.add_argument("--estimate-tokens", action="store_true",
+                        help="count tokens as chars/4 instead of with the offline tokenizer")
+    parser.set_defaults(func=replay_command)
+    return parser
+
+
+def replay_command(args: argparse.Namespace, *, stdout: TextIO | None = None,
+                   stderr: TextIO | None = None) -> int:
+    """Run ``replay`` for parsed arguments; 0 on success, 2 (one line on stderr) on any error."""
+    out = stdout if stdout is not None else sys.stdout
+    err = stderr if stderr is not None else sys.stderr
+    try:
+        return _replay(args, out, err)
+    except (ScenarioError, ValueError, TypeError, OSError) as exc:
+        message = " ".join(str(exc).split()) or type(exc).__name__
+        err.write(f"replay: {message}\n")
+        return 2
+
+
+def _replay(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    import pandas as pd
+
+    from wm_kernel.tokens import EstimateTokenizer, TokenCounter
+
+    variants: dict[str, Variant | None] = {"recorded": None}
+    for spec in args.variant:
+        name, variant = parse_variant_spec(spec)
+        if name in variants:
+            raise ValueError(f"--variant {name}: the name is used twice (or is 'recorded', the "
+                             f"scenario as it is)")
+        variants[name] = variant
+    if args.out is not None:
+        target = Path(args.out)
+        if target.is_dir():
+            raise ValueError(f"--out {args.out!r} is a directory")
+        if not (target.parent if str(target.parent) else Path(".")).is_dir():
+            raise ValueError(f"--out {args.out!r}: no such directory")
+    scenario = Scenario.load(args.file)
+    counter = TokenCounter(EstimateTokenizer()) if args.estimate_tokens else TokenCounter()
+    total = scenario.turns * len(variants)
+    show = args.progress if args.progress is not None else (err.isatty() and total >= 200)
+    progress = _Progress(total, err) if show else None
+    try:
+        runs = run_variants(scenario, variants, counter=counter,
+                            listeners=(progress,) if progress is not None else ())
+    finally:
+        if progress is not None:
+            progress.close()
+    frame = tabulate(runs)
+    for run in runs:
+        table = frame.xs(run.name, level="variant")[list(_TABLE_COLUMNS)].rename(columns=_TABLE_COLUMNS)
+        if len(runs) > 1:
+            out.write(f"== {run.name}\n")
+        out.write(table.reset_index().to_string(index=False) + "\n")
+        summary = frame.attrs["cache"][run.name]
+        out.write(f"{summary['turns']} turns, cache hit rate {summary['hit_rate']:.1%}, "
+                  f"{int(table['tokens'].sum())} tokens ({counter.name}), estimated input cost "
+                  f"${summary['cost']:.4f}\n")
+    if args.out is not None:
+        history = pd.concat([run.session.history.assign(variant=run.name) for run in runs],
+                            ignore_index=True)
+        history = history[["variant", *[c for c in history.columns if c != "variant"]]]
+        atomic_write(args.out, lambda handle: history.to_csv(handle, index=False))
+        out.write(f"history: {len(history)} rows written to {args.out}\n")
+    return 0

@@ -1,0 +1,136 @@
+"""``python -m wm_kernel replay``: the per-turn table, variants, --out, progress and errors."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from wm_kernel.__main__ import main
+
+ROOT = Path(__file__).resolve().parents[1]
+SCENARIO = """\
+{"format": "wm-kernel-scenario", "version": 1, "clock": "2026-11-30T09:00:00+00:00", "profile": {"first_name": "Ada"}, "trinkets": ["TimeManager", "PeanutGalleryTrinket"]}
+{"step": "compose"}
+{"step": "feed", "trinket": "PeanutGalleryTrinket", "method": "add_guidance", "args": ["concern", "Slow down."], "kwargs": {"ttl": 1}}
+{"step": "turn", "n": 3}
+"""
+
+
+@pytest.fixture
+def scenario(tmp_path: Path) -> Path:
+    path = tmp_path / "scenario.jsonl"
+    path.write_text(SCENARIO, encoding="utf-8")
+    return path
+
+
+def test_prints_one_row_per_turn(scenario: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["replay", str(scenario), "--estimate-tokens"]) == 0
+    captured = capsys.readouterr()
+    assert captured.out == (
+        " turn  segment  sections  chars  tokens cache  written  read  uncached\n"
+        "    0        1         2    637      94  none        0     0        94\n"
+        "    1        1         3    751     122  none        0     0       122\n"
+        "    2        1         2    637      94  none        0     0        94\n"
+        "    3        1         2    637      94  none        0     0        94\n"
+        "4 turns, cache hit rate 0.0%, 404 tokens (estimate (chars/4)), estimated input cost $0.0012\n")
+    assert captured.err == ""                                 # not a terminal: no progress bar
+
+
+def test_variants_get_a_block_each(scenario: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(["replay", str(scenario), "--estimate-tokens", "--variant", "orig=original",
+                 "--variant", 'quiet={"disabled": ["PeanutGalleryTrinket"]}'])
+    assert code == 0
+    out = capsys.readouterr().out
+    blocks = out.split("== ")[1:]
+    assert [b.splitlines()[0] for b in blocks] == ["recorded", "orig", "quiet"]
+    assert blocks[2].splitlines()[3] == "    1        1         2    637      94  none        0     0        94"
+
+
+def test_out_writes_the_history_csv(scenario: Path, tmp_path: Path,
+                                    capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "history.csv"
+    assert main(["replay", str(scenario), "--estimate-tokens", "--variant", "orig=original",
+                 "--out", str(out)]) == 0
+    assert capsys.readouterr().out.endswith(f"history: 18 rows written to {out}\n")
+    frame = pd.read_csv(out)
+    assert list(frame.columns) == ["variant", "turn", "segment", "placement", "section", "trinket",
+                                   "chars", "tokens", "changed", "cached", "digest"]
+    assert frame.groupby("variant").size().to_dict() == {"orig": 9, "recorded": 9}
+    assert frame[(frame.turn == 1) & (frame.variant == "recorded")]["section"].tolist() == [
+        "base_prompt", "datetime_section", "peanutgallery_guidance"]
+    assert sorted(os.listdir(tmp_path)) == ["history.csv", "scenario.jsonl"]
+
+
+def test_progress_bar_only_when_asked(scenario: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["replay", str(scenario), "--estimate-tokens", "--progress"]) == 0
+    err = capsys.readouterr().err
+    assert err == ("\rreplay [#########.....................]  33% 1/3 turns"
+                   "\rreplay [###################...........]  66% 2/3 turns"
+                   "\rreplay [##############################] 100% 3/3 turns\n")
+
+
+@pytest.mark.parametrize(("content", "args", "message"), [
+    (SCENARIO + '{"step": "turn", "n": -1}\n', [],
+     "replay: {file} line 5: field 'n' must be a positive integer\n"),
+    (SCENARIO, ["--variant", "x=bogus"],
+     "replay: --variant x: unknown built-in layout 'bogus' (built in: default, original; or give JSON)\n"),
+    (SCENARIO, ["--variant", "x"],
+     "replay: --variant 'x': expected NAME=LAYOUT (a built-in layout name: default, original; or JSON)\n"),
+    (SCENARIO, ["--variant", 'x={"system": ["a"], "footer": []}'],
+     "replay: --variant x: unknown field 'system' (a layout's keys are placements: system, "
+     "conversation_prefix, post_history, notification; a variant's: layout, base_prompt, disabled)\n"),
+    (SCENARIO, ["--variant", "recorded=original"],
+     "replay: --variant recorded: the name is used twice (or is 'recorded', the scenario as it is)\n"),
+    (SCENARIO, ["--variant", 'x={"disabled": ["Nope"]}'],
+     "replay: variant 'x': unknown trinket 'Nope' (known: TimeManager, PeanutGalleryTrinket)\n"),
+    (SCENARIO + '{"step": "feed", "trinket": "PeanutGalleryTrinket", "method": "remove", '
+                '"args": ["guidance-9"]}\n', [],
+     "replay: {file} line 5: feed PeanutGalleryTrinket.remove failed: ValueError: no guidance with id "
+     "'guidance-9' (active: none)\n"),
+])
+def test_errors_are_one_line_exit_2_and_write_nothing(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], content: str, args: list[str],
+        message: str) -> None:
+    path = tmp_path / "scenario.jsonl"
+    path.write_text(content, encoding="utf-8")
+    out = tmp_path / "history.csv"
+    assert main(["replay", str(path), "--estimate-tokens", "--out", str(out), *args]) == 2
+    captured = capsys.readouterr()
+    assert captured.err == message.format(file=path)
+    assert captured.out == ""
+    assert not out.exists()
+
+
+def test_a_failed_csv_write_leaves_the_old_file(scenario: Path, tmp_path: Path,
+                                                monkeypatch: pytest.MonkeyPatch,
+                                                capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "history.csv"
+    out.write_text("previous run\n", encoding="utf-8")
+
+    def broken(self: pd.DataFrame, handle: object, **kwargs: object) -> None:
+        handle.write("variant,turn\nrecorded,0\n")  # type: ignore[attr-defined]
+        raise OSError("No space left on device")
+
+    monkeypatch.setattr(pd.DataFrame, "to_csv", broken)
+    assert main(["replay", str(scenario), "--estimate-tokens", "--out", str(out)]) == 2
+    assert capsys.readouterr().err == "replay: No space left on device\n"
+    assert out.read_text(encoding="utf-8") == "previous run\n"
+    assert sorted(os.listdir(tmp_path)) == ["history.csv", "scenario.jsonl"]
+
+
+def test_the_module_command_exit_codes(scenario: Path, tmp_path: Path) -> None:
+    run = [sys.executable, "-m", "wm_kernel", "replay"]
+    ok = subprocess.run([*run, str(scenario), "--estimate-tokens"], capture_output=True, text=True,
+                        cwd=ROOT, check=False)
+    assert (ok.returncode, ok.stderr) == (0, "")
+    assert ok.stdout.splitlines()[0] == " turn  segment  sections  chars  tokens cache  written  read  uncached"
+    missing = subprocess.run([*run, str(tmp_path / "nope.jsonl")], capture_output=True, text=True,
+                             cwd=ROOT, check=False)
+    assert missing.returncode == 2
+    assert missing.stderr == (f"replay: [Errno 2] No such file or directory: "
+                              f"'{tmp_path / 'nope.jsonl'}'\n")
+    assert missing.stdout == ""
