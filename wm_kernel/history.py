@@ -193,6 +193,7 @@ class History:
         self._counter = counter
         self._records: dict[int, Compose] = {}
         self._in_order = True
+        self._max_turn = -1
         self._texts: dict[bytes, str] = {}
         self._entries: dict[tuple[str, str, str | None, bool, bool, bytes], Entry] = {}
         self._entries_by_id: dict[int, Entry] = {}
@@ -246,8 +247,7 @@ class History:
         """(turn, segment, segment_turn) of the latest recorded turn, or None if empty."""
         if not self._records:
             return None
-        turn = max(self._records)
-        c = self._records[turn]
+        c = self._records[self._max_turn]
         return (c.turn, c.segment, c.segment_turn)
 
     def texts(self) -> dict[str, str]:
@@ -388,8 +388,9 @@ class History:
         for entry in fresh:
             self._entries[entry.key] = entry
             self._entries_by_id[entry.id] = entry
-        if self._records and turn not in self._records and turn < max(self._records):
+        if turn < self._max_turn and turn not in self._records:
             self._in_order = False
+        self._max_turn = max(self._max_turn, turn)
         self._records[turn] = Compose(turn, segment, position, shared, hud_frame)
         self._last = {e.name: e for e in shared}
         self._last_entries = shared
@@ -478,6 +479,7 @@ class History:
                 entries = previous
             frame = tuple(json.loads(hud_frame)) if hud_frame else None
             self._records[turn] = Compose(turn, segment, segment_turn, entries, frame)  # type: ignore[arg-type]
+            self._max_turn = max(self._max_turn, turn)
             previous = entries
         self._last = {e.name: e for e in previous}
         self._last_entries = previous
