@@ -12,13 +12,15 @@ Examples
 >>> escape_attr('a" onload="x')
 'a&quot; onload=&quot;x'
 >>> import xml.etree.ElementTree as ET
->>> hostile = 'tab\\there & "quotes"\\nnew line'
+>>> hostile = 'tab\\there & "quotes"\\r\\nnew line'
 >>> ET.fromstring(f'<r a="{escape_attr(hostile)}">{escape_text(hostile)}</r>').get("a") == hostile
 True
 """
 from __future__ import annotations
 
-_TEXT_TABLE = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;"})
+# A bare carriage return in element text would come back from a parser as "\n" (line-end
+# normalisation), so it is written as a character reference.
+_TEXT_TABLE = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;", "\r": "&#13;"})
 # Attribute values also escape quotes, and whitespace characters an XML parser would normalise to
 # spaces (so a round trip returns the value byte for byte).
 _ATTR_TABLE = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&apos;",
