@@ -14,6 +14,7 @@ from wm_kernel.profile import Profile
 from wm_kernel.session import Session
 from wm_kernel.store import SQLiteStore
 from wm_kernel.tokens import EstimateTokenizer, TokenCounter
+from wm_kernel.types import ComposedPrompt
 
 
 class Directives(EventAwareTrinket):
@@ -209,6 +210,9 @@ def test_recording_validates_and_a_failed_write_changes_nothing(tmp_path):
         h.record(0, 1, {"cached_content": ""})
     with pytest.raises(ValueError, match="turn must be a non-negative int, got -1"):
         h.record(-1, 1, SystemPromptComposer().compose())
+    with pytest.raises(ValueError, match="^this ComposedPrompt has content but no section records"):
+        h.record(0, 1, ComposedPrompt("You help."))
+    assert len(h) == 0
 
     store = SQLiteStore(tmp_path / "wm.sqlite")
     persisted = History(store, continuum_id="c")
