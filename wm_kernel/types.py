@@ -163,6 +163,13 @@ class ComposedPrompt(dict):
 
         return composed_mimebundle(self, include=include, exclude=exclude)
 
+    def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
+        # IPython's text/plain formatter has a printer for dict, which outranks the mime bundle's
+        # text/plain; this makes the text view win there too
+        from wm_kernel.render import composed_mimebundle
+
+        printer.text(composed_mimebundle(self, include={"text/plain"})["text/plain"])
+
     def to_anthropic(self, history: Iterable[dict[str, Any]] = (), **kwargs: Any) -> dict[str, Any]:
         """A Messages API request body (see ``wm_kernel.export.to_anthropic``)."""
         from wm_kernel.export import to_anthropic
