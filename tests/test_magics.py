@@ -127,9 +127,9 @@ def test_compose_returns_the_composed_prompt_of_the_current_session(ip, session)
     # what the shell shows: the text view in a terminal, plus HTML in a notebook
     shown, _ = ip.display_formatter.format(p)
     assert set(shown) == {"text/plain", "text/html"}
-    assert shown["text/plain"].splitlines()[:3] == ["ComposedPrompt · turn 0 · 3 sections · 549 chars",
+    assert shown["text/plain"].splitlines()[:3] == ["ComposedPrompt · turn 0 · 3 sections · 521 chars",
                                                      "=== system · cached ===",
-                                                     "--- base_prompt · 249 chars ---"]
+                                                     "--- base_prompt · 256 chars ---"]
 
 
 def test_compose_raw_is_the_exact_text_the_model_receives(ip, session):
