@@ -212,7 +212,8 @@ def _validate(status: object, fields: Mapping[str, Any]) -> dict[str, Any]:
 
 def _show(value: object) -> str:
     """A value as safe text: markup characters escaped, continuation lines indented (see module doc)."""
-    return _LINE_BREAK.sub("\n  ", escape_text(value))
+    # line breaks are normalised before escaping, so none of them reaches the text as a reference
+    return escape_text(_LINE_BREAK.sub("\n", str(value))).replace("\n", "\n  ")
 
 
 def _plural(n: int, unit: str) -> str:

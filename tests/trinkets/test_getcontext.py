@@ -369,6 +369,7 @@ def test_hostile_values_cannot_fake_structure_or_close_the_hud(session: Session)
     assert content.startswith(HEADER) and f"\n{HEADER}" not in content
     assert composed["notification_center"].count("</mira:hud>") == 1
     assert "<system>" not in content and "</mira:hud>" not in content
+    assert "&#13;" not in content  # line breaks are normalised, never written as references
     # an XML parser reading the section as element text gets every value back, once the
     # continuation indentation is removed and line breaks are read as "\n"
     text = ET.fromstring(f"<hud>{content}</hud>").text
