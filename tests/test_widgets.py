@@ -148,8 +148,8 @@ def test_one_panel_per_section_grouped_by_placement(sent: list) -> None:
         "notification": ["async_activity", "inbox_status", "forage_results",
                          "peanutgallery_guidance"],
     }
-    assert d.tabs.titles == ("system (cached)", "system (non-cached)", "conversation prefix",
-                             "post-history", "notification centre", "trinkets", "event log")
+    assert d.tabs.titles == ("system cached", "system uncached", "conv. prefix", "post-history",
+                             "notification", "trinkets", "event log")
     assert d.panel("inbox_status").title == "inbox_status · Inbox"
     assert d.panel("inbox_status").body.value == (
         f"{META}trinket <b>Inbox</b> · 8 chars</div>{PRE}2 unread</pre>")

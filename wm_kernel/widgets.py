@@ -51,14 +51,14 @@ from wm_kernel.types import ComposedPrompt, OmittedSection, SectionRecord
 
 BASE_SECTION = "base_prompt"
 
-#: The placement views, in display order: key -> tab title. ``system`` is split by cache policy
-#: because that split is what decides prompt-cache hits.
+#: The placement views, in display order: key -> tab title (short: JupyterLab's tabs are narrow).
+#: ``system`` is split by cache policy because that split is what decides prompt-cache hits.
 VIEWS: dict[str, str] = {
-    "system_cached": "system (cached)",
-    "system_uncached": "system (non-cached)",
-    "conversation_prefix": "conversation prefix",
+    "system_cached": "system cached",
+    "system_uncached": "system uncached",
+    "conversation_prefix": "conv. prefix",
     "post_history": "post-history",
-    "notification": "notification centre",
+    "notification": "notification",
 }
 
 _TRINKET_TRAITS = ["content", "error", "enabled"]
@@ -162,7 +162,7 @@ class Dashboard(widgets.VBox):
         self.slider = widgets.IntSlider(min=0, max=session.turn + lookahead, value=session.turn,
                                         description="turn", continuous_update=False)
         self.play = widgets.Play(min=0, max=self.slider.max, value=session.turn, interval=1500,
-                                 description="play turns")
+                                 description="play turns", show_repeat=False)
         self.summary = widgets.Text(placeholder="summary of the segment", description="summary")
         self.collapse_button = widgets.Button(description="collapse segment",
                                               tooltip="End the segment: stateful trinkets are flushed")
