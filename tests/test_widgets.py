@@ -527,12 +527,17 @@ def test_close_removes_every_observer_it_added(sent: list) -> None:
 
     before = footprint()
     first = Dashboard(s)
-    second = Dashboard(s)                # the cell ran twice
-    assert footprint() != before
-    first.close()
+    one = footprint()
+    assert one != before
+    second = Dashboard(s)                # the cell ran again: the first one is closed for us
+    assert first.closed and not second.closed
+    assert footprint() == one
+    both = Dashboard(s, replace=False)   # asked for two side by side
+    assert not second.closed
     second.close()
+    both.close()
     assert footprint() == before
-    assert first.closed and second.closed
+    assert first.closed and second.closed and both.closed
     sent.clear()
     s.trinket("Inbox").text = "after close"
     s.advance_turn()

@@ -38,7 +38,8 @@ True
 from __future__ import annotations
 
 import html
-from contextlib import ExitStack, contextmanager
+import weakref
+from contextlib import contextmanager
 from typing import Any, Callable, Iterable, Iterator
 
 import ipywidgets as widgets
@@ -62,6 +63,8 @@ VIEWS: dict[str, str] = {
 }
 
 _TRINKET_TRAITS = ["content", "error", "enabled"]
+# the latest dashboard of each session, so a re-run cell (or %wm_dashboard) replaces it
+_latest: "weakref.WeakKeyDictionary[Session, Dashboard]" = weakref.WeakKeyDictionary()
 _PRE_STYLE = ("white-space:pre-wrap;word-break:break-word;max-height:28em;overflow:auto;"
               "margin:4px 0;padding:6px;background:#f7f7f7;border:1px solid #ddd;font-size:12px")
 _BADGE = ("<span style=\"background:{bg};color:#fff;padding:0 5px;border-radius:3px;"
@@ -112,9 +115,11 @@ class Dashboard(widgets.VBox):
         See the traits of the same name.
     compose:
         Compose once on creation if the session has not composed yet, so there is a prompt to show.
+    replace:
+        Close the dashboard created before for the same session, so re-running a cell (or
+        ``%wm_dashboard``) leaves one live dashboard, not one more each time. False keeps both.
 
-    Call :meth:`close` when done (re-running a notebook cell should close the old dashboard): it
-    removes every observer, bus subscription and listener the dashboard added.
+    :meth:`close` removes every observer, bus subscription and listener the dashboard added.
     """
 
     session = Instance(Session, help="The Session shown and driven.")
@@ -129,7 +134,8 @@ class Dashboard(widgets.VBox):
     closed = Bool(False, help="True once close() has removed the observers and closed the widgets.")
 
     def __init__(self, session: Session, *, preview_chars: int = 20_000, log_rows: int = 12,
-                 lookahead: int = 5, compose: bool = True, **kwargs: Any) -> None:
+                 lookahead: int = 5, compose: bool = True, replace: bool = True,
+                 **kwargs: Any) -> None:
         if not isinstance(session, Session):
             raise TypeError(f"Dashboard needs a Session, got {type(session).__name__}")
         for name, value, low in (("preview_chars", preview_chars, 1), ("log_rows", log_rows, 0),
@@ -137,6 +143,11 @@ class Dashboard(widgets.VBox):
             if isinstance(value, bool) or not isinstance(value, int) or value < low:
                 raise ValueError(f"{name} must be an int >= {low}, got {value!r}")
         super().__init__(**kwargs)
+        if replace:
+            previous = _latest.get(session)
+            if previous is not None:
+                previous.close()
+        _latest[session] = self
         self._unwatch: list[Callable[[], None]] = []
         self._watched: dict[str, EventAwareTrinket] = {}
         self._panels: dict[str, SectionPanel] = {}
@@ -738,6 +749,10 @@ class Dashboard(widgets.VBox):
         for widget in owned:
             widget.close()
         self._panels, self._toggles = {}, {}
+        # a Dashboard whose __init__ failed has no session (traitlets raises rather than default)
+        session = self._trait_values.get("session")
+        if session is not None and _latest.get(session) is self:
+            del _latest[session]
         if self.has_trait("closed"):
             self.set_trait("closed", True)
         super().close()
