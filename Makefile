@@ -14,8 +14,11 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 ## lab: open the example notebooks in JupyterLab with the extension and kernel ready
+# JupyterLab refuses to start as root unless told; containers and CI machines often run as root
+ROOT_FLAG := $(shell [ "$$(id -u)" = 0 ] && echo --allow-root)
+
 lab: $(STAMP)
-	$(PY) -m jupyter lab --notebook-dir=notebooks $(ARGS)
+	$(PY) -m jupyter lab --notebook-dir=notebooks $(ROOT_FLAG) $(ARGS)
 
 ## demo: the headless demo in the terminal
 demo: $(STAMP)

@@ -118,6 +118,10 @@ class PromptDiff:
     def __repr__(self) -> str:
         return f"<PromptDiff {self.summary()}>"
 
+    def _repr_pretty_(self, printer, cycle: bool) -> None:
+        # IPython in a terminal: show the whole diff, not the one-line repr
+        printer.text(str(self))
+
     def _repr_html_(self) -> str:
         colours = {"added": "#e6ffed", "removed": "#ffeef0", "changed": "#fff8e1", "unchanged": "#f6f8fa"}
         parts = [f'<div class="wm-diff"><p><b>{html.escape(self.summary())}</b></p>']
