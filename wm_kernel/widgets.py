@@ -4,15 +4,16 @@
 non-cached, conversation prefix, post-history, notification centre); inside each, one collapsible
 panel per section with its content (escaped, large sections truncated), size, trinket, error badge
 and, for stateful trinkets, each item's turns remaining. Above the tabs: a turn slider with a play
-control, a collapse button with its summary box, and an error line; two more tabs hold the per-trinket
-enable toggles and the tail of the event log.
+control, a collapse button with its summary box, and an error line; two more tabs hold the
+per-trinket enable toggles and the tail of the event log.
 
 Live, but frugal. The dashboard observes ``Session.turn``, every compose (``Session.listeners``)
 and each trinket's ``content``, ``error``, ``enabled`` and ``current_turn``, marks the affected
-sections dirty and re-renders only those. Changes that belong to one turn advance (turn counters, lifecycle refreshes,
-the compose that follows) are held until the turn's compose ends and then sent together, so one turn
-sends at most one update per changed section and nothing for unchanged ones. The event log refreshes
-when things settle (after a compose, turn, collapse or feed call), not on every event.
+sections dirty and re-renders only those. Changes that belong to one turn advance (turn counters,
+lifecycle refreshes, the compose that follows) are held until the turn's compose ends and then sent
+together, so one turn sends at most one update per changed section and nothing for unchanged ones.
+The event log refreshes when things settle (after a compose, turn, collapse or feed call), not on
+every event.
 
 The slider. Moving it past the session's turn advances the session to that turn in one call; moving
 it back shows the prompt recorded at that earlier turn, read-only, under a banner; moving it to the
@@ -26,13 +27,15 @@ Examples
 >>> from trinkets.peanutgallery_trinket import PeanutGalleryTrinket
 >>> s = Session(trinkets=[PeanutGalleryTrinket], clock=ManualClock("2026-11-30T09:00:00+00:00"))
 >>> d = Dashboard(s)
->>> d.section_names()
-{'system_cached': ['base_prompt'], 'system_uncached': [], 'conversation_prefix': [], 'post_history': [], 'notification': ['peanutgallery_guidance']}
+>>> d.section_names()["system_cached"], d.section_names()["notification"]
+(['base_prompt'], ['peanutgallery_guidance'])
 >>> _ = s.trinket("PeanutGalleryTrinket").add_guidance("concern", "Slow <down>.", ttl=1)
 >>> "concern: Slow &lt;down&gt;." in d.panel("peanutgallery_guidance").body.value
 True
->>> _ = s.advance_turn(2); d.viewing_turn = 1; d.banner.value
-'<div style="background:#fff3cd;border:1px solid #e0c46c;padding:4px 8px"><b>viewing turn 1 (read-only)</b> · the prompt as composed at turn 1 · move the slider to turn 2 or beyond to resume the live view</div>'
+>>> _ = s.advance_turn(2); d.viewing_turn = 1; print(d.status.replace(" · ", "\\n"))
+viewing turn 1 (read-only)
+the prompt as composed at turn 1
+move the slider to turn 2 or beyond to resume the live view
 >>> d.close()
 """
 from __future__ import annotations
@@ -93,7 +96,7 @@ class SectionPanel:
         return self.box.titles[0]
 
     def show(self, title: str, body: str) -> None:
-        """Set title and body; each widget sends at most one message, and none if nothing changed."""
+        """Set title and body: at most one message per widget, none if nothing changed."""
         with self.box.hold_sync(), self.body.hold_sync():
             if self.box.titles != (title,):
                 self.box.titles = (title,)
@@ -125,9 +128,9 @@ class Dashboard(widgets.VBox):
     session = Instance(Session, help="The Session shown and driven.")
     viewing_turn = Int(None, allow_none=True,
                        help="The earlier turn shown read-only, or None for the live view.")
-    preview_chars = Int(20_000, help="Sections longer than this show only their first preview_chars "
-                                     "characters (with their full size), so megabytes never cross "
-                                     "the comm.")
+    preview_chars = Int(20_000, help="Sections longer than this show only their first "
+                                     "preview_chars characters (with their full size), so "
+                                     "megabytes never cross the comm.")
     log_rows = Int(12, help="How many of the most recent bus events the event log pane shows.")
     lookahead = Int(5, help="How many turns past the current one the slider reaches (moving there "
                             "advances the session).")
@@ -175,8 +178,9 @@ class Dashboard(widgets.VBox):
         self.play = widgets.Play(min=0, max=self.slider.max, value=session.turn, interval=1500,
                                  description="play turns", show_repeat=False)
         self.summary = widgets.Text(placeholder="summary of the segment", description="summary")
-        self.collapse_button = widgets.Button(description="collapse segment",
-                                              tooltip="End the segment: stateful trinkets are flushed")
+        self.collapse_button = widgets.Button(
+            description="collapse segment",
+            tooltip="End the segment: stateful trinkets are flushed")
         self.events = widgets.HTML()
         self.toggle_box = widgets.VBox()
         self.views = {key: widgets.VBox() for key in VIEWS}
@@ -594,7 +598,8 @@ class Dashboard(widgets.VBox):
             composed = self.session.composed
             record = _find_record(composed, section)
             content = record.content if record is not None else ""
-            meta = f"composer · {_size(content)}" + (" · cached" if record and record.cached else "")
+            cached = record is not None and record.cached
+            meta = f"composer · {_size(content)}" + (" · cached" if cached else "")
             note = "" if record is not None else "<i>not in the prompt</i>"
             return section, self._body_html(meta, note, None, content)
         title = f"{section} · {trinket.name}"
@@ -611,7 +616,8 @@ class Dashboard(widgets.VBox):
             content = trinket.content
             if not content:
                 notes.append("<i>no content: the section is left out</i>")
-        cached = trinket.cache_policy and self.session.layout.placement_of(section) in (None, "system")
+        placement = self.session.layout.placement_of(section)
+        cached = trinket.cache_policy and placement in (None, "system")
         meta = (f"trinket <b>{html.escape(trinket.name)}</b> · {_size(content)}"
                 + (" · cached" if cached else ""))
         if isinstance(trinket, StatefulTrinket):
@@ -662,9 +668,11 @@ class Dashboard(widgets.VBox):
             if items:
                 rows = "".join(
                     f"<tr><td>{html.escape(str(item.get('label') or item.get('id')))}</td>"
-                    f"<td style=\"text-align:right\">{_remaining(item.get('turns_remaining'))}</td></tr>"
+                    '<td style="text-align:right">'
+                    f"{_remaining(item.get('turns_remaining'))}</td></tr>"
                     for item in items)
-                parts.append('<table style="font-size:12px"><tr><th style="text-align:left">item</th>'
+                parts.append('<table style="font-size:12px"><tr>'
+                             '<th style="text-align:left">item</th>'
                              f"<th>turns remaining</th></tr>{rows}</table>")
             else:
                 parts.append('<div style="font-size:12px"><i>no live items</i></div>')
@@ -679,7 +687,7 @@ class Dashboard(widgets.VBox):
 
     @property
     def status(self) -> str:
-        """The banner as plain text: live (turn, segment) or which earlier turn is shown read-only."""
+        """The banner as plain text: live (turn, segment), or the earlier turn shown read-only."""
         head, tail = self._banner_parts()
         return f"{head} · {tail}"
 
@@ -687,8 +695,8 @@ class Dashboard(widgets.VBox):
         session = self.session
         if self.viewing_turn is not None:
             return (f"viewing turn {self.viewing_turn} (read-only)",
-                    f"the prompt as composed at turn {self._shown_label()} · move the slider to turn "
-                    f"{session.turn} or beyond to resume the live view")
+                    f"the prompt as composed at turn {self._shown_label()} · move the slider to "
+                    f"turn {session.turn} or beyond to resume the live view")
         return ("closed" if session.closed else "live",
                 f"turn {session.turn} · segment {session.segment_number} "
                 f"(segment turn {session.segment_turn})")
@@ -722,7 +730,8 @@ class Dashboard(widgets.VBox):
 
     # -- closing
     def close(self) -> None:
-        """Remove every observer, subscription and listener this dashboard added; close its widgets."""
+        """Remove every observer, subscription and listener this dashboard added; close its
+        widgets."""
         if getattr(self, "_closing", False):
             return
         self._closing = True
