@@ -743,7 +743,9 @@ class ScenarioRecorder:
 
     Start recording before the first turn: a replay starts from a fresh Session built from the
     header, so trinket data fed before recording started is not in it. Data a trinket reads from a
-    persistent store (reminders in a SQLite file) is not recorded either.
+    persistent store (reminders in a SQLite file) is not recorded either, nor are changes made
+    other than through ``@feed`` methods: update contexts (``request_update(action=...)``), trait
+    assignments other than ``enabled``, composer attributes, trinkets registered later.
     """
 
     def __init__(self, session: "Session") -> None:
