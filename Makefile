@@ -30,8 +30,10 @@ test: $(STAMP)
 	if [ $$status -eq 5 ]; then echo "make test: pytest collected no tests" >&2; fi; \
 	exit $$status
 
+## bench: the benchmarks (ratios against a floor measured in the same run; a few minutes)
 bench: $(STAMP)
 	$(PY) bench/compose.py
+	$(PY) bench/replay.py
 
 clean:
 	rm -rf $(VENV)

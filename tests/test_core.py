@@ -8,7 +8,6 @@ import pytest
 from trinkets.base import EventAwareTrinket, StatefulTrinket
 from wm_kernel.bus import EventBus
 from wm_kernel.clock import ManualClock
-from wm_kernel.composer import Layout
 from wm_kernel.core import WorkingMemory, failure_kind
 from wm_kernel.events import (ComposeSystemPromptEvent, SegmentCollapsedEvent,
                               SystemPromptComposedEvent, TrinketContentEvent, TurnCompletedEvent,

@@ -170,3 +170,14 @@ def test_current_session_is_shared_and_replaceable():
         assert fresh is not mine and not fresh.closed
     finally:
         wm_kernel.set_current_session(None)
+
+
+def test_every_compose_notifies_even_when_the_text_is_the_same(session):
+    seen_session, seen_wm = [], []
+    session.observe(seen_session.append, names=["composed"])
+    session.working_memory.observe(seen_wm.append, names=["composed"])
+    first = session.compose()
+    second = session.compose()
+    assert first == second and first is not second  # same text, a new compose
+    assert [c["new"] for c in seen_session] == [first, second]
+    assert len(seen_wm) == 2

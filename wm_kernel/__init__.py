@@ -7,7 +7,13 @@ IPython nor ipywidgets; ``%load_ext wm_kernel`` loads the Jupyter layer.
 from __future__ import annotations
 
 import importlib
+import logging
 from typing import Any
+
+# A library does not decide where its log records go: without this, Python's last-resort handler
+# would print trinket failures to stderr in every notebook. Failures stay visible where users look
+# (the trinket's error trait, %compose, the event log); configure logging to see the records too.
+logging.getLogger("wm_kernel").addHandler(logging.NullHandler())
 
 __version__ = "0.1.0"
 

@@ -20,7 +20,7 @@ import re
 import threading
 from typing import TYPE_CHECKING, Any, Mapping
 
-from traitlets import HasTraits, Instance, List, Unicode
+from traitlets import HasTraits, List, Unicode
 
 from trinkets.base import StatefulTrinket
 from wm_kernel.bus import EventBus
@@ -31,7 +31,8 @@ from wm_kernel.events import (ComposeSystemPromptEvent, SegmentCollapsedEvent,
 from wm_kernel.profile import Profile
 from wm_kernel.store import MemoryStore, StateStore
 from wm_kernel.timefmt import elapsed_wording
-from wm_kernel.types import AllTrinketStates, ComposedPrompt, OmittedSection, TrinketState
+from wm_kernel.types import (AllTrinketStates, ComposedPrompt, ComposedPromptTrait, OmittedSection,
+                             TrinketState)
 
 if TYPE_CHECKING:
     from trinkets.base import EventAwareTrinket
@@ -77,8 +78,9 @@ class WorkingMemory(HasTraits):
         A ready composer to use instead of a new one.
     """
 
-    composed = Instance(ComposedPrompt, allow_none=True,
-                        help="The ComposedPrompt of the last compose cycle (None before the first).")
+    composed = ComposedPromptTrait(
+        help="The ComposedPrompt of the last compose cycle (None before the first); notifies on "
+             "every compose, even one whose text did not change.")
     user_id = Unicode("notebook", help="Owner of the state-store entries and of every event created.")
     trinket_names = List(Unicode(), help="Registered trinket class names, in registration order.")
 

@@ -20,7 +20,7 @@ import itertools
 import threading
 from typing import Any, Callable, Iterable, Sequence
 
-from traitlets import Bool, HasTraits, Instance, Int, Unicode, validate
+from traitlets import Bool, HasTraits, Int, Unicode, validate
 
 from trinkets.base import EventAwareTrinket, StatefulTrinket
 from wm_kernel.bus import EventBus
@@ -31,7 +31,7 @@ from wm_kernel.events import (ComposeSystemPromptEvent, SegmentCollapsedEvent, T
 from wm_kernel.history import History
 from wm_kernel.profile import Profile
 from wm_kernel.store import MemoryStore, StateStore
-from wm_kernel.types import ComposedPrompt
+from wm_kernel.types import ComposedPrompt, ComposedPromptTrait
 
 TrinketFactory = Callable[[EventBus, WorkingMemory], EventAwareTrinket]
 
@@ -88,7 +88,7 @@ class Session(HasTraits):
     turn = Int(0, help="Turns completed in this session (global; never goes back).")
     segment_turn = Int(0, help="Turns completed in the current segment (0 right after a collapse).")
     segment_number = Int(1, help="1 for the first segment, +1 after each collapse.")
-    composed = Instance(ComposedPrompt, allow_none=True, help="The last composed prompt.")
+    composed = ComposedPromptTrait(help="The last composed prompt; notifies on every compose.")
     base_prompt = Unicode("", help="The base system prompt template.")
     auto_compose = Bool(True, help="Compose after each turn and collapse.")
     closed = Bool(False, help="A closed session refuses to compose, advance or collapse.")

@@ -10,6 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Iterable, TypedDict
 
+from traitlets import Instance
+
 PLACEMENTS: tuple[str, ...] = ("system", "conversation_prefix", "post_history", "notification")
 
 COMPOSED_KEYS: tuple[str, ...] = ("cached_content", "non_cached_content", "conversation_prefix_items",
@@ -192,3 +194,22 @@ class ComposedPrompt(dict):
 
 def _rebuild_composed(data: dict, sections: tuple, omitted: tuple, turn: int | None) -> ComposedPrompt:
     return ComposedPrompt(**data, sections=sections, omitted=omitted, turn=turn)
+
+
+class ComposedPromptTrait(Instance):
+    """A trait holding a ComposedPrompt that notifies on every new compose.
+
+    ComposedPrompt is a dict, and traitlets stays silent when the new value *equals* the old one; a
+    compose that produced the same text is still a new compose (a new turn, new metadata), so this
+    trait compares by identity.
+    """
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(ComposedPrompt, allow_none=True, **kwargs)
+
+    def set(self, obj: Any, value: Any) -> None:
+        new_value = self._validate(obj, value)
+        old_value = obj._trait_values.get(self.name, self.default_value)
+        obj._trait_values[self.name] = new_value
+        if old_value is not new_value:
+            obj._notify_trait(self.name, old_value, new_value)
