@@ -3,38 +3,15 @@ from __future__ import annotations
 
 import pytest
 
-from trinkets.base import EventAwareTrinket
 from wm_kernel.cache import TURN_COLUMNS, Prices, cache_report
 from wm_kernel.clock import ManualClock
 from wm_kernel.profile import Profile
 from wm_kernel.session import Session
 from wm_kernel.tokens import EstimateTokenizer, TokenCounter
 
+from sample_trinkets import Directives, Doc, Ticker
+
 LONG_BASE = "You help {first_name}. " + "Follow the house rules. " * 200  # 1,265 tokens with the delimiter (estimate)
-
-
-class Directives(EventAwareTrinket):
-    variable_name = "behavioral_directives"
-    cache_policy = True
-    text = "Be brief."
-
-    def generate_content(self, context):
-        return self.text
-
-
-class Ticker(EventAwareTrinket):
-    variable_name = "datetime_section"
-
-    def generate_content(self, context):
-        return f"<now>{self.working_memory.clock.now():%H:%M}</now>"
-
-
-class Doc(EventAwareTrinket):
-    variable_name = "domaindoc"
-    cache_policy = True  # cacheable, but placed after the history: never in the cached prefix
-
-    def generate_content(self, context):
-        return "<doc>rules</doc>"
 
 
 def make_session(base=LONG_BASE):

@@ -10,6 +10,8 @@ from wm_kernel.diff import PromptDiff, diff_prompts
 from wm_kernel.profile import Profile
 from wm_kernel.session import Session
 
+from sample_trinkets import Ticker
+
 
 class Directives(EventAwareTrinket):
     variable_name = "behavioral_directives"
@@ -18,13 +20,6 @@ class Directives(EventAwareTrinket):
 
     def generate_content(self, context):
         return self.text
-
-
-class Ticker(EventAwareTrinket):
-    variable_name = "datetime_section"
-
-    def generate_content(self, context):
-        return f"<now>{self.working_memory.clock.now():%H:%M}</now>"
 
 
 class Tip(EventAwareTrinket):

@@ -16,30 +16,7 @@ from wm_kernel.store import SQLiteStore
 from wm_kernel.tokens import EstimateTokenizer, TokenCounter
 from wm_kernel.types import ComposedPrompt
 
-
-class Directives(EventAwareTrinket):
-    variable_name = "behavioral_directives"
-    cache_policy = True
-
-    text = "Be brief."
-
-    def generate_content(self, context):
-        return self.text
-
-
-class Ticker(EventAwareTrinket):
-    variable_name = "datetime_section"
-
-    def generate_content(self, context):
-        return f"<now>{self.working_memory.clock.now():%H:%M}</now>"
-
-
-class Doc(EventAwareTrinket):
-    variable_name = "domaindoc"
-    cache_policy = True
-
-    def generate_content(self, context):
-        return "<doc>rules</doc>"
+from sample_trinkets import Directives, Doc, Ticker
 
 
 def make_session(store=None, continuum_id="c-1", trinkets=(Directives, Ticker, Doc)):
