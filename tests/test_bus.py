@@ -6,7 +6,7 @@ import tracemalloc
 import pytest
 
 from wm_kernel.bus import EventBus
-from wm_kernel.events import TurnCompletedEvent, UpdateTrinketEvent
+from wm_kernel.events import SegmentCollapsedEvent, TurnCompletedEvent, UpdateTrinketEvent
 
 
 def turn(n=1):
@@ -117,3 +117,14 @@ def test_log_can_be_disabled():
     bus = EventBus(log_size=0)
     bus.publish(turn())
     assert bus.log == ()
+
+
+def test_log_rows_show_a_segment_collapse_whose_summary_field_hides_the_method():
+    # SegmentCollapsedEvent.summary is the reference's text field, not Event.summary(); the log
+    # once called it and raised "'str' object is not callable" after any collapse.
+    bus = EventBus()
+    bus.publish(SegmentCollapsedEvent.create(continuum_id="c", segment_id="seg-1",
+                                             summary="Planning chat"))
+    rows = bus.log_rows()
+    assert [(r["event"], r["detail"]) for r in rows] == [
+        ("SegmentCollapsedEvent", "segment_id=seg-1, summary=Planning chat")]

@@ -23,13 +23,14 @@ import logging
 import threading
 from collections import deque
 from dataclasses import dataclass
-from typing import Any, Callable, Iterator, Sequence
+from typing import Any, Callable, Iterator, Sequence, TypeVar, overload
 
 from wm_kernel.events import EVENT_TYPES, Event
 
 logger = logging.getLogger("wm_kernel.bus")
 
 Subscriber = Callable[[Event], Any]
+E = TypeVar("E", bound=Event)
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,7 +67,7 @@ class EventRecord:
             "occurred_at": event.occurred_at,
             "continuum_id": event.continuum_id,
             "user_id": event.user_id,
-            "detail": ", ".join(f"{k}={v}" for k, v in event.summary().items()),
+            "detail": ", ".join(f"{k}={v}" for k, v in event.key_values().items()),
             "failures": "; ".join(f"{f.subscriber}: {f.error}" for f in self.failures),
         }
 
@@ -114,7 +115,14 @@ class EventBus:
         self.failure_count = 0
 
     # -- subscriptions
-    def subscribe(self, event_type: "type[Event] | str", callback: Subscriber) -> None:
+    # A handler of one event type takes that type (``def on_turn(e: TurnCompletedEvent)``), so the
+    # callback is typed by the class it subscribes to; a name says nothing to the checker.
+    @overload
+    def subscribe(self, event_type: type[E], callback: Callable[[E], Any]) -> None: ...
+    @overload
+    def subscribe(self, event_type: str, callback: Callable[[Any], Any]) -> None: ...
+
+    def subscribe(self, event_type: "type[Event] | str", callback: Callable[[Any], Any]) -> None:
         """Call ``callback(event)`` for every published event of ``event_type`` (class or name)."""
         if not callable(callback):
             raise TypeError(f"callback must be callable, got {callback!r}")
@@ -123,7 +131,12 @@ class EventBus:
             # tuples are swapped, not mutated, so a publish in progress keeps its snapshot
             self._subscribers[name] = self._subscribers.get(name, ()) + (callback,)
 
-    def unsubscribe(self, event_type: "type[Event] | str", callback: Subscriber) -> bool:
+    @overload
+    def unsubscribe(self, event_type: type[E], callback: Callable[[E], Any]) -> bool: ...
+    @overload
+    def unsubscribe(self, event_type: str, callback: Callable[[Any], Any]) -> bool: ...
+
+    def unsubscribe(self, event_type: "type[Event] | str", callback: Callable[[Any], Any]) -> bool:
         """Remove one subscription; True if it was there."""
         name = _event_type_name(event_type)
         with self._lock:

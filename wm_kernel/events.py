@@ -17,7 +17,7 @@ import itertools
 import os
 from dataclasses import dataclass, field, fields
 from datetime import datetime, timezone
-from typing import TYPE_CHECKING, Any, ClassVar, Mapping
+from typing import TYPE_CHECKING, Any, ClassVar, Mapping, Self
 
 if TYPE_CHECKING:
     from wm_kernel.clock import Clock
@@ -46,7 +46,7 @@ class Event:
 
     @classmethod
     def create(cls, *, continuum_id: str, user_id: str = "", clock: "Clock | None" = None,
-               **fields_: Any):
+               **fields_: Any) -> Self:
         """Build an event with a fresh ``event_id`` and ``occurred_at`` from ``clock``."""
         now = clock.now() if clock is not None else datetime.now(timezone.utc)
         return cls(continuum_id, user_id, _new_event_id(), now, **fields_)
@@ -55,9 +55,15 @@ class Event:
     def event_type(self) -> str:
         return type(self).__name__
 
-    def summary(self) -> dict[str, Any]:
-        """The key fields of this event, for logs and tables."""
+    def key_values(self) -> dict[str, Any]:
+        """The key fields of this event (``key_fields``) and their values, for logs and tables."""
         return {name: getattr(self, name) for name in self.key_fields}
+
+    def summary(self) -> dict[str, Any]:
+        """Same as :meth:`key_values`, kept for existing callers. SegmentCollapsedEvent has a
+        ``summary`` field (the reference's name) that hides this method, so generic code calls
+        ``key_values()``."""
+        return self.key_values()
 
     def to_dict(self) -> dict[str, Any]:
         """All fields as a plain dict (the event type under ``event_type``)."""
@@ -121,7 +127,8 @@ class SegmentCollapsedEvent(Event):
     """A conversation segment ended and was summarised; stateful trinkets are flushed."""
 
     segment_id: str = ""
-    summary: str = ""
+    # The reference's field name; it hides Event.summary() on this class (use key_values()).
+    summary: str = ""  # type: ignore[assignment]
     tools_used: tuple[str, ...] = ()
     key_fields: ClassVar[tuple[str, ...]] = ("segment_id", "summary")
 
