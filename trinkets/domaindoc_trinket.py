@@ -241,8 +241,9 @@ class DomaindocTrinket(EventAwareTrinket):
         # creation order; SQLite returns fields sorted by label, so order needs its own number
         def key(doc: dict[str, Any]) -> tuple[int, str]:
             position = doc.get("position")
-            ok = isinstance(position, int) and not isinstance(position, bool)
-            return (position if ok else 0, doc["label"])
+            if isinstance(position, int) and not isinstance(position, bool):
+                return (position, doc["label"])
+            return (0, doc["label"])
         return sorted(docs, key=key)
 
     def _load(self, label: object) -> dict[str, Any]:
@@ -421,16 +422,24 @@ class DomaindocTrinket(EventAwareTrinket):
         """Remove a section together with its subsections."""
         def change(doc: dict[str, Any]) -> None:
             self._section(doc, section_id)
-            doomed = {section_id}
+            # string ids only: a hand-edited child without one must not make every top-level
+            # section (parent None) a descendant, nor an unhashable id break the lookup
+            doomed: set[str] = {section_id}
+
+            def is_doomed(record: object, key: str) -> bool:
+                value = record.get(key) if isinstance(record, dict) else None
+                return isinstance(value, str) and value in doomed
+
             grew = True
             while grew:  # descendants, whatever order they are stored in
                 grew = False
                 for r in doc["sections"]:
-                    if isinstance(r, dict) and r.get("parent") in doomed and r.get("id") not in doomed:
-                        doomed.add(r.get("id"))
+                    child = r.get("id") if is_doomed(r, "parent") else None
+                    if isinstance(child, str) and child not in doomed:
+                        doomed.add(child)
                         grew = True
             doc["sections"] = [r for r in doc["sections"]
-                               if not (isinstance(r, dict) and r.get("id") in doomed)]
+                               if not (is_doomed(r, "id") or is_doomed(r, "parent"))]
         self._change(label, change)
 
     def _set_section(self, label: str, section_id: str, key: str, value: Any,

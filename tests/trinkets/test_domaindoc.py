@@ -261,6 +261,25 @@ def test_update_and_delete_sections(session: Session) -> None:
     assert session.store.hgetall(KEY) == {}
 
 
+def test_deleting_a_section_keeps_top_level_sections_when_a_child_has_no_id(
+        session: Session) -> None:
+    # a hand-edited child without an id once put None among the doomed ids, and every top-level
+    # section (parent None) went with it
+    def sec(section_id: str, parent: str | None) -> dict[str, Any]:
+        return {"id": section_id, "parent": parent, "header": section_id.upper(), "body": "text",
+                "summary": "", "order": 0, "expanded_by_default": True, "expanded": None,
+                "pinned": False}
+
+    session.store.hset(KEY, "hand", {
+        "title": "Hand edited", "description": "", "enabled": True, "archived": False,
+        "position": 1, "sections": [sec("a", None), sec("a1", "a"), sec("b", None),
+                                    {"parent": "a", "header": "No id", "body": "text"},
+                                    {"id": ["odd"], "parent": "b", "header": "Odd", "body": ""}]})
+    docs_of(session).delete_section("hand", "a")
+    assert [(r.get("id"), r.get("parent")) for r in session.store.hget(KEY, "hand")["sections"]] == [
+        ("b", None), (["odd"], "b")]
+
+
 # -- large sections
 
 def test_large_flag_is_for_leaves_over_5000_characters(session: Session) -> None:
