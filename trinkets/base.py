@@ -32,7 +32,7 @@ import threading
 from abc import ABCMeta, abstractmethod
 from contextlib import nullcontext
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, Callable, ClassVar, TypeVar
+from typing import TYPE_CHECKING, Any, Callable, ClassVar, TypeVar, cast
 
 from traitlets import Bool, HasTraits, Instance, Int, MetaHasTraits, Unicode, observe
 
@@ -71,8 +71,9 @@ def feed(method: F) -> F:
                 listener(self.name, method.__name__, args, kwargs)
         return result
 
+    # the marker feed_methods() looks for; functions take any attribute
     wrapper.__wm_feed__ = True  # type: ignore[attr-defined]
-    return wrapper  # type: ignore[return-value]
+    return cast(F, wrapper)  # functools.wraps keeps the signature mypy cannot follow
 
 
 def feed_methods(trinket: "EventAwareTrinket | type[EventAwareTrinket]") -> list[str]:

@@ -247,8 +247,8 @@ class DomaindocTrinket(EventAwareTrinket):
         return sorted(docs, key=key)
 
     def _load(self, label: object) -> dict[str, Any]:
-        _text(label, "document label")
-        record = self.working_memory.store.hget(self.store_key, label)  # type: ignore[arg-type]
+        label = _text(label, "document label")
+        record = self.working_memory.store.hget(self.store_key, label)
         if record is None:
             known = ", ".join(repr(d["label"]) for d in self._stored())
             raise ValueError(f"unknown document {label!r} (documents: {known or 'none'})")

@@ -402,11 +402,11 @@ class LoraTrinket(EventAwareTrinket):
 
     def observations(self) -> list[Observation]:
         """The parsed observations: dicts {section, confidence, text}, entities decoded."""
-        return [dict(o) for o in self._parse().observations]  # type: ignore[misc]
+        return [o.copy() for o in self._parse().observations]
 
     def topics(self) -> list[CheckinTopic]:
         """The parsed check-in topics: dicts {section, reason}, entities decoded."""
-        return [dict(t) for t in self._parse().topics]  # type: ignore[misc]
+        return [t.copy() for t in self._parse().topics]
 
     def problems(self) -> list[str]:
         """What the parser dropped from the stored user model, and where."""

@@ -65,6 +65,7 @@ def _check_title(title: object) -> str:
 
 def _instant(value: object, name: str) -> datetime:
     try:
+        # user input of any type: parse_instant raises the TypeError for a wrong one
         return parse_instant(value)  # type: ignore[arg-type]
     except (TypeError, ValueError) as exc:
         raise type(exc)(f"{name}: {exc}") from None

@@ -116,6 +116,7 @@ def _instant(value: object, where: str) -> datetime | None:
     if value is None:
         return None
     try:
+        # user input of any type: parse_instant raises the TypeError for a wrong one
         return parse_instant(value)  # type: ignore[arg-type]
     except (TypeError, ValueError) as exc:
         raise _Invalid(f"{where}: {exc}") from None
@@ -207,8 +208,9 @@ class ProactiveMemoryTrinket(StatefulTrinket):
     variable_name = "relevant_memories"
     cache_policy = False
 
-    memories = List(help="The surfaced memories, normalized (every key present, datetimes parsed), "
-                         "in the order given; cleared on segment collapse.")
+    memories: List[dict[str, Any]] = List(
+        help="The surfaced memories, normalized (every key present, datetimes parsed), in the order "
+             "given; cleared on segment collapse.")
 
     @validate("memories")
     def _check_memories(self, proposal: dict[str, Any]) -> list[dict[str, Any]]:

@@ -117,6 +117,7 @@ def _check_id(value: object) -> str:
 
 def _parse_due(value: object) -> datetime:
     try:
+        # user input of any type: parse_instant raises the TypeError for a wrong one
         return parse_instant(value)  # type: ignore[arg-type]
     except (TypeError, ValueError) as exc:
         raise type(exc)(f"due: {exc}") from None
@@ -200,7 +201,7 @@ class ReminderManager(EventAwareTrinket):
 
     def _get(self, id: str) -> dict[str, Any]:  # noqa: A002
         _check_id(id)
-        record = self.working_memory.store.hget(self.store_key, id)
+        record: dict[str, Any] | None = self.working_memory.store.hget(self.store_key, id)
         if record is None:
             known = ", ".join(sorted(self._load())) or "none"
             raise ValueError(f"unknown reminder id {id!r} (known: {known})")

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Sequence
+from typing import Callable, Sequence
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -16,15 +16,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         from wm_kernel.experiments import add_replay_parser
     except ImportError:
-        add_replay_parser = None
-    if add_replay_parser is not None:
+        pass
+    else:
         add_replay_parser(sub)
     args = parser.parse_args(argv)
     if args.command == "demo":
         from wm_kernel.demo import run_demo
 
         return run_demo(turns=args.turns, quiet=args.quiet, out=sys.stdout)
-    return args.func(args)
+    command: Callable[[argparse.Namespace], int] = args.func
+    return command(args)
 
 
 if __name__ == "__main__":

@@ -202,7 +202,7 @@ def cache_report(source: Any, *, tools_tokens: int = 0, min_cacheable_tokens: in
         system_prefix = sum(count(e.text) for e in prefix_entries)
         total = sum(count(e.text) for e in record.entries) + tools_tokens
         prefix = tools_tokens + system_prefix
-        key = tuple(e.digest for e in prefix_entries)
+        key: tuple[bytes, ...] | None = tuple(e.digest for e in prefix_entries)
         cached_now = {e.name: e.digest for e in prefix_entries}
         if system_prefix == 0 or prefix < min_cacheable_tokens:
             status, written, read, uncached, broke = "none", 0, 0, total, ""

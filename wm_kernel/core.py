@@ -174,6 +174,7 @@ class WorkingMemory(HasTraits):
         contains a placeholder is inserted literally, never expanded again."""
         profile = self.profile
         if profile.account_created is not None:
+            # Profile.__post_init__ has parsed a str into a datetime
             age = elapsed_wording(profile.account_created, self.clock.now())  # type: ignore[arg-type]
         else:
             age = "some time"

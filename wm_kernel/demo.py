@@ -7,8 +7,15 @@ output is the same on every run. :func:`feed_sample_data` is reused by benchmark
 from __future__ import annotations
 
 import sys
-from typing import TextIO
+from typing import TextIO, TypeVar
 
+from trinkets.base import EventAwareTrinket
+from trinkets.domaindoc_trinket import DomaindocTrinket
+from trinkets.getcontext_trinket import GetContextTrinket
+from trinkets.lora_trinket import LoraTrinket
+from trinkets.peanutgallery_trinket import PeanutGalleryTrinket
+from trinkets.proactive_memory_trinket import ProactiveMemoryTrinket
+from trinkets.reminder_manager import ReminderManager
 from wm_kernel.clock import ManualClock
 from wm_kernel.profile import Profile
 from wm_kernel.session import Session
@@ -33,22 +40,28 @@ def build_demo_session() -> Session:
         clock=ManualClock(DEMO_START), continuum_id="demo")
 
 
+T = TypeVar("T", bound=EventAwareTrinket)
+
+
+def _registered(session: Session, cls: type[T]) -> T | None:
+    """The session's trinket registered under ``cls``'s name, if it is one of ``cls``."""
+    trinket = session.trinkets.get(cls.__name__)
+    return trinket if isinstance(trinket, cls) else None
+
+
 def feed_sample_data(session: Session) -> None:
     """Give every built-in trinket something to show (skips trinkets the session lacks)."""
-    trinkets = session.trinkets
-    if "LoraTrinket" in trinkets:
-        lora = trinkets["LoraTrinket"]
+    if (lora := _registered(session, LoraTrinket)) is not None:
         lora.set_user_model(USER_MODEL)
         lora.set_checkin_due(True)
-    if "ReminderManager" in trinkets:
-        reminders = trinkets["ReminderManager"]
+    if (reminders := _registered(session, ReminderManager)) is not None:
         reminders.add_reminder("Send the referee report", "2026-11-30T08:30:00+00:00",
                                details="Journal of Numerical Analysis, manuscript 1187")
         reminders.add_reminder("Call the bank", "2026-11-30T16:00:00+00:00")
         reminders.add_reminder("Re-run the nightly evaluation", "2026-11-30T11:00:00+00:00",
                                category="internal")
-    if "ProactiveMemoryTrinket" in trinkets:
-        trinkets["ProactiveMemoryTrinket"].surface([
+    if (memory := _registered(session, ProactiveMemoryTrinket)) is not None:
+        memory.surface([
             {"id": "5c1d8e2f-0a4b-4c3d-9e8f-1234567890ab",
              "text": "Ada is preparing a talk on Runge-Kutta stability for 12 December",
              "created_at": "2026-11-23T10:00:00+00:00", "similarity_score": 0.88,
@@ -57,8 +70,7 @@ def feed_sample_data(session: Session) -> None:
              "text": "Ada writes her notes in LaTeX", "created_at": "2026-09-01T10:00:00+00:00",
              "similarity_score": 0.62, "is_global": True},
         ])
-    if "GetContextTrinket" in trinkets:
-        search = trinkets["GetContextTrinket"]
+    if (search := _registered(session, GetContextTrinket)) is not None:
         search.add_success("task-1", "Runge-Kutta stability regions",
                            "Explicit RK methods have bounded stability regions; implicit ones can be "
                            "A-stable.",
@@ -68,13 +80,11 @@ def feed_sample_data(session: Session) -> None:
                            limitations="Textbook sources only")
         search.add_failed("task-2", "Ada's calendar for December", "calendar service unreachable",
                           "ConnectionError")
-    if "PeanutGalleryTrinket" in trinkets:
-        gallery = trinkets["PeanutGalleryTrinket"]
+    if (gallery := _registered(session, PeanutGalleryTrinket)) is not None:
         gallery.add_guidance("concern", "You have answered three questions without checking the "
                                         "units; check them.", ttl=2)
         gallery.add_guidance("coaching", "Offer a worked example before the general rule.", ttl=4)
-    if "DomaindocTrinket" in trinkets:
-        docs = trinkets["DomaindocTrinket"]
+    if (docs := _registered(session, DomaindocTrinket)) is not None:
         docs.create_document("talk", "Runge-Kutta talk", "Outline of the 12 December talk")
         docs.add_section("talk", "intro", "Introduction", "Why stability matters for stiff "
                          "problems.", summary="Motivation")
@@ -92,6 +102,8 @@ def run_demo(turns: int = 6, quiet: bool = False, out: TextIO | None = None) -> 
         print("demo: --turns must be at least 1", file=sys.stderr)
         return 2
     session = build_demo_session()
+    clock = session.clock
+    assert isinstance(clock, ManualClock)  # build_demo_session makes one
     feed_sample_data(session)
     composed = session.compose()
     if not quiet:
@@ -100,15 +112,17 @@ def run_demo(turns: int = 6, quiet: bool = False, out: TextIO | None = None) -> 
     out.write(f"{'turn':>4}  {'sections':>8}  {'chars':>6}  expired\n")
     out.write(f"{0:>4}  {len(composed.sections):>8}  {sum(r.chars for r in composed.sections):>6}  -\n")
     for _ in range(turns):
-        session.clock.advance(minutes=3)
+        clock.advance(minutes=3)
         expired = session.advance_turn()
-        composed = session.composed
+        latest = session.composed
+        assert latest is not None  # auto_compose is on: every turn composes
+        composed = latest
         gone = "; ".join(f"{e['trinket']}: {e['label']}" for e in expired) or "-"
         out.write(f"{session.turn:>4}  {len(composed.sections):>8}  "
                   f"{sum(r.chars for r in composed.sections):>6}  {gone}\n")
     if not quiet:
         out.write(f"\n=== composed prompt at turn {session.turn} ===\n")
-        out.write(render_text(session.composed) + "\n")
+        out.write(render_text(composed) + "\n")
     return 0
 
 

@@ -118,7 +118,7 @@ class PromptDiff:
     def __repr__(self) -> str:
         return f"<PromptDiff {self.summary()}>"
 
-    def _repr_pretty_(self, printer, cycle: bool) -> None:
+    def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
         # IPython in a terminal: show the whole diff, not the one-line repr
         printer.text(str(self))
 

@@ -68,7 +68,7 @@ import tempfile
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Mapping, Sequence, TextIO
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Mapping, Sequence, TextIO, cast
 
 from wm_kernel.clock import ManualClock, parse_instant
 from wm_kernel.composer import Layout
@@ -346,6 +346,7 @@ def _builtin_class(name: str) -> "type[EventAwareTrinket] | None":
 
     if name not in trinkets.BUILTIN_NAMES:
         return None
+    # a lazily loaded built-in (trinkets.__getattr__ returns Any): a trinket class
     return getattr(trinkets, name)  # type: ignore[no-any-return]
 
 
@@ -765,7 +766,8 @@ class ScenarioRecorder:
         self._clock: ManualClock = session.clock
         start = session.segment_started_at
         self._scenario = Scenario(
-            base_prompt=session.base_prompt, profile=session.profile, clock=start.isoformat(),
+            base_prompt=session.base_prompt, profile=profile_fields(session.profile),
+            clock=start.isoformat(),
             user_id=session.user_id, trinkets=tuple(session.trinkets),
             continuum_id=session.continuum_id, auto_compose=session.auto_compose,
             layout=session.layout)
@@ -1302,7 +1304,8 @@ class _Progress:
             self.stream.flush()
 
 
-def add_replay_parser(subparsers: Any) -> argparse.ArgumentParser:
+def add_replay_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]
+                      ) -> argparse.ArgumentParser:
     """Add the ``replay`` subcommand to ``python -m wm_kernel``."""
     parser = subparsers.add_parser(
         "replay", help="replay a scenario file and print a per-turn table",
@@ -1367,7 +1370,9 @@ def _replay(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             progress.close()
     frame = tabulate(runs)
     for run in runs:
-        table = frame.xs(run.name, level="variant")[list(_TABLE_COLUMNS)].rename(columns=_TABLE_COLUMNS)
+        # one value of one index level: xs returns a frame (the stubs also allow a Series)
+        rows = cast("pd.DataFrame", frame.xs(run.name, level="variant"))
+        table = rows[list(_TABLE_COLUMNS)].rename(columns=_TABLE_COLUMNS)
         if len(runs) > 1:
             out.write(f"== {run.name}\n")
         out.write(table.reset_index().to_string(index=False) + "\n")

@@ -209,8 +209,8 @@ class History:
         self._last_entries: tuple[Entry, ...] = ()
         self._frame_cache: Any = None
         self._conn: sqlite3.Connection | None = getattr(store, "connection", None)
-        if self._conn is not None:
-            with store.transaction():  # type: ignore[union-attr]
+        if store is not None and self._conn is not None:
+            with store.transaction():
                 for statement in _SCHEMA:
                     self._conn.execute(statement)
             self._load()
@@ -488,7 +488,7 @@ class History:
             if entries == previous:
                 entries = previous
             frame = tuple(json.loads(hud_frame)) if hud_frame else None
-            self._records[turn] = Compose(turn, segment, segment_turn, entries, frame)  # type: ignore[arg-type]
+            self._records[turn] = Compose(turn, segment, segment_turn, entries, frame)
             self._max_turn = max(self._max_turn, turn)
             previous = entries
         self._last = {e.name: e for e in previous}

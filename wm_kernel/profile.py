@@ -59,4 +59,5 @@ class Profile:
 
     def replace(self, **changes: object) -> "Profile":
         """A copy with some fields changed (validated like a new one)."""
+        # replace() rejects unknown names and __post_init__ checks the values
         return replace(self, **changes)  # type: ignore[arg-type]

@@ -166,7 +166,9 @@ class Session(HasTraits):
         if isinstance(factory, type) and issubclass(factory, EventAwareTrinket):
             return factory(self.bus, self.working_memory, replace=replace)
         if callable(factory):
-            trinket = factory(self.bus, self.working_memory)
+            # any callable may land here (a class that is not a trinket too): check what it made
+            make: Callable[..., object] = factory
+            trinket = make(self.bus, self.working_memory)
             if not isinstance(trinket, EventAwareTrinket):
                 raise TypeError(f"trinket factory {factory!r} returned {type(trinket).__name__}")
             return trinket

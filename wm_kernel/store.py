@@ -22,7 +22,7 @@ import os
 import sqlite3
 import threading
 from abc import ABC, abstractmethod
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -55,7 +55,7 @@ class StateStore(ABC):
         """Keys starting with ``prefix``, sorted."""
 
     @abstractmethod
-    def transaction(self) -> Any:
+    def transaction(self) -> AbstractContextManager[StateStore]:
         """Context manager: the writes inside commit together, or not at all if it raises."""
 
     def close(self) -> None:

@@ -8,7 +8,7 @@ methods, never as extra keys.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Iterable, TypedDict
+from typing import Any, Iterable, TypedDict, cast
 
 from traitlets import Instance
 
@@ -80,7 +80,7 @@ class OmittedSection:
     error: str = ""
 
 
-class ComposedPrompt(dict):
+class ComposedPrompt(dict[str, Any]):
     """The composed prompt: the original's five keys, plus what this project knows about it.
 
     Attributes
@@ -111,23 +111,23 @@ class ComposedPrompt(dict):
     # -- the original's fields as attributes, for readability in notebooks
     @property
     def cached_content(self) -> str:
-        return self["cached_content"]
+        return cast(str, self["cached_content"])
 
     @property
     def non_cached_content(self) -> str:
-        return self["non_cached_content"]
+        return cast(str, self["non_cached_content"])
 
     @property
     def conversation_prefix_items(self) -> list[str]:
-        return self["conversation_prefix_items"]
+        return cast("list[str]", self["conversation_prefix_items"])
 
     @property
     def post_history_items(self) -> list[str]:
-        return self["post_history_items"]
+        return cast("list[str]", self["post_history_items"])
 
     @property
     def notification_center(self) -> str:
-        return self["notification_center"]
+        return cast(str, self["notification_center"])
 
     @property
     def system_prompt(self) -> str:
@@ -152,6 +152,7 @@ class ComposedPrompt(dict):
 
     def as_dict(self) -> ComposedPromptDict:
         """A plain dict copy with the original's five keys."""
+        # the five keys __init__ set, with their types; a comprehension cannot show mypy that
         return {key: (list(value) if isinstance(value, list) else value)
                 for key, value in self.items()}  # type: ignore[return-value]
 
@@ -188,15 +189,16 @@ class ComposedPrompt(dict):
         sizes = ", ".join(f"{r.name}={r.chars}" for r in self.sections)
         return f"<ComposedPrompt turn={self.turn} sections: {sizes or 'none'}>"
 
-    def __reduce__(self):  # dict subclasses with slots need help to pickle/copy
+    def __reduce__(self) -> tuple[Any, ...]:  # dict subclasses with slots need help to pickle/copy
         return (_rebuild_composed, (self.as_dict(), self.sections, self.omitted, self.turn))
 
 
-def _rebuild_composed(data: dict, sections: tuple, omitted: tuple, turn: int | None) -> ComposedPrompt:
+def _rebuild_composed(data: ComposedPromptDict, sections: tuple[SectionRecord, ...],
+                      omitted: tuple[OmittedSection, ...], turn: int | None) -> ComposedPrompt:
     return ComposedPrompt(**data, sections=sections, omitted=omitted, turn=turn)
 
 
-class ComposedPromptTrait(Instance):
+class ComposedPromptTrait(Instance["ComposedPrompt | None"]):
     """A trait holding a ComposedPrompt that notifies on every new compose.
 
     ComposedPrompt is a dict, and traitlets stays silent when the new value *equals* the old one; a
