@@ -17,9 +17,15 @@ from wm_kernel.session import Session
 from wm_kernel.widgets import Dashboard
 
 LIVE_STYLE = '<div style="padding:4px 8px">'
-PRE = ('<pre style="white-space:pre-wrap;word-break:break-word;max-height:28em;overflow:auto;'
-       'margin:4px 0;padding:6px;background:#f7f7f7;border:1px solid #ddd;font-size:12px">')
-META = '<div style="font-size:12px;color:#444">'
+# every colour is a JupyterLab theme variable (light fallback), so the dark theme stays readable
+PRE = ('<pre style="white-space:pre-wrap;word-break:normal;overflow-wrap:anywhere;max-height:28em;'
+       'overflow:auto;margin:4px 0;padding:6px;font-family:var(--jp-code-font-family,monospace);'
+       'font-size:12px;color:var(--jp-content-font-color1,#000);'
+       'background:var(--jp-cell-editor-background,#f7f7f7);'
+       'border:1px solid var(--jp-border-color2,#ddd)">')
+META = '<div style="font-size:12px;color:var(--jp-content-font-color2,#444)">'
+ERROR_BADGE = ('<span style="background:var(--jp-error-color0,#b00020);color:#fff;padding:0 5px;'
+               'border-radius:3px;font-size:11px">error</span>')
 
 
 # -- a comm that records instead of talking to a frontend ------------------------------------------
@@ -249,7 +255,7 @@ def test_toggling_a_trinket_updates_its_panel(sent: list) -> None:
     assert inbox.enabled is False and inbox.content == ""
     assert updates(sent, panel.box) == [{"titles": ["inbox_status · Inbox · disabled"]}]
     assert updates(sent, panel.body) == [{"value": (
-        f'{META}trinket <b>Inbox</b> · 0 chars</div><div><span style="background:#666;color:#fff;'
+        f'{META}trinket <b>Inbox</b> · 0 chars</div><div><span style="background:var(--jp-layout-color4,#666);color:#fff;'
         'padding:0 5px;border-radius:3px;font-size:11px">disabled</span> '
         "<i>contributes no section</i></div>")}]
     assert updates(sent, toggle) == []           # the browser already shows the new value
@@ -272,8 +278,7 @@ def test_a_failing_trinket_shows_its_error_with_a_badge(sent: list) -> None:
     s.compose()
     assert panel.title == "forage_results · Flaky · ⚠ failed"
     assert panel.body.value == (
-        f'{META}trinket <b>Flaky</b> · 0 chars</div><div><span style="background:#b00020;'
-        'color:#fff;padding:0 5px;border-radius:3px;font-size:11px">error</span> '
+        f'{META}trinket <b>Flaky</b> · 0 chars</div><div>{ERROR_BADGE} '
         "<code>RuntimeError: search &lt;backend&gt; down</code> "
         "<i>the section is left out of the prompt</i></div>")
     assert len(updates(sent, panel.body)) == 1
@@ -286,8 +291,7 @@ def test_a_failing_trinket_shows_its_error_with_a_badge(sent: list) -> None:
     d.viewing_turn = 0                            # the failure stays visible in the record
     assert panel.title == "forage_results · Flaky · ⚠ failed"
     assert panel.body.value == (
-        f'{META}turn 0 (read-only) · trinket <b>Flaky</b> · 0 chars</div><div><span style="'
-        'background:#b00020;color:#fff;padding:0 5px;border-radius:3px;font-size:11px">error</span> '
+        f'{META}turn 0 (read-only) · trinket <b>Flaky</b> · 0 chars</div><div>{ERROR_BADGE} '
         "<code>RuntimeError: search &lt;backend&gt; down</code> <i>trinket failed</i></div>")
     d.close()
 
@@ -314,8 +318,8 @@ def test_a_5_mb_section_sends_a_truncated_preview_with_its_full_size(sent: list)
     body = d.panel("inbox_status").body.value
     assert body == (
         f"{META}trinket <b>Inbox</b> · 5,000,003 chars</div>"
-        '<div><span style="background:#8a6d00;color:#fff;padding:0 5px;border-radius:3px;'
-        'font-size:11px">truncated</span> showing the first 20,000 of 5,000,003 characters</div>'
+        '<div><span style="background:var(--jp-warn-color0,#8a6d00);color:#fff;padding:0 5px;'
+        'border-radius:3px;font-size:11px">truncated</span> showing the first 20,000 of 5,000,003 characters</div>'
         f"{PRE}&lt;x&gt;{'y' * 19_997}</pre>")
     assert len(json.dumps([data for _, data in sent])) < 25_000
     d.close()
@@ -340,7 +344,8 @@ def test_slider_forward_advances_back_shows_old_turn_read_only_forward_resumes(s
     assert d.status == ("viewing turn 1 (read-only) · the prompt as composed at turn 1 · move the "
                         "slider to turn 3 or beyond to resume the live view")
     assert d.banner.value == (
-        '<div style="background:#fff3cd;border:1px solid #e0c46c;padding:4px 8px">'
+        '<div style="background:var(--jp-layout-color2,#fff3cd);border:1px solid '
+        'var(--jp-warn-color1,#e0c46c);border-left-width:4px;padding:4px 8px">'
         "<b>viewing turn 1 (read-only)</b> · the prompt as composed at turn 1 · move the slider "
         "to turn 3 or beyond to resume the live view</div>")
     assert d.panel("async_activity").body.value == (
@@ -454,8 +459,7 @@ def test_errors_in_callbacks_show_in_the_dashboard(sent: list) -> None:
     s.close()
     from_frontend(d.slider, value=2)
     assert d.errors.value == (
-        '<div><span style="background:#b00020;color:#fff;padding:0 5px;border-radius:3px;'
-        'font-size:11px">error</span> <code>RuntimeError: this session is closed; start a new '
+        f'<div>{ERROR_BADGE} <code>RuntimeError: this session is closed; start a new '
         "Session</code></div>")
     assert (s.turn, d.slider.value) == (0, 0)
     d.close()

@@ -68,13 +68,23 @@ VIEWS: dict[str, str] = {
 _TRINKET_TRAITS = ["content", "error", "enabled"]
 # the latest dashboard of each session, so a re-run cell (or %wm_dashboard) replaces it
 _latest: "weakref.WeakKeyDictionary[Session, Dashboard]" = weakref.WeakKeyDictionary()
-_PRE_STYLE = ("white-space:pre-wrap;word-break:break-word;max-height:28em;overflow:auto;"
-              "margin:4px 0;padding:6px;background:#f7f7f7;border:1px solid #ddd;font-size:12px")
+# Colours are JupyterLab theme variables (with a light fallback for other frontends), so the
+# dashboard reads the same in the light and the dark theme.
+_PRE_STYLE = ("white-space:pre-wrap;word-break:normal;overflow-wrap:anywhere;max-height:28em;"
+              "overflow:auto;margin:4px 0;padding:6px;"
+              "font-family:var(--jp-code-font-family,monospace);font-size:12px;"
+              "color:var(--jp-content-font-color1,#000);"
+              "background:var(--jp-cell-editor-background,#f7f7f7);"
+              "border:1px solid var(--jp-border-color2,#ddd)")
+_MUTED = "var(--jp-content-font-color2,#444)"
+_ERROR = "var(--jp-error-color0,#b00020)"
+_WARN = "var(--jp-warn-color0,#8a6d00)"
+_GREY = "var(--jp-layout-color4,#666)"
 _BADGE = ("<span style=\"background:{bg};color:#fff;padding:0 5px;border-radius:3px;"
           "font-size:11px\">{text}</span>")
 
 
-def _badge(text: str, bg: str = "#b00020") -> str:
+def _badge(text: str, bg: str = _ERROR) -> str:
     return _BADGE.format(bg=bg, text=html.escape(text))
 
 
@@ -611,7 +621,7 @@ class Dashboard(widgets.VBox):
                          f"<i>the section is left out of the prompt</i>")
         elif not trinket.enabled:
             title += " · disabled"
-            notes.append(f"{_badge('disabled', '#666')} <i>contributes no section</i>")
+            notes.append(f"{_badge('disabled', _GREY)} <i>contributes no section</i>")
         else:
             content = trinket.content
             if not content:
@@ -661,7 +671,7 @@ class Dashboard(widgets.VBox):
 
     def _body_html(self, meta: str, note: str, items: list[dict[str, Any]] | None,
                    content: str) -> str:
-        parts = [f'<div style="font-size:12px;color:#444">{meta}</div>'] if meta else []
+        parts = [f'<div style="font-size:12px;color:{_MUTED}">{meta}</div>'] if meta else []
         if note:
             parts.append(f"<div>{note}</div>")
         if items is not None:
@@ -679,7 +689,7 @@ class Dashboard(widgets.VBox):
         if content:
             limit = self.preview_chars
             if len(content) > limit:
-                parts.append(f"<div>{_badge('truncated', '#8a6d00')} showing the first "
+                parts.append(f"<div>{_badge('truncated', _WARN)} showing the first "
                              f"{limit:,} of {len(content):,} characters</div>")
                 content = content[:limit]
             parts.append(f'<pre style="{_PRE_STYLE}">{html.escape(content)}</pre>')
@@ -703,7 +713,9 @@ class Dashboard(widgets.VBox):
 
     def _banner_html(self) -> str:
         head, tail = self._banner_parts()
-        style = ("background:#fff3cd;border:1px solid #e0c46c;padding:4px 8px"
+        style = ("background:var(--jp-layout-color2,#fff3cd);"
+                 "border:1px solid var(--jp-warn-color1,#e0c46c);border-left-width:4px;"
+                 "padding:4px 8px"
                  if self.viewing_turn is not None else "padding:4px 8px")
         return f'<div style="{style}"><b>{html.escape(head)}</b> · {html.escape(tail)}</div>'
 
@@ -722,7 +734,7 @@ class Dashboard(widgets.VBox):
             f"<tr><td>{row['seq']}</td>"
             f"<td style=\"padding-left:{4 + 12 * row['depth']}px\">{html.escape(row['event'])}</td>"
             f"<td>{html.escape(row['detail'])}</td>"
-            f"<td style=\"color:#b00020\">{html.escape(row['failures'])}</td></tr>"
+            f"<td style=\"color:{_ERROR}\">{html.escape(row['failures'])}</td></tr>"
             for row in rows)
         return (f'<div style="font-size:12px">last {len(rows)} events</div>'
                 '<table style="font-size:12px"><tr><th>#</th><th style="text-align:left">event</th>'
