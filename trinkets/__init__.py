@@ -6,7 +6,19 @@ trinket module.
 from __future__ import annotations
 
 import importlib
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # type checkers see the classes ("X as X" exports them); at run time they load lazily
+    from trinkets.base import EventAwareTrinket as EventAwareTrinket
+    from trinkets.base import StatefulTrinket as StatefulTrinket
+    from trinkets.domaindoc_trinket import DomaindocTrinket as DomaindocTrinket
+    from trinkets.getcontext_trinket import GetContextTrinket as GetContextTrinket
+    from trinkets.lora_trinket import LoraTrinket as LoraTrinket
+    from trinkets.manifest_trinket import ManifestTrinket as ManifestTrinket
+    from trinkets.peanutgallery_trinket import PeanutGalleryTrinket as PeanutGalleryTrinket
+    from trinkets.proactive_memory_trinket import ProactiveMemoryTrinket as ProactiveMemoryTrinket
+    from trinkets.reminder_manager import ReminderManager as ReminderManager
+    from trinkets.time_manager import TimeManager as TimeManager
 
 _MODULES = {
     "TimeManager": "trinkets.time_manager",

@@ -58,11 +58,14 @@ from __future__ import annotations
 import html
 import math
 from dataclasses import asdict, dataclass
-from typing import Any, Iterable, Mapping
+from typing import TYPE_CHECKING, Any, Iterable, Mapping
 
-from wm_kernel.history import History
+from wm_kernel.history import Entry, History
 from wm_kernel.tokens import TokenCounter
 from wm_kernel.types import ComposedPrompt
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 TURN_COLUMNS = ["turn", "status", "hit", "prefix_tokens", "cache_write_tokens", "cache_read_tokens",
                 "uncached_tokens", "input_tokens", "broke_by", "cost"]
@@ -100,7 +103,7 @@ class Prices:
 class CacheReport:
     """Per-turn cache behaviour and the run's totals (see the module docstring)."""
 
-    def __init__(self, turns: Any, prices: Prices, tokenizer: str, tools_tokens: int,
+    def __init__(self, turns: "pd.DataFrame", prices: Prices, tokenizer: str, tools_tokens: int,
                  min_cacheable_tokens: int) -> None:
         self.turns = turns
         self.prices = prices
@@ -135,7 +138,7 @@ class CacheReport:
                 "cost_without_cache": self.cost_without_cache, "tokenizer": self.tokenizer,
                 "prices_per_million": asdict(self.prices)}
 
-    def breaks(self) -> Any:
+    def breaks(self) -> "pd.DataFrame":
         """The turns where the cache was written after the first (and what broke it)."""
         t = self.turns
         return t[(t["status"] == "write") & (t["broke_by"] != "(first turn)")]
@@ -227,7 +230,7 @@ def cache_report(source: Any, *, tools_tokens: int = 0, min_cacheable_tokens: in
     return CacheReport(turns, table, tokenizer, tools_tokens, min_cacheable_tokens)
 
 
-def _breakers(before: dict[str, bytes], after: dict[str, bytes], entries: list[Any]) -> str:
+def _breakers(before: dict[str, bytes], after: dict[str, bytes], entries: list[Entry]) -> str:
     """Names of the cached sections that differ from the previous turn's, in prompt order."""
     names = []
     for entry in entries:

@@ -18,7 +18,7 @@ from __future__ import annotations
 import logging
 import re
 import threading
-from typing import TYPE_CHECKING, Any, Mapping
+from typing import TYPE_CHECKING, Any, Callable, Mapping
 
 from traitlets import HasTraits, List, Unicode
 
@@ -38,6 +38,9 @@ if TYPE_CHECKING:
     from trinkets.base import EventAwareTrinket
 
 logger = logging.getLogger("wm_kernel.core")
+
+#: ``listener(trinket_name, method_name, args, kwargs)``, told of each feed call (see feed_listeners).
+FeedListener = Callable[[str, str, tuple[Any, ...], dict[str, Any]], object]
 
 PLACEHOLDERS = ("first_name", "user_context", "relative time since account creation", "model_id",
                 "model_name")
@@ -108,7 +111,7 @@ class WorkingMemory(HasTraits):
         self._written: dict[str, tuple[str, bool]] = {}
         #: Called as ``listener(trinket_name, method_name, args, kwargs)`` after each feed call
         #: (see ``trinkets.base.feed``).
-        self.feed_listeners: list[Any] = []
+        self.feed_listeners: list[FeedListener] = []
         event_bus.subscribe(ComposeSystemPromptEvent, self._handle_compose)
         event_bus.subscribe(UpdateTrinketEvent, self._handle_update_trinket)
         event_bus.subscribe(TrinketContentEvent, self._handle_trinket_content)

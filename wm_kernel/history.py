@@ -77,12 +77,15 @@ import hashlib
 import json
 import sqlite3
 import sys
-from typing import Any, Iterable, Iterator
+from typing import TYPE_CHECKING, Any, Iterable, Iterator
 
 from wm_kernel.composer import DEFAULT_HUD_TITLE, DEFAULT_NAMESPACE, RULE, Layout, SystemPromptComposer
 from wm_kernel.store import StateStore
 from wm_kernel.tokens import TokenCounter
 from wm_kernel.types import PLACEMENTS, ComposedPrompt, SectionRecord
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 FRAME_COLUMNS = ["turn", "segment", "placement", "section", "trinket", "chars", "tokens", "changed",
                  "cached", "digest"]
@@ -207,7 +210,7 @@ class History:
         self._next_id = 1
         self._last: dict[str, Entry] = {}  # section name -> last recorded entry (the fast path)
         self._last_entries: tuple[Entry, ...] = ()
-        self._frame_cache: Any = None
+        self._frame_cache: "pd.DataFrame | None" = None
         self._conn: sqlite3.Connection | None = getattr(store, "connection", None)
         if store is not None and self._conn is not None:
             with store.transaction():
@@ -291,7 +294,7 @@ class History:
         return ComposedPrompt(**rebuilt.as_dict(), sections=[e.to_record() for e in record.entries],
                               turn=record.turn)
 
-    def frame(self) -> Any:
+    def frame(self) -> "pd.DataFrame":
         """pandas DataFrame, one row per (turn, section); see the module docstring for columns."""
         import pandas as pd
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import itertools
 import threading
-from typing import Any, Callable, Iterable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence
 
 from traitlets import Bool, HasTraits, Int, Unicode, validate
 
@@ -32,6 +32,11 @@ from wm_kernel.history import History
 from wm_kernel.profile import Profile
 from wm_kernel.store import MemoryStore, StateStore
 from wm_kernel.types import ComposedPrompt, ComposedPromptTrait
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from wm_kernel.diff import PromptDiff
 
 TrinketFactory = Callable[[EventBus, WorkingMemory], EventAwareTrinket]
 
@@ -275,7 +280,7 @@ class Session(HasTraits):
             listener(what, details)
 
     @property
-    def history(self) -> Any:
+    def history(self) -> "pd.DataFrame":
         """pandas DataFrame, one row per (turn, section) of every compose (see wm_kernel.history)."""
         return self.recorder.frame()
 
@@ -283,7 +288,8 @@ class Session(HasTraits):
         """The prompt composed at ``turn`` (its last compose), from the history."""
         return self.recorder.prompt_at(turn)
 
-    def diff(self, turn_a: int, turn_b: int | None = None, *, other: "Session | None" = None) -> Any:
+    def diff(self, turn_a: int, turn_b: int | None = None, *,
+             other: "Session | None" = None) -> "PromptDiff":
         """A PromptDiff from turn ``turn_a`` to ``turn_b`` (default: the latest recorded turn), or to
         ``other``'s prompt at ``turn_b`` (default ``turn_a``) when another Session is given."""
         from wm_kernel.diff import diff_prompts
