@@ -210,32 +210,50 @@ def test_collapse_ends_the_segment_and_flushes_stateful_trinkets(ip, session):
 def test_trinkets_table_describes_every_trinket(ip, session):
     ip.run_line_magic("compose", "")
     frame = ip.run_line_magic("trinkets", "")
-    assert list(frame.columns) == ["name", "section", "placement", "enabled", "stateful",
+    assert frame.index.name == "name"
+    assert list(frame.columns) == ["section", "placement", "enabled", "stateful",
                                    "current turn", "size", "last updated", "error"]
-    assert list(frame["name"]) == list(session.trinkets)
-    row = frame.set_index("name").loc["TimeManager"]
+    assert list(frame.index) == list(session.trinkets)
+    row = frame.loc["TimeManager"]
     assert (row["section"], row["placement"], row["size"], row["last updated"]) == (
         "datetime_section", "notification", 87, "2026-11-30T09:00:00+00:00")
-    assert frame.set_index("name").loc["PeanutGalleryTrinket", "current turn"] == 0
+    assert frame.loc["PeanutGalleryTrinket", "current turn"] == 0
 
 
 def test_wm_events_lists_one_compose_cycle_in_causal_order(ip, session):
     ip.run_line_magic("wm_events", "--clear")
     ip.run_line_magic("compose", "")
     frame = ip.run_line_magic("wm_events", "")
-    assert list(frame.columns) == ["seq", "depth", "event", "occurred_at", "detail", "failures"]
-    events = list(zip(frame["event"], frame["detail"]))
-    assert events[0] == ("ComposeSystemPromptEvent", "")
-    assert events[1:4] == [("UpdateTrinketEvent", "target_trinket=TimeManager"),
-                           ("TrinketContentEvent",
-                            "trinket_name=TimeManager, variable_name=datetime_section"),
-                           ("UpdateTrinketEvent", "target_trinket=LoraTrinket")]
-    assert events[-1] == ("SystemPromptComposedEvent", "")
-    assert [e for e, _ in events].count("UpdateTrinketEvent") == len(session.trinkets)
+    assert frame.index.name == "seq"
+    assert list(frame.columns) == ["depth", "event", "occurred_at", "detail", "failures"]
+    assert list(frame.index) == list(range(frame.index[0], frame.index[0] + len(frame)))
+    events = list(zip(frame["depth"], frame["event"], frame["detail"]))
+    assert events[0] == (0, "ComposeSystemPromptEvent", "base_prompt=22 chars")
+    assert events[1:4] == [
+        (1, "UpdateTrinketEvent", "target_trinket=TimeManager"),
+        (2, "TrinketContentEvent",
+         "trinket_name=TimeManager, variable_name=datetime_section, content=87 chars"),
+        (1, "UpdateTrinketEvent", "target_trinket=LoraTrinket")]
+    assert events[-1] == (1, "SystemPromptComposedEvent",
+                          "cached_content=256 chars, non_cached_content=178 chars, "
+                          "notification_center=349 chars")
+    assert [e for _, e, _ in events].count("UpdateTrinketEvent") == len(session.trinkets)
     assert set(frame["occurred_at"]) == {"2026-11-30T09:00:00+00:00"}
+    assert set(frame["failures"]) == {""}
     assert len(ip.run_line_magic("wm_events", "--last 2")) == 2
     assert list(ip.run_line_magic("wm_events", "--type SystemPromptComposedEvent")["event"]) == [
         "SystemPromptComposedEvent"]
+
+
+def test_wm_events_shows_the_context_of_a_lifecycle_refresh(ip, session):
+    ip.run_line_magic("trinket", 'peanutgallery add concern "Check the date." --ttl 0')
+    ip.run_line_magic("wm_events", "--clear")
+    ip.run_line_magic("turn", "")
+    frame = ip.run_line_magic("wm_events", "")
+    assert list(zip(frame["event"], frame["detail"]))[:2] == [
+        ("TurnCompletedEvent", "turn_number=1, segment_turn_number=1"),
+        ("UpdateTrinketEvent",
+         "target_trinket=PeanutGalleryTrinket, context={'action': 'lifecycle_refresh'}")]
 
 
 def test_wm_session_starts_a_deterministic_session(ip, session):

@@ -1,6 +1,7 @@
 """The text and HTML views of a ComposedPrompt (wm_kernel.render)."""
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from typing import Any
@@ -83,7 +84,7 @@ def test_second_compose_marks_changed_sections_and_shows_the_failing_trinkets_er
     s.trinket("Flaky").fail = True
     composed = s.compose()
     assert render.render_text(composed) == "\n".join([
-        "ComposedPrompt · turn 0 · 2 sections · 277 chars · changed since the previous compose: note",
+        "ComposedPrompt · turn 0 · 2 sections · 277 chars · changed: note · gone: flaky",
         "=== system · cached ===",
         "--- base_prompt · 259 chars ---",
         BASE,
@@ -99,6 +100,39 @@ def test_second_compose_marks_changed_sections_and_shows_the_failing_trinkets_er
             '#e65100);font-weight:bold">changed</span></summary>') in page
     assert ('<li><code>flaky</code> · Flaky · trinket failed: <span style="color:var(--jp-error-color1, '
             '#c62828)">ValueError: store &lt;down&gt;</span>') in page
+
+
+def test_headline_names_new_changed_and_gone_sections_separately():
+    s = make_session()
+    s.trinket("Flaky").fail = True
+    s.compose()
+    s.trinket("Flaky").fail = False          # back: new
+    s.trinket("Note").text = "other"         # changed
+    s.trinket("Quiet").set_enabled(False)    # was never shown: not "gone"
+    headline = render.render_text(s.compose()).splitlines()[0]
+    assert headline == "ComposedPrompt · turn 0 · 3 sections · 268 chars · new: flaky · changed: note"
+    s.trinket("Note").set_enabled(False)
+    headline = render.render_text(s.compose()).splitlines()[0]
+    assert headline == "ComposedPrompt · turn 0 · 2 sections · 263 chars · gone: note"
+    assert render.render_text(s.compose()).splitlines()[0] == (
+        "ComposedPrompt · turn 0 · 2 sections · 263 chars")
+
+
+def test_html_shows_prompt_text_monospaced_wrapped_and_scrolling_in_theme_colours():
+    page = render.render_html(make_session().compose())
+    assert ('<details open style="margin:2px 0 2px 10px"><summary><code>flaky</code> · Flaky · '
+            '4 chars</summary><pre style="white-space:pre-wrap;word-break:normal;'
+            'overflow-wrap:anywhere;font-family:var(--jp-code-font-family, monospace);'
+            'font-size:var(--jp-code-font-size, 13px);line-height:1.35;max-height:24em;overflow:auto;'
+            'margin:2px 0 6px 14px;padding:2px 0 2px 8px;'
+            'border-left:2px solid var(--jp-border-color2, #e0e0e0)">fine</pre></details>') in page
+    # every colour is a theme variable with a fallback, so the dark theme stays readable
+    assert re.findall(r"(?:color|border-left):[^;\"]*", page) == [
+        "border-left:2px solid var(--jp-border-color2, #e0e0e0)"] * 3
+    assert render.PromptText("a <b>")._repr_mimebundle_()["text/html"] == (
+        '<pre style="white-space:pre-wrap;word-break:normal;overflow-wrap:anywhere;'
+        'font-family:var(--jp-code-font-family, monospace);'
+        'font-size:var(--jp-code-font-size, 13px);line-height:1.35;">a &lt;b&gt;</pre>')
 
 
 def test_html_escapes_prompt_text_and_is_the_same_on_every_run():

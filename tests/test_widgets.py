@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import re
 from typing import Any, Callable
 
 import comm
@@ -547,3 +548,40 @@ def test_close_removes_every_observer_it_added(sent: list) -> None:
     s.advance_turn()
     s.trinket("PeanutGalleryTrinket").add_guidance("concern", "Still quiet?", ttl=1)
     assert sent == []
+
+
+def test_every_colour_follows_the_jupyterlab_theme(sent: list) -> None:
+    # a failing, a disabled and a truncated section, a failure in the event log and the read-only
+    # banner: every colour they use is a theme variable (white text only on a coloured badge)
+    s = make_session(Inbox, Tasks, Flaky)
+    s.trinket("Flaky").failure = "down"
+    d = Dashboard(s, preview_chars=10)
+    s.trinket("Tasks").add("a long running background job", ttl=3)
+    s.trinket("Inbox").set_enabled(False)
+    s.advance_turn()
+    d.viewing_turn = 0
+    pages = [d.banner.value, d.events.value, *(d.panel(n).body.value for n in d._panels)]
+    d.viewing_turn = None
+    pages += [d.panel(n).body.value for n in d._panels]
+    values = re.findall(r"(?:color|background|border[a-z-]*):([^;\"]*)", "".join(pages))
+    assert {v for v in values if "var(--jp-" not in v and not v.strip()[:1].isdigit()} == {"#fff"}
+    assert "var(--jp-error-color0,#b00020)" in d.events.value      # the failure
+    assert "var(--jp-warn-color0,#8a6d00)" in d.panel("async_activity").body.value  # truncated
+    assert "var(--jp-layout-color4,#666)" in d.panel("inbox_status").body.value   # disabled
+    d.close()
+
+
+def test_event_log_says_what_each_event_carries(sent: list) -> None:
+    s = make_session(Tasks)
+    d = Dashboard(s, log_rows=5)
+    s.trinket("Tasks").add("index <the> wiki", ttl=0)
+    s.advance_turn()
+    assert re.sub(r"(<[^>]+>)+", "|", d.events.value) == (
+        "|last 5 events|#|event|detail|failures|"
+        "4|TurnCompletedEvent|turn_number=1, segment_turn_number=1|"
+        "5|UpdateTrinketEvent|target_trinket=Tasks, "
+        "context={&#x27;action&#x27;: &#x27;lifecycle_refresh&#x27;}|"   # escaped like all text
+        "6|ComposeSystemPromptEvent|base_prompt=22 chars|"
+        "7|UpdateTrinketEvent|target_trinket=Tasks|"
+        "8|SystemPromptComposedEvent|cached_content=259 chars|")
+    d.close()

@@ -130,7 +130,8 @@ def known_sections(session: Any) -> list[str]:
 
 
 def trinkets_frame(session: Any) -> Any:
-    """A pandas DataFrame describing every registered trinket of ``session``, one row each."""
+    """A pandas DataFrame describing every registered trinket of ``session``, one row each,
+    indexed by the trinket's class name."""
     import pandas as pd
 
     layout = session.layout
@@ -149,26 +150,32 @@ def trinkets_frame(session: Any) -> Any:
     frame = pd.DataFrame(rows, columns=["name", "section", "placement", "enabled", "stateful",
                                         "current turn", "size", "last updated", "error"])
     frame["current turn"] = frame["current turn"].astype("Int64")
-    return frame
+    # indexed by class name (the name %trinket and session.trinket() take), not by 0..n-1
+    return frame.set_index("name")
 
 
 def events_frame(session: Any, last: int | None = None, event_type: str | None = None,
                  failures_only: bool = False) -> Any:
-    """The bus event log as a pandas DataFrame, one row per event in publish order. Event ids (which
-    carry a random per-process prefix) and the ids every row shares are left out."""
+    """The bus event log as a pandas DataFrame, one row per event in publish order, indexed by the
+    bus sequence number. ``detail`` says what each event carries (see
+    :func:`wm_kernel.render.event_detail`). Event ids (which carry a random per-process prefix) and
+    the ids every row shares are left out."""
     import pandas as pd
 
-    rows = session.bus.log_rows()
+    records = list(session.bus.log)
     if event_type:
-        rows = [r for r in rows if r["event"] == event_type]
+        records = [r for r in records if r.event_type == event_type]
     if failures_only:
-        rows = [r for r in rows if r["failures"]]
+        records = [r for r in records if r.failures]
     if last is not None:
-        rows = rows[-last:]
+        records = records[-last:]
+    rows = [{"seq": r.seq, "depth": r.depth, "event": r.event_type,
+             "occurred_at": r.event.occurred_at.isoformat(),
+             "detail": render.event_detail(r.event),
+             "failures": "; ".join(f"{f.subscriber}: {f.error}" for f in r.failures)}
+            for r in records]
     columns = ["seq", "depth", "event", "occurred_at", "detail", "failures"]
-    frame = pd.DataFrame([{c: r[c] for c in columns} for r in rows], columns=columns)
-    frame["occurred_at"] = [t.isoformat() for t in frame["occurred_at"]]
-    return frame
+    return pd.DataFrame(rows, columns=columns).set_index("seq")
 
 
 def prompt_diff(old: ComposedPrompt | None, new: ComposedPrompt) -> Any:

@@ -48,6 +48,15 @@ GROUPS: tuple[tuple[str, str], ...] = (
 _ERROR_COLOR = "var(--jp-error-color1, #c62828)"
 _MARK_COLOR = "var(--jp-warn-color1, #e65100)"
 _MUTED_COLOR = "var(--jp-ui-font-color2, #616161)"
+# Prompt text: monospace (indentation and the 60-character rules line up), wrapped at spaces with
+# long tokens broken only when they must be, and a long section scrolls inside its own box rather
+# than pushing the rest of the notebook down. Colours come from the JupyterLab theme.
+_PRE_STYLE = ("white-space:pre-wrap;word-break:normal;overflow-wrap:anywhere;"
+              "font-family:var(--jp-code-font-family, monospace);"
+              "font-size:var(--jp-code-font-size, 13px);line-height:1.35;")
+_SECTION_PRE_STYLE = (_PRE_STYLE + "max-height:24em;overflow:auto;margin:2px 0 6px 14px;"
+                      "padding:2px 0 2px 8px;"
+                      "border-left:2px solid var(--jp-border-color2, #e0e0e0)")
 
 
 class RenderOptions(HasTraits):
@@ -137,9 +146,9 @@ class _Selection:
             if members:
                 yield title, members
 
-    def changed(self) -> list[str]:
-        return [r.name for r in self.records if "changed" in section_marks(r, self.before)
-                or "new" in section_marks(r, self.before)]
+    def marked(self, mark: str) -> list[str]:
+        """Sections that carry ``mark`` ('new' or 'changed')."""
+        return [r.name for r in self.records if mark in section_marks(r, self.before)]
 
     def was_shown_before(self, name: str) -> bool:
         return self.before is not None and name in self.before
@@ -151,9 +160,13 @@ def _headline(composed: ComposedPrompt, selection: _Selection) -> str:
     turn = "-" if composed.turn is None else str(composed.turn)
     parts = [f"ComposedPrompt · turn {turn}", f"{count} section" + ("" if count == 1 else "s"),
              _chars(size)]
-    changed = selection.changed()
-    if changed:
-        parts.append("changed since the previous compose: " + ", ".join(changed))
+    for mark in ("new", "changed"):
+        names = selection.marked(mark)
+        if names:
+            parts.append(f"{mark}: " + ", ".join(names))
+    gone = [o.name for o in selection.omitted if selection.was_shown_before(o.name)]
+    if gone:
+        parts.append("gone: " + ", ".join(gone))
     return " · ".join(parts)
 
 
@@ -207,7 +220,7 @@ def _html_section(record: SectionRecord, selection: _Selection) -> str:
                  f'{html.escape(_truncation_note(len(shown), record.chars))}</span>')
     return (f'<details open style="margin:2px 0 2px 10px">'
             f'<summary>{" · ".join(title)}</summary>'
-            f'<pre style="white-space:pre-wrap;margin:2px 0 6px 14px">{body}</pre></details>')
+            f'<pre style="{_SECTION_PRE_STYLE}">{body}</pre></details>')
 
 
 def _html_omitted(gone: OmittedSection, selection: _Selection) -> str:
@@ -356,12 +369,49 @@ class PromptText(str):
         shown, note = self._shown()
         plain = shown + (f"\n{note}" if note else "")
         body = html.escape(shown) + (f"\n<i>{html.escape(note)}</i>" if note else "")
-        bundle = {"text/plain": plain, "text/html": f'<pre style="white-space:pre-wrap">{body}</pre>'}
+        bundle = {"text/plain": plain, "text/html": f'<pre style="{_PRE_STYLE}">{body}</pre>'}
         return _filter_bundle(bundle, include, exclude)
 
     def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
         shown, note = self._shown()
         printer.text(shown + (f"\n{note}" if note else ""))
+
+
+def _clip(text: str, width: int = 80) -> str:
+    return text if len(text) <= width else text[:width - 1] + "…"
+
+
+def event_detail(event: Any) -> str:
+    """One line saying what an event carries, for event log tables: its key fields plus, by type,
+    what a reader of the log wants and the key fields leave out (an update's context, the size of
+    the content and of each part of the composed prompt). Never an event id.
+
+    >>> from wm_kernel.events import UpdateTrinketEvent
+    >>> event_detail(UpdateTrinketEvent.create(continuum_id="c", target_trinket="PeanutGalleryTrinket",
+    ...                                        context={"action": "lifecycle_refresh"}))
+    "target_trinket=PeanutGalleryTrinket, context={'action': 'lifecycle_refresh'}"
+    """
+    parts = [f"{key}={value}" for key, value in event.key_values().items()]
+    kind = type(event).__name__
+    if kind == "ComposeSystemPromptEvent":
+        parts.append(f"base_prompt={_chars(len(event.base_prompt))}")
+    elif kind == "UpdateTrinketEvent" and event.context:
+        parts.append("context=" + _clip(repr(dict(event.context))))
+    elif kind == "TrinketContentEvent":
+        cached = ", cached" if event.cache_policy else ""
+        parts.append(f"content={_chars(len(event.content))}{cached}")
+    elif kind == "SystemPromptComposedEvent":
+        # the size of each non-empty field, by the reference's field names
+        for name in ("cached_content", "non_cached_content", "conversation_prefix_items",
+                     "post_history_items", "notification_center"):
+            value = getattr(event, name)
+            if value:
+                size = _chars(len(value)) if isinstance(value, str) else (
+                    f"{len(value)} item" + ("" if len(value) == 1 else "s"))
+                parts.append(f"{name}={size}")
+        if not parts:
+            parts.append("(empty prompt)")
+    return ", ".join(parts)
 
 
 class TurnReport:

@@ -49,6 +49,7 @@ import ipywidgets as widgets
 from traitlets import Bool, HasTraits, Instance, Int, observe, validate
 
 from trinkets.base import EventAwareTrinket, StatefulTrinket
+from wm_kernel import render
 from wm_kernel.events import Event, SegmentCollapsedEvent, TurnCompletedEvent
 from wm_kernel.session import Session
 from wm_kernel.types import ComposedPrompt, OmittedSection, SectionRecord
@@ -729,14 +730,14 @@ class Dashboard(widgets.VBox):
         return str(found[0])
 
     def _events_html(self) -> str:
-        rows = self.session.bus.log_rows(last=self.log_rows) if self.log_rows else []
+        records = list(self.session.bus.log)[-self.log_rows:] if self.log_rows else []
         body = "".join(
-            f"<tr><td>{row['seq']}</td>"
-            f"<td style=\"padding-left:{4 + 12 * row['depth']}px\">{html.escape(row['event'])}</td>"
-            f"<td>{html.escape(row['detail'])}</td>"
-            f"<td style=\"color:{_ERROR}\">{html.escape(row['failures'])}</td></tr>"
-            for row in rows)
-        return (f'<div style="font-size:12px">last {len(rows)} events</div>'
+            f"<tr><td>{record.seq}</td>"
+            f"<td style=\"padding-left:{4 + 12 * record.depth}px\">{html.escape(record.event_type)}"
+            f"</td><td>{html.escape(render.event_detail(record.event))}</td>"
+            f"<td style=\"color:{_ERROR}\">{html.escape(_failures(record.failures))}</td></tr>"
+            for record in records)
+        return (f'<div style="font-size:12px">last {len(records)} events</div>'
                 '<table style="font-size:12px"><tr><th>#</th><th style="text-align:left">event</th>'
                 f'<th style="text-align:left">detail</th><th>failures</th></tr>{body}</table>')
 
@@ -797,6 +798,10 @@ def _find_omitted(omitted: Iterable[OmittedSection], section: str) -> OmittedSec
         if gone.name == section:
             return gone
     return None
+
+
+def _failures(failures: Iterable[Any]) -> str:
+    return "; ".join(f"{f.subscriber}: {f.error}" for f in failures)
 
 
 def _size(content: str) -> str:
