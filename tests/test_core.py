@@ -2,12 +2,14 @@
 from __future__ import annotations
 
 import threading
+import warnings
 
 import pytest
 
 from trinkets.base import EventAwareTrinket, StatefulTrinket
 from wm_kernel.bus import EventBus
 from wm_kernel.clock import ManualClock
+from wm_kernel.composer import StragglerSectionWarning
 from wm_kernel.core import WorkingMemory, failure_kind
 from wm_kernel.events import (ComposeSystemPromptEvent, SegmentCollapsedEvent,
                               SystemPromptComposedEvent, TrinketContentEvent, TurnCompletedEvent,
@@ -444,3 +446,26 @@ def test_compose_and_a_background_update_never_interleave(parts):
     finally:
         stop.set()
         thread.join()
+
+
+class Unlisted(EventAwareTrinket):
+    variable_name = "not_in_any_layout"
+
+    def generate_content(self, context):
+        return "stray"
+
+
+def test_compose_raises_when_its_cycle_fails_instead_of_returning_the_previous_prompt():
+    # the bus isolates subscribers; compose() once returned the last prompt as if it were new
+    bus = EventBus()
+    wm = WorkingMemory(bus, clock=ManualClock(T0))
+    first = wm.compose("Hi.")
+    Unlisted(bus, wm)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", StragglerSectionWarning)
+        with pytest.raises(StragglerSectionWarning, match="^section 'not_in_any_layout' is not in "
+                                                          "layout 'default'; appended to the system "
+                                                          "prompt$"):
+            wm.compose("Hi.")
+    assert wm.composed is first
+    assert wm.compose("Hi.").system_prompt == "Hi." + DELIM + "\n\nstray"  # warned once only

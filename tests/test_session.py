@@ -1,11 +1,14 @@
 """Session: the conversation driver: turns, segments, bad input, the current session."""
 from __future__ import annotations
 
+import warnings
+
 import pytest
 
 import wm_kernel
 from trinkets.base import EventAwareTrinket, StatefulTrinket
 from wm_kernel.clock import ManualClock
+from wm_kernel.composer import StragglerSectionWarning
 from wm_kernel.events import SegmentCollapsedEvent, TurnCompletedEvent
 from wm_kernel.profile import Profile
 from wm_kernel.session import Session
@@ -181,3 +184,24 @@ def test_every_compose_notifies_even_when_the_text_is_the_same(session):
     assert first == second and first is not second  # same text, a new compose
     assert [c["new"] for c in seen_session] == [first, second]
     assert len(seen_wm) == 2
+
+
+class Unlisted(EventAwareTrinket):
+    variable_name = "not_in_any_layout"
+
+    def generate_content(self, context):
+        return "stray"
+
+
+def test_a_failed_compose_raises_and_records_nothing():
+    # it once took the previous prompt, stamped it with the new turn and recorded it again
+    s = Session(base_prompt="Hi.", clock=ManualClock("2026-11-30T09:00:00+00:00"), trinkets=[])
+    first = s.compose()
+    s.add_trinket(Unlisted)
+    s.auto_compose = False
+    s.advance_turn()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", StragglerSectionWarning)
+        with pytest.raises(StragglerSectionWarning):
+            s.compose()
+    assert (first.turn, s.composed is first, s.recorder.turns) == (0, True, [0])

@@ -151,7 +151,7 @@ class EventBus:
         return self._subscribers.get(_event_type_name(event_type), ())
 
     # -- publishing
-    def publish(self, event: Event) -> EventRecord | None:
+    def publish(self, event: Event) -> EventRecord:
         """Deliver ``event`` to its subscribers now, in subscription order; returns its log record."""
         if not isinstance(event, Event):
             raise TypeError(f"publish() takes an Event, got {type(event).__name__}")

@@ -233,11 +233,24 @@ class WorkingMemory(HasTraits):
 
     def compose(self, base_prompt: str = "", *, continuum_id: str | None = None) -> ComposedPrompt:
         """Publish a ComposeSystemPromptEvent and return the ComposedPrompt it produced."""
-        self.bus.publish(ComposeSystemPromptEvent.create(
+        return self._run_compose_cycle(ComposeSystemPromptEvent.create(
             continuum_id=continuum_id if continuum_id is not None else self.continuum_id,
             user_id=self.user_id, clock=self.clock, base_prompt=base_prompt))
-        assert self.composed is not None
-        return self.composed
+
+    def _run_compose_cycle(self, event: ComposeSystemPromptEvent) -> ComposedPrompt:
+        """Publish ``event`` and return the prompt its cycle produced.
+
+        The bus isolates subscribers, so a cycle that raised would leave the previous prompt in
+        ``composed`` as if it were new; the caller asked for a prompt, so it gets the exception."""
+        before = self.composed
+        record = self.bus.publish(event)
+        composed = self.composed
+        if composed is None or composed is before:
+            if record.failures:
+                raise record.failures[-1].exception
+            raise RuntimeError("the compose cycle produced no prompt (is WorkingMemory still "
+                               "subscribed to this bus?)")
+        return composed
 
     def publish_trinket_update(self, target_trinket: str, context: Mapping[str, Any] | None = None,
                                *, continuum_id: str | None = None) -> None:

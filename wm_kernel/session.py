@@ -197,11 +197,9 @@ class Session(HasTraits):
         self._check_open()
         if base_prompt is not None:
             self.base_prompt = base_prompt
-        self.bus.publish(ComposeSystemPromptEvent.create(
+        composed = self.working_memory._run_compose_cycle(ComposeSystemPromptEvent.create(
             continuum_id=self.continuum_id, user_id=self.user_id, clock=self.clock,
             base_prompt=self.base_prompt))
-        composed = self.working_memory.composed
-        assert composed is not None
         composed.turn = self.turn
         self.recorder.record(self.turn, self.segment_number, composed, segment_turn=self.segment_turn)
         self.composed = composed
