@@ -119,12 +119,14 @@ def test_log_can_be_disabled():
     assert bus.log == ()
 
 
-def test_log_rows_show_a_segment_collapse_whose_summary_field_hides_the_method():
-    # SegmentCollapsedEvent.summary is the reference's text field, not Event.summary(); the log
-    # once called it and raised "'str' object is not callable" after any collapse.
+def test_log_rows_say_what_each_event_carries():
+    # SegmentCollapsedEvent.summary is the reference's text field; the log once called a method of
+    # that name and raised "'str' object is not callable" after any collapse.
     bus = EventBus()
     bus.publish(SegmentCollapsedEvent.create(continuum_id="c", segment_id="seg-1",
                                              summary="Planning chat"))
-    rows = bus.log_rows()
-    assert [(r["event"], r["detail"]) for r in rows] == [
-        ("SegmentCollapsedEvent", "segment_id=seg-1, summary=Planning chat")]
+    bus.publish(UpdateTrinketEvent.create(continuum_id="c", target_trinket="Tips",
+                                          context={"action": "lifecycle_refresh"}))
+    assert [(r["event"], r["detail"]) for r in bus.log_rows()] == [
+        ("SegmentCollapsedEvent", "segment_id=seg-1, summary=Planning chat"),
+        ("UpdateTrinketEvent", "target_trinket=Tips, context={'action': 'lifecycle_refresh'}")]

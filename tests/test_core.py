@@ -92,7 +92,7 @@ def test_one_compose_cycle_publishes_events_in_the_reference_order(parts):
     Directives(bus, wm)
     Clock(bus, wm)
     compose(bus)
-    assert [(r.event_type, r.depth, r.event.summary()) for r in bus.log] == [
+    assert [(r.event_type, r.depth, r.event.key_values()) for r in bus.log] == [
         ("ComposeSystemPromptEvent", 0, {}),
         ("UpdateTrinketEvent", 1, {"target_trinket": "Directives"}),
         ("TrinketContentEvent", 2, {"trinket_name": "Directives", "variable_name": "behavioral_directives"}),

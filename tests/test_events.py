@@ -43,7 +43,7 @@ def test_create_fills_id_time_and_user():
     assert a.occurred_at.isoformat() == "2026-11-30T09:00:00+00:00"
     assert b.occurred_at.isoformat() == "2026-11-30T09:00:01+00:00"
     assert a.user_id == "ada" and a.event_type == "TurnCompletedEvent"
-    assert a.summary() == {"turn_number": 1, "segment_turn_number": 1}
+    assert a.key_values() == {"turn_number": 1, "segment_turn_number": 1}
 
 
 def test_events_are_immutable():

@@ -67,7 +67,7 @@ class EventRecord:
             "occurred_at": event.occurred_at,
             "continuum_id": event.continuum_id,
             "user_id": event.user_id,
-            "detail": ", ".join(f"{k}={v}" for k, v in event.key_values().items()),
+            "detail": event.detail(),
             "failures": "; ".join(f"{f.subscriber}: {f.error}" for f in self.failures),
         }
 

@@ -32,6 +32,14 @@ def _new_event_id() -> str:
     return f"{_ID_PREFIX}-{next(_ID_COUNTER):x}"
 
 
+def _chars(n: int) -> str:
+    return f"{n:,} char" + ("" if n == 1 else "s")
+
+
+def _clip(text: str, width: int = 80) -> str:
+    return text if len(text) <= width else text[:width - 1] + "…"
+
+
 @dataclass(frozen=True, slots=True)
 class Event:
     """Base of every event: who, which conversation, which event, when."""
@@ -59,11 +67,10 @@ class Event:
         """The key fields of this event (``key_fields``) and their values, for logs and tables."""
         return {name: getattr(self, name) for name in self.key_fields}
 
-    def summary(self) -> dict[str, Any]:
-        """Same as :meth:`key_values`, kept for existing callers. SegmentCollapsedEvent has a
-        ``summary`` field (the reference's name) that hides this method, so generic code calls
-        ``key_values()``."""
-        return self.key_values()
+    def detail(self) -> str:
+        """One line saying what the event carries, for event logs: its key fields plus what each
+        type adds (an update's context, content sizes). Never the event id."""
+        return ", ".join(f"{k}={v}" for k, v in self.key_values().items())
 
     def to_dict(self) -> dict[str, Any]:
         """All fields as a plain dict (the event type under ``event_type``)."""
@@ -80,6 +87,9 @@ class ComposeSystemPromptEvent(Event):
     base_prompt: str = ""
     key_fields: ClassVar[tuple[str, ...]] = ()
 
+    def detail(self) -> str:
+        return f"base_prompt={_chars(len(self.base_prompt))}"
+
 
 @dataclass(frozen=True, slots=True)
 class UpdateTrinketEvent(Event):
@@ -88,6 +98,10 @@ class UpdateTrinketEvent(Event):
     target_trinket: str = ""
     context: Mapping[str, Any] = field(default_factory=dict)
     key_fields: ClassVar[tuple[str, ...]] = ("target_trinket",)
+
+    def detail(self) -> str:
+        line = Event.detail(self)
+        return f"{line}, context={_clip(repr(dict(self.context)))}" if self.context else line
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,6 +114,10 @@ class TrinketContentEvent(Event):
     cache_policy: bool = False
     key_fields: ClassVar[tuple[str, ...]] = ("trinket_name", "variable_name")
 
+    def detail(self) -> str:
+        cached = ", cached" if self.cache_policy else ""
+        return f"{Event.detail(self)}, content={_chars(len(self.content))}{cached}"
+
 
 @dataclass(frozen=True, slots=True)
 class SystemPromptComposedEvent(Event):
@@ -111,6 +129,19 @@ class SystemPromptComposedEvent(Event):
     post_history_items: tuple[str, ...] = ()
     notification_center: str = ""
     key_fields: ClassVar[tuple[str, ...]] = ()
+
+    def detail(self) -> str:
+        # the size of each non-empty part, by the reference's field names
+        parts = []
+        for name in ("cached_content", "non_cached_content", "conversation_prefix_items",
+                     "post_history_items", "notification_center"):
+            value = getattr(self, name)
+            if isinstance(value, str):
+                if value:
+                    parts.append(f"{name}={_chars(len(value))}")
+            elif value:
+                parts.append(f"{name}={len(value)} item" + ("" if len(value) == 1 else "s"))
+        return ", ".join(parts) or "(empty prompt)"
 
 
 @dataclass(frozen=True, slots=True)

@@ -377,41 +377,15 @@ class PromptText(str):
         printer.text(shown + (f"\n{note}" if note else ""))
 
 
-def _clip(text: str, width: int = 80) -> str:
-    return text if len(text) <= width else text[:width - 1] + "…"
-
-
 def event_detail(event: Any) -> str:
-    """One line saying what an event carries, for event log tables: its key fields plus, by type,
-    what a reader of the log wants and the key fields leave out (an update's context, the size of
-    the content and of each part of the composed prompt). Never an event id.
+    """One line saying what an event carries (``Event.detail()``), for event log tables.
 
     >>> from wm_kernel.events import UpdateTrinketEvent
     >>> event_detail(UpdateTrinketEvent.create(continuum_id="c", target_trinket="PeanutGalleryTrinket",
     ...                                        context={"action": "lifecycle_refresh"}))
     "target_trinket=PeanutGalleryTrinket, context={'action': 'lifecycle_refresh'}"
     """
-    parts = [f"{key}={value}" for key, value in event.key_values().items()]
-    kind = type(event).__name__
-    if kind == "ComposeSystemPromptEvent":
-        parts.append(f"base_prompt={_chars(len(event.base_prompt))}")
-    elif kind == "UpdateTrinketEvent" and event.context:
-        parts.append("context=" + _clip(repr(dict(event.context))))
-    elif kind == "TrinketContentEvent":
-        cached = ", cached" if event.cache_policy else ""
-        parts.append(f"content={_chars(len(event.content))}{cached}")
-    elif kind == "SystemPromptComposedEvent":
-        # the size of each non-empty field, by the reference's field names
-        for name in ("cached_content", "non_cached_content", "conversation_prefix_items",
-                     "post_history_items", "notification_center"):
-            value = getattr(event, name)
-            if value:
-                size = _chars(len(value)) if isinstance(value, str) else (
-                    f"{len(value)} item" + ("" if len(value) == 1 else "s"))
-                parts.append(f"{name}={size}")
-        if not parts:
-            parts.append("(empty prompt)")
-    return ", ".join(parts)
+    return str(event.detail())
 
 
 class TurnReport:
