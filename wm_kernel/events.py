@@ -158,8 +158,7 @@ class SegmentCollapsedEvent(Event):
     """A conversation segment ended and was summarised; stateful trinkets are flushed."""
 
     segment_id: str = ""
-    # The reference's field name; it hides Event.summary() on this class (use key_values()).
-    summary: str = ""  # type: ignore[assignment]
+    summary: str = ""
     tools_used: tuple[str, ...] = ()
     key_fields: ClassVar[tuple[str, ...]] = ("segment_id", "summary")
 

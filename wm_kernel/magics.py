@@ -142,7 +142,7 @@ def trinkets_frame(session: Any) -> Any:
         rows.append({
             "name": trinket.name, "section": trinket.variable_name, "placement": placement,
             "enabled": trinket.enabled, "stateful": stateful,
-            "current turn": trinket.current_turn if stateful else None,  # type: ignore[attr-defined]
+            "current turn": trinket.current_turn if isinstance(trinket, StatefulTrinket) else None,
             "size": len(trinket.content),
             "last updated": trinket.last_updated.isoformat() if trinket.last_updated else "",
             "error": trinket.error,
@@ -651,7 +651,8 @@ class WorkingMemoryMagics(Magics):
         (``%trinket peanutgallery add concern "Slow down." --ttl 2``); ``%trinket NAME`` lists them.
         """
         try:
-            from IPython.core.magic_arguments import arg_split
+            # IPython's own splitter, as magic_arguments uses (not listed in its __all__)
+            from IPython.utils.process import arg_split  # type: ignore[attr-defined]
 
             words = arg_split(line)
         except ValueError as exc:
@@ -735,6 +736,7 @@ class WorkingMemoryMagics(Magics):
     def install(self) -> None:
         """Register these magics, the completers and the config hook on the shell."""
         shell = self.shell
+        assert shell is not None, "WorkingMemoryMagics needs a shell"
         manager = shell.magics_manager
         for kind, names in MAGIC_NAMES.items():
             for name in names:
@@ -749,6 +751,7 @@ class WorkingMemoryMagics(Magics):
     def uninstall(self) -> None:
         """Remove every magic, completer, config entry and trait link :meth:`install` added."""
         shell = self.shell
+        assert shell is not None, "WorkingMemoryMagics needs a shell"
         manager = shell.magics_manager
         for kind, names in MAGIC_NAMES.items():
             table = manager.magics[kind]
@@ -760,11 +763,12 @@ class WorkingMemoryMagics(Magics):
                         table[name] = self._replaced.pop((kind, name))
         if manager.registry.get(type(self).__name__) is self:
             del manager.registry[type(self).__name__]
-        shell.configurables[:] = [c for c in shell.configurables if c is not self]
+        configurables: list[Any] = shell.configurables
+        configurables[:] = [c for c in configurables if c is not self]
         dispatcher = shell.strdispatchers.get("complete_command")
         for key in self._hooks:
             chain = dispatcher.strs.get(key) if dispatcher is not None else None
-            if chain is None:
+            if dispatcher is None or chain is None:
                 continue
             chain.chain = [(p, f) for p, f in chain.chain
                            if getattr(f, "__func__", None) != self._complete]

@@ -40,6 +40,8 @@ move the slider to turn 2 or beyond to resume the live view
 """
 from __future__ import annotations
 
+import functools
+
 import html
 import weakref
 from contextlib import contextmanager
@@ -162,7 +164,7 @@ class Dashboard(widgets.VBox):
             if previous is not None:
                 previous.close()
         _latest[session] = self
-        self._unwatch: list[Callable[[], None]] = []
+        self._unwatch: list[Callable[[], object]] = []
         self._watched: dict[str, EventAwareTrinket] = {}
         self._panels: dict[str, SectionPanel] = {}
         self._toggles: dict[str, widgets.Checkbox] = {}
@@ -215,7 +217,7 @@ class Dashboard(widgets.VBox):
         for event_type in (TurnCompletedEvent, SegmentCollapsedEvent):
             session.bus.subscribe(event_type, self._on_lifecycle_event)
             self._unwatch.append(
-                lambda t=event_type: session.bus.unsubscribe(t, self._on_lifecycle_event))
+                functools.partial(session.bus.unsubscribe, event_type, self._on_lifecycle_event))
         session.working_memory.feed_listeners.append(self._on_feed)
         self._unwatch.append(lambda: _remove(session.working_memory.feed_listeners, self._on_feed))
 
@@ -343,7 +345,8 @@ class Dashboard(widgets.VBox):
         except Exception as exc:
             self._report(exc)
 
-    def _on_feed(self, trinket_name: str, method: str, args: tuple, kwargs: dict) -> None:
+    def _on_feed(self, trinket_name: str, method: str, args: tuple[Any, ...],
+                 kwargs: dict[str, Any]) -> None:
         try:
             trinket = self._watched.get(trinket_name)
             if trinket is not None:
