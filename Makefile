@@ -17,7 +17,9 @@ $(STAMP): pyproject.toml
 # JupyterLab refuses to start as root unless told; containers and CI machines often run as root
 ROOT_FLAG := $(shell [ "$$(id -u)" = 0 ] && echo --allow-root)
 
+# the shipped notebooks are ours: trust them so their saved HTML views keep the theme's colours
 lab: $(STAMP)
+	$(PY) -m jupyter trust notebooks/*.ipynb >/dev/null
 	$(PY) -m jupyter lab --notebook-dir=notebooks $(ROOT_FLAG) $(ARGS)
 
 ## demo: the headless demo in the terminal
