@@ -16,7 +16,6 @@ Examples
 """
 from __future__ import annotations
 
-import copy
 import json
 import os
 import sqlite3
@@ -25,6 +24,19 @@ from abc import ABC, abstractmethod
 from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from typing import Any, Iterator
+
+
+def _copy_json(value: Any) -> Any:
+    """A deep copy of a JSON-shaped value (dicts and lists; everything else is immutable here).
+
+    Several times faster than ``copy.deepcopy``, which trinkets that read their state from the store
+    on every compose would otherwise pay for.
+    """
+    if isinstance(value, dict):
+        return {key: _copy_json(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_copy_json(item) for item in value]
+    return value
 
 
 class StateStore(ABC):
@@ -78,7 +90,7 @@ class MemoryStore(StateStore):
 
     def hget(self, key: str, field: str) -> Any | None:
         value = self._data.get(key, {}).get(field)
-        return copy.deepcopy(value) if isinstance(value, (dict, list)) else value
+        return _copy_json(value)
 
     def hset(self, key: str, field: str, value: Any) -> None:
         with self._lock:
@@ -101,7 +113,7 @@ class MemoryStore(StateStore):
 
     def hgetall(self, key: str) -> dict[str, Any]:
         with self._lock:
-            return copy.deepcopy(self._data.get(key, {}))
+            return _copy_json(self._data.get(key, {}))
 
     def delete(self, key: str) -> None:
         with self._lock:
