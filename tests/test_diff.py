@@ -3,31 +3,26 @@ from __future__ import annotations
 
 import pytest
 
-from trinkets.base import EventAwareTrinket
 from wm_kernel.clock import ManualClock
 from wm_kernel.composer import Layout, SystemPromptComposer
 from wm_kernel.diff import PromptDiff, diff_prompts
 from wm_kernel.profile import Profile
 from wm_kernel.session import Session
 
+import sample_trinkets
 from sample_trinkets import Ticker
 
 
-class Directives(EventAwareTrinket):
-    variable_name = "behavioral_directives"
-    cache_policy = True
+class Directives(sample_trinkets.Directives):
     text = "Be brief.\nUse lists."
 
-    def generate_content(self, context):
-        return self.text
 
+class Tip(sample_trinkets.Directives):
+    """An uncached notification section, empty until a test gives it text."""
 
-class Tip(EventAwareTrinket):
     variable_name = "peanutgallery_guidance"
+    cache_policy = False
     text = ""
-
-    def generate_content(self, context):
-        return self.text
 
 
 def make_session(continuum_id="a", layout=None):
