@@ -1333,7 +1333,13 @@ def replay_command(args: argparse.Namespace, *, stdout: TextIO | None = None,
     err = stderr if stderr is not None else sys.stderr
     try:
         return _replay(args, out, err)
-    except (ScenarioError, ValueError, TypeError, OSError) as exc:
+    except OSError as exc:
+        # "[Errno 2] No such file or directory: 'x'" reads better as the reason and the file
+        where = f": {exc.filename}" if exc.filename else ""
+        reason = (exc.strerror or str(exc)).lower() if exc.strerror else str(exc)
+        err.write(f"replay: {reason}{where}\n")
+        return 2
+    except (ScenarioError, ValueError, TypeError) as exc:
         message = " ".join(str(exc).split()) or type(exc).__name__
         err.write(f"replay: {message}\n")
         return 2
