@@ -113,7 +113,7 @@ class MemoryStore(StateStore):
 
     def hgetall(self, key: str) -> dict[str, Any]:
         with self._lock:
-            return _copy_json(self._data.get(key, {}))
+            return {field: _copy_json(value) for field, value in self._data.get(key, {}).items()}
 
     def delete(self, key: str) -> None:
         with self._lock:
