@@ -92,6 +92,16 @@ def test_turn_counting_across_a_collapse(session):
     assert "fresh" not in session.composed["notification_center"]
 
 
+def test_collapse_keeps_tools_given_as_any_iterable(session):
+    collapsed = []
+    session.bus.subscribe(SegmentCollapsedEvent, collapsed.append)
+    session.collapse_segment("Search", tools_used=(name for name in ["search", "fetch"]))
+    assert [c.tools_used for c in collapsed] == [("search", "fetch")]
+    with pytest.raises(TypeError, match="tools_used must be a sequence of tool names"):
+        session.collapse_segment("s", tools_used=3)  # type: ignore[arg-type]
+    assert session.segment_number == 2
+
+
 def test_ttl_edges_through_the_session(session):
     tips = session.trinket("peanutgallery_guidance")
     tips.add("slow down", ttl=2)

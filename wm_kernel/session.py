@@ -243,14 +243,19 @@ class Session(HasTraits):
         self._check_open()
         if not isinstance(summary, str):
             raise TypeError(f"summary must be a str, got {type(summary).__name__}")
-        if isinstance(tools_used, str) or not all(isinstance(t, str) for t in tools_used):
+        # one tuple, checked and then used: a generator would be empty by its second reading
+        try:
+            tools = tuple(tools_used) if not isinstance(tools_used, str) else None
+        except TypeError:
+            tools = None
+        if tools is None or not all(isinstance(t, str) for t in tools):
             raise TypeError("tools_used must be a sequence of tool names (strings)")
         ended_at = self.clock.now()
-        details = {"segment_id": self.segment_id, "summary": summary, "tools_used": tuple(tools_used),
+        details = {"segment_id": self.segment_id, "summary": summary, "tools_used": tools,
                    "started_at": self.segment_started_at, "ended_at": ended_at}
         self.bus.publish(SegmentCollapsedEvent.create(
             continuum_id=self.continuum_id, user_id=self.user_id, clock=self.clock,
-            segment_id=self.segment_id, summary=summary, tools_used=tuple(tools_used)))
+            segment_id=self.segment_id, summary=summary, tools_used=tools))
         self._record_segment_in_manifest(details)
         self._notify("collapsed", details)
         self.segment_turn = 0
