@@ -49,6 +49,15 @@ def test_reads_are_copies(store):
     assert store.hget("k", "f") == {"list": [1]}
 
 
+def test_writes_are_copies(store):
+    value = {"list": [1]}
+    store.hset("k", "f", value)
+    value["list"].append(2)
+    value["extra"] = True
+    assert store.hget("k", "f") == {"list": [1]}
+    assert store.hgetall("k") == {"f": {"list": [1]}}
+
+
 def test_a_failed_transaction_changes_nothing(store):
     store.hset("k", "keep", 1)
     with pytest.raises(RuntimeError):

@@ -75,7 +75,8 @@ class StateStore(ABC):
 
 
 class MemoryStore(StateStore):
-    """An in-process store. Reads return copies, so callers cannot mutate stored state by accident."""
+    """An in-process store. Writes keep copies and reads return copies, so a caller that changes a
+    value it wrote or read never changes stored state (as with SQLite, which stores JSON text)."""
 
     def __init__(self) -> None:
         self._data: dict[str, dict[str, Any]] = {}
@@ -98,7 +99,7 @@ class MemoryStore(StateStore):
             bucket = self._data.get(key)
             if bucket is None:
                 bucket = self._data[key] = {}
-            bucket[field] = value
+            bucket[field] = _copy_json(value)
 
     def hdel(self, key: str, field: str) -> bool:
         with self._lock:
