@@ -5,7 +5,7 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from wm_kernel.clock import ManualClock, SystemClock
+from wm_kernel.clock import ManualClock, SystemClock, parse_instant
 
 
 def test_manual_clock_moves_only_when_told():
@@ -50,3 +50,16 @@ def test_bad_input_leaves_the_clock_alone():
 
 def test_system_clock_is_aware_utc():
     assert SystemClock().now().tzinfo is timezone.utc
+
+
+@pytest.mark.parametrize("value, error, message", [
+    ("soon", ValueError, "^due: not an ISO 8601 date-time: 'soon'$"),
+    ("2026-11-30T09:00:00", ValueError,
+     r"^due: date-time 2026-11-30T09:00:00 has no time zone; add one, e\.g\. \+00:00$"),
+    (1_700_000_000, TypeError, "^due: expected a datetime or ISO 8601 string, got int$"),
+])
+def test_parse_instant_names_the_argument_it_refuses(value, error, message):
+    with pytest.raises(error, match=message):
+        parse_instant(value, what="due")
+    assert parse_instant("2026-11-30T09:00:00+01:00", what="due") == datetime(
+        2026, 11, 30, 8, 0, tzinfo=timezone.utc)

@@ -83,26 +83,13 @@ from typing import Any, Callable, Iterator
 from traitlets import Int
 
 from trinkets.base import EventAwareTrinket, feed
+from wm_kernel.checks import check_bool, check_str
 from wm_kernel.markup import escape_attr, escape_text
 
 #: Deepest nesting: section (1), subsection (2), sub-subsection (3).
 MAX_DEPTH = 3
 #: The content element of each level.
 LEVEL_TAGS = {1: "section", 2: "subsection", 3: "subsubsection"}
-
-
-def _text(value: object, what: str, *, allow_empty: bool = False) -> str:
-    if not isinstance(value, str):
-        raise TypeError(f"{what} must be a str, got {type(value).__name__}")
-    if not allow_empty and not value.strip():
-        raise ValueError(f"{what} must not be empty")
-    return value
-
-
-def _flag(value: object, what: str) -> bool:
-    if not isinstance(value, bool):
-        raise TypeError(f"{what} must be a bool, got {type(value).__name__}")
-    return value
 
 
 def _is_section_record(record: object) -> bool:
@@ -247,7 +234,7 @@ class DomaindocTrinket(EventAwareTrinket):
         return sorted(docs, key=key)
 
     def _load(self, label: object) -> dict[str, Any]:
-        label = _text(label, "document label")
+        label = check_str(label, "document label")
         record = self.working_memory.store.hget(self.store_key, label)
         if record is None:
             known = ", ".join(repr(d["label"]) for d in self._stored())
@@ -269,7 +256,7 @@ class DomaindocTrinket(EventAwareTrinket):
 
     @staticmethod
     def _section(doc: dict[str, Any], section_id: object) -> dict[str, Any]:
-        _text(section_id, "section id")
+        check_str(section_id, "section id")
         for record in doc["sections"]:
             if isinstance(record, dict) and record.get("id") == section_id:
                 return record
@@ -295,10 +282,10 @@ class DomaindocTrinket(EventAwareTrinket):
     def create_document(self, label: str, title: str, description: str = "", *,
                         enabled: bool = True) -> None:
         """Create an empty document. ``label`` identifies it (unique); ``title`` is shown."""
-        _text(label, "document label")
-        _text(title, "document title")
-        _text(description, "description", allow_empty=True)
-        _flag(enabled, "enabled")
+        check_str(label, "document label")
+        check_str(title, "document title")
+        check_str(description, "description", empty_ok=True)
+        check_bool(enabled, "enabled")
         store = self.working_memory.store
         with store.transaction():
             existing = self._stored()
@@ -317,9 +304,9 @@ class DomaindocTrinket(EventAwareTrinket):
         if title is None and description is None:
             raise ValueError("nothing to update: give title and/or description")
         if title is not None:
-            _text(title, "document title")
+            check_str(title, "document title")
         if description is not None:
-            _text(description, "description", allow_empty=True)
+            check_str(description, "description", empty_ok=True)
 
         def change(doc: dict[str, Any]) -> None:
             if title is not None:
@@ -371,13 +358,13 @@ class DomaindocTrinket(EventAwareTrinket):
         ``section_id`` is unique within the document; nesting stops at three levels (a section
         under a sub-subsection is a ValueError). ``summary`` is what the index shows.
         """
-        _text(section_id, "section id")
-        _text(header, "section header")
-        _text(body, "section body", allow_empty=True)
-        _text(summary, "section summary", allow_empty=True)
-        _flag(expanded_by_default, "expanded_by_default")
+        check_str(section_id, "section id")
+        check_str(header, "section header")
+        check_str(body, "section body", empty_ok=True)
+        check_str(summary, "section summary", empty_ok=True)
+        check_bool(expanded_by_default, "expanded_by_default")
         if parent is not None:
-            _text(parent, "parent section id")
+            check_str(parent, "parent section id")
 
         def change(doc: dict[str, Any]) -> None:
             sections = doc["sections"]
@@ -404,11 +391,11 @@ class DomaindocTrinket(EventAwareTrinket):
         if body is None and header is None and summary is None:
             raise ValueError("nothing to update: give body, header and/or summary")
         if body is not None:
-            _text(body, "section body", allow_empty=True)
+            check_str(body, "section body", empty_ok=True)
         if header is not None:
-            _text(header, "section header")
+            check_str(header, "section header")
         if summary is not None:
-            _text(summary, "section summary", allow_empty=True)
+            check_str(summary, "section summary", empty_ok=True)
 
         def change(doc: dict[str, Any]) -> None:
             record = self._section(doc, section_id)
@@ -478,7 +465,7 @@ class DomaindocTrinket(EventAwareTrinket):
     @feed
     def set_section_default(self, label: str, section_id: str, expanded: bool) -> None:
         """Whether the section is expanded when nobody chose (see :meth:`reset_section_states`)."""
-        _flag(expanded, "expanded")
+        check_bool(expanded, "expanded")
         self._set_section(label, section_id, "expanded_by_default", expanded)
 
     @feed
@@ -499,7 +486,7 @@ class DomaindocTrinket(EventAwareTrinket):
         if isinstance(order, str) or not isinstance(order, (list, tuple)):
             raise TypeError(f"order must be a list of section ids, got {type(order).__name__}")
         if parent is not None:
-            _text(parent, "parent section id")
+            check_str(parent, "parent section id")
 
         def change(doc: dict[str, Any]) -> None:
             if parent is not None:

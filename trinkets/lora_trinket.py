@@ -65,6 +65,7 @@ from typing import TYPE_CHECKING, Any, Iterator, TypedDict
 from traitlets import Unicode
 
 from trinkets.base import EventAwareTrinket, feed
+from wm_kernel.checks import check_bool, check_int, check_str
 from wm_kernel.events import TurnCompletedEvent
 from wm_kernel.markup import escape_attr, escape_text
 
@@ -286,14 +287,6 @@ def parse_user_model(text: str) -> ParsedUserModel:
     return ParsedUserModel(tuple(observations), tuple(topics), problems.result())
 
 
-def _check_turns(value: object) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise TypeError(f"every_n_turns must be an int or None, got {type(value).__name__}")
-    if value < 1:
-        raise ValueError(f"every_n_turns must be at least 1, got {value}")
-    return value
-
-
 class LoraTrinket(EventAwareTrinket):
     """The user model (observations and check-in topics) as the ``behavioral_directives`` section.
 
@@ -351,8 +344,7 @@ class LoraTrinket(EventAwareTrinket):
     def set_user_model(self, xml_text: str) -> None:
         """Replace the user model with the pipeline's XML text ('' forgets it). Malformed text is
         accepted: what cannot be read is dropped and listed by :meth:`problems`."""
-        if not isinstance(xml_text, str):
-            raise TypeError(f"user model must be a str, got {type(xml_text).__name__}")
+        check_str(xml_text, "user model", empty_ok=True)
         if xml_text:
             self.working_memory.store.hset(self.store_key, "user_model", xml_text)
         else:
@@ -361,8 +353,7 @@ class LoraTrinket(EventAwareTrinket):
     @feed
     def set_checkin_due(self, due: bool) -> None:
         """Say that a check-in is (or is no longer) due, whatever the schedule."""
-        if not isinstance(due, bool):
-            raise TypeError(f"due must be a bool, got {type(due).__name__}")
+        check_bool(due, "due")
         self._save_checkin(due=due)
 
     @feed
@@ -371,7 +362,7 @@ class LoraTrinket(EventAwareTrinket):
         (None: no schedule; only :meth:`set_checkin_due` makes one due). Turns are counted while a
         schedule is set; changing the schedule keeps the count."""
         if every_n_turns is not None:
-            _check_turns(every_n_turns)
+            check_int(every_n_turns, "every_n_turns", minimum=1, expected="an int or None")
         self._save_checkin(every_n_turns=every_n_turns)
 
     @feed

@@ -45,6 +45,7 @@ from datetime import date, datetime, timedelta, tzinfo
 from typing import Any
 
 from trinkets.base import EventAwareTrinket, feed
+from wm_kernel.checks import check_str
 from wm_kernel.clock import parse_instant
 from wm_kernel.markup import escape_attr, escape_text
 from wm_kernel.timefmt import format_clock_time
@@ -53,22 +54,6 @@ from wm_kernel.timefmt import format_clock_time
 ACTIVE_TITLE = "Current conversation"
 
 _MONTHS = ("JAN", "FEB", "MAR", "APR", "MAY", "JUN", "JUL", "AUG", "SEP", "OCT", "NOV", "DEC")
-
-
-def _check_title(title: object) -> str:
-    if not isinstance(title, str):
-        raise TypeError(f"title must be a str, got {type(title).__name__}")
-    if not title.strip():
-        raise ValueError("title must not be empty")
-    return title
-
-
-def _instant(value: object, name: str) -> datetime:
-    try:
-        # user input of any type: parse_instant raises the TypeError for a wrong one
-        return parse_instant(value)  # type: ignore[arg-type]
-    except (TypeError, ValueError) as exc:
-        raise type(exc)(f"{name}: {exc}") from None
 
 
 def segment_title(summary: str, number: int) -> str:
@@ -139,8 +124,8 @@ class ManifestTrinket(EventAwareTrinket):
             self._set_active(end, ACTIVE_TITLE)
 
     def _add(self, title: object, start: object, end: object) -> None:
-        _check_title(title)
-        start_at, end_at = _instant(start, "start"), _instant(end, "end")
+        check_str(title, "title")
+        start_at, end_at = parse_instant(start, what="start"), parse_instant(end, what="end")
         if end_at < start_at:
             raise ValueError(f"end {end_at.isoformat()} is before start {start_at.isoformat()}")
         store = self.working_memory.store
@@ -150,8 +135,8 @@ class ManifestTrinket(EventAwareTrinket):
             store.hset(self.store_key, "segments", stored)
 
     def _set_active(self, start: object, title: object) -> None:
-        _check_title(title)
-        start_at = _instant(start, "start")
+        check_str(title, "title")
+        start_at = parse_instant(start, what="start")
         self.working_memory.store.hset(self.store_key, "active",
                                        {"title": title, "start": start_at.isoformat()})
 

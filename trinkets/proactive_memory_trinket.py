@@ -116,10 +116,9 @@ def _instant(value: object, where: str) -> datetime | None:
     if value is None:
         return None
     try:
-        # user input of any type: parse_instant raises the TypeError for a wrong one
-        return parse_instant(value)  # type: ignore[arg-type]
+        return parse_instant(value, what=where)
     except (TypeError, ValueError) as exc:
-        raise _Invalid(f"{where}: {exc}") from None
+        raise _Invalid(str(exc)) from None
 
 
 def _records(value: object, where: str, keys: tuple[str, ...]) -> list[Mapping[str, Any]]:

@@ -76,6 +76,7 @@ from datetime import datetime, time, timedelta, timezone, tzinfo
 from typing import Any
 
 from trinkets.base import EventAwareTrinket, feed
+from wm_kernel.checks import check_str
 from wm_kernel.clock import parse_instant
 from wm_kernel.markup import escape_attr, escape_text
 from wm_kernel.timefmt import format_clock_time, relative_time, zone_abbreviation
@@ -97,30 +98,6 @@ TODAY_GUIDANCE = ("Remind the user of these during the conversation, at a natura
 CATEGORIES = ("user", "internal")
 
 _MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
-
-
-def _check_text(name: str, value: object, *, required: bool) -> str:
-    if not isinstance(value, str):
-        raise TypeError(f"{name} must be a str, got {type(value).__name__}")
-    if required and not value.strip():
-        raise ValueError(f"{name} must not be empty")
-    return value
-
-
-def _check_id(value: object) -> str:
-    if not isinstance(value, str):
-        raise TypeError(f"reminder id must be a str, got {type(value).__name__}")
-    if not value.strip():
-        raise ValueError("reminder id must not be empty")
-    return value
-
-
-def _parse_due(value: object) -> datetime:
-    try:
-        # user input of any type: parse_instant raises the TypeError for a wrong one
-        return parse_instant(value)  # type: ignore[arg-type]
-    except (TypeError, ValueError) as exc:
-        raise type(exc)(f"due: {exc}") from None
 
 
 def _local_midnight_after(now: datetime, zone: tzinfo) -> datetime:
@@ -179,13 +156,13 @@ class ReminderManager(EventAwareTrinket):
         id:
             The id to use (must be new); default the next ``rem_N``.
         """
-        _check_text("title", title, required=True)
-        _check_text("details", details, required=False)
+        check_str(title, "title")
+        check_str(details, "details", empty_ok=True)
         if category not in CATEGORIES:
             raise ValueError(f"category must be one of {', '.join(CATEGORIES)}; got {category!r}")
-        due_at = _parse_due(due)
+        due_at = parse_instant(due, what="due")
         if id is not None:
-            _check_id(id)
+            check_str(id, "reminder id")
         store = self.working_memory.store
         with store.transaction():
             existing = self._load()
@@ -200,7 +177,7 @@ class ReminderManager(EventAwareTrinket):
         return id
 
     def _get(self, id: str) -> dict[str, Any]:  # noqa: A002
-        _check_id(id)
+        check_str(id, "reminder id")
         record: dict[str, Any] | None = self.working_memory.store.hget(self.store_key, id)
         if record is None:
             known = ", ".join(sorted(self._load())) or "none"

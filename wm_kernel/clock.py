@@ -33,17 +33,23 @@ class SystemClock:
         return "SystemClock()"
 
 
-def parse_instant(value: "datetime | str") -> datetime:
-    """An aware datetime from a datetime or an ISO 8601 string; naive values are rejected."""
+def parse_instant(value: object, *, what: str = "") -> datetime:
+    """An aware datetime from a datetime or an ISO 8601 string; naive values are rejected.
+
+    Any other type is a TypeError, so user input can be passed as it came. ``what`` names the
+    argument at the start of the error message (``"due: not an ISO 8601 date-time: 'soon'"``).
+    """
+    prefix = f"{what}: " if what else ""
     if isinstance(value, str):
         try:
             value = datetime.fromisoformat(value)
         except ValueError:
-            raise ValueError(f"not an ISO 8601 date-time: {value!r}") from None
+            raise ValueError(f"{prefix}not an ISO 8601 date-time: {value!r}") from None
     if not isinstance(value, datetime):
-        raise TypeError(f"expected a datetime or ISO 8601 string, got {type(value).__name__}")
+        raise TypeError(f"{prefix}expected a datetime or ISO 8601 string, got {type(value).__name__}")
     if value.tzinfo is None or value.utcoffset() is None:
-        raise ValueError(f"date-time {value.isoformat()} has no time zone; add one, e.g. +00:00")
+        raise ValueError(f"{prefix}date-time {value.isoformat()} has no time zone; add one, "
+                         f"e.g. +00:00")
     return value
 
 

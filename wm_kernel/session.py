@@ -24,6 +24,7 @@ from traitlets import Bool, HasTraits, Int, Unicode, validate
 
 from trinkets.base import EventAwareTrinket, StatefulTrinket
 from wm_kernel.bus import EventBus
+from wm_kernel.checks import check_int
 from wm_kernel.clock import Clock, SystemClock
 from wm_kernel.composer import Layout
 from wm_kernel.core import WorkingMemory
@@ -60,14 +61,6 @@ def set_current_session(session: "Session | None") -> None:
         raise TypeError(f"expected a Session, got {type(session).__name__}")
     with _current_lock:
         _current = session
-
-
-def _check_count(n: object, what: str) -> int:
-    if isinstance(n, bool) or not isinstance(n, int):
-        raise TypeError(f"{what} must be an int, got {type(n).__name__}")
-    if n < 1:
-        raise ValueError(f"{what} must be at least 1, got {n}")
-    return n
 
 
 class Session(HasTraits):
@@ -210,7 +203,7 @@ class Session(HasTraits):
         """Complete ``n`` turns, one TurnCompletedEvent each, in order (composing after each when
         ``auto_compose``). Returns the items that expired: dicts with turn, trinket, id, label."""
         self._check_open()
-        _check_count(n, "number of turns")
+        check_int(n, "number of turns", minimum=1)
         expired: list[dict[str, Any]] = []
         for _ in range(n):
             before = self._live_items()
