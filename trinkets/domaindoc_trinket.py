@@ -214,6 +214,9 @@ class DomaindocTrinket(EventAwareTrinket):
     large_section_chars = Int(5000, help="A leaf section whose body is longer than this many "
                                          "characters is flagged size=\"large\".")
 
+    #: ((shown documents, large_section_chars), text) of the last render: a cache, not state.
+    _last_render: tuple[tuple[list[dict[str, Any]], int], str] | None = None
+
     # -- storage
     @property
     def store_key(self) -> str:
@@ -532,11 +535,20 @@ class DomaindocTrinket(EventAwareTrinket):
                  and d.get("enabled", True) is True and d.get("archived", False) is not True]
         if not shown:
             return ""
+        # The text depends on the stored documents and large_section_chars alone, and documents
+        # rarely change between composes: comparing them with the last ones rendered costs far
+        # less than rendering again. The key holds the store's copies, so nothing can alias it.
+        key = (shown, self.large_section_chars)
+        last = self._last_render
+        if last is not None and last[0] == key:
+            return last[1]
         lines = ["<domain_knowledge>"]
         for doc in shown:
             self._render_document(doc, lines)
         lines.append("</domain_knowledge>")
-        return "\n".join(lines)
+        text = "\n".join(lines)
+        self._last_render = (key, text)
+        return text
 
     def _render_document(self, doc: dict[str, Any], lines: list[str]) -> None:
         tree = _Tree(doc)

@@ -299,6 +299,24 @@ def test_large_flag_is_for_leaves_over_5000_characters(session: Session) -> None
             in rendered(session))
 
 
+def test_every_compose_shows_the_stored_documents_as_they_are_now(session: Session) -> None:
+    """Changes that bypass the feed methods (the store written directly, the threshold trait)
+    show at the next compose like any other."""
+    d = docs_of(session)
+    d.create_document("notes", "Notes")
+    d.add_section("notes", "s", "S", "x" * 20)
+    assert 'title="Notes"' in rendered(session)
+    record = session.store.hget(KEY, "notes")
+    record["title"] = "Renamed"
+    session.store.hset(KEY, "notes", record)
+    assert 'title="Renamed"' in rendered(session)
+    assert 'size="large"' not in rendered(session)
+    d.large_section_chars = 10
+    assert '<section id="s" state="expanded" default="expanded" size="large"/>' in rendered(session)
+    session.store.hdel(KEY, "notes")
+    assert rendered(session) == ""
+
+
 # -- problems in stored data
 
 def test_orphaned_too_deep_and_duplicate_sections_are_reported(session: Session) -> None:
