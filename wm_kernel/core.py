@@ -120,6 +120,7 @@ class WorkingMemory(HasTraits):
     # -- registration
     @property
     def layout(self) -> Layout:
+        """The composer's layout (placement -> ordered section names)."""
         return self.composer.layout
 
     @property
@@ -129,6 +130,7 @@ class WorkingMemory(HasTraits):
 
     @property
     def store_key(self) -> str:
+        """The store hash holding each section's last content: ``trinkets:{user_id}``."""
         return f"trinkets:{self.user_id}"
 
     def register_trinket(self, trinket: "EventAwareTrinket", *, replace: bool = False) -> None:
@@ -153,6 +155,7 @@ class WorkingMemory(HasTraits):
             self.trinket_names = list(self._trinkets)
 
     def unregister_trinket(self, name: str) -> None:
+        """Detach a trinket (class or section name) and drop its section; ValueError if unknown."""
         with self.lock:
             trinket = self.get_trinket(name)
             trinket.detach()
@@ -264,11 +267,14 @@ class WorkingMemory(HasTraits):
             context=dict(context or {})))
 
     def _handle_update_trinket(self, event: UpdateTrinketEvent) -> None:
-        trinket = self._trinkets.get(event.target_trinket)
-        if trinket is None:
-            logger.warning("UpdateTrinketEvent for unknown trinket %r ignored", event.target_trinket)
-            return
+        # look up under the lock: a trinket unregistered by another thread meanwhile must not
+        # publish a section after its removal
         with self.lock:
+            trinket = self._trinkets.get(event.target_trinket)
+            if trinket is None:
+                logger.warning("UpdateTrinketEvent for unknown trinket %r ignored",
+                               event.target_trinket)
+                return
             try:
                 trinket.handle_update_trinket(event)
             except Exception as exc:
