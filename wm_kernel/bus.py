@@ -148,6 +148,7 @@ class EventBus:
         return False
 
     def subscribers(self, event_type: "type[Event] | str") -> tuple[Subscriber, ...]:
+        """The callbacks subscribed to ``event_type`` (class or name), in calling order."""
         return self._subscribers.get(_event_type_name(event_type), ())
 
     # -- publishing
@@ -197,12 +198,15 @@ class EventBus:
         return tuple(self._log)
 
     def iter_log(self) -> Iterator[EventRecord]:
+        """An iterator over a snapshot of the log (publishing meanwhile does not disturb it)."""
         return iter(tuple(self._log))
 
     def clear_log(self) -> None:
+        """Forget the logged events (sequence numbers keep counting)."""
         self._log.clear()
 
     def log_rows(self, last: int | None = None) -> list[dict[str, Any]]:
+        """:meth:`EventRecord.as_row` of the logged events (only the ``last`` N when given)."""
         records = tuple(self._log)
         if last is not None:
             records = records[-last:] if last > 0 else ()

@@ -123,9 +123,11 @@ class Layout:
         return found[0] if found else None
 
     def sections(self) -> list[str]:
+        """Every listed section name, placement by placement, in order."""
         return [s for p in PLACEMENTS for s in self._placements[p]]
 
     def as_dict(self) -> dict[str, list[str]]:
+        """Placement -> section names as plain lists (for JSON and for building a new Layout)."""
         return {p: list(names) for p, names in self._placements.items()}
 
     def __contains__(self, section: object) -> bool:
@@ -228,6 +230,7 @@ class SystemPromptComposer:
             self._sections[name] = (content, bool(cache_policy), trinket)
 
     def remove_section(self, name: str) -> bool:
+        """Drop one section; True if it was there."""
         with self._lock:
             return self._sections.pop(name, None) is not None
 
@@ -243,9 +246,11 @@ class SystemPromptComposer:
 
     @property
     def section_names(self) -> list[str]:
+        """The names of the sections held now (base prompt included), in the order added."""
         return list(self._sections)
 
     def get_section(self, name: str) -> str | None:
+        """The content of one held section, or None."""
         entry = self._sections.get(name)
         return entry[0] if entry else None
 

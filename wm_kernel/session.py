@@ -131,6 +131,7 @@ class Session(HasTraits):
     # -- parts
     @property
     def profile(self) -> Profile:
+        """The WorkingMemory's profile; assigning a new one shows from the next compose."""
         return self.working_memory.profile
 
     @profile.setter
@@ -141,14 +142,17 @@ class Session(HasTraits):
 
     @property
     def user_id(self) -> str:
+        """Owner of the store entries and of every event (the WorkingMemory's)."""
         return self.working_memory.user_id
 
     @property
     def layout(self) -> Layout:
+        """The layout the prompt is composed by (the WorkingMemory's)."""
         return self.working_memory.layout
 
     @property
     def segment_id(self) -> str:
+        """The current segment's id: ``{continuum_id}-segment-{segment_number}``."""
         return f"{self.continuum_id}-segment-{self.segment_number}"
 
     @validate("base_prompt")
@@ -178,6 +182,7 @@ class Session(HasTraits):
 
     @property
     def trinkets(self) -> dict[str, EventAwareTrinket]:
+        """Registered trinkets by class name, in registration order (a copy)."""
         return self.working_memory.trinkets
 
     # -- driving
