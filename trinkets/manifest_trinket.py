@@ -14,7 +14,9 @@ segments' starts (profile time zone), newest date first, labelled ``TODAY``, ``Y
 ``NOV 28`` (zero-padded day, plus the year when it is not this year: ``DEC 28, 2025``); inside a group
 the segments in chronological order, each ``<segment time="[9:00AM - 10:15AM]"
 status="collapsed">title</segment>``; the active one ``time="[2:15PM - ACTIVE]" status="active"``.
-Titles are escaped (:mod:`wm_kernel.markup`). No segments: no section.
+Titles are escaped (:mod:`wm_kernel.markup`). No segments: no section. Only the
+``max_date_groups`` most recent local dates are shown (default 7; 0 shows all): the store keeps every
+segment, but a long-lived conversation does not grow the prompt without bound.
 
 Examples
 --------
@@ -43,6 +45,8 @@ from __future__ import annotations
 
 from datetime import date, datetime, timedelta, tzinfo
 from typing import Any
+
+from traitlets import Int
 
 from trinkets.base import EventAwareTrinket, feed
 from wm_kernel.checks import check_str
@@ -88,6 +92,9 @@ class ManifestTrinket(EventAwareTrinket):
 
     variable_name = "conversation_manifest"
     cache_policy = False
+
+    max_date_groups = Int(7, min=0, help="How many of the most recent local dates are shown (0: all). "
+                                         "Older segments stay in the store.")
 
     @property
     def store_key(self) -> str:
@@ -172,8 +179,11 @@ class ManifestTrinket(EventAwareTrinket):
             groups.setdefault(start.date(), []).append(
                 f'    <segment time="{escape_attr(span)}" status="{status}">'
                 f'{escape_text(row["title"])}</segment>')
+        days = sorted(groups, reverse=True)
+        if self.max_date_groups:
+            days = days[:self.max_date_groups]
         lines = ["<conversation_manifest>"]
-        for day in sorted(groups, reverse=True):
+        for day in days:
             lines.append(f'  <date_group label="{escape_attr(date_label(day, today))}">')
             lines += groups[day]
             lines.append("  </date_group>")

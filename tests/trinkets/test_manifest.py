@@ -212,3 +212,38 @@ def test_bad_active_segment_is_an_error_and_keeps_the_old_one(start: str, title:
         m.set_active(start, title=title)
     assert str(info.value) == message
     assert s.store.hgetall(m.store_key) == before
+
+
+def test_only_the_most_recent_dates_are_shown_and_the_store_keeps_all() -> None:
+    s = make_session()
+    m = s.trinket(NAME)
+    for day in range(20, 29):  # nine earlier days, 10:00-10:30 AM New York time each
+        m.add_segment(f"Day {day}", f"2026-11-{day}T15:00:00+00:00", f"2026-11-{day}T15:30:00+00:00")
+    m.max_date_groups = 3
+    s.compose()
+    assert m.content == """\
+<conversation_manifest>
+  <date_group label="TODAY">
+    <segment time="[9:00AM - ACTIVE]" status="active">Current conversation</segment>
+  </date_group>
+  <date_group label="NOV 28">
+    <segment time="[10:00AM - 10:30AM]" status="collapsed">Day 28</segment>
+  </date_group>
+  <date_group label="NOV 27">
+    <segment time="[10:00AM - 10:30AM]" status="collapsed">Day 27</segment>
+  </date_group>
+</conversation_manifest>"""
+    assert len(m.segments()) == 10  # nothing was dropped from the store
+    m.max_date_groups = 0
+    s.compose()
+    assert m.content.count("<date_group") == 10
+    assert ManifestTrinket.max_date_groups.default_value == 7
+
+
+def test_a_negative_window_is_refused() -> None:
+    from traitlets import TraitError
+
+    m = make_session().trinket(NAME)
+    with pytest.raises(TraitError):
+        m.max_date_groups = -1
+    assert m.max_date_groups == 7
