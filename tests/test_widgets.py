@@ -10,7 +10,7 @@ from typing import Any, Callable
 import comm
 import pytest
 
-from trinkets.base import EventAwareTrinket, StatefulTrinket
+from trinkets.base import EventAwareTrinket, StatefulTrinket, feed
 from trinkets.peanutgallery_trinket import PeanutGalleryTrinket
 from wm_kernel.clock import ManualClock
 from wm_kernel.events import TurnCompletedEvent
@@ -107,6 +107,12 @@ class Tasks(StatefulTrinket):
 
     def add(self, name: str, ttl: int) -> None:
         self.tasks.append((name, self.current_turn + ttl))
+
+    @feed
+    def add_item(self, name: str, ttl: int) -> None:
+        """add() as a feed call (under the WorkingMemory lock), shown at once."""
+        self.add(name, ttl)
+        self.request_update()
 
     def describe_items(self) -> list[dict[str, Any]]:
         return [{"id": name, "label": name, "turns_remaining": last - self.current_turn}
@@ -584,4 +590,31 @@ def test_event_log_says_what_each_event_carries(sent: list) -> None:
         "6|ComposeSystemPromptEvent|base_prompt=22 chars|"
         "7|UpdateTrinketEvent|target_trinket=Tasks|"
         "8|SystemPromptComposedEvent|cached_content=259 chars|")
+    d.close()
+
+
+# -- threads -----------------------------------------------------------------------------------------
+def test_a_feed_on_another_thread_waits_for_a_render_in_progress_then_shows(sent: list) -> None:
+    import threading
+
+    s = make_session(Inbox, Tasks)
+    d = Dashboard(s)
+    tasks = s.trinket("Tasks")
+    panel = d.panel("async_activity")
+    feeder = threading.Thread(target=lambda: tasks.add_item("crawl the docs", ttl=3))
+    render = panel.show
+    blocked: list[bool] = []
+
+    def show_while_another_thread_feeds(title: str, body: str) -> None:
+        if not feeder.is_alive() and not blocked:
+            feeder.start()
+            feeder.join(timeout=0.5)
+            blocked.append(feeder.is_alive())   # still waiting for this render to end
+        render(title, body)
+
+    panel.show = show_while_another_thread_feeds
+    d.refresh()
+    feeder.join(timeout=10)
+    assert blocked == [True]
+    assert "crawl the docs" in panel.body.value and d.errors.value == ""
     d.close()

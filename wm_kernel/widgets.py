@@ -45,7 +45,7 @@ import functools
 import html
 import weakref
 from contextlib import contextmanager
-from typing import Any, Callable, Iterable, Iterator
+from typing import Any, Callable, Iterable, Iterator, TypeVar, cast
 
 import ipywidgets as widgets
 from traitlets import Bool, HasTraits, Instance, Int, observe, validate
@@ -89,6 +89,26 @@ _BADGE = ("<span style=\"background:{bg};color:#fff;padding:0 5px;border-radius:
 
 def _badge(text: str, bg: str = _ERROR) -> str:
     return _BADGE.format(bg=bg, text=html.escape(text))
+
+
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+
+def _serialized(method: _F) -> _F:
+    """Run a dashboard callback under the session's WorkingMemory lock.
+
+    A trinket fed on another thread notifies the dashboard on that thread; the lock makes it wait
+    for a render in progress (and the reverse), so the dirty set, the echo guards and the widgets
+    are never changed from two threads at once. It is the lock feed calls and compose cycles
+    already hold, so callbacks that run inside them re-enter it rather than order two locks.
+    """
+
+    @functools.wraps(method)
+    def wrapper(self: "Dashboard", *args: Any) -> Any:
+        with self._lock:
+            return method(self, *args)
+
+    return cast(_F, wrapper)
 
 
 class SectionPanel:
@@ -164,6 +184,7 @@ class Dashboard(widgets.VBox):
             if previous is not None:
                 previous.close()
         _latest[session] = self
+        self._lock = session.working_memory.lock
         self._unwatch: list[Callable[[], object]] = []
         self._watched: dict[str, EventAwareTrinket] = {}
         self._panels: dict[str, SectionPanel] = {}
@@ -258,6 +279,7 @@ class Dashboard(widgets.VBox):
         """The turns for which a composed prompt is recorded (the slider can show these)."""
         return sorted(self._turns)
 
+    @_serialized
     def refresh(self) -> None:
         """Re-render every panel and control now (normally not needed: the dashboard is live)."""
         self._dirty.update(self._panels)
@@ -276,6 +298,7 @@ class Dashboard(widgets.VBox):
         return turn
 
     @observe("viewing_turn")
+    @_serialized
     def _on_viewing_turn(self, change: dict[str, Any]) -> None:
         if self.closed:
             return
@@ -290,6 +313,7 @@ class Dashboard(widgets.VBox):
         owner.observe(handler, names=names)
         self._unwatch.append(lambda: owner.unobserve(handler, names=names))
 
+    @_serialized
     def _on_trinket_change(self, change: dict[str, Any]) -> None:
         try:
             trinket = change["owner"]
@@ -302,10 +326,12 @@ class Dashboard(widgets.VBox):
         except Exception as exc:
             self._report(exc)
 
+    @_serialized
     def _on_session_turn(self, change: dict[str, Any]) -> None:
         self._in_turn = True
         self._mark_stateful()
 
+    @_serialized
     def _on_session_event(self, what: str, details: dict[str, Any]) -> None:
         if what != "composed":
             return
@@ -320,12 +346,14 @@ class Dashboard(widgets.VBox):
         except Exception as exc:
             self._report(exc)
 
+    @_serialized
     def _on_session_segment(self, change: dict[str, Any]) -> None:
         try:
             self._request_flush(settled=True)
         except Exception as exc:
             self._report(exc)
 
+    @_serialized
     def _on_trinket_names(self, change: dict[str, Any]) -> None:
         try:
             self._sync_structure()
@@ -333,6 +361,7 @@ class Dashboard(widgets.VBox):
         except Exception as exc:
             self._report(exc)
 
+    @_serialized
     def _on_lifecycle_event(self, event: Event) -> None:
         # subscribed after the trinkets, so this runs once they have handled the event
         try:
@@ -345,6 +374,7 @@ class Dashboard(widgets.VBox):
         except Exception as exc:
             self._report(exc)
 
+    @_serialized
     def _on_feed(self, trinket_name: str, method: str, args: tuple[Any, ...],
                  kwargs: dict[str, Any]) -> None:
         try:
@@ -356,6 +386,7 @@ class Dashboard(widgets.VBox):
             self._report(exc)
 
     # -- user actions
+    @_serialized
     def _on_slider(self, change: dict[str, Any]) -> None:
         """The slider or the play control moved (in the browser, or from code)."""
         if self._syncing:
@@ -387,6 +418,7 @@ class Dashboard(widgets.VBox):
         else:
             self.viewing_turn = target
 
+    @_serialized
     def _on_collapse_click(self, button: widgets.Button) -> None:
         try:
             with self._batch():
@@ -397,6 +429,7 @@ class Dashboard(widgets.VBox):
         except Exception as exc:
             self._report(exc)
 
+    @_serialized
     def _on_toggle(self, change: dict[str, Any]) -> None:
         if self._syncing:
             return
