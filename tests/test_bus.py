@@ -117,6 +117,16 @@ def test_log_can_be_disabled():
     bus = EventBus(log_size=0)
     bus.publish(turn())
     assert bus.log == ()
+    assert bus.tail(3) == ()
+
+
+def test_tail_is_the_most_recent_events_oldest_first():
+    bus = EventBus(log_size=5)
+    for n in range(8):
+        bus.publish(turn(n))
+    assert [r.seq for r in bus.tail(3)] == [6, 7, 8]
+    assert [r.seq for r in bus.tail(12)] == [4, 5, 6, 7, 8]   # no more than the log holds
+    assert bus.tail(0) == ()
 
 
 def test_log_rows_say_what_each_event_carries():

@@ -197,6 +197,15 @@ class EventBus:
         """The most recent published events, oldest first, in causal (publish-start) order."""
         return tuple(self._log)
 
+    def tail(self, n: int) -> tuple[EventRecord, ...]:
+        """The ``n`` most recent logged events, oldest first, without copying the whole log (a
+        live view reads the last few after every compose, from a log of up to ``log_size``)."""
+        log = self._log
+        try:
+            return tuple(log[-i] for i in range(min(n, len(log)), 0, -1))
+        except IndexError:  # cleared by another thread meanwhile
+            return tuple(log)[-n:] if n > 0 else ()
+
     def iter_log(self) -> Iterator[EventRecord]:
         """An iterator over a snapshot of the log (publishing meanwhile does not disturb it)."""
         return iter(tuple(self._log))

@@ -52,6 +52,7 @@ from traitlets import Bool, HasTraits, Instance, Int, observe, validate
 
 from trinkets.base import EventAwareTrinket, StatefulTrinket
 from wm_kernel import render
+from wm_kernel.bus import EventRecord
 from wm_kernel.events import Event, SegmentCollapsedEvent, TurnCompletedEvent
 from wm_kernel.session import Session
 from wm_kernel.types import ComposedPrompt, OmittedSection, SectionRecord
@@ -202,6 +203,7 @@ class Dashboard(widgets.VBox):
         self._syncing = False     # the dashboard itself is moving a control: ignore its echo
         self._driving = False     # the slider loop is running
         self._target: int | None = None
+        self._event_rows: dict[int, tuple[EventRecord, int, str]] = {}  # seq -> (record, failures, row)
         self.preview_chars, self.log_rows, self.lookahead = preview_chars, log_rows, lookahead
         self.session = session
 
@@ -766,13 +768,18 @@ class Dashboard(widgets.VBox):
         return str(found[0])
 
     def _events_html(self) -> str:
-        records = list(self.session.bus.log)[-self.log_rows:] if self.log_rows else []
-        body = "".join(
-            f"<tr><td>{record.seq}</td>"
-            f"<td style=\"padding-left:{4 + 12 * record.depth}px\">{html.escape(record.event_type)}"
-            f"</td><td>{html.escape(render.event_detail(record.event))}</td>"
-            f"<td style=\"color:{_ERROR}\">{html.escape(_failures(record.failures))}</td></tr>"
-            for record in records)
+        records = self.session.bus.tail(self.log_rows)
+        # each settle shows mostly the rows shown last time: render each record once (again only
+        # if a failure was added to it since)
+        known, self._event_rows = self._event_rows, {}
+        rows = []
+        for record in records:
+            cached = known.get(record.seq)
+            if cached is None or cached[0] is not record or cached[1] != len(record.failures):
+                cached = (record, len(record.failures), _event_row(record))
+            self._event_rows[record.seq] = cached
+            rows.append(cached[2])
+        body = "".join(rows)
         return (f'<div style="font-size:12px">last {len(records)} events</div>'
                 '<table style="font-size:12px"><tr><th>#</th><th style="text-align:left">event</th>'
                 f'<th style="text-align:left">detail</th><th>failures</th></tr>{body}</table>')
@@ -834,6 +841,13 @@ def _find_omitted(omitted: Iterable[OmittedSection], section: str) -> OmittedSec
         if gone.name == section:
             return gone
     return None
+
+
+def _event_row(record: EventRecord) -> str:
+    return (f"<tr><td>{record.seq}</td>"
+            f"<td style=\"padding-left:{4 + 12 * record.depth}px\">{html.escape(record.event_type)}"
+            f"</td><td>{html.escape(render.event_detail(record.event))}</td>"
+            f"<td style=\"color:{_ERROR}\">{html.escape(_failures(record.failures))}</td></tr>")
 
 
 def _failures(failures: Iterable[Any]) -> str:
