@@ -203,3 +203,17 @@ def test_recording_validates_and_a_failed_write_changes_nothing(tmp_path):
     assert persisted.turns == [0] and persisted.stats()["distinct_texts"] == 1
     # the failed compose's new text was rolled back with the rest of its transaction
     assert store.connection.execute("SELECT COUNT(*) FROM wm_history_texts").fetchone()[0] == 1
+
+
+def test_the_tokens_column_follows_a_change_of_tokenizer():
+    class OnePerText:
+        name = "one per text"
+
+        def count(self, text):
+            return 1
+
+    s = make_session()
+    s.compose()
+    assert s.history["tokens"].tolist() == [(r.chars + 3) // 4 for r in s.composed.sections]
+    s.recorder.counter.tokenizer = OnePerText()
+    assert s.history["tokens"].tolist() == [1] * len(s.composed.sections)

@@ -86,3 +86,24 @@ def test_a_tokenizer_needs_a_name_and_count():
         TokenCounter(Nameless())
     with pytest.raises(TypeError, match="^can only count tokens of a str, got bytes$"):
         TokenCounter(EstimateTokenizer()).count(b"abc")
+
+
+def test_an_unhashable_text_is_the_same_clear_error():
+    with pytest.raises(TypeError, match=r"^can only count tokens of a str, got list$"):
+        TokenCounter(EstimateTokenizer()).count(["abc"])  # type: ignore[arg-type]
+
+
+def test_a_new_tokenizer_forgets_the_counts_of_the_old_one():
+    class Words:
+        name = "words"
+
+        def count(self, text):
+            return len(text.split())
+
+    counter = TokenCounter(EstimateTokenizer())
+    assert counter.count("one two three four") == 5
+    counter.tokenizer = Words()
+    assert (counter.count("one two three four"), counter.name, len(counter)) == (4, "words", 1)
+    with pytest.raises(TypeError, match="^tokenizer must have a name"):
+        counter.tokenizer = object()  # type: ignore[assignment]
+    assert counter.name == "words"

@@ -210,7 +210,8 @@ class History:
         self._next_id = 1
         self._last: dict[str, Entry] = {}  # section name -> last recorded entry (the fast path)
         self._last_entries: tuple[Entry, ...] = ()
-        self._frame_cache: "pd.DataFrame | None" = None
+        # the last frame and the tokenizer that counted its tokens column
+        self._frame_cache: "tuple[pd.DataFrame, object] | None" = None
         self._conn: sqlite3.Connection | None = getattr(store, "connection", None)
         if store is not None and self._conn is not None:
             with store.transaction():
@@ -298,9 +299,10 @@ class History:
         """pandas DataFrame, one row per (turn, section); see the module docstring for columns."""
         import pandas as pd
 
-        if self._frame_cache is not None:
-            return self._frame_cache.copy()
-        count = self.counter.count
+        counter = self.counter
+        if self._frame_cache is not None and self._frame_cache[1] is counter.tokenizer:
+            return self._frame_cache[0].copy()
+        count = counter.count
         tokens: dict[bytes, int] = {}
         rows: list[tuple[Any, ...]] = []
         previous: dict[str, bytes] = {}
@@ -321,7 +323,7 @@ class History:
         df = pd.DataFrame.from_records(rows, columns=FRAME_COLUMNS)
         df = df.astype({"turn": "int64", "segment": "int64", "chars": "int64", "tokens": "int64",
                         "changed": "bool", "cached": "bool"})
-        self._frame_cache = df
+        self._frame_cache = (df, counter.tokenizer)
         return df.copy()
 
     def stats(self) -> dict[str, Any]:

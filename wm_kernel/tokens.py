@@ -119,22 +119,31 @@ class TokenCounter:
     """Token counts cached by text content, with counters of real tokenizer work.
 
     The cache holds each distinct text it has counted (a history already keeps those texts, usually
-    the very same string objects, so this costs little). ``clear()`` empties it.
+    the very same string objects, so this costs little). ``clear()`` empties it, and so does
+    assigning another ``tokenizer`` (the counts were the old one's).
     """
 
-    __slots__ = ("tokenizer", "calls", "hits", "_counts")
+    __slots__ = ("_tokenizer", "calls", "hits", "_counts")
 
     def __init__(self, tokenizer: Tokenizer | None = None) -> None:
-        if tokenizer is None:
-            tokenizer = default_tokenizer()
-        if not isinstance(tokenizer, Tokenizer) or not isinstance(getattr(tokenizer, "name", None), str):
-            raise TypeError(f"tokenizer must have a name (str) and count(text) -> int, got {tokenizer!r}")
-        self.tokenizer: Tokenizer = tokenizer
+        self._counts: dict[str, int] = {}
+        self.tokenizer = tokenizer if tokenizer is not None else default_tokenizer()
         #: How many times the tokenizer actually ran.
         self.calls = 0
         #: How many counts came from the cache.
         self.hits = 0
-        self._counts: dict[str, int] = {}
+
+    @property
+    def tokenizer(self) -> Tokenizer:
+        """The tokenizer that counts; assigning another one forgets every cached count."""
+        return self._tokenizer
+
+    @tokenizer.setter
+    def tokenizer(self, tokenizer: Tokenizer) -> None:
+        if not isinstance(tokenizer, Tokenizer) or not isinstance(getattr(tokenizer, "name", None), str):
+            raise TypeError(f"tokenizer must have a name (str) and count(text) -> int, got {tokenizer!r}")
+        self._tokenizer = tokenizer
+        self._counts.clear()
 
     @property
     def name(self) -> str:
@@ -143,13 +152,16 @@ class TokenCounter:
 
     def count(self, text: str) -> int:
         """Tokens in ``text`` (tokenized at most once per distinct text)."""
-        found = self._counts.get(text)
+        try:
+            found = self._counts.get(text)
+        except TypeError:  # unhashable: not a str either
+            found = None
         if found is not None:
             self.hits += 1
             return found
         if not isinstance(text, str):
             raise TypeError(f"can only count tokens of a str, got {type(text).__name__}")
-        n = int(self.tokenizer.count(text))
+        n = int(self._tokenizer.count(text))
         self.calls += 1
         self._counts[text] = n
         return n
