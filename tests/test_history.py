@@ -189,6 +189,10 @@ def test_recording_validates_and_a_failed_write_changes_nothing(tmp_path):
         h.record(-1, 1, SystemPromptComposer().compose())
     with pytest.raises(ValueError, match="^this ComposedPrompt has content but no section records"):
         h.record(0, 1, ComposedPrompt("You help."))
+    with pytest.raises(TypeError, match="^segment must be an int, got str$"):
+        h.record(0, "1", SystemPromptComposer().compose())
+    with pytest.raises(ValueError, match="^segment turn must be at least 0, got -2$"):
+        h.record(0, 1, SystemPromptComposer().compose(), segment_turn=-2)
     assert len(h) == 0
 
     store = SQLiteStore(tmp_path / "wm.sqlite")

@@ -79,6 +79,7 @@ import sqlite3
 import sys
 from typing import TYPE_CHECKING, Any, Iterable, Iterator
 
+from wm_kernel.checks import check_int
 from wm_kernel.composer import DEFAULT_HUD_TITLE, DEFAULT_NAMESPACE, RULE, Layout, SystemPromptComposer
 from wm_kernel.store import StateStore
 from wm_kernel.tokens import TokenCounter
@@ -373,6 +374,9 @@ class History:
             raise ValueError(f"turn must be a non-negative int, got {turn!r}")
         if not isinstance(composed, ComposedPrompt):
             raise TypeError(f"expected a ComposedPrompt, got {type(composed).__name__}")
+        check_int(segment, "segment", minimum=1)
+        if segment_turn is not None:
+            check_int(segment_turn, "segment turn", minimum=0)
         if not composed.sections and any(composed.values()):
             raise ValueError("this ComposedPrompt has content but no section records (built from a "
                              "plain dict?); only prompts from a composer can be recorded")
