@@ -14,6 +14,7 @@ cell (or ``%wm_session``) redirects them.
 """
 from __future__ import annotations
 
+import functools
 import json
 import re
 from typing import Any, Callable, Iterable
@@ -61,24 +62,24 @@ def _parse(parser_owner: Any, line: str) -> Any:
     return args
 
 
-def _positive_int(text: str, what: str) -> int:
+def _int_at_least(text: str, what: str, minimum: int) -> int:
+    """``text`` read as an integer of at least ``minimum`` (0 or 1), or a UsageError."""
     try:
         value = int(text)
     except (TypeError, ValueError):
-        raise UsageError(f"{what} must be a positive integer, got {text!r}") from None
-    if value < 1:
-        raise UsageError(f"{what} must be a positive integer, got {text!r}")
+        value = minimum - 1
+    if value < minimum:
+        kind = "positive" if minimum == 1 else "non-negative"
+        raise UsageError(f"{what} must be a {kind} integer, got {text!r}")
     return value
+
+
+def _positive_int(text: str, what: str) -> int:
+    return _int_at_least(text, what, 1)
 
 
 def _non_negative_int(text: str, what: str) -> int:
-    try:
-        value = int(text)
-    except (TypeError, ValueError):
-        raise UsageError(f"{what} must be a non-negative integer, got {text!r}") from None
-    if value < 0:
-        raise UsageError(f"{what} must be a non-negative integer, got {text!r}")
-    return value
+    return _int_at_least(text, what, 0)
 
 
 def _required(text: str | None, what: str) -> str:
@@ -193,16 +194,23 @@ SubHandler = Callable[[EventAwareTrinket, Any], Any]
 
 
 class _Sub:
+    """One ``%trinket NAME SUBCOMMAND``: its help, handler and argument parser."""
+
     def __init__(self, name: str, help_: str, handler: SubHandler,
-                 arguments: Iterable[tuple[tuple[str, ...], dict[str, Any]]] = (),
-                 applies: Callable[[EventAwareTrinket], bool] = lambda t: True) -> None:
+                 arguments: Iterable[tuple[tuple[str, ...], dict[str, Any]]] = ()) -> None:
         self.name = name
         self.help = help_
         self.handler = handler
-        self.applies = applies
-        self.parser = MagicArgumentParser(prog=f"%trinket NAME {name}", description=help_)
-        for flags, kwargs in arguments:
-            self.parser.add_argument(*flags, **kwargs)
+        self._arguments = tuple(arguments)
+
+    @functools.cached_property
+    def parser(self) -> MagicArgumentParser:
+        """Built on first use: most sub-commands are never run in a session, and building every
+        parser was half the import time of this module."""
+        parser = MagicArgumentParser(prog=f"%trinket NAME {self.name}", description=self.help)
+        for flags, kwargs in self._arguments:
+            parser.add_argument(*flags, **kwargs)
+        return parser
 
 
 def _sub_enable(trinket: EventAwareTrinket, args: Any) -> None:
