@@ -215,3 +215,52 @@ def test_a_failed_compose_raises_and_records_nothing():
         with pytest.raises(StragglerSectionWarning):
             s.compose()
     assert (first.turn, s.composed is first, s.recorder.turns) == (0, True, [0])
+
+
+def test_a_stateful_trinket_added_mid_segment_counts_turns_from_there():
+    from trinkets.peanutgallery_trinket import PeanutGalleryTrinket
+
+    session = Session(clock=ManualClock("2026-11-30T09:00:00+00:00"), trinkets=[Note])
+    session.advance_turn(3)
+    pg = session.add_trinket(PeanutGalleryTrinket)
+    assert pg.current_turn == 3
+    pg.add_guidance("concern", "Late advice.", ttl=1)
+    session.advance_turn()
+    assert [g["turns_remaining"] for g in pg.get_active_guidance()] == [0]
+    assert session.advance_turn() == [{"turn": 5, "trinket": "PeanutGalleryTrinket",
+                                       "id": "guidance-1", "label": "concern: Late advice."}]
+
+
+def test_the_working_memory_knows_the_continuum_before_any_trinket_registers():
+    seen = []
+
+    def factory(bus, wm):
+        seen.append(wm.continuum_id)
+        return Note(bus, wm)
+
+    s = Session(continuum_id="planning", trinkets=[factory])
+    assert seen == ["planning"] and s.working_memory.continuum_id == "planning"
+
+
+def test_a_resumed_session_keeps_the_start_of_its_segment(tmp_path):
+    path = tmp_path / "wm.sqlite3"
+    first = Session(clock=ManualClock("2026-11-30T09:00:00+00:00"), store=SQLiteStore(path),
+                    user_id="ada", continuum_id="c1", trinkets=[Note])
+    first.clock.advance(minutes=30)
+    first.collapse_segment("Warm-up")
+    first.store.close()
+    second = Session(clock=ManualClock("2026-11-30T11:00:00+00:00"), store=SQLiteStore(path),
+                     user_id="ada", continuum_id="c1", trinkets=[Note])
+    assert second.segment_number == 2
+    assert second.segment_started_at.isoformat() == "2026-11-30T09:30:00+00:00"
+    other = Session(clock=ManualClock("2026-11-30T11:00:00+00:00"), store=second.store,
+                    user_id="ada", continuum_id="c2", trinkets=[Note])
+    assert other.segment_started_at.isoformat() == "2026-11-30T11:00:00+00:00"
+    second.store.hset("session:ada:c1", "segment", {"number": 2, "started_at": "half past nine"})
+    with pytest.raises(ValueError) as info:
+        Session(store=second.store, user_id="ada", continuum_id="c1", trinkets=[Note])
+    assert str(info.value) == (
+        "the segment stored under 'session:ada:c1' cannot be read (started_at: not an ISO 8601 "
+        "date-time: 'half past nine'); delete it with store.delete('session:ada:c1') to start the "
+        "segment now")
+    second.store.close()

@@ -41,6 +41,7 @@ from wm_kernel.events import TrinketContentEvent, TurnCompletedEvent, UpdateTrin
 if TYPE_CHECKING:
     from wm_kernel.bus import EventBus
     from wm_kernel.core import WorkingMemory
+    from wm_kernel.store import StateStore
 
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -202,6 +203,13 @@ class EventAwareTrinket(HasTraits, metaclass=_TrinketMeta):
         return f"<{self.name} section={self.variable_name!r} {state} chars={len(self.content)}>"
 
 
+#: Version of the envelope a stateful trinket's items are stored in (``{"version", "state"}``).
+STATE_VERSION = 1
+#: Errors that mean "the stored data is not what this trinket wrote" (infrastructure errors, such as
+#: sqlite3.OperationalError, are none of these and propagate as they are).
+_UNREADABLE = (ValueError, TypeError, KeyError, AttributeError)
+
+
 class StatefulTrinket(EventAwareTrinket):
     """A trinket whose items live for a number of turns within a conversation segment.
 
@@ -209,12 +217,38 @@ class StatefulTrinket(EventAwareTrinket):
     items, and, if anything expired, asks for a refresh (an UpdateTrinketEvent with context
     ``{"action": "lifecycle_refresh"}``). On SegmentCollapsedEvent WorkingMemory flushes it: items
     cleared, ``current_turn`` back to 0, store entry removed.
+
+    Persistence. A subclass that sets ``state_prefix`` keeps its items in the WorkingMemory's store,
+    field ``state`` of the hash ``{state_prefix}:{user_id}:{continuum_id}`` (:attr:`state_key`,
+    fixed when the trinket is constructed), so a Session on a SQLite file finds them again after a
+    restart. It implements ``_dump_state()`` (its items as a JSON-compatible dict, or None when there
+    is nothing to keep), ``_parse_state(data)`` (check what was stored and return what
+    ``_restore_state`` takes; ValueError for anything else) and ``_restore_state(parsed)``, and calls
+    ``_save_state()`` whenever its items change, so a plain compose never writes. Stored data that
+    cannot be read (corrupt, or not written by this kind of trinket) is a ValueError naming the key,
+    raised before the trinket registers, so a failed construction changes nothing.
     """
+
+    #: Store-key prefix of the items (see the class docstring); None keeps them in memory only.
+    state_prefix: ClassVar[str | None] = None
 
     current_turn = Int(0, help="The turn within the current segment (0 before the first exchange).")
 
     def __init__(self, event_bus: "EventBus", working_memory: "WorkingMemory", **kwargs: Any) -> None:
+        key = None
+        if self.state_prefix is not None:
+            key = f"{self.state_prefix}:{working_memory.user_id}:{working_memory.continuum_id}"
+        # read and check before registering: unreadable data must leave the WorkingMemory as it was
+        parsed = self._read_state(working_memory.store, key) if key is not None else None
+        self._state_key = key
+        self._restoring = True
+        self._detached = False
         super().__init__(event_bus, working_memory, **kwargs)
+        try:
+            if parsed is not None:
+                self._restore_state(parsed)
+        finally:
+            self._restoring = False
         event_bus.subscribe(TurnCompletedEvent, self.handle_turn_completed)
 
     @abstractmethod
@@ -225,6 +259,58 @@ class StatefulTrinket(EventAwareTrinket):
     def _clear_all_state(self) -> None:
         """Forget every item (segment collapse)."""
 
+    # -- persistence (see the class docstring)
+    @property
+    def state_key(self) -> str | None:
+        """The store hash holding the items (``{state_prefix}:{user_id}:{continuum_id}``), or None
+        when they are kept in memory only."""
+        return self._state_key
+
+    def _dump_state(self) -> dict[str, Any] | None:
+        """The items as a JSON-compatible dict, or None when there is nothing to keep."""
+        return None
+
+    def _parse_state(self, data: dict[str, Any]) -> Any:
+        """Check stored ``data`` (what ``_dump_state`` returned) and return what ``_restore_state``
+        takes; ValueError if it is not usable. Runs before registration: touch no trait here."""
+        return data
+
+    def _restore_state(self, parsed: Any) -> None:
+        """Take the items ``_parse_state`` returned (construction only; nothing is saved meanwhile)."""
+
+    def _read_state(self, store: "StateStore", key: str) -> Any:
+        try:
+            raw = store.hget(key, "state")
+            if raw is None:
+                return None
+            if not isinstance(raw, dict) or set(raw) != {"version", "state"}:
+                raise ValueError('expected {"version", "state"}, found '
+                                 + (f"keys {sorted(raw)}" if isinstance(raw, dict)
+                                    else type(raw).__name__))
+            if raw["version"] != STATE_VERSION:
+                raise ValueError(f"version {raw['version']!r}, this trinket reads version "
+                                 f"{STATE_VERSION}")
+            if not isinstance(raw["state"], dict):
+                raise ValueError(f"state is a {type(raw['state']).__name__}, expected a dict")
+            return self._parse_state(raw["state"])
+        except _UNREADABLE as exc:
+            raise ValueError(f"{self.name}: the state stored under {key!r} cannot be read "
+                             f"({type(exc).__name__}: {exc}); delete it with "
+                             f"store.delete({key!r}) to start empty") from None
+
+    def _save_state(self) -> None:
+        """Write the items to the store (call on every change of the items, never per compose)."""
+        key = self._state_key
+        if key is None or self._restoring or self._detached:
+            return
+        data = self._dump_state()
+        store = self.working_memory.store
+        if data is None:
+            store.hdel(key, "state")
+        else:
+            store.hset(key, "state", {"version": STATE_VERSION, "state": data})
+
+    # -- the lifecycle
     def describe_items(self) -> list[dict[str, Any]]:
         """The live items as dicts with at least ``id``, ``label`` and ``turns_remaining`` (None for
         items that do not expire), for dashboards. Override to show items."""
@@ -244,4 +330,6 @@ class StatefulTrinket(EventAwareTrinket):
             self.current_turn = 0
 
     def detach(self) -> None:
+        # a detached trinket (replaced or unregistered) no longer writes: its successor owns the key
+        self._detached = True
         self.event_bus.unsubscribe(TurnCompletedEvent, self.handle_turn_completed)

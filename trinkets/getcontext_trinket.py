@@ -53,6 +53,12 @@ value can never start a line of its own: every line that begins at the left marg
 ``---`` separators, the status lines) comes from the trinket, and a hostile summary cannot fake a
 new result or a separator. (Any Unicode line break counts; they all become ``"\\n  "``.)
 
+Persistence. The results live in the WorkingMemory's store too, field ``state`` of the hash
+``getcontext:{user_id}:{continuum_id}``, written whenever they change (a report, a removal, an
+expiry, a collapse; never a plain compose), so a Session on a SQLite file shows them after a restart
+with the same turns remaining. Stored data this trinket cannot read is a ValueError naming the key
+when the trinket is constructed.
+
 Bad input (an unknown status, a missing or mistyped field) is a ValueError and stores nothing; from
 an UpdateTrinketEvent it is isolated by WorkingMemory and shown on the ``error`` trait. An event
 context without ``task_id`` stores nothing, and a context with a ``task_id`` but no ``status`` is a
@@ -91,7 +97,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Mapping
 
-from traitlets import Dict
+from traitlets import Dict, observe
 
 from trinkets.base import StatefulTrinket, feed
 from wm_kernel.events import UpdateTrinketEvent
@@ -228,6 +234,7 @@ class GetContextTrinket(StatefulTrinket):
 
     variable_name = "context_search_results"
     cache_policy = False
+    state_prefix = "getcontext"
     #: Turns a timeout or failure stays after the turn it arrived in.
     ERROR_TURNS: ClassVar[int] = 5
 
@@ -377,3 +384,42 @@ class GetContextTrinket(StatefulTrinket):
 
     def _clear_all_state(self) -> None:
         self.set_trait("entries", {})
+
+    # -- persistence
+    @observe("entries")
+    def _entries_changed(self, change: dict[str, Any]) -> None:
+        self._save_state()
+
+    def _dump_state(self) -> dict[str, Any] | None:
+        if not self.entries:
+            return None
+        # a list, not a dict: the order of first report is part of the state
+        return {"entries": [{"task_id": r.task_id, "status": r.status,
+                             "received_turn": r.received_turn, "data": copy.deepcopy(r.data)}
+                            for r in self.entries.values()]}
+
+    def _parse_state(self, data: dict[str, Any]) -> dict[str, SearchResult]:
+        if set(data) != {"entries"} or not isinstance(data["entries"], list):
+            raise ValueError("expected {'entries': [...]}")
+        results: dict[str, SearchResult] = {}
+        for i, item in enumerate(data["entries"]):
+            fields = ("task_id", "status", "received_turn", "data")
+            if not isinstance(item, dict) or set(item) != set(fields):
+                raise ValueError(f"entries[{i}] must be a dict with exactly {', '.join(fields)}")
+            task_id = item["task_id"]
+            if not isinstance(task_id, str) or not task_id.strip() or task_id in results:
+                raise ValueError(f"entries[{i}].task_id {task_id!r} is empty, not a str or repeated")
+            turn = item["received_turn"]
+            if isinstance(turn, bool) or not isinstance(turn, int) or turn < 0:
+                raise ValueError(f"entries[{i}].received_turn must be a non-negative int; got {turn!r}")
+            if not isinstance(item["data"], dict):
+                raise ValueError(f"entries[{i}].data must be a dict")
+            try:
+                checked = _validate(item["status"], item["data"])
+            except ValueError as exc:
+                raise ValueError(f"entries[{i}]: {exc}") from None
+            results[task_id] = SearchResult(task_id, item["status"], turn, checked)
+        return results
+
+    def _restore_state(self, parsed: dict[str, SearchResult]) -> None:
+        self.set_trait("entries", parsed)

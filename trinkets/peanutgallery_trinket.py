@@ -28,6 +28,12 @@ context is ``{"action": "add_guidance", "type": ..., "text": ..., "ttl": ..., "c
 (``ttl`` and ``critical`` optional). Bad values in such a context raise ValueError: WorkingMemory
 isolates the failure, the trinket's ``error`` trait shows it, and nothing is stored.
 
+Persistence. The entries and the id counter live in the WorkingMemory's store too, field ``state``
+of the hash ``peanutgallery:{user_id}:{continuum_id}``, written whenever they change (never on a
+plain compose). A Session on a SQLite file therefore shows the same guidance after a restart, with
+the same turns remaining, and ids keep counting (``guidance-<n>`` is never reused). Stored data
+this trinket cannot read is a ValueError naming the key when the trinket is constructed.
+
 Every text is escaped for element text and every attribute value for attributes
 (:mod:`wm_kernel.markup`), so an XML parser gets the exact text back.
 
@@ -56,10 +62,11 @@ Examples
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any, Mapping
 
-from traitlets import Int, Tuple
+from traitlets import Int, Tuple, observe
 
 from trinkets.base import StatefulTrinket, feed
 from wm_kernel.events import UpdateTrinketEvent
@@ -70,6 +77,7 @@ DEFAULT_TTL = 5
 CRITICAL_INSTRUCTION = ("Critical guidance: tell the user plainly what went wrong and repair it in "
                         "your next reply.")
 _LABEL_CHARS = 60
+_ID = re.compile(r"guidance-([1-9][0-9]*)")
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,6 +132,28 @@ def _check_critical(critical: object) -> bool:
     return critical
 
 
+def _check_count(value: object, what: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise ValueError(f"{what} must be a non-negative int; got {value!r}")
+    return value
+
+
+def _stored_entry(item: object, where: str, added_count: int) -> Guidance:
+    """One entry as ``_dump_state`` wrote it, checked as strictly as ``add_guidance`` checks."""
+    fields = ("id", "type", "text", "added_turn", "ttl", "critical")
+    if not isinstance(item, dict) or set(item) != set(fields):
+        raise ValueError(f"{where} must be a dict with exactly {', '.join(fields)}")
+    match = _ID.fullmatch(item["id"]) if isinstance(item["id"], str) else None
+    if match is None or int(match.group(1)) > added_count:
+        raise ValueError(f"{where}.id {item['id']!r} is not guidance-<n> with n <= added_count "
+                         f"({added_count})")
+    if item["ttl"] is None:
+        raise ValueError(f"{where}.ttl must be a non-negative int; got None")
+    return Guidance(item["id"], _check_type(item["type"]), _check_text(item["text"]),
+                    _check_count(item["added_turn"], f"{where}.added_turn"),
+                    _check_ttl(item["ttl"]), _check_critical(item["critical"]))
+
+
 class PeanutGalleryTrinket(StatefulTrinket):
     """Guidance entries with a TTL in turns, published as ``peanutgallery_guidance``.
 
@@ -132,6 +162,7 @@ class PeanutGalleryTrinket(StatefulTrinket):
 
     variable_name = "peanutgallery_guidance"
     cache_policy = False
+    state_prefix = "peanutgallery"
 
     entries = Tuple(read_only=True,
                     help="The stored Guidance entries, oldest first (replaced, never mutated, on "
@@ -233,6 +264,36 @@ class PeanutGalleryTrinket(StatefulTrinket):
 
     def _clear_all_state(self) -> None:
         self.set_trait("entries", ())
+
+    # -- persistence: the entries and the id counter, so ids are never reused after a restart
+    @observe("entries")
+    def _entries_changed(self, change: dict[str, Any]) -> None:
+        self._save_state()
+
+    def _dump_state(self) -> dict[str, Any] | None:
+        if not self.added_count:
+            return None
+        return {"added_count": self.added_count,
+                "entries": [{"id": e.id, "type": e.type, "text": e.text, "added_turn": e.added_turn,
+                             "ttl": e.ttl, "critical": e.critical} for e in self.entries]}
+
+    def _parse_state(self, data: dict[str, Any]) -> tuple[int, tuple[Guidance, ...]]:
+        if set(data) != {"added_count", "entries"}:
+            raise ValueError(f"expected keys added_count and entries, found {sorted(data)}")
+        added_count = _check_count(data["added_count"], "added_count")
+        if not isinstance(data["entries"], list):
+            raise ValueError(f"entries must be a list; got {type(data['entries']).__name__}")
+        entries = tuple(_stored_entry(item, f"entries[{i}]", added_count)
+                        for i, item in enumerate(data["entries"]))
+        if len({e.id for e in entries}) != len(entries):
+            raise ValueError("entries repeat an id")
+        return added_count, entries
+
+    def _restore_state(self, parsed: tuple[int, tuple[Guidance, ...]]) -> None:
+        added_count, entries = parsed
+        with self.hold_trait_notifications():
+            self.set_trait("added_count", added_count)
+            self.set_trait("entries", entries)
 
 
 def _guidance_line(g: dict[str, Any]) -> str:

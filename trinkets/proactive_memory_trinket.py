@@ -22,6 +22,12 @@ silently):
 - ``linked_memories`` (list of ``{"id", "text", "link_type"}``): deduplicated by id, the first
   one kept, shown as ``Also: text (link_type, mem_XXXXXXXX)`` lines in ``<context>``.
 
+The memories live in the WorkingMemory's store too, field ``state`` of the hash
+``proactive_memory:{user_id}:{continuum_id}`` (datetimes as ISO 8601 strings), written whenever the
+list changes (never on a compose that keeps it), so a Session on a SQLite file shows them after a
+restart. Stored data this trinket cannot read is a ValueError naming the key when the trinket is
+constructed.
+
 Times are relative to the WorkingMemory's clock; temporal dates are local dates in the profile's
 time zone. Every value is escaped (:mod:`wm_kernel.markup`). A bad memory is a ValueError naming
 its index and field (``memories[1].similarity_score: ...``), and the cached list stays as it was.
@@ -71,7 +77,7 @@ from collections.abc import Mapping
 from datetime import datetime, tzinfo
 from typing import Any
 
-from traitlets import List, validate
+from traitlets import List, observe, validate
 
 from trinkets.base import StatefulTrinket, feed
 from wm_kernel.clock import parse_instant
@@ -206,6 +212,7 @@ class ProactiveMemoryTrinket(StatefulTrinket):
 
     variable_name = "relevant_memories"
     cache_policy = False
+    state_prefix = "proactive_memory"
 
     memories: List[dict[str, Any]] = List(
         help="The surfaced memories, normalized (every key present, datetimes parsed), in the order "
@@ -247,6 +254,24 @@ class ProactiveMemoryTrinket(StatefulTrinket):
     def _clear_all_state(self) -> None:
         self.memories = []
 
+    # -- persistence
+    @observe("memories")
+    def _memories_changed(self, change: dict[str, Any]) -> None:
+        self._save_state()
+
+    def _dump_state(self) -> dict[str, Any] | None:
+        if not self.memories:
+            return None
+        return {"memories": [_to_json(memory) for memory in self.memories]}
+
+    def _parse_state(self, data: dict[str, Any]) -> list[dict[str, Any]]:
+        if set(data) != {"memories"}:
+            raise ValueError(f"expected the key memories, found {sorted(data)}")
+        return normalize_memories(data["memories"])
+
+    def _restore_state(self, parsed: list[dict[str, Any]]) -> None:
+        self.memories = parsed
+
     def describe_items(self) -> list[dict[str, Any]]:
         items = []
         for memory in self.memories:
@@ -254,6 +279,18 @@ class ProactiveMemoryTrinket(StatefulTrinket):
             label = text if len(text) <= 60 else text[:59] + "…"
             items.append({"id": memory["id"], "label": label, "turns_remaining": None})
         return items
+
+
+def _to_json(value: Any) -> Any:
+    """A normalized memory as JSON-compatible values: datetimes become ISO 8601 strings (with their
+    offset, so they parse back to the same instant)."""
+    if isinstance(value, datetime):
+        return value.isoformat()
+    if isinstance(value, dict):
+        return {key: _to_json(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_to_json(item) for item in value]
+    return value
 
 
 def _render(memory: dict[str, Any], now: datetime, zone: tzinfo) -> list[str]:

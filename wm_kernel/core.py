@@ -79,6 +79,9 @@ class WorkingMemory(HasTraits):
         The composer's layout (default ``Layout.default()``); ignored if ``composer`` is given.
     composer:
         A ready composer to use instead of a new one.
+    continuum_id:
+        The conversation id used when none is given; each compose event sets it. Stateful trinkets
+        key their stored items by it when constructed, so set it before registering them.
     """
 
     composed = ComposedPromptTrait(
@@ -90,11 +93,13 @@ class WorkingMemory(HasTraits):
     def __init__(self, event_bus: EventBus, *, store: StateStore | None = None,
                  user_id: str = "notebook", profile: Profile | None = None,
                  clock: Clock | None = None, layout: Layout | None = None,
-                 composer: SystemPromptComposer | None = None) -> None:
+                 composer: SystemPromptComposer | None = None, continuum_id: str = "") -> None:
         if not isinstance(event_bus, EventBus):
             raise TypeError(f"WorkingMemory needs an EventBus, got {type(event_bus).__name__}")
         if not isinstance(user_id, str) or not user_id.strip():
             raise ValueError(f"user_id must be a non-empty string, got {user_id!r}")
+        if not isinstance(continuum_id, str):
+            raise TypeError(f"continuum_id must be a str, got {type(continuum_id).__name__}")
         super().__init__(user_id=user_id)
         self.bus = event_bus
         self.store: StateStore = store if store is not None else MemoryStore()
@@ -104,7 +109,8 @@ class WorkingMemory(HasTraits):
         # one lock for compose cycles, updates and trinket state changes, so a compose never sees a
         # half-applied change from another thread
         self.lock = threading.RLock()
-        self.continuum_id = ""
+        #: The conversation events default to; stateful trinkets key their stored items by it.
+        self.continuum_id = continuum_id
         self._trinkets: dict[str, EventAwareTrinket] = {}
         self._placeholder_cache: tuple[Any, str] | None = None
         # section -> (content, cache_policy) as last written to the store, to skip identical writes

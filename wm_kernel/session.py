@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import itertools
 import threading
+from datetime import datetime
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence
 
 from traitlets import Bool, HasTraits, Int, Unicode, validate
@@ -25,7 +26,7 @@ from traitlets import Bool, HasTraits, Int, Unicode, validate
 from trinkets.base import EventAwareTrinket, StatefulTrinket
 from wm_kernel.bus import EventBus
 from wm_kernel.checks import check_int
-from wm_kernel.clock import Clock, SystemClock
+from wm_kernel.clock import Clock, SystemClock, parse_instant
 from wm_kernel.composer import Layout
 from wm_kernel.core import WorkingMemory
 from wm_kernel.events import (ComposeSystemPromptEvent, SegmentCollapsedEvent, TurnCompletedEvent)
@@ -111,8 +112,10 @@ class Session(HasTraits):
         self.store: StateStore = store if store is not None else MemoryStore()
         self.bus = bus if bus is not None else EventBus()
         self.continuum_id = continuum_id or f"continuum-{next(self._ids)}"
+        # the continuum is set before any trinket registers: stateful trinkets key their items by it
         self.working_memory = WorkingMemory(self.bus, store=self.store, user_id=user_id,
-                                            profile=profile, clock=self.clock, layout=layout)
+                                            profile=profile, clock=self.clock, layout=layout,
+                                            continuum_id=self.continuum_id)
         self.segment_started_at = self.clock.now()
         self.listeners: list[Callable[[str, dict[str, Any]], None]] = []
         # the history is identified by (user_id, continuum_id); in a SQLite store it reloads, and the
@@ -121,6 +124,8 @@ class Session(HasTraits):
         resumed = self.recorder.last_position()
         if resumed is not None:
             self.turn, self.segment_number, self.segment_turn = resumed
+            self.segment_started_at = self._stored_segment_start() or self.segment_started_at
+        self._store_segment_start()
         if trinkets is None:
             from trinkets import BUILTIN_TRINKETS
             trinkets = BUILTIN_TRINKETS
@@ -164,17 +169,24 @@ class Session(HasTraits):
 
     def add_trinket(self, factory: type[EventAwareTrinket] | TrinketFactory, *,
                     replace: bool = False) -> EventAwareTrinket:
-        """Create and register a trinket from its class (or a factory ``f(bus, wm)``)."""
+        """Create and register a trinket from its class (or a factory ``f(bus, wm)``).
+
+        A stateful trinket starts at the session's ``segment_turn`` (not 0), so TTLs of items it
+        loaded from the store (a resumed session) or receives now count from the right turn."""
         if isinstance(factory, type) and issubclass(factory, EventAwareTrinket):
-            return factory(self.bus, self.working_memory, replace=replace)
-        if callable(factory):
+            trinket = factory(self.bus, self.working_memory, replace=replace)
+        elif callable(factory):
             # any callable may land here (a class that is not a trinket too): check what it made
             make: Callable[..., object] = factory
-            trinket = make(self.bus, self.working_memory)
-            if not isinstance(trinket, EventAwareTrinket):
-                raise TypeError(f"trinket factory {factory!r} returned {type(trinket).__name__}")
-            return trinket
-        raise TypeError(f"expected a trinket class or factory, got {factory!r}")
+            made = make(self.bus, self.working_memory)
+            if not isinstance(made, EventAwareTrinket):
+                raise TypeError(f"trinket factory {factory!r} returned {type(made).__name__}")
+            trinket = made
+        else:
+            raise TypeError(f"expected a trinket class or factory, got {factory!r}")
+        if isinstance(trinket, StatefulTrinket):
+            trinket.current_turn = self.segment_turn
+        return trinket
 
     def trinket(self, name: str) -> EventAwareTrinket:
         """A registered trinket by class name (or section name); ValueError naming the known ones."""
@@ -259,8 +271,35 @@ class Session(HasTraits):
         self.segment_turn = 0
         self.segment_number += 1
         self.segment_started_at = ended_at
+        self._store_segment_start()
         if self.auto_compose:
             self.compose()
+
+    @property
+    def _segment_key(self) -> str:
+        return f"session:{self.user_id}:{self.continuum_id}"
+
+    def _store_segment_start(self) -> None:
+        """Keep when the current segment started, so a resumed session (and its manifest) keeps it."""
+        self.store.hset(self._segment_key, "segment", {
+            "number": self.segment_number, "started_at": self.segment_started_at.isoformat()})
+
+    def _stored_segment_start(self) -> datetime | None:
+        """When the current segment started, as stored by an earlier Session of this conversation;
+        None if nothing is stored for this segment number (an older file), ValueError if what is
+        stored is unreadable."""
+        key = self._segment_key
+        stored = self.store.hget(key, "segment")
+        if stored is None:
+            return None
+        try:
+            if not isinstance(stored, dict) or set(stored) != {"number", "started_at"}:
+                raise ValueError("expected {'number', 'started_at'}")
+            started_at = parse_instant(stored["started_at"], what="started_at")
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"the segment stored under {key!r} cannot be read ({exc}); delete it "
+                             f"with store.delete({key!r}) to start the segment now") from None
+        return started_at if stored["number"] == self.segment_number else None
 
     def _record_segment_in_manifest(self, details: dict[str, Any] | None) -> None:
         """Tell a registered ManifestTrinket that a segment collapsed (``details``) and the next

@@ -14,6 +14,7 @@ from wm_kernel.core import WorkingMemory
 from wm_kernel.events import (ComposeSystemPromptEvent, TrinketContentEvent, TurnCompletedEvent,
                               UpdateTrinketEvent)
 from wm_kernel.session import Session
+from wm_kernel.store import MemoryStore, SQLiteStore, StateStore
 
 SECTION = "context_search_results"
 HEADER = "=== RECENT GET_CONTEXT TOOL SEARCH RESULTS ==="
@@ -380,3 +381,85 @@ def test_hostile_values_cannot_fake_structure_or_close_the_hud(session: Session)
     assert f"⚠️ Context search failed: '{normalised}'\nError (</mira:hud>): {normalised}\n" in unindented
     # the stored values themselves are untouched
     assert gc.results()[0]["summary"] == {**copy.deepcopy(hostile_summary), "summary": FAKE}
+
+
+# -- persistence
+
+KEY = "getcontext:ada:c1"
+
+
+def make_session(store: StateStore) -> Session:
+    return Session(base_prompt="Hi.", clock=ManualClock("2026-11-30T09:00:00+00:00"), store=store,
+                   user_id="ada", continuum_id="c1", trinkets=[GetContextTrinket])
+
+
+def test_results_are_stored_when_they_change_and_only_then(monkeypatch: pytest.MonkeyPatch) -> None:
+    store = MemoryStore()
+    s = make_session(store)
+    gc = trinket(s)
+    gc.add_pending("t1", "Q1 budget", search_scope=["chat"])
+    s.advance_turn()
+    gc.add_failed("t2", "travel policy", "index offline", "ConnectionError")
+    assert store.hget(KEY, "state") == {"version": 1, "state": {"entries": [
+        {"task_id": "t1", "status": "pending", "received_turn": 0,
+         "data": {"query": "Q1 budget", "search_scope": ["chat"], "search_mode": "standard"}},
+        {"task_id": "t2", "status": "failed", "received_turn": 1,
+         "data": {"query": "travel policy", "error": "index offline",
+                  "error_type": "ConnectionError"}}]}}
+    written: list[str] = []
+    hset, hdel = store.hset, store.hdel
+    monkeypatch.setattr(store, "hset", lambda k, f, v: (written.append(k), hset(k, f, v))[1])
+    monkeypatch.setattr(store, "hdel", lambda k, f: (written.append(k), hdel(k, f))[1])
+    s.compose()
+    s.advance_turn(4)  # turn 5: t2 still shows (arrived at 1, shown through 6)
+    assert KEY not in written
+    s.advance_turn(2)  # turn 7: t2 expired
+    assert written.count(KEY) == 1
+    assert [e["task_id"] for e in store.hget(KEY, "state")["state"]["entries"]] == ["t1"]
+    gc.remove("t1")
+    assert store.hget(KEY, "state") is None and store.keys("getcontext:") == []
+
+
+def test_results_come_back_in_their_order_with_their_turns(tmp_path) -> None:
+    path = tmp_path / "wm.sqlite"
+    first = make_session(SQLiteStore(path))
+    gc = trinket(first)
+    gc.add_pending("t1", "Q1 budget")
+    gc.add_result("t2", "success", summary=copy.deepcopy(SUCCESS_SUMMARY))
+    first.advance_turn(2)
+    gc.add_timeout("t1", "Q1 budget", iteration=4, findings_count=0)  # replaces t1, keeps its place
+    before = gc.results()
+    first.store.close()
+    second = make_session(SQLiteStore(path))
+    assert trinket(second).current_turn == 2 and trinket(second).results() == before
+    assert [(r["task_id"], r["status"], r["turns_remaining"]) for r in before] == [
+        ("t1", "timeout", 5), ("t2", "success", None)]
+    second.store.close()
+
+
+RESULT = {"task_id": "t1", "status": "failed", "received_turn": 0,
+          "data": {"query": "q", "error": "e", "error_type": "E"}}
+
+
+@pytest.mark.parametrize("state, problem", [
+    ({"entries": {"t1": RESULT}}, "expected {'entries': [...]}"),
+    ({"entries": [{**RESULT, "status": "lost"}]},
+     "entries[0]: status must be one of pending, success, timeout, failed; got 'lost'"),
+    ({"entries": [{**RESULT, "data": {"query": "q"}}]},
+     "entries[0]: a failed result needs error, error_type"),
+    ({"entries": [RESULT, RESULT]}, "entries[1].task_id 't1' is empty, not a str or repeated"),
+    ({"entries": [{**RESULT, "received_turn": -1}]},
+     "entries[0].received_turn must be a non-negative int; got -1"),
+])
+def test_unreadable_stored_results_are_a_clear_error_and_register_nothing(
+        state: dict[str, Any], problem: str) -> None:
+    store = MemoryStore()
+    store.hset(KEY, "state", {"version": 1, "state": state})
+    bus = EventBus()
+    wm = WorkingMemory(bus, store=store, user_id="ada", continuum_id="c1")
+    with pytest.raises(ValueError) as info:
+        GetContextTrinket(bus, wm)
+    assert str(info.value) == (f"GetContextTrinket: the state stored under '{KEY}' cannot be read "
+                               f"(ValueError: {problem}); delete it with store.delete('{KEY}') to "
+                               f"start empty")
+    assert wm.trinket_names == []

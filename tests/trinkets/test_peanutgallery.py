@@ -12,6 +12,7 @@ from wm_kernel.clock import ManualClock
 from wm_kernel.core import WorkingMemory
 from wm_kernel.events import ComposeSystemPromptEvent, TurnCompletedEvent, UpdateTrinketEvent
 from wm_kernel.session import Session
+from wm_kernel.store import MemoryStore, SQLiteStore
 
 SECTION = "peanutgallery_guidance"
 INSTRUCTION = ("    <instruction>Critical guidance: tell the user plainly what went wrong and repair it "
@@ -353,3 +354,103 @@ def test_entries_trait_notifies_observers(session: Session) -> None:
     session.advance_turn()
     session.collapse_segment()
     assert seen == [1, 2, 1, 0]
+
+
+# -- persistence
+
+class CountingStore(MemoryStore):
+    """A MemoryStore that remembers which keys were written (hset or hdel)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.written: list[str] = []
+
+    def hset(self, key: str, field: str, value: Any) -> None:
+        self.written.append(key)
+        super().hset(key, field, value)
+
+    def hdel(self, key: str, field: str) -> bool:
+        self.written.append(key)
+        return super().hdel(key, field)
+
+
+KEY = "peanutgallery:ada:c1"
+
+
+def test_entries_are_stored_when_they_change_and_only_then() -> None:
+    store = CountingStore()
+    s = Session(base_prompt="Hi.", clock=ManualClock("2026-11-30T09:00:00+00:00"), store=store,
+                user_id="ada", continuum_id="c1", trinkets=[PeanutGalleryTrinket])
+    pg = gallery(s)
+    assert pg.state_key == KEY and store.hget(KEY, "state") is None
+    pg.add_guidance("concern", "Check the units.", ttl=1)
+    pg.add_guidance("coaching", "One question at a time.", ttl=3, critical=True)
+    assert store.hget(KEY, "state") == {"version": 1, "state": {"added_count": 2, "entries": [
+        {"id": "guidance-1", "type": "concern", "text": "Check the units.", "added_turn": 0,
+         "ttl": 1, "critical": False},
+        {"id": "guidance-2", "type": "coaching", "text": "One question at a time.", "added_turn": 0,
+         "ttl": 3, "critical": True}]}}
+    store.written.clear()
+    s.compose()
+    s.compose()
+    s.advance_turn()  # nothing expires at turn 1
+    assert KEY not in store.written
+    s.advance_turn()  # guidance-1 expires
+    assert store.written.count(KEY) == 1
+    assert [e["id"] for e in store.hget(KEY, "state")["state"]["entries"]] == ["guidance-2"]
+    pg.remove("guidance-2")
+    s.collapse_segment()
+    # the counter stays, so ids are never reused
+    assert store.hget(KEY, "state") == {"version": 1, "state": {"added_count": 2, "entries": []}}
+
+
+def test_a_trinket_on_the_same_file_finds_the_entries_and_the_counter(tmp_path) -> None:
+    path = tmp_path / "wm.sqlite"
+    first = Session(base_prompt="Hi.", clock=ManualClock("2026-11-30T09:00:00+00:00"),
+                    store=SQLiteStore(path), user_id="ada", continuum_id="c1",
+                    trinkets=[PeanutGalleryTrinket])
+    first.advance_turn()
+    gallery(first).add_guidance("concern", "Mind the <sign>.", ttl=2, critical=True)
+    first.store.close()
+    second = Session(base_prompt="Hi.", clock=ManualClock("2026-11-30T09:00:00+00:00"),
+                     store=SQLiteStore(path), user_id="ada", continuum_id="c1",
+                     trinkets=[PeanutGalleryTrinket])
+    pg = gallery(second)
+    assert pg.current_turn == 1 and pg.added_count == 1
+    assert pg.get_active_guidance() == [{"id": "guidance-1", "type": "concern",
+                                         "text": "Mind the <sign>.", "turns_remaining": 2,
+                                         "critical": True}]
+    assert pg.add_guidance("coaching", "Next.") == "guidance-2"
+    second.store.close()
+
+
+ENTRY = {"id": "guidance-1", "type": "concern", "text": "x", "added_turn": 0, "ttl": 1,
+         "critical": False}
+
+
+@pytest.mark.parametrize("stored, problem", [
+    ("guidance", 'ValueError: expected {"version", "state"}, found str'),
+    ({"version": 2, "state": {}}, "ValueError: version 2, this trinket reads version 1"),
+    ({"version": 1, "state": {"entries": []}},
+     "ValueError: expected keys added_count and entries, found ['entries']"),
+    ({"version": 1, "state": {"added_count": 0, "entries": [ENTRY]}},
+     "ValueError: entries[0].id 'guidance-1' is not guidance-<n> with n <= added_count (0)"),
+    ({"version": 1, "state": {"added_count": 1, "entries": [{**ENTRY, "type": "praise"}]}},
+     "ValueError: guidance type must be one of 'concern', 'coaching'; got 'praise'"),
+    ({"version": 1, "state": {"added_count": 1, "entries": [{**ENTRY, "ttl": None}]}},
+     "ValueError: entries[0].ttl must be a non-negative int; got None"),
+    ({"version": 1, "state": {"added_count": 2, "entries": [ENTRY, ENTRY]}},
+     "ValueError: entries repeat an id"),
+])
+def test_unreadable_stored_entries_are_a_clear_error_and_register_nothing(
+        stored: Any, problem: str) -> None:
+    store = MemoryStore()
+    store.hset(KEY, "state", stored)
+    bus = EventBus()
+    wm = WorkingMemory(bus, store=store, user_id="ada", continuum_id="c1")
+    with pytest.raises(ValueError) as info:
+        PeanutGalleryTrinket(bus, wm)
+    assert str(info.value) == (f"PeanutGalleryTrinket: the state stored under '{KEY}' cannot be "
+                               f"read ({problem}); delete it with store.delete('{KEY}') to start "
+                               f"empty")
+    assert wm.trinket_names == [] and store.hget(KEY, "state") == stored

@@ -9,9 +9,12 @@ from typing import Any
 import pytest
 
 from trinkets.proactive_memory_trinket import ProactiveMemoryTrinket
+from wm_kernel.bus import EventBus
 from wm_kernel.clock import ManualClock
+from wm_kernel.core import WorkingMemory
 from wm_kernel.profile import Profile
 from wm_kernel.session import Session
+from wm_kernel.store import MemoryStore, SQLiteStore, StateStore
 
 NAME = "ProactiveMemoryTrinket"
 
@@ -231,3 +234,64 @@ def test_memories_that_are_not_a_list_are_a_type_error(value: Any) -> None:
     with pytest.raises(TypeError, match="^memories must be a list of dicts, got "):
         pm.surface(value)
     assert pm.memories == []
+
+
+# -- persistence
+
+KEY = "proactive_memory:ada:c1"
+
+
+def stored_session(store: StateStore) -> Session:
+    return Session(profile=Profile(timezone="America/New_York"), store=store, user_id="ada",
+                   continuum_id="c1", clock=ManualClock("2026-11-30T14:00:00+00:00"),
+                   trinkets=[ProactiveMemoryTrinket])
+
+
+def test_memories_are_stored_as_json_and_come_back_the_same(tmp_path) -> None:
+    path = tmp_path / "wm.sqlite"
+    first = stored_session(SQLiteStore(path))
+    first.trinket(NAME).surface(MEMORIES[1:])
+    assert first.store.hget(KEY, "state") == {"version": 1, "state": {"memories": [
+        {"id": "glob-al01-x", "text": "The team stand-up is at 9:30",
+         "created_at": "2026-11-30T13:59:30+00:00", "similarity_score": 0.75, "is_global": True,
+         "expires_at": None, "happens_at": None, "annotations": [], "linked_memories": []},
+        {"id": "short", "text": "Prefers metric units", "created_at": None,
+         "similarity_score": 0.76, "is_global": False, "expires_at": "2026-12-01T03:00:00+00:00",
+         "happens_at": None, "annotations": [], "linked_memories": []}]}}
+    first.trinket(NAME).surface(MEMORIES)
+    first.store.close()
+    second = stored_session(SQLiteStore(path))
+    assert second.trinket(NAME).memories == first.trinket(NAME).memories
+    second.compose()
+    assert second.trinket(NAME).content == EXPECTED
+    second.collapse_segment()
+    assert second.store.hget(KEY, "state") is None
+    second.store.close()
+
+
+def test_only_an_update_that_carries_memories_writes(monkeypatch: pytest.MonkeyPatch) -> None:
+    store = MemoryStore()
+    s = stored_session(store)
+    written: list[str] = []
+    hset = store.hset
+    monkeypatch.setattr(store, "hset", lambda k, f, v: (written.append(k), hset(k, f, v))[1])
+    s.working_memory.publish_trinket_update(NAME, {"memories": MEMORIES})
+    assert written.count(KEY) == 1
+    s.compose()
+    s.advance_turn(2)
+    s.working_memory.publish_trinket_update(NAME, {"memories": MEMORIES})  # the same list again
+    assert written.count(KEY) == 1
+
+
+def test_unreadable_stored_memories_are_a_clear_error_and_register_nothing() -> None:
+    store = MemoryStore()
+    store.hset(KEY, "state", {"version": 1, "state": {"memories": [{"id": "m1", "text": 7}]}})
+    bus = EventBus()
+    wm = WorkingMemory(bus, store=store, user_id="ada", continuum_id="c1")
+    with pytest.raises(ValueError) as info:
+        ProactiveMemoryTrinket(bus, wm)
+    assert str(info.value) == (
+        f"ProactiveMemoryTrinket: the state stored under '{KEY}' cannot be read (ValueError: "
+        f"memories[0].text must be a str, got int); delete it with store.delete('{KEY}') to start "
+        f"empty")
+    assert wm.trinket_names == []
