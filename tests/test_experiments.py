@@ -191,6 +191,20 @@ def test_an_unrecordable_feed_fails_the_save_not_the_call(tmp_path: Path) -> Non
     assert not (tmp_path / "s.jsonl").exists()
 
 
+def test_a_feed_to_a_trinket_registered_after_recording_started_fails_the_save_not_the_call(
+        tmp_path: Path) -> None:
+    live = new_session(trinkets=[], layout=BOX_LAYOUT)
+    recorder = Scenario.record(live)
+    live.add_trinket(Box)
+    live.trinket("Box").put("apples")                         # the live call works
+    assert live.trinket("Box").items == ["apples"]
+    with pytest.raises(ScenarioError, match=r"^the recording is incomplete: feed Box\.put: step 1: "
+                                            r"field 'trinket': 'Box' is not one of the scenario's "
+                                            r"trinkets \(none\)$"):
+        recorder.save(tmp_path / "s.jsonl")
+    assert not (tmp_path / "s.jsonl").exists()
+
+
 def test_custom_trinkets_replay_with_factories() -> None:
     live = new_session(trinkets=[Box], layout=BOX_LAYOUT)
     recorder = Scenario.record(live)

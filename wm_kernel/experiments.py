@@ -853,14 +853,13 @@ class ScenarioRecorder:
     def _on_feed(self, trinket: str, method: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
         if method == "set_enabled":
             return  # the 'enabled' observer records the switch (also when set as a trait)
+        # the feed itself already happened: a step that cannot be recorded (an unrecordable value,
+        # a trinket registered after recording started) fails the save, not the caller
         try:
-            step = {"step": "feed", "trinket": trinket, "method": method,
-                    "args": encode_value(list(args)), "kwargs": encode_value(kwargs)}
-        except TypeError as exc:
-            # the feed itself already happened: do not fail the caller, fail the save
+            self._add({"step": "feed", "trinket": trinket, "method": method,
+                       "args": encode_value(list(args)), "kwargs": encode_value(kwargs)})
+        except (TypeError, ScenarioError) as exc:
             self.errors.append(f"feed {trinket}.{method}: {exc}")
-            return
-        self._add(step)
 
     def _on_enabled(self, change: dict[str, Any]) -> None:
         self._add({"step": "feed", "trinket": change["owner"].name, "method": "set_enabled",
