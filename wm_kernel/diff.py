@@ -63,6 +63,7 @@ class SectionDiff:
 
     @property
     def moved(self) -> bool:
+        """In both prompts, at different placements."""
         return (self.old_placement is not None and self.new_placement is not None
                 and self.old_placement != self.new_placement)
 
@@ -94,6 +95,7 @@ class PromptDiff:
         return {status: sum(1 for s in self.sections if s.status == status) for status in STATUSES}
 
     def section(self, name: str) -> SectionDiff:
+        """The diff of one section; ValueError naming the sections if there is none."""
         for s in self.sections:
             if s.name == name:
                 return s
@@ -104,6 +106,7 @@ class PromptDiff:
         return any(s.status != "unchanged" for s in self.sections)
 
     def summary(self) -> str:
+        """One line: the labels and how many sections have each status."""
         c = self.counts()
         return (f"{self.old_label} -> {self.new_label}: {c['changed']} changed, {c['added']} added, "
                 f"{c['removed']} removed, {c['unchanged']} unchanged")

@@ -522,6 +522,7 @@ class Scenario:
         return self
 
     def set_base_prompt(self, text: str) -> "Scenario":
+        """Replace the base prompt template at this point."""
         return self._append({"step": "base_prompt", "text": text})
 
     def set_profile(self, **fields: Any) -> "Scenario":
@@ -540,9 +541,11 @@ class Scenario:
                              "args": encoded_args, "kwargs": encoded_kwargs})
 
     def advance_turn(self, n: int = 1) -> "Scenario":
+        """Complete ``n`` turns (as :meth:`Session.advance_turn`)."""
         return self._append({"step": "turn", "n": n})
 
     def collapse_segment(self, summary: str = "", tools_used: Sequence[str] = ()) -> "Scenario":
+        """End the segment (as :meth:`Session.collapse_segment`)."""
         if isinstance(tools_used, str):
             raise TypeError("tools_used must be a sequence of tool names (strings)")
         return self._append({"step": "collapse", "summary": summary, "tools_used": list(tools_used)})
@@ -557,13 +560,16 @@ class Scenario:
         return self._append({"step": "clock", "advance": int(seconds) if seconds.is_integer() else seconds})
 
     def set_clock(self, when: "datetime | str") -> "Scenario":
+        """Set the clock to an instant (aware datetime or ISO 8601 with offset)."""
         instant = parse_instant(when)
         return self._append({"step": "clock", "set": instant.isoformat()})
 
     def compose(self) -> "Scenario":
+        """An explicit compose (the composes after turns and collapses are part of those steps)."""
         return self._append({"step": "compose"})
 
     def set_auto_compose(self, value: bool) -> "Scenario":
+        """Switch the Session's ``auto_compose`` at this point."""
         return self._append({"step": "auto_compose", "value": value})
 
     # -- facts
@@ -798,6 +804,7 @@ class ScenarioRecorder:
 
     @property
     def active(self) -> bool:
+        """True until :meth:`stop`."""
         return self._active
 
     def save(self, path: "str | os.PathLike[str]") -> None:

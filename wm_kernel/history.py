@@ -128,6 +128,7 @@ class Entry:
 
     @property
     def key(self) -> tuple[str, str, str | None, bool, bool, bytes]:
+        """What makes two entries the same: every field but the text itself (its digest stands in)."""
         return (self.name, self.placement, self.trinket, self.cache_policy, self.straggler, self.digest)
 
     @property
@@ -143,6 +144,7 @@ class Entry:
                 and self.straggler == record.straggler)
 
     def to_record(self) -> SectionRecord:
+        """The SectionRecord this entry was recorded from."""
         return SectionRecord(self.name, self.placement, self.text, self.cache_policy, self.trinket,
                              self.straggler)
 

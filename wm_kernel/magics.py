@@ -421,6 +421,8 @@ TRINKET_SUBCOMMANDS: dict[str, dict[str, _Sub]] = {
 
 
 def subcommands_for(trinket: EventAwareTrinket) -> dict[str, _Sub]:
+    """The ``%trinket`` sub-commands of ``trinket``: the generic ones, then those of its class (or
+    of a built-in class it derives from)."""
     subs = dict(GENERIC_SUBCOMMANDS)
     for cls in type(trinket).__mro__:
         for name, sub in TRINKET_SUBCOMMANDS.get(cls.__name__, {}).items():

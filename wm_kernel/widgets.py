@@ -127,6 +127,7 @@ class SectionPanel:
 
     @property
     def title(self) -> str:
+        """The accordion title: section and trinket, plus the failed/disabled marker."""
         return self.box.titles[0]
 
     def show(self, title: str, body: str) -> None:
@@ -137,6 +138,7 @@ class SectionPanel:
             self.body.value = body
 
     def close(self) -> None:
+        """Close the body and the accordion widgets."""
         self.body.close()
         self.box.close()
 
