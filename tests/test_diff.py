@@ -135,3 +135,14 @@ def test_bad_input_is_a_clear_error():
         s.diff(0)
     with pytest.raises(TypeError, match="^other must be a Session, got dict$"):
         s.diff(0, other={})
+
+
+def test_html_follows_the_theme():
+    old = {"cached_content": "a\nb", "notification_center": "same"}
+    new = {"cached_content": "a\nc", "notification_center": "same", "non_cached_content": "new"}
+    page = diff_prompts(old, new)._repr_html_()
+    # no fixed light backgrounds (unreadable in a dark theme): theme variables or translucent tints
+    assert "background:#" not in page
+    assert "border-left:3px solid var(--jp-warn-color1, #e65100)" in page   # changed
+    assert "border-left:3px solid var(--jp-success-color1, #2e7d32)" in page  # added
+    assert '<span style="background:rgba(46, 160, 67, 0.22)">+c</span>' in page

@@ -126,29 +126,42 @@ class PromptDiff:
         printer.text(str(self))
 
     def _repr_html_(self) -> str:
-        colours = {"added": "#e6ffed", "removed": "#ffeef0", "changed": "#fff8e1", "unchanged": "#f6f8fa"}
+        # theme variables with light fallbacks, and translucent line tints, so the view reads in
+        # JupyterLab's light and dark themes alike
         parts = [f'<div class="wm-diff"><p><b>{html.escape(self.summary())}</b></p>']
         for s in self.sections:
             header = html.escape(s.header())
+            frame = f"border-left:3px solid {_STATUS_COLOURS[s.status]};padding:2px 6px;margin:2px 0"
             if s.status == "unchanged":
-                parts.append(f'<div class="wm-diff-section wm-diff-unchanged" '
-                             f'style="background:{colours[s.status]};padding:2px 6px">{header}</div>')
+                parts.append(f'<div class="wm-diff-section wm-diff-unchanged" style="{frame}">'
+                             f'{header}</div>')
                 continue
             body = []
             for line in s.lines:
                 style = ""
                 if line.startswith("+") and not line.startswith("+++"):
-                    style = ' style="background:#cdffd8"'
+                    style = f' style="background:{_ADDED_TINT}"'
                 elif line.startswith("-") and not line.startswith("---"):
-                    style = ' style="background:#ffdce0"'
+                    style = f' style="background:{_REMOVED_TINT}"'
                 elif line.startswith("@@"):
-                    style = ' style="color:#6f42c1"'
+                    style = f' style="color:{_HUNK_COLOUR}"'
                 body.append(f"<span{style}>{html.escape(line)}</span>")
-            parts.append(f'<details open class="wm-diff-section wm-diff-{s.status}" '
-                         f'style="background:{colours[s.status]};padding:2px 6px"><summary>{header}'
-                         f'</summary><pre style="margin:0">' + "\n".join(body) + "</pre></details>")
+            parts.append(f'<details open class="wm-diff-section wm-diff-{s.status}" style="{frame}">'
+                         f'<summary>{header}</summary><pre style="{_PRE_STYLE}">'
+                         + "\n".join(body) + "</pre></details>")
         parts.append("</div>")
         return "".join(parts)
+
+
+_STATUS_COLOURS = {"added": "var(--jp-success-color1, #2e7d32)",
+                   "removed": "var(--jp-error-color1, #c62828)",
+                   "changed": "var(--jp-warn-color1, #e65100)",
+                   "unchanged": "var(--jp-border-color2, #e0e0e0)"}
+_ADDED_TINT = "rgba(46, 160, 67, 0.22)"
+_REMOVED_TINT = "rgba(248, 81, 73, 0.22)"
+_HUNK_COLOUR = "var(--jp-info-color1, #0277bd)"
+_PRE_STYLE = ("margin:0;white-space:pre-wrap;font-family:var(--jp-code-font-family, monospace);"
+              "font-size:var(--jp-code-font-size, 13px)")
 
 
 def _sections(prompt: Mapping[str, Any]) -> list[tuple[str, str | None, str]] | None:
