@@ -16,6 +16,8 @@ from wm_kernel.events import (ComposeSystemPromptEvent, TrinketContentEvent, Tur
 from wm_kernel.session import Session
 from wm_kernel.store import MemoryStore, SQLiteStore, StateStore
 
+from prompt_checks import last_section, lifecycle_refreshes
+
 SECTION = "context_search_results"
 HEADER = "=== RECENT GET_CONTEXT TOOL SEARCH RESULTS ==="
 
@@ -41,14 +43,10 @@ def trinket(s: Session) -> GetContextTrinket:
 
 
 def section(s: Session) -> str | None:
-    assert s.composed is not None
-    found = [r.content for r in s.composed.sections if r.name == SECTION]
-    return found[0] if found else None
+    return last_section(s, SECTION)
 
 
-def refreshes(bus: EventBus) -> list[UpdateTrinketEvent]:
-    return [r.event for r in bus.log if isinstance(r.event, UpdateTrinketEvent)
-            and r.event.context.get("action") == "lifecycle_refresh"]
+refreshes = lifecycle_refreshes
 
 
 def timeout_block(remaining: str) -> str:

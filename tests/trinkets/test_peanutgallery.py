@@ -10,9 +10,11 @@ from trinkets.peanutgallery_trinket import PeanutGalleryTrinket
 from wm_kernel.bus import EventBus
 from wm_kernel.clock import ManualClock
 from wm_kernel.core import WorkingMemory
-from wm_kernel.events import ComposeSystemPromptEvent, TurnCompletedEvent, UpdateTrinketEvent
+from wm_kernel.events import ComposeSystemPromptEvent, TurnCompletedEvent
 from wm_kernel.session import Session
 from wm_kernel.store import MemoryStore, SQLiteStore
+
+from prompt_checks import last_section, lifecycle_refreshes
 
 SECTION = "peanutgallery_guidance"
 INSTRUCTION = ("    <instruction>Critical guidance: tell the user plainly what went wrong and repair it "
@@ -32,15 +34,10 @@ def gallery(s: Session) -> PeanutGalleryTrinket:
 
 
 def section(s: Session) -> str | None:
-    """The section as it went into the last composed prompt (None when absent)."""
-    assert s.composed is not None
-    found = [r.content for r in s.composed.sections if r.name == SECTION]
-    return found[0] if found else None
+    return last_section(s, SECTION)
 
 
-def refreshes(bus: EventBus) -> list[Any]:
-    return [r.event for r in bus.log if isinstance(r.event, UpdateTrinketEvent)
-            and r.event.context.get("action") == "lifecycle_refresh"]
+refreshes = lifecycle_refreshes
 
 
 # -- exact text
