@@ -12,7 +12,7 @@ import pytest
 from trinkets.base import EventAwareTrinket, feed
 from wm_kernel.clock import ManualClock, SystemClock
 from wm_kernel.composer import Layout
-from wm_kernel.experiments import (Scenario, ScenarioError, ScenarioRecorder, Variant, as_variant,
+from wm_kernel.experiments import (Scenario, ScenarioError, Variant, as_variant,
                                    decode_value, encode_value)
 from wm_kernel.profile import Profile
 from wm_kernel.session import Session
