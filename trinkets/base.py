@@ -34,7 +34,7 @@ from contextlib import nullcontext
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Callable, ClassVar, TypeVar, cast
 
-from traitlets import Bool, HasTraits, Instance, Int, MetaHasTraits, Unicode, observe
+from traitlets import Bool, HasTraits, Instance, Int, MetaHasTraits, Unicode, observe, validate
 
 from wm_kernel.events import TrinketContentEvent, TurnCompletedEvent, UpdateTrinketEvent
 
@@ -111,6 +111,12 @@ class EventAwareTrinket(HasTraits, metaclass=_TrinketMeta):
                             help="When content last changed (clock of the WorkingMemory).")
     error = Unicode("", help="'ExceptionType: message' of the last failed update; '' once one succeeds.")
     enabled = Bool(True, help="A disabled trinket contributes no section (an experiment switch).")
+    style = Unicode("original", help="The wording the section is written in: 'original' (the "
+                    "original system's exact text, the default) or another name in ``styles``.")
+
+    #: The wordings this trinket can write; "original" is the original system's, byte for byte.
+    #: A trinket that offers its own wording adds a name (e.g. "revised") and switches on ``style``.
+    styles: ClassVar[tuple[str, ...]] = ("original",)
 
     def __init__(self, event_bus: "EventBus", working_memory: "WorkingMemory", *,
                  replace: bool = False, **kwargs: Any) -> None:
@@ -192,6 +198,13 @@ class EventAwareTrinket(HasTraits, metaclass=_TrinketMeta):
         if not isinstance(enabled, bool):
             raise TypeError(f"enabled must be a bool, got {type(enabled).__name__}")
         self.enabled = enabled
+
+    @validate("style")
+    def _check_style(self, proposal: dict[str, Any]) -> str:
+        value = proposal["value"]
+        if value not in self.styles:
+            raise ValueError(f"{self.name} has no style {value!r} (known: {', '.join(self.styles)})")
+        return str(value)
 
     @observe("enabled")
     def _enabled_changed(self, change: dict[str, Any]) -> None:

@@ -1,0 +1,71 @@
+"""The original's recorded output per trinket (tests/data/trinket_examples.json), byte for byte.
+
+Each case gives the state (calls on the trinket, turns, collapses), the clock, the profile and the
+exact section text the original system produced from that state. The default style of every
+trinket must reproduce it exactly; a difference is a bug unless docs/deviations.md lists it (and then
+the case's state contains markup characters, which these recorded cases avoid).
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import trinkets
+from wm_kernel.bus import EventBus
+from wm_kernel.clock import ManualClock
+from wm_kernel.composer import Layout
+from wm_kernel.core import WorkingMemory
+from wm_kernel.events import SegmentCollapsedEvent, TurnCompletedEvent
+from wm_kernel.profile import Profile
+
+DATA = json.loads((Path(__file__).parent.parent / "data" / "trinket_examples.json")
+                  .read_text(encoding="utf-8"))
+CASES = DATA["cases"]
+
+
+def _ids(case: dict[str, Any]) -> str:
+    return f"{case['component']}-{case['name']}"
+
+
+def run_case(case: dict[str, Any]) -> str:
+    """The section text wm-kernel composes for a recorded case (as ``how_to_feed`` describes)."""
+    profile = case["profile"]
+    clock = ManualClock(case["now"])
+    if case["component"] == "placeholders":
+        fields = dict(case["input"].get("profile_fields", {}))
+        if profile.get("account_created_at") is not None:
+            fields["account_created"] = profile["account_created_at"]
+        wm = WorkingMemory(EventBus(), clock=clock, layout=Layout.original(),
+                           profile=Profile(first_name=profile["first_name"],
+                                           timezone=profile["timezone"], **fields))
+        return wm.compose(case["input"]["base_prompt"])["cached_content"]
+    wm = WorkingMemory(EventBus(), clock=clock,
+                       profile=Profile(first_name=profile["first_name"], timezone=profile["timezone"]))
+    trinket = getattr(trinkets, case["component"])(wm.bus, wm)
+    turn = segment_turn = segments = 0
+    for call in case["input"]["calls"]:
+        if call["call"] == "turn":
+            turn += 1
+            segment_turn += 1
+            wm.bus.publish(TurnCompletedEvent.create(
+                continuum_id="c1", user_id=wm.user_id, clock=clock, turn_number=turn,
+                segment_turn_number=segment_turn))
+        elif call["call"] == "collapse":
+            segments += 1
+            segment_turn = 0
+            wm.bus.publish(SegmentCollapsedEvent.create(
+                continuum_id="c1", user_id=wm.user_id, clock=clock,
+                segment_id=f"segment-{segments}", summary="", tools_used=()))
+        elif call["call"] == "advance":
+            clock.advance(**call["args"])
+        else:
+            getattr(trinket, call["call"])(**call.get("args", {}))
+    return trinket.generate_content({})
+
+
+@pytest.mark.parametrize("case", CASES, ids=_ids)
+def test_default_style_is_the_originals_text(case: dict[str, Any]) -> None:
+    assert run_case(case) == case["expected"], case.get("notes", "")
