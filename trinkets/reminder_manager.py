@@ -1,39 +1,48 @@
-"""ReminderManager: the reminders that are overdue or due later today (section ``active_reminders``).
+"""ReminderManager: the reminders that are overdue or due today (section ``active_reminders``).
 
 Reminders live in the WorkingMemory's state store, in the hash ``reminders:{user_id}`` (field = the
 reminder id, value = a JSON object), so a Session on a :class:`~wm_kernel.store.SQLiteStore` file
 keeps them across a restart. Feed them with :meth:`ReminderManager.add_reminder`,
 :meth:`~ReminderManager.complete` and :meth:`~ReminderManager.delete`; list them with
-:meth:`~ReminderManager.reminders`. A change shows from the next compose.
+:meth:`~ReminderManager.reminders`. A change shows from the next compose. Completed reminders and
+those due after today never show; nothing to show: no section.
 
-Which reminders show is computed at every compose from the clock, in the profile's time zone:
+Two styles (the ``style`` trait; docs/deviations.md lists both):
+
+``"original"`` (the default) writes the original system's text, byte for byte:
+
+- *overdue*: due before the start of the user's local date (local midnight, in the profile's zone);
+  *today*: due from that midnight for 24 hours, as the original counts its day (so on a 25-hour
+  day the last hour is left out, and on a 23-hour day the first hour of tomorrow is in). A reminder
+  due earlier today, even one already past, stays under ``<today>``.
+- markup: ``<active_reminders>``, the :data:`ORIGINAL_INSTRUCTION` element, then
+  ``<user_reminders>`` and ``<internal_reminders>`` (only the non-empty ones), each with
+  ``<overdue>`` then ``<today>`` (only the non-empty ones), nothing indented. A user ``<overdue
+  urgent="true">`` opens with a ``<warning>`` and closes with an ``<action>`` after its reminders;
+  an internal ``<overdue>`` has its own ``<warning>`` and no action; a user ``<today>`` ends with a
+  ``<guidance>`` element, an internal one has none (the wording: :data:`ORIGINAL_WORDING`).
+- each reminder is self-closing, ``<reminder id=".." title=".." due=".."/>``, or, with details,
+  ``<reminder ..>``, ``<details>..</details>``, ``</reminder>`` on three lines. ``due`` is the
+  relative time ("1 day ago", "in 6 hours") for overdue and still-coming reminders, and the local
+  date and time ("2026-11-30 07:00:00") for one due earlier today; ``time`` (local, 24-hour
+  "15:00") only on still-coming reminders of today.
+
+``"revised"`` is this project's own wording, and its own day:
 
 - *overdue*: due at or before now (a reminder due exactly now is overdue: its moment has come);
-- *today*: due after now and before the next local midnight (one due exactly at midnight is
-  tomorrow's);
-- later ones, and completed ones, are left out. Nothing due: no section.
+  *today*: due after now and before the next local midnight, the user's calendar day however long
+  it is (23, 24 or 25 hours).
+- markup indented by two spaces per level, an instruction line (:data:`REVISED_INSTRUCTION`) that
+  tells the model how user and internal reminders differ, the user group's lines before their
+  reminders (:data:`REVISED_OVERDUE_WARNING`, :data:`REVISED_OVERDUE_ACTION`,
+  :data:`REVISED_TODAY_GUIDANCE`), and every reminder as ``<reminder id=".." title=".." due="in 2
+  hours" time="3:00 PM EST">`` with a ``time`` in the user's words (prefixed by the date when not
+  today) and an optional ``<details>`` line before ``</reminder>``.
 
-The markup follows the original: ``<active_reminders>``, an instruction line, then
-``<user_reminders>`` and ``<internal_reminders>`` (only the non-empty ones), each holding
-``<overdue>`` and ``<today>`` groups (only the non-empty ones). User reminders carry the original's
-urgent marking and instructions; internal ones (notes the assistant left for itself) carry none.
-Within a group reminders come by due time, then id. Each reminder is
-``<reminder id=".." title=".." due="in 2 hours" time="..">`` with an optional ``<details>`` line,
-then ``</reminder>`` (on the same line when there are no details); ``time``
-is the local clock time and zone abbreviation, prefixed by the date when it is not today. The
-wording of the fixed lines (this project's own) is in the module constants:
-
-- :data:`INSTRUCTION` (after ``<active_reminders>``): "Reminders due now or later today, in the
-  user's time zone. User reminders are the user's own; internal reminders are notes you left for
-  yourself: act on them without presenting them to the user as reminders."
-- :data:`OVERDUE_WARNING` (user overdue): "WARNING: these reminders are past due and the user has
-  not been told yet."
-- :data:`OVERDUE_ACTION` (user overdue): "ACTION: notify the user of each overdue reminder
-  immediately, at the start of your next reply, before anything else."
-- :data:`TODAY_GUIDANCE` (user today): "Remind the user of these during the conversation, at a
-  natural moment, before they are due."
-
-Titles, details and ids are escaped (:mod:`wm_kernel.markup`), so none can close a tag.
+In both styles a group lists its reminders by due time, then id; ids, titles, details and times are
+escaped (the original writes them raw, so a title could close a tag or add an attribute; for text
+without markup characters the output is the same), so an XML parser reads every value back
+unchanged. Both work to the last day datetime can hold (9999-12-31), in every zone.
 
 Examples
 --------
@@ -43,12 +52,34 @@ Examples
 >>> s = Session(profile=Profile(timezone="America/New_York"), trinkets=[ReminderManager],
 ...             clock=ManualClock("2026-11-30T14:00:00+00:00"))           # 9:00 AM in New York
 >>> reminders = s.trinket("ReminderManager")
->>> reminders.add_reminder("Call the bank", "2026-11-30T13:30:00+00:00", details="Ask about fees")
+>>> reminders.add_reminder("Pay rent", "2026-11-29T14:00:00+00:00")
 'rem_1'
->>> reminders.add_reminder("Dentist", "2026-11-30T20:00:00+00:00")
+>>> reminders.add_reminder("Call the bank", "2026-11-30T13:30:00+00:00", details="Ask about fees")
 'rem_2'
->>> reminders.add_reminder("Renew passport", "2026-12-20T15:00:00+00:00")   # later: not shown
+>>> reminders.add_reminder("Dentist", "2026-11-30T20:00:00+00:00")
 'rem_3'
+>>> reminders.add_reminder("Renew passport", "2026-12-20T15:00:00+00:00")   # later: not shown
+'rem_4'
+>>> _ = s.compose()
+>>> print(reminders.content)
+<active_reminders>
+<instruction>Reminders require immediate action. When one is due or overdue, notify The User even if mid-conversation. They cannot see reminders unless you voice them. Non-negotiable.</instruction>
+<user_reminders>
+<overdue urgent="true">
+<warning>⚠️ OVERDUE - REQUIRE IMMEDIATE ATTENTION</warning>
+<reminder id="rem_1" title="Pay rent" due="1 day ago"/>
+<action>YOU MUST notify the user about these overdue reminders IMMEDIATELY.</action>
+</overdue>
+<today>
+<reminder id="rem_2" title="Call the bank" due="2026-11-30 08:30:00">
+<details>Ask about fees</details>
+</reminder>
+<reminder id="rem_3" title="Dentist" due="in 6 hours" time="15:00"/>
+<guidance>Please remind the user about these during the continuum when appropriate.</guidance>
+</today>
+</user_reminders>
+</active_reminders>
+>>> reminders.style = "revised"
 >>> _ = s.compose()
 >>> print(reminders.content)
 <active_reminders>
@@ -57,53 +88,167 @@ Examples
     <overdue urgent="true">
       WARNING: these reminders are past due and the user has not been told yet.
       ACTION: notify the user of each overdue reminder immediately, at the start of your next reply, before anything else.
-      <reminder id="rem_1" title="Call the bank" due="30 minutes ago" time="8:30 AM EST">
+      <reminder id="rem_1" title="Pay rent" due="1 day ago" time="Nov 29, 9:00 AM EST"></reminder>
+      <reminder id="rem_2" title="Call the bank" due="30 minutes ago" time="8:30 AM EST">
         <details>Ask about fees</details>
       </reminder>
     </overdue>
     <today>
       Remind the user of these during the conversation, at a natural moment, before they are due.
-      <reminder id="rem_2" title="Dentist" due="in 6 hours" time="3:00 PM EST"></reminder>
+      <reminder id="rem_3" title="Dentist" due="in 6 hours" time="3:00 PM EST"></reminder>
     </today>
   </user_reminders>
 </active_reminders>
 >>> reminders.complete("rem_1"); [r["status"] for r in reminders.reminders()]
-['completed', 'today', 'later']
+['completed', 'overdue', 'today', 'later']
 """
 from __future__ import annotations
 
-from datetime import datetime, time, timedelta, timezone, tzinfo
-from typing import Any
+from dataclasses import dataclass
+from datetime import MAXYEAR, date, datetime, timedelta, timezone, tzinfo
+from typing import Any, NamedTuple
 
 from trinkets.base import EventAwareTrinket, feed
 from wm_kernel.checks import check_str
 from wm_kernel.clock import parse_instant
-from wm_kernel.markup import escape_attr, escape_text
-from wm_kernel.timefmt import format_clock_time, relative_time, zone_abbreviation
+from wm_kernel.markup import escape_text
+from wm_kernel.timefmt import relative_time, zone_abbreviation
 
-#: The line after ``<active_reminders>``.
-INSTRUCTION = ("Reminders due now or later today, in the user's time zone. User reminders are the "
-               "user's own; internal reminders are notes you left for yourself: act on them without "
-               "presenting them to the user as reminders.")
-#: The first line of a user ``<overdue urgent="true">`` group.
-OVERDUE_WARNING = "WARNING: these reminders are past due and the user has not been told yet."
-#: The second line of a user ``<overdue urgent="true">`` group.
-OVERDUE_ACTION = ("ACTION: notify the user of each overdue reminder immediately, at the start of "
-                  "your next reply, before anything else.")
-#: The line of a user ``<today>`` group.
-TODAY_GUIDANCE = ("Remind the user of these during the conversation, at a natural moment, before "
-                  "they are due.")
+#: The original's line after ``<active_reminders>`` (an ``<instruction>`` element).
+ORIGINAL_INSTRUCTION = ("Reminders require immediate action. When one is due or overdue, notify The "
+                        "User even if mid-conversation. They cannot see reminders unless you voice "
+                        "them. Non-negotiable.")
+
+
+@dataclass(frozen=True)
+class Wording:
+    """What sets one category's block apart in the original style ('' = that element is left out)."""
+
+    #: Attributes of the ``<overdue>`` tag (with their leading space).
+    overdue_attributes: str
+    #: The ``<warning>`` opening an ``<overdue>`` group.
+    warning: str
+    #: The ``<action>`` closing an ``<overdue>`` group.
+    action: str
+    #: The ``<guidance>`` closing a ``<today>`` group.
+    guidance: str
+
+
+#: The original's wording per category.
+ORIGINAL_WORDING = {
+    "user": Wording(overdue_attributes=' urgent="true"',
+                    warning="⚠️ OVERDUE - REQUIRE IMMEDIATE ATTENTION",
+                    action="YOU MUST notify the user about these overdue reminders IMMEDIATELY.",
+                    guidance="Please remind the user about these during the continuum when "
+                             "appropriate."),
+    "internal": Wording(overdue_attributes="", warning="⚠️ OVERDUE INTERNAL REMINDERS", action="",
+                        guidance=""),
+}
+
+#: The revised style's line after ``<active_reminders>``.
+REVISED_INSTRUCTION = ("Reminders due now or later today, in the user's time zone. User reminders "
+                       "are the user's own; internal reminders are notes you left for yourself: act "
+                       "on them without presenting them to the user as reminders.")
+#: The revised style's first line of a user ``<overdue urgent="true">`` group.
+REVISED_OVERDUE_WARNING = ("WARNING: these reminders are past due and the user has not been told "
+                           "yet.")
+#: The revised style's second line of a user ``<overdue urgent="true">`` group.
+REVISED_OVERDUE_ACTION = ("ACTION: notify the user of each overdue reminder immediately, at the "
+                          "start of your next reply, before anything else.")
+#: The revised style's line of a user ``<today>`` group.
+REVISED_TODAY_GUIDANCE = ("Remind the user of these during the conversation, at a natural moment, "
+                          "before they are due.")
 
 #: The categories, in the order their blocks are rendered.
 CATEGORIES = ("user", "internal")
 
 _MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
+_DAY = timedelta(days=1)
+# Attribute values: markup characters, the double quote that delimits them, and the whitespace an
+# XML parser would normalise (so values read back byte for byte). Not the apostrophe: inside double
+# quotes it is harmless, and titles such as "Mom's birthday" stay as the original writes them.
+_ATTRIBUTE_TABLE = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;",
+                                  "\n": "&#10;", "\r": "&#13;", "\t": "&#9;"})
 
 
-def _local_midnight_after(now: datetime, zone: tzinfo) -> datetime:
-    """The first instant of the user's next local date, in UTC."""
-    tomorrow = now.astimezone(zone).date() + timedelta(days=1)
-    return datetime.combine(tomorrow, time(0), tzinfo=zone).astimezone(timezone.utc)
+def _attribute(value: object) -> str:
+    return str(value).translate(_ATTRIBUTE_TABLE)
+
+
+class _Wall(NamedTuple):
+    """A moment as the user's wall clock shows it (a datetime cannot hold the year 10000)."""
+
+    year: int
+    month: int
+    day: int
+    hour: int
+    minute: int
+    second: int
+    microsecond: int
+    zone: str
+
+    @property
+    def date(self) -> tuple[int, int, int]:
+        return (self.year, self.month, self.day)
+
+
+def _wall(moment: datetime, zone: tzinfo) -> _Wall:
+    """``moment`` on the wall clock of ``zone``, also where that falls past 9999-12-31.
+
+    Only an instant in the last hours of 9999-12-31 UTC, seen from a zone east of UTC, is local
+    10000-01-01: its clock is read a day earlier and the date put right (no zone changes its offset
+    on the last day of 9999).
+    """
+    try:
+        local = moment.astimezone(zone)
+    except OverflowError:
+        if moment.year != MAXYEAR:  # the first hours of year 1, west of UTC: not supported
+            raise
+        earlier = (moment - _DAY).astimezone(zone)
+        return _Wall(MAXYEAR + 1, 1, 1, earlier.hour, earlier.minute, earlier.second,
+                     earlier.microsecond, zone_abbreviation(earlier))
+    return _Wall(local.year, local.month, local.day, local.hour, local.minute, local.second,
+                 local.microsecond, zone_abbreviation(local))
+
+
+def _day_start(now: datetime, zone: tzinfo) -> datetime:
+    """The UTC instant the user's current local date began (its local midnight)."""
+    wall = _wall(now, zone)
+    try:
+        return datetime(*wall.date, tzinfo=zone).astimezone(timezone.utc)
+    except ValueError:  # local date 10000-01-01
+        return now - timedelta(hours=wall.hour, minutes=wall.minute, seconds=wall.second,
+                               microseconds=wall.microsecond)
+
+
+def _later(moment: datetime, delta: timedelta) -> datetime | None:
+    """``moment + delta``, or None when that is past the last instant a datetime holds."""
+    try:
+        return moment + delta
+    except OverflowError:
+        return None
+
+
+def _day_window(now: datetime, zone: tzinfo, style: str) -> tuple[datetime, datetime | None]:
+    """(start, end) of "today" in UTC, end exclusive; end None: today lasts past year 9999."""
+    start = _day_start(now, zone)
+    if style == "original":
+        return start, _later(start, timedelta(hours=24))
+    wall = _wall(now, zone)
+    try:
+        tomorrow = date(*wall.date) + _DAY
+        return start, datetime(tomorrow.year, tomorrow.month, tomorrow.day,
+                               tzinfo=zone).astimezone(timezone.utc)
+    except (ValueError, OverflowError):  # tomorrow is 10000-01-01 or later: no offset changes then
+        return start, _later(start, timedelta(hours=24))
+
+
+def _status(due: datetime, now: datetime, window: tuple[datetime, datetime | None],
+            style: str) -> str:
+    start, end = window
+    if due < start or (style == "revised" and due <= now):
+        return "overdue"
+    return "today" if end is None or due < end else "later"
 
 
 class ReminderManager(EventAwareTrinket):
@@ -118,6 +263,7 @@ class ReminderManager(EventAwareTrinket):
 
     variable_name = "active_reminders"
     cache_policy = False
+    styles = ("original", "revised")
 
     # -- where the data lives
     @property
@@ -203,10 +349,10 @@ class ReminderManager(EventAwareTrinket):
     # -- reading
     def reminders(self) -> list[dict[str, Any]]:
         """Every stored reminder, by due time then id, as dicts: id, title, details, category, due
-        (aware datetime), completed (bool) and status ("overdue", "today", "later" or
-        "completed", as of the clock now)."""
+        (aware datetime), completed (bool) and status ("overdue", "today", "later" or "completed",
+        as of the clock now, by the current style's day: see the module docstring)."""
         now = self.working_memory.clock.now()
-        day_end = _local_midnight_after(now, self.working_memory.profile.zone)
+        window = _day_window(now, self.working_memory.profile.zone, self.style)
         rows = []
         for record in self._load().values():
             due = datetime.fromisoformat(record["due"])
@@ -214,70 +360,122 @@ class ReminderManager(EventAwareTrinket):
             rows.append({"id": record["id"], "title": record["title"],
                          "details": record.get("details", ""), "category": record["category"],
                          "due": due, "completed": completed,
-                         "status": "completed" if completed else _status(due, now, day_end)})
+                         "status": "completed" if completed else _status(due, now, window,
+                                                                         self.style)})
         rows.sort(key=lambda r: (r["due"], r["id"]))
         return rows
 
     # -- rendering
     def generate_content(self, context: dict[str, Any]) -> str:
-        now = self.working_memory.clock.now()
-        zone = self.working_memory.profile.zone
         groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
         for row in self.reminders():
             if row["status"] in ("overdue", "today"):
                 groups.setdefault((row["category"], row["status"]), []).append(row)
         if not groups:
             return ""
-        lines = ["<active_reminders>", f"  {INSTRUCTION}"]
-        for category in CATEGORIES:
-            overdue, today = groups.get((category, "overdue")), groups.get((category, "today"))
-            if not overdue and not today:
-                continue
-            user = category == "user"
-            lines.append(f"  <{category}_reminders>")
-            if overdue:
-                lines.append('    <overdue urgent="true">' if user else "    <overdue>")
-                if user:
-                    lines += [f"      {OVERDUE_WARNING}", f"      {OVERDUE_ACTION}"]
-                lines += [line for row in overdue for line in _render(row, now, zone)]
-                lines.append("    </overdue>")
-            if today:
-                lines.append("    <today>")
-                if user:
-                    lines.append(f"      {TODAY_GUIDANCE}")
-                lines += [line for row in today for line in _render(row, now, zone)]
-                lines.append("    </today>")
-            lines.append(f"  </{category}_reminders>")
-        lines.append("</active_reminders>")
-        return "\n".join(lines)
+        now = self.working_memory.clock.now()
+        zone = self.working_memory.profile.zone
+        if self.style == "revised":
+            return _revised(groups, now, zone)
+        return _original(groups, now, zone)
 
     def __repr__(self) -> str:
         return f"<ReminderManager section={self.variable_name!r} key={self.store_key!r}>"
 
 
-def _status(due: datetime, now: datetime, day_end: datetime) -> str:
-    if due <= now:
-        return "overdue"
-    return "today" if due < day_end else "later"
+# -- the original style
+
+def _original(groups: dict[tuple[str, str], list[dict[str, Any]]], now: datetime,
+              zone: tzinfo) -> str:
+    lines = ["<active_reminders>", f"<instruction>{ORIGINAL_INSTRUCTION}</instruction>"]
+    for category in CATEGORIES:
+        overdue, today = groups.get((category, "overdue")), groups.get((category, "today"))
+        if not overdue and not today:
+            continue
+        wording = ORIGINAL_WORDING[category]
+        lines.append(f"<{category}_reminders>")
+        if overdue:
+            lines += [f"<overdue{wording.overdue_attributes}>",
+                      f"<warning>{wording.warning}</warning>"]
+            lines += [_original_reminder(row, relative_time(row["due"], now)) for row in overdue]
+            if wording.action:
+                lines.append(f"<action>{wording.action}</action>")
+            lines.append("</overdue>")
+        if today:
+            lines.append("<today>")
+            for row in today:
+                wall = _wall(row["due"], zone)
+                if row["due"] > now:
+                    lines.append(_original_reminder(row, relative_time(row["due"], now),
+                                                    f"{wall.hour:02d}:{wall.minute:02d}"))
+                else:  # due earlier today: the local date and time instead of a relative time
+                    lines.append(_original_reminder(
+                        row, f"{wall.year:04d}-{wall.month:02d}-{wall.day:02d} "
+                             f"{wall.hour:02d}:{wall.minute:02d}:{wall.second:02d}"))
+            if wording.guidance:
+                lines.append(f"<guidance>{wording.guidance}</guidance>")
+            lines.append("</today>")
+        lines.append(f"</{category}_reminders>")
+    lines.append("</active_reminders>")
+    return "\n".join(lines)
+
+
+def _original_reminder(row: dict[str, Any], due: str, time: str | None = None) -> str:
+    attributes = (f'id="{_attribute(row["id"])}" title="{_attribute(row["title"])}" '
+                  f'due="{_attribute(due)}"')
+    if time is not None:
+        attributes += f' time="{_attribute(time)}"'
+    if not row["details"]:
+        return f"<reminder {attributes}/>"
+    return f"<reminder {attributes}>\n<details>{escape_text(row['details'])}</details>\n</reminder>"
+
+
+# -- the revised style
+
+def _revised(groups: dict[tuple[str, str], list[dict[str, Any]]], now: datetime,
+             zone: tzinfo) -> str:
+    lines = ["<active_reminders>", f"  {REVISED_INSTRUCTION}"]
+    for category in CATEGORIES:
+        overdue, today = groups.get((category, "overdue")), groups.get((category, "today"))
+        if not overdue and not today:
+            continue
+        user = category == "user"
+        lines.append(f"  <{category}_reminders>")
+        if overdue:
+            lines.append('    <overdue urgent="true">' if user else "    <overdue>")
+            if user:
+                lines += [f"      {REVISED_OVERDUE_WARNING}", f"      {REVISED_OVERDUE_ACTION}"]
+            lines += [line for row in overdue for line in _revised_reminder(row, now, zone)]
+            lines.append("    </overdue>")
+        if today:
+            lines.append("    <today>")
+            if user:
+                lines.append(f"      {REVISED_TODAY_GUIDANCE}")
+            lines += [line for row in today for line in _revised_reminder(row, now, zone)]
+            lines.append("    </today>")
+        lines.append(f"  </{category}_reminders>")
+    lines.append("</active_reminders>")
+    return "\n".join(lines)
 
 
 def _clock_label(due: datetime, now: datetime, zone: tzinfo) -> str:
     """'3:00 PM EST' today; 'Nov 28, 8:30 AM EST' on another date (with the year if not this one)."""
-    moment, today = due.astimezone(zone), now.astimezone(zone).date()
-    clock = f"{format_clock_time(moment)} {zone_abbreviation(moment)}"
-    if moment.date() == today:
+    moment, today = _wall(due, zone), _wall(now, zone)
+    hour12 = moment.hour % 12 or 12
+    clock = f"{hour12}:{moment.minute:02d} {'AM' if moment.hour < 12 else 'PM'} {moment.zone}"
+    if moment.date == today.date:
         return clock
-    date = f"{_MONTHS[moment.month - 1]} {moment.day}"
+    label = f"{_MONTHS[moment.month - 1]} {moment.day}"
     if moment.year != today.year:
-        date += f" {moment.year}"
-    return f"{date}, {clock}"
+        label += f" {moment.year}"
+    return f"{label}, {clock}"
 
 
-def _render(row: dict[str, Any], now: datetime, zone: tzinfo) -> list[str]:
+def _revised_reminder(row: dict[str, Any], now: datetime, zone: tzinfo) -> list[str]:
     due = row["due"]
-    opening = (f'      <reminder id="{escape_attr(row["id"])}" title="{escape_attr(row["title"])}" '
-               f'due="{escape_attr(relative_time(due, now))}" '
-               f'time="{escape_attr(_clock_label(due, now, zone))}">')
+    opening = (f'      <reminder id="{_attribute(row["id"])}" title="{_attribute(row["title"])}" '
+               f'due="{_attribute(relative_time(due, now))}" '
+               f'time="{_attribute(_clock_label(due, now, zone))}">')
     if not row["details"]:
         return [opening + "</reminder>"]
     return [opening, f"        <details>{escape_text(row['details'])}</details>", "      </reminder>"]
