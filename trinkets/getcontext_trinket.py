@@ -20,11 +20,54 @@ failed     ``query``, ``error``, ``error_type``
 
 The section ``context_search_results`` is plain text: the header
 ``=== RECENT GET_CONTEXT TOOL SEARCH RESULTS ===``, a blank line, then one block per result, blocks
-separated by ``"\\n\\n---\\n\\n"``. The blocks read (wording fixed here where the original leaves it
-open; the tests pin it)::
+separated by ``"\\n\\n---\\n\\n"``. Two styles (the ``style`` trait; docs/deviations.md lists both).
+
+``"original"`` (the default) writes the original system's blocks, byte for byte::
 
     📎 Context Search: {query}
-    {summary}                                  (left out when empty)
+    <blank>
+    {summary}                                  (with its blank line, left out when empty)
+    <blank>
+    <blank>
+    • {point} (source: {source})               (one per finding; "• {point}" without a source;
+                                                the findings and their blank lines left out if none)
+    <blank>
+    <blank>
+    Note: {limitations}                        (only when given)
+
+    🔍 Searching for context: '{query}'
+    <blank>
+    Mode: {search_mode} | Sources: {a, b}      ("all sources" when the scope is empty)
+    <blank>
+    Results will appear here when the search completes...
+
+    ⚠️ Context search timed out: '{query}'
+    <blank>
+    The search exceeded 5 minutes (stopped at iteration {iteration} with {findings_count}
+    findings). Try rephrasing your query or tell the user the search was inconclusive.   (one line)
+    <blank>
+    (This message will disappear in {N} turns)
+
+    ⚠️ Context search failed: '{query}'
+    <blank>
+    Error: {error} ({error_type})
+    <blank>
+    Try rephrasing the query or tell the user you encountered an error.
+    <blank>
+    (This message will disappear in {N} turns)
+
+N is the number of turns remaining,
+``arrival + 5 - current_turn``: "1 turn", else "N turns", down to "0 turns" on the last turn a
+message shows. As in the original, a collapse resets the turn count only when it clears something:
+after a collapse with nothing stored, a timeout or failure counts from the turn before the collapse
+(and so shows longer), until the next collapse that clears results.
+
+``"revised"`` is this project's layout: no blank lines inside a block, the pending block's mode and
+sources on two lines, singular and plural where they belong ("1 finding"), "(This message will
+disappear after this turn)" on the last turn, and every collapse resets the turn count. Its wording::
+
+    📎 Context Search: {query}
+    {summary}                                  (left out when empty or blank)
     • {point} (source: {source})               (one per finding; "• {point}" without a source)
     Note: {limitations}                        (only when given)
 
@@ -43,15 +86,14 @@ open; the tests pin it)::
     Try rephrasing the query, or tell the user the search ran into an error.
     (This message will disappear in {N} turn(s))
 
-N is the number of turns remaining (``arrival + 5 - current_turn``: "1 turn", "2 turns"); on the last
-turn a message shows (N = 0) the line reads ``(This message will disappear after this turn)``.
-
-Escaping. The section sits inside the HUD's ``<mira:hud>`` element, so every value is escaped as
-element text (``&``, ``<``, ``>``; :func:`wm_kernel.markup.escape_text`): no value can close the HUD
-or open a tag. And every line break inside a value is followed by two spaces of indentation, so a
-value can never start a line of its own: every line that begins at the left margin (the header, the
-``---`` separators, the status lines) comes from the trinket, and a hostile summary cannot fake a
-new result or a separator. (Any Unicode line break counts; they all become ``"\\n  "``.)
+Escaping. The section sits inside the HUD's ``<mira:hud>`` element, so in both styles every value is
+escaped as element text (``&``, ``<``, ``>``; :func:`wm_kernel.markup.escape_text`): no value can
+close the HUD or open a tag (the original writes them raw; for text without markup characters the
+output is the same). The revised style also follows every line break inside a value with two spaces
+of indentation, so a value can never start a line of its own: every line that begins at the left
+margin (the header, the ``---`` separators, the status lines) comes from the trinket, and a hostile
+summary cannot fake a new result or a separator. (Any Unicode line break counts; they all become
+``"\\n  "``.)
 
 Persistence. The results live in the WorkingMemory's store too, field ``state`` of the hash
 ``getcontext:{user_id}:{continuum_id}``, written whenever they change (a report, a removal, an
@@ -73,6 +115,26 @@ Examples
 >>> gc.add_success("t1", "budget decision", "Ada approved 12k.",
 ...                key_findings=[{"point": "Approved on Nov 28", "source": "chat"}])
 >>> gc.add_failed("t2", "travel policy", "index offline", "ConnectionError")
+>>> print(gc.generate_content({}))
+=== RECENT GET_CONTEXT TOOL SEARCH RESULTS ===
+<BLANKLINE>
+📎 Context Search: budget decision
+<BLANKLINE>
+Ada approved 12k.
+<BLANKLINE>
+<BLANKLINE>
+• Approved on Nov 28 (source: chat)
+<BLANKLINE>
+---
+<BLANKLINE>
+⚠️ Context search failed: 'travel policy'
+<BLANKLINE>
+Error: index offline (ConnectionError)
+<BLANKLINE>
+Try rephrasing the query or tell the user you encountered an error.
+<BLANKLINE>
+(This message will disappear in 5 turns)
+>>> gc.style = "revised"
 >>> print(gc.generate_content({}))
 === RECENT GET_CONTEXT TOOL SEARCH RESULTS ===
 <BLANKLINE>
@@ -217,7 +279,8 @@ def _validate(status: object, fields: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _show(value: object) -> str:
-    """A value as safe text: markup characters escaped, continuation lines indented (see module doc)."""
+    """A value as the revised style writes it: markup characters escaped, continuation lines
+    indented (see the module docstring)."""
     # line breaks are normalised before escaping, so none of them reaches the text as a reference
     return escape_text(_LINE_BREAK.sub("\n", str(value))).replace("\n", "\n  ")
 
@@ -235,6 +298,7 @@ class GetContextTrinket(StatefulTrinket):
     variable_name = "context_search_results"
     cache_policy = False
     state_prefix = "getcontext"
+    styles = ("original", "revised")
     #: Turns a timeout or failure stays after the turn it arrived in.
     ERROR_TURNS: ClassVar[int] = 5
 
@@ -334,12 +398,45 @@ class GetContextTrinket(StatefulTrinket):
         return items
 
     def generate_content(self, context: dict[str, Any]) -> str:
-        blocks = [self._render(r) for r in self._visible()]
+        render = self._render_revised if self.style == "revised" else self._render_original
+        blocks = [render(r) for r in self._visible()]
         if not blocks:
             return ""
         return f"{HEADER}\n\n" + RESULT_SEPARATOR.join(blocks)
 
-    def _render(self, r: SearchResult) -> str:
+    def _render_original(self, r: SearchResult) -> str:
+        d = r.data
+        if r.status == "success":
+            s = d["summary"]
+            parts = [f"📎 Context Search: {escape_text(s['query'])}"]
+            if s["summary"]:
+                parts.append(escape_text(s["summary"]))
+            if s["key_findings"]:
+                parts.append("\n" + "\n".join(
+                    f"• {escape_text(f['point'])}"
+                    + (f" (source: {escape_text(f['source'])})" if f.get("source") else "")
+                    for f in s["key_findings"]))
+            if s["limitations"]:
+                parts.append(f"\nNote: {escape_text(s['limitations'])}")
+            return "\n\n".join(parts)
+        if r.status == "pending":
+            sources = ", ".join(escape_text(x) for x in d["search_scope"]) or "all sources"
+            return (f"🔍 Searching for context: '{escape_text(d['query'])}'\n\n"
+                    f"Mode: {escape_text(d['search_mode'])} | Sources: {sources}\n\n"
+                    "Results will appear here when the search completes...")
+        remaining = self._turns_remaining(r)
+        assert remaining is not None
+        fades = f"(This message will disappear in {remaining} turn{'' if remaining == 1 else 's'})"
+        if r.status == "timeout":
+            return (f"⚠️ Context search timed out: '{escape_text(d['query'])}'\n\n"
+                    f"The search exceeded 5 minutes (stopped at iteration {d['iteration']} with "
+                    f"{d['findings_count']} findings). Try rephrasing your query or tell the user the "
+                    f"search was inconclusive.\n\n{fades}")
+        return (f"⚠️ Context search failed: '{escape_text(d['query'])}'\n\n"
+                f"Error: {escape_text(d['error'])} ({escape_text(d['error_type'])})\n\n"
+                f"Try rephrasing the query or tell the user you encountered an error.\n\n{fades}")
+
+    def _render_revised(self, r: SearchResult) -> str:
         d = r.data
         if r.status == "success":
             s = d["summary"]
@@ -375,6 +472,14 @@ class GetContextTrinket(StatefulTrinket):
             fades])
 
     # -- lifecycle
+    def flush(self) -> None:
+        """Segment collapse: forget every result and reset the turn count. In the original style,
+        as the original does, a collapse with no result stored leaves the turn count as it was."""
+        with self.lock:
+            if self.style == "original" and not self.entries:
+                return
+            super().flush()
+
     def _expire_items(self) -> bool:
         kept = {r.task_id: r for r in self._visible()}
         if len(kept) == len(self.entries):
