@@ -103,23 +103,32 @@ SEARCHES_AT_TURN_2 = """\
 === RECENT GET_CONTEXT TOOL SEARCH RESULTS ===
 
 📎 Context Search: Runge-Kutta stability regions
+
 Explicit RK methods have bounded stability regions; implicit ones can be A-stable.
+
+
 • RK4 is stable on the negative real axis down to about -2.78 (source: Hairer &amp; Wanner)
 • No explicit RK method is A-stable
+
+
 Note: Textbook sources only
 
 ---
 
 ⚠️ Context search failed: 'Ada's calendar for December'
-Error (ConnectionError): calendar service unreachable
-Try rephrasing the query, or tell the user the search ran into an error.
+
+Error: calendar service unreachable (ConnectionError)
+
+Try rephrasing the query or tell the user you encountered an error.
+
 (This message will disappear in 3 turns)
 
 ---
 
 ⚠️ Context search timed out: 'referee guidelines'
-Stopped at iteration 3 with 1 finding.
-Try rephrasing the query, or tell the user the search was inconclusive.
+
+The search exceeded 5 minutes (stopped at iteration 3 with 1 findings). Try rephrasing your query or tell the user the search was inconclusive.
+
 (This message will disappear in 4 turns)"""
 
 MEMORIES_AT_TURN_2 = """\
