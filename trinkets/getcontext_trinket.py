@@ -472,14 +472,6 @@ class GetContextTrinket(StatefulTrinket):
             fades])
 
     # -- lifecycle
-    def flush(self) -> None:
-        """Segment collapse: forget every result and reset the turn count. In the original style,
-        as the original does, a collapse with no result stored leaves the turn count as it was."""
-        with self.lock:
-            if self.style == "original" and not self.entries:
-                return
-            super().flush()
-
     def _expire_items(self) -> bool:
         kept = {r.task_id: r for r in self._visible()}
         if len(kept) == len(self.entries):

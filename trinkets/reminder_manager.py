@@ -12,9 +12,10 @@ Two styles (the ``style`` trait; docs/deviations.md lists both):
 ``"original"`` (the default) writes the original system's text, byte for byte:
 
 - *overdue*: due before the start of the user's local date (local midnight, in the profile's zone);
-  *today*: due from that midnight for 24 hours, as the original counts its day (so on a 25-hour
-  day the last hour is left out, and on a 23-hour day the first hour of tomorrow is in). A reminder
-  due earlier today, even one already past, stays under ``<today>``.
+  *today*: due from that midnight to the next, the user's calendar day however long it is (the
+  original counts 24 hours, so it drops the last hour of a 25-hour day and takes in the first hour
+  of tomorrow on a 23-hour one: a deviation, listed in docs/deviations.md). A reminder due earlier
+  today, even one already past, stays under ``<today>``.
 - markup: ``<active_reminders>``, the :data:`ORIGINAL_INSTRUCTION` element, then
   ``<user_reminders>`` and ``<internal_reminders>`` (only the non-empty ones), each with
   ``<overdue>`` then ``<today>`` (only the non-empty ones), nothing indented. A user ``<overdue
@@ -229,11 +230,11 @@ def _later(moment: datetime, delta: timedelta) -> datetime | None:
         return None
 
 
-def _day_window(now: datetime, zone: tzinfo, style: str) -> tuple[datetime, datetime | None]:
+def _day_window(now: datetime, zone: tzinfo) -> tuple[datetime, datetime | None]:
     """(start, end) of "today" in UTC, end exclusive; end None: today lasts past year 9999."""
+    # both styles: the user's calendar day, however long (the original's fixed 24 hours drops the
+    # last hour of a 25-hour day and takes in the first of tomorrow on a 23-hour one: a deviation)
     start = _day_start(now, zone)
-    if style == "original":
-        return start, _later(start, timedelta(hours=24))
     wall = _wall(now, zone)
     try:
         tomorrow = date(*wall.date) + _DAY
@@ -352,7 +353,7 @@ class ReminderManager(EventAwareTrinket):
         (aware datetime), completed (bool) and status ("overdue", "today", "later" or "completed",
         as of the clock now, by the current style's day: see the module docstring)."""
         now = self.working_memory.clock.now()
-        window = _day_window(now, self.working_memory.profile.zone, self.style)
+        window = _day_window(now, self.working_memory.profile.zone)
         rows = []
         for record in self._load().values():
             due = datetime.fromisoformat(record["due"])

@@ -66,6 +66,53 @@ def run_case(case: dict[str, Any]) -> str:
     return trinket.generate_content({})
 
 
-@pytest.mark.parametrize("case", CASES, ids=_ids)
+#: Recorded cases where the original is wrong and wm-kernel deliberately differs (each a row of
+#: docs/deviations.md): case id -> what wm-kernel writes instead, in full.
+DEVIATIONS = {
+    # a 25-hour day (Europe/Berlin, end of DST): the original's "today" is 24 hours from local
+    # midnight and drops a reminder due at 11:30 PM; the calendar day keeps it
+    "ReminderManager-dst_day_25_hours": (
+        "<active_reminders>\n"
+        "<instruction>Reminders require immediate action. When one is due or overdue, notify The "
+        "User even if mid-conversation. They cannot see reminders unless you voice them. "
+        "Non-negotiable.</instruction>\n"
+        "<user_reminders>\n"
+        "<today>\n"
+        '<reminder id="r1" title="Late call" due="in 3 hours" time="23:30"/>\n'
+        "<guidance>Please remind the user about these during the continuum when appropriate."
+        "</guidance>\n"
+        "</today>\n"
+        "</user_reminders>\n"
+        "</active_reminders>"),
+    # a collapse resets the segment's turn count even when nothing was stored: the timeout that
+    # arrives at segment turn 0 shows through turn 5 (the original kept counting from turn 3)
+    "GetContextTrinket-collapse_with_nothing_stored": (
+        "=== RECENT GET_CONTEXT TOOL SEARCH RESULTS ===\n\n"
+        "⚠️ Context search timed out: 'q'\n\n"
+        "The search exceeded 5 minutes (stopped at iteration 1 with 0 findings). Try rephrasing "
+        "your query or tell the user the search was inconclusive.\n\n"
+        "(This message will disappear in 4 turns)"),
+}
+
+FAITHFUL = [c for c in CASES if _ids(c) not in DEVIATIONS]
+DEVIATING = [c for c in CASES if _ids(c) in DEVIATIONS]
+
+
+@pytest.mark.parametrize("case", FAITHFUL, ids=_ids)
 def test_default_style_is_the_originals_text(case: dict[str, Any]) -> None:
     assert run_case(case) == case["expected"], case.get("notes", "")
+
+
+@pytest.mark.parametrize("case", DEVIATING, ids=_ids)
+def test_listed_deviation(case: dict[str, Any]) -> None:
+    """The original's text is recorded, and ours differs from it exactly as the deviation says."""
+    ours = run_case(case)
+    assert ours == DEVIATIONS[_ids(case)]
+    assert ours != case["expected"]
+
+
+def test_every_deviation_names_a_recorded_case_and_a_row() -> None:
+    rows = (Path(__file__).parents[2] / "docs" / "deviations.md").read_text(encoding="utf-8")
+    assert set(DEVIATIONS) <= {_ids(c) for c in CASES}
+    for case_id in DEVIATIONS:
+        assert case_id in rows, f"docs/deviations.md has no row pinned by {case_id}"
