@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import pathlib
-from typing import Any, Iterator
+from typing import Iterator
 
 import pytest
 
@@ -37,22 +37,18 @@ def ip(session: Session) -> Iterator[object]:
     shell.extension_manager.unload_extension("wm_kernel")
 
 
-# -- real parts: a Valkey/Redis server the tests start themselves (tests/valkey_server.py)
-#: Groups of tests that need a real external part, and why each was skipped in this run.
-_SKIPPED_REAL_PARTS: dict[str, str] = {}
 
-
+# -- real parts: a Valkey/Redis server the tests start themselves (tests/valkey_server.py); without
+# a server binary they skip, and the root conftest.py lists them in the run's summary
 @pytest.fixture(scope="session")
 def valkey_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[object]:
-    """A real ``valkey-server`` (or ``redis-server``) on a free loopback port, for the whole run;
-    the tests that use it skip, and the run's summary says so, when no server binary is installed."""
+    """A real ``valkey-server`` (or ``redis-server``) on a free loopback port, for the whole run."""
     pytest.importorskip("valkey", reason="the valkey client is not installed "
                                          "(pip install 'wm-kernel[valkey]')")
     from valkey_server import MISSING_REASON, LocalServer, server_binary
 
     binary = server_binary()
     if binary is None:
-        _SKIPPED_REAL_PARTS["Valkey store (real server)"] = MISSING_REASON
         pytest.skip(MISSING_REASON)
     server = LocalServer(binary, tmp_path_factory.mktemp("valkey"))
     server.start()
@@ -63,23 +59,14 @@ def valkey_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[object]:
 @pytest.fixture
 def fresh_valkey_server(tmp_path: pathlib.Path) -> Iterator[object]:
     """A server of its own, for tests that stop and restart it."""
-    pytest.importorskip("valkey")
+    pytest.importorskip("valkey", reason="the valkey client is not installed "
+                                         "(pip install 'wm-kernel[valkey]')")
     from valkey_server import MISSING_REASON, LocalServer, server_binary
 
     binary = server_binary()
     if binary is None:
-        _SKIPPED_REAL_PARTS["Valkey store (real server)"] = MISSING_REASON
         pytest.skip(MISSING_REASON)
     server = LocalServer(binary, tmp_path)
     server.start()
     yield server
     server.stop()
-
-
-def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
-    """Say plainly which real-part test groups did not run, so a green run is not mistaken for a
-    run that exercised them."""
-    if _SKIPPED_REAL_PARTS:
-        terminalreporter.section("real parts skipped", sep="=", yellow=True, bold=True)
-        for group, reason in _SKIPPED_REAL_PARTS.items():
-            terminalreporter.line(f"SKIPPED {group}: {reason}", yellow=True)

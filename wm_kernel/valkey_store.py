@@ -363,7 +363,7 @@ class ValkeyStore(StateStore):
 
     def close(self) -> None:
         with self._lock:
-            self._client.close()
+            self._client.close()  # type: ignore[no-untyped-call]
 
     def __repr__(self) -> str:
         mode = ", read_only=True" if self.read_only else ""
