@@ -1,6 +1,7 @@
 """Shared fixtures: a deterministic Session and a real IPython shell with the extension loaded."""
 from __future__ import annotations
 
+import pathlib
 from typing import Iterator
 
 import pytest
@@ -34,3 +35,38 @@ def ip(session: Session) -> Iterator[object]:
     shell.extension_manager.load_extension("wm_kernel")
     yield shell
     shell.extension_manager.unload_extension("wm_kernel")
+
+
+
+# -- real parts: a Valkey/Redis server the tests start themselves (tests/valkey_server.py); without
+# a server binary they skip, and the root conftest.py lists them in the run's summary
+@pytest.fixture(scope="session")
+def valkey_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[object]:
+    """A real ``valkey-server`` (or ``redis-server``) on a free loopback port, for the whole run."""
+    pytest.importorskip("valkey", reason="the valkey client is not installed "
+                                         "(pip install 'wm-kernel[valkey]')")
+    from valkey_server import MISSING_REASON, LocalServer, server_binary
+
+    binary = server_binary()
+    if binary is None:
+        pytest.skip(MISSING_REASON)
+    server = LocalServer(binary, tmp_path_factory.mktemp("valkey"))
+    server.start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def fresh_valkey_server(tmp_path: pathlib.Path) -> Iterator[object]:
+    """A server of its own, for tests that stop and restart it."""
+    pytest.importorskip("valkey", reason="the valkey client is not installed "
+                                         "(pip install 'wm-kernel[valkey]')")
+    from valkey_server import MISSING_REASON, LocalServer, server_binary
+
+    binary = server_binary()
+    if binary is None:
+        pytest.skip(MISSING_REASON)
+    server = LocalServer(binary, tmp_path)
+    server.start()
+    yield server
+    server.stop()

@@ -11,13 +11,23 @@ import pytest
 from wm_kernel.store import MemoryStore, SQLiteStore
 
 
-@pytest.fixture(params=["memory", "sqlite"])
+@pytest.fixture(params=["memory", "sqlite", "valkey"])
 def store(request, tmp_path):
     if request.param == "memory":
         yield MemoryStore()
-    else:
+    elif request.param == "sqlite":
         s = SQLiteStore(tmp_path / "state.sqlite3")
         yield s
+        s.close()
+    else:
+        # a real server; each test gets keys of its own under a prefix, so tests never meet
+        from wm_kernel.valkey_store import ValkeyStore
+
+        server = request.getfixturevalue("valkey_server")
+        s = ValkeyStore(server.url, prefix=f"test:{request.node.name}:")
+        yield s
+        for key in s.keys():
+            s.delete(key)
         s.close()
 
 

@@ -30,6 +30,7 @@ _EXPORTS = {
     "SystemClock": "wm_kernel.clock",
     "MemoryStore": "wm_kernel.store",
     "SQLiteStore": "wm_kernel.store",
+    "ValkeyStore": "wm_kernel.valkey_store",   # needs the optional valkey client
     "ComposedPrompt": "wm_kernel.types",
 }
 

@@ -88,6 +88,16 @@ def _required(text: str | None, what: str) -> str:
     return text
 
 
+def _open_valkey_store(url: str, *, read_only: bool) -> Any:
+    """A ValkeyStore for ``--store``; every way it can fail is one UsageError line."""
+    from wm_kernel.valkey_store import ValkeyStore
+
+    try:
+        return ValkeyStore(_required(url, "--store"), read_only=read_only)
+    except (ValueError, TypeError, ImportError, ConnectionError) as exc:
+        raise UsageError(str(exc)) from None
+
+
 def _current_session() -> Any:
     from wm_kernel.session import current_session
 
@@ -617,6 +627,13 @@ class WorkingMemoryMagics(Magics):
               help="Built-in trinkets to register (comma-separated class names; 'none' for none).")
     @argument("--layout", default="default", choices=("default", "original"),
               help="The layout: this project's default or the original's.")
+    @argument("--store", default=None, metavar="URL",
+              help="Keep state on a Valkey/Redis server (valkey://host:port/db) in the original's "
+                   "layout, instead of in memory.")
+    @argument("--user-id", default="notebook", help="Whose state to use (trinkets:{user_id}).")
+    @argument("--read-only", action="store_true",
+              help="With --store: never write to the server; show the sections stored there "
+                   "(no built-in trinkets unless --trinkets names some).")
     def wm_session(self, line: str = "") -> None:
         """Start a fresh current Session (e.g. with a ManualClock, for deterministic notebooks)."""
         from trinkets import BUILTIN_NAMES
@@ -650,7 +667,21 @@ class WorkingMemoryMagics(Magics):
 
             kwargs["trinkets"] = [getattr(builtin, n) for n in names]
         kwargs["layout"] = Layout.original() if args.layout == "original" else Layout.default()
-        set_current_session(Session(**kwargs))
+        if not args.user_id.strip():
+            raise UsageError("--user-id needs a non-empty value")
+        kwargs["user_id"] = args.user_id
+        if args.read_only and args.store is None:
+            raise UsageError("--read-only needs --store (a memory store has nothing to protect)")
+        if args.store is not None:
+            if args.read_only and args.trinkets is None:
+                kwargs["trinkets"] = []
+            kwargs["store"] = _open_valkey_store(args.store, read_only=args.read_only)
+        session = Session(**kwargs)
+        if args.read_only:
+            from trinkets.stored_section import mirror_stored_sections
+
+            mirror_stored_sections(session)
+        set_current_session(session)
 
     # -- feeding trinkets
     @line_magic

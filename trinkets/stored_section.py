@@ -1,0 +1,73 @@
+"""StoredSection: a section shown as another process stored it, such as a running deployment.
+
+The original system writes each trinket's last content to the hash ``trinkets:{user_id}`` (field =
+section name, value ``{"content", "cache_policy", "updated_at"}``). Pointed at that data (for
+instance a read-only :class:`~wm_kernel.valkey_store.ValkeyStore` on the deployment's server), a
+StoredSection re-reads its field at every compose, so the composed prompt follows what the other
+process writes: a changed section shows its new text, a removed one drops out.
+
+:func:`mirror_stored_sections` registers one StoredSection per stored section that no registered
+trinket publishes; call it again to pick up sections that appeared since.
+
+Examples
+--------
+>>> from wm_kernel.clock import ManualClock
+>>> from wm_kernel.session import Session
+>>> s = Session(base_prompt="Hi.", trinkets=[], clock=ManualClock("2026-11-30T09:00:00+00:00"))
+>>> s.store.hset("trinkets:notebook", "datetime_section", {
+...     "content": "<current_datetime>elsewhere</current_datetime>", "cache_policy": False,
+...     "updated_at": "2026-11-30T08:59:00+00:00"})
+>>> mirror_stored_sections(s)
+['datetime_section']
+>>> s.compose().section("datetime_section").content
+'<current_datetime>elsewhere</current_datetime>'
+"""
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING, Any
+
+from trinkets.base import EventAwareTrinket
+
+if TYPE_CHECKING:
+    from wm_kernel.session import Session
+
+
+class StoredSection(EventAwareTrinket):
+    """Publishes the stored content of its section (``variable_name``) as it is now in the store.
+
+    Subclass per section (or use :func:`stored_section_class`); the stored ``cache_policy`` is used.
+    """
+
+    def generate_content(self, context: dict[str, Any]) -> str:
+        wm = self.working_memory
+        record = wm.store.hget(wm.store_key, self.variable_name)
+        if record is None:
+            return ""
+        if not isinstance(record, dict) or not isinstance(record.get("content"), str):
+            raise ValueError(f"the stored {self.variable_name!r} of {wm.store_key!r} is not a "
+                             f"section record {{content, cache_policy, updated_at}}")
+        # one class per section, so the class attribute is this section's alone
+        type(self).cache_policy = bool(record.get("cache_policy", False))
+        return str(record["content"])
+
+
+def stored_section_class(section: str) -> type[StoredSection]:
+    """A StoredSection subclass for ``section``, named ``Stored_<section>`` (trinkets are addressed
+    by class name, so each mirrored section needs a class of its own)."""
+    if not isinstance(section, str) or not section.strip():
+        raise ValueError(f"section must be a non-empty string, got {section!r}")
+    name = "Stored_" + re.sub(r"\W", "_", section)
+    return type(name, (StoredSection,), {"variable_name": section, "__module__": __name__})
+
+
+def mirror_stored_sections(session: "Session") -> list[str]:
+    """Register a StoredSection for every section stored under the session's ``trinkets:{user_id}``
+    that none of its trinkets publishes; return the sections added, sorted."""
+    wm = session.working_memory
+    published = {t.variable_name for t in wm.trinkets.values()}
+    added = [section for section in sorted(wm.store.hgetall(wm.store_key))
+             if section not in published]
+    for section in added:
+        session.add_trinket(stored_section_class(section))
+    return added

@@ -1,0 +1,371 @@
+"""ValkeyStore: the state store on a running Valkey (or Redis 7) server, in the original's layout.
+
+The original system keeps each trinket's last content in the hash ``trinkets:{user_id}`` (field =
+section name, value = the JSON text ``{"content", "cache_policy", "updated_at"}``). This store keeps
+every hash of the :class:`~wm_kernel.store.StateStore` contract as a server hash of the same name, each
+field's value as JSON text, so a Session pointed at a deployment's server sees that user's sections
+and the original's readers see what a Session writes. The original also caches a user's conversation
+segments in the string key ``manifest_segments:{user_id}``; this store shows it as the hash
+``manifest:{user_id}`` that :class:`~trinkets.manifest_trinket.ManifestTrinket` reads, when that hash
+does not exist on the server (docs/valkey.md has the whole mapping).
+
+Writes are all-or-nothing: one command, or one MULTI/EXEC for the writes of a
+:meth:`ValkeyStore.transaction`. A server that cannot be reached, times out or restarts mid-call is a
+:class:`ValkeyUnavailableError` naming the server and the operation; nothing of the failed write is
+applied, and the next call reconnects, so a session keeps working once the server is back.
+
+``read_only=True`` never sends a command that writes. The session's own changes (its composed
+sections, a reminder fed in the notebook) stay in this process, layered over the server's data:
+:meth:`ValkeyStore.local_changes` lists them, and a field the server changes afterwards shows the
+server's new value (the later write wins), so the view follows the deployment live.
+
+Requires the ``valkey`` client package (``pip install 'wm-kernel[valkey]'``).
+"""
+from __future__ import annotations
+
+import json
+import threading
+from contextlib import contextmanager
+from typing import Any, Callable, Iterator, TypeVar
+from urllib.parse import urlsplit, urlunsplit
+
+from wm_kernel.store import StateStore
+
+T = TypeVar("T")
+
+#: URL schemes the store accepts (``valkeys``/``rediss``: TLS; ``unix``: a socket path).
+SCHEMES = ("valkey", "valkeys", "redis", "rediss", "unix")
+
+#: The original's manifest cache (a string key holding a JSON list of segments) and the hash this
+#: project's ManifestTrinket reads instead.
+ORIGINAL_MANIFEST_PREFIX = "manifest_segments:"
+MANIFEST_PREFIX = "manifest:"
+
+_GLOB_SPECIALS = "\\*?[]"
+
+
+class ValkeyUnavailableError(ConnectionError):
+    """The Valkey server could not be reached, timed out or dropped the connection."""
+
+
+def _one_line(exc: BaseException) -> str:
+    return " ".join(str(exc).split()) or type(exc).__name__
+
+
+def _glob_escape(text: str) -> str:
+    return "".join("\\" + ch if ch in _GLOB_SPECIALS else ch for ch in text)
+
+
+def _display_url(url: str) -> str:
+    """The URL without its password, to name the server in messages and reprs."""
+    parts = urlsplit(url)
+    if parts.password is None:
+        return url
+    netloc = parts.hostname or ""
+    if parts.username:
+        netloc = f"{parts.username}:***@{netloc}"
+    else:
+        netloc = f":***@{netloc}"
+    if parts.port is not None:
+        netloc += f":{parts.port}"
+    return urlunsplit((parts.scheme, netloc, parts.path, parts.query, parts.fragment))
+
+
+class _Local:
+    """Changes not (yet) on the server, per key: field -> (server text when first changed here,
+    text now or None for deleted), and whether the whole key was deleted first."""
+
+    def __init__(self) -> None:
+        self.fields: dict[str, dict[str, tuple[str | None, str | None]]] = {}
+        self.cleared: set[str] = set()
+
+    def copy(self) -> _Local:
+        other = _Local()
+        other.fields = {key: dict(fields) for key, fields in self.fields.items()}
+        other.cleared = set(self.cleared)
+        return other
+
+    def __bool__(self) -> bool:
+        return bool(self.fields or self.cleared)
+
+
+class ValkeyStore(StateStore):
+    """A state store on a Valkey or Redis server, in the original's record layout.
+
+    Parameters
+    ----------
+    url:
+        ``valkey://[[user]:password@]host:port/db`` (``redis://`` works too; ``valkeys://`` and
+        ``rediss://`` use TLS; ``unix:///path/to/socket?db=0``).
+    read_only:
+        Never write to the server; the session's own changes stay in this process (see the module
+        docstring).
+    prefix:
+        Prepended to every key on the server, to keep experiments apart on a shared server. The
+        default (no prefix) uses the original's key names.
+    timeout:
+        Seconds to wait for the connection and for each reply before giving up.
+
+    Raises
+    ------
+    ValueError
+        For a URL this store cannot use.
+    ValkeyUnavailableError
+        When the server does not answer a PING at construction.
+    """
+
+    def __init__(self, url: str, *, read_only: bool = False, prefix: str = "",
+                 timeout: float = 5.0) -> None:
+        if not isinstance(url, str) or not url.strip():
+            raise ValueError(f"the Valkey URL must be a non-empty string, got {url!r}")
+        if not isinstance(prefix, str):
+            raise TypeError(f"prefix must be a str, got {type(prefix).__name__}")
+        if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout <= 0:
+            raise ValueError(f"timeout must be a positive number of seconds, got {timeout!r}")
+        scheme = urlsplit(url).scheme
+        if scheme not in SCHEMES:
+            raise ValueError(f"not a Valkey URL: {url!r} (expected valkey://host:port/db; "
+                             f"schemes: {', '.join(SCHEMES)})")
+        try:
+            import valkey
+            from valkey.backoff import NoBackoff
+            from valkey.retry import Retry
+        except ImportError:
+            raise ImportError("ValkeyStore needs the valkey client: pip install 'wm-kernel[valkey]'"
+                              ) from None
+        self.url = _display_url(url)
+        self.read_only = read_only
+        self.prefix = prefix
+        self._errors: tuple[type[BaseException], ...] = (
+            valkey.exceptions.ConnectionError, valkey.exceptions.TimeoutError, OSError)
+        try:
+            # one transparent retry: the first command after a server restart meets a dead pooled
+            # connection, and every command sent here is safe to repeat (absolute values only)
+            self._client = valkey.Valkey.from_url(
+                url, decode_responses=True, socket_timeout=timeout,
+                socket_connect_timeout=timeout, retry=Retry(NoBackoff(), 1),
+                retry_on_error=[valkey.exceptions.ConnectionError, valkey.exceptions.TimeoutError])
+        except ValueError as exc:
+            raise ValueError(f"not a usable Valkey URL {self.url!r}: {_one_line(exc)}") from None
+        self._lock = threading.RLock()
+        self._local = _Local()
+        self._depth = 0
+        self._call("connect", "ping", lambda c: c.ping())
+
+    # -- talking to the server
+    def _call(self, what: str, key: str, command: Callable[[Any], T]) -> T:
+        try:
+            return command(self._client)
+        except self._errors as exc:
+            raise ValkeyUnavailableError(
+                f"Valkey server {self.url} unavailable ({what} {key!r}): {_one_line(exc)}") from None
+
+    def _server_key(self, key: str) -> str:
+        return self.prefix + key
+
+    def _server_hash(self, key: str) -> dict[str, str]:
+        """The server's fields of ``key`` as JSON text (the original's manifest cache, translated,
+        when ``key`` is a manifest hash the server does not have)."""
+        raw: dict[str, str] = self._call("read", key, lambda c: c.hgetall(self._server_key(key)))
+        if not raw and key.startswith(MANIFEST_PREFIX):
+            return self._original_manifest(key[len(MANIFEST_PREFIX):])
+        return raw
+
+    def _original_manifest(self, user_id: str) -> dict[str, str]:
+        source = ORIGINAL_MANIFEST_PREFIX + user_id
+        text = self._call("read", source, lambda c: c.get(self._server_key(source)))
+        if text is None:
+            return {}
+        try:
+            segments = json.loads(text)
+            collapsed, active = [], None
+            for seg in segments:
+                if not seg.get("start_time"):
+                    continue
+                if seg.get("status") == "active":
+                    active = {"title": seg.get("display_title") or "", "start": seg["start_time"]}
+                elif seg.get("end_time"):
+                    collapsed.append({"title": seg.get("display_title") or "",
+                                      "start": seg["start_time"], "end": seg["end_time"]})
+        except (ValueError, TypeError, AttributeError) as exc:
+            raise ValueError(f"{self.url}: the original's {source!r} cannot be read "
+                             f"({_one_line(exc)})") from None
+        fields = {"segments": json.dumps(collapsed, ensure_ascii=False)}
+        if active is not None:
+            fields["active"] = json.dumps(active, ensure_ascii=False)
+        return fields
+
+    def _decode(self, key: str, field: str, text: str) -> Any:
+        try:
+            return json.loads(text)
+        except ValueError:
+            raise ValueError(f"{self.url}: field {field!r} of {key!r} is not JSON "
+                             f"(written by something else?)") from None
+
+    # -- the view: server data with this process's changes on top
+    def _view(self, key: str) -> dict[str, str]:
+        local = self._local
+        server = {} if key in local.cleared else self._server_hash(key)
+        changes = local.fields.get(key)
+        if not changes:
+            return server
+        if self.read_only:
+            # a field the server changed since this process changed it: the server's write is later
+            stale = [f for f, (base, _) in changes.items() if server.get(f) != base]
+            for f in stale:
+                del changes[f]
+            if not changes:
+                del local.fields[key]
+        merged = dict(server)
+        for f, (_, text) in changes.items():
+            if text is None:
+                merged.pop(f, None)
+            else:
+                merged[f] = text
+        return merged
+
+    def _change(self, key: str, field: str, text: str | None) -> None:
+        changes = self._local.fields.setdefault(key, {})
+        if field not in changes:
+            base = None if key in self._local.cleared else self._server_hash(key).get(field)
+            changes[field] = (base, text)
+        else:
+            changes[field] = (changes[field][0], text)
+
+    def _staging(self) -> bool:
+        """Whether writes go to the local layer (read-only, or inside a transaction)."""
+        return self.read_only or self._depth > 0
+
+    # -- the StateStore contract
+    def hget(self, key: str, field: str) -> Any | None:
+        with self._lock:
+            if self._local:
+                text = self._view(key).get(field)
+            else:
+                text = self._call("read", key, lambda c: c.hget(self._server_key(key), field))
+                if text is None and key.startswith(MANIFEST_PREFIX):
+                    text = self._server_hash(key).get(field)
+        return None if text is None else self._decode(key, field, text)
+
+    def hgetall(self, key: str) -> dict[str, Any]:
+        with self._lock:
+            view = self._view(key)
+        return {field: self._decode(key, field, view[field]) for field in sorted(view)}
+
+    def hset(self, key: str, field: str, value: Any) -> None:
+        text = json.dumps(value, ensure_ascii=False)  # a TypeError here has changed nothing
+        with self._lock:
+            if self._staging():
+                self._change(key, field, text)
+            else:
+                self._call("write", key, lambda c: c.hset(self._server_key(key), field, text))
+
+    def hdel(self, key: str, field: str) -> bool:
+        with self._lock:
+            if not self._staging():
+                removed: int = self._call("write", key,
+                                          lambda c: c.hdel(self._server_key(key), field))
+                return removed > 0
+            if field not in self._view(key):
+                return False
+            self._change(key, field, None)
+            return True
+
+    def delete(self, key: str) -> None:
+        with self._lock:
+            if not self._staging():
+                self._call("write", key, lambda c: c.delete(self._server_key(key)))
+            elif self.read_only:
+                # field by field: a field the server writes afterwards shows again (it is newer)
+                for field in self._view(key):
+                    self._change(key, field, None)
+            else:
+                self._local.fields.pop(key, None)
+                self._local.cleared.add(key)
+
+    def keys(self, prefix: str = "") -> list[str]:
+        with self._lock:
+            pattern = _glob_escape(self.prefix + prefix) + "*"
+            found = self._call("list", prefix, lambda c: list(c.scan_iter(match=pattern, count=500)))
+            names = {name[len(self.prefix):] for name in found}
+            # only hashes are this store's records; the original's manifest cache shows as its hash
+            candidates = sorted(names | set(self._local.fields) | self._local.cleared)
+            types = self._call("list", prefix, lambda c: self._types(c, candidates))
+            result = set()
+            for name, kind in zip(candidates, types):
+                if not name.startswith(prefix):
+                    continue
+                if name.startswith(ORIGINAL_MANIFEST_PREFIX) and kind == "string":
+                    alias = MANIFEST_PREFIX + name[len(ORIGINAL_MANIFEST_PREFIX):]
+                    if alias.startswith(prefix) and self._view(alias):
+                        result.add(alias)
+                elif (kind == "hash" or name in self._local.fields) and self._view(name):
+                    result.add(name)
+            return sorted(result)
+
+    def _types(self, client: Any, names: list[str]) -> list[str]:
+        pipe = client.pipeline(transaction=False)
+        for name in names:
+            pipe.type(self._server_key(name))
+        return list(pipe.execute())
+
+    @contextmanager
+    def transaction(self) -> Iterator[ValkeyStore]:
+        """Writes inside commit together (one MULTI/EXEC), or not at all if the block raises or the
+        server fails; reads inside see the block's own writes."""
+        with self._lock:
+            saved = self._local.copy()  # a failed inner block undoes only its own writes
+            self._depth += 1
+            try:
+                yield self
+            except BaseException:
+                self._depth -= 1
+                self._local = saved
+                raise
+            self._depth -= 1
+            if self._depth == 0 and not self.read_only:
+                pending, self._local = self._local, _Local()
+                self._commit(pending)
+
+    def _commit(self, pending: _Local) -> None:
+        if not pending:
+            return
+
+        def run(client: Any) -> None:
+            pipe = client.pipeline(transaction=True)
+            for key in sorted(pending.cleared):
+                pipe.delete(self._server_key(key))
+            for key, changes in pending.fields.items():
+                sets = {f: text for f, (_, text) in changes.items() if text is not None}
+                dels = [f for f, (_, text) in changes.items() if text is None]
+                if sets:
+                    pipe.hset(self._server_key(key), mapping=sets)
+                if dels:
+                    pipe.hdel(self._server_key(key), *dels)
+            pipe.execute()
+
+        self._call("commit", ", ".join(sorted({*pending.cleared, *pending.fields})), run)
+
+    # -- for users
+    def local_changes(self) -> dict[str, dict[str, Any]]:
+        """What this process changed that the server does not have (read-only mode): key ->
+        {field -> value, or None where this process deleted it}."""
+        with self._lock:
+            for key in list(self._local.fields):
+                self._view(key)  # drops changes the server has overtaken since
+            return {key: {f: None if text is None else json.loads(text)
+                          for f, (_, text) in sorted(changes.items())}
+                    for key, changes in sorted(self._local.fields.items())}
+
+    def ping(self) -> bool:
+        """True if the server answers now (ValkeyUnavailableError otherwise)."""
+        return bool(self._call("ping", "", lambda c: c.ping()))
+
+    def close(self) -> None:
+        with self._lock:
+            self._client.close()  # type: ignore[no-untyped-call]
+
+    def __repr__(self) -> str:
+        mode = ", read_only=True" if self.read_only else ""
+        prefix = f", prefix={self.prefix!r}" if self.prefix else ""
+        return f"ValkeyStore({self.url!r}{mode}{prefix})"
