@@ -1,4 +1,6 @@
-"""Human wording of times, as the original words them.
+"""Human wording of times, as the original words them (:func:`zone_abbreviation` excepted: it spells
+out a zone's offset where tzdata has no letter abbreviation; :func:`zone_name` is the
+original's).
 
 Examples
 --------
