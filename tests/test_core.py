@@ -150,8 +150,41 @@ def test_placeholders_are_filled_once_and_never_expanded_again(parts):
     compose(bus, "Hello {first_name}.{user_context} Known for {relative time since account creation}."
                  " Running {model_id} ({model_name}). {unknown}")
     assert wm.composed["cached_content"].split("\n\n" + RULE)[0] == (
-        "Hello {model_id}.\nI am {first_name} {user_context} Known for 3 months. Running m-1 "
+        "Hello {model_id}.\nI am {first_name} {user_context} Known for about three months "
+        "(08-30-2026). Running m-1 "
         "(Model One). {unknown}")
+
+
+@pytest.mark.parametrize("name, shown", [(" Ada ", "Ada"), ("   ", "friend"), ("", "friend"),
+                                         (None, "friend")])
+def test_first_name_is_stripped_and_blank_means_friend(parts, name, shown):
+    bus, wm, _ = parts
+    wm.profile = Profile(first_name=name)
+    compose(bus, "Hello {first_name}!")
+    assert wm.composed["cached_content"] == f"Hello {shown}!" + DELIM
+
+
+@pytest.mark.parametrize("created, wording", [
+    ("2026-11-30T08:59:00+00:00", "a short time (11-30-2026)"),
+    ("2026-11-29T09:00:00+00:00", "about a day (11-29-2026)"),
+    ("2026-11-24T09:00:00+00:00", "about six days (11-24-2026)"),
+    ("2026-11-16T09:00:00+00:00", "about two weeks (11-16-2026)"),         # 14 days: 2.0 weeks
+    ("2026-11-14T09:00:00+00:00", "two and change weeks (11-14-2026)"),    # 16 days: 2.29
+    ("2026-11-13T09:00:00+00:00", "two and a half weeks (11-13-2026)"),    # 17 days: 2.43
+    ("2026-11-01T09:00:00+00:00", "about four weeks (11-01-2026)"),       # 29 days: 4.14
+    ("2026-09-16T09:00:00+00:00", "two and a half months (09-16-2026)"),  # 75 days: 2.46
+    ("2026-01-04T09:00:00+00:00", "about eleven months (01-04-2026)"),    # 330 days: 10.84
+    ("2025-11-30T09:00:00+00:00", "about a year (11-30-2025)"),
+    ("2013-11-30T09:00:00+00:00", "about 13 years (11-30-2013)"),
+    ("2026-12-01T09:00:00+00:00", "a short time (12-01-2026)"),           # in the future: no age
+    # the date is the creation instant's own, in its own offset (as the original)
+    ("2026-11-29T23:30:00-05:00", "a short time (11-29-2026)"),
+])
+def test_account_age_in_the_originals_words(parts, created, wording):
+    bus, wm, _ = parts
+    wm.profile = Profile(account_created=created)
+    compose(bus, "Together for {relative time since account creation}.")
+    assert wm.composed["cached_content"] == f"Together for {wording}." + DELIM
 
 
 def test_placeholder_defaults(parts):

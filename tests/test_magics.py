@@ -127,7 +127,7 @@ def test_compose_returns_the_composed_prompt_of_the_current_session(ip, session)
     # what the shell shows: the text view in a terminal, plus HTML in a notebook
     shown, _ = ip.display_formatter.format(p)
     assert set(shown) == {"text/plain", "text/html"}
-    assert shown["text/plain"].splitlines()[:3] == ["ComposedPrompt · turn 0 · 3 sections · 521 chars",
+    assert shown["text/plain"].splitlines()[:3] == ["ComposedPrompt · turn 0 · 3 sections · 513 chars",
                                                      "=== system · cached ===",
                                                      "--- base_prompt · 256 chars ---"]
 
@@ -235,7 +235,7 @@ def test_wm_events_lists_one_compose_cycle_in_causal_order(ip, session):
          "trinket_name=TimeManager, variable_name=datetime_section, content=87 chars"),
         (1, "UpdateTrinketEvent", "target_trinket=LoraTrinket")]
     assert events[-1] == (1, "SystemPromptComposedEvent",
-                          "cached_content=256 chars, non_cached_content=178 chars, "
+                          "cached_content=256 chars, non_cached_content=170 chars, "
                           "notification_center=349 chars")
     assert [e for _, e, _ in events].count("UpdateTrinketEvent") == len(session.trinkets)
     assert set(frame["occurred_at"]) == {"2026-11-30T09:00:00+00:00"}

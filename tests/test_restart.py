@@ -133,15 +133,15 @@ The search exceeded 5 minutes (stopped at iteration 3 with 1 findings). Try reph
 
 MEMORIES_AT_TURN_2 = """\
 <surfaced_memories>
-  <memory id="mem_5c1d8e2f" relevance="88">
-    <text>Ada is preparing a talk on Runge-Kutta stability for 12 December</text>
-    <created>6 days ago</created>
-    <temporal happens="2026-12-12"/>
-  </memory>
-  <memory id="mem_9e8f7a6b" source="global">
-    <text>Ada writes her notes in LaTeX</text>
-    <created>2 months ago</created>
-  </memory>
+<memory id="mem_5c1d8e2f" relevance="88">
+<text>Ada is preparing a talk on Runge-Kutta stability for 12 December</text>
+<created>6 days ago</created>
+<temporal happens="2026-12-12"/>
+</memory>
+<memory id="mem_9e8f7a6b" source="global">
+<text>Ada writes her notes in LaTeX</text>
+<created>2 months ago</created>
+</memory>
 </surfaced_memories>"""
 
 
@@ -217,10 +217,10 @@ def test_a_collapse_before_the_restart_is_respected_after_it(tmp_path: Path) -> 
     assert memories(restarted).memories == []
     assert section(after, "conversation_manifest") == """\
 <conversation_manifest>
-  <date_group label="TODAY">
-    <segment time="[9:05AM - 9:18AM]" status="collapsed">Runge-Kutta planning</segment>
-    <segment time="[9:18AM - ACTIVE]" status="active">Current conversation</segment>
-  </date_group>
+<date_group label="TODAY">
+<segment time="[9:05AM - 9:18AM]" status="collapsed">Runge-Kutta planning</segment>
+<segment time="[9:18AM - ACTIVE]" status="active">Current conversation</segment>
+</date_group>
 </conversation_manifest>"""
 
     expired = []

@@ -9,14 +9,21 @@ ended (titled by the first line of the summary, or "Segment N" without one) and 
 active. From Python: :meth:`ManifestTrinket.add_segment`, :meth:`~ManifestTrinket.set_active`,
 :meth:`~ManifestTrinket.clear_active`, and :meth:`~ManifestTrinket.segments` to list them.
 
-Rendering, as the original: ``<conversation_manifest>``, one ``<date_group>`` per local date of the
-segments' starts (profile time zone), newest date first, labelled ``TODAY``, ``YESTERDAY`` or like
-``NOV 28`` (zero-padded day, plus the year when it is not this year: ``DEC 28, 2025``); inside a group
-the segments in chronological order, each ``<segment time="[9:00AM - 10:15AM]"
-status="collapsed">title</segment>``; the active one ``time="[2:15PM - ACTIVE]" status="active"``.
-Titles are escaped (:mod:`wm_kernel.markup`). No segments: no section. Only the
-``max_date_groups`` most recent local dates are shown (default 7; 0 shows all): the store keeps every
-segment, but a long-lived conversation does not grow the prompt without bound.
+Rendering, style ``"original"`` (the default), as the original: ``<conversation_manifest>``, one
+``<date_group>`` per local date of the segments' starts (profile time zone), newest date first,
+labelled ``TODAY``, ``YESTERDAY`` or like ``NOV 28`` (zero-padded day, no year); inside a group the
+segments in chronological order, each ``<segment time="[9:00AM - 10:15AM]"
+status="collapsed">title</segment>``; the active one ``time="[2:15PM - ACTIVE]" status="active"``;
+every element on its own line, unindented. No segments: no section. Every date group is shown;
+``max_date_groups`` (default 0: no cap) keeps only that many of the most recent dates, for a user
+who wants a long-lived conversation not to grow the prompt without bound.
+
+Two things differ from the original, both because it is wrong or unsafe there
+(docs/deviations.md): titles are escaped (:mod:`wm_kernel.markup`); and where two shown dates of
+different years share a label (``DEC 28`` of 2025 and of 2026), which the original merges into one
+group, each keeps its own group and the dates not in the current year carry their year
+(``DEC 28, 2025``). Style ``"revised"`` indents the markup by nesting level and writes the year on
+the label of every date not in the current year.
 
 Examples
 --------
@@ -31,6 +38,17 @@ Examples
 >>> _ = clock.advance(hours=1, minutes=15)
 >>> s.collapse_segment("Morning review\\nWent through the week's notes.")
 >>> print(manifest.content)
+<conversation_manifest>
+<date_group label="TODAY">
+<segment time="[9:00AM - 10:15AM]" status="collapsed">Morning review</segment>
+<segment time="[10:15AM - ACTIVE]" status="active">Current conversation</segment>
+</date_group>
+<date_group label="NOV 28">
+<segment time="[10:00AM - 11:30AM]" status="collapsed">Trip planning</segment>
+</date_group>
+</conversation_manifest>
+>>> manifest.style = "revised"
+>>> print(s.compose().section("conversation_manifest").content)
 <conversation_manifest>
   <date_group label="TODAY">
     <segment time="[9:00AM - 10:15AM]" status="collapsed">Morning review</segment>
@@ -73,14 +91,40 @@ def segment_title(summary: str, number: int) -> str:
     return f"Segment {number}"
 
 
-def date_label(day: date, today: date) -> str:
-    """TODAY, YESTERDAY, or the date in capitals ("NOV 28"; "DEC 28, 2025" in another year)."""
+def date_label(day: date, today: date, with_year: bool = False) -> str:
+    """TODAY, YESTERDAY, or the date in capitals ("NOV 28"); with ``with_year``, a date not in
+    ``today``'s year carries it ("DEC 28, 2025").
+
+    >>> today = date(2027, 1, 3)
+    >>> [date_label(d, today) for d in (today, date(2027, 1, 2), date(2026, 12, 5))]
+    ['TODAY', 'YESTERDAY', 'DEC 05']
+    >>> date_label(date(2026, 12, 5), today, with_year=True)
+    'DEC 05, 2026'
+    """
     if day == today:
         return "TODAY"
     if day == today - timedelta(days=1):
         return "YESTERDAY"
     label = f"{_MONTHS[day.month - 1]} {day.day:02d}"
-    return label if day.year == today.year else f"{label}, {day.year}"
+    return f"{label}, {day.year}" if with_year and day.year != today.year else label
+
+
+def date_labels(days: list[date], today: date, style: str = "original") -> dict[date, str]:
+    """The label of each date shown. ``"original"``: as the original, except that dates whose
+    labels would coincide (the same month and day in different years, which the original merges
+    into one group) carry their year when not in ``today``'s; ``"revised"``: every date not in
+    ``today``'s year carries it.
+
+    >>> today = date(2027, 1, 3)
+    >>> list(date_labels([date(2026, 12, 28), date(2025, 12, 28), date(2026, 12, 5)], today).values())
+    ['DEC 28, 2026', 'DEC 28, 2025', 'DEC 05']
+    """
+    plain = {day: date_label(day, today) for day in days}
+    counts: dict[str, int] = {}
+    for label in plain.values():
+        counts[label] = counts.get(label, 0) + 1
+    return {day: date_label(day, today, with_year=style == "revised" or counts[label] > 1)
+            for day, label in plain.items()}
 
 
 def _clock(moment: datetime) -> str:
@@ -92,9 +136,11 @@ class ManifestTrinket(EventAwareTrinket):
 
     variable_name = "conversation_manifest"
     cache_policy = False
+    styles = ("original", "revised")
 
-    max_date_groups = Int(7, min=0, help="How many of the most recent local dates are shown (0: all). "
-                                         "Older segments stay in the store.")
+    max_date_groups = Int(0, min=0, help="How many of the most recent local dates are shown (0, the "
+                                         "default: all, as the original). Older segments stay in "
+                                         "the store.")
 
     @property
     def store_key(self) -> str:
@@ -170,6 +216,7 @@ class ManifestTrinket(EventAwareTrinket):
         zone: tzinfo = self.working_memory.profile.zone
         today = self.working_memory.clock.now().astimezone(zone).date()
         groups: dict[date, list[str]] = {}
+        indent = "  " if self.style == "revised" else ""  # the original writes no indentation
         for row in rows:  # chronological, so each group is too
             start = row["start"].astimezone(zone)
             if row["end"] is None:
@@ -177,16 +224,17 @@ class ManifestTrinket(EventAwareTrinket):
             else:
                 span, status = f"[{_clock(start)} - {_clock(row['end'].astimezone(zone))}]", "collapsed"
             groups.setdefault(start.date(), []).append(
-                f'    <segment time="{escape_attr(span)}" status="{status}">'
+                f'{indent * 2}<segment time="{escape_attr(span)}" status="{status}">'
                 f'{escape_text(row["title"])}</segment>')
         days = sorted(groups, reverse=True)
         if self.max_date_groups:
             days = days[:self.max_date_groups]
+        labels = date_labels(days, today, self.style)
         lines = ["<conversation_manifest>"]
         for day in days:
-            lines.append(f'  <date_group label="{escape_attr(date_label(day, today))}">')
+            lines.append(f'{indent}<date_group label="{escape_attr(labels[day])}">')
             lines += groups[day]
-            lines.append("  </date_group>")
+            lines.append(f"{indent}</date_group>")
         lines.append("</conversation_manifest>")
         return "\n".join(lines)
 

@@ -3,34 +3,47 @@
 Memories come from outside (a retrieval step, a notebook cell): an update whose context has
 ``memories`` (a list of dicts) replaces the cached list, an update without it keeps the list, and
 :meth:`ProactiveMemoryTrinket.surface` does the same from Python. An empty list clears it. Unlike
-the original, which keeps them across a segment collapse (a bug), the memories are cleared on
-collapse: the trinket is a :class:`~trinkets.base.StatefulTrinket` whose items never expire by turn.
+the original, which keeps them across a segment collapse (so memories of a finished segment stay
+in the prompt), the memories are cleared on collapse: the trinket is a
+:class:`~trinkets.base.StatefulTrinket` whose items never expire by turn.
 
-A memory is a dict with these keys (anything else is a ValueError, so a misspelt key does not pass
-silently):
+A memory is a dict. It may come in the original's shape (``source``, ``link_metadata`` and the
+other keys its memory service carries) or in this module's shorter one; keys the section does not
+render (``importance_score``, ``access_count``, ``link_metadata.confidence``...) are ignored. What
+is read:
 
 - ``id`` (required, str): the memory's id, shown as ``mem_`` + its first 8 characters with dashes
   removed;
 - ``text`` (required, non-empty str): the memory;
 - ``created_at`` (aware datetime or ISO string): when it was made, shown as ``<created>``;
 - ``similarity_score`` (number from 0 to 1): above :data:`RELEVANCE_THRESHOLD` (0.75, strictly)
-  shown as ``relevance="NN"``, the integer percentage (truncated);
-- ``is_global`` (bool, default False): a global memory gets ``source="global"``;
-- ``expires_at`` / ``happens_at`` (aware datetime or ISO string): shown as local dates in
+  shown as ``relevance="NN"``, the percentage truncated as the original does (``int(score * 100)``);
+- ``source`` (str; ``"global"`` gets ``source="global"``) or ``is_global`` (bool, default False);
+- ``expires_at`` / ``happens_at`` (aware datetime or ISO string): shown as dates in
   ``<temporal expires=".." happens=".."/>``;
-- ``annotations`` (list of ``{"text", "added_at"}``, ``added_at`` optional): ``<note>`` lines;
-- ``linked_memories`` (list of ``{"id", "text", "link_type"}``): deduplicated by id, the first
-  one kept, shown as ``Also: text (link_type, mem_XXXXXXXX)`` lines in ``<context>``.
+- ``annotations`` (list of ``{"text", "created_at"}``, the time optional, ``added_at`` accepted
+  for it): ``<note>`` lines;
+- ``linked_memories`` (list of ``{"id", "text", "link_metadata": {"link_type"}}``, or with
+  ``link_type`` directly): deduplicated by id, the first one kept, shown as
+  ``Also: text (link_type, mem_XXXXXXXX)`` lines in ``<context>``.
 
 The memories live in the WorkingMemory's store too, field ``state`` of the hash
-``proactive_memory:{user_id}:{continuum_id}`` (datetimes as ISO 8601 strings), written whenever the
-list changes (never on a compose that keeps it), so a Session on a SQLite file shows them after a
-restart. Stored data this trinket cannot read is a ValueError naming the key when the trinket is
-constructed.
+``proactive_memory:{user_id}:{continuum_id}`` (normalized: datetimes as ISO 8601 strings), written
+whenever the list changes (never on a compose that keeps it), so a Session on a SQLite file shows
+them after a restart. Stored data this trinket cannot read is a ValueError naming the key when the
+trinket is constructed.
 
-Times are relative to the WorkingMemory's clock; temporal dates are local dates in the profile's
-time zone. Every value is escaped (:mod:`wm_kernel.markup`). A bad memory is a ValueError naming
-its index and field (``memories[1].similarity_score: ...``), and the cached list stays as it was.
+Styles. ``"original"`` (the default) writes the original's markup: every element on its own line,
+unindented; temporal dates are each timestamp's date in its own UTC offset (as the original
+formats them; an event at 02:00 UTC shows the UTC date even for a user in New York). Two things
+differ from the original, both for safety (docs/deviations.md): every value is escaped
+(:mod:`wm_kernel.markup`), and memories are cleared on a segment collapse. ``"revised"`` indents
+the markup by nesting level, writes temporal dates as local dates in the profile's time zone (the
+day the user lives them), and reads the relevance immune to float noise (a score of
+0.8099999999 from an upstream sum shows 81, not 80).
+
+Times are relative to the WorkingMemory's clock. A bad memory is a ValueError naming its index and
+field (``memories[1].similarity_score: ...``), and the cached list stays as it was.
 
 Examples
 --------
@@ -42,29 +55,39 @@ Examples
 ...     {"id": "3f2a9c1b-77d0-4e1a-9b2c-000000000001", "text": "Ada drinks her tea without sugar",
 ...      "created_at": "2026-11-27T09:00:00+00:00", "similarity_score": 0.91, "is_global": False,
 ...      "happens_at": "2026-12-03T10:00:00+00:00",
-...      "annotations": [{"text": "Confirmed at lunch", "added_at": "2026-11-30T07:00:00+00:00"}],
+...      "annotations": [{"text": "Confirmed at lunch", "created_at": "2026-11-30T07:00:00+00:00"}],
 ...      "linked_memories": [
-...          {"id": "aa11-bb22-cc33", "text": "Ada dislikes coffee", "link_type": "related"},
+...          {"id": "aa11-bb22-cc33", "text": "Ada dislikes coffee",
+...           "link_metadata": {"link_type": "related", "confidence": 0.8}},
 ...          {"id": "aa11-bb22-cc33", "text": "Ada dislikes coffee", "link_type": "related"}]},
 ...     {"id": "b0b", "text": "The office closes at 6 PM", "similarity_score": 0.75,
-...      "is_global": True}])
+...      "source": "global", "importance_score": 0.4}])
 2
 >>> _ = s.compose()
 >>> print(memories.content)
 <surfaced_memories>
+<memory id="mem_3f2a9c1b" relevance="91">
+<text>Ada drinks her tea without sugar</text>
+<created>3 days ago</created>
+<temporal happens="2026-12-03"/>
+<annotations>
+<note added="2 hours ago">Confirmed at lunch</note>
+</annotations>
+<context>
+Also: Ada dislikes coffee (related, mem_aa11bb22)
+</context>
+</memory>
+<memory id="mem_b0b" source="global">
+<text>The office closes at 6 PM</text>
+</memory>
+</surfaced_memories>
+>>> memories.style = "revised"; _ = s.compose()
+>>> print(memories.content)  # doctest: +ELLIPSIS
+<surfaced_memories>
   <memory id="mem_3f2a9c1b" relevance="91">
     <text>Ada drinks her tea without sugar</text>
     <created>3 days ago</created>
-    <temporal happens="2026-12-03"/>
-    <annotations>
-      <note added="2 hours ago">Confirmed at lunch</note>
-    </annotations>
-    <context>
-      Also: Ada dislikes coffee (related, mem_aa11bb22)
-    </context>
-  </memory>
-  <memory id="mem_b0b" source="global">
-    <text>The office closes at 6 PM</text>
+...
   </memory>
 </surfaced_memories>
 >>> s.collapse_segment("Tea talk"); memories.memories
@@ -87,8 +110,6 @@ from wm_kernel.timefmt import relative_time
 #: A memory shows its relevance only when its similarity score is strictly above this.
 RELEVANCE_THRESHOLD = 0.75
 
-_KEYS = ("id", "text", "created_at", "similarity_score", "is_global", "expires_at", "happens_at",
-         "annotations", "linked_memories")
 
 
 def short_id(memory_id: str) -> str:
@@ -100,10 +121,19 @@ def short_id(memory_id: str) -> str:
     return "mem_" + memory_id.replace("-", "")[:8]
 
 
-def relevance_percent(score: float) -> int:
-    """The similarity as an integer percentage, truncated (0.919 -> 91), immune to float noise
-    (0.29 * 100 is 28.999...; it still gives 29)."""
-    return math.floor(score * 100 + 1e-9)
+def relevance_percent(score: float, style: str = "original") -> int:
+    """The similarity as an integer percentage, truncated (0.919 -> 91).
+
+    ``"original"`` truncates ``score * 100`` as the original does, float noise included (a score
+    of 0.8099999999990001 gives 80); ``"revised"`` is immune to it (the same score gives 81, and
+    0.29, whose product is 28.999..., gives 29).
+
+    >>> relevance_percent(0.8099999999990001), relevance_percent(0.8099999999990001, "revised")
+    (80, 81)
+    """
+    if style == "revised":
+        return math.floor(score * 100 + 1e-9)
+    return int(score * 100)
 
 
 class _Invalid(ValueError):
@@ -127,28 +157,57 @@ def _instant(value: object, where: str) -> datetime | None:
         raise _Invalid(str(exc)) from None
 
 
-def _records(value: object, where: str, keys: tuple[str, ...]) -> list[Mapping[str, Any]]:
+def _records(value: object, where: str) -> list[Mapping[str, Any]]:
     if value is None:
         return []
     if not isinstance(value, (list, tuple)):
         raise _Invalid(f"{where} must be a list, got {type(value).__name__}")
-    return [_checked_keys(item, f"{where}[{i}]", keys) for i, item in enumerate(value)]
+    return [_mapping(item, f"{where}[{i}]") for i, item in enumerate(value)]
 
 
-def _checked_keys(item: object, where: str, keys: tuple[str, ...]) -> Mapping[str, Any]:
+def _mapping(item: object, where: str) -> Mapping[str, Any]:
     if not isinstance(item, Mapping):
         raise _Invalid(f"{where} must be a dict, got {type(item).__name__}")
-    unknown = sorted(set(item) - set(keys), key=str)
-    if unknown:
-        raise _Invalid(f"{where} has unknown key(s) {', '.join(map(repr, unknown))} "
-                       f"(known: {', '.join(keys)})")
     return item
+
+
+def _either(item: Mapping[str, Any], where: str, name: str, alias: str) -> object:
+    """The value under ``name`` or under its other spelling ``alias``; both given and different
+    is an error (one of them would be dropped silently)."""
+    if name in item and alias in item and item[name] != item[alias]:
+        raise _Invalid(f"{where} has both {name} and {alias}, and they differ")
+    return item[name] if name in item else item.get(alias)
+
+
+def _is_global(item: Mapping[str, Any], where: str) -> bool:
+    is_global = item.get("is_global", False)
+    if not isinstance(is_global, bool):
+        raise _Invalid(f"{where}.is_global must be a bool, got {type(is_global).__name__}")
+    source = item.get("source")
+    if source is None:
+        return is_global
+    if not isinstance(source, str):
+        raise _Invalid(f"{where}.source must be a str, got {type(source).__name__}")
+    if "is_global" in item and is_global != (source == "global"):
+        raise _Invalid(f"{where}.is_global {is_global} contradicts source {source!r}")
+    return source == "global"
+
+
+def _link_type(link: Mapping[str, Any], where: str) -> object:
+    metadata = link.get("link_metadata")
+    if metadata is None:
+        return link.get("link_type")
+    metadata = _mapping(metadata, f"{where}.link_metadata")
+    if "link_type" in link and "link_type" in metadata and link["link_type"] != metadata["link_type"]:
+        raise _Invalid(f"{where} has both link_type and link_metadata.link_type, and they differ")
+    return metadata.get("link_type", link.get("link_type"))
 
 
 def normalize_memory(memory: object, where: str = "memory") -> dict[str, Any]:
     """Check one memory dict and return it with every key present (datetimes parsed, defaults
-    filled, linked memories deduplicated); ValueError naming ``where`` and the field otherwise."""
-    checked = _checked_keys(memory, where, _KEYS)
+    filled, linked memories deduplicated, keys it does not render dropped); ValueError naming
+    ``where`` and the field otherwise."""
+    checked = _mapping(memory, where)
     for key in ("id", "text"):
         if key not in checked:
             raise _Invalid(f"{where}.{key} is required")
@@ -157,20 +216,20 @@ def normalize_memory(memory: object, where: str = "memory") -> dict[str, Any]:
         if isinstance(score, bool) or not isinstance(score, (int, float)) or not 0 <= score <= 1:
             raise _Invalid(f"{where}.similarity_score must be a number from 0 to 1, got {score!r}")
         score = float(score)
-    is_global = checked.get("is_global", False)
-    if not isinstance(is_global, bool):
-        raise _Invalid(f"{where}.is_global must be a bool, got {type(is_global).__name__}")
+    is_global = _is_global(checked, where)
     annotations = []
-    for i, note in enumerate(_records(checked.get("annotations"), f"{where}.annotations",
-                                      ("text", "added_at"))):
+    for i, note in enumerate(_records(checked.get("annotations"), f"{where}.annotations")):
         at = f"{where}.annotations[{i}]"
+        added = _either(note, at, "added_at", "created_at")
         annotations.append({"text": _text(note.get("text"), f"{at}.text"),
-                            "added_at": _instant(note.get("added_at"), f"{at}.added_at")})
+                            "added_at": _instant(added, f"{at}.added_at")})
     links: dict[str, dict[str, str]] = {}
-    for i, link in enumerate(_records(checked.get("linked_memories"), f"{where}.linked_memories",
-                                      ("id", "text", "link_type"))):
+    for i, link in enumerate(_records(checked.get("linked_memories"),
+                                      f"{where}.linked_memories")):
         at = f"{where}.linked_memories[{i}]"
-        entry = {name: _text(link.get(name), f"{at}.{name}") for name in ("id", "text", "link_type")}
+        entry = {"id": _text(link.get("id"), f"{at}.id"),
+                 "text": _text(link.get("text"), f"{at}.text"),
+                 "link_type": _text(_link_type(link, at), f"{at}.link_type")}
         links.setdefault(entry["id"], entry)
     return {
         "id": _text(checked["id"], f"{where}.id"),
@@ -213,6 +272,7 @@ class ProactiveMemoryTrinket(StatefulTrinket):
     variable_name = "relevant_memories"
     cache_policy = False
     state_prefix = "proactive_memory"
+    styles = ("original", "revised")
 
     memories: List[dict[str, Any]] = List(
         help="The surfaced memories, normalized (every key present, datetimes parsed), in the order "
@@ -240,12 +300,14 @@ class ProactiveMemoryTrinket(StatefulTrinket):
         if not self.memories:
             return ""
         now = self.working_memory.clock.now()
-        zone = self.working_memory.profile.zone
-        lines = ["<surfaced_memories>"]
+        # the original's dates are each timestamp's own; the revised style's the user's
+        zone = self.working_memory.profile.zone if self.style == "revised" else None
+        lines = [(0, "<surfaced_memories>")]
         for memory in self.memories:
-            lines += _render(memory, now, zone)
-        lines.append("</surfaced_memories>")
-        return "\n".join(lines)
+            lines += _render(memory, now, zone, self.style)
+        lines.append((0, "</surfaced_memories>"))
+        indent = "  " if self.style == "revised" else ""  # the original writes no indentation
+        return "\n".join(indent * depth + line for depth, line in lines)
 
     # -- StatefulTrinket
     def _expire_items(self) -> bool:
@@ -293,33 +355,36 @@ def _to_json(value: Any) -> Any:
     return value
 
 
-def _render(memory: dict[str, Any], now: datetime, zone: tzinfo) -> list[str]:
+def _render(memory: dict[str, Any], now: datetime, zone: tzinfo | None,
+            style: str) -> list[tuple[int, str]]:
+    """One memory's lines as (nesting depth, text): the depth becomes indentation only in the
+    revised style. ``zone`` None writes each temporal date in its timestamp's own offset."""
     attrs = f'id="{escape_attr(short_id(memory["id"]))}"'
     if memory["is_global"]:
         attrs += ' source="global"'
     score = memory["similarity_score"]
     if score is not None and score > RELEVANCE_THRESHOLD:
-        attrs += f' relevance="{relevance_percent(score)}"'
-    lines = [f"  <memory {attrs}>", f"    <text>{escape_text(memory['text'])}</text>"]
+        attrs += f' relevance="{relevance_percent(score, style)}"'
+    lines = [(1, f"<memory {attrs}>"), (2, f"<text>{escape_text(memory['text'])}</text>")]
     if memory["created_at"] is not None:
-        lines.append(f"    <created>{escape_text(relative_time(memory['created_at'], now))}</created>")
-    temporal = [f'{name}="{m.astimezone(zone).date().isoformat()}"'
+        lines.append((2, f"<created>{escape_text(relative_time(memory['created_at'], now))}</created>"))
+    temporal = [f'{name}="{(m if zone is None else m.astimezone(zone)).date().isoformat()}"'
                 for name, m in (("expires", memory["expires_at"]), ("happens", memory["happens_at"]))
                 if m is not None]
     if temporal:
-        lines.append(f"    <temporal {' '.join(temporal)}/>")
+        lines.append((2, f"<temporal {' '.join(temporal)}/>"))
     if memory["annotations"]:
-        lines.append("    <annotations>")
+        lines.append((2, "<annotations>"))
         for note in memory["annotations"]:
             added = note["added_at"]
             attr = "" if added is None else f' added="{escape_attr(relative_time(added, now))}"'
-            lines.append(f"      <note{attr}>{escape_text(note['text'])}</note>")
-        lines.append("    </annotations>")
+            lines.append((3, f"<note{attr}>{escape_text(note['text'])}</note>"))
+        lines.append((2, "</annotations>"))
     if memory["linked_memories"]:
-        lines.append("    <context>")
+        lines.append((2, "<context>"))
         for link in memory["linked_memories"]:
-            lines.append(f"      Also: {escape_text(link['text'])} "
-                         f"({escape_text(link['link_type'])}, {escape_text(short_id(link['id']))})")
-        lines.append("    </context>")
-    lines.append("  </memory>")
+            lines.append((3, f"Also: {escape_text(link['text'])} "
+                             f"({escape_text(link['link_type'])}, {escape_text(short_id(link['id']))})"))
+        lines.append((2, "</context>"))
+    lines.append((1, "</memory>"))
     return lines

@@ -7,6 +7,12 @@ reaches compose time). Nothing is stored: the section is always fresh and never 
 Names of days and months come from English tables in this module, not from ``strftime`` (whose
 ``%A``/``%B`` follow the process locale and whose unpadded-hour flags differ between platforms).
 
+Styles: ``"original"`` (the default) prints the zone as the original does, ``strftime("%Z")``:
+the abbreviation where the zone has one, else the tz database's bare offset (``+04`` for
+Asia/Dubai, ``+0545`` for Asia/Kathmandu). ``"revised"`` spells such an offset out as
+``UTC+04:00`` / ``UTC+05:45`` so it cannot be misread as a time; zones with a letter abbreviation
+print the same in both.
+
 Examples
 --------
 >>> from wm_kernel.bus import EventBus
@@ -28,23 +34,27 @@ from datetime import datetime
 from typing import Any
 
 from trinkets.base import EventAwareTrinket
-from wm_kernel.timefmt import format_clock_time, local, zone_abbreviation
+from wm_kernel.timefmt import format_clock_time, local, zone_abbreviation, zone_name
 
 DAY_NAMES = ("MONDAY", "TUESDAY", "WEDNESDAY", "THURSDAY", "FRIDAY", "SATURDAY", "SUNDAY")
 MONTH_NAMES = ("JANUARY", "FEBRUARY", "MARCH", "APRIL", "MAY", "JUNE", "JULY", "AUGUST",
                "SEPTEMBER", "OCTOBER", "NOVEMBER", "DECEMBER")
 
 
-def format_datetime_line(moment: datetime) -> str:
-    """The original's sentence for an aware, already-localised instant.
+def format_datetime_line(moment: datetime, style: str = "original") -> str:
+    """The original's sentence for an aware, already-localised instant (the zone written as
+    ``style`` says, see the module docstring).
 
-    >>> from datetime import timezone
+    >>> from datetime import timedelta, timezone
     >>> format_datetime_line(datetime(2026, 1, 5, 0, 0, tzinfo=timezone.utc))
     'TODAY IS MONDAY, JANUARY 05, 2026 AT 12:00 AM UTC.'
+    >>> plus4 = datetime(2026, 1, 5, 18, 0, tzinfo=timezone(timedelta(hours=4), "+04"))
+    >>> format_datetime_line(plus4), format_datetime_line(plus4, "revised")[-13:]
+    ('TODAY IS MONDAY, JANUARY 05, 2026 AT 6:00 PM +04.', 'PM UTC+04:00.')
     """
+    zone = zone_abbreviation(moment) if style == "revised" else zone_name(moment)
     return (f"TODAY IS {DAY_NAMES[moment.weekday()]}, {MONTH_NAMES[moment.month - 1]} "
-            f"{moment.day:02d}, {moment.year:04d} AT {format_clock_time(moment)} "
-            f"{zone_abbreviation(moment)}.")
+            f"{moment.day:02d}, {moment.year:04d} AT {format_clock_time(moment)} {zone}.")
 
 
 class TimeManager(EventAwareTrinket):
@@ -56,6 +66,7 @@ class TimeManager(EventAwareTrinket):
 
     variable_name = "datetime_section"
     cache_policy = False
+    styles = ("original", "revised")
 
     def now(self) -> datetime:
         """The current instant in the profile's time zone."""
@@ -63,4 +74,5 @@ class TimeManager(EventAwareTrinket):
         return local(wm.clock.now(), wm.profile.zone)
 
     def generate_content(self, context: dict[str, Any]) -> str:
-        return f"<current_datetime>{format_datetime_line(self.now())}</current_datetime>"
+        line = format_datetime_line(self.now(), self.style)
+        return f"<current_datetime>{line}</current_datetime>"

@@ -30,7 +30,7 @@ from wm_kernel.events import (ComposeSystemPromptEvent, SegmentCollapsedEvent,
                               SystemPromptComposedEvent, TrinketContentEvent, UpdateTrinketEvent)
 from wm_kernel.profile import Profile
 from wm_kernel.store import MemoryStore, StateStore
-from wm_kernel.timefmt import elapsed_wording
+from wm_kernel.timefmt import relationship_duration
 from wm_kernel.types import (AllTrinketStates, ComposedPrompt, ComposedPromptTrait, OmittedSection,
                              TrinketState)
 
@@ -182,12 +182,21 @@ class WorkingMemory(HasTraits):
 
     # -- the compose cycle
     def fill_placeholders(self, template: str) -> str:
-        """Fill the base prompt's placeholders from the profile in one pass: a value that itself
-        contains a placeholder is inserted literally, never expanded again."""
+        """Fill the base prompt's placeholders from the profile with the original's values.
+
+        ``{first_name}``: the name stripped, "friend" when missing or blank; ``{user_context}``: a
+        newline and the portrait, or nothing; ``{relative time since account creation}``:
+        :func:`~wm_kernel.timefmt.relationship_duration` ("some time" without a creation date);
+        ``{model_id}``, ``{model_name}`` as given. Unlike the original, which replaces one
+        placeholder after the other (so a name containing ``{user_context}`` would pull the
+        portrait in), this fills them in one pass: a value that itself contains a placeholder is
+        inserted literally, never expanded again (docs/deviations.md).
+        """
         profile = self.profile
         if profile.account_created is not None:
             # Profile.__post_init__ has parsed a str into a datetime
-            age = elapsed_wording(profile.account_created, self.clock.now())  # type: ignore[arg-type]
+            age = relationship_duration(profile.account_created,  # type: ignore[arg-type]
+                                        self.clock.now())
         else:
             age = "some time"
         key = (template, profile, age)
@@ -195,7 +204,7 @@ class WorkingMemory(HasTraits):
         if cached is not None and cached[0] == key:
             return cached[1]
         values = {
-            "first_name": profile.first_name or "friend",
+            "first_name": (profile.first_name or "").strip() or "friend",
             "user_context": f"\n{profile.user_context}" if profile.user_context else "",
             "relative time since account creation": age,
             "model_id": profile.model_id,

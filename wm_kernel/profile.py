@@ -4,6 +4,8 @@ Examples
 --------
 >>> Profile(first_name="Ada", timezone="Europe/London").zone.key
 'Europe/London'
+>>> Profile(timezone="EST").zone.key          # the original's alias, not the fixed UTC-5 zone
+'America/New_York'
 >>> Profile(timezone="Mars/Olympus")
 Traceback (most recent call last):
 ...
@@ -18,12 +20,26 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from wm_kernel.clock import parse_instant
 
 
+#: The abbreviations the original accepts as a user's time zone, and the zone each one means. They
+#: take precedence over the tz database's own zones of the same name: "EST" there is a fixed UTC-5
+#: zone, which would print the time an hour off all summer for a user the original places in New
+#: York.
+ZONE_ALIASES: dict[str, str] = {
+    "EST": "America/New_York", "EDT": "America/New_York",
+    "CST": "America/Chicago", "CDT": "America/Chicago",
+    "MST": "America/Denver", "MDT": "America/Denver",
+    "PST": "America/Los_Angeles", "PDT": "America/Los_Angeles",
+    "GMT": "Etc/GMT", "UTC": "UTC",
+}
+
+
 def resolve_zone(name: str) -> ZoneInfo:
-    """A ZoneInfo for an IANA name; ValueError (one line) for anything else."""
+    """A ZoneInfo for an IANA name or one of the original's :data:`ZONE_ALIASES` (exact case, as the
+    original matches them); ValueError (one line) for anything else."""
     if not isinstance(name, str) or not name.strip():
         raise ValueError(f"time zone must be a non-empty IANA name, got {name!r}")
     try:
-        return ZoneInfo(name)
+        return ZoneInfo(ZONE_ALIASES.get(name, name))
     except (ZoneInfoNotFoundError, ValueError, IsADirectoryError, OSError):
         raise ValueError(f"unknown time zone {name!r} (use an IANA name such as "
                          f"'Europe/London' or 'UTC')") from None
@@ -33,10 +49,11 @@ def resolve_zone(name: str) -> ZoneInfo:
 class Profile:
     """The user and model facts the base prompt's placeholders draw on.
 
-    ``first_name`` fills ``{first_name}`` (default "friend"); ``user_context`` (the user portrait)
+    ``first_name`` fills ``{first_name}``, stripped (default "friend", also for a blank name); ``user_context`` (the user portrait)
     fills ``{user_context}`` prefixed by a newline; ``account_created`` gives
     ``{relative time since account creation}`` (default "some time"); ``model_id`` and ``model_name``
-    fill theirs. ``timezone`` is the user's IANA zone, checked here so a bad one fails at once.
+    fill theirs. ``timezone`` is the user's IANA zone (or one of the original's aliases, such as
+    "EST" for America/New_York), checked here so a bad one fails at once.
     """
 
     first_name: str | None = None

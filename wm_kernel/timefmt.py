@@ -1,4 +1,6 @@
-"""Human wording of times, as the original words them.
+"""Human wording of times, as the original words them (:func:`zone_abbreviation` excepted: it spells
+out a zone's offset where tzdata has no letter abbreviation; :func:`zone_name` is the
+original's).
 
 Examples
 --------
@@ -12,6 +14,8 @@ Examples
 ('in 2 days', '1 month ago')
 >>> elapsed_wording(now - timedelta(days=400), now)
 '1 year'
+>>> relationship_duration(now - timedelta(days=75), now)
+'two and a half months (09-16-2026)'
 """
 from __future__ import annotations
 
@@ -59,7 +63,9 @@ def format_clock_time(moment: datetime) -> str:
 
 
 def zone_abbreviation(moment: datetime) -> str:
-    """The zone's abbreviation at that moment (UTC, GMT, BST, EDT...), or the offset if it has none."""
+    """The zone's abbreviation at that moment (UTC, GMT, BST, EDT...), or, where it has none, the
+    offset spelt out as ``UTC+04:00`` (clearer than the tz database's bare "+04" that the original
+    prints, see :func:`zone_name`)."""
     name = moment.tzname() or ""
     if name and not name.startswith(("+", "-")):
         return name
@@ -70,6 +76,69 @@ def zone_abbreviation(moment: datetime) -> str:
     sign = "+" if total >= 0 else "-"
     total = abs(total)
     return f"UTC{sign}{total // 60:02d}:{total % 60:02d}"
+
+
+_NUMBER_WORDS = ("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine",
+                 "ten", "eleven", "twelve")
+
+
+def _number_word(n: int) -> str:
+    """The word for 0-12 (the original spells these out), digits above."""
+    return _NUMBER_WORDS[n] if 0 <= n < len(_NUMBER_WORDS) else str(n)
+
+
+def _fractional_count(count: float, unit: str) -> str:
+    """A count of units in the original's words, by its fractional part: under .2 "about N unit(s)"
+    ("about a week" for one), .2 to .4 "N and change units", .4 to .7 "N and a half units", from
+    .7 rounded up to "about N+1 units"."""
+    whole = int(count)
+    fraction = count - whole
+    if fraction >= 0.7:
+        whole, fraction = whole + 1, 0.0
+    if fraction < 0.2:
+        if whole == 1:
+            return f"about a {unit}"
+        return f"about {_number_word(whole)} {unit}s"
+    middle = "and change" if fraction < 0.4 else "and a half"
+    return f"{_number_word(whole)} {middle} {unit}s"
+
+
+def relationship_duration(created: datetime, now: datetime) -> str:
+    """How long the account has existed, as the original words ``{relative time since account
+    creation}``: whole days elapsed (never negative) as "a short time" (under a day), "about a day",
+    "about N days" (under a week), then weeks (under 30 days), months of 30.44 days (under 365
+    days), years of 365.25 days, each by :func:`_fractional_count`; followed by the creation date
+    as ``(MM-DD-YYYY)`` in ``created``'s own offset.
+
+    >>> from datetime import timedelta, timezone
+    >>> now = datetime(2026, 11, 30, 14, 0, tzinfo=timezone.utc)
+    >>> relationship_duration(now - timedelta(hours=5), now)
+    'a short time (11-30-2026)'
+    >>> [relationship_duration(now - timedelta(days=n), now) for n in (1, 8, 10)]
+    ['about a day (11-29-2026)', 'about a week (11-22-2026)', 'one and a half weeks (11-20-2026)']
+    >>> relationship_duration(now - timedelta(days=1220), now)
+    'three and change years (07-29-2023)'
+    """
+    days = max((now - created).days, 0)
+    stamp = f"({created.month:02d}-{created.day:02d}-{created.year:04d})"
+    if days < 1:
+        wording = "a short time"
+    elif days < 7:
+        wording = "about a day" if days == 1 else f"about {_number_word(days)} days"
+    elif days < 30:
+        wording = _fractional_count(days / 7.0, "week")
+    elif days < 365:
+        wording = _fractional_count(days / 30.44, "month")
+    else:
+        wording = _fractional_count(days / 365.25, "year")
+    return f"{wording} {stamp}"
+
+
+def zone_name(moment: datetime) -> str:
+    """The zone name the original prints (``strftime("%Z")``): the abbreviation where the zone has
+    one (UTC, GMT, BST, EDT), else what the tz database writes instead, the bare offset ("+04",
+    "+0545"); "" for a naive datetime."""
+    return moment.tzname() or ""
 
 
 def local(moment: datetime, zone: tzinfo) -> datetime:

@@ -26,9 +26,9 @@ def test_a_new_session_marks_its_first_segment_active() -> None:
     s.compose()
     assert s.trinket(NAME).content == """\
 <conversation_manifest>
-  <date_group label="TODAY">
-    <segment time="[9:00AM - ACTIVE]" status="active">Current conversation</segment>
-  </date_group>
+<date_group label="TODAY">
+<segment time="[9:00AM - ACTIVE]" status="active">Current conversation</segment>
+</date_group>
 </conversation_manifest>"""
     # a system section that is not cached
     assert s.trinket(NAME).content in s.composed["non_cached_content"]
@@ -48,6 +48,28 @@ def test_groups_by_local_date_newest_first_chronological_inside() -> None:
     s.collapse_segment("Morning stand-up\nWe went through the week.")
     s.clock.advance(hours=4)
     s.collapse_segment("")
+    assert m.content == """\
+<conversation_manifest>
+<date_group label="TODAY">
+<segment time="[7:00AM - 7:20AM]" status="collapsed">Breakfast</segment>
+<segment time="[9:00AM - 10:15AM]" status="collapsed">Morning stand-up</segment>
+<segment time="[10:15AM - 2:15PM]" status="collapsed">Segment 2</segment>
+<segment time="[2:15PM - ACTIVE]" status="active">Current conversation</segment>
+</date_group>
+<date_group label="YESTERDAY">
+<segment time="[10:00AM - 11:10AM]" status="collapsed">Budget review</segment>
+<segment time="[11:30PM - 12:45AM]" status="collapsed">Late night debugging</segment>
+</date_group>
+<date_group label="NOV 28">
+<segment time="[10:00AM - 11:30AM]" status="collapsed">Trip planning</segment>
+</date_group>
+<date_group label="DEC 28">
+<segment time="[12:05PM - 1:00PM]" status="collapsed">New year plans</segment>
+</date_group>
+</conversation_manifest>"""
+    # style "revised": indented, and a date of another year carries it
+    m.style = "revised"
+    s.compose()
     assert m.content == """\
 <conversation_manifest>
   <date_group label="TODAY">
@@ -90,9 +112,9 @@ def test_times_are_local_wall_clock_across_a_dst_change() -> None:
     s.compose()
     assert m.content == """\
 <conversation_manifest>
-  <date_group label="TODAY">
-    <segment time="[1:30AM - 3:30AM]" status="collapsed">Night owl</segment>
-  </date_group>
+<date_group label="TODAY">
+<segment time="[1:30AM - 3:30AM]" status="collapsed">Night owl</segment>
+</date_group>
 </conversation_manifest>"""
 
 
@@ -124,7 +146,7 @@ def test_set_and_clear_active() -> None:
     m.set_active("2026-11-30T13:05:00+00:00", title="Catching up")
     s.compose()
     assert m.content.splitlines()[2] == \
-        '    <segment time="[8:05AM - ACTIVE]" status="active">Catching up</segment>'
+        '<segment time="[8:05AM - ACTIVE]" status="active">Catching up</segment>'
     m.clear_active()
     m.clear_active()  # a no-op the second time
     s.compose()
@@ -144,10 +166,10 @@ def test_the_manifest_survives_a_restart_on_the_same_sqlite_file(tmp_path) -> No
     second.compose()
     assert second.trinket(NAME).content == """\
 <conversation_manifest>
-  <date_group label="TODAY">
-    <segment time="[9:00AM - 9:45AM]" status="collapsed">Before the restart</segment>
-    <segment time="[11:00AM - ACTIVE]" status="active">Current conversation</segment>
-  </date_group>
+<date_group label="TODAY">
+<segment time="[9:00AM - 9:45AM]" status="collapsed">Before the restart</segment>
+<segment time="[11:00AM - ACTIVE]" status="active">Current conversation</segment>
+</date_group>
 </conversation_manifest>"""
     second.store.close()
 
@@ -223,21 +245,64 @@ def test_only_the_most_recent_dates_are_shown_and_the_store_keeps_all() -> None:
     s.compose()
     assert m.content == """\
 <conversation_manifest>
-  <date_group label="TODAY">
-    <segment time="[9:00AM - ACTIVE]" status="active">Current conversation</segment>
-  </date_group>
-  <date_group label="NOV 28">
-    <segment time="[10:00AM - 10:30AM]" status="collapsed">Day 28</segment>
-  </date_group>
-  <date_group label="NOV 27">
-    <segment time="[10:00AM - 10:30AM]" status="collapsed">Day 27</segment>
-  </date_group>
+<date_group label="TODAY">
+<segment time="[9:00AM - ACTIVE]" status="active">Current conversation</segment>
+</date_group>
+<date_group label="NOV 28">
+<segment time="[10:00AM - 10:30AM]" status="collapsed">Day 28</segment>
+</date_group>
+<date_group label="NOV 27">
+<segment time="[10:00AM - 10:30AM]" status="collapsed">Day 27</segment>
+</date_group>
 </conversation_manifest>"""
     assert len(m.segments()) == 10  # nothing was dropped from the store
     m.max_date_groups = 0
     s.compose()
     assert m.content.count("<date_group") == 10
-    assert ManifestTrinket.max_date_groups.default_value == 7
+    assert ManifestTrinket.max_date_groups.default_value == 0
+
+
+def test_every_date_group_is_shown_by_default() -> None:
+    s = make_session()
+    m = s.trinket(NAME)
+    for day in range(1, 29):  # 28 earlier days
+        m.add_segment(f"Day {day}", f"2026-11-{day:02d}T15:00:00+00:00",
+                      f"2026-11-{day:02d}T15:30:00+00:00")
+    s.compose()
+    labels = [g.get("label") for g in ET.fromstring(m.content).findall("date_group")]
+    assert labels == ["TODAY"] + [f"NOV {day:02d}" for day in range(28, 0, -1)]
+
+
+def test_dates_of_different_years_with_one_label_keep_their_own_groups() -> None:
+    # the original groups by label, merging DEC 28 of 2025 into DEC 28 of 2026; wm-kernel keeps
+    # them apart and writes the year where it is not the current one
+    s = make_session("2027-01-03T17:00:00+00:00")
+    m = s.trinket(NAME)
+    m.clear_active()
+    m.add_segment("Last year", "2025-12-28T15:00:00+00:00", "2025-12-28T16:00:00+00:00")
+    m.add_segment("This December", "2026-12-28T15:00:00+00:00", "2026-12-28T16:00:00+00:00")
+    m.add_segment("Advent", "2026-12-05T15:00:00+00:00", "2026-12-05T16:00:00+00:00")
+    m.add_segment("New year", "2027-01-01T15:00:00+00:00", "2027-01-01T16:00:00+00:00")
+    s.compose()
+    assert m.content == """\
+<conversation_manifest>
+<date_group label="JAN 01">
+<segment time="[10:00AM - 11:00AM]" status="collapsed">New year</segment>
+</date_group>
+<date_group label="DEC 28, 2026">
+<segment time="[10:00AM - 11:00AM]" status="collapsed">This December</segment>
+</date_group>
+<date_group label="DEC 05">
+<segment time="[10:00AM - 11:00AM]" status="collapsed">Advent</segment>
+</date_group>
+<date_group label="DEC 28, 2025">
+<segment time="[10:00AM - 11:00AM]" status="collapsed">Last year</segment>
+</date_group>
+</conversation_manifest>"""
+    m.style = "revised"
+    s.compose()
+    assert [g.get("label") for g in ET.fromstring(m.content).findall("date_group")] == [
+        "JAN 01", "DEC 28, 2026", "DEC 05, 2026", "DEC 28, 2025"]
 
 
 def test_a_negative_window_is_refused() -> None:
@@ -246,4 +311,4 @@ def test_a_negative_window_is_refused() -> None:
     m = make_session().trinket(NAME)
     with pytest.raises(TraitError):
         m.max_date_groups = -1
-    assert m.max_date_groups == 7
+    assert m.max_date_groups == 0

@@ -1,5 +1,6 @@
 """ProactiveMemoryTrinket: surfaced memories, the relevance threshold, links deduplicated, cleared on
-segment collapse, every value escaped, bad memories refused whole."""
+segment collapse, every value escaped, bad memories refused whole; the original's markup by default,
+the indented one with local dates in style "revised"."""
 from __future__ import annotations
 
 import copy
@@ -8,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from trinkets.proactive_memory_trinket import ProactiveMemoryTrinket
+from trinkets.proactive_memory_trinket import ProactiveMemoryTrinket, normalize_memories
 from wm_kernel.bus import EventBus
 from wm_kernel.clock import ManualClock
 from wm_kernel.core import WorkingMemory
@@ -22,7 +23,7 @@ MEMORIES: list[dict[str, Any]] = [
     {"id": "7c9e6679-7425-40de-944b-e07fc1f90ae7", "text": "Ada is training for the Boston marathon",
      "created_at": "2026-10-30T14:00:00+00:00", "similarity_score": 0.93,
      "happens_at": "2027-04-19T14:00:00+00:00",
-     "expires_at": "2027-04-20T03:30:00+00:00",  # 11:30 PM EDT on Apr 19: a local date
+     "expires_at": "2027-04-20T03:30:00+00:00",  # 11:30 PM EDT on Apr 19: UTC date vs local date
      "annotations": [{"text": "Moved her long runs to Sundays", "added_at": "2026-11-16T14:00:00+00:00"},
                      {"text": "Mentioned a sore knee"}],
      "linked_memories": [
@@ -37,7 +38,34 @@ MEMORIES: list[dict[str, Any]] = [
      "expires_at": "2026-12-01T03:00:00+00:00"},
 ]
 
+# the original's markup: unindented, each temporal date the timestamp's own (here UTC)
 EXPECTED = """\
+<surfaced_memories>
+<memory id="mem_7c9e6679" relevance="93">
+<text>Ada is training for the Boston marathon</text>
+<created>1 month ago</created>
+<temporal expires="2027-04-20" happens="2027-04-19"/>
+<annotations>
+<note added="2 weeks ago">Moved her long runs to Sundays</note>
+<note>Mentioned a sore knee</note>
+</annotations>
+<context>
+Also: Ada's coach is Sam (related, mem_0b1c2d3e)
+Also: Ada ran Chicago in 2025 (precedes, mem_11111111)
+</context>
+</memory>
+<memory id="mem_global01" source="global">
+<text>The team stand-up is at 9:30</text>
+<created>just now</created>
+</memory>
+<memory id="mem_short" relevance="76">
+<text>Prefers metric units</text>
+<temporal expires="2026-12-01"/>
+</memory>
+</surfaced_memories>"""
+
+# style "revised": indented by nesting, temporal dates local to the profile's zone (New York)
+REVISED = """\
 <surfaced_memories>
   <memory id="mem_7c9e6679" relevance="93">
     <text>Ada is training for the Boston marathon</text>
@@ -76,6 +104,62 @@ def test_surface_renders_the_exact_markup() -> None:
     assert EXPECTED in s.composed["notification_center"]
 
 
+def test_revised_style_indents_and_writes_local_dates() -> None:
+    s = make_session()
+    pm = s.trinket(NAME)
+    pm.surface(MEMORIES)
+    pm.style = "revised"
+    s.compose()
+    assert pm.content == REVISED
+    pm.style = "original"
+    s.compose()
+    assert pm.content == EXPECTED
+
+
+def test_the_originals_memory_shape_is_read_and_what_it_does_not_render_ignored() -> None:
+    s = make_session()
+    pm = s.trinket(NAME)
+    original_shape = [{
+        "id": "7c9e6679-7425-40de-944b-e07fc1f90ae7", "text": "Ada is training for the Boston marathon",
+        "created_at": "2026-10-30T14:00:00+00:00", "similarity_score": 0.93,
+        "happens_at": "2027-04-19T14:00:00+00:00", "expires_at": "2027-04-20T03:30:00+00:00",
+        "importance_score": 0.6, "access_count": 4, "source": "conversation",
+        "annotations": [{"text": "Moved her long runs to Sundays",
+                         "created_at": "2026-11-16T14:00:00+00:00", "author": "mira"},
+                        {"text": "Mentioned a sore knee"}],
+        "linked_memories": [
+            {"id": "0b1c2d3e-4f50-6172-8394-a5b6c7d8e9f0", "text": "Ada's coach is Sam",
+             "link_metadata": {"link_type": "related", "confidence": 0.7}, "depth": 1},
+            {"id": "11111111-2222-3333-4444-555555555555", "text": "Ada ran Chicago in 2025",
+             "link_metadata": {"link_type": "precedes"}},
+            {"id": "0b1c2d3e-4f50-6172-8394-a5b6c7d8e9f0", "text": "Ada's coach is Sam (again)",
+             "link_metadata": {"link_type": "supports", "confidence": 0.99}}]},
+        {"id": "glob-al01-x", "text": "The team stand-up is at 9:30", "source": "global",
+         "similarity_score": 0.75, "created_at": "2026-11-30T13:59:30+00:00"},
+        {"id": "short", "text": "Prefers metric units", "similarity_score": 0.76,
+         "expires_at": "2026-12-01T03:00:00+00:00", "source": "user"}]
+    pm.surface(original_shape)
+    s.compose()
+    assert pm.content == EXPECTED
+    assert pm.memories == normalize_memories(MEMORIES)
+
+
+@pytest.mark.parametrize("score, original, revised", [
+    (0.8099999999990001, "80", "81"),   # float noise of an upstream sum: the original truncates it
+    (0.69 + 0.08, "76", "77"),          # 76.99999999999999
+    (0.81, "81", "81"), (0.93, "93", "93"), (1, "100", "100")])
+def test_relevance_truncation_per_style(score: float, original: str, revised: str) -> None:
+    s = make_session()
+    pm = s.trinket(NAME)
+    pm.surface([{"id": "m", "text": "t", "similarity_score": score}])
+    shown = []
+    for style in ("original", "revised"):
+        pm.style = style
+        s.compose()
+        shown.append(ET.fromstring(pm.content).find("memory").get("relevance"))  # type: ignore[union-attr]
+    assert shown == [original, revised]
+
+
 def test_update_context_replaces_and_an_update_without_memories_keeps() -> None:
     s = make_session()
     pm = s.trinket(NAME)
@@ -86,9 +170,9 @@ def test_update_context_replaces_and_an_update_without_memories_keeps() -> None:
     s.working_memory.publish_trinket_update(NAME, {"memories": [{"id": "m2", "text": "Only me"}]})
     assert pm.content == """\
 <surfaced_memories>
-  <memory id="mem_m2">
-    <text>Only me</text>
-  </memory>
+<memory id="mem_m2">
+<text>Only me</text>
+</memory>
 </surfaced_memories>"""
     s.working_memory.publish_trinket_update(NAME, {"memories": []})
     assert pm.content == "" and pm.memories == []
@@ -107,7 +191,7 @@ def test_relative_times_follow_the_clock() -> None:
 
 @pytest.mark.parametrize("score, shown", [
     (None, None), (0.0, None), (0.5, None), (0.75, None), (0.7501, "75"), (0.76, "76"),
-    (0.69 + 0.08, "77"), (0.999, "99"), (1, "100"),
+    (0.999, "99"), (1, "100"),
 ])
 def test_relevance_is_shown_only_above_0_75_as_an_integer_percentage(score: float | None,
                                                                      shown: str | None) -> None:
@@ -128,10 +212,10 @@ def test_linked_memories_are_deduplicated_by_target_id_first_one_kept() -> None:
     s.compose()
     # "abc-def" and "abcdef" are different targets even though their short ids are the same
     assert pm.content.splitlines()[3:7] == [
-        "    <context>",
-        "      Also: First (related, mem_abcdef)",
-        "      Also: First (related, mem_abcdef)",
-        "    </context>"]
+        "<context>",
+        "Also: First (related, mem_abcdef)",
+        "Also: First (related, mem_abcdef)",
+        "</context>"]
 
 
 def test_segment_collapse_clears_the_memories_but_turns_do_not() -> None:
@@ -196,9 +280,18 @@ GOOD = {"id": "ok", "text": "fine"}
      "memories[1].created_at: date-time 2026-11-30T09:00:00 has no time zone; add one, e.g. +00:00"),
     ({**GOOD, "id": "m", "happens_at": "soon"},
      "memories[1].happens_at: not an ISO 8601 date-time: 'soon'"),
-    ({**GOOD, "id": "m", "similarity": 0.9},
-     "memories[1] has unknown key(s) 'similarity' (known: id, text, created_at, similarity_score, "
-     "is_global, expires_at, happens_at, annotations, linked_memories)"),
+    ({**GOOD, "id": "m", "source": 1}, "memories[1].source must be a str, got int"),
+    ({**GOOD, "id": "m", "source": "global", "is_global": False},
+     "memories[1].is_global False contradicts source 'global'"),
+    ({**GOOD, "id": "m", "annotations": [{"text": "n", "added_at": "2026-11-30T09:00:00+00:00",
+                                          "created_at": "2026-11-30T10:00:00+00:00"}]},
+     "memories[1].annotations[0] has both added_at and created_at, and they differ"),
+    ({**GOOD, "id": "m", "linked_memories": [{"id": "l", "text": "t", "link_metadata": "related"}]},
+     "memories[1].linked_memories[0].link_metadata must be a dict, got str"),
+    ({**GOOD, "id": "m", "linked_memories": [{"id": "l", "text": "t", "link_type": "a",
+                                              "link_metadata": {"link_type": "b"}}]},
+     "memories[1].linked_memories[0] has both link_type and link_metadata.link_type, and they "
+     "differ"),
     ({**GOOD, "id": "m", "annotations": "note"}, "memories[1].annotations must be a list, got str"),
     ({**GOOD, "id": "m", "annotations": [{"added_at": "2026-11-30T09:00:00+00:00"}]},
      "memories[1].annotations[0].text must be a str, got NoneType"),

@@ -65,13 +65,43 @@ def test_reference_example_in_the_notification_centre() -> None:
     ("2026-01-01T04:59:00+00:00", "America/New_York",
      "TODAY IS WEDNESDAY, DECEMBER 31, 2025 AT 11:59 PM EST."),
     ("2026-02-09T12:30:00+00:00", "UTC", "TODAY IS MONDAY, FEBRUARY 09, 2026 AT 12:30 PM UTC."),
-    # a zone without an abbreviation in tzdata shows its offset
+    # a zone without a letter abbreviation in tzdata: the bare offset tzdata writes, as the original
     ("2026-11-30T09:05:00+00:00", "America/Sao_Paulo",
-     "TODAY IS MONDAY, NOVEMBER 30, 2026 AT 6:05 AM UTC-03:00."),
+     "TODAY IS MONDAY, NOVEMBER 30, 2026 AT 6:05 AM -03."),
+    ("2026-11-30T09:05:00+00:00", "Asia/Kathmandu",
+     "TODAY IS MONDAY, NOVEMBER 30, 2026 AT 2:50 PM +0545."),
+    # the original's aliases: EST is New York (EDT in summer), never the fixed UTC-5 zone
+    ("2026-07-01T16:00:00+00:00", "EST", "TODAY IS WEDNESDAY, JULY 01, 2026 AT 12:00 PM EDT."),
+    ("2026-07-01T16:00:00+00:00", "PDT", "TODAY IS WEDNESDAY, JULY 01, 2026 AT 9:00 AM PDT."),
+    ("2026-01-15T16:00:00+00:00", "CST", "TODAY IS THURSDAY, JANUARY 15, 2026 AT 10:00 AM CST."),
+    ("2026-07-01T16:00:00+00:00", "MST", "TODAY IS WEDNESDAY, JULY 01, 2026 AT 10:00 AM MDT."),
+    ("2026-07-01T16:00:00+00:00", "GMT", "TODAY IS WEDNESDAY, JULY 01, 2026 AT 4:00 PM GMT."),
 ])
 def test_sentence_in_the_profile_zone(when: str, zone: str, expected: str) -> None:
     assert datetime_section(make_session(when, zone)) == (
         f"<current_datetime>{expected}</current_datetime>")
+
+
+@pytest.mark.parametrize("zone, expected", [
+    ("America/Sao_Paulo", "6:05 AM UTC-03:00."),
+    ("Asia/Kathmandu", "2:50 PM UTC+05:45."),
+    ("Asia/Dubai", "1:05 PM UTC+04:00."),
+    ("Europe/London", "9:05 AM GMT."),          # a letter abbreviation reads the same in both styles
+])
+def test_revised_style_spells_out_a_bare_offset(zone: str, expected: str) -> None:
+    s = make_session("2026-11-30T09:05:00+00:00", zone)
+    s.trinket("TimeManager").style = "revised"
+    assert datetime_section(s) == (
+        f"<current_datetime>TODAY IS MONDAY, NOVEMBER 30, 2026 AT {expected}</current_datetime>")
+
+
+def test_unknown_style_is_refused_and_the_style_kept() -> None:
+    s = make_session("2026-11-30T09:05:00+00:00")
+    tm = s.trinket("TimeManager")
+    with pytest.raises(ValueError, match="TimeManager has no style 'fancy' "
+                                         r"\(known: original, revised\)"):
+        tm.style = "fancy"
+    assert tm.style == "original"
 
 
 def test_always_fresh_from_the_clock_and_the_profile() -> None:
