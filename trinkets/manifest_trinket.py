@@ -11,7 +11,7 @@ active. From Python: :meth:`ManifestTrinket.add_segment`, :meth:`~ManifestTrinke
 
 Rendering, style ``"original"`` (the default), as the original: ``<conversation_manifest>``, one
 ``<date_group>`` per local date of the segments' starts (profile time zone), newest date first,
-labelled ``TODAY``, ``YESTERDAY`` or like ``NOV 28`` (zero-padded day, no year); inside a group the
+labelled ``TODAY``, ``YESTERDAY`` or like ``NOV 28`` (zero-padded day); inside a group the
 segments in chronological order, each ``<segment time="[9:00AM - 10:15AM]"
 status="collapsed">title</segment>``; the active one ``time="[2:15PM - ACTIVE]" status="active"``;
 every element on its own line, unindented. No segments: no section. Every date group is shown;
@@ -19,11 +19,10 @@ every element on its own line, unindented. No segments: no section. Every date g
 who wants a long-lived conversation not to grow the prompt without bound.
 
 Two things differ from the original, both because it is wrong or unsafe there
-(docs/deviations.md): titles are escaped (:mod:`wm_kernel.markup`); and where two shown dates of
-different years share a label (``DEC 28`` of 2025 and of 2026), which the original merges into one
-group, each keeps its own group and the dates not in the current year carry their year
-(``DEC 28, 2025``). Style ``"revised"`` indents the markup by nesting level and writes the year on
-the label of every date not in the current year.
+(docs/deviations.md): titles are escaped (:mod:`wm_kernel.markup`); and a date not in the current
+year carries its year (``DEC 28, 2025``): the original writes ``DEC 28`` for it, which reads as
+this year's, and merges two such dates of different years into one group. Style ``"revised"``
+also indents the markup by nesting level.
 
 Examples
 --------
@@ -109,22 +108,15 @@ def date_label(day: date, today: date, with_year: bool = False) -> str:
     return f"{label}, {day.year}" if with_year and day.year != today.year else label
 
 
-def date_labels(days: list[date], today: date, style: str = "original") -> dict[date, str]:
-    """The label of each date shown. ``"original"``: as the original, except that dates whose
-    labels would coincide (the same month and day in different years, which the original merges
-    into one group) carry their year when not in ``today``'s; ``"revised"``: every date not in
-    ``today``'s year carries it.
+def date_labels(days: list[date], today: date) -> dict[date, str]:
+    """The label of each date shown: every date not in ``today``'s year carries it, so no two
+    dates share a label (the original writes no year: a deviation, docs/deviations.md).
 
     >>> today = date(2027, 1, 3)
-    >>> list(date_labels([date(2026, 12, 28), date(2025, 12, 28), date(2026, 12, 5)], today).values())
-    ['DEC 28, 2026', 'DEC 28, 2025', 'DEC 05']
+    >>> list(date_labels([date(2026, 12, 28), date(2025, 12, 28), date(2027, 1, 1)], today).values())
+    ['DEC 28, 2026', 'DEC 28, 2025', 'JAN 01']
     """
-    plain = {day: date_label(day, today) for day in days}
-    counts: dict[str, int] = {}
-    for label in plain.values():
-        counts[label] = counts.get(label, 0) + 1
-    return {day: date_label(day, today, with_year=style == "revised" or counts[label] > 1)
-            for day, label in plain.items()}
+    return {day: date_label(day, today, with_year=True) for day in days}
 
 
 def _clock(moment: datetime) -> str:
@@ -229,7 +221,7 @@ class ManifestTrinket(EventAwareTrinket):
         days = sorted(groups, reverse=True)
         if self.max_date_groups:
             days = days[:self.max_date_groups]
-        labels = date_labels(days, today, self.style)
+        labels = date_labels(days, today)
         lines = ["<conversation_manifest>"]
         for day in days:
             lines.append(f'{indent}<date_group label="{escape_attr(labels[day])}">')

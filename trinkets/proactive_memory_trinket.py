@@ -34,13 +34,13 @@ them after a restart. Stored data this trinket cannot read is a ValueError namin
 trinket is constructed.
 
 Styles. ``"original"`` (the default) writes the original's markup: every element on its own line,
-unindented; temporal dates are each timestamp's date in its own UTC offset (as the original
-formats them; an event at 02:00 UTC shows the UTC date even for a user in New York). Two things
-differ from the original, both for safety (docs/deviations.md): every value is escaped
-(:mod:`wm_kernel.markup`), and memories are cleared on a segment collapse. ``"revised"`` indents
-the markup by nesting level, writes temporal dates as local dates in the profile's time zone (the
-day the user lives them), and reads the relevance immune to float noise (a score of
-0.8099999999 from an upstream sum shows 81, not 80).
+unindented. Four things differ from the original, each because it is unsafe or wrong there
+(docs/deviations.md): every value is escaped (:mod:`wm_kernel.markup`); memories are cleared on a
+segment collapse; temporal dates are local dates in the profile's time zone, the day the user
+lives them (the original writes each timestamp's date in its own offset, so an event at 02:00 UTC
+is "tomorrow" for a user in New York); and the relevance is read immune to float noise (a score
+of 0.8099999999 from an upstream sum shows 81; the original's ``int()`` gives 80). ``"revised"``
+also indents the markup by nesting level.
 
 Times are relative to the WorkingMemory's clock. A bad memory is a ValueError naming its index and
 field (``memories[1].similarity_score: ...``), and the cached list stays as it was.
@@ -121,19 +121,16 @@ def short_id(memory_id: str) -> str:
     return "mem_" + memory_id.replace("-", "")[:8]
 
 
-def relevance_percent(score: float, style: str = "original") -> int:
-    """The similarity as an integer percentage, truncated (0.919 -> 91).
+def relevance_percent(score: float) -> int:
+    """The similarity as an integer percentage, truncated (0.919 -> 91), immune to float noise.
 
-    ``"original"`` truncates ``score * 100`` as the original does, float noise included (a score
-    of 0.8099999999990001 gives 80); ``"revised"`` is immune to it (the same score gives 81, and
-    0.29, whose product is 28.999..., gives 29).
+    The original truncates ``score * 100``, so a score of 0.8099999999990001 gives 80 and 0.29
+    (whose product is 28.999...) gives 28: a deviation (docs/deviations.md) gives 81 and 29.
 
-    >>> relevance_percent(0.8099999999990001), relevance_percent(0.8099999999990001, "revised")
-    (80, 81)
+    >>> relevance_percent(0.8099999999990001), relevance_percent(0.29), relevance_percent(0.919)
+    (81, 29, 91)
     """
-    if style == "revised":
-        return math.floor(score * 100 + 1e-9)
-    return int(score * 100)
+    return math.floor(score * 100 + 1e-9)
 
 
 class _Invalid(ValueError):
@@ -300,11 +297,11 @@ class ProactiveMemoryTrinket(StatefulTrinket):
         if not self.memories:
             return ""
         now = self.working_memory.clock.now()
-        # the original's dates are each timestamp's own; the revised style's the user's
-        zone = self.working_memory.profile.zone if self.style == "revised" else None
+        # the day the user lives it (the original uses each timestamp's own offset: a deviation)
+        zone = self.working_memory.profile.zone
         lines = [(0, "<surfaced_memories>")]
         for memory in self.memories:
-            lines += _render(memory, now, zone, self.style)
+            lines += _render(memory, now, zone)
         lines.append((0, "</surfaced_memories>"))
         indent = "  " if self.style == "revised" else ""  # the original writes no indentation
         return "\n".join(indent * depth + line for depth, line in lines)
@@ -355,20 +352,19 @@ def _to_json(value: Any) -> Any:
     return value
 
 
-def _render(memory: dict[str, Any], now: datetime, zone: tzinfo | None,
-            style: str) -> list[tuple[int, str]]:
+def _render(memory: dict[str, Any], now: datetime, zone: tzinfo) -> list[tuple[int, str]]:
     """One memory's lines as (nesting depth, text): the depth becomes indentation only in the
-    revised style. ``zone`` None writes each temporal date in its timestamp's own offset."""
+    revised style; temporal dates are local dates in ``zone``."""
     attrs = f'id="{escape_attr(short_id(memory["id"]))}"'
     if memory["is_global"]:
         attrs += ' source="global"'
     score = memory["similarity_score"]
     if score is not None and score > RELEVANCE_THRESHOLD:
-        attrs += f' relevance="{relevance_percent(score, style)}"'
+        attrs += f' relevance="{relevance_percent(score)}"'
     lines = [(1, f"<memory {attrs}>"), (2, f"<text>{escape_text(memory['text'])}</text>")]
     if memory["created_at"] is not None:
         lines.append((2, f"<created>{escape_text(relative_time(memory['created_at'], now))}</created>"))
-    temporal = [f'{name}="{(m if zone is None else m.astimezone(zone)).date().isoformat()}"'
+    temporal = [f'{name}="{m.astimezone(zone).date().isoformat()}"'
                 for name, m in (("expires", memory["expires_at"]), ("happens", memory["happens_at"]))
                 if m is not None]
     if temporal:

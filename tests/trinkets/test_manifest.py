@@ -63,11 +63,11 @@ def test_groups_by_local_date_newest_first_chronological_inside() -> None:
 <date_group label="NOV 28">
 <segment time="[10:00AM - 11:30AM]" status="collapsed">Trip planning</segment>
 </date_group>
-<date_group label="DEC 28">
+<date_group label="DEC 28, 2025">
 <segment time="[12:05PM - 1:00PM]" status="collapsed">New year plans</segment>
 </date_group>
 </conversation_manifest>"""
-    # style "revised": indented, and a date of another year carries it
+    # style "revised": indented
     m.style = "revised"
     s.compose()
     assert m.content == """\
@@ -292,7 +292,7 @@ def test_dates_of_different_years_with_one_label_keep_their_own_groups() -> None
 <date_group label="DEC 28, 2026">
 <segment time="[10:00AM - 11:00AM]" status="collapsed">This December</segment>
 </date_group>
-<date_group label="DEC 05">
+<date_group label="DEC 05, 2026">
 <segment time="[10:00AM - 11:00AM]" status="collapsed">Advent</segment>
 </date_group>
 <date_group label="DEC 28, 2025">

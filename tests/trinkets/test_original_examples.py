@@ -92,6 +92,41 @@ DEVIATIONS = {
         "The search exceeded 5 minutes (stopped at iteration 1 with 0 findings). Try rephrasing "
         "your query or tell the user the search was inconclusive.\n\n"
         "(This message will disappear in 4 turns)"),
+    # float noise of an upstream sum (a score a hair below 0.81): the original's int() shows 80
+    "ProactiveMemoryTrinket-relevance_float_noise": (
+        "<surfaced_memories>\n"
+        '<memory id="mem_d0d00000" relevance="81">\n'
+        "<text>Ada likes hiking</text>\n"
+        "</memory>\n"
+        "</surfaced_memories>"),
+    # temporal dates in the profile's zone (America/New_York): 2026-12-01T02:00Z is Nov 30 there
+    "ProactiveMemoryTrinket-temporal_dates": (
+        "<surfaced_memories>\n"
+        '<memory id="mem_e0e00000">\n'
+        "<text>Dentist appointment</text>\n"
+        '<temporal expires="2026-12-01" happens="2026-11-30"/>\n'
+        "</memory>\n"
+        '<memory id="mem_f0f00000">\n'
+        "<text>Flight to Lisbon</text>\n"
+        '<temporal happens="2026-12-05"/>\n'
+        "</memory>\n"
+        "</surfaced_memories>"),
+    # dates of another year carry it: the original's "DEC 31" on Jan 3 reads as this year's
+    "ManifestTrinket-year_boundary": (
+        "<conversation_manifest>\n"
+        '<date_group label="TODAY">\n'
+        '<segment time="[11:30AM - ACTIVE]" status="active">Current conversation</segment>\n'
+        "</date_group>\n"
+        '<date_group label="YESTERDAY">\n'
+        '<segment time="[10:00AM - 11:00AM]" status="collapsed">Resolutions</segment>\n'
+        "</date_group>\n"
+        '<date_group label="DEC 31, 2026">\n'
+        '<segment time="[8:00PM - 9:00PM]" status="collapsed">New Year plans</segment>\n'
+        "</date_group>\n"
+        '<date_group label="DEC 28, 2026">\n'
+        '<segment time="[3:00PM - 4:00PM]" status="collapsed">Christmas plans</segment>\n'
+        "</date_group>\n"
+        "</conversation_manifest>"),
 }
 
 FAITHFUL = [c for c in CASES if _ids(c) not in DEVIATIONS]
