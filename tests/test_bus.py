@@ -23,6 +23,19 @@ def test_subscribers_run_in_subscription_order_by_class_or_name():
     assert calls == ["a", "b"]
 
 
+def test_a_misspelt_event_name_is_an_error_not_a_silent_subscription():
+    bus = EventBus()
+    with pytest.raises(ValueError, match="^unknown event type 'TurnCompleted' \\(known: "
+                                         "ComposeSystemPromptEvent, .*TrinketFedEvent; or pass an "
+                                         "Event subclass\\)$"):
+        bus.subscribe("TurnCompleted", print)
+    with pytest.raises(ValueError, match="unknown event type ''"):
+        bus.subscribe("", print)
+    with pytest.raises(TypeError, match="expected an Event subclass or its name, got 42"):
+        bus.subscribe(42, print)  # type: ignore[call-overload]
+    assert bus.subscribers(TurnCompletedEvent) == ()
+
+
 def test_a_raising_subscriber_does_not_stop_the_others_and_is_recorded(caplog):
     bus = EventBus()
     calls = []

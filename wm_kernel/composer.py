@@ -21,10 +21,11 @@ HUD - Runtime state, authoritative for current context
 """
 from __future__ import annotations
 
+import json
 import re
 import threading
 import warnings
-from typing import Iterable, Mapping
+from typing import Any, Iterable, Mapping
 
 from wm_kernel.markup import neutralize_closing_tag
 from wm_kernel.types import PLACEMENTS, ComposedPrompt, OmittedSection, SectionRecord
@@ -129,6 +130,44 @@ class Layout:
     def as_dict(self) -> dict[str, list[str]]:
         """Placement -> section names as plain lists (for JSON and for building a new Layout)."""
         return {p: list(names) for p, names in self._placements.items()}
+
+    # -- serialising
+    def to_dict(self) -> dict[str, Any]:
+        """``{"name": ..., "placements": {placement: [section, ...]}}``: JSON-ready, and what
+        :meth:`from_dict` reads back into an equal layout of the same name."""
+        return {"name": self.name, "placements": self.as_dict()}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> "Layout":
+        """The layout :meth:`to_dict` wrote; TypeError/ValueError naming what is wrong otherwise.
+
+        >>> Layout.from_dict(Layout.original().to_dict()) == Layout.original()
+        True
+        """
+        if not isinstance(data, Mapping):
+            raise TypeError(f"a layout is stored as an object, got {type(data).__name__}")
+        unknown = [key for key in data if key not in ("name", "placements")]
+        if unknown:
+            raise ValueError(f"unknown layout field {unknown[0]!r} (fields: name, placements)")
+        if not isinstance(data.get("placements"), Mapping):
+            raise ValueError('a layout needs "placements": {placement: [section, ...]}')
+        name = data.get("name", "custom")
+        if not isinstance(name, str):
+            raise TypeError(f"a layout's name must be a string, got {type(name).__name__}")
+        return cls(data["placements"], name=name)
+
+    def to_json(self) -> str:
+        """:meth:`to_dict` as one line of JSON."""
+        return json.dumps(self.to_dict(), ensure_ascii=False)
+
+    @classmethod
+    def from_json(cls, text: str) -> "Layout":
+        """The layout :meth:`to_json` wrote (ValueError for text that is not such JSON)."""
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"a layout's JSON is not valid ({exc.msg} at column {exc.colno})") from None
+        return cls.from_dict(data)
 
     def __contains__(self, section: object) -> bool:
         return section in self._index
@@ -305,7 +344,7 @@ class SystemPromptComposer:
                 SECTION_SEPARATOR.join(cached).strip(),
                 SECTION_SEPARATOR.join(uncached).strip(),
                 prefix, post, self._hud(hud_parts),
-                sections=records, omitted=omitted)
+                sections=records, omitted=omitted, hud_frame=(self.namespace, self.hud_title))
 
     def _items(self, names: tuple[str, ...], placement: str, records: list[SectionRecord]) -> list[str]:
         items = []

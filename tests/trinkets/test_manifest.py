@@ -6,6 +6,7 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
+from wm_kernel.events import TrinketFedEvent
 from trinkets.manifest_trinket import ManifestTrinket
 from wm_kernel.clock import ManualClock
 from wm_kernel.profile import Profile
@@ -109,7 +110,7 @@ def test_segments_lists_chronologically_with_status() -> None:
 def test_collapse_does_not_flush_the_manifest_and_is_not_a_feed_call() -> None:
     s = make_session()
     heard: list[tuple] = []
-    s.working_memory.feed_listeners.append(lambda *call: heard.append(call[:2]))
+    s.bus.subscribe(TrinketFedEvent, lambda e: heard.append((e.trinket_name, e.method)))
     s.collapse_segment("One")
     s.collapse_segment("Two")
     assert [r["title"] for r in s.trinket(NAME).segments()] == ["One", "Two", "Current conversation"]
