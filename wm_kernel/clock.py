@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import threading
 from datetime import datetime, timedelta, timezone
-from typing import Any, Protocol, cast, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 from traitlets import Bunch, HasTraits, Instance, validate
 
@@ -81,8 +81,7 @@ class ManualClock(HasTraits):
         return parse_instant(proposal["value"], what="current")
 
     def now(self) -> datetime:
-        # the trait is always set (in __init__), so the value is a datetime
-        return cast(datetime, self.current)
+        return self.current
 
     def advance(self, delta: timedelta | None = None, /, **kwargs: float) -> datetime:
         """Move forward by a timedelta or by timedelta keywords (``hours=2``); never backwards."""

@@ -188,7 +188,7 @@ class Session(HasTraits):
     @property
     def segment_started_at(self) -> datetime:
         """When the current segment started (``segment.started_at``)."""
-        return self.segment.started_at  # type: ignore[no-any-return]
+        return self.segment.started_at
 
     @property
     def segment_id(self) -> str:
