@@ -109,6 +109,7 @@ def test_bad_input():
         EventBus(log_size=-1)
 
 
+@pytest.mark.slow
 def test_log_is_bounded_and_memory_stays_flat_over_100k_events():
     bus = EventBus(log_size=1000)
     bus.subscribe(TurnCompletedEvent, lambda e: None)

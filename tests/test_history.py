@@ -147,6 +147,7 @@ def test_history_persists_and_reloads_after_a_restart(tmp_path):
     assert len(other.history) == 0 and other.turn == 0
 
 
+@pytest.mark.slow
 def test_a_thousand_unchanged_turns_store_each_distinct_text_once(tmp_path):
     s = make_session(SQLiteStore(tmp_path / "wm.sqlite"))
     s.compose()
