@@ -23,7 +23,7 @@ import logging
 import threading
 from collections import deque
 from dataclasses import dataclass
-from typing import Any, Callable, Iterator, Sequence, TypeVar, overload
+from typing import Any, Callable, Sequence, TypeVar, overload
 
 from wm_kernel.events import EVENT_TYPES, Event
 
@@ -212,10 +212,6 @@ class EventBus:
             return tuple(log[-i] for i in range(min(n, len(log)), 0, -1))
         except IndexError:  # cleared by another thread meanwhile
             return tuple(log)[-n:] if n > 0 else ()
-
-    def iter_log(self) -> Iterator[EventRecord]:
-        """An iterator over a snapshot of the log (publishing meanwhile does not disturb it)."""
-        return iter(tuple(self._log))
 
     def clear_log(self) -> None:
         """Forget the logged events (sequence numbers keep counting)."""

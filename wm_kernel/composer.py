@@ -21,6 +21,7 @@ HUD - Runtime state, authoritative for current context
 """
 from __future__ import annotations
 
+import functools
 import json
 import re
 import threading
@@ -243,7 +244,6 @@ class SystemPromptComposer:
         # name -> (content, cache_policy, trinket)
         self._sections: dict[str, tuple[str, bool, str | None]] = {}
         self._warned: set[str] = set()
-        self._normalized: dict[str, str] = {}
         self._lock = threading.RLock()
 
     # -- building
@@ -288,28 +288,7 @@ class SystemPromptComposer:
         """The names of the sections held now (base prompt included), in the order added."""
         return list(self._sections)
 
-    def get_section(self, name: str) -> str | None:
-        """The content of one held section, or None."""
-        entry = self._sections.get(name)
-        return entry[0] if entry else None
-
     # -- composing
-    def _normalize(self, text: str) -> str:
-        """Collapse runs of 3+ newlines inside one part and drop its edge newlines.
-
-        Joining parts with "\\n\\n---\\n\\n" and then collapsing newline runs over the whole text (the
-        original) gives the same result as joining parts normalized this way, because a part's edge
-        newlines always meet the separator's own two. Normalizing per part lets unchanged parts (a
-        12 KB base prompt) be reused from a cache instead of rescanned on every compose.
-        """
-        done = self._normalized.get(text)
-        if done is None:
-            done = _NEWLINE_RUNS.sub("\n\n", text).strip("\n") if "\n\n\n" in text else text.strip("\n")
-            if len(self._normalized) > 512:
-                self._normalized.clear()
-            self._normalized[text] = done
-        return done
-
     def compose(self, *, omitted: Iterable[OmittedSection] = ()) -> ComposedPrompt:
         """Route the current sections by the layout into a :class:`ComposedPrompt`."""
         with self._lock:
@@ -323,7 +302,7 @@ class SystemPromptComposer:
                 if entry is None or entry[0].isspace():
                     continue
                 records.append(SectionRecord(name, "system", entry[0], entry[1], entry[2]))
-                (cached if entry[1] else uncached).append(self._normalize(entry[0]))
+                (cached if entry[1] else uncached).append(_normalize(entry[0]))
             for name, entry in sections.items():
                 if name in layout:
                     continue
@@ -336,7 +315,7 @@ class SystemPromptComposer:
                     warnings.warn(f"section {name!r} is not in layout {layout.name!r}; appended to the "
                                   f"system prompt", StragglerSectionWarning, stacklevel=2)
                 records.append(SectionRecord(name, "system", entry[0], entry[1], entry[2], True))
-                (cached if entry[1] else uncached).append(self._normalize(entry[0]))
+                (cached if entry[1] else uncached).append(_normalize(entry[0]))
             prefix = self._items(layout["conversation_prefix"], "conversation_prefix", records)
             post = self._items(layout["post_history"], "post_history", records)
             hud_parts = self._items(layout["notification"], "notification", records)
@@ -365,3 +344,15 @@ class SystemPromptComposer:
 
 
 _NEWLINE_RUNS = re.compile(r"\n{3,}")
+
+
+@functools.lru_cache(maxsize=512)
+def _normalize(text: str) -> str:
+    """Collapse runs of 3+ newlines inside one part and drop its edge newlines.
+
+    Joining parts with "\\n\\n---\\n\\n" and then collapsing newline runs over the whole text (the
+    original) gives the same result as joining parts normalized this way, because a part's edge
+    newlines always meet the separator's own two. Normalizing per part lets unchanged parts (a
+    12 KB base prompt) come from the cache instead of being rescanned on every compose.
+    """
+    return _NEWLINE_RUNS.sub("\n\n", text).strip("\n") if "\n\n\n" in text else text.strip("\n")
