@@ -158,7 +158,7 @@ class Dashboard(widgets.VBox):
         Close the dashboard created before for the same session, so re-running a cell (or
         ``%wm_dashboard``) leaves one live dashboard, not one more each time. False keeps both.
 
-    :meth:`close` removes every observer, bus subscription and listener the dashboard added.
+    :meth:`close` removes every observer and bus subscription the dashboard added.
     """
 
     session = Instance(Session, help="The Session shown and driven.")
@@ -785,8 +785,7 @@ class Dashboard(widgets.VBox):
 
     # -- closing
     def close(self) -> None:
-        """Remove every observer, subscription and listener this dashboard added; close its
-        widgets."""
+        """Remove every observer and subscription this dashboard added; close its widgets."""
         if getattr(self, "_closing", False):
             return
         self._closing = True

@@ -487,7 +487,7 @@ def test_bad_input_is_a_clear_error_and_changes_nothing(
     assert rendered(session) == text
 
 
-def test_feed_calls_are_reported_to_listeners(session: Session) -> None:
+def test_feed_calls_are_published_as_events(session: Session) -> None:
     heard: list[tuple[str, str]] = []
     session.bus.subscribe(TrinketFedEvent, lambda e: heard.append((e.trinket_name, e.method)))
     garden(session)
