@@ -508,3 +508,29 @@ def test_compare_rejects_bad_variants() -> None:
         compare(build(), {})
     with pytest.raises(TypeError, match=r"variant 'x' must be a Layout, a Variant or a dict, got int"):
         compare(build(), {"x": 3})
+
+
+def test_each_kind_of_step_is_one_class_that_reads_and_writes_itself() -> None:
+    from wm_kernel.experiments.steps import STEP_TYPES, parse_step
+
+    samples = [
+        {"step": "base_prompt", "text": "Hi {first_name}."},
+        {"step": "profile", "fields": {"first_name": "Bea"}},
+        {"step": "feed", "trinket": "PeanutGalleryTrinket", "method": "add_guidance",
+         "args": ["concern", "Slow down."], "kwargs": {"ttl": 1}},
+        {"step": "turn", "n": 3},
+        {"step": "collapse", "summary": "Done", "tools_used": ["search"]},
+        {"step": "clock", "advance": 90},
+        {"step": "clock", "set": "2026-12-01T08:00:00+01:00"},
+        {"step": "compose"},
+        {"step": "auto_compose", "value": False},
+    ]
+    assert sorted({s["step"] for s in samples}) == sorted(STEP_TYPES)
+    for raw in samples:
+        step = parse_step(raw, "here", ["PeanutGalleryTrinket"])
+        assert type(step) is STEP_TYPES[raw["step"]] and step.kind == raw["step"]
+        assert step.to_json() == raw
+        assert parse_step(step.to_json(), "again", ["PeanutGalleryTrinket"]) == step
+    with pytest.raises(ScenarioError, match=r"^here: unknown field 'm' for a 'turn' step \(fields: "
+                                            r"step, n\)$"):
+        parse_step({"step": "turn", "m": 1}, "here", [])

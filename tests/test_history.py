@@ -11,7 +11,7 @@ from wm_kernel.composer import StragglerSectionWarning, SystemPromptComposer
 from wm_kernel.history import FRAME_COLUMNS, History
 from wm_kernel.profile import Profile
 from wm_kernel.session import Session
-from wm_kernel.store import MemoryStore, SQLiteStore
+from wm_kernel.store import SQLiteStore
 from wm_kernel.tokens import EstimateTokenizer, TokenCounter
 from wm_kernel.types import ComposedPrompt
 
@@ -195,7 +195,7 @@ def test_recording_validates_and_a_failed_write_changes_nothing(tmp_path):
         h.record(0, 1, SystemPromptComposer().compose(), segment_turn=-2)
     assert len(h) == 0
 
-    class FailingStore(MemoryStore):
+    class FailingStore(SQLiteStore):
         """Fails on the write of a turn's record, after the new text was written."""
 
         def hset(self, key: str, field: str, value: object) -> None:
@@ -203,7 +203,7 @@ def test_recording_validates_and_a_failed_write_changes_nothing(tmp_path):
                 raise OSError("disk full")
             super().hset(key, field, value)
 
-    store = FailingStore()
+    store = FailingStore(tmp_path / "wm.sqlite")
     persisted = History(store, continuum_id="c")
     composer = SystemPromptComposer()
     composer.set_base_prompt("You help.")
@@ -244,11 +244,22 @@ def test_history_is_an_observer_attached_to_a_session():
     assert history.turns == [1, 2] and History.of(s) is not history
 
 
-def test_a_custom_hud_frame_travels_as_metadata_and_is_rebuilt():
-    s = make_session()
+def test_a_custom_hud_frame_travels_as_metadata_and_is_rebuilt(tmp_path):
+    s = make_session(SQLiteStore(tmp_path / "wm.sqlite"))
     s.working_memory.composer.hud_title = "State of play"
     composed = s.compose()
     assert composed.hud_frame == ("mira", "State of play")
     again = History(s.store, continuum_id=s.continuum_id)
     assert again.prompt_at(0) == composed
     assert again.prompt_at(0).hud_frame == ("mira", "State of play")
+
+
+def test_a_memory_store_is_not_written_a_sqlite_one_is(tmp_path):
+    in_memory = make_session()
+    in_memory.compose()
+    assert in_memory.store.keys("history:") == []     # the History holds it all itself
+    on_disk = make_session(SQLiteStore(tmp_path / "wm.sqlite"))
+    on_disk.compose()
+    assert on_disk.store.keys("history:") == ["history:entries", "history:notebook:c-1",
+                                              "history:texts"]
+    assert on_disk.store.hget("history:notebook:c-1", "0")["v"] == 1
