@@ -4,9 +4,9 @@ Segments live in the WorkingMemory's state store, in the hash ``manifest:{user_i
 ``segments``: the collapsed segments as ``{"title", "start", "end"}``; field ``active``: the current
 segment as ``{"title", "start"}``), so a Session on a SQLite file keeps its history across a restart.
 A :class:`~wm_kernel.session.Session` marks the first segment active when it starts, and on every
-SegmentCollapsedEvent (:meth:`~wm_kernel.session.Session.collapse_segment`) the trinket records the segment that
-ended (titled by the first line of the summary, or "Segment N" without one) and marks the next one
-active. From Python: :meth:`ManifestTrinket.add_segment`, :meth:`~ManifestTrinket.set_active`,
+SegmentCollapsedEvent (:meth:`~wm_kernel.session.Session.collapse_segment` publishes one) the
+trinket records the segment that ended (titled by the first line of the summary, or "Segment N"
+without one) and marks the next one active. From Python: :meth:`ManifestTrinket.add_segment`, :meth:`~ManifestTrinket.set_active`,
 :meth:`~ManifestTrinket.clear_active`, and :meth:`~ManifestTrinket.segments` to list them.
 
 Rendering, as the original: ``<conversation_manifest>``, one ``<date_group>`` per local date of the
@@ -115,8 +115,9 @@ class ManifestTrinket(EventAwareTrinket):
         active = self.working_memory.store.hget(self.store_key, "active")
         start = parse_instant(active["start"]) if active else event.occurred_at
         number = event.segment_id.rpartition("-segment-")[2]
-        self.record_collapse(event.summary, start, event.occurred_at,
-                             int(number) if number.isdigit() else len(self.segments()) + 1)
+        if not number.isdigit():  # published by someone else: count the segments instead
+            number = str(sum(row["status"] == "collapsed" for row in self.segments()) + 1)
+        self.record_collapse(event.summary, start, event.occurred_at, int(number))
 
     @property
     def store_key(self) -> str:

@@ -8,9 +8,9 @@ from typing import Any, Callable
 
 import pytest
 
-from wm_kernel.events import TrinketFedEvent
 from trinkets.domaindoc_trinket import DomaindocTrinket
 from wm_kernel.clock import ManualClock
+from wm_kernel.events import TrinketFedEvent
 from wm_kernel.session import Session
 from wm_kernel.store import SQLiteStore, StateStore
 

@@ -7,13 +7,12 @@ from typing import Any
 
 import pytest
 
-from wm_kernel.events import TrinketFedEvent
 from trinkets.getcontext_trinket import GetContextTrinket
 from wm_kernel.bus import EventBus
 from wm_kernel.clock import ManualClock
 from wm_kernel.core import WorkingMemory
-from wm_kernel.events import (ComposeSystemPromptEvent, TrinketContentEvent, TurnCompletedEvent,
-                              UpdateTrinketEvent)
+from wm_kernel.events import (ComposeSystemPromptEvent, TrinketContentEvent, TrinketFedEvent,
+                              TurnCompletedEvent, UpdateTrinketEvent)
 from wm_kernel.session import Session
 from wm_kernel.store import MemoryStore, SQLiteStore, StateStore
 

@@ -6,12 +6,11 @@ from typing import Any
 
 import pytest
 
-from wm_kernel.events import TrinketFedEvent
 from trinkets.peanutgallery_trinket import PeanutGalleryTrinket
 from wm_kernel.bus import EventBus
 from wm_kernel.clock import ManualClock
 from wm_kernel.core import WorkingMemory
-from wm_kernel.events import ComposeSystemPromptEvent, TurnCompletedEvent
+from wm_kernel.events import ComposeSystemPromptEvent, TrinketFedEvent, TurnCompletedEvent
 from wm_kernel.session import Session
 from wm_kernel.store import MemoryStore, SQLiteStore
 

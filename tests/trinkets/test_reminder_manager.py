@@ -6,9 +6,9 @@ from datetime import datetime, timezone
 
 import pytest
 
-from wm_kernel.events import TrinketFedEvent
 from trinkets.reminder_manager import ReminderManager
 from wm_kernel.clock import ManualClock
+from wm_kernel.events import TrinketFedEvent
 from wm_kernel.profile import Profile
 from wm_kernel.session import Session
 from wm_kernel.store import SQLiteStore
