@@ -1,6 +1,10 @@
-"""Run-wide hooks: the tests and notebooks that need a real part (a Valkey/Redis server) skip when it
-is missing, and the run's summary says so plainly, so a green run is not mistaken for one that
-exercised them."""
+"""Run-wide pytest hooks, kept at the root (not in tests/) so they also apply when only
+``notebooks/`` is collected:
+
+- every notebook cell nbval runs is a ``slow`` test (``pytest -m "not slow"`` is the fast suite);
+- the tests and notebooks that need a real part (a Valkey/Redis server) skip when it is missing, and
+  the run's summary says so plainly, so a green run is not mistaken for one that exercised them.
+"""
 from __future__ import annotations
 
 from collections import Counter
@@ -15,11 +19,12 @@ LIVE_NOTEBOOKS = ("09_live_store.ipynb",)
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    if server_binary() is not None:
-        return
+    no_server = server_binary() is None
     for item in items:
-        if item.path.name in LIVE_NOTEBOOKS:
-            item.add_marker(pytest.mark.skip(reason=MISSING_REASON))
+        if item.path.suffix == ".ipynb":
+            item.add_marker(pytest.mark.slow)
+            if no_server and item.path.name in LIVE_NOTEBOOKS:
+                item.add_marker(pytest.mark.skip(reason=MISSING_REASON))
 
 
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:

@@ -145,13 +145,7 @@ def timed(label: str, work: Callable[[], Any]) -> tuple[Any, float]:
     return result, cpu
 
 
-def history_off(session: Session) -> None:
-    session.recorder.record = lambda *args, **kwargs: None  # type: ignore[method-assign]
-
-
 def main(turns: int = 10_000) -> None:
-    from wm_kernel.experiments import Variant
-
     print(f"scenario replay, {turns} turns, all eight built-in trinkets")
     # warm up (imports, the tokenizer's ranks, first-call caches) so the timed runs compare fairly
     build_scenario(200).run().history
@@ -159,8 +153,8 @@ def main(turns: int = 10_000) -> None:
     scenario, _ = timed("build the scenario (Python)", lambda: build_scenario(turns))
     print(f"  steps: {len(scenario)}, turns: {scenario.turns}")
     by_hand, hand_s = timed("baseline: driven by hand (no scenario)", lambda: drive_by_hand(turns))
-    _, off_s = timed("baseline: replay with history recording off",
-                     lambda: scenario.run(Variant(name="off", hook=history_off)))
+    _, off_s = timed("baseline: replay with no History attached",
+                     lambda: scenario.run(instruments=()))
     session, replay_s = timed("replay (Scenario.run)", scenario.run)
     counter = TokenCounter()
     session.recorder.counter = counter

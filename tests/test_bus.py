@@ -23,6 +23,19 @@ def test_subscribers_run_in_subscription_order_by_class_or_name():
     assert calls == ["a", "b"]
 
 
+def test_a_misspelt_event_name_is_an_error_not_a_silent_subscription():
+    bus = EventBus()
+    with pytest.raises(ValueError, match="^unknown event type 'TurnCompleted' \\(known: "
+                                         "ComposeSystemPromptEvent, .*TrinketFedEvent; or pass an "
+                                         "Event subclass\\)$"):
+        bus.subscribe("TurnCompleted", print)
+    with pytest.raises(ValueError, match="unknown event type ''"):
+        bus.subscribe("", print)
+    with pytest.raises(TypeError, match="expected an Event subclass or its name, got 42"):
+        bus.subscribe(42, print)  # type: ignore[call-overload]
+    assert bus.subscribers(TurnCompletedEvent) == ()
+
+
 def test_a_raising_subscriber_does_not_stop_the_others_and_is_recorded(caplog):
     bus = EventBus()
     calls = []
@@ -96,6 +109,7 @@ def test_bad_input():
         EventBus(log_size=-1)
 
 
+@pytest.mark.slow
 def test_log_is_bounded_and_memory_stays_flat_over_100k_events():
     bus = EventBus(log_size=1000)
     bus.subscribe(TurnCompletedEvent, lambda e: None)

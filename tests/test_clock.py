@@ -22,13 +22,25 @@ def test_two_manual_clocks_give_the_same_times():
         assert a.advance(seconds=step) == b.advance(seconds=step)
 
 
-def test_listeners_hear_every_move():
+def test_observers_of_current_hear_every_move():
     clock = ManualClock("2026-11-30T09:00:00+00:00")
     heard = []
-    clock.listeners.append(heard.append)
+    clock.observe(lambda change: heard.append((change["old"], change["new"])), "current")
     clock.advance(minutes=1)
     clock.set("2026-12-01T00:00:00+00:00")
-    assert [h.isoformat() for h in heard] == ["2026-11-30T09:01:00+00:00", "2026-12-01T00:00:00+00:00"]
+    clock.set("2026-12-01T01:00:00+01:00")  # the same instant in another offset is a move too
+    assert [(o.isoformat(), n.isoformat()) for o, n in heard] == [
+        ("2026-11-30T09:00:00+00:00", "2026-11-30T09:01:00+00:00"),
+        ("2026-11-30T09:01:00+00:00", "2026-12-01T00:00:00+00:00"),
+        ("2026-12-01T00:00:00+00:00", "2026-12-01T01:00:00+01:00")]
+    assert clock.now() is clock.current and clock.now().isoformat() == "2026-12-01T01:00:00+01:00"
+
+
+def test_current_is_validated_like_every_other_instant():
+    clock = ManualClock("2026-11-30T09:00:00+00:00")
+    with pytest.raises(ValueError, match="current: .*has no time zone"):
+        clock.current = datetime(2026, 11, 30, 10)
+    assert clock.now().isoformat() == "2026-11-30T09:00:00+00:00"
 
 
 def test_bad_input_leaves_the_clock_alone():

@@ -203,3 +203,17 @@ class TestLayout:
         assert "mine" not in moved.without("mine")
         with pytest.raises(ValueError, match="not in placement"):
             layout.with_section("z", "system", before="nope")
+
+
+def test_a_layout_serialises_itself():
+    layout = Layout.default().with_section("domaindoc", "system", before="base_prompt")
+    assert layout.to_dict()["name"] == "default"
+    assert layout.to_dict()["placements"]["system"][:2] == ["domaindoc", "base_prompt"]
+    again = Layout.from_json(layout.to_json())
+    assert again == layout and again.name == "default"
+    with pytest.raises(ValueError, match=r"^unknown layout field 'slots' \(fields: name, placements\)$"):
+        Layout.from_dict({"placements": {}, "slots": []})
+    with pytest.raises(ValueError, match=r"^a layout's JSON is not valid"):
+        Layout.from_json("{")
+    with pytest.raises(ValueError, match="unknown placement 'footer'"):
+        Layout.from_dict({"placements": {"footer": []}})

@@ -502,3 +502,31 @@ def test_compose_raises_when_its_cycle_fails_instead_of_returning_the_previous_p
             wm.compose("Hi.")
     assert wm.composed is first
     assert wm.compose("Hi.").system_prompt == "Hi." + DELIM + "\n\nstray"  # warned once only
+
+
+def test_unregistering_detaches_a_trinket_and_drops_its_section(parts):
+    bus, wm, _ = parts
+    Directives(bus, wm)
+    Clock(bus, wm)
+    compose(bus)
+    wm.unregister_trinket("datetime_section")        # by section name, as get_trinket takes
+    compose(bus)
+    assert wm.trinket_names == ["Directives"]
+    assert wm.composed.section_names() == ["base_prompt", "behavioral_directives"]
+    assert wm.get_trinket_state("datetime_section") is None
+    with pytest.raises(ValueError, match=r"^unknown trinket 'Clock' \(known: Directives\)$"):
+        wm.unregister_trinket("Clock")
+
+
+def test_composed_notifies_on_every_compose_even_an_equal_one(parts):
+    bus, wm, _ = parts
+    Directives(bus, wm)
+    seen = []
+    wm.observe(lambda change: seen.append((change["old"], change["new"])), "composed")
+    compose(bus)
+    compose(bus)
+    assert len(seen) == 2 and seen[1][0] == seen[1][1] and seen[1][0] is not seen[1][1]
+    with wm.hold_trait_notifications():      # a held notification is delivered once released
+        compose(bus)
+        assert len(seen) == 2
+    assert len(seen) == 3

@@ -5,6 +5,8 @@ import io
 import subprocess
 import sys
 
+import pytest
+
 from wm_kernel.__main__ import main
 from wm_kernel.demo import run_demo
 
@@ -38,6 +40,7 @@ def test_demo_prints_the_whole_prompt_and_is_deterministic():
         assert marker in text, marker
 
 
+@pytest.mark.slow  # runs python -m wm_kernel in a subprocess
 def test_demo_command_line():
     done = subprocess.run([sys.executable, "-m", "wm_kernel", "demo", "--turns", "1", "--quiet"],
                           capture_output=True, text=True, check=True)

@@ -1,8 +1,11 @@
 """diff_prompts / Session.diff: per-section status, unified diffs, escaped HTML."""
 from __future__ import annotations
 
+import re
+
 import pytest
 
+from wm_kernel import style
 from wm_kernel.clock import ManualClock
 from wm_kernel.composer import Layout, SystemPromptComposer
 from wm_kernel.diff import PromptDiff, diff_prompts
@@ -143,6 +146,9 @@ def test_html_follows_the_theme():
     page = diff_prompts(old, new)._repr_html_()
     # no fixed light backgrounds (unreadable in a dark theme): theme variables or translucent tints
     assert "background:#" not in page
-    assert "border-left:3px solid var(--jp-warn-color1, #e65100)" in page   # changed
-    assert "border-left:3px solid var(--jp-success-color1, #2e7d32)" in page  # added
-    assert '<span style="background:rgba(46, 160, 67, 0.22)">+c</span>' in page
+    colours = (re.findall(r'[;"](?:color|background):([^;"]+)', page)
+               + re.findall(r'solid ([^;"]+)', page))
+    assert colours and all(c.startswith(("var(--jp-", "rgba(")) for c in colours)
+    assert f"border-left:3px solid {style.WARN}" in page      # changed
+    assert f"border-left:3px solid {style.SUCCESS}" in page   # added
+    assert re.search(r'<span style="background:rgba\([^)]*\)">\+c</span>', page)

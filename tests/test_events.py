@@ -7,8 +7,8 @@ import pytest
 
 from wm_kernel.clock import ManualClock
 from wm_kernel.events import (EVENT_TYPES, ComposeSystemPromptEvent, SegmentCollapsedEvent,
-                              SystemPromptComposedEvent, TrinketContentEvent, TurnCompletedEvent,
-                              UpdateTrinketEvent)
+                              SystemPromptComposedEvent, TrinketContentEvent, TrinketFedEvent,
+                              TurnCompletedEvent, UpdateTrinketEvent)
 
 COMMON = ["continuum_id", "user_id", "event_id", "occurred_at"]
 
@@ -27,9 +27,11 @@ def test_fields_are_the_references():
         "notification_center"]
     assert field_names(TurnCompletedEvent) == COMMON + ["turn_number", "segment_turn_number"]
     assert field_names(SegmentCollapsedEvent) == COMMON + ["segment_id", "summary", "tools_used"]
+    # wm-kernel's one addition: a feed call is a happening observers subscribe to
+    assert field_names(TrinketFedEvent) == COMMON + ["trinket_name", "method", "args", "kwargs"]
     assert sorted(EVENT_TYPES) == sorted(c.__name__ for c in (
         ComposeSystemPromptEvent, UpdateTrinketEvent, TrinketContentEvent, SystemPromptComposedEvent,
-        TurnCompletedEvent, SegmentCollapsedEvent))
+        TurnCompletedEvent, SegmentCollapsedEvent, TrinketFedEvent))
 
 
 def test_create_fills_id_time_and_user():

@@ -12,8 +12,11 @@ import pytest
 from trinkets.base import EventAwareTrinket, feed
 from wm_kernel.clock import ManualClock, SystemClock
 from wm_kernel.composer import Layout
+from wm_kernel.events import SegmentCollapsedEvent, TrinketFedEvent
 from wm_kernel.experiments import (Scenario, ScenarioError, Variant, as_variant,
                                    decode_value, encode_value)
+from wm_kernel.experiments.steps import TurnStep
+from wm_kernel.history import History
 from wm_kernel.profile import Profile
 from wm_kernel.session import Session
 from wm_kernel.types import COMPOSED_KEYS
@@ -24,11 +27,9 @@ USER_MODEL = ('<mira:user_model><mira:observation section="style" confidence="hi
 
 
 def collect(session: Session) -> list[tuple[int, dict[str, Any]]]:
-    """Attach a listener that keeps (turn, five keys) of every compose."""
+    """Observe ``composed``, keeping (turn, five keys) of every compose."""
     seen: list[tuple[int, dict[str, Any]]] = []
-    session.listeners.append(
-        lambda what, details: seen.append((session.turn, details["composed"].as_dict()))
-        if what == "composed" else None)
+    session.observe(lambda change: seen.append((session.turn, change["new"].as_dict())), "composed")
     return seen
 
 
@@ -85,8 +86,8 @@ def test_replaying_a_recorded_session_composes_the_identical_prompts(tmp_path: P
 
     # every compose of the replay, five keys each, equals the live session's
     again: list[tuple[int, dict[str, Any]]] = []
-    replay = Scenario.load(path).run(listeners=[lambda what, d: again.append(
-        (d["composed"].turn, d["composed"].as_dict())) if what == "composed" else None])
+    replay = Scenario.load(path).run(instruments=[History.attach, lambda session: session.observe(
+        lambda change: again.append((change["new"].turn, change["new"].as_dict())), "composed")])
     assert replay.turn == live.turn == 4
     assert len(again) == len(recorded) == 7
     assert [t for t, _ in again] == [t for t, _ in recorded] == [0, 1, 2, 3, 3, 3, 4]
@@ -133,20 +134,31 @@ def test_recorded_file_reads_as_the_documented_steps(tmp_path: Path) -> None:
     assert not recorder.active
 
 
+def hooks(session: Session) -> tuple[int, ...]:
+    """How many observers and subscriptions a recorder could have left behind."""
+    clock = session.clock
+    assert isinstance(clock, ManualClock)
+    observers = [len(owner._trait_notifiers.get(name, {}).get("change", []))
+                 for owner, name in ((session, "turn"), (session, "composed"),
+                                     (session, "base_prompt"), (session, "auto_compose"),
+                                     (clock, "current"))]
+    return (*observers, len(session.bus.subscribers(TrinketFedEvent)),
+            len(session.bus.subscribers(SegmentCollapsedEvent)))
+
+
 def test_stop_removes_every_hook() -> None:
     live = new_session()
-    hooks_before = (len(live.listeners), len(live.clock.listeners),  # type: ignore[attr-defined]
-                    len(live.working_memory.feed_listeners))
+    hooks_before = hooks(live)
     recorder = Scenario.record(live)
+    assert hooks(live) != hooks_before
     live.advance_turn()
     scenario = recorder.stop()
-    assert (len(live.listeners), len(live.clock.listeners),  # type: ignore[attr-defined]
-            len(live.working_memory.feed_listeners)) == hooks_before
+    assert hooks(live) == hooks_before
     live.advance_turn()
     live.base_prompt = "changed"
     live.trinket("TimeManager").enabled = False
     live.clock.advance(minutes=1)  # type: ignore[attr-defined]
-    assert scenario.steps == [{"step": "turn", "n": 1}]
+    assert scenario.steps == [TurnStep(1)]
     assert recorder.stop() is scenario                        # a second stop is a no-op
 
 
@@ -267,7 +279,7 @@ def test_save_is_atomic(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None
     path = tmp_path / "s.jsonl"
     path.write_text("old contents\n", encoding="utf-8")
     scenario = build()
-    import wm_kernel.experiments as experiments
+    import wm_kernel.experiments.scenario as experiments
 
     calls = {"n": 0}
     real = experiments._json_line
@@ -496,3 +508,29 @@ def test_compare_rejects_bad_variants() -> None:
         compare(build(), {})
     with pytest.raises(TypeError, match=r"variant 'x' must be a Layout, a Variant or a dict, got int"):
         compare(build(), {"x": 3})
+
+
+def test_each_kind_of_step_is_one_class_that_reads_and_writes_itself() -> None:
+    from wm_kernel.experiments.steps import STEP_TYPES, parse_step
+
+    samples = [
+        {"step": "base_prompt", "text": "Hi {first_name}."},
+        {"step": "profile", "fields": {"first_name": "Bea"}},
+        {"step": "feed", "trinket": "PeanutGalleryTrinket", "method": "add_guidance",
+         "args": ["concern", "Slow down."], "kwargs": {"ttl": 1}},
+        {"step": "turn", "n": 3},
+        {"step": "collapse", "summary": "Done", "tools_used": ["search"]},
+        {"step": "clock", "advance": 90},
+        {"step": "clock", "set": "2026-12-01T08:00:00+01:00"},
+        {"step": "compose"},
+        {"step": "auto_compose", "value": False},
+    ]
+    assert sorted({s["step"] for s in samples}) == sorted(STEP_TYPES)
+    for raw in samples:
+        step = parse_step(raw, "here", ["PeanutGalleryTrinket"])
+        assert type(step) is STEP_TYPES[raw["step"]] and step.kind == raw["step"]
+        assert step.to_json() == raw
+        assert parse_step(step.to_json(), "again", ["PeanutGalleryTrinket"]) == step
+    with pytest.raises(ScenarioError, match=r"^here: unknown field 'm' for a 'turn' step \(fields: "
+                                            r"step, n\)$"):
+        parse_step({"step": "turn", "m": 1}, "here", [])

@@ -1,7 +1,6 @@
 """History: one row per (turn, section), texts stored once, prompts rebuilt, persisted in SQLite."""
 from __future__ import annotations
 
-import sqlite3
 
 import pandas as pd
 import pytest
@@ -148,6 +147,7 @@ def test_history_persists_and_reloads_after_a_restart(tmp_path):
     assert len(other.history) == 0 and other.turn == 0
 
 
+@pytest.mark.slow
 def test_a_thousand_unchanged_turns_store_each_distinct_text_once(tmp_path):
     s = make_session(SQLiteStore(tmp_path / "wm.sqlite"))
     s.compose()
@@ -155,9 +155,9 @@ def test_a_thousand_unchanged_turns_store_each_distinct_text_once(tmp_path):
     stats = s.recorder.stats()
     assert stats["turns"] == 1001 and stats["rows"] == 4004
     assert stats["distinct_texts"] == 3 + 1001
-    conn = sqlite3.connect(tmp_path / "wm.sqlite")
-    assert conn.execute("SELECT COUNT(*) FROM wm_history_texts").fetchone()[0] == 1004
-    assert conn.execute("SELECT COUNT(*) FROM wm_history_composes").fetchone()[0] == 1001
+    reopened = SQLiteStore(tmp_path / "wm.sqlite")
+    assert len(reopened.hgetall("history:texts")) == 1004
+    assert len(reopened.hgetall(f"history:notebook:{s.continuum_id}")) == 1001
     # the unchanged base prompt, directives and doc texts are one object each in memory
     base_texts = {id(s.prompt_at(t).section("base_prompt").content) for t in (0, 500, 1000)}
     assert len(base_texts) == 1
@@ -195,18 +195,25 @@ def test_recording_validates_and_a_failed_write_changes_nothing(tmp_path):
         h.record(0, 1, SystemPromptComposer().compose(), segment_turn=-2)
     assert len(h) == 0
 
-    store = SQLiteStore(tmp_path / "wm.sqlite")
+    class FailingStore(SQLiteStore):
+        """Fails on the write of a turn's record, after the new text was written."""
+
+        def hset(self, key: str, field: str, value: object) -> None:
+            if key == "history:notebook:c" and field == "1":
+                raise OSError("disk full")
+            super().hset(key, field, value)
+
+    store = FailingStore(tmp_path / "wm.sqlite")
     persisted = History(store, continuum_id="c")
     composer = SystemPromptComposer()
     composer.set_base_prompt("You help.")
     persisted.record(0, 1, composer.compose())
-    store.connection.execute("DROP TABLE wm_history_composes")
     composer.add_section("datetime_section", "<now/>")
-    with pytest.raises(sqlite3.OperationalError):
+    with pytest.raises(OSError, match="disk full"):
         persisted.record(1, 1, composer.compose())
     assert persisted.turns == [0] and persisted.stats()["distinct_texts"] == 1
     # the failed compose's new text was rolled back with the rest of its transaction
-    assert store.connection.execute("SELECT COUNT(*) FROM wm_history_texts").fetchone()[0] == 1
+    assert len(store.hgetall("history:texts")) == 1
 
 
 def test_the_tokens_column_follows_a_change_of_tokenizer():
@@ -221,3 +228,38 @@ def test_the_tokens_column_follows_a_change_of_tokenizer():
     assert s.history["tokens"].tolist() == [(r.chars + 3) // 4 for r in s.composed.sections]
     s.recorder.counter.tokenizer = OnePerText()
     assert s.history["tokens"].tolist() == [1] * len(s.composed.sections)
+
+
+def test_history_is_an_observer_attached_to_a_session():
+    s = Session(clock=ManualClock("2026-11-30T09:00:00+00:00"), trinkets=[Ticker], instruments=())
+    s.compose()                      # nothing attached yet: not recorded
+    history = History.of(s)          # attached on first use, records from now on
+    assert History.of(s) is history is s.recorder and history.turns == []
+    s.advance_turn(2)
+    assert history.turns == [1, 2]
+    with pytest.raises(ValueError, match="already has a History attached"):
+        History.attach(s)
+    history.detach()
+    s.advance_turn()
+    assert history.turns == [1, 2] and History.of(s) is not history
+
+
+def test_a_custom_hud_frame_travels_as_metadata_and_is_rebuilt(tmp_path):
+    s = make_session(SQLiteStore(tmp_path / "wm.sqlite"))
+    s.working_memory.composer.hud_title = "State of play"
+    composed = s.compose()
+    assert composed.hud_frame == ("mira", "State of play")
+    again = History(s.store, continuum_id=s.continuum_id)
+    assert again.prompt_at(0) == composed
+    assert again.prompt_at(0).hud_frame == ("mira", "State of play")
+
+
+def test_a_memory_store_is_not_written_a_sqlite_one_is(tmp_path):
+    in_memory = make_session()
+    in_memory.compose()
+    assert in_memory.store.keys("history:") == []     # the History holds it all itself
+    on_disk = make_session(SQLiteStore(tmp_path / "wm.sqlite"))
+    on_disk.compose()
+    assert on_disk.store.keys("history:") == ["history:entries", "history:notebook:c-1",
+                                              "history:texts"]
+    assert on_disk.store.hget("history:notebook:c-1", "0")["v"] == 1

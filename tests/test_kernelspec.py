@@ -13,6 +13,8 @@ pytest.importorskip("ipykernel")
 from jupyter_client.kernelspec import KernelSpecManager  # noqa: E402
 from jupyter_client.manager import KernelManager  # noqa: E402
 
+pytestmark = pytest.mark.slow  # starts a real kernel
+
 CONFIG = Path(__file__).resolve().parents[1] / "jupyter-config"
 SPEC_DIR = CONFIG / "kernels" / "wm-kernel"
 TIMEOUT = 60

@@ -122,6 +122,7 @@ def test_a_failed_csv_write_leaves_the_old_file(scenario: Path, tmp_path: Path,
     assert sorted(os.listdir(tmp_path)) == ["history.csv", "scenario.jsonl"]
 
 
+@pytest.mark.slow  # runs python -m wm_kernel in subprocesses
 def test_the_module_command_exit_codes(scenario: Path, tmp_path: Path) -> None:
     run = [sys.executable, "-m", "wm_kernel", "replay"]
     ok = subprocess.run([*run, str(scenario), "--estimate-tokens"], capture_output=True, text=True,

@@ -264,3 +264,34 @@ def test_a_resumed_session_keeps_the_start_of_its_segment(tmp_path):
         "date-time: 'half past nine'); delete it with store.delete('session:ada:c1') to start the "
         "segment now")
     second.store.close()
+
+
+def test_turn_and_segment_are_traits_observers_hear() -> None:
+    clock = ManualClock("2026-11-30T09:00:00+00:00")
+    s = Session(clock=clock, trinkets=[])
+    heard: list[tuple[str, object, object]] = []
+    s.observe(lambda change: heard.append((change["name"], change["old"], change["new"])),
+              ["turn", "segment"])
+    s.advance_turn(2)
+    clock.advance(minutes=30)
+    s.collapse_segment("Planning")
+    assert [(name, old, new) for name, old, new in heard if name == "turn"] == [
+        ("turn", 0, 1), ("turn", 1, 2)]
+    (_, ended, started), = [h for h in heard if h[0] == "segment"]
+    assert (ended.number, ended.started_at.isoformat()) == (1, "2026-11-30T09:00:00+00:00")
+    assert (started.number, started.started_at.isoformat()) == (2, "2026-11-30T09:30:00+00:00")
+    assert s.segment is started and s.segment_started_at == started.started_at
+
+
+def test_a_session_without_instruments_attaches_no_history_until_asked() -> None:
+    from wm_kernel.history import History
+
+    s = Session(clock=ManualClock("2026-11-30T09:00:00+00:00"), trinkets=[], instruments=())
+    seen: list[Session] = []
+    t = Session(clock=ManualClock("2026-11-30T09:00:00+00:00"), trinkets=[],
+                instruments=[seen.append])
+    assert seen == [t]
+    s.compose()
+    assert s.recorder.turns == [] and isinstance(s.recorder, History)   # attached just now
+    s.compose()
+    assert s.recorder.turns == [0]

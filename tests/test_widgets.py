@@ -13,7 +13,7 @@ import pytest
 from trinkets.base import EventAwareTrinket, StatefulTrinket, feed
 from trinkets.peanutgallery_trinket import PeanutGalleryTrinket
 from wm_kernel.clock import ManualClock
-from wm_kernel.events import TurnCompletedEvent
+from wm_kernel.events import SegmentCollapsedEvent, TurnCompletedEvent
 from wm_kernel.session import Session
 from wm_kernel.widgets import Dashboard
 
@@ -478,11 +478,11 @@ def test_collapse_button_ends_the_segment_with_the_summary(sent: list) -> None:
     d = Dashboard(s)
     s.advance_turn()
     from_frontend(d.summary, value="Planning chat")
-    collapsed: list[dict[str, Any]] = []
-    s.listeners.append(lambda what, details: collapsed.append(details) if what == "collapsed" else None)
+    collapsed: list[SegmentCollapsedEvent] = []
+    s.bus.subscribe(SegmentCollapsedEvent, collapsed.append)
     sent.clear()
     d.collapse_button.click()
-    assert [c["summary"] for c in collapsed] == ["Planning chat"]
+    assert [c.summary for c in collapsed] == ["Planning chat"]
     assert (s.segment_number, d.summary.value) == (2, "")
     assert updates(sent, d.panel("async_activity").body) == [{"value": (
         f"{META}trinket <b>Tasks</b> · 0 chars · segment turn 0</div>"
@@ -532,9 +532,10 @@ def test_close_removes_every_observer_it_added(sent: list) -> None:
     s.compose()
     owners = (s, s.working_memory, *s.trinkets.values())
 
-    def footprint() -> tuple[int, int, int, int]:
-        return (_observer_count(*owners), len(s.listeners), len(s.working_memory.feed_listeners),
-                sum(len(s.bus.subscribers(t)) for t in ("TurnCompletedEvent", "SegmentCollapsedEvent")))
+    def footprint() -> tuple[int, int]:
+        return (_observer_count(*owners),
+                sum(len(s.bus.subscribers(t)) for t in ("TurnCompletedEvent", "SegmentCollapsedEvent",
+                                                        "TrinketFedEvent")))
 
     before = footprint()
     first = Dashboard(s)

@@ -36,7 +36,8 @@ from typing import TYPE_CHECKING, Any, Callable, ClassVar, TypeVar, cast
 
 from traitlets import Bool, HasTraits, Instance, Int, MetaHasTraits, Unicode, observe, validate
 
-from wm_kernel.events import TrinketContentEvent, TurnCompletedEvent, UpdateTrinketEvent
+from wm_kernel.events import (TrinketContentEvent, TrinketFedEvent, TurnCompletedEvent,
+                              UpdateTrinketEvent)
 
 if TYPE_CHECKING:
     from wm_kernel.bus import EventBus
@@ -52,9 +53,10 @@ def feed(method: F) -> F:
     """Mark a public method that feeds a trinket data (``add_guidance``, ``add_reminder``...).
 
     The call runs under the WorkingMemory lock (a compose on another thread never sees half of it)
-    and, when it returns, WorkingMemory's ``feed_listeners`` hear of it as
-    ``(trinket_name, method_name, args, kwargs)``; scenario recorders use this. Nested feed calls
-    (a feed method calling another) are reported once, for the outermost call.
+    and, when it returns, the trinket publishes a
+    :class:`~wm_kernel.events.TrinketFedEvent` (trinket name, method name, args, kwargs) on its bus;
+    the scenario recorder and the dashboard subscribe to it. Nested feed calls (a feed method
+    calling another) publish once, for the outermost call.
     """
 
     @functools.wraps(method)
@@ -68,8 +70,9 @@ def feed(method: F) -> F:
             _feed_depth.n = depth
         wm = getattr(self, "working_memory", None)
         if depth == 0 and wm is not None:
-            for listener in tuple(wm.feed_listeners):
-                listener(self.name, method.__name__, args, kwargs)
+            self.event_bus.publish(TrinketFedEvent.create(
+                continuum_id=wm.continuum_id, user_id=wm.user_id, clock=wm.clock,
+                trinket_name=self.name, method=method.__name__, args=args, kwargs=kwargs))
         return result
 
     # the marker feed_methods() looks for; functions take any attribute
@@ -191,6 +194,25 @@ class EventAwareTrinket(HasTraits, metaclass=_TrinketMeta):
 
     def detach(self) -> None:
         """Stop listening to the bus (WorkingMemory calls this when the trinket is replaced)."""
+
+    # -- the conversation's lifecycle; drivers call these on every trinket, whatever its kind
+    def describe_items(self) -> list[dict[str, Any]]:
+        """The live items as dicts with at least ``id``, ``label`` and ``turns_remaining`` (None for
+        items that do not expire), for dashboards and expiry reports; none by default."""
+        return []
+
+    def resume_at(self, segment_turn: int) -> None:
+        """Join a conversation that is at ``segment_turn`` of its segment (a Session calls this when
+        it registers the trinket). Nothing to do for a trinket that does not count turns."""
+
+    def begin_segment(self, start: datetime) -> None:
+        """A conversation segment that started at ``start`` is the current one (a Session calls
+        this once it is built). Nothing to do for most trinkets."""
+
+    def end_segment(self) -> None:
+        """The segment collapsed: drop whatever lives only for a segment (WorkingMemory calls this
+        on SegmentCollapsedEvent; an exception is isolated like a failed update). Nothing by
+        default."""
 
     @feed
     def set_enabled(self, enabled: bool) -> None:
@@ -324,10 +346,14 @@ class StatefulTrinket(EventAwareTrinket):
             store.hset(key, "state", {"version": STATE_VERSION, "state": data})
 
     # -- the lifecycle
-    def describe_items(self) -> list[dict[str, Any]]:
-        """The live items as dicts with at least ``id``, ``label`` and ``turns_remaining`` (None for
-        items that do not expire), for dashboards. Override to show items."""
-        return []
+    def resume_at(self, segment_turn: int) -> None:
+        # TTLs of items loaded from the store (a resumed session) count from the segment's turn
+        self.current_turn = segment_turn
+
+    def end_segment(self) -> None:
+        self.flush()
+        self._set_content("", self.working_memory.clock.now())
+        self.working_memory.discard_section(self)
 
     def handle_turn_completed(self, event: TurnCompletedEvent) -> None:
         with self.lock:

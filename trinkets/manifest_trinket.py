@@ -3,10 +3,10 @@
 Segments live in the WorkingMemory's state store, in the hash ``manifest:{user_id}`` (field
 ``segments``: the collapsed segments as ``{"title", "start", "end"}``; field ``active``: the current
 segment as ``{"title", "start"}``), so a Session on a SQLite file keeps its history across a restart.
-A :class:`~wm_kernel.session.Session` feeds it by itself: when it starts it marks the first segment
-active, and on every :meth:`~wm_kernel.session.Session.collapse_segment` it records the segment that
-ended (titled by the first line of the summary, or "Segment N" without one) and marks the next one
-active. From Python: :meth:`ManifestTrinket.add_segment`, :meth:`~ManifestTrinket.set_active`,
+A :class:`~wm_kernel.session.Session` marks the first segment active when it starts, and on every
+SegmentCollapsedEvent (:meth:`~wm_kernel.session.Session.collapse_segment` publishes one) the
+trinket records the segment that ended (titled by the first line of the summary, or "Segment N"
+without one) and marks the next one active. From Python: :meth:`ManifestTrinket.add_segment`, :meth:`~ManifestTrinket.set_active`,
 :meth:`~ManifestTrinket.clear_active`, and :meth:`~ManifestTrinket.segments` to list them.
 
 Rendering, style ``"original"`` (the default), as the original: ``<conversation_manifest>``, one
@@ -61,18 +61,23 @@ Examples
 from __future__ import annotations
 
 from datetime import date, datetime, timedelta, tzinfo
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from traitlets import Int
 
 from trinkets.base import EventAwareTrinket, feed
 from wm_kernel.checks import check_str
 from wm_kernel.clock import parse_instant
+from wm_kernel.events import SegmentCollapsedEvent
 from wm_kernel.markup import escape_attr, escape_text
 from wm_kernel.timefmt import format_clock_time
 
 #: The text of the active segment when none is given.
 ACTIVE_TITLE = "Current conversation"
+
+if TYPE_CHECKING:
+    from wm_kernel.bus import EventBus
+    from wm_kernel.core import WorkingMemory
 
 _MONTHS = ("JAN", "FEB", "MAR", "APR", "MAY", "JUN", "JUL", "AUG", "SEP", "OCT", "NOV", "DEC")
 
@@ -134,6 +139,24 @@ class ManifestTrinket(EventAwareTrinket):
                                          "default: all, as the original). Older segments stay in "
                                          "the store.")
 
+    def __init__(self, event_bus: "EventBus", working_memory: "WorkingMemory", **kwargs: Any) -> None:
+        super().__init__(event_bus, working_memory, **kwargs)
+        # collapses come from the event, whoever publishes it (a Session, a notebook, a replay)
+        event_bus.subscribe(SegmentCollapsedEvent, self._on_segment_collapsed)
+
+    def detach(self) -> None:
+        self.event_bus.unsubscribe(SegmentCollapsedEvent, self._on_segment_collapsed)
+
+    def _on_segment_collapsed(self, event: SegmentCollapsedEvent) -> None:
+        # the segment that ended started when it was marked active; a Session's segment ids end
+        # in "-segment-N", the number a blank summary's title uses
+        active = self.working_memory.store.hget(self.store_key, "active")
+        start = parse_instant(active["start"]) if active else event.occurred_at
+        number = event.segment_id.rpartition("-segment-")[2]
+        if not number.isdigit():  # published by someone else: count the segments instead
+            number = str(sum(row["status"] == "collapsed" for row in self.segments()) + 1)
+        self.record_collapse(event.summary, start, event.occurred_at, int(number))
+
     @property
     def store_key(self) -> str:
         """The store hash of this user's manifest."""
@@ -155,15 +178,15 @@ class ManifestTrinket(EventAwareTrinket):
         """Forget the active segment (no-op if there is none)."""
         self.working_memory.store.hdel(self.store_key, "active")
 
-    # -- the Session's hooks; not feed methods: replaying a Session's collapse records it again
+    # -- the lifecycle; not feed methods: replaying a Session's collapse records it again
     def begin_segment(self, start: datetime) -> None:
-        """Mark a segment starting at ``start`` active (the Session calls this when it starts)."""
+        """Mark a segment starting at ``start`` active (a Session calls this when it starts)."""
         with self.lock:
             self._set_active(start, ACTIVE_TITLE)
 
     def record_collapse(self, summary: str, start: datetime, end: datetime, number: int) -> None:
         """Record the segment that just collapsed and mark the next one, starting at ``end``,
-        active (the Session calls this on every collapse)."""
+        active (on every SegmentCollapsedEvent)."""
         with self.lock, self.working_memory.store.transaction():
             self._add(segment_title(summary, number), start, end)
             self._set_active(end, ACTIVE_TITLE)

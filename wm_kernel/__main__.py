@@ -14,7 +14,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     demo.add_argument("--turns", type=int, default=6, help="turns to advance (default 6)")
     demo.add_argument("--quiet", action="store_true", help="print only the per-turn summary")
     try:
-        from wm_kernel.experiments import add_replay_parser
+        from wm_kernel.experiments.cli import add_replay_parser
     except ImportError:
         pass
     else:

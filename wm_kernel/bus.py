@@ -23,7 +23,7 @@ import logging
 import threading
 from collections import deque
 from dataclasses import dataclass
-from typing import Any, Callable, Iterator, Sequence, TypeVar, overload
+from typing import Any, Callable, Sequence, TypeVar, overload
 
 from wm_kernel.events import EVENT_TYPES, Event
 
@@ -85,9 +85,12 @@ def _callback_name(callback: Callable[..., Any]) -> str:
 
 
 def _event_type_name(event_type: "type[Event] | str") -> str:
+    """The name subscriptions are kept under; a name must be a known event class (``EVENT_TYPES``),
+    so a misspelt one fails here instead of subscribing to something that never fires."""
     if isinstance(event_type, str):
-        if not event_type:
-            raise ValueError("event type name is empty")
+        if event_type not in EVENT_TYPES:
+            raise ValueError(f"unknown event type {event_type!r} (known: {', '.join(EVENT_TYPES)}; "
+                             f"or pass an Event subclass)")
         return event_type
     if isinstance(event_type, type) and issubclass(event_type, Event):
         return event_type.__name__
@@ -123,7 +126,11 @@ class EventBus:
     def subscribe(self, event_type: str, callback: Callable[[Any], Any]) -> None: ...
 
     def subscribe(self, event_type: "type[Event] | str", callback: Callable[[Any], Any]) -> None:
-        """Call ``callback(event)`` for every published event of ``event_type`` (class or name)."""
+        """Call ``callback(event)`` for every published event of ``event_type``.
+
+        ``event_type`` is an Event subclass (the usual way: a typo is then a NameError) or the name
+        of a known one (``EVENT_TYPES``; any other name is a ValueError). A subclass defined outside
+        wm-kernel is subscribed to by its class."""
         if not callable(callback):
             raise TypeError(f"callback must be callable, got {callback!r}")
         name = _event_type_name(event_type)
@@ -205,10 +212,6 @@ class EventBus:
             return tuple(log[-i] for i in range(min(n, len(log)), 0, -1))
         except IndexError:  # cleared by another thread meanwhile
             return tuple(log)[-n:] if n > 0 else ()
-
-    def iter_log(self) -> Iterator[EventRecord]:
-        """An iterator over a snapshot of the log (publishing meanwhile does not disturb it)."""
-        return iter(tuple(self._log))
 
     def clear_log(self) -> None:
         """Forget the logged events (sequence numbers keep counting)."""

@@ -13,7 +13,9 @@ from __future__ import annotations
 
 import threading
 from datetime import datetime, timedelta, timezone
-from typing import Callable, Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
+
+from traitlets import Bunch, HasTraits, Instance, validate
 
 
 @runtime_checkable
@@ -53,8 +55,13 @@ def parse_instant(value: object, *, what: str = "") -> datetime:
     return value
 
 
-class ManualClock:
+class ManualClock(HasTraits):
     """A clock that moves only when told to: ``advance(...)`` or ``set(...)``.
+
+    ``now()`` is how everything reads it (the :class:`Clock` protocol); the time it shows is also
+    the observable trait ``current``, so a recorder or a widget observes the clock's moves as it
+    would any other state: ``clock.observe(handler, "current")``. (The trait cannot be called
+    ``now``: that name is the method every clock has.)
 
     Parameters
     ----------
@@ -62,14 +69,19 @@ class ManualClock:
         An aware datetime or an ISO 8601 string with an offset.
     """
 
+    current = Instance(datetime, help="The time the clock shows (an aware datetime); notifies on "
+                                      "every advance() and set() that moves it.")
+
     def __init__(self, start: "datetime | str" = "2026-01-01T00:00:00+00:00") -> None:
-        self._now = parse_instant(start)
+        super().__init__(current=parse_instant(start))
         self._lock = threading.Lock()
-        #: Called as ``listener(new_now)`` after every advance() or set() (scenario recorders).
-        self.listeners: list[Callable[[datetime], None]] = []
+
+    @validate("current")
+    def _check_current(self, proposal: dict[str, Any]) -> datetime:
+        return parse_instant(proposal["value"], what="current")
 
     def now(self) -> datetime:
-        return self._now
+        return self.current
 
     def advance(self, delta: timedelta | None = None, /, **kwargs: float) -> datetime:
         """Move forward by a timedelta or by timedelta keywords (``hours=2``); never backwards."""
@@ -85,21 +97,20 @@ class ManualClock:
         if delta < timedelta(0):
             raise ValueError("a ManualClock does not go backwards; use set() to jump")
         with self._lock:
-            self._now = self._now + delta
-        self._moved()
-        return self._now
+            self.current = self.now() + delta
+        return self.now()
 
     def set(self, when: "datetime | str") -> datetime:
         """Jump to an instant (forwards or backwards)."""
         instant = parse_instant(when)
         with self._lock:
-            self._now = instant
-        self._moved()
-        return self._now
-
-    def _moved(self) -> None:
-        for listener in tuple(self.listeners):
-            listener(self._now)
+            old = self.now()
+            self.current = instant
+        if old == instant and old.utcoffset() != instant.utcoffset():
+            # the same instant in another offset: traitlets stays silent for equal values, but what
+            # the clock shows (and a recording of it) changed
+            self.notify_change(Bunch(name="current", old=old, new=instant, owner=self, type="change"))
+        return self.now()
 
     def __repr__(self) -> str:
-        return f"ManualClock({self._now.isoformat()!r})"
+        return f"ManualClock({self.now().isoformat()!r})"

@@ -21,10 +21,12 @@ HUD - Runtime state, authoritative for current context
 """
 from __future__ import annotations
 
+import functools
+import json
 import re
 import threading
 import warnings
-from typing import Iterable, Mapping
+from typing import Any, Iterable, Mapping
 
 from wm_kernel.markup import neutralize_closing_tag
 from wm_kernel.types import PLACEMENTS, ComposedPrompt, OmittedSection, SectionRecord
@@ -130,6 +132,44 @@ class Layout:
         """Placement -> section names as plain lists (for JSON and for building a new Layout)."""
         return {p: list(names) for p, names in self._placements.items()}
 
+    # -- serialising
+    def to_dict(self) -> dict[str, Any]:
+        """``{"name": ..., "placements": {placement: [section, ...]}}``: JSON-ready, and what
+        :meth:`from_dict` reads back into an equal layout of the same name."""
+        return {"name": self.name, "placements": self.as_dict()}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> "Layout":
+        """The layout :meth:`to_dict` wrote; TypeError/ValueError naming what is wrong otherwise.
+
+        >>> Layout.from_dict(Layout.original().to_dict()) == Layout.original()
+        True
+        """
+        if not isinstance(data, Mapping):
+            raise TypeError(f"a layout is stored as an object, got {type(data).__name__}")
+        unknown = [key for key in data if key not in ("name", "placements")]
+        if unknown:
+            raise ValueError(f"unknown layout field {unknown[0]!r} (fields: name, placements)")
+        if not isinstance(data.get("placements"), Mapping):
+            raise ValueError('a layout needs "placements": {placement: [section, ...]}')
+        name = data.get("name", "custom")
+        if not isinstance(name, str):
+            raise TypeError(f"a layout's name must be a string, got {type(name).__name__}")
+        return cls(data["placements"], name=name)
+
+    def to_json(self) -> str:
+        """:meth:`to_dict` as one line of JSON."""
+        return json.dumps(self.to_dict(), ensure_ascii=False)
+
+    @classmethod
+    def from_json(cls, text: str) -> "Layout":
+        """The layout :meth:`to_json` wrote (ValueError for text that is not such JSON)."""
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"a layout's JSON is not valid ({exc.msg} at column {exc.colno})") from None
+        return cls.from_dict(data)
+
     def __contains__(self, section: object) -> bool:
         return section in self._index
 
@@ -204,7 +244,6 @@ class SystemPromptComposer:
         # name -> (content, cache_policy, trinket)
         self._sections: dict[str, tuple[str, bool, str | None]] = {}
         self._warned: set[str] = set()
-        self._normalized: dict[str, str] = {}
         self._lock = threading.RLock()
 
     # -- building
@@ -249,28 +288,7 @@ class SystemPromptComposer:
         """The names of the sections held now (base prompt included), in the order added."""
         return list(self._sections)
 
-    def get_section(self, name: str) -> str | None:
-        """The content of one held section, or None."""
-        entry = self._sections.get(name)
-        return entry[0] if entry else None
-
     # -- composing
-    def _normalize(self, text: str) -> str:
-        """Collapse runs of 3+ newlines inside one part and drop its edge newlines.
-
-        Joining parts with "\\n\\n---\\n\\n" and then collapsing newline runs over the whole text (the
-        original) gives the same result as joining parts normalized this way, because a part's edge
-        newlines always meet the separator's own two. Normalizing per part lets unchanged parts (a
-        12 KB base prompt) be reused from a cache instead of rescanned on every compose.
-        """
-        done = self._normalized.get(text)
-        if done is None:
-            done = _NEWLINE_RUNS.sub("\n\n", text).strip("\n") if "\n\n\n" in text else text.strip("\n")
-            if len(self._normalized) > 512:
-                self._normalized.clear()
-            self._normalized[text] = done
-        return done
-
     def compose(self, *, omitted: Iterable[OmittedSection] = ()) -> ComposedPrompt:
         """Route the current sections by the layout into a :class:`ComposedPrompt`."""
         with self._lock:
@@ -284,7 +302,7 @@ class SystemPromptComposer:
                 if entry is None or entry[0].isspace():
                     continue
                 records.append(SectionRecord(name, "system", entry[0], entry[1], entry[2]))
-                (cached if entry[1] else uncached).append(self._normalize(entry[0]))
+                (cached if entry[1] else uncached).append(_normalize(entry[0]))
             for name, entry in sections.items():
                 if name in layout:
                     continue
@@ -297,7 +315,7 @@ class SystemPromptComposer:
                     warnings.warn(f"section {name!r} is not in layout {layout.name!r}; appended to the "
                                   f"system prompt", StragglerSectionWarning, stacklevel=2)
                 records.append(SectionRecord(name, "system", entry[0], entry[1], entry[2], True))
-                (cached if entry[1] else uncached).append(self._normalize(entry[0]))
+                (cached if entry[1] else uncached).append(_normalize(entry[0]))
             prefix = self._items(layout["conversation_prefix"], "conversation_prefix", records)
             post = self._items(layout["post_history"], "post_history", records)
             hud_parts = self._items(layout["notification"], "notification", records)
@@ -305,7 +323,7 @@ class SystemPromptComposer:
                 SECTION_SEPARATOR.join(cached).strip(),
                 SECTION_SEPARATOR.join(uncached).strip(),
                 prefix, post, self._hud(hud_parts),
-                sections=records, omitted=omitted)
+                sections=records, omitted=omitted, hud_frame=(self.namespace, self.hud_title))
 
     def _items(self, names: tuple[str, ...], placement: str, records: list[SectionRecord]) -> list[str]:
         items = []
@@ -326,3 +344,15 @@ class SystemPromptComposer:
 
 
 _NEWLINE_RUNS = re.compile(r"\n{3,}")
+
+
+@functools.lru_cache(maxsize=512)
+def _normalize(text: str) -> str:
+    """Collapse runs of 3+ newlines inside one part and drop its edge newlines.
+
+    Joining parts with "\\n\\n---\\n\\n" and then collapsing newline runs over the whole text (the
+    original) gives the same result as joining parts normalized this way, because a part's edge
+    newlines always meet the separator's own two. Normalizing per part lets unchanged parts (a
+    12 KB base prompt) come from the cache instead of being rescanned on every compose.
+    """
+    return _NEWLINE_RUNS.sub("\n\n", text).strip("\n") if "\n\n\n" in text else text.strip("\n")

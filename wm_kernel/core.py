@@ -2,7 +2,8 @@
 
 It handles ComposeSystemPromptEvent (one compose cycle), routes UpdateTrinketEvent to the target
 trinket with failure isolation, collects TrinketContentEvent into the composer and the state store,
-publishes SystemPromptComposedEvent, and flushes stateful trinkets on SegmentCollapsedEvent.
+publishes SystemPromptComposedEvent, and ends the segment of every trinket on SegmentCollapsedEvent
+(stateful ones flush their items).
 
 Examples
 --------
@@ -18,11 +19,10 @@ from __future__ import annotations
 import logging
 import re
 import threading
-from typing import TYPE_CHECKING, Any, Callable, Mapping
+from typing import TYPE_CHECKING, Any, Mapping
 
 from traitlets import HasTraits, List, Unicode
 
-from trinkets.base import StatefulTrinket
 from wm_kernel.bus import EventBus
 from wm_kernel.clock import Clock, SystemClock
 from wm_kernel.composer import Layout, SystemPromptComposer
@@ -38,9 +38,6 @@ if TYPE_CHECKING:
     from trinkets.base import EventAwareTrinket
 
 logger = logging.getLogger("wm_kernel.core")
-
-#: ``listener(trinket_name, method_name, args, kwargs)``, told of each feed call (see feed_listeners).
-FeedListener = Callable[[str, str, tuple[Any, ...], dict[str, Any]], object]
 
 PLACEHOLDERS = ("first_name", "user_context", "relative time since account creation", "model_id",
                 "model_name")
@@ -115,9 +112,6 @@ class WorkingMemory(HasTraits):
         self._placeholder_cache: tuple[Any, str] | None = None
         # section -> (content, cache_policy) as last written to the store, to skip identical writes
         self._written: dict[str, tuple[str, bool]] = {}
-        #: Called as ``listener(trinket_name, method_name, args, kwargs)`` after each feed call
-        #: (see ``trinkets.base.feed``).
-        self.feed_listeners: list[FeedListener] = []
         event_bus.subscribe(ComposeSystemPromptEvent, self._handle_compose)
         event_bus.subscribe(UpdateTrinketEvent, self._handle_update_trinket)
         event_bus.subscribe(TrinketContentEvent, self._handle_trinket_content)
@@ -330,15 +324,10 @@ class WorkingMemory(HasTraits):
     def _handle_segment_collapsed(self, event: SegmentCollapsedEvent) -> None:
         with self.lock:
             for trinket in list(self._trinkets.values()):
-                if not isinstance(trinket, StatefulTrinket):
-                    continue
                 try:
-                    trinket.flush()
+                    trinket.end_segment()
                 except Exception as exc:
                     self._isolate_failure(trinket, exc)
-                    continue
-                trinket._set_content("", self.clock.now())
-                self.discard_section(trinket)
 
     # -- state store views (the original's API)
     def get_trinket_state(self, section_name: str) -> TrinketState | None:

@@ -43,6 +43,7 @@ import html
 from dataclasses import dataclass
 from typing import Any, Mapping
 
+from wm_kernel import style
 from wm_kernel.types import COMPOSED_KEYS, ComposedPrompt
 
 STATUSES = ("added", "removed", "changed", "unchanged")
@@ -153,15 +154,12 @@ class PromptDiff:
         return "".join(parts)
 
 
-_STATUS_COLOURS = {"added": "var(--jp-success-color1, #2e7d32)",
-                   "removed": "var(--jp-error-color1, #c62828)",
-                   "changed": "var(--jp-warn-color1, #e65100)",
-                   "unchanged": "var(--jp-border-color2, #e0e0e0)"}
+_STATUS_COLOURS = {"added": style.SUCCESS, "removed": style.ERROR, "changed": style.WARN,
+                   "unchanged": style.BORDER}
 _ADDED_TINT = "rgba(46, 160, 67, 0.22)"
 _REMOVED_TINT = "rgba(248, 81, 73, 0.22)"
-_HUNK_COLOUR = "var(--jp-info-color1, #0277bd)"
-_PRE_STYLE = ("margin:0;white-space:pre-wrap;font-family:var(--jp-code-font-family, monospace);"
-              "font-size:var(--jp-code-font-size, 13px)")
+_HUNK_COLOUR = style.INFO
+_PRE_STYLE = f"margin:0;white-space:pre-wrap;{style.CODE_FONT}"
 
 
 def _sections(prompt: Mapping[str, Any]) -> list[tuple[str, str | None, str]] | None:

@@ -163,8 +163,26 @@ class SegmentCollapsedEvent(Event):
     key_fields: ClassVar[tuple[str, ...]] = ("segment_id", "summary")
 
 
+@dataclass(frozen=True, slots=True)
+class TrinketFedEvent(Event):
+    """A ``@feed`` method of a trinket returned: what was called, with which arguments.
+
+    Not in the reference: wm-kernel publishes it so that observers (the scenario recorder, the
+    dashboard) hear of data given to a trinket without the trinket knowing about them. Nested feed
+    calls (a feed method calling another) publish one event, for the outermost call.
+    """
+
+    trinket_name: str = ""
+    method: str = ""
+    args: tuple[Any, ...] = ()
+    kwargs: Mapping[str, Any] = field(default_factory=dict)
+    key_fields: ClassVar[tuple[str, ...]] = ("trinket_name", "method")
+
+
+#: Every event class by name: what ``EventBus.subscribe`` accepts as a name.
 EVENT_TYPES: dict[str, type[Event]] = {
     cls.__name__: cls
     for cls in (ComposeSystemPromptEvent, UpdateTrinketEvent, TrinketContentEvent,
-                SystemPromptComposedEvent, TurnCompletedEvent, SegmentCollapsedEvent)
+                SystemPromptComposedEvent, TurnCompletedEvent, SegmentCollapsedEvent,
+                TrinketFedEvent)
 }

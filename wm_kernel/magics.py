@@ -25,7 +25,7 @@ from IPython.core.magic_arguments import (MagicArgumentParser, argument, magic_a
                                           parse_argstring)
 from traitlets import Enum, Int, TraitError, link
 
-from trinkets.base import EventAwareTrinket, StatefulTrinket
+from trinkets.base import EventAwareTrinket
 from wm_kernel import render
 from wm_kernel.types import PLACEMENTS, ComposedPrompt
 
@@ -148,12 +148,13 @@ def trinkets_frame(session: Any) -> Any:
     layout = session.layout
     rows = []
     for trinket in session.trinkets.values():
-        stateful = isinstance(trinket, StatefulTrinket)
+        # a trinket whose items live for turns declares the turn it is at as a trait
+        stateful = trinket.has_trait("current_turn")
         placement = layout.placement_of(trinket.variable_name) or "system (not in layout)"
         rows.append({
             "name": trinket.name, "section": trinket.variable_name, "placement": placement,
             "enabled": trinket.enabled, "stateful": stateful,
-            "current turn": trinket.current_turn if isinstance(trinket, StatefulTrinket) else None,
+            "current turn": getattr(trinket, "current_turn") if stateful else None,
             "size": len(trinket.content),
             "last updated": trinket.last_updated.isoformat() if trinket.last_updated else "",
             "error": trinket.error,

@@ -30,6 +30,7 @@ from typing import Any, Callable, Iterable, Iterator, Sequence
 
 from traitlets import Enum, HasTraits, Int
 
+from wm_kernel import style
 from wm_kernel.types import ComposedPrompt, OmittedSection, SectionRecord
 
 #: Views a composed prompt can be shown in: both text and HTML ("html", the notebook picks HTML),
@@ -45,18 +46,15 @@ GROUPS: tuple[tuple[str, str], ...] = (
     ("notification", "notification centre"),
 )
 
-_ERROR_COLOR = "var(--jp-error-color1, #c62828)"
-_MARK_COLOR = "var(--jp-warn-color1, #e65100)"
-_MUTED_COLOR = "var(--jp-ui-font-color2, #616161)"
-# Prompt text: monospace (indentation and the 60-character rules line up), wrapped at spaces with
-# long tokens broken only when they must be, and a long section scrolls inside its own box rather
-# than pushing the rest of the notebook down. Colours come from the JupyterLab theme.
+_ERROR_COLOR = style.ERROR
+_MARK_COLOR = style.WARN
+_MUTED_COLOR = style.MUTED
+# Prompt text: wrapped at spaces with long tokens broken only when they must be, and a long section
+# scrolls inside its own box rather than pushing the rest of the notebook down.
 _PRE_STYLE = ("white-space:pre-wrap;word-break:normal;overflow-wrap:anywhere;"
-              "font-family:var(--jp-code-font-family, monospace);"
-              "font-size:var(--jp-code-font-size, 13px);line-height:1.35;")
+              f"{style.CODE_FONT};line-height:1.35;")
 _SECTION_PRE_STYLE = (_PRE_STYLE + "max-height:24em;overflow:auto;margin:2px 0 6px 14px;"
-                      "padding:2px 0 2px 8px;"
-                      "border-left:2px solid var(--jp-border-color2, #e0e0e0)")
+                      f"padding:2px 0 2px 8px;border-left:2px solid {style.BORDER}")
 
 
 class RenderOptions(HasTraits):

@@ -3,6 +3,11 @@
 A Session owns a bus, a WorkingMemory, a clock and a store, registers trinkets (every built-in one
 by default), and drives turns and segment collapses the way the original's conversation loop does.
 
+It tells of what changes through traits (``turn``, ``segment``, ``composed``...) and of what happens
+through bus events (``TurnCompletedEvent``, ``SegmentCollapsedEvent``); instruments such as
+:class:`~wm_kernel.history.History` observe those, and are attached to a Session rather than built
+into it (see ``instruments``).
+
 Examples
 --------
 >>> from wm_kernel.clock import ManualClock
@@ -18,19 +23,19 @@ from __future__ import annotations
 
 import itertools
 import threading
+from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence
 
-from traitlets import Bool, HasTraits, Int, Unicode, validate
+from traitlets import Bool, HasTraits, Instance, Int, Unicode, validate
 
-from trinkets.base import EventAwareTrinket, StatefulTrinket
+from trinkets.base import EventAwareTrinket
 from wm_kernel.bus import EventBus
 from wm_kernel.checks import check_int
 from wm_kernel.clock import Clock, SystemClock, parse_instant
 from wm_kernel.composer import Layout
 from wm_kernel.core import WorkingMemory
-from wm_kernel.events import (ComposeSystemPromptEvent, SegmentCollapsedEvent, TurnCompletedEvent)
-from wm_kernel.history import History
+from wm_kernel.events import SegmentCollapsedEvent, TurnCompletedEvent
 from wm_kernel.profile import Profile
 from wm_kernel.store import MemoryStore, StateStore
 from wm_kernel.types import ComposedPrompt, ComposedPromptTrait
@@ -39,8 +44,27 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from wm_kernel.diff import PromptDiff
+    from wm_kernel.history import History
 
 TrinketFactory = Callable[[EventBus, WorkingMemory], EventAwareTrinket]
+#: Something attached to a new Session: ``instrument(session)``, called once the session is built.
+Instrument = Callable[["Session"], object]
+
+
+def default_instruments() -> tuple[Instrument, ...]:
+    """What a Session attaches when ``instruments`` is not given: a
+    :class:`~wm_kernel.history.History`, so ``session.history`` holds every compose from the first."""
+    from wm_kernel.history import History
+
+    return (History.attach,)
+
+
+@dataclass(frozen=True)
+class Segment:
+    """A conversation segment: its number (1 for the first) and when it started."""
+
+    number: int
+    started_at: datetime
 
 _current: "Session | None" = None
 _current_lock = threading.Lock()
@@ -82,11 +106,21 @@ class Session(HasTraits):
     auto_compose:
         Compose after every turn and collapse, so ``composed`` always shows the current prompt and
         every turn is recorded.
+    instruments:
+        Callables ``f(session)`` attached once the session is built (observers of its traits and
+        events). None attaches :func:`default_instruments` (a History); ``()`` attaches nothing,
+        and ``session.history`` then records from its first use.
+
+    A Session on a store that already holds this conversation (same ``user_id`` and
+    ``continuum_id``, e.g. a SQLite file after a restart) resumes its turn and segment counters, so
+    new turns never overwrite old ones.
     """
 
     turn = Int(0, help="Turns completed in this session (global; never goes back).")
     segment_turn = Int(0, help="Turns completed in the current segment (0 right after a collapse).")
     segment_number = Int(1, help="1 for the first segment, +1 after each collapse.")
+    segment = Instance(Segment, help="The current segment (number, start); a new value after each "
+                                     "collapse, so observers see the segment that ended as ``old``.")
     composed = ComposedPromptTrait(help="The last composed prompt; notifies on every compose.")
     base_prompt = Unicode("", help="The base system prompt template.")
     auto_compose = Bool(True, help="Compose after each turn and collapse.")
@@ -100,7 +134,8 @@ class Session(HasTraits):
                  layout: Layout | None = None,
                  trinkets: Iterable[type[EventAwareTrinket] | TrinketFactory] | None = None,
                  continuum_id: str | None = None, auto_compose: bool = True,
-                 bus: EventBus | None = None) -> None:
+                 bus: EventBus | None = None,
+                 instruments: Iterable[Instrument] | None = None) -> None:
         if not isinstance(base_prompt, str):
             raise TypeError(f"base_prompt must be a str, got {type(base_prompt).__name__}")
         if profile is not None and not isinstance(profile, Profile):
@@ -116,22 +151,17 @@ class Session(HasTraits):
         self.working_memory = WorkingMemory(self.bus, store=self.store, user_id=user_id,
                                             profile=profile, clock=self.clock, layout=layout,
                                             continuum_id=self.continuum_id)
-        self.segment_started_at = self.clock.now()
-        self.listeners: list[Callable[[str, dict[str, Any]], None]] = []
-        # the history is identified by (user_id, continuum_id); in a SQLite store it reloads, and the
-        # turn and segment counters resume after its last turn so new turns never overwrite old ones
-        self.recorder = History(self.store, user_id=user_id, continuum_id=self.continuum_id)
-        resumed = self.recorder.last_position()
-        if resumed is not None:
-            self.turn, self.segment_number, self.segment_turn = resumed
-            self.segment_started_at = self._stored_segment_start() or self.segment_started_at
-        self._store_segment_start()
+        self.segment = Segment(1, self.clock.now())
+        self._resume()
         if trinkets is None:
             from trinkets import BUILTIN_TRINKETS
             trinkets = BUILTIN_TRINKETS
         for factory in trinkets:
             self.add_trinket(factory)
-        self._record_segment_in_manifest(None)
+        for trinket in self.working_memory.trinkets.values():
+            trinket.begin_segment(self.segment_started_at)
+        for instrument in (default_instruments() if instruments is None else tuple(instruments)):
+            instrument(self)
 
     # -- parts
     @property
@@ -154,6 +184,11 @@ class Session(HasTraits):
     def layout(self) -> Layout:
         """The layout the prompt is composed by (the WorkingMemory's)."""
         return self.working_memory.layout
+
+    @property
+    def segment_started_at(self) -> datetime:
+        """When the current segment started (``segment.started_at``)."""
+        return self.segment.started_at
 
     @property
     def segment_id(self) -> str:
@@ -184,8 +219,7 @@ class Session(HasTraits):
             trinket = made
         else:
             raise TypeError(f"expected a trinket class or factory, got {factory!r}")
-        if isinstance(trinket, StatefulTrinket):
-            trinket.current_turn = self.segment_turn
+        trinket.resume_at(self.segment_turn)
         return trinket
 
     def trinket(self, name: str) -> EventAwareTrinket:
@@ -207,13 +241,9 @@ class Session(HasTraits):
         self._check_open()
         if base_prompt is not None:
             self.base_prompt = base_prompt
-        composed = self.working_memory._run_compose_cycle(ComposeSystemPromptEvent.create(
-            continuum_id=self.continuum_id, user_id=self.user_id, clock=self.clock,
-            base_prompt=self.base_prompt))
+        composed = self.working_memory.compose(self.base_prompt, continuum_id=self.continuum_id)
         composed.turn = self.turn
-        self.recorder.record(self.turn, self.segment_number, composed, segment_turn=self.segment_turn)
         self.composed = composed
-        self._notify("composed", {"composed": composed})
         return composed
 
     def advance_turn(self, n: int = 1) -> list[dict[str, Any]]:
@@ -226,6 +256,7 @@ class Session(HasTraits):
             before = self._live_items()
             self.turn += 1
             self.segment_turn += 1
+            self._store_position()
             self.bus.publish(TurnCompletedEvent.create(
                 continuum_id=self.continuum_id, user_id=self.user_id, clock=self.clock,
                 turn_number=self.turn, segment_turn_number=self.segment_turn))
@@ -234,7 +265,6 @@ class Session(HasTraits):
                 if key not in after:
                     expired.append({"turn": self.turn, "trinket": key[0], "id": item.get("id"),
                                     "label": item.get("label", "")})
-            self._notify("turn", {"turn": self.turn})
             if self.auto_compose:
                 self.compose()
         return expired
@@ -242,14 +272,14 @@ class Session(HasTraits):
     def _live_items(self) -> dict[tuple[str, Any], dict[str, Any]]:
         items = {}
         for trinket in self.working_memory.trinkets.values():
-            if isinstance(trinket, StatefulTrinket):
-                for item in trinket.describe_items():
-                    items[(trinket.name, item.get("id"))] = item
+            for item in trinket.describe_items():
+                items[(trinket.name, item.get("id"))] = item
         return items
 
     def collapse_segment(self, summary: str = "", tools_used: Sequence[str] = ()) -> None:
-        """End the current segment: publish SegmentCollapsedEvent (stateful trinkets are flushed),
-        restart segment turns at 0, and compose when ``auto_compose``."""
+        """End the current segment: publish SegmentCollapsedEvent (stateful trinkets are flushed,
+        the manifest records the segment), start the next ``segment`` with segment turns at 0, and
+        compose when ``auto_compose``."""
         self._check_open()
         if not isinstance(summary, str):
             raise TypeError(f"summary must be a str, got {type(summary).__name__}")
@@ -260,68 +290,69 @@ class Session(HasTraits):
             tools = None
         if tools is None or not all(isinstance(t, str) for t in tools):
             raise TypeError("tools_used must be a sequence of tool names (strings)")
-        ended_at = self.clock.now()
-        details = {"segment_id": self.segment_id, "summary": summary, "tools_used": tools,
-                   "started_at": self.segment_started_at, "ended_at": ended_at}
-        self.bus.publish(SegmentCollapsedEvent.create(
+        event = SegmentCollapsedEvent.create(
             continuum_id=self.continuum_id, user_id=self.user_id, clock=self.clock,
-            segment_id=self.segment_id, summary=summary, tools_used=tools))
-        self._record_segment_in_manifest(details)
-        self._notify("collapsed", details)
+            segment_id=self.segment_id, summary=summary, tools_used=tools)
+        self.bus.publish(event)
         self.segment_turn = 0
         self.segment_number += 1
-        self.segment_started_at = ended_at
-        self._store_segment_start()
+        self.segment = Segment(self.segment_number, event.occurred_at)
+        with self.store.transaction():
+            self._store_segment_start()
+            self._store_position()
         if self.auto_compose:
             self.compose()
 
+    # -- where the conversation is, kept in the store so that a restarted Session resumes it
     @property
     def _segment_key(self) -> str:
         return f"session:{self.user_id}:{self.continuum_id}"
 
-    def _store_segment_start(self) -> None:
-        """Keep when the current segment started, so a resumed session (and its manifest) keeps it."""
-        self.store.hset(self._segment_key, "segment", {
-            "number": self.segment_number, "started_at": self.segment_started_at.isoformat()})
-
-    def _stored_segment_start(self) -> datetime | None:
-        """When the current segment started, as stored by an earlier Session of this conversation;
-        None if nothing is stored for this segment number (an older file), ValueError if what is
-        stored is unreadable."""
+    def _resume(self) -> None:
+        """Take the counters and the segment start an earlier Session of this conversation stored
+        (nothing stored: a new conversation), then store them as this Session starts."""
         key = self._segment_key
-        stored = self.store.hget(key, "segment")
-        if stored is None:
-            return None
+        stored = self.store.hgetall(key)
+        segment, position = stored.get("segment"), stored.get("position")
         try:
-            if not isinstance(stored, dict) or set(stored) != {"number", "started_at"}:
-                raise ValueError("expected {'number', 'started_at'}")
-            started_at = parse_instant(stored["started_at"], what="started_at")
+            if segment is not None:
+                if not isinstance(segment, dict) or set(segment) != {"number", "started_at"}:
+                    raise ValueError("expected {'number', 'started_at'}")
+                started_at = parse_instant(segment["started_at"], what="started_at")
+                number = check_int(segment["number"], "number", minimum=1)
+                self.segment_number = number
+                self.segment = Segment(number, started_at)
+            if position is not None:
+                if not isinstance(position, dict) or set(position) != {"turn", "segment_turn"}:
+                    raise ValueError("expected {'turn', 'segment_turn'}")
+                self.turn = check_int(position["turn"], "turn", minimum=0)
+                self.segment_turn = check_int(position["segment_turn"], "segment_turn", minimum=0)
         except (TypeError, ValueError) as exc:
             raise ValueError(f"the segment stored under {key!r} cannot be read ({exc}); delete it "
                              f"with store.delete({key!r}) to start the segment now") from None
-        return started_at if stored["number"] == self.segment_number else None
+        with self.store.transaction():
+            self._store_segment_start()
+            self._store_position()
 
-    def _record_segment_in_manifest(self, details: dict[str, Any] | None) -> None:
-        """Tell a registered ManifestTrinket that a segment collapsed (``details``) and the next
-        one is active, or, with None, that the current segment is active (the session start)."""
-        from trinkets.manifest_trinket import ManifestTrinket
+    def _store_segment_start(self) -> None:
+        self.store.hset(self._segment_key, "segment", {
+            "number": self.segment_number, "started_at": self.segment_started_at.isoformat()})
 
-        for trinket in self.working_memory.trinkets.values():
-            if isinstance(trinket, ManifestTrinket):
-                if details is None:
-                    trinket.begin_segment(self.segment_started_at)
-                else:
-                    trinket.record_collapse(details["summary"], details["started_at"],
-                                            details["ended_at"], self.segment_number)
+    def _store_position(self) -> None:
+        self.store.hset(self._segment_key, "position",
+                        {"turn": self.turn, "segment_turn": self.segment_turn})
 
-    def _notify(self, what: str, details: dict[str, Any]) -> None:
-        # listeners (the manifest, recorders) learn of session-level facts no event carries
-        for listener in tuple(self.listeners):
-            listener(what, details)
+    # -- conveniences over the attached History (wm_kernel.history)
+    @property
+    def recorder(self) -> "History":
+        """The History attached to this session (attached now if none is: it records from now)."""
+        from wm_kernel.history import History
+
+        return History.of(self)
 
     @property
     def history(self) -> "pd.DataFrame":
-        """pandas DataFrame, one row per (turn, section) of every compose (see wm_kernel.history)."""
+        """pandas DataFrame, one row per (turn, section) of every compose (``recorder.frame()``)."""
         return self.recorder.frame()
 
     def prompt_at(self, turn: int) -> ComposedPrompt:

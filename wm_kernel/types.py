@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Iterable, TypedDict, cast
 
-from traitlets import Instance
+from traitlets import Bunch, Instance
 
 PLACEMENTS: tuple[str, ...] = ("system", "conversation_prefix", "post_history", "notification")
 
@@ -91,14 +91,18 @@ class ComposedPrompt(dict[str, Any]):
         ``OmittedSection`` for each known section that is not in the prompt.
     turn:
         The session turn it was composed at, when a Session composed it (else None).
+    hud_frame:
+        ``(namespace, title)`` of the notification centre's frame, as the composer wrote it (None
+        when not composed by a composer), so a record of the prompt can rebuild it exactly.
     """
 
-    __slots__ = ("sections", "omitted", "turn", "previous")
+    __slots__ = ("sections", "omitted", "turn", "previous", "hud_frame")
 
     def __init__(self, cached_content: str = "", non_cached_content: str = "",
                  conversation_prefix_items: Iterable[str] = (), post_history_items: Iterable[str] = (),
                  notification_center: str = "", *, sections: Iterable[SectionRecord] = (),
-                 omitted: Iterable[OmittedSection] = (), turn: int | None = None) -> None:
+                 omitted: Iterable[OmittedSection] = (), turn: int | None = None,
+                 hud_frame: tuple[str, str] | None = None) -> None:
         super().__init__(cached_content=cached_content, non_cached_content=non_cached_content,
                          conversation_prefix_items=list(conversation_prefix_items),
                          post_history_items=list(post_history_items),
@@ -106,6 +110,7 @@ class ComposedPrompt(dict[str, Any]):
         self.sections: tuple[SectionRecord, ...] = tuple(sections)
         self.omitted: tuple[OmittedSection, ...] = tuple(omitted)
         self.turn = turn
+        self.hud_frame = hud_frame
         self.previous: ComposedPrompt | None = None
 
     # -- the original's fields as attributes, for readability in notebooks
@@ -190,28 +195,31 @@ class ComposedPrompt(dict[str, Any]):
         return f"<ComposedPrompt turn={self.turn} sections: {sizes or 'none'}>"
 
     def __reduce__(self) -> tuple[Any, ...]:  # dict subclasses with slots need help to pickle/copy
-        return (_rebuild_composed, (self.as_dict(), self.sections, self.omitted, self.turn))
+        return (_rebuild_composed, (self.as_dict(), self.sections, self.omitted, self.turn,
+                                    self.hud_frame))
 
 
 def _rebuild_composed(data: ComposedPromptDict, sections: tuple[SectionRecord, ...],
-                      omitted: tuple[OmittedSection, ...], turn: int | None) -> ComposedPrompt:
-    return ComposedPrompt(**data, sections=sections, omitted=omitted, turn=turn)
+                      omitted: tuple[OmittedSection, ...], turn: int | None,
+                      hud_frame: tuple[str, str] | None = None) -> ComposedPrompt:
+    return ComposedPrompt(**data, sections=sections, omitted=omitted, turn=turn, hud_frame=hud_frame)
 
 
 class ComposedPromptTrait(Instance["ComposedPrompt | None"]):
     """A trait holding a ComposedPrompt that notifies on every new compose.
 
     ComposedPrompt is a dict, and traitlets stays silent when the new value *equals* the old one; a
-    compose that produced the same text is still a new compose (a new turn, new metadata), so this
-    trait compares by identity.
+    compose that produced the same text is still a new compose (a new turn, new metadata), so when
+    traitlets stays silent for a different object this trait reports the change itself, through
+    ``HasTraits.notify_change`` (which also honours ``hold_trait_notifications``).
     """
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(ComposedPrompt, allow_none=True, **kwargs)
 
     def set(self, obj: Any, value: Any) -> None:
-        new_value = self._validate(obj, value)
-        old_value = obj._trait_values.get(self.name, self.default_value)
-        obj._trait_values[self.name] = new_value
-        if old_value is not new_value:
-            obj._notify_trait(self.name, old_value, new_value)
+        old = self.get(obj)
+        super().set(obj, value)
+        new = self.get(obj)
+        if new is not old and new == old:  # equal but new: the case traitlets leaves silent
+            obj.notify_change(Bunch(name=self.name, old=old, new=new, owner=obj, type="change"))

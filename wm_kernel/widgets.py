@@ -7,7 +7,7 @@ and, for stateful trinkets, each item's turns remaining. Above the tabs: a turn 
 control, a collapse button with its summary box, and an error line; two more tabs hold the
 per-trinket enable toggles and the tail of the event log.
 
-Live, but frugal. The dashboard observes ``Session.turn``, every compose (``Session.listeners``)
+Live, but frugal. The dashboard observes ``Session.turn``, every compose (``Session.composed``)
 and each trinket's ``content``, ``error``, ``enabled`` and ``current_turn``, marks the affected
 sections dirty and re-renders only those. Changes that belong to one turn advance (turn counters,
 lifecycle refreshes, the compose that follows) are held until the turn's compose ends and then sent
@@ -53,7 +53,7 @@ from traitlets import Bool, HasTraits, Instance, Int, observe, validate
 from trinkets.base import EventAwareTrinket, StatefulTrinket
 from wm_kernel import render
 from wm_kernel.bus import EventRecord
-from wm_kernel.events import Event, SegmentCollapsedEvent, TurnCompletedEvent
+from wm_kernel.events import Event, SegmentCollapsedEvent, TrinketFedEvent, TurnCompletedEvent
 from wm_kernel.session import Session
 from wm_kernel.types import ComposedPrompt, OmittedSection, SectionRecord
 
@@ -158,7 +158,7 @@ class Dashboard(widgets.VBox):
         Close the dashboard created before for the same session, so re-running a cell (or
         ``%wm_dashboard``) leaves one live dashboard, not one more each time. False keeps both.
 
-    :meth:`close` removes every observer, bus subscription and listener the dashboard added.
+    :meth:`close` removes every observer and bus subscription the dashboard added.
     """
 
     session = Instance(Session, help="The Session shown and driven.")
@@ -233,22 +233,20 @@ class Dashboard(widgets.VBox):
         self._unwatch.append(lambda: self.collapse_button.on_click(self._on_collapse_click,
                                                                     remove=True))
         self._watch(session, self._on_session_turn, ["turn"])
-        # Session.listeners hears of every compose; the ``composed`` trait stays silent when a new
-        # prompt equals the previous one (ComposedPrompt is a dict), and a turn must still end
-        session.listeners.append(self._on_session_event)
-        self._unwatch.append(lambda: _remove(session.listeners, self._on_session_event))
+        # ``composed`` notifies on every compose, even one equal to the last: a turn must still end
+        self._watch(session, self._on_session_composed, ["composed"])
         self._watch(session, self._on_session_segment, ["segment_number"])
         self._watch(session.working_memory, self._on_trinket_names, ["trinket_names"])
         for event_type in (TurnCompletedEvent, SegmentCollapsedEvent):
             session.bus.subscribe(event_type, self._on_lifecycle_event)
             self._unwatch.append(
                 functools.partial(session.bus.unsubscribe, event_type, self._on_lifecycle_event))
-        session.working_memory.feed_listeners.append(self._on_feed)
-        self._unwatch.append(lambda: _remove(session.working_memory.feed_listeners, self._on_feed))
+        session.bus.subscribe(TrinketFedEvent, self._on_feed)
+        self._unwatch.append(functools.partial(session.bus.unsubscribe, TrinketFedEvent, self._on_feed))
 
         self._turns.update(_recorded_turns(session))
         if compose and session.composed is None and not session.closed:
-            session.compose()          # records itself through _on_session_event
+            session.compose()          # records itself through _on_session_composed
         elif session.composed is not None:
             self._record(session.composed)
         self._sync_structure()
@@ -336,11 +334,11 @@ class Dashboard(widgets.VBox):
         self._mark_stateful()
 
     @_serialized
-    def _on_session_event(self, what: str, details: dict[str, Any]) -> None:
-        if what != "composed":
+    def _on_session_composed(self, change: dict[str, Any]) -> None:
+        if change["new"] is None:
             return
         try:
-            self._record(details["composed"])
+            self._record(change["new"])
             self._in_turn = False
             if self._sync_structure():
                 self._dirty.update(self._panels)
@@ -371,7 +369,7 @@ class Dashboard(widgets.VBox):
         try:
             if (isinstance(event, TurnCompletedEvent) and self._in_turn
                     and self.session.auto_compose):
-                return  # the turn's compose comes next; _on_session_event flushes
+                return  # the turn's compose comes next; _on_session_composed flushes
             self._in_turn = False
             self._mark_stateful()
             self._request_flush(settled=True)
@@ -379,10 +377,9 @@ class Dashboard(widgets.VBox):
             self._report(exc)
 
     @_serialized
-    def _on_feed(self, trinket_name: str, method: str, args: tuple[Any, ...],
-                 kwargs: dict[str, Any]) -> None:
+    def _on_feed(self, event: TrinketFedEvent) -> None:
         try:
-            trinket = self._watched.get(trinket_name)
+            trinket = self._watched.get(event.trinket_name)
             if trinket is not None:
                 self._dirty.add(trinket.variable_name)
             self._request_flush(settled=True)
@@ -788,8 +785,7 @@ class Dashboard(widgets.VBox):
 
     # -- closing
     def close(self) -> None:
-        """Remove every observer, subscription and listener this dashboard added; close its
-        widgets."""
+        """Remove every observer and subscription this dashboard added; close its widgets."""
         if getattr(self, "_closing", False):
             return
         self._closing = True
@@ -864,11 +860,6 @@ def _remaining(turns: Any) -> str:
     if turns is None:
         return "until collapse"
     return html.escape(str(turns))
-
-
-def _remove(listeners: list[Any], listener: Any) -> None:
-    if listener in listeners:
-        listeners.remove(listener)
 
 
 def _recorded_turns(session: Session) -> Iterable[int]:

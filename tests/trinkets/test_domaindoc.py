@@ -10,6 +10,7 @@ import pytest
 
 from trinkets.domaindoc_trinket import DomaindocTrinket
 from wm_kernel.clock import ManualClock
+from wm_kernel.events import TrinketFedEvent
 from wm_kernel.session import Session
 from wm_kernel.store import SQLiteStore, StateStore
 
@@ -486,8 +487,8 @@ def test_bad_input_is_a_clear_error_and_changes_nothing(
     assert rendered(session) == text
 
 
-def test_feed_calls_are_reported_to_listeners(session: Session) -> None:
+def test_feed_calls_are_published_as_events(session: Session) -> None:
     heard: list[tuple[str, str]] = []
-    session.working_memory.feed_listeners.append(lambda name, method, a, k: heard.append((name, method)))
+    session.bus.subscribe(TrinketFedEvent, lambda e: heard.append((e.trinket_name, e.method)))
     garden(session)
     assert heard[:2] == [("DomaindocTrinket", "create_document"), ("DomaindocTrinket", "add_section")]

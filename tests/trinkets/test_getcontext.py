@@ -15,8 +15,8 @@ from trinkets.getcontext_trinket import GetContextTrinket
 from wm_kernel.bus import EventBus
 from wm_kernel.clock import ManualClock
 from wm_kernel.core import WorkingMemory
-from wm_kernel.events import (ComposeSystemPromptEvent, TrinketContentEvent, TurnCompletedEvent,
-                              UpdateTrinketEvent)
+from wm_kernel.events import (ComposeSystemPromptEvent, TrinketContentEvent, TrinketFedEvent,
+                              TurnCompletedEvent, UpdateTrinketEvent)
 from wm_kernel.session import Session
 from wm_kernel.store import MemoryStore, SQLiteStore, StateStore
 
@@ -419,7 +419,7 @@ def test_bad_input_is_a_clear_error_and_changes_nothing(session: Session, call: 
 def test_feed_calls_are_reported(session: Session) -> None:
     gc = trinket(session)
     heard: list[tuple[Any, ...]] = []
-    session.working_memory.feed_listeners.append(lambda *call: heard.append(call))
+    session.bus.subscribe(TrinketFedEvent, lambda e: heard.append((e.trinket_name, e.method, e.args, dict(e.kwargs))))
     gc.add_pending("p", "q")
     gc.add_result("p", "timeout", query="q", iteration=1, findings_count=0)
     gc.remove("p")

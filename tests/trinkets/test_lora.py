@@ -246,6 +246,7 @@ ADVERSARIAL = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("unit", list(ADVERSARIAL.values()), ids=list(ADVERSARIAL))
 def test_one_megabyte_adversarial_input_is_read_once(unit: str, monkeypatch: pytest.MonkeyPatch) -> None:
     text = unit * (1_000_000 // len(unit))

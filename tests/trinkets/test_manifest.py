@@ -8,6 +8,7 @@ import pytest
 
 from trinkets.manifest_trinket import ManifestTrinket
 from wm_kernel.clock import ManualClock
+from wm_kernel.events import TrinketFedEvent
 from wm_kernel.profile import Profile
 from wm_kernel.session import Session
 from wm_kernel.store import SQLiteStore
@@ -131,7 +132,7 @@ def test_segments_lists_chronologically_with_status() -> None:
 def test_collapse_does_not_flush_the_manifest_and_is_not_a_feed_call() -> None:
     s = make_session()
     heard: list[tuple] = []
-    s.working_memory.feed_listeners.append(lambda *call: heard.append(call[:2]))
+    s.bus.subscribe(TrinketFedEvent, lambda e: heard.append((e.trinket_name, e.method)))
     s.collapse_segment("One")
     s.collapse_segment("Two")
     assert [r["title"] for r in s.trinket(NAME).segments()] == ["One", "Two", "Current conversation"]
@@ -312,3 +313,20 @@ def test_a_negative_window_is_refused() -> None:
     with pytest.raises(TraitError):
         m.max_date_groups = -1
     assert m.max_date_groups == 0
+
+
+def test_a_collapse_event_from_anyone_is_recorded() -> None:
+    # no Session: the collapse arrives as an event published on the bus
+    from wm_kernel.bus import EventBus
+    from wm_kernel.core import WorkingMemory
+    from wm_kernel.events import SegmentCollapsedEvent
+
+    clock = ManualClock("2026-11-30T14:00:00+00:00")
+    bus = EventBus()
+    manifest = ManifestTrinket(bus, WorkingMemory(bus, clock=clock))
+    manifest.set_active("2026-11-30T13:00:00+00:00")
+    bus.publish(SegmentCollapsedEvent.create(continuum_id="c", clock=clock, segment_id="c-segment-4"))
+    assert [(r["title"], r["start"].isoformat(), r["end"] and r["end"].isoformat(), r["status"])
+            for r in manifest.segments()] == [
+        ("Segment 4", "2026-11-30T13:00:00+00:00", "2026-11-30T14:00:00+00:00", "collapsed"),
+        ("Current conversation", "2026-11-30T14:00:00+00:00", None, "active")]

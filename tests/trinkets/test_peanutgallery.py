@@ -10,7 +10,7 @@ from trinkets.peanutgallery_trinket import PeanutGalleryTrinket
 from wm_kernel.bus import EventBus
 from wm_kernel.clock import ManualClock
 from wm_kernel.core import WorkingMemory
-from wm_kernel.events import ComposeSystemPromptEvent, TurnCompletedEvent
+from wm_kernel.events import ComposeSystemPromptEvent, TrinketFedEvent, TurnCompletedEvent
 from wm_kernel.session import Session
 from wm_kernel.store import MemoryStore, SQLiteStore
 
@@ -275,7 +275,7 @@ def test_bad_update_context_is_isolated_and_visible(session: Session, context: d
 def test_event_path_is_not_reported_as_a_feed_call(session: Session) -> None:
     pg = gallery(session)
     heard: list[tuple[Any, ...]] = []
-    session.working_memory.feed_listeners.append(lambda *call: heard.append(call))
+    session.bus.subscribe(TrinketFedEvent, lambda e: heard.append((e.trinket_name, e.method, e.args, dict(e.kwargs))))
     pg.add_guidance("concern", "Direct.", ttl=2)
     session.working_memory.publish_trinket_update(
         "PeanutGalleryTrinket", {"action": "add_guidance", "type": "coaching", "text": "Via event."})
@@ -334,7 +334,7 @@ def test_bad_input_is_a_clear_error_and_changes_nothing(session: Session, args: 
     pg.add_guidance("coaching", "Existing.")
     before = (pg.entries, pg.added_count, pg.get_active_guidance())
     heard: list[Any] = []
-    session.working_memory.feed_listeners.append(lambda *call: heard.append(call))
+    session.bus.subscribe(TrinketFedEvent, lambda e: heard.append((e.trinket_name, e.method, e.args, dict(e.kwargs))))
     with pytest.raises(ValueError) as info:
         pg.add_guidance(*args, **kwargs)
     assert str(info.value) == message

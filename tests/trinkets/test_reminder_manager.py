@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 from trinkets.reminder_manager import ReminderManager
 from wm_kernel.clock import ManualClock
+from wm_kernel.events import TrinketFedEvent
 from wm_kernel.profile import Profile
 from wm_kernel.session import Session
 from wm_kernel.store import SQLiteStore
@@ -395,10 +396,10 @@ def test_completing_twice_is_an_error() -> None:
     assert s.store.hgetall(rm.store_key) == before
 
 
-def test_feed_calls_are_reported_to_feed_listeners() -> None:
+def test_feed_calls_are_published_as_events() -> None:
     s = make_session()
     heard: list[tuple] = []
-    s.working_memory.feed_listeners.append(lambda *call: heard.append(call[:2]))
+    s.bus.subscribe(TrinketFedEvent, lambda e: heard.append((e.trinket_name, e.method)))
     rm = s.trinket("ReminderManager")
     rm.add_reminder("A", NOW)
     rm.complete("rem_1")

@@ -1,0 +1,44 @@
+"""docs/architecture.md stays true: every module, folder and dotted name it mentions exists."""
+from __future__ import annotations
+
+import importlib
+import re
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+DOC = ROOT / "docs" / "architecture.md"
+
+
+def mentioned_paths() -> list[Path]:
+    """Backticked paths (``wm_kernel/core.py``, ``trinkets/*.py``, a folder); a bare ``name.py``
+    on a line that named a folder before it is taken inside that folder."""
+    found = []
+    for line in DOC.read_text(encoding="utf-8").splitlines():
+        folder: Path | None = None
+        for token in re.findall(r"`([^`]+)`", line):
+            if re.fullmatch(r"(wm_kernel|trinkets|tests|docs|notebooks)(/[\w.*]*)*", token):
+                found.append(ROOT / token)
+                if token.endswith("/"):
+                    folder = ROOT / token
+            elif folder is not None and re.fullmatch(r"\w+\.py", token):
+                found.append(folder / token)
+    return found
+
+
+def test_every_module_the_architecture_names_exists() -> None:
+    paths = mentioned_paths()
+    assert len(paths) >= 20
+    missing = [str(p.relative_to(ROOT)) for p in paths
+               if not (any(p.parent.glob(p.name)) if "*" in p.name else p.exists())]
+    assert missing == []
+
+
+def test_every_dotted_name_the_architecture_names_imports() -> None:
+    names = re.findall(r"`(wm_kernel(?:\.\w+)+)`", DOC.read_text(encoding="utf-8"))
+    assert names
+    for name in names:
+        module, _, attribute = name.rpartition(".")
+        try:
+            importlib.import_module(name)
+        except ModuleNotFoundError:
+            assert hasattr(importlib.import_module(module), attribute), name

@@ -1,0 +1,50 @@
+"""Prompt experiments: scripted scenarios, recording and replay, variants side by side.
+
+A :class:`Scenario` is a script of what happens to a Session: base prompt changes, feeds to named
+trinkets, turns, segment collapses, clock moves, profile changes and explicit composes. It is saved
+as a JSON Lines file, can be recorded from a live Session (:meth:`Scenario.record`) and replayed into
+a fresh one (:meth:`Scenario.run`), which composes exactly the prompts the recorded session did.
+:func:`compare` replays one scenario under several :class:`Variant` s (a layout, a trinket switched
+off, another base prompt or wording) and returns one DataFrame keyed by variant and turn.
+
+The package, one concern per module:
+
+=================  ===============================================================================
+``codec``          feed arguments as JSON (``$`` tags for datetimes, tuples...)
+``steps``          one typed class per kind of step: parse, validate, serialise, apply
+``scenario``       the file format's header, :class:`Scenario`, atomic saving
+``recorder``       :class:`ScenarioRecorder`, an observer of a live Session
+``variants``       :class:`Variant`, validated in one place
+``compare``        :func:`compare`, :func:`run_variants`, :func:`tabulate`, :func:`plot_compare`
+``cli``            ``python -m wm_kernel replay``
+=================  ===============================================================================
+
+Examples
+--------
+>>> sc = Scenario(base_prompt="You help {first_name}.", profile={"first_name": "Ada"},
+...               clock="2026-11-30T09:00:00+00:00", trinkets=["PeanutGalleryTrinket"])
+>>> _ = sc.compose().feed("PeanutGalleryTrinket", "add_guidance", "concern", "Slow down.", ttl=1)
+>>> _ = sc.advance_turn(3)
+>>> session = sc.run()
+>>> session.turn, session.composed["notification_center"] == ""
+(3, True)
+>>> print(sc.dumps().splitlines()[2])
+{"step": "feed", "trinket": "PeanutGalleryTrinket", "method": "add_guidance", "args": ["concern", "Slow down."], "kwargs": {"ttl": 1}}
+"""
+from __future__ import annotations
+
+from wm_kernel.experiments.cli import add_replay_parser, parse_variant_spec, replay_command
+from wm_kernel.experiments.codec import decode_value, encode_value
+from wm_kernel.experiments.compare import (COMPARE_COLUMNS, PARTS, VariantRun, compare, part_digest,
+                                           plot_compare, run_variants, tabulate)
+from wm_kernel.experiments.recorder import ScenarioRecorder
+from wm_kernel.experiments.scenario import (FORMAT, VERSION, Scenario, atomic_write,
+                                            profile_fields)
+from wm_kernel.experiments.steps import STEP_TYPES, ScenarioError, Step
+from wm_kernel.experiments.variants import BUILTIN_LAYOUTS, Variant, as_variant
+
+__all__ = ["BUILTIN_LAYOUTS", "COMPARE_COLUMNS", "FORMAT", "PARTS", "STEP_TYPES", "VERSION",
+           "Scenario", "ScenarioError", "ScenarioRecorder", "Step", "Variant", "VariantRun",
+           "add_replay_parser", "as_variant", "atomic_write", "compare", "decode_value",
+           "encode_value", "parse_variant_spec", "part_digest", "plot_compare", "profile_fields",
+           "replay_command", "run_variants", "tabulate"]

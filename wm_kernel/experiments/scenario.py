@@ -1,0 +1,428 @@
+"""Scenarios: a script of what happens to a Session, saved as JSON Lines, replayed into a fresh one.
+
+A :class:`Scenario` holds the settings of the Session it starts from (the header) and its steps
+(:mod:`wm_kernel.experiments.steps`). It can be built in Python with the step methods, loaded from a
+file, recorded from a live Session (:meth:`Scenario.record`) and replayed (:meth:`Scenario.run`),
+which composes exactly the prompts the recorded session did.
+
+The file format (version 1)
+---------------------------
+The first line is the header, a JSON object::
+
+    {"format": "wm-kernel-scenario", "version": 1, "base_prompt": "You help {first_name}.",
+     "profile": {"first_name": "Ada", "timezone": "Europe/London"},
+     "clock": "2026-11-30T09:00:00+00:00", "user_id": "notebook",
+     "trinkets": ["TimeManager", "PeanutGalleryTrinket"],
+     "continuum_id": "support-1", "auto_compose": true, "layout": null}
+
+``format``, ``version`` and ``clock`` are required; the rest default to a Session's defaults
+(``trinkets``: every built-in one; ``layout``: null for ``Layout.default()``, else
+``{"name": ..., "placements": {placement: [section, ...]}}``, as ``Layout.to_dict`` writes it).
+Every further line is one step, a JSON object whose ``step`` field names its kind (see
+:mod:`wm_kernel.experiments.steps`); blank lines are skipped. Feed arguments are encoded by
+:mod:`wm_kernel.experiments.codec`.
+"""
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import tempfile
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Mapping, Sequence, TextIO
+
+from wm_kernel.clock import ManualClock, parse_instant
+from wm_kernel.composer import Layout
+from wm_kernel.experiments.codec import encode_value
+from wm_kernel.experiments.steps import (PROFILE_FIELDS, Replay, ScenarioError, Step, TurnStep,
+                                         builtin_class, check_fields, check_instant,
+                                         check_profile_fields, fail, parse_step)
+from wm_kernel.profile import Profile
+
+if TYPE_CHECKING:
+    from wm_kernel.experiments.recorder import ScenarioRecorder
+    from wm_kernel.experiments.variants import Variant
+    from wm_kernel.session import Instrument, Session
+
+FORMAT = "wm-kernel-scenario"
+VERSION = 1
+HEADER_FIELDS = ("format", "version", "base_prompt", "profile", "clock", "user_id", "trinkets",
+                 "continuum_id", "auto_compose", "layout")
+DEFAULT_BASE_PROMPT = "You are a helpful assistant talking with {first_name}."
+
+
+def atomic_write(path: "str | os.PathLike[str]", write: Callable[[TextIO], None]) -> None:
+    """Call ``write(file)`` on a temporary file beside ``path``, then rename it over ``path``.
+
+    If ``write`` (or anything before the rename) raises, the temporary file is removed and ``path``
+    is left exactly as it was: a reader never sees a half-written file.
+    """
+    target = Path(path)
+    directory = target.parent if str(target.parent) else Path(".")
+    if not directory.is_dir():
+        raise FileNotFoundError(f"no such directory: {str(directory)!r}")
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=directory)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
+            write(handle)
+            handle.flush()
+            os.fsync(handle.fileno())
+        # mkstemp makes the file private (0600); give it the mode the file had, or a normal one
+        mode = target.stat().st_mode & 0o777 if target.exists() else 0o644
+        os.chmod(tmp, mode)
+        os.replace(tmp, target)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+def _json_line(obj: Mapping[str, Any]) -> str:
+    return json.dumps(obj, ensure_ascii=False, allow_nan=False)
+
+
+def check_header(raw: Mapping[str, Any], where: str, *, in_file: bool = False) -> dict[str, Any]:
+    """A validated copy of a header (its defaults filled in), or ScenarioError naming the field."""
+    header = dict(raw)
+    check_fields(header, HEADER_FIELDS, where, "the header")
+    if in_file or "format" in header or "version" in header:
+        if header.get("format") != FORMAT:
+            raise fail(where, f"field 'format' must be {FORMAT!r}: is this a scenario file?")
+        if header.get("version") != VERSION:
+            raise fail(where, f"field 'version' must be {VERSION} (this wm-kernel reads version "
+                               f"{VERSION}; got {header.get('version')!r})")
+    if "clock" not in header:
+        raise fail(where, "field 'clock' is missing (the replay's start time, ISO 8601 with offset)")
+    check_instant(header["clock"], where, "clock")
+    header.setdefault("base_prompt", DEFAULT_BASE_PROMPT)
+    if not isinstance(header["base_prompt"], str):
+        raise fail(where, "field 'base_prompt' must be a string")
+    header["profile"] = check_profile_fields(header.get("profile", {}), where, "profile")
+    header.setdefault("user_id", "notebook")
+    if not isinstance(header["user_id"], str) or not header["user_id"].strip():
+        raise fail(where, "field 'user_id' must be a non-empty string")
+    names = header.get("trinkets", list(default_trinkets()))
+    if (not isinstance(names, (list, tuple)) or not all(isinstance(n, str) and n for n in names)
+            or len(set(names)) != len(names)):
+        raise fail(where, "field 'trinkets' must be a list of distinct trinket class names")
+    header["trinkets"] = tuple(names)
+    continuum = header.get("continuum_id")
+    if continuum is not None and (not isinstance(continuum, str) or not continuum):
+        raise fail(where, "field 'continuum_id' must be null or a non-empty string")
+    header["continuum_id"] = continuum
+    header.setdefault("auto_compose", True)
+    if not isinstance(header["auto_compose"], bool):
+        raise fail(where, "field 'auto_compose' must be true or false")
+    header["layout"] = check_layout(header.get("layout"), where)
+    return header
+
+
+def check_layout(value: Any, where: str) -> dict[str, Any] | None:
+    """A header's ``layout``: null, or a :meth:`Layout.to_dict <wm_kernel.composer.Layout.to_dict>`
+    form that makes a valid Layout (returned in that form)."""
+    if value is None:
+        return None
+    if not isinstance(value, dict) or not isinstance(value.get("placements"), dict):
+        raise fail(where, "field 'layout' must be null or {\"name\": ..., \"placements\": "
+                          "{placement: [section, ...]}}")
+    check_fields(value, ("name", "placements"), where, "the layout")
+    try:
+        return Layout.from_dict(value).to_dict()
+    except (TypeError, ValueError) as exc:
+        raise fail(where, f"field 'layout': {exc}") from None
+
+
+def default_trinkets() -> tuple[str, ...]:
+    """Every built-in trinket's name, in registration order."""
+    import trinkets
+
+    return tuple(trinkets.BUILTIN_NAMES)
+
+
+def profile_fields(profile: Profile) -> dict[str, Any]:
+    """A Profile's fields as JSON values (``account_created`` as ISO 8601), defaults left out."""
+    out: dict[str, Any] = {}
+    default = Profile()
+    for name in PROFILE_FIELDS:
+        value = getattr(profile, name)
+        if value == getattr(default, name):
+            continue
+        out[name] = value.isoformat() if isinstance(value, datetime) else value
+    return out
+
+
+@dataclass
+class Scenario:
+    """A scripted sequence of steps for a Session, with the settings of the Session it starts from.
+
+    Build one in Python with the step methods (each returns the scenario, for chaining), load one
+    with :meth:`load`, or record a live Session with :meth:`record`.
+
+    Parameters
+    ----------
+    base_prompt, user_id, continuum_id, auto_compose:
+        As for :class:`~wm_kernel.session.Session`.
+    profile:
+        A :class:`~wm_kernel.profile.Profile` or a dict of its fields.
+    clock:
+        The start time of the replay's ManualClock (aware datetime or ISO 8601 with offset).
+    trinkets:
+        Trinket class names to register, in order (default: every built-in trinket). Names that are
+        not built in need a factory passed to :meth:`run`.
+    layout:
+        The layout (None: ``Layout.default()``).
+    steps:
+        :class:`~wm_kernel.experiments.steps.Step` objects or their JSON form (see the file
+        format); validated.
+    """
+
+    base_prompt: str = DEFAULT_BASE_PROMPT
+    profile: dict[str, Any] = field(default_factory=dict)
+    clock: str = "2026-01-01T00:00:00+00:00"
+    user_id: str = "notebook"
+    trinkets: tuple[str, ...] = field(default_factory=default_trinkets)
+    continuum_id: str | None = None
+    auto_compose: bool = True
+    layout: Any = None
+    steps: list[Step] = field(default_factory=list)
+    source: str = field(default="", compare=False, repr=False)
+    _lines: list[int | None] = field(default_factory=list, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        if isinstance(self.profile, Profile):
+            self.profile = profile_fields(self.profile)
+        if isinstance(self.clock, datetime):
+            self.clock = parse_instant(self.clock).isoformat()
+        if isinstance(self.layout, Layout):
+            self.layout = None if self.layout == Layout.default() else self.layout.to_dict()
+        if isinstance(self.trinkets, (list, tuple)):
+            self.trinkets = tuple(self.trinkets)
+        header = self._header()
+        check_header(header, "scenario header")
+        self.layout = check_layout(self.layout, "scenario header")
+        steps, self.steps, self._lines = list(self.steps), [], []
+        for raw in steps:
+            self._append(raw)
+
+    # -- reading and writing
+    @classmethod
+    def load(cls, path: "str | os.PathLike[str]") -> "Scenario":
+        """Read a scenario file; ScenarioError naming the line and field for anything malformed."""
+        name = str(path)
+        with open(path, encoding="utf-8") as handle:
+            return cls._parse(handle, name)
+
+    @classmethod
+    def loads(cls, text: str, source: str = "<scenario>") -> "Scenario":
+        """Parse a scenario from the text of a file."""
+        return cls._parse(text.splitlines(), source)
+
+    @classmethod
+    def _parse(cls, lines: Iterable[str], source: str) -> "Scenario":
+        header: dict[str, Any] | None = None
+        steps: list[Step] = []
+        numbers: list[int | None] = []
+        for number, line in enumerate(lines, 1):
+            if not line.strip():
+                continue
+            where = f"{source} line {number}"
+            try:
+                obj = json.loads(line.rstrip("\r\n"))
+            except json.JSONDecodeError as exc:
+                raise fail(where, f"not valid JSON ({exc.msg} at column {exc.colno})") from None
+            if header is None:
+                if not isinstance(obj, dict):
+                    raise fail(where, "the first line must be the scenario header (a JSON object)")
+                header = check_header(obj, where, in_file=True)
+                continue
+            steps.append(parse_step(obj, where, header["trinkets"]))
+            numbers.append(number)
+        if header is None:
+            raise ScenarioError(f"{source}: empty file (expected a header line)")
+        header.pop("format")
+        header.pop("version")
+        scenario = cls(**header)
+        scenario.steps, scenario._lines, scenario.source = steps, numbers, source
+        return scenario
+
+    def dumps(self) -> str:
+        """The text of the scenario file: the header line, then one line per step."""
+        return "".join(line + "\n" for line in self._dump_lines())
+
+    def _dump_lines(self) -> Iterator[str]:
+        yield _json_line({"format": FORMAT, "version": VERSION, **self._header()})
+        for step in self.steps:
+            yield _json_line(step.to_json())
+
+    def save(self, path: "str | os.PathLike[str]") -> None:
+        """Write the scenario file atomically (a temporary file renamed over ``path``)."""
+
+        def write(handle: TextIO) -> None:
+            for line in self._dump_lines():
+                handle.write(line + "\n")
+
+        atomic_write(path, write)
+
+    def _header(self) -> dict[str, Any]:
+        return {"base_prompt": self.base_prompt, "profile": dict(self.profile), "clock": self.clock,
+                "user_id": self.user_id, "trinkets": list(self.trinkets),
+                "continuum_id": self.continuum_id, "auto_compose": self.auto_compose,
+                "layout": self.layout}
+
+    # -- building
+    def _where(self, index: int) -> str:
+        line = self._lines[index] if index < len(self._lines) else None
+        if line is not None:
+            return f"{self.source} line {line}"
+        return f"step {index + 1}"
+
+    def _append(self, raw: "Mapping[str, Any] | Step") -> "Scenario":
+        # a Step built in Python is checked through its JSON form: one validation for every source
+        where = f"step {len(self.steps) + 1}"
+        data = raw.to_json() if isinstance(raw, Step) else dict(raw)
+        self.steps.append(parse_step(data, where, self.trinkets))
+        self._lines.append(None)
+        return self
+
+    def _replace_last(self, step: Step) -> None:
+        """Replace the last step (a recorder merging a turn or a clock move into it)."""
+        self.steps[-1] = parse_step(step.to_json(), self._where(len(self.steps) - 1), self.trinkets)
+
+    def set_base_prompt(self, text: str) -> "Scenario":
+        """Replace the base prompt template at this point."""
+        return self._append({"step": "base_prompt", "text": text})
+
+    def set_profile(self, **fields: Any) -> "Scenario":
+        """Change some Profile fields (``account_created`` as an ISO string or aware datetime)."""
+        if isinstance(fields.get("account_created"), datetime):
+            fields["account_created"] = fields["account_created"].isoformat()
+        return self._append({"step": "profile", "fields": fields})
+
+    def feed(self, trinket: str, method: str, *args: Any, **kwargs: Any) -> "Scenario":
+        """Call ``trinket.method(*args, **kwargs)`` (a ``@feed`` method) at this point."""
+        try:
+            encoded_args, encoded_kwargs = encode_value(list(args)), encode_value(kwargs)
+        except TypeError as exc:
+            raise TypeError(f"feed {trinket}.{method}: {exc}") from None
+        return self._append({"step": "feed", "trinket": trinket, "method": method,
+                             "args": encoded_args, "kwargs": encoded_kwargs})
+
+    def advance_turn(self, n: int = 1) -> "Scenario":
+        """Complete ``n`` turns (as :meth:`Session.advance_turn`)."""
+        return self._append({"step": "turn", "n": n})
+
+    def collapse_segment(self, summary: str = "", tools_used: Sequence[str] = ()) -> "Scenario":
+        """End the segment (as :meth:`Session.collapse_segment`)."""
+        if isinstance(tools_used, str):
+            raise TypeError("tools_used must be a sequence of tool names (strings)")
+        return self._append({"step": "collapse", "summary": summary, "tools_used": list(tools_used)})
+
+    def advance(self, delta: timedelta | None = None, /, **kwargs: float) -> "Scenario":
+        """Move the clock forward by a timedelta or timedelta keywords (``minutes=5``)."""
+        if delta is None:
+            delta = timedelta(**kwargs)
+        elif kwargs:
+            raise TypeError("advance() takes a timedelta or keywords, not both")
+        seconds = delta.total_seconds()
+        return self._append({"step": "clock", "advance": int(seconds) if seconds.is_integer() else seconds})
+
+    def set_clock(self, when: "datetime | str") -> "Scenario":
+        """Set the clock to an instant (aware datetime or ISO 8601 with offset)."""
+        instant = parse_instant(when)
+        return self._append({"step": "clock", "set": instant.isoformat()})
+
+    def compose(self) -> "Scenario":
+        """An explicit compose (the composes after turns and collapses are part of those steps)."""
+        return self._append({"step": "compose"})
+
+    def set_auto_compose(self, value: bool) -> "Scenario":
+        """Switch the Session's ``auto_compose`` at this point."""
+        return self._append({"step": "auto_compose", "value": value})
+
+    # -- facts
+    @property
+    def turns(self) -> int:
+        """Turns the scenario completes."""
+        return sum(step.n for step in self.steps if isinstance(step, TurnStep))
+
+    def __len__(self) -> int:
+        return len(self.steps)
+
+    def __repr__(self) -> str:
+        counts: dict[str, int] = {}
+        for step in self.steps:
+            counts[step.kind] = counts.get(step.kind, 0) + 1
+        body = ", ".join(f"{kind}={n}" for kind, n in counts.items()) or "no steps"
+        return f"<Scenario {len(self.steps)} steps ({body}), {self.turns} turns>"
+
+    # -- recording and replaying
+    @classmethod
+    def record(cls, session: "Session") -> "ScenarioRecorder":
+        """Start recording everything done to ``session`` (see
+        :class:`~wm_kernel.experiments.recorder.ScenarioRecorder`)."""
+        from wm_kernel.experiments.recorder import ScenarioRecorder
+
+        return ScenarioRecorder(session)
+
+    def run(self, variant: "Variant | Layout | Mapping[str, Any] | None" = None, *,
+            factories: Mapping[str, Any] | None = None,
+            instruments: "Iterable[Instrument] | None" = None) -> "Session":
+        """Replay the steps into a fresh Session (ManualClock at ``clock``) and return it.
+
+        Parameters
+        ----------
+        variant:
+            What to change for this run (see :class:`Variant`); a Layout or a dict is accepted too.
+        factories:
+            Trinket classes (or factories ``f(bus, wm)``) by name, for names that are not built in
+            (or to replace a built-in one).
+        instruments:
+            As for :class:`~wm_kernel.session.Session`: callables ``f(session)`` attached before
+            the first step (a History, progress bars, collectors); None attaches the defaults.
+
+        A step that fails raises ScenarioError naming the step (and its line, for a loaded file).
+        """
+        from wm_kernel.experiments.variants import as_variant
+        from wm_kernel.session import Session
+
+        chosen = as_variant(variant)
+        layout = chosen.layout
+        if layout is None and self.layout is not None:
+            layout = Layout.from_dict(self.layout)
+        made = []
+        for name in self.trinkets:
+            made.append(self._factory(name, factories))
+        clock = ManualClock(self.clock)
+        session = Session(base_prompt=chosen.wording(self.base_prompt),
+                          profile=Profile(**self.profile), clock=clock, user_id=self.user_id,
+                          layout=layout, trinkets=made, continuum_id=self.continuum_id,
+                          auto_compose=self.auto_compose, instruments=instruments)
+        for name in chosen.disabled:
+            try:
+                session.trinket(name).enabled = False
+            except ValueError as exc:
+                raise ValueError(f"variant {chosen.name!r}: {exc}") from None
+        disabled = {session.trinket(name).name for name in chosen.disabled}
+        if chosen.hook is not None:
+            chosen.hook(session)
+        replay = Replay(session, clock, chosen, disabled)
+        for index, step in enumerate(self.steps):
+            try:
+                step.apply(replay)
+            except ScenarioError:
+                raise
+            except (TypeError, ValueError, RuntimeError) as exc:
+                raise fail(self._where(index), f"{step.describe()} failed: "
+                                               f"{type(exc).__name__}: {exc}") from exc
+        return session
+
+    def _factory(self, name: str, factories: Mapping[str, Any] | None) -> Any:
+        if factories and name in factories:
+            return factories[name]
+        builtin = builtin_class(name)
+        if builtin is None:
+            raise ScenarioError(f"trinket {name!r} is not built in; pass factories={{{name!r}: "
+                                f"<class or factory>}} to run()")
+        return builtin
