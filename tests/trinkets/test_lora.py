@@ -9,7 +9,8 @@ from typing import Any
 import pytest
 
 import trinkets.lora_trinket as lora_module
-from trinkets.lora_trinket import CHECKIN_INSTRUCTION, LoraTrinket, ParsedUserModel, parse_user_model
+from trinkets.lora_trinket import (CHECKIN_DEBRIEF, CHECKIN_INSTRUCTION, CHECKIN_RESPONSE_INSTRUCTION,
+                                   LoraTrinket, ParsedUserModel, parse_user_model)
 from wm_kernel.clock import ManualClock
 from wm_kernel.profile import Profile
 from wm_kernel.session import Session
@@ -80,12 +81,40 @@ def test_exact_markup_with_a_checkin_due(session: Session) -> None:
         USER_MODEL_BLOCK + "\n"
         "\n"
         "<behavioral_checkin>\n"
-        "<instruction>A check-in is due. At a natural moment in this conversation, tell the user "
-        "what you have noticed about the topics below and ask whether your reading is right. They "
-        "cannot see these topics unless you raise them.</instruction>\n"
+        "<instruction>You have unresolved behavioral check-ins. Bring these up during this "
+        "conversation. Find a natural moment, but do not let the session end without raising them. "
+        "The user cannot see these topics unless you voice them.</instruction>\n"
+        "\n"
+        "Be direct: explain what you've been noticing and ask whether your read is accurate. This is "
+        "a collaborative debrief, not a preference survey. Don't ask what they want. Ask if you're "
+        "reading the room right.\n"
         "\n"
         "- Regarding communication: You softened two reviews this week.\n"
         "- Regarding schedule: Late replies may be stressing them.\n"
+        "\n"
+        "<instruction>After the user responds to the check-in, close the feedback loop:\n"
+        "1. Echo their feedback verbatim as a markdown blockquote (> prefix) \u2014 this is what the "
+        "user sees.\n"
+        "2. Repeat the identical content in a <mira:checkin_response> tag (invisible to user, parsed "
+        "by backend). Blockquote and tag must match exactly.\n"
+        "3. Ask the user to confirm wording accuracy. If they correct you, reissue both blockquote "
+        "and tag with the revised version. Latest output wins.\n"
+        "4. Consolidate all check-in feedback into one blockquote + tag pair, even across multiple "
+        "topics.\n"
+        "\n"
+        "Example output after user responds:\n"
+        "```\n"
+        "Here's what I'm recording:\n"
+        "\n"
+        "> User prefers blunt technical feedback without diplomatic hedging.\n"
+        "> When I soften criticism, they find it condescending rather than considerate.\n"
+        "\n"
+        "<mira:checkin_response>User prefers blunt technical feedback without diplomatic hedging. "
+        "When I soften criticism, they find it condescending rather than considerate."
+        "</mira:checkin_response>\n"
+        "\n"
+        "Is this wording accurate?\n"
+        "```</instruction>\n"
         "</behavioral_checkin>")
 
 
@@ -307,6 +336,15 @@ def xml_escape(value: str) -> str:
             .replace('"', "&quot;").replace("\n", "&#10;").replace("\t", "&#9;"))
 
 
+def parse_section(content: str) -> ET.Element:
+    """The section as XML. The original's closing instruction names the tag ``<mira:checkin_response>``
+    in its prose (an open tag no parser accepts), so that fixed text is swapped for a marker first:
+    everything else, user and model text included, must parse."""
+    assert content.count(CHECKIN_RESPONSE_INSTRUCTION) <= 1
+    return ET.fromstring("<r>" + content.replace(CHECKIN_RESPONSE_INSTRUCTION, "RESPONSE-INSTRUCTION")
+                         + "</r>")
+
+
 def test_hostile_values_round_trip_through_an_xml_parser() -> None:
     s = make_session(first_name="<Ada & Bob>")
     lora = lora_of(s)
@@ -320,7 +358,7 @@ def test_hostile_values_round_trip_through_an_xml_parser() -> None:
     lora.set_checkin_due(True)
     content = section(s)
     assert content is not None
-    root = ET.fromstring(f"<r>{content}</r>")
+    root = parse_section(content)
     model = root.find("user_model")
     assert model is not None
     assert model.text == "\nWhat you've learned about <Ada & Bob> through observation:\n\n"
@@ -329,9 +367,10 @@ def test_hostile_values_round_trip_through_an_xml_parser() -> None:
     assert (observation.get("section"), observation.text) == (section_id, text)
     checkin = root.find("behavioral_checkin")
     assert checkin is not None
-    instruction = checkin.find("instruction")
-    assert instruction is not None and instruction.text == CHECKIN_INSTRUCTION
-    assert instruction.tail == f"\n\n- Regarding {section_id}: {reason}\n"
+    opening, closing = checkin.findall("instruction")
+    assert opening.text == CHECKIN_INSTRUCTION
+    assert opening.tail == f"\n\n{CHECKIN_DEBRIEF}\n\n- Regarding {section_id}: {reason}\n\n"
+    assert closing.text == "RESPONSE-INSTRUCTION"
     composed = s.compose()
     assert composed["cached_content"].count("</user_model>") == 1
 
