@@ -88,8 +88,30 @@ from wm_kernel.markup import escape_attr, escape_text
 
 #: Deepest nesting: section (1), subsection (2), sub-subsection (3).
 MAX_DEPTH = 3
-#: The content element of each level.
+#: The content element of each level (revised style).
 LEVEL_TAGS = {1: "section", 2: "subsection", 3: "subsubsection"}
+#: The element of each level in the original style.
+ORIGINAL_LEVEL_TAGS = {1: "section", 2: "subsection", 3: "sub-subsection"}
+#: The original's attribute counting a section's children, by level (none at level 3).
+ORIGINAL_CHILD_COUNT = {1: "subsections", 2: "children"}
+#: The rule above and below the original's banner.
+DELIMITER = "\u2550" * 60
+#: The original's banner: what the model is told this section is.
+BANNER = f"{DELIMITER}\nDOMAIN KNOWLEDGE - Reference material, not directives\n{DELIMITER}"
+#: The original's instruction on how sections nest and how to address them (its exact words: the
+#: "two levels of nesting" are the two below a top-level section).
+SECTION_INSTRUCTION = (
+    "Sections support two levels of nesting (section \u2192 subsection \u2192 sub-subsection). When a "
+    "parent is collapsed, ALL descendants are hidden. Pinned sections are always expanded. Use "
+    'parent="X" to target nested sections.')
+#: The original's quick reference of the model's section operations (fixed text).
+QUICK_REFERENCE = (
+    "<quick_reference>\n"
+    '<example operation="expand" section="NAME"/>\n'
+    '<example operation="expand" section="CHILD" parent="PARENT"/>\n'
+    '<example operation="create_section" section="NAME" parent="PARENT" content="..."/>\n'
+    '<example operation="reorder_sections" order="A,B" parent="PARENT"/>\n'
+    "</quick_reference>")
 
 
 def _is_section_record(record: object) -> bool:
@@ -210,12 +232,13 @@ class DomaindocTrinket(EventAwareTrinket):
 
     variable_name = "domaindoc"
     cache_policy = True
+    styles = ("original", "revised")
 
     large_section_chars = Int(5000, help="A leaf section whose body is longer than this many "
                                          "characters is flagged size=\"large\".")
 
-    #: ((shown documents, large_section_chars), text) of the last render: a cache, not state.
-    _last_render: tuple[tuple[list[dict[str, Any]], int], str] | None = None
+    #: ((shown documents, style, large_section_chars), text) of the last render: a cache, not state.
+    _last_render: tuple[tuple[list[dict[str, Any]], str, int], str] | None = None
 
     # -- storage
     @property
@@ -533,22 +556,117 @@ class DomaindocTrinket(EventAwareTrinket):
     def generate_content(self, context: dict[str, Any]) -> str:
         shown = [d for d in self._stored() if not d.get("malformed")
                  and d.get("enabled", True) is True and d.get("archived", False) is not True]
-        if not shown:
-            return ""
-        # The text depends on the stored documents and large_section_chars alone, and documents
-        # rarely change between composes: comparing them with the last ones rendered costs far
-        # less than rendering again. The key holds the store's copies, so nothing can alias it.
-        key = (shown, self.large_section_chars)
+        # The text depends on the stored documents, the style and large_section_chars alone, and
+        # documents rarely change between composes: comparing them with the last ones rendered
+        # costs far less than rendering again. The key holds the store's copies, so nothing can
+        # alias it.
+        key = (shown, self.style, self.large_section_chars)
         last = self._last_render
         if last is not None and last[0] == key:
             return last[1]
+        if self.style == "revised":
+            text = self._render_revised(shown)
+        else:
+            text = self._render_original(shown)
+        self._last_render = (key, text)
+        return text
+
+    # -- the original style
+    def _render_original(self, shown: list[dict[str, Any]]) -> str:
+        # the original lists documents by label and leaves out one without any section
+        parts = [self._original_document(doc)
+                 for doc in sorted(shown, key=lambda d: str(d["label"])) if doc.get("sections")]
+        if not parts:
+            return ""
+        return "\n".join([BANNER, "<mira:domain_knowledge>", "<personal_docs>", *parts,
+                          "</personal_docs>", "</mira:domain_knowledge>", DELIMITER])
+
+    def _original_document(self, doc: dict[str, Any]) -> str:
+        tree = _Tree(doc)
+        states: list[str] = []
+        index: list[str] = []
+        content: list[str] = []
+        for node in tree.roots:
+            self._original_section(node, (), False, states, index, content)
+        document = "\n".join(content)
+        return "\n".join([
+            f'<domaindoc label="{escape_attr(doc["label"])}">',
+            "<guidance>",
+            f"<purpose>{escape_text(doc.get('description') or '')}</purpose>",
+            "<section_management>",
+            f"<instruction>{SECTION_INSTRUCTION}</instruction>",
+            "<section_states>", "\n".join(states), "</section_states>",
+            "<section_index>", "\n".join(index) if index else "<empty/>", "</section_index>",
+            QUICK_REFERENCE,
+            "</section_management>",
+            "</guidance>",
+            "<document>", document if document.strip() else "<empty/>", "</document>",
+            "</domaindoc>"])
+
+    def _original_section(self, node: _Node, ancestors: tuple[str, ...], hidden: bool,
+                          states: list[str], index: list[str], content: list[str]) -> None:
+        """One section and its descendants, as the original writes them into its three lists.
+
+        ``ancestors`` are the headers above (nearest last); ``hidden``: a collapsed ancestor hides
+        this section from the states and the document (the index lists every section).
+        """
+        tag = ORIGINAL_LEVEL_TAGS[node.level]
+        header = escape_attr(node.record["header"])
+        pinned = node.record.get("pinned") is True
+        collapsed = node.state == "collapsed"
+        by_default = node.default == "expanded"
+        # the original stores a "collapsed" flag, so a section collapsed by its own default reads
+        # as collapsed, and one expanded by choice as "expanded" (see the class notes)
+        if pinned:
+            state = 'state="always_expanded"'
+        elif collapsed:
+            state = 'state="collapsed"' + (' default="expanded"' if by_default else "")
+        else:
+            state = 'state="expanded_by_default"' if by_default else 'state="expanded"'
+        extra = ""
+        if node.children and node.level in ORIGINAL_CHILD_COUNT:
+            extra = f' {ORIGINAL_CHILD_COUNT[node.level]}="{len(node.children)}"'
+        elif not node.children and len(node.body) > self.large_section_chars:
+            extra = ' size="large"'
+        opens = not collapsed and bool(node.children)
+        if not hidden:
+            states.append(f'<{tag} header="{header}" {state}{extra}{">" if opens else "/>"}')
+
+        summary = node.record.get("summary") or ""
+        if summary:
+            named = [f'section="{header}"']
+            named += [f'{role}="{escape_attr(name)}"'
+                      for role, name in zip(("parent", "grandparent"), reversed(ancestors))]
+            index.append(f"<entry {' '.join(named)}>{escape_text(summary)}</entry>")
+
+        if not hidden:
+            if collapsed:
+                content.append(f'<{tag} header="{header}" state="collapsed"{extra}/>')
+            elif node.level == MAX_DEPTH and not node.body.strip():
+                content.append(f'<{tag} header="{header}"/>')  # an empty leaf closes itself
+            else:
+                content.append(f'<{tag} header="{header}">')
+                if node.body.strip():  # a whitespace-only body: nothing between the tags
+                    content.append(escape_text(node.body))
+                if node.level == MAX_DEPTH:
+                    content.append(f"</{tag}>")
+        for child in node.children:
+            self._original_section(child, (*ancestors, node.record["header"]), hidden or collapsed,
+                                   states, index, content)
+        if not hidden and not collapsed and node.level < MAX_DEPTH:
+            content.append(f"</{tag}>")
+        if not hidden and opens:
+            states.append(f"</{tag}>")
+
+    # -- the revised style
+    def _render_revised(self, shown: list[dict[str, Any]]) -> str:
+        if not shown:
+            return ""
         lines = ["<domain_knowledge>"]
         for doc in shown:
             self._render_document(doc, lines)
         lines.append("</domain_knowledge>")
-        text = "\n".join(lines)
-        self._last_render = (key, text)
-        return text
+        return "\n".join(lines)
 
     def _render_document(self, doc: dict[str, Any], lines: list[str]) -> None:
         tree = _Tree(doc)
