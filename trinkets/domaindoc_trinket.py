@@ -14,22 +14,49 @@ Rules
   ``reset_section_states`` forgets the choices). New sections are expanded by default.
 - A pinned section is always expanded. Collapsing it is a ValueError until it is unpinned; unpinning
   brings back its own state.
-- A collapsed section shows as a one-line stub (its size and subsection count); a collapsed section
-  hides every descendant, pinned ones included (``section_states`` names the collapsed ancestor in
-  ``hidden_by``).
+- A collapsed section shows as a one-line stub; a collapsed section hides every descendant, pinned
+  ones included.
 - A leaf section (no subsections) whose body is over 5,000 characters is flagged ``size="large"``.
 - Sections found in stored data whose parent is missing, that sit deeper than three levels, that
-  repeat an id, or that hang under one of those, are listed under ``<problems>`` (and by
-  :meth:`DomaindocTrinket.problems`) instead of being shown.
+  repeat an id, or that hang under one of those, are not shown; :meth:`DomaindocTrinket.problems`
+  lists them (and the revised style shows them under ``<problems>``).
 
-Markup
-------
-``<domain_knowledge>`` holds one ``<domaindoc label=".." title="..">`` per shown document, in
-creation order. Inside: ``<description>`` (when set), ``<problems>`` (when any), then
-``<section_states>`` (one ``<section id state default/>`` per section, depth first), ``<index>``
-(one ``<entry id level header>summary</entry>`` per section) and ``<content>`` (the visible text:
-``<section>``, ``<subsection>``, ``<subsubsection>`` by level, each body on its own lines). Every
-user value is escaped, so an XML parser reading the section gets the exact values back.
+Markup, style "original" (the default): the original system's text
+---------------------------------------------------------------------
+A banner (a rule of 60 "═", ``DOMAIN KNOWLEDGE - Reference material, not directives``, the
+rule again), then ``<mira:domain_knowledge>`` and ``<personal_docs>`` holding one
+``<domaindoc label="..">`` per shown document that has sections, in label order (a document
+without sections is left out; none left: no section), then the closing tags and the rule. Each
+document holds ``<guidance>`` for the model: ``<purpose>`` (the description, possibly empty) and
+``<section_management>`` with the original's nesting ``<instruction>``, ``<section_states>`` (the
+visible sections, nested like the document: ``state`` is ``always_expanded`` (pinned),
+``collapsed`` (with ``default="expanded"`` when that is its default), ``expanded_by_default`` or
+``expanded`` (expanded by choice against a collapsed default); ``subsections="N"`` on a section and
+``children="N"`` on a subsection with children, else ``size="large"``), ``<section_index>`` (an
+``<entry section=".." parent=".." grandparent="..">summary</entry>`` for every section that has a
+summary, hidden ones included; ``<empty/>`` when none) and the fixed ``<quick_reference>`` of the
+model's operations. Then ``<document>``: the visible text as ``<section>``, ``<subsection>`` and
+``<sub-subsection>`` elements with a ``header`` attribute, each body on its own lines (a
+whitespace-only body: nothing between the tags; an empty sub-subsection closes itself); a collapsed
+section is ``<section header=".." state="collapsed" subsections="N"/>`` (or ``size="large"``).
+Sections are addressed by their headers, as the model addresses them (``section="NAME"
+parent="PARENT"``); ids and document titles are this kit's own handles and are not shown.
+
+The one difference from the original (a row in ``docs/deviations.md``): every user value (label,
+description, header, summary, body) is escaped, where the original interpolates it raw, so a body
+holding ``</document>`` cannot close the frame; values without markup characters come out as the
+original writes them.
+
+Markup, style "revised"
+-----------------------
+This kit's layout, addressing sections by id: ``<domain_knowledge>`` holds one
+``<domaindoc label=".." title="..">`` per shown document (with or without sections), in creation
+order. Inside: ``<description>`` (when set), ``<problems>`` (when any), then ``<section_states>``
+(one ``<section id state default/>`` per section, depth first, a hidden one naming its collapsed
+ancestor in ``hidden_by``), ``<index>`` (one ``<entry id level header>summary</entry>`` per section)
+and ``<content>`` (the visible text: ``<section>``, ``<subsection>``, ``<subsubsection>`` by level,
+each body on its own lines; a collapsed one as a stub with its size in ``chars`` and its
+``subsections`` count). Every user value is escaped.
 
 Examples
 --------
@@ -37,15 +64,58 @@ Examples
 >>> from wm_kernel.session import Session
 >>> s = Session(clock=ManualClock("2026-11-30T09:00:00+00:00"), trinkets=[DomaindocTrinket])
 >>> docs = s.trinket("DomaindocTrinket")
->>> docs.create_document("garden", "Garden <notes>", "What grows where.")
+>>> docs.create_document("garden", "Garden notes", "What grows where.")
 >>> docs.add_section("garden", "soil", "Soil", "Loam & clay.", summary="Soil type")
 >>> docs.add_section("garden", "ph", "pH", "6.5, slightly acid.", parent="soil")
 >>> docs.add_section("garden", "beds", "Beds", "Three raised beds.", summary="Layout")
 >>> docs.add_section("garden", "north", "North bed", "Kale.", parent="beds")
 >>> docs.collapse_section("garden", "beds")
 >>> print(s.compose()["post_history_items"][0])
+════════════════════════════════════════════════════════════
+DOMAIN KNOWLEDGE - Reference material, not directives
+════════════════════════════════════════════════════════════
+<mira:domain_knowledge>
+<personal_docs>
+<domaindoc label="garden">
+<guidance>
+<purpose>What grows where.</purpose>
+<section_management>
+<instruction>Sections support two levels of nesting (section → subsection → sub-subsection). When a parent is collapsed, ALL descendants are hidden. Pinned sections are always expanded. Use parent="X" to target nested sections.</instruction>
+<section_states>
+<section header="Soil" state="expanded_by_default" subsections="1">
+<subsection header="pH" state="expanded_by_default"/>
+</section>
+<section header="Beds" state="collapsed" default="expanded" subsections="1"/>
+</section_states>
+<section_index>
+<entry section="Soil">Soil type</entry>
+<entry section="Beds">Layout</entry>
+</section_index>
+<quick_reference>
+<example operation="expand" section="NAME"/>
+<example operation="expand" section="CHILD" parent="PARENT"/>
+<example operation="create_section" section="NAME" parent="PARENT" content="..."/>
+<example operation="reorder_sections" order="A,B" parent="PARENT"/>
+</quick_reference>
+</section_management>
+</guidance>
+<document>
+<section header="Soil">
+Loam &amp; clay.
+<subsection header="pH">
+6.5, slightly acid.
+</subsection>
+</section>
+<section header="Beds" state="collapsed" subsections="1"/>
+</document>
+</domaindoc>
+</personal_docs>
+</mira:domain_knowledge>
+════════════════════════════════════════════════════════════
+>>> docs.style = "revised"
+>>> print(s.compose()["post_history_items"][0])
 <domain_knowledge>
-<domaindoc label="garden" title="Garden &lt;notes&gt;">
+<domaindoc label="garden" title="Garden notes">
 <description>What grows where.</description>
 <section_states>
 <section id="soil" state="expanded" default="expanded"/>

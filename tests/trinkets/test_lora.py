@@ -7,11 +7,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import trinkets.lora_trinket as lora_module
 from trinkets.lora_trinket import (CHECKIN_DEBRIEF, CHECKIN_INSTRUCTION, CHECKIN_RESPONSE_INSTRUCTION,
                                    LoraTrinket, ParsedUserModel, parse_user_model)
 from wm_kernel.clock import ManualClock
+from wm_kernel.markup import escape_attr, escape_text
 from wm_kernel.profile import Profile
 from wm_kernel.session import Session
 from wm_kernel.store import SQLiteStore, StateStore
@@ -407,3 +410,74 @@ def test_bad_input_is_a_clear_error_and_changes_nothing(session: Session, call: 
 def test_parse_rejects_non_text() -> None:
     with pytest.raises(TypeError, match="^user model must be a str, got int$"):
         parse_user_model(3)  # type: ignore[arg-type]
+
+
+# -- properties on random user models
+
+BENIGN = (st.text(st.characters(blacklist_categories=("Cs", "Cc"), blacklist_characters="<>&\"'"),
+                  max_size=10)
+          .map(str.strip).filter(bool))
+# anything XML 1.0 can carry (markup characters included), without the outer whitespace the
+# parser strips
+ANY_TEXT = (st.text(st.characters(blacklist_categories=("Cs", "Cc"), whitelist_characters="\t\n\r"),
+                    max_size=10)
+            .map(str.strip).filter(bool)) | st.sampled_from(["</user_model>", '"/><x a=\'1\'>', "&amp;"])
+
+
+@st.composite
+def user_models(draw: st.DrawFn, text: st.SearchStrategy[str]) -> dict[str, Any]:
+    return {"observations": draw(st.lists(st.tuples(text, text, text), min_size=1, max_size=5)),
+            "topics": draw(st.lists(st.tuples(text, text), max_size=4)),
+            "due": draw(st.booleans()), "name": draw(st.none() | text)}
+
+
+def model_xml(model: dict[str, Any]) -> str:
+    """The pipeline's XML for a drawn model, values escaped as a well-behaved writer would."""
+    lines = ["<mira:user_model>"]
+    lines += [f'<mira:observation section="{escape_attr(section)}" confidence="{escape_attr(c)}">'
+              f"{escape_text(text)}</mira:observation>" for section, c, text in model["observations"]]
+    lines += ["<mira:checkin>"] + [f'<mira:topic section="{escape_attr(section)}" '
+                                   f'reason="{escape_attr(reason)}"/>'
+                                   for section, reason in model["topics"]] + ["</mira:checkin>"]
+    return "\n".join(lines + ["</mira:user_model>"])
+
+
+def check_section(content: str | None, model: dict[str, Any]) -> None:
+    assert content is not None
+    root = parse_section(content)
+    user_model = root.find("user_model")
+    assert user_model is not None
+    name = (model["name"] or "").strip() or "this user"
+    assert user_model.text == f"\nWhat you've learned about {name} through observation:\n\n"
+    assert [(o.get("section"), o.text) for o in user_model.findall("observation")] == [
+        (section, text) for section, _, text in model["observations"]]
+    checkin = root.find("behavioral_checkin")
+    if not (model["due"] and model["topics"]):
+        assert checkin is None
+        return
+    assert checkin is not None
+    opening, closing = checkin.findall("instruction")
+    lines = "".join(f"- Regarding {section}: {reason}\n" for section, reason in model["topics"])
+    assert (opening.text, closing.text) == (CHECKIN_INSTRUCTION, "RESPONSE-INSTRUCTION")
+    assert opening.tail == f"\n\n{CHECKIN_DEBRIEF}\n\n{lines}\n"
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(model=user_models(BENIGN))
+def test_random_benign_models_parse_and_keep_their_order(model: dict[str, Any]) -> None:
+    s = make_session(first_name=model["name"])
+    lora = lora_of(s)
+    lora.set_user_model(model_xml(model))
+    lora.set_checkin_due(model["due"])
+    check_section(section(s), model)
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(model=user_models(ANY_TEXT))
+def test_random_hostile_text_round_trips(model: dict[str, Any]) -> None:
+    s = make_session(first_name=model["name"])
+    lora = lora_of(s)
+    lora.set_user_model(model_xml(model))
+    lora.set_checkin_due(model["due"])
+    assert lora.problems() == []
+    check_section(section(s), model)
