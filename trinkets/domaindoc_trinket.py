@@ -298,6 +298,10 @@ class DomaindocTrinket(EventAwareTrinket):
     :meth:`enable_document` / :meth:`disable_document` and :meth:`archive_document`. Every mistake
     (unknown document or section, duplicate id, empty title, a fourth level) is a ValueError or
     TypeError that leaves the stored documents unchanged.
+
+    ``style`` picks the text: "original" (the default) writes the original system's section,
+    addressing sections by header; "revised" writes this kit's id-addressed layout (see the module
+    docstring for both).
     """
 
     variable_name = "domaindoc"
