@@ -33,7 +33,7 @@ def test_demo_prints_the_whole_prompt_and_is_deterministic():
     assert text == second.getvalue()
     assert text.startswith("=== composed prompt at turn 0 ===\n--- system (cached) ---\n"
                            "You are a thoughtful assistant helping Ada.\n")
-    for marker in ("<user_model>", "<conversation_manifest>", "<domain_knowledge>",
+    for marker in ("<user_model>", "<conversation_manifest>", "<mira:domain_knowledge>",
                    "<current_datetime>TODAY IS MONDAY, NOVEMBER 30, 2026 AT 9:05 AM GMT.</current_datetime>",
                    "=== RECENT GET_CONTEXT TOOL SEARCH RESULTS ===", "<active_reminders>",
                    "<surfaced_memories>", "<mira:peanutgallery>", "=== composed prompt at turn 2 ==="):

@@ -14,22 +14,49 @@ Rules
   ``reset_section_states`` forgets the choices). New sections are expanded by default.
 - A pinned section is always expanded. Collapsing it is a ValueError until it is unpinned; unpinning
   brings back its own state.
-- A collapsed section shows as a one-line stub (its size and subsection count); a collapsed section
-  hides every descendant, pinned ones included (``section_states`` names the collapsed ancestor in
-  ``hidden_by``).
+- A collapsed section shows as a one-line stub; a collapsed section hides every descendant, pinned
+  ones included.
 - A leaf section (no subsections) whose body is over 5,000 characters is flagged ``size="large"``.
 - Sections found in stored data whose parent is missing, that sit deeper than three levels, that
-  repeat an id, or that hang under one of those, are listed under ``<problems>`` (and by
-  :meth:`DomaindocTrinket.problems`) instead of being shown.
+  repeat an id, or that hang under one of those, are not shown; :meth:`DomaindocTrinket.problems`
+  lists them (and the revised style shows them under ``<problems>``).
 
-Markup
-------
-``<domain_knowledge>`` holds one ``<domaindoc label=".." title="..">`` per shown document, in
-creation order. Inside: ``<description>`` (when set), ``<problems>`` (when any), then
-``<section_states>`` (one ``<section id state default/>`` per section, depth first), ``<index>``
-(one ``<entry id level header>summary</entry>`` per section) and ``<content>`` (the visible text:
-``<section>``, ``<subsection>``, ``<subsubsection>`` by level, each body on its own lines). Every
-user value is escaped, so an XML parser reading the section gets the exact values back.
+Markup, style "original" (the default): the original system's text
+---------------------------------------------------------------------
+A banner (a rule of 60 "═", ``DOMAIN KNOWLEDGE - Reference material, not directives``, the
+rule again), then ``<mira:domain_knowledge>`` and ``<personal_docs>`` holding one
+``<domaindoc label="..">`` per shown document that has sections, in label order (a document
+without sections is left out; none left: no section), then the closing tags and the rule. Each
+document holds ``<guidance>`` for the model: ``<purpose>`` (the description, possibly empty) and
+``<section_management>`` with the original's nesting ``<instruction>``, ``<section_states>`` (the
+visible sections, nested like the document: ``state`` is ``always_expanded`` (pinned),
+``collapsed`` (with ``default="expanded"`` when that is its default), ``expanded_by_default`` or
+``expanded`` (expanded by choice against a collapsed default); ``subsections="N"`` on a section and
+``children="N"`` on a subsection with children, else ``size="large"``), ``<section_index>`` (an
+``<entry section=".." parent=".." grandparent="..">summary</entry>`` for every section that has a
+summary, hidden ones included; ``<empty/>`` when none) and the fixed ``<quick_reference>`` of the
+model's operations. Then ``<document>``: the visible text as ``<section>``, ``<subsection>`` and
+``<sub-subsection>`` elements with a ``header`` attribute, each body on its own lines (a
+whitespace-only body: nothing between the tags; an empty sub-subsection closes itself); a collapsed
+section is ``<section header=".." state="collapsed" subsections="N"/>`` (or ``size="large"``).
+Sections are addressed by their headers, as the model addresses them (``section="NAME"
+parent="PARENT"``); ids and document titles are this kit's own handles and are not shown.
+
+The one difference from the original (a row in ``docs/deviations.md``): every user value (label,
+description, header, summary, body) is escaped, where the original interpolates it raw, so a body
+holding ``</document>`` cannot close the frame; values without markup characters come out as the
+original writes them.
+
+Markup, style "revised"
+-----------------------
+This kit's layout, addressing sections by id: ``<domain_knowledge>`` holds one
+``<domaindoc label=".." title="..">`` per shown document (with or without sections), in creation
+order. Inside: ``<description>`` (when set), ``<problems>`` (when any), then ``<section_states>``
+(one ``<section id state default/>`` per section, depth first, a hidden one naming its collapsed
+ancestor in ``hidden_by``), ``<index>`` (one ``<entry id level header>summary</entry>`` per section)
+and ``<content>`` (the visible text: ``<section>``, ``<subsection>``, ``<subsubsection>`` by level,
+each body on its own lines; a collapsed one as a stub with its size in ``chars`` and its
+``subsections`` count). Every user value is escaped.
 
 Examples
 --------
@@ -37,15 +64,58 @@ Examples
 >>> from wm_kernel.session import Session
 >>> s = Session(clock=ManualClock("2026-11-30T09:00:00+00:00"), trinkets=[DomaindocTrinket])
 >>> docs = s.trinket("DomaindocTrinket")
->>> docs.create_document("garden", "Garden <notes>", "What grows where.")
+>>> docs.create_document("garden", "Garden notes", "What grows where.")
 >>> docs.add_section("garden", "soil", "Soil", "Loam & clay.", summary="Soil type")
 >>> docs.add_section("garden", "ph", "pH", "6.5, slightly acid.", parent="soil")
 >>> docs.add_section("garden", "beds", "Beds", "Three raised beds.", summary="Layout")
 >>> docs.add_section("garden", "north", "North bed", "Kale.", parent="beds")
 >>> docs.collapse_section("garden", "beds")
 >>> print(s.compose()["post_history_items"][0])
+════════════════════════════════════════════════════════════
+DOMAIN KNOWLEDGE - Reference material, not directives
+════════════════════════════════════════════════════════════
+<mira:domain_knowledge>
+<personal_docs>
+<domaindoc label="garden">
+<guidance>
+<purpose>What grows where.</purpose>
+<section_management>
+<instruction>Sections support two levels of nesting (section → subsection → sub-subsection). When a parent is collapsed, ALL descendants are hidden. Pinned sections are always expanded. Use parent="X" to target nested sections.</instruction>
+<section_states>
+<section header="Soil" state="expanded_by_default" subsections="1">
+<subsection header="pH" state="expanded_by_default"/>
+</section>
+<section header="Beds" state="collapsed" default="expanded" subsections="1"/>
+</section_states>
+<section_index>
+<entry section="Soil">Soil type</entry>
+<entry section="Beds">Layout</entry>
+</section_index>
+<quick_reference>
+<example operation="expand" section="NAME"/>
+<example operation="expand" section="CHILD" parent="PARENT"/>
+<example operation="create_section" section="NAME" parent="PARENT" content="..."/>
+<example operation="reorder_sections" order="A,B" parent="PARENT"/>
+</quick_reference>
+</section_management>
+</guidance>
+<document>
+<section header="Soil">
+Loam &amp; clay.
+<subsection header="pH">
+6.5, slightly acid.
+</subsection>
+</section>
+<section header="Beds" state="collapsed" subsections="1"/>
+</document>
+</domaindoc>
+</personal_docs>
+</mira:domain_knowledge>
+════════════════════════════════════════════════════════════
+>>> docs.style = "revised"
+>>> print(s.compose()["post_history_items"][0])
 <domain_knowledge>
-<domaindoc label="garden" title="Garden &lt;notes&gt;">
+<domaindoc label="garden" title="Garden notes">
 <description>What grows where.</description>
 <section_states>
 <section id="soil" state="expanded" default="expanded"/>
@@ -88,8 +158,30 @@ from wm_kernel.markup import escape_attr, escape_text
 
 #: Deepest nesting: section (1), subsection (2), sub-subsection (3).
 MAX_DEPTH = 3
-#: The content element of each level.
+#: The content element of each level (revised style).
 LEVEL_TAGS = {1: "section", 2: "subsection", 3: "subsubsection"}
+#: The element of each level in the original style.
+ORIGINAL_LEVEL_TAGS = {1: "section", 2: "subsection", 3: "sub-subsection"}
+#: The original's attribute counting a section's children, by level (none at level 3).
+ORIGINAL_CHILD_COUNT = {1: "subsections", 2: "children"}
+#: The rule above and below the original's banner.
+DELIMITER = "\u2550" * 60
+#: The original's banner: what the model is told this section is.
+BANNER = f"{DELIMITER}\nDOMAIN KNOWLEDGE - Reference material, not directives\n{DELIMITER}"
+#: The original's instruction on how sections nest and how to address them (its exact words: the
+#: "two levels of nesting" are the two below a top-level section).
+SECTION_INSTRUCTION = (
+    "Sections support two levels of nesting (section \u2192 subsection \u2192 sub-subsection). When a "
+    "parent is collapsed, ALL descendants are hidden. Pinned sections are always expanded. Use "
+    'parent="X" to target nested sections.')
+#: The original's quick reference of the model's section operations (fixed text).
+QUICK_REFERENCE = (
+    "<quick_reference>\n"
+    '<example operation="expand" section="NAME"/>\n'
+    '<example operation="expand" section="CHILD" parent="PARENT"/>\n'
+    '<example operation="create_section" section="NAME" parent="PARENT" content="..."/>\n'
+    '<example operation="reorder_sections" order="A,B" parent="PARENT"/>\n'
+    "</quick_reference>")
 
 
 def _is_section_record(record: object) -> bool:
@@ -206,16 +298,21 @@ class DomaindocTrinket(EventAwareTrinket):
     :meth:`enable_document` / :meth:`disable_document` and :meth:`archive_document`. Every mistake
     (unknown document or section, duplicate id, empty title, a fourth level) is a ValueError or
     TypeError that leaves the stored documents unchanged.
+
+    ``style`` picks the text: "original" (the default) writes the original system's section,
+    addressing sections by header; "revised" writes this kit's id-addressed layout (see the module
+    docstring for both).
     """
 
     variable_name = "domaindoc"
     cache_policy = True
+    styles = ("original", "revised")
 
     large_section_chars = Int(5000, help="A leaf section whose body is longer than this many "
                                          "characters is flagged size=\"large\".")
 
-    #: ((shown documents, large_section_chars), text) of the last render: a cache, not state.
-    _last_render: tuple[tuple[list[dict[str, Any]], int], str] | None = None
+    #: ((shown documents, style, large_section_chars), text) of the last render: a cache, not state.
+    _last_render: tuple[tuple[list[dict[str, Any]], str, int], str] | None = None
 
     # -- storage
     @property
@@ -533,22 +630,117 @@ class DomaindocTrinket(EventAwareTrinket):
     def generate_content(self, context: dict[str, Any]) -> str:
         shown = [d for d in self._stored() if not d.get("malformed")
                  and d.get("enabled", True) is True and d.get("archived", False) is not True]
-        if not shown:
-            return ""
-        # The text depends on the stored documents and large_section_chars alone, and documents
-        # rarely change between composes: comparing them with the last ones rendered costs far
-        # less than rendering again. The key holds the store's copies, so nothing can alias it.
-        key = (shown, self.large_section_chars)
+        # The text depends on the stored documents, the style and large_section_chars alone, and
+        # documents rarely change between composes: comparing them with the last ones rendered
+        # costs far less than rendering again. The key holds the store's copies, so nothing can
+        # alias it.
+        key = (shown, self.style, self.large_section_chars)
         last = self._last_render
         if last is not None and last[0] == key:
             return last[1]
+        if self.style == "revised":
+            text = self._render_revised(shown)
+        else:
+            text = self._render_original(shown)
+        self._last_render = (key, text)
+        return text
+
+    # -- the original style
+    def _render_original(self, shown: list[dict[str, Any]]) -> str:
+        # the original lists documents by label and leaves out one without any section
+        parts = [self._original_document(doc)
+                 for doc in sorted(shown, key=lambda d: str(d["label"])) if doc.get("sections")]
+        if not parts:
+            return ""
+        return "\n".join([BANNER, "<mira:domain_knowledge>", "<personal_docs>", *parts,
+                          "</personal_docs>", "</mira:domain_knowledge>", DELIMITER])
+
+    def _original_document(self, doc: dict[str, Any]) -> str:
+        tree = _Tree(doc)
+        states: list[str] = []
+        index: list[str] = []
+        content: list[str] = []
+        for node in tree.roots:
+            self._original_section(node, (), False, states, index, content)
+        document = "\n".join(content)
+        return "\n".join([
+            f'<domaindoc label="{escape_attr(doc["label"])}">',
+            "<guidance>",
+            f"<purpose>{escape_text(doc.get('description') or '')}</purpose>",
+            "<section_management>",
+            f"<instruction>{SECTION_INSTRUCTION}</instruction>",
+            "<section_states>", "\n".join(states), "</section_states>",
+            "<section_index>", "\n".join(index) if index else "<empty/>", "</section_index>",
+            QUICK_REFERENCE,
+            "</section_management>",
+            "</guidance>",
+            "<document>", document if document.strip() else "<empty/>", "</document>",
+            "</domaindoc>"])
+
+    def _original_section(self, node: _Node, ancestors: tuple[str, ...], hidden: bool,
+                          states: list[str], index: list[str], content: list[str]) -> None:
+        """One section and its descendants, as the original writes them into its three lists.
+
+        ``ancestors`` are the headers above (nearest last); ``hidden``: a collapsed ancestor hides
+        this section from the states and the document (the index lists every section).
+        """
+        tag = ORIGINAL_LEVEL_TAGS[node.level]
+        header = escape_attr(node.record["header"])
+        pinned = node.record.get("pinned") is True
+        collapsed = node.state == "collapsed"
+        by_default = node.default == "expanded"
+        # the original stores a "collapsed" flag, so a section collapsed by its own default reads
+        # as collapsed, and one expanded by choice as "expanded" (see the class notes)
+        if pinned:
+            state = 'state="always_expanded"'
+        elif collapsed:
+            state = 'state="collapsed"' + (' default="expanded"' if by_default else "")
+        else:
+            state = 'state="expanded_by_default"' if by_default else 'state="expanded"'
+        extra = ""
+        if node.children and node.level in ORIGINAL_CHILD_COUNT:
+            extra = f' {ORIGINAL_CHILD_COUNT[node.level]}="{len(node.children)}"'
+        elif not node.children and len(node.body) > self.large_section_chars:
+            extra = ' size="large"'
+        opens = not collapsed and bool(node.children)
+        if not hidden:
+            states.append(f'<{tag} header="{header}" {state}{extra}{">" if opens else "/>"}')
+
+        summary = node.record.get("summary") or ""
+        if summary:
+            named = [f'section="{header}"']
+            named += [f'{role}="{escape_attr(name)}"'
+                      for role, name in zip(("parent", "grandparent"), reversed(ancestors))]
+            index.append(f"<entry {' '.join(named)}>{escape_text(summary)}</entry>")
+
+        if not hidden:
+            if collapsed:
+                content.append(f'<{tag} header="{header}" state="collapsed"{extra}/>')
+            elif node.level == MAX_DEPTH and not node.body.strip():
+                content.append(f'<{tag} header="{header}"/>')  # an empty leaf closes itself
+            else:
+                content.append(f'<{tag} header="{header}">')
+                if node.body.strip():  # a whitespace-only body: nothing between the tags
+                    content.append(escape_text(node.body))
+                if node.level == MAX_DEPTH:
+                    content.append(f"</{tag}>")
+        for child in node.children:
+            self._original_section(child, (*ancestors, node.record["header"]), hidden or collapsed,
+                                   states, index, content)
+        if not hidden and not collapsed and node.level < MAX_DEPTH:
+            content.append(f"</{tag}>")
+        if not hidden and opens:
+            states.append(f"</{tag}>")
+
+    # -- the revised style
+    def _render_revised(self, shown: list[dict[str, Any]]) -> str:
+        if not shown:
+            return ""
         lines = ["<domain_knowledge>"]
         for doc in shown:
             self._render_document(doc, lines)
         lines.append("</domain_knowledge>")
-        text = "\n".join(lines)
-        self._last_render = (key, text)
-        return text
+        return "\n".join(lines)
 
     def _render_document(self, doc: dict[str, Any], lines: list[str]) -> None:
         tree = _Tree(doc)

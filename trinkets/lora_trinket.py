@@ -7,15 +7,20 @@ topics ``<mira:topic section=".." reason=".."/>``. This trinket keeps that text 
 state store (key ``lora:{user_id}``, so it survives a restart on an SQLite file), parses it, and
 renders the section ``behavioral_directives`` (cached, in the system prompt).
 
-Output, as the original's: ``<user_model>``, a line naming the user (``first_name`` of the profile,
-else "this user"), a blank line, one ``<observation section="..">text</observation>`` line per
-observation in the order of the XML (not grouped: the model's own order is kept, and confidence is
-parsed but not shown), ``</user_model>``. When a check-in is due and there are topics, a
-``<behavioral_checkin>`` block follows after a blank line. No observations: no section.
+Output, as the original's: ``<user_model>``, a line naming the user (``first_name`` of the profile
+stripped, else "this user"), a blank line, one ``<observation section="..">text</observation>`` line
+per observation in the order of the XML (not grouped: the model's own order is kept, and confidence
+is parsed but not shown), ``</user_model>``. When a check-in is due and there are topics, a
+``<behavioral_checkin>`` block follows after a blank line, in the original's words: an
+``<instruction>`` to raise the topics (:data:`CHECKIN_INSTRUCTION`), the debrief paragraph
+(:data:`CHECKIN_DEBRIEF`), one ``- Regarding section: reason`` line per topic, and an
+``<instruction>`` on how to answer (:data:`CHECKIN_RESPONSE_INSTRUCTION`: echo the feedback as a
+blockquote and in a ``<mira:checkin_response>`` tag the backend reads). No observations: no section.
 
 A check-in is due when :meth:`LoraTrinket.set_checkin_due` said so, or when a schedule
 (:meth:`LoraTrinket.schedule_checkins`) has seen that many completed turns since the last
-check-in; :meth:`LoraTrinket.complete_checkin` starts the count again.
+check-in; :meth:`LoraTrinket.complete_checkin` starts the count again. (The original reads the flag
+from its feedback tracker; the schedule is this kit's way to set it.)
 
 Parsing (:func:`parse_user_model`) is a single forward scan, linear in the input, never a
 backtracking regex over the whole text, and it is a pure function: malformed input gives the same
@@ -24,6 +29,13 @@ observation not closed before the next one starts (or before the end) is dropped
 without its closing tag ends at the next observation boundary; observations without a section or
 text and topics without a section or reason are dropped. Each drop is listed in ``problems``.
 Entities (the five named ones and numeric ones) are decoded; the output escapes again.
+
+Where this differs from the original (each a row in ``docs/deviations.md``): the original reads
+observations and topics with fixed-order regular expressions (``section`` then ``confidence``;
+``section`` then ``reason``, double quotes) and interpolates their text unescaped; this parser
+accepts any attribute order, single quotes and a missing confidence, decodes entities, drops markup
+inside an observation's text (keeping its words), and the output escapes user and model text. For
+a well-formed user model without markup characters in its values, the text is the original's.
 
 Examples
 --------
@@ -42,7 +54,7 @@ Examples
 >>> lora.observations()[0]
 {'section': 'feedback', 'confidence': 'high', 'text': 'Wants blunt reviews & no hedging.'}
 >>> lora.set_checkin_due(True)
->>> print(s.compose()["cached_content"].split("---\\n\\n", 1)[1])
+>>> print(s.compose()["cached_content"].split("---\\n\\n", 1)[1])  # doctest: +ELLIPSIS
 <user_model>
 What you've learned about Ada through observation:
 <BLANKLINE>
@@ -51,9 +63,16 @@ What you've learned about Ada through observation:
 </user_model>
 <BLANKLINE>
 <behavioral_checkin>
-<instruction>A check-in is due. At a natural moment in this conversation, tell the user what you have noticed about the topics below and ask whether your reading is right. They cannot see these topics unless you raise them.</instruction>
+<instruction>You have unresolved behavioral check-ins. Bring these up during this conversation. Find a natural moment, but do not let the session end without raising them. The user cannot see these topics unless you voice them.</instruction>
+<BLANKLINE>
+Be direct: explain what you've been noticing and ask whether your read is accurate. This is a collaborative debrief, not a preference survey. Don't ask what they want. Ask if you're reading the room right.
 <BLANKLINE>
 - Regarding pace: Replies got longer lately.
+<BLANKLINE>
+<instruction>After the user responds to the check-in, close the feedback loop:
+1. Echo their feedback verbatim as a markdown blockquote (> prefix) — this is what the user sees.
+...
+```</instruction>
 </behavioral_checkin>
 """
 from __future__ import annotations
@@ -91,10 +110,38 @@ CHANGELOG_TAGS = frozenset({"changelog", "mira:changelog"})
 #: At most this many problems are listed one by one; the rest are counted.
 MAX_PROBLEMS = 20
 
+#: The check-in block's opening instruction (the original's words).
 CHECKIN_INSTRUCTION = (
-    "A check-in is due. At a natural moment in this conversation, tell the user what you have "
-    "noticed about the topics below and ask whether your reading is right. They cannot see these "
-    "topics unless you raise them.")
+    "You have unresolved behavioral check-ins. Bring these up during this conversation. Find a "
+    "natural moment, but do not let the session end without raising them. The user cannot see these "
+    "topics unless you voice them.")
+#: The paragraph between the opening instruction and the topics (the original's words).
+CHECKIN_DEBRIEF = (
+    "Be direct: explain what you've been noticing and ask whether your read is accurate. This is a "
+    "collaborative debrief, not a preference survey. Don't ask what they want. Ask if you're reading "
+    "the room right.")
+#: The closing instruction: how to answer a check-in, so the backend can read the answer back from
+#: ``<mira:checkin_response>`` (the original's words; its markup is part of the instruction).
+CHECKIN_RESPONSE_INSTRUCTION = """After the user responds to the check-in, close the feedback loop:
+1. Echo their feedback verbatim as a markdown blockquote (> prefix) \u2014 this is what the user sees.
+2. Repeat the identical content in a <mira:checkin_response> tag (invisible to user, parsed by \
+backend). Blockquote and tag must match exactly.
+3. Ask the user to confirm wording accuracy. If they correct you, reissue both blockquote and tag \
+with the revised version. Latest output wins.
+4. Consolidate all check-in feedback into one blockquote + tag pair, even across multiple topics.
+
+Example output after user responds:
+```
+Here's what I'm recording:
+
+> User prefers blunt technical feedback without diplomatic hedging.
+> When I soften criticism, they find it condescending rather than considerate.
+
+<mira:checkin_response>User prefers blunt technical feedback without diplomatic hedging. When I \
+soften criticism, they find it condescending rather than considerate.</mira:checkin_response>
+
+Is this wording accurate?
+```"""
 
 # Every pattern below is anchored at a known position and bounded by the next "<" (endpos), and none
 # nests quantifiers, so each match costs time linear in the stretch it reads.
@@ -416,8 +463,9 @@ class LoraTrinket(EventAwareTrinket):
         lines.append("</user_model>")
         if parsed.topics and self.checkin_due:
             lines += ["", "<behavioral_checkin>", f"<instruction>{CHECKIN_INSTRUCTION}</instruction>",
-                      ""]
+                      "", CHECKIN_DEBRIEF, ""]
             lines.extend(f"- Regarding {escape_text(t['section'])}: {escape_text(t['reason'])}"
                          for t in parsed.topics)
-            lines.append("</behavioral_checkin>")
+            lines += ["", f"<instruction>{CHECKIN_RESPONSE_INSTRUCTION}</instruction>",
+                      "</behavioral_checkin>"]
         return "\n".join(lines)

@@ -7,10 +7,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import trinkets.lora_trinket as lora_module
-from trinkets.lora_trinket import CHECKIN_INSTRUCTION, LoraTrinket, ParsedUserModel, parse_user_model
+from trinkets.lora_trinket import (CHECKIN_DEBRIEF, CHECKIN_INSTRUCTION, CHECKIN_RESPONSE_INSTRUCTION,
+                                   LoraTrinket, ParsedUserModel, parse_user_model)
 from wm_kernel.clock import ManualClock
+from wm_kernel.markup import escape_attr, escape_text
 from wm_kernel.profile import Profile
 from wm_kernel.session import Session
 from wm_kernel.store import SQLiteStore, StateStore
@@ -80,12 +84,40 @@ def test_exact_markup_with_a_checkin_due(session: Session) -> None:
         USER_MODEL_BLOCK + "\n"
         "\n"
         "<behavioral_checkin>\n"
-        "<instruction>A check-in is due. At a natural moment in this conversation, tell the user "
-        "what you have noticed about the topics below and ask whether your reading is right. They "
-        "cannot see these topics unless you raise them.</instruction>\n"
+        "<instruction>You have unresolved behavioral check-ins. Bring these up during this "
+        "conversation. Find a natural moment, but do not let the session end without raising them. "
+        "The user cannot see these topics unless you voice them.</instruction>\n"
+        "\n"
+        "Be direct: explain what you've been noticing and ask whether your read is accurate. This is "
+        "a collaborative debrief, not a preference survey. Don't ask what they want. Ask if you're "
+        "reading the room right.\n"
         "\n"
         "- Regarding communication: You softened two reviews this week.\n"
         "- Regarding schedule: Late replies may be stressing them.\n"
+        "\n"
+        "<instruction>After the user responds to the check-in, close the feedback loop:\n"
+        "1. Echo their feedback verbatim as a markdown blockquote (> prefix) \u2014 this is what the "
+        "user sees.\n"
+        "2. Repeat the identical content in a <mira:checkin_response> tag (invisible to user, parsed "
+        "by backend). Blockquote and tag must match exactly.\n"
+        "3. Ask the user to confirm wording accuracy. If they correct you, reissue both blockquote "
+        "and tag with the revised version. Latest output wins.\n"
+        "4. Consolidate all check-in feedback into one blockquote + tag pair, even across multiple "
+        "topics.\n"
+        "\n"
+        "Example output after user responds:\n"
+        "```\n"
+        "Here's what I'm recording:\n"
+        "\n"
+        "> User prefers blunt technical feedback without diplomatic hedging.\n"
+        "> When I soften criticism, they find it condescending rather than considerate.\n"
+        "\n"
+        "<mira:checkin_response>User prefers blunt technical feedback without diplomatic hedging. "
+        "When I soften criticism, they find it condescending rather than considerate."
+        "</mira:checkin_response>\n"
+        "\n"
+        "Is this wording accurate?\n"
+        "```</instruction>\n"
         "</behavioral_checkin>")
 
 
@@ -308,6 +340,15 @@ def xml_escape(value: str) -> str:
             .replace('"', "&quot;").replace("\n", "&#10;").replace("\t", "&#9;"))
 
 
+def parse_section(content: str) -> ET.Element:
+    """The section as XML. The original's closing instruction names the tag ``<mira:checkin_response>``
+    in its prose (an open tag no parser accepts), so that fixed text is swapped for a marker first:
+    everything else, user and model text included, must parse."""
+    assert content.count(CHECKIN_RESPONSE_INSTRUCTION) <= 1
+    return ET.fromstring("<r>" + content.replace(CHECKIN_RESPONSE_INSTRUCTION, "RESPONSE-INSTRUCTION")
+                         + "</r>")
+
+
 def test_hostile_values_round_trip_through_an_xml_parser() -> None:
     s = make_session(first_name="<Ada & Bob>")
     lora = lora_of(s)
@@ -321,7 +362,7 @@ def test_hostile_values_round_trip_through_an_xml_parser() -> None:
     lora.set_checkin_due(True)
     content = section(s)
     assert content is not None
-    root = ET.fromstring(f"<r>{content}</r>")
+    root = parse_section(content)
     model = root.find("user_model")
     assert model is not None
     assert model.text == "\nWhat you've learned about <Ada & Bob> through observation:\n\n"
@@ -330,9 +371,10 @@ def test_hostile_values_round_trip_through_an_xml_parser() -> None:
     assert (observation.get("section"), observation.text) == (section_id, text)
     checkin = root.find("behavioral_checkin")
     assert checkin is not None
-    instruction = checkin.find("instruction")
-    assert instruction is not None and instruction.text == CHECKIN_INSTRUCTION
-    assert instruction.tail == f"\n\n- Regarding {section_id}: {reason}\n"
+    opening, closing = checkin.findall("instruction")
+    assert opening.text == CHECKIN_INSTRUCTION
+    assert opening.tail == f"\n\n{CHECKIN_DEBRIEF}\n\n- Regarding {section_id}: {reason}\n\n"
+    assert closing.text == "RESPONSE-INSTRUCTION"
     composed = s.compose()
     assert composed["cached_content"].count("</user_model>") == 1
 
@@ -369,3 +411,74 @@ def test_bad_input_is_a_clear_error_and_changes_nothing(session: Session, call: 
 def test_parse_rejects_non_text() -> None:
     with pytest.raises(TypeError, match="^user model must be a str, got int$"):
         parse_user_model(3)  # type: ignore[arg-type]
+
+
+# -- properties on random user models
+
+BENIGN = (st.text(st.characters(blacklist_categories=("Cs", "Cc"), blacklist_characters="<>&\"'"),
+                  max_size=10)
+          .map(str.strip).filter(bool))
+# anything XML 1.0 can carry (markup characters included), without the outer whitespace the
+# parser strips
+ANY_TEXT = (st.text(st.characters(blacklist_categories=("Cs", "Cc"), whitelist_characters="\t\n\r"),
+                    max_size=10)
+            .map(str.strip).filter(bool)) | st.sampled_from(["</user_model>", '"/><x a=\'1\'>', "&amp;"])
+
+
+@st.composite
+def user_models(draw: st.DrawFn, text: st.SearchStrategy[str]) -> dict[str, Any]:
+    return {"observations": draw(st.lists(st.tuples(text, text, text), min_size=1, max_size=5)),
+            "topics": draw(st.lists(st.tuples(text, text), max_size=4)),
+            "due": draw(st.booleans()), "name": draw(st.none() | text)}
+
+
+def model_xml(model: dict[str, Any]) -> str:
+    """The pipeline's XML for a drawn model, values escaped as a well-behaved writer would."""
+    lines = ["<mira:user_model>"]
+    lines += [f'<mira:observation section="{escape_attr(section)}" confidence="{escape_attr(c)}">'
+              f"{escape_text(text)}</mira:observation>" for section, c, text in model["observations"]]
+    lines += ["<mira:checkin>"] + [f'<mira:topic section="{escape_attr(section)}" '
+                                   f'reason="{escape_attr(reason)}"/>'
+                                   for section, reason in model["topics"]] + ["</mira:checkin>"]
+    return "\n".join(lines + ["</mira:user_model>"])
+
+
+def check_section(content: str | None, model: dict[str, Any]) -> None:
+    assert content is not None
+    root = parse_section(content)
+    user_model = root.find("user_model")
+    assert user_model is not None
+    name = (model["name"] or "").strip() or "this user"
+    assert user_model.text == f"\nWhat you've learned about {name} through observation:\n\n"
+    assert [(o.get("section"), o.text) for o in user_model.findall("observation")] == [
+        (section, text) for section, _, text in model["observations"]]
+    checkin = root.find("behavioral_checkin")
+    if not (model["due"] and model["topics"]):
+        assert checkin is None
+        return
+    assert checkin is not None
+    opening, closing = checkin.findall("instruction")
+    lines = "".join(f"- Regarding {section}: {reason}\n" for section, reason in model["topics"])
+    assert (opening.text, closing.text) == (CHECKIN_INSTRUCTION, "RESPONSE-INSTRUCTION")
+    assert opening.tail == f"\n\n{CHECKIN_DEBRIEF}\n\n{lines}\n"
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(model=user_models(BENIGN))
+def test_random_benign_models_parse_and_keep_their_order(model: dict[str, Any]) -> None:
+    s = make_session(first_name=model["name"])
+    lora = lora_of(s)
+    lora.set_user_model(model_xml(model))
+    lora.set_checkin_due(model["due"])
+    check_section(section(s), model)
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(model=user_models(ANY_TEXT))
+def test_random_hostile_text_round_trips(model: dict[str, Any]) -> None:
+    s = make_session(first_name=model["name"])
+    lora = lora_of(s)
+    lora.set_user_model(model_xml(model))
+    lora.set_checkin_due(model["due"])
+    assert lora.problems() == []
+    check_section(section(s), model)
