@@ -86,7 +86,8 @@ class Simulation:
         turns = turns.astype({"storage_usd": "float64", "cost_usd": "float64",
                               "cost_without_cache_usd": "float64", "first_divergent_block": "object"})
         # None, not NaN, where no block diverged: an index is an int or nothing
-        turns["first_divergent_block"] = [o.first_divergent_block for o in data.outcomes]
+        turns["first_divergent_block"] = pd.Series([o.first_divergent_block for o in data.outcomes],
+                                                   index=turns.index, dtype="object")
         self.turns: pd.DataFrame = turns
 
     # -- totals
