@@ -383,3 +383,28 @@ def test_an_identical_request_within_the_ttl_reads_up_to_its_last_breakpoint(req
     assert row["cache_read_input_tokens"] == cached
     assert row["cache_creation_input_tokens"] == 0
     assert row["miss_reason"] in (("none",) if cached else ("below_minimum", "no_breakpoint"))
+
+
+# -- advice on plain request lists
+
+def test_advice_puts_the_breakpoint_on_the_last_stable_block():
+    requests = [Request(at(i), [Block("prefix", 5000, layer="system", label="rules"),
+                                Block(f"hud-{i}", 200, breakpoint="5m", layer="system", label="hud"),
+                                Block(f"user-{i}", 50, label=f"user {i}")]) for i in range(3)]
+    advice = simulate(requests, SONNET).advise()
+    assert round(advice.current_cost, 9) == 0.05895
+    # the HUD moved after the prefix, with the breakpoint on the prefix: example 1's $0.024
+    assert round(advice.best.cost, 9) == 0.024
+    assert [round(c, 9) for c in advice.best.turn_costs] == [0.0195, 0.00225, 0.00225]
+    kinds = [s.kind for s in advice.suggestions]
+    assert kinds.count("move_volatile") == 1 and "breakpoints" in kinds
+    frame = advice.frame()
+    assert frame["kind"].tolist()[0] == "current" and frame["kind"].tolist()[-1] == "advised"
+
+
+def test_advice_for_automatic_caching_only_moves_blocks():
+    requests = [Request(at(i), [Block(f"clock-{i}", 20, layer="system", label="clock"),
+                                Block("rules", 3000, layer="system", label="rules")]) for i in range(3)]
+    advice = simulate(requests, "gpt-5.4").advise()
+    assert [s.kind for s in advice.suggestions] == ["move_volatile"]
+    assert advice.best.cost < advice.current_cost
