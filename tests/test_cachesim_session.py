@@ -131,3 +131,28 @@ def test_advice_bridges_long_gaps_with_keepalive_pings():
     keep = [x for x in advice.suggestions if x.kind == "keepalive"]
     assert len(keep) == 1 and keep[0].text.startswith("keep-alive: 8 pings every 4m30s through the 2 gaps")
     assert keep[0].cost < advice.current_cost
+
+
+# -- %cache MODEL
+
+def test_cache_magic_shows_the_table_totals_and_advice(ip, session):
+    from IPython.core.error import UsageError
+
+    session.base_prompt = BASE
+    session.compose()
+    for minutes in (1, 1, 10):
+        step(session, minutes)
+    view = ip.run_line_magic("cache", "claude-sonnet-4-6")
+    assert view.simulation.turns["turn"].tolist() == [0, 1, 2, 3]
+    assert view.simulation.turns["miss_reason"].tolist()[-1] == "ttl_expired"
+    text = str(view)
+    assert text.startswith("claude-sonnet-4-6: 4 requests: ")
+    assert "advised: " in text
+    page = view._repr_html_()
+    assert '<tr class="wm-cache-hit"' in page and 'class="wm-cache-advice"' in page
+    plain = ip.run_line_magic("cache", "gpt-5.4 --no-advice --tools 500")
+    assert plain.advice is None and plain.simulation.profile.name == "gpt-5.4"
+    with pytest.raises(UsageError, match=r"^unknown model 'gpt-0'; known models: "):
+        ip.run_line_magic("cache", "gpt-0")
+    with pytest.raises(UsageError, match="^unknown breakpoint 'nowhere'"):
+        ip.run_line_magic("cache", "--breakpoints nowhere")
