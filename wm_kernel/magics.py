@@ -31,7 +31,7 @@ from wm_kernel.types import PLACEMENTS, ComposedPrompt
 
 MAGIC_NAMES: dict[str, tuple[str, ...]] = {
     "line": ("compose", "turn", "collapse", "trinkets", "trinket", "wm_events", "wm_dashboard",
-             "wm_session"),
+             "wm_session", "cache"),
     "cell": ("compose",),
 }
 

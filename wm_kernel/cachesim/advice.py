@@ -305,6 +305,7 @@ def advise(simulation: Simulation) -> Advice:
                               moved, profile, base))
     suggestions += moves
     start = min(moves, key=lambda s: s.cost) if moves else current
+    moved_label = start.text.split("`")[1] if moves else ""
     if start.cost < best.cost:
         best = start
 
@@ -318,13 +319,13 @@ def advise(simulation: Simulation) -> Advice:
                          f"{short.total_seconds() / 60:g} min")
         # breakpoint layouts, on the current blocks and on the best move
         candidates = []
-        for source, prefix in ((requests, ""), (list(start.requests), "after the move, ")):
+        for source, prefix in ((requests, ""), (list(start.requests), f"move `{moved_label}`; then ")):
             if source is requests or start is not current:
                 for text, choose in _layouts(profile, volatile_labels(source)):
                     candidates.append(_suggest("breakpoints", f"{prefix}breakpoints {text}",
                                                _place(source, choose), profile, base))
         chosen = min(candidates, key=lambda s: s.cost)
-        suggestions.append(min((c for c in candidates if not c.text.startswith("after")),
+        suggestions.append(min((c for c in candidates if not c.text.startswith("move")),
                                key=lambda s: s.cost))
         if chosen.cost < best.cost:
             best = chosen
