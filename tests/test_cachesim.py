@@ -315,6 +315,9 @@ def test_bad_input_is_one_clear_error():
         simulate([Request(at(0), [Block("a", 1, breakpoint="5m"), Block("b", 1, breakpoint="1h")])], SONNET)
     with pytest.raises(ValueError, match="after a 'messages' block; the order is tools, system, messages"):
         Request(at(0), [Block("a", 1), Block("b", 1, layer="system")])
+    with pytest.raises(ValueError, match=r"^requests\[0\]\.blocks\[0\]: gpt-5.4 has no explicit cache; "
+                                         r"its caching is automatic$"):
+        simulate([Request(at(0), [Block("a", 1, breakpoint="explicit")])], "gpt-5.4")
     with pytest.raises(TypeError, match=r"^requests\[0\] is a dict, not a Request$"):
         simulate([{}], SONNET)
 

@@ -339,15 +339,15 @@ def advise(simulation: Simulation) -> Advice:
                 suggestions.append(_suggest("ttl", f"every breakpoint at {ttl}", relabelled, profile, base))
         # keep-alive, on the current layout and on top of the best so far
         every = profile.ttls[profile.default_ttl] - PING_MARGIN
-        for source, prefix in ((current, ""), (best, "with the above, ")):
-            if source is best and best is current:
+        for layout, prefix in ((current, ""), (best, "with the above, ")):
+            if layout is best and best is current:
                 continue
-            pinged, owner, bridged = _with_pings(list(source.requests), profile)
+            pinged, owner, bridged = _with_pings(list(layout.requests), profile)
             if not bridged:
                 continue
             keep = _suggest("keepalive", f"{prefix}keep-alive: {len(pinged) - n} pings every {_minutes(every)} "
                             f"through the {bridged} gaps that pay", pinged, profile, base, owner, n)
-            if source is current:
+            if layout is current:
                 suggestions.append(keep)
             elif keep.cost < best.cost:
                 best = Suggestion("advised", f"{best.text.split(':')[0]}; {keep.text.split(':')[0]}",

@@ -129,11 +129,11 @@ class Simulation:
                 "miss_reasons": {reason: n for reason, n in Counter(t["miss_reason"]).most_common()
                                  if reason != "none"}}
 
-    def advise(self, **options: Any) -> "Advice":
+    def advise(self) -> "Advice":
         """Alternatives to this layout, each simulated (see ``wm_kernel.cachesim.advice.advise``)."""
         from wm_kernel.cachesim.advice import advise
 
-        return advise(self, **options)
+        return advise(self)
 
     # -- views
     def _lines(self) -> list[str]:
