@@ -16,9 +16,13 @@ For each recorded turn, in order:
   ``-name`` removed).
 
 Everything else (non-cached system content, conversation-prefix items, post-history items, the
-notification centre) is *uncached* input on every turn. The model assumes each turn comes within the
-cache lifetime (5 minutes by default at Anthropic) of the previous one and compares with the previous
-turn only. Token counts are sums of per-section counts from a TokenCounter (offline cl100k, or an
+notification centre) is *uncached* input on every turn. This report is a view over the prompt-cache
+simulator (``wm_kernel.cachesim``): each turn is one request (tools, then each cached section, the
+breakpoint on the last one, then the rest), played against a profile made of ``prices`` and
+``min_cacheable_tokens`` with turns one minute apart, so every turn comes within the 5-minute cache
+lifetime; a prefix that an *earlier* turn wrote is found again (as at the provider), not only the
+previous turn's. For real time gaps, conversation growth, several breakpoints and real model
+profiles use ``session.cache_simulation(model)``. Token counts are sums of per-section counts from a TokenCounter (offline cl100k, or an
 estimate): separators, the HUD frame and message framing (a few tokens) are not counted, and
 cl100k only approximates Anthropic's own tokenizer. Output tokens are not modelled.
 
@@ -58,8 +62,12 @@ from __future__ import annotations
 import html
 import math
 from dataclasses import asdict, dataclass
+from datetime import datetime, timedelta, timezone
 from typing import TYPE_CHECKING, Any, Iterable, Mapping
 
+from wm_kernel.cachesim.engine import Block, Request
+from wm_kernel.cachesim.models import ModelProfile
+from wm_kernel.cachesim.simulation import simulate
 from wm_kernel.history import Entry, History
 from wm_kernel.tokens import TokenCounter
 from wm_kernel.types import ComposedPrompt
@@ -67,6 +75,7 @@ from wm_kernel.types import ComposedPrompt
 if TYPE_CHECKING:
     import pandas as pd
 
+_EPOCH = datetime(2000, 1, 1, tzinfo=timezone.utc)
 TURN_COLUMNS = ["turn", "status", "hit", "prefix_tokens", "cache_write_tokens", "cache_read_tokens",
                 "uncached_tokens", "input_tokens", "broke_by", "cost"]
 
@@ -197,31 +206,37 @@ def cache_report(source: Any, *, tools_tokens: int = 0, min_cacheable_tokens: in
     if counter is None:
         counter = history.counter
     count, tokenizer = counter.count, counter.name
+    records = list(history.composes())
+    requests = []
+    prefixes = []
+    for index, record in enumerate(records):
+        cached = [e for e in record.entries if e.cached]
+        rest = [e for e in record.entries if not e.cached]
+        blocks = [Block("tools", tools_tokens, layer="tools")] if tools_tokens else []
+        blocks += [Block(f"{e.name}:{e.digest.hex()}", count(e.text), layer="system", label=e.name,
+                         breakpoint="5m" if position == len(cached) - 1 else None)
+                   for position, e in enumerate(cached)]
+        blocks += [Block(f"{e.name}:{e.digest.hex()}", count(e.text), label=e.name) for e in rest]
+        requests.append(Request(_EPOCH + timedelta(minutes=index), blocks))
+        prefixes.append(tools_tokens + sum(b.tokens for b in blocks if b.layer == "system"))
+    profile = ModelProfile(name="cache_report", provider="anthropic", mode="breakpoints", input=table.input,
+                           write_5m=table.cache_write, read=table.cache_read, output=0.0,
+                           min_tokens=min_cacheable_tokens, ttls={"5m": timedelta(minutes=5)}, lookback=20,
+                           source="wm_kernel.cache.Prices")
+    outcome = simulate(requests, profile).turns
     rows: list[tuple[Any, ...]] = []
-    previous_key: tuple[bytes, ...] | None = None
     previous_cached: dict[str, bytes] = {}
-    for record in history.composes():
-        prefix_entries = [e for e in record.entries if e.cached]
-        system_prefix = sum(count(e.text) for e in prefix_entries)
-        total = sum(count(e.text) for e in record.entries) + tools_tokens
-        prefix = tools_tokens + system_prefix
-        key: tuple[bytes, ...] | None = tuple(e.digest for e in prefix_entries)
-        cached_now = {e.name: e.digest for e in prefix_entries}
-        if system_prefix == 0 or prefix < min_cacheable_tokens:
-            status, written, read, uncached, broke = "none", 0, 0, total, ""
-            key = None  # nothing was cached: the next turn cannot hit
-        elif key == previous_key:
-            status, written, read, uncached, broke = "hit", 0, prefix, total - prefix, ""
-        else:
-            status, written, read, uncached = "write", prefix, 0, total - prefix
-            if previous_key is None and not previous_cached:
-                broke = "(first turn)"
-            else:
-                broke = _breakers(previous_cached, cached_now, prefix_entries)
-        cost = (uncached * table.input + written * table.cache_write + read * table.cache_read) / 1_000_000
-        rows.append((record.turn, status, status == "hit", prefix, written, read, uncached, total, broke,
-                     cost))
-        previous_key = key
+    columns = ("cache_read_input_tokens", "cache_creation_input_tokens", "input_tokens", "prompt_tokens",
+               "cost_usd", "miss_reason")
+    for record, prefix, (read, written, plain, total, cost, reason) in zip(
+            records, prefixes, zip(*(outcome[c].tolist() for c in columns))):
+        cached_now = {e.name: e.digest for e in record.entries if e.cached}
+        status = "hit" if read else ("write" if written else "none")
+        broke = ""
+        if status == "write":
+            broke = "(first turn)" if reason == "first_request" else \
+                _breakers(previous_cached, cached_now, [e for e in record.entries if e.cached])
+        rows.append((record.turn, status, status == "hit", prefix, written, read, plain, total, broke, cost))
         previous_cached = cached_now
     turns = pd.DataFrame.from_records(rows, columns=TURN_COLUMNS)
     turns = turns.astype({"turn": "int64", "hit": "bool", "prefix_tokens": "int64",

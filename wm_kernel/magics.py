@@ -31,7 +31,7 @@ from wm_kernel.types import PLACEMENTS, ComposedPrompt
 
 MAGIC_NAMES: dict[str, tuple[str, ...]] = {
     "line": ("compose", "turn", "collapse", "trinkets", "trinket", "wm_events", "wm_dashboard",
-             "wm_session"),
+             "wm_session", "cache"),
     "cell": ("compose",),
 }
 
@@ -604,6 +604,30 @@ class WorkingMemoryMagics(Magics):
             session.bus.clear_log()
             return None
         return events_frame(session, last, args.event_type, args.failures)
+
+    @line_magic
+    @magic_arguments()
+    @argument("model", nargs="?", default="claude-sonnet-4-6",
+              help="A model id of wm_kernel.cachesim.MODELS (default claude-sonnet-4-6).")
+    @argument("--breakpoints", default="auto", metavar="A,B",
+              help="'auto' (as to_anthropic sends) or comma-separated sections, system, last_user "
+                   "(each optionally name:1h).")
+    @argument("--tools", default="0", metavar="N", help="Tokens of tool definitions before the system.")
+    @argument("--no-advice", action="store_true", help="Only the per-turn table and totals.")
+    def cache(self, line: str = "") -> Any:
+        """Simulate the recorded turns against MODEL's prompt-cache rules, with advice."""
+        from wm_kernel.cachesim.view import CacheView
+
+        args = _parse(self.cache, line)
+        tools = _non_negative_int(args.tools, "--tools")
+        breakpoints = "auto" if args.breakpoints == "auto" else \
+            [b.strip() for b in args.breakpoints.split(",") if b.strip()]
+        session = _current_session()
+        try:
+            simulation = session.cache_simulation(args.model, breakpoints=breakpoints, tools_tokens=tools)
+        except (TypeError, ValueError) as exc:
+            raise UsageError(str(exc)) from None
+        return CacheView(simulation, None if args.no_advice else simulation.advise())
 
     @line_magic
     def wm_dashboard(self, line: str = "") -> None:

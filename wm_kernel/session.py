@@ -43,6 +43,8 @@ from wm_kernel.types import ComposedPrompt, ComposedPromptTrait
 if TYPE_CHECKING:
     import pandas as pd
 
+    from wm_kernel.cachesim.advice import Advice
+    from wm_kernel.cachesim.simulation import Simulation
     from wm_kernel.diff import PromptDiff
     from wm_kernel.history import History
 
@@ -358,6 +360,20 @@ class Session(HasTraits):
     def prompt_at(self, turn: int) -> ComposedPrompt:
         """The prompt composed at ``turn`` (its last compose), from the history."""
         return self.recorder.prompt_at(turn)
+
+    def cache_simulation(self, model: str = "claude-sonnet-4-6", **options: Any) -> "Simulation":
+        """The recorded turns played against ``model``'s prompt-cache rules
+        (``wm_kernel.cachesim.session.simulate_session``: breakpoints, history, tools_tokens, ...)."""
+        from wm_kernel.cachesim.session import simulate_session
+
+        return simulate_session(self, model=model, **options)
+
+    def cache_advice(self, model: str = "claude-sonnet-4-6", **options: Any) -> "Advice":
+        """Cheaper cache layouts for the recorded turns, each with its simulated cost
+        (``wm_kernel.cachesim.session.session_advice``)."""
+        from wm_kernel.cachesim.session import session_advice
+
+        return session_advice(self, model, **options)
 
     def diff(self, turn_a: int, turn_b: int | None = None, *,
              other: "Session | None" = None) -> "PromptDiff":

@@ -1,0 +1,212 @@
+"""Requests from a Session's recorded turns, as ``to_anthropic`` / ``to_openai`` would send them.
+
+Each recorded turn becomes one request, in the order the provider reads it: tool definitions (a
+token count you give), the cached system sections, the non-cached system sections, then the
+messages: conversation-prefix sections, the conversation so far, post-history sections and the
+notification centre. Every section and every message is a block; a section's key is its name and
+the digest of its text, so an unchanged section is the same block turn after turn; its label names
+the section and its trinket, so every miss says which section broke the cache.
+
+Time: each turn is sent when its (last) compose ran, read from the session's bus log (the
+``ComposeSystemPromptEvent`` of the compose, after the ``TurnCompletedEvent`` that opened the turn):
+a ManualClock advanced by 10 minutes between two turns lapses a 5-minute entry. Pass ``times`` to
+give them yourself (the bus log keeps the last 10,000 events).
+
+Conversation: unless ``history`` gives real messages, each turn adds a synthetic user message of
+``exchange[0]`` tokens, after an assistant reply of ``exchange[1]`` tokens to the previous one. Real
+messages are ``{"role", "content"}`` dicts; request N carries them up to the (N+1)-th user message.
+
+Breakpoints: ``"auto"`` puts one on the last cached system section, as ``to_anthropic`` does. A list
+names where they go: section names, ``"system"`` (the last cached system section) or
+``"last_user"`` (the latest user message), each optionally with a TTL as ``"name:1h"``.
+"""
+from __future__ import annotations
+
+from datetime import datetime
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
+
+from wm_kernel.cachesim.engine import Block, Request
+from wm_kernel.cachesim.models import ModelProfile
+from wm_kernel.cachesim.simulation import Simulation, simulate
+from wm_kernel.events import ComposeSystemPromptEvent, TurnCompletedEvent
+from wm_kernel.tokens import TokenCounter
+
+if TYPE_CHECKING:
+    from wm_kernel.cachesim.advice import Advice
+    from wm_kernel.session import Session
+
+_PLACEMENT_ORDER = {"system": 0, "conversation_prefix": 2, "post_history": 3, "notification": 4}
+_SPECIAL = ("system", "last_user")
+
+
+def turn_times(session: "Session") -> dict[int, datetime]:
+    """When each turn's last compose ran, from the session's bus log."""
+    composes: list[tuple[int | None, datetime]] = []
+    first_turn: int | None = None
+    current: int | None = None
+    for record in session.bus.log:
+        event = record.event
+        if event.continuum_id != session.continuum_id:
+            continue
+        if isinstance(event, TurnCompletedEvent):
+            current = event.turn_number
+            if first_turn is None:
+                first_turn = current - 1
+        elif isinstance(event, ComposeSystemPromptEvent):
+            composes.append((current, event.occurred_at))
+    start = first_turn if first_turn is not None else session.turn
+    return {start if turn is None else turn: at for turn, at in composes}
+
+
+def _label(section: str, trinket: Any) -> str:
+    return f"{section} ({trinket})" if isinstance(trinket, str) and trinket else section
+
+
+def _messages(history: Sequence[Mapping[str, Any]] | None, turns: int, exchange: tuple[int, int],
+              count: Any) -> list[list[Block]]:
+    """For each turn, the message blocks of the conversation up to that turn's user message."""
+    out: list[list[Block]] = []
+    if history is None:
+        user, reply = exchange
+        so_far: list[Block] = []
+        for turn in range(turns):
+            if turn:
+                so_far.append(Block(f"assistant-{turn}", reply, label=f"assistant reply {turn}"))
+            so_far.append(Block(f"user-{turn}", user, label=f"user message {turn + 1}"))
+            out.append(list(so_far))
+        return out
+    if isinstance(history, (str, bytes, Mapping)):
+        raise TypeError("history must be a list of {'role', 'content'} messages")
+    blocks: list[Block] = []
+    users = 0
+    for index, message in enumerate(history):
+        if not isinstance(message, Mapping) or message.get("role") not in ("user", "assistant") \
+                or not isinstance(message.get("content"), str):
+            raise ValueError(f"history[{index}] must be a dict with role 'user' or 'assistant' and a "
+                             f"str content")
+        role = message["role"]
+        users += role == "user"
+        blocks.append(Block(f"{role}-{index}:{message['content']}", count(message["content"]),
+                            label=f"{role} message {index + 1}"))
+        if role == "user":
+            out.append(list(blocks))
+    if users < turns:
+        raise ValueError(f"history has {users} user messages; the session recorded {turns} turns, "
+                         f"one user message each is needed")
+    return out[:turns]
+
+
+def _parse_breakpoints(breakpoints: "str | Sequence[str]") -> list[tuple[str, str]]:
+    if breakpoints == "auto":
+        return [("system", "5m")]
+    if isinstance(breakpoints, str) or not isinstance(breakpoints, Sequence):
+        raise TypeError(f"breakpoints must be 'auto' or a list of section names, got {breakpoints!r}")
+    parsed = []
+    for item in breakpoints:
+        if not isinstance(item, str) or not item.strip():
+            raise TypeError(f"a breakpoint is a section name (optionally 'name:ttl'), got {item!r}")
+        name, _, ttl = item.partition(":")
+        parsed.append((name, ttl or "5m"))
+    return parsed
+
+
+def session_requests(session: "Session", *, breakpoints: "str | Sequence[str]" = "auto",
+                     history: Sequence[Mapping[str, Any]] | None = None,
+                     exchange: tuple[int, int] = (100, 400), tools_tokens: int = 0,
+                     times: "Mapping[int, datetime] | Sequence[datetime] | None" = None,
+                     counter: TokenCounter | None = None) -> tuple[list[int], list[Request]]:
+    """The recorded turns and one Request per turn (see the module docstring)."""
+    if isinstance(tools_tokens, bool) or not isinstance(tools_tokens, int) or tools_tokens < 0:
+        raise ValueError(f"tools_tokens must be a non-negative int, got {tools_tokens!r}")
+    if not (isinstance(exchange, tuple) and len(exchange) == 2
+            and all(isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in exchange)):
+        raise ValueError(f"exchange must be (user tokens, assistant tokens), got {exchange!r}")
+    wanted = _parse_breakpoints(breakpoints)
+    frame = session.history
+    if frame.empty:
+        raise ValueError("nothing recorded yet: compose first")
+    turns = sorted(int(t) for t in frame["turn"].unique())
+    if counter is None:
+        recorder = getattr(session, "recorder", None)
+        counter = getattr(recorder, "counter", None) or TokenCounter()
+    known_sections = set(frame["section"])
+    for name, _ in wanted:
+        if name not in known_sections and name not in _SPECIAL:
+            raise ValueError(f"unknown breakpoint {name!r}; use a recorded section ("
+                             f"{', '.join(sorted(known_sections))}) or one of {', '.join(_SPECIAL)}")
+    if times is None:
+        logged = turn_times(session)
+        missing = [t for t in turns if t not in logged]
+        if missing:
+            raise ValueError(f"no send time for turn {missing[0]} in the bus log (it keeps the last "
+                             f"events only); pass times=")
+        when = [logged[t] for t in turns]
+    elif isinstance(times, Mapping):
+        when = [times[t] for t in turns]
+    else:
+        when = list(times)
+        if len(when) != len(turns):
+            raise ValueError(f"times has {len(when)} entries for {len(turns)} recorded turns")
+    messages = _messages(history, len(turns), exchange, counter.count)
+    # per turn, (name, label, key, tokens, order) of each section, in the order a request carries them
+    by_turn: dict[int, list[tuple[str, str, str, int, int]]] = {t: [] for t in turns}
+    columns = ("turn", "placement", "section", "trinket", "digest", "tokens", "cached")
+    for turn, placement, section, trinket, digest, tokens, cached in zip(
+            *(frame[c].tolist() for c in columns)):
+        order = _PLACEMENT_ORDER[placement] + (0 if cached or placement != "system" else 1)
+        by_turn[int(turn)].append((section, _label(section, trinket), f"{section}:{digest}", int(tokens),
+                                   order))
+    requests = []
+    for position, turn in enumerate(turns):
+        sections = sorted(by_turn[turn], key=lambda s: s[4])  # stable: output order within a placement
+        head = [s for s in sections if s[4] < 2]
+        tail = [s for s in sections if s[4] >= 2]
+        before = [s for s in tail if s[4] == 2]
+        after = [s for s in tail if s[4] > 2]
+        last_cached = max((i for i, s in enumerate(head) if s[4] == 0), default=None)
+        marks: dict[str, str] = {}
+        for name, ttl in wanted:
+            marks.setdefault(name, ttl)
+
+        def block(s: tuple[str, str, str, int, int], index: int, layer: str) -> Block:
+            ttl = marks.get(s[0])
+            if ttl is None and "system" in marks and layer == "system" and index == last_cached:
+                ttl = marks["system"]
+            return Block(s[2], s[3], breakpoint=ttl, layer=layer, label=s[1])
+
+        blocks = [Block("tools", tools_tokens, layer="tools", label="tool definitions")] if tools_tokens else []
+        blocks += [block(s, i, "system") for i, s in enumerate(head)]
+        blocks += [block(s, -1, "messages") for s in before]
+        conversation = messages[position]
+        if "last_user" in marks and conversation:
+            last = conversation[-1]
+            conversation = conversation[:-1] + [Block(last.key, last.tokens, breakpoint=marks["last_user"],
+                                                      label=last.label)]
+        blocks += conversation
+        blocks += [block(s, -1, "messages") for s in after]
+        requests.append(Request(when[position], blocks))
+    return turns, requests
+
+
+def simulate_session(session: "Session", *, model: "str | ModelProfile" = "claude-sonnet-4-6",
+                     breakpoints: "str | Sequence[str]" = "auto",
+                     history: Sequence[Mapping[str, Any]] | None = None,
+                     exchange: tuple[int, int] = (100, 400), tools_tokens: int = 0,
+                     times: "Mapping[int, datetime] | Sequence[datetime] | None" = None,
+                     counter: TokenCounter | None = None) -> Simulation:
+    """Simulate the session's recorded turns against ``model`` (see the module docstring).
+
+    The result's ``turns`` gains a ``turn`` column (the session turn of each request).
+    """
+    turns, requests = session_requests(session, breakpoints=breakpoints, history=history,
+                                       exchange=exchange, tools_tokens=tools_tokens, times=times,
+                                       counter=counter)
+    sim = simulate(requests, model)
+    sim.turns.insert(0, "turn", turns)
+    return sim
+
+
+def session_advice(session: "Session", model: "str | ModelProfile" = "claude-sonnet-4-6",
+                   **options: Any) -> "Advice":
+    """``simulate_session(session, model=model, **options).advise()``."""
+    return simulate_session(session, model=model, **options).advise()

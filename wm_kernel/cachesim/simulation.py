@@ -1,0 +1,187 @@
+"""``simulate()`` and its result, :class:`Simulation`: the per-request table, totals and views."""
+from __future__ import annotations
+
+import html
+from collections import Counter
+from typing import TYPE_CHECKING, Any, Iterable
+
+from wm_kernel.cachesim.engine import Request, SimulationData, run
+from wm_kernel.cachesim.models import ModelProfile
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from wm_kernel.cachesim.advice import Advice
+
+#: The columns of ``Simulation.turns``, in order.
+TURN_COLUMNS = ["request", "at", "prompt_tokens", "input_tokens", "cache_read_input_tokens",
+                "cache_creation_input_tokens", "ephemeral_5m_input_tokens", "ephemeral_1h_input_tokens",
+                "hit_tokens", "storage_usd", "cost_usd", "cost_without_cache_usd", "status",
+                "first_divergent_block", "divergent_label", "miss_reason"]
+_INT_COLUMNS = ["prompt_tokens", "input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens",
+                "ephemeral_5m_input_tokens", "ephemeral_1h_input_tokens", "hit_tokens"]
+_COLOURS = {"hit": "#d8f0d8", "partial": "#fff2c2", "write": "#dde8fb", "miss": "#f8d7d7"}
+
+
+def simulate(requests: Iterable[Request], model: "str | ModelProfile") -> "Simulation":
+    """Play ``requests`` (in time order) against ``model``'s caching rules.
+
+    ``model`` is a registered id (see ``MODELS``) or a ``ModelProfile``. Every request is checked
+    before any is played, so bad input is one error and no result.
+
+    Examples
+    --------
+    >>> from datetime import datetime, timedelta, timezone
+    >>> from wm_kernel.cachesim.engine import Block, Request
+    >>> t0 = datetime(2026, 11, 30, 9, tzinfo=timezone.utc)
+    >>> blocks = [Block("system", 5000, breakpoint="5m", layer="system"), Block("hud", 250)]
+    >>> sim = simulate([Request(t0 + timedelta(minutes=i), blocks) for i in range(3)], "claude-sonnet-4-6")
+    >>> sim.turns[["cache_read_input_tokens", "cache_creation_input_tokens", "miss_reason"]].values.tolist()
+    [[0, 5000, 'first_request'], [5000, 0, 'none'], [5000, 0, 'none']]
+    >>> sim.turns["cost_usd"].round(6).tolist()
+    [0.0195, 0.00225, 0.00225]
+    >>> round(sim.total_cost, 5), round(sim.hit_rate, 4)
+    (0.024, 0.6349)
+    """
+    return Simulation(run(requests, model))
+
+
+def _status(read: int, created: int, reason: str) -> str:
+    if read and reason == "none":
+        return "hit"
+    if read:
+        return "partial"
+    return "write" if created else "miss"
+
+
+class Simulation:
+    """The outcome of :func:`simulate`.
+
+    Attributes
+    ----------
+    profile:
+        The model profile the requests were played against.
+    requests:
+        The requests, as given.
+    turns:
+        DataFrame, one row per request (columns ``TURN_COLUMNS``): the provider's usage fields,
+        ``hit_tokens`` (tokens served from the cache, whatever the provider calls them),
+        ``cost_usd`` (input cost, storage included), ``status`` (hit, partial, write, miss),
+        ``first_divergent_block`` (index or None) and its ``divergent_label``, ``miss_reason``.
+    """
+
+    def __init__(self, data: SimulationData) -> None:
+        import pandas as pd
+
+        self.profile: ModelProfile = data.profile
+        self.requests: list[Request] = data.requests
+        rows = [(index, o.at, o.prompt_tokens, o.input_tokens, o.cache_read_input_tokens,
+                 o.cache_creation_input_tokens, o.ephemeral_5m_input_tokens, o.ephemeral_1h_input_tokens,
+                 o.hit_tokens, o.storage_usd, o.cost_usd, o.cost_without_cache_usd,
+                 _status(o.cache_read_input_tokens, o.cache_creation_input_tokens, o.miss_reason),
+                 o.first_divergent_block, o.divergent_label, o.miss_reason)
+                for index, o in enumerate(data.outcomes)]
+        turns = pd.DataFrame.from_records(rows, columns=TURN_COLUMNS)
+        turns = turns.astype({c: "int64" for c in _INT_COLUMNS})
+        turns = turns.astype({"storage_usd": "float64", "cost_usd": "float64",
+                              "cost_without_cache_usd": "float64", "first_divergent_block": "object"})
+        # None, not NaN, where no block diverged: an index is an int or nothing
+        turns["first_divergent_block"] = pd.Series([o.first_divergent_block for o in data.outcomes],
+                                                   index=turns.index, dtype="object")
+        self.turns: pd.DataFrame = turns
+
+    # -- totals
+    @property
+    def total_cost(self) -> float:
+        """Input cost of every request in US dollars, cache writes, reads and storage included."""
+        return float(self.turns["cost_usd"].sum())
+
+    @property
+    def cost_without_cache(self) -> float:
+        """The same prompts with every token billed as plain input."""
+        return float(self.turns["cost_without_cache_usd"].sum())
+
+    @property
+    def hit_rate(self) -> float:
+        """Tokens read from the cache over all input tokens (0.0 with no tokens)."""
+        total = int(self.turns["prompt_tokens"].sum())
+        return int(self.turns["cache_read_input_tokens"].sum()) / total if total else 0.0
+
+    @property
+    def cached(self) -> bool:
+        """Whether anything was read or written at all (a 0% hit rate with writes is not "never
+        cached": the writes cost more than plain input)."""
+        t = self.turns
+        return bool(t["cache_read_input_tokens"].any() or t["cache_creation_input_tokens"].any())
+
+    def summary(self) -> dict[str, Any]:
+        """Totals: requests by status, tokens by kind, hit rate, costs and the miss reasons counted."""
+        t = self.turns
+        statuses = Counter(t["status"])
+        return {"model": self.profile.name, "requests": len(t),
+                **{status: statuses.get(status, 0) for status in ("hit", "partial", "write", "miss")},
+                "hit_rate": self.hit_rate, "cached": self.cached,
+                "prompt_tokens": int(t["prompt_tokens"].sum()),
+                "cache_read_input_tokens": int(t["cache_read_input_tokens"].sum()),
+                "cache_creation_input_tokens": int(t["cache_creation_input_tokens"].sum()),
+                "input_tokens": int(t["input_tokens"].sum()),
+                "total_cost": self.total_cost, "cost_without_cache": self.cost_without_cache,
+                "miss_reasons": {reason: n for reason, n in Counter(t["miss_reason"]).most_common()
+                                 if reason != "none"}}
+
+    def advise(self) -> "Advice":
+        """Alternatives to this layout, each simulated (see ``wm_kernel.cachesim.advice.advise``)."""
+        from wm_kernel.cachesim.advice import advise
+
+        return advise(self)
+
+    # -- views
+    def _lines(self) -> list[str]:
+        s = self.summary()
+        head = (f"{s['model']}: {s['requests']} requests: {s['hit']} hits, {s['partial']} partial, "
+                f"{s['write']} writes, {s['miss']} misses")
+        if s["cached"]:
+            rate = (f"hit rate {s['hit_rate']:.1%} ({s['cache_read_input_tokens']:,} of "
+                    f"{s['prompt_tokens']:,} input tokens read from the cache, "
+                    f"{s['cache_creation_input_tokens']:,} written)")
+        else:
+            rate = "nothing was cached (hit rate 0%, no cache writes)"
+        saving = s["total_cost"] / s["cost_without_cache"] - 1 if s["cost_without_cache"] else 0.0
+        cost = (f"input cost ${s['total_cost']:.6f} (without caching ${s['cost_without_cache']:.6f}, "
+                f"{saving:+.1%})")
+        reasons = ", ".join(f"{k} {v}" for k, v in s["miss_reasons"].items()) or "none"
+        return [head, rate, cost, f"misses: {reasons}"]
+
+    def _table(self) -> "pd.DataFrame":
+        t = self.turns
+        shown = ["request", "prompt_tokens", "cache_read_input_tokens", "cache_creation_input_tokens",
+                 "input_tokens", "cost_usd", "status", "miss_reason", "divergent_label"]
+        out = t[[c for c in ["turn", *shown] if c in t.columns]]
+        return out.rename(columns={"cache_read_input_tokens": "read", "cache_creation_input_tokens": "written",
+                                   "input_tokens": "plain", "prompt_tokens": "tokens",
+                                   "divergent_label": "first divergent"})
+
+    def __str__(self) -> str:
+        return "\n".join(self._lines() + [self._table().to_string(index=False)])
+
+    def __repr__(self) -> str:
+        return f"<Simulation {self._lines()[0]}; ${self.total_cost:.6f}>"
+
+    def _repr_html_(self) -> str:
+        table = self._table()
+        head = "".join(f"<th>{html.escape(str(c))}</th>" for c in table.columns)
+        body = []
+        status_at = list(table.columns).index("status")
+        for row in table.itertuples(index=False, name=None):
+            status = str(row[status_at])
+            cells = "".join(f"<td>{html.escape(_cell(v))}</td>" for v in row)
+            body.append(f'<tr class="wm-cache-{status}" style="background:{_COLOURS[status]}">{cells}</tr>')
+        lines = "".join(f"<div>{html.escape(line)}</div>" for line in self._lines())
+        return (f'<div class="wm-cache-simulation">{lines}<table><thead><tr>{head}</tr></thead>'
+                f'<tbody>{"".join(body)}</tbody></table></div>')
+
+
+def _cell(value: object) -> str:
+    if isinstance(value, float):
+        return f"{value:.6f}"
+    return "" if value is None else str(value)
