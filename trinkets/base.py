@@ -64,6 +64,10 @@ def feed(method: F) -> F:
         _feed_depth.n = depth + 1
         try:
             with self.lock:
+                if getattr(self, "flush_pending", False):
+                    # a collapse could not flush it: finish that first, or the new item would be
+                    # flushed with the old ones by the retry
+                    self.flush()  # type: ignore[attr-defined]
                 result = method(self, *args, **kwargs)
         finally:
             _feed_depth.n = depth
@@ -334,6 +338,9 @@ class StatefulTrinket(EventAwareTrinket):
                                      working_memory.continuum_id)
         self._item_seqs: dict[str, int] = {}
         self._legacy = False
+        #: True after a segment collapse failed to flush this trinket; the flush is retried before
+        #: its next update or feed call (see WorkingMemory's collapse handling).
+        self.flush_pending = False
         # read and check before registering: unreadable data must leave the WorkingMemory as it was
         parsed = self._read_state(working_memory.store, key) if key is not None else None
         self._state_key = key
@@ -497,6 +504,7 @@ class StatefulTrinket(EventAwareTrinket):
         with self.lock:
             self._clear_all_state()
             self.current_turn = 0
+            self.flush_pending = False
 
     def detach(self) -> None:
         # a detached trinket (replaced or unregistered) no longer writes: its successor owns the key

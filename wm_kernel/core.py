@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping
 from traitlets import HasTraits, List, Unicode
 
 from trinkets.base import StatefulTrinket
+from wm_kernel import keys
 from wm_kernel.bus import EventBus
 from wm_kernel.clock import Clock, SystemClock
 from wm_kernel.composer import Layout, SystemPromptComposer
@@ -58,6 +59,20 @@ def failure_kind(exc: BaseException) -> str:
     if isinstance(exc, OSError) or any(marker in name for marker in _INFRA_MARKERS):
         return "infrastructure"
     return "logic"
+
+
+class CollapseIncompleteError(RuntimeError):
+    """A segment collapse could not flush some stateful trinkets (named in ``not_flushed``, with
+    the error of each); every other trinket was flushed. The ones named are left out of the
+    prompt and flushed again before their next update."""
+
+    def __init__(self, segment_id: str, not_flushed: list[tuple[str, Exception]]) -> None:
+        self.segment_id = segment_id
+        self.not_flushed = not_flushed
+        names = "; ".join(f"{name} ({type(exc).__name__}: {exc})" for name, exc in not_flushed)
+        super().__init__(f"segment {segment_id} collapsed, but {len(not_flushed)} trinket(s) were "
+                         f"not flushed: {names}; each is left out of the prompt and flushed again "
+                         f"before its next update")
 
 
 class WorkingMemory(HasTraits):
@@ -137,7 +152,7 @@ class WorkingMemory(HasTraits):
     @property
     def store_key(self) -> str:
         """The store hash holding each section's last content: ``trinkets:{user_id}``."""
-        return f"trinkets:{self.user_id}"
+        return keys.trinket_sections(self.user_id)
 
     def register_trinket(self, trinket: "EventAwareTrinket", *, replace: bool = False) -> None:
         """Register a trinket by class name. A second trinket with the same name or the same section
@@ -282,19 +297,31 @@ class WorkingMemory(HasTraits):
                                event.target_trinket)
                 return
             try:
+                if isinstance(trinket, StatefulTrinket) and trinket.flush_pending:
+                    trinket.flush()  # a collapse could not: its old items must not come back
                 trinket.handle_update_trinket(event)
             except Exception as exc:
                 self._isolate_failure(trinket, exc)
 
-    def _isolate_failure(self, trinket: "EventAwareTrinket", exc: Exception) -> None:
-        """A trinket raised: keep it out of the prompt and the store, and make the failure visible."""
+    def _isolate_failure(self, trinket: "EventAwareTrinket", exc: Exception, *,
+                         doing: str = "") -> None:
+        """A trinket raised: keep it out of the prompt and the store, and make the failure visible
+        (its ``error`` trait, and the composed prompt's ``omitted``). ``doing`` says what failed
+        when it was not the update itself (e.g. "storing its section")."""
         kind = failure_kind(exc)
         logger.error("%s failure in trinket %s: %s: %s", kind, trinket.name, type(exc).__name__, exc)
+        prefix = f"{doing}: " if doing else ""
         with trinket.hold_trait_notifications():
-            trinket.error = f"{type(exc).__name__}: {exc}"
+            trinket.error = f"{prefix}{type(exc).__name__}: {exc}"
             trinket.content = ""
             trinket.last_updated = self.clock.now()
-        self.discard_section(trinket)
+        # the store may be what failed (a lock, a full disk): the section leaves the prompt anyway
+        self.composer.remove_section(trinket.variable_name)
+        try:
+            self.discard_section(trinket)
+        except Exception as again:
+            logger.error("could not remove the stored section of %s: %s: %s", trinket.name,
+                         type(again).__name__, again)
         self.bus.report_failure(trinket.name, exc)
 
     def _handle_trinket_content(self, event: TrinketContentEvent) -> None:
@@ -302,9 +329,18 @@ class WorkingMemory(HasTraits):
         with self.lock:
             written = self._written.get(section)
             if written is None or written[0] != event.content or written[1] != event.cache_policy:
-                self.store.hset(self.store_key, section, {
-                    "content": event.content, "cache_policy": event.cache_policy,
-                    "updated_at": event.occurred_at.isoformat()})
+                try:
+                    self.store.hset(self.store_key, section, {
+                        "content": event.content, "cache_policy": event.cache_policy,
+                        "updated_at": event.occurred_at.isoformat()})
+                except Exception as exc:
+                    # without this, the bus would isolate *this* subscriber and the section would
+                    # silently miss the prompt; instead it is the trinket's visible failure
+                    trinket = self._trinkets.get(event.trinket_name)
+                    if trinket is None:
+                        raise
+                    self._isolate_failure(trinket, exc, doing="storing its section failed")
+                    return
                 self._written[section] = (event.content, event.cache_policy)
             self.composer.add_section(section, event.content, event.cache_policy,
                                       event.trinket_name or None)
@@ -319,17 +355,31 @@ class WorkingMemory(HasTraits):
 
     # -- segment collapse
     def _handle_segment_collapsed(self, event: SegmentCollapsedEvent) -> None:
+        """Flush every stateful trinket. Each flush is all or nothing for its trinket; one that
+        fails (a locked store) is left out of the prompt with its ``error`` set, flushed again
+        before its next update, and named in the CollapseIncompleteError raised at the end (the
+        bus records it; ``Session.collapse_segment`` raises it to its caller)."""
         with self.lock:
+            not_flushed: list[tuple[str, Exception]] = []
             for trinket in list(self._trinkets.values()):
                 if not isinstance(trinket, StatefulTrinket):
                     continue
                 try:
                     trinket.flush()
                 except Exception as exc:
-                    self._isolate_failure(trinket, exc)
+                    trinket.flush_pending = True
+                    self._isolate_failure(trinket, exc, doing="not flushed at segment collapse")
+                    not_flushed.append((trinket.name, exc))
                     continue
                 trinket._set_content("", self.clock.now())
-                self.discard_section(trinket)
+                self.composer.remove_section(trinket.variable_name)
+                try:
+                    self.discard_section(trinket)
+                except Exception as exc:  # its items are gone; only the section cache is stale
+                    logger.error("could not remove the stored section of %s: %s: %s",
+                                 trinket.name, type(exc).__name__, exc)
+            if not_flushed:
+                raise CollapseIncompleteError(event.segment_id, not_flushed)
 
     # -- state store views (the original's API)
     def get_trinket_state(self, section_name: str) -> TrinketState | None:

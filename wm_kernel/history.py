@@ -23,9 +23,11 @@ and ``wm_history_composes`` (one row per (user_id, continuum_id, turn): segment 
 ids). A history is identified by ``(user_id, continuum_id)``: a new History (or Session) on the same
 file with the same pair loads the earlier turns, and the Session resumes its turn and segment
 counters after the last recorded turn (so new turns never overwrite old ones). A Session created
-without ``continuum_id`` is ``continuum-N`` (N counts Sessions in the process): a restarted notebook
-that creates its Sessions in the same order finds its histories again; pass ``continuum_id`` to be
-explicit. Each compose is written in one transaction, each new text once. The notification
+without ``continuum_id`` gets a new unique one (``continuum-`` and 12 hex digits), so two Sessions,
+in one process or two, never share a history by accident; pass ``continuum_id`` to resume a
+conversation. A history never replaces a row another one wrote: recording a turn that another
+Session of the same conversation already recorded in the file is a HistoryConflictError (nothing
+recorded, in memory or in the file). Each compose is written in one transaction, each new text once. The notification
 centre's frame (namespace and title) is stored only when it differs from the composer's default.
 
 Measured (10,000 turns, all eight built-in trinkets, a 7 KB base prompt): about 420 bytes per turn
@@ -103,6 +105,11 @@ _SCHEMA = (
     "entries TEXT NOT NULL, hud_frame TEXT, PRIMARY KEY (user_id, continuum_id, turn)) WITHOUT ROWID",
 )
 _CHUNK = 500  # ids per "IN (...)" query, well under SQLite's variable limit
+
+
+class HistoryConflictError(RuntimeError):
+    """Another History (another Session, perhaps in another process) has recorded this turn of the
+    same conversation in the same file. Its row is kept; nothing is recorded."""
 
 
 def text_digest(text: str) -> bytes:
@@ -460,13 +467,46 @@ class History:
                 ids.append(found[0])
             for entry, entry_id in zip(fresh, ids):
                 entry.id = entry_id
-            conn.execute("INSERT OR REPLACE INTO wm_history_composes (user_id, continuum_id, turn, "
-                         "segment, segment_turn, entries, hud_frame) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                         (self.user_id, self.continuum_id, turn, segment, segment_turn,
-                          ",".join(str(e.id) for e in entries),
-                          None if hud_frame is None else json.dumps(hud_frame, ensure_ascii=False)))
+            ids = ",".join(str(e.id) for e in entries)
+            frame = None if hud_frame is None else json.dumps(hud_frame, ensure_ascii=False)
+            mine = self._records.get(turn)
+            if mine is None:
+                # a new turn: never replace a row, which would be another writer's
+                try:
+                    conn.execute("INSERT INTO wm_history_composes (user_id, continuum_id, turn, "
+                                 "segment, segment_turn, entries, hud_frame) VALUES "
+                                 "(?, ?, ?, ?, ?, ?, ?)", (self.user_id, self.continuum_id, turn,
+                                                           segment, segment_turn, ids, frame))
+                except sqlite3.IntegrityError:
+                    raise HistoryConflictError(self._conflict(turn)) from None
+            else:
+                # a re-compose of a turn this history recorded: replace only the row it wrote
+                cur = conn.execute(
+                    "UPDATE wm_history_composes SET segment=?, segment_turn=?, entries=?, "
+                    "hud_frame=? WHERE user_id=? AND continuum_id=? AND turn=? AND segment=? "
+                    "AND segment_turn=? AND entries=?",
+                    (segment, segment_turn, ids, frame, self.user_id, self.continuum_id, turn,
+                     mine.segment, mine.segment_turn, ",".join(str(e.id) for e in mine.entries)))
+                if cur.rowcount != 1:
+                    raise HistoryConflictError(self._conflict(turn))
+
+    def _conflict(self, turn: int) -> str:
+        return (f"turn {turn} of conversation {self.continuum_id!r} (user {self.user_id!r}) was "
+                f"recorded by another Session writing the same conversation in this file; its row "
+                f"is kept and this compose is not recorded (give each writer its own continuum_id)")
 
     def _load(self) -> None:
+        try:
+            self._load_rows()
+        except (KeyError, ValueError, TypeError, IndexError, sqlite3.DatabaseError) as exc:
+            if isinstance(exc, sqlite3.OperationalError):
+                raise  # a lock or the like: the file may be fine
+            path = getattr(self.store, "path", "the store")
+            raise ValueError(f"the history of conversation {self.continuum_id!r} (user "
+                             f"{self.user_id!r}) in {path!r} is damaged and cannot be read "
+                             f"({type(exc).__name__}: {exc})") from None
+
+    def _load_rows(self) -> None:
         conn = self._conn
         assert conn is not None
         rows = conn.execute("SELECT turn, segment, segment_turn, entries, hud_frame FROM "

@@ -16,19 +16,20 @@ Examples
 """
 from __future__ import annotations
 
-import itertools
 import threading
+import uuid
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence
 
 from traitlets import Bool, HasTraits, Int, Unicode, validate
 
 from trinkets.base import EventAwareTrinket, StatefulTrinket
+from wm_kernel import keys
 from wm_kernel.bus import EventBus
-from wm_kernel.checks import check_int
+from wm_kernel.checks import check_int, check_str
 from wm_kernel.clock import Clock, SystemClock, parse_instant
 from wm_kernel.composer import Layout
-from wm_kernel.core import WorkingMemory
+from wm_kernel.core import CollapseIncompleteError, WorkingMemory
 from wm_kernel.events import (ComposeSystemPromptEvent, SegmentCollapsedEvent, TurnCompletedEvent)
 from wm_kernel.history import History
 from wm_kernel.profile import Profile
@@ -78,7 +79,8 @@ class Session(HasTraits):
         Trinket classes (or factories ``f(bus, wm) -> trinket``) to register, in order. None registers
         every built-in trinket.
     continuum_id:
-        The conversation id carried by every event (default: a new one per Session).
+        The conversation id carried by every event (default: a new unique one per Session, so
+        Sessions in two processes on one file never share one; pass it to resume a conversation).
     auto_compose:
         Compose after every turn and collapse, so ``composed`` always shows the current prompt and
         every turn is recorded.
@@ -91,8 +93,6 @@ class Session(HasTraits):
     base_prompt = Unicode("", help="The base system prompt template.")
     auto_compose = Bool(True, help="Compose after each turn and collapse.")
     closed = Bool(False, help="A closed session refuses to compose, advance or collapse.")
-
-    _ids = itertools.count(1)
 
     def __init__(self, base_prompt: str = "You are a helpful assistant talking with {first_name}.", *,
                  profile: Profile | None = None, clock: Clock | None = None,
@@ -111,7 +111,10 @@ class Session(HasTraits):
         self.clock: Clock = clock if clock is not None else SystemClock()
         self.store: StateStore = store if store is not None else MemoryStore()
         self.bus = bus if bus is not None else EventBus()
-        self.continuum_id = continuum_id or f"continuum-{next(self._ids)}"
+        if continuum_id is not None:
+            check_str(continuum_id, "continuum_id")
+        # unique across processes: two Sessions on one file never share a conversation by accident
+        self.continuum_id = continuum_id or f"continuum-{uuid.uuid4().hex[:12]}"
         # the continuum is set before any trinket registers: stateful trinkets key their items by it
         self.working_memory = WorkingMemory(self.bus, store=self.store, user_id=user_id,
                                             profile=profile, clock=self.clock, layout=layout,
@@ -263,9 +266,13 @@ class Session(HasTraits):
         ended_at = self.clock.now()
         details = {"segment_id": self.segment_id, "summary": summary, "tools_used": tools,
                    "started_at": self.segment_started_at, "ended_at": ended_at}
-        self.bus.publish(SegmentCollapsedEvent.create(
+        record = self.bus.publish(SegmentCollapsedEvent.create(
             continuum_id=self.continuum_id, user_id=self.user_id, clock=self.clock,
             segment_id=self.segment_id, summary=summary, tools_used=tools))
+        # the segment ends even if a trinket could not be flushed (the others were); that one is
+        # reported to the caller once the collapse is complete (see WorkingMemory)
+        incomplete = next((f.exception for f in record.failures
+                           if isinstance(f.exception, CollapseIncompleteError)), None)
         self._record_segment_in_manifest(details)
         self._notify("collapsed", details)
         self.segment_turn = 0
@@ -274,10 +281,12 @@ class Session(HasTraits):
         self._store_segment_start()
         if self.auto_compose:
             self.compose()
+        if incomplete is not None:
+            raise incomplete
 
     @property
     def _segment_key(self) -> str:
-        return f"session:{self.user_id}:{self.continuum_id}"
+        return keys.session(self.user_id, self.continuum_id)
 
     def _store_segment_start(self) -> None:
         """Keep when the current segment started, so a resumed session (and its manifest) keeps it."""

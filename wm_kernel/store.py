@@ -49,6 +49,9 @@ def _copy_json(value: Any) -> Any:
     return value
 
 
+_MISSING = object()  # MemoryStore's undo log: "the field did not exist"
+
+
 def _checked_copy(value: Any, where: str) -> Any:
     """A copy of a value about to be stored, refusing what no store can keep (see the module doc):
     text with a lone surrogate, and keys that are not strings (JSON objects have string keys)."""
@@ -143,13 +146,13 @@ class MemoryStore(StateStore):
     def __init__(self) -> None:
         self._data: dict[str, dict[str, Any]] = {}
         self._lock = threading.RLock()
-        self._journal: list[dict[str, dict[str, Any] | None]] = []
+        # one undo log per open transaction: (key, field) -> the value before its first change
+        # (_MISSING if there was none); per field, so a write costs the same in a key of any size
+        self._journal: list[dict[tuple[str, str], Any]] = []
 
-    def _remember(self, key: str) -> None:
-        # inside a transaction, keep the key's state before its first change so a failure can undo it
-        if self._journal and key not in self._journal[-1]:
-            old = self._data.get(key)
-            self._journal[-1][key] = None if old is None else dict(old)
+    def _remember(self, key: str, field: str) -> None:
+        if self._journal and (key, field) not in self._journal[-1]:
+            self._journal[-1][(key, field)] = self._data.get(key, {}).get(field, _MISSING)
 
     def hget(self, key: str, field: str) -> Any | None:
         _check_name(key, field)
@@ -162,7 +165,7 @@ class MemoryStore(StateStore):
         check_unicode(field, "store field")
         stored = _checked_copy(value, f"value of {field!r}")
         with self._lock:
-            self._remember(key)
+            self._remember(key, field)
             bucket = self._data.get(key)
             if bucket is None:
                 bucket = self._data[key] = {}
@@ -174,7 +177,7 @@ class MemoryStore(StateStore):
             bucket = self._data.get(key)
             if not bucket or field not in bucket:
                 return False
-            self._remember(key)
+            self._remember(key, field)
             del bucket[field]
             if not bucket:
                 del self._data[key]
@@ -188,7 +191,8 @@ class MemoryStore(StateStore):
     def delete(self, key: str) -> None:
         with self._lock:
             if key in self._data:
-                self._remember(key)
+                for field in self._data[key]:
+                    self._remember(key, field)
                 del self._data[key]
 
     def keys(self, prefix: str = "") -> list[str]:
@@ -203,17 +207,20 @@ class MemoryStore(StateStore):
                 yield self
             except BaseException:
                 undo = self._journal.pop()
-                for key, old in undo.items():
-                    if old is None:
-                        self._data.pop(key, None)
+                for (key, field), old in undo.items():
+                    bucket = self._data.setdefault(key, {})
+                    if old is _MISSING:
+                        bucket.pop(field, None)
                     else:
-                        self._data[key] = old
+                        bucket[field] = old
+                    if not bucket:
+                        del self._data[key]
                 raise
             else:
                 done = self._journal.pop()
                 if self._journal:  # nested: the outer transaction must be able to undo these too
-                    for key, old in done.items():
-                        self._journal[-1].setdefault(key, old)
+                    for name, old in done.items():
+                        self._journal[-1].setdefault(name, old)
 
     def __repr__(self) -> str:
         return f"MemoryStore(keys={len(self._data)})"
