@@ -410,3 +410,55 @@ def test_a_huge_clock_advance_is_one_clear_error_and_changes_nothing(step: dict[
                                          r"clock is unchanged$"):
         clock.advance(**step)
     assert clock.now().isoformat() == START
+
+
+# -- 15.11 and 12.6: per-item records, versioned, read back from earlier versions too
+
+ENTRY = {"id": "guidance-1", "type": "concern", "text": "Units.", "added_turn": 0, "ttl": 5,
+         "critical": False}
+
+
+def test_an_earlier_versions_whole_state_record_becomes_per_item_records() -> None:
+    store = MemoryStore()
+    store.hset("peanutgallery:ada:c1", "state",
+               {"version": 1, "state": {"added_count": 3, "entries": [ENTRY]}})
+    s = stored_session(store, trinkets=[PeanutGalleryTrinket])
+    assert [e.id for e in gallery(s).entries] == ["guidance-1"]
+    assert store.hgetall("peanutgallery:ada:c1") == {
+        "count:added_count": 3, "order": 1, "item:guidance-1": {"v": 1, "seq": 1, "item": ENTRY}}
+    assert gallery(s).add_guidance("coaching", "Next.") == "guidance-4"  # the counter carried over
+
+
+@pytest.mark.parametrize(("field", "value", "error"), [
+    ("item:guidance-1", {"v": 2, "seq": 1, "item": ENTRY},
+     "field 'item:guidance-1': version 2, this trinket reads version 1"),
+    ("item:guidance-1", ENTRY, """field 'item:guidance-1': expected {"v", "seq", "item"}"""),
+    ("surprise", 1, "unexpected field 'surprise'"),
+])
+def test_an_unreadable_item_record_is_a_clear_error_and_registers_nothing(
+        field: str, value: Any, error: str) -> None:
+    store = MemoryStore()
+    store.hset("peanutgallery:ada:c1", field, value)
+    with pytest.raises(ValueError) as info:
+        stored_session(store, trinkets=[PeanutGalleryTrinket])
+    assert str(info.value) == (
+        f"PeanutGalleryTrinket: the state stored under 'peanutgallery:ada:c1' cannot be read "
+        f"(ValueError: {error}); delete it with store.delete('peanutgallery:ada:c1') to start empty")
+
+
+def test_an_add_writes_one_record_however_many_items_are_held() -> None:
+    writes: list[tuple[str, str]] = []
+
+    class Counting(MemoryStore):
+        def hset(self, key: str, field: str, value: Any) -> None:
+            writes.append((key, field))
+            super().hset(key, field, value)
+
+    s = stored_session(Counting(), trinkets=[PeanutGalleryTrinket])
+    for i in range(50):
+        gallery(s).add_guidance("concern", f"Item {i}.")
+    writes.clear()
+    gallery(s).add_guidance("concern", "One more.")
+    assert sorted(writes) == [("peanutgallery:ada:c1", "count:added_count"),
+                              ("peanutgallery:ada:c1", "item:guidance-51"),
+                              ("peanutgallery:ada:c1", "order")]

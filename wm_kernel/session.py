@@ -65,6 +65,9 @@ def set_current_session(session: "Session | None") -> None:
         _current = session
 
 
+#: Version of the record a Session keeps of its conversation's current segment.
+SEGMENT_VERSION = 1
+
 class Session(HasTraits):
     """A conversation: base prompt, profile, turns, segments, and the trinkets that fill the prompt.
 
@@ -291,7 +294,8 @@ class Session(HasTraits):
     def _store_segment_start(self) -> None:
         """Keep when the current segment started, so a resumed session (and its manifest) keeps it."""
         self.store.hset(self._segment_key, "segment", {
-            "number": self.segment_number, "started_at": self.segment_started_at.isoformat()})
+            "v": SEGMENT_VERSION, "number": self.segment_number,
+            "started_at": self.segment_started_at.isoformat()})
 
     def _stored_segment_start(self) -> datetime | None:
         """When the current segment started, as stored by an earlier Session of this conversation;
@@ -302,8 +306,12 @@ class Session(HasTraits):
         if stored is None:
             return None
         try:
-            if not isinstance(stored, dict) or set(stored) != {"number", "started_at"}:
-                raise ValueError("expected {'number', 'started_at'}")
+            # files of earlier versions hold the record without "v"
+            if isinstance(stored, dict) and stored.get("v", SEGMENT_VERSION) != SEGMENT_VERSION:
+                raise ValueError(f"version {stored['v']!r}, this Session reads version "
+                                 f"{SEGMENT_VERSION}")
+            if not isinstance(stored, dict) or set(stored) - {"v"} != {"number", "started_at"}:
+                raise ValueError("expected {'v', 'number', 'started_at'}")
             started_at = parse_instant(stored["started_at"], what="started_at")
         except (TypeError, ValueError) as exc:
             raise ValueError(f"the segment stored under {key!r} cannot be read ({exc}); delete it "
