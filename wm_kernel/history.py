@@ -467,7 +467,7 @@ class History:
                 ids.append(found[0])
             for entry, entry_id in zip(fresh, ids):
                 entry.id = entry_id
-            ids = ",".join(str(e.id) for e in entries)
+            entry_ids = ",".join(str(e.id) for e in entries)
             frame = None if hud_frame is None else json.dumps(hud_frame, ensure_ascii=False)
             mine = self._records.get(turn)
             if mine is None:
@@ -476,7 +476,7 @@ class History:
                     conn.execute("INSERT INTO wm_history_composes (user_id, continuum_id, turn, "
                                  "segment, segment_turn, entries, hud_frame) VALUES "
                                  "(?, ?, ?, ?, ?, ?, ?)", (self.user_id, self.continuum_id, turn,
-                                                           segment, segment_turn, ids, frame))
+                                                           segment, segment_turn, entry_ids, frame))
                 except sqlite3.IntegrityError:
                     raise HistoryConflictError(self._conflict(turn)) from None
             else:
@@ -485,7 +485,7 @@ class History:
                     "UPDATE wm_history_composes SET segment=?, segment_turn=?, entries=?, "
                     "hud_frame=? WHERE user_id=? AND continuum_id=? AND turn=? AND segment=? "
                     "AND segment_turn=? AND entries=?",
-                    (segment, segment_turn, ids, frame, self.user_id, self.continuum_id, turn,
+                    (segment, segment_turn, entry_ids, frame, self.user_id, self.continuum_id, turn,
                      mine.segment, mine.segment_turn, ",".join(str(e.id) for e in mine.entries)))
                 if cur.rowcount != 1:
                     raise HistoryConflictError(self._conflict(turn))
