@@ -25,6 +25,7 @@ from traitlets import HasTraits, List, Unicode
 from trinkets.base import StatefulTrinket
 from wm_kernel import keys
 from wm_kernel.bus import EventBus
+from wm_kernel.checks import check_str
 from wm_kernel.clock import Clock, SystemClock
 from wm_kernel.composer import Layout, SystemPromptComposer
 from wm_kernel.events import (ComposeSystemPromptEvent, SegmentCollapsedEvent,
@@ -111,10 +112,9 @@ class WorkingMemory(HasTraits):
                  composer: SystemPromptComposer | None = None, continuum_id: str = "") -> None:
         if not isinstance(event_bus, EventBus):
             raise TypeError(f"WorkingMemory needs an EventBus, got {type(event_bus).__name__}")
-        if not isinstance(user_id, str) or not user_id.strip():
-            raise ValueError(f"user_id must be a non-empty string, got {user_id!r}")
-        if not isinstance(continuum_id, str):
-            raise TypeError(f"continuum_id must be a str, got {type(continuum_id).__name__}")
+        # both end up in store keys (wm_kernel.keys): str, and text a store can hold
+        check_str(user_id, "user_id")
+        check_str(continuum_id, "continuum_id", empty_ok=True)
         super().__init__(user_id=user_id)
         self.bus = event_bus
         self.store: StateStore = store if store is not None else MemoryStore()
