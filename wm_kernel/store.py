@@ -236,9 +236,8 @@ def _interrupts_deferred() -> Iterator[None]:
     if threading.current_thread() is not threading.main_thread():
         yield
         return
-    try:
-        previous = signal.getsignal(signal.SIGINT)
-    except ValueError:  # an interpreter without signal support in this thread
+    previous = signal.getsignal(signal.SIGINT)
+    if previous is None:  # a handler not set from Python: leave it alone
         yield
         return
     caught: list[tuple[int, FrameType | None]] = []
