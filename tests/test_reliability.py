@@ -462,3 +462,10 @@ def test_an_add_writes_one_record_however_many_items_are_held() -> None:
     assert sorted(writes) == [("peanutgallery:ada:c1", "count:added_count"),
                               ("peanutgallery:ada:c1", "item:guidance-51"),
                               ("peanutgallery:ada:c1", "order")]
+
+
+def test_a_base_prompt_with_a_lone_surrogate_is_refused_and_changes_nothing() -> None:
+    s = stored_session(MemoryStore(), trinkets=[])
+    with pytest.raises(ValueError, match=r"^base_prompt contains a lone surrogate U\+D83D"):
+        s.base_prompt = CUT
+    assert s.base_prompt == "Hi."

@@ -169,9 +169,8 @@ class Session(HasTraits):
     @validate("base_prompt")
     def _check_base_prompt(self, proposal: dict[str, Any]) -> str:
         value = proposal["value"]
-        if not isinstance(value, str):
-            raise TypeError(f"base_prompt must be a str, got {type(value).__name__}")
-        return value
+        # a lone surrogate could be neither recorded nor stored: refused here, in one line
+        return check_str(value, "base_prompt", empty_ok=True)
 
     def add_trinket(self, factory: type[EventAwareTrinket] | TrinketFactory, *,
                     replace: bool = False) -> EventAwareTrinket:

@@ -189,6 +189,7 @@ class MemoryStore(StateStore):
             return {field: _copy_json(value) for field, value in self._data.get(key, {}).items()}
 
     def delete(self, key: str) -> None:
+        _check_name(key)
         with self._lock:
             if key in self._data:
                 for field in self._data[key]:
@@ -196,6 +197,7 @@ class MemoryStore(StateStore):
                 del self._data[key]
 
     def keys(self, prefix: str = "") -> list[str]:
+        check_str(prefix, "prefix", empty_ok=True)
         with self._lock:
             return sorted(k for k in self._data if k.startswith(prefix))
 
