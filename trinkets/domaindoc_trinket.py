@@ -153,6 +153,7 @@ from typing import Any, Callable, Iterator
 from traitlets import Int
 
 from trinkets.base import EventAwareTrinket, feed
+from wm_kernel import keys
 from wm_kernel.checks import check_bool, check_str
 from wm_kernel.markup import escape_attr, escape_text
 
@@ -318,7 +319,7 @@ class DomaindocTrinket(EventAwareTrinket):
     @property
     def store_key(self) -> str:
         """The state-store key holding this user's documents (one field per label)."""
-        return f"domaindocs:{self.working_memory.user_id}"
+        return keys.domaindocs(self.working_memory.user_id)
 
     def _stored(self) -> list[dict[str, Any]]:
         docs = []

@@ -159,9 +159,10 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Mapping
 
-from traitlets import Dict, observe
+from traitlets import Dict
 
 from trinkets.base import StatefulTrinket, feed
+from wm_kernel.checks import check_unicode
 from wm_kernel.events import UpdateTrinketEvent
 from wm_kernel.markup import escape_text
 
@@ -206,7 +207,7 @@ def _text(value: object, what: str, *, empty_ok: bool = False) -> str:
         raise ValueError(f"{what} must be a str; got {type(value).__name__}")
     if not empty_ok and not value.strip():
         raise ValueError(f"{what} must be a non-empty str")
-    return value
+    return check_unicode(value, what)
 
 
 def _count(value: object, what: str) -> int:
@@ -278,6 +279,12 @@ def _validate(status: object, fields: Mapping[str, Any]) -> dict[str, Any]:
     return data
 
 
+def _record(r: SearchResult) -> dict[str, Any]:
+    """A result as stored (what ``_parse_state`` reads back)."""
+    return {"task_id": r.task_id, "status": r.status, "received_turn": r.received_turn,
+            "data": copy.deepcopy(r.data)}
+
+
 def _show(value: object) -> str:
     """A value as the revised style writes it: markup characters escaped, continuation lines
     indented (see the module docstring)."""
@@ -299,6 +306,8 @@ class GetContextTrinket(StatefulTrinket):
     cache_policy = False
     state_prefix = "getcontext"
     styles = ("original", "revised")
+    state_items = "entries"
+    state_item_id = "task_id"
     #: Turns a timeout or failure stays after the turn it arrived in.
     ERROR_TURNS: ClassVar[int] = 5
 
@@ -349,14 +358,19 @@ class GetContextTrinket(StatefulTrinket):
         if task_id not in self.entries:
             known = ", ".join(map(repr, self.entries)) or "none"
             raise ValueError(f"no search result with task_id {task_id!r} (stored: {known})")
+        with self._changing_state() as change:
+            change.drop(task_id)
         self.set_trait("entries", {k: v for k, v in self.entries.items() if k != task_id})
 
     def _store(self, task_id: object, status: object, fields: Mapping[str, Any]) -> None:
         if not isinstance(task_id, str) or not task_id.strip():
             raise ValueError(f"task_id must be a non-empty str; got {task_id!r}")
+        check_unicode(task_id, "task_id")
         data = _validate(status, fields)
         assert isinstance(status, str)
         result = SearchResult(task_id, status, self.current_turn, data)
+        with self._changing_state() as change:  # stored first: a failed write changes nothing
+            change.put(task_id, _record(result))
         self.set_trait("entries", {**self.entries, task_id: result})
 
     def handle_update_trinket(self, event: UpdateTrinketEvent) -> None:
@@ -476,24 +490,24 @@ class GetContextTrinket(StatefulTrinket):
         kept = {r.task_id: r for r in self._visible()}
         if len(kept) == len(self.entries):
             return False
+        with self._changing_state() as change:
+            for task_id in self.entries:
+                if task_id not in kept:
+                    change.drop(task_id)
         self.set_trait("entries", kept)
         return True
 
     def _clear_all_state(self) -> None:
+        with self._changing_state() as change:
+            change.clear()
         self.set_trait("entries", {})
 
-    # -- persistence
-    @observe("entries")
-    def _entries_changed(self, change: dict[str, Any]) -> None:
-        self._save_state()
-
+    # -- persistence: one record per task (StatefulTrinket's per-item persistence); the order of
+    # first report is kept by the records' order numbers
     def _dump_state(self) -> dict[str, Any] | None:
         if not self.entries:
             return None
-        # a list, not a dict: the order of first report is part of the state
-        return {"entries": [{"task_id": r.task_id, "status": r.status,
-                             "received_turn": r.received_turn, "data": copy.deepcopy(r.data)}
-                            for r in self.entries.values()]}
+        return {"entries": [_record(r) for r in self.entries.values()]}
 
     def _parse_state(self, data: dict[str, Any]) -> dict[str, SearchResult]:
         if set(data) != {"entries"} or not isinstance(data["entries"], list):

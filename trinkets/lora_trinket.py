@@ -84,6 +84,7 @@ from typing import TYPE_CHECKING, Any, Iterator, TypedDict
 from traitlets import Unicode
 
 from trinkets.base import EventAwareTrinket, feed
+from wm_kernel import keys
 from wm_kernel.checks import check_bool, check_int, check_str
 from wm_kernel.events import TurnCompletedEvent
 from wm_kernel.markup import escape_attr, escape_text
@@ -360,7 +361,7 @@ class LoraTrinket(EventAwareTrinket):
     @property
     def store_key(self) -> str:
         """The state-store key of this user's model (fields ``user_model`` and ``checkin``)."""
-        return f"lora:{self.working_memory.user_id}"
+        return keys.lora(self.working_memory.user_id)
 
     def _checkin(self) -> dict[str, Any]:
         stored = self.working_memory.store.hget(self.store_key, "checkin")

@@ -66,6 +66,7 @@ from typing import TYPE_CHECKING, Any
 from traitlets import Int
 
 from trinkets.base import EventAwareTrinket, feed
+from wm_kernel import keys
 from wm_kernel.checks import check_str
 from wm_kernel.clock import parse_instant
 from wm_kernel.events import SegmentCollapsedEvent
@@ -160,7 +161,7 @@ class ManifestTrinket(EventAwareTrinket):
     @property
     def store_key(self) -> str:
         """The store hash of this user's manifest."""
-        return f"manifest:{self.working_memory.user_id}"
+        return keys.manifest(self.working_memory.user_id)
 
     # -- feeding
     @feed

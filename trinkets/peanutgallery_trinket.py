@@ -66,9 +66,10 @@ import re
 from dataclasses import dataclass
 from typing import Any, Mapping
 
-from traitlets import Int, Tuple, observe
+from traitlets import Int, Tuple
 
 from trinkets.base import StatefulTrinket, feed
+from wm_kernel.checks import check_unicode
 from wm_kernel.events import UpdateTrinketEvent
 from wm_kernel.markup import escape_attr, escape_text
 
@@ -114,7 +115,7 @@ def _check_text(text: object) -> str:
         raise ValueError(f"guidance text must be a non-empty str; got {type(text).__name__}")
     if not text.strip():
         raise ValueError("guidance text must be a non-empty str; got an empty or blank string")
-    return text
+    return check_unicode(text, "guidance text")
 
 
 def _check_ttl(ttl: object) -> int:
@@ -163,6 +164,8 @@ class PeanutGalleryTrinket(StatefulTrinket):
     variable_name = "peanutgallery_guidance"
     cache_policy = False
     state_prefix = "peanutgallery"
+    state_items = "entries"
+    state_counters = ("added_count",)
 
     entries = Tuple(read_only=True,
                     help="The stored Guidance entries, oldest first (replaced, never mutated, on "
@@ -198,9 +201,12 @@ class PeanutGalleryTrinket(StatefulTrinket):
         entry_text = _check_text(text)
         entry_ttl = _check_ttl(ttl)
         entry_critical = _check_critical(critical)
-        number = self.added_count + 1
-        entry = Guidance(f"guidance-{number}", entry_type, entry_text, self.current_turn, entry_ttl,
-                         entry_critical)
+        # stored first (the id from the store's counter, unique across processes), then kept
+        with self._changing_state() as change:
+            number = change.allocate("added_count", self.added_count)
+            entry = Guidance(f"guidance-{number}", entry_type, entry_text, self.current_turn,
+                             entry_ttl, entry_critical)
+            change.put(entry.id, _record(entry))
         with self.hold_trait_notifications():
             self.set_trait("added_count", number)
             self.set_trait("entries", (*self.entries, entry))
@@ -213,6 +219,8 @@ class PeanutGalleryTrinket(StatefulTrinket):
         if len(remaining) == len(self.entries):
             known = ", ".join(e.id for e in self.entries) or "none"
             raise ValueError(f"no guidance with id {id!r} (active: {known})")
+        with self._changing_state() as change:
+            change.drop(id)
         self.set_trait("entries", remaining)
 
     def handle_update_trinket(self, event: UpdateTrinketEvent) -> None:
@@ -259,23 +267,24 @@ class PeanutGalleryTrinket(StatefulTrinket):
         kept = tuple(e for e in self.entries if turn <= e.last_turn)
         if len(kept) == len(self.entries):
             return False
+        with self._changing_state() as change:
+            for entry in self.entries:
+                if turn > entry.last_turn:
+                    change.drop(entry.id)
         self.set_trait("entries", kept)
         return True
 
     def _clear_all_state(self) -> None:
+        with self._changing_state() as change:
+            change.clear()
         self.set_trait("entries", ())
 
-    # -- persistence: the entries and the id counter, so ids are never reused after a restart
-    @observe("entries")
-    def _entries_changed(self, change: dict[str, Any]) -> None:
-        self._save_state()
-
+    # -- persistence: one record per entry, and the id counter, so ids are never reused after a
+    # restart (StatefulTrinket's per-item persistence; the feeding methods write each change)
     def _dump_state(self) -> dict[str, Any] | None:
         if not self.added_count:
             return None
-        return {"added_count": self.added_count,
-                "entries": [{"id": e.id, "type": e.type, "text": e.text, "added_turn": e.added_turn,
-                             "ttl": e.ttl, "critical": e.critical} for e in self.entries]}
+        return {"added_count": self.added_count, "entries": [_record(e) for e in self.entries]}
 
     def _parse_state(self, data: dict[str, Any]) -> tuple[int, tuple[Guidance, ...]]:
         if set(data) != {"added_count", "entries"}:
@@ -294,6 +303,12 @@ class PeanutGalleryTrinket(StatefulTrinket):
         with self.hold_trait_notifications():
             self.set_trait("added_count", added_count)
             self.set_trait("entries", entries)
+
+
+def _record(e: Guidance) -> dict[str, Any]:
+    """An entry as stored (what ``_stored_entry`` reads back)."""
+    return {"id": e.id, "type": e.type, "text": e.text, "added_turn": e.added_turn, "ttl": e.ttl,
+            "critical": e.critical}
 
 
 def _guidance_line(g: dict[str, Any]) -> str:

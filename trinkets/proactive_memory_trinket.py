@@ -100,7 +100,7 @@ from collections.abc import Mapping
 from datetime import datetime, tzinfo
 from typing import Any
 
-from traitlets import List, observe, validate
+from traitlets import List, validate
 
 from trinkets.base import StatefulTrinket, feed
 from wm_kernel.clock import parse_instant
@@ -270,6 +270,7 @@ class ProactiveMemoryTrinket(StatefulTrinket):
     cache_policy = False
     state_prefix = "proactive_memory"
     styles = ("original", "revised")
+    state_items = "memories"
 
     memories: List[dict[str, Any]] = List(
         help="The surfaced memories, normalized (every key present, datetimes parsed), in the order "
@@ -277,7 +278,12 @@ class ProactiveMemoryTrinket(StatefulTrinket):
 
     @validate("memories")
     def _check_memories(self, proposal: dict[str, Any]) -> list[dict[str, Any]]:
-        return normalize_memories(proposal["value"])
+        memories = normalize_memories(proposal["value"])
+        # stored while validating, before the trait changes: a failed write leaves it unchanged
+        # (and the same list again, which traitlets will not announce, is not written again)
+        if memories != self.memories:
+            self._save_state({"memories": [_to_json(m) for m in memories]} if memories else None)
+        return memories
 
     @feed
     def surface(self, memories: list[dict[str, Any]]) -> int:
@@ -313,11 +319,8 @@ class ProactiveMemoryTrinket(StatefulTrinket):
     def _clear_all_state(self) -> None:
         self.memories = []
 
-    # -- persistence
-    @observe("memories")
-    def _memories_changed(self, change: dict[str, Any]) -> None:
-        self._save_state()
-
+    # -- persistence: one record per memory (StatefulTrinket's per-item persistence), all
+    # rewritten by each replacement of the list (see _check_memories)
     def _dump_state(self) -> dict[str, Any] | None:
         if not self.memories:
             return None

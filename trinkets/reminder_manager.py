@@ -110,6 +110,7 @@ from datetime import MAXYEAR, date, datetime, timedelta, timezone, tzinfo
 from typing import Any, NamedTuple
 
 from trinkets.base import EventAwareTrinket, feed
+from wm_kernel import keys
 from wm_kernel.checks import check_str
 from wm_kernel.clock import parse_instant
 from wm_kernel.markup import escape_text
@@ -270,15 +271,17 @@ class ReminderManager(EventAwareTrinket):
     @property
     def store_key(self) -> str:
         """The store hash of this user's reminders."""
-        return f"reminders:{self.working_memory.user_id}"
+        return keys.reminders(self.working_memory.user_id)
 
     def _load(self) -> dict[str, dict[str, Any]]:
         return self.working_memory.store.hgetall(self.store_key)
 
-    def _next_id(self, taken: dict[str, Any]) -> str:
-        store, meta = self.working_memory.store, f"{self.store_key}:meta"
+    def _next_id(self) -> str:
+        # called inside a store transaction: reading and bumping the counter is one atomic step;
+        # each candidate is looked up alone, so adding a reminder costs the same with 10 or 10,000
+        store, meta = self.working_memory.store, keys.reminders_meta(self.working_memory.user_id)
         number = int(store.hget(meta, "next_number") or 1)
-        while f"rem_{number}" in taken:  # a caller may have chosen an id of this form
+        while store.hget(self.store_key, f"rem_{number}") is not None:  # a caller chose rem_<n>
             number += 1
         store.hset(meta, "next_number", number + 1)
         return f"rem_{number}"
@@ -312,10 +315,9 @@ class ReminderManager(EventAwareTrinket):
             check_str(id, "reminder id")
         store = self.working_memory.store
         with store.transaction():
-            existing = self._load()
             if id is None:
-                id = self._next_id(existing)
-            elif id in existing:
+                id = self._next_id()
+            elif store.hget(self.store_key, id) is not None:
                 raise ValueError(f"a reminder with id {id!r} already exists")
             store.hset(self.store_key, id, {
                 "id": id, "title": title, "details": details, "category": category,

@@ -15,8 +15,18 @@ ValueError: section header must not be empty
 Traceback (most recent call last):
 ...
 TypeError: number of turns must be an int, got bool
+>>> check_str("cut emoji \\ud83d", "text")
+Traceback (most recent call last):
+...
+ValueError: text contains a lone surrogate U+D83D at index 10 (half of a character, e.g. an emoji cut in two); it cannot be stored
 """
 from __future__ import annotations
+
+import re
+
+# a UTF-16 half (U+D800..U+DFFF) on its own: Python strings may hold one (text cut by a byte count,
+# a bad decode with "surrogateescape"), but UTF-8, JSON files and SQLite cannot store it
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def check_str(value: object, what: str, *, empty_ok: bool = False) -> str:
@@ -25,6 +35,18 @@ def check_str(value: object, what: str, *, empty_ok: bool = False) -> str:
         raise TypeError(f"{what} must be a str, got {type(value).__name__}")
     if not empty_ok and not value.strip():
         raise ValueError(f"{what} must not be empty")
+    check_unicode(value, what)
+    return value
+
+
+def check_unicode(value: str, what: str) -> str:
+    """``value`` if it holds no lone surrogate, which no store can keep; ValueError naming the first
+    one and where it is (the usual cause: text cut in the middle of an emoji's UTF-16 pair)."""
+    found = _LONE_SURROGATE.search(value)
+    if found is not None:
+        raise ValueError(f"{what} contains a lone surrogate U+{ord(found.group()):04X} at index "
+                         f"{found.start()} (half of a character, e.g. an emoji cut in two); it "
+                         f"cannot be stored")
     return value
 
 

@@ -84,7 +84,10 @@ class ManualClock(HasTraits):
         return self.current
 
     def advance(self, delta: timedelta | None = None, /, **kwargs: float) -> datetime:
-        """Move forward by a timedelta or by timedelta keywords (``hours=2``); never backwards."""
+        """Move forward by a timedelta or by timedelta keywords (``hours=2``); never backwards.
+
+        A step too large for a datetime (past the year 9999, or ``seconds=1e300``) is a one-line
+        ValueError and the clock stays where it was."""
         if delta is not None and kwargs:
             raise TypeError("advance() takes a timedelta or keywords, not both")
         if delta is None:
@@ -92,12 +95,22 @@ class ManualClock(HasTraits):
                 delta = timedelta(**kwargs)
             except TypeError as exc:
                 raise TypeError(f"advance(): {exc}") from None
+            except OverflowError:
+                raise ValueError(f"advance({', '.join(f'{k}={v!r}' for k, v in kwargs.items())}) "
+                                 f"is too far: a step must stay within {timedelta.max.days:,} "
+                                 f"days; the clock is unchanged") from None
         if not isinstance(delta, timedelta):
             raise TypeError(f"advance() takes a timedelta, got {type(delta).__name__}")
         if delta < timedelta(0):
             raise ValueError("a ManualClock does not go backwards; use set() to jump")
         with self._lock:
-            self.current = self.now() + delta
+            try:
+                moved = self.now() + delta
+            except OverflowError:
+                raise ValueError(f"advance() by {delta} from {self.now().isoformat()} would pass "
+                                 f"the year 9999, the last a datetime can hold; the clock is "
+                                 f"unchanged") from None
+            self.current = moved
         return self.now()
 
     def set(self, when: "datetime | str") -> datetime:

@@ -23,7 +23,9 @@ from typing import TYPE_CHECKING, Any, Mapping
 
 from traitlets import HasTraits, List, Unicode
 
+from wm_kernel import keys
 from wm_kernel.bus import EventBus
+from wm_kernel.checks import check_str
 from wm_kernel.clock import Clock, SystemClock
 from wm_kernel.composer import Layout, SystemPromptComposer
 from wm_kernel.events import (ComposeSystemPromptEvent, SegmentCollapsedEvent,
@@ -55,6 +57,20 @@ def failure_kind(exc: BaseException) -> str:
     if isinstance(exc, OSError) or any(marker in name for marker in _INFRA_MARKERS):
         return "infrastructure"
     return "logic"
+
+
+class CollapseIncompleteError(RuntimeError):
+    """A segment collapse could not flush some stateful trinkets (named in ``not_flushed``, with
+    the error of each); every other trinket was flushed. The ones named are left out of the
+    prompt and flushed again before their next update."""
+
+    def __init__(self, segment_id: str, not_flushed: list[tuple[str, Exception]]) -> None:
+        self.segment_id = segment_id
+        self.not_flushed = not_flushed
+        names = "; ".join(f"{name} ({type(exc).__name__}: {exc})" for name, exc in not_flushed)
+        super().__init__(f"segment {segment_id} collapsed, but {len(not_flushed)} trinket(s) were "
+                         f"not flushed: {names}; each is left out of the prompt and flushed again "
+                         f"before its next update")
 
 
 class WorkingMemory(HasTraits):
@@ -93,10 +109,9 @@ class WorkingMemory(HasTraits):
                  composer: SystemPromptComposer | None = None, continuum_id: str = "") -> None:
         if not isinstance(event_bus, EventBus):
             raise TypeError(f"WorkingMemory needs an EventBus, got {type(event_bus).__name__}")
-        if not isinstance(user_id, str) or not user_id.strip():
-            raise ValueError(f"user_id must be a non-empty string, got {user_id!r}")
-        if not isinstance(continuum_id, str):
-            raise TypeError(f"continuum_id must be a str, got {type(continuum_id).__name__}")
+        # both end up in store keys (wm_kernel.keys): str, and text a store can hold
+        check_str(user_id, "user_id")
+        check_str(continuum_id, "continuum_id", empty_ok=True)
         super().__init__(user_id=user_id)
         self.bus = event_bus
         self.store: StateStore = store if store is not None else MemoryStore()
@@ -131,7 +146,7 @@ class WorkingMemory(HasTraits):
     @property
     def store_key(self) -> str:
         """The store hash holding each section's last content: ``trinkets:{user_id}``."""
-        return f"trinkets:{self.user_id}"
+        return keys.trinket_sections(self.user_id)
 
     def register_trinket(self, trinket: "EventAwareTrinket", *, replace: bool = False) -> None:
         """Register a trinket by class name. A second trinket with the same name or the same section
@@ -285,19 +300,30 @@ class WorkingMemory(HasTraits):
                                event.target_trinket)
                 return
             try:
+                trinket.finish_pending_flush()  # a collapse could not: old items must not return
                 trinket.handle_update_trinket(event)
             except Exception as exc:
                 self._isolate_failure(trinket, exc)
 
-    def _isolate_failure(self, trinket: "EventAwareTrinket", exc: Exception) -> None:
-        """A trinket raised: keep it out of the prompt and the store, and make the failure visible."""
+    def _isolate_failure(self, trinket: "EventAwareTrinket", exc: Exception, *,
+                         doing: str = "") -> None:
+        """A trinket raised: keep it out of the prompt and the store, and make the failure visible
+        (its ``error`` trait, and the composed prompt's ``omitted``). ``doing`` says what failed
+        when it was not the update itself (e.g. "storing its section")."""
         kind = failure_kind(exc)
         logger.error("%s failure in trinket %s: %s: %s", kind, trinket.name, type(exc).__name__, exc)
+        prefix = f"{doing}: " if doing else ""
         with trinket.hold_trait_notifications():
-            trinket.error = f"{type(exc).__name__}: {exc}"
+            trinket.error = f"{prefix}{type(exc).__name__}: {exc}"
             trinket.content = ""
             trinket.last_updated = self.clock.now()
-        self.discard_section(trinket)
+        # the store may be what failed (a lock, a full disk): the section leaves the prompt anyway
+        self.composer.remove_section(trinket.variable_name)
+        try:
+            self.discard_section(trinket)
+        except Exception as again:
+            logger.error("could not remove the stored section of %s: %s: %s", trinket.name,
+                         type(again).__name__, again)
         self.bus.report_failure(trinket.name, exc)
 
     def _handle_trinket_content(self, event: TrinketContentEvent) -> None:
@@ -305,9 +331,18 @@ class WorkingMemory(HasTraits):
         with self.lock:
             written = self._written.get(section)
             if written is None or written[0] != event.content or written[1] != event.cache_policy:
-                self.store.hset(self.store_key, section, {
-                    "content": event.content, "cache_policy": event.cache_policy,
-                    "updated_at": event.occurred_at.isoformat()})
+                try:
+                    self.store.hset(self.store_key, section, {
+                        "content": event.content, "cache_policy": event.cache_policy,
+                        "updated_at": event.occurred_at.isoformat()})
+                except Exception as exc:
+                    # without this, the bus would isolate *this* subscriber and the section would
+                    # silently miss the prompt; instead it is the trinket's visible failure
+                    trinket = self._trinkets.get(event.trinket_name)
+                    if trinket is None:
+                        raise
+                    self._isolate_failure(trinket, exc, doing="storing its section failed")
+                    return
                 self._written[section] = (event.content, event.cache_policy)
             self.composer.add_section(section, event.content, event.cache_policy,
                                       event.trinket_name or None)
@@ -322,12 +357,20 @@ class WorkingMemory(HasTraits):
 
     # -- segment collapse
     def _handle_segment_collapsed(self, event: SegmentCollapsedEvent) -> None:
+        """Flush every stateful trinket. Each flush is all or nothing for its trinket; one that
+        fails (a locked store) is left out of the prompt with its ``error`` set, flushed again
+        before its next update, and named in the CollapseIncompleteError raised at the end (the
+        bus records it; ``Session.collapse_segment`` raises it to its caller)."""
         with self.lock:
+            not_flushed: list[tuple[str, Exception]] = []
             for trinket in list(self._trinkets.values()):
                 try:
                     trinket.end_segment()
                 except Exception as exc:
-                    self._isolate_failure(trinket, exc)
+                    self._isolate_failure(trinket, exc, doing="not flushed at segment collapse")
+                    not_flushed.append((trinket.name, exc))
+            if not_flushed:
+                raise CollapseIncompleteError(event.segment_id, not_flushed)
 
     # -- state store views (the original's API)
     def get_trinket_state(self, section_name: str) -> TrinketState | None:

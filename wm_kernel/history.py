@@ -28,6 +28,11 @@ per conversation, ``history:{user_id}:{continuum_id}``, one field per turn. Ever
 written in one store transaction, each new text and entry once. The notification centre's frame
 (namespace and title, carried by the ComposedPrompt) is stored only when it differs from the
 composer's default.
+A Session created without ``continuum_id`` gets a new unique one (``continuum-`` and 12 hex
+digits), so two Sessions, in one process or two, never share a history by accident; pass
+``continuum_id`` to resume a conversation. A history never replaces a record another one wrote:
+recording a turn that another History of the same conversation has recorded (or re-recorded) in
+the store is a :class:`HistoryConflictError`, and nothing is recorded, in memory or in the store.
 
 Measured (10,000 turns, all eight built-in trinkets, a 7 KB base prompt): about 420 bytes per turn
 in memory, texts included (one copy per turn would be 8.8 KB of text per turn). Recording costs
@@ -115,6 +120,11 @@ ENTRIES_KEY = "history:entries"
 def composes_key(user_id: str, continuum_id: str) -> str:
     """The store hash holding one conversation's recorded turns."""
     return f"history:{user_id}:{continuum_id}"
+
+
+class HistoryConflictError(RuntimeError):
+    """Another History (another Session, perhaps in another process) has recorded this turn of the
+    same conversation in the same file. Its row is kept; nothing is recorded."""
 
 
 def text_digest(text: str) -> bytes:
@@ -483,10 +493,27 @@ class History:
                 store.hset(TEXTS_KEY, digest.hex(), {"v": RECORD_VERSION, "text": text})
             for entry in fresh:
                 store.hset(ENTRIES_KEY, entry.id, entry.to_json())
-            store.hset(composes_key(self.user_id, self.continuum_id), str(turn), {
-                "v": RECORD_VERSION, "segment": segment, "segment_turn": segment_turn,
-                "entries": [e.id for e in entries],
-                "hud_frame": None if hud_frame is None else list(hud_frame)})
+            key = composes_key(self.user_id, self.continuum_id)
+            # compare and set, inside the transaction: never replace what another writer recorded
+            stored = store.hget(key, str(turn))
+            mine = self._records.get(turn)
+            if stored is not None and (mine is None or stored != self._record_json(mine)):
+                raise HistoryConflictError(self._conflict(turn))
+            store.hset(key, str(turn), self._record_json(
+                Compose(turn, segment, segment_turn, entries, hud_frame)))
+
+    @staticmethod
+    def _record_json(compose: "Compose") -> dict[str, Any]:
+        frame = compose.hud_frame
+        return {"v": RECORD_VERSION, "segment": compose.segment,
+                "segment_turn": compose.segment_turn, "entries": [e.id for e in compose.entries],
+                "hud_frame": None if frame is None else list(frame)}
+
+    def _conflict(self, turn: int) -> str:
+        return (f"turn {turn} of conversation {self.continuum_id!r} (user {self.user_id!r}) was "
+                f"recorded by another Session writing the same conversation in this store; its "
+                f"record is kept and this compose is not recorded (give each writer its own "
+                f"continuum_id)")
 
     def _load(self) -> None:
         store = self.store
@@ -505,7 +532,9 @@ class History:
                 self._max_turn = max(self._max_turn, turn)
                 previous = entries
         except (KeyError, TypeError, ValueError, IndexError) as exc:
-            raise ValueError(f"the history stored under {key!r} cannot be read "
+            where = getattr(store, "path", None) or f"the store's key {key!r}"
+            raise ValueError(f"the history of conversation {self.continuum_id!r} (user "
+                             f"{self.user_id!r}) in {str(where)!r} is damaged and cannot be read "
                              f"({type(exc).__name__}: {exc})") from None
         self._last = {e.name: e for e in previous}
         self._last_entries = previous

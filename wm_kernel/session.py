@@ -21,8 +21,8 @@ Examples
 """
 from __future__ import annotations
 
-import itertools
 import threading
+import uuid
 from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence
@@ -30,11 +30,12 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence
 from traitlets import Bool, HasTraits, Instance, Int, Unicode, validate
 
 from trinkets.base import EventAwareTrinket
+from wm_kernel import keys
 from wm_kernel.bus import EventBus
-from wm_kernel.checks import check_int
+from wm_kernel.checks import check_int, check_str
 from wm_kernel.clock import Clock, SystemClock, parse_instant
 from wm_kernel.composer import Layout
-from wm_kernel.core import WorkingMemory
+from wm_kernel.core import CollapseIncompleteError, WorkingMemory
 from wm_kernel.events import SegmentCollapsedEvent, TurnCompletedEvent
 from wm_kernel.profile import Profile
 from wm_kernel.store import MemoryStore, StateStore
@@ -90,6 +91,9 @@ def set_current_session(session: "Session | None") -> None:
         _current = session
 
 
+#: Version of the record a Session keeps of its conversation's current segment.
+SEGMENT_VERSION = 1
+
 class Session(HasTraits):
     """A conversation: base prompt, profile, turns, segments, and the trinkets that fill the prompt.
 
@@ -104,7 +108,8 @@ class Session(HasTraits):
         Trinket classes (or factories ``f(bus, wm) -> trinket``) to register, in order. None registers
         every built-in trinket.
     continuum_id:
-        The conversation id carried by every event (default: a new one per Session).
+        The conversation id carried by every event (default: a new unique one per Session, so
+        Sessions in two processes on one file never share one; pass it to resume a conversation).
     auto_compose:
         Compose after every turn and collapse, so ``composed`` always shows the current prompt and
         every turn is recorded.
@@ -128,8 +133,6 @@ class Session(HasTraits):
     auto_compose = Bool(True, help="Compose after each turn and collapse.")
     closed = Bool(False, help="A closed session refuses to compose, advance or collapse.")
 
-    _ids = itertools.count(1)
-
     def __init__(self, base_prompt: str = "You are a helpful assistant talking with {first_name}.", *,
                  profile: Profile | None = None, clock: Clock | None = None,
                  store: StateStore | None = None, user_id: str = "notebook",
@@ -148,7 +151,10 @@ class Session(HasTraits):
         self.clock: Clock = clock if clock is not None else SystemClock()
         self.store: StateStore = store if store is not None else MemoryStore()
         self.bus = bus if bus is not None else EventBus()
-        self.continuum_id = continuum_id or f"continuum-{next(self._ids)}"
+        if continuum_id is not None:
+            check_str(continuum_id, "continuum_id")
+        # unique across processes: two Sessions on one file never share a conversation by accident
+        self.continuum_id = continuum_id or f"continuum-{uuid.uuid4().hex[:12]}"
         # the continuum is set before any trinket registers: stateful trinkets key their items by it
         self.working_memory = WorkingMemory(self.bus, store=self.store, user_id=user_id,
                                             profile=profile, clock=self.clock, layout=layout,
@@ -200,9 +206,8 @@ class Session(HasTraits):
     @validate("base_prompt")
     def _check_base_prompt(self, proposal: dict[str, Any]) -> str:
         value = proposal["value"]
-        if not isinstance(value, str):
-            raise TypeError(f"base_prompt must be a str, got {type(value).__name__}")
-        return value
+        # a lone surrogate could be neither recorded nor stored: refused here, in one line
+        return check_str(value, "base_prompt", empty_ok=True)
 
     def add_trinket(self, factory: type[EventAwareTrinket] | TrinketFactory, *,
                     replace: bool = False) -> EventAwareTrinket:
@@ -295,7 +300,11 @@ class Session(HasTraits):
         event = SegmentCollapsedEvent.create(
             continuum_id=self.continuum_id, user_id=self.user_id, clock=self.clock,
             segment_id=self.segment_id, summary=summary, tools_used=tools)
-        self.bus.publish(event)
+        record = self.bus.publish(event)
+        # the segment ends even if a trinket could not be flushed (the others were); that one is
+        # reported to the caller once the collapse is complete (see WorkingMemory)
+        incomplete = next((f.exception for f in record.failures
+                           if isinstance(f.exception, CollapseIncompleteError)), None)
         self.segment_turn = 0
         self.segment_number += 1
         self.segment = Segment(self.segment_number, event.occurred_at)
@@ -304,11 +313,13 @@ class Session(HasTraits):
             self._store_position()
         if self.auto_compose:
             self.compose()
+        if incomplete is not None:
+            raise incomplete
 
     # -- where the conversation is, kept in the store so that a restarted Session resumes it
     @property
     def _segment_key(self) -> str:
-        return f"session:{self.user_id}:{self.continuum_id}"
+        return keys.session(self.user_id, self.continuum_id)
 
     def _resume(self) -> None:
         """Take the counters and the segment start an earlier Session of this conversation stored
@@ -318,15 +329,13 @@ class Session(HasTraits):
         segment, position = stored.get("segment"), stored.get("position")
         try:
             if segment is not None:
-                if not isinstance(segment, dict) or set(segment) != {"number", "started_at"}:
-                    raise ValueError("expected {'number', 'started_at'}")
+                segment = _versioned(segment, {"number", "started_at"})
                 started_at = parse_instant(segment["started_at"], what="started_at")
                 number = check_int(segment["number"], "number", minimum=1)
                 self.segment_number = number
                 self.segment = Segment(number, started_at)
             if position is not None:
-                if not isinstance(position, dict) or set(position) != {"turn", "segment_turn"}:
-                    raise ValueError("expected {'turn', 'segment_turn'}")
+                position = _versioned(position, {"turn", "segment_turn"})
                 self.turn = check_int(position["turn"], "turn", minimum=0)
                 self.segment_turn = check_int(position["segment_turn"], "segment_turn", minimum=0)
         except (TypeError, ValueError) as exc:
@@ -338,11 +347,12 @@ class Session(HasTraits):
 
     def _store_segment_start(self) -> None:
         self.store.hset(self._segment_key, "segment", {
-            "number": self.segment_number, "started_at": self.segment_started_at.isoformat()})
+            "v": SEGMENT_VERSION, "number": self.segment_number,
+            "started_at": self.segment_started_at.isoformat()})
 
     def _store_position(self) -> None:
-        self.store.hset(self._segment_key, "position",
-                        {"turn": self.turn, "segment_turn": self.segment_turn})
+        self.store.hset(self._segment_key, "position", {
+            "v": SEGMENT_VERSION, "turn": self.turn, "segment_turn": self.segment_turn})
 
     # -- conveniences over the attached History (wm_kernel.history)
     @property
@@ -406,3 +416,13 @@ class Session(HasTraits):
     def __repr__(self) -> str:
         return (f"<Session turn={self.turn} segment={self.segment_number} "
                 f"trinkets={list(self.working_memory.trinkets)}>")
+
+
+def _versioned(record: Any, fields: set[str]) -> dict[str, Any]:
+    """A stored session record with exactly ``fields`` (and ``"v"``; records of earlier versions
+    have none); ValueError naming what is wrong."""
+    if not isinstance(record, dict) or set(record) - {"v"} != fields:
+        raise ValueError(f"expected {sorted(fields | {'v'})}")
+    if record.get("v", SEGMENT_VERSION) != SEGMENT_VERSION:
+        raise ValueError(f"version {record['v']!r}, this Session reads version {SEGMENT_VERSION}")
+    return record

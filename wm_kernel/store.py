@@ -3,7 +3,10 @@
 The layout follows the original's Valkey hashes: a *key* (``trinkets:{user_id}``) holds *fields*
 (section names) whose values are JSON objects (``{"content", "cache_policy", "updated_at"}``). Two
 stores ship: :class:`MemoryStore` (the default, nothing to set up) and :class:`SQLiteStore` (one file,
-survives a restart). Values must be JSON-compatible.
+survives a restart). Values must be JSON-compatible, and their text valid Unicode: a string holding
+a lone surrogate is refused with a ValueError by every store (SQLite and Valkey could not keep it),
+so what was stored before is never touched by it. Every key is built by :mod:`wm_kernel.keys`.
+What each store guarantees under crashes, Ctrl-C and a second writer is in docs/reliability.md.
 
 Examples
 --------
@@ -13,17 +16,24 @@ Examples
 'x'
 >>> store.hgetall("trinkets:bob")
 {}
+>>> store.hincrby("counters:ada", "added")
+1
 """
 from __future__ import annotations
 
 import json
 import os
+import signal
 import sqlite3
 import threading
+import warnings
 from abc import ABC, abstractmethod
 from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
+from types import FrameType
 from typing import Any, Iterator
+
+from wm_kernel.checks import check_int, check_str, check_unicode
 
 
 def _copy_json(value: Any) -> Any:
@@ -39,8 +49,47 @@ def _copy_json(value: Any) -> Any:
     return value
 
 
+_MISSING = object()  # MemoryStore's undo log: "the field did not exist"
+
+
+def _checked_copy(value: Any, where: str) -> Any:
+    """A copy of a value about to be stored, refusing what no store can keep (see the module doc):
+    text with a lone surrogate, and keys that are not strings (JSON objects have string keys)."""
+    if isinstance(value, str):
+        return check_unicode(value, where)
+    if isinstance(value, dict):
+        copy = {}
+        for key, item in value.items():
+            if not isinstance(key, str):
+                raise TypeError(f"{where}: object keys must be str, got {type(key).__name__}")
+            copy[check_unicode(key, where)] = _checked_copy(item, where)
+        return copy
+    if isinstance(value, (list, tuple)):
+        return [_checked_copy(item, where) for item in value]
+    return value
+
+
+def _check_name(key: str, field: str | None = None) -> None:
+    if not isinstance(key, str):
+        raise TypeError(f"a store key must be a str, got {type(key).__name__}")
+    if field is not None and not isinstance(field, str):
+        raise TypeError(f"a store field must be a str, got {type(field).__name__}")
+
+
 class StateStore(ABC):
-    """A hash store: key -> {field -> JSON value}. All methods are thread-safe."""
+    """A hash store: key -> {field -> JSON value}. All methods are thread-safe.
+
+    The contract every store keeps (MemoryStore, SQLiteStore and any other, such as a Valkey store):
+
+    - keys and fields are str (TypeError otherwise); values are JSON-compatible, and a value with a
+      lone surrogate in any string is a ValueError that stores nothing;
+    - each single write is atomic; ``transaction()`` makes the writes inside it atomic together;
+    - ``hincrby(key, field, amount)`` adds to an integer field atomically, also against other
+      processes sharing the store (Valkey: HINCRBY; the default implementation reads and writes in
+      one ``transaction()``, which is enough for stores whose transactions exclude other writers),
+      and returns the new value; a missing field counts as 0. Stateful trinkets hand out item ids
+      and order numbers with it, so two processes feeding one conversation never reuse an id.
+    """
 
     @abstractmethod
     def hget(self, key: str, field: str) -> Any | None:
@@ -70,6 +119,22 @@ class StateStore(ABC):
     def transaction(self) -> AbstractContextManager[StateStore]:
         """Context manager: the writes inside commit together, or not at all if it raises."""
 
+    def hincrby(self, key: str, field: str, amount: int = 1) -> int:
+        """Add ``amount`` to the integer in a field (0 if missing) atomically; the new value.
+
+        A field holding anything but an int is a ValueError and stays as it is."""
+        _check_name(key, field)
+        check_int(amount, "amount", minimum=-(2 ** 63))
+        with self.transaction():
+            current = self.hget(key, field)
+            if current is None:
+                current = 0
+            if isinstance(current, bool) or not isinstance(current, int):
+                raise ValueError(f"field {field!r} of {key!r} holds {type(current).__name__}, "
+                                 f"not an int; cannot add to it")
+            self.hset(key, field, current + amount)
+        return int(current + amount)
+
     def close(self) -> None:
         """Release resources (a no-op for the memory store)."""
 
@@ -81,48 +146,58 @@ class MemoryStore(StateStore):
     def __init__(self) -> None:
         self._data: dict[str, dict[str, Any]] = {}
         self._lock = threading.RLock()
-        self._journal: list[dict[str, dict[str, Any] | None]] = []
+        # one undo log per open transaction: (key, field) -> the value before its first change
+        # (_MISSING if there was none); per field, so a write costs the same in a key of any size
+        self._journal: list[dict[tuple[str, str], Any]] = []
 
-    def _remember(self, key: str) -> None:
-        # inside a transaction, keep the key's state before its first change so a failure can undo it
-        if self._journal and key not in self._journal[-1]:
-            old = self._data.get(key)
-            self._journal[-1][key] = None if old is None else dict(old)
+    def _remember(self, key: str, field: str) -> None:
+        if self._journal and (key, field) not in self._journal[-1]:
+            self._journal[-1][(key, field)] = self._data.get(key, {}).get(field, _MISSING)
 
     def hget(self, key: str, field: str) -> Any | None:
+        _check_name(key, field)
         value = self._data.get(key, {}).get(field)
         return _copy_json(value)
 
     def hset(self, key: str, field: str, value: Any) -> None:
+        _check_name(key, field)
+        check_unicode(key, "store key")
+        check_unicode(field, "store field")
+        stored = _checked_copy(value, f"value of {field!r}")
         with self._lock:
-            self._remember(key)
+            self._remember(key, field)
             bucket = self._data.get(key)
             if bucket is None:
                 bucket = self._data[key] = {}
-            bucket[field] = _copy_json(value)
+            bucket[field] = stored
 
     def hdel(self, key: str, field: str) -> bool:
+        _check_name(key, field)
         with self._lock:
             bucket = self._data.get(key)
             if not bucket or field not in bucket:
                 return False
-            self._remember(key)
+            self._remember(key, field)
             del bucket[field]
             if not bucket:
                 del self._data[key]
             return True
 
     def hgetall(self, key: str) -> dict[str, Any]:
+        _check_name(key)
         with self._lock:
             return {field: _copy_json(value) for field, value in self._data.get(key, {}).items()}
 
     def delete(self, key: str) -> None:
+        _check_name(key)
         with self._lock:
             if key in self._data:
-                self._remember(key)
+                for field in self._data[key]:
+                    self._remember(key, field)
                 del self._data[key]
 
     def keys(self, prefix: str = "") -> list[str]:
+        check_str(prefix, "prefix", empty_ok=True)
         with self._lock:
             return sorted(k for k in self._data if k.startswith(prefix))
 
@@ -134,72 +209,144 @@ class MemoryStore(StateStore):
                 yield self
             except BaseException:
                 undo = self._journal.pop()
-                for key, old in undo.items():
-                    if old is None:
-                        self._data.pop(key, None)
+                for (key, field), old in undo.items():
+                    bucket = self._data.setdefault(key, {})
+                    if old is _MISSING:
+                        bucket.pop(field, None)
                     else:
-                        self._data[key] = old
+                        bucket[field] = old
+                    if not bucket:
+                        del self._data[key]
                 raise
             else:
                 done = self._journal.pop()
                 if self._journal:  # nested: the outer transaction must be able to undo these too
-                    for key, old in done.items():
-                        self._journal[-1].setdefault(key, old)
+                    for name, old in done.items():
+                        self._journal[-1].setdefault(name, old)
 
     def __repr__(self) -> str:
         return f"MemoryStore(keys={len(self._data)})"
+
+
+@contextmanager
+def _interrupts_deferred() -> Iterator[None]:
+    """Hold back Ctrl-C (SIGINT) for the few statements that open or end a transaction, and raise
+    it right after: a KeyboardInterrupt between BEGIN and the ``try`` that ends it would otherwise
+    leave the connection inside a transaction, and every other process locked out.
+
+    Only the main thread receives signals (and may set handlers); elsewhere this does nothing."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.getsignal(signal.SIGINT)
+    if previous is None:  # a handler not set from Python: leave it alone
+        yield
+        return
+    caught: list[tuple[int, FrameType | None]] = []
+
+    def hold(signum: int, frame: FrameType | None) -> None:
+        caught.append((signum, frame))
+
+    signal.signal(signal.SIGINT, hold)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    if caught and callable(previous):
+        previous(*caught[0])  # the default handler raises KeyboardInterrupt here
+    elif caught and previous == signal.SIG_DFL:
+        raise KeyboardInterrupt
 
 
 class SQLiteStore(StateStore):
     """A store in one SQLite file: survives a process restart; each write (or transaction) is one
     SQLite transaction, so a crash never leaves half of it.
 
+    Every transaction ends, committed or rolled back, whatever interrupts it (an exception, a
+    KeyboardInterrupt from Ctrl-C included); see docs/reliability.md. Several processes may share
+    the file: a writer waits up to ``timeout`` seconds for another's transaction to end, then gets
+    ``sqlite3.OperationalError: database is locked`` with nothing written.
+
     Parameters
     ----------
     path:
-        The database file (created with its parent folder if missing), or ":memory:".
+        The database file (created with its parent folder if missing), or ":memory:". A str or an
+        ``os.PathLike``; anything else is a TypeError, "" a ValueError. A file that is not an SQLite
+        database (or is damaged) is a ValueError; an empty file is used, with a warning.
     durability:
         "normal" (default: WAL with synchronous=NORMAL; committed data survives a process crash) or
         "full" (synchronous=FULL; also survives a power cut, slower).
+    timeout:
+        Seconds to wait for another process's write to finish (default 5).
     """
 
-    def __init__(self, path: "str | os.PathLike[str]", *, durability: str = "normal") -> None:
+    def __init__(self, path: "str | os.PathLike[str]", *, durability: str = "normal",
+                 timeout: float = 5.0) -> None:
+        if isinstance(path, os.PathLike):
+            path = os.fspath(path)
+        if not isinstance(path, str):
+            raise TypeError(f"path must be a str or os.PathLike, got {type(path).__name__}")
+        check_str(path, "path (use ':memory:' for a database that is not kept)")
+        check_str(durability, "durability")
         if durability not in ("normal", "full"):
             raise ValueError(f"durability must be 'normal' or 'full', got {durability!r}")
-        self.path = str(path)
+        if isinstance(timeout, bool) or not isinstance(timeout, (int, float)):
+            raise TypeError(f"timeout must be a number of seconds, got {type(timeout).__name__}")
+        if not timeout >= 0:
+            raise ValueError(f"timeout must be at least 0 seconds, got {timeout}")
+        self.path = path
         if self.path != ":memory:":
-            Path(self.path).expanduser().parent.mkdir(parents=True, exist_ok=True)
+            file = Path(self.path).expanduser()
+            if file.is_file() and file.stat().st_size == 0:
+                warnings.warn(f"state store {self.path!r} was an empty file; starting a new store in "
+                              f"it", stacklevel=2)
+            file.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.RLock()
         self._depth = 0
         try:
-            self._conn = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
+            self._conn = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None,
+                                         timeout=timeout)
+        except sqlite3.Error as exc:
+            raise ValueError(f"cannot open state store {self.path!r}: {exc}") from None
+        try:
             self._conn.execute("PRAGMA journal_mode=WAL")
             self._conn.execute(f"PRAGMA synchronous={durability.upper()}")
             self._conn.execute(
                 "CREATE TABLE IF NOT EXISTS hashes (key TEXT NOT NULL, field TEXT NOT NULL, "
                 "value TEXT NOT NULL, PRIMARY KEY (key, field)) WITHOUT ROWID")
+            # damage that leaves the header readable shows when the table is read, not before
+            self._conn.execute("SELECT count(*) FROM hashes").fetchone()
+        except sqlite3.OperationalError:
+            self._conn.close()
+            raise  # "database is locked" and the like: the file is fine, retrying may work
         except sqlite3.DatabaseError as exc:
-            raise ValueError(f"cannot open state store {self.path!r}: {exc}") from None
+            self._conn.close()
+            raise ValueError(f"cannot open state store {self.path!r}: {exc} (not an SQLite "
+                             f"database, or damaged)") from None
 
     @property
     def connection(self) -> sqlite3.Connection:
         """The underlying connection, for components that keep their own tables in the same file."""
         return self._conn
 
+    def _heal(self) -> None:
+        # a transaction can only be open here if an interrupt struck outside the deferred windows
+        # (e.g. inside contextlib's machinery): end it before anything else runs on the connection
+        if self._depth == 0 and self._conn.in_transaction:
+            self._conn.execute("ROLLBACK")
+
+    def _end(self, commit: bool) -> None:
+        try:
+            if commit:
+                self._conn.execute("COMMIT")
+        finally:
+            if self._conn.in_transaction:  # not committing, or COMMIT itself failed
+                self._conn.execute("ROLLBACK")
+
     @contextmanager
     def _write(self) -> Iterator[sqlite3.Connection]:
-        with self._lock:
-            if self._depth:
-                yield self._conn
-                return
-            self._conn.execute("BEGIN IMMEDIATE")
-            try:
-                yield self._conn
-            except BaseException:
-                self._conn.execute("ROLLBACK")
-                raise
-            else:
-                self._conn.execute("COMMIT")
+        with self.transaction():
+            yield self._conn
 
     @contextmanager
     def transaction(self) -> Iterator["SQLiteStore"]:
@@ -211,57 +358,66 @@ class SQLiteStore(StateStore):
                 finally:
                     self._depth -= 1
                 return
-            self._conn.execute("BEGIN IMMEDIATE")
-            self._depth = 1
+            committed = False
             try:
+                with _interrupts_deferred():
+                    self._heal()
+                    self._conn.execute("BEGIN IMMEDIATE")
+                    self._depth = 1
                 yield self
-            except BaseException:
-                self._depth = 0
-                self._conn.execute("ROLLBACK")
-                raise
-            else:
-                self._depth = 0
-                self._conn.execute("COMMIT")
+                committed = True
+            finally:
+                with _interrupts_deferred():
+                    self._depth = 0
+                    self._end(committed)
+
+    def _read(self, sql: str, args: tuple[Any, ...]) -> list[Any]:
+        with self._lock:
+            self._heal()
+            return self._conn.execute(sql, args).fetchall()
 
     def hget(self, key: str, field: str) -> Any | None:
-        with self._lock:
-            row = self._conn.execute("SELECT value FROM hashes WHERE key=? AND field=?",
-                                     (key, field)).fetchone()
-        return None if row is None else json.loads(row[0])
+        _check_name(key, field)
+        rows = self._read("SELECT value FROM hashes WHERE key=? AND field=?", (key, field))
+        return None if not rows else json.loads(rows[0][0])
 
     def hset(self, key: str, field: str, value: Any) -> None:
-        text = json.dumps(value, ensure_ascii=False)
+        _check_name(key, field)
+        check_unicode(key, "store key")
+        check_unicode(field, "store field")
+        text = json.dumps(_checked_copy(value, f"value of {field!r}"), ensure_ascii=False)
         with self._write() as conn:
             conn.execute("INSERT INTO hashes (key, field, value) VALUES (?, ?, ?) "
                          "ON CONFLICT (key, field) DO UPDATE SET value=excluded.value",
                          (key, field, text))
 
     def hdel(self, key: str, field: str) -> bool:
+        _check_name(key, field)
         with self._write() as conn:
             cur = conn.execute("DELETE FROM hashes WHERE key=? AND field=?", (key, field))
             return cur.rowcount > 0
 
     def hgetall(self, key: str) -> dict[str, Any]:
+        _check_name(key)
         # a WITHOUT ROWID table has no insertion order; fields come sorted, a stable order
-        with self._lock:
-            rows = self._conn.execute("SELECT field, value FROM hashes WHERE key=? ORDER BY field",
-                                      (key,)).fetchall()
+        rows = self._read("SELECT field, value FROM hashes WHERE key=? ORDER BY field", (key,))
         return {field: json.loads(value) for field, value in rows}
 
     def delete(self, key: str) -> None:
+        _check_name(key)
         with self._write() as conn:
             conn.execute("DELETE FROM hashes WHERE key=?", (key,))
 
     def keys(self, prefix: str = "") -> list[str]:
+        check_str(prefix, "prefix", empty_ok=True)
         escaped = prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-        with self._lock:
-            rows = self._conn.execute(
-                "SELECT DISTINCT key FROM hashes WHERE key LIKE ? ESCAPE '\\' ORDER BY key",
-                (escaped + "%",)).fetchall()
+        rows = self._read("SELECT DISTINCT key FROM hashes WHERE key LIKE ? ESCAPE '\\' ORDER BY key",
+                          (escaped + "%",))
         return [r[0] for r in rows]
 
     def close(self) -> None:
         with self._lock:
+            self._heal()
             self._conn.close()
 
     def __repr__(self) -> str:

@@ -510,12 +510,16 @@ def test_results_are_stored_when_they_change_and_only_then(monkeypatch: pytest.M
     gc.add_pending("t1", "Q1 budget", search_scope=["chat"])
     s.advance_turn()
     gc.add_failed("t2", "travel policy", "index offline", "ConnectionError")
-    assert store.hget(KEY, "state") == {"version": 1, "state": {"entries": [
-        {"task_id": "t1", "status": "pending", "received_turn": 0,
-         "data": {"query": "Q1 budget", "search_scope": ["chat"], "search_mode": "standard"}},
-        {"task_id": "t2", "status": "failed", "received_turn": 1,
-         "data": {"query": "travel policy", "error": "index offline",
-                  "error_type": "ConnectionError"}}]}}
+    # one versioned record per task; "seq" keeps the order of first report
+    assert store.hgetall(KEY) == {
+        "order": 2,
+        "item:t1": {"v": 1, "seq": 1, "item": {
+            "task_id": "t1", "status": "pending", "received_turn": 0,
+            "data": {"query": "Q1 budget", "search_scope": ["chat"], "search_mode": "standard"}}},
+        "item:t2": {"v": 1, "seq": 2, "item": {
+            "task_id": "t2", "status": "failed", "received_turn": 1,
+            "data": {"query": "travel policy", "error": "index offline",
+                     "error_type": "ConnectionError"}}}}
     written: list[str] = []
     hset, hdel = store.hset, store.hdel
     monkeypatch.setattr(store, "hset", lambda k, f, v: (written.append(k), hset(k, f, v))[1])
@@ -525,9 +529,9 @@ def test_results_are_stored_when_they_change_and_only_then(monkeypatch: pytest.M
     assert KEY not in written
     s.advance_turn(2)  # turn 7: t2 expired
     assert written.count(KEY) == 1
-    assert [e["task_id"] for e in store.hget(KEY, "state")["state"]["entries"]] == ["t1"]
+    assert sorted(store.hgetall(KEY)) == ["item:t1", "order"]
     gc.remove("t1")
-    assert store.hget(KEY, "state") is None and store.keys("getcontext:") == []
+    assert store.hgetall(KEY) == {"order": 2}  # order numbers are never handed out twice
 
 
 def test_results_come_back_in_their_order_with_their_turns(tmp_path) -> None:

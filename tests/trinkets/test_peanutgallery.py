@@ -379,26 +379,30 @@ def test_entries_are_stored_when_they_change_and_only_then() -> None:
     s = Session(base_prompt="Hi.", clock=ManualClock("2026-11-30T09:00:00+00:00"), store=store,
                 user_id="ada", continuum_id="c1", trinkets=[PeanutGalleryTrinket])
     pg = gallery(s)
-    assert pg.state_key == KEY and store.hget(KEY, "state") is None
+    assert pg.state_key == KEY and store.hgetall(KEY) == {}
     pg.add_guidance("concern", "Check the units.", ttl=1)
     pg.add_guidance("coaching", "One question at a time.", ttl=3, critical=True)
-    assert store.hget(KEY, "state") == {"version": 1, "state": {"added_count": 2, "entries": [
-        {"id": "guidance-1", "type": "concern", "text": "Check the units.", "added_turn": 0,
-         "ttl": 1, "critical": False},
-        {"id": "guidance-2", "type": "coaching", "text": "One question at a time.", "added_turn": 0,
-         "ttl": 3, "critical": True}]}}
+    # one versioned record per entry, the id counter and the order counter
+    assert store.hgetall(KEY) == {
+        "count:added_count": 2, "order": 2,
+        "item:guidance-1": {"v": 1, "seq": 1, "item": {
+            "id": "guidance-1", "type": "concern", "text": "Check the units.", "added_turn": 0,
+            "ttl": 1, "critical": False}},
+        "item:guidance-2": {"v": 1, "seq": 2, "item": {
+            "id": "guidance-2", "type": "coaching", "text": "One question at a time.",
+            "added_turn": 0, "ttl": 3, "critical": True}}}
     store.written.clear()
     s.compose()
     s.compose()
     s.advance_turn()  # nothing expires at turn 1
     assert KEY not in store.written
-    s.advance_turn()  # guidance-1 expires
+    s.advance_turn()  # guidance-1 expires: its record alone is removed
     assert store.written.count(KEY) == 1
-    assert [e["id"] for e in store.hget(KEY, "state")["state"]["entries"]] == ["guidance-2"]
+    assert sorted(store.hgetall(KEY)) == ["count:added_count", "item:guidance-2", "order"]
     pg.remove("guidance-2")
     s.collapse_segment()
-    # the counter stays, so ids are never reused
-    assert store.hget(KEY, "state") == {"version": 1, "state": {"added_count": 2, "entries": []}}
+    # the counters stay, so ids are never reused
+    assert store.hgetall(KEY) == {"count:added_count": 2, "order": 2}
 
 
 def test_a_trinket_on_the_same_file_finds_the_entries_and_the_counter(tmp_path) -> None:

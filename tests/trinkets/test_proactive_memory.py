@@ -346,13 +346,17 @@ def test_memories_are_stored_as_json_and_come_back_the_same(tmp_path) -> None:
     path = tmp_path / "wm.sqlite"
     first = stored_session(SQLiteStore(path))
     first.trinket(NAME).surface(MEMORIES[1:])
-    assert first.store.hget(KEY, "state") == {"version": 1, "state": {"memories": [
-        {"id": "glob-al01-x", "text": "The team stand-up is at 9:30",
-         "created_at": "2026-11-30T13:59:30+00:00", "similarity_score": 0.75, "is_global": True,
-         "expires_at": None, "happens_at": None, "annotations": [], "linked_memories": []},
-        {"id": "short", "text": "Prefers metric units", "created_at": None,
-         "similarity_score": 0.76, "is_global": False, "expires_at": "2026-12-01T03:00:00+00:00",
-         "happens_at": None, "annotations": [], "linked_memories": []}]}}
+    assert first.store.hgetall(KEY) == {
+        "order": 2,
+        "item:glob-al01-x": {"v": 1, "seq": 1, "item": {
+            "id": "glob-al01-x", "text": "The team stand-up is at 9:30",
+            "created_at": "2026-11-30T13:59:30+00:00", "similarity_score": 0.75, "is_global": True,
+            "expires_at": None, "happens_at": None, "annotations": [], "linked_memories": []}},
+        "item:short": {"v": 1, "seq": 2, "item": {
+            "id": "short", "text": "Prefers metric units", "created_at": None,
+            "similarity_score": 0.76, "is_global": False,
+            "expires_at": "2026-12-01T03:00:00+00:00", "happens_at": None, "annotations": [],
+            "linked_memories": []}}}
     first.trinket(NAME).surface(MEMORIES)
     first.store.close()
     second = stored_session(SQLiteStore(path))
@@ -360,7 +364,7 @@ def test_memories_are_stored_as_json_and_come_back_the_same(tmp_path) -> None:
     second.compose()
     assert second.trinket(NAME).content == EXPECTED
     second.collapse_segment()
-    assert second.store.hget(KEY, "state") is None
+    assert not any(field.startswith("item:") for field in second.store.hgetall(KEY))
     second.store.close()
 
 
@@ -371,11 +375,12 @@ def test_only_an_update_that_carries_memories_writes(monkeypatch: pytest.MonkeyP
     hset = store.hset
     monkeypatch.setattr(store, "hset", lambda k, f, v: (written.append(k), hset(k, f, v))[1])
     s.working_memory.publish_trinket_update(NAME, {"memories": MEMORIES})
-    assert written.count(KEY) == 1
+    writes = written.count(KEY)
+    assert writes >= len(MEMORIES)  # one record per memory (and its order number)
     s.compose()
     s.advance_turn(2)
     s.working_memory.publish_trinket_update(NAME, {"memories": MEMORIES})  # the same list again
-    assert written.count(KEY) == 1
+    assert written.count(KEY) == writes
 
 
 def test_unreadable_stored_memories_are_a_clear_error_and_register_nothing() -> None:

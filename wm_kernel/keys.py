@@ -1,0 +1,84 @@
+"""Every state-store key wm-kernel reads or writes, built in one place.
+
+A key is a fixed prefix and one or more id parts joined by ``:`` (the original's Valkey layout:
+``trinkets:{user_id}``). Ids come from users, so each part is encoded before joining: ``%`` becomes
+``%25`` and ``:`` becomes ``%3A`` (and nothing else changes). Two different id tuples therefore never
+give the same key: user ``acme:alice`` with continuum ``chat-1`` and user ``acme`` with continuum
+``alice:chat-1`` used to share ``peanutgallery:acme:alice:chat-1``; now they are
+``peanutgallery:acme%3Aalice:chat-1`` and ``peanutgallery:acme:alice%3Achat-1``. Ids without ``:``
+or ``%`` (UUIDs, the original's ids) are written as they are, so the original's keys still match.
+
+Examples
+--------
+>>> trinket_sections("ada")
+'trinkets:ada'
+>>> trinket_state("peanutgallery", "acme:alice", "chat-1")
+'peanutgallery:acme%3Aalice:chat-1'
+>>> trinket_state("peanutgallery", "acme", "alice:chat-1")
+'peanutgallery:acme:alice%3Achat-1'
+>>> decode_part(encode_part("50%:off"))
+'50%:off'
+"""
+from __future__ import annotations
+
+from wm_kernel.checks import check_str
+
+SEPARATOR = ":"
+
+
+def encode_part(part: str) -> str:
+    """One id as it appears inside a key: ``%`` and ``:`` percent-encoded, the rest unchanged."""
+    check_str(part, "a key part", empty_ok=True)
+    return part.replace("%", "%25").replace(SEPARATOR, "%3A")
+
+
+def decode_part(encoded: str) -> str:
+    """The id :func:`encode_part` encoded."""
+    return encoded.replace("%3A", SEPARATOR).replace("%25", "%")
+
+
+def _key(prefix: str, *parts: str) -> str:
+    return SEPARATOR.join((prefix, *(encode_part(p) for p in parts)))
+
+
+def trinket_sections(user_id: str) -> str:
+    """WorkingMemory's hash of each section's last content (the original's ``trinkets:{user}``)."""
+    return _key("trinkets", user_id)
+
+
+def trinket_state(prefix: str, user_id: str, continuum_id: str) -> str:
+    """A stateful trinket's items in one conversation (``StatefulTrinket.state_key``)."""
+    check_str(prefix, "state prefix")
+    if SEPARATOR in prefix:
+        raise ValueError(f"state prefix must not contain {SEPARATOR!r}, got {prefix!r}")
+    return _key(prefix, user_id, continuum_id)
+
+
+def reminders(user_id: str) -> str:
+    """ReminderManager's hash: one field per reminder."""
+    return _key("reminders", user_id)
+
+
+def reminders_meta(user_id: str) -> str:
+    """ReminderManager's counter of generated ids."""
+    return _key("reminders", user_id) + SEPARATOR + "meta"
+
+
+def domaindocs(user_id: str) -> str:
+    """DomaindocTrinket's hash: one field per document label."""
+    return _key("domaindocs", user_id)
+
+
+def lora(user_id: str) -> str:
+    """LoraTrinket's hash: fields ``user_model`` and ``checkin``."""
+    return _key("lora", user_id)
+
+
+def manifest(user_id: str) -> str:
+    """ManifestTrinket's hash of segments."""
+    return _key("manifest", user_id)
+
+
+def session(user_id: str, continuum_id: str) -> str:
+    """A Session's own record of a conversation (the current segment's start)."""
+    return _key("session", user_id, continuum_id)
