@@ -209,6 +209,7 @@ class DomaindocTrinket(EventAwareTrinket):
     """
 
     variable_name = "domaindoc"
+    default_priority = 30  # token budgets: see docs/budgets.md
     cache_policy = True
 
     large_section_chars = Int(5000, help="A leaf section whose body is longer than this many "

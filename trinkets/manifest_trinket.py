@@ -91,6 +91,7 @@ class ManifestTrinket(EventAwareTrinket):
     """Collapsed segments and the active one, grouped by the user's local date."""
 
     variable_name = "conversation_manifest"
+    default_priority = 20  # token budgets: see docs/budgets.md
     cache_policy = False
 
     max_date_groups = Int(7, min=0, help="How many of the most recent local dates are shown (0: all). "

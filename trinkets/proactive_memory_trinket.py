@@ -79,7 +79,7 @@ from typing import Any
 
 from traitlets import List, observe, validate
 
-from trinkets.base import StatefulTrinket, feed
+from trinkets.base import BUDGET_KEEP, StatefulTrinket, feed
 from wm_kernel.clock import parse_instant
 from wm_kernel.markup import escape_attr, escape_text
 from wm_kernel.timefmt import relative_time
@@ -211,6 +211,7 @@ class ProactiveMemoryTrinket(StatefulTrinket):
     """Surfaced long-term memories, replaced by each update that carries ``memories``."""
 
     variable_name = "relevant_memories"
+    default_priority = 40  # token budgets: see docs/budgets.md
     cache_policy = False
     state_prefix = "proactive_memory"
 
@@ -242,10 +243,20 @@ class ProactiveMemoryTrinket(StatefulTrinket):
         now = self.working_memory.clock.now()
         zone = self.working_memory.profile.zone
         lines = ["<surfaced_memories>"]
+        keep = context.get(BUDGET_KEEP)
         for memory in self.memories:
-            lines += _render(memory, now, zone)
+            if keep is None or memory["id"] in keep:
+                lines += _render(memory, now, zone)
         lines.append("</surfaced_memories>")
         return "\n".join(lines)
+
+    def ranked_items(self) -> list[str]:
+        """Memory ids for a token budget: most relevant (similarity score) first, unscored last,
+        in the given order among equals."""
+        scores = [m["similarity_score"] for m in self.memories]
+        order = sorted(range(len(scores)),
+                       key=lambda i: (scores[i] is None, -(scores[i] or 0.0), i))
+        return [self.memories[i]["id"] for i in order]
 
     # -- StatefulTrinket
     def _expire_items(self) -> bool:

@@ -55,6 +55,7 @@ class TimeManager(EventAwareTrinket):
     """
 
     variable_name = "datetime_section"
+    default_priority = 100  # token budgets: see docs/budgets.md
     cache_policy = False
 
     def now(self) -> datetime:
