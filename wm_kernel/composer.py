@@ -254,6 +254,10 @@ class SystemPromptComposer:
         entry = self._sections.get(name)
         return entry[0] if entry else None
 
+    def get_entry(self, name: str) -> tuple[str, bool, str | None]:
+        """(content, cache_policy, trinket) of one held section; KeyError if it is not held."""
+        return self._sections[name]
+
     # -- composing
     def _normalize(self, text: str) -> str:
         """Collapse runs of 3+ newlines inside one part and drop its edge newlines.

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence
 from traitlets import Bool, HasTraits, Int, Unicode, validate
 
 from trinkets.base import EventAwareTrinket, StatefulTrinket
+from wm_kernel.budget import check_limit
 from wm_kernel.bus import EventBus
 from wm_kernel.checks import check_int
 from wm_kernel.clock import Clock, SystemClock, parse_instant
@@ -82,6 +83,9 @@ class Session(HasTraits):
     auto_compose:
         Compose after every turn and collapse, so ``composed`` always shows the current prompt and
         every turn is recorded.
+    token_budget, budget_step:
+        The WorkingMemory's token budget and its step (None: no budget; see wm_kernel.budget); the
+        budget counts with the history's token counter.
     """
 
     turn = Int(0, help="Turns completed in this session (global; never goes back).")
@@ -100,13 +104,16 @@ class Session(HasTraits):
                  layout: Layout | None = None,
                  trinkets: Iterable[type[EventAwareTrinket] | TrinketFactory] | None = None,
                  continuum_id: str | None = None, auto_compose: bool = True,
-                 bus: EventBus | None = None) -> None:
+                 bus: EventBus | None = None, token_budget: int | None = None,
+                 budget_step: int | None = None) -> None:
         if not isinstance(base_prompt, str):
             raise TypeError(f"base_prompt must be a str, got {type(base_prompt).__name__}")
         if profile is not None and not isinstance(profile, Profile):
             raise TypeError(f"profile must be a Profile, got {type(profile).__name__}")
         if layout is not None and not isinstance(layout, Layout):
             raise TypeError(f"layout must be a Layout, got {type(layout).__name__}")
+        check_limit(token_budget, "token_budget")
+        check_limit(budget_step, "budget_step")
         super().__init__(base_prompt=base_prompt, auto_compose=auto_compose)
         self.clock: Clock = clock if clock is not None else SystemClock()
         self.store: StateStore = store if store is not None else MemoryStore()
@@ -116,11 +123,15 @@ class Session(HasTraits):
         self.working_memory = WorkingMemory(self.bus, store=self.store, user_id=user_id,
                                             profile=profile, clock=self.clock, layout=layout,
                                             continuum_id=self.continuum_id)
+        self.working_memory.token_budget = token_budget
+        self.working_memory.budget_step = budget_step
         self.segment_started_at = self.clock.now()
         self.listeners: list[Callable[[str, dict[str, Any]], None]] = []
         # the history is identified by (user_id, continuum_id); in a SQLite store it reloads, and the
         # turn and segment counters resume after its last turn so new turns never overwrite old ones
         self.recorder = History(self.store, user_id=user_id, continuum_id=self.continuum_id)
+        if token_budget is not None:  # budgets and the history's tokens column count alike, once
+            self.working_memory.budget.counter = self.recorder.counter
         resumed = self.recorder.last_position()
         if resumed is not None:
             self.turn, self.segment_number, self.segment_turn = resumed
