@@ -36,7 +36,7 @@ Public API
 
 Examples
 --------
->>> sorted(lowest_cut([40, 30, 20, 10], [1, 3, 2, 3], budget=65))
+>>> sorted(lowest_cut([40, 30, 20, 10], [1, 3, 2, 3], budget=45))
 [1, 3]
 >>> step_band(0, 50), step_band(1, 50), step_band(50, 50), step_band(51, 50)
 (0, 1, 1, 2)

@@ -37,9 +37,11 @@ Public API
 ``History(store=None, user_id="notebook", continuum_id="", counter=None)``
 ``record(turn, segment, composed, segment_turn=None)``   called by Session.compose
 ``frame()``        DataFrame: turn, segment, placement, section, trinket, chars, tokens, changed,
-                   cached, digest (one row per (turn, section), output order within a turn;
-                   ``trinket`` is missing (NA) for the base prompt; ``digest`` is the text's
-                   blake2b-128 in hex, equal texts have equal digests)
+                   cached, digest, priority, dropped (one row per (turn, section), output order
+                   within a turn; ``trinket`` is missing (NA) for the base prompt; ``digest`` is
+                   the text's blake2b-128 in hex, equal texts have equal digests; ``priority`` is
+                   the section's priority when composed (NA if not known); sections a token budget dropped follow the turn's sections as rows with
+                   ``dropped`` True, the ``tokens`` they would have cost, no placement, chars 0)
 ``prompt_at(turn)``  the ComposedPrompt of that turn, rebuilt (five keys and ``sections``)
 ``turns``, ``len(history)``, ``last_position()`` (turn, segment, segment_turn of the last record)
 ``texts()``        digest -> text of every distinct stored text
@@ -77,19 +79,19 @@ import hashlib
 import json
 import sqlite3
 import sys
-from typing import TYPE_CHECKING, Any, Iterable, Iterator
+from typing import TYPE_CHECKING, Any, Iterable, Iterator, Mapping
 
 from wm_kernel.checks import check_int
 from wm_kernel.composer import DEFAULT_HUD_TITLE, DEFAULT_NAMESPACE, RULE, Layout, SystemPromptComposer
 from wm_kernel.store import StateStore
 from wm_kernel.tokens import TokenCounter
-from wm_kernel.types import PLACEMENTS, ComposedPrompt, SectionRecord
+from wm_kernel.types import PLACEMENTS, ComposedPrompt, OmittedSection, SectionRecord
 
 if TYPE_CHECKING:
     import pandas as pd
 
 FRAME_COLUMNS = ["turn", "segment", "placement", "section", "trinket", "chars", "tokens", "changed",
-                 "cached", "digest"]
+                 "cached", "digest", "priority", "dropped"]
 
 _SCHEMA = (
     "CREATE TABLE IF NOT EXISTS wm_history_texts (digest BLOB PRIMARY KEY, text TEXT NOT NULL) "
@@ -101,6 +103,9 @@ _SCHEMA = (
     "CREATE TABLE IF NOT EXISTS wm_history_composes (user_id TEXT NOT NULL, continuum_id TEXT NOT NULL, "
     "turn INTEGER NOT NULL, segment INTEGER NOT NULL, segment_turn INTEGER NOT NULL, "
     "entries TEXT NOT NULL, hud_frame TEXT, PRIMARY KEY (user_id, continuum_id, turn)) WITHOUT ROWID",
+    # per turn, JSON {"priorities": {section: int}, "dropped": [[name, trinket, tokens, priority]]}
+    "CREATE TABLE IF NOT EXISTS wm_history_budgets (user_id TEXT NOT NULL, continuum_id TEXT NOT NULL, "
+    "turn INTEGER NOT NULL, data TEXT NOT NULL, PRIMARY KEY (user_id, continuum_id, turn)) WITHOUT ROWID",
 )
 _CHUNK = 500  # ids per "IN (...)" query, well under SQLite's variable limit
 
@@ -205,6 +210,8 @@ class History:
         self.continuum_id = continuum_id
         self._counter = counter
         self._records: dict[int, Compose] = {}
+        # turn -> (section -> priority, sections a token budget dropped)
+        self._budgets: dict[int, tuple[Mapping[str, int], tuple[OmittedSection, ...]]] = {}
         self._in_order = True
         self._max_turn = -1
         self._texts: dict[bytes, str] = {}
@@ -295,8 +302,9 @@ class History:
         for entry in record.entries:
             composer.add_section(entry.name, entry.text, entry.cache_policy, entry.trinket)
         rebuilt = composer.compose()
+        # the rebuilt records are the entries' in the same order, so its blame map holds as it is
         return ComposedPrompt(**rebuilt.as_dict(), sections=[e.to_record() for e in record.entries],
-                              turn=record.turn)
+                              turn=record.turn, blame=rebuilt._blame)
 
     def frame(self) -> "pd.DataFrame":
         """pandas DataFrame, one row per (turn, section); see the module docstring for columns."""
@@ -313,6 +321,7 @@ class History:
         for record in self.composes():
             same = record.entries is previous_entries
             current: dict[str, bytes] = {}
+            priorities, dropped = self._budgets.get(record.turn, ({}, ()))
             for entry in record.entries:
                 digest = entry.digest
                 n = tokens.get(digest)
@@ -320,12 +329,17 @@ class History:
                     n = tokens[digest] = count(entry.text)
                 changed = not same and previous.get(entry.name) != digest
                 rows.append((record.turn, record.segment, entry.placement, entry.name, entry.trinket,
-                             len(entry.text), n, changed, entry.cached, digest.hex()))
+                             len(entry.text), n, changed, entry.cached, digest.hex(),
+                             priorities.get(entry.name), False))
                 current[entry.name] = digest
+            # a section a budget dropped: a row of what it would have cost, not in the prompt
+            for gone in dropped:
+                rows.append((record.turn, record.segment, None, gone.name, gone.trinket, 0,
+                             gone.tokens or 0, False, False, "", gone.priority, True))
             previous, previous_entries = current, record.entries
         df = pd.DataFrame.from_records(rows, columns=FRAME_COLUMNS)
         df = df.astype({"turn": "int64", "segment": "int64", "chars": "int64", "tokens": "int64",
-                        "changed": "bool", "cached": "bool"})
+                        "changed": "bool", "cached": "bool", "priority": "Int64", "dropped": "bool"})
         self._frame_cache = (df, counter.tokenizer)
         return df.copy()
 
@@ -398,8 +412,11 @@ class History:
             shared = tuple(entries)
         hud_frame = _hud_frame(composed["notification_center"])
         position = segment_turn if segment_turn is not None else 0
+        budget = None
+        if composed.budget is not None:
+            budget = (dict(composed.budget.priorities), composed.budget.dropped)
         if self._conn is not None:
-            self._write(turn, segment, position, shared, hud_frame, fresh, fresh_texts)
+            self._write(turn, segment, position, shared, hud_frame, fresh, fresh_texts, budget)
         else:
             for entry in fresh:
                 entry.id = self._next_id
@@ -413,6 +430,10 @@ class History:
             self._in_order = False
         self._max_turn = max(self._max_turn, turn)
         self._records[turn] = Compose(turn, segment, position, shared, hud_frame)
+        if budget is not None:
+            self._budgets[turn] = budget
+        else:
+            self._budgets.pop(turn, None)
         self._last = {e.name: e for e in shared}
         self._last_entries = shared
         self._frame_cache = None
@@ -441,7 +462,8 @@ class History:
     # -- persistence
     def _write(self, turn: int, segment: int, segment_turn: int, entries: tuple[Entry, ...],
                hud_frame: tuple[str, str] | None, fresh: list[Entry],
-               fresh_texts: dict[bytes, str]) -> None:
+               fresh_texts: dict[bytes, str],
+               budget: tuple[dict[str, int], tuple[OmittedSection, ...]] | None = None) -> None:
         conn = self._conn
         assert conn is not None and self.store is not None
         with self.store.transaction():
@@ -465,6 +487,14 @@ class History:
                          (self.user_id, self.continuum_id, turn, segment, segment_turn,
                           ",".join(str(e.id) for e in entries),
                           None if hud_frame is None else json.dumps(hud_frame, ensure_ascii=False)))
+            conn.execute("DELETE FROM wm_history_budgets WHERE user_id=? AND continuum_id=? AND turn=?",
+                         (self.user_id, self.continuum_id, turn))
+            if budget is not None:
+                data = {"priorities": budget[0], "dropped": [[d.name, d.trinket, d.tokens, d.priority]
+                                                             for d in budget[1]]}
+                conn.execute("INSERT INTO wm_history_budgets (user_id, continuum_id, turn, data) "
+                             "VALUES (?, ?, ?, ?)", (self.user_id, self.continuum_id, turn,
+                                                     json.dumps(data, ensure_ascii=False)))
 
     def _load(self) -> None:
         conn = self._conn
@@ -504,6 +534,12 @@ class History:
             previous = entries
         self._last = {e.name: e for e in previous}
         self._last_entries = previous
+        for turn, data in conn.execute("SELECT turn, data FROM wm_history_budgets WHERE user_id=? "
+                                       "AND continuum_id=?", (self.user_id, self.continuum_id)):
+            loaded = json.loads(data)
+            self._budgets[turn] = (loaded["priorities"], tuple(
+                OmittedSection(name, trinket, "over budget", tokens=tokens, priority=priority)
+                for name, trinket, tokens, priority in loaded["dropped"]))
 
     def __repr__(self) -> str:
         where = "sqlite" if self._conn is not None else "memory"
