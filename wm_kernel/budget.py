@@ -114,6 +114,8 @@ class BudgetReport:
     budget: int | None = None
     step: int | None = None
     priorities: Mapping[str, int] = field(default_factory=dict)
+    #: the placement of every section the compose held (dropped ones included)
+    placements: Mapping[str, str] = field(default_factory=dict)
     #: cost of each section counted (text + joiner), kept or dropped
     tokens: Mapping[str, int] = field(default_factory=dict)
     #: estimated tokens of the prompt as composed, and with nothing dropped
@@ -265,9 +267,10 @@ class TokenBudget:
             trinket_name = trinket.name if trinket is not None else composer.get_entry(name)[2]
             candidates.append(_Candidate(name, placement, trinket, trinket_name, priority, position))
         priorities = {c.name: c.priority for c in candidates}
+        placements = {c.name: c.placement for c in candidates}
         if budget is None:
             self._held = None
-            return BudgetReport(priorities=priorities)
+            return BudgetReport(priorities=priorities, placements=placements)
 
         for c in candidates:
             c.cost = self._cost(c.name, composer.get_section(c.name) or "", self._joiner(c.placement, c.name))
@@ -292,7 +295,7 @@ class TokenBudget:
             hud_kept[j] = hud_kept[j + 1] or c.placement == "notification"
             costs[j] = costs[j + 1] + c.cost + (frame if hud_kept[j] and not hud_kept[j + 1] else 0)
         full = costs[0]
-        report = BudgetReport(budget=budget, step=step, priorities=priorities,
+        report = BudgetReport(budget=budget, step=step, priorities=priorities, placements=placements,
                               tokens={c.name: c.cost for c in candidates}, total=full, full=full,
                               tokenizer=self.counter.name)
         if full <= budget:
