@@ -17,10 +17,13 @@ costs its tokens once while any notification section is kept. That is the compos
 to the BPE merges across joins (a few tokens); ``BudgetReport.total`` is the estimate.
 
 Cache-stable cuts (``budget_step = S``, Prompt Poet's rule). The *overflow* is how far the whole
-prompt is over the budget; its *band* is ``ceil(overflow / S)``. The cut frees at least
-``band * S`` tokens, and it moves only when the band changes: while the overflow stays in one band,
-the previous compose's cut is kept as long as it still fits. Small changes in section sizes then
-leave the kept set, and so the cached prefix, byte-stable from turn to turn.
+prompt is over the budget; its *band* is ``ceil(overflow / S)``. A new cut frees at least
+``band * S`` tokens (up to S more than needed), and it moves only when the overflow crosses a
+multiple of S: while the overflow stays in the band the cut was made in, the cut is kept as long as
+it still fits. One band of hysteresis below keeps an overflow that hovers around a multiple of S
+from flipping the cut back and forth: the cut is also kept in the band just below, and sections
+come back once the overflow falls two bands (or the whole prompt fits). Small changes in section
+sizes then leave the kept set, and so the cached prefix, byte-stable from turn to turn.
 
 If the never-dropped sections alone exceed the budget, :class:`BudgetError` (a ValueError) names
 the sizes and nothing is composed.
@@ -310,7 +313,7 @@ class TokenBudget:
         cut: int | None = None
         trim: tuple[_Candidate, int, str, int] | None = None
         held = False
-        if step is not None and self._held is not None and self._held[0] == band:
+        if step is not None and self._held is not None and self._held[0] - 1 <= band <= self._held[0]:
             reused = self._reuse(ranked, costs, hud_kept, frame, budget)
             if reused is not None:
                 cut, trim = reused
@@ -334,7 +337,7 @@ class TokenBudget:
             composer.add_section(c.name, text, composer.get_entry(c.name)[1], c.trinket_name)
             total_items = len(c.trinket.ranked_items()) if c.trinket is not None else keep
             trimmed = (TrimmedSection(c.name, c.trinket_name, keep, total_items, cost, c.cost),)
-        if step is not None:
+        if step is not None and not held:
             self._held = (band, frozenset(c.name for c in ranked[:cut]),
                           (trim[0].name, trim[1]) if trim is not None else None)
         kept_whole = [c.priority for c in ranked[cut:]]
