@@ -500,3 +500,58 @@ def test_diff_names_the_section_owning_the_first_differing_character() -> None:
     assert d.first_change.new is not None and d.first_change.new.trinket == "TimeManager"
     assert str(d.first_change).startswith("first change: notification_center at ")
     assert s.diff(1, 1).first_change is None
+
+
+# -- %compose --blame and the picture --------------------------------------------------------
+
+def test_compose_blame_colours_each_section_with_a_legend(ip: Any, session: Session) -> None:
+    from IPython.core.error import UsageError
+
+    view = ip.run_line_magic("compose", "--blame")
+    bundle = view._repr_mimebundle_()
+    p = session.composed
+    first = p.sections[0]
+    lines = bundle["text/plain"].splitlines()
+    assert lines[:2] == [f"blame · {len(p.sections)} sections", "=== cached_content ==="]
+    span = p.blame("cached_content")[0]
+    assert lines[2] == f"[0:{span.end}] base_prompt · {span.end} chars"
+    html_view = bundle["text/html"]
+    for record in p.sections:  # one legend entry per section, and its text coloured
+        assert f">{record.name}" in html_view
+    assert f'title="{first.name}"' in html_view
+    with pytest.raises(UsageError, match="^use one of --raw, --diff, --json, --blame"):
+        ip.run_line_magic("compose", "--blame --raw")
+    with pytest.raises(UsageError, match="^--blame shows the whole prompt"):
+        ip.run_line_magic("compose", "--blame -s base_prompt")
+
+
+def test_compose_lists_sections_dropped_over_budget(ip: Any, session: Session) -> None:
+    session.working_memory.budget.counter = chars()
+    session.compose()
+    base = len(session.working_memory.composer.get_entry("base_prompt")[0])
+    session.working_memory.token_budget = base + 5
+    text = ip.run_line_magic("compose", "")._repr_mimebundle_()["text/plain"]
+    p = session.composed
+    assert p.section_names() == ["base_prompt"]
+    gone = [o for o in p.omitted if o.reason == OVER_BUDGET]
+    assert gone and all(f"- {o.name} ({o.trinket}): over budget ({o.tokens} tokens, priority "
+                        f"{o.priority})" in text for o in gone)
+    assert text.splitlines()[-1].startswith(f"=== budget: {base} / {base + 5} tokens (chars) · ")
+
+
+def test_budget_bars_grey_the_dropped_sections_under_the_budget_line() -> None:
+    from wm_kernel.budget_view import budget_bars
+
+    wm = budget_wm({"s1": 3, "n1": 1}, {"s1": "a" * 40, "n1": "b" * 40}, None)
+    wm.compose("Base.")
+    base = len(wm.composer.get_entry("base_prompt")[0])
+    wm.token_budget = base + 47
+    bars = budget_bars(wm.compose("Base."))
+    assert [(r.placement, [(s.name, s.tokens, s.dropped) for s in r.segments]) for r in bars.rows] == [
+        ("system", [("base_prompt", base, False), ("s1", 47, False)]),
+        ("notification", [("n1", 42, True)]),
+        ("total", [("base_prompt", base, False), ("s1", 47, False), ("n1", 42, True)])]
+    svg = bars.svg
+    assert svg.count("<rect ") == 6 + 1  # six segments and the hatch pattern's tile
+    assert "<title>n1 · T_n1 · 42 tokens · priority 1 · dropped: over budget</title>" in svg
+    assert f"budget {base + 47}</text>" in svg
