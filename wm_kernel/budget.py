@@ -403,9 +403,13 @@ class TokenBudget:
         if trimmed is not None:
             if cut == 0 or ranked[cut - 1].name != trimmed[0]:
                 return None
-            trim = self._trim(ranked, cut, costs, hud_kept, frame, budget, keep=trimmed[1])
-            if trim is None:
-                return None
+            # the same number of items if it still has more; fewer if it has fewer now; else the
+            # section goes whole (still the same cut, so the sections above it stay as they were)
+            trinket = ranked[cut - 1].trinket
+            items = len(trinket.ranked_items()) if trinket is not None else 0
+            keep = min(trimmed[1], items - 1)
+            if keep >= 1:
+                trim = self._trim(ranked, cut, costs, hud_kept, frame, budget, keep=keep)
         if costs[cut] + (trim[3] if trim is not None else 0) > budget:
             return None
         return cut, trim

@@ -83,6 +83,10 @@ class BudgetBars:
     def _repr_html_(self) -> str:
         return self.svg
 
+    def __repr__(self) -> str:
+        rows = "; ".join(f"{row.placement} {row.kept_tokens}" for row in self.rows)
+        return f"<BudgetBars budget={self.budget} tokens: {rows}>"
+
 
 def budget_bars(composed: ComposedPrompt, *, counter: TokenCounter | None = None) -> BudgetBars:
     """The stacked bars of ``composed`` (see the module docstring)."""

@@ -328,7 +328,7 @@ class SystemPromptComposer:
 
     def _items(self, names: tuple[str, ...], placement: str, records: list[SectionRecord],
                blame: BlameData | None) -> list[str]:
-        items = []
+        items: list[str] = []
         key = f"{placement}_items"
         for name in names:
             entry = self._sections.get(name)
