@@ -58,7 +58,8 @@ def test_out_writes_the_history_csv(scenario: Path, tmp_path: Path,
     assert capsys.readouterr().out.endswith(f"history: 18 rows written to {out}\n")
     frame = pd.read_csv(out)
     assert list(frame.columns) == ["variant", "turn", "segment", "placement", "section", "trinket",
-                                   "chars", "tokens", "changed", "cached", "digest"]
+                                   "chars", "tokens", "changed", "cached", "digest", "priority",
+                                   "dropped"]
     assert frame.groupby("variant").size().to_dict() == {"orig": 9, "recorded": 9}
     assert frame[(frame.turn == 1) & (frame.variant == "recorded")]["section"].tolist() == [
         "base_prompt", "datetime_section", "peanutgallery_guidance"]

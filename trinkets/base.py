@@ -35,7 +35,7 @@ from contextlib import contextmanager, nullcontext
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Callable, ClassVar, Iterator, TypeVar, cast
 
-from traitlets import Bool, HasTraits, Instance, Int, MetaHasTraits, Unicode, observe, validate
+from traitlets import Bool, HasTraits, Instance, Int, MetaHasTraits, Unicode, default, observe, validate
 
 from wm_kernel import keys
 from wm_kernel.events import (TrinketContentEvent, TrinketFedEvent, TurnCompletedEvent,
@@ -93,6 +93,28 @@ def feed_methods(trinket: "EventAwareTrinket | type[EventAwareTrinket]") -> list
                   if getattr(getattr(cls, name, None), "__wm_feed__", False))
 
 
+#: The update-context key :meth:`EventAwareTrinket.content_keeping` passes: the ids of the items to show.
+BUDGET_KEEP = "budget_keep"
+#: The priority of a trinket that sets no ``default_priority`` (see docs/budgets.md).
+DEFAULT_PRIORITY = 50
+#: A priority at or above this is never dropped by a token budget (the base prompt is never dropped).
+NEVER_DROP = 1_000_000
+
+
+class Priority(Int[int, int]):
+    """An int trait that refuses anything else with one TypeError (a bool, a float, a str), so a
+    bad assignment leaves the old value in place and says why."""
+
+    info_text = "an int"
+
+    def validate(self, obj: Any, value: Any) -> int:
+        if isinstance(value, bool) or not isinstance(value, int):
+            owner = type(obj).__name__ if obj is not None else "trinket"
+            raise TypeError(f"{owner}.{self.name} must be an int, got {type(value).__name__} "
+                            f"{value!r}")
+        return value
+
+
 class _TrinketMeta(MetaHasTraits, ABCMeta):
     """traitlets' metaclass and abc's, combined, so abstract trinkets cannot be instantiated."""
 
@@ -122,6 +144,12 @@ class EventAwareTrinket(HasTraits, metaclass=_TrinketMeta):
     enabled = Bool(True, help="A disabled trinket contributes no section (an experiment switch).")
     style = Unicode("original", help="The wording the section is written in: 'original' (the "
                     "original system's exact text, the default) or another name in ``styles``.")
+
+    #: The ``priority`` a new instance starts with; built-in trinkets set their own (docs/budgets.md).
+    default_priority: ClassVar[int] = DEFAULT_PRIORITY
+
+    priority = Priority(help="How long this section survives a token budget: the sections of the "
+                        "lowest priorities are dropped first; NEVER_DROP (or above) is never dropped.")
 
     #: The wordings this trinket can write; "original" is the original system's, byte for byte.
     #: A trinket that offers its own wording adds a name (e.g. "revised") and switches on ``style``.
@@ -230,6 +258,24 @@ class EventAwareTrinket(HasTraits, metaclass=_TrinketMeta):
         if not isinstance(enabled, bool):
             raise TypeError(f"enabled must be a bool, got {type(enabled).__name__}")
         self.enabled = enabled
+
+    @default("priority")
+    def _default_priority(self) -> int:
+        return type(self).default_priority
+
+    # -- items a token budget may drop (see wm_kernel.budget)
+    def ranked_items(self) -> list[str]:
+        """Ids of the items the section shows now, most important first; ``[]`` (the default) when
+        the section can only be kept or dropped whole. A token budget drops items from the end."""
+        return []
+
+    def content_keeping(self, keep: int) -> str:
+        """The section as ``generate_content`` writes it from the current state, showing only the
+        first ``keep`` items of :meth:`ranked_items` (in their usual display order).
+
+        It calls ``generate_content`` with the context ``{BUDGET_KEEP: frozenset of the kept ids}``;
+        a trinket that ranks its items shows only those ids when the key is present."""
+        return self.generate_content({BUDGET_KEEP: frozenset(self.ranked_items()[:keep])})
 
     @validate("style")
     def _check_style(self, proposal: dict[str, Any]) -> str:

@@ -306,6 +306,7 @@ class DomaindocTrinket(EventAwareTrinket):
     """
 
     variable_name = "domaindoc"
+    default_priority = 30  # token budgets: see docs/budgets.md
     cache_policy = True
     styles = ("original", "revised")
 

@@ -303,6 +303,7 @@ class GetContextTrinket(StatefulTrinket):
     """
 
     variable_name = "context_search_results"
+    default_priority = 60  # token budgets: see docs/budgets.md
     cache_policy = False
     state_prefix = "getcontext"
     styles = ("original", "revised")

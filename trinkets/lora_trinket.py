@@ -344,6 +344,7 @@ class LoraTrinket(EventAwareTrinket):
     """
 
     variable_name = "behavioral_directives"
+    default_priority = 70  # token budgets: see docs/budgets.md
     cache_policy = True
 
     fallback_name = Unicode("this user", help="How the user is named when the profile has no "

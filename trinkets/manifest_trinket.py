@@ -133,6 +133,7 @@ class ManifestTrinket(EventAwareTrinket):
     """Collapsed segments and the active one, grouped by the user's local date."""
 
     variable_name = "conversation_manifest"
+    default_priority = 20  # token budgets: see docs/budgets.md
     cache_policy = False
     styles = ("original", "revised")
 

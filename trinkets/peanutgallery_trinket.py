@@ -68,7 +68,7 @@ from typing import Any, Mapping
 
 from traitlets import Int, Tuple
 
-from trinkets.base import StatefulTrinket, feed
+from trinkets.base import BUDGET_KEEP, StatefulTrinket, feed
 from wm_kernel.checks import check_unicode
 from wm_kernel.events import UpdateTrinketEvent
 from wm_kernel.markup import escape_attr, escape_text
@@ -162,6 +162,7 @@ class PeanutGalleryTrinket(StatefulTrinket):
     """
 
     variable_name = "peanutgallery_guidance"
+    default_priority = 90  # token budgets: see docs/budgets.md
     cache_policy = False
     state_prefix = "peanutgallery"
     state_items = "entries"
@@ -246,8 +247,18 @@ class PeanutGalleryTrinket(StatefulTrinket):
                           "turns_remaining": g["turns_remaining"]})
         return items
 
+    def ranked_items(self) -> list[str]:
+        """Active ids for a token budget: critical entries first, then those with the most turns
+        to live, then the oldest."""
+        active = self.get_active_guidance()
+        order = sorted(range(len(active)),
+                       key=lambda i: (not active[i]["critical"], -active[i]["turns_remaining"], i))
+        return [active[i]["id"] for i in order]
+
     def generate_content(self, context: dict[str, Any]) -> str:
         active = self.get_active_guidance()
+        if BUDGET_KEEP in context:
+            active = [g for g in active if g["id"] in context[BUDGET_KEEP]]
         if not active:
             return ""
         critical = [g for g in active if g["critical"]]

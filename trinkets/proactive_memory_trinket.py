@@ -102,7 +102,7 @@ from typing import Any
 
 from traitlets import List, validate
 
-from trinkets.base import StatefulTrinket, feed
+from trinkets.base import BUDGET_KEEP, StatefulTrinket, feed
 from wm_kernel.clock import parse_instant
 from wm_kernel.markup import escape_attr, escape_text
 from wm_kernel.timefmt import relative_time
@@ -267,6 +267,7 @@ class ProactiveMemoryTrinket(StatefulTrinket):
     """Surfaced long-term memories, replaced by each update that carries ``memories``."""
 
     variable_name = "relevant_memories"
+    default_priority = 40  # token budgets: see docs/budgets.md
     cache_policy = False
     state_prefix = "proactive_memory"
     styles = ("original", "revised")
@@ -306,11 +307,21 @@ class ProactiveMemoryTrinket(StatefulTrinket):
         # the day the user lives it (the original uses each timestamp's own offset: a deviation)
         zone = self.working_memory.profile.zone
         lines = [(0, "<surfaced_memories>")]
+        keep = context.get(BUDGET_KEEP)
         for memory in self.memories:
-            lines += _render(memory, now, zone)
+            if keep is None or memory["id"] in keep:
+                lines += _render(memory, now, zone)
         lines.append((0, "</surfaced_memories>"))
         indent = "  " if self.style == "revised" else ""  # the original writes no indentation
         return "\n".join(indent * depth + line for depth, line in lines)
+
+    def ranked_items(self) -> list[str]:
+        """Memory ids for a token budget: most relevant (similarity score) first, unscored last,
+        in the given order among equals."""
+        scores = [m["similarity_score"] for m in self.memories]
+        order = sorted(range(len(scores)),
+                       key=lambda i: (scores[i] is None, -(scores[i] or 0.0), i))
+        return [self.memories[i]["id"] for i in order]
 
     # -- StatefulTrinket
     def _expire_items(self) -> bool:

@@ -264,6 +264,7 @@ class ReminderManager(EventAwareTrinket):
     """
 
     variable_name = "active_reminders"
+    default_priority = 80  # token budgets: see docs/budgets.md
     cache_policy = False
     styles = ("original", "revised")
 

@@ -65,6 +65,7 @@ class TimeManager(EventAwareTrinket):
     """
 
     variable_name = "datetime_section"
+    default_priority = 100  # token budgets: see docs/budgets.md
     cache_policy = False
     styles = ("original", "revised")
 

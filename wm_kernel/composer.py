@@ -29,7 +29,7 @@ import warnings
 from typing import Any, Iterable, Mapping
 
 from wm_kernel.markup import neutralize_closing_tag
-from wm_kernel.types import PLACEMENTS, ComposedPrompt, OmittedSection, SectionRecord
+from wm_kernel.types import PLACEMENTS, BlameData, ComposedPrompt, OmittedSection, SectionRecord
 
 RULE = "═" * 60
 SECTION_SEPARATOR = "\n\n---\n\n"
@@ -288,21 +288,39 @@ class SystemPromptComposer:
         """The names of the sections held now (base prompt included), in the order added."""
         return list(self._sections)
 
+    def get_entry(self, name: str) -> tuple[str, bool, str | None]:
+        """(content, cache_policy, trinket) of one held section; KeyError if it is not held."""
+        return self._sections[name]
+
+    def output_order(self) -> list[tuple[str, str]]:
+        """(section, placement) of each held section in the order compose writes them: the system
+        sections the layout lists, then those it does not list, then the other placements."""
+        with self._lock:
+            held = self._sections
+            order = [(n, "system") for n in self.layout["system"] if n in held]
+            order += [(n, "system") for n in held if n not in self.layout]
+            order += [(n, p) for p in PLACEMENTS[1:] for n in self.layout[p] if n in held]
+            return order
+
     # -- composing
     def compose(self, *, omitted: Iterable[OmittedSection] = ()) -> ComposedPrompt:
-        """Route the current sections by the layout into a :class:`ComposedPrompt`."""
+        """Route the current sections by the layout into a :class:`ComposedPrompt`.
+
+        As it joins, it notes who wrote each stretch of each key (a section, or the composer for
+        separators and frames): :meth:`ComposedPrompt.blame` reads that map."""
         with self._lock:
             sections = self._sections
             layout = self.layout
             records: list[SectionRecord] = []
-            cached: list[str] = []
-            uncached: list[str] = []
+            # (normalized text, index of its record) per system part
+            cached: list[tuple[str, int]] = []
+            uncached: list[tuple[str, int]] = []
             for name in layout["system"]:
                 entry = sections.get(name)
                 if entry is None or entry[0].isspace():
                     continue
+                (cached if entry[1] else uncached).append((_normalize(entry[0]), len(records)))
                 records.append(SectionRecord(name, "system", entry[0], entry[1], entry[2]))
-                (cached if entry[1] else uncached).append(_normalize(entry[0]))
             for name, entry in sections.items():
                 if name in layout:
                     continue
@@ -314,33 +332,80 @@ class SystemPromptComposer:
                     self._warned.add(name)
                     warnings.warn(f"section {name!r} is not in layout {layout.name!r}; appended to the "
                                   f"system prompt", StragglerSectionWarning, stacklevel=2)
+                (cached if entry[1] else uncached).append((_normalize(entry[0]), len(records)))
                 records.append(SectionRecord(name, "system", entry[0], entry[1], entry[2], True))
-                (cached if entry[1] else uncached).append(_normalize(entry[0]))
-            prefix = self._items(layout["conversation_prefix"], "conversation_prefix", records)
-            post = self._items(layout["post_history"], "post_history", records)
-            hud_parts = self._items(layout["notification"], "notification", records)
+            blame: BlameData = {}
+            prefix = self._items(layout["conversation_prefix"], "conversation_prefix", records, blame)
+            post = self._items(layout["post_history"], "post_history", records, blame)
+            hud_parts = self._items(layout["notification"], "notification", records, None)
             return ComposedPrompt(
-                SECTION_SEPARATOR.join(cached).strip(),
-                SECTION_SEPARATOR.join(uncached).strip(),
-                prefix, post, self._hud(hud_parts),
-                sections=records, omitted=omitted, hud_frame=(self.namespace, self.hud_title))
+                _join_system(cached, "cached_content", blame),
+                _join_system(uncached, "non_cached_content", blame),
+                prefix, post, self._hud(hud_parts, len(records) - len(hud_parts), blame),
+                sections=records, omitted=omitted, blame=blame,
+                hud_frame=(self.namespace, self.hud_title))
 
-    def _items(self, names: tuple[str, ...], placement: str, records: list[SectionRecord]) -> list[str]:
-        items = []
+    def _items(self, names: tuple[str, ...], placement: str, records: list[SectionRecord],
+               blame: BlameData | None) -> list[str]:
+        items: list[str] = []
+        key = f"{placement}_items"
         for name in names:
             entry = self._sections.get(name)
             if entry is None or entry[0].isspace():
                 continue
+            if blame is not None:  # an item is its section's text, whole
+                blame[f"{key}[{len(items)}]"] = ((len(entry[0]), len(records)),)
             records.append(SectionRecord(name, placement, entry[0], entry[1], entry[2]))
             items.append(entry[0])
         return items
 
-    def _hud(self, parts: list[str]) -> str:
+    def _hud(self, parts: list[str], first: int, blame: BlameData) -> str:
+        """The notification centre; ``first`` is the record index of ``parts[0]``."""
         if not parts:
             return ""
         tag = f"{self.namespace}:hud"
-        body = "".join(f"{neutralize_closing_tag(part, tag)}\n\n" for part in parts)
-        return f"{RULE}\n{self.hud_title}\n{RULE}\n<{tag}>\n{body}</{tag}>\n{RULE}"
+        head = f"{RULE}\n{self.hud_title}\n{RULE}\n<{tag}>\n"
+        tail = f"</{tag}>\n{RULE}"
+        shown = [neutralize_closing_tag(part, tag) for part in parts]
+        pieces = [(len(head), -1)]
+        for index, part in enumerate(shown):
+            # the blank line after a part is the composer's, merged with what follows it
+            pieces += [(len(part), first + index), (2, -1)]
+        pieces[-1] = (2 + len(tail), -1)
+        blame["notification_center"] = _merged(pieces)
+        body = "".join(f"{part}\n\n" for part in shown)
+        return f"{head}{body}{tail}"
+
+
+def _join_system(parts: list[tuple[str, int]], key: str, blame: BlameData) -> str:
+    """Join normalized system parts with the separator and strip the result, as the original does,
+    noting each part's stretch under ``key`` (the strip can only trim the first part's start and
+    the last part's end: every part holds a non-space character)."""
+    if not parts:
+        return ""
+    texts = [text for text, _ in parts]
+    lead = len(texts[0]) - len(texts[0].lstrip())
+    trail = len(texts[-1]) - len(texts[-1].rstrip())
+    pieces: list[tuple[int, int]] = []
+    for index, (text, owner) in enumerate(parts):
+        if index:
+            pieces.append((len(SECTION_SEPARATOR), -1))
+        pieces.append((len(text), owner))
+    pieces[0] = (pieces[0][0] - lead, pieces[0][1])
+    pieces[-1] = (pieces[-1][0] - trail, pieces[-1][1])
+    blame[key] = tuple(pieces)
+    return SECTION_SEPARATOR.join(texts).strip()
+
+
+def _merged(pieces: list[tuple[int, int]]) -> tuple[tuple[int, int], ...]:
+    """Neighbouring stretches of one owner as one."""
+    out: list[tuple[int, int]] = []
+    for length, owner in pieces:
+        if out and out[-1][1] == owner:
+            out[-1] = (out[-1][0] + length, owner)
+        else:
+            out.append((length, owner))
+    return tuple(out)
 
 
 _NEWLINE_RUNS = re.compile(r"\n{3,}")

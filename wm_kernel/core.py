@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any, Mapping
 from traitlets import HasTraits, List, Unicode
 
 from wm_kernel import keys
+from wm_kernel.budget import TokenBudget, TokenLimit
 from wm_kernel.bus import EventBus
 from wm_kernel.checks import check_str
 from wm_kernel.clock import Clock, SystemClock
@@ -102,6 +103,11 @@ class WorkingMemory(HasTraits):
              "every compose, even one whose text did not change.")
     user_id = Unicode("notebook", help="Owner of the state-store entries and of every event created.")
     trinket_names = List(Unicode(), help="Registered trinket class names, in registration order.")
+    token_budget = TokenLimit(help="Most tokens a composed prompt may take (None: no budget); the "
+                              "lowest-priority sections are dropped to fit (see wm_kernel.budget).")
+    budget_step = TokenLimit(help="Move the budget's cut only when the overflow crosses a multiple "
+                             "of this many tokens, so the kept prefix stays cache-stable (None: "
+                             "fit exactly every compose).")
 
     def __init__(self, event_bus: EventBus, *, store: StateStore | None = None,
                  user_id: str = "notebook", profile: Profile | None = None,
@@ -118,6 +124,8 @@ class WorkingMemory(HasTraits):
         self.profile: Profile = profile if profile is not None else Profile()
         self.clock: Clock = clock if clock is not None else SystemClock()
         self.composer = composer if composer is not None else SystemPromptComposer(layout)
+        #: Fits each compose into ``token_budget``; its ``counter`` counts the tokens.
+        self.budget = TokenBudget()
         # one lock for compose cycles, updates and trinket state changes, so a compose never sees a
         # half-applied change from another thread
         self.lock = threading.RLock()
@@ -233,7 +241,10 @@ class WorkingMemory(HasTraits):
             for name in list(self._trinkets):
                 publish(UpdateTrinketEvent.create(continuum_id=event.continuum_id, user_id=user_id,
                                                   clock=clock, target_trinket=name, context={}))
-            composed = composer.compose(omitted=self._omitted_sections())
+            fit = self.budget.apply(composer, self._trinkets.values(), budget=self.token_budget,
+                                    step=self.budget_step)
+            composed = composer.compose(omitted=[*self._omitted_sections(), *fit.dropped])
+            composed.budget = fit
             composed.previous = self.composed
             if composed.previous is not None:
                 composed.previous.previous = None  # keep one step of history, not a chain

@@ -40,11 +40,12 @@ from __future__ import annotations
 
 import difflib
 import html
+import os
 from dataclasses import dataclass
 from typing import Any, Mapping
 
 from wm_kernel import style
-from wm_kernel.types import COMPOSED_KEYS, ComposedPrompt
+from wm_kernel.types import COMPOSED_KEYS, BlameSpan, ComposedPrompt
 
 STATUSES = ("added", "removed", "changed", "unchanged")
 _MARK = {"added": "+", "removed": "-", "changed": "~", "unchanged": "="}
@@ -78,13 +79,78 @@ class SectionDiff:
         return f"{_MARK[self.status]} {self.name}{where}"
 
 
-class PromptDiff:
-    """Per-section differences between two prompts (see the module docstring)."""
+@dataclass(frozen=True)
+class FirstChange:
+    """The first character where two prompts differ, and who wrote it on each side.
 
-    def __init__(self, sections: tuple[SectionDiff, ...], old_label: str, new_label: str) -> None:
+    ``key`` is a prompt key (``cached_content``, ``post_history_items[0]``...) in the order the model
+    reads them; ``offset`` is the length of the common start of that key's two texts. ``new`` and
+    ``old`` are the blame spans holding that character (None where the text ends there, or where a
+    prompt has no blame map)."""
+
+    key: str
+    offset: int
+    new: BlameSpan | None
+    old: BlameSpan | None
+
+    @property
+    def section(self) -> str | None:
+        """The section that owns the first differing character (the new prompt's, else the old's)."""
+        span = self.new or self.old
+        return span.section if span is not None else None
+
+    def __str__(self) -> str:
+        def who(span: BlameSpan | None) -> str:
+            if span is None:
+                return "(end of text)"
+            return span.section + (f" ({span.trinket})" if span.trinket else "")
+        return f"first change: {self.key} at {self.offset}: {who(self.old)} -> {who(self.new)}"
+
+
+def _keyed_texts(prompt: Mapping[str, Any], items: Mapping[str, int]) -> dict[str, str]:
+    """Each key's text in reading order; list keys as ``key[i]`` for ``i < items[key]``."""
+    texts = {"cached_content": prompt.get("cached_content", ""),
+             "non_cached_content": prompt.get("non_cached_content", "")}
+    for key in ("conversation_prefix_items", "post_history_items"):
+        values = list(prompt.get(key, []))
+        texts.update({f"{key}[{i}]": values[i] if i < len(values) else ""
+                      for i in range(items[key])})
+    texts["notification_center"] = prompt.get("notification_center", "")
+    return texts
+
+
+def _span(prompt: Mapping[str, Any], key: str, text: str, offset: int) -> BlameSpan | None:
+    if not isinstance(prompt, ComposedPrompt) or prompt._blame is None or offset >= len(text):
+        return None
+    return prompt.blame_at(key, offset)
+
+
+def first_change(old: Mapping[str, Any], new: Mapping[str, Any]) -> FirstChange | None:
+    """Where ``new`` first differs from ``old`` (keys in reading order), blamed on its section
+    through each prompt's blame map; None when the prompts are equal."""
+    items = {key: max(len(old.get(key, [])), len(new.get(key, [])))
+             for key in ("conversation_prefix_items", "post_history_items")}
+    before, after = _keyed_texts(old, items), _keyed_texts(new, items)
+    for key, b in after.items():
+        a = before[key]
+        if a != b:
+            offset = len(os.path.commonprefix([a, b]))
+            return FirstChange(key, offset, _span(new, key, b, offset), _span(old, key, a, offset))
+    return None
+
+
+class PromptDiff:
+    """Per-section differences between two prompts (see the module docstring).
+
+    ``first_change`` is the first differing character and the section that owns it (None when
+    nothing changed)."""
+
+    def __init__(self, sections: tuple[SectionDiff, ...], old_label: str, new_label: str,
+                 first_change: FirstChange | None = None) -> None:
         self.sections = sections
         self.old_label = old_label
         self.new_label = new_label
+        self.first_change = first_change
 
     @property
     def changed_sections(self) -> list[str]:
@@ -235,4 +301,4 @@ def diff_prompts(old: Mapping[str, Any], new: Mapping[str, Any], *, old_label: s
                              f"{new_label}/{name}" if name in after else "/dev/null", context)
         diffs.append(SectionDiff(name, status, old_placement if name in before else None,
                                  new_placement if name in after else None, old_text, new_text, lines))
-    return PromptDiff(tuple(diffs), old_label, new_label)
+    return PromptDiff(tuple(diffs), old_label, new_label, first_change(old, new))

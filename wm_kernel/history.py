@@ -45,9 +45,11 @@ Public API
 ``History.attach(session)``, ``History.of(session)``, ``detach()``   observing a Session
 ``record(turn, segment, composed, segment_turn=None)``   called for each compose of the session
 ``frame()``        DataFrame: turn, segment, placement, section, trinket, chars, tokens, changed,
-                   cached, digest (one row per (turn, section), output order within a turn;
-                   ``trinket`` is missing (NA) for the base prompt; ``digest`` is the text's
-                   blake2b-128 in hex, equal texts have equal digests)
+                   cached, digest, priority, dropped (one row per (turn, section), output order
+                   within a turn; ``trinket`` is missing (NA) for the base prompt; ``digest`` is
+                   the text's blake2b-128 in hex, equal texts have equal digests; ``priority`` is
+                   the section's priority when composed (NA if not known); sections a token budget dropped follow the turn's sections as rows with
+                   ``dropped`` True, the ``tokens`` they would have cost, no placement, chars 0)
 ``prompt_at(turn)``  the ComposedPrompt of that turn, rebuilt (five keys and ``sections``)
 ``turns``, ``len(history)``, ``last_position()`` (turn, segment, segment_turn of the last record)
 ``texts()``        digest -> text of every distinct stored text
@@ -85,13 +87,13 @@ import hashlib
 import json
 import sys
 import weakref
-from typing import TYPE_CHECKING, Any, Iterator
+from typing import TYPE_CHECKING, Any, Iterable, Iterator, Mapping
 
 from wm_kernel.checks import check_int
 from wm_kernel.composer import DEFAULT_HUD_TITLE, DEFAULT_NAMESPACE, Layout, SystemPromptComposer
 from wm_kernel.store import MemoryStore, StateStore
 from wm_kernel.tokens import TokenCounter
-from wm_kernel.types import PLACEMENTS, ComposedPrompt, SectionRecord
+from wm_kernel.types import PLACEMENTS, ComposedPrompt, OmittedSection, SectionRecord
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -99,7 +101,7 @@ if TYPE_CHECKING:
     from wm_kernel.session import Session
 
 FRAME_COLUMNS = ["turn", "segment", "placement", "section", "trinket", "chars", "tokens", "changed",
-                 "cached", "digest"]
+                 "cached", "digest", "priority", "dropped"]
 
 #: Version of every record a history writes (the ``"v"`` field).
 RECORD_VERSION = 1
@@ -111,10 +113,17 @@ SCHEMA = {
                                           '"digest": text digest (hex)}'),
     "history:{user_id}:{continuum_id}": ("turn (decimal)", '{"v": 1, "segment": int, "segment_turn": '
                                                            'int, "entries": [entry id, ...], '
-                                                           '"hud_frame": [namespace, title] | null}'),
+                                                           '"hud_frame": [namespace, title] | null, '
+                                                           '"budget": {"priorities": {section: int}, '
+                                                           '"dropped": [[name, trinket, tokens, '
+                                                           'priority], ...]} (only under a budget)}'),
 }
 TEXTS_KEY = "history:texts"
 ENTRIES_KEY = "history:entries"
+
+
+#: What a compose under a token budget adds to its turn: section -> priority, and what it dropped.
+_Budget = tuple[Mapping[str, int], tuple[OmittedSection, ...]]
 
 
 def composes_key(user_id: str, continuum_id: str) -> str:
@@ -225,6 +234,8 @@ class History:
         self.continuum_id = continuum_id
         self._counter = counter
         self._records: dict[int, Compose] = {}
+        # turn -> (section -> priority, sections a token budget dropped)
+        self._budgets: dict[int, tuple[Mapping[str, int], tuple[OmittedSection, ...]]] = {}
         self._in_order = True
         self._max_turn = -1
         self._texts: dict[bytes, str] = {}
@@ -346,8 +357,10 @@ class History:
         for entry in record.entries:
             composer.add_section(entry.name, entry.text, entry.cache_policy, entry.trinket)
         rebuilt = composer.compose()
+        # the rebuilt records are the entries' in the same order, so its blame map holds as it is
         return ComposedPrompt(**rebuilt.as_dict(), sections=[e.to_record() for e in record.entries],
-                              turn=record.turn, hud_frame=rebuilt.hud_frame)
+                              turn=record.turn, hud_frame=rebuilt.hud_frame,
+                              blame=rebuilt._blame)
 
     def frame(self) -> "pd.DataFrame":
         """pandas DataFrame, one row per (turn, section); see the module docstring for columns."""
@@ -364,6 +377,7 @@ class History:
         for record in self.composes():
             same = record.entries is previous_entries
             current: dict[str, bytes] = {}
+            priorities, dropped = self._budgets.get(record.turn, ({}, ()))
             for entry in record.entries:
                 digest = entry.digest
                 n = tokens.get(digest)
@@ -371,12 +385,17 @@ class History:
                     n = tokens[digest] = count(entry.text)
                 changed = not same and previous.get(entry.name) != digest
                 rows.append((record.turn, record.segment, entry.placement, entry.name, entry.trinket,
-                             len(entry.text), n, changed, entry.cached, digest.hex()))
+                             len(entry.text), n, changed, entry.cached, digest.hex(),
+                             priorities.get(entry.name), False))
                 current[entry.name] = digest
+            # a section a budget dropped: a row of what it would have cost, not in the prompt
+            for gone in dropped:
+                rows.append((record.turn, record.segment, None, gone.name, gone.trinket, 0,
+                             gone.tokens or 0, False, False, "", gone.priority, True))
             previous, previous_entries = current, record.entries
         df = pd.DataFrame.from_records(rows, columns=FRAME_COLUMNS)
         df = df.astype({"turn": "int64", "segment": "int64", "chars": "int64", "tokens": "int64",
-                        "changed": "bool", "cached": "bool"})
+                        "changed": "bool", "cached": "bool", "priority": "Int64", "dropped": "bool"})
         self._frame_cache = (df, counter.tokenizer)
         return df.copy()
 
@@ -446,7 +465,10 @@ class History:
         frame = composed.hud_frame
         hud_frame = None if frame in (None, (DEFAULT_NAMESPACE, DEFAULT_HUD_TITLE)) else frame
         position = segment_turn if segment_turn is not None else 0
-        self._write(turn, segment, position, shared, hud_frame, fresh, fresh_texts)
+        budget = None
+        if composed.budget is not None:
+            budget = (dict(composed.budget.priorities), composed.budget.dropped)
+        self._write(turn, segment, position, shared, hud_frame, fresh, fresh_texts, budget)
         # commit to memory only now that the store has it
         self._texts.update(fresh_texts)
         for entry in fresh:
@@ -456,6 +478,10 @@ class History:
             self._in_order = False
         self._max_turn = max(self._max_turn, turn)
         self._records[turn] = Compose(turn, segment, position, shared, hud_frame)
+        if budget is not None:
+            self._budgets[turn] = budget
+        else:
+            self._budgets.pop(turn, None)
         self._last = {e.name: e for e in shared}
         self._last_entries = shared
         self._frame_cache = None
@@ -484,7 +510,7 @@ class History:
     # -- persistence (see SCHEMA)
     def _write(self, turn: int, segment: int, segment_turn: int, entries: tuple[Entry, ...],
                hud_frame: tuple[str, str] | None, fresh: list[Entry],
-               fresh_texts: dict[bytes, str]) -> None:
+               fresh_texts: dict[bytes, str], budget: "_Budget | None" = None) -> None:
         store = self.store
         if not self._persistent:
             return
@@ -497,17 +523,23 @@ class History:
             # compare and set, inside the transaction: never replace what another writer recorded
             stored = store.hget(key, str(turn))
             mine = self._records.get(turn)
-            if stored is not None and (mine is None or stored != self._record_json(mine)):
+            if stored is not None and (mine is None or stored != self._record_json(
+                    mine, self._budgets.get(turn))):
                 raise HistoryConflictError(self._conflict(turn))
             store.hset(key, str(turn), self._record_json(
-                Compose(turn, segment, segment_turn, entries, hud_frame)))
+                Compose(turn, segment, segment_turn, entries, hud_frame), budget))
 
     @staticmethod
-    def _record_json(compose: "Compose") -> dict[str, Any]:
+    def _record_json(compose: "Compose", budget: "_Budget | None") -> dict[str, Any]:
         frame = compose.hud_frame
-        return {"v": RECORD_VERSION, "segment": compose.segment,
-                "segment_turn": compose.segment_turn, "entries": [e.id for e in compose.entries],
-                "hud_frame": None if frame is None else list(frame)}
+        record = {"v": RECORD_VERSION, "segment": compose.segment,
+                  "segment_turn": compose.segment_turn, "entries": [e.id for e in compose.entries],
+                  "hud_frame": None if frame is None else list(frame)}
+        if budget is not None:
+            record["budget"] = {"priorities": dict(budget[0]),
+                                "dropped": [[d.name, d.trinket, d.tokens, d.priority]
+                                            for d in budget[1]]}
+        return record
 
     def _conflict(self, turn: int) -> str:
         return (f"turn {turn} of conversation {self.continuum_id!r} (user {self.user_id!r}) was "
@@ -529,6 +561,12 @@ class History:
                 frame = row["hud_frame"]
                 self._records[turn] = Compose(turn, row["segment"], row["segment_turn"], entries,
                                               None if frame is None else (frame[0], frame[1]))
+                budget = row.get("budget")
+                if budget is not None:
+                    self._budgets[turn] = (dict(budget["priorities"]), tuple(
+                        OmittedSection(name, trinket, "over budget", tokens=tokens,
+                                       priority=priority)
+                        for name, trinket, tokens, priority in budget["dropped"]))
                 self._max_turn = max(self._max_turn, turn)
                 previous = entries
         except (KeyError, TypeError, ValueError, IndexError) as exc:

@@ -476,6 +476,8 @@ class WorkingMemoryMagics(Magics):
     @argument("--diff", action="store_true", help="What changed since the previous compose.")
     @argument("--json", action="store_true", help="The prompt as JSON (the original's five keys).")
     @argument("--last", action="store_true", help="Show the last composed prompt; do not compose.")
+    @argument("--blame", action="store_true",
+              help="Colour each character by the section that wrote it, with a legend.")
     def compose(self, line: str = "", cell: str | None = None) -> Any:
         """Compose the current session's prompt and return it (``p = %compose`` keeps it).
 
@@ -483,11 +485,12 @@ class WorkingMemoryMagics(Magics):
         """
         args = _parse(self.compose, line)
         session = _current_session()
-        modes = [flag for flag in ("raw", "diff", "json") if getattr(args, flag)]
+        modes = [flag for flag in ("raw", "diff", "json", "blame") if getattr(args, flag)]
         if len(modes) > 1:
-            raise UsageError(f"use one of --raw, --diff, --json (got --{' and --'.join(modes)})")
-        if args.diff and (args.section or args.placement):
-            raise UsageError("--diff shows the whole prompt; drop --section/--placement")
+            raise UsageError(f"use one of --raw, --diff, --json, --blame (got --{' and --'.join(modes)})")
+        for whole in ("diff", "blame"):
+            if getattr(args, whole) and (args.section or args.placement):
+                raise UsageError(f"--{whole} shows the whole prompt; drop --section/--placement")
         if args.placement is not None and args.placement not in PLACEMENTS:
             raise UsageError(f"unknown placement {args.placement!r} (placements: "
                              f"{', '.join(PLACEMENTS)})")
@@ -514,6 +517,8 @@ class WorkingMemoryMagics(Magics):
         placement_of = session.layout.placement_of
         if args.diff:
             return prompt_diff(composed.previous, composed)
+        if args.blame:
+            return render.BlameView(composed)
         if args.json:
             return render.PromptText(self._json(composed, args))
         if args.raw:

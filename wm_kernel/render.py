@@ -31,7 +31,7 @@ from typing import Any, Callable, Iterable, Iterator, Sequence
 from traitlets import Enum, HasTraits, Int
 
 from wm_kernel import style
-from wm_kernel.types import ComposedPrompt, OmittedSection, SectionRecord
+from wm_kernel.types import COMPOSER, ComposedPrompt, OmittedSection, SectionRecord
 
 #: Views a composed prompt can be shown in: both text and HTML ("html", the notebook picks HTML),
 #: text only ("text"), or the exact text the model receives ("raw").
@@ -173,6 +173,8 @@ def _omitted_line(gone: OmittedSection, selection: _Selection) -> str:
     line = f"{gone.name}{who}: {gone.reason}"
     if gone.error:
         line += f": {gone.error}"
+    if gone.tokens is not None:
+        line += f" ({gone.tokens} tokens, priority {gone.priority})"
     if selection.was_shown_before(gone.name):
         line += " (was in the previous prompt)"
     return line
@@ -199,6 +201,8 @@ def render_text(composed: ComposedPrompt, *, names: Iterable[str] | None = None,
     if selection.omitted:
         lines.append("=== left out ===")
         lines.extend(f"- {_omitted_line(gone, selection)}" for gone in selection.omitted)
+    if composed.budget is not None and composed.budget.budget is not None:
+        lines.append(f"=== budget: {composed.budget.summary()} ===")
     if len(lines) == 1:
         lines.append("(no sections)")
     return "\n".join(lines)
@@ -229,6 +233,8 @@ def _html_omitted(gone: OmittedSection, selection: _Selection) -> str:
     text = " · ".join(parts)
     if gone.error:
         text += f': <span style="color:{_ERROR_COLOR}">{html.escape(gone.error)}</span>'
+    if gone.tokens is not None:
+        text += f" ({gone.tokens} tokens, priority {gone.priority})"
     if selection.was_shown_before(gone.name):
         text += f' <span style="color:{_MARK_COLOR}">(was in the previous prompt)</span>'
     return f"<li>{text}</li>"
@@ -249,6 +255,9 @@ def render_html(composed: ComposedPrompt, *, names: Iterable[str] | None = None,
         out.append('<ul style="margin:2px 0">'
                    + "".join(_html_omitted(gone, selection) for gone in selection.omitted)
                    + "</ul>")
+    if composed.budget is not None and composed.budget.budget is not None:
+        out.append(f'<div style="margin-top:6px"><b>budget</b>: '
+                   f'{html.escape(composed.budget.summary())}</div>')
     if not selection.records and not selection.omitted:
         out.append("<div><i>(no sections)</i></div>")
     out.append("</div>")
@@ -414,3 +423,74 @@ class TurnReport:
     def _repr_html_(self) -> str:
         items = "".join(f"<li>{html.escape(line)}</li>" for line in self._lines())
         return f"<div>{html.escape(self._headline())}</div>" + (f"<ul>{items}</ul>" if items else "")
+
+
+# -- the blame view: each key's text, coloured by the section that wrote it
+#: Section colours of the blame view (translucent, so they read in light and dark themes).
+BLAME_COLOURS = ("rgba(31,119,180,0.25)", "rgba(255,127,14,0.25)", "rgba(44,160,44,0.25)",
+                 "rgba(214,39,40,0.25)", "rgba(148,103,189,0.25)", "rgba(140,86,75,0.25)",
+                 "rgba(227,119,194,0.25)", "rgba(188,189,34,0.25)", "rgba(23,190,207,0.25)")
+
+
+def blame_colours(composed: ComposedPrompt) -> dict[str, str]:
+    """Section -> colour, in prompt order (the palette repeats after nine sections)."""
+    return {r.name: BLAME_COLOURS[i % len(BLAME_COLOURS)] for i, r in enumerate(composed.sections)}
+
+
+def render_blame_text(composed: ComposedPrompt) -> str:
+    """Each key's spans as ``[start:end] section (trinket) · N chars`` lines."""
+    lines = [f"blame · {len(composed.sections)} sections"]
+    for key in composed.blame_keys():
+        lines.append(f"=== {key} ===")
+        for span in composed.blame(key):
+            who = span.section + (f" ({span.trinket})" if span.trinket else "")
+            lines.append(f"[{span.start}:{span.end}] {who} · {_chars(len(span))}")
+    return "\n".join(lines)
+
+
+def render_blame_html(composed: ComposedPrompt) -> str:
+    """Each key's exact text, every stretch coloured by the section that wrote it (the composer's
+    separators and frames uncoloured), with a legend; every text escaped."""
+    colours = blame_colours(composed)
+    legend = []
+    for record in composed.sections:
+        who = html.escape(record.name) + (f" · {html.escape(record.trinket)}" if record.trinket else "")
+        legend.append(f'<span style="background:{colours[record.name]};padding:0 4px;'
+                      f'margin-right:6px">{who}</span>')
+    legend.append(f'<span style="color:{_MUTED_COLOR}">{html.escape(COMPOSER)}: uncoloured</span>')
+    out = ['<div class="wm-blame">', f'<div>{"".join(legend)}</div>']
+    for key in composed.blame_keys():
+        text = _key_text(composed, key)
+        body = []
+        for span in composed.blame(key):
+            chunk = html.escape(text[span.start:span.end])
+            if span.section == COMPOSER:
+                body.append(f'<span style="color:{_MUTED_COLOR}">{chunk}</span>')
+            else:
+                body.append(f'<span style="background:{colours[span.section]}" '
+                            f'title="{html.escape(span.section)}">{chunk}</span>')
+        out.append(f'<div style="margin-top:6px;font-weight:bold">{html.escape(key)}</div>'
+                   f'<pre style="{_PRE_STYLE}">{"".join(body)}</pre>')
+    out.append("</div>")
+    return "\n".join(out)
+
+
+def _key_text(composed: ComposedPrompt, key: str) -> str:
+    if "[" in key:
+        name, index = key[:-1].split("[")
+        return str(composed[name][int(index)])
+    return str(composed[key])
+
+
+class BlameView:
+    """``%compose --blame``: the prompt coloured by section, with a legend."""
+
+    def __init__(self, composed: ComposedPrompt) -> None:
+        self.composed = composed
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
+        return _filter_bundle({"text/plain": render_blame_text(self.composed),
+                               "text/html": render_blame_html(self.composed)}, include, exclude)
+
+    def __repr__(self) -> str:
+        return render_blame_text(self.composed)

@@ -31,6 +31,7 @@ from traitlets import Bool, HasTraits, Instance, Int, Unicode, validate
 
 from trinkets.base import EventAwareTrinket
 from wm_kernel import keys
+from wm_kernel.budget import check_limit
 from wm_kernel.bus import EventBus
 from wm_kernel.checks import check_int, check_str
 from wm_kernel.clock import Clock, SystemClock, parse_instant
@@ -121,6 +122,9 @@ class Session(HasTraits):
     A Session on a store that already holds this conversation (same ``user_id`` and
     ``continuum_id``, e.g. a SQLite file after a restart) resumes its turn and segment counters, so
     new turns never overwrite old ones.
+    token_budget, budget_step:
+        The WorkingMemory's token budget and its step (None: no budget; see wm_kernel.budget); the
+        budget counts with the history's token counter.
     """
 
     turn = Int(0, help="Turns completed in this session (global; never goes back).")
@@ -140,13 +144,16 @@ class Session(HasTraits):
                  trinkets: Iterable[type[EventAwareTrinket] | TrinketFactory] | None = None,
                  continuum_id: str | None = None, auto_compose: bool = True,
                  bus: EventBus | None = None,
-                 instruments: Iterable[Instrument] | None = None) -> None:
+                 instruments: Iterable[Instrument] | None = None, token_budget: int | None = None,
+                 budget_step: int | None = None) -> None:
         if not isinstance(base_prompt, str):
             raise TypeError(f"base_prompt must be a str, got {type(base_prompt).__name__}")
         if profile is not None and not isinstance(profile, Profile):
             raise TypeError(f"profile must be a Profile, got {type(profile).__name__}")
         if layout is not None and not isinstance(layout, Layout):
             raise TypeError(f"layout must be a Layout, got {type(layout).__name__}")
+        check_limit(token_budget, "token_budget")
+        check_limit(budget_step, "budget_step")
         super().__init__(base_prompt=base_prompt, auto_compose=auto_compose)
         self.clock: Clock = clock if clock is not None else SystemClock()
         self.store: StateStore = store if store is not None else MemoryStore()
@@ -159,6 +166,8 @@ class Session(HasTraits):
         self.working_memory = WorkingMemory(self.bus, store=self.store, user_id=user_id,
                                             profile=profile, clock=self.clock, layout=layout,
                                             continuum_id=self.continuum_id)
+        self.working_memory.token_budget = token_budget
+        self.working_memory.budget_step = budget_step
         self.segment = Segment(1, self.clock.now())
         self._resume()
         if trinkets is None:
@@ -170,6 +179,11 @@ class Session(HasTraits):
             trinket.begin_segment(self.segment_started_at)
         for instrument in (default_instruments() if instruments is None else tuple(instruments)):
             instrument(self)
+        if token_budget is not None:
+            # budgets and the history's tokens column count alike, each text once
+            from wm_kernel.history import History
+
+            self.working_memory.budget.counter = History.of(self).counter
 
     # -- parts
     @property

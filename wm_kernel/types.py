@@ -7,10 +7,14 @@ methods, never as extra keys.
 """
 from __future__ import annotations
 
+import bisect
 from dataclasses import dataclass
-from typing import Any, Iterable, TypedDict, cast
+from typing import TYPE_CHECKING, Any, Iterable, TypedDict, cast
 
 from traitlets import Bunch, Instance
+
+if TYPE_CHECKING:
+    from wm_kernel.budget import BudgetReport
 
 PLACEMENTS: tuple[str, ...] = ("system", "conversation_prefix", "post_history", "notification")
 
@@ -72,12 +76,40 @@ class SectionRecord:
 
 @dataclass(frozen=True, slots=True)
 class OmittedSection:
-    """A section that is not in the prompt, and why (a failed trinket, a disabled one, empty content)."""
+    """A section that is not in the prompt, and why (a failed trinket, a disabled one, empty content,
+    "over budget"). A section dropped by a token budget carries the ``tokens`` it would have cost
+    and its ``priority``."""
 
     name: str
     trinket: str | None
     reason: str
     error: str = ""
+    tokens: int | None = None
+    priority: int | None = None
+
+
+#: The owner the blame map gives to text the composer writes itself (separators, frames, the HUD).
+COMPOSER = "(composer)"
+
+
+@dataclass(frozen=True, slots=True)
+class BlameSpan:
+    """Characters ``start:end`` of one prompt key (``cached_content``, ``post_history_items[0]``...)
+    and who wrote them: a section and its trinket, or :data:`COMPOSER` (trinket None)."""
+
+    key: str
+    start: int
+    end: int
+    section: str
+    trinket: str | None
+
+    def __len__(self) -> int:
+        return self.end - self.start
+
+
+#: How the composer describes who wrote a prompt: key -> ((length, owner), ...) in text order, where
+#: owner is the index of the section in ``ComposedPrompt.sections`` or -1 for the composer.
+BlameData = dict[str, tuple[tuple[int, int], ...]]
 
 
 class ComposedPrompt(dict[str, Any]):
@@ -94,15 +126,19 @@ class ComposedPrompt(dict[str, Any]):
     hud_frame:
         ``(namespace, title)`` of the notification centre's frame, as the composer wrote it (None
         when not composed by a composer), so a record of the prompt can rebuild it exactly.
+    budget:
+        The :class:`~wm_kernel.budget.BudgetReport` of the compose (priorities, and what a token
+        budget dropped), when WorkingMemory composed it (else None).
     """
 
-    __slots__ = ("sections", "omitted", "turn", "previous", "hud_frame")
+    __slots__ = ("sections", "omitted", "turn", "previous", "hud_frame", "budget", "_blame")
 
     def __init__(self, cached_content: str = "", non_cached_content: str = "",
                  conversation_prefix_items: Iterable[str] = (), post_history_items: Iterable[str] = (),
                  notification_center: str = "", *, sections: Iterable[SectionRecord] = (),
                  omitted: Iterable[OmittedSection] = (), turn: int | None = None,
-                 hud_frame: tuple[str, str] | None = None) -> None:
+                 hud_frame: tuple[str, str] | None = None, blame: BlameData | None = None,
+                 budget: "BudgetReport | None" = None) -> None:
         super().__init__(cached_content=cached_content, non_cached_content=non_cached_content,
                          conversation_prefix_items=list(conversation_prefix_items),
                          post_history_items=list(post_history_items),
@@ -112,6 +148,8 @@ class ComposedPrompt(dict[str, Any]):
         self.turn = turn
         self.hud_frame = hud_frame
         self.previous: ComposedPrompt | None = None
+        self.budget = budget
+        self._blame = blame
 
     # -- the original's fields as attributes, for readability in notebooks
     @property
@@ -155,6 +193,60 @@ class ComposedPrompt(dict[str, Any]):
     def section_names(self, placement: str | None = None) -> list[str]:
         return [r.name for r in self.sections if placement is None or r.placement == placement]
 
+    # -- the blame map: who wrote each character (built by the composer as it joins)
+    def blame_keys(self) -> list[str]:
+        """The keys the blame map covers: the two system strings and the notification centre, and
+        one ``conversation_prefix_items[i]`` / ``post_history_items[i]`` per item, non-empty only."""
+        keys = [k for k in ("cached_content", "non_cached_content") if self[k]]
+        for key in ("conversation_prefix_items", "post_history_items"):
+            keys += [f"{key}[{i}]" for i, item in enumerate(self[key]) if item]
+        return keys + (["notification_center"] if self["notification_center"] else [])
+
+    def _blame_data(self) -> BlameData:
+        if self._blame is None:
+            if any(self.blame_keys()):
+                raise ValueError("this ComposedPrompt has no blame map (built from a plain dict?); "
+                                 "only prompts from a composer know who wrote each character")
+            return {}
+        return self._blame
+
+    def blame(self, key: str | None = None) -> list[BlameSpan]:
+        """Spans ``(key, start, end, section, trinket)`` covering every character of every key once,
+        in text order (only those of ``key`` when given). Separators, rules, the HUD frame and its
+        blank lines belong to :data:`COMPOSER`."""
+        data = self._blame_data()
+        keys = self.blame_keys() if key is None else [self._check_blame_key(key)]
+        spans = []
+        for name in keys:
+            start = 0
+            for length, owner in data.get(name, ()):
+                if owner < 0:
+                    section, trinket = COMPOSER, None
+                else:
+                    record = self.sections[owner]
+                    section, trinket = record.name, record.trinket
+                spans.append(BlameSpan(name, start, start + length, section, trinket))
+                start += length
+        return spans
+
+    def blame_at(self, key: str, offset: int) -> BlameSpan:
+        """The span of ``key`` holding character ``offset`` (ValueError if out of range)."""
+        spans = self.blame(key)
+        if isinstance(offset, bool) or not isinstance(offset, int):
+            raise TypeError(f"offset must be an int, got {type(offset).__name__}")
+        size = spans[-1].end if spans else 0
+        if not 0 <= offset < size:
+            raise ValueError(f"offset {offset} is outside {key} (0..{size - 1})" if size
+                             else f"offset {offset} is outside {key}, which is empty")
+        return spans[bisect.bisect_right([s.start for s in spans], offset) - 1]
+
+    def _check_blame_key(self, key: str) -> str:
+        known = self.blame_keys()
+        if key not in known:
+            raise ValueError(f"no text under {key!r} in this prompt (keys with text: "
+                             f"{', '.join(known) or 'none'})")
+        return key
+
     def as_dict(self) -> ComposedPromptDict:
         """A plain dict copy with the original's five keys."""
         # the five keys __init__ set, with their types; a comprehension cannot show mypy that
@@ -196,13 +288,16 @@ class ComposedPrompt(dict[str, Any]):
 
     def __reduce__(self) -> tuple[Any, ...]:  # dict subclasses with slots need help to pickle/copy
         return (_rebuild_composed, (self.as_dict(), self.sections, self.omitted, self.turn,
-                                    self.hud_frame))
+                                    self.hud_frame, self._blame, self.budget))
 
 
 def _rebuild_composed(data: ComposedPromptDict, sections: tuple[SectionRecord, ...],
                       omitted: tuple[OmittedSection, ...], turn: int | None,
-                      hud_frame: tuple[str, str] | None = None) -> ComposedPrompt:
-    return ComposedPrompt(**data, sections=sections, omitted=omitted, turn=turn, hud_frame=hud_frame)
+                      hud_frame: tuple[str, str] | None = None,
+                      blame: BlameData | None = None,
+                      budget: "BudgetReport | None" = None) -> ComposedPrompt:
+    return ComposedPrompt(**data, sections=sections, omitted=omitted, turn=turn, hud_frame=hud_frame,
+                          blame=blame, budget=budget)
 
 
 class ComposedPromptTrait(Instance["ComposedPrompt | None"]):

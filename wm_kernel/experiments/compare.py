@@ -152,6 +152,7 @@ def tabulate(runs: Sequence[VariantRun], *, tools_tokens: int = 0, min_cacheable
         history = run.session.recorder
         tokenizer = history.counter.name
         sections = history.frame()
+        sections = sections[~sections["dropped"]]  # rows of what a token budget left out
         part = sections["placement"].where(sections["placement"] != "system",
                                            sections["cached"].map({True: "cached", False: "non_cached"}))
         tokens = (sections.assign(part=part).pivot_table(index="turn", columns="part", values="tokens",
