@@ -121,7 +121,11 @@ def timeline_html(spans: Sequence[ItemSpan], marked_turn: int, *, live: bool = T
     col = max(8, min(32, 640 // turns))
     width = _LABEL_W + turns * col + 8
     height = _HEAD + _ROW * len(spans) + 4
-    x = lambda turn: _LABEL_W + (turn - low) * col  # noqa: E731 (a local coordinate map)
+
+    def x(turn: int) -> int:
+        """The left edge of a turn's column."""
+        return _LABEL_W + (turn - low) * col
+
     parts = [f'<svg class="wm-timeline" xmlns="http://www.w3.org/2000/svg" width="{width}" '
              f'height="{height}" style="font-size:11px;font-family:var(--jp-ui-font-family,sans-serif)">']
     step = 1 if turns <= 20 else 5

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from tests.browser.conftest import SCREENSHOTS, Lab, shipped_notebooks
+from browser.conftest import SCREENSHOTS, Lab, shipped_notebooks
 
 pytestmark = [pytest.mark.slow, pytest.mark.browser]
 
