@@ -5,7 +5,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 ARGS   ?=
 
-.PHONY: lab demo test bench clean
+.PHONY: lab demo test bench notebooks clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -31,6 +31,10 @@ test: $(STAMP)
 	@$(PY) -m pytest -q $(ARGS); status=$$?; \
 	if [ $$status -eq 5 ]; then echo "make test: pytest collected no tests" >&2; fi; \
 	exit $$status
+
+## notebooks: re-execute the shipped notebooks in place, saving outputs and widget state
+notebooks: $(STAMP)
+	$(PY) tools/execute_notebooks.py
 
 ## bench: the benchmarks (ratios against a floor measured in the same run; a few minutes)
 bench: $(STAMP)

@@ -161,8 +161,14 @@ def test_one_panel_per_section_grouped_by_placement(sent: list) -> None:
         "notification": ["async_activity", "inbox_status", "forage_results",
                          "peanutgallery_guidance"],
     }
-    assert d.tabs.titles == ("system cached", "system uncached", "conv. prefix", "post-history",
-                             "notification", "trinkets", "event log")
+    assert d.tabs.titles == ("overview", "system cached", "system uncached", "conv. prefix",
+                             "post-history", "notification", "trinkets", "event log")
+    assert d.tabs.selected_index == 0 and d.tabs.children[0] is d.overview
+    # sections with nothing to show fold to their title line; the others stay open
+    assert d.panel("peanutgallery_guidance").title == (
+        "peanutgallery_guidance · PeanutGalleryTrinket · empty")
+    assert d.panel("peanutgallery_guidance").box.selected_index is None
+    assert d.panel("inbox_status").box.selected_index == 0
     assert d.panel("inbox_status").title == "inbox_status · Inbox"
     assert d.panel("inbox_status").body.value == (
         f"{META}trinket <b>Inbox</b> · 8 chars</div>{PRE}2 unread</pre>")
@@ -213,12 +219,13 @@ def test_one_turn_sends_one_update_for_the_changed_section_and_none_for_the_othe
         assert updates(sent, d.panel(unchanged).body) == []
         assert updates(sent, d.panel(unchanged).box) == []
     # the controls: one message each, and nothing else at all
-    assert updates(sent, d.slider) == [{"max": 6, "value": 1}]
-    assert updates(sent, d.play) == [{"max": 6, "value": 1}]
+    assert updates(sent, d.slider) == [{"max": 1, "value": 1}]
+    assert updates(sent, d.play) == [{"max": 1, "value": 1}]
     assert updates(sent, d.banner) == [
         {"value": f"{LIVE_STYLE}<b>live</b> · turn 1 · segment 1 (segment turn 1)</div>"}]
     assert len(updates(sent, d.events)) == 1
-    assert len(sent) == 5 and all(data["method"] == "update" for _, data in sent)
+    assert len(updates(sent, d.overview)) == 1
+    assert len(sent) == 6 and all(data["method"] == "update" for _, data in sent)
     d.close()
 
 
@@ -230,9 +237,9 @@ def test_a_turn_that_changes_no_section_sends_only_the_controls(sent: list) -> N
     panels = [d.panel(n) for n in ("base_prompt", "inbox_status", "location_context")]
     assert [m for p in panels for w in (p.body, p.box) for m in updates(sent, w)] == []
     # three turns from another cell: each turn settles once
-    assert updates(sent, d.slider) == [{"max": 6, "value": 1}, {"max": 7, "value": 2},
-                                       {"max": 8, "value": 3}]
-    assert len(sent) == 12  # slider, play, banner, event log, per turn
+    assert updates(sent, d.slider) == [{"max": 1, "value": 1}, {"max": 2, "value": 2},
+                                       {"max": 3, "value": 3}]
+    assert len(sent) == 15  # slider, play, banner, event log, overview, per turn
     d.close()
 
 
@@ -272,7 +279,12 @@ def test_toggling_a_trinket_updates_its_panel(sent: list) -> None:
     sent.clear()
     inbox.set_enabled(True)                       # from code: the toggle follows
     assert updates(sent, toggle) == [{"value": True}]
-    assert updates(sent, panel.box) == [{"titles": ["inbox_status · Inbox"]}]
+    # switched on, it has no content until it is next asked: folded until then
+    assert updates(sent, panel.box) == [{"titles": ["inbox_status · Inbox · empty"],
+                                         "selected_index": None}]
+    sent.clear()
+    inbox.request_update()
+    assert updates(sent, panel.box) == [{"titles": ["inbox_status · Inbox"], "selected_index": 0}]
     d.close()
 
 
@@ -333,28 +345,30 @@ def test_a_5_mb_section_sends_a_truncated_preview_with_its_full_size(sent: list)
 
 
 # -- the turn slider ---------------------------------------------------------------------------------
-def test_slider_forward_advances_back_shows_old_turn_read_only_forward_resumes(sent: list) -> None:
+def test_slider_travels_in_time_and_only_the_advance_button_changes_the_session(sent: list) -> None:
     s = make_session(Inbox, Tasks)
     s.trinket("Tasks").add("index the wiki", ttl=4)
     d = Dashboard(s)
     calls: list[int] = []
     advance = s.advance_turn
     s.advance_turn = lambda n=1: calls.append(n) or advance(n)  # type: ignore[method-assign]
+    assert (d.slider.max, d.play.max) == (0, 0)   # nothing recorded but turn 0: nowhere to go
 
-    from_frontend(d.slider, value=3)
+    d.advance_count.value = 3
+    d.advance_button.click()
     assert (s.turn, calls, d.viewing_turn) == (3, [3], None)
-    assert d.slider.max == 8 and d.play.value == 3
+    assert (d.slider.max, d.slider.value, d.play.max, d.play.value) == (3, 3, 3, 3)
     assert d.panel("async_activity").body.value.endswith(f"{PRE}index the wiki: 1 turns left</pre>")
 
     from_frontend(d.slider, value=1)
     assert (s.turn, calls, d.viewing_turn) == (3, [3], 1)
     assert d.status == ("viewing turn 1 (read-only) · the prompt as composed at turn 1 · move the "
-                        "slider to turn 3 or beyond to resume the live view")
+                        "slider to turn 3 to resume the live view")
     assert d.banner.value == (
         '<div style="background:var(--jp-layout-color2,#fff3cd);border:1px solid '
         'var(--jp-warn-color1,#e0c46c);border-left-width:4px;padding:4px 8px">'
         "<b>viewing turn 1 (read-only)</b> · the prompt as composed at turn 1 · move the slider "
-        "to turn 3 or beyond to resume the live view</div>")
+        "to turn 3 to resume the live view</div>")
     assert d.panel("async_activity").body.value == (
         f"{META}turn 1 (read-only) · trinket <b>Tasks</b> · 28 chars</div>"
         '<table style="font-size:12px"><tr><th style="text-align:left">item</th>'
@@ -362,6 +376,7 @@ def test_slider_forward_advances_back_shows_old_turn_read_only_forward_resumes(s
         '<tr><td>index the wiki</td><td style="text-align:right">3</td></tr></table>'
         f"{PRE}index the wiki: 3 turns left</pre>")
     assert d.toggle("Inbox").disabled and d.collapse_button.disabled
+    assert not d.advance_button.disabled          # advancing from the past returns to live
     # live changes while viewing history do not disturb the read-only view
     s.trinket("Inbox").text = "changed"
     s.trinket("Inbox").request_update()
@@ -373,12 +388,19 @@ def test_slider_forward_advances_back_shows_old_turn_read_only_forward_resumes(s
     assert d.panel("inbox_status").body.value.endswith(f"{PRE}changed</pre>")
     assert not d.toggle("Inbox").disabled
 
-    from_frontend(d.slider, value=5)
-    assert (s.turn, calls) == (5, [3, 2])
+    d.slider.value = 7                            # past the latest turn: clamped, nothing advances
+    assert (s.turn, calls, d.slider.value, d.viewing_turn) == (3, [3], 3, None)
+
+    d.advance_count.value = 2
+    from_frontend(d.slider, value=0)
+    d.advance_button.click()                      # from the past: advance, back to live
+    assert (s.turn, calls, d.viewing_turn, d.slider.value) == (5, [3, 2], None, 5)
     assert d.panel("async_activity").body.value == (
         f"{META}trinket <b>Tasks</b> · 0 chars · segment turn 5</div>"
         "<div><i>no content: the section is left out</i></div>"
         '<div style="font-size:12px"><i>no live items</i></div>')
+    assert d.panel("async_activity").title == "async_activity · Tasks · empty"
+    assert d.panel("async_activity").box.selected_index is None   # folded once it emptied
     d.close()
 
 
@@ -401,62 +423,45 @@ def test_without_auto_compose_a_turn_still_sends_one_update_and_old_turns_show_t
     s.advance_turn()
     d.viewing_turn = 1
     assert d.status == ("viewing turn 1 (read-only) · the prompt as composed at turn 0 (nothing "
-                        "composed at turn 1) · move the slider to turn 2 or beyond to resume the live "
-                        "view")
+                        "composed at turn 1) · move the slider to turn 2 to resume the live view")
     assert d.panel("async_activity").body.value.endswith(
         f"{PRE}short job: 0 turns left\nlong job: 5 turns left</pre>")
     d.close()
 
 
-def test_play_control_drives_the_slider(sent: list) -> None:
-    s = make_session(Inbox)
+def test_play_replays_the_recorded_turns_and_never_advances(sent: list) -> None:
+    s = make_session(Inbox, Tasks)
+    s.trinket("Tasks").add("index the wiki", ttl=1)
     d = Dashboard(s)
-    from_frontend(d.play, value=1)
-    assert (s.turn, d.slider.value) == (1, 1)
+    d.advance(3)
+    turns: list[int] = []
+    s.bus.subscribe(TurnCompletedEvent, lambda e: turns.append(e.turn_number))
+    from_frontend(d.play, value=0)                # the browser rewinds and plays: 0, 1, 2, 3
+    assert (d.viewing_turn, d.slider.value) == (0, 0)
+    assert "index the wiki: 1 turns left" in d.panel("async_activity").body.value
+    from_frontend(d.play, value=2)
+    assert (d.viewing_turn, d.slider.value) == (2, 2)
+    assert "index the wiki" not in d.panel("async_activity").body.value
+    from_frontend(d.play, value=3)                # the last recorded turn: live again, and the end
+    assert (d.viewing_turn, d.play.max, s.turn, turns) == (None, 3, 3, [])
     d.close()
 
 
-def test_rapid_slider_moves_do_bounded_work(sent: list) -> None:
+def test_moving_back_and_forth_does_bounded_work_and_never_composes(sent: list) -> None:
     s = make_session(Inbox, Tasks)
     s.trinket("Tasks").add("index the wiki", ttl=100)
     d = Dashboard(s)
-    turns: list[int] = []
+    d.advance(35)
     composes: list[str] = []
-    s.bus.subscribe(TurnCompletedEvent, lambda e: turns.append(e.turn_number))
     s.bus.subscribe("ComposeSystemPromptEvent", lambda e: composes.append(e.event_type))
     sent.clear()
-    moves = [*range(1, 31), 10, 2, 35]
-    for value in moves:
+    for value in [10, 2, 35]:
         from_frontend(d.slider, value=value)
-    assert s.turn == 35
-    assert turns == list(range(1, 36))           # every turn completed exactly once
-    assert len(composes) == 35                   # one compose per turn, none for looking back
-    # each of the 30 steps forward: the tasks panel, slider, play, banner, event log (5);
-    # back to 10: the 3 panels, play, 2 toggles and the collapse button made read-only, banner (8);
-    # back to 2: the 3 panels, play, banner (5); forward to 35: the 3 panels, slider, play, 2 toggles,
-    # the button, banner, event log (10)
-    assert len(all_updates(sent)) == 30 * 5 + 8 + 5 + 10
-    d.close()
-
-
-def test_slider_targets_arriving_during_an_advance_are_coalesced(sent: list) -> None:
-    s = make_session(Inbox)
-    d = Dashboard(s, lookahead=30)
-    calls: list[int] = []
-    advance = s.advance_turn
-    s.advance_turn = lambda n=1: calls.append(n) or advance(n)  # type: ignore[method-assign]
-
-    def impatient(change: dict[str, Any]) -> None:
-        if change["new"] == 1:                    # while the first advance runs, more moves arrive
-            for value in (4, 9, 20, 12):
-                from_frontend(d.slider, value=value)
-
-    s.observe(impatient, names=["turn"])
-    from_frontend(d.slider, value=5)
-    # the advance to 5 finishes, then only the latest target (12) is acted on
-    assert calls == [5, 7]
-    assert s.turn == 12 and d.slider.value == 12
-    s.unobserve(impatient, names=["turn"])
+    assert (s.turn, composes) == (35, [])
+    # back to 10: the 3 panels, play, 2 toggles and the collapse button made read-only, banner,
+    # overview (9); back to 2: the 3 panels, play, banner, overview (6); forward to 35: the 3 panels,
+    # play, 2 toggles, the button, banner, overview (9)
+    assert len(all_updates(sent)) == 9 + 6 + 9
     d.close()
 
 
@@ -464,7 +469,8 @@ def test_errors_in_callbacks_show_in_the_dashboard(sent: list) -> None:
     s = make_session(Inbox)
     d = Dashboard(s)
     s.close()
-    from_frontend(d.slider, value=2)
+    d.advance_count.value = 2
+    d.advance_button.click()
     assert d.errors.value == (
         f'<div>{ERROR_BADGE} <code>RuntimeError: this session is closed; start a new '
         "Session</code></div>")
@@ -606,16 +612,44 @@ def test_a_feed_on_another_thread_waits_for_a_render_in_progress_then_shows(sent
     render = panel.show
     blocked: list[bool] = []
 
-    def show_while_another_thread_feeds(title: str, body: str) -> None:
+    def show_while_another_thread_feeds(title: str, body: str, *, empty: bool = False) -> None:
         if not feeder.is_alive() and not blocked:
             feeder.start()
             feeder.join(timeout=0.5)
             blocked.append(feeder.is_alive())   # still waiting for this render to end
-        render(title, body)
+        render(title, body, empty=empty)
 
     panel.show = show_while_another_thread_feeds
     d.refresh()
     feeder.join(timeout=10)
     assert blocked == [True]
     assert "crawl the docs" in panel.body.value and d.errors.value == ""
+    d.close()
+
+
+# -- the overview --------------------------------------------------------------------------------------
+def bars(d: Dashboard) -> list[tuple[str, str, str]]:
+    """(item id, state, turns remaining) of every timeline bar, top to bottom."""
+    return re.findall(r'data-item="([^"]*)" data-state="(\w+)" data-remaining="(\d*)"',
+                      d.overview.value)
+
+
+def test_overview_timeline_has_a_bar_per_item_live_and_expired_at_the_turn_on_view(sent: list) -> None:
+    s = make_session(PeanutGalleryTrinket)
+    pg = s.trinket("PeanutGalleryTrinket")
+    d = Dashboard(s)
+    brief = pg.add_guidance("coaching", "Be brief.", ttl=0)
+    units = pg.add_guidance("concern", "<img src=x onerror=alert(1)>", ttl=2)
+    assert bars(d) == [(brief, "live", "0"), (units, "live", "2")]   # fed, not yet composed
+    d.advance(3)
+    assert bars(d) == [(brief, "expired", "0"), (units, "expired", "0")]
+    assert '<line class="wm-now"' in d.overview.value and "<title>turn 3</title>" in d.overview.value
+    # hostile text is escaped in the label and in the hover title
+    assert "<img" not in d.overview.value and "&lt;img src=x onerror=alert(1)&gt;" in d.overview.value
+    d.viewing_turn = 1
+    assert bars(d) == [(brief, "expired", "0"), (units, "live", "1")]
+    assert "<title>turn 1 (read-only)</title>" in d.overview.value
+    d.viewing_turn = None
+    assert "<b>size of each placement</b>" in d.overview.value
+    assert re.search(r"<code>peanutgallery_guidance</code> removed", d.overview.value)
     d.close()

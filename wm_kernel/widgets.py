@@ -1,11 +1,14 @@
 """The live dashboard: every prompt section of a Session, grouped by placement, kept up to date.
 
-:class:`Dashboard` is an ipywidgets ``VBox`` showing one tab per placement (system cached, system
+:class:`Dashboard` is an ipywidgets ``VBox`` whose first tab, the overview, draws a timeline of
+every item of the stateful trinkets (live and expired, the turn on view marked), the size of each
+placement and the newest changes; then one tab per placement (system cached, system
 non-cached, conversation prefix, post-history, notification centre); inside each, one collapsible
 panel per section with its content (escaped, large sections truncated), size, trinket, error badge
-and, for stateful trinkets, each item's turns remaining. Above the tabs: a turn slider with a play
-control, a collapse button with its summary box, and an error line; two more tabs hold the
-per-trinket enable toggles and the tail of the event log.
+and, for stateful trinkets, each item's turns remaining (a section with no content collapses to its
+title line). Above the tabs: the turn slider with a play control, the advance button with its count,
+a collapse button with its summary box, and an error line; two more tabs hold the per-trinket enable
+toggles and the tail of the event log.
 
 Live, but frugal. The dashboard observes ``Session.turn``, every compose (``Session.composed``)
 and each trinket's ``content``, ``error``, ``enabled`` and ``current_turn``, marks the affected
@@ -15,10 +18,11 @@ together, so one turn sends at most one update per changed section and nothing f
 The event log refreshes when things settle (after a compose, turn, collapse or feed call), not on
 every event.
 
-The slider. Moving it past the session's turn advances the session to that turn in one call; moving
-it back shows the prompt recorded at that earlier turn, read-only, under a banner; moving it to the
-current turn or beyond resumes the live view. Targets that arrive while an advance is running are
-coalesced: only the latest is acted on.
+The slider travels in time, it never changes the session: it reaches from turn 0 to the session's
+turn; moving it back shows the prompt recorded at that earlier turn, read-only, under a banner;
+moving it to the session's turn resumes the live view. Play replays the recorded turns and stops at
+the latest. Advancing the session is explicit: the "advance" button (or :meth:`Dashboard.advance`,
+or ``%turn N``) completes as many turns as its count says.
 
 Examples
 --------
@@ -32,10 +36,12 @@ Examples
 >>> _ = s.trinket("PeanutGalleryTrinket").add_guidance("concern", "Slow <down>.", ttl=1)
 >>> "concern: Slow &lt;down&gt;." in d.panel("peanutgallery_guidance").body.value
 True
->>> _ = s.advance_turn(2); d.viewing_turn = 1; print(d.status.replace(" · ", "\\n"))
+>>> _ = d.advance(2); d.slider.max, d.play.max
+(2, 2)
+>>> d.slider.value = 1; print(d.status.replace(" · ", "\\n"))
 viewing turn 1 (read-only)
 the prompt as composed at turn 1
-move the slider to turn 2 or beyond to resume the live view
+move the slider to turn 2 to resume the live view
 >>> d.close()
 """
 from __future__ import annotations
@@ -51,8 +57,9 @@ import ipywidgets as widgets
 from traitlets import Bool, HasTraits, Instance, Int, observe, validate
 
 from trinkets.base import EventAwareTrinket, StatefulTrinket
-from wm_kernel import render
+from wm_kernel import overview, render
 from wm_kernel.bus import EventRecord
+from wm_kernel.diff import diff_prompts
 from wm_kernel.events import Event, SegmentCollapsedEvent, TrinketFedEvent, TurnCompletedEvent
 from wm_kernel.session import Session
 from wm_kernel.types import ComposedPrompt, OmittedSection, SectionRecord
@@ -124,17 +131,27 @@ class SectionPanel:
         self.section = section
         self.body = widgets.HTML()
         self.box = widgets.Accordion(children=(self.body,), titles=(section,), selected_index=0)
+        self._empty = False
 
     @property
     def title(self) -> str:
         """The accordion title: section and trinket, plus the failed/disabled marker."""
         return self.box.titles[0]
 
-    def show(self, title: str, body: str) -> None:
-        """Set title and body: at most one message per widget, none if nothing changed."""
+    def show(self, title: str, body: str, *, empty: bool = False) -> None:
+        """Set title and body: at most one message per widget, none if nothing changed.
+
+        A panel whose section has no content (and no error to show) folds to its title line when
+        it becomes empty and opens again when content arrives; in between the user's choice
+        stands."""
         with self.box.hold_sync(), self.body.hold_sync():
+            if empty:
+                title += " · empty"
             if self.box.titles != (title,):
                 self.box.titles = (title,)
+            if empty != self._empty:
+                self._empty = empty
+                self.box.selected_index = None if empty else 0
             self.body.value = body
 
     def close(self) -> None:
@@ -150,7 +167,7 @@ class Dashboard(widgets.VBox):
     ----------
     session:
         The Session to show and drive.
-    preview_chars, log_rows, lookahead:
+    preview_chars, log_rows:
         See the traits of the same name.
     compose:
         Compose once on creation if the session has not composed yet, so there is a prompt to show.
@@ -168,17 +185,13 @@ class Dashboard(widgets.VBox):
                                      "preview_chars characters (with their full size), so "
                                      "megabytes never cross the comm.")
     log_rows = Int(12, help="How many of the most recent bus events the event log pane shows.")
-    lookahead = Int(5, help="How many turns past the current one the slider reaches (moving there "
-                            "advances the session).")
     closed = Bool(False, help="True once close() has removed the observers and closed the widgets.")
 
     def __init__(self, session: Session, *, preview_chars: int = 20_000, log_rows: int = 12,
-                 lookahead: int = 5, compose: bool = True, replace: bool = True,
-                 **kwargs: Any) -> None:
+                 compose: bool = True, replace: bool = True, **kwargs: Any) -> None:
         if not isinstance(session, Session):
             raise TypeError(f"Dashboard needs a Session, got {type(session).__name__}")
-        for name, value, low in (("preview_chars", preview_chars, 1), ("log_rows", log_rows, 0),
-                                 ("lookahead", lookahead, 1)):
+        for name, value, low in (("preview_chars", preview_chars, 1), ("log_rows", log_rows, 0)):
             if isinstance(value, bool) or not isinstance(value, int) or value < low:
                 raise ValueError(f"{name} must be an int >= {low}, got {value!r}")
         super().__init__(**kwargs)
@@ -206,15 +219,31 @@ class Dashboard(widgets.VBox):
         self._driving = False     # the slider loop is running
         self._target: int | None = None
         self._event_rows: dict[int, tuple[EventRecord, int, str]] = {}  # seq -> (record, failures, row)
-        self.preview_chars, self.log_rows, self.lookahead = preview_chars, log_rows, lookahead
+        self.preview_chars, self.log_rows = preview_chars, log_rows
+        # the newest two composes, for the overview's "newest changes"; and its last diff, kept
+        # because every settle asks again and the prompts are usually the same two
+        self._newest: tuple[ComposedPrompt | None, ComposedPrompt | None] = (None, None)
+        self._changes: tuple[ComposedPrompt, ComposedPrompt, str] | None = None
+        # every item seen live at each turn (turn -> section -> id -> item), for the timeline; a
+        # union, so an item fed and expired between two composes, or flushed by a collapse, still
+        # shows where it lived
+        self._sightings: dict[int, dict[str, dict[str, dict[str, Any]]]] = {}
         self.session = session
 
         self.banner = widgets.HTML()
         self.errors = widgets.HTML()
-        self.slider = widgets.IntSlider(min=0, max=session.turn + lookahead, value=session.turn,
+        # slider and play reach only the recorded turns: time travel, never a side effect
+        self.slider = widgets.IntSlider(min=0, max=session.turn, value=session.turn,
                                         description="turn", continuous_update=False)
-        self.play = widgets.Play(min=0, max=self.slider.max, value=session.turn, interval=1500,
-                                 description="play turns", show_repeat=False)
+        self.play = widgets.Play(min=0, max=session.turn, value=session.turn, interval=1000,
+                                 description="replay the recorded turns", show_repeat=False)
+        self.advance_count = widgets.BoundedIntText(
+            value=1, min=1, max=10_000, description="turns",
+            layout=widgets.Layout(width="9em"), style={"description_width": "initial"})
+        self.advance_button = widgets.Button(
+            description="advance", icon="forward",
+            tooltip="Complete this many turns of the live session (as %turn N does)")
+        self.overview = widgets.HTML()
         self.summary = widgets.Text(placeholder="summary of the segment", description="summary")
         self.collapse_button = widgets.Button(
             description="collapse segment",
@@ -222,8 +251,9 @@ class Dashboard(widgets.VBox):
         self.events = widgets.HTML()
         self.toggle_box = widgets.VBox()
         self.views = {key: widgets.VBox() for key in VIEWS}
-        self.tabs = widgets.Tab(children=[*self.views.values(), self.toggle_box, self.events],
-                                titles=[*VIEWS.values(), "trinkets", "event log"])
+        self.tabs = widgets.Tab(
+            children=[self.overview, *self.views.values(), self.toggle_box, self.events],
+            titles=["overview", *VIEWS.values(), "trinkets", "event log"], selected_index=0)
 
         # play and slider are linked here rather than with widgets.link, so that one move updates
         # each of them once, value and range together, after the move is done
@@ -232,6 +262,9 @@ class Dashboard(widgets.VBox):
         self.collapse_button.on_click(self._on_collapse_click)
         self._unwatch.append(lambda: self.collapse_button.on_click(self._on_collapse_click,
                                                                     remove=True))
+        self.advance_button.on_click(self._on_advance_click)
+        self._unwatch.append(lambda: self.advance_button.on_click(self._on_advance_click,
+                                                                   remove=True))
         self._watch(session, self._on_session_turn, ["turn"])
         # ``composed`` notifies on every compose, even one equal to the last: a turn must still end
         self._watch(session, self._on_session_composed, ["composed"])
@@ -251,7 +284,8 @@ class Dashboard(widgets.VBox):
             self._record(session.composed)
         self._sync_structure()
         self.children = [self.banner, widgets.HBox([self.play, self.slider]),
-                         widgets.HBox([self.summary, self.collapse_button]), self.errors, self.tabs]
+                         widgets.HBox([self.advance_count, self.advance_button, self.summary,
+                                       self.collapse_button]), self.errors, self.tabs]
         self.refresh()
 
     # -- public reading helpers
@@ -280,6 +314,13 @@ class Dashboard(widgets.VBox):
     def recorded_turns(self) -> list[int]:
         """The turns for which a composed prompt is recorded (the slider can show these)."""
         return sorted(self._turns)
+
+    def advance(self, n: int = 1) -> list[dict[str, Any]]:
+        """Complete ``n`` turns of the live session (what the "advance" button does) and return
+        what expired, as :meth:`Session.advance_turn` does; the view returns to live."""
+        with self._lock, self._batch():
+            self.viewing_turn = None
+            return self.session.advance_turn(n)
 
     @_serialized
     def refresh(self) -> None:
@@ -409,15 +450,15 @@ class Dashboard(widgets.VBox):
             self._driving = False
 
     def _go_to(self, target: int) -> None:
-        session = self.session
-        if target > session.turn:
-            with self._batch():
-                session.advance_turn(target - session.turn)
-                self.viewing_turn = None
-        elif target == session.turn:
-            self.viewing_turn = None
-        else:
-            self.viewing_turn = target
+        self.viewing_turn = None if target >= self.session.turn else target
+
+    @_serialized
+    def _on_advance_click(self, button: widgets.Button) -> None:
+        try:
+            self.advance(self.advance_count.value)
+            self._clear_error()
+        except Exception as exc:
+            self._report(exc)
 
     @_serialized
     def _on_collapse_click(self, button: widgets.Button) -> None:
@@ -474,7 +515,8 @@ class Dashboard(widgets.VBox):
         for section in dirty:
             panel = self._panels.get(section)
             if panel is not None:
-                panel.show(*self._view(section))
+                title, body, empty = self._view(section)
+                panel.show(title, body, empty=empty)
         if settled:
             self._sync_controls()
 
@@ -483,7 +525,7 @@ class Dashboard(widgets.VBox):
         shown = session.turn if self.viewing_turn is None else self.viewing_turn
         self._syncing = True
         try:
-            top = session.turn + self.lookahead
+            top = session.turn
             for control in (self.slider, self.play):
                 with control.hold_sync():
                     # widen before moving and narrow after, so the value is never clamped
@@ -496,8 +538,10 @@ class Dashboard(widgets.VBox):
             for checkbox in self._toggles.values():
                 checkbox.disabled = read_only
             self.collapse_button.disabled = read_only
+            self.advance_button.disabled = session.closed
         finally:
             self._syncing = False
+        self.overview.value = self._overview_html()
         self.banner.value = self._banner_html()
         self.events.value = self._events_html()
 
@@ -534,8 +578,10 @@ class Dashboard(widgets.VBox):
         if not callable(getattr(self.session.recorder, "prompt_at", None)):
             self._own_prompts[turn] = composed
         self._omitted_at[turn] = composed.omitted
+        self._newest = (self._newest[1], composed)
         self._items_at[turn] = {t.variable_name: t.describe_items()
                                 for t in self._watched.values() if isinstance(t, StatefulTrinket)}
+        self._sight(turn)
 
     def _recorded_at(self, turn: int) -> tuple[int, ComposedPrompt] | None:
         """The last prompt composed at ``turn`` or, if none was, at the nearest earlier turn
@@ -571,8 +617,11 @@ class Dashboard(widgets.VBox):
             if name not in self._watched:
                 trinket.observe(self._on_trinket_change, names=_trinket_traits(trinket))
                 self._watched[name] = trinket
+                # the description's default width cuts long trinket names: let it take its own
                 checkbox = widgets.Checkbox(value=trinket.enabled, indent=False,
-                                            description=f"{name} ({trinket.variable_name})")
+                                            description=f"{name} ({trinket.variable_name})",
+                                            style={"description_width": "initial"},
+                                            layout=widgets.Layout(width="auto"))
                 checkbox._wm_trinket = name
                 checkbox.observe(self._on_toggle, names=["value"])
                 self._toggles[name] = checkbox
@@ -628,8 +677,9 @@ class Dashboard(widgets.VBox):
         return plan
 
     # -- rendering
-    def _view(self, section: str) -> tuple[str, str]:
-        """(title, body HTML) of a section in the current mode."""
+    def _view(self, section: str) -> tuple[str, str, bool]:
+        """(title, body HTML, empty) of a section in the current mode; empty: no content and no
+        failure or switch to show, so the panel folds."""
         if self.viewing_turn is None:
             return self._live_view(section)
         return self._recorded_view(section, self.viewing_turn)
@@ -640,7 +690,7 @@ class Dashboard(widgets.VBox):
                 return trinket
         return None
 
-    def _live_view(self, section: str) -> tuple[str, str]:
+    def _live_view(self, section: str) -> tuple[str, str, bool]:
         trinket = self._trinket_of(section)
         if trinket is None:
             composed = self.session.composed
@@ -649,7 +699,7 @@ class Dashboard(widgets.VBox):
             cached = record is not None and record.cached
             meta = f"composer · {_size(content)}" + (" · cached" if cached else "")
             note = "" if record is not None else "<i>not in the prompt</i>"
-            return section, self._body_html(meta, note, None, content)
+            return section, self._body_html(meta, note, None, content), not content
         title = f"{section} · {trinket.name}"
         notes = []
         content = ""
@@ -671,15 +721,16 @@ class Dashboard(widgets.VBox):
         if isinstance(trinket, StatefulTrinket):
             meta += f" · segment turn {trinket.current_turn}"
         items = trinket.describe_items() if isinstance(trinket, StatefulTrinket) else None
-        return title, self._body_html(meta, "<br>".join(notes), items, content)
+        empty = not content and not trinket.error and trinket.enabled and not items
+        return title, self._body_html(meta, "<br>".join(notes), items, content), empty
 
-    def _recorded_view(self, section: str, turn: int) -> tuple[str, str]:
+    def _recorded_view(self, section: str, turn: int) -> tuple[str, str, bool]:
         found = self._recorded_at(turn)
         trinket = self._trinket_of(section)
         title = section if trinket is None else f"{section} · {trinket.name}"
         if found is None:
             return title, self._body_html("", f"<i>no prompt was composed by turn {turn}</i>",
-                                          None, "")
+                                          None, ""), True
         shown_turn, composed = found
         record = _find_record(composed, section)
         omitted = _find_omitted(self._omitted_at.get(shown_turn, composed.omitted), section)
@@ -705,7 +756,9 @@ class Dashboard(widgets.VBox):
                 + (f"trinket <b>{html.escape(owner)}</b> · " if owner else "composer · ")
                 + _size(content) + (" · cached" if record is not None and record.cached else ""))
         items = self._items_at.get(shown_turn, {}).get(section)
-        return title, self._body_html(meta, note, items, content)
+        failed = omitted is not None and bool(omitted.error)
+        empty = not content and not failed and not items
+        return title, self._body_html(meta, note, items, content), empty
 
     def _body_html(self, meta: str, note: str, items: list[dict[str, Any]] | None,
                    content: str) -> str:
@@ -733,6 +786,59 @@ class Dashboard(widgets.VBox):
             parts.append(f'<pre style="{_PRE_STYLE}">{html.escape(content)}</pre>')
         return "".join(parts)
 
+    def _overview_html(self) -> str:
+        """The overview tab: the items' timeline, the placements' sizes, the newest changes, all
+        as seen at the turn on view."""
+        session = self.session
+        viewing = self.viewing_turn
+        stateful = [t for t in self._watched.values() if isinstance(t, StatefulTrinket)]
+        self._sight(session.turn)     # items fed since the last compose are live too
+        items_at = {turn: {section: list(items.values()) for section, items in seen.items()}
+                    for turn, seen in self._sightings.items()}
+        spans = overview.item_spans(items_at, {t.variable_name: t.name for t in stateful})
+        marked = session.turn if viewing is None else viewing
+        if viewing is None:
+            composed, before = session.composed, self._newest[0]
+            if before is self._newest[1]:
+                before = None
+        else:
+            found = self._recorded_at(viewing)
+            composed = found[1] if found else None
+            earlier = [t for t in self._turns if found and t < found[0]]
+            before = self._prompt_of(max(earlier)) if earlier else None
+        return ('<div class="wm-overview">'
+                "<b>items: when each lives</b>" + overview.timeline_html(spans, marked,
+                                                                         live=viewing is None)
+                + '<div style="display:flex;gap:2em;flex-wrap:wrap;margin-top:6px">'
+                "<div><b>size of each placement</b>" + overview.sizes_html(composed) + "</div>"
+                "<div><b>newest changes</b>" + self._changes_html(before, composed) + "</div>"
+                "</div></div>")
+
+    def _sight(self, turn: int) -> None:
+        seen = self._sightings.setdefault(turn, {})
+        for trinket in self._watched.values():
+            if isinstance(trinket, StatefulTrinket):
+                items = seen.setdefault(trinket.variable_name, {})
+                for item in trinket.describe_items():
+                    items[str(item.get("id"))] = item
+
+    def _prompt_of(self, turn: int) -> ComposedPrompt | None:
+        prompt = self._own_prompts.get(turn)
+        if prompt is None and callable(getattr(self.session.recorder, "prompt_at", None)):
+            prompt = self.session.recorder.prompt_at(turn)
+        return prompt
+
+    def _changes_html(self, before: ComposedPrompt | None, after: ComposedPrompt | None) -> str:
+        if after is None:
+            return overview.changes_html(None, "nothing composed yet")
+        if before is None:
+            return overview.changes_html(None, "the first compose: nothing to compare with")
+        # the pair is held (not its ids), so a rebuilt prompt can never match a stale entry
+        if self._changes is None or self._changes[0] is not before or self._changes[1] is not after:
+            label = f"turn {before.turn} → turn {after.turn}"
+            self._changes = (before, after, overview.changes_html(diff_prompts(before, after), label))
+        return self._changes[2]
+
     @property
     def status(self) -> str:
         """The banner as plain text: live (turn, segment), or the earlier turn shown read-only."""
@@ -744,7 +850,7 @@ class Dashboard(widgets.VBox):
         if self.viewing_turn is not None:
             return (f"viewing turn {self.viewing_turn} (read-only)",
                     f"the prompt as composed at turn {self._shown_label()} · move the slider to "
-                    f"turn {session.turn} or beyond to resume the live view")
+                    f"turn {session.turn} to resume the live view")
         return ("closed" if session.closed else "live",
                 f"turn {session.turn} · segment {session.segment_number} "
                 f"(segment turn {session.segment_turn})")
@@ -803,8 +909,8 @@ class Dashboard(widgets.VBox):
             owned.extend((panel.body, panel.box))
         owned.extend(getattr(self, "_toggles", {}).values())
         owned.extend(getattr(self, "views", {}).values())
-        for name in ("banner", "errors", "slider", "play", "summary", "collapse_button", "events",
-                     "toggle_box", "tabs"):
+        for name in ("banner", "errors", "slider", "play", "advance_count", "advance_button",
+                     "summary", "collapse_button", "overview", "events", "toggle_box", "tabs"):
             widget = getattr(self, name, None)
             if widget is not None:
                 owned.append(widget)

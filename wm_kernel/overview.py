@@ -1,0 +1,205 @@
+"""The dashboard's overview, as HTML: when each item lives, how big each placement is, what changed.
+
+What a prompt engineer watches in a session is guidance appearing and expiring as turns pass. The
+overview puts that on one screen: a timeline with one bar per stateful-trinket item (live or
+expired) from the turn it was added to the last turn it is shown, the turn on view marked; the size
+of each placement; and the sections the newest compose added, removed or changed.
+
+The functions here are pure (data in, escaped HTML out) so the dashboard can call them on every
+settle and send the result only when it differs.
+
+Public API
+----------
+``ItemSpan``
+    One item's life: ``section``, ``trinket``, ``id``, ``label``, ``start`` (first turn it was
+    seen), ``end`` (last turn it is, or will be, shown; None while it lives until a collapse).
+``item_spans(items_at, trinkets) -> list[ItemSpan]``
+    The spans of every item in a ``{turn: {section: describe_items()}}`` record.
+``timeline_html(spans, marked_turn)``, ``sizes_html(composed)``, ``changes_html(diff)``
+    The three parts of the overview.
+
+Examples
+--------
+>>> spans = item_spans({0: {"g": [{"id": "a", "label": "x", "turns_remaining": 2}]},
+...                     1: {"g": [{"id": "a", "label": "x", "turns_remaining": 1}]}},
+...                    {"g": "PeanutGalleryTrinket"})
+>>> spans
+[ItemSpan(section='g', trinket='PeanutGalleryTrinket', id='a', label='x', start=0, end=2)]
+>>> spans[0].state(3), spans[0].state(2), spans[0].remaining(1)
+('expired', 'live', 1)
+"""
+from __future__ import annotations
+
+import html
+from dataclasses import dataclass
+from typing import Any, Mapping, Sequence
+
+from wm_kernel.diff import PromptDiff
+from wm_kernel.types import ComposedPrompt
+
+_MUTED = "var(--jp-content-font-color2,#444)"
+_TEXT = "var(--jp-content-font-color1,#000)"
+_LIVE = "var(--jp-brand-color1,#1976d2)"
+_EXPIRED = "var(--jp-layout-color4,#999)"
+_MARK = "var(--jp-warn-color0,#c77c00)"
+_GRID = "var(--jp-border-color2,#ddd)"
+#: How many turns the timeline draws at most (the most recent ones): a bar per turn stays legible.
+WINDOW = 40
+_ROW, _LABEL_W, _HEAD = 18, 230, 18
+
+
+@dataclass(frozen=True)
+class ItemSpan:
+    """One item of a stateful trinket, from the turn it was first seen to the last turn it is
+    shown (``end``), or ``end=None`` for an item that lives until the segment collapses."""
+
+    section: str
+    trinket: str
+    id: str
+    label: str
+    start: int
+    end: int | None
+
+    def state(self, turn: int) -> str:
+        """``"live"``, ``"expired"`` or ``"future"`` as seen at ``turn``."""
+        if turn < self.start:
+            return "future"
+        return "live" if self.end is None or turn <= self.end else "expired"
+
+    def remaining(self, turn: int) -> int | None:
+        """Turns it is still shown after ``turn`` (None: until a collapse)."""
+        return None if self.end is None else max(self.end - turn, 0)
+
+
+def item_spans(items_at: Mapping[int, Mapping[str, Sequence[Mapping[str, Any]]]],
+               trinkets: Mapping[str, str]) -> list[ItemSpan]:
+    """Every item seen in ``items_at`` (turn -> section -> ``describe_items()``), in the order
+    they appeared. ``trinkets`` maps a section to its trinket's name.
+
+    An item still present at its last sighting shows until ``turns_remaining`` more turns have
+    passed; one that vanished earlier than announced (a collapse, a removal) ends where it was last
+    seen."""
+    first: dict[tuple[str, str], int] = {}
+    last: dict[tuple[str, str], tuple[int, Mapping[str, Any]]] = {}
+    turns = sorted(items_at)
+    for turn in turns:
+        for section, items in items_at[turn].items():
+            for item in items:
+                key = (section, str(item.get("id")))
+                first.setdefault(key, turn)
+                last[key] = (turn, item)
+    latest = turns[-1] if turns else 0
+    spans = []
+    for key, start in first.items():
+        seen, item = last[key]
+        remaining = item.get("turns_remaining")
+        if seen < latest:
+            # gone by the latest record: either it expired as announced or it was cut short
+            later = [t for t in turns if t > seen]
+            announced = None if remaining is None else seen + int(remaining)
+            end: int | None = seen if announced is None else min(announced, later[0] - 1)
+        else:
+            end = None if remaining is None else seen + int(remaining)
+        label = str(item.get("label") or item.get("id"))
+        spans.append(ItemSpan(key[0], trinkets.get(key[0], ""), key[1], label, start, end))
+    return spans
+
+
+def timeline_html(spans: Sequence[ItemSpan], marked_turn: int, *, live: bool = True) -> str:
+    """An SVG timeline: a row per item (label left, bar over its turns), ``marked_turn`` marked.
+
+    Bars of items live at the marked turn are coloured, expired ones grey; hovering a bar shows the
+    full label, the trinket and the turns. Each bar carries ``data-state`` and ``data-remaining``
+    so tests can read what a user sees."""
+    if not spans:
+        return ('<div class="wm-timeline" style="font-size:12px">'
+                "<i>no items yet: guidance, search results and memories appear here with their "
+                "lifetimes</i></div>")
+    last = max([marked_turn, *(s.start for s in spans), *(s.end for s in spans if s.end is not None)])
+    low = max(0, last - WINDOW + 1)
+    turns = last - low + 1
+    col = max(8, min(32, 640 // turns))
+    width = _LABEL_W + turns * col + 8
+    height = _HEAD + _ROW * len(spans) + 4
+
+    def x(turn: int) -> int:
+        """The left edge of a turn's column."""
+        return _LABEL_W + (turn - low) * col
+
+    parts = [f'<svg class="wm-timeline" xmlns="http://www.w3.org/2000/svg" width="{width}" '
+             f'height="{height}" style="font-size:11px;font-family:var(--jp-ui-font-family,sans-serif)">']
+    step = 1 if turns <= 20 else 5
+    for turn in range(low, last + 1):
+        if turn % step == 0:
+            parts.append(f'<text x="{x(turn) + col / 2}" y="12" text-anchor="middle" '
+                         f'style="fill:{_MUTED}">{turn}</text>')
+        parts.append(f'<line x1="{x(turn)}" y1="{_HEAD - 2}" x2="{x(turn)}" y2="{height}" '
+                     f'style="stroke:{_GRID};stroke-width:0.5"/>')
+    for row, span in enumerate(spans):
+        y = _HEAD + row * _ROW
+        state = span.state(marked_turn)
+        remaining = span.remaining(marked_turn)
+        start = max(span.start, low)
+        end = last if span.end is None else span.end
+        label = span.label if len(span.label) <= 34 else span.label[:33] + "…"
+        shown = ("until a collapse" if span.end is None
+                 else f"turns {span.start} to {span.end}")
+        hover = f"{span.label}\n{span.trinket} · {span.section} · {shown}"
+        parts.append(f'<text x="4" y="{y + 13}" style="fill:{_TEXT}">'
+                     f"{html.escape(label)}</text>")
+        if end >= start:
+            colour = _LIVE if state == "live" else _EXPIRED
+            parts.append(
+                f'<rect class="wm-bar" data-section="{html.escape(span.section, quote=True)}" '
+                f'data-item="{html.escape(span.id, quote=True)}" data-state="{state}" '
+                f'data-remaining="{"" if remaining is None else remaining}" '
+                f'x="{x(start) + 1}" y="{y + 3}" width="{(end - start + 1) * col - 2}" '
+                f'height="{_ROW - 6}" rx="3" style="fill:{colour}">'
+                f"<title>{html.escape(hover)}</title></rect>")
+    mark = x(marked_turn) + col / 2
+    parts.append(f'<line class="wm-now" x1="{mark}" y1="{_HEAD - 4}" x2="{mark}" y2="{height}" '
+                 f'style="stroke:{_MARK};stroke-width:2"><title>turn {marked_turn}'
+                 f'{"" if live else " (read-only)"}</title></line>')
+    parts.append("</svg>")
+    window = f" (turns {low} to {last})" if low else ""
+    caption = (f'<div style="font-size:12px;color:{_MUTED}">a bar per item, from the turn it was '
+               f"added to the last turn it is shown{window}; the line marks turn {marked_turn}; "
+               "hover a bar for its text and trinket</div>")
+    return caption + '<div style="overflow-x:auto">' + "".join(parts) + "</div>"
+
+
+def sizes_html(composed: ComposedPrompt | None) -> str:
+    """A table: each placement's sections and characters in ``composed``."""
+    if composed is None:
+        return "<i>nothing composed yet</i>"
+    rows: dict[str, tuple[int, int]] = {}
+    for record in composed.sections:
+        where = record.placement
+        if where == "system":
+            where = "system cached" if record.cached else "system uncached"
+        count, chars = rows.get(where, (0, 0))
+        rows[where] = (count + 1, chars + len(record.content))
+    body = "".join(f'<tr><td style="text-align:left">{html.escape(where)}</td>'
+                   f'<td style="text-align:right">{count}</td>'
+                   f'<td style="text-align:right">{chars:,}</td></tr>'
+                   for where, (count, chars) in rows.items())
+    return ('<table class="wm-sizes" style="font-size:12px"><tr><th style="text-align:left">'
+            f"placement</th><th>sections</th><th>chars</th></tr>{body}</table>")
+
+
+def changes_html(diff: PromptDiff | None, label: str) -> str:
+    """The sections ``diff`` says were added, removed or changed (``label`` names the two
+    prompts compared), or a line saying nothing changed."""
+    if diff is None:
+        return f'<div style="font-size:12px"><i>{html.escape(label)}</i></div>'
+    changed = [s for s in diff.sections if s.status != "unchanged"]
+    head = f'<div style="font-size:12px;color:{_MUTED}">{html.escape(label)}</div>'
+    if not changed:
+        return head + '<div style="font-size:12px"><i>no section changed</i></div>'
+    rows = "".join(
+        f'<li><code>{html.escape(s.name)}</code> {s.status}'
+        f' ({len(s.old_text):,} → {len(s.new_text):,} chars)</li>' for s in changed)
+    return head + f'<ul class="wm-changes" style="font-size:12px;margin:2px 0">{rows}</ul>'
+
+
+__all__ = ["ItemSpan", "item_spans", "timeline_html", "sizes_html", "changes_html", "WINDOW"]
