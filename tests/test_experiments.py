@@ -374,7 +374,7 @@ HEADER = ('{"format": "wm-kernel-scenario", "version": 1, "clock": "2026-11-30T0
      "(PeanutGalleryTrinket)"),
     ([HEADER, '{"step": "feed", "trinket": "PeanutGalleryTrinket", "method": "add_guidence"}'],
      "scenario.jsonl line 2: field 'method': 'add_guidence' is not a feed method of "
-     "PeanutGalleryTrinket (feed methods: add_guidance, remove, set_enabled)"),
+     "PeanutGalleryTrinket (feed methods: add_guidance, remove, set_enabled, set_style)"),
     ([HEADER, '{"step": "feed", "trinket": "PeanutGalleryTrinket", "method": "remove", '
               '"args": "g1"}'],
      "scenario.jsonl line 2: field 'args' must be a list"),
