@@ -275,6 +275,22 @@ def test_save_and_load_round_trip(tmp_path: Path) -> None:
     assert b.composed["cached_content"].startswith("Hi Bea\n\n")  # type: ignore[index]
 
 
+def test_the_count_of_turns_is_one_definition_shown_alike_by_repr_and_replay(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from wm_kernel.__main__ import main
+
+    scenario = (Scenario(clock="2026-11-30T09:00:00+00:00", trinkets=["TimeManager"])
+                .compose().advance_turn(2).collapse_segment("Done").advance_turn())
+    assert scenario.turns == 3
+    assert repr(scenario) == "<Scenario 4 steps (compose=1, turn=2, collapse=1), 3 turns>"
+    path = tmp_path / "s.jsonl"
+    scenario.save(path)
+    assert main(["replay", str(path), "--estimate-tokens"]) == 0
+    # turn 0 is composed before the first exchange: one prompt more than there are turns
+    assert capsys.readouterr().out.splitlines()[-1].startswith(
+        "3 turns, cache hit rate 0.0% of 4 prompts, ")
+
+
 def test_save_is_atomic(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     path = tmp_path / "s.jsonl"
     path.write_text("old contents\n", encoding="utf-8")
@@ -358,7 +374,7 @@ HEADER = ('{"format": "wm-kernel-scenario", "version": 1, "clock": "2026-11-30T0
      "(PeanutGalleryTrinket)"),
     ([HEADER, '{"step": "feed", "trinket": "PeanutGalleryTrinket", "method": "add_guidence"}'],
      "scenario.jsonl line 2: field 'method': 'add_guidence' is not a feed method of "
-     "PeanutGalleryTrinket (feed methods: add_guidance, remove, set_enabled)"),
+     "PeanutGalleryTrinket (feed methods: add_guidance, remove, set_enabled, set_style)"),
     ([HEADER, '{"step": "feed", "trinket": "PeanutGalleryTrinket", "method": "remove", '
               '"args": "g1"}'],
      "scenario.jsonl line 2: field 'args' must be a list"),

@@ -331,6 +331,81 @@ def test_completion_of_trinket_and_section_names(ip, session):
     assert completions(ip, "%trinket domaindoc expand garden so") == ["soil"]
 
 
+def test_every_trinket_has_a_style_command_with_its_own_styles(ip, session):
+    reminders = session.trinket("ReminderManager")
+    ip.run_line_magic("trinket", 'reminder add "Call Bob" --due +2h')
+    ip.run_line_magic("compose", "")
+    original = reminders.content
+    assert ip.run_line_magic("trinket", "reminder style revised") is None
+    assert reminders.style == "revised"
+    ip.run_line_magic("compose", "")
+    assert reminders.content != original
+    ip.run_line_magic("trinket", "reminder style original")
+    ip.run_line_magic("compose", "")
+    assert reminders.content == original
+    assert completions(ip, "%trinket reminder style ") == ["original", "revised"]
+    assert completions(ip, "%trinket peanutgallery style ") == ["original"]
+    with pytest.raises(UsageError, match=r"^argument style: invalid choice: 'revised' "
+                                         r"\(choose from 'original'\)$"):
+        ip.run_line_magic("trinket", "peanutgallery style revised")
+
+
+def test_completion_offers_choices_and_options_of_the_command(ip, session):
+    assert completions(ip, "%trinket peanutgallery add co") == ["concern", "coaching"]
+    assert completions(ip, "%trinket peanutgallery add concern Slow --") == ["--ttl", "--critical"]
+    assert completions(ip, "%trinket getcontext add t1 ") == ["pending", "success", "timeout",
+                                                              "failed"]
+
+
+def test_a_user_defined_trinket_gets_the_commands_it_declares(ip, session):
+    from trinkets.base import EventAwareTrinket, arg, command, feed, non_negative_int
+
+    class Kettle(EventAwareTrinket):
+        variable_name = "kettle"
+        styles = ("original", "terse")
+        temperature = 20
+
+        @command("heat", arg("degrees", type=non_negative_int, help="Target temperature."),
+                 arg("--tea", choices=("green", "black"), default="black", help="What for."),
+                 help="Heat the water: DEGREES [--tea green|black].")
+        @feed
+        def heat(self, degrees: int, tea: str) -> str:
+            if degrees > 100:
+                raise ValueError(f"water boils at 100, got {degrees}")
+            self.temperature = degrees
+            return f"{tea} at {degrees}"
+
+        def generate_content(self, context: dict[str, Any]) -> str:
+            return f"kettle at {self.temperature}"
+
+    session.add_trinket(Kettle)
+    assert ip.run_line_magic("trinket", "kettle heat 80 --tea green") == "green at 80"
+    assert ip.run_line_magic("trinket", "kettle").splitlines() == [
+        "%trinket Kettle enable: Switch the trinket on.",
+        "%trinket Kettle disable: Switch the trinket off: it contributes no section.",
+        "%trinket Kettle show: The trinket's current content, exactly.",
+        "%trinket Kettle refresh: Ask the trinket to regenerate now (an UpdateTrinketEvent).",
+        "%trinket Kettle style: Write the section in another wording (its styles: 'original' is "
+        "the original's).",
+        "%trinket Kettle heat: Heat the water: DEGREES [--tea green|black]."]
+    assert completions(ip, "%trinket Kettle heat 90 --tea ") == ["green", "black"]
+    assert completions(ip, "%trinket Kettle style ") == ["original", "terse"]
+    fed = [r.event for r in session.bus.log if r.event_type == "TrinketFedEvent"]
+    assert (fed[-1].trinket_name, fed[-1].method, fed[-1].kwargs) == (
+        "Kettle", "heat", {"degrees": 80, "tea": "green"})
+    for line, message in [("kettle heat 80 --tea oolong", "argument --tea: invalid choice: 'oolong' "
+                                                          "(choose from 'green', 'black')"),
+                          ("kettle heat hot", "argument degrees: must be a non-negative integer, "
+                                              "got 'hot'"),
+                          ("kettle heat 120", "water boils at 100, got 120"),
+                          ("kettle heat", "the following arguments are required: degrees"),
+                          ("kettle heat 80 90", "unrecognized arguments: 90")]:
+        with pytest.raises(UsageError) as caught:
+            ip.run_line_magic("trinket", line)
+        assert (type(caught.value), str(caught.value)) == (UsageError, message)
+    assert session.trinket("Kettle").temperature == 80
+
+
 # -- user mistakes: a UsageError, and nothing changed
 
 MISTAKES = [
@@ -380,6 +455,9 @@ MISTAKES = [
     ("trinket", "domaindoc expand garden nope"),
     ("trinket", "domaindoc collapse nowhere soil"),
     ("trinket", "TimeManager enable now"),
+    ("trinket", "reminder style bogus"),
+    ("trinket", "time style"),
+    ("trinket", "getcontext add t1 pending"),                # --query is required
 ]
 
 

@@ -36,7 +36,7 @@ def test_prints_one_row_per_turn(scenario: Path, capsys: pytest.CaptureFixture[s
         "    1        1         3    751     122  none        0     0       122\n"
         "    2        1         2    637      94  none        0     0        94\n"
         "    3        1         2    637      94  none        0     0        94\n"
-        "4 turns, cache hit rate 0.0%, 404 tokens (estimate (chars/4)), estimated input cost $0.0012\n")
+        "3 turns, cache hit rate 0.0% of 4 prompts, 404 tokens (estimate (chars/4)), estimated input cost $0.0012\n")
     assert captured.err == ""                                 # not a terminal: no progress bar
 
 
@@ -48,6 +48,18 @@ def test_variants_get_a_block_each(scenario: Path, capsys: pytest.CaptureFixture
     blocks = out.split("== ")[1:]
     assert [b.splitlines()[0] for b in blocks] == ["recorded", "orig", "quiet"]
     assert blocks[2].splitlines()[3] == "    1        1         2    637      94  none        0     0        94"
+
+
+def test_warnings_are_one_readable_line_each(scenario: Path,
+                                            capsys: pytest.CaptureFixture[str]) -> None:
+    # PeanutGalleryTrinket's section has no place in a layout that lists only the datetime
+    lean = 'lean={"system": ["base_prompt"], "notification": ["datetime_section"]}'
+    assert main(["replay", str(scenario), "--estimate-tokens", "--variant", lean]) == 0
+    captured = capsys.readouterr()
+    # shown once though the section straggles at every compose of the variant; no file path
+    assert captured.err == ("warning: section 'peanutgallery_guidance' is not in layout 'lean'; "
+                            "appended to the system prompt\n")
+    assert captured.out.count("== ") == 2
 
 
 def test_out_writes_the_history_csv(scenario: Path, tmp_path: Path,

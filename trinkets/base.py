@@ -37,17 +37,23 @@ from typing import TYPE_CHECKING, Any, Callable, ClassVar, Iterator, TypeVar, ca
 
 from traitlets import Bool, HasTraits, Instance, Int, MetaHasTraits, Unicode, default, observe, validate
 
+from trinkets.commands import (Command, CommandError, arg, at, command, commands_of,
+                               instant_or_offset, non_negative_int)
 from wm_kernel import keys
 from wm_kernel.events import (TrinketContentEvent, TrinketFedEvent, TurnCompletedEvent,
                               UpdateTrinketEvent)
 
 if TYPE_CHECKING:
     from wm_kernel.bus import EventBus
+    from wm_kernel.render import PromptText
     from wm_kernel.core import WorkingMemory
     from wm_kernel.store import StateStore
 
 
 logger = logging.getLogger("wm_kernel.trinkets")
+__all__ = ["EventAwareTrinket", "StatefulTrinket", "feed", "feed_methods", "command", "arg",
+           "Command", "CommandError", "non_negative_int", "instant_or_offset", "at"]
+
 F = TypeVar("F", bound=Callable[..., Any])
 _feed_depth = threading.local()
 
@@ -252,6 +258,16 @@ class EventAwareTrinket(HasTraits, metaclass=_TrinketMeta):
         """Finish a segment-collapse flush that failed (WorkingMemory calls this before each
         update, the feed decorator before each feed). Nothing to do by default."""
 
+    # -- %trinket commands (see trinkets.commands); subclasses declare theirs beside their feeds
+    @classmethod
+    def commands(cls) -> dict[str, Command]:
+        """The ``%trinket`` commands of this class, by name: the base's (``enable``, ``disable``,
+        ``show``, ``refresh``, ``style``), then those its classes declare with :func:`command`."""
+        return commands_of(cls)
+
+    @command("enable", help="Switch the trinket on.", fixed={"enabled": True})
+    @command("disable", help="Switch the trinket off: it contributes no section.",
+             fixed={"enabled": False})
     @feed
     def set_enabled(self, enabled: bool) -> None:
         """Switch the trinket on or off (recorded by scenario recorders, unlike setting the trait)."""
@@ -276,6 +292,27 @@ class EventAwareTrinket(HasTraits, metaclass=_TrinketMeta):
         It calls ``generate_content`` with the context ``{BUDGET_KEEP: frozenset of the kept ids}``;
         a trinket that ranks its items shows only those ids when the key is present."""
         return self.generate_content({BUDGET_KEEP: frozenset(self.ranked_items()[:keep])})
+    @command("show", help="The trinket's current content, exactly.")
+    def show(self) -> "PromptText":
+        """The current content, shown as text (verbatim in a terminal, a ``<pre>`` in a notebook)."""
+        from wm_kernel.render import PromptText
+
+        return PromptText(self.content)
+
+    @command("refresh", help="Ask the trinket to regenerate now (an UpdateTrinketEvent).")
+    def refresh(self) -> None:
+        """:meth:`request_update` without context."""
+        self.request_update()
+
+    @command("style", arg("style", choices=lambda cls: cls.styles, help="The wording to use."),
+             help="Write the section in another wording (its styles: 'original' is the original's).")
+    @feed
+    def set_style(self, style: str) -> None:
+        """Switch the wording (recorded by scenario recorders, unlike setting the trait); an unknown
+        style is a ValueError naming the known ones, and nothing changes."""
+        if not isinstance(style, str):
+            raise TypeError(f"style must be a str, got {type(style).__name__}")
+        self.style = style
 
     @validate("style")
     def _check_style(self, proposal: dict[str, Any]) -> str:

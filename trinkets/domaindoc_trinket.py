@@ -152,7 +152,7 @@ from typing import Any, Callable, Iterator
 
 from traitlets import Int
 
-from trinkets.base import EventAwareTrinket, feed
+from trinkets.base import EventAwareTrinket, arg, command, feed
 from wm_kernel import keys
 from wm_kernel.checks import check_bool, check_str
 from wm_kernel.markup import escape_attr, escape_text
@@ -540,11 +540,22 @@ class DomaindocTrinket(EventAwareTrinket):
             record[key] = value
         self._change(label, change)
 
+    # the two arguments of expand, collapse, pin and unpin, completed from the stored documents
+    _LABEL_AND_SECTION = (
+        arg("label", help="The document label.",
+            complete=lambda doc, typed: [d["label"] for d in doc.documents()]),
+        arg("section_id", help="The section id.",
+            complete=lambda doc, typed: [r["id"] for r in doc.document(typed[0]).get("sections") or []
+                                         if isinstance(r, dict)]))
+
+    @command("expand", *_LABEL_AND_SECTION, help="Expand a section: LABEL SECTION_ID.")
     @feed
     def expand_section(self, label: str, section_id: str) -> None:
         """Show the section's text (its subsections follow their own states)."""
         self._set_section(label, section_id, "expanded", True)
 
+    @command("collapse", *_LABEL_AND_SECTION,
+             help="Collapse a section (and hide its subsections): LABEL SECTION_ID.")
     @feed
     def collapse_section(self, label: str, section_id: str) -> None:
         """Show the section as a stub and hide all its subsections. A pinned one: ValueError."""
@@ -554,11 +565,13 @@ class DomaindocTrinket(EventAwareTrinket):
                                  f"unpin it before collapsing")
         self._set_section(label, section_id, "expanded", False, not_pinned)
 
+    @command("pin", *_LABEL_AND_SECTION, help="Pin a section (always expanded): LABEL SECTION_ID.")
     @feed
     def pin_section(self, label: str, section_id: str) -> None:
         """Keep the section expanded whatever its state, until :meth:`unpin_section`."""
         self._set_section(label, section_id, "pinned", True)
 
+    @command("unpin", *_LABEL_AND_SECTION, help="Unpin a section: LABEL SECTION_ID.")
     @feed
     def unpin_section(self, label: str, section_id: str) -> None:
         """Let the section follow its own state again."""
@@ -611,6 +624,13 @@ class DomaindocTrinket(EventAwareTrinket):
         return [{"label": d.get("label"), "title": d.get("title"), "enabled": d.get("enabled", True),
                  "archived": d.get("archived", False), "sections": len(d.get("sections") or [])}
                 for d in self._stored() if not d.get("malformed")]
+
+    @command("documents", help="The stored documents, as a DataFrame.")
+    def _documents_command(self) -> Any:
+        import pandas as pd
+
+        return pd.DataFrame(self.documents(),
+                            columns=["label", "title", "enabled", "archived", "sections"])
 
     def document(self, label: str) -> dict[str, Any]:
         """A copy of one stored document record (title, description, flags, section records)."""

@@ -161,7 +161,7 @@ from typing import Any, ClassVar, Mapping
 
 from traitlets import Dict
 
-from trinkets.base import StatefulTrinket, feed
+from trinkets.base import StatefulTrinket, arg, command, feed, non_negative_int
 from wm_kernel.checks import check_unicode
 from wm_kernel.events import UpdateTrinketEvent
 from wm_kernel.markup import escape_text
@@ -326,6 +326,41 @@ class GetContextTrinket(StatefulTrinket):
         """
         self._store(task_id, status, fields)
 
+    @command("add", arg("task_id", help="The search task id."),
+             arg("status", choices=("pending", "success", "timeout", "failed")),
+             arg("--query", required=True, help="The search query."),
+             arg("--scope", metavar="A,B"), arg("--mode", default="standard"),
+             arg("--summary", default=""), arg("--finding", action="append", default=[],
+                                               metavar="'POINT | SOURCE'"),
+             arg("--limitations"),
+             arg("--iteration", type=non_negative_int, default=0),
+             arg("--findings", type=non_negative_int, default=0),
+             arg("--error"), arg("--error-type", default="Error"),
+             help="Report on a search: TASK_ID STATUS --query Q, then by status: pending "
+                  "[--scope A,B] [--mode M]; success --summary S [--finding 'POINT | SOURCE']... "
+                  "[--limitations L]; timeout --iteration N --findings N; failed --error E "
+                  "[--error-type T].")
+    def _add_command(self, task_id: str, status: str, query: str, scope: str | None,
+                     mode: str, summary: str, finding: list[str], limitations: str | None,
+                     iteration: int, findings: int, error: str | None, error_type: str) -> None:
+        # the options of every status share one command line; add_result checks what it gets
+        if status == "pending":
+            self.add_result(task_id, status, query=query, search_mode=mode,
+                            search_scope=[s.strip() for s in (scope or "").split(",") if s.strip()])
+        elif status == "success":
+            points = [f.partition(" | ") for f in finding]
+            self.add_result(task_id, status, summary={
+                "query": query, "summary": summary, "limitations": limitations,
+                "key_findings": [{"point": p, **({"source": s.strip()} if s.strip() else {})}
+                                 for p, _, s in points]})
+        elif status == "timeout":
+            self.add_result(task_id, status, query=query, iteration=iteration,
+                            findings_count=findings)
+        elif error is None:
+            raise ValueError("argument --error: required for a failed search")
+        else:
+            self.add_result(task_id, status, query=query, error=error, error_type=error_type)
+
     @feed
     def add_pending(self, task_id: str, query: str, search_scope: list[str] | tuple[str, ...] = (),
                     search_mode: str = "standard") -> None:
@@ -353,6 +388,7 @@ class GetContextTrinket(StatefulTrinket):
         """A search failed with an error."""
         self._store(task_id, "failed", {"query": query, "error": error, "error_type": error_type})
 
+    @command("remove", arg("task_id", help="The search task id."), help="Forget one task's result.")
     @feed
     def remove(self, task_id: str) -> None:
         """Forget one task's result; ValueError if there is none."""

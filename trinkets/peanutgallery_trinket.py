@@ -68,7 +68,8 @@ from typing import Any, Mapping
 
 from traitlets import Int, Tuple
 
-from trinkets.base import BUDGET_KEEP, StatefulTrinket, feed
+from trinkets.base import (BUDGET_KEEP, StatefulTrinket, arg, command, feed,
+                           non_negative_int)
 from wm_kernel.checks import check_unicode
 from wm_kernel.events import UpdateTrinketEvent
 from wm_kernel.markup import escape_attr, escape_text
@@ -175,6 +176,11 @@ class PeanutGalleryTrinket(StatefulTrinket):
                       help="How many entries were ever added; ids are 'guidance-<n>', never reused.")
 
     # -- feeding
+    @command("add", arg("type", choices=GUIDANCE_TYPES, help="concern or coaching"),
+             arg("text", words=True, help="The guidance."),
+             arg("--ttl", type=non_negative_int, help="Turns to live after this one (default 5)."),
+             arg("--critical", action="store_true", help="The critical group."),
+             help="Add guidance: TYPE (concern or coaching) TEXT [--ttl N] [--critical].")
     @feed
     def add_guidance(self, type: str, text: str, ttl: int | None = None,
                      critical: bool = False) -> str:
@@ -213,6 +219,7 @@ class PeanutGalleryTrinket(StatefulTrinket):
             self.set_trait("entries", (*self.entries, entry))
         return entry.id
 
+    @command("remove", arg("id", help="The item's id."), help="Remove guidance by id.")
     @feed
     def remove(self, id: str) -> None:
         """Remove one entry by id; ValueError if there is none with that id."""

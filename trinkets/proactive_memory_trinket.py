@@ -97,12 +97,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from datetime import datetime, tzinfo
+from datetime import datetime, timedelta, tzinfo
 from typing import Any
 
 from traitlets import List, validate
 
-from trinkets.base import BUDGET_KEEP, StatefulTrinket, feed
+from trinkets.base import (BUDGET_KEEP, StatefulTrinket, arg, at, command, feed,
+                           instant_or_offset)
 from wm_kernel.clock import parse_instant
 from wm_kernel.markup import escape_attr, escape_text
 from wm_kernel.timefmt import relative_time
@@ -286,6 +287,24 @@ class ProactiveMemoryTrinket(StatefulTrinket):
             self._save_state({"memories": [_to_json(m) for m in memories]} if memories else None)
         return memories
 
+    @command("surface", arg("text", words=True, help="The memory."),
+             arg("--id", help="The memory id."),
+             arg("--score", type=float, help="Similarity, 0 to 1."),
+             arg("--global", dest="is_global", action="store_true", help="A global memory."),
+             arg("--created", type=instant_or_offset, help="When it was made."),
+             help="Surface one more memory: TEXT [--id ID] [--score S] [--global] "
+                  "[--created ISO|+N]. Shows from the next compose.")
+    def _surface_command(self, text: str, id: str | None, score: float | None, is_global: bool,
+                         created: "datetime | timedelta | None") -> int:  # noqa: A002
+        memory: dict[str, Any] = {"id": id or f"{len(self.memories) + 1:08d}", "text": text,
+                                  "is_global": is_global}
+        if score is not None:
+            memory["similarity_score"] = score
+        if created is not None:
+            memory["created_at"] = at(self.working_memory.clock.now(), created)
+        return self.surface([*self.memories, memory])
+
+    @command("clear", help="Surface no memories.", fixed={"memories": []})
     @feed
     def surface(self, memories: list[dict[str, Any]]) -> int:
         """Replace the surfaced memories (as an update with ``memories`` in its context would) and

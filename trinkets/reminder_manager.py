@@ -109,7 +109,7 @@ from dataclasses import dataclass
 from datetime import MAXYEAR, date, datetime, timedelta, timezone, tzinfo
 from typing import Any, NamedTuple
 
-from trinkets.base import EventAwareTrinket, feed
+from trinkets.base import EventAwareTrinket, arg, at, command, feed, instant_or_offset
 from wm_kernel import keys
 from wm_kernel.checks import check_str
 from wm_kernel.clock import parse_instant
@@ -334,6 +334,18 @@ class ReminderManager(EventAwareTrinket):
             raise ValueError(f"unknown reminder id {id!r} (known: {known})")
         return record
 
+    @command("add", arg("title", words=True, help="What to remind of."),
+             arg("--due", type=instant_or_offset, required=True,
+                 help="ISO 8601 with offset, or +N[m|h|d|w]."),
+             arg("--details", default="", help="Longer text."),
+             arg("--internal", dest="category", action="store_const", const="internal",
+                 default="user", help="The assistant's own reminder."),
+             arg("--id", help="The id to use."),
+             help="Add a reminder: TITLE --due ISO|+2h [--details D] [--internal] [--id ID].")
+    def _add_command(self, title: str, due: "datetime | timedelta", **rest: Any) -> str:
+        return self.add_reminder(title, at(self.working_memory.clock.now(), due), **rest)
+
+    @command("complete", arg("id", help="The item's id."), help="Mark a reminder done.")
     @feed
     def complete(self, id: str) -> None:  # noqa: A002
         """Mark a reminder done: it stays in the store (listed as completed) but no longer shows.
@@ -344,6 +356,7 @@ class ReminderManager(EventAwareTrinket):
         record["completed_at"] = self.working_memory.clock.now().isoformat()
         self.working_memory.store.hset(self.store_key, id, record)
 
+    @command("delete", arg("id", help="The item's id."), help="Remove a reminder.")
     @feed
     def delete(self, id: str) -> None:  # noqa: A002
         """Remove a reminder altogether."""

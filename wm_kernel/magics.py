@@ -198,249 +198,6 @@ def prompt_diff(old: ComposedPrompt | None, new: ComposedPrompt) -> Any:
                         new_label="current")
 
 
-# -- %trinket sub-commands ---------------------------------------------------------------------
-# Each sub-command has its own parser; handlers validate everything before they feed the trinket.
-
-SubHandler = Callable[[EventAwareTrinket, Any], Any]
-
-
-class _Sub:
-    """One ``%trinket NAME SUBCOMMAND``: its help, handler and argument parser."""
-
-    def __init__(self, name: str, help_: str, handler: SubHandler,
-                 arguments: Iterable[tuple[tuple[str, ...], dict[str, Any]]] = ()) -> None:
-        self.name = name
-        self.help = help_
-        self.handler = handler
-        self._arguments = tuple(arguments)
-
-    @functools.cached_property
-    def parser(self) -> MagicArgumentParser:
-        """Built on first use: most sub-commands are never run in a session, and building every
-        parser was half the import time of this module."""
-        parser = MagicArgumentParser(prog=f"%trinket NAME {self.name}", description=self.help)
-        for flags, kwargs in self._arguments:
-            parser.add_argument(*flags, **kwargs)
-        return parser
-
-
-def _sub_enable(trinket: EventAwareTrinket, args: Any) -> None:
-    trinket.set_enabled(True)
-
-
-def _sub_disable(trinket: EventAwareTrinket, args: Any) -> None:
-    trinket.set_enabled(False)
-
-
-def _sub_show(trinket: EventAwareTrinket, args: Any) -> render.PromptText:
-    return render.PromptText(trinket.content)
-
-
-def _sub_refresh(trinket: EventAwareTrinket, args: Any) -> None:
-    trinket.request_update()
-
-
-GENERIC_SUBCOMMANDS: dict[str, _Sub] = {
-    sub.name: sub for sub in (
-        _Sub("enable", "Switch the trinket on.", _sub_enable),
-        _Sub("disable", "Switch the trinket off: it contributes no section.", _sub_disable),
-        _Sub("show", "The trinket's current content, exactly.", _sub_show),
-        _Sub("refresh", "Ask the trinket to regenerate now (an UpdateTrinketEvent).", _sub_refresh),
-    )
-}
-
-_RELATIVE = re.compile(r"^\+(\d+)([mhdw])$")
-_UNITS = {"m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
-
-
-def _instant(text: str, trinket: EventAwareTrinket, what: str) -> Any:
-    """An ISO 8601 instant, or ``+N`` with a unit (m, h, d, w) counted from the session clock."""
-    from datetime import timedelta
-
-    from wm_kernel.clock import parse_instant
-
-    _required(text, what)
-    match = _RELATIVE.match(text.strip())
-    if match:
-        return trinket.working_memory.clock.now() + timedelta(**{_UNITS[match.group(2)]:
-                                                                 int(match.group(1))})
-    try:
-        return parse_instant(text)
-    except (TypeError, ValueError) as exc:
-        raise UsageError(f"{what}: {exc} (or give +N with m, h, d or w, e.g. +2h)") from None
-
-
-def _words(values: list[str], what: str) -> str:
-    return _required(" ".join(values), what)
-
-
-def _guidance_add(trinket: Any, args: Any) -> str:
-    ttl = _non_negative_int(args.ttl, "--ttl") if args.ttl is not None else None
-    return trinket.add_guidance(args.type, _words(args.text, "the guidance text"), ttl,
-                                critical=args.critical)
-
-
-def _guidance_remove(trinket: Any, args: Any) -> None:
-    trinket.remove(_required(args.id, "the guidance id"))
-
-
-def _reminder_add(trinket: Any, args: Any) -> str:
-    title = _words(args.title, "the reminder title")
-    due = _instant(args.due, trinket, "--due")
-    return trinket.add_reminder(title, due, details=args.details,
-                                category="internal" if args.internal else "user", id=args.id)
-
-
-def _reminder_complete(trinket: Any, args: Any) -> None:
-    trinket.complete(_required(args.id, "the reminder id"))
-
-
-def _reminder_delete(trinket: Any, args: Any) -> None:
-    trinket.delete(_required(args.id, "the reminder id"))
-
-
-def _memory_surface(trinket: Any, args: Any) -> int:
-    text = _words(args.text, "the memory text")
-    memory: dict[str, Any] = {"id": args.id or f"{len(trinket.memories) + 1:08d}", "text": text,
-                              "is_global": args.is_global}
-    if args.score is not None:
-        try:
-            memory["similarity_score"] = float(args.score)
-        except ValueError:
-            raise UsageError(f"--score must be a number from 0 to 1, got {args.score!r}") from None
-    if args.created is not None:
-        memory["created_at"] = _instant(args.created, trinket, "--created")
-    return trinket.surface([*trinket.memories, memory])
-
-
-def _memory_clear(trinket: Any, args: Any) -> int:
-    return trinket.surface([])
-
-
-def _context_add(trinket: Any, args: Any) -> None:
-    task_id = _required(args.task_id, "the task id")
-    query = _required(args.query, "--query")
-    status = args.status
-    fields: dict[str, Any]
-    if status == "pending":
-        scope = [s.strip() for s in (args.scope or "").split(",") if s.strip()]
-        fields = {"query": query, "search_scope": scope, "search_mode": args.mode}
-    elif status == "success":
-        findings = []
-        for finding in args.finding or []:
-            point, _, source = finding.partition(" | ")
-            findings.append({"point": _required(point, "--finding"), **({"source": source.strip()}
-                                                                       if source.strip() else {})})
-        summary: dict[str, Any] = {"query": query, "summary": args.summary or "",
-                                   "key_findings": findings}
-        if args.limitations:
-            summary["limitations"] = args.limitations
-        fields = {"summary": summary}
-    elif status == "timeout":
-        fields = {"query": query,
-                  "iteration": _non_negative_int(args.iteration or "0", "--iteration"),
-                  "findings_count": _non_negative_int(args.findings or "0", "--findings")}
-    else:
-        fields = {"query": query, "error": _required(args.error, "--error"),
-                  "error_type": args.error_type}
-    trinket.add_result(task_id, status, **fields)
-
-
-def _context_remove(trinket: Any, args: Any) -> None:
-    trinket.remove(_required(args.task_id, "the task id"))
-
-
-def _doc_section(action: str) -> SubHandler:
-    def handler(trinket: Any, args: Any) -> None:
-        getattr(trinket, f"{action}_section")(_required(args.label, "the document label"),
-                                              _required(args.section_id, "the section id"))
-    handler.__name__ = f"_doc_{action}"
-    return handler
-
-
-def _doc_documents(trinket: Any, args: Any) -> Any:
-    import pandas as pd
-
-    return pd.DataFrame(trinket.documents(),
-                        columns=["label", "title", "enabled", "archived", "sections"])
-
-
-_ID = ((("id",), {"help": "The item's id."}),)
-_DOC_SECTION = ((("label",), {"help": "The document label."}),
-                (("section_id",), {"help": "The section id."}))
-
-#: Sub-commands specific to one built-in trinket class: class name -> sub-command -> _Sub.
-TRINKET_SUBCOMMANDS: dict[str, dict[str, _Sub]] = {
-    "PeanutGalleryTrinket": {sub.name: sub for sub in (
-        _Sub("add", "Add guidance: TYPE (concern or coaching) TEXT [--ttl N] [--critical].",
-             _guidance_add,
-             ((("type",), {"help": "concern or coaching"}),
-              (("text",), {"nargs": "*", "help": "The guidance."}),
-              (("--ttl",), {"default": None, "help": "Turns to live after this one (default 5)."}),
-              (("--critical",), {"action": "store_true", "help": "The critical group."}))),
-        _Sub("remove", "Remove guidance by id.", _guidance_remove, _ID),
-    )},
-    "ReminderManager": {sub.name: sub for sub in (
-        _Sub("add", "Add a reminder: TITLE --due ISO|+2h [--details D] [--internal] [--id ID].",
-             _reminder_add,
-             ((("title",), {"nargs": "*", "help": "What to remind of."}),
-              (("--due",), {"required": True, "help": "ISO 8601 with offset, or +N[m|h|d|w]."}),
-              (("--details",), {"default": "", "help": "Longer text."}),
-              (("--internal",), {"action": "store_true", "help": "The assistant's own reminder."}),
-              (("--id",), {"default": None, "help": "The id to use."}))),
-        _Sub("complete", "Mark a reminder done.", _reminder_complete, _ID),
-        _Sub("delete", "Remove a reminder.", _reminder_delete, _ID),
-    )},
-    "ProactiveMemoryTrinket": {sub.name: sub for sub in (
-        _Sub("surface", "Surface one more memory: TEXT [--id ID] [--score S] [--global] "
-                        "[--created ISO|+N]. Shows from the next compose.", _memory_surface,
-             ((("text",), {"nargs": "*", "help": "The memory."}),
-              (("--id",), {"default": None, "help": "The memory id."}),
-              (("--score",), {"default": None, "help": "Similarity, 0 to 1."}),
-              (("--global",), {"dest": "is_global", "action": "store_true",
-                               "help": "A global memory."}),
-              (("--created",), {"default": None, "help": "When it was made."}))),
-        _Sub("clear", "Surface no memories.", _memory_clear),
-    )},
-    "GetContextTrinket": {sub.name: sub for sub in (
-        _Sub("add", "Report on a search: TASK_ID STATUS --query Q, then by status: pending "
-                    "[--scope A,B] [--mode M]; success --summary S [--finding 'POINT | SOURCE']... "
-                    "[--limitations L]; timeout --iteration N --findings N; failed --error E "
-                    "[--error-type T].", _context_add,
-             ((("task_id",), {"help": "The search task id."}),
-              (("status",), {"choices": ("pending", "success", "timeout", "failed")}),
-              (("--query",), {"default": None, "help": "The search query."}),
-              (("--scope",), {"default": None}), (("--mode",), {"default": "standard"}),
-              (("--summary",), {"default": None}),
-              (("--finding",), {"action": "append", "default": None}),
-              (("--limitations",), {"default": None}),
-              (("--iteration",), {"default": None}), (("--findings",), {"default": None}),
-              (("--error",), {"default": None}), (("--error-type",), {"default": "Error"}))),
-        _Sub("remove", "Forget one task's result.", _context_remove,
-             ((("task_id",), {"help": "The search task id."}),)),
-    )},
-    "DomaindocTrinket": {sub.name: sub for sub in (
-        _Sub("expand", "Expand a section: LABEL SECTION_ID.", _doc_section("expand"), _DOC_SECTION),
-        _Sub("collapse", "Collapse a section (and hide its subsections): LABEL SECTION_ID.",
-             _doc_section("collapse"), _DOC_SECTION),
-        _Sub("pin", "Pin a section (always expanded): LABEL SECTION_ID.", _doc_section("pin"),
-             _DOC_SECTION),
-        _Sub("unpin", "Unpin a section: LABEL SECTION_ID.", _doc_section("unpin"), _DOC_SECTION),
-        _Sub("documents", "The stored documents, as a DataFrame.", _doc_documents),
-    )},
-}
-
-
-def subcommands_for(trinket: EventAwareTrinket) -> dict[str, _Sub]:
-    """The ``%trinket`` sub-commands of ``trinket``: the generic ones, then those of its class (or
-    of a built-in class it derives from)."""
-    subs = dict(GENERIC_SUBCOMMANDS)
-    for cls in type(trinket).__mro__:
-        for name, sub in TRINKET_SUBCOMMANDS.get(cls.__name__, {}).items():
-            subs.setdefault(name, sub)
-    return subs
-
-
 # -- the magics --------------------------------------------------------------------------------
 
 @magics_class
@@ -718,33 +475,36 @@ class WorkingMemoryMagics(Magics):
     def trinket(self, line: str = "") -> Any:
         """Feed or switch one trinket: ``%trinket NAME SUBCOMMAND [ARGS]``.
 
-        Every trinket: ``enable``, ``disable``, ``show``, ``refresh``. Built-in trinkets add their own
-        (``%trinket peanutgallery add concern "Slow down." --ttl 2``); ``%trinket NAME`` lists them.
+        The commands are the trinket's own (:meth:`EventAwareTrinket.commands`): every trinket has
+        ``enable``, ``disable``, ``show``, ``refresh`` and ``style``, and declares more beside its
+        feed methods (``%trinket peanutgallery add concern "Slow down." --ttl 2``); ``%trinket NAME``
+        lists them. This magic only routes: argparse checks the arguments, the trinket runs.
         """
         try:
             # IPython's own splitter, as magic_arguments uses (not listed in its __all__)
             from IPython.utils.process import arg_split  # type: ignore[attr-defined]
 
-            words = arg_split(line)
+            # the quotes IPython's splitter keeps around a token are not part of the value
+            words = [str(_unquote(word)) for word in arg_split(line)]
         except ValueError as exc:
             raise UsageError(f"cannot read the arguments: {exc}") from None
         if not words:
             raise UsageError("usage: %trinket NAME SUBCOMMAND [ARGS]; see %trinkets for the names")
         session = _current_session()
-        trinket = resolve_trinket(session, str(_unquote(words[0])))
-        subs = subcommands_for(trinket)
+        trinket = resolve_trinket(session, words[0])
+        commands = trinket.commands()
         if len(words) == 1:
             return render.PromptText("\n".join(
-                f"%trinket {trinket.name} {s.name}: {s.help}" for s in subs.values()))
-        sub = subs.get(words[1])
-        if sub is None:
+                f"%trinket {trinket.name} {c.name}: {c.help}" for c in commands.values()))
+        command = commands.get(words[1])
+        if command is None:
             raise UsageError(f"unknown sub-command {words[1]!r} for {trinket.name} "
-                             f"(sub-commands: {', '.join(subs)})")
-        args = _parse(sub.parser, " ".join(words[2:]))
+                             f"(sub-commands: {', '.join(commands)})")
         try:
-            return sub.handler(trinket, args)
+            return command.run(trinket, words[2:])
         except (ValueError, TypeError) as exc:
-            # the trinkets validate before they change anything, so their refusal is a usage error
+            # argparse (a CommandError) and the trinkets validate before anything changes, so
+            # either's refusal is a usage error
             raise UsageError(str(exc)) from None
 
     # -- completion
@@ -775,7 +535,7 @@ class WorkingMemoryMagics(Magics):
                     trinket = resolve_trinket(session, words[1])
                 except UsageError:
                     return []
-                return list(subcommands_for(trinket))
+                return list(trinket.commands())
             return self._argument_completions(session, words)
         if command == "compose" and len(words) >= 3:
             if words[-2] in ("--section", "-s"):
@@ -790,18 +550,8 @@ class WorkingMemoryMagics(Magics):
             trinket = resolve_trinket(session, words[1])
         except UsageError:
             return []
-        if trinket.name != "DomaindocTrinket" or words[2] not in ("expand", "collapse", "pin",
-                                                                   "unpin"):
-            return []
-        if len(words) == 4:
-            return [d["label"] for d in trinket.documents()]  # type: ignore[attr-defined]
-        if len(words) == 5:
-            try:
-                doc = trinket.document(words[3])  # type: ignore[attr-defined]
-            except ValueError:
-                return []
-            return [r["id"] for r in doc.get("sections") or [] if isinstance(r, dict)]
-        return []
+        command = trinket.commands().get(words[2])
+        return command.completions(trinket, words[3:]) if command is not None else []
 
     # -- install / uninstall
     def install(self) -> None:

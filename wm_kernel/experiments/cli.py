@@ -4,6 +4,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import warnings
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO, cast
 
@@ -125,6 +126,18 @@ def replay_command(args: argparse.Namespace, *, stdout: TextIO | None = None,
     """Run ``replay`` for parsed arguments; 0 on success, 2 (one line on stderr) on any error."""
     out = stdout if stdout is not None else sys.stdout
     err = stderr if stderr is not None else sys.stderr
+    # a warning (a section a variant's layout does not place...) is news for the user, not a
+    # traceback-style line with an internal path: each distinct one is shown once, after the run
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            return _replay_reporting_errors(args, out, err)
+        finally:
+            for message in dict.fromkeys(" ".join(str(w.message).split()) for w in caught):
+                err.write(f"warning: {message}\n")
+
+
+def _replay_reporting_errors(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     try:
         return _replay(args, out, err)
     except OSError as exc:
@@ -177,7 +190,10 @@ def _replay(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             out.write(f"== {run.name}\n")
         out.write(table.reset_index().to_string(index=False) + "\n")
         summary = frame.attrs["cache"][run.name]
-        out.write(f"{summary['turns']} turns, cache hit rate {summary['hit_rate']:.1%}, "
+        # the scenario's count of turns (as its repr says); a prompt is composed per turn, and
+        # one before the first (turn 0), which the hit rate counts too
+        out.write(f"{scenario.turns} turns, cache hit rate {summary['hit_rate']:.1%} of "
+                  f"{summary['turns']} prompts, "
                   f"{int(table['tokens'].sum())} tokens ({counter.name}), estimated input cost "
                   f"${summary['cost']:.4f}\n")
     if args.out is not None:

@@ -344,7 +344,9 @@ class Scenario:
     # -- facts
     @property
     def turns(self) -> int:
-        """Turns the scenario completes."""
+        """Turns the scenario completes (its ``turn`` steps' ``n``, summed): THE count of turns, which
+        the repr and ``python -m wm_kernel replay`` show. A replay composes one prompt more than
+        this: turn 0, before the first exchange, then one per completed turn."""
         return sum(step.n for step in self.steps if isinstance(step, TurnStep))
 
     def __len__(self) -> int:
