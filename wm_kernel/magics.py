@@ -262,8 +262,14 @@ def _instant(text: str, trinket: EventAwareTrinket, what: str) -> Any:
     _required(text, what)
     match = _RELATIVE.match(text.strip())
     if match:
-        return trinket.working_memory.clock.now() + timedelta(**{_UNITS[match.group(2)]:
-                                                                 int(match.group(1))})
+        amount, unit = match.group(1), _UNITS[match.group(2)]
+        now = trinket.working_memory.clock.now()
+        # a huge N overflows timedelta (or the year 9999) instead of naming the option
+        try:
+            return now + timedelta(**{unit: int(amount)})
+        except (OverflowError, ValueError):
+            raise UsageError(f"{what}: {text.strip()} is too far ahead: {now.isoformat()} plus "
+                             f"{amount} {unit} passes the year 9999") from None
     try:
         return parse_instant(text)
     except (TypeError, ValueError) as exc:
