@@ -194,13 +194,53 @@ BOX_LAYOUT = Layout.default().with_section("box", "system")
 def test_an_unrecordable_feed_fails_the_save_not_the_call(tmp_path: Path) -> None:
     live = new_session(trinkets=[Box], layout=BOX_LAYOUT)
     recorder = Scenario.record(live)
-    live.trinket("Box").put({1, 2})                           # the live call works
+    live.advance_turn()
+    live.trinket("Box").put(item={"tags": ["a", {1, 2}]})     # the live call works
     live.trinket("Box").put("ok")
-    assert live.trinket("Box").items == ["{1, 2}", "ok"]
-    with pytest.raises(ScenarioError, match=r"^the recording is incomplete: feed Box\.put: cannot "
-                                            r"record a value of type set"):
+    assert live.trinket("Box").items == ["{'tags': ['a', {1, 2}]}", "ok"]
+    with pytest.raises(ScenarioError, match=r"^the recording is incomplete: step 2 \(feed Box\.put\): "
+                                            r"argument 'item' at \['tags'\]\[1\]: cannot record a "
+                                            r"value of type set \("):
         recorder.save(tmp_path / "s.jsonl")
     assert not (tmp_path / "s.jsonl").exists()
+
+
+@pytest.mark.parametrize(("value", "message"), [
+    ("cut \ud83d", "argument 1: cannot record a string holding the lone surrogate U+D83D at index 4 "
+                   "(UTF-8 cannot write it; was the text cut mid-character?)"),
+    (float("nan"), "argument 1: cannot record the non-finite number nan"),
+    ({"\udcff": 1}, "argument 1: cannot record a key holding the lone surrogate U+DCFF at index 0 "
+                    "(UTF-8 cannot write it; was the text cut mid-character?)"),
+])
+def test_an_unrecordable_argument_is_named_with_its_step(tmp_path: Path, value: Any,
+                                                          message: str) -> None:
+    live = new_session(trinkets=[Box], layout=BOX_LAYOUT)
+    recorder = Scenario.record(live)
+    live.trinket("Box").put("fine")
+    live.trinket("Box").put(value)
+    with pytest.raises(ScenarioError) as info:
+        recorder.save(tmp_path / "s.jsonl")
+    assert str(info.value) == f"the recording is incomplete: step 2 (feed Box.put): {message}"
+    assert os.listdir(tmp_path) == []
+
+
+def test_a_value_that_contains_itself_is_refused_not_a_recursion_error() -> None:
+    loop: list[Any] = []
+    loop.append(loop)
+    with pytest.raises(TypeError, match=r"^step 1 \(feed Box\.put\): argument 1 at \[0\]\[0\]"):
+        Scenario(clock=START, trinkets=["Box"]).feed("Box", "put", loop)
+
+
+def test_saving_a_step_utf8_cannot_write_names_it_and_keeps_the_old_file(tmp_path: Path) -> None:
+    path = tmp_path / "s.jsonl"
+    path.write_text("the previous recording\n", encoding="utf-8")
+    scenario = Scenario(clock=START, trinkets=["TimeManager"]).compose().set_base_prompt("Cut \ud83d")
+    with pytest.raises(ScenarioError) as info:
+        scenario.save(path)
+    assert str(info.value) == (f"cannot save {path}: step 2 (base_prompt): field 'text': a string "
+                               f"holds the lone surrogate U+D83D (UTF-8 cannot write it)")
+    assert path.read_text(encoding="utf-8") == "the previous recording\n"
+    assert os.listdir(tmp_path) == ["s.jsonl"]              # no temporary file left behind
 
 
 def test_a_feed_to_a_trinket_registered_after_recording_started_fails_the_save_not_the_call(
@@ -210,7 +250,7 @@ def test_a_feed_to_a_trinket_registered_after_recording_started_fails_the_save_n
     live.add_trinket(Box)
     live.trinket("Box").put("apples")                         # the live call works
     assert live.trinket("Box").items == ["apples"]
-    with pytest.raises(ScenarioError, match=r"^the recording is incomplete: feed Box\.put: step 1: "
+    with pytest.raises(ScenarioError, match=r"^the recording is incomplete: step 1 \(feed Box\.put\): "
                                             r"field 'trinket': 'Box' is not one of the scenario's "
                                             r"trinkets \(none\)$"):
         recorder.save(tmp_path / "s.jsonl")
@@ -405,8 +445,8 @@ def test_steps_built_in_python_are_validated_with_their_number() -> None:
     with pytest.raises(ScenarioError, match=r"^step 2: field 'n' must be a positive integer$"):
         scenario.advance_turn(0)
     assert len(scenario) == 1                                  # nothing half-added
-    with pytest.raises(TypeError, match=r"feed TimeManager\.set_enabled: cannot record a value of "
-                                        r"type object"):
+    with pytest.raises(TypeError, match=r"^step 2 \(feed TimeManager\.set_enabled\): argument 1: "
+                                        r"cannot record a value of type object"):
         scenario.feed("TimeManager", "set_enabled", object())
 
 
