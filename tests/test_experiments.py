@@ -315,6 +315,90 @@ def test_save_and_load_round_trip(tmp_path: Path) -> None:
     assert b.composed["cached_content"].startswith("Hi Bea\n\n")  # type: ignore[index]
 
 
+# -- large files are streamed
+
+def write_turns(path: Path, count: int) -> None:
+    """A header and ``count`` steps: a feed, a clock move and a turn, over and over."""
+    steps = ['{"step": "feed", "trinket": "PeanutGalleryTrinket", "method": "add_guidance", '
+             '"args": ["concern", "Slow down."], "kwargs": {"ttl": 1}}',
+             '{"step": "clock", "advance": 60}', '{"step": "turn", "n": 2}']
+    path.write_text(HEADER + "\n" + "".join(steps[i % 3] + "\n" for i in range(count)),
+                    encoding="utf-8")
+
+
+def test_loading_keeps_no_steps_in_memory(tmp_path: Path) -> None:
+    import tracemalloc
+
+    small, big = tmp_path / "small.jsonl", tmp_path / "big.jsonl"
+    write_turns(small, 3)
+    write_turns(big, 9_000)
+    Scenario.load(small)                        # imports and caches warmed up outside the count
+    tracemalloc.start()
+    try:
+        loaded = Scenario.load(big)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    # the steps as objects take several times the file (0.8 MB); streamed, the peak is a few lines' worth
+    assert peak < big.stat().st_size // 5
+    assert (len(loaded), loaded.turns) == (9_000, 6_000)
+    assert repr(loaded) == "<Scenario 9000 steps (feed=3000, clock=3000, turn=3000), 6000 turns>"
+    assert loaded.steps[-1] == TurnStep(2) and loaded.steps[2] == TurnStep(2)
+
+
+def test_a_loaded_scenario_replays_from_the_file(tmp_path: Path) -> None:
+    path = tmp_path / "s.jsonl"
+    write_turns(path, 300)
+    session = Scenario.load(path).run(instruments=())
+    assert (session.turn, session.clock.now().isoformat()) == (200, "2026-11-30T10:40:00+00:00")
+
+
+def test_a_loaded_scenario_names_file_lines_when_a_step_fails(tmp_path: Path) -> None:
+    path = tmp_path / "s.jsonl"
+    write_turns(path, 6)
+    with path.open("a", encoding="utf-8") as handle:
+        handle.write('\n{"step": "feed", "trinket": "PeanutGalleryTrinket", "method": "remove", '
+                     '"args": ["guidance-99"]}\n')
+    with pytest.raises(ScenarioError, match=rf"^{path} line 9: feed PeanutGalleryTrinket\.remove "
+                                            rf"failed: ValueError: no guidance with id 'guidance-99'"):
+        Scenario.load(path).run()
+
+
+def test_a_file_changed_after_loading_is_refused_not_half_read(tmp_path: Path) -> None:
+    path = tmp_path / "s.jsonl"
+    write_turns(path, 6)
+    loaded = Scenario.load(path)
+    write_turns(path, 7)
+    with pytest.raises(ScenarioError, match=rf"^{path}: the file changed \(or went away\) since it "
+                                            rf"was loaded; load it again$"):
+        loaded.run()
+    path.unlink()
+    with pytest.raises(ScenarioError, match="the file changed"):
+        list(loaded.steps)
+
+
+def test_building_on_a_loaded_scenario_reads_its_steps_first(tmp_path: Path) -> None:
+    path = tmp_path / "s.jsonl"
+    build().save(path)
+    loaded = Scenario.load(path).advance_turn(2)
+    assert loaded.steps == [*build().steps, TurnStep(2)]
+    assert loaded.turns == 5
+    path.unlink()                                             # the steps are in memory now
+    assert loaded.dumps() == build().advance_turn(2).dumps()
+    path.write_text(HEADER + "\n" + '{"step": "turn", "n": 0}\n', encoding="utf-8")
+    with pytest.raises(ScenarioError, match=rf"^{path} line 2: field 'n'"):
+        Scenario.load(path).compose()                         # the file's own errors still name it
+
+
+def test_saving_a_loaded_scenario_over_its_own_file(tmp_path: Path) -> None:
+    path = tmp_path / "s.jsonl"
+    build().save(path)
+    before = path.read_text(encoding="utf-8")
+    Scenario.load(path).save(path)                            # reads the old file while writing
+    assert path.read_text(encoding="utf-8") == before
+
+
+
 def test_save_is_atomic(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     path = tmp_path / "s.jsonl"
     path.write_text("old contents\n", encoding="utf-8")
@@ -407,6 +491,35 @@ HEADER = ('{"format": "wm-kernel-scenario", "version": 1, "clock": "2026-11-30T0
      "scenario.jsonl line 2: field 'args': $datetime 'soon' is not an ISO 8601 date-time"),
     ([HEADER, '{"step": "clock"}'],
      "scenario.jsonl line 2: a 'clock' step needs exactly one of the fields 'advance' or 'set'"),
+    ([HEADER, '{"step": "turn", "n": ' + "[" * 100_000 + "]" * 100_000 + '}'],
+     "scenario.jsonl line 2: JSON nested too deeply to read (values may nest at most 100 levels "
+     "deep)"),
+    ([HEADER[:-1] + ', "profile": {"first_name": ' + "[" * 100_000 + "]" * 100_000 + '}}'],
+     "scenario.jsonl line 1: JSON nested too deeply to read (values may nest at most 100 levels "
+     "deep)"),
+    ([HEADER, '{"step": "feed", "trinket": "PeanutGalleryTrinket", "method": "remove", '
+              '"args": [' + "[" * 100 + "]" * 100 + ']}'],
+     "scenario.jsonl line 2: field 'args': values may nest at most 100 levels deep"),
+    ([HEADER, '{"step": "feed", "trinket": "PeanutGalleryTrinket", "method": "remove", '
+              '"kwargs": {"id": [' + '{"$tuple": [' * 120 + "]}" * 120 + ']}}'],
+     "scenario.jsonl line 2: field 'kwargs': values may nest at most 100 levels deep"),
+    ([HEADER, '{"step": "feed", "trinket": "PeanutGalleryTrinket", "method": "remove", '
+              '"args": [NaN]}'],
+     "scenario.jsonl line 2: field 'args': the non-finite number nan is not a JSON value"),
+    ([HEADER, '{"step": "feed", "trinket": "PeanutGalleryTrinket", "method": "remove", '
+              '"args": ["cut \\ud83d"]}'],
+     "scenario.jsonl line 2: field 'args': a string holds the lone surrogate U+D83D (UTF-8 cannot "
+     "write it)"),
+    ([HEADER, '{"step": "feed", "trinket": "PeanutGalleryTrinket", "method": "remove", '
+              '"args": [{"$timedelta": 1e300}]}'],
+     "scenario.jsonl line 2: field 'args': $timedelta 1e+300 is out of range (at most "
+     "86400000000000 seconds)"),
+    ([HEADER, '{"step": "clock", "advance": 1e300}'],
+     "scenario.jsonl line 2: field 'advance' is more than a clock can move (at most 315537897600 "
+     "seconds, about 10,000 years)"),
+    ([HEADER, '{"step": "clock", "advance": 1' + "0" * 400 + '}'],
+     "scenario.jsonl line 2: field 'advance' is more than a clock can move (at most 315537897600 "
+     "seconds, about 10,000 years)"),
     ([HEADER, '{"step": "clock", "advance": -5}'],
      "scenario.jsonl line 2: field 'advance' must be a number of seconds >= 0"),
     ([HEADER, '{"step": "clock", "set": "tomorrow"}'],
@@ -438,6 +551,48 @@ def test_a_failing_step_names_its_line(tmp_path: Path) -> None:
     with pytest.raises(ScenarioError, match=(
             r"line 3: feed PeanutGalleryTrinket\.add_guidance failed: ValueError: ")):
         Scenario.load(path).run()
+
+
+def test_an_integer_too_long_to_read_names_its_line(tmp_path: Path) -> None:
+    path = tmp_path / "scenario.jsonl"
+    path.write_text(HEADER + "\n" + '{"step": "turn", "n": ' + "9" * 5000 + '}\n', encoding="utf-8")
+    with pytest.raises(ScenarioError, match=rf"^{path} line 2: not valid JSON \(Exceeds the limit"):
+        Scenario.load(path)
+
+
+@pytest.mark.parametrize(("steps", "message"), [
+    (['{"step": "clock", "advance": 300000000000}'],
+     "line 2: 'clock' step failed: ValueError: advancing the clock 300000000000 seconds from "
+     "2026-11-30T09:00:00+00:00 passes the year 9999"),
+    (['{"step": "clock", "set": "9999-12-31T23:00:00+00:00"}', '{"step": "turn"}',
+      '{"step": "clock", "advance": 7200}'],
+     "line 4: 'clock' step failed: ValueError: advancing the clock 7200 seconds from "
+     "9999-12-31T23:00:00+00:00 passes the year 9999"),
+])
+def test_a_clock_advance_past_the_year_9999_names_its_step(tmp_path: Path, steps: list[str],
+                                                           message: str) -> None:
+    path = tmp_path / "scenario.jsonl"
+    path.write_text("".join(line + "\n" for line in [HEADER, *steps]), encoding="utf-8")
+    with pytest.raises(ScenarioError) as info:
+        Scenario.load(path).run()
+    assert str(info.value) == f"{path} {message}"
+
+
+def test_values_nest_as_deep_when_recorded_as_when_loaded() -> None:
+    def nest(levels: int) -> Any:
+        value: Any = "core"
+        for _ in range(levels):
+            value = [value]
+        return value
+
+    scenario = Scenario(clock=START, trinkets=["Box"]).feed("Box", "put", nest(99))
+    assert Scenario.loads(scenario.dumps()) == scenario
+    with pytest.raises(TypeError, match=r"^step 2 \(feed Box\.put\): argument 1 at \[0\]\[0\]\[0\]\[0\]\.\.\.\[0\]\[0\]"
+                                        r"\[0\]\[0\] \(99 levels in\): "
+                                        r"cannot record a value nested more than 100 levels deep"):
+        scenario.feed("Box", "put", nest(100))
+    with pytest.raises(ScenarioError, match=r"^step 2: field 'args': values may nest at most 100 "):
+        scenario._append({"step": "feed", "trinket": "Box", "method": "put", "args": [nest(100)]})
 
 
 def test_steps_built_in_python_are_validated_with_their_number() -> None:

@@ -30,7 +30,10 @@ class _Unrecordable(TypeError):
         self.path: list[str] = []
 
     def located(self, prefix: str = "") -> str:
-        where = "".join(reversed(self.path))
+        path = self.path[::-1]
+        # a value nested a hundred levels (or containing itself) makes a long path: keep its ends
+        where = "".join(path) if len(path) <= 8 else (
+            f"{''.join(path[:4])}...{''.join(path[-4:])} ({len(path)} levels in)")
         if not where:
             return f"{prefix}: {self.reason}" if prefix else self.reason
         return f"{prefix or 'value'} at {where}: {self.reason}"

@@ -102,10 +102,13 @@ def _read_json_lines(lines: Iterable[str], source: str) -> Iterator[tuple[int, A
         except json.JSONDecodeError as exc:
             raise fail(f"{source} line {number}",
                        f"not valid JSON ({exc.msg} at column {exc.colno})") from None
+        except ValueError as exc:
+            # an integer of more digits than int() converts (sys.get_int_max_str_digits)
+            raise fail(f"{source} line {number}", f"not valid JSON ({exc})") from None
         except RecursionError:
             # json's parser recurses once per level: hostile nesting would end Python's stack
             raise fail(f"{source} line {number}", f"JSON nested too deeply to read (values may "
-                                                  f"nest at most {MAX_DEPTH} levels)") from None
+                                                  f"nest at most {MAX_DEPTH} levels deep)") from None
 
 
 def _read_header(records: Iterator[tuple[int, Any]], source: str) -> dict[str, Any]:

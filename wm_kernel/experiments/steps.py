@@ -317,8 +317,8 @@ class ClockStep(Step):
             if not is_number(seconds) or seconds < 0:
                 raise fail(where, "field 'advance' must be a number of seconds >= 0")
             if seconds > MAX_ADVANCE:
-                raise fail(where, f"field 'advance': {seconds!r} seconds is more than a clock can "
-                                  f"move (at most {MAX_ADVANCE:.0f}, about 10,000 years)")
+                raise fail(where, f"field 'advance' is more than a clock can move (at most "
+                                  f"{MAX_ADVANCE:.0f} seconds, about 10,000 years)")
             return cls(advance=seconds)
         return cls(set=check_instant(raw["set"], where, "set"))
 
