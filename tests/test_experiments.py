@@ -326,6 +326,7 @@ def write_turns(path: Path, count: int) -> None:
                     encoding="utf-8")
 
 
+@pytest.mark.slow  # a 9,000-step file loaded twice, once under tracemalloc
 def test_loading_keeps_no_steps_in_memory(tmp_path: Path) -> None:
     import tracemalloc
 
