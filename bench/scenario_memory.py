@@ -11,7 +11,9 @@ wm-kernel:
   (a replay keeps its Session's state, so this shows the scenario's share, not the Session's).
 
 Loading streams: the steps are read from the file whenever they are iterated, so the load's peak
-does not grow with the file (before streaming it was about 15x the file size).
+does not grow with the file. Measured on one machine (Python 3.11): before streaming, loading
+1,000,000 steps (73 MB) peaked 336 MB over the baseline (4.6x the file; issue 15 saw 15x with
+other steps) and replaying 100,000 steps 38 MB; streamed, 0 MB and 5 MB.
 """
 from __future__ import annotations
 
