@@ -194,13 +194,53 @@ BOX_LAYOUT = Layout.default().with_section("box", "system")
 def test_an_unrecordable_feed_fails_the_save_not_the_call(tmp_path: Path) -> None:
     live = new_session(trinkets=[Box], layout=BOX_LAYOUT)
     recorder = Scenario.record(live)
-    live.trinket("Box").put({1, 2})                           # the live call works
+    live.advance_turn()
+    live.trinket("Box").put(item={"tags": ["a", {1, 2}]})     # the live call works
     live.trinket("Box").put("ok")
-    assert live.trinket("Box").items == ["{1, 2}", "ok"]
-    with pytest.raises(ScenarioError, match=r"^the recording is incomplete: feed Box\.put: cannot "
-                                            r"record a value of type set"):
+    assert live.trinket("Box").items == ["{'tags': ['a', {1, 2}]}", "ok"]
+    with pytest.raises(ScenarioError, match=r"^the recording is incomplete: step 2 \(feed Box\.put\): "
+                                            r"argument 'item' at \['tags'\]\[1\]: cannot record a "
+                                            r"value of type set \("):
         recorder.save(tmp_path / "s.jsonl")
     assert not (tmp_path / "s.jsonl").exists()
+
+
+@pytest.mark.parametrize(("value", "message"), [
+    ("cut \ud83d", "argument 1: cannot record a string holding the lone surrogate U+D83D at index 4 "
+                   "(UTF-8 cannot write it; was the text cut mid-character?)"),
+    (float("nan"), "argument 1: cannot record the non-finite number nan"),
+    ({"\udcff": 1}, "argument 1: cannot record a key holding the lone surrogate U+DCFF at index 0 "
+                    "(UTF-8 cannot write it; was the text cut mid-character?)"),
+])
+def test_an_unrecordable_argument_is_named_with_its_step(tmp_path: Path, value: Any,
+                                                          message: str) -> None:
+    live = new_session(trinkets=[Box], layout=BOX_LAYOUT)
+    recorder = Scenario.record(live)
+    live.trinket("Box").put("fine")
+    live.trinket("Box").put(value)
+    with pytest.raises(ScenarioError) as info:
+        recorder.save(tmp_path / "s.jsonl")
+    assert str(info.value) == f"the recording is incomplete: step 2 (feed Box.put): {message}"
+    assert os.listdir(tmp_path) == []
+
+
+def test_a_value_that_contains_itself_is_refused_not_a_recursion_error() -> None:
+    loop: list[Any] = []
+    loop.append(loop)
+    with pytest.raises(TypeError, match=r"^step 1 \(feed Box\.put\): argument 1 at \[0\]\[0\]"):
+        Scenario(clock=START, trinkets=["Box"]).feed("Box", "put", loop)
+
+
+def test_saving_a_step_utf8_cannot_write_names_it_and_keeps_the_old_file(tmp_path: Path) -> None:
+    path = tmp_path / "s.jsonl"
+    path.write_text("the previous recording\n", encoding="utf-8")
+    scenario = Scenario(clock=START, trinkets=["TimeManager"]).compose().set_base_prompt("Cut \ud83d")
+    with pytest.raises(ScenarioError) as info:
+        scenario.save(path)
+    assert str(info.value) == (f"cannot save {path}: step 2 (base_prompt): field 'text': a string "
+                               f"holds the lone surrogate U+D83D (UTF-8 cannot write it)")
+    assert path.read_text(encoding="utf-8") == "the previous recording\n"
+    assert os.listdir(tmp_path) == ["s.jsonl"]              # no temporary file left behind
 
 
 def test_a_feed_to_a_trinket_registered_after_recording_started_fails_the_save_not_the_call(
@@ -210,7 +250,7 @@ def test_a_feed_to_a_trinket_registered_after_recording_started_fails_the_save_n
     live.add_trinket(Box)
     live.trinket("Box").put("apples")                         # the live call works
     assert live.trinket("Box").items == ["apples"]
-    with pytest.raises(ScenarioError, match=r"^the recording is incomplete: feed Box\.put: step 1: "
+    with pytest.raises(ScenarioError, match=r"^the recording is incomplete: step 1 \(feed Box\.put\): "
                                             r"field 'trinket': 'Box' is not one of the scenario's "
                                             r"trinkets \(none\)$"):
         recorder.save(tmp_path / "s.jsonl")
@@ -289,6 +329,91 @@ def test_the_count_of_turns_is_one_definition_shown_alike_by_repr_and_replay(
     # turn 0 is composed before the first exchange: one prompt more than there are turns
     assert capsys.readouterr().out.splitlines()[-1].startswith(
         "3 turns, cache hit rate 0.0% of 4 prompts, ")
+
+
+# -- large files are streamed
+
+def write_turns(path: Path, count: int) -> None:
+    """A header and ``count`` steps: a feed, a clock move and a turn, over and over."""
+    steps = ['{"step": "feed", "trinket": "PeanutGalleryTrinket", "method": "add_guidance", '
+             '"args": ["concern", "Slow down."], "kwargs": {"ttl": 1}}',
+             '{"step": "clock", "advance": 60}', '{"step": "turn", "n": 2}']
+    path.write_text(HEADER + "\n" + "".join(steps[i % 3] + "\n" for i in range(count)),
+                    encoding="utf-8")
+
+
+@pytest.mark.slow  # a 9,000-step file loaded twice, once under tracemalloc
+def test_loading_keeps_no_steps_in_memory(tmp_path: Path) -> None:
+    import tracemalloc
+
+    small, big = tmp_path / "small.jsonl", tmp_path / "big.jsonl"
+    write_turns(small, 3)
+    write_turns(big, 9_000)
+    Scenario.load(small)                        # imports and caches warmed up outside the count
+    tracemalloc.start()
+    try:
+        loaded = Scenario.load(big)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    # the steps as objects take several times the file (0.8 MB); streamed, the peak is a few lines' worth
+    assert peak < big.stat().st_size // 5
+    assert (len(loaded), loaded.turns) == (9_000, 6_000)
+    assert repr(loaded) == "<Scenario 9000 steps (feed=3000, clock=3000, turn=3000), 6000 turns>"
+    assert loaded.steps[-1] == TurnStep(2) and loaded.steps[2] == TurnStep(2)
+
+
+def test_a_loaded_scenario_replays_from_the_file(tmp_path: Path) -> None:
+    path = tmp_path / "s.jsonl"
+    write_turns(path, 300)
+    session = Scenario.load(path).run(instruments=())
+    assert (session.turn, session.clock.now().isoformat()) == (200, "2026-11-30T10:40:00+00:00")
+
+
+def test_a_loaded_scenario_names_file_lines_when_a_step_fails(tmp_path: Path) -> None:
+    path = tmp_path / "s.jsonl"
+    write_turns(path, 6)
+    with path.open("a", encoding="utf-8") as handle:
+        handle.write('\n{"step": "feed", "trinket": "PeanutGalleryTrinket", "method": "remove", '
+                     '"args": ["guidance-99"]}\n')
+    with pytest.raises(ScenarioError, match=rf"^{path} line 9: feed PeanutGalleryTrinket\.remove "
+                                            rf"failed: ValueError: no guidance with id 'guidance-99'"):
+        Scenario.load(path).run()
+
+
+def test_a_file_changed_after_loading_is_refused_not_half_read(tmp_path: Path) -> None:
+    path = tmp_path / "s.jsonl"
+    write_turns(path, 6)
+    loaded = Scenario.load(path)
+    write_turns(path, 7)
+    with pytest.raises(ScenarioError, match=rf"^{path}: the file changed \(or went away\) since it "
+                                            rf"was loaded; load it again$"):
+        loaded.run()
+    path.unlink()
+    with pytest.raises(ScenarioError, match="the file changed"):
+        list(loaded.steps)
+
+
+def test_building_on_a_loaded_scenario_reads_its_steps_first(tmp_path: Path) -> None:
+    path = tmp_path / "s.jsonl"
+    build().save(path)
+    loaded = Scenario.load(path).advance_turn(2)
+    assert loaded.steps == [*build().steps, TurnStep(2)]
+    assert loaded.turns == 5
+    path.unlink()                                             # the steps are in memory now
+    assert loaded.dumps() == build().advance_turn(2).dumps()
+    path.write_text(HEADER + "\n" + '{"step": "turn", "n": 0}\n', encoding="utf-8")
+    with pytest.raises(ScenarioError, match=rf"^{path} line 2: field 'n'"):
+        Scenario.load(path).compose()                         # the file's own errors still name it
+
+
+def test_saving_a_loaded_scenario_over_its_own_file(tmp_path: Path) -> None:
+    path = tmp_path / "s.jsonl"
+    build().save(path)
+    before = path.read_text(encoding="utf-8")
+    Scenario.load(path).save(path)                            # reads the old file while writing
+    assert path.read_text(encoding="utf-8") == before
+
 
 
 def test_save_is_atomic(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -383,6 +508,35 @@ HEADER = ('{"format": "wm-kernel-scenario", "version": 1, "clock": "2026-11-30T0
      "scenario.jsonl line 2: field 'args': $datetime 'soon' is not an ISO 8601 date-time"),
     ([HEADER, '{"step": "clock"}'],
      "scenario.jsonl line 2: a 'clock' step needs exactly one of the fields 'advance' or 'set'"),
+    ([HEADER, '{"step": "turn", "n": ' + "[" * 100_000 + "]" * 100_000 + '}'],
+     "scenario.jsonl line 2: JSON nested too deeply to read (values may nest at most 100 levels "
+     "deep)"),
+    ([HEADER[:-1] + ', "profile": {"first_name": ' + "[" * 100_000 + "]" * 100_000 + '}}'],
+     "scenario.jsonl line 1: JSON nested too deeply to read (values may nest at most 100 levels "
+     "deep)"),
+    ([HEADER, '{"step": "feed", "trinket": "PeanutGalleryTrinket", "method": "remove", '
+              '"args": [' + "[" * 100 + "]" * 100 + ']}'],
+     "scenario.jsonl line 2: field 'args': values may nest at most 100 levels deep"),
+    ([HEADER, '{"step": "feed", "trinket": "PeanutGalleryTrinket", "method": "remove", '
+              '"kwargs": {"id": [' + '{"$tuple": [' * 120 + "]}" * 120 + ']}}'],
+     "scenario.jsonl line 2: field 'kwargs': values may nest at most 100 levels deep"),
+    ([HEADER, '{"step": "feed", "trinket": "PeanutGalleryTrinket", "method": "remove", '
+              '"args": [NaN]}'],
+     "scenario.jsonl line 2: field 'args': the non-finite number nan is not a JSON value"),
+    ([HEADER, '{"step": "feed", "trinket": "PeanutGalleryTrinket", "method": "remove", '
+              '"args": ["cut \\ud83d"]}'],
+     "scenario.jsonl line 2: field 'args': a string holds the lone surrogate U+D83D (UTF-8 cannot "
+     "write it)"),
+    ([HEADER, '{"step": "feed", "trinket": "PeanutGalleryTrinket", "method": "remove", '
+              '"args": [{"$timedelta": 1e300}]}'],
+     "scenario.jsonl line 2: field 'args': $timedelta 1e+300 is out of range (at most "
+     "86400000000000 seconds)"),
+    ([HEADER, '{"step": "clock", "advance": 1e300}'],
+     "scenario.jsonl line 2: field 'advance' is more than a clock can move (at most 315537897600 "
+     "seconds, about 10,000 years)"),
+    ([HEADER, '{"step": "clock", "advance": 1' + "0" * 400 + '}'],
+     "scenario.jsonl line 2: field 'advance' is more than a clock can move (at most 315537897600 "
+     "seconds, about 10,000 years)"),
     ([HEADER, '{"step": "clock", "advance": -5}'],
      "scenario.jsonl line 2: field 'advance' must be a number of seconds >= 0"),
     ([HEADER, '{"step": "clock", "set": "tomorrow"}'],
@@ -416,13 +570,55 @@ def test_a_failing_step_names_its_line(tmp_path: Path) -> None:
         Scenario.load(path).run()
 
 
+def test_an_integer_too_long_to_read_names_its_line(tmp_path: Path) -> None:
+    path = tmp_path / "scenario.jsonl"
+    path.write_text(HEADER + "\n" + '{"step": "turn", "n": ' + "9" * 5000 + '}\n', encoding="utf-8")
+    with pytest.raises(ScenarioError, match=rf"^{path} line 2: not valid JSON \(Exceeds the limit"):
+        Scenario.load(path)
+
+
+@pytest.mark.parametrize(("steps", "message"), [
+    (['{"step": "clock", "advance": 300000000000}'],
+     "line 2: 'clock' step failed: ValueError: advancing the clock 300000000000 seconds from "
+     "2026-11-30T09:00:00+00:00 passes the year 9999"),
+    (['{"step": "clock", "set": "9999-12-31T23:00:00+00:00"}', '{"step": "turn"}',
+      '{"step": "clock", "advance": 7200}'],
+     "line 4: 'clock' step failed: ValueError: advancing the clock 7200 seconds from "
+     "9999-12-31T23:00:00+00:00 passes the year 9999"),
+])
+def test_a_clock_advance_past_the_year_9999_names_its_step(tmp_path: Path, steps: list[str],
+                                                           message: str) -> None:
+    path = tmp_path / "scenario.jsonl"
+    path.write_text("".join(line + "\n" for line in [HEADER, *steps]), encoding="utf-8")
+    with pytest.raises(ScenarioError) as info:
+        Scenario.load(path).run()
+    assert str(info.value) == f"{path} {message}"
+
+
+def test_values_nest_as_deep_when_recorded_as_when_loaded() -> None:
+    def nest(levels: int) -> Any:
+        value: Any = "core"
+        for _ in range(levels):
+            value = [value]
+        return value
+
+    scenario = Scenario(clock=START, trinkets=["Box"]).feed("Box", "put", nest(99))
+    assert Scenario.loads(scenario.dumps()) == scenario
+    with pytest.raises(TypeError, match=r"^step 2 \(feed Box\.put\): argument 1 at \[0\]\[0\]\[0\]\[0\]\.\.\.\[0\]\[0\]"
+                                        r"\[0\]\[0\] \(99 levels in\): "
+                                        r"cannot record a value nested more than 100 levels deep"):
+        scenario.feed("Box", "put", nest(100))
+    with pytest.raises(ScenarioError, match=r"^step 2: field 'args': values may nest at most 100 "):
+        scenario._append({"step": "feed", "trinket": "Box", "method": "put", "args": [nest(100)]})
+
+
 def test_steps_built_in_python_are_validated_with_their_number() -> None:
     scenario = Scenario(clock=START, trinkets=["TimeManager"]).advance_turn()
     with pytest.raises(ScenarioError, match=r"^step 2: field 'n' must be a positive integer$"):
         scenario.advance_turn(0)
     assert len(scenario) == 1                                  # nothing half-added
-    with pytest.raises(TypeError, match=r"feed TimeManager\.set_enabled: cannot record a value of "
-                                        r"type object"):
+    with pytest.raises(TypeError, match=r"^step 2 \(feed TimeManager\.set_enabled\): argument 1: "
+                                        r"cannot record a value of type object"):
         scenario.feed("TimeManager", "set_enabled", object())
 
 

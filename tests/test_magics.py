@@ -445,6 +445,9 @@ MISTAKES = [
     ("trinket", 'reminder add "Call Bob" --due tomorrow'),
     ("trinket", "reminder add --due +2h"),
     ("trinket", 'reminder add "Call Bob"'),                  # --due is required
+    ("trinket", 'reminder add "Call Bob" --due +99999999w'),   # past the year 9999
+    ("trinket", 'reminder add "Call Bob" --due +99999999999999d'),  # more than timedelta holds
+    ("trinket", 'reminder add "Call Bob" --due +' + "9" * 5000 + "m"),  # past int()'s digit limit
     ("trinket", "reminder complete rem_9"),
     ("trinket", 'proactivememory surface "x" --score high'),
     ("trinket", 'proactivememory surface "x" --score 1.5'),
@@ -473,6 +476,15 @@ def test_user_mistakes_are_usage_errors_that_change_nothing(ip, session, magic, 
     assert type(caught.value) is UsageError
     assert "\n" not in str(caught.value).strip()
     assert state(session) == before
+
+
+def test_a_due_offset_past_the_year_9999_names_the_option(ip, session):
+    with pytest.raises(UsageError, match=r"^--due: 2026-11-30T09:00:00\+00:00 plus 699999993 days "
+                                         r"passes the year 9999$"):
+        ip.run_line_magic("trinket", 'reminder add "Call Bob" --due +99999999w')
+    with pytest.raises(UsageError, match=r"argument --due: \+9999999999w is too far ahead"):
+        ip.run_line_magic("trinket", 'reminder add "Call Bob" --due +9999999999w')
+    assert session.trinket("ReminderManager").reminders() == []
 
 
 @pytest.mark.parametrize("cell", ["", "\n\n", "   \n"])

@@ -101,6 +101,20 @@ def test_progress_bar_only_when_asked(scenario: Path, capsys: pytest.CaptureFixt
     (SCENARIO, ["--variant", 'x={"disabled": ["Nope"]}'],
      "replay: variant 'x': unknown trinket 'Nope' (known: TimeManager, PeanutGalleryTrinket)\n"),
     (SCENARIO + '{"step": "feed", "trinket": "PeanutGalleryTrinket", "method": "remove", '
+                '"args": [' + "[" * 200_000 + "]" * 200_000 + ']}\n', [],
+     "replay: {file} line 5: JSON nested too deeply to read (values may nest at most 100 levels "
+     "deep)\n"),
+    (SCENARIO.replace('"trinkets"', '"layout": ' + "[" * 200_000 + "]" * 200_000 + ', "trinkets"'),
+     [], "replay: {file} line 1: JSON nested too deeply to read (values may nest at most 100 "
+         "levels deep)\n"),
+    (SCENARIO + '{"step": "clock", "advance": 1e300}\n', [],
+     "replay: {file} line 5: field 'advance' is more than a clock can move (at most 315537897600 "
+     "seconds, about 10,000 years)\n"),
+    (SCENARIO + '{"step": "clock", "set": "9999-12-31T23:00:00+00:00"}\n'
+                '{"step": "clock", "advance": 3600}\n', [],
+     "replay: {file} line 6: 'clock' step failed: ValueError: advancing the clock 3600 seconds from "
+     "9999-12-31T23:00:00+00:00 passes the year 9999\n"),
+    (SCENARIO + '{"step": "feed", "trinket": "PeanutGalleryTrinket", "method": "remove", '
                 '"args": ["guidance-9"]}\n', [],
      "replay: {file} line 5: feed PeanutGalleryTrinket.remove failed: ValueError: no guidance with id "
      "'guidance-9' (active: none)\n"),

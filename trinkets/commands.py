@@ -87,16 +87,27 @@ def instant_or_offset(text: str) -> datetime | timedelta:
 
     match = _RELATIVE.match(text.strip())
     if match:
-        return timedelta(**{_UNITS[match.group(2)]: int(match.group(1))})
+        try:
+            return timedelta(**{_UNITS[match.group(2)]: int(match.group(1))})
+        except OverflowError:
+            raise argparse.ArgumentTypeError(f"{text.strip()} is too far ahead (past the year "
+                                             f"9999)") from None
     try:
         return parse_instant(text)
     except (TypeError, ValueError) as exc:
         raise argparse.ArgumentTypeError(f"{exc} (or give +N with m, h, d or w, e.g. +2h)") from None
 
 
-def at(now: datetime, value: datetime | timedelta) -> datetime:
-    """What :func:`instant_or_offset` read, as an instant: an offset counts from ``now``."""
-    return now + value if isinstance(value, timedelta) else value
+def at(now: datetime, value: datetime | timedelta, what: str) -> datetime:
+    """What :func:`instant_or_offset` read for the option ``what``, as an instant: an offset counts
+    from ``now``. CommandError naming ``what`` if that passes the year 9999."""
+    if not isinstance(value, timedelta):
+        return value
+    try:
+        return now + value
+    except OverflowError:
+        raise CommandError(f"{what}: {now.isoformat()} plus {value.days} days passes the year "
+                           f"9999") from None
 
 
 # -- declarations --------------------------------------------------------------------------------

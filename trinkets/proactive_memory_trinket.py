@@ -301,7 +301,7 @@ class ProactiveMemoryTrinket(StatefulTrinket):
         if score is not None:
             memory["similarity_score"] = score
         if created is not None:
-            memory["created_at"] = at(self.working_memory.clock.now(), created)
+            memory["created_at"] = at(self.working_memory.clock.now(), created, "--created")
         return self.surface([*self.memories, memory])
 
     @command("clear", help="Surface no memories.", fixed={"memories": []})

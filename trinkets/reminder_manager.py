@@ -343,7 +343,7 @@ class ReminderManager(EventAwareTrinket):
              arg("--id", help="The id to use."),
              help="Add a reminder: TITLE --due ISO|+2h [--details D] [--internal] [--id ID].")
     def _add_command(self, title: str, due: "datetime | timedelta", **rest: Any) -> str:
-        return self.add_reminder(title, at(self.working_memory.clock.now(), due), **rest)
+        return self.add_reminder(title, at(self.working_memory.clock.now(), due, "--due"), **rest)
 
     @command("complete", arg("id", help="The item's id."), help="Mark a reminder done.")
     @feed

@@ -3,8 +3,10 @@
 Values JSON cannot hold are written as one-key objects with a ``$`` tag:
 ``{"$datetime": "2026-11-30T09:00:00+00:00"}``, ``{"$date": "2026-11-30"}``,
 ``{"$timedelta": 90.0}`` (seconds) and ``{"$tuple": [...]}``; an ordinary one-key object whose key
-starts with ``$`` is wrapped as ``{"$dict": {...}}``. Anything else (sets, custom objects, NaN) cannot
-be recorded: :func:`encode_value` raises TypeError.
+starts with ``$`` is wrapped as ``{"$dict": {...}}``. Anything else (sets, custom objects, NaN,
+strings holding a lone surrogate, which UTF-8 cannot write) cannot be recorded: :func:`encode_value`
+raises TypeError naming where in the value it is. Values nest at most :data:`MAX_DEPTH` levels (a
+deeper one, or one that contains itself, is refused rather than exhausting Python's stack).
 """
 from __future__ import annotations
 
@@ -13,6 +15,28 @@ from datetime import date, datetime, timedelta
 from typing import Any, Mapping
 
 _TAGS = ("$datetime", "$date", "$timedelta", "$tuple", "$dict")
+
+#: How deep lists, objects and tags may nest in a feed argument.
+MAX_DEPTH = 100
+
+
+class _Unrecordable(TypeError):
+    """Raised inside :func:`_encode`; each enclosing container adds its index or key on the way
+    out, so the message can say where in the value the bad part is (cheap when nothing fails)."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.path: list[str] = []
+
+    def located(self, prefix: str = "") -> str:
+        path = self.path[::-1]
+        # a value nested a hundred levels (or containing itself) makes a long path: keep its ends
+        where = "".join(path) if len(path) <= 8 else (
+            f"{''.join(path[:4])}...{''.join(path[-4:])} ({len(path)} levels in)")
+        if not where:
+            return f"{prefix}: {self.reason}" if prefix else self.reason
+        return f"{prefix or 'value'} at {where}: {self.reason}"
 
 
 def encode_value(value: Any) -> Any:
@@ -24,12 +48,66 @@ def encode_value(value: Any) -> Any:
     Traceback (most recent call last):
     ...
     TypeError: cannot record a value of type set (JSON values, datetime, date, timedelta and tuples can be recorded)
+    >>> encode_value({"tags": ["ok", {3}]})
+    Traceback (most recent call last):
+    ...
+    TypeError: value at ['tags'][1]: cannot record a value of type set (JSON values, datetime, date, timedelta and tuples can be recorded)
     """
-    if value is None or isinstance(value, (bool, int, str)):
+    try:
+        return _encode(value, 0)
+    except _Unrecordable as exc:
+        raise TypeError(exc.located()) from None
+
+
+def encode_arguments(args: "tuple[Any, ...] | list[Any]", kwargs: Mapping[str, Any]
+                     ) -> tuple[list[Any], dict[str, Any]]:
+    """The JSON-ready forms of a call's arguments; TypeError naming the argument that cannot be
+    recorded (``argument 2``, 1-based, or ``argument 'due'``) and where inside it.
+
+    >>> encode_arguments(("concern", "half \\ud83d emoji"), {})
+    Traceback (most recent call last):
+    ...
+    TypeError: argument 2: cannot record a string holding the lone surrogate U+D83D at index 5 (UTF-8 cannot write it; was the text cut mid-character?)
+    >>> encode_arguments((), {"due": {"at": float("nan")}})
+    Traceback (most recent call last):
+    ...
+    TypeError: argument 'due' at ['at']: cannot record the non-finite number nan
+    """
+    encoded_args = []
+    for number, value in enumerate(args, 1):
+        try:
+            encoded_args.append(_encode(value, 1))
+        except _Unrecordable as exc:
+            raise TypeError(exc.located(f"argument {number}")) from None
+    encoded_kwargs: dict[str, Any] = {}
+    for name, value in kwargs.items():
+        try:
+            encoded_kwargs[_check_text(name, "a keyword")] = _encode(value, 1)
+        except _Unrecordable as exc:
+            raise TypeError(exc.located(f"argument {name!r}")) from None
+    return encoded_args, encoded_kwargs
+
+
+def _check_text(text: str, what: str = "a string") -> str:
+    if text.isascii():
+        return text
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise _Unrecordable(f"cannot record {what} holding the lone surrogate "
+                            f"U+{ord(text[exc.start]):04X} at index {exc.start} (UTF-8 cannot "
+                            f"write it; was the text cut mid-character?)") from None
+    return text
+
+
+def _encode(value: Any, depth: int) -> Any:
+    if isinstance(value, str):
+        return _check_text(value)
+    if value is None or isinstance(value, (bool, int)):
         return value
     if isinstance(value, float):
         if not math.isfinite(value):
-            raise TypeError(f"cannot record the non-finite number {value!r}")
+            raise _Unrecordable(f"cannot record the non-finite number {value!r}")
         return value
     if isinstance(value, datetime):
         return {"$datetime": value.isoformat()}
@@ -37,44 +115,90 @@ def encode_value(value: Any) -> Any:
         return {"$date": value.isoformat()}
     if isinstance(value, timedelta):
         return {"$timedelta": value.total_seconds()}
-    if isinstance(value, tuple):
-        return {"$tuple": [encode_value(v) for v in value]}
-    if isinstance(value, list):
-        return [encode_value(v) for v in value]
+    if isinstance(value, (tuple, list, Mapping)) and depth >= MAX_DEPTH:
+        raise _Unrecordable(f"cannot record a value nested more than {MAX_DEPTH} levels deep (or "
+                            f"one that contains itself)")
+    if isinstance(value, (tuple, list)):
+        items = []
+        for index, item in enumerate(value):
+            try:
+                items.append(_encode(item, depth + 1))
+            except _Unrecordable as exc:
+                exc.path.append(f"[{index}]")
+                raise
+        return {"$tuple": items} if isinstance(value, tuple) else items
     if isinstance(value, Mapping):
         out: dict[str, Any] = {}
         for key, item in value.items():
             if not isinstance(key, str):
-                raise TypeError(f"cannot record a mapping with a {type(key).__name__} key ({key!r}); "
-                                f"keys must be strings")
-            out[key] = encode_value(item)
+                raise _Unrecordable(f"cannot record a mapping with a {type(key).__name__} key "
+                                    f"({key!r}); keys must be strings")
+            _check_text(key, "a key")
+            try:
+                out[key] = _encode(item, depth + 1)
+            except _Unrecordable as exc:
+                exc.path.append(f"[{key!r}]")
+                raise
         if len(out) == 1 and next(iter(out)).startswith("$"):
             return {"$dict": out}
         return out
-    raise TypeError(f"cannot record a value of type {type(value).__name__} (JSON values, datetime, "
-                    f"date, timedelta and tuples can be recorded)")
+    raise _Unrecordable(f"cannot record a value of type {type(value).__name__} (JSON values, "
+                        f"datetime, date, timedelta and tuples can be recorded)")
 
 
 def decode_value(value: Any) -> Any:
-    """The Python value an :func:`encode_value` form stands for (ValueError for a bad tag).
+    """The Python value an :func:`encode_value` form stands for; ValueError for a bad tag, a value
+    JSON cannot hold, or nesting deeper than :data:`MAX_DEPTH`.
 
     >>> decode_value({"$datetime": "2026-11-30T10:00:00+00:00"}).hour
     10
     >>> decode_value({"$tuple": [1, {"$timedelta": 60}]})
     (1, datetime.timedelta(seconds=60))
+    >>> decode_value([[[1]]] * 2)
+    [[[1]], [[1]]]
     """
-    if isinstance(value, list):
-        return [decode_value(v) for v in value]
-    if not isinstance(value, dict):
+    return _decode(value, 0)
+
+
+def _decode(value: Any, depth: int) -> Any:
+    if isinstance(value, str):
+        if not value.isascii():
+            try:
+                value.encode("utf-8")
+            except UnicodeEncodeError as exc:
+                raise ValueError(f"a string holds the lone surrogate U+{ord(value[exc.start]):04X} "
+                                 f"(UTF-8 cannot write it)") from None
         return value
+    if value is None or isinstance(value, (bool, int)):
+        return value
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise ValueError(f"the non-finite number {value!r} is not a JSON value")
+        return value
+    if not isinstance(value, (list, dict)):
+        raise ValueError(f"a {type(value).__name__} is not a JSON value (encode feed arguments "
+                         f"with encode_value)")
+    if depth >= MAX_DEPTH:
+        raise ValueError(f"values may nest at most {MAX_DEPTH} levels deep")
+    if isinstance(value, list):
+        return [_decode(v, depth + 1) for v in value]
     if len(value) == 1:
         tag, inner = next(iter(value.items()))
-        if tag.startswith("$"):
-            return _decode_tagged(tag, inner)
-    return {key: decode_value(item) for key, item in value.items()}
+        if isinstance(tag, str) and tag.startswith("$"):
+            return _decode_tagged(tag, inner, depth)
+    return _decode_object(value, depth)
 
 
-def _decode_tagged(tag: str, inner: Any) -> Any:
+def _decode_object(value: dict[Any, Any], depth: int) -> dict[str, Any]:
+    out = {}
+    for key, item in value.items():
+        if not isinstance(key, str):
+            raise ValueError(f"an object key must be a string, got {type(key).__name__} {key!r}")
+        out[_decode(key, depth)] = _decode(item, depth + 1)
+    return out
+
+
+def _decode_tagged(tag: str, inner: Any, depth: int) -> Any:
     if tag == "$datetime":
         if not isinstance(inner, str):
             raise ValueError("a $datetime value must be an ISO 8601 string")
@@ -92,13 +216,17 @@ def _decode_tagged(tag: str, inner: Any) -> Any:
     if tag == "$timedelta":
         if isinstance(inner, bool) or not isinstance(inner, (int, float)):
             raise ValueError("a $timedelta value must be a number of seconds")
-        return timedelta(seconds=inner)
+        try:
+            return timedelta(seconds=inner)
+        except OverflowError:
+            raise ValueError(f"$timedelta {inner!r} is out of range (at most "
+                             f"{timedelta.max.total_seconds():.0f} seconds)") from None
     if tag == "$tuple":
         if not isinstance(inner, list):
             raise ValueError("a $tuple value must be a list")
-        return tuple(decode_value(v) for v in inner)
+        return tuple(_decode(v, depth + 1) for v in inner)
     if tag == "$dict":
         if not isinstance(inner, dict):
             raise ValueError("a $dict value must be an object")
-        return {key: decode_value(item) for key, item in inner.items()}
+        return _decode_object(inner, depth)
     raise ValueError(f"unknown tag {tag!r} (tags: {', '.join(_TAGS)})")

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from wm_kernel.clock import ManualClock
 from wm_kernel.events import SegmentCollapsedEvent, TrinketFedEvent
-from wm_kernel.experiments.codec import encode_value
+from wm_kernel.experiments.codec import encode_arguments
 from wm_kernel.experiments.scenario import Scenario, profile_fields
 from wm_kernel.experiments.steps import PROFILE_FIELDS, ClockStep, ScenarioError, TurnStep
 from wm_kernel.profile import Profile
@@ -149,10 +149,14 @@ class ScenarioRecorder:
         # the feed itself already happened: a step that cannot be recorded (an unrecordable value,
         # a trinket registered after recording started) fails the save, not the caller
         try:
+            encoded_args, encoded_kwargs = encode_arguments(args, kwargs)
             self._add({"step": "feed", "trinket": trinket, "method": method,
-                       "args": encode_value(list(args)), "kwargs": encode_value(dict(kwargs))})
+                       "args": encoded_args, "kwargs": encoded_kwargs})
         except (TypeError, ScenarioError) as exc:
-            self.errors.append(f"feed {trinket}.{method}: {exc}")
+            # numbered as the step it would have been, so the error says which call it was
+            number = len(self._scenario) + 1
+            reason = str(exc).removeprefix(f"step {number}: ")
+            self.errors.append(f"step {number} (feed {trinket}.{method}): {reason}")
 
     def _on_enabled(self, change: dict[str, Any]) -> None:
         self._add({"step": "feed", "trinket": change["owner"].name, "method": "set_enabled",

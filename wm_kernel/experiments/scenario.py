@@ -21,23 +21,32 @@ The first line is the header, a JSON object::
 Every further line is one step, a JSON object whose ``step`` field names its kind (see
 :mod:`wm_kernel.experiments.steps`); blank lines are skipped. Feed arguments are encoded by
 :mod:`wm_kernel.experiments.codec`.
+
+A loaded file is streamed: :meth:`Scenario.load` reads it once to validate every line and count the
+steps and turns, and keeps only the header and those counts; the steps are read from the file again
+whenever they are iterated (a replay, a save). A scenario of millions of steps loads and replays
+in constant memory. The file must stay as it was while the Scenario uses it (ScenarioError if it
+changed); building on a loaded scenario (``Scenario.load(path).advance_turn()``) reads its steps
+into memory first.
 """
 from __future__ import annotations
 
 import contextlib
+import itertools
 import json
 import os
 import tempfile
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Mapping, Sequence, TextIO
+from typing import (TYPE_CHECKING, Any, Callable, Iterable, Iterator, Mapping, Sequence, TextIO,
+                    overload)
 
 from wm_kernel.clock import ManualClock, parse_instant
 from wm_kernel.composer import Layout
-from wm_kernel.experiments.codec import encode_value
-from wm_kernel.experiments.steps import (PROFILE_FIELDS, Replay, ScenarioError, Step, TurnStep,
-                                         builtin_class, check_fields, check_instant,
+from wm_kernel.experiments.codec import MAX_DEPTH, decode_value, encode_arguments
+from wm_kernel.experiments.steps import (PROFILE_FIELDS, FeedStep, Replay, ScenarioError, Step,
+                                         TurnStep, builtin_class, check_fields, check_instant,
                                          check_profile_fields, fail, parse_step)
 from wm_kernel.profile import Profile
 
@@ -81,6 +90,155 @@ def atomic_write(path: "str | os.PathLike[str]", write: Callable[[TextIO], None]
 
 def _json_line(obj: Mapping[str, Any]) -> str:
     return json.dumps(obj, ensure_ascii=False, allow_nan=False)
+
+
+def _read_json_lines(lines: Iterable[str], source: str) -> Iterator[tuple[int, Any]]:
+    """(line number, JSON value) for each non-blank line; ScenarioError naming the line otherwise."""
+    for number, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            yield number, json.loads(line.rstrip("\r\n"))
+        except json.JSONDecodeError as exc:
+            raise fail(f"{source} line {number}",
+                       f"not valid JSON ({exc.msg} at column {exc.colno})") from None
+        except ValueError as exc:
+            # an integer of more digits than int() converts (sys.get_int_max_str_digits)
+            raise fail(f"{source} line {number}", f"not valid JSON ({exc})") from None
+        except RecursionError:
+            # json's parser recurses once per level: hostile nesting would end Python's stack
+            raise fail(f"{source} line {number}", f"JSON nested too deeply to read (values may "
+                                                  f"nest at most {MAX_DEPTH} levels deep)") from None
+
+
+def _read_header(records: Iterator[tuple[int, Any]], source: str) -> dict[str, Any]:
+    """The validated header, from the first record of a file (its ``format`` and ``version``
+    removed)."""
+    first = next(records, None)
+    if first is None:
+        raise ScenarioError(f"{source}: empty file (expected a header line)")
+    number, obj = first
+    where = f"{source} line {number}"
+    if not isinstance(obj, dict):
+        raise fail(where, "the first line must be the scenario header (a JSON object)")
+    header = check_header(obj, where, in_file=True)
+    header.pop("format")
+    header.pop("version")
+    return header
+
+
+def _file_signature(path: Path) -> tuple[int, int, int]:
+    info = path.stat()
+    return info.st_ino, info.st_size, info.st_mtime_ns
+
+
+def _step_label(number: int, step: Step) -> str:
+    """``step 3 (feed PeanutGalleryTrinket.add_guidance)`` or ``step 4 (turn)``."""
+    if isinstance(step, FeedStep):
+        return f"step {number} (feed {step.trinket}.{step.method})"
+    return f"step {number} ({step.kind})"
+
+
+def _unwritable(obj: Mapping[str, Any], error: Exception) -> str:
+    """Which field of a step's (or the header's) JSON form cannot be written, and why; feed
+    arguments are named one by one (``argument 2``, ``argument 'due'``)."""
+    parts: list[tuple[str, Any]] = []
+    for key, value in obj.items():
+        if obj.get("step") == "feed" and key == "args" and isinstance(value, list):
+            parts.extend((f"argument {i}", item) for i, item in enumerate(value, 1))
+        elif obj.get("step") == "feed" and key == "kwargs" and isinstance(value, dict):
+            parts.extend((f"argument {name!r}", item) for name, item in value.items())
+        else:
+            parts.append((f"field {key!r}", value))
+    for name, value in parts:
+        try:
+            decode_value(value)
+        except ValueError as exc:
+            return f"{name}: {exc}"
+    return f"{type(error).__name__}: {error}"
+
+
+class FileSteps(Sequence[Step]):
+    """The steps of a loaded scenario file, read from the file each time they are iterated.
+
+    :meth:`Scenario.load` validated every line and counted the steps, turns and kinds, so ``len``,
+    :attr:`turns` and :attr:`kinds` cost nothing; iterating parses the lines again (one at a time,
+    in constant memory). Indexing walks the file up to the index. If the file changed since it was
+    loaded, iterating raises ScenarioError (load it again).
+    """
+
+    def __init__(self, path: Path, source: str, trinkets: Sequence[str], count: int, turns: int,
+                 kinds: Mapping[str, int], signature: tuple[int, int, int]) -> None:
+        self.path = path
+        self.source = source
+        self.trinkets = tuple(trinkets)
+        self._length = count
+        self.turns = turns
+        self.kinds = dict(kinds)
+        self._signature = signature
+
+    @classmethod
+    def scan(cls, path: Path, source: str) -> tuple[dict[str, Any], "FileSteps"]:
+        """Read a scenario file once: its header and its steps, each validated and counted."""
+        signature = _file_signature(path)
+        count = turns = 0
+        kinds: dict[str, int] = {}
+        with open(path, encoding="utf-8") as handle:
+            records = _read_json_lines(handle, source)
+            header = _read_header(records, source)
+            for number, obj in records:
+                step = parse_step(obj, f"{source} line {number}", header["trinkets"])
+                count += 1
+                kinds[step.kind] = kinds.get(step.kind, 0) + 1
+                if isinstance(step, TurnStep):
+                    turns += step.n
+        return header, cls(path, source, header["trinkets"], count, turns, kinds, signature)
+
+    def numbered(self) -> Iterator[tuple[int, Step]]:
+        """(line number, step) for every step, read from the file now."""
+        try:
+            unchanged = _file_signature(self.path) == self._signature
+        except OSError:
+            unchanged = False
+        if not unchanged:
+            raise ScenarioError(f"{self.source}: the file changed (or went away) since it was "
+                                f"loaded; load it again")
+        with open(self.path, encoding="utf-8") as handle:
+            records = _read_json_lines(handle, self.source)
+            next(records)  # the header, validated by scan()
+            for number, obj in records:
+                yield number, parse_step(obj, f"{self.source} line {number}", self.trinkets)
+
+    def __iter__(self) -> Iterator[Step]:
+        for _, step in self.numbered():
+            yield step
+
+    def __len__(self) -> int:
+        return self._length
+
+    @overload
+    def __getitem__(self, index: int) -> Step: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[Step]: ...
+
+    def __getitem__(self, index: "int | slice") -> "Step | list[Step]":
+        if isinstance(index, slice):
+            return list(self)[index]
+        position = index + self._length if index < 0 else index
+        if not 0 <= position < self._length:
+            raise IndexError(f"step index {index} out of range ({self._length} steps)")
+        return next(itertools.islice(self, position, None))
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Sequence) or isinstance(other, (str, bytes)):
+            return NotImplemented
+        return len(self) == len(other) and all(a == b for a, b in zip(self, other))
+
+    __hash__ = None  # type: ignore[assignment]  # mutable-compare like a list
+
+    def __repr__(self) -> str:
+        return f"<FileSteps {self._length} steps of {self.source}>"
 
 
 def check_header(raw: Mapping[str, Any], where: str, *, in_file: bool = False) -> dict[str, Any]:
@@ -186,7 +344,7 @@ class Scenario:
     continuum_id: str | None = None
     auto_compose: bool = True
     layout: Any = None
-    steps: list[Step] = field(default_factory=list)
+    steps: Sequence[Step] = field(default_factory=list)
     source: str = field(default="", compare=False, repr=False)
     _lines: list[int | None] = field(default_factory=list, compare=False, repr=False)
 
@@ -206,13 +364,37 @@ class Scenario:
         for raw in steps:
             self._append(raw)
 
+    def _editable(self) -> list[Step]:
+        """The steps as a list to change: a loaded file's steps are read into memory first."""
+        if not isinstance(self.steps, list):
+            numbered = list(self.steps.numbered()) if isinstance(self.steps, FileSteps) else [
+                (None, step) for step in self.steps]
+            self.steps = [step for _, step in numbered]
+            self._lines = [number for number, _ in numbered]
+        return self.steps
+
+    def _numbered_steps(self) -> Iterator[tuple[str, Step]]:
+        """(where, step) for every step: ``file line N`` for a file's steps, else ``step N``."""
+        if isinstance(self.steps, FileSteps):
+            for line, step in self.steps.numbered():
+                yield f"{self.source} line {line}", step
+        else:
+            for index, step in enumerate(self.steps):
+                yield self._where(index), step
+
     # -- reading and writing
     @classmethod
     def load(cls, path: "str | os.PathLike[str]") -> "Scenario":
-        """Read a scenario file; ScenarioError naming the line and field for anything malformed."""
-        name = str(path)
-        with open(path, encoding="utf-8") as handle:
-            return cls._parse(handle, name)
+        """Read a scenario file; ScenarioError naming the line and field for anything malformed.
+
+        Every line is validated now, but the steps are not kept: they are read from the file again
+        whenever they are iterated (see the module docstring), so the file must stay as it is.
+        """
+        source = str(path)
+        header, steps = FileSteps.scan(Path(path), source)
+        scenario = cls(**header)
+        scenario.steps, scenario.source = steps, source
+        return scenario
 
     @classmethod
     def loads(cls, text: str, source: str = "<scenario>") -> "Scenario":
@@ -221,28 +403,13 @@ class Scenario:
 
     @classmethod
     def _parse(cls, lines: Iterable[str], source: str) -> "Scenario":
-        header: dict[str, Any] | None = None
+        records = _read_json_lines(lines, source)
+        header = _read_header(records, source)
         steps: list[Step] = []
         numbers: list[int | None] = []
-        for number, line in enumerate(lines, 1):
-            if not line.strip():
-                continue
-            where = f"{source} line {number}"
-            try:
-                obj = json.loads(line.rstrip("\r\n"))
-            except json.JSONDecodeError as exc:
-                raise fail(where, f"not valid JSON ({exc.msg} at column {exc.colno})") from None
-            if header is None:
-                if not isinstance(obj, dict):
-                    raise fail(where, "the first line must be the scenario header (a JSON object)")
-                header = check_header(obj, where, in_file=True)
-                continue
-            steps.append(parse_step(obj, where, header["trinkets"]))
+        for number, obj in records:
+            steps.append(parse_step(obj, f"{source} line {number}", header["trinkets"]))
             numbers.append(number)
-        if header is None:
-            raise ScenarioError(f"{source}: empty file (expected a header line)")
-        header.pop("format")
-        header.pop("version")
         scenario = cls(**header)
         scenario.steps, scenario._lines, scenario.source = steps, numbers, source
         return scenario
@@ -252,16 +419,29 @@ class Scenario:
         return "".join(line + "\n" for line in self._dump_lines())
 
     def _dump_lines(self) -> Iterator[str]:
-        yield _json_line({"format": FORMAT, "version": VERSION, **self._header()})
-        for step in self.steps:
-            yield _json_line(step.to_json())
+        for _, obj in self._json_forms():
+            yield _json_line(obj)
+
+    def _json_forms(self) -> Iterator[tuple[str, dict[str, Any]]]:
+        """(what, JSON form) of the header and of each step, in file order."""
+        yield "the header", {"format": FORMAT, "version": VERSION, **self._header()}
+        for number, step in enumerate(self.steps, 1):
+            yield _step_label(number, step), step.to_json()
 
     def save(self, path: "str | os.PathLike[str]") -> None:
-        """Write the scenario file atomically (a temporary file renamed over ``path``)."""
+        """Write the scenario file atomically (a temporary file renamed over ``path``).
+
+        A step that cannot be written (a string UTF-8 cannot encode, such as a lone surrogate)
+        raises ScenarioError naming the step and its field or argument; ``path`` is left as it was.
+        """
 
         def write(handle: TextIO) -> None:
-            for line in self._dump_lines():
-                handle.write(line + "\n")
+            for what, obj in self._json_forms():
+                try:
+                    handle.write(_json_line(obj) + "\n")
+                except (UnicodeEncodeError, TypeError, ValueError) as exc:
+                    raise ScenarioError(f"cannot save {path}: {what}: {_unwritable(obj, exc)}"
+                                        ) from None
 
         atomic_write(path, write)
 
@@ -280,15 +460,17 @@ class Scenario:
 
     def _append(self, raw: "Mapping[str, Any] | Step") -> "Scenario":
         # a Step built in Python is checked through its JSON form: one validation for every source
-        where = f"step {len(self.steps) + 1}"
+        steps = self._editable()
+        where = f"step {len(steps) + 1}"
         data = raw.to_json() if isinstance(raw, Step) else dict(raw)
-        self.steps.append(parse_step(data, where, self.trinkets))
+        steps.append(parse_step(data, where, self.trinkets))
         self._lines.append(None)
         return self
 
     def _replace_last(self, step: Step) -> None:
         """Replace the last step (a recorder merging a turn or a clock move into it)."""
-        self.steps[-1] = parse_step(step.to_json(), self._where(len(self.steps) - 1), self.trinkets)
+        steps = self._editable()
+        steps[-1] = parse_step(step.to_json(), self._where(len(steps) - 1), self.trinkets)
 
     def set_base_prompt(self, text: str) -> "Scenario":
         """Replace the base prompt template at this point."""
@@ -303,9 +485,9 @@ class Scenario:
     def feed(self, trinket: str, method: str, *args: Any, **kwargs: Any) -> "Scenario":
         """Call ``trinket.method(*args, **kwargs)`` (a ``@feed`` method) at this point."""
         try:
-            encoded_args, encoded_kwargs = encode_value(list(args)), encode_value(kwargs)
+            encoded_args, encoded_kwargs = encode_arguments(args, kwargs)
         except TypeError as exc:
-            raise TypeError(f"feed {trinket}.{method}: {exc}") from None
+            raise TypeError(f"step {len(self) + 1} (feed {trinket}.{method}): {exc}") from None
         return self._append({"step": "feed", "trinket": trinket, "method": method,
                              "args": encoded_args, "kwargs": encoded_kwargs})
 
@@ -322,7 +504,11 @@ class Scenario:
     def advance(self, delta: timedelta | None = None, /, **kwargs: float) -> "Scenario":
         """Move the clock forward by a timedelta or timedelta keywords (``minutes=5``)."""
         if delta is None:
-            delta = timedelta(**kwargs)
+            try:
+                delta = timedelta(**kwargs)
+            except OverflowError as exc:
+                raise ValueError(f"advance({', '.join(f'{k}={v!r}' for k, v in kwargs.items())}): "
+                                 f"{exc}") from None
         elif kwargs:
             raise TypeError("advance() takes a timedelta or keywords, not both")
         seconds = delta.total_seconds()
@@ -347,6 +533,8 @@ class Scenario:
         """Turns the scenario completes (its ``turn`` steps' ``n``, summed): THE count of turns, which
         the repr and ``python -m wm_kernel replay`` show. A replay composes one prompt more than
         this: turn 0, before the first exchange, then one per completed turn."""
+        if isinstance(self.steps, FileSteps):
+            return self.steps.turns  # counted when the file was loaded
         return sum(step.n for step in self.steps if isinstance(step, TurnStep))
 
     def __len__(self) -> int:
@@ -354,8 +542,11 @@ class Scenario:
 
     def __repr__(self) -> str:
         counts: dict[str, int] = {}
-        for step in self.steps:
-            counts[step.kind] = counts.get(step.kind, 0) + 1
+        if isinstance(self.steps, FileSteps):
+            counts = self.steps.kinds
+        else:
+            for step in self.steps:
+                counts[step.kind] = counts.get(step.kind, 0) + 1
         body = ", ".join(f"{kind}={n}" for kind, n in counts.items()) or "no steps"
         return f"<Scenario {len(self.steps)} steps ({body}), {self.turns} turns>"
 
@@ -410,14 +601,13 @@ class Scenario:
         if chosen.hook is not None:
             chosen.hook(session)
         replay = Replay(session, clock, chosen, disabled)
-        for index, step in enumerate(self.steps):
+        for where, step in self._numbered_steps():
             try:
                 step.apply(replay)
             except ScenarioError:
                 raise
-            except (TypeError, ValueError, RuntimeError) as exc:
-                raise fail(self._where(index), f"{step.describe()} failed: "
-                                               f"{type(exc).__name__}: {exc}") from exc
+            except (TypeError, ValueError, RuntimeError, OverflowError) as exc:
+                raise fail(where, f"{step.describe()} failed: {type(exc).__name__}: {exc}") from exc
         return session
 
     def _factory(self, name: str, factories: Mapping[str, Any] | None) -> Any:

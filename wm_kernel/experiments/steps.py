@@ -31,7 +31,7 @@ import dataclasses
 import math
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any, ClassVar, Mapping, Sequence
 
 from wm_kernel.clock import ManualClock, parse_instant
@@ -42,6 +42,9 @@ if TYPE_CHECKING:
     from trinkets.base import EventAwareTrinket
     from wm_kernel.experiments.variants import Variant
     from wm_kernel.session import Session
+
+#: The longest clock ``advance`` a step may hold, in seconds: what separates 0001 from 9999.
+MAX_ADVANCE = (datetime.max.replace(tzinfo=None) - datetime.min).total_seconds()
 
 PROFILE_FIELDS = tuple(f.name for f in dataclasses.fields(Profile) if f.init)
 
@@ -66,7 +69,10 @@ def is_int(value: Any) -> bool:
 
 
 def is_number(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+    """A finite int or float (not a bool); ints too large for a float are numbers too."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return False
+    return isinstance(value, int) or math.isfinite(value)
 
 
 def check_fields(obj: Mapping[str, Any], allowed: Sequence[str], where: str, what: str) -> None:
@@ -310,6 +316,9 @@ class ClockStep(Step):
             seconds = raw["advance"]
             if not is_number(seconds) or seconds < 0:
                 raise fail(where, "field 'advance' must be a number of seconds >= 0")
+            if seconds > MAX_ADVANCE:
+                raise fail(where, f"field 'advance' is more than a clock can move (at most "
+                                  f"{MAX_ADVANCE:.0f} seconds, about 10,000 years)")
             return cls(advance=seconds)
         return cls(set=check_instant(raw["set"], where, "set"))
 
@@ -320,6 +329,13 @@ class ClockStep(Step):
 
     def apply(self, replay: Replay) -> None:
         if self.advance is not None:
+            now = replay.clock.now()
+            # checked here, not left to the clock: datetime arithmetic past 9999 is an OverflowError
+            try:
+                now + timedelta(seconds=self.advance)
+            except OverflowError:
+                raise ValueError(f"advancing the clock {self.advance!r} seconds from "
+                                 f"{now.isoformat()} passes the year 9999") from None
             replay.clock.advance(timedelta(seconds=self.advance))
         else:
             assert self.set is not None  # parse() makes exactly one of the two
