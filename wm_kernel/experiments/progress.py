@@ -100,7 +100,7 @@ class WidgetProgress(TurnCounter):
         self.bar = ipywidgets.IntProgress(value=0, min=0, max=self.total, description=label)
         self.text = ipywidgets.Label(f"0/{self.total} turns")
         self.box = ipywidgets.HBox([self.bar, self.text])
-        display(self.box)
+        display(self.box)  # type: ignore[no-untyped-call]
 
     def _draw(self) -> None:
         # one message per update for both parts: the bar and its label move together

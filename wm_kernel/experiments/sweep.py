@@ -18,6 +18,7 @@ module imports it only when asked to connect to a cluster.
 from __future__ import annotations
 
 import concurrent.futures as cf
+import importlib
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence, TypeVar
 
@@ -118,10 +119,12 @@ def dask_client(address: str | None = None, *, workers: int = 2) -> Any:
     ImportError in one line when Dask (the ``scale`` extra) is not installed.
     """
     try:
-        from distributed import Client, LocalCluster
+        # typed Any: dask.distributed's constructors carry no annotations
+        distributed: Any = importlib.import_module("distributed")
     except ImportError:
         raise ImportError(f"a Dask cluster needs the optional 'scale' extra ({SCALE_HINT}); "
                           f"dask.distributed is not installed") from None
+    Client, LocalCluster = distributed.Client, distributed.LocalCluster
     if address is not None:
         return Client(address)
     cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
