@@ -36,6 +36,7 @@ test: $(STAMP)
 bench: $(STAMP)
 	$(PY) bench/compose.py
 	$(PY) bench/replay.py
+	$(PY) bench/sweep.py
 
 clean:
 	rm -rf $(VENV)

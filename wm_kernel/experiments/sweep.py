@@ -83,7 +83,9 @@ def as_executor(executor: Any) -> cf.Executor | None:
         return executor
     # a dask.distributed Client, recognised without importing dask (an optional extra)
     if type(executor).__module__.startswith("distributed") and hasattr(executor, "get_executor"):
-        found: cf.Executor = executor.get_executor()
+        # pure=False: every replay is a task of its own; hashing each task's arguments to find
+        # duplicates (Dask's default) walks every step of the scenario, for nothing
+        found: cf.Executor = executor.get_executor(pure=False)
         return found
     raise TypeError(f"executor must be a concurrent.futures.Executor or a dask.distributed Client, "
                     f"got {type(executor).__name__}")
