@@ -95,8 +95,8 @@ def add_replay_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentPa
                              "with --dask local, the number of Dask workers")
     parser.add_argument("--dask", metavar="ADDRESS",
                         help="replay on a Dask cluster: a scheduler address (tcp://host:8786), or "
-                             "'local' to start one of --workers processes (2 by default; needs the optional "
-                             "extra: pip install 'wm-kernel[scale]')")
+                             "'local' to start one of --workers processes (2 by default); needs "
+                             "the optional extra: pip install 'wm-kernel[scale]'")
     parser.add_argument("--estimate-tokens", action="store_true",
                         help="count tokens as chars/4 instead of with the offline tokenizer")
     parser.set_defaults(func=replay_command)

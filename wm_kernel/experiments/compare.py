@@ -172,7 +172,8 @@ def run_variants(scenarios: Scenarios, variants: VariantsArg, *, executor: Any =
     pool = as_executor(executor)
     shared = counter if counter is not None else TokenCounter()
     try:
-        blob = pickle.dumps(shared.tokenizer)
+        # only workers need it; a tokenizer that cannot be pickled still counts here
+        blob = pickle.dumps(shared.tokenizer) if pool is not None else b""
     except Exception as exc:
         raise TypeError(f"the tokenizer {shared.tokenizer!r} cannot be sent to a worker: "
                         f"{type(exc).__name__}: {exc}") from None
