@@ -287,3 +287,29 @@ def test_bad_worker_counts_are_usage_errors(files: list[Path], capsys: pytest.Ca
     with pytest.raises(SystemExit):
         main(["replay", str(files[0]), *args])
     assert capsys.readouterr().err.splitlines()[-1].endswith(message)
+
+
+def test_warnings_raised_in_workers_are_the_serial_runs(files: list[Path]) -> None:
+    import warnings
+
+    bare = {"bare": Layout({"system": ["base_prompt"]}, name="bare")}   # places no other section
+
+    def caught(executor: Any) -> list[str]:
+        with warnings.catch_warnings(record=True) as seen:
+            warnings.simplefilter("always")
+            compare(files[:2], bare, counter=estimate(), executor=executor)
+        return sorted({f"{w.category.__name__}: {w.message}" for w in seen})
+
+    serial = caught(None)
+    assert serial == [
+        "StragglerSectionWarning: section 'datetime_section' is not in layout 'bare'; appended to "
+        "the system prompt",
+        "StragglerSectionWarning: section 'peanutgallery_guidance' is not in layout 'bare'; "
+        "appended to the system prompt"]
+    with ProcessPoolExecutor(max_workers=2) as pool:
+        assert caught(pool) == serial
+        # the test suite's filters make this warning an error: in a worker too, it fails the replay
+        with pytest.raises(SweepError, match=r"StragglerSectionWarning: section 'datetime_section'"):
+            compare(files[:2], bare, counter=estimate(), executor=pool)
+    with pytest.raises(SweepError, match=r"StragglerSectionWarning: section 'datetime_section'"):
+        compare(files[:2], bare, counter=estimate())

@@ -10,6 +10,7 @@ import os
 import pickle
 import sys
 import threading
+import warnings
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Sequence, Union
 
@@ -86,6 +87,11 @@ class VariantRun:
         ``options`` (tools_tokens, min_cacheable_tokens, prices) where the replay ran.
     sections:
         The section-level history (``session.history``), when the run was asked to ship it back.
+    scenario_turns:
+        The turns the scenario completes (``Scenario.turns``).
+    warnings:
+        The warnings a worker's replay raised, (category, message, file, line): re-issued here, so
+        a sweep on an executor warns as the serial run does.
     """
 
     name: str
@@ -96,6 +102,8 @@ class VariantRun:
     cache: dict[str, Any] | None = None
     options: tuple[Any, ...] | None = None
     sections: "pd.DataFrame | None" = None
+    scenario_turns: int = 0
+    warnings: tuple[tuple[type[Warning], str, str, int], ...] = ()
 
     @property
     def history(self) -> "pd.DataFrame":
@@ -119,6 +127,7 @@ class _Task:
     factories: Mapping[str, Any] | None
     options: tuple[Any, ...]
     history: bool
+    filters: tuple[Any, ...] = ()   # this process's warning filters, applied in the worker too
 
 
 def run_variants(scenarios: Scenarios, variants: VariantsArg, *, executor: Any = None,
@@ -184,7 +193,8 @@ def run_variants(scenarios: Scenarios, variants: VariantsArg, *, executor: Any =
         for variant in chosen:
             slots.append(dataclasses.replace(scenario, variant=variant.name)
                          if isinstance(scenario, SweepFailure)
-                         else _Task(name, scenario, variant, blob, factories, options, history))
+                         else _Task(name, scenario, variant, blob, factories, options, history,
+                                    tuple(warnings.filters) if pool is not None else ()))
     tasks = [slot for slot in slots if isinstance(slot, _Task)]
     bar = _progress(progress, sum(task.scenario.turns for task in tasks),
                     shown=many or pool is not None)
@@ -208,6 +218,9 @@ def run_variants(scenarios: Scenarios, variants: VariantsArg, *, executor: Any =
                     bar.advance(tasks[index].scenario.turns)
 
             ran = run_tasks(_replay_in_worker, tasks, pool, done)
+            for run in ran:
+                if isinstance(run, VariantRun):
+                    _reissue(run.warnings)
     finally:
         if bar is not None:
             bar.close()
@@ -353,11 +366,28 @@ def _worker_counter(blob: bytes) -> Any:
 
 
 def _replay_in_worker(task: _Task) -> "VariantRun | SweepFailure":
-    """Run in a worker: the replay, tabulated there; the Session does not travel back."""
-    run = _replay(task, _worker_counter(task.tokenizer), ())
+    """Run in a worker: the replay, tabulated there; the Session does not travel back, its
+    warnings do (filtered by the caller's filters: one that is an error there fails the replay)."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.resetwarnings()
+        for action, message, category, module, lineno in task.filters:
+            # patterns are compiled, or plain strings where a filter was set from a string
+            warnings.filterwarnings(action, getattr(message, "pattern", message) or "", category,
+                                    getattr(module, "pattern", module) or "", lineno, append=True)
+        run = _replay(task, _worker_counter(task.tokenizer), ())
     if isinstance(run, VariantRun):
         run.session = None
+        run.warnings = tuple((w.category, str(w.message), w.filename, w.lineno) for w in caught)
     return run
+
+
+#: Where re-issued warnings are remembered, so "default" filters show each one once.
+_REISSUED: dict[Any, Any] = {}
+
+
+def _reissue(caught: Sequence[tuple[type[Warning], str, str, int]]) -> None:
+    for category, message, filename, lineno in caught:
+        warnings.warn_explicit(message, category, filename, lineno, registry=_REISSUED)
 
 
 def _replay(task: _Task, counter: Any, instruments: "Iterable[Instrument]"
@@ -376,6 +406,7 @@ def _replay(task: _Task, counter: Any, instruments: "Iterable[Instrument]"
         run = VariantRun(task.variant.name, session, turns, scenario=task.scenario_name)
         run.table, run.cache = _table(run, *task.options)
         run.options = task.options
+        run.scenario_turns = task.scenario.turns
         if task.history:
             run.sections = session.history
     except Exception as exc:
