@@ -86,7 +86,8 @@ def add_replay_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentPa
                         help="also run under a variant: a built-in layout (default, original), a "
                              "layout as JSON, or JSON with layout/base_prompt/disabled; repeatable")
     parser.add_argument("--out", metavar="CSV", help="write the history (one row per variant, turn "
-                                                     "and section) to this CSV file, atomically")
+                                                     "and section; per scenario too for several "
+                                                     "files) to this CSV file, atomically")
     parser.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                         help="show a progress bar on stderr (default: only when stderr is a "
                              "terminal and the run is long)")
