@@ -6,8 +6,9 @@ scenario, 3 repeats). Nothing is asserted.
 
 This benchmark reads the WALL clock, unlike bench/replay.py: parallelism is the point, and CPU
 time summed over processes cannot show a speed-up. Wall time is noisy on a shared machine (other
-processes take cores away), so each configuration runs REPEATS times and the median is reported
-with the min-max range; the speed-ups are ratios of medians. The goal is >= 1.7x on 2 cores for
+processes take cores away), so each configuration runs REPEATS times, interleaved round by round,
+and the median is reported with the min-max range and the load average seen before each run; the
+speed-ups are ratios of medians. A load average above 0 means other work shared the cores. The goal is >= 1.7x on 2 cores for
 the process pool.
 
 Workload: 40 scenario files (bench/replay.py's generator: all eight built-in trinkets, feeds every
@@ -68,91 +69,95 @@ def _ship(payload: tuple[_Task, bytes]) -> Any:
     return pickle.loads(payload[1])
 
 
-def repeat(label: str, work: Callable[[], Any], times: int) -> tuple[Any, float]:
-    walls = []
-    result = None
-    for _ in range(times):
-        gc.collect()
-        start = time.perf_counter()
-        result = work()
-        walls.append(time.perf_counter() - start)
+def timed(work: Callable[[], Any]) -> tuple[Any, float]:
+    gc.collect()
+    start = time.perf_counter()
+    result = work()
+    return result, time.perf_counter() - start
+
+
+def report(label: str, walls: list[float], loads: list[float]) -> float:
     median = statistics.median(walls)
-    print(f"  {label:<34} median {median:7.2f} s wall   (min {min(walls):.2f}, max {max(walls):.2f}, "
-          f"{times} runs)")
-    return result, median
+    print(f"  {label:<34} median {median:7.2f} s wall   (min {min(walls):.2f}, max {max(walls):.2f}; "
+          f"load average {min(loads):.1f}-{max(loads):.1f})")
+    return median
 
 
 def main(turns: int = 100, repeats: int = 3) -> None:
-    with tempfile.TemporaryDirectory() as tmp:
+    with tempfile.TemporaryDirectory() as tmp, ProcessPoolExecutor(max_workers=2) as pool:
         paths = write_scenarios(Path(tmp), turns)
         from wm_kernel.experiments import Scenario
 
         total_turns = sum(Scenario.load(p).turns for p in paths) * len(VARIANTS)
         print(f"sweep: {SCENARIOS} scenarios x {len(VARIANTS)} variants, {total_turns} turns replayed; "
-              f"{os.cpu_count()} CPUs; load average {os.getloadavg()[0]:.2f} at start")
-        compare(paths[:1], VARIANTS)  # warm up here: imports, the BPE ranks
-        serial, serial_s = repeat("serial (this process)", lambda: compare(paths, VARIANTS), repeats)
-
-        with ProcessPoolExecutor(max_workers=2) as pool:
-            compare(paths[:2], VARIANTS, executor=pool)  # warm up both workers
-            pooled, pool_s = repeat("2 worker processes", lambda: compare(
-                paths, VARIANTS, executor=pool), repeats)
-            ship_pool = shipping_overhead(paths, pool, repeats)
-
-        dask_s = ship_dask = None
-        dasked = None
+              f"{os.cpu_count()} CPUs; {repeats} rounds, each running every configuration once "
+              f"(interleaved, so a change in the machine's load hits them all alike)")
+        executors: dict[str, Any] = {"serial (this process)": None, "2 worker processes": pool}
+        client = None
         try:
             client = dask_client(workers=2)
+            executors["Dask, 2 local workers"] = client
         except ImportError as exc:
             print(f"  Dask: skipped ({exc})")
-        else:
-            try:
-                compare(paths[:2], VARIANTS, executor=client)
-                dasked, dask_s = repeat("Dask, 2 local workers", lambda: compare(
-                    paths, VARIANTS, executor=client), repeats)
-                ship_dask = shipping_overhead(paths, as_executor(client), repeats)
-            finally:
+        try:
+            for executor in executors.values():  # warm up: imports, the BPE ranks, in every worker
+                compare(paths[:2], VARIANTS, executor=executor)
+            walls: dict[str, list[float]] = {name: [] for name in executors}
+            loads: dict[str, list[float]] = {name: [] for name in executors}
+            frames: dict[str, Any] = {}
+            for _ in range(repeats):
+                for name, executor in executors.items():
+                    loads[name].append(os.getloadavg()[0])
+                    frames[name], wall = timed(lambda: compare(paths, VARIANTS, executor=executor))
+                    walls[name].append(wall)
+            medians = {name: report(name, walls[name], loads[name]) for name in executors}
+            payloads = shipping_payloads(paths)
+            shipping = {name: shipping_overhead(payloads, as_executor(executor), repeats)
+                        for name, executor in executors.items() if executor is not None}
+        finally:
+            if client is not None:
                 close_dask_client(client)
 
-        print()
-        print(f"speed-up over serial, 2 worker processes:  {serial_s / pool_s:5.2f}x   (goal >= 1.7x)")
-        if dask_s is not None:
-            print(f"speed-up over serial, Dask (2 workers):    {serial_s / dask_s:5.2f}x")
-        per_turn = serial_s / total_turns * 1e6
-        print(f"serial cost per turn:                      {per_turn:7.1f} us")
-        print(f"shipping overhead per turn, process pool:  {ship_pool / total_turns * 1e6:7.1f} us "
-              f"({ship_pool / serial_s:.1%} of the serial time)")
-        if ship_dask is not None:
-            print(f"shipping overhead per turn, Dask:          {ship_dask / total_turns * 1e6:7.1f} us "
-                  f"({ship_dask / serial_s:.1%} of the serial time)")
-        same = pooled.equals(serial) and pooled.attrs == serial.attrs
-        if dasked is not None:
-            same = same and dasked.equals(serial) and dasked.attrs == serial.attrs
-        print(f"every frame identical to the serial one:   {same}")
+    serial_s = medians["serial (this process)"]
+    print()
+    for name, median in medians.items():
+        if name.startswith("serial"):
+            continue
+        goal = "   (goal >= 1.7x)" if name.startswith("2 worker") else ""
+        print(f"speed-up over serial, {name + ':':<26} {serial_s / median:5.2f}x{goal}")
+    print(f"serial cost per turn:                      {serial_s / total_turns * 1e6:7.1f} us")
+    for name, ship in shipping.items():
+        print(f"shipping overhead per turn, {name + ':':<22} {ship / total_turns * 1e6:7.1f} us "
+              f"({ship / serial_s:.1%} of the serial time)")
+    serial = frames["serial (this process)"]
+    same = all(frame.equals(serial) and frame.attrs == serial.attrs for frame in frames.values())
+    print(f"every frame identical to the serial one:   {same}")
 
 
-def shipping_overhead(paths: list[Path], executor: Executor | None, repeats: int) -> float:
+def shipping_payloads(paths: list[Path]) -> list[tuple[_Task, bytes]]:
+    """Every task of the sweep with the result its worker sends back (pickled)."""
+    from wm_kernel.experiments import Scenario, Variant
+    from wm_kernel.experiments.variants import as_variant
+    from wm_kernel.tokens import TokenCounter
+
+    blob = pickle.dumps(TokenCounter().tokenizer)
+    loaded = {str(p): Scenario.load(p) for p in paths}
+    payloads = []
+    for run in run_variants(paths, VARIANTS):
+        run.session = None
+        variant: Variant = as_variant(VARIANTS[run.name], run.name)
+        task = _Task(run.scenario, loaded[run.scenario], variant, blob, None, (0, 1024, None), False)
+        payloads.append((task, pickle.dumps(run)))
+    return payloads
+
+
+def shipping_overhead(payloads: list[tuple[_Task, bytes]], executor: Executor | None,
+                      repeats: int) -> float:
     """Median wall time to send every task and get its result back through ``executor`` with no
     replay in between."""
     assert executor is not None
-    from wm_kernel.tokens import TokenCounter
-
-    runs = run_variants(paths, VARIANTS)
-    blob = pickle.dumps(TokenCounter().tokenizer)
-    payloads = []
-    from wm_kernel.experiments import Scenario, Variant
-    from wm_kernel.experiments.variants import as_variant
-
-    loaded = {str(p): Scenario.load(p) for p in paths}
-    for run in runs:
-        run.session = None
-        variant: Variant = as_variant(VARIANTS[run.name], run.name)
-        task = _Task(run.scenario, loaded[run.scenario], variant, blob, None,
-                     (0, 1024, None), False)
-        payloads.append((task, pickle.dumps(run)))
-    _, median = repeat("  shipping only (no replay)", lambda: run_tasks(_ship, payloads, executor),
-                       repeats)
-    return median
+    walls = [timed(lambda: run_tasks(_ship, payloads, executor))[1] for _ in range(repeats)]
+    return statistics.median(walls)
 
 
 if __name__ == "__main__":
