@@ -40,6 +40,7 @@ notebooks: $(STAMP)
 bench: $(STAMP)
 	$(PY) bench/compose.py
 	$(PY) bench/replay.py
+	$(PY) bench/sweep.py
 
 clean:
 	rm -rf $(VENV)

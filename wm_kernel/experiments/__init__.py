@@ -5,7 +5,9 @@ trinkets, turns, segment collapses, clock moves, profile changes and explicit co
 as a JSON Lines file, can be recorded from a live Session (:meth:`Scenario.record`) and replayed into
 a fresh one (:meth:`Scenario.run`), which composes exactly the prompts the recorded session did.
 :func:`compare` replays one scenario under several :class:`Variant` s (a layout, a trinket switched
-off, another base prompt or wording) and returns one DataFrame keyed by variant and turn.
+off, another base prompt or wording) and returns one DataFrame keyed by variant and turn; given many
+scenarios and an executor (a process pool, a Dask cluster) it runs the replays in parallel and
+returns the serial run's frame, keyed by scenario, variant and turn.
 
 The package, one concern per module:
 
@@ -16,6 +18,8 @@ The package, one concern per module:
 ``recorder``       :class:`ScenarioRecorder`, an observer of a live Session
 ``variants``       :class:`Variant`, validated in one place
 ``compare``        :func:`compare`, :func:`run_variants`, :func:`tabulate`, :func:`plot_compare`
+``sweep``          running replays on an executor in order; :class:`SweepError` for failures
+``progress``       a progress bar on the terminal, a widget in a notebook
 ``cli``            ``python -m wm_kernel replay``
 =================  ===============================================================================
 
@@ -37,14 +41,17 @@ from wm_kernel.experiments.cli import add_replay_parser, parse_variant_spec, rep
 from wm_kernel.experiments.codec import decode_value, encode_value
 from wm_kernel.experiments.compare import (COMPARE_COLUMNS, PARTS, VariantRun, compare, part_digest,
                                            plot_compare, run_variants, tabulate)
+from wm_kernel.experiments.progress import TerminalProgress, WidgetProgress
 from wm_kernel.experiments.recorder import ScenarioRecorder
 from wm_kernel.experiments.scenario import (FORMAT, VERSION, Scenario, atomic_write,
                                             profile_fields)
 from wm_kernel.experiments.steps import STEP_TYPES, ScenarioError, Step
+from wm_kernel.experiments.sweep import SweepError, SweepFailure, dask_client
 from wm_kernel.experiments.variants import BUILTIN_LAYOUTS, Variant, as_variant
 
 __all__ = ["BUILTIN_LAYOUTS", "COMPARE_COLUMNS", "FORMAT", "PARTS", "STEP_TYPES", "VERSION",
-           "Scenario", "ScenarioError", "ScenarioRecorder", "Step", "Variant", "VariantRun",
-           "add_replay_parser", "as_variant", "atomic_write", "compare", "decode_value",
-           "encode_value", "parse_variant_spec", "part_digest", "plot_compare", "profile_fields",
-           "replay_command", "run_variants", "tabulate"]
+           "Scenario", "ScenarioError", "ScenarioRecorder", "Step", "SweepError", "SweepFailure",
+           "TerminalProgress", "Variant", "VariantRun", "WidgetProgress", "add_replay_parser",
+           "as_variant", "atomic_write", "compare", "dask_client", "decode_value", "encode_value",
+           "parse_variant_spec", "part_digest", "plot_compare", "profile_fields", "replay_command",
+           "run_variants", "tabulate"]

@@ -1,21 +1,26 @@
-"""The command line of experiments: ``python -m wm_kernel replay FILE [--variant NAME=SPEC]...``."""
+"""The command line of experiments: ``python -m wm_kernel replay FILE... [--variant NAME=SPEC]...
+[--workers N | --dask ADDRESS]``."""
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import sys
 import warnings
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TextIO, cast
+from typing import TYPE_CHECKING, Any, Iterator, TextIO, cast
 
 from wm_kernel.composer import Layout
-from wm_kernel.experiments.compare import run_variants, tabulate
-from wm_kernel.experiments.scenario import Scenario, atomic_write
+from wm_kernel.experiments.compare import VariantRun, run_variants, tabulate
+from wm_kernel.experiments.progress import TerminalProgress
+from wm_kernel.experiments.scenario import atomic_write
 from wm_kernel.experiments.steps import ScenarioError
+from wm_kernel.experiments.sweep import SweepError, close_dask_client, dask_client
 from wm_kernel.experiments.variants import BUILTIN_LAYOUTS, Variant
 
 if TYPE_CHECKING:
-    from wm_kernel.session import Session
+    from wm_kernel.tokens import TokenCounter
 
 
 _TABLE_COLUMNS = {"segment": "segment", "sections": "sections", "chars_total": "chars",
@@ -65,60 +70,49 @@ def parse_variant_spec(spec: str) -> tuple[str, Variant]:
         raise ValueError(f"--variant {name}: {exc}") from None
 
 
-class _Progress:
-    """A one-line progress bar on a stream (a terminal's stderr), redrawn at each whole percent;
-    attached to each replayed Session, it counts changes of ``turn``."""
-
-    def __init__(self, total: int, stream: TextIO, width: int = 30) -> None:
-        self.total = max(total, 1)
-        self.stream = stream
-        self.width = width
-        self.done = 0
-        self._shown = -1
-
-    def __call__(self, session: "Session") -> None:
-        session.observe(self._on_turn, "turn")
-
-    def _on_turn(self, change: Any) -> None:
-        self.done += 1
-        self._draw()
-
-    def _draw(self) -> None:
-        percent = min(100, self.done * 100 // self.total)
-        if percent == self._shown:
-            return
-        self._shown = percent
-        filled = self.width * percent // 100
-        self.stream.write(f"\rreplay [{'#' * filled}{'.' * (self.width - filled)}] {percent:3d}% "
-                          f"{self.done}/{self.total} turns")
-        self.stream.flush()
-
-    def close(self) -> None:
-        if self._shown >= 0:
-            self.stream.write("\n")
-            self.stream.flush()
-
-
 def add_replay_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]
                       ) -> argparse.ArgumentParser:
     """Add the ``replay`` subcommand to ``python -m wm_kernel``."""
     parser = subparsers.add_parser(
-        "replay", help="replay a scenario file and print a per-turn table",
-        description="Replay a scenario (JSON Lines, see wm_kernel.experiments) into a fresh Session, "
-                    "as recorded and under each --variant, and print one row per turn.")
-    parser.add_argument("file", metavar="FILE", help="the scenario file (.jsonl)")
+        "replay", help="replay scenario files and print a per-turn table",
+        description="Replay scenarios (JSON Lines, see wm_kernel.experiments) into fresh Sessions, "
+                    "as recorded and under each --variant, and print one row per turn. Several "
+                    "files make a sweep: every (file, variant) replay is independent, so --workers "
+                    "or --dask run them in parallel; the tables are the serial run's, in the same "
+                    "order. A file that fails is reported (file and line) and the others complete.",
+        epilog="examples: replay s.jsonl --variant orig=original; replay runs/*.jsonl --workers 4; "
+               "replay runs/*.jsonl --dask tcp://scheduler:8786 (needs wm-kernel[scale])")
+    parser.add_argument("file", metavar="FILE", nargs="+", help="scenario files (.jsonl)")
     parser.add_argument("--variant", action="append", default=[], metavar="NAME=LAYOUT",
                         help="also run under a variant: a built-in layout (default, original), a "
                              "layout as JSON, or JSON with layout/base_prompt/disabled; repeatable")
     parser.add_argument("--out", metavar="CSV", help="write the history (one row per variant, turn "
-                                                     "and section) to this CSV file, atomically")
+                                                     "and section; per scenario too for several "
+                                                     "files) to this CSV file, atomically")
     parser.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                         help="show a progress bar on stderr (default: only when stderr is a "
                              "terminal and the run is long)")
+    parser.add_argument("--workers", type=_positive_int, default=1, metavar="N",
+                        help="replay on N worker processes (default 1: here, one after the other); "
+                             "with --dask local, the number of Dask workers")
+    parser.add_argument("--dask", metavar="ADDRESS",
+                        help="replay on a Dask cluster: a scheduler address (tcp://host:8786), or "
+                             "'local' to start one of --workers processes (2 by default); needs "
+                             "the optional extra: pip install 'wm-kernel[scale]'")
     parser.add_argument("--estimate-tokens", action="store_true",
                         help="count tokens as chars/4 instead of with the offline tokenizer")
     parser.set_defaults(func=replay_command)
     return parser
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
 
 
 def replay_command(args: argparse.Namespace, *, stdout: TextIO | None = None,
@@ -146,15 +140,13 @@ def _replay_reporting_errors(args: argparse.Namespace, out: TextIO, err: TextIO)
         reason = (exc.strerror or str(exc)).lower() if exc.strerror else str(exc)
         err.write(f"replay: {reason}{where}\n")
         return 2
-    except (ScenarioError, ValueError, TypeError) as exc:
+    except (ScenarioError, ValueError, TypeError, ImportError) as exc:
         message = " ".join(str(exc).split()) or type(exc).__name__
         err.write(f"replay: {message}\n")
         return 2
 
 
 def _replay(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    import pandas as pd
-
     from wm_kernel.tokens import EstimateTokenizer, TokenCounter
 
     variants: dict[str, Variant | None] = {"recorded": None}
@@ -170,36 +162,78 @@ def _replay(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             raise ValueError(f"--out {args.out!r} is a directory")
         if not (target.parent if str(target.parent) else Path(".")).is_dir():
             raise ValueError(f"--out {args.out!r}: no such directory")
-    scenario = Scenario.load(args.file)
     counter = TokenCounter(EstimateTokenizer()) if args.estimate_tokens else TokenCounter()
-    total = scenario.turns * len(variants)
-    show = args.progress if args.progress is not None else (err.isatty() and total >= 200)
-    progress = _Progress(total, err) if show else None
-    try:
-        runs = run_variants(scenario, variants, counter=counter,
-                            instruments=(progress,) if progress is not None else ())
-    finally:
-        if progress is not None:
-            progress.close()
+
+    def progress(total: int) -> TerminalProgress | None:
+        show = args.progress if args.progress is not None else (err.isatty() and total >= 200)
+        return TerminalProgress(total, err) if show else None
+
+    many = len(args.file) > 1
+    failed: list[str] = []
+    with _executor(args) as executor:
+        try:
+            runs = run_variants(args.file if many else args.file[0], variants, executor=executor,
+                                counter=counter, progress=progress, history=args.out is not None)
+        except SweepError as exc:
+            if not many:
+                raise
+            # the files that failed are told on stderr; the others are reported as usual
+            failed = exc.lines
+            broken = {failure.scenario for failure in exc.failures}
+            runs = [run for run in exc.completed if run.scenario not in broken]
+    if runs:
+        _report(runs, variants, counter, args, out, many)
+    for line in failed:
+        err.write(f"replay: {line}\n")
+    return 2 if failed else 0
+
+
+@contextlib.contextmanager
+def _executor(args: argparse.Namespace) -> Iterator[Any]:
+    """What --workers and --dask ask for (None: replay here), shut down afterwards."""
+    if args.dask is not None:
+        client = dask_client(None if args.dask == "local" else args.dask,
+                             workers=args.workers if args.workers > 1 else 2)
+        try:
+            yield client
+        finally:
+            close_dask_client(client)
+    elif args.workers > 1:
+        with ProcessPoolExecutor(max_workers=args.workers) as pool:
+            yield pool
+    else:
+        yield None
+
+
+def _report(runs: list[VariantRun], variants: dict[str, Variant | None], counter: TokenCounter,
+            args: argparse.Namespace, out: TextIO, many: bool) -> None:
+    import pandas as pd
+
     frame = tabulate(runs)
     for run in runs:
-        # one value of one index level: xs returns a frame (the stubs also allow a Series)
-        rows = cast("pd.DataFrame", frame.xs(run.name, level="variant"))
+        key = (run.scenario, run.name) if many else run.name
+        level = ["scenario", "variant"] if many else "variant"
+        # one value of the index levels: xs returns a frame (the stubs also allow a Series)
+        rows = cast("pd.DataFrame", frame.xs(key, level=level))
         table = rows[list(_TABLE_COLUMNS)].rename(columns=_TABLE_COLUMNS)
-        if len(runs) > 1:
+        if many:
+            out.write(f"== {run.scenario}" + (f" [{run.name}]\n" if len(variants) > 1 else "\n"))
+        elif len(runs) > 1:
             out.write(f"== {run.name}\n")
         out.write(table.reset_index().to_string(index=False) + "\n")
-        summary = frame.attrs["cache"][run.name]
+        cache = frame.attrs["cache"]
+        summary = cache[run.scenario][run.name] if many else cache[run.name]
         # the scenario's count of turns (as its repr says); a prompt is composed per turn, and
         # one before the first (turn 0), which the hit rate counts too
-        out.write(f"{scenario.turns} turns, cache hit rate {summary['hit_rate']:.1%} of "
+        out.write(f"{run.scenario_turns} turns, cache hit rate {summary['hit_rate']:.1%} of "
                   f"{summary['turns']} prompts, "
                   f"{int(table['tokens'].sum())} tokens ({counter.name}), estimated input cost "
                   f"${summary['cost']:.4f}\n")
     if args.out is not None:
-        history = pd.concat([run.session.history.assign(variant=run.name) for run in runs],
-                            ignore_index=True)
-        history = history[["variant", *[c for c in history.columns if c != "variant"]]]
+        history = pd.concat([run.history.assign(variant=run.name, scenario=run.scenario)
+                             for run in runs], ignore_index=True)
+        first = ["scenario", "variant"] if many else ["variant"]
+        history = history[[*first, *[c for c in history.columns
+                                     if c not in ("scenario", "variant")]]]
         atomic_write(args.out, lambda handle: history.to_csv(handle, index=False))
         out.write(f"history: {len(history)} rows written to {args.out}\n")
-    return 0

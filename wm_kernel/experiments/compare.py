@@ -1,14 +1,24 @@
-"""Comparing variants: replay one scenario under several, tabulate every turn, plot the table."""
+"""Comparing variants: replay scenarios under several, here or on an executor, tabulate every turn,
+plot the table."""
 from __future__ import annotations
 
+import concurrent.futures as cf
 import dataclasses
 import hashlib
 import json
+import os
+import pickle
+import sys
+import threading
+import warnings
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Sequence, Union
 
 from wm_kernel.composer import Layout
+from wm_kernel.experiments.progress import Progress, TerminalProgress, TurnCounter, auto_progress
 from wm_kernel.experiments.scenario import Scenario
+from wm_kernel.experiments.steps import ScenarioError
+from wm_kernel.experiments.sweep import SweepError, SweepFailure, as_executor, run_tasks
 from wm_kernel.experiments.variants import Variant, as_variant
 
 if TYPE_CHECKING:
@@ -49,28 +59,237 @@ def _part_chars(value: "str | Sequence[str]") -> int:
     return len(value) if isinstance(value, str) else sum(len(item) for item in value)
 
 
+#: What :func:`compare` and :func:`run_variants` accept as scenarios: one (a Scenario or a file),
+#: or many (a sequence of them, or a mapping name -> Scenario or file).
+ScenarioSource = Union[Scenario, str, "os.PathLike[str]"]
+Scenarios = Union[ScenarioSource, Sequence[ScenarioSource], Mapping[str, ScenarioSource]]
+VariantsArg = Mapping[str, "Variant | Layout | Mapping[str, Any] | None"]
+ProgressArg = Union[bool, None, Callable[[int], "Progress | None"]]
+
+
 @dataclass
 class VariantRun:
-    """One replay of a scenario under a variant: its name, the Session it drove, and a per-turn
-    summary of the last compose of each turn (chars and digest of each part)."""
+    """One replay of a scenario under a variant.
+
+    Attributes
+    ----------
+    name:
+        The variant's name.
+    session:
+        The Session the replay drove; None when an executor ran it (the Session stayed in the
+        worker; what comes back is its table).
+    turns:
+        A per-turn summary of the last compose of each turn (chars and digest of each part).
+    scenario:
+        The scenario's name in a sweep (its file, or its key); '' for a single scenario.
+    table, cache, options:
+        This run's rows of the :func:`compare` frame and its cache summary, tabulated with
+        ``options`` (tools_tokens, min_cacheable_tokens, prices) where the replay ran.
+    sections:
+        The section-level history (``session.history``), when the run was asked to ship it back.
+    scenario_turns:
+        The turns the scenario completes (``Scenario.turns``).
+    warnings:
+        The warnings a worker's replay raised, (category, message, file, line): re-issued here, so
+        a sweep on an executor warns as the serial run does.
+    """
 
     name: str
-    session: "Session"
+    session: "Session | None"
     turns: dict[int, dict[str, Any]]
+    scenario: str = ""
+    table: "pd.DataFrame | None" = None
+    cache: dict[str, Any] | None = None
+    options: tuple[Any, ...] | None = None
+    sections: "pd.DataFrame | None" = None
+    scenario_turns: int = 0
+    warnings: tuple[tuple[type[Warning], str, str, int], ...] = ()
+
+    @property
+    def history(self) -> "pd.DataFrame":
+        """The section-level history: shipped back, or read from the Session."""
+        if self.sections is not None:
+            return self.sections
+        if self.session is None:
+            raise ValueError(f"variant {self.name!r} ran in an executor and did not ship its "
+                             f"history back (ask for it with history=True)")
+        return self.session.history
 
 
-def run_variants(scenario: Scenario, variants: "Mapping[str, Variant | Layout | Mapping[str, Any] | None]",
-                 *, counter: Any = None, factories: Mapping[str, Any] | None = None,
-                 instruments: "Iterable[Instrument]" = ()) -> list[VariantRun]:
-    """Replay ``scenario`` once per variant (in order), every history counting tokens with one shared
-    TokenCounter (``counter``, default a new one) so a text common to several variants is counted
-    once. ``instruments`` are attached to each replay's Session besides its History (progress
-    bars, collectors). :func:`compare` tabulates the result."""
-    from wm_kernel.history import History
+@dataclass(frozen=True)
+class _Task:
+    """One replay, as sent to a worker: everything in it pickles (no Session, no open file)."""
+
+    scenario_name: str
+    scenario: Scenario
+    variant: Variant
+    tokenizer: bytes            # the pickled Tokenizer: a worker keeps one counter per tokenizer
+    factories: Mapping[str, Any] | None
+    options: tuple[Any, ...]
+    history: bool
+    filters: tuple[Any, ...] = ()   # this process's warning filters, applied in the worker too
+
+
+def run_variants(scenarios: Scenarios, variants: VariantsArg, *, executor: Any = None,
+                 counter: Any = None, factories: Mapping[str, Any] | None = None,
+                 instruments: "Iterable[Instrument]" = (), progress: ProgressArg = None,
+                 history: bool = False, tools_tokens: int = 0, min_cacheable_tokens: int = 1024,
+                 prices: Any = None) -> list[VariantRun]:
+    """Replay each scenario once per variant, scenario by scenario, variants in order.
+
+    Parameters
+    ----------
+    scenarios:
+        One Scenario or scenario file, or many: a sequence of them (each named by its file, or
+        ``scenario-N``) or a mapping name -> Scenario or file.
+    variants:
+        name -> :class:`Variant`, a Layout, a dict of Variant fields, or None (the scenario as is).
+    executor:
+        None to replay here, one after the other; or any ``concurrent.futures.Executor`` (a
+        ``ProcessPoolExecutor`` for several cores) or a ``dask.distributed.Client`` (or its
+        ``get_executor()``): each (scenario, variant) replay is then one task, and the runs come
+        back in the same order with the same tables, but without their Sessions.
+    counter:
+        The TokenCounter every replay here shares (default a new one), so a text common to several
+        variants is counted once. An executor's workers count with the same tokenizer, each
+        keeping its own counter.
+    instruments:
+        Attached to each replay's Session besides its History (collectors); only without an
+        executor (a worker's Session cannot call back here).
+    progress:
+        None shows progress for a sweep (several scenarios, or an executor) where it can be seen:
+        a widget under a Jupyter kernel, a bar when stderr is a terminal. True always, False never;
+        or a function ``f(total_turns)`` returning the progress to report to (or None).
+    history:
+        Ship each replay's section-level history back (``run.history``) from the workers.
+    tools_tokens, min_cacheable_tokens, prices:
+        How each run is tabulated where it runs (see :func:`compare`).
+
+    Raises
+    ------
+    SweepError
+        After every replay has finished, when some failed: one line per failure naming the scenario
+        file and the step's line; ``error.completed`` holds the runs that succeeded.
+    """
     from wm_kernel.tokens import TokenCounter
 
-    if not isinstance(scenario, Scenario):
-        raise TypeError(f"expected a Scenario, got {type(scenario).__name__}")
+    named, many = _scenarios(scenarios)
+    chosen = _variants(variants)
+    if executor is not None and tuple(instruments):
+        raise TypeError("instruments run in this process; with an executor the Sessions live in the "
+                        "workers (progress= shows how far the sweep is)")
+    pool = as_executor(executor)
+    shared = counter if counter is not None else TokenCounter()
+    try:
+        # only workers need it; a tokenizer that cannot be pickled still counts here
+        blob = pickle.dumps(shared.tokenizer) if pool is not None else b""
+    except Exception as exc:
+        raise TypeError(f"the tokenizer {shared.tokenizer!r} cannot be sent to a worker: "
+                        f"{type(exc).__name__}: {exc}") from None
+    options = (tools_tokens, min_cacheable_tokens, prices)
+    # one slot per (scenario, variant), scenario by scenario: a task, or the failure to read the file
+    slots: list[_Task | SweepFailure] = []
+    for name, scenario in named:
+        for variant in chosen:
+            slots.append(dataclasses.replace(scenario, variant=variant.name)
+                         if isinstance(scenario, SweepFailure)
+                         else _Task(name, scenario, variant, blob, factories, options, history,
+                                    tuple(warnings.filters) if pool is not None else ()))
+    tasks = [slot for slot in slots if isinstance(slot, _Task)]
+    bar = _progress(progress, sum(task.scenario.turns for task in tasks),
+                    shown=many or pool is not None)
+    ran: list[VariantRun | SweepFailure]
+    try:
+        if pool is None:
+            ran = []
+            for task in tasks:
+                if isinstance(bar, TurnCounter):   # turn by turn, as the Session advances
+                    ran.append(_replay(task, shared, (*instruments, bar)))
+                else:
+                    ran.append(_replay(task, shared, tuple(instruments)))
+                    if bar is not None:
+                        bar.advance(task.scenario.turns)
+        else:
+            if isinstance(pool, cf.ProcessPoolExecutor):
+                _check_picklable(tasks)
+
+            def done(index: int, result: VariantRun | SweepFailure) -> None:
+                if bar is not None:
+                    bar.advance(tasks[index].scenario.turns)
+
+            ran = run_tasks(_replay_in_worker, tasks, pool, done)
+            for run in ran:
+                if isinstance(run, VariantRun):
+                    _reissue(run.warnings)
+    finally:
+        if bar is not None:
+            bar.close()
+    replayed = iter(ran)
+    results = [next(replayed) if isinstance(slot, _Task) else slot for slot in slots]
+    failed = [r for r in results if isinstance(r, SweepFailure)]
+    runs = [r for r in results if isinstance(r, VariantRun)]
+    if failed:
+        if many:
+            failed = [_named(f) for f in failed]
+        raise SweepError(failed, [v.name for v in chosen], completed=runs)
+    return runs
+
+
+def _named(failure: SweepFailure) -> SweepFailure:
+    """In a sweep, a failure's message starts with its scenario (a file's steps already do)."""
+    if failure.message.startswith(failure.scenario):
+        return failure
+    return dataclasses.replace(failure, message=f"{failure.scenario}: {failure.message}")
+
+
+def _scenarios(scenarios: Scenarios) -> tuple[list[tuple[str, "Scenario | SweepFailure"]], bool]:
+    """(name, Scenario) pairs, and whether several were asked for. Files are read here, so a
+    worker gets the parsed scenario (it may not see this file system); in a sweep a file that
+    cannot be read is a failure of that scenario, not of the sweep."""
+    if isinstance(scenarios, (Scenario, str, os.PathLike)):
+        return [("", _load(scenarios))], False
+    if isinstance(scenarios, Mapping):
+        items = list(scenarios.items())
+        for key, _ in items:
+            if not isinstance(key, str) or not key:
+                raise ValueError(f"scenario names must be non-empty strings, got {key!r}")
+    elif isinstance(scenarios, Sequence):
+        items = [(_default_name(value, i), value) for i, value in enumerate(scenarios)]
+    else:
+        raise TypeError(f"scenarios must be a Scenario, a file, or a sequence or mapping of them, "
+                        f"got {type(scenarios).__name__}")
+    if not items:
+        raise ValueError("no scenarios to run")
+    seen: set[str] = set()
+    named: list[tuple[str, Scenario | SweepFailure]] = []
+    for name, value in items:
+        if name in seen:
+            raise ValueError(f"scenario {name!r} is given twice")
+        seen.add(name)
+        try:
+            named.append((name, _load(value)))
+        except (ScenarioError, OSError) as exc:
+            named.append((name, SweepFailure(name, "", _one_line(exc))))
+    return named, True
+
+
+def _default_name(value: Any, index: int) -> str:
+    if isinstance(value, (str, os.PathLike)):
+        return os.fspath(value) if isinstance(os.fspath(value), str) else f"scenario-{index + 1}"
+    if isinstance(value, Scenario) and value.source:
+        return value.source
+    return f"scenario-{index + 1}"
+
+
+def _load(value: Any) -> Scenario:
+    if isinstance(value, Scenario):
+        return value
+    if isinstance(value, (str, os.PathLike)):
+        return Scenario.load(value)
+    raise TypeError(f"expected a Scenario or a scenario file, got {type(value).__name__}")
+
+
+def _variants(variants: VariantsArg) -> list[Variant]:
     if not isinstance(variants, Mapping) or not variants:
         raise ValueError("variants must be a non-empty mapping name -> Layout | Variant | dict")
     chosen = []
@@ -78,18 +297,121 @@ def run_variants(scenario: Scenario, variants: "Mapping[str, Variant | Layout | 
         if not isinstance(name, str) or not name:
             raise ValueError(f"variant names must be non-empty strings, got {name!r}")
         chosen.append(dataclasses.replace(as_variant(value, name), name=name))
-    shared = counter if counter is not None else TokenCounter()
-    runs = []
-    for variant in chosen:
-        turns: dict[int, dict[str, Any]] = {}
+    return chosen
 
-        def collect(session: "Session", turns: dict[int, dict[str, Any]] = turns) -> None:
-            session.observe(lambda change: _summarise(change, turns), "composed")
 
-        session = scenario.run(variant, factories=factories, instruments=(
-            lambda s: History.attach(s, counter=shared), collect, *instruments))
-        runs.append(VariantRun(variant.name, session, turns))
-    return runs
+def _one_line(exc: BaseException) -> str:
+    """An error as one line: the message of the errors users cause, else its type too."""
+    if isinstance(exc, OSError) and exc.strerror:
+        where = f": {exc.filename}" if exc.filename else ""
+        return f"{exc.strerror.lower()}{where}"
+    text = " ".join(str(exc).split())
+    if isinstance(exc, (ValueError, TypeError)) and text:
+        return text
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def _progress(progress: ProgressArg, total: int, *, shown: bool) -> "Progress | None":
+    if progress is False or (progress is None and not shown):
+        return None
+    if progress is None:
+        return auto_progress(total)
+    if progress is True:
+        return auto_progress(total) or TerminalProgress(total, sys.stderr)
+    if callable(progress):
+        return progress(total)
+    raise TypeError(f"progress must be True, False, None or a function f(total), got "
+                    f"{type(progress).__name__}")
+
+
+def _check_picklable(tasks: Sequence[_Task]) -> None:
+    """A clear error before anything starts: a ProcessPoolExecutor pickles with the standard
+    pickle, which refuses lambdas and functions defined inside functions (Dask's cloudpickle
+    takes them)."""
+    seen: set[int] = set()
+    for task in tasks:
+        for what, value in (("variant", task.variant), ("factories", task.factories)):
+            if id(value) in seen:
+                continue
+            seen.add(id(value))
+            try:
+                pickle.dumps(value)
+            except Exception as exc:
+                raise TypeError(f"{what} {getattr(value, 'name', '')!r} cannot be sent to a worker "
+                                f"process ({type(exc).__name__}: {exc}); use module-level functions "
+                                f"and classes, or a Dask client (cloudpickle)") from None
+
+
+_WORKER_COUNTERS: dict[bytes, Any] = {}
+_WORKER_LOCK = threading.Lock()
+#: A worker forgets its cached counts past this many distinct texts (a long-lived Dask worker
+#: would otherwise keep every text of every scenario it ever ran).
+_WORKER_TEXTS = 200_000
+
+
+def _worker_counter(blob: bytes) -> Any:
+    """This process's TokenCounter for a pickled tokenizer: texts common to the replays a worker
+    runs (the variants of one scenario, mostly) are tokenized once."""
+    from wm_kernel.tokens import TokenCounter
+
+    with _WORKER_LOCK:
+        counter = _WORKER_COUNTERS.get(blob)
+        if counter is None:
+            if len(_WORKER_COUNTERS) >= 4:
+                _WORKER_COUNTERS.pop(next(iter(_WORKER_COUNTERS)))
+            counter = _WORKER_COUNTERS[blob] = TokenCounter(pickle.loads(blob))
+        elif len(counter) > _WORKER_TEXTS:
+            counter.clear()
+    return counter
+
+
+def _replay_in_worker(task: _Task) -> "VariantRun | SweepFailure":
+    """Run in a worker: the replay, tabulated there; the Session does not travel back, its
+    warnings do (filtered by the caller's filters: one that is an error there fails the replay)."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.resetwarnings()
+        for action, message, category, module, lineno in task.filters:
+            # patterns are compiled, or plain strings where a filter was set from a string
+            warnings.filterwarnings(action, getattr(message, "pattern", message) or "", category,
+                                    getattr(module, "pattern", module) or "", lineno, append=True)
+        run = _replay(task, _worker_counter(task.tokenizer), ())
+    if isinstance(run, VariantRun):
+        run.session = None
+        run.warnings = tuple((w.category, str(w.message), w.filename, w.lineno) for w in caught)
+    return run
+
+
+#: Where re-issued warnings are remembered, so "default" filters show each one once.
+_REISSUED: dict[Any, Any] = {}
+
+
+def _reissue(caught: Sequence[tuple[type[Warning], str, str, int]]) -> None:
+    for category, message, filename, lineno in caught:
+        warnings.warn_explicit(message, category, filename, lineno, registry=_REISSUED)
+
+
+def _replay(task: _Task, counter: Any, instruments: "Iterable[Instrument]"
+            ) -> "VariantRun | SweepFailure":
+    """One replay and its table, or the failure that stopped it (as a value: a sweep goes on)."""
+    from wm_kernel.history import History
+
+    turns: dict[int, dict[str, Any]] = {}
+
+    def collect(session: "Session") -> None:
+        session.observe(lambda change: _summarise(change, turns), "composed")
+
+    try:
+        session = task.scenario.run(task.variant, factories=task.factories, instruments=(
+            lambda s: History.attach(s, counter=counter), collect, *instruments))
+        run = VariantRun(task.variant.name, session, turns, scenario=task.scenario_name)
+        run.table, run.cache = _table(run, *task.options)
+        run.options = task.options
+        run.scenario_turns = task.scenario.turns
+        if task.history:
+            run.sections = session.history
+    except Exception as exc:
+        return SweepFailure(task.scenario_name, task.variant.name, _one_line(exc))
+    return run
 
 
 def _summarise(change: Any, turns: dict[int, dict[str, Any]]) -> None:
@@ -104,79 +426,133 @@ def _summarise(change: Any, turns: dict[int, dict[str, Any]]) -> None:
     turns[composed.turn if composed.turn is not None else len(turns)] = row
 
 
-def compare(scenario: Scenario, variants: "Mapping[str, Variant | Layout | Mapping[str, Any] | None]",
-            *, counter: Any = None, factories: Mapping[str, Any] | None = None,
-            tools_tokens: int = 0, min_cacheable_tokens: int = 1024,
-            prices: Any = None) -> "pd.DataFrame":
-    """Run ``scenario`` under each variant and tabulate every turn side by side.
+def compare(scenarios: Scenarios, variants: VariantsArg, *, executor: Any = None,
+            counter: Any = None, factories: Mapping[str, Any] | None = None,
+            tools_tokens: int = 0, min_cacheable_tokens: int = 1024, prices: Any = None,
+            progress: ProgressArg = None) -> "pd.DataFrame":
+    """Run each scenario under each variant and tabulate every turn side by side.
 
     Parameters
     ----------
+    scenarios:
+        One Scenario or scenario file; or many (a sequence, or a mapping name -> Scenario or
+        file), which adds a ``scenario`` level in front of the index.
     variants:
         name -> :class:`Variant`, a Layout, a dict of Variant fields, or None (the scenario as is).
+    executor:
+        None (here, one replay after the other), a ``concurrent.futures.Executor`` or a
+        ``dask.distributed.Client``: see :func:`run_variants`. The frame is the same either way.
     counter:
         The TokenCounter to share (default: a new one over the default tokenizer).
     tools_tokens, min_cacheable_tokens, prices:
         Passed to :func:`wm_kernel.cache.cache_report`.
+    progress:
+        See :func:`run_variants`.
 
     Returns
     -------
-    DataFrame indexed by (variant, turn), one row per turn (its last compose), with columns
-    ``segment``, ``sections``; ``chars_<part>`` and ``chars_total`` (characters of each part as
-    composed: cached and non-cached system content, conversation prefix, post history, notification
-    centre); ``tokens_<part>`` and ``tokens_total`` (sums of per-section token counts, as
-    :mod:`wm_kernel.cache` counts them: separators and the HUD frame are not counted);
-    ``cache_status`` (hit / write / none), ``cache_hit``, ``cache_write_tokens``,
-    ``cache_read_tokens``, ``uncached_tokens``, ``cache_broke_by``, ``cost`` (from
-    :func:`wm_kernel.cache.cache_report`); and ``digest_<part>`` (a short hex digest, '' when empty),
-    so ``frame.groupby(level="turn")["digest_cached"].nunique()`` shows where variants differ.
+    DataFrame indexed by (variant, turn), or (scenario, variant, turn) for many scenarios, one row
+    per turn (its last compose), with columns ``segment``, ``sections``; ``chars_<part>`` and
+    ``chars_total`` (characters of each part as composed: cached and non-cached system content,
+    conversation prefix, post history, notification centre); ``tokens_<part>`` and
+    ``tokens_total`` (sums of per-section token counts, as :mod:`wm_kernel.cache` counts them:
+    separators and the HUD frame are not counted); ``cache_status`` (hit / write / none),
+    ``cache_hit``, ``cache_write_tokens``, ``cache_read_tokens``, ``uncached_tokens``,
+    ``cache_broke_by``, ``cost`` (from :func:`wm_kernel.cache.cache_report`); and
+    ``digest_<part>`` (a short hex digest, '' when empty), so
+    ``frame.groupby(level="turn")["digest_cached"].nunique()`` shows where variants differ.
     ``frame.attrs`` holds the tokenizer name and the prices.
+
+    Raises
+    ------
+    SweepError
+        When some replays failed, after the others completed; ``error.completed`` is the frame of
+        the runs that succeeded.
     """
-    runs = run_variants(scenario, variants, counter=counter, factories=factories)
-    return tabulate(runs, tools_tokens=tools_tokens, min_cacheable_tokens=min_cacheable_tokens,
-                    prices=prices)
+    options = {"tools_tokens": tools_tokens, "min_cacheable_tokens": min_cacheable_tokens,
+               "prices": prices}
+    try:
+        runs = run_variants(scenarios, variants, executor=executor, counter=counter,
+                            factories=factories, progress=progress, **options)
+    except SweepError as exc:
+        exc.completed = tabulate(exc.completed, **options) if exc.completed else None
+        raise
+    return tabulate(runs, **options)
+
+
+def _table(run: VariantRun, tools_tokens: int = 0, min_cacheable_tokens: int = 1024,
+           prices: Any = None) -> tuple["pd.DataFrame", dict[str, Any]]:
+    """One run's rows of the compare frame (a ``turn`` column, not yet indexed) and its cache
+    summary, from its Session."""
+    import pandas as pd
+
+    from wm_kernel.cache import cache_report
+
+    assert run.session is not None
+    history = run.session.recorder
+    sections = history.frame()
+    sections = sections[~sections["dropped"]]  # rows of what a token budget left out
+    part = sections["placement"].where(sections["placement"] != "system",
+                                       sections["cached"].map({True: "cached", False: "non_cached"}))
+    tokens = (sections.assign(part=part).pivot_table(index="turn", columns="part", values="tokens",
+                                                     aggfunc="sum", fill_value=0)
+              .reindex(columns=list(PARTS), fill_value=0))
+    tokens.columns = [f"tokens_{p}" for p in PARTS]
+    report = cache_report(run.session, tools_tokens=tools_tokens,
+                          min_cacheable_tokens=min_cacheable_tokens, prices=prices)
+    cache = report.turns.set_index("turn")[list(_CACHE_COLUMNS)].rename(columns=_CACHE_COLUMNS)
+    sizes = pd.DataFrame.from_dict(run.turns, orient="index")
+    sizes.index.name = "turn"
+    frame = sizes.join(tokens, how="left").join(cache, how="left")
+    frame["chars_total"] = sum(frame[f"chars_{p}"] for p in PARTS)
+    frame["tokens_total"] = sum(frame[f"tokens_{p}"] for p in PARTS)
+    summary = report.summary()
+    summary["tokenizer"] = history.counter.name
+    return frame.reset_index(), summary
 
 
 def tabulate(runs: Sequence[VariantRun], *, tools_tokens: int = 0, min_cacheable_tokens: int = 1024,
              prices: Any = None) -> "pd.DataFrame":
     """The :func:`compare` frame of some :func:`run_variants` runs. ``frame.attrs["cache"]`` holds
-    each variant's cache summary (:meth:`wm_kernel.cache.CacheReport.summary`)."""
+    each variant's cache summary (:meth:`wm_kernel.cache.CacheReport.summary`), by scenario first
+    when the runs come from several scenarios."""
     import pandas as pd
 
-    from wm_kernel.cache import Prices, cache_report
+    from wm_kernel.cache import Prices
 
+    if not runs:
+        raise ValueError("no runs to tabulate")
+    options = (tools_tokens, min_cacheable_tokens, prices)
+    many = any(run.scenario for run in runs)
     frames = []
     tokenizer = ""
-    summaries: dict[str, dict[str, Any]] = {}
+    summaries: dict[str, Any] = {}
     for run in runs:
-        history = run.session.recorder
-        tokenizer = history.counter.name
-        sections = history.frame()
-        sections = sections[~sections["dropped"]]  # rows of what a token budget left out
-        part = sections["placement"].where(sections["placement"] != "system",
-                                           sections["cached"].map({True: "cached", False: "non_cached"}))
-        tokens = (sections.assign(part=part).pivot_table(index="turn", columns="part", values="tokens",
-                                                         aggfunc="sum", fill_value=0)
-                  .reindex(columns=list(PARTS), fill_value=0))
-        tokens.columns = [f"tokens_{p}" for p in PARTS]
-        report = cache_report(run.session, tools_tokens=tools_tokens,
-                              min_cacheable_tokens=min_cacheable_tokens, prices=prices)
-        summaries[run.name] = report.summary()
-        cache = report.turns.set_index("turn")[list(_CACHE_COLUMNS)].rename(columns=_CACHE_COLUMNS)
-        sizes = pd.DataFrame.from_dict(run.turns, orient="index")
-        sizes.index.name = "turn"
-        frame = sizes.join(tokens, how="left").join(cache, how="left")
-        frame["chars_total"] = sum(frame[f"chars_{p}"] for p in PARTS)
-        frame["tokens_total"] = sum(frame[f"tokens_{p}"] for p in PARTS)
-        frame = frame.reset_index()
+        if run.table is not None and run.cache is not None and run.options == options:
+            frame, summary = run.table, run.cache
+        elif run.session is not None:
+            frame, summary = _table(run, *options)
+        else:
+            raise ValueError(f"variant {run.name!r} was tabulated in its worker with tools_tokens, "
+                             f"min_cacheable_tokens, prices = {run.options!r}; pass the same "
+                             f"options to run_variants and tabulate")
+        summary = dict(summary)
+        tokenizer = summary.pop("tokenizer")
+        frame = frame.copy()
         frame.insert(0, "variant", run.name)
+        if many:
+            frame.insert(0, "scenario", run.scenario)
+            summaries.setdefault(run.scenario, {})[run.name] = summary
+        else:
+            summaries[run.name] = summary
         frames.append(frame)
     result = pd.concat(frames, ignore_index=True)
     int_columns = ["segment", "sections", "chars_total", "tokens_total", "cache_write_tokens",
                    "cache_read_tokens", "uncached_tokens"]
     int_columns += [f"chars_{p}" for p in PARTS] + [f"tokens_{p}" for p in PARTS]
     result = result.astype({c: "int64" for c in int_columns} | {"cache_hit": "bool"})
-    result = result.set_index(["variant", "turn"])[COMPARE_COLUMNS]
+    keys = ["scenario", "variant", "turn"] if many else ["variant", "turn"]
+    result = result.set_index(keys)[COMPARE_COLUMNS]
     result.attrs["tokenizer"] = tokenizer
     result.attrs["prices_per_million"] = dataclasses.asdict(Prices.coerce(prices))
     result.attrs["cache"] = summaries
