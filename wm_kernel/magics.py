@@ -47,9 +47,39 @@ def _unquote(value: Any) -> Any:
     return value
 
 
+def strip_comment(line: str) -> str:
+    """``line`` without a trailing ``# comment``, as IPython users expect of a magic's arguments.
+
+    A ``#`` starts a comment where it starts a word outside quotes (as in a shell); inside quotes,
+    after a backslash or within a word (``--name a#b``) it is text.
+
+    >>> strip_comment('add concern "Keep it #1." --ttl 2   # two turns')
+    'add concern "Keep it #1." --ttl 2'
+    >>> strip_comment("--first-name a#b")
+    '--first-name a#b'
+    """
+    quote: str | None = None
+    escaped = False
+    for index, char in enumerate(line):
+        if escaped:
+            escaped = False
+        elif char == "\\" and quote != "'":
+            escaped = True
+        elif quote is not None:
+            if char == quote:
+                quote = None
+        elif char in "\"'":
+            quote = char
+        elif char == "#" and (index == 0 or line[index - 1].isspace()):
+            return line[:index].rstrip()
+    return line
+
+
 def _parse(parser_owner: Any, line: str) -> Any:
-    """``parse_argstring`` with the two things it leaves to us: an unbalanced quote becomes a
-    UsageError, and the quotes IPython's splitter keeps around a token are removed."""
+    """``parse_argstring`` with the three things it leaves to us: a trailing ``# comment`` is
+    ignored, an unbalanced quote becomes a UsageError, and the quotes IPython's splitter keeps
+    around a token are removed."""
+    line = strip_comment(line)
     try:
         if isinstance(parser_owner, MagicArgumentParser):
             args = parser_owner.parse_argstring(line)
@@ -581,7 +611,7 @@ class WorkingMemoryMagics(Magics):
     @line_magic
     def trinkets(self, line: str = "") -> Any:
         """A DataFrame of the registered trinkets: section, placement, state, size, error."""
-        if line.strip():
+        if strip_comment(line).strip():
             raise UsageError(f"%trinkets takes no arguments, got {line.strip()!r}")
         return trinkets_frame(_current_session())
 
@@ -637,7 +667,7 @@ class WorkingMemoryMagics(Magics):
     @line_magic
     def wm_dashboard(self, line: str = "") -> None:
         """Display the live dashboard of the current session."""
-        if line.strip():
+        if strip_comment(line).strip():
             raise UsageError(f"%wm_dashboard takes no arguments, got {line.strip()!r}")
         from IPython.display import display
 
@@ -725,7 +755,7 @@ class WorkingMemoryMagics(Magics):
             # IPython's own splitter, as magic_arguments uses (not listed in its __all__)
             from IPython.utils.process import arg_split  # type: ignore[attr-defined]
 
-            words = arg_split(line)
+            words = arg_split(strip_comment(line))
         except ValueError as exc:
             raise UsageError(f"cannot read the arguments: {exc}") from None
         if not words:
