@@ -11,7 +11,7 @@ import json
 import re
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import pytest
 
@@ -117,16 +117,13 @@ def bars(page: Any) -> list[tuple[str, str, str]]:
             b => [b.dataset.item, b.dataset.state, b.dataset.remaining])""")]
 
 
-def wait_for_new_bars(page: Any, dash: Any, before: list[tuple[str, str, str]]) -> None:
-    """Wait until the dashboard's timeline differs from ``before`` (the kernel answered a move)."""
-    dash.locator("svg.wm-timeline").first.evaluate(
-        """(svg, before) => new Promise(resolve => {
-            const now = () => JSON.stringify([...document.querySelectorAll(
-                'svg.wm-timeline rect.wm-bar')].map(b => [b.dataset.item, b.dataset.state,
-                                                         b.dataset.remaining]));
-            const check = () => now() !== before ? resolve(true) : setTimeout(check, 100);
-            check();
-        })""", json.dumps([list(bar) for bar in before]))
+def eventually(page: Any, read: Callable[[], Any], expected: Any, timeout_s: float = 60) -> Any:
+    """``read()`` once it returns ``expected``, or its last answer after ``timeout_s`` (for the
+    assertion to show): a slider move reaches the page as several widget updates, one at a time."""
+    deadline = time.monotonic() + timeout_s
+    while (value := read()) != expected and time.monotonic() < deadline:
+        page.wait_for_timeout(100)   # polling interval, not a wait for the answer
+    return value
 
 
 def guidance_countdowns(dash: Any) -> list[int]:
@@ -149,21 +146,18 @@ def test_ttl_dashboard_renders_and_the_slider_moves_from_the_keyboard(page: Any,
     live = bars(page)
     handle.focus()
     handle.press("Home")                                              # back to turn 0
-    wait_for_new_bars(page, dash, live)
-    at_start = bars(page)
     # the fourth entry is added after the collapse at turn 6: not yet there
-    assert at_start == [("guidance-1", "live", "0"), ("guidance-2", "live", "2"),
-                        ("guidance-3", "live", "5"), ("guidance-4", "future", "7")]
-    assert guidance_countdowns(dash) == [0, 2, 5]
+    at_start = [("guidance-1", "live", "0"), ("guidance-2", "live", "2"),
+                ("guidance-3", "live", "5"), ("guidance-4", "future", "7")]
+    assert eventually(page, lambda: bars(page), at_start) == at_start
+    assert eventually(page, lambda: guidance_countdowns(dash), [0, 2, 5]) == [0, 2, 5]
     handle.focus()
     handle.press("ArrowRight")                                        # turn 1
-    wait_for_new_bars(page, dash, at_start)
     # the ttl=0 entry expired and left the panel; the others counted down by one
-    at_next = bars(page)
-    assert at_next[:3] == [("guidance-1", "expired", "0"), ("guidance-2", "live", "1"),
-                           ("guidance-3", "live", "4")]
-    assert at_next[3][:2] == ("guidance-4", "future")
-    assert guidance_countdowns(dash) == [1, 4]
+    at_next = [("guidance-1", "expired", "0"), ("guidance-2", "live", "1"),
+               ("guidance-3", "live", "4"), ("guidance-4", "future", "6")]
+    assert eventually(page, lambda: bars(page), at_next) == at_next
+    assert eventually(page, lambda: guidance_countdowns(dash), [1, 4]) == [1, 4]
     dash.screenshot(path=str(SCREENSHOTS / "02_ttl_expiry_dashboard.png"))
     assert error_outputs(page) == [] and page.dialogs == []
 
@@ -181,8 +175,8 @@ def test_hostile_guidance_shows_as_text_and_fires_no_dialog(page: Any, lab: Lab)
         "s = wm_kernel.current_session()\n"
         f"s.trinket('PeanutGalleryTrinket').add_guidance('concern', {HOSTILE!r}, ttl=3)\n"
         "Dashboard(s)",
-        "%compose",
         "%trinket peanutgallery add concern '<b onmouseover=alert(3)>hover me</b>' --ttl 1",
+        "%compose",
         "%trinkets",
     ]
     notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in cells])
