@@ -404,3 +404,22 @@ def test_cell_compose_with_an_empty_body_is_a_usage_error(ip, session, cell):
     with pytest.raises(UsageError, match="the cell body"):
         ip.run_cell_magic("compose", "", cell)
     assert state(session) == before
+
+
+def test_a_trailing_comment_is_not_an_argument(ip, session):
+    """As in IPython: ``# ...`` after the arguments is a comment; a ``#`` in quotes or inside a
+    word is text."""
+    run = ip.run_line_magic
+    assert run("trinket", "peanutgallery add concern 'Rule #1: be brief.' --ttl 2  # two turns") \
+        == "guidance-1"
+    assert run("trinket", 'peanutgallery add concern "C#-free" #one') == "guidance-2"
+    run("turn", "1   # one turn")
+    assert session.turn == 1
+    run("compose", "--section peanutgallery_guidance # just the guidance")
+    p = run("compose", "  # the whole prompt")
+    assert "Rule #1: be brief." in p.section("peanutgallery_guidance").content
+    assert "C#-free" in p.section("peanutgallery_guidance").content
+    run("trinkets", "# every trinket")
+    with pytest.raises(UsageError, match="1#2"):   # inside a word, '#' is not a comment
+        run("turn", "1#2")
+    assert session.turn == 1
