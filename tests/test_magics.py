@@ -423,3 +423,27 @@ def test_a_trailing_comment_is_not_an_argument(ip, session):
     with pytest.raises(UsageError, match="1#2"):   # inside a word, '#' is not a comment
         run("turn", "1#2")
     assert session.turn == 1
+
+
+def test_tables_read_as_tables_in_notebooks_and_terminals(ip, session):
+    """%trinkets and %wm_events stay DataFrames but show text left-aligned, numbers right-aligned,
+    times short, missing values empty and long details whole."""
+    ip.run_line_magic("compose", "")
+    trinkets = ip.run_line_magic("trinkets", "")
+    assert trinkets.loc["TimeManager", "placement"] == "notification"   # still a DataFrame
+    lines = repr(trinkets).splitlines()
+    assert lines[0].split() == ["name", "section", "placement", "enabled", "stateful", "current",
+                                "turn", "size", "last", "updated", "error"]
+    time_row = next(line for line in lines if line.startswith("TimeManager "))
+    assert "<NA>" not in repr(trinkets) and "None" not in repr(trinkets)
+    assert "2026-11-30 09:00:00 UTC" in time_row and "T09" not in time_row
+    assert lines[0].index("section") == time_row.index("datetime_section")   # text left-aligned
+    page = trinkets._repr_html_()
+    assert "<NA>" not in page and "&lt;NA&gt;" not in page
+    assert '<td style="padding:2px 8px;vertical-align:top;border-bottom:1px solid ' \
+           'var(--jp-border-color2,#ddd);text-align:left;white-space:pre-wrap;' \
+           'overflow-wrap:anywhere">datetime_section</td>' in page
+    events = ip.run_line_magic("wm_events", "--last 1")
+    detail = events["detail"].iloc[0]
+    assert len(detail) > 50 and detail in repr(events) and "..." not in repr(events)
+    assert f">{detail}</td>" in events._repr_html_()                        # whole, wrapped

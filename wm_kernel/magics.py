@@ -27,6 +27,7 @@ from traitlets import Enum, Int, TraitError, link
 
 from trinkets.base import EventAwareTrinket
 from wm_kernel import render
+from wm_kernel.tables import Table
 from wm_kernel.types import PLACEMENTS, ComposedPrompt
 
 MAGIC_NAMES: dict[str, tuple[str, ...]] = {
@@ -172,7 +173,7 @@ def known_sections(session: Any) -> list[str]:
 
 def trinkets_frame(session: Any) -> Any:
     """A pandas DataFrame describing every registered trinket of ``session``, one row each,
-    indexed by the trinket's class name."""
+    indexed by the trinket's class name (a :class:`~wm_kernel.tables.Table`: shown readably)."""
     import pandas as pd
 
     layout = session.layout
@@ -193,13 +194,13 @@ def trinkets_frame(session: Any) -> Any:
                                         "current turn", "size", "last updated", "error"])
     frame["current turn"] = frame["current turn"].astype("Int64")
     # indexed by class name (the name %trinket and session.trinket() take), not by 0..n-1
-    return frame.set_index("name")
+    return Table(frame.set_index("name"))
 
 
 def events_frame(session: Any, last: int | None = None, event_type: str | None = None,
                  failures_only: bool = False) -> Any:
     """The bus event log as a pandas DataFrame, one row per event in publish order, indexed by the
-    bus sequence number. ``detail`` says what each event carries (see
+    bus sequence number (a :class:`~wm_kernel.tables.Table`: shown readably). ``detail`` says what each event carries (see
     :func:`wm_kernel.render.event_detail`). Event ids (which carry a random per-process prefix) and
     the ids every row shares are left out."""
     import pandas as pd
@@ -217,7 +218,7 @@ def events_frame(session: Any, last: int | None = None, event_type: str | None =
              "failures": "; ".join(f"{f.subscriber}: {f.error}" for f in r.failures)}
             for r in records]
     columns = ["seq", "depth", "event", "occurred_at", "detail", "failures"]
-    return pd.DataFrame(rows, columns=columns).set_index("seq")
+    return Table(pd.DataFrame(rows, columns=columns).set_index("seq"))
 
 
 def prompt_diff(old: ComposedPrompt | None, new: ComposedPrompt) -> Any:
