@@ -442,8 +442,35 @@ def test_tables_read_as_tables_in_notebooks_and_terminals(ip, session):
     assert "<NA>" not in page and "&lt;NA&gt;" not in page
     assert '<td style="padding:2px 8px;vertical-align:top;border-bottom:1px solid ' \
            'var(--jp-border-color2,#ddd);text-align:left;white-space:pre-wrap;' \
-           'overflow-wrap:anywhere">datetime_section</td>' in page
+           'overflow-wrap:break-word">datetime_section</td>' in page
     events = ip.run_line_magic("wm_events", "--last 1")
     detail = events["detail"].iloc[0]
     assert len(detail) > 50 and detail in repr(events) and "..." not in repr(events)
     assert f">{detail}</td>" in events._repr_html_()                        # whole, wrapped
+
+
+def test_an_unknown_section_lists_what_the_session_produces_first(ip):
+    ip.run_line_magic("wm_session", "--clock 2026-11-30T09:00:00+00:00 --trinkets TimeManager")
+    with pytest.raises(UsageError) as caught:
+        ip.run_line_magic("compose", "--section nosuch")
+    message = str(caught.value)
+    assert message.startswith("unknown section 'nosuch' (this session produces: base_prompt, "
+                              "datetime_section; in the layout, provided by no trinket here: ")
+    assert "peanutgallery_guidance" in message.split("; ")[1]
+
+
+def test_the_default_session_says_once_whom_it_greets_and_which_clock(ip, capsys):
+    ip.run_line_magic("wm_session", "")
+    ip.run_line_magic("compose", "")
+    ip.run_line_magic("compose", "")
+    assert capsys.readouterr().out == (
+        'note: this session\'s prompt greets "friend" and reads the wall clock; choose with '
+        "%wm_session --first-name Ada --clock 2026-11-30T09:00:00+00:00\n")
+    ip.run_line_magic("wm_session", "--clock 2026-11-30T09:00:00+00:00")
+    ip.run_line_magic("compose", "")
+    assert capsys.readouterr().out == (
+        'note: this session\'s prompt greets "friend"; choose with '
+        "%wm_session --first-name Ada --clock 2026-11-30T09:00:00+00:00\n")
+    ip.run_line_magic("wm_session", "--clock 2026-11-30T09:00:00+00:00 --first-name Ada")
+    ip.run_line_magic("compose", "")
+    assert capsys.readouterr().out == ""

@@ -171,6 +171,21 @@ def known_sections(session: Any) -> list[str]:
     return list(dict.fromkeys(names))
 
 
+def unknown_section_message(session: Any, name: str) -> str:
+    """The one-line refusal of a section name: the sections this session produces first (its base
+    prompt, its trinkets', the last prompt's), then, apart, the layout's names no trinket here
+    provides (valid, but empty in this session)."""
+    produced = ["base_prompt", *(t.variable_name for t in session.trinkets.values())]
+    if session.composed is not None:
+        produced += session.composed.section_names()
+    produced = list(dict.fromkeys(produced))
+    others = [n for n in session.layout.sections() if n not in produced]
+    message = f"unknown section {name!r} (this session produces: {', '.join(produced)}"
+    if others:
+        message += f"; in the layout, provided by no trinket here: {', '.join(others)}"
+    return message + ")"
+
+
 def trinkets_frame(session: Any) -> Any:
     """A pandas DataFrame describing every registered trinket of ``session``, one row each,
     indexed by the trinket's class name (a :class:`~wm_kernel.tables.Table`: shown readably)."""
@@ -495,6 +510,8 @@ class WorkingMemoryMagics(Magics):
                        link((self, "preview_chars"), (render.options, "preview_chars"))]
         self._replaced: dict[tuple[str, str], Any] = {}
         self._hooks: list[str] = []
+        # the session already told that it greets "friend" on the wall clock (told once each)
+        self._defaults_noted: Any = None
 
     # -- %compose
     @line_cell_magic
@@ -530,7 +547,7 @@ class WorkingMemoryMagics(Magics):
             for name in args.section:
                 _required(name, "--section")
                 if name not in known:
-                    raise UsageError(f"unknown section {name!r} (known: {', '.join(known)})")
+                    raise UsageError(unknown_section_message(session, name))
         base_prompt = None
         if cell is not None:
             if args.last:
@@ -542,7 +559,25 @@ class WorkingMemoryMagics(Magics):
                 raise UsageError("nothing composed yet; run %compose first")
         else:
             composed = session.compose(base_prompt)
+        self._note_defaults(session)
         return self._present(session, composed, args)
+
+    def _note_defaults(self, session: Any) -> None:
+        """Say once per session when its prompt greets "friend" or reads the wall clock (the
+        defaults of ``%load_ext`` and of a bare ``%wm_session``), and how to choose instead."""
+        from wm_kernel.clock import ManualClock
+
+        if session is self._defaults_noted:
+            return
+        self._defaults_noted = session
+        unnamed = not (session.profile.first_name or "").strip()
+        wall_clock = not isinstance(session.clock, ManualClock)
+        if not (unnamed or wall_clock):
+            return
+        said = " and ".join(filter(None, ['greets "friend"' if unnamed else "",
+                                          "reads the wall clock" if wall_clock else ""]))
+        print(f"note: this session's prompt {said}; choose with "
+              f"%wm_session --first-name Ada --clock 2026-11-30T09:00:00+00:00")
 
     def _present(self, session: Any, composed: ComposedPrompt, args: Any) -> Any:
         placement_of = session.layout.placement_of

@@ -81,8 +81,8 @@ class Table(pd.DataFrame):
                     style = "text-align:right;white-space:nowrap"
                 elif isinstance(values[row], str) and _ISO_TIME.match(values[row]):
                     style = "text-align:left;white-space:nowrap"
-                else:   # long text wraps in full, at word breaks where it can
-                    style = "text-align:left;white-space:pre-wrap;overflow-wrap:anywhere"
+                else:   # long text wraps in full, at word breaks (a name is never split)
+                    style = "text-align:left;white-space:pre-wrap;overflow-wrap:break-word"
                 cells.append(f'<td style="{_CELL};{style}">{html.escape(text)}</td>')
             rows.append("<tr>" + "".join(cells) + "</tr>")
         return ('<table class="wm-table" style="border-collapse:collapse;font-size:12px">'
