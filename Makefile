@@ -13,7 +13,7 @@ $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --disable-pip-version-check --progress-bar off -e '.[test]' 2>&1 \
 		| grep --line-buffered -v "is ignored: it is neither" || true
-	$(PY) -c "import wm_kernel, trinkets, IPython, ipywidgets, nbval, tiktoken"
+	$(PY) -c "import wm_kernel, trinkets, IPython, ipywidgets, nbval, tiktoken, playwright"
 	touch $(STAMP)
 
 ## lab: open the example notebooks in JupyterLab with the extension and kernel ready
