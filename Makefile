@@ -8,9 +8,12 @@ ARGS   ?=
 .PHONY: lab demo test bench notebooks clean
 
 $(STAMP): pyproject.toml
+	@echo "make: first run: creating $(VENV) and installing wm-kernel with JupyterLab and the test tools;"
+	@echo "      pip prints a line per package (see the README for how long this takes)"
 	$(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install -q --disable-pip-version-check -e '.[test]' 2>&1 | grep -v "is ignored: it is neither" || true
-	$(PY) -c "import wm_kernel, trinkets, IPython, ipywidgets, nbval, tiktoken"
+	$(PY) -m pip install --disable-pip-version-check --progress-bar off -e '.[test]' 2>&1 \
+		| grep --line-buffered -v "is ignored: it is neither" || true
+	$(PY) -c "import wm_kernel, trinkets, IPython, ipywidgets, nbval, tiktoken, playwright"
 	touch $(STAMP)
 
 ## lab: open the example notebooks in JupyterLab with the extension and kernel ready

@@ -494,3 +494,73 @@ def test_cell_compose_with_an_empty_body_is_a_usage_error(ip, session, cell):
     with pytest.raises(UsageError, match="the cell body"):
         ip.run_cell_magic("compose", "", cell)
     assert state(session) == before
+
+
+def test_a_trailing_comment_is_not_an_argument(ip, session):
+    """As in IPython: ``# ...`` after the arguments is a comment; a ``#`` in quotes or inside a
+    word is text."""
+    run = ip.run_line_magic
+    assert run("trinket", "peanutgallery add concern 'Rule #1: be brief.' --ttl 2  # two turns") \
+        == "guidance-1"
+    assert run("trinket", 'peanutgallery add concern "C#-free" #one') == "guidance-2"
+    run("turn", "1   # one turn")
+    assert session.turn == 1
+    run("compose", "--section peanutgallery_guidance # just the guidance")
+    p = run("compose", "  # the whole prompt")
+    assert "Rule #1: be brief." in p.section("peanutgallery_guidance").content
+    assert "C#-free" in p.section("peanutgallery_guidance").content
+    run("trinkets", "# every trinket")
+    with pytest.raises(UsageError, match="1#2"):   # inside a word, '#' is not a comment
+        run("turn", "1#2")
+    assert session.turn == 1
+
+
+def test_tables_read_as_tables_in_notebooks_and_terminals(ip, session):
+    """%trinkets and %wm_events stay DataFrames but show text left-aligned, numbers right-aligned,
+    times short, missing values empty and long details whole."""
+    ip.run_line_magic("compose", "")
+    trinkets = ip.run_line_magic("trinkets", "")
+    assert trinkets.loc["TimeManager", "placement"] == "notification"   # still a DataFrame
+    lines = repr(trinkets).splitlines()
+    assert lines[0].split() == ["name", "section", "placement", "enabled", "stateful", "current",
+                                "turn", "size", "last", "updated", "error"]
+    time_row = next(line for line in lines if line.startswith("TimeManager "))
+    assert "<NA>" not in repr(trinkets) and "None" not in repr(trinkets)
+    assert "2026-11-30 09:00:00 UTC" in time_row and "T09" not in time_row
+    assert lines[0].index("section") == time_row.index("datetime_section")   # text left-aligned
+    page = trinkets._repr_html_()
+    assert "<NA>" not in page and "&lt;NA&gt;" not in page
+    assert '<td style="padding:2px 8px;vertical-align:top;border-bottom:1px solid ' \
+           'var(--jp-border-color2,#ddd);text-align:left;white-space:pre-wrap;' \
+           'overflow-wrap:break-word">datetime_section</td>' in page
+    events = ip.run_line_magic("wm_events", "--last 1")
+    detail = events["detail"].iloc[0]
+    assert len(detail) > 50 and detail in repr(events) and "..." not in repr(events)
+    assert f">{detail}</td>" in events._repr_html_()                        # whole, wrapped
+
+
+def test_an_unknown_section_lists_what_the_session_produces_first(ip):
+    ip.run_line_magic("wm_session", "--clock 2026-11-30T09:00:00+00:00 --trinkets TimeManager")
+    with pytest.raises(UsageError) as caught:
+        ip.run_line_magic("compose", "--section nosuch")
+    message = str(caught.value)
+    assert message.startswith("unknown section 'nosuch' (this session produces: base_prompt, "
+                              "datetime_section; in the layout, provided by no trinket here: ")
+    assert "peanutgallery_guidance" in message.split("; ")[1]
+
+
+def test_the_default_session_says_once_whom_it_greets_and_which_clock(ip, capsys):
+    ip.run_line_magic("wm_session", "")
+    ip.run_line_magic("compose", "")
+    ip.run_line_magic("compose", "")
+    assert capsys.readouterr().out == (
+        'note: this session\'s prompt greets "friend" and reads the wall clock; choose with '
+        "%wm_session --first-name Ada --clock 2026-11-30T09:00:00+00:00\n")
+    ip.run_line_magic("wm_session", "--clock 2026-11-30T09:00:00+00:00")
+    ip.run_line_magic("compose", "")
+    assert capsys.readouterr().out == (
+        'note: this session\'s prompt greets "friend"; choose with '
+        "%wm_session --first-name Ada --clock 2026-11-30T09:00:00+00:00\n")
+    ip.run_line_magic("wm_session", "--clock 2026-11-30T09:00:00+00:00 --first-name Ada")
+    ip.run_line_magic("compose", "")
+    assert capsys.readouterr().out == ""

@@ -27,6 +27,7 @@ from traitlets import Enum, Int, TraitError, link
 
 from trinkets.base import EventAwareTrinket
 from wm_kernel import render
+from wm_kernel.tables import Table
 from wm_kernel.types import PLACEMENTS, ComposedPrompt
 
 MAGIC_NAMES: dict[str, tuple[str, ...]] = {
@@ -47,9 +48,39 @@ def _unquote(value: Any) -> Any:
     return value
 
 
+def strip_comment(line: str) -> str:
+    """``line`` without a trailing ``# comment``, as IPython users expect of a magic's arguments.
+
+    A ``#`` starts a comment where it starts a word outside quotes (as in a shell); inside quotes,
+    after a backslash or within a word (``--name a#b``) it is text.
+
+    >>> strip_comment('add concern "Keep it #1." --ttl 2   # two turns')
+    'add concern "Keep it #1." --ttl 2'
+    >>> strip_comment("--first-name a#b")
+    '--first-name a#b'
+    """
+    quote: str | None = None
+    escaped = False
+    for index, char in enumerate(line):
+        if escaped:
+            escaped = False
+        elif char == "\\" and quote != "'":
+            escaped = True
+        elif quote is not None:
+            if char == quote:
+                quote = None
+        elif char in "\"'":
+            quote = char
+        elif char == "#" and (index == 0 or line[index - 1].isspace()):
+            return line[:index].rstrip()
+    return line
+
+
 def _parse(parser_owner: Any, line: str) -> Any:
-    """``parse_argstring`` with the two things it leaves to us: an unbalanced quote becomes a
-    UsageError, and the quotes IPython's splitter keeps around a token are removed."""
+    """``parse_argstring`` with the three things it leaves to us: a trailing ``# comment`` is
+    ignored, an unbalanced quote becomes a UsageError, and the quotes IPython's splitter keeps
+    around a token are removed."""
+    line = strip_comment(line)
     try:
         if isinstance(parser_owner, MagicArgumentParser):
             args = parser_owner.parse_argstring(line)
@@ -140,9 +171,24 @@ def known_sections(session: Any) -> list[str]:
     return list(dict.fromkeys(names))
 
 
+def unknown_section_message(session: Any, name: str) -> str:
+    """The one-line refusal of a section name: the sections this session produces first (its base
+    prompt, its trinkets', the last prompt's), then, apart, the layout's names no trinket here
+    provides (valid, but empty in this session)."""
+    produced = ["base_prompt", *(t.variable_name for t in session.trinkets.values())]
+    if session.composed is not None:
+        produced += session.composed.section_names()
+    produced = list(dict.fromkeys(produced))
+    others = [n for n in session.layout.sections() if n not in produced]
+    message = f"unknown section {name!r} (this session produces: {', '.join(produced)}"
+    if others:
+        message += f"; in the layout, provided by no trinket here: {', '.join(others)}"
+    return message + ")"
+
+
 def trinkets_frame(session: Any) -> Any:
     """A pandas DataFrame describing every registered trinket of ``session``, one row each,
-    indexed by the trinket's class name."""
+    indexed by the trinket's class name (a :class:`~wm_kernel.tables.Table`: shown readably)."""
     import pandas as pd
 
     layout = session.layout
@@ -163,13 +209,13 @@ def trinkets_frame(session: Any) -> Any:
                                         "current turn", "size", "last updated", "error"])
     frame["current turn"] = frame["current turn"].astype("Int64")
     # indexed by class name (the name %trinket and session.trinket() take), not by 0..n-1
-    return frame.set_index("name")
+    return Table(frame.set_index("name"))
 
 
 def events_frame(session: Any, last: int | None = None, event_type: str | None = None,
                  failures_only: bool = False) -> Any:
     """The bus event log as a pandas DataFrame, one row per event in publish order, indexed by the
-    bus sequence number. ``detail`` says what each event carries (see
+    bus sequence number (a :class:`~wm_kernel.tables.Table`: shown readably). ``detail`` says what each event carries (see
     :func:`wm_kernel.render.event_detail`). Event ids (which carry a random per-process prefix) and
     the ids every row shares are left out."""
     import pandas as pd
@@ -187,7 +233,7 @@ def events_frame(session: Any, last: int | None = None, event_type: str | None =
              "failures": "; ".join(f"{f.subscriber}: {f.error}" for f in r.failures)}
             for r in records]
     columns = ["seq", "depth", "event", "occurred_at", "detail", "failures"]
-    return pd.DataFrame(rows, columns=columns).set_index("seq")
+    return Table(pd.DataFrame(rows, columns=columns).set_index("seq"))
 
 
 def prompt_diff(old: ComposedPrompt | None, new: ComposedPrompt) -> Any:
@@ -221,6 +267,8 @@ class WorkingMemoryMagics(Magics):
                        link((self, "preview_chars"), (render.options, "preview_chars"))]
         self._replaced: dict[tuple[str, str], Any] = {}
         self._hooks: list[str] = []
+        # the session already told that it greets "friend" on the wall clock (told once each)
+        self._defaults_noted: Any = None
 
     # -- %compose
     @line_cell_magic
@@ -256,7 +304,7 @@ class WorkingMemoryMagics(Magics):
             for name in args.section:
                 _required(name, "--section")
                 if name not in known:
-                    raise UsageError(f"unknown section {name!r} (known: {', '.join(known)})")
+                    raise UsageError(unknown_section_message(session, name))
         base_prompt = None
         if cell is not None:
             if args.last:
@@ -268,7 +316,25 @@ class WorkingMemoryMagics(Magics):
                 raise UsageError("nothing composed yet; run %compose first")
         else:
             composed = session.compose(base_prompt)
+        self._note_defaults(session)
         return self._present(session, composed, args)
+
+    def _note_defaults(self, session: Any) -> None:
+        """Say once per session when its prompt greets "friend" or reads the wall clock (the
+        defaults of ``%load_ext`` and of a bare ``%wm_session``), and how to choose instead."""
+        from wm_kernel.clock import ManualClock
+
+        if session is self._defaults_noted:
+            return
+        self._defaults_noted = session
+        unnamed = not (session.profile.first_name or "").strip()
+        wall_clock = not isinstance(session.clock, ManualClock)
+        if not (unnamed or wall_clock):
+            return
+        said = " and ".join(filter(None, ['greets "friend"' if unnamed else "",
+                                          "reads the wall clock" if wall_clock else ""]))
+        print(f"note: this session's prompt {said}; choose with "
+              f"%wm_session --first-name Ada --clock 2026-11-30T09:00:00+00:00")
 
     def _present(self, session: Any, composed: ComposedPrompt, args: Any) -> Any:
         placement_of = session.layout.placement_of
@@ -338,7 +404,7 @@ class WorkingMemoryMagics(Magics):
     @line_magic
     def trinkets(self, line: str = "") -> Any:
         """A DataFrame of the registered trinkets: section, placement, state, size, error."""
-        if line.strip():
+        if strip_comment(line).strip():
             raise UsageError(f"%trinkets takes no arguments, got {line.strip()!r}")
         return trinkets_frame(_current_session())
 
@@ -394,7 +460,7 @@ class WorkingMemoryMagics(Magics):
     @line_magic
     def wm_dashboard(self, line: str = "") -> None:
         """Display the live dashboard of the current session."""
-        if line.strip():
+        if strip_comment(line).strip():
             raise UsageError(f"%wm_dashboard takes no arguments, got {line.strip()!r}")
         from IPython.display import display
 
@@ -485,7 +551,7 @@ class WorkingMemoryMagics(Magics):
             from IPython.utils.process import arg_split  # type: ignore[attr-defined]
 
             # the quotes IPython's splitter keeps around a token are not part of the value
-            words = [str(_unquote(word)) for word in arg_split(line)]
+            words = [str(_unquote(word)) for word in arg_split(strip_comment(line))]
         except ValueError as exc:
             raise UsageError(f"cannot read the arguments: {exc}") from None
         if not words:

@@ -376,7 +376,10 @@ class PromptText(str):
         shown, note = self._shown()
         plain = shown + (f"\n{note}" if note else "")
         body = html.escape(shown) + (f"\n<i>{html.escape(note)}</i>" if note else "")
-        bundle = {"text/plain": plain, "text/html": f'<pre style="{_PRE_STYLE}">{body}</pre>'}
+        # margin:0: JupyterLab gives a rendered <pre> a 2em margin, which indents the text against
+        # the cell's code and every other output
+        bundle = {"text/plain": plain,
+                  "text/html": f'<pre style="{_PRE_STYLE}margin:0">{body}</pre>'}
         return _filter_bundle(bundle, include, exclude)
 
     def _repr_pretty_(self, printer: Any, cycle: bool) -> None:

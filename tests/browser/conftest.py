@@ -100,12 +100,15 @@ class Lab:
 
 
 # JupyterLab settings for a quiet, deterministic page: no news or update toasts, every cell in the
-# DOM (windowing would leave cells out of view unrendered), the light theme to start with.
+# DOM (windowing would leave cells out of view unrendered), the light theme to start with, no
+# autosave.
 _SETTINGS = {
     "@jupyterlab/apputils-extension/notification.jupyterlab-settings":
         {"fetchNews": "false", "checkForUpdates": False},
     "@jupyterlab/notebook-extension/tracker.jupyterlab-settings": {"windowingMode": "none"},
     "@jupyterlab/apputils-extension/themes.jupyterlab-settings": {"theme": "JupyterLab Light"},
+    # a run notebook is never saved over its copy: the saved widget state stays for the next test
+    "@jupyterlab/docmanager-extension/plugin.jupyterlab-settings": {"autosave": False},
 }
 
 
@@ -127,12 +130,19 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
         path.write_text(json.dumps(value), "utf-8")
     token, port = secrets.token_hex(16), _free_port()
     env = {**os.environ, "JUPYTERLAB_SETTINGS_DIR": str(settings),
+           "JUPYTER_DATA_DIR": str(base / "data"),
            "JUPYTERLAB_WORKSPACES_DIR": str(base / "workspaces"),
            "JUPYTER_CONFIG_DIR": str(base / "config"), "JUPYTER_RUNTIME_DIR": str(base / "runtime"),
            # the kernel imports this checkout, as the tests do
            "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
-    command = [sys.executable, "-m", "jupyter", "lab", "--no-browser", "--ip=127.0.0.1",
-               f"--port={port}", f"--IdentityProvider.token={token}",
+    # `make lab` trusts the shipped notebooks, so their saved widget views render before any run
+    # (JupyterLab shows an untrusted notebook's widget outputs as plain text)
+    notebooks = [str(path) for path in sorted(root.glob("*.ipynb"))]
+    subprocess.run([sys.executable, "-m", "jupyter", "trust", *notebooks],
+                   env=env, check=True, capture_output=True)
+    # the page drives JupyterLab through its command registry (window.jupyterapp), not its menus
+    command = [sys.executable, "-m", "jupyter", "lab", "--LabApp.expose_app_in_browser=True",
+               "--no-browser", "--ip=127.0.0.1", f"--port={port}", f"--IdentityProvider.token={token}",
                f"--ServerApp.root_dir={root}", "--ServerApp.port_retries=0"]
     if hasattr(os, "getuid") and os.getuid() == 0:
         command.append("--allow-root")

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import json
 import re
+import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import pytest
 
@@ -18,46 +19,66 @@ from browser.conftest import SCREENSHOTS, Lab, shipped_notebooks
 
 pytestmark = [pytest.mark.slow, pytest.mark.browser]
 
-RUN_TIMEOUT_MS = 120_000
+# generous: a loaded CI machine runs a notebook's cells several times slower than a laptop
+RUN_TIMEOUT_MS = 240_000
+LOAD_TIMEOUT_MS = 120_000
 
 
 def open_notebook(page: Any, lab: Lab, name: str) -> None:
     """Open ``name`` in a reset workspace and wait until its kernel is idle."""
     page.goto(f"{lab.url}/lab/tree/{name}?reset&token={lab.token}")
-    page.wait_for_selector(".jp-NotebookPanel .jp-Cell", timeout=60_000)
-    # JupyterLab may ask which kernel to start; the notebook's own is preselected
+    page.wait_for_selector(".jp-NotebookPanel .jp-Cell", timeout=LOAD_TIMEOUT_MS)
+    # JupyterLab may ask which kernel to start (the notebook's own is preselected): poll for
+    # that dialog or the idle kernel, whichever comes first
     kernel_ready = page.locator(".jp-Notebook-ExecutionIndicator[data-status='idle']")
     select = page.locator(".jp-Dialog button", has_text="Select")
-    for _ in range(120):
+    deadline = time.monotonic() + LOAD_TIMEOUT_MS / 1000
+    while not page.evaluate(_READY):
         if select.count():
             select.first.click()
-        if kernel_ready.count():
-            return
-        page.wait_for_timeout(500)
-    raise AssertionError(f"the kernel of {name} did not become idle")
+        if time.monotonic() > deadline:
+            raise AssertionError(f"the kernel of {name} did not become idle")
+        page.wait_for_timeout(250)
 
 
-def menu(page: Any, top: str, item: str) -> None:
-    """Click ``item`` in the menu-bar menu ``top``."""
-    page.locator(".lm-MenuBar-itemLabel", has_text=re.compile(f"^{top}$")).click()
-    page.locator(".lm-Menu-itemLabel", has_text=re.compile(f"^{re.escape(item)}$")).click()
+# the notebook in view is loaded, its cells drawn and its kernel idle
+_READY = """() => {
+    const panel = window.jupyterapp && window.jupyterapp.shell.currentWidget;
+    return !!(panel && panel.context && panel.context.isReady && panel.content
+        && panel.content.widgets.length === panel.content.model.cells.length
+        && panel.node.querySelector('.jp-Cell')
+        && panel.sessionContext.session?.kernel?.status === 'idle');
+}"""
+
+
+def command(page: Any, name: str) -> None:
+    """Run the JupyterLab command ``name`` on the notebook in view and wait for it to finish."""
+    page.evaluate("name => window.jupyterapp.commands.execute(name)", name)
+
+
+# every output cell's prompt carries an execution count; no widget view is still loading
+_RAN_ALL = """() => {
+    const panel = window.jupyterapp.shell.currentWidget;
+    const prompts = [...panel.node.querySelectorAll('.jp-CodeCell .jp-InputPrompt')];
+    const views = [...panel.node.querySelectorAll(
+        '.jp-OutputArea-output[data-mime-type="application/vnd.jupyter.widget-view+json"]')];
+    return prompts.length > 0 && prompts.every(p => /\\[\\d+\\]/.test(p.textContent))
+        && panel.sessionContext.session?.kernel?.status === 'idle'
+        && views.every(v => v.querySelector('.jupyter-widgets')
+                            || /Error displaying widget/.test(v.textContent));
+}"""
 
 
 def run_all(page: Any) -> None:
-    """Clear the saved outputs, Run > Run All Cells, then wait until every code cell has an
-    execution count."""
-    menu(page, "Edit", "Clear Outputs of All Cells")
+    """Clear the saved outputs, run all cells, then wait until every code cell has an execution
+    count, the kernel is idle and every widget view is drawn."""
+    command(page, "notebook:clear-all-cell-outputs")
     page.wait_for_function(
-        "() => ![...document.querySelectorAll('.jp-CodeCell .jp-InputPrompt')]"
-        ".some(p => /\\[\\d+\\]/.test(p.textContent))")
-    menu(page, "Run", "Run All Cells")
-    page.wait_for_function(
-        """() => {
-            const prompts = [...document.querySelectorAll('.jp-NotebookPanel:not(.lm-mod-hidden)'
-                + ' .jp-CodeCell .jp-InputPrompt')];
-            return prompts.length > 0 && prompts.every(p => /\\[\\d+\\]/.test(p.textContent));
-        }""", timeout=RUN_TIMEOUT_MS)
-    page.wait_for_timeout(500)  # widget views render after the last reply
+        """() => ![...window.jupyterapp.shell.currentWidget.node.querySelectorAll(
+                '.jp-CodeCell .jp-InputPrompt')].some(p => /\\[\\d+\\]/.test(p.textContent))""",
+        timeout=LOAD_TIMEOUT_MS)
+    command(page, "notebook:run-all-cells")
+    page.wait_for_function(_RAN_ALL, timeout=RUN_TIMEOUT_MS)
 
 
 def error_outputs(page: Any) -> list[str]:
@@ -91,49 +112,52 @@ def dashboard(page: Any) -> Any:
 
 def bars(page: Any) -> list[tuple[str, str, str]]:
     """(item, state, turns remaining) of every timeline bar the browser draws."""
-    return page.evaluate(
+    return [tuple(bar) for bar in page.evaluate(
         """() => [...document.querySelectorAll('svg.wm-timeline rect.wm-bar')].map(
-            b => [b.dataset.item, b.dataset.state, b.dataset.remaining])""")
+            b => [b.dataset.item, b.dataset.state, b.dataset.remaining])""")]
 
 
-def countdown_rows(page: Any, dash: Any) -> int:
-    """Rows of the peanut gallery's countdown table in the notification tab."""
+def eventually(page: Any, read: Callable[[], Any], expected: Any, timeout_s: float = 60) -> Any:
+    """``read()`` once it returns ``expected``, or its last answer after ``timeout_s`` (for the
+    assertion to show): a slider move reaches the page as several widget updates, one at a time."""
+    deadline = time.monotonic() + timeout_s
+    while (value := read()) != expected and time.monotonic() < deadline:
+        page.wait_for_timeout(100)   # polling interval, not a wait for the answer
+    return value
+
+
+def guidance_countdowns(dash: Any) -> list[int]:
+    """The ``expires_in`` of every guidance entry the notification tab's peanut gallery panel
+    shows, in order."""
     dash.locator(".lm-TabBar-tab", has_text="notification").click()
-    panel = dash.locator(".jupyter-widget-Accordion, .widget-accordion, .jp-Collapse",
-                         has_text="peanutgallery_guidance").last
-    rows = panel.locator("table tr").count()
+    text = dash.locator("pre", has_text="mira:peanutgallery").last.text_content() or ""
     dash.locator(".lm-TabBar-tab", has_text="overview").click()
-    return max(rows - 1, 0)   # less the header
+    return [int(n) for n in re.findall(r'expires_in="(\d+)_turns"', text)]
 
 
-@pytest.mark.skip(reason="unfinished (h11, out of time): the locator/wait after the keyboard move and the saved-state render need debugging; see the h11 report")
 def test_ttl_dashboard_renders_and_the_slider_moves_from_the_keyboard(page: Any, lab: Lab) -> None:
     open_notebook(page, lab, "02_ttl_expiry.ipynb")
     run_all(page)
     dash = dashboard(page)
     dash.scroll_into_view_if_needed()
-    assert dash.locator("svg.wm-timeline rect.wm-bar").count() >= 3   # the timeline is drawn
+    assert dash.locator("svg.wm-timeline rect.wm-bar").count() == 4   # the timeline is drawn
     assert dash.locator("line.wm-now").count() == 1                   # the turn on view marked
     handle = dash.locator(".noUi-handle").first
+    live = bars(page)
     handle.focus()
     handle.press("Home")                                              # back to turn 0
-    page.wait_for_function("() => document.querySelector('svg.wm-timeline title')")
-    page.wait_for_timeout(800)
-    at_start = bars(page)
-    rows_at_start = countdown_rows(page, dash)
+    # the fourth entry is added after the collapse at turn 6: not yet there
+    at_start = [("guidance-1", "live", "0"), ("guidance-2", "live", "2"),
+                ("guidance-3", "live", "5"), ("guidance-4", "future", "7")]
+    assert eventually(page, lambda: bars(page), at_start) == at_start
+    assert eventually(page, lambda: guidance_countdowns(dash), [0, 2, 5]) == [0, 2, 5]
     handle.focus()
     handle.press("ArrowRight")                                        # turn 1
-    page.wait_for_timeout(800)
-    at_next = bars(page)
-    rows_at_next = countdown_rows(page, dash)
-    assert at_start != at_next                                         # the countdowns moved
-    live_start = {item for item, state, _ in at_start if state == "live"}
-    live_next = {item for item, state, _ in at_next if state == "live"}
-    assert live_next < live_start                                      # the ttl=0 entry expired
-    assert rows_at_next < rows_at_start                                # and left the panel
-    remaining_start = {item: r for item, state, r in at_start if state == "live"}
-    assert any(int(r) == int(remaining_start[item]) - 1
-               for item, _, r in at_next if item in live_next and r)
+    # the ttl=0 entry expired and left the panel; the others counted down by one
+    at_next = [("guidance-1", "expired", "0"), ("guidance-2", "live", "1"),
+               ("guidance-3", "live", "4"), ("guidance-4", "future", "6")]
+    assert eventually(page, lambda: bars(page), at_next) == at_next
+    assert eventually(page, lambda: guidance_countdowns(dash), [1, 4]) == [1, 4]
     dash.screenshot(path=str(SCREENSHOTS / "02_ttl_expiry_dashboard.png"))
     assert error_outputs(page) == [] and page.dialogs == []
 
@@ -141,7 +165,6 @@ def test_ttl_dashboard_renders_and_the_slider_moves_from_the_keyboard(page: Any,
 HOSTILE = "<img src=x onerror=alert(1)><script>alert(2)</script>"
 
 
-@pytest.mark.skip(reason="unfinished (h11, out of time): the locator/wait after the keyboard move and the saved-state render need debugging; see the h11 report")
 def test_hostile_guidance_shows_as_text_and_fires_no_dialog(page: Any, lab: Lab) -> None:
     import nbformat
 
@@ -152,8 +175,8 @@ def test_hostile_guidance_shows_as_text_and_fires_no_dialog(page: Any, lab: Lab)
         "s = wm_kernel.current_session()\n"
         f"s.trinket('PeanutGalleryTrinket').add_guidance('concern', {HOSTILE!r}, ttl=3)\n"
         "Dashboard(s)",
-        "%compose",
         "%trinket peanutgallery add concern '<b onmouseover=alert(3)>hover me</b>' --ttl 1",
+        "%compose",
         "%trinkets",
     ]
     notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in cells])
@@ -165,7 +188,6 @@ def test_hostile_guidance_shows_as_text_and_fires_no_dialog(page: Any, lab: Lab)
     dash = dashboard(page)
     dash.locator(".lm-TabBar-tab", has_text="notification").click()
     page.locator("pre", has_text="hover me").first.hover()
-    page.wait_for_timeout(1000)
     screenshot(page, "hostile")
     assert page.dialogs == []
     outputs = page.locator(".jp-OutputArea")
@@ -195,7 +217,6 @@ def _contrast_script() -> str:
     }"""
 
 
-@pytest.mark.skip(reason="unfinished (h11, out of time): the locator/wait after the keyboard move and the saved-state render need debugging; see the h11 report")
 def test_saved_dashboard_shows_without_running_and_reads_in_the_dark_theme(page: Any,
                                                                             lab: Lab) -> None:
     lab.set_theme("JupyterLab Dark")
