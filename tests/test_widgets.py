@@ -653,3 +653,196 @@ def test_overview_timeline_has_a_bar_per_item_live_and_expired_at_the_turn_on_vi
     assert "<b>size of each placement</b>" in d.overview.value
     assert re.search(r"<code>peanutgallery_guidance</code> removed", d.overview.value)
     d.close()
+
+
+def test_the_timeline_ends_an_item_where_it_was_last_seen_when_cut_short(sent: list) -> None:
+    s = make_session(Tasks)
+    d = Dashboard(s)
+    s.trinket("Tasks").add_item("crawl", ttl=9)
+    d.advance(2)
+    d.collapse_button.click()                     # flushed at turn 2, announced to turn 9
+    d.advance(1)
+    assert bars(d) == [("crawl", "expired", "0")]
+    d.viewing_turn = 1
+    assert bars(d) == [("crawl", "live", "1")]    # shown at turns 0 to 2 only
+    assert read(d.panel("async_activity").body.value)["items"] == [("crawl", "8")]
+    d.close()
+
+
+# -- the turn driver -------------------------------------------------------------------------------------
+def test_turn_driver_seeks_collapse_into_the_latest_target() -> None:
+    driver = TurnDriver(latest=10)
+    assert driver.seek(3) is True                 # the caller shows it
+    assert driver.seek(5) is False and driver.seek(7) is False   # arrive while 3 is shown
+    assert driver.next_seek() == 7                # only the latest of them is shown next
+    assert driver.next_seek() is None and not driver.seeking
+    assert driver.seek(2) is True
+    driver.abort_seek()
+    assert (driver.pending, driver.seeking) == (None, False)
+
+
+def test_turn_driver_modes_and_views() -> None:
+    driver = TurnDriver(latest=4)
+    assert (driver.mode, driver.shown) == ("live", 4)
+    assert [driver.view_for(t) for t in (-1, 0, 3, 4, 9)] == [0, 0, 3, None, None]
+    driver.view = driver.check_view(2)
+    assert (driver.mode, driver.shown) == ("replay", 2)
+    for bad in (4, -1, True, "2"):
+        with pytest.raises(ValueError, match=r"viewing_turn must be None \(live\) or an earlier "
+                                             r"turn, 0 to 3; got"):
+            driver.check_view(bad)
+    assert driver.view == 2                       # a refused view changes nothing
+    assert driver.check_view(None) is None
+
+
+def test_turn_driver_holds_rendering_through_batches_and_turns() -> None:
+    driver = TurnDriver(latest=0)
+    assert not driver.held
+    driver.start_turn(1)
+    assert (driver.held, driver.latest) == (True, 1)
+    driver.end_turn()
+    assert not driver.held
+    driver.open_batch()
+    driver.open_batch()
+    driver.start_turn(2)                          # a turn the batch drives
+    assert driver.close_batch() is False and driver.held    # inner batch: keep holding
+    assert driver.close_batch() is True and not driver.held  # outer: render once, turn over
+
+
+def test_the_dashboards_driver_follows_the_session_and_the_slider(sent: list) -> None:
+    s = make_session(Inbox)
+    d = Dashboard(s)
+    d.advance(3)
+    assert (d.driver.latest, d.driver.mode, d.driver.held) == (3, "live", False)
+    from_frontend(d.slider, value=1)
+    assert (d.driver.view, d.driver.mode, d.viewing_turn) == (1, "replay", 1)
+    s.advance_turn()                              # from another cell: the view stays where it is
+    assert (d.driver.latest, d.driver.view, d.slider.max, d.slider.value) == (4, 1, 4, 1)
+    from_frontend(d.play, value=4)
+    assert (d.driver.mode, d.viewing_turn, d.driver.seeking) == ("live", None, False)
+    d.close()
+
+
+# -- golden snapshots: one per view (the exact HTML, styling included) ---------------------------------
+GOLDEN_LIVE = (
+    '<div class="wm-meta" style="font-size:12px;color:var(--jp-ui-font-color2, #616161)">trinket '
+    '<b>Tasks</b> · 41 chars · segment turn 0</div><table class="wm-items" style="font-size:12px">'
+    '<tr><th style="text-align:left">item</th><th>turns remaining</th></tr><tr><td>a &lt;b&gt;</td>'
+    '<td style="text-align:right">2</td></tr><tr><td>forever</td><td style="text-align:right">9'
+    '</td></tr></table><pre style="white-space:pre-wrap;word-break:normal;overflow-wrap:anywhere;'
+    'font-family:var(--jp-code-font-family, monospace);font-size:var(--jp-code-font-size, 13px);'
+    'line-height:1.35;max-height:24em;overflow:auto;margin:2px 0 6px 14px;padding:2px 0 2px 8px;'
+    'border-left:2px solid var(--jp-border-color2, #e0e0e0)">a &lt;b&gt;: 2 turns left\n'
+    'forever: 9 turns left</pre>')
+GOLDEN_READ_ONLY_FAILED = (
+    '<div class="wm-meta" style="font-size:12px;color:var(--jp-ui-font-color2, #616161)">turn 0 '
+    '(read-only) · trinket <b>Flaky</b> · 0 chars</div><div class="wm-note"><span class="wm-badge" '
+    'style="background:var(--jp-error-color1, #c62828);color:#fff;padding:0 5px;border-radius:3px;'
+    'font-size:11px">error</span> <code>forage_results</code> · Flaky · trinket failed: <span '
+    'style="color:var(--jp-error-color1, #c62828)">RuntimeError: down</span></div>')
+
+
+def test_golden_panels(sent: list) -> None:
+    s = make_session(Tasks, Flaky)
+    s.trinket("Tasks").add("a <b>", ttl=2)
+    s.trinket("Tasks").add("forever", ttl=9)
+    s.trinket("Flaky").failure = "down"
+    d = Dashboard(s)
+    assert d.panel("async_activity").body.value == GOLDEN_LIVE
+    s.trinket("Flaky").failure = ""
+    d.advance(1)
+    d.viewing_turn = 0
+    assert d.panel("forage_results").body.value == GOLDEN_READ_ONLY_FAILED
+    d.close()
+
+
+# -- budget and cache tabs ----------------------------------------------------------------------------
+def test_budget_tab_draws_the_bars_of_the_prompt_on_view_only_while_open(sent: list) -> None:
+    s = Session(base_prompt="You help.", trinkets=[Inbox, Tasks], token_budget=120,
+                clock=ManualClock("2026-11-30T09:00:00+00:00"))
+    s.trinket("Tasks").add("a long running background job " * 30, ttl=9)
+    d = Dashboard(s)
+    d.advance(1)
+    assert d.budget.value == "" and updates(sent, d.budget) == []    # closed: never drawn
+    d.tabs.selected_index = d.tabs.children.index(d.budget)
+    bars = d.budget.value
+    assert bars.startswith('<div class="wm-budget">') and "<svg" in bars
+    assert "budget 120" in text_of(bars)
+    dropped = re.findall(r"<title>([^<]*)</title>", bars)
+    assert any("async_activity" in t and "dropped" in t for t in dropped), dropped
+    sent.clear()
+    s.trinket("Inbox").request_update()        # the same prompt: nothing to send
+    assert updates(sent, d.budget) == []
+    d.viewing_turn = 0                          # the bars follow the turn on view
+    assert "turn 0" in text_of(d.budget.value)
+    d.close()
+
+
+def test_cache_strip_has_a_cell_per_turn_and_simulates_once_per_latest_turn(
+        sent: list, monkeypatch: pytest.MonkeyPatch) -> None:
+    s = make_session(Inbox, Tasks)
+    d = Dashboard(s, cache_model="claude-haiku-4-5")
+    d.advance(3)
+    runs: list[str] = []
+    simulate = s.cache_simulation
+    monkeypatch.setattr(s, "cache_simulation",
+                        lambda model, **kw: runs.append(model) or simulate(model, **kw))
+    d.tabs.selected_index = d.tabs.children.index(d.cache)
+    cells = re.findall(r'data-turn="(\d+)" data-status="(\w+)" title="([^"]*)"', d.cache.value)
+    assert [int(turn) for turn, _, _ in cells] == [0, 1, 2, 3]
+    assert all(status in ("hit", "partial", "write", "miss") for _, status, _ in cells)
+    assert all(html.unescape(title).startswith(f"turn {turn}: {status}")
+               for turn, status, title in cells)
+    assert "claude-haiku-4-5" in text_of(d.cache.value)
+    for value in (0, 2, 1, 3):                 # slider moves: the strip's mark moves, no re-run
+        from_frontend(d.slider, value=value)
+    assert runs == ["claude-haiku-4-5"]
+    d.advance(1)                                # a new turn: one more simulation
+    assert runs == ["claude-haiku-4-5"] * 2 and d.cache.value.count("wm-cache-cell") == 5
+    d.cache_model = "claude-sonnet-4-6"
+    assert runs[-1] == "claude-sonnet-4-6" and "claude-sonnet-4-6" in text_of(d.cache.value)
+    with pytest.raises(ValueError, match="unknown cache_model 'gpt-nope'"):
+        d.cache_model = "gpt-nope"
+    assert d.cache_model == "claude-sonnet-4-6"
+    d.close()
+
+
+def test_an_unknown_cache_model_is_refused_at_creation(sent: list) -> None:
+    with pytest.raises(ValueError, match="unknown cache_model 'nope'; known: "):
+        Dashboard(make_session(Inbox), cache_model="nope")
+
+
+# -- memory ----------------------------------------------------------------------------------------------
+def _bytes_per_turn(dashboard: bool, turns: int) -> float:
+    import gc
+    import tracemalloc
+
+    s = make_session(Tasks, PeanutGalleryTrinket)
+    for i in range(10):
+        s.trinket("Tasks").add(f"background job number {i} with a longish label", ttl=10**6)
+    for i in range(5):
+        s.trinket("PeanutGalleryTrinket").add_guidance("concern", f"Guidance {i}, for long.",
+                                                        ttl=10**5)
+    d = Dashboard(s) if dashboard else None
+    s.advance_turn(20)                           # warm: caches and first-time structures
+    gc.collect()
+    tracemalloc.start()
+    try:
+        start = tracemalloc.get_traced_memory()[0]
+        s.advance_turn(turns)
+        gc.collect()
+        grown = tracemalloc.get_traced_memory()[0] - start
+    finally:
+        tracemalloc.stop()
+    if d is not None:
+        d.close()
+    return grown / turns
+
+
+@pytest.mark.slow
+def test_an_open_dashboard_keeps_a_small_constant_per_turn(sent: list) -> None:
+    # 15 live items on every turn: copies of their lists per turn cost the dashboard about as much
+    # again as the session itself (8.0 KB -> 17.0 KB per turn before); changes cost ~nothing
+    without = _bytes_per_turn(False, 2_000)
+    with_dashboard = _bytes_per_turn(True, 2_000)
+    assert with_dashboard < 1.25 * without + 400, (without, with_dashboard)
