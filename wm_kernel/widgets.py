@@ -1,5 +1,10 @@
 """The live dashboard: every prompt section of a Session, grouped by placement, kept up to date.
 
+(Longer than the ~600 lines of other modules, on purpose: it is one widget class whose observers,
+controls, batching and tab renderers share one state, so splitting it would scatter that state;
+the parts that stand alone, the turn driver, a section's panel and its HTML, live in
+``wm_kernel/dashboard_parts.py``, the overview's pictures in ``wm_kernel/overview.py``.)
+
 :class:`Dashboard` is an ipywidgets ``VBox`` whose first tab, the overview, draws a timeline of
 every item of the stateful trinkets (live and expired, the turn on view marked), the size of each
 placement and the newest changes; then one tab per placement (system cached, system
@@ -65,20 +70,21 @@ import functools
 import html
 import weakref
 from contextlib import contextmanager
-from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Iterator, TypeVar, cast
 
 import ipywidgets as widgets
 from traitlets import Bool, HasTraits, Instance, Int, Unicode, observe, validate
 
 from trinkets.base import EventAwareTrinket, StatefulTrinket
-from wm_kernel import overview, render, style
+from wm_kernel import overview, render
 from wm_kernel.budget_view import budget_bars
+from wm_kernel.dashboard_parts import (SMALL, SectionPanel, TurnDriver, badge, event_row,
+                                       live_section, recorded_section)
 from wm_kernel.bus import EventRecord
 from wm_kernel.diff import diff_prompts
 from wm_kernel.events import Event, SegmentCollapsedEvent, TrinketFedEvent, TurnCompletedEvent
 from wm_kernel.session import Session
-from wm_kernel.types import ComposedPrompt, OmittedSection, SectionRecord
+from wm_kernel.types import ComposedPrompt, OmittedSection
 
 BASE_SECTION = "base_prompt"
 
@@ -92,12 +98,6 @@ VIEWS: dict[str, str] = {key.replace(":", "_"): _SHORT_TITLES[key] for key, _ in
 _TRINKET_TRAITS = ["content", "error", "enabled"]
 # the latest dashboard of each session, so a re-run cell (or %wm_dashboard) replaces it
 _latest: "weakref.WeakKeyDictionary[Session, Dashboard]" = weakref.WeakKeyDictionary()
-_SMALL = "font-size:12px"
-
-
-def _badge(text: str, bg: str = style.ERROR) -> str:
-    return (f'<span class="wm-badge" style="background:{bg};color:#fff;padding:0 5px;'
-            f'border-radius:3px;font-size:11px">{html.escape(text)}</span>')
 
 
 _F = TypeVar("_F", bound=Callable[..., Any])
@@ -118,154 +118,6 @@ def _serialized(method: _F) -> _F:
             return method(self, *args)
 
     return cast(_F, wrapper)
-
-
-@dataclass
-class TurnDriver:
-    """Which turn a dashboard shows and when it may render: all of its turn-driving state.
-
-    ``mode`` is ``"live"`` (the session's latest turn, editable) or ``"replay"`` (an earlier
-    recorded turn, read-only). Rendering is held while a dashboard-driven action (a batch) or a
-    session turn is in progress, so everything one turn changes goes out together.
-
-    Examples
-    --------
-    >>> d = TurnDriver(latest=3)
-    >>> d.seek(1), d.next_seek(), d.next_seek(), d.view_for(1), d.mode
-    (True, 1, None, 1, 'live')
-    >>> d.view = 1; d.mode, d.shown, d.view_for(9)
-    ('replay', 1, None)
-    >>> d.start_turn(4); d.held, d.latest, d.view
-    (True, 4, 1)
-    >>> d.end_turn(); d.held
-    False
-    """
-
-    #: The session's turn: the slider's maximum.
-    latest: int = 0
-    #: The earlier turn shown read-only, or None: live.
-    view: int | None = None
-    #: Dashboard-driven actions in progress (nested); rendering waits for the outermost.
-    batches: int = 0
-    #: A session turn has started and its compose (or lifecycle refresh) has not ended it yet.
-    turn_open: bool = False
-    #: The dashboard is moving its own controls: their change notifications are its own echo.
-    echo: bool = False
-    #: The latest slider or play target not yet shown; moves arriving while one is shown
-    #: collapse into it, so a fast drag shows the turns it ends on, not every turn it crossed.
-    pending: int | None = None
-    #: A seek is being shown.
-    seeking: bool = False
-
-    @property
-    def mode(self) -> str:
-        """``"live"`` or ``"replay"``."""
-        return "live" if self.view is None else "replay"
-
-    @property
-    def shown(self) -> int:
-        """The turn on view."""
-        return self.latest if self.view is None else self.view
-
-    @property
-    def held(self) -> bool:
-        """Whether rendering must wait (a batch or a session turn is in progress)."""
-        return self.batches > 0 or self.turn_open
-
-    def check_view(self, turn: object) -> int | None:
-        """``turn`` if it may be viewed (None, or 0 to ``latest - 1``); ValueError otherwise."""
-        if turn is None:
-            return None
-        if isinstance(turn, bool) or not isinstance(turn, int) or not 0 <= turn < self.latest:
-            raise ValueError(f"viewing_turn must be None (live) or an earlier turn, 0 to "
-                             f"{self.latest - 1}; got {turn!r}")
-        return turn
-
-    def view_for(self, target: int) -> int | None:
-        """The view a slider at ``target`` asks for: live at or past the latest turn."""
-        return None if target >= self.latest else max(target, 0)
-
-    def start_turn(self, turn: int) -> None:
-        """The session moved to ``turn``: hold rendering until the turn ends."""
-        self.latest = turn
-        self.turn_open = True
-
-    def end_turn(self) -> None:
-        """The turn's compose (or lifecycle refresh) ended: rendering may go on."""
-        self.turn_open = False
-
-    def open_batch(self) -> None:
-        self.batches += 1
-
-    def close_batch(self) -> bool:
-        """End a batch; True when it was the outermost (then render once, and any turn it
-        drove has ended too)."""
-        self.batches -= 1
-        if self.batches:
-            return False
-        self.turn_open = False
-        return True
-
-    def seek(self, target: int) -> bool:
-        """A control asks for ``target``. True: the caller shows it (and then each
-        :meth:`next_seek`); False: a seek in progress will pick it up."""
-        self.pending = target
-        if self.seeking:
-            return False
-        self.seeking = True
-        return True
-
-    def next_seek(self) -> int | None:
-        """The next target to show, or None: the seek is over."""
-        target, self.pending = self.pending, None
-        if target is None:
-            self.seeking = False
-        return target
-
-    def abort_seek(self) -> None:
-        """A seek failed: drop what is pending."""
-        self.pending, self.seeking = None, False
-
-
-class SectionPanel:
-    """One section's collapsible panel: an ``Accordion`` (title: section and trinket, plus a marker
-    when the trinket failed or is disabled) holding one ``HTML`` body.
-
-    Everything that changes on an ordinary content change lives in the body, so such a change is one
-    message; the title changes only when the trinket starts or stops failing, or is switched.
-    """
-
-    def __init__(self, section: str) -> None:
-        self.section = section
-        self.body = widgets.HTML()
-        self.box = widgets.Accordion(children=(self.body,), titles=(section,), selected_index=0)
-        self._empty = False
-
-    @property
-    def title(self) -> str:
-        """The accordion title: section and trinket, plus the failed/disabled marker."""
-        return self.box.titles[0]
-
-    def show(self, title: str, body: str, *, empty: bool = False) -> None:
-        """Set title and body: at most one message per widget, none if nothing changed.
-
-        A panel whose section has no content (and no error to show) folds to its title line when
-        it becomes empty and opens again when content arrives; in between the user's choice
-        stands."""
-        with self.box.hold_sync(), self.body.hold_sync():
-            if empty:
-                title += " · empty"
-            if self.box.titles != (title,):
-                self.box.titles = (title,)
-            if empty != self._empty:
-                self._empty = empty
-                self.box.selected_index = None if empty else 0
-            self.body.value = body
-
-    def close(self) -> None:
-        """Close the body and the accordion widgets."""
-        self.body.close()
-        self.box.close()
 
 
 class Dashboard(widgets.VBox):
@@ -691,7 +543,7 @@ class Dashboard(widgets.VBox):
     def _report(self, exc: BaseException) -> None:
         """Show an error in the dashboard itself (print in a callback is lost in JupyterLab)."""
         try:
-            self.errors.value = (f'<div class="wm-error">{_badge("error")} <code>'
+            self.errors.value = (f'<div class="wm-error">{badge("error")} <code>'
                                  f"{html.escape(type(exc).__name__)}: {html.escape(str(exc))}"
                                  "</code></div>")
         except Exception:
@@ -817,93 +669,17 @@ class Dashboard(widgets.VBox):
         """(title, body HTML, empty) of a section in the current mode; empty: no content and no
         failure or switch to show, so the panel folds."""
         if self.driver.view is None:
-            return self._live_view(section)
-        return self._recorded_view(section, self.driver.view)
+            return live_section(self.session, section, self._trinket_of(section),
+                                self.preview_chars)
+        view = self.driver.view
+        return recorded_section(self._recorded_at(view), view, section, self._trinket_of(section),
+                                self._omitted_at, self._items, self.preview_chars)
 
     def _trinket_of(self, section: str) -> EventAwareTrinket | None:
         for trinket in self._watched.values():
             if trinket.variable_name == section:
                 return trinket
         return None
-
-    def _live_view(self, section: str) -> tuple[str, str, bool]:
-        trinket = self._trinket_of(section)
-        if trinket is None:
-            record = _find_record(self.session.composed, section)
-            content = record.content if record is not None else ""
-            meta = f"composer · {render.chars(len(content))}" + (
-                " · cached" if record is not None and record.cached else "")
-            note = "" if record is not None else "<i>not in the prompt</i>"
-            return section, self._body_html(meta, note, None, content), not content
-        title = f"{section} · {trinket.name}"
-        note, content = "", ""
-        if trinket.error:
-            title += " · ⚠ failed"
-            note = (f"{_badge('error')} <code>{html.escape(trinket.error)}</code> "
-                    f"<i>the section is left out of the prompt</i>")
-        elif not trinket.enabled:
-            title += " · disabled"
-            note = f"{_badge('disabled', style.MUTED)} <i>contributes no section</i>"
-        else:
-            content = trinket.content
-            if not content:
-                note = "<i>no content: the section is left out</i>"
-        placement = self.session.layout.placement_of(section)
-        cached = trinket.cache_policy and placement in (None, "system")
-        meta = (f"trinket <b>{html.escape(trinket.name)}</b> · {render.chars(len(content))}"
-                + (" · cached" if cached else ""))
-        if isinstance(trinket, StatefulTrinket):
-            meta += f" · segment turn {trinket.current_turn}"
-        items = trinket.describe_items() if isinstance(trinket, StatefulTrinket) else None
-        empty = not content and not trinket.error and trinket.enabled and not items
-        return title, self._body_html(meta, note, items, content), empty
-
-    def _recorded_view(self, section: str, turn: int) -> tuple[str, str, bool]:
-        found = self._recorded_at(turn)
-        trinket = self._trinket_of(section)
-        title = section if trinket is None else f"{section} · {trinket.name}"
-        if found is None:
-            return title, self._body_html("", f"<i>no prompt was composed by turn {turn}</i>",
-                                          None, ""), True
-        shown_turn, composed = found
-        record = _find_record(composed, section)
-        omitted = _find_omitted(self._omitted_at.get(shown_turn, composed.omitted), section)
-        note, content = "", ""
-        owner = trinket.name if trinket is not None else None
-        if record is not None:
-            content = record.content
-            owner = record.trinket or owner
-            title = section if owner is None else f"{section} · {owner}"
-        elif omitted is not None:
-            owner = omitted.trinket or owner
-            if omitted.error:
-                title = f"{section} · {owner} · ⚠ failed"
-            note = (_badge("error") + " " if omitted.error else "") + render.omitted_html(omitted)
-        else:
-            note = "<i>not in the prompt at this turn</i>"
-        meta = (f"turn {shown_turn} (read-only) · "
-                + (f"trinket <b>{html.escape(owner)}</b> · " if owner else "composer · ")
-                + render.chars(len(content))
-                + (" · cached" if record is not None and record.cached else ""))
-        items = (self._items.items_at(shown_turn, section)
-                 if isinstance(trinket, StatefulTrinket) else None)
-        failed = omitted is not None and bool(omitted.error)
-        empty = not content and not failed and not items
-        return title, self._body_html(meta, note, items, content), empty
-
-    def _body_html(self, meta: str, note: str, items: list[dict[str, Any]] | None,
-                   content: str) -> str:
-        """A panel's body: meta line, note, items table, then the section's text as every view
-        shows it (``render.section_text_html``, cut at ``preview_chars``)."""
-        parts = [f'<div class="wm-meta" style="{_SMALL};color:{style.MUTED}">{meta}</div>'] \
-            if meta else []
-        if note:
-            parts.append(f'<div class="wm-note">{note}</div>')
-        if items is not None:
-            parts.append(_items_html(items))
-        if content:
-            parts.append(render.section_text_html(content, limit=self.preview_chars))
-        return "".join(parts)
 
     def _prompt_on_view(self) -> ComposedPrompt | None:
         if self.driver.view is None:
@@ -956,7 +732,7 @@ class Dashboard(widgets.VBox):
             bars = budget_bars(composed, counter=counter)
             label = (f"turn {composed.turn} · tokens by section ({bars.tokenizer})"
                      + (f" · budget {bars.budget:,}" if bars.budget is not None else " · no budget"))
-            self._bars = (composed, f'<div class="wm-budget"><div style="{_SMALL}">'
+            self._bars = (composed, f'<div class="wm-budget"><div style="{SMALL}">'
                                     f"{html.escape(label)}</div>{bars.svg}</div>")
         return self._bars[1]
 
@@ -978,10 +754,10 @@ class Dashboard(widgets.VBox):
                 summary = (f"{self.cache_model}: hit rate {sim.hit_rate:.0%} · input cost "
                            f"${sim.total_cost:.4f} (without caching ${sim.cost_without_cache:.4f})")
                 self._simulation = (key, rows, summary)
-        _, rows, summary = self._simulation
-        if isinstance(rows, str):
-            return f'<div class="wm-cache-strip" style="{_SMALL}"><i>{html.escape(rows)}</i></div>'
-        return overview.cache_strip_html(rows, self.driver.shown, summary)
+        _, found, summary = self._simulation
+        if isinstance(found, str):
+            return f'<div class="wm-cache-strip" style="{SMALL}"><i>{html.escape(found)}</i></div>'
+        return overview.cache_strip_html(found, self.driver.shown, summary)
 
     @property
     def status(self) -> str:
@@ -1025,11 +801,11 @@ class Dashboard(widgets.VBox):
         for record in records:
             cached = known.get(record.seq)
             if cached is None or cached[0] is not record or cached[1] != len(record.failures):
-                cached = (record, len(record.failures), _event_row(record))
+                cached = (record, len(record.failures), event_row(record))
             self._event_rows[record.seq] = cached
             rows.append(cached[2])
-        return (f'<div style="{_SMALL}">last {len(records)} events</div>'
-                f'<table class="wm-events" style="{_SMALL}"><tr><th>#</th>'
+        return (f'<div style="{SMALL}">last {len(records)} events</div>'
+                f'<table class="wm-events" style="{SMALL}"><tr><th>#</th>'
                 '<th style="text-align:left">event</th><th style="text-align:left">detail</th>'
                 f'<th>failures</th></tr>{"".join(rows)}</table>')
 
@@ -1087,43 +863,6 @@ def _trinket_traits(trinket: EventAwareTrinket) -> list[str]:
     if isinstance(trinket, StatefulTrinket):
         return [*_TRINKET_TRAITS, "current_turn"]
     return list(_TRINKET_TRAITS)
-
-
-def _find_record(composed: ComposedPrompt | None, section: str) -> SectionRecord | None:
-    for record in (composed.sections if composed is not None else ()):
-        if record.name == section:
-            return record
-    return None
-
-
-def _find_omitted(omitted: Iterable[OmittedSection], section: str) -> OmittedSection | None:
-    for gone in omitted:
-        if gone.name == section:
-            return gone
-    return None
-
-
-def _items_html(items: list[dict[str, Any]]) -> str:
-    """A stateful trinket's items and the turns each has left (or a line saying there are none)."""
-    if not items:
-        return f'<div class="wm-items" style="{_SMALL}"><i>no live items</i></div>'
-    rows = "".join(f"<tr><td>{html.escape(str(item.get('label') or item.get('id')))}</td>"
-                   f'<td style="text-align:right">{_remaining(item.get("turns_remaining"))}</td></tr>'
-                   for item in items)
-    return (f'<table class="wm-items" style="{_SMALL}"><tr><th style="text-align:left">item</th>'
-            f"<th>turns remaining</th></tr>{rows}</table>")
-
-
-def _event_row(record: EventRecord) -> str:
-    failures = "; ".join(f"{f.subscriber}: {f.error}" for f in record.failures)
-    return (f"<tr><td>{record.seq}</td>"
-            f"<td style=\"padding-left:{4 + 12 * record.depth}px\">{html.escape(record.event_type)}"
-            f"</td><td>{html.escape(render.event_detail(record.event))}</td>"
-            f"<td style=\"color:{style.ERROR}\">{html.escape(failures)}</td></tr>")
-
-
-def _remaining(turns: Any) -> str:
-    return "until collapse" if turns is None else html.escape(str(turns))
 
 
 def _recorded_turns(session: Session) -> Iterable[int]:
