@@ -188,8 +188,8 @@ class Dashboard(widgets.VBox):
         # the budget bars of the last prompt drawn, and the cache simulation of the latest turn:
         # (what they were computed for, the result)
         self._bars: tuple[ComposedPrompt, str] | None = None
-        self._simulation: tuple[tuple[str, int, int], list[tuple[int, str, str, str]] | str,
-                                str] | None = None
+        self._simulation: tuple[tuple[str, int, ComposedPrompt | None],
+                                list[tuple[int, str, str, str]] | str, str] | None = None
         self.session = session
 
         self.banner = widgets.HTML()
@@ -740,8 +740,10 @@ class Dashboard(widgets.VBox):
         """The cache strip, from one simulation per (model, latest turn, compose): moving the
         slider only moves the marked cell."""
         session = self.session
-        key = (self.cache_model, session.turn, id(session.composed))
-        if self._simulation is None or self._simulation[0] != key:
+        # the prompt itself is held, not its id: a later compose can never match a stale entry
+        key = (self.cache_model, session.turn, session.composed)
+        done = self._simulation[0] if self._simulation is not None else None
+        if done is None or done[:2] != key[:2] or done[2] is not key[2]:
             try:
                 sim = session.cache_simulation(self.cache_model)
             except ValueError as exc:   # nothing recorded, or send times gone from the bus log
@@ -754,6 +756,7 @@ class Dashboard(widgets.VBox):
                 summary = (f"{self.cache_model}: hit rate {sim.hit_rate:.0%} · input cost "
                            f"${sim.total_cost:.4f} (without caching ${sim.cost_without_cache:.4f})")
                 self._simulation = (key, rows, summary)
+        assert self._simulation is not None
         _, found, summary = self._simulation
         if isinstance(found, str):
             return f'<div class="wm-cache-strip" style="{SMALL}"><i>{html.escape(found)}</i></div>'
