@@ -2,6 +2,7 @@
 and read the update messages the dashboard asks the comms to send."""
 from __future__ import annotations
 
+import html
 import itertools
 import json
 import re
@@ -15,18 +16,38 @@ from trinkets.peanutgallery_trinket import PeanutGalleryTrinket
 from wm_kernel.clock import ManualClock
 from wm_kernel.events import SegmentCollapsedEvent, TurnCompletedEvent
 from wm_kernel.session import Session
-from wm_kernel.widgets import Dashboard
+from wm_kernel.widgets import Dashboard, TurnDriver
 
-LIVE_STYLE = '<div style="padding:4px 8px">'
-# every colour is a JupyterLab theme variable (light fallback), so the dark theme stays readable
-PRE = ('<pre style="white-space:pre-wrap;word-break:normal;overflow-wrap:anywhere;max-height:28em;'
-       'overflow:auto;margin:4px 0;padding:6px;font-family:var(--jp-code-font-family,monospace);'
-       'font-size:12px;color:var(--jp-content-font-color1,#000);'
-       'background:var(--jp-cell-editor-background,#f7f7f7);'
-       'border:1px solid var(--jp-border-color2,#ddd)">')
-META = '<div style="font-size:12px;color:var(--jp-content-font-color2,#444)">'
-ERROR_BADGE = ('<span style="background:var(--jp-error-color0,#b00020);color:#fff;padding:0 5px;'
-               'border-radius:3px;font-size:11px">error</span>')
+
+# -- reading what a user sees (structure and text, not styling) --------------------------------------
+def text_of(fragment: str) -> str:
+    """The text a browser shows for an HTML fragment: tags dropped, entities decoded."""
+    return html.unescape(re.sub(r"<[^>]+>", "", fragment))
+
+
+def read(body: str) -> dict[str, Any]:
+    """A panel body as its parts: the meta line, the note, the items as (label, turns remaining)
+    rows ([] for "no live items", None when the section has no items table) and the section text
+    (None when no text is shown). Only the parts present are returned."""
+    out: dict[str, Any] = {}
+    meta = re.search(r'<div class="wm-meta"[^>]*>(.*?)</div>', body)
+    if meta:
+        out["meta"] = text_of(meta.group(1))
+    note = re.search(r'<div class="wm-note">(.*?)</div>', body)
+    if note:
+        out["note"] = text_of(note.group(1))
+    table = re.search(r'class="wm-items".*?</(table|div)>', body)
+    if table:
+        out["items"] = [(text_of(a), text_of(b)) for a, b in
+                        re.findall(r"<tr><td>(.*?)</td><td[^>]*>(.*?)</td></tr>", table.group(0))]
+    pre = re.search(r"<pre[^>]*>(.*)</pre>", body, re.S)
+    if pre:
+        out["text"] = text_of(pre.group(1))
+    return out
+
+
+def read_update(update: dict[str, Any]) -> dict[str, Any]:
+    return read(update["value"])
 
 
 # -- a comm that records instead of talking to a frontend ------------------------------------------
@@ -162,7 +183,8 @@ def test_one_panel_per_section_grouped_by_placement(sent: list) -> None:
                          "peanutgallery_guidance"],
     }
     assert d.tabs.titles == ("overview", "system cached", "system uncached", "conv. prefix",
-                             "post-history", "notification", "trinkets", "event log")
+                             "post-history", "notification", "budget", "cache", "trinkets",
+                             "event log")
     assert d.tabs.selected_index == 0 and d.tabs.children[0] is d.overview
     # sections with nothing to show fold to their title line; the others stay open
     assert d.panel("peanutgallery_guidance").title == (
@@ -170,10 +192,10 @@ def test_one_panel_per_section_grouped_by_placement(sent: list) -> None:
     assert d.panel("peanutgallery_guidance").box.selected_index is None
     assert d.panel("inbox_status").box.selected_index == 0
     assert d.panel("inbox_status").title == "inbox_status · Inbox"
-    assert d.panel("inbox_status").body.value == (
-        f"{META}trinket <b>Inbox</b> · 8 chars</div>{PRE}2 unread</pre>")
-    assert d.panel("location_context").body.value == (
-        f"{META}trinket <b>Location</b> · 22 chars · cached</div>{PRE}The user is in London.</pre>")
+    assert read(d.panel("inbox_status").body.value) == {
+        "meta": "trinket Inbox · 8 chars", "text": "2 unread"}
+    assert read(d.panel("location_context").body.value) == {
+        "meta": "trinket Location · 22 chars · cached", "text": "The user is in London."}
     assert [t.description for t in d.toggle_box.children] == [
         "Inbox (inbox_status)", "Location (location_context)", "Tasks (async_activity)",
         "Flaky (forage_results)", "PeanutGalleryTrinket (peanutgallery_guidance)"]
@@ -208,12 +230,9 @@ def test_one_turn_sends_one_update_for_the_changed_section_and_none_for_the_othe
     s.advance_turn()
 
     # the tasks section changed twice inside the turn (counter, then compose): one message
-    assert updates(sent, tasks.body) == [{"value": (
-        f"{META}trinket <b>Tasks</b> · 28 chars · segment turn 1</div>"
-        '<table style="font-size:12px"><tr><th style="text-align:left">item</th>'
-        "<th>turns remaining</th></tr>"
-        '<tr><td>index the wiki</td><td style="text-align:right">2</td></tr></table>'
-        f"{PRE}index the wiki: 2 turns left</pre>")}]
+    assert [read_update(u) for u in updates(sent, tasks.body)] == [{
+        "meta": "trinket Tasks · 28 chars · segment turn 1", "items": [("index the wiki", "2")],
+        "text": "index the wiki: 2 turns left"}]
     assert updates(sent, tasks.box) == []
     for unchanged in ("base_prompt", "inbox_status", "location_context"):
         assert updates(sent, d.panel(unchanged).body) == []
@@ -221,8 +240,8 @@ def test_one_turn_sends_one_update_for_the_changed_section_and_none_for_the_othe
     # the controls: one message each, and nothing else at all
     assert updates(sent, d.slider) == [{"max": 1, "value": 1}]
     assert updates(sent, d.play) == [{"max": 1, "value": 1}]
-    assert updates(sent, d.banner) == [
-        {"value": f"{LIVE_STYLE}<b>live</b> · turn 1 · segment 1 (segment turn 1)</div>"}]
+    assert [text_of(u["value"]) for u in updates(sent, d.banner)] == [
+        "live · turn 1 · segment 1 (segment turn 1)"]
     assert len(updates(sent, d.events)) == 1
     assert len(updates(sent, d.overview)) == 1
     assert len(sent) == 6 and all(data["method"] == "update" for _, data in sent)
@@ -250,9 +269,10 @@ def test_a_change_from_another_cell_updates_only_its_panel(sent: list) -> None:
     inbox = s.trinket("Inbox")
     inbox.text = "5 unread, 1 urgent"
     inbox.request_update()
-    assert sent == [(d.panel("inbox_status").body.comm, {
-        "method": "update", "buffer_paths": [],
-        "state": {"value": f"{META}trinket <b>Inbox</b> · 18 chars</div>{PRE}5 unread, 1 urgent</pre>"}})]
+    assert [(c, data["method"], list(data["state"])) for c, data in sent] == [
+        (d.panel("inbox_status").body.comm, "update", ["value"])]
+    assert read(d.panel("inbox_status").body.value) == {
+        "meta": "trinket Inbox · 18 chars", "text": "5 unread, 1 urgent"}
     d.close()
 
 
@@ -268,10 +288,8 @@ def test_toggling_a_trinket_updates_its_panel(sent: list) -> None:
     inbox = s.trinket("Inbox")
     assert inbox.enabled is False and inbox.content == ""
     assert updates(sent, panel.box) == [{"titles": ["inbox_status · Inbox · disabled"]}]
-    assert updates(sent, panel.body) == [{"value": (
-        f'{META}trinket <b>Inbox</b> · 0 chars</div><div><span style="background:var(--jp-layout-color4,#666);color:#fff;'
-        'padding:0 5px;border-radius:3px;font-size:11px">disabled</span> '
-        "<i>contributes no section</i></div>")}]
+    assert [read_update(u) for u in updates(sent, panel.body)] == [{
+        "meta": "trinket Inbox · 0 chars", "note": "disabled contributes no section"}]
     assert updates(sent, toggle) == []           # the browser already shows the new value
     assert updates(sent, d.panel("location_context").body) == []
     assert "inbox_status" not in s.compose().section_names()
@@ -296,22 +314,22 @@ def test_a_failing_trinket_shows_its_error_with_a_badge(sent: list) -> None:
     sent.clear()
     s.compose()
     assert panel.title == "forage_results · Flaky · ⚠ failed"
-    assert panel.body.value == (
-        f'{META}trinket <b>Flaky</b> · 0 chars</div><div>{ERROR_BADGE} '
-        "<code>RuntimeError: search &lt;backend&gt; down</code> "
-        "<i>the section is left out of the prompt</i></div>")
+    assert read(panel.body.value) == {
+        "meta": "trinket Flaky · 0 chars",
+        "note": "error RuntimeError: search <backend> down the section is left out of the prompt"}
+    assert 'class="wm-badge"' in panel.body.value
     assert len(updates(sent, panel.body)) == 1
     assert updates(sent, d.panel("inbox_status").body) == []
 
     s.trinket("Flaky").failure = ""
     s.advance_turn()
     assert panel.title == "forage_results · Flaky"
-    assert panel.body.value == f"{META}trinket <b>Flaky</b> · 9 chars</div>{PRE}3 results</pre>"
+    assert read(panel.body.value) == {"meta": "trinket Flaky · 9 chars", "text": "3 results"}
     d.viewing_turn = 0                            # the failure stays visible in the record
     assert panel.title == "forage_results · Flaky · ⚠ failed"
-    assert panel.body.value == (
-        f'{META}turn 0 (read-only) · trinket <b>Flaky</b> · 0 chars</div><div>{ERROR_BADGE} '
-        "<code>RuntimeError: search &lt;backend&gt; down</code> <i>trinket failed</i></div>")
+    assert read(panel.body.value) == {
+        "meta": "turn 0 (read-only) · trinket Flaky · 0 chars",
+        "note": "error forage_results · Flaky · trinket failed: RuntimeError: search <backend> down"}
     d.close()
 
 
@@ -319,9 +337,9 @@ def test_hostile_content_is_shown_as_text(sent: list) -> None:
     s = make_session(Inbox)
     s.trinket("Inbox").text = '<img src=x onerror="alert(1)"><script>alert(2)</script>'
     d = Dashboard(s)
-    assert d.panel("inbox_status").body.value == (
-        f"{META}trinket <b>Inbox</b> · 55 chars</div>{PRE}&lt;img src=x onerror=&quot;alert(1)"
-        "&quot;&gt;&lt;script&gt;alert(2)&lt;/script&gt;</pre>")
+    assert read(d.panel("inbox_status").body.value) == {
+        "meta": "trinket Inbox · 55 chars",
+        "text": '<img src=x onerror="alert(1)"><script>alert(2)</script>'}
     wire = json.dumps([data for _, data in sent])
     assert "<img" not in wire and "<script" not in wire
     d.close()
@@ -334,12 +352,10 @@ def test_a_5_mb_section_sends_a_truncated_preview_with_its_full_size(sent: list)
     inbox = s.trinket("Inbox")
     inbox.text = "<x>" + "y" * 5_000_000
     inbox.request_update()
-    body = d.panel("inbox_status").body.value
-    assert body == (
-        f"{META}trinket <b>Inbox</b> · 5,000,003 chars</div>"
-        '<div><span style="background:var(--jp-warn-color0,#8a6d00);color:#fff;padding:0 5px;'
-        'border-radius:3px;font-size:11px">truncated</span> showing the first 20,000 of 5,000,003 characters</div>'
-        f"{PRE}&lt;x&gt;{'y' * 19_997}</pre>")
+    # the one truncation rule of every view (render.preview), at the dashboard's preview_chars
+    assert read(d.panel("inbox_status").body.value) == {
+        "meta": "trinket Inbox · 5,000,003 chars",
+        "text": "<x>" + "y" * 19_997 + "\n[preview: the first 20,000 of 5,000,003 characters]"}
     assert len(json.dumps([data for _, data in sent])) < 25_000
     d.close()
 
@@ -358,34 +374,29 @@ def test_slider_travels_in_time_and_only_the_advance_button_changes_the_session(
     d.advance_button.click()
     assert (s.turn, calls, d.viewing_turn) == (3, [3], None)
     assert (d.slider.max, d.slider.value, d.play.max, d.play.value) == (3, 3, 3, 3)
-    assert d.panel("async_activity").body.value.endswith(f"{PRE}index the wiki: 1 turns left</pre>")
+    assert read(d.panel("async_activity").body.value)["text"] == "index the wiki: 1 turns left"
 
     from_frontend(d.slider, value=1)
     assert (s.turn, calls, d.viewing_turn) == (3, [3], 1)
     assert d.status == ("viewing turn 1 (read-only) · the prompt as composed at turn 1 · move the "
                         "slider to turn 3 to resume the live view")
-    assert d.banner.value == (
-        '<div style="background:var(--jp-layout-color2,#fff3cd);border:1px solid '
-        'var(--jp-warn-color1,#e0c46c);border-left-width:4px;padding:4px 8px">'
-        "<b>viewing turn 1 (read-only)</b> · the prompt as composed at turn 1 · move the slider "
-        "to turn 3 to resume the live view</div>")
-    assert d.panel("async_activity").body.value == (
-        f"{META}turn 1 (read-only) · trinket <b>Tasks</b> · 28 chars</div>"
-        '<table style="font-size:12px"><tr><th style="text-align:left">item</th>'
-        "<th>turns remaining</th></tr>"
-        '<tr><td>index the wiki</td><td style="text-align:right">3</td></tr></table>'
-        f"{PRE}index the wiki: 3 turns left</pre>")
+    assert text_of(d.banner.value) == d.status
+    assert (d.driver.mode, d.driver.shown, d.driver.latest) == ("replay", 1, 3)
+    assert read(d.panel("async_activity").body.value) == {
+        "meta": "turn 1 (read-only) · trinket Tasks · 28 chars",
+        "items": [("index the wiki", "3")], "text": "index the wiki: 3 turns left"}
     assert d.toggle("Inbox").disabled and d.collapse_button.disabled
     assert not d.advance_button.disabled          # advancing from the past returns to live
     # live changes while viewing history do not disturb the read-only view
     s.trinket("Inbox").text = "changed"
     s.trinket("Inbox").request_update()
-    assert d.panel("inbox_status").body.value.endswith(f"{PRE}2 unread</pre>")
+    assert read(d.panel("inbox_status").body.value)["text"] == "2 unread"
 
     from_frontend(d.slider, value=3)
     assert (s.turn, calls, d.viewing_turn) == (3, [3], None)
-    assert d.banner.value == f"{LIVE_STYLE}<b>live</b> · turn 3 · segment 1 (segment turn 3)</div>"
-    assert d.panel("inbox_status").body.value.endswith(f"{PRE}changed</pre>")
+    assert text_of(d.banner.value) == "live · turn 3 · segment 1 (segment turn 3)"
+    assert d.driver.mode == "live"
+    assert read(d.panel("inbox_status").body.value)["text"] == "changed"
     assert not d.toggle("Inbox").disabled
 
     d.slider.value = 7                            # past the latest turn: clamped, nothing advances
@@ -395,10 +406,9 @@ def test_slider_travels_in_time_and_only_the_advance_button_changes_the_session(
     from_frontend(d.slider, value=0)
     d.advance_button.click()                      # from the past: advance, back to live
     assert (s.turn, calls, d.viewing_turn, d.slider.value) == (5, [3, 2], None, 5)
-    assert d.panel("async_activity").body.value == (
-        f"{META}trinket <b>Tasks</b> · 0 chars · segment turn 5</div>"
-        "<div><i>no content: the section is left out</i></div>"
-        '<div style="font-size:12px"><i>no live items</i></div>')
+    assert read(d.panel("async_activity").body.value) == {
+        "meta": "trinket Tasks · 0 chars · segment turn 5",
+        "note": "no content: the section is left out", "items": []}
     assert d.panel("async_activity").title == "async_activity · Tasks · empty"
     assert d.panel("async_activity").box.selected_index is None   # folded once it emptied
     d.close()
@@ -414,18 +424,17 @@ def test_without_auto_compose_a_turn_still_sends_one_update_and_old_turns_show_t
     d = Dashboard(s)                              # composes once, at turn 0
     sent.clear()
     s.advance_turn()                              # "short job" expires: a lifecycle refresh
-    assert updates(sent, d.panel("async_activity").body) == [{"value": (
-        f"{META}trinket <b>Tasks</b> · 22 chars · segment turn 1</div>"
-        '<table style="font-size:12px"><tr><th style="text-align:left">item</th>'
-        "<th>turns remaining</th></tr>"
-        '<tr><td>long job</td><td style="text-align:right">4</td></tr></table>'
-        f"{PRE}long job: 4 turns left</pre>")}]
+    assert [read_update(u) for u in updates(sent, d.panel("async_activity").body)] == [{
+        "meta": "trinket Tasks · 22 chars · segment turn 1", "items": [("long job", "4")],
+        "text": "long job: 4 turns left"}]
     s.advance_turn()
     d.viewing_turn = 1
     assert d.status == ("viewing turn 1 (read-only) · the prompt as composed at turn 0 (nothing "
                         "composed at turn 1) · move the slider to turn 2 to resume the live view")
-    assert d.panel("async_activity").body.value.endswith(
-        f"{PRE}short job: 0 turns left\nlong job: 5 turns left</pre>")
+    assert read(d.panel("async_activity").body.value) == {
+        "meta": "turn 0 (read-only) · trinket Tasks · 46 chars",
+        "items": [("short job", "0"), ("long job", "5")],
+        "text": "short job: 0 turns left\nlong job: 5 turns left"}
     d.close()
 
 
@@ -471,9 +480,8 @@ def test_errors_in_callbacks_show_in_the_dashboard(sent: list) -> None:
     s.close()
     d.advance_count.value = 2
     d.advance_button.click()
-    assert d.errors.value == (
-        f'<div>{ERROR_BADGE} <code>RuntimeError: this session is closed; start a new '
-        "Session</code></div>")
+    assert text_of(d.errors.value) == (
+        "error RuntimeError: this session is closed; start a new Session")
     assert (s.turn, d.slider.value) == (0, 0)
     d.close()
 
@@ -490,10 +498,9 @@ def test_collapse_button_ends_the_segment_with_the_summary(sent: list) -> None:
     d.collapse_button.click()
     assert [c.summary for c in collapsed] == ["Planning chat"]
     assert (s.segment_number, d.summary.value) == (2, "")
-    assert updates(sent, d.panel("async_activity").body) == [{"value": (
-        f"{META}trinket <b>Tasks</b> · 0 chars · segment turn 0</div>"
-        "<div><i>no content: the section is left out</i></div>"
-        '<div style="font-size:12px"><i>no live items</i></div>')}]
+    assert [read_update(u) for u in updates(sent, d.panel("async_activity").body)] == [{
+        "meta": "trinket Tasks · 0 chars · segment turn 0",
+        "note": "no content: the section is left out", "items": []}]
     assert updates(sent, d.panel("inbox_status").body) == []
     d.close()
 
@@ -507,23 +514,16 @@ def test_peanut_gallery_guidance_counts_down_and_expires(sent: list) -> None:
     pg.add_guidance("coaching", "One question at a time.", ttl=0)
     table = d.panel("peanutgallery_guidance").body.value
     # the feed call shows the items at once; the content follows at the next compose
-    assert table == (
-        f"{META}trinket <b>PeanutGalleryTrinket</b> · 0 chars · segment turn 0</div>"
-        "<div><i>no content: the section is left out</i></div>"
-        '<table style="font-size:12px"><tr><th style="text-align:left">item</th>'
-        "<th>turns remaining</th></tr>"
-        '<tr><td>concern: Check the units.</td><td style="text-align:right">2</td></tr>'
-        '<tr><td>coaching: One question at a time.</td><td style="text-align:right">0</td></tr>'
-        "</table>")
+    assert read(table) == {
+        "meta": "trinket PeanutGalleryTrinket · 0 chars · segment turn 0",
+        "note": "no content: the section is left out",
+        "items": [("concern: Check the units.", "2"), ("coaching: One question at a time.", "0")]}
     s.advance_turn()
-    assert d.panel("peanutgallery_guidance").body.value == (
-        f"{META}trinket <b>PeanutGalleryTrinket</b> · 118 chars · segment turn 1</div>"
-        '<table style="font-size:12px"><tr><th style="text-align:left">item</th>'
-        "<th>turns remaining</th></tr>"
-        '<tr><td>concern: Check the units.</td><td style="text-align:right">1</td></tr></table>'
-        f"{PRE}&lt;mira:peanutgallery&gt;\n"
-        "  &lt;guidance type=&quot;concern&quot; expires_in=&quot;1_turns&quot;&gt;Check the units."
-        "&lt;/guidance&gt;\n&lt;/mira:peanutgallery&gt;</pre>")
+    assert read(d.panel("peanutgallery_guidance").body.value) == {
+        "meta": "trinket PeanutGalleryTrinket · 118 chars · segment turn 1",
+        "items": [("concern: Check the units.", "1")],
+        "text": '<mira:peanutgallery>\n  <guidance type="concern" expires_in="1_turns">Check the units.'
+                "</guidance>\n</mira:peanutgallery>"}
     d.close()
 
 
@@ -578,9 +578,9 @@ def test_every_colour_follows_the_jupyterlab_theme(sent: list) -> None:
     pages += [d.panel(n).body.value for n in d._panels]
     values = re.findall(r"(?:color|background|border[a-z-]*):([^;\"]*)", "".join(pages))
     assert {v for v in values if "var(--jp-" not in v and not v.strip()[:1].isdigit()} == {"#fff"}
-    assert "var(--jp-error-color0,#b00020)" in d.events.value      # the failure
-    assert "var(--jp-warn-color0,#8a6d00)" in d.panel("async_activity").body.value  # truncated
-    assert "var(--jp-layout-color4,#666)" in d.panel("inbox_status").body.value   # disabled
+    assert "color:var(--jp-error-color" in d.events.value      # the failure, in the error colour
+    assert "[preview: the first 10 of" in d.panel("async_activity").body.value  # truncated
+    assert "disabled" in read(d.panel("inbox_status").body.value)["note"]
     d.close()
 
 
@@ -653,3 +653,229 @@ def test_overview_timeline_has_a_bar_per_item_live_and_expired_at_the_turn_on_vi
     assert "<b>size of each placement</b>" in d.overview.value
     assert re.search(r"<code>peanutgallery_guidance</code> removed", d.overview.value)
     d.close()
+
+
+def test_the_timeline_ends_an_item_where_it_was_last_seen_when_cut_short(sent: list) -> None:
+    s = make_session(Tasks)
+    d = Dashboard(s)
+    s.trinket("Tasks").add_item("crawl", ttl=9)
+    d.advance(2)
+    d.collapse_button.click()                     # flushed at turn 2, announced to turn 9
+    d.advance(1)
+    assert bars(d) == [("crawl", "expired", "0")]
+    d.viewing_turn = 1
+    assert bars(d) == [("crawl", "live", "1")]    # shown at turns 0 to 2 only
+    assert read(d.panel("async_activity").body.value)["items"] == [("crawl", "8")]
+    d.close()
+
+
+def test_the_item_log_gives_the_spans_and_items_the_per_turn_copies_gave() -> None:
+    import random
+
+    from wm_kernel.overview import ItemLog, item_spans
+
+    rng = random.Random(7)
+    for _ in range(200):
+        copies: dict[int, dict[str, list[dict[str, Any]]]] = {}
+        log = ItemLog()
+        live: dict[str, int | None] = {}            # id -> announced last turn
+        for turn in sorted(rng.sample(range(40), rng.randint(1, 25))):
+            for name in list(live):                 # expiries, and some cut short
+                end = live[name]
+                if (end is not None and end < turn) or rng.random() < 0.1:
+                    del live[name]
+            for _ in range(rng.randint(0, 2)):
+                live[f"i{rng.randint(0, 30)}"] = rng.choice([None, turn + rng.randint(0, 6)])
+            items = [{"id": n, "label": f"<{n}>",
+                      "turns_remaining": None if e is None else e - turn} for n, e in live.items()]
+            copies[turn] = {"g": items}
+            log.sight(turn, {"g": items})
+            if rng.random() < 0.3:                  # a second sighting in the same turn
+                log.sight(turn, {"g": items[:1]})
+        assert log.spans({"g": "T"}) == item_spans(copies, {"g": "T"})
+        for turn, seen in copies.items():     # in the order first seen, which may differ
+            assert sorted(log.items_at(turn, "g"), key=str) == sorted(seen["g"], key=str)
+
+
+# -- the turn driver -------------------------------------------------------------------------------------
+def test_turn_driver_seeks_collapse_into_the_latest_target() -> None:
+    driver = TurnDriver(latest=10)
+    assert driver.seek(3) is True                 # the caller shows it
+    assert driver.seek(5) is False and driver.seek(7) is False   # arrive while 3 is shown
+    assert driver.next_seek() == 7                # only the latest of them is shown next
+    assert driver.next_seek() is None and not driver.seeking
+    assert driver.seek(2) is True
+    driver.abort_seek()
+    assert (driver.pending, driver.seeking) == (None, False)
+
+
+def test_turn_driver_modes_and_views() -> None:
+    driver = TurnDriver(latest=4)
+    assert (driver.mode, driver.shown) == ("live", 4)
+    assert [driver.view_for(t) for t in (-1, 0, 3, 4, 9)] == [0, 0, 3, None, None]
+    driver.view = driver.check_view(2)
+    assert (driver.mode, driver.shown) == ("replay", 2)
+    for bad in (4, -1, True, "2"):
+        with pytest.raises(ValueError, match=r"viewing_turn must be None \(live\) or an earlier "
+                                             r"turn, 0 to 3; got"):
+            driver.check_view(bad)
+    assert driver.view == 2                       # a refused view changes nothing
+    assert driver.check_view(None) is None
+
+
+def test_turn_driver_holds_rendering_through_batches_and_turns() -> None:
+    driver = TurnDriver(latest=0)
+    assert not driver.held
+    driver.start_turn(1)
+    assert (driver.held, driver.latest) == (True, 1)
+    driver.end_turn()
+    assert not driver.held
+    driver.open_batch()
+    driver.open_batch()
+    driver.start_turn(2)                          # a turn the batch drives
+    assert driver.close_batch() is False and driver.held    # inner batch: keep holding
+    assert driver.close_batch() is True and not driver.held  # outer: render once, turn over
+
+
+def test_the_dashboards_driver_follows_the_session_and_the_slider(sent: list) -> None:
+    s = make_session(Inbox)
+    d = Dashboard(s)
+    d.advance(3)
+    assert (d.driver.latest, d.driver.mode, d.driver.held) == (3, "live", False)
+    from_frontend(d.slider, value=1)
+    assert (d.driver.view, d.driver.mode, d.viewing_turn) == (1, "replay", 1)
+    s.advance_turn()                              # from another cell: the view stays where it is
+    assert (d.driver.latest, d.driver.view, d.slider.max, d.slider.value) == (4, 1, 4, 1)
+    from_frontend(d.play, value=4)
+    assert (d.driver.mode, d.viewing_turn, d.driver.seeking) == ("live", None, False)
+    d.close()
+
+
+# -- golden snapshots: one per view (the exact HTML, styling included) ---------------------------------
+GOLDEN_LIVE = (
+    '<div class="wm-meta" style="font-size:12px;color:var(--jp-ui-font-color2, #616161)">trinket '
+    '<b>Tasks</b> · 41 chars · segment turn 0</div><table class="wm-items" style="font-size:12px">'
+    '<tr><th style="text-align:left">item</th><th>turns remaining</th></tr><tr><td>a &lt;b&gt;</td>'
+    '<td style="text-align:right">2</td></tr><tr><td>forever</td><td style="text-align:right">9'
+    '</td></tr></table><pre style="white-space:pre-wrap;word-break:normal;overflow-wrap:anywhere;'
+    'font-family:var(--jp-code-font-family, monospace);font-size:var(--jp-code-font-size, 13px);'
+    'line-height:1.35;max-height:24em;overflow:auto;margin:2px 0 6px 14px;padding:2px 0 2px 8px;'
+    'border-left:2px solid var(--jp-border-color2, #e0e0e0)">a &lt;b&gt;: 2 turns left\n'
+    'forever: 9 turns left</pre>')
+GOLDEN_READ_ONLY_FAILED = (
+    '<div class="wm-meta" style="font-size:12px;color:var(--jp-ui-font-color2, #616161)">turn 0 '
+    '(read-only) · trinket <b>Flaky</b> · 0 chars</div><div class="wm-note"><span class="wm-badge" '
+    'style="background:var(--jp-error-color1, #c62828);color:#fff;padding:0 5px;border-radius:3px;'
+    'font-size:11px">error</span> <code>forage_results</code> · Flaky · trinket failed: <span '
+    'style="color:var(--jp-error-color1, #c62828)">RuntimeError: down</span></div>')
+
+
+def test_golden_panels(sent: list) -> None:
+    s = make_session(Tasks, Flaky)
+    s.trinket("Tasks").add("a <b>", ttl=2)
+    s.trinket("Tasks").add("forever", ttl=9)
+    s.trinket("Flaky").failure = "down"
+    d = Dashboard(s)
+    assert d.panel("async_activity").body.value == GOLDEN_LIVE
+    s.trinket("Flaky").failure = ""
+    d.advance(1)
+    d.viewing_turn = 0
+    assert d.panel("forage_results").body.value == GOLDEN_READ_ONLY_FAILED
+    d.close()
+
+
+# -- budget and cache tabs ----------------------------------------------------------------------------
+def test_budget_tab_draws_the_bars_of_the_prompt_on_view_only_while_open(sent: list) -> None:
+    s = Session(base_prompt="You help.", trinkets=[Inbox, Tasks], token_budget=120,
+                clock=ManualClock("2026-11-30T09:00:00+00:00"))
+    s.trinket("Tasks").add("a long running background job " * 30, ttl=9)
+    d = Dashboard(s)
+    d.advance(1)
+    assert d.budget.value == "" and updates(sent, d.budget) == []    # closed: never drawn
+    d.tabs.selected_index = d.tabs.children.index(d.budget)
+    bars = d.budget.value
+    assert bars.startswith('<div class="wm-budget">') and "<svg" in bars
+    assert "budget 120" in text_of(bars)
+    dropped = re.findall(r"<title>([^<]*)</title>", bars)
+    assert any("async_activity" in t and "dropped" in t for t in dropped), dropped
+    sent.clear()
+    s.trinket("Inbox").request_update()        # the same prompt: nothing to send
+    assert updates(sent, d.budget) == []
+    d.viewing_turn = 0                          # the bars follow the turn on view
+    assert "turn 0" in text_of(d.budget.value)
+    d.close()
+
+
+def test_cache_strip_has_a_cell_per_turn_and_simulates_once_per_latest_turn(
+        sent: list, monkeypatch: pytest.MonkeyPatch) -> None:
+    s = make_session(Inbox, Tasks)
+    d = Dashboard(s, cache_model="claude-haiku-4-5")
+    d.advance(3)
+    runs: list[str] = []
+    simulate = s.cache_simulation
+    monkeypatch.setattr(s, "cache_simulation",
+                        lambda model, **kw: runs.append(model) or simulate(model, **kw))
+    d.tabs.selected_index = d.tabs.children.index(d.cache)
+    cells = re.findall(r'data-turn="(\d+)" data-status="(\w+)" title="([^"]*)"', d.cache.value)
+    assert [int(turn) for turn, _, _ in cells] == [0, 1, 2, 3]
+    assert all(status in ("hit", "partial", "write", "miss") for _, status, _ in cells)
+    assert all(html.unescape(title).startswith(f"turn {turn}: {status}")
+               for turn, status, title in cells)
+    assert "claude-haiku-4-5" in text_of(d.cache.value)
+    for value in (0, 2, 1, 3):                 # slider moves: the strip's mark moves, no re-run
+        from_frontend(d.slider, value=value)
+    assert runs == ["claude-haiku-4-5"]
+    d.advance(1)                                # a new turn: one more simulation
+    assert runs == ["claude-haiku-4-5"] * 2 and d.cache.value.count("wm-cache-cell") == 5
+    d.cache_model = "claude-sonnet-4-6"
+    assert runs[-1] == "claude-sonnet-4-6" and "claude-sonnet-4-6" in text_of(d.cache.value)
+    with pytest.raises(ValueError, match="unknown cache_model 'gpt-nope'"):
+        d.cache_model = "gpt-nope"
+    assert d.cache_model == "claude-sonnet-4-6"
+    d.close()
+
+
+def test_an_unknown_cache_model_is_refused_at_creation(sent: list) -> None:
+    with pytest.raises(ValueError, match="unknown cache_model 'nope'; known: "):
+        Dashboard(make_session(Inbox), cache_model="nope")
+
+
+# -- memory ----------------------------------------------------------------------------------------------
+def _bytes_per_turn(dashboard: bool, turns: int) -> float:
+    import gc
+    import tracemalloc
+
+    s = make_session(Tasks, PeanutGalleryTrinket)
+    for i in range(10):
+        s.trinket("Tasks").add(f"background job number {i} with a longish label", ttl=10**6)
+    for i in range(5):
+        s.trinket("PeanutGalleryTrinket").add_guidance("concern", f"Guidance {i}, for long.",
+                                                        ttl=10**5)
+    d = Dashboard(s) if dashboard else None
+    s.advance_turn(20)                           # warm: caches and first-time structures
+    gc.collect()
+    tracemalloc.start()
+    try:
+        start = tracemalloc.get_traced_memory()[0]
+        s.advance_turn(turns)
+        gc.collect()
+        grown = tracemalloc.get_traced_memory()[0] - start
+    finally:
+        tracemalloc.stop()
+    if d is not None:
+        d.close()
+    return grown / turns
+
+
+@pytest.mark.slow
+def test_an_open_dashboard_keeps_a_small_constant_per_turn(monkeypatch: pytest.MonkeyPatch) -> None:
+    import collections
+
+    # comms that send nowhere and keep nothing (the recording ones would keep every message)
+    gone: Any = collections.deque(maxlen=0)
+    monkeypatch.setattr(comm, "create_comm", lambda **kwargs: RecordingComm(gone, "c"))
+    # 15 live items on every turn: copies of their lists per turn cost the dashboard about as much
+    # again as the session itself (8.0 KB -> 17.0 KB per turn before); changes cost ~nothing
+    without = _bytes_per_turn(False, 1_000)
+    with_dashboard = _bytes_per_turn(True, 1_000)
+    assert with_dashboard < 1.25 * without + 400, (without, with_dashboard)

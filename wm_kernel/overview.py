@@ -15,8 +15,14 @@ Public API
     seen), ``end`` (last turn it is, or will be, shown; None while it lives until a collapse).
 ``item_spans(items_at, trinkets) -> list[ItemSpan]``
     The spans of every item in a ``{turn: {section: describe_items()}}`` record.
+``ItemLog``
+    The same knowledge kept as changes, not copies: per item its text once, the turns it was seen
+    and each change of its announced last turn. The dashboard keeps one for the time-travel view
+    and the timeline, so its memory grows with the items fed, not with turns x live items.
 ``timeline_html(spans, marked_turn)``, ``sizes_html(composed)``, ``changes_html(diff)``
     The three parts of the overview.
+``cache_strip_html(rows, marked_turn, summary)``
+    The cache strip: one cell per turn (hit, partial, write, miss), the reason on hover.
 
 Examples
 --------
@@ -27,11 +33,16 @@ Examples
 [ItemSpan(section='g', trinket='PeanutGalleryTrinket', id='a', label='x', start=0, end=2)]
 >>> spans[0].state(3), spans[0].state(2), spans[0].remaining(1)
 ('expired', 'live', 1)
+>>> log = ItemLog()
+>>> log.sight(0, {"g": [{"id": "a", "label": "x", "turns_remaining": 2}]})
+>>> log.sight(1, {"g": [{"id": "a", "label": "x", "turns_remaining": 1}]})
+>>> log.spans({"g": "PeanutGalleryTrinket"}) == spans, log.items_at(1, "g")
+(True, [{'id': 'a', 'label': 'x', 'turns_remaining': 1}])
 """
 from __future__ import annotations
 
 import html
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
 from wm_kernel.diff import PromptDiff
@@ -105,6 +116,103 @@ def item_spans(items_at: Mapping[int, Mapping[str, Sequence[Mapping[str, Any]]]]
     return spans
 
 
+@dataclass
+class _ItemTrace:
+    """What an :class:`ItemLog` knows of one item: each field changes rarely, so it stays small
+    however many turns the item lives."""
+
+    label: str
+    seen: list[list[int]]                   # [first, last] turns of each stretch it was seen in
+    ends: list[tuple[int, int | None]]      # (from turn, announced last turn): one per change
+    gone: int | None = None                 # the first sighting after the last stretch without it
+    extra: dict[str, Any] = field(default_factory=dict)  # other keys of describe_items(), if any
+
+
+class ItemLog:
+    """The items of the stateful trinkets over time, kept as changes rather than per-turn copies.
+
+    :meth:`sight` is given what ``describe_items()`` says at a turn (any number of times per turn;
+    what is seen at a turn is the union of those sightings). Per item the log keeps its label once,
+    the stretches of turns it was seen in and each change of its announced last turn
+    (``turn + turns_remaining``, which a countdown leaves unchanged). So an item alive for 1,000
+    turns costs the same as one alive for one, and a turn in which nothing is fed or expires costs
+    nothing: memory is bounded by the number of items ever fed, not by turns x items.
+
+    Other keys of an item (besides ``id``, ``label``, ``turns_remaining``) are kept as first seen.
+    """
+
+    def __init__(self) -> None:
+        self._items: dict[tuple[str, str], _ItemTrace] = {}
+        self._live: set[tuple[str, str]] = set()   # seen at the latest sighting turn
+        self.latest: int | None = None
+
+    def sight(self, turn: int, items: Mapping[str, Sequence[Mapping[str, Any]]]) -> None:
+        """Record the items of each section (section -> ``describe_items()``) as seen at ``turn``.
+
+        Sightings must come in turn order (an earlier turn than the latest is ignored)."""
+        if self.latest is not None and turn < self.latest:
+            return
+        if self.latest is not None and turn > self.latest:
+            # tentatively gone as of this turn; seeing one again at this turn takes it back
+            for key in self._live:
+                self._items[key].gone = turn
+            self._live = set()
+        self.latest = turn
+        for section, described in items.items():
+            for item in described:
+                key = (section, str(item.get("id")))
+                remaining = item.get("turns_remaining")
+                end = None if remaining is None else turn + int(remaining)
+                trace = self._items.get(key)
+                if trace is None:
+                    extra = {k: v for k, v in item.items()
+                             if k not in ("id", "label", "turns_remaining")}
+                    trace = self._items[key] = _ItemTrace(str(item.get("label") or item.get("id")),
+                                                          [[turn, turn]], [(turn, end)], extra=extra)
+                else:
+                    if trace.gone is not None and trace.gone < turn:
+                        trace.seen.append([turn, turn])   # back after it was gone
+                    else:
+                        trace.seen[-1][1] = turn
+                    trace.gone = None
+                    if trace.ends[-1][1] != end:
+                        trace.ends.append((turn, end))
+                self._live.add(key)
+
+    def items_at(self, turn: int, section: str) -> list[dict[str, Any]]:
+        """The items of ``section`` seen at ``turn``, as ``describe_items()`` gave them (turns
+        remaining counted from ``turn``), in the order they were first seen."""
+        out = []
+        for (owner, item_id), trace in self._items.items():
+            if owner != section or not any(a <= turn <= b for a, b in trace.seen):
+                continue
+            end = None
+            for start, announced in trace.ends:
+                if start > turn:
+                    break
+                end = announced
+            out.append({"id": item_id, "label": trace.label, **trace.extra,
+                        "turns_remaining": None if end is None else end - turn})
+        return out
+
+    def spans(self, trinkets: Mapping[str, str]) -> list[ItemSpan]:
+        """One :class:`ItemSpan` per item, as :func:`item_spans` computes it from per-turn copies
+        (``trinkets`` maps a section to its trinket's name)."""
+        spans = []
+        for (section, item_id), trace in self._items.items():
+            seen, announced = trace.seen[-1][1], trace.ends[-1][1]
+            if trace.gone is not None:
+                end: int | None = seen if announced is None else min(announced, trace.gone - 1)
+            else:
+                end = announced
+            spans.append(ItemSpan(section, trinkets.get(section, ""), item_id, trace.label,
+                                  trace.seen[0][0], end))
+        return spans
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+
 def timeline_html(spans: Sequence[ItemSpan], marked_turn: int, *, live: bool = True) -> str:
     """An SVG timeline: a row per item (label left, bar over its turns), ``marked_turn`` marked.
 
@@ -168,6 +276,32 @@ def timeline_html(spans: Sequence[ItemSpan], marked_turn: int, *, live: bool = T
     return caption + '<div style="overflow-x:auto">' + "".join(parts) + "</div>"
 
 
+_CACHE_COLOURS = {"hit": "var(--jp-success-color1,#2e7d32)", "partial": "var(--jp-warn-color2,#f0c36d)",
+                  "write": "var(--jp-info-color1,#0277bd)", "miss": "var(--jp-error-color1,#c62828)"}
+
+
+def cache_strip_html(rows: Sequence[tuple[int, str, str, str]], marked_turn: int,
+                     summary: str) -> str:
+    """A strip with one cell per turn, from ``(turn, status, miss_reason, first divergent
+    section)`` rows of a cache simulation: hit, partial, write or miss by colour, each cell's
+    ``<title>`` saying the status and why; the cell of ``marked_turn`` outlined. ``summary`` is the
+    line above it (the model, costs). Each cell carries ``data-turn`` and ``data-status``."""
+    cells = []
+    for turn, status, reason, label in rows:
+        why = "" if reason in ("none", "") else f": {reason}" + (f" at {label}" if label else "")
+        mark = f";outline:2px solid {_MARK}" if turn == marked_turn else ""
+        cells.append(f'<span class="wm-cache-cell" data-turn="{turn}" data-status="{status}" '
+                     f'title="{html.escape(f"turn {turn}: {status}{why}", quote=True)}" '
+                     f'style="display:inline-block;width:10px;height:16px;margin:1px;'
+                     f'background:{_CACHE_COLOURS.get(status, _EXPIRED)}{mark}"></span>')
+    legend = " · ".join(f'<span style="color:{colour}">■</span> {status}'
+                        for status, colour in _CACHE_COLOURS.items())
+    return (f'<div class="wm-cache-strip"><div style="font-size:12px">{html.escape(summary)}</div>'
+            f'<div style="display:flex;flex-wrap:wrap;max-width:720px">{"".join(cells)}</div>'
+            f'<div style="font-size:11px;color:{_MUTED}">{legend}; hover a cell for the reason</div>'
+            "</div>")
+
+
 def sizes_html(composed: ComposedPrompt | None) -> str:
     """A table: each placement's sections and characters in ``composed``."""
     if composed is None:
@@ -202,4 +336,4 @@ def changes_html(diff: PromptDiff | None, label: str) -> str:
     return head + f'<ul class="wm-changes" style="font-size:12px;margin:2px 0">{rows}</ul>'
 
 
-__all__ = ["ItemSpan", "item_spans", "timeline_html", "sizes_html", "changes_html", "WINDOW"]
+__all__ = ["ItemLog", "ItemSpan", "item_spans", "timeline_html", "sizes_html", "changes_html", "cache_strip_html", "WINDOW"]

@@ -76,14 +76,24 @@ class RenderOptions(HasTraits):
 options = RenderOptions()
 
 
-def _chars(n: int) -> str:
+def chars(n: int) -> str:
+    """``"1 char"``, ``"12,345 chars"``: the size of a section, as every view writes it."""
     return f"{n:,} char" + ("" if n == 1 else "s")
 
 
+_chars = chars
+
+
+def group_of(placement: str, cached: bool) -> str:
+    """The key in :data:`GROUPS` of a section at ``placement``: system sections split by whether
+    they are cached, because that split is what decides prompt-cache hits."""
+    if placement == "system":
+        return "system:cached" if cached else "system:uncached"
+    return placement
+
+
 def _group_key(record: SectionRecord) -> str:
-    if record.placement == "system":
-        return "system:cached" if record.cached else "system:uncached"
-    return record.placement
+    return group_of(record.placement, record.cached)
 
 
 def _previous_contents(composed: ComposedPrompt) -> dict[str, str] | None:
@@ -107,15 +117,34 @@ def section_marks(record: SectionRecord, before: dict[str, str] | None) -> list[
     return marks
 
 
-def preview(text: str) -> tuple[str, bool]:
-    """The text to show for a section, and whether it was cut (sections over the size limit)."""
+def preview(text: str, limit: int | None = None) -> tuple[str, bool]:
+    """The text to show for a section, and whether it was cut: the one truncation rule of every
+    view. A text longer than ``limit`` shows its first ``limit`` characters; without ``limit``,
+    one longer than ``options.large_section`` shows its first ``options.preview_chars``."""
+    if limit is not None:
+        return (text[:limit], True) if len(text) > limit else (text, False)
     if len(text) > options.large_section:
         return text[:options.preview_chars], True
     return text, False
 
 
-def _truncation_note(shown: int, total: int) -> str:
+def truncation_note(shown: int, total: int) -> str:
+    """The line under a cut section: how much of it is shown."""
     return f"[preview: the first {shown:,} of {total:,} characters]"
+
+
+_truncation_note = truncation_note
+
+
+def section_text_html(content: str, *, limit: int | None = None) -> str:
+    """A section's text as HTML: escaped, in a scrolling ``<pre>``, cut by :func:`preview` with
+    the truncation note. Every HTML view of a section (``render_html``, the dashboard) uses it."""
+    shown, cut = preview(content, limit)
+    body = html.escape(shown)
+    if cut:
+        body += (f'\n<span style="color:{_MUTED_COLOR}">'
+                 f'{html.escape(truncation_note(len(shown), len(content)))}</span>')
+    return f'<pre style="{_SECTION_PRE_STYLE}">{body}</pre>'
 
 
 class _Selection:
@@ -215,17 +244,18 @@ def _html_section(record: SectionRecord, selection: _Selection) -> str:
     title.append(_chars(record.chars))
     for mark in section_marks(record, selection.before):
         title.append(f'<span style="color:{_MARK_COLOR};font-weight:bold">{mark}</span>')
-    shown, cut = preview(record.content)
-    body = html.escape(shown)
-    if cut:
-        body += (f'\n<span style="color:{_MUTED_COLOR}">'
-                 f'{html.escape(_truncation_note(len(shown), record.chars))}</span>')
     return (f'<details open style="margin:2px 0 2px 10px">'
             f'<summary>{" · ".join(title)}</summary>'
-            f'<pre style="{_SECTION_PRE_STYLE}">{body}</pre></details>')
+            f'{section_text_html(record.content)}</details>')
 
 
 def _html_omitted(gone: OmittedSection, selection: _Selection) -> str:
+    return f"<li>{omitted_html(gone, was_shown=selection.was_shown_before(gone.name))}</li>"
+
+
+def omitted_html(gone: OmittedSection, *, was_shown: bool = False) -> str:
+    """One left-out section as HTML: name, trinket, reason, the error in the error colour, its
+    tokens and priority when a budget dropped it (``was_shown``: it was in the previous prompt)."""
     parts = [f"<code>{html.escape(gone.name)}</code>"]
     if gone.trinket:
         parts.append(html.escape(gone.trinket))
@@ -235,9 +265,9 @@ def _html_omitted(gone: OmittedSection, selection: _Selection) -> str:
         text += f': <span style="color:{_ERROR_COLOR}">{html.escape(gone.error)}</span>'
     if gone.tokens is not None:
         text += f" ({gone.tokens} tokens, priority {gone.priority})"
-    if selection.was_shown_before(gone.name):
+    if was_shown:
         text += f' <span style="color:{_MARK_COLOR}">(was in the previous prompt)</span>'
-    return f"<li>{text}</li>"
+    return text
 
 
 def render_html(composed: ComposedPrompt, *, names: Iterable[str] | None = None,

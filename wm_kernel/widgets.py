@@ -1,14 +1,23 @@
 """The live dashboard: every prompt section of a Session, grouped by placement, kept up to date.
 
+(Longer than the ~600 lines of other modules, on purpose: it is one widget class whose observers,
+controls, batching and tab renderers share one state, so splitting it would scatter that state;
+the parts that stand alone, the turn driver, a section's panel and its HTML, live in
+``wm_kernel/dashboard_parts.py``, the overview's pictures in ``wm_kernel/overview.py``.)
+
 :class:`Dashboard` is an ipywidgets ``VBox`` whose first tab, the overview, draws a timeline of
 every item of the stateful trinkets (live and expired, the turn on view marked), the size of each
 placement and the newest changes; then one tab per placement (system cached, system
 non-cached, conversation prefix, post-history, notification centre); inside each, one collapsible
-panel per section with its content (escaped, large sections truncated), size, trinket, error badge
-and, for stateful trinkets, each item's turns remaining (a section with no content collapses to its
-title line). Above the tabs: the turn slider with a play control, the advance button with its count,
-a collapse button with its summary box, and an error line; two more tabs hold the per-trinket enable
-toggles and the tail of the event log.
+panel per section with its content (``render.section_text_html``: escaped, large sections cut by
+the one truncation rule of ``render.preview``), size, trinket, error badge and, for stateful
+trinkets, each item's turns remaining (a section with no content collapses to its title line).
+The "budget" tab holds ``budget_view.budget_bars`` of the prompt on view (tokens by section per
+placement, the budget line, dropped sections grey); the "cache" tab a strip with one cell per turn
+(hit / partial / write / miss, the reason on hover) from ``Session.cache_simulation(cache_model)``.
+Above the tabs: the turn slider with a play control, the advance button with its count, a collapse
+button with its summary box, and an error line; two more tabs hold the per-trinket enable toggles
+and the tail of the event log.
 
 Live, but frugal. The dashboard observes ``Session.turn``, every compose (``Session.composed``)
 and each trinket's ``content``, ``error``, ``enabled`` and ``current_turn``, marks the affected
@@ -16,13 +25,21 @@ sections dirty and re-renders only those. Changes that belong to one turn advanc
 lifecycle refreshes, the compose that follows) are held until the turn's compose ends and then sent
 together, so one turn sends at most one update per changed section and nothing for unchanged ones.
 The event log refreshes when things settle (after a compose, turn, collapse or feed call), not on
-every event.
+every event. The budget and cache tabs are drawn only while one of them is open, once per prompt
+(the bars) or once per latest turn and compose (the simulation, kept for slider moves).
+
+Memory: the recorded prompts are the session's History's; the dashboard keeps per turn only the
+turn number and what was left out (when anything was), and the items of the stateful trinkets as
+changes, not copies (``overview.ItemLog``: per item its text once, the turns it was seen, each
+change of its announced last turn). So a turn in which nothing is fed or expires adds a few dozen
+bytes, whatever the number of live items (``tests/test_widgets.py`` measures it).
 
 The slider travels in time, it never changes the session: it reaches from turn 0 to the session's
 turn; moving it back shows the prompt recorded at that earlier turn, read-only, under a banner;
 moving it to the session's turn resumes the live view. Play replays the recorded turns and stops at
 the latest. Advancing the session is explicit: the "advance" button (or :meth:`Dashboard.advance`,
-or ``%turn N``) completes as many turns as its count says.
+or ``%turn N``) completes as many turns as its count says. Which turn is shown and when rendering
+may happen is one :class:`TurnDriver`.
 
 Examples
 --------
@@ -36,67 +53,51 @@ Examples
 >>> _ = s.trinket("PeanutGalleryTrinket").add_guidance("concern", "Slow <down>.", ttl=1)
 >>> "concern: Slow &lt;down&gt;." in d.panel("peanutgallery_guidance").body.value
 True
->>> _ = d.advance(2); d.slider.max, d.play.max
-(2, 2)
+>>> _ = d.advance(2); d.slider.max, d.play.max, d.driver.mode
+(2, 2, 'live')
 >>> d.slider.value = 1; print(d.status.replace(" · ", "\\n"))
 viewing turn 1 (read-only)
 the prompt as composed at turn 1
 move the slider to turn 2 to resume the live view
+>>> d.driver.mode, d.driver.shown
+('replay', 1)
 >>> d.close()
 """
 from __future__ import annotations
 
+import bisect
 import functools
-
 import html
 import weakref
 from contextlib import contextmanager
 from typing import Any, Callable, Iterable, Iterator, TypeVar, cast
 
 import ipywidgets as widgets
-from traitlets import Bool, HasTraits, Instance, Int, observe, validate
+from traitlets import Bool, HasTraits, Instance, Int, Unicode, observe, validate
 
 from trinkets.base import EventAwareTrinket, StatefulTrinket
 from wm_kernel import overview, render
+from wm_kernel.budget_view import budget_bars
+from wm_kernel.dashboard_parts import (SMALL, SectionPanel, TurnDriver, badge, event_row,
+                                       live_section, recorded_section)
 from wm_kernel.bus import EventRecord
 from wm_kernel.diff import diff_prompts
 from wm_kernel.events import Event, SegmentCollapsedEvent, TrinketFedEvent, TurnCompletedEvent
 from wm_kernel.session import Session
-from wm_kernel.types import ComposedPrompt, OmittedSection, SectionRecord
+from wm_kernel.types import ComposedPrompt, OmittedSection
 
 BASE_SECTION = "base_prompt"
 
+_SHORT_TITLES = {"system:cached": "system cached", "system:uncached": "system uncached",
+                 "conversation_prefix": "conv. prefix", "post_history": "post-history",
+                 "notification": "notification"}
 #: The placement views, in display order: key -> tab title (short: JupyterLab's tabs are narrow).
-#: ``system`` is split by cache policy because that split is what decides prompt-cache hits.
-VIEWS: dict[str, str] = {
-    "system_cached": "system cached",
-    "system_uncached": "system uncached",
-    "conversation_prefix": "conv. prefix",
-    "post_history": "post-history",
-    "notification": "notification",
-}
+#: The groups are ``render.GROUPS`` (system split by cache policy, which decides cache hits).
+VIEWS: dict[str, str] = {key.replace(":", "_"): _SHORT_TITLES[key] for key, _ in render.GROUPS}
 
 _TRINKET_TRAITS = ["content", "error", "enabled"]
 # the latest dashboard of each session, so a re-run cell (or %wm_dashboard) replaces it
 _latest: "weakref.WeakKeyDictionary[Session, Dashboard]" = weakref.WeakKeyDictionary()
-# Colours are JupyterLab theme variables (with a light fallback for other frontends), so the
-# dashboard reads the same in the light and the dark theme.
-_PRE_STYLE = ("white-space:pre-wrap;word-break:normal;overflow-wrap:anywhere;max-height:28em;"
-              "overflow:auto;margin:4px 0;padding:6px;"
-              "font-family:var(--jp-code-font-family,monospace);font-size:12px;"
-              "color:var(--jp-content-font-color1,#000);"
-              "background:var(--jp-cell-editor-background,#f7f7f7);"
-              "border:1px solid var(--jp-border-color2,#ddd)")
-_MUTED = "var(--jp-content-font-color2,#444)"
-_ERROR = "var(--jp-error-color0,#b00020)"
-_WARN = "var(--jp-warn-color0,#8a6d00)"
-_GREY = "var(--jp-layout-color4,#666)"
-_BADGE = ("<span style=\"background:{bg};color:#fff;padding:0 5px;border-radius:3px;"
-          "font-size:11px\">{text}</span>")
-
-
-def _badge(text: str, bg: str = _ERROR) -> str:
-    return _BADGE.format(bg=bg, text=html.escape(text))
 
 
 _F = TypeVar("_F", bound=Callable[..., Any])
@@ -106,7 +107,7 @@ def _serialized(method: _F) -> _F:
     """Run a dashboard callback under the session's WorkingMemory lock.
 
     A trinket fed on another thread notifies the dashboard on that thread; the lock makes it wait
-    for a render in progress (and the reverse), so the dirty set, the echo guards and the widgets
+    for a render in progress (and the reverse), so the dirty set, the driver and the widgets
     are never changed from two threads at once. It is the lock feed calls and compose cycles
     already hold, so callbacks that run inside them re-enter it rather than order two locks.
     """
@@ -119,47 +120,6 @@ def _serialized(method: _F) -> _F:
     return cast(_F, wrapper)
 
 
-class SectionPanel:
-    """One section's collapsible panel: an ``Accordion`` (title: section and trinket, plus a marker
-    when the trinket failed or is disabled) holding one ``HTML`` body.
-
-    Everything that changes on an ordinary content change lives in the body, so such a change is one
-    message; the title changes only when the trinket starts or stops failing, or is switched.
-    """
-
-    def __init__(self, section: str) -> None:
-        self.section = section
-        self.body = widgets.HTML()
-        self.box = widgets.Accordion(children=(self.body,), titles=(section,), selected_index=0)
-        self._empty = False
-
-    @property
-    def title(self) -> str:
-        """The accordion title: section and trinket, plus the failed/disabled marker."""
-        return self.box.titles[0]
-
-    def show(self, title: str, body: str, *, empty: bool = False) -> None:
-        """Set title and body: at most one message per widget, none if nothing changed.
-
-        A panel whose section has no content (and no error to show) folds to its title line when
-        it becomes empty and opens again when content arrives; in between the user's choice
-        stands."""
-        with self.box.hold_sync(), self.body.hold_sync():
-            if empty:
-                title += " · empty"
-            if self.box.titles != (title,):
-                self.box.titles = (title,)
-            if empty != self._empty:
-                self._empty = empty
-                self.box.selected_index = None if empty else 0
-            self.body.value = body
-
-    def close(self) -> None:
-        """Close the body and the accordion widgets."""
-        self.body.close()
-        self.box.close()
-
-
 class Dashboard(widgets.VBox):
     """A live view of a :class:`~wm_kernel.session.Session`.
 
@@ -167,7 +127,7 @@ class Dashboard(widgets.VBox):
     ----------
     session:
         The Session to show and drive.
-    preview_chars, log_rows:
+    preview_chars, log_rows, cache_model:
         See the traits of the same name.
     compose:
         Compose once on creation if the session has not composed yet, so there is a prompt to show.
@@ -185,15 +145,20 @@ class Dashboard(widgets.VBox):
                                      "preview_chars characters (with their full size), so "
                                      "megabytes never cross the comm.")
     log_rows = Int(12, help="How many of the most recent bus events the event log pane shows.")
+    cache_model = Unicode("claude-sonnet-4-6",
+                          help="The model whose prompt-cache rules the cache strip simulates "
+                               "(a name in wm_kernel.cachesim.MODELS).")
     closed = Bool(False, help="True once close() has removed the observers and closed the widgets.")
 
     def __init__(self, session: Session, *, preview_chars: int = 20_000, log_rows: int = 12,
-                 compose: bool = True, replace: bool = True, **kwargs: Any) -> None:
+                 cache_model: str = "claude-sonnet-4-6", compose: bool = True,
+                 replace: bool = True, **kwargs: Any) -> None:
         if not isinstance(session, Session):
             raise TypeError(f"Dashboard needs a Session, got {type(session).__name__}")
         for name, value, low in (("preview_chars", preview_chars, 1), ("log_rows", log_rows, 0)):
             if isinstance(value, bool) or not isinstance(value, int) or value < low:
                 raise ValueError(f"{name} must be an int >= {low}, got {value!r}")
+        _check_model(cache_model)
         super().__init__(**kwargs)
         if replace:
             previous = _latest.get(session)
@@ -206,28 +171,25 @@ class Dashboard(widgets.VBox):
         self._panels: dict[str, SectionPanel] = {}
         self._toggles: dict[str, widgets.Checkbox] = {}
         self._dirty: set[str] = set()
+        self.driver = TurnDriver(latest=session.turn)
         # what the read-only view needs per turn: the recorder keeps the prompts themselves
-        # (compactly); the dashboard keeps only the small extras the recorder does not
-        self._turns: set[int] = set()
+        # (compactly); the dashboard keeps the turn numbers (sorted), what was left out when
+        # anything was, and the items as changes (see the module docstring)
+        self._turns: list[int] = []
         self._omitted_at: dict[int, tuple[OmittedSection, ...]] = {}
-        self._items_at: dict[int, dict[str, list[dict[str, Any]]]] = {}
-        self._own_prompts: dict[int, ComposedPrompt] = {}   # only if the recorder cannot rebuild
+        self._items = overview.ItemLog()
         self._shown: tuple[int, tuple[int, ComposedPrompt] | None] | None = None
-        self._hold = 0            # explicit batches (dashboard-driven actions) in progress
-        self._in_turn = False     # a Session turn is running; wait for its compose to end
-        self._syncing = False     # the dashboard itself is moving a control: ignore its echo
-        self._driving = False     # the slider loop is running
-        self._target: int | None = None
         self._event_rows: dict[int, tuple[EventRecord, int, str]] = {}  # seq -> (record, failures, row)
-        self.preview_chars, self.log_rows = preview_chars, log_rows
+        self.preview_chars, self.log_rows, self.cache_model = preview_chars, log_rows, cache_model
         # the newest two composes, for the overview's "newest changes"; and its last diff, kept
         # because every settle asks again and the prompts are usually the same two
         self._newest: tuple[ComposedPrompt | None, ComposedPrompt | None] = (None, None)
         self._changes: tuple[ComposedPrompt, ComposedPrompt, str] | None = None
-        # every item seen live at each turn (turn -> section -> id -> item), for the timeline; a
-        # union, so an item fed and expired between two composes, or flushed by a collapse, still
-        # shows where it lived
-        self._sightings: dict[int, dict[str, dict[str, dict[str, Any]]]] = {}
+        # the budget bars of the last prompt drawn, and the cache simulation of the latest turn:
+        # (what they were computed for, the result)
+        self._bars: tuple[ComposedPrompt, str] | None = None
+        self._simulation: tuple[tuple[str, int, ComposedPrompt | None],
+                                list[tuple[int, str, str, str]] | str, str] | None = None
         self.session = session
 
         self.banner = widgets.HTML()
@@ -244,6 +206,8 @@ class Dashboard(widgets.VBox):
             description="advance", icon="forward",
             tooltip="Complete this many turns of the live session (as %turn N does)")
         self.overview = widgets.HTML()
+        self.budget = widgets.HTML()
+        self.cache = widgets.HTML()
         self.summary = widgets.Text(placeholder="summary of the segment", description="summary")
         self.collapse_button = widgets.Button(
             description="collapse segment",
@@ -252,13 +216,16 @@ class Dashboard(widgets.VBox):
         self.toggle_box = widgets.VBox()
         self.views = {key: widgets.VBox() for key in VIEWS}
         self.tabs = widgets.Tab(
-            children=[self.overview, *self.views.values(), self.toggle_box, self.events],
-            titles=["overview", *VIEWS.values(), "trinkets", "event log"], selected_index=0)
+            children=[self.overview, *self.views.values(), self.budget, self.cache,
+                      self.toggle_box, self.events],
+            titles=["overview", *VIEWS.values(), "budget", "cache", "trinkets", "event log"],
+            selected_index=0)
 
         # play and slider are linked here rather than with widgets.link, so that one move updates
         # each of them once, value and range together, after the move is done
         self._watch(self.slider, self._on_slider, ["value"])
         self._watch(self.play, self._on_slider, ["value"])
+        self._watch(self.tabs, self._on_tab, ["selected_index"])
         self.collapse_button.on_click(self._on_collapse_click)
         self._unwatch.append(lambda: self.collapse_button.on_click(self._on_collapse_click,
                                                                     remove=True))
@@ -277,7 +244,7 @@ class Dashboard(widgets.VBox):
         session.bus.subscribe(TrinketFedEvent, self._on_feed)
         self._unwatch.append(functools.partial(session.bus.unsubscribe, TrinketFedEvent, self._on_feed))
 
-        self._turns.update(_recorded_turns(session))
+        self._turns = sorted(set(_recorded_turns(session)))
         if compose and session.composed is None and not session.closed:
             session.compose()          # records itself through _on_session_composed
         elif session.composed is not None:
@@ -313,7 +280,7 @@ class Dashboard(widgets.VBox):
 
     def recorded_turns(self) -> list[int]:
         """The turns for which a composed prompt is recorded (the slider can show these)."""
-        return sorted(self._turns)
+        return list(self._turns)
 
     def advance(self, n: int = 1) -> list[dict[str, Any]]:
         """Complete ``n`` turns of the live session (what the "advance" button does) and return
@@ -331,23 +298,28 @@ class Dashboard(widgets.VBox):
     # -- trait validation and reactions
     @validate("viewing_turn")
     def _check_viewing_turn(self, proposal: dict[str, Any]) -> int | None:
-        turn = proposal["value"]
-        if turn is None:
-            return None
-        current = self.session.turn
-        if isinstance(turn, bool) or not isinstance(turn, int) or not 0 <= turn < current:
-            raise ValueError(f"viewing_turn must be None (live) or an earlier turn, 0 to "
-                             f"{current - 1}; got {turn!r}")
-        return turn
+        self.driver.latest = self.session.turn
+        return self.driver.check_view(proposal["value"])
+
+    @validate("cache_model")
+    def _check_cache_model(self, proposal: dict[str, Any]) -> str:
+        return _check_model(proposal["value"])
 
     @observe("viewing_turn")
     @_serialized
     def _on_viewing_turn(self, change: dict[str, Any]) -> None:
+        self.driver.view = change["new"]
         if self.closed:
             return
         self._sync_structure()
         self._dirty.update(self._panels)
         self._request_flush(settled=True)
+
+    @observe("cache_model")
+    @_serialized
+    def _on_cache_model(self, change: dict[str, Any]) -> None:
+        if getattr(self, "tabs", None) is not None and not self.closed:
+            self._sync_tab()
 
     # -- observers (each one guarded: an exception here would otherwise surface in the code that
     #    changed the session, e.g. a user's advance_turn, and print nowhere in JupyterLab)
@@ -371,7 +343,7 @@ class Dashboard(widgets.VBox):
 
     @_serialized
     def _on_session_turn(self, change: dict[str, Any]) -> None:
-        self._in_turn = True
+        self.driver.start_turn(change["new"])
         self._mark_stateful()
 
     @_serialized
@@ -380,7 +352,7 @@ class Dashboard(widgets.VBox):
             return
         try:
             self._record(change["new"])
-            self._in_turn = False
+            self.driver.end_turn()
             if self._sync_structure():
                 self._dirty.update(self._panels)
             self._dirty.update(s for s in self._panels if s not in self._watched_sections())
@@ -408,10 +380,10 @@ class Dashboard(widgets.VBox):
     def _on_lifecycle_event(self, event: Event) -> None:
         # subscribed after the trinkets, so this runs once they have handled the event
         try:
-            if (isinstance(event, TurnCompletedEvent) and self._in_turn
+            if (isinstance(event, TurnCompletedEvent) and self.driver.turn_open
                     and self.session.auto_compose):
                 return  # the turn's compose comes next; _on_session_composed flushes
-            self._in_turn = False
+            self.driver.end_turn()
             self._mark_stateful()
             self._request_flush(settled=True)
         except Exception as exc:
@@ -431,26 +403,26 @@ class Dashboard(widgets.VBox):
     @_serialized
     def _on_slider(self, change: dict[str, Any]) -> None:
         """The slider or the play control moved (in the browser, or from code)."""
-        if self._syncing:
-            return
-        self._target = change["new"]
-        if self._driving:
-            return  # the loop below is running: it picks up the latest target when done
-        self._driving = True
+        if self.driver.echo or not self.driver.seek(change["new"]):
+            return  # our own echo, or a seek in progress picks the new target up when done
         try:
-            while self._target is not None:
-                target, self._target = self._target, None
-                self._go_to(target)
+            target = self.driver.next_seek()
+            while target is not None:
+                self.driver.latest = self.session.turn
+                self.viewing_turn = self.driver.view_for(target)
+                target = self.driver.next_seek()
             self._clear_error()
         except Exception as exc:
-            self._target = None
+            self.driver.abort_seek()
             self._report(exc)
             self._flush(settled=True)  # put the slider back where the session is
-        finally:
-            self._driving = False
 
-    def _go_to(self, target: int) -> None:
-        self.viewing_turn = None if target >= self.session.turn else target
+    @_serialized
+    def _on_tab(self, change: dict[str, Any]) -> None:
+        try:
+            self._sync_tab()
+        except Exception as exc:
+            self._report(exc)
 
     @_serialized
     def _on_advance_click(self, button: widgets.Button) -> None:
@@ -473,7 +445,7 @@ class Dashboard(widgets.VBox):
 
     @_serialized
     def _on_toggle(self, change: dict[str, Any]) -> None:
-        if self._syncing:
+        if self.driver.echo:
             return
         checkbox = change["owner"]
         trinket = self._watched.get(getattr(checkbox, "_wm_trinket", ""))
@@ -493,17 +465,24 @@ class Dashboard(widgets.VBox):
     @contextmanager
     def _batch(self) -> Iterator[None]:
         """Hold every render until the outermost batch ends, then flush once."""
-        self._hold += 1
+        self.driver.open_batch()
         try:
             yield
         finally:
-            self._hold -= 1
-            if self._hold == 0:
-                self._in_turn = False
+            if self.driver.close_batch():
                 self._flush(settled=True)
 
+    @contextmanager
+    def _echo(self) -> Iterator[None]:
+        """The dashboard moves its own controls: their notifications are ignored."""
+        self.driver.echo = True
+        try:
+            yield
+        finally:
+            self.driver.echo = False
+
     def _request_flush(self, *, settled: bool) -> None:
-        if self._hold or self._in_turn or self.closed:
+        if self.driver.held or self.closed:
             return
         self._flush(settled=settled)
 
@@ -522,10 +501,9 @@ class Dashboard(widgets.VBox):
 
     def _sync_controls(self) -> None:
         session = self.session
-        shown = session.turn if self.viewing_turn is None else self.viewing_turn
-        self._syncing = True
-        try:
-            top = session.turn
+        self.driver.latest = top = session.turn
+        shown = self.driver.shown
+        with self._echo():
             for control in (self.slider, self.play):
                 with control.hold_sync():
                     # widen before moving and narrow after, so the value is never clamped
@@ -534,16 +512,23 @@ class Dashboard(widgets.VBox):
                     control.value = shown
                     if top < control.max:
                         control.max = top
-            read_only = self.viewing_turn is not None or session.closed
+            read_only = self.driver.mode == "replay" or session.closed
             for checkbox in self._toggles.values():
                 checkbox.disabled = read_only
             self.collapse_button.disabled = read_only
             self.advance_button.disabled = session.closed
-        finally:
-            self._syncing = False
         self.overview.value = self._overview_html()
         self.banner.value = self._banner_html()
         self.events.value = self._events_html()
+        self._sync_tab()
+
+    def _sync_tab(self) -> None:
+        """Draw the budget or cache tab if it is the one open (the others cost nothing)."""
+        selected = self.tabs.children[self.tabs.selected_index or 0]
+        if selected is self.budget:
+            self.budget.value = self._budget_html()
+        elif selected is self.cache:
+            self.cache.value = self._cache_html()
 
     def _mark_stateful(self) -> None:
         self._dirty.update(t.variable_name for t in self._watched.values()
@@ -552,17 +537,15 @@ class Dashboard(widgets.VBox):
     def _set_toggle(self, trinket: EventAwareTrinket) -> None:
         checkbox = self._toggles.get(trinket.name)
         if checkbox is not None and checkbox.value != trinket.enabled:
-            self._syncing = True
-            try:
+            with self._echo():
                 checkbox.value = trinket.enabled
-            finally:
-                self._syncing = False
 
     def _report(self, exc: BaseException) -> None:
         """Show an error in the dashboard itself (print in a callback is lost in JupyterLab)."""
         try:
-            self.errors.value = (f"<div>{_badge('error')} <code>{html.escape(type(exc).__name__)}: "
-                                 f"{html.escape(str(exc))}</code></div>")
+            self.errors.value = (f'<div class="wm-error">{badge("error")} <code>'
+                                 f"{html.escape(type(exc).__name__)}: {html.escape(str(exc))}"
+                                 "</code></div>")
         except Exception:
             pass  # a closed widget: nowhere left to show it
 
@@ -572,15 +555,17 @@ class Dashboard(widgets.VBox):
     # -- the recorded turns
     def _record(self, composed: ComposedPrompt) -> None:
         turn = composed.turn if composed.turn is not None else self.session.turn
-        self._turns.add(turn)
+        if not self._turns or self._turns[-1] < turn:
+            self._turns.append(turn)
+        elif turn not in self._turns:
+            bisect.insort(self._turns, turn)
         if self._shown is not None and self._shown[0] >= turn:
             self._shown = None
-        if not callable(getattr(self.session.recorder, "prompt_at", None)):
-            self._own_prompts[turn] = composed
-        self._omitted_at[turn] = composed.omitted
+        if composed.omitted:
+            self._omitted_at[turn] = composed.omitted
+        else:
+            self._omitted_at.pop(turn, None)
         self._newest = (self._newest[1], composed)
-        self._items_at[turn] = {t.variable_name: t.describe_items()
-                                for t in self._watched.values() if isinstance(t, StatefulTrinket)}
         self._sight(turn)
 
     def _recorded_at(self, turn: int) -> tuple[int, ComposedPrompt] | None:
@@ -588,14 +573,19 @@ class Dashboard(widgets.VBox):
         (rebuilt by the session's recorder; the last answer is kept, as every panel asks)."""
         if self._shown is not None and self._shown[0] == turn:
             return self._shown[1]
-        earlier = [t for t in self._turns if t <= turn]
+        at = bisect.bisect_right(self._turns, turn)
         found: tuple[int, ComposedPrompt] | None = None
-        if earlier:
-            best = max(earlier)
-            prompt = self._own_prompts.get(best)
-            found = (best, prompt if prompt is not None else self.session.recorder.prompt_at(best))
+        if at:
+            best = self._turns[at - 1]
+            found = (best, self.session.recorder.prompt_at(best))
         self._shown = (turn, found)
         return found
+
+    def _sight(self, turn: int) -> None:
+        """Note the items live now (a compose, or a settle: items fed since the last compose are
+        live too) in the item log."""
+        self._items.sight(turn, {t.variable_name: t.describe_items()
+                                 for t in self._watched.values() if isinstance(t, StatefulTrinket)})
 
     # -- structure: which panels exist, in which view
     def _watched_sections(self) -> set[str]:
@@ -652,13 +642,13 @@ class Dashboard(widgets.VBox):
 
     def _placement_plan(self) -> dict[str, list[str]]:
         """View key -> section names, in layout order (sections the layout does not list go last in
-        system, as the composer puts them)."""
+        system, as the composer puts them); the groups are ``render.group_of``'s."""
         session = self.session
         layout = session.layout
         info: dict[str, tuple[str, bool]] = {}     # section -> (placement, cache_policy)
         prompts = [session.composed]
-        if self.viewing_turn is not None:
-            found = self._recorded_at(self.viewing_turn)
+        if self.driver.view is not None:
+            found = self._recorded_at(self.driver.view)
             prompts.append(found[1] if found else None)
         for composed in prompts:
             for record in (composed.sections if composed is not None else ()):
@@ -671,18 +661,19 @@ class Dashboard(widgets.VBox):
         plan: dict[str, list[str]] = {key: [] for key in VIEWS}
         for section in sorted(info, key=lambda s: order.get(s, len(order))):
             placement, cached = info[section]
-            key = ("system_cached" if cached else "system_uncached") if placement == "system" \
-                else placement
-            plan.setdefault(key, []).append(section)
+            plan.setdefault(render.group_of(placement, cached).replace(":", "_"), []).append(section)
         return plan
 
     # -- rendering
     def _view(self, section: str) -> tuple[str, str, bool]:
         """(title, body HTML, empty) of a section in the current mode; empty: no content and no
         failure or switch to show, so the panel folds."""
-        if self.viewing_turn is None:
-            return self._live_view(section)
-        return self._recorded_view(section, self.viewing_turn)
+        if self.driver.view is None:
+            return live_section(self.session, section, self._trinket_of(section),
+                                self.preview_chars)
+        view = self.driver.view
+        return recorded_section(self._recorded_at(view), view, section, self._trinket_of(section),
+                                self._omitted_at, self._items, self.preview_chars)
 
     def _trinket_of(self, section: str) -> EventAwareTrinket | None:
         for trinket in self._watched.values():
@@ -690,143 +681,35 @@ class Dashboard(widgets.VBox):
                 return trinket
         return None
 
-    def _live_view(self, section: str) -> tuple[str, str, bool]:
-        trinket = self._trinket_of(section)
-        if trinket is None:
-            composed = self.session.composed
-            record = _find_record(composed, section)
-            content = record.content if record is not None else ""
-            cached = record is not None and record.cached
-            meta = f"composer · {_size(content)}" + (" · cached" if cached else "")
-            note = "" if record is not None else "<i>not in the prompt</i>"
-            return section, self._body_html(meta, note, None, content), not content
-        title = f"{section} · {trinket.name}"
-        notes = []
-        content = ""
-        if trinket.error:
-            title += " · ⚠ failed"
-            notes.append(f"{_badge('error')} <code>{html.escape(trinket.error)}</code> "
-                         f"<i>the section is left out of the prompt</i>")
-        elif not trinket.enabled:
-            title += " · disabled"
-            notes.append(f"{_badge('disabled', _GREY)} <i>contributes no section</i>")
-        else:
-            content = trinket.content
-            if not content:
-                notes.append("<i>no content: the section is left out</i>")
-        placement = self.session.layout.placement_of(section)
-        cached = trinket.cache_policy and placement in (None, "system")
-        meta = (f"trinket <b>{html.escape(trinket.name)}</b> · {_size(content)}"
-                + (" · cached" if cached else ""))
-        if isinstance(trinket, StatefulTrinket):
-            meta += f" · segment turn {trinket.current_turn}"
-        items = trinket.describe_items() if isinstance(trinket, StatefulTrinket) else None
-        empty = not content and not trinket.error and trinket.enabled and not items
-        return title, self._body_html(meta, "<br>".join(notes), items, content), empty
-
-    def _recorded_view(self, section: str, turn: int) -> tuple[str, str, bool]:
-        found = self._recorded_at(turn)
-        trinket = self._trinket_of(section)
-        title = section if trinket is None else f"{section} · {trinket.name}"
-        if found is None:
-            return title, self._body_html("", f"<i>no prompt was composed by turn {turn}</i>",
-                                          None, ""), True
-        shown_turn, composed = found
-        record = _find_record(composed, section)
-        omitted = _find_omitted(self._omitted_at.get(shown_turn, composed.omitted), section)
-        note = ""
-        content = ""
-        owner = trinket.name if trinket is not None else None
-        if record is not None:
-            content = record.content
-            owner = record.trinket or owner
-        elif omitted is not None:
-            owner = omitted.trinket or owner
-            if omitted.error:
-                title = f"{section} · {owner} · ⚠ failed"
-                note = (f"{_badge('error')} <code>{html.escape(omitted.error)}</code> "
-                        f"<i>{html.escape(omitted.reason)}</i>")
-            else:
-                note = f"<i>left out: {html.escape(omitted.reason)}</i>"
-        else:
-            note = "<i>not in the prompt at this turn</i>"
-        if owner is not None and record is not None:
-            title = f"{section} · {owner}"
-        meta = (f"turn {shown_turn} (read-only) · "
-                + (f"trinket <b>{html.escape(owner)}</b> · " if owner else "composer · ")
-                + _size(content) + (" · cached" if record is not None and record.cached else ""))
-        items = self._items_at.get(shown_turn, {}).get(section)
-        failed = omitted is not None and bool(omitted.error)
-        empty = not content and not failed and not items
-        return title, self._body_html(meta, note, items, content), empty
-
-    def _body_html(self, meta: str, note: str, items: list[dict[str, Any]] | None,
-                   content: str) -> str:
-        parts = [f'<div style="font-size:12px;color:{_MUTED}">{meta}</div>'] if meta else []
-        if note:
-            parts.append(f"<div>{note}</div>")
-        if items is not None:
-            if items:
-                rows = "".join(
-                    f"<tr><td>{html.escape(str(item.get('label') or item.get('id')))}</td>"
-                    '<td style="text-align:right">'
-                    f"{_remaining(item.get('turns_remaining'))}</td></tr>"
-                    for item in items)
-                parts.append('<table style="font-size:12px"><tr>'
-                             '<th style="text-align:left">item</th>'
-                             f"<th>turns remaining</th></tr>{rows}</table>")
-            else:
-                parts.append('<div style="font-size:12px"><i>no live items</i></div>')
-        if content:
-            limit = self.preview_chars
-            if len(content) > limit:
-                parts.append(f"<div>{_badge('truncated', _WARN)} showing the first "
-                             f"{limit:,} of {len(content):,} characters</div>")
-                content = content[:limit]
-            parts.append(f'<pre style="{_PRE_STYLE}">{html.escape(content)}</pre>')
-        return "".join(parts)
+    def _prompt_on_view(self) -> ComposedPrompt | None:
+        if self.driver.view is None:
+            return self.session.composed
+        found = self._recorded_at(self.driver.view)
+        return found[1] if found else None
 
     def _overview_html(self) -> str:
         """The overview tab: the items' timeline, the placements' sizes, the newest changes, all
         as seen at the turn on view."""
         session = self.session
-        viewing = self.viewing_turn
-        stateful = [t for t in self._watched.values() if isinstance(t, StatefulTrinket)]
+        viewing = self.driver.view
         self._sight(session.turn)     # items fed since the last compose are live too
-        items_at = {turn: {section: list(items.values()) for section, items in seen.items()}
-                    for turn, seen in self._sightings.items()}
-        spans = overview.item_spans(items_at, {t.variable_name: t.name for t in stateful})
-        marked = session.turn if viewing is None else viewing
+        names = {t.variable_name: t.name for t in self._watched.values()
+                 if isinstance(t, StatefulTrinket)}
+        spans = self._items.spans(names)
+        composed = self._prompt_on_view()
         if viewing is None:
-            composed, before = session.composed, self._newest[0]
-            if before is self._newest[1]:
-                before = None
+            before = self._newest[0] if self._newest[0] is not self._newest[1] else None
         else:
             found = self._recorded_at(viewing)
-            composed = found[1] if found else None
-            earlier = [t for t in self._turns if found and t < found[0]]
-            before = self._prompt_of(max(earlier)) if earlier else None
+            at = bisect.bisect_left(self._turns, found[0]) if found else 0
+            before = self.session.recorder.prompt_at(self._turns[at - 1]) if at else None
         return ('<div class="wm-overview">'
-                "<b>items: when each lives</b>" + overview.timeline_html(spans, marked,
-                                                                         live=viewing is None)
+                "<b>items: when each lives</b>" + overview.timeline_html(
+                    spans, self.driver.shown, live=viewing is None)
                 + '<div style="display:flex;gap:2em;flex-wrap:wrap;margin-top:6px">'
                 "<div><b>size of each placement</b>" + overview.sizes_html(composed) + "</div>"
                 "<div><b>newest changes</b>" + self._changes_html(before, composed) + "</div>"
                 "</div></div>")
-
-    def _sight(self, turn: int) -> None:
-        seen = self._sightings.setdefault(turn, {})
-        for trinket in self._watched.values():
-            if isinstance(trinket, StatefulTrinket):
-                items = seen.setdefault(trinket.variable_name, {})
-                for item in trinket.describe_items():
-                    items[str(item.get("id"))] = item
-
-    def _prompt_of(self, turn: int) -> ComposedPrompt | None:
-        prompt = self._own_prompts.get(turn)
-        if prompt is None and callable(getattr(self.session.recorder, "prompt_at", None)):
-            prompt = self.session.recorder.prompt_at(turn)
-        return prompt
 
     def _changes_html(self, before: ComposedPrompt | None, after: ComposedPrompt | None) -> str:
         if after is None:
@@ -839,6 +722,46 @@ class Dashboard(widgets.VBox):
             self._changes = (before, after, overview.changes_html(diff_prompts(before, after), label))
         return self._changes[2]
 
+    def _budget_html(self) -> str:
+        """The budget bars of the prompt on view, drawn once per prompt."""
+        composed = self._prompt_on_view()
+        if composed is None:
+            return "<i>nothing composed yet</i>"
+        if self._bars is None or self._bars[0] is not composed:
+            counter = getattr(self.session.recorder, "counter", None)
+            bars = budget_bars(composed, counter=counter)
+            label = (f"turn {composed.turn} · tokens by section ({bars.tokenizer})"
+                     + (f" · budget {bars.budget:,}" if bars.budget is not None else " · no budget"))
+            self._bars = (composed, f'<div class="wm-budget"><div style="{SMALL}">'
+                                    f"{html.escape(label)}</div>{bars.svg}</div>")
+        return self._bars[1]
+
+    def _cache_html(self) -> str:
+        """The cache strip, from one simulation per (model, latest turn, compose): moving the
+        slider only moves the marked cell."""
+        session = self.session
+        # the prompt itself is held, not its id: a later compose can never match a stale entry
+        key = (self.cache_model, session.turn, session.composed)
+        done = self._simulation[0] if self._simulation is not None else None
+        if done is None or done[:2] != key[:2] or done[2] is not key[2]:
+            try:
+                sim = session.cache_simulation(self.cache_model)
+            except ValueError as exc:   # nothing recorded, or send times gone from the bus log
+                self._simulation = (key, str(exc), "")
+            else:
+                t = sim.turns
+                rows = list(zip(t["turn"].astype(int).tolist(), t["status"].tolist(),
+                                t["miss_reason"].tolist(),
+                                [label or "" for label in t["divergent_label"].tolist()]))
+                summary = (f"{self.cache_model}: hit rate {sim.hit_rate:.0%} · input cost "
+                           f"${sim.total_cost:.4f} (without caching ${sim.cost_without_cache:.4f})")
+                self._simulation = (key, rows, summary)
+        assert self._simulation is not None
+        _, found, summary = self._simulation
+        if isinstance(found, str):
+            return f'<div class="wm-cache-strip" style="{SMALL}"><i>{html.escape(found)}</i></div>'
+        return overview.cache_strip_html(found, self.driver.shown, summary)
+
     @property
     def status(self) -> str:
         """The banner as plain text: live (turn, segment), or the earlier turn shown read-only."""
@@ -847,29 +770,29 @@ class Dashboard(widgets.VBox):
 
     def _banner_parts(self) -> tuple[str, str]:
         session = self.session
-        if self.viewing_turn is not None:
-            return (f"viewing turn {self.viewing_turn} (read-only)",
-                    f"the prompt as composed at turn {self._shown_label()} · move the slider to "
-                    f"turn {session.turn} to resume the live view")
+        view = self.driver.view
+        if view is not None:
+            return (f"viewing turn {view} (read-only)",
+                    f"the prompt as composed at turn {self._shown_label(view)} · move the slider "
+                    f"to turn {session.turn} to resume the live view")
         return ("closed" if session.closed else "live",
                 f"turn {session.turn} · segment {session.segment_number} "
                 f"(segment turn {session.segment_turn})")
 
     def _banner_html(self) -> str:
         head, tail = self._banner_parts()
-        style = ("background:var(--jp-layout-color2,#fff3cd);"
-                 "border:1px solid var(--jp-warn-color1,#e0c46c);border-left-width:4px;"
-                 "padding:4px 8px"
-                 if self.viewing_turn is not None else "padding:4px 8px")
-        return f'<div style="{style}"><b>{html.escape(head)}</b> · {html.escape(tail)}</div>'
+        style_ = ("background:var(--jp-layout-color2,#fff3cd);"
+                  "border:1px solid var(--jp-warn-color1,#e0c46c);border-left-width:4px;"
+                  "padding:4px 8px"
+                  if self.driver.view is not None else "padding:4px 8px")
+        return f'<div style="{style_}"><b>{html.escape(head)}</b> · {html.escape(tail)}</div>'
 
-    def _shown_label(self) -> str:
-        assert self.viewing_turn is not None
-        found = self._recorded_at(self.viewing_turn)
+    def _shown_label(self, view: int) -> str:
+        found = self._recorded_at(view)
         if found is None:
-            return f"{self.viewing_turn} (none recorded)"
-        if found[0] != self.viewing_turn:
-            return f"{found[0]} (nothing composed at turn {self.viewing_turn})"
+            return f"{view} (none recorded)"
+        if found[0] != view:
+            return f"{found[0]} (nothing composed at turn {view})"
         return str(found[0])
 
     def _events_html(self) -> str:
@@ -881,13 +804,13 @@ class Dashboard(widgets.VBox):
         for record in records:
             cached = known.get(record.seq)
             if cached is None or cached[0] is not record or cached[1] != len(record.failures):
-                cached = (record, len(record.failures), _event_row(record))
+                cached = (record, len(record.failures), event_row(record))
             self._event_rows[record.seq] = cached
             rows.append(cached[2])
-        body = "".join(rows)
-        return (f'<div style="font-size:12px">last {len(records)} events</div>'
-                '<table style="font-size:12px"><tr><th>#</th><th style="text-align:left">event</th>'
-                f'<th style="text-align:left">detail</th><th>failures</th></tr>{body}</table>')
+        return (f'<div style="{SMALL}">last {len(records)} events</div>'
+                f'<table class="wm-events" style="{SMALL}"><tr><th>#</th>'
+                '<th style="text-align:left">event</th><th style="text-align:left">detail</th>'
+                f'<th>failures</th></tr>{"".join(rows)}</table>')
 
     # -- closing
     def close(self) -> None:
@@ -910,7 +833,8 @@ class Dashboard(widgets.VBox):
         owned.extend(getattr(self, "_toggles", {}).values())
         owned.extend(getattr(self, "views", {}).values())
         for name in ("banner", "errors", "slider", "play", "advance_count", "advance_button",
-                     "summary", "collapse_button", "overview", "events", "toggle_box", "tabs"):
+                     "summary", "collapse_button", "overview", "budget", "cache", "events",
+                     "toggle_box", "tabs"):
             widget = getattr(self, name, None)
             if widget is not None:
                 owned.append(widget)
@@ -927,45 +851,21 @@ class Dashboard(widgets.VBox):
         super().close()
 
 
+
+def _check_model(model: object) -> str:
+    from wm_kernel.cachesim import MODELS
+
+    if not isinstance(model, str):
+        raise TypeError(f"cache_model must be a str, got {type(model).__name__}")
+    if model not in MODELS:
+        raise ValueError(f"unknown cache_model {model!r}; known: {', '.join(sorted(MODELS))}")
+    return model
+
+
 def _trinket_traits(trinket: EventAwareTrinket) -> list[str]:
     if isinstance(trinket, StatefulTrinket):
         return [*_TRINKET_TRAITS, "current_turn"]
     return list(_TRINKET_TRAITS)
-
-
-def _find_record(composed: ComposedPrompt | None, section: str) -> SectionRecord | None:
-    for record in (composed.sections if composed is not None else ()):
-        if record.name == section:
-            return record
-    return None
-
-
-def _find_omitted(omitted: Iterable[OmittedSection], section: str) -> OmittedSection | None:
-    for gone in omitted:
-        if gone.name == section:
-            return gone
-    return None
-
-
-def _event_row(record: EventRecord) -> str:
-    return (f"<tr><td>{record.seq}</td>"
-            f"<td style=\"padding-left:{4 + 12 * record.depth}px\">{html.escape(record.event_type)}"
-            f"</td><td>{html.escape(render.event_detail(record.event))}</td>"
-            f"<td style=\"color:{_ERROR}\">{html.escape(_failures(record.failures))}</td></tr>")
-
-
-def _failures(failures: Iterable[Any]) -> str:
-    return "; ".join(f"{f.subscriber}: {f.error}" for f in failures)
-
-
-def _size(content: str) -> str:
-    return f"{len(content):,} chars"
-
-
-def _remaining(turns: Any) -> str:
-    if turns is None:
-        return "until collapse"
-    return html.escape(str(turns))
 
 
 def _recorded_turns(session: Session) -> Iterable[int]:
@@ -974,4 +874,4 @@ def _recorded_turns(session: Session) -> Iterable[int]:
     return [t for t in turns if isinstance(t, int)]
 
 
-__all__ = ["Dashboard", "SectionPanel", "VIEWS"]
+__all__ = ["Dashboard", "SectionPanel", "TurnDriver", "VIEWS"]
