@@ -32,12 +32,13 @@ import threading
 from abc import ABCMeta, abstractmethod
 from contextlib import nullcontext
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, Callable, ClassVar, TypeVar, cast
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any, Callable, ClassVar, Mapping, TypeVar, cast
 
 from traitlets import Bool, HasTraits, Instance, Int, MetaHasTraits, Unicode, observe, validate
 
 from wm_kernel.events import (TrinketContentEvent, TrinketFedEvent, TurnCompletedEvent,
-                              UpdateTrinketEvent)
+                              UpdateTrinketEvent, new_event_id)
 
 if TYPE_CHECKING:
     from wm_kernel.bus import EventBus
@@ -68,6 +69,7 @@ def feed(method: F) -> F:
                 result = method(self, *args, **kwargs)
         finally:
             _feed_depth.n = depth
+            self._inputs_changed()  # even after a failure: part of the change may have happened
         wm = getattr(self, "working_memory", None)
         if depth == 0 and wm is not None:
             self.event_bus.publish(TrinketFedEvent.create(
@@ -85,6 +87,12 @@ def feed_methods(trinket: "EventAwareTrinket | type[EventAwareTrinket]") -> list
     cls = trinket if isinstance(trinket, type) else type(trinket)
     return sorted(name for name in dir(cls)
                   if getattr(getattr(cls, name, None), "__wm_feed__", False))
+
+
+#: The context of the update a stateful trinket asks for when items expired.
+LIFECYCLE_REFRESH: Mapping[str, str] = MappingProxyType({"action": "lifecycle_refresh"})
+#: Traits a trinket sets from its updates; a change of any other trait is a change of its inputs.
+_OUTPUT_TRAITS = frozenset({"content", "last_updated", "error"})
 
 
 class _TrinketMeta(MetaHasTraits, ABCMeta):
@@ -121,15 +129,34 @@ class EventAwareTrinket(HasTraits, metaclass=_TrinketMeta):
     #: A trinket that offers its own wording adds a name (e.g. "revised") and switches on ``style``.
     styles: ClassVar[tuple[str, ...]] = ("original",)
 
+    #: Whether an update whose inputs did not change since the last generated content reuses that
+    #: content instead of calling ``generate_content`` again (the TrinketContentEvent is published
+    #: all the same). Inputs are: the trinket's traits (``style``, ``enabled``...), its ``@feed``
+    #: calls and lifecycle (turns, segments), its own store writes (it calls
+    #: :meth:`_inputs_changed` on those not made from a feed method), the WorkingMemory's profile,
+    #: and, when ``time_dependent``, the clock's current instant. An update with a context (other
+    #: than a lifecycle refresh's) always generates.
+    #: Every built-in trinket sets it; a trinket that reads anything else (a plain attribute, a
+    #: global, store data written by others) leaves it False, and a subclass of a built-in one
+    #: with such outside inputs opts out by setting it False.
+    reuse_content: ClassVar[bool] = False
+    #: Whether the content depends on the clock (part of the inputs when ``reuse_content``).
+    time_dependent: ClassVar[bool] = False
+
     def __init__(self, event_bus: "EventBus", working_memory: "WorkingMemory", *,
                  replace: bool = False, **kwargs: Any) -> None:
         section = getattr(type(self), "variable_name", None)
         if not isinstance(section, str) or not section.strip():
             raise TypeError(f"{type(self).__name__} must set the class attribute variable_name "
                             f"(the section it publishes) to a non-empty string")
+        # the inputs' revision and (key, content) of the last generated content (reuse_content)
+        self._revision = 0
+        self._reusable: tuple[tuple[Any, ...], str] | None = None
         super().__init__(**kwargs)
         self.event_bus = event_bus
         self.working_memory = working_memory
+        # any trait but the outputs is an input: one observer counts the changes
+        self.observe(self._on_trait_change)
         working_memory.register_trinket(self, replace=replace)
 
     # -- identity
@@ -158,35 +185,62 @@ class EventAwareTrinket(HasTraits, metaclass=_TrinketMeta):
         """
 
     def handle_update_trinket(self, event: UpdateTrinketEvent) -> None:
-        """Regenerate content for an UpdateTrinketEvent and publish it (WorkingMemory calls this)."""
+        """Regenerate content for an UpdateTrinketEvent and publish it (WorkingMemory calls this).
+
+        With ``reuse_content``, content generated from the same inputs is reused, not generated
+        again; everything else (traits, events, the store) happens as after a generation."""
         wm = self.working_memory
-        if not self.enabled:
-            self._set_content("", wm.clock.now())
+        clock = wm.clock
+        # traits read straight from their values on this hot path (they are only read here)
+        values = self._trait_values
+        if not values["enabled"]:
+            self._set_content("", clock.now())
             wm.discard_section(self)
             return
-        content = self.generate_content(dict(event.context))
-        if not isinstance(content, str):
-            raise TypeError(f"{self.name}.generate_content() returned {type(content).__name__}, "
-                            f"expected str")
-        if self.error:
+        key: tuple[Any, ...] | None = None
+        reusable = self._reusable
+        context = event.context
+        # an update with a context may carry inputs (memories, a report): it always generates;
+        # a lifecycle refresh carries none, so a turn's refresh and its compose generate once
+        if self.reuse_content and (not context or context == LIFECYCLE_REFRESH):
+            key = ((self._revision, wm.profile, clock.now()) if self.time_dependent
+                   else (self._revision, wm.profile))
+        if reusable is not None and reusable[0] == key:
+            content = reusable[1]
+        else:
+            content = self.generate_content(dict(context))
+            if not isinstance(content, str):
+                raise TypeError(f"{self.name}.generate_content() returned "
+                                f"{type(content).__name__}, expected str")
+            self._reusable = (key, content) if key is not None else None
+        if values["error"]:
             self.error = ""
-        now = wm.clock.now()
+        now = clock.now()
         if content and not content.isspace():
             self._set_content(content, now)
-            self.event_bus.publish(TrinketContentEvent.create(
-                continuum_id=event.continuum_id, user_id=wm.user_id, clock=wm.clock,
-                variable_name=self.variable_name, content=content, trinket_name=self.name,
-                cache_policy=self.cache_policy))
+            self.event_bus.publish(TrinketContentEvent(
+                event.continuum_id, wm._trait_values["user_id"], new_event_id(), now,
+                self.variable_name, content, type(self).__name__, self.cache_policy))
         else:
             self._set_content("", now)
             wm.discard_section(self)
 
     def _set_content(self, content: str, now: datetime) -> None:
         # compare first: an unchanged trait stays quiet, so widgets get no message for it
-        if self.content != content:
+        if self._trait_values["content"] != content:
             with self.hold_trait_notifications():
                 self.content = content
                 self.last_updated = now
+
+    def _inputs_changed(self) -> None:
+        """Something the content depends on changed: the next update generates it again. Called
+        by every ``@feed`` call, trait change and lifecycle step; a trinket calls it after a store
+        write of its own made elsewhere."""
+        self._revision += 1
+
+    def _on_trait_change(self, change: dict[str, Any]) -> None:
+        if change["name"] not in _OUTPUT_TRAITS:
+            self._revision += 1
 
     def request_update(self, **context: Any) -> None:
         """Ask WorkingMemory to regenerate this trinket now (publishes an UpdateTrinketEvent)."""
@@ -335,6 +389,7 @@ class StatefulTrinket(EventAwareTrinket):
 
     def _save_state(self) -> None:
         """Write the items to the store (call on every change of the items, never per compose)."""
+        self._inputs_changed()  # the items changed, whatever the caller (a feed, a turn, a report)
         key = self._state_key
         if key is None or self._restoring or self._detached:
             return
@@ -351,6 +406,7 @@ class StatefulTrinket(EventAwareTrinket):
         self.current_turn = segment_turn
 
     def end_segment(self) -> None:
+        self._inputs_changed()
         self.flush()
         self._set_content("", self.working_memory.clock.now())
         self.working_memory.discard_section(self)
@@ -359,13 +415,15 @@ class StatefulTrinket(EventAwareTrinket):
         with self.lock:
             self.current_turn = event.segment_turn_number
             if self._expire_items():
+                self._inputs_changed()
                 self.working_memory.publish_trinket_update(
-                    self.name, {"action": "lifecycle_refresh"}, continuum_id=event.continuum_id)
+                    self.name, dict(LIFECYCLE_REFRESH), continuum_id=event.continuum_id)
 
     def flush(self) -> None:
         """Clear all state and reset the turn (WorkingMemory calls this on segment collapse)."""
         with self.lock:
             self._clear_all_state()
+            self._inputs_changed()
             self.current_turn = 0
 
     def detach(self) -> None:

@@ -296,6 +296,7 @@ class GetContextTrinket(StatefulTrinket):
     """
 
     variable_name = "context_search_results"
+    reuse_content = True  # its inputs: traits, feeds, own store writes, profile
     cache_policy = False
     state_prefix = "getcontext"
     styles = ("original", "revised")

@@ -132,6 +132,8 @@ class ManifestTrinket(EventAwareTrinket):
     """Collapsed segments and the active one, grouped by the user's local date."""
 
     variable_name = "conversation_manifest"
+    reuse_content = True  # its inputs: traits, feeds, own store writes, profile, clock
+    time_dependent = True
     cache_policy = False
     styles = ("original", "revised")
 

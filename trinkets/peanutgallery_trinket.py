@@ -161,6 +161,7 @@ class PeanutGalleryTrinket(StatefulTrinket):
     """
 
     variable_name = "peanutgallery_guidance"
+    reuse_content = True  # its inputs: traits, feeds, own store writes, profile
     cache_policy = False
     state_prefix = "peanutgallery"
 

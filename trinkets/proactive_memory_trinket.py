@@ -267,6 +267,8 @@ class ProactiveMemoryTrinket(StatefulTrinket):
     """Surfaced long-term memories, replaced by each update that carries ``memories``."""
 
     variable_name = "relevant_memories"
+    reuse_content = True  # its inputs: traits, feeds, own store writes, profile, clock
+    time_dependent = True
     cache_policy = False
     state_prefix = "proactive_memory"
     styles = ("original", "revised")

@@ -263,6 +263,8 @@ class ReminderManager(EventAwareTrinket):
     """
 
     variable_name = "active_reminders"
+    reuse_content = True  # its inputs: traits, feeds, own store writes, profile, clock
+    time_dependent = True
     cache_policy = False
     styles = ("original", "revised")
 

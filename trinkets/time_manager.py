@@ -65,6 +65,8 @@ class TimeManager(EventAwareTrinket):
     """
 
     variable_name = "datetime_section"
+    reuse_content = True  # its inputs: traits, feeds, own store writes, profile, clock
+    time_dependent = True
     cache_policy = False
     styles = ("original", "revised")
 
