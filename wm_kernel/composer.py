@@ -26,7 +26,7 @@ import json
 import re
 import threading
 import warnings
-from typing import Any, Iterable, Mapping
+from typing import Any, Callable, Iterable, Mapping
 
 from wm_kernel.markup import neutralize_closing_tag
 from wm_kernel.types import PLACEMENTS, ComposedPrompt, OmittedSection, SectionRecord
@@ -245,6 +245,9 @@ class SystemPromptComposer:
         self._sections: dict[str, tuple[str, bool, str | None]] = {}
         self._warned: set[str] = set()
         self._lock = threading.RLock()
+        # placement -> (the entries it was built from, what was built): a placement whose
+        # sections did not change reuses its records, joined strings and HUD
+        self._built: dict[str, tuple[tuple[Any, ...], Any]] = {}
 
     # -- building
     def set_base_prompt(self, prompt: str) -> None:
@@ -290,50 +293,74 @@ class SystemPromptComposer:
 
     # -- composing
     def compose(self, *, omitted: Iterable[OmittedSection] = ()) -> ComposedPrompt:
-        """Route the current sections by the layout into a :class:`ComposedPrompt`."""
+        """Route the current sections by the layout into a :class:`ComposedPrompt`.
+
+        A placement whose sections are the same as at the last compose (same names, same
+        content, cache policy and trinket) reuses what was built for it then."""
         with self._lock:
             sections = self._sections
             layout = self.layout
-            records: list[SectionRecord] = []
-            cached: list[str] = []
-            uncached: list[str] = []
-            for name in layout["system"]:
-                entry = sections.get(name)
-                if entry is None or entry[0].isspace():
-                    continue
-                records.append(SectionRecord(name, "system", entry[0], entry[1], entry[2]))
-                (cached if entry[1] else uncached).append(_normalize(entry[0]))
-            for name, entry in sections.items():
-                if name in layout:
-                    continue
-                # sections the layout does not list go last in system, so new trinkets work
-                # without touching the layout; warn once per composer per name
-                if entry[0].isspace():
-                    continue
-                if name not in self._warned:
-                    self._warned.add(name)
-                    warnings.warn(f"section {name!r} is not in layout {layout.name!r}; appended to the "
-                                  f"system prompt", StragglerSectionWarning, stacklevel=2)
-                records.append(SectionRecord(name, "system", entry[0], entry[1], entry[2], True))
-                (cached if entry[1] else uncached).append(_normalize(entry[0]))
-            prefix = self._items(layout["conversation_prefix"], "conversation_prefix", records)
-            post = self._items(layout["post_history"], "post_history", records)
-            hud_parts = self._items(layout["notification"], "notification", records)
+            # sections the layout does not list go last in system, so new trinkets work without
+            # touching the layout
+            stragglers = tuple(name for name in sections if name not in layout)
+            system_records, cached, uncached = self._built_for(
+                "system", layout["system"] + stragglers, self._build_system)
+            prefix_records, prefix = self._built_for(
+                "conversation_prefix", layout["conversation_prefix"], self._build_items)
+            post_records, post = self._built_for(
+                "post_history", layout["post_history"], self._build_items)
+            hud_records, hud = self._built_for(
+                "notification", layout["notification"], self._build_hud)
             return ComposedPrompt(
-                SECTION_SEPARATOR.join(cached).strip(),
-                SECTION_SEPARATOR.join(uncached).strip(),
-                prefix, post, self._hud(hud_parts),
-                sections=records, omitted=omitted, hud_frame=(self.namespace, self.hud_title))
+                cached, uncached, prefix, post, hud,
+                sections=system_records + prefix_records + post_records + hud_records,
+                omitted=omitted, hud_frame=(self.namespace, self.hud_title))
 
-    def _items(self, names: tuple[str, ...], placement: str, records: list[SectionRecord]) -> list[str]:
-        items = []
+    def _built_for(self, placement: str, names: tuple[str, ...],
+                   build: Callable[[str, tuple[str, ...]], Any]) -> Any:
+        get = self._sections.get
+        key = (names, tuple([get(name) for name in names]), self.namespace, self.hud_title)
+        built = self._built.get(placement)
+        if built is None or built[0] != key:
+            built = self._built[placement] = (key, build(placement, names))
+        return built[1]
+
+    def _build_system(self, placement: str,
+                      names: tuple[str, ...]) -> tuple[tuple[SectionRecord, ...], str, str]:
+        layout, sections = self.layout, self._sections
+        records: list[SectionRecord] = []
+        cached: list[str] = []
+        uncached: list[str] = []
+        for name in names:
+            entry = sections.get(name)
+            if entry is None or entry[0].isspace():
+                continue
+            straggler = name not in layout
+            if straggler and name not in self._warned:  # warn once per composer per name
+                self._warned.add(name)
+                warnings.warn(f"section {name!r} is not in layout {layout.name!r}; appended to the "
+                              f"system prompt", StragglerSectionWarning, stacklevel=4)
+            records.append(SectionRecord(name, "system", entry[0], entry[1], entry[2], straggler))
+            (cached if entry[1] else uncached).append(_normalize(entry[0]))
+        return (tuple(records), SECTION_SEPARATOR.join(cached).strip(),
+                SECTION_SEPARATOR.join(uncached).strip())
+
+    def _build_items(self, placement: str,
+                     names: tuple[str, ...]) -> tuple[tuple[SectionRecord, ...], tuple[str, ...]]:
+        records: list[SectionRecord] = []
+        items: list[str] = []
         for name in names:
             entry = self._sections.get(name)
             if entry is None or entry[0].isspace():
                 continue
             records.append(SectionRecord(name, placement, entry[0], entry[1], entry[2]))
             items.append(entry[0])
-        return items
+        return tuple(records), tuple(items)
+
+    def _build_hud(self, placement: str,
+                   names: tuple[str, ...]) -> tuple[tuple[SectionRecord, ...], str]:
+        records, parts = self._build_items(placement, names)
+        return records, self._hud(list(parts))
 
     def _hud(self, parts: list[str]) -> str:
         if not parts:
