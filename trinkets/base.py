@@ -36,6 +36,7 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Callable, ClassVar, Mapping, TypeVar, cast
 
 from traitlets import Bool, HasTraits, Instance, Int, MetaHasTraits, Unicode, observe, validate
+from traitlets.utils.bunch import Bunch
 
 from wm_kernel.events import (TrinketContentEvent, TrinketFedEvent, TurnCompletedEvent,
                               UpdateTrinketEvent, new_event_id)
@@ -227,10 +228,19 @@ class EventAwareTrinket(HasTraits, metaclass=_TrinketMeta):
 
     def _set_content(self, content: str, now: datetime) -> None:
         # compare first: an unchanged trait stays quiet, so widgets get no message for it
-        if self._trait_values["content"] != content:
-            with self.hold_trait_notifications():
-                self.content = content
-                self.last_updated = now
+        old = self._trait_values["content"]
+        if old == content:
+            return
+        old_time = self.last_updated
+        # both values are set before either notification goes out, content's first, as
+        # hold_trait_notifications would do, without the cost of its context on every turn (both
+        # values are already valid: a str, and a datetime from the clock)
+        self._trait_values["content"] = content
+        self._trait_values["last_updated"] = now
+        self.notify_change(Bunch(name="content", old=old, new=content, owner=self, type="change"))
+        if old_time != now:
+            self.notify_change(Bunch(name="last_updated", old=old_time, new=now, owner=self,
+                                     type="change"))
 
     def _inputs_changed(self) -> None:
         """Something the content depends on changed: the next update generates it again. Called

@@ -267,13 +267,13 @@ class WorkingMemory(HasTraits):
     def publish_trinket_update(self, target_trinket: str, context: Mapping[str, Any] | None = None,
                                *, continuum_id: str | None = None) -> None:
         """Ask one trinket (by class name) to regenerate, with an optional context."""
-        trinket = self.get_trinket(target_trinket)
+        trinket = self._trinkets.get(target_trinket) or self.get_trinket(target_trinket)
         if context is not None and not isinstance(context, Mapping):
             raise TypeError(f"context must be a mapping, got {type(context).__name__}")
-        self.bus.publish(UpdateTrinketEvent.create(
-            continuum_id=continuum_id if continuum_id is not None else self.continuum_id,
-            user_id=self.user_id, clock=self.clock, target_trinket=trinket.name,
-            context=dict(context or {})))
+        self.bus.publish(UpdateTrinketEvent(
+            continuum_id if continuum_id is not None else self.continuum_id,
+            self._trait_values["user_id"], new_event_id(), self.clock.now(), trinket.name,
+            dict(context or {})))
 
     def _handle_update_trinket(self, event: UpdateTrinketEvent) -> None:
         # look up under the lock: a trinket unregistered by another thread meanwhile must not

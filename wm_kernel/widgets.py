@@ -132,6 +132,8 @@ class SectionPanel:
 
     def show(self, title: str, body: str) -> None:
         """Set title and body: at most one message per widget, none if nothing changed."""
+        if self.body.value == body and self.box.titles == (title,):
+            return  # nothing to send: skip the sync holds too
         with self.box.hold_sync(), self.body.hold_sync():
             if self.box.titles != (title,):
                 self.box.titles = (title,)
@@ -198,6 +200,12 @@ class Dashboard(widgets.VBox):
         self._turns: set[int] = set()
         self._omitted_at: dict[int, tuple[OmittedSection, ...]] = {}
         self._items_at: dict[int, dict[str, list[dict[str, Any]]]] = {}
+        # the stateful trinkets' items as the last compose left them (one snapshot per turn, taken
+        # by _record), or None once anything may have changed them since
+        self._items_now: dict[str, list[dict[str, Any]]] | None = None
+        # section -> (what its live view was rendered from, (title, body)): a panel whose inputs
+        # did not change is not rendered again
+        self._rendered: dict[str, tuple[tuple[Any, ...], tuple[str, str]]] = {}
         self._own_prompts: dict[int, ComposedPrompt] = {}   # only if the recorder cannot rebuild
         self._shown: tuple[int, tuple[int, ComposedPrompt] | None] | None = None
         self._hold = 0            # explicit batches (dashboard-driven actions) in progress
@@ -318,6 +326,7 @@ class Dashboard(widgets.VBox):
     @_serialized
     def _on_trinket_change(self, change: dict[str, Any]) -> None:
         try:
+            self._items_now = None
             trinket = change["owner"]
             self._dirty.add(trinket.variable_name)
             if change["name"] == "enabled":
@@ -330,6 +339,7 @@ class Dashboard(widgets.VBox):
 
     @_serialized
     def _on_session_turn(self, change: dict[str, Any]) -> None:
+        self._items_now = None
         self._in_turn = True
         self._mark_stateful()
 
@@ -366,6 +376,7 @@ class Dashboard(widgets.VBox):
     @_serialized
     def _on_lifecycle_event(self, event: Event) -> None:
         # subscribed after the trinkets, so this runs once they have handled the event
+        self._items_now = None
         try:
             if (isinstance(event, TurnCompletedEvent) and self._in_turn
                     and self.session.auto_compose):
@@ -378,6 +389,7 @@ class Dashboard(widgets.VBox):
 
     @_serialized
     def _on_feed(self, event: TrinketFedEvent) -> None:
+        self._items_now = None
         try:
             trinket = self._watched.get(event.trinket_name)
             if trinket is not None:
@@ -485,6 +497,8 @@ class Dashboard(widgets.VBox):
         try:
             top = session.turn + self.lookahead
             for control in (self.slider, self.play):
+                if control.value == shown and control.max == top:
+                    continue  # nothing to send: skip the sync hold too
                 with control.hold_sync():
                     # widen before moving and narrow after, so the value is never clamped
                     if top > control.max:
@@ -494,8 +508,10 @@ class Dashboard(widgets.VBox):
                         control.max = top
             read_only = self.viewing_turn is not None or session.closed
             for checkbox in self._toggles.values():
-                checkbox.disabled = read_only
-            self.collapse_button.disabled = read_only
+                if checkbox.disabled != read_only:
+                    checkbox.disabled = read_only
+            if self.collapse_button.disabled != read_only:
+                self.collapse_button.disabled = read_only
         finally:
             self._syncing = False
         self.banner.value = self._banner_html()
@@ -534,8 +550,9 @@ class Dashboard(widgets.VBox):
         if not callable(getattr(self.session.recorder, "prompt_at", None)):
             self._own_prompts[turn] = composed
         self._omitted_at[turn] = composed.omitted
-        self._items_at[turn] = {t.variable_name: t.describe_items()
-                                for t in self._watched.values() if isinstance(t, StatefulTrinket)}
+        self._items_now = self._items_at[turn] = {
+            t.variable_name: t.describe_items()
+            for t in self._watched.values() if isinstance(t, StatefulTrinket)}
 
     def _recorded_at(self, turn: int) -> tuple[int, ComposedPrompt] | None:
         """The last prompt composed at ``turn`` or, if none was, at the nearest earlier turn
@@ -650,6 +667,26 @@ class Dashboard(widgets.VBox):
             meta = f"composer · {_size(content)}" + (" · cached" if cached else "")
             note = "" if record is not None else "<i>not in the prompt</i>"
             return section, self._body_html(meta, note, None, content)
+        stateful = isinstance(trinket, StatefulTrinket)
+        items = None
+        if stateful:
+            snapshot = self._items_now
+            items = (snapshot[section] if snapshot is not None and section in snapshot
+                     else trinket.describe_items())
+        placement = self.session.layout.placement_of(section)
+        values = trinket._trait_values  # read only
+        key = (trinket, values["content"], values["error"], values["enabled"],
+               trinket.cache_policy, placement, values.get("current_turn"), items,
+               self.preview_chars)
+        rendered = self._rendered.get(section)
+        if rendered is not None and rendered[0] == key:
+            return rendered[1]
+        view = self._render_live(section, trinket, placement, items)
+        self._rendered[section] = (key, view)
+        return view
+
+    def _render_live(self, section: str, trinket: EventAwareTrinket, placement: str | None,
+                     items: list[dict[str, Any]] | None) -> tuple[str, str]:
         title = f"{section} · {trinket.name}"
         notes = []
         content = ""
@@ -664,13 +701,11 @@ class Dashboard(widgets.VBox):
             content = trinket.content
             if not content:
                 notes.append("<i>no content: the section is left out</i>")
-        placement = self.session.layout.placement_of(section)
         cached = trinket.cache_policy and placement in (None, "system")
         meta = (f"trinket <b>{html.escape(trinket.name)}</b> · {_size(content)}"
                 + (" · cached" if cached else ""))
         if isinstance(trinket, StatefulTrinket):
             meta += f" · segment turn {trinket.current_turn}"
-        items = trinket.describe_items() if isinstance(trinket, StatefulTrinket) else None
         return title, self._body_html(meta, "<br>".join(notes), items, content)
 
     def _recorded_view(self, section: str, turn: int) -> tuple[str, str]:
