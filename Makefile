@@ -36,6 +36,7 @@ test: $(STAMP)
 bench: $(STAMP)
 	$(PY) bench/compose.py
 	$(PY) bench/replay.py
+	$(PY) bench/dashboard.py
 
 clean:
 	rm -rf $(VENV)
