@@ -248,6 +248,8 @@ class SystemPromptComposer:
         # placement -> (the entries it was built from, what was built): a placement whose
         # sections did not change reuses its records, joined strings and HUD
         self._built: dict[str, tuple[tuple[Any, ...], Any]] = {}
+        # (name, placement) -> (entry, its record): an unchanged section keeps its record
+        self._records: dict[tuple[str, str], tuple[tuple[str, bool, str | None], SectionRecord]] = {}
 
     # -- building
     def set_base_prompt(self, prompt: str) -> None:
@@ -302,7 +304,8 @@ class SystemPromptComposer:
             layout = self.layout
             # sections the layout does not list go last in system, so new trinkets work without
             # touching the layout
-            stragglers = tuple(name for name in sections if name not in layout)
+            listed = layout._index  # the same module's class: a dict lookup, not __contains__
+            stragglers = tuple([name for name in sections if name not in listed])
             system_records, cached, uncached = self._built_for(
                 "system", layout["system"] + stragglers, self._build_system)
             prefix_records, prefix = self._built_for(
@@ -340,7 +343,7 @@ class SystemPromptComposer:
                 self._warned.add(name)
                 warnings.warn(f"section {name!r} is not in layout {layout.name!r}; appended to the "
                               f"system prompt", StragglerSectionWarning, stacklevel=4)
-            records.append(SectionRecord(name, "system", entry[0], entry[1], entry[2], straggler))
+            records.append(self._record(name, "system", entry, straggler))
             (cached if entry[1] else uncached).append(_normalize(entry[0]))
         return (tuple(records), SECTION_SEPARATOR.join(cached).strip(),
                 SECTION_SEPARATOR.join(uncached).strip())
@@ -353,9 +356,18 @@ class SystemPromptComposer:
             entry = self._sections.get(name)
             if entry is None or entry[0].isspace():
                 continue
-            records.append(SectionRecord(name, placement, entry[0], entry[1], entry[2]))
+            records.append(self._record(name, placement, entry))
             items.append(entry[0])
         return tuple(records), tuple(items)
+
+    def _record(self, name: str, placement: str, entry: tuple[str, bool, str | None],
+                straggler: bool = False) -> SectionRecord:
+        known = self._records.get((name, placement))
+        if known is not None and known[0] == entry and known[1].straggler == straggler:
+            return known[1]
+        record = SectionRecord(name, placement, entry[0], entry[1], entry[2], straggler)
+        self._records[(name, placement)] = (entry, record)
+        return record
 
     def _build_hud(self, placement: str,
                    names: tuple[str, ...]) -> tuple[tuple[SectionRecord, ...], str]:

@@ -206,6 +206,7 @@ class Dashboard(widgets.VBox):
         # section -> (what its live view was rendered from, (title, body)): a panel whose inputs
         # did not change is not rendered again
         self._rendered: dict[str, tuple[tuple[Any, ...], tuple[str, str]]] = {}
+        self._structure: tuple[Any, ...] | None = None  # what _sync_structure last followed
         self._own_prompts: dict[int, ComposedPrompt] = {}   # only if the recorder cannot rebuild
         self._shown: tuple[int, tuple[int, ComposedPrompt] | None] | None = None
         self._hold = 0            # explicit batches (dashboard-driven actions) in progress
@@ -350,9 +351,20 @@ class Dashboard(widgets.VBox):
         try:
             self._record(change["new"])
             self._in_turn = False
-            if self._sync_structure():
-                self._dirty.update(self._panels)
-            self._dirty.update(s for s in self._panels if s not in self._watched_sections())
+            # the panels and observers follow the trinkets, the layout and the prompt's sections:
+            # when none of these changed since the last compose, neither did the structure
+            composed = change["new"]
+            structure = (tuple((t, t.cache_policy)
+                               for t in self.session.working_memory.trinkets.values()),
+                         self.session.layout,
+                         tuple((r.name, r.placement, r.cache_policy) for r in composed.sections),
+                         self.viewing_turn)
+            if structure != self._structure:
+                if self._sync_structure():
+                    self._dirty.update(self._panels)
+                self._structure = structure
+            watched = self._watched_sections()
+            self._dirty.update(s for s in self._panels if s not in watched)
             self._mark_stateful()
             self._request_flush(settled=True)
         except Exception as exc:
