@@ -87,9 +87,11 @@ def many_sections(n: int) -> list[tuple[str, str, bool]]:
 
 
 class Expiring(StatefulTrinket):
-    """One item added every turn with a TTL of 3 turns, so an item expires every turn."""
+    """One item added every turn with a TTL of 3 turns, so an item expires every turn. Its text
+    depends on its items and turn only, so it reuses its content as the built-in ones do."""
 
     variable_name = "peanutgallery_guidance"
+    reuse_content = True
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
