@@ -207,6 +207,7 @@ class Dashboard(widgets.VBox):
         # did not change is not rendered again
         self._rendered: dict[str, tuple[tuple[Any, ...], tuple[str, str]]] = {}
         self._structure: tuple[Any, ...] | None = None  # what _sync_structure last followed
+        self._events_shown: tuple[tuple[tuple[int, int], ...], str] | None = None
         self._own_prompts: dict[int, ComposedPrompt] = {}   # only if the recorder cannot rebuild
         self._shown: tuple[int, tuple[int, ComposedPrompt] | None] | None = None
         self._hold = 0            # explicit batches (dashboard-driven actions) in progress
@@ -815,6 +816,9 @@ class Dashboard(widgets.VBox):
 
     def _events_html(self) -> str:
         records = self.session.bus.tail(self.log_rows)
+        shown = tuple((record.seq, len(record.failures)) for record in records)
+        if self._events_shown is not None and self._events_shown[0] == shown:
+            return self._events_shown[1]  # no event since the last settle: the same table
         # each settle shows mostly the rows shown last time: render each record once (again only
         # if a failure was added to it since)
         known, self._event_rows = self._event_rows, {}
@@ -826,9 +830,11 @@ class Dashboard(widgets.VBox):
             self._event_rows[record.seq] = cached
             rows.append(cached[2])
         body = "".join(rows)
-        return (f'<div style="font-size:12px">last {len(records)} events</div>'
-                '<table style="font-size:12px"><tr><th>#</th><th style="text-align:left">event</th>'
-                f'<th style="text-align:left">detail</th><th>failures</th></tr>{body}</table>')
+        table = (f'<div style="font-size:12px">last {len(records)} events</div>'
+                 '<table style="font-size:12px"><tr><th>#</th><th style="text-align:left">event</th>'
+                 f'<th style="text-align:left">detail</th><th>failures</th></tr>{body}</table>')
+        self._events_shown = (shown, table)
+        return table
 
     # -- closing
     def close(self) -> None:
