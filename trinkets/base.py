@@ -422,12 +422,16 @@ class StatefulTrinket(EventAwareTrinket):
         self.working_memory.discard_section(self)
 
     def handle_turn_completed(self, event: TurnCompletedEvent) -> None:
-        with self.lock:
+        wm = self.working_memory
+        with wm.lock:
             self.current_turn = event.segment_turn_number
             if self._expire_items():
                 self._inputs_changed()
-                self.working_memory.publish_trinket_update(
-                    self.name, dict(LIFECYCLE_REFRESH), continuum_id=event.continuum_id)
+                # what wm.publish_trinket_update(name, context) publishes, built directly: this
+                # trinket is registered and the context is the kernel's own
+                self.event_bus.publish(UpdateTrinketEvent(
+                    event.continuum_id, wm._trait_values["user_id"], new_event_id(),
+                    wm.clock.now(), type(self).__name__, dict(LIFECYCLE_REFRESH)))
 
     def flush(self) -> None:
         """Clear all state and reset the turn (WorkingMemory calls this on segment collapse)."""
