@@ -44,6 +44,7 @@ bench: $(STAMP)
 	$(PY) bench/compose.py
 	$(PY) bench/replay.py
 	$(PY) bench/sweep.py
+	$(PY) bench/dashboard.py
 
 clean:
 	rm -rf $(VENV)

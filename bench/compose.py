@@ -1,18 +1,24 @@
 """Benchmark: the cost of composing, as ratios to a floor measured in the same run.
 
-Run on demand: ``.venv/bin/python bench/compose.py`` (or ``make bench``). Nothing here is asserted;
-machines are noisy, so read the ratios, not the microseconds.
+Run on demand: ``.venv/bin/python bench/compose.py [REPEAT]`` (or ``make bench``). Nothing here is
+asserted; machines are noisy, so read the ratios, not the microseconds. The cases (the floor
+included) run interleaved, once each per repetition, timed in CPU time (``bench/_timing.py``);
+every figure is a median with the min-max range, and every ratio is taken within one repetition.
 
 Workload (issue 2): a ~12 KB base prompt of blank-line-separated paragraphs and 8 trinkets of fixed
 ~300-character content spread over the four placements. The floor builds the same ComposedPrompt by
-hand from the same strings: plain joins and one dict.
+hand from the same strings: plain joins and one dict. The fixed trinkets say their content depends
+on nothing outside them (``reuse_content = True``), as the built-in ones do.
+
+Cases: the full event-driven cycle (18 events: a compose request, 8 updates, 8 contents, the
+composed prompt); ``compose()`` alone, with nothing changed and with one section changed; a turn
+whose stateful trinket has an item expire (the TurnCompletedEvent with its lifecycle refresh), and
+the same turn followed by its compose.
 """
 from __future__ import annotations
 
-import gc
 import statistics
 import sys
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -23,6 +29,9 @@ from wm_kernel.clock import ManualClock  # noqa: E402
 from wm_kernel.composer import RULE, Layout, SystemPromptComposer  # noqa: E402
 from wm_kernel.core import WorkingMemory  # noqa: E402
 from wm_kernel.events import ComposeSystemPromptEvent, TurnCompletedEvent  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _timing import interleave, ratios, spread  # noqa: E402
 
 PARAGRAPH = ("You are a careful assistant. Answer precisely, cite what you rely on, and say when you "
              "are unsure. Prefer short paragraphs and concrete examples over general advice. ")
@@ -40,7 +49,7 @@ SECTIONS = [
 
 def make_trinket(section: str, cached: bool) -> type[EventAwareTrinket]:
     return type(f"T_{section}", (EventAwareTrinket,), {
-        "variable_name": section, "cache_policy": cached,
+        "variable_name": section, "cache_policy": cached, "reuse_content": True,
         "generate_content": lambda self, context: CONTENT})
 
 
@@ -58,26 +67,6 @@ def floor_compose(base: str, sections: list[tuple[str, str, bool]]) -> dict:
         "notification_center": "\n".join([RULE, "HUD", RULE, "<mira:hud>",
                                           "".join(f"{h}\n\n" for h in hud), "</mira:hud>", RULE]),
     }
-
-
-def per_call_us(fn, *, repeat: int = 7, min_time: float = 0.2) -> float:
-    """Median µs per call over ``repeat`` timed batches, each at least ``min_time`` seconds."""
-    n = 1
-    while True:
-        start = time.perf_counter()
-        for _ in range(n):
-            fn()
-        if time.perf_counter() - start >= min_time / 4:
-            break
-        n *= 2
-    samples = []
-    gc.collect()
-    for _ in range(repeat):
-        start = time.perf_counter()
-        for _ in range(n):
-            fn()
-        samples.append((time.perf_counter() - start) / n * 1e6)
-    return statistics.median(samples)
 
 
 def build(sections: list[tuple[str, str, bool]]) -> tuple[EventBus, WorkingMemory]:
@@ -98,9 +87,11 @@ def many_sections(n: int) -> list[tuple[str, str, bool]]:
 
 
 class Expiring(StatefulTrinket):
-    """One item added every turn with a TTL of 3 turns, so an item expires every turn."""
+    """One item added every turn with a TTL of 3 turns, so an item expires every turn. Its text
+    depends on its items and turn only, so it reuses its content as the built-in ones do."""
 
     variable_name = "peanutgallery_guidance"
+    reuse_content = True
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
@@ -120,56 +111,95 @@ class Expiring(StatefulTrinket):
         self.items.clear()
 
 
-def main() -> None:
-    floor = per_call_us(lambda: floor_compose(BASE_PROMPT, SECTIONS))
+def compose_event() -> ComposeSystemPromptEvent:
+    return ComposeSystemPromptEvent.create(continuum_id="bench", base_prompt=BASE_PROMPT)
 
+
+class Turns:
+    """A bus with the 8 trinkets and an expiring stateful one; each call completes one turn."""
+
+    def __init__(self) -> None:
+        self.bus, self.wm = build(SECTIONS)
+        Expiring(self.bus, self.wm)
+        self.turn = 0
+        self.bus.publish(compose_event())
+
+    def turn_event(self) -> None:
+        self.turn += 1
+        self.bus.publish(TurnCompletedEvent.create(continuum_id="bench", clock=self.wm.clock,
+                                                   turn_number=self.turn,
+                                                   segment_turn_number=self.turn))
+
+    def turn_and_compose(self) -> None:
+        self.turn_event()
+        self.bus.publish(ComposeSystemPromptEvent.create(continuum_id="bench", clock=self.wm.clock,
+                                                         base_prompt=BASE_PROMPT))
+
+
+def main(repeat: int = 15) -> None:
     bus, wm = build(SECTIONS)
-    event = ComposeSystemPromptEvent.create(continuum_id="bench", base_prompt=BASE_PROMPT)
-    bus.publish(event)
+    bus.publish(compose_event())
     assert len(wm.composed["cached_content"]) > 12_000
-    cycle = per_call_us(lambda: bus.publish(
-        ComposeSystemPromptEvent.create(continuum_id="bench", base_prompt=BASE_PROMPT)))
 
-    composer = SystemPromptComposer(Layout({"system": ["base_prompt"] + [s for s, p, _ in SECTIONS if p == "system"],
-                                            "post_history": ["domaindoc"],
-                                            "notification": [s for s, p, _ in SECTIONS if p == "notification"]}))
+    composer = SystemPromptComposer(Layout({
+        "system": ["base_prompt"] + [s for s, p, _ in SECTIONS if p == "system"],
+        "post_history": ["domaindoc"],
+        "notification": [s for s, p, _ in SECTIONS if p == "notification"]}))
     composer.set_base_prompt(BASE_PROMPT)
     for name, _, cached in SECTIONS:
         composer.add_section(name, CONTENT, cached)
-    compose_only = per_call_us(composer.compose)
+    composer.compose()
+    texts = [CONTENT, CONTENT.replace("lorem", "Lorem")]
+    flip = [0]
 
-    # 1,000 turns with a stateful trinket expiring items: a turn event plus a full compose each
-    bus_t, wm_t = build(SECTIONS)
-    Expiring(bus_t, wm_t)
-    clock = wm_t.clock
-    start = time.perf_counter()
-    for turn in range(1, 1001):
-        bus_t.publish(TurnCompletedEvent.create(continuum_id="bench", clock=clock, turn_number=turn,
-                                                segment_turn_number=turn))
-        bus_t.publish(ComposeSystemPromptEvent.create(continuum_id="bench", clock=clock,
-                                                      base_prompt=BASE_PROMPT))
-    per_turn = (time.perf_counter() - start) / 1000 * 1e6
+    def compose_changed() -> None:
+        flip[0] ^= 1
+        composer.add_section("active_reminders", texts[flip[0]], False)
+        composer.compose()
 
-    print(f"floor (hand-built ComposedPrompt)      {floor:9.2f} µs")
-    print(f"full event-driven compose cycle        {cycle:9.2f} µs   {cycle / floor:6.1f}x floor"
-          f"   (goal < 50x; the original ~500x)")
-    print(f"compose() alone                        {compose_only:9.2f} µs   {compose_only / floor:6.1f}x floor"
-          f"   (goal < 5x; the original ~100x)")
-    print(f"per turn, 1,000 turns, items expiring  {per_turn:9.2f} µs   {per_turn / floor:6.1f}x floor")
-    print("scaling (full cycle):")
-    base_cycle = None
+    turns, turns_c = Turns(), Turns()
+    samples = interleave({
+        "floor": lambda: floor_compose(BASE_PROMPT, SECTIONS),
+        "cycle": lambda: bus.publish(compose_event()),
+        "compose": composer.compose,
+        "compose_changed": compose_changed,
+        "ttl_turn": turns.turn_event,
+        "ttl_turn_compose": turns_c.turn_and_compose,
+    }, repeat=repeat)
+    floor = samples["floor"]
+    rows = [
+        ("floor (hand-built ComposedPrompt)", "floor", None),
+        ("full event-driven compose cycle", "cycle", "goal <= 20x, stretch 15x"),
+        ("compose() alone, nothing changed", "compose", "goal <= 2x, stretch 1x"),
+        ("compose() alone, one section changed", "compose_changed", "goal <= 2x"),
+        ("a turn with a TTL refresh (turn event)", "ttl_turn", "goal <= 5x"),
+        ("the same turn and its compose", "ttl_turn_compose", None),
+    ]
+    print(f"{repeat} interleaved repetitions; CPU µs per call and ratio to the floor of the same "
+          f"repetition: median (min-max)")
+    for label, key, goal in rows:
+        line = f"{label:<40} {spread(samples[key], ' µs', 2):>28}"
+        if key != "floor":
+            line += f"   {spread(ratios(samples[key], floor), 'x'):>22}"
+        if goal:
+            line += f"   ({goal})"
+        print(line)
+
+    print("scaling (full cycle, nothing changed):")
+    base_per_trinket = None
     for n in (8, 50, 200):
         sections = many_sections(n)
         bus_n, _ = build(sections)
-        floor_n = per_call_us(lambda: floor_compose(BASE_PROMPT, sections), repeat=5)
-        cycle_n = per_call_us(lambda: bus_n.publish(
-            ComposeSystemPromptEvent.create(continuum_id="bench", base_prompt=BASE_PROMPT)), repeat=5)
-        per_trinket = cycle_n / n
-        base_cycle = base_cycle or per_trinket
-        print(f"  {n:4d} trinkets: {cycle_n:9.1f} µs/cycle  {per_trinket:6.2f} µs/trinket "
-              f"({per_trinket / base_cycle:4.2f}x the 8-trinket cost per trinket)  "
-              f"{cycle_n / floor_n:6.1f}x its floor")
+        bus_n.publish(compose_event())
+        got = interleave({"floor": lambda: floor_compose(BASE_PROMPT, sections),
+                          "cycle": lambda: bus_n.publish(compose_event())}, repeat=5)
+        per_trinket = statistics.median(got["cycle"]) / n
+        base_per_trinket = base_per_trinket or per_trinket
+        print(f"  {n:4d} trinkets: {spread(got['cycle'], ' µs/cycle'):>30}  "
+              f"{per_trinket:6.2f} µs/trinket ({per_trinket / base_per_trinket:4.2f}x the "
+              f"8-trinket cost per trinket)  {spread(ratios(got['cycle'], got['floor']), 'x')} "
+              f"its floor")
 
 
 if __name__ == "__main__":
-    main()
+    main(int(sys.argv[1]) if len(sys.argv) > 1 else 15)

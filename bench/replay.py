@@ -1,7 +1,9 @@
 """Benchmark: a 10,000-turn scenario replay with all eight built-in trinkets.
 
-Run on demand: ``.venv/bin/python bench/replay.py [TURNS]`` (default 10,000). Nothing is asserted;
-machines are noisy, so read the ratios, not the seconds.
+Run on demand: ``.venv/bin/python bench/replay.py [TURNS [REPEAT]]`` (default 10,000 turns, 3
+repetitions). Nothing is asserted; machines are noisy, so read the ratios, not the seconds. Runs are
+interleaved (each repetition runs every case once), timed in CPU time (``time.thread_time``), and
+shown as medians with the min-max range; ratios are taken within a repetition.
 
 Workload: a ~2 KB base prompt, every built-in trinket fed with sample data (a user model, a domain
 document, past segments, reminders, guidance every 3 turns, context searches every 7, surfaced
@@ -14,11 +16,15 @@ collapse every 100 turns. Measured in one process:
   distinct text is tokenized once);
 * two baselines: the same replay with history recording switched off, and the same session driven
   by hand (direct method calls, no scenario decoding). The ratios say what recording and the
-  scenario layer cost.
+  scenario layer cost;
+* growth (issue 14, goal: at most 1.3x each): a replay's CPU per turn over TURNS turns against the
+  same over 1,000 turns; and ``Session.compose()`` (History attached, the clock moved 90 seconds
+  before each, as in a turn) on the hand-driven session at turn 3,000 against the same at turn 300.
 """
 from __future__ import annotations
 
 import gc
+import statistics
 import sys
 import time
 from pathlib import Path
@@ -29,6 +35,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from wm_kernel.experiments import Scenario  # noqa: E402
 from wm_kernel.session import Session  # noqa: E402
 from wm_kernel.tokens import TokenCounter  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _timing import interleave, ratios, spread  # noqa: E402
 
 START = "2026-11-30T09:00:00+00:00"
 PARAGRAPH = ("Answer precisely, cite what you rely on, and say when you are unsure. Prefer short "
@@ -134,37 +143,67 @@ def drive_by_hand(turns: int) -> Session:
     return session
 
 
-def timed(label: str, work: Callable[[], Any]) -> tuple[Any, float]:
-    """Run ``work``; print and return its CPU time (process time: other processes on a shared
-    machine slow the wall clock, not this number), with the wall time alongside."""
+def cpu(work: Callable[[], Any]) -> tuple[Any, float]:
+    """Run ``work``; return its result and its CPU seconds (this thread's)."""
     gc.collect()
-    cpu, wall = time.process_time(), time.perf_counter()
+    start = time.thread_time()
     result = work()
-    cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
-    print(f"  {label:<44} {cpu:7.2f} s CPU ({wall:.2f} s wall)")
-    return result, cpu
+    return result, time.thread_time() - start
 
 
-def main(turns: int = 10_000) -> None:
-    print(f"scenario replay, {turns} turns, all eight built-in trinkets")
+def compose_growth(repeat: int = 9) -> dict[str, list[float]]:
+    """µs per ``Session.compose()`` (clock moved 90 s first) at turn 300 and at turn 3,000."""
+    early, late = drive_by_hand(300), drive_by_hand(3_000)
+
+    def step(session: Session) -> Callable[[], object]:
+        clock = session.clock
+
+        def run() -> object:
+            clock.advance(seconds=90)  # type: ignore[attr-defined]
+            return session.compose()
+        return run
+
+    return interleave({"turn 300": step(early), "turn 3,000": step(late)}, repeat=repeat,
+                      min_time=0.05)
+
+
+def main(turns: int = 10_000, repeat: int = 3) -> None:
+    print(f"scenario replay, {turns} turns, all eight built-in trinkets; {repeat} interleaved "
+          f"repetitions; CPU time, median (min-max)")
     # warm up (imports, the tokenizer's ranks, first-call caches) so the timed runs compare fairly
     build_scenario(200).run().history
     drive_by_hand(200)
-    scenario, _ = timed("build the scenario (Python)", lambda: build_scenario(turns))
-    print(f"  steps: {len(scenario)}, turns: {scenario.turns}")
-    by_hand, hand_s = timed("baseline: driven by hand (no scenario)", lambda: drive_by_hand(turns))
-    _, off_s = timed("baseline: replay with no History attached",
-                     lambda: scenario.run(instruments=()))
-    session, replay_s = timed("replay (Scenario.run)", scenario.run)
+    scenario, build_s = cpu(lambda: build_scenario(turns))
+    short = build_scenario(1_000)
+    print(f"  build the scenario (Python): {build_s:.2f} s; steps: {len(scenario)}, "
+          f"turns: {scenario.turns}")
+    times: dict[str, list[float]] = {"replay": [], "no history": [], "by hand": [], "1,000": []}
+    session = by_hand = None
+    for _ in range(repeat):
+        session, t = cpu(scenario.run)
+        times["replay"].append(t)
+        _, t = cpu(lambda: scenario.run(instruments=()))
+        times["no history"].append(t)
+        by_hand, t = cpu(lambda: drive_by_hand(turns))
+        times["by hand"].append(t)
+        _, t = cpu(short.run)
+        times["1,000"].append(t)
+    assert session is not None and by_hand is not None
+    for label, key in (("replay (Scenario.run)", "replay"),
+                       ("baseline: replay with no History attached", "no history"),
+                       ("baseline: driven by hand (no scenario)", "by hand"),
+                       ("replay of the first 1,000 turns", "1,000")):
+        print(f"  {label:<44} {spread(times[key], ' s', 2)}")
     counter = TokenCounter()
     session.recorder.counter = counter
-    frame, _ = timed("history frame with token counts", lambda: session.history)
+    frame, frame_s = cpu(lambda: session.history)
+    print(f"  {'history frame with token counts':<44} {frame_s:.2f} s")
     stats = session.recorder.stats()
     same = by_hand.composed.as_dict() == session.composed.as_dict()  # type: ignore[union-attr]
 
     composes = len(session.recorder)
     print()
-    print(f"turns per CPU second (replay):           {turns / replay_s:10.0f}")
+    print(f"turns per CPU second (replay):           {turns / statistics.median(times['replay']):10.0f}")
     print(f"recorded turns:                          {composes:10d}")
     print(f"history rows (turn, section):            {len(frame):10d}")
     print(f"history bytes per turn:                  {stats['bytes_per_turn']:10.0f}"
@@ -176,10 +215,25 @@ def main(turns: int = 10_000) -> None:
     print(f"tokenizer calls ({counter.name}):   {counter.calls:10d}"
           f"   ({'equal' if counter.calls == distinct else 'NOT EQUAL'}; "
           f"{counter.hits} answers from the cache)")
-    print(f"replay / replay without history:         {replay_s / off_s:10.2f}x")
-    print(f"replay / driven by hand:                 {replay_s / hand_s:10.2f}x")
+    print(f"replay / replay without history:         {spread(ratios(times['replay'], times['no history']), 'x', 2)}")
+    print(f"replay / driven by hand:                 {spread(ratios(times['replay'], times['by hand']), 'x', 2)}")
     print(f"last prompt identical to the hand-driven one: {same}")
+
+    print()
+    print("growth (goal: at most 1.3x)")
+    per_turn_long = [t / turns * 1e6 for t in times["replay"]]
+    per_turn_short = [t / 1_000 * 1e6 for t in times["1,000"]]
+    print(f"  replay CPU per turn, {turns:,} turns:        {spread(per_turn_long, ' µs')}")
+    print(f"  replay CPU per turn, 1,000 turns:         {spread(per_turn_short, ' µs')}")
+    print(f"  ratio {turns:,} / 1,000:                    "
+          f"{spread(ratios(per_turn_long, per_turn_short), 'x', 2)}")
+    growth = compose_growth()
+    print(f"  Session.compose() at turn 300:            {spread(growth['turn 300'], ' µs')}")
+    print(f"  Session.compose() at turn 3,000:          {spread(growth['turn 3,000'], ' µs')}")
+    print(f"  ratio 3,000 / 300:                        "
+          f"{spread(ratios(growth['turn 3,000'], growth['turn 300']), 'x', 2)}")
 
 
 if __name__ == "__main__":
-    main(int(sys.argv[1]) if len(sys.argv) > 1 else 10_000)
+    main(int(sys.argv[1]) if len(sys.argv) > 1 else 10_000,
+         int(sys.argv[2]) if len(sys.argv) > 2 else 3)

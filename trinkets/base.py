@@ -33,15 +33,17 @@ import threading
 from abc import ABCMeta, abstractmethod
 from contextlib import contextmanager, nullcontext
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, Callable, ClassVar, Iterator, TypeVar, cast
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any, Callable, ClassVar, Iterator, Mapping, TypeVar, cast
 
 from traitlets import Bool, HasTraits, Instance, Int, MetaHasTraits, Unicode, default, observe, validate
+from traitlets.utils.bunch import Bunch
 
 from trinkets.commands import (Command, CommandError, arg, at, command, commands_of,
                                instant_or_offset, non_negative_int)
 from wm_kernel import keys
 from wm_kernel.events import (TrinketContentEvent, TrinketFedEvent, TurnCompletedEvent,
-                              UpdateTrinketEvent)
+                              UpdateTrinketEvent, new_event_id)
 
 if TYPE_CHECKING:
     from wm_kernel.bus import EventBus
@@ -80,6 +82,7 @@ def feed(method: F) -> F:
                 result = method(self, *args, **kwargs)
         finally:
             _feed_depth.n = depth
+            self._inputs_changed()  # even after a failure: part of the change may have happened
         wm = getattr(self, "working_memory", None)
         if depth == 0 and wm is not None:
             self.event_bus.publish(TrinketFedEvent.create(
@@ -119,6 +122,10 @@ class Priority(Int[int, int]):
             raise TypeError(f"{owner}.{self.name} must be an int, got {type(value).__name__} "
                             f"{value!r}")
         return value
+#: The context of the update a stateful trinket asks for when items expired.
+LIFECYCLE_REFRESH: Mapping[str, str] = MappingProxyType({"action": "lifecycle_refresh"})
+#: Traits a trinket sets from its updates; a change of any other trait is a change of its inputs.
+_OUTPUT_TRAITS = frozenset({"content", "last_updated", "error"})
 
 
 class _TrinketMeta(MetaHasTraits, ABCMeta):
@@ -161,15 +168,34 @@ class EventAwareTrinket(HasTraits, metaclass=_TrinketMeta):
     #: A trinket that offers its own wording adds a name (e.g. "revised") and switches on ``style``.
     styles: ClassVar[tuple[str, ...]] = ("original",)
 
+    #: Whether an update whose inputs did not change since the last generated content reuses that
+    #: content instead of calling ``generate_content`` again (the TrinketContentEvent is published
+    #: all the same). Inputs are: the trinket's traits (``style``, ``enabled``...), its ``@feed``
+    #: calls and lifecycle (turns, segments), its own store writes (it calls
+    #: :meth:`_inputs_changed` on those not made from a feed method), the WorkingMemory's profile,
+    #: and, when ``time_dependent``, the clock's current instant. An update with a context (other
+    #: than a lifecycle refresh's) always generates.
+    #: Every built-in trinket sets it; a trinket that reads anything else (a plain attribute, a
+    #: global, store data written by others) leaves it False, and a subclass of a built-in one
+    #: with such outside inputs opts out by setting it False.
+    reuse_content: ClassVar[bool] = False
+    #: Whether the content depends on the clock (part of the inputs when ``reuse_content``).
+    time_dependent: ClassVar[bool] = False
+
     def __init__(self, event_bus: "EventBus", working_memory: "WorkingMemory", *,
                  replace: bool = False, **kwargs: Any) -> None:
         section = getattr(type(self), "variable_name", None)
         if not isinstance(section, str) or not section.strip():
             raise TypeError(f"{type(self).__name__} must set the class attribute variable_name "
                             f"(the section it publishes) to a non-empty string")
+        # the inputs' revision and (key, content) of the last generated content (reuse_content)
+        self._revision = 0
+        self._reusable: tuple[tuple[Any, ...], str] | None = None
         super().__init__(**kwargs)
         self.event_bus = event_bus
         self.working_memory = working_memory
+        # any trait but the outputs is an input: one observer counts the changes
+        self.observe(self._on_trait_change)
         working_memory.register_trinket(self, replace=replace)
 
     # -- identity
@@ -198,35 +224,71 @@ class EventAwareTrinket(HasTraits, metaclass=_TrinketMeta):
         """
 
     def handle_update_trinket(self, event: UpdateTrinketEvent) -> None:
-        """Regenerate content for an UpdateTrinketEvent and publish it (WorkingMemory calls this)."""
+        """Regenerate content for an UpdateTrinketEvent and publish it (WorkingMemory calls this).
+
+        With ``reuse_content``, content generated from the same inputs is reused, not generated
+        again; everything else (traits, events, the store) happens as after a generation."""
         wm = self.working_memory
-        if not self.enabled:
-            self._set_content("", wm.clock.now())
+        clock = wm.clock
+        # traits read straight from their values on this hot path (they are only read here)
+        values = self._trait_values
+        if not values["enabled"]:
+            self._set_content("", clock.now())
             wm.discard_section(self)
             return
-        content = self.generate_content(dict(event.context))
-        if not isinstance(content, str):
-            raise TypeError(f"{self.name}.generate_content() returned {type(content).__name__}, "
-                            f"expected str")
-        if self.error:
+        key: tuple[Any, ...] | None = None
+        reusable = self._reusable
+        context = event.context
+        # an update with a context may carry inputs (memories, a report): it always generates;
+        # a lifecycle refresh carries none, so a turn's refresh and its compose generate once
+        if self.reuse_content and (not context or context == LIFECYCLE_REFRESH):
+            key = ((self._revision, wm.profile, clock.now()) if self.time_dependent
+                   else (self._revision, wm.profile))
+        if reusable is not None and reusable[0] == key:
+            content = reusable[1]
+        else:
+            content = self.generate_content(dict(context))
+            if not isinstance(content, str):
+                raise TypeError(f"{self.name}.generate_content() returned "
+                                f"{type(content).__name__}, expected str")
+            self._reusable = (key, content) if key is not None else None
+        if values["error"]:
             self.error = ""
-        now = wm.clock.now()
+        now = clock.now()
         if content and not content.isspace():
             self._set_content(content, now)
-            self.event_bus.publish(TrinketContentEvent.create(
-                continuum_id=event.continuum_id, user_id=wm.user_id, clock=wm.clock,
-                variable_name=self.variable_name, content=content, trinket_name=self.name,
-                cache_policy=self.cache_policy))
+            self.event_bus.publish(TrinketContentEvent(
+                event.continuum_id, wm._trait_values["user_id"], new_event_id(), now,
+                self.variable_name, content, type(self).__name__, self.cache_policy))
         else:
             self._set_content("", now)
             wm.discard_section(self)
 
     def _set_content(self, content: str, now: datetime) -> None:
         # compare first: an unchanged trait stays quiet, so widgets get no message for it
-        if self.content != content:
-            with self.hold_trait_notifications():
-                self.content = content
-                self.last_updated = now
+        old = self._trait_values["content"]
+        if old == content:
+            return
+        old_time = self.last_updated
+        # both values are set before either notification goes out, content's first, as
+        # hold_trait_notifications would do, without the cost of its context on every turn (both
+        # values are already valid: a str, and a datetime from the clock)
+        self._trait_values["content"] = content
+        self._trait_values["last_updated"] = now
+        self.notify_change(Bunch(name="content", old=old, new=content, owner=self, type="change"))
+        if old_time != now:
+            self.notify_change(Bunch(name="last_updated", old=old_time, new=now, owner=self,
+                                     type="change"))
+
+    def _inputs_changed(self) -> None:
+        """Something the content depends on changed: the next update generates it again. Called
+        by every ``@feed`` call, trait change and lifecycle step; a trinket calls it after a store
+        write of its own made elsewhere."""
+        self._revision += 1
+
+    def _on_trait_change(self, change: dict[str, Any]) -> None:
+        if change["name"] not in _OUTPUT_TRAITS:
+            self._revision += 1
 
     def request_update(self, **context: Any) -> None:
         """Ask WorkingMemory to regenerate this trinket now (publishes an UpdateTrinketEvent)."""
@@ -563,6 +625,7 @@ class StatefulTrinket(EventAwareTrinket):
         change = _StateChange(self, store)
         with store.transaction():
             yield change
+        self._inputs_changed()
         for item_id, seq in change.seqs.items():
             if seq is None:
                 self._item_seqs.pop(item_id, None)
@@ -574,6 +637,7 @@ class StatefulTrinket(EventAwareTrinket):
         whole-state record, or
         for per-item trinkets every item's record, replacing what was stored. Costs as much as
         there are items: per-item trinkets call it only when every item is replaced."""
+        self._inputs_changed()  # the items changed, whatever the caller (a feed, a turn, a report)
         key = self._state_key
         if key is None or self._restoring or self._detached:
             return
@@ -604,6 +668,7 @@ class StatefulTrinket(EventAwareTrinket):
     def end_segment(self) -> None:
         # all or nothing for this trinket: a failed flush (a locked store) is retried before its
         # next update or feed, so its old items never show in the new segment
+        self._inputs_changed()
         try:
             self.flush()
         except Exception:
@@ -623,16 +688,22 @@ class StatefulTrinket(EventAwareTrinket):
             self.flush()
 
     def handle_turn_completed(self, event: TurnCompletedEvent) -> None:
-        with self.lock:
+        wm = self.working_memory
+        with wm.lock:
             self.current_turn = event.segment_turn_number
             if self._expire_items():
-                self.working_memory.publish_trinket_update(
-                    self.name, {"action": "lifecycle_refresh"}, continuum_id=event.continuum_id)
+                self._inputs_changed()
+                # what wm.publish_trinket_update(name, context) publishes, built directly: this
+                # trinket is registered and the context is the kernel's own
+                self.event_bus.publish(UpdateTrinketEvent(
+                    event.continuum_id, wm._trait_values["user_id"], new_event_id(),
+                    wm.clock.now(), type(self).__name__, dict(LIFECYCLE_REFRESH)))
 
     def flush(self) -> None:
         """Clear all state and reset the turn (WorkingMemory calls this on segment collapse)."""
         with self.lock:
             self._clear_all_state()
+            self._inputs_changed()
             self.current_turn = 0
             self.flush_pending = False
 

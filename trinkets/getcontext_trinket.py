@@ -304,6 +304,7 @@ class GetContextTrinket(StatefulTrinket):
 
     variable_name = "context_search_results"
     default_priority = 60  # token budgets: see docs/budgets.md
+    reuse_content = True  # its inputs: traits, feeds, own store writes, profile
     cache_policy = False
     state_prefix = "getcontext"
     styles = ("original", "revised")

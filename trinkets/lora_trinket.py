@@ -345,6 +345,7 @@ class LoraTrinket(EventAwareTrinket):
 
     variable_name = "behavioral_directives"
     default_priority = 70  # token budgets: see docs/budgets.md
+    reuse_content = True  # its inputs: traits, feeds, own store writes, profile
     cache_policy = True
 
     fallback_name = Unicode("this user", help="How the user is named when the profile has no "
@@ -375,6 +376,7 @@ class LoraTrinket(EventAwareTrinket):
         store = self.working_memory.store
         with store.transaction():
             store.hset(self.store_key, "checkin", {**self._checkin(), **changes})
+        self._inputs_changed()  # also from a turn, which is no feed call
 
     @property
     def user_model(self) -> str:

@@ -134,6 +134,8 @@ class ManifestTrinket(EventAwareTrinket):
 
     variable_name = "conversation_manifest"
     default_priority = 20  # token budgets: see docs/budgets.md
+    reuse_content = True  # its inputs: traits, feeds, own store writes, profile, clock
+    time_dependent = True
     cache_policy = False
     styles = ("original", "revised")
 
@@ -142,6 +144,12 @@ class ManifestTrinket(EventAwareTrinket):
                                          "the store.")
 
     def __init__(self, event_bus: "EventBus", working_memory: "WorkingMemory", **kwargs: Any) -> None:
+        # the segments as parsed rows, read from the store once and dropped by this trinket's own
+        # writes; and the rendered date groups for the (rows, zone, indentation) they came from.
+        # A compose then costs what it shows, not what was ever stored.
+        self._rows: list[dict[str, Any]] | None = None
+        self._version = 0  # of the rows: +1 on every write
+        self._rendered: tuple[tuple[Any, ...], list[date], dict[date, str]] | None = None
         super().__init__(event_bus, working_memory, **kwargs)
         # collapses come from the event, whoever publishes it (a Session, a notebook, a replay)
         event_bus.subscribe(SegmentCollapsedEvent, self._on_segment_collapsed)
@@ -152,8 +160,8 @@ class ManifestTrinket(EventAwareTrinket):
     def _on_segment_collapsed(self, event: SegmentCollapsedEvent) -> None:
         # the segment that ended started when it was marked active; a Session's segment ids end
         # in "-segment-N", the number a blank summary's title uses
-        active = self.working_memory.store.hget(self.store_key, "active")
-        start = parse_instant(active["start"]) if active else event.occurred_at
+        active = [row for row in self._segment_rows() if row["status"] == "active"]
+        start = active[-1]["start"] if active else event.occurred_at
         number = event.segment_id.rpartition("-segment-")[2]
         if not number.isdigit():  # published by someone else: count the segments instead
             number = str(sum(row["status"] == "collapsed" for row in self.segments()) + 1)
@@ -179,6 +187,7 @@ class ManifestTrinket(EventAwareTrinket):
     def clear_active(self) -> None:
         """Forget the active segment (no-op if there is none)."""
         self.working_memory.store.hdel(self.store_key, "active")
+        self._written()
 
     # -- the lifecycle; not feed methods: replaying a Session's collapse records it again
     def begin_segment(self, start: datetime) -> None:
@@ -203,17 +212,31 @@ class ManifestTrinket(EventAwareTrinket):
             stored = store.hget(self.store_key, "segments") or []
             stored.append({"title": title, "start": start_at.isoformat(), "end": end_at.isoformat()})
             store.hset(self.store_key, "segments", stored)
+        self._written()
 
     def _set_active(self, start: object, title: object) -> None:
         check_str(title, "title")
         start_at = parse_instant(start, what="start")
         self.working_memory.store.hset(self.store_key, "active",
                                        {"title": title, "start": start_at.isoformat()})
+        self._written()
+
+    def _written(self) -> None:
+        """This trinket wrote its segments: read them again when next needed."""
+        self._rows = None
+        self._version += 1
+        self._inputs_changed()
 
     # -- reading
     def segments(self) -> list[dict[str, Any]]:
         """Every segment, chronological by start: dicts with title, start, end (None for the active
         one) and status ("collapsed" or "active")."""
+        return [dict(row) for row in self._segment_rows()]
+
+    def _segment_rows(self) -> list[dict[str, Any]]:
+        """The parsed rows, chronological (shared: callers do not change them)."""
+        if self._rows is not None:
+            return self._rows
         data = self.working_memory.store.hgetall(self.store_key)
         rows = [{"title": s["title"], "start": datetime.fromisoformat(s["start"]),
                  "end": datetime.fromisoformat(s["end"]), "status": "collapsed"}
@@ -223,17 +246,38 @@ class ManifestTrinket(EventAwareTrinket):
             rows.append({"title": active["title"], "start": datetime.fromisoformat(active["start"]),
                          "end": None, "status": "active"})
         rows.sort(key=lambda r: (r["start"], r["status"] == "active", r["end"] or r["start"]))
+        self._rows = rows
         return rows
 
     # -- rendering
     def generate_content(self, context: dict[str, Any]) -> str:
-        rows = self.segments()
+        rows = self._segment_rows()
         if not rows:
             return ""
         zone: tzinfo = self.working_memory.profile.zone
         today = self.working_memory.clock.now().astimezone(zone).date()
-        groups: dict[date, list[str]] = {}
         indent = "  " if self.style == "revised" else ""  # the original writes no indentation
+        days, groups = self._groups(rows, zone, indent)
+        if self.max_date_groups:
+            days = days[:self.max_date_groups]
+        labels = date_labels(days, today)
+        lines = ["<conversation_manifest>"]
+        for day in days:
+            lines.append(f'{indent}<date_group label="{escape_attr(labels[day])}">')
+            lines.append(groups[day])
+            lines.append(f"{indent}</date_group>")
+        lines.append("</conversation_manifest>")
+        return "\n".join(lines)
+
+    def _groups(self, rows: list[dict[str, Any]], zone: tzinfo,
+                indent: str) -> tuple[list[date], dict[date, str]]:
+        """The local dates, newest first, and each date's rendered segments (its lines joined);
+        rendered once per (rows, zone, indentation): only the labels depend on the day."""
+        key = (self._version, zone, indent)
+        cached = self._rendered
+        if cached is not None and cached[0] == key:
+            return cached[1], cached[2]
+        groups: dict[date, list[str]] = {}
         for row in rows:  # chronological, so each group is too
             start = row["start"].astimezone(zone)
             if row["end"] is None:
@@ -243,17 +287,10 @@ class ManifestTrinket(EventAwareTrinket):
             groups.setdefault(start.date(), []).append(
                 f'{indent * 2}<segment time="{escape_attr(span)}" status="{status}">'
                 f'{escape_text(row["title"])}</segment>')
-        days = sorted(groups, reverse=True)
-        if self.max_date_groups:
-            days = days[:self.max_date_groups]
-        labels = date_labels(days, today)
-        lines = ["<conversation_manifest>"]
-        for day in days:
-            lines.append(f'{indent}<date_group label="{escape_attr(labels[day])}">')
-            lines += groups[day]
-            lines.append(f"{indent}</date_group>")
-        lines.append("</conversation_manifest>")
-        return "\n".join(lines)
+        joined = {day: "\n".join(lines) for day, lines in groups.items()}
+        days = sorted(joined, reverse=True)
+        self._rendered = (key, days, joined)
+        return days, joined
 
     def __repr__(self) -> str:
         return f"<ManifestTrinket section={self.variable_name!r} key={self.store_key!r}>"

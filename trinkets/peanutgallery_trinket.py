@@ -164,6 +164,7 @@ class PeanutGalleryTrinket(StatefulTrinket):
 
     variable_name = "peanutgallery_guidance"
     default_priority = 90  # token budgets: see docs/budgets.md
+    reuse_content = True  # its inputs: traits, feeds, own store writes, profile
     cache_policy = False
     state_prefix = "peanutgallery"
     state_items = "entries"

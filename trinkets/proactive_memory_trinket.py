@@ -269,6 +269,8 @@ class ProactiveMemoryTrinket(StatefulTrinket):
 
     variable_name = "relevant_memories"
     default_priority = 40  # token budgets: see docs/budgets.md
+    reuse_content = True  # its inputs: traits, feeds, own store writes, profile, clock
+    time_dependent = True
     cache_policy = False
     state_prefix = "proactive_memory"
     styles = ("original", "revised")

@@ -107,7 +107,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import MAXYEAR, date, datetime, timedelta, timezone, tzinfo
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from trinkets.base import EventAwareTrinket, arg, at, command, feed, instant_or_offset
 from wm_kernel import keys
@@ -115,6 +115,10 @@ from wm_kernel.checks import check_str
 from wm_kernel.clock import parse_instant
 from wm_kernel.markup import escape_text
 from wm_kernel.timefmt import relative_time, zone_abbreviation
+
+if TYPE_CHECKING:
+    from wm_kernel.bus import EventBus
+    from wm_kernel.core import WorkingMemory
 
 #: The original's line after ``<active_reminders>`` (an ``<instruction>`` element).
 ORIGINAL_INSTRUCTION = ("Reminders require immediate action. When one is due or overdue, notify The "
@@ -265,8 +269,14 @@ class ReminderManager(EventAwareTrinket):
 
     variable_name = "active_reminders"
     default_priority = 80  # token budgets: see docs/budgets.md
+    reuse_content = True  # its inputs: traits, feeds, own store writes, profile, clock
+    time_dependent = True
     cache_policy = False
     styles = ("original", "revised")
+
+    def __init__(self, event_bus: "EventBus", working_memory: "WorkingMemory", **kwargs: Any) -> None:
+        self._open: list[dict[str, Any]] | None = None  # see _open_rows
+        super().__init__(event_bus, working_memory, **kwargs)
 
     # -- where the data lives
     @property
@@ -276,6 +286,28 @@ class ReminderManager(EventAwareTrinket):
 
     def _load(self) -> dict[str, dict[str, Any]]:
         return self.working_memory.store.hgetall(self.store_key)
+
+    def _open_rows(self) -> list[dict[str, Any]]:
+        """The open reminders, parsed, by due time then id: the hot set a compose reads. Read from
+        the store once, then kept up to date by this trinket's own writes; completed reminders
+        never enter it, so a compose costs what can show, not every reminder ever stored."""
+        rows = self._open
+        if rows is None:
+            rows = [_parsed(record) for record in self._load().values()
+                    if not record.get("completed_at")]
+            rows.sort(key=lambda r: (r["due"], r["id"]))
+            self._open = rows
+        return rows
+
+    def _written(self, id: str, record: dict[str, Any] | None) -> None:  # noqa: A002
+        """This trinket wrote reminder ``id`` (``record``: as stored now, None once deleted)."""
+        rows = self._open
+        if rows is not None:
+            rows[:] = [row for row in rows if row["id"] != id]
+            if record is not None and not record.get("completed_at"):
+                rows.append(_parsed(record))
+                rows.sort(key=lambda r: (r["due"], r["id"]))
+        self._inputs_changed()
 
     def _next_id(self) -> str:
         # called inside a store transaction: reading and bumping the counter is one atomic step;
@@ -320,10 +352,12 @@ class ReminderManager(EventAwareTrinket):
                 id = self._next_id()
             elif store.hget(self.store_key, id) is not None:
                 raise ValueError(f"a reminder with id {id!r} already exists")
-            store.hset(self.store_key, id, {
+            record = {
                 "id": id, "title": title, "details": details, "category": category,
                 "due": due_at.isoformat(), "created_at": self.working_memory.clock.now().isoformat(),
-                "completed_at": None})
+                "completed_at": None}
+            store.hset(self.store_key, id, record)
+        self._written(id, record)
         return id
 
     def _get(self, id: str) -> dict[str, Any]:  # noqa: A002
@@ -355,6 +389,7 @@ class ReminderManager(EventAwareTrinket):
             raise ValueError(f"reminder {id!r} is already completed")
         record["completed_at"] = self.working_memory.clock.now().isoformat()
         self.working_memory.store.hset(self.store_key, id, record)
+        self._written(id, record)
 
     @command("delete", arg("id", help="The item's id."), help="Remove a reminder.")
     @feed
@@ -362,6 +397,7 @@ class ReminderManager(EventAwareTrinket):
         """Remove a reminder altogether."""
         self._get(id)
         self.working_memory.store.hdel(self.store_key, id)
+        self._written(id, None)
 
     # -- reading
     def reminders(self) -> list[dict[str, Any]]:
@@ -384,20 +420,28 @@ class ReminderManager(EventAwareTrinket):
 
     # -- rendering
     def generate_content(self, context: dict[str, Any]) -> str:
-        groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
-        for row in self.reminders():
-            if row["status"] in ("overdue", "today"):
-                groups.setdefault((row["category"], row["status"]), []).append(row)
-        if not groups:
-            return ""
         now = self.working_memory.clock.now()
         zone = self.working_memory.profile.zone
+        window, style = _day_window(now, zone), self.style
+        groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
+        for row in self._open_rows():
+            status = _status(row["due"], now, window, style)
+            if status != "later":
+                groups.setdefault((row["category"], status), []).append(row)
+        if not groups:
+            return ""
         if self.style == "revised":
             return _revised(groups, now, zone)
         return _original(groups, now, zone)
 
     def __repr__(self) -> str:
         return f"<ReminderManager section={self.variable_name!r} key={self.store_key!r}>"
+
+
+def _parsed(record: dict[str, Any]) -> dict[str, Any]:
+    """A stored reminder as the renderers read it (``due`` parsed)."""
+    return {"id": record["id"], "title": record["title"], "details": record.get("details", ""),
+            "category": record["category"], "due": datetime.fromisoformat(record["due"])}
 
 
 # -- the original style

@@ -66,6 +66,8 @@ class TimeManager(EventAwareTrinket):
 
     variable_name = "datetime_section"
     default_priority = 100  # token budgets: see docs/budgets.md
+    reuse_content = True  # its inputs: traits, feeds, own store writes, profile, clock
+    time_dependent = True
     cache_policy = False
     styles = ("original", "revised")
 

@@ -97,6 +97,14 @@ def _event_type_name(event_type: "type[Event] | str") -> str:
     raise TypeError(f"expected an Event subclass or its name, got {event_type!r}")
 
 
+class _Delivery(threading.local):
+    """Per thread: the nesting depth of publishes and the record being delivered (class-level
+    defaults, so a publish reads them without a getattr fallback)."""
+
+    depth: int = 0
+    record: EventRecord | None = None
+
+
 class EventBus:
     """Synchronous publish/subscribe.
 
@@ -113,8 +121,9 @@ class EventBus:
         self._subscribers: dict[str, tuple[Subscriber, ...]] = {}
         self._lock = threading.RLock()
         self._log: deque[EventRecord] = deque(maxlen=log_size)
+        self._logging = log_size > 0
         self._seq = itertools.count(1)
-        self._local = threading.local()
+        self._local = _Delivery()
         self.failure_count = 0
 
     # -- subscriptions
@@ -164,14 +173,14 @@ class EventBus:
         if not isinstance(event, Event):
             raise TypeError(f"publish() takes an Event, got {type(event).__name__}")
         local = self._local
-        depth = getattr(local, "depth", 0)
+        depth = local.depth
         record = EventRecord(next(self._seq), event, depth)
-        if self._log.maxlen:
+        if self._logging:
             self._log.append(record)
         callbacks = self._subscribers.get(type(event).__name__)
         if callbacks:
             local.depth = depth + 1
-            outer = getattr(local, "record", None)
+            outer = local.record
             local.record = record
             try:
                 for callback in callbacks:
@@ -187,7 +196,7 @@ class EventBus:
     def report_failure(self, who: str, exc: BaseException) -> None:
         """Record a failure that a subscriber caught itself (e.g. WorkingMemory isolating a trinket)
         on the log record of the event being delivered now, so the log shows it."""
-        record = getattr(self._local, "record", None)
+        record = self._local.record
         if record is not None:
             record.failures.append(SubscriberFailure(who, f"{type(exc).__name__}: {exc}", exc))
         self.failure_count += 1

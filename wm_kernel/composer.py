@@ -26,7 +26,7 @@ import json
 import re
 import threading
 import warnings
-from typing import Any, Iterable, Mapping
+from typing import Any, Callable, Iterable, Mapping
 
 from wm_kernel.markup import neutralize_closing_tag
 from wm_kernel.types import PLACEMENTS, BlameData, ComposedPrompt, OmittedSection, SectionRecord
@@ -245,6 +245,11 @@ class SystemPromptComposer:
         self._sections: dict[str, tuple[str, bool, str | None]] = {}
         self._warned: set[str] = set()
         self._lock = threading.RLock()
+        # placement -> (the entries it was built from, what was built): a placement whose
+        # sections did not change reuses its records, joined strings and HUD
+        self._built: dict[str, tuple[tuple[Any, ...], Any]] = {}
+        # (name, placement) -> (entry, its record): an unchanged section keeps its record
+        self._records: dict[tuple[str, str], tuple[tuple[str, bool, str | None], SectionRecord]] = {}
 
     # -- building
     def set_base_prompt(self, prompt: str) -> None:
@@ -307,57 +312,101 @@ class SystemPromptComposer:
         """Route the current sections by the layout into a :class:`ComposedPrompt`.
 
         As it joins, it notes who wrote each stretch of each key (a section, or the composer for
-        separators and frames): :meth:`ComposedPrompt.blame` reads that map."""
+        separators and frames): :meth:`ComposedPrompt.blame` reads that map. A placement whose
+        sections are the same as at the last compose (same names, same content, cache policy and
+        trinket) reuses what was built for it then, blame included."""
         with self._lock:
             sections = self._sections
             layout = self.layout
-            records: list[SectionRecord] = []
-            # (normalized text, index of its record) per system part
-            cached: list[tuple[str, int]] = []
-            uncached: list[tuple[str, int]] = []
-            for name in layout["system"]:
-                entry = sections.get(name)
-                if entry is None or entry[0].isspace():
-                    continue
-                (cached if entry[1] else uncached).append((_normalize(entry[0]), len(records)))
-                records.append(SectionRecord(name, "system", entry[0], entry[1], entry[2]))
-            for name, entry in sections.items():
-                if name in layout:
-                    continue
-                # sections the layout does not list go last in system, so new trinkets work
-                # without touching the layout; warn once per composer per name
-                if entry[0].isspace():
-                    continue
-                if name not in self._warned:
-                    self._warned.add(name)
-                    warnings.warn(f"section {name!r} is not in layout {layout.name!r}; appended to the "
-                                  f"system prompt", StragglerSectionWarning, stacklevel=2)
-                (cached if entry[1] else uncached).append((_normalize(entry[0]), len(records)))
-                records.append(SectionRecord(name, "system", entry[0], entry[1], entry[2], True))
-            blame: BlameData = {}
-            prefix = self._items(layout["conversation_prefix"], "conversation_prefix", records, blame)
-            post = self._items(layout["post_history"], "post_history", records, blame)
-            hud_parts = self._items(layout["notification"], "notification", records, None)
+            # sections the layout does not list go last in system, so new trinkets work without
+            # touching the layout
+            listed = layout._index  # the same module's class: a dict lookup, not __contains__
+            stragglers = tuple([name for name in sections if name not in listed])
+            system_records, (cached, uncached), system_blame = self._built_for(
+                "system", layout["system"] + stragglers, self._build_system)
+            prefix_records, prefix, prefix_blame = self._built_for(
+                "conversation_prefix", layout["conversation_prefix"], self._build_items)
+            post_records, post, post_blame = self._built_for(
+                "post_history", layout["post_history"], self._build_items)
+            hud_records, hud, hud_blame = self._built_for(
+                "notification", layout["notification"], self._build_hud)
+            # each placement's blame counts its own records from 0; the prompt's count them all
+            blame: BlameData = dict(system_blame)
+            first = len(system_records)
+            for part, records in ((prefix_blame, prefix_records), (post_blame, post_records),
+                                  (hud_blame, hud_records)):
+                for key, pieces in part.items():
+                    blame[key] = pieces if not first else tuple(
+                        (length, owner + first if owner >= 0 else owner)
+                        for length, owner in pieces)
+                first += len(records)
             return ComposedPrompt(
-                _join_system(cached, "cached_content", blame),
-                _join_system(uncached, "non_cached_content", blame),
-                prefix, post, self._hud(hud_parts, len(records) - len(hud_parts), blame),
-                sections=records, omitted=omitted, blame=blame,
-                hud_frame=(self.namespace, self.hud_title))
+                cached, uncached, prefix, post, hud,
+                sections=system_records + prefix_records + post_records + hud_records,
+                omitted=omitted, blame=blame, hud_frame=(self.namespace, self.hud_title))
 
-    def _items(self, names: tuple[str, ...], placement: str, records: list[SectionRecord],
-               blame: BlameData | None) -> list[str]:
+    def _built_for(self, placement: str, names: tuple[str, ...],
+                   build: Callable[[str, tuple[str, ...]], Any]) -> Any:
+        get = self._sections.get
+        key = (names, tuple([get(name) for name in names]), self.namespace, self.hud_title)
+        built = self._built.get(placement)
+        if built is None or built[0] != key:
+            built = self._built[placement] = (key, build(placement, names))
+        return built[1]
+
+    def _build_system(self, placement: str, names: tuple[str, ...]
+                      ) -> tuple[tuple[SectionRecord, ...], tuple[str, str], BlameData]:
+        layout, sections = self.layout, self._sections
+        records: list[SectionRecord] = []
+        # (normalized text, index of its record) per system part
+        cached: list[tuple[str, int]] = []
+        uncached: list[tuple[str, int]] = []
+        for name in names:
+            entry = sections.get(name)
+            if entry is None or entry[0].isspace():
+                continue
+            straggler = name not in layout
+            if straggler and name not in self._warned:  # warn once per composer per name
+                self._warned.add(name)
+                warnings.warn(f"section {name!r} is not in layout {layout.name!r}; appended to the "
+                              f"system prompt", StragglerSectionWarning, stacklevel=4)
+            (cached if entry[1] else uncached).append((_normalize(entry[0]), len(records)))
+            records.append(self._record(name, "system", entry, straggler))
+        blame: BlameData = {}
+        texts = (_join_system(cached, "cached_content", blame),
+                 _join_system(uncached, "non_cached_content", blame))
+        return tuple(records), texts, blame
+
+    def _build_items(self, placement: str, names: tuple[str, ...]
+                     ) -> tuple[tuple[SectionRecord, ...], tuple[str, ...], BlameData]:
+        records: list[SectionRecord] = []
         items: list[str] = []
+        blame: BlameData = {}
         key = f"{placement}_items"
         for name in names:
             entry = self._sections.get(name)
             if entry is None or entry[0].isspace():
                 continue
-            if blame is not None:  # an item is its section's text, whole
-                blame[f"{key}[{len(items)}]"] = ((len(entry[0]), len(records)),)
-            records.append(SectionRecord(name, placement, entry[0], entry[1], entry[2]))
+            # an item is its section's text, whole
+            blame[f"{key}[{len(items)}]"] = ((len(entry[0]), len(records)),)
+            records.append(self._record(name, placement, entry))
             items.append(entry[0])
-        return items
+        return tuple(records), tuple(items), blame
+
+    def _record(self, name: str, placement: str, entry: tuple[str, bool, str | None],
+                straggler: bool = False) -> SectionRecord:
+        known = self._records.get((name, placement))
+        if known is not None and known[0] == entry and known[1].straggler == straggler:
+            return known[1]
+        record = SectionRecord(name, placement, entry[0], entry[1], entry[2], straggler)
+        self._records[(name, placement)] = (entry, record)
+        return record
+
+    def _build_hud(self, placement: str, names: tuple[str, ...]
+                   ) -> tuple[tuple[SectionRecord, ...], str, BlameData]:
+        records, parts, _ = self._build_items(placement, names)
+        blame: BlameData = {}
+        return records, self._hud(list(parts), 0, blame), blame
 
     def _hud(self, parts: list[str], first: int, blame: BlameData) -> str:
         """The notification centre; ``first`` is the record index of ``parts[0]``."""

@@ -30,7 +30,8 @@ from wm_kernel.checks import check_str
 from wm_kernel.clock import Clock, SystemClock
 from wm_kernel.composer import Layout, SystemPromptComposer
 from wm_kernel.events import (ComposeSystemPromptEvent, SegmentCollapsedEvent,
-                              SystemPromptComposedEvent, TrinketContentEvent, UpdateTrinketEvent)
+                              SystemPromptComposedEvent, TrinketContentEvent, UpdateTrinketEvent,
+                              new_event_id)
 from wm_kernel.profile import Profile
 from wm_kernel.store import MemoryStore, StateStore
 from wm_kernel.timefmt import relationship_duration
@@ -237,35 +238,34 @@ class WorkingMemory(HasTraits):
             composer = self.composer
             composer.set_base_prompt(self.fill_placeholders(event.base_prompt))
             composer.clear_sections(preserve_base=True)
-            publish, clock, user_id = self.bus.publish, self.clock, self.user_id
+            publish, now = self.bus.publish, self.clock.now
+            continuum_id, user_id = event.continuum_id, self._trait_values["user_id"]
+            # events built positionally: the hot path spares create()'s keyword re-packing
             for name in list(self._trinkets):
-                publish(UpdateTrinketEvent.create(continuum_id=event.continuum_id, user_id=user_id,
-                                                  clock=clock, target_trinket=name, context={}))
+                publish(UpdateTrinketEvent(continuum_id, user_id, new_event_id(), now(), name, {}))
             fit = self.budget.apply(composer, self._trinkets.values(), budget=self.token_budget,
                                     step=self.budget_step)
             composed = composer.compose(omitted=[*self._omitted_sections(), *fit.dropped])
             composed.budget = fit
-            composed.previous = self.composed
-            if composed.previous is not None:
-                composed.previous.previous = None  # keep one step of history, not a chain
+            previous = composed.previous = self._trait_values["composed"]
+            if previous is not None:
+                previous.previous = None  # keep one step of history, not a chain
             self.composed = composed
-            publish(SystemPromptComposedEvent.create(
-                continuum_id=event.continuum_id, user_id=user_id, clock=clock,
-                cached_content=composed["cached_content"],
-                non_cached_content=composed["non_cached_content"],
-                conversation_prefix_items=tuple(composed["conversation_prefix_items"]),
-                post_history_items=tuple(composed["post_history_items"]),
-                notification_center=composed["notification_center"]))
+            publish(SystemPromptComposedEvent(
+                continuum_id, user_id, new_event_id(), now(), composed["cached_content"],
+                composed["non_cached_content"], tuple(composed["conversation_prefix_items"]),
+                tuple(composed["post_history_items"]), composed["notification_center"]))
 
     def _omitted_sections(self) -> list[OmittedSection]:
         omitted = []
         for trinket in self._trinkets.values():
-            if trinket.error:
+            values = trinket._trait_values  # read only: the descriptors' overhead is not needed
+            if values["error"]:
                 omitted.append(OmittedSection(trinket.variable_name, trinket.name, "trinket failed",
-                                              trinket.error))
-            elif not trinket.enabled:
+                                              values["error"]))
+            elif not values["enabled"]:
                 omitted.append(OmittedSection(trinket.variable_name, trinket.name, "trinket disabled"))
-            elif not trinket.content:
+            elif not values["content"]:
                 omitted.append(OmittedSection(trinket.variable_name, trinket.name, "no content"))
         return omitted
 
@@ -293,13 +293,13 @@ class WorkingMemory(HasTraits):
     def publish_trinket_update(self, target_trinket: str, context: Mapping[str, Any] | None = None,
                                *, continuum_id: str | None = None) -> None:
         """Ask one trinket (by class name) to regenerate, with an optional context."""
-        trinket = self.get_trinket(target_trinket)
+        trinket = self._trinkets.get(target_trinket) or self.get_trinket(target_trinket)
         if context is not None and not isinstance(context, Mapping):
             raise TypeError(f"context must be a mapping, got {type(context).__name__}")
-        self.bus.publish(UpdateTrinketEvent.create(
-            continuum_id=continuum_id if continuum_id is not None else self.continuum_id,
-            user_id=self.user_id, clock=self.clock, target_trinket=trinket.name,
-            context=dict(context or {})))
+        self.bus.publish(UpdateTrinketEvent(
+            continuum_id if continuum_id is not None else self.continuum_id,
+            self._trait_values["user_id"], new_event_id(), self.clock.now(), trinket.name,
+            dict(context or {})))
 
     def _handle_update_trinket(self, event: UpdateTrinketEvent) -> None:
         # look up under the lock: a trinket unregistered by another thread meanwhile must not

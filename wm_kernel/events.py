@@ -28,8 +28,13 @@ _ID_PREFIX = os.urandom(4).hex()
 _ID_COUNTER = itertools.count(1)
 
 
-def _new_event_id() -> str:
+def new_event_id() -> str:
+    """A fresh event id. Hot paths build events positionally, ``TrinketContentEvent(continuum_id,
+    user_id, new_event_id(), now, ...)``, which spares ``create``'s keyword re-packing."""
     return f"{_ID_PREFIX}-{next(_ID_COUNTER):x}"
+
+
+_new_event_id = new_event_id
 
 
 def _chars(n: int) -> str:
