@@ -229,3 +229,88 @@ def test_manifest_and_reminders_read_the_store_once_then_follow_their_own_writes
     s.collapse_segment("Morning")
     assert "active_reminders" not in shown(s)
     assert "Morning" in s.composed.section("conversation_manifest").content  # type: ignore[union-attr]
+
+
+def reminder_record(id_: str, title: str, due: str) -> dict[str, Any]:
+    return {"id": id_, "title": title, "details": "", "category": "user", "due": due,
+            "created_at": T0, "completed_at": None}
+
+
+def test_a_reminder_written_by_a_notebook_cell_shows_at_the_next_compose() -> None:
+    from wm_kernel import keys
+
+    s = Session(base_prompt="Hi.", clock=ManualClock(T0), trinkets=[ReminderManager],
+                instruments=())
+    s.trinket("ReminderManager").add_reminder("Call", "2026-11-30T10:00:00+00:00")
+    s.compose()
+    # the kept rows were read; now a cell writes the store directly, around the trinket
+    s.store.hset(keys.reminders(s.user_id), "rem_9",
+                 reminder_record("rem_9", "Water the beds", "2026-11-30T11:00:00+00:00"))
+    s.compose()
+    content = s.composed.section("active_reminders").content  # type: ignore[union-attr]
+    assert "Call" in content and "Water the beds" in content
+    s.store.hdel(keys.reminders(s.user_id), "rem_9")
+    s.compose()
+    assert "Water the beds" not in s.composed.section("active_reminders").content  # type: ignore[union-attr]
+
+
+def test_two_processes_on_one_sqlite_file_see_each_others_reminders_and_segments(
+        tmp_path: Any) -> None:
+    from trinkets.manifest_trinket import ManifestTrinket
+    from wm_kernel.store import SQLiteStore
+
+    path = tmp_path / "wm.db"
+
+    def open_session() -> Session:
+        # one store per Session: two connections to one file, as two processes would have
+        return Session(base_prompt="Hi.", clock=ManualClock(T0), store=SQLiteStore(path),
+                       trinkets=[ReminderManager, ManifestTrinket], instruments=())
+
+    writer, reader = open_session(), open_session()
+    reader.compose()                                             # rows read (none) and kept
+    writer.trinket("ReminderManager").add_reminder("Call Bob", "2026-11-30T10:00:00+00:00")
+    writer.collapse_segment("Morning")
+    reader.compose()
+    assert "Call Bob" in reader.composed.section("active_reminders").content  # type: ignore[union-attr]
+    assert "Morning" in reader.composed.section("conversation_manifest").content  # type: ignore[union-attr]
+    # and the reader's own write keeps the writer's reminder (its rows were read again)
+    reader.trinket("ReminderManager").add_reminder("Call Ann", "2026-11-30T12:00:00+00:00")
+    reader.compose()
+    content = reader.composed.section("active_reminders").content  # type: ignore[union-attr]
+    assert "Call Bob" in content and "Call Ann" in content
+
+
+def test_store_versions_move_with_every_write_and_only_then() -> None:
+    from wm_kernel.store import MemoryStore
+
+    store = MemoryStore()
+    seen = [store.version("k")]
+    store.hset("k", "f", 1)
+    seen.append(store.version("k"))
+    store.hset("other", "f", 1)
+    assert store.version("k") == seen[-1]                        # another key: unchanged
+    store.hget("k", "f"), store.hgetall("k")
+    assert store.version("k") == seen[-1]                        # reads: unchanged
+    try:
+        with store.transaction():
+            store.hset("k", "f", 2)
+            raise RuntimeError
+    except RuntimeError:
+        pass
+    seen.append(store.version("k"))
+    store.hdel("k", "f")
+    seen.append(store.version("k"))
+    assert len(set(seen)) == len(seen) and store.hgetall("k") == {}
+
+
+def test_sqlite_version_moves_when_another_connection_commits(tmp_path: Any) -> None:
+    from wm_kernel.store import SQLiteStore
+
+    mine, theirs = SQLiteStore(tmp_path / "s.db"), SQLiteStore(tmp_path / "s.db")
+    before = mine.version("k")
+    assert mine.version("k") == before
+    theirs.hset("unrelated", "f", 1)          # another connection: the whole file may have changed
+    after = mine.version("k")
+    assert after != before
+    mine.hset("k", "f", 1)
+    assert mine.version("k") != after

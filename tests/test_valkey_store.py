@@ -110,6 +110,21 @@ def test_the_original_manifest_cache_shows_as_the_manifest(valkey_server, client
     assert json.loads(client.get("manifest_segments:ada")) == segments
 
 
+def test_segments_the_deployment_writes_later_show_at_the_next_compose(valkey_server, client):
+    from trinkets.manifest_trinket import ManifestTrinket
+
+    s = original_session(ValkeyStore(valkey_server.url, read_only=True), trinkets=[ManifestTrinket])
+    s.compose()
+    assert "Lunch plans" not in s.composed.section("conversation_manifest").content
+    # the deployment collapses a segment: its manifest cache is written again
+    client.setex("manifest_segments:ada", 300, json.dumps([
+        {"id": "1", "display_title": "Lunch plans", "status": "collapsed",
+         "start_time": "2026-11-30T07:00:00+00:00", "end_time": "2026-11-30T08:00:00+00:00",
+         "created_at": "2026-11-30T07:00:00+00:00"}]))
+    s.compose()
+    assert "Lunch plans" in s.composed.section("conversation_manifest").content
+
+
 # -- read-only
 def test_read_only_never_writes_to_the_server(valkey_server, client):
     client.hset("trinkets:ada", "datetime_section", json.dumps(DATETIME))

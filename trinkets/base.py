@@ -244,6 +244,11 @@ class EventAwareTrinket(HasTraits, metaclass=_TrinketMeta):
         if self.reuse_content and (not context or context == LIFECYCLE_REFRESH):
             key = ((self._revision, wm.profile, clock.now()) if self.time_dependent
                    else (self._revision, wm.profile))
+            watched = self.stored_inputs()
+            if watched:
+                versions = tuple([wm.store.version(name) for name in watched])
+                # a store that cannot tell what changed: generate, as the original always does
+                key = None if None in versions else (*key, versions)
         if reusable is not None and reusable[0] == key:
             content = reusable[1]
         else:
@@ -279,6 +284,12 @@ class EventAwareTrinket(HasTraits, metaclass=_TrinketMeta):
         if old_time != now:
             self.notify_change(Bunch(name="last_updated", old=old_time, new=now, owner=self,
                                      type="change"))
+
+    def stored_inputs(self) -> tuple[str, ...]:
+        """The store keys the content reads that others may write too (another process sharing
+        the store, a notebook cell): with ``reuse_content``, their :meth:`StateStore.version
+        <wm_kernel.store.StateStore.version>` is part of the inputs. Default none."""
+        return ()
 
     def _inputs_changed(self) -> None:
         """Something the content depends on changed: the next update generates it again. Called

@@ -60,6 +60,7 @@ Examples
 """
 from __future__ import annotations
 
+from collections.abc import Hashable
 from datetime import date, datetime, timedelta, tzinfo
 from typing import TYPE_CHECKING, Any
 
@@ -148,7 +149,8 @@ class ManifestTrinket(EventAwareTrinket):
         # writes; and the rendered date groups for the (rows, zone, indentation) they came from.
         # A compose then costs what it shows, not what was ever stored.
         self._rows: list[dict[str, Any]] | None = None
-        self._version = 0  # of the rows: +1 on every write
+        self._version = 0  # of the rows: +1 on every read from the store
+        self._store_version: Hashable | None = None  # the store's version of the key, when read
         self._rendered: tuple[tuple[Any, ...], list[date], dict[date, str]] | None = None
         super().__init__(event_bus, working_memory, **kwargs)
         # collapses come from the event, whoever publishes it (a Session, a notebook, a replay)
@@ -171,6 +173,9 @@ class ManifestTrinket(EventAwareTrinket):
     def store_key(self) -> str:
         """The store hash of this user's manifest."""
         return keys.manifest(self.working_memory.user_id)
+
+    def stored_inputs(self) -> tuple[str, ...]:
+        return (self.store_key,)
 
     # -- feeding
     @feed
@@ -224,7 +229,6 @@ class ManifestTrinket(EventAwareTrinket):
     def _written(self) -> None:
         """This trinket wrote its segments: read them again when next needed."""
         self._rows = None
-        self._version += 1
         self._inputs_changed()
 
     # -- reading
@@ -234,10 +238,14 @@ class ManifestTrinket(EventAwareTrinket):
         return [dict(row) for row in self._segment_rows()]
 
     def _segment_rows(self) -> list[dict[str, Any]]:
-        """The parsed rows, chronological (shared: callers do not change them)."""
-        if self._rows is not None:
+        """The parsed rows, chronological (shared: callers do not change them). Read again when
+        the store's version of the key moved (a write, this trinket's or anyone's), and on every
+        call from a store that cannot tell (a Valkey server: the original re-reads too)."""
+        store = self.working_memory.store
+        version = store.version(self.store_key)
+        if self._rows is not None and version is not None and version == self._store_version:
             return self._rows
-        data = self.working_memory.store.hgetall(self.store_key)
+        data = store.hgetall(self.store_key)
         rows = [{"title": s["title"], "start": datetime.fromisoformat(s["start"]),
                  "end": datetime.fromisoformat(s["end"]), "status": "collapsed"}
                 for s in data.get("segments", [])]
@@ -246,7 +254,8 @@ class ManifestTrinket(EventAwareTrinket):
             rows.append({"title": active["title"], "start": datetime.fromisoformat(active["start"]),
                          "end": None, "status": "active"})
         rows.sort(key=lambda r: (r["start"], r["status"] == "active", r["end"] or r["start"]))
-        self._rows = rows
+        self._rows, self._store_version = rows, version
+        self._version += 1
         return rows
 
     # -- rendering

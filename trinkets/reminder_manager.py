@@ -105,6 +105,7 @@ Examples
 """
 from __future__ import annotations
 
+from collections.abc import Hashable
 from dataclasses import dataclass
 from datetime import MAXYEAR, date, datetime, timedelta, timezone, tzinfo
 from typing import TYPE_CHECKING, Any, NamedTuple
@@ -276,6 +277,7 @@ class ReminderManager(EventAwareTrinket):
 
     def __init__(self, event_bus: "EventBus", working_memory: "WorkingMemory", **kwargs: Any) -> None:
         self._open: list[dict[str, Any]] | None = None  # see _open_rows
+        self._open_version: Hashable | None = None
         super().__init__(event_bus, working_memory, **kwargs)
 
     # -- where the data lives
@@ -284,29 +286,41 @@ class ReminderManager(EventAwareTrinket):
         """The store hash of this user's reminders."""
         return keys.reminders(self.working_memory.user_id)
 
+    def stored_inputs(self) -> tuple[str, ...]:
+        return (self.store_key,)
+
     def _load(self) -> dict[str, dict[str, Any]]:
         return self.working_memory.store.hgetall(self.store_key)
 
     def _open_rows(self) -> list[dict[str, Any]]:
-        """The open reminders, parsed, by due time then id: the hot set a compose reads. Read from
-        the store once, then kept up to date by this trinket's own writes; completed reminders
-        never enter it, so a compose costs what can show, not every reminder ever stored."""
+        """The open reminders, parsed, by due time then id: the hot set a compose reads. Kept in
+        memory while the store's version of the key stays where this trinket last saw it (its own
+        writes update the set in place); read again when anyone else wrote the key, and on every
+        call from a store that cannot tell (a Valkey server: the original re-reads too). Completed
+        reminders never enter it, so a compose costs what can show, not every reminder stored."""
+        version = self.working_memory.store.version(self.store_key)
         rows = self._open
-        if rows is None:
+        if rows is None or version is None or version != self._open_version:
             rows = [_parsed(record) for record in self._load().values()
                     if not record.get("completed_at")]
             rows.sort(key=lambda r: (r["due"], r["id"]))
-            self._open = rows
+            self._open, self._open_version = rows, version
         return rows
 
-    def _written(self, id: str, record: dict[str, Any] | None) -> None:  # noqa: A002
-        """This trinket wrote reminder ``id`` (``record``: as stored now, None once deleted)."""
+    def _written(self, id: str, record: dict[str, Any] | None,  # noqa: A002
+                 before: Hashable | None) -> None:
+        """This trinket wrote reminder ``id`` (``record``: as stored now, None once deleted); the
+        key's version was ``before`` just before the write. If nobody else had written since the
+        set was read, it is updated in place; otherwise it is read again when next needed."""
         rows = self._open
-        if rows is not None:
+        if rows is not None and before is not None and before == self._open_version:
             rows[:] = [row for row in rows if row["id"] != id]
             if record is not None and not record.get("completed_at"):
                 rows.append(_parsed(record))
                 rows.sort(key=lambda r: (r["due"], r["id"]))
+            self._open_version = self.working_memory.store.version(self.store_key)
+        else:
+            self._open = None
         self._inputs_changed()
 
     def _next_id(self) -> str:
@@ -348,6 +362,7 @@ class ReminderManager(EventAwareTrinket):
             check_str(id, "reminder id")
         store = self.working_memory.store
         with store.transaction():
+            before = store.version(self.store_key)
             if id is None:
                 id = self._next_id()
             elif store.hget(self.store_key, id) is not None:
@@ -357,7 +372,7 @@ class ReminderManager(EventAwareTrinket):
                 "due": due_at.isoformat(), "created_at": self.working_memory.clock.now().isoformat(),
                 "completed_at": None}
             store.hset(self.store_key, id, record)
-        self._written(id, record)
+        self._written(id, record, before)
         return id
 
     def _get(self, id: str) -> dict[str, Any]:  # noqa: A002
@@ -388,16 +403,20 @@ class ReminderManager(EventAwareTrinket):
         if record.get("completed_at"):
             raise ValueError(f"reminder {id!r} is already completed")
         record["completed_at"] = self.working_memory.clock.now().isoformat()
-        self.working_memory.store.hset(self.store_key, id, record)
-        self._written(id, record)
+        store = self.working_memory.store
+        before = store.version(self.store_key)
+        store.hset(self.store_key, id, record)
+        self._written(id, record, before)
 
     @command("delete", arg("id", help="The item's id."), help="Remove a reminder.")
     @feed
     def delete(self, id: str) -> None:  # noqa: A002
         """Remove a reminder altogether."""
         self._get(id)
-        self.working_memory.store.hdel(self.store_key, id)
-        self._written(id, None)
+        store = self.working_memory.store
+        before = store.version(self.store_key)
+        store.hdel(self.store_key, id)
+        self._written(id, None, before)
 
     # -- reading
     def reminders(self) -> list[dict[str, Any]]:

@@ -31,6 +31,7 @@ from abc import ABC, abstractmethod
 from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from types import FrameType
+from collections.abc import Hashable
 from typing import Any, Iterator
 
 from wm_kernel.checks import check_int, check_str, check_unicode
@@ -135,6 +136,16 @@ class StateStore(ABC):
             self.hset(key, field, current + amount)
         return int(current + amount)
 
+    def version(self, key: str) -> Hashable | None:
+        """A value that changes whenever ``key`` may have changed, whoever changed it (this
+        process or another sharing the store); None when this store cannot tell cheaply.
+
+        Trinkets that keep what they read from the store in memory (reminders, the manifest)
+        compare it before each compose and read again when it moved; with None they read every
+        time, as the original does. The default is None."""
+        _check_name(key)
+        return None
+
     def close(self) -> None:
         """Release resources (a no-op for the memory store)."""
 
@@ -149,8 +160,15 @@ class MemoryStore(StateStore):
         # one undo log per open transaction: (key, field) -> the value before its first change
         # (_MISSING if there was none); per field, so a write costs the same in a key of any size
         self._journal: list[dict[tuple[str, str], Any]] = []
+        self._changes: dict[str, int] = {}  # key -> writes to it, for version()
+
+    def version(self, key: str) -> int:
+        """How many writes ``key`` has seen (rolled-back ones too): only this process writes here."""
+        _check_name(key)
+        return self._changes.get(key, 0)
 
     def _remember(self, key: str, field: str) -> None:
+        self._changes[key] = self._changes.get(key, 0) + 1
         if self._journal and (key, field) not in self._journal[-1]:
             self._journal[-1][(key, field)] = self._data.get(key, {}).get(field, _MISSING)
 
@@ -210,6 +228,7 @@ class MemoryStore(StateStore):
             except BaseException:
                 undo = self._journal.pop()
                 for (key, field), old in undo.items():
+                    self._changes[key] = self._changes.get(key, 0) + 1
                     bucket = self._data.setdefault(key, {})
                     if old is _MISSING:
                         bucket.pop(field, None)
@@ -303,6 +322,7 @@ class SQLiteStore(StateStore):
             file.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.RLock()
         self._depth = 0
+        self._changes: dict[str, int] = {}  # key -> this connection's writes to it, for version()
         try:
             self._conn = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None,
                                          timeout=timeout)
@@ -371,6 +391,19 @@ class SQLiteStore(StateStore):
                     self._depth = 0
                     self._end(committed)
 
+    def version(self, key: str) -> tuple[int, int]:
+        """(SQLite's data_version, this connection's writes to ``key``): the first moves when
+        another connection (another process) commits anything to the file, the second when this
+        one writes ``key``."""
+        _check_name(key)
+        with self._lock:
+            self._heal()
+            (data_version,) = self._conn.execute("PRAGMA data_version").fetchone()
+            return int(data_version), self._changes.get(key, 0)
+
+    def _changed(self, key: str) -> None:
+        self._changes[key] = self._changes.get(key, 0) + 1
+
     def _read(self, sql: str, args: tuple[Any, ...]) -> list[Any]:
         with self._lock:
             self._heal()
@@ -387,6 +420,7 @@ class SQLiteStore(StateStore):
         check_unicode(field, "store field")
         text = json.dumps(_checked_copy(value, f"value of {field!r}"), ensure_ascii=False)
         with self._write() as conn:
+            self._changed(key)
             conn.execute("INSERT INTO hashes (key, field, value) VALUES (?, ?, ?) "
                          "ON CONFLICT (key, field) DO UPDATE SET value=excluded.value",
                          (key, field, text))
@@ -394,6 +428,7 @@ class SQLiteStore(StateStore):
     def hdel(self, key: str, field: str) -> bool:
         _check_name(key, field)
         with self._write() as conn:
+            self._changed(key)
             cur = conn.execute("DELETE FROM hashes WHERE key=? AND field=?", (key, field))
             return cur.rowcount > 0
 
@@ -406,6 +441,7 @@ class SQLiteStore(StateStore):
     def delete(self, key: str) -> None:
         _check_name(key)
         with self._write() as conn:
+            self._changed(key)
             conn.execute("DELETE FROM hashes WHERE key=?", (key,))
 
     def keys(self, prefix: str = "") -> list[str]:
