@@ -651,6 +651,37 @@ def test_variants_change_layout_wording_and_switches() -> None:
         as_variant({"layuot": {}}, "v")
 
 
+def test_a_variant_writes_trinkets_in_another_style_and_wins_over_recorded_switches() -> None:
+    from trinkets.reminder_manager import ReminderManager
+
+    scenario = (Scenario(clock=START, trinkets=["ManifestTrinket", "ReminderManager"])
+                .feed("ReminderManager", "add_reminder", "Call Bob", "2026-11-30T11:00:00+00:00")
+                .feed("ManifestTrinket", "set_style", "original").collapse_segment("Morning")
+                .compose())
+    original = scenario.run().composed
+    revised = scenario.run({"styles": "revised"}).composed
+    only_reminders = scenario.run({"styles": {"ReminderManager": "revised"}}).composed
+    assert original is not None and revised is not None and only_reminders is not None
+
+    def text(prompt: Any, section: str) -> str:
+        return prompt.section(section).content
+
+    # one name: every trinket that offers it; the recorded set_style("original") is ignored
+    for section in ("active_reminders", "conversation_manifest"):
+        assert text(revised, section) != text(original, section)
+    assert text(only_reminders, "active_reminders") == text(revised, "active_reminders")
+    assert text(only_reminders, "conversation_manifest") == text(original, "conversation_manifest")
+    assert "revised" in ReminderManager.styles
+    with pytest.raises(ValueError, match=r"^variant 'x': ReminderManager has no style 'plain' "
+                                         r"\(known: original, revised\)$"):
+        scenario.run(Variant(name="x", styles={"ReminderManager": "plain"}))
+    with pytest.raises(ValueError, match=r"^variant 'y': no trinket of the session offers style "
+                                         r"'terse'$"):
+        scenario.run(Variant(name="y", styles="terse"))
+    with pytest.raises(TypeError, match=r"^Variant styles must be a style name or a dict"):
+        Variant(styles=["revised"])  # type: ignore[arg-type]
+
+
 # -- compare
 
 def test_compare_is_keyed_by_variant_and_turn() -> None:

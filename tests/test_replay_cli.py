@@ -95,7 +95,7 @@ def test_progress_bar_only_when_asked(scenario: Path, capsys: pytest.CaptureFixt
      "replay: --variant 'x': expected NAME=LAYOUT (a built-in layout name: default, original; or JSON)\n"),
     (SCENARIO, ["--variant", 'x={"system": ["a"], "footer": []}'],
      "replay: --variant x: unknown field 'system' (a layout's keys are placements: system, "
-     "conversation_prefix, post_history, notification; a variant's: layout, base_prompt, disabled)\n"),
+     "conversation_prefix, post_history, notification; a variant's: layout, base_prompt, disabled, styles)\n"),
     (SCENARIO, ["--variant", "recorded=original"],
      "replay: --variant recorded: the name is used twice (or is 'recorded', the scenario as it is)\n"),
     (SCENARIO, ["--variant", 'x={"disabled": ["Nope"]}'],

@@ -31,7 +31,7 @@ _TABLE_COLUMNS = {"segment": "segment", "sections": "sections", "chars_total": "
 def parse_variant_spec(spec: str) -> tuple[str, Variant]:
     """``NAME=SPEC`` from the command line: SPEC is a built-in layout name (default, original), a
     layout as JSON (``{"system": [...], ...}``) or Variant fields as JSON (``{"layout": "original",
-    "base_prompt": "...", "disabled": ["TimeManager"]}``).
+    "base_prompt": "...", "disabled": ["TimeManager"], "styles": "revised"}``).
 
     >>> name, v = parse_variant_spec('no-time={"disabled": ["TimeManager"]}')
     >>> name, v.disabled
@@ -61,10 +61,11 @@ def parse_variant_spec(spec: str) -> tuple[str, Variant]:
         if data and all(key in PLACEMENTS for key in data):
             return name, Variant(name=name, layout=Layout(data, name=name))
         # JSON cannot give a name (NAME= does) or a hook (a function); Variant checks the rest
-        unknown = [key for key in data if key not in ("layout", "base_prompt", "disabled")]
+        unknown = [key for key in data if key not in ("layout", "base_prompt", "disabled", "styles")]
         if unknown:
             raise ValueError(f"unknown field {unknown[0]!r} (a layout's keys are placements: "
-                             f"{', '.join(PLACEMENTS)}; a variant's: layout, base_prompt, disabled)")
+                             f"{', '.join(PLACEMENTS)}; a variant's: layout, base_prompt, disabled, "
+                             f"styles)")
         return name, Variant(name=name, **data)
     except (TypeError, ValueError) as exc:
         raise ValueError(f"--variant {name}: {exc}") from None
@@ -85,7 +86,8 @@ def add_replay_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentPa
     parser.add_argument("file", metavar="FILE", nargs="+", help="scenario files (.jsonl)")
     parser.add_argument("--variant", action="append", default=[], metavar="NAME=LAYOUT",
                         help="also run under a variant: a built-in layout (default, original), a "
-                             "layout as JSON, or JSON with layout/base_prompt/disabled; repeatable")
+                             "layout as JSON, or JSON with layout/base_prompt/disabled/styles; "
+                             "repeatable")
     parser.add_argument("--out", metavar="CSV", help="write the history (one row per variant, turn "
                                                      "and section; per scenario too for several "
                                                      "files) to this CSV file, atomically")

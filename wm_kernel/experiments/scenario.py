@@ -598,9 +598,10 @@ class Scenario:
             except ValueError as exc:
                 raise ValueError(f"variant {chosen.name!r}: {exc}") from None
         disabled = {session.trinket(name).name for name in chosen.disabled}
+        styled = chosen.apply_styles(session)
         if chosen.hook is not None:
             chosen.hook(session)
-        replay = Replay(session, clock, chosen, disabled)
+        replay = Replay(session, clock, chosen, disabled, styled)
         for where, step in self._numbered_steps():
             try:
                 step.apply(replay)

@@ -123,13 +123,14 @@ def builtin_class(name: str) -> "type[EventAwareTrinket] | None":
 
 @dataclass
 class Replay:
-    """What a step applies itself to: the fresh Session, its ManualClock, the variant being run and
-    the trinkets that variant switched off."""
+    """What a step applies itself to: the fresh Session, its ManualClock, the variant being run,
+    the trinkets that variant switched off and those whose style it set."""
 
     session: "Session"
     clock: ManualClock
     variant: "Variant"
     disabled: set[str] = field(default_factory=set)
+    styled: set[str] = field(default_factory=set)
 
 
 # -- the steps --------------------------------------------------------------------------------------
@@ -246,6 +247,8 @@ class FeedStep(Step):
         trinket = replay.session.trinket(self.trinket)
         if self.method == "set_enabled" and trinket.name in replay.disabled:
             return  # the variant's switch wins over the recorded one
+        if self.method == "set_style" and trinket.name in replay.styled:
+            return  # and so does its style
         method = getattr(trinket, self.method, None)
         if method is None or not getattr(method, "__wm_feed__", False):
             raise ValueError(f"{self.method!r} is not a feed method of {trinket.name}")

@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 BUILTIN_LAYOUTS: dict[str, Callable[[], Layout]] = {"default": Layout.default,
                                                      "original": Layout.original}
 #: The fields of a Variant, as a dict of them may give them.
-VARIANT_FIELDS = ("name", "layout", "base_prompt", "disabled", "hook")
+VARIANT_FIELDS = ("name", "layout", "base_prompt", "disabled", "styles", "hook")
 
 
 @dataclass(frozen=True)
@@ -46,6 +46,11 @@ class Variant:
         applied to each (a wording change).
     disabled:
         Trinket names switched off for the whole run (recorded ``set_enabled`` feeds are ignored).
+    styles:
+        The wording of some trinkets for the whole run: ``{"ReminderManager": "revised"}``, or one
+        style name for every trinket that offers it (``"revised"``; the others keep "original").
+        Recorded ``set_style`` feeds of those trinkets are ignored. A trinket that does not offer
+        the style named for it is a ValueError when the run starts.
     hook:
         ``hook(session)``, called on the fresh Session before the first step: change a trinket's
         wording trait, the composer's ``hud_title``, anything.
@@ -55,6 +60,7 @@ class Variant:
     layout: Layout | None = None
     base_prompt: "str | Callable[[str], str] | None" = None
     disabled: tuple[str, ...] = ()
+    styles: "str | Mapping[str, str]" = dataclasses.field(default_factory=dict)
     hook: "Callable[[Session], None] | None" = None
 
     def __post_init__(self) -> None:
@@ -79,8 +85,41 @@ class Variant:
         if not isinstance(disabled, Iterable) or not all(isinstance(n, str) for n in disabled):
             raise TypeError("Variant disabled must be trinket names (strings)")
         object.__setattr__(self, "disabled", tuple(disabled))
+        styles: Any = self.styles
+        if isinstance(styles, str):
+            if not styles.strip():
+                raise ValueError("Variant styles must name a style, got ''")
+        elif isinstance(styles, Mapping):
+            if not all(isinstance(k, str) and isinstance(v, str) for k, v in styles.items()):
+                raise TypeError("Variant styles must map trinket names to style names (strings)")
+            object.__setattr__(self, "styles", dict(styles))
+        else:
+            raise TypeError(f"Variant styles must be a style name or a dict trinket -> style, got "
+                            f"{type(styles).__name__}")
         if self.hook is not None and not callable(self.hook):
             raise TypeError("Variant hook must be a function hook(session)")
+
+    def apply_styles(self, session: "Session") -> set[str]:
+        """Set the styles this variant asks for on ``session``'s trinkets; the names of the
+        trinkets it set (whose recorded ``set_style`` feeds a replay then ignores)."""
+        styled: set[str] = set()
+        if isinstance(self.styles, str):
+            for trinket in session.working_memory.trinkets.values():
+                if self.styles in type(trinket).styles:
+                    trinket.set_style(self.styles)
+                    styled.add(trinket.name)
+            if not styled:
+                raise ValueError(f"variant {self.name!r}: no trinket of the session offers style "
+                                 f"{self.styles!r}")
+            return styled
+        for name, style in self.styles.items():
+            try:
+                trinket = session.trinket(name)
+                trinket.set_style(style)
+            except ValueError as exc:
+                raise ValueError(f"variant {self.name!r}: {exc}") from None
+            styled.add(trinket.name)
+        return styled
 
     def wording(self, text: str) -> str:
         """The base prompt this variant uses where the scenario has ``text``."""
