@@ -223,6 +223,9 @@ class TokenBudget:
         self._costs: dict[str, tuple[str, int]] = {}
         # (band, dropped names, (trimmed name, items kept) or None) of the last cut made with a step
         self._held: tuple[int, frozenset[str], tuple[str, int] | None] | None = None
+        # without a budget the report is priorities and placements only: the last one, and what
+        # it was made from (layout, held sections in order, each trinket's section and priority)
+        self._plain: tuple[tuple[Any, ...], BudgetReport] | None = None
 
     @property
     def counter(self) -> TokenCounter:
@@ -258,7 +261,16 @@ class TokenBudget:
         """Drop and trim ``composer``'s held sections so the prompt fits ``budget`` and report it.
 
         Raises BudgetError, with the composer untouched, when the never-dropped sections alone are
-        over the budget. Without a budget it only reports the priorities."""
+        over the budget. Without a budget it only reports the priorities (the same report object
+        while the layout, the held sections and the priorities stay the same)."""
+        trinkets = list(trinkets)
+        if budget is None:
+            self._held = None
+            key = (composer.layout, tuple(composer.section_names),
+                   tuple([(t.variable_name, t.priority) for t in trinkets]))
+            plain = self._plain
+            if plain is not None and plain[0] == key:
+                return plain[1]
         by_section = {t.variable_name: t for t in trinkets}
         candidates = []
         for position, (name, placement) in enumerate(composer.output_order()):
@@ -272,8 +284,9 @@ class TokenBudget:
         priorities = {c.name: c.priority for c in candidates}
         placements = {c.name: c.placement for c in candidates}
         if budget is None:
-            self._held = None
-            return BudgetReport(priorities=priorities, placements=placements)
+            report = BudgetReport(priorities=priorities, placements=placements)
+            self._plain = (key, report)
+            return report
 
         for c in candidates:
             c.cost = self._cost(c.name, composer.get_entry(c.name)[0], self._joiner(c.placement, c.name))
