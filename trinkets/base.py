@@ -1,5 +1,9 @@
 """Base classes of every trinket: :class:`EventAwareTrinket` and :class:`StatefulTrinket`.
 
+(Longer than ~600 lines, on purpose: the two base classes hold the whole trinket contract, the
+update path, content reuse, and the stateful trinkets' per-item persistence, which a subclass
+author reads in one place; the command declarations live in :mod:`trinkets.commands`.)
+
 A trinket is a traitlets ``HasTraits``: its observable state (``content``, ``last_updated``,
 ``error``, ``enabled``, and ``current_turn`` on stateful ones) is declared as traits, so widgets can
 link to it. A subclass sets ``variable_name`` (the section it publishes) and implements

@@ -1,5 +1,8 @@
 """Per-turn record of every composed prompt, stored compactly in the session's state store.
 
+(A little over ~600 lines, on purpose: the record format, its reader and the frame built from it
+change together; the schema of every key it writes is declared here, in :data:`SCHEMA`.)
+
 A :class:`History` keeps, for each recorded turn, every section of the composed prompt: its text,
 placement, trinket, cache policy and whether the layout listed it. It is an observer: attached to a
 Session (:meth:`History.attach`, which a Session does by default), it records each new value of the

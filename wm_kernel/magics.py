@@ -1,5 +1,9 @@
 """IPython magics that drive the notebook's current Session: ``%compose``, ``%turn``, ``%trinket``...
 
+(Longer than ~600 lines, on purpose: one Magics class whose line magics share the argument
+reading, the usage errors and the completion; what the trinkets can be told lives with the trinkets
+(:mod:`trinkets.commands`), the rich views in :mod:`wm_kernel.render`.)
+
 ``%load_ext wm_kernel`` registers :class:`WorkingMemoryMagics` on the shell, makes sure a current
 Session exists (``wm_kernel.current_session()``), adds tab completion for trinket and section names,
 and links the magics' config traits to the rendering options. ``%unload_ext wm_kernel`` undoes every
