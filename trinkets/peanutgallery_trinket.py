@@ -215,9 +215,11 @@ class PeanutGalleryTrinket(StatefulTrinket):
             entry = Guidance(f"guidance-{number}", entry_type, entry_text, self.current_turn,
                              entry_ttl, entry_critical)
             change.put(entry.id, _record(entry))
-        with self.hold_trait_notifications():
-            self.set_trait("added_count", number)
-            self.set_trait("entries", (*self.entries, entry))
+        # entries last: an observer of it finds the count already up to date. Not inside
+        # hold_trait_notifications, whose closing re-validation compares the whole tuple with
+        # itself (an add would then cost as much as there are entries)
+        self.set_trait("added_count", number)
+        self.set_trait("entries", self.entries + (entry,))
         return entry.id
 
     @command("remove", arg("id", help="The item's id."), help="Remove guidance by id.")
