@@ -20,7 +20,10 @@ Public API
     and each change of its announced last turn. The dashboard keeps one for the time-travel view
     and the timeline, so its memory grows with the items fed, not with turns x live items.
 ``timeline_html(spans, marked_turn)``, ``sizes_html(composed)``, ``changes_html(diff)``
-    The three parts of the overview.
+    The three parts of the overview (the timeline draws the last ``WINDOW`` turns and the items
+    seen in them).
+``changes_between(before, after, label)``
+    ``changes_html`` of two composed prompts, without computing the unified diffs it never shows.
 ``cache_strip_html(rows, marked_turn, summary)``
     The cache strip: one cell per turn (hit, partial, write, miss), the reason on hover.
 
@@ -45,7 +48,7 @@ import html
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
-from wm_kernel.diff import PromptDiff
+from wm_kernel.diff import PromptDiff, diff_prompts
 from wm_kernel.types import ComposedPrompt
 
 _MUTED = "var(--jp-content-font-color2,#444)"
@@ -145,6 +148,14 @@ class ItemLog:
         self._items: dict[tuple[str, str], _ItemTrace] = {}
         self._live: set[tuple[str, str]] = set()   # seen at the latest sighting turn
         self.latest: int | None = None
+        #: Counts the changes that alter :meth:`spans` (a new item, a gap, a new announced end, an
+        #: item gone or back): equal versions, equal spans, so a caller may keep what it drew.
+        self.version = 0
+        # the spans as last computed, per item, and the items changed since (recomputed on demand):
+        # a turn costs what its live items cost, not what every item ever fed would
+        self._spans: dict[tuple[str, str], ItemSpan] = {}
+        self._stale: set[tuple[str, str]] = set()
+        self._names: dict[str, str] = {}
 
     def sight(self, turn: int, items: Mapping[str, Sequence[Mapping[str, Any]]]) -> None:
         """Record the items of each section (section -> ``describe_items()``) as seen at ``turn``.
@@ -156,6 +167,8 @@ class ItemLog:
             # tentatively gone as of this turn; seeing one again at this turn takes it back
             for key in self._live:
                 self._items[key].gone = turn
+            self._stale |= self._live
+            self.version += bool(self._live)
             self._live = set()
         self.latest = turn
         for section, described in items.items():
@@ -169,14 +182,25 @@ class ItemLog:
                              if k not in ("id", "label", "turns_remaining")}
                     trace = self._items[key] = _ItemTrace(str(item.get("label") or item.get("id")),
                                                           [[turn, turn]], [(turn, end)], extra=extra)
+                    self._stale.add(key)
+                    self.version += 1
                 else:
-                    if trace.gone is not None and trace.gone < turn:
-                        trace.seen.append([turn, turn])   # back after it was gone
+                    # while an item is not gone its span does not read its last sighting, so
+                    # only a gap, a return or a new announced end changes what spans() gives
+                    if trace.gone is not None:
+                        if trace.gone < turn:
+                            trace.seen.append([turn, turn])   # back after it was gone
+                        else:
+                            trace.seen[-1][1] = turn
+                        trace.gone = None
+                        self._stale.add(key)
+                        self.version += 1
                     else:
                         trace.seen[-1][1] = turn
-                    trace.gone = None
                     if trace.ends[-1][1] != end:
                         trace.ends.append((turn, end))
+                        self._stale.add(key)
+                        self.version += 1
                 self._live.add(key)
 
     def items_at(self, turn: int, section: str) -> list[dict[str, Any]]:
@@ -198,16 +222,23 @@ class ItemLog:
     def spans(self, trinkets: Mapping[str, str]) -> list[ItemSpan]:
         """One :class:`ItemSpan` per item, as :func:`item_spans` computes it from per-turn copies
         (``trinkets`` maps a section to its trinket's name)."""
-        spans = []
-        for (section, item_id), trace in self._items.items():
+        if trinkets != self._names:
+            self._names = dict(trinkets)
+            self._stale = set(self._items)
+        for key in self._stale:
+            section, item_id = key
+            trace = self._items[key]
             seen, announced = trace.seen[-1][1], trace.ends[-1][1]
             if trace.gone is not None:
                 end: int | None = seen if announced is None else min(announced, trace.gone - 1)
             else:
                 end = announced
-            spans.append(ItemSpan(section, trinkets.get(section, ""), item_id, trace.label,
-                                  trace.seen[0][0], end))
-        return spans
+            self._spans[key] = ItemSpan(section, trinkets.get(section, ""), item_id, trace.label,
+                                        trace.seen[0][0], end)
+        self._stale = set()
+        # in the order the items were first seen (the dict of traces keeps it)
+        spans = self._spans
+        return [spans[key] for key in self._items]
 
     def __len__(self) -> int:
         return len(self._items)
@@ -223,8 +254,13 @@ def timeline_html(spans: Sequence[ItemSpan], marked_turn: int, *, live: bool = T
         return ('<div class="wm-timeline" style="font-size:12px">'
                 "<i>no items yet: guidance, search results and memories appear here with their "
                 "lifetimes</i></div>")
-    last = max([marked_turn, *(s.start for s in spans), *(s.end for s in spans if s.end is not None)])
+    last = max(marked_turn, max(s.start if s.end is None else max(s.start, s.end) for s in spans))
     low = max(0, last - WINDOW + 1)
+    # an item that ended before the window would be a row without a bar: left out (and counted in
+    # the caption), so the picture and its cost follow the window, not every item ever fed
+    earlier = len(spans)
+    spans = [s for s in spans if s.end is None or s.end >= low]
+    earlier -= len(spans)
     turns = last - low + 1
     col = max(8, min(32, 640 // turns))
     width = _LABEL_W + turns * col + 8
@@ -270,6 +306,9 @@ def timeline_html(spans: Sequence[ItemSpan], marked_turn: int, *, live: bool = T
                  f'{"" if live else " (read-only)"}</title></line>')
     parts.append("</svg>")
     window = f" (turns {low} to {last})" if low else ""
+    if earlier:
+        window += (f"; {earlier} item{'s' if earlier > 1 else ''} that ended before turn {low} "
+                   "not drawn")
     caption = (f'<div style="font-size:12px;color:{_MUTED}">a bar per item, from the turn it was '
                f"added to the last turn it is shown{window}; the line marks turn {marked_turn}; "
                "hover a bar for its text and trinket</div>")
@@ -326,14 +365,51 @@ def changes_html(diff: PromptDiff | None, label: str) -> str:
     prompts compared), or a line saying nothing changed."""
     if diff is None:
         return f'<div style="font-size:12px"><i>{html.escape(label)}</i></div>'
-    changed = [s for s in diff.sections if s.status != "unchanged"]
+    return _changes_list([(s.name, s.status, len(s.old_text), len(s.new_text))
+                          for s in diff.sections if s.status != "unchanged"], label)
+
+
+def changes_between(before: ComposedPrompt, after: ComposedPrompt, label: str) -> str:
+    """What ``changes_html(diff_prompts(before, after), label)`` gives, without the unified
+    diffs the overview does not show: when both prompts carry section records only their texts
+    and placements are compared (the dashboard asks once per compose)."""
+    if not (before.sections and after.sections):
+        return changes_html(diff_prompts(before, after), label)
+    old = {record.name: record for record in before.sections}
+    new = {record.name: record for record in after.sections}
+    # diff_prompts' order: the new prompt's, each removed section after its old predecessor
+    order = [record.name for record in after.sections]
+    names = [record.name for record in before.sections]
+    for index, name in enumerate(names):
+        if name in new:
+            continue
+        anchor = next((names[j] for j in range(index - 1, -1, -1) if names[j] in order), None)
+        order.insert(order.index(anchor) + 1 if anchor is not None else 0, name)
+    rows = []
+    for name in order:
+        was, now = old.get(name), new.get(name)
+        if was is None:
+            status = "added"
+        elif now is None:
+            status = "removed"
+        elif was.content != now.content or was.placement != now.placement:
+            status = "changed"
+        else:
+            continue
+        rows.append((name, status, len(was.content) if was is not None else 0,
+                     len(now.content) if now is not None else 0))
+    return _changes_list(rows, label)
+
+
+def _changes_list(changed: Sequence[tuple[str, str, int, int]], label: str) -> str:
+    """(name, status, old chars, new chars) of each changed section, as a list under ``label``."""
     head = f'<div style="font-size:12px;color:{_MUTED}">{html.escape(label)}</div>'
     if not changed:
         return head + '<div style="font-size:12px"><i>no section changed</i></div>'
-    rows = "".join(
-        f'<li><code>{html.escape(s.name)}</code> {s.status}'
-        f' ({len(s.old_text):,} → {len(s.new_text):,} chars)</li>' for s in changed)
+    rows = "".join(f'<li><code>{html.escape(name)}</code> {status} ({old:,} → {new:,} chars)</li>'
+                   for name, status, old, new in changed)
     return head + f'<ul class="wm-changes" style="font-size:12px;margin:2px 0">{rows}</ul>'
 
 
-__all__ = ["ItemLog", "ItemSpan", "item_spans", "timeline_html", "sizes_html", "changes_html", "cache_strip_html", "WINDOW"]
+__all__ = ["ItemLog", "ItemSpan", "item_spans", "timeline_html", "sizes_html", "changes_html",
+           "changes_between", "cache_strip_html", "WINDOW"]
