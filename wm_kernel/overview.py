@@ -44,6 +44,7 @@ Examples
 """
 from __future__ import annotations
 
+import functools
 import html
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
@@ -83,6 +84,18 @@ class ItemSpan:
     def remaining(self, turn: int) -> int | None:
         """Turns it is still shown after ``turn`` (None: until a collapse)."""
         return None if self.end is None else max(self.end - turn, 0)
+
+    @functools.cached_property
+    def _row_text(self) -> tuple[str, str, str]:
+        """(label, bar attributes, hover text) of its timeline row, escaped: the parts that do
+        not move with the window, escaped once rather than at every draw (a cached_property
+        writes the instance dict, which a frozen dataclass allows)."""
+        label = self.label if len(self.label) <= 34 else self.label[:33] + "…"
+        shown = "until a collapse" if self.end is None else f"turns {self.start} to {self.end}"
+        hover = f"{self.label}\n{self.trinket} · {self.section} · {shown}"
+        attributes = (f'data-section="{html.escape(self.section, quote=True)}" '
+                      f'data-item="{html.escape(self.id, quote=True)}"')
+        return html.escape(label), attributes, html.escape(hover)
 
 
 def item_spans(items_at: Mapping[int, Mapping[str, Sequence[Mapping[str, Any]]]],
@@ -254,7 +267,12 @@ def timeline_html(spans: Sequence[ItemSpan], marked_turn: int, *, live: bool = T
         return ('<div class="wm-timeline" style="font-size:12px">'
                 "<i>no items yet: guidance, search results and memories appear here with their "
                 "lifetimes</i></div>")
-    last = max(marked_turn, max(s.start if s.end is None else max(s.start, s.end) for s in spans))
+    last = marked_turn
+    for span in spans:
+        if span.start > last:
+            last = span.start
+        if span.end is not None and span.end > last:
+            last = span.end
     low = max(0, last - WINDOW + 1)
     # an item that ended before the window would be a row without a bar: left out (and counted in
     # the caption), so the picture and its cost follow the window, not every item ever fed
@@ -271,35 +289,23 @@ def timeline_html(spans: Sequence[ItemSpan], marked_turn: int, *, live: bool = T
         return _LABEL_W + (turn - low) * col
 
     parts = [f'<svg class="wm-timeline" xmlns="http://www.w3.org/2000/svg" width="{width}" '
-             f'height="{height}" style="font-size:11px;font-family:var(--jp-ui-font-family,sans-serif)">']
-    step = 1 if turns <= 20 else 5
-    for turn in range(low, last + 1):
-        if turn % step == 0:
-            parts.append(f'<text x="{x(turn) + col / 2}" y="12" text-anchor="middle" '
-                         f'style="fill:{_MUTED}">{turn}</text>')
-        parts.append(f'<line x1="{x(turn)}" y1="{_HEAD - 2}" x2="{x(turn)}" y2="{height}" '
-                     f'style="stroke:{_GRID};stroke-width:0.5"/>')
+             f'height="{height}" style="font-size:11px;font-family:var(--jp-ui-font-family,sans-serif)">',
+             _grid(low, last, col, height)]
     for row, span in enumerate(spans):
         y = _HEAD + row * _ROW
-        state = span.state(marked_turn)
-        remaining = span.remaining(marked_turn)
+        label, attributes, hover = span._row_text
+        parts.append(f'<text x="4" y="{y + 13}" style="fill:{_TEXT}">{label}</text>')
         start = max(span.start, low)
         end = last if span.end is None else span.end
-        label = span.label if len(span.label) <= 34 else span.label[:33] + "…"
-        shown = ("until a collapse" if span.end is None
-                 else f"turns {span.start} to {span.end}")
-        hover = f"{span.label}\n{span.trinket} · {span.section} · {shown}"
-        parts.append(f'<text x="4" y="{y + 13}" style="fill:{_TEXT}">'
-                     f"{html.escape(label)}</text>")
         if end >= start:
-            colour = _LIVE if state == "live" else _EXPIRED
+            state = span.state(marked_turn)
+            remaining = span.remaining(marked_turn)
             parts.append(
-                f'<rect class="wm-bar" data-section="{html.escape(span.section, quote=True)}" '
-                f'data-item="{html.escape(span.id, quote=True)}" data-state="{state}" '
+                f'<rect class="wm-bar" {attributes} data-state="{state}" '
                 f'data-remaining="{"" if remaining is None else remaining}" '
                 f'x="{x(start) + 1}" y="{y + 3}" width="{(end - start + 1) * col - 2}" '
-                f'height="{_ROW - 6}" rx="3" style="fill:{colour}">'
-                f"<title>{html.escape(hover)}</title></rect>")
+                f'height="{_ROW - 6}" rx="3" style="fill:{_LIVE if state == "live" else _EXPIRED}">'
+                f"<title>{hover}</title></rect>")
     mark = x(marked_turn) + col / 2
     parts.append(f'<line class="wm-now" x1="{mark}" y1="{_HEAD - 4}" x2="{mark}" y2="{height}" '
                  f'style="stroke:{_MARK};stroke-width:2"><title>turn {marked_turn}'
@@ -313,6 +319,21 @@ def timeline_html(spans: Sequence[ItemSpan], marked_turn: int, *, live: bool = T
                f"added to the last turn it is shown{window}; the line marks turn {marked_turn}; "
                "hover a bar for its text and trinket</div>")
     return caption + '<div style="overflow-x:auto">' + "".join(parts) + "</div>"
+
+
+@functools.lru_cache(maxsize=64)
+def _grid(low: int, last: int, col: int, height: int) -> str:
+    """The timeline's turn numbers and column lines (the same for every draw of one window)."""
+    step = 1 if last - low + 1 <= 20 else 5
+    parts = []
+    for turn in range(low, last + 1):
+        x = _LABEL_W + (turn - low) * col
+        if turn % step == 0:
+            parts.append(f'<text x="{x + col / 2}" y="12" text-anchor="middle" '
+                         f'style="fill:{_MUTED}">{turn}</text>')
+        parts.append(f'<line x1="{x}" y1="{_HEAD - 2}" x2="{x}" y2="{height}" '
+                     f'style="stroke:{_GRID};stroke-width:0.5"/>')
+    return "".join(parts)
 
 
 _CACHE_COLOURS = {"hit": "var(--jp-success-color1,#2e7d32)", "partial": "var(--jp-warn-color2,#f0c36d)",
