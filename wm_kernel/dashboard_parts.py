@@ -165,15 +165,15 @@ class SectionPanel:
         stands."""
         if empty:
             title += " · empty"
-        if empty == self._empty and self.body.value == body and self.box.titles == (title,):
-            return  # nothing to send: not even the sync holds
-        with self.box.hold_sync(), self.body.hold_sync():
-            if self.box.titles != (title,):
-                self.box.titles = (title,)
-            if empty != self._empty:
-                self._empty = empty
-                self.box.selected_index = None if empty else 0
-            self.body.value = body
+        if empty != self._empty or self.box.titles != (title,):
+            # the accordion's title and fold change together: one message for both
+            with self.box.hold_sync():
+                if self.box.titles != (title,):
+                    self.box.titles = (title,)
+                if empty != self._empty:
+                    self._empty = empty
+                    self.box.selected_index = None if empty else 0
+        self.body.value = body   # one trait: one message if it differs, none if it is equal
 
     def close(self) -> None:
         """Close the body and the accordion widgets."""

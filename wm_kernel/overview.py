@@ -246,8 +246,10 @@ class ItemLog:
                 end: int | None = seen if announced is None else min(announced, trace.gone - 1)
             else:
                 end = announced
-            self._spans[key] = ItemSpan(section, trinkets.get(section, ""), item_id, trace.label,
-                                        trace.seen[0][0], end)
+            span = ItemSpan(section, trinkets.get(section, ""), item_id, trace.label,
+                            trace.seen[0][0], end)
+            if self._spans.get(key) != span:   # an equal span is kept, with its escaped text
+                self._spans[key] = span
         self._stale = set()
         # in the order the items were first seen (the dict of traces keeps it)
         spans = self._spans
