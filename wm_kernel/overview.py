@@ -161,14 +161,15 @@ class ItemLog:
         self._items: dict[tuple[str, str], _ItemTrace] = {}
         self._live: set[tuple[str, str]] = set()   # seen at the latest sighting turn
         self.latest: int | None = None
-        #: Counts the changes that alter :meth:`spans` (a new item, a gap, a new announced end, an
-        #: item gone or back): equal versions, equal spans, so a caller may keep what it drew.
-        self.version = 0
+        self._version = 0
         # the spans as last computed, per item, and the items changed since (recomputed on demand):
-        # a turn costs what its live items cost, not what every item ever fed would
+        # a turn costs what its changed items cost, not what every item ever fed would
         self._spans: dict[tuple[str, str], ItemSpan] = {}
         self._stale: set[tuple[str, str]] = set()
         self._names: dict[str, str] = {}
+        # the items marked gone by the latest turn's first sighting and not yet settled: most are
+        # seen again at once, which changes nothing, so only those still gone count as changed
+        self._tentative: set[tuple[str, str]] = set()
 
     def sight(self, turn: int, items: Mapping[str, Sequence[Mapping[str, Any]]]) -> None:
         """Record the items of each section (section -> ``describe_items()``) as seen at ``turn``.
@@ -178,11 +179,10 @@ class ItemLog:
             return
         if self.latest is not None and turn > self.latest:
             # tentatively gone as of this turn; seeing one again at this turn takes it back
+            self._settle()
             for key in self._live:
                 self._items[key].gone = turn
-            self._stale |= self._live
-            self.version += bool(self._live)
-            self._live = set()
+            self._tentative, self._live = self._live, set()
         self.latest = turn
         for section, described in items.items():
             for item in described:
@@ -196,7 +196,7 @@ class ItemLog:
                     trace = self._items[key] = _ItemTrace(str(item.get("label") or item.get("id")),
                                                           [[turn, turn]], [(turn, end)], extra=extra)
                     self._stale.add(key)
-                    self.version += 1
+                    self._version += 1
                 else:
                     # while an item is not gone its span does not read its last sighting, so
                     # only a gap, a return or a new announced end changes what spans() gives
@@ -206,14 +206,17 @@ class ItemLog:
                         else:
                             trace.seen[-1][1] = turn
                         trace.gone = None
-                        self._stale.add(key)
-                        self.version += 1
+                        if key in self._tentative:
+                            self._tentative.discard(key)      # gone and back: nothing changed
+                        else:
+                            self._stale.add(key)
+                            self._version += 1
                     else:
                         trace.seen[-1][1] = turn
                     if trace.ends[-1][1] != end:
                         trace.ends.append((turn, end))
                         self._stale.add(key)
-                        self.version += 1
+                        self._version += 1
                 self._live.add(key)
 
     def items_at(self, turn: int, section: str) -> list[dict[str, Any]]:
@@ -235,6 +238,7 @@ class ItemLog:
     def spans(self, trinkets: Mapping[str, str]) -> list[ItemSpan]:
         """One :class:`ItemSpan` per item, as :func:`item_spans` computes it from per-turn copies
         (``trinkets`` maps a section to its trinket's name)."""
+        self._settle()
         if trinkets != self._names:
             self._names = dict(trinkets)
             self._stale = set(self._items)
@@ -254,6 +258,20 @@ class ItemLog:
         # in the order the items were first seen (the dict of traces keeps it)
         spans = self._spans
         return [spans[key] for key in self._items]
+
+    @property
+    def version(self) -> int:
+        """Counts the changes that alter :meth:`spans` (an item new, gone or back, a new
+        announced end): equal versions, equal spans, so a caller may keep what it drew from them."""
+        self._settle()
+        return self._version
+
+    def _settle(self) -> None:
+        """The items marked gone at the latest turn and not seen again since are gone: changed."""
+        gone = [key for key in self._tentative if self._items[key].gone is not None]
+        self._stale.update(gone)
+        self._version += bool(gone)
+        self._tentative = set()
 
     def __len__(self) -> int:
         return len(self._items)

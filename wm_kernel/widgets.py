@@ -25,8 +25,11 @@ sections dirty and re-renders only those. Changes that belong to one turn advanc
 lifecycle refreshes, the compose that follows) are held until the turn's compose ends and then sent
 together, so one turn sends at most one update per changed section and nothing for unchanged ones.
 The event log refreshes when things settle (after a compose, turn, collapse or feed call), not on
-every event. The budget and cache tabs are drawn only while one of them is open, once per prompt
-(the bars) or once per latest turn and compose (the simulation, kept for slider moves).
+every event, and only if an event came since. The overview, budget and cache tabs are drawn only
+while they are open (and again when opened): the overview's parts each only when what they show
+changed, the bars once per prompt, the simulation once per latest turn and compose (kept for slider
+moves). A live panel is rendered again only when what it shows changed (its trinket's text,
+failure, switch, segment turn or items), and a control is set only when its value differs.
 
 Memory: the recorded prompts are the session's History's; the dashboard keeps per turn only the
 turn number and what was left out (when anything was), and the items of the stateful trinkets as
@@ -544,15 +547,18 @@ class Dashboard(widgets.VBox):
                 self.collapse_button.disabled = read_only
             if self.advance_button.disabled != session.closed:
                 self.advance_button.disabled = session.closed
-        self.overview.value = self._overview_html()
+        self._items_at(session.turn)    # items fed since the last compose are live too
         self.banner.value = self._banner_html()
         self.events.value = self._events_html()
         self._sync_tab()
 
     def _sync_tab(self) -> None:
-        """Draw the budget or cache tab if it is the one open (the others cost nothing)."""
+        """Draw the overview, budget or cache tab if it is the one open (the others cost
+        nothing until they are opened)."""
         selected = self.tabs.children[self.tabs.selected_index or 0]
-        if selected is self.budget:
+        if selected is self.overview:
+            self.overview.value = self._overview_html()
+        elif selected is self.budget:
             self.budget.value = self._budget_html()
         elif selected is self.cache:
             self.cache.value = self._cache_html()
@@ -763,9 +769,7 @@ class Dashboard(widgets.VBox):
     def _overview_html(self) -> str:
         """The overview tab: the items' timeline, the placements' sizes, the newest changes, all
         as seen at the turn on view."""
-        session = self.session
         viewing = self.driver.view
-        self._items_at(session.turn)     # items fed since the last compose are live too
         names = {t.variable_name: t.name for t in self._watched.values()
                  if isinstance(t, StatefulTrinket)}
         # the timeline changes with the items, the turn on view and the mode; each part is drawn
