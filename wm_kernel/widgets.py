@@ -373,8 +373,11 @@ class Dashboard(widgets.VBox):
             self._record(change["new"])
             self.driver.end_turn()
             # panels and observers follow the trinkets, the layout and the prompt's sections:
-            # when none of them changed since the last sync, neither did the structure
-            if self._structure_key() != self._structure and self._sync_structure():
+            # when none of them changed since the last sync, neither did the structure; when one
+            # did, every panel is asked again (a moved section's "cached" may change with its
+            # placement, not its text), and those whose inputs are the same render nothing
+            if self._structure_key() != self._structure:
+                self._sync_structure()
                 self._dirty.update(self._panels)
             watched = self._watched_sections()
             self._dirty.update(s for s in self._panels if s not in watched)
