@@ -1054,7 +1054,7 @@ def test_the_timeline_draws_the_items_of_its_window_and_counts_the_earlier_ones(
     assert f"(turns 9 to {WINDOW + 8}); 1 item that ended before turn 9 not drawn;" in caption
     assert ">early<" not in d.overview.value
     d.viewing_turn = 0                            # the window is the latest turns, as before
-    assert bars(d) == [("late", "future", "5")]
+    assert bars(d) == [("late", "future", str(WINDOW + 8))]
     d.close()
 
 
