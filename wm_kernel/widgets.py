@@ -634,12 +634,15 @@ class Dashboard(widgets.VBox):
 
     def _structure_key(self) -> tuple[Any, ...]:
         """What the structure follows: the trinkets (and their cache policies), the layout, the
-        sections (and placements) of the latest prompt, and the turn on view."""
+        sections the composer wrote into the latest prompt (with their placements), and the turn
+        on view. A trinket's section is placed by the layout whether or not it is in the prompt,
+        so its coming and going (a search with no results) changes nothing here."""
         composed = self.session.composed
-        return (tuple((t, t.cache_policy) for t in self.session.working_memory.trinkets.values()),
-                self.session.layout,
-                tuple((r.name, r.placement, r.cache_policy) for r in composed.sections)
-                if composed is not None else None,
+        trinkets = self.session.working_memory.trinkets.values()
+        owned = {t.variable_name for t in trinkets}
+        return (tuple((t, t.cache_policy) for t in trinkets), self.session.layout,
+                tuple((r.name, r.placement, r.cache_policy) for r in composed.sections
+                      if r.name not in owned) if composed is not None else None,
                 self.driver.view)
 
     def _sync_structure(self) -> bool:
