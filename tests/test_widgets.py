@@ -1114,3 +1114,28 @@ def test_the_item_log_spans_asked_between_sightings_match_the_copies() -> None:
         # equal versions, equal spans: what a caller keeps by version is never stale
         for (a, x), (b, y) in zip(versions, versions[1:]):
             assert a != b or x == y
+
+
+def test_the_item_log_window_is_what_the_timeline_draws_from_every_span() -> None:
+    import random
+
+    from wm_kernel.overview import WINDOW, ItemLog, timeline_html
+
+    rng = random.Random(5)
+    for _ in range(100):
+        log = ItemLog()
+        live: dict[str, int | None] = {}
+        for turn in sorted(rng.sample(range(3 * WINDOW), rng.randint(1, 60))):
+            for name in list(live):
+                if (live[name] is not None and live[name] < turn) or rng.random() < 0.1:
+                    del live[name]
+            for _ in range(rng.randint(0, 3)):
+                live[f"i{rng.randint(0, 80)}"] = rng.choice([None, turn + rng.randint(0, 8)])
+            log.sight(turn, {"g": [{"id": n, "label": n,
+                                    "turns_remaining": None if e is None else e - turn}
+                                   for n, e in live.items()]})
+            marked = rng.choice([turn, rng.randint(0, turn)])   # live, or an earlier turn on view
+            if rng.random() < 0.5:
+                shown, left_out = log.window({"g": "T"}, marked)
+                assert timeline_html(shown, marked, left_out=left_out) == timeline_html(
+                    log.spans({"g": "T"}), marked)

@@ -44,6 +44,7 @@ Examples
 """
 from __future__ import annotations
 
+import bisect
 import functools
 import html
 from dataclasses import dataclass, field
@@ -170,6 +171,11 @@ class ItemLog:
         # the items marked gone by the latest turn's first sighting and not yet settled: most are
         # seen again at once, which changes nothing, so only those still gone count as changed
         self._tentative: set[tuple[str, str]] = set()
+        # for window(): the spans with an end, sorted by (end, first-seen rank), and those without
+        # (in first-seen order), so a window costs what it draws, not every item ever fed
+        self._rank: dict[tuple[str, str], int] = {}
+        self._by_end: list[tuple[int, int, tuple[str, str]]] = []
+        self._endless: dict[tuple[str, str], None] = {}
 
     def sight(self, turn: int, items: Mapping[str, Sequence[Mapping[str, Any]]]) -> None:
         """Record the items of each section (section -> ``describe_items()``) as seen at ``turn``.
@@ -195,6 +201,7 @@ class ItemLog:
                              if k not in ("id", "label", "turns_remaining")}
                     trace = self._items[key] = _ItemTrace(str(item.get("label") or item.get("id")),
                                                           [[turn, turn]], [(turn, end)], extra=extra)
+                    self._rank[key] = len(self._rank)
                     self._stale.add(key)
                     self._version += 1
                 else:
@@ -238,6 +245,28 @@ class ItemLog:
     def spans(self, trinkets: Mapping[str, str]) -> list[ItemSpan]:
         """One :class:`ItemSpan` per item, as :func:`item_spans` computes it from per-turn copies
         (``trinkets`` maps a section to its trinket's name)."""
+        self._refresh(trinkets)
+        # in the order the items were first seen (the dict of traces keeps it)
+        spans = self._spans
+        return [spans[key] for key in self._items]
+
+    def window(self, trinkets: Mapping[str, str], marked_turn: int) -> tuple[list[ItemSpan], int]:
+        """The spans :func:`timeline_html` draws with ``marked_turn`` marked (those that end in its
+        window of ``WINDOW`` turns or later, in first-seen order) and how many it leaves out,
+        found without visiting the items that ended earlier."""
+        self._refresh(trinkets)
+        if not self._spans:
+            return [], 0
+        newest = self._spans[next(reversed(self._items))]   # the largest start: sightings come in order
+        last = max(marked_turn, newest.start, self._by_end[-1][0] if self._by_end else 0)
+        low = max(0, last - WINDOW + 1)
+        keys = [key for _, _, key in self._by_end[bisect.bisect_left(self._by_end, (low,)):]]
+        keys.extend(self._endless)
+        keys.sort(key=self._rank.__getitem__)
+        return [self._spans[key] for key in keys], len(self._spans) - len(keys)
+
+    def _refresh(self, trinkets: Mapping[str, str]) -> None:
+        """Compute the spans of the items changed since the last call."""
         self._settle()
         if trinkets != self._names:
             self._names = dict(trinkets)
@@ -252,12 +281,20 @@ class ItemLog:
                 end = announced
             span = ItemSpan(section, trinkets.get(section, ""), item_id, trace.label,
                             trace.seen[0][0], end)
-            if self._spans.get(key) != span:   # an equal span is kept, with its escaped text
-                self._spans[key] = span
+            old = self._spans.get(key)
+            if old == span:
+                continue   # an equal span is kept, with its escaped text
+            rank = self._rank[key]
+            if old is not None and old.end is None:
+                del self._endless[key]
+            elif old is not None:
+                del self._by_end[bisect.bisect_left(self._by_end, (old.end, rank))]
+            if end is None:
+                self._endless[key] = None
+            else:
+                bisect.insort(self._by_end, (end, rank, key))
+            self._spans[key] = span
         self._stale = set()
-        # in the order the items were first seen (the dict of traces keeps it)
-        spans = self._spans
-        return [spans[key] for key in self._items]
 
     @property
     def version(self) -> int:
@@ -277,13 +314,17 @@ class ItemLog:
         return len(self._items)
 
 
-def timeline_html(spans: Sequence[ItemSpan], marked_turn: int, *, live: bool = True) -> str:
+def timeline_html(spans: Sequence[ItemSpan], marked_turn: int, *, live: bool = True,
+                  left_out: int = 0) -> str:
     """An SVG timeline: a row per item (label left, bar over its turns), ``marked_turn`` marked.
+
+    It draws the last ``WINDOW`` turns; items that ended before them are left out and counted in
+    the caption, with ``left_out`` more the caller already left out (``ItemLog.window``).
 
     Bars of items live at the marked turn are coloured, expired ones grey; hovering a bar shows the
     full label, the trinket and the turns. Each bar carries ``data-state`` and ``data-remaining``
     so tests can read what a user sees."""
-    if not spans:
+    if not spans and not left_out:
         return ('<div class="wm-timeline" style="font-size:12px">'
                 "<i>no items yet: guidance, search results and memories appear here with their "
                 "lifetimes</i></div>")
@@ -296,7 +337,7 @@ def timeline_html(spans: Sequence[ItemSpan], marked_turn: int, *, live: bool = T
     low = max(0, last - WINDOW + 1)
     # an item that ended before the window would be a row without a bar: left out (and counted in
     # the caption), so the picture and its cost follow the window, not every item ever fed
-    earlier = len(spans)
+    earlier = len(spans) + left_out
     spans = [s for s in spans if s.end is None or s.end >= low]
     earlier -= len(spans)
     turns = last - low + 1

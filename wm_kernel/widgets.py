@@ -783,8 +783,9 @@ class Dashboard(widgets.VBox):
         # three comparisons
         key = (self._items.version, names, self.driver.shown, viewing is None)
         if self._timeline is None or self._timeline[0] != key:
-            self._timeline = (key, overview.timeline_html(self._items.spans(names), self.driver.shown,
-                                                          live=viewing is None))
+            spans, left_out = self._items.window(names, self.driver.shown)
+            self._timeline = (key, overview.timeline_html(spans, self.driver.shown,
+                                                          live=viewing is None, left_out=left_out))
         composed = self._prompt_on_view()
         if self._sizes is None or self._sizes[0] is not composed:
             self._sizes = (composed, overview.sizes_html(composed))
