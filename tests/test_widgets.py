@@ -879,3 +879,263 @@ def test_an_open_dashboard_keeps_a_small_constant_per_turn(monkeypatch: pytest.M
     without = _bytes_per_turn(False, 1_000)
     with_dashboard = _bytes_per_turn(True, 1_000)
     assert with_dashboard < 1.25 * without + 400, (without, with_dashboard)
+
+
+# -- what the dashboard's frugality relies on ------------------------------------------------------------
+def count_renders(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The sections whose live view is rendered from now on, in order."""
+    import wm_kernel.widgets as module
+
+    rendered: list[str] = []
+    real = module.live_section
+
+    def spy(session: Session, section: str, *args: Any, **kwargs: Any) -> Any:
+        rendered.append(section)
+        return real(session, section, *args, **kwargs)
+
+    monkeypatch.setattr(module, "live_section", spy)
+    return rendered
+
+
+def test_a_panel_whose_inputs_did_not_change_is_not_rendered_again(
+        sent: list, monkeypatch: pytest.MonkeyPatch) -> None:
+    s = make_session(Inbox, Location, Tasks)
+    d = Dashboard(s)
+    rendered = count_renders(monkeypatch)
+    sent.clear()
+    d.refresh()                                   # every panel asked again: none changed
+    assert rendered == [] and all_updates(sent) == []
+    s.compose()                                   # the same prompt again: new events only
+    panels = [d.panel(n) for n in ("base_prompt", "inbox_status", "location_context",
+                                   "async_activity")]
+    assert rendered == [] and [m for p in panels for w in (p.body, p.box)
+                               for m in updates(sent, w)] == []
+    inbox = s.trinket("Inbox")
+    inbox.text = "7 unread"
+    inbox.request_update()
+    assert rendered == ["inbox_status"]
+    assert read(d.panel("inbox_status").body.value)["text"] == "7 unread"
+    d.close()
+
+
+def test_a_change_of_text_error_switch_or_items_renders_the_panel_again(
+        sent: list, monkeypatch: pytest.MonkeyPatch) -> None:
+    s = make_session(Inbox, Flaky, Tasks)
+    d = Dashboard(s)
+    rendered = count_renders(monkeypatch)
+    flaky, tasks = s.trinket("Flaky"), s.trinket("Tasks")
+    flaky.failure = "down"
+    s.compose()
+    assert rendered.count("forage_results") == 1
+    assert d.panel("forage_results").title == "forage_results · Flaky · ⚠ failed"
+    flaky.failure = "still down"                  # a new error, the same (empty) content
+    s.compose()
+    assert "error RuntimeError: still down" in read(d.panel("forage_results").body.value)["note"]
+    flaky.failure = ""
+    s.compose()
+    assert read(d.panel("forage_results").body.value)["text"] == "3 results"
+    flaky.set_enabled(False)
+    assert d.panel("forage_results").title == "forage_results · Flaky · disabled"
+    # a stateful trinket's items: fed, then counted down by a turn
+    tasks.add_item("crawl", ttl=2)
+    assert read(d.panel("async_activity").body.value)["items"] == [("crawl", "2")]
+    d.advance(1)
+    assert read(d.panel("async_activity").body.value)["items"] == [("crawl", "1")]
+    assert read(d.panel("async_activity").body.value)["meta"].endswith("segment turn 1")
+    # the preview size is an input too
+    d.preview_chars = 3
+    d.refresh()
+    assert "3 results" not in d.panel("forage_results").body.value
+    d.close()
+
+
+def test_items_changed_without_a_feed_or_content_change_still_show_at_the_next_turn(
+        sent: list) -> None:
+    s = make_session(Tasks)
+    d = Dashboard(s)
+    tasks = s.trinket("Tasks")
+    tasks.add("index", ttl=5)                     # no feed call: nothing tells the dashboard
+    d.advance(1)                                  # the turn asks the trinkets again
+    assert read(d.panel("async_activity").body.value)["items"] == [("index", "4")]
+    assert bars(d) == [("index", "live", "4")]
+    d.close()
+
+
+def test_a_new_event_shows_in_the_event_log_and_a_settle_without_one_sends_nothing(
+        sent: list) -> None:
+    s = make_session(Tasks)
+    d = Dashboard(s, log_rows=3)
+    sent.clear()
+    d.refresh()
+    assert updates(sent, d.events) == []          # no event since the last settle
+
+    def rows() -> list[tuple[int, str]]:
+        return [(int(n), e) for n, e in re.findall(r"<tr><td>(\d+)</td><td[^>]*>(\w+)</td>",
+                                                   d.events.value)]
+
+    s.trinket("Tasks").add_item("crawl", ttl=1)
+    assert len(updates(sent, d.events)) == 1
+    fed = rows()
+    assert [n for n, _ in fed] == list(range(fed[-1][0] - 2, fed[-1][0] + 1))  # newest three
+    assert "TrinketFedEvent" in [e for _, e in fed]
+    d.advance(1)
+    assert rows()[0][0] > fed[-1][0] and rows()[-1][1] == "SystemPromptComposedEvent"
+    d.close()
+
+
+def test_the_controls_follow_the_turn_and_are_sent_only_when_they_change(sent: list) -> None:
+    s = make_session(Inbox, Tasks)
+    d = Dashboard(s)
+    d.advance(3)
+    assert (d.slider.value, d.slider.max, d.play.value, d.play.max) == (3, 3, 3, 3)
+    sent.clear()
+    d.refresh()
+    s.trinket("Tasks").add_item("crawl", ttl=1)
+    assert updates(sent, d.slider) == updates(sent, d.play) == []
+    assert updates(sent, d.collapse_button) == [] and updates(sent, d.toggle("Inbox")) == []
+    d.viewing_turn = 1
+    assert (d.slider.value, d.slider.max, d.play.value) == (1, 3, 1)
+    assert d.collapse_button.disabled and d.toggle("Inbox").disabled
+    d.viewing_turn = None
+    assert (d.slider.value, d.play.value) == (3, 3)
+    assert not d.collapse_button.disabled and not d.toggle("Inbox").disabled
+    s.advance_turn(2)                             # from another cell
+    assert (d.slider.value, d.slider.max, d.play.max) == (5, 5, 5)
+    assert text_of(d.banner.value) == "live · turn 5 · segment 1 (segment turn 5)"
+    d.close()
+
+
+def test_the_overview_is_drawn_only_while_open_and_current_when_opened(sent: list) -> None:
+    s = make_session(Tasks)
+    d = Dashboard(s)
+    d.tabs.selected_index = d.tabs.children.index(d.events)
+    sent.clear()
+    s.trinket("Tasks").add_item("crawl", ttl=9)
+    d.advance(2)
+    assert updates(sent, d.overview) == []
+    d.tabs.selected_index = 0
+    assert len(updates(sent, d.overview)) == 1
+    assert bars(d) == [("crawl", "live", "7")]    # fed while closed, still on the timeline
+    assert "<title>turn 2</title>" in d.overview.value
+    d.close()
+
+
+def test_a_section_moved_by_a_new_layout_moves_to_its_view(sent: list) -> None:
+    from wm_kernel.composer import Layout
+
+    s = make_session(Inbox, Location)
+    d = Dashboard(s)
+    assert "location_context" in d.section_names()["system_cached"]
+    placements = s.layout.as_dict()
+    placements["system"].remove("location_context")
+    placements["post_history"].append("location_context")
+    s.working_memory.composer.layout = Layout(placements)
+    s.compose()
+    assert "location_context" not in d.section_names()["system_cached"]
+    assert "location_context" in d.section_names()["post_history"]
+    # no longer in the cached system prompt: its panel says so, though its text is the same
+    assert read(d.panel("location_context").body.value)["meta"] == "trinket Location · 22 chars"
+    d.close()
+
+
+def test_the_timeline_draws_the_items_of_its_window_and_counts_the_earlier_ones(sent: list) -> None:
+    from wm_kernel.overview import WINDOW
+
+    s = make_session(Tasks)
+    d = Dashboard(s)
+    tasks = s.trinket("Tasks")
+    tasks.add_item("early", ttl=0)
+    d.advance(WINDOW + 5)
+    tasks.add_item("late", ttl=3)
+    d.advance(1)
+    assert bars(d) == [("late", "live", "2")]
+    caption = text_of(d.overview.value)
+    # at turn WINDOW + 6, "late" is shown to WINDOW + 8: the window is turns 9 to WINDOW + 8
+    assert f"(turns 9 to {WINDOW + 8}); 1 item that ended before turn 9 not drawn;" in caption
+    assert ">early<" not in d.overview.value
+    d.viewing_turn = 0                            # the window is the latest turns, as before
+    assert bars(d) == [("late", "future", str(WINDOW + 8))]
+    d.close()
+
+
+def test_newest_changes_match_the_full_diff_for_any_pair_of_prompts() -> None:
+    import random
+
+    from wm_kernel.diff import diff_prompts
+    from wm_kernel.overview import changes_between, changes_html
+    from wm_kernel.types import ComposedPrompt, SectionRecord
+
+    rng = random.Random(3)
+    names = [f"s{i}" for i in range(8)]
+
+    def prompt() -> ComposedPrompt:
+        chosen = rng.sample(names, rng.randint(1, len(names)))
+        return ComposedPrompt(sections=[
+            SectionRecord(name, rng.choice(["system", "notification"]), rng.choice(["a", "b\nc", ""]),
+                          rng.random() < 0.5, None) for name in chosen])
+
+    for _ in range(300):
+        before, after = prompt(), prompt()
+        assert changes_between(before, after, "t") == changes_html(diff_prompts(before, after), "t")
+    # prompts without section records: the full diff decides
+    plain = ComposedPrompt(cached_content="x")
+    assert changes_between(plain, ComposedPrompt(cached_content="y"), "t") == changes_html(
+        diff_prompts(plain, ComposedPrompt(cached_content="y")), "t")
+
+
+def test_the_item_log_spans_asked_between_sightings_match_the_copies() -> None:
+    import random
+
+    from wm_kernel.overview import ItemLog, item_spans
+
+    rng = random.Random(11)
+    for _ in range(200):
+        copies: dict[int, dict[str, list[dict[str, Any]]]] = {}
+        log = ItemLog()
+        live: dict[str, int | None] = {}
+        versions: list[tuple[int, list[Any]]] = []
+        for turn in sorted(rng.sample(range(30), rng.randint(1, 20))):
+            for name in list(live):
+                if (live[name] is not None and live[name] < turn) or rng.random() < 0.15:
+                    del live[name]
+            for _ in range(rng.randint(0, 2)):
+                live[f"i{rng.randint(0, 20)}"] = rng.choice([None, turn + rng.randint(0, 5)])
+            items = [{"id": n, "label": n, "turns_remaining": None if e is None else e - turn}
+                     for n, e in live.items()]
+            cut = rng.randint(0, len(items))
+            copies[turn] = {"g": items}
+            log.sight(turn, {"g": items[:cut]})          # a first sighting of some of them,
+            if rng.random() < 0.5:                       # spans asked in between,
+                log.spans({"g": "T"})
+            log.sight(turn, {"g": items[cut:]})          # then the rest at the same turn
+            spans = log.spans({"g": "T"})
+            assert spans == item_spans(copies, {"g": "T"})
+            versions.append((log.version, spans))
+        # equal versions, equal spans: what a caller keeps by version is never stale
+        for (a, x), (b, y) in zip(versions, versions[1:]):
+            assert a != b or x == y
+
+
+def test_the_item_log_window_is_what_the_timeline_draws_from_every_span() -> None:
+    import random
+
+    from wm_kernel.overview import WINDOW, ItemLog, timeline_html
+
+    rng = random.Random(5)
+    for _ in range(100):
+        log = ItemLog()
+        live: dict[str, int | None] = {}
+        for turn in sorted(rng.sample(range(3 * WINDOW), rng.randint(1, 60))):
+            for name in list(live):
+                if (live[name] is not None and live[name] < turn) or rng.random() < 0.1:
+                    del live[name]
+            for _ in range(rng.randint(0, 3)):
+                live[f"i{rng.randint(0, 80)}"] = rng.choice([None, turn + rng.randint(0, 8)])
+            log.sight(turn, {"g": [{"id": n, "label": n,
+                                    "turns_remaining": None if e is None else e - turn}
+                                   for n, e in live.items()]})
+            marked = rng.choice([turn, rng.randint(0, turn)])   # live, or an earlier turn on view
+            if rng.random() < 0.5:
+                shown, left_out = log.window({"g": "T"}, marked)
+                assert timeline_html(shown, marked, left_out=left_out) == timeline_html(
+                    log.spans({"g": "T"}), marked)

@@ -163,15 +163,17 @@ class SectionPanel:
         A panel whose section has no content (and no error to show) folds to its title line when
         it becomes empty and opens again when content arrives; in between the user's choice
         stands."""
-        with self.box.hold_sync(), self.body.hold_sync():
-            if empty:
-                title += " · empty"
-            if self.box.titles != (title,):
-                self.box.titles = (title,)
-            if empty != self._empty:
-                self._empty = empty
-                self.box.selected_index = None if empty else 0
-            self.body.value = body
+        if empty:
+            title += " · empty"
+        if empty != self._empty or self.box.titles != (title,):
+            # the accordion's title and fold change together: one message for both
+            with self.box.hold_sync():
+                if self.box.titles != (title,):
+                    self.box.titles = (title,)
+                if empty != self._empty:
+                    self._empty = empty
+                    self.box.selected_index = None if empty else 0
+        self.body.value = body   # one trait: one message if it differs, none if it is equal
 
     def close(self) -> None:
         """Close the body and the accordion widgets."""
@@ -180,9 +182,10 @@ class SectionPanel:
 
 
 def live_section(session: "Session", section: str, trinket: EventAwareTrinket | None,
-                 limit: int) -> tuple[str, str, bool]:
+                 limit: int, *, items: list[dict[str, Any]] | None = None) -> tuple[str, str, bool]:
     """(title, body HTML, empty) of ``section`` as it is now; ``trinket`` writes it (None: the
-    composer does); empty: no content and no failure or switch to show, so the panel folds."""
+    composer does); empty: no content and no failure or switch to show, so the panel folds.
+    ``items``: a stateful trinket's ``describe_items()`` if the caller already has them."""
     if trinket is None:
         record = find_record(session.composed, section)
         content = record.content if record is not None else ""
@@ -209,7 +212,10 @@ def live_section(session: "Session", section: str, trinket: EventAwareTrinket | 
             + (" · cached" if cached else ""))
     if isinstance(trinket, StatefulTrinket):
         meta += f" · segment turn {trinket.current_turn}"
-    items = trinket.describe_items() if isinstance(trinket, StatefulTrinket) else None
+    if isinstance(trinket, StatefulTrinket):
+        items = trinket.describe_items() if items is None else items
+    else:
+        items = None
     empty = not content and not trinket.error and trinket.enabled and not items
     return title, body_html(meta, note, items, content, limit), empty
 

@@ -20,7 +20,10 @@ Public API
     and each change of its announced last turn. The dashboard keeps one for the time-travel view
     and the timeline, so its memory grows with the items fed, not with turns x live items.
 ``timeline_html(spans, marked_turn)``, ``sizes_html(composed)``, ``changes_html(diff)``
-    The three parts of the overview.
+    The three parts of the overview (the timeline draws the last ``WINDOW`` turns and the items
+    seen in them).
+``changes_between(before, after, label)``
+    ``changes_html`` of two composed prompts, without computing the unified diffs it never shows.
 ``cache_strip_html(rows, marked_turn, summary)``
     The cache strip: one cell per turn (hit, partial, write, miss), the reason on hover.
 
@@ -41,11 +44,13 @@ Examples
 """
 from __future__ import annotations
 
+import bisect
+import functools
 import html
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
-from wm_kernel.diff import PromptDiff
+from wm_kernel.diff import PromptDiff, diff_prompts
 from wm_kernel.types import ComposedPrompt
 
 _MUTED = "var(--jp-content-font-color2,#444)"
@@ -80,6 +85,18 @@ class ItemSpan:
     def remaining(self, turn: int) -> int | None:
         """Turns it is still shown after ``turn`` (None: until a collapse)."""
         return None if self.end is None else max(self.end - turn, 0)
+
+    @functools.cached_property
+    def _row_text(self) -> tuple[str, str, str]:
+        """(label, bar attributes, hover text) of its timeline row, escaped: the parts that do
+        not move with the window, escaped once rather than at every draw (a cached_property
+        writes the instance dict, which a frozen dataclass allows)."""
+        label = self.label if len(self.label) <= 34 else self.label[:33] + "…"
+        shown = "until a collapse" if self.end is None else f"turns {self.start} to {self.end}"
+        hover = f"{self.label}\n{self.trinket} · {self.section} · {shown}"
+        attributes = (f'data-section="{html.escape(self.section, quote=True)}" '
+                      f'data-item="{html.escape(self.id, quote=True)}"')
+        return html.escape(label), attributes, html.escape(hover)
 
 
 def item_spans(items_at: Mapping[int, Mapping[str, Sequence[Mapping[str, Any]]]],
@@ -145,6 +162,20 @@ class ItemLog:
         self._items: dict[tuple[str, str], _ItemTrace] = {}
         self._live: set[tuple[str, str]] = set()   # seen at the latest sighting turn
         self.latest: int | None = None
+        self._version = 0
+        # the spans as last computed, per item, and the items changed since (recomputed on demand):
+        # a turn costs what its changed items cost, not what every item ever fed would
+        self._spans: dict[tuple[str, str], ItemSpan] = {}
+        self._stale: set[tuple[str, str]] = set()
+        self._names: dict[str, str] = {}
+        # the items marked gone by the latest turn's first sighting and not yet settled: most are
+        # seen again at once, which changes nothing, so only those still gone count as changed
+        self._tentative: set[tuple[str, str]] = set()
+        # for window(): the spans with an end, sorted by (end, first-seen rank), and those without
+        # (in first-seen order), so a window costs what it draws, not every item ever fed
+        self._rank: dict[tuple[str, str], int] = {}
+        self._by_end: list[tuple[int, int, tuple[str, str]]] = []
+        self._endless: dict[tuple[str, str], None] = {}
 
     def sight(self, turn: int, items: Mapping[str, Sequence[Mapping[str, Any]]]) -> None:
         """Record the items of each section (section -> ``describe_items()``) as seen at ``turn``.
@@ -154,9 +185,10 @@ class ItemLog:
             return
         if self.latest is not None and turn > self.latest:
             # tentatively gone as of this turn; seeing one again at this turn takes it back
+            self._settle()
             for key in self._live:
                 self._items[key].gone = turn
-            self._live = set()
+            self._tentative, self._live = self._live, set()
         self.latest = turn
         for section, described in items.items():
             for item in described:
@@ -169,14 +201,29 @@ class ItemLog:
                              if k not in ("id", "label", "turns_remaining")}
                     trace = self._items[key] = _ItemTrace(str(item.get("label") or item.get("id")),
                                                           [[turn, turn]], [(turn, end)], extra=extra)
+                    self._rank[key] = len(self._rank)
+                    self._stale.add(key)
+                    self._version += 1
                 else:
-                    if trace.gone is not None and trace.gone < turn:
-                        trace.seen.append([turn, turn])   # back after it was gone
+                    # while an item is not gone its span does not read its last sighting, so
+                    # only a gap, a return or a new announced end changes what spans() gives
+                    if trace.gone is not None:
+                        if trace.gone < turn:
+                            trace.seen.append([turn, turn])   # back after it was gone
+                        else:
+                            trace.seen[-1][1] = turn
+                        trace.gone = None
+                        if key in self._tentative:
+                            self._tentative.discard(key)      # gone and back: nothing changed
+                        else:
+                            self._stale.add(key)
+                            self._version += 1
                     else:
                         trace.seen[-1][1] = turn
-                    trace.gone = None
                     if trace.ends[-1][1] != end:
                         trace.ends.append((turn, end))
+                        self._stale.add(key)
+                        self._version += 1
                 self._live.add(key)
 
     def items_at(self, turn: int, section: str) -> list[dict[str, Any]]:
@@ -198,33 +245,101 @@ class ItemLog:
     def spans(self, trinkets: Mapping[str, str]) -> list[ItemSpan]:
         """One :class:`ItemSpan` per item, as :func:`item_spans` computes it from per-turn copies
         (``trinkets`` maps a section to its trinket's name)."""
-        spans = []
-        for (section, item_id), trace in self._items.items():
+        self._refresh(trinkets)
+        # in the order the items were first seen (the dict of traces keeps it)
+        spans = self._spans
+        return [spans[key] for key in self._items]
+
+    def window(self, trinkets: Mapping[str, str], marked_turn: int) -> tuple[list[ItemSpan], int]:
+        """The spans :func:`timeline_html` draws with ``marked_turn`` marked (those that end in its
+        window of ``WINDOW`` turns or later, in first-seen order) and how many it leaves out,
+        found without visiting the items that ended earlier."""
+        self._refresh(trinkets)
+        if not self._spans:
+            return [], 0
+        newest = self._spans[next(reversed(self._items))]   # the largest start: sightings come in order
+        last = max(marked_turn, newest.start, self._by_end[-1][0] if self._by_end else 0)
+        low = max(0, last - WINDOW + 1)
+        keys = [key for _, _, key in self._by_end[bisect.bisect_left(self._by_end, (low,)):]]
+        keys.extend(self._endless)
+        keys.sort(key=self._rank.__getitem__)
+        return [self._spans[key] for key in keys], len(self._spans) - len(keys)
+
+    def _refresh(self, trinkets: Mapping[str, str]) -> None:
+        """Compute the spans of the items changed since the last call."""
+        self._settle()
+        if trinkets != self._names:
+            self._names = dict(trinkets)
+            self._stale = set(self._items)
+        for key in self._stale:
+            section, item_id = key
+            trace = self._items[key]
             seen, announced = trace.seen[-1][1], trace.ends[-1][1]
             if trace.gone is not None:
                 end: int | None = seen if announced is None else min(announced, trace.gone - 1)
             else:
                 end = announced
-            spans.append(ItemSpan(section, trinkets.get(section, ""), item_id, trace.label,
-                                  trace.seen[0][0], end))
-        return spans
+            span = ItemSpan(section, trinkets.get(section, ""), item_id, trace.label,
+                            trace.seen[0][0], end)
+            old = self._spans.get(key)
+            if old == span:
+                continue   # an equal span is kept, with its escaped text
+            rank = self._rank[key]
+            if old is not None and old.end is None:
+                del self._endless[key]
+            elif old is not None:
+                del self._by_end[bisect.bisect_left(self._by_end, (old.end, rank))]
+            if end is None:
+                self._endless[key] = None
+            else:
+                bisect.insort(self._by_end, (end, rank, key))
+            self._spans[key] = span
+        self._stale = set()
+
+    @property
+    def version(self) -> int:
+        """Counts the changes that alter :meth:`spans` (an item new, gone or back, a new
+        announced end): equal versions, equal spans, so a caller may keep what it drew from them."""
+        self._settle()
+        return self._version
+
+    def _settle(self) -> None:
+        """The items marked gone at the latest turn and not seen again since are gone: changed."""
+        gone = [key for key in self._tentative if self._items[key].gone is not None]
+        self._stale.update(gone)
+        self._version += bool(gone)
+        self._tentative = set()
 
     def __len__(self) -> int:
         return len(self._items)
 
 
-def timeline_html(spans: Sequence[ItemSpan], marked_turn: int, *, live: bool = True) -> str:
+def timeline_html(spans: Sequence[ItemSpan], marked_turn: int, *, live: bool = True,
+                  left_out: int = 0) -> str:
     """An SVG timeline: a row per item (label left, bar over its turns), ``marked_turn`` marked.
+
+    It draws the last ``WINDOW`` turns; items that ended before them are left out and counted in
+    the caption, with ``left_out`` more the caller already left out (``ItemLog.window``).
 
     Bars of items live at the marked turn are coloured, expired ones grey; hovering a bar shows the
     full label, the trinket and the turns. Each bar carries ``data-state`` and ``data-remaining``
     so tests can read what a user sees."""
-    if not spans:
+    if not spans and not left_out:
         return ('<div class="wm-timeline" style="font-size:12px">'
                 "<i>no items yet: guidance, search results and memories appear here with their "
                 "lifetimes</i></div>")
-    last = max([marked_turn, *(s.start for s in spans), *(s.end for s in spans if s.end is not None)])
+    last = marked_turn
+    for span in spans:
+        if span.start > last:
+            last = span.start
+        if span.end is not None and span.end > last:
+            last = span.end
     low = max(0, last - WINDOW + 1)
+    # an item that ended before the window would be a row without a bar: left out (and counted in
+    # the caption), so the picture and its cost follow the window, not every item ever fed
+    earlier = len(spans) + left_out
+    spans = [s for s in spans if s.end is None or s.end >= low]
+    earlier -= len(spans)
     turns = last - low + 1
     col = max(8, min(32, 640 // turns))
     width = _LABEL_W + turns * col + 8
@@ -235,45 +350,51 @@ def timeline_html(spans: Sequence[ItemSpan], marked_turn: int, *, live: bool = T
         return _LABEL_W + (turn - low) * col
 
     parts = [f'<svg class="wm-timeline" xmlns="http://www.w3.org/2000/svg" width="{width}" '
-             f'height="{height}" style="font-size:11px;font-family:var(--jp-ui-font-family,sans-serif)">']
-    step = 1 if turns <= 20 else 5
-    for turn in range(low, last + 1):
-        if turn % step == 0:
-            parts.append(f'<text x="{x(turn) + col / 2}" y="12" text-anchor="middle" '
-                         f'style="fill:{_MUTED}">{turn}</text>')
-        parts.append(f'<line x1="{x(turn)}" y1="{_HEAD - 2}" x2="{x(turn)}" y2="{height}" '
-                     f'style="stroke:{_GRID};stroke-width:0.5"/>')
+             f'height="{height}" style="font-size:11px;font-family:var(--jp-ui-font-family,sans-serif)">',
+             _grid(low, last, col, height)]
     for row, span in enumerate(spans):
         y = _HEAD + row * _ROW
-        state = span.state(marked_turn)
-        remaining = span.remaining(marked_turn)
+        label, attributes, hover = span._row_text
+        parts.append(f'<text x="4" y="{y + 13}" style="fill:{_TEXT}">{label}</text>')
         start = max(span.start, low)
         end = last if span.end is None else span.end
-        label = span.label if len(span.label) <= 34 else span.label[:33] + "…"
-        shown = ("until a collapse" if span.end is None
-                 else f"turns {span.start} to {span.end}")
-        hover = f"{span.label}\n{span.trinket} · {span.section} · {shown}"
-        parts.append(f'<text x="4" y="{y + 13}" style="fill:{_TEXT}">'
-                     f"{html.escape(label)}</text>")
         if end >= start:
-            colour = _LIVE if state == "live" else _EXPIRED
+            state = span.state(marked_turn)
+            remaining = span.remaining(marked_turn)
             parts.append(
-                f'<rect class="wm-bar" data-section="{html.escape(span.section, quote=True)}" '
-                f'data-item="{html.escape(span.id, quote=True)}" data-state="{state}" '
+                f'<rect class="wm-bar" {attributes} data-state="{state}" '
                 f'data-remaining="{"" if remaining is None else remaining}" '
                 f'x="{x(start) + 1}" y="{y + 3}" width="{(end - start + 1) * col - 2}" '
-                f'height="{_ROW - 6}" rx="3" style="fill:{colour}">'
-                f"<title>{html.escape(hover)}</title></rect>")
+                f'height="{_ROW - 6}" rx="3" style="fill:{_LIVE if state == "live" else _EXPIRED}">'
+                f"<title>{hover}</title></rect>")
     mark = x(marked_turn) + col / 2
     parts.append(f'<line class="wm-now" x1="{mark}" y1="{_HEAD - 4}" x2="{mark}" y2="{height}" '
                  f'style="stroke:{_MARK};stroke-width:2"><title>turn {marked_turn}'
                  f'{"" if live else " (read-only)"}</title></line>')
     parts.append("</svg>")
     window = f" (turns {low} to {last})" if low else ""
+    if earlier:
+        window += (f"; {earlier} item{'s' if earlier > 1 else ''} that ended before turn {low} "
+                   "not drawn")
     caption = (f'<div style="font-size:12px;color:{_MUTED}">a bar per item, from the turn it was '
                f"added to the last turn it is shown{window}; the line marks turn {marked_turn}; "
                "hover a bar for its text and trinket</div>")
     return caption + '<div style="overflow-x:auto">' + "".join(parts) + "</div>"
+
+
+@functools.lru_cache(maxsize=64)
+def _grid(low: int, last: int, col: int, height: int) -> str:
+    """The timeline's turn numbers and column lines (the same for every draw of one window)."""
+    step = 1 if last - low + 1 <= 20 else 5
+    parts = []
+    for turn in range(low, last + 1):
+        x = _LABEL_W + (turn - low) * col
+        if turn % step == 0:
+            parts.append(f'<text x="{x + col / 2}" y="12" text-anchor="middle" '
+                         f'style="fill:{_MUTED}">{turn}</text>')
+        parts.append(f'<line x1="{x}" y1="{_HEAD - 2}" x2="{x}" y2="{height}" '
+                     f'style="stroke:{_GRID};stroke-width:0.5"/>')
+    return "".join(parts)
 
 
 _CACHE_COLOURS = {"hit": "var(--jp-success-color1,#2e7d32)", "partial": "var(--jp-warn-color2,#f0c36d)",
@@ -326,14 +447,51 @@ def changes_html(diff: PromptDiff | None, label: str) -> str:
     prompts compared), or a line saying nothing changed."""
     if diff is None:
         return f'<div style="font-size:12px"><i>{html.escape(label)}</i></div>'
-    changed = [s for s in diff.sections if s.status != "unchanged"]
+    return _changes_list([(s.name, s.status, len(s.old_text), len(s.new_text))
+                          for s in diff.sections if s.status != "unchanged"], label)
+
+
+def changes_between(before: ComposedPrompt, after: ComposedPrompt, label: str) -> str:
+    """What ``changes_html(diff_prompts(before, after), label)`` gives, without the unified
+    diffs the overview does not show: when both prompts carry section records only their texts
+    and placements are compared (the dashboard asks once per compose)."""
+    if not (before.sections and after.sections):
+        return changes_html(diff_prompts(before, after), label)
+    old = {record.name: record for record in before.sections}
+    new = {record.name: record for record in after.sections}
+    # diff_prompts' order: the new prompt's, each removed section after its old predecessor
+    order = [record.name for record in after.sections]
+    names = [record.name for record in before.sections]
+    for index, name in enumerate(names):
+        if name in new:
+            continue
+        anchor = next((names[j] for j in range(index - 1, -1, -1) if names[j] in order), None)
+        order.insert(order.index(anchor) + 1 if anchor is not None else 0, name)
+    rows = []
+    for name in order:
+        was, now = old.get(name), new.get(name)
+        if was is None:
+            status = "added"
+        elif now is None:
+            status = "removed"
+        elif was.content != now.content or was.placement != now.placement:
+            status = "changed"
+        else:
+            continue
+        rows.append((name, status, len(was.content) if was is not None else 0,
+                     len(now.content) if now is not None else 0))
+    return _changes_list(rows, label)
+
+
+def _changes_list(changed: Sequence[tuple[str, str, int, int]], label: str) -> str:
+    """(name, status, old chars, new chars) of each changed section, as a list under ``label``."""
     head = f'<div style="font-size:12px;color:{_MUTED}">{html.escape(label)}</div>'
     if not changed:
         return head + '<div style="font-size:12px"><i>no section changed</i></div>'
-    rows = "".join(
-        f'<li><code>{html.escape(s.name)}</code> {s.status}'
-        f' ({len(s.old_text):,} → {len(s.new_text):,} chars)</li>' for s in changed)
+    rows = "".join(f'<li><code>{html.escape(name)}</code> {status} ({old:,} → {new:,} chars)</li>'
+                   for name, status, old, new in changed)
     return head + f'<ul class="wm-changes" style="font-size:12px;margin:2px 0">{rows}</ul>'
 
 
-__all__ = ["ItemLog", "ItemSpan", "item_spans", "timeline_html", "sizes_html", "changes_html", "cache_strip_html", "WINDOW"]
+__all__ = ["ItemLog", "ItemSpan", "item_spans", "timeline_html", "sizes_html", "changes_html",
+           "changes_between", "cache_strip_html", "WINDOW"]

@@ -25,8 +25,11 @@ sections dirty and re-renders only those. Changes that belong to one turn advanc
 lifecycle refreshes, the compose that follows) are held until the turn's compose ends and then sent
 together, so one turn sends at most one update per changed section and nothing for unchanged ones.
 The event log refreshes when things settle (after a compose, turn, collapse or feed call), not on
-every event. The budget and cache tabs are drawn only while one of them is open, once per prompt
-(the bars) or once per latest turn and compose (the simulation, kept for slider moves).
+every event, and only if an event came since. The overview, budget and cache tabs are drawn only
+while they are open (and again when opened): the overview's parts each only when what they show
+changed, the bars once per prompt, the simulation once per latest turn and compose (kept for slider
+moves). A live panel is rendered again only when what it shows changed (its trinket's text,
+failure, switch, segment turn or items), and a control is set only when its value differs.
 
 Memory: the recorded prompts are the session's History's; the dashboard keeps per turn only the
 turn number and what was left out (when anything was), and the items of the stateful trinkets as
@@ -79,9 +82,8 @@ from trinkets.base import EventAwareTrinket, StatefulTrinket
 from wm_kernel import overview, render
 from wm_kernel.budget_view import budget_bars
 from wm_kernel.dashboard_parts import (SMALL, SectionPanel, TurnDriver, badge, event_row,
-                                       live_section, recorded_section)
+                                       find_record, live_section, recorded_section)
 from wm_kernel.bus import EventRecord
-from wm_kernel.diff import diff_prompts
 from wm_kernel.events import Event, SegmentCollapsedEvent, TrinketFedEvent, TurnCompletedEvent
 from wm_kernel.session import Session
 from wm_kernel.types import ComposedPrompt, OmittedSection
@@ -178,8 +180,23 @@ class Dashboard(widgets.VBox):
         self._turns: list[int] = []
         self._omitted_at: dict[int, tuple[OmittedSection, ...]] = {}
         self._items = overview.ItemLog()
+        # the stateful trinkets' items as last sighted (turn, section -> describe_items()), or
+        # None once anything may have changed them (a feed, a turn, a trinket's trait): a settle
+        # that follows no such change asks no trinket again
+        self._items_now: tuple[int, dict[str, list[dict[str, Any]]]] | None = None
+        # section -> (what its live view was rendered from, (title, body, empty)): a panel whose
+        # inputs did not change is not rendered again
+        self._rendered: dict[str, tuple[tuple[Any, ...], tuple[str, str, bool]]] = {}
+        # what the structure (panels, observers, toggles) last followed; see _structure_key
+        self._structure: tuple[Any, ...] | None = None
         self._shown: tuple[int, tuple[int, ComposedPrompt] | None] | None = None
         self._event_rows: dict[int, tuple[EventRecord, int, str]] = {}  # seq -> (record, failures, row)
+        # the event table last drawn, with the (seq, failures) of its rows: equal rows, same table
+        self._events_drawn: tuple[tuple[tuple[EventRecord, int], ...], str] | None = None
+        # the overview's parts last drawn, each with what it was drawn from
+        self._timeline: tuple[tuple[Any, ...], str] | None = None
+        self._sizes: tuple[ComposedPrompt | None, str] | None = None
+        self._overview_parts: tuple[str, str, str] | None = None
         self.preview_chars, self.log_rows, self.cache_model = preview_chars, log_rows, cache_model
         # the newest two composes, for the overview's "newest changes"; and its last diff, kept
         # because every settle asks again and the prompts are usually the same two
@@ -331,6 +348,7 @@ class Dashboard(widgets.VBox):
     @_serialized
     def _on_trinket_change(self, change: dict[str, Any]) -> None:
         try:
+            self._items_now = None
             trinket = change["owner"]
             self._dirty.add(trinket.variable_name)
             if change["name"] == "enabled":
@@ -343,6 +361,7 @@ class Dashboard(widgets.VBox):
 
     @_serialized
     def _on_session_turn(self, change: dict[str, Any]) -> None:
+        self._items_now = None
         self.driver.start_turn(change["new"])
         self._mark_stateful()
 
@@ -353,9 +372,15 @@ class Dashboard(widgets.VBox):
         try:
             self._record(change["new"])
             self.driver.end_turn()
-            if self._sync_structure():
+            # panels and observers follow the trinkets, the layout and the prompt's sections:
+            # when none of them changed since the last sync, neither did the structure; when one
+            # did, every panel is asked again (a moved section's "cached" may change with its
+            # placement, not its text), and those whose inputs are the same render nothing
+            if self._structure_key() != self._structure:
+                self._sync_structure()
                 self._dirty.update(self._panels)
-            self._dirty.update(s for s in self._panels if s not in self._watched_sections())
+            watched = self._watched_sections()
+            self._dirty.update(s for s in self._panels if s not in watched)
             self._mark_stateful()
             self._request_flush(settled=True)
         except Exception as exc:
@@ -379,6 +404,7 @@ class Dashboard(widgets.VBox):
     @_serialized
     def _on_lifecycle_event(self, event: Event) -> None:
         # subscribed after the trinkets, so this runs once they have handled the event
+        self._items_now = None
         try:
             if (isinstance(event, TurnCompletedEvent) and self.driver.turn_open
                     and self.session.auto_compose):
@@ -391,6 +417,7 @@ class Dashboard(widgets.VBox):
 
     @_serialized
     def _on_feed(self, event: TrinketFedEvent) -> None:
+        self._items_now = None
         try:
             trinket = self._watched.get(event.trinket_name)
             if trinket is not None:
@@ -505,6 +532,8 @@ class Dashboard(widgets.VBox):
         shown = self.driver.shown
         with self._echo():
             for control in (self.slider, self.play):
+                if control.value == shown and control.max == top:
+                    continue  # nothing to send: not even the sync hold
                 with control.hold_sync():
                     # widen before moving and narrow after, so the value is never clamped
                     if top > control.max:
@@ -513,19 +542,26 @@ class Dashboard(widgets.VBox):
                     if top < control.max:
                         control.max = top
             read_only = self.driver.mode == "replay" or session.closed
+            # each control only if it differs (a trait set costs its validation even when equal)
             for checkbox in self._toggles.values():
-                checkbox.disabled = read_only
-            self.collapse_button.disabled = read_only
-            self.advance_button.disabled = session.closed
-        self.overview.value = self._overview_html()
+                if checkbox.disabled != read_only:
+                    checkbox.disabled = read_only
+            if self.collapse_button.disabled != read_only:
+                self.collapse_button.disabled = read_only
+            if self.advance_button.disabled != session.closed:
+                self.advance_button.disabled = session.closed
+        self._items_at(session.turn)    # items fed since the last compose are live too
         self.banner.value = self._banner_html()
         self.events.value = self._events_html()
         self._sync_tab()
 
     def _sync_tab(self) -> None:
-        """Draw the budget or cache tab if it is the one open (the others cost nothing)."""
+        """Draw the overview, budget or cache tab if it is the one open (the others cost
+        nothing until they are opened)."""
         selected = self.tabs.children[self.tabs.selected_index or 0]
-        if selected is self.budget:
+        if selected is self.overview:
+            self.overview.value = self._overview_html()
+        elif selected is self.budget:
             self.budget.value = self._budget_html()
         elif selected is self.cache:
             self.cache.value = self._cache_html()
@@ -566,7 +602,7 @@ class Dashboard(widgets.VBox):
         else:
             self._omitted_at.pop(turn, None)
         self._newest = (self._newest[1], composed)
-        self._sight(turn)
+        self._items_at(turn)
 
     def _recorded_at(self, turn: int) -> tuple[int, ComposedPrompt] | None:
         """The last prompt composed at ``turn`` or, if none was, at the nearest earlier turn
@@ -581,24 +617,44 @@ class Dashboard(widgets.VBox):
         self._shown = (turn, found)
         return found
 
-    def _sight(self, turn: int) -> None:
-        """Note the items live now (a compose, or a settle: items fed since the last compose are
-        live too) in the item log."""
-        self._items.sight(turn, {t.variable_name: t.describe_items()
-                                 for t in self._watched.values() if isinstance(t, StatefulTrinket)})
+    def _items_at(self, turn: int) -> dict[str, list[dict[str, Any]]]:
+        """The items live now (section -> ``describe_items()``), noted in the item log at ``turn``
+        (a compose, or a settle: items fed since the last compose are live too). Taken again only
+        when something may have changed them since (see ``_items_now``)."""
+        if self._items_now is None or self._items_now[0] != turn:
+            items = {t.variable_name: t.describe_items()
+                     for t in self._watched.values() if isinstance(t, StatefulTrinket)}
+            self._items.sight(turn, items)
+            self._items_now = (turn, items)
+        return self._items_now[1]
 
     # -- structure: which panels exist, in which view
     def _watched_sections(self) -> set[str]:
         return {t.variable_name for t in self._watched.values()}
 
+    def _structure_key(self) -> tuple[Any, ...]:
+        """What the structure follows: the trinkets (and their cache policies), the layout, the
+        sections the composer wrote into the latest prompt (with their placements), and the turn
+        on view. A trinket's section is placed by the layout whether or not it is in the prompt,
+        so its coming and going (a search with no results) changes nothing here."""
+        composed = self.session.composed
+        trinkets = self.session.working_memory.trinkets.values()
+        owned = {t.variable_name for t in trinkets}
+        return (tuple((t, t.cache_policy) for t in trinkets), self.session.layout,
+                tuple((r.name, r.placement, r.cache_policy) for r in composed.sections
+                      if r.name not in owned) if composed is not None else None,
+                self.driver.view)
+
     def _sync_structure(self) -> bool:
         """Create panels and observers for new sections and trinkets, drop gone ones; True if the
         set of panels changed."""
+        key = self._structure_key()
         current = self.session.working_memory.trinkets
         for name, trinket in list(self._watched.items()):
             if current.get(name) is not trinket:
                 trinket.unobserve(self._on_trinket_change, names=_trinket_traits(trinket))
                 del self._watched[name]
+                self._items_now = None
                 checkbox = self._toggles.pop(name, None)
                 if checkbox is not None:
                     checkbox.unobserve(self._on_toggle, names=["value"])
@@ -607,6 +663,7 @@ class Dashboard(widgets.VBox):
             if name not in self._watched:
                 trinket.observe(self._on_trinket_change, names=_trinket_traits(trinket))
                 self._watched[name] = trinket
+                self._items_now = None
                 # the description's default width cuts long trinket names: let it take its own
                 checkbox = widgets.Checkbox(value=trinket.enabled, indent=False,
                                             description=f"{name} ({trinket.variable_name})",
@@ -626,6 +683,7 @@ class Dashboard(widgets.VBox):
         for section in list(self._panels):
             if section not in wanted:
                 self._panels.pop(section).close()
+                self._rendered.pop(section, None)
                 changed = True
         for section in wanted:
             if section not in self._panels:
@@ -634,10 +692,11 @@ class Dashboard(widgets.VBox):
                 self._panels[section] = panel
                 self._dirty.add(section)
                 changed = True
-        for key, sections in placed.items():
+        for view, sections in placed.items():
             boxes = tuple(self._panels[s].box for s in sections)
-            if self.views[key].children != boxes:
-                self.views[key].children = boxes
+            if self.views[view].children != boxes:
+                self.views[view].children = boxes
+        self._structure = key
         return changed
 
     def _placement_plan(self) -> dict[str, list[str]]:
@@ -669,11 +728,37 @@ class Dashboard(widgets.VBox):
         """(title, body HTML, empty) of a section in the current mode; empty: no content and no
         failure or switch to show, so the panel folds."""
         if self.driver.view is None:
-            return live_section(self.session, section, self._trinket_of(section),
-                                self.preview_chars)
+            return self._live_view(section)
         view = self.driver.view
         return recorded_section(self._recorded_at(view), view, section, self._trinket_of(section),
                                 self._omitted_at, self._items, self.preview_chars)
+
+    def _live_view(self, section: str) -> tuple[str, str, bool]:
+        """The live view of a section, rendered again only when what it shows changed: the
+        trinket's text, failure, switch, cache policy, placement, segment turn and items (or, for a
+        section the composer writes, its record) and the preview size."""
+        session = self.session
+        trinket = self._trinket_of(section)
+        key: tuple[Any, ...]
+        items: list[dict[str, Any]] | None = None
+        if trinket is None:
+            record = find_record(session.composed, section)
+            key = (None, None if record is None else (record.content, record.cached),
+                   self.preview_chars)
+        else:
+            if isinstance(trinket, StatefulTrinket):
+                items = self._items_at(session.turn).get(section)
+                turn: int | None = trinket.current_turn
+            else:
+                turn = None
+            key = (trinket, trinket.content, trinket.error, trinket.enabled, trinket.cache_policy,
+                   session.layout.placement_of(section), turn, items, self.preview_chars)
+        rendered = self._rendered.get(section)
+        if rendered is not None and rendered[0] == key:
+            return rendered[1]
+        view = live_section(session, section, trinket, self.preview_chars, items=items)
+        self._rendered[section] = (key, view)
+        return view
 
     def _trinket_of(self, section: str) -> EventAwareTrinket | None:
         for trinket in self._watched.values():
@@ -690,25 +775,36 @@ class Dashboard(widgets.VBox):
     def _overview_html(self) -> str:
         """The overview tab: the items' timeline, the placements' sizes, the newest changes, all
         as seen at the turn on view."""
-        session = self.session
         viewing = self.driver.view
-        self._sight(session.turn)     # items fed since the last compose are live too
         names = {t.variable_name: t.name for t in self._watched.values()
                  if isinstance(t, StatefulTrinket)}
-        spans = self._items.spans(names)
+        # the timeline changes with the items, the turn on view and the mode; each part is drawn
+        # again only when what it shows changed, so a settle that changed none of them costs
+        # three comparisons
+        key = (self._items.version, names, self.driver.shown, viewing is None)
+        if self._timeline is None or self._timeline[0] != key:
+            spans, left_out = self._items.window(names, self.driver.shown)
+            self._timeline = (key, overview.timeline_html(spans, self.driver.shown,
+                                                          live=viewing is None, left_out=left_out))
         composed = self._prompt_on_view()
+        if self._sizes is None or self._sizes[0] is not composed:
+            self._sizes = (composed, overview.sizes_html(composed))
         if viewing is None:
             before = self._newest[0] if self._newest[0] is not self._newest[1] else None
         else:
             found = self._recorded_at(viewing)
             at = bisect.bisect_left(self._turns, found[0]) if found else 0
             before = self.session.recorder.prompt_at(self._turns[at - 1]) if at else None
+        parts = (self._timeline[1], self._sizes[1], self._changes_html(before, composed))
+        if self._overview_parts is not None and all(
+                a is b for a, b in zip(parts, self._overview_parts)):
+            return self.overview.value
+        self._overview_parts = parts
         return ('<div class="wm-overview">'
-                "<b>items: when each lives</b>" + overview.timeline_html(
-                    spans, self.driver.shown, live=viewing is None)
+                "<b>items: when each lives</b>" + parts[0]
                 + '<div style="display:flex;gap:2em;flex-wrap:wrap;margin-top:6px">'
-                "<div><b>size of each placement</b>" + overview.sizes_html(composed) + "</div>"
-                "<div><b>newest changes</b>" + self._changes_html(before, composed) + "</div>"
+                "<div><b>size of each placement</b>" + parts[1] + "</div>"
+                "<div><b>newest changes</b>" + parts[2] + "</div>"
                 "</div></div>")
 
     def _changes_html(self, before: ComposedPrompt | None, after: ComposedPrompt | None) -> str:
@@ -719,7 +815,7 @@ class Dashboard(widgets.VBox):
         # the pair is held (not its ids), so a rebuilt prompt can never match a stale entry
         if self._changes is None or self._changes[0] is not before or self._changes[1] is not after:
             label = f"turn {before.turn} → turn {after.turn}"
-            self._changes = (before, after, overview.changes_html(diff_prompts(before, after), label))
+            self._changes = (before, after, overview.changes_between(before, after, label))
         return self._changes[2]
 
     def _budget_html(self) -> str:
@@ -797,6 +893,10 @@ class Dashboard(widgets.VBox):
 
     def _events_html(self) -> str:
         records = self.session.bus.tail(self.log_rows)
+        # records compare by identity (EventRecord has no __eq__), failures by count
+        drawn = tuple((record, len(record.failures)) for record in records)
+        if self._events_drawn is not None and self._events_drawn[0] == drawn:
+            return self._events_drawn[1]   # no event (and no failure) since the last settle
         # each settle shows mostly the rows shown last time: render each record once (again only
         # if a failure was added to it since)
         known, self._event_rows = self._event_rows, {}
@@ -807,10 +907,12 @@ class Dashboard(widgets.VBox):
                 cached = (record, len(record.failures), event_row(record))
             self._event_rows[record.seq] = cached
             rows.append(cached[2])
-        return (f'<div style="{SMALL}">last {len(records)} events</div>'
-                f'<table class="wm-events" style="{SMALL}"><tr><th>#</th>'
-                '<th style="text-align:left">event</th><th style="text-align:left">detail</th>'
-                f'<th>failures</th></tr>{"".join(rows)}</table>')
+        table = (f'<div style="{SMALL}">last {len(records)} events</div>'
+                 f'<table class="wm-events" style="{SMALL}"><tr><th>#</th>'
+                 '<th style="text-align:left">event</th><th style="text-align:left">detail</th>'
+                 f'<th>failures</th></tr>{"".join(rows)}</table>')
+        self._events_drawn = (drawn, table)
+        return table
 
     # -- closing
     def close(self) -> None:
