@@ -1,6 +1,6 @@
 """Base classes of every trinket: :class:`EventAwareTrinket` and :class:`StatefulTrinket`.
 
-(Longer than ~600 lines, on purpose: the two base classes hold the whole trinket contract, the
+(Long because the two base classes hold the whole trinket contract, the
 update path, content reuse, and the stateful trinkets' per-item persistence, which a subclass
 author reads in one place; the command declarations live in :mod:`trinkets.commands`.)
 

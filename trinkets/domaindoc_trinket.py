@@ -1,6 +1,6 @@
 """DomaindocTrinket: domain documents whose sections the model can expand, collapse and pin.
 
-(Longer than ~600 lines, on purpose: it writes the original's document frame and guidance text
+(Long because it writes the original's document frame and guidance text
 byte for byte and the revised layout next to it, over one section tree and its store records.)
 
 A domain document ("domaindoc") is a block of stable knowledge (a project brief, a style guide, the

@@ -1,6 +1,6 @@
 """IPython magics that drive the notebook's current Session: ``%compose``, ``%turn``, ``%trinket``...
 
-(Longer than ~600 lines, on purpose: one Magics class whose line magics share the argument
+(Long because it is one Magics class whose line magics share the argument
 reading, the usage errors and the completion; what the trinkets can be told lives with the trinkets
 (:mod:`trinkets.commands`), the rich views in :mod:`wm_kernel.render`.)
 

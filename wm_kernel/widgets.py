@@ -1,6 +1,6 @@
 """The live dashboard: every prompt section of a Session, grouped by placement, kept up to date.
 
-(Longer than the ~600 lines of other modules, on purpose: it is one widget class whose observers,
+(Long because it is one widget class whose observers,
 controls, batching and tab renderers share one state, so splitting it would scatter that state;
 the parts that stand alone, the turn driver, a section's panel and its HTML, live in
 ``wm_kernel/dashboard_parts.py``, the overview's pictures in ``wm_kernel/overview.py``.)
