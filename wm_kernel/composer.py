@@ -248,6 +248,9 @@ class SystemPromptComposer:
         # placement -> (the entries it was built from, what was built): a placement whose
         # sections did not change reuses its records, joined strings and HUD
         self._built: dict[str, tuple[tuple[Any, ...], Any]] = {}
+        # the four placements' builds last joined, and their records and blame map joined: reused
+        # while every placement reuses its build (read only, so prompts may share them)
+        self._joined: tuple[tuple[Any, ...], tuple[SectionRecord, ...], BlameData] | None = None
         # (name, placement) -> (entry, its record): an unchanged section keeps its record
         self._records: dict[tuple[str, str], tuple[tuple[str, bool, str | None], SectionRecord]] = {}
 
@@ -322,28 +325,18 @@ class SystemPromptComposer:
             # touching the layout
             listed = layout._index  # the same module's class: a dict lookup, not __contains__
             stragglers = tuple([name for name in sections if name not in listed])
-            system_records, (cached, uncached), system_blame = self._built_for(
-                "system", layout["system"] + stragglers, self._build_system)
-            prefix_records, prefix, prefix_blame = self._built_for(
-                "conversation_prefix", layout["conversation_prefix"], self._build_items)
-            post_records, post, post_blame = self._built_for(
-                "post_history", layout["post_history"], self._build_items)
-            hud_records, hud, hud_blame = self._built_for(
-                "notification", layout["notification"], self._build_hud)
-            # each placement's blame counts its own records from 0; the prompt's count them all
-            blame: BlameData = dict(system_blame)
-            first = len(system_records)
-            for part, records in ((prefix_blame, prefix_records), (post_blame, post_records),
-                                  (hud_blame, hud_records)):
-                for key, pieces in part.items():
-                    blame[key] = pieces if not first else tuple(
-                        (length, owner + first if owner >= 0 else owner)
-                        for length, owner in pieces)
-                first += len(records)
+            built = (self._built_for("system", layout["system"] + stragglers, self._build_system),
+                     self._built_for("conversation_prefix", layout["conversation_prefix"],
+                                     self._build_items),
+                     self._built_for("post_history", layout["post_history"], self._build_items),
+                     self._built_for("notification", layout["notification"], self._build_hud))
+            joined = self._joined
+            if joined is None or any(a is not b for a, b in zip(joined[0], built)):
+                joined = self._joined = (built, *_joined_parts(built))
+            (_, (cached, uncached), _), (_, prefix, _), (_, post, _), (_, hud, _) = built
             return ComposedPrompt(
-                cached, uncached, prefix, post, hud,
-                sections=system_records + prefix_records + post_records + hud_records,
-                omitted=omitted, blame=blame, hud_frame=(self.namespace, self.hud_title))
+                cached, uncached, prefix, post, hud, sections=joined[1], omitted=omitted,
+                blame=joined[2], hud_frame=(self.namespace, self.hud_title))
 
     def _built_for(self, placement: str, names: tuple[str, ...],
                    build: Callable[[str, tuple[str, ...]], Any]) -> Any:
@@ -424,6 +417,20 @@ class SystemPromptComposer:
         blame["notification_center"] = _merged(pieces)
         body = "".join(f"{part}\n\n" for part in shown)
         return f"{head}{body}{tail}"
+
+
+def _joined_parts(built: tuple[Any, ...]) -> tuple[tuple[SectionRecord, ...], BlameData]:
+    """All placements' records in output order, and one blame map: each placement's blame counts
+    its own records from 0, the prompt's count them all."""
+    records: tuple[SectionRecord, ...] = ()
+    blame: BlameData = {}
+    for placement_records, _, part in built:
+        first = len(records)
+        for key, pieces in part.items():
+            blame[key] = pieces if not first else tuple(
+                (length, owner + first if owner >= 0 else owner) for length, owner in pieces)
+        records += placement_records
+    return records, blame
 
 
 def _join_system(parts: list[tuple[str, int]], key: str, blame: BlameData) -> str:
