@@ -47,10 +47,10 @@ def test_separator_bearing_ids_cannot_read_or_write_each_others_items() -> None:
     acme = session(store, "acme", "alice:chat-1")
     alice.trinket("PeanutGalleryTrinket").add_guidance("concern", "Alice's guidance.")
     alice.trinket("ReminderManager").add_reminder("Alice's reminder", "2026-11-30T10:00:00+00:00")
-    assert session(store, "acme", "alice:chat-1").trinket("PeanutGalleryTrinket").entries == ()
+    assert session(store, "acme", "alice:chat-1").trinket("PeanutGalleryTrinket").entries == {}
     acme.trinket("PeanutGalleryTrinket").add_guidance("concern", "Acme's guidance.")
     again = session(store, "acme:alice", "chat-1")
-    assert [e.text for e in again.trinket("PeanutGalleryTrinket").entries] == ["Alice's guidance."]
+    assert [e.text for e in again.trinket("PeanutGalleryTrinket").entries.values()] == ["Alice's guidance."]
     assert acme.trinket("ReminderManager").reminders() == []
     assert sorted(store.keys("peanutgallery:")) == ["peanutgallery:acme%3Aalice:chat-1",
                                                     "peanutgallery:acme:alice%3Achat-1"]

@@ -45,7 +45,7 @@ def state(session: Session) -> str:
         "store": {key: store.hgetall(key) for key in store.keys()},
         "trinkets": {name: [t.content, t.enabled, t.error, getattr(t, "current_turn", None)]
                      for name, t in session.trinkets.items()},
-        "guidance": [repr(e) for e in session.trinket("PeanutGalleryTrinket").entries],
+        "guidance": [repr(e) for e in session.trinket("PeanutGalleryTrinket").entries.values()],
         "memories": session.trinket("ProactiveMemoryTrinket").memories,
         "searches": repr(session.trinket("GetContextTrinket").entries),
     }
@@ -202,7 +202,7 @@ def test_collapse_ends_the_segment_and_flushes_stateful_trinkets(ip, session):
     ip.run_line_magic("turn", "")
     ip.run_line_magic("collapse", '"Planning chat" --tools search,calendar')
     assert session.segment_number == 2 and session.segment_turn == 0
-    assert session.trinket("PeanutGalleryTrinket").entries == ()
+    assert session.trinket("PeanutGalleryTrinket").entries == {}
     event = [r.event for r in session.bus.log if r.event_type == "SegmentCollapsedEvent"][-1]
     assert (event.summary, event.tools_used) == ("Planning chat", ("search", "calendar"))
 

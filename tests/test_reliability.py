@@ -90,7 +90,7 @@ def test_a_lone_surrogate_is_refused_at_the_feed_and_poisons_nothing(tmp_path: P
     assert [o.error for o in composed.omitted] == ["", ""]  # two empty sections, no failure
     s.store.close()
     again = stored_session(SQLiteStore(path))
-    assert [e.text for e in gallery(again).entries] == ["Check the units.",
+    assert [e.text for e in gallery(again).entries.values()] == ["Check the units.",
                                                         "Later feeds still work."]
     assert again.trinket("GetContextTrinket").entries == {}
     assert again.trinket("ReminderManager").reminders() == []
@@ -194,12 +194,12 @@ def test_two_processes_feeding_one_conversation_keep_every_acknowledged_item(tmp
                     for tag in ("A", "B")]
             acknowledged = [run.get(timeout=120) for run in runs]
     s = stored_session(SQLiteStore(path))
-    ids = [e.id for e in gallery(s).entries]
+    ids = list(gallery(s).entries)
     assert len(ids) == len(set(ids)) == 120
     assert set(ids) | {r["id"] for r in s.trinket("ReminderManager").reminders()} == {
         item for run in acknowledged for item in run}
     assert len(s.trinket("GetContextTrinket").entries) == 120
-    assert {e.text for e in gallery(s).entries} == {f"{t} {i}" for t in "AB" for i in range(60)}
+    assert {e.text for e in gallery(s).entries.values()} == {f"{t} {i}" for t in "AB" for i in range(60)}
     s.store.close()
 
 
@@ -254,14 +254,14 @@ def test_a_feed_that_cannot_be_stored_changes_nothing(tmp_path: Path) -> None:
         pg.add_guidance("concern", "Retried.")
     with pytest.raises(sqlite3.OperationalError, match=LOCKED):
         s.trinket("GetContextTrinket").add_pending("t1", "budget")
-    assert [e.id for e in pg.entries] == ["guidance-1"] and pg.added_count == 1
+    assert list(pg.entries) == ["guidance-1"] and pg.added_count == 1
     assert s.trinket("GetContextTrinket").entries == {}
     lock_holder.execute("ROLLBACK")
     lock_holder.close()
     assert pg.add_guidance("concern", "Retried.") == "guidance-2"  # the retry: no duplicate
     s.store.close()
     again = stored_session(SQLiteStore(path))
-    assert [(e.id, e.text) for e in gallery(again).entries] == [("guidance-1", "First."),
+    assert [(e.id, e.text) for e in gallery(again).entries.values()] == [("guidance-1", "First."),
                                                                 ("guidance-2", "Retried.")]
     again.store.close()
 
@@ -316,7 +316,7 @@ def test_a_collapse_names_the_trinkets_it_could_not_flush_and_finishes_them_late
         "PeanutGalleryTrinket"]
     store.failing = None
     prompt = s.compose()  # the flush is retried first
-    assert gallery(s).entries == () and "Old segment" not in prompt["notification_center"]
+    assert gallery(s).entries == {} and "Old segment" not in prompt["notification_center"]
     assert gallery(s).error == "" and not any(k.startswith("item:")
                                               for k in store.hgetall("peanutgallery:ada:c1"))
 
@@ -330,7 +330,7 @@ def test_a_feed_on_a_trinket_not_yet_flushed_keeps_the_new_item() -> None:
         s.collapse_segment()
     store.failing = None
     new_id = gallery(s).add_guidance("concern", "New.")
-    assert [(e.id, e.text) for e in gallery(s).entries] == [(new_id, "New.")]
+    assert [(e.id, e.text) for e in gallery(s).entries.values()] == [(new_id, "New.")]
     assert "New." in s.compose()["notification_center"]
 
 
@@ -421,7 +421,7 @@ def test_an_earlier_versions_whole_state_record_becomes_per_item_records() -> No
     store.hset("peanutgallery:ada:c1", "state",
                {"version": 1, "state": {"added_count": 3, "entries": [ENTRY]}})
     s = stored_session(store, trinkets=[PeanutGalleryTrinket])
-    assert [e.id for e in gallery(s).entries] == ["guidance-1"]
+    assert list(gallery(s).entries) == ["guidance-1"]
     assert store.hgetall("peanutgallery:ada:c1") == {
         "count:added_count": 3, "order": 1, "item:guidance-1": {"v": 1, "seq": 1, "item": ENTRY}}
     assert gallery(s).add_guidance("coaching", "Next.") == "guidance-4"  # the counter carried over

@@ -238,7 +238,7 @@ def test_two_conversations_in_one_file_keep_their_own_items(tmp_path: Path) -> N
     first = make_session(store, continuum_id="c1")
     feed_sample_data(first)
     second = make_session(store, continuum_id="c2")
-    assert gallery(second).entries == ()
+    assert gallery(second).entries == {}
     assert searches(second).results() == [] and memories(second).memories == []
     assert gallery(second).add_guidance("concern", "Only in c2.", ttl=3) == "guidance-1"
     assert [k for k in store.keys() if k.startswith(("peanutgallery:", "getcontext:"))] == [

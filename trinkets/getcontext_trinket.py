@@ -159,10 +159,11 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Mapping
 
-from traitlets import Dict
+from traitlets import Instance
 
 from trinkets.base import StatefulTrinket, arg, command, feed, non_negative_int
 from wm_kernel.checks import check_unicode
+from wm_kernel.frozenmap import FrozenMap
 from wm_kernel.events import UpdateTrinketEvent
 from wm_kernel.markup import escape_text
 
@@ -313,9 +314,10 @@ class GetContextTrinket(StatefulTrinket):
     #: Turns a timeout or failure stays after the turn it arrived in.
     ERROR_TURNS: ClassVar[int] = 5
 
-    entries = Dict(read_only=True,
-                   help="task_id -> SearchResult, in order of first report (replaced, never "
-                        "mutated, on every change so observers hear of it).")
+    entries = Instance(FrozenMap, args=(), read_only=True,
+                       help="task_id -> SearchResult, in order of first report: a FrozenMap, "
+                            "replaced (never mutated) on every change so observers hear of it, "
+                            "without copying every entry.")
 
     # -- feeding
     @feed
@@ -398,7 +400,7 @@ class GetContextTrinket(StatefulTrinket):
             raise ValueError(f"no search result with task_id {task_id!r} (stored: {known})")
         with self._changing_state() as change:
             change.drop(task_id)
-        self.set_trait("entries", {k: v for k, v in self.entries.items() if k != task_id})
+        self.set_trait("entries", self.entries.remove(task_id))
 
     def _store(self, task_id: object, status: object, fields: Mapping[str, Any]) -> None:
         if not isinstance(task_id, str) or not task_id.strip():
@@ -409,7 +411,7 @@ class GetContextTrinket(StatefulTrinket):
         result = SearchResult(task_id, status, self.current_turn, data)
         with self._changing_state() as change:  # stored first: a failed write changes nothing
             change.put(task_id, _record(result))
-        self.set_trait("entries", {**self.entries, task_id: result})
+        self.set_trait("entries", self.entries.set(task_id, result))
 
     def handle_update_trinket(self, event: UpdateTrinketEvent) -> None:
         """Store the report an event context carries (if it has a ``task_id``), then regenerate."""
@@ -532,13 +534,13 @@ class GetContextTrinket(StatefulTrinket):
             for task_id in self.entries:
                 if task_id not in kept:
                     change.drop(task_id)
-        self.set_trait("entries", kept)
+        self.set_trait("entries", FrozenMap(kept))
         return True
 
     def _clear_all_state(self) -> None:
         with self._changing_state() as change:
             change.clear()
-        self.set_trait("entries", {})
+        self.set_trait("entries", FrozenMap())
 
     # -- persistence: one record per task (StatefulTrinket's per-item persistence); the order of
     # first report is kept by the records' order numbers
@@ -571,4 +573,4 @@ class GetContextTrinket(StatefulTrinket):
         return results
 
     def _restore_state(self, parsed: dict[str, SearchResult]) -> None:
-        self.set_trait("entries", parsed)
+        self.set_trait("entries", FrozenMap(parsed))

@@ -66,12 +66,13 @@ import re
 from dataclasses import dataclass
 from typing import Any, Mapping
 
-from traitlets import Int, Tuple
+from traitlets import Instance, Int
 
 from trinkets.base import (BUDGET_KEEP, StatefulTrinket, arg, command, feed,
                            non_negative_int)
 from wm_kernel.checks import check_unicode
 from wm_kernel.events import UpdateTrinketEvent
+from wm_kernel.frozenmap import FrozenMap
 from wm_kernel.markup import escape_attr, escape_text
 
 GUIDANCE_TYPES: tuple[str, ...] = ("concern", "coaching")
@@ -170,9 +171,10 @@ class PeanutGalleryTrinket(StatefulTrinket):
     state_items = "entries"
     state_counters = ("added_count",)
 
-    entries = Tuple(read_only=True,
-                    help="The stored Guidance entries, oldest first (replaced, never mutated, on "
-                         "every change so observers hear of it). Feed with add_guidance().")
+    entries = Instance(FrozenMap, args=(), read_only=True,
+                       help="id -> Guidance, oldest first: a FrozenMap, replaced (never mutated) "
+                            "on every change so observers hear of it, without copying every "
+                            "entry. Feed with add_guidance().")
     added_count = Int(0, read_only=True,
                       help="How many entries were ever added; ids are 'guidance-<n>', never reused.")
 
@@ -216,23 +218,22 @@ class PeanutGalleryTrinket(StatefulTrinket):
                              entry_ttl, entry_critical)
             change.put(entry.id, _record(entry))
         # entries last: an observer of it finds the count already up to date. Not inside
-        # hold_trait_notifications, whose closing re-validation compares the whole tuple with
+        # hold_trait_notifications, whose closing re-validation compares the whole map with
         # itself (an add would then cost as much as there are entries)
         self.set_trait("added_count", number)
-        self.set_trait("entries", self.entries + (entry,))
+        self.set_trait("entries", self.entries.set(entry.id, entry))
         return entry.id
 
     @command("remove", arg("id", help="The item's id."), help="Remove guidance by id.")
     @feed
     def remove(self, id: str) -> None:
         """Remove one entry by id; ValueError if there is none with that id."""
-        remaining = tuple(e for e in self.entries if e.id != id)
-        if len(remaining) == len(self.entries):
-            known = ", ".join(e.id for e in self.entries) or "none"
+        if id not in self.entries:
+            known = ", ".join(map(str, self.entries)) or "none"
             raise ValueError(f"no guidance with id {id!r} (active: {known})")
         with self._changing_state() as change:
             change.drop(id)
-        self.set_trait("entries", remaining)
+        self.set_trait("entries", self.entries.remove(id))
 
     def handle_update_trinket(self, event: UpdateTrinketEvent) -> None:
         """Apply an ``add_guidance`` action from the event's context, then regenerate."""
@@ -246,7 +247,7 @@ class PeanutGalleryTrinket(StatefulTrinket):
     def get_active_guidance(self) -> list[dict[str, Any]]:
         """Active entries, oldest first, as dicts: id, type, text, turns_remaining, critical."""
         turn = self.current_turn
-        return [e.as_dict(turn) for e in self.entries if turn <= e.last_turn]
+        return [e.as_dict(turn) for e in self.entries.values() if turn <= e.last_turn]
 
     def describe_items(self) -> list[dict[str, Any]]:
         items = []
@@ -285,29 +286,29 @@ class PeanutGalleryTrinket(StatefulTrinket):
     # -- lifecycle
     def _expire_items(self) -> bool:
         turn = self.current_turn
-        kept = tuple(e for e in self.entries if turn <= e.last_turn)
-        if len(kept) == len(self.entries):
+        gone = [e.id for e in self.entries.values() if turn > e.last_turn]
+        if not gone:
             return False
         with self._changing_state() as change:
-            for entry in self.entries:
-                if turn > entry.last_turn:
-                    change.drop(entry.id)
-        self.set_trait("entries", kept)
+            for entry_id in gone:
+                change.drop(entry_id)
+        self.set_trait("entries", FrozenMap((e.id, e) for e in self.entries.values()
+                                            if turn <= e.last_turn))
         return True
 
     def _clear_all_state(self) -> None:
         with self._changing_state() as change:
             change.clear()
-        self.set_trait("entries", ())
+        self.set_trait("entries", FrozenMap())
 
     # -- persistence: one record per entry, and the id counter, so ids are never reused after a
     # restart (StatefulTrinket's per-item persistence; the feeding methods write each change)
     def _dump_state(self) -> dict[str, Any] | None:
         if not self.added_count:
             return None
-        return {"added_count": self.added_count, "entries": [_record(e) for e in self.entries]}
+        return {"added_count": self.added_count, "entries": [_record(e) for e in self.entries.values()]}
 
-    def _parse_state(self, data: dict[str, Any]) -> tuple[int, tuple[Guidance, ...]]:
+    def _parse_state(self, data: dict[str, Any]) -> tuple[int, FrozenMap[str, Guidance]]:
         if set(data) != {"added_count", "entries"}:
             raise ValueError(f"expected keys added_count and entries, found {sorted(data)}")
         added_count = _check_count(data["added_count"], "added_count")
@@ -317,9 +318,9 @@ class PeanutGalleryTrinket(StatefulTrinket):
                         for i, item in enumerate(data["entries"]))
         if len({e.id for e in entries}) != len(entries):
             raise ValueError("entries repeat an id")
-        return added_count, entries
+        return added_count, FrozenMap((e.id, e) for e in entries)
 
-    def _restore_state(self, parsed: tuple[int, tuple[Guidance, ...]]) -> None:
+    def _restore_state(self, parsed: tuple[int, FrozenMap[str, Guidance]]) -> None:
         added_count, entries = parsed
         with self.hold_trait_notifications():
             self.set_trait("added_count", added_count)

@@ -168,7 +168,7 @@ def test_collapse_clears_and_new_entries_get_their_full_ttl(session: Session) ->
     session.advance_turn(3)
     assert pg.current_turn == 3
     session.collapse_segment(summary="first topic")
-    assert (pg.get_active_guidance(), pg.entries, pg.current_turn) == ([], (), 0)
+    assert (pg.get_active_guidance(), pg.entries, pg.current_turn) == ([], {}, 0)
     assert section(session) is None
     assert session.working_memory.get_trinket_state(SECTION) is None
     # segment turns restart, so a new entry lives its whole TTL; ids are never reused
