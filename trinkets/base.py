@@ -705,7 +705,16 @@ class StatefulTrinket(EventAwareTrinket):
     def handle_turn_completed(self, event: TurnCompletedEvent) -> None:
         wm = self.working_memory
         with wm.lock:
-            self.current_turn = event.segment_turn_number
+            turn, values = event.segment_turn_number, self._trait_values
+            old = values["current_turn"]
+            if type(turn) is not int:  # the trait's validation says what is wrong
+                self.current_turn = turn
+            elif turn != old:
+                # what the trait's setter does for a valid int, without its validation machinery
+                # on every turn of every stateful trinket
+                values["current_turn"] = turn
+                self.notify_change(Bunch(name="current_turn", old=old, new=turn, owner=self,
+                                         type="change"))
             if self._expire_items():
                 self._inputs_changed()
                 # what wm.publish_trinket_update(name, context) publishes, built directly: this

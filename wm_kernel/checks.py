@@ -42,6 +42,8 @@ def check_str(value: object, what: str, *, empty_ok: bool = False) -> str:
 def check_unicode(value: str, what: str) -> str:
     """``value`` if it holds no lone surrogate, which no store can keep; ValueError naming the first
     one and where it is (the usual cause: text cut in the middle of an emoji's UTF-16 pair)."""
+    if value.isascii():  # a flag of the string: no scan
+        return value
     found = _LONE_SURROGATE.search(value)
     if found is not None:
         raise ValueError(f"{what} contains a lone surrogate U+{ord(found.group()):04X} at index "

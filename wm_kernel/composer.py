@@ -245,12 +245,15 @@ class SystemPromptComposer:
         self._sections: dict[str, tuple[str, bool, str | None]] = {}
         self._warned: set[str] = set()
         self._lock = threading.RLock()
-        # placement -> (the entries it was built from, what was built): a placement whose
-        # sections did not change reuses its records, joined strings and HUD
-        self._built: dict[str, tuple[tuple[Any, ...], Any]] = {}
-        # the four placements' builds last joined, and their records and blame map joined: reused
-        # while every placement reuses its build (read only, so prompts may share them)
-        self._joined: tuple[tuple[Any, ...], tuple[SectionRecord, ...], BlameData] | None = None
+        # placement -> what was built for it at the last compose, with the entries it was built
+        # from: a placement whose sections did not change reuses its records, strings and HUD
+        self._built: dict[str, _Placement] = {}
+        # the names added, replaced or removed since the last compose (only their placements can
+        # need a new build), and the (layout, namespace, title) of the builds
+        self._touched: set[str] = set()
+        self._built_env: tuple[Layout, str, str] | None = None
+        # the four placements' builds last joined: reused while every placement reuses its build
+        self._joined: _Joined | None = None
         # (name, placement) -> (entry, its record): an unchanged section keeps its record
         self._records: dict[tuple[str, str], tuple[tuple[str, bool, str | None], SectionRecord]] = {}
 
@@ -264,6 +267,7 @@ class SystemPromptComposer:
                 self._base_prompt = prompt
                 self._base_section = f"{prompt}\n\n{RULE}\n{self.scaffolding_note}\n{RULE}"
             self._sections["base_prompt"] = (self._base_section, True, None)
+            self._touched.add("base_prompt")
 
     def add_section(self, name: str, content: str, cache_policy: bool = False,
                     trinket: str | None = None) -> None:
@@ -275,16 +279,19 @@ class SystemPromptComposer:
             return
         with self._lock:
             self._sections[name] = (content, bool(cache_policy), trinket)
+            self._touched.add(name)
 
     def remove_section(self, name: str) -> bool:
         """Drop one section; True if it was there."""
         with self._lock:
+            self._touched.add(name)
             return self._sections.pop(name, None) is not None
 
     def clear_sections(self, preserve_base: bool = True) -> None:
         """Drop every section; keep the base prompt unless ``preserve_base`` is False."""
         with self._lock:
             base = self._sections.get("base_prompt") if preserve_base else None
+            self._touched.update(self._sections)
             self._sections.clear()
             if base is not None:
                 self._sections["base_prompt"] = base
@@ -314,41 +321,67 @@ class SystemPromptComposer:
     def compose(self, *, omitted: Iterable[OmittedSection] = ()) -> ComposedPrompt:
         """Route the current sections by the layout into a :class:`ComposedPrompt`.
 
-        As it joins, it notes who wrote each stretch of each key (a section, or the composer for
-        separators and frames): :meth:`ComposedPrompt.blame` reads that map. A placement whose
-        sections are the same as at the last compose (same names, same content, cache policy and
-        trinket) reuses what was built for it then, blame included."""
+        It notes who wrote each stretch of each key (a section, or the composer for separators and
+        frames): :meth:`ComposedPrompt.blame` reads that map, worked out the first time it is asked
+        for. A placement whose sections are the same as at the last compose (same names, same
+        content, cache policy and trinket) reuses what was built for it then, blame included."""
         with self._lock:
-            sections = self._sections
-            layout = self.layout
-            # sections the layout does not list go last in system, so new trinkets work without
-            # touching the layout
-            listed = layout._index  # the same module's class: a dict lookup, not __contains__
-            stragglers = tuple([name for name in sections if name not in listed])
-            built = (self._built_for("system", layout["system"] + stragglers, self._build_system),
-                     self._built_for("conversation_prefix", layout["conversation_prefix"],
-                                     self._build_items),
-                     self._built_for("post_history", layout["post_history"], self._build_items),
-                     self._built_for("notification", layout["notification"], self._build_hud))
+            built = self._built
+            for placement in self._dirty_placements():
+                built[placement] = self._build(placement)
+            system, prefix, post, hud = placements = (
+                built["system"], built["conversation_prefix"], built["post_history"],
+                built["notification"])
             joined = self._joined
-            if joined is None or any(a is not b for a, b in zip(joined[0], built)):
-                joined = self._joined = (built, *_joined_parts(built))
-            (_, (cached, uncached), _), (_, prefix, _), (_, post, _), (_, hud, _) = built
+            if joined is None or joined.placements != placements:  # identity first: cheap
+                joined = self._joined = _Joined(placements)
+            cached, uncached = system.text
             return ComposedPrompt(
-                cached, uncached, prefix, post, hud, sections=joined[1], omitted=omitted,
-                blame=joined[2], hud_frame=(self.namespace, self.hud_title))
+                cached, uncached, prefix.text, post.text, hud.text, sections=joined.records,
+                omitted=omitted, blame=joined.blame, hud_frame=(self.namespace, self.hud_title))
 
-    def _built_for(self, placement: str, names: tuple[str, ...],
-                   build: Callable[[str, tuple[str, ...]], Any]) -> Any:
+    def _dirty_placements(self) -> Iterable[str]:
+        """The placements whose sections changed since they were built: those of the names
+        touched since, whose entry (or, for sections the layout does not list, whose order)
+        differs from the one built. Every placement after a change of layout, namespace or title."""
+        touched, self._touched = self._touched, set()
+        env = (self.layout, self.namespace, self.hud_title)
+        built_env = self._built_env
+        if built_env is None or env[0] is not built_env[0] or env[1:] != built_env[1:]:
+            self._built_env = env
+            return PLACEMENTS
+        sections, listed, built = self._sections, env[0]._index, self._built
+        dirty: set[str] = set()
+        for name in touched:
+            found = listed.get(name)
+            placement = found[0] if found is not None else "system"
+            if placement in dirty:
+                continue
+            if sections.get(name) != built[placement].entries.get(name) or (
+                    found is None and self._system_names() != built["system"].names):
+                dirty.add(placement)
+        return dirty
+
+    def _system_names(self) -> tuple[str, ...]:
+        # sections the layout does not list go last in system, in the order added, so new
+        # trinkets work without touching the layout
+        listed = self.layout._index  # the same module's class: a dict lookup, not __contains__
+        return self.layout["system"] + tuple([n for n in self._sections if n not in listed])
+
+    def _build(self, placement: str) -> "_Placement":
+        if placement == "system":
+            names = self._system_names()
+            built = self._build_system(names)
+        else:
+            names = self.layout[placement]
+            built = (self._build_hud if placement == "notification"
+                     else self._build_items)(placement, names)
         get = self._sections.get
-        key = (names, tuple([get(name) for name in names]), self.namespace, self.hud_title)
-        built = self._built.get(placement)
-        if built is None or built[0] != key:
-            built = self._built[placement] = (key, build(placement, names))
-        return built[1]
+        built.names = names
+        built.entries = {name: entry for name in names if (entry := get(name)) is not None}
+        return built
 
-    def _build_system(self, placement: str, names: tuple[str, ...]
-                      ) -> tuple[tuple[SectionRecord, ...], tuple[str, str], BlameData]:
+    def _build_system(self, names: tuple[str, ...]) -> "_Placement":
         layout, sections = self.layout, self._sections
         records: list[SectionRecord] = []
         # (normalized text, index of its record) per system part
@@ -365,26 +398,20 @@ class SystemPromptComposer:
                               f"system prompt", StragglerSectionWarning, stacklevel=4)
             (cached if entry[1] else uncached).append((_normalize(entry[0]), len(records)))
             records.append(self._record(name, "system", entry, straggler))
-        blame: BlameData = {}
-        texts = (_join_system(cached, "cached_content", blame),
-                 _join_system(uncached, "non_cached_content", blame))
-        return tuple(records), texts, blame
+        texts = (_join_system(cached), _join_system(uncached))
+        return _Placement(tuple(records), texts, functools.partial(_system_blame, cached, uncached))
 
-    def _build_items(self, placement: str, names: tuple[str, ...]
-                     ) -> tuple[tuple[SectionRecord, ...], tuple[str, ...], BlameData]:
+    def _build_items(self, placement: str, names: tuple[str, ...]) -> "_Placement":
         records: list[SectionRecord] = []
         items: list[str] = []
-        blame: BlameData = {}
-        key = f"{placement}_items"
+        get, record = self._sections.get, self._record
         for name in names:
-            entry = self._sections.get(name)
-            if entry is None or entry[0].isspace():
-                continue
-            # an item is its section's text, whole
-            blame[f"{key}[{len(items)}]"] = ((len(entry[0]), len(records)),)
-            records.append(self._record(name, placement, entry))
-            items.append(entry[0])
-        return tuple(records), tuple(items), blame
+            entry = get(name)
+            if entry is not None and not entry[0].isspace():
+                records.append(record(name, placement, entry))
+                items.append(entry[0])
+        return _Placement(tuple(records), tuple(items),
+                          functools.partial(_items_blame, f"{placement}_items", items))
 
     def _record(self, name: str, placement: str, entry: tuple[str, bool, str | None],
                 straggler: bool = False) -> SectionRecord:
@@ -395,73 +422,119 @@ class SystemPromptComposer:
         self._records[(name, placement)] = (entry, record)
         return record
 
-    def _build_hud(self, placement: str, names: tuple[str, ...]
-                   ) -> tuple[tuple[SectionRecord, ...], str, BlameData]:
-        records, parts, _ = self._build_items(placement, names)
-        blame: BlameData = {}
-        return records, self._hud(list(parts), 0, blame), blame
-
-    def _hud(self, parts: list[str], first: int, blame: BlameData) -> str:
-        """The notification centre; ``first`` is the record index of ``parts[0]``."""
-        if not parts:
-            return ""
+    def _build_hud(self, placement: str, names: tuple[str, ...]) -> "_Placement":
+        """The notification centre: each part followed by a blank line, inside the frame."""
+        items = self._build_items(placement, names)
+        if not items.text:
+            return _Placement(items.records, "", dict)
         tag = f"{self.namespace}:hud"
         head = f"{RULE}\n{self.hud_title}\n{RULE}\n<{tag}>\n"
         tail = f"</{tag}>\n{RULE}"
-        shown = [neutralize_closing_tag(part, tag) for part in parts]
-        pieces = [(len(head), -1)]
-        for index, part in enumerate(shown):
-            # the blank line after a part is the composer's, merged with what follows it
-            pieces += [(len(part), first + index), (2, -1)]
-        pieces[-1] = (2 + len(tail), -1)
-        blame["notification_center"] = _merged(pieces)
-        body = "".join(f"{part}\n\n" for part in shown)
-        return f"{head}{body}{tail}"
+        shown = [_shown(part, tag) for part in items.text]
+        text = "".join([head, "\n\n".join(shown), "\n\n", tail])
+        return _Placement(items.records, text, functools.partial(_hud_blame, head, shown, tail))
 
 
-def _joined_parts(built: tuple[Any, ...]) -> tuple[tuple[SectionRecord, ...], BlameData]:
-    """All placements' records in output order, and one blame map: each placement's blame counts
-    its own records from 0, the prompt's count them all."""
-    records: tuple[SectionRecord, ...] = ()
-    blame: BlameData = {}
-    for placement_records, _, part in built:
-        first = len(records)
-        for key, pieces in part.items():
-            blame[key] = pieces if not first else tuple(
-                (length, owner + first if owner >= 0 else owner) for length, owner in pieces)
-        records += placement_records
-    return records, blame
+class _Placement:
+    """What compose built for one placement: its records, its text (a string, a pair of strings
+    for ``system``, a tuple of items) and its blame map, counting its records from 0 (worked out
+    when first asked for: most prompts are never blamed); and what it was built from, the names
+    it routes and their entries then."""
+
+    __slots__ = ("records", "text", "names", "entries", "_blame", "_make_blame")
+
+    def __init__(self, records: tuple[SectionRecord, ...], text: Any,
+                 make_blame: Callable[[], BlameData]) -> None:
+        self.records = records
+        self.text = text
+        self.names: tuple[str, ...] = ()
+        self.entries: dict[str, tuple[str, bool, str | None]] = {}
+        self._blame: BlameData | None = None
+        self._make_blame: Callable[[], BlameData] | None = make_blame
+
+    @property
+    def blame(self) -> BlameData:
+        if self._make_blame is not None:  # two threads asking at once both compute the same map
+            self._blame, self._make_blame = self._make_blame(), None
+        assert self._blame is not None
+        return self._blame
 
 
-def _join_system(parts: list[tuple[str, int]], key: str, blame: BlameData) -> str:
-    """Join normalized system parts with the separator and strip the result, as the original does,
-    noting each part's stretch under ``key`` (the strip can only trim the first part's start and
-    the last part's end: every part holds a non-space character)."""
+class _Joined:
+    """The four placements' builds as one prompt's: all records in output order, and (when first
+    asked for) one blame map, where each placement's record numbers are shifted by the records
+    of the placements before it. Shared, read only, by every prompt composed from these builds."""
+
+    __slots__ = ("placements", "records", "_blame")
+
+    def __init__(self, placements: tuple[_Placement, ...]) -> None:
+        self.placements = placements
+        records: tuple[SectionRecord, ...] = ()
+        for placement in placements:
+            records += placement.records
+        self.records = records
+        self._blame: BlameData | None = None
+
+    def blame(self) -> BlameData:
+        if self._blame is None:
+            blame: BlameData = {}
+            first = 0
+            for placement in self.placements:
+                for key, pieces in placement.blame.items():
+                    blame[key] = pieces if not first else tuple(
+                        (length, owner + first if owner >= 0 else owner) for length, owner in pieces)
+                first += len(placement.records)
+            self._blame = blame
+        return self._blame
+
+
+def _join_system(parts: list[tuple[str, int]]) -> str:
+    """Join normalized system parts with the separator and strip the result, as the original does."""
     if not parts:
         return ""
-    texts = [text for text, _ in parts]
-    lead = len(texts[0]) - len(texts[0].lstrip())
-    trail = len(texts[-1]) - len(texts[-1].rstrip())
-    pieces: list[tuple[int, int]] = []
-    for index, (text, owner) in enumerate(parts):
-        if index:
-            pieces.append((len(SECTION_SEPARATOR), -1))
-        pieces.append((len(text), owner))
-    pieces[0] = (pieces[0][0] - lead, pieces[0][1])
-    pieces[-1] = (pieces[-1][0] - trail, pieces[-1][1])
-    blame[key] = tuple(pieces)
-    return SECTION_SEPARATOR.join(texts).strip()
+    return SECTION_SEPARATOR.join([text for text, _ in parts]).strip()
 
 
-def _merged(pieces: list[tuple[int, int]]) -> tuple[tuple[int, int], ...]:
-    """Neighbouring stretches of one owner as one."""
-    out: list[tuple[int, int]] = []
-    for length, owner in pieces:
-        if out and out[-1][1] == owner:
-            out[-1] = (out[-1][0] + length, owner)
-        else:
-            out.append((length, owner))
-    return tuple(out)
+def _system_blame(cached: list[tuple[str, int]], uncached: list[tuple[str, int]]) -> BlameData:
+    """Each system part's stretch of its key (the strip of the joined text can only trim the first
+    part's start and the last part's end: every part holds a non-space character)."""
+    blame: BlameData = {}
+    for key, parts in (("cached_content", cached), ("non_cached_content", uncached)):
+        if not parts:
+            continue
+        pieces: list[tuple[int, int]] = []
+        for index, (text, owner) in enumerate(parts):
+            if index:
+                pieces.append((len(SECTION_SEPARATOR), -1))
+            pieces.append((len(text), owner))
+        lead = len(parts[0][0]) - len(parts[0][0].lstrip())
+        trail = len(parts[-1][0]) - len(parts[-1][0].rstrip())
+        pieces[0] = (pieces[0][0] - lead, pieces[0][1])
+        pieces[-1] = (pieces[-1][0] - trail, pieces[-1][1])
+        blame[key] = tuple(pieces)
+    return blame
+
+
+def _items_blame(key: str, items: list[str]) -> BlameData:
+    """An item is its section's text, whole."""
+    return {f"{key}[{index}]": ((len(item), index),) for index, item in enumerate(items)}
+
+
+def _hud_blame(head: str, parts: list[str], tail: str) -> BlameData:
+    """The frame's head, each part, the blank line after a part (the composer's, merged with the
+    frame's tail after the last part)."""
+    pieces: list[tuple[int, int]] = [(len(head), -1)]
+    for index, part in enumerate(parts):
+        pieces += [(len(part), index), (2, -1)]
+    pieces[-1] = (2 + len(tail), -1)
+    return {"notification_center": tuple(pieces)}
+
+
+@functools.lru_cache(maxsize=512)
+def _shown(part: str, tag: str) -> str:
+    """A notification-centre part as shown: unable to close the frame (cached: most parts are
+    shown unchanged turn after turn)."""
+    return neutralize_closing_tag(part, tag)
 
 
 _NEWLINE_RUNS = re.compile(r"\n{3,}")

@@ -119,6 +119,7 @@ class WorkingMemory(HasTraits):
         # both end up in store keys (wm_kernel.keys): str, and text a store can hold
         check_str(user_id, "user_id")
         check_str(continuum_id, "continuum_id", empty_ok=True)
+        self._store_key: tuple[str, str] | None = None  # (user_id, its key): see store_key
         super().__init__(user_id=user_id)
         self.bus = event_bus
         self.store: StateStore = store if store is not None else MemoryStore()
@@ -155,7 +156,11 @@ class WorkingMemory(HasTraits):
     @property
     def store_key(self) -> str:
         """The store hash holding each section's last content: ``trinkets:{user_id}``."""
-        return keys.trinket_sections(self.user_id)
+        user_id = self._trait_values["user_id"]
+        known = self._store_key
+        if known is None or known[0] != user_id:  # built once per user, not on every write
+            known = self._store_key = (user_id, keys.trinket_sections(user_id))
+        return known[1]
 
     def register_trinket(self, trinket: "EventAwareTrinket", *, replace: bool = False) -> None:
         """Register a trinket by class name. A second trinket with the same name or the same section

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import bisect
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Iterable, TypedDict, cast
+from typing import TYPE_CHECKING, Any, Callable, Iterable, TypedDict, cast
 
 from traitlets import Bunch, Instance
 
@@ -137,7 +137,8 @@ class ComposedPrompt(dict[str, Any]):
                  conversation_prefix_items: Iterable[str] = (), post_history_items: Iterable[str] = (),
                  notification_center: str = "", *, sections: Iterable[SectionRecord] = (),
                  omitted: Iterable[OmittedSection] = (), turn: int | None = None,
-                 hud_frame: tuple[str, str] | None = None, blame: BlameData | None = None,
+                 hud_frame: tuple[str, str] | None = None,
+                 blame: BlameData | Callable[[], BlameData] | None = None,
                  budget: "BudgetReport | None" = None) -> None:
         super().__init__(cached_content=cached_content, non_cached_content=non_cached_content,
                          conversation_prefix_items=list(conversation_prefix_items),
@@ -149,7 +150,8 @@ class ComposedPrompt(dict[str, Any]):
         self.hud_frame = hud_frame
         self.previous: ComposedPrompt | None = None
         self.budget = budget
-        self._blame = blame
+        # the map, or (from a composer) what works it out when first asked for
+        self._blame: BlameData | Callable[[], BlameData] | None = blame
 
     # -- the original's fields as attributes, for readability in notebooks
     @property
@@ -208,6 +210,8 @@ class ComposedPrompt(dict[str, Any]):
                 raise ValueError("this ComposedPrompt has no blame map (built from a plain dict?); "
                                  "only prompts from a composer know who wrote each character")
             return {}
+        if callable(self._blame):
+            self._blame = self._blame()
         return self._blame
 
     def blame(self, key: str | None = None) -> list[BlameSpan]:
@@ -287,8 +291,9 @@ class ComposedPrompt(dict[str, Any]):
         return f"<ComposedPrompt turn={self.turn} sections: {sizes or 'none'}>"
 
     def __reduce__(self) -> tuple[Any, ...]:  # dict subclasses with slots need help to pickle/copy
+        blame = None if self._blame is None else self._blame_data()
         return (_rebuild_composed, (self.as_dict(), self.sections, self.omitted, self.turn,
-                                    self.hud_frame, self._blame, self.budget))
+                                    self.hud_frame, blame, self.budget))
 
 
 def _rebuild_composed(data: ComposedPromptDict, sections: tuple[SectionRecord, ...],
