@@ -217,3 +217,78 @@ def test_a_layout_serialises_itself():
         Layout.from_json("{")
     with pytest.raises(ValueError, match="unknown placement 'footer'"):
         Layout.from_dict({"placements": {"footer": []}})
+
+
+# -- reuse: a composer that rebuilds only what changed composes what a fresh one composes
+_NAMES = ["behavioral_directives", "domaindoc", "datetime_section", "active_reminders",
+          "extra_one", "extra_two"]  # the last two are not in the layout: stragglers
+_TEXTS = ["A", "B </mira:hud> b", "\n\n\nC\n\n\n\nc\n", "D"]
+
+
+def _fresh_copy(c: SystemPromptComposer) -> SystemPromptComposer:
+    fresh = SystemPromptComposer(c.layout, namespace=c.namespace, hud_title=c.hud_title)
+    for name in c.section_names:
+        content, cache_policy, trinket = c.get_entry(name)
+        if name == "base_prompt":
+            fresh._sections[name] = (content, cache_policy, trinket)  # already framed
+        else:
+            fresh.add_section(name, content, cache_policy, trinket)
+    return fresh
+
+
+def test_a_reused_composer_composes_what_a_fresh_one_does() -> None:
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    op = st.one_of(
+        st.tuples(st.just("add"), st.sampled_from(_NAMES), st.sampled_from(_TEXTS), st.booleans(),
+                  st.sampled_from([None, "T1", "T2"])),
+        st.tuples(st.just("remove"), st.sampled_from(_NAMES)),
+        st.tuples(st.just("clear"), st.booleans()),
+        st.tuples(st.just("base"), st.sampled_from(["Base.", "Other base."])),
+        st.tuples(st.just("layout"), st.sampled_from(["original", "default", "moved"])),
+        st.tuples(st.just("frame"), st.sampled_from(["mira", "zeta"]), st.sampled_from(["HUD", "State"])),
+        st.just(("compose",)))
+    layouts = {"original": Layout.original(), "default": Layout.default(),
+               "moved": Layout.default().with_section("active_reminders", "system")}
+
+    @settings(max_examples=150, deadline=None)
+    @given(st.lists(op, max_size=40))
+    def check(ops: list[tuple]) -> None:
+        c = SystemPromptComposer(Layout.default())
+        c.set_base_prompt("Base.")
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", StragglerSectionWarning)
+            for o in ops + [("compose",)]:
+                if o[0] == "add":
+                    c.add_section(o[1], o[2], o[3], o[4])
+                elif o[0] == "remove":
+                    c.remove_section(o[1])
+                elif o[0] == "clear":
+                    c.clear_sections(preserve_base=o[1])
+                elif o[0] == "base":
+                    c.set_base_prompt(o[1])
+                elif o[0] == "layout":
+                    c.layout = layouts[o[1]]
+                elif o[0] == "frame":
+                    c.namespace, c.hud_title = o[1], o[2]
+                else:
+                    got, want = c.compose(), _fresh_copy(c).compose()
+                    assert dict(got) == dict(want)
+                    assert got.sections == want.sections
+                    assert got.blame() == want.blame()
+
+    check()
+
+
+def test_stragglers_follow_the_order_they_were_added_in_after_a_clear() -> None:
+    c = SystemPromptComposer(Layout.original())
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", StragglerSectionWarning)
+        c.add_section("first", "One.")
+        c.add_section("second", "Two.")
+        assert c.compose()["non_cached_content"] == "One.\n\n---\n\nTwo."
+        c.clear_sections()
+        c.add_section("second", "Two.")
+        c.add_section("first", "One.")
+        assert c.compose()["non_cached_content"] == "Two.\n\n---\n\nOne."

@@ -376,9 +376,7 @@ class SystemPromptComposer:
             names = self.layout[placement]
             built = (self._build_hud if placement == "notification"
                      else self._build_items)(placement, names)
-        get = self._sections.get
         built.names = names
-        built.entries = {name: entry for name in names if (entry := get(name)) is not None}
         return built
 
     def _build_system(self, names: tuple[str, ...]) -> "_Placement":
@@ -448,7 +446,8 @@ class _Placement:
         self.records = records
         self.text = text
         self.names: tuple[str, ...] = ()
-        self.entries: dict[str, tuple[str, bool, str | None]] = {}
+        # name -> the entry each record was built from (content, cache_policy, trinket)
+        self.entries = {r.name: (r.content, r.cache_policy, r.trinket) for r in records}
         self._blame: BlameData | None = None
         self._make_blame: Callable[[], BlameData] | None = make_blame
 

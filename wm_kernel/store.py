@@ -63,7 +63,14 @@ def _checked_copy(value: Any, where: str) -> Any:
         for key, item in value.items():
             if not isinstance(key, str):
                 raise TypeError(f"{where}: object keys must be str, got {type(key).__name__}")
-            copy[check_unicode(key, where)] = _checked_copy(item, where)
+            kind = type(item)
+            # flat values inline (most records are a few strings and numbers), the rest recursively
+            if kind is str:
+                copy[check_unicode(key, where)] = check_unicode(item, where)
+            elif kind is bool or kind is int or kind is float or item is None:
+                copy[check_unicode(key, where)] = item
+            else:
+                copy[check_unicode(key, where)] = _checked_copy(item, where)
         return copy
     if isinstance(value, (list, tuple)):
         return [_checked_copy(item, where) for item in value]
