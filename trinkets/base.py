@@ -46,6 +46,7 @@ from traitlets.utils.bunch import Bunch
 from trinkets.commands import (Command, CommandError, arg, at, command, commands_of,
                                instant_or_offset, non_negative_int)
 from wm_kernel import keys
+from wm_kernel.frozenmap import FrozenMap
 from wm_kernel.events import (TrinketContentEvent, TrinketFedEvent, TurnCompletedEvent,
                               UpdateTrinketEvent, new_event_id)
 
@@ -625,6 +626,32 @@ class StatefulTrinket(EventAwareTrinket):
         found.sort(key=lambda item: item[0])
         self._item_seqs = {item_id: seq for seq, item_id, _ in found}
         return {**counters, self.state_items: [record for _, _, record in found]}
+
+    def _drop_items(self, ids: list[str]) -> bool:
+        """Remove the items ``ids`` from the trait ``state_items`` names (a
+        :class:`~wm_kernel.frozenmap.FrozenMap` id -> item): from the store first, in one
+        transaction, then in memory. True when there was anything to remove."""
+        if not ids:
+            return False
+        with self._changing_state() as change:
+            for item_id in ids:
+                change.drop(item_id)
+        assert self.state_items is not None
+        items: FrozenMap[str, Any] = getattr(self, self.state_items)
+        if len(ids) == 1:
+            items = items.remove(ids[0])
+        else:
+            gone = set(ids)
+            items = FrozenMap((key, item) for key, item in items.items() if key not in gone)
+        self.set_trait(self.state_items, items)
+        return True
+
+    def _clear_items(self) -> None:
+        """Remove every item of the ``state_items`` FrozenMap, stored and in memory."""
+        with self._changing_state() as change:
+            change.clear()
+        assert self.state_items is not None
+        self.set_trait(self.state_items, FrozenMap())
 
     @contextmanager
     def _changing_state(self) -> Iterator[_StateChange]:

@@ -398,9 +398,7 @@ class GetContextTrinket(StatefulTrinket):
         if task_id not in self.entries:
             known = ", ".join(map(repr, self.entries)) or "none"
             raise ValueError(f"no search result with task_id {task_id!r} (stored: {known})")
-        with self._changing_state() as change:
-            change.drop(task_id)
-        self.set_trait("entries", self.entries.remove(task_id))
+        self._drop_items([task_id])
 
     def _store(self, task_id: object, status: object, fields: Mapping[str, Any]) -> None:
         if not isinstance(task_id, str) or not task_id.strip():
@@ -527,20 +525,12 @@ class GetContextTrinket(StatefulTrinket):
 
     # -- lifecycle
     def _expire_items(self) -> bool:
-        kept = {r.task_id: r for r in self._visible()}
-        if len(kept) == len(self.entries):
-            return False
-        with self._changing_state() as change:
-            for task_id in self.entries:
-                if task_id not in kept:
-                    change.drop(task_id)
-        self.set_trait("entries", FrozenMap(kept))
-        return True
+        turn = self.current_turn
+        return self._drop_items([r.task_id for r in self.entries.values()
+                                 if r.expires and turn > r.received_turn + self.ERROR_TURNS])
 
     def _clear_all_state(self) -> None:
-        with self._changing_state() as change:
-            change.clear()
-        self.set_trait("entries", FrozenMap())
+        self._clear_items()
 
     # -- persistence: one record per task (StatefulTrinket's per-item persistence); the order of
     # first report is kept by the records' order numbers

@@ -231,9 +231,7 @@ class PeanutGalleryTrinket(StatefulTrinket):
         if id not in self.entries:
             known = ", ".join(map(str, self.entries)) or "none"
             raise ValueError(f"no guidance with id {id!r} (active: {known})")
-        with self._changing_state() as change:
-            change.drop(id)
-        self.set_trait("entries", self.entries.remove(id))
+        self._drop_items([id])
 
     def handle_update_trinket(self, event: UpdateTrinketEvent) -> None:
         """Apply an ``add_guidance`` action from the event's context, then regenerate."""
@@ -286,20 +284,10 @@ class PeanutGalleryTrinket(StatefulTrinket):
     # -- lifecycle
     def _expire_items(self) -> bool:
         turn = self.current_turn
-        gone = [e.id for e in self.entries.values() if turn > e.last_turn]
-        if not gone:
-            return False
-        with self._changing_state() as change:
-            for entry_id in gone:
-                change.drop(entry_id)
-        self.set_trait("entries", FrozenMap((e.id, e) for e in self.entries.values()
-                                            if turn <= e.last_turn))
-        return True
+        return self._drop_items([e.id for e in self.entries.values() if turn > e.last_turn])
 
     def _clear_all_state(self) -> None:
-        with self._changing_state() as change:
-            change.clear()
-        self.set_trait("entries", FrozenMap())
+        self._clear_items()
 
     # -- persistence: one record per entry, and the id counter, so ids are never reused after a
     # restart (StatefulTrinket's per-item persistence; the feeding methods write each change)
