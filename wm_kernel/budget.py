@@ -267,7 +267,7 @@ class TokenBudget:
         if budget is None:
             self._held = None
             key = (composer.layout, tuple(composer.section_names),
-                   tuple([(t.variable_name, t.priority) for t in trinkets]))
+                   tuple([(t.variable_name, _priority(t)) for t in trinkets]))
             plain = self._plain
             if plain is not None and plain[0] == key:
                 return plain[1]
@@ -432,3 +432,10 @@ def _hud_frame(composer: SystemPromptComposer) -> str:
     """The notification centre's text with no parts: what it costs beyond them."""
     tag = f"{composer.namespace}:hud"
     return f"{RULE}\n{composer.hud_title}\n{RULE}\n<{tag}>\n</{tag}>\n{RULE}"
+
+
+def _priority(trinket: "EventAwareTrinket") -> int:
+    """A trinket's priority, read from the trait's value once it has one (on every compose, the
+    descriptor's overhead would cost more than the rest of a compose without a budget)."""
+    values = trinket._trait_values
+    return values["priority"] if "priority" in values else trinket.priority

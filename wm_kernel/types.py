@@ -318,8 +318,11 @@ class ComposedPromptTrait(Instance["ComposedPrompt | None"]):
         super().__init__(ComposedPrompt, allow_none=True, **kwargs)
 
     def set(self, obj: Any, value: Any) -> None:
-        old = self.get(obj)
-        super().set(obj, value)
-        new = self.get(obj)
-        if new is not old and new == old:  # equal but new: the case traitlets leaves silent
+        # traitlets' set, notifying on identity instead of equality (which would also compare
+        # the prompts' texts, twice, on every compose)
+        new = self._validate(obj, value)
+        assert self.name is not None
+        old = obj._trait_values.get(self.name, self.default_value)
+        obj._trait_values[self.name] = new
+        if new is not old:
             obj.notify_change(Bunch(name=self.name, old=old, new=new, owner=obj, type="change"))
