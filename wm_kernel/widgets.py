@@ -54,7 +54,7 @@ Examples
 >>> d.section_names()["system_cached"], d.section_names()["notification"]
 (['base_prompt'], ['peanutgallery_guidance'])
 >>> _ = s.trinket("PeanutGalleryTrinket").add_guidance("concern", "Slow <down>.", ttl=1)
->>> "concern: Slow &lt;down&gt;." in d.panel("peanutgallery_guidance").body.value
+>>> "concern: Slow &lt;down&gt;." in d.panel("peanutgallery_guidance").value
 True
 >>> _ = d.advance(2); d.slider.max, d.play.max, d.driver.mode
 (2, 2, 'live')
@@ -81,8 +81,9 @@ from traitlets import Bool, HasTraits, Instance, Int, Unicode, observe, validate
 from trinkets.base import EventAwareTrinket, StatefulTrinket
 from wm_kernel import overview, render
 from wm_kernel.budget_view import budget_bars
-from wm_kernel.dashboard_parts import (SMALL, SectionPanel, TurnDriver, badge, event_row,
-                                       find_record, live_section, recorded_section)
+from wm_kernel.dashboard_parts import (SMALL, PanelView, SectionPanel, TurnDriver, badge,
+                                       event_row, find_record, live_section, recorded_section,
+                                       section_text)
 from wm_kernel.bus import EventRecord
 from wm_kernel.events import Event, SegmentCollapsedEvent, TrinketFedEvent, TurnCompletedEvent
 from wm_kernel.session import Session
@@ -180,13 +181,20 @@ class Dashboard(widgets.VBox):
         self._turns: list[int] = []
         self._omitted_at: dict[int, tuple[OmittedSection, ...]] = {}
         self._items = overview.ItemLog()
-        # the stateful trinkets' items as last sighted (turn, section -> describe_items()), or
-        # None once anything may have changed them (a feed, a turn, a trinket's trait): a settle
-        # that follows no such change asks no trinket again
-        self._items_now: tuple[int, dict[str, list[dict[str, Any]]]] | None = None
-        # section -> (what its live view was rendered from, (title, body, empty)): a panel whose
-        # inputs did not change is not rendered again
-        self._rendered: dict[str, tuple[tuple[Any, ...], tuple[str, str, bool]]] = {}
+        # the stateful trinkets' items as last sighted (section -> describe_items()) at turn
+        # _items_turn (None: never, or anything may have changed them: a turn, a collapse, a new
+        # trinket), and the sections whose trinket may have changed them since (fed, or a trait
+        # changed): a turn reads every stateful trinket once, a feed only the trinket fed
+        self._items_now: dict[str, list[dict[str, Any]]] = {}
+        self._items_turn: int | None = None
+        self._items_stale: set[str] = set()
+        # section -> (what its live view was rendered from, the view): a panel whose inputs did
+        # not change is not rendered again; and section -> (content, limit, its HTML): a section
+        # whose countdown changed but not its text does not draw its text again
+        self._rendered: dict[str, tuple[tuple[Any, ...], PanelView]] = {}
+        self._texts: dict[str, tuple[str, int, str]] = {}
+        # section -> the watched trinket that writes it
+        self._writers: dict[str, EventAwareTrinket] = {}
         # what the structure (panels, observers, toggles) last followed; see _structure_key
         self._structure: tuple[Any, ...] | None = None
         self._shown: tuple[int, tuple[int, ComposedPrompt] | None] | None = None
@@ -238,10 +246,11 @@ class Dashboard(widgets.VBox):
             titles=["overview", *VIEWS.values(), "budget", "cache", "trinkets", "event log"],
             selected_index=0)
 
-        # play and slider are linked here rather than with widgets.link, so that one move updates
-        # each of them once, value and range together, after the move is done
+        # play and slider are linked in the frontend: a play tick moves the slider there (which
+        # tells the kernel), and a slider set here moves play there, so a turn sends the slider
+        # alone (and play's range, which the kernel keeps: see _sync_controls)
+        self._play_link = widgets.jslink((self.play, "value"), (self.slider, "value"))
         self._watch(self.slider, self._on_slider, ["value"])
-        self._watch(self.play, self._on_slider, ["value"])
         self._watch(self.tabs, self._on_tab, ["selected_index"])
         self.collapse_button.on_click(self._on_collapse_click)
         self._unwatch.append(lambda: self.collapse_button.on_click(self._on_collapse_click,
@@ -348,9 +357,9 @@ class Dashboard(widgets.VBox):
     @_serialized
     def _on_trinket_change(self, change: dict[str, Any]) -> None:
         try:
-            self._items_now = None
             trinket = change["owner"]
             self._dirty.add(trinket.variable_name)
+            self._items_stale.add(trinket.variable_name)
             if change["name"] == "enabled":
                 self._set_toggle(trinket)
             # a current_turn change is part of a turn or collapse: the lifecycle handler flushes
@@ -361,7 +370,7 @@ class Dashboard(widgets.VBox):
 
     @_serialized
     def _on_session_turn(self, change: dict[str, Any]) -> None:
-        self._items_now = None
+        self._items_turn = None
         self.driver.start_turn(change["new"])
         self._mark_stateful()
 
@@ -404,7 +413,7 @@ class Dashboard(widgets.VBox):
     @_serialized
     def _on_lifecycle_event(self, event: Event) -> None:
         # subscribed after the trinkets, so this runs once they have handled the event
-        self._items_now = None
+        self._items_turn = None
         try:
             if (isinstance(event, TurnCompletedEvent) and self.driver.turn_open
                     and self.session.auto_compose):
@@ -417,11 +426,12 @@ class Dashboard(widgets.VBox):
 
     @_serialized
     def _on_feed(self, event: TrinketFedEvent) -> None:
-        self._items_now = None
         try:
             trinket = self._watched.get(event.trinket_name)
             if trinket is not None:
+                # only the trinket fed may have new items: the others are not asked again
                 self._dirty.add(trinket.variable_name)
+                self._items_stale.add(trinket.variable_name)
             self._request_flush(settled=True)
         except Exception as exc:
             self._report(exc)
@@ -521,8 +531,7 @@ class Dashboard(widgets.VBox):
         for section in dirty:
             panel = self._panels.get(section)
             if panel is not None:
-                title, body, empty = self._view(section)
-                panel.show(title, body, empty=empty)
+                panel.show(self._view(section))
         if settled:
             self._sync_controls()
 
@@ -530,17 +539,24 @@ class Dashboard(widgets.VBox):
         session = self.session
         self.driver.latest = top = session.turn
         shown = self.driver.shown
+        slider, play = self.slider, self.play
         with self._echo():
-            for control in (self.slider, self.play):
-                if control.value == shown and control.max == top:
-                    continue  # nothing to send: not even the sync hold
-                with control.hold_sync():
+            # play follows the slider's value in the frontend (the link), its range is set here:
+            # widened before the slider moves, so the link never moves play past its end
+            if top > play.max:
+                play.max = top
+            if slider.value != shown or slider.max != top:   # else nothing to send, not even a hold
+                with slider.hold_sync():
                     # widen before moving and narrow after, so the value is never clamped
-                    if top > control.max:
-                        control.max = top
-                    control.value = shown
-                    if top < control.max:
-                        control.max = top
+                    if top > slider.max:
+                        slider.max = top
+                    slider.value = shown
+                    if top < slider.max:
+                        slider.max = top
+            if top < play.max:
+                with play.hold_sync():   # the kernel's copy of play's value may be stale: set both
+                    play.value = min(shown, top)
+                    play.max = top
             read_only = self.driver.mode == "replay" or session.closed
             # each control only if it differs (a trait set costs its validation even when equal)
             for checkbox in self._toggles.values():
@@ -551,20 +567,21 @@ class Dashboard(widgets.VBox):
             if self.advance_button.disabled != session.closed:
                 self.advance_button.disabled = session.closed
         self._items_at(session.turn)    # items fed since the last compose are live too
-        self.banner.value = self._banner_html()
-        self.events.value = self._events_html()
+        _set(self.banner, self._banner_html())
         self._sync_tab()
 
     def _sync_tab(self) -> None:
-        """Draw the overview, budget or cache tab if it is the one open (the others cost
-        nothing until they are opened)."""
+        """Draw the overview, budget, cache or event log tab if it is the one open (the others
+        cost nothing until they are opened, and are drawn then)."""
         selected = self.tabs.children[self.tabs.selected_index or 0]
         if selected is self.overview:
-            self.overview.value = self._overview_html()
+            _set(self.overview, self._overview_html())
+        elif selected is self.events:
+            _set(self.events, self._events_html())
         elif selected is self.budget:
-            self.budget.value = self._budget_html()
+            _set(self.budget, self._budget_html())
         elif selected is self.cache:
-            self.cache.value = self._cache_html()
+            _set(self.cache, self._cache_html())
 
     def _mark_stateful(self) -> None:
         self._dirty.update(t.variable_name for t in self._watched.values()
@@ -619,14 +636,25 @@ class Dashboard(widgets.VBox):
 
     def _items_at(self, turn: int) -> dict[str, list[dict[str, Any]]]:
         """The items live now (section -> ``describe_items()``), noted in the item log at ``turn``
-        (a compose, or a settle: items fed since the last compose are live too). Taken again only
-        when something may have changed them since (see ``_items_now``)."""
-        if self._items_now is None or self._items_now[0] != turn:
-            items = {t.variable_name: t.describe_items()
-                     for t in self._watched.values() if isinstance(t, StatefulTrinket)}
-            self._items.sight(turn, items)
-            self._items_now = (turn, items)
-        return self._items_now[1]
+        (a compose, or a settle: items fed since the last compose are live too). Every stateful
+        trinket is asked once per turn; within a turn only those that may have changed their
+        items since (see ``_items_stale``); what is seen at one turn adds up in the item log."""
+        if self._items_turn != turn:
+            self._items_now = {t.variable_name: t.describe_items()
+                               for t in self._watched.values() if isinstance(t, StatefulTrinket)}
+            self._items.sight(turn, self._items_now)
+            self._items_turn = turn
+        elif self._items_stale:
+            fresh = {}
+            for section in self._items_stale:
+                trinket = self._writers.get(section)
+                if isinstance(trinket, StatefulTrinket):
+                    fresh[section] = trinket.describe_items()
+            if fresh:
+                self._items_now.update(fresh)
+                self._items.sight(turn, fresh)
+        self._items_stale.clear()
+        return self._items_now
 
     # -- structure: which panels exist, in which view
     def _watched_sections(self) -> set[str]:
@@ -654,7 +682,7 @@ class Dashboard(widgets.VBox):
             if current.get(name) is not trinket:
                 trinket.unobserve(self._on_trinket_change, names=_trinket_traits(trinket))
                 del self._watched[name]
-                self._items_now = None
+                self._items_turn = None
                 checkbox = self._toggles.pop(name, None)
                 if checkbox is not None:
                     checkbox.unobserve(self._on_toggle, names=["value"])
@@ -663,7 +691,7 @@ class Dashboard(widgets.VBox):
             if name not in self._watched:
                 trinket.observe(self._on_trinket_change, names=_trinket_traits(trinket))
                 self._watched[name] = trinket
-                self._items_now = None
+                self._items_turn = None
                 # the description's default width cuts long trinket names: let it take its own
                 checkbox = widgets.Checkbox(value=trinket.enabled, indent=False,
                                             description=f"{name} ({trinket.variable_name})",
@@ -673,6 +701,8 @@ class Dashboard(widgets.VBox):
                 checkbox.observe(self._on_toggle, names=["value"])
                 self._toggles[name] = checkbox
                 self._dirty.add(trinket.variable_name)
+        # the first trinket writing a section is the one shown, as a search through them found it
+        self._writers = {t.variable_name: t for t in reversed(list(self._watched.values()))}
         toggles = tuple(self._toggles[name] for name in current if name in self._toggles)
         if self.toggle_box.children != toggles:
             self.toggle_box.children = toggles
@@ -684,6 +714,7 @@ class Dashboard(widgets.VBox):
             if section not in wanted:
                 self._panels.pop(section).close()
                 self._rendered.pop(section, None)
+                self._texts.pop(section, None)
                 changed = True
         for section in wanted:
             if section not in self._panels:
@@ -724,21 +755,21 @@ class Dashboard(widgets.VBox):
         return plan
 
     # -- rendering
-    def _view(self, section: str) -> tuple[str, str, bool]:
-        """(title, body HTML, empty) of a section in the current mode; empty: no content and no
-        failure or switch to show, so the panel folds."""
+    def _view(self, section: str) -> PanelView:
+        """What the panel of a section shows in the current mode."""
         if self.driver.view is None:
             return self._live_view(section)
         view = self.driver.view
-        return recorded_section(self._recorded_at(view), view, section, self._trinket_of(section),
+        return recorded_section(self._recorded_at(view), view, section, self._writers.get(section),
                                 self._omitted_at, self._items, self.preview_chars)
 
-    def _live_view(self, section: str) -> tuple[str, str, bool]:
+    def _live_view(self, section: str) -> PanelView:
         """The live view of a section, rendered again only when what it shows changed: the
         trinket's text, failure, switch, cache policy, placement, segment turn and items (or, for a
-        section the composer writes, its record) and the preview size."""
+        section the composer writes, its record) and the preview size; its text is drawn again
+        only when the text changed (a countdown alone does not)."""
         session = self.session
-        trinket = self._trinket_of(section)
+        trinket = self._writers.get(section)
         key: tuple[Any, ...]
         items: list[dict[str, Any]] | None = None
         if trinket is None:
@@ -756,15 +787,17 @@ class Dashboard(widgets.VBox):
         rendered = self._rendered.get(section)
         if rendered is not None and rendered[0] == key:
             return rendered[1]
-        view = live_section(session, section, trinket, self.preview_chars, items=items)
+        view = live_section(session, section, trinket, self.preview_chars, items=items,
+                            text_html=functools.partial(self._section_text, section))
         self._rendered[section] = (key, view)
         return view
 
-    def _trinket_of(self, section: str) -> EventAwareTrinket | None:
-        for trinket in self._watched.values():
-            if trinket.variable_name == section:
-                return trinket
-        return None
+    def _section_text(self, section: str, content: str, limit: int) -> str:
+        """``section_text``, kept per section while its text and the limit stay the same."""
+        drawn = self._texts.get(section)
+        if drawn is None or drawn[1] != limit or drawn[0] != content:
+            drawn = self._texts[section] = (content, limit, section_text(content, limit))
+        return drawn[2]
 
     def _prompt_on_view(self) -> ComposedPrompt | None:
         if self.driver.view is None:
@@ -929,12 +962,13 @@ class Dashboard(widgets.VBox):
         for name, trinket in list(getattr(self, "_watched", {}).items()):
             trinket.unobserve(self._on_trinket_change, names=_trinket_traits(trinket))
         self._watched = {}
-        owned: list[widgets.Widget] = []
         for panel in getattr(self, "_panels", {}).values():
-            owned.extend((panel.body, panel.box))
+            panel.close()
+        owned: list[widgets.Widget] = []
         owned.extend(getattr(self, "_toggles", {}).values())
         owned.extend(getattr(self, "views", {}).values())
-        for name in ("banner", "errors", "slider", "play", "advance_count", "advance_button",
+        for name in ("_play_link", "banner", "errors", "slider", "play", "advance_count",
+                     "advance_button",
                      "summary", "collapse_button", "overview", "budget", "cache", "events",
                      "toggle_box", "tabs"):
             widget = getattr(self, name, None)
@@ -952,6 +986,13 @@ class Dashboard(widgets.VBox):
             self.set_trait("closed", True)
         super().close()
 
+
+
+def _set(widget: widgets.HTML, value: str) -> None:
+    """Set an HTML widget's value if it differs (a trait set costs its validation even when the
+    value is equal, and every settle asks)."""
+    if widget.value != value:
+        widget.value = value
 
 
 def _check_model(model: object) -> str:
