@@ -2,6 +2,7 @@
 and read the update messages the dashboard asks the comms to send."""
 from __future__ import annotations
 
+import collections
 import html
 import itertools
 import json
@@ -10,6 +11,7 @@ from typing import Any, Callable
 
 import comm
 import pytest
+from ipywidgets.widgets.widget_link import Link
 
 from trinkets.base import EventAwareTrinket, StatefulTrinket, feed
 from trinkets.peanutgallery_trinket import PeanutGalleryTrinket
@@ -969,6 +971,110 @@ def test_a_change_of_text_error_switch_or_items_renders_the_panel_again(
     d.refresh()
     assert "3 results" not in d.panel("forage_results").value
     d.close()
+
+
+class Watchlist(StatefulTrinket):
+    """Items whose text does not count down: a turn changes only their turns remaining."""
+
+    variable_name = "whilethecatsaway_results"
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.watched: dict[str, int] = {}   # name -> last turn shown
+
+    @feed
+    def watch(self, name: str, ttl: int) -> None:
+        self.watched[name] = self.current_turn + ttl
+        self.request_update()
+
+    def describe_items(self) -> list[dict[str, Any]]:
+        return [{"id": name, "label": name, "turns_remaining": last - self.current_turn}
+                for name, last in self.watched.items()]
+
+    def generate_content(self, context: dict[str, Any]) -> str:
+        return "\n".join(f"watching {name}" for name in self.watched)
+
+    def _expire_items(self) -> bool:
+        kept = {n: last for n, last in self.watched.items() if self.current_turn <= last}
+        expired = len(kept) != len(self.watched)
+        self.watched = kept
+        return expired
+
+    def _clear_all_state(self) -> None:
+        self.watched = {}
+
+
+def test_a_countdown_change_is_sent_without_the_sections_text(sent: list) -> None:
+    s = make_session(Watchlist)
+    d = Dashboard(s)
+    s.trinket("Watchlist").watch("the build", ttl=5)
+    panel = d.panel("whilethecatsaway_results")
+    texts: list[str] = []
+    panel.text.observe(lambda change: texts.append(change["new"]), names=["value"])
+    sent.clear()
+
+    d.advance(1)
+    d.advance(1)
+
+    # the text did not change: its widget is not set (so not sent); the countdown went out alone
+    assert texts == [] and updates(sent, panel.text) == []
+    assert [read_update(u) for u in updates(sent, panel.status)] == [
+        {"meta": f"trinket Watchlist · 18 chars · segment turn {turn}",
+         "items": [("the build", str(5 - turn))]} for turn in (1, 2)]
+    assert read(panel.value) == {"meta": "trinket Watchlist · 18 chars · segment turn 2",
+                                 "items": [("the build", "3")], "text": "watching the build"}
+    s.trinket("Watchlist").watch("the tests", ttl=1)   # new text: the text widget is set, once
+    assert [read_update(u) for u in updates(sent, panel.text)] == [
+        {"text": "watching the build\nwatching the tests"}]
+    d.close()
+
+
+def test_a_feed_reads_the_items_of_the_trinket_fed_only(sent: list) -> None:
+    s = make_session(Tasks, Watchlist, PeanutGalleryTrinket)
+    d = Dashboard(s)
+    d.advance(1)
+    asked: list[str] = []
+    for trinket in s.trinkets.values():
+        def counting(describe: Any = trinket.describe_items, name: str = trinket.name) -> Any:
+            asked.append(name)
+            return describe()
+        trinket.describe_items = counting  # type: ignore[method-assign]
+    s.trinket("Watchlist").watch("the build", ttl=3)
+    # the dashboard asks the trinket fed (for its new content, and when the feed call ends) and no
+    # other; its countdown and the timeline show the new item
+    assert set(asked) == {"Watchlist"}
+    assert read(d.panel("whilethecatsaway_results").value)["items"] == [("the build", "3")]
+    assert ("the build", "live", "3") in bars(d)
+    s.trinket("PeanutGalleryTrinket").add_guidance("concern", "Slow down.", ttl=2)
+    assert set(asked) == {"Watchlist", "PeanutGalleryTrinket"}
+    asked.clear()
+    d.refresh()                                   # nothing fed or turned since: nobody asked
+    assert asked == []
+    s.advance_turn()                              # a turn: every stateful trinket, once more
+    with_dashboard = collections.Counter(asked)   # than the session itself asks
+    d.close()
+    asked.clear()
+    s.advance_turn()
+    assert with_dashboard - collections.Counter(asked) == collections.Counter(
+        ["Tasks", "Watchlist", "PeanutGalleryTrinket"])
+
+
+def test_play_and_slider_are_linked_in_the_frontend(sent: list) -> None:
+    s = make_session(Inbox)
+    d = Dashboard(s)
+    link = d._play_link
+    assert isinstance(link, Link)
+    assert (link.source, link.target) == ((d.play, "value"), (d.slider, "value"))
+    # so the kernel moves the slider alone (the link moves play in the browser) and keeps play's
+    # end, widened before the slider moves so the link never moves play past it
+    sent.clear()
+    s.advance_turn()
+    assert [(c, data["state"]) for c, data in sent if c in (d.slider.comm, d.play.comm)] == [
+        (d.play.comm, {"max": 1}), (d.slider.comm, {"max": 1, "value": 1})]
+    # no Python observer moves one with the other
+    assert not d.play._trait_notifiers.get("value")
+    d.close()
+    assert link.comm is None                      # closed with the dashboard
 
 
 def test_items_changed_without_a_feed_or_content_change_still_show_at_the_next_turn(

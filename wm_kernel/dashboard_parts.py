@@ -176,7 +176,9 @@ class SectionPanel:
         self.text = widgets.HTML()
         self.body = widgets.VBox(children=(self.text,))
         self.box = widgets.Accordion(children=(self.body,), titles=(section,), selected_index=0)
-        self._empty = False
+        # what the widgets show, as a view: compared instead of their traits (a panel is asked
+        # on every settle; a view rendered from unchanged inputs is the same object)
+        self._shown = PanelView(section, "", "", False)
 
     @property
     def title(self) -> str:
@@ -194,23 +196,25 @@ class SectionPanel:
         A panel whose section has no content (and no error to show) folds to its title line when
         it becomes empty and opens again when content arrives; in between the user's choice
         stands."""
-        title = view.title + " · empty" if view.empty else view.title
-        empty = view.empty
-        if empty != self._empty or self.box.titles != (title,):
+        shown = self._shown
+        if view is shown:
+            return
+        if view.title != shown.title or view.empty != shown.empty:
             # the accordion's title and fold change together: one message for both
             with self.box.hold_sync():
+                title = view.title + " · empty" if view.empty else view.title
                 if self.box.titles != (title,):
                     self.box.titles = (title,)
-                if empty != self._empty:
-                    self._empty = empty
-                    self.box.selected_index = None if empty else 0
+                if view.empty != shown.empty:
+                    self.box.selected_index = None if view.empty else 0
         # compared first: a trait set costs its validation even when the value is equal
-        if view.status != self.status.value:
+        if view.status != shown.status:
             self.status.value = view.status
-            if (len(self.body.children) == 2) != bool(view.status):
+            if bool(view.status) != bool(shown.status):
                 self.body.children = (self.status, self.text) if view.status else (self.text,)
-        if view.text != self.text.value:
+        if view.text != shown.text:
             self.text.value = view.text
+        self._shown = view
 
     def close(self) -> None:
         """Close the panel's widgets."""

@@ -98,16 +98,12 @@ class ItemSpan:
                       f'data-item="{html.escape(self.id, quote=True)}"')
         return html.escape(label), attributes, html.escape(hover)
 
-    def _drawn(self, y: int, col: int, state: str, remaining: int | None,
-               reach: int) -> tuple[str, str]:
-        """(label, bar) of its timeline row at height ``y``, with columns ``col`` wide, in
-        ``state`` with ``remaining`` turns, an endless bar running to turn ``reach``: the last
-        row drawn is kept (in the instance dict, as ``_row_text``), as the next draw mostly
-        asks for the same."""
-        key = (y, col, state, remaining, reach)
-        drawn = self.__dict__.get("_last_drawn")
-        if drawn is not None and drawn[0] == key:
-            return drawn[1]
+    def _draw(self, key: tuple[int, int, str, int | None, int]) -> tuple[Any, str, str]:
+        """(key, label, bar) of its timeline row for ``key`` = (height ``y``, column width
+        ``col``, ``state``, ``remaining`` turns, ``reach``: the turn an endless bar runs to),
+        kept as ``_last_drawn`` in the instance dict (as ``_row_text``): the next draw mostly
+        asks for the same row, and ``timeline_html`` compares its key before calling."""
+        y, col, state, remaining, reach = key
         label, attributes, hover = self._row_text
         end = reach if self.end is None else self.end
         bar = ""
@@ -118,9 +114,9 @@ class ItemSpan:
                    f'width="{(end - self.start + 1) * col - 2}" height="{_ROW - 6}" rx="3" '
                    f'style="fill:{_LIVE if state == "live" else _EXPIRED}"><title>{hover}</title>'
                    "</rect>")
-        texts = (f'<text x="4" y="{y + 13}" style="fill:{_TEXT}">{label}</text>', bar)
-        self.__dict__["_last_drawn"] = (key, texts)
-        return texts
+        drawn = (key, f'<text x="4" y="{y + 13}" style="fill:{_TEXT}">{label}</text>', bar)
+        self.__dict__["_last_drawn"] = drawn
+        return drawn
 
 
 def item_spans(items_at: Mapping[int, Mapping[str, Sequence[Mapping[str, Any]]]],
@@ -374,11 +370,24 @@ def timeline_html(spans: Sequence[ItemSpan], marked_turn: int, *, live: bool = T
     # without an end runs past the window's right edge, to a mark that moves every WINDOW turns.
     reach = (last // WINDOW + 2) * WINDOW
     labels, bars = [], []
-    for row, span in enumerate(spans):
-        label, bar = span._drawn(_HEAD + row * _ROW, col, span.state(marked_turn),
-                                 span.remaining(marked_turn), reach)
-        labels.append(label)
-        bars.append(bar)
+    y = _HEAD
+    for span in spans:
+        # span.state() and span.remaining() inline, and the row's memo read here: this loop runs
+        # for every row of every draw, and a call costs more than what it computes
+        start, end = span.start, span.end
+        if marked_turn < start:
+            state = "future"
+        elif end is None or marked_turn <= end:
+            state = "live"
+        else:
+            state = "expired"
+        key = (y, col, state, None if end is None else max(end - marked_turn, 0), reach)
+        drawn = span.__dict__.get("_last_drawn")
+        if drawn is None or drawn[0] != key:
+            drawn = span._draw(key)
+        labels.append(drawn[1])
+        bars.append(drawn[2])
+        y += _ROW
     mark = _LABEL_W + (marked_turn - low) * col + col / 2
     parts = [f'<svg class="wm-timeline" xmlns="http://www.w3.org/2000/svg" width="{width}" '
              f'height="{height}" style="font-size:11px;font-family:var(--jp-ui-font-family,sans-serif)">',

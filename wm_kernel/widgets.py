@@ -193,8 +193,12 @@ class Dashboard(widgets.VBox):
         # whose countdown changed but not its text does not draw its text again
         self._rendered: dict[str, tuple[tuple[Any, ...], PanelView]] = {}
         self._texts: dict[str, tuple[str, int, str]] = {}
-        # section -> the watched trinket that writes it
+        # section -> the watched trinket that writes it; and section -> name of the stateful ones
         self._writers: dict[str, EventAwareTrinket] = {}
+        self._stateful_names: dict[str, str] = {}
+        # what the switches (toggles, buttons) and the banner were last drawn for
+        self._switched: tuple[bool, bool] | None = None
+        self._banner: tuple[Any, ...] | None = None
         # what the structure (panels, observers, toggles) last followed; see _structure_key
         self._structure: tuple[Any, ...] | None = None
         self._shown: tuple[int, tuple[int, ComposedPrompt] | None] | None = None
@@ -557,17 +561,28 @@ class Dashboard(widgets.VBox):
                 with play.hold_sync():   # the kernel's copy of play's value may be stale: set both
                     play.value = min(shown, top)
                     play.max = top
-            read_only = self.driver.mode == "replay" or session.closed
-            # each control only if it differs (a trait set costs its validation even when equal)
-            for checkbox in self._toggles.values():
-                if checkbox.disabled != read_only:
-                    checkbox.disabled = read_only
-            if self.collapse_button.disabled != read_only:
-                self.collapse_button.disabled = read_only
-            if self.advance_button.disabled != session.closed:
-                self.advance_button.disabled = session.closed
+            closed = session.closed
+            read_only = self.driver.view is not None or closed
+            # the switches are set only here (and made where a toggle is made, which forgets
+            # _switched): a settle that did not change what they follow reads none of them
+            if self._switched != (read_only, closed):
+                # each control only if it differs (a trait set costs its validation even when equal)
+                for checkbox in self._toggles.values():
+                    if checkbox.disabled != read_only:
+                        checkbox.disabled = read_only
+                if self.collapse_button.disabled != read_only:
+                    self.collapse_button.disabled = read_only
+                if self.advance_button.disabled != closed:
+                    self.advance_button.disabled = closed
+                self._switched = (read_only, closed)
         self._items_at(session.turn)    # items fed since the last compose are live too
-        _set(self.banner, self._banner_html())
+        # the banner follows the turn on view, the session's turn, segment and state, and which
+        # turns are recorded (the one shown read-only)
+        banner = (self.driver.view, top, session.segment_number, session.segment_turn, closed,
+                  len(self._turns))
+        if banner != self._banner:
+            _set(self.banner, self._banner_html())
+            self._banner = banner
         self._sync_tab()
 
     def _sync_tab(self) -> None:
@@ -584,8 +599,7 @@ class Dashboard(widgets.VBox):
             _set(self.cache, self._cache_html())
 
     def _mark_stateful(self) -> None:
-        self._dirty.update(t.variable_name for t in self._watched.values()
-                           if isinstance(t, StatefulTrinket))
+        self._dirty.update(self._stateful_names)
 
     def _set_toggle(self, trinket: EventAwareTrinket) -> None:
         checkbox = self._toggles.get(trinket.name)
@@ -699,10 +713,13 @@ class Dashboard(widgets.VBox):
                                             layout=widgets.Layout(width="auto"))
                 checkbox._wm_trinket = name
                 checkbox.observe(self._on_toggle, names=["value"])
+                self._switched = None   # a new toggle: enabled or not by the next settle
                 self._toggles[name] = checkbox
                 self._dirty.add(trinket.variable_name)
         # the first trinket writing a section is the one shown, as a search through them found it
         self._writers = {t.variable_name: t for t in reversed(list(self._watched.values()))}
+        self._stateful_names = {t.variable_name: t.name for t in self._watched.values()
+                                if isinstance(t, StatefulTrinket)}
         toggles = tuple(self._toggles[name] for name in current if name in self._toggles)
         if self.toggle_box.children != toggles:
             self.toggle_box.children = toggles
@@ -769,13 +786,13 @@ class Dashboard(widgets.VBox):
         section the composer writes, its record) and the preview size; its text is drawn again
         only when the text changed (a countdown alone does not)."""
         session = self.session
+        limit = self.preview_chars
         trinket = self._writers.get(section)
         key: tuple[Any, ...]
         items: list[dict[str, Any]] | None = None
         if trinket is None:
             record = find_record(session.composed, section)
-            key = (None, None if record is None else (record.content, record.cached),
-                   self.preview_chars)
+            key = (None, None if record is None else (record.content, record.cached), limit)
         else:
             if isinstance(trinket, StatefulTrinket):
                 items = self._items_at(session.turn).get(section)
@@ -783,11 +800,11 @@ class Dashboard(widgets.VBox):
             else:
                 turn = None
             key = (trinket, trinket.content, trinket.error, trinket.enabled, trinket.cache_policy,
-                   session.layout.placement_of(section), turn, items, self.preview_chars)
+                   session.layout.placement_of(section), turn, items, limit)
         rendered = self._rendered.get(section)
         if rendered is not None and rendered[0] == key:
             return rendered[1]
-        view = live_section(session, section, trinket, self.preview_chars, items=items,
+        view = live_section(session, section, trinket, limit, items=items,
                             text_html=functools.partial(self._section_text, section))
         self._rendered[section] = (key, view)
         return view
@@ -809,8 +826,7 @@ class Dashboard(widgets.VBox):
         """The overview tab: the items' timeline, the placements' sizes, the newest changes, all
         as seen at the turn on view."""
         viewing = self.driver.view
-        names = {t.variable_name: t.name for t in self._watched.values()
-                 if isinstance(t, StatefulTrinket)}
+        names = self._stateful_names
         # the timeline changes with the items, the turn on view and the mode; each part is drawn
         # again only when what it shows changed, so a settle that changed none of them costs
         # three comparisons
