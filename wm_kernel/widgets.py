@@ -23,13 +23,17 @@ Live, but frugal. The dashboard observes ``Session.turn``, every compose (``Sess
 and each trinket's ``content``, ``error``, ``enabled`` and ``current_turn``, marks the affected
 sections dirty and re-renders only those. Changes that belong to one turn advance (turn counters,
 lifecycle refreshes, the compose that follows) are held until the turn's compose ends and then sent
-together, so one turn sends at most one update per changed section and nothing for unchanged ones.
-The event log refreshes when things settle (after a compose, turn, collapse or feed call), not on
-every event, and only if an event came since. The overview, budget and cache tabs are drawn only
-while they are open (and again when opened): the overview's parts each only when what they show
-changed, the bars once per prompt, the simulation once per latest turn and compose (kept for slider
-moves). A live panel is rendered again only when what it shows changed (its trinket's text,
-failure, switch, segment turn or items), and a control is set only when its value differs.
+together, so one turn sends at most one update per changed part of a section and nothing for
+unchanged ones. A stateful trinket's countdown (its segment turn, its items' turns remaining) is
+its panel's own small widget, so a turn that changes only the countdown does not resend the
+section's text (``dashboard_parts.SectionPanel``). The overview, budget, cache and event log tabs
+are drawn only while they are open (and again when opened), when things settle (after a compose,
+turn, collapse or feed call), not on every event: the overview's parts each only when what they
+show changed, the event log only if an event came since, the bars once per prompt, the simulation
+once per latest turn and compose (kept for slider moves). A live panel is rendered again only when
+what it shows changed (its trinket's text, failure, switch, segment turn or items), its text only
+when the text changed, and a control is set only when its value differs. The items are read once
+per turn from every stateful trinket and, between turns, only from a trinket fed or changed.
 
 Memory: the recorded prompts are the session's History's; the dashboard keeps per turn only the
 turn number and what was left out (when anything was), and the items of the stateful trinkets as
@@ -40,7 +44,8 @@ bytes, whatever the number of live items (``tests/test_widgets.py`` measures it)
 The slider travels in time, it never changes the session: it reaches from turn 0 to the session's
 turn; moving it back shows the prompt recorded at that earlier turn, read-only, under a banner;
 moving it to the session's turn resumes the live view. Play replays the recorded turns and stops at
-the latest. Advancing the session is explicit: the "advance" button (or :meth:`Dashboard.advance`,
+the latest; play and slider are linked in the frontend (``jslink``), so a tick of play reaches the
+kernel as a slider move and a turn sends the slider (and play's end) only. Advancing the session is explicit: the "advance" button (or :meth:`Dashboard.advance`,
 or ``%turn N``) completes as many turns as its count says. Which turn is shown and when rendering
 may happen is one :class:`TurnDriver`.
 
