@@ -2,6 +2,7 @@
 and read the update messages the dashboard asks the comms to send."""
 from __future__ import annotations
 
+import collections
 import html
 import itertools
 import json
@@ -10,12 +11,14 @@ from typing import Any, Callable
 
 import comm
 import pytest
+from ipywidgets.widgets.widget_link import Link
 
 from trinkets.base import EventAwareTrinket, StatefulTrinket, feed
 from trinkets.peanutgallery_trinket import PeanutGalleryTrinket
 from wm_kernel.clock import ManualClock
 from wm_kernel.events import SegmentCollapsedEvent, TurnCompletedEvent
 from wm_kernel.session import Session
+from wm_kernel.dashboard_parts import PanelView
 from wm_kernel.widgets import Dashboard, TurnDriver
 
 
@@ -87,6 +90,11 @@ def updates(log: list[tuple[RecordingComm, Any]], widget: Any) -> list[dict[str,
             if c is widget.comm and data["method"] == "update"]
 
 
+def panel_updates(log: list[tuple[RecordingComm, Any]], panel: Any) -> list[dict[str, Any]]:
+    """The updates sent to any widget of a section's panel (status, text, their box, accordion)."""
+    return [u for w in (panel.status, panel.text, panel.body, panel.box) for u in updates(log, w)]
+
+
 def all_updates(log: list[tuple[RecordingComm, Any]]) -> list[Any]:
     """Every update the kernel originated (not the echo_update acknowledgements of browser changes)."""
     return [data for _, data in log if data["method"] == "update"]
@@ -95,6 +103,14 @@ def all_updates(log: list[tuple[RecordingComm, Any]]) -> list[Any]:
 def from_frontend(widget: Any, **state: Any) -> None:
     """Deliver an update as the browser would (through the comm's message handler)."""
     widget.comm.handler({"content": {"data": {"method": "update", "state": state}}, "buffers": []})
+
+
+def play_from_frontend(d: Dashboard, value: int) -> None:
+    """What the browser sends when the play control ticks to ``value``: play and slider are linked
+    there (``test_play_and_slider_are_linked_in_the_frontend``), so the link moves the slider,
+    which syncs first (inside play's change), then play itself."""
+    from_frontend(d.slider, value=value)
+    from_frontend(d.play, value=value)
 
 
 # -- small trinkets with predictable output ---------------------------------------------------------
@@ -192,9 +208,9 @@ def test_one_panel_per_section_grouped_by_placement(sent: list) -> None:
     assert d.panel("peanutgallery_guidance").box.selected_index is None
     assert d.panel("inbox_status").box.selected_index == 0
     assert d.panel("inbox_status").title == "inbox_status · Inbox"
-    assert read(d.panel("inbox_status").body.value) == {
+    assert read(d.panel("inbox_status").value) == {
         "meta": "trinket Inbox · 8 chars", "text": "2 unread"}
-    assert read(d.panel("location_context").body.value) == {
+    assert read(d.panel("location_context").value) == {
         "meta": "trinket Location · 22 chars · cached", "text": "The user is in London."}
     assert [t.description for t in d.toggle_box.children] == [
         "Inbox (inbox_status)", "Location (location_context)", "Tasks (async_activity)",
@@ -229,20 +245,22 @@ def test_one_turn_sends_one_update_for_the_changed_section_and_none_for_the_othe
 
     s.advance_turn()
 
-    # the tasks section changed twice inside the turn (counter, then compose): one message
-    assert [read_update(u) for u in updates(sent, tasks.body)] == [{
-        "meta": "trinket Tasks · 28 chars · segment turn 1", "items": [("index the wiki", "2")],
+    # the tasks section changed twice inside the turn (counter, then compose): one message for
+    # its countdown and one for its text (which counts down too)
+    assert [read_update(u) for u in updates(sent, tasks.status)] == [{
+        "meta": "trinket Tasks · 28 chars · segment turn 1", "items": [("index the wiki", "2")]}]
+    assert [read_update(u) for u in updates(sent, tasks.text)] == [{
         "text": "index the wiki: 2 turns left"}]
-    assert updates(sent, tasks.box) == []
+    assert updates(sent, tasks.box) == [] and updates(sent, tasks.body) == []
     for unchanged in ("base_prompt", "inbox_status", "location_context"):
-        assert updates(sent, d.panel(unchanged).body) == []
-        assert updates(sent, d.panel(unchanged).box) == []
-    # the controls: one message each, and nothing else at all
+        assert panel_updates(sent, d.panel(unchanged)) == []
+    # the controls: one message each (play follows the slider's value in the frontend, its end
+    # is set here), the banner, the open overview tab, and nothing else at all
     assert updates(sent, d.slider) == [{"max": 1, "value": 1}]
-    assert updates(sent, d.play) == [{"max": 1, "value": 1}]
+    assert updates(sent, d.play) == [{"max": 1}]
     assert [text_of(u["value"]) for u in updates(sent, d.banner)] == [
         "live · turn 1 · segment 1 (segment turn 1)"]
-    assert len(updates(sent, d.events)) == 1
+    assert updates(sent, d.events) == []          # its tab is closed
     assert len(updates(sent, d.overview)) == 1
     assert len(sent) == 6 and all(data["method"] == "update" for _, data in sent)
     d.close()
@@ -254,11 +272,11 @@ def test_a_turn_that_changes_no_section_sends_only_the_controls(sent: list) -> N
     sent.clear()
     s.advance_turn(3)
     panels = [d.panel(n) for n in ("base_prompt", "inbox_status", "location_context")]
-    assert [m for p in panels for w in (p.body, p.box) for m in updates(sent, w)] == []
+    assert [m for p in panels for m in panel_updates(sent, p)] == []
     # three turns from another cell: each turn settles once
     assert updates(sent, d.slider) == [{"max": 1, "value": 1}, {"max": 2, "value": 2},
                                        {"max": 3, "value": 3}]
-    assert len(sent) == 15  # slider, play, banner, event log, overview, per turn
+    assert len(sent) == 12  # slider, play's end, banner, the open overview, per turn
     d.close()
 
 
@@ -270,8 +288,8 @@ def test_a_change_from_another_cell_updates_only_its_panel(sent: list) -> None:
     inbox.text = "5 unread, 1 urgent"
     inbox.request_update()
     assert [(c, data["method"], list(data["state"])) for c, data in sent] == [
-        (d.panel("inbox_status").body.comm, "update", ["value"])]
-    assert read(d.panel("inbox_status").body.value) == {
+        (d.panel("inbox_status").text.comm, "update", ["value"])]
+    assert read(d.panel("inbox_status").value) == {
         "meta": "trinket Inbox · 18 chars", "text": "5 unread, 1 urgent"}
     d.close()
 
@@ -288,10 +306,11 @@ def test_toggling_a_trinket_updates_its_panel(sent: list) -> None:
     inbox = s.trinket("Inbox")
     assert inbox.enabled is False and inbox.content == ""
     assert updates(sent, panel.box) == [{"titles": ["inbox_status · Inbox · disabled"]}]
-    assert [read_update(u) for u in updates(sent, panel.body)] == [{
+    assert [read_update(u) for u in updates(sent, panel.text)] == [{
         "meta": "trinket Inbox · 0 chars", "note": "disabled contributes no section"}]
+    assert updates(sent, panel.status) == []     # a section without items has no countdown
     assert updates(sent, toggle) == []           # the browser already shows the new value
-    assert updates(sent, d.panel("location_context").body) == []
+    assert panel_updates(sent, d.panel("location_context")) == []
     assert "inbox_status" not in s.compose().section_names()
 
     sent.clear()
@@ -314,20 +333,20 @@ def test_a_failing_trinket_shows_its_error_with_a_badge(sent: list) -> None:
     sent.clear()
     s.compose()
     assert panel.title == "forage_results · Flaky · ⚠ failed"
-    assert read(panel.body.value) == {
+    assert read(panel.value) == {
         "meta": "trinket Flaky · 0 chars",
         "note": "error RuntimeError: search <backend> down the section is left out of the prompt"}
-    assert 'class="wm-badge"' in panel.body.value
-    assert len(updates(sent, panel.body)) == 1
-    assert updates(sent, d.panel("inbox_status").body) == []
+    assert 'class="wm-badge"' in panel.value
+    assert len(updates(sent, panel.text)) == 1
+    assert panel_updates(sent, d.panel("inbox_status")) == []
 
     s.trinket("Flaky").failure = ""
     s.advance_turn()
     assert panel.title == "forage_results · Flaky"
-    assert read(panel.body.value) == {"meta": "trinket Flaky · 9 chars", "text": "3 results"}
+    assert read(panel.value) == {"meta": "trinket Flaky · 9 chars", "text": "3 results"}
     d.viewing_turn = 0                            # the failure stays visible in the record
     assert panel.title == "forage_results · Flaky · ⚠ failed"
-    assert read(panel.body.value) == {
+    assert read(panel.value) == {
         "meta": "turn 0 (read-only) · trinket Flaky · 0 chars",
         "note": "error forage_results · Flaky · trinket failed: RuntimeError: search <backend> down"}
     d.close()
@@ -337,7 +356,7 @@ def test_hostile_content_is_shown_as_text(sent: list) -> None:
     s = make_session(Inbox)
     s.trinket("Inbox").text = '<img src=x onerror="alert(1)"><script>alert(2)</script>'
     d = Dashboard(s)
-    assert read(d.panel("inbox_status").body.value) == {
+    assert read(d.panel("inbox_status").value) == {
         "meta": "trinket Inbox · 55 chars",
         "text": '<img src=x onerror="alert(1)"><script>alert(2)</script>'}
     wire = json.dumps([data for _, data in sent])
@@ -353,7 +372,7 @@ def test_a_5_mb_section_sends_a_truncated_preview_with_its_full_size(sent: list)
     inbox.text = "<x>" + "y" * 5_000_000
     inbox.request_update()
     # the one truncation rule of every view (render.preview), at the dashboard's preview_chars
-    assert read(d.panel("inbox_status").body.value) == {
+    assert read(d.panel("inbox_status").value) == {
         "meta": "trinket Inbox · 5,000,003 chars",
         "text": "<x>" + "y" * 19_997 + "\n[preview: the first 20,000 of 5,000,003 characters]"}
     assert len(json.dumps([data for _, data in sent])) < 25_000
@@ -373,8 +392,8 @@ def test_slider_travels_in_time_and_only_the_advance_button_changes_the_session(
     d.advance_count.value = 3
     d.advance_button.click()
     assert (s.turn, calls, d.viewing_turn) == (3, [3], None)
-    assert (d.slider.max, d.slider.value, d.play.max, d.play.value) == (3, 3, 3, 3)
-    assert read(d.panel("async_activity").body.value)["text"] == "index the wiki: 1 turns left"
+    assert (d.slider.max, d.slider.value, d.play.max) == (3, 3, 3)
+    assert read(d.panel("async_activity").value)["text"] == "index the wiki: 1 turns left"
 
     from_frontend(d.slider, value=1)
     assert (s.turn, calls, d.viewing_turn) == (3, [3], 1)
@@ -382,7 +401,7 @@ def test_slider_travels_in_time_and_only_the_advance_button_changes_the_session(
                         "slider to turn 3 to resume the live view")
     assert text_of(d.banner.value) == d.status
     assert (d.driver.mode, d.driver.shown, d.driver.latest) == ("replay", 1, 3)
-    assert read(d.panel("async_activity").body.value) == {
+    assert read(d.panel("async_activity").value) == {
         "meta": "turn 1 (read-only) · trinket Tasks · 28 chars",
         "items": [("index the wiki", "3")], "text": "index the wiki: 3 turns left"}
     assert d.toggle("Inbox").disabled and d.collapse_button.disabled
@@ -390,13 +409,13 @@ def test_slider_travels_in_time_and_only_the_advance_button_changes_the_session(
     # live changes while viewing history do not disturb the read-only view
     s.trinket("Inbox").text = "changed"
     s.trinket("Inbox").request_update()
-    assert read(d.panel("inbox_status").body.value)["text"] == "2 unread"
+    assert read(d.panel("inbox_status").value)["text"] == "2 unread"
 
     from_frontend(d.slider, value=3)
     assert (s.turn, calls, d.viewing_turn) == (3, [3], None)
     assert text_of(d.banner.value) == "live · turn 3 · segment 1 (segment turn 3)"
     assert d.driver.mode == "live"
-    assert read(d.panel("inbox_status").body.value)["text"] == "changed"
+    assert read(d.panel("inbox_status").value)["text"] == "changed"
     assert not d.toggle("Inbox").disabled
 
     d.slider.value = 7                            # past the latest turn: clamped, nothing advances
@@ -406,7 +425,7 @@ def test_slider_travels_in_time_and_only_the_advance_button_changes_the_session(
     from_frontend(d.slider, value=0)
     d.advance_button.click()                      # from the past: advance, back to live
     assert (s.turn, calls, d.viewing_turn, d.slider.value) == (5, [3, 2], None, 5)
-    assert read(d.panel("async_activity").body.value) == {
+    assert read(d.panel("async_activity").value) == {
         "meta": "trinket Tasks · 0 chars · segment turn 5",
         "note": "no content: the section is left out", "items": []}
     assert d.panel("async_activity").title == "async_activity · Tasks · empty"
@@ -424,14 +443,16 @@ def test_without_auto_compose_a_turn_still_sends_one_update_and_old_turns_show_t
     d = Dashboard(s)                              # composes once, at turn 0
     sent.clear()
     s.advance_turn()                              # "short job" expires: a lifecycle refresh
-    assert [read_update(u) for u in updates(sent, d.panel("async_activity").body)] == [{
-        "meta": "trinket Tasks · 22 chars · segment turn 1", "items": [("long job", "4")],
+    tasks_panel = d.panel("async_activity")
+    assert [read_update(u) for u in updates(sent, tasks_panel.status)] == [{
+        "meta": "trinket Tasks · 22 chars · segment turn 1", "items": [("long job", "4")]}]
+    assert [read_update(u) for u in updates(sent, tasks_panel.text)] == [{
         "text": "long job: 4 turns left"}]
     s.advance_turn()
     d.viewing_turn = 1
     assert d.status == ("viewing turn 1 (read-only) · the prompt as composed at turn 0 (nothing "
                         "composed at turn 1) · move the slider to turn 2 to resume the live view")
-    assert read(d.panel("async_activity").body.value) == {
+    assert read(d.panel("async_activity").value) == {
         "meta": "turn 0 (read-only) · trinket Tasks · 46 chars",
         "items": [("short job", "0"), ("long job", "5")],
         "text": "short job: 0 turns left\nlong job: 5 turns left"}
@@ -445,13 +466,13 @@ def test_play_replays_the_recorded_turns_and_never_advances(sent: list) -> None:
     d.advance(3)
     turns: list[int] = []
     s.bus.subscribe(TurnCompletedEvent, lambda e: turns.append(e.turn_number))
-    from_frontend(d.play, value=0)                # the browser rewinds and plays: 0, 1, 2, 3
+    play_from_frontend(d, 0)                      # the browser rewinds and plays: 0, 1, 2, 3
     assert (d.viewing_turn, d.slider.value) == (0, 0)
-    assert "index the wiki: 1 turns left" in d.panel("async_activity").body.value
-    from_frontend(d.play, value=2)
+    assert "index the wiki: 1 turns left" in d.panel("async_activity").value
+    play_from_frontend(d, 2)
     assert (d.viewing_turn, d.slider.value) == (2, 2)
-    assert "index the wiki" not in d.panel("async_activity").body.value
-    from_frontend(d.play, value=3)                # the last recorded turn: live again, and the end
+    assert "index the wiki" not in d.panel("async_activity").value
+    play_from_frontend(d, 3)                      # the last recorded turn: live again, and the end
     assert (d.viewing_turn, d.play.max, s.turn, turns) == (None, 3, 3, [])
     d.close()
 
@@ -498,10 +519,12 @@ def test_collapse_button_ends_the_segment_with_the_summary(sent: list) -> None:
     d.collapse_button.click()
     assert [c.summary for c in collapsed] == ["Planning chat"]
     assert (s.segment_number, d.summary.value) == (2, "")
-    assert [read_update(u) for u in updates(sent, d.panel("async_activity").body)] == [{
+    tasks_panel = d.panel("async_activity")
+    assert [read_update(u) for u in updates(sent, tasks_panel.status)] == [{
         "meta": "trinket Tasks · 0 chars · segment turn 0",
         "note": "no content: the section is left out", "items": []}]
-    assert updates(sent, d.panel("inbox_status").body) == []
+    assert updates(sent, tasks_panel.text) == [{"value": ""}]   # its text is gone
+    assert panel_updates(sent, d.panel("inbox_status")) == []
     d.close()
 
 
@@ -512,14 +535,14 @@ def test_peanut_gallery_guidance_counts_down_and_expires(sent: list) -> None:
     pg = s.trinket("PeanutGalleryTrinket")
     pg.add_guidance("concern", "Check the units.", ttl=2)
     pg.add_guidance("coaching", "One question at a time.", ttl=0)
-    table = d.panel("peanutgallery_guidance").body.value
+    table = d.panel("peanutgallery_guidance").value
     # the feed call shows the items at once; the content follows at the next compose
     assert read(table) == {
         "meta": "trinket PeanutGalleryTrinket · 0 chars · segment turn 0",
         "note": "no content: the section is left out",
         "items": [("concern: Check the units.", "2"), ("coaching: One question at a time.", "0")]}
     s.advance_turn()
-    assert read(d.panel("peanutgallery_guidance").body.value) == {
+    assert read(d.panel("peanutgallery_guidance").value) == {
         "meta": "trinket PeanutGalleryTrinket · 118 chars · segment turn 1",
         "items": [("concern: Check the units.", "1")],
         "text": '<mira:peanutgallery>\n  <guidance type="concern" expires_in="1_turns">Check the units.'
@@ -573,14 +596,15 @@ def test_every_colour_follows_the_jupyterlab_theme(sent: list) -> None:
     s.trinket("Inbox").set_enabled(False)
     s.advance_turn()
     d.viewing_turn = 0
-    pages = [d.banner.value, d.events.value, *(d.panel(n).body.value for n in d._panels)]
+    d.tabs.selected_index = d.tabs.children.index(d.events)   # drawn while open, as a user sees it
+    pages = [d.banner.value, d.events.value, *(d.panel(n).value for n in d._panels)]
     d.viewing_turn = None
-    pages += [d.panel(n).body.value for n in d._panels]
+    pages += [d.panel(n).value for n in d._panels]
     values = re.findall(r"(?:color|background|border[a-z-]*):([^;\"]*)", "".join(pages))
     assert {v for v in values if "var(--jp-" not in v and not v.strip()[:1].isdigit()} == {"#fff"}
     assert "color:var(--jp-error-color" in d.events.value      # the failure, in the error colour
-    assert "[preview: the first 10 of" in d.panel("async_activity").body.value  # truncated
-    assert "disabled" in read(d.panel("inbox_status").body.value)["note"]
+    assert "[preview: the first 10 of" in d.panel("async_activity").value  # truncated
+    assert "disabled" in read(d.panel("inbox_status").value)["note"]
     d.close()
 
 
@@ -589,6 +613,7 @@ def test_event_log_says_what_each_event_carries(sent: list) -> None:
     d = Dashboard(s, log_rows=5)
     s.trinket("Tasks").add("index <the> wiki", ttl=0)
     s.advance_turn()
+    d.tabs.selected_index = d.tabs.children.index(d.events)   # what a user opens to read it
     assert re.sub(r"(<[^>]+>)+", "|", d.events.value) == (
         "|last 5 events|#|event|detail|failures|"
         "4|TurnCompletedEvent|turn_number=1, segment_turn_number=1|"
@@ -612,18 +637,18 @@ def test_a_feed_on_another_thread_waits_for_a_render_in_progress_then_shows(sent
     render = panel.show
     blocked: list[bool] = []
 
-    def show_while_another_thread_feeds(title: str, body: str, *, empty: bool = False) -> None:
+    def show_while_another_thread_feeds(view: PanelView) -> None:
         if not feeder.is_alive() and not blocked:
             feeder.start()
             feeder.join(timeout=0.5)
             blocked.append(feeder.is_alive())   # still waiting for this render to end
-        render(title, body, empty=empty)
+        render(view)
 
     panel.show = show_while_another_thread_feeds
     d.refresh()
     feeder.join(timeout=10)
     assert blocked == [True]
-    assert "crawl the docs" in panel.body.value and d.errors.value == ""
+    assert "crawl the docs" in panel.value and d.errors.value == ""
     d.close()
 
 
@@ -665,7 +690,7 @@ def test_the_timeline_ends_an_item_where_it_was_last_seen_when_cut_short(sent: l
     assert bars(d) == [("crawl", "expired", "0")]
     d.viewing_turn = 1
     assert bars(d) == [("crawl", "live", "1")]    # shown at turns 0 to 2 only
-    assert read(d.panel("async_activity").body.value)["items"] == [("crawl", "8")]
+    assert read(d.panel("async_activity").value)["items"] == [("crawl", "8")]
     d.close()
 
 
@@ -746,7 +771,7 @@ def test_the_dashboards_driver_follows_the_session_and_the_slider(sent: list) ->
     assert (d.driver.view, d.driver.mode, d.viewing_turn) == (1, "replay", 1)
     s.advance_turn()                              # from another cell: the view stays where it is
     assert (d.driver.latest, d.driver.view, d.slider.max, d.slider.value) == (4, 1, 4, 1)
-    from_frontend(d.play, value=4)
+    play_from_frontend(d, 4)
     assert (d.driver.mode, d.viewing_turn, d.driver.seeking) == ("live", None, False)
     d.close()
 
@@ -776,11 +801,11 @@ def test_golden_panels(sent: list) -> None:
     s.trinket("Tasks").add("forever", ttl=9)
     s.trinket("Flaky").failure = "down"
     d = Dashboard(s)
-    assert d.panel("async_activity").body.value == GOLDEN_LIVE
+    assert d.panel("async_activity").value == GOLDEN_LIVE
     s.trinket("Flaky").failure = ""
     d.advance(1)
     d.viewing_turn = 0
-    assert d.panel("forage_results").body.value == GOLDEN_READ_ONLY_FAILED
+    assert d.panel("forage_results").value == GOLDEN_READ_ONLY_FAILED
     d.close()
 
 
@@ -908,13 +933,12 @@ def test_a_panel_whose_inputs_did_not_change_is_not_rendered_again(
     s.compose()                                   # the same prompt again: new events only
     panels = [d.panel(n) for n in ("base_prompt", "inbox_status", "location_context",
                                    "async_activity")]
-    assert rendered == [] and [m for p in panels for w in (p.body, p.box)
-                               for m in updates(sent, w)] == []
+    assert rendered == [] and [m for p in panels for m in panel_updates(sent, p)] == []
     inbox = s.trinket("Inbox")
     inbox.text = "7 unread"
     inbox.request_update()
     assert rendered == ["inbox_status"]
-    assert read(d.panel("inbox_status").body.value)["text"] == "7 unread"
+    assert read(d.panel("inbox_status").value)["text"] == "7 unread"
     d.close()
 
 
@@ -930,23 +954,127 @@ def test_a_change_of_text_error_switch_or_items_renders_the_panel_again(
     assert d.panel("forage_results").title == "forage_results · Flaky · ⚠ failed"
     flaky.failure = "still down"                  # a new error, the same (empty) content
     s.compose()
-    assert "error RuntimeError: still down" in read(d.panel("forage_results").body.value)["note"]
+    assert "error RuntimeError: still down" in read(d.panel("forage_results").value)["note"]
     flaky.failure = ""
     s.compose()
-    assert read(d.panel("forage_results").body.value)["text"] == "3 results"
+    assert read(d.panel("forage_results").value)["text"] == "3 results"
     flaky.set_enabled(False)
     assert d.panel("forage_results").title == "forage_results · Flaky · disabled"
     # a stateful trinket's items: fed, then counted down by a turn
     tasks.add_item("crawl", ttl=2)
-    assert read(d.panel("async_activity").body.value)["items"] == [("crawl", "2")]
+    assert read(d.panel("async_activity").value)["items"] == [("crawl", "2")]
     d.advance(1)
-    assert read(d.panel("async_activity").body.value)["items"] == [("crawl", "1")]
-    assert read(d.panel("async_activity").body.value)["meta"].endswith("segment turn 1")
+    assert read(d.panel("async_activity").value)["items"] == [("crawl", "1")]
+    assert read(d.panel("async_activity").value)["meta"].endswith("segment turn 1")
     # the preview size is an input too
     d.preview_chars = 3
     d.refresh()
-    assert "3 results" not in d.panel("forage_results").body.value
+    assert "3 results" not in d.panel("forage_results").value
     d.close()
+
+
+class Watchlist(StatefulTrinket):
+    """Items whose text does not count down: a turn changes only their turns remaining."""
+
+    variable_name = "whilethecatsaway_results"
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.watched: dict[str, int] = {}   # name -> last turn shown
+
+    @feed
+    def watch(self, name: str, ttl: int) -> None:
+        self.watched[name] = self.current_turn + ttl
+        self.request_update()
+
+    def describe_items(self) -> list[dict[str, Any]]:
+        return [{"id": name, "label": name, "turns_remaining": last - self.current_turn}
+                for name, last in self.watched.items()]
+
+    def generate_content(self, context: dict[str, Any]) -> str:
+        return "\n".join(f"watching {name}" for name in self.watched)
+
+    def _expire_items(self) -> bool:
+        kept = {n: last for n, last in self.watched.items() if self.current_turn <= last}
+        expired = len(kept) != len(self.watched)
+        self.watched = kept
+        return expired
+
+    def _clear_all_state(self) -> None:
+        self.watched = {}
+
+
+def test_a_countdown_change_is_sent_without_the_sections_text(sent: list) -> None:
+    s = make_session(Watchlist)
+    d = Dashboard(s)
+    s.trinket("Watchlist").watch("the build", ttl=5)
+    panel = d.panel("whilethecatsaway_results")
+    texts: list[str] = []
+    panel.text.observe(lambda change: texts.append(change["new"]), names=["value"])
+    sent.clear()
+
+    d.advance(1)
+    d.advance(1)
+
+    # the text did not change: its widget is not set (so not sent); the countdown went out alone
+    assert texts == [] and updates(sent, panel.text) == []
+    assert [read_update(u) for u in updates(sent, panel.status)] == [
+        {"meta": f"trinket Watchlist · 18 chars · segment turn {turn}",
+         "items": [("the build", str(5 - turn))]} for turn in (1, 2)]
+    assert read(panel.value) == {"meta": "trinket Watchlist · 18 chars · segment turn 2",
+                                 "items": [("the build", "3")], "text": "watching the build"}
+    s.trinket("Watchlist").watch("the tests", ttl=1)   # new text: the text widget is set, once
+    assert [read_update(u) for u in updates(sent, panel.text)] == [
+        {"text": "watching the build\nwatching the tests"}]
+    d.close()
+
+
+def test_a_feed_reads_the_items_of_the_trinket_fed_only(sent: list) -> None:
+    s = make_session(Tasks, Watchlist, PeanutGalleryTrinket)
+    d = Dashboard(s)
+    d.advance(1)
+    asked: list[str] = []
+    for trinket in s.trinkets.values():
+        def counting(describe: Any = trinket.describe_items, name: str = trinket.name) -> Any:
+            asked.append(name)
+            return describe()
+        trinket.describe_items = counting  # type: ignore[method-assign]
+    s.trinket("Watchlist").watch("the build", ttl=3)
+    # the dashboard asks the trinket fed (for its new content, and when the feed call ends) and no
+    # other; its countdown and the timeline show the new item
+    assert set(asked) == {"Watchlist"}
+    assert read(d.panel("whilethecatsaway_results").value)["items"] == [("the build", "3")]
+    assert ("the build", "live", "3") in bars(d)
+    s.trinket("PeanutGalleryTrinket").add_guidance("concern", "Slow down.", ttl=2)
+    assert set(asked) == {"Watchlist", "PeanutGalleryTrinket"}
+    asked.clear()
+    d.refresh()                                   # nothing fed or turned since: nobody asked
+    assert asked == []
+    s.advance_turn()                              # a turn: every stateful trinket, once more
+    with_dashboard = collections.Counter(asked)   # than the session itself asks
+    d.close()
+    asked.clear()
+    s.advance_turn()
+    assert with_dashboard - collections.Counter(asked) == collections.Counter(
+        ["Tasks", "Watchlist", "PeanutGalleryTrinket"])
+
+
+def test_play_and_slider_are_linked_in_the_frontend(sent: list) -> None:
+    s = make_session(Inbox)
+    d = Dashboard(s)
+    link = d._play_link
+    assert isinstance(link, Link)
+    assert (link.source, link.target) == ((d.play, "value"), (d.slider, "value"))
+    # so the kernel moves the slider alone (the link moves play in the browser) and keeps play's
+    # end, widened before the slider moves so the link never moves play past it
+    sent.clear()
+    s.advance_turn()
+    assert [(c, data["state"]) for c, data in sent if c in (d.slider.comm, d.play.comm)] == [
+        (d.play.comm, {"max": 1}), (d.slider.comm, {"max": 1, "value": 1})]
+    # no Python observer moves one with the other
+    assert not d.play._trait_notifiers.get("value")
+    d.close()
+    assert link.comm is None                      # closed with the dashboard
 
 
 def test_items_changed_without_a_feed_or_content_change_still_show_at_the_next_turn(
@@ -956,7 +1084,7 @@ def test_items_changed_without_a_feed_or_content_change_still_show_at_the_next_t
     tasks = s.trinket("Tasks")
     tasks.add("index", ttl=5)                     # no feed call: nothing tells the dashboard
     d.advance(1)                                  # the turn asks the trinkets again
-    assert read(d.panel("async_activity").body.value)["items"] == [("index", "4")]
+    assert read(d.panel("async_activity").value)["items"] == [("index", "4")]
     assert bars(d) == [("index", "live", "4")]
     d.close()
 
@@ -965,6 +1093,7 @@ def test_a_new_event_shows_in_the_event_log_and_a_settle_without_one_sends_nothi
         sent: list) -> None:
     s = make_session(Tasks)
     d = Dashboard(s, log_rows=3)
+    d.tabs.selected_index = d.tabs.children.index(d.events)
     sent.clear()
     d.refresh()
     assert updates(sent, d.events) == []          # no event since the last settle
@@ -987,17 +1116,18 @@ def test_the_controls_follow_the_turn_and_are_sent_only_when_they_change(sent: l
     s = make_session(Inbox, Tasks)
     d = Dashboard(s)
     d.advance(3)
-    assert (d.slider.value, d.slider.max, d.play.value, d.play.max) == (3, 3, 3, 3)
+    assert (d.slider.value, d.slider.max, d.play.max) == (3, 3, 3)
     sent.clear()
     d.refresh()
     s.trinket("Tasks").add_item("crawl", ttl=1)
     assert updates(sent, d.slider) == updates(sent, d.play) == []
     assert updates(sent, d.collapse_button) == [] and updates(sent, d.toggle("Inbox")) == []
     d.viewing_turn = 1
-    assert (d.slider.value, d.slider.max, d.play.value) == (1, 3, 1)
+    assert (d.slider.value, d.slider.max, d.play.max) == (1, 3, 3)
+    assert updates(sent, d.play) == []            # play follows the slider in the frontend
     assert d.collapse_button.disabled and d.toggle("Inbox").disabled
     d.viewing_turn = None
-    assert (d.slider.value, d.play.value) == (3, 3)
+    assert d.slider.value == 3
     assert not d.collapse_button.disabled and not d.toggle("Inbox").disabled
     s.advance_turn(2)                             # from another cell
     assert (d.slider.value, d.slider.max, d.play.max) == (5, 5, 5)
@@ -1020,6 +1150,25 @@ def test_the_overview_is_drawn_only_while_open_and_current_when_opened(sent: lis
     d.close()
 
 
+def test_the_event_log_is_drawn_only_while_open_and_current_when_opened(sent: list) -> None:
+    s = make_session(Tasks)
+    d = Dashboard(s, log_rows=2)
+    assert d.events.value == ""                   # never opened: never drawn
+    sent.clear()
+    s.trinket("Tasks").add_item("crawl", ttl=9)
+    d.advance(2)
+    assert updates(sent, d.events) == []
+    d.tabs.selected_index = d.tabs.children.index(d.events)
+    assert len(updates(sent, d.events)) == 1
+    assert re.findall(r"<td[^>]*>(\w+Event)</td>", d.events.value) == [
+        "TrinketContentEvent", "SystemPromptComposedEvent"]   # the end of the turn just completed
+    d.tabs.selected_index = 0                     # closed again: what happens is not drawn
+    sent.clear()
+    s.trinket("Tasks").add_item("index", ttl=9)
+    assert updates(sent, d.events) == []
+    d.close()
+
+
 def test_a_section_moved_by_a_new_layout_moves_to_its_view(sent: list) -> None:
     from wm_kernel.composer import Layout
 
@@ -1034,7 +1183,7 @@ def test_a_section_moved_by_a_new_layout_moves_to_its_view(sent: list) -> None:
     assert "location_context" not in d.section_names()["system_cached"]
     assert "location_context" in d.section_names()["post_history"]
     # no longer in the cached system prompt: its panel says so, though its text is the same
-    assert read(d.panel("location_context").body.value)["meta"] == "trinket Location · 22 chars"
+    assert read(d.panel("location_context").value)["meta"] == "trinket Location · 22 chars"
     d.close()
 
 

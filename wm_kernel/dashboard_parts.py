@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import html
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, NamedTuple, Sequence
 
 import ipywidgets as widgets
 
@@ -138,61 +138,110 @@ class TurnDriver:
         self.pending, self.seeking = None, False
 
 
+class PanelView(NamedTuple):
+    """What a section's panel shows: its title, its two parts and whether it folds.
+
+    ``status`` is what a turn changes without changing the section's text: for a stateful
+    trinket, its meta line (with the segment turn), note and items with their turns remaining;
+    ``text`` is the rest (the section's text; for any other section its meta line and note too,
+    as they change only with its text). Together they are the panel's HTML."""
+
+    title: str
+    status: str
+    text: str
+    #: No content and no failure or switch to show: the panel folds to its title line.
+    empty: bool
+
+    @property
+    def html(self) -> str:
+        """The panel's whole HTML: status, then text."""
+        return self.status + self.text
+
+
 class SectionPanel:
     """One section's collapsible panel: an ``Accordion`` (title: section and trinket, plus a marker
-    when the trinket failed or is disabled) holding one ``HTML`` body.
+    when the trinket failed or is disabled) holding a ``VBox`` ``body`` of two ``HTML`` widgets,
+    ``status`` and ``text`` (see :class:`PanelView`).
 
-    Everything that changes on an ordinary content change lives in the body, so such a change is one
-    message; the title changes only when the trinket starts or stops failing, or is switched.
+    A countdown (an item's turns remaining, the segment turn) goes out in the small ``status``
+    widget: the ``text`` widget, which may hold a 20,000-character preview, is sent only when the
+    text it shows changed. A section with no status shows only its ``text`` widget (an empty HTML
+    widget would still take a line). The title changes only when the trinket starts or stops
+    failing, is switched, or its section empties or fills.
     """
 
     def __init__(self, section: str) -> None:
         self.section = section
-        self.body = widgets.HTML()
+        self.status = widgets.HTML()
+        self.text = widgets.HTML()
+        self.body = widgets.VBox(children=(self.text,))
         self.box = widgets.Accordion(children=(self.body,), titles=(section,), selected_index=0)
-        self._empty = False
+        # what the widgets show, as a view: compared instead of their traits (a panel is asked
+        # on every settle; a view rendered from unchanged inputs is the same object)
+        self._shown = PanelView(section, "", "", False)
 
     @property
     def title(self) -> str:
         """The accordion title: section and trinket, plus the failed/disabled marker."""
         return str(self.box.titles[0])
 
-    def show(self, title: str, body: str, *, empty: bool = False) -> None:
-        """Set title and body: at most one message per widget, none if nothing changed.
+    @property
+    def value(self) -> str:
+        """The panel's whole HTML as shown: status, then text."""
+        return str(self.status.value) + str(self.text.value)
+
+    def show(self, view: PanelView) -> None:
+        """Show ``view``: at most one message per widget, none for a part that did not change.
 
         A panel whose section has no content (and no error to show) folds to its title line when
         it becomes empty and opens again when content arrives; in between the user's choice
         stands."""
-        if empty:
-            title += " · empty"
-        if empty != self._empty or self.box.titles != (title,):
+        shown = self._shown
+        if view is shown:
+            return
+        if view.title != shown.title or view.empty != shown.empty:
             # the accordion's title and fold change together: one message for both
             with self.box.hold_sync():
+                title = view.title + " · empty" if view.empty else view.title
                 if self.box.titles != (title,):
                     self.box.titles = (title,)
-                if empty != self._empty:
-                    self._empty = empty
-                    self.box.selected_index = None if empty else 0
-        self.body.value = body   # one trait: one message if it differs, none if it is equal
+                if view.empty != shown.empty:
+                    self.box.selected_index = None if view.empty else 0
+        # compared first: a trait set costs its validation even when the value is equal
+        if view.status != shown.status:
+            self.status.value = view.status
+            if bool(view.status) != bool(shown.status):
+                self.body.children = (self.status, self.text) if view.status else (self.text,)
+        if view.text != shown.text:
+            self.text.value = view.text
+        self._shown = view
 
     def close(self) -> None:
-        """Close the body and the accordion widgets."""
-        self.body.close()
-        self.box.close()
+        """Close the panel's widgets."""
+        for widget in (self.status, self.text, self.body, self.box):
+            widget.close()
+
+
+def section_text(content: str, limit: int) -> str:
+    """A section's text as every view shows it (``render.section_text_html``, cut at ``limit``);
+    nothing for no text."""
+    return render.section_text_html(content, limit=limit) if content else ""
 
 
 def live_section(session: "Session", section: str, trinket: EventAwareTrinket | None,
-                 limit: int, *, items: list[dict[str, Any]] | None = None) -> tuple[str, str, bool]:
-    """(title, body HTML, empty) of ``section`` as it is now; ``trinket`` writes it (None: the
-    composer does); empty: no content and no failure or switch to show, so the panel folds.
-    ``items``: a stateful trinket's ``describe_items()`` if the caller already has them."""
+                 limit: int, *, items: list[dict[str, Any]] | None = None,
+                 text_html: Callable[[str, int], str] = section_text) -> PanelView:
+    """What the panel of ``section`` shows now; ``trinket`` writes it (None: the composer does).
+    ``items``: a stateful trinket's ``describe_items()`` if the caller already has them;
+    ``text_html``: :func:`section_text`, or a caller's memo of it."""
     if trinket is None:
         record = find_record(session.composed, section)
         content = record.content if record is not None else ""
         meta = f"composer · {render.chars(len(content))}" + (
             " · cached" if record is not None and record.cached else "")
         note = "" if record is not None else "<i>not in the prompt</i>"
-        return section, body_html(meta, note, None, content, limit), not content
+        return PanelView(section, "", head_html(meta, note, None) + text_html(content, limit),
+                         not content)
     title = f"{section} · {trinket.name}"
     note, content = "", ""
     if trinket.error:
@@ -210,27 +259,27 @@ def live_section(session: "Session", section: str, trinket: EventAwareTrinket | 
     cached = trinket.cache_policy and placement in (None, "system")
     meta = (f"trinket <b>{html.escape(trinket.name)}</b> · {render.chars(len(content))}"
             + (" · cached" if cached else ""))
-    if isinstance(trinket, StatefulTrinket):
-        meta += f" · segment turn {trinket.current_turn}"
-    if isinstance(trinket, StatefulTrinket):
-        items = trinket.describe_items() if items is None else items
-    else:
-        items = None
+    if not isinstance(trinket, StatefulTrinket):
+        empty = not content and not trinket.error and trinket.enabled
+        return PanelView(title, "", head_html(meta, note, None) + text_html(content, limit), empty)
+    meta += f" · segment turn {trinket.current_turn}"
+    items = trinket.describe_items() if items is None else items
     empty = not content and not trinket.error and trinket.enabled and not items
-    return title, body_html(meta, note, items, content, limit), empty
+    return PanelView(title, head_html(meta, note, items), text_html(content, limit), empty)
 
 
 def recorded_section(found: "tuple[int, ComposedPrompt] | None", turn: int, section: str,
                      trinket: EventAwareTrinket | None,
                      omitted_at: Mapping[int, Sequence[OmittedSection]], log: ItemLog,
-                     limit: int) -> tuple[str, str, bool]:
-    """(title, body HTML, empty) of ``section`` at an earlier ``turn``, read-only: ``found`` is the
+                     limit: int) -> PanelView:
+    """What the panel of ``section`` shows at an earlier ``turn``, read-only: ``found`` is the
     (turn, prompt) recorded there or before, ``omitted_at`` what each turn left out (when the
     recorder's prompt does not say), ``log`` the items over time."""
     title = section if trinket is None else f"{section} · {trinket.name}"
+    stateful = isinstance(trinket, StatefulTrinket)
     if found is None:
-        return title, body_html("", f"<i>no prompt was composed by turn {turn}</i>",
-                                None, "", limit), True
+        head = head_html("", f"<i>no prompt was composed by turn {turn}</i>", None)
+        return PanelView(title, head if stateful else "", "" if stateful else head, True)
     shown_turn, composed = found
     record = find_record(composed, section)
     omitted = find_omitted(omitted_at.get(shown_turn, composed.omitted), section)
@@ -251,26 +300,31 @@ def recorded_section(found: "tuple[int, ComposedPrompt] | None", turn: int, sect
             + (f"trinket <b>{html.escape(owner)}</b> · " if owner else "composer · ")
             + render.chars(len(content))
             + (" · cached" if record is not None and record.cached else ""))
-    items = (log.items_at(shown_turn, section)
-             if isinstance(trinket, StatefulTrinket) else None)
+    items = log.items_at(shown_turn, section) if stateful else None
     failed = omitted is not None and bool(omitted.error)
     empty = not content and not failed and not items
-    return title, body_html(meta, note, items, content, limit), empty
+    head = head_html(meta, note, items)
+    if stateful:
+        return PanelView(title, head, section_text(content, limit), empty)
+    return PanelView(title, "", head + section_text(content, limit), empty)
 
 
-def body_html(meta: str, note: str, items: list[dict[str, Any]] | None, content: str,
-              limit: int) -> str:
-    """A panel's body: meta line, note, items table, then the section's text as every view
-    shows it (``render.section_text_html``, cut at ``limit``)."""
+def head_html(meta: str, note: str, items: list[dict[str, Any]] | None) -> str:
+    """The top of a panel: meta line, note and items table (each only if given)."""
     parts = [f'<div class="wm-meta" style="{SMALL};color:{style.MUTED}">{meta}</div>'] \
         if meta else []
     if note:
         parts.append(f'<div class="wm-note">{note}</div>')
     if items is not None:
         parts.append(items_html(items))
-    if content:
-        parts.append(render.section_text_html(content, limit=limit))
     return "".join(parts)
+
+
+def body_html(meta: str, note: str, items: list[dict[str, Any]] | None, content: str,
+              limit: int) -> str:
+    """A panel's whole HTML: meta line, note, items table, then the section's text as every view
+    shows it (``render.section_text_html``, cut at ``limit``)."""
+    return head_html(meta, note, items) + section_text(content, limit)
 
 
 def items_html(items: list[dict[str, Any]]) -> str:
@@ -314,5 +368,6 @@ def event_row(record: EventRecord) -> str:
 
 
 
-__all__ = ["TurnDriver", "SectionPanel", "live_section", "recorded_section", "body_html", "items_html",
+__all__ = ["TurnDriver", "SectionPanel", "PanelView", "live_section", "recorded_section",
+           "section_text", "head_html", "body_html", "items_html",
            "event_row", "find_record", "badge"]

@@ -98,6 +98,26 @@ class ItemSpan:
                       f'data-item="{html.escape(self.id, quote=True)}"')
         return html.escape(label), attributes, html.escape(hover)
 
+    def _draw(self, key: tuple[int, int, str, int | None, int]) -> tuple[Any, str, str]:
+        """(key, label, bar) of its timeline row for ``key`` = (height ``y``, column width
+        ``col``, ``state``, ``remaining`` turns, ``reach``: the turn an endless bar runs to),
+        kept as ``_last_drawn`` in the instance dict (as ``_row_text``): the next draw mostly
+        asks for the same row, and ``timeline_html`` compares its key before calling."""
+        y, col, state, remaining, reach = key
+        label, attributes, hover = self._row_text
+        end = reach if self.end is None else self.end
+        bar = ""
+        if end >= self.start:
+            bar = (f'<rect class="wm-bar" {attributes} data-state="{state}" '
+                   f'data-remaining="{"" if remaining is None else remaining}" '
+                   f'x="{self.start * col + 1}" y="{y + 3}" '
+                   f'width="{(end - self.start + 1) * col - 2}" height="{_ROW - 6}" rx="3" '
+                   f'style="fill:{_LIVE if state == "live" else _EXPIRED}"><title>{hover}</title>'
+                   "</rect>")
+        drawn = (key, f'<text x="4" y="{y + 13}" style="fill:{_TEXT}">{label}</text>', bar)
+        self.__dict__["_last_drawn"] = drawn
+        return drawn
+
 
 def item_spans(items_at: Mapping[int, Mapping[str, Sequence[Mapping[str, Any]]]],
                trinkets: Mapping[str, str]) -> list[ItemSpan]:
@@ -344,34 +364,40 @@ def timeline_html(spans: Sequence[ItemSpan], marked_turn: int, *, live: bool = T
     col = max(8, min(32, 640 // turns))
     width = _LABEL_W + turns * col + 8
     height = _HEAD + _ROW * len(spans) + 4
-
-    def x(turn: int) -> int:
-        """The left edge of a turn's column."""
-        return _LABEL_W + (turn - low) * col
-
+    # the bars and column lines sit at fixed places on a strip of all turns (turn t at t * col),
+    # seen through a window onto turns low to last (a nested svg's viewBox, which also clips): so
+    # a row drawn at one turn is the same text at the next and is kept, not drawn again. A bar
+    # without an end runs past the window's right edge, to a mark that moves every WINDOW turns.
+    reach = (last // WINDOW + 2) * WINDOW
+    labels, bars = [], []
+    y = _HEAD
+    for span in spans:
+        # span.state() and span.remaining() inline, and the row's memo read here: this loop runs
+        # for every row of every draw, and a call costs more than what it computes
+        start, end = span.start, span.end
+        if marked_turn < start:
+            state = "future"
+        elif end is None or marked_turn <= end:
+            state = "live"
+        else:
+            state = "expired"
+        key = (y, col, state, None if end is None else max(end - marked_turn, 0), reach)
+        drawn = span.__dict__.get("_last_drawn")
+        if drawn is None or drawn[0] != key:
+            drawn = span._draw(key)
+        labels.append(drawn[1])
+        bars.append(drawn[2])
+        y += _ROW
+    mark = _LABEL_W + (marked_turn - low) * col + col / 2
     parts = [f'<svg class="wm-timeline" xmlns="http://www.w3.org/2000/svg" width="{width}" '
              f'height="{height}" style="font-size:11px;font-family:var(--jp-ui-font-family,sans-serif)">',
-             _grid(low, last, col, height)]
-    for row, span in enumerate(spans):
-        y = _HEAD + row * _ROW
-        label, attributes, hover = span._row_text
-        parts.append(f'<text x="4" y="{y + 13}" style="fill:{_TEXT}">{label}</text>')
-        start = max(span.start, low)
-        end = last if span.end is None else span.end
-        if end >= start:
-            state = span.state(marked_turn)
-            remaining = span.remaining(marked_turn)
-            parts.append(
-                f'<rect class="wm-bar" {attributes} data-state="{state}" '
-                f'data-remaining="{"" if remaining is None else remaining}" '
-                f'x="{x(start) + 1}" y="{y + 3}" width="{(end - start + 1) * col - 2}" '
-                f'height="{_ROW - 6}" rx="3" style="fill:{_LIVE if state == "live" else _EXPIRED}">'
-                f"<title>{hover}</title></rect>")
-    mark = x(marked_turn) + col / 2
-    parts.append(f'<line class="wm-now" x1="{mark}" y1="{_HEAD - 4}" x2="{mark}" y2="{height}" '
-                 f'style="stroke:{_MARK};stroke-width:2"><title>turn {marked_turn}'
-                 f'{"" if live else " (read-only)"}</title></line>')
-    parts.append("</svg>")
+             _turn_numbers(low, last, col), *labels,
+             f'<svg x="{_LABEL_W}" y="0" width="{turns * col}" height="{height}" '
+             f'viewBox="{low * col} 0 {turns * col} {height}">',
+             _columns(low // WINDOW * WINDOW, col), *bars, "</svg>",
+             f'<line class="wm-now" x1="{mark}" y1="{_HEAD - 4}" x2="{mark}" y2="{height}" '
+             f'style="stroke:{_MARK};stroke-width:2"><title>turn {marked_turn}'
+             f'{"" if live else " (read-only)"}</title></line>', "</svg>"]
     window = f" (turns {low} to {last})" if low else ""
     if earlier:
         window += (f"; {earlier} item{'s' if earlier > 1 else ''} that ended before turn {low} "
@@ -383,18 +409,22 @@ def timeline_html(spans: Sequence[ItemSpan], marked_turn: int, *, live: bool = T
 
 
 @functools.lru_cache(maxsize=64)
-def _grid(low: int, last: int, col: int, height: int) -> str:
-    """The timeline's turn numbers and column lines (the same for every draw of one window)."""
+def _turn_numbers(low: int, last: int, col: int) -> str:
+    """The timeline's turn numbers, over the window of turns ``low`` to ``last``."""
     step = 1 if last - low + 1 <= 20 else 5
-    parts = []
-    for turn in range(low, last + 1):
-        x = _LABEL_W + (turn - low) * col
-        if turn % step == 0:
-            parts.append(f'<text x="{x + col / 2}" y="12" text-anchor="middle" '
-                         f'style="fill:{_MUTED}">{turn}</text>')
-        parts.append(f'<line x1="{x}" y1="{_HEAD - 2}" x2="{x}" y2="{height}" '
-                     f'style="stroke:{_GRID};stroke-width:0.5"/>')
-    return "".join(parts)
+    return "".join(f'<text x="{_LABEL_W + (turn - low) * col + col / 2}" y="12" '
+                   f'text-anchor="middle" style="fill:{_MUTED}">{turn}</text>'
+                   for turn in range(low, last + 1) if turn % step == 0)
+
+
+@functools.lru_cache(maxsize=16)
+def _columns(first: int, col: int) -> str:
+    """A line at the left edge of each turn's column on the strip of all turns, from ``first``
+    over two windows (a window starting at or after ``first``, before ``first + WINDOW``, is
+    inside): the same for every draw until the window crosses the next multiple of WINDOW."""
+    return "".join(f'<line x1="{turn * col}" y1="{_HEAD - 2}" x2="{turn * col}" y2="100%" '
+                   f'style="stroke:{_GRID};stroke-width:0.5"/>'
+                   for turn in range(first, first + 2 * WINDOW))
 
 
 _CACHE_COLOURS = {"hit": "var(--jp-success-color1,#2e7d32)", "partial": "var(--jp-warn-color2,#f0c36d)",

@@ -23,13 +23,17 @@ Live, but frugal. The dashboard observes ``Session.turn``, every compose (``Sess
 and each trinket's ``content``, ``error``, ``enabled`` and ``current_turn``, marks the affected
 sections dirty and re-renders only those. Changes that belong to one turn advance (turn counters,
 lifecycle refreshes, the compose that follows) are held until the turn's compose ends and then sent
-together, so one turn sends at most one update per changed section and nothing for unchanged ones.
-The event log refreshes when things settle (after a compose, turn, collapse or feed call), not on
-every event, and only if an event came since. The overview, budget and cache tabs are drawn only
-while they are open (and again when opened): the overview's parts each only when what they show
-changed, the bars once per prompt, the simulation once per latest turn and compose (kept for slider
-moves). A live panel is rendered again only when what it shows changed (its trinket's text,
-failure, switch, segment turn or items), and a control is set only when its value differs.
+together, so one turn sends at most one update per changed part of a section and nothing for
+unchanged ones. A stateful trinket's countdown (its segment turn, its items' turns remaining) is
+its panel's own small widget, so a turn that changes only the countdown does not resend the
+section's text (``dashboard_parts.SectionPanel``). The overview, budget, cache and event log tabs
+are drawn only while they are open (and again when opened), when things settle (after a compose,
+turn, collapse or feed call), not on every event: the overview's parts each only when what they
+show changed, the event log only if an event came since, the bars once per prompt, the simulation
+once per latest turn and compose (kept for slider moves). A live panel is rendered again only when
+what it shows changed (its trinket's text, failure, switch, segment turn or items), its text only
+when the text changed, and a control is set only when its value differs. The items are read once
+per turn from every stateful trinket and, between turns, only from a trinket fed or changed.
 
 Memory: the recorded prompts are the session's History's; the dashboard keeps per turn only the
 turn number and what was left out (when anything was), and the items of the stateful trinkets as
@@ -40,7 +44,8 @@ bytes, whatever the number of live items (``tests/test_widgets.py`` measures it)
 The slider travels in time, it never changes the session: it reaches from turn 0 to the session's
 turn; moving it back shows the prompt recorded at that earlier turn, read-only, under a banner;
 moving it to the session's turn resumes the live view. Play replays the recorded turns and stops at
-the latest. Advancing the session is explicit: the "advance" button (or :meth:`Dashboard.advance`,
+the latest; play and slider are linked in the frontend (``jslink``), so a tick of play reaches the
+kernel as a slider move and a turn sends the slider (and play's end) only. Advancing the session is explicit: the "advance" button (or :meth:`Dashboard.advance`,
 or ``%turn N``) completes as many turns as its count says. Which turn is shown and when rendering
 may happen is one :class:`TurnDriver`.
 
@@ -54,7 +59,7 @@ Examples
 >>> d.section_names()["system_cached"], d.section_names()["notification"]
 (['base_prompt'], ['peanutgallery_guidance'])
 >>> _ = s.trinket("PeanutGalleryTrinket").add_guidance("concern", "Slow <down>.", ttl=1)
->>> "concern: Slow &lt;down&gt;." in d.panel("peanutgallery_guidance").body.value
+>>> "concern: Slow &lt;down&gt;." in d.panel("peanutgallery_guidance").value
 True
 >>> _ = d.advance(2); d.slider.max, d.play.max, d.driver.mode
 (2, 2, 'live')
@@ -81,8 +86,9 @@ from traitlets import Bool, HasTraits, Instance, Int, Unicode, observe, validate
 from trinkets.base import EventAwareTrinket, StatefulTrinket
 from wm_kernel import overview, render
 from wm_kernel.budget_view import budget_bars
-from wm_kernel.dashboard_parts import (SMALL, SectionPanel, TurnDriver, badge, event_row,
-                                       find_record, live_section, recorded_section)
+from wm_kernel.dashboard_parts import (SMALL, PanelView, SectionPanel, TurnDriver, badge,
+                                       event_row, find_record, live_section, recorded_section,
+                                       section_text)
 from wm_kernel.bus import EventRecord
 from wm_kernel.events import Event, SegmentCollapsedEvent, TrinketFedEvent, TurnCompletedEvent
 from wm_kernel.session import Session
@@ -180,13 +186,24 @@ class Dashboard(widgets.VBox):
         self._turns: list[int] = []
         self._omitted_at: dict[int, tuple[OmittedSection, ...]] = {}
         self._items = overview.ItemLog()
-        # the stateful trinkets' items as last sighted (turn, section -> describe_items()), or
-        # None once anything may have changed them (a feed, a turn, a trinket's trait): a settle
-        # that follows no such change asks no trinket again
-        self._items_now: tuple[int, dict[str, list[dict[str, Any]]]] | None = None
-        # section -> (what its live view was rendered from, (title, body, empty)): a panel whose
-        # inputs did not change is not rendered again
-        self._rendered: dict[str, tuple[tuple[Any, ...], tuple[str, str, bool]]] = {}
+        # the stateful trinkets' items as last sighted (section -> describe_items()) at turn
+        # _items_turn (None: never, or anything may have changed them: a turn, a collapse, a new
+        # trinket), and the sections whose trinket may have changed them since (fed, or a trait
+        # changed): a turn reads every stateful trinket once, a feed only the trinket fed
+        self._items_now: dict[str, list[dict[str, Any]]] = {}
+        self._items_turn: int | None = None
+        self._items_stale: set[str] = set()
+        # section -> (what its live view was rendered from, the view): a panel whose inputs did
+        # not change is not rendered again; and section -> (content, limit, its HTML): a section
+        # whose countdown changed but not its text does not draw its text again
+        self._rendered: dict[str, tuple[tuple[Any, ...], PanelView]] = {}
+        self._texts: dict[str, tuple[str, int, str]] = {}
+        # section -> the watched trinket that writes it; and section -> name of the stateful ones
+        self._writers: dict[str, EventAwareTrinket] = {}
+        self._stateful_names: dict[str, str] = {}
+        # what the switches (toggles, buttons) and the banner were last drawn for
+        self._switched: tuple[bool, bool] | None = None
+        self._banner: tuple[Any, ...] | None = None
         # what the structure (panels, observers, toggles) last followed; see _structure_key
         self._structure: tuple[Any, ...] | None = None
         self._shown: tuple[int, tuple[int, ComposedPrompt] | None] | None = None
@@ -238,10 +255,11 @@ class Dashboard(widgets.VBox):
             titles=["overview", *VIEWS.values(), "budget", "cache", "trinkets", "event log"],
             selected_index=0)
 
-        # play and slider are linked here rather than with widgets.link, so that one move updates
-        # each of them once, value and range together, after the move is done
+        # play and slider are linked in the frontend: a play tick moves the slider there (which
+        # tells the kernel), and a slider set here moves play there, so a turn sends the slider
+        # alone (and play's range, which the kernel keeps: see _sync_controls)
+        self._play_link = widgets.jslink((self.play, "value"), (self.slider, "value"))
         self._watch(self.slider, self._on_slider, ["value"])
-        self._watch(self.play, self._on_slider, ["value"])
         self._watch(self.tabs, self._on_tab, ["selected_index"])
         self.collapse_button.on_click(self._on_collapse_click)
         self._unwatch.append(lambda: self.collapse_button.on_click(self._on_collapse_click,
@@ -348,9 +366,9 @@ class Dashboard(widgets.VBox):
     @_serialized
     def _on_trinket_change(self, change: dict[str, Any]) -> None:
         try:
-            self._items_now = None
             trinket = change["owner"]
             self._dirty.add(trinket.variable_name)
+            self._items_stale.add(trinket.variable_name)
             if change["name"] == "enabled":
                 self._set_toggle(trinket)
             # a current_turn change is part of a turn or collapse: the lifecycle handler flushes
@@ -361,7 +379,7 @@ class Dashboard(widgets.VBox):
 
     @_serialized
     def _on_session_turn(self, change: dict[str, Any]) -> None:
-        self._items_now = None
+        self._items_turn = None
         self.driver.start_turn(change["new"])
         self._mark_stateful()
 
@@ -404,7 +422,7 @@ class Dashboard(widgets.VBox):
     @_serialized
     def _on_lifecycle_event(self, event: Event) -> None:
         # subscribed after the trinkets, so this runs once they have handled the event
-        self._items_now = None
+        self._items_turn = None
         try:
             if (isinstance(event, TurnCompletedEvent) and self.driver.turn_open
                     and self.session.auto_compose):
@@ -417,11 +435,12 @@ class Dashboard(widgets.VBox):
 
     @_serialized
     def _on_feed(self, event: TrinketFedEvent) -> None:
-        self._items_now = None
         try:
             trinket = self._watched.get(event.trinket_name)
             if trinket is not None:
+                # only the trinket fed may have new items: the others are not asked again
                 self._dirty.add(trinket.variable_name)
+                self._items_stale.add(trinket.variable_name)
             self._request_flush(settled=True)
         except Exception as exc:
             self._report(exc)
@@ -521,8 +540,7 @@ class Dashboard(widgets.VBox):
         for section in dirty:
             panel = self._panels.get(section)
             if panel is not None:
-                title, body, empty = self._view(section)
-                panel.show(title, body, empty=empty)
+                panel.show(self._view(section))
         if settled:
             self._sync_controls()
 
@@ -530,45 +548,63 @@ class Dashboard(widgets.VBox):
         session = self.session
         self.driver.latest = top = session.turn
         shown = self.driver.shown
+        slider, play = self.slider, self.play
         with self._echo():
-            for control in (self.slider, self.play):
-                if control.value == shown and control.max == top:
-                    continue  # nothing to send: not even the sync hold
-                with control.hold_sync():
+            # play follows the slider's value in the frontend (the link), its range is set here:
+            # widened before the slider moves, so the link never moves play past its end
+            if top > play.max:
+                play.max = top
+            if slider.value != shown or slider.max != top:   # else nothing to send, not even a hold
+                with slider.hold_sync():
                     # widen before moving and narrow after, so the value is never clamped
-                    if top > control.max:
-                        control.max = top
-                    control.value = shown
-                    if top < control.max:
-                        control.max = top
-            read_only = self.driver.mode == "replay" or session.closed
-            # each control only if it differs (a trait set costs its validation even when equal)
-            for checkbox in self._toggles.values():
-                if checkbox.disabled != read_only:
-                    checkbox.disabled = read_only
-            if self.collapse_button.disabled != read_only:
-                self.collapse_button.disabled = read_only
-            if self.advance_button.disabled != session.closed:
-                self.advance_button.disabled = session.closed
+                    if top > slider.max:
+                        slider.max = top
+                    slider.value = shown
+                    if top < slider.max:
+                        slider.max = top
+            if top < play.max:
+                with play.hold_sync():   # the kernel's copy of play's value may be stale: set both
+                    play.value = min(shown, top)
+                    play.max = top
+            closed = session.closed
+            read_only = self.driver.view is not None or closed
+            # the switches are set only here (and made where a toggle is made, which forgets
+            # _switched): a settle that did not change what they follow reads none of them
+            if self._switched != (read_only, closed):
+                # each control only if it differs (a trait set costs its validation even when equal)
+                for checkbox in self._toggles.values():
+                    if checkbox.disabled != read_only:
+                        checkbox.disabled = read_only
+                if self.collapse_button.disabled != read_only:
+                    self.collapse_button.disabled = read_only
+                if self.advance_button.disabled != closed:
+                    self.advance_button.disabled = closed
+                self._switched = (read_only, closed)
         self._items_at(session.turn)    # items fed since the last compose are live too
-        self.banner.value = self._banner_html()
-        self.events.value = self._events_html()
+        # the banner follows the turn on view, the session's turn, segment and state, and which
+        # turns are recorded (the one shown read-only)
+        banner = (self.driver.view, top, session.segment_number, session.segment_turn, closed,
+                  len(self._turns))
+        if banner != self._banner:
+            _set(self.banner, self._banner_html())
+            self._banner = banner
         self._sync_tab()
 
     def _sync_tab(self) -> None:
-        """Draw the overview, budget or cache tab if it is the one open (the others cost
-        nothing until they are opened)."""
+        """Draw the overview, budget, cache or event log tab if it is the one open (the others
+        cost nothing until they are opened, and are drawn then)."""
         selected = self.tabs.children[self.tabs.selected_index or 0]
         if selected is self.overview:
-            self.overview.value = self._overview_html()
+            _set(self.overview, self._overview_html())
+        elif selected is self.events:
+            _set(self.events, self._events_html())
         elif selected is self.budget:
-            self.budget.value = self._budget_html()
+            _set(self.budget, self._budget_html())
         elif selected is self.cache:
-            self.cache.value = self._cache_html()
+            _set(self.cache, self._cache_html())
 
     def _mark_stateful(self) -> None:
-        self._dirty.update(t.variable_name for t in self._watched.values()
-                           if isinstance(t, StatefulTrinket))
+        self._dirty.update(self._stateful_names)
 
     def _set_toggle(self, trinket: EventAwareTrinket) -> None:
         checkbox = self._toggles.get(trinket.name)
@@ -619,14 +655,25 @@ class Dashboard(widgets.VBox):
 
     def _items_at(self, turn: int) -> dict[str, list[dict[str, Any]]]:
         """The items live now (section -> ``describe_items()``), noted in the item log at ``turn``
-        (a compose, or a settle: items fed since the last compose are live too). Taken again only
-        when something may have changed them since (see ``_items_now``)."""
-        if self._items_now is None or self._items_now[0] != turn:
-            items = {t.variable_name: t.describe_items()
-                     for t in self._watched.values() if isinstance(t, StatefulTrinket)}
-            self._items.sight(turn, items)
-            self._items_now = (turn, items)
-        return self._items_now[1]
+        (a compose, or a settle: items fed since the last compose are live too). Every stateful
+        trinket is asked once per turn; within a turn only those that may have changed their
+        items since (see ``_items_stale``); what is seen at one turn adds up in the item log."""
+        if self._items_turn != turn:
+            self._items_now = {t.variable_name: t.describe_items()
+                               for t in self._watched.values() if isinstance(t, StatefulTrinket)}
+            self._items.sight(turn, self._items_now)
+            self._items_turn = turn
+        elif self._items_stale:
+            fresh = {}
+            for section in self._items_stale:
+                trinket = self._writers.get(section)
+                if isinstance(trinket, StatefulTrinket):
+                    fresh[section] = trinket.describe_items()
+            if fresh:
+                self._items_now.update(fresh)
+                self._items.sight(turn, fresh)
+        self._items_stale.clear()
+        return self._items_now
 
     # -- structure: which panels exist, in which view
     def _watched_sections(self) -> set[str]:
@@ -654,7 +701,7 @@ class Dashboard(widgets.VBox):
             if current.get(name) is not trinket:
                 trinket.unobserve(self._on_trinket_change, names=_trinket_traits(trinket))
                 del self._watched[name]
-                self._items_now = None
+                self._items_turn = None
                 checkbox = self._toggles.pop(name, None)
                 if checkbox is not None:
                     checkbox.unobserve(self._on_toggle, names=["value"])
@@ -663,7 +710,7 @@ class Dashboard(widgets.VBox):
             if name not in self._watched:
                 trinket.observe(self._on_trinket_change, names=_trinket_traits(trinket))
                 self._watched[name] = trinket
-                self._items_now = None
+                self._items_turn = None
                 # the description's default width cuts long trinket names: let it take its own
                 checkbox = widgets.Checkbox(value=trinket.enabled, indent=False,
                                             description=f"{name} ({trinket.variable_name})",
@@ -671,8 +718,13 @@ class Dashboard(widgets.VBox):
                                             layout=widgets.Layout(width="auto"))
                 checkbox._wm_trinket = name
                 checkbox.observe(self._on_toggle, names=["value"])
+                self._switched = None   # a new toggle: enabled or not by the next settle
                 self._toggles[name] = checkbox
                 self._dirty.add(trinket.variable_name)
+        # the first trinket writing a section is the one shown, as a search through them found it
+        self._writers = {t.variable_name: t for t in reversed(list(self._watched.values()))}
+        self._stateful_names = {t.variable_name: t.name for t in self._watched.values()
+                                if isinstance(t, StatefulTrinket)}
         toggles = tuple(self._toggles[name] for name in current if name in self._toggles)
         if self.toggle_box.children != toggles:
             self.toggle_box.children = toggles
@@ -684,6 +736,7 @@ class Dashboard(widgets.VBox):
             if section not in wanted:
                 self._panels.pop(section).close()
                 self._rendered.pop(section, None)
+                self._texts.pop(section, None)
                 changed = True
         for section in wanted:
             if section not in self._panels:
@@ -724,27 +777,27 @@ class Dashboard(widgets.VBox):
         return plan
 
     # -- rendering
-    def _view(self, section: str) -> tuple[str, str, bool]:
-        """(title, body HTML, empty) of a section in the current mode; empty: no content and no
-        failure or switch to show, so the panel folds."""
+    def _view(self, section: str) -> PanelView:
+        """What the panel of a section shows in the current mode."""
         if self.driver.view is None:
             return self._live_view(section)
         view = self.driver.view
-        return recorded_section(self._recorded_at(view), view, section, self._trinket_of(section),
+        return recorded_section(self._recorded_at(view), view, section, self._writers.get(section),
                                 self._omitted_at, self._items, self.preview_chars)
 
-    def _live_view(self, section: str) -> tuple[str, str, bool]:
+    def _live_view(self, section: str) -> PanelView:
         """The live view of a section, rendered again only when what it shows changed: the
         trinket's text, failure, switch, cache policy, placement, segment turn and items (or, for a
-        section the composer writes, its record) and the preview size."""
+        section the composer writes, its record) and the preview size; its text is drawn again
+        only when the text changed (a countdown alone does not)."""
         session = self.session
-        trinket = self._trinket_of(section)
+        limit = self.preview_chars
+        trinket = self._writers.get(section)
         key: tuple[Any, ...]
         items: list[dict[str, Any]] | None = None
         if trinket is None:
             record = find_record(session.composed, section)
-            key = (None, None if record is None else (record.content, record.cached),
-                   self.preview_chars)
+            key = (None, None if record is None else (record.content, record.cached), limit)
         else:
             if isinstance(trinket, StatefulTrinket):
                 items = self._items_at(session.turn).get(section)
@@ -752,19 +805,21 @@ class Dashboard(widgets.VBox):
             else:
                 turn = None
             key = (trinket, trinket.content, trinket.error, trinket.enabled, trinket.cache_policy,
-                   session.layout.placement_of(section), turn, items, self.preview_chars)
+                   session.layout.placement_of(section), turn, items, limit)
         rendered = self._rendered.get(section)
         if rendered is not None and rendered[0] == key:
             return rendered[1]
-        view = live_section(session, section, trinket, self.preview_chars, items=items)
+        view = live_section(session, section, trinket, limit, items=items,
+                            text_html=functools.partial(self._section_text, section))
         self._rendered[section] = (key, view)
         return view
 
-    def _trinket_of(self, section: str) -> EventAwareTrinket | None:
-        for trinket in self._watched.values():
-            if trinket.variable_name == section:
-                return trinket
-        return None
+    def _section_text(self, section: str, content: str, limit: int) -> str:
+        """``section_text``, kept per section while its text and the limit stay the same."""
+        drawn = self._texts.get(section)
+        if drawn is None or drawn[1] != limit or drawn[0] != content:
+            drawn = self._texts[section] = (content, limit, section_text(content, limit))
+        return drawn[2]
 
     def _prompt_on_view(self) -> ComposedPrompt | None:
         if self.driver.view is None:
@@ -776,8 +831,7 @@ class Dashboard(widgets.VBox):
         """The overview tab: the items' timeline, the placements' sizes, the newest changes, all
         as seen at the turn on view."""
         viewing = self.driver.view
-        names = {t.variable_name: t.name for t in self._watched.values()
-                 if isinstance(t, StatefulTrinket)}
+        names = self._stateful_names
         # the timeline changes with the items, the turn on view and the mode; each part is drawn
         # again only when what it shows changed, so a settle that changed none of them costs
         # three comparisons
@@ -929,12 +983,13 @@ class Dashboard(widgets.VBox):
         for name, trinket in list(getattr(self, "_watched", {}).items()):
             trinket.unobserve(self._on_trinket_change, names=_trinket_traits(trinket))
         self._watched = {}
-        owned: list[widgets.Widget] = []
         for panel in getattr(self, "_panels", {}).values():
-            owned.extend((panel.body, panel.box))
+            panel.close()
+        owned: list[widgets.Widget] = []
         owned.extend(getattr(self, "_toggles", {}).values())
         owned.extend(getattr(self, "views", {}).values())
-        for name in ("banner", "errors", "slider", "play", "advance_count", "advance_button",
+        for name in ("_play_link", "banner", "errors", "slider", "play", "advance_count",
+                     "advance_button",
                      "summary", "collapse_button", "overview", "budget", "cache", "events",
                      "toggle_box", "tabs"):
             widget = getattr(self, name, None)
@@ -952,6 +1007,13 @@ class Dashboard(widgets.VBox):
             self.set_trait("closed", True)
         super().close()
 
+
+
+def _set(widget: widgets.HTML, value: str) -> None:
+    """Set an HTML widget's value if it differs (a trait set costs its validation even when the
+    value is equal, and every settle asks)."""
+    if widget.value != value:
+        widget.value = value
 
 
 def _check_model(model: object) -> str:
