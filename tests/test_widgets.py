@@ -1288,3 +1288,72 @@ def test_the_item_log_window_is_what_the_timeline_draws_from_every_span() -> Non
                 shown, left_out = log.window({"g": "T"}, marked)
                 assert timeline_html(shown, marked, left_out=left_out) == timeline_html(
                     log.spans({"g": "T"}), marked)
+
+
+# -- coalescing in a running event loop (a Jupyter kernel runs cells inside one) --------------------
+def test_in_a_kernel_a_cell_of_many_turns_sends_one_update_per_part_when_it_returns(sent: list) -> None:
+    import asyncio
+
+    s = make_session(Inbox, Location, Tasks)
+    s.trinket("Tasks").add("index the wiki", ttl=30)
+    d = Dashboard(s)
+    tasks = d.panel("async_activity")
+    sent.clear()
+
+    async def cell() -> list:
+        s.advance_turn(20)                    # what a cell running a loop of turns does
+        s.trinket("Inbox").text = "5 unread"  # and a change from the same cell
+        s.compose()
+        during = list(sent)                   # nothing drawn while the cell runs
+        await asyncio.sleep(0)                # the kernel goes back to its loop: one draw
+        return during
+
+    assert asyncio.run(cell()) == []
+    # one update per changed part, showing the state the cell left
+    assert updates(sent, d.slider) == [{"max": 20, "value": 20}]
+    assert updates(sent, d.play) == [{"max": 20}]
+    assert [text_of(u["value"]) for u in updates(sent, d.banner)] == [
+        "live · turn 20 · segment 1 (segment turn 20)"]
+    assert [read_update(u) for u in updates(sent, tasks.status)] == [{
+        "meta": "trinket Tasks · 29 chars · segment turn 20", "items": [("index the wiki", "10")]}]
+    assert [read_update(u)["text"] for u in updates(sent, d.panel("inbox_status").text)] == [
+        "5 unread"]
+    assert len(updates(sent, d.overview)) == 1
+    # what the dashboard shows is what a dashboard drawing every change ends up showing
+    eager = Dashboard(s, replace=False, coalesce=False)
+    assert d.panel("async_activity").value == eager.panel("async_activity").value
+    assert d.banner.value == eager.banner.value
+    eager.close()
+    d.close()
+
+
+def test_without_coalescing_a_kernel_cell_draws_every_turn(sent: list) -> None:
+    import asyncio
+
+    s = make_session(Inbox, Location)
+    d = Dashboard(s, coalesce=False)
+    sent.clear()
+
+    async def cell() -> None:
+        s.advance_turn(3)
+
+    asyncio.run(cell())
+    assert updates(sent, d.slider) == [{"max": 1, "value": 1}, {"max": 2, "value": 2},
+                                       {"max": 3, "value": 3}]
+    d.close()
+
+
+def test_a_draw_scheduled_before_close_draws_nothing(sent: list) -> None:
+    import asyncio
+
+    s = make_session(Inbox)
+    d = Dashboard(s)
+    sent.clear()
+
+    async def cell() -> None:
+        s.advance_turn()
+        d.close()
+        await asyncio.sleep(0)
+
+    asyncio.run(cell())
+    assert all_updates(sent) == []
