@@ -53,27 +53,31 @@ def _copy_json(value: Any) -> Any:
 _MISSING = object()  # MemoryStore's undo log: "the field did not exist"
 
 
-def _checked_copy(value: Any, where: str) -> Any:
-    """A copy of a value about to be stored, refusing what no store can keep (see the module doc):
-    text with a lone surrogate, and keys that are not strings (JSON objects have string keys)."""
+def _checked_copy(value: Any, field: str) -> Any:
+    """A copy of the value of ``field`` about to be stored, refusing what no store can keep (see
+    the module doc): text with a lone surrogate, and keys that are not strings (JSON objects have
+    string keys). ASCII text (most of it) is passed without a scan or a call."""
     if isinstance(value, str):
-        return check_unicode(value, where)
+        return value if value.isascii() else check_unicode(value, f"value of {field!r}")
     if isinstance(value, dict):
         copy = {}
         for key, item in value.items():
             if not isinstance(key, str):
-                raise TypeError(f"{where}: object keys must be str, got {type(key).__name__}")
+                raise TypeError(f"value of {field!r}: object keys must be str, got "
+                                f"{type(key).__name__}")
+            if not key.isascii():
+                check_unicode(key, f"value of {field!r}")
             kind = type(item)
             # flat values inline (most records are a few strings and numbers), the rest recursively
             if kind is str:
-                copy[check_unicode(key, where)] = check_unicode(item, where)
+                copy[key] = item if item.isascii() else check_unicode(item, f"value of {field!r}")
             elif kind is bool or kind is int or kind is float or item is None:
-                copy[check_unicode(key, where)] = item
+                copy[key] = item
             else:
-                copy[check_unicode(key, where)] = _checked_copy(item, where)
+                copy[key] = _checked_copy(item, field)
         return copy
     if isinstance(value, (list, tuple)):
-        return [_checked_copy(item, where) for item in value]
+        return [_checked_copy(item, field) for item in value]
     return value
 
 
@@ -188,7 +192,7 @@ class MemoryStore(StateStore):
         _check_name(key, field)
         check_unicode(key, "store key")
         check_unicode(field, "store field")
-        stored = _checked_copy(value, f"value of {field!r}")
+        stored = _checked_copy(value, field)
         with self._lock:
             self._remember(key, field)
             bucket = self._data.get(key)
@@ -425,7 +429,7 @@ class SQLiteStore(StateStore):
         _check_name(key, field)
         check_unicode(key, "store key")
         check_unicode(field, "store field")
-        text = json.dumps(_checked_copy(value, f"value of {field!r}"), ensure_ascii=False)
+        text = json.dumps(_checked_copy(value, field), ensure_ascii=False)
         with self._write() as conn:
             self._changed(key)
             conn.execute("INSERT INTO hashes (key, field, value) VALUES (?, ?, ?) "
