@@ -345,12 +345,14 @@ class SystemPromptComposer:
         touched since, whose entry (or, for sections the layout does not list, whose order)
         differs from the one built. Every placement after a change of layout, namespace or title."""
         touched, self._touched = self._touched, set()
-        env = (self.layout, self.namespace, self.hud_title)
-        built_env = self._built_env
-        if built_env is None or env[0] is not built_env[0] or env[1:] != built_env[1:]:
-            self._built_env = env
+        layout, built_env = self.layout, self._built_env
+        if (built_env is None or layout is not built_env[0] or self.namespace != built_env[1]
+                or self.hud_title != built_env[2]):
+            self._built_env = (layout, self.namespace, self.hud_title)
             return PLACEMENTS
-        sections, listed, built = self._sections, env[0]._index, self._built
+        if not touched:
+            return ()
+        sections, listed, built = self._sections, layout._index, self._built
         dirty: set[str] = set()
         for name in touched:
             found = listed.get(name)
@@ -400,6 +402,13 @@ class SystemPromptComposer:
         return _Placement(tuple(records), texts, functools.partial(_system_blame, cached, uncached))
 
     def _build_items(self, placement: str, names: tuple[str, ...]) -> "_Placement":
+        records, items = self._held(placement, names)
+        return _Placement(records, tuple(items),
+                          functools.partial(_items_blame, f"{placement}_items", items))
+
+    def _held(self, placement: str, names: tuple[str, ...]
+              ) -> tuple[tuple[SectionRecord, ...], list[str]]:
+        """The records and texts of the sections of ``names`` held now, in order."""
         records: list[SectionRecord] = []
         items: list[str] = []
         get, record = self._sections.get, self._record
@@ -408,8 +417,7 @@ class SystemPromptComposer:
             if entry is not None and not entry[0].isspace():
                 records.append(record(name, placement, entry))
                 items.append(entry[0])
-        return _Placement(tuple(records), tuple(items),
-                          functools.partial(_items_blame, f"{placement}_items", items))
+        return tuple(records), items
 
     def _record(self, name: str, placement: str, entry: tuple[str, bool, str | None],
                 straggler: bool = False) -> SectionRecord:
@@ -422,15 +430,15 @@ class SystemPromptComposer:
 
     def _build_hud(self, placement: str, names: tuple[str, ...]) -> "_Placement":
         """The notification centre: each part followed by a blank line, inside the frame."""
-        items = self._build_items(placement, names)
-        if not items.text:
-            return _Placement(items.records, "", dict)
+        records, items = self._held(placement, names)
+        if not items:
+            return _Placement(records, "", dict)
         tag = f"{self.namespace}:hud"
         head = f"{RULE}\n{self.hud_title}\n{RULE}\n<{tag}>\n"
         tail = f"</{tag}>\n{RULE}"
-        shown = [_shown(part, tag) for part in items.text]
+        shown = [_shown(part, tag) for part in items]
         text = "".join([head, "\n\n".join(shown), "\n\n", tail])
-        return _Placement(items.records, text, functools.partial(_hud_blame, head, shown, tail))
+        return _Placement(records, text, functools.partial(_hud_blame, head, shown, tail))
 
 
 class _Placement:
@@ -468,10 +476,8 @@ class _Joined:
 
     def __init__(self, placements: tuple[_Placement, ...]) -> None:
         self.placements = placements
-        records: tuple[SectionRecord, ...] = ()
-        for placement in placements:
-            records += placement.records
-        self.records = records
+        system, prefix, post, hud = placements
+        self.records = system.records + prefix.records + post.records + hud.records
         self._blame: BlameData | None = None
 
     def blame(self) -> BlameData:
