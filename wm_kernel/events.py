@@ -19,6 +19,8 @@ from dataclasses import dataclass, field, fields
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any, ClassVar, Mapping, Self
 
+from wm_kernel.quickinit import quick_init
+
 if TYPE_CHECKING:
     from wm_kernel.clock import Clock
 
@@ -45,6 +47,7 @@ def _clip(text: str, width: int = 80) -> str:
     return text if len(text) <= width else text[:width - 1] + "…"
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class Event:
     """Base of every event: who, which conversation, which event, when."""
@@ -85,6 +88,7 @@ class Event:
         return out
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class ComposeSystemPromptEvent(Event):
     """Asks WorkingMemory to compose the system prompt (the driver publishes it once per turn)."""
@@ -96,6 +100,7 @@ class ComposeSystemPromptEvent(Event):
         return f"base_prompt={_chars(len(self.base_prompt))}"
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class UpdateTrinketEvent(Event):
     """Asks one trinket (by class name) to regenerate its content, with an optional context."""
@@ -109,6 +114,7 @@ class UpdateTrinketEvent(Event):
         return f"{line}, context={_clip(repr(dict(self.context)))}" if self.context else line
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class TrinketContentEvent(Event):
     """A trinket's freshly generated, non-empty content for one section."""
@@ -124,6 +130,7 @@ class TrinketContentEvent(Event):
         return f"{Event.detail(self)}, content={_chars(len(self.content))}{cached}"
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class SystemPromptComposedEvent(Event):
     """The composed prompt, published by WorkingMemory at the end of a compose cycle."""
@@ -149,6 +156,7 @@ class SystemPromptComposedEvent(Event):
         return ", ".join(parts) or "(empty prompt)"
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class TurnCompletedEvent(Event):
     """One user+assistant exchange finished. ``turn_number`` is global, the other per segment."""
@@ -158,6 +166,7 @@ class TurnCompletedEvent(Event):
     key_fields: ClassVar[tuple[str, ...]] = ("turn_number", "segment_turn_number")
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class SegmentCollapsedEvent(Event):
     """A conversation segment ended and was summarised; stateful trinkets are flushed."""
@@ -168,6 +177,7 @@ class SegmentCollapsedEvent(Event):
     key_fields: ClassVar[tuple[str, ...]] = ("segment_id", "summary")
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class TrinketFedEvent(Event):
     """A ``@feed`` method of a trinket returned: what was called, with which arguments.

@@ -13,6 +13,8 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, TypedDict, cast
 
 from traitlets import Bunch, Instance
 
+from wm_kernel.quickinit import quick_init
+
 if TYPE_CHECKING:
     from wm_kernel.budget import BudgetReport
 
@@ -49,6 +51,7 @@ class AllTrinketStates(TypedDict):
     meta: AllTrinketStatesMeta
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class SectionRecord:
     """One section as it went into a composed prompt.
@@ -74,6 +77,7 @@ class SectionRecord:
         return self.placement == "system" and self.cache_policy
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class OmittedSection:
     """A section that is not in the prompt, and why (a failed trinket, a disabled one, empty content,
