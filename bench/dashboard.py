@@ -32,6 +32,7 @@ from replay import BASE_PROMPT, START, feeds_at, feeds_before_start  # noqa: E40
 from wm_kernel.clock import ManualClock  # noqa: E402
 from wm_kernel.profile import Profile  # noqa: E402
 from wm_kernel.session import Session  # noqa: E402
+import wm_kernel.widgets as widgets_module  # noqa: E402
 from wm_kernel.widgets import Dashboard  # noqa: E402
 
 
@@ -62,7 +63,18 @@ class Driven:
 CELL = 40  # turns per cell in the kernel case
 
 
+def _running_loop() -> asyncio.AbstractEventLoop | None:
+    try:
+        return asyncio.get_running_loop()
+    except RuntimeError:
+        return None
+
+
 def main(repeat: int = 9) -> None:
+    # the dashboard draws later only in a kernel (it asks for the kernel's loop): here a plain
+    # asyncio loop running the "cells" stands in for it (tests/test_dashboard_kernel.py checks the
+    # same behaviour in a real kernel: 6 widget updates for a cell of 20 turns instead of 120)
+    widgets_module._kernel_loop = _running_loop
     loop = asyncio.new_event_loop()
 
     def in_kernel(driven: Driven) -> Callable[[], None]:

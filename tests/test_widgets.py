@@ -1291,7 +1291,28 @@ def test_the_item_log_window_is_what_the_timeline_draws_from_every_span() -> Non
 
 
 # -- coalescing in a running event loop (a Jupyter kernel runs cells inside one) --------------------
-def test_in_a_kernel_a_cell_of_many_turns_sends_one_update_per_part_when_it_returns(sent: list) -> None:
+@pytest.fixture
+def in_kernel(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Code runs as in a Jupyter kernel: inside the kernel's running event loop. (A real kernel:
+    test_a_cell_of_many_turns_in_a_real_kernel_sends_few_messages.)"""
+    import asyncio
+
+    import wm_kernel.widgets
+
+    monkeypatch.setattr(wm_kernel.widgets, "_kernel_loop", _running_loop)
+
+
+def _running_loop() -> object:
+    import asyncio
+
+    try:
+        return asyncio.get_running_loop()
+    except RuntimeError:
+        return None
+
+
+def test_in_a_kernel_a_cell_of_many_turns_sends_one_update_per_part_when_it_returns(
+        sent: list, in_kernel: None) -> None:
     import asyncio
 
     s = make_session(Inbox, Location, Tasks)
@@ -1327,11 +1348,20 @@ def test_in_a_kernel_a_cell_of_many_turns_sends_one_update_per_part_when_it_retu
     d.close()
 
 
-def test_without_coalescing_a_kernel_cell_draws_every_turn(sent: list) -> None:
+@pytest.mark.parametrize("kernel, coalesce", [(True, False), (False, True)],
+                         ids=["in a kernel, coalesce=False", "a running loop outside a kernel"])
+def test_a_dashboard_that_does_not_coalesce_draws_every_turn(
+        sent: list, monkeypatch: pytest.MonkeyPatch, kernel: bool, coalesce: bool) -> None:
+    # outside a kernel a running loop may never run the draw soon (Playwright's synchronous API
+    # keeps one running in the main thread): the dashboard draws at once there
     import asyncio
 
+    import wm_kernel.widgets
+
+    if kernel:
+        monkeypatch.setattr(wm_kernel.widgets, "_kernel_loop", _running_loop)
     s = make_session(Inbox, Location)
-    d = Dashboard(s, coalesce=False)
+    d = Dashboard(s, coalesce=coalesce)
     sent.clear()
 
     async def cell() -> None:
@@ -1343,7 +1373,7 @@ def test_without_coalescing_a_kernel_cell_draws_every_turn(sent: list) -> None:
     d.close()
 
 
-def test_a_draw_scheduled_before_close_draws_nothing(sent: list) -> None:
+def test_a_draw_scheduled_before_close_draws_nothing(sent: list, in_kernel: None) -> None:
     import asyncio
 
     s = make_session(Inbox)

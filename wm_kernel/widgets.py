@@ -34,12 +34,12 @@ once per latest turn and compose (kept for slider moves). A live panel is render
 what it shows changed (its trinket's text, failure, switch, segment turn or items), its text only
 when the text changed, and a control is set only when its value differs. The items are read once
 per turn from every stateful trinket and, between turns, only from a trinket fed or changed.
-In a Jupyter kernel (code running inside an event loop) the dashboard draws once the running cell
-or widget callback returns, not on every change (the ``coalesce`` trait): a cell that completes
+In a Jupyter kernel (which runs cells and widget callbacks inside its event loop) the dashboard
+draws once the running cell or widget callback returns, not on every change (the ``coalesce`` trait): a cell that completes
 1,000 turns sends one update per changed part instead of one per turn, the browser is not flooded,
 and the turns cost about 1.2x what they cost without a dashboard instead of 2x
 (``bench/dashboard.py``). What it records per turn for the time-travel view is still taken at
-every turn; only drawing waits. Without a running loop (a script, a test) it draws at once.
+every turn; only drawing waits. Outside a kernel (a script, a test) it draws at once.
 
 Memory: the recorded prompts are the session's History's; the dashboard keeps per turn only the
 turn number and what was left out (when anything was), and the items of the stateful trinkets as
@@ -88,6 +88,7 @@ from contextlib import contextmanager
 from typing import Any, Callable, Iterable, Iterator, TypeVar, cast
 
 import ipywidgets as widgets
+from IPython import get_ipython
 from traitlets import Bool, HasTraits, Instance, Int, Unicode, observe, validate
 
 from trinkets.base import EventAwareTrinket, StatefulTrinket
@@ -118,13 +119,18 @@ _latest: "weakref.WeakKeyDictionary[Session, Dashboard]" = weakref.WeakKeyDictio
 _F = TypeVar("_F", bound=Callable[..., Any])
 
 
-def _running_loop() -> asyncio.AbstractEventLoop | None:
-    """The event loop running this thread's code now (a Jupyter kernel's, while a cell or a widget
-    callback runs), or None (a script, a test, another thread)."""
+def _kernel_loop() -> asyncio.AbstractEventLoop | None:
+    """The event loop of the Jupyter kernel running this code now (a cell, a widget callback), or
+    None: outside a kernel (a script, a test), or on another thread. Both are asked, because a
+    loop can be registered as running where nothing will run its callbacks soon (Playwright's
+    synchronous API keeps one in the main thread), while a kernel's loop runs them as soon as
+    the cell or callback returns."""
     try:
-        return asyncio.get_running_loop()
+        loop = asyncio.get_running_loop()
     except RuntimeError:
         return None
+    shell = get_ipython()
+    return loop if getattr(shell, "kernel", None) is not None else None
 
 
 def _serialized(method: _F) -> _F:
@@ -173,11 +179,11 @@ class Dashboard(widgets.VBox):
                           help="The model whose prompt-cache rules the cache strip simulates "
                                "(a name in wm_kernel.cachesim.MODELS).")
     closed = Bool(False, help="True once close() has removed the observers and closed the widgets.")
-    coalesce = Bool(True, help="In a running event loop (a Jupyter kernel), draw once the code "
-                               "running now returns (a cell, a widget callback) instead of on "
-                               "every change: a cell that completes 1,000 turns sends one update, "
-                               "not 1,000. Without a running loop (a script, a test) it always "
-                               "draws at once. False: draw at once in a kernel too.")
+    coalesce = Bool(True, help="In a Jupyter kernel, draw once the code running now returns (a "
+                               "cell, a widget callback) instead of on every change: a cell that "
+                               "completes 1,000 turns sends one update, not 1,000. Outside a "
+                               "kernel (a script, a test) it always draws at once. False: draw at "
+                               "once in a kernel too.")
 
     def __init__(self, session: Session, *, preview_chars: int = 20_000, log_rows: int = 12,
                  cache_model: str = "claude-sonnet-4-6", compose: bool = True,
@@ -554,7 +560,7 @@ class Dashboard(widgets.VBox):
     def _request_flush(self, *, settled: bool) -> None:
         if self.driver.held or self.closed:
             return
-        loop = _running_loop() if self.coalesce else None
+        loop = _kernel_loop() if self.coalesce else None
         if loop is None:
             self._flush(settled=settled)
             return

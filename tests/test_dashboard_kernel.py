@@ -1,0 +1,74 @@
+"""The dashboard in a real Jupyter kernel: a cell of many turns sends a handful of widget
+messages, drawn once the cell returns, showing the state the cell left."""
+from __future__ import annotations
+
+import queue
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("jupyter_client")
+pytest.importorskip("ipykernel")
+
+from jupyter_client.manager import KernelManager  # noqa: E402
+
+pytestmark = pytest.mark.slow  # starts a real kernel
+
+CONFIG = Path(__file__).resolve().parents[1] / "jupyter-config"
+TIMEOUT = 60
+SETUP = """
+from wm_kernel.clock import ManualClock
+from wm_kernel.session import Session
+from wm_kernel.widgets import Dashboard
+from trinkets.peanutgallery_trinket import PeanutGalleryTrinket
+s = Session(trinkets=[PeanutGalleryTrinket], clock=ManualClock("2026-11-30T09:00:00+00:00"))
+s.trinket("PeanutGalleryTrinket").add_guidance("concern", "Check the units.", ttl=50)
+d = Dashboard(s)
+slider_id = d.slider.model_id
+print(slider_id)
+"""
+
+
+def run(client, code: str) -> list[dict]:
+    """The iopub messages of one cell, and of what the kernel sends right after it."""
+    got: list[dict] = []
+    reply = client.execute_interactive(code, timeout=TIMEOUT, output_hook=got.append)
+    assert reply["content"]["status"] == "ok", reply["content"]
+    while True:  # a draw the kernel makes once the cell has returned
+        try:
+            got.append(client.get_iopub_msg(timeout=1))
+        except queue.Empty:
+            return got
+
+
+def updates(messages: list[dict]) -> list[dict]:
+    return [m["content"] for m in messages if m["msg_type"] == "comm_msg"
+            and m["content"]["data"].get("method") == "update"]
+
+
+def test_a_cell_of_many_turns_in_a_real_kernel_sends_few_messages(monkeypatch) -> None:
+    monkeypatch.setenv("JUPYTER_PATH", str(CONFIG))
+    manager = KernelManager(kernel_name="wm-kernel")
+    manager.start_kernel()
+    client = manager.client()
+    try:
+        client.start_channels()
+        client.wait_for_ready(timeout=TIMEOUT)
+        setup = run(client, SETUP)
+        slider = next(m["content"]["text"].strip() for m in setup if m["msg_type"] == "stream")
+
+        coalesced = updates(run(client, "s.advance_turn(20)"))
+        eager = updates(run(client, "d.coalesce = False\ns.advance_turn(20)"))
+
+        # drawn once: one update of the slider, at the turn the cell reached
+        assert [u["data"]["state"] for u in coalesced if u["comm_id"] == slider] == [
+            {"max": 20, "value": 20}]
+        assert len(coalesced) <= 8
+        # drawn every turn: the slider moves 20 times, and every other part follows
+        assert len([u for u in eager if u["comm_id"] == slider]) == 20
+        assert len(eager) >= 5 * len(coalesced)
+    except (queue.Empty, TimeoutError) as exc:  # a hung kernel fails the test, never the suite
+        pytest.fail(f"the wm-kernel kernel did not answer within {TIMEOUT}s: {exc!r}")
+    finally:
+        client.stop_channels()
+        manager.shutdown_kernel(now=True)
