@@ -1302,6 +1302,29 @@ def in_kernel(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(wm_kernel.widgets, "_kernel_loop", _running_loop)
 
 
+def run_cell(cell: Callable[[], Any]) -> Any:
+    """Run an async "cell" in an event loop of its own, on its own thread (this thread may
+    already have a loop running: Playwright's, after the browser tests), and return its result."""
+    import asyncio
+    import threading
+
+    result: list[Any] = []
+    failure: list[BaseException] = []
+
+    def main() -> None:
+        try:
+            result.append(asyncio.run(cell()))
+        except BaseException as exc:  # re-raised in the test's thread
+            failure.append(exc)
+
+    thread = threading.Thread(target=main)
+    thread.start()
+    thread.join()
+    if failure:
+        raise failure[0]
+    return result[0]
+
+
 def _running_loop() -> object:
     import asyncio
 
@@ -1329,7 +1352,7 @@ def test_in_a_kernel_a_cell_of_many_turns_sends_one_update_per_part_when_it_retu
         await asyncio.sleep(0)                # the kernel goes back to its loop: one draw
         return during
 
-    assert asyncio.run(cell()) == []
+    assert run_cell(cell) == []
     # one update per changed part, showing the state the cell left
     assert updates(sent, d.slider) == [{"max": 20, "value": 20}]
     assert updates(sent, d.play) == [{"max": 20}]
@@ -1367,7 +1390,7 @@ def test_a_dashboard_that_does_not_coalesce_draws_every_turn(
     async def cell() -> None:
         s.advance_turn(3)
 
-    asyncio.run(cell())
+    run_cell(cell)
     assert updates(sent, d.slider) == [{"max": 1, "value": 1}, {"max": 2, "value": 2},
                                        {"max": 3, "value": 3}]
     d.close()
@@ -1385,5 +1408,29 @@ def test_a_draw_scheduled_before_close_draws_nothing(sent: list, in_kernel: None
         d.close()
         await asyncio.sleep(0)
 
-    asyncio.run(cell())
+    run_cell(cell)
     assert all_updates(sent) == []
+
+
+def test_a_draw_asked_of_a_loop_that_never_runs_does_not_block_later_draws(
+        sent: list, monkeypatch: pytest.MonkeyPatch) -> None:
+    import asyncio
+
+    import wm_kernel.widgets
+
+    idle = asyncio.new_event_loop()  # never run: a loop that will not draw soon, or ever
+    monkeypatch.setattr(wm_kernel.widgets, "_kernel_loop", lambda: idle)
+    s = make_session(Inbox)
+    d = Dashboard(s)
+    s.advance_turn()  # its draw waits on the idle loop
+    monkeypatch.setattr(wm_kernel.widgets, "_kernel_loop", _running_loop)
+    sent.clear()
+
+    async def cell() -> None:
+        s.advance_turn()
+        await asyncio.sleep(0)
+
+    run_cell(cell)
+    assert updates(sent, d.slider) == [{"max": 2, "value": 2}]
+    idle.close()
+    d.close()

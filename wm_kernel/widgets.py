@@ -206,8 +206,9 @@ class Dashboard(widgets.VBox):
         self._panels: dict[str, SectionPanel] = {}
         self._toggles: dict[str, widgets.Checkbox] = {}
         self._dirty: set[str] = set()
-        # a draw asked for while coalescing (see the coalesce trait): scheduled, and settled?
-        self._flush_scheduled = False
+        # a draw asked for while coalescing (see the coalesce trait): the loop it is scheduled
+        # on, and whether it must also settle the controls
+        self._flush_loop: asyncio.AbstractEventLoop | None = None
         self._settle_pending = False
         self.driver = TurnDriver(latest=session.turn)
         # what the read-only view needs per turn: the recorder keeps the prompts themselves
@@ -567,13 +568,13 @@ class Dashboard(widgets.VBox):
         # draw when the loop next runs its callbacks: after the cell or callback running now,
         # once, however many turns and feeds it made (what it draws is the state then)
         self._settle_pending = self._settle_pending or settled
-        if not self._flush_scheduled:
-            self._flush_scheduled = True
+        if self._flush_loop is not loop:  # once per loop: a draw asked of another never blocks
+            self._flush_loop = loop
             loop.call_soon(self._deferred_flush)
 
     @_serialized
     def _deferred_flush(self) -> None:
-        self._flush_scheduled = False
+        self._flush_loop = None
         settled, self._settle_pending = self._settle_pending, False
         try:
             self._flush(settled=settled)
