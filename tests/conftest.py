@@ -70,3 +70,33 @@ def fresh_valkey_server(tmp_path: pathlib.Path) -> Iterator[object]:
     server.start()
     yield server
     server.stop()
+
+
+KERNEL_TIMEOUT = 60  # seconds a real kernel gets to start and to answer
+
+
+@pytest.fixture
+def kernel_client(monkeypatch: pytest.MonkeyPatch) -> Iterator[object]:
+    """A client of a real kernel started from the repository's ``wm-kernel`` kernelspec (the
+    extension loaded), ready; shut down afterwards. A kernel that does not answer in time fails
+    the test, never the suite."""
+    import queue
+
+    pytest.importorskip("ipykernel")
+    manager_module = pytest.importorskip("jupyter_client.manager")
+    # JUPYTER_PATH comes first in Jupyter's search path: this finds the repository's folder even
+    # when an installed copy of the spec exists
+    monkeypatch.setenv("JUPYTER_PATH", str(pathlib.Path(__file__).resolve().parents[1]
+                                           / "jupyter-config"))
+    manager = manager_module.KernelManager(kernel_name="wm-kernel")
+    manager.start_kernel()
+    client = manager.client()
+    try:
+        client.start_channels()
+        client.wait_for_ready(timeout=KERNEL_TIMEOUT)
+        yield client
+    except (queue.Empty, TimeoutError) as exc:
+        pytest.fail(f"the wm-kernel kernel did not answer within {KERNEL_TIMEOUT}s: {exc!r}")
+    finally:
+        client.stop_channels()
+        manager.shutdown_kernel(now=True)

@@ -3,18 +3,11 @@ messages, drawn once the cell returns, showing the state the cell left."""
 from __future__ import annotations
 
 import queue
-from pathlib import Path
 
 import pytest
 
-pytest.importorskip("jupyter_client")
-pytest.importorskip("ipykernel")
-
-from jupyter_client.manager import KernelManager  # noqa: E402
-
 pytestmark = pytest.mark.slow  # starts a real kernel
 
-CONFIG = Path(__file__).resolve().parents[1] / "jupyter-config"
 TIMEOUT = 60
 SETUP = """
 from wm_kernel.clock import ManualClock
@@ -46,29 +39,17 @@ def updates(messages: list[dict]) -> list[dict]:
             and m["content"]["data"].get("method") == "update"]
 
 
-def test_a_cell_of_many_turns_in_a_real_kernel_sends_few_messages(monkeypatch) -> None:
-    monkeypatch.setenv("JUPYTER_PATH", str(CONFIG))
-    manager = KernelManager(kernel_name="wm-kernel")
-    manager.start_kernel()
-    client = manager.client()
-    try:
-        client.start_channels()
-        client.wait_for_ready(timeout=TIMEOUT)
-        setup = run(client, SETUP)
-        slider = next(m["content"]["text"].strip() for m in setup if m["msg_type"] == "stream")
+def test_a_cell_of_many_turns_in_a_real_kernel_sends_few_messages(kernel_client) -> None:
+    setup = run(kernel_client, SETUP)
+    slider = next(m["content"]["text"].strip() for m in setup if m["msg_type"] == "stream")
 
-        coalesced = updates(run(client, "s.advance_turn(20)"))
-        eager = updates(run(client, "d.coalesce = False\ns.advance_turn(20)"))
+    coalesced = updates(run(kernel_client, "s.advance_turn(20)"))
+    eager = updates(run(kernel_client, "d.coalesce = False\ns.advance_turn(20)"))
 
-        # drawn once: one update of the slider, at the turn the cell reached
-        assert [u["data"]["state"] for u in coalesced if u["comm_id"] == slider] == [
-            {"max": 20, "value": 20}]
-        assert len(coalesced) <= 8
-        # drawn every turn: the slider moves 20 times, and every other part follows
-        assert len([u for u in eager if u["comm_id"] == slider]) == 20
-        assert len(eager) >= 5 * len(coalesced)
-    except (queue.Empty, TimeoutError) as exc:  # a hung kernel fails the test, never the suite
-        pytest.fail(f"the wm-kernel kernel did not answer within {TIMEOUT}s: {exc!r}")
-    finally:
-        client.stop_channels()
-        manager.shutdown_kernel(now=True)
+    # drawn once: one update of the slider, at the turn the cell reached
+    assert [u["data"]["state"] for u in coalesced if u["comm_id"] == slider] == [
+        {"max": 20, "value": 20}]
+    assert len(coalesced) <= 8
+    # drawn every turn: the slider moves 20 times, and every other part follows
+    assert len([u for u in eager if u["comm_id"] == slider]) == 20
+    assert len(eager) >= 5 * len(coalesced)

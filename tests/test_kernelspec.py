@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import json
-import queue
 from pathlib import Path
 
 import pytest
@@ -11,7 +10,6 @@ jupyter_client = pytest.importorskip("jupyter_client")
 pytest.importorskip("ipykernel")
 
 from jupyter_client.kernelspec import KernelSpecManager  # noqa: E402
-from jupyter_client.manager import KernelManager  # noqa: E402
 
 pytestmark = pytest.mark.slow  # starts a real kernel
 
@@ -28,34 +26,20 @@ def test_kernel_json_names_the_kernel_and_loads_the_extension():
     assert spec["argv"][:3] == ["python", "-m", "ipykernel_launcher"]
 
 
-def test_a_kernel_started_from_the_spec_has_compose_without_load_ext(monkeypatch):
-    # JUPYTER_PATH comes first in Jupyter's search path: this finds the repository's folder even
-    # when an installed copy of the spec exists
-    monkeypatch.setenv("JUPYTER_PATH", str(CONFIG))
-    spec = KernelSpecManager().get_kernel_spec("wm-kernel")
+def test_a_kernel_started_from_the_spec_has_compose_without_load_ext(kernel_client):
+    spec = KernelSpecManager().get_kernel_spec("wm-kernel")  # kernel_client set JUPYTER_PATH
     assert Path(spec.resource_dir).resolve() == SPEC_DIR
-    manager = KernelManager(kernel_name="wm-kernel")
-    manager.start_kernel()
-    client = manager.client()
-    try:
-        client.start_channels()
-        client.wait_for_ready(timeout=TIMEOUT)
-        outputs: list[dict] = []
-        reply = client.execute_interactive(
-            "%wm_session --clock 2026-11-30T09:00:00+00:00 --first-name Ada --trinkets none\n"
-            "print(get_ipython().find_line_magic('compose') is not None)\n"
-            "%compose --raw\n",
-            timeout=TIMEOUT, output_hook=outputs.append)
-        assert reply["content"]["status"] == "ok", reply["content"]
-        streams = [m["content"] for m in outputs if m["msg_type"] == "stream"]
-        assert streams == [{"name": "stdout", "text": "True\n"}]
-        results = [m["content"]["data"]["text/plain"] for m in outputs
-                   if m["msg_type"] == "execute_result"]
-        assert results == ["You are a helpful assistant talking with Ada.\n\n" + "═" * 60
-                           + "\nEverything after this delimiter is part of MIRA's scaffolding, "
-                           "injected to provide additional context during the reply.\n" + "═" * 60]
-    except (queue.Empty, TimeoutError) as exc:  # a hung kernel fails the test, never the suite
-        pytest.fail(f"the wm-kernel kernel did not answer within {TIMEOUT}s: {exc!r}")
-    finally:
-        client.stop_channels()
-        manager.shutdown_kernel(now=True)
+    outputs: list[dict] = []
+    reply = kernel_client.execute_interactive(
+        "%wm_session --clock 2026-11-30T09:00:00+00:00 --first-name Ada --trinkets none\n"
+        "print(get_ipython().find_line_magic('compose') is not None)\n"
+        "%compose --raw\n",
+        timeout=TIMEOUT, output_hook=outputs.append)
+    assert reply["content"]["status"] == "ok", reply["content"]
+    streams = [m["content"] for m in outputs if m["msg_type"] == "stream"]
+    assert streams == [{"name": "stdout", "text": "True\n"}]
+    results = [m["content"]["data"]["text/plain"] for m in outputs
+               if m["msg_type"] == "execute_result"]
+    assert results == ["You are a helpful assistant talking with Ada.\n\n" + "═" * 60
+                       + "\nEverything after this delimiter is part of MIRA's scaffolding, "
+                       "injected to provide additional context during the reply.\n" + "═" * 60]
