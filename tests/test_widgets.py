@@ -1434,3 +1434,21 @@ def test_a_draw_asked_of_a_loop_that_never_runs_does_not_block_later_draws(
     assert updates(sent, d.slider) == [{"max": 2, "value": 2}]
     idle.close()
     d.close()
+
+
+def test_code_reading_the_dashboard_in_the_same_cell_reads_what_it_will_show(
+        sent: list, in_kernel: None) -> None:
+    import asyncio
+
+    s = make_session(Inbox, Tasks)
+    s.trinket("Tasks").add("index the wiki", ttl=30)
+    d = Dashboard(s)
+
+    async def cell() -> tuple[str, str]:
+        s.advance_turn(3)
+        value = read(d.panel("async_activity").value)["meta"]  # before the cell returns
+        await asyncio.sleep(0)
+        return value, read(d.panel("async_activity").value)["meta"]
+
+    assert run_cell(cell) == ("trinket Tasks · 29 chars · segment turn 3",) * 2
+    d.close()

@@ -39,7 +39,8 @@ draws once the running cell or widget callback returns, not on every change (the
 1,000 turns sends one update per changed part instead of one per turn, the browser is not flooded,
 and the turns cost about 1.2x what they cost without a dashboard instead of 2x
 (``bench/dashboard.py``). What it records per turn for the time-travel view is still taken at
-every turn; only drawing waits. Outside a kernel (a script, a test) it draws at once.
+every turn; only drawing waits, and code that reads the dashboard (``panel``, ``section_names``)
+first makes the draw that waits. Outside a kernel (a script, a test) it draws at once.
 
 Memory: the recorded prompts are the session's History's; the dashboard keeps per turn only the
 turn number and what was left out (when anything was), and the items of the stateful trinkets as
@@ -321,9 +322,11 @@ class Dashboard(widgets.VBox):
                                        self.collapse_button]), self.errors, self.tabs]
         self.refresh()
 
-    # -- public reading helpers
+    # -- public reading helpers (each makes a draw still waiting for the running cell first, so
+    # code reading the dashboard reads what it is about to show)
     def panel(self, section: str) -> SectionPanel:
         """The panel of a section; ValueError naming the shown sections if there is none."""
+        self._draw_pending()
         try:
             return self._panels[section]
         except KeyError:
@@ -340,6 +343,7 @@ class Dashboard(widgets.VBox):
 
     def section_names(self) -> dict[str, list[str]]:
         """The sections shown in each placement view, in display order."""
+        self._draw_pending()
         return {key: [getattr(child, "_wm_section", "") for child in box.children
                       if getattr(child, "_wm_section", None)]
                 for key, box in self.views.items()}
@@ -571,6 +575,12 @@ class Dashboard(widgets.VBox):
         if self._flush_loop is not loop:  # once per loop: a draw asked of another never blocks
             self._flush_loop = loop
             loop.call_soon(self._deferred_flush)
+
+    @_serialized
+    def _draw_pending(self) -> None:
+        """Make now the draw that waits for the running cell or callback to return, if any."""
+        if self._flush_loop is not None:
+            self._deferred_flush()
 
     @_serialized
     def _deferred_flush(self) -> None:
