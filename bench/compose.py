@@ -101,10 +101,11 @@ class Expiring(StatefulTrinket):
         return "\n".join(f"item {k} expires at {v}" for k, v in self.items.items())
 
     def _expire_items(self):
-        gone = [k for k, v in self.items.items() if self.current_turn > v]
+        turn = self.current_turn  # read once, as the built-in trinkets do
+        gone = [k for k, v in self.items.items() if turn > v]
         for k in gone:
             del self.items[k]
-        self.items[self.current_turn] = self.current_turn + 3
+        self.items[turn] = turn + 3
         return bool(gone)
 
     def _clear_all_state(self):
