@@ -1,11 +1,12 @@
-"""Trait changes a turn or an update makes on a trinket reach its observers exactly as traitlets'
-own setter would deliver them (the hot paths call the observers directly)."""
+"""Trait changes on a trinket reach its observers exactly as traitlets'
+own delivery would (trinkets deliver them themselves, without its per-change search for a
+legacy `_<name>_changed` method)."""
 from __future__ import annotations
 
 import warnings
 from typing import Any
 
-from traitlets import All, observe
+from traitlets import All, HasTraits, observe
 
 from trinkets.base import StatefulTrinket
 from wm_kernel.clock import ManualClock
@@ -57,8 +58,7 @@ def test_a_turn_delivers_the_same_notifications_in_the_same_order_as_traitlets()
     # the same changes, delivered by traitlets itself (notify_change), on a second session
     s2, t2, heard2 = observed(Countdown)
     s2.working_memory.clock.advance(minutes=1)
-    t2._notify = lambda name, old, new: t2.notify_change(  # type: ignore[method-assign]
-        __import__("traitlets").Bunch(name=name, old=old, new=new, owner=t2, type="change"))
+    t2._notify_observers = lambda event: HasTraits._notify_observers(t2, event)  # type: ignore[method-assign]
     s2.advance_turn()
     assert fast == heard2
     # and what they are: the turn, then the refreshed text and its time, each to every observer
@@ -73,8 +73,10 @@ def test_held_notifications_stay_held_until_the_context_ends() -> None:
     s, t, heard = observed(Countdown)
     with t.hold_trait_notifications():
         t._set_content("held text", s.working_memory.clock.now())
+        t.enabled = False
         assert heard == []
     assert ("by name", "content", "", "held text") in heard
+    assert ("every name", "enabled", True, False) in heard
 
 
 def test_a_legacy_changed_method_is_still_called() -> None:

@@ -136,14 +136,12 @@ _OUTPUT_TRAITS = frozenset({"content", "last_updated", "error"})
 
 
 @functools.lru_cache(maxsize=None)
-def _direct_delivery(cls: type, name: str) -> bool:
-    """Whether trait notifications for ``name`` on instances of ``cls`` are delivered exactly as
-    traitlets delivers them, with no deprecated ``_<name>_changed`` method to call: then
-    ``EventAwareTrinket._notify`` may call the observers itself."""
+def _has_legacy_method(cls: type, name: str) -> bool:
+    """Whether ``cls`` has a deprecated ``_<name>_changed`` method, which traitlets calls on a
+    change of trait ``name`` besides the observers (an ``@observe`` handler of that name is not
+    one)."""
     magic = getattr(cls, f"_{name}_changed", None)
-    return (getattr(cls, "notify_change") is HasTraits.notify_change
-            and getattr(cls, "_notify_observers") is HasTraits._notify_observers
-            and (magic is None or isinstance(magic, ObserveHandler)))
+    return magic is not None and not isinstance(magic, ObserveHandler)
 
 
 class _TrinketMeta(MetaHasTraits, ABCMeta):
@@ -298,37 +296,36 @@ class EventAwareTrinket(HasTraits, metaclass=_TrinketMeta):
         # values are already valid: a str, and a datetime from the clock)
         self._trait_values["content"] = content
         self._trait_values["last_updated"] = now
-        self._notify("content", old, content)
+        self.notify_change(Bunch(name="content", old=old, new=content, owner=self, type="change"))
         if old_time != now:
-            self._notify("last_updated", old_time, now)
+            self.notify_change(Bunch(name="last_updated", old=old_time, new=now, owner=self,
+                                     type="change"))
 
-    def _notify(self, name: str, old: Any, new: Any) -> None:
-        """Tell the observers of trait ``name`` it changed from ``old`` to ``new`` (the value is
-        already set), as the trait's setter would: for the hot paths that set values directly.
-
-        traitlets' own delivery (``notify_change``) also looks, on every change, for a deprecated
-        ``_<name>_changed`` method (a lookup that fails, raising inside). Where that cannot find
-        one and delivery is traitlets' own (see :func:`_direct_delivery`), the observers of the
-        name, then those of every name, are called here directly in traitlets' order, at about
-        half the cost; otherwise (notifications held by ``hold_trait_notifications``, a subclass
-        delivering them its own way, such a method) it goes through ``notify_change``."""
-        change = Bunch(name=name, old=old, new=new, owner=self, type="change")
-        if "notify_change" in self.__dict__ or not _direct_delivery(type(self), name):
-            self.notify_change(change)
+    def _notify_observers(self, event: Bunch) -> None:
+        """traitlets' delivery of a trait notification: the observers of the name, then those of
+        every name, in traitlets' order. traitlets also looks, on every change, for a deprecated
+        ``_<name>_changed`` method (a lookup that fails, raising inside); here that is asked once
+        per class and name (:func:`_has_legacy_method`), and a class that has one is served by
+        traitlets itself. About half the cost of a notification, on every turn of every trinket."""
+        if not isinstance(event, Bunch):
+            event = Bunch(event)
+        name, kind = event["name"], event["type"]
+        if kind == "change" and _has_legacy_method(type(self), name):
+            super()._notify_observers(event)
             return
         notifiers = self._trait_notifiers
         callbacks: list[Any] = []
         for key in (name, All):
             found = notifiers.get(key)
             if found:
-                callbacks += found.get("change", ())
+                callbacks += found.get(kind, ())
                 callbacks += found.get(All, ())
         for callback in callbacks:
             if isinstance(callback, _CallbackWrapper):
                 callback = callback.__call__
             elif isinstance(callback, EventHandler) and callback.name is not None:
                 callback = getattr(self, callback.name)
-            callback(change)
+            callback(event)
 
     def stored_inputs(self) -> tuple[str, ...]:
         """The store keys the content reads that others may write too (another process sharing
@@ -780,7 +777,8 @@ class StatefulTrinket(EventAwareTrinket):
                 # what the trait's setter does for a valid int, without its validation machinery
                 # on every turn of every stateful trinket
                 values["current_turn"] = turn
-                self._notify("current_turn", old, turn)
+                self.notify_change(Bunch(name="current_turn", old=old, new=turn, owner=self,
+                                         type="change"))
             if self._expire_items():
                 self._inputs_changed()
                 # what wm.publish_trinket_update(name, context) publishes, built directly: this
