@@ -9,7 +9,7 @@ from __future__ import annotations
 import gc
 import statistics
 import time
-from typing import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 
 def batch_size(fn: Callable[[], object], min_time: float) -> int:

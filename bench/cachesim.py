@@ -19,7 +19,7 @@ import gc
 import statistics
 import sys
 import time
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -27,7 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from wm_kernel.cachesim.engine import Block, Request  # noqa: E402
 from wm_kernel.cachesim.simulation import simulate  # noqa: E402
 
-T0 = datetime(2026, 11, 30, 9, tzinfo=timezone.utc)
+T0 = datetime(2026, 11, 30, 9, tzinfo=UTC)
 REPEATS = 5
 
 

@@ -24,11 +24,11 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from trinkets.base import EventAwareTrinket, StatefulTrinket  # noqa: E402
-from wm_kernel.bus import EventBus  # noqa: E402
-from wm_kernel.clock import ManualClock  # noqa: E402
-from wm_kernel.composer import RULE, Layout, SystemPromptComposer  # noqa: E402
-from wm_kernel.core import WorkingMemory  # noqa: E402
-from wm_kernel.events import ComposeSystemPromptEvent, TurnCompletedEvent  # noqa: E402
+from wm_kernel.core.bus import EventBus  # noqa: E402
+from wm_kernel.core.clock import ManualClock  # noqa: E402
+from wm_kernel.core.composer import RULE, Layout, SystemPromptComposer  # noqa: E402
+from wm_kernel.core.events import ComposeSystemPromptEvent, TurnCompletedEvent  # noqa: E402
+from wm_kernel.core.working_memory import WorkingMemory  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _timing import interleave, ratios, spread  # noqa: E402

@@ -3,7 +3,7 @@
 Run on demand: ``.venv/bin/python bench/dashboard.py [REPEAT]``. Nothing is asserted. Two Sessions
 with every built-in trinket run ``bench/replay.py``'s scenario by hand (its feeds, 90 seconds of
 clock and ``advance_turn()`` per call, a collapse every 100 turns), one with a
-:class:`~wm_kernel.widgets.Dashboard` attached; the two alternate within each repetition, timed in
+:class:`~wm_kernel.jupyter.dashboard.Dashboard` attached; the two alternate within each repetition, timed in
 CPU time (``bench/_timing.py``), and the ratio is taken per repetition. No kernel is attached, so
 the figures include building every widget message but not sending it.
 
@@ -19,8 +19,8 @@ Two ways of drawing are measured:
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -29,11 +29,12 @@ import asyncio  # noqa: E402
 
 from _timing import interleave, ratios, spread  # noqa: E402
 from replay import BASE_PROMPT, START, feeds_at, feeds_before_start  # noqa: E402
-from wm_kernel.clock import ManualClock  # noqa: E402
-from wm_kernel.profile import Profile  # noqa: E402
+
+import wm_kernel.jupyter.dashboard as widgets_module  # noqa: E402
+from wm_kernel.core.clock import ManualClock  # noqa: E402
+from wm_kernel.core.profile import Profile  # noqa: E402
+from wm_kernel.jupyter.dashboard import Dashboard  # noqa: E402
 from wm_kernel.session import Session  # noqa: E402
-import wm_kernel.widgets as widgets_module  # noqa: E402
-from wm_kernel.widgets import Dashboard  # noqa: E402
 
 
 class Driven:

@@ -27,14 +27,15 @@ import gc
 import statistics
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from wm_kernel.experiments import Scenario  # noqa: E402
 from wm_kernel.session import Session  # noqa: E402
-from wm_kernel.tokens import TokenCounter  # noqa: E402
+from wm_kernel.utils.tokens import TokenCounter  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _timing import interleave, ratios, spread  # noqa: E402
@@ -123,8 +124,8 @@ def build_scenario(turns: int) -> Scenario:
 
 def drive_by_hand(turns: int) -> Session:
     """The same session driven with direct calls (no scenario steps to decode)."""
-    from wm_kernel.clock import ManualClock
-    from wm_kernel.profile import Profile
+    from wm_kernel.core.clock import ManualClock
+    from wm_kernel.core.profile import Profile
 
     clock = ManualClock(START)
     session = Session(base_prompt=BASE_PROMPT, clock=clock, continuum_id="bench",

@@ -30,16 +30,17 @@ import statistics
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from concurrent.futures import Executor, ProcessPoolExecutor
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from replay import build_scenario  # noqa: E402
 
-from wm_kernel.composer import Layout  # noqa: E402
+from wm_kernel.core.composer import Layout  # noqa: E402
 from wm_kernel.experiments import compare, run_variants  # noqa: E402
 from wm_kernel.experiments.compare import _Task  # noqa: E402
 from wm_kernel.experiments.sweep import as_executor, close_dask_client, dask_client, run_tasks  # noqa: E402
@@ -138,7 +139,7 @@ def shipping_payloads(paths: list[Path]) -> list[tuple[_Task, bytes]]:
     """Every task of the sweep with the result its worker sends back (pickled)."""
     from wm_kernel.experiments import Scenario, Variant
     from wm_kernel.experiments.variants import as_variant
-    from wm_kernel.tokens import TokenCounter
+    from wm_kernel.utils.tokens import TokenCounter
 
     blob = pickle.dumps(TokenCounter().tokenizer)
     loaded = {str(p): Scenario.load(p) for p in paths}

@@ -2,12 +2,12 @@
 from __future__ import annotations
 
 import pathlib
-from typing import Iterator
+from collections.abc import Iterator
 
 import pytest
 
-from wm_kernel.clock import ManualClock
-from wm_kernel.profile import Profile
+from wm_kernel.core.clock import ManualClock
+from wm_kernel.core.profile import Profile
 from wm_kernel.session import Session, set_current_session
 
 START = "2026-11-30T09:00:00+00:00"

@@ -1,8 +1,8 @@
 """Small readers of composed prompts and the bus log, shared by the trinket tests."""
 from __future__ import annotations
 
-from wm_kernel.bus import EventBus
-from wm_kernel.events import UpdateTrinketEvent
+from wm_kernel.core.bus import EventBus
+from wm_kernel.core.events import UpdateTrinketEvent
 from wm_kernel.session import Session
 
 

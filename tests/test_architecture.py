@@ -10,7 +10,7 @@ DOC = ROOT / "docs" / "architecture.md"
 
 
 def mentioned_paths() -> list[Path]:
-    """Backticked paths (``wm_kernel/core.py``, ``trinkets/*.py``, a folder); a bare ``name.py``
+    """Backticked paths (``wm_kernel/core/working_memory.py``, ``trinkets/*.py``, a folder); a bare ``name.py``
     on a line that named a folder before it is taken inside that folder."""
     found = []
     for line in DOC.read_text(encoding="utf-8").splitlines():

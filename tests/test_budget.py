@@ -9,17 +9,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from trinkets.base import DEFAULT_PRIORITY, NEVER_DROP, EventAwareTrinket
-from wm_kernel.budget import (OVER_BUDGET, BudgetError, TokenBudget, _hud_frame, lowest_cut,
-                              step_band)
-from wm_kernel.bus import EventBus
-from wm_kernel.clock import ManualClock
-from wm_kernel.composer import SECTION_SEPARATOR, Layout, SystemPromptComposer
-from wm_kernel.core import WorkingMemory
-from wm_kernel.events import SystemPromptComposedEvent
-from wm_kernel.profile import Profile
+from wm_kernel.core.budget import OVER_BUDGET, BudgetError, _hud_frame, lowest_cut, step_band
+from wm_kernel.core.bus import EventBus
+from wm_kernel.core.clock import ManualClock
+from wm_kernel.core.composer import SECTION_SEPARATOR, Layout, SystemPromptComposer
+from wm_kernel.core.events import SystemPromptComposedEvent
+from wm_kernel.core.prompt import COMPOSER
+from wm_kernel.core.working_memory import WorkingMemory
 from wm_kernel.session import Session
-from wm_kernel.tokens import TokenCounter
-from wm_kernel.types import COMPOSER
+from wm_kernel.utils.tokens import TokenCounter
 
 
 class CharTokenizer:
@@ -389,7 +387,7 @@ def test_step_holds_the_cut_within_a_band_whenever_it_still_fits(seed: int, step
 # -- history ----------------------------------------------------------------------------------
 
 def test_history_has_priority_and_dropped_columns_and_reloads_them(tmp_path: Any) -> None:
-    from wm_kernel.store import SQLiteStore
+    from wm_kernel.stores.embedded import SQLiteStore
 
     path = tmp_path / "wm.sqlite"
     texts = {"s1": "a" * 40, "n1": "b" * 40}
@@ -436,8 +434,8 @@ def test_blame_covers_every_character_once_and_finds_each_section(
         sections: dict[str, tuple[str, bool]], base: str) -> None:
     import warnings
 
-    from wm_kernel.composer import _NEWLINE_RUNS
-    from wm_kernel.markup import neutralize_closing_tag
+    from wm_kernel.core.composer import _NEWLINE_RUNS
+    from wm_kernel.utils.markup import neutralize_closing_tag
 
     c = SystemPromptComposer(LAYOUT)
     c.set_base_prompt(base)
@@ -540,7 +538,7 @@ def test_compose_lists_sections_dropped_over_budget(ip: Any, session: Session) -
 
 
 def test_budget_bars_grey_the_dropped_sections_under_the_budget_line() -> None:
-    from wm_kernel.budget_view import budget_bars
+    from wm_kernel.display.budget_bars import budget_bars
 
     wm = budget_wm({"s1": 3, "n1": 1}, {"s1": "a" * 40, "n1": "b" * 40}, None)
     wm.compose("Base.")

@@ -5,8 +5,8 @@ import tracemalloc
 
 import pytest
 
-from wm_kernel.bus import EventBus
-from wm_kernel.events import SegmentCollapsedEvent, TurnCompletedEvent, UpdateTrinketEvent
+from wm_kernel.core.bus import EventBus
+from wm_kernel.core.events import SegmentCollapsedEvent, TurnCompletedEvent, UpdateTrinketEvent
 
 
 def turn(n=1):

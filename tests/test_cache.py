@@ -2,14 +2,13 @@
 from __future__ import annotations
 
 import pytest
-
-from wm_kernel.cache import TURN_COLUMNS, Prices, cache_report
-from wm_kernel.clock import ManualClock
-from wm_kernel.profile import Profile
-from wm_kernel.session import Session
-from wm_kernel.tokens import EstimateTokenizer, TokenCounter
-
 from sample_trinkets import Directives, Doc, Ticker
+
+from wm_kernel.cachesim.report import TURN_COLUMNS, Prices, cache_report
+from wm_kernel.core.clock import ManualClock
+from wm_kernel.core.profile import Profile
+from wm_kernel.session import Session
+from wm_kernel.utils.tokens import EstimateTokenizer, TokenCounter
 
 LONG_BASE = "You help {first_name}. " + "Follow the house rules. " * 200  # 1,265 tokens with the delimiter (estimate)
 

@@ -2,7 +2,7 @@
 a minimal request list, provider rules, properties over random request lists, and bad input."""
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pytest
 from hypothesis import given, settings
@@ -13,7 +13,7 @@ from wm_kernel.cachesim.engine import Block, Request
 from wm_kernel.cachesim.models import MODELS, get_model, register_model, unregister_model
 from wm_kernel.cachesim.simulation import TURN_COLUMNS, simulate
 
-T0 = datetime(2026, 11, 30, 9, 0, tzinfo=timezone.utc)
+T0 = datetime(2026, 11, 30, 9, 0, tzinfo=UTC)
 SONNET = "claude-sonnet-4-6"
 
 

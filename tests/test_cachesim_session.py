@@ -5,15 +5,14 @@ from __future__ import annotations
 from datetime import timedelta
 
 import pytest
+from sample_trinkets import Directives, Doc, Ticker
 
 from trinkets.base import EventAwareTrinket
 from wm_kernel.cachesim.session import session_requests, simulate_session
-from wm_kernel.clock import ManualClock
-from wm_kernel.profile import Profile
+from wm_kernel.core.clock import ManualClock
+from wm_kernel.core.profile import Profile
 from wm_kernel.session import Session
-from wm_kernel.tokens import EstimateTokenizer, TokenCounter
-
-from sample_trinkets import Directives, Doc, Ticker
+from wm_kernel.utils.tokens import EstimateTokenizer, TokenCounter
 
 BASE = "You help {first_name}. " + "Follow the house rules. " * 200  # 1,265 tokens (estimate)
 

@@ -1,16 +1,16 @@
 """Clocks: ManualClock is deterministic and strict about its input."""
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from wm_kernel.clock import ManualClock, SystemClock, parse_instant
+from wm_kernel.core.clock import ManualClock, SystemClock, parse_instant
 
 
 def test_manual_clock_moves_only_when_told():
     clock = ManualClock("2026-11-30T09:00:00+00:00")
-    assert clock.now() == clock.now() == datetime(2026, 11, 30, 9, tzinfo=timezone.utc)
+    assert clock.now() == clock.now() == datetime(2026, 11, 30, 9, tzinfo=UTC)
     assert clock.advance(hours=2).isoformat() == "2026-11-30T11:00:00+00:00"
     assert clock.advance(timedelta(minutes=30)).isoformat() == "2026-11-30T11:30:00+00:00"
     assert clock.set("2026-01-01T00:00:00+01:00").isoformat() == "2026-01-01T00:00:00+01:00"
@@ -61,7 +61,7 @@ def test_bad_input_leaves_the_clock_alone():
 
 
 def test_system_clock_is_aware_utc():
-    assert SystemClock().now().tzinfo is timezone.utc
+    assert SystemClock().now().tzinfo is UTC
 
 
 @pytest.mark.parametrize("value, error, message", [
@@ -74,4 +74,4 @@ def test_parse_instant_names_the_argument_it_refuses(value, error, message):
     with pytest.raises(error, match=message):
         parse_instant(value, what="due")
     assert parse_instant("2026-11-30T09:00:00+01:00", what="due") == datetime(
-        2026, 11, 30, 8, 0, tzinfo=timezone.utc)
+        2026, 11, 30, 8, 0, tzinfo=UTC)

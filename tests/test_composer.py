@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from wm_kernel.composer import Layout, StragglerSectionWarning, SystemPromptComposer
+from wm_kernel.core.composer import Layout, StragglerSectionWarning, SystemPromptComposer
 
 EXAMPLES = json.loads((Path(__file__).parent / "data" / "composer_examples.json").read_text("utf-8"))
 RULE = "═" * 60

@@ -7,15 +7,20 @@ import warnings
 import pytest
 
 from trinkets.base import EventAwareTrinket, StatefulTrinket
-from wm_kernel.bus import EventBus
-from wm_kernel.clock import ManualClock
-from wm_kernel.composer import StragglerSectionWarning
-from wm_kernel.core import WorkingMemory, failure_kind
-from wm_kernel.events import (ComposeSystemPromptEvent, SegmentCollapsedEvent,
-                              SystemPromptComposedEvent, TrinketContentEvent, TurnCompletedEvent,
-                              UpdateTrinketEvent)
-from wm_kernel.profile import Profile
-from wm_kernel.store import MemoryStore
+from wm_kernel.core.bus import EventBus
+from wm_kernel.core.clock import ManualClock
+from wm_kernel.core.composer import StragglerSectionWarning
+from wm_kernel.core.events import (
+    ComposeSystemPromptEvent,
+    SegmentCollapsedEvent,
+    SystemPromptComposedEvent,
+    TrinketContentEvent,
+    TurnCompletedEvent,
+    UpdateTrinketEvent,
+)
+from wm_kernel.core.profile import Profile
+from wm_kernel.core.working_memory import WorkingMemory, failure_kind
+from wm_kernel.stores.embedded import MemoryStore
 
 RULE = "═" * 60
 DELIM = (f"\n\n{RULE}\nEverything after this delimiter is part of MIRA's scaffolding, injected to "

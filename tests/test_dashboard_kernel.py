@@ -10,9 +10,9 @@ pytestmark = pytest.mark.slow  # starts a real kernel
 
 TIMEOUT = 60
 SETUP = """
-from wm_kernel.clock import ManualClock
+from wm_kernel.core.clock import ManualClock
 from wm_kernel.session import Session
-from wm_kernel.widgets import Dashboard
+from wm_kernel.jupyter.dashboard import Dashboard
 from trinkets.peanutgallery_trinket import PeanutGalleryTrinket
 s = Session(trinkets=[PeanutGalleryTrinket], clock=ManualClock("2026-11-30T09:00:00+00:00"))
 s.trinket("PeanutGalleryTrinket").add_guidance("concern", "Check the units.", ttl=50)

@@ -4,16 +4,15 @@ from __future__ import annotations
 import re
 
 import pytest
-
-from wm_kernel import style
-from wm_kernel.clock import ManualClock
-from wm_kernel.composer import Layout, SystemPromptComposer
-from wm_kernel.diff import PromptDiff, diff_prompts
-from wm_kernel.profile import Profile
-from wm_kernel.session import Session
-
 import sample_trinkets
 from sample_trinkets import Ticker
+
+from wm_kernel.core.clock import ManualClock
+from wm_kernel.core.composer import Layout, SystemPromptComposer
+from wm_kernel.core.profile import Profile
+from wm_kernel.display import style
+from wm_kernel.instruments.diff import PromptDiff, diff_prompts
+from wm_kernel.session import Session
 
 
 class Directives(sample_trinkets.Directives):

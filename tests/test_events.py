@@ -5,10 +5,17 @@ import dataclasses
 
 import pytest
 
-from wm_kernel.clock import ManualClock
-from wm_kernel.events import (EVENT_TYPES, ComposeSystemPromptEvent, SegmentCollapsedEvent,
-                              SystemPromptComposedEvent, TrinketContentEvent, TrinketFedEvent,
-                              TurnCompletedEvent, UpdateTrinketEvent)
+from wm_kernel.core.clock import ManualClock
+from wm_kernel.core.events import (
+    EVENT_TYPES,
+    ComposeSystemPromptEvent,
+    SegmentCollapsedEvent,
+    SystemPromptComposedEvent,
+    TrinketContentEvent,
+    TrinketFedEvent,
+    TurnCompletedEvent,
+    UpdateTrinketEvent,
+)
 
 COMMON = ["continuum_id", "user_id", "event_id", "occurred_at"]
 

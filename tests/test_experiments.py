@@ -3,23 +3,22 @@ from __future__ import annotations
 
 import json
 import os
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from trinkets.base import EventAwareTrinket, feed
-from wm_kernel.clock import ManualClock, SystemClock
-from wm_kernel.composer import Layout
-from wm_kernel.events import SegmentCollapsedEvent, TrinketFedEvent
-from wm_kernel.experiments import (Scenario, ScenarioError, Variant, as_variant,
-                                   decode_value, encode_value)
+from wm_kernel.core.clock import ManualClock, SystemClock
+from wm_kernel.core.composer import Layout
+from wm_kernel.core.events import SegmentCollapsedEvent, TrinketFedEvent
+from wm_kernel.core.profile import Profile
+from wm_kernel.core.prompt import COMPOSED_KEYS
+from wm_kernel.experiments import Scenario, ScenarioError, Variant, as_variant, decode_value, encode_value
 from wm_kernel.experiments.steps import TurnStep
-from wm_kernel.history import History
-from wm_kernel.profile import Profile
+from wm_kernel.instruments.history import History
 from wm_kernel.session import Session
-from wm_kernel.types import COMPOSED_KEYS
 
 START = "2026-11-30T09:00:00+00:00"
 USER_MODEL = ('<mira:user_model><mira:observation section="style" confidence="high">'
@@ -40,7 +39,7 @@ def drive(session: Session) -> None:
     session.compose()
     session.trinket("PeanutGalleryTrinket").add_guidance("concern", "Slow down & <listen>.", ttl=1)
     session.trinket("ReminderManager").add_reminder(
-        "Call the bank", datetime(2026, 11, 30, 11, 0, tzinfo=timezone.utc), details="Loan papers")
+        "Call the bank", datetime(2026, 11, 30, 11, 0, tzinfo=UTC), details="Loan papers")
     session.trinket("GetContextTrinket").add_pending("t1", "tax rules", search_scope=("docs", "web"))
     session.trinket("LoraTrinket").set_user_model(USER_MODEL)
     session.trinket("ProactiveMemoryTrinket").surface([
@@ -283,7 +282,7 @@ def build() -> Scenario:
             .advance(minutes=5)
             .advance_turn(3)
             .collapse_segment("Done", tools_used=["search"])
-            .set_clock(datetime(2026, 12, 1, 9, 0, tzinfo=timezone.utc))
+            .set_clock(datetime(2026, 12, 1, 9, 0, tzinfo=UTC))
             .set_base_prompt("Hi {first_name}")
             .set_profile(first_name="Bea")
             .set_auto_compose(False)
@@ -623,7 +622,7 @@ def test_steps_built_in_python_are_validated_with_their_number() -> None:
 
 
 def test_value_codec_round_trips() -> None:
-    value = {"when": datetime(2026, 11, 30, 9, tzinfo=timezone.utc), "pair": ("a", 1),
+    value = {"when": datetime(2026, 11, 30, 9, tzinfo=UTC), "pair": ("a", 1),
              "gap": timedelta(minutes=90), "nested": [{"$odd": 1}], "plain": {"a": [1.5, None]}}
     encoded = encode_value(value)
     assert json.loads(json.dumps(encoded)) == encoded
@@ -686,7 +685,7 @@ def test_a_variant_writes_trinkets_in_another_style_and_wins_over_recorded_switc
 
 def test_compare_is_keyed_by_variant_and_turn() -> None:
     from wm_kernel.experiments import COMPARE_COLUMNS, compare, plot_compare
-    from wm_kernel.tokens import EstimateTokenizer, TokenCounter
+    from wm_kernel.utils.tokens import EstimateTokenizer, TokenCounter
 
     scenario = build()
     counter = TokenCounter(EstimateTokenizer())

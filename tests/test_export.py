@@ -5,8 +5,8 @@ import json
 
 import pytest
 
-from wm_kernel.export import to_anthropic, to_openai
-from wm_kernel.types import ComposedPrompt
+from wm_kernel.core.prompt import ComposedPrompt
+from wm_kernel.core.request_bodies import to_anthropic, to_openai
 
 PROMPT = ComposedPrompt("You help Ada.", "<manifest/>", ["<prefix/>"], ["<doc/>"], "<hud/>")
 CHAT = [{"role": "user", "content": "Hi"}, {"role": "assistant", "content": "Hello!"},

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from wm_kernel.frozenmap import FrozenMap
+from wm_kernel.utils.frozenmap import FrozenMap
 
 # a program of changes: ("set", key, value) or ("remove", key); few keys, so keys come back
 KEYS = st.integers(0, 40)

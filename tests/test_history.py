@@ -1,21 +1,19 @@
 """History: one row per (turn, section), texts stored once, prompts rebuilt, persisted in SQLite."""
 from __future__ import annotations
 
-
 import pandas as pd
 import pytest
+from sample_trinkets import Directives, Doc, Ticker
 
 from trinkets.base import EventAwareTrinket
-from wm_kernel.clock import ManualClock
-from wm_kernel.composer import StragglerSectionWarning, SystemPromptComposer
-from wm_kernel.history import FRAME_COLUMNS, History
-from wm_kernel.profile import Profile
+from wm_kernel.core.clock import ManualClock
+from wm_kernel.core.composer import StragglerSectionWarning, SystemPromptComposer
+from wm_kernel.core.profile import Profile
+from wm_kernel.core.prompt import ComposedPrompt
+from wm_kernel.instruments.history import FRAME_COLUMNS, History
 from wm_kernel.session import Session
-from wm_kernel.store import SQLiteStore
-from wm_kernel.tokens import EstimateTokenizer, TokenCounter
-from wm_kernel.types import ComposedPrompt
-
-from sample_trinkets import Directives, Doc, Ticker
+from wm_kernel.stores.embedded import SQLiteStore
+from wm_kernel.utils.tokens import EstimateTokenizer, TokenCounter
 
 
 def make_session(store=None, continuum_id="c-1", trinkets=(Directives, Ticker, Doc)):

@@ -8,10 +8,10 @@ from hypothesis import strategies as st
 
 from trinkets.peanutgallery_trinket import PeanutGalleryTrinket
 from trinkets.reminder_manager import ReminderManager
-from wm_kernel import keys
-from wm_kernel.clock import ManualClock
+from wm_kernel.core.clock import ManualClock
 from wm_kernel.session import Session
-from wm_kernel.store import MemoryStore, StateStore
+from wm_kernel.stores import keys
+from wm_kernel.stores.embedded import MemoryStore, StateStore
 
 ids = st.text(alphabet=st.sampled_from(":%3Aa%25b-"), max_size=8)
 

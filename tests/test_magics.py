@@ -12,11 +12,11 @@ pytest.importorskip("IPython")
 from IPython.core.error import UsageError  # noqa: E402
 
 import wm_kernel  # noqa: E402
-from wm_kernel import render  # noqa: E402
-from wm_kernel.clock import ManualClock  # noqa: E402
-from wm_kernel.magics import MAGIC_NAMES, WorkingMemoryMagics  # noqa: E402
+from wm_kernel.core.clock import ManualClock  # noqa: E402
+from wm_kernel.core.prompt import ComposedPrompt  # noqa: E402
+from wm_kernel.display import render  # noqa: E402
+from wm_kernel.jupyter.magics import MAGIC_NAMES, WorkingMemoryMagics  # noqa: E402
 from wm_kernel.session import Session, current_session, set_current_session  # noqa: E402
-from wm_kernel.types import ComposedPrompt  # noqa: E402
 
 BASE = ("You help Ada.\n\n" + "═" * 60 + "\nEverything after this delimiter is part of MIRA's "
         "scaffolding, injected to provide additional context during the reply.\n" + "═" * 60)

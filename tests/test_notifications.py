@@ -9,7 +9,7 @@ from typing import Any
 from traitlets import All, HasTraits, observe
 
 from trinkets.base import StatefulTrinket
-from wm_kernel.clock import ManualClock
+from wm_kernel.core.clock import ManualClock
 from wm_kernel.session import Session
 
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from wm_kernel.profile import Profile
+from wm_kernel.core.profile import Profile
 
 
 def test_unknown_zone_fails_when_the_profile_is_made():

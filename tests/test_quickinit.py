@@ -7,8 +7,9 @@ from dataclasses import dataclass, field
 
 import pytest
 
-from wm_kernel import events, types
-from wm_kernel.quickinit import quick_init
+from wm_kernel.core import events
+from wm_kernel.core import prompt as types
+from wm_kernel.utils.quickinit import quick_init
 
 QUICK = [cls for cls in vars(events).values()
          if isinstance(cls, type) and issubclass(cls, events.Event)] + [types.SectionRecord,

@@ -19,14 +19,14 @@ from trinkets.base import EventAwareTrinket
 from trinkets.getcontext_trinket import GetContextTrinket
 from trinkets.peanutgallery_trinket import PeanutGalleryTrinket
 from trinkets.reminder_manager import ReminderManager
-from wm_kernel import store as store_module
-from wm_kernel.bus import EventBus
-from wm_kernel.clock import ManualClock
-from wm_kernel.core import CollapseIncompleteError, WorkingMemory
-from wm_kernel.history import History, HistoryConflictError
-from wm_kernel.markup import escape_attr, escape_text
+from wm_kernel.core.bus import EventBus
+from wm_kernel.core.clock import ManualClock
+from wm_kernel.core.working_memory import CollapseIncompleteError, WorkingMemory
+from wm_kernel.instruments.history import History, HistoryConflictError
 from wm_kernel.session import Session
-from wm_kernel.store import MemoryStore, SQLiteStore, StateStore
+from wm_kernel.stores import embedded as store_module
+from wm_kernel.stores.embedded import MemoryStore, SQLiteStore, StateStore
+from wm_kernel.utils.markup import escape_attr, escape_text
 
 START = "2026-11-30T09:00:00+00:00"
 CUT = "Great talk \ud83d"  # half of an emoji: what a byte-count cut leaves

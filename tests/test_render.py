@@ -1,4 +1,4 @@
-"""The text and HTML views of a ComposedPrompt (wm_kernel.render)."""
+"""The text and HTML views of a ComposedPrompt (wm_kernel.display.render)."""
 from __future__ import annotations
 
 import re
@@ -9,11 +9,11 @@ from typing import Any
 import pytest
 
 from trinkets.base import EventAwareTrinket
-from wm_kernel import render, style
-from wm_kernel.clock import ManualClock
-from wm_kernel.composer import Layout
+from wm_kernel.core.clock import ManualClock
+from wm_kernel.core.composer import Layout
+from wm_kernel.core.prompt import ComposedPrompt, SectionRecord
+from wm_kernel.display import render, style
 from wm_kernel.session import Session
-from wm_kernel.types import ComposedPrompt, SectionRecord
 
 
 class Note(EventAwareTrinket):
@@ -214,7 +214,7 @@ def test_turn_report_says_what_expired():
 
 
 def test_rendering_needs_no_ipython():
-    code = ("import sys, wm_kernel, wm_kernel.render\n"
+    code = ("import sys, wm_kernel, wm_kernel.display.render\n"
             "from wm_kernel.session import Session\n"
             "Session(trinkets=[]).compose()._repr_mimebundle_()\n"
             "assert 'IPython' not in sys.modules and 'ipywidgets' not in sys.modules\n")

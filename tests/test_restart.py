@@ -11,12 +11,12 @@ import pytest
 from trinkets.getcontext_trinket import GetContextTrinket
 from trinkets.peanutgallery_trinket import PeanutGalleryTrinket
 from trinkets.proactive_memory_trinket import ProactiveMemoryTrinket
-from wm_kernel.clock import ManualClock
+from wm_kernel.core.clock import ManualClock
+from wm_kernel.core.profile import Profile
+from wm_kernel.core.prompt import ComposedPrompt
 from wm_kernel.demo import DEMO_START, feed_sample_data
-from wm_kernel.profile import Profile
 from wm_kernel.session import Session
-from wm_kernel.store import MemoryStore, SQLiteStore, StateStore
-from wm_kernel.types import ComposedPrompt
+from wm_kernel.stores.embedded import MemoryStore, SQLiteStore, StateStore
 
 KEYS = ("cached_content", "non_cached_content", "conversation_prefix_items", "post_history_items",
         "notification_center")

@@ -9,10 +9,10 @@ from trinkets.base import EventAwareTrinket, StatefulTrinket, feed
 from trinkets.peanutgallery_trinket import PeanutGalleryTrinket
 from trinkets.reminder_manager import ReminderManager
 from trinkets.time_manager import TimeManager
-from wm_kernel.clock import ManualClock
-from wm_kernel.composer import Layout
-from wm_kernel.events import TrinketContentEvent, UpdateTrinketEvent
-from wm_kernel.profile import Profile
+from wm_kernel.core.clock import ManualClock
+from wm_kernel.core.composer import Layout
+from wm_kernel.core.events import TrinketContentEvent, UpdateTrinketEvent
+from wm_kernel.core.profile import Profile
 from wm_kernel.session import Session
 
 T0 = "2026-11-30T09:00:00+00:00"
@@ -237,8 +237,7 @@ def reminder_record(id_: str, title: str, due: str) -> dict[str, Any]:
 
 
 def test_a_reminder_written_by_a_notebook_cell_shows_at_the_next_compose() -> None:
-    from wm_kernel import keys
-
+    from wm_kernel.stores import keys
     s = Session(base_prompt="Hi.", clock=ManualClock(T0), trinkets=[ReminderManager],
                 instruments=())
     s.trinket("ReminderManager").add_reminder("Call", "2026-11-30T10:00:00+00:00")
@@ -257,7 +256,7 @@ def test_a_reminder_written_by_a_notebook_cell_shows_at_the_next_compose() -> No
 def test_two_processes_on_one_sqlite_file_see_each_others_reminders_and_segments(
         tmp_path: Any) -> None:
     from trinkets.manifest_trinket import ManifestTrinket
-    from wm_kernel.store import SQLiteStore
+    from wm_kernel.stores.embedded import SQLiteStore
 
     path = tmp_path / "wm.db"
 
@@ -281,7 +280,7 @@ def test_two_processes_on_one_sqlite_file_see_each_others_reminders_and_segments
 
 
 def test_store_versions_move_with_every_write_and_only_then() -> None:
-    from wm_kernel.store import MemoryStore
+    from wm_kernel.stores.embedded import MemoryStore
 
     store = MemoryStore()
     seen = [store.version("k")]
@@ -304,7 +303,7 @@ def test_store_versions_move_with_every_write_and_only_then() -> None:
 
 
 def test_sqlite_version_moves_when_another_connection_commits(tmp_path: Any) -> None:
-    from wm_kernel.store import SQLiteStore
+    from wm_kernel.stores.embedded import SQLiteStore
 
     mine, theirs = SQLiteStore(tmp_path / "s.db"), SQLiteStore(tmp_path / "s.db")
     before = mine.version("k")

@@ -7,12 +7,12 @@ import pytest
 
 import wm_kernel
 from trinkets.base import EventAwareTrinket, StatefulTrinket
-from wm_kernel.clock import ManualClock
-from wm_kernel.composer import StragglerSectionWarning
-from wm_kernel.events import SegmentCollapsedEvent, TurnCompletedEvent
-from wm_kernel.profile import Profile
+from wm_kernel.core.clock import ManualClock
+from wm_kernel.core.composer import StragglerSectionWarning
+from wm_kernel.core.events import SegmentCollapsedEvent, TurnCompletedEvent
+from wm_kernel.core.profile import Profile
 from wm_kernel.session import Session
-from wm_kernel.store import SQLiteStore
+from wm_kernel.stores.embedded import SQLiteStore
 
 
 class Tips(StatefulTrinket):
@@ -284,7 +284,7 @@ def test_turn_and_segment_are_traits_observers_hear() -> None:
 
 
 def test_a_session_without_instruments_attaches_no_history_until_asked() -> None:
-    from wm_kernel.history import History
+    from wm_kernel.instruments.history import History
 
     s = Session(clock=ManualClock("2026-11-30T09:00:00+00:00"), trinkets=[], instruments=())
     seen: list[Session] = []

@@ -8,7 +8,7 @@ import textwrap
 
 import pytest
 
-from wm_kernel.store import MemoryStore, SQLiteStore
+from wm_kernel.stores.embedded import MemoryStore, SQLiteStore
 
 
 @pytest.fixture(params=["memory", "sqlite", "valkey"])
@@ -21,7 +21,7 @@ def store(request, tmp_path):
         s.close()
     else:
         # a real server; each test gets keys of its own under a prefix, so tests never meet
-        from wm_kernel.valkey_store import ValkeyStore
+        from wm_kernel.stores.valkey import ValkeyStore
 
         server = request.getfixturevalue("valkey_server")
         s = ValkeyStore(server.url, prefix=f"test:{request.node.name}:")
@@ -93,7 +93,7 @@ def test_keys_prefix_is_literal(store):
 def test_sqlite_survives_a_new_process_and_keeps_the_original_layout(tmp_path):
     path = tmp_path / "state.sqlite3"
     writer = textwrap.dedent(f"""
-        from wm_kernel.store import SQLiteStore
+        from wm_kernel.stores.embedded import SQLiteStore
         s = SQLiteStore({str(path)!r})
         s.hset("trinkets:ada", "datetime_section",
                {{"content": "<t>now</t>", "cache_policy": False, "updated_at": "2026-11-30T09:00:00+00:00"}})

@@ -11,11 +11,11 @@ import pandas as pd
 import pytest
 
 from wm_kernel.__main__ import main
-from wm_kernel.composer import Layout
+from wm_kernel.core.composer import Layout
 from wm_kernel.experiments import Scenario, Variant, compare, run_variants
 from wm_kernel.experiments.progress import TerminalProgress, WidgetProgress
-from wm_kernel.experiments.sweep import SweepError, SweepFailure, dask_client
-from wm_kernel.tokens import EstimateTokenizer, TokenCounter
+from wm_kernel.experiments.sweep import SweepError, dask_client
+from wm_kernel.utils.tokens import EstimateTokenizer, TokenCounter
 
 ROOT = Path(__file__).resolve().parents[1]
 VARIANTS: dict[str, Any] = {

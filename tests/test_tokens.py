@@ -5,9 +5,8 @@ import sys
 
 import pytest
 
-import wm_kernel.tokens as tokens
-from wm_kernel.tokens import (EstimateTokenizer, TiktokenTokenizer, TokenCounter, Tokenizer,
-                              default_tokenizer)
+import wm_kernel.utils.tokens as tokens
+from wm_kernel.utils.tokens import EstimateTokenizer, TiktokenTokenizer, TokenCounter, Tokenizer, default_tokenizer
 
 
 @pytest.fixture

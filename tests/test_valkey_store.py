@@ -3,7 +3,8 @@ the original's keys, read-only mode, all-or-nothing writes, outages and restarts
 from __future__ import annotations
 
 import json
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
@@ -12,10 +13,10 @@ valkey = pytest.importorskip("valkey", reason="the valkey client is not installe
 
 from trinkets.reminder_manager import ReminderManager  # noqa: E402
 from trinkets.stored_section import mirror_stored_sections  # noqa: E402
-from wm_kernel.clock import ManualClock  # noqa: E402
-from wm_kernel.profile import Profile  # noqa: E402
+from wm_kernel.core.clock import ManualClock  # noqa: E402
+from wm_kernel.core.profile import Profile  # noqa: E402
 from wm_kernel.session import Session  # noqa: E402
-from wm_kernel.valkey_store import ValkeyStore, ValkeyUnavailableError  # noqa: E402
+from wm_kernel.stores.valkey import ValkeyStore, ValkeyUnavailableError  # noqa: E402
 
 START = "2026-11-30T09:00:00+00:00"
 DATETIME = {"content": "<current_datetime>TODAY IS MONDAY</current_datetime>",
@@ -286,8 +287,9 @@ def test_a_field_that_is_not_json_names_the_key(valkey_server, client):
 
 # -- the magic
 def test_wm_session_attaches_read_only_to_a_server(ip, valkey_server, client):
-    import wm_kernel
     from IPython.core.error import UsageError
+
+    import wm_kernel
 
     client.hset("trinkets:ada", "datetime_section", json.dumps(DATETIME))
     ip.run_line_magic("wm_session", f"--store {valkey_server.url} --user-id ada --read-only "

@@ -7,7 +7,8 @@ import html
 import itertools
 import json
 import re
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import comm
 import pytest
@@ -15,11 +16,11 @@ from ipywidgets.widgets.widget_link import Link
 
 from trinkets.base import EventAwareTrinket, StatefulTrinket, feed
 from trinkets.peanutgallery_trinket import PeanutGalleryTrinket
-from wm_kernel.clock import ManualClock
-from wm_kernel.events import SegmentCollapsedEvent, TurnCompletedEvent
+from wm_kernel.core.clock import ManualClock
+from wm_kernel.core.events import SegmentCollapsedEvent, TurnCompletedEvent
+from wm_kernel.jupyter.dashboard import Dashboard, TurnDriver
+from wm_kernel.jupyter.dashboard_parts import PanelView
 from wm_kernel.session import Session
-from wm_kernel.dashboard_parts import PanelView
-from wm_kernel.widgets import Dashboard, TurnDriver
 
 
 # -- reading what a user sees (structure and text, not styling) --------------------------------------
@@ -59,7 +60,7 @@ class RecordingComm:
 
     kernel = "a kernel"  # ipywidgets sends only through a comm that has one
 
-    def __init__(self, log: list[tuple["RecordingComm", Any]], comm_id: str) -> None:
+    def __init__(self, log: list[tuple[RecordingComm, Any]], comm_id: str) -> None:
         self.comm_id = comm_id
         self.log = log
         self.handler: Callable[[dict[str, Any]], None] | None = None
@@ -697,7 +698,7 @@ def test_the_timeline_ends_an_item_where_it_was_last_seen_when_cut_short(sent: l
 def test_the_item_log_gives_the_spans_and_items_the_per_turn_copies_gave() -> None:
     import random
 
-    from wm_kernel.overview import ItemLog, item_spans
+    from wm_kernel.display.overview import ItemLog, item_spans
 
     rng = random.Random(7)
     for _ in range(200):
@@ -909,7 +910,7 @@ def test_an_open_dashboard_keeps_a_small_constant_per_turn(monkeypatch: pytest.M
 # -- what the dashboard's frugality relies on ------------------------------------------------------------
 def count_renders(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """The sections whose live view is rendered from now on, in order."""
-    import wm_kernel.widgets as module
+    import wm_kernel.jupyter.dashboard as module
 
     rendered: list[str] = []
     real = module.live_section
@@ -1170,7 +1171,7 @@ def test_the_event_log_is_drawn_only_while_open_and_current_when_opened(sent: li
 
 
 def test_a_section_moved_by_a_new_layout_moves_to_its_view(sent: list) -> None:
-    from wm_kernel.composer import Layout
+    from wm_kernel.core.composer import Layout
 
     s = make_session(Inbox, Location)
     d = Dashboard(s)
@@ -1188,7 +1189,7 @@ def test_a_section_moved_by_a_new_layout_moves_to_its_view(sent: list) -> None:
 
 
 def test_the_timeline_draws_the_items_of_its_window_and_counts_the_earlier_ones(sent: list) -> None:
-    from wm_kernel.overview import WINDOW
+    from wm_kernel.display.overview import WINDOW
 
     s = make_session(Tasks)
     d = Dashboard(s)
@@ -1210,9 +1211,9 @@ def test_the_timeline_draws_the_items_of_its_window_and_counts_the_earlier_ones(
 def test_newest_changes_match_the_full_diff_for_any_pair_of_prompts() -> None:
     import random
 
-    from wm_kernel.diff import diff_prompts
-    from wm_kernel.overview import changes_between, changes_html
-    from wm_kernel.types import ComposedPrompt, SectionRecord
+    from wm_kernel.core.prompt import ComposedPrompt, SectionRecord
+    from wm_kernel.display.overview import changes_between, changes_html
+    from wm_kernel.instruments.diff import diff_prompts
 
     rng = random.Random(3)
     names = [f"s{i}" for i in range(8)]
@@ -1235,7 +1236,7 @@ def test_newest_changes_match_the_full_diff_for_any_pair_of_prompts() -> None:
 def test_the_item_log_spans_asked_between_sightings_match_the_copies() -> None:
     import random
 
-    from wm_kernel.overview import ItemLog, item_spans
+    from wm_kernel.display.overview import ItemLog, item_spans
 
     rng = random.Random(11)
     for _ in range(200):
@@ -1268,7 +1269,7 @@ def test_the_item_log_spans_asked_between_sightings_match_the_copies() -> None:
 def test_the_item_log_window_is_what_the_timeline_draws_from_every_span() -> None:
     import random
 
-    from wm_kernel.overview import WINDOW, ItemLog, timeline_html
+    from wm_kernel.display.overview import WINDOW, ItemLog, timeline_html
 
     rng = random.Random(5)
     for _ in range(100):
@@ -1295,11 +1296,10 @@ def test_the_item_log_window_is_what_the_timeline_draws_from_every_span() -> Non
 def in_kernel(monkeypatch: pytest.MonkeyPatch) -> None:
     """Code runs as in a Jupyter kernel: inside the kernel's running event loop. (A real kernel:
     test_a_cell_of_many_turns_in_a_real_kernel_sends_few_messages.)"""
-    import asyncio
 
-    import wm_kernel.widgets
+    import wm_kernel.jupyter.dashboard
 
-    monkeypatch.setattr(wm_kernel.widgets, "_kernel_loop", _running_loop)
+    monkeypatch.setattr(wm_kernel.jupyter.dashboard, "_kernel_loop", _running_loop)
 
 
 def run_cell(cell: Callable[[], Any]) -> Any:
@@ -1377,12 +1377,11 @@ def test_a_dashboard_that_does_not_coalesce_draws_every_turn(
         sent: list, monkeypatch: pytest.MonkeyPatch, kernel: bool, coalesce: bool) -> None:
     # outside a kernel a running loop may never run the draw soon (Playwright's synchronous API
     # keeps one running in the main thread): the dashboard draws at once there
-    import asyncio
 
-    import wm_kernel.widgets
+    import wm_kernel.jupyter.dashboard
 
     if kernel:
-        monkeypatch.setattr(wm_kernel.widgets, "_kernel_loop", _running_loop)
+        monkeypatch.setattr(wm_kernel.jupyter.dashboard, "_kernel_loop", _running_loop)
     s = make_session(Inbox, Location)
     d = Dashboard(s, coalesce=coalesce)
     sent.clear()
@@ -1416,14 +1415,14 @@ def test_a_draw_asked_of_a_loop_that_never_runs_does_not_block_later_draws(
         sent: list, monkeypatch: pytest.MonkeyPatch) -> None:
     import asyncio
 
-    import wm_kernel.widgets
+    import wm_kernel.jupyter.dashboard
 
     idle = asyncio.new_event_loop()  # never run: a loop that will not draw soon, or ever
-    monkeypatch.setattr(wm_kernel.widgets, "_kernel_loop", lambda: idle)
+    monkeypatch.setattr(wm_kernel.jupyter.dashboard, "_kernel_loop", lambda: idle)
     s = make_session(Inbox)
     d = Dashboard(s)
     s.advance_turn()  # its draw waits on the idle loop
-    monkeypatch.setattr(wm_kernel.widgets, "_kernel_loop", _running_loop)
+    monkeypatch.setattr(wm_kernel.jupyter.dashboard, "_kernel_loop", _running_loop)
     sent.clear()
 
     async def cell() -> None:

@@ -12,8 +12,8 @@ link to it. A subclass sets ``variable_name`` (the section it publishes) and imp
 
 Examples
 --------
->>> from wm_kernel.bus import EventBus
->>> from wm_kernel.core import WorkingMemory
+>>> from wm_kernel.core.bus import EventBus
+>>> from wm_kernel.core.working_memory import WorkingMemory
 >>> bus = EventBus(); wm = WorkingMemory(bus)
 >>> class Echo(EventAwareTrinket):
 ...     variable_name = "echo"
@@ -35,28 +35,32 @@ import functools
 import logging
 import threading
 from abc import ABCMeta, abstractmethod
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager, nullcontext
 from datetime import datetime
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, Callable, ClassVar, Iterator, Mapping, TypeVar, cast
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar, cast
 
-from traitlets import (All, Bool, HasTraits, Instance, Int, MetaHasTraits, Unicode, default,
-                       observe, validate)
+from traitlets import All, Bool, HasTraits, Instance, Int, MetaHasTraits, Unicode, default, observe, validate
 from traitlets.traitlets import EventHandler, ObserveHandler, _CallbackWrapper
 from traitlets.utils.bunch import Bunch
 
-from trinkets.commands import (Command, CommandError, arg, at, command, commands_of,
-                               instant_or_offset, non_negative_int)
-from wm_kernel import keys
-from wm_kernel.frozenmap import FrozenMap
-from wm_kernel.events import (TrinketContentEvent, TrinketFedEvent, TurnCompletedEvent,
-                              UpdateTrinketEvent, new_event_id)
+from trinkets.commands import Command, CommandError, arg, at, command, commands_of, instant_or_offset, non_negative_int
+from wm_kernel.core.events import (
+    TrinketContentEvent,
+    TrinketFedEvent,
+    TurnCompletedEvent,
+    UpdateTrinketEvent,
+    new_event_id,
+)
+from wm_kernel.stores import keys
+from wm_kernel.utils.frozenmap import FrozenMap
 
 if TYPE_CHECKING:
-    from wm_kernel.bus import EventBus
-    from wm_kernel.render import PromptText
-    from wm_kernel.core import WorkingMemory
-    from wm_kernel.store import StateStore
+    from wm_kernel.core.bus import EventBus
+    from wm_kernel.core.working_memory import WorkingMemory
+    from wm_kernel.display.render import PromptText
+    from wm_kernel.stores.embedded import StateStore
 
 
 logger = logging.getLogger("wm_kernel.trinkets")
@@ -72,13 +76,13 @@ def feed(method: F) -> F:
 
     The call runs under the WorkingMemory lock (a compose on another thread never sees half of it)
     and, when it returns, the trinket publishes a
-    :class:`~wm_kernel.events.TrinketFedEvent` (trinket name, method name, args, kwargs) on its bus;
+    :class:`~wm_kernel.core.events.TrinketFedEvent` (trinket name, method name, args, kwargs) on its bus;
     the scenario recorder and the dashboard subscribe to it. Nested feed calls (a feed method
     calling another) publish once, for the outermost call.
     """
 
     @functools.wraps(method)
-    def wrapper(self: "EventAwareTrinket", *args: Any, **kwargs: Any) -> Any:
+    def wrapper(self: EventAwareTrinket, *args: Any, **kwargs: Any) -> Any:
         depth = getattr(_feed_depth, "n", 0)
         _feed_depth.n = depth + 1
         try:
@@ -102,7 +106,7 @@ def feed(method: F) -> F:
     return cast(F, wrapper)  # functools.wraps keeps the signature mypy cannot follow
 
 
-def feed_methods(trinket: "EventAwareTrinket | type[EventAwareTrinket]") -> list[str]:
+def feed_methods(trinket: EventAwareTrinket | type[EventAwareTrinket]) -> list[str]:
     """Names of the methods marked with :func:`feed` on a trinket (class or instance)."""
     cls = trinket if isinstance(trinket, type) else type(trinket)
     return sorted(name for name in dir(cls)
@@ -135,7 +139,7 @@ LIFECYCLE_REFRESH: Mapping[str, str] = MappingProxyType({"action": "lifecycle_re
 _OUTPUT_TRAITS = frozenset({"content", "last_updated", "error"})
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _has_legacy_method(cls: type, name: str) -> bool:
     """Whether ``cls`` has a deprecated ``_<name>_changed`` method, which traitlets calls on a
     change of trait ``name`` besides the observers (an ``@observe`` handler of that name is not
@@ -198,7 +202,7 @@ class EventAwareTrinket(HasTraits, metaclass=_TrinketMeta):
     #: Whether the content depends on the clock (part of the inputs when ``reuse_content``).
     time_dependent: ClassVar[bool] = False
 
-    def __init__(self, event_bus: "EventBus", working_memory: "WorkingMemory", *,
+    def __init__(self, event_bus: EventBus, working_memory: WorkingMemory, *,
                  replace: bool = False, **kwargs: Any) -> None:
         section = getattr(type(self), "variable_name", None)
         if not isinstance(section, str) or not section.strip():
@@ -225,7 +229,7 @@ class EventAwareTrinket(HasTraits, metaclass=_TrinketMeta):
         return self.variable_name
 
     @property
-    def lock(self) -> "threading.RLock | nullcontext[None]":
+    def lock(self) -> threading.RLock | nullcontext[None]:
         """The WorkingMemory's lock: hold it while changing state another thread may compose from."""
         wm = getattr(self, "working_memory", None)
         return wm.lock if wm is not None else nullcontext()
@@ -330,7 +334,7 @@ class EventAwareTrinket(HasTraits, metaclass=_TrinketMeta):
     def stored_inputs(self) -> tuple[str, ...]:
         """The store keys the content reads that others may write too (another process sharing
         the store, a notebook cell): with ``reuse_content``, their :meth:`StateStore.version
-        <wm_kernel.store.StateStore.version>` is part of the inputs. Default none."""
+        <wm_kernel.stores.embedded.StateStore.version>` is part of the inputs. Default none."""
         return ()
 
     def _inputs_changed(self) -> None:
@@ -394,7 +398,7 @@ class EventAwareTrinket(HasTraits, metaclass=_TrinketMeta):
     def _default_priority(self) -> int:
         return type(self).default_priority
 
-    # -- items a token budget may drop (see wm_kernel.budget)
+    # -- items a token budget may drop (see wm_kernel.core.budget)
     def ranked_items(self) -> list[str]:
         """Ids of the items the section shows now, most important first; ``[]`` (the default) when
         the section can only be kept or dropped whole. A token budget drops items from the end."""
@@ -408,9 +412,9 @@ class EventAwareTrinket(HasTraits, metaclass=_TrinketMeta):
         a trinket that ranks its items shows only those ids when the key is present."""
         return self.generate_content({BUDGET_KEEP: frozenset(self.ranked_items()[:keep])})
     @command("show", help="The trinket's current content, exactly.")
-    def show(self) -> "PromptText":
+    def show(self) -> PromptText:
         """The current content, shown as text (verbatim in a terminal, a ``<pre>`` in a notebook)."""
-        from wm_kernel.render import PromptText
+        from wm_kernel.display.render import PromptText
 
         return PromptText(self.content)
 
@@ -462,7 +466,7 @@ class _StateChange:
     """The writes of one change of a stateful trinket's items, made in one store transaction (see
     :meth:`StatefulTrinket._changing_state`). Without a store key it only hands out numbers."""
 
-    def __init__(self, trinket: "StatefulTrinket", store: "StateStore | None") -> None:
+    def __init__(self, trinket: StatefulTrinket, store: StateStore | None) -> None:
         self._trinket = trinket
         self._store = store
         self._key = trinket.state_key or ""
@@ -522,7 +526,7 @@ class StatefulTrinket(EventAwareTrinket):
 
     Persistence. A subclass that sets ``state_prefix`` keeps its items in the WorkingMemory's store,
     in the hash :attr:`state_key` (``{state_prefix}:{user_id}:{continuum_id}``, built by
-    :mod:`wm_kernel.keys`, fixed when the trinket is constructed), so a Session on a SQLite file
+    :mod:`wm_kernel.stores.keys`, fixed when the trinket is constructed), so a Session on a SQLite file
     finds them again after a restart. Stored data is read back through ``_parse_state(data)`` (check
     it and return what ``_restore_state`` takes; ValueError for anything else) and
     ``_restore_state(parsed)``. Stored data that cannot be read (corrupt, or not written by this
@@ -556,7 +560,7 @@ class StatefulTrinket(EventAwareTrinket):
 
     current_turn = Int(0, help="The turn within the current segment (0 before the first exchange).")
 
-    def __init__(self, event_bus: "EventBus", working_memory: "WorkingMemory", **kwargs: Any) -> None:
+    def __init__(self, event_bus: EventBus, working_memory: WorkingMemory, **kwargs: Any) -> None:
         key = None
         if self.state_prefix is not None:
             key = keys.trinket_state(self.state_prefix, working_memory.user_id,
@@ -609,7 +613,7 @@ class StatefulTrinket(EventAwareTrinket):
     def _restore_state(self, parsed: Any) -> None:
         """Take the items ``_parse_state`` returned (construction only; nothing is saved meanwhile)."""
 
-    def _read_state(self, store: "StateStore", key: str) -> Any:
+    def _read_state(self, store: StateStore, key: str) -> Any:
         try:
             fields = store.hgetall(key)
             if not fields:
@@ -666,7 +670,7 @@ class StatefulTrinket(EventAwareTrinket):
 
     def _drop_items(self, ids: list[str]) -> bool:
         """Remove the items ``ids`` from the trait ``state_items`` names (a
-        :class:`~wm_kernel.frozenmap.FrozenMap` id -> item): from the store first, in one
+        :class:`~wm_kernel.utils.frozenmap.FrozenMap` id -> item): from the store first, in one
         transaction, then in memory. True when there was anything to remove."""
         if not ids:
             return False

@@ -37,9 +37,10 @@ from __future__ import annotations
 import argparse
 import functools
 import re
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import Any, Callable, Iterable, Mapping, NoReturn, Sequence, TypeVar, Union
+from typing import Any, NoReturn, TypeVar, Union
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -83,7 +84,7 @@ _UNITS = {"m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
 def instant_or_offset(text: str) -> datetime | timedelta:
     """An ISO 8601 instant with an offset, or ``+N`` with a unit (m, h, d, w): a timedelta the
     handler adds to its clock's now (see :func:`at`)."""
-    from wm_kernel.clock import parse_instant
+    from wm_kernel.core.clock import parse_instant
 
     match = _RELATIVE.match(text.strip())
     if match:

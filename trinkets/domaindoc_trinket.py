@@ -63,7 +63,7 @@ each body on its own lines; a collapsed one as a stub with its size in ``chars``
 
 Examples
 --------
->>> from wm_kernel.clock import ManualClock
+>>> from wm_kernel.core.clock import ManualClock
 >>> from wm_kernel.session import Session
 >>> s = Session(clock=ManualClock("2026-11-30T09:00:00+00:00"), trinkets=[DomaindocTrinket])
 >>> docs = s.trinket("DomaindocTrinket")
@@ -151,14 +151,15 @@ ValueError: section 'beds' of document 'garden' is pinned; unpin it before colla
 """
 from __future__ import annotations
 
-from typing import Any, Callable, Iterator
+from collections.abc import Callable, Iterator
+from typing import Any
 
 from traitlets import Int
 
 from trinkets.base import EventAwareTrinket, arg, command, feed
-from wm_kernel import keys
-from wm_kernel.checks import check_bool, check_str
-from wm_kernel.markup import escape_attr, escape_text
+from wm_kernel.stores import keys
+from wm_kernel.utils.checks import check_bool, check_str
+from wm_kernel.utils.markup import escape_attr, escape_text
 
 #: Deepest nesting: section (1), subsection (2), sub-subsection (3).
 MAX_DEPTH = 3

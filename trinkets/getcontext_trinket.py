@@ -87,7 +87,7 @@ disappear after this turn)" on the last turn, and every collapse resets the turn
     (This message will disappear in {N} turn(s))
 
 Escaping. The section sits inside the HUD's ``<mira:hud>`` element, so in both styles every value is
-escaped as element text (``&``, ``<``, ``>``; :func:`wm_kernel.markup.escape_text`): no value can
+escaped as element text (``&``, ``<``, ``>``; :func:`wm_kernel.utils.markup.escape_text`): no value can
 close the HUD or open a tag (the original writes them raw; for text without markup characters the
 output is the same). The revised style also follows every line break inside a value with two spaces
 of indentation, so a value can never start a line of its own: every line that begins at the left
@@ -108,7 +108,7 @@ success, as in the original.
 
 Examples
 --------
->>> from wm_kernel.clock import ManualClock
+>>> from wm_kernel.core.clock import ManualClock
 >>> from wm_kernel.session import Session
 >>> s = Session(trinkets=[GetContextTrinket], clock=ManualClock("2026-11-30T09:00:00+00:00"))
 >>> gc = s.trinket("GetContextTrinket")
@@ -156,16 +156,17 @@ from __future__ import annotations
 
 import copy
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Mapping
+from typing import Any, ClassVar
 
 from traitlets import Instance
 
 from trinkets.base import StatefulTrinket, arg, command, feed, non_negative_int
-from wm_kernel.checks import check_unicode
-from wm_kernel.frozenmap import FrozenMap
-from wm_kernel.events import UpdateTrinketEvent
-from wm_kernel.markup import escape_text
+from wm_kernel.core.events import UpdateTrinketEvent
+from wm_kernel.utils.checks import check_unicode
+from wm_kernel.utils.frozenmap import FrozenMap
+from wm_kernel.utils.markup import escape_text
 
 # every character str.splitlines() treats as a line break, and \r\n as one break
 _LINE_BREAK = re.compile("\r\n|[\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029]")

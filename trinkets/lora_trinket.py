@@ -39,8 +39,8 @@ a well-formed user model without markup characters in its values, the text is th
 
 Examples
 --------
->>> from wm_kernel.clock import ManualClock
->>> from wm_kernel.profile import Profile
+>>> from wm_kernel.core.clock import ManualClock
+>>> from wm_kernel.core.profile import Profile
 >>> from wm_kernel.session import Session
 >>> s = Session(profile=Profile(first_name="Ada"), clock=ManualClock("2026-11-30T09:00:00+00:00"),
 ...             trinkets=[LoraTrinket])
@@ -78,20 +78,21 @@ Be direct: explain what you've been noticing and ask whether your read is accura
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Iterator, TypedDict
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from traitlets import Unicode
 
 from trinkets.base import EventAwareTrinket, feed
-from wm_kernel import keys
-from wm_kernel.checks import check_bool, check_int, check_str
-from wm_kernel.events import TurnCompletedEvent
-from wm_kernel.markup import escape_attr, escape_text
+from wm_kernel.core.events import TurnCompletedEvent
+from wm_kernel.stores import keys
+from wm_kernel.utils.checks import check_bool, check_int, check_str
+from wm_kernel.utils.markup import escape_attr, escape_text
 
 if TYPE_CHECKING:
-    from wm_kernel.bus import EventBus
-    from wm_kernel.core import WorkingMemory
+    from wm_kernel.core.bus import EventBus
+    from wm_kernel.core.working_memory import WorkingMemory
 
 
 class Observation(TypedDict):
@@ -351,7 +352,7 @@ class LoraTrinket(EventAwareTrinket):
     fallback_name = Unicode("this user", help="How the user is named when the profile has no "
                                               "first name.")
 
-    def __init__(self, event_bus: "EventBus", working_memory: "WorkingMemory", **kwargs: Any) -> None:
+    def __init__(self, event_bus: EventBus, working_memory: WorkingMemory, **kwargs: Any) -> None:
         super().__init__(event_bus, working_memory, **kwargs)
         self._parsed: tuple[str, ParsedUserModel] = ("", ParsedUserModel())
         event_bus.subscribe(TurnCompletedEvent, self._handle_turn_completed)

@@ -19,15 +19,15 @@ every element on its own line, unindented. No segments: no section. Every date g
 who wants a long-lived conversation not to grow the prompt without bound.
 
 Two things differ from the original, both because it is wrong or unsafe there
-(docs/deviations.md): titles are escaped (:mod:`wm_kernel.markup`); and a date not in the current
+(docs/deviations.md): titles are escaped (:mod:`wm_kernel.utils.markup`); and a date not in the current
 year carries its year (``DEC 28, 2025``): the original writes ``DEC 28`` for it, which reads as
 this year's, and merges two such dates of different years into one group. Style ``"revised"``
 also indents the markup by nesting level.
 
 Examples
 --------
->>> from wm_kernel.clock import ManualClock
->>> from wm_kernel.profile import Profile
+>>> from wm_kernel.core.clock import ManualClock
+>>> from wm_kernel.core.profile import Profile
 >>> from wm_kernel.session import Session
 >>> clock = ManualClock("2026-11-30T14:00:00+00:00")            # 9:00 AM in New York
 >>> s = Session(profile=Profile(timezone="America/New_York"), clock=clock,
@@ -67,19 +67,19 @@ from typing import TYPE_CHECKING, Any
 from traitlets import Int
 
 from trinkets.base import EventAwareTrinket, feed
-from wm_kernel import keys
-from wm_kernel.checks import check_str
-from wm_kernel.clock import parse_instant
-from wm_kernel.events import SegmentCollapsedEvent
-from wm_kernel.markup import escape_attr, escape_text
-from wm_kernel.timefmt import format_clock_time
+from wm_kernel.core.clock import parse_instant
+from wm_kernel.core.events import SegmentCollapsedEvent
+from wm_kernel.stores import keys
+from wm_kernel.utils.checks import check_str
+from wm_kernel.utils.markup import escape_attr, escape_text
+from wm_kernel.utils.timefmt import format_clock_time
 
 #: The text of the active segment when none is given.
 ACTIVE_TITLE = "Current conversation"
 
 if TYPE_CHECKING:
-    from wm_kernel.bus import EventBus
-    from wm_kernel.core import WorkingMemory
+    from wm_kernel.core.bus import EventBus
+    from wm_kernel.core.working_memory import WorkingMemory
 
 _MONTHS = ("JAN", "FEB", "MAR", "APR", "MAY", "JUN", "JUL", "AUG", "SEP", "OCT", "NOV", "DEC")
 
@@ -144,7 +144,7 @@ class ManifestTrinket(EventAwareTrinket):
                                          "default: all, as the original). Older segments stay in "
                                          "the store.")
 
-    def __init__(self, event_bus: "EventBus", working_memory: "WorkingMemory", **kwargs: Any) -> None:
+    def __init__(self, event_bus: EventBus, working_memory: WorkingMemory, **kwargs: Any) -> None:
         # the segments as parsed rows, read from the store once and dropped by this trinket's own
         # writes; and the rendered date groups for the (rows, zone, indentation) they came from.
         # A compose then costs what it shows, not what was ever stored.
@@ -179,12 +179,12 @@ class ManifestTrinket(EventAwareTrinket):
 
     # -- feeding
     @feed
-    def add_segment(self, title: str, start: "datetime | str", end: "datetime | str") -> None:
+    def add_segment(self, title: str, start: datetime | str, end: datetime | str) -> None:
         """Record a collapsed segment (times: aware datetimes or ISO strings; end not before start)."""
         self._add(title, start, end)
 
     @feed
-    def set_active(self, start: "datetime | str", title: str = ACTIVE_TITLE) -> None:
+    def set_active(self, start: datetime | str, title: str = ACTIVE_TITLE) -> None:
         """Mark the segment that started at ``start`` as the active one (replacing any other)."""
         self._set_active(start, title)
 

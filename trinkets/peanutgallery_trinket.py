@@ -35,11 +35,11 @@ the same turns remaining, and ids keep counting (``guidance-<n>`` is never reuse
 this trinket cannot read is a ValueError naming the key when the trinket is constructed.
 
 Every text is escaped for element text and every attribute value for attributes
-(:mod:`wm_kernel.markup`), so an XML parser gets the exact text back.
+(:mod:`wm_kernel.utils.markup`), so an XML parser gets the exact text back.
 
 Examples
 --------
->>> from wm_kernel.clock import ManualClock
+>>> from wm_kernel.core.clock import ManualClock
 >>> from wm_kernel.session import Session
 >>> s = Session(trinkets=[PeanutGalleryTrinket], clock=ManualClock("2026-11-30T09:00:00+00:00"))
 >>> pg = s.trinket("PeanutGalleryTrinket")
@@ -63,17 +63,17 @@ Examples
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any
 
 from traitlets import Instance, Int
 
-from trinkets.base import (BUDGET_KEEP, StatefulTrinket, arg, command, feed,
-                           non_negative_int)
-from wm_kernel.checks import check_unicode
-from wm_kernel.events import UpdateTrinketEvent
-from wm_kernel.frozenmap import FrozenMap
-from wm_kernel.markup import escape_attr, escape_text
+from trinkets.base import BUDGET_KEEP, StatefulTrinket, arg, command, feed, non_negative_int
+from wm_kernel.core.events import UpdateTrinketEvent
+from wm_kernel.utils.checks import check_unicode
+from wm_kernel.utils.frozenmap import FrozenMap
+from wm_kernel.utils.markup import escape_attr, escape_text
 
 GUIDANCE_TYPES: tuple[str, ...] = ("concern", "coaching")
 DEFAULT_TTL = 5

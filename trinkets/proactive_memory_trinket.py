@@ -35,7 +35,7 @@ trinket is constructed.
 
 Styles. ``"original"`` (the default) writes the original's markup: every element on its own line,
 unindented. Four things differ from the original, each because it is unsafe or wrong there
-(docs/deviations.md): every value is escaped (:mod:`wm_kernel.markup`); memories are cleared on a
+(docs/deviations.md): every value is escaped (:mod:`wm_kernel.utils.markup`); memories are cleared on a
 segment collapse; temporal dates are local dates in the profile's time zone, the day the user
 lives them (the original writes each timestamp's date in its own offset, so an event at 02:00 UTC
 is "tomorrow" for a user in New York); and the relevance is read immune to float noise (a score
@@ -47,7 +47,7 @@ field (``memories[1].similarity_score: ...``), and the cached list stays as it w
 
 Examples
 --------
->>> from wm_kernel.clock import ManualClock
+>>> from wm_kernel.core.clock import ManualClock
 >>> from wm_kernel.session import Session
 >>> s = Session(clock=ManualClock("2026-11-30T09:00:00+00:00"), trinkets=[ProactiveMemoryTrinket])
 >>> memories = s.trinket("ProactiveMemoryTrinket")
@@ -102,11 +102,10 @@ from typing import Any
 
 from traitlets import List, validate
 
-from trinkets.base import (BUDGET_KEEP, StatefulTrinket, arg, at, command, feed,
-                           instant_or_offset)
-from wm_kernel.clock import parse_instant
-from wm_kernel.markup import escape_attr, escape_text
-from wm_kernel.timefmt import relative_time
+from trinkets.base import BUDGET_KEEP, StatefulTrinket, arg, at, command, feed, instant_or_offset
+from wm_kernel.core.clock import parse_instant
+from wm_kernel.utils.markup import escape_attr, escape_text
+from wm_kernel.utils.timefmt import relative_time
 
 #: A memory shows its relevance only when its similarity score is strictly above this.
 RELEVANCE_THRESHOLD = 0.75
@@ -297,7 +296,7 @@ class ProactiveMemoryTrinket(StatefulTrinket):
              help="Surface one more memory: TEXT [--id ID] [--score S] [--global] "
                   "[--created ISO|+N]. Shows from the next compose.")
     def _surface_command(self, text: str, id: str | None, score: float | None, is_global: bool,
-                         created: "datetime | timedelta | None") -> int:  # noqa: A002
+                         created: datetime | timedelta | None) -> int:  # noqa: A002
         memory: dict[str, Any] = {"id": id or f"{len(self.memories) + 1:08d}", "text": text,
                                   "is_global": is_global}
         if score is not None:

@@ -1,7 +1,7 @@
 """ReminderManager: the reminders that are overdue or due today (section ``active_reminders``).
 
 Reminders live in the WorkingMemory's state store, in the hash ``reminders:{user_id}`` (field = the
-reminder id, value = a JSON object), so a Session on a :class:`~wm_kernel.store.SQLiteStore` file
+reminder id, value = a JSON object), so a Session on a :class:`~wm_kernel.stores.embedded.SQLiteStore` file
 keeps them across a restart. Feed them with :meth:`ReminderManager.add_reminder`,
 :meth:`~ReminderManager.complete` and :meth:`~ReminderManager.delete`; list them with
 :meth:`~ReminderManager.reminders`. A change shows from the next compose. Completed reminders and
@@ -47,8 +47,8 @@ unchanged. Both work to the last day datetime can hold (9999-12-31), in every zo
 
 Examples
 --------
->>> from wm_kernel.clock import ManualClock
->>> from wm_kernel.profile import Profile
+>>> from wm_kernel.core.clock import ManualClock
+>>> from wm_kernel.core.profile import Profile
 >>> from wm_kernel.session import Session
 >>> s = Session(profile=Profile(timezone="America/New_York"), trinkets=[ReminderManager],
 ...             clock=ManualClock("2026-11-30T14:00:00+00:00"))           # 9:00 AM in New York
@@ -107,19 +107,19 @@ from __future__ import annotations
 
 from collections.abc import Hashable
 from dataclasses import dataclass
-from datetime import MAXYEAR, date, datetime, timedelta, timezone, tzinfo
+from datetime import MAXYEAR, UTC, date, datetime, timedelta, tzinfo
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from trinkets.base import EventAwareTrinket, arg, at, command, feed, instant_or_offset
-from wm_kernel import keys
-from wm_kernel.checks import check_str
-from wm_kernel.clock import parse_instant
-from wm_kernel.markup import escape_text
-from wm_kernel.timefmt import relative_time, zone_abbreviation
+from wm_kernel.core.clock import parse_instant
+from wm_kernel.stores import keys
+from wm_kernel.utils.checks import check_str
+from wm_kernel.utils.markup import escape_text
+from wm_kernel.utils.timefmt import relative_time, zone_abbreviation
 
 if TYPE_CHECKING:
-    from wm_kernel.bus import EventBus
-    from wm_kernel.core import WorkingMemory
+    from wm_kernel.core.bus import EventBus
+    from wm_kernel.core.working_memory import WorkingMemory
 
 #: The original's line after ``<active_reminders>`` (an ``<instruction>`` element).
 ORIGINAL_INSTRUCTION = ("Reminders require immediate action. When one is due or overdue, notify The "
@@ -222,7 +222,7 @@ def _day_start(now: datetime, zone: tzinfo) -> datetime:
     """The UTC instant the user's current local date began (its local midnight)."""
     wall = _wall(now, zone)
     try:
-        return datetime(*wall.date, tzinfo=zone).astimezone(timezone.utc)
+        return datetime(*wall.date, tzinfo=zone).astimezone(UTC)
     except ValueError:  # local date 10000-01-01
         return now - timedelta(hours=wall.hour, minutes=wall.minute, seconds=wall.second,
                                microseconds=wall.microsecond)
@@ -245,7 +245,7 @@ def _day_window(now: datetime, zone: tzinfo) -> tuple[datetime, datetime | None]
     try:
         tomorrow = date(*wall.date) + _DAY
         return start, datetime(tomorrow.year, tomorrow.month, tomorrow.day,
-                               tzinfo=zone).astimezone(timezone.utc)
+                               tzinfo=zone).astimezone(UTC)
     except (ValueError, OverflowError):  # tomorrow is 10000-01-01 or later: no offset changes then
         return start, _later(start, timedelta(hours=24))
 
@@ -275,7 +275,7 @@ class ReminderManager(EventAwareTrinket):
     cache_policy = False
     styles = ("original", "revised")
 
-    def __init__(self, event_bus: "EventBus", working_memory: "WorkingMemory", **kwargs: Any) -> None:
+    def __init__(self, event_bus: EventBus, working_memory: WorkingMemory, **kwargs: Any) -> None:
         self._open: list[dict[str, Any]] | None = None  # see _open_rows
         self._open_version: Hashable | None = None
         super().__init__(event_bus, working_memory, **kwargs)
@@ -335,7 +335,7 @@ class ReminderManager(EventAwareTrinket):
 
     # -- feeding
     @feed
-    def add_reminder(self, title: str, due: "datetime | str", details: str = "",
+    def add_reminder(self, title: str, due: datetime | str, details: str = "",
                      category: str = "user", id: str | None = None) -> str:  # noqa: A002
         """Add a reminder and return its id.
 
@@ -391,7 +391,7 @@ class ReminderManager(EventAwareTrinket):
                  default="user", help="The assistant's own reminder."),
              arg("--id", help="The id to use."),
              help="Add a reminder: TITLE --due ISO|+2h [--details D] [--internal] [--id ID].")
-    def _add_command(self, title: str, due: "datetime | timedelta", **rest: Any) -> str:
+    def _add_command(self, title: str, due: datetime | timedelta, **rest: Any) -> str:
         return self.add_reminder(title, at(self.working_memory.clock.now(), due, "--due"), **rest)
 
     @command("complete", arg("id", help="The item's id."), help="Mark a reminder done.")

@@ -2,7 +2,7 @@
 
 The original system writes each trinket's last content to the hash ``trinkets:{user_id}`` (field =
 section name, value ``{"content", "cache_policy", "updated_at"}``). Pointed at that data (for
-instance a read-only :class:`~wm_kernel.valkey_store.ValkeyStore` on the deployment's server), a
+instance a read-only :class:`~wm_kernel.stores.valkey.ValkeyStore` on the deployment's server), a
 StoredSection re-reads its field at every compose, so the composed prompt follows what the other
 process writes: a changed section shows its new text, a removed one drops out.
 
@@ -11,7 +11,7 @@ trinket publishes; call it again to pick up sections that appeared since.
 
 Examples
 --------
->>> from wm_kernel.clock import ManualClock
+>>> from wm_kernel.core.clock import ManualClock
 >>> from wm_kernel.session import Session
 >>> s = Session(base_prompt="Hi.", trinkets=[], clock=ManualClock("2026-11-30T09:00:00+00:00"))
 >>> s.store.hset("trinkets:notebook", "datetime_section", {
@@ -61,7 +61,7 @@ def stored_section_class(section: str) -> type[StoredSection]:
     return type(name, (StoredSection,), {"variable_name": section, "__module__": __name__})
 
 
-def mirror_stored_sections(session: "Session") -> list[str]:
+def mirror_stored_sections(session: Session) -> list[str]:
     """Register a StoredSection for every section stored under the session's ``trinkets:{user_id}``
     that none of its trinkets publishes; return the sections added, sorted."""
     wm = session.working_memory

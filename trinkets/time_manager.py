@@ -15,10 +15,10 @@ print the same in both.
 
 Examples
 --------
->>> from wm_kernel.bus import EventBus
->>> from wm_kernel.clock import ManualClock
->>> from wm_kernel.core import WorkingMemory
->>> from wm_kernel.profile import Profile
+>>> from wm_kernel.core.bus import EventBus
+>>> from wm_kernel.core.clock import ManualClock
+>>> from wm_kernel.core.working_memory import WorkingMemory
+>>> from wm_kernel.core.profile import Profile
 >>> clock = ManualClock("2026-07-04T13:05:00+00:00")
 >>> wm = WorkingMemory(EventBus(), clock=clock, profile=Profile(timezone="Europe/London"))
 >>> tm = TimeManager(wm.bus, wm)
@@ -34,7 +34,7 @@ from datetime import datetime
 from typing import Any
 
 from trinkets.base import EventAwareTrinket
-from wm_kernel.timefmt import format_clock_time, local, zone_abbreviation, zone_name
+from wm_kernel.utils.timefmt import format_clock_time, local, zone_abbreviation, zone_name
 
 DAY_NAMES = ("MONDAY", "TUESDAY", "WEDNESDAY", "THURSDAY", "FRIDAY", "SATURDAY", "SUNDAY")
 MONTH_NAMES = ("JANUARY", "FEBRUARY", "MARCH", "APRIL", "MAY", "JUNE", "JULY", "AUGUST",

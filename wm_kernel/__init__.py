@@ -1,6 +1,6 @@
 """wm-kernel: event-driven system prompt composition, in Jupyter.
 
-The public names load lazily (PEP 562): importing a submodule such as ``wm_kernel.events`` does not
+The public names load lazily (PEP 562): importing a submodule such as ``wm_kernel.core.events`` does not
 pull in the rest, which keeps the core/trinkets pair free of import cycles. The core imports neither
 IPython nor ipywidgets; ``%load_ext wm_kernel`` loads the Jupyter layer.
 """
@@ -10,28 +10,34 @@ import importlib
 import logging
 from typing import Any
 
+from wm_kernel import _moved
+
 # A library does not decide where its log records go: without this, Python's last-resort handler
 # would print trinket failures to stderr in every notebook. Failures stay visible where users look
 # (the trinket's error trait, %compose, the event log); configure logging to see the records too.
 logging.getLogger("wm_kernel").addHandler(logging.NullHandler())
 
+# the module paths of 0.1 (``wm_kernel.widgets``, ``wm_kernel.cache``...) import their new homes
+_moved.install()
+
 __version__ = "0.1.0"
 
 _EXPORTS = {
-    "EventBus": "wm_kernel.bus",
-    "WorkingMemory": "wm_kernel.core",
-    "SystemPromptComposer": "wm_kernel.composer",
-    "Layout": "wm_kernel.composer",
+    "EventBus": "wm_kernel.core.bus",
+    "WorkingMemory": "wm_kernel.core.working_memory",
+    "SystemPromptComposer": "wm_kernel.core.composer",
+    "Layout": "wm_kernel.core.composer",
     "Session": "wm_kernel.session",
     "current_session": "wm_kernel.session",
     "set_current_session": "wm_kernel.session",
-    "Profile": "wm_kernel.profile",
-    "ManualClock": "wm_kernel.clock",
-    "SystemClock": "wm_kernel.clock",
-    "MemoryStore": "wm_kernel.store",
-    "SQLiteStore": "wm_kernel.store",
-    "ValkeyStore": "wm_kernel.valkey_store",   # needs the optional valkey client
-    "ComposedPrompt": "wm_kernel.types",
+    "Profile": "wm_kernel.core.profile",
+    "ManualClock": "wm_kernel.core.clock",
+    "SystemClock": "wm_kernel.core.clock",
+    "MemoryStore": "wm_kernel.stores.embedded",
+    "SQLiteStore": "wm_kernel.stores.embedded",
+    "ValkeyStore": "wm_kernel.stores.valkey",   # needs the optional valkey client
+    "ComposedPrompt": "wm_kernel.core.prompt",
+    "Dashboard": "wm_kernel.jupyter.dashboard",   # needs ipywidgets (the jupyter extra)
 }
 
 __all__ = [*_EXPORTS, "load_ipython_extension", "unload_ipython_extension"]
@@ -50,13 +56,13 @@ def __dir__() -> list[str]:
 
 def load_ipython_extension(ipython: Any) -> None:
     """``%load_ext wm_kernel``: register the magics on this shell."""
-    from wm_kernel.magics import load_extension
+    from wm_kernel.jupyter.magics import load_extension
 
     load_extension(ipython)
 
 
 def unload_ipython_extension(ipython: Any) -> None:
     """``%unload_ext wm_kernel``: remove every magic, hook and observer the extension added."""
-    from wm_kernel.magics import unload_extension
+    from wm_kernel.jupyter.magics import unload_extension
 
     unload_extension(ipython)

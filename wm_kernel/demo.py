@@ -16,10 +16,10 @@ from trinkets.lora_trinket import LoraTrinket
 from trinkets.peanutgallery_trinket import PeanutGalleryTrinket
 from trinkets.proactive_memory_trinket import ProactiveMemoryTrinket
 from trinkets.reminder_manager import ReminderManager
-from wm_kernel.clock import ManualClock
-from wm_kernel.profile import Profile
+from wm_kernel.core.clock import ManualClock
+from wm_kernel.core.profile import Profile
+from wm_kernel.core.prompt import ComposedPrompt
 from wm_kernel.session import Session
-from wm_kernel.types import ComposedPrompt
 
 DEMO_START = "2026-11-30T09:05:00+00:00"
 

@@ -5,12 +5,12 @@ by default), and drives turns and segment collapses the way the original's conve
 
 It tells of what changes through traits (``turn``, ``segment``, ``composed``...) and of what happens
 through bus events (``TurnCompletedEvent``, ``SegmentCollapsedEvent``); instruments such as
-:class:`~wm_kernel.history.History` observe those, and are attached to a Session rather than built
+:class:`~wm_kernel.instruments.history.History` observe those, and are attached to a Session rather than built
 into it (see ``instruments``).
 
 Examples
 --------
->>> from wm_kernel.clock import ManualClock
+>>> from wm_kernel.core.clock import ManualClock
 >>> s = Session(base_prompt="You help {first_name}.", profile=Profile(first_name="Ada"),
 ...             clock=ManualClock("2026-11-30T09:00:00+00:00"), trinkets=[])
 >>> s.compose()["cached_content"].splitlines()[0]
@@ -23,32 +23,33 @@ from __future__ import annotations
 
 import threading
 import uuid
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence
+from typing import TYPE_CHECKING, Any
 
 from traitlets import Bool, HasTraits, Instance, Int, Unicode, validate
 
 from trinkets.base import EventAwareTrinket
-from wm_kernel import keys
-from wm_kernel.budget import check_limit
-from wm_kernel.bus import EventBus
-from wm_kernel.checks import check_int, check_str
-from wm_kernel.clock import Clock, SystemClock, parse_instant
-from wm_kernel.composer import Layout
-from wm_kernel.core import CollapseIncompleteError, WorkingMemory
-from wm_kernel.events import SegmentCollapsedEvent, TurnCompletedEvent
-from wm_kernel.profile import Profile
-from wm_kernel.store import MemoryStore, StateStore
-from wm_kernel.types import ComposedPrompt, ComposedPromptTrait
+from wm_kernel.core.budget import check_limit
+from wm_kernel.core.bus import EventBus
+from wm_kernel.core.clock import Clock, SystemClock, parse_instant
+from wm_kernel.core.composer import Layout
+from wm_kernel.core.events import SegmentCollapsedEvent, TurnCompletedEvent
+from wm_kernel.core.profile import Profile
+from wm_kernel.core.prompt import ComposedPrompt, ComposedPromptTrait
+from wm_kernel.core.working_memory import CollapseIncompleteError, WorkingMemory
+from wm_kernel.stores import keys
+from wm_kernel.stores.embedded import MemoryStore, StateStore
+from wm_kernel.utils.checks import check_int, check_str
 
 if TYPE_CHECKING:
     import pandas as pd
 
     from wm_kernel.cachesim.advice import Advice
     from wm_kernel.cachesim.simulation import Simulation
-    from wm_kernel.diff import PromptDiff
-    from wm_kernel.history import History
+    from wm_kernel.instruments.diff import PromptDiff
+    from wm_kernel.instruments.history import History
 
 TrinketFactory = Callable[[EventBus, WorkingMemory], EventAwareTrinket]
 #: Something attached to a new Session: ``instrument(session)``, called once the session is built.
@@ -57,8 +58,8 @@ Instrument = Callable[["Session"], object]
 
 def default_instruments() -> tuple[Instrument, ...]:
     """What a Session attaches when ``instruments`` is not given: a
-    :class:`~wm_kernel.history.History`, so ``session.history`` holds every compose from the first."""
-    from wm_kernel.history import History
+    :class:`~wm_kernel.instruments.history.History`, so ``session.history`` holds every compose from the first."""
+    from wm_kernel.instruments.history import History
 
     return (History.attach,)
 
@@ -70,11 +71,11 @@ class Segment:
     number: int
     started_at: datetime
 
-_current: "Session | None" = None
+_current: Session | None = None
 _current_lock = threading.Lock()
 
 
-def current_session() -> "Session":
+def current_session() -> Session:
     """The Session the notebook magics drive (created on first use with the defaults)."""
     global _current
     with _current_lock:
@@ -83,7 +84,7 @@ def current_session() -> "Session":
         return _current
 
 
-def set_current_session(session: "Session | None") -> None:
+def set_current_session(session: Session | None) -> None:
     """Make ``session`` the one the magics drive (None: a fresh one on next use)."""
     global _current
     if session is not None and not isinstance(session, Session):
@@ -123,7 +124,7 @@ class Session(HasTraits):
     ``continuum_id``, e.g. a SQLite file after a restart) resumes its turn and segment counters, so
     new turns never overwrite old ones.
     token_budget, budget_step:
-        The WorkingMemory's token budget and its step (None: no budget; see wm_kernel.budget); the
+        The WorkingMemory's token budget and its step (None: no budget; see wm_kernel.core.budget); the
         budget counts with the history's token counter.
     """
 
@@ -181,7 +182,7 @@ class Session(HasTraits):
             instrument(self)
         if token_budget is not None:
             # budgets and the history's tokens column count alike, each text once
-            from wm_kernel.history import History
+            from wm_kernel.instruments.history import History
 
             self.working_memory.budget.counter = History.of(self).counter
 
@@ -368,16 +369,16 @@ class Session(HasTraits):
         self.store.hset(self._segment_key, "position", {
             "v": SEGMENT_VERSION, "turn": self.turn, "segment_turn": self.segment_turn})
 
-    # -- conveniences over the attached History (wm_kernel.history)
+    # -- conveniences over the attached History (wm_kernel.instruments.history)
     @property
-    def recorder(self) -> "History":
+    def recorder(self) -> History:
         """The History attached to this session (attached now if none is: it records from now)."""
-        from wm_kernel.history import History
+        from wm_kernel.instruments.history import History
 
         return History.of(self)
 
     @property
-    def history(self) -> "pd.DataFrame":
+    def history(self) -> pd.DataFrame:
         """pandas DataFrame, one row per (turn, section) of every compose (``recorder.frame()``)."""
         return self.recorder.frame()
 
@@ -385,14 +386,14 @@ class Session(HasTraits):
         """The prompt composed at ``turn`` (its last compose), from the history."""
         return self.recorder.prompt_at(turn)
 
-    def cache_simulation(self, model: str = "claude-sonnet-4-6", **options: Any) -> "Simulation":
+    def cache_simulation(self, model: str = "claude-sonnet-4-6", **options: Any) -> Simulation:
         """The recorded turns played against ``model``'s prompt-cache rules
         (``wm_kernel.cachesim.session.simulate_session``: breakpoints, history, tools_tokens, ...)."""
         from wm_kernel.cachesim.session import simulate_session
 
         return simulate_session(self, model=model, **options)
 
-    def cache_advice(self, model: str = "claude-sonnet-4-6", **options: Any) -> "Advice":
+    def cache_advice(self, model: str = "claude-sonnet-4-6", **options: Any) -> Advice:
         """Cheaper cache layouts for the recorded turns, each with its simulated cost
         (``wm_kernel.cachesim.session.session_advice``)."""
         from wm_kernel.cachesim.session import session_advice
@@ -400,10 +401,10 @@ class Session(HasTraits):
         return session_advice(self, model, **options)
 
     def diff(self, turn_a: int, turn_b: int | None = None, *,
-             other: "Session | None" = None) -> "PromptDiff":
+             other: Session | None = None) -> PromptDiff:
         """A PromptDiff from turn ``turn_a`` to ``turn_b`` (default: the latest recorded turn), or to
         ``other``'s prompt at ``turn_b`` (default ``turn_a``) when another Session is given."""
-        from wm_kernel.diff import diff_prompts
+        from wm_kernel.instruments.diff import diff_prompts
 
         if other is not None and not isinstance(other, Session):
             raise TypeError(f"other must be a Session, got {type(other).__name__}")

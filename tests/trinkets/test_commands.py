@@ -7,8 +7,7 @@ from typing import Any
 
 import pytest
 
-from trinkets.base import (CommandError, EventAwareTrinket, arg, command, feed, instant_or_offset,
-                           non_negative_int)
+from trinkets.base import CommandError, EventAwareTrinket, arg, command, feed, instant_or_offset, non_negative_int
 from trinkets.peanutgallery_trinket import PeanutGalleryTrinket
 from wm_kernel.session import Session
 

@@ -4,18 +4,19 @@ documents."""
 from __future__ import annotations
 
 import xml.etree.ElementTree as ET
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from trinkets.domaindoc_trinket import DomaindocTrinket
-from wm_kernel.clock import ManualClock
-from wm_kernel.events import TrinketFedEvent
+from wm_kernel.core.clock import ManualClock
+from wm_kernel.core.events import TrinketFedEvent
 from wm_kernel.session import Session
-from wm_kernel.store import SQLiteStore, StateStore
+from wm_kernel.stores.embedded import SQLiteStore, StateStore
 
 KEY = "domaindocs:notebook"
 

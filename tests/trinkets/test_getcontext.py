@@ -10,17 +10,21 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from prompt_checks import last_section, lifecycle_refreshes
 
 from trinkets.getcontext_trinket import GetContextTrinket
-from wm_kernel.bus import EventBus
-from wm_kernel.clock import ManualClock
-from wm_kernel.core import WorkingMemory
-from wm_kernel.events import (ComposeSystemPromptEvent, TrinketContentEvent, TrinketFedEvent,
-                              TurnCompletedEvent, UpdateTrinketEvent)
+from wm_kernel.core.bus import EventBus
+from wm_kernel.core.clock import ManualClock
+from wm_kernel.core.events import (
+    ComposeSystemPromptEvent,
+    TrinketContentEvent,
+    TrinketFedEvent,
+    TurnCompletedEvent,
+    UpdateTrinketEvent,
+)
+from wm_kernel.core.working_memory import WorkingMemory
 from wm_kernel.session import Session
-from wm_kernel.store import MemoryStore, SQLiteStore, StateStore
-
-from prompt_checks import last_section, lifecycle_refreshes
+from wm_kernel.stores.embedded import MemoryStore, SQLiteStore, StateStore
 
 SECTION = "context_search_results"
 HEADER = "=== RECENT GET_CONTEXT TOOL SEARCH RESULTS ==="

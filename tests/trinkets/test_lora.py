@@ -11,13 +11,19 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import trinkets.lora_trinket as lora_module
-from trinkets.lora_trinket import (CHECKIN_DEBRIEF, CHECKIN_INSTRUCTION, CHECKIN_RESPONSE_INSTRUCTION,
-                                   LoraTrinket, ParsedUserModel, parse_user_model)
-from wm_kernel.clock import ManualClock
-from wm_kernel.markup import escape_attr, escape_text
-from wm_kernel.profile import Profile
+from trinkets.lora_trinket import (
+    CHECKIN_DEBRIEF,
+    CHECKIN_INSTRUCTION,
+    CHECKIN_RESPONSE_INSTRUCTION,
+    LoraTrinket,
+    ParsedUserModel,
+    parse_user_model,
+)
+from wm_kernel.core.clock import ManualClock
+from wm_kernel.core.profile import Profile
 from wm_kernel.session import Session
-from wm_kernel.store import SQLiteStore, StateStore
+from wm_kernel.stores.embedded import SQLiteStore, StateStore
+from wm_kernel.utils.markup import escape_attr, escape_text
 
 SECTION = "behavioral_directives"
 

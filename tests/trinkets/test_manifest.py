@@ -7,11 +7,11 @@ import xml.etree.ElementTree as ET
 import pytest
 
 from trinkets.manifest_trinket import ManifestTrinket
-from wm_kernel.clock import ManualClock
-from wm_kernel.events import TrinketFedEvent
-from wm_kernel.profile import Profile
+from wm_kernel.core.clock import ManualClock
+from wm_kernel.core.events import TrinketFedEvent
+from wm_kernel.core.profile import Profile
 from wm_kernel.session import Session
-from wm_kernel.store import SQLiteStore
+from wm_kernel.stores.embedded import SQLiteStore
 
 NAME = "ManifestTrinket"
 
@@ -317,9 +317,9 @@ def test_a_negative_window_is_refused() -> None:
 
 def test_a_collapse_event_from_anyone_is_recorded() -> None:
     # no Session: the collapse arrives as an event published on the bus
-    from wm_kernel.bus import EventBus
-    from wm_kernel.core import WorkingMemory
-    from wm_kernel.events import SegmentCollapsedEvent
+    from wm_kernel.core.bus import EventBus
+    from wm_kernel.core.events import SegmentCollapsedEvent
+    from wm_kernel.core.working_memory import WorkingMemory
 
     clock = ManualClock("2026-11-30T14:00:00+00:00")
     bus = EventBus()

@@ -14,12 +14,12 @@ from typing import Any
 import pytest
 
 import trinkets
-from wm_kernel.bus import EventBus
-from wm_kernel.clock import ManualClock
-from wm_kernel.composer import Layout
-from wm_kernel.core import WorkingMemory
-from wm_kernel.events import SegmentCollapsedEvent, TurnCompletedEvent
-from wm_kernel.profile import Profile
+from wm_kernel.core.bus import EventBus
+from wm_kernel.core.clock import ManualClock
+from wm_kernel.core.composer import Layout
+from wm_kernel.core.events import SegmentCollapsedEvent, TurnCompletedEvent
+from wm_kernel.core.profile import Profile
+from wm_kernel.core.working_memory import WorkingMemory
 
 DATA = json.loads((Path(__file__).parent.parent / "data" / "trinket_examples.json")
                   .read_text(encoding="utf-8"))

@@ -5,16 +5,15 @@ import xml.etree.ElementTree as ET
 from typing import Any
 
 import pytest
+from prompt_checks import last_section, lifecycle_refreshes
 
 from trinkets.peanutgallery_trinket import PeanutGalleryTrinket
-from wm_kernel.bus import EventBus
-from wm_kernel.clock import ManualClock
-from wm_kernel.core import WorkingMemory
-from wm_kernel.events import ComposeSystemPromptEvent, TrinketFedEvent, TurnCompletedEvent
+from wm_kernel.core.bus import EventBus
+from wm_kernel.core.clock import ManualClock
+from wm_kernel.core.events import ComposeSystemPromptEvent, TrinketFedEvent, TurnCompletedEvent
+from wm_kernel.core.working_memory import WorkingMemory
 from wm_kernel.session import Session
-from wm_kernel.store import MemoryStore, SQLiteStore
-
-from prompt_checks import last_section, lifecycle_refreshes
+from wm_kernel.stores.embedded import MemoryStore, SQLiteStore
 
 SECTION = "peanutgallery_guidance"
 INSTRUCTION = ("    <instruction>Critical guidance: tell the user plainly what went wrong and repair it "

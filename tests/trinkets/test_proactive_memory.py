@@ -10,12 +10,12 @@ from typing import Any
 import pytest
 
 from trinkets.proactive_memory_trinket import ProactiveMemoryTrinket, normalize_memories
-from wm_kernel.bus import EventBus
-from wm_kernel.clock import ManualClock
-from wm_kernel.core import WorkingMemory
-from wm_kernel.profile import Profile
+from wm_kernel.core.bus import EventBus
+from wm_kernel.core.clock import ManualClock
+from wm_kernel.core.profile import Profile
+from wm_kernel.core.working_memory import WorkingMemory
 from wm_kernel.session import Session
-from wm_kernel.store import MemoryStore, SQLiteStore, StateStore
+from wm_kernel.stores.embedded import MemoryStore, SQLiteStore, StateStore
 
 NAME = "ProactiveMemoryTrinket"
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 import xml.etree.ElementTree as ET
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from hypothesis import HealthCheck, given, settings
@@ -18,12 +18,12 @@ from hypothesis import strategies as st
 from trinkets.manifest_trinket import ManifestTrinket
 from trinkets.proactive_memory_trinket import ProactiveMemoryTrinket
 from trinkets.time_manager import TimeManager
-from wm_kernel.bus import EventBus
-from wm_kernel.clock import ManualClock
-from wm_kernel.core import WorkingMemory
-from wm_kernel.profile import Profile
+from wm_kernel.core.bus import EventBus
+from wm_kernel.core.clock import ManualClock
+from wm_kernel.core.profile import Profile
+from wm_kernel.core.working_memory import WorkingMemory
 
-NOW = datetime(2026, 11, 30, 14, 0, tzinfo=timezone.utc)
+NOW = datetime(2026, 11, 30, 14, 0, tzinfo=UTC)
 ZONES = ["UTC", "Europe/London", "America/New_York", "Asia/Kolkata", "Asia/Kathmandu",
          "Asia/Dubai", "America/Sao_Paulo", "Pacific/Chatham", "EST", "PST"]
 SETTINGS = settings(max_examples=40, deadline=None,

@@ -5,18 +5,18 @@ exact texts below; the revised style has its own."""
 from __future__ import annotations
 
 import xml.etree.ElementTree as ET
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from trinkets.reminder_manager import ReminderManager
-from wm_kernel.clock import ManualClock
-from wm_kernel.events import TrinketFedEvent
-from wm_kernel.profile import Profile
+from wm_kernel.core.clock import ManualClock
+from wm_kernel.core.events import TrinketFedEvent
+from wm_kernel.core.profile import Profile
 from wm_kernel.session import Session
-from wm_kernel.store import SQLiteStore
+from wm_kernel.stores.embedded import SQLiteStore
 
 NOW = "2026-11-30T14:00:00+00:00"  # 9:00 AM EST in New York; local midnight is 05:00 UTC
 
@@ -284,7 +284,7 @@ def test_reminders_survive_a_restart_on_the_same_sqlite_file(tmp_path) -> None:
     path = tmp_path / "state.db"
     first = make_session(store=SQLiteStore(path))
     rm = first.trinket("ReminderManager")
-    rm.add_reminder("Dentist", datetime(2026, 11, 30, 20, 30, tzinfo=timezone.utc), details="X-rays")
+    rm.add_reminder("Dentist", datetime(2026, 11, 30, 20, 30, tzinfo=UTC), details="X-rays")
     rm.add_reminder("Old", "2026-11-30T10:00:00+00:00")
     rm.add_reminder("Gone", "2026-11-30T11:00:00+00:00")
     rm.complete("rem_2")
@@ -421,7 +421,7 @@ ZONES = ["UTC", "America/New_York", "Europe/Berlin", "Asia/Kolkata", "Pacific/Ki
 def reminder_states(text: st.SearchStrategy[str]) -> st.SearchStrategy[tuple]:
     one = st.tuples(text, st.one_of(st.just(""), text), st.sampled_from(["user", "internal"]),
                     st.integers(-20 * 24 * 60, 3 * 24 * 60), st.booleans())
-    now = st.datetimes(datetime(2020, 1, 1), datetime(2030, 12, 31), timezones=st.just(timezone.utc))
+    now = st.datetimes(datetime(2020, 1, 1), datetime(2030, 12, 31), timezones=st.just(UTC))
     return st.tuples(st.sampled_from(ZONES), now, st.lists(one, max_size=8))
 
 

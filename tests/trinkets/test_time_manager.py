@@ -4,11 +4,11 @@ from __future__ import annotations
 import pytest
 
 from trinkets.time_manager import TimeManager
-from wm_kernel.bus import EventBus
-from wm_kernel.clock import ManualClock
-from wm_kernel.core import WorkingMemory
-from wm_kernel.events import ComposeSystemPromptEvent
-from wm_kernel.profile import Profile
+from wm_kernel.core.bus import EventBus
+from wm_kernel.core.clock import ManualClock
+from wm_kernel.core.events import ComposeSystemPromptEvent
+from wm_kernel.core.profile import Profile
+from wm_kernel.core.working_memory import WorkingMemory
 from wm_kernel.session import Session
 
 RULE = "═" * 60
@@ -150,7 +150,7 @@ def test_no_platform_or_locale_dependent_strftime() -> None:
     import inspect
 
     import trinkets.time_manager
-    import wm_kernel.timefmt
+    import wm_kernel.utils.timefmt
 
-    for module in (trinkets.time_manager, wm_kernel.timefmt):
+    for module in (trinkets.time_manager, wm_kernel.utils.timefmt):
         assert ".strftime(" not in inspect.getsource(module)

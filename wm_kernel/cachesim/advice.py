@@ -24,9 +24,10 @@ import html
 import math
 import statistics
 from collections import defaultdict
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import timedelta
-from typing import TYPE_CHECKING, Any, Callable, Sequence
+from typing import TYPE_CHECKING, Any
 
 from wm_kernel.cachesim.engine import Block, Request
 from wm_kernel.cachesim.models import ModelProfile
@@ -110,7 +111,7 @@ class Advice:
         return (f'<div class="wm-cache-advice"><div>{html.escape(lines[0])}</div><ul>{items}</ul>'
                 f"<div><b>{html.escape(lines[-1 - len(self.notes)])}</b></div>{notes}</div>")
 
-    def plot(self, ax: "Axes | None" = None) -> "Axes":
+    def plot(self, ax: Axes | None = None) -> Axes:
         """Cumulative input cost per request, current vs advised (matplotlib)."""
         import matplotlib.pyplot as plt
 

@@ -43,10 +43,11 @@ is its index). A request that only grew past what the previous one cached is ``n
 """
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import KW_ONLY, dataclass, field
 from datetime import datetime, timedelta
 from types import MappingProxyType
-from typing import Any, Iterable, Mapping, NamedTuple, Sequence
+from typing import Any, NamedTuple
 
 from wm_kernel.cachesim.models import ModelProfile, get_model
 
@@ -423,7 +424,7 @@ class SimulationData:
     outcomes: list[Outcome] = field(default_factory=list)
 
 
-def run(requests: Iterable[Request], model: "str | ModelProfile") -> SimulationData:
+def run(requests: Iterable[Request], model: str | ModelProfile) -> SimulationData:
     """Validate every request first (an error leaves nothing half-done), then play them in order."""
     profile = get_model(model)
     prepared = _prepare_all(requests, profile)

@@ -34,10 +34,10 @@ ValueError: unknown model 'claude-sonnet-9'; known models: claude-haiku-4-5, cla
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from datetime import timedelta
 from types import MappingProxyType
-from typing import Mapping
 
 MODES = ("breakpoints", "explicit_breakpoints", "automatic")
 
@@ -104,7 +104,7 @@ class ModelProfile:
             return self.write_1h
         return self.write_5m
 
-    def with_prices(self, **prices: float) -> "ModelProfile":
+    def with_prices(self, **prices: float) -> ModelProfile:
         """A copy with some fields replaced (prices such as ``input`` or ``read``, or ``name``)."""
         return replace(self, **prices)  # type: ignore[arg-type]
 
@@ -179,7 +179,7 @@ def unregister_model(name: str) -> None:
         raise ValueError(f"unknown model {name!r}")
 
 
-def get_model(model: "str | ModelProfile") -> ModelProfile:
+def get_model(model: str | ModelProfile) -> ModelProfile:
     """The profile of ``model`` (a registered id, or a profile used as is)."""
     if isinstance(model, ModelProfile):
         return model

@@ -22,14 +22,15 @@ names where they go: section names, ``"system"`` (the last cached system section
 """
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 from wm_kernel.cachesim.engine import Block, Request
 from wm_kernel.cachesim.models import ModelProfile
 from wm_kernel.cachesim.simulation import Simulation, simulate
-from wm_kernel.events import ComposeSystemPromptEvent, TurnCompletedEvent
-from wm_kernel.tokens import TokenCounter
+from wm_kernel.core.events import ComposeSystemPromptEvent, TurnCompletedEvent
+from wm_kernel.utils.tokens import TokenCounter
 
 if TYPE_CHECKING:
     from wm_kernel.cachesim.advice import Advice
@@ -39,7 +40,7 @@ _PLACEMENT_ORDER = {"system": 0, "conversation_prefix": 2, "post_history": 3, "n
 _SPECIAL = ("system", "last_user")
 
 
-def turn_times(session: "Session") -> dict[int, datetime]:
+def turn_times(session: Session) -> dict[int, datetime]:
     """When each turn's last compose ran, from the session's bus log."""
     composes: list[tuple[int | None, datetime]] = []
     first_turn: int | None = None
@@ -96,7 +97,7 @@ def _messages(history: Sequence[Mapping[str, Any]] | None, turns: int, exchange:
     return out[:turns]
 
 
-def _parse_breakpoints(breakpoints: "str | Sequence[str]") -> list[tuple[str, str]]:
+def _parse_breakpoints(breakpoints: str | Sequence[str]) -> list[tuple[str, str]]:
     if breakpoints == "auto":
         return [("system", "5m")]
     if isinstance(breakpoints, str) or not isinstance(breakpoints, Sequence):
@@ -110,10 +111,10 @@ def _parse_breakpoints(breakpoints: "str | Sequence[str]") -> list[tuple[str, st
     return parsed
 
 
-def session_requests(session: "Session", *, breakpoints: "str | Sequence[str]" = "auto",
+def session_requests(session: Session, *, breakpoints: str | Sequence[str] = "auto",
                      history: Sequence[Mapping[str, Any]] | None = None,
                      exchange: tuple[int, int] = (100, 400), tools_tokens: int = 0,
-                     times: "Mapping[int, datetime] | Sequence[datetime] | None" = None,
+                     times: Mapping[int, datetime] | Sequence[datetime] | None = None,
                      counter: TokenCounter | None = None) -> tuple[list[int], list[Request]]:
     """The recorded turns and one Request per turn (see the module docstring)."""
     if isinstance(tools_tokens, bool) or not isinstance(tools_tokens, int) or tools_tokens < 0:
@@ -188,11 +189,11 @@ def session_requests(session: "Session", *, breakpoints: "str | Sequence[str]" =
     return turns, requests
 
 
-def simulate_session(session: "Session", *, model: "str | ModelProfile" = "claude-sonnet-4-6",
-                     breakpoints: "str | Sequence[str]" = "auto",
+def simulate_session(session: Session, *, model: str | ModelProfile = "claude-sonnet-4-6",
+                     breakpoints: str | Sequence[str] = "auto",
                      history: Sequence[Mapping[str, Any]] | None = None,
                      exchange: tuple[int, int] = (100, 400), tools_tokens: int = 0,
-                     times: "Mapping[int, datetime] | Sequence[datetime] | None" = None,
+                     times: Mapping[int, datetime] | Sequence[datetime] | None = None,
                      counter: TokenCounter | None = None) -> Simulation:
     """Simulate the session's recorded turns against ``model`` (see the module docstring).
 
@@ -206,7 +207,7 @@ def simulate_session(session: "Session", *, model: "str | ModelProfile" = "claud
     return sim
 
 
-def session_advice(session: "Session", model: "str | ModelProfile" = "claude-sonnet-4-6",
-                   **options: Any) -> "Advice":
+def session_advice(session: Session, model: str | ModelProfile = "claude-sonnet-4-6",
+                   **options: Any) -> Advice:
     """``simulate_session(session, model=model, **options).advise()``."""
     return simulate_session(session, model=model, **options).advise()

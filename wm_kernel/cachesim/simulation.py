@@ -3,7 +3,8 @@ from __future__ import annotations
 
 import html
 from collections import Counter
-from typing import TYPE_CHECKING, Any, Iterable
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
 
 from wm_kernel.cachesim.engine import Request, SimulationData, run
 from wm_kernel.cachesim.models import ModelProfile
@@ -23,7 +24,7 @@ _INT_COLUMNS = ["prompt_tokens", "input_tokens", "cache_read_input_tokens", "cac
 _COLOURS = {"hit": "#d8f0d8", "partial": "#fff2c2", "write": "#dde8fb", "miss": "#f8d7d7"}
 
 
-def simulate(requests: Iterable[Request], model: "str | ModelProfile") -> "Simulation":
+def simulate(requests: Iterable[Request], model: str | ModelProfile) -> Simulation:
     """Play ``requests`` (in time order) against ``model``'s caching rules.
 
     ``model`` is a registered id (see ``MODELS``) or a ``ModelProfile``. Every request is checked
@@ -129,7 +130,7 @@ class Simulation:
                 "miss_reasons": {reason: n for reason, n in Counter(t["miss_reason"]).most_common()
                                  if reason != "none"}}
 
-    def advise(self) -> "Advice":
+    def advise(self) -> Advice:
         """Alternatives to this layout, each simulated (see ``wm_kernel.cachesim.advice.advise``)."""
         from wm_kernel.cachesim.advice import advise
 
@@ -152,7 +153,7 @@ class Simulation:
         reasons = ", ".join(f"{k} {v}" for k, v in s["miss_reasons"].items()) or "none"
         return [head, rate, cost, f"misses: {reasons}"]
 
-    def _table(self) -> "pd.DataFrame":
+    def _table(self) -> pd.DataFrame:
         t = self.turns
         shown = ["request", "prompt_tokens", "cache_read_input_tokens", "cache_creation_input_tokens",
                  "input_tokens", "cost_usd", "status", "miss_reason", "divergent_label"]

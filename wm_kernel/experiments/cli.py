@@ -7,11 +7,12 @@ import contextlib
 import json
 import sys
 import warnings
+from collections.abc import Iterator
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterator, TextIO, cast
+from typing import TYPE_CHECKING, Any, TextIO, cast
 
-from wm_kernel.composer import Layout
+from wm_kernel.core.composer import Layout
 from wm_kernel.experiments.compare import VariantRun, run_variants, tabulate
 from wm_kernel.experiments.progress import TerminalProgress
 from wm_kernel.experiments.scenario import atomic_write
@@ -20,7 +21,7 @@ from wm_kernel.experiments.sweep import SweepError, close_dask_client, dask_clie
 from wm_kernel.experiments.variants import BUILTIN_LAYOUTS, Variant
 
 if TYPE_CHECKING:
-    from wm_kernel.tokens import TokenCounter
+    from wm_kernel.utils.tokens import TokenCounter
 
 
 _TABLE_COLUMNS = {"segment": "segment", "sections": "sections", "chars_total": "chars",
@@ -56,7 +57,7 @@ def parse_variant_spec(spec: str) -> tuple[str, Variant]:
             raise ValueError(f"not valid JSON ({exc.msg} at column {exc.colno})") from None
         if not isinstance(data, dict):
             raise ValueError("the JSON must be an object")
-        from wm_kernel.types import PLACEMENTS
+        from wm_kernel.core.prompt import PLACEMENTS
 
         if data and all(key in PLACEMENTS for key in data):
             return name, Variant(name=name, layout=Layout(data, name=name))
@@ -149,7 +150,7 @@ def _replay_reporting_errors(args: argparse.Namespace, out: TextIO, err: TextIO)
 
 
 def _replay(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    from wm_kernel.tokens import EstimateTokenizer, TokenCounter
+    from wm_kernel.utils.tokens import EstimateTokenizer, TokenCounter
 
     variants: dict[str, Variant | None] = {"recorded": None}
     for spec in args.variant:

@@ -11,8 +11,9 @@ deeper one, or one that contains itself, is refused rather than exhausting Pytho
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from datetime import date, datetime, timedelta
-from typing import Any, Mapping
+from typing import Any
 
 _TAGS = ("$datetime", "$date", "$timedelta", "$tuple", "$dict")
 
@@ -59,7 +60,7 @@ def encode_value(value: Any) -> Any:
         raise TypeError(exc.located()) from None
 
 
-def encode_arguments(args: "tuple[Any, ...] | list[Any]", kwargs: Mapping[str, Any]
+def encode_arguments(args: tuple[Any, ...] | list[Any], kwargs: Mapping[str, Any]
                      ) -> tuple[list[Any], dict[str, Any]]:
     """The JSON-ready forms of a call's arguments; TypeError naming the argument that cannot be
     recorded (``argument 2``, 1-based, or ``argument 'due'``) and where inside it.

@@ -11,10 +11,11 @@ import pickle
 import sys
 import threading
 import warnings
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Sequence, Union
+from typing import TYPE_CHECKING, Any, Union
 
-from wm_kernel.composer import Layout
+from wm_kernel.core.composer import Layout
 from wm_kernel.experiments.progress import Progress, TerminalProgress, TurnCounter, auto_progress
 from wm_kernel.experiments.scenario import Scenario
 from wm_kernel.experiments.steps import ScenarioError
@@ -25,8 +26,8 @@ if TYPE_CHECKING:
     import pandas as pd
     from matplotlib.figure import Figure
 
+    from wm_kernel.core.prompt import ComposedPrompt
     from wm_kernel.session import Instrument, Session
-    from wm_kernel.types import ComposedPrompt
 
 
 #: The parts of a composed prompt that ``compare`` measures: the system prompt's cached and
@@ -43,7 +44,7 @@ COMPARE_COLUMNS = (["segment", "sections"] + [f"chars_{p}" for p in PARTS] + ["c
                    + [f"digest_{p}" for p in PARTS])
 
 
-def part_digest(value: "str | Sequence[str]") -> str:
+def part_digest(value: str | Sequence[str]) -> str:
     """A short hex digest of one part of a prompt ('' when the part is empty).
 
     >>> part_digest("hello"), part_digest(""), part_digest(["a", "b"]) != part_digest(["ab"])
@@ -55,7 +56,7 @@ def part_digest(value: "str | Sequence[str]") -> str:
     return hashlib.blake2b(data.encode("utf-8", "surrogatepass"), digest_size=4).hexdigest()
 
 
-def _part_chars(value: "str | Sequence[str]") -> int:
+def _part_chars(value: str | Sequence[str]) -> int:
     return len(value) if isinstance(value, str) else sum(len(item) for item in value)
 
 
@@ -95,18 +96,18 @@ class VariantRun:
     """
 
     name: str
-    session: "Session | None"
+    session: Session | None
     turns: dict[int, dict[str, Any]]
     scenario: str = ""
-    table: "pd.DataFrame | None" = None
+    table: pd.DataFrame | None = None
     cache: dict[str, Any] | None = None
     options: tuple[Any, ...] | None = None
-    sections: "pd.DataFrame | None" = None
+    sections: pd.DataFrame | None = None
     scenario_turns: int = 0
     warnings: tuple[tuple[type[Warning], str, str, int], ...] = ()
 
     @property
-    def history(self) -> "pd.DataFrame":
+    def history(self) -> pd.DataFrame:
         """The section-level history: shipped back, or read from the Session."""
         if self.sections is not None:
             return self.sections
@@ -132,7 +133,7 @@ class _Task:
 
 def run_variants(scenarios: Scenarios, variants: VariantsArg, *, executor: Any = None,
                  counter: Any = None, factories: Mapping[str, Any] | None = None,
-                 instruments: "Iterable[Instrument]" = (), progress: ProgressArg = None,
+                 instruments: Iterable[Instrument] = (), progress: ProgressArg = None,
                  history: bool = False, tools_tokens: int = 0, min_cacheable_tokens: int = 1024,
                  prices: Any = None) -> list[VariantRun]:
     """Replay each scenario once per variant, scenario by scenario, variants in order.
@@ -171,7 +172,7 @@ def run_variants(scenarios: Scenarios, variants: VariantsArg, *, executor: Any =
         After every replay has finished, when some failed: one line per failure naming the scenario
         file and the step's line; ``error.completed`` holds the runs that succeeded.
     """
-    from wm_kernel.tokens import TokenCounter
+    from wm_kernel.utils.tokens import TokenCounter
 
     named, many = _scenarios(scenarios)
     chosen = _variants(variants)
@@ -242,7 +243,7 @@ def _named(failure: SweepFailure) -> SweepFailure:
     return dataclasses.replace(failure, message=f"{failure.scenario}: {failure.message}")
 
 
-def _scenarios(scenarios: Scenarios) -> tuple[list[tuple[str, "Scenario | SweepFailure"]], bool]:
+def _scenarios(scenarios: Scenarios) -> tuple[list[tuple[str, Scenario | SweepFailure]], bool]:
     """(name, Scenario) pairs, and whether several were asked for. Files are read here, so a
     worker gets the parsed scenario (it may not see this file system); in a sweep a file that
     cannot be read is a failure of that scenario, not of the sweep."""
@@ -311,7 +312,7 @@ def _one_line(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
-def _progress(progress: ProgressArg, total: int, *, shown: bool) -> "Progress | None":
+def _progress(progress: ProgressArg, total: int, *, shown: bool) -> Progress | None:
     if progress is False or (progress is None and not shown):
         return None
     if progress is None:
@@ -352,7 +353,7 @@ _WORKER_TEXTS = 200_000
 def _worker_counter(blob: bytes) -> Any:
     """This process's TokenCounter for a pickled tokenizer: texts common to the replays a worker
     runs (the variants of one scenario, mostly) are tokenized once."""
-    from wm_kernel.tokens import TokenCounter
+    from wm_kernel.utils.tokens import TokenCounter
 
     with _WORKER_LOCK:
         counter = _WORKER_COUNTERS.get(blob)
@@ -365,7 +366,7 @@ def _worker_counter(blob: bytes) -> Any:
     return counter
 
 
-def _replay_in_worker(task: _Task) -> "VariantRun | SweepFailure":
+def _replay_in_worker(task: _Task) -> VariantRun | SweepFailure:
     """Run in a worker: the replay, tabulated there; the Session does not travel back, its
     warnings do (filtered by the caller's filters: one that is an error there fails the replay)."""
     with warnings.catch_warnings(record=True) as caught:
@@ -390,14 +391,14 @@ def _reissue(caught: Sequence[tuple[type[Warning], str, str, int]]) -> None:
         warnings.warn_explicit(message, category, filename, lineno, registry=_REISSUED)
 
 
-def _replay(task: _Task, counter: Any, instruments: "Iterable[Instrument]"
-            ) -> "VariantRun | SweepFailure":
+def _replay(task: _Task, counter: Any, instruments: Iterable[Instrument]
+            ) -> VariantRun | SweepFailure:
     """One replay and its table, or the failure that stopped it (as a value: a sweep goes on)."""
-    from wm_kernel.history import History
+    from wm_kernel.instruments.history import History
 
     turns: dict[int, dict[str, Any]] = {}
 
-    def collect(session: "Session") -> None:
+    def collect(session: Session) -> None:
         session.observe(lambda change: _summarise(change, turns), "composed")
 
     try:
@@ -429,7 +430,7 @@ def _summarise(change: Any, turns: dict[int, dict[str, Any]]) -> None:
 def compare(scenarios: Scenarios, variants: VariantsArg, *, executor: Any = None,
             counter: Any = None, factories: Mapping[str, Any] | None = None,
             tools_tokens: int = 0, min_cacheable_tokens: int = 1024, prices: Any = None,
-            progress: ProgressArg = None) -> "pd.DataFrame":
+            progress: ProgressArg = None) -> pd.DataFrame:
     """Run each scenario under each variant and tabulate every turn side by side.
 
     Parameters
@@ -445,7 +446,7 @@ def compare(scenarios: Scenarios, variants: VariantsArg, *, executor: Any = None
     counter:
         The TokenCounter to share (default: a new one over the default tokenizer).
     tools_tokens, min_cacheable_tokens, prices:
-        Passed to :func:`wm_kernel.cache.cache_report`.
+        Passed to :func:`wm_kernel.cachesim.report.cache_report`.
     progress:
         See :func:`run_variants`.
 
@@ -455,10 +456,10 @@ def compare(scenarios: Scenarios, variants: VariantsArg, *, executor: Any = None
     per turn (its last compose), with columns ``segment``, ``sections``; ``chars_<part>`` and
     ``chars_total`` (characters of each part as composed: cached and non-cached system content,
     conversation prefix, post history, notification centre); ``tokens_<part>`` and
-    ``tokens_total`` (sums of per-section token counts, as :mod:`wm_kernel.cache` counts them:
+    ``tokens_total`` (sums of per-section token counts, as :mod:`wm_kernel.cachesim.report` counts them:
     separators and the HUD frame are not counted); ``cache_status`` (hit / write / none),
     ``cache_hit``, ``cache_write_tokens``, ``cache_read_tokens``, ``uncached_tokens``,
-    ``cache_broke_by``, ``cost`` (from :func:`wm_kernel.cache.cache_report`); and
+    ``cache_broke_by``, ``cost`` (from :func:`wm_kernel.cachesim.report.cache_report`); and
     ``digest_<part>`` (a short hex digest, '' when empty), so
     ``frame.groupby(level="turn")["digest_cached"].nunique()`` shows where variants differ.
     ``frame.attrs`` holds the tokenizer name and the prices.
@@ -481,12 +482,12 @@ def compare(scenarios: Scenarios, variants: VariantsArg, *, executor: Any = None
 
 
 def _table(run: VariantRun, tools_tokens: int = 0, min_cacheable_tokens: int = 1024,
-           prices: Any = None) -> tuple["pd.DataFrame", dict[str, Any]]:
+           prices: Any = None) -> tuple[pd.DataFrame, dict[str, Any]]:
     """One run's rows of the compare frame (a ``turn`` column, not yet indexed) and its cache
     summary, from its Session."""
     import pandas as pd
 
-    from wm_kernel.cache import cache_report
+    from wm_kernel.cachesim.report import cache_report
 
     assert run.session is not None
     history = run.session.recorder
@@ -512,13 +513,13 @@ def _table(run: VariantRun, tools_tokens: int = 0, min_cacheable_tokens: int = 1
 
 
 def tabulate(runs: Sequence[VariantRun], *, tools_tokens: int = 0, min_cacheable_tokens: int = 1024,
-             prices: Any = None) -> "pd.DataFrame":
+             prices: Any = None) -> pd.DataFrame:
     """The :func:`compare` frame of some :func:`run_variants` runs. ``frame.attrs["cache"]`` holds
-    each variant's cache summary (:meth:`wm_kernel.cache.CacheReport.summary`), by scenario first
+    each variant's cache summary (:meth:`wm_kernel.cachesim.report.CacheReport.summary`), by scenario first
     when the runs come from several scenarios."""
     import pandas as pd
 
-    from wm_kernel.cache import Prices
+    from wm_kernel.cachesim.report import Prices
 
     if not runs:
         raise ValueError("no runs to tabulate")
@@ -559,8 +560,8 @@ def tabulate(runs: Sequence[VariantRun], *, tools_tokens: int = 0, min_cacheable
     return result
 
 
-def plot_compare(frame: "pd.DataFrame", metrics: Sequence[str] = ("chars_total", "tokens_total"), *,
-                 title: str | None = None) -> "Figure":
+def plot_compare(frame: pd.DataFrame, metrics: Sequence[str] = ("chars_total", "tokens_total"), *,
+                 title: str | None = None) -> Figure:
     """Plot each metric per turn, one line per variant, one panel per metric; returns the Figure.
 
     Builds a ``matplotlib.figure.Figure`` directly (no pyplot state), so it works with any backend,

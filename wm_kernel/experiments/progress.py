@@ -46,7 +46,7 @@ class TurnCounter:
         self.label = label
         self.done = 0
 
-    def __call__(self, session: "Session") -> None:
+    def __call__(self, session: Session) -> None:
         session.observe(self._on_turn, "turn")
 
     def _on_turn(self, change: Any) -> None:
@@ -123,7 +123,7 @@ def in_kernel() -> bool:
 
 
 def auto_progress(total: int, stream: TextIO | None = None, label: str = "replay"
-                  ) -> "TerminalProgress | WidgetProgress | None":
+                  ) -> TerminalProgress | WidgetProgress | None:
     """The bar that fits where this runs: a widget under a kernel, a terminal bar when ``stream``
     (default stderr) is a terminal, else None (logs and pipes get no carriage returns)."""
     if in_kernel():

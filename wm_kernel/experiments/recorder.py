@@ -9,12 +9,12 @@ import os
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
-from wm_kernel.clock import ManualClock
-from wm_kernel.events import SegmentCollapsedEvent, TrinketFedEvent
+from wm_kernel.core.clock import ManualClock
+from wm_kernel.core.events import SegmentCollapsedEvent, TrinketFedEvent
+from wm_kernel.core.profile import Profile
 from wm_kernel.experiments.codec import encode_arguments
 from wm_kernel.experiments.scenario import Scenario, profile_fields
 from wm_kernel.experiments.steps import PROFILE_FIELDS, ClockStep, ScenarioError, TurnStep
-from wm_kernel.profile import Profile
 
 if TYPE_CHECKING:
     from wm_kernel.session import Session
@@ -39,7 +39,7 @@ class ScenarioRecorder:
     assignments other than ``enabled``, composer attributes, trinkets registered later.
     """
 
-    def __init__(self, session: "Session") -> None:
+    def __init__(self, session: Session) -> None:
         from wm_kernel.session import Session
 
         if not isinstance(session, Session):
@@ -93,7 +93,7 @@ class ScenarioRecorder:
         """True until :meth:`stop`."""
         return self._active
 
-    def save(self, path: "str | os.PathLike[str]") -> None:
+    def save(self, path: str | os.PathLike[str]) -> None:
         """Save the recorded scenario (atomically); ScenarioError if a feed could not be recorded."""
         scenario = self.scenario
         if self.errors:
@@ -117,7 +117,7 @@ class ScenarioRecorder:
                 trinket.unobserve(self._on_enabled, "enabled")
         return self._scenario
 
-    def __enter__(self) -> "ScenarioRecorder":
+    def __enter__(self) -> ScenarioRecorder:
         return self
 
     def __exit__(self, *exc: object) -> None:

@@ -40,19 +40,30 @@ import itertools
 import json
 import os
 import tempfile
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import (TYPE_CHECKING, Any, Callable, Iterable, Iterator, Mapping, Sequence, TextIO,
-                    overload)
+from typing import TYPE_CHECKING, Any, TextIO, overload
 
-from wm_kernel.clock import ManualClock, parse_instant
-from wm_kernel.composer import Layout
+from wm_kernel.core.clock import ManualClock, parse_instant
+from wm_kernel.core.composer import Layout
+from wm_kernel.core.profile import Profile
 from wm_kernel.experiments.codec import MAX_DEPTH, decode_value, encode_arguments
-from wm_kernel.experiments.steps import (PROFILE_FIELDS, FeedStep, Replay, ScenarioError, Step,
-                                         TurnStep, builtin_class, check_fields, check_instant,
-                                         check_profile_fields, fail, parse_step)
-from wm_kernel.profile import Profile
+from wm_kernel.experiments.steps import (
+    PROFILE_FIELDS,
+    FeedStep,
+    Replay,
+    ScenarioError,
+    Step,
+    TurnStep,
+    builtin_class,
+    check_fields,
+    check_instant,
+    check_profile_fields,
+    fail,
+    parse_step,
+)
 
 if TYPE_CHECKING:
     from wm_kernel.experiments.recorder import ScenarioRecorder
@@ -66,7 +77,7 @@ HEADER_FIELDS = ("format", "version", "base_prompt", "profile", "clock", "user_i
 DEFAULT_BASE_PROMPT = "You are a helpful assistant talking with {first_name}."
 
 
-def atomic_write(path: "str | os.PathLike[str]", write: Callable[[TextIO], None]) -> None:
+def atomic_write(path: str | os.PathLike[str], write: Callable[[TextIO], None]) -> None:
     """Call ``write(file)`` on a temporary file beside ``path``, then rename it over ``path``.
 
     If ``write`` (or anything before the rename) raises, the temporary file is removed and ``path``
@@ -182,7 +193,7 @@ class FileSteps(Sequence[Step]):
         self._signature = signature
 
     @classmethod
-    def scan(cls, path: Path, source: str) -> tuple[dict[str, Any], "FileSteps"]:
+    def scan(cls, path: Path, source: str) -> tuple[dict[str, Any], FileSteps]:
         """Read a scenario file once: its header and its steps, each validated and counted."""
         signature = _file_signature(path)
         count = turns = 0
@@ -226,7 +237,7 @@ class FileSteps(Sequence[Step]):
     @overload
     def __getitem__(self, index: slice) -> list[Step]: ...
 
-    def __getitem__(self, index: "int | slice") -> "Step | list[Step]":
+    def __getitem__(self, index: int | slice) -> Step | list[Step]:
         if isinstance(index, slice):
             return list(self)[index]
         position = index + self._length if index < 0 else index
@@ -282,7 +293,7 @@ def check_header(raw: Mapping[str, Any], where: str, *, in_file: bool = False) -
 
 
 def check_layout(value: Any, where: str) -> dict[str, Any] | None:
-    """A header's ``layout``: null, or a :meth:`Layout.to_dict <wm_kernel.composer.Layout.to_dict>`
+    """A header's ``layout``: null, or a :meth:`Layout.to_dict <wm_kernel.core.composer.Layout.to_dict>`
     form that makes a valid Layout (returned in that form)."""
     if value is None:
         return None
@@ -327,7 +338,7 @@ class Scenario:
     base_prompt, user_id, continuum_id, auto_compose:
         As for :class:`~wm_kernel.session.Session`.
     profile:
-        A :class:`~wm_kernel.profile.Profile` or a dict of its fields.
+        A :class:`~wm_kernel.core.profile.Profile` or a dict of its fields.
     clock:
         The start time of the replay's ManualClock (aware datetime or ISO 8601 with offset).
     trinkets:
@@ -388,7 +399,7 @@ class Scenario:
 
     # -- reading and writing
     @classmethod
-    def load(cls, path: "str | os.PathLike[str]") -> "Scenario":
+    def load(cls, path: str | os.PathLike[str]) -> Scenario:
         """Read a scenario file; ScenarioError naming the line and field for anything malformed.
 
         Every line is validated now, but the steps are not kept: they are read from the file again
@@ -401,12 +412,12 @@ class Scenario:
         return scenario
 
     @classmethod
-    def loads(cls, text: str, source: str = "<scenario>") -> "Scenario":
+    def loads(cls, text: str, source: str = "<scenario>") -> Scenario:
         """Parse a scenario from the text of a file."""
         return cls._parse(text.splitlines(), source)
 
     @classmethod
-    def _parse(cls, lines: Iterable[str], source: str) -> "Scenario":
+    def _parse(cls, lines: Iterable[str], source: str) -> Scenario:
         records = _read_json_lines(lines, source)
         header = _read_header(records, source)
         steps: list[Step] = []
@@ -432,7 +443,7 @@ class Scenario:
         for number, step in enumerate(self.steps, 1):
             yield _step_label(number, step), step.to_json()
 
-    def save(self, path: "str | os.PathLike[str]") -> None:
+    def save(self, path: str | os.PathLike[str]) -> None:
         """Write the scenario file atomically (a temporary file renamed over ``path``).
 
         A step that cannot be written (a string UTF-8 cannot encode, such as a lone surrogate)
@@ -462,7 +473,7 @@ class Scenario:
             return f"{self.source} line {line}"
         return f"step {index + 1}"
 
-    def _append(self, raw: "Mapping[str, Any] | Step") -> "Scenario":
+    def _append(self, raw: Mapping[str, Any] | Step) -> Scenario:
         # a Step built in Python is checked through its JSON form: one validation for every source
         steps = self._editable()
         where = f"step {len(steps) + 1}"
@@ -476,17 +487,17 @@ class Scenario:
         steps = self._editable()
         steps[-1] = parse_step(step.to_json(), self._where(len(steps) - 1), self.trinkets)
 
-    def set_base_prompt(self, text: str) -> "Scenario":
+    def set_base_prompt(self, text: str) -> Scenario:
         """Replace the base prompt template at this point."""
         return self._append({"step": "base_prompt", "text": text})
 
-    def set_profile(self, **fields: Any) -> "Scenario":
+    def set_profile(self, **fields: Any) -> Scenario:
         """Change some Profile fields (``account_created`` as an ISO string or aware datetime)."""
         if isinstance(fields.get("account_created"), datetime):
             fields["account_created"] = fields["account_created"].isoformat()
         return self._append({"step": "profile", "fields": fields})
 
-    def feed(self, trinket: str, method: str, *args: Any, **kwargs: Any) -> "Scenario":
+    def feed(self, trinket: str, method: str, *args: Any, **kwargs: Any) -> Scenario:
         """Call ``trinket.method(*args, **kwargs)`` (a ``@feed`` method) at this point."""
         try:
             encoded_args, encoded_kwargs = encode_arguments(args, kwargs)
@@ -495,17 +506,17 @@ class Scenario:
         return self._append({"step": "feed", "trinket": trinket, "method": method,
                              "args": encoded_args, "kwargs": encoded_kwargs})
 
-    def advance_turn(self, n: int = 1) -> "Scenario":
+    def advance_turn(self, n: int = 1) -> Scenario:
         """Complete ``n`` turns (as :meth:`Session.advance_turn`)."""
         return self._append({"step": "turn", "n": n})
 
-    def collapse_segment(self, summary: str = "", tools_used: Sequence[str] = ()) -> "Scenario":
+    def collapse_segment(self, summary: str = "", tools_used: Sequence[str] = ()) -> Scenario:
         """End the segment (as :meth:`Session.collapse_segment`)."""
         if isinstance(tools_used, str):
             raise TypeError("tools_used must be a sequence of tool names (strings)")
         return self._append({"step": "collapse", "summary": summary, "tools_used": list(tools_used)})
 
-    def advance(self, delta: timedelta | None = None, /, **kwargs: float) -> "Scenario":
+    def advance(self, delta: timedelta | None = None, /, **kwargs: float) -> Scenario:
         """Move the clock forward by a timedelta or timedelta keywords (``minutes=5``)."""
         if delta is None:
             try:
@@ -518,16 +529,16 @@ class Scenario:
         seconds = delta.total_seconds()
         return self._append({"step": "clock", "advance": int(seconds) if seconds.is_integer() else seconds})
 
-    def set_clock(self, when: "datetime | str") -> "Scenario":
+    def set_clock(self, when: datetime | str) -> Scenario:
         """Set the clock to an instant (aware datetime or ISO 8601 with offset)."""
         instant = parse_instant(when)
         return self._append({"step": "clock", "set": instant.isoformat()})
 
-    def compose(self) -> "Scenario":
+    def compose(self) -> Scenario:
         """An explicit compose (the composes after turns and collapses are part of those steps)."""
         return self._append({"step": "compose"})
 
-    def set_auto_compose(self, value: bool) -> "Scenario":
+    def set_auto_compose(self, value: bool) -> Scenario:
         """Switch the Session's ``auto_compose`` at this point."""
         return self._append({"step": "auto_compose", "value": value})
 
@@ -556,16 +567,16 @@ class Scenario:
 
     # -- recording and replaying
     @classmethod
-    def record(cls, session: "Session") -> "ScenarioRecorder":
+    def record(cls, session: Session) -> ScenarioRecorder:
         """Start recording everything done to ``session`` (see
         :class:`~wm_kernel.experiments.recorder.ScenarioRecorder`)."""
         from wm_kernel.experiments.recorder import ScenarioRecorder
 
         return ScenarioRecorder(session)
 
-    def run(self, variant: "Variant | Layout | Mapping[str, Any] | None" = None, *,
+    def run(self, variant: Variant | Layout | Mapping[str, Any] | None = None, *,
             factories: Mapping[str, Any] | None = None,
-            instruments: "Iterable[Instrument] | None" = None) -> "Session":
+            instruments: Iterable[Instrument] | None = None) -> Session:
         """Replay the steps into a fresh Session (ManualClock at ``clock``) and return it.
 
         Parameters

@@ -30,13 +30,14 @@ from __future__ import annotations
 import dataclasses
 import math
 from abc import ABC, abstractmethod
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING, Any, ClassVar, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, ClassVar
 
-from wm_kernel.clock import ManualClock, parse_instant
+from wm_kernel.core.clock import ManualClock, parse_instant
+from wm_kernel.core.profile import Profile
 from wm_kernel.experiments.codec import decode_value
-from wm_kernel.profile import Profile
 
 if TYPE_CHECKING:
     from trinkets.base import EventAwareTrinket
@@ -109,7 +110,7 @@ def check_instant(value: Any, where: str, name: str) -> str:
     return value
 
 
-def builtin_class(name: str) -> "type[EventAwareTrinket] | None":
+def builtin_class(name: str) -> type[EventAwareTrinket] | None:
     """The built-in trinket class of that name, or None."""
     import trinkets
 
@@ -126,9 +127,9 @@ class Replay:
     """What a step applies itself to: the fresh Session, its ManualClock, the variant being run,
     the trinkets that variant switched off and those whose style it set."""
 
-    session: "Session"
+    session: Session
     clock: ManualClock
-    variant: "Variant"
+    variant: Variant
     disabled: set[str] = field(default_factory=set)
     styled: set[str] = field(default_factory=set)
 
@@ -145,7 +146,7 @@ class Step(ABC):
 
     @classmethod
     @abstractmethod
-    def parse(cls, raw: Mapping[str, Any], where: str, trinkets: Sequence[str]) -> "Step":
+    def parse(cls, raw: Mapping[str, Any], where: str, trinkets: Sequence[str]) -> Step:
         """The step ``raw`` (its JSON form, ``step`` and field names already checked) stands for;
         ScenarioError naming ``where`` and the field for anything invalid."""
 
@@ -169,7 +170,7 @@ class BasePromptStep(Step):
     fields: ClassVar[tuple[str, ...]] = ("text",)
 
     @classmethod
-    def parse(cls, raw: Mapping[str, Any], where: str, trinkets: Sequence[str]) -> "BasePromptStep":
+    def parse(cls, raw: Mapping[str, Any], where: str, trinkets: Sequence[str]) -> BasePromptStep:
         if not isinstance(raw.get("text"), str):
             raise fail(where, "field 'text' must be a string")
         return cls(raw["text"])
@@ -188,7 +189,7 @@ class ProfileStep(Step):
     fields: ClassVar[tuple[str, ...]] = ("fields",)
 
     @classmethod
-    def parse(cls, raw: Mapping[str, Any], where: str, trinkets: Sequence[str]) -> "ProfileStep":
+    def parse(cls, raw: Mapping[str, Any], where: str, trinkets: Sequence[str]) -> ProfileStep:
         return cls(check_profile_fields(raw.get("fields"), where, "fields", Profile()))
 
     def to_json(self) -> dict[str, Any]:
@@ -208,7 +209,7 @@ class FeedStep(Step):
     fields: ClassVar[tuple[str, ...]] = ("trinket", "method", "args", "kwargs")
 
     @classmethod
-    def parse(cls, raw: Mapping[str, Any], where: str, trinkets: Sequence[str]) -> "FeedStep":
+    def parse(cls, raw: Mapping[str, Any], where: str, trinkets: Sequence[str]) -> FeedStep:
         trinket = raw.get("trinket")
         if not isinstance(trinket, str) or not trinket:
             raise fail(where, "field 'trinket' must be a trinket class name")
@@ -265,7 +266,7 @@ class TurnStep(Step):
     fields: ClassVar[tuple[str, ...]] = ("n",)
 
     @classmethod
-    def parse(cls, raw: Mapping[str, Any], where: str, trinkets: Sequence[str]) -> "TurnStep":
+    def parse(cls, raw: Mapping[str, Any], where: str, trinkets: Sequence[str]) -> TurnStep:
         n = raw.get("n", 1)
         if not is_int(n) or n < 1:
             raise fail(where, "field 'n' must be a positive integer")
@@ -286,7 +287,7 @@ class CollapseStep(Step):
     fields: ClassVar[tuple[str, ...]] = ("summary", "tools_used")
 
     @classmethod
-    def parse(cls, raw: Mapping[str, Any], where: str, trinkets: Sequence[str]) -> "CollapseStep":
+    def parse(cls, raw: Mapping[str, Any], where: str, trinkets: Sequence[str]) -> CollapseStep:
         summary = raw.get("summary", "")
         if not isinstance(summary, str):
             raise fail(where, "field 'summary' must be a string")
@@ -312,7 +313,7 @@ class ClockStep(Step):
     fields: ClassVar[tuple[str, ...]] = ("advance", "set")
 
     @classmethod
-    def parse(cls, raw: Mapping[str, Any], where: str, trinkets: Sequence[str]) -> "ClockStep":
+    def parse(cls, raw: Mapping[str, Any], where: str, trinkets: Sequence[str]) -> ClockStep:
         if ("advance" in raw) == ("set" in raw):
             raise fail(where, "a 'clock' step needs exactly one of the fields 'advance' or 'set'")
         if "advance" in raw:
@@ -350,7 +351,7 @@ class ComposeStep(Step):
     kind: ClassVar[str] = "compose"
 
     @classmethod
-    def parse(cls, raw: Mapping[str, Any], where: str, trinkets: Sequence[str]) -> "ComposeStep":
+    def parse(cls, raw: Mapping[str, Any], where: str, trinkets: Sequence[str]) -> ComposeStep:
         return cls()
 
     def to_json(self) -> dict[str, Any]:
@@ -367,7 +368,7 @@ class AutoComposeStep(Step):
     fields: ClassVar[tuple[str, ...]] = ("value",)
 
     @classmethod
-    def parse(cls, raw: Mapping[str, Any], where: str, trinkets: Sequence[str]) -> "AutoComposeStep":
+    def parse(cls, raw: Mapping[str, Any], where: str, trinkets: Sequence[str]) -> AutoComposeStep:
         if not isinstance(raw.get("value"), bool):
             raise fail(where, "field 'value' must be true or false")
         return cls(raw["value"])

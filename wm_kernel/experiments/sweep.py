@@ -19,8 +19,9 @@ from __future__ import annotations
 
 import concurrent.futures as cf
 import importlib
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Callable, Sequence, TypeVar
+from typing import Any, TypeVar
 
 from wm_kernel.experiments.steps import ScenarioError
 

@@ -15,10 +15,11 @@ ValueError: unknown built-in layout 'sideways' (built in: default, original)
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping
+from typing import TYPE_CHECKING, Any
 
-from wm_kernel.composer import Layout
+from wm_kernel.core.composer import Layout
 
 if TYPE_CHECKING:
     from wm_kernel.session import Session
@@ -58,10 +59,10 @@ class Variant:
 
     name: str = ""
     layout: Layout | None = None
-    base_prompt: "str | Callable[[str], str] | None" = None
+    base_prompt: str | Callable[[str], str] | None = None
     disabled: tuple[str, ...] = ()
-    styles: "str | Mapping[str, str]" = dataclasses.field(default_factory=dict)
-    hook: "Callable[[Session], None] | None" = None
+    styles: str | Mapping[str, str] = dataclasses.field(default_factory=dict)
+    hook: Callable[[Session], None] | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str):
@@ -99,7 +100,7 @@ class Variant:
         if self.hook is not None and not callable(self.hook):
             raise TypeError("Variant hook must be a function hook(session)")
 
-    def apply_styles(self, session: "Session") -> set[str]:
+    def apply_styles(self, session: Session) -> set[str]:
         """Set the styles this variant asks for on ``session``'s trinkets; the names of the
         trinkets it set (whose recorded ``set_style`` feeds a replay then ignores)."""
         styled: set[str] = set()
@@ -134,7 +135,7 @@ class Variant:
         return result
 
 
-def as_variant(value: "Variant | Layout | Mapping[str, Any] | None", name: str = "") -> Variant:
+def as_variant(value: Variant | Layout | Mapping[str, Any] | None, name: str = "") -> Variant:
     """A Variant from a Variant, a Layout, a dict of Variant fields, or None (no change).
 
     >>> as_variant(Layout.original(), "original").layout.name

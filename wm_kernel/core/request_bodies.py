@@ -34,7 +34,7 @@ copied into the body; they may not replace ``system`` or ``messages``.
 
 Examples
 --------
->>> from wm_kernel.types import ComposedPrompt
+>>> from wm_kernel.core.prompt import ComposedPrompt
 >>> p = ComposedPrompt("You help.", "Today's note.", notification_center="HUD")
 >>> body = to_anthropic(p, history=[{"role": "user", "content": "Hi"}], model="m", max_tokens=50)
 >>> body["system"][0]
@@ -46,9 +46,10 @@ Examples
 """
 from __future__ import annotations
 
-from typing import Any, Iterable, Mapping
+from collections.abc import Iterable, Mapping
+from typing import Any
 
-from wm_kernel.types import COMPOSED_KEYS
+from wm_kernel.core.prompt import COMPOSED_KEYS
 
 DEFAULT_ANTHROPIC_MODEL = "claude-sonnet-4-5"
 DEFAULT_OPENAI_MODEL = "gpt-4o"

@@ -1,6 +1,6 @@
 """The parts of the dashboard that stand alone: its turn driver, a section's panel and its HTML.
 
-:class:`TurnDriver` is all the state that decides which turn a :class:`~wm_kernel.widgets.Dashboard`
+:class:`TurnDriver` is all the state that decides which turn a :class:`~wm_kernel.jupyter.dashboard.Dashboard`
 shows and when it may render; :class:`SectionPanel` is one section's accordion; :func:`live_section`
 and :func:`recorded_section` say what a panel shows, live or at an earlier turn, with the section's
 text drawn by ``render.section_text_html`` (the one HTML and truncation rule of every view).
@@ -8,16 +8,17 @@ text drawn by ``render.section_text_html`` (the one HTML and truncation rule of 
 from __future__ import annotations
 
 import html
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, NamedTuple, Sequence
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import ipywidgets as widgets
 
 from trinkets.base import EventAwareTrinket, StatefulTrinket
-from wm_kernel import render, style
-from wm_kernel.bus import EventRecord
-from wm_kernel.overview import ItemLog
-from wm_kernel.types import ComposedPrompt, OmittedSection, SectionRecord
+from wm_kernel.core.bus import EventRecord
+from wm_kernel.core.prompt import ComposedPrompt, OmittedSection, SectionRecord
+from wm_kernel.display import render, style
+from wm_kernel.display.overview import ItemLog
 
 if TYPE_CHECKING:
     from wm_kernel.session import Session
@@ -228,7 +229,7 @@ def section_text(content: str, limit: int) -> str:
     return render.section_text_html(content, limit=limit) if content else ""
 
 
-def live_section(session: "Session", section: str, trinket: EventAwareTrinket | None,
+def live_section(session: Session, section: str, trinket: EventAwareTrinket | None,
                  limit: int, *, items: list[dict[str, Any]] | None = None,
                  text_html: Callable[[str, int], str] = section_text) -> PanelView:
     """What the panel of ``section`` shows now; ``trinket`` writes it (None: the composer does).
@@ -268,7 +269,7 @@ def live_section(session: "Session", section: str, trinket: EventAwareTrinket | 
     return PanelView(title, head_html(meta, note, items), text_html(content, limit), empty)
 
 
-def recorded_section(found: "tuple[int, ComposedPrompt] | None", turn: int, section: str,
+def recorded_section(found: tuple[int, ComposedPrompt] | None, turn: int, section: str,
                      trinket: EventAwareTrinket | None,
                      omitted_at: Mapping[int, Sequence[OmittedSection]], log: ItemLog,
                      limit: int) -> PanelView:

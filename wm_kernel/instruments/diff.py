@@ -41,11 +41,12 @@ from __future__ import annotations
 import difflib
 import html
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any
 
-from wm_kernel import style
-from wm_kernel.types import COMPOSED_KEYS, BlameSpan, ComposedPrompt
+from wm_kernel.core.prompt import COMPOSED_KEYS, BlameSpan, ComposedPrompt
+from wm_kernel.display import style
 
 STATUSES = ("added", "removed", "changed", "unchanged")
 _MARK = {"added": "+", "removed": "-", "changed": "~", "unchanged": "="}

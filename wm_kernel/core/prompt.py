@@ -8,15 +8,16 @@ methods, never as extra keys.
 from __future__ import annotations
 
 import bisect
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable, Iterable, TypedDict, cast
+from typing import TYPE_CHECKING, Any, TypedDict, cast
 
 from traitlets import Bunch, Instance
 
-from wm_kernel.quickinit import quick_init
+from wm_kernel.utils.quickinit import quick_init
 
 if TYPE_CHECKING:
-    from wm_kernel.budget import BudgetReport
+    from wm_kernel.core.budget import BudgetReport
 
 PLACEMENTS: tuple[str, ...] = ("system", "conversation_prefix", "post_history", "notification")
 
@@ -131,7 +132,7 @@ class ComposedPrompt(dict[str, Any]):
         ``(namespace, title)`` of the notification centre's frame, as the composer wrote it (None
         when not composed by a composer), so a record of the prompt can rebuild it exactly.
     budget:
-        The :class:`~wm_kernel.budget.BudgetReport` of the compose (priorities, and what a token
+        The :class:`~wm_kernel.core.budget.BudgetReport` of the compose (priorities, and what a token
         budget dropped), when WorkingMemory composed it (else None).
     """
 
@@ -143,7 +144,7 @@ class ComposedPrompt(dict[str, Any]):
                  omitted: Iterable[OmittedSection] = (), turn: int | None = None,
                  hud_frame: tuple[str, str] | None = None,
                  blame: BlameData | Callable[[], BlameData] | None = None,
-                 budget: "BudgetReport | None" = None) -> None:
+                 budget: BudgetReport | None = None) -> None:
         super().__init__(cached_content=cached_content, non_cached_content=non_cached_content,
                          conversation_prefix_items=list(conversation_prefix_items),
                          post_history_items=list(post_history_items),
@@ -267,26 +268,26 @@ class ComposedPrompt(dict[str, Any]):
 
     # -- rendering and export live in their own modules (loaded on first use)
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
-        from wm_kernel.render import composed_mimebundle
+        from wm_kernel.display.render import composed_mimebundle
 
         return composed_mimebundle(self, include=include, exclude=exclude)
 
     def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
         # IPython's text/plain formatter has a printer for dict, which outranks the mime bundle's
         # text/plain; this makes the text view win there too
-        from wm_kernel.render import composed_mimebundle
+        from wm_kernel.display.render import composed_mimebundle
 
         printer.text(composed_mimebundle(self, include={"text/plain"})["text/plain"])
 
     def to_anthropic(self, history: Iterable[dict[str, Any]] = (), **kwargs: Any) -> dict[str, Any]:
-        """A Messages API request body (see ``wm_kernel.export.to_anthropic``)."""
-        from wm_kernel.export import to_anthropic
+        """A Messages API request body (see ``wm_kernel.core.request_bodies.to_anthropic``)."""
+        from wm_kernel.core.request_bodies import to_anthropic
 
         return to_anthropic(self, history=history, **kwargs)
 
     def to_openai(self, history: Iterable[dict[str, Any]] = (), **kwargs: Any) -> dict[str, Any]:
-        """A Chat Completions request body (see ``wm_kernel.export.to_openai``)."""
-        from wm_kernel.export import to_openai
+        """A Chat Completions request body (see ``wm_kernel.core.request_bodies.to_openai``)."""
+        from wm_kernel.core.request_bodies import to_openai
 
         return to_openai(self, history=history, **kwargs)
 
@@ -304,7 +305,7 @@ def _rebuild_composed(data: ComposedPromptDict, sections: tuple[SectionRecord, .
                       omitted: tuple[OmittedSection, ...], turn: int | None,
                       hud_frame: tuple[str, str] | None = None,
                       blame: BlameData | None = None,
-                      budget: "BudgetReport | None" = None) -> ComposedPrompt:
+                      budget: BudgetReport | None = None) -> ComposedPrompt:
     return ComposedPrompt(**data, sections=sections, omitted=omitted, turn=turn, hud_frame=hud_frame,
                           blame=blame, budget=budget)
 

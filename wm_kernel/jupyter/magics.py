@@ -2,7 +2,7 @@
 
 (Long because it is one Magics class whose line magics share the argument
 reading, the usage errors and the completion; what the trinkets can be told lives with the trinkets
-(:mod:`trinkets.commands`), the rich views in :mod:`wm_kernel.render`.)
+(:mod:`trinkets.commands`), the rich views in :mod:`wm_kernel.display.render`.)
 
 ``%load_ext wm_kernel`` registers :class:`WorkingMemoryMagics` on the shell, makes sure a current
 Session exists (``wm_kernel.current_session()``), adds tab completion for trinket and section names,
@@ -18,21 +18,19 @@ cell (or ``%wm_session``) redirects them.
 """
 from __future__ import annotations
 
-import functools
 import json
 import re
-from typing import Any, Callable, Iterable
+from typing import Any
 
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_cell_magic, line_magic, magics_class
-from IPython.core.magic_arguments import (MagicArgumentParser, argument, magic_arguments,
-                                          parse_argstring)
+from IPython.core.magic_arguments import MagicArgumentParser, argument, magic_arguments, parse_argstring
 from traitlets import Enum, Int, TraitError, link
 
 from trinkets.base import EventAwareTrinket
-from wm_kernel import render
-from wm_kernel.tables import Table
-from wm_kernel.types import PLACEMENTS, ComposedPrompt
+from wm_kernel.core.prompt import PLACEMENTS, ComposedPrompt
+from wm_kernel.display import render
+from wm_kernel.display.tables import Table
 
 MAGIC_NAMES: dict[str, tuple[str, ...]] = {
     "line": ("compose", "turn", "collapse", "trinkets", "trinket", "wm_events", "wm_dashboard",
@@ -125,7 +123,7 @@ def _required(text: str | None, what: str) -> str:
 
 def _open_valkey_store(url: str, *, read_only: bool) -> Any:
     """A ValkeyStore for ``--store``; every way it can fail is one UsageError line."""
-    from wm_kernel.valkey_store import ValkeyStore
+    from wm_kernel.stores.valkey import ValkeyStore
 
     try:
         return ValkeyStore(_required(url, "--store"), read_only=read_only)
@@ -192,7 +190,7 @@ def unknown_section_message(session: Any, name: str) -> str:
 
 def trinkets_frame(session: Any) -> Any:
     """A pandas DataFrame describing every registered trinket of ``session``, one row each,
-    indexed by the trinket's class name (a :class:`~wm_kernel.tables.Table`: shown readably)."""
+    indexed by the trinket's class name (a :class:`~wm_kernel.display.tables.Table`: shown readably)."""
     import pandas as pd
 
     layout = session.layout
@@ -204,7 +202,7 @@ def trinkets_frame(session: Any) -> Any:
         rows.append({
             "name": trinket.name, "section": trinket.variable_name, "placement": placement,
             "enabled": trinket.enabled, "stateful": stateful,
-            "current turn": getattr(trinket, "current_turn") if stateful else None,
+            "current turn": trinket.current_turn if stateful else None,
             "size": len(trinket.content),
             "last updated": trinket.last_updated.isoformat() if trinket.last_updated else "",
             "error": trinket.error,
@@ -219,8 +217,8 @@ def trinkets_frame(session: Any) -> Any:
 def events_frame(session: Any, last: int | None = None, event_type: str | None = None,
                  failures_only: bool = False) -> Any:
     """The bus event log as a pandas DataFrame, one row per event in publish order, indexed by the
-    bus sequence number (a :class:`~wm_kernel.tables.Table`: shown readably). ``detail`` says what each event carries (see
-    :func:`wm_kernel.render.event_detail`). Event ids (which carry a random per-process prefix) and
+    bus sequence number (a :class:`~wm_kernel.display.tables.Table`: shown readably). ``detail`` says what each event carries (see
+    :func:`wm_kernel.display.render.event_detail`). Event ids (which carry a random per-process prefix) and
     the ids every row shares are left out."""
     import pandas as pd
 
@@ -242,7 +240,7 @@ def events_frame(session: Any, last: int | None = None, event_type: str | None =
 
 def prompt_diff(old: ComposedPrompt | None, new: ComposedPrompt) -> Any:
     """The changes from ``old`` to ``new`` (``None``: the first compose, everything is added)."""
-    from wm_kernel.diff import diff_prompts
+    from wm_kernel.instruments.diff import diff_prompts
 
     return diff_prompts(old if old is not None else ComposedPrompt(), new, old_label="previous",
                         new_label="current")
@@ -326,7 +324,7 @@ class WorkingMemoryMagics(Magics):
     def _note_defaults(self, session: Any) -> None:
         """Say once per session when its prompt greets "friend" or reads the wall clock (the
         defaults of ``%load_ext`` and of a bare ``%wm_session``), and how to choose instead."""
-        from wm_kernel.clock import ManualClock
+        from wm_kernel.core.clock import ManualClock
 
         if session is self._defaults_noted:
             return
@@ -425,7 +423,7 @@ class WorkingMemoryMagics(Magics):
         session = _current_session()
         last = _positive_int(args.last, "--last") if args.last is not None else None
         if args.event_type is not None:
-            from wm_kernel.events import EVENT_TYPES
+            from wm_kernel.core.events import EVENT_TYPES
 
             if args.event_type not in EVENT_TYPES:
                 raise UsageError(f"unknown event type {args.event_type!r} (types: "
@@ -448,7 +446,7 @@ class WorkingMemoryMagics(Magics):
     @argument("--no-advice", action="store_true", help="Only the per-turn table and totals.")
     def cache(self, line: str = "") -> Any:
         """Simulate the recorded turns against MODEL's prompt-cache rules, with advice."""
-        from wm_kernel.cachesim.view import CacheView
+        from wm_kernel.display.cache_view import CacheView
 
         args = _parse(self.cache, line)
         tools = _non_negative_int(args.tools, "--tools")
@@ -468,7 +466,7 @@ class WorkingMemoryMagics(Magics):
             raise UsageError(f"%wm_dashboard takes no arguments, got {line.strip()!r}")
         from IPython.display import display
 
-        from wm_kernel.widgets import Dashboard
+        from wm_kernel.jupyter.dashboard import Dashboard
 
         display(Dashboard(_current_session()))
 
@@ -494,9 +492,9 @@ class WorkingMemoryMagics(Magics):
     def wm_session(self, line: str = "") -> None:
         """Start a fresh current Session (e.g. with a ManualClock, for deterministic notebooks)."""
         from trinkets import BUILTIN_NAMES
-        from wm_kernel.clock import ManualClock
-        from wm_kernel.composer import Layout
-        from wm_kernel.profile import Profile
+        from wm_kernel.core.clock import ManualClock
+        from wm_kernel.core.composer import Layout
+        from wm_kernel.core.profile import Profile
         from wm_kernel.session import Session, set_current_session
 
         args = _parse(self.wm_session, line)

@@ -17,8 +17,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from wm_kernel.clock import parse_instant
-
+from wm_kernel.core.clock import parse_instant
 
 #: The abbreviations the original accepts as a user's time zone, and the zone each one means. They
 #: take precedence over the tz database's own zones of the same name: "EST" there is a fixed UTC-5
@@ -74,7 +73,7 @@ class Profile:
         if self.account_created is not None:
             object.__setattr__(self, "account_created", parse_instant(self.account_created))
 
-    def replace(self, **changes: object) -> "Profile":
+    def replace(self, **changes: object) -> Profile:
         """A copy with some fields changed (validated like a new one)."""
         # replace() rejects unknown names and __post_init__ checks the values
         return replace(self, **changes)  # type: ignore[arg-type]

@@ -21,7 +21,7 @@ Examples
 """
 from __future__ import annotations
 
-from wm_kernel.checks import check_str
+from wm_kernel.utils.checks import check_str
 
 SEPARATOR = ":"
 

@@ -13,7 +13,7 @@ This module imports neither IPython nor ipywidgets: ``ComposedPrompt._repr_mimeb
 
 Examples
 --------
->>> from wm_kernel.types import ComposedPrompt, SectionRecord
+>>> from wm_kernel.core.prompt import ComposedPrompt, SectionRecord
 >>> p = ComposedPrompt("Hi <Ada>", sections=[SectionRecord("base_prompt", "system", "Hi <Ada>", True, None)])
 >>> print(render_text(p))
 ComposedPrompt · turn - · 1 section · 8 chars
@@ -26,12 +26,13 @@ True
 from __future__ import annotations
 
 import html
-from typing import Any, Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from typing import Any
 
 from traitlets import Enum, HasTraits, Int
 
-from wm_kernel import style
-from wm_kernel.types import COMPOSER, ComposedPrompt, OmittedSection, SectionRecord
+from wm_kernel.core.prompt import COMPOSER, ComposedPrompt, OmittedSection, SectionRecord
+from wm_kernel.display import style
 
 #: Views a composed prompt can be shown in: both text and HTML ("html", the notebook picks HTML),
 #: text only ("text"), or the exact text the model receives ("raw").
@@ -420,7 +421,7 @@ class PromptText(str):
 def event_detail(event: Any) -> str:
     """One line saying what an event carries (``Event.detail()``), for event log tables.
 
-    >>> from wm_kernel.events import UpdateTrinketEvent
+    >>> from wm_kernel.core.events import UpdateTrinketEvent
     >>> event_detail(UpdateTrinketEvent.create(continuum_id="c", target_trinket="PeanutGalleryTrinket",
     ...                                        context={"action": "lifecycle_refresh"}))
     "target_trinket=PeanutGalleryTrinket, context={'action': 'lifecycle_refresh'}"

@@ -3,7 +3,7 @@
 (Long because it is one widget class whose observers,
 controls, batching and tab renderers share one state, so splitting it would scatter that state;
 the parts that stand alone, the turn driver, a section's panel and its HTML, live in
-``wm_kernel/dashboard_parts.py``, the overview's pictures in ``wm_kernel/overview.py``.)
+``wm_kernel/jupyter/dashboard_parts.py``, the overview's pictures in ``wm_kernel/display/overview.py``.)
 
 :class:`Dashboard` is an ipywidgets ``VBox`` whose first tab, the overview, draws a timeline of
 every item of the stateful trinkets (live and expired, the turn on view marked), the size of each
@@ -58,7 +58,7 @@ may happen is one :class:`TurnDriver`.
 
 Examples
 --------
->>> from wm_kernel.clock import ManualClock
+>>> from wm_kernel.core.clock import ManualClock
 >>> from wm_kernel.session import Session
 >>> from trinkets.peanutgallery_trinket import PeanutGalleryTrinket
 >>> s = Session(trinkets=[PeanutGalleryTrinket], clock=ManualClock("2026-11-30T09:00:00+00:00"))
@@ -85,23 +85,33 @@ import bisect
 import functools
 import html
 import weakref
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
-from typing import Any, Callable, Iterable, Iterator, TypeVar, cast
+from typing import Any, TypeVar, cast
 
 import ipywidgets as widgets
 from IPython import get_ipython
 from traitlets import Bool, HasTraits, Instance, Int, Unicode, observe, validate
 
 from trinkets.base import EventAwareTrinket, StatefulTrinket
-from wm_kernel import overview, render
-from wm_kernel.budget_view import budget_bars
-from wm_kernel.dashboard_parts import (SMALL, PanelView, SectionPanel, TurnDriver, badge,
-                                       event_row, find_record, live_section, recorded_section,
-                                       section_text)
-from wm_kernel.bus import EventRecord
-from wm_kernel.events import Event, SegmentCollapsedEvent, TrinketFedEvent, TurnCompletedEvent
+from wm_kernel.core.bus import EventRecord
+from wm_kernel.core.events import Event, SegmentCollapsedEvent, TrinketFedEvent, TurnCompletedEvent
+from wm_kernel.core.prompt import ComposedPrompt, OmittedSection
+from wm_kernel.display import overview, render
+from wm_kernel.display.budget_bars import budget_bars
+from wm_kernel.jupyter.dashboard_parts import (
+    SMALL,
+    PanelView,
+    SectionPanel,
+    TurnDriver,
+    badge,
+    event_row,
+    find_record,
+    live_section,
+    recorded_section,
+    section_text,
+)
 from wm_kernel.session import Session
-from wm_kernel.types import ComposedPrompt, OmittedSection
 
 BASE_SECTION = "base_prompt"
 
@@ -114,7 +124,7 @@ VIEWS: dict[str, str] = {key.replace(":", "_"): _SHORT_TITLES[key] for key, _ in
 
 _TRINKET_TRAITS = ["content", "error", "enabled"]
 # the latest dashboard of each session, so a re-run cell (or %wm_dashboard) replaces it
-_latest: "weakref.WeakKeyDictionary[Session, Dashboard]" = weakref.WeakKeyDictionary()
+_latest: weakref.WeakKeyDictionary[Session, Dashboard] = weakref.WeakKeyDictionary()
 
 
 _F = TypeVar("_F", bound=Callable[..., Any])
@@ -144,7 +154,7 @@ def _serialized(method: _F) -> _F:
     """
 
     @functools.wraps(method)
-    def wrapper(self: "Dashboard", *args: Any) -> Any:
+    def wrapper(self: Dashboard, *args: Any) -> Any:
         with self._lock:
             return method(self, *args)
 

@@ -1,7 +1,7 @@
 """Token budgets: when a prompt would be too long, drop the lowest-priority sections (then items).
 
 A WorkingMemory with ``token_budget = N`` fits every compose into N tokens, counted with its
-:class:`~wm_kernel.tokens.TokenCounter`. Each section has a priority (its trinket's ``priority``
+:class:`~wm_kernel.utils.tokens.TokenCounter`. Each section has a priority (its trinket's ``priority``
 trait; the base prompt and any section at :data:`~trinkets.base.NEVER_DROP` are never dropped).
 Sections are ranked by priority, ties broken by prompt order (the earlier section ranks higher, so
 the start of the prompt, which caches, is the last to go). The fit keeps the sections ranked at or
@@ -46,15 +46,16 @@ Examples
 """
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 from traitlets import TraitType
 
 from trinkets.base import DEFAULT_PRIORITY, NEVER_DROP
-from wm_kernel.composer import RULE, SECTION_SEPARATOR, SystemPromptComposer
-from wm_kernel.tokens import TokenCounter
-from wm_kernel.types import OmittedSection
+from wm_kernel.core.composer import RULE, SECTION_SEPARATOR, SystemPromptComposer
+from wm_kernel.core.prompt import OmittedSection
+from wm_kernel.utils.tokens import TokenCounter
 
 if TYPE_CHECKING:
     from trinkets.base import EventAwareTrinket
@@ -197,7 +198,7 @@ def lowest_cut(tokens: Sequence[int], priorities: Sequence[int], budget: int, *,
 class _Candidate:
     name: str
     placement: str
-    trinket: "EventAwareTrinket | None"
+    trinket: EventAwareTrinket | None
     trinket_name: str | None
     priority: int
     position: int
@@ -256,7 +257,7 @@ class TokenBudget:
         return _HUD_JOINER if placement == "notification" else ""
 
     # -- the fit
-    def apply(self, composer: SystemPromptComposer, trinkets: Iterable["EventAwareTrinket"], *,
+    def apply(self, composer: SystemPromptComposer, trinkets: Iterable[EventAwareTrinket], *,
               budget: int | None, step: int | None = None) -> BudgetReport:
         """Drop and trim ``composer``'s held sections so the prompt fits ``budget`` and report it.
 
@@ -434,7 +435,7 @@ def _hud_frame(composer: SystemPromptComposer) -> str:
     return f"{RULE}\n{composer.hud_title}\n{RULE}\n<{tag}>\n</{tag}>\n{RULE}"
 
 
-def _priority(trinket: "EventAwareTrinket") -> int:
+def _priority(trinket: EventAwareTrinket) -> int:
     """A trinket's priority, read from the trait's value once it has one (on every compose, the
     descriptor's overhead would cost more than the rest of a compose without a budget)."""
     values = trinket._trait_values

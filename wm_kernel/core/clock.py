@@ -12,7 +12,7 @@ Examples
 from __future__ import annotations
 
 import threading
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from typing import Any, Protocol, runtime_checkable
 
 from traitlets import Bunch, HasTraits, Instance, validate
@@ -29,7 +29,7 @@ class SystemClock:
     """The real time, in UTC."""
 
     def now(self) -> datetime:
-        return datetime.now(timezone.utc)
+        return datetime.now(UTC)
 
     def __repr__(self) -> str:
         return "SystemClock()"
@@ -72,7 +72,7 @@ class ManualClock(HasTraits):
     current = Instance(datetime, help="The time the clock shows (an aware datetime); notifies on "
                                       "every advance() and set() that moves it.")
 
-    def __init__(self, start: "datetime | str" = "2026-01-01T00:00:00+00:00") -> None:
+    def __init__(self, start: datetime | str = "2026-01-01T00:00:00+00:00") -> None:
         super().__init__(current=parse_instant(start))
         self._lock = threading.Lock()
 
@@ -114,7 +114,7 @@ class ManualClock(HasTraits):
             self.current = moved
         return self.now()
 
-    def set(self, when: "datetime | str") -> datetime:
+    def set(self, when: datetime | str) -> datetime:
         """Jump to an instant (forwards or backwards)."""
         instant = parse_instant(when)
         with self._lock:

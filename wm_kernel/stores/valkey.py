@@ -2,7 +2,7 @@
 
 The original system keeps each trinket's last content in the hash ``trinkets:{user_id}`` (field =
 section name, value = the JSON text ``{"content", "cache_policy", "updated_at"}``). This store keeps
-every hash of the :class:`~wm_kernel.store.StateStore` contract as a server hash of the same name, each
+every hash of the :class:`~wm_kernel.stores.embedded.StateStore` contract as a server hash of the same name, each
 field's value as JSON text, so a Session pointed at a deployment's server sees that user's sections
 and the original's readers see what a Session writes. The original also caches a user's conversation
 segments in the string key ``manifest_segments:{user_id}``; this store shows it as the hash
@@ -25,11 +25,12 @@ from __future__ import annotations
 
 import json
 import threading
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any, Callable, Iterator, TypeVar
+from typing import Any, TypeVar
 from urllib.parse import urlsplit, urlunsplit
 
-from wm_kernel.store import StateStore
+from wm_kernel.stores.embedded import StateStore
 
 T = TypeVar("T")
 

@@ -47,11 +47,12 @@ from __future__ import annotations
 import bisect
 import functools
 import html
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Sequence
+from typing import Any
 
-from wm_kernel.diff import PromptDiff, diff_prompts
-from wm_kernel.types import ComposedPrompt
+from wm_kernel.core.prompt import ComposedPrompt
+from wm_kernel.instruments.diff import PromptDiff, diff_prompts
 
 _MUTED = "var(--jp-content-font-color2,#444)"
 _TEXT = "var(--jp-content-font-color1,#000)"

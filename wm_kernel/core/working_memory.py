@@ -7,8 +7,8 @@ publishes SystemPromptComposedEvent, and ends the segment of every trinket on Se
 
 Examples
 --------
->>> from wm_kernel.bus import EventBus
->>> from wm_kernel.events import ComposeSystemPromptEvent
+>>> from wm_kernel.core.bus import EventBus
+>>> from wm_kernel.core.events import ComposeSystemPromptEvent
 >>> bus = EventBus(); wm = WorkingMemory(bus)
 >>> record = bus.publish(ComposeSystemPromptEvent.create(continuum_id="c1", base_prompt="Hi {first_name}"))
 >>> wm.composed["cached_content"].splitlines()[0]
@@ -19,29 +19,34 @@ from __future__ import annotations
 import logging
 import re
 import threading
-from typing import TYPE_CHECKING, Any, Mapping
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
 from traitlets import HasTraits, List, Unicode
 
-from wm_kernel import keys
-from wm_kernel.budget import TokenBudget, TokenLimit
-from wm_kernel.bus import EventBus
-from wm_kernel.checks import check_str
-from wm_kernel.clock import Clock, SystemClock
-from wm_kernel.composer import Layout, SystemPromptComposer
-from wm_kernel.events import (ComposeSystemPromptEvent, SegmentCollapsedEvent,
-                              SystemPromptComposedEvent, TrinketContentEvent, UpdateTrinketEvent,
-                              new_event_id)
-from wm_kernel.profile import Profile
-from wm_kernel.store import MemoryStore, StateStore
-from wm_kernel.timefmt import relationship_duration
-from wm_kernel.types import (AllTrinketStates, ComposedPrompt, ComposedPromptTrait, OmittedSection,
-                             TrinketState)
+from wm_kernel.core.budget import TokenBudget, TokenLimit
+from wm_kernel.core.bus import EventBus
+from wm_kernel.core.clock import Clock, SystemClock
+from wm_kernel.core.composer import Layout, SystemPromptComposer
+from wm_kernel.core.events import (
+    ComposeSystemPromptEvent,
+    SegmentCollapsedEvent,
+    SystemPromptComposedEvent,
+    TrinketContentEvent,
+    UpdateTrinketEvent,
+    new_event_id,
+)
+from wm_kernel.core.profile import Profile
+from wm_kernel.core.prompt import AllTrinketStates, ComposedPrompt, ComposedPromptTrait, OmittedSection, TrinketState
+from wm_kernel.stores import keys
+from wm_kernel.stores.embedded import MemoryStore, StateStore
+from wm_kernel.utils.checks import check_str
+from wm_kernel.utils.timefmt import relationship_duration
 
 if TYPE_CHECKING:
     from trinkets.base import EventAwareTrinket
 
-logger = logging.getLogger("wm_kernel.core")
+logger = logging.getLogger("wm_kernel.core.working_memory")
 
 PLACEHOLDERS = ("first_name", "user_context", "relative time since account creation", "model_id",
                 "model_name")
@@ -105,7 +110,7 @@ class WorkingMemory(HasTraits):
     user_id = Unicode("notebook", help="Owner of the state-store entries and of every event created.")
     trinket_names = List(Unicode(), help="Registered trinket class names, in registration order.")
     token_budget = TokenLimit(help="Most tokens a composed prompt may take (None: no budget); the "
-                              "lowest-priority sections are dropped to fit (see wm_kernel.budget).")
+                              "lowest-priority sections are dropped to fit (see wm_kernel.core.budget).")
     budget_step = TokenLimit(help="Move the budget's cut only when the overflow crosses a multiple "
                              "of this many tokens, so the kept prefix stays cache-stable (None: "
                              "fit exactly every compose).")
@@ -116,7 +121,7 @@ class WorkingMemory(HasTraits):
                  composer: SystemPromptComposer | None = None, continuum_id: str = "") -> None:
         if not isinstance(event_bus, EventBus):
             raise TypeError(f"WorkingMemory needs an EventBus, got {type(event_bus).__name__}")
-        # both end up in store keys (wm_kernel.keys): str, and text a store can hold
+        # both end up in store keys (wm_kernel.stores.keys): str, and text a store can hold
         check_str(user_id, "user_id")
         check_str(continuum_id, "continuum_id", empty_ok=True)
         self._store_key: tuple[str, str] | None = None  # (user_id, its key): see store_key
@@ -149,7 +154,7 @@ class WorkingMemory(HasTraits):
         return self.composer.layout
 
     @property
-    def trinkets(self) -> dict[str, "EventAwareTrinket"]:
+    def trinkets(self) -> dict[str, EventAwareTrinket]:
         """Registered trinkets by class name, in registration order (a copy)."""
         return dict(self._trinkets)
 
@@ -162,7 +167,7 @@ class WorkingMemory(HasTraits):
             known = self._store_key = (user_id, keys.trinket_sections(user_id))
         return known[1]
 
-    def register_trinket(self, trinket: "EventAwareTrinket", *, replace: bool = False) -> None:
+    def register_trinket(self, trinket: EventAwareTrinket, *, replace: bool = False) -> None:
         """Register a trinket by class name. A second trinket with the same name or the same section
         is a ValueError unless ``replace=True``, which detaches the one it replaces."""
         name = type(trinket).__name__
@@ -192,7 +197,7 @@ class WorkingMemory(HasTraits):
             self.discard_section(trinket)
             self.trinket_names = list(self._trinkets)
 
-    def get_trinket(self, name: str) -> "EventAwareTrinket":
+    def get_trinket(self, name: str) -> EventAwareTrinket:
         """The registered trinket of that class name (or section name); ValueError if none."""
         trinket = self._trinkets.get(name)
         if trinket is None:
@@ -209,7 +214,7 @@ class WorkingMemory(HasTraits):
 
         ``{first_name}``: the name stripped, "friend" when missing or blank; ``{user_context}``: a
         newline and the portrait, or nothing; ``{relative time since account creation}``:
-        :func:`~wm_kernel.timefmt.relationship_duration` ("some time" without a creation date);
+        :func:`~wm_kernel.utils.timefmt.relationship_duration` ("some time" without a creation date);
         ``{model_id}``, ``{model_name}`` as given. Unlike the original, which replaces one
         placeholder after the other (so a name containing ``{user_context}`` would pull the
         portrait in), this fills them in one pass: a value that itself contains a placeholder is
@@ -321,7 +326,7 @@ class WorkingMemory(HasTraits):
             except Exception as exc:
                 self._isolate_failure(trinket, exc)
 
-    def _isolate_failure(self, trinket: "EventAwareTrinket", exc: Exception, *,
+    def _isolate_failure(self, trinket: EventAwareTrinket, exc: Exception, *,
                          doing: str = "") -> None:
         """A trinket raised: keep it out of the prompt and the store, and make the failure visible
         (its ``error`` trait, and the composed prompt's ``omitted``). ``doing`` says what failed
@@ -363,7 +368,7 @@ class WorkingMemory(HasTraits):
             self.composer.add_section(section, event.content, event.cache_policy,
                                       event.trinket_name or None)
 
-    def discard_section(self, trinket: "EventAwareTrinket") -> None:
+    def discard_section(self, trinket: EventAwareTrinket) -> None:
         """Remove a trinket's section from the store and the composer (empty, disabled or failed)."""
         with self.lock:
             section = trinket.variable_name

@@ -26,10 +26,11 @@ import json
 import re
 import threading
 import warnings
-from typing import Any, Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
 
-from wm_kernel.markup import neutralize_closing_tag
-from wm_kernel.types import PLACEMENTS, BlameData, ComposedPrompt, OmittedSection, SectionRecord
+from wm_kernel.core.prompt import PLACEMENTS, BlameData, ComposedPrompt, OmittedSection, SectionRecord
+from wm_kernel.utils.markup import neutralize_closing_tag
 
 RULE = "═" * 60
 SECTION_SEPARATOR = "\n\n---\n\n"
@@ -97,12 +98,12 @@ class Layout:
         self.name = name
 
     @classmethod
-    def original(cls) -> "Layout":
+    def original(cls) -> Layout:
         """Exactly the original's SECTION_LAYOUT."""
         return cls(_ORIGINAL_LAYOUT, name="original")
 
     @classmethod
-    def default(cls) -> "Layout":
+    def default(cls) -> Layout:
         """The original layout plus this project's own sections, each placed deliberately.
 
         ``context_search_results`` (GetContextTrinket) goes to the notification centre right after
@@ -139,7 +140,7 @@ class Layout:
         return {"name": self.name, "placements": self.as_dict()}
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> "Layout":
+    def from_dict(cls, data: Mapping[str, Any]) -> Layout:
         """The layout :meth:`to_dict` wrote; TypeError/ValueError naming what is wrong otherwise.
 
         >>> Layout.from_dict(Layout.original().to_dict()) == Layout.original()
@@ -162,7 +163,7 @@ class Layout:
         return json.dumps(self.to_dict(), ensure_ascii=False)
 
     @classmethod
-    def from_json(cls, text: str) -> "Layout":
+    def from_json(cls, text: str) -> Layout:
         """The layout :meth:`to_json` wrote (ValueError for text that is not such JSON)."""
         try:
             data = json.loads(text)
@@ -184,7 +185,7 @@ class Layout:
         return f"Layout[{self.name}]({body})"
 
     # -- deriving
-    def without(self, section: str) -> "Layout":
+    def without(self, section: str) -> Layout:
         """This layout with ``section`` removed (it would then straggle into ``system``)."""
         if section not in self._index:
             raise ValueError(f"section {section!r} is not in the layout")
@@ -192,7 +193,7 @@ class Layout:
                        for p, names in self._placements.items()}, name=self.name)
 
     def with_section(self, section: str, placement: str, *, before: str | None = None,
-                     after: str | None = None) -> "Layout":
+                     after: str | None = None) -> Layout:
         """This layout with ``section`` placed (moved if already listed) at the end of ``placement``,
         or just before/after another section of that placement."""
         if placement not in self._placements:
@@ -370,7 +371,7 @@ class SystemPromptComposer:
         listed = self.layout._index  # the same module's class: a dict lookup, not __contains__
         return self.layout["system"] + tuple([n for n in self._sections if n not in listed])
 
-    def _build(self, placement: str) -> "_Placement":
+    def _build(self, placement: str) -> _Placement:
         if placement == "system":
             names = self._system_names()
             built = self._build_system(names)
@@ -381,7 +382,7 @@ class SystemPromptComposer:
         built.names = names
         return built
 
-    def _build_system(self, names: tuple[str, ...]) -> "_Placement":
+    def _build_system(self, names: tuple[str, ...]) -> _Placement:
         layout, sections = self.layout, self._sections
         records: list[SectionRecord] = []
         # (normalized text, index of its record) per system part
@@ -401,7 +402,7 @@ class SystemPromptComposer:
         texts = (_join_system(cached), _join_system(uncached))
         return _Placement(tuple(records), texts, functools.partial(_system_blame, cached, uncached))
 
-    def _build_items(self, placement: str, names: tuple[str, ...]) -> "_Placement":
+    def _build_items(self, placement: str, names: tuple[str, ...]) -> _Placement:
         records, items = self._held(placement, names)
         return _Placement(records, tuple(items),
                           functools.partial(_items_blame, f"{placement}_items", items))
@@ -428,7 +429,7 @@ class SystemPromptComposer:
         self._records[(name, placement)] = (entry, record)
         return record
 
-    def _build_hud(self, placement: str, names: tuple[str, ...]) -> "_Placement":
+    def _build_hud(self, placement: str, names: tuple[str, ...]) -> _Placement:
         """The notification centre: each part followed by a blank line, inside the frame."""
         records, items = self._held(placement, names)
         if not items:

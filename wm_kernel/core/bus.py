@@ -6,7 +6,7 @@ stop the others: its exception is logged and recorded on the event's log record.
 
 Examples
 --------
->>> from wm_kernel.events import TurnCompletedEvent
+>>> from wm_kernel.core.events import TurnCompletedEvent
 >>> bus = EventBus()
 >>> seen = []
 >>> bus.subscribe("TurnCompletedEvent", lambda e: seen.append(e.turn_number))
@@ -22,12 +22,13 @@ import itertools
 import logging
 import threading
 from collections import deque
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Callable, Sequence, TypeVar, overload
+from typing import Any, TypeVar, overload
 
-from wm_kernel.events import EVENT_TYPES, Event
+from wm_kernel.core.events import EVENT_TYPES, Event
 
-logger = logging.getLogger("wm_kernel.bus")
+logger = logging.getLogger("wm_kernel.core.bus")
 
 Subscriber = Callable[[Event], Any]
 E = TypeVar("E", bound=Event)
@@ -84,7 +85,7 @@ def _callback_name(callback: Callable[..., Any]) -> str:
     return name
 
 
-def _event_type_name(event_type: "type[Event] | str") -> str:
+def _event_type_name(event_type: type[Event] | str) -> str:
     """The name subscriptions are kept under; a name must be a known event class (``EVENT_TYPES``),
     so a misspelt one fails here instead of subscribing to something that never fires."""
     if isinstance(event_type, str):
@@ -134,7 +135,7 @@ class EventBus:
     @overload
     def subscribe(self, event_type: str, callback: Callable[[Any], Any]) -> None: ...
 
-    def subscribe(self, event_type: "type[Event] | str", callback: Callable[[Any], Any]) -> None:
+    def subscribe(self, event_type: type[Event] | str, callback: Callable[[Any], Any]) -> None:
         """Call ``callback(event)`` for every published event of ``event_type``.
 
         ``event_type`` is an Event subclass (the usual way: a typo is then a NameError) or the name
@@ -152,7 +153,7 @@ class EventBus:
     @overload
     def unsubscribe(self, event_type: str, callback: Callable[[Any], Any]) -> bool: ...
 
-    def unsubscribe(self, event_type: "type[Event] | str", callback: Callable[[Any], Any]) -> bool:
+    def unsubscribe(self, event_type: type[Event] | str, callback: Callable[[Any], Any]) -> bool:
         """Remove one subscription; True if it was there."""
         name = _event_type_name(event_type)
         with self._lock:
@@ -163,7 +164,7 @@ class EventBus:
                     return True
         return False
 
-    def subscribers(self, event_type: "type[Event] | str") -> tuple[Subscriber, ...]:
+    def subscribers(self, event_type: type[Event] | str) -> tuple[Subscriber, ...]:
         """The callbacks subscribed to ``event_type`` (class or name), in calling order."""
         return self._subscribers.get(_event_type_name(event_type), ())
 

@@ -22,7 +22,7 @@ A turn composed several times keeps its **last** compose (a re-compose replaces 
 
 Persistence
 -----------
-A history lives in its store (any :class:`~wm_kernel.store.StateStore` but the in-process
+A history lives in its store (any :class:`~wm_kernel.stores.embedded.StateStore` but the in-process
 MemoryStore, which would only copy what the History holds anyway: a SQLite file...) under three
 hashes, declared in :data:`SCHEMA`: the texts by digest and the entries by id (both
 shared by every history in the store: content-addressed, so two writers never disagree) and one hash
@@ -64,8 +64,8 @@ same name, or the section was absent there (every section of the first recorded 
 
 Examples
 --------
->>> from wm_kernel.tokens import EstimateTokenizer, TokenCounter
->>> from wm_kernel.composer import SystemPromptComposer
+>>> from wm_kernel.utils.tokens import EstimateTokenizer, TokenCounter
+>>> from wm_kernel.core.composer import SystemPromptComposer
 >>> c = SystemPromptComposer(); c.set_base_prompt("You help.")
 >>> h = History(counter=TokenCounter(EstimateTokenizer()))
 >>> for turn in range(3):
@@ -90,13 +90,14 @@ import hashlib
 import json
 import sys
 import weakref
-from typing import TYPE_CHECKING, Any, Iterable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
+from typing import TYPE_CHECKING, Any
 
-from wm_kernel.checks import check_int
-from wm_kernel.composer import DEFAULT_HUD_TITLE, DEFAULT_NAMESPACE, Layout, SystemPromptComposer
-from wm_kernel.store import MemoryStore, StateStore
-from wm_kernel.tokens import TokenCounter
-from wm_kernel.types import PLACEMENTS, ComposedPrompt, OmittedSection, SectionRecord
+from wm_kernel.core.composer import DEFAULT_HUD_TITLE, DEFAULT_NAMESPACE, Layout, SystemPromptComposer
+from wm_kernel.core.prompt import PLACEMENTS, ComposedPrompt, OmittedSection, SectionRecord
+from wm_kernel.stores.embedded import MemoryStore, StateStore
+from wm_kernel.utils.checks import check_int
+from wm_kernel.utils.tokens import TokenCounter
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -244,11 +245,11 @@ class History:
         self._texts: dict[bytes, str] = {}
         self._entries: dict[tuple[str, str, str | None, bool, bool, bytes], Entry] = {}
         self._entries_by_id: dict[str, Entry] = {}
-        self._session: "weakref.ref[Session] | None" = None
+        self._session: weakref.ref[Session] | None = None
         self._last: dict[str, Entry] = {}  # section name -> last recorded entry (the fast path)
         self._last_entries: tuple[Entry, ...] = ()
         # the last frame and the tokenizer that counted its tokens column
-        self._frame_cache: "tuple[pd.DataFrame, object] | None" = None
+        self._frame_cache: tuple[pd.DataFrame, object] | None = None
         # a MemoryStore lives no longer than this History, which holds every record itself: writing
         # them there too would only copy them (and its transactions copy whole hashes)
         self._persistent = not isinstance(self.store, MemoryStore)
@@ -257,7 +258,7 @@ class History:
 
     # -- observing a Session
     @classmethod
-    def attach(cls, session: "Session", *, counter: TokenCounter | None = None) -> "History":
+    def attach(cls, session: Session, *, counter: TokenCounter | None = None) -> History:
         """A History of ``session``'s conversation (in its store, so earlier turns load) that
         records every compose from now on; :meth:`of` finds it. One History per session: attaching
         a second one is a ValueError."""
@@ -271,7 +272,7 @@ class History:
         return history
 
     @classmethod
-    def of(cls, session: "Session") -> "History":
+    def of(cls, session: Session) -> History:
         """The History attached to ``session``; one is attached now if none is (it records the
         composes from now on, and whatever the store already holds)."""
         found = _attached.get(session)
@@ -365,7 +366,7 @@ class History:
                               turn=record.turn, hud_frame=rebuilt.hud_frame,
                               blame=rebuilt._blame)
 
-    def frame(self) -> "pd.DataFrame":
+    def frame(self) -> pd.DataFrame:
         """pandas DataFrame, one row per (turn, section); see the module docstring for columns."""
         import pandas as pd
 
@@ -513,7 +514,7 @@ class History:
     # -- persistence (see SCHEMA)
     def _write(self, turn: int, segment: int, segment_turn: int, entries: tuple[Entry, ...],
                hud_frame: tuple[str, str] | None, fresh: list[Entry],
-               fresh_texts: dict[bytes, str], budget: "_Budget | None" = None) -> None:
+               fresh_texts: dict[bytes, str], budget: _Budget | None = None) -> None:
         store = self.store
         if not self._persistent:
             return
@@ -533,7 +534,7 @@ class History:
                 Compose(turn, segment, segment_turn, entries, hud_frame), budget))
 
     @staticmethod
-    def _record_json(compose: "Compose", budget: "_Budget | None") -> dict[str, Any]:
+    def _record_json(compose: Compose, budget: _Budget | None) -> dict[str, Any]:
         frame = compose.hud_frame
         record = {"v": RECORD_VERSION, "segment": compose.segment,
                   "segment_turn": compose.segment_turn, "entries": [e.id for e in compose.entries],
@@ -604,7 +605,7 @@ class History:
 
 #: The History attached to each live Session (History.attach); a Session that goes away takes its
 #: entry with it.
-_attached: "weakref.WeakKeyDictionary[Session, History]" = weakref.WeakKeyDictionary()
+_attached: weakref.WeakKeyDictionary[Session, History] = weakref.WeakKeyDictionary()
 
 
 def _versioned(value: Any) -> dict[str, Any]:

@@ -5,7 +5,7 @@ Every event carries ``continuum_id``, ``user_id``, ``event_id`` and ``occurred_a
 
 Examples
 --------
->>> from wm_kernel.clock import ManualClock
+>>> from wm_kernel.core.clock import ManualClock
 >>> e = ComposeSystemPromptEvent.create(continuum_id="c1", base_prompt="Hi",
 ...                                     clock=ManualClock("2026-11-30T09:00:00+00:00"))
 >>> e.base_prompt, e.occurred_at.isoformat()
@@ -15,14 +15,15 @@ from __future__ import annotations
 
 import itertools
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
-from datetime import datetime, timezone
-from typing import TYPE_CHECKING, Any, ClassVar, Mapping, Self
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any, ClassVar, Self
 
-from wm_kernel.quickinit import quick_init
+from wm_kernel.utils.quickinit import quick_init
 
 if TYPE_CHECKING:
-    from wm_kernel.clock import Clock
+    from wm_kernel.core.clock import Clock
 
 # Event ids: a per-process random prefix and a counter. Unique within a run and across runs in
 # practice, and an order of magnitude cheaper than uuid4 on the compose hot path.
@@ -61,10 +62,10 @@ class Event:
     key_fields: ClassVar[tuple[str, ...]] = ()
 
     @classmethod
-    def create(cls, *, continuum_id: str, user_id: str = "", clock: "Clock | None" = None,
+    def create(cls, *, continuum_id: str, user_id: str = "", clock: Clock | None = None,
                **fields_: Any) -> Self:
         """Build an event with a fresh ``event_id`` and ``occurred_at`` from ``clock``."""
-        now = clock.now() if clock is not None else datetime.now(timezone.utc)
+        now = clock.now() if clock is not None else datetime.now(UTC)
         return cls(continuum_id, user_id, _new_event_id(), now, **fields_)
 
     @property

@@ -16,8 +16,8 @@ Token counts come from the prompt's BudgetReport when a budget counted them, els
 
 Examples
 --------
->>> from wm_kernel.composer import SystemPromptComposer
->>> from wm_kernel.tokens import EstimateTokenizer, TokenCounter
+>>> from wm_kernel.core.composer import SystemPromptComposer
+>>> from wm_kernel.utils.tokens import EstimateTokenizer, TokenCounter
 >>> c = SystemPromptComposer(); c.set_base_prompt("You help."); c.add_section("datetime_section", "<t/>")
 >>> bars = budget_bars(c.compose(), counter=TokenCounter(EstimateTokenizer()))
 >>> [(row.placement, [(s.name, s.tokens) for s in row.segments]) for row in bars.rows]
@@ -32,8 +32,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from trinkets.base import NEVER_DROP
-from wm_kernel.tokens import TokenCounter
-from wm_kernel.types import PLACEMENTS, ComposedPrompt
+from wm_kernel.core.prompt import PLACEMENTS, ComposedPrompt
+from wm_kernel.utils.tokens import TokenCounter
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -166,7 +166,7 @@ def _svg(bars: BudgetBars, width: int = 640, row_height: int = 22, label_width: 
     return "".join(out)
 
 
-def plot_tokens(session: "Session", *, ax: "Axes | None" = None) -> "Axes":
+def plot_tokens(session: Session, *, ax: Axes | None = None) -> Axes:
     """Tokens by section over turns, stacked, from ``session.history`` (kept sections only), with
     the session's token budget as a dashed line. Returns the matplotlib Axes."""
     import matplotlib.pyplot as plt

@@ -5,7 +5,7 @@ The layout follows the original's Valkey hashes: a *key* (``trinkets:{user_id}``
 stores ship: :class:`MemoryStore` (the default, nothing to set up) and :class:`SQLiteStore` (one file,
 survives a restart). Values must be JSON-compatible, and their text valid Unicode: a string holding
 a lone surrogate is refused with a ValueError by every store (SQLite and Valkey could not keep it),
-so what was stored before is never touched by it. Every key is built by :mod:`wm_kernel.keys`.
+so what was stored before is never touched by it. Every key is built by :mod:`wm_kernel.stores.keys`.
 What each store guarantees under crashes, Ctrl-C and a second writer is in docs/reliability.md.
 
 Examples
@@ -28,13 +28,13 @@ import sqlite3
 import threading
 import warnings
 from abc import ABC, abstractmethod
+from collections.abc import Hashable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from types import FrameType
-from collections.abc import Hashable
-from typing import Any, Iterator
+from typing import Any
 
-from wm_kernel.checks import check_int, check_str, check_unicode
+from wm_kernel.utils.checks import check_int, check_str, check_unicode
 
 
 def _copy_json(value: Any) -> Any:
@@ -231,7 +231,7 @@ class MemoryStore(StateStore):
             return sorted(k for k in self._data if k.startswith(prefix))
 
     @contextmanager
-    def transaction(self) -> Iterator["MemoryStore"]:
+    def transaction(self) -> Iterator[MemoryStore]:
         with self._lock:
             self._journal.append({})
             try:
@@ -310,7 +310,7 @@ class SQLiteStore(StateStore):
         Seconds to wait for another process's write to finish (default 5).
     """
 
-    def __init__(self, path: "str | os.PathLike[str]", *, durability: str = "normal",
+    def __init__(self, path: str | os.PathLike[str], *, durability: str = "normal",
                  timeout: float = 5.0) -> None:
         if isinstance(path, os.PathLike):
             path = os.fspath(path)
@@ -380,7 +380,7 @@ class SQLiteStore(StateStore):
             yield self._conn
 
     @contextmanager
-    def transaction(self) -> Iterator["SQLiteStore"]:
+    def transaction(self) -> Iterator[SQLiteStore]:
         with self._lock:
             if self._depth:
                 self._depth += 1

@@ -45,8 +45,8 @@ Public API
 
 Examples
 --------
->>> from wm_kernel.composer import SystemPromptComposer
->>> from wm_kernel.tokens import EstimateTokenizer, TokenCounter
+>>> from wm_kernel.core.composer import SystemPromptComposer
+>>> from wm_kernel.utils.tokens import EstimateTokenizer, TokenCounter
 >>> c = SystemPromptComposer(); prompts = []
 >>> for turn, base in enumerate(["A" * 8000, "A" * 8000, "B" * 8000]):
 ...     c.set_base_prompt(base); c.add_section("datetime_section", f"t{turn}")
@@ -61,21 +61,22 @@ from __future__ import annotations
 
 import html
 import math
+from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass
-from datetime import datetime, timedelta, timezone
-from typing import TYPE_CHECKING, Any, Iterable, Mapping
+from datetime import UTC, datetime, timedelta
+from typing import TYPE_CHECKING, Any
 
 from wm_kernel.cachesim.engine import Block, Request
 from wm_kernel.cachesim.models import ModelProfile
 from wm_kernel.cachesim.simulation import simulate
-from wm_kernel.history import Entry, History
-from wm_kernel.tokens import TokenCounter
-from wm_kernel.types import ComposedPrompt
+from wm_kernel.core.prompt import ComposedPrompt
+from wm_kernel.instruments.history import Entry, History
+from wm_kernel.utils.tokens import TokenCounter
 
 if TYPE_CHECKING:
     import pandas as pd
 
-_EPOCH = datetime(2000, 1, 1, tzinfo=timezone.utc)
+_EPOCH = datetime(2000, 1, 1, tzinfo=UTC)
 TURN_COLUMNS = ["turn", "status", "hit", "prefix_tokens", "cache_write_tokens", "cache_read_tokens",
                 "uncached_tokens", "input_tokens", "broke_by", "cost"]
 
@@ -95,7 +96,7 @@ class Prices:
                 raise ValueError(f"price {name} must be a non-negative number, got {value!r}")
 
     @classmethod
-    def coerce(cls, value: "Prices | Mapping[str, float] | None") -> "Prices":
+    def coerce(cls, value: Prices | Mapping[str, float] | None) -> Prices:
         """A Prices from a Prices, a dict with some of its keys, or None (the defaults)."""
         if value is None:
             return cls()
@@ -112,7 +113,7 @@ class Prices:
 class CacheReport:
     """Per-turn cache behaviour and the run's totals (see the module docstring)."""
 
-    def __init__(self, turns: "pd.DataFrame", prices: Prices, tokenizer: str, tools_tokens: int,
+    def __init__(self, turns: pd.DataFrame, prices: Prices, tokenizer: str, tools_tokens: int,
                  min_cacheable_tokens: int) -> None:
         self.turns = turns
         self.prices = prices
@@ -147,7 +148,7 @@ class CacheReport:
                 "cost_without_cache": self.cost_without_cache, "tokenizer": self.tokenizer,
                 "prices_per_million": asdict(self.prices)}
 
-    def breaks(self) -> "pd.DataFrame":
+    def breaks(self) -> pd.DataFrame:
         """The turns where the cache was written after the first (and what broke it)."""
         t = self.turns
         return t[(t["status"] == "write") & (t["broke_by"] != "(first turn)")]
@@ -191,7 +192,7 @@ def _as_history(source: Any) -> History:
 
 
 def cache_report(source: Any, *, tools_tokens: int = 0, min_cacheable_tokens: int = 1024,
-                 prices: "Prices | Mapping[str, float] | None" = None,
+                 prices: Prices | Mapping[str, float] | None = None,
                  counter: TokenCounter | None = None) -> CacheReport:
     """Account for prompt caching over every recorded turn of ``source`` (see the module docstring)."""
     import pandas as pd
@@ -222,7 +223,7 @@ def cache_report(source: Any, *, tools_tokens: int = 0, min_cacheable_tokens: in
     profile = ModelProfile(name="cache_report", provider="anthropic", mode="breakpoints", input=table.input,
                            write_5m=table.cache_write, read=table.cache_read, output=0.0,
                            min_tokens=min_cacheable_tokens, ttls={"5m": timedelta(minutes=5)}, lookback=20,
-                           source="wm_kernel.cache.Prices")
+                           source="wm_kernel.cachesim.report.Prices")
     outcome = simulate(requests, profile).turns
     rows: list[tuple[Any, ...]] = []
     previous_cached: dict[str, bytes] = {}

@@ -21,7 +21,8 @@ True
 from __future__ import annotations
 
 import math
-from typing import Any, Iterable, Iterator, Mapping, TypeVar
+from collections.abc import Iterable, Iterator, Mapping
+from typing import Any, TypeVar
 
 K = TypeVar("K")
 V = TypeVar("V")
@@ -52,7 +53,7 @@ class FrozenMap(Mapping[K, V]):
 
     @classmethod
     def _derived(cls, base: dict[K, V], recent: dict[K, V], gone: frozenset[K],
-                 size: int) -> "FrozenMap[K, V]":
+                 size: int) -> FrozenMap[K, V]:
         new: FrozenMap[K, V] = cls.__new__(cls)
         new._base, new._recent, new._gone, new._len = base, recent, gone, size
         if len(recent) + len(gone) > max(_MIN_OVERLAY, math.isqrt(len(base))):
@@ -60,14 +61,14 @@ class FrozenMap(Mapping[K, V]):
         return new
 
     # -- changing (a new map each time)
-    def set(self, key: K, value: V) -> "FrozenMap[K, V]":
+    def set(self, key: K, value: V) -> FrozenMap[K, V]:
         """This map with ``key`` set to ``value``."""
         if key in self._gone:  # a re-added key goes last, which the overlay cannot say: rebuild
             return FrozenMap({**dict(self.items()), key: value})
         size = self._len if key in self else self._len + 1
         return self._derived(self._base, {**self._recent, key: value}, self._gone, size)
 
-    def remove(self, key: K) -> "FrozenMap[K, V]":
+    def remove(self, key: K) -> FrozenMap[K, V]:
         """This map without ``key``; KeyError if it has no such key."""
         if key not in self:
             raise KeyError(key)

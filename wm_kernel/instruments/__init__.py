@@ -1,0 +1,1 @@
+"""Instruments that observe a session: the per-turn history and the prompt diff."""

@@ -1,0 +1,1 @@
+"""The Jupyter extension: the magics and the live dashboard."""
