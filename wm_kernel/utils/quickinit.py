@@ -61,5 +61,5 @@ def quick_init(cls: T) -> T:
     init.__qualname__ = f"{cls.__qualname__}.__init__"
     init.__module__ = cls.__module__
     init.__doc__ = cls.__dict__["__init__"].__doc__
-    cls.__init__ = init  # a class made above, not an instance's
+    setattr(cls, "__init__", init)  # noqa: B010 - mypy refuses assigning __init__ on a class
     return cls
