@@ -15,6 +15,5 @@ from wm_kernel.interop.imported import ImportedSession, import_log, read_file, u
 from wm_kernel.interop.otel import export_trace, read_otlp
 from wm_kernel.interop.split import SplitRule, Splitter
 
-
 __all__ = ["import_log", "read_file", "ImportedSession", "ImportIssue", "LoggedRequest", "Section",
            "Splitter", "SplitRule", "FORMATS", "usage_counts", "export_trace", "read_otlp"]

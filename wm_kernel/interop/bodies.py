@@ -70,6 +70,7 @@ class Cutter:
         self.splitter = splitter
         self.cursor = 0
         self.sections: list[Section] = []
+        self.seen: dict[str, int] = {}      # a repeated name (two tools called alike) gets "#2"
 
     def framing(self, upto: int) -> None:
         """The bytes from the cursor to ``upto`` as one framing section (none if empty)."""
@@ -101,7 +102,7 @@ class Cutter:
                 emitted.append((part.label, part.node.end, shown))
         if not emitted:
             emitted.append(("", node.end, self.text[node.start:node.end]))
-        seen: dict[str, int] = {}
+        seen = self.seen
         for index, (label, end, shown) in enumerate(emitted):
             stop = node.end if index == len(emitted) - 1 else end
             full = f"{name} {label}" if label else name

@@ -24,10 +24,9 @@ read raises ValueError, which the import reports with the file and line and goes
 """
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 from wm_kernel.interop.bodies import Cutter, Section, anthropic_message, cut_body
@@ -81,7 +80,7 @@ def parse_time(value: Any, what: str) -> datetime | None:
         when = datetime.fromisoformat(value.replace("Z", "+00:00"))
     except ValueError:
         raise ValueError(f"{what} {value!r} is not an ISO-8601 time") from None
-    return when if when.tzinfo is not None else when.replace(tzinfo=timezone.utc)
+    return when if when.tzinfo is not None else when.replace(tzinfo=UTC)
 
 
 def _body(value: Any) -> Any:

@@ -203,6 +203,30 @@ class ImportedSession:
         frame = pd.DataFrame.from_records(rows, columns=USAGE_COLUMNS)
         return frame.astype({c: "Int64" for c in USAGE_COLUMNS[3:]})
 
+    def summary(self, model: str | None = None) -> pd.DataFrame:
+        """One row per turn: when it was sent, its sections and tokens, the section holding the
+        first character that changed since the turn before (what a cached prefix survives up to),
+        the simulated cache outcome and, where the log has usage, what the provider reported."""
+        import pandas as pd
+
+        sim = self.cache_simulation(model).turns if all(r.sent_at for r in self.requests) else None
+        usage = self.usage
+        rows = []
+        for turn in self.turns:
+            change = self.first_change(turn - 1, turn) if turn else None
+            row: dict[str, Any] = {
+                "turn": turn, "sent_at": self.requests[turn].sent_at, "sections": len(self.sections(turn)),
+                "tokens": sum(self.counter.count(s.text) for s in self.sections(turn)),
+                "first_change": "" if change is None else (change.section or "")}
+            if sim is not None:
+                row.update(sim_status=sim["status"].iloc[turn],
+                           sim_read=int(sim["cache_read_input_tokens"].iloc[turn]),
+                           sim_written=int(sim["cache_creation_input_tokens"].iloc[turn]))
+            row.update(logged_read=usage.loc[turn, "cache_read_input_tokens"],
+                       logged_written=usage.loc[turn, "cache_creation_input_tokens"])
+            rows.append(row)
+        return pd.DataFrame(rows)
+
     def to_session(self, **options: Any) -> Session:
         """A Session that replays the turns (see ``wm_kernel.interop.live``)."""
         from wm_kernel.interop.live import replay_session

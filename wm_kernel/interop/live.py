@@ -31,7 +31,7 @@ def replay_session(imported: ImportedSession, *, base_prompt: str = "", **option
     times = [r.sent_at for r in imported.requests]
     if any(t is None for t in times):
         raise ValueError("the log has no send time for every request; a replayed session needs them")
-    placements: dict[str, list[str]] = {"system": [], "conversation_prefix": []}
+    placements: dict[str, list[str]] = {"system": ["base_prompt"], "conversation_prefix": []}
     policies: dict[str, bool] = {}
     for turn in imported.turns:
         prompt = imported.prompt_at(turn)
@@ -50,11 +50,11 @@ def replay_session(imported: ImportedSession, *, base_prompt: str = "", **option
         clock.set(times[turn])  # type: ignore[arg-type]
         present = {r.name: r for r in imported.prompt_at(turn).sections}
         for name in policies:
-            record = present.get(name)
-            if record is None:
+            found = present.get(name)
+            if found is None:
                 store.hdel(key, name)
             else:
-                store.hset(key, name, {"content": record.content, "cache_policy": record.cache_policy,
+                store.hset(key, name, {"content": found.content, "cache_policy": found.cache_policy,
                                        "updated_at": clock.now().isoformat()})
         if turn == 0:
             session.compose()

@@ -26,7 +26,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from wm_kernel.instruments.history import text_digest
@@ -41,6 +41,7 @@ if TYPE_CHECKING:
     from opentelemetry.sdk.trace.export import SpanExporter
 
 SCOPE = "wm_kernel.interop"
+_RANK = {"tool": 0, "system": 1, "message": 2}
 _NS = 1_000_000_000
 
 
@@ -125,7 +126,7 @@ def export_trace(session: ImportedSession | Session, *, exporter: SpanExporter |
                                       start_time=start, end_on_exit=False,
                                       attributes={"gen_ai.operation.name": "invoke_agent",
                                                   "gen_ai.agent.name": name}) as root:
-        for turn, (_, cached), row in zip(turns, flags, rows):
+        for turn, (_, cached), row in zip(turns, flags, rows, strict=True):
             _export_turn(tracer, turn, cached, row, count, SpanKind)
         root.end(end_time=end)
     provider.force_flush()
@@ -159,13 +160,20 @@ def _export_turn(tracer: Any, turn: _Turn, cached: list[int], row: Mapping[str, 
     if isinstance(label, str) and label:
         attributes["wm.sim.divergent_label"] = label
     read, written = int(row["cache_read_input_tokens"]), int(row["cache_creation_input_tokens"])
+    # where each section's tokens lie in the request as the provider reads it (tools, system,
+    # messages): the simulated read covers the first ones, the write those after
+    spans: dict[int, tuple[int, int]] = {}
+    position = 0
+    for index in sorted((i for i, s in enumerate(turn.sections) if s.kind != "framing"),
+                        key=lambda i: _RANK[turn.sections[i].kind]):
+        tokens = count(turn.sections[index].text)
+        spans[index] = (position, position + tokens)
+        position += tokens
     with tracer.start_as_current_span(f"chat {turn.model}", kind=kinds.CLIENT, start_time=at,
                                       end_on_exit=False, attributes=attributes) as span:
-        position = 0
-        for index, (section, is_cached) in enumerate(zip(turn.sections, cached)):
-            tokens = count(section.text) if section.kind != "framing" else 0
-            lo, hi = position, position + tokens
-            position = hi
+        for index, (section, is_cached) in enumerate(zip(turn.sections, cached, strict=True)):
+            lo, hi = spans.get(index, (0, 0))
+            tokens = hi - lo
             child: dict[str, Any] = {
                 "wm.section.index": index, "wm.section.name": section.name, "wm.section.kind": section.kind,
                 "wm.section.placement": section.placement or "", "wm.section.trinket": section.trinket or "",
@@ -187,6 +195,32 @@ def _ns(when: datetime) -> int:
     return int(when.timestamp()) * _NS + when.microsecond * 1000
 
 
+def otlp_json(spans: Sequence[Any]) -> str:
+    """Finished SDK spans (``InMemorySpanExporter.get_finished_spans()``) as an OTLP/HTTP JSON
+    document: what a collector's file exporter would write, and what :func:`read_otlp` reads."""
+    from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
+
+    return otlp_json_of(encode_spans(spans))
+
+
+def otlp_json_of(request: Any) -> str:
+    """An ``ExportTraceServiceRequest`` (protobuf, as OTLP/HTTP carries it) as OTLP JSON: ids in
+    hex, enums as integers, as the OTLP specification writes them (protobuf's own JSON mapping
+    writes ids in base64)."""
+    import base64
+
+    from google.protobuf.json_format import MessageToDict
+
+    document = MessageToDict(request, use_integers_for_enums=True)
+    for resource in document.get("resourceSpans", []):
+        for scope in resource.get("scopeSpans", []):
+            for span in scope.get("spans", []):
+                for key in ("traceId", "spanId", "parentSpanId"):
+                    if key in span:
+                        span[key] = base64.b64decode(span[key]).hex()
+    return json.dumps(document, ensure_ascii=False)
+
+
 # -- reading OTLP JSON back
 def read_otlp(text: str, path: str, splitter: Splitter) -> tuple[list[LoggedRequest], list[ImportIssue]]:
     """The GenAI requests of an OTLP/HTTP JSON file (module docstring) and the issues of spans or
@@ -197,13 +231,13 @@ def read_otlp(text: str, path: str, splitter: Splitter) -> tuple[list[LoggedRequ
         documents.append((0, json.loads(text)))
     except json.JSONDecodeError:
         offset = 0
-        for number, line in enumerate(text.splitlines(keepends=True), start=1):
-            if line.strip():
+        for number, row in enumerate(text.splitlines(keepends=True), start=1):
+            if row.strip():
                 try:
-                    documents.append((offset, json.loads(line)))
+                    documents.append((offset, json.loads(row)))
                 except json.JSONDecodeError as exc:
                     issues.append(ImportIssue(path, number, f"malformed JSON: {exc.msg} at column {exc.colno}"))
-            offset += len(line)
+            offset += len(row)
     spans: list[tuple[int, Mapping[str, Any]]] = []
     for offset, document in documents:
         if not isinstance(document, Mapping) or not isinstance(document.get("resourceSpans"), list):
@@ -240,7 +274,7 @@ def read_otlp(text: str, path: str, splitter: Splitter) -> tuple[list[LoggedRequ
 def _request(span: Mapping[str, Any], attributes: Mapping[str, Any], children: list[Mapping[str, Any]],
              path: str, line: int, splitter: Splitter) -> LoggedRequest:
     seconds, rest = divmod(int(span["startTimeUnixNano"]), _NS)
-    sent_at = datetime.fromtimestamp(seconds, tz=timezone.utc) + timedelta(microseconds=rest // 1000)
+    sent_at = datetime.fromtimestamp(seconds, tz=UTC) + timedelta(microseconds=rest // 1000)
     ours = [(otlp_attributes(c.get("attributes")), c) for c in children]
     ours = [(a, c) for a, c in ours if "wm.section.name" in a]
     ours.sort(key=lambda pair: int(pair[0].get("wm.section.index", 0)))
@@ -322,4 +356,4 @@ def _unique_parts(element: str, kind: str, trinket: str, parts: list[Any], split
     return out
 
 
-__all__ = ["export_trace", "read_otlp", "SCOPE"]
+__all__ = ["export_trace", "read_otlp", "otlp_json", "otlp_json_of", "SCOPE"]

@@ -175,7 +175,7 @@ def _fenced(text: str, lo: int, hi: int) -> list[tuple[int, int]]:
 
 def _xml_regions(text: str) -> list[tuple[int, int, str]]:
     """(start, end, tag) of each top-level ``<tag ...>...</tag>`` region, in order."""
-    regions = []
+    regions: list[tuple[int, int, str]] = []
     pos = 0
     while True:
         match = _OPEN.search(text, pos)

@@ -52,14 +52,15 @@ def anthropic() -> None:
         {"role": "user", "content": "Yes please, it's lost as far as I'm concerned."},
         {"role": "assistant", "content": [{"type": "tool_use", "id": "toolu_02", "name": "open_claim",
                                            "input": {"tracking": "PX1234567890", "reason": "lost"}}]},
-        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_02", "content": "claim C-88 opened"}]},
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_02",
+                                      "content": "claim C-88 opened"}]},
         {"role": "assistant", "content": "Claim C-88 is open. You will hear from us within 2 days."},
         {"role": "user", "content": "Thanks! Can you also tell me the refund rules?"},
     ]
     ends = [1, 3, 5, 7, 9]   # messages sent with each request
     usages = [(4, 2190, 0), (4, 180, 2040), (4, 205, 2040), (4, 2380, 0), (4, 310, 2050)]
     lines = []
-    for turn, (at, end) in enumerate(zip(times, ends)):
+    for turn, (at, end) in enumerate(zip(times, ends, strict=True)):
         messages = json.loads(json.dumps(turns[:end]))
         last = messages[-1]
         if isinstance(last["content"], str):
@@ -105,7 +106,7 @@ def openai_chat() -> None:
     ends = [2, 4, 6]
     times = ["2026-11-30T10:00:00Z", "2026-11-30T10:00:20Z", "2026-11-30T10:01:00Z"]
     lines = []
-    for turn, (at, end) in enumerate(zip(times, ends)):
+    for turn, (at, end) in enumerate(zip(times, ends, strict=True)):
         body = {"model": "gpt-5.4", "messages": history[:end], "tools": [tool],
                 "prompt_cache_key": "parcelly:ada", "stream": False}
         usage = {"prompt_tokens": 300 + 40 * turn, "completion_tokens": 30, "total_tokens": 330 + 40 * turn,
@@ -128,7 +129,7 @@ def openai_responses() -> None:
     ends = [1, 3, 4]
     times = ["2026-11-30T11:00:00Z", "2026-11-30T11:00:15Z", "2026-11-30T11:00:50Z"]
     lines = []
-    for turn, (at, end) in enumerate(zip(times, ends)):
+    for turn, (at, end) in enumerate(zip(times, ends, strict=True)):
         body = {"model": "gpt-5.4", "instructions": DEVELOPER, "input": items[:end], "tools": [tool],
                 "prompt_cache_key": "parcelly:ada"}
         usage = {"input_tokens": 280 + 30 * turn, "input_tokens_details": {"cached_tokens": 0},
