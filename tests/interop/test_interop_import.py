@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import shutil
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -101,7 +101,7 @@ def test_claude_code_requests_follow_the_chain_and_count_usage_once() -> None:
         ("msg[3] user [0] tool_result", "message", "user", 110, None),
     ]
     assert session.request(1).lines == (2, 3, 4, 6)   # the snapshot line (5) is no message
-    assert session.request(1).sent_at == datetime(2026, 11, 30, 12, 0, 5, tzinfo=timezone.utc)
+    assert session.request(1).sent_at == datetime(2026, 11, 30, 12, 0, 5, tzinfo=UTC)
     assert session.usage[["cache_read_input_tokens", "cache_creation_input_tokens"]].values.tolist() == [
         [14053, 7465], [21518, 120]]
 
@@ -192,7 +192,7 @@ def test_the_cache_simulator_runs_at_the_logs_send_times() -> None:
     assert turns["divergent_label"].tolist()[1:] == [
         "system[1] <customer_context> (system)", "system[1] <customer_context> (system)",
         "tool:track_parcel (tools)", "system[1] <customer_context> (system)"]
-    moved = [datetime(2026, 11, 30, 9, minute, tzinfo=timezone.utc) for minute in (0, 1, 2, 3, 4)]
+    moved = [datetime(2026, 11, 30, 9, minute, tzinfo=UTC) for minute in (0, 1, 2, 3, 4)]
     assert session.cache_simulation(times=moved).turns["at"].tolist() == moved
     with pytest.raises(ValueError, match="times has 2 entries for 5 turns"):
         session.cache_requests(times=moved[:2])

@@ -112,7 +112,8 @@ def export_trace(session: ImportedSession | Session, *, exporter: SpanExporter |
         raise ValueError("give exactly one of exporter= or tracer_provider=")
     provider = tracer_provider
     if provider is None:
-        provider = TracerProvider(resource=Resource.create({"service.name": service_name}))
+        # ours for this call only: no exit hook that would shut the caller's exporter down later
+        provider = TracerProvider(resource=Resource.create({"service.name": service_name}), shutdown_on_exit=False)
         provider.add_span_processor(SimpleSpanProcessor(exporter))  # type: ignore[arg-type]
     tracer = provider.get_tracer(SCOPE)
     turns, flags, sim = _turns_of(session)

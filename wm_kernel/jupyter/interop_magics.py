@@ -31,12 +31,21 @@ class InteropMagics(Magics):
         """Import request logs (Anthropic, OpenAI Chat/Responses, Claude Code, OTLP JSON)."""
         args = parse_argstring(self.wm_import, line)
         try:
-            session = import_log(*args.file, format=args.format, rules=args.split)
+            session = import_log(*map(_unquoted, args.file), format=args.format,
+                                 rules=[_unquoted(rule) for rule in args.split])
         except ValueError as exc:
             raise UsageError(str(exc)) from None
         for issue in session.errors:
             print(f"skipped {issue}")
         return session
+
+
+def _unquoted(word: str) -> str:
+    """IPython's argument splitter keeps the quotes around a quoted word; a path or a regular
+    expression is meant without them."""
+    if len(word) > 1 and word[0] == word[-1] and word[0] in "'\"":
+        return word[1:-1]
+    return word
 
 
 def load_interop_magics(shell: Any) -> None:
