@@ -688,6 +688,9 @@ def load_extension(shell: Any) -> None:
             raise UsageError(f"wm_kernel: bad configuration: {exc} (fix it with %config "
                              f"WorkingMemoryMagics.<name> = <value>)") from None
         magics.install()
+    from wm_kernel.jupyter.interop_magics import load_interop_magics
+
+    load_interop_magics(shell)
     _current_session()
 
 
@@ -697,3 +700,6 @@ def unload_extension(shell: Any) -> None:
     magics = loaded_magics(shell)
     if magics is not None:
         magics.uninstall()
+    from wm_kernel.jupyter.interop_magics import unload_interop_magics
+
+    unload_interop_magics(shell)

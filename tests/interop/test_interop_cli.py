@@ -1,0 +1,74 @@
+"""``python -m wm_kernel import`` and ``%wm_import``."""
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from wm_kernel.__main__ import main
+from wm_kernel.interop.imported import ImportedSession
+
+DATA = Path(__file__).resolve().parents[1] / "data" / "interop"
+
+
+def test_import_prints_one_row_per_request_and_reports_skipped_lines(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "log.jsonl"
+    shutil.copy(DATA / "bad_anthropic.jsonl", path)
+    assert main(["import", str(path), "--model", "claude-sonnet-4-6"]) == 2
+    out, err = capsys.readouterr()
+    assert err.splitlines() == [f"skipped {path}:2: malformed JSON: Expecting value at column 60",
+                                f"skipped {path}:4: not an Anthropic Messages request: no 'messages' list"]
+    lines = out.splitlines()
+    assert lines[0] == "3 requests from log.jsonl"
+    assert lines[1].split() == ["turn", "sent_at", "sections", "tokens", "first_change", "sim_status", "sim_read",
+                                "sim_written", "logged_read", "logged_written"]
+    assert lines[3].split()[:3] == ["1", "2026-11-30", "09:00:40"]
+    assert "system[1] <customer_context>" in lines[3] and lines[3].split()[-2:] == ["2040", "180"]
+
+
+def test_import_shows_a_turns_sections_and_writes_the_trace(tmp_path: Path,
+                                                           capsys: pytest.CaptureFixture[str]) -> None:
+    pytest.importorskip("opentelemetry.sdk")
+    trace = tmp_path / "trace.json"
+    assert main(["import", str(DATA / "support_openai_chat.jsonl"), "--sections", "0",
+                 "--otlp-out", str(trace)]) == 0
+    out = capsys.readouterr().out
+    assert "msg[0] developer ## Rules developer              system" in out
+    assert out.splitlines()[-1] == f"trace written to {trace}"
+    assert main(["import", str(trace)]) == 0
+
+
+def test_import_of_nothing_readable_exits_1(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "x.jsonl"
+    path.write_text("not json\n", encoding="utf-8")
+    assert main(["import", str(path)]) == 1
+    assert capsys.readouterr().err == (f"error: {path}:1: malformed JSON: Expecting value at column 1 "
+                                       f"(nothing imported)\n")
+
+
+def test_wm_import_returns_the_session_and_lists_skipped_lines(ip: Any, tmp_path: Path,
+                                                               capsys: pytest.CaptureFixture[str]) -> None:
+    from IPython.core.error import UsageError
+
+    path = tmp_path / "my log.jsonl"
+    shutil.copy(DATA / "bad_anthropic.jsonl", path)
+    session = ip.run_line_magic("wm_import", f"'{path}' --split '^## '")
+    assert isinstance(session, ImportedSession) and len(session) == 3
+    assert capsys.readouterr().out.splitlines()[0] == f"skipped {path}:2: malformed JSON: Expecting value at column 60"
+    with pytest.raises(UsageError, match=r"absent.jsonl: cannot read the file \(\[Errno 2\] No such file"):
+        ip.run_line_magic("wm_import", str(tmp_path / "absent.jsonl"))
+    with pytest.raises(UsageError, match=r"argument --format: invalid choice: 'csv'"):
+        ip.run_line_magic("wm_import", f"'{path}' --format csv")
+
+
+def test_unload_removes_wm_import(ip: Any) -> None:
+    assert ip.find_line_magic("wm_import") is not None
+    ip.extension_manager.unload_extension("wm_kernel")
+    try:
+        assert ip.find_line_magic("wm_import") is None
+        assert "InteropMagics" not in ip.magics_manager.registry
+    finally:
+        ip.extension_manager.load_extension("wm_kernel")

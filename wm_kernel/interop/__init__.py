@@ -1,0 +1,19 @@
+"""Bring your own agent: import other agents' request logs, export section-level OpenTelemetry traces.
+
+``import_log(*paths)`` reads Anthropic Messages, OpenAI Chat Completions and Responses request
+bodies (JSON Lines), Claude Code transcripts and OTLP JSON traces into an
+:class:`~wm_kernel.interop.imported.ImportedSession` (history, diff, blame, cache simulation at the
+log's send times, usage, exact replay, ``to_session()`` for the dashboard). ``export_trace(session,
+exporter=...)`` emits a session, imported or composed here, as GenAI spans with one child span per
+section (needs the ``otel`` extra). See docs/interop.md.
+"""
+from __future__ import annotations
+
+from wm_kernel.interop.bodies import Section
+from wm_kernel.interop.formats import FORMATS, ImportIssue, LoggedRequest
+from wm_kernel.interop.imported import ImportedSession, import_log, read_file, usage_counts
+from wm_kernel.interop.otel import export_trace, read_otlp
+from wm_kernel.interop.split import SplitRule, Splitter
+
+__all__ = ["import_log", "read_file", "ImportedSession", "ImportIssue", "LoggedRequest", "Section",
+           "Splitter", "SplitRule", "FORMATS", "usage_counts", "export_trace", "read_otlp"]

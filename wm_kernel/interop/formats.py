@@ -1,0 +1,291 @@
+"""Readers of other agents' logs, one small class per format, and the detection that picks one.
+
+Formats (``FORMATS``):
+
+``anthropic``
+    JSON Lines of Anthropic Messages request bodies, each alone or in an envelope
+    ``{"timestamp": ISO-8601, "request": body, "response": {... "usage": {...}}}`` (the envelope
+    gives the send time and the usage).
+``openai.chat`` / ``openai.responses``
+    The same for OpenAI Chat Completions and Responses bodies.
+``claude-code``
+    A Claude Code session transcript (``~/.claude/projects/<project>/<session>.jsonl``): one line
+    per message; each assistant message (lines sharing ``message.id`` count once) is one request,
+    whose messages are the chain of ``parentUuid`` before it. The transcript holds neither the
+    system prompt nor the tools: its requests are the messages only.
+``otlp``
+    OTLP/HTTP JSON traces (one document, or the collector file exporter's one per line): each
+    GenAI span is one request; spans this package exported carry every section (exact bytes),
+    other instrumentations' spans are cut from their ``gen_ai.system_instructions``,
+    ``gen_ai.tool.definitions`` and ``gen_ai.input.messages``.
+
+A reader is fed every record of a file and returns :class:`LoggedRequest` s; a record it cannot
+read raises ValueError, which the import reports with the file and line and goes on.
+"""
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from wm_kernel.interop.bodies import Cutter, Section, anthropic_message, cut_body
+from wm_kernel.interop.jsonspan import locate
+from wm_kernel.interop.split import Splitter
+
+FORMATS = ("anthropic", "openai.chat", "openai.responses", "claude-code", "otlp")
+
+
+@dataclass(frozen=True, slots=True)
+class ImportIssue:
+    """A record that could not be imported: where, and why."""
+
+    path: str
+    line: int
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.path}:{self.line}: {self.message}"
+
+
+@dataclass(frozen=True)
+class LoggedRequest:
+    """One request as read from a log.
+
+    ``sections`` cover ``source`` exactly (``"".join(s.raw for s in sections) == source``), where
+    ``source`` is the logged text the request stands for: its line, the transcript lines of its
+    messages, or (OTLP) the request body the span describes. ``usage`` is the provider's usage
+    object as logged (shape named by ``usage_format``: ``anthropic``, ``openai.chat``,
+    ``openai.responses``), None where the log has none."""
+
+    sections: tuple[Section, ...]
+    source: str
+    path: str
+    lines: tuple[int, ...]
+    dialect: str
+    provider: str
+    model: str | None = None
+    sent_at: datetime | None = None
+    usage: Mapping[str, Any] | None = None
+    usage_format: str | None = None
+
+
+def parse_time(value: Any, what: str) -> datetime | None:
+    """An ISO-8601 time (``Z`` allowed) as an aware datetime (UTC if it names no zone)."""
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise ValueError(f"{what} must be an ISO-8601 string, got {value!r}")
+    try:
+        when = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        raise ValueError(f"{what} {value!r} is not an ISO-8601 time") from None
+    return when if when.tzinfo is not None else when.replace(tzinfo=UTC)
+
+
+def _body(value: Any) -> Any:
+    if isinstance(value, Mapping) and isinstance(value.get("request"), Mapping):
+        return value["request"]
+    return value
+
+
+def detect(value: Any) -> str | None:
+    """The format one parsed record belongs to, or None."""
+    if not isinstance(value, Mapping):
+        return None
+    if "resourceSpans" in value:
+        return "otlp"
+    if value.get("type") in ClaudeCodeReader.LINE_TYPES and ("sessionId" in value or "uuid" in value
+                                                            or "leafUuid" in value):
+        return "claude-code"
+    body = _body(value)
+    if not isinstance(body, Mapping):
+        return None
+    if "messages" not in body and ("input" in body or "instructions" in body):
+        return "openai.responses"
+    if not isinstance(body.get("messages"), list):
+        return None
+    model = str(body.get("model", ""))
+    roles = {m.get("role") for m in body["messages"] if isinstance(m, Mapping)}
+    tools = [t for t in body.get("tools") or [] if isinstance(t, Mapping)]
+    if "system" in body or any("input_schema" in t for t in tools) or model.startswith("claude"):
+        return "anthropic"
+    if roles & {"system", "developer", "tool"} or any("function" in t for t in tools) \
+            or model.startswith(("gpt", "o1", "o3", "o4")):
+        return "openai.chat"
+    return "anthropic" if "max_tokens" in body else "openai.chat"
+
+
+class BodyReader:
+    """JSON Lines of request bodies of one dialect, alone or in an envelope (module docstring)."""
+
+    dialect = ""
+    provider = ""
+    usage_format = ""
+
+    def __init__(self, path: str, splitter: Splitter) -> None:
+        self.path = path
+        self.splitter = splitter
+        self.requests: list[LoggedRequest] = []
+
+    def check(self, body: Mapping[str, Any]) -> None:
+        """ValueError if ``body`` is not a request of this dialect."""
+        if not isinstance(body.get("messages"), list):
+            raise ValueError(f"not {self.title()} request: no 'messages' list")
+
+    def title(self) -> str:
+        return {"anthropic": "an Anthropic Messages", "openai.chat": "an OpenAI Chat Completions",
+                "openai.responses": "an OpenAI Responses"}[self.dialect]
+
+    def feed(self, line: int, text: str, value: Any) -> None:
+        if not isinstance(value, Mapping):
+            raise ValueError(f"not {self.title()} request: a JSON {type(value).__name__}, not an object")
+        body = _body(value)
+        enveloped = body is not value
+        self.check(body)
+        if detect(value) not in (self.dialect, None):
+            raise ValueError(f"not {self.title()} request: it reads as {detect(value)}")
+        node = locate(text)
+        response = value.get("response") if enveloped else None
+        usage = response.get("usage") if isinstance(response, Mapping) else None
+        if usage is not None and not isinstance(usage, Mapping):
+            raise ValueError(f"response.usage must be an object, got {usage!r}")
+        sent_at = parse_time(value.get("timestamp"), "timestamp") if enveloped else None
+        sections = cut_body(text, body, self.dialect, self.splitter,
+                            node["request"] if enveloped else node)
+        model = body.get("model")
+        self.requests.append(LoggedRequest(tuple(sections), text, self.path, (line,), self.dialect,
+                                           self.provider, model if isinstance(model, str) else None,
+                                           sent_at, usage, self.usage_format if usage else None))
+
+    def finish(self) -> list[LoggedRequest]:
+        return self.requests
+
+
+class AnthropicReader(BodyReader):
+    """Anthropic Messages request bodies (``POST /v1/messages``)."""
+
+    dialect = provider = usage_format = "anthropic"
+
+
+class OpenAIChatReader(BodyReader):
+    """OpenAI Chat Completions request bodies (``POST /v1/chat/completions``)."""
+
+    dialect = usage_format = "openai.chat"
+    provider = "openai"
+
+
+class OpenAIResponsesReader(BodyReader):
+    """OpenAI Responses request bodies (``POST /v1/responses``)."""
+
+    dialect = usage_format = "openai.responses"
+    provider = "openai"
+
+    def check(self, body: Mapping[str, Any]) -> None:
+        if "input" not in body and "instructions" not in body:
+            raise ValueError("not an OpenAI Responses request: no 'input' or 'instructions'")
+
+
+class ClaudeCodeReader:
+    """A Claude Code session transcript (module docstring). Lines of other types (summaries,
+    snapshots, system notes) carry no message and are kept only as links of the chain."""
+
+    LINE_TYPES = frozenset({"user", "assistant", "summary", "system", "file-history-snapshot", "attachment",
+                            "queue-operation", "custom-title", "ai-title"})
+
+    def __init__(self, path: str, splitter: Splitter) -> None:
+        self.path = path
+        self.splitter = splitter
+        # uuid -> (parent uuid, line, text, sections, depth of the next message, is a message)
+        self.lines: dict[str, tuple[str | None, int, str, tuple[Section, ...], int, bool]] = {}
+        self.requests: list[LoggedRequest] = []
+        self.seen_ids: set[str] = set()
+        self.times: dict[str, datetime | None] = {}
+
+    def feed(self, line: int, text: str, value: Any) -> None:
+        if not isinstance(value, Mapping) or not isinstance(value.get("type"), str):
+            raise ValueError("not a Claude Code transcript line: no 'type'")
+        uuid, parent = value.get("uuid"), value.get("parentUuid")
+        depth = 0
+        if isinstance(parent, str) and parent in self.lines:
+            depth = self.lines[parent][4]
+        message = value.get("message")
+        kind = value["type"]
+        if kind not in ("user", "assistant") or not isinstance(message, Mapping):
+            if isinstance(uuid, str):
+                self.lines[uuid] = (parent if isinstance(parent, str) else None, line, text, (), depth, False)
+            return
+        if not isinstance(uuid, str):
+            raise ValueError(f"a {kind} line without a 'uuid'")
+        timestamp = parse_time(value.get("timestamp"), "timestamp")
+        node = locate(text)
+        cut = Cutter(text, self.splitter)
+        anthropic_message(cut, node["message"], message, f"msg[{depth}]")
+        sections = tuple(cut.finish())
+        parent_id = parent if isinstance(parent, str) else None
+        message_id = message.get("id")
+        if kind == "assistant" and isinstance(message_id, str) and message_id not in self.seen_ids:
+            self.seen_ids.add(message_id)
+            self._request(parent_id, line, timestamp, message)
+        self.lines[uuid] = (parent_id, line, text, sections, depth + 1, True)
+        self.times[uuid] = timestamp
+
+    def _request(self, parent: str | None, line: int, answered_at: datetime | None,
+                 message: Mapping[str, Any]) -> None:
+        chain = []
+        sent_at = None
+        while parent is not None and parent in self.lines:
+            link = self.lines[parent]
+            if link[5]:
+                chain.append(link)
+                if sent_at is None:
+                    sent_at = self.times.get(parent)
+            parent = link[0]
+        chain.reverse()
+        if not chain:
+            raise ValueError("an assistant message with no message before it in the chain")
+        usage = message.get("usage")
+        model = message.get("model")
+        self.requests.append(LoggedRequest(
+            tuple(s for link in chain for s in link[3]), "".join(link[2] for link in chain), self.path,
+            tuple(link[1] for link in chain), "claude-code", "anthropic",
+            model if isinstance(model, str) else None, sent_at or answered_at,
+            usage if isinstance(usage, Mapping) else None,
+            "anthropic" if isinstance(usage, Mapping) else None))
+
+    def finish(self) -> list[LoggedRequest]:
+        return self.requests
+
+
+def otlp_value(value: Any) -> Any:
+    """An OTLP JSON AnyValue as a Python value (``intValue`` strings as int)."""
+    if not isinstance(value, Mapping):
+        return None
+    if "stringValue" in value:
+        return value["stringValue"]
+    if "boolValue" in value:
+        return bool(value["boolValue"])
+    if "intValue" in value:
+        return int(value["intValue"])
+    if "doubleValue" in value:
+        return float(value["doubleValue"])
+    if "arrayValue" in value:
+        return [otlp_value(v) for v in value["arrayValue"].get("values", [])]
+    if "kvlistValue" in value:
+        return {kv["key"]: otlp_value(kv.get("value")) for kv in value["kvlistValue"].get("values", [])}
+    return value.get("bytesValue")
+
+
+def otlp_attributes(items: Any) -> dict[str, Any]:
+    """An OTLP attribute list as a dict."""
+    return {kv["key"]: otlp_value(kv.get("value")) for kv in items or [] if isinstance(kv, Mapping)}
+
+
+def span_line(text: str, offset: int) -> int:
+    """The 1-based line of ``offset`` in ``text``."""
+    return text.count("\n", 0, offset) + 1
+
+
+__all__ = ["FORMATS", "ImportIssue", "LoggedRequest", "detect", "parse_time", "AnthropicReader",
+           "OpenAIChatReader", "OpenAIResponsesReader", "ClaudeCodeReader", "otlp_value", "otlp_attributes",
+           "span_line"]

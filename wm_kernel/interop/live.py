@@ -1,0 +1,63 @@
+"""An imported log replayed into a live Session, for the tools that take a Session.
+
+Each distinct section becomes a :class:`~trinkets.stored_section.StoredSection` trinket; before
+each turn the section texts of that request are written where those trinkets read them, the
+session's ManualClock is set to the request's send time, and the turn is composed. The Session's
+History, bus log (so ``cache_simulation`` sees the log's send times), budgets and the dashboard's
+time slider then work on the imported turns. Section texts are the log's, exactly; the joined
+prompt is the composer's (its separators and base prompt), so for the exact request use
+``ImportedSession.replay``.
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from trinkets.stored_section import stored_section_class
+from wm_kernel.core.clock import ManualClock
+from wm_kernel.core.composer import Layout
+from wm_kernel.session import Session
+
+if TYPE_CHECKING:
+    from wm_kernel.interop.imported import ImportedSession
+
+
+def replay_session(imported: ImportedSession, *, base_prompt: str = "", **options: Any) -> Session:
+    """A Session whose turns 0..n-1 are the imported requests (see the module docstring).
+    ``options`` go to ``Session`` (``token_budget``, ``store``...); ``clock``, ``layout`` and
+    ``trinkets`` are set here."""
+    for fixed in ("clock", "layout", "trinkets"):
+        if fixed in options:
+            raise TypeError(f"replay_session sets {fixed} itself")
+    times = [r.sent_at for r in imported.requests]
+    if any(t is None for t in times):
+        raise ValueError("the log has no send time for every request; a replayed session needs them")
+    placements: dict[str, list[str]] = {"system": ["base_prompt"], "conversation_prefix": []}
+    policies: dict[str, bool] = {}
+    for turn in imported.turns:
+        prompt = imported.prompt_at(turn)
+        for record in prompt.sections:
+            if record.name not in policies:
+                placements[record.placement].append(record.name)
+            policies[record.name] = record.cache_policy
+    clock = ManualClock(times[0])  # type: ignore[arg-type]
+    session = Session(base_prompt, clock=clock, layout=Layout(placements, name="imported"), trinkets=[],
+                      **options)
+    for name in policies:
+        session.add_trinket(stored_section_class(name))
+    key = session.working_memory.store_key
+    store = session.store
+    for turn in imported.turns:
+        clock.set(times[turn])  # type: ignore[arg-type]
+        present = {r.name: r for r in imported.prompt_at(turn).sections}
+        for name in policies:
+            found = present.get(name)
+            if found is None:
+                store.hdel(key, name)
+            else:
+                store.hset(key, name, {"content": found.content, "cache_policy": found.cache_policy,
+                                       "updated_at": clock.now().isoformat()})
+        if turn == 0:
+            session.compose()
+        else:
+            session.advance_turn()
+    return session

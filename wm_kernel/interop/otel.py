@@ -1,0 +1,360 @@
+"""Section-level OpenTelemetry traces of a session, and reading OTLP JSON traces back.
+
+:func:`export_trace` emits, through ``opentelemetry-sdk`` (the ``otel`` extra), one trace per
+session: a root ``invoke_agent`` span, one ``chat {model}`` span per turn following the GenAI
+semantic conventions (``gen_ai.operation.name``, ``gen_ai.provider.name``,
+``gen_ai.request.model``, ``gen_ai.usage.input_tokens`` with cached tokens included,
+``gen_ai.usage.output_tokens``, ``gen_ai.usage.cache_read.input_tokens``,
+``gen_ai.usage.cache_creation.input_tokens``), and under it one child span per section
+(``section {name}``) with ``wm.section.*`` attributes: name, kind, trinket, placement, tokens,
+cached, digest, the text, and the simulated cache read and write tokens of that section. Child
+spans rather than events, because the SDK keeps 128 events per span by default and a long
+conversation has more sections.
+
+Usage: the log's where it has any (``wm.usage.source`` = ``log``), else the cache simulator's
+(``simulated``). The logged usage object itself rides along in the provider's shape
+(``wm.usage``, JSON, and ``wm.usage.format``).
+
+:func:`read_otlp` reads OTLP/HTTP JSON (one document, or one per line as the collector's file
+exporter writes): spans exported here give back every section, bytes included, so an export
+imported again replays the same prompts byte for byte; GenAI spans of other instrumentations are
+cut from their ``gen_ai.system_instructions``, ``gen_ai.tool.definitions`` and
+``gen_ai.input.messages`` (JSON, as the conventions write them).
+"""
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import TYPE_CHECKING, Any
+
+from wm_kernel.instruments.history import text_digest
+from wm_kernel.interop.bodies import Section
+from wm_kernel.interop.formats import ImportIssue, LoggedRequest, otlp_attributes, span_line
+from wm_kernel.interop.imported import ImportedSession, usage_counts
+from wm_kernel.interop.split import Splitter
+from wm_kernel.session import Session
+
+if TYPE_CHECKING:
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SpanExporter
+
+SCOPE = "wm_kernel.interop"
+_RANK = {"tool": 0, "system": 1, "message": 2}
+_NS = 1_000_000_000
+
+
+@dataclass(frozen=True)
+class _Turn:
+    turn: int
+    sent_at: datetime
+    model: str
+    provider: str
+    dialect: str
+    sections: Sequence[Section]
+    usage: Mapping[str, Any] | None
+    usage_format: str | None
+
+
+def _turns_of(session: ImportedSession | Session) -> tuple[list[_Turn], list[tuple[bool, list[int]]], Any]:
+    """The turns to export, each section's cached flag and token count, and the simulation."""
+    if isinstance(session, ImportedSession):
+        sim = session.cache_simulation()
+        turns = []
+        flags = []
+        for turn, request in enumerate(session.requests):
+            assert request.sent_at is not None
+            prompt = session.prompt_at(turn)
+            cached = {r.name for r in prompt.sections if r.cached}
+            sections = list(request.sections)
+            turns.append(_Turn(turn, request.sent_at, request.model or "unknown", request.provider,
+                               request.dialect, sections, request.usage, request.usage_format))
+            flags.append((False, [1 if s.name in cached else 0 for s in sections]))
+        return turns, flags, sim
+    if not isinstance(session, Session):
+        raise TypeError(f"can export a Session or an ImportedSession, got {type(session).__name__}")
+    from wm_kernel.cachesim.session import turn_times
+
+    sim = session.cache_simulation()
+    times = turn_times(session)
+    turns, flags = [], []
+    for turn in sorted(int(t) for t in session.history["turn"].unique()):
+        prompt = session.prompt_at(turn)
+        sections = []
+        for span in prompt.blame():
+            text = prompt[span.key] if "[" not in span.key else \
+                prompt[span.key.split("[")[0]][int(span.key.split("[")[1].rstrip("]"))]
+            piece = text[span.start:span.end]
+            kind = "framing" if span.trinket is None and span.section == "(composer)" else \
+                ("system" if span.key in ("cached_content", "non_cached_content") else "message")
+            sections.append(Section(span.section, kind, piece, piece, span.trinket, None, span.key))
+        cached = {r.name for r in prompt.sections if r.cached}
+        turns.append(_Turn(turn, times[turn], sim.profile.name, sim.profile.provider, "wm-kernel",
+                           sections, None, None))
+        flags.append((True, [1 if s.name in cached else 0 for s in sections]))
+    return turns, flags, sim
+
+
+def export_trace(session: ImportedSession | Session, *, exporter: SpanExporter | None = None,
+                 tracer_provider: TracerProvider | None = None, service_name: str = "wm-kernel") -> int:
+    """Emit the session as spans (see the module docstring) to ``exporter`` (any SDK exporter:
+    OTLP over HTTP, console, in-memory), or through your ``tracer_provider``; returns the number
+    of turn spans. Composed sessions need their bus log (send times) and History."""
+    try:
+        from opentelemetry.sdk.resources import Resource
+        from opentelemetry.sdk.trace import TracerProvider
+        from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+        from opentelemetry.trace import SpanKind
+    except ImportError:
+        raise ImportError("exporting traces needs opentelemetry-sdk: pip install 'wm-kernel[otel]'") from None
+    if (exporter is None) == (tracer_provider is None):
+        raise ValueError("give exactly one of exporter= or tracer_provider=")
+    provider = tracer_provider
+    if provider is None:
+        # ours for this call only: no exit hook that would shut the caller's exporter down later
+        provider = TracerProvider(resource=Resource.create({"service.name": service_name}), shutdown_on_exit=False)
+        provider.add_span_processor(SimpleSpanProcessor(exporter))  # type: ignore[arg-type]
+    tracer = provider.get_tracer(SCOPE)
+    turns, flags, sim = _turns_of(session)
+    counter = getattr(session.recorder, "counter", None)
+    count = counter.count if counter is not None else len
+    rows = sim.turns.to_dict("records")
+    name = getattr(session, "name", "") or getattr(session, "continuum_id", "")
+    start = _ns(turns[0].sent_at)
+    end = _ns(turns[-1].sent_at) + 1
+    with tracer.start_as_current_span(f"invoke_agent {name}".strip(), kind=SpanKind.INTERNAL,
+                                      start_time=start, end_on_exit=False,
+                                      attributes={"gen_ai.operation.name": "invoke_agent",
+                                                  "gen_ai.agent.name": name}) as root:
+        for turn, (_, cached), row in zip(turns, flags, rows, strict=True):
+            _export_turn(tracer, turn, cached, row, count, SpanKind)
+        root.end(end_time=end)
+    provider.force_flush()
+    return len(turns)
+
+
+def _export_turn(tracer: Any, turn: _Turn, cached: list[int], row: Mapping[str, Any], count: Any,
+                 kinds: Any) -> None:
+    at = _ns(turn.sent_at)
+    logged = usage_counts(turn.usage, turn.usage_format) if turn.usage else {}
+    usage = logged or {"input_tokens": int(row["prompt_tokens"]),
+                       "cache_read_input_tokens": int(row["cache_read_input_tokens"]),
+                       "cache_creation_input_tokens": int(row["cache_creation_input_tokens"])}
+    attributes: dict[str, Any] = {
+        "gen_ai.operation.name": "chat", "gen_ai.provider.name": turn.provider,
+        "gen_ai.request.model": turn.model,
+        "gen_ai.usage.input_tokens": usage["input_tokens"],
+        "gen_ai.usage.cache_read.input_tokens": usage["cache_read_input_tokens"],
+        "gen_ai.usage.cache_creation.input_tokens": usage["cache_creation_input_tokens"],
+        "wm.turn": turn.turn, "wm.format": turn.dialect,
+        "wm.usage.source": "log" if logged else "simulated",
+        "wm.sim.cache_read_input_tokens": int(row["cache_read_input_tokens"]),
+        "wm.sim.cache_creation_input_tokens": int(row["cache_creation_input_tokens"]),
+        "wm.sim.status": str(row["status"]), "wm.sim.miss_reason": str(row["miss_reason"])}
+    if "output_tokens" in usage:
+        attributes["gen_ai.usage.output_tokens"] = usage["output_tokens"]
+    if turn.usage:
+        attributes["wm.usage"] = json.dumps(turn.usage, sort_keys=True)
+        attributes["wm.usage.format"] = str(turn.usage_format)
+    label = row.get("divergent_label")
+    if isinstance(label, str) and label:
+        attributes["wm.sim.divergent_label"] = label
+    read, written = int(row["cache_read_input_tokens"]), int(row["cache_creation_input_tokens"])
+    # where each section's tokens lie in the request as the provider reads it (tools, system,
+    # messages): the simulated read covers the first ones, the write those after
+    spans: dict[int, tuple[int, int]] = {}
+    position = 0
+    for index in sorted((i for i, s in enumerate(turn.sections) if s.kind != "framing"),
+                        key=lambda i: _RANK[turn.sections[i].kind]):
+        tokens = count(turn.sections[index].text)
+        spans[index] = (position, position + tokens)
+        position += tokens
+    with tracer.start_as_current_span(f"chat {turn.model}", kind=kinds.CLIENT, start_time=at,
+                                      end_on_exit=False, attributes=attributes) as span:
+        for index, (section, is_cached) in enumerate(zip(turn.sections, cached, strict=True)):
+            lo, hi = spans.get(index, (0, 0))
+            tokens = hi - lo
+            child: dict[str, Any] = {
+                "wm.section.index": index, "wm.section.name": section.name, "wm.section.kind": section.kind,
+                "wm.section.placement": section.placement or "", "wm.section.trinket": section.trinket or "",
+                "wm.section.element": section.element, "wm.section.tokens": tokens,
+                "wm.section.cached": bool(is_cached), "wm.section.digest": text_digest(section.text).hex(),
+                "wm.section.sim.read_tokens": max(0, min(hi, read) - lo),
+                "wm.section.sim.write_tokens": max(0, min(hi, read + written) - max(lo, read)),
+                "wm.section.text": section.text}
+            if section.raw != section.text:
+                child["wm.section.raw"] = section.raw
+            if section.cache:
+                child["wm.section.cache"] = section.cache
+            tracer.start_span(f"section {section.name}", kind=kinds.INTERNAL, start_time=at,
+                              attributes=child).end(end_time=at)
+        span.end(end_time=at + 1)
+
+
+def _ns(when: datetime) -> int:
+    return int(when.timestamp()) * _NS + when.microsecond * 1000
+
+
+def otlp_json(spans: Sequence[Any]) -> str:
+    """Finished SDK spans (``InMemorySpanExporter.get_finished_spans()``) as an OTLP/HTTP JSON
+    document: what a collector's file exporter would write, and what :func:`read_otlp` reads."""
+    from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
+
+    return otlp_json_of(encode_spans(spans))
+
+
+def otlp_json_of(request: Any) -> str:
+    """An ``ExportTraceServiceRequest`` (protobuf, as OTLP/HTTP carries it) as OTLP JSON: ids in
+    hex, enums as integers, as the OTLP specification writes them (protobuf's own JSON mapping
+    writes ids in base64)."""
+    import base64
+
+    from google.protobuf.json_format import MessageToDict
+
+    document = MessageToDict(request, use_integers_for_enums=True)
+    for resource in document.get("resourceSpans", []):
+        for scope in resource.get("scopeSpans", []):
+            for span in scope.get("spans", []):
+                for key in ("traceId", "spanId", "parentSpanId"):
+                    if key in span:
+                        span[key] = base64.b64decode(span[key]).hex()
+    return json.dumps(document, ensure_ascii=False)
+
+
+# -- reading OTLP JSON back
+def read_otlp(text: str, path: str, splitter: Splitter) -> tuple[list[LoggedRequest], list[ImportIssue]]:
+    """The GenAI requests of an OTLP/HTTP JSON file (module docstring) and the issues of spans or
+    lines that could not be read."""
+    issues: list[ImportIssue] = []
+    documents: list[tuple[int, Any]] = []
+    try:
+        documents.append((0, json.loads(text)))
+    except json.JSONDecodeError:
+        offset = 0
+        for number, row in enumerate(text.splitlines(keepends=True), start=1):
+            if row.strip():
+                try:
+                    documents.append((offset, json.loads(row)))
+                except json.JSONDecodeError as exc:
+                    issues.append(ImportIssue(path, number, f"malformed JSON: {exc.msg} at column {exc.colno}"))
+            offset += len(row)
+    spans: list[tuple[int, Mapping[str, Any]]] = []
+    for offset, document in documents:
+        if not isinstance(document, Mapping) or not isinstance(document.get("resourceSpans"), list):
+            issues.append(ImportIssue(path, span_line(text, offset), "unknown format: an OTLP document "
+                                                                     "has a 'resourceSpans' list"))
+            continue
+        located = text.find('"resourceSpans"', offset)
+        for resource in document["resourceSpans"]:
+            for scope in resource.get("scopeSpans", []) if isinstance(resource, Mapping) else []:
+                for span in scope.get("spans", []) if isinstance(scope, Mapping) else []:
+                    at = text.find(f'"{span.get("spanId", "")}"', located) if isinstance(span, Mapping) else -1
+                    spans.append((span_line(text, max(at, offset)), span))
+    children: dict[str, list[Mapping[str, Any]]] = {}
+    for _, span in spans:
+        parent = span.get("parentSpanId")
+        if isinstance(parent, str) and parent:
+            children.setdefault(parent, []).append(span)
+    requests = []
+    for line, span in spans:
+        attributes = otlp_attributes(span.get("attributes"))
+        if attributes.get("gen_ai.operation.name") not in ("chat", "generate_content", "text_completion"):
+            continue
+        try:
+            requests.append(_request(span, attributes, children.get(str(span.get("spanId")), []),
+                                     path, line, splitter))
+        except (ValueError, KeyError, TypeError) as exc:
+            issues.append(ImportIssue(path, line, f"span {span.get('name')!r}: {exc}"))
+    if not requests:
+        first = issues[0] if issues else ImportIssue(path, 1, "no GenAI spans in the file")
+        raise ValueError(f"{first} (nothing imported)")
+    return requests, issues
+
+
+def _request(span: Mapping[str, Any], attributes: Mapping[str, Any], children: list[Mapping[str, Any]],
+             path: str, line: int, splitter: Splitter) -> LoggedRequest:
+    seconds, rest = divmod(int(span["startTimeUnixNano"]), _NS)
+    sent_at = datetime.fromtimestamp(seconds, tz=UTC) + timedelta(microseconds=rest // 1000)
+    ours = [(otlp_attributes(c.get("attributes")), c) for c in children]
+    ours = [(a, c) for a, c in ours if "wm.section.name" in a]
+    ours.sort(key=lambda pair: int(pair[0].get("wm.section.index", 0)))
+    if ours:
+        sections = [Section(a["wm.section.name"], a["wm.section.kind"], a.get("wm.section.raw", a["wm.section.text"]),
+                            a["wm.section.text"], a.get("wm.section.trinket") or None,
+                            a.get("wm.section.cache"), a.get("wm.section.element", "")) for a, _ in ours]
+        if not sections:
+            raise ValueError("no sections")
+    else:
+        sections = _from_gen_ai(attributes, splitter)
+    usage: Mapping[str, Any] | None = None
+    shape: str | None = None
+    if "wm.usage" in attributes:
+        usage, shape = json.loads(attributes["wm.usage"]), attributes.get("wm.usage.format")
+    elif "gen_ai.usage.input_tokens" in attributes:
+        usage = {"input_tokens": attributes["gen_ai.usage.input_tokens"],
+                 "cache_read_input_tokens": attributes.get("gen_ai.usage.cache_read.input_tokens", 0),
+                 "cache_creation_input_tokens": attributes.get("gen_ai.usage.cache_creation.input_tokens", 0),
+                 "output_tokens": attributes.get("gen_ai.usage.output_tokens", 0)}
+        shape = "gen_ai"
+    model = attributes.get("gen_ai.request.model")
+    return LoggedRequest(tuple(sections), "".join(s.raw for s in sections), path, (line,),
+                         str(attributes.get("wm.format", "otlp")),
+                         str(attributes.get("gen_ai.provider.name") or attributes.get("gen_ai.system") or "unknown"),
+                         model if isinstance(model, str) else None, sent_at, usage, shape)
+
+
+def _json_attribute(attributes: Mapping[str, Any], key: str) -> list[Any]:
+    value = attributes.get(key)
+    if value is None:
+        return []
+    parsed = json.loads(value) if isinstance(value, str) else value
+    if not isinstance(parsed, list):
+        raise ValueError(f"{key} must be a JSON list")
+    return parsed
+
+
+def _from_gen_ai(attributes: Mapping[str, Any], splitter: Splitter) -> list[Section]:
+    """Sections of a span from another instrumentation: its system instructions, tool definitions
+    and input messages (each text part split; other parts shown as their JSON)."""
+    sections: list[Section] = []
+    for index, tool in enumerate(_json_attribute(attributes, "gen_ai.tool.definitions")):
+        shown = json.dumps(tool, ensure_ascii=False)
+        sections.append(Section(f"tool:{tool.get('name', index)}", "tool", shown, shown, "tools", None,
+                                f"tool:{tool.get('name', index)}"))
+    for index, part in enumerate(_json_attribute(attributes, "gen_ai.system_instructions")):
+        sections += _parts(f"system[{index}]", "system", "system", [part], splitter)
+    for index, message in enumerate(_json_attribute(attributes, "gen_ai.input.messages")):
+        role = str(message.get("role", "?"))
+        sections += _parts(f"msg[{index}] {role}", "message", role, message.get("parts", []), splitter)
+    if not sections:
+        raise ValueError("neither wm.section spans nor gen_ai.input.messages / gen_ai.system_instructions")
+    return sections
+
+
+def _parts(element: str, kind: str, trinket: str, parts: list[Any], splitter: Splitter) -> list[Section]:
+    out = _unique_parts(element, kind, trinket, parts, splitter)
+    seen: dict[str, int] = {}
+    for index, section in enumerate(out):
+        seen[section.name] = seen.get(section.name, 0) + 1
+        if seen[section.name] > 1:
+            out[index] = Section(f"{section.name} #{seen[section.name]}", section.kind, section.raw,
+                                 section.text, section.trinket, None, element)
+    return out
+
+
+def _unique_parts(element: str, kind: str, trinket: str, parts: list[Any], splitter: Splitter) -> list[Section]:
+    out = []
+    for index, part in enumerate(parts):
+        prefix = f" [{index}]" if len(parts) > 1 else ""
+        if isinstance(part, Mapping) and part.get("type") == "text" and isinstance(part.get("content"), str):
+            for piece in splitter.split(part["content"]):
+                name = f"{element}{prefix} {piece.label}".rstrip()
+                out.append(Section(name, kind, piece.text, piece.text, trinket, None, element))
+        else:
+            shown = json.dumps(part, ensure_ascii=False)
+            out.append(Section(f"{element}{prefix}", kind, shown, shown, trinket, None, element))
+    return out
+
+
+__all__ = ["export_trace", "read_otlp", "otlp_json", "otlp_json_of", "SCOPE"]

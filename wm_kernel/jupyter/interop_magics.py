@@ -1,0 +1,65 @@
+"""``%wm_import FILE... [--format F] [--split REGEX]...``: another agent's log as an ImportedSession.
+
+``s = %wm_import logs/agent.jsonl`` stores the :class:`~wm_kernel.interop.imported.ImportedSession`
+(history, diff, blame, cache simulation, usage, ``to_session()`` for the dashboard). Records that
+cannot be read are listed below the cell (file, line, why) and the rest imports; a file that cannot
+be imported at all is a UsageError naming it.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from IPython.core.error import UsageError
+from IPython.core.magic import Magics, line_magic, magics_class
+from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
+
+from wm_kernel.interop.formats import FORMATS
+from wm_kernel.interop.imported import ImportedSession, import_log
+
+
+@magics_class
+class InteropMagics(Magics):
+    """The magics of wm_kernel.interop."""
+
+    @magic_arguments()
+    @argument("file", nargs="+", help="log files, one conversation (quote paths with spaces)")
+    @argument("--format", choices=FORMATS, help="the files' format (default: detected)")
+    @argument("--split", action="append", default=[], metavar="REGEX",
+              help="also start a section at every match of REGEX; repeatable")
+    @line_magic
+    def wm_import(self, line: str) -> ImportedSession:
+        """Import request logs (Anthropic, OpenAI Chat/Responses, Claude Code, OTLP JSON)."""
+        args = parse_argstring(self.wm_import, line)
+        try:
+            session = import_log(*map(_unquoted, args.file), format=args.format,
+                                 rules=[_unquoted(rule) for rule in args.split])
+        except ValueError as exc:
+            raise UsageError(str(exc)) from None
+        for issue in session.errors:
+            print(f"skipped {issue}")
+        return session
+
+
+def _unquoted(word: str) -> str:
+    """IPython's argument splitter keeps the quotes around a quoted word; a path or a regular
+    expression is meant without them."""
+    if len(word) > 1 and word[0] == word[-1] and word[0] in "'\"":
+        return word[1:-1]
+    return word
+
+
+def load_interop_magics(shell: Any) -> None:
+    """Register :class:`InteropMagics` on ``shell`` (once)."""
+    if InteropMagics.__name__ not in shell.magics_manager.registry:
+        shell.register_magics(InteropMagics(shell=shell))
+
+
+def unload_interop_magics(shell: Any) -> None:
+    """Remove what :func:`load_interop_magics` added."""
+    manager = shell.magics_manager
+    found = manager.registry.pop(InteropMagics.__name__, None)
+    if found is not None:
+        table = manager.magics["line"]
+        if getattr(table.get("wm_import"), "__self__", None) is found:
+            del table["wm_import"]
+        shell.configurables[:] = [c for c in shell.configurables if c is not found]
