@@ -50,7 +50,7 @@ class Growth:
         """The fitted tokens at ``turn`` (with another ``rate`` when given)."""
         r = self.rate if rate is None else rate
         if self.model == "exponential":
-            return self.intercept * (1 + r) ** turn
+            return float(self.intercept * (1 + r) ** turn)
         if self.model == "linear":
             return self.intercept + r * turn
         return self.last_value

@@ -29,8 +29,8 @@ Examples
 ...                  model="m", counter=TokenCounter(EstimateTokenizer()))
 >>> sum(o.chars for o in w.owners) == len(w.text), sum(o.bytes for o in w.owners) == len(w.text.encode())
 (True, True)
->>> [o.label for o in w.owners if o.kind != "framing"]
-['base_prompt', 'message 0 (user)', 'datetime_section']
+>>> [o.label for o in w.owners]
+['base_prompt', 'message 0 (user)', 'datetime_section', 'JSON and fields', 'separators and HUD frame']
 """
 from __future__ import annotations
 
@@ -162,7 +162,9 @@ def tool_schema(tool: Mapping[str, Any] | Callable[..., Any]) -> dict[str, Any]:
     for parameter in inspect.signature(tool).parameters.values():
         if parameter.kind in (parameter.VAR_POSITIONAL, parameter.VAR_KEYWORD):
             continue
-        kind = _JSON_TYPES.get(typing.get_origin(hints.get(parameter.name)) or hints.get(parameter.name))
+        hint = hints.get(parameter.name)
+        kind = _JSON_TYPES.get(typing.get_origin(hint) or hint) if isinstance(hint, type) or \
+            typing.get_origin(hint) is not None else None
         properties[parameter.name] = {"type": kind} if kind else {}
         if parameter.default is parameter.empty:
             required.append(parameter.name)
@@ -207,12 +209,11 @@ class _Builder:
     def _key_part(self, composed: Mapping[str, Any], key: str, text: str) -> _Part:
         placement = {"cached_content": "system", "non_cached_content": "system",
                      "notification_center": "notification"}.get(key.split("[")[0], key.split("_items")[0])
-        spans = composed.blame(key) if isinstance(composed, ComposedPrompt) and composed.sections else []
-        if not spans:
+        if not (isinstance(composed, ComposedPrompt) and composed.sections):
             label = self.owner(key, "section", placement)
             return _Part(text, [(len(text), label)])
         pieces = []
-        for span in spans:
+        for span in composed.blame(key):
             if span.section == COMPOSER:
                 label = self.owner(COMPOSER_FRAMING, "framing")
             else:
@@ -332,7 +333,8 @@ def wire_request(composed: Mapping[str, Any], history: Iterable[Mapping[str, Any
         from wm_kernel.utils.tokens import TokenCounter
 
         counter = TokenCounter()
-    spans, position = [], 0
+    spans: list[Span] = []
+    position = 0
     for text, label in builder.chunks:
         if not text:
             continue
@@ -352,6 +354,12 @@ def wire_request(composed: Mapping[str, Any], history: Iterable[Mapping[str, Any
     messages = len(body.get("messages", ())) + (1 if provider == "anthropic" and body.get("system") else 0)
     framing = MESSAGE_FRAMING_TOKENS * messages + REPLY_PRIMING_TOKENS
     text = "".join(chunk for chunk, _ in builder.chunks)
-    owners = [o for o in builder.owners.values() if o.chars]
+    # in the order the provider reads them: tools, then the body's order; framing last
+    first: dict[str, int] = {}
+    for span in spans:
+        first.setdefault(span.owner, span.start)
+    rank = {"tool": 0, "section": 1, "message": 1, "framing": 2}
+    owners = sorted((o for o in builder.owners.values() if o.chars),
+                    key=lambda o: (rank[o.kind], first[o.label]))
     return WireRequest(provider, body, text, spans, owners, framing)
 
