@@ -163,8 +163,8 @@ def tool_schema(tool: Mapping[str, Any] | Callable[..., Any]) -> dict[str, Any]:
         if parameter.kind in (parameter.VAR_POSITIONAL, parameter.VAR_KEYWORD):
             continue
         hint = hints.get(parameter.name)
-        kind = _JSON_TYPES.get(typing.get_origin(hint) or hint) if isinstance(hint, type) or \
-            typing.get_origin(hint) is not None else None
+        base = typing.get_origin(hint) or hint
+        kind = _JSON_TYPES.get(base) if isinstance(base, type) else None
         properties[parameter.name] = {"type": kind} if kind else {}
         if parameter.default is parameter.empty:
             required.append(parameter.name)
