@@ -384,6 +384,7 @@ def test_a_user_defined_trinket_gets_the_commands_it_declares(ip, session):
         "%trinket Kettle enable: Switch the trinket on.",
         "%trinket Kettle disable: Switch the trinket off: it contributes no section.",
         "%trinket Kettle show: The trinket's current content, exactly.",
+        "%trinket Kettle cap: Cap the section's size: hard (cut to fit) or soft (marked when over).",
         "%trinket Kettle refresh: Ask the trinket to regenerate now (an UpdateTrinketEvent).",
         "%trinket Kettle style: Write the section in another wording (its styles: 'original' is "
         "the original's).",

@@ -418,6 +418,27 @@ class EventAwareTrinket(HasTraits, metaclass=_TrinketMeta):
 
         return PromptText(self.content)
 
+    @command("cap", arg("limit", help="The most the section may show, or 'off' to remove its cap."),
+             arg("--chars", action="store_true", help="Count characters instead of tokens."),
+             arg("--soft", action="store_true", help="Mark the section when over, do not cut it."),
+             help="Cap the section's size: hard (cut to fit) or soft (marked when over).")
+    def cap(self, limit: str, chars: bool = False, soft: bool = False) -> str:
+        """Set (or with ``off``, remove) the cap of this trinket's section on its WorkingMemory
+        (``WorkingMemory.set_cap``); says what was set."""
+        if limit == "off":
+            self.working_memory.set_cap(self.variable_name, None)
+            return f"{self.variable_name}: no cap"
+        try:
+            number = int(limit)
+        except ValueError:
+            raise CommandError(f"cap: limit must be a whole number or 'off', got {limit!r}") from None
+        try:
+            cap = self.working_memory.set_cap(self.variable_name, number, unit="chars" if chars else "tokens",
+                                              mode="soft" if soft else "hard")
+        except ValueError as exc:
+            raise CommandError(f"cap: {exc}") from None
+        return f"{self.variable_name}: {cap}"
+
     @command("refresh", help="Ask the trinket to regenerate now (an UpdateTrinketEvent).")
     def refresh(self) -> None:
         """:meth:`request_update` without context."""

@@ -24,7 +24,7 @@ Examples
 ...     def generate_content(self, context):
 ...         return str(self.count)
 >>> list(Counter.commands())
-['enable', 'disable', 'show', 'refresh', 'style', 'bump']
+['enable', 'disable', 'show', 'cap', 'refresh', 'style', 'bump']
 >>> Counter.commands()["bump"].parse(Counter, ["3"])
 {'by': 3}
 >>> Counter.commands()["bump"].parse(Counter, ["-3"])

@@ -43,7 +43,7 @@ class Spotlight(Lamp):
 
 
 def test_base_commands_come_first_then_the_classes_in_the_order_written() -> None:
-    assert list(Lamp.commands()) == ["enable", "disable", "show", "refresh", "style", "on", "off",
+    assert list(Lamp.commands()) == ["enable", "disable", "show", "cap", "refresh", "style", "on", "off",
                                      "say"]
     # a subclass's command of the same name replaces its base's, in the base's place
     assert list(Spotlight.commands()) == list(Lamp.commands())

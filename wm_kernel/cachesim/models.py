@@ -66,6 +66,8 @@ class ModelProfile:
     lookback: int | None = None
     step: int | None = None
     storage: float | None = None
+    context_window: int | None = None
+    max_output: int | None = None
     date_read: str = ""
     source: str = ""
     notes: str = field(default="", compare=False)
@@ -82,9 +84,9 @@ class ModelProfile:
             if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) \
                     or value < 0:
                 raise ValueError(f"{self.name}: price {what} must be a non-negative number, got {value!r}")
-        for what in ("min_tokens", "max_breakpoints", "lookback", "step"):
+        for what in ("min_tokens", "max_breakpoints", "lookback", "step", "context_window", "max_output"):
             value = getattr(self, what)
-            if value is None and what in ("lookback", "step"):
+            if value is None and what in ("lookback", "step", "context_window", "max_output"):
                 continue
             if isinstance(value, bool) or not isinstance(value, int) or value < (0 if what == "min_tokens" else 1):
                 raise ValueError(f"{self.name}: {what} must be a positive int, got {value!r}")
@@ -114,8 +116,10 @@ _ANTHROPIC_SOURCE = "https://docs.anthropic.com/en/docs/build-with-claude/prompt
 _ANTHROPIC_TTLS = {"5m": 5 * _MIN, "1h": 60 * _MIN}
 
 
-def _anthropic(name: str, input: float, min_tokens: int, *, read: float | None = None) -> ModelProfile:
+def _anthropic(name: str, input: float, min_tokens: int, *, read: float | None = None,
+               max_output: int = 64_000) -> ModelProfile:
     return ModelProfile(name=name, provider="anthropic", mode="breakpoints", input=input,
+                        context_window=200_000, max_output=max_output,
                         write_5m=input * 1.25, write_1h=input * 2, read=input * 0.1 if read is None else read,
                         output=input * 5, min_tokens=min_tokens, ttls=_ANTHROPIC_TTLS, max_breakpoints=4,
                         lookback=20, date_read="2026-11", source=_ANTHROPIC_SOURCE)
@@ -123,26 +127,29 @@ def _anthropic(name: str, input: float, min_tokens: int, *, read: float | None =
 
 _BUILTIN: tuple[ModelProfile, ...] = (
     _anthropic("claude-sonnet-4-6", 3.0, 1024),
-    _anthropic("claude-opus-4-8", 5.0, 1024),
+    _anthropic("claude-opus-4-8", 5.0, 1024, max_output=32_000),
     _anthropic("claude-haiku-4-5", 1.0, 4096),
     ModelProfile(name="gpt-5.4", provider="openai", mode="automatic", input=2.5, write_5m=2.5, read=0.25,
-                 output=15.0, min_tokens=1024, step=128,
+                 output=15.0, min_tokens=1024, step=128, context_window=400_000, max_output=128_000,
                  # in_memory retention lasts minutes of inactivity; 5 is the documented lower bound
                  ttls={"in_memory": 5 * _MIN, "24h": 24 * 60 * _MIN}, max_breakpoints=4,
                  date_read="2026-11", source="https://platform.openai.com/docs/guides/prompt-caching",
                  notes="automatic prefix caching; writes are free; 1,024 + 128k token steps"),
     ModelProfile(name="gpt-5.6", provider="openai", mode="explicit_breakpoints", input=2.5, write_5m=2.5 * 1.25,
                  read=0.25, output=15.0, min_tokens=1024, ttls={"30m": 30 * _MIN}, max_breakpoints=4,
+                 context_window=400_000, max_output=128_000,
                  date_read="2026-11", source="https://platform.openai.com/docs/guides/prompt-caching",
                  notes="prices assumed equal to gpt-5.4's; writes 1.25x input, 30-minute TTL"),
     ModelProfile(name="gemini-2.5-flash", provider="google", mode="automatic", input=0.30, write_5m=0.30,
-                 read=0.03, output=2.50, min_tokens=1024, storage=1.00,
+                 read=0.03, output=2.50, min_tokens=1024, storage=1.00, context_window=1_048_576,
+                 max_output=65_536,
                  # the implicit cache's lifetime is not documented: 5 minutes is an assumption
                  ttls={"implicit": 5 * _MIN, "explicit": 60 * _MIN}, date_read="2026-11",
                  source="https://ai.google.dev/gemini-api/docs/caching",
                  notes="implicit cache lifetime assumed 5 minutes; explicit cache TTL 1 hour by default"),
     ModelProfile(name="gemini-2.5-pro", provider="google", mode="automatic", input=1.25, write_5m=1.25,
-                 read=0.125, output=10.0, min_tokens=4096, storage=4.50,
+                 read=0.125, output=10.0, min_tokens=4096, storage=4.50, context_window=1_048_576,
+                 max_output=65_536,
                  ttls={"implicit": 5 * _MIN, "explicit": 60 * _MIN}, date_read="2026-11",
                  source="https://ai.google.dev/gemini-api/docs/caching",
                  notes="implicit cache lifetime assumed 5 minutes; prices for prompts up to 200k tokens"),

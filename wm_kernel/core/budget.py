@@ -134,6 +134,8 @@ class BudgetReport:
     #: the cut of the previous compose was kept (same band, still fits)
     held: bool = False
     tokenizer: str = ""
+    #: what each section cap did in this compose (wm_kernel.core.caps), before the budget's fit
+    caps: tuple[Any, ...] = ()
 
     @property
     def dropped_names(self) -> list[str]:

@@ -20,12 +20,14 @@ import logging
 import re
 import threading
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from traitlets import HasTraits, List, Unicode
+from traitlets import Dict, HasTraits, Instance, List, Unicode
 
 from wm_kernel.core.budget import TokenBudget, TokenLimit
 from wm_kernel.core.bus import EventBus
+from wm_kernel.core.caps import Cap, apply_caps
 from wm_kernel.core.clock import Clock, SystemClock
 from wm_kernel.core.composer import Layout, SystemPromptComposer
 from wm_kernel.core.events import (
@@ -111,6 +113,9 @@ class WorkingMemory(HasTraits):
     trinket_names = List(Unicode(), help="Registered trinket class names, in registration order.")
     token_budget = TokenLimit(help="Most tokens a composed prompt may take (None: no budget); the "
                               "lowest-priority sections are dropped to fit (see wm_kernel.core.budget).")
+    caps = Dict(value_trait=Instance(Cap), key_trait=Unicode(),
+                help="Section name -> Cap: the most a section may show, hard or soft "
+                     "(see wm_kernel.core.caps); set with set_cap().")
     budget_step = TokenLimit(help="Move the budget's cut only when the overflow crosses a multiple "
                              "of this many tokens, so the kept prefix stays cache-stable (None: "
                              "fit exactly every compose).")
@@ -242,6 +247,23 @@ class WorkingMemory(HasTraits):
         self._placeholder_cache = (key, filled)
         return filled
 
+    def set_cap(self, name: str, limit: int | None, *, unit: str = "tokens", mode: str = "hard") -> Cap | None:
+        """Cap the section of ``name`` (a section name, or a registered trinket's class name) at
+        ``limit`` ``unit`` (``tokens`` or ``chars``), ``hard`` or ``soft``; ``limit=None`` removes
+        its cap. Takes effect at the next compose; returns the cap set."""
+        check_str(name, "name")
+        section = self._trinkets[name].variable_name if name in self._trinkets else name
+        caps = dict(self.caps)
+        if limit is None:
+            if caps.pop(section, None) is None:
+                raise ValueError(f"section {section!r} has no cap to remove")
+            self.caps = caps
+            return None
+        cap = Cap(limit, unit, mode)
+        caps[section] = cap
+        self.caps = caps
+        return cap
+
     def _handle_compose(self, event: ComposeSystemPromptEvent) -> None:
         with self.lock:
             self.continuum_id = event.continuum_id
@@ -253,8 +275,12 @@ class WorkingMemory(HasTraits):
             # events built positionally: the hot path spares create()'s keyword re-packing
             for name in list(self._trinkets):
                 publish(UpdateTrinketEvent(continuum_id, user_id, new_event_id(), now(), name, {}))
+            caps = self.caps
+            capped = apply_caps(composer, self._trinkets.values(), caps, self.budget.counter) if caps else ()
             fit = self.budget.apply(composer, self._trinkets.values(), budget=self.token_budget,
                                     step=self.budget_step)
+            if capped:
+                fit = replace(fit, caps=tuple(capped))
             composed = composer.compose(omitted=[*self._omitted_sections(), *fit.dropped])
             composed.budget = fit
             previous = composed.previous = self._trait_values["composed"]

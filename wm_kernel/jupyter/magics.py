@@ -34,7 +34,7 @@ from wm_kernel.display.tables import Table
 
 MAGIC_NAMES: dict[str, tuple[str, ...]] = {
     "line": ("compose", "turn", "collapse", "trinkets", "trinket", "wm_events", "wm_dashboard",
-             "wm_session", "cache"),
+             "wm_session", "cache", "request"),
     "cell": ("compose",),
 }
 
@@ -434,6 +434,13 @@ class WorkingMemoryMagics(Magics):
             session.bus.clear_log()
             return None
         return events_frame(session, last, args.event_type, args.failures)
+
+    @line_magic
+    def request(self, line: str = "") -> Any:
+        """The whole request of a turn against the model's window (``%request --help``)."""
+        from wm_kernel.jupyter.request_magics import PARSER, request_magic
+
+        return request_magic(_current_session(), _parse(PARSER, line))
 
     @line_magic
     @magic_arguments()

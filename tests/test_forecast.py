@@ -1,0 +1,87 @@
+"""Growth forecast: linear and exponential feeds, when a limit is reached, and how sure it is."""
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+from wm_kernel.core.clock import ManualClock
+from wm_kernel.instruments.forecast import daily_cost, fit_growth, forecast
+from wm_kernel.session import Session
+
+
+def frame(sizes: list[int]) -> pd.DataFrame:
+    """A history frame with one section of ``sizes[t]`` tokens at turn t, beside a fixed one."""
+    rows = [{"turn": t, "section": "growing", "tokens": n, "dropped": False} for t, n in enumerate(sizes)]
+    rows += [{"turn": t, "section": "base_prompt", "tokens": 100, "dropped": False} for t in range(len(sizes))]
+    return pd.DataFrame(rows)
+
+
+def test_a_linear_feed_reaches_its_limit_on_the_turn_the_line_says() -> None:
+    f = forecast(frame([50 + 20 * t for t in range(20)]), window=10_150,
+                 section_limits={"growing": 4_000})
+    assert f.sections["growing"].model == "linear"
+    assert f.sections["growing"].rate == pytest.approx(20.0)
+    assert f.sections["base_prompt"].model == "flat"
+    (w_name, window), (l_name, limit) = f.crossings
+    # prompt = 150 + 20 t: 10,150 at t = 500; section = 50 + 20 t: 4,000 at t = 197.5 -> 198
+    assert (w_name, window.turn, l_name, limit.turn) == ("window", 500, "limit", 198)
+    assert f.lines() == [
+        "prompt reaches the window (10,150 tokens) near turn 500 (firm linear fit, r2 1.00)",
+        "growing reaches the limit (4,000 tokens) near turn 198 (firm linear fit, r2 1.00)"]
+
+
+def test_an_exponential_feed_is_fitted_as_one() -> None:
+    g = fit_growth(range(15), [round(40 * 1.2 ** t) for t in range(15)])
+    assert g.model == "exponential" and g.rate == pytest.approx(0.2, abs=0.01)
+    # 40 * 1.2^t >= 100,000 from t = 42.9
+    assert g.turn_reaching(100_000) == 43
+    low, high = g.turns_reaching(100_000)
+    assert low is not None and high is not None and low <= 43 <= high
+
+
+def test_noise_widens_the_band_and_lowers_the_sureness() -> None:
+    noisy = [100 + 5 * t + (40 if t % 2 else -40) for t in range(12)]
+    g = fit_growth(range(12), noisy)
+    assert g.model == "linear" and g.sureness in ("rough", "weak")
+    low, high = g.turns_reaching(1_000)
+    assert low is not None and (high is None or high - low > 20)   # None: the band reaches no growth
+
+
+def test_a_shrinking_or_flat_series_never_reaches_a_limit_and_says_so() -> None:
+    f = forecast(frame([500 - 10 * t for t in range(10)]), window=100_000)
+    assert f.crossings[0][1].turn is None
+    assert f.lines() == ["prompt does not grow toward the window (linear fit)"]
+    assert fit_growth([0, 1], [5, 9]).model == "flat"   # two points say nothing about a rate
+
+
+def test_a_limit_already_passed_is_the_last_turn() -> None:
+    assert fit_growth(range(5), [10, 20, 30, 40, 50]).turn_reaching(30) == 4
+
+
+def test_a_session_history_forecasts_its_growing_section() -> None:
+    s = Session(base_prompt="Hi.", clock=ManualClock("2026-11-30T09:00:00+00:00"), trinkets=[])
+    from trinkets.peanutgallery_trinket import PeanutGalleryTrinket
+
+    gallery = PeanutGalleryTrinket(s.bus, s.working_memory)
+    s.compose()
+    for _ in range(12):
+        gallery.add_guidance("concern", "Check the units again please.", ttl=1000)
+        s.advance_turn()
+        s.compose()
+    f = forecast(s.recorder, window=200_000, section_limits={"peanutgallery_guidance": 2_000})
+    g = f.sections["peanutgallery_guidance"]
+    assert g.model == "linear" and g.sureness == "firm"
+    turn = f.crossings[1][1].turn
+    assert turn is not None and 60 < turn < 100   # about 24 tokens a turn
+
+
+def test_bad_input() -> None:
+    with pytest.raises(ValueError, match="differ in length"):
+        fit_growth([1, 2], [1])
+    with pytest.raises(ValueError, match="no 'tokens' column"):
+        forecast(pd.DataFrame({"turn": [0], "section": ["a"]}))
+    with pytest.raises(ValueError, match="no section 'nope'"):
+        forecast(frame([1, 2, 3]), section_limits={"nope": 5})
+    with pytest.raises(ValueError, match="must not be negative"):
+        daily_cost(-1, 3)
+    assert daily_cost(0.01, 10) == pytest.approx(2.4)

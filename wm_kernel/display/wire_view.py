@@ -1,0 +1,175 @@
+"""What ``%request`` shows: the whole request of a turn against the model's context window.
+
+One stacked bar, as wide as the model's context window: the tokens of every owner of the request
+(tools, the system prompt's sections, the conversation, the injected items and the HUD, framing),
+then the output reserved for the reply, then what is free; a table of the owners below it; the
+growth forecast when a history is given. Text for terminals, escaped HTML for notebooks, and a
+DataFrame (:meth:`WireView.frame`).
+"""
+from __future__ import annotations
+
+import html
+from typing import TYPE_CHECKING, Any
+
+from wm_kernel.cachesim.models import ModelProfile
+from wm_kernel.display import style
+from wm_kernel.instruments.wire import WireRequest
+
+if TYPE_CHECKING:
+    from wm_kernel.instruments.forecast import Forecast
+
+#: The order a provider reads a request in, and each kind's colour in the bar.
+GROUPS = (("tool", "tools", "#8e6cc7"), ("system", "system prompt", "#3f7fbf"),
+          ("message", "conversation", "#6a9a4b"), ("injected", "injected items and HUD", "#c98a2e"),
+          ("framing", "framing", "#8c8c8c"))
+RESERVED_COLOUR = "#c0504d"
+
+
+def _group(kind: str, placement: str) -> str:
+    if kind == "section":
+        return "system" if placement == "system" else "injected"
+    return kind
+
+
+class WireView:
+    """The request of one turn (``wire``) against ``profile``'s window, with ``forecast`` lines."""
+
+    def __init__(self, wire: WireRequest, profile: ModelProfile, *, turn: int | None = None,
+                 forecast: Forecast | None = None, counter_name: str = "") -> None:
+        self.wire, self.profile, self.turn, self.forecast = wire, profile, turn, forecast
+        self.counter_name = counter_name
+        self.window = profile.context_window
+        self.reserved = profile.max_output or 0
+        #: (turns an hour, US dollars a day of input) when asked for
+        self.daily: tuple[float, float] | None = None
+
+    @property
+    def used(self) -> int:
+        """Tokens of the request plus the output reserved for the reply."""
+        return self.wire.tokens + self.reserved
+
+    @property
+    def share(self) -> float | None:
+        """:attr:`used` as a share of the window (None when the window is unknown)."""
+        return self.used / self.window if self.window else None
+
+    def frame(self) -> Any:
+        """The owners' DataFrame (see ``WireRequest.frame``), plus the reserve for the reply."""
+        import pandas as pd
+
+        frame = self.wire.frame()
+        reserve = pd.DataFrame([{"owner": "reserved for the reply", "kind": "reserved", "placement": "",
+                                 "trinket": None, "chars": 0, "bytes": 0, "tokens": self.reserved}])
+        frame = pd.concat([frame, reserve], ignore_index=True)
+        frame["share"] = frame["tokens"] / (self.window or max(int(frame["tokens"].sum()), 1))
+        return frame
+
+    def _groups(self) -> list[tuple[str, str, int]]:
+        totals = {key: 0 for key, _, _ in GROUPS}
+        for owner in self.wire.owners:
+            totals[_group(owner.kind, owner.placement)] += owner.tokens
+        totals["framing"] += self.wire.framing_estimate
+        return [(label, colour, totals[key]) for key, label, colour in GROUPS]
+
+    def headline(self) -> str:
+        where = f"turn {self.turn}, " if self.turn is not None else ""
+        counted = f", counted with {self.counter_name}" if self.counter_name else ""
+        head = (f"{where}{self.wire.provider} request for {self.profile.name}: {self.wire.tokens:,} tokens"
+                f" + {self.reserved:,} reserved for the reply")
+        if self.window:
+            head += f" = {self.used:,} of {self.window:,} ({self.share:.1%} of the window)"
+        return head + counted + f"; body {len(self.wire.text.encode('utf-8')):,} bytes"
+
+    def notes(self) -> list[str]:
+        """The forecast's lines and the day's cost."""
+        lines = self.forecast.lines() if self.forecast is not None else []
+        if self.daily is not None:
+            rate, cost = self.daily
+            lines.append(f"a day at {rate:g} turns an hour costs about USD {cost:,.2f} of input "
+                         f"(the cache simulator's average per recorded turn)")
+        return lines
+
+    def __repr__(self) -> str:
+        lines = [self.headline()]
+        for label, _, tokens in self._groups():
+            lines.append(f"  {label:<24}{tokens:>9,}")
+        lines.append(f"  {'reserved for the reply':<24}{self.reserved:>9,}")
+        lines.append("owners (tokens, bytes):")
+        for owner in sorted(self.wire.owners, key=lambda o: -o.tokens):
+            lines.append(f"  {owner.label:<36}{owner.tokens:>8,}{owner.bytes:>10,}")
+        return "\n".join(lines + self.notes())
+
+    def _repr_html_(self) -> str:
+        total = self.window or max(self.used, 1)
+        cells = []
+        for label, colour, tokens in [*self._groups(), ("reserved for the reply", RESERVED_COLOUR,
+                                                        self.reserved)]:
+            if tokens:
+                width = max(100 * tokens / total, 0.3)
+                cells.append(f'<div title="{html.escape(label)}: {tokens:,} tokens" style="width:'
+                             f'{width:.3f}%;background:{colour}"></div>')
+        bar = (f'<div class="wm-wire-bar" style="display:flex;height:18px;border:1px solid {style.BORDER};'
+               f'background:var(--jp-layout-color2, #eeeeee)">{"".join(cells)}</div>')
+        legend = "".join(
+            f'<span style="margin-right:14px;white-space:nowrap"><span style="display:inline-block;'
+            f'width:10px;height:10px;background:{colour};margin-right:4px"></span>{html.escape(label)} '
+            f'{tokens:,}</span>'
+            for label, colour, tokens in [*self._groups(), ("reserved for the reply", RESERVED_COLOUR,
+                                                             self.reserved)])
+        rows = "".join(
+            f"<tr><td>{html.escape(o.label)}</td><td>{html.escape(o.kind)}</td>"
+            f"<td>{html.escape(o.placement)}</td><td style='text-align:right'>{o.tokens:,}</td>"
+            f"<td style='text-align:right'>{o.bytes:,}</td></tr>"
+            for o in sorted(self.wire.owners, key=lambda o: -o.tokens))
+        forecast = "".join(f"<li>{html.escape(line)}</li>" for line in self.notes())
+        forecast = f"<ul style='margin:4px 0'>{forecast}</ul>" if forecast else ""
+        text = "color:var(--jp-ui-font-color1, #212121)"
+        return (f'<div class="wm-wire" style="{text}"><div style="margin-bottom:4px">'
+                f'{html.escape(self.headline())}</div>{bar}<div style="margin:4px 0;font-size:90%">'
+                f'{legend}</div><table class="wm-wire-owners" style="{text}"><thead><tr><th>owner</th>'
+                f'<th>kind</th><th>placement</th><th>tokens</th><th>bytes</th></tr></thead><tbody>{rows}'
+                f'</tbody></table>{forecast}</div>')
+
+
+def request_view(session: Any, turn: int | None = None, *, model: str = "claude-sonnet-4-6",
+                 history: Any = (), tools: Any = (), turns_per_hour: float | None = None,
+                 section_limits: Any = None) -> WireView:
+    """The request ``session`` sends at ``turn`` (the last recorded one when None) to ``model``
+    (a cache simulator model id: it names the provider, window and reserve), after the
+    conversation ``history``, with ``tools``; with the growth forecast of the session's history
+    against the window, its token budget and ``section_limits``, and, given ``turns_per_hour``,
+    what a day costs at that pace (the cache simulator's average input cost per recorded turn)."""
+    from wm_kernel.cachesim.models import get_model
+    from wm_kernel.instruments.forecast import daily_cost, forecast
+    from wm_kernel.instruments.wire import wire_request
+
+    profile = get_model(model)
+    if profile.provider not in ("anthropic", "openai"):
+        raise ValueError(f"{profile.name} is a {profile.provider} model; the wire view builds Anthropic "
+                         "and OpenAI request bodies")
+    recorder = session.recorder
+    turns = recorder.turns
+    if not turns:
+        raise ValueError("nothing composed yet: compose first")
+    if turn is None:
+        turn = turns[-1]
+    if turn not in turns:
+        raise ValueError(f"turn {turn} was not recorded (recorded turns {turns[0]}-{turns[-1]})")
+    composed = recorder.prompt_at(turn)
+    counter = recorder.counter
+    wire = wire_request(composed, history, provider=profile.provider, model=profile.name, tools=tools,
+                        counter=counter, max_tokens=profile.max_output or 1024)
+    fixed = sum(o.tokens for o in wire.owners if o.kind in ("tool", "message")) + wire.framing_estimate \
+        + (profile.max_output or 0)
+    prediction = None
+    if len(turns) >= 2:
+        prediction = forecast(recorder.frame(), window=profile.context_window,
+                              budget=session.working_memory.token_budget, section_limits=section_limits,
+                              fixed_tokens=fixed)
+    view = WireView(wire, profile, turn=turn, forecast=prediction,
+                    counter_name=getattr(counter.tokenizer, "name", ""))
+    if turns_per_hour is not None and prediction is not None:
+        sim = session.cache_simulation(profile.name)
+        per_turn = sim.total_cost / max(len(turns), 1)
+        view.daily = (turns_per_hour, daily_cost(per_turn, turns_per_hour))
+    return view

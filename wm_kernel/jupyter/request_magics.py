@@ -1,0 +1,57 @@
+"""``%request [TURN] [--model M] [--tools FILE] [--per-hour N] [--user TEXT]``: the whole request.
+
+Shows the request the current session sends at TURN (the last recorded one by default) to model M
+(a cache simulator model id; its provider, context window and reply reserve): tool schemas from a
+JSON file (a list of ``{"name", "description", "input_schema"}``), a user message when given, the
+system prompt, the injected items and the HUD, against the window, with the growth forecast and,
+given ``--per-hour``, what a day costs at that pace.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from IPython.core.error import UsageError
+from IPython.core.magic_arguments import MagicArgumentParser
+
+from wm_kernel.display.wire_view import WireView, request_view
+
+
+def _parser() -> MagicArgumentParser:
+    parser = MagicArgumentParser(prog="%request", description=__doc__.splitlines()[0])
+    parser.add_argument("turn", nargs="?", type=int, help="The recorded turn (default: the last).")
+    parser.add_argument("--model", "-m", default="claude-sonnet-4-6", help="A cache simulator model id.")
+    parser.add_argument("--tools", metavar="FILE", help="A JSON file with a list of tool schemas.")
+    parser.add_argument("--per-hour", type=float, metavar="N", help="Turns an hour, for the day's cost.")
+    parser.add_argument("--user", metavar="TEXT", help="The user's message of this turn.")
+    return parser
+
+
+PARSER = _parser()
+
+
+def _tools(path: str | None) -> list[Any]:
+    if path is None:
+        return []
+    try:
+        tools = json.loads(Path(path).read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise UsageError(f"--tools: cannot read {path}: {exc.strerror or exc}") from None
+    except json.JSONDecodeError as exc:
+        raise UsageError(f"--tools: {path} is not JSON: {exc.msg} at line {exc.lineno}") from None
+    if not isinstance(tools, list):
+        raise UsageError(f"--tools: {path} must hold a JSON list of tool schemas")
+    return tools
+
+
+def request_magic(session: Any, args: Any) -> WireView:
+    """Run ``%request`` on ``session`` with parsed ``args``."""
+    if args.per_hour is not None and not args.per_hour >= 0:
+        raise UsageError("--per-hour must be a number of turns, 0 or more")
+    history = [{"role": "user", "content": args.user}] if args.user else []
+    try:
+        return request_view(session, args.turn, model=args.model, history=history,
+                            tools=_tools(args.tools), turns_per_hour=args.per_hour)
+    except (TypeError, ValueError) as exc:
+        raise UsageError(str(exc)) from None
