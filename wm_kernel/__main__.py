@@ -1,4 +1,5 @@
-"""Command line: ``python -m wm_kernel demo`` (the headless demo) and ``replay`` (experiments)."""
+"""Command line: ``python -m wm_kernel demo`` (the headless demo), ``replay`` (experiments) and
+``check`` (the cache-stability checker)."""
 from __future__ import annotations
 
 import argparse
@@ -19,6 +20,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         pass
     else:
         add_replay_parser(sub)
+    from wm_kernel.testing.cli import add_check_parser
+
+    add_check_parser(sub)
     args = parser.parse_args(argv)
     if args.command == "demo":
         from wm_kernel.demo import run_demo
