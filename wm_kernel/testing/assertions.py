@@ -22,6 +22,7 @@ AssertionError: section 'relevant_memories' is missing from turns 1, 2 (checked 
 from __future__ import annotations
 
 import os
+import re
 import xml.etree.ElementTree as ET
 from collections.abc import Iterable, Sequence
 from typing import Any
@@ -30,6 +31,7 @@ from wm_kernel.core.prompt import ComposedPrompt
 from wm_kernel.testing.tokens import count_tokens
 from wm_kernel.utils.markup import escape_attr, escape_text
 
+_PREFIX = re.compile(r"</?([A-Za-z_][\w.-]*):[A-Za-z_]")
 #: The placements :func:`assert_placement_under` measures, and the text each one is.
 PLACEMENT_TEXTS = ("system", "cached", "non_cached", "conversation_prefix", "post_history", "notification")
 
@@ -216,8 +218,11 @@ def assert_no_markup_escape(subject: Any, untrusted: Iterable[str], *,
                 if risky and text in content:
                     raise AssertionError(f"untrusted text {text!r} shows unescaped in {where} at turn "
                                          f"{turn}, character {content.index(text)}")
+                # sections use namespace prefixes (<mira:hud>) without declaring them
+                prefixes = sorted(set(_PREFIX.findall(content)) - {"xml", "xmlns"})
+                declared = "".join(f' xmlns:{p}="urn:wm-check:{p}"' for p in prefixes)
                 try:
-                    root = ET.fromstring(f"<wm-check>{content}</wm-check>")
+                    root = ET.fromstring(f"<wm-check{declared}>{content}</wm-check>")
                 except ET.ParseError as exc:
                     raise AssertionError(f"{where} at turn {turn} holds untrusted text {text!r} but is "
                                          f"not well-formed markup ({exc})") from None
