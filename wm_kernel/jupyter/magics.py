@@ -688,12 +688,18 @@ def load_extension(shell: Any) -> None:
             raise UsageError(f"wm_kernel: bad configuration: {exc} (fix it with %config "
                              f"WorkingMemoryMagics.<name> = <value>)") from None
         magics.install()
+    from wm_kernel.jupyter.check_magics import load_check_magics
+
+    load_check_magics(shell)
     _current_session()
 
 
 def unload_extension(shell: Any) -> None:
     """Remove everything :func:`load_extension` added to ``shell``. The session stays current:
     code in cells may still hold and drive it."""
+    from wm_kernel.jupyter.check_magics import unload_check_magics
+
+    unload_check_magics(shell)
     magics = loaded_magics(shell)
     if magics is not None:
         magics.uninstall()
