@@ -14,10 +14,12 @@ must have been recorded.
 >>> s = Session(base_prompt="You help.", clock=ManualClock("2026-11-30T09:00:00+00:00"))
 >>> _ = s.compose(); _ = s.advance_turn(2)
 >>> assert_section_present(s, "datetime_section", turns=(0, 2))
->>> assert_section_present(s, "relevant_memories", turns=(1, 2))
-Traceback (most recent call last):
-...
-AssertionError: section 'relevant_memories' is missing from turns 1, 2 (checked turns 1..2; sections at turn 1: base_prompt, conversation_manifest, datetime_section)
+>>> try:
+...     assert_section_present(s, "relevant_memories", turns=(1, 2))
+... except AssertionError as exc:
+...     print(exc)  # doctest: +NORMALIZE_WHITESPACE
+section 'relevant_memories' is missing from turns 1, 2 (checked turns 1..2; sections at turn 1:
+base_prompt, conversation_manifest, datetime_section)
 """
 from __future__ import annotations
 
@@ -142,7 +144,7 @@ def assert_placement_under(subject: Any, placement: str, tokens: int, *,
 def assert_cached_prefix_stable(subject: Any, *, turns: tuple[int, int] | None = None) -> None:
     """The cached part of the system prompt is the same, byte for byte, at every turn of ``turns``."""
     pairs = prompts_of(subject, turns)
-    for (turn_a, a), (turn_b, b) in zip(pairs, pairs[1:]):
+    for (turn_a, a), (turn_b, b) in zip(pairs, pairs[1:], strict=False):
         old, new = a.cached_content, b.cached_content
         if old == new:
             continue
@@ -181,9 +183,9 @@ def assert_hit_rate(subject: Any, model: str, at_least: float, **options: Any) -
         turns = simulation.turns
         misses = turns[turns["miss_reason"] != "none"]
         shown = []
-        for row in misses.head(3).itertuples():
-            label = f" at {row.divergent_label}" if row.divergent_label else ""
-            shown.append(f"turn {getattr(row, 'turn', row.request)}: {row.miss_reason}{label}")
+        for row in misses.head(3).to_dict("records"):
+            label = f" at {row['divergent_label']}" if row["divergent_label"] else ""
+            shown.append(f"turn {row.get('turn', row['request'])}: {row['miss_reason']}{label}")
         raise AssertionError(
             f"hit rate on {simulation.profile.name} is {rate:.1%}, below {at_least:.1%} "
             f"({len(misses)} of {len(turns)} requests missed: {'; '.join(shown) or 'none'})")

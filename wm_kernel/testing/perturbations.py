@@ -56,14 +56,16 @@ class _ReversedSet(set[Any]):
     """A set that iterates in the reverse of its usual order (everything else is a set's)."""
 
     def __iter__(self) -> Iterator[Any]:
-        return reversed(list(super().__iter__()))
+        items: list[Any] = list(super().__iter__())
+        return iter(items[::-1])
 
 
 class _ReversedFrozenSet(frozenset[Any]):
     """A frozenset that iterates in the reverse of its usual order."""
 
     def __iter__(self) -> Iterator[Any]:
-        return reversed(list(super().__iter__()))
+        items: list[Any] = list(super().__iter__())
+        return iter(items[::-1])
 
 
 def reordered(value: Any, depth: int = 0) -> Any:

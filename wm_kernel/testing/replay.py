@@ -145,8 +145,8 @@ def run_scenario(scenario: Scenario, factories: Mapping[str, Any] | None = None,
 
     ``wrap(trinket)`` is called on each trinket right after it is built, ``prepare(session)`` once
     the session is built, before any step (a check's perturbation)."""
-    from trinkets import BUILTIN_NAMES
     import trinkets as builtin
+    from trinkets import BUILTIN_NAMES
 
     replay = Replay()
     deadline = None if timeout is None else time.monotonic() + timeout

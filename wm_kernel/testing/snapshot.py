@@ -99,7 +99,7 @@ def _differences(expected: dict[str, Any], actual: dict[str, Any]) -> list[str]:
 
 
 def _where(section: dict[str, Any]) -> str:
-    return ("cached " if section["cached"] else "") + section["placement"]
+    return ("cached " if section["cached"] else "") + str(section["placement"])
 
 
 def first_difference(expected: dict[str, Any], actual: dict[str, Any]) -> str | None:
