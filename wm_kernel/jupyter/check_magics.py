@@ -168,6 +168,9 @@ class CheckMagics(Magics):
     @argument("--session", metavar="NAME", help="A Session in the notebook (default: the current one).")
     @argument("--scenario", metavar="NAME",
               help="stability: a Scenario or a ScenarioRecorder (Scenario.record(session)) in the notebook.")
+    @argument("--trinket", action="append", default=[], metavar="NAME=VARIABLE",
+              help="stability: the class of a trinket that is not built in (default: the notebook's "
+                   "class of the trinket's name).")
     @argument("--skip", action="append", default=[], metavar="CHECK", help="stability: leave a check out.")
     @argument("--only", action="append", default=None, metavar="CHECK", help="stability: run only this check.")
     @argument("--model", default="claude-sonnet-4-6", help="stability: the model costs are priced on.")
@@ -215,12 +218,37 @@ class CheckMagics(Magics):
                 raise UsageError(f"unknown check {name!r} (checks: {', '.join(CHECKS)})")
         from wm_kernel.testing.stability import check_stability
 
+        subject = shell.user_ns[args.scenario]
         try:
-            return check_stability(shell.user_ns[args.scenario], skip=args.skip, only=args.only,
+            return check_stability(subject, factories=self._factories(subject, args.trinket),
+                                   skip=args.skip, only=args.only,
                                    model=args.model, turns_per_hour=args.turns_per_hour, scope=args.scope,
                                    timeout=args.timeout, max_turns=args.max_turns)
         except (TypeError, ValueError) as exc:
             raise UsageError(str(exc)) from None
+
+    def _factories(self, subject: Any, specs: list[str]) -> dict[str, Any]:
+        """Trinket classes for the scenario's names that are not built in: ``--trinket NAME=VAR``,
+        else the notebook's class of that name."""
+        from trinkets import BUILTIN_NAMES
+        from trinkets.base import EventAwareTrinket
+        from wm_kernel.experiments.scenario import Scenario
+
+        shell = self.shell
+        assert shell is not None
+        factories: dict[str, Any] = {}
+        for spec in specs:
+            name, sep, variable = spec.partition("=")
+            if not sep or not name or variable not in shell.user_ns:
+                raise UsageError(f"--trinket {spec!r}: expected NAME=VARIABLE, a trinket class in the notebook")
+            factories[name] = shell.user_ns[variable]
+        if isinstance(subject, Scenario):
+            for name in subject.trinkets:
+                found = shell.user_ns.get(name)
+                if name not in factories and name not in BUILTIN_NAMES and isinstance(found, type) \
+                        and issubclass(found, EventAwareTrinket):
+                    factories[name] = found
+        return factories
 
     def _session(self, name: str | None) -> Any:
         from wm_kernel.session import Session, current_session

@@ -8,6 +8,7 @@ from __future__ import annotations
 import dataclasses
 import html
 from dataclasses import dataclass, field
+from typing import Any
 
 #: How many characters of context an excerpt shows before and after the first difference.
 BEFORE, AFTER = 24, 36
@@ -169,6 +170,10 @@ class StabilityReport:
 
     def __repr__(self) -> str:
         return f"<StabilityReport {self.headline()}>"
+
+    def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
+        # IPython's text view (a terminal, nbval's comparison) shows the whole report
+        printer.text(str(self))
 
     def _repr_html_(self) -> str:
         rows = []
