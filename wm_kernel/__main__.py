@@ -1,5 +1,5 @@
-"""Command line: ``python -m wm_kernel demo`` (the headless demo), ``replay`` (experiments) and
-``import`` (other agents' logs, wm_kernel.interop)."""
+"""Command line: ``python -m wm_kernel demo`` (the headless demo), ``replay`` (experiments),
+``import`` (other agents' logs, wm_kernel.interop) and ``check`` (the cache-stability checker)."""
 from __future__ import annotations
 
 import argparse
@@ -23,6 +23,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     from wm_kernel.interop.cli import add_import_parser
 
     add_import_parser(sub)
+    from wm_kernel.testing.cli import add_check_parser
+
+    add_check_parser(sub)
     args = parser.parse_args(argv)
     if args.command == "demo":
         from wm_kernel.demo import run_demo

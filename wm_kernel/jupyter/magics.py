@@ -698,12 +698,18 @@ def load_extension(shell: Any) -> None:
     from wm_kernel.jupyter.interop_magics import load_interop_magics
 
     load_interop_magics(shell)
+    from wm_kernel.jupyter.check_magics import load_check_magics
+
+    load_check_magics(shell)
     _current_session()
 
 
 def unload_extension(shell: Any) -> None:
     """Remove everything :func:`load_extension` added to ``shell``. The session stays current:
     code in cells may still hold and drive it."""
+    from wm_kernel.jupyter.check_magics import unload_check_magics
+
+    unload_check_magics(shell)
     magics = loaded_magics(shell)
     if magics is not None:
         magics.uninstall()

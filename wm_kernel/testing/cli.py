@@ -1,0 +1,88 @@
+"""``python -m wm_kernel check FILE [--trinket NAME=module:Class]... [--skip CHECK]...``: the
+stability checker on a scenario file. Exit status 0 when stable, 1 when a check failed or broke
+down, 2 for a usage error (argparse's) or a file that cannot be read."""
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any, TextIO
+
+from wm_kernel.testing.perturbations import CHECKS
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
+def _positive_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") from None
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"must be more than 0, got {text}")
+    return value
+
+
+def add_check_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]
+                     ) -> argparse.ArgumentParser:
+    """Add the ``check`` subcommand to ``python -m wm_kernel``."""
+    parser = subparsers.add_parser(
+        "check", help="check that a scenario's cached prompt bytes are stable",
+        description="Replay a scenario (JSON Lines, see wm_kernel.experiments) under perturbations "
+                    "that must not change a cached byte, and report each section that moved: "
+                    "which check moved it, the first differing characters, and what it costs on "
+                    "MODEL at N turns an hour. Checks: " + "; ".join(f"{k}: {v}" for k, v in CHECKS.items()),
+        epilog="example: check s.jsonl --trinket Tags=myagent.trinkets:Tags --skip tz_locale")
+    parser.add_argument("file", metavar="FILE", help="a scenario file (.jsonl)")
+    parser.add_argument("--trinket", action="append", default=[], metavar="NAME=module:Class",
+                        help="a trinket that is not built in, by import path; repeatable")
+    parser.add_argument("--skip", action="append", default=[], choices=list(CHECKS), metavar="CHECK",
+                        help="leave a check out; repeatable (checks: " + ", ".join(CHECKS) + ")")
+    parser.add_argument("--only", action="append", default=None, choices=list(CHECKS), metavar="CHECK",
+                        help="run only this check; repeatable")
+    parser.add_argument("--model", default="claude-sonnet-4-6", help="price the cost on this model")
+    parser.add_argument("--turns-per-hour", type=_positive_int, default=30, metavar="N",
+                        help="requests in the simulated hour (default 30)")
+    parser.add_argument("--scope", default="cached", choices=("cached", "system", "all"),
+                        help="which sections count (default: the cached ones)")
+    parser.add_argument("--timeout", type=_positive_float, default=60.0, metavar="SECONDS",
+                        help="time limit of each replay (default 60)")
+    parser.add_argument("--max-turns", type=_positive_int, default=None, metavar="N",
+                        help="check turns up to N only")
+    parser.set_defaults(func=check_command)
+    return parser
+
+
+def check_command(args: argparse.Namespace, out: TextIO | None = None) -> int:
+    from wm_kernel.experiments.scenario import Scenario
+    from wm_kernel.experiments.steps import ScenarioError
+    from wm_kernel.testing.replay import load_import_path
+    from wm_kernel.testing.stability import check_stability
+
+    out = out or sys.stdout
+    factories: dict[str, Any] = {}
+    try:
+        for spec in args.trinket:
+            name, sep, path = spec.partition("=")
+            if not sep or not name.strip() or ":" not in path:
+                raise ValueError(f"--trinket {spec!r}: expected NAME=module:Class")
+            try:
+                factories[name.strip()] = load_import_path(path.strip())
+            except (ImportError, AttributeError) as exc:
+                raise ValueError(f"--trinket {spec!r}: cannot import it ({exc})") from None
+        scenario = Scenario.load(args.file)
+        report = check_stability(scenario, factories=factories, skip=args.skip, only=args.only,
+                                 model=args.model, turns_per_hour=args.turns_per_hour, scope=args.scope,
+                                 timeout=args.timeout, max_turns=args.max_turns)
+    except (ScenarioError, ValueError, TypeError, OSError) as exc:
+        print(f"wm_kernel check: error: {exc}", file=sys.stderr)
+        return 2
+    print(report, file=out)
+    return 0 if report.passed else 1

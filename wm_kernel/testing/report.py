@@ -1,0 +1,188 @@
+"""What the stability checker reports: a result per check, a finding per moved section, its cost.
+
+``str(report)`` is the text a terminal (or a CI log) shows; a notebook shows the same as a table
+(``_repr_html_``, every text escaped).
+"""
+from __future__ import annotations
+
+import dataclasses
+import html
+from dataclasses import dataclass, field
+from typing import Any
+
+#: How many characters of context an excerpt shows before and after the first difference.
+BEFORE, AFTER = 24, 36
+STATUSES = ("pass", "fail", "not applicable", "timed out", "error")
+
+
+def excerpt(text: str | None, offset: int) -> str:
+    """The characters of ``text`` around ``offset``, as a Python string literal (newlines and other
+    invisible characters shown escaped), with ``…`` where it was cut; ``(absent)`` for None.
+
+    >>> excerpt("<now>09:00:17</now>", 12)
+    "'<now>09:00:17</now>'"
+    >>> excerpt("x" * 40 + "tail", 40)
+    "…'xxxxxxxxxxxxxxxxxxxxxxxxtail'"
+    """
+    if text is None:
+        return "(absent)"
+    start = max(0, offset - BEFORE)
+    end = min(len(text), offset + AFTER)
+    return ("…" if start else "") + repr(text[start:end]) + ("…" if end < len(text) else "")
+
+
+@dataclass(frozen=True)
+class Cost:
+    """An hour of ``turns_per_hour`` requests on ``model``: input cost with the section's bytes
+    fixed and with them new on every request, and the hit rates of both."""
+
+    model: str
+    turns_per_hour: int
+    stable_usd: float
+    unstable_usd: float
+    stable_hit_rate: float
+    unstable_hit_rate: float
+    prefix_tokens: int
+    note: str = ""
+
+    @property
+    def extra_usd(self) -> float:
+        """What the instability adds in an hour (US dollars)."""
+        return self.unstable_usd - self.stable_usd
+
+    def describe(self) -> str:
+        text = (f"${self.extra_usd:.4f} an hour more ({self.turns_per_hour} turns an hour on "
+                f"{self.model}: ${self.stable_usd:.4f} -> ${self.unstable_usd:.4f}, hit rate "
+                f"{self.stable_hit_rate:.1%} -> {self.unstable_hit_rate:.1%})")
+        return f"{text}; {self.note}" if self.note else text
+
+
+@dataclass(frozen=True)
+class Finding:
+    """A section whose text moved under a check: first at compose ``compose`` (session ``turn``),
+    first differing character ``offset``, the two texts there (``expected`` under ``labels[0]``,
+    ``actual`` under ``labels[1]``), in how many of the ``compared`` composes it moved, its cost."""
+
+    check: str
+    section: str
+    trinket: str | None
+    placement: str
+    cached: bool
+    turn: int
+    compose: int
+    offset: int
+    expected: str
+    actual: str
+    labels: tuple[str, str]
+    moved: int = 1
+    compared: int = 1
+    cost: Cost | None = None
+
+    def with_counts(self, moved: int, compared: int) -> Finding:
+        return dataclasses.replace(self, moved=moved, compared=compared)
+
+    def with_cost(self, cost: Cost) -> Finding:
+        return dataclasses.replace(self, cost=cost)
+
+    @property
+    def where(self) -> str:
+        owner = f" ({self.trinket})" if self.trinket else ""
+        kind = "cached " if self.cached else ""
+        return f"section {self.section!r}{owner}, {kind}{self.placement}"
+
+    def lines(self) -> list[str]:
+        width = max(len(self.labels[0]), len(self.labels[1]))
+        out = [f"{self.check}: {self.where}: moved at turn {self.turn} (compose {self.compose}; "
+               f"{self.moved} of {self.compared} composes), first difference at character {self.offset}",
+               f"    {self.labels[0]:<{width}}  {self.expected}",
+               f"    {self.labels[1]:<{width}}  {self.actual}"]
+        if self.cost is not None:
+            out.append(f"    cost: {self.cost.describe()}")
+        return out
+
+
+@dataclass
+class CheckResult:
+    """One check: its status (one of :data:`STATUSES`), a note (why not applicable, an error, a
+    replay stopped early), its findings, how many composes it compared, how long it took."""
+
+    name: str
+    description: str
+    status: str
+    detail: str = ""
+    findings: list[Finding] = field(default_factory=list)
+    composes: int = 0
+    seconds: float = 0.0
+
+
+class StabilityReport:
+    """Every check's result; ``passed`` is True when no check failed or broke down."""
+
+    def __init__(self, results: list[CheckResult], *, model: str, turns_per_hour: int, scope: str,
+                 composes: int, baseline_seconds: float = 0.0, stopped: str | None = None) -> None:
+        self.results = results
+        self.model = model
+        self.turns_per_hour = turns_per_hour
+        self.scope = scope
+        self.composes = composes
+        self.baseline_seconds = baseline_seconds
+        self.stopped = stopped
+
+    @property
+    def passed(self) -> bool:
+        return not any(r.status in ("fail", "error") for r in self.results)
+
+    @property
+    def findings(self) -> list[Finding]:
+        return [f for r in self.results for f in r.findings]
+
+    def result(self, name: str) -> CheckResult:
+        for r in self.results:
+            if r.name == name:
+                return r
+        raise ValueError(f"no check {name!r} in this report (checks: "
+                         f"{', '.join(r.name for r in self.results) or 'none'})")
+
+    def flagged(self) -> dict[str, list[str]]:
+        """Check name -> sections it flagged, for the checks that flagged any."""
+        return {r.name: [f.section for f in r.findings] for r in self.results if r.findings}
+
+    def headline(self) -> str:
+        counts = {s: sum(r.status == s for r in self.results) for s in STATUSES}
+        parts = ", ".join(f"{n} {s}" for s, n in counts.items() if n)
+        verdict = "stable" if self.passed else "UNSTABLE"
+        return (f"cache stability: {verdict}: {len(self.results)} checks ({parts}); "
+                f"{self.composes} composes, {self.scope} sections")
+
+    def __str__(self) -> str:
+        width = max((len(r.name) for r in self.results), default=0)
+        lines = [self.headline()]
+        if self.stopped:
+            lines.append(f"the baseline replay {self.stopped}")
+        for r in self.results:
+            detail = f"  ({r.detail})" if r.detail else ""
+            status = r.status.upper() if r.status == "fail" else r.status
+            lines.append(f"  {r.name:<{width}}  {status:<16}"
+                         f"{r.description}{detail}")
+        for finding in self.findings:
+            lines += finding.lines()
+        return "\n".join(lines)
+
+    def __repr__(self) -> str:
+        return f"<StabilityReport {self.headline()}>"
+
+    def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
+        # IPython's text view (a terminal, nbval's comparison) shows the whole report
+        printer.text(str(self))
+
+    def _repr_html_(self) -> str:
+        rows = []
+        for r in self.results:
+            colour = {"pass": "#d8f0d8", "fail": "#f8d7d7"}.get(r.status, "#eeeeee")
+            rows.append(f'<tr style="background:{colour}"><td>{html.escape(r.name)}</td>'
+                        f"<td>{html.escape(r.status)}</td><td>{html.escape(r.description)}</td>"
+                        f"<td>{html.escape(r.detail)}</td></tr>")
+        findings = "".join(f"<pre>{html.escape(chr(10).join(f.lines()))}</pre>" for f in self.findings)
+        return (f'<div class="wm-stability"><div>{html.escape(self.headline())}</div>'
+                f"<table><thead><tr><th>check</th><th>status</th><th>perturbation</th><th>note</th>"
+                f"</tr></thead><tbody>{''.join(rows)}</tbody></table>{findings}</div>")

@@ -1,0 +1,365 @@
+"""The cache-stability checker: replay a scenario under perturbations that must not move a cached
+byte, and report each section that moved, which perturbation moved it, where, and what it costs.
+
+>>> from wm_kernel.experiments.scenario import Scenario
+>>> scenario = Scenario(clock="2026-11-30T09:00:00+00:00").advance_turn(2)
+>>> report = check_stability(scenario, skip=["hash_seed", "tz_locale"])
+>>> report.passed, [r.status for r in report.results]
+(True, ['pass', 'pass', 'pass', 'not applicable'])
+
+The checks are named in :data:`~wm_kernel.testing.perturbations.CHECKS`; ``skip=`` switches some
+off, ``only=`` keeps some. Each replay stops at ``timeout`` seconds (a check then says it timed out
+and compares what was composed) and after ``max_turns``. A section that differs when the same state
+is composed twice (``recompose``) would differ under every other check too: it is reported once,
+there, and left out of the others.
+
+Cost: for each moved section, the cache simulator (:mod:`wm_kernel.cachesim`) plays an hour of
+``turns_per_hour`` requests on ``model`` carrying the compose where it moved, once with the
+section's bytes fixed and once with them new on every request (what a deployment sees when they
+move between workers, or every second), and the difference is the cost of the instability.
+"""
+from __future__ import annotations
+
+import os
+import time
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any
+
+from wm_kernel.experiments.scenario import Scenario
+from wm_kernel.testing import perturbations as perturb
+from wm_kernel.testing.replay import (
+    CHECK_CONTINUUM,
+    TOOLS_SECTION,
+    Compose,
+    Replay,
+    finish_subprocess,
+    import_path,
+    run_in_subprocess,
+    run_scenario,
+)
+from wm_kernel.testing.report import CheckResult, Cost, Finding, StabilityReport, excerpt
+
+__all__ = ["check_stability", "StabilityReport", "CheckResult", "Finding", "Cost", "SCOPES"]
+
+#: What a check compares: ``cached`` (the cached system sections and the tools: what a provider
+#: caches), ``system`` (every system section) or ``all`` (every section, wherever it goes).
+SCOPES = ("cached", "system", "all")
+#: A synthetic user message per request in the cost simulation, after the cached prefix.
+_USER_TOKENS = 100
+
+
+def _in_scope(placement: str, cached: bool, scope: str) -> bool:
+    if scope == "cached":
+        return cached and placement in ("system", "tools")
+    if scope == "system":
+        return placement in ("system", "tools")
+    return True
+
+
+def resolve_subject(subject: Any, factories: Mapping[str, Any] | None) -> tuple[Scenario, dict[str, Any]]:
+    """The scenario to check and its trinket factories, from a Scenario, a scenario file's path, or
+    a :class:`~wm_kernel.experiments.recorder.ScenarioRecorder` (whose session's trinket classes
+    are the factories of the trinkets that are not built in)."""
+    from wm_kernel.experiments.recorder import ScenarioRecorder
+
+    chosen = dict(factories or {})
+    if isinstance(subject, ScenarioRecorder):
+        import trinkets as builtin
+        from trinkets import BUILTIN_NAMES
+
+        for name, trinket in subject.session.trinkets.items():
+            cls = type(trinket)
+            if name not in chosen and (name not in BUILTIN_NAMES or getattr(builtin, name) is not cls):
+                chosen[name] = cls
+        return subject.scenario, chosen
+    if isinstance(subject, Scenario):
+        return subject, chosen
+    if isinstance(subject, (str, os.PathLike)):
+        return Scenario.load(subject), chosen
+    raise TypeError(f"check_stability needs a Scenario, a scenario file or a ScenarioRecorder, "
+                    f"got {type(subject).__name__}")
+
+
+def check_stability(subject: Any, *, factories: Mapping[str, Any] | None = None,
+                    skip: Iterable[str] = (), only: Iterable[str] | None = None,
+                    model: str = "claude-sonnet-4-6", turns_per_hour: int = 30,
+                    scope: str = "cached", timeout: float = 60.0, max_turns: int | None = None,
+                    seeds: tuple[int, int] = (1, 2), tz: str = perturb.DEFAULT_TZ,
+                    locale_name: str | None = None) -> StabilityReport:
+    """Replay ``subject`` under every selected perturbation and report what moved.
+
+    Parameters
+    ----------
+    subject:
+        A :class:`~wm_kernel.experiments.scenario.Scenario`, the path of a scenario file, or a
+        ScenarioRecorder of a live session.
+    factories:
+        Trinket classes (or factories) by name, for trinkets that are not built in. The fresh-process
+        checks import them by module and name: a class defined in a notebook makes those two checks
+        "not applicable", with the reason.
+    skip, only:
+        Check names to leave out, or the only ones to run (see ``CHECKS``).
+    model, turns_per_hour:
+        What the cost of a moved section is priced on: a model of ``wm_kernel.cachesim.MODELS`` and
+        the number of requests in the simulated hour.
+    scope:
+        Which sections count (see :data:`SCOPES`; default the cached ones).
+    timeout, max_turns:
+        Bounds of every replay: seconds, and the last turn composed.
+    seeds, tz, locale_name:
+        The two ``PYTHONHASHSEED`` values, the other ``TZ``, the other locale (default: one
+        installed that is not C's).
+    """
+    from wm_kernel.cachesim.models import get_model
+
+    scenario, chosen_factories = resolve_subject(subject, factories)
+    selected = _selected(skip, only)
+    if scope not in SCOPES:
+        raise ValueError(f"scope must be one of {', '.join(SCOPES)}, got {scope!r}")
+    get_model(model)  # an unknown model is an error before anything runs
+    if isinstance(turns_per_hour, bool) or not isinstance(turns_per_hour, int) or turns_per_hour < 1:
+        raise ValueError(f"turns_per_hour must be a positive int, got {turns_per_hour!r}")
+    if not isinstance(timeout, (int, float)) or isinstance(timeout, bool) or timeout <= 0:
+        raise ValueError(f"timeout must be a positive number of seconds, got {timeout!r}")
+    if len(seeds) != 2 or seeds[0] == seeds[1]:
+        raise ValueError(f"seeds must be two different PYTHONHASHSEED values, got {seeds!r}")
+    if scenario.continuum_id is None:
+        scenario = perturb.with_continuum(scenario, CHECK_CONTINUUM)
+    run = _Run(scenario, chosen_factories, scope, timeout, max_turns)
+    results: dict[str, CheckResult] = {}
+
+    started = time.monotonic()
+    run.baseline = run_scenario(scenario, chosen_factories, timeout=timeout, max_turns=max_turns)
+    if run.baseline.stopped and run.baseline.composes:
+        run.max_turns = run.baseline.composes[-1].turn  # every other replay stops where it did
+    baseline_seconds = time.monotonic() - started
+
+    # the fresh processes first: they run while this one does the in-process checks
+    fresh = [name for name in ("hash_seed", "tz_locale") if name in selected]
+    processes: dict[str, Any] = {}
+    if fresh:
+        try:
+            paths = {name: import_path(f) for name, f in chosen_factories.items()}
+        except ValueError as exc:
+            for name in fresh:
+                results[name] = CheckResult(name, perturb.CHECKS[name], "not applicable",
+                                            f"a fresh process cannot build the trinkets: {exc}")
+        else:
+            text = scenario.dumps()
+            other = locale_name or perturb.other_locale()
+            base_locale = perturb.BASELINE_LOCALE if perturb.BASELINE_LOCALE in \
+                perturb.installed_locales() or not perturb.installed_locales() else "C"
+            envs = {"base": {"PYTHONHASHSEED": str(seeds[0]), "TZ": perturb.BASELINE_TZ,
+                             "LC_ALL": base_locale, "LANG": base_locale}}
+            if "hash_seed" in fresh:
+                envs["hash_seed"] = {**envs["base"], "PYTHONHASHSEED": str(seeds[1])}
+            if "tz_locale" in fresh:
+                envs["tz_locale"] = {**envs["base"], "TZ": tz, "LC_ALL": other, "LANG": other}
+            run.labels["hash_seed"] = (f"PYTHONHASHSEED={seeds[0]}", f"PYTHONHASHSEED={seeds[1]}")
+            run.labels["tz_locale"] = (f"TZ={perturb.BASELINE_TZ} LC_ALL={base_locale}",
+                                       f"TZ={tz} LC_ALL={other}")
+            for key, env in envs.items():
+                processes[key] = (time.monotonic(), run_in_subprocess(
+                    text, paths, env, timeout=timeout, max_turns=run.max_turns, set_locale=True))
+
+    masked: set[str] = set()
+    if "recompose" in selected:
+        results["recompose"] = run.recompose()
+        masked = {f.section for f in results["recompose"].findings}
+    run.masked = masked
+    if "insertion_order" in selected:
+        results["insertion_order"] = run.in_process(
+            "insertion_order", ("as fed", "dicts and sets reordered"), wrap=perturb.reorder_inputs)
+    if "clock_jitter" in selected:
+        shift = perturb.minute_preserving_shift([c.at for c in run.baseline.composes])
+        if shift == 0:
+            results["clock_jitter"] = CheckResult(
+                "clock_jitter", perturb.CHECKS["clock_jitter"], "not applicable",
+                "the composes fill their minutes from :00 to :59: no second to move them by")
+        else:
+            results["clock_jitter"] = run.in_process(
+                "clock_jitter", ("clock as scripted", f"clock {shift:+d} s"),
+                scenario=perturb.shifted_scenario(scenario, shift))
+    if "tool_order" in selected:
+        if not any(c.section(TOOLS_SECTION) for c in run.baseline.composes):
+            results["tool_order"] = CheckResult(
+                "tool_order", perturb.CHECKS["tool_order"], "not applicable",
+                "the session declares no tools")
+        else:
+            results["tool_order"] = run.in_process(
+                "tool_order", ("tools as declared", "tools reversed"), prepare=perturb.reverse_tools)
+
+    if processes:
+        results.update(run.fresh_results(processes))
+    ordered = [results[name] for name in perturb.CHECKS if name in results]
+    report = StabilityReport(ordered, model=model, turns_per_hour=turns_per_hour, scope=scope,
+                             composes=len(run.baseline.composes), baseline_seconds=baseline_seconds,
+                             stopped=run.baseline.stopped)
+    for result in ordered:
+        result.findings[:] = [f.with_cost(instability_cost(run.baseline.composes, f, model, turns_per_hour))
+                              for f in result.findings]
+    return report
+
+
+def _selected(skip: Iterable[str], only: Iterable[str] | None) -> list[str]:
+    skip = [skip] if isinstance(skip, str) else list(skip)
+    chosen = list(perturb.CHECKS) if only is None else ([only] if isinstance(only, str) else list(only))
+    for name in [*skip, *chosen]:
+        if name not in perturb.CHECKS:
+            raise ValueError(f"unknown check {name!r} (checks: {', '.join(perturb.CHECKS)})")
+    return [name for name in perturb.CHECKS if name in chosen and name not in skip]
+
+
+@dataclass
+class _Run:
+    """One checker run's shared state: the scenario, the baseline replay, the bounds."""
+
+    scenario: Scenario
+    factories: dict[str, Any]
+    scope: str
+    timeout: float
+    max_turns: int | None
+    baseline: Replay = field(default_factory=Replay)
+    masked: set[str] = field(default_factory=set)
+    labels: dict[str, tuple[str, str]] = field(default_factory=dict)
+
+    def recompose(self) -> CheckResult:
+        started = time.monotonic()
+        replay = run_scenario(self.scenario, self.factories, recompose=True, timeout=self.timeout,
+                              max_turns=self.max_turns)
+        return self._result("recompose", replay.composes, replay.recomposes,
+                            ("first compose", "composed again"), replay.stopped, started, set())
+
+    def in_process(self, name: str, labels: tuple[str, str], *, scenario: Scenario | None = None,
+                   wrap: Any = None, prepare: Any = None) -> CheckResult:
+        started = time.monotonic()
+        replay = run_scenario(scenario or self.scenario, self.factories, timeout=self.timeout,
+                              max_turns=self.max_turns, wrap=wrap, prepare=prepare)
+        return self._result(name, self.baseline.composes, replay.composes, labels, replay.stopped,
+                            started, self.masked)
+
+    def fresh_results(self, processes: dict[str, Any]) -> dict[str, CheckResult]:
+        replays: dict[str, Replay | Exception] = {}
+        for key, (started, process) in processes.items():
+            left = max(1.0, self.timeout - (time.monotonic() - started))
+            try:
+                replays[key] = finish_subprocess(process, left)
+            except (RuntimeError, TimeoutError, ValueError) as exc:
+                replays[key] = exc
+        results = {}
+        for name in processes:
+            if name == "base":
+                continue
+            started = processes[name][0]
+            base, other = replays["base"], replays[name]
+            failed = base if isinstance(base, Exception) else other if isinstance(other, Exception) else None
+            if failed is not None:
+                status = "timed out" if isinstance(failed, TimeoutError) else "error"
+                results[name] = CheckResult(name, perturb.CHECKS[name], status, str(failed),
+                                            seconds=time.monotonic() - started)
+                continue
+            assert isinstance(base, Replay) and isinstance(other, Replay)
+            results[name] = self._result(name, base.composes, other.composes, self.labels[name],
+                                         base.stopped or other.stopped, started, self.masked)
+        return results
+
+    def _result(self, name: str, base: Sequence[Compose], other: Sequence[Compose],
+                labels: tuple[str, str], stopped: str | None, started: float,
+                masked: set[str]) -> CheckResult:
+        findings, note = compare_replays(name, base, other, self.scope, labels, masked)
+        notes = [n for n in (note, stopped) if n]
+        if masked and findings == [] and any(m for m in masked):
+            notes.append(f"left out (moved on recompose): {', '.join(sorted(masked))}")
+        timed_out = stopped is not None and "time limit" in stopped
+        status = "fail" if findings else ("timed out" if timed_out else "pass")
+        return CheckResult(name, perturb.CHECKS[name], status, "; ".join(notes), findings,
+                           composes=min(len(base), len(other)), seconds=time.monotonic() - started)
+
+
+def compare_replays(check: str, base: Sequence[Compose], other: Sequence[Compose], scope: str,
+                    labels: tuple[str, str], masked: set[str] = frozenset()  # type: ignore[assignment]
+                    ) -> tuple[list[Finding], str]:
+    """The sections in ``scope`` whose text differs between two replays, compose by compose: one
+    :class:`Finding` per section, at the first compose where it moved, with the number of composes
+    where it did. Sections in ``masked`` are left out. Also a note when the replays composed a
+    different number of times (the common ones are compared)."""
+    n = min(len(base), len(other))
+    note = "" if len(base) == len(other) else (
+        f"the replays composed {len(base)} and {len(other)} times; the first {n} were compared")
+    first: dict[str, Finding] = {}
+    moved: Counter[str] = Counter()
+    for index in range(n):
+        a, b = base[index], other[index]
+        names = list(dict.fromkeys([s.name for s in a.sections if _in_scope(s.placement, s.cached, scope)]
+                                   + [s.name for s in b.sections if _in_scope(s.placement, s.cached, scope)]))
+        for name in names:
+            if name in masked:
+                continue
+            sa, sb = a.section(name), b.section(name)
+            ta = sa.content if sa is not None and _in_scope(sa.placement, sa.cached, scope) else None
+            tb = sb.content if sb is not None and _in_scope(sb.placement, sb.cached, scope) else None
+            if ta == tb:
+                continue
+            moved[name] += 1
+            if name not in first:
+                where = sa if sa is not None else sb
+                assert where is not None
+                offset = len(os.path.commonprefix([ta or "", tb or ""]))
+                first[name] = Finding(
+                    check=check, section=name, trinket=where.trinket, placement=where.placement,
+                    cached=where.cached, turn=a.turn, compose=index, offset=offset,
+                    expected=excerpt(ta, offset), actual=excerpt(tb, offset), labels=labels)
+    findings = [f.with_counts(moved[f.section], n) for f in first.values()]
+    return findings, note
+
+
+def instability_cost(composes: Sequence[Compose], finding: Finding, model: str,
+                     turns_per_hour: int) -> Cost:
+    """What the section of ``finding`` costs if its bytes are new on every request: an hour of
+    ``turns_per_hour`` requests carrying the compose where it moved, simulated on ``model`` with the
+    section fixed and with it new each time (see the module docstring)."""
+    from wm_kernel.cachesim import Block, Request, simulate
+    from wm_kernel.cachesim.models import get_model
+    from wm_kernel.testing.tokens import count_tokens
+
+    compose = composes[min(finding.compose, len(composes) - 1)]
+    profile = get_model(model)
+    head = [s for s in compose.sections if s.placement in ("tools", "system") and s.cached]
+    head.sort(key=lambda s: s.placement != "tools")
+    middle = [s for s in compose.sections if s.placement == "system" and not s.cached]
+    tail = [s for s in compose.sections if s.placement not in ("tools", "system")]
+    prefix_tokens = sum(count_tokens(s.content).count for s in head)
+    t0 = datetime(2026, 1, 1)  # the simulation needs instants, not a date: a fixed one
+    gap = timedelta(hours=1) / turns_per_hour
+
+    def blocks(turn: int, unstable: bool) -> list[Block]:
+        def key(name: str, text: str) -> str:
+            fresh = unstable and name == finding.section
+            return f"{name}:{hash(text)}" + (f"#{turn}" if fresh else "")
+
+        out = []
+        for index, s in enumerate(head):
+            out.append(Block(key(s.name, s.content), count_tokens(s.content).count,
+                             breakpoint="5m" if index == len(head) - 1 else None,
+                             layer="tools" if s.placement == "tools" else "system", label=s.name))
+        out += [Block(key(s.name, s.content), count_tokens(s.content).count, layer="system", label=s.name)
+                for s in middle]
+        out.append(Block(f"user-{turn}", _USER_TOKENS, label="user message"))
+        out += [Block(key(s.name, s.content), count_tokens(s.content).count, label=s.name) for s in tail]
+        return out
+
+    stable = simulate([Request(t0 + gap * i, blocks(i, False))
+                       for i in range(turns_per_hour)], profile)
+    unstable = simulate([Request(t0 + gap * i, blocks(i, True)) for i in range(turns_per_hour)], profile)
+    note = ""
+    if not stable.cached:
+        note = (f"the cached prefix ({prefix_tokens:,} tokens) is below {model}'s minimum of "
+                f"{profile.min_tokens:,}: nothing is cached either way")
+    elif not finding.cached:
+        note = "the section is after the cached prefix"
+    return Cost(model=model, turns_per_hour=turns_per_hour, stable_usd=stable.total_cost,
+                unstable_usd=unstable.total_cost, stable_hit_rate=stable.hit_rate,
+                unstable_hit_rate=unstable.hit_rate, prefix_tokens=prefix_tokens, note=note)

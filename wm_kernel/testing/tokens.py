@@ -1,0 +1,54 @@
+"""The one place the testing package counts tokens (an adapter over :mod:`wm_kernel.utils.tokens`).
+
+Assertions about size want a number that is safe to compare with a limit: the count itself where
+the counter is exact for the model, an upper bound where it is an estimate. Today's counter API has
+one count per text and no error band: the offline tiktoken encoding (cl100k, exact for OpenAI's
+cl100k models, a close approximation elsewhere) or, without tiktoken, ``ceil(chars / 4)``. For the
+latter the only bound that holds for every byte-level BPE is one token per UTF-8 byte, so that is
+the upper bound used. When per-model counters with bands arrive, :func:`count_tokens` is what
+changes.
+
+>>> from wm_kernel.utils.tokens import EstimateTokenizer, TokenCounter
+>>> count_tokens("héllo", counter=TokenCounter(EstimateTokenizer()))
+TokenCount(count=2, upper=6, counter='estimate (chars/4)', estimate=True)
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from wm_kernel.utils.tokens import EstimateTokenizer, TokenCounter
+
+_counter: TokenCounter | None = None
+
+
+@dataclass(frozen=True)
+class TokenCount:
+    """Tokens of a text: the ``count``, the ``upper`` bound to compare with limits (equal to the
+    count unless it is an ``estimate``) and the ``counter`` that counted."""
+
+    count: int
+    upper: int
+    counter: str
+    estimate: bool
+
+    def describe(self) -> str:
+        if self.estimate:
+            return f"at most {self.upper:,} tokens (estimated {self.count:,}; {self.counter})"
+        return f"{self.count:,} tokens ({self.counter})"
+
+
+def default_counter() -> TokenCounter:
+    """The counter the assertions use (one per process, so each distinct text is counted once)."""
+    global _counter
+    if _counter is None:
+        _counter = TokenCounter()
+    return _counter
+
+
+def count_tokens(text: str, model: str | None = None, *, counter: TokenCounter | None = None) -> TokenCount:
+    """Tokens of ``text`` for ``model`` (today's counters take no model: one count for every model)."""
+    chosen = counter if counter is not None else default_counter()
+    count = chosen.count(text)
+    if isinstance(chosen.tokenizer, EstimateTokenizer):
+        return TokenCount(count, max(count, len(text.encode("utf-8", "surrogatepass"))), chosen.name, True)
+    return TokenCount(count, count, chosen.name, False)
