@@ -51,7 +51,8 @@ Public API
                    cached, digest, priority, dropped (one row per (turn, section), output order
                    within a turn; ``trinket`` is missing (NA) for the base prompt; ``digest`` is
                    the text's blake2b-128 in hex, equal texts have equal digests; ``priority`` is
-                   the section's priority when composed (NA if not known); sections a token budget dropped follow the turn's sections as rows with
+                   the section's priority when composed (NA if not known); sections a token
+                   budget dropped follow the turn's sections as rows with
                    ``dropped`` True, the ``tokens`` they would have cost, no placement, chars 0;
                    ``reply`` and ``usage`` are the turn's exchange's reply text and billed usage
                    dict, None on turns that sent nothing)
@@ -484,7 +485,7 @@ class History:
                 entry = self._find(section, fresh, fresh_texts)
             entries.append(entry)
         previous = self._last_entries
-        if len(previous) == len(entries) and all(a is b for a, b in zip(previous, entries)):
+        if len(previous) == len(entries) and all(a is b for a, b in zip(previous, entries, strict=True)):
             shared = previous  # the whole prompt is unchanged: share the tuple too
         else:
             shared = tuple(entries)

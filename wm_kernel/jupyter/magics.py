@@ -688,6 +688,9 @@ def load_extension(shell: Any) -> None:
             raise UsageError(f"wm_kernel: bad configuration: {exc} (fix it with %config "
                              f"WorkingMemoryMagics.<name> = <value>)") from None
         magics.install()
+    from wm_kernel.jupyter.ask_magics import load_ask_magics  # %ask (wm_kernel.providers)
+
+    load_ask_magics(shell)
     _current_session()
 
 
