@@ -71,7 +71,7 @@ def _usage_list(usage: Any) -> list[Usage]:
         items = list(usage)
         if all(isinstance(u, Usage) for u in items):
             return items
-        return [u if isinstance(u, Usage) else parse_usage(u, where=f"usage[{n}]") for n, u in enumerate(items)]
+        return read_usage(items)
     raise TypeError(f"usage must be a path, or a list of Usage / usage records, got {type(usage).__name__}")
 
 
