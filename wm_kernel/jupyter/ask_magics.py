@@ -115,4 +115,15 @@ class AskMagics(Magics):
 def load_ask_magics(shell: Any) -> None:
     """Register ``%ask`` on ``shell`` (once)."""
     if AskMagics.__name__ not in shell.magics_manager.registry:
-        shell.register_magics(AskMagics)
+        shell.register_magics(AskMagics(shell=shell))
+
+
+def unload_ask_magics(shell: Any) -> None:
+    """Remove what :func:`load_ask_magics` added to ``shell``."""
+    manager = shell.magics_manager
+    magics = manager.registry.pop(AskMagics.__name__, None)
+    if magics is None:
+        return
+    if getattr(manager.magics["line"].get("ask"), "__self__", None) is magics:
+        del manager.magics["line"]["ask"]
+    shell.configurables[:] = [c for c in shell.configurables if c is not magics]

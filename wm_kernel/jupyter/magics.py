@@ -697,6 +697,9 @@ def load_extension(shell: Any) -> None:
 def unload_extension(shell: Any) -> None:
     """Remove everything :func:`load_extension` added to ``shell``. The session stays current:
     code in cells may still hold and drive it."""
+    from wm_kernel.jupyter.ask_magics import unload_ask_magics
+
+    unload_ask_magics(shell)
     magics = loaded_magics(shell)
     if magics is not None:
         magics.uninstall()

@@ -143,7 +143,11 @@ def reconcile(source: Session | Simulation, usage: Any = None, *, model: str | M
                 raise ValueError("pass model= (the session sent nothing to take it from)")
             model = known
         if exchanges_by_turn and "history" not in options:
-            options["history"] = history.conversation()
+            # the real conversation; a turn that sent nothing holds an empty user message (no
+            # tokens), since each recorded turn needs one, and is left out below
+            options["history"] = [m for turn in history.turns for m in (
+                exchanges_by_turn[turn].messages() if turn in exchanges_by_turn
+                else [{"role": "user", "content": ""}])]
         turns_sent, requests = session_requests(source, **options)
         if exchanges_by_turn:  # only the turns that were sent reach a provider's cache
             kept = [(t, r) for t, r in zip(turns_sent, requests, strict=True) if t in exchanges_by_turn]
