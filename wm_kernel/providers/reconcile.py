@@ -176,10 +176,10 @@ def reconcile(source: Session | Simulation, usage: Any = None, *, model: str | M
         if len(ids) != len(predicted):
             raise ValueError(f"request_ids has {len(ids)} entries for {len(predicted)} simulated requests")
         by_id = {u.request_id: u for u in billed if u.request_id}
-        missing = [i for i in ids if i not in by_id]
+        missing = [i for i in ids if not isinstance(i, str) or i not in by_id]
         if missing:
             raise ValueError(f"no usage record has request id {missing[0]!r}")
-        aligned = [(p, by_id[i]) for p, i in zip(predicted, ids, strict=True)]
+        aligned = [(p, by_id[str(i)]) for p, i in zip(predicted, ids, strict=True)]
     profile = simulation.profile
     factor, steady = _steady_factor(aligned)
     rows = []
@@ -260,7 +260,7 @@ class Reconciliation:
         ax.set_title(f"{self.profile.name}: simulated vs billed")
         ax.legend()
         figure.tight_layout()
-        return figure  # type: ignore[no-any-return]
+        return figure
 
     def __str__(self) -> str:
         import pandas as pd

@@ -153,6 +153,15 @@ def send(session: Session, client: Any | None, *, model: str, user: str, max_tok
     history = History.of(session)
     if history.exchange_at(session.turn) is not None:
         raise ValueError(f"turn {session.turn} already has an exchange; advance the turn first")
+    if client is not None and not offline():
+        provider_of(client)  # a wrong client is refused before anything happens
+    # the prompt of this turn, composed once: what is sent (or answered from a recording) is what
+    # the history records for the turn, and what a simulation of the session plays
+    composed = session.composed
+    if not isinstance(composed, ComposedPrompt) or composed.turn != session.turn:
+        if client is None and recording is None:
+            raise ValueError("no client to send with (offline): pass recording= to answer from a recording")
+        composed = session.compose()
     if client is None or offline():
         if recording is None:
             raise ValueError("no client to send with (offline): pass recording= to answer from a recording")
@@ -164,9 +173,6 @@ def send(session: Session, client: Any | None, *, model: str, user: str, max_tok
             (on_text or _print)(exchange.reply)
     else:
         provider = provider_of(client)
-        composed = session.composed
-        if not isinstance(composed, ComposedPrompt) or composed.turn != session.turn:
-            composed = session.compose()
         messages = history.conversation() + [{"role": "user", "content": user}]
         if provider == "anthropic":
             body = composed.to_anthropic(history=messages, model=model, max_tokens=max_tokens, **extra)
