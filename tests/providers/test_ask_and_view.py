@@ -72,3 +72,15 @@ def test_the_view_shows_reply_and_billed_next_to_simulated(session: Session) -> 
     assert row.simulated_usd is not None and row.cause is not None
     assert str(view).splitlines()[1:] == ["  user: Hi", "  reply: Hello <Ada>."]
     assert "Hello &lt;Ada&gt;." in view._repr_html_()
+
+
+def test_ask_streams_into_the_cell(asking: Any, session: Session, capsys: pytest.CaptureFixture[str]) -> None:
+    from sdk_mocks import anthropic_stream, sse_response
+
+    usage = {"input_tokens": 30, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}
+    set_ask_client(anthropic_client(Server(sse_response(anthropic_stream(["Par", "tly."], usage, 4)))),
+                   model="claude-sonnet-4-6")
+    reply = asking.run_line_magic("ask", "Is it shipped?")
+    assert reply.text == "Partly."
+    # a terminal shell shows each update of the streamed output in turn
+    assert capsys.readouterr().out.count("<IPython.core.display.HTML object>") == 3

@@ -200,3 +200,33 @@ def test_a_scenario_records_sends_and_replays_them_without_a_client(session: Ses
         (0, "First", "One.", "req_S1"), (1, "Second", "Two.", "req_S2")]
     assert replayed.recorder.conversation()[-1] == {"role": "assistant", "content": "Two."}
     assert len(Recording.from_scenario(Scenario.load(path))) == 2
+
+
+def test_exchanges_persist_in_a_sqlite_history_and_a_turn_holds_one(tmp_path: Any) -> None:
+    from wm_kernel.core.clock import ManualClock
+    from wm_kernel.instruments.exchange import Exchange
+    from wm_kernel.instruments.history import History
+    from wm_kernel.stores.embedded import SQLiteStore
+
+    store = SQLiteStore(tmp_path / "state.db")
+    first = Session(store=store, continuum_id="chat-1", clock=ManualClock("2026-11-30T09:00:00+00:00"))
+    recording = Recording([Exchange(turn=0, provider="openai", model="gpt-5.4", user="Hi", reply="Hello.",
+                                    usage=O_USAGE, request_id="req_1")])
+    send(first, None, model="gpt-5.4", user="Hi", recording=recording, advance=False)
+    with pytest.raises(ValueError, match="^turn 0 already has an exchange; advance the turn first$"):
+        send(first, None, model="gpt-5.4", user="Hi", recording=recording)
+    again = History(store, user_id="notebook", continuum_id="chat-1")
+    assert [(e.turn, e.reply, e.usage) for e in again.exchanges()] == [(0, "Hello.", O_USAGE)]
+    assert again.conversation() == [{"role": "user", "content": "Hi"}, {"role": "assistant", "content": "Hello."}]
+
+
+def test_a_bad_send_step_names_the_line() -> None:
+    from wm_kernel.experiments import Scenario
+    from wm_kernel.experiments.steps import ScenarioError
+
+    text = Scenario().dumps() + \
+        '{"step": "send", "exchange": {"turn": 0, "provider": "mistral", "model": "m", "user": "u", "reply": "r"}}\n'
+    with pytest.raises(ScenarioError) as error:
+        Scenario.loads(text, "s.jsonl")
+    assert str(error.value).endswith("field 'exchange': provider must be one of anthropic, openai, "
+                                     "openai-responses, gemini, got 'mistral'")
