@@ -486,7 +486,7 @@ HEADER = ('{"format": "wm-kernel-scenario", "version": 1, "clock": "2026-11-30T0
      "scenario.jsonl line 2: field 'n' must be a positive integer"),
     ([HEADER, '{"step": "turns", "n": 2}'],
      "scenario.jsonl line 2: field 'step' must be one of base_prompt, profile, feed, turn, collapse, "
-     "clock, compose, auto_compose (got 'turns')"),
+     "clock, compose, auto_compose, send (got 'turns')"),
     ([HEADER, '{"n": 2}'], "scenario.jsonl line 2: field 'step' is missing"),
     ([HEADER, '{"step": "turn", "count": 2}'],
      "scenario.jsonl line 2: unknown field 'count' for a 'turn' step (fields: step, n)"),
@@ -766,6 +766,9 @@ def test_each_kind_of_step_is_one_class_that_reads_and_writes_itself() -> None:
         {"step": "clock", "set": "2026-12-01T08:00:00+01:00"},
         {"step": "compose"},
         {"step": "auto_compose", "value": False},
+        {"step": "send", "exchange": {"v": 1, "turn": 2, "provider": "anthropic", "model": "claude-sonnet-4-6",
+                                      "user": "Hi", "reply": "Hello.", "usage": {"input_tokens": 9, "output_tokens": 2},
+                                      "request_id": "req_1", "stop_reason": "end_turn", "prefix": {}}},
     ]
     assert sorted({s["step"] for s in samples}) == sorted(STEP_TYPES)
     for raw in samples:

@@ -42,7 +42,7 @@ def test_history_has_one_row_per_turn_and_section_in_output_order():
     assert list(df.columns) == FRAME_COLUMNS
     # pandas shows "no trinket" (the base prompt) as a missing value
     rows = [tuple(None if pd.isna(v) else v for v in r)
-            for r in df.drop(columns=["digest", "priority", "dropped"]).itertuples(index=False)]
+            for r in df.drop(columns=["digest", "priority", "dropped", "reply", "usage"]).itertuples(index=False)]
     assert rows == [
         (0, 1, "system", "base_prompt", None, 256, 64, True, True),
         (0, 1, "system", "behavioral_directives", "Directives", 9, 3, True, True),

@@ -71,7 +71,7 @@ def test_out_writes_the_history_csv(scenario: Path, tmp_path: Path,
     frame = pd.read_csv(out)
     assert list(frame.columns) == ["variant", "turn", "segment", "placement", "section", "trinket",
                                    "chars", "tokens", "changed", "cached", "digest", "priority",
-                                   "dropped"]
+                                   "dropped", "reply", "usage"]
     assert frame.groupby("variant").size().to_dict() == {"orig": 9, "recorded": 9}
     assert frame[(frame.turn == 1) & (frame.variant == "recorded")]["section"].tolist() == [
         "base_prompt", "datetime_section", "peanutgallery_guidance"]

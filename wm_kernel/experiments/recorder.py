@@ -15,6 +15,7 @@ from wm_kernel.core.profile import Profile
 from wm_kernel.experiments.codec import encode_arguments
 from wm_kernel.experiments.scenario import Scenario, profile_fields
 from wm_kernel.experiments.steps import PROFILE_FIELDS, ClockStep, ScenarioError, TurnStep
+from wm_kernel.instruments.exchange import ExchangeRecordedEvent
 
 if TYPE_CHECKING:
     from wm_kernel.session import Session
@@ -73,6 +74,7 @@ class ScenarioRecorder:
         self._clock.observe(self._on_clock, "current")
         session.bus.subscribe(TrinketFedEvent, self._on_feed)
         session.bus.subscribe(SegmentCollapsedEvent, self._on_collapse)
+        session.bus.subscribe(ExchangeRecordedEvent, self._on_exchange)
         for trinket in self._trinkets:
             trinket.observe(self._on_enabled, "enabled")
             if not trinket.enabled:
@@ -111,6 +113,7 @@ class ScenarioRecorder:
             self._clock.unobserve(self._on_clock, "current")
             session.bus.unsubscribe(TrinketFedEvent, self._on_feed)
             session.bus.unsubscribe(SegmentCollapsedEvent, self._on_collapse)
+            session.bus.unsubscribe(ExchangeRecordedEvent, self._on_exchange)
             session.unobserve(self._on_base_prompt, "base_prompt")
             session.unobserve(self._on_auto_compose, "auto_compose")
             for trinket in self._trinkets:
@@ -203,6 +206,10 @@ class ScenarioRecorder:
                    "tools_used": list(event.tools_used)})
         if self.session.auto_compose:
             self._pending_composes += 1
+
+    def _on_exchange(self, event: ExchangeRecordedEvent) -> None:
+        if event.exchange is not None:
+            self._add({"step": "send", "exchange": event.exchange.to_json()})
 
     def _on_composed(self, change: Any) -> None:
         if self._pending_composes:

@@ -13,6 +13,8 @@ collapse        ``summary`` (default ""), ``tools_used`` (list of strings, defau
 clock           exactly one of ``advance`` (seconds, a number >= 0) or ``set`` (ISO 8601 with offset)
 compose         no fields: an explicit compose (auto composes after turns are not steps)
 auto_compose    ``value``: true or false
+send            ``exchange``: a user message sent to a model and the reply and usage it got
+                (``wm_kernel.instruments.exchange``); a replay answers from it, with no network
 ==============  ==================================================================================
 
 Examples
@@ -38,6 +40,8 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from wm_kernel.core.clock import ManualClock, parse_instant
 from wm_kernel.core.profile import Profile
 from wm_kernel.experiments.codec import decode_value
+from wm_kernel.instruments.exchange import Exchange, ExchangeRecordedEvent
+from wm_kernel.instruments.history import History
 
 if TYPE_CHECKING:
     from trinkets.base import EventAwareTrinket
@@ -380,10 +384,38 @@ class AutoComposeStep(Step):
         replay.session.auto_compose = self.value
 
 
+@dataclass(frozen=True)
+class SendStep(Step):
+    """A send recorded with its answer: replaying it records the same exchange at the replay's turn
+    (no client, no network); the turn step that followed the send completes the turn."""
+
+    exchange: Exchange
+    kind: ClassVar[str] = "send"
+    fields: ClassVar[tuple[str, ...]] = ("exchange",)
+
+    @classmethod
+    def parse(cls, raw: Mapping[str, Any], where: str, trinkets: Sequence[str]) -> SendStep:
+        try:
+            return cls(Exchange.from_json(raw.get("exchange")))
+        except ValueError as exc:
+            raise fail(where, f"field 'exchange': {exc}") from None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"step": self.kind, "exchange": self.exchange.to_json()}
+
+    def apply(self, replay: Replay) -> None:
+        session = replay.session
+        exchange = dataclasses.replace(self.exchange, turn=session.turn)
+        History.of(session).record_exchange(exchange)
+        session.bus.publish(ExchangeRecordedEvent.create(continuum_id=session.continuum_id,
+                                                         user_id=session.user_id, clock=session.clock,
+                                                         exchange=exchange))
+
+
 #: Every kind of step by its ``step`` field, in the order the file format documents them.
 STEP_TYPES: dict[str, type[Step]] = {
     cls.kind: cls for cls in (BasePromptStep, ProfileStep, FeedStep, TurnStep, CollapseStep,
-                              ClockStep, ComposeStep, AutoComposeStep)}
+                              ClockStep, ComposeStep, AutoComposeStep, SendStep)}
 
 
 def parse_step(raw: Any, where: str, trinkets: Sequence[str]) -> Step:

@@ -51,13 +51,19 @@ Public API
                    cached, digest, priority, dropped (one row per (turn, section), output order
                    within a turn; ``trinket`` is missing (NA) for the base prompt; ``digest`` is
                    the text's blake2b-128 in hex, equal texts have equal digests; ``priority`` is
-                   the section's priority when composed (NA if not known); sections a token budget dropped follow the turn's sections as rows with
-                   ``dropped`` True, the ``tokens`` they would have cost, no placement, chars 0)
+                   the section's priority when composed (NA if not known); sections a token
+                   budget dropped follow the turn's sections as rows with
+                   ``dropped`` True, the ``tokens`` they would have cost, no placement, chars 0;
+                   ``reply`` and ``usage`` are the turn's exchange's reply text and billed usage
+                   dict, None on turns that sent nothing)
 ``prompt_at(turn)``  the ComposedPrompt of that turn, rebuilt (five keys and ``sections``)
 ``turns``, ``len(history)``, ``last_position()`` (turn, segment, segment_turn of the last record)
 ``texts()``        digest -> text of every distinct stored text
 ``stats()``        sizes: distinct texts, bytes of texts and records, bytes per turn
 ``counter``        the TokenCounter for the ``tokens`` column (offline tiktoken or an estimate)
+``record_exchange(exchange)``, ``exchanges()``, ``exchange_at(turn)``, ``conversation()``
+                   what was sent to a model and its reply (``wm_kernel.instruments.exchange``);
+                   the frame's ``reply`` and ``usage`` columns show them on the turn's rows
 
 ``changed`` is True when the section's text differs from the previous recorded turn's section of the
 same name, or the section was absent there (every section of the first recorded turn is changed).
@@ -95,6 +101,7 @@ from typing import TYPE_CHECKING, Any
 
 from wm_kernel.core.composer import DEFAULT_HUD_TITLE, DEFAULT_NAMESPACE, Layout, SystemPromptComposer
 from wm_kernel.core.prompt import PLACEMENTS, ComposedPrompt, OmittedSection, SectionRecord
+from wm_kernel.instruments.exchange import Exchange
 from wm_kernel.stores.embedded import MemoryStore, StateStore
 from wm_kernel.utils.checks import check_int
 from wm_kernel.utils.tokens import TokenCounter
@@ -105,7 +112,7 @@ if TYPE_CHECKING:
     from wm_kernel.session import Session
 
 FRAME_COLUMNS = ["turn", "segment", "placement", "section", "trinket", "chars", "tokens", "changed",
-                 "cached", "digest", "priority", "dropped"]
+                 "cached", "digest", "priority", "dropped", "reply", "usage"]
 
 #: Version of every record a history writes (the ``"v"`` field).
 RECORD_VERSION = 1
@@ -121,6 +128,10 @@ SCHEMA = {
                                                            '"budget": {"priorities": {section: int}, '
                                                            '"dropped": [[name, trinket, tokens, '
                                                            'priority], ...]} (only under a budget)}'),
+    "history-exchanges:{user_id}:{continuum_id}": ("turn (decimal)", '{"v": 1, "turn": int, "provider": str, '
+                                                                     '"model": str, "user": str, "reply": str, '
+                                                                     '"usage": object | null, ...} '
+                                                                     '(wm_kernel.instruments.exchange)'),
 }
 TEXTS_KEY = "history:texts"
 ENTRIES_KEY = "history:entries"
@@ -133,6 +144,11 @@ _Budget = tuple[Mapping[str, int], tuple[OmittedSection, ...]]
 def composes_key(user_id: str, continuum_id: str) -> str:
     """The store hash holding one conversation's recorded turns."""
     return f"history:{user_id}:{continuum_id}"
+
+
+def exchanges_key(user_id: str, continuum_id: str) -> str:
+    """The store hash holding one conversation's exchanges with a model, by turn."""
+    return f"history-exchanges:{user_id}:{continuum_id}"
 
 
 class HistoryConflictError(RuntimeError):
@@ -240,6 +256,7 @@ class History:
         self._records: dict[int, Compose] = {}
         # turn -> (section -> priority, sections a token budget dropped)
         self._budgets: dict[int, tuple[Mapping[str, int], tuple[OmittedSection, ...]]] = {}
+        self._exchanges: dict[int, Exchange] = {}
         self._in_order = True
         self._max_turn = -1
         self._texts: dict[bytes, str] = {}
@@ -397,6 +414,12 @@ class History:
                 rows.append((record.turn, record.segment, None, gone.name, gone.trinket, 0,
                              gone.tokens or 0, False, False, "", gone.priority, True))
             previous, previous_entries = current, record.entries
+        exchanges = self._exchanges
+        if exchanges:
+            rows = [row + ((e.reply, dict(e.usage) if e.usage is not None else None)
+                           if (e := exchanges.get(row[0])) is not None else (None, None)) for row in rows]
+        else:
+            rows = [row + (None, None) for row in rows]
         df = pd.DataFrame.from_records(rows, columns=FRAME_COLUMNS)
         df = df.astype({"turn": "int64", "segment": "int64", "chars": "int64", "tokens": "int64",
                         "changed": "bool", "cached": "bool", "priority": "Int64", "dropped": "bool"})
@@ -462,7 +485,7 @@ class History:
                 entry = self._find(section, fresh, fresh_texts)
             entries.append(entry)
         previous = self._last_entries
-        if len(previous) == len(entries) and all(a is b for a, b in zip(previous, entries)):
+        if len(previous) == len(entries) and all(a is b for a, b in zip(previous, entries, strict=True)):
             shared = previous  # the whole prompt is unchanged: share the tuple too
         else:
             shared = tuple(entries)
@@ -510,6 +533,38 @@ class History:
                               section.straggler, text, digest)
                 fresh.append(entry)
         return entry
+
+    # -- exchanges with a model (wm_kernel.providers.send records them)
+    def record_exchange(self, exchange: Exchange) -> None:
+        """Keep ``exchange`` as what was sent at its turn and answered; a turn holds one exchange
+        (a second one is a ValueError). Stored first, then kept in memory: a failed store write
+        records nothing."""
+        if not isinstance(exchange, Exchange):
+            raise TypeError(f"expected an Exchange, got {type(exchange).__name__}")
+        if exchange.turn in self._exchanges:
+            raise ValueError(f"turn {exchange.turn} already has an exchange; advance the turn first")
+        if self._persistent:
+            key = exchanges_key(self.user_id, self.continuum_id)
+            with self.store.transaction():
+                if self.store.hget(key, str(exchange.turn)) is not None:
+                    raise HistoryConflictError(self._conflict(exchange.turn))
+                self.store.hset(key, str(exchange.turn), exchange.to_json())
+        self._exchanges = dict(sorted({**self._exchanges, exchange.turn: exchange}.items()))
+        self._frame_cache = None
+
+    def exchanges(self) -> list[Exchange]:
+        """Every recorded exchange, in turn order."""
+        return list(self._exchanges.values())
+
+    def exchange_at(self, turn: int) -> Exchange | None:
+        """The exchange of ``turn``, or None if nothing was sent then."""
+        return self._exchanges.get(turn)
+
+    def conversation(self, before: int | None = None) -> list[dict[str, str]]:
+        """The messages of every exchange (of turns before ``before`` when given), user and
+        assistant alternating: the history the next request carries."""
+        return [m for e in self._exchanges.values() if before is None or e.turn < before
+                for m in e.messages()]
 
     # -- persistence (see SCHEMA)
     def _write(self, turn: int, segment: int, segment_turn: int, entries: tuple[Entry, ...],
@@ -580,6 +635,12 @@ class History:
                              f"({type(exc).__name__}: {exc})") from None
         self._last = {e.name: e for e in previous}
         self._last_entries = previous
+        try:
+            self._exchanges = dict(sorted((int(turn), Exchange.from_json(raw)) for turn, raw in
+                                          store.hgetall(exchanges_key(self.user_id, self.continuum_id)).items()))
+        except ValueError as exc:
+            raise ValueError(f"the exchanges of conversation {self.continuum_id!r} (user {self.user_id!r}) "
+                             f"cannot be read ({exc})") from None
 
     def _load_entry(self, entry_id: str) -> Entry:
         found = self._entries_by_id.get(entry_id)

@@ -701,6 +701,9 @@ def load_extension(shell: Any) -> None:
     from wm_kernel.jupyter.check_magics import load_check_magics
 
     load_check_magics(shell)
+    from wm_kernel.jupyter.ask_magics import load_ask_magics  # %ask (wm_kernel.providers)
+
+    load_ask_magics(shell)
     _current_session()
 
 
@@ -710,6 +713,9 @@ def unload_extension(shell: Any) -> None:
     from wm_kernel.jupyter.check_magics import unload_check_magics
 
     unload_check_magics(shell)
+    from wm_kernel.jupyter.ask_magics import unload_ask_magics
+
+    unload_ask_magics(shell)
     magics = loaded_magics(shell)
     if magics is not None:
         magics.uninstall()

@@ -1,0 +1,6 @@
+"""Talking to models: send the composed request, read and price the usage a provider bills, and
+reconcile it with a cache simulation (the layer above ``wm_kernel.session`` and experiments).
+
+The SDKs (``anthropic``, ``openai``) are the optional extra ``wm-kernel[providers]``; nothing here
+imports them until a request is sent.
+"""

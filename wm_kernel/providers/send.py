@@ -1,0 +1,207 @@
+"""Send a session's composed prompt to a model through the official SDK, and record the exchange.
+
+``send(session, client, model=..., user="...")`` builds the request exactly as
+``ComposedPrompt.to_anthropic`` / ``to_openai`` do (the conversation so far is the session's
+recorded exchanges, the new user message last), sends it with ``client`` (an ``anthropic.Anthropic``
+or an ``openai.OpenAI``, any ``base_url``), and, once the provider answered, records the reply and the
+billed usage in the session's History, publishes an ``ExchangeRecordedEvent`` (a scenario recorder
+writes it as a ``send`` step) and completes the turn, so the next request carries this exchange.
+
+A failed send (authentication, rate limit, network, a bad request) raises :class:`SendError` with one
+line and records nothing: the session is as it was.
+
+Offline: with ``recording=`` a :class:`~wm_kernel.providers.recording.Recording`, a live send is
+appended to it; with no client (or ``WM_KERNEL_OFFLINE=1``) the reply comes from the recording
+instead, so a notebook that talked to a real model re-runs with no network.
+"""
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from wm_kernel.core.prompt import ComposedPrompt
+from wm_kernel.instruments.exchange import Exchange, ExchangeRecordedEvent
+from wm_kernel.instruments.history import History
+from wm_kernel.providers.pricing import Cost, price
+from wm_kernel.providers.recording import Recording, offline
+from wm_kernel.providers.usage import Usage, parse_usage, request_prefix
+from wm_kernel.session import Session
+from wm_kernel.utils.checks import check_str
+
+
+class SendError(RuntimeError):
+    """A request failed (authentication, rate limit, network, bad request); the message is one line."""
+
+
+@dataclass(frozen=True)
+class Reply:
+    """What :func:`send` returns: the recorded exchange, its usage and what that usage costs
+    (None when the model has no price profile)."""
+
+    exchange: Exchange
+    usage: Usage | None
+    cost: Cost | None
+
+    @property
+    def text(self) -> str:
+        """The model's reply."""
+        return self.exchange.reply
+
+    def __str__(self) -> str:
+        return self.text
+
+    def __repr__(self) -> str:
+        e = self.exchange
+        billed = f", billed ${self.cost.total_usd:.6f}" if self.cost is not None else ""
+        return f"<Reply turn {e.turn} from {e.model}: {len(e.reply):,} chars{billed}>"
+
+    def _repr_html_(self) -> str:
+        from html import escape
+
+        return f'<div class="wm-reply"><pre style="white-space:pre-wrap">{escape(self.text)}</pre></div>'
+
+
+def provider_of(client: Any) -> str:
+    """``"anthropic"`` or ``"openai"`` for an SDK client (by the package it comes from)."""
+    package = type(client).__module__.partition(".")[0]
+    if package in ("anthropic", "openai"):
+        return package
+    raise TypeError(f"client must be an anthropic.Anthropic or openai.OpenAI client, got {type(client).__name__}")
+
+
+def _error_line(provider: str, exc: Exception) -> str:
+    """One line for an SDK error: what happened, the provider's message and the request id."""
+    status = getattr(exc, "status_code", None)
+    body = getattr(exc, "body", None)
+    message = None
+    if isinstance(body, Mapping):
+        inner = body.get("error", body)
+        message = inner.get("message") if isinstance(inner, Mapping) else None
+    message = " ".join(str(message or getattr(exc, "message", "") or exc).split())
+    request_id = getattr(exc, "request_id", None)
+    suffix = f" (request {request_id})" if request_id else ""
+    if status is None:
+        kind = "timed out" if "Timeout" in type(exc).__name__ else "could not connect"
+        return f"{provider}: {kind}: {message}"
+    what = {401: "authentication failed", 403: "permission denied", 429: "rate limited",
+            404: "not found", 400: "bad request", 413: "request too large", 529: "overloaded"}.get(status)
+    what = what or ("server error" if status >= 500 else "request refused")
+    return f"{provider}: {what} ({status}): {message}{suffix}"
+
+
+def _anthropic(client: Any, body: dict[str, Any], stream: bool,
+               on_text: Callable[[str], None]) -> tuple[str, dict[str, Any] | None, str | None, str | None]:
+    if stream:
+        with client.messages.stream(**body) as events:
+            for text in events.text_stream:
+                on_text(text)
+            message = events.get_final_message()
+    else:
+        message = client.messages.create(**body)
+    reply = "".join(block.text for block in message.content if getattr(block, "type", None) == "text")
+    usage = message.usage.model_dump(mode="json") if message.usage is not None else None
+    return reply, usage, getattr(message, "_request_id", None), message.stop_reason
+
+
+def _openai(client: Any, body: dict[str, Any], stream: bool,
+            on_text: Callable[[str], None]) -> tuple[str, dict[str, Any] | None, str | None, str | None]:
+    if not stream:
+        completion = client.chat.completions.create(**body)
+        choice = completion.choices[0]
+        usage = completion.usage.model_dump(mode="json") if completion.usage is not None else None
+        return (choice.message.content or "", usage, getattr(completion, "_request_id", None),
+                choice.finish_reason)
+    parts: list[str] = []
+    usage = finish = request_id = None
+    chunks = client.chat.completions.create(**body, stream=True, stream_options={"include_usage": True})
+    request_id = getattr(getattr(chunks, "response", None), "headers", {}).get("x-request-id")
+    for chunk in chunks:
+        for choice in chunk.choices:
+            if choice.delta.content:
+                parts.append(choice.delta.content)
+                on_text(choice.delta.content)
+            finish = choice.finish_reason or finish
+        if chunk.usage is not None:  # the extra last chunk include_usage asks for
+            usage = chunk.usage.model_dump(mode="json")
+    return "".join(parts), usage, request_id, finish
+
+
+def _print(text: str) -> None:
+    sys.stdout.write(text)
+    sys.stdout.flush()
+
+
+def send(session: Session, client: Any | None, *, model: str, user: str, max_tokens: int = 1024,
+         stream: bool = False, on_text: Callable[[str], None] | None = None,
+         recording: Recording | None = None, advance: bool = True, **extra: Any) -> Reply:
+    """Send the session's prompt and ``user`` to ``model``; record and return the reply.
+
+    ``stream`` shows the reply as it comes (``on_text(chunk)`` for each piece; by default printed).
+    ``advance`` completes the turn after the exchange (the next compose is the next turn's prompt).
+    ``extra`` keys (``temperature``, ``tools``...) go into the request body. See the module docstring
+    for offline replay from ``recording``.
+    """
+    if not isinstance(session, Session):
+        raise TypeError(f"send needs a Session, got {type(session).__name__}")
+    check_str(model, "model")
+    if not isinstance(user, str) or not user.strip():
+        raise ValueError("user must be a non-empty message")
+    if recording is not None and not isinstance(recording, Recording):
+        raise TypeError(f"recording must be a Recording, got {type(recording).__name__}")
+    history = History.of(session)
+    if history.exchange_at(session.turn) is not None:
+        raise ValueError(f"turn {session.turn} already has an exchange; advance the turn first")
+    if client is not None and not offline():
+        provider_of(client)  # a wrong client is refused before anything happens
+    # the prompt of this turn, composed once: what is sent (or answered from a recording) is what
+    # the history records for the turn, and what a simulation of the session plays
+    composed = session.composed
+    if not isinstance(composed, ComposedPrompt) or composed.turn != session.turn:
+        if client is None and recording is None:
+            raise ValueError("no client to send with (offline): pass recording= to answer from a recording")
+        composed = session.compose()
+    if client is None or offline():
+        if recording is None:
+            raise ValueError("no client to send with (offline): pass recording= to answer from a recording")
+        recorded = recording.answer(user=user, model=model)
+        exchange = Exchange(turn=session.turn, provider=recorded.provider, model=recorded.model, user=user,
+                            reply=recorded.reply, usage=recorded.usage, request_id=recorded.request_id,
+                            stop_reason=recorded.stop_reason, prefix=recorded.prefix)
+        if stream:
+            (on_text or _print)(exchange.reply)
+    else:
+        provider = provider_of(client)
+        messages = history.conversation() + [{"role": "user", "content": user}]
+        if provider == "anthropic":
+            body = composed.to_anthropic(history=messages, model=model, max_tokens=max_tokens, **extra)
+        else:
+            body = composed.to_openai(history=messages, model=model, max_tokens=max_tokens, **extra)
+        call = _anthropic if provider == "anthropic" else _openai
+        try:
+            reply, usage, request_id, stop = call(client, body, stream, on_text or _print)
+        except Exception as exc:
+            if type(exc).__module__.partition(".")[0] != provider:
+                raise
+            raise SendError(_error_line(provider, exc)) from None
+        exchange = Exchange(turn=session.turn, provider=provider, model=model, user=user, reply=reply,
+                            usage=usage, request_id=request_id, stop_reason=stop, prefix=request_prefix(body))
+    history.record_exchange(exchange)
+    if recording is not None and client is not None and not offline():
+        recording.append(exchange)
+    session.bus.publish(ExchangeRecordedEvent.create(continuum_id=session.continuum_id, user_id=session.user_id,
+                                                     clock=session.clock, exchange=exchange))
+    if advance:
+        session.advance_turn()
+    usage_record = None if exchange.usage is None else parse_usage(
+        exchange.usage, where=f"the usage of turn {exchange.turn}", request_id=exchange.request_id)
+    return Reply(exchange, usage_record, _cost(usage_record, model))
+
+
+def _cost(usage: Usage | None, model: str) -> Cost | None:
+    from wm_kernel.cachesim.models import MODELS
+
+    if usage is None or model not in MODELS:
+        return None
+    return price(usage, model)

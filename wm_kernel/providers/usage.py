@@ -1,0 +1,270 @@
+"""The usage a provider bills, read from SDK objects, dicts or a JSON Lines file of raw responses.
+
+Every provider counts cached tokens its own way (``docs/providers.md`` has the sources):
+
+* **Anthropic** (Messages): ``input_tokens`` are only the tokens after the last cache breakpoint;
+  ``cache_read_input_tokens`` and ``cache_creation_input_tokens`` are *added* to them (the request's
+  total is the sum of the three); ``cache_creation.ephemeral_1h_input_tokens`` says how many of the
+  writes were 1-hour ones (the rest are 5-minute writes).
+* **OpenAI** Chat Completions (``prompt_tokens``) and Responses (``input_tokens`` with
+  ``input_tokens_details``): the prompt count *includes* the cached tokens
+  (``..._details.cached_tokens``) and the tokens written to the cache (``cache_write_tokens``).
+* **Gemini** (``usageMetadata``): ``promptTokenCount`` includes ``cachedContentTokenCount``;
+  ``toolUsePromptTokenCount`` is input too, ``thoughtsTokenCount`` is output. It reports no writes.
+
+:class:`Usage` holds one request's usage in one shape whatever the provider: tokens billed as plain
+input, read from the cache, written to it (and how many of those at the 1-hour price), and output;
+each token in exactly one of the first three. ``wm_kernel.providers.pricing`` turns it into dollars.
+
+Examples
+--------
+>>> u = parse_usage({"input_tokens": 50, "cache_creation_input_tokens": 1200,
+...                  "cache_read_input_tokens": 100000, "output_tokens": 87,
+...                  "cache_creation": {"ephemeral_5m_input_tokens": 200, "ephemeral_1h_input_tokens": 1000}})
+>>> u.provider, u.prompt_tokens, u.cache_write_5m_tokens, u.cache_write_1h_tokens
+('anthropic', 101250, 200, 1000)
+>>> parse_usage({"prompt_tokens": 2006, "completion_tokens": 300, "total_tokens": 2306,
+...              "prompt_tokens_details": {"cached_tokens": 1920}}).input_tokens
+86
+>>> parse_usage({"tokens": 5}, where="usage.jsonl line 3")
+Traceback (most recent call last):
+...
+ValueError: usage.jsonl line 3: not a usage record of Anthropic, OpenAI (Chat or Responses) or Gemini (keys: tokens)
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+PROVIDERS = ("anthropic", "openai", "openai-responses", "gemini")
+
+
+@dataclass(frozen=True)
+class Usage:
+    """One request's billed usage, provider-neutral (see the module docstring).
+
+    ``input_tokens`` are billed at the plain input price, ``cache_read_tokens`` at the read price,
+    ``cache_write_tokens`` at a write price (``cache_write_1h_tokens`` of them at the 1-hour one).
+    ``prefix`` holds digests of the request's cache-deciding parts when the request is known
+    (:func:`request_prefix`); ``line`` is where in a file the record was read.
+    """
+
+    provider: str
+    input_tokens: int
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
+    cache_write_1h_tokens: int = 0
+    output_tokens: int = 0
+    model: str | None = None
+    request_id: str | None = None
+    prefix: Mapping[str, str] = field(default_factory=dict)
+    line: int | None = None
+
+    def __post_init__(self) -> None:
+        if self.provider not in PROVIDERS:
+            raise ValueError(f"provider must be one of {', '.join(PROVIDERS)}, got {self.provider!r}")
+        for name in ("input_tokens", "cache_read_tokens", "cache_write_tokens", "cache_write_1h_tokens",
+                     "output_tokens"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+                raise ValueError(f"{name} must be a non-negative int, got {value!r}")
+        if self.cache_write_1h_tokens > self.cache_write_tokens:
+            raise ValueError(f"cache_write_1h_tokens ({self.cache_write_1h_tokens}) exceed "
+                             f"cache_write_tokens ({self.cache_write_tokens})")
+
+    @property
+    def prompt_tokens(self) -> int:
+        """Every input token of the request: plain, read and written."""
+        return self.input_tokens + self.cache_read_tokens + self.cache_write_tokens
+
+    @property
+    def cache_write_5m_tokens(self) -> int:
+        """Writes at the default (5-minute, or the provider's only) write price."""
+        return self.cache_write_tokens - self.cache_write_1h_tokens
+
+
+def _plain(obj: Any) -> Any:
+    """A dict from an SDK object (pydantic ``model_dump``), or the object itself."""
+    dump = getattr(obj, "model_dump", None)
+    if callable(dump):
+        return dump(mode="json", exclude_none=False)
+    return obj
+
+
+def _int(record: Mapping[str, Any], key: str, where: str) -> int:
+    value = record.get(key)
+    if value is None:
+        return 0
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise ValueError(f"{where}: {key} must be a non-negative int, got {value!r}")
+    return value
+
+
+def _details(record: Mapping[str, Any], key: str, where: str) -> Mapping[str, Any]:
+    details = record.get(key)
+    if details is None:
+        return {}
+    if not isinstance(details, Mapping):
+        raise ValueError(f"{where}: {key} must be an object, got {type(details).__name__}")
+    return details
+
+
+def _kind(usage: Mapping[str, Any]) -> str | None:
+    if "promptTokenCount" in usage or "prompt_token_count" in usage:
+        return "gemini"
+    if "prompt_tokens" in usage:
+        return "openai"
+    if "input_tokens" in usage and "output_tokens" in usage:
+        if "input_tokens_details" in usage or "total_tokens" in usage:
+            return "openai-responses"
+        return "anthropic"
+    return None
+
+
+def _find_usage(record: Mapping[str, Any]) -> tuple[Mapping[str, Any], Mapping[str, Any]]:
+    """(usage object, the response around it: {} when ``record`` is the usage itself)."""
+    for key in ("usage", "usageMetadata", "usage_metadata"):
+        inner = record.get(key)
+        if isinstance(inner, Mapping):
+            return inner, record
+    # a streamed Anthropic message_start carries the message
+    message = record.get("message")
+    if isinstance(message, Mapping) and isinstance(message.get("usage"), Mapping):
+        return message["usage"], message
+    return record, {}
+
+
+def parse_usage(obj: Any, *, where: str = "usage", request_id: str | None = None,
+                prefix: Mapping[str, str] | None = None, line: int | None = None) -> Usage:
+    """The :class:`Usage` of one response or usage object (SDK object or dict) of any provider.
+
+    ``where`` names the record in errors. A response's ``id`` is not a request id; pass
+    ``request_id`` (or give the record a ``request_id`` field) to align by request.
+    """
+    record = _plain(obj)
+    if not isinstance(record, Mapping):
+        raise ValueError(f"{where}: expected a response or usage object, got {type(record).__name__}")
+    usage, response = _find_usage(record)
+    kind = _kind(usage)
+    if kind is None:
+        keys = ", ".join(sorted(str(k) for k in usage)) or "none"
+        raise ValueError(f"{where}: not a usage record of Anthropic, OpenAI (Chat or Responses) or Gemini "
+                         f"(keys: {keys})")
+    model = response.get("model") or response.get("modelVersion") or response.get("model_version")
+    rid = request_id or record.get("request_id") or record.get("_request_id")
+    common: dict[str, Any] = {"model": model if isinstance(model, str) else None,
+                              "request_id": rid if isinstance(rid, str) else None,
+                              "prefix": dict(prefix or {}), "line": line}
+    if kind == "anthropic":
+        written = _int(usage, "cache_creation_input_tokens", where)
+        creation = _details(usage, "cache_creation", where)
+        one_hour = _int(creation, "ephemeral_1h_input_tokens", where)
+        if one_hour > written:
+            raise ValueError(f"{where}: ephemeral_1h_input_tokens ({one_hour}) exceed "
+                             f"cache_creation_input_tokens ({written})")
+        return Usage("anthropic", _int(usage, "input_tokens", where), _int(usage, "cache_read_input_tokens", where),
+                     written, one_hour, _int(usage, "output_tokens", where), **common)
+    if kind in ("openai", "openai-responses"):
+        prompt_key, details_key, output_key = (("prompt_tokens", "prompt_tokens_details", "completion_tokens")
+                                               if kind == "openai" else
+                                               ("input_tokens", "input_tokens_details", "output_tokens"))
+        prompt = _int(usage, prompt_key, where)
+        details = _details(usage, details_key, where)
+        cached = _int(details, "cached_tokens", where)
+        written = _int(details, "cache_write_tokens", where)
+        if cached + written > prompt:
+            raise ValueError(f"{where}: cached ({cached}) and written ({written}) tokens exceed {prompt_key} "
+                             f"({prompt}), which includes them")
+        return Usage(kind, prompt - cached - written, cached, written, 0, _int(usage, output_key, where), **common)
+    camel = "promptTokenCount" in usage
+
+    def g(name: str, snake: str) -> int:
+        return _int(usage, name if camel else snake, where)
+
+    prompt = g("promptTokenCount", "prompt_token_count")
+    cached = g("cachedContentTokenCount", "cached_content_token_count")
+    if cached > prompt:
+        raise ValueError(f"{where}: cachedContentTokenCount ({cached}) exceeds promptTokenCount ({prompt}), "
+                         f"which includes it")
+    tool_input = g("toolUsePromptTokenCount", "tool_use_prompt_token_count")
+    output = g("candidatesTokenCount", "candidates_token_count") + g("thoughtsTokenCount", "thoughts_token_count")
+    return Usage("gemini", prompt - cached + tool_input, cached, 0, 0, output, **common)
+
+
+def read_usage(source: str | os.PathLike[str] | Iterable[Any]) -> list[Usage]:
+    """Every usage record of a JSON Lines file (a path) or of an iterable of objects / JSON lines.
+
+    A line is a raw response, a bare usage object, or ``{"response": ..., "request": ...,
+    "request_id": ...}`` (a request body lets a reconciliation tell a changed prefix from a provider
+    miss). Blank lines are skipped. Anything else is one ValueError naming the line.
+    """
+    if isinstance(source, (str, os.PathLike)):
+        path = Path(source)
+        name = path.name
+        with path.open(encoding="utf-8") as handle:
+            items: list[Any] = handle.readlines()
+    else:
+        name, items = "usage", list(source)
+    out = []
+    for number, item in enumerate(items, start=1):
+        where = f"{name} line {number}"
+        if isinstance(item, str):
+            if not item.strip():
+                continue
+            try:
+                item = json.loads(item)
+            except json.JSONDecodeError as exc:
+                raise ValueError(f"{where}: not JSON ({exc.msg})") from None
+        record = _plain(item)
+        if isinstance(record, Mapping) and "response" in record:
+            request = record.get("request")
+            if request is not None and not isinstance(request, Mapping):
+                raise ValueError(f"{where}: request must be an object, got {type(request).__name__}")
+            rid = record.get("request_id")
+            out.append(parse_usage(record["response"], where=where, request_id=rid if isinstance(rid, str) else None,
+                                   prefix=request_prefix(request) if request is not None else None, line=number))
+        else:
+            out.append(parse_usage(record, where=where, line=number))
+    return out
+
+
+#: Request fields that do not change what a provider's cache can serve.
+_NOT_PARAMS = ("messages", "system", "tools", "input", "instructions", "max_tokens", "max_completion_tokens",
+               "max_output_tokens", "stream", "stream_options", "metadata", "user")
+
+
+def _digest(value: Any) -> str:
+    text = json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=8).hexdigest()
+
+
+def request_prefix(body: Mapping[str, Any]) -> dict[str, str]:
+    """Digests of what decides a cache hit in a request body: ``tools``, ``system`` (Anthropic: the
+    system blocks up to the last ``cache_control``; OpenAI: the system/developer message) and
+    ``params`` (the model and sampling parameters). Equal digests: the same cacheable prefix.
+
+    >>> a = request_prefix({"model": "m", "system": [{"type": "text", "text": "S",
+    ...                     "cache_control": {"type": "ephemeral"}}, {"type": "text", "text": "t1"}]})
+    >>> b = request_prefix({"model": "m", "system": [{"type": "text", "text": "S",
+    ...                     "cache_control": {"type": "ephemeral"}}, {"type": "text", "text": "t2"}]})
+    >>> a == b, a == request_prefix({"model": "m2", "system": "S"})
+    (True, False)
+    """
+    if not isinstance(body, Mapping):
+        raise TypeError(f"a request body must be a dict, got {type(body).__name__}")
+    system: Any = body.get("system", body.get("instructions"))
+    if isinstance(system, list):
+        marked = [i for i, block in enumerate(system) if isinstance(block, Mapping) and "cache_control" in block]
+        system = system[:marked[-1] + 1] if marked else system[:1]
+    elif system is None:
+        messages = body.get("messages") or []
+        first = messages[0] if messages else None
+        if isinstance(first, Mapping) and first.get("role") in ("system", "developer"):
+            system = first.get("content")
+    return {"tools": _digest(body.get("tools")), "system": _digest(system),
+            "params": _digest({k: v for k, v in body.items() if k not in _NOT_PARAMS})}
