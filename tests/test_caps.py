@@ -27,7 +27,7 @@ def session() -> Session:
 
 
 @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(text=st.text(st.characters(blacklist_categories=("Cs",)), min_size=1, max_size=400),
+@given(text=st.text(st.characters(blacklist_categories=("Cs",)), min_size=1, max_size=400).filter(str.strip),
        limit=st.integers(1, 120), unit=st.sampled_from(["tokens", "chars"]))
 def test_a_composed_section_never_exceeds_its_hard_cap(text: str, limit: int, unit: str) -> None:
     composer = SystemPromptComposer()
