@@ -324,14 +324,14 @@ class ReminderManager(EventAwareTrinket):
         self._inputs_changed()
 
     def _next_id(self) -> str:
-        # called inside a store transaction: reading and bumping the counter is one atomic step;
-        # each candidate is looked up alone, so adding a reminder costs the same with 10 or 10,000
+        # the store's atomic hincrby hands out each number once, also to two processes sharing the
+        # store ("next_number" holds the next number to use; a missing field means 1); each
+        # candidate is looked up alone, so adding a reminder costs the same with 10 or 10,000
         store, meta = self.working_memory.store, keys.reminders_meta(self.working_memory.user_id)
-        number = int(store.hget(meta, "next_number") or 1)
-        while store.hget(self.store_key, f"rem_{number}") is not None:  # a caller chose rem_<n>
-            number += 1
-        store.hset(meta, "next_number", number + 1)
-        return f"rem_{number}"
+        while True:
+            number = store.hincrby(meta, "next_number") - 1
+            if number >= 1 and store.hget(self.store_key, f"rem_{number}") is None:
+                return f"rem_{number}"  # (a caller may have chosen rem_<n> with id=)
 
     # -- feeding
     @feed

@@ -147,6 +147,11 @@ class StateStore(ABC):
             self.hset(key, field, current + amount)
         return int(current + amount)
 
+    def fields(self, key: str) -> list[str]:
+        """The names of a key's fields, sorted, without reading their values (so a value that
+        cannot be read does not hide the others)."""
+        return sorted(self.hgetall(key))
+
     def version(self, key: str) -> Hashable | None:
         """A value that changes whenever ``key`` may have changed, whoever changed it (this
         process or another sharing the store); None when this store cannot tell cheaply.
