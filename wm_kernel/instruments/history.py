@@ -26,8 +26,8 @@ A history lives in its store (any :class:`~wm_kernel.stores.embedded.StateStore`
 MemoryStore, which would only copy what the History holds anyway: a SQLite file...) under three
 hashes, declared in :data:`SCHEMA`: the texts by digest and the entries by id (both
 shared by every history in the store: content-addressed, so two writers never disagree) and one hash
-per conversation, ``history:{user_id}:{continuum_id}``, one field per turn. Every record carries
-``"v": 1``. A History on a store that holds the same pair loads the earlier turns. Each compose is
+per conversation, ``history:{user_id}:{continuum_id}`` (ids encoded by
+:mod:`wm_kernel.stores.keys`), one field per turn. Every record carries ``"v": 1``. A History on a store that holds the same pair loads the earlier turns. Each compose is
 written in one store transaction, each new text and entry once. The notification centre's frame
 (namespace and title, carried by the ComposedPrompt) is stored only when it differs from the
 composer's default.
@@ -95,6 +95,7 @@ from typing import TYPE_CHECKING, Any
 
 from wm_kernel.core.composer import DEFAULT_HUD_TITLE, DEFAULT_NAMESPACE, Layout, SystemPromptComposer
 from wm_kernel.core.prompt import PLACEMENTS, ComposedPrompt, OmittedSection, SectionRecord
+from wm_kernel.stores import keys
 from wm_kernel.stores.embedded import MemoryStore, StateStore
 from wm_kernel.utils.checks import check_int
 from wm_kernel.utils.tokens import TokenCounter
@@ -122,8 +123,8 @@ SCHEMA = {
                                                            '"dropped": [[name, trinket, tokens, '
                                                            'priority], ...]} (only under a budget)}'),
 }
-TEXTS_KEY = "history:texts"
-ENTRIES_KEY = "history:entries"
+TEXTS_KEY = keys.HISTORY_TEXTS
+ENTRIES_KEY = keys.HISTORY_ENTRIES
 
 
 #: What a compose under a token budget adds to its turn: section -> priority, and what it dropped.
@@ -131,8 +132,9 @@ _Budget = tuple[Mapping[str, int], tuple[OmittedSection, ...]]
 
 
 def composes_key(user_id: str, continuum_id: str) -> str:
-    """The store hash holding one conversation's recorded turns."""
-    return f"history:{user_id}:{continuum_id}"
+    """The store hash holding one conversation's recorded turns (built by the key module, so ids
+    holding ``:`` never share one: see :mod:`wm_kernel.stores.keys`)."""
+    return keys.history(user_id, continuum_id)
 
 
 class HistoryConflictError(RuntimeError):
