@@ -218,7 +218,15 @@ def run_variants(scenarios: Scenarios, variants: VariantsArg, *, executor: Any =
                 if bar is not None:
                     bar.advance(tasks[index].scenario.turns)
 
-            ran = run_tasks(_replay_in_worker, tasks, pool, done)
+            def lost(index: int, error: BaseException) -> SweepFailure:
+                # the worker died under it (killed, out of memory, a Dask KilledWorker)
+                task, kind = tasks[index], type(error).__name__
+                message = ("the worker process replaying it died"
+                           if kind in ("BrokenProcessPool", "KilledWorker")
+                           else f"its worker failed: {_one_line(error)}")
+                return SweepFailure(task.scenario_name, task.variant.name, message)
+
+            ran = run_tasks(_replay_in_worker, tasks, pool, done, lost)
             for run in ran:
                 if isinstance(run, VariantRun):
                     _reissue(run.warnings)
