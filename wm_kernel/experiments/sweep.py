@@ -19,8 +19,8 @@ from __future__ import annotations
 
 import concurrent.futures as cf
 import importlib
-from concurrent.futures.process import BrokenProcessPool
 from collections.abc import Callable, Sequence
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
