@@ -467,3 +467,49 @@ def test_a_base_prompt_with_a_lone_surrogate_is_refused_and_changes_nothing() ->
     with pytest.raises(ValueError, match=r"^base_prompt contains a lone surrogate U\+D83D"):
         s.base_prompt = CUT
     assert s.base_prompt == "Hi."
+
+
+# -- issue 25 item 5: a collapse while another process holds the file is all or nothing
+
+HOLD_THE_FILE = """
+import sqlite3, sys
+conn = sqlite3.connect(sys.argv[1], isolation_level=None)
+conn.execute("BEGIN IMMEDIATE")
+print("held", flush=True)
+sys.stdin.read()
+conn.execute("ROLLBACK")
+"""
+
+
+def test_a_collapse_while_another_process_holds_the_file_changes_nothing(tmp_path: Path) -> None:
+    from trinkets.manifest_trinket import ManifestTrinket
+
+    path = tmp_path / "wm.sqlite"
+    s = stored_session(SQLiteStore(path, timeout=0.2),
+                       trinkets=[PeanutGalleryTrinket, ManifestTrinket])
+    gallery(s).add_guidance("concern", "Keep it short.", ttl=100)
+    s.advance_turn()
+    holder = subprocess.Popen([sys.executable, "-c", HOLD_THE_FILE, str(path)],
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout is not None and holder.stdout.readline() == "held\n"
+        with pytest.raises(sqlite3.OperationalError) as caught:
+            s.collapse_segment(summary="Planning chat")
+    finally:
+        holder.communicate("")
+    assert str(caught.value) == (
+        f"state store {str(path)!r} is busy: another process kept it locked for more than 0.2 s "
+        f"(database is locked); nothing was written, try again")
+    assert (s.segment_number, s.segment_turn, s.turn) == (1, 1, 1)  # still the old segment
+    assert [e.text for e in gallery(s).entries.values()] == ["Keep it short."]
+    restarted = stored_session(SQLiteStore(path), trinkets=[PeanutGalleryTrinket, ManifestTrinket])
+    assert (restarted.segment_number, restarted.segment_turn) == (1, 1)
+    assert restarted.trinket("ManifestTrinket").segments() == s.trinket("ManifestTrinket").segments()
+    assert all(row["status"] != "collapsed" for row in restarted.trinket("ManifestTrinket").segments())
+    s.collapse_segment(summary="Planning chat")  # the file is free again: the collapse completes
+    assert (s.segment_number, s.segment_turn) == (2, 0)
+    assert gallery(s).entries == {}
+    again = stored_session(SQLiteStore(path), trinkets=[ManifestTrinket])
+    assert again.segment_number == 2
+    assert [row["status"] for row in again.trinket("ManifestTrinket").segments()].count(
+        "collapsed") == 1

@@ -315,17 +315,25 @@ class Session(HasTraits):
         event = SegmentCollapsedEvent.create(
             continuum_id=self.continuum_id, user_id=self.user_id, clock=self.clock,
             segment_id=self.segment_id, summary=summary, tools_used=tools)
-        record = self.bus.publish(event)
-        # the segment ends even if a trinket could not be flushed (the others were); that one is
-        # reported to the caller once the collapse is complete (see WorkingMemory)
-        incomplete = next((f.exception for f in record.failures
-                           if isinstance(f.exception, CollapseIncompleteError)), None)
-        self.segment_turn = 0
-        self.segment_number += 1
-        self.segment = Segment(self.segment_number, event.occurred_at)
-        with self.store.transaction():
-            self._store_segment_start()
-            self._store_position()
+        # all or nothing: one store transaction holds every write of the collapse (the trinkets'
+        # flushes, the manifest's segment, the new segment's start), so a store another process
+        # keeps locked fails it before anything changes, in memory or in the store
+        before = (self.segment_turn, self.segment_number, self.segment)
+        try:
+            with self.store.transaction():
+                record = self.bus.publish(event)
+                # the segment ends even if a trinket could not be flushed (the others were); that
+                # one is reported to the caller once the collapse is complete (see WorkingMemory)
+                incomplete = next((f.exception for f in record.failures
+                                   if isinstance(f.exception, CollapseIncompleteError)), None)
+                self.segment_turn = 0
+                self.segment_number += 1
+                self.segment = Segment(self.segment_number, event.occurred_at)
+                self._store_segment_start()
+                self._store_position()
+        except BaseException:
+            self.segment_turn, self.segment_number, self.segment = before
+            raise
         if self.auto_compose:
             self.compose()
         if incomplete is not None:

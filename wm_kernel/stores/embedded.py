@@ -293,6 +293,12 @@ def _interrupts_deferred() -> Iterator[None]:
         raise KeyboardInterrupt
 
 
+class StoreBusyError(sqlite3.OperationalError):
+    """Another connection (another process) kept the SQLite file locked for longer than the store's
+    ``timeout``; nothing was written. A ``sqlite3.OperationalError``, as before, with a clearer
+    message."""
+
+
 class SQLiteStore(StateStore):
     """A store in one SQLite file: survives a process restart; each write (or transaction) is one
     SQLite transaction, so a crash never leaves half of it.
@@ -330,6 +336,7 @@ class SQLiteStore(StateStore):
         if not timeout >= 0:
             raise ValueError(f"timeout must be at least 0 seconds, got {timeout}")
         self.path = path
+        self.timeout = timeout
         if self.path != ":memory:":
             file = Path(self.path).expanduser()
             if file.is_file() and file.stat().st_size == 0:
@@ -398,7 +405,7 @@ class SQLiteStore(StateStore):
             try:
                 with _interrupts_deferred():
                     self._heal()
-                    self._conn.execute("BEGIN IMMEDIATE")
+                    self._begin()
                     self._depth = 1
                 yield self
                 committed = True
@@ -406,6 +413,16 @@ class SQLiteStore(StateStore):
                 with _interrupts_deferred():
                     self._depth = 0
                     self._end(committed)
+
+    def _begin(self) -> None:
+        try:
+            self._conn.execute("BEGIN IMMEDIATE")
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) and "busy" not in str(exc):
+                raise
+            raise StoreBusyError(
+                f"state store {self.path!r} is busy: another process kept it locked for more than "
+                f"{self.timeout:g} s ({exc}); nothing was written, try again") from None
 
     def version(self, key: str) -> tuple[int, int]:
         """(SQLite's data_version, this connection's writes to ``key``): the first moves when
