@@ -513,3 +513,33 @@ def test_a_collapse_while_another_process_holds_the_file_changes_nothing(tmp_pat
     assert again.segment_number == 2
     assert [row["status"] for row in again.trinket("ManifestTrinket").segments()].count(
         "collapsed") == 1
+
+
+# -- issue 25 item 6: a long session's cache simulation reads its turn times from the history
+
+def test_the_cache_simulation_of_a_long_session_has_every_turns_time(tmp_path: Path) -> None:
+    from IPython.testing.globalipapp import get_ipython
+
+    import wm_kernel
+    from wm_kernel.session import set_current_session
+
+    s = stored_session(SQLiteStore(tmp_path / "wm.sqlite"), trinkets=[])
+    s.compose()
+    for _ in range(1_600):  # ~3 bus events a turn: the bus log has long forgotten turn 0
+        s.clock.advance(minutes=1)
+        s.advance_turn()
+    assert len(s.history["turn"].unique()) == 1_601
+    simulation = s.cache_simulation()
+    assert len(simulation.turns) == 1_601
+    sent = [request.at for request in simulation.requests]
+    assert sent[0].isoformat() == START and sent[1_600].isoformat() == "2026-12-01T11:40:00+00:00"
+    ip = get_ipython()
+    ip.run_line_magic("load_ext", "wm_kernel")
+    set_current_session(s)
+    assert wm_kernel.current_session() is s
+    assert ip.run_line_magic("cache", "--no-advice") is not None
+    s.store.close()
+    # the times are kept with the history: a restarted session (an empty bus log) has them too
+    restarted = stored_session(SQLiteStore(tmp_path / "wm.sqlite"), trinkets=[])
+    assert [r.at for r in restarted.cache_simulation().requests][:1_601] == sent
+    restarted.store.close()
