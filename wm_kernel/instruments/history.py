@@ -27,8 +27,9 @@ MemoryStore, which would only copy what the History holds anyway: a SQLite file.
 hashes, declared in :data:`SCHEMA`: the texts by digest and the entries by id (both
 shared by every history in the store: content-addressed, so two writers never disagree) and one hash
 per conversation, ``history:{user_id}:{continuum_id}`` (ids encoded by
-:mod:`wm_kernel.stores.keys`), one field per turn. Every record carries ``"v": 1``. A History on a store that holds the same pair loads the earlier turns. Each compose is
-written in one store transaction, each new text and entry once. The notification centre's frame
+:mod:`wm_kernel.stores.keys`), one field per turn, with the time it was composed. Every record
+carries ``"v": 1``. A History on a store that holds the same pair loads the earlier turns. Each
+compose is written in one store transaction, each new text and entry once. The notification centre's frame
 (namespace and title, carried by the ComposedPrompt) is stored only when it differs from the
 composer's default.
 A Session created without ``continuum_id`` gets a new unique one (``continuum-`` and 12 hex
