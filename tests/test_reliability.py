@@ -543,3 +543,20 @@ def test_the_cache_simulation_of_a_long_session_has_every_turns_time(tmp_path: P
     restarted = stored_session(SQLiteStore(tmp_path / "wm.sqlite"), trinkets=[])
     assert [r.at for r in restarted.cache_simulation().requests][:1_601] == sent
     restarted.store.close()
+
+
+# -- issue 25 item 8: control characters in a reminder's title or id
+
+@pytest.mark.parametrize("style", ["original", "revised"])
+def test_control_characters_in_a_reminder_leave_the_hud_parseable(style: str) -> None:
+    s = stored_session(MemoryStore(), trinkets=[ReminderManager])
+    reminders = s.trinket("ReminderManager")
+    if style == "revised":
+        reminders.style = "revised"
+    reminders.add_reminder("Pay\x00 rent\x1b[31m", "2026-11-30T08:00:00+00:00", id="rem\x01x",
+                           details="bell\x07")
+    text = s.compose().section("active_reminders").content
+    root = ET.fromstring(f"<root>{text}</root>")
+    found = next(root.iter("reminder"))
+    assert (found.get("id"), found.get("title")) == ("rem\ufffdx", "Pay\ufffd rent\ufffd[31m")
+    assert found.find("details").text == "bell\ufffd"

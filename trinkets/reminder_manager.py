@@ -114,7 +114,7 @@ from trinkets.base import EventAwareTrinket, arg, at, command, feed, instant_or_
 from wm_kernel.core.clock import parse_instant
 from wm_kernel.stores import keys
 from wm_kernel.utils.checks import check_str
-from wm_kernel.utils.markup import escape_text
+from wm_kernel.utils.markup import XML_ILLEGAL, escape_text
 from wm_kernel.utils.timefmt import relative_time, zone_abbreviation
 
 if TYPE_CHECKING:
@@ -174,8 +174,9 @@ _DAY = timedelta(days=1)
 # Attribute values: markup characters, the double quote that delimits them, and the whitespace an
 # XML parser would normalise (so values read back byte for byte). Not the apostrophe: inside double
 # quotes it is harmless, and titles such as "Mom's birthday" stay as the original writes them.
-_ATTRIBUTE_TABLE = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;",
-                                  "\n": "&#10;", "\r": "&#13;", "\t": "&#9;"})
+# Characters XML cannot carry at all become U+FFFD, as in every other trinket.
+_ATTRIBUTE_TABLE = str.maketrans({**XML_ILLEGAL, "&": "&amp;", "<": "&lt;", ">": "&gt;",
+                                  '"': "&quot;", "\n": "&#10;", "\r": "&#13;", "\t": "&#9;"})
 
 
 def _attribute(value: object) -> str:
