@@ -560,3 +560,41 @@ def test_control_characters_in_a_reminder_leave_the_hud_parseable(style: str) ->
     found = next(root.iter("reminder"))
     assert (found.get("id"), found.get("title")) == ("rem\ufffdx", "Pay\ufffd rent\ufffd[31m")
     assert found.find("details").text == "bell\ufffd"
+
+
+# -- issue 25 item 9: two processes opening one new file at the same moment
+
+OPEN_AT_ONCE = """
+import sys, time, warnings
+from wm_kernel.stores.embedded import SQLiteStore
+warnings.simplefilter("always")
+start = float(sys.argv[2])
+while time.time() < start:
+    pass
+store = SQLiteStore(sys.argv[1])
+store.hset("k", sys.argv[3], 1)
+store.close()
+"""
+
+
+@pytest.mark.slow
+def test_two_processes_opening_one_new_file_at_once_both_succeed(tmp_path: Path) -> None:
+    import time
+
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+    failures = []
+    for round_ in range(20):
+        path = tmp_path / f"new-{round_}" / "wm.sqlite"
+        start = time.time() + 0.5
+        runs = [subprocess.Popen([sys.executable, "-c", OPEN_AT_ONCE, str(path), str(start), name],
+                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+                for name in ("a", "b")]
+        for run in runs:
+            _, err = run.communicate(timeout=60)
+            if run.returncode or err:  # an error, or a warning that the new file was empty
+                failures.append(err.strip().splitlines()[-1])
+        if not failures:
+            store = SQLiteStore(path)
+            assert store.hgetall("k") == {"a": 1, "b": 1}
+            store.close()
+    assert failures == []
