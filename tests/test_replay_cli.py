@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -161,3 +162,20 @@ def test_the_module_command_exit_codes(scenario: Path, tmp_path: Path) -> None:
     assert missing.returncode == 2
     assert missing.stderr == f"replay: no such file or directory: {tmp_path / 'nope.jsonl'}\n"
     assert missing.stdout == ""
+
+
+def test_a_scenario_that_composes_nothing_is_one_clear_line(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # issue 25 item 11: it ended with KeyError: 'chars_cached'
+    from wm_kernel.experiments import Scenario, compare
+    from wm_kernel.experiments.sweep import SweepError
+
+    scenario = Scenario(base_prompt="Hi.", trinkets=[])
+    scenario.advance(minutes=1)
+    expected = "the scenario composed no prompt (it has no compose or turn step): nothing to compare"
+    with pytest.raises(SweepError, match=f"^{re.escape(expected)}$"):
+        compare(scenario, {"recorded": None})
+    path = tmp_path / "quiet.jsonl"
+    scenario.save(path)
+    assert main(["replay", str(path), "--estimate-tokens"]) == 2
+    assert capsys.readouterr().err == f"replay: {expected}\n"

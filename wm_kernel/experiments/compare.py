@@ -412,6 +412,9 @@ def _replay(task: _Task, counter: Any, instruments: Iterable[Instrument]
     try:
         session = task.scenario.run(task.variant, factories=task.factories, instruments=(
             lambda s: History.attach(s, counter=counter), collect, *instruments))
+        if not turns:
+            raise ValueError("the scenario composed no prompt (it has no compose or turn step): "
+                             "nothing to compare")
         run = VariantRun(task.variant.name, session, turns, scenario=task.scenario_name)
         run.table, run.cache = _table(run, *task.options)
         run.options = task.options
