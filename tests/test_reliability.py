@@ -598,3 +598,48 @@ def test_two_processes_opening_one_new_file_at_once_both_succeed(tmp_path: Path)
             assert store.hgetall("k") == {"a": 1, "b": 1}
             store.close()
     assert failures == []
+
+
+# -- issue 25 item 12: the cache simulator's numbers: no silent wrap, no overflow at the year 9999
+
+def test_token_counts_the_simulator_cannot_hold_are_one_clear_error() -> None:
+    from datetime import datetime, timezone
+
+    from wm_kernel.cachesim.engine import Block, Request
+
+    at = datetime(2026, 11, 30, tzinfo=timezone.utc)
+    with pytest.raises(ValueError, match=r"^block tokens must be at most 9,223,372,036,854,775,807 "
+                                         r"\(2\*\*63 - 1\), got 9223372036854775808$"):
+        Block("a", 2 ** 63)
+    with pytest.raises(ValueError, match=r"^the request holds 9223372036854775808 tokens, more "
+                                         r"than the simulator counts \(2\*\*63 - 1\)$"):
+        Request(at, [Block("a", 2 ** 62, layer="tools"), Block("b", 2 ** 62)])
+    s = stored_session(MemoryStore(), trinkets=[])
+    s.compose()
+    with pytest.raises(ValueError, match=r"^tools_tokens must be at most 2\*\*63 - 1, got 10{30}$"):
+        s.cache_simulation(tools_tokens=10 ** 30)
+
+
+def test_cache_tools_with_a_huge_number_is_a_usage_error() -> None:
+    from IPython.core.error import UsageError
+    from IPython.testing.globalipapp import get_ipython
+
+    from wm_kernel.session import set_current_session
+
+    s = stored_session(MemoryStore(), trinkets=[])
+    s.compose()
+    ip = get_ipython()
+    ip.run_line_magic("load_ext", "wm_kernel")
+    set_current_session(s)
+    with pytest.raises(UsageError, match=r"^tools_tokens must be at most 2\*\*63 - 1, got 10{26}$"):
+        ip.run_line_magic("cache", "--tools 100000000000000000000000000")
+
+
+def test_a_cache_simulation_at_the_end_of_the_year_9999_completes() -> None:
+    s = Session(base_prompt="You help. " * 600, clock=ManualClock("9999-12-31T23:58:00+00:00"),
+                trinkets=[])
+    s.compose()
+    s.clock.advance(minutes=1)
+    s.advance_turn()
+    simulation = s.cache_simulation()
+    assert simulation.turns["status"].tolist() == ["write", "hit"]

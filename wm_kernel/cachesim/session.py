@@ -26,7 +26,7 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from wm_kernel.cachesim.engine import Block, Request
+from wm_kernel.cachesim.engine import MAX_TOKENS, Block, Request
 from wm_kernel.cachesim.models import ModelProfile
 from wm_kernel.cachesim.simulation import Simulation, simulate
 from wm_kernel.core.events import ComposeSystemPromptEvent, TurnCompletedEvent
@@ -127,6 +127,8 @@ def session_requests(session: Session, *, breakpoints: str | Sequence[str] = "au
     """The recorded turns and one Request per turn (see the module docstring)."""
     if isinstance(tools_tokens, bool) or not isinstance(tools_tokens, int) or tools_tokens < 0:
         raise ValueError(f"tools_tokens must be a non-negative int, got {tools_tokens!r}")
+    if tools_tokens > MAX_TOKENS:
+        raise ValueError(f"tools_tokens must be at most 2**63 - 1, got {tools_tokens}")
     if not (isinstance(exchange, tuple) and len(exchange) == 2
             and all(isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in exchange)):
         raise ValueError(f"exchange must be (user tokens, assistant tokens), got {exchange!r}")
