@@ -10,6 +10,7 @@ import sqlite3
 import subprocess
 import sys
 import xml.etree.ElementTree as ET
+from datetime import UTC
 from pathlib import Path
 from typing import Any
 
@@ -603,11 +604,11 @@ def test_two_processes_opening_one_new_file_at_once_both_succeed(tmp_path: Path)
 # -- issue 25 item 12: the cache simulator's numbers: no silent wrap, no overflow at the year 9999
 
 def test_token_counts_the_simulator_cannot_hold_are_one_clear_error() -> None:
-    from datetime import datetime, timezone
+    from datetime import datetime
 
     from wm_kernel.cachesim.engine import Block, Request
 
-    at = datetime(2026, 11, 30, tzinfo=timezone.utc)
+    at = datetime(2026, 11, 30, tzinfo=UTC)
     with pytest.raises(ValueError, match=r"^block tokens must be at most 9,223,372,036,854,775,807 "
                                          r"\(2\*\*63 - 1\), got 9223372036854775808$"):
         Block("a", 2 ** 63)
