@@ -518,9 +518,8 @@ def test_a_collapse_while_another_process_holds_the_file_changes_nothing(tmp_pat
 
 # -- issue 25 item 6: a long session's cache simulation reads its turn times from the history
 
-def test_the_cache_simulation_of_a_long_session_has_every_turns_time(tmp_path: Path) -> None:
-    from IPython.testing.globalipapp import get_ipython
-
+def test_the_cache_simulation_of_a_long_session_has_every_turns_time(ip: Any, tmp_path: Path
+                                                                     ) -> None:
     import wm_kernel
     from wm_kernel.session import set_current_session
 
@@ -534,8 +533,6 @@ def test_the_cache_simulation_of_a_long_session_has_every_turns_time(tmp_path: P
     assert len(simulation.turns) == 1_601
     sent = [request.at for request in simulation.requests]
     assert sent[0].isoformat() == START and sent[1_600].isoformat() == "2026-12-01T11:40:00+00:00"
-    ip = get_ipython()
-    ip.run_line_magic("load_ext", "wm_kernel")
     set_current_session(s)
     assert wm_kernel.current_session() is s
     assert ip.run_line_magic("cache", "--no-advice") is not None
@@ -621,16 +618,13 @@ def test_token_counts_the_simulator_cannot_hold_are_one_clear_error() -> None:
         s.cache_simulation(tools_tokens=10 ** 30)
 
 
-def test_cache_tools_with_a_huge_number_is_a_usage_error() -> None:
+def test_cache_tools_with_a_huge_number_is_a_usage_error(ip: Any) -> None:
     from IPython.core.error import UsageError
-    from IPython.testing.globalipapp import get_ipython
 
     from wm_kernel.session import set_current_session
 
     s = stored_session(MemoryStore(), trinkets=[])
     s.compose()
-    ip = get_ipython()
-    ip.run_line_magic("load_ext", "wm_kernel")
     set_current_session(s)
     with pytest.raises(UsageError, match=r"^tools_tokens must be at most 2\*\*63 - 1, got 10{26}$"):
         ip.run_line_magic("cache", "--tools 100000000000000000000000000")

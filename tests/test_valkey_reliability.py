@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import multiprocessing
+import warnings
 from collections.abc import Iterator
 from typing import Any
 
@@ -15,6 +16,7 @@ valkey = pytest.importorskip("valkey", reason="the valkey client is not installe
 from trinkets.peanutgallery_trinket import PeanutGalleryTrinket  # noqa: E402
 from trinkets.reminder_manager import ReminderManager  # noqa: E402
 from wm_kernel.core.clock import ManualClock  # noqa: E402
+from wm_kernel.core.composer import StragglerSectionWarning  # noqa: E402
 from wm_kernel.session import Session  # noqa: E402
 from wm_kernel.stores.valkey import ValkeyStore  # noqa: E402
 
@@ -150,12 +152,9 @@ def test_the_password_in_a_query_parameter_shows_as_stars(valkey_server) -> None
     f"--stor valkey://:{SECRET}@127.0.0.1:1/0",
     f"--store valkey://:{SECRET}@127.0.0.1:1/0 --read-only --bogus",
 ])
-def test_the_password_never_shows_through_the_magic(line: str) -> None:
+def test_the_password_never_shows_through_the_magic(ip: Any, line: str) -> None:
     from IPython.core.error import UsageError
-    from IPython.testing.globalipapp import get_ipython
 
-    ip = get_ipython()
-    ip.run_line_magic("load_ext", "wm_kernel")
     with pytest.raises(UsageError) as info:
         ip.run_line_magic("wm_session", line)
     assert SECRET not in str(info.value)
@@ -198,22 +197,16 @@ def test_a_key_of_another_type_is_one_clear_line(valkey_server, client) -> None:
     assert client.get("trinkets:ada") == "a string, not a hash"
 
 
-def _magic(line: str) -> Any:
-    from IPython.testing.globalipapp import get_ipython
-
-    ip = get_ipython()
-    ip.run_line_magic("load_ext", "wm_kernel")
-    return ip.run_line_magic("wm_session", line)
 
 
-def test_one_unreadable_section_of_a_deployment_hides_no_other(valkey_server, client) -> None:
+def test_one_unreadable_section_of_a_deployment_hides_no_other(ip, valkey_server, client) -> None:
     import wm_kernel
 
     client.hset("trinkets:ada", "datetime_section", json.dumps(
         {"content": "<current_datetime>now</current_datetime>", "cache_policy": False,
          "updated_at": START}))
     client.hset("trinkets:ada", "broken", "{not json")
-    _magic(f"--store {valkey_server.url} --user-id ada --read-only")
+    ip.run_line_magic("wm_session", f"--store {valkey_server.url} --user-id ada --read-only")
     p = wm_kernel.current_session().compose()
     assert p.section("datetime_section").content == "<current_datetime>now</current_datetime>"
     assert [(o.name, o.reason, o.error) for o in p.omitted] == [
@@ -222,13 +215,43 @@ def test_one_unreadable_section_of_a_deployment_hides_no_other(valkey_server, cl
 
 
 def test_sections_the_server_refuses_or_holds_as_another_type_are_a_usage_error(
-        valkey_server, client, limited_url) -> None:
+        ip, valkey_server, client, limited_url) -> None:
     from IPython.core.error import UsageError
 
     client.set("trinkets:bob", "a string")
     with pytest.raises(UsageError, match=r"^Valkey server .*: cannot read 'trinkets:bob': it "
                                          r"holds another type"):
-        _magic(f"--store {valkey_server.url} --user-id bob --read-only")
+        ip.run_line_magic("wm_session", f"--store {valkey_server.url} --user-id bob --read-only")
     with pytest.raises(UsageError, match=r"^Valkey server valkey://limited:\*\*\*@.* refused to "
                                          r"read 'session:ada:"):
-        _magic(f"--store {limited_url} --user-id ada --read-only")
+        ip.run_line_magic("wm_session", f"--store {limited_url} --user-id ada --read-only")
+
+
+# -- item 14: a read-only compose reads each section alone, however many are stored
+
+def _compose_reads(url: str, client: Any, user: str, n: int) -> int:
+    """Fields the server sent back for one compose of a read-only session mirroring n sections."""
+    from trinkets.stored_section import mirror_stored_sections
+
+    client.hset(f"trinkets:{user}", mapping={
+        f"s{i:03d}": json.dumps({"content": f"<s>{i}</s>", "cache_policy": False,
+                                 "updated_at": START}) for i in range(n)})
+    s = Session(base_prompt="Hi.", store=ValkeyStore(url, read_only=True), user_id=user,
+                trinkets=[], clock=ManualClock(START), instruments=())
+    mirror_stored_sections(s)
+    with warnings.catch_warnings():  # the sections are not in the layout: appended, as expected
+        warnings.simplefilter("ignore", StragglerSectionWarning)
+        s.compose()
+        client.config_resetstat()
+        s.compose()
+    stats = client.info("commandstats")
+    whole = stats.get("cmdstat_hgetall", {}).get("calls", 0)
+    single = stats.get("cmdstat_hget", {}).get("calls", 0)
+    return int(whole * n + single)  # an HGETALL sends every field
+
+
+def test_a_read_only_compose_reads_a_number_of_fields_linear_in_the_sections(
+        valkey_server, client) -> None:
+    small = _compose_reads(valkey_server.url, client, "small", 20)
+    large = _compose_reads(valkey_server.url, client, "large", 80)
+    assert large <= 4 * small + 8  # was 16 times as many: every section's read sent them all

@@ -265,6 +265,13 @@ class ValkeyStore(StateStore):
             return self._original_manifest(key[len(MANIFEST_PREFIX):])
         return raw
 
+    def _server_field(self, key: str, field: str) -> str | None:
+        """The server's JSON text of one field (one HGET: the cost does not grow with the key)."""
+        text: str | None = self._call("read", key, lambda c: c.hget(self._server_key(key), field))
+        if text is None and key.startswith(MANIFEST_PREFIX):
+            return self._server_hash(key).get(field)
+        return text
+
     def _original_manifest(self, user_id: str) -> dict[str, str]:
         source = ORIGINAL_MANIFEST_PREFIX + user_id
         text = self._call("read", source, lambda c: c.get(self._server_key(source)))
@@ -318,10 +325,25 @@ class ValkeyStore(StateStore):
                 merged[f] = text
         return merged
 
+    def _field_view(self, key: str, field: str) -> str | None:
+        """What :meth:`_view` gives for one field, reading only that field from the server."""
+        local = self._local
+        server = None if key in local.cleared else self._server_field(key, field)
+        changes = local.fields.get(key)
+        if not changes or field not in changes:
+            return server
+        base, text = changes[field]
+        if self.read_only and server != base:  # the server's write is later
+            del changes[field]
+            if not changes:
+                del local.fields[key]
+            return server
+        return text
+
     def _change(self, key: str, field: str, text: str | None) -> None:
         changes = self._local.fields.setdefault(key, {})
         if field not in changes:
-            base = None if key in self._local.cleared else self._server_hash(key).get(field)
+            base = None if key in self._local.cleared else self._server_field(key, field)
             changes[field] = (base, text)
         else:
             changes[field] = (changes[field][0], text)
@@ -334,11 +356,9 @@ class ValkeyStore(StateStore):
     def hget(self, key: str, field: str) -> Any | None:
         with self._lock:
             if self._local:
-                text = self._view(key).get(field)
+                text = self._field_view(key, field)
             else:
-                text = self._call("read", key, lambda c: c.hget(self._server_key(key), field))
-                if text is None and key.startswith(MANIFEST_PREFIX):
-                    text = self._server_hash(key).get(field)
+                text = self._server_field(key, field)
         return None if text is None else self._decode(key, field, text)
 
     def hgetall(self, key: str) -> dict[str, Any]:
@@ -364,7 +384,7 @@ class ValkeyStore(StateStore):
                 removed: int = self._call("write", key,
                                           lambda c: c.hdel(self._server_key(key), field))
                 return removed > 0
-            if field not in self._view(key):
+            if self._field_view(key, field) is None:
                 return False
             self._change(key, field, None)
             return True
