@@ -28,8 +28,9 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))
 
 from _timing import interleave, ratios, spread  # noqa: E402
-from trinkets.stored_section import mirror_stored_sections  # noqa: E402
 from valkey_server import LocalServer, server_binary  # noqa: E402
+
+from trinkets.stored_section import mirror_stored_sections  # noqa: E402
 from wm_kernel.core.clock import ManualClock  # noqa: E402
 from wm_kernel.session import Session  # noqa: E402
 from wm_kernel.stores.valkey import ValkeyStore  # noqa: E402
