@@ -638,3 +638,34 @@ def test_a_cache_simulation_at_the_end_of_the_year_9999_completes() -> None:
     s.advance_turn()
     simulation = s.cache_simulation()
     assert simulation.turns["status"].tolist() == ["write", "hit"]
+
+
+# -- issue 25 item 15: a turn count that cannot finish is refused, in one line
+
+def test_more_turns_at_once_than_can_finish_are_refused_and_change_nothing(ip: Any, tmp_path: Path
+                                                                          ) -> None:
+    from IPython.core.error import UsageError
+
+    from wm_kernel.experiments import Scenario
+    from wm_kernel.experiments.steps import ScenarioError
+    from wm_kernel.session import MAX_TURNS_AT_ONCE, set_current_session
+
+    assert MAX_TURNS_AT_ONCE == 10_000
+    s = stored_session(MemoryStore(), trinkets=[])
+    with pytest.raises(ValueError, match=r"^at most 10,000 turns at once \(got 1000000000\); "
+                                         r"advance in steps of 10,000 or fewer$"):
+        s.advance_turn(1_000_000_000)
+    assert s.turn == 0
+    set_current_session(s)
+    with pytest.raises(UsageError, match=r"^at most 10,000 turns at once \(got 1000000000\)"):
+        ip.run_line_magic("turn", "1000000000")
+    assert s.turn == 0
+    path = tmp_path / "long.jsonl"
+    Scenario(base_prompt="Hi.", trinkets=[]).save(path)
+    with path.open("a", encoding="utf-8") as handle:
+        handle.write('{"step": "turn", "n": 1000000000}\n')
+    with pytest.raises(ScenarioError, match=r"line 2: field 'n' must be a positive integer of at "
+                                            r"most 10,000"):
+        Scenario.load(path)
+    s.advance_turn(3)
+    assert s.turn == 3

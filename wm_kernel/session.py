@@ -95,6 +95,10 @@ def set_current_session(session: Session | None) -> None:
 
 #: Version of the record a Session keeps of its conversation's current segment.
 SEGMENT_VERSION = 1
+#: The most turns one ``advance_turn`` (``%turn N``, a scenario's ``turn`` step) completes: each
+#: turn publishes its event and composes, a few milliseconds with every built-in trinket, so this
+#: many finish within about a minute; a larger count would run for hours and is refused.
+MAX_TURNS_AT_ONCE = 10_000
 
 class Session(HasTraits):
     """A conversation: base prompt, profile, turns, segments, and the trinkets that fill the prompt.
@@ -273,6 +277,9 @@ class Session(HasTraits):
         ``auto_compose``). Returns the items that expired: dicts with turn, trinket, id, label."""
         self._check_open()
         check_int(n, "number of turns", minimum=1)
+        if n > MAX_TURNS_AT_ONCE:
+            raise ValueError(f"at most {MAX_TURNS_AT_ONCE:,} turns at once (got {n}); advance in "
+                             f"steps of {MAX_TURNS_AT_ONCE:,} or fewer")
         expired: list[dict[str, Any]] = []
         for _ in range(n):
             before = self._live_items()

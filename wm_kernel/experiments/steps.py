@@ -38,6 +38,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from wm_kernel.core.clock import ManualClock, parse_instant
 from wm_kernel.core.profile import Profile
 from wm_kernel.experiments.codec import decode_value
+from wm_kernel.session import MAX_TURNS_AT_ONCE
 
 if TYPE_CHECKING:
     from trinkets.base import EventAwareTrinket
@@ -270,6 +271,10 @@ class TurnStep(Step):
         n = raw.get("n", 1)
         if not is_int(n) or n < 1:
             raise fail(where, "field 'n' must be a positive integer")
+        if n > MAX_TURNS_AT_ONCE:
+            raise fail(where, f"field 'n' must be a positive integer of at most "
+                              f"{MAX_TURNS_AT_ONCE:,} (one step's turns must finish; use several "
+                              f"steps)")
         return cls(n)
 
     def to_json(self) -> dict[str, Any]:

@@ -386,7 +386,12 @@ class WorkingMemoryMagics(Magics):
     def turn(self, line: str = "") -> render.TurnReport:
         """Complete N turns (TurnCompletedEvent each) and show what expired."""
         args = _parse(self.turn, line)
+        from wm_kernel.session import MAX_TURNS_AT_ONCE
+
         n = _positive_int(args.n, "the number of turns")
+        if n > MAX_TURNS_AT_ONCE:
+            raise UsageError(f"at most {MAX_TURNS_AT_ONCE:,} turns at once (got {n}); advance in "
+                             f"steps of {MAX_TURNS_AT_ONCE:,} or fewer")
         session = _current_session()
         first = session.turn + 1
         expired = session.advance_turn(n)
