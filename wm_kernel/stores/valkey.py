@@ -216,7 +216,8 @@ class ValkeyStore(StateStore):
         self._replies: type[BaseException] = valkey.exceptions.ResponseError
         try:
             # one transparent retry: the first command after a server restart meets a dead pooled
-            # connection, and every command sent here is safe to repeat (absolute values only)
+            # connection, and every command sent here is safe to repeat (absolute values; a
+            # repeated HINCRBY skips a number, never hands one out twice)
             self._client = valkey.Valkey.from_url(
                 url, decode_responses=True, socket_timeout=timeout,
                 socket_connect_timeout=timeout, retry=Retry(NoBackoff(), 1),
