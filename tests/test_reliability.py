@@ -10,6 +10,7 @@ import sqlite3
 import subprocess
 import sys
 import xml.etree.ElementTree as ET
+from datetime import UTC
 from pathlib import Path
 from typing import Any
 
@@ -467,3 +468,204 @@ def test_a_base_prompt_with_a_lone_surrogate_is_refused_and_changes_nothing() ->
     with pytest.raises(ValueError, match=r"^base_prompt contains a lone surrogate U\+D83D"):
         s.base_prompt = CUT
     assert s.base_prompt == "Hi."
+
+
+# -- issue 25 item 5: a collapse while another process holds the file is all or nothing
+
+HOLD_THE_FILE = """
+import sqlite3, sys
+conn = sqlite3.connect(sys.argv[1], isolation_level=None)
+conn.execute("BEGIN IMMEDIATE")
+print("held", flush=True)
+sys.stdin.read()
+conn.execute("ROLLBACK")
+"""
+
+
+def test_a_collapse_while_another_process_holds_the_file_changes_nothing(tmp_path: Path) -> None:
+    from trinkets.manifest_trinket import ManifestTrinket
+
+    path = tmp_path / "wm.sqlite"
+    s = stored_session(SQLiteStore(path, timeout=0.2),
+                       trinkets=[PeanutGalleryTrinket, ManifestTrinket])
+    gallery(s).add_guidance("concern", "Keep it short.", ttl=100)
+    s.advance_turn()
+    holder = subprocess.Popen([sys.executable, "-c", HOLD_THE_FILE, str(path)],
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout is not None and holder.stdout.readline() == "held\n"
+        with pytest.raises(sqlite3.OperationalError) as caught:
+            s.collapse_segment(summary="Planning chat")
+    finally:
+        holder.communicate("")
+    assert str(caught.value) == (
+        f"state store {str(path)!r} is busy: another process kept it locked for more than 0.2 s "
+        f"(database is locked); nothing was written, try again")
+    assert (s.segment_number, s.segment_turn, s.turn) == (1, 1, 1)  # still the old segment
+    assert [e.text for e in gallery(s).entries.values()] == ["Keep it short."]
+    restarted = stored_session(SQLiteStore(path), trinkets=[PeanutGalleryTrinket, ManifestTrinket])
+    assert (restarted.segment_number, restarted.segment_turn) == (1, 1)
+    assert restarted.trinket("ManifestTrinket").segments() == s.trinket("ManifestTrinket").segments()
+    assert all(row["status"] != "collapsed" for row in restarted.trinket("ManifestTrinket").segments())
+    s.collapse_segment(summary="Planning chat")  # the file is free again: the collapse completes
+    assert (s.segment_number, s.segment_turn) == (2, 0)
+    assert gallery(s).entries == {}
+    again = stored_session(SQLiteStore(path), trinkets=[ManifestTrinket])
+    assert again.segment_number == 2
+    assert [row["status"] for row in again.trinket("ManifestTrinket").segments()].count(
+        "collapsed") == 1
+
+
+# -- issue 25 item 6: a long session's cache simulation reads its turn times from the history
+
+def test_the_cache_simulation_of_a_long_session_has_every_turns_time(ip: Any, tmp_path: Path
+                                                                     ) -> None:
+    import wm_kernel
+    from wm_kernel.session import set_current_session
+
+    s = stored_session(SQLiteStore(tmp_path / "wm.sqlite"), trinkets=[])
+    s.compose()
+    for _ in range(1_600):  # ~3 bus events a turn: the bus log has long forgotten turn 0
+        s.clock.advance(minutes=1)
+        s.advance_turn()
+    assert len(s.history["turn"].unique()) == 1_601
+    simulation = s.cache_simulation()
+    assert len(simulation.turns) == 1_601
+    sent = [request.at for request in simulation.requests]
+    assert sent[0].isoformat() == START and sent[1_600].isoformat() == "2026-12-01T11:40:00+00:00"
+    set_current_session(s)
+    assert wm_kernel.current_session() is s
+    assert ip.run_line_magic("cache", "--no-advice") is not None
+    s.store.close()
+    # the times are kept with the history: a restarted session (an empty bus log) has them too
+    restarted = stored_session(SQLiteStore(tmp_path / "wm.sqlite"), trinkets=[])
+    assert [r.at for r in restarted.cache_simulation().requests][:1_601] == sent
+    restarted.store.close()
+
+
+# -- issue 25 item 8: control characters in a reminder's title or id
+
+@pytest.mark.parametrize("style", ["original", "revised"])
+def test_control_characters_in_a_reminder_leave_the_hud_parseable(style: str) -> None:
+    s = stored_session(MemoryStore(), trinkets=[ReminderManager])
+    reminders = s.trinket("ReminderManager")
+    if style == "revised":
+        reminders.style = "revised"
+    reminders.add_reminder("Pay\x00 rent\x1b[31m", "2026-11-30T08:00:00+00:00", id="rem\x01x",
+                           details="bell\x07")
+    text = s.compose().section("active_reminders").content
+    root = ET.fromstring(f"<root>{text}</root>")
+    found = next(root.iter("reminder"))
+    assert (found.get("id"), found.get("title")) == ("rem\ufffdx", "Pay\ufffd rent\ufffd[31m")
+    assert found.find("details").text == "bell\ufffd"
+
+
+# -- issue 25 item 9: two processes opening one new file at the same moment
+
+OPEN_AT_ONCE = """
+import sys, time, warnings
+from wm_kernel.stores.embedded import SQLiteStore
+warnings.simplefilter("always")
+start = float(sys.argv[2])
+while time.time() < start:
+    pass
+store = SQLiteStore(sys.argv[1])
+store.hset("k", sys.argv[3], 1)
+store.close()
+"""
+
+
+@pytest.mark.slow
+def test_two_processes_opening_one_new_file_at_once_both_succeed(tmp_path: Path) -> None:
+    import time
+
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+    failures = []
+    for round_ in range(20):
+        path = tmp_path / f"new-{round_}" / "wm.sqlite"
+        start = time.time() + 0.5
+        runs = [subprocess.Popen([sys.executable, "-c", OPEN_AT_ONCE, str(path), str(start), name],
+                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+                for name in ("a", "b")]
+        for run in runs:
+            _, err = run.communicate(timeout=60)
+            if run.returncode or err:  # an error, or a warning that the new file was empty
+                failures.append(err.strip().splitlines()[-1])
+        if not failures:
+            store = SQLiteStore(path)
+            assert store.hgetall("k") == {"a": 1, "b": 1}
+            store.close()
+    assert failures == []
+
+
+# -- issue 25 item 12: the cache simulator's numbers: no silent wrap, no overflow at the year 9999
+
+def test_token_counts_the_simulator_cannot_hold_are_one_clear_error() -> None:
+    from datetime import datetime
+
+    from wm_kernel.cachesim.engine import Block, Request
+
+    at = datetime(2026, 11, 30, tzinfo=UTC)
+    with pytest.raises(ValueError, match=r"^block tokens must be at most 9,223,372,036,854,775,807 "
+                                         r"\(2\*\*63 - 1\), got 9223372036854775808$"):
+        Block("a", 2 ** 63)
+    with pytest.raises(ValueError, match=r"^the request holds 9223372036854775808 tokens, more "
+                                         r"than the simulator counts \(2\*\*63 - 1\)$"):
+        Request(at, [Block("a", 2 ** 62, layer="tools"), Block("b", 2 ** 62)])
+    s = stored_session(MemoryStore(), trinkets=[])
+    s.compose()
+    with pytest.raises(ValueError, match=r"^tools_tokens must be at most 2\*\*63 - 1, got 10{30}$"):
+        s.cache_simulation(tools_tokens=10 ** 30)
+
+
+def test_cache_tools_with_a_huge_number_is_a_usage_error(ip: Any) -> None:
+    from IPython.core.error import UsageError
+
+    from wm_kernel.session import set_current_session
+
+    s = stored_session(MemoryStore(), trinkets=[])
+    s.compose()
+    set_current_session(s)
+    with pytest.raises(UsageError, match=r"^tools_tokens must be at most 2\*\*63 - 1, got 10{26}$"):
+        ip.run_line_magic("cache", "--tools 100000000000000000000000000")
+
+
+def test_a_cache_simulation_at_the_end_of_the_year_9999_completes() -> None:
+    s = Session(base_prompt="You help. " * 600, clock=ManualClock("9999-12-31T23:58:00+00:00"),
+                trinkets=[])
+    s.compose()
+    s.clock.advance(minutes=1)
+    s.advance_turn()
+    simulation = s.cache_simulation()
+    assert simulation.turns["status"].tolist() == ["write", "hit"]
+
+
+# -- issue 25 item 15: a turn count that cannot finish is refused, in one line
+
+def test_more_turns_at_once_than_can_finish_are_refused_and_change_nothing(ip: Any, tmp_path: Path
+                                                                          ) -> None:
+    from IPython.core.error import UsageError
+
+    from wm_kernel.experiments import Scenario
+    from wm_kernel.experiments.steps import ScenarioError
+    from wm_kernel.session import MAX_TURNS_AT_ONCE, set_current_session
+
+    assert MAX_TURNS_AT_ONCE == 10_000
+    s = stored_session(MemoryStore(), trinkets=[])
+    with pytest.raises(ValueError, match=r"^at most 10,000 turns at once \(got 1000000000\); "
+                                         r"advance in steps of 10,000 or fewer$"):
+        s.advance_turn(1_000_000_000)
+    assert s.turn == 0
+    set_current_session(s)
+    with pytest.raises(UsageError, match=r"^at most 10,000 turns at once \(got 1000000000\)"):
+        ip.run_line_magic("turn", "1000000000")
+    assert s.turn == 0
+    path = tmp_path / "long.jsonl"
+    Scenario(base_prompt="Hi.", trinkets=[]).save(path)
+    with path.open("a", encoding="utf-8") as handle:
+        handle.write('{"step": "turn", "n": 1000000000}\n')
+    with pytest.raises(ScenarioError, match=r"line 2: field 'n' must be a positive integer of at "
+                                            r"most 10,000"):
+        Scenario.load(path)
+    s.advance_turn(3)
+    assert s.turn == 3

@@ -2,9 +2,11 @@
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 import pytest
@@ -161,3 +163,77 @@ def test_the_module_command_exit_codes(scenario: Path, tmp_path: Path) -> None:
     assert missing.returncode == 2
     assert missing.stderr == f"replay: no such file or directory: {tmp_path / 'nope.jsonl'}\n"
     assert missing.stdout == ""
+
+
+def test_a_scenario_that_composes_nothing_is_one_clear_line(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # issue 25 item 11: it ended with KeyError: 'chars_cached'
+    from wm_kernel.experiments import Scenario, compare
+    from wm_kernel.experiments.sweep import SweepError
+
+    scenario = Scenario(base_prompt="Hi.", trinkets=[])
+    scenario.advance(minutes=1)
+    expected = "the scenario composed no prompt (it has no compose or turn step): nothing to compare"
+    with pytest.raises(SweepError, match=f"^{re.escape(expected)}$"):
+        compare(scenario, {"recorded": None})
+    path = tmp_path / "quiet.jsonl"
+    scenario.save(path)
+    assert main(["replay", str(path), "--estimate-tokens"]) == 2
+    assert capsys.readouterr().err == f"replay: {expected}\n"
+
+
+# -- issue 25 item 13: what is not a file is refused; workers are capped at the replays
+
+@pytest.mark.parametrize("kind", ["device", "fifo", "folder"])
+def test_replay_refuses_what_is_not_a_regular_file(
+        kind: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    if kind == "device":
+        path = Path("/dev/zero")
+    elif kind == "fifo":
+        path = tmp_path / "pipe.jsonl"
+        os.mkfifo(path)  # nobody writes to it: opening it to read would wait forever
+    else:
+        path = tmp_path / "folder.jsonl"
+        path.mkdir()
+    assert main(["replay", str(path), "--estimate-tokens"]) == 2
+    assert capsys.readouterr().err == (f"replay: {path}: not a regular file (a scenario is a "
+                                       f".jsonl file)\n")
+
+
+def test_a_line_longer_than_the_limit_is_refused_without_reading_it_whole(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from wm_kernel.experiments import Scenario
+    from wm_kernel.experiments import scenario as scenario_module
+    from wm_kernel.experiments.steps import ScenarioError
+
+    monkeypatch.setattr(scenario_module, "MAX_LINE_CHARS", 1_000)
+    path = tmp_path / "long.jsonl"
+    Scenario(base_prompt="Hi.", trinkets=[]).save(path)
+    with path.open("a", encoding="utf-8") as handle:
+        handle.write('{"step": "compose", "base_prompt": "' + "x" * 2_000 + '"}\n')
+    with pytest.raises(ScenarioError, match=r"^.*long\.jsonl line 2: longer than 1,000 characters; "
+                                            r"a scenario line holds one step$"):
+        Scenario.load(path)
+
+
+def test_workers_are_capped_at_the_number_of_replays(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    from concurrent.futures import ProcessPoolExecutor
+
+    from wm_kernel.experiments import Scenario
+    from wm_kernel.experiments import cli as cli_module
+
+    started: list[int | None] = []
+
+    class CountingPool(ProcessPoolExecutor):
+        def __init__(self, max_workers: int | None = None, **kwargs: Any) -> None:
+            started.append(max_workers)
+            super().__init__(max_workers, **kwargs)
+
+    monkeypatch.setattr(cli_module, "ProcessPoolExecutor", CountingPool)
+    path = tmp_path / "one.jsonl"
+    Scenario(base_prompt="Hi.", trinkets=[]).compose().save(path)
+    assert main(["replay", str(path), "--estimate-tokens", "--workers", "64"]) == 0
+    assert main(["replay", str(path), "--variant", "o=original", "--estimate-tokens",
+                 "--workers", "64"]) == 0
+    assert started == [2]  # one replay runs here; two get two processes, not 64

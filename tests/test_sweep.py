@@ -1,6 +1,7 @@
 """Sweeps: many scenarios under many variants, on any executor, with the serial run's results."""
 from __future__ import annotations
 
+import importlib
 import subprocess
 import sys
 from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
@@ -313,3 +314,57 @@ def test_warnings_raised_in_workers_are_the_serial_runs(files: list[Path]) -> No
             compare(files[:2], bare, counter=estimate(), executor=pool)
     with pytest.raises(SweepError, match=r"StragglerSectionWarning: section 'datetime_section'"):
         compare(files[:2], bare, counter=estimate())
+
+
+# -- a worker that dies (issue 25 item 4): the finished replays survive, the dead one is named
+
+def _killer(session: Any) -> None:
+    import os
+    import signal
+
+    os.kill(os.getpid(), signal.SIGKILL)
+
+
+def test_a_killed_worker_fails_its_replay_and_keeps_every_finished_one(files: list[Path]) -> None:
+    variants = {"recorded": None, "killer": Variant(hook=_killer)}
+    with ProcessPoolExecutor(max_workers=2) as pool, pytest.raises(SweepError) as caught:
+        run_variants(files[:3], variants, counter=estimate(), executor=pool)
+    error = caught.value
+    assert [(f.scenario, f.variant) for f in error.failures] == [
+        (str(path), "killer") for path in files[:3]]
+    assert error.lines == [f"{path}: the worker process replaying it died (variant 'killer')"
+                           for path in files[:3]]
+    assert [(r.scenario, r.name) for r in error.completed] == [
+        (str(path), "recorded") for path in files[:3]]
+    serial = run_variants(files[:3], {"recorded": None}, counter=estimate())
+    for finished, expected in zip(error.completed, serial, strict=True):
+        pd.testing.assert_frame_equal(finished.table, expected.table)
+
+
+def _replay_or_die(task: Any) -> Any:
+    """The worker's replay, except that the file named killer.jsonl kills the worker."""
+    import os
+    import signal
+
+    compare_module = importlib.import_module("wm_kernel.experiments.compare")
+    if task.scenario_name.endswith("killer.jsonl"):
+        os.kill(os.getpid(), signal.SIGKILL)
+    return compare_module._REAL_REPLAY_IN_WORKER(task)  # type: ignore[attr-defined]
+
+
+def test_replay_reports_a_dead_worker_in_one_line_and_prints_what_finished(
+        files: list[Path], tmp_path: Path, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    compare_module = importlib.import_module("wm_kernel.experiments.compare")
+    killer = tmp_path / "killer.jsonl"
+    make(1).save(killer)
+    monkeypatch.setattr(compare_module, "_REAL_REPLAY_IN_WORKER", compare_module._replay_in_worker,
+                        raising=False)
+    monkeypatch.setattr(compare_module, "_replay_in_worker", _replay_or_die)
+    code = main(["replay", str(files[0]), str(killer), str(files[1]), "--estimate-tokens",
+                 "--workers", "2"])
+    captured = capsys.readouterr()
+    assert code == 2
+    assert captured.err == f"replay: {killer}: the worker process replaying it died\n"
+    assert [line for line in captured.out.splitlines() if line.startswith("==")] == [
+        f"== {files[0]}", f"== {files[1]}"]

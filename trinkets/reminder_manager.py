@@ -114,7 +114,7 @@ from trinkets.base import EventAwareTrinket, arg, at, command, feed, instant_or_
 from wm_kernel.core.clock import parse_instant
 from wm_kernel.stores import keys
 from wm_kernel.utils.checks import check_str
-from wm_kernel.utils.markup import escape_text
+from wm_kernel.utils.markup import XML_ILLEGAL, escape_text
 from wm_kernel.utils.timefmt import relative_time, zone_abbreviation
 
 if TYPE_CHECKING:
@@ -174,8 +174,9 @@ _DAY = timedelta(days=1)
 # Attribute values: markup characters, the double quote that delimits them, and the whitespace an
 # XML parser would normalise (so values read back byte for byte). Not the apostrophe: inside double
 # quotes it is harmless, and titles such as "Mom's birthday" stay as the original writes them.
-_ATTRIBUTE_TABLE = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;",
-                                  "\n": "&#10;", "\r": "&#13;", "\t": "&#9;"})
+# Characters XML cannot carry at all become U+FFFD, as in every other trinket.
+_ATTRIBUTE_TABLE = str.maketrans({**XML_ILLEGAL, "&": "&amp;", "<": "&lt;", ">": "&gt;",
+                                  '"': "&quot;", "\n": "&#10;", "\r": "&#13;", "\t": "&#9;"})
 
 
 def _attribute(value: object) -> str:
@@ -324,14 +325,14 @@ class ReminderManager(EventAwareTrinket):
         self._inputs_changed()
 
     def _next_id(self) -> str:
-        # called inside a store transaction: reading and bumping the counter is one atomic step;
-        # each candidate is looked up alone, so adding a reminder costs the same with 10 or 10,000
+        # the store's atomic hincrby hands out each number once, also to two processes sharing the
+        # store ("next_number" holds the next number to use; a missing field means 1); each
+        # candidate is looked up alone, so adding a reminder costs the same with 10 or 10,000
         store, meta = self.working_memory.store, keys.reminders_meta(self.working_memory.user_id)
-        number = int(store.hget(meta, "next_number") or 1)
-        while store.hget(self.store_key, f"rem_{number}") is not None:  # a caller chose rem_<n>
-            number += 1
-        store.hset(meta, "next_number", number + 1)
-        return f"rem_{number}"
+        while True:
+            number = store.hincrby(meta, "next_number") - 1
+            if number >= 1 and store.hget(self.store_key, f"rem_{number}") is None:
+                return f"rem_{number}"  # (a caller may have chosen rem_<n> with id=)
 
     # -- feeding
     @feed

@@ -66,8 +66,9 @@ def mirror_stored_sections(session: Session) -> list[str]:
     that none of its trinkets publishes; return the sections added, sorted."""
     wm = session.working_memory
     published = {t.variable_name for t in wm.trinkets.values()}
-    added = [section for section in sorted(wm.store.hgetall(wm.store_key))
-             if section not in published]
+    # field names only: one field another program wrote badly must not hide the others (its
+    # StoredSection shows the error when it composes, and is left out of the prompt)
+    added = [section for section in wm.store.fields(wm.store_key) if section not in published]
     for section in added:
         session.add_trinket(stored_section_class(section))
     return added

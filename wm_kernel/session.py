@@ -95,6 +95,10 @@ def set_current_session(session: Session | None) -> None:
 
 #: Version of the record a Session keeps of its conversation's current segment.
 SEGMENT_VERSION = 1
+#: The most turns one ``advance_turn`` (``%turn N``, a scenario's ``turn`` step) completes: each
+#: turn publishes its event and composes, a few milliseconds with every built-in trinket, so this
+#: many finish within about a minute; a larger count would run for hours and is refused.
+MAX_TURNS_AT_ONCE = 10_000
 
 class Session(HasTraits):
     """A conversation: base prompt, profile, turns, segments, and the trinkets that fill the prompt.
@@ -273,6 +277,9 @@ class Session(HasTraits):
         ``auto_compose``). Returns the items that expired: dicts with turn, trinket, id, label."""
         self._check_open()
         check_int(n, "number of turns", minimum=1)
+        if n > MAX_TURNS_AT_ONCE:
+            raise ValueError(f"at most {MAX_TURNS_AT_ONCE:,} turns at once (got {n}); advance in "
+                             f"steps of {MAX_TURNS_AT_ONCE:,} or fewer")
         expired: list[dict[str, Any]] = []
         for _ in range(n):
             before = self._live_items()
@@ -315,17 +322,25 @@ class Session(HasTraits):
         event = SegmentCollapsedEvent.create(
             continuum_id=self.continuum_id, user_id=self.user_id, clock=self.clock,
             segment_id=self.segment_id, summary=summary, tools_used=tools)
-        record = self.bus.publish(event)
-        # the segment ends even if a trinket could not be flushed (the others were); that one is
-        # reported to the caller once the collapse is complete (see WorkingMemory)
-        incomplete = next((f.exception for f in record.failures
-                           if isinstance(f.exception, CollapseIncompleteError)), None)
-        self.segment_turn = 0
-        self.segment_number += 1
-        self.segment = Segment(self.segment_number, event.occurred_at)
-        with self.store.transaction():
-            self._store_segment_start()
-            self._store_position()
+        # all or nothing: one store transaction holds every write of the collapse (the trinkets'
+        # flushes, the manifest's segment, the new segment's start), so a store another process
+        # keeps locked fails it before anything changes, in memory or in the store
+        before = (self.segment_turn, self.segment_number, self.segment)
+        try:
+            with self.store.transaction():
+                record = self.bus.publish(event)
+                # the segment ends even if a trinket could not be flushed (the others were); that
+                # one is reported to the caller once the collapse is complete (see WorkingMemory)
+                incomplete = next((f.exception for f in record.failures
+                                   if isinstance(f.exception, CollapseIncompleteError)), None)
+                self.segment_turn = 0
+                self.segment_number += 1
+                self.segment = Segment(self.segment_number, event.occurred_at)
+                self._store_segment_start()
+                self._store_position()
+        except BaseException:
+            self.segment_turn, self.segment_number, self.segment = before
+            raise
         if self.auto_compose:
             self.compose()
         if incomplete is not None:

@@ -51,6 +51,9 @@ from typing import Any, NamedTuple
 
 from wm_kernel.cachesim.models import ModelProfile, get_model
 
+#: The most tokens a block, or a whole request, may hold: the simulation's tables count in int64.
+MAX_TOKENS = 2 ** 63 - 1
+
 LAYERS = ("tools", "system", "messages")
 MISS_REASONS = ("none", "first_request", "ttl_expired", "content_changed", "params_changed",
                 "below_minimum", "lookback_exceeded", "no_breakpoint")
@@ -97,6 +100,9 @@ class Block:
             raise TypeError(f"block tokens must be an int, got {type(self.tokens).__name__}")
         if self.tokens < 0:
             raise ValueError(f"block tokens must not be negative, got {self.tokens}")
+        if self.tokens > MAX_TOKENS:
+            raise ValueError(f"block tokens must be at most {MAX_TOKENS:,} (2**63 - 1), got "
+                             f"{self.tokens}")
         if self.breakpoint is not None and not isinstance(self.breakpoint, str):
             raise TypeError(f"breakpoint must be None or a TTL name, got {self.breakpoint!r}")
         if self.layer not in LAYERS:
@@ -126,6 +132,10 @@ class Request:
             if order[index] < order[index - 1]:
                 raise ValueError(f"blocks[{index}] is in layer {blocks[index].layer!r} after a "
                                  f"{blocks[index - 1].layer!r} block; the order is tools, system, messages")
+        total = sum(b.tokens for b in blocks)
+        if total > MAX_TOKENS:
+            raise ValueError(f"the request holds {total} tokens, more than the simulator counts "
+                             f"(2**63 - 1)")
         if self.params is not None and not isinstance(self.params, Mapping):
             raise TypeError(f"params must be a mapping, got {type(self.params).__name__}")
         object.__setattr__(self, "blocks", blocks)
@@ -162,6 +172,15 @@ class _Entry:
     def __init__(self, expires: datetime, ttl: timedelta) -> None:
         self.expires = expires
         self.ttl = ttl
+
+
+def _expiry(at: datetime, ttl: timedelta) -> datetime:
+    """``at + ttl``, or the last moment a datetime holds where that passes the year 9999 (no
+    request can come later, so the entry is live for every one that can)."""
+    try:
+        return at + ttl
+    except OverflowError:
+        return datetime.max.replace(tzinfo=at.tzinfo)
 
 
 class _Prepared(NamedTuple):
@@ -298,16 +317,16 @@ class _Run:
         else:  # before this request's own writes, which would look like the entries it missed
             reason = self._reason(p, best, target, had_entries)
         if best >= 0:
-            entries[hashes[best]].expires = at + entries[hashes[best]].ttl
+            entries[hashes[best]].expires = _expiry(at, entries[hashes[best]].ttl)
             for position, _, _ in eligible:
                 entry = entries.get(hashes[position]) if position < best else None
                 if entry is not None and at < entry.expires:
-                    entry.expires = at + entry.ttl
+                    entry.expires = _expiry(at, entry.ttl)
         a = cum[best] if best >= 0 else 0
         b = c = a
         for position, ttl, one_hour in eligible:
             if position > best:
-                entries[hashes[position]] = _Entry(at + ttl, ttl)
+                entries[hashes[position]] = _Entry(_expiry(at, ttl), ttl)
                 c = cum[position]
                 if one_hour:
                     b = c
@@ -344,9 +363,9 @@ class _Run:
         for h in hashes:  # the whole prompt is cached for the next request, every prefix of it
             entry = entries.get(h)
             if entry is None:
-                entries[h] = _Entry(at + ttl, ttl)
+                entries[h] = _Entry(_expiry(at, ttl), ttl)
             else:
-                entry.expires, entry.ttl = at + ttl, ttl
+                entry.expires, entry.ttl = _expiry(at, ttl), ttl
         cost = (read * profile.read + (total - read) * profile.input) / 1e6
         return self._outcome(p, total - read, read, 0, 0, 0, 0.0, cost, reason, best), target
 
@@ -363,7 +382,7 @@ class _Run:
         else:
             reason = "first_request" if entry is None else "ttl_expired"
             ttl = profile.ttls.get("explicit", profile.ttls[profile.default_ttl])
-            self.explicit[key] = _Entry(at + ttl, ttl)  # explicit content is not refreshed by reads
+            self.explicit[key] = _Entry(_expiry(at, ttl), ttl)  # explicit content is not refreshed by reads
             created = size
             storage = size * (profile.storage or 0.0) * (ttl / timedelta(hours=1)) / 1e6
         cost = (created * profile.input + size * profile.read + (total - size) * profile.input) / 1e6 + storage

@@ -7,10 +7,10 @@ notification centre. Every section and every message is a block; a section's key
 the digest of its text, so an unchanged section is the same block turn after turn; its label names
 the section and its trinket, so every miss says which section broke the cache.
 
-Time: each turn is sent when its (last) compose ran, read from the session's bus log (the
-``ComposeSystemPromptEvent`` of the compose, after the ``TurnCompletedEvent`` that opened the turn):
-a ManualClock advanced by 10 minutes between two turns lapses a 5-minute entry. Pass ``times`` to
-give them yourself (the bus log keeps the last 10,000 events).
+Time: each turn is sent when its (last) compose ran, as the session's History recorded it (for
+turns recorded by an earlier version, from the bus log: the ``ComposeSystemPromptEvent`` of the
+compose, after the ``TurnCompletedEvent`` that opened the turn): a ManualClock advanced by 10
+minutes between two turns lapses a 5-minute entry. Pass ``times`` to give them yourself.
 
 Conversation: unless ``history`` gives real messages, each turn adds a synthetic user message of
 ``exchange[0]`` tokens, after an assistant reply of ``exchange[1]`` tokens to the previous one. Real
@@ -26,7 +26,7 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from wm_kernel.cachesim.engine import Block, Request
+from wm_kernel.cachesim.engine import MAX_TOKENS, Block, Request
 from wm_kernel.cachesim.models import ModelProfile
 from wm_kernel.cachesim.simulation import Simulation, simulate
 from wm_kernel.core.events import ComposeSystemPromptEvent, TurnCompletedEvent
@@ -41,7 +41,15 @@ _SPECIAL = ("system", "last_user")
 
 
 def turn_times(session: Session) -> dict[int, datetime]:
-    """When each turn's last compose ran, from the session's bus log."""
+    """When each turn's last compose ran: as its History recorded it, else (a turn recorded by an
+    earlier version) from the session's bus log, which keeps the last 10,000 events only."""
+    recorded = session.recorder.times()
+    if all(turn in recorded for turn in session.recorder.turns):
+        return recorded
+    return {**_logged_times(session), **recorded}
+
+
+def _logged_times(session: Session) -> dict[int, datetime]:
     composes: list[tuple[int | None, datetime]] = []
     first_turn: int | None = None
     current: int | None = None
@@ -119,6 +127,8 @@ def session_requests(session: Session, *, breakpoints: str | Sequence[str] = "au
     """The recorded turns and one Request per turn (see the module docstring)."""
     if isinstance(tools_tokens, bool) or not isinstance(tools_tokens, int) or tools_tokens < 0:
         raise ValueError(f"tools_tokens must be a non-negative int, got {tools_tokens!r}")
+    if tools_tokens > MAX_TOKENS:
+        raise ValueError(f"tools_tokens must be at most 2**63 - 1, got {tools_tokens}")
     if not (isinstance(exchange, tuple) and len(exchange) == 2
             and all(isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in exchange)):
         raise ValueError(f"exchange must be (user tokens, assistant tokens), got {exchange!r}")
@@ -139,8 +149,9 @@ def session_requests(session: Session, *, breakpoints: str | Sequence[str] = "au
         logged = turn_times(session)
         missing = [t for t in turns if t not in logged]
         if missing:
-            raise ValueError(f"no send time for turn {missing[0]} in the bus log (it keeps the last "
-                             f"events only); pass times=")
+            raise ValueError(f"no send time for turn {missing[0]} (recorded by an earlier version, "
+                             f"and gone from the bus log, which keeps the last events only); "
+                             f"pass times=")
         when = [logged[t] for t in turns]
     elif isinstance(times, Mapping):
         when = [times[t] for t in turns]

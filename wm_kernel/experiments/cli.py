@@ -173,7 +173,7 @@ def _replay(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
     many = len(args.file) > 1
     failed: list[str] = []
-    with _executor(args) as executor:
+    with _executor(args, len(args.file) * len(variants)) as executor:
         try:
             runs = run_variants(args.file if many else args.file[0], variants, executor=executor,
                                 counter=counter, progress=progress, history=args.out is not None)
@@ -192,17 +192,19 @@ def _replay(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 
 @contextlib.contextmanager
-def _executor(args: argparse.Namespace) -> Iterator[Any]:
-    """What --workers and --dask ask for (None: replay here), shut down afterwards."""
+def _executor(args: argparse.Namespace, replays: int) -> Iterator[Any]:
+    """What --workers and --dask ask for (None: replay here), shut down afterwards: never more
+    processes than there are replays (a process more would only start and wait)."""
+    workers = min(args.workers, replays)
     if args.dask is not None:
         client = dask_client(None if args.dask == "local" else args.dask,
-                             workers=args.workers if args.workers > 1 else 2)
+                             workers=workers if args.workers > 1 else min(2, replays))
         try:
             yield client
         finally:
             close_dask_client(client)
-    elif args.workers > 1:
-        with ProcessPoolExecutor(max_workers=args.workers) as pool:
+    elif workers > 1:
+        with ProcessPoolExecutor(max_workers=workers) as pool:
             yield pool
     else:
         yield None

@@ -218,7 +218,15 @@ def run_variants(scenarios: Scenarios, variants: VariantsArg, *, executor: Any =
                 if bar is not None:
                     bar.advance(tasks[index].scenario.turns)
 
-            ran = run_tasks(_replay_in_worker, tasks, pool, done)
+            def lost(index: int, error: BaseException) -> SweepFailure:
+                # the worker died under it (killed, out of memory, a Dask KilledWorker)
+                task, kind = tasks[index], type(error).__name__
+                message = ("the worker process replaying it died"
+                           if kind in ("BrokenProcessPool", "KilledWorker")
+                           else f"its worker failed: {_one_line(error)}")
+                return SweepFailure(task.scenario_name, task.variant.name, message)
+
+            ran = run_tasks(_replay_in_worker, tasks, pool, done, lost)
             for run in ran:
                 if isinstance(run, VariantRun):
                     _reissue(run.warnings)
@@ -404,6 +412,9 @@ def _replay(task: _Task, counter: Any, instruments: Iterable[Instrument]
     try:
         session = task.scenario.run(task.variant, factories=task.factories, instruments=(
             lambda s: History.attach(s, counter=counter), collect, *instruments))
+        if not turns:
+            raise ValueError("the scenario composed no prompt (it has no compose or turn step): "
+                             "nothing to compare")
         run = VariantRun(task.variant.name, session, turns, scenario=task.scenario_name)
         run.table, run.cache = _table(run, *task.options)
         run.options = task.options

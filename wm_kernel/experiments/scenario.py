@@ -39,6 +39,7 @@ import contextlib
 import itertools
 import json
 import os
+import stat
 import tempfile
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -142,6 +143,44 @@ def _read_header(records: Iterator[tuple[int, Any]], source: str) -> dict[str, A
     return header
 
 
+#: The longest line a scenario file may hold (one step's JSON): a longer one is refused after
+#: reading this much, so a file of one endless line cannot take every byte of memory.
+MAX_LINE_CHARS = 64 * 1024 * 1024
+
+
+def _open_scenario(path: Path, source: str) -> TextIO:
+    """``path`` opened to read, if it is a regular file. A device (``/dev/zero`` never ends), a
+    FIFO (opening it would wait for a writer forever) or a folder is a ScenarioError; the file is
+    opened without waiting and checked through its descriptor, so it cannot be swapped between."""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except IsADirectoryError:
+        raise ScenarioError(f"{source}: not a regular file (a scenario is a .jsonl file)") from None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise ScenarioError(f"{source}: not a regular file (a scenario is a .jsonl file)")
+        if hasattr(os, "set_blocking"):
+            os.set_blocking(fd, True)
+        return os.fdopen(fd, encoding="utf-8")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def _bounded_lines(handle: TextIO, source: str) -> Iterator[str]:
+    """The lines of ``handle``, each read at most :data:`MAX_LINE_CHARS` characters at a time."""
+    number = 0
+    while True:
+        line = handle.readline(MAX_LINE_CHARS + 1)
+        if not line:
+            return
+        number += 1
+        if len(line) > MAX_LINE_CHARS and not line.endswith("\n"):
+            raise ScenarioError(f"{source} line {number}: longer than {MAX_LINE_CHARS:,} "
+                                f"characters; a scenario line holds one step")
+        yield line
+
+
 def _file_signature(path: Path) -> tuple[int, int, int]:
     info = path.stat()
     return info.st_ino, info.st_size, info.st_mtime_ns
@@ -198,8 +237,8 @@ class FileSteps(Sequence[Step]):
         signature = _file_signature(path)
         count = turns = 0
         kinds: dict[str, int] = {}
-        with open(path, encoding="utf-8") as handle:
-            records = _read_json_lines(handle, source)
+        with _open_scenario(path, source) as handle:
+            records = _read_json_lines(_bounded_lines(handle, source), source)
             header = _read_header(records, source)
             for number, obj in records:
                 step = parse_step(obj, f"{source} line {number}", header["trinkets"])
@@ -218,8 +257,8 @@ class FileSteps(Sequence[Step]):
         if not unchanged:
             raise ScenarioError(f"{self.source}: the file changed (or went away) since it was "
                                 f"loaded; load it again")
-        with open(self.path, encoding="utf-8") as handle:
-            records = _read_json_lines(handle, self.source)
+        with _open_scenario(self.path, self.source) as handle:
+            records = _read_json_lines(_bounded_lines(handle, self.source), self.source)
             next(records)  # the header, validated by scan()
             for number, obj in records:
                 yield number, parse_step(obj, f"{self.source} line {number}", self.trinkets)

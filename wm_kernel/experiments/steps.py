@@ -42,6 +42,7 @@ from wm_kernel.core.profile import Profile
 from wm_kernel.experiments.codec import decode_value
 from wm_kernel.instruments.exchange import Exchange, ExchangeRecordedEvent
 from wm_kernel.instruments.history import History
+from wm_kernel.session import MAX_TURNS_AT_ONCE
 
 if TYPE_CHECKING:
     from trinkets.base import EventAwareTrinket
@@ -274,6 +275,10 @@ class TurnStep(Step):
         n = raw.get("n", 1)
         if not is_int(n) or n < 1:
             raise fail(where, "field 'n' must be a positive integer")
+        if n > MAX_TURNS_AT_ONCE:
+            raise fail(where, f"field 'n' must be a positive integer of at most "
+                              f"{MAX_TURNS_AT_ONCE:,} (one step's turns must finish; use several "
+                              f"steps)")
         return cls(n)
 
     def to_json(self) -> dict[str, Any]:

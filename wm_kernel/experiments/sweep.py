@@ -20,6 +20,7 @@ from __future__ import annotations
 import concurrent.futures as cf
 import importlib
 from collections.abc import Callable, Sequence
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -93,25 +94,64 @@ def as_executor(executor: Any) -> cf.Executor | None:
 
 
 def run_tasks(function: Callable[[T], R], tasks: Sequence[T], executor: cf.Executor,
-              on_done: Callable[[int, R], None] | None = None) -> list[R]:
+              on_done: Callable[[int, R], None] | None = None,
+              on_error: Callable[[int, BaseException], R] | None = None) -> list[R]:
     """``[function(task) for task in tasks]`` on ``executor``, in the order of ``tasks``.
 
     ``on_done(index, result)`` runs here, in the caller's thread, as each result arrives (in
     completion order): progress bars update without any state shared with the workers. A
     KeyboardInterrupt cancels the tasks not yet started.
+
+    A task whose worker fails it (a Dask ``KilledWorker``, any error the executor raises for it)
+    gets ``on_error(index, error)`` as its result, and the others go on; without ``on_error`` the
+    error is raised once every task has ended. A process pool breaks as a whole when one worker
+    dies (every task not finished fails with BrokenProcessPool), so those tasks are run again one
+    at a time, each in a process of its own: only a task that kills its process again fails,
+    and what finished before is kept.
     """
     futures = {executor.submit(function, task): index for index, task in enumerate(tasks)}
     results: list[Any] = [None] * len(tasks)
+    broken: list[int] = []
+    first_error: BaseException | None = None
+
+    def failed(index: int, error: BaseException) -> None:
+        nonlocal first_error
+        if on_error is None:
+            first_error = first_error or error
+        else:
+            finish(index, on_error(index, error))
+
+    def finish(index: int, result: Any) -> None:
+        results[index] = result
+        if on_done is not None:
+            on_done(index, result)
+
     try:
         for future in cf.as_completed(futures):
             index = futures[future]
-            results[index] = future.result()
-            if on_done is not None:
-                on_done(index, results[index])
+            try:
+                result = future.result()
+            except BrokenProcessPool:
+                broken.append(index)
+                continue
+            except Exception as exc:  # the task's own errors come back as results, not here
+                failed(index, exc)
+                continue
+            finish(index, result)
+        for index in sorted(broken):
+            with cf.ProcessPoolExecutor(max_workers=1) as alone:
+                try:
+                    result = alone.submit(function, tasks[index]).result()
+                except Exception as exc:
+                    failed(index, exc)
+                    continue
+            finish(index, result)
     except BaseException:
         for future in futures:
             future.cancel()
         raise
+    if first_error is not None:
+        raise first_error
     return results
 
 

@@ -26,9 +26,10 @@ A history lives in its store (any :class:`~wm_kernel.stores.embedded.StateStore`
 MemoryStore, which would only copy what the History holds anyway: a SQLite file...) under three
 hashes, declared in :data:`SCHEMA`: the texts by digest and the entries by id (both
 shared by every history in the store: content-addressed, so two writers never disagree) and one hash
-per conversation, ``history:{user_id}:{continuum_id}``, one field per turn. Every record carries
-``"v": 1``. A History on a store that holds the same pair loads the earlier turns. Each compose is
-written in one store transaction, each new text and entry once. The notification centre's frame
+per conversation, ``history:{user_id}:{continuum_id}`` (ids encoded by
+:mod:`wm_kernel.stores.keys`), one field per turn, with the time it was composed. Every record
+carries ``"v": 1``. A History on a store that holds the same pair loads the earlier turns. Each
+compose is written in one store transaction, each new text and entry once. The notification centre's frame
 (namespace and title, carried by the ComposedPrompt) is stored only when it differs from the
 composer's default.
 A Session created without ``continuum_id`` gets a new unique one (``continuum-`` and 12 hex
@@ -97,11 +98,13 @@ import json
 import sys
 import weakref
 from collections.abc import Iterator, Mapping
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from wm_kernel.core.composer import DEFAULT_HUD_TITLE, DEFAULT_NAMESPACE, Layout, SystemPromptComposer
 from wm_kernel.core.prompt import PLACEMENTS, ComposedPrompt, OmittedSection, SectionRecord
 from wm_kernel.instruments.exchange import Exchange
+from wm_kernel.stores import keys
 from wm_kernel.stores.embedded import MemoryStore, StateStore
 from wm_kernel.utils.checks import check_int
 from wm_kernel.utils.tokens import TokenCounter
@@ -125,6 +128,7 @@ SCHEMA = {
     "history:{user_id}:{continuum_id}": ("turn (decimal)", '{"v": 1, "segment": int, "segment_turn": '
                                                            'int, "entries": [entry id, ...], '
                                                            '"hud_frame": [namespace, title] | null, '
+                                                           '"at": ISO 8601 compose time (if known), '
                                                            '"budget": {"priorities": {section: int}, '
                                                            '"dropped": [[name, trinket, tokens, '
                                                            'priority], ...]} (only under a budget)}'),
@@ -133,8 +137,8 @@ SCHEMA = {
                                                                      '"usage": object | null, ...} '
                                                                      '(wm_kernel.instruments.exchange)'),
 }
-TEXTS_KEY = "history:texts"
-ENTRIES_KEY = "history:entries"
+TEXTS_KEY = keys.HISTORY_TEXTS
+ENTRIES_KEY = keys.HISTORY_ENTRIES
 
 
 #: What a compose under a token budget adds to its turn: section -> priority, and what it dropped.
@@ -142,8 +146,9 @@ _Budget = tuple[Mapping[str, int], tuple[OmittedSection, ...]]
 
 
 def composes_key(user_id: str, continuum_id: str) -> str:
-    """The store hash holding one conversation's recorded turns."""
-    return f"history:{user_id}:{continuum_id}"
+    """The store hash holding one conversation's recorded turns (built by the key module, so ids
+    holding ``:`` never share one: see :mod:`wm_kernel.stores.keys`)."""
+    return keys.history(user_id, continuum_id)
 
 
 def exchanges_key(user_id: str, continuum_id: str) -> str:
@@ -216,15 +221,16 @@ class Entry:
 class Compose:
     """One recorded turn: segment numbers, the entries in output order, the HUD frame if not default."""
 
-    __slots__ = ("turn", "segment", "segment_turn", "entries", "hud_frame")
+    __slots__ = ("turn", "segment", "segment_turn", "entries", "hud_frame", "at")
 
     def __init__(self, turn: int, segment: int, segment_turn: int, entries: tuple[Entry, ...],
-                 hud_frame: tuple[str, str] | None = None) -> None:
+                 hud_frame: tuple[str, str] | None = None, at: datetime | None = None) -> None:
         self.turn = turn
         self.segment = segment
         self.segment_turn = segment_turn
         self.entries = entries
         self.hud_frame = hud_frame
+        self.at = at  # when it was composed (the request's send time), if known
 
 
 class History:
@@ -308,7 +314,7 @@ class History:
         composed, session = change["new"], change["owner"]
         if composed is not None:
             self.record(session.turn, session.segment_number, composed,
-                        segment_turn=session.segment_turn)
+                        segment_turn=session.segment_turn, at=session.clock.now())
 
     # -- reading
     @property
@@ -339,6 +345,11 @@ class History:
             self._records = dict(sorted(self._records.items()))
             self._in_order = True
         return iter(tuple(self._records.values()))
+
+    def times(self) -> dict[int, datetime]:
+        """When each recorded turn was (last) composed, for the turns whose time is known: every
+        turn recorded from a Session (records of earlier versions carry none)."""
+        return {c.turn: c.at for c in self.composes() if c.at is not None}
 
     def last_position(self) -> tuple[int, int, int] | None:
         """(turn, segment, segment_turn) of the latest recorded turn, or None if empty."""
@@ -460,8 +471,9 @@ class History:
 
     # -- recording
     def record(self, turn: int, segment: int, composed: ComposedPrompt, *,
-               segment_turn: int | None = None) -> None:
-        """Record ``composed`` as the prompt of ``turn`` (replacing an earlier compose of that turn).
+               segment_turn: int | None = None, at: datetime | None = None) -> None:
+        """Record ``composed`` as the prompt of ``turn`` (replacing an earlier compose of that turn),
+        composed at ``at`` (an aware datetime; kept as the turn's send time, see :meth:`times`).
 
         One store transaction writes the new texts, new entries and the turn's record; if it fails,
         the in-memory history is unchanged too."""
@@ -472,6 +484,8 @@ class History:
         check_int(segment, "segment", minimum=1)
         if segment_turn is not None:
             check_int(segment_turn, "segment turn", minimum=0)
+        if at is not None and (not isinstance(at, datetime) or at.utcoffset() is None):
+            raise TypeError(f"at must be an aware datetime, got {at!r}")
         if not composed.sections and any(composed.values()):
             raise ValueError("this ComposedPrompt has content but no section records (built from a "
                              "plain dict?); only prompts from a composer can be recorded")
@@ -495,7 +509,7 @@ class History:
         budget = None
         if composed.budget is not None:
             budget = (dict(composed.budget.priorities), composed.budget.dropped)
-        self._write(turn, segment, position, shared, hud_frame, fresh, fresh_texts, budget)
+        self._write(turn, segment, position, shared, hud_frame, fresh, fresh_texts, budget, at)
         # commit to memory only now that the store has it
         self._texts.update(fresh_texts)
         for entry in fresh:
@@ -504,7 +518,7 @@ class History:
         if turn < self._max_turn and turn not in self._records:
             self._in_order = False
         self._max_turn = max(self._max_turn, turn)
-        self._records[turn] = Compose(turn, segment, position, shared, hud_frame)
+        self._records[turn] = Compose(turn, segment, position, shared, hud_frame, at)
         if budget is not None:
             self._budgets[turn] = budget
         else:
@@ -569,7 +583,8 @@ class History:
     # -- persistence (see SCHEMA)
     def _write(self, turn: int, segment: int, segment_turn: int, entries: tuple[Entry, ...],
                hud_frame: tuple[str, str] | None, fresh: list[Entry],
-               fresh_texts: dict[bytes, str], budget: _Budget | None = None) -> None:
+               fresh_texts: dict[bytes, str], budget: _Budget | None = None,
+               at: datetime | None = None) -> None:
         store = self.store
         if not self._persistent:
             return
@@ -586,7 +601,7 @@ class History:
                     mine, self._budgets.get(turn))):
                 raise HistoryConflictError(self._conflict(turn))
             store.hset(key, str(turn), self._record_json(
-                Compose(turn, segment, segment_turn, entries, hud_frame), budget))
+                Compose(turn, segment, segment_turn, entries, hud_frame, at), budget))
 
     @staticmethod
     def _record_json(compose: Compose, budget: _Budget | None) -> dict[str, Any]:
@@ -594,6 +609,8 @@ class History:
         record = {"v": RECORD_VERSION, "segment": compose.segment,
                   "segment_turn": compose.segment_turn, "entries": [e.id for e in compose.entries],
                   "hud_frame": None if frame is None else list(frame)}
+        if compose.at is not None:
+            record["at"] = compose.at.isoformat()
         if budget is not None:
             record["budget"] = {"priorities": dict(budget[0]),
                                 "dropped": [[d.name, d.trinket, d.tokens, d.priority]
@@ -617,9 +634,10 @@ class History:
                 entries = tuple(self._load_entry(entry_id) for entry_id in row["entries"])
                 if entries == previous:
                     entries = previous
-                frame = row["hud_frame"]
+                frame, at = row["hud_frame"], row.get("at")
                 self._records[turn] = Compose(turn, row["segment"], row["segment_turn"], entries,
-                                              None if frame is None else (frame[0], frame[1]))
+                                              None if frame is None else (frame[0], frame[1]),
+                                              None if at is None else datetime.fromisoformat(at))
                 budget = row.get("budget")
                 if budget is not None:
                     self._budgets[turn] = (dict(budget["priorities"]), tuple(

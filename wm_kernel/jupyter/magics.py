@@ -31,6 +31,7 @@ from trinkets.base import EventAwareTrinket
 from wm_kernel.core.prompt import PLACEMENTS, ComposedPrompt
 from wm_kernel.display import render
 from wm_kernel.display.tables import Table
+from wm_kernel.stores.valkey import redact_urls
 
 MAGIC_NAMES: dict[str, tuple[str, ...]] = {
     "line": ("compose", "turn", "collapse", "trinkets", "trinket", "wm_events", "wm_dashboard",
@@ -127,8 +128,8 @@ def _open_valkey_store(url: str, *, read_only: bool) -> Any:
 
     try:
         return ValkeyStore(_required(url, "--store"), read_only=read_only)
-    except (ValueError, TypeError, ImportError, ConnectionError) as exc:
-        raise UsageError(str(exc)) from None
+    except (ValueError, TypeError, ImportError, ConnectionError, PermissionError) as exc:
+        raise UsageError(redact_urls(str(exc))) from None
 
 
 def _current_session() -> Any:
@@ -385,7 +386,12 @@ class WorkingMemoryMagics(Magics):
     def turn(self, line: str = "") -> render.TurnReport:
         """Complete N turns (TurnCompletedEvent each) and show what expired."""
         args = _parse(self.turn, line)
+        from wm_kernel.session import MAX_TURNS_AT_ONCE
+
         n = _positive_int(args.n, "the number of turns")
+        if n > MAX_TURNS_AT_ONCE:
+            raise UsageError(f"at most {MAX_TURNS_AT_ONCE:,} turns at once (got {n}); advance in "
+                             f"steps of {MAX_TURNS_AT_ONCE:,} or fewer")
         session = _current_session()
         first = session.turn + 1
         expired = session.advance_turn(n)
@@ -504,7 +510,10 @@ class WorkingMemoryMagics(Magics):
         from wm_kernel.core.profile import Profile
         from wm_kernel.session import Session, set_current_session
 
-        args = _parse(self.wm_session, line)
+        try:
+            args = _parse(self.wm_session, line)
+        except UsageError as exc:  # argparse echoes what it could not place: a URL, perhaps
+            raise UsageError(redact_urls(str(exc))) from None
         kwargs: dict[str, Any] = {}
         try:
             if args.clock is not None:
@@ -538,11 +547,15 @@ class WorkingMemoryMagics(Magics):
             if args.read_only and args.trinkets is None:
                 kwargs["trinkets"] = []
             kwargs["store"] = _open_valkey_store(args.store, read_only=args.read_only)
-        session = Session(**kwargs)
-        if args.read_only:
-            from trinkets.stored_section import mirror_stored_sections
+        try:
+            session = Session(**kwargs)
+            if args.read_only:
+                from trinkets.stored_section import mirror_stored_sections
 
-            mirror_stored_sections(session)
+                mirror_stored_sections(session)
+        except (ValueError, TypeError, ConnectionError, PermissionError) as exc:
+            # the server refused the user's sections, or holds them as another type
+            raise UsageError(redact_urls(str(exc))) from None
         set_current_session(session)
 
     # -- feeding trinkets

@@ -147,6 +147,11 @@ class StateStore(ABC):
             self.hset(key, field, current + amount)
         return int(current + amount)
 
+    def fields(self, key: str) -> list[str]:
+        """The names of a key's fields, sorted, without reading their values (so a value that
+        cannot be read does not hide the others)."""
+        return sorted(self.hgetall(key))
+
     def version(self, key: str) -> Hashable | None:
         """A value that changes whenever ``key`` may have changed, whoever changed it (this
         process or another sharing the store); None when this store cannot tell cheaply.
@@ -288,6 +293,43 @@ def _interrupts_deferred() -> Iterator[None]:
         raise KeyboardInterrupt
 
 
+_SCHEMA = ("CREATE TABLE IF NOT EXISTS hashes (key TEXT NOT NULL, field TEXT NOT NULL, "
+           "value TEXT NOT NULL, PRIMARY KEY (key, field)) WITHOUT ROWID")
+
+
+def _create_whole(file: Path, durability: str) -> None:
+    """Create a new store file whole: built under a temporary name beside it, then linked into
+    place (which fails if another process got there first, and then its file is used). Another
+    process opening the path at the same moment therefore finds no file, or a whole database;
+    never the empty file that ``sqlite3.connect`` leaves until its first write, which it would
+    take for an empty file of its own."""
+    temporary = file.with_name(f".{file.name}.{os.getpid()}.{threading.get_ident()}.new")
+    try:
+        conn = sqlite3.connect(temporary, isolation_level=None)
+        try:
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute(f"PRAGMA synchronous={durability.upper()}")
+            conn.execute(_SCHEMA)
+        finally:
+            conn.close()
+        try:
+            os.link(temporary, file)
+        except FileExistsError:
+            pass  # another process created it first: use theirs
+    except (OSError, sqlite3.Error):
+        pass  # no hard links here (or no room): sqlite3.connect creates it, as it always did
+    finally:
+        for leftover in (temporary, temporary.with_name(temporary.name + "-wal"),
+                         temporary.with_name(temporary.name + "-shm")):
+            leftover.unlink(missing_ok=True)
+
+
+class StoreBusyError(sqlite3.OperationalError):
+    """Another connection (another process) kept the SQLite file locked for longer than the store's
+    ``timeout``; nothing was written. A ``sqlite3.OperationalError``, as before, with a clearer
+    message."""
+
+
 class SQLiteStore(StateStore):
     """A store in one SQLite file: survives a process restart; each write (or transaction) is one
     SQLite transaction, so a crash never leaves half of it.
@@ -325,12 +367,15 @@ class SQLiteStore(StateStore):
         if not timeout >= 0:
             raise ValueError(f"timeout must be at least 0 seconds, got {timeout}")
         self.path = path
+        self.timeout = timeout
         if self.path != ":memory:":
             file = Path(self.path).expanduser()
             if file.is_file() and file.stat().st_size == 0:
                 warnings.warn(f"state store {self.path!r} was an empty file; starting a new store in "
                               f"it", stacklevel=2)
             file.parent.mkdir(parents=True, exist_ok=True)
+            if not file.exists():
+                _create_whole(file, durability)
         self._lock = threading.RLock()
         self._depth = 0
         self._changes: dict[str, int] = {}  # key -> this connection's writes to it, for version()
@@ -342,9 +387,7 @@ class SQLiteStore(StateStore):
         try:
             self._conn.execute("PRAGMA journal_mode=WAL")
             self._conn.execute(f"PRAGMA synchronous={durability.upper()}")
-            self._conn.execute(
-                "CREATE TABLE IF NOT EXISTS hashes (key TEXT NOT NULL, field TEXT NOT NULL, "
-                "value TEXT NOT NULL, PRIMARY KEY (key, field)) WITHOUT ROWID")
+            self._conn.execute(_SCHEMA)
             # damage that leaves the header readable shows when the table is read, not before
             self._conn.execute("SELECT count(*) FROM hashes").fetchone()
         except sqlite3.OperationalError:
@@ -393,7 +436,7 @@ class SQLiteStore(StateStore):
             try:
                 with _interrupts_deferred():
                     self._heal()
-                    self._conn.execute("BEGIN IMMEDIATE")
+                    self._begin()
                     self._depth = 1
                 yield self
                 committed = True
@@ -401,6 +444,16 @@ class SQLiteStore(StateStore):
                 with _interrupts_deferred():
                     self._depth = 0
                     self._end(committed)
+
+    def _begin(self) -> None:
+        try:
+            self._conn.execute("BEGIN IMMEDIATE")
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) and "busy" not in str(exc):
+                raise
+            raise StoreBusyError(
+                f"state store {self.path!r} is busy: another process kept it locked for more than "
+                f"{self.timeout:g} s ({exc}); nothing was written, try again") from None
 
     def version(self, key: str) -> tuple[int, int]:
         """(SQLite's data_version, this connection's writes to ``key``): the first moves when

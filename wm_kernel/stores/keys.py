@@ -25,6 +25,11 @@ from wm_kernel.utils.checks import check_str
 
 SEPARATOR = ":"
 
+#: The hashes every History in a store shares (content-addressed: texts by digest, section
+#: entries by id), beside one hash per conversation (:func:`history`).
+HISTORY_TEXTS = "history:texts"
+HISTORY_ENTRIES = "history:entries"
+
 
 def encode_part(part: str) -> str:
     """One id as it appears inside a key: ``%`` and ``:`` percent-encoded, the rest unchanged."""
@@ -82,3 +87,9 @@ def manifest(user_id: str) -> str:
 def session(user_id: str, continuum_id: str) -> str:
     """A Session's own record of a conversation (the current segment's start)."""
     return _key("session", user_id, continuum_id)
+
+
+def history(user_id: str, continuum_id: str) -> str:
+    """A History's recorded turns of one conversation, one field per turn. No id pair gives
+    :data:`HISTORY_TEXTS` or :data:`HISTORY_ENTRIES` (those have one part, this has two)."""
+    return _key("history", user_id, continuum_id)

@@ -28,9 +28,10 @@ import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any, TypeVar
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import unquote, urlsplit, urlunsplit
 
 from wm_kernel.stores.embedded import StateStore
+from wm_kernel.utils.checks import check_int
 
 T = TypeVar("T")
 
@@ -49,6 +50,19 @@ class ValkeyUnavailableError(ConnectionError):
     """The Valkey server could not be reached, timed out or dropped the connection."""
 
 
+class ValkeyPermissionError(PermissionError):
+    """The server refused a command to this connection's user (an ACL's NOPERM reply)."""
+
+
+class ValkeyReplyError(ValueError):
+    """The server answered a command with an error (a key of another type, a value that is not a
+    number...); ``reply`` is the server's text."""
+
+    def __init__(self, message: str, reply: str) -> None:
+        super().__init__(message)
+        self.reply = reply
+
+
 def _one_line(exc: BaseException) -> str:
     return " ".join(str(exc).split()) or type(exc).__name__
 
@@ -57,19 +71,65 @@ def _glob_escape(text: str) -> str:
     return "".join("\\" + ch if ch in _GLOB_SPECIALS else ch for ch in text)
 
 
+#: Query parameters of a URL shown as they are; every other parameter's value may be a secret
+#: (the client passes any parameter, ``?password=...`` included, to the connection).
+_SHOWN_PARAMETERS = frozenset({"db", "protocol", "socket_timeout", "socket_connect_timeout",
+                               "socket_keepalive", "retry_on_timeout", "max_connections",
+                               "health_check_interval", "ssl_cert_reqs", "client_name"})
+
+
 def _display_url(url: str) -> str:
-    """The URL without its password, to name the server in messages and reprs."""
-    parts = urlsplit(url)
-    if parts.password is None:
-        return url
-    netloc = parts.hostname or ""
-    if parts.username:
-        netloc = f"{parts.username}:***@{netloc}"
-    else:
-        netloc = f":***@{netloc}"
-    if parts.port is not None:
-        netloc += f":{parts.port}"
-    return urlunsplit((parts.scheme, netloc, parts.path, parts.query, parts.fragment))
+    """The URL without its secrets, to name the server in messages and reprs: the password (and a
+    user part that has no ``:``, which may be one) as ``***``, and the value of every query
+    parameter but the harmless ones. A URL that cannot be read shows as ``<unreadable URL>``."""
+    try:
+        parts = urlsplit(url)
+        netloc = parts.netloc
+        if "@" in netloc:
+            userinfo, host = netloc.rsplit("@", 1)
+            user = userinfo.split(":", 1)[0] if ":" in userinfo else ""
+            netloc = f"{user}:***@{host}" if ":" in userinfo else f"***@{host}"
+        query = "&".join(
+            pair if pair.split("=", 1)[0] in _SHOWN_PARAMETERS or "=" not in pair
+            else pair.split("=", 1)[0] + "=***"
+            for pair in parts.query.split("&")) if parts.query else ""
+        path = "/***" if "@" in parts.path else parts.path  # valkey:/:pw@host puts it there
+        return urlunsplit((parts.scheme, netloc, path, query, ""))
+    except ValueError:
+        return "<unreadable URL>"
+
+
+def redact_urls(text: str) -> str:
+    """``text`` with every word that looks like a URL holding a secret (an ``@`` or a query) shown
+    as :func:`_display_url` shows it, for messages that echo what a user typed (``%wm_session``)."""
+    return " ".join(_display_url(word) if ("@" in word or "?" in word) and ":" in word else word
+                    for word in text.split(" "))
+
+
+def _secrets(url: str) -> list[str]:
+    """The texts of ``url`` that :func:`_display_url` hides, longest first (to scrub them from
+    messages a client library wrote, whichever way it quoted them)."""
+    found = set()
+    try:
+        parts = urlsplit(url)
+        if "@" in parts.netloc:
+            userinfo = parts.netloc.rsplit("@", 1)[0]
+            found.add(userinfo.split(":", 1)[1] if ":" in userinfo else userinfo)
+        for pair in parts.query.split("&"):
+            name, _, value = pair.partition("=")
+            if name not in _SHOWN_PARAMETERS:
+                found.add(value)
+        found.add(parts.fragment)
+    except ValueError:
+        pass
+    found |= {unquote(secret) for secret in found}
+    return sorted((secret for secret in found if len(secret) >= 3), key=len, reverse=True)
+
+
+def _scrub(text: str, secrets: list[str]) -> str:
+    for secret in secrets:
+        text = text.replace(secret, "***")
+    return text
 
 
 class _Local:
@@ -123,10 +183,22 @@ class ValkeyStore(StateStore):
             raise TypeError(f"prefix must be a str, got {type(prefix).__name__}")
         if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout <= 0:
             raise ValueError(f"timeout must be a positive number of seconds, got {timeout!r}")
-        scheme = urlsplit(url).scheme
+        secrets = _secrets(url)
+        try:
+            parts = urlsplit(url)
+            scheme, shown = parts.scheme, "@" not in url or "@" in parts.netloc
+        except ValueError:
+            scheme, shown = "", False
         if scheme not in SCHEMES:
-            raise ValueError(f"not a Valkey URL: {url!r} (expected valkey://host:port/db; "
-                             f"schemes: {', '.join(SCHEMES)})")
+            # a URL whose "@" is not where a password goes (valkey:/:pw@host) is not shown at all:
+            # no part of it can be trusted not to be the password
+            named = f"{_display_url(url)!r}" if shown else "(not shown: it may hold a password)"
+            raise ValueError(f"not a Valkey URL: {_scrub(named, secrets)} (expected "
+                             f"valkey://host:port/db; schemes: {', '.join(SCHEMES)})")
+        if not shown:
+            raise ValueError(f"not a usable Valkey URL ({scheme}://, not shown: it may hold a "
+                             f"password): an '@' outside the server part; write "
+                             f"{scheme}://[user]:password@host:port/db")
         try:
             import valkey
             from valkey.backoff import NoBackoff
@@ -137,17 +209,22 @@ class ValkeyStore(StateStore):
         self.url = _display_url(url)
         self.read_only = read_only
         self.prefix = prefix
+        self._secrets = secrets
         self._errors: tuple[type[BaseException], ...] = (
             valkey.exceptions.ConnectionError, valkey.exceptions.TimeoutError, OSError)
+        self._refused: type[BaseException] = valkey.exceptions.NoPermissionError
+        self._replies: type[BaseException] = valkey.exceptions.ResponseError
         try:
             # one transparent retry: the first command after a server restart meets a dead pooled
-            # connection, and every command sent here is safe to repeat (absolute values only)
+            # connection, and every command sent here is safe to repeat (absolute values; a
+            # repeated HINCRBY skips a number, never hands one out twice)
             self._client = valkey.Valkey.from_url(
                 url, decode_responses=True, socket_timeout=timeout,
                 socket_connect_timeout=timeout, retry=Retry(NoBackoff(), 1),
                 retry_on_error=[valkey.exceptions.ConnectionError, valkey.exceptions.TimeoutError])
-        except ValueError as exc:
-            raise ValueError(f"not a usable Valkey URL {self.url!r}: {_one_line(exc)}") from None
+        except (ValueError, TypeError) as exc:
+            raise ValueError(f"not a usable Valkey URL {self.url!r}: "
+                             f"{_scrub(_one_line(exc), secrets)}") from None
         self._lock = threading.RLock()
         self._local = _Local()
         self._depth = 0
@@ -155,11 +232,28 @@ class ValkeyStore(StateStore):
 
     # -- talking to the server
     def _call(self, what: str, key: str, command: Callable[[Any], T]) -> T:
+        """``command(client)``; whatever goes wrong is one line naming the server, the operation
+        and the key, never the password: ValkeyUnavailableError (no answer),
+        ValkeyPermissionError (an ACL refused it), ValkeyReplyError (any other error reply)."""
         try:
             return command(self._client)
         except self._errors as exc:
-            raise ValkeyUnavailableError(
-                f"Valkey server {self.url} unavailable ({what} {key!r}): {_one_line(exc)}") from None
+            raise ValkeyUnavailableError(_scrub(
+                f"Valkey server {self.url} unavailable ({what} {key!r}): {_one_line(exc)}",
+                self._secrets)) from None
+        except self._refused as exc:
+            raise ValkeyPermissionError(_scrub(
+                f"Valkey server {self.url} refused to {what} {key!r}: "
+                f"{_one_line(exc)}", self._secrets)) from None
+        except self._replies as exc:
+            reply = _one_line(exc)
+            if reply.startswith("WRONGTYPE"):
+                message = (f"Valkey server {self.url}: cannot {what} {key!r}: it holds another "
+                           f"type of value than this store keeps there (written by something "
+                           f"else?)")
+            else:
+                message = f"Valkey server {self.url} answered {what} {key!r} with an error: {reply}"
+            raise ValkeyReplyError(_scrub(message, self._secrets), reply) from None
 
     def _server_key(self, key: str) -> str:
         return self.prefix + key
@@ -171,6 +265,13 @@ class ValkeyStore(StateStore):
         if not raw and key.startswith(MANIFEST_PREFIX):
             return self._original_manifest(key[len(MANIFEST_PREFIX):])
         return raw
+
+    def _server_field(self, key: str, field: str) -> str | None:
+        """The server's JSON text of one field (one HGET: the cost does not grow with the key)."""
+        text: str | None = self._call("read", key, lambda c: c.hget(self._server_key(key), field))
+        if text is None and key.startswith(MANIFEST_PREFIX):
+            return self._server_hash(key).get(field)
+        return text
 
     def _original_manifest(self, user_id: str) -> dict[str, str]:
         source = ORIGINAL_MANIFEST_PREFIX + user_id
@@ -225,10 +326,25 @@ class ValkeyStore(StateStore):
                 merged[f] = text
         return merged
 
+    def _field_view(self, key: str, field: str) -> str | None:
+        """What :meth:`_view` gives for one field, reading only that field from the server."""
+        local = self._local
+        server = None if key in local.cleared else self._server_field(key, field)
+        changes = local.fields.get(key)
+        if not changes or field not in changes:
+            return server
+        base, text = changes[field]
+        if self.read_only and server != base:  # the server's write is later
+            del changes[field]
+            if not changes:
+                del local.fields[key]
+            return server
+        return text
+
     def _change(self, key: str, field: str, text: str | None) -> None:
         changes = self._local.fields.setdefault(key, {})
         if field not in changes:
-            base = None if key in self._local.cleared else self._server_hash(key).get(field)
+            base = None if key in self._local.cleared else self._server_field(key, field)
             changes[field] = (base, text)
         else:
             changes[field] = (changes[field][0], text)
@@ -241,17 +357,19 @@ class ValkeyStore(StateStore):
     def hget(self, key: str, field: str) -> Any | None:
         with self._lock:
             if self._local:
-                text = self._view(key).get(field)
+                text = self._field_view(key, field)
             else:
-                text = self._call("read", key, lambda c: c.hget(self._server_key(key), field))
-                if text is None and key.startswith(MANIFEST_PREFIX):
-                    text = self._server_hash(key).get(field)
+                text = self._server_field(key, field)
         return None if text is None else self._decode(key, field, text)
 
     def hgetall(self, key: str) -> dict[str, Any]:
         with self._lock:
             view = self._view(key)
         return {field: self._decode(key, field, view[field]) for field in sorted(view)}
+
+    def fields(self, key: str) -> list[str]:
+        with self._lock:
+            return sorted(self._view(key))  # the JSON texts, not decoded
 
     def hset(self, key: str, field: str, value: Any) -> None:
         text = json.dumps(value, ensure_ascii=False)  # a TypeError here has changed nothing
@@ -267,7 +385,7 @@ class ValkeyStore(StateStore):
                 removed: int = self._call("write", key,
                                           lambda c: c.hdel(self._server_key(key), field))
                 return removed > 0
-            if field not in self._view(key):
+            if self._field_view(key, field) is None:
                 return False
             self._change(key, field, None)
             return True
@@ -283,6 +401,32 @@ class ValkeyStore(StateStore):
             else:
                 self._local.fields.pop(key, None)
                 self._local.cleared.add(key)
+
+    def hincrby(self, key: str, field: str, amount: int = 1) -> int:
+        """Add ``amount`` to the integer in a field atomically on the server (HINCRBY), also inside
+        a transaction, so two processes never get the same number: a number handed out inside a
+        block that then fails stays used (skipped, never handed out again). A field this process
+        changed in the open transaction, and any field of a read-only store, is counted here."""
+        if not isinstance(key, str) or not isinstance(field, str):
+            raise TypeError("a store key and field must be str")
+        check_int(amount, "amount", minimum=-(2 ** 63))
+        if amount >= 2 ** 63:
+            raise ValueError(f"amount must be below 2**63, got {amount}")
+        with self._lock:
+            staged = self._local.fields.get(key, {})
+            if self.read_only or field in staged or key in self._local.cleared:
+                return super().hincrby(key, field, amount)
+            try:
+                return int(self._call("write", key, lambda c: c.hincrby(
+                    self._server_key(key), field, amount)))
+            except ValkeyReplyError as exc:
+                if "not an integer" in exc.reply:
+                    raise ValueError(f"field {field!r} of {key!r} holds no integer; cannot add to "
+                                     f"it") from None
+                if "overflow" in exc.reply:
+                    raise ValueError(f"field {field!r} of {key!r}: adding {amount} would pass the "
+                                     f"server's 64-bit limit; nothing added") from None
+                raise
 
     def keys(self, prefix: str = "") -> list[str]:
         with self._lock:
