@@ -36,7 +36,7 @@ from wm_kernel.cachesim.simulation import Simulation, simulate
 from wm_kernel.core.prompt import BlameData, BlameSpan, ComposedPrompt, SectionRecord
 from wm_kernel.instruments.diff import FirstChange, PromptDiff, diff_prompts, first_change
 from wm_kernel.instruments.history import History, text_digest
-from wm_kernel.interop.billing import gen_ai_counts, logged_usage
+from wm_kernel.interop.billing import gen_ai_counts, logged_usage, request_body
 from wm_kernel.interop.bodies import Section, prompt_order
 from wm_kernel.interop.formats import (
     FORMATS,
@@ -49,6 +49,7 @@ from wm_kernel.interop.formats import (
     detect,
 )
 from wm_kernel.interop.split import Splitter
+from wm_kernel.providers.usage import request_prefix
 from wm_kernel.utils.tokens import TokenCounter
 
 if TYPE_CHECKING:
@@ -203,6 +204,12 @@ class ImportedSession:
             where = f"{request.path}:{request.lines[0]}" if request.lines else request.path
             out.append(logged_usage(request, where=where))
         return out
+
+    def request_prefixes(self) -> list[dict[str, str]]:
+        """Per turn, the digests of the request's cacheable prefix (tools, cached system text,
+        parameters: ``wm_kernel.providers.usage.request_prefix``) where the log holds the body,
+        else an empty dict."""
+        return [request_prefix(body) if (body := request_body(r)) is not None else {} for r in self.requests]
 
     @property
     def request_ids(self) -> list[str | None]:
