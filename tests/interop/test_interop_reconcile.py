@@ -112,4 +112,5 @@ def test_parse_usage_reads_a_named_shape_and_refuses_an_unknown_one() -> None:
         parse_usage({"input_tokens": 1}, shape="csv", where="line 3")
     with pytest.raises(ValueError) as caught:
         parse_usage({"input_tokens": 10, "cache_read_input_tokens": 11}, shape="gen_ai")
-    assert str(caught.value) == "usage: cached (11) and written (0) tokens exceed input_tokens (10), which includes them"
+    assert str(caught.value) == ("usage: cached (11) and written (0) tokens exceed input_tokens (10), "
+                                 "which includes them")

@@ -9,9 +9,9 @@ section (needs the ``otel`` extra). See docs/interop.md.
 """
 from __future__ import annotations
 
+from wm_kernel.interop.billing import gen_ai_counts, logged_usage
 from wm_kernel.interop.bodies import Section
 from wm_kernel.interop.formats import FORMATS, ImportIssue, LoggedRequest
-from wm_kernel.interop.billing import gen_ai_counts, logged_usage
 from wm_kernel.interop.imported import ImportedSession, import_log, read_file
 from wm_kernel.interop.otel import export_trace, read_otlp
 from wm_kernel.interop.split import SplitRule, Splitter

@@ -30,9 +30,9 @@ from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from wm_kernel.instruments.history import text_digest
+from wm_kernel.interop.billing import gen_ai_counts
 from wm_kernel.interop.bodies import Section
 from wm_kernel.interop.formats import ImportIssue, LoggedRequest, otlp_attributes, span_line
-from wm_kernel.interop.billing import gen_ai_counts
 from wm_kernel.interop.imported import ImportedSession
 from wm_kernel.interop.split import Splitter
 from wm_kernel.providers.usage import Usage

@@ -227,7 +227,8 @@ def anthropic_billed() -> None:
         sent = json.loads(json.dumps(messages[:turn + 1]))
         sent[-1]["content"] = [{"type": "text", "text": sent[-1]["content"], "cache_control": {"type": "ephemeral"}}]
         bodies.append({"model": "claude-sonnet-4-6", "max_tokens": 1024, "temperature": 0.2 if turn < 3 else 0.7,
-                       "system": [{"type": "text", "text": PERSONA, "cache_control": {"type": "ephemeral", "ttl": "1h"}}],
+                       "system": [{"type": "text", "text": PERSONA,
+                                   "cache_control": {"type": "ephemeral", "ttl": "1h"}}],
                        "tools": tools(1), "messages": sent})
     path.write_text("".join(json.dumps({"timestamp": at, "request_id": f"req_b{turn}", "request": body}) + "\n"
                             for turn, (at, body) in enumerate(zip(times, bodies, strict=True))), encoding="utf-8")
