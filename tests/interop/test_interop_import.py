@@ -13,7 +13,7 @@ from wm_kernel.utils.tokens import EstimateTokenizer, TokenCounter
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "interop"
 FIXTURES = ["support_anthropic.jsonl", "support_openai_chat.jsonl", "support_openai_responses.jsonl",
-            "claude_code_session.jsonl", "otlp_foreign.json"]
+            "claude_code_session.jsonl", "otlp_foreign.json", "support_anthropic_billed.jsonl"]
 
 
 def load(name: str) -> ImportedSession:

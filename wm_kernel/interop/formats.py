@@ -56,7 +56,8 @@ class LoggedRequest:
     ``source`` is the logged text the request stands for: its line, the transcript lines of its
     messages, or (OTLP) the request body the span describes. ``usage`` is the provider's usage
     object as logged (shape named by ``usage_format``: ``anthropic``, ``openai.chat``,
-    ``openai.responses``), None where the log has none."""
+    ``openai.responses``), None where the log has none. ``request_id`` is the provider's request id
+    where the log keeps one (an envelope's ``request_id``, a transcript line's ``requestId``)."""
 
     sections: tuple[Section, ...]
     source: str
@@ -68,6 +69,7 @@ class LoggedRequest:
     sent_at: datetime | None = None
     usage: Mapping[str, Any] | None = None
     usage_format: str | None = None
+    request_id: str | None = None
 
 
 def parse_time(value: Any, what: str) -> datetime | None:
@@ -154,9 +156,11 @@ class BodyReader:
         sections = cut_body(text, body, self.dialect, self.splitter,
                             node["request"] if enveloped else node)
         model = body.get("model")
+        rid = value.get("request_id") if enveloped else None
         self.requests.append(LoggedRequest(tuple(sections), text, self.path, (line,), self.dialect,
                                            self.provider, model if isinstance(model, str) else None,
-                                           sent_at, usage, self.usage_format if usage else None))
+                                           sent_at, usage, self.usage_format if usage else None,
+                                           rid if isinstance(rid, str) else None))
 
     def finish(self) -> list[LoggedRequest]:
         return self.requests
@@ -226,12 +230,13 @@ class ClaudeCodeReader:
         message_id = message.get("id")
         if kind == "assistant" and isinstance(message_id, str) and message_id not in self.seen_ids:
             self.seen_ids.add(message_id)
-            self._request(parent_id, line, timestamp, message)
+            rid = value.get("requestId")
+            self._request(parent_id, line, timestamp, message, rid if isinstance(rid, str) else None)
         self.lines[uuid] = (parent_id, line, text, sections, depth + 1, True)
         self.times[uuid] = timestamp
 
     def _request(self, parent: str | None, line: int, answered_at: datetime | None,
-                 message: Mapping[str, Any]) -> None:
+                 message: Mapping[str, Any], request_id: str | None) -> None:
         chain = []
         sent_at = None
         while parent is not None and parent in self.lines:
@@ -251,7 +256,7 @@ class ClaudeCodeReader:
             tuple(link[1] for link in chain), "claude-code", "anthropic",
             model if isinstance(model, str) else None, sent_at or answered_at,
             usage if isinstance(usage, Mapping) else None,
-            "anthropic" if isinstance(usage, Mapping) else None))
+            "anthropic" if isinstance(usage, Mapping) else None, request_id))
 
     def finish(self) -> list[LoggedRequest]:
         return self.requests

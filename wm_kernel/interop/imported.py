@@ -15,7 +15,9 @@ no times). It presents what the instruments read from a recorded Session:
 - ``cache_simulation(model)``: the requests played through ``wm_kernel.cachesim`` at the send
   times of the log, with the cache_control marks of the log as breakpoints.
 - ``usage``: what the provider reported, per turn, next to the simulated figures; the logged
-  usage objects themselves stay in ``requests[i].usage`` in the provider's shape.
+  usage objects themselves stay in ``requests[i].usage`` in the provider's shape, and
+  ``billed_usage()`` reads them with the providers' parser (what
+  ``wm_kernel.providers.reconcile.reconcile(log)`` reconciles with ``cache_simulation()``).
 - ``replay(turn)``: the logged text of the request, byte for byte (joined from its sections).
 - ``to_session()``: a live Session replaying the turns (each section a StoredSection trinket, the
   clock at each send time), for the dashboard, budgets and every tool that takes a Session.
@@ -23,7 +25,7 @@ no times). It presents what the instruments read from a recorded Session:
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -34,6 +36,7 @@ from wm_kernel.cachesim.simulation import Simulation, simulate
 from wm_kernel.core.prompt import BlameData, BlameSpan, ComposedPrompt, SectionRecord
 from wm_kernel.instruments.diff import FirstChange, PromptDiff, diff_prompts, first_change
 from wm_kernel.instruments.history import History, text_digest
+from wm_kernel.interop.billing import gen_ai_counts, logged_usage, request_body
 from wm_kernel.interop.bodies import Section, prompt_order
 from wm_kernel.interop.formats import (
     FORMATS,
@@ -46,11 +49,13 @@ from wm_kernel.interop.formats import (
     detect,
 )
 from wm_kernel.interop.split import Splitter
+from wm_kernel.providers.usage import request_prefix
 from wm_kernel.utils.tokens import TokenCounter
 
 if TYPE_CHECKING:
     import pandas as pd
 
+    from wm_kernel.providers.usage import Usage
     from wm_kernel.session import Session
 
 #: Blank line between two elements of one prompt key (owned by "(composer)" in the blame map).
@@ -189,6 +194,28 @@ class ImportedSession:
         sim.turns.insert(0, "turn", self.turns)
         return sim
 
+    def billed_usage(self) -> list[Usage | None]:
+        """Per turn, the usage the log recorded as a :class:`~wm_kernel.providers.usage.Usage`
+        (None where it has none), with the request's id and prefix digests where the log has them
+        (``wm_kernel.interop.billing``). A usage object the parser refuses is a ValueError naming
+        the file and line."""
+        out = []
+        for request in self.requests:
+            where = f"{request.path}:{request.lines[0]}" if request.lines else request.path
+            out.append(logged_usage(request, where=where))
+        return out
+
+    def request_prefixes(self) -> list[dict[str, str]]:
+        """Per turn, the digests of the request's cacheable prefix (tools, cached system text,
+        parameters: ``wm_kernel.providers.usage.request_prefix``) where the log holds the body,
+        else an empty dict."""
+        return [request_prefix(body) if (body := request_body(r)) is not None else {} for r in self.requests]
+
+    @property
+    def request_ids(self) -> list[str | None]:
+        """Per turn, the provider's request id where the log keeps one."""
+        return [r.request_id for r in self.requests]
+
     @property
     def usage(self) -> pd.DataFrame:
         """Per turn, the usage the log recorded, in one vocabulary (``USAGE_COLUMNS``;
@@ -197,8 +224,8 @@ class ImportedSession:
         import pandas as pd
 
         rows = []
-        for turn, request in enumerate(self.requests):
-            counts = usage_counts(request.usage, request.usage_format)
+        for turn, (request, billed) in enumerate(zip(self.requests, self.billed_usage(), strict=True)):
+            counts = gen_ai_counts(billed) if billed is not None else {}
             rows.append((turn, request.sent_at, request.model, *(counts.get(c) for c in USAGE_COLUMNS[3:])))
         frame = pd.DataFrame.from_records(rows, columns=USAGE_COLUMNS)
         return frame.astype({c: "Int64" for c in USAGE_COLUMNS[3:]})
@@ -240,33 +267,6 @@ class ImportedSession:
         formats = sorted({r.dialect for r in self.requests})
         return (f"<ImportedSession {self.name or '-'} turns={len(self.requests)} format={','.join(formats)} "
                 f"errors={len(self.errors)}>")
-
-
-def usage_counts(usage: Mapping[str, Any] | None, shape: str | None) -> dict[str, int]:
-    """A logged usage object in one vocabulary: input_tokens (all input, cached included),
-    cache_read_input_tokens, cache_creation_input_tokens, output_tokens (missing ones left out)."""
-    if not usage:
-        return {}
-
-    def num(value: Any) -> int:
-        return value if isinstance(value, int) and not isinstance(value, bool) else 0
-
-    if shape == "anthropic":
-        read = num(usage.get("cache_read_input_tokens"))
-        created = num(usage.get("cache_creation_input_tokens"))
-        return {"input_tokens": num(usage.get("input_tokens")) + read + created,
-                "cache_read_input_tokens": read, "cache_creation_input_tokens": created,
-                "output_tokens": num(usage.get("output_tokens"))}
-    if shape in ("openai.chat", "openai.responses"):
-        chat = shape == "openai.chat"
-        details = usage.get("prompt_tokens_details" if chat else "input_tokens_details") or {}
-        return {"input_tokens": num(usage.get("prompt_tokens" if chat else "input_tokens")),
-                "cache_read_input_tokens": num(details.get("cached_tokens")),
-                "cache_creation_input_tokens": num(details.get("cache_write_tokens")),
-                "output_tokens": num(usage.get("completion_tokens" if chat else "output_tokens"))}
-    if shape == "gen_ai":
-        return {key: num(usage.get(key)) for key in USAGE_COLUMNS[3:] if key in usage}
-    raise ValueError(f"unknown usage shape {shape!r}")
 
 
 def _cached_names(request: LoggedRequest) -> set[str]:

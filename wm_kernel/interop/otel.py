@@ -30,10 +30,12 @@ from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from wm_kernel.instruments.history import text_digest
+from wm_kernel.interop.billing import gen_ai_counts
 from wm_kernel.interop.bodies import Section
 from wm_kernel.interop.formats import ImportIssue, LoggedRequest, otlp_attributes, span_line
-from wm_kernel.interop.imported import ImportedSession, usage_counts
+from wm_kernel.interop.imported import ImportedSession
 from wm_kernel.interop.split import Splitter
+from wm_kernel.providers.usage import Usage
 from wm_kernel.session import Session
 
 if TYPE_CHECKING:
@@ -55,6 +57,7 @@ class _Turn:
     sections: Sequence[Section]
     usage: Mapping[str, Any] | None
     usage_format: str | None
+    billed: Usage | None = None
 
 
 def _turns_of(session: ImportedSession | Session) -> tuple[list[_Turn], list[tuple[bool, list[int]]], Any]:
@@ -63,13 +66,14 @@ def _turns_of(session: ImportedSession | Session) -> tuple[list[_Turn], list[tup
         sim = session.cache_simulation()
         turns = []
         flags = []
+        billed = session.billed_usage()
         for turn, request in enumerate(session.requests):
             assert request.sent_at is not None
             prompt = session.prompt_at(turn)
             cached = {r.name for r in prompt.sections if r.cached}
             sections = list(request.sections)
             turns.append(_Turn(turn, request.sent_at, request.model or "unknown", request.provider,
-                               request.dialect, sections, request.usage, request.usage_format))
+                               request.dialect, sections, request.usage, request.usage_format, billed[turn]))
             flags.append((False, [1 if s.name in cached else 0 for s in sections]))
         return turns, flags, sim
     if not isinstance(session, Session):
@@ -137,7 +141,7 @@ def export_trace(session: ImportedSession | Session, *, exporter: SpanExporter |
 def _export_turn(tracer: Any, turn: _Turn, cached: list[int], row: Mapping[str, Any], count: Any,
                  kinds: Any) -> None:
     at = _ns(turn.sent_at)
-    logged = usage_counts(turn.usage, turn.usage_format) if turn.usage else {}
+    logged = gen_ai_counts(turn.billed) if turn.billed is not None else {}
     usage = logged or {"input_tokens": int(row["prompt_tokens"]),
                        "cache_read_input_tokens": int(row["cache_read_input_tokens"]),
                        "cache_creation_input_tokens": int(row["cache_creation_input_tokens"])}

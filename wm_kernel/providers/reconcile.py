@@ -20,16 +20,24 @@ residual (billed minus predicted) and a cause:
 ``unknown``        anything else (or a miss with no request to compare).
 
 Prefix evidence comes from ``Usage.prefix`` (a usage log line with its request body, see
-``wm_kernel.providers.usage.read_usage``) or from the exchanges a session recorded while sending.
+``wm_kernel.providers.usage.read_usage``), from the exchanges a session recorded while sending, or
+from the request bodies of an imported log.
+
+An imported log (``wm_kernel.interop.import_log``; anything with the :class:`UsageLog` methods) is
+reconciled directly: ``reconcile(log)`` plays its requests through the cache simulator at the log's
+send times and compares each turn that recorded usage with what it recorded; ``reconcile(log,
+usage)`` compares with usage kept apart (a billing export: one record per request in order, or
+``by="request_id"`` with the log's request ids).
 """
 from __future__ import annotations
 
+import dataclasses
 import html
 import os
 import statistics
 from collections import Counter
-from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from wm_kernel.cachesim.models import ModelProfile
 from wm_kernel.cachesim.session import session_requests
@@ -51,6 +59,23 @@ _PROVIDER = {"anthropic": "anthropic", "openai": "openai", "google": "gemini"}
 _PARTS = {"tools": "tools changed", "system": "cached system text changed", "params": "parameters changed"}
 #: Ratios within this fraction of each other are one steady tokenizer factor.
 FACTOR_TOLERANCE = 0.02
+
+
+@runtime_checkable
+class UsageLog(Protocol):
+    """A log of requests someone else sent, with what they were billed
+    (``wm_kernel.interop.ImportedSession`` is one): its cache simulation at the log's send times,
+    the usage it recorded per request (None where none), the request ids and the digests of each
+    request's cacheable prefix (``request_prefix``; empty where the log has no request body)."""
+
+    @property
+    def request_ids(self) -> list[str | None]: ...
+
+    def cache_simulation(self, model: str | None = None) -> Simulation: ...
+
+    def billed_usage(self) -> list[Usage | None]: ...
+
+    def request_prefixes(self) -> list[dict[str, str]]: ...
 
 
 def simulated_usage(simulation: Simulation) -> list[Usage]:
@@ -92,7 +117,9 @@ def _steady_factor(pairs: Sequence[tuple[Usage, Usage]]) -> tuple[float | None, 
 
 
 def _cause(index: int, pairs: Sequence[tuple[Usage, Usage]], factor: float | None,
-           steady: set[int]) -> tuple[str, str]:
+           steady: set[int], previous: Mapping[str, str] | None = None) -> tuple[str, str]:
+    """The cause of row ``index``; ``previous``: the prefix digests of the request sent before it
+    (default: the previous row's)."""
     p, b = pairs[index]
     same_total = (p.input_tokens, p.cache_read_tokens, p.cache_write_tokens) == \
                  (b.input_tokens, b.cache_read_tokens, b.cache_write_tokens)
@@ -107,7 +134,8 @@ def _cause(index: int, pairs: Sequence[tuple[Usage, Usage]], factor: float | Non
     if index in steady and factor is not None:
         return "tokenizer", f"counts x{factor:.2f} (steady over {len(steady)} turns)"
     if b.cache_read_tokens < p.cache_read_tokens and b.cache_write_tokens > p.cache_write_tokens:
-        previous = pairs[index - 1][1].prefix if index else {}
+        if previous is None:
+            previous = pairs[index - 1][1].prefix if index else {}
         if not b.prefix or not previous:
             return "unknown", (f"billed a write where a read of {p.cache_read_tokens:,} tokens was modelled; "
                                f"no request to compare")
@@ -119,17 +147,20 @@ def _cause(index: int, pairs: Sequence[tuple[Usage, Usage]], factor: float | Non
     return "unknown", "billed tokens differ from the simulation in no pattern known here"
 
 
-def reconcile(source: Session | Simulation, usage: Any = None, *, model: str | ModelProfile | None = None,
-              by: str = "order", request_ids: Sequence[str | None] | None = None,
-              **options: Any) -> Reconciliation:
+def reconcile(source: Session | Simulation | UsageLog, usage: Any = None, *,
+              model: str | ModelProfile | None = None, by: str = "order",
+              request_ids: Sequence[str | None] | None = None, **options: Any) -> Reconciliation:
     """Reconcile ``source`` (a Session, simulated with ``model`` and ``options`` as
     ``simulate_session`` takes them, with its recorded conversation and, when it sent anything,
-    only the turns it sent; or a Simulation) with ``usage``
+    only the turns it sent; an imported log, see :class:`UsageLog`, simulated on ``model`` or its
+    own; or a Simulation) with ``usage``
     (Usage objects, usage/response records, or a JSON Lines path; None: the session's recorded
-    exchanges). ``by``: ``"order"`` or ``"request_id"`` (ids of the session's exchanges, or
-    ``request_ids`` given per simulated request)."""
+    exchanges, or the usage the log recorded). ``by``: ``"order"`` or ``"request_id"`` (ids of the
+    session's exchanges or of the log's requests, or ``request_ids`` given per simulated request)."""
     if by not in ("order", "request_id"):
         raise ValueError(f"by must be 'order' or 'request_id', got {by!r}")
+    if not isinstance(source, (Session, Simulation)) and isinstance(source, UsageLog):
+        return _reconcile_log(source, usage, model=model, by=by, request_ids=request_ids, **options)
     exchanges_by_turn: dict[int, Any] = {}
     if isinstance(source, Session):
         history = History.of(source)
@@ -159,7 +190,7 @@ def reconcile(source: Session | Simulation, usage: Any = None, *, model: str | M
             raise ValueError("model and simulation options apply to a Session; this Simulation is already run")
         simulation = source
     else:
-        raise TypeError(f"reconcile needs a Session or a Simulation, got {type(source).__name__}")
+        raise TypeError(f"reconcile needs a Session, an imported log or a Simulation, got {type(source).__name__}")
     if usage is None:
         raise ValueError("usage is required with a Simulation")
     billed = _usage_list(usage)
@@ -180,11 +211,61 @@ def reconcile(source: Session | Simulation, usage: Any = None, *, model: str | M
         if missing:
             raise ValueError(f"no usage record has request id {missing[0]!r}")
         aligned = [(p, by_id[str(i)]) for p, i in zip(predicted, ids, strict=True)]
-    profile = simulation.profile
+    return _reconciliation(simulation.profile, turns, aligned)
+
+
+def _reconcile_log(log: UsageLog, usage: Any, *, model: str | ModelProfile | None, by: str,
+                   request_ids: Sequence[str | None] | None, **options: Any) -> Reconciliation:
+    """``reconcile`` of an imported log (module docstring): every request is simulated (the cache
+    remembers them all), the turns with billed usage are compared, each with the prefix of the
+    request sent just before it."""
+    name = model.name if isinstance(model, ModelProfile) else model
+    simulation = log.cache_simulation(name, **options)
+    prefixes = log.request_prefixes()
+    predicted = simulated_usage(simulation)
+    if usage is None:
+        if request_ids is not None or by != "order":
+            raise ValueError("by= and request_ids= align usage given apart; the log's own usage is "
+                             "aligned with its requests already")
+        recorded = log.billed_usage()
+        kept = [turn for turn, u in enumerate(recorded) if u is not None]
+        if not kept:
+            raise ValueError("the log records no usage; pass usage= (one record per request, or by "
+                             "request id)")
+        billed = {turn: recorded[turn] for turn in kept}
+    else:
+        records = _usage_list(usage)
+        if by == "order":
+            if len(records) != len(predicted):
+                raise ValueError(f"the log has {len(predicted)} requests but there are {len(records)} usage "
+                                 f"records; align by request id, or give one record per request")
+            billed = dict(enumerate(records))
+        else:
+            ids = list(request_ids) if request_ids is not None else log.request_ids
+            if len(ids) != len(predicted):
+                raise ValueError(f"request_ids has {len(ids)} entries for {len(predicted)} logged requests")
+            by_id = {u.request_id: u for u in records if u.request_id}
+            billed = {turn: by_id[i] for turn, i in enumerate(ids) if isinstance(i, str) and i in by_id}
+            if not billed:
+                raise ValueError("no usage record has a request id of the log's requests")
+    kept = sorted(billed)
+    aligned = []
+    for turn in kept:
+        b = billed[turn]
+        assert b is not None
+        if not b.prefix and prefixes[turn]:
+            b = dataclasses.replace(b, prefix=prefixes[turn])
+        aligned.append((predicted[turn], b))
+    previous = [prefixes[turn - 1] if turn else {} for turn in kept]
+    return _reconciliation(simulation.profile, kept, aligned, previous)
+
+
+def _reconciliation(profile: ModelProfile, turns: Sequence[Any], aligned: Sequence[tuple[Usage, Usage]],
+                    previous: Sequence[Mapping[str, str]] | None = None) -> Reconciliation:
     factor, steady = _steady_factor(aligned)
     rows = []
     for index, (turn, (p, b)) in enumerate(zip(turns, aligned, strict=True)):
-        cause, detail = _cause(index, aligned, factor, steady)
+        cause, detail = _cause(index, aligned, factor, steady, previous[index] if previous is not None else None)
         predicted_usd = price(p, profile).prompt_usd
         billed_cost = price(b, profile)
         rows.append((turn, b.request_id, p.input_tokens, b.input_tokens, p.cache_read_tokens, b.cache_read_tokens,

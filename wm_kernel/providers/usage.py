@@ -11,6 +11,10 @@ Every provider counts cached tokens its own way (``docs/providers.md`` has the s
   (``..._details.cached_tokens``) and the tokens written to the cache (``cache_write_tokens``).
 * **Gemini** (``usageMetadata``): ``promptTokenCount`` includes ``cachedContentTokenCount``;
   ``toolUsePromptTokenCount`` is input too, ``thoughtsTokenCount`` is output. It reports no writes.
+* **OpenTelemetry GenAI** spans (``gen_ai.usage.*``, read by ``wm_kernel.interop`` into a dict of
+  ``input_tokens``, ``cache_read_input_tokens``, ``cache_creation_input_tokens``,
+  ``output_tokens``): ``input_tokens`` *includes* the cached and written tokens. Its keys look like
+  Anthropic's, so it is never detected: name it with ``shape="gen_ai"``.
 
 :class:`Usage` holds one request's usage in one shape whatever the provider: tokens billed as plain
 input, read from the cache, written to it (and how many of those at the 1-hour price), and output;
@@ -42,6 +46,11 @@ from pathlib import Path
 from typing import Any
 
 PROVIDERS = ("anthropic", "openai", "openai-responses", "gemini")
+#: The shapes :func:`parse_usage` reads when told (``shape=``), and the one each is read as.
+#: ``openai.chat`` / ``openai.responses`` are the names ``wm_kernel.interop`` logs them under.
+SHAPES = {"anthropic": "anthropic", "openai": "openai", "openai.chat": "openai",
+          "openai-responses": "openai-responses", "openai.responses": "openai-responses",
+          "gemini": "gemini", "gen_ai": "gen_ai"}
 
 
 @dataclass(frozen=True)
@@ -140,17 +149,30 @@ def _find_usage(record: Mapping[str, Any]) -> tuple[Mapping[str, Any], Mapping[s
 
 
 def parse_usage(obj: Any, *, where: str = "usage", request_id: str | None = None,
-                prefix: Mapping[str, str] | None = None, line: int | None = None) -> Usage:
+                prefix: Mapping[str, str] | None = None, line: int | None = None,
+                shape: str | None = None, provider: str | None = None) -> Usage:
     """The :class:`Usage` of one response or usage object (SDK object or dict) of any provider.
 
     ``where`` names the record in errors. A response's ``id`` is not a request id; pass
-    ``request_id`` (or give the record a ``request_id`` field) to align by request.
+    ``request_id`` (or give the record a ``request_id`` field) to align by request. ``shape``
+    (one of :data:`SHAPES`) says how to read the record instead of guessing from its keys; the
+    ``gen_ai`` shape names no provider, so ``provider`` (one of :data:`PROVIDERS`, default
+    ``anthropic``) says whose usage it is.
+
+    >>> u = parse_usage({"input_tokens": 2300, "cache_read_input_tokens": 2200, "output_tokens": 50},
+    ...                 shape="gen_ai", provider="openai")
+    >>> u.provider, u.input_tokens, u.cache_read_tokens, u.prompt_tokens
+    ('openai', 100, 2200, 2300)
     """
+    if shape is not None and shape not in SHAPES:
+        raise ValueError(f"{where}: unknown usage shape {shape!r} (shapes: {', '.join(SHAPES)})")
+    if provider is not None and provider not in PROVIDERS:
+        raise ValueError(f"{where}: provider must be one of {', '.join(PROVIDERS)}, got {provider!r}")
     record = _plain(obj)
     if not isinstance(record, Mapping):
         raise ValueError(f"{where}: expected a response or usage object, got {type(record).__name__}")
     usage, response = _find_usage(record)
-    kind = _kind(usage)
+    kind = SHAPES[shape] if shape is not None else _kind(usage)
     if kind is None:
         keys = ", ".join(sorted(str(k) for k in usage)) or "none"
         raise ValueError(f"{where}: not a usage record of Anthropic, OpenAI (Chat or Responses) or Gemini "
@@ -160,6 +182,15 @@ def parse_usage(obj: Any, *, where: str = "usage", request_id: str | None = None
     common: dict[str, Any] = {"model": model if isinstance(model, str) else None,
                               "request_id": rid if isinstance(rid, str) else None,
                               "prefix": dict(prefix or {}), "line": line}
+    if kind == "gen_ai":
+        total = _int(usage, "input_tokens", where)
+        cached = _int(usage, "cache_read_input_tokens", where)
+        written = _int(usage, "cache_creation_input_tokens", where)
+        if cached + written > total:
+            raise ValueError(f"{where}: cached ({cached}) and written ({written}) tokens exceed input_tokens "
+                             f"({total}), which includes them")
+        return Usage(provider or "anthropic", total - cached - written, cached, written, 0,
+                     _int(usage, "output_tokens", where), **common)
     if kind == "anthropic":
         written = _int(usage, "cache_creation_input_tokens", where)
         creation = _details(usage, "cache_creation", where)

@@ -1,9 +1,12 @@
 """``python -m wm_kernel check FILE [--trinket NAME=module:Class]... [--skip CHECK]...``: the
-stability checker on a scenario file. Exit status 0 when stable, 1 when a check failed or broke
+stability checker on a scenario file, or on another agent's request log (any file that is not a
+scenario: see ``wm_kernel.interop``; its requests are checked against each other,
+``wm_kernel.testing.logcheck``). Exit status 0 when stable, 1 when a check failed or broke
 down, 2 for a usage error (argparse's) or a file that cannot be read."""
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from typing import Any, TextIO
 
@@ -30,6 +33,24 @@ def _positive_float(text: str) -> float:
     return value
 
 
+def is_scenario_file(path: str) -> bool:
+    """Whether ``path``'s first non-blank line is a scenario header (``"format":
+    "wm-kernel-scenario"``); an unreadable file counts as a scenario, so its error is the scenario
+    loader's."""
+    from wm_kernel.experiments.scenario import FORMAT
+
+    try:
+        with open(path, encoding="utf-8") as handle:
+            first = next((line for line in handle if line.strip()), "")
+    except (OSError, UnicodeDecodeError):
+        return True
+    try:
+        header = json.loads(first)
+    except json.JSONDecodeError:
+        return True
+    return isinstance(header, dict) and header.get("format") == FORMAT
+
+
 def add_check_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]
                      ) -> argparse.ArgumentParser:
     """Add the ``check`` subcommand to ``python -m wm_kernel``."""
@@ -38,16 +59,20 @@ def add_check_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentPar
         description="Replay a scenario (JSON Lines, see wm_kernel.experiments) under perturbations "
                     "that must not change a cached byte, and report each section that moved: "
                     "which check moved it, the first differing characters, and what it costs on "
-                    "MODEL at N turns an hour. Checks: " + "; ".join(f"{k}: {v}" for k, v in CHECKS.items()),
+                    "MODEL at N turns an hour. Checks: " + "; ".join(f"{k}: {v}" for k, v in CHECKS.items())
+                    + ". A FILE that is not a scenario is imported as another agent's request log "
+                      "(python -m wm_kernel import) and its requests are checked against each other: "
+                      "the first section whose cached bytes moved, and its cost.",
         epilog="example: check s.jsonl --trinket Tags=myagent.trinkets:Tags --skip tz_locale")
-    parser.add_argument("file", metavar="FILE", help="a scenario file (.jsonl)")
+    parser.add_argument("file", metavar="FILE", help="a scenario file (.jsonl) or a request log")
     parser.add_argument("--trinket", action="append", default=[], metavar="NAME=module:Class",
                         help="a trinket that is not built in, by import path; repeatable")
     parser.add_argument("--skip", action="append", default=[], choices=list(CHECKS), metavar="CHECK",
                         help="leave a check out; repeatable (checks: " + ", ".join(CHECKS) + ")")
     parser.add_argument("--only", action="append", default=None, choices=list(CHECKS), metavar="CHECK",
                         help="run only this check; repeatable")
-    parser.add_argument("--model", default="claude-sonnet-4-6", help="price the cost on this model")
+    parser.add_argument("--model", default=None,
+                        help="price the cost on this model (default claude-sonnet-4-6; a log's own model)")
     parser.add_argument("--turns-per-hour", type=_positive_int, default=30, metavar="N",
                         help="requests in the simulated hour (default 30)")
     parser.add_argument("--scope", default="cached", choices=("cached", "system", "all"),
@@ -77,10 +102,22 @@ def check_command(args: argparse.Namespace, out: TextIO | None = None) -> int:
                 factories[name.strip()] = load_import_path(path.strip())
             except (ImportError, AttributeError) as exc:
                 raise ValueError(f"--trinket {spec!r}: cannot import it ({exc})") from None
-        scenario = Scenario.load(args.file)
-        report = check_stability(scenario, factories=factories, skip=args.skip, only=args.only,
-                                 model=args.model, turns_per_hour=args.turns_per_hour, scope=args.scope,
-                                 timeout=args.timeout, max_turns=args.max_turns)
+        if not is_scenario_file(args.file):
+            from wm_kernel.interop import import_log
+
+            if factories or args.skip or args.only:
+                raise ValueError(f"{args.file} is a request log, not a scenario: --trinket, --skip and --only "
+                                 f"choose perturbation checks of a scenario")
+            log = import_log(args.file)
+            for issue in log.errors:
+                print(f"wm_kernel check: skipped {issue}", file=sys.stderr)
+            report = check_stability(log, model=args.model or log.cache_model(),
+                                     turns_per_hour=args.turns_per_hour, scope=args.scope, max_turns=args.max_turns)
+        else:
+            scenario = Scenario.load(args.file)
+            report = check_stability(scenario, factories=factories, skip=args.skip, only=args.only,
+                                     model=args.model or "claude-sonnet-4-6", turns_per_hour=args.turns_per_hour,
+                                     scope=args.scope, timeout=args.timeout, max_turns=args.max_turns)
     except (ScenarioError, ValueError, TypeError, OSError) as exc:
         print(f"wm_kernel check: error: {exc}", file=sys.stderr)
         return 2

@@ -95,7 +95,10 @@ def check_stability(subject: Any, *, factories: Mapping[str, Any] | None = None,
     ----------
     subject:
         A :class:`~wm_kernel.experiments.scenario.Scenario`, the path of a scenario file, or a
-        ScenarioRecorder of a live session.
+        ScenarioRecorder of a live session; or an imported log
+        (:class:`~wm_kernel.interop.imported.ImportedSession`), checked request against request
+        by :func:`wm_kernel.testing.logcheck.check_log` (``model``, ``turns_per_hour``, ``scope``
+        and ``max_turns`` apply; the rest choose perturbations and must be left out).
     factories:
         Trinket classes (or factories) by name, for trinkets that are not built in. The fresh-process
         checks import them by module and name: a class defined in a notebook makes those two checks
@@ -114,7 +117,18 @@ def check_stability(subject: Any, *, factories: Mapping[str, Any] | None = None,
         installed that is not C's).
     """
     from wm_kernel.cachesim.models import get_model
+    from wm_kernel.interop.imported import ImportedSession
 
+    if isinstance(subject, ImportedSession):
+        # another agent's log cannot be recomposed under perturbations: its requests are checked
+        # against each other (wm_kernel.testing.logcheck)
+        from wm_kernel.testing.logcheck import check_log
+
+        if factories or skip or only is not None:
+            raise ValueError("factories, skip and only choose perturbation checks of a scenario; an imported "
+                             "log is checked request against request (check 'logged_prefix')")
+        get_model(model)
+        return check_log(subject, model=model, turns_per_hour=turns_per_hour, scope=scope, max_turns=max_turns)
     scenario, chosen_factories = resolve_subject(subject, factories)
     selected = _selected(skip, only)
     if scope not in SCOPES:

@@ -3,6 +3,12 @@
 A made-up support agent, "Parcelly Help", answering parcel questions, logged five ways. The
 Anthropic log tells a story the notebook 11_your_agent follows: a timestamp inside the last system
 block, a tool description changed by a deploy at turn 3, and a 7-minute pause before turn 4.
+
+``support_anthropic_billed.jsonl`` is the same agent with a stable prompt and the usage a provider
+would bill for the simulated requests (run with the repository on PYTHONPATH: its usage is built
+from wm_kernel's own cache simulation of the log), with one deviation of each kind a
+reconciliation must name: a provider miss (turn 2), a miss after a parameter change (turn 3), 1h
+writes where the request asked 5m (turn 4), and a request whose response was lost (turn 5).
 """
 from __future__ import annotations
 
@@ -210,8 +216,47 @@ def otlp_foreign() -> None:
     (HERE / "otlp_foreign.json").write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")
 
 
+def anthropic_billed() -> None:
+    from wm_kernel.interop import import_log
+
+    path = HERE / "support_anthropic_billed.jsonl"
+    messages = [{"role": "user", "content": f"Question {n} about parcel PX1234567890?"} for n in range(6)]
+    times = [f"2026-11-30T14:00:{10 * n:02d}Z" for n in range(6)]
+    bodies = []
+    for turn in range(6):
+        sent = json.loads(json.dumps(messages[:turn + 1]))
+        sent[-1]["content"] = [{"type": "text", "text": sent[-1]["content"], "cache_control": {"type": "ephemeral"}}]
+        bodies.append({"model": "claude-sonnet-4-6", "max_tokens": 1024, "temperature": 0.2 if turn < 3 else 0.7,
+                       "system": [{"type": "text", "text": PERSONA,
+                                   "cache_control": {"type": "ephemeral", "ttl": "1h"}}],
+                       "tools": tools(1), "messages": sent})
+    path.write_text("".join(json.dumps({"timestamp": at, "request_id": f"req_b{turn}", "request": body}) + "\n"
+                            for turn, (at, body) in enumerate(zip(times, bodies, strict=True))), encoding="utf-8")
+    sim = import_log(path).cache_simulation().turns
+    lines = []
+    for turn, (at, body) in enumerate(zip(times, bodies, strict=True)):
+        row = sim.iloc[turn]
+        read, written, one_hour = (int(row["cache_read_input_tokens"]), int(row["cache_creation_input_tokens"]),
+                                   int(row["ephemeral_1h_input_tokens"]))
+        if turn in (2, 3):       # billed a write of everything where the simulation read
+            read, written, one_hour = 0, read + written, int(sim.iloc[0]["ephemeral_1h_input_tokens"])
+        if turn == 4:            # the 5m write billed at the 1h price
+            one_hour = written
+        usage = {"input_tokens": int(row["input_tokens"]), "cache_creation_input_tokens": written,
+                 "cache_read_input_tokens": read, "output_tokens": 40,
+                 "cache_creation": {"ephemeral_5m_input_tokens": written - one_hour,
+                                    "ephemeral_1h_input_tokens": one_hour}}
+        line = {"timestamp": at, "request_id": f"req_b{turn}", "request": body}
+        if turn < 5:
+            line["response"] = {"id": f"msg_b{turn}", "type": "message", "role": "assistant",
+                                "model": "claude-sonnet-4-6", "usage": usage}
+        lines.append(json.dumps(line))
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
 if __name__ == "__main__":
     anthropic()
+    anthropic_billed()
     openai_chat()
     openai_responses()
     claude_code()

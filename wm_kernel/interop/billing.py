@@ -1,0 +1,66 @@
+"""What a log says a request was billed, read with the providers' one usage parser.
+
+A logged request keeps its usage object as the log had it (``LoggedRequest.usage``, in the shape
+named by ``usage_format``). :func:`logged_usage` reads it with
+:func:`wm_kernel.providers.usage.parse_usage` into a provider-neutral
+:class:`~wm_kernel.providers.usage.Usage`, carrying the request id the log kept and the digests of
+the request's cacheable prefix (:func:`~wm_kernel.providers.usage.request_prefix`) when the log
+holds the request body itself. With those digests a reconciliation tells a provider's miss (the
+prefix was byte-identical to the previous request's) from an invalidation (tools, cached system text
+or parameters changed); without them (a Claude Code transcript has neither the system prompt nor the
+tools; a foreign span has no body) such a miss stays ``unknown``.
+"""
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from wm_kernel.interop.formats import LoggedRequest
+from wm_kernel.providers.usage import PROVIDERS, Usage, parse_usage, request_prefix
+
+#: The dialects whose logged text is one JSON request body (alone or in an envelope).
+BODY_DIALECTS = ("anthropic", "openai.chat", "openai.responses")
+#: Provider names of OpenTelemetry's ``gen_ai.provider.name`` / ``gen_ai.system`` as the usage
+#: parser names them.
+_PROVIDER_NAMES = {"gcp.gemini": "gemini", "gcp.vertex_ai": "gemini", "gcp.gen_ai": "gemini",
+                   "azure.ai.openai": "openai"}
+
+
+def request_body(request: LoggedRequest) -> Mapping[str, Any] | None:
+    """The request body the log holds for ``request`` (its line, without the envelope), or None
+    where the log has no body (a transcript, a foreign span)."""
+    if request.dialect not in BODY_DIALECTS:
+        return None
+    try:
+        value = json.loads(request.source)
+    except json.JSONDecodeError:
+        return None
+    if isinstance(value, Mapping) and isinstance(value.get("request"), Mapping):
+        value = value["request"]
+    return value if isinstance(value, Mapping) else None
+
+
+def logged_usage(request: LoggedRequest, *, where: str = "usage") -> Usage | None:
+    """The usage the log recorded for ``request`` as a :class:`Usage` (None where it has none),
+    with the request's id and, when the body is in the log, its prefix digests."""
+    if not request.usage:
+        return None
+    body = request_body(request)
+    provider = _PROVIDER_NAMES.get(request.provider, request.provider)
+    usage = parse_usage(request.usage, where=where, shape=request.usage_format,
+                        provider=provider if provider in PROVIDERS else None, request_id=request.request_id,
+                        prefix=request_prefix(body) if body is not None else None)
+    return usage if usage.model is not None else dataclasses.replace(usage, model=request.model)
+
+
+def gen_ai_counts(usage: Usage) -> dict[str, int]:
+    """``usage`` in OpenTelemetry's GenAI vocabulary: ``input_tokens`` counts every input token
+    (cached and written ones included), then ``cache_read_input_tokens``,
+    ``cache_creation_input_tokens`` and ``output_tokens``."""
+    return {"input_tokens": usage.prompt_tokens, "cache_read_input_tokens": usage.cache_read_tokens,
+            "cache_creation_input_tokens": usage.cache_write_tokens, "output_tokens": usage.output_tokens}
+
+
+__all__ = ["BODY_DIALECTS", "request_body", "logged_usage", "gen_ai_counts"]

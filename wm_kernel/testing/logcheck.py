@@ -1,0 +1,147 @@
+"""The stability check of a log of requests someone else's agent composed.
+
+The perturbation checks (:mod:`wm_kernel.testing.stability`) recompose a scenario under changes
+that must not move a cached byte; an imported log cannot be recomposed, since its agent is not
+here. What a log does show is each request next to the one before: :func:`check_log` walks the
+logged requests in send order and, for every request whose cached prefix (the tools and system
+sections up to the log's last cache mark; ``scope="system"`` or ``"all"`` widens it) is not the
+previous request's byte for byte, names the first section whose bytes moved: the one from which the
+provider's cache could serve nothing. Sections are compared in the order the provider reads them,
+position by position, so a section that appears, disappears or changes place counts as moved too.
+
+The result is a :class:`~wm_kernel.testing.report.StabilityReport` with one check,
+``logged_prefix``: one :class:`~wm_kernel.testing.report.Finding` per section that moved first
+somewhere (at the first request where it did, with how many of the request pairs it broke), and its
+cost twice: an hour of ``turns_per_hour`` requests on ``model`` with the section new on every
+request (as the perturbation checks price it), and, in the note, what it cost in this log: the
+log's requests through the cache simulator as logged and with that section's bytes held still.
+
+>>> from pathlib import Path
+>>> from wm_kernel.interop import import_log
+>>> log = import_log(Path("notebooks/logs/parcelly_support.jsonl"))
+>>> report = check_log(log)
+>>> report.passed, report.flagged()
+(False, {'logged_prefix': ['system[1] <customer_context>', 'tool:track_parcel']})
+"""
+from __future__ import annotations
+
+import dataclasses
+import os
+from collections import Counter
+from datetime import UTC, datetime
+
+from wm_kernel.cachesim.simulation import simulate
+from wm_kernel.interop.imported import ImportedSession
+from wm_kernel.testing.replay import Compose, SectionText
+from wm_kernel.testing.report import CheckResult, Finding, StabilityReport, excerpt
+
+CHECK = "logged_prefix"
+DESCRIPTION = "the cached prefix's bytes are the same from one logged request to the next"
+SCOPES = ("cached", "system", "all")
+
+
+def log_composes(log: ImportedSession) -> list[Compose]:
+    """Each logged request as a :class:`~wm_kernel.testing.replay.Compose` (its turn, send time,
+    and sections in the order the provider reads them)."""
+    out = []
+    for turn in log.turns:
+        prompt = log.prompt_at(turn)
+        at = log.request(turn).sent_at or datetime(2026, 1, 1, tzinfo=UTC)
+        out.append(Compose(turn, at, tuple(SectionText(r.name, r.placement, r.cached, r.trinket, r.content)
+                                           for r in prompt.sections)))
+    return out
+
+
+def _in_scope(section: SectionText, scope: str) -> bool:
+    if scope == "all":
+        return True
+    return section.placement == "system" and (section.cached or scope == "system")
+
+
+def first_moved(before: Compose, after: Compose, scope: str) -> tuple[SectionText, int, str | None,
+                                                                       str | None] | None:
+    """The first in-scope section of ``before`` whose bytes ``after`` does not repeat at the same
+    place: (that section, the first differing character, its text before, its text after), or None
+    when ``after`` starts with ``before``'s in-scope sections."""
+    old = [s for s in before.sections if _in_scope(s, scope)]
+    new = [s for s in after.sections if _in_scope(s, scope)]
+    for index, section in enumerate(old):
+        other = new[index] if index < len(new) else None
+        if other is not None and (other.name, other.content) == (section.name, section.content):
+            continue
+        if other is None or other.name != section.name:
+            # gone, or another section in its place: compare with the same name wherever it is
+            other = next((s for s in new if s.name == section.name), None)
+        text = other.content if other is not None else None
+        return section, len(os.path.commonprefix([section.content, text or ""])), section.content, text
+    return None
+
+
+def check_log(log: ImportedSession, *, model: str | None = None, turns_per_hour: int = 30,
+              scope: str = "cached", max_turns: int | None = None) -> StabilityReport:
+    """Check that ``log``'s cached prefix stays byte-stable across its requests (module docstring).
+
+    ``model`` prices the cost (default: the log's own, as ``log.cache_model()``); ``scope``: which
+    sections count (``cached``, ``system`` or ``all``); ``max_turns``: check requests up to that
+    turn only."""
+    from wm_kernel.testing.stability import instability_cost
+
+    if not isinstance(log, ImportedSession):
+        raise TypeError(f"check_log needs an imported log (wm_kernel.interop.import_log), got {type(log).__name__}")
+    if scope not in SCOPES:
+        raise ValueError(f"scope must be one of {', '.join(SCOPES)}, got {scope!r}")
+    if isinstance(turns_per_hour, bool) or not isinstance(turns_per_hour, int) or turns_per_hour < 1:
+        raise ValueError(f"turns_per_hour must be a positive int, got {turns_per_hour!r}")
+    chosen = model or log.cache_model()
+    composes = log_composes(log)
+    if max_turns is not None:
+        composes = composes[:max_turns + 1]
+    pairs = len(composes) - 1
+    if pairs < 1:
+        result = CheckResult(CHECK, DESCRIPTION, "not applicable", "the log has one request: nothing to compare")
+        return StabilityReport([result], model=chosen, turns_per_hour=turns_per_hour, scope=scope,
+                               composes=len(composes))
+    first: dict[str, Finding] = {}
+    moved: Counter[str] = Counter()
+    for before, after in zip(composes, composes[1:], strict=False):
+        found = first_moved(before, after, scope)
+        if found is None:
+            continue
+        section, offset, old, new = found
+        moved[section.name] += 1
+        if section.name not in first:
+            first[section.name] = Finding(
+                check=CHECK, section=section.name, trinket=section.trinket, placement=section.placement,
+                cached=section.cached, turn=after.turn, compose=after.turn, offset=offset,
+                expected=excerpt(old, offset), actual=excerpt(new, offset),
+                labels=(f"turn {before.turn}", f"turn {after.turn}"))
+    findings = []
+    for finding in first.values():
+        cost = instability_cost(composes, finding, chosen, turns_per_hour)
+        as_logged, held = _log_cost(log, finding.section, chosen, len(composes))
+        note = (f"in this log's {len(composes)} requests ${as_logged:.4f} as logged, ${held:.4f} with "
+                f"it held still")
+        cost = dataclasses.replace(cost, note=f"{cost.note}; {note}" if cost.note else note)
+        findings.append(finding.with_counts(moved[finding.section], pairs).with_cost(cost))
+    status = "fail" if findings else "pass"
+    detail = f"{pairs} request pairs compared" + ("" if log.requests[0].sent_at else "; the log has no send times")
+    result = CheckResult(CHECK, DESCRIPTION, status, detail, findings, composes=len(composes))
+    return StabilityReport([result], model=chosen, turns_per_hour=turns_per_hour, scope=scope,
+                           composes=len(composes))
+
+
+def _log_cost(log: ImportedSession, section: str, model: str, count: int) -> tuple[float, float]:
+    """The simulated input cost of the log's first ``count`` requests as logged, and with
+    ``section``'s bytes held still (its blocks keep one key)."""
+    if any(r.sent_at is None for r in log.requests):
+        when = [datetime(2026, 1, 1, tzinfo=UTC)] * len(log.requests)
+        requests = log.cache_requests(times=when)[:count]
+    else:
+        requests = log.cache_requests()[:count]
+    held = [dataclasses.replace(r, blocks=[dataclasses.replace(b, key=f"{section}:held")
+                                           if b.key.startswith(f"{section}:") else b for b in r.blocks])
+            for r in requests]
+    return simulate(requests, model).total_cost, simulate(held, model).total_cost
+
+
+__all__ = ["check_log", "log_composes", "first_moved", "CHECK", "SCOPES"]
