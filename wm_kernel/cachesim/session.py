@@ -38,6 +38,8 @@ if TYPE_CHECKING:
 
 _PLACEMENT_ORDER = {"system": 0, "conversation_prefix": 2, "post_history": 3, "notification": 4}
 _SPECIAL = ("system", "last_user")
+#: The breakpoint names that are not sections: the end of the system prompt, the last user message.
+SPECIAL_BREAKPOINTS = _SPECIAL
 
 
 def turn_times(session: Session) -> dict[int, datetime]:
