@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any
 from wm_kernel.cachesim.engine import Block, Request
 from wm_kernel.cachesim.models import ModelProfile
 from wm_kernel.cachesim.simulation import Simulation, simulate
+from wm_kernel.utils.htmltext import no_math
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -108,8 +109,8 @@ class Advice:
         items = "".join(f"<li>{html.escape(line[2:])}</li>" for line in self._lines()[1:-1 - len(self.notes)])
         lines = self._lines()
         notes = "".join(f"<div>{html.escape(n)}</div>" for n in self.notes)
-        return (f'<div class="wm-cache-advice"><div>{html.escape(lines[0])}</div><ul>{items}</ul>'
-                f"<div><b>{html.escape(lines[-1 - len(self.notes)])}</b></div>{notes}</div>")
+        return no_math(f'<div class="wm-cache-advice"><div>{html.escape(lines[0])}</div><ul>{items}</ul>'
+                       f"<div><b>{html.escape(lines[-1 - len(self.notes)])}</b></div>{notes}</div>")
 
     def plot(self, ax: Axes | None = None) -> Axes:
         """Cumulative input cost per request, current vs advised (matplotlib)."""

@@ -71,6 +71,7 @@ from wm_kernel.cachesim.models import ModelProfile
 from wm_kernel.cachesim.simulation import simulate
 from wm_kernel.core.prompt import ComposedPrompt
 from wm_kernel.instruments.history import Entry, History
+from wm_kernel.utils.htmltext import no_math
 from wm_kernel.utils.tokens import TokenCounter
 
 if TYPE_CHECKING:
@@ -172,7 +173,7 @@ class CacheReport:
 
     def _repr_html_(self) -> str:
         head = "".join(f"<div>{html.escape(line)}</div>" for line in self._lines())
-        return f'<div class="wm-cache-report">{head}{self.turns.to_html(index=False, escape=True)}</div>'
+        return no_math(f'<div class="wm-cache-report">{head}{self.turns.to_html(index=False, escape=True)}</div>')
 
 
 def _as_history(source: Any) -> History:
