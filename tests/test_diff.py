@@ -124,7 +124,8 @@ def test_html_escapes_hostile_prompt_text():
     page = s.diff(0, 1)._repr_html_()
     assert "<script>" not in page and "<img" not in page
     assert "&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt; &amp; &lt;img src=x onerror=alert(1)&gt;" in page
-    assert page.startswith('<div class="mathjax_ignore tex2jax_ignore"><div class="wm-diff"><p><b>turn 0 -&gt; turn 1: 0 changed, 1 added')
+    assert page.startswith('<div class="mathjax_ignore tex2jax_ignore"><div class="wm-diff"><p><b>'
+                           'turn 0 -&gt; turn 1: 0 changed, 1 added')
 
 
 def test_bad_input_is_a_clear_error():

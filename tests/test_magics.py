@@ -227,7 +227,7 @@ def test_wm_events_lists_one_compose_cycle_in_causal_order(ip, session):
     assert frame.index.name == "seq"
     assert list(frame.columns) == ["depth", "event", "occurred_at", "detail", "failures"]
     assert list(frame.index) == list(range(frame.index[0], frame.index[0] + len(frame)))
-    events = list(zip(frame["depth"], frame["event"], frame["detail"]))
+    events = list(zip(frame["depth"], frame["event"], frame["detail"], strict=True))
     assert events[0] == (0, "ComposeSystemPromptEvent", "base_prompt=22 chars")
     assert events[1:4] == [
         (1, "UpdateTrinketEvent", "target_trinket=TimeManager"),
@@ -250,7 +250,7 @@ def test_wm_events_shows_the_context_of_a_lifecycle_refresh(ip, session):
     ip.run_line_magic("wm_events", "--clear")
     ip.run_line_magic("turn", "")
     frame = ip.run_line_magic("wm_events", "")
-    assert list(zip(frame["event"], frame["detail"]))[:2] == [
+    assert list(zip(frame["event"], frame["detail"], strict=True))[:2] == [
         ("TurnCompletedEvent", "turn_number=1, segment_turn_number=1"),
         ("UpdateTrinketEvent",
          "target_trinket=PeanutGalleryTrinket, context={'action': 'lifecycle_refresh'}")]
@@ -626,12 +626,17 @@ def test_the_base_prompt_template_fills_from_the_profile_not_the_notebook(ip, se
     assert p["cached_content"].startswith("You help Ada.\n")
 
 
-def test_every_magic_is_marked_not_to_expand(ip):
+def test_every_magic_the_extension_registers_is_marked_not_to_expand(ip):
     from IPython.core.magic import MAGIC_NO_VAR_EXPAND_ATTR
 
-    table = ip.magics_manager.magics
-    assert {(kind, name) for kind, names in MAGIC_NAMES.items() for name in names
-            if not getattr(table[kind][name], MAGIC_NO_VAR_EXPAND_ATTR, False)} == set()
+    ip.extension_manager.unload_extension("wm_kernel")
+    before = {kind: dict(table) for kind, table in ip.magics_manager.magics.items()}
+    ip.extension_manager.load_extension("wm_kernel")   # the fixture unloads it again
+    added = {(kind, name): magic for kind, table in ip.magics_manager.magics.items()
+             for name, magic in table.items() if before[kind].get(name) is not magic}
+    assert set(added) >= {("line", "trinket"), ("line", "wm_session"), ("cell", "compose")}
+    assert [key for key, magic in added.items()
+            if not getattr(magic, MAGIC_NO_VAR_EXPAND_ATTR, False)] == []
 
 
 # -- the first hour: what a new user meets

@@ -1265,7 +1265,7 @@ def test_the_item_log_spans_asked_between_sightings_match_the_copies() -> None:
             assert spans == item_spans(copies, {"g": "T"})
             versions.append((log.version, spans))
         # equal versions, equal spans: what a caller keeps by version is never stale
-        for (a, x), (b, y) in zip(versions, versions[1:]):
+        for (a, x), (b, y) in zip(versions, versions[1:], strict=False):
             assert a != b or x == y
 
 

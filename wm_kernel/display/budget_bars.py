@@ -5,8 +5,8 @@
     tokens of each section, then a ``total`` bar of the whole prompt with the budget line. Sections
     the budget dropped are drawn grey (hatched) after the kept ones. Hovering a segment shows
     section, trinket, tokens and priority (an SVG ``<title>``). ``BudgetBars.svg`` is a plain SVG
-    string (no scripts, every text escaped, the same for the same prompt): a dashboard embeds it in an ``ipywidgets.HTML``
-    (``HTML(value=budget_bars(p).svg)``) and replaces the value after each compose.
+    string (no scripts, every text escaped, the same for the same prompt): a dashboard embeds it in
+    an ``ipywidgets.HTML`` (``HTML(value=budget_bars(p).svg)``) and replaces the value after each compose.
 ``plot_tokens(session, ax=None)``
     matplotlib: tokens by section over turns (stacked areas from ``session.history``), the budget
     as a dashed line; returns the Axes.
@@ -20,8 +20,10 @@ Examples
 >>> from wm_kernel.utils.tokens import EstimateTokenizer, TokenCounter
 >>> c = SystemPromptComposer(); c.set_base_prompt("You help."); c.add_section("datetime_section", "<t/>")
 >>> bars = budget_bars(c.compose(), counter=TokenCounter(EstimateTokenizer()))
->>> [(row.placement, [(s.name, s.tokens) for s in row.segments]) for row in bars.rows]
-[('system', [('base_prompt', 86)]), ('notification', [('datetime_section', 2)]), ('total', [('base_prompt', 86), ('datetime_section', 2)])]
+>>> for row in bars.rows: print(row.placement, [(s.name, s.tokens) for s in row.segments])
+system [('base_prompt', 86)]
+notification [('datetime_section', 2)]
+total [('base_prompt', 86), ('datetime_section', 2)]
 >>> bars.svg.startswith("<svg")
 True
 """
