@@ -101,7 +101,8 @@ def test_a_list_of_composed_prompts_and_default_example_prices():
     assert report.prices == Prices(input=3.0, cache_write=3.75, cache_read=0.3)
     assert report.summary()["prices_per_million"] == {"input": 3.0, "cache_write": 3.75, "cache_read": 0.3}
     page = report._repr_html_()
-    assert page.startswith('<div class="wm-cache-report"><div>2 turns: 1 cache hits, 1 writes')
+    assert page.startswith('<div class="mathjax_ignore tex2jax_ignore"><div class="wm-cache-report">'
+                           '<div>2 turns: 1 cache hits, 1 writes')
 
 
 def test_bad_settings_are_clear_errors():

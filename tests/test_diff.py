@@ -124,7 +124,8 @@ def test_html_escapes_hostile_prompt_text():
     page = s.diff(0, 1)._repr_html_()
     assert "<script>" not in page and "<img" not in page
     assert "&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt; &amp; &lt;img src=x onerror=alert(1)&gt;" in page
-    assert page.startswith('<div class="wm-diff"><p><b>turn 0 -&gt; turn 1: 0 changed, 1 added')
+    assert page.startswith('<div class="mathjax_ignore tex2jax_ignore"><div class="wm-diff"><p><b>'
+                           'turn 0 -&gt; turn 1: 0 changed, 1 added')
 
 
 def test_bad_input_is_a_clear_error():
@@ -147,7 +148,8 @@ def test_html_follows_the_theme():
     assert "background:#" not in page
     colours = (re.findall(r'[;"](?:color|background):([^;"]+)', page)
                + re.findall(r'solid ([^;"]+)', page))
-    assert colours and all(c.startswith(("var(--jp-", "rgba(")) for c in colours)
+    assert colours and all(c.startswith(("var(--jp-", "rgba(", "color-mix(in srgb, var(--jp-"))
+                           for c in colours)
     assert f"border-left:3px solid {style.WARN}" in page      # changed
     assert f"border-left:3px solid {style.SUCCESS}" in page   # added
     assert re.search(r'<span style="background:rgba\([^)]*\)">\+c</span>', page)

@@ -37,7 +37,8 @@ def test_a_kernel_started_from_the_spec_has_compose_without_load_ext(kernel_clie
         timeout=TIMEOUT, output_hook=outputs.append)
     assert reply["content"]["status"] == "ok", reply["content"]
     streams = [m["content"] for m in outputs if m["msg_type"] == "stream"]
-    assert streams == [{"name": "stdout", "text": "True\n"}]
+    assert streams == [{"name": "stdout", "text": "current session: Ada, time zone UTC, clock fixed at "
+                        "2026-11-30T09:00:00+00:00, 0 trinkets, default layout, state in memory\nTrue\n"}]
     results = [m["content"]["data"]["text/plain"] for m in outputs
                if m["msg_type"] == "execute_result"]
     assert results == ["You are a helpful assistant talking with Ada.\n\n" + "═" * 60

@@ -227,7 +227,7 @@ def test_wm_events_lists_one_compose_cycle_in_causal_order(ip, session):
     assert frame.index.name == "seq"
     assert list(frame.columns) == ["depth", "event", "occurred_at", "detail", "failures"]
     assert list(frame.index) == list(range(frame.index[0], frame.index[0] + len(frame)))
-    events = list(zip(frame["depth"], frame["event"], frame["detail"]))
+    events = list(zip(frame["depth"], frame["event"], frame["detail"], strict=True))
     assert events[0] == (0, "ComposeSystemPromptEvent", "base_prompt=22 chars")
     assert events[1:4] == [
         (1, "UpdateTrinketEvent", "target_trinket=TimeManager"),
@@ -250,7 +250,7 @@ def test_wm_events_shows_the_context_of_a_lifecycle_refresh(ip, session):
     ip.run_line_magic("wm_events", "--clear")
     ip.run_line_magic("turn", "")
     frame = ip.run_line_magic("wm_events", "")
-    assert list(zip(frame["event"], frame["detail"]))[:2] == [
+    assert list(zip(frame["event"], frame["detail"], strict=True))[:2] == [
         ("TurnCompletedEvent", "turn_number=1, segment_turn_number=1"),
         ("UpdateTrinketEvent",
          "target_trinket=PeanutGalleryTrinket, context={'action': 'lifecycle_refresh'}")]
@@ -555,13 +555,143 @@ def test_the_default_session_says_once_whom_it_greets_and_which_clock(ip, capsys
     ip.run_line_magic("compose", "")
     ip.run_line_magic("compose", "")
     assert capsys.readouterr().out == (
+        'current session: nobody named (greets "friend"), time zone UTC, wall clock, 8 trinkets, '
+        "default layout, state in memory\n"
         'note: this session\'s prompt greets "friend" and reads the wall clock; choose with '
         "%wm_session --first-name Ada --clock 2026-11-30T09:00:00+00:00\n")
     ip.run_line_magic("wm_session", "--clock 2026-11-30T09:00:00+00:00")
     ip.run_line_magic("compose", "")
-    assert capsys.readouterr().out == (
+    assert capsys.readouterr().out.split("\n", 1)[1] == (
         'note: this session\'s prompt greets "friend"; choose with '
         "%wm_session --first-name Ada --clock 2026-11-30T09:00:00+00:00\n")
     ip.run_line_magic("wm_session", "--clock 2026-11-30T09:00:00+00:00 --first-name Ada")
     ip.run_line_magic("compose", "")
+    assert capsys.readouterr().out.startswith("current session: Ada,")
+    ip.run_line_magic("compose", "")
     assert capsys.readouterr().out == ""
+
+
+# -- what the user types is what is stored: IPython's $name / {expr} expansion is off
+
+VERBATIM = [
+    "Quote prices as $5 to $10.",
+    "You help {first_name}.",
+    'Run {__import__("os").getcwd()} and {1+1}',
+    "Literal braces {{ and }} stay doubled",
+    r"C:\temp\new and a \n that is two characters",
+    "$first_name and ${first_name} and $$",
+]
+
+
+@pytest.mark.parametrize("text", VERBATIM)
+def test_every_text_a_magic_takes_is_stored_as_typed(ip, session, text):
+    """Through IPython's real input transformation (``run_cell``, not ``run_line_magic``, which
+    skips it): no ``$name``, ``{expr}`` or ``{{`` is expanded, no backslash is eaten."""
+    ip.user_ns["first_name"] = "Bob"
+    ip.run_cell(f"%trinket peanutgallery add concern '{text}' --ttl 2").raise_error()
+    ip.run_cell(f"%trinket reminder add '{text}' --due +2h").raise_error()
+    ip.run_cell(f"%trinket proactivememory surface '{text}' --score 0.9").raise_error()
+    ip.run_cell(f"%trinket getcontext add t1 success --query '{text}' --summary '{text}'").raise_error()
+    assert [g.text for g in session.trinket("PeanutGalleryTrinket").entries.values()] == [text]
+    assert [r["title"] for r in session.trinket("ReminderManager").reminders()] == [text]
+    assert [m["text"] for m in session.trinket("ProactiveMemoryTrinket").memories] == [text]
+    ip.run_cell(f"%collapse --tools '{text}' '{text}'").raise_error()
+    ip.run_cell(f"%wm_session --clock 2026-11-30T09:00:00+00:00 --first-name Ada "
+                f"--user-context '{text}' --base-prompt '{text} {{user_context}}'").raise_error()
+    fresh = current_session()
+    assert fresh is not session
+    assert fresh.base_prompt == f"{text} {{user_context}}"
+    assert fresh.profile.user_context == text
+
+
+def test_the_dollar_amounts_of_the_issue_are_kept(ip, session):
+    ip.run_cell('%trinket peanutgallery add concern "Quote prices as $5 to $10"').raise_error()
+    assert [g.text for g in session.trinket("PeanutGalleryTrinket").entries.values()] == [
+        "Quote prices as $5 to $10"]
+
+
+def test_a_braced_expression_in_a_magic_is_never_run(ip, session):
+    ip.run_cell("ran = []")
+    ip.run_cell("%trinket peanutgallery add concern 'x {ran.append(1)}'").raise_error()
+    ip.run_cell("%compose --section '{ran.append(2)}'")    # an unknown section: a usage error
+    ip.run_cell("%turn {ran.append(3) or 1}")               # not a number: a usage error
+    assert ip.user_ns["ran"] == []
+    assert session.turn == 0
+
+
+def test_the_base_prompt_template_fills_from_the_profile_not_the_notebook(ip, session):
+    ip.user_ns["first_name"] = "Bob"
+    ip.run_cell('%wm_session --clock 2026-11-30T09:00:00+00:00 --first-name Ada '
+                '--base-prompt "You help {first_name}."').raise_error()
+    p = ip.run_cell("%compose").result
+    assert p["cached_content"].startswith("You help Ada.\n")
+
+
+def test_every_magic_the_extension_registers_is_marked_not_to_expand(ip):
+    from IPython.core.magic import MAGIC_NO_VAR_EXPAND_ATTR
+
+    ip.extension_manager.unload_extension("wm_kernel")
+    before = {kind: dict(table) for kind, table in ip.magics_manager.magics.items()}
+    ip.extension_manager.load_extension("wm_kernel")   # the fixture unloads it again
+    added = {(kind, name): magic for kind, table in ip.magics_manager.magics.items()
+             for name, magic in table.items() if before[kind].get(name) is not magic}
+    assert set(added) >= {("line", "trinket"), ("line", "wm_session"), ("cell", "compose")}
+    assert [key for key, magic in added.items()
+            if not getattr(magic, MAGIC_NO_VAR_EXPAND_ATTR, False)] == []
+
+
+# -- the first hour: what a new user meets
+
+def test_wm_session_says_in_one_line_which_session_is_now_current(ip, session, capsys):
+    ip.run_line_magic("wm_session", "--clock 2026-11-30T09:00:00+00:00 --first-name Ada "
+                                    "--timezone Europe/London --trinkets TimeManager,ReminderManager")
+    assert capsys.readouterr().out == (
+        "current session: Ada, time zone Europe/London, clock fixed at 2026-11-30T09:00:00+00:00, "
+        "2 trinkets, default layout, state in memory\n")
+    ip.run_line_magic("wm_session", "--trinkets TimeManager --layout original")
+    assert capsys.readouterr().out == (
+        'current session: nobody named (greets "friend"), time zone UTC, wall clock, 1 trinket, '
+        "original layout, state in memory\n")
+
+
+def test_cache_right_after_a_new_session_composes_first(ip, session, capsys):
+    ip.run_line_magic("wm_session", "--clock 2026-11-30T09:00:00+00:00 --first-name Ada")
+    view = ip.run_line_magic("cache", "")
+    fresh = current_session()
+    assert fresh.composed is not None and fresh.turn == 0
+    assert list(view.simulation.turns["turn"]) == [0]
+
+
+@pytest.mark.parametrize(("line", "message"), [
+    ("nosuch-model", "unknown model 'nosuch-model'; known models: "),
+    ("--breakpoints nowhere", "unknown breakpoint 'nowhere'; use a section (base_prompt, "),
+])
+def test_cache_refuses_a_bad_argument_before_it_composes(ip, session, line, message):
+    before = state(session)
+    with pytest.raises(UsageError) as caught:
+        ip.run_line_magic("cache", line)
+    assert str(caught.value).startswith(message)
+    assert state(session) == before and session.composed is None
+
+
+def test_wm_dashboard_outside_a_notebook_says_it_needs_one(ip, session):
+    with pytest.raises(UsageError) as caught:
+        ip.run_line_magic("wm_dashboard", "")
+    assert str(caught.value) == (
+        "%wm_dashboard needs a notebook (JupyterLab or Notebook, where widgets show); in a "
+        "terminal use %compose, %trinkets, %wm_events and %cache")
+
+
+@pytest.mark.parametrize(("line", "message"), [
+    ('peanutgallery add concern ""', "argument text: must not be empty"),
+    ("peanutgallery add concern '   '", "argument text: must not be empty"),
+    ("peanutgallery add concern --ttl 2", "argument text: must not be empty"),
+    ('reminder add "" --due +2h', "argument title: must not be empty"),
+    ("proactivememory surface ''", "argument text: must not be empty"),
+])
+def test_empty_text_is_refused_as_other_bad_arguments_are(ip, session, line, message):
+    before = state(session)
+    with pytest.raises(UsageError) as caught:
+        ip.run_line_magic("trinket", line)
+    assert str(caught.value) == message
+    assert state(session) == before

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import re
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -24,33 +25,12 @@ def test_tour_runs_and_does_what_it_says(capsys):
     assert "TODAY IS MONDAY, NOVEMBER 30, 2026 AT 9:00 AM GMT." in capsys.readouterr().out
 
 
-def test_the_notebook_block_runs_in_ipython_as_pasted(capsys):
-    """The magics block, trailing ``# comments`` included, pasted into a real IPython shell: no
-    line fails and the session ends where the comments say."""
-    pytest.importorskip("IPython")
-    from IPython.core.interactiveshell import InteractiveShell
-
-    import wm_kernel
-
-    blocks = re.findall(r"```\n(%load_ext wm_kernel\n.*?)```", README, flags=re.S)
-    assert len(blocks) == 1, "the README has one notebook block"
-    shell = InteractiveShell.instance()
-    try:
-        result = shell.run_cell(blocks[0], store_history=False)
-        assert result.error_before_exec is None and result.error_in_exec is None, result
-        session = wm_kernel.current_session()
-        assert session.turn == 3
-        assert shell.user_ns["p"].turn == 0   # p = %compose keeps the ComposedPrompt
-    finally:
-        shell.extension_manager.unload_extension("wm_kernel")
-    assert "unrecognized arguments" not in capsys.readouterr().err
-
-
 def test_every_code_block_is_tested():
-    """A new block in the README is either python (run by the tour test), the notebook block
-    (run in IPython), the remote-lab shell lines (checked below) or the layout listing."""
+    """A new block in the README is either python (run by the tour test), a notebook cell (the
+    ipython blocks, run in IPython and in a kernel), the remote-lab shell lines (checked below) or
+    the layout listing."""
     fences = re.findall(r"```(\w*)\n(.*?)```", README, flags=re.S)
-    kinds = ["python" if lang == "python" else "magics" if body.startswith("%load_ext")
+    kinds = ["python" if lang == "python" else "cell" if lang == "ipython"
              else "layout" if body.startswith("wm_kernel/")
              else "shell" if body.startswith("make lab") else f"untested: {body[:40]!r}"
              for lang, body in fences]
@@ -65,3 +45,147 @@ def test_the_two_commands_are_make_targets():
     # the remote recipe: JupyterLab's own flags, passed through ARGS, and the tunnel to that port
     assert 'make lab ARGS="--no-browser --ip=127.0.0.1 --port 8888"' in README
     assert "ssh -L 8888:localhost:8888" in README
+
+
+# -- the notebook tour: one cell per block, each showing what its comment says
+
+def tour_cells() -> list[str]:
+    """The notebook tour's cells: every ```ipython block of the README, in order."""
+    return re.findall(r"```ipython\n(.*?)```", README, flags=re.S)
+
+
+def test_the_tour_is_cells_each_ending_in_what_it_shows():
+    cells = tour_cells()
+    assert len(cells) == 8 and cells[0].startswith("%load_ext wm_kernel\n")
+    # IPython shows only a cell's last value: no cell's earlier line promises a view
+    for cell in cells:
+        lines = [line for line in cell.splitlines() if line.strip() and not line.startswith("#")]
+        for line in lines[:-1]:
+            assert not line.startswith(("%compose", "%trinkets", "%wm_events", "%cache", "%turn")), line
+
+
+def test_the_tour_shows_in_ipython_what_each_comment_says(capsys):
+    """Each cell pasted into a real IPython shell (one ``run_cell`` per cell, through IPython's own
+    input transformation): the value each cell ends with is the view its comment promises."""
+    pytest.importorskip("IPython")
+    from IPython.core.error import UsageError
+    from IPython.core.interactiveshell import InteractiveShell
+
+    import wm_kernel
+    from wm_kernel.core.prompt import ComposedPrompt
+    from wm_kernel.display.cache_view import CacheView
+    from wm_kernel.display.render import TurnReport
+    from wm_kernel.display.tables import Table
+    from wm_kernel.instruments.diff import PromptDiff
+
+    shell = InteractiveShell.instance()
+    results = []
+    try:
+        for cell in tour_cells():
+            results.append(shell.run_cell(cell, store_history=False))
+        session = wm_kernel.current_session()
+    finally:
+        shell.extension_manager.unload_extension("wm_kernel")
+    setup, compose, diff, turn, trinkets, events, cache, dashboard = results
+    assert capsys.readouterr().out.startswith(
+        "current session: Ada, time zone Europe/London, clock fixed at 2026-11-30T09:00:00+00:00, "
+        "8 trinkets, default layout, state in memory\n")
+    assert all(r.error_in_exec is None for r in results[:-1]), results
+    assert isinstance(compose.result, ComposedPrompt) and compose.result.turn == 0
+    assert "text/html" in compose.result._repr_mimebundle_()            # the rich view
+    assert isinstance(diff.result, PromptDiff)
+    assert diff.result.changed_sections == ["peanutgallery_guidance"]
+    assert [s.status for s in diff.result.sections if s.name == "peanutgallery_guidance"] == ["added"]
+    assert isinstance(turn.result, TurnReport) and session.turn == 3
+    assert repr(turn.result) == ("Completed turns 1-3; 1 item expired:\n"
+                                 "  turn 3: PeanutGalleryTrinket concern: Keep replies brief.")
+    assert isinstance(trinkets.result, Table) and len(trinkets.result) == 8
+    assert isinstance(events.result, Table) and len(events.result) == 10
+    assert isinstance(cache.result, CacheView)
+    assert cache.result.simulation.turns["turn"].tolist() == [0, 1, 2, 3]
+    assert '<tr class="wm-cache-' in cache.result._repr_html_()         # the coloured table
+    # outside a notebook the dashboard says it needs one (in a kernel: the slow test below)
+    assert isinstance(dashboard.error_in_exec, UsageError)
+    assert str(dashboard.error_in_exec).startswith("%wm_dashboard needs a notebook")
+
+
+@pytest.mark.slow
+def test_the_tour_shows_in_a_notebook_what_each_comment_says(tmp_path):
+    """The tour's cells run in a real Jupyter kernel, as a notebook: each cell's output is what
+    its comment says (a line of text, a rich view, a table, the widget)."""
+    nbformat = pytest.importorskip("nbformat")
+    nbclient = pytest.importorskip("nbclient")
+    import os
+
+    notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in tour_cells()])
+    env_path = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
+    old = os.environ.get("PYTHONPATH")
+    os.environ["PYTHONPATH"] = env_path   # the kernel imports this checkout
+    try:
+        nbclient.NotebookClient(notebook, timeout=300, kernel_name="python3",
+                                resources={"metadata": {"path": str(tmp_path)}}).execute()
+    finally:
+        if old is None:
+            os.environ.pop("PYTHONPATH")
+        else:
+            os.environ["PYTHONPATH"] = old
+
+    def shown(cell):
+        return [(o["output_type"], sorted(o.get("data", {})), o.get("text", ""))
+                for o in cell.outputs]
+
+    setup, compose, diff, turn, trinkets, events, cache, dashboard = notebook.cells
+    assert shown(setup) == [("stream", [], "current session: Ada, time zone Europe/London, clock fixed at "
+                             "2026-11-30T09:00:00+00:00, 8 trinkets, default layout, state in memory\n")]
+    for cell in (compose, diff, turn, trinkets, events, cache):
+        [(kind, mimes, _)] = shown(cell)
+        assert kind == "execute_result" and "text/html" in mimes, cell.source
+    assert "peanutgallery_guidance" in diff.outputs[0]["data"]["text/html"]
+    assert "1 item expired" in turn.outputs[0]["data"]["text/html"]
+    assert '<tr class="wm-cache-' in cache.outputs[0]["data"]["text/html"]
+    [(kind, mimes, _)] = shown(dashboard)
+    assert kind == "display_data" and "application/vnd.jupyter.widget-view+json" in mimes
+
+
+# -- the README names everything a user can open or type
+
+def extension_magics() -> list[str]:
+    """Every magic the extension registers, as typed (``%name``, ``%%name``)."""
+    pytest.importorskip("IPython")
+    from IPython.core.interactiveshell import InteractiveShell
+
+    shell = InteractiveShell.instance()
+    before = {kind: set(table) for kind, table in shell.magics_manager.magics.items()}
+    shell.extension_manager.load_extension("wm_kernel")
+    try:
+        return sorted(("%" if kind == "line" else "%%") + name
+                      for kind, table in shell.magics_manager.magics.items()
+                      for name in set(table) - before[kind])
+    finally:
+        shell.extension_manager.unload_extension("wm_kernel")
+
+
+def test_every_notebook_magic_and_doc_is_named():
+    magics = extension_magics()
+    assert "%compose" in magics and "%%compose" in magics and "%cache" in magics
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text("utf-8"))
+    notebooks = [Path(p).stem for p in config["tool"]["pytest"]["ini_options"]["testpaths"]
+                 if p.endswith(".ipynb")]
+    missing = [f"notebook {name}" for name in notebooks if f"`{name}`" not in README]
+    missing += [f"magic {magic}" for magic in magics if f"`{magic}" not in README]
+    missing += [f"doc {path.name}" for path in sorted((ROOT / "docs").glob("*.md"))
+                if f"docs/{path.name}" not in README]
+    assert missing == []
+
+
+def test_the_layout_matches_the_folders():
+    """The code map names every layer folder of wm_kernel (and no old one), and every path it
+    names exists."""
+    [layout] = re.findall(r"```\n(wm_kernel/ .*?)```", README, flags=re.S)
+    lines = [line for line in layout.splitlines() if line.strip()]
+    top = [line.split()[0] for line in lines if not line.startswith(" ")]
+    nested = [line.split()[0] for line in lines if line.startswith("  ")]
+    packages = sorted(p.name + "/" for p in (ROOT / "wm_kernel").iterdir() if (p / "__init__.py").exists())
+    assert sorted(name for name in nested if name.endswith("/")) == packages
+    assert [name for name in nested if not (ROOT / "wm_kernel" / name).exists()] == []
+    assert [name for name in top if not (ROOT / name).exists()] == []

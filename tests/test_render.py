@@ -140,7 +140,7 @@ def test_html_shows_prompt_text_monospaced_wrapped_and_scrolling_in_theme_colour
     assert re.findall(r"(?:color|border-left):[^;\"]*", page) == [
         "border-left:2px solid var(--jp-border-color2, #e0e0e0)"] * 3
     text_html = render.PromptText("a <b>")._repr_mimebundle_()["text/html"]
-    assert unstyled(text_html) == "<pre>a &lt;b&gt;</pre>"
+    assert unstyled(text_html) == '<div class="mathjax_ignore tex2jax_ignore"><pre>a &lt;b&gt;</pre></div>'
     assert style.CODE_FONT in text_html
 
 

@@ -18,6 +18,7 @@ from trinkets.base import EventAwareTrinket, StatefulTrinket, feed
 from trinkets.peanutgallery_trinket import PeanutGalleryTrinket
 from wm_kernel.core.clock import ManualClock
 from wm_kernel.core.events import SegmentCollapsedEvent, TurnCompletedEvent
+from wm_kernel.display import style
 from wm_kernel.jupyter.dashboard import Dashboard, TurnDriver
 from wm_kernel.jupyter.dashboard_parts import PanelView
 from wm_kernel.session import Session
@@ -603,7 +604,7 @@ def test_every_colour_follows_the_jupyterlab_theme(sent: list) -> None:
     pages += [d.panel(n).value for n in d._panels]
     values = re.findall(r"(?:color|background|border[a-z-]*):([^;\"]*)", "".join(pages))
     assert {v for v in values if "var(--jp-" not in v and not v.strip()[:1].isdigit()} == {"#fff"}
-    assert "color:var(--jp-error-color" in d.events.value      # the failure, in the error colour
+    assert f"color:{style.ERROR}" in d.events.value      # the failure, in the error colour
     assert "[preview: the first 10 of" in d.panel("async_activity").value  # truncated
     assert "disabled" in read(d.panel("inbox_status").value)["note"]
     d.close()
@@ -791,9 +792,11 @@ GOLDEN_LIVE = (
 GOLDEN_READ_ONLY_FAILED = (
     '<div class="wm-meta" style="font-size:12px;color:var(--jp-ui-font-color2, #616161)">turn 0 '
     '(read-only) · trinket <b>Flaky</b> · 0 chars</div><div class="wm-note"><span class="wm-badge" '
-    'style="background:var(--jp-error-color1, #c62828);color:#fff;padding:0 5px;border-radius:3px;'
+    'style="background:color-mix(in srgb, var(--jp-error-color1, #d32f2f) 70%, #000);color:#fff;'
+    'padding:0 5px;border-radius:3px;'
     'font-size:11px">error</span> <code>forage_results</code> · Flaky · trinket failed: <span '
-    'style="color:var(--jp-error-color1, #c62828)">RuntimeError: down</span></div>')
+    'style="color:color-mix(in srgb, var(--jp-error-color1, #d32f2f) 65%, var(--jp-content-font-color0, '
+    '#000))">RuntimeError: down</span></div>')
 
 
 def test_golden_panels(sent: list) -> None:
@@ -1262,7 +1265,7 @@ def test_the_item_log_spans_asked_between_sightings_match_the_copies() -> None:
             assert spans == item_spans(copies, {"g": "T"})
             versions.append((log.version, spans))
         # equal versions, equal spans: what a caller keeps by version is never stale
-        for (a, x), (b, y) in zip(versions, versions[1:]):
+        for (a, x), (b, y) in zip(versions, versions[1:], strict=False):
             assert a != b or x == y
 
 

@@ -40,12 +40,12 @@ import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import Any, NoReturn, TypeVar, Union
+from typing import Any, NoReturn, TypeVar
 
 F = TypeVar("F", bound=Callable[..., Any])
 
 #: Fixed choices, or a function of the trinket class giving them (``lambda cls: cls.styles``).
-Choices = Union[Sequence[str], Callable[[type], Sequence[str]]]
+Choices = Sequence[str] | Callable[[type], Sequence[str]]
 #: Tab-completion candidates: called with the trinket and the positional values typed before.
 Completer = Callable[[Any, Sequence[str]], Iterable[str]]
 
@@ -161,7 +161,8 @@ def arg(*flags: str, choices: Choices | None = None, words: bool = False,
         and offered by tab completion).
     words:
         Take every remaining word, joined by single spaces into one string (unquoted text:
-        ``%trinket peanutgallery add concern Slow down``).
+        ``%trinket peanutgallery add concern Slow down``). A positional one without a ``default`` is
+        required text: none, or only blanks, is refused as ``argument NAME: must not be empty``.
     complete:
         ``complete(trinket, typed)``: tab-completion candidates, given the positional values typed
         before this one (the document labels of a trinket, say).
@@ -197,6 +198,10 @@ class Command:
         for argument in self.args:
             if argument.words:
                 values[argument.dest] = " ".join(values[argument.dest] or ())
+                if argument.positional and "default" not in argument.options \
+                        and not values[argument.dest].strip():
+                    # said as argparse says the other mistakes, naming the argument
+                    raise CommandError(f"argument {argument.dest}: must not be empty")
         return {**values, **self.fixed}
 
     def run(self, trinket: Any, words: Sequence[str]) -> Any:

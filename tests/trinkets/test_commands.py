@@ -27,7 +27,7 @@ class Lamp(EventAwareTrinket):
         self.calls.append({"lit": lit, "note": note})
         return lit
 
-    @command("say", arg("note", words=True, help="Words."),
+    @command("say", arg("note", words=True, default="", help="Words (may be none)."),
              arg("--loud", action="store_true", help="Shout."), help="Say something.")
     def _say(self, note: str, loud: bool) -> str:
         return note.upper() if loud else note
@@ -40,6 +40,21 @@ class Spotlight(Lamp):
     @command("say", arg("--twice", action="store_true"), help="Say it twice.")
     def _say_twice(self, twice: bool) -> str:
         return "hi hi" if twice else "hi"
+
+
+class Scribe(Lamp):
+    @command("write", arg("text", words=True, help="What to write."), help="Write it down.")
+    def _write(self, text: str) -> str:
+        return text
+
+
+@pytest.mark.parametrize("words", [[], [""], ["  ", " "]])
+def test_required_text_is_refused_empty_naming_the_argument(words: list[str]) -> None:
+    scribe = Session(trinkets=[Scribe]).trinket("Scribe")
+    with pytest.raises(CommandError) as caught:
+        Scribe.commands()["write"].run(scribe, words)
+    assert str(caught.value) == "argument text: must not be empty"
+    assert Scribe.commands()["write"].run(scribe, ["a", "b"]) == "a b"
 
 
 def test_base_commands_come_first_then_the_classes_in_the_order_written() -> None:

@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any
 from wm_kernel.cachesim.engine import Block, Request
 from wm_kernel.cachesim.models import ModelProfile
 from wm_kernel.cachesim.simulation import Simulation, simulate
+from wm_kernel.utils.htmltext import no_math
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -108,8 +109,8 @@ class Advice:
         items = "".join(f"<li>{html.escape(line[2:])}</li>" for line in self._lines()[1:-1 - len(self.notes)])
         lines = self._lines()
         notes = "".join(f"<div>{html.escape(n)}</div>" for n in self.notes)
-        return (f'<div class="wm-cache-advice"><div>{html.escape(lines[0])}</div><ul>{items}</ul>'
-                f"<div><b>{html.escape(lines[-1 - len(self.notes)])}</b></div>{notes}</div>")
+        return no_math(f'<div class="wm-cache-advice"><div>{html.escape(lines[0])}</div><ul>{items}</ul>'
+                       f"<div><b>{html.escape(lines[-1 - len(self.notes)])}</b></div>{notes}</div>")
 
     def plot(self, ax: Axes | None = None) -> Axes:
         """Cumulative input cost per request, current vs advised (matplotlib)."""
@@ -179,7 +180,8 @@ def _stable_ends(request: Request, volatile: dict[str, float]) -> tuple[int, int
     return system_end, overall_end
 
 
-def _layouts(profile: ModelProfile, volatile: dict[str, float]) -> list[tuple[str, Callable[[Request], dict[int, str]]]]:
+def _layouts(profile: ModelProfile, volatile: dict[str, float]
+             ) -> list[tuple[str, Callable[[Request], dict[int, str]]]]:
     short = profile.default_ttl
     long_ttls = [t for t in ("1h",) if t in profile.ttls]
     lookback = profile.lookback or 0
@@ -272,7 +274,7 @@ def _suggest(kind: str, text: str, requests: Sequence[Request], profile: ModelPr
     costs = list(sim.turns["cost_usd"])
     if owner is not None:
         folded = [0.0] * n
-        for index, cost in zip(owner, costs):
+        for index, cost in zip(owner, costs, strict=True):
             folded[index] += cost
         costs = folded
     cost = sum(costs)
@@ -311,7 +313,7 @@ def advise(simulation: Simulation) -> Advice:
         best = start
 
     if breakpoint_mode and n:
-        gaps = [(b.at - a.at) for a, b in zip(requests, requests[1:])]
+        gaps = [(b.at - a.at) for a, b in zip(requests, requests[1:], strict=False)]
         if gaps:
             short = profile.ttls[profile.default_ttl]
             over = sum(g >= short for g in gaps)

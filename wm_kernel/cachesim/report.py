@@ -22,9 +22,10 @@ breakpoint on the last one, then the rest), played against a profile made of ``p
 ``min_cacheable_tokens`` with turns one minute apart, so every turn comes within the 5-minute cache
 lifetime; a prefix that an *earlier* turn wrote is found again (as at the provider), not only the
 previous turn's. For real time gaps, conversation growth, several breakpoints and real model
-profiles use ``session.cache_simulation(model)``. Token counts are sums of per-section counts from a TokenCounter (offline cl100k, or an
-estimate): separators, the HUD frame and message framing (a few tokens) are not counted, and
-cl100k only approximates Anthropic's own tokenizer. Output tokens are not modelled.
+profiles use ``session.cache_simulation(model)``. Token counts are sums of per-section counts from
+a TokenCounter (offline cl100k, or an estimate): separators, the HUD frame and message framing (a
+few tokens) are not counted, and cl100k only approximates Anthropic's own tokenizer. Output tokens
+are not modelled.
 
 Prices
 ------
@@ -52,8 +53,11 @@ Examples
 ...     c.set_base_prompt(base); c.add_section("datetime_section", f"t{turn}")
 ...     prompts.append(c.compose())
 >>> r = cache_report(prompts, counter=TokenCounter(EstimateTokenizer()))
->>> r.turns[["turn", "status", "cache_write_tokens", "cache_read_tokens", "broke_by"]].to_dict("records")[1:]
-[{'turn': 1, 'status': 'hit', 'cache_write_tokens': 0, 'cache_read_tokens': 2061, 'broke_by': ''}, {'turn': 2, 'status': 'write', 'cache_write_tokens': 2061, 'cache_read_tokens': 0, 'broke_by': 'base_prompt'}]
+>>> columns = ["turn", "status", "cache_write_tokens", "cache_read_tokens", "broke_by"]
+>>> for row in r.turns[columns].to_dict("records")[1:]:
+...     print(row)
+{'turn': 1, 'status': 'hit', 'cache_write_tokens': 0, 'cache_read_tokens': 2061, 'broke_by': ''}
+{'turn': 2, 'status': 'write', 'cache_write_tokens': 2061, 'cache_read_tokens': 0, 'broke_by': 'base_prompt'}
 >>> round(r.hit_rate, 3)
 0.333
 """
@@ -71,6 +75,7 @@ from wm_kernel.cachesim.models import ModelProfile
 from wm_kernel.cachesim.simulation import simulate
 from wm_kernel.core.prompt import ComposedPrompt
 from wm_kernel.instruments.history import Entry, History
+from wm_kernel.utils.htmltext import no_math
 from wm_kernel.utils.tokens import TokenCounter
 
 if TYPE_CHECKING:
@@ -172,7 +177,7 @@ class CacheReport:
 
     def _repr_html_(self) -> str:
         head = "".join(f"<div>{html.escape(line)}</div>" for line in self._lines())
-        return f'<div class="wm-cache-report">{head}{self.turns.to_html(index=False, escape=True)}</div>'
+        return no_math(f'<div class="wm-cache-report">{head}{self.turns.to_html(index=False, escape=True)}</div>')
 
 
 def _as_history(source: Any) -> History:
@@ -230,7 +235,7 @@ def cache_report(source: Any, *, tools_tokens: int = 0, min_cacheable_tokens: in
     columns = ("cache_read_input_tokens", "cache_creation_input_tokens", "input_tokens", "prompt_tokens",
                "cost_usd", "miss_reason")
     for record, prefix, (read, written, plain, total, cost, reason) in zip(
-            records, prefixes, zip(*(outcome[c].tolist() for c in columns))):
+            records, prefixes, zip(*(outcome[c].tolist() for c in columns), strict=True), strict=True):
         cached_now = {e.name: e.digest for e in record.entries if e.cached}
         status = "hit" if read else ("write" if written else "none")
         broke = ""

@@ -38,6 +38,8 @@ if TYPE_CHECKING:
 
 _PLACEMENT_ORDER = {"system": 0, "conversation_prefix": 2, "post_history": 3, "notification": 4}
 _SPECIAL = ("system", "last_user")
+#: The breakpoint names that are not sections: the end of the system prompt, the last user message.
+SPECIAL_BREAKPOINTS = _SPECIAL
 
 
 def turn_times(session: Session) -> dict[int, datetime]:
@@ -164,7 +166,7 @@ def session_requests(session: Session, *, breakpoints: str | Sequence[str] = "au
     by_turn: dict[int, list[tuple[str, str, str, int, int]]] = {t: [] for t in turns}
     columns = ("turn", "placement", "section", "trinket", "digest", "tokens", "cached")
     for turn, placement, section, trinket, digest, tokens, cached in zip(
-            *(frame[c].tolist() for c in columns)):
+            *(frame[c].tolist() for c in columns), strict=True):
         order = _PLACEMENT_ORDER[placement] + (0 if cached or placement != "system" else 1)
         by_turn[int(turn)].append((section, _label(section, trinket), f"{section}:{digest}", int(tokens),
                                    order))
@@ -180,7 +182,8 @@ def session_requests(session: Session, *, breakpoints: str | Sequence[str] = "au
         for name, ttl in wanted:
             marks.setdefault(name, ttl)
 
-        def block(s: tuple[str, str, str, int, int], index: int, layer: str) -> Block:
+        def block(s: tuple[str, str, str, int, int], index: int, layer: str, *,
+                  marks: dict[str, str] = marks, last_cached: int | None = last_cached) -> Block:
             ttl = marks.get(s[0])
             if ttl is None and "system" in marks and layer == "system" and index == last_cached:
                 ttl = marks["system"]

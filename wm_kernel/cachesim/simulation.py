@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from wm_kernel.cachesim.engine import Request, SimulationData, run
 from wm_kernel.cachesim.models import ModelProfile
+from wm_kernel.utils.htmltext import no_math
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -21,7 +22,11 @@ TURN_COLUMNS = ["request", "at", "prompt_tokens", "input_tokens", "cache_read_in
                 "first_divergent_block", "divergent_label", "miss_reason"]
 _INT_COLUMNS = ["prompt_tokens", "input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens",
                 "ephemeral_5m_input_tokens", "ephemeral_1h_input_tokens", "hit_tokens"]
-_COLOURS = {"hit": "#d8f0d8", "partial": "#fff2c2", "write": "#dde8fb", "miss": "#f8d7d7"}
+# Row tints: the theme's status colour, mostly transparent, over the page, under the page's own
+# text colour (light pastel rows under the dark theme's white text were unreadable).
+_COLOURS = {status: f"color-mix(in srgb, var(--jp-{name}-color1, {fallback}) 18%, transparent)"
+            for status, name, fallback in [("hit", "success", "#388e3c"), ("partial", "warn", "#f57c00"),
+                                           ("write", "info", "#0097a7"), ("miss", "error", "#d32f2f")]}
 
 
 def simulate(requests: Iterable[Request], model: str | ModelProfile) -> Simulation:
@@ -178,8 +183,8 @@ class Simulation:
             cells = "".join(f"<td>{html.escape(_cell(v))}</td>" for v in row)
             body.append(f'<tr class="wm-cache-{status}" style="background:{_COLOURS[status]}">{cells}</tr>')
         lines = "".join(f"<div>{html.escape(line)}</div>" for line in self._lines())
-        return (f'<div class="wm-cache-simulation">{lines}<table><thead><tr>{head}</tr></thead>'
-                f'<tbody>{"".join(body)}</tbody></table></div>')
+        return no_math(f'<div class="wm-cache-simulation">{lines}<table><thead><tr>{head}</tr></thead>'
+                       f'<tbody>{"".join(body)}</tbody></table></div>')
 
 
 def _cell(value: object) -> str:

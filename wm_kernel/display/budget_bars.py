@@ -5,8 +5,8 @@
     tokens of each section, then a ``total`` bar of the whole prompt with the budget line. Sections
     the budget dropped are drawn grey (hatched) after the kept ones. Hovering a segment shows
     section, trinket, tokens and priority (an SVG ``<title>``). ``BudgetBars.svg`` is a plain SVG
-    string (no scripts, every text escaped, the same for the same prompt): a dashboard embeds it in an ``ipywidgets.HTML``
-    (``HTML(value=budget_bars(p).svg)``) and replaces the value after each compose.
+    string (no scripts, every text escaped, the same for the same prompt): a dashboard embeds it in
+    an ``ipywidgets.HTML`` (``HTML(value=budget_bars(p).svg)``) and replaces the value after each compose.
 ``plot_tokens(session, ax=None)``
     matplotlib: tokens by section over turns (stacked areas from ``session.history``), the budget
     as a dashed line; returns the Axes.
@@ -20,8 +20,10 @@ Examples
 >>> from wm_kernel.utils.tokens import EstimateTokenizer, TokenCounter
 >>> c = SystemPromptComposer(); c.set_base_prompt("You help."); c.add_section("datetime_section", "<t/>")
 >>> bars = budget_bars(c.compose(), counter=TokenCounter(EstimateTokenizer()))
->>> [(row.placement, [(s.name, s.tokens) for s in row.segments]) for row in bars.rows]
-[('system', [('base_prompt', 86)]), ('notification', [('datetime_section', 2)]), ('total', [('base_prompt', 86), ('datetime_section', 2)])]
+>>> for row in bars.rows: print(row.placement, [(s.name, s.tokens) for s in row.segments])
+system [('base_prompt', 86)]
+notification [('datetime_section', 2)]
+total [('base_prompt', 86), ('datetime_section', 2)]
 >>> bars.svg.startswith("<svg")
 True
 """
@@ -33,6 +35,8 @@ from typing import TYPE_CHECKING
 
 from trinkets.base import NEVER_DROP
 from wm_kernel.core.prompt import PLACEMENTS, ComposedPrompt
+from wm_kernel.display import style
+from wm_kernel.utils.htmltext import no_math
 from wm_kernel.utils.tokens import TokenCounter
 
 if TYPE_CHECKING:
@@ -81,7 +85,7 @@ class BudgetBars:
         return _svg(self)
 
     def _repr_html_(self) -> str:
-        return self.svg
+        return no_math(self.svg)
 
     def __repr__(self) -> str:
         rows = "; ".join(f"{row.placement} {row.kept_tokens}" for row in self.rows)
@@ -118,6 +122,10 @@ def budget_bars(composed: ComposedPrompt, *, counter: TokenCounter | None = None
     return BudgetBars(tuple(rows), report.budget if report is not None else None, tokenizer)
 
 
+# the page's text colour (SVG text is black unless told, unreadable on the dark theme's page)
+_TEXT = "var(--jp-content-font-color1, #212121)"
+
+
 def _colour(name: str, names: list[str]) -> str:
     return _PALETTE[names.index(name) % len(_PALETTE)]
 
@@ -140,7 +148,7 @@ def _svg(bars: BudgetBars, width: int = 640, row_height: int = 22, label_width: 
     for index, row in enumerate(bars.rows):
         y = 6 + index * (row_height + 6)
         label = f"{_TITLES[row.placement]} · {row.kept_tokens}"
-        out.append(f'<text x="4" y="{y + row_height * 0.7:.1f}">{html.escape(label)}</text>')
+        out.append(f'<text x="4" y="{y + row_height * 0.7:.1f}" style="fill:{_TEXT}">{html.escape(label)}</text>')
         x = float(label_width)
         for seg in row.segments:
             w = seg.tokens * scale
@@ -157,10 +165,11 @@ def _svg(bars: BudgetBars, width: int = 640, row_height: int = 22, label_width: 
         bx = label_width + bars.budget * scale
         out.append(f'<line x1="{bx:.1f}" y1="2" x2="{bx:.1f}" y2="{height - row_height - 8}" '
                    f'stroke="#c62828" stroke-width="1.5" stroke-dasharray="4 3"/>')
-        out.append(f'<text x="{min(bx + 3, width - 90):.1f}" y="{height - row_height}" fill="#c62828">'
+        out.append(f'<text x="{min(bx + 3, width - 90):.1f}" y="{height - row_height}" '
+                   f'style="fill:{style.ERROR}">'
                    f'budget {bars.budget}</text>')
     legend_y = height - 6
-    out.append(f'<text x="4" y="{legend_y}" fill="#616161">tokens ({html.escape(bars.tokenizer)}); '
+    out.append(f'<text x="4" y="{legend_y}" style="fill:{style.MUTED}">tokens ({html.escape(bars.tokenizer)}); '
                f'grey: dropped over budget</text>')
     out.append("</svg>")
     return "".join(out)

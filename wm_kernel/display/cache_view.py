@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from wm_kernel.cachesim.advice import Advice
 from wm_kernel.cachesim.simulation import Simulation
+from wm_kernel.utils.htmltext import no_math
 
 
 class CacheView:
@@ -26,4 +27,4 @@ class CacheView:
         parts = [self.simulation._repr_html_()]
         if self.advice is not None:
             parts.append(self.advice._repr_html_())
-        return f'<div class="wm-cache-view">{"".join(parts)}</div>'
+        return no_math(f'<div class="wm-cache-view">{"".join(parts)}</div>')

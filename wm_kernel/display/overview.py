@@ -52,6 +52,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from wm_kernel.core.prompt import ComposedPrompt
+from wm_kernel.display import style
 from wm_kernel.instruments.diff import PromptDiff, diff_prompts
 
 _MUTED = "var(--jp-content-font-color2,#444)"
@@ -428,8 +429,8 @@ def _columns(first: int, col: int) -> str:
                    for turn in range(first, first + 2 * WINDOW))
 
 
-_CACHE_COLOURS = {"hit": "var(--jp-success-color1,#2e7d32)", "partial": "var(--jp-warn-color2,#f0c36d)",
-                  "write": "var(--jp-info-color1,#0277bd)", "miss": "var(--jp-error-color1,#c62828)"}
+# the cells and the legend's coloured squares (text: readable in both themes, see style)
+_CACHE_COLOURS = {"hit": style.SUCCESS, "partial": style.WARN, "write": style.INFO, "miss": style.ERROR}
 
 
 def cache_strip_html(rows: Sequence[tuple[int, str, str, str]], marked_turn: int,

@@ -33,6 +33,7 @@ from traitlets import Enum, HasTraits, Int
 
 from wm_kernel.core.prompt import COMPOSER, ComposedPrompt, OmittedSection, SectionRecord
 from wm_kernel.display import style
+from wm_kernel.utils.htmltext import no_math
 
 #: Views a composed prompt can be shown in: both text and HTML ("html", the notebook picks HTML),
 #: text only ("text"), or the exact text the model receives ("raw").
@@ -355,8 +356,8 @@ def composed_mimebundle(composed: ComposedPrompt, include: Any = None, exclude: 
     bundle: dict[str, Any] = {"text/plain": render_text(composed, names=names, placement=placement,
                                                         placement_of=placement_of)}
     if view == "html":
-        bundle["text/html"] = render_html(composed, names=names, placement=placement,
-                                          placement_of=placement_of)
+        bundle["text/html"] = no_math(render_html(composed, names=names, placement=placement,
+                                                  placement_of=placement_of))
     return _filter_bundle(bundle, include, exclude)
 
 
@@ -410,7 +411,7 @@ class PromptText(str):
         # margin:0: JupyterLab gives a rendered <pre> a 2em margin, which indents the text against
         # the cell's code and every other output
         bundle = {"text/plain": plain,
-                  "text/html": f'<pre style="{_PRE_STYLE}margin:0">{body}</pre>'}
+                  "text/html": no_math(f'<pre style="{_PRE_STYLE}margin:0">{body}</pre>')}
         return _filter_bundle(bundle, include, exclude)
 
     def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
@@ -456,7 +457,7 @@ class TurnReport:
 
     def _repr_html_(self) -> str:
         items = "".join(f"<li>{html.escape(line)}</li>" for line in self._lines())
-        return f"<div>{html.escape(self._headline())}</div>" + (f"<ul>{items}</ul>" if items else "")
+        return no_math(f"<div>{html.escape(self._headline())}</div>" + (f"<ul>{items}</ul>" if items else ""))
 
 
 # -- the blame view: each key's text, coloured by the section that wrote it
@@ -524,7 +525,7 @@ class BlameView:
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
         return _filter_bundle({"text/plain": render_blame_text(self.composed),
-                               "text/html": render_blame_html(self.composed)}, include, exclude)
+                               "text/html": no_math(render_blame_html(self.composed))}, include, exclude)
 
     def __repr__(self) -> str:
         return render_blame_text(self.composed)

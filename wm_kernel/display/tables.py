@@ -22,6 +22,8 @@ from typing import Any
 
 import pandas as pd
 
+from wm_kernel.utils.htmltext import no_math
+
 # an ISO 8601 timestamp as ``datetime.isoformat()`` writes it
 _ISO_TIME = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?([+-]\d\d:\d\d)?$")
 
@@ -85,8 +87,8 @@ class Table(pd.DataFrame):
                     style = "text-align:left;white-space:pre-wrap;overflow-wrap:break-word"
                 cells.append(f'<td style="{_CELL};{style}">{html.escape(text)}</td>')
             rows.append("<tr>" + "".join(cells) + "</tr>")
-        return ('<table class="wm-table" style="border-collapse:collapse;font-size:12px">'
-                f"<thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>")
+        return no_math('<table class="wm-table" style="border-collapse:collapse;font-size:12px">'
+                       f"<thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>")
 
     def __repr__(self) -> str:
         columns = self._columns()
@@ -96,7 +98,7 @@ class Table(pd.DataFrame):
         lines = []
         for row in range(len(self.index) + 1):
             parts = []
-            for (_, _, numeric), column, width in zip(columns, texts, widths):
+            for (_, _, numeric), column, width in zip(columns, texts, widths, strict=True):
                 text = " ".join(column[row].splitlines())
                 parts.append(text.rjust(width) if numeric else text.ljust(width))
             lines.append("  ".join(parts).rstrip())

@@ -47,6 +47,7 @@ from typing import Any
 
 from wm_kernel.core.prompt import COMPOSED_KEYS, BlameSpan, ComposedPrompt
 from wm_kernel.display import style
+from wm_kernel.utils.htmltext import no_math
 
 STATUSES = ("added", "removed", "changed", "unchanged")
 _MARK = {"added": "+", "removed": "-", "changed": "~", "unchanged": "="}
@@ -218,7 +219,7 @@ class PromptDiff:
                          f'<summary>{header}</summary><pre style="{_PRE_STYLE}">'
                          + "\n".join(body) + "</pre></details>")
         parts.append("</div>")
-        return "".join(parts)
+        return no_math("".join(parts))
 
 
 _STATUS_COLOURS = {"added": style.SUCCESS, "removed": style.ERROR, "changed": style.WARN,

@@ -111,6 +111,7 @@ from wm_kernel.jupyter.dashboard_parts import (
     recorded_section,
     section_text,
 )
+from wm_kernel.jupyter.html_widget import TextHTML
 from wm_kernel.session import Session
 
 BASE_SECTION = "base_prompt"
@@ -268,8 +269,8 @@ class Dashboard(widgets.VBox):
                                 list[tuple[int, str, str, str]] | str, str] | None = None
         self.session = session
 
-        self.banner = widgets.HTML()
-        self.errors = widgets.HTML()
+        self.banner = TextHTML()
+        self.errors = TextHTML()
         # slider and play reach only the recorded turns: time travel, never a side effect
         self.slider = widgets.IntSlider(min=0, max=session.turn, value=session.turn,
                                         description="turn", continuous_update=False)
@@ -281,14 +282,14 @@ class Dashboard(widgets.VBox):
         self.advance_button = widgets.Button(
             description="advance", icon="forward",
             tooltip="Complete this many turns of the live session (as %turn N does)")
-        self.overview = widgets.HTML()
-        self.budget = widgets.HTML()
-        self.cache = widgets.HTML()
+        self.overview = TextHTML()
+        self.budget = TextHTML()
+        self.cache = TextHTML()
         self.summary = widgets.Text(placeholder="summary of the segment", description="summary")
         self.collapse_button = widgets.Button(
             description="collapse segment",
             tooltip="End the segment: stateful trinkets are flushed")
-        self.events = widgets.HTML()
+        self.events = TextHTML()
         self.toggle_box = widgets.VBox()
         self.views = {key: widgets.VBox() for key in VIEWS}
         self.tabs = widgets.Tab(

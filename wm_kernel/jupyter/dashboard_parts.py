@@ -19,6 +19,7 @@ from wm_kernel.core.bus import EventRecord
 from wm_kernel.core.prompt import ComposedPrompt, OmittedSection, SectionRecord
 from wm_kernel.display import render, style
 from wm_kernel.display.overview import ItemLog
+from wm_kernel.jupyter.html_widget import TextHTML
 
 if TYPE_CHECKING:
     from wm_kernel.session import Session
@@ -26,7 +27,7 @@ if TYPE_CHECKING:
 SMALL = "font-size:12px"
 
 
-def badge(text: str, bg: str = style.ERROR) -> str:
+def badge(text: str, bg: str = style.ERROR_BADGE) -> str:
     return (f'<span class="wm-badge" style="background:{bg};color:#fff;padding:0 5px;'
             f'border-radius:3px;font-size:11px">{html.escape(text)}</span>')
 
@@ -173,8 +174,8 @@ class SectionPanel:
 
     def __init__(self, section: str) -> None:
         self.section = section
-        self.status = widgets.HTML()
-        self.text = widgets.HTML()
+        self.status = TextHTML()
+        self.text = TextHTML()
         self.body = widgets.VBox(children=(self.text,))
         self.box = widgets.Accordion(children=(self.body,), titles=(section,), selected_index=0)
         # what the widgets show, as a view: compared instead of their traits (a panel is asked
@@ -251,7 +252,7 @@ def live_section(session: Session, section: str, trinket: EventAwareTrinket | No
                 f"<i>the section is left out of the prompt</i>")
     elif not trinket.enabled:
         title += " · disabled"
-        note = f"{badge('disabled', style.MUTED)} <i>contributes no section</i>"
+        note = f"{badge('disabled', style.MUTED_BADGE)} <i>contributes no section</i>"
     else:
         content = trinket.content
         if not content:

@@ -13,6 +13,10 @@ Every user mistake (an unknown option, an unbalanced quote, a bad number, an unk
 section, an empty required argument) is a plain ``UsageError`` raised before anything changes, so the
 session is exactly as it was.
 
+What the user types reaches the magics as typed: IPython's expansion of ``$name`` and ``{expr}``
+in a magic's line is turned off for each of them (``no_var_expand``), since prompt text is full of
+braces and dollar amounts, and a braced expression would otherwise run as Python.
+
 The magics always act on ``current_session()``, so ``wm_kernel.set_current_session(Session(...))`` in a
 cell (or ``%wm_session``) redirects them.
 """
@@ -23,7 +27,7 @@ import re
 from typing import Any
 
 from IPython.core.error import UsageError
-from IPython.core.magic import Magics, line_cell_magic, line_magic, magics_class
+from IPython.core.magic import Magics, line_cell_magic, line_magic, magics_class, no_var_expand
 from IPython.core.magic_arguments import MagicArgumentParser, argument, magic_arguments, parse_argstring
 from traitlets import Enum, Int, TraitError, link
 
@@ -132,6 +136,25 @@ def _open_valkey_store(url: str, *, read_only: bool) -> Any:
         raise UsageError(redact_urls(str(exc))) from None
 
 
+def _session_line(session: Any, layout: str) -> str:
+    """The one line ``%wm_session`` prints: who the new current session talks with, when, with
+    which trinkets, and where its state lives."""
+    from wm_kernel.core.clock import ManualClock
+
+    profile = session.profile
+    who = profile.first_name or 'nobody named (greets "friend")'
+    clock = session.clock
+    when = (f"clock fixed at {clock.now().isoformat()}" if isinstance(clock, ManualClock)
+            else "wall clock")
+    count = len(session.trinkets)
+    trinkets = f"{count} trinket{'s' if count != 1 else ''}"
+    url = getattr(session.store, "url", None)
+    where = "state in memory" if url is None else \
+        f"state on {url}{' (read-only)' if getattr(session.store, 'read_only', False) else ''}"
+    return (f"current session: {who}, time zone {profile.timezone}, {when}, {trinkets}, {layout} layout, "
+            f"{where}")
+
+
 def _current_session() -> Any:
     from wm_kernel.session import current_session
 
@@ -218,9 +241,9 @@ def trinkets_frame(session: Any) -> Any:
 def events_frame(session: Any, last: int | None = None, event_type: str | None = None,
                  failures_only: bool = False) -> Any:
     """The bus event log as a pandas DataFrame, one row per event in publish order, indexed by the
-    bus sequence number (a :class:`~wm_kernel.display.tables.Table`: shown readably). ``detail`` says what each event carries (see
-    :func:`wm_kernel.display.render.event_detail`). Event ids (which carry a random per-process prefix) and
-    the ids every row shares are left out."""
+    bus sequence number (a :class:`~wm_kernel.display.tables.Table`: shown readably). ``detail``
+    says what each event carries (see :func:`wm_kernel.display.render.event_detail`). Event ids
+    (which carry a random per-process prefix) and the ids every row shares are left out."""
     import pandas as pd
 
     records = list(session.bus.log)
@@ -275,6 +298,7 @@ class WorkingMemoryMagics(Magics):
 
     # -- %compose
     @line_cell_magic
+    @no_var_expand
     @magic_arguments()
     @argument("--section", "-s", action="append", metavar="NAME",
               help="Show only this section (repeat for several).")
@@ -381,6 +405,7 @@ class WorkingMemoryMagics(Magics):
 
     # -- turns and segments
     @line_magic
+    @no_var_expand
     @magic_arguments()
     @argument("n", nargs="?", default="1", help="How many turns to complete (default 1).")
     def turn(self, line: str = "") -> render.TurnReport:
@@ -398,6 +423,7 @@ class WorkingMemoryMagics(Magics):
         return render.TurnReport(first, session.turn, expired)
 
     @line_magic
+    @no_var_expand
     @magic_arguments()
     @argument("--tools", default="", metavar="A,B",
               help="Comma-separated names of the tools used in the segment.")
@@ -410,6 +436,7 @@ class WorkingMemoryMagics(Magics):
 
     # -- inspection
     @line_magic
+    @no_var_expand
     def trinkets(self, line: str = "") -> Any:
         """A DataFrame of the registered trinkets: section, placement, state, size, error."""
         if strip_comment(line).strip():
@@ -417,6 +444,7 @@ class WorkingMemoryMagics(Magics):
         return trinkets_frame(_current_session())
 
     @line_magic
+    @no_var_expand
     @magic_arguments()
     @argument("--last", default=None, metavar="N", help="Only the last N events.")
     @argument("--type", dest="event_type", default=None, metavar="EVENT",
@@ -442,6 +470,7 @@ class WorkingMemoryMagics(Magics):
         return events_frame(session, last, args.event_type, args.failures)
 
     @line_magic
+    @no_var_expand
     def request(self, line: str = "") -> Any:
         """The whole request of a turn against the model's window (``%request --help``)."""
         from wm_kernel.jupyter.request_magics import PARSER, request_magic
@@ -449,6 +478,7 @@ class WorkingMemoryMagics(Magics):
         return request_magic(_current_session(), _parse(PARSER, line))
 
     @line_magic
+    @no_var_expand
     @magic_arguments()
     @argument("model", nargs="?", default="claude-sonnet-4-6",
               help="A model id of wm_kernel.cachesim.MODELS (default claude-sonnet-4-6).")
@@ -466,17 +496,45 @@ class WorkingMemoryMagics(Magics):
         breakpoints = "auto" if args.breakpoints == "auto" else \
             [b.strip() for b in args.breakpoints.split(",") if b.strip()]
         session = _current_session()
+        if session.history.empty:   # nothing recorded: compose first, as %compose would
+            self._check_cache_arguments(session, args.model, breakpoints)
+            session.compose()
+            self._note_defaults(session)
         try:
             simulation = session.cache_simulation(args.model, breakpoints=breakpoints, tools_tokens=tools)
         except (TypeError, ValueError) as exc:
             raise UsageError(str(exc)) from None
         return CacheView(simulation, None if args.no_advice else simulation.advise())
 
+    @staticmethod
+    def _check_cache_arguments(session: Any, model: str, breakpoints: Any) -> None:
+        """Refuse a model or breakpoint ``%cache`` could not use before it composes (so a mistake
+        changes nothing)."""
+        from wm_kernel.cachesim.models import get_model
+        from wm_kernel.cachesim.session import SPECIAL_BREAKPOINTS
+
+        try:
+            get_model(model)
+        except (TypeError, ValueError) as exc:
+            raise UsageError(str(exc)) from None
+        if breakpoints != "auto":
+            known = set(known_sections(session)) | set(SPECIAL_BREAKPOINTS)
+            for item in breakpoints:
+                name = item.partition(":")[0]
+                if name not in known:
+                    raise UsageError(f"unknown breakpoint {name!r}; use a section "
+                                     f"({', '.join(known_sections(session))}) or one of "
+                                     f"{', '.join(SPECIAL_BREAKPOINTS)}")
+
     @line_magic
+    @no_var_expand
     def wm_dashboard(self, line: str = "") -> None:
-        """Display the live dashboard of the current session."""
+        """Display the live dashboard of the current session (widgets: in a notebook only)."""
         if strip_comment(line).strip():
             raise UsageError(f"%wm_dashboard takes no arguments, got {line.strip()!r}")
+        if getattr(self.shell, "kernel", None) is None:
+            raise UsageError("%wm_dashboard needs a notebook (JupyterLab or Notebook, where widgets "
+                             "show); in a terminal use %compose, %trinkets, %wm_events and %cache")
         from IPython.display import display
 
         from wm_kernel.jupyter.dashboard import Dashboard
@@ -484,6 +542,7 @@ class WorkingMemoryMagics(Magics):
         display(Dashboard(_current_session()))
 
     @line_magic
+    @no_var_expand
     @magic_arguments()
     @argument("--clock", default=None, metavar="ISO",
               help="Start a ManualClock at this instant (e.g. 2026-11-30T09:00:00+00:00).")
@@ -557,9 +616,11 @@ class WorkingMemoryMagics(Magics):
             # the server refused the user's sections, or holds them as another type
             raise UsageError(redact_urls(str(exc))) from None
         set_current_session(session)
+        print(_session_line(session, args.layout))
 
     # -- feeding trinkets
     @line_magic
+    @no_var_expand
     def trinket(self, line: str = "") -> Any:
         """Feed or switch one trinket: ``%trinket NAME SUBCOMMAND [ARGS]``.
 
