@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from IPython.core.error import UsageError
-from IPython.core.magic import Magics, line_magic, magics_class
+from IPython.core.magic import Magics, line_magic, magics_class, no_var_expand
 
 from wm_kernel.providers.recording import Recording, offline
 from wm_kernel.providers.send import Reply, SendError, send
@@ -77,6 +77,7 @@ class AskMagics(Magics):
     """The ``%ask`` magic (see the module docstring)."""
 
     @line_magic
+    @no_var_expand
     def ask(self, line: str) -> Reply:
         """%ask [--model NAME] [--max-tokens N] [--no-stream] message"""
         options, message = parse_ask(line)

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from IPython.core.error import UsageError
-from IPython.core.magic import Magics, line_cell_magic, magics_class
+from IPython.core.magic import Magics, line_cell_magic, magics_class, no_var_expand
 from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
 
 from wm_kernel.testing import assertions
@@ -163,6 +163,7 @@ class CheckMagics(Magics):
     """``%%wm_check`` and ``%wm_check stability``."""
 
     @line_cell_magic
+    @no_var_expand
     @magic_arguments()
     @argument("command", nargs="?", help="'stability' (line form only).")
     @argument("--session", metavar="NAME", help="A Session in the notebook (default: the current one).")

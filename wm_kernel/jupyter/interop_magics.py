@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from IPython.core.error import UsageError
-from IPython.core.magic import Magics, line_magic, magics_class
+from IPython.core.magic import Magics, line_magic, magics_class, no_var_expand
 from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
 
 from wm_kernel.interop.formats import FORMATS
@@ -27,6 +27,7 @@ class InteropMagics(Magics):
     @argument("--split", action="append", default=[], metavar="REGEX",
               help="also start a section at every match of REGEX; repeatable")
     @line_magic
+    @no_var_expand
     def wm_import(self, line: str) -> ImportedSession:
         """Import request logs (Anthropic, OpenAI Chat/Responses, Claude Code, OTLP JSON)."""
         args = parse_argstring(self.wm_import, line)
