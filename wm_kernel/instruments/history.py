@@ -264,12 +264,19 @@ class History:
         a second one is a ValueError."""
         if _attached.get(session) is not None:
             raise ValueError("this session already has a History attached (History.of(session))")
+        if counter is None:  # the session's one counter, if it has one
+            counter = getattr(session, "token_counter", None)
         history = cls(session.store, user_id=session.user_id, continuum_id=session.continuum_id,
                       counter=counter)
         history._session = weakref.ref(session)
         session.observe(history._on_composed, "composed")
         _attached[session] = history
         return history
+
+    @classmethod
+    def find(cls, session: Session) -> History | None:
+        """The History attached to ``session``, or None (nothing is attached by asking)."""
+        return _attached.get(session)
 
     @classmethod
     def of(cls, session: Session) -> History:
