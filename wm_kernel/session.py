@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 from traitlets import Bool, HasTraits, Instance, Int, Unicode, default, observe, validate
 
 from trinkets.base import EventAwareTrinket
+from wm_kernel.cachesim.models import DEFAULT_MODEL
 from wm_kernel.core.budget import check_limit
 from wm_kernel.core.bus import EventBus
 from wm_kernel.core.clock import Clock, SystemClock, parse_instant
@@ -93,9 +94,6 @@ def set_current_session(session: Session | None) -> None:
     with _current_lock:
         _current = session
 
-
-#: The model cache views price with when neither they nor the Session name one.
-DEFAULT_MODEL = "claude-sonnet-4-6"
 
 #: Version of the record a Session keeps of its conversation's current segment.
 SEGMENT_VERSION = 1

@@ -42,6 +42,8 @@ from types import MappingProxyType
 from wm_kernel.utils.tokens.registry import forget_counter, register_counter
 
 MODES = ("breakpoints", "explicit_breakpoints", "automatic")
+#: The model cache views price with when neither they nor the Session name one.
+DEFAULT_MODEL = "claude-sonnet-4-6"
 
 
 @dataclass(frozen=True)

@@ -114,9 +114,9 @@ def _parse_breakpoints(breakpoints: str | Sequence[str]) -> list[tuple[str, str]
 def _counter_of(session: Session, counter: TokenCounter | None) -> TokenCounter:
     """The counter given, else the one the session's history counts with."""
     if counter is None:
-        recorder = getattr(session, "recorder", None)
-        counter = getattr(recorder, "counter", None) or TokenCounter()
-    return counter
+        # not ``or``: an empty counter (no text counted yet) is falsy
+        counter = getattr(getattr(session, "recorder", None), "counter", None)
+    return counter if counter is not None else TokenCounter()
 
 
 def session_requests(session: Session, *, breakpoints: str | Sequence[str] = "auto",
