@@ -84,7 +84,7 @@ def test_every_view_reports_the_same_tokens_and_cost(ip):
     assert sim.profile.name == MODEL and sim.counter is counter
     sections = [sum(b.tokens for b in request.blocks if not b.key.startswith(("user-", "assistant-")))
                 for request in sim.requests]
-    assert dict(zip(sim.turns["turn"].tolist(), sections)) == per_turn
+    assert dict(zip(sim.turns["turn"].tolist(), sections, strict=True)) == per_turn
     assert f"input cost {sim.cost_text()}" in str(view)
     assert str(view).splitlines()[4].startswith(f"tokens counted with {counter.label}")
 

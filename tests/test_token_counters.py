@@ -11,9 +11,6 @@ import time
 import anthropic
 import pytest
 
-# the SDK's own HTTP package: anthropic 2.x is built on httpx2 (1.x on httpx), same API
-httpx = pytest.importorskip("httpx2" if int(anthropic.__version__.split(".")[0]) >= 2 else "httpx")
-
 import wm_kernel.utils.tokens.registry as registry
 from wm_kernel.cachesim.models import MODELS
 from wm_kernel.utils.tokens import (
@@ -29,6 +26,9 @@ from wm_kernel.utils.tokens import (
     register_counter,
     unregister_counter,
 )
+
+# the SDK's own HTTP package: anthropic 2.x is built on httpx2 (1.x on httpx), same API
+httpx = pytest.importorskip("httpx2" if int(anthropic.__version__.split(".")[0]) >= 2 else "httpx")
 
 SAMPLE = ("You are a helpful assistant. Today is Tuesday, 1 December 2026.\n"
           "<reminders>\n- call Ana about the iPhone invoice (due 14:30)\n</reminders>\n"

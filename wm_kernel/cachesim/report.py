@@ -25,8 +25,8 @@ Examples
 ...     c.set_base_prompt(base); c.add_section("datetime_section", f"t{turn}")
 ...     prompts.append(c.compose())
 >>> r = cache_report(prompts, counter=TokenCounter(EstimateTokenizer()))
->>> r.turns[["turn", "status", "cache_write_tokens", "cache_read_tokens", "broke_by"]].to_dict("records")[1:]
-[{'turn': 1, 'status': 'hit', 'cache_write_tokens': 0, 'cache_read_tokens': 2061, 'broke_by': ''}, {'turn': 2, 'status': 'write', 'cache_write_tokens': 2061, 'cache_read_tokens': 0, 'broke_by': 'base_prompt'}]
+>>> r.turns[["turn", "status", "cache_write_tokens", "cache_read_tokens", "broke_by"]].values.tolist()
+[[0, 'write', 2061, 0, '(first turn)'], [1, 'hit', 0, 2061, ''], [2, 'write', 2061, 0, 'base_prompt']]
 >>> print(r.lines()[-1])
 send times: none recorded, turns taken one minute apart
 """
@@ -69,7 +69,7 @@ class CacheReport:
         t = simulation.turns
         broke = [("(first turn)" if reason == "first_request" else (label or "").split(" (")[0] or reason)
                  if status in ("write", "partial") else ""
-                 for status, reason, label in zip(t["status"], t["miss_reason"], t["divergent_label"])]
+                 for status, reason, label in zip(t["status"], t["miss_reason"], t["divergent_label"], strict=True)]
         self.turns: pd.DataFrame = pd.DataFrame({
             "turn": t["turn"].astype("int64") if "turn" in t.columns else t["request"].astype("int64"),
             "status": t["status"], "hit": t["cache_read_input_tokens"] > 0,

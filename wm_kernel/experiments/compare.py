@@ -473,7 +473,7 @@ def compare(scenarios: Scenarios, variants: VariantsArg, *, executor: Any = None
         When some replays failed, after the others completed; ``error.completed`` is the frame of
         the runs that succeeded.
     """
-    options = {"tools_tokens": tools_tokens, "model": model}
+    options: dict[str, Any] = {"tools_tokens": tools_tokens, "model": model}
     if counter is None and model is not None:
         from wm_kernel.utils.tokens import counter_for
 
