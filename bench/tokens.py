@@ -29,9 +29,9 @@ from wm_kernel.utils.tokens import (  # noqa: E402
     SentencePieceTokenizer,
     TiktokenTokenizer,
     TokenCounter,
+    bpe,  # noqa: E402
     counter_for,
 )
-from wm_kernel.utils.tokens import bpe  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _timing import interleave, ratios, spread  # noqa: E402
@@ -110,11 +110,11 @@ def main(repeat: int = 9) -> None:
             if isinstance(tokenizer, AnthropicTokenizer):
                 # cold: each call a text the cache has not seen; cached: the SQLite lookup
                 fresh = iter(range(10**9))
-                cases[f"{name}|cold"] = lambda t=tokenizer: t.count(f"{next(fresh)} {text}")
-                cases[f"{name}|cached on disk"] = lambda t=tokenizer: t.count(text)
+                cases[f"{name}|cold"] = lambda t=tokenizer, x=text, f=fresh: t.count(f"{next(f)} {x}")
+                cases[f"{name}|cached on disk"] = lambda t=tokenizer, x=text: t.count(x)
             else:
-                cases[f"{name}|cold"] = lambda t=tokenizer: t.count(text)
-            cases[f"{name}|cached"] = lambda c=counter: c.count(text)
+                cases[f"{name}|cold"] = lambda t=tokenizer, x=text: t.count(x)
+            cases[f"{name}|cached"] = lambda c=counter, x=text: c.count(x)
         samples = interleave(cases, repeat=repeat)
         floor = samples["estimate (chars/4)|cold"]
         print(f"counting {text_label} ({repeat} interleaved repetitions; CPU µs per count and ratio "
