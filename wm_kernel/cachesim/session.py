@@ -132,6 +132,8 @@ def session_requests(session: Session, *, breakpoints: str | Sequence[str] = "au
         raise ValueError(f"exchange must be (user tokens, assistant tokens), got {exchange!r}")
     wanted = _parse_breakpoints(breakpoints)
     frame = session.history
+    if "dropped" in frame.columns:  # what a token budget left out was never sent
+        frame = frame[~frame["dropped"].astype(bool)]
     if frame.empty:
         raise ValueError("nothing recorded yet: compose first")
     turns = sorted(int(t) for t in frame["turn"].unique())
