@@ -311,3 +311,40 @@ def test_a_count_is_one_number_and_its_interval_follows_totals():
     total = sum(counter.count(t) for t in ("one section", "another section"))
     assert counter.interval(total) == (int(total * 0.9), -(-total * 12 // 10))
     assert TokenCounter(TiktokenTokenizer()).label == "tiktoken cl100k_base"
+
+
+# -- the session's one counter
+
+def test_the_session_model_picks_one_counter_for_budget_and_history():
+    from wm_kernel.session import Session
+
+    s = Session(trinkets=[])
+    assert s.model is None and s.token_counter.label == "tiktoken cl100k_base"
+    assert s.recorder.counter is s.token_counter is s.working_memory.budget.counter
+    s.model = "claude-opus-4-8"
+    assert s.token_counter.label == "≈ claude-opus-4-8 (tiktoken o200k_base × 1.25) −10%/+20%"
+    assert s.recorder.counter is s.token_counter is s.working_memory.budget.counter
+    with pytest.raises(ValueError, match="^no token counter for model 'llama-9'"):
+        s.model = "llama-9"
+    assert s.model == "claude-opus-4-8"
+    s.compose()
+    assert s.cache_simulation().profile.name == "claude-opus-4-8"  # the session's model prices too
+    mine = TokenCounter(TiktokenTokenizer("o200k_base"))
+    t = Session(trinkets=[], model="gpt-5.4", token_counter=mine)
+    assert t.token_counter is mine is t.recorder.counter is t.working_memory.budget.counter
+
+
+def test_wm_session_model_option():
+    from IPython.core.error import UsageError
+    from IPython.testing.globalipapp import get_ipython
+
+    from wm_kernel.session import current_session
+
+    ip = get_ipython()
+    ip.run_line_magic("load_ext", "wm_kernel")
+    ip.run_line_magic("wm_session", "--model gpt-5.4 --clock 2026-11-30T09:00:00+00:00")
+    assert current_session().token_counter.label == "tiktoken o200k_base"
+    before = current_session()
+    with pytest.raises(UsageError, match="^no token counter for model 'llama-9'"):
+        ip.run_line_magic("wm_session", "--model llama-9")
+    assert current_session() is before
