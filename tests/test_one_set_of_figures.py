@@ -9,7 +9,6 @@ from typing import Any
 
 import comm
 import pytest
-from IPython.testing.globalipapp import get_ipython
 
 from wm_kernel.display.budget_bars import budget_bars
 from wm_kernel.experiments import Scenario, compare
@@ -50,15 +49,8 @@ def scenario() -> Scenario:
     return s
 
 
-@pytest.fixture
-def ip(monkeypatch):
+def test_every_view_reports_the_same_tokens_and_cost(ip, monkeypatch):
     monkeypatch.setattr(comm, "create_comm", lambda **kwargs: QuietComm())
-    shell = get_ipython()
-    shell.run_line_magic("load_ext", "wm_kernel")
-    return shell
-
-
-def test_every_view_reports_the_same_tokens_and_cost(ip):
     recorded = scenario()
     session = recorded.run()
     session.model = MODEL

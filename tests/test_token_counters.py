@@ -334,14 +334,11 @@ def test_the_session_model_picks_one_counter_for_budget_and_history():
     assert t.token_counter is mine is t.recorder.counter is t.working_memory.budget.counter
 
 
-def test_wm_session_model_option():
+def test_wm_session_model_option(ip):
     from IPython.core.error import UsageError
-    from IPython.testing.globalipapp import get_ipython
 
     from wm_kernel.session import current_session
 
-    ip = get_ipython()
-    ip.run_line_magic("load_ext", "wm_kernel")
     ip.run_line_magic("wm_session", "--model gpt-5.4 --clock 2026-11-30T09:00:00+00:00")
     assert current_session().token_counter.label == "tiktoken o200k_base"
     before = current_session()
