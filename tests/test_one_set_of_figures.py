@@ -63,6 +63,7 @@ def test_every_view_reports_the_same_tokens_and_cost(ip, monkeypatch):
     per_turn = frame[~frame["dropped"]].groupby("turn")["tokens"].sum().to_dict()
     last = max(per_turn)
     assert session.recorder.counter is counter is session.working_memory.budget.counter
+    assert frame.attrs["tokens"] == counter.label
 
     # %trinkets: each trinket's section, plus the base prompt, is the last turn's total
     table = trinkets_frame(session)

@@ -57,7 +57,8 @@ Public API
 ``turns``, ``len(history)``, ``last_position()`` (turn, segment, segment_turn of the last record)
 ``texts()``        digest -> text of every distinct stored text
 ``stats()``        sizes: distinct texts, bytes of texts and records, bytes per turn
-``counter``        the TokenCounter for the ``tokens`` column (offline tiktoken or an estimate)
+``counter``        the TokenCounter for the ``tokens`` column (a Session's ``token_counter``;
+                   ``frame().attrs["tokens"]`` is its label)
 
 ``changed`` is True when the section's text differs from the previous recorded turn's section of the
 same name, or the section was absent there (every section of the first recorded turn is changed).
@@ -407,6 +408,7 @@ class History:
         df = pd.DataFrame.from_records(rows, columns=FRAME_COLUMNS)
         df = df.astype({"turn": "int64", "segment": "int64", "chars": "int64", "tokens": "int64",
                         "changed": "bool", "cached": "bool", "priority": "Int64", "dropped": "bool"})
+        df.attrs["tokens"] = counter.label  # what counted the tokens column ("≈" and the band: an estimate)
         self._frame_cache = (df, counter.tokenizer)
         return df.copy()
 
