@@ -534,7 +534,8 @@ def test_compose_lists_sections_dropped_over_budget(ip: Any, session: Session) -
     gone = [o for o in p.omitted if o.reason == OVER_BUDGET]
     assert gone and all(f"- {o.name} ({o.trinket}): over budget ({o.tokens} tokens, priority "
                         f"{o.priority})" in text for o in gone)
-    assert text.splitlines()[-1].startswith(f"=== budget: {base} / {base + 5} tokens (chars) · ")
+    assert text.splitlines()[-1].startswith(
+        f"=== budget: {base} / {base + 5} tokens, sections with joiners and HUD frame (chars) · ")
 
 
 def test_budget_bars_grey_the_dropped_sections_under_the_budget_line() -> None:
@@ -553,3 +554,28 @@ def test_budget_bars_grey_the_dropped_sections_under_the_budget_line() -> None:
     assert svg.count("<rect ") == 6 + 1  # six segments and the hatch pattern's tile
     assert "<title>n1 · T_n1 · 42 tokens · priority 1 · dropped: over budget</title>" in svg
     assert f"budget {base + 47}</text>" in svg
+
+
+def test_an_estimated_count_is_cut_on_its_upper_bound_and_says_so():
+    from sample_trinkets import Directives, Ticker
+
+    from wm_kernel.utils.tokens import Band, ScaledTokenizer
+
+    estimate = TokenCounter(ScaledTokenizer(CharTokenizer(), 1.0, Band(-0.1, 0.2, "test", "2026-12"), family="est"))
+    exact, rough = (Session(base_prompt="b" * 100, trinkets=[Directives, Ticker], token_counter=counter,
+                            clock=ManualClock("2026-11-30T09:00:00+00:00")) for counter in (chars(), estimate))
+    for s in (exact, rough):
+        s.trinket("Directives").text = "d" * 600
+    exact.working_memory.token_budget = 1
+    with pytest.raises(BudgetError):
+        exact.compose()
+    exact.working_memory.token_budget = 10**6
+    full = exact.compose().budget.full
+    for s in (exact, rough):
+        s.working_memory.token_budget = budget = full + 10
+    e, r = exact.compose().budget, rough.compose().budget
+    assert e.total <= budget and not e.dropped and e.upper is None
+    # counted the same, but 1.2 x the count must fit too
+    assert r.total * 1.2 <= budget and r.upper <= budget and r.dropped_names == ["datetime_section"]
+    assert r.summary().startswith(f"≈ {r.total} tokens, up to {r.upper} / {budget}, sections with joiners and "
+                                  f"HUD frame (≈ est (chars × 1) −10%/+20%; cut on the upper bound) · ")

@@ -278,11 +278,13 @@ def test_turns_columns_summary_and_views():
     assert {k: s[k] for k in ("requests", "hit", "partial", "write", "miss", "miss_reasons")} == {
         "requests": 3, "hit": 1, "partial": 0, "write": 2, "miss": 0,
         "miss_reasons": {"first_request": 1, "ttl_expired": 1}}
-    assert str(sim).splitlines()[:4] == [
-        "claude-sonnet-4-6: 3 requests: 1 hits, 0 partial, 2 writes, 0 misses",
-        "hit rate 30.2% (5,100 of 16,900 input tokens read from the cache, 11,200 written)",
+    assert str(sim).splitlines()[:5] == [
+        "claude-sonnet-4-6: 3 requests: 1 read from the cache (1 whole prefix, 0 part), 2 did not (2 wrote it, "
+        "0 neither)",
+        "hit rate 30.2% of input tokens (5,100 of 16,900 read from the cache, 11,200 written)",
         "input cost $0.045330 (without caching $0.050700, -10.6%)",
-        "misses: first_request 1, ttl_expired 1"]
+        "why a request did not read its whole prefix: first_request 1, ttl_expired 1",
+        "tokens: counter not recorded"]
     page = sim._repr_html_()
     assert page.count('<tr class="wm-cache-write"') == 2 and page.count('<tr class="wm-cache-hit"') == 1
 
@@ -411,3 +413,24 @@ def test_advice_for_automatic_caching_only_moves_blocks():
     advice = simulate(requests, "gpt-5.4").advise()
     assert [s.kind for s in advice.suggestions] == ["move_volatile"]
     assert advice.best.cost < advice.current_cost
+
+
+def test_an_estimate_carries_its_band_into_costs_and_the_minimum():
+    from wm_kernel.utils.tokens import counter_for
+
+    claude = counter_for("claude-sonnet-4-6")  # ≈ −10%/+20%
+    near = [Block("system", 900, breakpoint="5m", layer="system"), Block("hud", 50)]
+    far = [Block("system", 500, breakpoint="5m", layer="system"), Block("hud", 50)]
+    sim = simulate([Request(at(0), near), Request(at(1), far)], SONNET, counter=claude)
+    # 900 tokens could be 1,080: above the 1,024 minimum; 500 could be at most 600
+    assert sim.turns["miss_reason"].tolist() == ["uncertain", "below_minimum"]
+    low, high = sim.cost_range
+    assert (round(low, 8), round(high, 8)) == (round(sim.total_cost * 0.9, 8), round(sim.total_cost * 1.2, 8))
+    lines = str(sim).splitlines()
+    assert lines[2] == "input cost ≈ $0.004500 ($0.004050–$0.005400) (without caching $0.004500, +0.0%)"
+    assert lines[4] == ("tokens counted with ≈ claude-sonnet-4-6 (tiktoken o200k_base × 1.25) −10%/+20%; "
+                        "uncertain: the prefix's token interval straddles claude-sonnet-4-6's minimum of 1,024, "
+                        "so it may be cached")
+    exact = simulate([Request(at(0), near)], SONNET, counter=counter_for("gpt-5.4"))
+    assert exact.turns["miss_reason"].tolist() == ["below_minimum"] and exact.cost_range == (exact.total_cost,) * 2
+    assert str(exact).splitlines()[4] == "tokens counted with tiktoken o200k_base (for gpt-5.4, not claude-sonnet-4-6)"

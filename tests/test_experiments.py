@@ -327,7 +327,7 @@ def test_the_count_of_turns_is_one_definition_shown_alike_by_repr_and_replay(
     assert main(["replay", str(path), "--estimate-tokens"]) == 0
     # turn 0 is composed before the first exchange: one prompt more than there are turns
     assert capsys.readouterr().out.splitlines()[-1].startswith(
-        "3 turns, cache hit rate 0.0% of 4 prompts, ")
+        "3 turns, 0 of 4 prompts read from the cache, ")
 
 
 # -- large files are streamed
@@ -707,7 +707,8 @@ def test_compare_is_keyed_by_variant_and_turn() -> None:
         "cache_read_tokens", "uncached_tokens", "cache_broke_by", "cost", "digest_cached",
         "digest_non_cached", "digest_conversation_prefix", "digest_post_history",
         "digest_notification"]
-    assert frame.attrs["tokenizer"] == "estimate (chars/4)"
+    assert frame.attrs["tokenizer"] == "≈ estimate (chars/4) −50%/+100%"
+    assert frame.attrs["model"] == "claude-sonnet-4-6"
     # the guidance (turns 1 and 2) moves from the notification centre to the uncached system part
     moved = frame.xs("guidance in system")
     assert moved["chars_non_cached"].tolist()[1:3] == [113, 113]

@@ -212,11 +212,14 @@ def test_trinkets_table_describes_every_trinket(ip, session):
     frame = ip.run_line_magic("trinkets", "")
     assert frame.index.name == "name"
     assert list(frame.columns) == ["section", "placement", "enabled", "stateful",
-                                   "current turn", "size", "last updated", "error"]
+                                   "current turn", "size", "tokens (tiktoken cl100k_base)", "last updated", "error"]
     assert list(frame.index) == list(session.trinkets)
     row = frame.loc["TimeManager"]
     assert (row["section"], row["placement"], row["size"], row["last updated"]) == (
         "datetime_section", "notification", 87, "2026-11-30T09:00:00+00:00")
+    # the session's counter, counting the section as the history does
+    history = session.history
+    assert row["tokens (tiktoken cl100k_base)"] == history[history["section"] == "datetime_section"]["tokens"].iloc[-1]
     assert frame.loc["PeanutGalleryTrinket", "current turn"] == 0
 
 
@@ -524,7 +527,7 @@ def test_tables_read_as_tables_in_notebooks_and_terminals(ip, session):
     assert trinkets.loc["TimeManager", "placement"] == "notification"   # still a DataFrame
     lines = repr(trinkets).splitlines()
     assert lines[0].split() == ["name", "section", "placement", "enabled", "stateful", "current",
-                                "turn", "size", "last", "updated", "error"]
+                                "turn", "size", "tokens", "(tiktoken", "cl100k_base)", "last", "updated", "error"]
     time_row = next(line for line in lines if line.startswith("TimeManager "))
     assert "<NA>" not in repr(trinkets) and "None" not in repr(trinkets)
     assert "2026-11-30 09:00:00 UTC" in time_row and "T09" not in time_row

@@ -34,11 +34,13 @@ def test_prints_one_row_per_turn(scenario: Path, capsys: pytest.CaptureFixture[s
     captured = capsys.readouterr()
     assert captured.out == (
         " turn  segment  sections  chars  tokens cache  written  read  uncached\n"
-        "    0        1         2    637      94  none        0     0        94\n"
-        "    1        1         3    751     122  none        0     0       122\n"
-        "    2        1         2    637      94  none        0     0        94\n"
-        "    3        1         2    637      94  none        0     0        94\n"
-        "3 turns, cache hit rate 0.0% of 4 prompts, 404 tokens (estimate (chars/4)), estimated input cost $0.0012\n")
+        "    0        1         2    637      94  miss        0     0       194\n"
+        "    1        1         3    751     122  miss        0     0       722\n"
+        "    2        1         2    637      94  miss        0     0      1194\n"
+        "    3        1         2    637      94  miss        0     0      1694\n"
+        "3 turns, 0 of 4 prompts read from the cache, hit rate 0.0% of input tokens, 404 system-prompt tokens "
+        "(≈ estimate (chars/4) −50%/+100%), input cost ≈ $0.0114 ($0.0057–$0.0228) at claude-sonnet-4-6's "
+        "prices\n")
     assert captured.err == ""                                 # not a terminal: no progress bar
 
 
@@ -49,7 +51,7 @@ def test_variants_get_a_block_each(scenario: Path, capsys: pytest.CaptureFixture
     out = capsys.readouterr().out
     blocks = out.split("== ")[1:]
     assert [b.splitlines()[0] for b in blocks] == ["recorded", "orig", "quiet"]
-    assert blocks[2].splitlines()[3] == "    1        1         2    637      94  none        0     0        94"
+    assert blocks[2].splitlines()[3] == "    1        1         2    637      94  miss        0     0       694"
 
 
 def test_warnings_are_one_readable_line_each(scenario: Path,

@@ -255,11 +255,12 @@ def test_replay_of_many_files_in_parallel_prints_the_serial_output(
         f"{files[0]} [recorded]", f"{files[0]} [orig]", f"{files[1]} [recorded]", f"{files[1]} [orig]"]
     assert blocks[2].splitlines()[1:] == [
         " turn  segment  sections  chars  tokens cache  written  read  uncached",
-        "    0        1         2    605      86  none        0     0        86",
-        "    1        1         3    723     115  none        0     0       115",
-        "    2        1         2    605      86  none        0     0        86",
-        "    3        1         2    605      86  none        0     0        86",
-        "3 turns, cache hit rate 0.0% of 4 prompts, 373 tokens (estimate (chars/4)), estimated input cost $0.0011"]
+        "    0        1         2    605      86  miss        0     0       186",
+        "    1        1         3    723     115  miss        0     0       715",
+        "    2        1         2    605      86  miss        0     0      1186",
+        "    3        1         2    605      86  miss        0     0      1686",
+        "3 turns, 0 of 4 prompts read from the cache, hit rate 0.0% of input tokens, 373 system-prompt tokens "
+        "(≈ estimate (chars/4) −50%/+100%), input cost ≈ $0.0113 ($0.0057–$0.0226) at claude-sonnet-4-6's prices"]
 
 
 def test_replay_reports_a_failing_file_and_completes_the_others(

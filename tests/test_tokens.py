@@ -5,7 +5,7 @@ import sys
 
 import pytest
 
-import wm_kernel.utils.tokens as tokens
+import wm_kernel.utils.tokens.registry as registry
 from wm_kernel.utils.tokens import EstimateTokenizer, TiktokenTokenizer, TokenCounter, Tokenizer, default_tokenizer
 
 
@@ -36,17 +36,18 @@ def test_offline_tiktoken_counts_real_bpe_tokens(no_network):
 
 
 def test_encodings_that_would_download_are_refused():
-    with pytest.raises(ValueError, match="^encoding 'cl100k_base' is not an offline encoding: tiktoken "
-                                         "would download it"):
-        TiktokenTokenizer("cl100k_base")
-    with pytest.raises(ValueError, match="^unknown offline encoding 'nope_offline'"):
+    with pytest.raises(ValueError, match="^encoding 'p50k_base' is not on disk: tiktoken would download "
+                                         "it; use one of cl100k_base, o200k_base or pass a tiktoken.Encoding$"):
+        TiktokenTokenizer("p50k_base")
+    with pytest.raises(ValueError, match="^unknown offline encoding 'nope_offline'; on disk: cl100k_base, "
+                                         "o200k_base$"):
         TiktokenTokenizer("nope_offline")
 
 
 def test_default_is_tiktoken_offline_and_the_estimate_without_tiktoken(monkeypatch):
-    monkeypatch.setattr(tokens, "_default", None)
+    monkeypatch.setattr(registry, "_default", None)
     assert default_tokenizer().name == "tiktoken cl100k_base"
-    monkeypatch.setattr(tokens, "_default", None)
+    monkeypatch.setattr(registry, "_default", None)
     monkeypatch.setitem(sys.modules, "tiktoken", None)  # import tiktoken now raises ImportError
     fallback = default_tokenizer()
     assert isinstance(fallback, EstimateTokenizer)

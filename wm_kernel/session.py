@@ -28,9 +28,10 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from traitlets import Bool, HasTraits, Instance, Int, Unicode, validate
+from traitlets import Bool, HasTraits, Instance, Int, Unicode, default, observe, validate
 
 from trinkets.base import EventAwareTrinket
+from wm_kernel.cachesim.models import DEFAULT_MODEL
 from wm_kernel.core.budget import check_limit
 from wm_kernel.core.bus import EventBus
 from wm_kernel.core.clock import Clock, SystemClock, parse_instant
@@ -42,6 +43,7 @@ from wm_kernel.core.working_memory import CollapseIncompleteError, WorkingMemory
 from wm_kernel.stores import keys
 from wm_kernel.stores.embedded import MemoryStore, StateStore
 from wm_kernel.utils.checks import check_int, check_str
+from wm_kernel.utils.tokens import TokenCounter, counter_for, family_of
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -128,8 +130,15 @@ class Session(HasTraits):
     ``continuum_id``, e.g. a SQLite file after a restart) resumes its turn and segment counters, so
     new turns never overwrite old ones.
     token_budget, budget_step:
-        The WorkingMemory's token budget and its step (None: no budget; see wm_kernel.core.budget); the
-        budget counts with the history's token counter.
+        The WorkingMemory's token budget and its step (None: no budget; see wm_kernel.core.budget).
+    model:
+        The model the prompt is for (a name ``wm_kernel.utils.tokens.counter_for`` knows, e.g.
+        ``"claude-sonnet-4-6"``, ``"gpt-5.4"``). It picks the session's one token counter, which the
+        budget and the history count with, and the model ``cache_simulation`` prices by default.
+        None (the default): no model; counts are offline tiktoken cl100k tokens.
+    token_counter:
+        A TokenCounter to count with instead of the model's (e.g. ``counter_for(model, client=...)``
+        for Anthropic's exact counts).
     """
 
     turn = Int(0, help="Turns completed in this session (global; never goes back).")
@@ -141,6 +150,10 @@ class Session(HasTraits):
     base_prompt = Unicode("", help="The base system prompt template.")
     auto_compose = Bool(True, help="Compose after each turn and collapse.")
     closed = Bool(False, help="A closed session refuses to compose, advance or collapse.")
+    model = Unicode(None, allow_none=True,
+                    help="The model the prompt is for: picks the token counter (None: offline cl100k).")
+    token_counter = Instance(TokenCounter, help="The session's one token counter: the budget and the "
+                                                "history count with it (follows ``model``).")
 
     def __init__(self, base_prompt: str = "You are a helpful assistant talking with {first_name}.", *,
                  profile: Profile | None = None, clock: Clock | None = None,
@@ -150,7 +163,8 @@ class Session(HasTraits):
                  continuum_id: str | None = None, auto_compose: bool = True,
                  bus: EventBus | None = None,
                  instruments: Iterable[Instrument] | None = None, token_budget: int | None = None,
-                 budget_step: int | None = None) -> None:
+                 budget_step: int | None = None, model: str | None = None,
+                 token_counter: TokenCounter | None = None) -> None:
         if not isinstance(base_prompt, str):
             raise TypeError(f"base_prompt must be a str, got {type(base_prompt).__name__}")
         if profile is not None and not isinstance(profile, Profile):
@@ -159,7 +173,13 @@ class Session(HasTraits):
             raise TypeError(f"layout must be a Layout, got {type(layout).__name__}")
         check_limit(token_budget, "token_budget")
         check_limit(budget_step, "budget_step")
+        if token_counter is not None and not isinstance(token_counter, TokenCounter):
+            raise TypeError(f"token_counter must be a TokenCounter, got {type(token_counter).__name__}")
         super().__init__(base_prompt=base_prompt, auto_compose=auto_compose)
+        # the counter is chosen before anything counts: the budget and the history share it
+        self.model = model
+        if token_counter is not None:
+            self.token_counter = token_counter
         self.clock: Clock = clock if clock is not None else SystemClock()
         self.store: StateStore = store if store is not None else MemoryStore()
         self.bus = bus if bus is not None else EventBus()
@@ -182,13 +202,37 @@ class Session(HasTraits):
             self.add_trinket(factory)
         for trinket in self.working_memory.trinkets.values():
             trinket.begin_segment(self.segment_started_at)
+        self.working_memory.budget.counter = self.token_counter
         for instrument in (default_instruments() if instruments is None else tuple(instruments)):
             instrument(self)
-        if token_budget is not None:
-            # budgets and the history's tokens column count alike, each text once
-            from wm_kernel.instruments.history import History
 
-            self.working_memory.budget.counter = History.of(self).counter
+    @default("token_counter")
+    def _default_counter(self) -> TokenCounter:
+        return counter_for(self.model) if self.model is not None else TokenCounter()
+
+    @validate("model")
+    def _check_model(self, proposal: Any) -> str | None:
+        value = proposal["value"]
+        if value is not None:
+            family_of(value)  # one-line ValueError for a model no counter knows
+        return value  # type: ignore[no-any-return]
+
+    @observe("model")
+    def _model_changed(self, change: Any) -> None:
+        model = change["new"]
+        self.token_counter = counter_for(model) if model is not None else TokenCounter()
+
+    @observe("token_counter")
+    def _counter_changed(self, change: Any) -> None:
+        # hand the one counter to the budget and the history (if attached yet), each text counted once
+        working_memory = getattr(self, "working_memory", None)
+        if working_memory is not None:
+            working_memory.budget.counter = change["new"]
+        from wm_kernel.instruments.history import History
+
+        history = History.find(self)
+        if history is not None:
+            history.counter = change["new"]
 
     # -- parts
     @property
@@ -401,19 +445,20 @@ class Session(HasTraits):
         """The prompt composed at ``turn`` (its last compose), from the history."""
         return self.recorder.prompt_at(turn)
 
-    def cache_simulation(self, model: str = "claude-sonnet-4-6", **options: Any) -> Simulation:
-        """The recorded turns played against ``model``'s prompt-cache rules
-        (``wm_kernel.cachesim.session.simulate_session``: breakpoints, history, tools_tokens, ...)."""
+    def cache_simulation(self, model: str | None = None, **options: Any) -> Simulation:
+        """The recorded turns played against ``model``'s prompt-cache rules (default: the session's
+        model, else claude-sonnet-4-6; ``wm_kernel.cachesim.session.simulate_session``: breakpoints,
+        history, tools_tokens, ...)."""
         from wm_kernel.cachesim.session import simulate_session
 
-        return simulate_session(self, model=model, **options)
+        return simulate_session(self, model=model or self.model or DEFAULT_MODEL, **options)
 
-    def cache_advice(self, model: str = "claude-sonnet-4-6", **options: Any) -> Advice:
+    def cache_advice(self, model: str | None = None, **options: Any) -> Advice:
         """Cheaper cache layouts for the recorded turns, each with its simulated cost
         (``wm_kernel.cachesim.session.session_advice``)."""
         from wm_kernel.cachesim.session import session_advice
 
-        return session_advice(self, model, **options)
+        return session_advice(self, model or self.model or DEFAULT_MODEL, **options)
 
     def diff(self, turn_a: int, turn_b: int | None = None, *,
              other: Session | None = None) -> PromptDiff:

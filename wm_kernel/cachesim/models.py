@@ -39,7 +39,11 @@ from dataclasses import dataclass, field, replace
 from datetime import timedelta
 from types import MappingProxyType
 
+from wm_kernel.utils.tokens.registry import forget_counter, register_counter
+
 MODES = ("breakpoints", "explicit_breakpoints", "automatic")
+#: The model cache views price with when neither they nor the Session name one.
+DEFAULT_MODEL = "claude-sonnet-4-6"
 
 
 @dataclass(frozen=True)
@@ -49,7 +53,8 @@ class ModelProfile:
     ``ttls`` maps each TTL name a request may use to its lifetime, the default first. ``write_1h``
     is None where no one-hour write exists. ``lookback`` None means no limit. ``step`` is OpenAI's
     128-token rounding (None: none). ``storage`` is the per-million-tokens-per-hour price of
-    explicit cached content (None: the provider has none).
+    explicit cached content (None: the provider has none). ``tokenizer`` names the token family that
+    counts the model when its name does not tell (:func:`register_model` registers it).
     """
 
     name: str
@@ -71,6 +76,9 @@ class ModelProfile:
     date_read: str = ""
     source: str = ""
     notes: str = field(default="", compare=False)
+    #: the token family counting this model (``"o200k"``, ``"claude"``...; see
+    #: ``wm_kernel.utils.tokens.counter_for``); "" leaves it to the model name
+    tokenizer: str = ""
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not self.name.strip():
@@ -173,6 +181,8 @@ def register_model(profile: ModelProfile, *, replace: bool = False) -> ModelProf
         raise TypeError(f"expected a ModelProfile, got {type(profile).__name__}")
     if profile.name in _registry and not replace:
         raise ValueError(f"model {profile.name!r} is already known; pass replace=True to override it")
+    if profile.tokenizer:
+        register_counter(profile.name, profile.tokenizer, replace=True)
     _registry[profile.name] = profile
     return profile
 
@@ -184,6 +194,8 @@ def unregister_model(name: str) -> None:
         _registry[name] = builtin[name]
     elif _registry.pop(name, None) is None:
         raise ValueError(f"unknown model {name!r}")
+    else:
+        forget_counter(name)
 
 
 def get_model(model: str | ModelProfile) -> ModelProfile:

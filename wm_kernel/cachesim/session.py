@@ -121,6 +121,14 @@ def _parse_breakpoints(breakpoints: str | Sequence[str]) -> list[tuple[str, str]
     return parsed
 
 
+def _counter_of(session: Session, counter: TokenCounter | None) -> TokenCounter:
+    """The counter given, else the one the session's history counts with."""
+    if counter is None:
+        # not ``or``: an empty counter (no text counted yet) is falsy
+        counter = getattr(getattr(session, "recorder", None), "counter", None)
+    return counter if counter is not None else TokenCounter()
+
+
 def session_requests(session: Session, *, breakpoints: str | Sequence[str] = "auto",
                      history: Sequence[Mapping[str, Any]] | None = None,
                      exchange: tuple[int, int] = (100, 400), tools_tokens: int = 0,
@@ -136,12 +144,12 @@ def session_requests(session: Session, *, breakpoints: str | Sequence[str] = "au
         raise ValueError(f"exchange must be (user tokens, assistant tokens), got {exchange!r}")
     wanted = _parse_breakpoints(breakpoints)
     frame = session.history
+    if "dropped" in frame.columns:  # what a token budget left out was never sent
+        frame = frame[~frame["dropped"].astype(bool)]
     if frame.empty:
         raise ValueError("nothing recorded yet: compose first")
     turns = sorted(int(t) for t in frame["turn"].unique())
-    if counter is None:
-        recorder = getattr(session, "recorder", None)
-        counter = getattr(recorder, "counter", None) or TokenCounter()
+    counter = _counter_of(session, counter)
     known_sections = set(frame["section"])
     for name, _ in wanted:
         if name not in known_sections and name not in _SPECIAL:
@@ -213,10 +221,11 @@ def simulate_session(session: Session, *, model: str | ModelProfile = "claude-so
 
     The result's ``turns`` gains a ``turn`` column (the session turn of each request).
     """
+    counter = _counter_of(session, counter)
     turns, requests = session_requests(session, breakpoints=breakpoints, history=history,
                                        exchange=exchange, tools_tokens=tools_tokens, times=times,
                                        counter=counter)
-    sim = simulate(requests, model)
+    sim = simulate(requests, model, counter=counter)
     sim.turns.insert(0, "turn", turns)
     return sim
 

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 from wm_kernel.cachesim.engine import Request, SimulationData, run
 from wm_kernel.cachesim.models import ModelProfile
 from wm_kernel.utils.htmltext import no_math
+from wm_kernel.utils.tokens import TokenCounter
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -29,11 +30,14 @@ _COLOURS = {status: f"color-mix(in srgb, var(--jp-{name}-color1, {fallback}) 18%
                                            ("write", "info", "#0097a7"), ("miss", "error", "#d32f2f")]}
 
 
-def simulate(requests: Iterable[Request], model: str | ModelProfile) -> Simulation:
+def simulate(requests: Iterable[Request], model: str | ModelProfile, *,
+             counter: TokenCounter | None = None) -> Simulation:
     """Play ``requests`` (in time order) against ``model``'s caching rules.
 
     ``model`` is a registered id (see ``MODELS``) or a ``ModelProfile``. Every request is checked
-    before any is played, so bad input is one error and no result.
+    before any is played, so bad input is one error and no result. ``counter``, the TokenCounter
+    the block sizes were counted with, lets the result say so and carry an estimate's band into
+    costs and the model's minimum.
 
     Examples
     --------
@@ -49,7 +53,7 @@ def simulate(requests: Iterable[Request], model: str | ModelProfile) -> Simulati
     >>> round(sim.total_cost, 5), round(sim.hit_rate, 4)
     (0.024, 0.6349)
     """
-    return Simulation(run(requests, model))
+    return Simulation(run(requests, model), counter=counter)
 
 
 def _status(read: int, created: int, reason: str) -> str:
@@ -73,14 +77,22 @@ class Simulation:
         DataFrame, one row per request (columns ``TURN_COLUMNS``): the provider's usage fields,
         ``hit_tokens`` (tokens served from the cache, whatever the provider calls them),
         ``cost_usd`` (input cost, storage included), ``status`` (hit, partial, write, miss),
-        ``first_divergent_block`` (index or None) and its ``divergent_label``, ``miss_reason``.
+        ``first_divergent_block`` (index or None) and its ``divergent_label``, ``miss_reason``
+        (``"uncertain"`` instead of ``"below_minimum"`` where an estimated count's interval
+        straddles the model's minimum: the provider may well cache that prefix).
+    counter:
+        The TokenCounter the blocks were counted with (None: not known).
+
+    Hits are counted one way: a request *read from the cache* when it read any token of it (whole
+    prefix: ``hit``; part: ``partial``); the *hit rate* is the share of input tokens read.
     """
 
-    def __init__(self, data: SimulationData) -> None:
+    def __init__(self, data: SimulationData, *, counter: TokenCounter | None = None) -> None:
         import pandas as pd
 
         self.profile: ModelProfile = data.profile
         self.requests: list[Request] = data.requests
+        self.counter = counter
         rows = [(index, o.at, o.prompt_tokens, o.input_tokens, o.cache_read_input_tokens,
                  o.cache_creation_input_tokens, o.ephemeral_5m_input_tokens, o.ephemeral_1h_input_tokens,
                  o.hit_tokens, o.storage_usd, o.cost_usd, o.cost_without_cache_usd,
@@ -94,6 +106,14 @@ class Simulation:
         # None, not NaN, where no block diverged: an index is an int or nothing
         turns["first_divergent_block"] = pd.Series([o.first_divergent_block for o in data.outcomes],
                                                    index=turns.index, dtype="object")
+        if counter is not None and not counter.exact:
+            minimum = self.profile.min_tokens
+            reasons = turns["miss_reason"].tolist()
+            for index, request in enumerate(self.requests):
+                prefix = _prefix_tokens(request, whole=self.profile.mode == "automatic")
+                if reasons[index] == "below_minimum" and counter.upper(prefix) >= minimum:
+                    reasons[index] = "uncertain"
+            turns["miss_reason"] = reasons
         self.turns: pd.DataFrame = turns
 
     # -- totals
@@ -114,6 +134,17 @@ class Simulation:
         return int(self.turns["cache_read_input_tokens"].sum()) / total if total else 0.0
 
     @property
+    def cost_range(self) -> tuple[float, float]:
+        """``(low, high)`` input cost: the total itself for exact counts, else the counter's band
+        applied to it (costs are linear in tokens; a cache outcome the band would change is not
+        re-simulated, see ``miss_reason == "uncertain"``)."""
+        total = self.total_cost
+        band = self.counter.band if self.counter is not None else None
+        if band is None:
+            return (total, total)
+        return (total * (1 + band.low), total * (1 + band.high))
+
+    @property
     def cached(self) -> bool:
         """Whether anything was read or written at all (a 0% hit rate with writes is not "never
         cached": the writes cost more than plain input)."""
@@ -132,6 +163,8 @@ class Simulation:
                 "cache_creation_input_tokens": int(t["cache_creation_input_tokens"].sum()),
                 "input_tokens": int(t["input_tokens"].sum()),
                 "total_cost": self.total_cost, "cost_without_cache": self.cost_without_cache,
+                "cost_range": self.cost_range,
+                "counter": self.counter.label if self.counter is not None else "",
                 "miss_reasons": {reason: n for reason, n in Counter(t["miss_reason"]).most_common()
                                  if reason != "none"}}
 
@@ -142,21 +175,52 @@ class Simulation:
         return advise(self)
 
     # -- views
+    def cost_text(self, digits: int = 6) -> str:
+        """The input cost as the views print it: ``$0.012300``, or ``≈ $0.0111–$0.0148`` (and the
+        central figure) for estimated counts."""
+        low, high = self.cost_range
+        if low == high:
+            return f"${self.total_cost:.{digits}f}"
+        return f"≈ ${self.total_cost:.{digits}f} (${low:.{digits}f}–${high:.{digits}f})"
+
+    def headline(self) -> str:
+        """One line for a dashboard: model, hit rate of input tokens, cost, counter."""
+        counter = f" · tokens {self.counter.label}" if self.counter is not None else ""
+        return (f"{self.profile.name}: {self.hit_rate:.0%} of input tokens read from the cache · input cost "
+                f"{self.cost_text(4)} (without caching ${self.cost_without_cache:.4f}){counter}")
+
+    def counter_line(self) -> str:
+        """What counted the tokens, and whether that is the model's own count."""
+        if self.counter is None:
+            return "tokens: counter not recorded"
+        line = f"tokens counted with {self.counter.label}"
+        if self.counter.model is not None and self.counter.model != self.profile.name:
+            line += f" (for {self.counter.model}, not {self.profile.name})"
+        elif self.counter.model is None:
+            line += f" (no model chosen: not {self.profile.name}'s own count; Session(model=...) picks it)"
+        if "uncertain" in set(self.turns["miss_reason"]):
+            line += (f"; uncertain: the prefix's token interval straddles {self.profile.name}'s minimum of "
+                     f"{self.profile.min_tokens:,}, so it may be cached")
+        return line
+
     def _lines(self) -> list[str]:
         s = self.summary()
-        head = (f"{s['model']}: {s['requests']} requests: {s['hit']} hits, {s['partial']} partial, "
-                f"{s['write']} writes, {s['miss']} misses")
+        read = s["hit"] + s["partial"]
+        head = (f"{s['model']}: {s['requests']} requests: {read} read from the cache ({s['hit']} whole "
+                f"prefix, {s['partial']} part), {s['write'] + s['miss']} did not ({s['write']} wrote it, "
+                f"{s['miss']} neither)")
         if s["cached"]:
-            rate = (f"hit rate {s['hit_rate']:.1%} ({s['cache_read_input_tokens']:,} of "
-                    f"{s['prompt_tokens']:,} input tokens read from the cache, "
+            rate = (f"hit rate {s['hit_rate']:.1%} of input tokens ({s['cache_read_input_tokens']:,} of "
+                    f"{s['prompt_tokens']:,} read from the cache, "
                     f"{s['cache_creation_input_tokens']:,} written)")
         else:
-            rate = "nothing was cached (hit rate 0%, no cache writes)"
+            rate = "nothing was cached (hit rate 0% of input tokens, no cache writes)"
         saving = s["total_cost"] / s["cost_without_cache"] - 1 if s["cost_without_cache"] else 0.0
-        cost = (f"input cost ${s['total_cost']:.6f} (without caching ${s['cost_without_cache']:.6f}, "
+        cost = (f"input cost {self.cost_text()} (without caching ${s['cost_without_cache']:.6f}, "
                 f"{saving:+.1%})")
         reasons = ", ".join(f"{k} {v}" for k, v in s["miss_reasons"].items()) or "none"
-        return [head, rate, cost, f"misses: {reasons}"]
+        return [head, rate, cost, f"why a request did not read its whole prefix: {reasons}",
+                self.counter_line()]
 
     def _table(self) -> pd.DataFrame:
         t = self.turns
@@ -185,6 +249,14 @@ class Simulation:
         lines = "".join(f"<div>{html.escape(line)}</div>" for line in self._lines())
         return no_math(f'<div class="wm-cache-simulation">{lines}<table><thead><tr>{head}</tr></thead>'
                        f'<tbody>{"".join(body)}</tbody></table></div>')
+
+
+def _prefix_tokens(request: Request, *, whole: bool = False) -> int:
+    """Tokens up to the request's last breakpoint (the whole request when it marks none, or for
+    automatic caching): the prefix a provider's minimum applies to."""
+    marked = [] if whole else [i for i, block in enumerate(request.blocks) if block.breakpoint]
+    end = marked[-1] + 1 if marked else len(request.blocks)
+    return sum(block.tokens for block in request.blocks[:end])
 
 
 def _cell(value: object) -> str:

@@ -28,6 +28,10 @@ sizes then leave the kept set, and so the cached prefix, byte-stable from turn t
 If the never-dropped sections alone exceed the budget, :class:`BudgetError` (a ValueError) names
 the sizes and nothing is composed.
 
+Estimated counts (a counter that is not the model's own, e.g. Claude's ≈ o200k × 1.25 −10%/+20%)
+are fitted on their upper bound: the prompt is cut so that its count's interval stays within the
+budget (``counter.upper(total) <= budget``), and the report says so. Exact counts fit as counted.
+
 Public API
 ----------
 ``TokenBudget``            the per-WorkingMemory fitter (``WorkingMemory.budget``): counter and cut
@@ -133,9 +137,12 @@ class BudgetReport:
     cutoff: int | None = None
     #: the cut of the previous compose was kept (same band, still fits)
     held: bool = False
+    #: the counter's label (its name, with "≈" and the band for an estimate)
     tokenizer: str = ""
     #: what each section cap did in this compose (wm_kernel.core.caps), before the budget's fit
     caps: tuple[Any, ...] = ()
+    #: the upper bound of ``total`` for an estimated count (the fit is taken on it); None when exact
+    upper: int | None = None
 
     @property
     def dropped_names(self) -> list[str]:
@@ -145,7 +152,11 @@ class BudgetReport:
         """One line: tokens against the budget, the cut, what was dropped or trimmed."""
         if self.budget is None:
             return "no token budget"
-        parts = [f"{self.total} / {self.budget} tokens ({self.tokenizer})"]
+        if self.upper is None:
+            parts = [f"{self.total} / {self.budget} tokens, sections with joiners and HUD frame ({self.tokenizer})"]
+        else:
+            parts = [f"≈ {self.total} tokens, up to {self.upper} / {self.budget}, sections with joiners and HUD "
+                     f"frame ({self.tokenizer}; cut on the upper bound)"]
         if self.step is not None:
             parts.append(f"step {self.step}, band {self.band}" + (", cut held" if self.held else ""))
         if self.dropped:
@@ -291,6 +302,9 @@ class TokenBudget:
             self._plain = (key, report)
             return report
 
+        counter = self.counter
+        estimate = not counter.exact
+        limit = _estimate_limit(counter, budget) if estimate else budget
         for c in candidates:
             c.cost = self._cost(c.name, composer.get_entry(c.name)[0], self._joiner(c.placement, c.name))
         frame = self.counter.count(_hud_frame(composer))
@@ -299,9 +313,10 @@ class TokenBudget:
         fixed_hud = any(c.placement == "notification" for c in fixed_list)
         if fixed_hud:
             fixed += frame
-        if fixed > budget:
+        if fixed > limit:
             sizes = ", ".join(f"{c.name} {c.cost}" for c in fixed_list)
-            raise BudgetError(f"the sections a budget never drops need {fixed} tokens ({sizes}"
+            bound = f" (up to {counter.upper(fixed)}, {counter.label})" if estimate else ""
+            raise BudgetError(f"the sections a budget never drops need {fixed} tokens{bound} ({sizes}"
                               + (f", HUD frame {frame}" if fixed_hud else "")
                               + f"), over the token budget of {budget}; nothing was composed")
         ranked = sorted((c for c in candidates if c.priority < NEVER_DROP),
@@ -316,10 +331,11 @@ class TokenBudget:
         full = costs[0]
         report = BudgetReport(budget=budget, step=step, priorities=priorities, placements=placements,
                               tokens={c.name: c.cost for c in candidates}, total=full, full=full,
-                              tokenizer=self.counter.name)
-        if full <= budget:
+                              tokenizer=counter.label, upper=counter.upper(full) if estimate else None)
+        if full <= limit:
             self._held = None
             return report
+        budget = limit  # from here on the fit is on the count whose upper bound is the budget
 
         band = step_band(full - budget, step) if step is not None else 0
         target = budget
@@ -358,7 +374,8 @@ class TokenBudget:
                           (trim[0].name, trim[1]) if trim is not None else None)
         kept_whole = [c.priority for c in ranked[cut:]]
         return replace(report, total=total, dropped=tuple(dropped), trimmed=trimmed, band=band,
-                       cutoff=min(kept_whole) if kept_whole else None, held=held)
+                       cutoff=min(kept_whole) if kept_whole else None, held=held,
+                       upper=counter.upper(total) if estimate else None)
 
     def _trim(self, ranked: list[_Candidate], cut: int, costs: list[int], hud_kept: list[bool],
               frame: int, limit: int, keep: int | None = None
@@ -429,6 +446,17 @@ class TokenBudget:
         if costs[cut] + (trim[3] if trim is not None else 0) > budget:
             return None
         return cut, trim
+
+
+def _estimate_limit(counter: TokenCounter, budget: int) -> int:
+    """The largest count whose upper bound is within ``budget`` (estimates are cut on it)."""
+    band = counter.band
+    limit = int(budget / (1 + band.high)) if band is not None else budget
+    while counter.upper(limit + 1) <= budget:
+        limit += 1
+    while limit > 0 and counter.upper(limit) > budget:
+        limit -= 1
+    return limit
 
 
 def _hud_frame(composer: SystemPromptComposer) -> str:

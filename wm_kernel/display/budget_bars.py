@@ -11,8 +11,11 @@
     matplotlib: tokens by section over turns (stacked areas from ``session.history``), the budget
     as a dashed line; returns the Axes.
 
-Token counts come from the prompt's BudgetReport when a budget counted them, else from
-``counter`` (default: the offline tokenizer, or an estimate).
+Token counts come from the prompt's BudgetReport when a budget counted them (each section with
+the joiner that attaches it, and the HUD frame as a segment of its own, so the ``total`` bar is the
+report's total), else from ``counter`` (each section's text alone, as the history counts it;
+default: the offline tokenizer, or an estimate). The legend names the counter ("≈" and the band
+for an estimate) and what the total includes.
 
 Examples
 --------
@@ -75,10 +78,18 @@ class BarRow:
 class BudgetBars:
     """The rows of the picture and its SVG (``svg``, ``_repr_html_``)."""
 
-    def __init__(self, rows: tuple[BarRow, ...], budget: int | None, tokenizer: str) -> None:
+    def __init__(self, rows: tuple[BarRow, ...], budget: int | None, tokenizer: str,
+                 includes: str = "section texts") -> None:
         self.rows = rows
         self.budget = budget
         self.tokenizer = tokenizer
+        #: what the token counts include (the budget's counts carry joiners and the HUD frame)
+        self.includes = includes
+
+    @property
+    def total(self) -> int:
+        """The tokens of the ``total`` bar (what is kept)."""
+        return self.rows[-1].kept_tokens
 
     @property
     def svg(self) -> str:
@@ -114,12 +125,19 @@ def budget_bars(composed: ComposedPrompt, *, counter: TokenCounter | None = None
         by_placement[placement].append(Segment(gone.name, gone.trinket, gone.tokens or 0,
                                                gone.priority, True))
     rows = [BarRow(p, tuple(segs)) for p, segs in by_placement.items() if segs]
-    total = tuple(s for row in rows for s in row.segments if not s.dropped) + tuple(
-        s for row in rows for s in row.segments if s.dropped)
+    kept = tuple(s for row in rows for s in row.segments if not s.dropped)
+    frame: tuple[Segment, ...] = ()
+    if counted and report is not None and report.total is not None:
+        # the budget's total also counts the notification centre's frame: drawn, so both agree
+        rest = report.total - sum(s.tokens for s in kept)
+        if rest > 0:
+            frame = (Segment("HUD frame", None, rest, NEVER_DROP, False),)
+    total = kept + frame + tuple(s for row in rows for s in row.segments if s.dropped)
     rows.append(BarRow("total", total))
     tokenizer = report.tokenizer if report is not None and report.tokenizer else (
-        counter.name if counter is not None else "")
-    return BudgetBars(tuple(rows), report.budget if report is not None else None, tokenizer)
+        counter.label if counter is not None else "")
+    includes = "sections with their joiners, and the HUD frame" if counted else "section texts"
+    return BudgetBars(tuple(rows), report.budget if report is not None else None, tokenizer, includes)
 
 
 # the page's text colour (SVG text is black unless told, unreadable on the dark theme's page)
@@ -169,8 +187,8 @@ def _svg(bars: BudgetBars, width: int = 640, row_height: int = 22, label_width: 
                    f'style="fill:{style.ERROR}">'
                    f'budget {bars.budget}</text>')
     legend_y = height - 6
-    out.append(f'<text x="4" y="{legend_y}" style="fill:{style.MUTED}">tokens ({html.escape(bars.tokenizer)}); '
-               f'grey: dropped over budget</text>')
+    out.append(f'<text x="4" y="{legend_y}" style="fill:{style.MUTED}">tokens ({html.escape(bars.tokenizer)}) of '
+               f'{html.escape(bars.includes)}; grey: dropped over budget</text>')
     out.append("</svg>")
     return "".join(out)
 
@@ -198,7 +216,7 @@ def plot_tokens(session: Session, *, ax: Axes | None = None) -> Axes:
         ax.axhline(budget, color="#c62828", linestyle="--", linewidth=1.2, label=f"budget {budget}")
     ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     ax.set_xlabel("turn")
-    ax.set_ylabel(f"tokens ({session.recorder.counter.name})")
+    ax.set_ylabel(f"tokens ({session.recorder.counter.label})")
     ax.set_title("tokens by section")
     ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8)
     return ax

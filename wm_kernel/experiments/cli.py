@@ -104,6 +104,9 @@ def add_replay_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentPa
                              "the optional extra: pip install 'wm-kernel[scale]'")
     parser.add_argument("--estimate-tokens", action="store_true",
                         help="count tokens as chars/4 instead of with the offline tokenizer")
+    parser.add_argument("--model", default=None, metavar="MODEL",
+                        help="count and price for this model (a wm_kernel.cachesim.MODELS id; default "
+                             "claude-sonnet-4-6's prices, offline cl100k counts)")
     parser.set_defaults(func=replay_command)
     return parser
 
@@ -165,7 +168,16 @@ def _replay(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             raise ValueError(f"--out {args.out!r} is a directory")
         if not (target.parent if str(target.parent) else Path(".")).is_dir():
             raise ValueError(f"--out {args.out!r}: no such directory")
-    counter = TokenCounter(EstimateTokenizer()) if args.estimate_tokens else TokenCounter()
+    if args.model is not None:
+        from wm_kernel.cachesim.models import get_model
+        from wm_kernel.utils.tokens import counter_for
+
+        get_model(args.model)
+        counter = counter_for(args.model)
+    else:
+        counter = TokenCounter()
+    if args.estimate_tokens:
+        counter = TokenCounter(EstimateTokenizer(), model=args.model)
 
     def progress(total: int) -> TerminalProgress | None:
         show = args.progress if args.progress is not None else (err.isatty() and total >= 200)
@@ -176,7 +188,8 @@ def _replay(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     with _executor(args, len(args.file) * len(variants)) as executor:
         try:
             runs = run_variants(args.file if many else args.file[0], variants, executor=executor,
-                                counter=counter, progress=progress, history=args.out is not None)
+                                counter=counter, progress=progress, history=args.out is not None,
+                                model=args.model)
         except SweepError as exc:
             if not many:
                 raise
@@ -210,11 +223,18 @@ def _executor(args: argparse.Namespace, replays: int) -> Iterator[Any]:
         yield None
 
 
+def _cost(summary: dict[str, Any]) -> str:
+    low, high = summary["cost_range"]
+    if low == high:
+        return f"${summary['cost']:.4f}"
+    return f"≈ ${summary['cost']:.4f} (${low:.4f}–${high:.4f})"
+
+
 def _report(runs: list[VariantRun], variants: dict[str, Variant | None], counter: TokenCounter,
             args: argparse.Namespace, out: TextIO, many: bool) -> None:
     import pandas as pd
 
-    frame = tabulate(runs)
+    frame = tabulate(runs, model=args.model)
     for run in runs:
         key = (run.scenario, run.name) if many else run.name
         level = ["scenario", "variant"] if many else "variant"
@@ -230,10 +250,10 @@ def _report(runs: list[VariantRun], variants: dict[str, Variant | None], counter
         summary = cache[run.scenario][run.name] if many else cache[run.name]
         # the scenario's count of turns (as its repr says); a prompt is composed per turn, and
         # one before the first (turn 0), which the hit rate counts too
-        out.write(f"{run.scenario_turns} turns, cache hit rate {summary['hit_rate']:.1%} of "
-                  f"{summary['turns']} prompts, "
-                  f"{int(table['tokens'].sum())} tokens ({counter.name}), estimated input cost "
-                  f"${summary['cost']:.4f}\n")
+        out.write(f"{run.scenario_turns} turns, {summary['turns_read']} of {summary['turns']} prompts read "
+                  f"from the cache, hit rate {summary['hit_rate']:.1%} of input tokens, "
+                  f"{int(table['tokens'].sum())} system-prompt tokens ({counter.label}), input cost "
+                  f"{_cost(summary)} at {summary['model']}'s prices\n")
     if args.out is not None:
         history = pd.concat([run.history.assign(variant=run.name, scenario=run.scenario)
                              for run in runs], ignore_index=True)

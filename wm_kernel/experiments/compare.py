@@ -85,7 +85,7 @@ class VariantRun:
         The scenario's name in a sweep (its file, or its key); '' for a single scenario.
     table, cache, options:
         This run's rows of the :func:`compare` frame and its cache summary, tabulated with
-        ``options`` (tools_tokens, min_cacheable_tokens, prices) where the replay ran.
+        ``options`` (tools_tokens, model) where the replay ran.
     sections:
         The section-level history (``session.history``), when the run was asked to ship it back.
     scenario_turns:
@@ -134,8 +134,7 @@ class _Task:
 def run_variants(scenarios: Scenarios, variants: VariantsArg, *, executor: Any = None,
                  counter: Any = None, factories: Mapping[str, Any] | None = None,
                  instruments: Iterable[Instrument] = (), progress: ProgressArg = None,
-                 history: bool = False, tools_tokens: int = 0, min_cacheable_tokens: int = 1024,
-                 prices: Any = None) -> list[VariantRun]:
+                 history: bool = False, tools_tokens: int = 0, model: str | None = None) -> list[VariantRun]:
     """Replay each scenario once per variant, scenario by scenario, variants in order.
 
     Parameters
@@ -163,7 +162,7 @@ def run_variants(scenarios: Scenarios, variants: VariantsArg, *, executor: Any =
         or a function ``f(total_turns)`` returning the progress to report to (or None).
     history:
         Ship each replay's section-level history back (``run.history``) from the workers.
-    tools_tokens, min_cacheable_tokens, prices:
+    tools_tokens, model:
         How each run is tabulated where it runs (see :func:`compare`).
 
     Raises
@@ -187,7 +186,7 @@ def run_variants(scenarios: Scenarios, variants: VariantsArg, *, executor: Any =
     except Exception as exc:
         raise TypeError(f"the tokenizer {shared.tokenizer!r} cannot be sent to a worker: "
                         f"{type(exc).__name__}: {exc}") from None
-    options = (tools_tokens, min_cacheable_tokens, prices)
+    options = (tools_tokens, model)
     # one slot per (scenario, variant), scenario by scenario: a task, or the failure to read the file
     slots: list[_Task | SweepFailure] = []
     for name, scenario in named:
@@ -440,7 +439,7 @@ def _summarise(change: Any, turns: dict[int, dict[str, Any]]) -> None:
 
 def compare(scenarios: Scenarios, variants: VariantsArg, *, executor: Any = None,
             counter: Any = None, factories: Mapping[str, Any] | None = None,
-            tools_tokens: int = 0, min_cacheable_tokens: int = 1024, prices: Any = None,
+            tools_tokens: int = 0, model: str | None = None,
             progress: ProgressArg = None) -> pd.DataFrame:
     """Run each scenario under each variant and tabulate every turn side by side.
 
@@ -455,9 +454,12 @@ def compare(scenarios: Scenarios, variants: VariantsArg, *, executor: Any = None
         None (here, one replay after the other), a ``concurrent.futures.Executor`` or a
         ``dask.distributed.Client``: see :func:`run_variants`. The frame is the same either way.
     counter:
-        The TokenCounter to share (default: a new one over the default tokenizer).
-    tools_tokens, min_cacheable_tokens, prices:
-        Passed to :func:`wm_kernel.cachesim.report.cache_report`.
+        The TokenCounter to share (default: ``counter_for(model)`` when a model is named, else a new
+        one over the default tokenizer).
+    tools_tokens, model:
+        Passed to :func:`wm_kernel.cachesim.report.cache_report`: each turn is priced with the
+        model's profile (default claude-sonnet-4-6) at the replay's recorded times, as
+        ``session.cache_simulation(model)`` and ``%cache`` price it.
     progress:
         See :func:`run_variants`.
 
@@ -467,13 +469,14 @@ def compare(scenarios: Scenarios, variants: VariantsArg, *, executor: Any = None
     per turn (its last compose), with columns ``segment``, ``sections``; ``chars_<part>`` and
     ``chars_total`` (characters of each part as composed: cached and non-cached system content,
     conversation prefix, post history, notification centre); ``tokens_<part>`` and
-    ``tokens_total`` (sums of per-section token counts, as :mod:`wm_kernel.cachesim.report` counts them:
-    separators and the HUD frame are not counted); ``cache_status`` (hit / write / none),
-    ``cache_hit``, ``cache_write_tokens``, ``cache_read_tokens``, ``uncached_tokens``,
-    ``cache_broke_by``, ``cost`` (from :func:`wm_kernel.cachesim.report.cache_report`); and
+    ``tokens_total`` (sums of per-section token counts, as the history counts them: separators and
+    the HUD frame are not counted); ``cache_status`` (hit / partial / write / miss), ``cache_hit``
+    (read anything from the cache), ``cache_write_tokens``, ``cache_read_tokens``,
+    ``uncached_tokens`` (the conversation included), ``cache_broke_by``, ``cost`` (from
+    :func:`wm_kernel.cachesim.report.cache_report`); and
     ``digest_<part>`` (a short hex digest, '' when empty), so
     ``frame.groupby(level="turn")["digest_cached"].nunique()`` shows where variants differ.
-    ``frame.attrs`` holds the tokenizer name and the prices.
+    ``frame.attrs`` holds the counter's label (``tokenizer``), the model and each run's summary.
 
     Raises
     ------
@@ -481,8 +484,11 @@ def compare(scenarios: Scenarios, variants: VariantsArg, *, executor: Any = None
         When some replays failed, after the others completed; ``error.completed`` is the frame of
         the runs that succeeded.
     """
-    options = {"tools_tokens": tools_tokens, "min_cacheable_tokens": min_cacheable_tokens,
-               "prices": prices}
+    options: dict[str, Any] = {"tools_tokens": tools_tokens, "model": model}
+    if counter is None and model is not None:
+        from wm_kernel.utils.tokens import counter_for
+
+        counter = counter_for(model)
     try:
         runs = run_variants(scenarios, variants, executor=executor, counter=counter,
                             factories=factories, progress=progress, **options)
@@ -492,8 +498,8 @@ def compare(scenarios: Scenarios, variants: VariantsArg, *, executor: Any = None
     return tabulate(runs, **options)
 
 
-def _table(run: VariantRun, tools_tokens: int = 0, min_cacheable_tokens: int = 1024,
-           prices: Any = None) -> tuple[pd.DataFrame, dict[str, Any]]:
+def _table(run: VariantRun, tools_tokens: int = 0, model: str | None = None
+           ) -> tuple[pd.DataFrame, dict[str, Any]]:
     """One run's rows of the compare frame (a ``turn`` column, not yet indexed) and its cache
     summary, from its Session."""
     import pandas as pd
@@ -510,8 +516,7 @@ def _table(run: VariantRun, tools_tokens: int = 0, min_cacheable_tokens: int = 1
                                                      aggfunc="sum", fill_value=0)
               .reindex(columns=list(PARTS), fill_value=0))
     tokens.columns = [f"tokens_{p}" for p in PARTS]
-    report = cache_report(run.session, tools_tokens=tools_tokens,
-                          min_cacheable_tokens=min_cacheable_tokens, prices=prices)
+    report = cache_report(run.session, tools_tokens=tools_tokens, model=model)
     cache = report.turns.set_index("turn")[list(_CACHE_COLUMNS)].rename(columns=_CACHE_COLUMNS)
     sizes = pd.DataFrame.from_dict(run.turns, orient="index")
     sizes.index.name = "turn"
@@ -519,22 +524,21 @@ def _table(run: VariantRun, tools_tokens: int = 0, min_cacheable_tokens: int = 1
     frame["chars_total"] = sum(frame[f"chars_{p}"] for p in PARTS)
     frame["tokens_total"] = sum(frame[f"tokens_{p}"] for p in PARTS)
     summary = report.summary()
-    summary["tokenizer"] = history.counter.name
+    summary["tokenizer"] = history.counter.label
     return frame.reset_index(), summary
 
 
-def tabulate(runs: Sequence[VariantRun], *, tools_tokens: int = 0, min_cacheable_tokens: int = 1024,
-             prices: Any = None) -> pd.DataFrame:
+def tabulate(runs: Sequence[VariantRun], *, tools_tokens: int = 0, model: str | None = None) -> pd.DataFrame:
     """The :func:`compare` frame of some :func:`run_variants` runs. ``frame.attrs["cache"]`` holds
     each variant's cache summary (:meth:`wm_kernel.cachesim.report.CacheReport.summary`), by scenario first
     when the runs come from several scenarios."""
     import pandas as pd
 
-    from wm_kernel.cachesim.report import Prices
+    from wm_kernel.cachesim.models import DEFAULT_MODEL
 
     if not runs:
         raise ValueError("no runs to tabulate")
-    options = (tools_tokens, min_cacheable_tokens, prices)
+    options = (tools_tokens, model)
     many = any(run.scenario for run in runs)
     frames = []
     tokenizer = ""
@@ -546,8 +550,8 @@ def tabulate(runs: Sequence[VariantRun], *, tools_tokens: int = 0, min_cacheable
             frame, summary = _table(run, *options)
         else:
             raise ValueError(f"variant {run.name!r} was tabulated in its worker with tools_tokens, "
-                             f"min_cacheable_tokens, prices = {run.options!r}; pass the same "
-                             f"options to run_variants and tabulate")
+                             f"model = {run.options!r}; pass the same options to run_variants and "
+                             f"tabulate")
         summary = dict(summary)
         tokenizer = summary.pop("tokenizer")
         frame = frame.copy()
@@ -566,7 +570,7 @@ def tabulate(runs: Sequence[VariantRun], *, tools_tokens: int = 0, min_cacheable
     keys = ["scenario", "variant", "turn"] if many else ["variant", "turn"]
     result = result.set_index(keys)[COMPARE_COLUMNS]
     result.attrs["tokenizer"] = tokenizer
-    result.attrs["prices_per_million"] = dataclasses.asdict(Prices.coerce(prices))
+    result.attrs["model"] = model or DEFAULT_MODEL
     result.attrs["cache"] = summaries
     return result
 

@@ -61,7 +61,8 @@ Public API
 ``turns``, ``len(history)``, ``last_position()`` (turn, segment, segment_turn of the last record)
 ``texts()``        digest -> text of every distinct stored text
 ``stats()``        sizes: distinct texts, bytes of texts and records, bytes per turn
-``counter``        the TokenCounter for the ``tokens`` column (offline tiktoken or an estimate)
+``counter``        the TokenCounter for the ``tokens`` column (a Session's ``token_counter``;
+                   ``frame().attrs["tokens"]`` is its label)
 ``record_exchange(exchange)``, ``exchanges()``, ``exchange_at(turn)``, ``conversation()``
                    what was sent to a model and its reply (``wm_kernel.instruments.exchange``);
                    the frame's ``reply`` and ``usage`` columns show them on the turn's rows
@@ -287,12 +288,19 @@ class History:
         a second one is a ValueError."""
         if _attached.get(session) is not None:
             raise ValueError("this session already has a History attached (History.of(session))")
+        if counter is None:  # the session's one counter, if it has one
+            counter = getattr(session, "token_counter", None)
         history = cls(session.store, user_id=session.user_id, continuum_id=session.continuum_id,
                       counter=counter)
         history._session = weakref.ref(session)
         session.observe(history._on_composed, "composed")
         _attached[session] = history
         return history
+
+    @classmethod
+    def find(cls, session: Session) -> History | None:
+        """The History attached to ``session``, or None (nothing is attached by asking)."""
+        return _attached.get(session)
 
     @classmethod
     def of(cls, session: Session) -> History:
@@ -434,6 +442,7 @@ class History:
         df = pd.DataFrame.from_records(rows, columns=FRAME_COLUMNS)
         df = df.astype({"turn": "int64", "segment": "int64", "chars": "int64", "tokens": "int64",
                         "changed": "bool", "cached": "bool", "priority": "Int64", "dropped": "bool"})
+        df.attrs["tokens"] = counter.label  # what counted the tokens column ("≈" and the band: an estimate)
         self._frame_cache = (df, counter.tokenizer)
         return df.copy()
 

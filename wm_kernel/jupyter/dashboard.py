@@ -973,8 +973,7 @@ class Dashboard(widgets.VBox):
                 rows = list(zip(t["turn"].astype(int).tolist(), t["status"].tolist(),
                                 t["miss_reason"].tolist(),
                                 [label or "" for label in t["divergent_label"].tolist()]))
-                summary = (f"{self.cache_model}: hit rate {sim.hit_rate:.0%} · input cost "
-                           f"${sim.total_cost:.4f} (without caching ${sim.cost_without_cache:.4f})")
+                summary = sim.headline()
                 self._simulation = (key, rows, summary)
         assert self._simulation is not None
         _, found, summary = self._simulation

@@ -214,10 +214,15 @@ def unknown_section_message(session: Any, name: str) -> str:
 
 def trinkets_frame(session: Any) -> Any:
     """A pandas DataFrame describing every registered trinket of ``session``, one row each,
-    indexed by the trinket's class name (a :class:`~wm_kernel.display.tables.Table`: shown readably)."""
+    indexed by the trinket's class name (a :class:`~wm_kernel.display.tables.Table`: shown readably).
+    ``tokens`` counts the section as the last compose holds it (as the history counts it) with the
+    session's counter, which the column names."""
     import pandas as pd
 
     layout = session.layout
+    counter = session.token_counter
+    composed = {r.name: r.content for r in session.composed.sections} if session.composed is not None else {}
+    tokens_column = f"tokens ({counter.label})"
     rows = []
     for trinket in session.trinkets.values():
         # a trinket whose items live for turns declares the turn it is at as a trait
@@ -228,11 +233,12 @@ def trinkets_frame(session: Any) -> Any:
             "enabled": trinket.enabled, "stateful": stateful,
             "current turn": trinket.current_turn if stateful else None,
             "size": len(trinket.content),
+            tokens_column: counter.count(composed.get(trinket.variable_name, trinket.content)),
             "last updated": trinket.last_updated.isoformat() if trinket.last_updated else "",
             "error": trinket.error,
         })
     frame = pd.DataFrame(rows, columns=["name", "section", "placement", "enabled", "stateful",
-                                        "current turn", "size", "last updated", "error"])
+                                        "current turn", "size", tokens_column, "last updated", "error"])
     frame["current turn"] = frame["current turn"].astype("Int64")
     # indexed by class name (the name %trinket and session.trinket() take), not by 0..n-1
     return Table(frame.set_index("name"))
@@ -480,8 +486,9 @@ class WorkingMemoryMagics(Magics):
     @line_magic
     @no_var_expand
     @magic_arguments()
-    @argument("model", nargs="?", default="claude-sonnet-4-6",
-              help="A model id of wm_kernel.cachesim.MODELS (default claude-sonnet-4-6).")
+    @argument("model", nargs="?", default=None,
+              help="A model id of wm_kernel.cachesim.MODELS (default: the session's model, else "
+                   "claude-sonnet-4-6).")
     @argument("--breakpoints", default="auto", metavar="A,B",
               help="'auto' (as to_anthropic sends) or comma-separated sections, system, last_user "
                    "(each optionally name:1h).")
@@ -561,6 +568,9 @@ class WorkingMemoryMagics(Magics):
     @argument("--read-only", action="store_true",
               help="With --store: never write to the server; show the sections stored there "
                    "(no built-in trinkets unless --trinkets names some).")
+    @argument("--model", default=None,
+              help="The model the prompt is for: picks the token counter (e.g. claude-sonnet-4-6, "
+                   "gpt-5.4); default none, offline cl100k counts.")
     def wm_session(self, line: str = "") -> None:
         """Start a fresh current Session (e.g. with a ManualClock, for deterministic notebooks)."""
         from trinkets import BUILTIN_NAMES
@@ -600,6 +610,14 @@ class WorkingMemoryMagics(Magics):
         if not args.user_id.strip():
             raise UsageError("--user-id needs a non-empty value")
         kwargs["user_id"] = args.user_id
+        if args.model is not None:
+            from wm_kernel.utils.tokens import family_of
+
+            try:
+                family_of(_required(args.model, "--model"))
+            except (TypeError, ValueError) as exc:
+                raise UsageError(str(exc)) from None
+            kwargs["model"] = args.model
         if args.read_only and args.store is None:
             raise UsageError("--read-only needs --store (a memory store has nothing to protect)")
         if args.store is not None:
