@@ -514,14 +514,15 @@ class WorkingMemoryMagics(Magics):
         return CacheView(simulation, None if args.no_advice else simulation.advise())
 
     @staticmethod
-    def _check_cache_arguments(session: Any, model: str, breakpoints: Any) -> None:
+    def _check_cache_arguments(session: Any, model: str | None, breakpoints: Any) -> None:
         """Refuse a model or breakpoint ``%cache`` could not use before it composes (so a mistake
         changes nothing)."""
         from wm_kernel.cachesim.models import get_model
         from wm_kernel.cachesim.session import SPECIAL_BREAKPOINTS
 
         try:
-            get_model(model)
+            if model is not None:   # None: the session's own model
+                get_model(model)
         except (TypeError, ValueError) as exc:
             raise UsageError(str(exc)) from None
         if breakpoints != "auto":
