@@ -20,6 +20,7 @@ from wm_kernel.core.clock import ManualClock
 from wm_kernel.core.events import SegmentCollapsedEvent, TurnCompletedEvent
 from wm_kernel.jupyter.dashboard import Dashboard, TurnDriver
 from wm_kernel.jupyter.dashboard_parts import PanelView
+from wm_kernel.jupyter.dashboard_tabs import UNDRAWN
 from wm_kernel.session import Session
 
 
@@ -598,9 +599,9 @@ def test_every_colour_follows_the_jupyterlab_theme(sent: list) -> None:
     s.advance_turn()
     d.viewing_turn = 0
     d.tabs.selected_index = d.tabs.children.index(d.events)   # drawn while open, as a user sees it
-    pages = [d.banner.value, d.events.value, *(d.panel(n).value for n in d._panels)]
+    pages = [d.banner.value, d.events.value, *(d.panel(n).value for n in d.sections.panels)]
     d.viewing_turn = None
-    pages += [d.panel(n).value for n in d._panels]
+    pages += [d.panel(n).value for n in d.sections.panels]
     values = re.findall(r"(?:color|background|border[a-z-]*):([^;\"]*)", "".join(pages))
     assert {v for v in values if "var(--jp-" not in v and not v.strip()[:1].isdigit()} == {"#fff"}
     assert "color:var(--jp-error-color" in d.events.value      # the failure, in the error colour
@@ -739,14 +740,24 @@ def test_turn_driver_modes_and_views() -> None:
     driver = TurnDriver(latest=4)
     assert (driver.mode, driver.shown) == ("live", 4)
     assert [driver.view_for(t) for t in (-1, 0, 3, 4, 9)] == [0, 0, 3, None, None]
-    driver.view = driver.check_view(2)
+    driver.view = 2
     assert (driver.mode, driver.shown) == ("replay", 2)
+
+
+def test_the_turn_on_view_is_checked_at_every_assignment(sent: list) -> None:
+    s = make_session(Inbox)
+    d = Dashboard(s)
+    d.advance(4)
+    d.viewing_turn = 2
+    assert (d.driver.mode, d.driver.shown) == ("replay", 2)
     for bad in (4, -1, True, "2"):
         with pytest.raises(ValueError, match=r"viewing_turn must be None \(live\) or an earlier "
                                              r"turn, 0 to 3; got"):
-            driver.check_view(bad)
-    assert driver.view == 2                       # a refused view changes nothing
-    assert driver.check_view(None) is None
+            d.viewing_turn = bad
+    assert d.viewing_turn == 2 and d.driver.view == 2     # a refused view changes nothing
+    d.viewing_turn = None
+    assert d.driver.mode == "live"
+    d.close()
 
 
 def test_turn_driver_holds_rendering_through_batches_and_turns() -> None:
@@ -817,7 +828,7 @@ def test_budget_tab_draws_the_bars_of_the_prompt_on_view_only_while_open(sent: l
     s.trinket("Tasks").add("a long running background job " * 30, ttl=9)
     d = Dashboard(s)
     d.advance(1)
-    assert d.budget.value == "" and updates(sent, d.budget) == []    # closed: never drawn
+    assert d.budget.value == UNDRAWN and updates(sent, d.budget) == []    # closed: never drawn
     d.tabs.selected_index = d.tabs.children.index(d.budget)
     bars = d.budget.value
     assert bars.startswith('<div class="wm-budget">') and "<svg" in bars
@@ -910,7 +921,7 @@ def test_an_open_dashboard_keeps_a_small_constant_per_turn(monkeypatch: pytest.M
 # -- what the dashboard's frugality relies on ------------------------------------------------------------
 def count_renders(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """The sections whose live view is rendered from now on, in order."""
-    import wm_kernel.jupyter.dashboard as module
+    import wm_kernel.jupyter.dashboard_sections as module
 
     rendered: list[str] = []
     real = module.live_section
@@ -1065,7 +1076,9 @@ def test_play_and_slider_are_linked_in_the_frontend(sent: list) -> None:
     d = Dashboard(s)
     link = d._play_link
     assert isinstance(link, Link)
-    assert (link.source, link.target) == ((d.play, "value"), (d.slider, "value"))
+    # the slider is the source: a saved notebook's link starts by copying the slider's value to
+    # play (play's copy in the kernel is stale), not play's to the slider
+    assert (link.source, link.target) == ((d.slider, "value"), (d.play, "value"))
     # so the kernel moves the slider alone (the link moves play in the browser) and keeps play's
     # end, widened before the slider moves so the link never moves play past it
     sent.clear()
@@ -1154,7 +1167,7 @@ def test_the_overview_is_drawn_only_while_open_and_current_when_opened(sent: lis
 def test_the_event_log_is_drawn_only_while_open_and_current_when_opened(sent: list) -> None:
     s = make_session(Tasks)
     d = Dashboard(s, log_rows=2)
-    assert d.events.value == ""                   # never opened: never drawn
+    assert d.events.value == UNDRAWN              # never opened: never drawn
     sent.clear()
     s.trinket("Tasks").add_item("crawl", ttl=9)
     d.advance(2)
@@ -1262,7 +1275,7 @@ def test_the_item_log_spans_asked_between_sightings_match_the_copies() -> None:
             assert spans == item_spans(copies, {"g": "T"})
             versions.append((log.version, spans))
         # equal versions, equal spans: what a caller keeps by version is never stale
-        for (a, x), (b, y) in zip(versions, versions[1:]):
+        for (a, x), (b, y) in zip(versions, versions[1:], strict=False):
             assert a != b or x == y
 
 

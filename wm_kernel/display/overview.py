@@ -183,6 +183,8 @@ class ItemLog:
         self._items: dict[tuple[str, str], _ItemTrace] = {}
         self._live: set[tuple[str, str]] = set()   # seen at the latest sighting turn
         self.latest: int | None = None
+        #: The first turn sighted (None: none yet): earlier turns' items are unknown, not absent.
+        self.first: int | None = None
         self._version = 0
         # the spans as last computed, per item, and the items changed since (recomputed on demand):
         # a turn costs what its changed items cost, not what every item ever fed would
@@ -211,6 +213,8 @@ class ItemLog:
                 self._items[key].gone = turn
             self._tentative, self._live = self._live, set()
         self.latest = turn
+        if self.first is None:
+            self.first = turn
         for section, described in items.items():
             for item in described:
                 key = (section, str(item.get("id")))
