@@ -26,15 +26,15 @@ ValueError: preview_chars must be an int >= 1, got 0
 from __future__ import annotations
 
 import bisect
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
 from traitlets import HasTraits, Instance, TraitType
 
-from trinkets.base import EventAwareTrinket, StatefulTrinket
+from trinkets.base import EventAwareTrinket
 from wm_kernel.core.prompt import ComposedPrompt, OmittedSection
-from wm_kernel.display.overview import ItemLog
+from wm_kernel.instruments.items import ItemHistory, checked_items, describe
 from wm_kernel.session import Session
 
 #: The model the cache tab simulates unless told otherwise.
@@ -242,26 +242,24 @@ class TurnRecord:
     """What the read-only view needs per turn, and the stateful trinkets' items over time.
 
     The prompts themselves are the session's History's (rebuilt on demand); the record keeps the
-    turn numbers (sorted), what each turn left out when anything was, the newest two composes,
-    and the items as changes (:class:`~wm_kernel.display.overview.ItemLog`). A turn in which
-    nothing is fed or expires adds a few dozen bytes, whatever the number of live items.
-
-    Items are read once per turn from every stateful trinket and, between turns, only from a
-    trinket fed or changed (:meth:`mark_stale`). A trinket whose ``describe_items()`` fails or
-    answers something that is not a list of items is left out of the log, and its failure kept
-    in :attr:`item_errors` for its panel to show, as a compose isolates a failing trinket.
+    turn numbers (sorted), what each turn left out when anything was, and the newest two
+    composes. The items are the session's :class:`~wm_kernel.instruments.items.ItemHistory`'s
+    (recorded from the session's start, so a dashboard opened late shows them all); the record
+    reads them again between composes only from a trinket fed or changed (:meth:`mark_stale`),
+    and once after a turn or collapse that composed nothing.
     """
 
     def __init__(self, session: Session) -> None:
         self.session = session
+        self.history = ItemHistory.of(session)
+        self.items = self.history.log
+        #: section -> why its trinket's items could not be read (cleared when they can again)
+        self.item_errors = self.history.errors
         self.turns: list[int] = sorted({t for t in getattr(session.recorder, "turns", ())
                                         if isinstance(t, int)})
         self.omitted_at: dict[int, tuple[OmittedSection, ...]] = {}
-        self.items = ItemLog()
-        #: section -> why its trinket's items could not be read (cleared when they can again)
-        self.item_errors: dict[str, str] = {}
-        # the items as last sighted (section -> describe_items()) at turn _items_turn (None:
-        # never, or anything may have changed them: a turn, a collapse, a new trinket), and the
+        # the items as last read (section -> describe_items()) at turn _items_turn (None: never,
+        # or anything may have changed them: a turn, a collapse, a new trinket), and the
         # sections whose trinket may have changed them since
         self._items_now: dict[str, list[dict[str, Any]]] = {}
         self._items_turn: int | None = None
@@ -286,7 +284,12 @@ class TurnRecord:
         else:
             self.omitted_at.pop(turn, None)
         self.newest = (self.newest[1], composed)
-        self.items_at(turn, trinkets)
+        if self.history.latest_turn == turn:
+            # the ItemHistory observes the compose before the dashboard does: it has just read them
+            self._items_now, self._items_turn = self.history.latest, turn
+            self._items_stale.clear()
+        else:
+            self.items_at(turn, trinkets)
 
     def recorded_at(self, turn: int) -> tuple[int, ComposedPrompt] | None:
         """The last prompt composed at ``turn`` or, if none was, at the nearest earlier turn."""
@@ -318,46 +321,17 @@ class TurnRecord:
                  trinkets: Iterable[EventAwareTrinket]) -> dict[str, list[dict[str, Any]]]:
         """The items live now (section -> ``describe_items()``), noted in the item log at ``turn``.
         Every stateful trinket is asked once per turn; within a turn only those marked stale."""
-        stateful = {t.variable_name: t for t in trinkets if isinstance(t, StatefulTrinket)}
         if self._items_turn != turn:
-            self._items_now = self._describe(stateful.values())
-            self.items.sight(turn, self._items_now)
+            self._items_now = self.history.sight(turn, trinkets)
             self._items_turn = turn
         elif self._items_stale:
-            fresh = self._describe(stateful[s] for s in self._items_stale if s in stateful)
+            stale = [t for t in trinkets if t.variable_name in self._items_stale]
+            fresh = describe(stale, self.item_errors)
             if fresh:
-                self._items_now.update(fresh)
+                self._items_now = {**self._items_now, **fresh}
                 self.items.sight(turn, fresh)
         self._items_stale.clear()
         return self._items_now
-
-    def _describe(self, trinkets: Iterable[StatefulTrinket]) -> dict[str, list[dict[str, Any]]]:
-        out = {}
-        for trinket in trinkets:
-            section = trinket.variable_name
-            try:
-                out[section] = checked_items(trinket.describe_items())
-            except Exception as exc:
-                self.item_errors[section] = (f"describe_items() failed: {type(exc).__name__}: "
-                                             f"{exc}")
-            else:
-                self.item_errors.pop(section, None)
-        return out
-
-
-def checked_items(items: object) -> list[dict[str, Any]]:
-    """``items`` if it is what ``describe_items()`` promises: a list of dicts, each with an
-    ``id`` and a ``turns_remaining`` that is an int or None. TypeError otherwise."""
-    if not isinstance(items, list):
-        raise TypeError(f"expected a list of items, got {type(items).__name__}")
-    for item in items:
-        if not isinstance(item, Mapping):
-            raise TypeError(f"expected each item to be a dict, got {type(item).__name__}")
-        remaining = item.get("turns_remaining")
-        if remaining is not None and (isinstance(remaining, bool) or not isinstance(remaining, int)):
-            raise TypeError(f"item {item.get('id')!r}: turns_remaining must be an int or None, "
-                            f"got {remaining!r}")
-    return items
 
 
 __all__ = ["DashboardModel", "TurnDriver", "TurnRecord", "OPTIONS", "DEFAULT_CACHE_MODEL",

@@ -18,8 +18,7 @@ from trinkets.base import EventAwareTrinket, StatefulTrinket
 from wm_kernel.core.bus import EventRecord
 from wm_kernel.core.prompt import ComposedPrompt, OmittedSection, SectionRecord
 from wm_kernel.display import render, style
-from wm_kernel.display.overview import ItemLog
-from wm_kernel.jupyter.dashboard_model import checked_items
+from wm_kernel.instruments.items import ItemLog, checked_items
 
 if TYPE_CHECKING:
     from wm_kernel.session import Session
