@@ -1463,3 +1463,137 @@ def test_code_reading_the_dashboard_in_the_same_cell_reads_what_it_will_show(
 
     assert run_cell(cell) == ("trinket Tasks · 29 chars · segment turn 3",) * 2
     d.close()
+
+
+# -- options are validated traits ------------------------------------------------------------------
+def test_every_option_is_checked_at_every_assignment_and_a_refused_value_changes_nothing(
+        sent: list) -> None:
+    d = Dashboard(make_session(Inbox, Tasks))
+    for name, bad, error, message in [
+            ("preview_chars", 0, ValueError, "preview_chars must be an int >= 1, got 0"),
+            ("preview_chars", "9", TypeError, "preview_chars must be an int >= 1, got '9'"),
+            ("preview_chars", True, TypeError, "preview_chars must be an int >= 1, got True"),
+            ("log_rows", -1, ValueError, "log_rows must be an int >= 0, got -1"),
+            ("coalesce", 1, TypeError, "coalesce must be True or False, got 1"),
+            ("cache_model", 3, TypeError, "cache_model must be a str, got int")]:
+        before = getattr(d, name)
+        with pytest.raises(error, match=re.escape(message)):
+            setattr(d, name, bad)
+        assert getattr(d, name) == before
+    d.preview_chars, d.log_rows, d.coalesce = 5, 0, False
+    assert (d.model.preview_chars, d.model.log_rows, d.model.coalesce) == (5, 0, False)
+    d.close()
+
+
+def test_an_unknown_or_removed_option_is_an_error_naming_the_options(sent: list) -> None:
+    s = make_session(Inbox)
+    with pytest.raises(TypeError, match=re.escape(
+            "unknown Dashboard option 'lookahead'; the options are preview_chars, log_rows, "
+            "cache_model, coalesce, compose and replace")):
+        Dashboard(s, lookahead=1.5)
+    with pytest.raises(ValueError, match="log_rows must be an int >= 0, got -2"):
+        Dashboard(s, log_rows=-2)
+
+
+# -- a faulty trinket is isolated ---------------------------------------------------------------------
+class BadCountdown(Tasks):
+    """A stateful trinket whose describe_items() answers a turns_remaining that is not a number."""
+
+    variable_name = "bad_countdown"
+
+    def describe_items(self) -> list[dict[str, Any]]:
+        return [{"id": "x", "label": "x", "turns_remaining": "soon"}]
+
+
+def test_a_trinket_whose_items_cannot_be_read_shows_its_error_and_the_others_work(
+        sent: list) -> None:
+    s = make_session(Tasks, BadCountdown)
+    s.trinket("Tasks").add("crawl", ttl=2)
+    d = Dashboard(s)                             # no exception: the faulty trinket is isolated
+    bad = d.panel("bad_countdown")
+    assert bad.title == "bad_countdown · BadCountdown · ⚠ failed"
+    assert read(bad.value)["note"] == (
+        "no content: the section is left out error describe_items() failed: TypeError: item 'x': turns_remaining must be an int or "
+        "None, got 'soon' its items are not shown")
+    assert read(d.panel("async_activity").value)["items"] == [("crawl", "2")]
+    d.advance(1)                                 # turns go on; the others still count down
+    assert read(d.panel("async_activity").value)["items"] == [("crawl", "1")]
+    assert bars(d) == [("crawl", "live", "1")]
+    d.close()
+
+
+# -- play's stop, the saved view ----------------------------------------------------------------------
+def test_play_stop_returns_to_the_live_view_and_a_pause_stays(sent: list) -> None:
+    s = make_session(Inbox)
+    d = Dashboard(s)
+    d.advance(4)
+    from_frontend(d.play, playing=True)
+    for turn in (0, 1, 2):                        # replaying
+        play_from_frontend(d, turn)
+    assert d.driver.shown == 2
+    # stop, as the browser sends it: not playing, the slider moved to play's start by the
+    # link, then play's own value
+    from_frontend(d.play, playing=False)
+    from_frontend(d.slider, value=0)
+    from_frontend(d.play, value=0)
+    assert (d.driver.mode, d.viewing_turn, d.slider.value) == ("live", None, 4)
+    assert d.status == "live · turn 4 · segment 1 (segment turn 4)"
+    # a pause keeps the turn it paused at; a move to turn 0 after it is a move to turn 0
+    from_frontend(d.play, playing=True)
+    play_from_frontend(d, 1)
+    from_frontend(d.play, playing=False)
+    assert (d.driver.mode, d.driver.shown) == ("replay", 1)
+    from_frontend(d.play, value=0)               # the link syncs play first on a slider move
+    from_frontend(d.slider, value=0)
+    assert (d.driver.mode, d.driver.shown) == ("replay", 0)
+    assert d.play.tooltip == "Replay the recorded turns; stop returns to the live view"
+    d.close()
+
+
+def test_a_saved_dashboard_carries_the_line_and_style_that_show_when_no_kernel_is_connected(
+        sent: list) -> None:
+    d = Dashboard(make_session(Inbox))
+    assert "wm-dashboard" in d._dom_classes and "wm-tabs" in d.tabs._dom_classes
+    assert d.children[1] is d.notice
+    assert text_of(d.notice.value.split("<style>")[0]) == (
+        "a saved view: run the notebook's cells to bring this dashboard to life")
+    style = d.notice.value.split("<style>")[1]
+    assert ".wm-dashboard.jupyter-widgets-disconnected .wm-offline { display: block; }" in style
+    assert ".wm-dashboard .wm-offline { display: none; }" in style
+    # the controls that would do nothing offline are the boxes marked wm-controls
+    controls = [c for c in d.children if "wm-controls" in getattr(c, "_dom_classes", ())]
+    assert [list(c.children) for c in controls] == [
+        [d.play, d.slider], [d.advance_count, d.advance_button, d.summary, d.collapse_button]]
+    # offline the banner's head ("live") is hidden: it is marked
+    assert '<span class="wm-live"><b>live</b> · </span>' in d.banner.value
+    # a tab never opened says so in a saved notebook, instead of being blank
+    assert text_of(d.budget.value) == "drawn when this tab is opened in a running notebook"
+    d.close()
+
+
+# -- a dashboard opened late shows the whole recorded history ------------------------------------------
+def test_a_dashboard_opened_late_shows_every_turns_items_and_changes(sent: list) -> None:
+    s = make_session(PeanutGalleryTrinket)
+    s.compose()
+    s.trinket("PeanutGalleryTrinket").add_guidance("concern", "Slow down.", ttl=1)
+    s.advance_turn(3)                            # the guidance expired at turn 2
+    d = Dashboard(s)                             # opened at turn 3
+    overview_text = text_of(d.overview.value)
+    assert "no items yet" not in overview_text
+    assert "the first compose" not in overview_text
+    assert "turn 2 → turn 3" in overview_text
+    assert [(item, state) for item, state, _ in bars(d)] == [("guidance-1", "expired")]
+    d.viewing_turn = 1
+    panel = read(d.panel("peanutgallery_guidance").value)
+    assert panel["items"] == [("concern: Slow down.", "0")]
+    assert "Slow down." in panel["text"]
+    d.close()
+
+
+def test_the_cache_strip_names_the_turns_it_covers(sent: list) -> None:
+    s = make_session(Inbox)
+    d = Dashboard(s, cache_model="claude-haiku-4-5")
+    d.advance(3)
+    d.tabs.selected_index = d.tabs.children.index(d.cache)
+    assert text_of(d.cache.value).startswith("claude-haiku-4-5: turns 0-3 · hit rate ")
+    d.close()

@@ -94,7 +94,8 @@ class Advice:
         n = len(self.current.requests)
         lines = [f"{self.current.profile.name}, {n} requests: current input cost ${self.current_cost:.6f}"]
         lines += [f"- {s.text}" for s in self.suggestions]
-        lines.append(f"advised: {self.best.text}: ${self.best.cost:.6f} ({-self.best.saving:+.1%})")
+        lines.append(f"advised: {self.best.text}: ${self.best.cost:.6f} "
+                     f"({signed_percent(-self.best.saving)})")
         lines += self.notes
         return lines
 
@@ -179,7 +180,8 @@ def _stable_ends(request: Request, volatile: dict[str, float]) -> tuple[int, int
     return system_end, overall_end
 
 
-def _layouts(profile: ModelProfile, volatile: dict[str, float]) -> list[tuple[str, Callable[[Request], dict[int, str]]]]:
+def _layouts(profile: ModelProfile,
+             volatile: dict[str, float]) -> list[tuple[str, Callable[[Request], dict[int, str]]]]:
     short = profile.default_ttl
     long_ttls = [t for t in ("1h",) if t in profile.ttls]
     lookback = profile.lookback or 0
@@ -272,13 +274,21 @@ def _suggest(kind: str, text: str, requests: Sequence[Request], profile: ModelPr
     costs = list(sim.turns["cost_usd"])
     if owner is not None:
         folded = [0.0] * n
-        for index, cost in zip(owner, costs):
+        for index, cost in zip(owner, costs, strict=True):
             folded[index] += cost
         costs = folded
     cost = sum(costs)
     saving = 1 - cost / base if base else 0.0
-    return Suggestion(kind, f"{text}: ${cost:.6f} ({-saving:+.1%} input cost over {len(costs)} requests)",
+    return Suggestion(kind, f"{text}: ${cost:.6f} ({signed_percent(-saving)} input cost over "
+                            f"{len(costs)} requests)",
                       cost, saving, tuple(costs), tuple(requests))
+
+
+def signed_percent(fraction: float) -> str:
+    """``fraction`` as a signed percentage to one decimal; a change that rounds to nothing is
+    "+0.0%" (never "-0.0%")."""
+    shown = round(fraction, 3)
+    return f"{shown if shown else 0.0:+.1%}"
 
 
 def advise(simulation: Simulation) -> Advice:
@@ -311,7 +321,7 @@ def advise(simulation: Simulation) -> Advice:
         best = start
 
     if breakpoint_mode and n:
-        gaps = [(b.at - a.at) for a, b in zip(requests, requests[1:])]
+        gaps = [(b.at - a.at) for a, b in zip(requests, requests[1:], strict=False)]
         if gaps:
             short = profile.ttls[profile.default_ttl]
             over = sum(g >= short for g in gaps)
