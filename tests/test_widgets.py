@@ -1513,8 +1513,8 @@ def test_a_trinket_whose_items_cannot_be_read_shows_its_error_and_the_others_wor
     bad = d.panel("bad_countdown")
     assert bad.title == "bad_countdown · BadCountdown · ⚠ failed"
     assert read(bad.value)["note"] == (
-        "no content: the section is left out error describe_items() failed: TypeError: item 'x': turns_remaining must be an int or "
-        "None, got 'soon' its items are not shown")
+        "no content: the section is left out error describe_items() failed: TypeError: item 'x': "
+        "turns_remaining must be an int or None, got 'soon' its items are not shown")
     assert read(d.panel("async_activity").value)["items"] == [("crawl", "2")]
     d.advance(1)                                 # turns go on; the others still count down
     assert read(d.panel("async_activity").value)["items"] == [("crawl", "1")]
@@ -1546,7 +1546,8 @@ def test_play_stop_returns_to_the_live_view_and_a_pause_stays(sent: list) -> Non
     from_frontend(d.play, value=0)               # the link syncs play first on a slider move
     from_frontend(d.slider, value=0)
     assert (d.driver.mode, d.driver.shown) == ("replay", 0)
-    assert d.play.tooltip == "Replay the recorded turns; stop returns to the live view"
+    assert (d.play.tooltip, d.play.description) == (
+        "▶ replay the recorded turns, one a second · ■ stop: back to the live view", "")
     d.close()
 
 

@@ -79,6 +79,9 @@ _latest: weakref.WeakKeyDictionary[Session, Dashboard] = weakref.WeakKeyDictiona
 
 _F = TypeVar("_F", bound=Callable[..., Any])
 
+#: What hovering the play control's buttons says.
+PLAY_TOOLTIP = "▶ replay the recorded turns, one a second · ■ stop: back to the live view"
+
 
 def _kernel_loop() -> asyncio.AbstractEventLoop | None:
     """The event loop of the Jupyter kernel running this code now (a cell, a widget callback), or
@@ -182,6 +185,14 @@ class Dashboard(widgets.VBox):
                 functools.partial(session.bus.unsubscribe, event_type, self._on_lifecycle_event))
         session.bus.subscribe(TrinketFedEvent, self._on_feed)
         self._unwatch.append(functools.partial(session.bus.unsubscribe, TrinketFedEvent, self._on_feed))
+        # a cell's draw is made as the cell ends, before the kernel says it is done: so what a
+        # notebook saves (nbconvert records the widget state the cell's messages carried) is
+        # what the cell left; a widget callback's draw waits for the loop (_request_flush)
+        shell = get_ipython()
+        if shell is not None and getattr(shell, "kernel", None) is not None:
+            shell.events.register("post_run_cell", self._on_cell_end)
+            self._unwatch.append(functools.partial(shell.events.unregister, "post_run_cell",
+                                                   self._on_cell_end))
         if compose and session.composed is None and not session.closed:
             session.compose()          # records itself through _on_session_composed
         elif session.composed is not None:
@@ -198,9 +209,10 @@ class Dashboard(widgets.VBox):
         # slider and play reach only the recorded turns: time travel, never a side effect
         self.slider = widgets.IntSlider(min=0, max=session.turn, value=session.turn,
                                         description="turn", continuous_update=False)
+        # no description: the frontend shows a tooltip only on a widget without one, and the
+        # play and stop buttons take it from the control they sit in
         self.play = widgets.Play(min=0, max=session.turn, value=session.turn, interval=1000,
-                                 description="replay the recorded turns", show_repeat=False,
-                                 tooltip="Replay the recorded turns; stop returns to the live view")
+                                 show_repeat=False, tooltip=PLAY_TOOLTIP)
         self.advance_count = widgets.BoundedIntText(
             value=1, min=1, max=10_000, description="turns",
             layout=widgets.Layout(width="9em"), style={"description_width": "initial"})
@@ -496,8 +508,13 @@ class Dashboard(widgets.VBox):
         if self._flush_loop is not None:
             self._deferred_flush()
 
+    def _on_cell_end(self, result: object = None) -> None:
+        self._draw_pending()
+
     @_serialized
     def _deferred_flush(self) -> None:
+        if self._flush_loop is None:
+            return   # drawn already, as the cell ended
         self._flush_loop = None
         settled, self._settle_pending = self._settle_pending, False
         try:
