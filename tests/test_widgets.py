@@ -102,6 +102,11 @@ def all_updates(log: list[tuple[RecordingComm, Any]]) -> list[Any]:
     return [data for _, data in log if data["method"] == "update"]
 
 
+#: What follows a change of the slider's range: the browser's slider (noUiSlider) sends Home and
+#: End to the range it was built with, and a change of orientation rebuilds it.
+REBUILT = [{"orientation": "vertical"}, {"orientation": "horizontal"}]
+
+
 def from_frontend(widget: Any, **state: Any) -> None:
     """Deliver an update as the browser would (through the comm's message handler)."""
     widget.comm.handler({"content": {"data": {"method": "update", "state": state}}, "buffers": []})
@@ -257,14 +262,15 @@ def test_one_turn_sends_one_update_for_the_changed_section_and_none_for_the_othe
     for unchanged in ("base_prompt", "inbox_status", "location_context"):
         assert panel_updates(sent, d.panel(unchanged)) == []
     # the controls: one message each (play follows the slider's value in the frontend, its end
-    # is set here), the banner, the open overview tab, and nothing else at all
-    assert updates(sent, d.slider) == [{"max": 1, "value": 1}]
+    # is set here; the slider's new range is followed by its rebuild, see REBUILT), the banner,
+    # the open overview tab, and nothing else at all
+    assert updates(sent, d.slider) == [{"max": 1, "value": 1}, *REBUILT]
     assert updates(sent, d.play) == [{"max": 1}]
     assert [text_of(u["value"]) for u in updates(sent, d.banner)] == [
         "live · turn 1 · segment 1 (segment turn 1)"]
     assert updates(sent, d.events) == []          # its tab is closed
     assert len(updates(sent, d.overview)) == 1
-    assert len(sent) == 6 and all(data["method"] == "update" for _, data in sent)
+    assert len(sent) == 8 and all(data["method"] == "update" for _, data in sent)
     d.close()
 
 
@@ -276,9 +282,9 @@ def test_a_turn_that_changes_no_section_sends_only_the_controls(sent: list) -> N
     panels = [d.panel(n) for n in ("base_prompt", "inbox_status", "location_context")]
     assert [m for p in panels for m in panel_updates(sent, p)] == []
     # three turns from another cell: each turn settles once
-    assert updates(sent, d.slider) == [{"max": 1, "value": 1}, {"max": 2, "value": 2},
-                                       {"max": 3, "value": 3}]
-    assert len(sent) == 12  # slider, play's end, banner, the open overview, per turn
+    assert updates(sent, d.slider) == [{"max": 1, "value": 1}, *REBUILT, {"max": 2, "value": 2},
+                                       *REBUILT, {"max": 3, "value": 3}, *REBUILT]
+    assert len(sent) == 18  # slider (and its rebuild), play's end, banner, the overview, per turn
     d.close()
 
 
@@ -1083,7 +1089,8 @@ def test_play_and_slider_are_linked_in_the_frontend(sent: list) -> None:
     sent.clear()
     s.advance_turn()
     assert [(c, data["state"]) for c, data in sent if c in (d.slider.comm, d.play.comm)] == [
-        (d.play.comm, {"max": 1}), (d.slider.comm, {"max": 1, "value": 1})]
+        (d.play.comm, {"max": 1}), (d.slider.comm, {"max": 1, "value": 1}),
+        *((d.slider.comm, state) for state in REBUILT)]
     # no Python observer moves one with the other
     assert not d.play._trait_notifiers.get("value")
     d.close()
@@ -1366,7 +1373,7 @@ def test_in_a_kernel_a_cell_of_many_turns_sends_one_update_per_part_when_it_retu
 
     assert run_cell(cell) == []
     # one update per changed part, showing the state the cell left
-    assert updates(sent, d.slider) == [{"max": 20, "value": 20}]
+    assert updates(sent, d.slider) == [{"max": 20, "value": 20}, *REBUILT]
     assert updates(sent, d.play) == [{"max": 20}]
     assert [text_of(u["value"]) for u in updates(sent, d.banner)] == [
         "live · turn 20 · segment 1 (segment turn 20)"]
@@ -1402,8 +1409,8 @@ def test_a_dashboard_that_does_not_coalesce_draws_every_turn(
         s.advance_turn(3)
 
     run_cell(cell)
-    assert updates(sent, d.slider) == [{"max": 1, "value": 1}, {"max": 2, "value": 2},
-                                       {"max": 3, "value": 3}]
+    assert updates(sent, d.slider) == [{"max": 1, "value": 1}, *REBUILT, {"max": 2, "value": 2},
+                                       *REBUILT, {"max": 3, "value": 3}, *REBUILT]
     d.close()
 
 
@@ -1442,7 +1449,7 @@ def test_a_draw_asked_of_a_loop_that_never_runs_does_not_block_later_draws(
         await asyncio.sleep(0)
 
     run_cell(cell)
-    assert updates(sent, d.slider) == [{"max": 2, "value": 2}]
+    assert updates(sent, d.slider) == [{"max": 2, "value": 2}, *REBUILT]
     idle.close()
     d.close()
 

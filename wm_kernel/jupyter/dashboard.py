@@ -172,6 +172,7 @@ class Dashboard(widgets.VBox):
         self._overview_tab, self._budget_tab = OverviewTab(), BudgetTab()
         self._cache_tab, self._events_tab = CacheTab(), EventLogTab()
         self._build_widgets()
+        self._keys_reach = self.slider.max   # the range the slider's End key reaches
         self._watch(self.model, self._on_viewing_turn, ["viewing_turn"])
         self._watch(self.model, self._on_option, ["cache_model", "log_rows"])
         self._watch(session, self._on_session_turn, ["turn"])
@@ -552,6 +553,12 @@ class Dashboard(widgets.VBox):
                 with play.hold_sync():   # the kernel's copy of play's value may be stale: set both
                     play.value = min(shown, top)
                     play.max = top
+            if slider.max != self._keys_reach:
+                # the browser's slider (noUiSlider) sends Home and End to the range it was built
+                # with, not to the range it has now; a change of orientation rebuilds it
+                slider.orientation = "vertical"
+                slider.orientation = "horizontal"
+                self._keys_reach = slider.max
             closed = session.closed
             read_only = self.driver.view is not None or closed
             if self.sections.new_toggle or self._switched != (read_only, closed):
