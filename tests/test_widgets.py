@@ -1605,3 +1605,23 @@ def test_the_cache_strip_names_the_turns_it_covers(sent: list) -> None:
     d.tabs.selected_index = d.tabs.children.index(d.cache)
     assert text_of(d.cache.value).startswith("claude-haiku-4-5: turns 0-3 · hit rate ")
     d.close()
+
+
+def test_turns_before_any_item_record_say_so_instead_of_no_live_items(sent: list) -> None:
+    from wm_kernel.instruments.history import History
+
+    # a session without the ItemHistory every Session attaches by default: the dashboard starts
+    # one when it opens, so the items of the turns before are not known
+    s = Session(base_prompt="You help.", trinkets=[PeanutGalleryTrinket], instruments=[History.attach],
+                clock=ManualClock("2026-11-30T09:00:00+00:00"))
+    s.compose()
+    s.trinket("PeanutGalleryTrinket").add_guidance("concern", "Slow down.", ttl=3)
+    s.advance_turn(2)
+    d = Dashboard(s)
+    d.viewing_turn = 1
+    panel = read(d.panel("peanutgallery_guidance").value)
+    assert "items" not in panel
+    assert panel["note"] == ("its items' countdowns were not recorded at this turn (the dashboard "
+                             "was opened later)")
+    assert "Slow down." in panel["text"]
+    d.close()

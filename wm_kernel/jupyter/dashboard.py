@@ -55,7 +55,6 @@ from __future__ import annotations
 
 import asyncio
 import functools
-import html
 import weakref
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -67,11 +66,10 @@ from traitlets import HasTraits
 
 from trinkets.base import EventAwareTrinket
 from wm_kernel.core.events import Event, SegmentCollapsedEvent, TrinketFedEvent, TurnCompletedEvent
-from wm_kernel.core.prompt import ComposedPrompt
+from wm_kernel.jupyter.dashboard_controls import Controls
 from wm_kernel.jupyter.dashboard_model import DEFAULT_CACHE_MODEL, DashboardModel, TurnDriver, TurnRecord
-from wm_kernel.jupyter.dashboard_parts import OFFLINE_HTML, VIEWS, SectionPanel, badge, banner_html
+from wm_kernel.jupyter.dashboard_parts import VIEWS, SectionPanel
 from wm_kernel.jupyter.dashboard_sections import Sections
-from wm_kernel.jupyter.dashboard_tabs import UNDRAWN, BudgetTab, CacheTab, EventLogTab, OverviewTab
 from wm_kernel.session import Session
 
 # the latest dashboard of each session, so a re-run cell (or %wm_dashboard) replaces it
@@ -79,8 +77,7 @@ _latest: weakref.WeakKeyDictionary[Session, Dashboard] = weakref.WeakKeyDictiona
 
 _F = TypeVar("_F", bound=Callable[..., Any])
 
-#: What hovering the play control's buttons says.
-PLAY_TOOLTIP = "▶ replay the recorded turns, one a second · ■ stop: back to the live view"
+
 
 
 def _kernel_loop() -> asyncio.AbstractEventLoop | None:
@@ -166,13 +163,7 @@ class Dashboard(widgets.VBox):
         self.driver = TurnDriver(latest=session.turn)
         self.record = TurnRecord(session)
         self.sections = Sections(self.model, self.record, self._on_trinket_change, self._on_toggle)
-        # what the switches and the banner were last drawn for
-        self._switched: tuple[bool, bool] | None = None
-        self._banner: tuple[Any, ...] | None = None
-        self._overview_tab, self._budget_tab = OverviewTab(), BudgetTab()
-        self._cache_tab, self._events_tab = CacheTab(), EventLogTab()
         self._build_widgets()
-        self._keys_reach = self.slider.max   # the range the slider's End key reaches
         self._watch(self.model, self._on_viewing_turn, ["viewing_turn"])
         self._watch(self.model, self._on_option, ["cache_model", "log_rows"])
         self._watch(session, self._on_session_turn, ["turn"])
@@ -202,41 +193,15 @@ class Dashboard(widgets.VBox):
         self.refresh()
 
     def _build_widgets(self) -> None:
-        session = self.session
-        self.banner = widgets.HTML()
-        # shown only where the dashboard's widgets are not connected to a kernel (DASHBOARD_STYLE)
-        self.notice = widgets.HTML(OFFLINE_HTML)
-        self.errors = widgets.HTML()
-        # slider and play reach only the recorded turns: time travel, never a side effect
-        self.slider = widgets.IntSlider(min=0, max=session.turn, value=session.turn,
-                                        description="turn", continuous_update=False)
-        # no description: the frontend shows a tooltip only on a widget without one, and the
-        # play and stop buttons take it from the control they sit in
-        self.play = widgets.Play(min=0, max=session.turn, value=session.turn, interval=1000,
-                                 show_repeat=False, tooltip=PLAY_TOOLTIP)
-        self.advance_count = widgets.BoundedIntText(
-            value=1, min=1, max=10_000, description="turns",
-            layout=widgets.Layout(width="9em"), style={"description_width": "initial"})
-        self.advance_button = widgets.Button(
-            description="advance", icon="forward",
-            tooltip="Complete this many turns of the live session (as %turn N does)")
-        self.overview, self.budget = widgets.HTML(UNDRAWN), widgets.HTML(UNDRAWN)
-        self.cache, self.events = widgets.HTML(UNDRAWN), widgets.HTML(UNDRAWN)
-        self.summary = widgets.Text(placeholder="summary of the segment", description="summary")
-        self.collapse_button = widgets.Button(
-            description="collapse segment",
-            tooltip="End the segment: stateful trinkets are flushed")
+        controls = self.controls = Controls(self.model, self.driver, self.record, self.sections)
+        # the widgets, by name, for code and tests that read them
+        self.banner, self.notice, self.errors = controls.banner, controls.notice, controls.errors
+        self.slider, self.play, self._play_link = controls.slider, controls.play, controls.play_link
+        self.advance_count, self.advance_button = controls.advance_count, controls.advance_button
+        self.summary, self.collapse_button = controls.summary, controls.collapse_button
+        self.overview, self.budget = controls.overview, controls.budget
+        self.cache, self.events, self.tabs = controls.cache, controls.events, controls.tabs
         self.toggle_box, self.views = self.sections.toggle_box, self.sections.views
-        self.tabs = widgets.Tab(
-            children=[self.overview, *self.views.values(), self.budget, self.cache,
-                      self.toggle_box, self.events],
-            titles=["overview", *VIEWS.values(), "budget", "cache", "trinkets", "event log"],
-            selected_index=0)
-        self.tabs.add_class("wm-tabs")
-        # play and slider are linked in the frontend, the slider first: a saved notebook's link
-        # starts by copying the slider's value to play, and a tick of play moves the slider
-        # (which tells the kernel), so a turn sends the slider alone (and play's range)
-        self._play_link = widgets.jslink((self.slider, "value"), (self.play, "value"))
         self._watch(self.slider, self._on_slider, ["value"])
         self._watch(self.play, self._on_play, ["playing"])
         self._watch(self.tabs, self._on_tab, ["selected_index"])
@@ -244,12 +209,7 @@ class Dashboard(widgets.VBox):
                                 (self.advance_button, self._on_advance_click)):
             button.on_click(handler)
             self._unwatch.append(functools.partial(button.on_click, handler, remove=True))
-        controls = [widgets.HBox([self.play, self.slider]),
-                    widgets.HBox([self.advance_count, self.advance_button, self.summary,
-                                  self.collapse_button])]
-        for box in controls:
-            box.add_class("wm-controls")
-        self.children = [self.banner, self.notice, *controls, self.errors, self.tabs]
+        self.children = controls.children
 
     # -- public reading helpers (each makes a draw still waiting for the running cell first)
     def panel(self, section: str) -> SectionPanel:
@@ -295,7 +255,7 @@ class Dashboard(widgets.VBox):
     @property
     def status(self) -> str:
         """The banner as plain text: live (turn, segment), or the earlier turn shown read-only."""
-        head, tail = self._banner_parts()
+        head, tail = self.controls.banner_parts()
         return f"{head} · {tail}"
 
     # -- observers (each one guarded: an exception here would otherwise surface in the code that
@@ -316,7 +276,7 @@ class Dashboard(widgets.VBox):
     @_serialized
     def _on_option(self, change: dict[str, Any]) -> None:
         if not self.closed:
-            self._sync_tab()
+            self.controls.sync_tab()
 
     @_serialized
     def _on_trinket_change(self, change: dict[str, Any]) -> None:
@@ -330,7 +290,7 @@ class Dashboard(widgets.VBox):
             if change["name"] != "current_turn":
                 self._request_flush(settled=False)
         except Exception as exc:
-            self._report(exc)
+            self.controls.report(exc)
 
     @_serialized
     def _on_session_turn(self, change: dict[str, Any]) -> None:
@@ -355,7 +315,7 @@ class Dashboard(widgets.VBox):
             sections.mark_stateful()
             self._request_flush(settled=True)
         except Exception as exc:
-            self._report(exc)
+            self.controls.report(exc)
 
     @_serialized
     def _on_session_segment(self, change: dict[str, Any]) -> None:
@@ -367,7 +327,7 @@ class Dashboard(widgets.VBox):
             self.sections.sync(self.driver.view)
             self._request_flush(settled=True)
         except Exception as exc:
-            self._report(exc)
+            self.controls.report(exc)
 
     @_serialized
     def _on_lifecycle_event(self, event: Event) -> None:
@@ -381,7 +341,7 @@ class Dashboard(widgets.VBox):
             self.sections.mark_stateful()
             self._request_flush(settled=True)
         except Exception as exc:
-            self._report(exc)
+            self.controls.report(exc)
 
     @_serialized
     def _on_feed(self, event: TrinketFedEvent) -> None:
@@ -393,7 +353,7 @@ class Dashboard(widgets.VBox):
                 self.record.mark_stale(trinket.variable_name)
             self._request_flush(settled=True)
         except Exception as exc:
-            self._report(exc)
+            self.controls.report(exc)
 
     # -- user actions
     @_serialized
@@ -418,28 +378,28 @@ class Dashboard(widgets.VBox):
                 self.driver.latest = self.session.turn
                 self.viewing_turn = self.driver.view_for(target)
                 target = self.driver.next_seek()
-            self._clear_error()
+            self.controls.clear_error()
             if change["new"] != self.driver.shown:
                 self._flush(settled=True)   # put the slider where the view is
         except Exception as exc:
             self.driver.abort_seek()
-            self._report(exc)
+            self.controls.report(exc)
             self._flush(settled=True)  # put the slider back where the session is
 
     @_serialized
     def _on_tab(self, change: dict[str, Any]) -> None:
         try:
-            self._sync_tab()
+            self.controls.sync_tab()
         except Exception as exc:
-            self._report(exc)
+            self.controls.report(exc)
 
     @_serialized
     def _on_advance_click(self, button: widgets.Button) -> None:
         try:
             self.advance(self.advance_count.value)
-            self._clear_error()
+            self.controls.clear_error()
         except Exception as exc:
-            self._report(exc)
+            self.controls.report(exc)
 
     @_serialized
     def _on_collapse_click(self, button: widgets.Button) -> None:
@@ -448,9 +408,9 @@ class Dashboard(widgets.VBox):
                 self.viewing_turn = None
                 self.session.collapse_segment(summary=self.summary.value)
                 self.summary.value = ""
-            self._clear_error()
+            self.controls.clear_error()
         except Exception as exc:
-            self._report(exc)
+            self.controls.report(exc)
 
     @_serialized
     def _on_toggle(self, change: dict[str, Any]) -> None:
@@ -464,9 +424,9 @@ class Dashboard(widgets.VBox):
                 trinket.set_enabled(bool(change["new"]))
                 # regenerate now, so the panel (and the next compose) agree with the switch
                 trinket.request_update()
-            self._clear_error()
+            self.controls.clear_error()
         except Exception as exc:
-            self._report(exc)
+            self.controls.report(exc)
             self._set_toggle(trinket)
 
     # -- batching and flushing
@@ -521,7 +481,7 @@ class Dashboard(widgets.VBox):
         try:
             self._flush(settled=settled)
         except Exception as exc:
-            self._report(exc)
+            self.controls.report(exc)
 
     def _flush(self, *, settled: bool) -> None:
         """Render the dirty panels; when ``settled``, also the controls, banner and open tab."""
@@ -529,114 +489,13 @@ class Dashboard(widgets.VBox):
             return
         self.sections.show_dirty(self.driver.view)
         if settled:
-            self._sync_controls()
-
-    def _sync_controls(self) -> None:
-        session = self.session
-        self.driver.latest = top = session.turn
-        shown = self.driver.shown
-        slider, play = self.slider, self.play
-        with self._echo():
-            # play follows the slider's value in the frontend (the link), its range is set here:
-            # widened before the slider moves, so the link never moves play past its end
-            if top > play.max:
-                play.max = top
-            if slider.value != shown or slider.max != top:   # else nothing to send, not even a hold
-                with slider.hold_sync():
-                    # widen before moving and narrow after, so the value is never clamped
-                    if top > slider.max:
-                        slider.max = top
-                    slider.value = shown
-                    if top < slider.max:
-                        slider.max = top
-            if top < play.max:
-                with play.hold_sync():   # the kernel's copy of play's value may be stale: set both
-                    play.value = min(shown, top)
-                    play.max = top
-            if slider.max != self._keys_reach:
-                # the browser's slider (noUiSlider) sends Home and End to the range it was built
-                # with, not to the range it has now; a change of orientation rebuilds it
-                slider.orientation = "vertical"
-                slider.orientation = "horizontal"
-                self._keys_reach = slider.max
-            closed = session.closed
-            read_only = self.driver.view is not None or closed
-            if self.sections.new_toggle or self._switched != (read_only, closed):
-                self.sections.new_toggle = False
-                for checkbox in self.sections.toggles.values():
-                    if checkbox.disabled != read_only:
-                        checkbox.disabled = read_only
-                if self.collapse_button.disabled != read_only:
-                    self.collapse_button.disabled = read_only
-                if self.advance_button.disabled != closed:
-                    self.advance_button.disabled = closed
-                self._switched = (read_only, closed)
-        self.record.items_at(session.turn, self.sections.watched.values())   # fed since a compose
-        banner = (self.driver.view, top, session.segment_number, session.segment_turn, closed,
-                  len(self.record.turns))
-        if banner != self._banner:
-            _set(self.banner, banner_html(*self._banner_parts(), self.driver.view is not None))
-            self._banner = banner
-        self._sync_tab()
-
-    def _sync_tab(self) -> None:
-        """Draw the overview, budget, cache or event log tab if it is the one open (the others
-        cost nothing until they are opened, and are drawn then)."""
-        selected = self.tabs.children[self.tabs.selected_index or 0]
-        shown, live = self.driver.shown, self.driver.view is None
-        if selected is self.overview:
-            _set(self.overview, self._overview_tab.html(self.record, self.sections.stateful_names,
-                                                        shown, live, self._prompt_on_view()))
-        elif selected is self.events:
-            _set(self.events, self._events_tab.html(self.session, self.model.log_rows))
-        elif selected is self.budget:
-            _set(self.budget, self._budget_tab.html(self.session, self._prompt_on_view()))
-        elif selected is self.cache:
-            _set(self.cache, self._cache_tab.html(self.session, self.model.cache_model, shown))
+            self.controls.sync()
 
     def _set_toggle(self, trinket: EventAwareTrinket) -> None:
         checkbox = self.sections.toggles.get(trinket.name)
         if checkbox is not None and checkbox.value != trinket.enabled:
             with self._echo():
                 checkbox.value = trinket.enabled
-
-    def _report(self, exc: BaseException) -> None:
-        """Show an error in the dashboard itself (print in a callback is lost in JupyterLab)."""
-        try:
-            self.errors.value = (f'<div class="wm-error">{badge("error")} <code>'
-                                 f"{html.escape(type(exc).__name__)}: {html.escape(str(exc))}"
-                                 "</code></div>")
-        except Exception:
-            pass  # a closed widget: nowhere left to show it
-
-    def _clear_error(self) -> None:
-        self.errors.value = ""
-
-    # -- what the banner and the tabs show
-    def _prompt_on_view(self) -> ComposedPrompt | None:
-        if self.driver.view is None:
-            return self.session.composed
-        found = self.record.recorded_at(self.driver.view)
-        return found[1] if found else None
-
-    def _banner_parts(self) -> tuple[str, str]:
-        session = self.session
-        view = self.driver.view
-        if view is not None:
-            return (f"viewing turn {view} (read-only)",
-                    f"the prompt as composed at turn {self._shown_label(view)} · move the slider "
-                    f"to turn {session.turn} to resume the live view")
-        return ("closed" if session.closed else "live",
-                f"turn {session.turn} · segment {session.segment_number} "
-                f"(segment turn {session.segment_turn})")
-
-    def _shown_label(self, view: int) -> str:
-        found = self.record.recorded_at(view)
-        if found is None:
-            return f"{view} (none recorded)"
-        if found[0] != view:
-            return f"{found[0]} (nothing composed at turn {view})"
-        return str(found[0])
 
     # -- closing
     def close(self) -> None:
@@ -653,28 +512,14 @@ class Dashboard(widgets.VBox):
         sections = getattr(self, "sections", None)
         if sections is not None:
             sections.close()
-        owned: list[widgets.Widget] = []
-        for name in ("_play_link", "banner", "notice", "errors", "slider", "play", "advance_count",
-                     "advance_button", "summary", "collapse_button", "overview", "budget",
-                     "cache", "events", "tabs"):
-            widget = getattr(self, name, None)
-            if widget is not None:
-                owned.append(widget)
-        owned.extend(c for c in getattr(self, "children", ()) if isinstance(c, widgets.HBox))
-        for widget in owned:
-            widget.close()
+        controls = getattr(self, "controls", None)
+        if controls is not None:
+            controls.close()
         session = getattr(self, "session", None)
         if session is not None and _latest.get(session) is self:
             del _latest[session]
         self.closed = True
         super().close()
-
-
-def _set(widget: widgets.HTML, value: str) -> None:
-    """Set an HTML widget's value if it differs (a trait set costs its validation even when the
-    value is equal, and every settle asks)."""
-    if widget.value != value:
-        widget.value = value
 
 
 __all__ = ["Dashboard", "DashboardModel", "SectionPanel", "TurnDriver", "VIEWS"]

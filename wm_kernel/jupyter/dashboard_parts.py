@@ -20,6 +20,9 @@ from wm_kernel.core.prompt import ComposedPrompt, OmittedSection, SectionRecord
 from wm_kernel.display import render, style
 from wm_kernel.instruments.items import ItemLog, checked_items
 
+# TurnDriver lived here in 0.1 (wm_kernel.dashboard_parts still names this module)
+from wm_kernel.jupyter.dashboard_model import TurnDriver
+
 if TYPE_CHECKING:
     from wm_kernel.session import Session
 
@@ -340,6 +343,6 @@ def placement_plan(session: Session, recorded: ComposedPrompt | None) -> dict[st
     return plan
 
 
-__all__ = ["VIEWS", "DASHBOARD_STYLE", "OFFLINE_HTML", "banner_html", "placement_plan",
+__all__ = ["TurnDriver", "VIEWS", "DASHBOARD_STYLE", "OFFLINE_HTML", "banner_html", "placement_plan",
            "SectionPanel", "PanelView", "live_section", "recorded_section", "section_text",
            "head_html", "body_html", "items_html", "event_row", "find_record", "badge"]
