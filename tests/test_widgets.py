@@ -1500,6 +1500,13 @@ def test_an_unknown_or_removed_option_is_an_error_naming_the_options(sent: list)
         Dashboard(s, lookahead=1.5)
     with pytest.raises(ValueError, match="log_rows must be an int >= 0, got -2"):
         Dashboard(s, log_rows=-2)
+    with pytest.raises(TypeError, match="compose must be True or False, got 'no'"):
+        Dashboard(s, compose="no")  # type: ignore[arg-type]
+    d = Dashboard(s)
+    with pytest.raises(AttributeError):
+        d.session = make_session(Inbox)  # type: ignore[misc]
+    assert d.session is s and d.model.session is s
+    d.close()
 
 
 # -- a faulty trinket is isolated ---------------------------------------------------------------------

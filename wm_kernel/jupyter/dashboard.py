@@ -134,6 +134,7 @@ class Dashboard(widgets.VBox):
     :meth:`close` removes every observer and bus subscription the dashboard added.
     """
 
+    session = property(lambda self: self.model.session, doc="The Session shown and driven.")
     preview_chars = _option("preview_chars")
     log_rows = _option("log_rows")
     cache_model = _option("cache_model")
@@ -144,6 +145,9 @@ class Dashboard(widgets.VBox):
                  cache_model: str = DEFAULT_CACHE_MODEL, coalesce: bool = True,
                  compose: bool = True, replace: bool = True, **unknown: Any) -> None:
         self.closed = False
+        for name, flag in (("compose", compose), ("replace", replace)):
+            if not isinstance(flag, bool):
+                raise TypeError(f"{name} must be True or False, got {flag!r}")
         self.model = DashboardModel(session, preview_chars=preview_chars, log_rows=log_rows,
                                     cache_model=cache_model, coalesce=coalesce, **unknown)
         super().__init__()
@@ -151,7 +155,6 @@ class Dashboard(widgets.VBox):
         if replace and (previous := _latest.get(session)) is not None:
             previous.close()
         _latest[session] = self
-        self.session = session
         self._lock = session.working_memory.lock
         self._unwatch: list[Callable[[], object]] = []
         # a draw asked for while coalescing: the loop it is scheduled on, and whether it must

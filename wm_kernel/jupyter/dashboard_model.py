@@ -104,7 +104,7 @@ class TurnOnView(TraitType[int | None, int | None]):
         return value
 
 
-#: The options a Dashboard takes besides its session, with what each means.
+#: The options a Dashboard keeps as traits (besides its session); what each means is its help.
 OPTIONS = ("preview_chars", "log_rows", "cache_model", "coalesce")
 
 
