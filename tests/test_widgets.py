@@ -1569,6 +1569,7 @@ def test_a_saved_dashboard_carries_the_line_and_style_that_show_when_no_kernel_i
         sent: list) -> None:
     d = Dashboard(make_session(Inbox))
     assert "wm-dashboard" in d._dom_classes and "wm-tabs" in d.tabs._dom_classes
+    assert "wm-notice" in d.notice._dom_classes
     assert d.children[1] is d.notice
     assert text_of(d.notice.value.split("<style>")[0]) == (
         "a saved view: run the notebook's cells to bring this dashboard to life")

@@ -293,6 +293,7 @@ _SAVED_VIEW = """(dash) => {
         line: line ? line.textContent.trim() : null, line_shown: shown(line),
         controls_shown: [...dash.querySelectorAll('.wm-controls')].filter(shown).length,
         live_head_shown: shown(dash.querySelector('.wm-live')),
+        notice_height: dash.querySelector('.wm-notice').offsetHeight,
         marks: marks.length,
         cut_tabs: [...dash.querySelectorAll('.lm-TabBar-tabLabel')].filter(
             l => l.scrollWidth > l.clientWidth + 1).map(l => l.textContent),
@@ -307,10 +308,11 @@ def test_a_saved_dashboard_opens_tidy_with_one_line_saying_how_to_bring_it_to_li
     dash = dashboard(page)
     dash.scroll_into_view_if_needed()
     view = dash.evaluate(_SAVED_VIEW)
+    assert view["notice_height"] > 0
     assert view == {"disconnected": True,
                     "line": "a saved view: run the notebook's cells to bring this dashboard to life",
                     "line_shown": True, "controls_shown": 0, "live_head_shown": False, "marks": 0,
-                    "cut_tabs": []}
+                    "cut_tabs": [], "notice_height": view["notice_height"]}
     # the banner still says which turn the saved view shows
     assert "turn 8 · segment 2 (segment turn 2)" in (dash.locator(".wm-live").first.locator(
         "xpath=..").text_content() or "")
@@ -321,6 +323,6 @@ def test_a_saved_dashboard_opens_tidy_with_one_line_saying_how_to_bring_it_to_li
     live = eventually(page, lambda: dash.evaluate(_SAVED_VIEW)["controls_shown"], 2)
     assert live == 2
     view = dash.evaluate(_SAVED_VIEW)
-    assert (view["disconnected"], view["line_shown"], view["live_head_shown"], view["cut_tabs"]) \
-        == (False, False, True, [])
+    assert (view["disconnected"], view["line_shown"], view["live_head_shown"], view["cut_tabs"],
+            view["notice_height"]) == (False, False, True, [], 0)   # live: the line takes no room
     assert error_outputs(page) == [] and page.dialogs == []

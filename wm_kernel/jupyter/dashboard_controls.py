@@ -35,6 +35,7 @@ class Controls:
         self.banner = widgets.HTML()
         # shown only where the dashboard's widgets are not connected to a kernel (DASHBOARD_STYLE)
         self.notice = widgets.HTML(OFFLINE_HTML)
+        self.notice.add_class("wm-notice")
         self.errors = widgets.HTML()
         # slider and play reach only the recorded turns: time travel, never a side effect
         self.slider = widgets.IntSlider(min=0, max=turn, value=turn, description="turn",

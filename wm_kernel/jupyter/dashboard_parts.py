@@ -45,6 +45,7 @@ DASHBOARD_STYLE = """<style>
 .wm-dashboard .wm-tabs > .lm-TabBar .lm-TabBar-content { flex-wrap: wrap; }
 .wm-dashboard .wm-tabs > .lm-TabBar .lm-TabBar-tab { flex: 0 0 auto; max-width: none; }
 .wm-dashboard .wm-offline { display: none; }
+.wm-dashboard:not(.jupyter-widgets-disconnected) .wm-notice { display: none; }
 .wm-dashboard.jupyter-widgets-disconnected .wm-offline { display: block; }
 .wm-dashboard.jupyter-widgets-disconnected .wm-live,
 .wm-dashboard.jupyter-widgets-disconnected .wm-controls { display: none !important; }
