@@ -1,10 +1,12 @@
 """Benchmark: what the live dashboard adds to a turn (issue 14, goal: at most 1.3x).
 
-Run on demand: ``.venv/bin/python bench/dashboard.py [REPEAT]``. Nothing is asserted. Two Sessions
+Run on demand: ``.venv/bin/python bench/dashboard.py [REPEAT]``. Nothing is asserted. Sessions
 with every built-in trinket run ``bench/replay.py``'s scenario by hand (its feeds, 90 seconds of
 clock and ``advance_turn()`` per call, a collapse every 100 turns), one with a
-:class:`~wm_kernel.jupyter.dashboard.Dashboard` attached; the two alternate within each repetition, timed in
-CPU time (``bench/_timing.py``), and the ratio is taken per repetition. No kernel is attached, so
+:class:`~wm_kernel.jupyter.dashboard.Dashboard` attached, and (in the kernel case) one without the
+ItemHistory a Session attaches by default, so the item record's own cost is shown too; they
+alternate within each repetition, timed in CPU time (``bench/_timing.py``), and the ratio is
+taken per repetition. No kernel is attached, so
 the figures include building every widget message but not sending it.
 
 Two ways of drawing are measured:
@@ -33,6 +35,7 @@ from replay import BASE_PROMPT, START, feeds_at, feeds_before_start  # noqa: E40
 import wm_kernel.jupyter.dashboard as widgets_module  # noqa: E402
 from wm_kernel.core.clock import ManualClock  # noqa: E402
 from wm_kernel.core.profile import Profile  # noqa: E402
+from wm_kernel.instruments.history import History  # noqa: E402
 from wm_kernel.jupyter.dashboard import Dashboard  # noqa: E402
 from wm_kernel.session import Session  # noqa: E402
 
@@ -40,11 +43,14 @@ from wm_kernel.session import Session  # noqa: E402
 class Driven:
     """A Session at the scenario's start; each call completes one turn of it."""
 
-    def __init__(self, dashboard: bool, *, coalesce: bool = True) -> None:
+    def __init__(self, dashboard: bool, *, coalesce: bool = True, items: bool = True) -> None:
         self.clock = ManualClock(START)
+        # items=False: the session without the ItemHistory every Session attaches by default
+        instruments = None if items else (History.attach,)
         self.session = Session(base_prompt=BASE_PROMPT, clock=self.clock, continuum_id="bench",
                                profile=Profile(first_name="Ada", timezone="Europe/London",
-                                               user_context="Ada is a mathematician."))
+                                               user_context="Ada is a mathematician."),
+                               instruments=instruments)
         for trinket, method, args, kwargs in feeds_before_start():
             getattr(self.session.trinket(trinket), method)(*args, **kwargs)
         self.session.compose()
@@ -85,9 +91,9 @@ def main(repeat: int = 9) -> None:
             await asyncio.sleep(0)  # back to the loop: the dashboard draws (counted)
         return lambda: loop.run_until_complete(cell())
 
-    plain, watched = Driven(False), Driven(True)
+    plain, watched, bare = Driven(False), Driven(True), Driven(False, items=False)
     plain_e, eager = Driven(False), Driven(True, coalesce=False)
-    cells = {"without": in_kernel(plain), "with": in_kernel(watched)}
+    cells = {"without": in_kernel(plain), "with": in_kernel(watched), "bare": in_kernel(bare)}
     for _ in range(2):  # warm up: first renders, first-call caches
         for run in cells.values():
             run()
@@ -105,6 +111,11 @@ def main(repeat: int = 9) -> None:
     print(f"  advance_turn with the dashboard:   {spread(per_turn['with'], ' µs')}")
     print(f"  ratio (goal <= 1.3x):              "
           f"{spread(ratios(per_turn['with'], per_turn['without']), 'x', 2)}")
+    print(f"  without the session's ItemHistory: {spread(per_turn['bare'], ' µs')}")
+    print(f"  the ItemHistory's own cost:        "
+          f"{spread(ratios(per_turn['without'], per_turn['bare']), 'x', 2)}")
+    print(f"  with the dashboard / neither:      "
+          f"{spread(ratios(per_turn['with'], per_turn['bare']), 'x', 2)}")
     print("drawn at every change (a script, coalesce=False, or a cell of one turn):")
     print(f"  advance_turn without a dashboard:  {spread(eager_got['without'], ' µs')}")
     print(f"  advance_turn with the dashboard:   {spread(eager_got['eager'], ' µs')}")

@@ -21,6 +21,7 @@ from wm_kernel.core.events import SegmentCollapsedEvent, TurnCompletedEvent
 from wm_kernel.display import style
 from wm_kernel.jupyter.dashboard import Dashboard, TurnDriver
 from wm_kernel.jupyter.dashboard_parts import PanelView
+from wm_kernel.jupyter.dashboard_tabs import UNDRAWN
 from wm_kernel.session import Session
 
 
@@ -100,6 +101,11 @@ def panel_updates(log: list[tuple[RecordingComm, Any]], panel: Any) -> list[dict
 def all_updates(log: list[tuple[RecordingComm, Any]]) -> list[Any]:
     """Every update the kernel originated (not the echo_update acknowledgements of browser changes)."""
     return [data for _, data in log if data["method"] == "update"]
+
+
+#: What follows a change of the slider's range: the browser's slider (noUiSlider) sends Home and
+#: End to the range it was built with, and a change of orientation rebuilds it.
+REBUILT = [{"orientation": "vertical"}, {"orientation": "horizontal"}]
 
 
 def from_frontend(widget: Any, **state: Any) -> None:
@@ -257,14 +263,15 @@ def test_one_turn_sends_one_update_for_the_changed_section_and_none_for_the_othe
     for unchanged in ("base_prompt", "inbox_status", "location_context"):
         assert panel_updates(sent, d.panel(unchanged)) == []
     # the controls: one message each (play follows the slider's value in the frontend, its end
-    # is set here), the banner, the open overview tab, and nothing else at all
-    assert updates(sent, d.slider) == [{"max": 1, "value": 1}]
+    # is set here; the slider's new range is followed by its rebuild, see REBUILT), the banner,
+    # the open overview tab, and nothing else at all
+    assert updates(sent, d.slider) == [{"max": 1, "value": 1}, *REBUILT]
     assert updates(sent, d.play) == [{"max": 1}]
     assert [text_of(u["value"]) for u in updates(sent, d.banner)] == [
         "live · turn 1 · segment 1 (segment turn 1)"]
     assert updates(sent, d.events) == []          # its tab is closed
     assert len(updates(sent, d.overview)) == 1
-    assert len(sent) == 6 and all(data["method"] == "update" for _, data in sent)
+    assert len(sent) == 8 and all(data["method"] == "update" for _, data in sent)
     d.close()
 
 
@@ -276,9 +283,9 @@ def test_a_turn_that_changes_no_section_sends_only_the_controls(sent: list) -> N
     panels = [d.panel(n) for n in ("base_prompt", "inbox_status", "location_context")]
     assert [m for p in panels for m in panel_updates(sent, p)] == []
     # three turns from another cell: each turn settles once
-    assert updates(sent, d.slider) == [{"max": 1, "value": 1}, {"max": 2, "value": 2},
-                                       {"max": 3, "value": 3}]
-    assert len(sent) == 12  # slider, play's end, banner, the open overview, per turn
+    assert updates(sent, d.slider) == [{"max": 1, "value": 1}, *REBUILT, {"max": 2, "value": 2},
+                                       *REBUILT, {"max": 3, "value": 3}, *REBUILT]
+    assert len(sent) == 18  # slider (and its rebuild), play's end, banner, the overview, per turn
     d.close()
 
 
@@ -599,9 +606,9 @@ def test_every_colour_follows_the_jupyterlab_theme(sent: list) -> None:
     s.advance_turn()
     d.viewing_turn = 0
     d.tabs.selected_index = d.tabs.children.index(d.events)   # drawn while open, as a user sees it
-    pages = [d.banner.value, d.events.value, *(d.panel(n).value for n in d._panels)]
+    pages = [d.banner.value, d.events.value, *(d.panel(n).value for n in d.sections.panels)]
     d.viewing_turn = None
-    pages += [d.panel(n).value for n in d._panels]
+    pages += [d.panel(n).value for n in d.sections.panels]
     values = re.findall(r"(?:color|background|border[a-z-]*):([^;\"]*)", "".join(pages))
     assert {v for v in values if "var(--jp-" not in v and not v.strip()[:1].isdigit()} == {"#fff"}
     assert f"color:{style.ERROR}" in d.events.value      # the failure, in the error colour
@@ -740,14 +747,24 @@ def test_turn_driver_modes_and_views() -> None:
     driver = TurnDriver(latest=4)
     assert (driver.mode, driver.shown) == ("live", 4)
     assert [driver.view_for(t) for t in (-1, 0, 3, 4, 9)] == [0, 0, 3, None, None]
-    driver.view = driver.check_view(2)
+    driver.view = 2
     assert (driver.mode, driver.shown) == ("replay", 2)
+
+
+def test_the_turn_on_view_is_checked_at_every_assignment(sent: list) -> None:
+    s = make_session(Inbox)
+    d = Dashboard(s)
+    d.advance(4)
+    d.viewing_turn = 2
+    assert (d.driver.mode, d.driver.shown) == ("replay", 2)
     for bad in (4, -1, True, "2"):
         with pytest.raises(ValueError, match=r"viewing_turn must be None \(live\) or an earlier "
                                              r"turn, 0 to 3; got"):
-            driver.check_view(bad)
-    assert driver.view == 2                       # a refused view changes nothing
-    assert driver.check_view(None) is None
+            d.viewing_turn = bad
+    assert d.viewing_turn == 2 and d.driver.view == 2     # a refused view changes nothing
+    d.viewing_turn = None
+    assert d.driver.mode == "live"
+    d.close()
 
 
 def test_turn_driver_holds_rendering_through_batches_and_turns() -> None:
@@ -820,7 +837,7 @@ def test_budget_tab_draws_the_bars_of_the_prompt_on_view_only_while_open(sent: l
     s.trinket("Tasks").add("a long running background job " * 30, ttl=9)
     d = Dashboard(s)
     d.advance(1)
-    assert d.budget.value == "" and updates(sent, d.budget) == []    # closed: never drawn
+    assert d.budget.value == UNDRAWN and updates(sent, d.budget) == []    # closed: never drawn
     d.tabs.selected_index = d.tabs.children.index(d.budget)
     bars = d.budget.value
     assert bars.startswith('<div class="wm-budget">') and "<svg" in bars
@@ -913,7 +930,7 @@ def test_an_open_dashboard_keeps_a_small_constant_per_turn(monkeypatch: pytest.M
 # -- what the dashboard's frugality relies on ------------------------------------------------------------
 def count_renders(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """The sections whose live view is rendered from now on, in order."""
-    import wm_kernel.jupyter.dashboard as module
+    import wm_kernel.jupyter.dashboard_sections as module
 
     rendered: list[str] = []
     real = module.live_section
@@ -1054,13 +1071,12 @@ def test_a_feed_reads_the_items_of_the_trinket_fed_only(sent: list) -> None:
     asked.clear()
     d.refresh()                                   # nothing fed or turned since: nobody asked
     assert asked == []
-    s.advance_turn()                              # a turn: every stateful trinket, once more
-    with_dashboard = collections.Counter(asked)   # than the session itself asks
+    s.advance_turn()                              # a turn: the dashboard reads the items the
+    with_dashboard = collections.Counter(asked)   # session's ItemHistory read at its compose
     d.close()
     asked.clear()
     s.advance_turn()
-    assert with_dashboard - collections.Counter(asked) == collections.Counter(
-        ["Tasks", "Watchlist", "PeanutGalleryTrinket"])
+    assert with_dashboard == collections.Counter(asked)
 
 
 def test_play_and_slider_are_linked_in_the_frontend(sent: list) -> None:
@@ -1068,13 +1084,16 @@ def test_play_and_slider_are_linked_in_the_frontend(sent: list) -> None:
     d = Dashboard(s)
     link = d._play_link
     assert isinstance(link, Link)
-    assert (link.source, link.target) == ((d.play, "value"), (d.slider, "value"))
+    # the slider is the source: a saved notebook's link starts by copying the slider's value to
+    # play (play's copy in the kernel is stale), not play's to the slider
+    assert (link.source, link.target) == ((d.slider, "value"), (d.play, "value"))
     # so the kernel moves the slider alone (the link moves play in the browser) and keeps play's
     # end, widened before the slider moves so the link never moves play past it
     sent.clear()
     s.advance_turn()
     assert [(c, data["state"]) for c, data in sent if c in (d.slider.comm, d.play.comm)] == [
-        (d.play.comm, {"max": 1}), (d.slider.comm, {"max": 1, "value": 1})]
+        (d.play.comm, {"max": 1}), (d.slider.comm, {"max": 1, "value": 1}),
+        *((d.slider.comm, state) for state in REBUILT)]
     # no Python observer moves one with the other
     assert not d.play._trait_notifiers.get("value")
     d.close()
@@ -1157,7 +1176,7 @@ def test_the_overview_is_drawn_only_while_open_and_current_when_opened(sent: lis
 def test_the_event_log_is_drawn_only_while_open_and_current_when_opened(sent: list) -> None:
     s = make_session(Tasks)
     d = Dashboard(s, log_rows=2)
-    assert d.events.value == ""                   # never opened: never drawn
+    assert d.events.value == UNDRAWN              # never opened: never drawn
     sent.clear()
     s.trinket("Tasks").add_item("crawl", ttl=9)
     d.advance(2)
@@ -1357,7 +1376,7 @@ def test_in_a_kernel_a_cell_of_many_turns_sends_one_update_per_part_when_it_retu
 
     assert run_cell(cell) == []
     # one update per changed part, showing the state the cell left
-    assert updates(sent, d.slider) == [{"max": 20, "value": 20}]
+    assert updates(sent, d.slider) == [{"max": 20, "value": 20}, *REBUILT]
     assert updates(sent, d.play) == [{"max": 20}]
     assert [text_of(u["value"]) for u in updates(sent, d.banner)] == [
         "live · turn 20 · segment 1 (segment turn 20)"]
@@ -1393,8 +1412,8 @@ def test_a_dashboard_that_does_not_coalesce_draws_every_turn(
         s.advance_turn(3)
 
     run_cell(cell)
-    assert updates(sent, d.slider) == [{"max": 1, "value": 1}, {"max": 2, "value": 2},
-                                       {"max": 3, "value": 3}]
+    assert updates(sent, d.slider) == [{"max": 1, "value": 1}, *REBUILT, {"max": 2, "value": 2},
+                                       *REBUILT, {"max": 3, "value": 3}, *REBUILT]
     d.close()
 
 
@@ -1433,7 +1452,7 @@ def test_a_draw_asked_of_a_loop_that_never_runs_does_not_block_later_draws(
         await asyncio.sleep(0)
 
     run_cell(cell)
-    assert updates(sent, d.slider) == [{"max": 2, "value": 2}]
+    assert updates(sent, d.slider) == [{"max": 2, "value": 2}, *REBUILT]
     idle.close()
     d.close()
 
@@ -1453,4 +1472,167 @@ def test_code_reading_the_dashboard_in_the_same_cell_reads_what_it_will_show(
         return value, read(d.panel("async_activity").value)["meta"]
 
     assert run_cell(cell) == ("trinket Tasks · 29 chars · segment turn 3",) * 2
+    d.close()
+
+
+# -- options are validated traits ------------------------------------------------------------------
+def test_every_option_is_checked_at_every_assignment_and_a_refused_value_changes_nothing(
+        sent: list) -> None:
+    d = Dashboard(make_session(Inbox, Tasks))
+    for name, bad, error, message in [
+            ("preview_chars", 0, ValueError, "preview_chars must be an int >= 1, got 0"),
+            ("preview_chars", "9", TypeError, "preview_chars must be an int >= 1, got '9'"),
+            ("preview_chars", True, TypeError, "preview_chars must be an int >= 1, got True"),
+            ("log_rows", -1, ValueError, "log_rows must be an int >= 0, got -1"),
+            ("coalesce", 1, TypeError, "coalesce must be True or False, got 1"),
+            ("cache_model", 3, TypeError, "cache_model must be a str, got int")]:
+        before = getattr(d, name)
+        with pytest.raises(error, match=re.escape(message)):
+            setattr(d, name, bad)
+        assert getattr(d, name) == before
+    d.preview_chars, d.log_rows, d.coalesce = 5, 0, False
+    assert (d.model.preview_chars, d.model.log_rows, d.model.coalesce) == (5, 0, False)
+    d.close()
+
+
+def test_an_unknown_or_removed_option_is_an_error_naming_the_options(sent: list) -> None:
+    s = make_session(Inbox)
+    with pytest.raises(TypeError, match=re.escape(
+            "unknown Dashboard option 'lookahead'; the options are preview_chars, log_rows, "
+            "cache_model, coalesce, compose and replace")):
+        Dashboard(s, lookahead=1.5)
+    with pytest.raises(ValueError, match="log_rows must be an int >= 0, got -2"):
+        Dashboard(s, log_rows=-2)
+    with pytest.raises(TypeError, match="compose must be True or False, got 'no'"):
+        Dashboard(s, compose="no")  # type: ignore[arg-type]
+    d = Dashboard(s)
+    with pytest.raises(AttributeError):
+        d.session = make_session(Inbox)  # type: ignore[misc]
+    assert d.session is s and d.model.session is s
+    d.close()
+
+
+# -- a faulty trinket is isolated ---------------------------------------------------------------------
+class BadCountdown(Tasks):
+    """A stateful trinket whose describe_items() answers a turns_remaining that is not a number."""
+
+    variable_name = "bad_countdown"
+
+    def describe_items(self) -> list[dict[str, Any]]:
+        return [{"id": "x", "label": "x", "turns_remaining": "soon"}]
+
+
+def test_a_trinket_whose_items_cannot_be_read_shows_its_error_and_the_others_work(
+        sent: list) -> None:
+    s = make_session(Tasks, BadCountdown)
+    s.trinket("Tasks").add("crawl", ttl=2)
+    d = Dashboard(s)                             # no exception: the faulty trinket is isolated
+    bad = d.panel("bad_countdown")
+    assert bad.title == "bad_countdown · BadCountdown · ⚠ failed"
+    assert read(bad.value)["note"] == (
+        "no content: the section is left out error describe_items() failed: TypeError: item 'x': "
+        "turns_remaining must be an int or None, got 'soon' its items are not shown")
+    assert read(d.panel("async_activity").value)["items"] == [("crawl", "2")]
+    d.advance(1)                                 # turns go on; the others still count down
+    assert read(d.panel("async_activity").value)["items"] == [("crawl", "1")]
+    assert bars(d) == [("crawl", "live", "1")]
+    d.close()
+
+
+# -- play's stop, the saved view ----------------------------------------------------------------------
+def test_play_stop_returns_to_the_live_view_and_a_pause_stays(sent: list) -> None:
+    s = make_session(Inbox)
+    d = Dashboard(s)
+    d.advance(4)
+    from_frontend(d.play, playing=True)
+    for turn in (0, 1, 2):                        # replaying
+        play_from_frontend(d, turn)
+    assert d.driver.shown == 2
+    # stop, as the browser sends it: not playing, the slider moved to play's start by the
+    # link, then play's own value
+    from_frontend(d.play, playing=False)
+    from_frontend(d.slider, value=0)
+    from_frontend(d.play, value=0)
+    assert (d.driver.mode, d.viewing_turn, d.slider.value) == ("live", None, 4)
+    assert d.status == "live · turn 4 · segment 1 (segment turn 4)"
+    # a pause keeps the turn it paused at; a move to turn 0 after it is a move to turn 0
+    from_frontend(d.play, playing=True)
+    play_from_frontend(d, 1)
+    from_frontend(d.play, playing=False)
+    assert (d.driver.mode, d.driver.shown) == ("replay", 1)
+    from_frontend(d.play, value=0)               # the link syncs play first on a slider move
+    from_frontend(d.slider, value=0)
+    assert (d.driver.mode, d.driver.shown) == ("replay", 0)
+    assert (d.play.tooltip, d.play.description) == (
+        "▶ replay the recorded turns, one a second · ■ stop: back to the live view", "")
+    d.close()
+
+
+def test_a_saved_dashboard_carries_the_line_and_style_that_show_when_no_kernel_is_connected(
+        sent: list) -> None:
+    d = Dashboard(make_session(Inbox))
+    assert "wm-dashboard" in d._dom_classes and "wm-tabs" in d.tabs._dom_classes
+    assert "wm-notice" in d.notice._dom_classes
+    assert d.children[1] is d.notice
+    assert text_of(d.notice.value.split("<style>")[0]) == (
+        "a saved view: run the notebook's cells to bring this dashboard to life")
+    style = d.notice.value.split("<style>")[1]
+    assert ".wm-dashboard.jupyter-widgets-disconnected .wm-offline { display: block; }" in style
+    assert ".wm-dashboard .wm-offline { display: none; }" in style
+    # the controls that would do nothing offline are the boxes marked wm-controls
+    controls = [c for c in d.children if "wm-controls" in getattr(c, "_dom_classes", ())]
+    assert [list(c.children) for c in controls] == [
+        [d.play, d.slider], [d.advance_count, d.advance_button, d.summary, d.collapse_button]]
+    # offline the banner's head ("live") is hidden: it is marked
+    assert '<span class="wm-live"><b>live</b> · </span>' in d.banner.value
+    # a tab never opened says so in a saved notebook, instead of being blank
+    assert text_of(d.budget.value) == "drawn when this tab is opened in a running notebook"
+    d.close()
+
+
+# -- a dashboard opened late shows the whole recorded history ------------------------------------------
+def test_a_dashboard_opened_late_shows_every_turns_items_and_changes(sent: list) -> None:
+    s = make_session(PeanutGalleryTrinket)
+    s.compose()
+    s.trinket("PeanutGalleryTrinket").add_guidance("concern", "Slow down.", ttl=1)
+    s.advance_turn(3)                            # the guidance expired at turn 2
+    d = Dashboard(s)                             # opened at turn 3
+    overview_text = text_of(d.overview.value)
+    assert "no items yet" not in overview_text
+    assert "the first compose" not in overview_text
+    assert "turn 2 → turn 3" in overview_text
+    assert [(item, state) for item, state, _ in bars(d)] == [("guidance-1", "expired")]
+    d.viewing_turn = 1
+    panel = read(d.panel("peanutgallery_guidance").value)
+    assert panel["items"] == [("concern: Slow down.", "0")]
+    assert "Slow down." in panel["text"]
+    d.close()
+
+
+def test_the_cache_strip_names_the_turns_it_covers(sent: list) -> None:
+    s = make_session(Inbox)
+    d = Dashboard(s, cache_model="claude-haiku-4-5")
+    d.advance(3)
+    d.tabs.selected_index = d.tabs.children.index(d.cache)
+    assert text_of(d.cache.value).startswith("claude-haiku-4-5: turns 0-3 · hit rate ")
+    d.close()
+
+
+def test_turns_before_any_item_record_say_so_instead_of_no_live_items(sent: list) -> None:
+    from wm_kernel.instruments.history import History
+
+    # a session without the ItemHistory every Session attaches by default: the dashboard starts
+    # one when it opens, so the items of the turns before are not known
+    s = Session(base_prompt="You help.", trinkets=[PeanutGalleryTrinket], instruments=[History.attach],
+                clock=ManualClock("2026-11-30T09:00:00+00:00"))
+    s.compose()
+    s.trinket("PeanutGalleryTrinket").add_guidance("concern", "Slow down.", ttl=3)
+    s.advance_turn(2)
+    d = Dashboard(s)
+    d.viewing_turn = 1
+    panel = read(d.panel("peanutgallery_guidance").value)
+    assert "items" not in panel
+    assert panel["note"] == ("its items' countdowns were not recorded at this turn (the dashboard "
+                             "was opened later)")
+    assert "Slow down." in panel["text"]
     d.close()

@@ -60,10 +60,13 @@ Instrument = Callable[["Session"], object]
 
 def default_instruments() -> tuple[Instrument, ...]:
     """What a Session attaches when ``instruments`` is not given: a
-    :class:`~wm_kernel.instruments.history.History`, so ``session.history`` holds every compose from the first."""
+    :class:`~wm_kernel.instruments.history.History`, so ``session.history`` holds every compose
+    from the first, and an :class:`~wm_kernel.instruments.items.ItemHistory`, so a dashboard
+    opened late shows the items (and their countdowns) of every turn."""
     from wm_kernel.instruments.history import History
+    from wm_kernel.instruments.items import ItemHistory
 
-    return (History.attach,)
+    return (History.attach, ItemHistory.attach)
 
 
 @dataclass(frozen=True)

@@ -30,7 +30,6 @@ def open_notebook(page: Any, lab: Lab, name: str) -> None:
     page.wait_for_selector(".jp-NotebookPanel .jp-Cell", timeout=LOAD_TIMEOUT_MS)
     # JupyterLab may ask which kernel to start (the notebook's own is preselected): poll for
     # that dialog or the idle kernel, whichever comes first
-    kernel_ready = page.locator(".jp-Notebook-ExecutionIndicator[data-status='idle']")
     select = page.locator(".jp-Dialog button", has_text="Select")
     deadline = time.monotonic() + LOAD_TIMEOUT_MS / 1000
     while not page.evaluate(_READY):
@@ -143,7 +142,6 @@ def test_ttl_dashboard_renders_and_the_slider_moves_from_the_keyboard(page: Any,
     assert dash.locator("svg.wm-timeline rect.wm-bar").count() == 4   # the timeline is drawn
     assert dash.locator("line.wm-now").count() == 1                   # the turn on view marked
     handle = dash.locator(".noUi-handle").first
-    live = bars(page)
     handle.focus()
     handle.press("Home")                                              # back to turn 0
     # the fourth entry is added after the collapse at turn 6: not yet there
@@ -239,3 +237,92 @@ def test_saved_dashboard_shows_without_running_and_reads_in_the_dark_theme(page:
     finally:
         lab.set_theme("JupyterLab Light")
 
+
+
+def slider_turn(dash: Any) -> str:
+    """The turn the dashboard's slider reads out."""
+    return (dash.locator(".widget-readout").first.text_content() or "").strip()
+
+
+def banner(dash: Any) -> str:
+    return " ".join((dash.locator(".wm-live").first.locator("xpath=..").text_content()
+                     or "").split())
+
+
+def test_end_returns_to_the_latest_turn_stop_to_the_live_view_and_the_play_buttons_say_so(
+        page: Any, lab: Lab) -> None:
+    open_notebook(page, lab, "02_ttl_expiry.ipynb")
+    run_all(page)
+    dash = dashboard(page)
+    dash.scroll_into_view_if_needed()
+    latest = slider_turn(dash)
+    assert latest == "8"
+    handle = dash.locator(".noUi-handle").first
+    handle.focus()
+    handle.press("Home")
+    assert eventually(page, lambda: slider_turn(dash), "0") == "0"
+    assert eventually(page, lambda: banner(dash).startswith("viewing turn 0"), True)
+    handle.focus()
+    handle.press("End")                                  # back to the latest turn: live
+    assert eventually(page, lambda: slider_turn(dash), latest) == latest
+    assert eventually(page, lambda: banner(dash), "live · turn 8 · segment 2 (segment turn 2)") \
+        == "live · turn 8 · segment 2 (segment turn 2)"
+    play, stop = dash.locator(".widget-play button").nth(0), dash.locator(".widget-play button").nth(1)
+    for button in (play, stop):                          # hovering a button shows what it does
+        title = button.evaluate("b => b.closest('[title]') && b.closest('[title]').title")
+        assert title == "▶ replay the recorded turns, one a second · ■ stop: back to the live view"
+    play.click()                                         # replays from turn 0, a turn a second
+    assert eventually(page, lambda: slider_turn(dash) in ("1", "2"), True)
+    stop.click()                                         # stop: back to live, not to turn 0
+    assert eventually(page, lambda: banner(dash), "live · turn 8 · segment 2 (segment turn 2)") \
+        == "live · turn 8 · segment 2 (segment turn 2)"
+    assert eventually(page, lambda: slider_turn(dash), latest) == latest
+    assert error_outputs(page) == [] and page.dialogs == []
+
+
+# what a dashboard without a kernel shows: (the offline line's text, whether it is visible), the
+# controls and "disconnected" marks visible, and the tab labels cut short
+_SAVED_VIEW = """(dash) => {
+    const shown = el => !!el && getComputedStyle(el).display !== 'none' && el.offsetParent !== null;
+    const line = dash.querySelector('.wm-offline');
+    const marks = [dash, ...dash.querySelectorAll('.jupyter-widgets-disconnected')].filter(
+        el => el.classList.contains('jupyter-widgets-disconnected')
+              && getComputedStyle(el, '::before').display !== 'none');
+    return {
+        disconnected: dash.classList.contains('jupyter-widgets-disconnected'),
+        line: line ? line.textContent.trim() : null, line_shown: shown(line),
+        controls_shown: [...dash.querySelectorAll('.wm-controls')].filter(shown).length,
+        live_head_shown: shown(dash.querySelector('.wm-live')),
+        notice_height: dash.querySelector('.wm-notice').offsetHeight,
+        marks: marks.length,
+        cut_tabs: [...dash.querySelectorAll('.lm-TabBar-tabLabel')].filter(
+            l => l.scrollWidth > l.clientWidth + 1).map(l => l.textContent),
+    };
+}"""
+
+
+def test_a_saved_dashboard_opens_tidy_with_one_line_saying_how_to_bring_it_to_life(
+        page: Any, lab: Lab) -> None:
+    open_notebook(page, lab, "02_ttl_expiry.ipynb")
+    page.wait_for_selector("svg.wm-timeline", timeout=30_000)    # from the saved widget state
+    dash = dashboard(page)
+    dash.scroll_into_view_if_needed()
+    view = dash.evaluate(_SAVED_VIEW)
+    assert view["notice_height"] > 0
+    assert view == {"disconnected": True,
+                    "line": "a saved view: run the notebook's cells to bring this dashboard to life",
+                    "line_shown": True, "controls_shown": 0, "live_head_shown": False, "marks": 0,
+                    "cut_tabs": [], "notice_height": view["notice_height"]}
+    # the banner still says which turn the saved view shows
+    assert "turn 8 · segment 2 (segment turn 2)" in (dash.locator(".wm-live").first.locator(
+        "xpath=..").text_content() or "")
+    dash.screenshot(path=str(SCREENSHOTS / "02_ttl_expiry_saved.png"))
+    # run, the same dashboard is live: the line and the marks go, the controls come
+    run_all(page)
+    dash = dashboard(page)
+    live = eventually(page, lambda: dash.evaluate(_SAVED_VIEW)["controls_shown"], 2)
+    assert live == 2
+    view = dash.evaluate(_SAVED_VIEW)
+    assert (view["disconnected"], view["line_shown"], view["live_head_shown"], view["cut_tabs"],
+            view["notice_height"]) == (False, False, True, [], 0)   # live: the line takes no room
+    assert error_outputs(page) == [] and page.dialogs == []

@@ -95,7 +95,8 @@ class Advice:
         n = len(self.current.requests)
         lines = [f"{self.current.profile.name}, {n} requests: current input cost ${self.current_cost:.6f}"]
         lines += [f"- {s.text}" for s in self.suggestions]
-        lines.append(f"advised: {self.best.text}: ${self.best.cost:.6f} ({-self.best.saving:+.1%})")
+        lines.append(f"advised: {self.best.text}: ${self.best.cost:.6f} "
+                     f"({signed_percent(-self.best.saving)})")
         lines += self.notes
         return lines
 
@@ -279,8 +280,16 @@ def _suggest(kind: str, text: str, requests: Sequence[Request], profile: ModelPr
         costs = folded
     cost = sum(costs)
     saving = 1 - cost / base if base else 0.0
-    return Suggestion(kind, f"{text}: ${cost:.6f} ({-saving:+.1%} input cost over {len(costs)} requests)",
+    return Suggestion(kind, f"{text}: ${cost:.6f} ({signed_percent(-saving)} input cost over "
+                            f"{len(costs)} requests)",
                       cost, saving, tuple(costs), tuple(requests))
+
+
+def signed_percent(fraction: float) -> str:
+    """``fraction`` as a signed percentage to one decimal; a change that rounds to nothing is
+    "+0.0%" (never "-0.0%")."""
+    shown = round(fraction, 3)
+    return f"{shown if shown else 0.0:+.1%}"
 
 
 def advise(simulation: Simulation) -> Advice:

@@ -3,22 +3,14 @@
 What a prompt engineer watches in a session is guidance appearing and expiring as turns pass. The
 overview puts that on one screen: a timeline with one bar per stateful-trinket item (live or
 expired) from the turn it was added to the last turn it is shown, the turn on view marked; the size
-of each placement; and the sections the newest compose added, removed or changed.
+of each placement; and the sections the newest compose added, removed or changed. The items over
+time come from ``wm_kernel.instruments.items`` (``ItemLog``, ``ItemSpan``; imported here too).
 
 The functions here are pure (data in, escaped HTML out) so the dashboard can call them on every
 settle and send the result only when it differs.
 
 Public API
 ----------
-``ItemSpan``
-    One item's life: ``section``, ``trinket``, ``id``, ``label``, ``start`` (first turn it was
-    seen), ``end`` (last turn it is, or will be, shown; None while it lives until a collapse).
-``item_spans(items_at, trinkets) -> list[ItemSpan]``
-    The spans of every item in a ``{turn: {section: describe_items()}}`` record.
-``ItemLog``
-    The same knowledge kept as changes, not copies: per item its text once, the turns it was seen
-    and each change of its announced last turn. The dashboard keeps one for the time-travel view
-    and the timeline, so its memory grows with the items fed, not with turns x live items.
 ``timeline_html(spans, marked_turn)``, ``sizes_html(composed)``, ``changes_html(diff)``
     The three parts of the overview (the timeline draws the last ``WINDOW`` turns and the items
     seen in them).
@@ -26,34 +18,18 @@ Public API
     ``changes_html`` of two composed prompts, without computing the unified diffs it never shows.
 ``cache_strip_html(rows, marked_turn, summary)``
     The cache strip: one cell per turn (hit, partial, write, miss), the reason on hover.
-
-Examples
---------
->>> spans = item_spans({0: {"g": [{"id": "a", "label": "x", "turns_remaining": 2}]},
-...                     1: {"g": [{"id": "a", "label": "x", "turns_remaining": 1}]}},
-...                    {"g": "PeanutGalleryTrinket"})
->>> spans
-[ItemSpan(section='g', trinket='PeanutGalleryTrinket', id='a', label='x', start=0, end=2)]
->>> spans[0].state(3), spans[0].state(2), spans[0].remaining(1)
-('expired', 'live', 1)
->>> log = ItemLog()
->>> log.sight(0, {"g": [{"id": "a", "label": "x", "turns_remaining": 2}]})
->>> log.sight(1, {"g": [{"id": "a", "label": "x", "turns_remaining": 1}]})
->>> log.spans({"g": "PeanutGalleryTrinket"}) == spans, log.items_at(1, "g")
-(True, [{'id': 'a', 'label': 'x', 'turns_remaining': 1}])
 """
 from __future__ import annotations
 
-import bisect
 import functools
 import html
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Sequence
 from typing import Any
 
 from wm_kernel.core.prompt import ComposedPrompt
 from wm_kernel.display import style
 from wm_kernel.instruments.diff import PromptDiff, diff_prompts
+from wm_kernel.instruments.items import WINDOW, ItemLog, ItemSpan, item_spans
 
 _MUTED = "var(--jp-content-font-color2,#444)"
 _TEXT = "var(--jp-content-font-color1,#000)"
@@ -61,279 +37,43 @@ _LIVE = "var(--jp-brand-color1,#1976d2)"
 _EXPIRED = "var(--jp-layout-color4,#999)"
 _MARK = "var(--jp-warn-color0,#c77c00)"
 _GRID = "var(--jp-border-color2,#ddd)"
-#: How many turns the timeline draws at most (the most recent ones): a bar per turn stays legible.
-WINDOW = 40
 _ROW, _LABEL_W, _HEAD = 18, 230, 18
 
 
-@dataclass(frozen=True)
-class ItemSpan:
-    """One item of a stateful trinket, from the turn it was first seen to the last turn it is
-    shown (``end``), or ``end=None`` for an item that lives until the segment collapses."""
-
-    section: str
-    trinket: str
-    id: str
-    label: str
-    start: int
-    end: int | None
-
-    def state(self, turn: int) -> str:
-        """``"live"``, ``"expired"`` or ``"future"`` as seen at ``turn``."""
-        if turn < self.start:
-            return "future"
-        return "live" if self.end is None or turn <= self.end else "expired"
-
-    def remaining(self, turn: int) -> int | None:
-        """Turns it is still shown after ``turn`` (None: until a collapse)."""
-        return None if self.end is None else max(self.end - turn, 0)
-
-    @functools.cached_property
-    def _row_text(self) -> tuple[str, str, str]:
-        """(label, bar attributes, hover text) of its timeline row, escaped: the parts that do
-        not move with the window, escaped once rather than at every draw (a cached_property
-        writes the instance dict, which a frozen dataclass allows)."""
-        label = self.label if len(self.label) <= 34 else self.label[:33] + "…"
-        shown = "until a collapse" if self.end is None else f"turns {self.start} to {self.end}"
-        hover = f"{self.label}\n{self.trinket} · {self.section} · {shown}"
-        attributes = (f'data-section="{html.escape(self.section, quote=True)}" '
-                      f'data-item="{html.escape(self.id, quote=True)}"')
-        return html.escape(label), attributes, html.escape(hover)
-
-    def _draw(self, key: tuple[int, int, str, int | None, int]) -> tuple[Any, str, str]:
-        """(key, label, bar) of its timeline row for ``key`` = (height ``y``, column width
-        ``col``, ``state``, ``remaining`` turns, ``reach``: the turn an endless bar runs to),
-        kept as ``_last_drawn`` in the instance dict (as ``_row_text``): the next draw mostly
-        asks for the same row, and ``timeline_html`` compares its key before calling."""
-        y, col, state, remaining, reach = key
-        label, attributes, hover = self._row_text
-        end = reach if self.end is None else self.end
-        bar = ""
-        if end >= self.start:
-            bar = (f'<rect class="wm-bar" {attributes} data-state="{state}" '
-                   f'data-remaining="{"" if remaining is None else remaining}" '
-                   f'x="{self.start * col + 1}" y="{y + 3}" '
-                   f'width="{(end - self.start + 1) * col - 2}" height="{_ROW - 6}" rx="3" '
-                   f'style="fill:{_LIVE if state == "live" else _EXPIRED}"><title>{hover}</title>'
-                   "</rect>")
-        drawn = (key, f'<text x="4" y="{y + 13}" style="fill:{_TEXT}">{label}</text>', bar)
-        self.__dict__["_last_drawn"] = drawn
-        return drawn
+def _row_text(span: ItemSpan) -> tuple[str, str, str]:
+    """(label, bar attributes, hover text) of a span's timeline row, escaped: the parts that do
+    not move with the window, escaped once rather than at every draw (kept in the span's
+    instance dict, which a frozen dataclass allows)."""
+    kept: tuple[str, str, str] | None = span.__dict__.get("_row_text")
+    if kept is None:
+        label = span.label if len(span.label) <= 34 else span.label[:33] + "…"
+        shown = "until a collapse" if span.end is None else f"turns {span.start} to {span.end}"
+        hover = f"{span.label}\n{span.trinket} · {span.section} · {shown}"
+        attributes = (f'data-section="{html.escape(span.section, quote=True)}" '
+                      f'data-item="{html.escape(span.id, quote=True)}"')
+        kept = span.__dict__["_row_text"] = (html.escape(label), attributes, html.escape(hover))
+    return kept
 
 
-def item_spans(items_at: Mapping[int, Mapping[str, Sequence[Mapping[str, Any]]]],
-               trinkets: Mapping[str, str]) -> list[ItemSpan]:
-    """Every item seen in ``items_at`` (turn -> section -> ``describe_items()``), in the order
-    they appeared. ``trinkets`` maps a section to its trinket's name.
-
-    An item still present at its last sighting shows until ``turns_remaining`` more turns have
-    passed; one that vanished earlier than announced (a collapse, a removal) ends where it was last
-    seen."""
-    first: dict[tuple[str, str], int] = {}
-    last: dict[tuple[str, str], tuple[int, Mapping[str, Any]]] = {}
-    turns = sorted(items_at)
-    for turn in turns:
-        for section, items in items_at[turn].items():
-            for item in items:
-                key = (section, str(item.get("id")))
-                first.setdefault(key, turn)
-                last[key] = (turn, item)
-    latest = turns[-1] if turns else 0
-    spans = []
-    for key, start in first.items():
-        seen, item = last[key]
-        remaining = item.get("turns_remaining")
-        if seen < latest:
-            # gone by the latest record: either it expired as announced or it was cut short
-            later = [t for t in turns if t > seen]
-            announced = None if remaining is None else seen + int(remaining)
-            end: int | None = seen if announced is None else min(announced, later[0] - 1)
-        else:
-            end = None if remaining is None else seen + int(remaining)
-        label = str(item.get("label") or item.get("id"))
-        spans.append(ItemSpan(key[0], trinkets.get(key[0], ""), key[1], label, start, end))
-    return spans
-
-
-@dataclass
-class _ItemTrace:
-    """What an :class:`ItemLog` knows of one item: each field changes rarely, so it stays small
-    however many turns the item lives."""
-
-    label: str
-    seen: list[list[int]]                   # [first, last] turns of each stretch it was seen in
-    ends: list[tuple[int, int | None]]      # (from turn, announced last turn): one per change
-    gone: int | None = None                 # the first sighting after the last stretch without it
-    extra: dict[str, Any] = field(default_factory=dict)  # other keys of describe_items(), if any
-
-
-class ItemLog:
-    """The items of the stateful trinkets over time, kept as changes rather than per-turn copies.
-
-    :meth:`sight` is given what ``describe_items()`` says at a turn (any number of times per turn;
-    what is seen at a turn is the union of those sightings). Per item the log keeps its label once,
-    the stretches of turns it was seen in and each change of its announced last turn
-    (``turn + turns_remaining``, which a countdown leaves unchanged). So an item alive for 1,000
-    turns costs the same as one alive for one, and a turn in which nothing is fed or expires costs
-    nothing: memory is bounded by the number of items ever fed, not by turns x items.
-
-    Other keys of an item (besides ``id``, ``label``, ``turns_remaining``) are kept as first seen.
-    """
-
-    def __init__(self) -> None:
-        self._items: dict[tuple[str, str], _ItemTrace] = {}
-        self._live: set[tuple[str, str]] = set()   # seen at the latest sighting turn
-        self.latest: int | None = None
-        self._version = 0
-        # the spans as last computed, per item, and the items changed since (recomputed on demand):
-        # a turn costs what its changed items cost, not what every item ever fed would
-        self._spans: dict[tuple[str, str], ItemSpan] = {}
-        self._stale: set[tuple[str, str]] = set()
-        self._names: dict[str, str] = {}
-        # the items marked gone by the latest turn's first sighting and not yet settled: most are
-        # seen again at once, which changes nothing, so only those still gone count as changed
-        self._tentative: set[tuple[str, str]] = set()
-        # for window(): the spans with an end, sorted by (end, first-seen rank), and those without
-        # (in first-seen order), so a window costs what it draws, not every item ever fed
-        self._rank: dict[tuple[str, str], int] = {}
-        self._by_end: list[tuple[int, int, tuple[str, str]]] = []
-        self._endless: dict[tuple[str, str], None] = {}
-
-    def sight(self, turn: int, items: Mapping[str, Sequence[Mapping[str, Any]]]) -> None:
-        """Record the items of each section (section -> ``describe_items()``) as seen at ``turn``.
-
-        Sightings must come in turn order (an earlier turn than the latest is ignored)."""
-        if self.latest is not None and turn < self.latest:
-            return
-        if self.latest is not None and turn > self.latest:
-            # tentatively gone as of this turn; seeing one again at this turn takes it back
-            self._settle()
-            for key in self._live:
-                self._items[key].gone = turn
-            self._tentative, self._live = self._live, set()
-        self.latest = turn
-        for section, described in items.items():
-            for item in described:
-                key = (section, str(item.get("id")))
-                remaining = item.get("turns_remaining")
-                end = None if remaining is None else turn + int(remaining)
-                trace = self._items.get(key)
-                if trace is None:
-                    extra = {k: v for k, v in item.items()
-                             if k not in ("id", "label", "turns_remaining")}
-                    trace = self._items[key] = _ItemTrace(str(item.get("label") or item.get("id")),
-                                                          [[turn, turn]], [(turn, end)], extra=extra)
-                    self._rank[key] = len(self._rank)
-                    self._stale.add(key)
-                    self._version += 1
-                else:
-                    # while an item is not gone its span does not read its last sighting, so
-                    # only a gap, a return or a new announced end changes what spans() gives
-                    if trace.gone is not None:
-                        if trace.gone < turn:
-                            trace.seen.append([turn, turn])   # back after it was gone
-                        else:
-                            trace.seen[-1][1] = turn
-                        trace.gone = None
-                        if key in self._tentative:
-                            self._tentative.discard(key)      # gone and back: nothing changed
-                        else:
-                            self._stale.add(key)
-                            self._version += 1
-                    else:
-                        trace.seen[-1][1] = turn
-                    if trace.ends[-1][1] != end:
-                        trace.ends.append((turn, end))
-                        self._stale.add(key)
-                        self._version += 1
-                self._live.add(key)
-
-    def items_at(self, turn: int, section: str) -> list[dict[str, Any]]:
-        """The items of ``section`` seen at ``turn``, as ``describe_items()`` gave them (turns
-        remaining counted from ``turn``), in the order they were first seen."""
-        out = []
-        for (owner, item_id), trace in self._items.items():
-            if owner != section or not any(a <= turn <= b for a, b in trace.seen):
-                continue
-            end = None
-            for start, announced in trace.ends:
-                if start > turn:
-                    break
-                end = announced
-            out.append({"id": item_id, "label": trace.label, **trace.extra,
-                        "turns_remaining": None if end is None else end - turn})
-        return out
-
-    def spans(self, trinkets: Mapping[str, str]) -> list[ItemSpan]:
-        """One :class:`ItemSpan` per item, as :func:`item_spans` computes it from per-turn copies
-        (``trinkets`` maps a section to its trinket's name)."""
-        self._refresh(trinkets)
-        # in the order the items were first seen (the dict of traces keeps it)
-        spans = self._spans
-        return [spans[key] for key in self._items]
-
-    def window(self, trinkets: Mapping[str, str], marked_turn: int) -> tuple[list[ItemSpan], int]:
-        """The spans :func:`timeline_html` draws with ``marked_turn`` marked (those that end in its
-        window of ``WINDOW`` turns or later, in first-seen order) and how many it leaves out,
-        found without visiting the items that ended earlier."""
-        self._refresh(trinkets)
-        if not self._spans:
-            return [], 0
-        newest = self._spans[next(reversed(self._items))]   # the largest start: sightings come in order
-        last = max(marked_turn, newest.start, self._by_end[-1][0] if self._by_end else 0)
-        low = max(0, last - WINDOW + 1)
-        keys = [key for _, _, key in self._by_end[bisect.bisect_left(self._by_end, (low,)):]]
-        keys.extend(self._endless)
-        keys.sort(key=self._rank.__getitem__)
-        return [self._spans[key] for key in keys], len(self._spans) - len(keys)
-
-    def _refresh(self, trinkets: Mapping[str, str]) -> None:
-        """Compute the spans of the items changed since the last call."""
-        self._settle()
-        if trinkets != self._names:
-            self._names = dict(trinkets)
-            self._stale = set(self._items)
-        for key in self._stale:
-            section, item_id = key
-            trace = self._items[key]
-            seen, announced = trace.seen[-1][1], trace.ends[-1][1]
-            if trace.gone is not None:
-                end: int | None = seen if announced is None else min(announced, trace.gone - 1)
-            else:
-                end = announced
-            span = ItemSpan(section, trinkets.get(section, ""), item_id, trace.label,
-                            trace.seen[0][0], end)
-            old = self._spans.get(key)
-            if old == span:
-                continue   # an equal span is kept, with its escaped text
-            rank = self._rank[key]
-            if old is not None and old.end is None:
-                del self._endless[key]
-            elif old is not None:
-                del self._by_end[bisect.bisect_left(self._by_end, (old.end, rank))]
-            if end is None:
-                self._endless[key] = None
-            else:
-                bisect.insort(self._by_end, (end, rank, key))
-            self._spans[key] = span
-        self._stale = set()
-
-    @property
-    def version(self) -> int:
-        """Counts the changes that alter :meth:`spans` (an item new, gone or back, a new
-        announced end): equal versions, equal spans, so a caller may keep what it drew from them."""
-        self._settle()
-        return self._version
-
-    def _settle(self) -> None:
-        """The items marked gone at the latest turn and not seen again since are gone: changed."""
-        gone = [key for key in self._tentative if self._items[key].gone is not None]
-        self._stale.update(gone)
-        self._version += bool(gone)
-        self._tentative = set()
-
-    def __len__(self) -> int:
-        return len(self._items)
+def _draw(span: ItemSpan, key: tuple[int, int, str, int | None, int]) -> tuple[Any, str, str]:
+    """(key, label, bar) of a span's timeline row for ``key`` = (height ``y``, column width
+    ``col``, ``state``, ``remaining`` turns, ``reach``: the turn an endless bar runs to), kept as
+    ``_last_drawn`` in the span's instance dict: the next draw mostly asks for the same row, and
+    ``timeline_html`` compares its key before calling."""
+    y, col, state, remaining, reach = key
+    label, attributes, hover = _row_text(span)
+    end = reach if span.end is None else span.end
+    bar = ""
+    if end >= span.start:
+        bar = (f'<rect class="wm-bar" {attributes} data-state="{state}" '
+               f'data-remaining="{"" if remaining is None else remaining}" '
+               f'x="{span.start * col + 1}" y="{y + 3}" '
+               f'width="{(end - span.start + 1) * col - 2}" height="{_ROW - 6}" rx="3" '
+               f'style="fill:{_LIVE if state == "live" else _EXPIRED}"><title>{hover}</title>'
+               "</rect>")
+    drawn = (key, f'<text x="4" y="{y + 13}" style="fill:{_TEXT}">{label}</text>', bar)
+    span.__dict__["_last_drawn"] = drawn
+    return drawn
 
 
 def timeline_html(spans: Sequence[ItemSpan], marked_turn: int, *, live: bool = True,
@@ -386,7 +126,7 @@ def timeline_html(spans: Sequence[ItemSpan], marked_turn: int, *, live: bool = T
         key = (y, col, state, None if end is None else max(end - marked_turn, 0), reach)
         drawn = span.__dict__.get("_last_drawn")
         if drawn is None or drawn[0] != key:
-            drawn = span._draw(key)
+            drawn = _draw(span, key)
         labels.append(drawn[1])
         bars.append(drawn[2])
         y += _ROW

@@ -1,15 +1,15 @@
-"""The parts of the dashboard that stand alone: its turn driver, a section's panel and its HTML.
+"""A section's panel and its HTML, where each section is placed, and the banner's HTML.
 
-:class:`TurnDriver` is all the state that decides which turn a :class:`~wm_kernel.jupyter.dashboard.Dashboard`
-shows and when it may render; :class:`SectionPanel` is one section's accordion; :func:`live_section`
-and :func:`recorded_section` say what a panel shows, live or at an earlier turn, with the section's
-text drawn by ``render.section_text_html`` (the one HTML and truncation rule of every view).
+:class:`SectionPanel` is one section's accordion; :func:`live_section` and :func:`recorded_section`
+say what a panel shows, live or at an earlier turn, with the section's text drawn by
+``render.section_text_html`` (the one HTML and truncation rule of every view);
+:func:`placement_plan` puts each section in its placement's tab. The dashboard's own style rules
+(:data:`DASHBOARD_STYLE`) ride in the banner, so a saved notebook carries them too.
 """
 from __future__ import annotations
 
 import html
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 import ipywidgets as widgets
@@ -18,126 +18,61 @@ from trinkets.base import EventAwareTrinket, StatefulTrinket
 from wm_kernel.core.bus import EventRecord
 from wm_kernel.core.prompt import ComposedPrompt, OmittedSection, SectionRecord
 from wm_kernel.display import render, style
-from wm_kernel.display.overview import ItemLog
+from wm_kernel.instruments.items import ItemLog, checked_items
+
+# TurnDriver lived here in 0.1 (wm_kernel.dashboard_parts still names this module)
+from wm_kernel.jupyter.dashboard_model import TurnDriver
 from wm_kernel.jupyter.html_widget import TextHTML
 
 if TYPE_CHECKING:
     from wm_kernel.session import Session
 
 SMALL = "font-size:12px"
+BASE_SECTION = "base_prompt"
 
+_SHORT_TITLES = {"system:cached": "system cached", "system:uncached": "system uncached",
+                 "conversation_prefix": "conv. prefix", "post_history": "post-history",
+                 "notification": "notification"}
+#: The placement views, in display order: key -> tab title. The groups are ``render.GROUPS``
+#: (system split by cache policy, which decides cache hits).
+VIEWS: dict[str, str] = {key.replace(":", "_"): _SHORT_TITLES[key] for key, _ in render.GROUPS}
+
+#: The dashboard's style rules. Tabs take the width of their label (JupyterLab's fixed tab width
+#: cut "system uncached"), wrapping onto a second row when the notebook is narrow. A dashboard
+#: whose widgets are not connected to a kernel (a saved notebook opened, a kernel restarted) shows
+#: what it showed when saved, without the controls that would do nothing, without a
+#: "disconnected" mark on each of its widgets, and with one line saying how to bring it to life.
+DASHBOARD_STYLE = """<style>
+.wm-dashboard .wm-tabs > .lm-TabBar .lm-TabBar-content { flex-wrap: wrap; }
+.wm-dashboard .wm-tabs > .lm-TabBar .lm-TabBar-tab { flex: 0 0 auto; max-width: none; }
+.wm-dashboard .wm-offline { display: none; }
+.wm-dashboard:not(.jupyter-widgets-disconnected) .wm-notice { display: none; }
+.wm-dashboard.jupyter-widgets-disconnected .wm-offline { display: block; }
+.wm-dashboard.jupyter-widgets-disconnected .wm-live,
+.wm-dashboard.jupyter-widgets-disconnected .wm-controls { display: none !important; }
+.wm-dashboard.jupyter-widgets-disconnected::before,
+.wm-dashboard .jupyter-widgets-disconnected::before { display: none !important; }
+.wm-dashboard.jupyter-widgets-disconnected .widget-checkbox { pointer-events: none; }
+</style>"""
 
 def badge(text: str, bg: str = style.ERROR_BADGE) -> str:
     return (f'<span class="wm-badge" style="background:{bg};color:#fff;padding:0 5px;'
             f'border-radius:3px;font-size:11px">{html.escape(text)}</span>')
 
 
+#: What a dashboard not connected to a kernel says under its banner (and only then).
+OFFLINE_HTML = ('<div class="wm-offline" style="padding:0 8px 4px"><i>a saved view: run the '
+                "notebook's cells to bring this dashboard to life</i></div>" + DASHBOARD_STYLE)
 
-@dataclass
-class TurnDriver:
-    """Which turn a dashboard shows and when it may render: all of its turn-driving state.
 
-    ``mode`` is ``"live"`` (the session's latest turn, editable) or ``"replay"`` (an earlier
-    recorded turn, read-only). Rendering is held while a dashboard-driven action (a batch) or a
-    session turn is in progress, so everything one turn changes goes out together.
-
-    Examples
-    --------
-    >>> d = TurnDriver(latest=3)
-    >>> d.seek(1), d.next_seek(), d.next_seek(), d.view_for(1), d.mode
-    (True, 1, None, 1, 'live')
-    >>> d.view = 1; d.mode, d.shown, d.view_for(9)
-    ('replay', 1, None)
-    >>> d.start_turn(4); d.held, d.latest, d.view
-    (True, 4, 1)
-    >>> d.end_turn(); d.held
-    False
-    """
-
-    #: The session's turn: the slider's maximum.
-    latest: int = 0
-    #: The earlier turn shown read-only, or None: live.
-    view: int | None = None
-    #: Dashboard-driven actions in progress (nested); rendering waits for the outermost.
-    batches: int = 0
-    #: A session turn has started and its compose (or lifecycle refresh) has not ended it yet.
-    turn_open: bool = False
-    #: The dashboard is moving its own controls: their change notifications are its own echo.
-    echo: bool = False
-    #: The latest slider or play target not yet shown; moves arriving while one is shown
-    #: collapse into it, so a fast drag shows the turns it ends on, not every turn it crossed.
-    pending: int | None = None
-    #: A seek is being shown.
-    seeking: bool = False
-
-    @property
-    def mode(self) -> str:
-        """``"live"`` or ``"replay"``."""
-        return "live" if self.view is None else "replay"
-
-    @property
-    def shown(self) -> int:
-        """The turn on view."""
-        return self.latest if self.view is None else self.view
-
-    @property
-    def held(self) -> bool:
-        """Whether rendering must wait (a batch or a session turn is in progress)."""
-        return self.batches > 0 or self.turn_open
-
-    def check_view(self, turn: object) -> int | None:
-        """``turn`` if it may be viewed (None, or 0 to ``latest - 1``); ValueError otherwise."""
-        if turn is None:
-            return None
-        if isinstance(turn, bool) or not isinstance(turn, int) or not 0 <= turn < self.latest:
-            raise ValueError(f"viewing_turn must be None (live) or an earlier turn, 0 to "
-                             f"{self.latest - 1}; got {turn!r}")
-        return turn
-
-    def view_for(self, target: int) -> int | None:
-        """The view a slider at ``target`` asks for: live at or past the latest turn."""
-        return None if target >= self.latest else max(target, 0)
-
-    def start_turn(self, turn: int) -> None:
-        """The session moved to ``turn``: hold rendering until the turn ends."""
-        self.latest = turn
-        self.turn_open = True
-
-    def end_turn(self) -> None:
-        """The turn's compose (or lifecycle refresh) ended: rendering may go on."""
-        self.turn_open = False
-
-    def open_batch(self) -> None:
-        self.batches += 1
-
-    def close_batch(self) -> bool:
-        """End a batch; True when it was the outermost (then render once, and any turn it
-        drove has ended too)."""
-        self.batches -= 1
-        if self.batches:
-            return False
-        self.turn_open = False
-        return True
-
-    def seek(self, target: int) -> bool:
-        """A control asks for ``target``. True: the caller shows it (and then each
-        :meth:`next_seek`); False: a seek in progress will pick it up."""
-        self.pending = target
-        if self.seeking:
-            return False
-        self.seeking = True
-        return True
-
-    def next_seek(self) -> int | None:
-        """The next target to show, or None: the seek is over."""
-        target, self.pending = self.pending, None
-        if target is None:
-            self.seeking = False
-        return target
-
-    def abort_seek(self) -> None:
-        """A seek failed: drop what is pending."""
-        self.pending, self.seeking = None, False
+def banner_html(head: str, tail: str, replay: bool) -> str:
+    """The banner: ``head`` in bold, then ``tail``; marked when an earlier turn is on view. A
+    dashboard not connected to a kernel shows the tail alone (its head says "live")."""
+    style_ = ("background:var(--jp-layout-color2,#fff3cd);"
+              "border:1px solid var(--jp-warn-color1,#e0c46c);border-left-width:4px;"
+              "padding:4px 8px" if replay else "padding:4px 8px")
+    return (f'<div style="{style_}"><span class="wm-live"><b>{html.escape(head)}</b> · </span>'
+            f"{html.escape(tail)}</div>")
 
 
 class PanelView(NamedTuple):
@@ -178,6 +113,7 @@ class SectionPanel:
         self.text = TextHTML()
         self.body = widgets.VBox(children=(self.text,))
         self.box = widgets.Accordion(children=(self.body,), titles=(section,), selected_index=0)
+        self.box._wm_section = section   # what Dashboard.section_names reads
         # what the widgets show, as a view: compared instead of their traits (a panel is asked
         # on every settle; a view rendered from unchanged inputs is the same object)
         self._shown = PanelView(section, "", "", False)
@@ -232,9 +168,11 @@ def section_text(content: str, limit: int) -> str:
 
 def live_section(session: Session, section: str, trinket: EventAwareTrinket | None,
                  limit: int, *, items: list[dict[str, Any]] | None = None,
+                 items_error: str | None = None,
                  text_html: Callable[[str, int], str] = section_text) -> PanelView:
     """What the panel of ``section`` shows now; ``trinket`` writes it (None: the composer does).
-    ``items``: a stateful trinket's ``describe_items()`` if the caller already has them;
+    ``items``: a stateful trinket's ``describe_items()`` as the caller read them, or None with
+    ``items_error`` saying why they could not be read (shown as the trinket's failure);
     ``text_html``: :func:`section_text`, or a caller's memo of it."""
     if trinket is None:
         record = find_record(session.composed, section)
@@ -265,9 +203,19 @@ def live_section(session: Session, section: str, trinket: EventAwareTrinket | No
         empty = not content and not trinket.error and trinket.enabled
         return PanelView(title, "", head_html(meta, note, None) + text_html(content, limit), empty)
     meta += f" · segment turn {trinket.current_turn}"
-    items = trinket.describe_items() if items is None else items
+    if items is None and items_error is None:
+        try:
+            items = checked_items(trinket.describe_items())
+        except Exception as exc:
+            items_error = f"describe_items() failed: {type(exc).__name__}: {exc}"
+    if items_error is not None:
+        if not trinket.error:
+            title += " · ⚠ failed"
+        note += (" " if note else "") + (f"{badge('error')} <code>{html.escape(items_error)}</code>"
+                                         " <i>its items are not shown</i>")
+        return PanelView(title, head_html(meta, note, None), text_html(content, limit), False)
     empty = not content and not trinket.error and trinket.enabled and not items
-    return PanelView(title, head_html(meta, note, items), text_html(content, limit), empty)
+    return PanelView(title, head_html(meta, note, items or []), text_html(content, limit), empty)
 
 
 def recorded_section(found: tuple[int, ComposedPrompt] | None, turn: int, section: str,
@@ -276,7 +224,8 @@ def recorded_section(found: tuple[int, ComposedPrompt] | None, turn: int, sectio
                      limit: int) -> PanelView:
     """What the panel of ``section`` shows at an earlier ``turn``, read-only: ``found`` is the
     (turn, prompt) recorded there or before, ``omitted_at`` what each turn left out (when the
-    recorder's prompt does not say), ``log`` the items over time."""
+    recorder's prompt does not say), ``log`` the items over time (a turn before the log's first
+    sighting shows no items table but says their countdowns were not recorded)."""
     title = section if trinket is None else f"{section} · {trinket.name}"
     stateful = isinstance(trinket, StatefulTrinket)
     if found is None:
@@ -303,6 +252,10 @@ def recorded_section(found: tuple[int, ComposedPrompt] | None, turn: int, sectio
             + render.chars(len(content))
             + (" · cached" if record is not None and record.cached else ""))
     items = log.items_at(shown_turn, section) if stateful else None
+    if items is not None and (log.first is None or shown_turn < log.first):
+        items = None
+        note += ((" " if note else "") + "<i>its items' countdowns were not recorded at this turn "
+                 "(the dashboard was opened later)</i>")
     failed = omitted is not None and bool(omitted.error)
     empty = not content and not failed and not items
     head = head_html(meta, note, items)
@@ -370,6 +323,28 @@ def event_row(record: EventRecord) -> str:
 
 
 
-__all__ = ["TurnDriver", "SectionPanel", "PanelView", "live_section", "recorded_section",
-           "section_text", "head_html", "body_html", "items_html",
-           "event_row", "find_record", "badge"]
+def placement_plan(session: Session, recorded: ComposedPrompt | None) -> dict[str, list[str]]:
+    """View key -> section names, in layout order: the sections of the latest prompt, of
+    ``recorded`` (the prompt on view, if earlier), the base prompt and every trinket's section.
+    Sections the layout does not list go last in system, as the composer puts them; the groups
+    are ``render.group_of``'s."""
+    layout = session.layout
+    info: dict[str, tuple[str, bool]] = {}     # section -> (placement, cache_policy)
+    for composed in (session.composed, recorded):
+        for record in (composed.sections if composed is not None else ()):
+            info.setdefault(record.name, (record.placement, record.cache_policy))
+    info.setdefault(BASE_SECTION, ("system", True))
+    for trinket in session.working_memory.trinkets.values():
+        section = trinket.variable_name
+        info[section] = (layout.placement_of(section) or "system", trinket.cache_policy)
+    order = {name: index for index, name in enumerate(layout.sections())}
+    plan: dict[str, list[str]] = {key: [] for key in VIEWS}
+    for section in sorted(info, key=lambda s: order.get(s, len(order))):
+        placement, cached = info[section]
+        plan.setdefault(render.group_of(placement, cached).replace(":", "_"), []).append(section)
+    return plan
+
+
+__all__ = ["TurnDriver", "VIEWS", "DASHBOARD_STYLE", "OFFLINE_HTML", "banner_html", "placement_plan",
+           "SectionPanel", "PanelView", "live_section", "recorded_section", "section_text",
+           "head_html", "body_html", "items_html", "event_row", "find_record", "badge"]
