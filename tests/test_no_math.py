@@ -96,7 +96,7 @@ def test_the_dashboards_html_widgets_keep_dollars_as_text() -> None:
     assert "input cost" in page and "&#36;" in page
     assert [run for run in text_runs(page) if "$" in run] == []
     widgets = [d.banner, d.errors, d.overview, d.budget, d.cache, d.events,
-               *(d.panel(name).text for name in d._panels)]
+               *(d.panel(name).text for names in d.section_names().values() for name in names)]
     for widget in widgets:
         widget.value = "costs $1 and $2"
         assert widget.value == dollars_as_text("costs $1 and $2")
