@@ -207,7 +207,8 @@ def test_one_panel_per_section_grouped_by_placement(sent: list) -> None:
                          "peanutgallery_guidance"],
     }
     assert d.tabs.titles == ("overview", "system cached", "system uncached", "conv. prefix",
-                             "post-history", "notification", "budget", "cache", "trinkets",
+                             "post-history", "notification", "budget", "cache", "request", "replies",
+                             "trinkets",
                              "event log")
     assert d.tabs.selected_index == 0 and d.tabs.children[0] is d.overview
     # sections with nothing to show fold to their title line; the others stay open
@@ -1635,4 +1636,26 @@ def test_turns_before_any_item_record_say_so_instead_of_no_live_items(sent: list
     assert panel["note"] == ("its items' countdowns were not recorded at this turn (the dashboard "
                              "was opened later)")
     assert "Slow down." in panel["text"]
+    d.close()
+
+
+def test_the_request_tab_follows_the_slider(sent: list) -> None:
+    s = make_session(Inbox)
+    d = Dashboard(s, cache_model="gpt-5.4")
+    d.advance(2)
+    d.tabs.selected_index = d.tabs.children.index(d.controls.request)
+    live = text_of(d.controls.request.value)
+    assert live.startswith("turn 2, openai request for gpt-5.4: ")
+    d.controls.slider.value = 0
+    assert text_of(d.controls.request.value).startswith("turn 0, openai request for gpt-5.4: ")
+    d.model.cache_model = "gemini-2.5-pro"   # a model the wire view cannot build a body for
+    assert "is a google model" in text_of(d.controls.request.value)
+    d.close()
+
+
+def test_the_replies_tab_says_when_nothing_was_sent(sent: list) -> None:
+    s = make_session(Inbox)
+    d = Dashboard(s)
+    d.tabs.selected_index = d.tabs.children.index(d.controls.replies)
+    assert "nothing" in text_of(d.controls.replies.value).lower()
     d.close()

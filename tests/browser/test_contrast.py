@@ -153,7 +153,7 @@ def test_every_view_reads_in_the_light_and_the_dark_theme(page: Any, lab: Lab) -
     page.evaluate(_TAG_OUTPUTS, [view for view, _ in VIEWS])
     assert error_outputs(page) == []
     light, tab_count = measure_everything(page, "light")
-    assert tab_count >= 10   # overview, five placements, budget, cache, trinkets, event log
+    assert tab_count >= 12   # overview, five placements, budget, cache, request, replies, trinkets, event log
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(SCREENSHOTS / "every_view_light.png"), full_page=True)
     try:

@@ -132,11 +132,12 @@ class WireView:
 
 
 def request_view(session: Any, turn: int | None = None, *, model: str = "claude-sonnet-4-6",
-                 history: Any = (), tools: Any = (), turns_per_hour: float | None = None,
+                 history: Any = None, tools: Any = (), turns_per_hour: float | None = None,
                  section_limits: Any = None) -> WireView:
     """The request ``session`` sends at ``turn`` (the last recorded one when None) to ``model``
     (a cache simulator model id: it names the provider, window and reserve), after the
-    conversation ``history``, with ``tools``; with the growth forecast of the session's history
+    conversation ``history`` (None: what the session sent to a model before that turn, and the
+    user message of that turn if one was sent), with ``tools``; with the growth forecast of the session's history
     against the window, its token budget and ``section_limits``, and, given ``turns_per_hour``,
     what a day costs at that pace (the cache simulator's average input cost per recorded turn)."""
     from wm_kernel.cachesim.models import get_model
@@ -156,6 +157,11 @@ def request_view(session: Any, turn: int | None = None, *, model: str = "claude-
     if turn not in turns:
         raise ValueError(f"turn {turn} was not recorded (recorded turns {turns[0]}-{turns[-1]})")
     composed = recorder.prompt_at(turn)
+    if history is None:
+        history = recorder.conversation(before=turn)
+        sent = recorder.exchange_at(turn)
+        if sent is not None:
+            history.append({"role": "user", "content": sent.user})
     counter = recorder.counter
     wire = wire_request(composed, history, provider=profile.provider, model=profile.name, tools=tools,
                         counter=counter, max_tokens=profile.max_output or 1024)

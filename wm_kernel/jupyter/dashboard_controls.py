@@ -17,7 +17,15 @@ from wm_kernel.core.prompt import ComposedPrompt
 from wm_kernel.jupyter.dashboard_model import DashboardModel, TurnDriver, TurnRecord
 from wm_kernel.jupyter.dashboard_parts import OFFLINE_HTML, VIEWS, badge, banner_html
 from wm_kernel.jupyter.dashboard_sections import Sections
-from wm_kernel.jupyter.dashboard_tabs import UNDRAWN, BudgetTab, CacheTab, EventLogTab, OverviewTab
+from wm_kernel.jupyter.dashboard_tabs import (
+    UNDRAWN,
+    BudgetTab,
+    CacheTab,
+    EventLogTab,
+    OverviewTab,
+    RepliesTab,
+    RequestTab,
+)
 from wm_kernel.jupyter.html_widget import TextHTML
 
 #: What hovering the play control's buttons says.
@@ -56,10 +64,12 @@ class Controls:
             description="collapse segment", tooltip="End the segment: stateful trinkets are flushed")
         self.overview, self.budget = TextHTML(UNDRAWN), TextHTML(UNDRAWN)
         self.cache, self.events = TextHTML(UNDRAWN), TextHTML(UNDRAWN)
+        self.request, self.replies = TextHTML(UNDRAWN), TextHTML(UNDRAWN)
         self.tabs = widgets.Tab(
             children=[self.overview, *sections.views.values(), self.budget, self.cache,
-                      sections.toggle_box, self.events],
-            titles=["overview", *VIEWS.values(), "budget", "cache", "trinkets", "event log"],
+                      self.request, self.replies, sections.toggle_box, self.events],
+            titles=["overview", *VIEWS.values(), "budget", "cache", "request", "replies", "trinkets",
+                    "event log"],
             selected_index=0)
         self.tabs.add_class("wm-tabs")
         # play and slider are linked in the frontend, the slider first: a saved notebook's link
@@ -73,6 +83,7 @@ class Controls:
             box.add_class("wm-controls")   # hidden where no kernel is connected
         self._overview_tab, self._budget_tab = OverviewTab(), BudgetTab()
         self._cache_tab, self._events_tab = CacheTab(), EventLogTab()
+        self._request_tab, self._replies_tab = RequestTab(), RepliesTab()
         # what the switches and the banner were last drawn for, and the range the slider's End
         # key reaches in the browser
         self._switched: tuple[bool, bool] | None = None
@@ -138,7 +149,8 @@ class Controls:
         self.sync_tab()
 
     def sync_tab(self) -> None:
-        """Draw the overview, budget, cache or event log tab if it is the one open."""
+        """Draw the overview, budget, cache, request, replies or event log tab if it is the one
+        open."""
         selected = self.tabs.children[self.tabs.selected_index or 0]
         session, model = self.model.session, self.model
         shown, live = self.driver.shown, self.driver.view is None
@@ -151,6 +163,10 @@ class Controls:
             _set(self.budget, self._budget_tab.html(session, self.prompt_on_view()))
         elif selected is self.cache:
             _set(self.cache, self._cache_tab.html(session, model.cache_model, shown))
+        elif selected is self.request:
+            _set(self.request, self._request_tab.html(session, model.cache_model, shown))
+        elif selected is self.replies:
+            _set(self.replies, self._replies_tab.html(session))
 
     def prompt_on_view(self) -> ComposedPrompt | None:
         if self.driver.view is None:
@@ -193,7 +209,8 @@ class Controls:
         """Close every widget made here."""
         for widget in (self.play_link, self.banner, self.notice, self.errors, self.slider,
                        self.play, self.advance_count, self.advance_button, self.summary,
-                       self.collapse_button, self.overview, self.budget, self.cache, self.events,
+                       self.collapse_button, self.overview, self.budget, self.cache, self.request,
+                       self.replies, self.events,
                        self.tabs, *self.rows):
             widget.close()
 

@@ -1,4 +1,5 @@
-"""The dashboard's drawn tabs: overview, budget bars, cache strip and event log, as HTML.
+"""The dashboard's drawn tabs: overview, budget bars, cache strip, request, replies and event log,
+as HTML.
 
 Each renderer keeps what it last drew with what it drew it from, so a settle that changed nothing
 it shows costs a comparison: the overview's parts each only when their inputs changed, the bars
@@ -129,6 +130,53 @@ class CacheTab:
             return (f'<div class="wm-cache-strip" style="{SMALL}"><i>{html.escape(self._found)}'
                     "</i></div>")
         return overview.cache_strip_html(self._found, shown, self._summary)
+
+
+class RequestTab:
+    """The whole request of the turn on view against the dashboard model's window
+    (:func:`~wm_kernel.display.wire_view.request_view`), once per (model, turn, compose)."""
+
+    def __init__(self) -> None:
+        self._key: tuple[Any, ...] | None = None
+        self._html = ""
+
+    def html(self, session: Session, model: str, shown: int) -> str:
+        from wm_kernel.display.wire_view import request_view
+
+        turns = session.recorder.turns
+        turn = max((t for t in turns if t <= shown), default=None)
+        key = (model, turn, session.turn, len(session.recorder.exchanges()), session.composed)
+        if self._key is None or self._key[:4] != key[:4] or self._key[4] is not key[4]:
+            self._key = key
+            if turn is None:
+                self._html = f'<div style="{SMALL}"><i>nothing composed yet</i></div>'
+            else:
+                try:
+                    self._html = request_view(session, turn, model=model)._repr_html_()
+                except (TypeError, ValueError) as exc:
+                    self._html = f'<div style="{SMALL}"><i>{html.escape(str(exc))}</i></div>'
+        return self._html
+
+
+class RepliesTab:
+    """What the session sent to a model and the replies, with billed and simulated dollars per
+    turn (:func:`~wm_kernel.display.exchanges.exchanges_view`), once per exchange recorded."""
+
+    def __init__(self) -> None:
+        self._key: tuple[Any, ...] | None = None
+        self._html = ""
+
+    def html(self, session: Session) -> str:
+        from wm_kernel.display.exchanges import exchanges_view
+
+        key = (len(session.recorder.exchanges()), session.turn)
+        if self._key != key:
+            self._key = key
+            try:
+                self._html = exchanges_view(session)._repr_html_()
+            except (TypeError, ValueError) as exc:
+                self._html = f'<div style="{SMALL}"><i>{html.escape(str(exc))}</i></div>'
+        return self._html
 
 
 class EventLogTab:

@@ -24,7 +24,8 @@ def _parser() -> MagicArgumentParser:
     parser.add_argument("--model", "-m", default="claude-sonnet-4-6", help="A cache simulator model id.")
     parser.add_argument("--tools", metavar="FILE", help="A JSON file with a list of tool schemas.")
     parser.add_argument("--per-hour", type=float, metavar="N", help="Turns an hour, for the day's cost.")
-    parser.add_argument("--user", metavar="TEXT", help="The user's message of this turn.")
+    parser.add_argument("--user", metavar="TEXT", help="The user's message of this turn (default: "
+                        "the conversation the session sent, if any).")
     return parser
 
 
@@ -49,7 +50,7 @@ def request_magic(session: Any, args: Any) -> WireView:
     """Run ``%request`` on ``session`` with parsed ``args``."""
     if args.per_hour is not None and not args.per_hour >= 0:
         raise UsageError("--per-hour must be a number of turns, 0 or more")
-    history = [{"role": "user", "content": args.user}] if args.user else []
+    history = [{"role": "user", "content": args.user}] if args.user else None
     try:
         return request_view(session, args.turn, model=args.model, history=history,
                             tools=_tools(args.tools), turns_per_hour=args.per_hour)
