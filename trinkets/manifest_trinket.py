@@ -66,7 +66,7 @@ from typing import TYPE_CHECKING, Any
 
 from traitlets import Int
 
-from trinkets.base import EventAwareTrinket, feed
+from trinkets.base import EventAwareTrinket, TrinketHost, feed
 from wm_kernel.core.clock import parse_instant
 from wm_kernel.core.events import SegmentCollapsedEvent
 from wm_kernel.stores import keys
@@ -79,7 +79,6 @@ ACTIVE_TITLE = "Current conversation"
 
 if TYPE_CHECKING:
     from wm_kernel.core.bus import EventBus
-    from wm_kernel.core.working_memory import WorkingMemory
 
 _MONTHS = ("JAN", "FEB", "MAR", "APR", "MAY", "JUN", "JUL", "AUG", "SEP", "OCT", "NOV", "DEC")
 
@@ -144,7 +143,7 @@ class ManifestTrinket(EventAwareTrinket):
                                          "default: all, as the original). Older segments stay in "
                                          "the store.")
 
-    def __init__(self, event_bus: EventBus, working_memory: WorkingMemory, **kwargs: Any) -> None:
+    def __init__(self, event_bus: EventBus, working_memory: TrinketHost, **kwargs: Any) -> None:
         # the segments as parsed rows, read from the store once and dropped by this trinket's own
         # writes; and the rendered date groups for the (rows, zone, indentation) they came from.
         # A compose then costs what it shows, not what was ever stored.

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from wm_kernel.cachesim.engine import Block, Request
 from wm_kernel.cachesim.models import ModelProfile
@@ -34,13 +34,35 @@ from wm_kernel.utils.tokens import TokenCounter
 
 if TYPE_CHECKING:
     from wm_kernel.cachesim.advice import Advice
-    from wm_kernel.session import Session
+    import pandas as pd
+
+    from wm_kernel.core.bus import EventBus
+
+
+
+class RecordedSession(Protocol):
+    """What the requests are built from (a Session is one): its bus, whose log holds the turns'
+    events, its conversation id and turn, and its recorded history (one row per turn and section).
+    A ``recorder`` attribute with a ``counter``, if present, counts the tokens."""
+
+    @property
+    def bus(self) -> EventBus: ...
+
+    @property
+    def continuum_id(self) -> str: ...
+
+    @property
+    def turn(self) -> int: ...
+
+    @property
+    def history(self) -> pd.DataFrame: ...
+
 
 _PLACEMENT_ORDER = {"system": 0, "conversation_prefix": 2, "post_history": 3, "notification": 4}
 _SPECIAL = ("system", "last_user")
 
 
-def turn_times(session: Session) -> dict[int, datetime]:
+def turn_times(session: RecordedSession) -> dict[int, datetime]:
     """When each turn's last compose ran, from the session's bus log."""
     composes: list[tuple[int | None, datetime]] = []
     first_turn: int | None = None
@@ -111,7 +133,7 @@ def _parse_breakpoints(breakpoints: str | Sequence[str]) -> list[tuple[str, str]
     return parsed
 
 
-def session_requests(session: Session, *, breakpoints: str | Sequence[str] = "auto",
+def session_requests(session: RecordedSession, *, breakpoints: str | Sequence[str] = "auto",
                      history: Sequence[Mapping[str, Any]] | None = None,
                      exchange: tuple[int, int] = (100, 400), tools_tokens: int = 0,
                      times: Mapping[int, datetime] | Sequence[datetime] | None = None,
@@ -189,7 +211,7 @@ def session_requests(session: Session, *, breakpoints: str | Sequence[str] = "au
     return turns, requests
 
 
-def simulate_session(session: Session, *, model: str | ModelProfile = "claude-sonnet-4-6",
+def simulate_session(session: RecordedSession, *, model: str | ModelProfile = "claude-sonnet-4-6",
                      breakpoints: str | Sequence[str] = "auto",
                      history: Sequence[Mapping[str, Any]] | None = None,
                      exchange: tuple[int, int] = (100, 400), tools_tokens: int = 0,
@@ -207,7 +229,7 @@ def simulate_session(session: Session, *, model: str | ModelProfile = "claude-so
     return sim
 
 
-def session_advice(session: Session, model: str | ModelProfile = "claude-sonnet-4-6",
+def session_advice(session: RecordedSession, model: str | ModelProfile = "claude-sonnet-4-6",
                    **options: Any) -> Advice:
     """``simulate_session(session, model=model, **options).advise()``."""
     return simulate_session(session, model=model, **options).advise()

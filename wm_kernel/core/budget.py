@@ -2,7 +2,7 @@
 
 A WorkingMemory with ``token_budget = N`` fits every compose into N tokens, counted with its
 :class:`~wm_kernel.utils.tokens.TokenCounter`. Each section has a priority (its trinket's ``priority``
-trait; the base prompt and any section at :data:`~trinkets.base.NEVER_DROP` are never dropped).
+trait; the base prompt and any section at :data:`~wm_kernel.core.trinket_shape.NEVER_DROP` are never dropped).
 Sections are ranked by priority, ties broken by prompt order (the earlier section ranks higher, so
 the start of the prompt, which caches, is the last to go). The fit keeps the sections ranked at or
 above the **lowest cutoff that fits**, found by a binary search over the ranks with each section
@@ -48,17 +48,14 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from traitlets import TraitType
 
-from trinkets.base import DEFAULT_PRIORITY, NEVER_DROP
 from wm_kernel.core.composer import RULE, SECTION_SEPARATOR, SystemPromptComposer
-from wm_kernel.core.prompt import OmittedSection
+from wm_kernel.core.prompt import BudgetReport, OmittedSection, TrimmedSection
+from wm_kernel.core.trinket_shape import DEFAULT_PRIORITY, NEVER_DROP, Trinket
 from wm_kernel.utils.tokens import TokenCounter
-
-if TYPE_CHECKING:
-    from trinkets.base import EventAwareTrinket
 
 #: The ``reason`` of an OmittedSection that a token budget dropped.
 OVER_BUDGET = "over budget"
@@ -93,65 +90,6 @@ def check_limit(value: object, what: str) -> int | None:
     if value < 1:
         raise ValueError(f"{what} must be a positive int or None, got {value}")
     return value
-
-
-@dataclass(frozen=True, slots=True)
-class TrimmedSection:
-    """A section the budget kept with only its best ``kept`` of ``total`` items."""
-
-    name: str
-    trinket: str | None
-    kept: int
-    total: int
-    tokens: int
-    full_tokens: int
-
-
-@dataclass(frozen=True)
-class BudgetReport:
-    """What one compose kept and dropped (``ComposedPrompt.budget``).
-
-    ``priorities`` has every section the compose held (the base prompt at NEVER_DROP). Without a
-    budget nothing is counted: ``tokens`` is empty and ``total``/``full`` are None.
-    """
-
-    budget: int | None = None
-    step: int | None = None
-    priorities: Mapping[str, int] = field(default_factory=dict)
-    #: the placement of every section the compose held (dropped ones included)
-    placements: Mapping[str, str] = field(default_factory=dict)
-    #: cost of each section counted (text + joiner), kept or dropped
-    tokens: Mapping[str, int] = field(default_factory=dict)
-    #: estimated tokens of the prompt as composed, and with nothing dropped
-    total: int | None = None
-    full: int | None = None
-    dropped: tuple[OmittedSection, ...] = ()
-    trimmed: tuple[TrimmedSection, ...] = ()
-    #: the step band of the overflow (0: within budget, or no step)
-    band: int = 0
-    #: the lowest priority still kept whole when something was dropped, else None
-    cutoff: int | None = None
-    #: the cut of the previous compose was kept (same band, still fits)
-    held: bool = False
-    tokenizer: str = ""
-
-    @property
-    def dropped_names(self) -> list[str]:
-        return [d.name for d in self.dropped]
-
-    def summary(self) -> str:
-        """One line: tokens against the budget, the cut, what was dropped or trimmed."""
-        if self.budget is None:
-            return "no token budget"
-        parts = [f"{self.total} / {self.budget} tokens ({self.tokenizer})"]
-        if self.step is not None:
-            parts.append(f"step {self.step}, band {self.band}" + (", cut held" if self.held else ""))
-        if self.dropped:
-            parts.append(f"cut at priority {self.cutoff}; dropped " + ", ".join(
-                f"{d.name} ({d.tokens})" for d in self.dropped))
-        for t in self.trimmed:
-            parts.append(f"{t.name}: {t.total - t.kept} of {t.total} items dropped")
-        return " · ".join(parts)
 
 
 def step_band(overflow: int, step: int) -> int:
@@ -198,7 +136,7 @@ def lowest_cut(tokens: Sequence[int], priorities: Sequence[int], budget: int, *,
 class _Candidate:
     name: str
     placement: str
-    trinket: EventAwareTrinket | None
+    trinket: Trinket | None
     trinket_name: str | None
     priority: int
     position: int
@@ -257,7 +195,7 @@ class TokenBudget:
         return _HUD_JOINER if placement == "notification" else ""
 
     # -- the fit
-    def apply(self, composer: SystemPromptComposer, trinkets: Iterable[EventAwareTrinket], *,
+    def apply(self, composer: SystemPromptComposer, trinkets: Iterable[Trinket], *,
               budget: int | None, step: int | None = None) -> BudgetReport:
         """Drop and trim ``composer``'s held sections so the prompt fits ``budget`` and report it.
 
@@ -268,7 +206,7 @@ class TokenBudget:
         if budget is None:
             self._held = None
             key = (composer.layout, tuple(composer.section_names),
-                   tuple([(t.variable_name, _priority(t)) for t in trinkets]))
+                   tuple([(t.variable_name, t.priority) for t in trinkets]))
             plain = self._plain
             if plain is not None and plain[0] == key:
                 return plain[1]
@@ -435,8 +373,3 @@ def _hud_frame(composer: SystemPromptComposer) -> str:
     return f"{RULE}\n{composer.hud_title}\n{RULE}\n<{tag}>\n</{tag}>\n{RULE}"
 
 
-def _priority(trinket: EventAwareTrinket) -> int:
-    """A trinket's priority, read from the trait's value once it has one (on every compose, the
-    descriptor's overhead would cost more than the rest of a compose without a budget)."""
-    values = trinket._trait_values
-    return values["priority"] if "priority" in values else trinket.priority

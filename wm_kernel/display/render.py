@@ -33,6 +33,7 @@ from traitlets import Enum, HasTraits, Int
 
 from wm_kernel.core.prompt import COMPOSER, ComposedPrompt, OmittedSection, SectionRecord
 from wm_kernel.display import style
+from wm_kernel.utils import views
 
 #: Views a composed prompt can be shown in: both text and HTML ("html", the notebook picks HTML),
 #: text only ("text"), or the exact text the model receives ("raw").
@@ -528,3 +529,7 @@ class BlameView:
 
     def __repr__(self) -> str:
         return render_blame_text(self.composed)
+
+
+# the views a ComposedPrompt and a trinket's text show with (see wm_kernel/utils/views.py)
+views.register(composed_prompt=composed_mimebundle, text=PromptText)

@@ -91,7 +91,7 @@ import json
 import sys
 import weakref
 from collections.abc import Iterator, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from wm_kernel.core.composer import DEFAULT_HUD_TITLE, DEFAULT_NAMESPACE, Layout, SystemPromptComposer
 from wm_kernel.core.prompt import PLACEMENTS, ComposedPrompt, OmittedSection, SectionRecord
@@ -101,8 +101,6 @@ from wm_kernel.utils.tokens import TokenCounter
 
 if TYPE_CHECKING:
     import pandas as pd
-
-    from wm_kernel.session import Session
 
 FRAME_COLUMNS = ["turn", "segment", "placement", "section", "trinket", "chars", "tokens", "changed",
                  "cached", "digest", "priority", "dropped"]
@@ -133,6 +131,33 @@ _Budget = tuple[Mapping[str, int], tuple[OmittedSection, ...]]
 def composes_key(user_id: str, continuum_id: str) -> str:
     """The store hash holding one conversation's recorded turns."""
     return f"history:{user_id}:{continuum_id}"
+
+
+class RecordedSession(Protocol):
+    """What a History observes (a Session is one): the store and ids its records are keyed by, the
+    turn and segment counters, and a ``composed`` trait to observe (traitlets' ``observe``)."""
+
+    @property
+    def store(self) -> StateStore: ...
+
+    @property
+    def user_id(self) -> str: ...
+
+    @property
+    def continuum_id(self) -> str: ...
+
+    @property
+    def turn(self) -> int: ...
+
+    @property
+    def segment_number(self) -> int: ...
+
+    @property
+    def segment_turn(self) -> int: ...
+
+    def observe(self, handler: Any, names: Any = ..., type: Any = ...) -> None: ...
+
+    def unobserve(self, handler: Any, names: Any = ..., type: Any = ...) -> None: ...
 
 
 class HistoryConflictError(RuntimeError):
@@ -245,7 +270,7 @@ class History:
         self._texts: dict[bytes, str] = {}
         self._entries: dict[tuple[str, str, str | None, bool, bool, bytes], Entry] = {}
         self._entries_by_id: dict[str, Entry] = {}
-        self._session: weakref.ref[Session] | None = None
+        self._session: weakref.ref[RecordedSession] | None = None
         self._last: dict[str, Entry] = {}  # section name -> last recorded entry (the fast path)
         self._last_entries: tuple[Entry, ...] = ()
         # the last frame and the tokenizer that counted its tokens column
@@ -258,7 +283,7 @@ class History:
 
     # -- observing a Session
     @classmethod
-    def attach(cls, session: Session, *, counter: TokenCounter | None = None) -> History:
+    def attach(cls, session: RecordedSession, *, counter: TokenCounter | None = None) -> History:
         """A History of ``session``'s conversation (in its store, so earlier turns load) that
         records every compose from now on; :meth:`of` finds it. One History per session: attaching
         a second one is a ValueError."""
@@ -272,7 +297,7 @@ class History:
         return history
 
     @classmethod
-    def of(cls, session: Session) -> History:
+    def of(cls, session: RecordedSession) -> History:
         """The History attached to ``session``; one is attached now if none is (it records the
         composes from now on, and whatever the store already holds)."""
         found = _attached.get(session)
@@ -605,7 +630,7 @@ class History:
 
 #: The History attached to each live Session (History.attach); a Session that goes away takes its
 #: entry with it.
-_attached: weakref.WeakKeyDictionary[Session, History] = weakref.WeakKeyDictionary()
+_attached: weakref.WeakKeyDictionary[RecordedSession, History] = weakref.WeakKeyDictionary()
 
 
 def _versioned(value: Any) -> dict[str, Any]:

@@ -61,5 +61,5 @@ def quick_init(cls: T) -> T:
     init.__qualname__ = f"{cls.__qualname__}.__init__"
     init.__module__ = cls.__module__
     init.__doc__ = cls.__dict__["__init__"].__doc__
-    cls.__init__ = init  # a class made above, not an instance's
+    type.__setattr__(cls, "__init__", init)  # cls is a class (T is bound to type)
     return cls
