@@ -33,9 +33,9 @@ from wm_kernel.core.events import ComposeSystemPromptEvent, TurnCompletedEvent
 from wm_kernel.utils.tokens import TokenCounter
 
 if TYPE_CHECKING:
-    from wm_kernel.cachesim.advice import Advice
     import pandas as pd
 
+    from wm_kernel.cachesim.advice import Advice
     from wm_kernel.core.bus import EventBus
 
 

@@ -14,23 +14,12 @@ from typing import Any, TypedDict, cast
 
 from traitlets import Bunch, Instance
 
+# the original's keys and placements, named here too (``from wm_kernel.core.prompt import PLACEMENTS``)
+from wm_kernel.core.prompt_dict import COMPOSED_KEYS as COMPOSED_KEYS
+from wm_kernel.core.prompt_dict import PLACEMENTS as PLACEMENTS
+from wm_kernel.core.prompt_dict import ComposedPromptDict as ComposedPromptDict
 from wm_kernel.utils import views
 from wm_kernel.utils.quickinit import quick_init
-
-PLACEMENTS: tuple[str, ...] = ("system", "conversation_prefix", "post_history", "notification")
-
-COMPOSED_KEYS: tuple[str, ...] = ("cached_content", "non_cached_content", "conversation_prefix_items",
-                                  "post_history_items", "notification_center")
-
-
-class ComposedPromptDict(TypedDict):
-    """The original's ComposedPrompt contract."""
-
-    cached_content: str
-    non_cached_content: str
-    conversation_prefix_items: list[str]
-    post_history_items: list[str]
-    notification_center: str
 
 
 class TrinketState(TypedDict):

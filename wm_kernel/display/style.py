@@ -1,15 +1,12 @@
-"""The colours and fonts of every HTML view, in one place.
-
-Colours are JupyterLab theme variables with a light fallback for other frontends, so a view reads
-the same in the light and the dark theme.
-"""
+"""The theme of the HTML views under the display layer's name; it lives in
+:mod:`wm_kernel.utils.style`, since the instruments' reports (diffs) use it too. Kept while the
+dashboard modules import it from here."""
 from __future__ import annotations
 
-ERROR = "var(--jp-error-color1, #c62828)"
-WARN = "var(--jp-warn-color1, #e65100)"
-SUCCESS = "var(--jp-success-color1, #2e7d32)"
-INFO = "var(--jp-info-color1, #0277bd)"
-MUTED = "var(--jp-ui-font-color2, #616161)"
-BORDER = "var(--jp-border-color2, #e0e0e0)"
-#: Prompt text is monospace, so indentation and the 60-character rules line up.
-CODE_FONT = "font-family:var(--jp-code-font-family, monospace);font-size:var(--jp-code-font-size, 13px)"
+from wm_kernel.utils.style import BORDER as BORDER
+from wm_kernel.utils.style import CODE_FONT as CODE_FONT
+from wm_kernel.utils.style import ERROR as ERROR
+from wm_kernel.utils.style import INFO as INFO
+from wm_kernel.utils.style import MUTED as MUTED
+from wm_kernel.utils.style import SUCCESS as SUCCESS
+from wm_kernel.utils.style import WARN as WARN

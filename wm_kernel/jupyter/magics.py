@@ -30,6 +30,7 @@ from traitlets import Enum, Int, TraitError, link
 from trinkets.base import EventAwareTrinket
 from wm_kernel.core.prompt import PLACEMENTS, ComposedPrompt
 from wm_kernel.display import render
+from wm_kernel.display.event_log import events_table
 from wm_kernel.display.tables import Table
 
 MAGIC_NAMES: dict[str, tuple[str, ...]] = {
@@ -216,12 +217,8 @@ def trinkets_frame(session: Any) -> Any:
 
 def events_frame(session: Any, last: int | None = None, event_type: str | None = None,
                  failures_only: bool = False) -> Any:
-    """The bus event log as a pandas DataFrame, one row per event in publish order, indexed by the
-    bus sequence number (a :class:`~wm_kernel.display.tables.Table`: shown readably). ``detail`` says what each event carries (see
-    :func:`wm_kernel.display.render.event_detail`). Event ids (which carry a random per-process prefix) and
-    the ids every row shares are left out."""
-    import pandas as pd
-
+    """The bus event log as a table (:func:`wm_kernel.display.event_log.events_table`), only the
+    events of ``event_type``, only failed ones, or only the ``last`` N when asked."""
     records = list(session.bus.log)
     if event_type:
         records = [r for r in records if r.event_type == event_type]
@@ -229,13 +226,7 @@ def events_frame(session: Any, last: int | None = None, event_type: str | None =
         records = [r for r in records if r.failures]
     if last is not None:
         records = records[-last:]
-    rows = [{"seq": r.seq, "depth": r.depth, "event": r.event_type,
-             "occurred_at": r.event.occurred_at.isoformat(),
-             "detail": render.event_detail(r.event),
-             "failures": "; ".join(f"{f.subscriber}: {f.error}" for f in r.failures)}
-            for r in records]
-    columns = ["seq", "depth", "event", "occurred_at", "detail", "failures"]
-    return Table(pd.DataFrame(rows, columns=columns).set_index("seq"))
+    return events_table(records)
 
 
 def prompt_diff(old: ComposedPrompt | None, new: ComposedPrompt) -> Any:
