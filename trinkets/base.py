@@ -37,7 +37,7 @@ from datetime import datetime
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol, TypeVar, cast
 
-from traitlets import Bool, HasTraits, Instance, Int, MetaHasTraits, Unicode, default, observe, validate
+from traitlets import Bool, Instance, Int, MetaHasTraits, Unicode, default, observe, validate
 
 from trinkets.commands import Command, CommandError, arg, at, command, commands_of, instant_or_offset, non_negative_int
 from wm_kernel.core.events import (
@@ -51,6 +51,7 @@ from wm_kernel.core.trinket_shape import BUDGET_KEEP, DEFAULT_PRIORITY, NEVER_DR
 from wm_kernel.stores import keys
 from wm_kernel.utils import views
 from wm_kernel.utils.frozenmap import FrozenMap
+from wm_kernel.utils.traitlets_fast import QuickNotify, set_traits
 
 if TYPE_CHECKING:
     from wm_kernel.core.bus import EventBus
@@ -159,7 +160,7 @@ class _TrinketMeta(MetaHasTraits, ABCMeta):
     """traitlets' metaclass and abc's, combined, so abstract trinkets cannot be instantiated."""
 
 
-class EventAwareTrinket(HasTraits, metaclass=_TrinketMeta):
+class EventAwareTrinket(QuickNotify, metaclass=_TrinketMeta):
     """A content provider for one prompt section.
 
     Parameters
@@ -296,9 +297,7 @@ class EventAwareTrinket(HasTraits, metaclass=_TrinketMeta):
             return
         # both values are set before either notification goes out (content's first), so an
         # observer of one reads the other's new value; validators of a subclass run as on any set
-        with self.hold_trait_notifications():
-            self.content = content
-            self.last_updated = now
+        set_traits(self, {"content": content, "last_updated": now})
 
     def stored_inputs(self) -> tuple[str, ...]:
         """The store keys the content reads that others may write too (another process sharing

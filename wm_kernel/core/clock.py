@@ -81,8 +81,7 @@ class ManualClock(HasTraits):
         return parse_instant(proposal["value"], what="current")
 
     def now(self) -> datetime:
-        # read the value the trait holds (the descriptor's overhead, on every event, buys nothing)
-        return self._trait_values["current"]  # type: ignore[no-any-return]
+        return self.current
 
     def advance(self, delta: timedelta | None = None, /, **kwargs: float) -> datetime:
         """Move forward by a timedelta or by timedelta keywords (``hours=2``); never backwards.
