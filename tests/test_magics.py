@@ -227,7 +227,7 @@ def test_wm_events_lists_one_compose_cycle_in_causal_order(ip, session):
     assert frame.index.name == "seq"
     assert list(frame.columns) == ["depth", "event", "occurred_at", "detail", "failures"]
     assert list(frame.index) == list(range(frame.index[0], frame.index[0] + len(frame)))
-    events = list(zip(frame["depth"], frame["event"], frame["detail"]))
+    events = list(zip(frame["depth"], frame["event"], frame["detail"], strict=True))
     assert events[0] == (0, "ComposeSystemPromptEvent", "base_prompt=22 chars")
     assert events[1:4] == [
         (1, "UpdateTrinketEvent", "target_trinket=TimeManager"),
@@ -250,7 +250,7 @@ def test_wm_events_shows_the_context_of_a_lifecycle_refresh(ip, session):
     ip.run_line_magic("wm_events", "--clear")
     ip.run_line_magic("turn", "")
     frame = ip.run_line_magic("wm_events", "")
-    assert list(zip(frame["event"], frame["detail"]))[:2] == [
+    assert list(zip(frame["event"], frame["detail"], strict=True))[:2] == [
         ("TurnCompletedEvent", "turn_number=1, segment_turn_number=1"),
         ("UpdateTrinketEvent",
          "target_trinket=PeanutGalleryTrinket, context={'action': 'lifecycle_refresh'}")]

@@ -8,6 +8,7 @@ import itertools
 import json
 import re
 from collections.abc import Callable
+from itertools import pairwise
 from typing import Any
 
 import comm
@@ -1262,7 +1263,7 @@ def test_the_item_log_spans_asked_between_sightings_match_the_copies() -> None:
             assert spans == item_spans(copies, {"g": "T"})
             versions.append((log.version, spans))
         # equal versions, equal spans: what a caller keeps by version is never stale
-        for (a, x), (b, y) in zip(versions, versions[1:]):
+        for (a, x), (b, y) in pairwise(versions):
             assert a != b or x == y
 
 

@@ -40,12 +40,12 @@ import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import Any, NoReturn, TypeVar, Union
+from typing import Any, NoReturn, TypeVar
 
 F = TypeVar("F", bound=Callable[..., Any])
 
 #: Fixed choices, or a function of the trinket class giving them (``lambda cls: cls.styles``).
-Choices = Union[Sequence[str], Callable[[type], Sequence[str]]]
+Choices = Sequence[str] | Callable[[type], Sequence[str]]
 #: Tab-completion candidates: called with the trinket and the positional values typed before.
 Completer = Callable[[Any, Sequence[str]], Iterable[str]]
 

@@ -148,7 +148,7 @@ Loam &amp; clay.
 Traceback (most recent call last):
 ...
 ValueError: section 'beds' of document 'garden' is pinned; unpin it before collapsing
-"""
+"""  # noqa: E501 - examples show their output line for line
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
@@ -736,7 +736,7 @@ class DomaindocTrinket(EventAwareTrinket):
         if summary:
             named = [f'section="{header}"']
             named += [f'{role}="{escape_attr(name)}"'
-                      for role, name in zip(("parent", "grandparent"), reversed(ancestors))]
+                      for role, name in zip(("parent", "grandparent"), reversed(ancestors), strict=False)]
             index.append(f"<entry {' '.join(named)}>{escape_text(summary)}</entry>")
 
         if not hidden:

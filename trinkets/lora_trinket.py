@@ -74,7 +74,7 @@ Be direct: explain what you've been noticing and ask whether your read is accura
 ...
 ```</instruction>
 </behavioral_checkin>
-"""
+"""  # noqa: E501 - examples show their output line for line
 from __future__ import annotations
 
 import re

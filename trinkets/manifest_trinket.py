@@ -6,8 +6,9 @@ segment as ``{"title", "start"}``), so a Session on a SQLite file keeps its hist
 A :class:`~wm_kernel.session.Session` marks the first segment active when it starts, and on every
 SegmentCollapsedEvent (:meth:`~wm_kernel.session.Session.collapse_segment` publishes one) the
 trinket records the segment that ended (titled by the first line of the summary, or "Segment N"
-without one) and marks the next one active. From Python: :meth:`ManifestTrinket.add_segment`, :meth:`~ManifestTrinket.set_active`,
-:meth:`~ManifestTrinket.clear_active`, and :meth:`~ManifestTrinket.segments` to list them.
+without one) and marks the next one active. From Python: :meth:`ManifestTrinket.add_segment`,
+:meth:`~ManifestTrinket.set_active`, :meth:`~ManifestTrinket.clear_active`, and
+:meth:`~ManifestTrinket.segments` to list them.
 
 Rendering, style ``"original"`` (the default), as the original: ``<conversation_manifest>``, one
 ``<date_group>`` per local date of the segments' starts (profile time zone), newest date first,

@@ -102,7 +102,7 @@ Examples
 </active_reminders>
 >>> reminders.complete("rem_1"); [r["status"] for r in reminders.reminders()]
 ['completed', 'overdue', 'today', 'later']
-"""
+"""  # noqa: E501 - the examples show the section as the model receives it, line for line
 from __future__ import annotations
 
 from collections.abc import Hashable

@@ -30,7 +30,6 @@ def open_notebook(page: Any, lab: Lab, name: str) -> None:
     page.wait_for_selector(".jp-NotebookPanel .jp-Cell", timeout=LOAD_TIMEOUT_MS)
     # JupyterLab may ask which kernel to start (the notebook's own is preselected): poll for
     # that dialog or the idle kernel, whichever comes first
-    kernel_ready = page.locator(".jp-Notebook-ExecutionIndicator[data-status='idle']")
     select = page.locator(".jp-Dialog button", has_text="Select")
     deadline = time.monotonic() + LOAD_TIMEOUT_MS / 1000
     while not page.evaluate(_READY):
@@ -143,7 +142,6 @@ def test_ttl_dashboard_renders_and_the_slider_moves_from_the_keyboard(page: Any,
     assert dash.locator("svg.wm-timeline rect.wm-bar").count() == 4   # the timeline is drawn
     assert dash.locator("line.wm-now").count() == 1                   # the turn on view marked
     handle = dash.locator(".noUi-handle").first
-    live = bars(page)
     handle.focus()
     handle.press("Home")                                              # back to turn 0
     # the fourth entry is added after the collapse at turn 6: not yet there

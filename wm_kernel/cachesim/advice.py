@@ -27,6 +27,7 @@ from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import timedelta
+from itertools import pairwise
 from typing import TYPE_CHECKING, Any
 
 from wm_kernel.cachesim.engine import Block, Request
@@ -179,7 +180,8 @@ def _stable_ends(request: Request, volatile: dict[str, float]) -> tuple[int, int
     return system_end, overall_end
 
 
-def _layouts(profile: ModelProfile, volatile: dict[str, float]) -> list[tuple[str, Callable[[Request], dict[int, str]]]]:
+def _layouts(profile: ModelProfile, volatile: dict[str, float]
+             ) -> list[tuple[str, Callable[[Request], dict[int, str]]]]:
     short = profile.default_ttl
     long_ttls = [t for t in ("1h",) if t in profile.ttls]
     lookback = profile.lookback or 0
@@ -272,7 +274,7 @@ def _suggest(kind: str, text: str, requests: Sequence[Request], profile: ModelPr
     costs = list(sim.turns["cost_usd"])
     if owner is not None:
         folded = [0.0] * n
-        for index, cost in zip(owner, costs):
+        for index, cost in zip(owner, costs, strict=True):
             folded[index] += cost
         costs = folded
     cost = sum(costs)
@@ -311,7 +313,7 @@ def advise(simulation: Simulation) -> Advice:
         best = start
 
     if breakpoint_mode and n:
-        gaps = [(b.at - a.at) for a, b in zip(requests, requests[1:])]
+        gaps = [(b.at - a.at) for a, b in pairwise(requests)]
         if gaps:
             short = profile.ttls[profile.default_ttl]
             over = sum(g >= short for g in gaps)

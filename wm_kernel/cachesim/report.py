@@ -22,8 +22,8 @@ breakpoint on the last one, then the rest), played against a profile made of ``p
 ``min_cacheable_tokens`` with turns one minute apart, so every turn comes within the 5-minute cache
 lifetime; a prefix that an *earlier* turn wrote is found again (as at the provider), not only the
 previous turn's. For real time gaps, conversation growth, several breakpoints and real model
-profiles use ``session.cache_simulation(model)``. Token counts are sums of per-section counts from a TokenCounter (offline cl100k, or an
-estimate): separators, the HUD frame and message framing (a few tokens) are not counted, and
+profiles use ``session.cache_simulation(model)``. Token counts are sums of per-section counts from
+a TokenCounter (offline cl100k, or an estimate): separators, the HUD frame and message framing (a few tokens) are not counted, and
 cl100k only approximates Anthropic's own tokenizer. Output tokens are not modelled.
 
 Prices
@@ -56,7 +56,7 @@ Examples
 [{'turn': 1, 'status': 'hit', 'cache_write_tokens': 0, 'cache_read_tokens': 2061, 'broke_by': ''}, {'turn': 2, 'status': 'write', 'cache_write_tokens': 2061, 'cache_read_tokens': 0, 'broke_by': 'base_prompt'}]
 >>> round(r.hit_rate, 3)
 0.333
-"""
+"""  # noqa: E501 - examples show their output line for line
 from __future__ import annotations
 
 import html
@@ -230,7 +230,7 @@ def cache_report(source: Any, *, tools_tokens: int = 0, min_cacheable_tokens: in
     columns = ("cache_read_input_tokens", "cache_creation_input_tokens", "input_tokens", "prompt_tokens",
                "cost_usd", "miss_reason")
     for record, prefix, (read, written, plain, total, cost, reason) in zip(
-            records, prefixes, zip(*(outcome[c].tolist() for c in columns))):
+            records, prefixes, zip(*(outcome[c].tolist() for c in columns), strict=True), strict=True):
         cached_now = {e.name: e.digest for e in record.entries if e.cached}
         status = "hit" if read else ("write" if written else "none")
         broke = ""

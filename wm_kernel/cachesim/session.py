@@ -175,7 +175,7 @@ def session_requests(session: RecordedSession, *, breakpoints: str | Sequence[st
     by_turn: dict[int, list[tuple[str, str, str, int, int]]] = {t: [] for t in turns}
     columns = ("turn", "placement", "section", "trinket", "digest", "tokens", "cached")
     for turn, placement, section, trinket, digest, tokens, cached in zip(
-            *(frame[c].tolist() for c in columns)):
+            *(frame[c].tolist() for c in columns), strict=True):
         order = _PLACEMENT_ORDER[placement] + (0 if cached or placement != "system" else 1)
         by_turn[int(turn)].append((section, _label(section, trinket), f"{section}:{digest}", int(tokens),
                                    order))
@@ -191,7 +191,8 @@ def session_requests(session: RecordedSession, *, breakpoints: str | Sequence[st
         for name, ttl in wanted:
             marks.setdefault(name, ttl)
 
-        def block(s: tuple[str, str, str, int, int], index: int, layer: str) -> Block:
+        def block(s: tuple[str, str, str, int, int], index: int, layer: str,
+                  marks: dict[str, str] = marks, last_cached: int | None = last_cached) -> Block:
             ttl = marks.get(s[0])
             if ttl is None and "system" in marks and layer == "system" and index == last_cached:
                 ttl = marks["system"]

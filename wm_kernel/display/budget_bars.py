@@ -5,8 +5,8 @@
     tokens of each section, then a ``total`` bar of the whole prompt with the budget line. Sections
     the budget dropped are drawn grey (hatched) after the kept ones. Hovering a segment shows
     section, trinket, tokens and priority (an SVG ``<title>``). ``BudgetBars.svg`` is a plain SVG
-    string (no scripts, every text escaped, the same for the same prompt): a dashboard embeds it in an ``ipywidgets.HTML``
-    (``HTML(value=budget_bars(p).svg)``) and replaces the value after each compose.
+    string (no scripts, every text escaped, the same for the same prompt): a dashboard embeds it in
+    an ``ipywidgets.HTML`` (``HTML(value=budget_bars(p).svg)``) and replaces the value after each compose.
 ``plot_tokens(session, ax=None)``
     matplotlib: tokens by section over turns (stacked areas from ``session.history``), the budget
     as a dashed line; returns the Axes.
@@ -24,7 +24,7 @@ Examples
 [('system', [('base_prompt', 86)]), ('notification', [('datetime_section', 2)]), ('total', [('base_prompt', 86), ('datetime_section', 2)])]
 >>> bars.svg.startswith("<svg")
 True
-"""
+"""  # noqa: E501 - examples show their output line for line
 from __future__ import annotations
 
 import html

@@ -32,8 +32,7 @@ from typing import Any
 from traitlets import Enum, HasTraits, Int
 
 from wm_kernel.core.prompt import COMPOSER, ComposedPrompt, OmittedSection, SectionRecord
-from wm_kernel.utils import style
-from wm_kernel.utils import views
+from wm_kernel.utils import style, views
 
 #: Views a composed prompt can be shown in: both text and HTML ("html", the notebook picks HTML),
 #: text only ("text"), or the exact text the model receives ("raw").

@@ -96,7 +96,7 @@ class Table(pd.DataFrame):
         lines = []
         for row in range(len(self.index) + 1):
             parts = []
-            for (_, _, numeric), column, width in zip(columns, texts, widths):
+            for (_, _, numeric), column, width in zip(columns, texts, widths, strict=True):
                 text = " ".join(column[row].splitlines())
                 parts.append(text.rjust(width) if numeric else text.ljust(width))
             lines.append("  ".join(parts).rstrip())

@@ -248,7 +248,7 @@ class FileSteps(Sequence[Step]):
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Sequence) or isinstance(other, (str, bytes)):
             return NotImplemented
-        return len(self) == len(other) and all(a == b for a, b in zip(self, other))
+        return len(self) == len(other) and all(a == b for a, b in zip(self, other, strict=True))
 
     __hash__ = None  # type: ignore[assignment]  # mutable-compare like a list
 

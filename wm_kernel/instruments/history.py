@@ -51,8 +51,9 @@ Public API
                    cached, digest, priority, dropped (one row per (turn, section), output order
                    within a turn; ``trinket`` is missing (NA) for the base prompt; ``digest`` is
                    the text's blake2b-128 in hex, equal texts have equal digests; ``priority`` is
-                   the section's priority when composed (NA if not known); sections a token budget dropped follow the turn's sections as rows with
-                   ``dropped`` True, the ``tokens`` they would have cost, no placement, chars 0)
+                   the section's priority when composed (NA if not known); sections a token
+                   budget dropped follow the turn's sections as rows with ``dropped`` True, the
+                   ``tokens`` they would have cost, no placement, chars 0)
 ``prompt_at(turn)``  the ComposedPrompt of that turn, rebuilt (five keys and ``sections``)
 ``turns``, ``len(history)``, ``last_position()`` (turn, segment, segment_turn of the last record)
 ``texts()``        digest -> text of every distinct stored text
@@ -487,7 +488,7 @@ class History:
                 entry = self._find(section, fresh, fresh_texts)
             entries.append(entry)
         previous = self._last_entries
-        if len(previous) == len(entries) and all(a is b for a, b in zip(previous, entries)):
+        if len(previous) == len(entries) and all(a is b for a, b in zip(previous, entries, strict=True)):
             shared = previous  # the whole prompt is unchanged: share the tuple too
         else:
             shared = tuple(entries)

@@ -157,7 +157,7 @@ class StateStore(ABC):
         _check_name(key)
         return None
 
-    def close(self) -> None:
+    def close(self) -> None:  # noqa: B027 - a no-op by default: only stores holding resources override it
         """Release resources (a no-op for the memory store)."""
 
 
