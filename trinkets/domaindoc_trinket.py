@@ -1,8 +1,5 @@
 """DomaindocTrinket: domain documents whose sections the model can expand, collapse and pin.
 
-(Long because it writes the original's document frame and guidance text
-byte for byte and the revised layout next to it, over one section tree and its store records.)
-
 A domain document ("domaindoc") is a block of stable knowledge (a project brief, a style guide, the
 user's garden) split into sections nested up to three levels deep: section, subsection and
 sub-subsection. Documents live in the WorkingMemory's state store under the key

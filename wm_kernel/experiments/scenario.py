@@ -1,9 +1,5 @@
 """Scenarios: a script of what happens to a Session, saved as JSON Lines, replayed into a fresh one.
 
-(A little over ~600 lines, on purpose: building, loading, streaming from a file, saving and
-replaying share the header and the step numbering that every error names; the steps themselves,
-the value codec and the recorder live in their own modules.)
-
 A :class:`Scenario` holds the settings of the Session it starts from (the header) and its steps
 (:mod:`wm_kernel.experiments.steps`). It can be built in Python with the step methods, loaded from a
 file, recorded from a live Session (:meth:`Scenario.record`) and replayed (:meth:`Scenario.run`),

@@ -40,8 +40,8 @@ from wm_kernel.utils.checks import check_int, check_str, check_unicode
 def _copy_json(value: Any) -> Any:
     """A deep copy of a JSON-shaped value (dicts and lists; everything else is immutable here).
 
-    Several times faster than ``copy.deepcopy``, which trinkets that read their state from the store
-    on every compose would otherwise pay for.
+    Only dicts and lists are copied; ``copy.deepcopy``'s general machinery (memo, reducers) is what
+    trinkets that read their state from the store on every compose would otherwise pay for.
     """
     if isinstance(value, dict):
         return {key: _copy_json(item) for key, item in value.items()}
