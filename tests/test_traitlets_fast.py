@@ -12,12 +12,12 @@ from typing import Any
 import pytest
 from packaging.requirements import Requirement
 from packaging.specifiers import SpecifierSet
-from traitlets import All, HasTraits, Int, TraitError, Unicode, observe, validate
+from traitlets import HasTraits, Int, TraitError, Unicode, observe, validate
 
 from trinkets.base import EventAwareTrinket, StatefulTrinket, feed
 from wm_kernel.core.clock import ManualClock
 from wm_kernel.session import Session
-from wm_kernel.utils.traitlets_fast import TESTED, QuickNotify, set_traits
+from wm_kernel.utils.traitlets_fast import TESTED, set_traits, trait_values
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -155,7 +155,7 @@ def test_set_traits_does_what_hold_trait_notifications_does(cls: type, values: d
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DeprecationWarning)  # traitlets on _b_validate
         fast, public = cls(), cls()
-        set_traits(fast, values)
+        set_traits(fast, tuple(values), *values.values())
         with public.hold_trait_notifications():
             for name, value in values.items():
                 setattr(public, name, value)
@@ -166,55 +166,17 @@ def test_set_traits_does_what_hold_trait_notifications_does(cls: type, values: d
 def test_set_traits_checks_each_value_against_its_trait_type() -> None:
     pair = HeardPair()
     with pytest.raises(TraitError, match="'b' trait of a HeardPair instance expected an int"):
-        set_traits(pair, {"b": "two"})
+        set_traits(pair, ("b",), "two")
+    assert pair.b == 0 and pair.heard == []
 
 
-def listen(obj: Any) -> None:
-    obj.heard = []
-    obj.observe(lambda c: obj.heard.append(("x by name", c.name)), names=["x"])
-    obj.observe(lambda c: obj.heard.append(("every name", c.name)))
-    obj.observe(lambda c: obj.heard.append(("every type", c.name)), names=["y"], type=All)
-
-
-def decorated(self: Any, change: dict[str, Any]) -> None:
-    self.heard.append(("decorated", change["name"]))
-
-
-def legacy(self: Any, old: int, new: int) -> None:
-    self.heard.append(("legacy", "x"))
-
-
-class Loud(QuickNotify):
-    x = Int(0)
-    y = Int(0)
-    _decorated = observe("x", "y")(decorated)
-
-
-class Plain(HasTraits):
-    x = Int(0)
-    y = Int(0)
-    _decorated = observe("x", "y")(decorated)
-
-
-class LegacyLoud(Loud):
-    _x_changed = legacy
-
-
-class LegacyPlain(Plain):
-    _x_changed = legacy
-
-
-@pytest.mark.parametrize(("quick", "plain"), [(Loud, Plain), (LegacyLoud, LegacyPlain)])
-def test_quick_notify_delivers_what_traitlets_delivers(quick: type, plain: type) -> None:
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", DeprecationWarning)  # traitlets on _x_changed
-        a, b = quick(), plain()
-        for obj in (a, b):
-            listen(obj)
-            obj.x = 1
-            obj.y = 2
-            with obj.hold_trait_notifications():
-                obj.x = 3
-                obj.y = 4
-    assert a.heard == b.heard
-    assert ("legacy", "x") in a.heard or quick is Loud
+def test_trait_values_are_what_the_attributes_read() -> None:
+    s = session(Echo)
+    echo = s.trinket("Echo")
+    echo.say("hello")
+    s.compose()
+    values = trait_values(echo)
+    for name in ("content", "error", "enabled", "last_updated", "priority"):
+        assert values[name] == getattr(echo, name)
+    assert trait_values(s.working_memory)["user_id"] == "notebook"
+    assert trait_values(s.clock)["current"] == s.clock.now()

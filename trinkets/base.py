@@ -37,7 +37,7 @@ from datetime import datetime
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol, TypeVar, cast
 
-from traitlets import Bool, Instance, Int, MetaHasTraits, Unicode, default, observe, validate
+from traitlets import Bool, HasTraits, Instance, Int, MetaHasTraits, Unicode, default, observe, validate
 
 from trinkets.commands import Command, CommandError, arg, at, command, commands_of, instant_or_offset, non_negative_int
 from wm_kernel.core.events import (
@@ -51,7 +51,7 @@ from wm_kernel.core.trinket_shape import BUDGET_KEEP, DEFAULT_PRIORITY, NEVER_DR
 from wm_kernel.stores import keys
 from wm_kernel.utils import views
 from wm_kernel.utils.frozenmap import FrozenMap
-from wm_kernel.utils.traitlets_fast import QuickNotify, set_traits
+from wm_kernel.utils.traitlets_fast import set_traits, trait_values
 
 if TYPE_CHECKING:
     from wm_kernel.core.bus import EventBus
@@ -152,6 +152,8 @@ class Priority(Int[int, int]):
         return value
 #: The context of the update a stateful trinket asks for when items expired.
 LIFECYCLE_REFRESH: Mapping[str, str] = MappingProxyType({"action": "lifecycle_refresh"})
+# the traits a trinket's update sets together
+_CONTENT_AND_TIME = ("content", "last_updated")
 #: Traits a trinket sets from its updates; a change of any other trait is a change of its inputs.
 _OUTPUT_TRAITS = frozenset({"content", "last_updated", "error"})
 
@@ -160,7 +162,7 @@ class _TrinketMeta(MetaHasTraits, ABCMeta):
     """traitlets' metaclass and abc's, combined, so abstract trinkets cannot be instantiated."""
 
 
-class EventAwareTrinket(QuickNotify, metaclass=_TrinketMeta):
+class EventAwareTrinket(HasTraits, metaclass=_TrinketMeta):
     """A content provider for one prompt section.
 
     Parameters
@@ -254,7 +256,8 @@ class EventAwareTrinket(QuickNotify, metaclass=_TrinketMeta):
         again; everything else (traits, events, the store) happens as after a generation."""
         wm = self.working_memory
         clock = wm.clock
-        if not self.enabled:
+        values = trait_values(self)
+        if not values["enabled"]:
             self._set_content("", clock.now())
             wm.discard_section(self)
             return
@@ -279,13 +282,13 @@ class EventAwareTrinket(QuickNotify, metaclass=_TrinketMeta):
                 raise TypeError(f"{self.name}.generate_content() returned "
                                 f"{type(content).__name__}, expected str")
             self._reusable = (key, content) if key is not None else None
-        if self.error:
+        if values["error"]:
             self.error = ""
         now = clock.now()
         if content and not content.isspace():
             self._set_content(content, now)
             self.event_bus.publish(TrinketContentEvent(
-                event.continuum_id, wm.user_id, new_event_id(), now,
+                event.continuum_id, trait_values(wm)["user_id"], new_event_id(), now,
                 self.variable_name, content, type(self).__name__, self.cache_policy))
         else:
             self._set_content("", now)
@@ -297,7 +300,7 @@ class EventAwareTrinket(QuickNotify, metaclass=_TrinketMeta):
             return
         # both values are set before either notification goes out (content's first), so an
         # observer of one reads the other's new value; validators of a subclass run as on any set
-        set_traits(self, {"content": content, "last_updated": now})
+        set_traits(self, _CONTENT_AND_TIME, content, now)
 
     def stored_inputs(self) -> tuple[str, ...]:
         """The store keys the content reads that others may write too (another process sharing
@@ -746,7 +749,7 @@ class StatefulTrinket(EventAwareTrinket):
                 # what wm.publish_trinket_update(name, context) publishes, built directly: this
                 # trinket is registered and the context is the kernel's own
                 self.event_bus.publish(UpdateTrinketEvent(
-                    event.continuum_id, wm.user_id, new_event_id(),
+                    event.continuum_id, trait_values(wm)["user_id"], new_event_id(),
                     wm.clock.now(), type(self).__name__, dict(LIFECYCLE_REFRESH)))
 
     def flush(self) -> None:

@@ -17,6 +17,8 @@ from typing import Any, Protocol, runtime_checkable
 
 from traitlets import Bunch, HasTraits, Instance, validate
 
+from wm_kernel.utils.traitlets_fast import trait_values
+
 
 @runtime_checkable
 class Clock(Protocol):
@@ -81,7 +83,9 @@ class ManualClock(HasTraits):
         return parse_instant(proposal["value"], what="current")
 
     def now(self) -> datetime:
-        return self.current
+        # read on every event: the value the trait holds, without the descriptor
+        now: datetime = trait_values(self)["current"]
+        return now
 
     def advance(self, delta: timedelta | None = None, /, **kwargs: float) -> datetime:
         """Move forward by a timedelta or by timedelta keywords (``hours=2``); never backwards.

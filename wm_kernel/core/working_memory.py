@@ -43,6 +43,7 @@ from wm_kernel.stores import keys
 from wm_kernel.stores.embedded import MemoryStore, StateStore
 from wm_kernel.utils.checks import check_str
 from wm_kernel.utils.timefmt import relationship_duration
+from wm_kernel.utils.traitlets_fast import trait_values
 
 logger = logging.getLogger("wm_kernel.core.working_memory")
 
@@ -162,7 +163,7 @@ class WorkingMemory(HasTraits, Generic[T]):
     @property
     def store_key(self) -> str:
         """The store hash holding each section's last content: ``trinkets:{user_id}``."""
-        user_id = self.user_id
+        user_id = trait_values(self)["user_id"]
         known = self._store_key
         if known is None or known[0] != user_id:  # built once per user, not on every write
             known = self._store_key = (user_id, keys.trinket_sections(user_id))
@@ -250,7 +251,7 @@ class WorkingMemory(HasTraits, Generic[T]):
             composer.set_base_prompt(self.fill_placeholders(event.base_prompt))
             composer.clear_sections(preserve_base=True)
             publish, now = self.bus.publish, self.clock.now
-            continuum_id, user_id = event.continuum_id, self.user_id
+            continuum_id, user_id = event.continuum_id, trait_values(self)["user_id"]
             # events built positionally: the hot path spares create()'s keyword re-packing
             for name in list(self._trinkets):
                 publish(UpdateTrinketEvent(continuum_id, user_id, new_event_id(), now(), name, {}))
@@ -258,7 +259,7 @@ class WorkingMemory(HasTraits, Generic[T]):
                                     step=self.budget_step)
             composed = composer.compose(omitted=[*self._omitted_sections(), *fit.dropped])
             composed.budget = fit
-            previous = composed.previous = self.composed
+            previous = composed.previous = trait_values(self)["composed"]
             if previous is not None:
                 previous.previous = None  # keep one step of history, not a chain
             self.composed = composed
@@ -270,12 +271,13 @@ class WorkingMemory(HasTraits, Generic[T]):
     def _omitted_sections(self) -> list[OmittedSection]:
         omitted = []
         for trinket in self._trinkets.values():
-            if trinket.error:
+            values = trait_values(trinket)
+            if values["error"]:
                 omitted.append(OmittedSection(trinket.variable_name, trinket.name, "trinket failed",
-                                              trinket.error))
-            elif not trinket.enabled:
+                                              values["error"]))
+            elif not values["enabled"]:
                 omitted.append(OmittedSection(trinket.variable_name, trinket.name, "trinket disabled"))
-            elif not trinket.content:
+            elif not values["content"]:
                 omitted.append(OmittedSection(trinket.variable_name, trinket.name, "no content"))
         return omitted
 
@@ -308,7 +310,7 @@ class WorkingMemory(HasTraits, Generic[T]):
             raise TypeError(f"context must be a mapping, got {type(context).__name__}")
         self.bus.publish(UpdateTrinketEvent(
             continuum_id if continuum_id is not None else self.continuum_id,
-            self.user_id, new_event_id(), self.clock.now(), trinket.name,
+            trait_values(self)["user_id"], new_event_id(), self.clock.now(), trinket.name,
             dict(context or {})))
 
     def _handle_update_trinket(self, event: UpdateTrinketEvent) -> None:
