@@ -37,7 +37,7 @@ from datetime import datetime
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol, TypeVar, cast
 
-from traitlets import Bool, HasTraits, Instance, Int, MetaHasTraits, Unicode, default, observe, validate
+from traitlets import Bool, Instance, Int, MetaHasTraits, Unicode, default, observe, validate
 
 from trinkets.commands import Command, CommandError, arg, at, command, commands_of, instant_or_offset, non_negative_int
 from wm_kernel.core.events import (
@@ -51,7 +51,7 @@ from wm_kernel.core.trinket_shape import BUDGET_KEEP, DEFAULT_PRIORITY, NEVER_DR
 from wm_kernel.stores import keys
 from wm_kernel.utils import views
 from wm_kernel.utils.frozenmap import FrozenMap
-from wm_kernel.utils.traitlets_fast import set_traits, trait_values
+from wm_kernel.utils.traitlets_fast import QuickNotify, set_traits, trait_values
 
 if TYPE_CHECKING:
     from wm_kernel.core.bus import EventBus
@@ -152,8 +152,9 @@ class Priority(Int[int, int]):
         return value
 #: The context of the update a stateful trinket asks for when items expired.
 LIFECYCLE_REFRESH: Mapping[str, str] = MappingProxyType({"action": "lifecycle_refresh"})
-# the traits a trinket's update sets together
+# the traits a trinket's update sets together, and the one a turn moves
 _CONTENT_AND_TIME = ("content", "last_updated")
+_TURN = ("current_turn",)
 #: Traits a trinket sets from its updates; a change of any other trait is a change of its inputs.
 _OUTPUT_TRAITS = frozenset({"content", "last_updated", "error"})
 
@@ -162,7 +163,7 @@ class _TrinketMeta(MetaHasTraits, ABCMeta):
     """traitlets' metaclass and abc's, combined, so abstract trinkets cannot be instantiated."""
 
 
-class EventAwareTrinket(HasTraits, metaclass=_TrinketMeta):
+class EventAwareTrinket(QuickNotify, metaclass=_TrinketMeta):
     """A content provider for one prompt section.
 
     Parameters
@@ -296,7 +297,7 @@ class EventAwareTrinket(HasTraits, metaclass=_TrinketMeta):
 
     def _set_content(self, content: str, now: datetime) -> None:
         # compare first: an unchanged trait stays quiet, so widgets get no message for it
-        if self.content == content:
+        if trait_values(self)["content"] == content:
             return
         # both values are set before either notification goes out (content's first), so an
         # observer of one reads the other's new value; validators of a subclass run as on any set
@@ -743,7 +744,7 @@ class StatefulTrinket(EventAwareTrinket):
     def handle_turn_completed(self, event: TurnCompletedEvent) -> None:
         wm = self.working_memory
         with wm.lock:
-            self.current_turn = event.segment_turn_number
+            set_traits(self, _TURN, event.segment_turn_number)
             if self._expire_items():
                 self._inputs_changed()
                 # what wm.publish_trinket_update(name, context) publishes, built directly: this
