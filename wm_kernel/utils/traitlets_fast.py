@@ -72,6 +72,13 @@ def _plan(cls: type, names: tuple[str, ...]) -> tuple[_Step, ...] | None:
     return tuple(steps)
 
 
+def _set_held(obj: HasTraits, names: tuple[str, ...], values: tuple[Any, ...]) -> None:
+    """traitlets' own way: set inside ``hold_trait_notifications`` (cross-validation at its end)."""
+    with obj.hold_trait_notifications():
+        for name, value in zip(names, values, strict=True):
+            setattr(obj, name, value)
+
+
 def set_traits(obj: HasTraits, names: tuple[str, ...], *values: Any) -> None:
     """Set the traits ``names`` to ``values`` (one each, in order), then notify of each change (in the same
     order), as ``with obj.hold_trait_notifications(): ...`` would: an observer of one sees the new
@@ -82,11 +89,11 @@ def set_traits(obj: HasTraits, names: tuple[str, ...], *values: Any) -> None:
     if plan is _MISSING:
         plan = _plans[key] = _plan(*key)
     validators = obj._trait_validators
-    if plan is None or any([name in validators for name in names]):
-        with obj.hold_trait_notifications():
-            for name, value in zip(names, values, strict=True):
-                setattr(obj, name, value)
-        return
+    if plan is None:
+        return _set_held(obj, names, values)
+    for name in names:
+        if name in validators:
+            return _set_held(obj, names, values)
     store = obj._trait_values
     changes = []
     for (name, validate, allow_none, settled), new in zip(plan, values):  # noqa: B905 - one value per name
