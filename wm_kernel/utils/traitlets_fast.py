@@ -1,7 +1,7 @@
 """The only module that reaches into traitlets' private parts: shortcuts on the trinkets' hot path.
 
-Each does what traitlets' public API does, for less, and each is kept because ``bench/replay.py``
-shows it is worth more than 10% (docs/performance.md has the figures). They rely on traitlets
+Each does what traitlets' public API does, for less, and is kept for what the benchmarks show it
+is worth (docs/performance.md has the figures). They rely on traitlets
 internals that are stable across the range pinned in pyproject.toml (``TESTED``); a test runs them
 against the installed traitlets, whatever its version. A subclass's validators (``@validate``) and
 observers (``@observe``, ``observe()``) always run.
