@@ -7,10 +7,15 @@ so does a string constant giving the dotted name of one of the modules (the lazy
 from __future__ import annotations
 
 import ast
+import os
 import re
+import subprocess
+import sys
 import tomllib
 from functools import cache
 from pathlib import Path
+
+import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ("wm_kernel", "trinkets")
@@ -161,3 +166,21 @@ def test_the_architecture_table_is_the_contract() -> None:
     layers = contract()[0]
     table = architecture_table()
     assert [names for _, names in table] == list(reversed(layers))   # the doc reads top down
+
+
+@pytest.mark.slow
+def test_a_composed_prompt_shows_richly_without_anyone_importing_the_display_layer() -> None:
+    # a fresh interpreter: the core alone is imported, and the first display loads the views
+    code = """
+import sys
+from wm_kernel.core.prompt import ComposedPrompt
+assert "wm_kernel.display.render" not in sys.modules
+bundle = ComposedPrompt("You help Ada.")._repr_mimebundle_()
+print(sorted(bundle), "wm_kernel.display.render" in sys.modules)
+print(bundle["text/html"].splitlines()[0])
+"""
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True,
+                          timeout=120, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert done.stderr == ""
+    assert done.stdout.splitlines() == ["['text/html', 'text/plain'] True",
+                                        '<div class="wm-composed-prompt">']
