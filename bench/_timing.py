@@ -48,7 +48,7 @@ def interleave(cases: Mapping[str, Callable[[], object]], *, repeat: int = 9,
 
 def ratios(top: Sequence[float], bottom: Sequence[float]) -> list[float]:
     """Per-repetition ratios ``top[i] / bottom[i]``."""
-    return [a / b for a, b in zip(top, bottom)]
+    return [a / b for a, b in zip(top, bottom, strict=True)]
 
 
 def spread(values: Sequence[float], unit: str = "", digits: int = 1) -> str:

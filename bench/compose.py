@@ -192,8 +192,8 @@ def main(repeat: int = 15) -> None:
         sections = many_sections(n)
         bus_n, _ = build(sections)
         bus_n.publish(compose_event())
-        got = interleave({"floor": lambda: floor_compose(BASE_PROMPT, sections),
-                          "cycle": lambda: bus_n.publish(compose_event())}, repeat=5)
+        got = interleave({"floor": lambda sections=sections: floor_compose(BASE_PROMPT, sections),
+                          "cycle": lambda bus_n=bus_n: bus_n.publish(compose_event())}, repeat=5)
         per_trinket = statistics.median(got["cycle"]) / n
         base_per_trinket = base_per_trinket or per_trinket
         print(f"  {n:4d} trinkets: {spread(got['cycle'], ' µs/cycle'):>30}  "

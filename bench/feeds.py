@@ -93,7 +93,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as folder:
         for store_name in ("memory", "sqlite"):
             for kind in FEEDS:
-                def make_store(size: str) -> StateStore:
+                def make_store(size: str, store_name: str = store_name, kind: str = kind) -> StateStore:
                     if store_name == "memory":
                         return MemoryStore()
                     return SQLiteStore(Path(folder) / f"{kind}-{size}.sqlite3")

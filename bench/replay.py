@@ -7,8 +7,8 @@ shown as medians with the min-max range; ratios are taken within a repetition.
 
 Workload: a ~2 KB base prompt, every built-in trinket fed with sample data (a user model, a domain
 document, past segments, reminders, guidance every 3 turns, context searches every 7, surfaced
-memories every 10, reminders that fall due and are done), 90 seconds of clock per turn (so the time section changes every turn), a segment
-collapse every 100 turns. Measured in one process:
+memories every 10, reminders that fall due and are done), 90 seconds of clock per turn (so the
+time section changes every turn), a segment collapse every 100 turns. Measured in one process:
 
 * the replay (``Scenario.run``): turns per second, composes per second;
 * the history it recorded: bytes per turn (``History.stats``) and, for the ``tokens`` column, the
@@ -172,7 +172,7 @@ def main(turns: int = 10_000, repeat: int = 3) -> None:
     print(f"scenario replay, {turns} turns, all eight built-in trinkets; {repeat} interleaved "
           f"repetitions; CPU time, median (min-max)")
     # warm up (imports, the tokenizer's ranks, first-call caches) so the timed runs compare fairly
-    build_scenario(200).run().history
+    _ = build_scenario(200).run().history
     drive_by_hand(200)
     scenario, build_s = cpu(lambda: build_scenario(turns))
     short = build_scenario(1_000)

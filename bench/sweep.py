@@ -8,8 +8,8 @@ This benchmark reads the WALL clock, unlike bench/replay.py: parallelism is the 
 time summed over processes cannot show a speed-up. Wall time is noisy on a shared machine (other
 processes take cores away), so each configuration runs REPEATS times, interleaved round by round,
 and the median is reported with the min-max range and the load average seen before each run; the
-speed-ups are ratios of medians. A load average above 0 means other work shared the cores. The goal is >= 1.7x on 2 cores for
-the process pool.
+speed-ups are ratios of medians. A load average above 0 means other work shared the cores. The goal
+is >= 1.7x on 2 cores for the process pool.
 
 Workload: 40 scenario files (bench/replay.py's generator: all eight built-in trinkets, feeds every
 few turns, segment collapses; 80 to 120 turns each, each with its own user name) in a temporary
@@ -109,7 +109,7 @@ def main(turns: int = 100, repeats: int = 3) -> None:
             for _ in range(repeats):
                 for name, executor in executors.items():
                     loads[name].append(os.getloadavg()[0])
-                    frames[name], wall = timed(lambda: compare(paths, VARIANTS, executor=executor))
+                    frames[name], wall = timed(lambda executor=executor: compare(paths, VARIANTS, executor=executor))
                     walls[name].append(wall)
             medians = {name: report(name, walls[name], loads[name]) for name in executors}
             payloads = shipping_payloads(paths)

@@ -42,3 +42,21 @@ def test_every_dotted_name_the_architecture_names_imports() -> None:
             importlib.import_module(name)
         except ModuleNotFoundError:
             assert hasattr(importlib.import_module(module), attribute), name
+
+
+def test_every_module_is_placed_in_the_layer_table() -> None:
+    section = DOC.read_text(encoding="utf-8").split("## Layers", 1)[1].split("\n## ", 1)[0]
+    placed = set()
+    for line in section.splitlines():
+        if line.startswith("| `"):
+            folder = ""
+            for token in re.findall(r"`([^`]+)`", line.split("|")[2]):
+                if token.endswith("/"):
+                    folder = token
+                else:
+                    placed.add(token if "/" in token else folder + token)
+    modules = {str(p.relative_to(ROOT)) for package in ("wm_kernel", "trinkets")
+               for p in (ROOT / package).rglob("*.py")
+               if p.name != "__init__.py" or p.parent.name == "wm_kernel"}
+    assert sorted(modules - placed) == []
+    assert sorted(placed - modules) == []

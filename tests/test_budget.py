@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import random
+from itertools import pairwise
 from typing import Any
 
 import pytest
@@ -328,7 +329,7 @@ def random_walk(step: int | None, seed: int, turns: int = 300) -> tuple[list[tup
 
 def test_with_a_step_the_kept_set_changes_far_less_often() -> None:
     def changes(kept: list[tuple[str, ...]]) -> int:
-        return sum(a != b for a, b in zip(kept, kept[1:]))
+        return sum(a != b for a, b in pairwise(kept))
 
     exact = sum(changes(random_walk(None, seed)[0]) for seed in range(1, 8))
     stepped = sum(changes(random_walk(40, seed)[0]) for seed in range(1, 8))
@@ -450,7 +451,7 @@ def test_blame_covers_every_character_once_and_finds_each_section(
         text = p[key] if "[" not in key else p[key.split("[")[0]][int(key[:-1].split("[")[1])]
         spans = p.blame(key)
         assert spans[0].start == 0 and spans[-1].end == len(text)
-        for a, b in zip(spans, spans[1:]):
+        for a, b in pairwise(spans):
             assert a.end == b.start and a.end > a.start
         for span in spans:
             if span.section == COMPOSER:

@@ -10,9 +10,9 @@ from sample_trinkets import Ticker
 from wm_kernel.core.clock import ManualClock
 from wm_kernel.core.composer import Layout, SystemPromptComposer
 from wm_kernel.core.profile import Profile
-from wm_kernel.display import style
 from wm_kernel.instruments.diff import PromptDiff, diff_prompts
 from wm_kernel.session import Session
+from wm_kernel.utils import style
 
 
 class Directives(sample_trinkets.Directives):

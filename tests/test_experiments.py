@@ -90,7 +90,7 @@ def test_replaying_a_recorded_session_composes_the_identical_prompts(tmp_path: P
     assert replay.turn == live.turn == 4
     assert len(again) == len(recorded) == 7
     assert [t for t, _ in again] == [t for t, _ in recorded] == [0, 1, 2, 3, 3, 3, 4]
-    for (_, got), (_, want) in zip(again, recorded):
+    for (_, got), (_, want) in zip(again, recorded, strict=True):
         assert set(got) == set(COMPOSED_KEYS)
         assert got == want
     # the prompts really exercised the trinkets

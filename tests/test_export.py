@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+from itertools import pairwise
 
 import pytest
 
@@ -18,7 +19,7 @@ def roles(messages):
 
 
 def alternates(messages):
-    return all(a["role"] != b["role"] for a, b in zip(messages, messages[1:]))
+    return all(a["role"] != b["role"] for a, b in pairwise(messages))
 
 
 def test_anthropic_body_in_full():

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import copy
 import pickle
+from itertools import pairwise
 
 import pytest
 from hypothesis import given, settings
@@ -39,7 +40,7 @@ def test_every_version_reads_as_the_dict_built_by_the_same_changes(ops: list[tup
         assert len(version) == len(expected) and version == expected and expected == version
         assert all((k in version) == (k in expected) for k in range(41))
     # two versions are equal exactly when their dicts are
-    for (a, da), (b, db) in zip(versions, versions[1:]):
+    for (a, da), (b, db) in pairwise(versions):
         assert (a == b) == (da == db)
 
 

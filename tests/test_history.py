@@ -174,8 +174,8 @@ def test_tokens_are_counted_once_per_distinct_text():
     s = make_session()
     s.compose()
     drive(s, 30)
-    s.history
-    s.history
+    _ = s.history
+    _ = s.history
     assert s.recorder.counter.calls == s.recorder.stats()["distinct_texts"] == 3 + 31
 
 

@@ -1,6 +1,5 @@
-"""Trait changes on a trinket reach its observers exactly as traitlets'
-own delivery would (trinkets deliver them themselves, without its per-change search for a
-legacy `_<name>_changed` method)."""
+"""Trait changes on a trinket reach its observers exactly as traitlets' own delivery would (a
+trinket's update sets its content and time with wm_kernel.utils.traitlets_fast.set_traits)."""
 from __future__ import annotations
 
 import warnings

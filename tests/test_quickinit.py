@@ -21,7 +21,7 @@ def test_the_quick_init_takes_the_arguments_the_generated_one_takes(cls: type) -
     fields = dataclasses.fields(cls)
     params = list(inspect.signature(cls).parameters.values())
     assert [p.name for p in params] == [f.name for f in fields]
-    for p, f in zip(params, fields):
+    for p, f in zip(params, fields, strict=True):
         if f.default is not dataclasses.MISSING:
             assert p.default == f.default
         elif f.default_factory is dataclasses.MISSING:

@@ -19,7 +19,7 @@ SCENARIO = """\
 {"step": "compose"}
 {"step": "feed", "trinket": "PeanutGalleryTrinket", "method": "add_guidance", "args": ["concern", "Slow down."], "kwargs": {"ttl": 1}}
 {"step": "turn", "n": 3}
-"""
+"""  # noqa: E501 - golden text, line for line
 
 
 @pytest.fixture

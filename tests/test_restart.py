@@ -97,7 +97,7 @@ GALLERY_AT_TURN_2 = """\
   <guidance type="concern" expires_in="0_turns">You have answered three questions without checking the units; check them.</guidance>
   <guidance type="coaching" expires_in="2_turns">Offer a worked example before the general rule.</guidance>
   <guidance type="concern" expires_in="0_turns">Mind the &lt;sign&gt; convention.</guidance>
-</mira:peanutgallery>"""
+</mira:peanutgallery>"""  # noqa: E501 - golden text, line for line
 
 SEARCHES_AT_TURN_2 = """\
 === RECENT GET_CONTEXT TOOL SEARCH RESULTS ===
@@ -129,7 +129,7 @@ Try rephrasing the query or tell the user you encountered an error.
 
 The search exceeded 5 minutes (stopped at iteration 3 with 1 findings). Try rephrasing your query or tell the user the search was inconclusive.
 
-(This message will disappear in 4 turns)"""
+(This message will disappear in 4 turns)"""  # noqa: E501 - golden text, line for line
 
 MEMORIES_AT_TURN_2 = """\
 <surfaced_memories>

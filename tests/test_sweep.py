@@ -140,13 +140,13 @@ def test_runs_from_workers_carry_tables_not_sessions(files: list[Path]) -> None:
                              history=True)
     assert [r.session is not None for r in here] == [True, True]
     assert [r.session for r in there] == [None, None]
-    for mine, theirs in zip(here, there):
+    for mine, theirs in zip(here, there, strict=True):
         pd.testing.assert_frame_equal(theirs.history, mine.session.history)  # type: ignore[union-attr]
     with ProcessPoolExecutor(max_workers=1) as pool:
         plain = run_variants(files[:1], {"recorded": None}, counter=estimate(), executor=pool)
     with pytest.raises(ValueError, match=r"variant 'recorded' ran in an executor and did not ship "
                                          r"its history back \(ask for it with history=True\)"):
-        plain[0].history
+        _ = plain[0].history
 
 
 def test_what_cannot_go_to_a_worker_is_refused_before_anything_runs(files: list[Path]) -> None:

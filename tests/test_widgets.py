@@ -8,6 +8,7 @@ import itertools
 import json
 import re
 from collections.abc import Callable
+from itertools import pairwise
 from typing import Any
 
 import comm
@@ -18,7 +19,7 @@ from trinkets.base import EventAwareTrinket, StatefulTrinket, feed
 from trinkets.peanutgallery_trinket import PeanutGalleryTrinket
 from wm_kernel.core.clock import ManualClock
 from wm_kernel.core.events import SegmentCollapsedEvent, TurnCompletedEvent
-from wm_kernel.display import style
+from wm_kernel.utils import style
 from wm_kernel.jupyter.dashboard import Dashboard, TurnDriver
 from wm_kernel.jupyter.dashboard_parts import PanelView
 from wm_kernel.jupyter.dashboard_tabs import UNDRAWN
@@ -1285,7 +1286,7 @@ def test_the_item_log_spans_asked_between_sightings_match_the_copies() -> None:
             assert spans == item_spans(copies, {"g": "T"})
             versions.append((log.version, spans))
         # equal versions, equal spans: what a caller keeps by version is never stale
-        for (a, x), (b, y) in zip(versions, versions[1:], strict=False):
+        for (a, x), (b, y) in pairwise(versions):
             assert a != b or x == y
 
 

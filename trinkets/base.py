@@ -1,9 +1,5 @@
 """Base classes of every trinket: :class:`EventAwareTrinket` and :class:`StatefulTrinket`.
 
-(Long because the two base classes hold the whole trinket contract, the
-update path, content reuse, and the stateful trinkets' per-item persistence, which a subclass
-author reads in one place; the command declarations live in :mod:`trinkets.commands`.)
-
 A trinket is a traitlets ``HasTraits``: its observable state (``content``, ``last_updated``,
 ``error``, ``enabled``, and ``current_turn`` on stateful ones) is declared as traits, so widgets can
 link to it. A subclass sets ``variable_name`` (the section it publishes) and implements
@@ -39,11 +35,9 @@ from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager, nullcontext
 from datetime import datetime
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, ClassVar, TypeVar, cast
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol, TypeVar, cast
 
-from traitlets import All, Bool, HasTraits, Instance, Int, MetaHasTraits, Unicode, default, observe, validate
-from traitlets.traitlets import EventHandler, ObserveHandler, _CallbackWrapper
-from traitlets.utils.bunch import Bunch
+from traitlets import Bool, Instance, Int, MetaHasTraits, Unicode, default, observe, validate
 
 from trinkets.commands import Command, CommandError, arg, at, command, commands_of, instant_or_offset, non_negative_int
 from wm_kernel.core.events import (
@@ -53,19 +47,24 @@ from wm_kernel.core.events import (
     UpdateTrinketEvent,
     new_event_id,
 )
+from wm_kernel.core.trinket_shape import BUDGET_KEEP, DEFAULT_PRIORITY, NEVER_DROP
 from wm_kernel.stores import keys
+from wm_kernel.utils import views
 from wm_kernel.utils.frozenmap import FrozenMap
+from wm_kernel.utils.traitlets_fast import QuickNotify, set_traits, trait_values
 
 if TYPE_CHECKING:
     from wm_kernel.core.bus import EventBus
-    from wm_kernel.core.working_memory import WorkingMemory
-    from wm_kernel.display.render import PromptText
+    from wm_kernel.core.clock import Clock
+    from wm_kernel.core.composer import SystemPromptComposer
+    from wm_kernel.core.profile import Profile
     from wm_kernel.stores.embedded import StateStore
 
 
 logger = logging.getLogger("wm_kernel.trinkets")
-__all__ = ["EventAwareTrinket", "StatefulTrinket", "feed", "feed_methods", "command", "arg",
-           "Command", "CommandError", "non_negative_int", "instant_or_offset", "at"]
+__all__ = ["EventAwareTrinket", "StatefulTrinket", "TrinketHost", "feed", "feed_methods", "command", "arg",
+           "Command", "CommandError", "non_negative_int", "instant_or_offset", "at",
+           "BUDGET_KEEP", "DEFAULT_PRIORITY", "NEVER_DROP"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 _feed_depth = threading.local()
@@ -113,12 +112,30 @@ def feed_methods(trinket: EventAwareTrinket | type[EventAwareTrinket]) -> list[s
                   if getattr(getattr(cls, name, None), "__wm_feed__", False))
 
 
-#: The update-context key :meth:`EventAwareTrinket.content_keeping` passes: the ids of the items to show.
-BUDGET_KEEP = "budget_keep"
-#: The priority of a trinket that sets no ``default_priority`` (see docs/budgets.md).
-DEFAULT_PRIORITY = 50
-#: A priority at or above this is never dropped by a token budget (the base prompt is never dropped).
-NEVER_DROP = 1_000_000
+class TrinketHost(Protocol):
+    """What a trinket needs of the WorkingMemory it registers with: its store, clock, profile,
+    composer, ids and lock, and the calls that register it, drop its section and ask for its
+    update. The trinket contract names it here instead of importing WorkingMemory."""
+
+    store: StateStore
+    clock: Clock
+    profile: Profile
+    composer: SystemPromptComposer
+    continuum_id: str
+    lock: threading.RLock
+
+    @property
+    def user_id(self) -> str: ...
+
+    @property
+    def store_key(self) -> str: ...
+
+    def register_trinket(self, trinket: EventAwareTrinket, *, replace: bool = False) -> None: ...
+
+    def discard_section(self, trinket: EventAwareTrinket) -> None: ...
+
+    def publish_trinket_update(self, target_trinket: str, context: Mapping[str, Any] | None = None,
+                               *, continuum_id: str | None = None) -> None: ...
 
 
 class Priority(Int[int, int]):
@@ -135,24 +152,18 @@ class Priority(Int[int, int]):
         return value
 #: The context of the update a stateful trinket asks for when items expired.
 LIFECYCLE_REFRESH: Mapping[str, str] = MappingProxyType({"action": "lifecycle_refresh"})
+# the traits a trinket's update sets together, and the one a turn moves
+_CONTENT_AND_TIME = ("content", "last_updated")
+_TURN = ("current_turn",)
 #: Traits a trinket sets from its updates; a change of any other trait is a change of its inputs.
 _OUTPUT_TRAITS = frozenset({"content", "last_updated", "error"})
-
-
-@functools.cache
-def _has_legacy_method(cls: type, name: str) -> bool:
-    """Whether ``cls`` has a deprecated ``_<name>_changed`` method, which traitlets calls on a
-    change of trait ``name`` besides the observers (an ``@observe`` handler of that name is not
-    one)."""
-    magic = getattr(cls, f"_{name}_changed", None)
-    return magic is not None and not isinstance(magic, ObserveHandler)
 
 
 class _TrinketMeta(MetaHasTraits, ABCMeta):
     """traitlets' metaclass and abc's, combined, so abstract trinkets cannot be instantiated."""
 
 
-class EventAwareTrinket(HasTraits, metaclass=_TrinketMeta):
+class EventAwareTrinket(QuickNotify, metaclass=_TrinketMeta):
     """A content provider for one prompt section.
 
     Parameters
@@ -202,7 +213,7 @@ class EventAwareTrinket(HasTraits, metaclass=_TrinketMeta):
     #: Whether the content depends on the clock (part of the inputs when ``reuse_content``).
     time_dependent: ClassVar[bool] = False
 
-    def __init__(self, event_bus: EventBus, working_memory: WorkingMemory, *,
+    def __init__(self, event_bus: EventBus, working_memory: TrinketHost, *,
                  replace: bool = False, **kwargs: Any) -> None:
         section = getattr(type(self), "variable_name", None)
         if not isinstance(section, str) or not section.strip():
@@ -223,10 +234,6 @@ class EventAwareTrinket(HasTraits, metaclass=_TrinketMeta):
     def name(self) -> str:
         """The class name: how WorkingMemory and UpdateTrinketEvent address this trinket."""
         return type(self).__name__
-
-    @property
-    def section(self) -> str:
-        return self.variable_name
 
     @property
     def lock(self) -> threading.RLock | nullcontext[None]:
@@ -250,8 +257,7 @@ class EventAwareTrinket(HasTraits, metaclass=_TrinketMeta):
         again; everything else (traits, events, the store) happens as after a generation."""
         wm = self.working_memory
         clock = wm.clock
-        # traits read straight from their values on this hot path (they are only read here)
-        values = self._trait_values
+        values = trait_values(self)
         if not values["enabled"]:
             self._set_content("", clock.now())
             wm.discard_section(self)
@@ -283,7 +289,7 @@ class EventAwareTrinket(HasTraits, metaclass=_TrinketMeta):
         if content and not content.isspace():
             self._set_content(content, now)
             self.event_bus.publish(TrinketContentEvent(
-                event.continuum_id, wm._trait_values["user_id"], new_event_id(), now,
+                event.continuum_id, trait_values(wm)["user_id"], new_event_id(), now,
                 self.variable_name, content, type(self).__name__, self.cache_policy))
         else:
             self._set_content("", now)
@@ -291,45 +297,11 @@ class EventAwareTrinket(HasTraits, metaclass=_TrinketMeta):
 
     def _set_content(self, content: str, now: datetime) -> None:
         # compare first: an unchanged trait stays quiet, so widgets get no message for it
-        old = self._trait_values["content"]
-        if old == content:
+        if trait_values(self)["content"] == content:
             return
-        old_time = self.last_updated
-        # both values are set before either notification goes out, content's first, as
-        # hold_trait_notifications would do, without the cost of its context on every turn (both
-        # values are already valid: a str, and a datetime from the clock)
-        self._trait_values["content"] = content
-        self._trait_values["last_updated"] = now
-        self.notify_change(Bunch(name="content", old=old, new=content, owner=self, type="change"))
-        if old_time != now:
-            self.notify_change(Bunch(name="last_updated", old=old_time, new=now, owner=self,
-                                     type="change"))
-
-    def _notify_observers(self, event: Bunch) -> None:
-        """traitlets' delivery of a trait notification: the observers of the name, then those of
-        every name, in traitlets' order. traitlets also looks, on every change, for a deprecated
-        ``_<name>_changed`` method (a lookup that fails, raising inside); here that is asked once
-        per class and name (:func:`_has_legacy_method`), and a class that has one is served by
-        traitlets itself. About half the cost of a notification, on every turn of every trinket."""
-        if not isinstance(event, Bunch):
-            event = Bunch(event)
-        name, kind = event["name"], event["type"]
-        if kind == "change" and _has_legacy_method(type(self), name):
-            super()._notify_observers(event)
-            return
-        notifiers = self._trait_notifiers
-        callbacks: list[Any] = []
-        for key in (name, All):
-            found = notifiers.get(key)
-            if found:
-                callbacks += found.get(kind, ())
-                callbacks += found.get(All, ())
-        for callback in callbacks:
-            if isinstance(callback, _CallbackWrapper):
-                callback = callback.__call__
-            elif isinstance(callback, EventHandler) and callback.name is not None:
-                callback = getattr(self, callback.name)
-            callback(event)
+        # both values are set before either notification goes out (content's first), so an
+        # observer of one reads the other's new value; validators of a subclass run as on any set
+        set_traits(self, _CONTENT_AND_TIME, content, now)
 
     def stored_inputs(self) -> tuple[str, ...]:
         """The store keys the content reads that others may write too (another process sharing
@@ -412,11 +384,10 @@ class EventAwareTrinket(HasTraits, metaclass=_TrinketMeta):
         a trinket that ranks its items shows only those ids when the key is present."""
         return self.generate_content({BUDGET_KEEP: frozenset(self.ranked_items()[:keep])})
     @command("show", help="The trinket's current content, exactly.")
-    def show(self) -> PromptText:
-        """The current content, shown as text (verbatim in a terminal, a ``<pre>`` in a notebook)."""
-        from wm_kernel.display.render import PromptText
-
-        return PromptText(self.content)
+    def show(self) -> str:
+        """The current content, shown as text (verbatim in a terminal, a ``<pre>`` in a notebook):
+        a str, made by the text view the display layer registers (:mod:`wm_kernel.utils.views`)."""
+        return views.text(self.content)
 
     @command("cap", arg("limit", help="The most the section may show, or 'off' to remove its cap."),
              arg("--chars", action="store_true", help="Count characters instead of tokens."),
@@ -581,7 +552,7 @@ class StatefulTrinket(EventAwareTrinket):
 
     current_turn = Int(0, help="The turn within the current segment (0 before the first exchange).")
 
-    def __init__(self, event_bus: EventBus, working_memory: WorkingMemory, **kwargs: Any) -> None:
+    def __init__(self, event_bus: EventBus, working_memory: TrinketHost, **kwargs: Any) -> None:
         key = None
         if self.state_prefix is not None:
             key = keys.trinket_state(self.state_prefix, working_memory.user_id,
@@ -794,22 +765,13 @@ class StatefulTrinket(EventAwareTrinket):
     def handle_turn_completed(self, event: TurnCompletedEvent) -> None:
         wm = self.working_memory
         with wm.lock:
-            turn, values = event.segment_turn_number, self._trait_values
-            old = values["current_turn"]
-            if type(turn) is not int:  # the trait's validation says what is wrong
-                self.current_turn = turn
-            elif turn != old:
-                # what the trait's setter does for a valid int, without its validation machinery
-                # on every turn of every stateful trinket
-                values["current_turn"] = turn
-                self.notify_change(Bunch(name="current_turn", old=old, new=turn, owner=self,
-                                         type="change"))
+            set_traits(self, _TURN, event.segment_turn_number)
             if self._expire_items():
                 self._inputs_changed()
                 # what wm.publish_trinket_update(name, context) publishes, built directly: this
                 # trinket is registered and the context is the kernel's own
                 self.event_bus.publish(UpdateTrinketEvent(
-                    event.continuum_id, wm._trait_values["user_id"], new_event_id(),
+                    event.continuum_id, trait_values(wm)["user_id"], new_event_id(),
                     wm.clock.now(), type(self).__name__, dict(LIFECYCLE_REFRESH)))
 
     def flush(self) -> None:

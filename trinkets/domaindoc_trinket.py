@@ -1,8 +1,5 @@
 """DomaindocTrinket: domain documents whose sections the model can expand, collapse and pin.
 
-(Long because it writes the original's document frame and guidance text
-byte for byte and the revised layout next to it, over one section tree and its store records.)
-
 A domain document ("domaindoc") is a block of stable knowledge (a project brief, a style guide, the
 user's garden) split into sections nested up to three levels deep: section, subsection and
 sub-subsection. Documents live in the WorkingMemory's state store under the key
@@ -148,7 +145,7 @@ Loam &amp; clay.
 Traceback (most recent call last):
 ...
 ValueError: section 'beds' of document 'garden' is pinned; unpin it before collapsing
-"""
+"""  # noqa: E501 - examples show their output line for line
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
@@ -736,7 +733,7 @@ class DomaindocTrinket(EventAwareTrinket):
         if summary:
             named = [f'section="{header}"']
             named += [f'{role}="{escape_attr(name)}"'
-                      for role, name in zip(("parent", "grandparent"), reversed(ancestors))]
+                      for role, name in zip(("parent", "grandparent"), reversed(ancestors), strict=False)]
             index.append(f"<entry {' '.join(named)}>{escape_text(summary)}</entry>")
 
         if not hidden:

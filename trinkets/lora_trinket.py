@@ -74,7 +74,7 @@ Be direct: explain what you've been noticing and ask whether your read is accura
 ...
 ```</instruction>
 </behavioral_checkin>
-"""
+"""  # noqa: E501 - examples show their output line for line
 from __future__ import annotations
 
 import re
@@ -84,7 +84,7 @@ from typing import TYPE_CHECKING, Any, TypedDict
 
 from traitlets import Unicode
 
-from trinkets.base import EventAwareTrinket, feed
+from trinkets.base import EventAwareTrinket, TrinketHost, feed
 from wm_kernel.core.events import TurnCompletedEvent
 from wm_kernel.stores import keys
 from wm_kernel.utils.checks import check_bool, check_int, check_str
@@ -92,7 +92,6 @@ from wm_kernel.utils.markup import escape_attr, escape_text
 
 if TYPE_CHECKING:
     from wm_kernel.core.bus import EventBus
-    from wm_kernel.core.working_memory import WorkingMemory
 
 
 class Observation(TypedDict):
@@ -352,7 +351,7 @@ class LoraTrinket(EventAwareTrinket):
     fallback_name = Unicode("this user", help="How the user is named when the profile has no "
                                               "first name.")
 
-    def __init__(self, event_bus: EventBus, working_memory: WorkingMemory, **kwargs: Any) -> None:
+    def __init__(self, event_bus: EventBus, working_memory: TrinketHost, **kwargs: Any) -> None:
         super().__init__(event_bus, working_memory, **kwargs)
         self._parsed: tuple[str, ParsedUserModel] = ("", ParsedUserModel())
         event_bus.subscribe(TurnCompletedEvent, self._handle_turn_completed)

@@ -6,8 +6,9 @@ segment as ``{"title", "start"}``), so a Session on a SQLite file keeps its hist
 A :class:`~wm_kernel.session.Session` marks the first segment active when it starts, and on every
 SegmentCollapsedEvent (:meth:`~wm_kernel.session.Session.collapse_segment` publishes one) the
 trinket records the segment that ended (titled by the first line of the summary, or "Segment N"
-without one) and marks the next one active. From Python: :meth:`ManifestTrinket.add_segment`, :meth:`~ManifestTrinket.set_active`,
-:meth:`~ManifestTrinket.clear_active`, and :meth:`~ManifestTrinket.segments` to list them.
+without one) and marks the next one active. From Python: :meth:`ManifestTrinket.add_segment`,
+:meth:`~ManifestTrinket.set_active`, :meth:`~ManifestTrinket.clear_active`, and
+:meth:`~ManifestTrinket.segments` to list them.
 
 Rendering, style ``"original"`` (the default), as the original: ``<conversation_manifest>``, one
 ``<date_group>`` per local date of the segments' starts (profile time zone), newest date first,
@@ -66,7 +67,7 @@ from typing import TYPE_CHECKING, Any
 
 from traitlets import Int
 
-from trinkets.base import EventAwareTrinket, feed
+from trinkets.base import EventAwareTrinket, TrinketHost, feed
 from wm_kernel.core.clock import parse_instant
 from wm_kernel.core.events import SegmentCollapsedEvent
 from wm_kernel.stores import keys
@@ -79,7 +80,6 @@ ACTIVE_TITLE = "Current conversation"
 
 if TYPE_CHECKING:
     from wm_kernel.core.bus import EventBus
-    from wm_kernel.core.working_memory import WorkingMemory
 
 _MONTHS = ("JAN", "FEB", "MAR", "APR", "MAY", "JUN", "JUL", "AUG", "SEP", "OCT", "NOV", "DEC")
 
@@ -144,7 +144,7 @@ class ManifestTrinket(EventAwareTrinket):
                                          "default: all, as the original). Older segments stay in "
                                          "the store.")
 
-    def __init__(self, event_bus: EventBus, working_memory: WorkingMemory, **kwargs: Any) -> None:
+    def __init__(self, event_bus: EventBus, working_memory: TrinketHost, **kwargs: Any) -> None:
         # the segments as parsed rows, read from the store once and dropped by this trinket's own
         # writes; and the rendered date groups for the (rows, zone, indentation) they came from.
         # A compose then costs what it shows, not what was ever stored.

@@ -59,7 +59,7 @@ Examples
 [{'turn': 1, 'trinket': 'PeanutGalleryTrinket', 'id': 'guidance-2', 'label': 'critical coaching: Ask one question at a time.'}]
 >>> [(g["id"], g["turns_remaining"]) for g in pg.get_active_guidance()]
 [('guidance-1', 1)]
-"""
+"""  # noqa: E501 - examples show their output line for line
 from __future__ import annotations
 
 import re

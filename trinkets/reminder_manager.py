@@ -102,7 +102,7 @@ Examples
 </active_reminders>
 >>> reminders.complete("rem_1"); [r["status"] for r in reminders.reminders()]
 ['completed', 'overdue', 'today', 'later']
-"""
+"""  # noqa: E501 - the examples show the section as the model receives it, line for line
 from __future__ import annotations
 
 from collections.abc import Hashable
@@ -110,7 +110,7 @@ from dataclasses import dataclass
 from datetime import MAXYEAR, UTC, date, datetime, timedelta, tzinfo
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from trinkets.base import EventAwareTrinket, arg, at, command, feed, instant_or_offset
+from trinkets.base import EventAwareTrinket, TrinketHost, arg, at, command, feed, instant_or_offset
 from wm_kernel.core.clock import parse_instant
 from wm_kernel.stores import keys
 from wm_kernel.utils.checks import check_str
@@ -119,7 +119,6 @@ from wm_kernel.utils.timefmt import relative_time, zone_abbreviation
 
 if TYPE_CHECKING:
     from wm_kernel.core.bus import EventBus
-    from wm_kernel.core.working_memory import WorkingMemory
 
 #: The original's line after ``<active_reminders>`` (an ``<instruction>`` element).
 ORIGINAL_INSTRUCTION = ("Reminders require immediate action. When one is due or overdue, notify The "
@@ -276,7 +275,7 @@ class ReminderManager(EventAwareTrinket):
     cache_policy = False
     styles = ("original", "revised")
 
-    def __init__(self, event_bus: EventBus, working_memory: WorkingMemory, **kwargs: Any) -> None:
+    def __init__(self, event_bus: EventBus, working_memory: TrinketHost, **kwargs: Any) -> None:
         self._open: list[dict[str, Any]] | None = None  # see _open_rows
         self._open_version: Hashable | None = None
         super().__init__(event_bus, working_memory, **kwargs)

@@ -25,12 +25,25 @@ Examples
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Any
+from collections.abc import Mapping
+from typing import Any, Protocol
 
-from trinkets.base import EventAwareTrinket
+from trinkets.base import EventAwareTrinket, TrinketHost
 
-if TYPE_CHECKING:
-    from wm_kernel.session import Session
+
+class _TrinketRegistry(TrinketHost, Protocol):
+    @property
+    def trinkets(self) -> Mapping[str, EventAwareTrinket]: ...
+
+
+class SessionWithTrinkets(Protocol):
+    """What :func:`mirror_stored_sections` needs of a Session: its WorkingMemory and a way to add
+    a trinket class."""
+
+    @property
+    def working_memory(self) -> _TrinketRegistry: ...
+
+    def add_trinket(self, factory: type[EventAwareTrinket], *, replace: bool = False) -> Any: ...
 
 
 class StoredSection(EventAwareTrinket):
@@ -61,7 +74,7 @@ def stored_section_class(section: str) -> type[StoredSection]:
     return type(name, (StoredSection,), {"variable_name": section, "__module__": __name__})
 
 
-def mirror_stored_sections(session: Session) -> list[str]:
+def mirror_stored_sections(session: SessionWithTrinkets) -> list[str]:
     """Register a StoredSection for every section stored under the session's ``trinkets:{user_id}``
     that none of its trinkets publishes; return the sections added, sorted."""
     wm = session.working_memory

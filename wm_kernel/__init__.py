@@ -11,6 +11,7 @@ import logging
 from typing import Any
 
 from wm_kernel import _moved
+from wm_kernel.utils import views
 
 # A library does not decide where its log records go: without this, Python's last-resort handler
 # would print trinket failures to stderr in every notebook. Failures stay visible where users look
@@ -19,6 +20,14 @@ logging.getLogger("wm_kernel").addHandler(logging.NullHandler())
 
 # the module paths of 0.1 (``wm_kernel.widgets``, ``wm_kernel.cache``...) import their new homes
 _moved.install()
+
+
+def _load_display() -> None:
+    from wm_kernel.display import render  # noqa: F401  (it registers its views as it loads)
+
+
+# a ComposedPrompt or a trinket's text shown in IPython loads the display layer (see utils/views.py)
+views.set_loader(_load_display)
 
 __version__ = "0.1.0"
 

@@ -39,7 +39,7 @@ MOVED = {
     "wm_kernel.cachesim.view": "wm_kernel.display.cache_view",
     "wm_kernel.render": "wm_kernel.display.render",
     "wm_kernel.tables": "wm_kernel.display.tables",
-    "wm_kernel.style": "wm_kernel.display.style",
+    "wm_kernel.style": "wm_kernel.utils.style",
     "wm_kernel.budget_view": "wm_kernel.display.budget_bars",
     "wm_kernel.overview": "wm_kernel.display.overview",
     "wm_kernel.dashboard_parts": "wm_kernel.jupyter.dashboard_parts",

@@ -27,7 +27,7 @@ USER_MODEL = """<mira:user_model>
 <mira:observation section="communication" confidence="high">Prefers short answers with the reasoning shown.</mira:observation>
 <mira:observation section="work" confidence="medium">Works on numerical methods; checks every derivation.</mira:observation>
 <mira:checkin><mira:topic section="communication" reason="Asked twice for more detail this week."/></mira:checkin>
-</mira:user_model>"""
+</mira:user_model>"""  # noqa: E501 - examples show their output line for line
 
 
 def build_demo_session() -> Session:

@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 from traitlets import Bool, HasTraits, Instance, Int, Unicode, default, observe, validate
 
-from trinkets.base import EventAwareTrinket
+from trinkets.base import EventAwareTrinket, TrinketHost
 from wm_kernel.cachesim.models import DEFAULT_MODEL
 from wm_kernel.core.budget import check_limit
 from wm_kernel.core.bus import EventBus
@@ -53,7 +53,7 @@ if TYPE_CHECKING:
     from wm_kernel.instruments.diff import PromptDiff
     from wm_kernel.instruments.history import History
 
-TrinketFactory = Callable[[EventBus, WorkingMemory], EventAwareTrinket]
+TrinketFactory = Callable[[EventBus, TrinketHost], EventAwareTrinket]
 #: Something attached to a new Session: ``instrument(session)``, called once the session is built.
 Instrument = Callable[["Session"], object]
 
@@ -191,9 +191,10 @@ class Session(HasTraits):
         # unique across processes: two Sessions on one file never share a conversation by accident
         self.continuum_id = continuum_id or f"continuum-{uuid.uuid4().hex[:12]}"
         # the continuum is set before any trinket registers: stateful trinkets key their items by it
-        self.working_memory = WorkingMemory(self.bus, store=self.store, user_id=user_id,
-                                            profile=profile, clock=self.clock, layout=layout,
-                                            continuum_id=self.continuum_id)
+        # (a WorkingMemory of the trinket contract's trinkets: the core knows them as a Protocol)
+        self.working_memory = WorkingMemory[EventAwareTrinket](
+            self.bus, store=self.store, user_id=user_id, profile=profile, clock=self.clock,
+            layout=layout, continuum_id=self.continuum_id)
         self.working_memory.token_budget = token_budget
         self.working_memory.budget_step = budget_step
         self.segment = Segment(1, self.clock.now())

@@ -159,7 +159,7 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
             except (urllib.error.URLError, ConnectionError):
                 if server.poll() is not None or time.monotonic() > deadline:
                     raise RuntimeError("JupyterLab did not start:\n"
-                                       + (base / "lab.log").read_text("utf-8", "replace"))
+                                       + (base / "lab.log").read_text("utf-8", "replace")) from None
                 time.sleep(0.3)
         yield lab
     finally:

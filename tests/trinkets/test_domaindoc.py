@@ -892,7 +892,7 @@ def check_original(text: str, docs: list[dict[str, Any]]) -> None:
     shown = sorted((d for d in docs if d["sections"]), key=lambda d: str(d["label"]))
     elements = root.findall("mira:domain_knowledge/personal_docs/domaindoc", NS)
     assert [e.get("label") for e in elements] == [d["label"] for d in shown]
-    for doc, element in zip(shown, elements):
+    for doc, element in zip(shown, elements, strict=True):
         walk = expected_walk(doc["sections"])
         expanded = expand_flags(doc["sections"])
         assert element.findtext("guidance/purpose") == doc["description"]
@@ -909,7 +909,7 @@ def check_original(text: str, docs: list[dict[str, Any]]) -> None:
                           if e.get("header") is not None]
         visible = [sec for sec, hidden, _ in walk if not hidden]
         assert [e.get("header") for e in shown_sections] == [sec["header"] for sec in visible]
-        for e, sec in zip(shown_sections, visible):
+        for e, sec in zip(shown_sections, visible, strict=True):
             if not expanded[sec["id"]]:
                 assert e.get("state") == "collapsed" and e.text is None
             elif sec["body"].strip():
@@ -920,7 +920,7 @@ def check_revised(text: str, docs: list[dict[str, Any]]) -> None:
     root = ET.fromstring(text)
     elements = root.findall("domaindoc")
     assert [e.get("label") for e in elements] == [d["label"] for d in docs]  # creation order
-    for doc, element in zip(docs, elements):
+    for doc, element in zip(docs, elements, strict=True):
         walk = expected_walk(doc["sections"])
         assert [e.get("id") for e in element.findall("section_states/section")] == [
             sec["id"] for sec, _, _ in walk]

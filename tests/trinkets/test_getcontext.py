@@ -632,7 +632,7 @@ def check_reports(style: str, feed: list[tuple[str, str, str]]) -> None:
     blocks[0] = blocks[0][len(HEADER) + 2:]
     assert len(blocks) == len(latest)
     first_report = list(dict.fromkeys(task_id for task_id, _, _ in feed))
-    for block, task_id in zip(blocks, first_report):  # in order of first report
+    for block, task_id in zip(blocks, first_report, strict=True):  # in order of first report
         status, query = latest[task_id]
         opening = {"pending": "🔍 Searching for context: '", "success": "📎 Context Search: ",
                    "timeout": "⚠️ Context search timed out: '",

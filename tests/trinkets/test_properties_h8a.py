@@ -95,7 +95,7 @@ def check_memories(memories: list[dict[str, Any]], zone: str) -> None:
         assert root.tag == "surfaced_memories"
         found = root.findall("memory")
         assert [m.findtext("text") for m in found] == [m["text"] for m in memories], style
-        for element, memory in zip(found, memories):
+        for element, memory in zip(found, memories, strict=True):
             assert element.get("source") == ("global" if memory.get("source") == "global" else None)
             notes = element.findall("annotations/note")
             assert [n.text for n in notes] == [a["text"] for a in memory.get("annotations", [])]
@@ -151,7 +151,7 @@ def check_manifest(segments: list[tuple[str, datetime, timedelta]], zone: str, c
         assert len(groups) == len(dates), style               # one group per date, none merged
         labels = [g.get("label") for g in groups]
         assert len(set(labels)) == len(labels), style         # every label names one date
-        for group, day in zip(groups, dates):                 # newest first
+        for group, day in zip(groups, dates, strict=True):                 # newest first
             expected = sorted(((start, title) for title, start, _ in segments
                                if start.astimezone(local).date() == day), key=lambda p: p[0])
             titles = [seg.text for seg in group.findall("segment")]

@@ -74,7 +74,7 @@ def test_original_style_renders_both_categories_as_the_original() -> None:
 <reminder id="rem_5" title="Ask how the talk went" due="in 8 hours" time="17:00"/>
 </today>
 </internal_reminders>
-</active_reminders>"""
+</active_reminders>"""  # noqa: E501 - golden text, line for line
     assert "<active_reminders>" in s.composed["notification_center"]
 
 
@@ -108,7 +108,7 @@ def test_revised_style_renders_both_categories_with_urgent_marking_and_instructi
       <reminder id="rem_5" title="Ask how the talk went" due="in 8 hours" time="5:00 PM EST"></reminder>
     </today>
   </internal_reminders>
-</active_reminders>"""
+</active_reminders>"""  # noqa: E501 - golden text, line for line
     assert "<active_reminders>" in s.composed["notification_center"]
 
 
@@ -124,7 +124,7 @@ def test_only_non_empty_categories_and_groups_are_rendered() -> None:
 <reminder id="stretch" title="Stretch" due="in 2 hours" time="11:00"/>
 </today>
 </internal_reminders>
-</active_reminders>"""
+</active_reminders>"""  # noqa: E501 - golden text, line for line
     s.trinket("ReminderManager").style = "revised"
     assert content(s) == """\
 <active_reminders>
@@ -134,7 +134,7 @@ def test_only_non_empty_categories_and_groups_are_rendered() -> None:
       <reminder id="stretch" title="Stretch" due="in 2 hours" time="11:00 AM EST"></reminder>
     </today>
   </internal_reminders>
-</active_reminders>"""
+</active_reminders>"""  # noqa: E501 - golden text, line for line
 
 
 def test_nothing_due_means_no_section() -> None:
@@ -307,7 +307,7 @@ def test_reminders_survive_a_restart_on_the_same_sqlite_file(tmp_path) -> None:
 <guidance>Please remind the user about these during the continuum when appropriate.</guidance>
 </today>
 </user_reminders>
-</active_reminders>"""
+</active_reminders>"""  # noqa: E501 - golden text, line for line
     assert again.add_reminder("Next", NOW) == "rem_4"  # the id counter persisted too
     second.store.close()
 

@@ -27,6 +27,7 @@ from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import timedelta
+from itertools import pairwise
 from typing import TYPE_CHECKING, Any
 
 from wm_kernel.cachesim.engine import Block, Request
@@ -322,7 +323,7 @@ def advise(simulation: Simulation) -> Advice:
         best = start
 
     if breakpoint_mode and n:
-        gaps = [(b.at - a.at) for a, b in zip(requests, requests[1:], strict=False)]
+        gaps = [(b.at - a.at) for a, b in pairwise(requests)]
         if gaps:
             short = profile.ttls[profile.default_ttl]
             over = sum(g >= short for g in gaps)

@@ -46,6 +46,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import KW_ONLY, dataclass, field
 from datetime import datetime, timedelta
+from itertools import pairwise
 from types import MappingProxyType
 from typing import Any, NamedTuple
 
@@ -243,7 +244,7 @@ def _prepare(index: int, request: Request, profile: ModelProfile) -> _Prepared:
         name = mark if mark in profile.ttls else ("1h" if mark == "1h" and "1h" in profile.ttls
                                                   else profile.default_ttl)
         breakpoints.append((position, profile.ttls[name], name == "1h" and profile.write_1h is not None))
-    for (p0, ttl0, _), (p1, ttl1, _) in zip(breakpoints, breakpoints[1:]):
+    for (p0, ttl0, _), (p1, ttl1, _) in pairwise(breakpoints):
         if ttl1 > ttl0:
             raise ValueError(f"requests[{index}]: the breakpoint on block {p1} has a longer TTL than the "
                              f"one on block {p0}; longer TTLs must come first")
@@ -410,7 +411,7 @@ class _Run:
         before = self.previous
         if before is None:
             return None
-        for j, (new, old) in enumerate(zip(p.hashes, before.hashes)):
+        for j, (new, old) in enumerate(zip(p.hashes, before.hashes, strict=False)):
             if new != old:
                 return j
         return None

@@ -30,7 +30,7 @@ Examples
 Traceback (most recent call last):
 ...
 ValueError: unknown model 'claude-sonnet-9'; known models: claude-haiku-4-5, claude-opus-4-8, claude-sonnet-4-6, gemini-2.5-flash, gemini-2.5-pro, gpt-5.4, gpt-5.6
-"""
+"""  # noqa: E501 - examples show their output line for line
 from __future__ import annotations
 
 import math

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from wm_kernel.cachesim.engine import MAX_TOKENS, Block, Request
 from wm_kernel.cachesim.models import ModelProfile
@@ -33,8 +33,30 @@ from wm_kernel.core.events import ComposeSystemPromptEvent, TurnCompletedEvent
 from wm_kernel.utils.tokens import TokenCounter
 
 if TYPE_CHECKING:
+    import pandas as pd
+
     from wm_kernel.cachesim.advice import Advice
-    from wm_kernel.session import Session
+    from wm_kernel.core.bus import EventBus
+
+
+
+class RecordedSession(Protocol):
+    """What the requests are built from (a Session is one): its bus, whose log holds the turns'
+    events, its conversation id and turn, and its recorded history (one row per turn and section).
+    A ``recorder`` attribute with a ``counter``, if present, counts the tokens."""
+
+    @property
+    def bus(self) -> EventBus: ...
+
+    @property
+    def continuum_id(self) -> str: ...
+
+    @property
+    def turn(self) -> int: ...
+
+    @property
+    def history(self) -> pd.DataFrame: ...
+
 
 _PLACEMENT_ORDER = {"system": 0, "conversation_prefix": 2, "post_history": 3, "notification": 4}
 _SPECIAL = ("system", "last_user")
@@ -42,7 +64,7 @@ _SPECIAL = ("system", "last_user")
 SPECIAL_BREAKPOINTS = _SPECIAL
 
 
-def turn_times(session: Session) -> dict[int, datetime]:
+def turn_times(session: RecordedSession) -> dict[int, datetime]:
     """When each turn's last compose ran: as its History recorded it, else (a turn recorded by an
     earlier version) from the session's bus log, which keeps the last 10,000 events only."""
     recorded = session.recorder.times()
@@ -51,7 +73,7 @@ def turn_times(session: Session) -> dict[int, datetime]:
     return {**_logged_times(session), **recorded}
 
 
-def _logged_times(session: Session) -> dict[int, datetime]:
+def _logged_times(session: RecordedSession) -> dict[int, datetime]:
     composes: list[tuple[int | None, datetime]] = []
     first_turn: int | None = None
     current: int | None = None
@@ -121,7 +143,7 @@ def _parse_breakpoints(breakpoints: str | Sequence[str]) -> list[tuple[str, str]
     return parsed
 
 
-def _counter_of(session: Session, counter: TokenCounter | None) -> TokenCounter:
+def _counter_of(session: RecordedSession, counter: TokenCounter | None) -> TokenCounter:
     """The counter given, else the one the session's history counts with."""
     if counter is None:
         # not ``or``: an empty counter (no text counted yet) is falsy
@@ -129,7 +151,7 @@ def _counter_of(session: Session, counter: TokenCounter | None) -> TokenCounter:
     return counter if counter is not None else TokenCounter()
 
 
-def session_requests(session: Session, *, breakpoints: str | Sequence[str] = "auto",
+def session_requests(session: RecordedSession, *, breakpoints: str | Sequence[str] = "auto",
                      history: Sequence[Mapping[str, Any]] | None = None,
                      exchange: tuple[int, int] = (100, 400), tools_tokens: int = 0,
                      times: Mapping[int, datetime] | Sequence[datetime] | None = None,
@@ -211,7 +233,7 @@ def session_requests(session: Session, *, breakpoints: str | Sequence[str] = "au
     return turns, requests
 
 
-def simulate_session(session: Session, *, model: str | ModelProfile = "claude-sonnet-4-6",
+def simulate_session(session: RecordedSession, *, model: str | ModelProfile = "claude-sonnet-4-6",
                      breakpoints: str | Sequence[str] = "auto",
                      history: Sequence[Mapping[str, Any]] | None = None,
                      exchange: tuple[int, int] = (100, 400), tools_tokens: int = 0,
@@ -230,7 +252,7 @@ def simulate_session(session: Session, *, model: str | ModelProfile = "claude-so
     return sim
 
 
-def session_advice(session: Session, model: str | ModelProfile = "claude-sonnet-4-6",
+def session_advice(session: RecordedSession, model: str | ModelProfile = "claude-sonnet-4-6",
                    **options: Any) -> Advice:
     """``simulate_session(session, model=model, **options).advise()``."""
     return simulate_session(session, model=model, **options).advise()

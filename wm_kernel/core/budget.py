@@ -2,7 +2,7 @@
 
 A WorkingMemory with ``token_budget = N`` fits every compose into N tokens, counted with its
 :class:`~wm_kernel.utils.tokens.TokenCounter`. Each section has a priority (its trinket's ``priority``
-trait; the base prompt and any section at :data:`~trinkets.base.NEVER_DROP` are never dropped).
+trait; the base prompt and any section at :data:`~wm_kernel.core.trinket_shape.NEVER_DROP` are never dropped).
 Sections are ranked by priority, ties broken by prompt order (the earlier section ranks higher, so
 the start of the prompt, which caches, is the last to go). The fit keeps the sections ranked at or
 above the **lowest cutoff that fits**, found by a binary search over the ranks with each section
@@ -50,19 +50,17 @@ Examples
 """
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
 
 from traitlets import TraitType
 
-from trinkets.base import DEFAULT_PRIORITY, NEVER_DROP
 from wm_kernel.core.composer import RULE, SECTION_SEPARATOR, SystemPromptComposer
-from wm_kernel.core.prompt import OmittedSection
+from wm_kernel.core.prompt import BudgetReport, OmittedSection, TrimmedSection
+from wm_kernel.core.trinket_shape import DEFAULT_PRIORITY, NEVER_DROP, Trinket
 from wm_kernel.utils.tokens import TokenCounter
-
-if TYPE_CHECKING:
-    from trinkets.base import EventAwareTrinket
+from wm_kernel.utils.traitlets_fast import trait_values
 
 #: The ``reason`` of an OmittedSection that a token budget dropped.
 OVER_BUDGET = "over budget"
@@ -97,74 +95,6 @@ def check_limit(value: object, what: str) -> int | None:
     if value < 1:
         raise ValueError(f"{what} must be a positive int or None, got {value}")
     return value
-
-
-@dataclass(frozen=True, slots=True)
-class TrimmedSection:
-    """A section the budget kept with only its best ``kept`` of ``total`` items."""
-
-    name: str
-    trinket: str | None
-    kept: int
-    total: int
-    tokens: int
-    full_tokens: int
-
-
-@dataclass(frozen=True)
-class BudgetReport:
-    """What one compose kept and dropped (``ComposedPrompt.budget``).
-
-    ``priorities`` has every section the compose held (the base prompt at NEVER_DROP). Without a
-    budget nothing is counted: ``tokens`` is empty and ``total``/``full`` are None.
-    """
-
-    budget: int | None = None
-    step: int | None = None
-    priorities: Mapping[str, int] = field(default_factory=dict)
-    #: the placement of every section the compose held (dropped ones included)
-    placements: Mapping[str, str] = field(default_factory=dict)
-    #: cost of each section counted (text + joiner), kept or dropped
-    tokens: Mapping[str, int] = field(default_factory=dict)
-    #: estimated tokens of the prompt as composed, and with nothing dropped
-    total: int | None = None
-    full: int | None = None
-    dropped: tuple[OmittedSection, ...] = ()
-    trimmed: tuple[TrimmedSection, ...] = ()
-    #: the step band of the overflow (0: within budget, or no step)
-    band: int = 0
-    #: the lowest priority still kept whole when something was dropped, else None
-    cutoff: int | None = None
-    #: the cut of the previous compose was kept (same band, still fits)
-    held: bool = False
-    #: the counter's label (its name, with "≈" and the band for an estimate)
-    tokenizer: str = ""
-    #: what each section cap did in this compose (wm_kernel.core.caps), before the budget's fit
-    caps: tuple[Any, ...] = ()
-    #: the upper bound of ``total`` for an estimated count (the fit is taken on it); None when exact
-    upper: int | None = None
-
-    @property
-    def dropped_names(self) -> list[str]:
-        return [d.name for d in self.dropped]
-
-    def summary(self) -> str:
-        """One line: tokens against the budget, the cut, what was dropped or trimmed."""
-        if self.budget is None:
-            return "no token budget"
-        if self.upper is None:
-            parts = [f"{self.total} / {self.budget} tokens, sections with joiners and HUD frame ({self.tokenizer})"]
-        else:
-            parts = [f"≈ {self.total} tokens, up to {self.upper} / {self.budget}, sections with joiners and HUD "
-                     f"frame ({self.tokenizer}; cut on the upper bound)"]
-        if self.step is not None:
-            parts.append(f"step {self.step}, band {self.band}" + (", cut held" if self.held else ""))
-        if self.dropped:
-            parts.append(f"cut at priority {self.cutoff}; dropped " + ", ".join(
-                f"{d.name} ({d.tokens})" for d in self.dropped))
-        for t in self.trimmed:
-            parts.append(f"{t.name}: {t.total - t.kept} of {t.total} items dropped")
-        return " · ".join(parts)
 
 
 def step_band(overflow: int, step: int) -> int:
@@ -211,7 +141,7 @@ def lowest_cut(tokens: Sequence[int], priorities: Sequence[int], budget: int, *,
 class _Candidate:
     name: str
     placement: str
-    trinket: EventAwareTrinket | None
+    trinket: Trinket | None
     trinket_name: str | None
     priority: int
     position: int
@@ -270,7 +200,7 @@ class TokenBudget:
         return _HUD_JOINER if placement == "notification" else ""
 
     # -- the fit
-    def apply(self, composer: SystemPromptComposer, trinkets: Iterable[EventAwareTrinket], *,
+    def apply(self, composer: SystemPromptComposer, trinkets: Iterable[Trinket], *,
               budget: int | None, step: int | None = None) -> BudgetReport:
         """Drop and trim ``composer``'s held sections so the prompt fits ``budget`` and report it.
 
@@ -465,8 +395,7 @@ def _hud_frame(composer: SystemPromptComposer) -> str:
     return f"{RULE}\n{composer.hud_title}\n{RULE}\n<{tag}>\n</{tag}>\n{RULE}"
 
 
-def _priority(trinket: EventAwareTrinket) -> int:
-    """A trinket's priority, read from the trait's value once it has one (on every compose, the
-    descriptor's overhead would cost more than the rest of a compose without a budget)."""
-    values = trinket._trait_values
+def _priority(trinket: Trinket) -> int:
+    """A trinket's priority, read from the trait's value once it has one (read on every compose)."""
+    values = trait_values(trinket)
     return values["priority"] if "priority" in values else trinket.priority

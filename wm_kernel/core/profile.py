@@ -48,8 +48,8 @@ def resolve_zone(name: str) -> ZoneInfo:
 class Profile:
     """The user and model facts the base prompt's placeholders draw on.
 
-    ``first_name`` fills ``{first_name}``, stripped (default "friend", also for a blank name); ``user_context`` (the user portrait)
-    fills ``{user_context}`` prefixed by a newline; ``account_created`` gives
+    ``first_name`` fills ``{first_name}``, stripped (default "friend", also for a blank name);
+    ``user_context`` (the user portrait) fills ``{user_context}`` prefixed by a newline; ``account_created`` gives
     ``{relative time since account creation}`` (default "some time"); ``model_id`` and ``model_name``
     fill theirs. ``timezone`` is the user's IANA zone (or one of the original's aliases, such as
     "EST" for America/New_York), checked here so a bad one fails at once.

@@ -8,31 +8,18 @@ methods, never as extra keys.
 from __future__ import annotations
 
 import bisect
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, TypedDict, cast
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, TypedDict, cast
 
 from traitlets import Bunch, Instance
 
+# the original's keys and placements, named here too (``from wm_kernel.core.prompt import PLACEMENTS``)
+from wm_kernel.core.prompt_dict import COMPOSED_KEYS as COMPOSED_KEYS
+from wm_kernel.core.prompt_dict import PLACEMENTS as PLACEMENTS
+from wm_kernel.core.prompt_dict import ComposedPromptDict as ComposedPromptDict
+from wm_kernel.utils import views
 from wm_kernel.utils.quickinit import quick_init
-
-if TYPE_CHECKING:
-    from wm_kernel.core.budget import BudgetReport
-
-PLACEMENTS: tuple[str, ...] = ("system", "conversation_prefix", "post_history", "notification")
-
-COMPOSED_KEYS: tuple[str, ...] = ("cached_content", "non_cached_content", "conversation_prefix_items",
-                                  "post_history_items", "notification_center")
-
-
-class ComposedPromptDict(TypedDict):
-    """The original's ComposedPrompt contract."""
-
-    cached_content: str
-    non_cached_content: str
-    conversation_prefix_items: list[str]
-    post_history_items: list[str]
-    notification_center: str
 
 
 class TrinketState(TypedDict):
@@ -115,6 +102,74 @@ class BlameSpan:
 #: How the composer describes who wrote a prompt: key -> ((length, owner), ...) in text order, where
 #: owner is the index of the section in ``ComposedPrompt.sections`` or -1 for the composer.
 BlameData = dict[str, tuple[tuple[int, int], ...]]
+
+
+@dataclass(frozen=True, slots=True)
+class TrimmedSection:
+    """A section the budget kept with only its best ``kept`` of ``total`` items."""
+
+    name: str
+    trinket: str | None
+    kept: int
+    total: int
+    tokens: int
+    full_tokens: int
+
+
+@dataclass(frozen=True)
+class BudgetReport:
+    """What one compose kept and dropped (``ComposedPrompt.budget``).
+
+    ``priorities`` has every section the compose held (the base prompt at ``NEVER_DROP``). Without a
+    budget nothing is counted: ``tokens`` is empty and ``total``/``full`` are None.
+    """
+
+    budget: int | None = None
+    step: int | None = None
+    priorities: Mapping[str, int] = field(default_factory=dict)
+    #: the placement of every section the compose held (dropped ones included)
+    placements: Mapping[str, str] = field(default_factory=dict)
+    #: cost of each section counted (text + joiner), kept or dropped
+    tokens: Mapping[str, int] = field(default_factory=dict)
+    #: estimated tokens of the prompt as composed, and with nothing dropped
+    total: int | None = None
+    full: int | None = None
+    dropped: tuple[OmittedSection, ...] = ()
+    trimmed: tuple[TrimmedSection, ...] = ()
+    #: the step band of the overflow (0: within budget, or no step)
+    band: int = 0
+    #: the lowest priority still kept whole when something was dropped, else None
+    cutoff: int | None = None
+    #: the cut of the previous compose was kept (same band, still fits)
+    held: bool = False
+    #: the counter's label (its name, with "≈" and the band for an estimate)
+    tokenizer: str = ""
+    #: what each section cap did in this compose (wm_kernel.core.caps), before the budget's fit
+    caps: tuple[Any, ...] = ()
+    #: the upper bound of ``total`` for an estimated count (the fit is taken on it); None when exact
+    upper: int | None = None
+
+    @property
+    def dropped_names(self) -> list[str]:
+        return [d.name for d in self.dropped]
+
+    def summary(self) -> str:
+        """One line: tokens against the budget, the cut, what was dropped or trimmed."""
+        if self.budget is None:
+            return "no token budget"
+        if self.upper is None:
+            parts = [f"{self.total} / {self.budget} tokens, sections with joiners and HUD frame ({self.tokenizer})"]
+        else:
+            parts = [f"≈ {self.total} tokens, up to {self.upper} / {self.budget}, sections with joiners and HUD "
+                     f"frame ({self.tokenizer}; cut on the upper bound)"]
+        if self.step is not None:
+            parts.append(f"step {self.step}, band {self.band}" + (", cut held" if self.held else ""))
+        if self.dropped:
+            parts.append(f"cut at priority {self.cutoff}; dropped " + ", ".join(
+                f"{d.name} ({d.tokens})" for d in self.dropped))
+        for t in self.trimmed:
+            parts.append(f"{t.name}: {t.total - t.kept} of {t.total} items dropped")
+        return " · ".join(parts)
 
 
 class ComposedPrompt(dict[str, Any]):
@@ -266,18 +321,15 @@ class ComposedPrompt(dict[str, Any]):
         import json
         return json.dumps(self.as_dict(), ensure_ascii=False, **kwargs)
 
-    # -- rendering and export live in their own modules (loaded on first use)
+    # -- the views are the display layer's (registered in wm_kernel.utils.views); the request
+    # bodies live in their own module, loaded on first use
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
-        from wm_kernel.display.render import composed_mimebundle
-
-        return composed_mimebundle(self, include=include, exclude=exclude)
+        return views.composed_mimebundle(self, include=include, exclude=exclude)
 
     def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
         # IPython's text/plain formatter has a printer for dict, which outranks the mime bundle's
         # text/plain; this makes the text view win there too
-        from wm_kernel.display.render import composed_mimebundle
-
-        printer.text(composed_mimebundle(self, include={"text/plain"})["text/plain"])
+        printer.text(views.composed_mimebundle(self, include={"text/plain"})["text/plain"])
 
     def to_anthropic(self, history: Iterable[dict[str, Any]] = (), **kwargs: Any) -> dict[str, Any]:
         """A Messages API request body (see ``wm_kernel.core.request_bodies.to_anthropic``)."""
@@ -323,11 +375,10 @@ class ComposedPromptTrait(Instance["ComposedPrompt | None"]):
         super().__init__(ComposedPrompt, allow_none=True, **kwargs)
 
     def set(self, obj: Any, value: Any) -> None:
-        # traitlets' set, notifying on identity instead of equality (which would also compare
-        # the prompts' texts, twice, on every compose)
-        new = self._validate(obj, value)
-        assert self.name is not None
-        old = obj._trait_values.get(self.name, self.default_value)
-        obj._trait_values[self.name] = new
-        if new is not old:
-            obj.notify_change(Bunch(name=self.name, old=old, new=new, owner=obj, type="change"))
+        name = str(self.name)
+        old = getattr(obj, name)
+        super().set(obj, value)
+        new = getattr(obj, name)
+        # traitlets notified unless the prompts are equal; a new compose of equal text still is news
+        if new is not old and new == old:
+            obj.notify_change(Bunch(name=name, old=old, new=new, owner=obj, type="change"))

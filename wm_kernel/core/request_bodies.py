@@ -49,7 +49,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from wm_kernel.core.prompt import COMPOSED_KEYS
+from wm_kernel.core.prompt_dict import COMPOSED_KEYS
 
 DEFAULT_ANTHROPIC_MODEL = "claude-sonnet-4-5"
 DEFAULT_OPENAI_MODEL = "gpt-4o"

@@ -21,7 +21,7 @@ import re
 import threading
 from collections.abc import Mapping
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from traitlets import Dict, HasTraits, Instance, List, Unicode
 
@@ -40,15 +40,17 @@ from wm_kernel.core.events import (
 )
 from wm_kernel.core.profile import Profile
 from wm_kernel.core.prompt import AllTrinketStates, ComposedPrompt, ComposedPromptTrait, OmittedSection, TrinketState
+from wm_kernel.core.trinket_shape import Trinket
 from wm_kernel.stores import keys
 from wm_kernel.stores.embedded import MemoryStore, StateStore
 from wm_kernel.utils.checks import check_str
 from wm_kernel.utils.timefmt import relationship_duration
-
-if TYPE_CHECKING:
-    from trinkets.base import EventAwareTrinket
+from wm_kernel.utils.traitlets_fast import trait_values
 
 logger = logging.getLogger("wm_kernel.core.working_memory")
+
+#: The kind of trinket a WorkingMemory holds (a Session's holds ``EventAwareTrinket``\ s).
+T = TypeVar("T", bound=Trinket)
 
 PLACEHOLDERS = ("first_name", "user_context", "relative time since account creation", "model_id",
                 "model_name")
@@ -82,7 +84,7 @@ class CollapseIncompleteError(RuntimeError):
                          f"before its next update")
 
 
-class WorkingMemory(HasTraits):
+class WorkingMemory(HasTraits, Generic[T]):
     """Coordinates trinkets through events and composes the system prompt.
 
     Parameters
@@ -143,7 +145,7 @@ class WorkingMemory(HasTraits):
         self.lock = threading.RLock()
         #: The conversation events default to; stateful trinkets key their stored items by it.
         self.continuum_id = continuum_id
-        self._trinkets: dict[str, EventAwareTrinket] = {}
+        self._trinkets: dict[str, T] = {}
         self._placeholder_cache: tuple[Any, str] | None = None
         # section -> (content, cache_policy) as last written to the store, to skip identical writes
         self._written: dict[str, tuple[str, bool]] = {}
@@ -159,20 +161,20 @@ class WorkingMemory(HasTraits):
         return self.composer.layout
 
     @property
-    def trinkets(self) -> dict[str, EventAwareTrinket]:
+    def trinkets(self) -> dict[str, T]:
         """Registered trinkets by class name, in registration order (a copy)."""
         return dict(self._trinkets)
 
     @property
     def store_key(self) -> str:
         """The store hash holding each section's last content: ``trinkets:{user_id}``."""
-        user_id = self._trait_values["user_id"]
+        user_id = trait_values(self)["user_id"]
         known = self._store_key
         if known is None or known[0] != user_id:  # built once per user, not on every write
             known = self._store_key = (user_id, keys.trinket_sections(user_id))
         return known[1]
 
-    def register_trinket(self, trinket: EventAwareTrinket, *, replace: bool = False) -> None:
+    def register_trinket(self, trinket: T, *, replace: bool = False) -> None:
         """Register a trinket by class name. A second trinket with the same name or the same section
         is a ValueError unless ``replace=True``, which detaches the one it replaces."""
         name = type(trinket).__name__
@@ -202,7 +204,7 @@ class WorkingMemory(HasTraits):
             self.discard_section(trinket)
             self.trinket_names = list(self._trinkets)
 
-    def get_trinket(self, name: str) -> EventAwareTrinket:
+    def get_trinket(self, name: str) -> T:
         """The registered trinket of that class name (or section name); ValueError if none."""
         trinket = self._trinkets.get(name)
         if trinket is None:
@@ -271,7 +273,7 @@ class WorkingMemory(HasTraits):
             composer.set_base_prompt(self.fill_placeholders(event.base_prompt))
             composer.clear_sections(preserve_base=True)
             publish, now = self.bus.publish, self.clock.now
-            continuum_id, user_id = event.continuum_id, self._trait_values["user_id"]
+            continuum_id, user_id = event.continuum_id, trait_values(self)["user_id"]
             # events built positionally: the hot path spares create()'s keyword re-packing
             for name in list(self._trinkets):
                 publish(UpdateTrinketEvent(continuum_id, user_id, new_event_id(), now(), name, {}))
@@ -283,7 +285,7 @@ class WorkingMemory(HasTraits):
                 fit = replace(fit, caps=tuple(capped))
             composed = composer.compose(omitted=[*self._omitted_sections(), *fit.dropped])
             composed.budget = fit
-            previous = composed.previous = self._trait_values["composed"]
+            previous = composed.previous = trait_values(self)["composed"]
             if previous is not None:
                 previous.previous = None  # keep one step of history, not a chain
             self.composed = composed
@@ -295,7 +297,7 @@ class WorkingMemory(HasTraits):
     def _omitted_sections(self) -> list[OmittedSection]:
         omitted = []
         for trinket in self._trinkets.values():
-            values = trinket._trait_values  # read only: the descriptors' overhead is not needed
+            values = trait_values(trinket)
             if values["error"]:
                 omitted.append(OmittedSection(trinket.variable_name, trinket.name, "trinket failed",
                                               values["error"]))
@@ -334,7 +336,7 @@ class WorkingMemory(HasTraits):
             raise TypeError(f"context must be a mapping, got {type(context).__name__}")
         self.bus.publish(UpdateTrinketEvent(
             continuum_id if continuum_id is not None else self.continuum_id,
-            self._trait_values["user_id"], new_event_id(), self.clock.now(), trinket.name,
+            trait_values(self)["user_id"], new_event_id(), self.clock.now(), trinket.name,
             dict(context or {})))
 
     def _handle_update_trinket(self, event: UpdateTrinketEvent) -> None:
@@ -352,7 +354,7 @@ class WorkingMemory(HasTraits):
             except Exception as exc:
                 self._isolate_failure(trinket, exc)
 
-    def _isolate_failure(self, trinket: EventAwareTrinket, exc: Exception, *,
+    def _isolate_failure(self, trinket: T, exc: Exception, *,
                          doing: str = "") -> None:
         """A trinket raised: keep it out of the prompt and the store, and make the failure visible
         (its ``error`` trait, and the composed prompt's ``omitted``). ``doing`` says what failed
@@ -394,7 +396,7 @@ class WorkingMemory(HasTraits):
             self.composer.add_section(section, event.content, event.cache_policy,
                                       event.trinket_name or None)
 
-    def discard_section(self, trinket: EventAwareTrinket) -> None:
+    def discard_section(self, trinket: T) -> None:
         """Remove a trinket's section from the store and the composer (empty, disabled or failed)."""
         with self.lock:
             section = trinket.variable_name

@@ -29,7 +29,7 @@ notification [('datetime_section', 2)]
 total [('base_prompt', 86), ('datetime_section', 2)]
 >>> bars.svg.startswith("<svg")
 True
-"""
+"""  # noqa: E501 - examples show their output line for line
 from __future__ import annotations
 
 import html
@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING
 
 from trinkets.base import NEVER_DROP
 from wm_kernel.core.prompt import PLACEMENTS, ComposedPrompt
-from wm_kernel.display import style
+from wm_kernel.utils import style
 from wm_kernel.utils.htmltext import no_math
 from wm_kernel.utils.tokens import TokenCounter
 

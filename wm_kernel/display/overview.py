@@ -27,7 +27,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from wm_kernel.core.prompt import ComposedPrompt
-from wm_kernel.display import style
+from wm_kernel.utils import style
 from wm_kernel.instruments.diff import PromptDiff, diff_prompts
 from wm_kernel.instruments.items import WINDOW, ItemLog, ItemSpan, item_spans
 

@@ -32,7 +32,7 @@ from typing import Any
 from traitlets import Enum, HasTraits, Int
 
 from wm_kernel.core.prompt import COMPOSER, ComposedPrompt, OmittedSection, SectionRecord
-from wm_kernel.display import style
+from wm_kernel.utils import style, views
 from wm_kernel.utils.htmltext import no_math
 
 #: Views a composed prompt can be shown in: both text and HTML ("html", the notebook picks HTML),
@@ -51,11 +51,8 @@ GROUPS: tuple[tuple[str, str], ...] = (
 _ERROR_COLOR = style.ERROR
 _MARK_COLOR = style.WARN
 _MUTED_COLOR = style.MUTED
-# Prompt text: wrapped at spaces with long tokens broken only when they must be, and a long section
-# scrolls inside its own box rather than pushing the rest of the notebook down.
-_PRE_STYLE = ("white-space:pre-wrap;word-break:normal;overflow-wrap:anywhere;"
-              f"{style.CODE_FONT};line-height:1.35;")
-_SECTION_PRE_STYLE = (_PRE_STYLE + "max-height:24em;overflow:auto;margin:2px 0 6px 14px;"
+# a long section scrolls inside its own box rather than pushing the rest of the notebook down
+_SECTION_PRE_STYLE = (style.PROMPT_PRE + "max-height:24em;overflow:auto;margin:2px 0 6px 14px;"
                       f"padding:2px 0 2px 8px;border-left:2px solid {style.BORDER}")
 
 
@@ -83,7 +80,6 @@ def chars(n: int) -> str:
     return f"{n:,} char" + ("" if n == 1 else "s")
 
 
-_chars = chars
 
 
 def group_of(placement: str, cached: bool) -> str:
@@ -135,7 +131,6 @@ def truncation_note(shown: int, total: int) -> str:
     return f"[preview: the first {shown:,} of {total:,} characters]"
 
 
-_truncation_note = truncation_note
 
 
 def section_text_html(content: str, *, limit: int | None = None) -> str:
@@ -188,7 +183,7 @@ def _headline(composed: ComposedPrompt, selection: _Selection) -> str:
     size = sum(r.chars for r in selection.records)
     turn = "-" if composed.turn is None else str(composed.turn)
     parts = [f"ComposedPrompt · turn {turn}", f"{count} section" + ("" if count == 1 else "s"),
-             _chars(size)]
+             chars(size)]
     for mark in ("new", "changed"):
         names = selection.marked(mark)
         if names:
@@ -223,12 +218,12 @@ def render_text(composed: ComposedPrompt, *, names: Iterable[str] | None = None,
         lines.append(f"=== {title} ===")
         for record in members:
             title_parts = [record.name] + ([record.trinket] if record.trinket else [])
-            title_parts += [_chars(record.chars)] + section_marks(record, selection.before)
+            title_parts += [chars(record.chars)] + section_marks(record, selection.before)
             lines.append(f"--- {' · '.join(title_parts)} ---")
             shown, cut = preview(record.content)
             lines.append(shown)
             if cut:
-                lines.append(_truncation_note(len(shown), record.chars))
+                lines.append(truncation_note(len(shown), record.chars))
     if selection.omitted:
         lines.append("=== left out ===")
         lines.extend(f"- {_omitted_line(gone, selection)}" for gone in selection.omitted)
@@ -243,7 +238,7 @@ def _html_section(record: SectionRecord, selection: _Selection) -> str:
     title = [f"<code>{html.escape(record.name)}</code>"]
     if record.trinket:
         title.append(html.escape(record.trinket))
-    title.append(_chars(record.chars))
+    title.append(chars(record.chars))
     for mark in section_marks(record, selection.before):
         title.append(f'<span style="color:{_MARK_COLOR};font-weight:bold">{mark}</span>')
     return (f'<details open style="margin:2px 0 2px 10px">'
@@ -401,7 +396,7 @@ class PromptText(str):
 
     def _shown(self) -> tuple[str, str]:
         shown, cut = preview(str(self))
-        note = _truncation_note(len(shown), len(self)) if cut else ""
+        note = truncation_note(len(shown), len(self)) if cut else ""
         return shown, note
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
@@ -411,7 +406,7 @@ class PromptText(str):
         # margin:0: JupyterLab gives a rendered <pre> a 2em margin, which indents the text against
         # the cell's code and every other output
         bundle = {"text/plain": plain,
-                  "text/html": no_math(f'<pre style="{_PRE_STYLE}margin:0">{body}</pre>')}
+                  "text/html": no_math(f'<pre style="{style.PROMPT_PRE}margin:0">{body}</pre>')}
         return _filter_bundle(bundle, include, exclude)
 
     def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
@@ -479,7 +474,7 @@ def render_blame_text(composed: ComposedPrompt) -> str:
         lines.append(f"=== {key} ===")
         for span in composed.blame(key):
             who = span.section + (f" ({span.trinket})" if span.trinket else "")
-            lines.append(f"[{span.start}:{span.end}] {who} · {_chars(len(span))}")
+            lines.append(f"[{span.start}:{span.end}] {who} · {chars(len(span))}")
     return "\n".join(lines)
 
 
@@ -505,7 +500,7 @@ def render_blame_html(composed: ComposedPrompt) -> str:
                 body.append(f'<span style="background:{colours[span.section]}" '
                             f'title="{html.escape(span.section)}">{chunk}</span>')
         out.append(f'<div style="margin-top:6px;font-weight:bold">{html.escape(key)}</div>'
-                   f'<pre style="{_PRE_STYLE}">{"".join(body)}</pre>')
+                   f'<pre style="{style.PROMPT_PRE}">{"".join(body)}</pre>')
     out.append("</div>")
     return "\n".join(out)
 
@@ -529,3 +524,7 @@ class BlameView:
 
     def __repr__(self) -> str:
         return render_blame_text(self.composed)
+
+
+# the views a ComposedPrompt and a trinket's text show with (see wm_kernel/utils/views.py)
+views.register(composed_prompt=composed_mimebundle, text=PromptText)

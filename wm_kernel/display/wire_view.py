@@ -12,7 +12,7 @@ import html
 from typing import TYPE_CHECKING, Any
 
 from wm_kernel.cachesim.models import ModelProfile
-from wm_kernel.display import style
+from wm_kernel.utils import style
 from wm_kernel.instruments.wire import WireRequest
 
 if TYPE_CHECKING:

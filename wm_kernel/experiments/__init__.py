@@ -34,7 +34,7 @@ Examples
 (3, True)
 >>> print(sc.dumps().splitlines()[2])
 {"step": "feed", "trinket": "PeanutGalleryTrinket", "method": "add_guidance", "args": ["concern", "Slow down."], "kwargs": {"ttl": 1}}
-"""
+"""  # noqa: E501 - examples show their output line for line
 from __future__ import annotations
 
 from wm_kernel.experiments.cli import add_replay_parser, parse_variant_spec, replay_command

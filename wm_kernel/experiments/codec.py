@@ -53,7 +53,7 @@ def encode_value(value: Any) -> Any:
     Traceback (most recent call last):
     ...
     TypeError: value at ['tags'][1]: cannot record a value of type set (JSON values, datetime, date, timedelta and tuples can be recorded)
-    """
+    """  # noqa: E501 - examples show their output line for line
     try:
         return _encode(value, 0)
     except _Unrecordable as exc:
@@ -73,7 +73,7 @@ def encode_arguments(args: tuple[Any, ...] | list[Any], kwargs: Mapping[str, Any
     Traceback (most recent call last):
     ...
     TypeError: argument 'due' at ['at']: cannot record the non-finite number nan
-    """
+    """  # noqa: E501 - examples show their output line for line
     encoded_args = []
     for number, value in enumerate(args, 1):
         try:

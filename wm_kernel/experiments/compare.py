@@ -13,7 +13,7 @@ import threading
 import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Union
+from typing import TYPE_CHECKING, Any
 
 from wm_kernel.core.composer import Layout
 from wm_kernel.experiments.progress import Progress, TerminalProgress, TurnCounter, auto_progress
@@ -62,10 +62,10 @@ def _part_chars(value: str | Sequence[str]) -> int:
 
 #: What :func:`compare` and :func:`run_variants` accept as scenarios: one (a Scenario or a file),
 #: or many (a sequence of them, or a mapping name -> Scenario or file).
-ScenarioSource = Union[Scenario, str, "os.PathLike[str]"]
-Scenarios = Union[ScenarioSource, Sequence[ScenarioSource], Mapping[str, ScenarioSource]]
+ScenarioSource = Scenario | str | os.PathLike[str]
+Scenarios = ScenarioSource | Sequence[ScenarioSource] | Mapping[str, ScenarioSource]
 VariantsArg = Mapping[str, "Variant | Layout | Mapping[str, Any] | None"]
-ProgressArg = Union[bool, None, Callable[[int], "Progress | None"]]
+ProgressArg = bool | None | Callable[[int], "Progress | None"]
 
 
 @dataclass
@@ -597,7 +597,7 @@ def plot_compare(frame: pd.DataFrame, metrics: Sequence[str] = ("chars_total", "
     variants = list(dict.fromkeys(frame.index.get_level_values("variant")))
     # identical variants draw on top of each other: vary the dash so each stays visible
     styles = ("-", "--", ":", "-.")
-    for ax, metric in zip(axes, metrics):
+    for ax, metric in zip(axes, metrics, strict=True):
         for position, name in enumerate(variants):
             series = frame.xs(name, level="variant")[metric]
             ax.plot(series.index, series.to_numpy(), styles[position % len(styles)], label=name,

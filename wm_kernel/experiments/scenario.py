@@ -1,9 +1,5 @@
 """Scenarios: a script of what happens to a Session, saved as JSON Lines, replayed into a fresh one.
 
-(A little over ~600 lines, on purpose: building, loading, streaming from a file, saving and
-replaying share the header and the step numbering that every error names; the steps themselves,
-the value codec and the recorder live in their own modules.)
-
 A :class:`Scenario` holds the settings of the Session it starts from (the header) and its steps
 (:mod:`wm_kernel.experiments.steps`). It can be built in Python with the step methods, loaded from a
 file, recorded from a live Session (:meth:`Scenario.record`) and replayed (:meth:`Scenario.run`),
@@ -287,7 +283,7 @@ class FileSteps(Sequence[Step]):
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Sequence) or isinstance(other, (str, bytes)):
             return NotImplemented
-        return len(self) == len(other) and all(a == b for a, b in zip(self, other))
+        return len(self) == len(other) and all(a == b for a, b in zip(self, other, strict=True))
 
     __hash__ = None  # type: ignore[assignment]  # mutable-compare like a list
 

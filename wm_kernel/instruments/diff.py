@@ -46,7 +46,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from wm_kernel.core.prompt import COMPOSED_KEYS, BlameSpan, ComposedPrompt
-from wm_kernel.display import style
+from wm_kernel.utils import style
 from wm_kernel.utils.htmltext import no_math
 
 STATUSES = ("added", "removed", "changed", "unchanged")
@@ -207,16 +207,16 @@ class PromptDiff:
                 continue
             body = []
             for line in s.lines:
-                style = ""
+                tint = ""
                 if line.startswith("+") and not line.startswith("+++"):
-                    style = f' style="background:{_ADDED_TINT}"'
+                    tint = f' style="background:{_ADDED_TINT}"'
                 elif line.startswith("-") and not line.startswith("---"):
-                    style = f' style="background:{_REMOVED_TINT}"'
+                    tint = f' style="background:{_REMOVED_TINT}"'
                 elif line.startswith("@@"):
-                    style = f' style="color:{_HUNK_COLOUR}"'
-                body.append(f"<span{style}>{html.escape(line)}</span>")
+                    tint = f' style="color:{_HUNK_COLOUR}"'
+                body.append(f"<span{tint}>{html.escape(line)}</span>")
             parts.append(f'<details open class="wm-diff-section wm-diff-{s.status}" style="{frame}">'
-                         f'<summary>{header}</summary><pre style="{_PRE_STYLE}">'
+                         f'<summary>{header}</summary><pre style="{style.DIFF_PRE}">'
                          + "\n".join(body) + "</pre></details>")
         parts.append("</div>")
         return no_math("".join(parts))
@@ -227,7 +227,6 @@ _STATUS_COLOURS = {"added": style.SUCCESS, "removed": style.ERROR, "changed": st
 _ADDED_TINT = "rgba(46, 160, 67, 0.22)"
 _REMOVED_TINT = "rgba(248, 81, 73, 0.22)"
 _HUNK_COLOUR = style.INFO
-_PRE_STYLE = f"margin:0;white-space:pre-wrap;{style.CODE_FONT}"
 
 
 def _sections(prompt: Mapping[str, Any]) -> list[tuple[str, str | None, str]] | None:

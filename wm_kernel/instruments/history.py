@@ -1,8 +1,5 @@
 """Per-turn record of every composed prompt, stored compactly in the session's state store.
 
-(A little over ~600 lines, on purpose: the record format, its reader and the frame built from it
-change together; the schema of every key it writes is declared here, in :data:`SCHEMA`.)
-
 A :class:`History` keeps, for each recorded turn, every section of the composed prompt: its text,
 placement, trinket, cache policy and whether the layout listed it. It is an observer: attached to a
 Session (:meth:`History.attach`, which a Session does by default), it records each new value of the
@@ -38,10 +35,8 @@ digits), so two Sessions, in one process or two, never share a history by accide
 recording a turn that another History of the same conversation has recorded (or re-recorded) in
 the store is a :class:`HistoryConflictError`, and nothing is recorded, in memory or in the store.
 
-Measured (10,000 turns, all eight built-in trinkets, a 7 KB base prompt): about 420 bytes per turn
-in memory, texts included (one copy per turn would be 8.8 KB of text per turn). Recording costs
-about 25 us per compose in memory and 360 us in a SQLite file (one transaction each; the raw tables
-of an earlier version took 260 us); a History reloads 1,000 turns from SQLite in about 0.13 s.
+Each distinct section text is kept once, so a turn costs its section references, not its text
+(docs/performance.md has the figures).
 
 Public API
 ----------
@@ -100,7 +95,7 @@ import sys
 import weakref
 from collections.abc import Iterator, Mapping
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from wm_kernel.core.composer import DEFAULT_HUD_TITLE, DEFAULT_NAMESPACE, Layout, SystemPromptComposer
 from wm_kernel.core.prompt import PLACEMENTS, ComposedPrompt, OmittedSection, SectionRecord
@@ -112,8 +107,6 @@ from wm_kernel.utils.tokens import TokenCounter
 
 if TYPE_CHECKING:
     import pandas as pd
-
-    from wm_kernel.session import Session
 
 FRAME_COLUMNS = ["turn", "segment", "placement", "section", "trinket", "chars", "tokens", "changed",
                  "cached", "digest", "priority", "dropped", "reply", "usage"]
@@ -155,6 +148,33 @@ def composes_key(user_id: str, continuum_id: str) -> str:
 def exchanges_key(user_id: str, continuum_id: str) -> str:
     """The store hash holding one conversation's exchanges with a model, by turn."""
     return f"history-exchanges:{user_id}:{continuum_id}"
+
+
+class RecordedSession(Protocol):
+    """What a History observes (a Session is one): the store and ids its records are keyed by, the
+    turn and segment counters, and a ``composed`` trait to observe (traitlets' ``observe``)."""
+
+    @property
+    def store(self) -> StateStore: ...
+
+    @property
+    def user_id(self) -> str: ...
+
+    @property
+    def continuum_id(self) -> str: ...
+
+    @property
+    def turn(self) -> int: ...
+
+    @property
+    def segment_number(self) -> int: ...
+
+    @property
+    def segment_turn(self) -> int: ...
+
+    def observe(self, handler: Any, names: Any = ..., type: Any = ...) -> None: ...
+
+    def unobserve(self, handler: Any, names: Any = ..., type: Any = ...) -> None: ...
 
 
 class HistoryConflictError(RuntimeError):
@@ -269,7 +289,7 @@ class History:
         self._texts: dict[bytes, str] = {}
         self._entries: dict[tuple[str, str, str | None, bool, bool, bytes], Entry] = {}
         self._entries_by_id: dict[str, Entry] = {}
-        self._session: weakref.ref[Session] | None = None
+        self._session: weakref.ref[RecordedSession] | None = None
         self._last: dict[str, Entry] = {}  # section name -> last recorded entry (the fast path)
         self._last_entries: tuple[Entry, ...] = ()
         # the last frame and the tokenizer that counted its tokens column
@@ -282,7 +302,7 @@ class History:
 
     # -- observing a Session
     @classmethod
-    def attach(cls, session: Session, *, counter: TokenCounter | None = None) -> History:
+    def attach(cls, session: RecordedSession, *, counter: TokenCounter | None = None) -> History:
         """A History of ``session``'s conversation (in its store, so earlier turns load) that
         records every compose from now on; :meth:`of` finds it. One History per session: attaching
         a second one is a ValueError."""
@@ -298,12 +318,12 @@ class History:
         return history
 
     @classmethod
-    def find(cls, session: Session) -> History | None:
+    def find(cls, session: RecordedSession) -> History | None:
         """The History attached to ``session``, or None (nothing is attached by asking)."""
         return _attached.get(session)
 
     @classmethod
-    def of(cls, session: Session) -> History:
+    def of(cls, session: RecordedSession) -> History:
         """The History attached to ``session``; one is attached now if none is (it records the
         composes from now on, and whatever the store already holds)."""
         found = _attached.get(session)
@@ -693,7 +713,7 @@ class History:
 
 #: The History attached to each live Session (History.attach); a Session that goes away takes its
 #: entry with it.
-_attached: weakref.WeakKeyDictionary[Session, History] = weakref.WeakKeyDictionary()
+_attached: weakref.WeakKeyDictionary[RecordedSession, History] = weakref.WeakKeyDictionary()
 
 
 def _versioned(value: Any) -> dict[str, Any]:

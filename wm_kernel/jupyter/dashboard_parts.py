@@ -17,7 +17,8 @@ import ipywidgets as widgets
 from trinkets.base import EventAwareTrinket, StatefulTrinket
 from wm_kernel.core.bus import EventRecord
 from wm_kernel.core.prompt import ComposedPrompt, OmittedSection, SectionRecord
-from wm_kernel.display import render, style
+from wm_kernel.display import render
+from wm_kernel.utils import style
 from wm_kernel.instruments.items import ItemLog, checked_items
 
 # TurnDriver lived here in 0.1 (wm_kernel.dashboard_parts still names this module)

@@ -1,9 +1,5 @@
 """IPython magics that drive the notebook's current Session: ``%compose``, ``%turn``, ``%trinket``...
 
-(Long because it is one Magics class whose line magics share the argument
-reading, the usage errors and the completion; what the trinkets can be told lives with the trinkets
-(:mod:`trinkets.commands`), the rich views in :mod:`wm_kernel.display.render`.)
-
 ``%load_ext wm_kernel`` registers :class:`WorkingMemoryMagics` on the shell, makes sure a current
 Session exists (``wm_kernel.current_session()``), adds tab completion for trinket and section names,
 and links the magics' config traits to the rendering options. ``%unload_ext wm_kernel`` undoes every
@@ -17,24 +13,36 @@ What the user types reaches the magics as typed: IPython's expansion of ``$name`
 in a magic's line is turned off for each of them (``no_var_expand``), since prompt text is full of
 braces and dollar amounts, and a braced expression would otherwise run as Python.
 
-The magics always act on ``current_session()``, so ``wm_kernel.set_current_session(Session(...))`` in a
+The magics always act on ``current_session()``, so ``wm_kernel.setcurrent_session(Session(...))`` in a
 cell (or ``%wm_session``) redirects them.
 """
 from __future__ import annotations
 
 import json
-import re
 from typing import Any
 
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_cell_magic, line_magic, magics_class, no_var_expand
-from IPython.core.magic_arguments import MagicArgumentParser, argument, magic_arguments, parse_argstring
+from IPython.core.magic_arguments import argument, magic_arguments
 from traitlets import Enum, Int, TraitError, link
 
-from trinkets.base import EventAwareTrinket
 from wm_kernel.core.prompt import PLACEMENTS, ComposedPrompt
 from wm_kernel.display import render
+from wm_kernel.display.event_log import events_table
 from wm_kernel.display.tables import Table
+from wm_kernel.jupyter.magic_args import (
+    current_session,
+    known_sections,
+    non_negative_int,
+    open_valkey_store,
+    parse_args,
+    positive_int,
+    required,
+    resolve_trinket,
+    strip_comment,
+    unknown_section_message,
+    unquote,
+)
 from wm_kernel.stores.valkey import redact_urls
 
 MAGIC_NAMES: dict[str, tuple[str, ...]] = {
@@ -42,99 +50,6 @@ MAGIC_NAMES: dict[str, tuple[str, ...]] = {
              "wm_session", "cache", "request"),
     "cell": ("compose",),
 }
-
-_QUOTED = re.compile(r"""^(["'])(.*)\1$""", re.DOTALL)
-
-
-def _unquote(value: Any) -> Any:
-    if isinstance(value, str):
-        match = _QUOTED.match(value)
-        return match.group(2) if match else value
-    if isinstance(value, list):
-        return [_unquote(v) for v in value]
-    return value
-
-
-def strip_comment(line: str) -> str:
-    """``line`` without a trailing ``# comment``, as IPython users expect of a magic's arguments.
-
-    A ``#`` starts a comment where it starts a word outside quotes (as in a shell); inside quotes,
-    after a backslash or within a word (``--name a#b``) it is text.
-
-    >>> strip_comment('add concern "Keep it #1." --ttl 2   # two turns')
-    'add concern "Keep it #1." --ttl 2'
-    >>> strip_comment("--first-name a#b")
-    '--first-name a#b'
-    """
-    quote: str | None = None
-    escaped = False
-    for index, char in enumerate(line):
-        if escaped:
-            escaped = False
-        elif char == "\\" and quote != "'":
-            escaped = True
-        elif quote is not None:
-            if char == quote:
-                quote = None
-        elif char in "\"'":
-            quote = char
-        elif char == "#" and (index == 0 or line[index - 1].isspace()):
-            return line[:index].rstrip()
-    return line
-
-
-def _parse(parser_owner: Any, line: str) -> Any:
-    """``parse_argstring`` with the three things it leaves to us: a trailing ``# comment`` is
-    ignored, an unbalanced quote becomes a UsageError, and the quotes IPython's splitter keeps
-    around a token are removed."""
-    line = strip_comment(line)
-    try:
-        if isinstance(parser_owner, MagicArgumentParser):
-            args = parser_owner.parse_argstring(line)
-        else:
-            args = parse_argstring(parser_owner, line)
-    except ValueError as exc:  # shlex: "No closing quotation"
-        raise UsageError(f"cannot read the arguments: {exc}") from None
-    for key, value in vars(args).items():
-        setattr(args, key, _unquote(value))
-    return args
-
-
-def _int_at_least(text: str, what: str, minimum: int) -> int:
-    """``text`` read as an integer of at least ``minimum`` (0 or 1), or a UsageError."""
-    try:
-        value = int(text)
-    except (TypeError, ValueError):
-        value = minimum - 1
-    if value < minimum:
-        kind = "positive" if minimum == 1 else "non-negative"
-        raise UsageError(f"{what} must be a {kind} integer, got {text!r}")
-    return value
-
-
-def _positive_int(text: str, what: str) -> int:
-    return _int_at_least(text, what, 1)
-
-
-def _non_negative_int(text: str, what: str) -> int:
-    return _int_at_least(text, what, 0)
-
-
-def _required(text: str | None, what: str) -> str:
-    if text is None or not text.strip():
-        raise UsageError(f"{what} is required and must not be empty")
-    return text
-
-
-def _open_valkey_store(url: str, *, read_only: bool) -> Any:
-    """A ValkeyStore for ``--store``; every way it can fail is one UsageError line."""
-    from wm_kernel.stores.valkey import ValkeyStore
-
-    try:
-        return ValkeyStore(_required(url, "--store"), read_only=read_only)
-    except (ValueError, TypeError, ImportError, ConnectionError, PermissionError) as exc:
-        raise UsageError(redact_urls(str(exc))) from None
-
 
 def _session_line(session: Any, layout: str) -> str:
     """The one line ``%wm_session`` prints: who the new current session talks with, when, with
@@ -153,63 +68,6 @@ def _session_line(session: Any, layout: str) -> str:
         f"state on {url}{' (read-only)' if getattr(session.store, 'read_only', False) else ''}"
     return (f"current session: {who}, time zone {profile.timezone}, {when}, {trinkets}, {layout} layout, "
             f"{where}")
-
-
-def _current_session() -> Any:
-    from wm_kernel.session import current_session
-
-    return current_session()
-
-
-def _short_names(trinket: EventAwareTrinket) -> set[str]:
-    """The names a trinket answers to in ``%trinket``: class name, section name, and the class name
-    without a Trinket/Manager suffix, all case-insensitive (``peanutgallery``, ``reminder``)."""
-    name = trinket.name.lower()
-    names = {name, trinket.variable_name.lower()}
-    for suffix in ("trinket", "manager"):
-        if name.endswith(suffix) and len(name) > len(suffix):
-            names.add(name[: -len(suffix)])
-    return names
-
-
-def resolve_trinket(session: Any, name: str) -> EventAwareTrinket:
-    """The session's trinket called ``name`` (see :func:`_short_names`); UsageError naming the known
-    ones otherwise."""
-    _required(name, "a trinket name")
-    trinkets = session.trinkets
-    if name in trinkets:
-        return trinkets[name]
-    wanted = name.lower().replace("-", "_")
-    matches = [t for t in trinkets.values()
-               if wanted in _short_names(t) or wanted.replace("_", "") in _short_names(t)]
-    if len(matches) == 1:
-        return matches[0]
-    known = ", ".join(trinkets) or "none registered"
-    raise UsageError(f"unknown trinket {name!r} (known: {known})")
-
-
-def known_sections(session: Any) -> list[str]:
-    """Every section name the session can produce: the layout's, the trinkets', the last prompt's."""
-    names = ["base_prompt", *session.layout.sections()]
-    names += [t.variable_name for t in session.trinkets.values()]
-    if session.composed is not None:
-        names += session.composed.section_names()
-    return list(dict.fromkeys(names))
-
-
-def unknown_section_message(session: Any, name: str) -> str:
-    """The one-line refusal of a section name: the sections this session produces first (its base
-    prompt, its trinkets', the last prompt's), then, apart, the layout's names no trinket here
-    provides (valid, but empty in this session)."""
-    produced = ["base_prompt", *(t.variable_name for t in session.trinkets.values())]
-    if session.composed is not None:
-        produced += session.composed.section_names()
-    produced = list(dict.fromkeys(produced))
-    others = [n for n in session.layout.sections() if n not in produced]
-    message = f"unknown section {name!r} (this session produces: {', '.join(produced)}"
-    if others:
-        message += f"; in the layout, provided by no trinket here: {', '.join(others)}"
-    return message + ")"
 
 
 def trinkets_frame(session: Any) -> Any:
@@ -246,12 +104,8 @@ def trinkets_frame(session: Any) -> Any:
 
 def events_frame(session: Any, last: int | None = None, event_type: str | None = None,
                  failures_only: bool = False) -> Any:
-    """The bus event log as a pandas DataFrame, one row per event in publish order, indexed by the
-    bus sequence number (a :class:`~wm_kernel.display.tables.Table`: shown readably). ``detail``
-    says what each event carries (see :func:`wm_kernel.display.render.event_detail`). Event ids
-    (which carry a random per-process prefix) and the ids every row shares are left out."""
-    import pandas as pd
-
+    """The bus event log as a table (:func:`wm_kernel.display.event_log.events_table`), only the
+    events of ``event_type``, only failed ones, or only the ``last`` N when asked."""
     records = list(session.bus.log)
     if event_type:
         records = [r for r in records if r.event_type == event_type]
@@ -259,13 +113,7 @@ def events_frame(session: Any, last: int | None = None, event_type: str | None =
         records = [r for r in records if r.failures]
     if last is not None:
         records = records[-last:]
-    rows = [{"seq": r.seq, "depth": r.depth, "event": r.event_type,
-             "occurred_at": r.event.occurred_at.isoformat(),
-             "detail": render.event_detail(r.event),
-             "failures": "; ".join(f"{f.subscriber}: {f.error}" for f in r.failures)}
-            for r in records]
-    columns = ["seq", "depth", "event", "occurred_at", "detail", "failures"]
-    return Table(pd.DataFrame(rows, columns=columns).set_index("seq"))
+    return events_table(records)
 
 
 def prompt_diff(old: ComposedPrompt | None, new: ComposedPrompt) -> Any:
@@ -321,8 +169,8 @@ class WorkingMemoryMagics(Magics):
 
         As a cell magic, the cell body becomes the base prompt first.
         """
-        args = _parse(self.compose, line)
-        session = _current_session()
+        args = parse_args(self.compose, line)
+        session = current_session()
         modes = [flag for flag in ("raw", "diff", "json", "blame") if getattr(args, flag)]
         if len(modes) > 1:
             raise UsageError(f"use one of --raw, --diff, --json, --blame (got --{' and --'.join(modes)})")
@@ -335,14 +183,14 @@ class WorkingMemoryMagics(Magics):
         if args.section is not None:
             known = known_sections(session)
             for name in args.section:
-                _required(name, "--section")
+                required(name, "--section")
                 if name not in known:
                     raise UsageError(unknown_section_message(session, name))
         base_prompt = None
         if cell is not None:
             if args.last:
                 raise UsageError("%%compose composes the cell's prompt; --last does not apply")
-            base_prompt = _required(cell.strip("\n"), "the cell body (the base prompt)")
+            base_prompt = required(cell.strip("\n"), "the cell body (the base prompt)")
         if args.last:
             composed = session.composed
             if composed is None:
@@ -416,14 +264,14 @@ class WorkingMemoryMagics(Magics):
     @argument("n", nargs="?", default="1", help="How many turns to complete (default 1).")
     def turn(self, line: str = "") -> render.TurnReport:
         """Complete N turns (TurnCompletedEvent each) and show what expired."""
-        args = _parse(self.turn, line)
+        args = parse_args(self.turn, line)
         from wm_kernel.session import MAX_TURNS_AT_ONCE
 
-        n = _positive_int(args.n, "the number of turns")
+        n = positive_int(args.n, "the number of turns")
         if n > MAX_TURNS_AT_ONCE:
             raise UsageError(f"at most {MAX_TURNS_AT_ONCE:,} turns at once (got {n}); advance in "
                              f"steps of {MAX_TURNS_AT_ONCE:,} or fewer")
-        session = _current_session()
+        session = current_session()
         first = session.turn + 1
         expired = session.advance_turn(n)
         return render.TurnReport(first, session.turn, expired)
@@ -436,9 +284,9 @@ class WorkingMemoryMagics(Magics):
     @argument("summary", nargs="*", help="The segment's summary.")
     def collapse(self, line: str = "") -> None:
         """End the current segment (SegmentCollapsedEvent): stateful trinkets are flushed."""
-        args = _parse(self.collapse, line)
+        args = parse_args(self.collapse, line)
         tools = [t.strip() for t in args.tools.split(",") if t.strip()]
-        _current_session().collapse_segment(summary=" ".join(args.summary), tools_used=tools)
+        current_session().collapse_segment(summary=" ".join(args.summary), tools_used=tools)
 
     # -- inspection
     @line_magic
@@ -447,7 +295,7 @@ class WorkingMemoryMagics(Magics):
         """A DataFrame of the registered trinkets: section, placement, state, size, error."""
         if strip_comment(line).strip():
             raise UsageError(f"%trinkets takes no arguments, got {line.strip()!r}")
-        return trinkets_frame(_current_session())
+        return trinkets_frame(current_session())
 
     @line_magic
     @no_var_expand
@@ -459,9 +307,9 @@ class WorkingMemoryMagics(Magics):
     @argument("--clear", action="store_true", help="Empty the log (after showing nothing).")
     def wm_events(self, line: str = "") -> Any:
         """The event bus log as a DataFrame, one row per published event, in causal order."""
-        args = _parse(self.wm_events, line)
-        session = _current_session()
-        last = _positive_int(args.last, "--last") if args.last is not None else None
+        args = parse_args(self.wm_events, line)
+        session = current_session()
+        last = positive_int(args.last, "--last") if args.last is not None else None
         if args.event_type is not None:
             from wm_kernel.core.events import EVENT_TYPES
 
@@ -481,7 +329,7 @@ class WorkingMemoryMagics(Magics):
         """The whole request of a turn against the model's window (``%request --help``)."""
         from wm_kernel.jupyter.request_magics import PARSER, request_magic
 
-        return request_magic(_current_session(), _parse(PARSER, line))
+        return request_magic(current_session(), parse_args(PARSER, line))
 
     @line_magic
     @no_var_expand
@@ -498,11 +346,11 @@ class WorkingMemoryMagics(Magics):
         """Simulate the recorded turns against MODEL's prompt-cache rules, with advice."""
         from wm_kernel.display.cache_view import CacheView
 
-        args = _parse(self.cache, line)
-        tools = _non_negative_int(args.tools, "--tools")
+        args = parse_args(self.cache, line)
+        tools = non_negative_int(args.tools, "--tools")
         breakpoints = "auto" if args.breakpoints == "auto" else \
             [b.strip() for b in args.breakpoints.split(",") if b.strip()]
-        session = _current_session()
+        session = current_session()
         if session.history.empty:   # nothing recorded: compose first, as %compose would
             self._check_cache_arguments(session, args.model, breakpoints)
             session.compose()
@@ -547,7 +395,7 @@ class WorkingMemoryMagics(Magics):
 
         from wm_kernel.jupyter.dashboard import Dashboard
 
-        display(Dashboard(_current_session()))
+        display(Dashboard(current_session()))
 
     @line_magic
     @no_var_expand
@@ -581,19 +429,19 @@ class WorkingMemoryMagics(Magics):
         from wm_kernel.session import Session, set_current_session
 
         try:
-            args = _parse(self.wm_session, line)
+            args = parse_args(self.wm_session, line)
         except UsageError as exc:  # argparse echoes what it could not place: a URL, perhaps
             raise UsageError(redact_urls(str(exc))) from None
         kwargs: dict[str, Any] = {}
         try:
             if args.clock is not None:
-                kwargs["clock"] = ManualClock(_required(args.clock, "--clock"))
+                kwargs["clock"] = ManualClock(required(args.clock, "--clock"))
             kwargs["profile"] = Profile(first_name=args.first_name or None, timezone=args.timezone,
                                         user_context=args.user_context)
         except (ValueError, TypeError) as exc:
             raise UsageError(str(exc)) from None
         if args.base_prompt is not None:
-            kwargs["base_prompt"] = _required(args.base_prompt, "--base-prompt")
+            kwargs["base_prompt"] = required(args.base_prompt, "--base-prompt")
         if args.trinkets is not None:
             names = [n.strip() for n in args.trinkets.split(",") if n.strip()]
             if names == ["none"]:
@@ -615,7 +463,7 @@ class WorkingMemoryMagics(Magics):
             from wm_kernel.utils.tokens import family_of
 
             try:
-                family_of(_required(args.model, "--model"))
+                family_of(required(args.model, "--model"))
             except (TypeError, ValueError) as exc:
                 raise UsageError(str(exc)) from None
             kwargs["model"] = args.model
@@ -624,7 +472,7 @@ class WorkingMemoryMagics(Magics):
         if args.store is not None:
             if args.read_only and args.trinkets is None:
                 kwargs["trinkets"] = []
-            kwargs["store"] = _open_valkey_store(args.store, read_only=args.read_only)
+            kwargs["store"] = open_valkey_store(args.store, read_only=args.read_only)
         try:
             session = Session(**kwargs)
             if args.read_only:
@@ -634,7 +482,7 @@ class WorkingMemoryMagics(Magics):
         except (ValueError, TypeError, ConnectionError, PermissionError) as exc:
             # the server refused the user's sections, or holds them as another type
             raise UsageError(redact_urls(str(exc))) from None
-        set_current_session(session)
+        setcurrent_session(session)
         print(_session_line(session, args.layout))
 
     # -- feeding trinkets
@@ -653,12 +501,12 @@ class WorkingMemoryMagics(Magics):
             from IPython.utils.process import arg_split  # type: ignore[attr-defined]
 
             # the quotes IPython's splitter keeps around a token are not part of the value
-            words = [str(_unquote(word)) for word in arg_split(strip_comment(line))]
+            words = [str(unquote(word)) for word in arg_split(strip_comment(line))]
         except ValueError as exc:
             raise UsageError(f"cannot read the arguments: {exc}") from None
         if not words:
             raise UsageError("usage: %trinket NAME SUBCOMMAND [ARGS]; see %trinkets for the names")
-        session = _current_session()
+        session = current_session()
         trinket = resolve_trinket(session, words[0])
         commands = trinket.commands()
         if len(words) == 1:
@@ -797,7 +645,7 @@ def load_extension(shell: Any) -> None:
     from wm_kernel.jupyter.ask_magics import load_ask_magics  # %ask (wm_kernel.providers)
 
     load_ask_magics(shell)
-    _current_session()
+    current_session()
 
 
 def unload_extension(shell: Any) -> None:

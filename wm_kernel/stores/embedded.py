@@ -40,8 +40,8 @@ from wm_kernel.utils.checks import check_int, check_str, check_unicode
 def _copy_json(value: Any) -> Any:
     """A deep copy of a JSON-shaped value (dicts and lists; everything else is immutable here).
 
-    Several times faster than ``copy.deepcopy``, which trinkets that read their state from the store
-    on every compose would otherwise pay for.
+    Only dicts and lists are copied; ``copy.deepcopy``'s general machinery (memo, reducers) is what
+    trinkets that read their state from the store on every compose would otherwise pay for.
     """
     if isinstance(value, dict):
         return {key: _copy_json(item) for key, item in value.items()}
@@ -162,7 +162,7 @@ class StateStore(ABC):
         _check_name(key)
         return None
 
-    def close(self) -> None:
+    def close(self) -> None:  # noqa: B027 - a no-op by default: only stores holding resources override it
         """Release resources (a no-op for the memory store)."""
 
 

@@ -437,7 +437,7 @@ class ValkeyStore(StateStore):
             candidates = sorted(names | set(self._local.fields) | self._local.cleared)
             types = self._call("list", prefix, lambda c: self._types(c, candidates))
             result = set()
-            for name, kind in zip(candidates, types):
+            for name, kind in zip(candidates, types, strict=True):
                 if not name.startswith(prefix):
                     continue
                 if name.startswith(ORIGINAL_MANIFEST_PREFIX) and kind == "string":

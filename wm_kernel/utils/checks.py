@@ -19,7 +19,7 @@ TypeError: number of turns must be an int, got bool
 Traceback (most recent call last):
 ...
 ValueError: text contains a lone surrogate U+D83D at index 10 (half of a character, e.g. an emoji cut in two); it cannot be stored
-"""
+"""  # noqa: E501 - examples show their output line for line
 from __future__ import annotations
 
 import re

@@ -5,7 +5,7 @@ name, value)``, which first looks the slot up by name on the class, on every cal
 18 times per compose cycle and section records once per changed section, so that lookup is a
 visible part of a compose. :func:`quick_init` gives such a class an ``__init__`` with the same
 signature (names, order, defaults, default factories) that stores each field through its slot's
-descriptor, found once when the class is made: about half the cost. Instances are the same: still
+descriptor, found once when the class is made. Instances are the same: still
 frozen (assigning a field raises ``FrozenInstanceError``), equal and hashed as before.
 
 Examples
@@ -61,5 +61,5 @@ def quick_init(cls: T) -> T:
     init.__qualname__ = f"{cls.__qualname__}.__init__"
     init.__module__ = cls.__module__
     init.__doc__ = cls.__dict__["__init__"].__doc__
-    setattr(cls, "__init__", init)  # noqa: B010 - mypy refuses assigning __init__ on a class
+    type.__setattr__(cls, "__init__", init)  # cls is a class (T is bound to type)
     return cls

@@ -44,3 +44,9 @@ ERROR_BADGE = badge_colour("--jp-error-color1", "#d32f2f")
 MUTED_BADGE = badge_colour("--jp-layout-color4", "#757575")
 #: Prompt text is monospace, so indentation and the 60-character rules line up.
 CODE_FONT = "font-family:var(--jp-code-font-family, monospace);font-size:var(--jp-code-font-size, 13px)"
+
+#: A block of prompt text: wrapped at spaces, long tokens broken only when they must be.
+PROMPT_PRE = ("white-space:pre-wrap;word-break:normal;overflow-wrap:anywhere;"
+              f"{CODE_FONT};line-height:1.35;")
+#: A hunk of a diff: flush with its summary line, wrapped.
+DIFF_PRE = f"margin:0;white-space:pre-wrap;{CODE_FONT}"
