@@ -13,8 +13,8 @@ from wm_kernel.core.clock import ManualClock
 from wm_kernel.core.composer import Layout
 from wm_kernel.core.prompt import ComposedPrompt, SectionRecord
 from wm_kernel.display import render
-from wm_kernel.utils import style
 from wm_kernel.session import Session
+from wm_kernel.utils import style
 
 
 class Note(EventAwareTrinket):

@@ -19,11 +19,11 @@ from trinkets.base import EventAwareTrinket, StatefulTrinket, feed
 from trinkets.peanutgallery_trinket import PeanutGalleryTrinket
 from wm_kernel.core.clock import ManualClock
 from wm_kernel.core.events import SegmentCollapsedEvent, TurnCompletedEvent
-from wm_kernel.utils import style
 from wm_kernel.jupyter.dashboard import Dashboard, TurnDriver
 from wm_kernel.jupyter.dashboard_parts import PanelView
 from wm_kernel.jupyter.dashboard_tabs import UNDRAWN
 from wm_kernel.session import Session
+from wm_kernel.utils import style
 
 
 # -- reading what a user sees (structure and text, not styling) --------------------------------------

@@ -21,7 +21,7 @@ import re
 import threading
 from collections.abc import Mapping
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any, Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 from traitlets import Dict, HasTraits, Instance, List, Unicode
 

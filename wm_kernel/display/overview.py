@@ -27,9 +27,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from wm_kernel.core.prompt import ComposedPrompt
-from wm_kernel.utils import style
 from wm_kernel.instruments.diff import PromptDiff, diff_prompts
 from wm_kernel.instruments.items import WINDOW, ItemLog, ItemSpan, item_spans
+from wm_kernel.utils import style
 
 _MUTED = "var(--jp-content-font-color2,#444)"
 _TEXT = "var(--jp-content-font-color1,#000)"

@@ -12,8 +12,8 @@ import html
 from typing import TYPE_CHECKING, Any
 
 from wm_kernel.cachesim.models import ModelProfile
-from wm_kernel.utils import style
 from wm_kernel.instruments.wire import WireRequest
+from wm_kernel.utils import style
 
 if TYPE_CHECKING:
     from wm_kernel.instruments.forecast import Forecast

@@ -18,12 +18,12 @@ from trinkets.base import EventAwareTrinket, StatefulTrinket
 from wm_kernel.core.bus import EventRecord
 from wm_kernel.core.prompt import ComposedPrompt, OmittedSection, SectionRecord
 from wm_kernel.display import render
-from wm_kernel.utils import style
 from wm_kernel.instruments.items import ItemLog, checked_items
 
 # TurnDriver lived here in 0.1 (wm_kernel.dashboard_parts still names this module)
 from wm_kernel.jupyter.dashboard_model import TurnDriver
 from wm_kernel.jupyter.html_widget import TextHTML
+from wm_kernel.utils import style
 
 if TYPE_CHECKING:
     from wm_kernel.session import Session

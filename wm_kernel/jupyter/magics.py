@@ -13,7 +13,7 @@ What the user types reaches the magics as typed: IPython's expansion of ``$name`
 in a magic's line is turned off for each of them (``no_var_expand``), since prompt text is full of
 braces and dollar amounts, and a braced expression would otherwise run as Python.
 
-The magics always act on ``current_session()``, so ``wm_kernel.setcurrent_session(Session(...))`` in a
+The magics always act on ``current_session()``, so ``wm_kernel.set_current_session(Session(...))`` in a
 cell (or ``%wm_session``) redirects them.
 """
 from __future__ import annotations
@@ -482,7 +482,7 @@ class WorkingMemoryMagics(Magics):
         except (ValueError, TypeError, ConnectionError, PermissionError) as exc:
             # the server refused the user's sections, or holds them as another type
             raise UsageError(redact_urls(str(exc))) from None
-        setcurrent_session(session)
+        set_current_session(session)
         print(_session_line(session, args.layout))
 
     # -- feeding trinkets
