@@ -414,17 +414,6 @@ class PromptText(str):
         printer.text(shown + (f"\n{note}" if note else ""))
 
 
-def event_detail(event: Any) -> str:
-    """One line saying what an event carries (``Event.detail()``), for event log tables.
-
-    >>> from wm_kernel.core.events import UpdateTrinketEvent
-    >>> event_detail(UpdateTrinketEvent.create(continuum_id="c", target_trinket="PeanutGalleryTrinket",
-    ...                                        context={"action": "lifecycle_refresh"}))
-    "target_trinket=PeanutGalleryTrinket, context={'action': 'lifecycle_refresh'}"
-    """
-    return str(event.detail())
-
-
 class TurnReport:
     """What ``%turn`` did: the turns completed and the items that expired on the way."""
 

@@ -15,7 +15,6 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 import ipywidgets as widgets
 
 from trinkets.base import EventAwareTrinket, StatefulTrinket
-from wm_kernel.core.bus import EventRecord
 from wm_kernel.core.prompt import ComposedPrompt, OmittedSection, SectionRecord
 from wm_kernel.display import render
 from wm_kernel.instruments.items import ItemLog, checked_items
@@ -314,16 +313,6 @@ def find_omitted(omitted: Iterable[OmittedSection], section: str) -> OmittedSect
     return None
 
 
-def event_row(record: EventRecord) -> str:
-    """One row of the event log table: number, event (indented by depth), detail, failures."""
-    failures = "; ".join(f"{f.subscriber}: {f.error}" for f in record.failures)
-    return (f"<tr><td>{record.seq}</td>"
-            f"<td style=\"padding-left:{4 + 12 * record.depth}px\">{html.escape(record.event_type)}"
-            f"</td><td>{html.escape(render.event_detail(record.event))}</td>"
-            f"<td style=\"color:{style.ERROR}\">{html.escape(failures)}</td></tr>")
-
-
-
 def placement_plan(session: Session, recorded: ComposedPrompt | None) -> dict[str, list[str]]:
     """View key -> section names, in layout order: the sections of the latest prompt, of
     ``recorded`` (the prompt on view, if earlier), the base prompt and every trinket's section.
@@ -348,4 +337,4 @@ def placement_plan(session: Session, recorded: ComposedPrompt | None) -> dict[st
 
 __all__ = ["TurnDriver", "VIEWS", "DASHBOARD_STYLE", "OFFLINE_HTML", "banner_html", "placement_plan",
            "SectionPanel", "PanelView", "live_section", "recorded_section", "section_text",
-           "head_html", "body_html", "items_html", "event_row", "find_record", "badge"]
+           "head_html", "body_html", "items_html", "find_record", "badge"]

@@ -17,8 +17,9 @@ from wm_kernel.core.bus import EventRecord
 from wm_kernel.core.prompt import ComposedPrompt
 from wm_kernel.display import overview
 from wm_kernel.display.budget_bars import budget_bars
+from wm_kernel.display.event_log import event_row_html
 from wm_kernel.jupyter.dashboard_model import TurnRecord
-from wm_kernel.jupyter.dashboard_parts import SMALL, event_row
+from wm_kernel.jupyter.dashboard_parts import SMALL
 from wm_kernel.session import Session
 
 #: What a tab shows until it is drawn: a saved notebook keeps it for a tab never opened live.
@@ -199,7 +200,7 @@ class EventLogTab:
         for record in records:
             cached = known.get(record.seq)
             if cached is None or cached[0] is not record or cached[1] != len(record.failures):
-                cached = (record, len(record.failures), event_row(record))
+                cached = (record, len(record.failures), event_row_html(record))
             self._rows[record.seq] = cached
             cells.append(cached[2])
         table = (f'<div style="{SMALL}">last {len(records)} events</div>'
