@@ -249,8 +249,11 @@ def _report(runs: list[VariantRun], variants: dict[str, Variant | None], counter
         cache = frame.attrs["cache"]
         summary = cache[run.scenario][run.name] if many else cache[run.name]
         # the scenario's count of turns (as its repr says); a prompt is composed per turn, and
-        # one before the first (turn 0), which the hit rate counts too
-        out.write(f"{run.scenario_turns} turns, {summary['turns_read']} of {summary['turns']} prompts read "
+        # one before the first (turn 0), which the hit rate counts too: say which turns
+        turns = table.index.get_level_values("turn") if "turn" in table.index.names else table.index
+        span = f"turns {int(min(turns))}-{int(max(turns))}" if len(turns) else "no turn"
+        out.write(f"{run.scenario_turns} turns, {summary['turns']} prompts ({span}), {summary['turns_read']} "
+                  f"read "
                   f"from the cache, hit rate {summary['hit_rate']:.1%} of input tokens, "
                   f"{int(table['tokens'].sum())} system-prompt tokens ({counter.label}), input cost "
                   f"{_cost(summary)} at {summary['model']}'s prices\n")
