@@ -38,7 +38,8 @@ def test_prints_one_row_per_turn(scenario: Path, capsys: pytest.CaptureFixture[s
         "    1        1         3    751     122  miss        0     0       722\n"
         "    2        1         2    637      94  miss        0     0      1194\n"
         "    3        1         2    637      94  miss        0     0      1694\n"
-        "3 turns, 4 prompts (turns 0-3), 0 read from the cache, hit rate 0.0% of input tokens, 404 system-prompt tokens "
+        "3 turns, 4 prompts (turns 0-3), 0 read from the cache, hit rate 0.0% of input tokens, "
+        "404 system-prompt tokens "
         "(≈ estimate (chars/4) −50%/+100%), input cost ≈ $0.0114 ($0.0057–$0.0228) at claude-sonnet-4-6's "
         "prices\n")
     assert captured.err == ""                                 # not a terminal: no progress bar

@@ -259,7 +259,8 @@ def test_replay_of_many_files_in_parallel_prints_the_serial_output(
         "    1        1         3    723     115  miss        0     0       715",
         "    2        1         2    605      86  miss        0     0      1186",
         "    3        1         2    605      86  miss        0     0      1686",
-        "3 turns, 4 prompts (turns 0-3), 0 read from the cache, hit rate 0.0% of input tokens, 373 system-prompt tokens "
+        "3 turns, 4 prompts (turns 0-3), 0 read from the cache, hit rate 0.0% of input tokens, "
+        "373 system-prompt tokens "
         "(≈ estimate (chars/4) −50%/+100%), input cost ≈ $0.0113 ($0.0057–$0.0226) at claude-sonnet-4-6's prices"]
 
 
