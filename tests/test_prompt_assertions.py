@@ -139,3 +139,15 @@ def test_escaped_untrusted_text_passes_and_raw_text_fails() -> None:
                                  "'inbox_status' (RawEcho) at turn 1, character 8")
     with pytest.raises(ValueError, match="untrusted must be one or more non-empty strings"):
         assert_no_markup_escape(s, [])
+
+
+def test_a_models_estimated_count_is_held_to_the_upper_end_of_its_band() -> None:
+    from wm_kernel.testing.tokens import count_tokens
+    from wm_kernel.utils.tokens import counter_for
+
+    text = "Check the units before you answer. " * 20
+    claude = count_tokens(text, "claude-sonnet-4-6")
+    assert claude.estimate and claude.upper == counter_for("claude-sonnet-4-6").upper(claude.count) > claude.count
+    assert claude.describe().startswith(f"at most {claude.upper:,} tokens (estimated {claude.count:,}; ")
+    gpt = count_tokens(text, "gpt-5.4")
+    assert not gpt.estimate and gpt.upper == gpt.count

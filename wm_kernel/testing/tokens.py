@@ -1,14 +1,11 @@
 """The one place the testing package counts tokens (an adapter over :mod:`wm_kernel.utils.tokens`).
 
 Assertions about size want a number that is safe to compare with a limit: the count itself where
-the counter is exact for the model, an upper bound where it is an estimate. Today's counter API has
-one count per text and no error band: the offline tiktoken encoding (cl100k, exact for OpenAI's
-cl100k models, a close approximation elsewhere) or, without tiktoken, ``ceil(chars / 4)``. For the
-latter the only bound that holds for every byte-level BPE is one token per UTF-8 byte, so that is
-the upper bound used. When per-model counters with bands arrive, :func:`count_tokens` is what
-changes.
+the counter is exact for the model, the upper end of its band where it is an estimate (a model's
+counter from ``counter_for(model)``, or the one given). The plain ``ceil(chars / 4)`` estimate is
+held to one token per UTF-8 byte as well, the only bound that holds for every byte-level BPE.
 
->>> from wm_kernel.utils.tokens import EstimateTokenizer, TokenCounter
+>>> from wm_kernel.utils.tokens import EstimateTokenizer, TokenCounter, counter_for
 >>> count_tokens("héllo", counter=TokenCounter(EstimateTokenizer()))
 TokenCount(count=2, upper=6, counter='estimate (chars/4)', estimate=True)
 """
@@ -16,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from wm_kernel.utils.tokens import EstimateTokenizer, TokenCounter
+from wm_kernel.utils.tokens import EstimateTokenizer, TokenCounter, counter_for
 
 _counter: TokenCounter | None = None
 
@@ -46,9 +43,16 @@ def default_counter() -> TokenCounter:
 
 
 def count_tokens(text: str, model: str | None = None, *, counter: TokenCounter | None = None) -> TokenCount:
-    """Tokens of ``text`` for ``model`` (today's counters take no model: one count for every model)."""
-    chosen = counter if counter is not None else default_counter()
+    """Tokens of ``text`` with ``counter``, else ``model``'s counter, else the default one."""
+    if counter is not None:
+        chosen = counter
+    elif model is not None:
+        chosen = counter_for(model)
+    else:
+        chosen = default_counter()
     count = chosen.count(text)
     if isinstance(chosen.tokenizer, EstimateTokenizer):
         return TokenCount(count, max(count, len(text.encode("utf-8", "surrogatepass"))), chosen.name, True)
+    if not chosen.exact:
+        return TokenCount(count, chosen.upper(count), chosen.label, True)
     return TokenCount(count, count, chosen.name, False)
