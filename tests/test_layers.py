@@ -183,4 +183,5 @@ print(bundle["text/html"].splitlines()[0])
                           timeout=120, env={**os.environ, "PYTHONPATH": str(ROOT)})
     assert done.stderr == ""
     assert done.stdout.splitlines() == ["['text/html', 'text/plain'] True",
+                                        '<div class="mathjax_ignore tex2jax_ignore">'
                                         '<div class="wm-composed-prompt">']

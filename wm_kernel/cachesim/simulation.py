@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import html
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 from wm_kernel.cachesim.engine import Request, SimulationData, run
@@ -14,7 +14,17 @@ from wm_kernel.utils.tokens import TokenCounter
 if TYPE_CHECKING:
     import pandas as pd
 
-    from wm_kernel.cachesim.advice import Advice
+#: The function behind :meth:`Simulation.advise`: ``wm_kernel.cachesim.advice`` registers its
+#: ``advise`` here when imported (the package's ``__init__`` imports it), so this module never
+#: imports the advice module, which builds on it.
+_advisor: Callable[[Simulation], Any] | None = None
+
+
+def register_advisor(advisor: Callable[[Simulation], Any]) -> None:
+    """Make ``advisor`` the function :meth:`Simulation.advise` calls (done by the advice module)."""
+    global _advisor
+    _advisor = advisor
+
 
 #: The columns of ``Simulation.turns``, in order.
 TURN_COLUMNS = ["request", "at", "prompt_tokens", "input_tokens", "cache_read_input_tokens",
@@ -168,11 +178,12 @@ class Simulation:
                 "miss_reasons": {reason: n for reason, n in Counter(t["miss_reason"]).most_common()
                                  if reason != "none"}}
 
-    def advise(self) -> Advice:
-        """Alternatives to this layout, each simulated (see ``wm_kernel.cachesim.advice.advise``)."""
-        from wm_kernel.cachesim.advice import advise
-
-        return advise(self)
+    def advise(self) -> Any:
+        """Alternatives to this layout, each simulated: an ``Advice`` (see
+        ``wm_kernel.cachesim.advice.advise``, which this calls)."""
+        if _advisor is None:  # only while the package itself is still being imported
+            raise RuntimeError("Simulation.advise() needs wm_kernel.cachesim.advice, not imported yet")
+        return _advisor(self)
 
     # -- views
     def cost_text(self, digits: int = 6) -> str:

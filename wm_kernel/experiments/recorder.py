@@ -13,7 +13,7 @@ from wm_kernel.core.clock import ManualClock
 from wm_kernel.core.events import SegmentCollapsedEvent, TrinketFedEvent
 from wm_kernel.core.profile import Profile
 from wm_kernel.experiments.codec import encode_arguments
-from wm_kernel.experiments.scenario import Scenario, profile_fields
+from wm_kernel.experiments.scenario import Scenario, profile_fields, register_recorder
 from wm_kernel.experiments.steps import PROFILE_FIELDS, ClockStep, ScenarioError, TurnStep
 from wm_kernel.instruments.exchange import ExchangeRecordedEvent
 
@@ -223,3 +223,6 @@ def _seconds(delta: timedelta) -> int | float | None:
     seconds = delta.total_seconds()
     value: int | float = int(seconds) if seconds.is_integer() else seconds
     return value if timedelta(seconds=value) == delta else None
+
+
+register_recorder(ScenarioRecorder)  # Scenario.record() builds one

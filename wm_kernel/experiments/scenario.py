@@ -63,9 +63,20 @@ from wm_kernel.experiments.steps import (
 )
 
 if TYPE_CHECKING:
-    from wm_kernel.experiments.recorder import ScenarioRecorder
     from wm_kernel.experiments.variants import Variant
     from wm_kernel.session import Instrument, Session
+
+#: What :meth:`Scenario.record` builds: ``wm_kernel.experiments.recorder`` registers its
+#: ScenarioRecorder here when imported (the package's ``__init__`` imports it), so this module never
+#: imports the recorder, which builds Scenarios.
+_recorder: Callable[[Session], Any] | None = None
+
+
+def register_recorder(recorder: Callable[[Session], Any]) -> None:
+    """Make ``recorder`` what :meth:`Scenario.record` calls (done by the recorder module)."""
+    global _recorder
+    _recorder = recorder
+
 
 FORMAT = "wm-kernel-scenario"
 VERSION = 1
@@ -602,12 +613,12 @@ class Scenario:
 
     # -- recording and replaying
     @classmethod
-    def record(cls, session: Session) -> ScenarioRecorder:
-        """Start recording everything done to ``session`` (see
-        :class:`~wm_kernel.experiments.recorder.ScenarioRecorder`)."""
-        from wm_kernel.experiments.recorder import ScenarioRecorder
-
-        return ScenarioRecorder(session)
+    def record(cls, session: Session) -> Any:
+        """Start recording everything done to ``session``: a
+        :class:`~wm_kernel.experiments.recorder.ScenarioRecorder`, which builds a Scenario."""
+        if _recorder is None:  # only while the package itself is still being imported
+            raise RuntimeError("Scenario.record() needs wm_kernel.experiments.recorder, not imported yet")
+        return _recorder(session)
 
     def run(self, variant: Variant | Layout | Mapping[str, Any] | None = None, *,
             factories: Mapping[str, Any] | None = None,

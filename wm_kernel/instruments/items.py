@@ -32,12 +32,9 @@ import bisect
 import weakref
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from trinkets.base import EventAwareTrinket, StatefulTrinket
-
-if TYPE_CHECKING:
-    from wm_kernel.session import Session
 
 #: How many turns a window of the timeline spans at most (the most recent ones).
 WINDOW = 40
@@ -321,7 +318,31 @@ def describe(trinkets: Iterable[EventAwareTrinket],
     return out
 
 
-_attached: weakref.WeakKeyDictionary[Session, ItemHistory] = weakref.WeakKeyDictionary()
+class _Trinkets(Protocol):
+    @property
+    def trinkets(self) -> Mapping[str, EventAwareTrinket]: ...
+
+
+class ObservedSession(Protocol):
+    """What an ItemHistory observes (a Session is one): its turn, its WorkingMemory's trinkets, the
+    last composed prompt (None before the first compose) and a ``composed`` trait to observe
+    (traitlets' ``observe``). Named here so the instrument never imports the Session above it."""
+
+    @property
+    def turn(self) -> int: ...
+
+    @property
+    def composed(self) -> object | None: ...
+
+    @property
+    def working_memory(self) -> _Trinkets: ...
+
+    def observe(self, handler: Any, names: Any = ..., type: Any = ...) -> None: ...
+
+    def unobserve(self, handler: Any, names: Any = ..., type: Any = ...) -> None: ...
+
+
+_attached: weakref.WeakKeyDictionary[ObservedSession, ItemHistory] = weakref.WeakKeyDictionary()
 
 
 class ItemHistory:
@@ -337,10 +358,10 @@ class ItemHistory:
         self.errors: dict[str, str] = {}
         self.latest: dict[str, list[dict[str, Any]]] = {}
         self.latest_turn: int | None = None
-        self._session: weakref.ref[Session] | None = None
+        self._session: weakref.ref[ObservedSession] | None = None
 
     @classmethod
-    def attach(cls, session: Session) -> ItemHistory:
+    def attach(cls, session: ObservedSession) -> ItemHistory:
         """Record ``session``'s items at every compose from now on; :meth:`of` finds it. One per
         session: attaching a second one is a ValueError."""
         if _attached.get(session) is not None:
@@ -354,7 +375,7 @@ class ItemHistory:
         return history
 
     @classmethod
-    def of(cls, session: Session) -> ItemHistory:
+    def of(cls, session: ObservedSession) -> ItemHistory:
         """The ItemHistory attached to ``session``; one is attached now if none is."""
         found = _attached.get(session)
         return found if found is not None else cls.attach(session)

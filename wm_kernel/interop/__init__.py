@@ -13,7 +13,8 @@ from wm_kernel.interop.billing import gen_ai_counts, logged_usage
 from wm_kernel.interop.bodies import Section
 from wm_kernel.interop.formats import FORMATS, ImportIssue, LoggedRequest
 from wm_kernel.interop.imported import ImportedSession, import_log, read_file
-from wm_kernel.interop.otel import export_trace, read_otlp
+from wm_kernel.interop.otel import export_trace
+from wm_kernel.interop.otlp import read_otlp
 from wm_kernel.interop.split import SplitRule, Splitter
 
 __all__ = ["import_log", "read_file", "ImportedSession", "ImportIssue", "LoggedRequest", "Section",

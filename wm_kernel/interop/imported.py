@@ -326,7 +326,7 @@ def read_file(path: str | Path, *, format: str | None = None,
     split = splitter or Splitter()
     if format == "otlp" or (format is None and text.lstrip().startswith("{")
                             and '"resourceSpans"' in text[:2000]):
-        from wm_kernel.interop.otel import read_otlp
+        from wm_kernel.interop.otlp import read_otlp
 
         return read_otlp(text, name, split)
     issues: list[ImportIssue] = []

@@ -10,18 +10,32 @@ prompt is the composer's (its separators and base prompt), so for the exact requ
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from collections.abc import Sequence
+from typing import Any, Protocol
 
 from trinkets.stored_section import stored_section_class
 from wm_kernel.core.clock import ManualClock
 from wm_kernel.core.composer import Layout
+from wm_kernel.core.prompt import ComposedPrompt
+from wm_kernel.interop.formats import LoggedRequest
 from wm_kernel.session import Session
 
-if TYPE_CHECKING:
-    from wm_kernel.interop.imported import ImportedSession
+
+class ImportedTurns(Protocol):
+    """What a replay reads of an imported log (an ImportedSession is one): its requests (their send
+    times), its turns, and the prompt of each turn. Named here so this module does not import
+    the ImportedSession that calls it."""
+
+    @property
+    def requests(self) -> Sequence[LoggedRequest]: ...
+
+    @property
+    def turns(self) -> list[int]: ...
+
+    def prompt_at(self, turn: int) -> ComposedPrompt: ...
 
 
-def replay_session(imported: ImportedSession, *, base_prompt: str = "", **options: Any) -> Session:
+def replay_session(imported: ImportedTurns, *, base_prompt: str = "", **options: Any) -> Session:
     """A Session whose turns 0..n-1 are the imported requests (see the module docstring).
     ``options`` go to ``Session`` (``token_budget``, ``store``...); ``clock``, ``layout`` and
     ``trinkets`` are set here."""

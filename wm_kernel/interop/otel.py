@@ -1,4 +1,4 @@
-"""Section-level OpenTelemetry traces of a session, and reading OTLP JSON traces back.
+"""Section-level OpenTelemetry traces of a session (and, re-exported, reading them back).
 
 :func:`export_trace` emits, through ``opentelemetry-sdk`` (the ``otel`` extra), one trace per
 session: a root ``invoke_agent`` span, one ``chat {model}`` span per turn following the GenAI
@@ -15,26 +15,21 @@ Usage: the log's where it has any (``wm.usage.source`` = ``log``), else the cach
 (``simulated``). The logged usage object itself rides along in the provider's shape
 (``wm.usage``, JSON, and ``wm.usage.format``).
 
-:func:`read_otlp` reads OTLP/HTTP JSON (one document, or one per line as the collector's file
-exporter writes): spans exported here give back every section, bytes included, so an export
-imported again replays the same prompts byte for byte; GenAI spans of other instrumentations are
-cut from their ``gen_ai.system_instructions``, ``gen_ai.tool.definitions`` and
-``gen_ai.input.messages`` (JSON, as the conventions write them).
+Reading OTLP JSON back (:func:`read_otlp`) is :mod:`wm_kernel.interop.otlp`'s; it is re-exported here.
 """
 from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from wm_kernel.instruments.history import text_digest
 from wm_kernel.interop.billing import gen_ai_counts
 from wm_kernel.interop.bodies import Section
-from wm_kernel.interop.formats import ImportIssue, LoggedRequest, otlp_attributes, span_line
 from wm_kernel.interop.imported import ImportedSession
-from wm_kernel.interop.split import Splitter
+from wm_kernel.interop.otlp import read_otlp
 from wm_kernel.providers.usage import Usage
 from wm_kernel.session import Session
 
@@ -42,7 +37,8 @@ if TYPE_CHECKING:
     from opentelemetry.sdk.trace import TracerProvider
     from opentelemetry.sdk.trace.export import SpanExporter
 
-SCOPE = "wm_kernel.interop"
+#: The instrumentation scope of the spans: this package's dotted name, ``wm_kernel.interop``.
+SCOPE = __name__.rpartition(".")[0]
 _RANK = {"tool": 0, "system": 1, "message": 2}
 _NS = 1_000_000_000
 
@@ -224,141 +220,6 @@ def otlp_json_of(request: Any) -> str:
                     if key in span:
                         span[key] = base64.b64decode(span[key]).hex()
     return json.dumps(document, ensure_ascii=False)
-
-
-# -- reading OTLP JSON back
-def read_otlp(text: str, path: str, splitter: Splitter) -> tuple[list[LoggedRequest], list[ImportIssue]]:
-    """The GenAI requests of an OTLP/HTTP JSON file (module docstring) and the issues of spans or
-    lines that could not be read."""
-    issues: list[ImportIssue] = []
-    documents: list[tuple[int, Any]] = []
-    try:
-        documents.append((0, json.loads(text)))
-    except json.JSONDecodeError:
-        offset = 0
-        for number, row in enumerate(text.splitlines(keepends=True), start=1):
-            if row.strip():
-                try:
-                    documents.append((offset, json.loads(row)))
-                except json.JSONDecodeError as exc:
-                    issues.append(ImportIssue(path, number, f"malformed JSON: {exc.msg} at column {exc.colno}"))
-            offset += len(row)
-    spans: list[tuple[int, Mapping[str, Any]]] = []
-    for offset, document in documents:
-        if not isinstance(document, Mapping) or not isinstance(document.get("resourceSpans"), list):
-            issues.append(ImportIssue(path, span_line(text, offset), "unknown format: an OTLP document "
-                                                                     "has a 'resourceSpans' list"))
-            continue
-        located = text.find('"resourceSpans"', offset)
-        for resource in document["resourceSpans"]:
-            for scope in resource.get("scopeSpans", []) if isinstance(resource, Mapping) else []:
-                for span in scope.get("spans", []) if isinstance(scope, Mapping) else []:
-                    at = text.find(f'"{span.get("spanId", "")}"', located) if isinstance(span, Mapping) else -1
-                    spans.append((span_line(text, max(at, offset)), span))
-    children: dict[str, list[Mapping[str, Any]]] = {}
-    for _, span in spans:
-        parent = span.get("parentSpanId")
-        if isinstance(parent, str) and parent:
-            children.setdefault(parent, []).append(span)
-    requests = []
-    for line, span in spans:
-        attributes = otlp_attributes(span.get("attributes"))
-        if attributes.get("gen_ai.operation.name") not in ("chat", "generate_content", "text_completion"):
-            continue
-        try:
-            requests.append(_request(span, attributes, children.get(str(span.get("spanId")), []),
-                                     path, line, splitter))
-        except (ValueError, KeyError, TypeError) as exc:
-            issues.append(ImportIssue(path, line, f"span {span.get('name')!r}: {exc}"))
-    if not requests:
-        first = issues[0] if issues else ImportIssue(path, 1, "no GenAI spans in the file")
-        raise ValueError(f"{first} (nothing imported)")
-    return requests, issues
-
-
-def _request(span: Mapping[str, Any], attributes: Mapping[str, Any], children: list[Mapping[str, Any]],
-             path: str, line: int, splitter: Splitter) -> LoggedRequest:
-    seconds, rest = divmod(int(span["startTimeUnixNano"]), _NS)
-    sent_at = datetime.fromtimestamp(seconds, tz=UTC) + timedelta(microseconds=rest // 1000)
-    ours = [(otlp_attributes(c.get("attributes")), c) for c in children]
-    ours = [(a, c) for a, c in ours if "wm.section.name" in a]
-    ours.sort(key=lambda pair: int(pair[0].get("wm.section.index", 0)))
-    if ours:
-        sections = [Section(a["wm.section.name"], a["wm.section.kind"], a.get("wm.section.raw", a["wm.section.text"]),
-                            a["wm.section.text"], a.get("wm.section.trinket") or None,
-                            a.get("wm.section.cache"), a.get("wm.section.element", "")) for a, _ in ours]
-        if not sections:
-            raise ValueError("no sections")
-    else:
-        sections = _from_gen_ai(attributes, splitter)
-    usage: Mapping[str, Any] | None = None
-    shape: str | None = None
-    if "wm.usage" in attributes:
-        usage, shape = json.loads(attributes["wm.usage"]), attributes.get("wm.usage.format")
-    elif "gen_ai.usage.input_tokens" in attributes:
-        usage = {"input_tokens": attributes["gen_ai.usage.input_tokens"],
-                 "cache_read_input_tokens": attributes.get("gen_ai.usage.cache_read.input_tokens", 0),
-                 "cache_creation_input_tokens": attributes.get("gen_ai.usage.cache_creation.input_tokens", 0),
-                 "output_tokens": attributes.get("gen_ai.usage.output_tokens", 0)}
-        shape = "gen_ai"
-    model = attributes.get("gen_ai.request.model")
-    return LoggedRequest(tuple(sections), "".join(s.raw for s in sections), path, (line,),
-                         str(attributes.get("wm.format", "otlp")),
-                         str(attributes.get("gen_ai.provider.name") or attributes.get("gen_ai.system") or "unknown"),
-                         model if isinstance(model, str) else None, sent_at, usage, shape)
-
-
-def _json_attribute(attributes: Mapping[str, Any], key: str) -> list[Any]:
-    value = attributes.get(key)
-    if value is None:
-        return []
-    parsed = json.loads(value) if isinstance(value, str) else value
-    if not isinstance(parsed, list):
-        raise ValueError(f"{key} must be a JSON list")
-    return parsed
-
-
-def _from_gen_ai(attributes: Mapping[str, Any], splitter: Splitter) -> list[Section]:
-    """Sections of a span from another instrumentation: its system instructions, tool definitions
-    and input messages (each text part split; other parts shown as their JSON)."""
-    sections: list[Section] = []
-    for index, tool in enumerate(_json_attribute(attributes, "gen_ai.tool.definitions")):
-        shown = json.dumps(tool, ensure_ascii=False)
-        sections.append(Section(f"tool:{tool.get('name', index)}", "tool", shown, shown, "tools", None,
-                                f"tool:{tool.get('name', index)}"))
-    for index, part in enumerate(_json_attribute(attributes, "gen_ai.system_instructions")):
-        sections += _parts(f"system[{index}]", "system", "system", [part], splitter)
-    for index, message in enumerate(_json_attribute(attributes, "gen_ai.input.messages")):
-        role = str(message.get("role", "?"))
-        sections += _parts(f"msg[{index}] {role}", "message", role, message.get("parts", []), splitter)
-    if not sections:
-        raise ValueError("neither wm.section spans nor gen_ai.input.messages / gen_ai.system_instructions")
-    return sections
-
-
-def _parts(element: str, kind: str, trinket: str, parts: list[Any], splitter: Splitter) -> list[Section]:
-    out = _unique_parts(element, kind, trinket, parts, splitter)
-    seen: dict[str, int] = {}
-    for index, section in enumerate(out):
-        seen[section.name] = seen.get(section.name, 0) + 1
-        if seen[section.name] > 1:
-            out[index] = Section(f"{section.name} #{seen[section.name]}", section.kind, section.raw,
-                                 section.text, section.trinket, None, element)
-    return out
-
-
-def _unique_parts(element: str, kind: str, trinket: str, parts: list[Any], splitter: Splitter) -> list[Section]:
-    out = []
-    for index, part in enumerate(parts):
-        prefix = f" [{index}]" if len(parts) > 1 else ""
-        if isinstance(part, Mapping) and part.get("type") == "text" and isinstance(part.get("content"), str):
-            for piece in splitter.split(part["content"]):
-                name = f"{element}{prefix} {piece.label}".rstrip()
-                out.append(Section(name, kind, piece.text, piece.text, trinket, None, element))
-        else:
-            shown = json.dumps(part, ensure_ascii=False)
-            out.append(Section(f"{element}{prefix}", kind, shown, shown, trinket, None, element))
-    return out
 
 
 __all__ = ["export_trace", "read_otlp", "otlp_json", "otlp_json_of", "SCOPE"]

@@ -26,6 +26,7 @@ from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_cell_magic, magics_class, no_var_expand
 from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
 
+from wm_kernel.jupyter.magic_args import strip_comment
 from wm_kernel.testing import assertions
 from wm_kernel.testing.perturbations import CHECKS
 
@@ -182,8 +183,6 @@ class CheckMagics(Magics):
     def wm_check(self, line: str = "", cell: str | None = None) -> Any:
         """Prompt assertions on the current session as a table (cell), or the stability checker
         (``%wm_check stability --scenario NAME``)."""
-        from wm_kernel.jupyter.magics import strip_comment
-
         try:
             args = parse_argstring(self.wm_check, strip_comment(line))
         except ValueError as exc:

@@ -32,6 +32,7 @@ from datetime import UTC, datetime
 
 from wm_kernel.cachesim.simulation import simulate
 from wm_kernel.interop.imported import ImportedSession
+from wm_kernel.testing.cost import instability_cost
 from wm_kernel.testing.replay import Compose, SectionText
 from wm_kernel.testing.report import CheckResult, Finding, StabilityReport, excerpt
 
@@ -84,8 +85,6 @@ def check_log(log: ImportedSession, *, model: str | None = None, turns_per_hour:
     ``model`` prices the cost (default: the log's own, as ``log.cache_model()``); ``scope``: which
     sections count (``cached``, ``system`` or ``all``); ``max_turns``: check requests up to that
     turn only."""
-    from wm_kernel.testing.stability import instability_cost
-
     if not isinstance(log, ImportedSession):
         raise TypeError(f"check_log needs an imported log (wm_kernel.interop.import_log), got {type(log).__name__}")
     if scope not in SCOPES:

@@ -7,20 +7,15 @@ into the prompt. The collector also stops a replay that runs past its time limit
 (so every check runs in bounded time) and, when asked, composes every state a second time (the
 ``recompose`` check).
 
-A replay in a fresh process (:func:`run_in_subprocess`) runs ``python -m wm_kernel.testing.worker``
-with the environment a check chooses (``PYTHONHASHSEED``, ``TZ``, ``LC_ALL``); the scenario goes
-over as its JSON Lines text, and trinkets that are not built in as import paths
+A replay in a fresh process (:func:`wm_kernel.testing.worker.run_in_subprocess`) runs the same
+replay in a worker process with the environment a check chooses (``PYTHONHASHSEED``, ``TZ``,
+``LC_ALL``); the scenario goes over as its JSON Lines text, and trinkets that are not built in as import paths
 (``module:QualifiedName``).
 """
 from __future__ import annotations
 
-import contextlib
 import importlib
 import json
-import os
-import subprocess
-import sys
-import tempfile
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -207,45 +202,3 @@ def load_import_path(path: str) -> Any:
     for part in qualname.split("."):
         found = getattr(found, part)
     return found
-
-
-def run_in_subprocess(scenario_text: str, factories: Mapping[str, str], env: Mapping[str, str], *,
-                      timeout: float, max_turns: int | None = None,
-                      set_locale: bool = False) -> subprocess.Popen[str]:
-    """Start a replay of ``scenario_text`` in a fresh Python with ``env`` added to this process's
-    environment (and this process's ``sys.path`` as ``PYTHONPATH``); read it with
-    :func:`finish_subprocess`. Started, not awaited, so several run side by side."""
-    job = {"scenario": scenario_text, "factories": dict(factories), "max_turns": max_turns,
-           "timeout": timeout, "set_locale": set_locale}
-    full_env = dict(os.environ)
-    full_env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)
-    full_env.update(env)
-    # the job goes in a file, so that several workers can be started before any is read
-    with tempfile.NamedTemporaryFile("w", encoding="utf-8", suffix=".json", prefix="wm-check-",
-                                     delete=False) as handle:
-        json.dump(job, handle, ensure_ascii=False)
-    process = subprocess.Popen([sys.executable, "-m", "wm_kernel.testing.worker", handle.name],
-                               stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                               text=True, encoding="utf-8", env=full_env)
-    process.job_file = handle.name  # type: ignore[attr-defined]
-    return process
-
-
-def finish_subprocess(process: subprocess.Popen[str], timeout: float) -> Replay:
-    """Wait for a replay started by :func:`run_in_subprocess` (at most ``timeout`` seconds: then it
-    is killed) and read what it composed; RuntimeError with the worker's last error line if it
-    failed, TimeoutError if it ran out of time."""
-    try:
-        out, err = process.communicate(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        process.kill()
-        process.communicate()
-        raise TimeoutError(f"the replay in a fresh process took more than {timeout:g} s") from None
-    finally:
-        with contextlib.suppress(OSError):
-            os.unlink(process.job_file)  # type: ignore[attr-defined]
-    if process.returncode != 0:
-        lines = [line for line in err.strip().splitlines() if line.strip()]
-        raise RuntimeError(lines[-1] if lines else f"the worker exited with {process.returncode}")
-    data = json.loads(out)
-    return Replay([Compose.from_json(c) for c in data["composes"]], [], data["stopped"])

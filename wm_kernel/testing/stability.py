@@ -16,7 +16,8 @@ there, and left out of the others.
 Cost: for each moved section, the cache simulator (:mod:`wm_kernel.cachesim`) plays an hour of
 ``turns_per_hour`` requests on ``model`` carrying the compose where it moved, once with the
 section's bytes fixed and once with them new on every request (what a deployment sees when they
-move between workers, or every second), and the difference is the cost of the instability.
+move between workers, or every second), and the difference is the cost of the instability
+(:func:`wm_kernel.testing.cost.instability_cost`).
 """
 from __future__ import annotations
 
@@ -25,30 +26,27 @@ import time
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
 from typing import Any
 
 from wm_kernel.experiments.scenario import Scenario
 from wm_kernel.testing import perturbations as perturb
+from wm_kernel.testing.cost import instability_cost
 from wm_kernel.testing.replay import (
     CHECK_CONTINUUM,
     TOOLS_SECTION,
     Compose,
     Replay,
-    finish_subprocess,
     import_path,
-    run_in_subprocess,
     run_scenario,
 )
 from wm_kernel.testing.report import CheckResult, Cost, Finding, StabilityReport, excerpt
+from wm_kernel.testing.worker import finish_subprocess, run_in_subprocess
 
 __all__ = ["check_stability", "StabilityReport", "CheckResult", "Finding", "Cost", "SCOPES"]
 
 #: What a check compares: ``cached`` (the cached system sections and the tools: what a provider
 #: caches), ``system`` (every system section) or ``all`` (every section, wherever it goes).
 SCOPES = ("cached", "system", "all")
-#: A synthetic user message per request in the cost simulation, after the cached prefix.
-_USER_TOKENS = 100
 
 
 def _in_scope(placement: str, cached: bool, scope: str) -> bool:
@@ -328,52 +326,3 @@ def compare_replays(check: str, base: Sequence[Compose], other: Sequence[Compose
                     expected=excerpt(ta, offset), actual=excerpt(tb, offset), labels=labels)
     findings = [f.with_counts(moved[f.section], n) for f in first.values()]
     return findings, note
-
-
-def instability_cost(composes: Sequence[Compose], finding: Finding, model: str,
-                     turns_per_hour: int) -> Cost:
-    """What the section of ``finding`` costs if its bytes are new on every request: an hour of
-    ``turns_per_hour`` requests carrying the compose where it moved, simulated on ``model`` with the
-    section fixed and with it new each time (see the module docstring)."""
-    from wm_kernel.cachesim import Block, Request, simulate
-    from wm_kernel.cachesim.models import get_model
-    from wm_kernel.testing.tokens import count_tokens
-
-    compose = composes[min(finding.compose, len(composes) - 1)]
-    profile = get_model(model)
-    head = [s for s in compose.sections if s.placement in ("tools", "system") and s.cached]
-    head.sort(key=lambda s: s.placement != "tools")
-    middle = [s for s in compose.sections if s.placement == "system" and not s.cached]
-    tail = [s for s in compose.sections if s.placement not in ("tools", "system")]
-    prefix_tokens = sum(count_tokens(s.content).count for s in head)
-    t0 = datetime(2026, 1, 1)  # the simulation needs instants, not a date: a fixed one
-    gap = timedelta(hours=1) / turns_per_hour
-
-    def blocks(turn: int, unstable: bool) -> list[Block]:
-        def key(name: str, text: str) -> str:
-            fresh = unstable and name == finding.section
-            return f"{name}:{hash(text)}" + (f"#{turn}" if fresh else "")
-
-        out = []
-        for index, s in enumerate(head):
-            out.append(Block(key(s.name, s.content), count_tokens(s.content).count,
-                             breakpoint="5m" if index == len(head) - 1 else None,
-                             layer="tools" if s.placement == "tools" else "system", label=s.name))
-        out += [Block(key(s.name, s.content), count_tokens(s.content).count, layer="system", label=s.name)
-                for s in middle]
-        out.append(Block(f"user-{turn}", _USER_TOKENS, label="user message"))
-        out += [Block(key(s.name, s.content), count_tokens(s.content).count, label=s.name) for s in tail]
-        return out
-
-    stable = simulate([Request(t0 + gap * i, blocks(i, False))
-                       for i in range(turns_per_hour)], profile)
-    unstable = simulate([Request(t0 + gap * i, blocks(i, True)) for i in range(turns_per_hour)], profile)
-    note = ""
-    if not stable.cached:
-        note = (f"the cached prefix ({prefix_tokens:,} tokens) is below {model}'s minimum of "
-                f"{profile.min_tokens:,}: nothing is cached either way")
-    elif not finding.cached:
-        note = "the section is after the cached prefix"
-    return Cost(model=model, turns_per_hour=turns_per_hour, stable_usd=stable.total_cost,
-                unstable_usd=unstable.total_cost, stable_hit_rate=stable.hit_rate,
-                unstable_hit_rate=unstable.hit_rate, prefix_tokens=prefix_tokens, note=note)

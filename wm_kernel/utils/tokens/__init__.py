@@ -35,7 +35,14 @@ from __future__ import annotations
 
 from wm_kernel.utils.tokens.bpe import OFFLINE_ENCODING, TiktokenTokenizer
 from wm_kernel.utils.tokens.calibration import Calibration, calibrate
-from wm_kernel.utils.tokens.counting import Band, EstimateTokenizer, ScaledTokenizer, TokenCounter, Tokenizer
+from wm_kernel.utils.tokens.counting import (
+    Band,
+    EstimateTokenizer,
+    ScaledTokenizer,
+    TokenCounter,
+    Tokenizer,
+    default_tokenizer,
+)
 from wm_kernel.utils.tokens.providers import (
     AnthropicTokenizer,
     CountCache,
@@ -47,7 +54,6 @@ from wm_kernel.utils.tokens.registry import (
     FAMILY_ESTIMATES,
     GEMINI_ENV,
     counter_for,
-    default_tokenizer,
     family_of,
     register_counter,
     tokenizer_for,

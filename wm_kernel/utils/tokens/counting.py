@@ -8,7 +8,9 @@ text, and answers for it: ``exact``, ``band``, ``interval(n)`` and ``label`` (wh
 next to a token column: the name, with "≈" and the band for an estimate).
 
 A count is always one integer (the estimate's central value); doubt is carried as the band and
-applied to totals, so a sum of section counts has the interval ``interval(sum)``.
+applied to totals, so a sum of section counts has the interval ``interval(sum)``. A counter made
+without a tokenizer counts with :func:`default_tokenizer` (kept here, below the model registry, so
+the counter never needs the registry).
 """
 from __future__ import annotations
 
@@ -129,8 +131,6 @@ class TokenCounter:
     __slots__ = ("_tokenizer", "calls", "hits", "_counts", "model")
 
     def __init__(self, tokenizer: Tokenizer | None = None, *, model: str | None = None) -> None:
-        from wm_kernel.utils.tokens.registry import default_tokenizer
-
         self._counts: dict[str, int] = {}
         self.tokenizer = tokenizer if tokenizer is not None else default_tokenizer()
         #: The model these counts are for (None: none chosen).
@@ -219,3 +219,19 @@ class TokenCounter:
 
 
 _NO_BAND = Band(-0.5, 1.0, "no band given by the tokenizer", "")
+
+_default: Tokenizer | None = None
+
+
+def default_tokenizer() -> Tokenizer:
+    """The counter when no model is chosen: offline tiktoken cl100k if installed, else the
+    chars/4 estimate (loaded once per process)."""
+    global _default
+    if _default is None:
+        try:
+            from wm_kernel.utils.tokens.bpe import TiktokenTokenizer
+
+            _default = TiktokenTokenizer()
+        except (ImportError, ValueError, OSError):
+            _default = EstimateTokenizer()
+    return _default

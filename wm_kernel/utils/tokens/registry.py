@@ -59,23 +59,6 @@ _registered: dict[str, str | Tokenizer | TokenizerFactory] = {}
 # model -> (factor, band) from a calibration, over the family's base encoding
 _calibrated: dict[str, tuple[float, Band]] = {}
 _tokenizers: dict[str, Tokenizer] = {}
-_default: Tokenizer | None = None
-
-
-def default_tokenizer() -> Tokenizer:
-    """The counter when no model is chosen: offline tiktoken cl100k if installed, else the
-    chars/4 estimate (loaded once per process)."""
-    global _default
-    if _default is None:
-        try:
-            from wm_kernel.utils.tokens.bpe import TiktokenTokenizer
-
-            _default = TiktokenTokenizer()
-        except (ImportError, ValueError, OSError):
-            _default = EstimateTokenizer()
-    return _default
-
-
 def _bpe(encoding: str) -> Tokenizer:
     found = _tokenizers.get(encoding)
     if found is None:
