@@ -1660,3 +1660,20 @@ def test_the_replies_tab_says_when_nothing_was_sent(sent: list) -> None:
     d.tabs.selected_index = d.tabs.children.index(d.controls.replies)
     assert "nothing" in text_of(d.controls.replies.value).lower()
     d.close()
+
+
+def test_a_capped_sections_panel_says_its_cap_and_how_full_it_is(sent: list) -> None:
+    s = make_session(Inbox, PeanutGalleryTrinket)
+    gallery = s.trinket("PeanutGalleryTrinket")
+    for i in range(6):
+        gallery.add_guidance("concern", f"Point {i}: check the units before you answer.", ttl=10)
+    s.working_memory.set_cap("PeanutGalleryTrinket", 60)
+    d = Dashboard(s)
+    meta = text_of(d.panel("peanutgallery_guidance").status.value + d.panel("peanutgallery_guidance").text.value)
+    [result] = s.composed.budget.caps
+    assert f"hard cap of 60 tokens: {result.share:.0%} full, {result.action}" in meta
+    s.working_memory.set_cap("PeanutGalleryTrinket", 5000, mode="soft")
+    s.compose()
+    meta = text_of(d.panel("peanutgallery_guidance").status.value + d.panel("peanutgallery_guidance").text.value)
+    assert "soft cap of 5,000 tokens: " in meta and "full, " not in meta
+    d.close()

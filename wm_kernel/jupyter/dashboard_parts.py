@@ -198,7 +198,7 @@ def live_section(session: Session, section: str, trinket: EventAwareTrinket | No
     placement = session.layout.placement_of(section)
     cached = trinket.cache_policy and placement in (None, "system")
     meta = (f"trinket <b>{html.escape(trinket.name)}</b> · {render.chars(len(content))}"
-            + (" · cached" if cached else ""))
+            + (" · cached" if cached else "") + cap_line(session, section))
     if not isinstance(trinket, StatefulTrinket):
         empty = not content and not trinket.error and trinket.enabled
         return PanelView(title, "", head_html(meta, note, None) + text_html(content, limit), empty)
@@ -216,6 +216,21 @@ def live_section(session: Session, section: str, trinket: EventAwareTrinket | No
         return PanelView(title, head_html(meta, note, None), text_html(content, limit), False)
     empty = not content and not trinket.error and trinket.enabled and not items
     return PanelView(title, head_html(meta, note, items or []), text_html(content, limit), empty)
+
+
+def cap_line(session: Session, section: str) -> str:
+    """`` · hard cap of 800 tokens: 95% full`` for a capped section (what the last compose found,
+    and what the cap did when over), else empty."""
+    cap = session.working_memory.caps.get(section)
+    if cap is None:
+        return ""
+    composed = session.composed
+    report = composed.budget if composed is not None else None
+    found = next((r for r in (report.caps if report is not None else ()) if r.section == section), None)
+    if found is None or found.cap != cap:
+        return f" · {html.escape(str(cap))}"
+    done = "" if found.action == "within" else f", {html.escape(found.action)}"
+    return f" · {html.escape(str(cap))}: {found.share:.0%} full{done}"
 
 
 def recorded_section(found: tuple[int, ComposedPrompt] | None, turn: int, section: str,

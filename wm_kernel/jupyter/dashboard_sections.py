@@ -22,6 +22,7 @@ from wm_kernel.jupyter.dashboard_parts import (
     VIEWS,
     PanelView,
     SectionPanel,
+    cap_line,
     find_record,
     live_section,
     placement_plan,
@@ -189,7 +190,8 @@ class Sections:
             else:
                 turn = None
             key = (trinket, trinket.content, trinket.error, trinket.enabled, trinket.cache_policy,
-                   session.layout.placement_of(section), turn, items, failure, limit)
+                   session.layout.placement_of(section), turn, items, failure, limit,
+                   cap_line(session, section))
         rendered = self._rendered.get(section)
         if rendered is not None and rendered[0] == key:
             return rendered[1]
