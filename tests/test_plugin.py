@@ -38,8 +38,18 @@ def test_marker(wm_session, prompt_snapshot):
 '''
 
 
+def _installed() -> bool:
+    """The plugin is registered through the package's ``pytest11`` entry point (an install)."""
+    from importlib.metadata import entry_points
+
+    return any(e.value == "wm_kernel.testing.plugin" for e in entry_points(group="pytest11"))
+
+
 def run(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
-    return pytester.runpytest("-p", "wm_kernel.testing.plugin", "-p", "no:cacheprovider", *args)
+    # installed, pytest loads it by its entry point, as a user's project does; naming it again with
+    # -p would register it twice
+    load = () if _installed() else ("-p", "wm_kernel.testing.plugin")
+    return pytester.runpytest(*load, "-p", "no:cacheprovider", *args)
 
 
 @pytest.fixture
