@@ -122,8 +122,10 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
     root.mkdir()
     for name in shipped_notebooks():
         shutil.copy(ROOT / "notebooks" / name, root / name)
-    if (ROOT / "notebooks" / "scenarios").is_dir():
-        shutil.copytree(ROOT / "notebooks" / "scenarios", root / "scenarios")
+    # the files the notebooks read (scenarios, recordings, logs): every folder beside them
+    for folder in (ROOT / "notebooks").iterdir():
+        if folder.is_dir() and not folder.name.startswith("."):
+            shutil.copytree(folder, root / folder.name)
     settings = base / "settings"
     for relative, value in _SETTINGS.items():
         path = settings / relative
