@@ -422,7 +422,7 @@ def test_save_is_atomic(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None
     import wm_kernel.experiments.scenario as experiments
 
     calls = {"n": 0}
-    real = experiments._json_line
+    real = experiments.json_line
 
     def failing(obj: Any) -> str:
         calls["n"] += 1
@@ -430,7 +430,7 @@ def test_save_is_atomic(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None
             raise OSError("disk full")
         return real(obj)
 
-    monkeypatch.setattr(experiments, "_json_line", failing)
+    monkeypatch.setattr(experiments, "json_line", failing)
     with pytest.raises(OSError, match="disk full"):
         scenario.save(path)
     assert calls["n"] == 4                                     # it failed mid-file

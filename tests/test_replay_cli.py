@@ -205,11 +205,10 @@ def test_replay_refuses_what_is_not_a_regular_file(
 
 def test_a_line_longer_than_the_limit_is_refused_without_reading_it_whole(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from wm_kernel.experiments import Scenario
-    from wm_kernel.experiments import scenario as scenario_module
+    from wm_kernel.experiments import Scenario, scenario_file
     from wm_kernel.experiments.steps import ScenarioError
 
-    monkeypatch.setattr(scenario_module, "MAX_LINE_CHARS", 1_000)
+    monkeypatch.setattr(scenario_file, "MAX_LINE_CHARS", 1_000)
     path = tmp_path / "long.jsonl"
     Scenario(base_prompt="Hi.", trinkets=[]).save(path)
     with path.open("a", encoding="utf-8") as handle:

@@ -31,33 +31,41 @@ into memory first.
 """
 from __future__ import annotations
 
-import contextlib
-import itertools
-import json
 import os
-import stat
-import tempfile
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TextIO, overload
+from typing import TYPE_CHECKING, Any, TextIO
 
 from wm_kernel.core.clock import ManualClock, parse_instant
 from wm_kernel.core.composer import Layout
 from wm_kernel.core.profile import Profile
-from wm_kernel.experiments.codec import MAX_DEPTH, decode_value, encode_arguments
+from wm_kernel.experiments.codec import encode_arguments
+from wm_kernel.experiments.scenario_file import (
+    DEFAULT_BASE_PROMPT,
+    FORMAT,
+    HEADER_FIELDS,
+    MAX_LINE_CHARS,
+    VERSION,
+    FileSteps,
+    atomic_write,
+    check_header,
+    check_layout,
+    default_trinkets,
+    json_line,
+    profile_fields,
+    read_header,
+    read_json_lines,
+    step_label,
+    unwritable,
+)
 from wm_kernel.experiments.steps import (
-    PROFILE_FIELDS,
-    FeedStep,
     Replay,
     ScenarioError,
     Step,
     TurnStep,
     builtin_class,
-    check_fields,
-    check_instant,
-    check_profile_fields,
     fail,
     parse_step,
 )
@@ -65,6 +73,11 @@ from wm_kernel.experiments.steps import (
 if TYPE_CHECKING:
     from wm_kernel.experiments.variants import Variant
     from wm_kernel.session import Instrument, Session
+
+# the file format lives in scenario_file; these names stay importable from here
+__all__ = ["DEFAULT_BASE_PROMPT", "FORMAT", "HEADER_FIELDS", "MAX_LINE_CHARS", "VERSION", "FileSteps",
+           "Scenario", "atomic_write", "check_header", "check_layout", "default_trinkets", "profile_fields",
+           "register_recorder"]
 
 #: What :meth:`Scenario.record` builds: ``wm_kernel.experiments.recorder`` registers its
 #: ScenarioRecorder here when imported (the package's ``__init__`` imports it), so this module never
@@ -76,300 +89,6 @@ def register_recorder(recorder: Callable[[Session], Any]) -> None:
     """Make ``recorder`` what :meth:`Scenario.record` calls (done by the recorder module)."""
     global _recorder
     _recorder = recorder
-
-
-FORMAT = "wm-kernel-scenario"
-VERSION = 1
-HEADER_FIELDS = ("format", "version", "base_prompt", "profile", "clock", "user_id", "trinkets",
-                 "continuum_id", "auto_compose", "layout")
-DEFAULT_BASE_PROMPT = "You are a helpful assistant talking with {first_name}."
-
-
-def atomic_write(path: str | os.PathLike[str], write: Callable[[TextIO], None]) -> None:
-    """Call ``write(file)`` on a temporary file beside ``path``, then rename it over ``path``.
-
-    If ``write`` (or anything before the rename) raises, the temporary file is removed and ``path``
-    is left exactly as it was: a reader never sees a half-written file.
-    """
-    target = Path(path)
-    directory = target.parent if str(target.parent) else Path(".")
-    if not directory.is_dir():
-        raise FileNotFoundError(f"no such directory: {str(directory)!r}")
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=directory)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
-            write(handle)
-            handle.flush()
-            os.fsync(handle.fileno())
-        # mkstemp makes the file private (0600); give it the mode the file had, or a normal one
-        mode = target.stat().st_mode & 0o777 if target.exists() else 0o644
-        os.chmod(tmp, mode)
-        os.replace(tmp, target)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
-
-
-def _json_line(obj: Mapping[str, Any]) -> str:
-    return json.dumps(obj, ensure_ascii=False, allow_nan=False)
-
-
-def _read_json_lines(lines: Iterable[str], source: str) -> Iterator[tuple[int, Any]]:
-    """(line number, JSON value) for each non-blank line; ScenarioError naming the line otherwise."""
-    for number, line in enumerate(lines, 1):
-        if not line.strip():
-            continue
-        try:
-            yield number, json.loads(line.rstrip("\r\n"))
-        except json.JSONDecodeError as exc:
-            raise fail(f"{source} line {number}",
-                       f"not valid JSON ({exc.msg} at column {exc.colno})") from None
-        except ValueError as exc:
-            # an integer of more digits than int() converts (sys.get_int_max_str_digits)
-            raise fail(f"{source} line {number}", f"not valid JSON ({exc})") from None
-        except RecursionError:
-            # json's parser recurses once per level: hostile nesting would end Python's stack
-            raise fail(f"{source} line {number}", f"JSON nested too deeply to read (values may "
-                                                  f"nest at most {MAX_DEPTH} levels deep)") from None
-
-
-def _read_header(records: Iterator[tuple[int, Any]], source: str) -> dict[str, Any]:
-    """The validated header, from the first record of a file (its ``format`` and ``version``
-    removed)."""
-    first = next(records, None)
-    if first is None:
-        raise ScenarioError(f"{source}: empty file (expected a header line)")
-    number, obj = first
-    where = f"{source} line {number}"
-    if not isinstance(obj, dict):
-        raise fail(where, "the first line must be the scenario header (a JSON object)")
-    header = check_header(obj, where, in_file=True)
-    header.pop("format")
-    header.pop("version")
-    return header
-
-
-#: The longest line a scenario file may hold (one step's JSON): a longer one is refused after
-#: reading this much, so a file of one endless line cannot take every byte of memory.
-MAX_LINE_CHARS = 64 * 1024 * 1024
-
-
-def _open_scenario(path: Path, source: str) -> TextIO:
-    """``path`` opened to read, if it is a regular file. A device (``/dev/zero`` never ends), a
-    FIFO (opening it would wait for a writer forever) or a folder is a ScenarioError; the file is
-    opened without waiting and checked through its descriptor, so it cannot be swapped between."""
-    try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
-    except IsADirectoryError:
-        raise ScenarioError(f"{source}: not a regular file (a scenario is a .jsonl file)") from None
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise ScenarioError(f"{source}: not a regular file (a scenario is a .jsonl file)")
-        if hasattr(os, "set_blocking"):
-            os.set_blocking(fd, True)
-        return os.fdopen(fd, encoding="utf-8")
-    except BaseException:
-        os.close(fd)
-        raise
-
-
-def _bounded_lines(handle: TextIO, source: str) -> Iterator[str]:
-    """The lines of ``handle``, each read at most :data:`MAX_LINE_CHARS` characters at a time."""
-    number = 0
-    while True:
-        line = handle.readline(MAX_LINE_CHARS + 1)
-        if not line:
-            return
-        number += 1
-        if len(line) > MAX_LINE_CHARS and not line.endswith("\n"):
-            raise ScenarioError(f"{source} line {number}: longer than {MAX_LINE_CHARS:,} "
-                                f"characters; a scenario line holds one step")
-        yield line
-
-
-def _file_signature(path: Path) -> tuple[int, int, int]:
-    info = path.stat()
-    return info.st_ino, info.st_size, info.st_mtime_ns
-
-
-def _step_label(number: int, step: Step) -> str:
-    """``step 3 (feed PeanutGalleryTrinket.add_guidance)`` or ``step 4 (turn)``."""
-    if isinstance(step, FeedStep):
-        return f"step {number} (feed {step.trinket}.{step.method})"
-    return f"step {number} ({step.kind})"
-
-
-def _unwritable(obj: Mapping[str, Any], error: Exception) -> str:
-    """Which field of a step's (or the header's) JSON form cannot be written, and why; feed
-    arguments are named one by one (``argument 2``, ``argument 'due'``)."""
-    parts: list[tuple[str, Any]] = []
-    for key, value in obj.items():
-        if obj.get("step") == "feed" and key == "args" and isinstance(value, list):
-            parts.extend((f"argument {i}", item) for i, item in enumerate(value, 1))
-        elif obj.get("step") == "feed" and key == "kwargs" and isinstance(value, dict):
-            parts.extend((f"argument {name!r}", item) for name, item in value.items())
-        else:
-            parts.append((f"field {key!r}", value))
-    for name, value in parts:
-        try:
-            decode_value(value)
-        except ValueError as exc:
-            return f"{name}: {exc}"
-    return f"{type(error).__name__}: {error}"
-
-
-class FileSteps(Sequence[Step]):
-    """The steps of a loaded scenario file, read from the file each time they are iterated.
-
-    :meth:`Scenario.load` validated every line and counted the steps, turns and kinds, so ``len``,
-    :attr:`turns` and :attr:`kinds` cost nothing; iterating parses the lines again (one at a time,
-    in constant memory). Indexing walks the file up to the index. If the file changed since it was
-    loaded, iterating raises ScenarioError (load it again).
-    """
-
-    def __init__(self, path: Path, source: str, trinkets: Sequence[str], count: int, turns: int,
-                 kinds: Mapping[str, int], signature: tuple[int, int, int]) -> None:
-        self.path = path
-        self.source = source
-        self.trinkets = tuple(trinkets)
-        self._length = count
-        self.turns = turns
-        self.kinds = dict(kinds)
-        self._signature = signature
-
-    @classmethod
-    def scan(cls, path: Path, source: str) -> tuple[dict[str, Any], FileSteps]:
-        """Read a scenario file once: its header and its steps, each validated and counted."""
-        signature = _file_signature(path)
-        count = turns = 0
-        kinds: dict[str, int] = {}
-        with _open_scenario(path, source) as handle:
-            records = _read_json_lines(_bounded_lines(handle, source), source)
-            header = _read_header(records, source)
-            for number, obj in records:
-                step = parse_step(obj, f"{source} line {number}", header["trinkets"])
-                count += 1
-                kinds[step.kind] = kinds.get(step.kind, 0) + 1
-                if isinstance(step, TurnStep):
-                    turns += step.n
-        return header, cls(path, source, header["trinkets"], count, turns, kinds, signature)
-
-    def numbered(self) -> Iterator[tuple[int, Step]]:
-        """(line number, step) for every step, read from the file now."""
-        try:
-            unchanged = _file_signature(self.path) == self._signature
-        except OSError:
-            unchanged = False
-        if not unchanged:
-            raise ScenarioError(f"{self.source}: the file changed (or went away) since it was "
-                                f"loaded; load it again")
-        with _open_scenario(self.path, self.source) as handle:
-            records = _read_json_lines(_bounded_lines(handle, self.source), self.source)
-            next(records)  # the header, validated by scan()
-            for number, obj in records:
-                yield number, parse_step(obj, f"{self.source} line {number}", self.trinkets)
-
-    def __iter__(self) -> Iterator[Step]:
-        for _, step in self.numbered():
-            yield step
-
-    def __len__(self) -> int:
-        return self._length
-
-    @overload
-    def __getitem__(self, index: int) -> Step: ...
-
-    @overload
-    def __getitem__(self, index: slice) -> list[Step]: ...
-
-    def __getitem__(self, index: int | slice) -> Step | list[Step]:
-        if isinstance(index, slice):
-            return list(self)[index]
-        position = index + self._length if index < 0 else index
-        if not 0 <= position < self._length:
-            raise IndexError(f"step index {index} out of range ({self._length} steps)")
-        return next(itertools.islice(self, position, None))
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, Sequence) or isinstance(other, (str, bytes)):
-            return NotImplemented
-        return len(self) == len(other) and all(a == b for a, b in zip(self, other, strict=True))
-
-    __hash__ = None  # type: ignore[assignment]  # mutable-compare like a list
-
-    def __repr__(self) -> str:
-        return f"<FileSteps {self._length} steps of {self.source}>"
-
-
-def check_header(raw: Mapping[str, Any], where: str, *, in_file: bool = False) -> dict[str, Any]:
-    """A validated copy of a header (its defaults filled in), or ScenarioError naming the field."""
-    header = dict(raw)
-    check_fields(header, HEADER_FIELDS, where, "the header")
-    if in_file or "format" in header or "version" in header:
-        if header.get("format") != FORMAT:
-            raise fail(where, f"field 'format' must be {FORMAT!r}: is this a scenario file?")
-        if header.get("version") != VERSION:
-            raise fail(where, f"field 'version' must be {VERSION} (this wm-kernel reads version "
-                               f"{VERSION}; got {header.get('version')!r})")
-    if "clock" not in header:
-        raise fail(where, "field 'clock' is missing (the replay's start time, ISO 8601 with offset)")
-    check_instant(header["clock"], where, "clock")
-    header.setdefault("base_prompt", DEFAULT_BASE_PROMPT)
-    if not isinstance(header["base_prompt"], str):
-        raise fail(where, "field 'base_prompt' must be a string")
-    header["profile"] = check_profile_fields(header.get("profile", {}), where, "profile")
-    header.setdefault("user_id", "notebook")
-    if not isinstance(header["user_id"], str) or not header["user_id"].strip():
-        raise fail(where, "field 'user_id' must be a non-empty string")
-    names = header.get("trinkets", list(default_trinkets()))
-    if (not isinstance(names, (list, tuple)) or not all(isinstance(n, str) and n for n in names)
-            or len(set(names)) != len(names)):
-        raise fail(where, "field 'trinkets' must be a list of distinct trinket class names")
-    header["trinkets"] = tuple(names)
-    continuum = header.get("continuum_id")
-    if continuum is not None and (not isinstance(continuum, str) or not continuum):
-        raise fail(where, "field 'continuum_id' must be null or a non-empty string")
-    header["continuum_id"] = continuum
-    header.setdefault("auto_compose", True)
-    if not isinstance(header["auto_compose"], bool):
-        raise fail(where, "field 'auto_compose' must be true or false")
-    header["layout"] = check_layout(header.get("layout"), where)
-    return header
-
-
-def check_layout(value: Any, where: str) -> dict[str, Any] | None:
-    """A header's ``layout``: null, or a :meth:`Layout.to_dict <wm_kernel.core.composer.Layout.to_dict>`
-    form that makes a valid Layout (returned in that form)."""
-    if value is None:
-        return None
-    if not isinstance(value, dict) or not isinstance(value.get("placements"), dict):
-        raise fail(where, "field 'layout' must be null or {\"name\": ..., \"placements\": "
-                          "{placement: [section, ...]}}")
-    check_fields(value, ("name", "placements"), where, "the layout")
-    try:
-        return Layout.from_dict(value).to_dict()
-    except (TypeError, ValueError) as exc:
-        raise fail(where, f"field 'layout': {exc}") from None
-
-
-def default_trinkets() -> tuple[str, ...]:
-    """Every built-in trinket's name, in registration order."""
-    import trinkets
-
-    return tuple(trinkets.BUILTIN_NAMES)
-
-
-def profile_fields(profile: Profile) -> dict[str, Any]:
-    """A Profile's fields as JSON values (``account_created`` as ISO 8601), defaults left out."""
-    out: dict[str, Any] = {}
-    default = Profile()
-    for name in PROFILE_FIELDS:
-        value = getattr(profile, name)
-        if value == getattr(default, name):
-            continue
-        out[name] = value.isoformat() if isinstance(value, datetime) else value
-    return out
 
 
 @dataclass
@@ -464,8 +183,8 @@ class Scenario:
 
     @classmethod
     def _parse(cls, lines: Iterable[str], source: str) -> Scenario:
-        records = _read_json_lines(lines, source)
-        header = _read_header(records, source)
+        records = read_json_lines(lines, source)
+        header = read_header(records, source)
         steps: list[Step] = []
         numbers: list[int | None] = []
         for number, obj in records:
@@ -481,13 +200,13 @@ class Scenario:
 
     def _dump_lines(self) -> Iterator[str]:
         for _, obj in self._json_forms():
-            yield _json_line(obj)
+            yield json_line(obj)
 
     def _json_forms(self) -> Iterator[tuple[str, dict[str, Any]]]:
         """(what, JSON form) of the header and of each step, in file order."""
         yield "the header", {"format": FORMAT, "version": VERSION, **self._header()}
         for number, step in enumerate(self.steps, 1):
-            yield _step_label(number, step), step.to_json()
+            yield step_label(number, step), step.to_json()
 
     def save(self, path: str | os.PathLike[str]) -> None:
         """Write the scenario file atomically (a temporary file renamed over ``path``).
@@ -499,9 +218,9 @@ class Scenario:
         def write(handle: TextIO) -> None:
             for what, obj in self._json_forms():
                 try:
-                    handle.write(_json_line(obj) + "\n")
+                    handle.write(json_line(obj) + "\n")
                 except (UnicodeEncodeError, TypeError, ValueError) as exc:
-                    raise ScenarioError(f"cannot save {path}: {what}: {_unwritable(obj, exc)}"
+                    raise ScenarioError(f"cannot save {path}: {what}: {unwritable(obj, exc)}"
                                         ) from None
 
         atomic_write(path, write)

@@ -89,8 +89,6 @@ Examples
 """
 from __future__ import annotations
 
-import hashlib
-import json
 import sys
 import weakref
 from collections.abc import Iterator, Mapping
@@ -100,7 +98,22 @@ from typing import TYPE_CHECKING, Any, Protocol
 from wm_kernel.core.composer import DEFAULT_HUD_TITLE, DEFAULT_NAMESPACE, Layout, SystemPromptComposer
 from wm_kernel.core.prompt import PLACEMENTS, ComposedPrompt, OmittedSection, SectionRecord
 from wm_kernel.instruments.exchange import Exchange
-from wm_kernel.stores import keys
+from wm_kernel.instruments.exchange_log import ExchangeLog
+from wm_kernel.instruments.history_records import (
+    ENTRIES_KEY,
+    RECORD_VERSION,
+    SCHEMA,
+    TEXTS_KEY,
+    Compose,
+    Entry,
+    HistoryConflictError,
+    composes_key,
+    conflict_message,
+    exchanges_key,
+    text_digest,
+    versioned,
+)
+from wm_kernel.instruments.history_records import Budget as _Budget
 from wm_kernel.stores.embedded import MemoryStore, StateStore
 from wm_kernel.utils.checks import check_int
 from wm_kernel.utils.tokens import TokenCounter
@@ -108,47 +121,13 @@ from wm_kernel.utils.tokens import TokenCounter
 if TYPE_CHECKING:
     import pandas as pd
 
+# the record format lives in history_records; these names stay importable from here
+__all__ = ["ENTRIES_KEY", "FRAME_COLUMNS", "RECORD_VERSION", "SCHEMA", "TEXTS_KEY", "Compose", "Entry",
+           "History", "HistoryConflictError", "RecordedSession", "composes_key", "exchanges_key",
+           "text_digest"]
+
 FRAME_COLUMNS = ["turn", "segment", "placement", "section", "trinket", "chars", "tokens", "changed",
                  "cached", "digest", "priority", "dropped", "reply", "usage"]
-
-#: Version of every record a history writes (the ``"v"`` field).
-RECORD_VERSION = 1
-#: Where a history keeps what it records: store key -> (field, value) of each record.
-SCHEMA = {
-    "history:texts": ("text digest (hex)", '{"v": 1, "text": str}'),
-    "history:entries": ("entry id (hex)", '{"v": 1, "name": str, "placement": str, "trinket": str '
-                                          '| null, "cache_policy": bool, "straggler": bool, '
-                                          '"digest": text digest (hex)}'),
-    "history:{user_id}:{continuum_id}": ("turn (decimal)", '{"v": 1, "segment": int, "segment_turn": '
-                                                           'int, "entries": [entry id, ...], '
-                                                           '"hud_frame": [namespace, title] | null, '
-                                                           '"at": ISO 8601 compose time (if known), '
-                                                           '"budget": {"priorities": {section: int}, '
-                                                           '"dropped": [[name, trinket, tokens, '
-                                                           'priority], ...]} (only under a budget)}'),
-    "history-exchanges:{user_id}:{continuum_id}": ("turn (decimal)", '{"v": 1, "turn": int, "provider": str, '
-                                                                     '"model": str, "user": str, "reply": str, '
-                                                                     '"usage": object | null, ...} '
-                                                                     '(wm_kernel.instruments.exchange)'),
-}
-TEXTS_KEY = keys.HISTORY_TEXTS
-ENTRIES_KEY = keys.HISTORY_ENTRIES
-
-
-#: What a compose under a token budget adds to its turn: section -> priority, and what it dropped.
-_Budget = tuple[Mapping[str, int], tuple[OmittedSection, ...]]
-
-
-def composes_key(user_id: str, continuum_id: str) -> str:
-    """The store hash holding one conversation's recorded turns (built by the key module, so ids
-    holding ``:`` never share one: see :mod:`wm_kernel.stores.keys`)."""
-    return keys.history(user_id, continuum_id)
-
-
-def exchanges_key(user_id: str, continuum_id: str) -> str:
-    """The store hash holding one conversation's exchanges with a model, by turn."""
-    return f"history-exchanges:{user_id}:{continuum_id}"
-
 
 class RecordedSession(Protocol):
     """What a History observes (a Session is one): the store and ids its records are keyed by, the
@@ -175,83 +154,6 @@ class RecordedSession(Protocol):
     def observe(self, handler: Any, names: Any = ..., type: Any = ...) -> None: ...
 
     def unobserve(self, handler: Any, names: Any = ..., type: Any = ...) -> None: ...
-
-
-class HistoryConflictError(RuntimeError):
-    """Another History (another Session, perhaps in another process) has recorded this turn of the
-    same conversation in the same file. Its row is kept; nothing is recorded."""
-
-
-def text_digest(text: str) -> bytes:
-    """The 16-byte blake2b digest a history interns ``text`` by."""
-    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
-
-
-class Entry:
-    """One distinct section as recorded: shared by every turn in which it appears unchanged."""
-
-    __slots__ = ("name", "placement", "trinket", "cache_policy", "straggler", "text", "digest", "id")
-
-    def __init__(self, name: str, placement: str, trinket: str | None, cache_policy: bool,
-                 straggler: bool, text: str, digest: bytes) -> None:
-        self.name = name
-        self.placement = placement
-        self.trinket = trinket
-        self.cache_policy = cache_policy
-        self.straggler = straggler
-        self.text = text
-        self.digest = digest
-        # content-addressed: the same section recorded by any history gets the same id
-        self.id = hashlib.blake2b(json.dumps(
-            [name, placement, trinket, cache_policy, straggler, digest.hex()]).encode("utf-8",
-                                                                                    "surrogatepass"),
-            digest_size=8).hexdigest()
-
-    def to_json(self) -> dict[str, Any]:
-        """The record stored under ``history:entries`` (see :data:`SCHEMA`)."""
-        return {"v": RECORD_VERSION, "name": self.name, "placement": self.placement,
-                "trinket": self.trinket, "cache_policy": self.cache_policy,
-                "straggler": self.straggler, "digest": self.digest.hex()}
-
-    @property
-    def key(self) -> tuple[str, str, str | None, bool, bool, bytes]:
-        """What makes two entries the same: every field but the text itself (its digest stands in)."""
-        return (self.name, self.placement, self.trinket, self.cache_policy, self.straggler, self.digest)
-
-    @property
-    def cached(self) -> bool:
-        """In the cached part of the system prompt (as ``SectionRecord.cached``)."""
-        return self.placement == "system" and self.cache_policy
-
-    def matches(self, record: SectionRecord) -> bool:
-        """Same section as ``record`` (identity first, so an unchanged text is never rescanned)."""
-        text = record.content
-        return ((self.text is text or self.text == text) and self.placement == record.placement
-                and self.cache_policy == record.cache_policy and self.trinket == record.trinket
-                and self.straggler == record.straggler)
-
-    def to_record(self) -> SectionRecord:
-        """The SectionRecord this entry was recorded from."""
-        return SectionRecord(self.name, self.placement, self.text, self.cache_policy, self.trinket,
-                             self.straggler)
-
-    def __repr__(self) -> str:
-        return f"<Entry {self.name} {self.placement} chars={len(self.text)} {self.digest.hex()[:8]}>"
-
-
-class Compose:
-    """One recorded turn: segment numbers, the entries in output order, the HUD frame if not default."""
-
-    __slots__ = ("turn", "segment", "segment_turn", "entries", "hud_frame", "at")
-
-    def __init__(self, turn: int, segment: int, segment_turn: int, entries: tuple[Entry, ...],
-                 hud_frame: tuple[str, str] | None = None, at: datetime | None = None) -> None:
-        self.turn = turn
-        self.segment = segment
-        self.segment_turn = segment_turn
-        self.entries = entries
-        self.hud_frame = hud_frame
-        self.at = at  # when it was composed (the request's send time), if known
 
 
 class History:
@@ -283,7 +185,6 @@ class History:
         self._records: dict[int, Compose] = {}
         # turn -> (section -> priority, sections a token budget dropped)
         self._budgets: dict[int, tuple[Mapping[str, int], tuple[OmittedSection, ...]]] = {}
-        self._exchanges: dict[int, Exchange] = {}
         self._in_order = True
         self._max_turn = -1
         self._texts: dict[bytes, str] = {}
@@ -297,6 +198,7 @@ class History:
         # a MemoryStore lives no longer than this History, which holds every record itself: writing
         # them there too would only copy them (and its transactions copy whole hashes)
         self._persistent = not isinstance(self.store, MemoryStore)
+        self._exchange_log = ExchangeLog(self.store, user_id, continuum_id, persistent=self._persistent)
         if self._persistent:
             self._load()
 
@@ -453,7 +355,7 @@ class History:
                 rows.append((record.turn, record.segment, None, gone.name, gone.trinket, 0,
                              gone.tokens or 0, False, False, "", gone.priority, True))
             previous, previous_entries = current, record.entries
-        exchanges = self._exchanges
+        exchanges = self._exchange_log.by_turn
         if exchanges:
             rows = [row + ((e.reply, dict(e.usage) if e.usage is not None else None)
                            if (e := exchanges.get(row[0])) is not None else (None, None)) for row in rows]
@@ -577,37 +479,26 @@ class History:
                 fresh.append(entry)
         return entry
 
-    # -- exchanges with a model (wm_kernel.providers.send records them)
+    # -- exchanges with a model (wm_kernel.providers.send records them; kept by an ExchangeLog)
     def record_exchange(self, exchange: Exchange) -> None:
         """Keep ``exchange`` as what was sent at its turn and answered; a turn holds one exchange
         (a second one is a ValueError). Stored first, then kept in memory: a failed store write
         records nothing."""
-        if not isinstance(exchange, Exchange):
-            raise TypeError(f"expected an Exchange, got {type(exchange).__name__}")
-        if exchange.turn in self._exchanges:
-            raise ValueError(f"turn {exchange.turn} already has an exchange; advance the turn first")
-        if self._persistent:
-            key = exchanges_key(self.user_id, self.continuum_id)
-            with self.store.transaction():
-                if self.store.hget(key, str(exchange.turn)) is not None:
-                    raise HistoryConflictError(self._conflict(exchange.turn))
-                self.store.hset(key, str(exchange.turn), exchange.to_json())
-        self._exchanges = dict(sorted({**self._exchanges, exchange.turn: exchange}.items()))
+        self._exchange_log.record(exchange)
         self._frame_cache = None
 
     def exchanges(self) -> list[Exchange]:
         """Every recorded exchange, in turn order."""
-        return list(self._exchanges.values())
+        return self._exchange_log.all()
 
     def exchange_at(self, turn: int) -> Exchange | None:
         """The exchange of ``turn``, or None if nothing was sent then."""
-        return self._exchanges.get(turn)
+        return self._exchange_log.at(turn)
 
     def conversation(self, before: int | None = None) -> list[dict[str, str]]:
         """The messages of every exchange (of turns before ``before`` when given), user and
         assistant alternating: the history the next request carries."""
-        return [m for e in self._exchanges.values() if before is None or e.turn < before
-                for m in e.messages()]
+        return self._exchange_log.conversation(before)
 
     # -- persistence (see SCHEMA)
     def _write(self, turn: int, segment: int, segment_turn: int, entries: tuple[Entry, ...],
@@ -647,17 +538,14 @@ class History:
         return record
 
     def _conflict(self, turn: int) -> str:
-        return (f"turn {turn} of conversation {self.continuum_id!r} (user {self.user_id!r}) was "
-                f"recorded by another Session writing the same conversation in this store; its "
-                f"record is kept and this compose is not recorded (give each writer its own "
-                f"continuum_id)")
+        return conflict_message(self.user_id, self.continuum_id, turn)
 
     def _load(self) -> None:
         store = self.store
         key = composes_key(self.user_id, self.continuum_id)
         stored = store.hgetall(key)
         try:
-            rows = sorted((int(turn), _versioned(value)) for turn, value in stored.items())
+            rows = sorted((int(turn), versioned(value)) for turn, value in stored.items())
             previous: tuple[Entry, ...] = ()
             for turn, row in rows:
                 entries = tuple(self._load_entry(entry_id) for entry_id in row["entries"])
@@ -682,22 +570,17 @@ class History:
                              f"({type(exc).__name__}: {exc})") from None
         self._last = {e.name: e for e in previous}
         self._last_entries = previous
-        try:
-            self._exchanges = dict(sorted((int(turn), Exchange.from_json(raw)) for turn, raw in
-                                          store.hgetall(exchanges_key(self.user_id, self.continuum_id)).items()))
-        except ValueError as exc:
-            raise ValueError(f"the exchanges of conversation {self.continuum_id!r} (user {self.user_id!r}) "
-                             f"cannot be read ({exc})") from None
+        self._exchange_log.load()
 
     def _load_entry(self, entry_id: str) -> Entry:
         found = self._entries_by_id.get(entry_id)
         if found is not None:
             return found
-        raw = _versioned(self.store.hget(ENTRIES_KEY, entry_id))
+        raw = versioned(self.store.hget(ENTRIES_KEY, entry_id))
         digest = bytes.fromhex(raw["digest"])
         text = self._texts.get(digest)
         if text is None:
-            text = self._texts[digest] = _versioned(self.store.hget(TEXTS_KEY, raw["digest"]))["text"]
+            text = self._texts[digest] = versioned(self.store.hget(TEXTS_KEY, raw["digest"]))["text"]
         entry = Entry(raw["name"], raw["placement"], raw["trinket"], bool(raw["cache_policy"]),
                       bool(raw["straggler"]), text, digest)
         if entry.id != entry_id:
@@ -714,9 +597,3 @@ class History:
 #: The History attached to each live Session (History.attach); a Session that goes away takes its
 #: entry with it.
 _attached: weakref.WeakKeyDictionary[RecordedSession, History] = weakref.WeakKeyDictionary()
-
-
-def _versioned(value: Any) -> dict[str, Any]:
-    if not isinstance(value, dict) or value.get("v") != RECORD_VERSION:
-        raise ValueError(f"expected a record of version {RECORD_VERSION}, found {value!r:.60}")
-    return value

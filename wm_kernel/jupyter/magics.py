@@ -28,8 +28,6 @@ from traitlets import Enum, Int, TraitError, link
 
 from wm_kernel.core.prompt import PLACEMENTS, ComposedPrompt
 from wm_kernel.display import render
-from wm_kernel.display.event_log import events_table
-from wm_kernel.display.tables import Table
 from wm_kernel.jupyter.magic_args import (
     current_session,
     known_sections,
@@ -43,6 +41,7 @@ from wm_kernel.jupyter.magic_args import (
     unknown_section_message,
     unquote,
 )
+from wm_kernel.jupyter.magic_tables import events_frame, prompt_diff, session_line, trinkets_frame
 from wm_kernel.stores.valkey import redact_urls
 
 MAGIC_NAMES: dict[str, tuple[str, ...]] = {
@@ -50,79 +49,9 @@ MAGIC_NAMES: dict[str, tuple[str, ...]] = {
              "wm_session", "cache", "request"),
     "cell": ("compose",),
 }
-
-def _session_line(session: Any, layout: str) -> str:
-    """The one line ``%wm_session`` prints: who the new current session talks with, when, with
-    which trinkets, and where its state lives."""
-    from wm_kernel.core.clock import ManualClock
-
-    profile = session.profile
-    who = profile.first_name or 'nobody named (greets "friend")'
-    clock = session.clock
-    when = (f"clock fixed at {clock.now().isoformat()}" if isinstance(clock, ManualClock)
-            else "wall clock")
-    count = len(session.trinkets)
-    trinkets = f"{count} trinket{'s' if count != 1 else ''}"
-    url = getattr(session.store, "url", None)
-    where = "state in memory" if url is None else \
-        f"state on {url}{' (read-only)' if getattr(session.store, 'read_only', False) else ''}"
-    return (f"current session: {who}, time zone {profile.timezone}, {when}, {trinkets}, {layout} layout, "
-            f"{where}")
-
-
-def trinkets_frame(session: Any) -> Any:
-    """A pandas DataFrame describing every registered trinket of ``session``, one row each,
-    indexed by the trinket's class name (a :class:`~wm_kernel.display.tables.Table`: shown readably).
-    ``tokens`` counts the section as the last compose holds it (as the history counts it) with the
-    session's counter, which the column names."""
-    import pandas as pd
-
-    layout = session.layout
-    counter = session.token_counter
-    composed = {r.name: r.content for r in session.composed.sections} if session.composed is not None else {}
-    tokens_column = f"tokens ({counter.label})"
-    rows = []
-    for trinket in session.trinkets.values():
-        # a trinket whose items live for turns declares the turn it is at as a trait
-        stateful = trinket.has_trait("current_turn")
-        placement = layout.placement_of(trinket.variable_name) or "system (not in layout)"
-        rows.append({
-            "name": trinket.name, "section": trinket.variable_name, "placement": placement,
-            "enabled": trinket.enabled, "stateful": stateful,
-            "current turn": trinket.current_turn if stateful else None,
-            "size": len(trinket.content),
-            tokens_column: counter.count(composed.get(trinket.variable_name, trinket.content)),
-            "last updated": trinket.last_updated.isoformat() if trinket.last_updated else "",
-            "error": trinket.error,
-        })
-    frame = pd.DataFrame(rows, columns=["name", "section", "placement", "enabled", "stateful",
-                                        "current turn", "size", tokens_column, "last updated", "error"])
-    frame["current turn"] = frame["current turn"].astype("Int64")
-    # indexed by class name (the name %trinket and session.trinket() take), not by 0..n-1
-    return Table(frame.set_index("name"))
-
-
-def events_frame(session: Any, last: int | None = None, event_type: str | None = None,
-                 failures_only: bool = False) -> Any:
-    """The bus event log as a table (:func:`wm_kernel.display.event_log.events_table`), only the
-    events of ``event_type``, only failed ones, or only the ``last`` N when asked."""
-    records = list(session.bus.log)
-    if event_type:
-        records = [r for r in records if r.event_type == event_type]
-    if failures_only:
-        records = [r for r in records if r.failures]
-    if last is not None:
-        records = records[-last:]
-    return events_table(records)
-
-
-def prompt_diff(old: ComposedPrompt | None, new: ComposedPrompt) -> Any:
-    """The changes from ``old`` to ``new`` (``None``: the first compose, everything is added)."""
-    from wm_kernel.instruments.diff import diff_prompts
-
-    return diff_prompts(old if old is not None else ComposedPrompt(), new, old_label="previous",
-                        new_label="current")
-
+# the tables the magics show live in magic_tables; these names stay importable from here
+__all__ = ["MAGIC_NAMES", "WorkingMemoryMagics", "events_frame", "load_extension", "loaded_magics",
+           "prompt_diff", "trinkets_frame", "unload_extension"]
 
 # -- the magics --------------------------------------------------------------------------------
 
@@ -483,7 +412,7 @@ class WorkingMemoryMagics(Magics):
             # the server refused the user's sections, or holds them as another type
             raise UsageError(redact_urls(str(exc))) from None
         set_current_session(session)
-        print(_session_line(session, args.layout))
+        print(session_line(session, args.layout))
 
     # -- feeding trinkets
     @line_magic
