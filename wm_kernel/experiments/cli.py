@@ -95,7 +95,7 @@ def add_replay_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentPa
     parser.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                         help="show a progress bar on stderr (default: only when stderr is a "
                              "terminal and the run is long)")
-    parser.add_argument("--workers", type=_positive_int, default=1, metavar="N",
+    parser.add_argument("--workers", type=positive_int_arg, default=1, metavar="N",
                         help="replay on N worker processes (default 1: here, one after the other); "
                              "with --dask local, the number of Dask workers")
     parser.add_argument("--dask", metavar="ADDRESS",
@@ -111,7 +111,8 @@ def add_replay_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentPa
     return parser
 
 
-def _positive_int(text: str) -> int:
+def positive_int_arg(text: str) -> int:
+    """An argparse ``type``: a whole number of at least 1, else argparse's own error."""
     try:
         value = int(text)
     except ValueError:

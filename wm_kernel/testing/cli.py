@@ -10,17 +10,8 @@ import json
 import sys
 from typing import Any, TextIO
 
+from wm_kernel.experiments.cli import positive_int_arg
 from wm_kernel.testing.perturbations import CHECKS
-
-
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
-    return value
 
 
 def _positive_float(text: str) -> float:
@@ -73,13 +64,13 @@ def add_check_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentPar
                         help="run only this check; repeatable")
     parser.add_argument("--model", default=None,
                         help="price the cost on this model (default claude-sonnet-4-6; a log's own model)")
-    parser.add_argument("--turns-per-hour", type=_positive_int, default=30, metavar="N",
+    parser.add_argument("--turns-per-hour", type=positive_int_arg, default=30, metavar="N",
                         help="requests in the simulated hour (default 30)")
     parser.add_argument("--scope", default="cached", choices=("cached", "system", "all"),
                         help="which sections count (default: the cached ones)")
     parser.add_argument("--timeout", type=_positive_float, default=60.0, metavar="SECONDS",
                         help="time limit of each replay (default 60)")
-    parser.add_argument("--max-turns", type=_positive_int, default=None, metavar="N",
+    parser.add_argument("--max-turns", type=positive_int_arg, default=None, metavar="N",
                         help="check turns up to N only")
     parser.set_defaults(func=check_command)
     return parser
