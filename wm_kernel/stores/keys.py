@@ -21,6 +21,8 @@ Examples
 """
 from __future__ import annotations
 
+import functools
+
 from wm_kernel.utils.checks import check_str
 
 SEPARATOR = ":"
@@ -42,7 +44,9 @@ def decode_part(encoded: str) -> str:
     return encoded.replace("%3A", SEPARATOR).replace("%25", "%")
 
 
+@functools.lru_cache(maxsize=4096)
 def _key(prefix: str, *parts: str) -> str:
+    # built on every store access of a compose (about ten a turn): the few distinct keys are kept
     return SEPARATOR.join((prefix, *(encode_part(p) for p in parts)))
 
 
