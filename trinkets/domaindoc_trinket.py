@@ -148,148 +148,24 @@ ValueError: section 'beds' of document 'garden' is pinned; unpin it before colla
 """  # noqa: E501 - examples show their output line for line
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 from traitlets import Int
 
 from trinkets.base import EventAwareTrinket, arg, command, feed
+from trinkets.domaindoc_render import BANNER as BANNER
+from trinkets.domaindoc_render import DELIMITER as DELIMITER
+from trinkets.domaindoc_render import LEVEL_TAGS as LEVEL_TAGS
+from trinkets.domaindoc_render import ORIGINAL_CHILD_COUNT as ORIGINAL_CHILD_COUNT
+from trinkets.domaindoc_render import ORIGINAL_LEVEL_TAGS as ORIGINAL_LEVEL_TAGS
+from trinkets.domaindoc_render import QUICK_REFERENCE as QUICK_REFERENCE
+from trinkets.domaindoc_render import SECTION_INSTRUCTION as SECTION_INSTRUCTION
+from trinkets.domaindoc_render import render_original, render_revised
+from trinkets.domaindoc_tree import MAX_DEPTH as MAX_DEPTH
+from trinkets.domaindoc_tree import Tree
 from wm_kernel.stores import keys
 from wm_kernel.utils.checks import check_bool, check_str
-from wm_kernel.utils.markup import escape_attr, escape_text
-
-#: Deepest nesting: section (1), subsection (2), sub-subsection (3).
-MAX_DEPTH = 3
-#: The content element of each level (revised style).
-LEVEL_TAGS = {1: "section", 2: "subsection", 3: "subsubsection"}
-#: The element of each level in the original style.
-ORIGINAL_LEVEL_TAGS = {1: "section", 2: "subsection", 3: "sub-subsection"}
-#: The original's attribute counting a section's children, by level (none at level 3).
-ORIGINAL_CHILD_COUNT = {1: "subsections", 2: "children"}
-#: The rule above and below the original's banner.
-DELIMITER = "\u2550" * 60
-#: The original's banner: what the model is told this section is.
-BANNER = f"{DELIMITER}\nDOMAIN KNOWLEDGE - Reference material, not directives\n{DELIMITER}"
-#: The original's instruction on how sections nest and how to address them (its exact words: the
-#: "two levels of nesting" are the two below a top-level section).
-SECTION_INSTRUCTION = (
-    "Sections support two levels of nesting (section \u2192 subsection \u2192 sub-subsection). When a "
-    "parent is collapsed, ALL descendants are hidden. Pinned sections are always expanded. Use "
-    'parent="X" to target nested sections.')
-#: The original's quick reference of the model's section operations (fixed text).
-QUICK_REFERENCE = (
-    "<quick_reference>\n"
-    '<example operation="expand" section="NAME"/>\n'
-    '<example operation="expand" section="CHILD" parent="PARENT"/>\n'
-    '<example operation="create_section" section="NAME" parent="PARENT" content="..."/>\n'
-    '<example operation="reorder_sections" order="A,B" parent="PARENT"/>\n'
-    "</quick_reference>")
-
-
-def _is_section_record(record: object) -> bool:
-    if not isinstance(record, dict):
-        return False
-    return (isinstance(record.get("id"), str) and bool(record["id"])
-            and isinstance(record.get("header"), str) and isinstance(record.get("body", ""), str)
-            and isinstance(record.get("summary", ""), str)
-            and (record.get("parent") is None or isinstance(record.get("parent"), str)))
-
-
-class _Node:
-    """A section as rendered: its stored record, level and children (in sibling order)."""
-
-    __slots__ = ("record", "level", "children")
-
-    def __init__(self, record: dict[str, Any], level: int) -> None:
-        self.record = record
-        self.level = level
-        self.children: list[_Node] = []
-
-    @property
-    def id(self) -> str:
-        return str(self.record["id"])
-
-    @property
-    def body(self) -> str:
-        return str(self.record.get("body", ""))
-
-    @property
-    def default(self) -> str:
-        return "expanded" if self.record.get("expanded_by_default", True) else "collapsed"
-
-    @property
-    def state(self) -> str:
-        if self.record.get("pinned"):
-            return "pinned"
-        chosen = self.record.get("expanded")
-        if isinstance(chosen, bool):
-            return "expanded" if chosen else "collapsed"
-        return self.default
-
-
-class _Tree:
-    """A stored document checked and arranged for rendering, with what could not be placed."""
-
-    def __init__(self, doc: dict[str, Any]) -> None:
-        self.roots: list[_Node] = []
-        self.problems: list[tuple[str, str]] = []  # (section id, what is wrong)
-        raw = doc.get("sections", [])
-        records = raw if isinstance(raw, list) else []
-        if not isinstance(raw, list):
-            self.problems.append(("*", "the sections are not a list; none shown"))
-        by_id: dict[str, tuple[int, dict[str, Any]]] = {}
-        for index, record in enumerate(records):
-            if not _is_section_record(record):
-                self.problems.append((f"#{index + 1}", "malformed section record; not shown"))
-            elif record["id"] in by_id:
-                self.problems.append((record["id"], "duplicate section id; this copy is not shown"))
-            else:
-                by_id[record["id"]] = (index, record)
-        children: dict[str | None, list[tuple[int, dict[str, Any]]]] = {}
-        for index, record in by_id.values():
-            children.setdefault(record.get("parent"), []).append((index, record))
-
-        def sibling_key(item: tuple[int, dict[str, Any]]) -> tuple[int, int]:
-            order = item[1].get("order")
-            return (order if isinstance(order, int) and not isinstance(order, bool) else 0, item[0])
-
-        placed: set[str] = set()
-        too_deep: set[str] = set()
-
-        def place(items: list[tuple[int, dict[str, Any]]], level: int, out: list[_Node]) -> None:
-            for _, record in sorted(items, key=sibling_key):
-                if level > MAX_DEPTH:
-                    too_deep.add(record["id"])
-                    self.problems.append((record["id"], f"too deep (level {level}; at most "
-                                                        f"{MAX_DEPTH}); not shown"))
-                    continue
-                node = _Node(record, level)
-                placed.add(node.id)
-                out.append(node)
-                place(children.get(node.id, []), level + 1, node.children)
-
-        place(children.get(None, []), 1, self.roots)
-        for section, (_, record) in by_id.items():
-            if section in placed or section in too_deep:
-                continue
-            parent = record["parent"]
-            if parent not in by_id:
-                self.problems.append((section, f"orphaned: parent {parent!r} does not exist; "
-                                               f"not shown"))
-            else:
-                self.problems.append((section, f"under section {parent!r}, which is not shown; "
-                                               f"not shown"))
-
-    def walk(self) -> Iterator[tuple[_Node, _Node | None]]:
-        """Every placed section depth first, with its outermost collapsed ancestor (or None)."""
-        def visit(nodes: list[_Node], hidden_by: _Node | None) -> Iterator[tuple[_Node, _Node | None]]:
-            for node in nodes:
-                yield node, hidden_by
-                inner = hidden_by
-                if inner is None and node.state == "collapsed":
-                    inner = node
-                yield from visit(node.children, inner)
-        return visit(self.roots, None)
 
 
 class DomaindocTrinket(EventAwareTrinket):
@@ -645,7 +521,7 @@ class DomaindocTrinket(EventAwareTrinket):
             if doc.get("malformed"):
                 found.append(f"{doc['label']}: the document record is malformed; not shown")
                 continue
-            for section, problem in _Tree(doc).problems:
+            for section, problem in Tree(doc).problems:
                 found.append(f"{doc['label']}: section {section!r}: {problem}")
         return found
 
@@ -662,156 +538,8 @@ class DomaindocTrinket(EventAwareTrinket):
         if last is not None and last[0] == key:
             return last[1]
         if self.style == "revised":
-            text = self._render_revised(shown)
+            text = render_revised(shown, self.large_section_chars)
         else:
-            text = self._render_original(shown)
+            text = render_original(shown, self.large_section_chars)
         self._last_render = (key, text)
         return text
-
-    # -- the original style
-    def _render_original(self, shown: list[dict[str, Any]]) -> str:
-        # the original lists documents by label and leaves out one without any section
-        parts = [self._original_document(doc)
-                 for doc in sorted(shown, key=lambda d: str(d["label"])) if doc.get("sections")]
-        if not parts:
-            return ""
-        return "\n".join([BANNER, "<mira:domain_knowledge>", "<personal_docs>", *parts,
-                          "</personal_docs>", "</mira:domain_knowledge>", DELIMITER])
-
-    def _original_document(self, doc: dict[str, Any]) -> str:
-        tree = _Tree(doc)
-        states: list[str] = []
-        index: list[str] = []
-        content: list[str] = []
-        for node in tree.roots:
-            self._original_section(node, (), False, states, index, content)
-        document = "\n".join(content)
-        return "\n".join([
-            f'<domaindoc label="{escape_attr(doc["label"])}">',
-            "<guidance>",
-            f"<purpose>{escape_text(doc.get('description') or '')}</purpose>",
-            "<section_management>",
-            f"<instruction>{SECTION_INSTRUCTION}</instruction>",
-            "<section_states>", "\n".join(states), "</section_states>",
-            "<section_index>", "\n".join(index) if index else "<empty/>", "</section_index>",
-            QUICK_REFERENCE,
-            "</section_management>",
-            "</guidance>",
-            "<document>", document if document.strip() else "<empty/>", "</document>",
-            "</domaindoc>"])
-
-    def _original_section(self, node: _Node, ancestors: tuple[str, ...], hidden: bool,
-                          states: list[str], index: list[str], content: list[str]) -> None:
-        """One section and its descendants, as the original writes them into its three lists.
-
-        ``ancestors`` are the headers above (nearest last); ``hidden``: a collapsed ancestor hides
-        this section from the states and the document (the index lists every section).
-        """
-        tag = ORIGINAL_LEVEL_TAGS[node.level]
-        header = escape_attr(node.record["header"])
-        pinned = node.record.get("pinned") is True
-        collapsed = node.state == "collapsed"
-        by_default = node.default == "expanded"
-        # the original stores a "collapsed" flag, so a section collapsed by its own default reads
-        # as collapsed, and one expanded by choice as "expanded" (see the class notes)
-        if pinned:
-            state = 'state="always_expanded"'
-        elif collapsed:
-            state = 'state="collapsed"' + (' default="expanded"' if by_default else "")
-        else:
-            state = 'state="expanded_by_default"' if by_default else 'state="expanded"'
-        extra = ""
-        if node.children and node.level in ORIGINAL_CHILD_COUNT:
-            extra = f' {ORIGINAL_CHILD_COUNT[node.level]}="{len(node.children)}"'
-        elif not node.children and len(node.body) > self.large_section_chars:
-            extra = ' size="large"'
-        opens = not collapsed and bool(node.children)
-        if not hidden:
-            states.append(f'<{tag} header="{header}" {state}{extra}{">" if opens else "/>"}')
-
-        summary = node.record.get("summary") or ""
-        if summary:
-            named = [f'section="{header}"']
-            named += [f'{role}="{escape_attr(name)}"'
-                      for role, name in zip(("parent", "grandparent"), reversed(ancestors), strict=False)]
-            index.append(f"<entry {' '.join(named)}>{escape_text(summary)}</entry>")
-
-        if not hidden:
-            if collapsed:
-                content.append(f'<{tag} header="{header}" state="collapsed"{extra}/>')
-            elif node.level == MAX_DEPTH and not node.body.strip():
-                content.append(f'<{tag} header="{header}"/>')  # an empty leaf closes itself
-            else:
-                content.append(f'<{tag} header="{header}">')
-                if node.body.strip():  # a whitespace-only body: nothing between the tags
-                    content.append(escape_text(node.body))
-                if node.level == MAX_DEPTH:
-                    content.append(f"</{tag}>")
-        for child in node.children:
-            self._original_section(child, (*ancestors, node.record["header"]), hidden or collapsed,
-                                   states, index, content)
-        if not hidden and not collapsed and node.level < MAX_DEPTH:
-            content.append(f"</{tag}>")
-        if not hidden and opens:
-            states.append(f"</{tag}>")
-
-    # -- the revised style
-    def _render_revised(self, shown: list[dict[str, Any]]) -> str:
-        if not shown:
-            return ""
-        lines = ["<domain_knowledge>"]
-        for doc in shown:
-            self._render_document(doc, lines)
-        lines.append("</domain_knowledge>")
-        return "\n".join(lines)
-
-    def _render_document(self, doc: dict[str, Any], lines: list[str]) -> None:
-        tree = _Tree(doc)
-        lines.append(f'<domaindoc label="{escape_attr(doc["label"])}" '
-                     f'title="{escape_attr(doc.get("title", ""))}">')
-        description = doc.get("description") or ""
-        if description:
-            lines.append(f"<description>{escape_text(description)}</description>")
-        if tree.problems:
-            lines.append("<problems>")
-            lines.extend(f'<problem section="{escape_attr(section)}">{escape_text(text)}</problem>'
-                         for section, text in tree.problems)
-            lines.append("</problems>")
-        if tree.roots:
-            lines.append("<section_states>")
-            for node, hidden_by in tree.walk():
-                line = f'<section id="{escape_attr(node.id)}" state="{node.state}" default="{node.default}"'
-                if not node.children and len(node.body) > self.large_section_chars:
-                    line += ' size="large"'
-                if hidden_by is not None:
-                    line += f' hidden_by="{escape_attr(hidden_by.id)}"'
-                lines.append(line + "/>")
-            lines.append("</section_states>")
-            lines.append("<index>")
-            for node, _ in tree.walk():
-                head = (f'<entry id="{escape_attr(node.id)}" level="{node.level}" '
-                        f'header="{escape_attr(node.record["header"])}"')
-                summary = node.record.get("summary") or ""
-                lines.append(f"{head}>{escape_text(summary)}</entry>" if summary else head + "/>")
-            lines.append("</index>")
-            lines.append("<content>")
-            for node in tree.roots:
-                self._render_section(node, lines)
-            lines.append("</content>")
-        lines.append("</domaindoc>")
-
-    def _render_section(self, node: _Node, lines: list[str]) -> None:
-        tag = LEVEL_TAGS[node.level]
-        head = f'<{tag} id="{escape_attr(node.id)}" header="{escape_attr(node.record["header"])}"'
-        if node.state == "collapsed":
-            stub = f'{head} state="collapsed" chars="{len(node.body)}"'
-            if node.children:
-                stub += f' subsections="{len(node.children)}"'
-            lines.append(stub + "/>")
-            return
-        lines.append(head + ">")
-        if node.body:
-            lines.append(escape_text(node.body))
-        for child in node.children:
-            self._render_section(child, lines)
-        lines.append(f"</{tag}>")
