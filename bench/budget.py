@@ -30,7 +30,7 @@ from trinkets.base import EventAwareTrinket  # noqa: E402
 from wm_kernel.core.bus import EventBus  # noqa: E402
 from wm_kernel.core.composer import Layout, SystemPromptComposer  # noqa: E402
 from wm_kernel.core.working_memory import WorkingMemory  # noqa: E402
-from wm_kernel.utils.tokens import TokenCounter  # noqa: E402
+from wm_kernel.tokens import TokenCounter  # noqa: E402
 
 PARAGRAPH = ("You are a careful assistant. Answer precisely, cite what you rely on, and say when you "
              "are unsure. Prefer short paragraphs and concrete examples over general advice. ")

@@ -3,7 +3,7 @@
 Run on demand: ``.venv/bin/python bench/dashboard.py [REPEAT]``. Nothing is asserted. Sessions
 with every built-in trinket run ``bench/replay.py``'s scenario by hand (its feeds, 90 seconds of
 clock and ``advance_turn()`` per call, a collapse every 100 turns), one with a
-:class:`~wm_kernel.jupyter.dashboard.Dashboard` attached, and (in the kernel case) one without the
+:class:`~wm_kernel.jupyter.dashboard.widget.Dashboard` attached, and (in the kernel case) one without the
 ItemHistory a Session attaches by default, so the item record's own cost is shown too; they
 alternate within each repetition, timed in CPU time (``bench/_timing.py``), and the ratio is
 taken per repetition. No kernel is attached, so
@@ -32,11 +32,11 @@ import asyncio  # noqa: E402
 from _timing import interleave, ratios, spread  # noqa: E402
 from replay import BASE_PROMPT, START, feeds_at, feeds_before_start  # noqa: E402
 
-import wm_kernel.jupyter.dashboard as widgets_module  # noqa: E402
+import wm_kernel.jupyter.dashboard.widget as widgets_module  # noqa: E402
 from wm_kernel.core.clock import ManualClock  # noqa: E402
 from wm_kernel.core.profile import Profile  # noqa: E402
 from wm_kernel.instruments.history import History  # noqa: E402
-from wm_kernel.jupyter.dashboard import Dashboard  # noqa: E402
+from wm_kernel.jupyter.dashboard.widget import Dashboard  # noqa: E402
 from wm_kernel.session import Session  # noqa: E402
 
 
@@ -79,7 +79,7 @@ def _running_loop() -> asyncio.AbstractEventLoop | None:
 
 def main(repeat: int = 9) -> None:
     # the dashboard draws later only in a kernel (it asks for the kernel's loop): here a plain
-    # asyncio loop running the "cells" stands in for it (tests/test_dashboard_kernel.py checks the
+    # asyncio loop running the "cells" stands in for it (tests/jupyter/test_dashboard_kernel.py checks the
     # same behaviour in a real kernel: 6 widget updates for a cell of 20 turns instead of 120)
     widgets_module._kernel_loop = _running_loop
     loop = asyncio.new_event_loop()

@@ -35,7 +35,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from wm_kernel.experiments import Scenario  # noqa: E402
 from wm_kernel.session import Session  # noqa: E402
-from wm_kernel.utils.tokens import TokenCounter  # noqa: E402
+from wm_kernel.tokens import TokenCounter  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _timing import interleave, ratios, spread  # noqa: E402

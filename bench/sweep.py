@@ -139,7 +139,7 @@ def shipping_payloads(paths: list[Path]) -> list[tuple[_Task, bytes]]:
     """Every task of the sweep with the result its worker sends back (pickled)."""
     from wm_kernel.experiments import Scenario, Variant
     from wm_kernel.experiments.variants import as_variant
-    from wm_kernel.utils.tokens import TokenCounter
+    from wm_kernel.tokens import TokenCounter
 
     blob = pickle.dumps(TokenCounter().tokenizer)
     loaded = {str(p): Scenario.load(p) for p in paths}

@@ -23,7 +23,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from wm_kernel.utils.tokens import (  # noqa: E402
+from wm_kernel.tokens import (  # noqa: E402
     AnthropicTokenizer,
     EstimateTokenizer,
     SentencePieceTokenizer,

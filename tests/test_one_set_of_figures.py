@@ -12,8 +12,8 @@ import pytest
 
 from wm_kernel.display.budget_bars import budget_bars
 from wm_kernel.experiments import Scenario, compare
-from wm_kernel.jupyter.dashboard import Dashboard
-from wm_kernel.jupyter.magics import trinkets_frame
+from wm_kernel.jupyter.dashboard.widget import Dashboard
+from wm_kernel.jupyter.magics.working_memory import trinkets_frame
 from wm_kernel.session import set_current_session
 
 MODEL = "claude-sonnet-4-6"

@@ -10,16 +10,12 @@ import importlib
 import logging
 from typing import Any
 
-from wm_kernel import _moved
 from wm_kernel.utils import views
 
 # A library does not decide where its log records go: without this, Python's last-resort handler
 # would print trinket failures to stderr in every notebook. Failures stay visible where users look
 # (the trinket's error trait, %compose, the event log); configure logging to see the records too.
 logging.getLogger("wm_kernel").addHandler(logging.NullHandler())
-
-# the module paths of 0.1 (``wm_kernel.widgets``, ``wm_kernel.cache``...) import their new homes
-_moved.install()
 
 
 def _load_display() -> None:
@@ -46,7 +42,7 @@ _EXPORTS = {
     "SQLiteStore": "wm_kernel.stores.embedded",
     "ValkeyStore": "wm_kernel.stores.valkey",   # needs the optional valkey client
     "ComposedPrompt": "wm_kernel.core.prompt",
-    "Dashboard": "wm_kernel.jupyter.dashboard",   # needs ipywidgets (the jupyter extra)
+    "Dashboard": "wm_kernel.jupyter.dashboard.widget",   # needs ipywidgets (the jupyter extra)
 }
 
 __all__ = [*_EXPORTS, "load_ipython_extension", "unload_ipython_extension"]
@@ -65,13 +61,13 @@ def __dir__() -> list[str]:
 
 def load_ipython_extension(ipython: Any) -> None:
     """``%load_ext wm_kernel``: register the magics on this shell."""
-    from wm_kernel.jupyter.magics import load_extension
+    from wm_kernel.jupyter.magics.working_memory import load_extension
 
     load_extension(ipython)
 
 
 def unload_ipython_extension(ipython: Any) -> None:
     """``%unload_ext wm_kernel``: remove every magic, hook and observer the extension added."""
-    from wm_kernel.jupyter.magics import unload_extension
+    from wm_kernel.jupyter.magics.working_memory import unload_extension
 
     unload_extension(ipython)

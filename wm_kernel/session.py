@@ -42,8 +42,8 @@ from wm_kernel.core.prompt import ComposedPrompt, ComposedPromptTrait
 from wm_kernel.core.working_memory import CollapseIncompleteError, WorkingMemory
 from wm_kernel.stores import keys
 from wm_kernel.stores.embedded import MemoryStore, StateStore
+from wm_kernel.tokens import TokenCounter, counter_for, family_of
 from wm_kernel.utils.checks import check_int, check_str
-from wm_kernel.utils.tokens import TokenCounter, counter_for, family_of
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -135,7 +135,7 @@ class Session(HasTraits):
     token_budget, budget_step:
         The WorkingMemory's token budget and its step (None: no budget; see wm_kernel.core.budget).
     model:
-        The model the prompt is for (a name ``wm_kernel.utils.tokens.counter_for`` knows, e.g.
+        The model the prompt is for (a name ``wm_kernel.tokens.counter_for`` knows, e.g.
         ``"claude-sonnet-4-6"``, ``"gpt-5.4"``). It picks the session's one token counter, which the
         budget and the history count with, and the model ``cache_simulation`` prices by default.
         None (the default): no model; counts are offline tiktoken cl100k tokens.
@@ -451,16 +451,16 @@ class Session(HasTraits):
 
     def cache_simulation(self, model: str | None = None, **options: Any) -> Simulation:
         """The recorded turns played against ``model``'s prompt-cache rules (default: the session's
-        model, else claude-sonnet-4-6; ``wm_kernel.cachesim.session.simulate_session``: breakpoints,
+        model, else claude-sonnet-4-6; ``wm_kernel.cachesim.requests.simulate_session``: breakpoints,
         history, tools_tokens, ...)."""
-        from wm_kernel.cachesim.session import simulate_session
+        from wm_kernel.cachesim.requests import simulate_session
 
         return simulate_session(self, model=model or self.model or DEFAULT_MODEL, **options)
 
     def cache_advice(self, model: str | None = None, **options: Any) -> Advice:
         """Cheaper cache layouts for the recorded turns, each with its simulated cost
-        (``wm_kernel.cachesim.session.session_advice``)."""
-        from wm_kernel.cachesim.session import session_advice
+        (``wm_kernel.cachesim.requests.session_advice``)."""
+        from wm_kernel.cachesim.requests import session_advice
 
         return session_advice(self, model or self.model or DEFAULT_MODEL, **options)
 

@@ -43,7 +43,7 @@ VIEWS = [
     ("cache", "%cache"),
     ("budget bars", "import wm_kernel\nfrom wm_kernel.display.budget_bars import budget_bars\n"
                     "budget_bars(wm_kernel.current_session().composed)"),
-    ("dashboard", "from wm_kernel.jupyter.dashboard import Dashboard\n"
+    ("dashboard", "from wm_kernel.jupyter.dashboard.widget import Dashboard\n"
                   "Dashboard(wm_kernel.current_session())"),
     # a control: JupyterLab does typeset math in HTML outputs, so the checks below can fail
     ("control", "from IPython.display import HTML\nHTML('<div class=\"wm-control\">$x^2$</div>')"),

@@ -169,7 +169,7 @@ def test_hostile_guidance_shows_as_text_and_fires_no_dialog(page: Any, lab: Lab)
     cells = [
         "%load_ext wm_kernel\n%wm_session --clock 2026-11-30T09:00:00+00:00 "
         "--trinkets TimeManager,PeanutGalleryTrinket",
-        "import wm_kernel\nfrom wm_kernel.jupyter.dashboard import Dashboard\n"
+        "import wm_kernel\nfrom wm_kernel.jupyter.dashboard.widget import Dashboard\n"
         "s = wm_kernel.current_session()\n"
         f"s.trinket('PeanutGalleryTrinket').add_guidance('concern', {HOSTILE!r}, ttl=3)\n"
         "Dashboard(s)",

@@ -7,7 +7,7 @@ import pytest
 from sdk_mocks import Server, anthropic_client, anthropic_message, json_response
 
 from wm_kernel.display.exchanges import exchanges_view
-from wm_kernel.jupyter.ask_magics import parse_ask, set_ask_client
+from wm_kernel.jupyter.magics.ask import parse_ask, set_ask_client
 from wm_kernel.providers.recording import Recording
 from wm_kernel.providers.send import Reply
 from wm_kernel.session import Session

@@ -1,7 +1,7 @@
 """Prompt-cache simulator: what each request really costs at each provider, and why it missed.
 
 Independent of Jupyter. Build :class:`Block`\\ s and :class:`Request`\\ s (or let
-``wm_kernel.cachesim.session.simulate_session`` build them from a Session's recorded turns), then
+``wm_kernel.cachesim.requests.simulate_session`` build them from a Session's recorded turns), then
 ``simulate(requests, model)``; ``Simulation.advise()`` tries the alternatives that matter. The rules
 are in ``wm_kernel.cachesim.engine``, the model profiles (prices as data) in
 ``wm_kernel.cachesim.models``.

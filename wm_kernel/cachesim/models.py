@@ -39,7 +39,7 @@ from dataclasses import dataclass, field, replace
 from datetime import timedelta
 from types import MappingProxyType
 
-from wm_kernel.utils.tokens.registry import forget_counter, register_counter
+from wm_kernel.tokens.registry import forget_counter, register_counter
 
 MODES = ("breakpoints", "explicit_breakpoints", "automatic")
 #: The model cache views price with when neither they nor the Session name one.
@@ -77,7 +77,7 @@ class ModelProfile:
     source: str = ""
     notes: str = field(default="", compare=False)
     #: the token family counting this model (``"o200k"``, ``"claude"``...; see
-    #: ``wm_kernel.utils.tokens.counter_for``); "" leaves it to the model name
+    #: ``wm_kernel.tokens.counter_for``); "" leaves it to the model name
     tokenizer: str = ""
 
     def __post_init__(self) -> None:

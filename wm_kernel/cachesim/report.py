@@ -4,7 +4,7 @@
 turns against a model's profile (``wm_kernel.cachesim.models``: its caching rules and prices) at the
 times they were composed, exactly as ``session.cache_simulation(model)`` and ``%cache`` do (the same
 requests: tools, cached system sections with a breakpoint on the last, the rest, and the
-conversation; ``options`` are :func:`~wm_kernel.cachesim.session.simulate_session`'s), and tabulates
+conversation; ``options`` are :func:`~wm_kernel.cachesim.requests.simulate_session`'s), and tabulates
 it by turn. The figures are the simulation's: the same total, the same cost, the same counter.
 
 ``source`` is a Session (its model by default, its recorded times), or a History or ComposedPrompts
@@ -19,7 +19,7 @@ default a 100-token user message after a 400-token reply), as ``%cache`` assumes
 Examples
 --------
 >>> from wm_kernel.core.composer import SystemPromptComposer
->>> from wm_kernel.utils.tokens import EstimateTokenizer, TokenCounter
+>>> from wm_kernel.tokens import EstimateTokenizer, TokenCounter
 >>> c = SystemPromptComposer(); prompts = []
 >>> for turn, base in enumerate(["A" * 8000, "A" * 8000, "B" * 8000]):
 ...     c.set_base_prompt(base); c.add_section("datetime_section", f"t{turn}")
@@ -38,12 +38,12 @@ from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from wm_kernel.cachesim.models import DEFAULT_MODEL
-from wm_kernel.cachesim.session import simulate_session
+from wm_kernel.cachesim.requests import simulate_session
 from wm_kernel.cachesim.simulation import Simulation
 from wm_kernel.core.prompt import ComposedPrompt
 from wm_kernel.instruments.history import History
+from wm_kernel.tokens import TokenCounter
 from wm_kernel.utils.htmltext import no_math
-from wm_kernel.utils.tokens import TokenCounter
 
 if TYPE_CHECKING:
     import pandas as pd

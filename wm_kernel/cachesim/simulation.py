@@ -8,8 +8,8 @@ from typing import TYPE_CHECKING, Any
 
 from wm_kernel.cachesim.engine import Request, SimulationData, run
 from wm_kernel.cachesim.models import ModelProfile
+from wm_kernel.tokens import TokenCounter
 from wm_kernel.utils.htmltext import no_math
-from wm_kernel.utils.tokens import TokenCounter
 
 if TYPE_CHECKING:
     import pandas as pd

@@ -1,7 +1,7 @@
 """Token budgets: when a prompt would be too long, drop the lowest-priority sections (then items).
 
 A WorkingMemory with ``token_budget = N`` fits every compose into N tokens, counted with its
-:class:`~wm_kernel.utils.tokens.TokenCounter`. Each section has a priority (its trinket's ``priority``
+:class:`~wm_kernel.tokens.TokenCounter`. Each section has a priority (its trinket's ``priority``
 trait; the base prompt and any section at :data:`~wm_kernel.core.trinket_shape.NEVER_DROP` are never dropped).
 Sections are ranked by priority, ties broken by prompt order (the earlier section ranks higher, so
 the start of the prompt, which caches, is the last to go). The fit keeps the sections ranked at or
@@ -59,7 +59,7 @@ from traitlets import TraitType
 from wm_kernel.core.composer import RULE, SECTION_SEPARATOR, SystemPromptComposer
 from wm_kernel.core.prompt import BudgetReport, OmittedSection, TrimmedSection
 from wm_kernel.core.trinket_shape import DEFAULT_PRIORITY, NEVER_DROP, Trinket
-from wm_kernel.utils.tokens import TokenCounter
+from wm_kernel.tokens import TokenCounter
 from wm_kernel.utils.traitlets_fast import trait_values
 
 #: The ``reason`` of an OmittedSection that a token budget dropped.

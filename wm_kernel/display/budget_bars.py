@@ -20,7 +20,7 @@ for an estimate) and what the total includes.
 Examples
 --------
 >>> from wm_kernel.core.composer import SystemPromptComposer
->>> from wm_kernel.utils.tokens import EstimateTokenizer, TokenCounter
+>>> from wm_kernel.tokens import EstimateTokenizer, TokenCounter
 >>> c = SystemPromptComposer(); c.set_base_prompt("You help."); c.add_section("datetime_section", "<t/>")
 >>> bars = budget_bars(c.compose(), counter=TokenCounter(EstimateTokenizer()))
 >>> for row in bars.rows: print(row.placement, [(s.name, s.tokens) for s in row.segments])
@@ -38,9 +38,9 @@ from typing import TYPE_CHECKING
 
 from trinkets.base import NEVER_DROP
 from wm_kernel.core.prompt import PLACEMENTS, ComposedPrompt
+from wm_kernel.tokens import TokenCounter
 from wm_kernel.utils import style
 from wm_kernel.utils.htmltext import no_math
-from wm_kernel.utils.tokens import TokenCounter
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes

@@ -21,7 +21,7 @@ from wm_kernel.experiments.sweep import SweepError, close_dask_client, dask_clie
 from wm_kernel.experiments.variants import BUILTIN_LAYOUTS, Variant
 
 if TYPE_CHECKING:
-    from wm_kernel.utils.tokens import TokenCounter
+    from wm_kernel.tokens import TokenCounter
 
 
 _TABLE_COLUMNS = {"segment": "segment", "sections": "sections", "chars_total": "chars",
@@ -154,7 +154,7 @@ def _replay_reporting_errors(args: argparse.Namespace, out: TextIO, err: TextIO)
 
 
 def _replay(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    from wm_kernel.utils.tokens import EstimateTokenizer, TokenCounter
+    from wm_kernel.tokens import EstimateTokenizer, TokenCounter
 
     variants: dict[str, Variant | None] = {"recorded": None}
     for spec in args.variant:
@@ -171,7 +171,7 @@ def _replay(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             raise ValueError(f"--out {args.out!r}: no such directory")
     if args.model is not None:
         from wm_kernel.cachesim.models import get_model
-        from wm_kernel.utils.tokens import counter_for
+        from wm_kernel.tokens import counter_for
 
         get_model(args.model)
         counter = counter_for(args.model)

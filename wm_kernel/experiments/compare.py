@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from wm_kernel.core.composer import Layout
 from wm_kernel.experiments.progress import Progress, TerminalProgress, TurnCounter, auto_progress
-from wm_kernel.experiments.runs import (
+from wm_kernel.experiments.results import (
     COMPARE_COLUMNS,
     PART_KEYS,
     PARTS,
@@ -100,7 +100,7 @@ def run_variants(scenarios: Scenarios, variants: VariantsArg, *, executor: Any =
         After every replay has finished, when some failed: one line per failure naming the scenario
         file and the step's line; ``error.completed`` holds the runs that succeeded.
     """
-    from wm_kernel.utils.tokens import TokenCounter
+    from wm_kernel.tokens import TokenCounter
 
     named, many = _scenarios(scenarios)
     chosen = _variants(variants)
@@ -289,7 +289,7 @@ _WORKER_TEXTS = 200_000
 def _worker_counter(blob: bytes) -> Any:
     """This process's TokenCounter for a pickled tokenizer: texts common to the replays a worker
     runs (the variants of one scenario, mostly) are tokenized once."""
-    from wm_kernel.utils.tokens import TokenCounter
+    from wm_kernel.tokens import TokenCounter
 
     with _WORKER_LOCK:
         counter = _WORKER_COUNTERS.get(blob)
@@ -415,7 +415,7 @@ def compare(scenarios: Scenarios, variants: VariantsArg, *, executor: Any = None
     """
     options: dict[str, Any] = {"tools_tokens": tools_tokens, "model": model}
     if counter is None and model is not None:
-        from wm_kernel.utils.tokens import counter_for
+        from wm_kernel.tokens import counter_for
 
         counter = counter_for(model)
     try:

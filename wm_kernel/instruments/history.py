@@ -67,7 +67,7 @@ same name, or the section was absent there (every section of the first recorded 
 
 Examples
 --------
->>> from wm_kernel.utils.tokens import EstimateTokenizer, TokenCounter
+>>> from wm_kernel.tokens import EstimateTokenizer, TokenCounter
 >>> from wm_kernel.core.composer import SystemPromptComposer
 >>> c = SystemPromptComposer(); c.set_base_prompt("You help.")
 >>> h = History(counter=TokenCounter(EstimateTokenizer()))
@@ -115,8 +115,8 @@ from wm_kernel.instruments.history_records import (
 )
 from wm_kernel.instruments.history_records import Budget as _Budget
 from wm_kernel.stores.embedded import MemoryStore, StateStore
+from wm_kernel.tokens import TokenCounter
 from wm_kernel.utils.checks import check_int
-from wm_kernel.utils.tokens import TokenCounter
 
 if TYPE_CHECKING:
     import pandas as pd

@@ -22,7 +22,7 @@ it; the provider's own per-message framing (which no provider documents exactly)
 Examples
 --------
 >>> from wm_kernel.core.composer import SystemPromptComposer
->>> from wm_kernel.utils.tokens import EstimateTokenizer, TokenCounter
+>>> from wm_kernel.tokens import EstimateTokenizer, TokenCounter
 >>> c = SystemPromptComposer(); c.set_base_prompt("You help.")
 >>> c.add_section("datetime_section", "<t>now</t>")
 >>> w = wire_request(c.compose(), [{"role": "user", "content": "Hi"}], provider="anthropic",
@@ -330,7 +330,7 @@ def wire_request(composed: Mapping[str, Any], history: Iterable[Mapping[str, Any
     if builder.queue:   # cannot happen while the body builders and the queue agree
         raise AssertionError(f"{len(builder.queue)} parts of the prompt were not found in the body")
     if counter is None:
-        from wm_kernel.utils.tokens import TokenCounter
+        from wm_kernel.tokens import TokenCounter
 
         counter = TokenCounter()
     spans: list[Span] = []

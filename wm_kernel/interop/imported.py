@@ -50,7 +50,7 @@ from wm_kernel.interop.formats import (
 )
 from wm_kernel.interop.split import Splitter
 from wm_kernel.providers.usage import request_prefix
-from wm_kernel.utils.tokens import TokenCounter
+from wm_kernel.tokens import TokenCounter
 
 if TYPE_CHECKING:
     import pandas as pd

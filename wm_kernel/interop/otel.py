@@ -74,7 +74,7 @@ def _turns_of(session: ImportedSession | Session) -> tuple[list[_Turn], list[tup
         return turns, flags, sim
     if not isinstance(session, Session):
         raise TypeError(f"can export a Session or an ImportedSession, got {type(session).__name__}")
-    from wm_kernel.cachesim.session import turn_times
+    from wm_kernel.cachesim.requests import turn_times
 
     sim = session.cache_simulation()
     times = turn_times(session)

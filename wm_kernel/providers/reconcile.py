@@ -40,7 +40,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from wm_kernel.cachesim.models import ModelProfile
-from wm_kernel.cachesim.session import session_requests
+from wm_kernel.cachesim.requests import session_requests
 from wm_kernel.cachesim.simulation import Simulation, simulate
 from wm_kernel.instruments.history import History
 from wm_kernel.providers.pricing import price

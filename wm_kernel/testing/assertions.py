@@ -166,8 +166,8 @@ def assert_hit_rate(subject: Any, model: str, at_least: float, **options: Any) -
     """The simulated prompt-cache hit rate of ``subject`` on ``model`` is at least ``at_least``
     (0..1). ``subject``: a Session (its recorded turns), a Scenario (replayed first) or a
     :class:`~wm_kernel.cachesim.simulation.Simulation`; ``options`` go to
-    :func:`~wm_kernel.cachesim.session.simulate_session`."""
-    from wm_kernel.cachesim.session import simulate_session
+    :func:`~wm_kernel.cachesim.requests.simulate_session`."""
+    from wm_kernel.cachesim.requests import simulate_session
     from wm_kernel.cachesim.simulation import Simulation
     from wm_kernel.experiments.scenario import Scenario
 

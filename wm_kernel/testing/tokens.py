@@ -1,11 +1,11 @@
-"""The one place the testing package counts tokens (an adapter over :mod:`wm_kernel.utils.tokens`).
+"""The one place the testing package counts tokens (an adapter over :mod:`wm_kernel.tokens`).
 
 Assertions about size want a number that is safe to compare with a limit: the count itself where
 the counter is exact for the model, the upper end of its band where it is an estimate (a model's
 counter from ``counter_for(model)``, or the one given). The plain ``ceil(chars / 4)`` estimate is
 held to one token per UTF-8 byte as well, the only bound that holds for every byte-level BPE.
 
->>> from wm_kernel.utils.tokens import EstimateTokenizer, TokenCounter, counter_for
+>>> from wm_kernel.tokens import EstimateTokenizer, TokenCounter, counter_for
 >>> count_tokens("héllo", counter=TokenCounter(EstimateTokenizer()))
 TokenCount(count=2, upper=6, counter='estimate (chars/4)', estimate=True)
 """
@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from wm_kernel.utils.tokens import EstimateTokenizer, TokenCounter, counter_for
+from wm_kernel.tokens import EstimateTokenizer, TokenCounter, counter_for
 
 _counter: TokenCounter | None = None
 

@@ -1,0 +1,263 @@
+"""Requests from a Session's recorded turns, as ``to_anthropic`` / ``to_openai`` would send them.
+
+Each recorded turn becomes one request, in the order the provider reads it: tool definitions (a
+token count you give), the cached system sections, the non-cached system sections, then the
+messages: conversation-prefix sections, the conversation so far, post-history sections and the
+notification centre. Every section and every message is a block; a section's key is its name and
+the digest of its text, so an unchanged section is the same block turn after turn; its label names
+the section and its trinket, so every miss says which section broke the cache.
+
+Time: each turn is sent when its (last) compose ran, as the session's History recorded it (for
+turns recorded by an earlier version, from the bus log: the ``ComposeSystemPromptEvent`` of the
+compose, after the ``TurnCompletedEvent`` that opened the turn): a ManualClock advanced by 10
+minutes between two turns lapses a 5-minute entry. Pass ``times`` to give them yourself.
+
+Conversation: unless ``history`` gives real messages, each turn adds a synthetic user message of
+``exchange[0]`` tokens, after an assistant reply of ``exchange[1]`` tokens to the previous one. Real
+messages are ``{"role", "content"}`` dicts; request N carries them up to the (N+1)-th user message.
+
+Breakpoints: ``"auto"`` puts one on the last cached system section, as ``to_anthropic`` does. A list
+names where they go: section names, ``"system"`` (the last cached system section) or
+``"last_user"`` (the latest user message), each optionally with a TTL as ``"name:1h"``.
+"""
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from datetime import datetime
+from typing import TYPE_CHECKING, Any, Protocol
+
+from wm_kernel.cachesim.advice import Advice, advise
+from wm_kernel.cachesim.engine import MAX_TOKENS, Block, Request
+from wm_kernel.cachesim.models import ModelProfile
+from wm_kernel.cachesim.simulation import Simulation, simulate
+from wm_kernel.core.events import ComposeSystemPromptEvent, TurnCompletedEvent
+from wm_kernel.tokens import TokenCounter
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from wm_kernel.core.bus import EventBus
+    from wm_kernel.instruments.history import History
+
+
+
+class RecordedSession(Protocol):
+    """What the requests are built from (a Session is one): its bus, whose log holds the turns'
+    events, its conversation id and turn, its recorded history (one row per turn and section) and
+    the History that recorded it (``recorder``: the turns' send times, and its ``counter`` counts the
+    tokens)."""
+
+    @property
+    def bus(self) -> EventBus: ...
+
+    @property
+    def continuum_id(self) -> str: ...
+
+    @property
+    def turn(self) -> int: ...
+
+    @property
+    def history(self) -> pd.DataFrame: ...
+
+    @property
+    def recorder(self) -> History: ...
+
+
+_PLACEMENT_ORDER = {"system": 0, "conversation_prefix": 2, "post_history": 3, "notification": 4}
+_SPECIAL = ("system", "last_user")
+#: The breakpoint names that are not sections: the end of the system prompt, the last user message.
+SPECIAL_BREAKPOINTS = _SPECIAL
+
+
+def turn_times(session: RecordedSession) -> dict[int, datetime]:
+    """When each turn's last compose ran: as its History recorded it, else (a turn recorded by an
+    earlier version) from the session's bus log, which keeps the last 10,000 events only."""
+    recorded = session.recorder.times()
+    if all(turn in recorded for turn in session.recorder.turns):
+        return recorded
+    return {**_logged_times(session), **recorded}
+
+
+def _logged_times(session: RecordedSession) -> dict[int, datetime]:
+    composes: list[tuple[int | None, datetime]] = []
+    first_turn: int | None = None
+    current: int | None = None
+    for record in session.bus.log:
+        event = record.event
+        if event.continuum_id != session.continuum_id:
+            continue
+        if isinstance(event, TurnCompletedEvent):
+            current = event.turn_number
+            if first_turn is None:
+                first_turn = current - 1
+        elif isinstance(event, ComposeSystemPromptEvent):
+            composes.append((current, event.occurred_at))
+    start = first_turn if first_turn is not None else session.turn
+    return {start if turn is None else turn: at for turn, at in composes}
+
+
+def _label(section: str, trinket: Any) -> str:
+    return f"{section} ({trinket})" if isinstance(trinket, str) and trinket else section
+
+
+def _messages(history: Sequence[Mapping[str, Any]] | None, turns: int, exchange: tuple[int, int],
+              count: Any) -> list[list[Block]]:
+    """For each turn, the message blocks of the conversation up to that turn's user message."""
+    out: list[list[Block]] = []
+    if history is None:
+        user, reply = exchange
+        so_far: list[Block] = []
+        for turn in range(turns):
+            if turn:
+                so_far.append(Block(f"assistant-{turn}", reply, label=f"assistant reply {turn}"))
+            so_far.append(Block(f"user-{turn}", user, label=f"user message {turn + 1}"))
+            out.append(list(so_far))
+        return out
+    if isinstance(history, (str, bytes, Mapping)):
+        raise TypeError("history must be a list of {'role', 'content'} messages")
+    blocks: list[Block] = []
+    users = 0
+    for index, message in enumerate(history):
+        if not isinstance(message, Mapping) or message.get("role") not in ("user", "assistant") \
+                or not isinstance(message.get("content"), str):
+            raise ValueError(f"history[{index}] must be a dict with role 'user' or 'assistant' and a "
+                             f"str content")
+        role = message["role"]
+        users += role == "user"
+        blocks.append(Block(f"{role}-{index}:{message['content']}", count(message["content"]),
+                            label=f"{role} message {index + 1}"))
+        if role == "user":
+            out.append(list(blocks))
+    if users < turns:
+        raise ValueError(f"history has {users} user messages; the session recorded {turns} turns, "
+                         f"one user message each is needed")
+    return out[:turns]
+
+
+def _parse_breakpoints(breakpoints: str | Sequence[str]) -> list[tuple[str, str]]:
+    if breakpoints == "auto":
+        return [("system", "5m")]
+    if isinstance(breakpoints, str) or not isinstance(breakpoints, Sequence):
+        raise TypeError(f"breakpoints must be 'auto' or a list of section names, got {breakpoints!r}")
+    parsed = []
+    for item in breakpoints:
+        if not isinstance(item, str) or not item.strip():
+            raise TypeError(f"a breakpoint is a section name (optionally 'name:ttl'), got {item!r}")
+        name, _, ttl = item.partition(":")
+        parsed.append((name, ttl or "5m"))
+    return parsed
+
+
+def _counter_of(session: RecordedSession, counter: TokenCounter | None) -> TokenCounter:
+    """The counter given, else the one the session's history counts with."""
+    if counter is None:
+        # not ``or``: an empty counter (no text counted yet) is falsy
+        counter = getattr(getattr(session, "recorder", None), "counter", None)
+    return counter if counter is not None else TokenCounter()
+
+
+def session_requests(session: RecordedSession, *, breakpoints: str | Sequence[str] = "auto",
+                     history: Sequence[Mapping[str, Any]] | None = None,
+                     exchange: tuple[int, int] = (100, 400), tools_tokens: int = 0,
+                     times: Mapping[int, datetime] | Sequence[datetime] | None = None,
+                     counter: TokenCounter | None = None) -> tuple[list[int], list[Request]]:
+    """The recorded turns and one Request per turn (see the module docstring)."""
+    if isinstance(tools_tokens, bool) or not isinstance(tools_tokens, int) or tools_tokens < 0:
+        raise ValueError(f"tools_tokens must be a non-negative int, got {tools_tokens!r}")
+    if tools_tokens > MAX_TOKENS:
+        raise ValueError(f"tools_tokens must be at most 2**63 - 1, got {tools_tokens}")
+    if not (isinstance(exchange, tuple) and len(exchange) == 2
+            and all(isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in exchange)):
+        raise ValueError(f"exchange must be (user tokens, assistant tokens), got {exchange!r}")
+    wanted = _parse_breakpoints(breakpoints)
+    frame = session.history
+    if "dropped" in frame.columns:  # what a token budget left out was never sent
+        frame = frame[~frame["dropped"].astype(bool)]
+    if frame.empty:
+        raise ValueError("nothing recorded yet: compose first")
+    turns = sorted(int(t) for t in frame["turn"].unique())
+    counter = _counter_of(session, counter)
+    known_sections = set(frame["section"])
+    for name, _ in wanted:
+        if name not in known_sections and name not in _SPECIAL:
+            raise ValueError(f"unknown breakpoint {name!r}; use a recorded section ("
+                             f"{', '.join(sorted(known_sections))}) or one of {', '.join(_SPECIAL)}")
+    if times is None:
+        logged = turn_times(session)
+        missing = [t for t in turns if t not in logged]
+        if missing:
+            raise ValueError(f"no send time for turn {missing[0]} (recorded by an earlier version, "
+                             f"and gone from the bus log, which keeps the last events only); "
+                             f"pass times=")
+        when = [logged[t] for t in turns]
+    elif isinstance(times, Mapping):
+        when = [times[t] for t in turns]
+    else:
+        when = list(times)
+        if len(when) != len(turns):
+            raise ValueError(f"times has {len(when)} entries for {len(turns)} recorded turns")
+    messages = _messages(history, len(turns), exchange, counter.count)
+    # per turn, (name, label, key, tokens, order) of each section, in the order a request carries them
+    by_turn: dict[int, list[tuple[str, str, str, int, int]]] = {t: [] for t in turns}
+    columns = ("turn", "placement", "section", "trinket", "digest", "tokens", "cached")
+    for turn, placement, section, trinket, digest, tokens, cached in zip(
+            *(frame[c].tolist() for c in columns), strict=True):
+        order = _PLACEMENT_ORDER[placement] + (0 if cached or placement != "system" else 1)
+        by_turn[int(turn)].append((section, _label(section, trinket), f"{section}:{digest}", int(tokens),
+                                   order))
+    requests = []
+    for position, turn in enumerate(turns):
+        sections = sorted(by_turn[turn], key=lambda s: s[4])  # stable: output order within a placement
+        head = [s for s in sections if s[4] < 2]
+        tail = [s for s in sections if s[4] >= 2]
+        before = [s for s in tail if s[4] == 2]
+        after = [s for s in tail if s[4] > 2]
+        last_cached = max((i for i, s in enumerate(head) if s[4] == 0), default=None)
+        marks: dict[str, str] = {}
+        for name, ttl in wanted:
+            marks.setdefault(name, ttl)
+
+        def block(s: tuple[str, str, str, int, int], index: int, layer: str, *,
+                  marks: dict[str, str] = marks, last_cached: int | None = last_cached) -> Block:
+            ttl = marks.get(s[0])
+            if ttl is None and "system" in marks and layer == "system" and index == last_cached:
+                ttl = marks["system"]
+            return Block(s[2], s[3], breakpoint=ttl, layer=layer, label=s[1])
+
+        blocks = [Block("tools", tools_tokens, layer="tools", label="tool definitions")] if tools_tokens else []
+        blocks += [block(s, i, "system") for i, s in enumerate(head)]
+        blocks += [block(s, -1, "messages") for s in before]
+        conversation = messages[position]
+        if "last_user" in marks and conversation:
+            last = conversation[-1]
+            conversation = conversation[:-1] + [Block(last.key, last.tokens, breakpoint=marks["last_user"],
+                                                      label=last.label)]
+        blocks += conversation
+        blocks += [block(s, -1, "messages") for s in after]
+        requests.append(Request(when[position], blocks))
+    return turns, requests
+
+
+def simulate_session(session: RecordedSession, *, model: str | ModelProfile = "claude-sonnet-4-6",
+                     breakpoints: str | Sequence[str] = "auto",
+                     history: Sequence[Mapping[str, Any]] | None = None,
+                     exchange: tuple[int, int] = (100, 400), tools_tokens: int = 0,
+                     times: Mapping[int, datetime] | Sequence[datetime] | None = None,
+                     counter: TokenCounter | None = None) -> Simulation:
+    """Simulate the session's recorded turns against ``model`` (see the module docstring).
+
+    The result's ``turns`` gains a ``turn`` column (the session turn of each request).
+    """
+    counter = _counter_of(session, counter)
+    turns, requests = session_requests(session, breakpoints=breakpoints, history=history,
+                                       exchange=exchange, tools_tokens=tools_tokens, times=times,
+                                       counter=counter)
+    sim = simulate(requests, model, counter=counter)
+    sim.turns.insert(0, "turn", turns)
+    return sim
+
+
+def session_advice(session: RecordedSession, model: str | ModelProfile = "claude-sonnet-4-6",
+                   **options: Any) -> Advice:
+    """``simulate_session(session, model=model, **options).advise()``."""
+    return advise(simulate_session(session, model=model, **options))
