@@ -28,12 +28,12 @@ def table(session: ImportedSession, turn: int) -> list[tuple[str, str, str | Non
 @pytest.mark.parametrize("name", FIXTURES)
 def test_every_request_joins_back_to_the_logged_bytes(name: str) -> None:
     session = load(name)
-    lines = (DATA / name).read_text(encoding="utf-8").splitlines()
+    lines = (DATA / name).read_text(encoding="utf-8").split("\n")
     for turn in session.turns:
         request = session.request(turn)
-        assert session.replay(turn) == request.source
+        assert session.replay(turn) == request.logged_text
         if request.dialect in ("anthropic", "openai.chat", "openai.responses", "claude-code"):
-            assert request.source == "".join(lines[n - 1] for n in request.lines)
+            assert request.logged_text == "".join(lines[n - 1] for n in request.lines)
 
 
 def test_anthropic_sections_golden() -> None:
@@ -97,8 +97,8 @@ def test_claude_code_requests_follow_the_chain_and_count_usage_once() -> None:
         ("msg[0] user", "message", "user", 49, None),
         ("msg[0] user # Context", "message", "user", 24, None),
         ("msg[1] assistant [0] text", "message", "assistant", 19, None),
-        ("msg[2] assistant [0] tool_use", "message", "assistant", 110, None),
-        ("msg[3] user [0] tool_result", "message", "user", 110, None),
+        ("msg[1] assistant [1] tool_use", "message", "assistant", 110, None),   # one streamed message
+        ("msg[2] user [0] tool_result", "message", "user", 110, None),
     ]
     assert session.request(1).lines == (2, 3, 4, 6)   # the snapshot line (5) is no message
     assert session.request(1).sent_at == datetime(2026, 11, 30, 12, 0, 5, tzinfo=UTC)

@@ -34,7 +34,7 @@ def request_body(request: LoggedRequest) -> Mapping[str, Any] | None:
     if request.dialect not in BODY_DIALECTS:
         return None
     try:
-        value = json.loads(request.source)
+        value = json.loads(request.logged_text)
     except json.JSONDecodeError:
         return None
     if isinstance(value, Mapping) and isinstance(value.get("request"), Mapping):

@@ -147,17 +147,19 @@ def placeholder(kind: str, block: Mapping[str, Any]) -> str:
 _BINARY = {"image", "document", "image_url", "input_image", "input_file", "file", "input_audio"}
 
 
-def content_parts(content: Any, node: Node) -> list[Part]:
+def content_parts(content: Any, node: Node, first: int = 0) -> list[Part]:
     """The parts of a message's ``content``: a string is split; each block of a list is split on its
-    text, shown as a placeholder when binary, else shown as its JSON (tool calls and results)."""
+    text, shown as a placeholder when binary, else shown as its JSON (tool calls and results).
+    ``first`` is the index of the first block (a message written over several records, as a Claude
+    Code transcript writes one streamed message, numbers its blocks on)."""
     if isinstance(content, str):
-        return [Part(node, "split")]
+        return [Part(node, "split", f"[{first}] text" if first else "")]
     parts = []
     if isinstance(content, list):
         for index, block in enumerate(content):
             child = node.items[index]
             kind = block.get("type", "?") if isinstance(block, Mapping) else "?"
-            label = f"[{index}] {kind}"
+            label = f"[{first + index}] {kind}"
             if isinstance(block, Mapping) and isinstance(block.get("text"), str):
                 parts.append(Part(child["text"], "split", label))
             elif kind in _BINARY and isinstance(block, Mapping):
@@ -167,12 +169,12 @@ def content_parts(content: Any, node: Node) -> list[Part]:
     return parts
 
 
-def message_parts(message: Mapping[str, Any], node: Node) -> list[Part]:
+def message_parts(message: Mapping[str, Any], node: Node, first: int = 0) -> list[Part]:
     """A chat message's parts: its content, then any other payload it carries (``tool_calls``,
     ``function_call``) as JSON."""
     parts = []
     if "content" in message and message["content"] is not None:
-        parts += content_parts(message["content"], node["content"])
+        parts += content_parts(message["content"], node["content"], first)
     for key in ("tool_calls", "function_call", "refusal"):
         if message.get(key) is not None:
             parts.append(Part(node[key], "json", key))
@@ -202,8 +204,9 @@ def cut_anthropic(text: str, node: Node, body: Mapping[str, Any], splitter: Spli
     return cut
 
 
-def anthropic_message(cut: Cutter, node: Node, message: Any, name: str) -> None:
-    """One Anthropic message: its blocks; a cache mark on its last marked block."""
+def anthropic_message(cut: Cutter, node: Node, message: Any, name: str, first: int = 0) -> None:
+    """One Anthropic message: its blocks (numbered from ``first``); a cache mark on its last marked
+    block."""
     if not isinstance(message, Mapping):
         cut.group(node, name, "message", None, [])
         return
@@ -214,7 +217,7 @@ def anthropic_message(cut: Cutter, node: Node, message: Any, name: str) -> None:
         marks = [ttl_of(block) for block in content]
         mark = next((m for m in reversed(marks) if m), None)
     # a mid-conversation system message stays where it is sent: among the messages
-    cut.group(node, f"{name} {role}", "message", role, message_parts(message, node), mark)
+    cut.group(node, f"{name} {role}", "message", role, message_parts(message, node, first), mark)
 
 
 def cut_openai_chat(text: str, node: Node, body: Mapping[str, Any], splitter: Splitter) -> Cutter:

@@ -9,10 +9,10 @@ Formats (``FORMATS``):
 ``openai.chat`` / ``openai.responses``
     The same for OpenAI Chat Completions and Responses bodies.
 ``claude-code``
-    A Claude Code session transcript (``~/.claude/projects/<project>/<session>.jsonl``): one line
-    per message; each assistant message (lines sharing ``message.id`` count once) is one request,
-    whose messages are the chain of ``parentUuid`` before it. The transcript holds neither the
-    system prompt nor the tools: its requests are the messages only.
+    A Claude Code session transcript (``~/.claude/projects/<project>/<session>.jsonl``, read by
+    ``wm_kernel.interop.claude_code``): each assistant message (the lines sharing ``message.id``)
+    is one request, whose messages are the chain of ``parentUuid`` before it. The transcript holds
+    neither the system prompt nor the tools: its requests are the messages only.
 ``otlp``
     OTLP/HTTP JSON traces (one document, or the collector file exporter's one per line): each
     GenAI span is one request; spans this package exported carry every section (exact bytes),
@@ -34,6 +34,11 @@ from wm_kernel.interop.jsonspan import locate
 from wm_kernel.interop.split import Splitter
 
 FORMATS = ("anthropic", "openai.chat", "openai.responses", "claude-code", "otlp")
+#: The line types of a Claude Code transcript (new ones appear per release; a transcript's reader
+#: counts any type it does not read as an ordinary line).
+CLAUDE_CODE_TYPES = frozenset({"user", "assistant", "summary", "system", "progress", "file-history-snapshot",
+                               "attachment", "queue-operation", "custom-title", "ai-title"})
+_CLAUDE_CODE_KEYS = ("sessionId", "uuid", "leafUuid", "messageId", "parentUuid", "operation")
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,13 +59,21 @@ class LoggedRequest:
 
     ``sections`` cover ``source`` exactly (``"".join(s.raw for s in sections) == source``), where
     ``source`` is the logged text the request stands for: its line, the transcript lines of its
-    messages, or (OTLP) the request body the span describes. ``usage`` is the provider's usage
-    object as logged (shape named by ``usage_format``: ``anthropic``, ``openai.chat``,
-    ``openai.responses``), None where the log has none. ``request_id`` is the provider's request id
-    where the log keeps one (an envelope's ``request_id``, a transcript line's ``requestId``)."""
+    messages, or (OTLP) the request body the span describes; None where it is the join of the
+    sections' raw texts (a transcript's requests share their lines' sections instead of each
+    holding a copy of the conversation): :attr:`logged_text` gives it either way. ``usage`` is the
+    provider's usage object as logged (shape named by ``usage_format``: ``anthropic``,
+    ``openai.chat``, ``openai.responses``, ``gen_ai``), None where the log has none.
+    ``request_id`` is the provider's request id where the log keeps one (an envelope's
+    ``request_id``, a transcript line's ``requestId``). ``model`` is the model the log names for
+    this request (each request its own). ``conversation`` names the conversation the request
+    belongs to (a transcript's session, each subagent and sidechain its own; None where the log
+    says nothing); ``marks`` say what kind of run it is: ``subagent``, ``sidechain``,
+    ``compaction`` (a run that writes the summary a compacted conversation continues from),
+    ``after-compaction`` (the first request of a chain that starts at such a summary)."""
 
     sections: tuple[Section, ...]
-    source: str
+    source: str | None
     path: str
     lines: tuple[int, ...]
     dialect: str
@@ -70,6 +83,13 @@ class LoggedRequest:
     usage: Mapping[str, Any] | None = None
     usage_format: str | None = None
     request_id: str | None = None
+    conversation: str | None = None
+    marks: tuple[str, ...] = ()
+
+    @property
+    def logged_text(self) -> str:
+        """The logged text of the request (``source``, or the join of its sections)."""
+        return self.source if self.source is not None else "".join(s.raw for s in self.sections)
 
 
 def parse_time(value: Any, what: str) -> datetime | None:
@@ -97,8 +117,7 @@ def detect(value: Any) -> str | None:
         return None
     if "resourceSpans" in value:
         return "otlp"
-    if value.get("type") in ClaudeCodeReader.LINE_TYPES and ("sessionId" in value or "uuid" in value
-                                                            or "leafUuid" in value):
+    if value.get("type") in CLAUDE_CODE_TYPES and any(key in value for key in _CLAUDE_CODE_KEYS):
         return "claude-code"
     body = _body(value)
     if not isinstance(body, Mapping):
@@ -190,78 +209,6 @@ class OpenAIResponsesReader(BodyReader):
             raise ValueError("not an OpenAI Responses request: no 'input' or 'instructions'")
 
 
-class ClaudeCodeReader:
-    """A Claude Code session transcript (module docstring). Lines of other types (summaries,
-    snapshots, system notes) carry no message and are kept only as links of the chain."""
-
-    LINE_TYPES = frozenset({"user", "assistant", "summary", "system", "file-history-snapshot", "attachment",
-                            "queue-operation", "custom-title", "ai-title"})
-
-    def __init__(self, path: str, splitter: Splitter) -> None:
-        self.path = path
-        self.splitter = splitter
-        # uuid -> (parent uuid, line, text, sections, depth of the next message, is a message)
-        self.lines: dict[str, tuple[str | None, int, str, tuple[Section, ...], int, bool]] = {}
-        self.requests: list[LoggedRequest] = []
-        self.seen_ids: set[str] = set()
-        self.times: dict[str, datetime | None] = {}
-
-    def feed(self, line: int, text: str, value: Any) -> None:
-        if not isinstance(value, Mapping) or not isinstance(value.get("type"), str):
-            raise ValueError("not a Claude Code transcript line: no 'type'")
-        uuid, parent = value.get("uuid"), value.get("parentUuid")
-        depth = 0
-        if isinstance(parent, str) and parent in self.lines:
-            depth = self.lines[parent][4]
-        message = value.get("message")
-        kind = value["type"]
-        if kind not in ("user", "assistant") or not isinstance(message, Mapping):
-            if isinstance(uuid, str):
-                self.lines[uuid] = (parent if isinstance(parent, str) else None, line, text, (), depth, False)
-            return
-        if not isinstance(uuid, str):
-            raise ValueError(f"a {kind} line without a 'uuid'")
-        timestamp = parse_time(value.get("timestamp"), "timestamp")
-        node = locate(text)
-        cut = Cutter(text, self.splitter)
-        anthropic_message(cut, node["message"], message, f"msg[{depth}]")
-        sections = tuple(cut.finish())
-        parent_id = parent if isinstance(parent, str) else None
-        message_id = message.get("id")
-        if kind == "assistant" and isinstance(message_id, str) and message_id not in self.seen_ids:
-            self.seen_ids.add(message_id)
-            rid = value.get("requestId")
-            self._request(parent_id, line, timestamp, message, rid if isinstance(rid, str) else None)
-        self.lines[uuid] = (parent_id, line, text, sections, depth + 1, True)
-        self.times[uuid] = timestamp
-
-    def _request(self, parent: str | None, line: int, answered_at: datetime | None,
-                 message: Mapping[str, Any], request_id: str | None) -> None:
-        chain = []
-        sent_at = None
-        while parent is not None and parent in self.lines:
-            link = self.lines[parent]
-            if link[5]:
-                chain.append(link)
-                if sent_at is None:
-                    sent_at = self.times.get(parent)
-            parent = link[0]
-        chain.reverse()
-        if not chain:
-            raise ValueError("an assistant message with no message before it in the chain")
-        usage = message.get("usage")
-        model = message.get("model")
-        self.requests.append(LoggedRequest(
-            tuple(s for link in chain for s in link[3]), "".join(link[2] for link in chain), self.path,
-            tuple(link[1] for link in chain), "claude-code", "anthropic",
-            model if isinstance(model, str) else None, sent_at or answered_at,
-            usage if isinstance(usage, Mapping) else None,
-            "anthropic" if isinstance(usage, Mapping) else None, request_id))
-
-    def finish(self) -> list[LoggedRequest]:
-        return self.requests
-
-
 def otlp_value(value: Any) -> Any:
     """An OTLP JSON AnyValue as a Python value (``intValue`` strings as int)."""
     if not isinstance(value, Mapping):
@@ -292,5 +239,5 @@ def span_line(text: str, offset: int) -> int:
 
 
 __all__ = ["FORMATS", "ImportIssue", "LoggedRequest", "detect", "parse_time", "AnthropicReader",
-           "OpenAIChatReader", "OpenAIResponsesReader", "ClaudeCodeReader", "otlp_value", "otlp_attributes",
+           "OpenAIChatReader", "OpenAIResponsesReader", "CLAUDE_CODE_TYPES", "otlp_value", "otlp_attributes",
            "span_line"]

@@ -25,7 +25,9 @@ no times). It presents what the instruments read from a recorded Session:
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
+from collections import Counter
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -38,16 +40,17 @@ from wm_kernel.instruments.diff import FirstChange, PromptDiff, diff_prompts, fi
 from wm_kernel.instruments.history import History, text_digest
 from wm_kernel.interop.billing import gen_ai_counts, logged_usage, request_body
 from wm_kernel.interop.bodies import Section, prompt_order
+from wm_kernel.interop.claude_code import ClaudeCodeReader
 from wm_kernel.interop.formats import (
     FORMATS,
     AnthropicReader,
-    ClaudeCodeReader,
     ImportIssue,
     LoggedRequest,
     OpenAIChatReader,
     OpenAIResponsesReader,
     detect,
 )
+from wm_kernel.interop.jsonspan import locate
 from wm_kernel.interop.split import Splitter
 from wm_kernel.providers.usage import request_prefix
 from wm_kernel.tokens import TokenCounter
@@ -71,13 +74,16 @@ class ImportedSession:
     """Recorded turns read from another agent's log (see the module docstring)."""
 
     def __init__(self, requests: Sequence[LoggedRequest], errors: Sequence[ImportIssue] = (), *,
-                 counter: TokenCounter | None = None, name: str = "") -> None:
+                 counter: TokenCounter | None = None, name: str = "",
+                 skipped: Mapping[str, int] | None = None) -> None:
         if not requests:
             raise ValueError("an imported session needs at least one request")
         timed = all(r.sent_at is not None for r in requests)
         ordered = sorted(requests, key=lambda r: r.sent_at) if timed else list(requests)  # type: ignore[arg-type,return-value]
         self.requests: tuple[LoggedRequest, ...] = tuple(ordered)
         self.errors: tuple[ImportIssue, ...] = tuple(errors)
+        #: Ordinary records read and skipped, by type (a transcript's ``progress`` lines...).
+        self.skipped: dict[str, int] = dict(sorted((skipped or {}).items()))
         self.name = name
         self.counter = counter if counter is not None else TokenCounter()
         self._prompts: dict[int, ComposedPrompt] = {}
@@ -306,75 +312,206 @@ def _composed(sections: list[Section], cached: set[str], turn: int) -> ComposedP
                           sections=records, turn=turn, blame=blame)
 
 
-_READERS = {"anthropic": AnthropicReader, "openai.chat": OpenAIChatReader,
-            "openai.responses": OpenAIResponsesReader, "claude-code": ClaudeCodeReader}
+_READERS: dict[str, Any] = {"anthropic": AnthropicReader, "openai.chat": OpenAIChatReader,
+                            "openai.responses": OpenAIResponsesReader, "claude-code": ClaudeCodeReader}
 
 
-def read_file(path: str | Path, *, format: str | None = None,
-              splitter: Splitter | None = None) -> tuple[list[LoggedRequest], list[ImportIssue]]:
-    """The requests of one log file and the issues of the records that could not be read.
+@dataclass
+class LogFile:
+    """What one file gave: its requests, the issues of the records that could not be read, and the
+    count of ordinary records of each type that carry no request (a transcript's ``progress``
+    lines...), read and skipped."""
 
-    ValueError (naming the file and line) when the file cannot be imported at all: no such file,
-    an unknown format, no record readable."""
-    name = str(path)
-    if format is not None and format not in FORMATS:
-        raise ValueError(f"unknown format {format!r}; formats: {', '.join(FORMATS)}")
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ValueError(f"{name}: cannot read the file ({exc})") from None
-    split = splitter or Splitter()
-    if format == "otlp" or (format is None and text.lstrip().startswith("{")
-                            and '"resourceSpans"' in text[:2000]):
-        from wm_kernel.interop.otlp import read_otlp
-
-        return read_otlp(text, name, split)
-    issues: list[ImportIssue] = []
+    path: str
+    format: str | None
+    requests: list[LoggedRequest]
+    issues: list[ImportIssue]
+    skipped: Counter[str] = field(default_factory=Counter)
     reader: Any = None
-    chosen = format
-    for number, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
+
+
+def _records(data: bytes, name: str, issues: list[ImportIssue]) -> Iterator[tuple[int, str, Any]]:
+    """(line, text, value) of each record: JSON Lines split on "\n" only (U+2028, U+0085 and the
+    other characters ``str.splitlines`` breaks on stay inside their line), each line decoded on its
+    own (a bad UTF-8 byte is an issue naming its line); or, where the file is one JSON document
+    over several lines (a pretty-printed body, an array or ``{"data": [...]}`` list of records),
+    its records."""
+    rows = data.split(b"\n")
+    first = next((i for i, row in enumerate(rows) if row.strip()), None)
+    if first is not None and len(rows) > first + 1 and any(r.strip() for r in rows[first + 1:]):
+        try:
+            json.loads(rows[first])
+        except (json.JSONDecodeError, UnicodeDecodeError):
+            try:
+                text = data.decode("utf-8")
+                whole = json.loads(text)
+            except (json.JSONDecodeError, UnicodeDecodeError):
+                pass
+            else:
+                yield from _document(text, whole)
+                return
+    for number, row in enumerate(rows, start=1):
+        if row.endswith(b"\r"):
+            row = row[:-1]
+        if not row.strip():
+            continue
+        try:
+            line = row.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            issues.append(ImportIssue(name, number, f"not UTF-8: byte 0x{row[exc.start]:02x} at column "
+                                                    f"{exc.start + 1}; the line is skipped"))
             continue
         try:
             value = json.loads(line)
         except json.JSONDecodeError as exc:
             issues.append(ImportIssue(name, number, f"malformed JSON: {exc.msg} at column {exc.colno}"))
             continue
+        yield number, line, value
+
+
+def _document(text: str, whole: Any) -> Iterator[tuple[int, str, Any]]:
+    """The records of a file that is one JSON document: the document itself, the items of an
+    array, or the items of a ``{"data": [...]}`` list (an API's list export)."""
+    items: list[Any] | None = None
+    node = locate(text)
+    if isinstance(whole, list):
+        items, nodes = whole, node.items
+    elif isinstance(whole, Mapping) and isinstance(whole.get("data"), list) and "messages" not in whole:
+        items, nodes = whole["data"], node["data"].items
+    if items is None:
+        yield text.count("\n", 0, node.start) + 1, text, whole
+        return
+    newlines = 0
+    last = 0
+    for item, child in zip(items, nodes, strict=True):
+        newlines += text.count("\n", last, child.start)
+        last = child.start
+        yield newlines + 1, text[child.start:child.end], item
+
+
+def read_log(path: str | Path, *, format: str | None = None, splitter: Splitter | None = None,
+             context: Any = None, subagent: bool = False) -> LogFile:
+    """One log file read (:class:`LogFile`). ValueError (naming the file and line) when it cannot
+    be imported at all: no such file, an unknown format, no record readable. ``context`` and
+    ``subagent`` read a Claude Code subagent file beside the reader of its session."""
+    name = str(path)
+    if format is not None and format not in FORMATS:
+        raise ValueError(f"unknown format {format!r}; formats: {', '.join(FORMATS)}")
+    try:
+        data = Path(path).read_bytes()
+    except OSError as exc:
+        raise ValueError(f"{name}: cannot read the file ({exc})") from None
+    split = splitter or Splitter()
+    head = data[:2000]
+    if format == "otlp" or (format is None and head.lstrip().startswith(b"{") and b'"resourceSpans"' in head):
+        from wm_kernel.interop.otlp import read_otlp
+
+        issues: list[ImportIssue] = []
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            line = data.count(b"\n", 0, exc.start) + 1
+            issues.append(ImportIssue(name, line, f"not UTF-8: byte 0x{data[exc.start]:02x}; read as U+FFFD"))
+            text = data.decode("utf-8", errors="replace")
+        found, problems = read_otlp(text, name, split)
+        return LogFile(name, "otlp", found, issues + problems)
+    issues = []
+    reader: Any = None
+    chosen = format
+    pending: list[tuple[int, str, Any]] = []
+    for number, line, value in _records(data, name, issues):
         if chosen is None:
             chosen = detect(value)
             if chosen is None:
-                issues.append(ImportIssue(name, number, "unknown format: not a request body, transcript "
-                                                        f"line or OTLP document ({', '.join(FORMATS)})"))
+                pending.append((number, line, value))
                 continue
         if reader is None:
-            reader = _READERS[chosen](name, split)
-        try:
-            reader.feed(number, line, value)
-        except (ValueError, KeyError, TypeError) as exc:
-            issues.append(ImportIssue(name, number, str(exc)))
+            reader = (ClaudeCodeReader(name, split, context, subagent) if chosen == "claude-code"
+                      else _READERS[chosen](name, split))
+            for early in pending:       # records before the first one that named the format
+                _feed(reader, early, issues)
+            pending = []
+        _feed(reader, (number, line, value), issues)
+    for number, _, _ in pending:
+        issues.append(ImportIssue(name, number, "unknown format: not a request body, transcript "
+                                                f"line or OTLP document ({', '.join(FORMATS)})"))
     requests = reader.finish() if reader is not None else []
+    issues += getattr(reader, "issues", [])
+    issues.sort(key=lambda issue: issue.line)
     if not requests:
         first = issues[0] if issues else ImportIssue(name, 1, "no requests in the file")
         raise ValueError(f"{first} (nothing imported)")
-    return requests, issues
+    return LogFile(name, chosen, requests, issues, Counter(getattr(reader, "skipped", {})), reader)
+
+
+def _feed(reader: Any, record: tuple[int, str, Any], issues: list[ImportIssue]) -> None:
+    number, line, value = record
+    try:
+        reader.feed(number, line, value)
+    except (ValueError, KeyError, TypeError, IndexError) as exc:
+        issues.append(ImportIssue(reader.path, number, str(exc)))
+
+
+def read_file(path: str | Path, *, format: str | None = None,
+              splitter: Splitter | None = None) -> tuple[list[LoggedRequest], list[ImportIssue]]:
+    """The requests of one log file and the issues of the records that could not be read
+    (:func:`read_log` without its counts). ValueError (naming the file and line) when the file
+    cannot be imported at all: no such file, an unknown format, no record readable."""
+    read = read_log(path, format=format, splitter=splitter)
+    return read.requests, read.issues
+
+
+def log_files(paths: Iterable[str | Path]) -> list[Path]:
+    """The files ``paths`` name: a file as it is, a folder as the ``.jsonl`` / ``.json`` files in it
+    (sorted; a Claude Code session folder as its session file, when it sits beside the folder)."""
+    out: list[Path] = []
+    for given in paths:
+        path = Path(given)
+        if not path.is_dir():
+            out.append(path)
+            continue
+        inside = sorted(p for p in path.iterdir() if p.is_file() and p.suffix in (".jsonl", ".json"))
+        beside = path.parent / f"{path.name}.jsonl"
+        if not inside and beside.is_file():
+            inside = [beside]
+        if not inside and not (path / "subagents").is_dir():
+            raise ValueError(f"{path}: a folder with no .jsonl or .json log in it")
+        out += inside
+        if not inside:
+            out += sorted((path / "subagents").glob("*.jsonl"))
+    return out
 
 
 def import_log(*paths: str | Path, format: str | None = None, splitter: Splitter | None = None,
-               rules: Iterable[str] = (), counter: TokenCounter | None = None) -> ImportedSession:
-    """An :class:`ImportedSession` of every request in ``paths`` (one conversation, in send order).
+               rules: Iterable[str] = (), counter: TokenCounter | None = None,
+               subagents: bool = True) -> ImportedSession:
+    """An :class:`ImportedSession` of every request in ``paths`` (files or folders, in send order).
 
     ``format`` forces a format (default: detected per file); ``splitter`` or ``rules`` (regular
-    expressions, each match starting a section) add your own splitting. Records that cannot be
-    read are in the result's ``errors`` (file, line, why); the rest imports."""
+    expressions, each match starting a section) add your own splitting. A Claude Code session file
+    brings its ``<session>/subagents/*.jsonl`` beside it (``subagents=False``: not), each its own
+    conversation. Records that cannot be read are in the result's ``errors`` (file, line, why);
+    ordinary records that carry no request are counted in ``skipped``; the rest imports."""
     if not paths:
         raise ValueError("import_log needs at least one file")
     if splitter is None:
         splitter = Splitter(list(rules))
     requests: list[LoggedRequest] = []
     issues: list[ImportIssue] = []
-    for path in paths:
-        found, problems = read_file(path, format=format, splitter=splitter)
-        requests += found
-        issues += problems
+    skipped: Counter[str] = Counter()
+    files = log_files(paths)
+    for path in files:
+        read = read_log(path, format=format, splitter=splitter)
+        found = [read]
+        folder = path.with_suffix("") / "subagents"
+        if subagents and read.format == "claude-code" and folder.is_dir():
+            for sub in sorted(folder.glob("*.jsonl")):
+                if sub not in files:
+                    found.append(read_log(sub, format=format, splitter=splitter, context=read.reader,
+                                          subagent=True))
+        for one in found:
+            requests += one.requests
+            issues += one.issues
+            skipped += one.skipped
     names = ", ".join(Path(p).name for p in paths)
-    return ImportedSession(requests, issues, counter=counter, name=names)
+    return ImportedSession(requests, issues, counter=counter, name=names, skipped=skipped)

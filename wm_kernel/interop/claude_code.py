@@ -1,0 +1,304 @@
+"""A Claude Code session transcript read into the requests the model saw.
+
+A transcript (``~/.claude/projects/<project>/<session>.jsonl``) is JSON Lines, one object per line;
+``user`` and ``assistant`` lines carry an Anthropic message, the other types (``progress``,
+``file-history-snapshot``, ``queue-operation``, ``summary``, ``system``...) are ordinary lines that
+carry none: they are counted (:attr:`ClaudeCodeReader.skipped`) and kept only as links of the chain.
+
+How the lines become requests (the facts of the format, docs/interop.md):
+
+- One streamed assistant message is written as several lines, one per content block, sharing
+  ``message.id``: they are one assistant message, and one request. The input and cache counts repeat
+  on every line and ``output_tokens`` grows, so the usage is the *last* line's.
+- Lines are threaded by ``parentUuid``. With parallel tool calls each ``tool_result`` line is
+  parented on its own ``tool_use`` line: every result given to one assistant message goes into one
+  user message, the one the next request sends. Consecutive user lines are one user message, as the
+  API merges them.
+- A request's messages are the chain of messages before its assistant message, so a rewind's
+  abandoned branch is in no later request; a ``compact_boundary`` line (``parentUuid: null``)
+  starts a new chain at the summary after it (its first request is marked ``after-compaction``).
+- Lines with ``parentUuid: null`` (older writers put it on every line) or without a ``uuid``
+  follow the previous message line in file order.
+- ``isSidechain`` lines, and the files under ``<session>/subagents/``, are other conversations
+  (``LoggedRequest.conversation``) with their own caches; a subagent line whose parent is a line of
+  the session it came from continues that session's messages (a compaction run, agent
+  ``acompact-...``, reads the whole conversation: marked ``compaction``).
+- A parent chain that loops is reported (one :class:`ImportIssue`) and read as a new chain.
+
+Each line is cut into sections once; every request holding that line shares them (memory grows
+with the transcript, not with requests times conversation length).
+"""
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from wm_kernel.interop.bodies import Cutter, Section, anthropic_message
+from wm_kernel.interop.formats import ImportIssue, LoggedRequest, parse_time
+from wm_kernel.interop.jsonspan import locate
+from wm_kernel.interop.split import Splitter
+
+
+class _Line:
+    """One message line: its number, text, sections (cut once) and time."""
+
+    __slots__ = ("number", "text", "sections", "at", "blocks")
+
+    def __init__(self, number: int, text: str, sections: tuple[Section, ...], at: datetime | None,
+                 blocks: int) -> None:
+        self.number, self.text, self.sections, self.at, self.blocks = number, text, sections, at, blocks
+
+
+class _Message:
+    """One message the model reads: the lines written for it, its place in the chain."""
+
+    __slots__ = ("role", "depth", "parent", "lines", "blocks", "results", "owner", "conversation",
+                 "marks", "summary", "usage", "model", "request_id", "chain", "sidechain")
+
+    def __init__(self, role: str, depth: int, parent: _Message | None, owner: ClaudeCodeReader,
+                 conversation: str, marks: tuple[str, ...], sidechain: bool) -> None:
+        self.role, self.depth, self.parent, self.owner = role, depth, parent, owner
+        self.lines: list[_Line] = []
+        self.blocks = 0
+        self.results: _Message | None = None     # the user message holding this one's tool results
+        self.conversation, self.marks, self.sidechain = conversation, marks, sidechain
+        self.summary = False                     # the chain starts at a compaction summary
+        self.usage: Mapping[str, Any] | None = None
+        self.model: str | None = None
+        self.request_id: str | None = None
+        self.chain: tuple[tuple[_Message, int], ...] = ()   # (message, lines of it) sent before
+
+    def add(self, line: _Line) -> None:
+        self.lines.append(line)
+        self.blocks += line.blocks
+
+
+def _blocks(message: Mapping[str, Any]) -> int:
+    content = message.get("content")
+    return len(content) if isinstance(content, list) else 1
+
+
+def _has_result(message: Mapping[str, Any]) -> bool:
+    content = message.get("content")
+    return isinstance(content, list) and any(isinstance(b, Mapping) and b.get("type") == "tool_result"
+                                             for b in content)
+
+
+class ClaudeCodeReader:
+    """A Claude Code session transcript (module docstring). ``context`` is the reader of the session
+    a subagent file belongs to: a parent line found there continues that session's messages."""
+
+    def __init__(self, path: str, splitter: Splitter, context: ClaudeCodeReader | None = None,
+                 subagent: bool = False) -> None:
+        self.path = path
+        self.splitter = splitter
+        self.context = context
+        self.subagent = subagent
+        self.skipped: Counter[str] = Counter()
+        self.issues: list[ImportIssue] = []
+        # uuid -> (message, index of the line in it) the line leads to; (None, -1) starts a chain
+        self.links: dict[str, tuple[_Message | None, int]] = {}
+        self.raw_parent: dict[str, str] = {}
+        self.unresolved: list[tuple[int, str, str]] = []      # (line, uuid, parent not seen yet)
+        self.boundaries: set[str] = set()
+        self.by_key: dict[str, _Message] = {}
+        self.order: list[_Message] = []                        # assistant messages, first line order
+        self.previous: tuple[_Message, int] | None = None     # the last message line, file order
+        self.previous_side: tuple[_Message, int] | None = None
+        self.stem = Path(path).stem
+
+    # -- reading
+    def feed(self, line: int, text: str, value: Any) -> None:
+        if not isinstance(value, Mapping) or not isinstance(value.get("type"), str):
+            raise ValueError("not a Claude Code transcript line: no 'type'")
+        kind = value["type"]
+        uuid, parent = value.get("uuid"), value.get("parentUuid")
+        if isinstance(uuid, str) and isinstance(parent, str):
+            self.raw_parent[uuid] = parent
+        message = value.get("message")
+        if kind not in ("user", "assistant"):
+            self.skipped[kind] += 1
+            if isinstance(uuid, str) and uuid not in self.links:
+                if kind == "system" and value.get("subtype") == "compact_boundary":
+                    self.boundaries.add(uuid)
+                    self.links[uuid] = (None, -1)
+                else:
+                    self.links[uuid] = self._parent_of(line, uuid, parent, value)
+            return
+        if not isinstance(message, Mapping):
+            raise ValueError(f"a {kind} line without a 'message' object")
+        if isinstance(uuid, str) and uuid in self.links:
+            self.skipped["duplicate"] += 1       # a line written again (a resumed session)
+            return
+        at = parse_time(value.get("timestamp"), "timestamp")
+        sidechain = bool(value.get("isSidechain"))
+        after, pos = self._parent_of(line, uuid if isinstance(uuid, str) else None, parent, value)
+        summary = isinstance(parent, str) and parent in self.boundaries or bool(value.get("isCompactSummary"))
+        target, first = self._message_for(kind, message, value, after, pos, sidechain, summary)
+        node = locate(text)
+        cut = Cutter(text, self.splitter)
+        anthropic_message(cut, node["message"], message, f"msg[{target.depth}]", first)
+        entry = _Line(line, text, tuple(cut.finish()), at, _blocks(message))
+        target.add(entry)
+        if kind == "assistant":
+            usage = message.get("usage")
+            if isinstance(usage, Mapping):
+                target.usage = usage                 # the last line of a message has its final counts
+            model = message.get("model")
+            if isinstance(model, str):
+                target.model = model
+            rid = value.get("requestId")
+            if isinstance(rid, str):
+                target.request_id = rid
+        here = (target, len(target.lines) - 1)
+        if isinstance(uuid, str):
+            self.links[uuid] = here
+        if sidechain:
+            self.previous_side = here
+        else:
+            self.previous = here
+
+    def _parent_of(self, line: int, uuid: str | None, parent: Any, value: Mapping[str, Any]
+                   ) -> tuple[_Message | None, int]:
+        """Where a line continues from: its parent's message and line, or the previous message
+        line in file order (no ``parentUuid``), or nothing (a new chain)."""
+        if isinstance(parent, str):
+            found = self.links.get(parent)
+            if found is None and self.context is not None:
+                found = self.context.links.get(parent)
+            if found is not None:
+                return found
+            if uuid is not None:
+                self.unresolved.append((line, uuid, parent))
+            return None, -1
+        if value.get("type") not in ("user", "assistant"):
+            return None, -1
+        previous = self.previous_side if value.get("isSidechain") and not self.subagent else self.previous
+        if self.subagent:
+            previous = self.previous
+        return previous if previous is not None else (None, -1)
+
+    def _message_for(self, kind: str, message: Mapping[str, Any], value: Mapping[str, Any],
+                     after: _Message | None, pos: int, sidechain: bool, summary: bool
+                     ) -> tuple[_Message, int]:
+        """The message a line belongs to (found, or new) and the index of its first block there."""
+        if kind == "assistant":
+            mid = message.get("id")
+            key = mid if isinstance(mid, str) else value.get("requestId")
+            if isinstance(key, str) and key in self.by_key:
+                found = self.by_key[key]
+                return found, found.blocks
+            target = self._new("assistant", after, pos, sidechain, summary)
+            if isinstance(key, str):
+                self.by_key[key] = target
+            self.order.append(target)
+            target.chain = self._chain(after, pos)
+            return target, 0
+        if after is not None and after.role == "user":
+            if after.owner is self and pos == len(after.lines) - 1:
+                return after, after.blocks
+            return self._fork(after, pos), after.blocks if pos == len(after.lines) - 1 else \
+                sum(line.blocks for line in after.lines[:pos + 1])
+        if after is not None and after.role == "assistant" and _has_result(message) and after.owner is self:
+            if after.results is None:
+                after.results = self._new("user", after, pos, sidechain, summary)
+            return after.results, after.results.blocks
+        return self._new("user", after, pos, sidechain, summary), 0
+
+    def _fork(self, base: _Message, pos: int) -> _Message:
+        """A user message continuing ``base`` up to its line ``pos`` (a branch from the middle of
+        a merged message, or from another file's message): the same place, its own lines."""
+        fork = _Message("user", base.depth, base.parent, self, self._conversation(base, False),
+                        self._marks(base.marks), base.sidechain)
+        fork.summary = base.summary
+        for line in base.lines[:pos + 1]:
+            fork.add(line)
+        return fork
+
+    def _new(self, role: str, after: _Message | None, pos: int, sidechain: bool, summary: bool) -> _Message:
+        if after is None:
+            conversation = self._root_conversation(sidechain)
+            marks = self._marks(("sidechain",) if sidechain and not self.subagent else ())
+            made = _Message(role, 0, None, self, conversation, marks, sidechain)
+            made.summary = summary
+            return made
+        made = _Message(role, after.depth + 1, after, self, self._conversation(after, sidechain),
+                        self._marks(after.marks if after.owner is self else ()), sidechain or after.sidechain)
+        made.summary = after.summary
+        return made
+
+    def _conversation(self, after: _Message, sidechain: bool) -> str:
+        if after.owner is self:
+            return after.conversation
+        return self._root_conversation(sidechain)
+
+    def _root_conversation(self, sidechain: bool) -> str:
+        if self.subagent:
+            return f"{self.context.stem if self.context else 'session'}/{self.stem}"
+        if sidechain:
+            return f"{self.stem}/sidechain-{len(self.order)}"
+        return self.stem
+
+    def _marks(self, marks: tuple[str, ...]) -> tuple[str, ...]:
+        if self.subagent:
+            own = ("compaction",) if self.stem.startswith("agent-acompact") else ("subagent",)
+            return own + tuple(m for m in marks if m not in own)
+        return marks
+
+    @staticmethod
+    def _chain(after: _Message | None, pos: int) -> tuple[tuple[_Message, int], ...]:
+        if after is None:
+            return ()
+        chain = [(after, pos + 1)]
+        node = after.parent
+        while node is not None:           # parents are made before children: no loop possible
+            chain.append((node, len(node.lines)))
+            node = node.parent
+        chain.reverse()
+        return tuple(chain)
+
+    # -- the requests
+    def finish(self) -> list[LoggedRequest]:
+        self._report_loops()
+        requests = []
+        summaries_seen: set[int] = set()
+        for message in self.order:
+            if not message.chain:
+                self.issues.append(ImportIssue(self.path, message.lines[0].number,
+                                               "an assistant message with no message before it in the chain"))
+                continue
+            lines = [line for node, count in message.chain for line in node.lines[:count]]
+            sections = tuple(s for line in lines for s in line.sections)
+            sent_at = next((line.at for line in reversed(lines) if line.at is not None), message.lines[0].at)
+            marks = message.marks
+            root = message.chain[0][0]
+            if root.summary and id(root) not in summaries_seen:
+                summaries_seen.add(id(root))
+                marks = (*marks, "after-compaction")
+            own = tuple(line.number for node, count in message.chain if node.owner is self
+                        for line in node.lines[:count])
+            requests.append(LoggedRequest(
+                sections, None, self.path, own, "claude-code", "anthropic", message.model, sent_at,
+                message.usage, "anthropic" if message.usage is not None else None, message.request_id,
+                message.conversation, marks))
+        return requests
+
+    def _report_loops(self) -> None:
+        for line, uuid, parent in self.unresolved:
+            seen = {uuid}
+            walk = [uuid, parent]
+            current = parent
+            while current in self.raw_parent and current not in seen:
+                seen.add(current)
+                current = self.raw_parent[current]
+                walk.append(current)
+            if current == uuid:
+                self.issues.append(ImportIssue(self.path, line, "its parentUuid chain loops back to it ("
+                                               + " -> ".join(walk[:6]) + (" ..." if len(walk) > 6 else "")
+                                               + "): read as the start of a new chain"))
+
+
+__all__ = ["ClaudeCodeReader"]
