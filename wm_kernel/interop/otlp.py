@@ -1,104 +1,229 @@
 """Reading OTLP JSON traces back into logged requests (what ``import_log`` does with a trace file).
 
-read_otlp reads OTLP/HTTP JSON (one document, or one per line as the collector's file
-exporter writes): spans exported here give back every section, bytes included, so an export
-imported again replays the same prompts byte for byte; GenAI spans of other instrumentations are
-cut from their ``gen_ai.system_instructions``, ``gen_ai.tool.definitions`` and
-``gen_ai.input.messages`` (JSON, as the conventions write them).
+read_otlp reads OTLP/HTTP JSON (one document, or one per line as the collector's file exporter
+writes, split on "\\n" only): spans exported here give back every section, bytes included, so an
+export imported again replays the same prompts byte for byte; GenAI spans of other instrumentations
+are cut from their ``gen_ai.system_instructions``, ``gen_ai.tool.definitions`` and
+``gen_ai.input.messages`` (JSON, as the conventions write them), OpenInference spans from their
+``llm.input_messages.<i>.message.*``; a span that carries no content (content capture is opt-in)
+imports with its usage and one empty section.
+
+Usage, in every convention read (docs/interop.md has the table); in all of them the input count
+includes the cached and written tokens:
+
+==========================  ==========================================  ===============================
+convention                  cache read                                   cache write
+==========================  ==========================================  ===============================
+GenAI registry, OpenLLMetry ``gen_ai.usage.cache_read.input_tokens``     ``gen_ai.usage.cache_creation.input_tokens``
+``anthropic`` SDK tracing   ``gen_ai.usage.cache_read.input_tokens``     ``gen_ai.usage.cache_write.input_tokens``
+older OpenLLMetry           ``gen_ai.usage.cache_read_input_tokens``     ``gen_ai.usage.cache_creation_input_tokens``
+OpenInference               ``llm.token_count.prompt_details.cache_read`` ``llm.token_count.prompt_details.cache_write``
+==========================  ==========================================  ===============================
+
+(input: ``gen_ai.usage.input_tokens``, the deprecated ``gen_ai.usage.prompt_tokens``, or
+``llm.token_count.prompt``; output: ``gen_ai.usage.output_tokens``, ``gen_ai.usage.completion_tokens``
+or ``llm.token_count.completion``.)
+
+Reading is linear in the file: each span's line is found by one forward search from the previous
+span's, and a span that cannot be read is one :class:`ImportIssue`, the others import.
 """
 from __future__ import annotations
 
+import bisect
 import json
+import re
 from collections.abc import Mapping
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from wm_kernel.interop.bodies import Section
-from wm_kernel.interop.formats import ImportIssue, LoggedRequest, otlp_attributes, span_line
+from wm_kernel.interop.formats import ImportIssue, LoggedRequest, otlp_attributes
 from wm_kernel.interop.split import Splitter
 
 _NS = 1_000_000_000
+#: What can go wrong inside one malformed span (reported, never raised for the whole file).
+_SPAN_ERRORS = (ValueError, KeyError, TypeError, AttributeError, IndexError, OverflowError)
+_INPUT = ("gen_ai.usage.input_tokens", "gen_ai.usage.prompt_tokens", "llm.token_count.prompt")
+_READ = ("gen_ai.usage.cache_read.input_tokens", "gen_ai.usage.cache_read_input_tokens",
+         "llm.token_count.prompt_details.cache_read")
+_WRITE = ("gen_ai.usage.cache_creation.input_tokens", "gen_ai.usage.cache_write.input_tokens",
+          "gen_ai.usage.cache_creation_input_tokens", "llm.token_count.prompt_details.cache_write")
+_OUTPUT = ("gen_ai.usage.output_tokens", "gen_ai.usage.completion_tokens", "llm.token_count.completion")
+_OPERATIONS = ("chat", "generate_content", "text_completion")
+
+
+class _Lines:
+    """The 1-based line of an offset, by bisection over the newline offsets (found once)."""
+
+    def __init__(self, text: str) -> None:
+        self.newlines = [m.start() for m in re.finditer("\n", text)]
+
+    def of(self, offset: int) -> int:
+        return bisect.bisect_left(self.newlines, offset) + 1
+
+
+def _documents(text: str, path: str, issues: list[ImportIssue]) -> list[tuple[int, Any]]:
+    """(offset, parsed) of each OTLP document: the whole text, else one per line."""
+    try:
+        return [(0, json.loads(text))]
+    except json.JSONDecodeError:
+        pass
+    documents = []
+    offset = 0
+    for number, row in enumerate(text.split("\n"), start=1):
+        if row.strip():
+            try:
+                documents.append((offset, json.loads(row)))
+            except json.JSONDecodeError as exc:
+                issues.append(ImportIssue(path, number, f"malformed JSON: {exc.msg} at column {exc.colno}"))
+        offset += len(row) + 1
+    return documents
 
 
 def read_otlp(text: str, path: str, splitter: Splitter) -> tuple[list[LoggedRequest], list[ImportIssue]]:
     """The GenAI requests of an OTLP/HTTP JSON file (module docstring) and the issues of spans or
     lines that could not be read."""
     issues: list[ImportIssue] = []
-    documents: list[tuple[int, Any]] = []
-    try:
-        documents.append((0, json.loads(text)))
-    except json.JSONDecodeError:
-        offset = 0
-        for number, row in enumerate(text.splitlines(keepends=True), start=1):
-            if row.strip():
-                try:
-                    documents.append((offset, json.loads(row)))
-                except json.JSONDecodeError as exc:
-                    issues.append(ImportIssue(path, number, f"malformed JSON: {exc.msg} at column {exc.colno}"))
-            offset += len(row)
-    spans: list[tuple[int, Mapping[str, Any]]] = []
-    for offset, document in documents:
+    lines = _Lines(text)
+    spans: list[tuple[int, Any]] = []
+    for offset, document in _documents(text, path, issues):
         if not isinstance(document, Mapping) or not isinstance(document.get("resourceSpans"), list):
-            issues.append(ImportIssue(path, span_line(text, offset), "unknown format: an OTLP document "
-                                                                     "has a 'resourceSpans' list"))
+            issues.append(ImportIssue(path, lines.of(offset), "unknown format: an OTLP document "
+                                                              "has a 'resourceSpans' list"))
             continue
-        located = text.find('"resourceSpans"', offset)
+        cursor = text.find('"resourceSpans"', offset)
         for resource in document["resourceSpans"]:
             for scope in resource.get("scopeSpans", []) if isinstance(resource, Mapping) else []:
                 for span in scope.get("spans", []) if isinstance(scope, Mapping) else []:
-                    at = text.find(f'"{span.get("spanId", "")}"', located) if isinstance(span, Mapping) else -1
-                    spans.append((span_line(text, max(at, offset)), span))
+                    sid = span.get("spanId") if isinstance(span, Mapping) else None
+                    at = text.find(f'"{sid}"', cursor) if isinstance(sid, str) and sid else -1
+                    if at >= 0:
+                        cursor = at      # spans are written in order: the next is searched from here
+                    spans.append((lines.of(max(at, cursor, offset)), span))
     children: dict[str, list[Mapping[str, Any]]] = {}
     for _, span in spans:
-        parent = span.get("parentSpanId")
+        parent = span.get("parentSpanId") if isinstance(span, Mapping) else None
         if isinstance(parent, str) and parent:
             children.setdefault(parent, []).append(span)
     requests = []
     for line, span in spans:
-        attributes = otlp_attributes(span.get("attributes"))
-        if attributes.get("gen_ai.operation.name") not in ("chat", "generate_content", "text_completion"):
-            continue
         try:
+            if not isinstance(span, Mapping):
+                raise TypeError(f"a span must be an object, got {type(span).__name__}")
+            attributes = otlp_attributes(span.get("attributes"))
+            if attributes.get("gen_ai.operation.name") not in _OPERATIONS \
+                    and attributes.get("openinference.span.kind") != "LLM":
+                continue
             requests.append(_request(span, attributes, children.get(str(span.get("spanId")), []),
-                                     path, line, splitter))
-        except (ValueError, KeyError, TypeError) as exc:
-            issues.append(ImportIssue(path, line, f"span {span.get('name')!r}: {exc}"))
+                                     path, line, splitter, issues))
+        except _SPAN_ERRORS as exc:
+            name = span.get("name") if isinstance(span, Mapping) else None
+            issues.append(ImportIssue(path, line, f"span {name!r}: {exc}"))
     if not requests:
         first = issues[0] if issues else ImportIssue(path, 1, "no GenAI spans in the file")
         raise ValueError(f"{first} (nothing imported)")
     return requests, issues
 
 
+def _first(attributes: Mapping[str, Any], keys: tuple[str, ...]) -> Any:
+    return next((attributes[k] for k in keys if k in attributes), None)
+
+
+def _count(attributes: Mapping[str, Any], keys: tuple[str, ...], what: str) -> int:
+    value = _first(attributes, keys)
+    if value is None:
+        return 0
+    if isinstance(value, bool) or not isinstance(value, int | float) or value < 0 or value != int(value):
+        raise ValueError(f"{what} must be a non-negative integer, got {value!r}")
+    return int(value)
+
+
+def span_usage(attributes: Mapping[str, Any], path: str = "", line: int = 0,
+               issues: list[ImportIssue] | None = None) -> dict[str, int] | None:
+    """A span's usage in the ``gen_ai`` shape (``input_tokens`` with cached and written ones
+    included), from whichever convention it is written in (module docstring); None without any."""
+    if _first(attributes, _INPUT) is None:
+        return None
+    total = _count(attributes, _INPUT, "the input token count")
+    read = _count(attributes, _READ, "the cache read count")
+    written = _count(attributes, _WRITE, "the cache write count")
+    if read + written > total:
+        # an instrumentation that writes Anthropic's own input_tokens (cached ones not included)
+        if issues is not None:
+            issues.append(ImportIssue(path, line, f"input tokens ({total}) fewer than cached ({read}) and "
+                                                  f"written ({written}) ones, which they include: read "
+                                                  "as not including them"))
+        total += read + written
+    return {"input_tokens": total, "cache_read_input_tokens": read, "cache_creation_input_tokens": written,
+            "output_tokens": _count(attributes, _OUTPUT, "the output token count")}
+
+
 def _request(span: Mapping[str, Any], attributes: Mapping[str, Any], children: list[Mapping[str, Any]],
-             path: str, line: int, splitter: Splitter) -> LoggedRequest:
+             path: str, line: int, splitter: Splitter, issues: list[ImportIssue]) -> LoggedRequest:
     seconds, rest = divmod(int(span["startTimeUnixNano"]), _NS)
     sent_at = datetime.fromtimestamp(seconds, tz=UTC) + timedelta(microseconds=rest // 1000)
-    ours = [(otlp_attributes(c.get("attributes")), c) for c in children]
+    ours = [(otlp_attributes(c.get("attributes")), c) for c in children if isinstance(c, Mapping)]
     ours = [(a, c) for a, c in ours if "wm.section.name" in a]
     ours.sort(key=lambda pair: int(pair[0].get("wm.section.index", 0)))
     if ours:
         sections = [Section(a["wm.section.name"], a["wm.section.kind"], a.get("wm.section.raw", a["wm.section.text"]),
                             a["wm.section.text"], a.get("wm.section.trinket") or None,
                             a.get("wm.section.cache"), a.get("wm.section.element", "")) for a, _ in ours]
-        if not sections:
-            raise ValueError("no sections")
     else:
-        sections = _from_gen_ai(attributes, splitter)
+        sections = _from_gen_ai(attributes, splitter) or _from_openinference(attributes, splitter) \
+            or [Section("(no content in the span)", "message", "", "", None, None, "(no content in the span)")]
     usage: Mapping[str, Any] | None = None
     shape: str | None = None
     if "wm.usage" in attributes:
         usage, shape = json.loads(attributes["wm.usage"]), attributes.get("wm.usage.format")
-    elif "gen_ai.usage.input_tokens" in attributes:
-        usage = {"input_tokens": attributes["gen_ai.usage.input_tokens"],
-                 "cache_read_input_tokens": attributes.get("gen_ai.usage.cache_read.input_tokens", 0),
-                 "cache_creation_input_tokens": attributes.get("gen_ai.usage.cache_creation.input_tokens", 0),
-                 "output_tokens": attributes.get("gen_ai.usage.output_tokens", 0)}
-        shape = "gen_ai"
-    model = attributes.get("gen_ai.request.model")
+        if not isinstance(usage, Mapping):
+            raise ValueError("wm.usage must be a JSON object")
+    else:
+        usage = span_usage(attributes, path, line, issues)
+        shape = "gen_ai" if usage is not None else None
+    model = _first(attributes, ("gen_ai.request.model", "gen_ai.response.model", "llm.model_name"))
+    provider = _first(attributes, ("gen_ai.provider.name", "gen_ai.system", "llm.provider", "llm.system"))
+    rid = _first(attributes, ("anthropic.request.id", "openai.request.id", "gen_ai.request.id"))
+    conversation = _first(attributes, ("gen_ai.conversation.id", "session.id"))
     return LoggedRequest(tuple(sections), "".join(s.raw for s in sections), path, (line,),
-                         str(attributes.get("wm.format", "otlp")),
-                         str(attributes.get("gen_ai.provider.name") or attributes.get("gen_ai.system") or "unknown"),
-                         model if isinstance(model, str) else None, sent_at, usage, shape)
+                         str(attributes.get("wm.format", "otlp")), str(provider or "unknown"),
+                         model if isinstance(model, str) else None, sent_at, usage, shape,
+                         rid if isinstance(rid, str) else None,
+                         conversation if isinstance(conversation, str) else None)
+
+
+def _from_openinference(attributes: Mapping[str, Any], splitter: Splitter) -> list[Section]:
+    """Sections of an OpenInference LLM span: its tools (``llm.tools.<i>.tool.json_schema``) and
+    input messages (``llm.input_messages.<i>.message.role`` / ``.content`` / ``.contents``)."""
+    sections: list[Section] = []
+    tools: dict[int, Any] = {}
+    messages: dict[int, dict[str, Any]] = {}
+    for key, value in attributes.items():
+        if key.startswith("llm.tools.") and key.endswith(".tool.json_schema"):
+            tools[int(key.split(".")[2])] = value
+        elif key.startswith("llm.input_messages."):
+            index, _, rest = key[len("llm.input_messages."):].partition(".")
+            messages.setdefault(int(index), {})[rest] = value
+    for index in sorted(tools):
+        schema = tools[index]
+        shown = schema if isinstance(schema, str) else json.dumps(schema, ensure_ascii=False)
+        try:
+            name = json.loads(shown).get("name", index)
+        except (json.JSONDecodeError, AttributeError):
+            name = index
+        sections.append(Section(f"tool:{name}", "tool", shown, shown, "tools", None, f"tool:{name}"))
+    for index in sorted(messages):
+        fields = messages[index]
+        role = str(fields.get("message.role", "?"))
+        kind = "system" if role in ("system", "developer") else "message"
+        parts: list[Any] = []
+        if isinstance(fields.get("message.content"), str):
+            parts.append({"type": "text", "content": fields["message.content"]})
+        texts = sorted((k, v) for k, v in fields.items() if k.startswith("message.contents.")
+                       and k.endswith(".message_content.text"))
+        parts += [{"type": "text", "content": v} for _, v in texts if isinstance(v, str)]
+        sections += _parts(f"msg[{index}] {role}", kind, role, parts, splitter)
+    return sections
 
 
 def _json_attribute(attributes: Mapping[str, Any], key: str) -> list[Any]:
@@ -124,8 +249,6 @@ def _from_gen_ai(attributes: Mapping[str, Any], splitter: Splitter) -> list[Sect
     for index, message in enumerate(_json_attribute(attributes, "gen_ai.input.messages")):
         role = str(message.get("role", "?"))
         sections += _parts(f"msg[{index}] {role}", "message", role, message.get("parts", []), splitter)
-    if not sections:
-        raise ValueError("neither wm.section spans nor gen_ai.input.messages / gen_ai.system_instructions")
     return sections
 
 
@@ -154,4 +277,4 @@ def _unique_parts(element: str, kind: str, trinket: str, parts: list[Any], split
     return out
 
 
-__all__ = ["read_otlp"]
+__all__ = ["read_otlp", "span_usage"]
