@@ -275,8 +275,8 @@ class ClaudeCodeReader:
             sent_at = next((line.at for line in reversed(lines) if line.at is not None), message.lines[0].at)
             marks = message.marks
             root = message.chain[0][0]
-            if root.summary and id(root) not in summaries_seen:
-                summaries_seen.add(id(root))
+            if root.summary and id(root.lines[0]) not in summaries_seen:   # forks share the summary line
+                summaries_seen.add(id(root.lines[0]))
                 marks = (*marks, "after-compaction")
             own = tuple(line.number for node, count in message.chain if node.owner is self
                         for line in node.lines[:count])

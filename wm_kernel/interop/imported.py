@@ -175,13 +175,18 @@ class ImportedSession:
         if missing:
             raise ValueError(f"turn {missing[0]} has no send time in the log; pass times=")
         requests = []
+        shared: dict[int, Block] = {}       # one Block per section, shared by every request holding it
         for turn, at in enumerate(when):
             assert at is not None
             model = self.requests[turn].model
-            blocks = [Block(f"{s.name}:{text_digest(s.text).hex()}", self.counter.count(s.text),
-                            breakpoint=s.cache, layer=_LAYER[s.kind],
-                            label=f"{s.name} ({s.trinket})" if s.trinket else s.name)
-                      for s in self.sections(turn)]
+            blocks = []
+            for s in self.sections(turn):
+                block = shared.get(id(s))
+                if block is None:
+                    block = shared[id(s)] = Block(f"{s.name}:{text_digest(s.text).hex()}", self.counter.count(s.text),
+                                                  breakpoint=s.cache, layer=_LAYER[s.kind],
+                                                  label=f"{s.name} ({s.trinket})" if s.trinket else s.name)
+                blocks.append(block)
             requests.append(Request(at, blocks, params={"model": model} if model else None))
         return requests
 
