@@ -17,8 +17,9 @@ How the lines become requests (the facts of the format, docs/interop.md):
 - A request's messages are the chain of messages before its assistant message, so a rewind's
   abandoned branch is in no later request; a ``compact_boundary`` line (``parentUuid: null``)
   starts a new chain at the summary after it (its first request is marked ``after-compaction``).
-- Lines with ``parentUuid: null`` (older writers put it on every line) or without a ``uuid``
-  follow the previous message line in file order.
+- Lines with ``parentUuid: null`` (older writers put it on every line) or without a ``uuid``,
+  and lines whose parent was not read (a line skipped for a bad byte), follow the previous message
+  line in file order.
 - ``isSidechain`` lines, and the files under ``<session>/subagents/``, are other conversations
   (``LoggedRequest.conversation``) with their own caches; a subagent line whose parent is a line of
   the session it came from continues that session's messages (a compaction run, agent
@@ -163,8 +164,9 @@ class ClaudeCodeReader:
 
     def _parent_of(self, line: int, uuid: str | None, parent: Any, value: Mapping[str, Any]
                    ) -> tuple[_Message | None, int]:
-        """Where a line continues from: its parent's message and line, or the previous message
-        line in file order (no ``parentUuid``), or nothing (a new chain)."""
+        """Where a line continues from: its parent's message and line; else (no ``parentUuid``, or
+        one naming a line not read: skipped, or later in the file) the previous message line in
+        file order; nothing (a new chain) at the start."""
         if isinstance(parent, str):
             found = self.links.get(parent)
             if found is None and self.context is not None:
@@ -173,12 +175,9 @@ class ClaudeCodeReader:
                 return found
             if uuid is not None:
                 self.unresolved.append((line, uuid, parent))
-            return None, -1
-        if value.get("type") not in ("user", "assistant"):
+        elif value.get("type") not in ("user", "assistant"):
             return None, -1
         previous = self.previous_side if value.get("isSidechain") and not self.subagent else self.previous
-        if self.subagent:
-            previous = self.previous
         return previous if previous is not None else (None, -1)
 
     def _message_for(self, kind: str, message: Mapping[str, Any], value: Mapping[str, Any],

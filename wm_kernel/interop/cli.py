@@ -20,8 +20,11 @@ def add_import_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentPa
                     "bodies as JSON Lines, Claude Code transcripts, OTLP JSON traces) as one "
                     "conversation and print one row per request. Records that cannot be read are "
                     "reported (file and line) on stderr; the rest imports.",
-        epilog="exit status: 0 all imported, 2 some records skipped, 1 nothing imported")
-    parser.add_argument("file", metavar="FILE", nargs="+", help="log files, one conversation")
+        epilog="exit status: 0 all imported (ordinary lines that carry no request, such as a "
+               "transcript's progress lines, are counted, not errors), 2 some records could not be "
+               "read, 1 nothing imported")
+    parser.add_argument("file", metavar="FILE", nargs="+",
+                        help="log files or folders (a Claude Code session brings its subagents)")
     parser.add_argument("--format", choices=FORMATS, help="the files' format (default: detected)")
     parser.add_argument("--split", action="append", default=[], metavar="REGEX",
                         help="also start a section at every match of REGEX (multiline); repeatable")
@@ -44,7 +47,11 @@ def run_import(args: argparse.Namespace, out: TextIO | None = None, err: TextIO 
         return 1
     for issue in session.errors:
         print(f"skipped {issue}", file=err)
-    print(f"{len(session)} requests from {session.name}", file=out)
+    skipped = ""
+    if session.skipped:
+        counts = ", ".join(f"{kind} {n}" for kind, n in session.skipped.items())
+        skipped = f" ({sum(session.skipped.values())} ordinary lines skipped: {counts})"
+    print(f"{len(session)} requests from {session.name}{skipped}", file=out)
     try:
         print(_table(session, args.model), file=out)
         if args.sections is not None:
