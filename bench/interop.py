@@ -115,11 +115,11 @@ def main(argv: list[str]) -> None:
     if found is None:
         print("real logs: ../shared/real-logs not found, skipped")
         return
-    session = sorted((found / "claude-code").glob("258c7280-*.jsonl"))
-    if not session:
+    sessions = sorted((found / "claude-code").glob("258c7280-*.jsonl"))
+    if not sessions:
         print(f"real logs: no 258c7280 session in {found}, skipped")
         return
-    path = session[0]
+    path = sessions[0]
     files = [path, *sorted((path.with_suffix("") / "subagents").glob("*.jsonl"))]
     run = import_and_reconcile(path)
     times = seconds({"real": run}, repeat)["real"]

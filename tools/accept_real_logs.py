@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import json
 import sys
-from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -81,9 +80,8 @@ def _raw_of(session: ImportedSession) -> list[Figures]:
 
 def _frame(session: ImportedSession) -> list[tuple[int, int, int, int]]:
     frame = session.usage
-    return [tuple(int(x) for x in row) for row in frame[["input_tokens", "cache_read_input_tokens",
-                                                          "cache_creation_input_tokens", "output_tokens"]]
-            .itertuples(index=False)]
+    rows = frame[["input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens", "output_tokens"]]
+    return [(int(a), int(b), int(c), int(d)) for a, b, c, d in rows.itertuples(index=False)]
 
 
 def _as_frame(figures: Figures) -> tuple[int, int, int, int]:
@@ -99,8 +97,8 @@ def _reconciled(session: ImportedSession) -> list[tuple[int, int, int, int]] | N
     except Exception as exc:    # noqa: BLE001 - reported, not hidden
         print(f"    reconcile: not run ({type(exc).__name__}: {exc})")
         return None
-    return [tuple(int(x) for x in row) for row in rows[["billed_input", "billed_read", "billed_write",
-                                                          "billed_write_1h"]].itertuples(index=False)]
+    billed = rows[["billed_input", "billed_read", "billed_write", "billed_write_1h"]]
+    return [(int(a), int(b), int(c), int(d)) for a, b, c, d in billed.itertuples(index=False)]
 
 
 def _exported(session: ImportedSession) -> list[tuple[int, int, int, int]] | None:
@@ -115,7 +113,7 @@ def _exported(session: ImportedSession) -> list[tuple[int, int, int, int]] | Non
     export_trace(session, exporter=exporter)
     out = []
     for span in exporter.get_finished_spans():
-        a = span.attributes or {}
+        a: dict[str, Any] = dict(span.attributes or {})
         if "gen_ai.usage.input_tokens" in a and "wm.section.name" not in a:
             out.append((int(a["gen_ai.usage.input_tokens"]), int(a.get("gen_ai.usage.cache_read.input_tokens", 0)),
                         int(a.get("gen_ai.usage.cache_creation.input_tokens", 0)),
@@ -216,7 +214,8 @@ def check_otlp(path: Path, check: Check) -> None:
                 if "gen_ai.usage.input_tokens" not in a:
                     continue
                 n = {k: int(v.get("intValue", 0)) for k, v in a.items() if k.startswith("gen_ai.usage.")}
-                written = n.get("gen_ai.usage.cache_write.input_tokens", n.get("gen_ai.usage.cache_creation.input_tokens", 0))
+                written = n.get("gen_ai.usage.cache_write.input_tokens",
+                                n.get("gen_ai.usage.cache_creation.input_tokens", 0))
                 read = n.get("gen_ai.usage.cache_read.input_tokens", 0)
                 want.append((n["gen_ai.usage.input_tokens"] - read - written, read, written, 0,
                              n.get("gen_ai.usage.output_tokens", 0)))

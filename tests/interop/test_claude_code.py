@@ -111,7 +111,7 @@ def test_sidechains_are_their_own_conversations_and_each_request_keeps_its_model
 def test_a_session_brings_its_subagents_each_its_own_conversation() -> None:
     session = load("session/5e55a000.jsonl")
     assert [str(e) for e in session.errors] == []
-    by_id = {r.request_id: r for r in session.requests}
+    by_id = {str(r.request_id): r for r in session.requests}
     assert sorted(by_id) == ["req_01K", "req_01M", "req_01T", "req_02M", "req_02T"]
     assert by_id["req_01T"].conversation == "5e55a000/agent-a77"
     assert by_id["req_01T"].marks == ("subagent",)
@@ -171,7 +171,7 @@ def test_a_looping_parent_chain_is_reported_and_does_not_hang(tmp_path: Path) ->
 def test_separators_inside_a_line_stay_inside_it_and_a_bad_byte_names_its_line(tmp_path: Path) -> None:
     text = (DATA / "streamed.jsonl").read_bytes()
     # U+2028, U+0085 and U+2029 written raw inside a message: str.splitlines would cut there
-    text = text.replace("Fix it.".encode(), "Fix\u2028it\u0085now\u2029.".encode())
+    text = text.replace(b"Fix it.", "Fix\u2028it\u0085now\u2029.".encode())
     path = tmp_path / "seps.jsonl"
     path.write_bytes(text)
     session = import_log(path)

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from wm_kernel.interop.bodies import Cutter, Section, anthropic_message, cut_body
+from wm_kernel.interop.bodies import Section, cut_body
 from wm_kernel.interop.jsonspan import locate
 from wm_kernel.interop.split import Splitter
 

@@ -424,11 +424,11 @@ def read_log(path: str | Path, *, format: str | None = None, splitter: Splitter 
     reader: Any = None
     chosen = format
     pending: list[tuple[int, str, Any]] = []
-    for number, line, value in _records(data, name, issues):
+    for number, row, value in _records(data, name, issues):
         if chosen is None:
             chosen = detect(value)
             if chosen is None:
-                pending.append((number, line, value))
+                pending.append((number, row, value))
                 continue
         if reader is None:
             reader = (ClaudeCodeReader(name, split, context, subagent) if chosen == "claude-code"
@@ -436,7 +436,7 @@ def read_log(path: str | Path, *, format: str | None = None, splitter: Splitter 
             for early in pending:       # records before the first one that named the format
                 _feed(reader, early, issues)
             pending = []
-        _feed(reader, (number, line, value), issues)
+        _feed(reader, (number, row, value), issues)
     for number, _, _ in pending:
         issues.append(ImportIssue(name, number, "unknown format: not a request body, transcript "
                                                 f"line or OTLP document ({', '.join(FORMATS)})"))

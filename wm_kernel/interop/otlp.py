@@ -202,15 +202,15 @@ def _from_openinference(attributes: Mapping[str, Any], splitter: Splitter) -> li
         if key.startswith("llm.tools.") and key.endswith(".tool.json_schema"):
             tools[int(key.split(".")[2])] = value
         elif key.startswith("llm.input_messages."):
-            index, _, rest = key[len("llm.input_messages."):].partition(".")
-            messages.setdefault(int(index), {})[rest] = value
-    for index in sorted(tools):
-        schema = tools[index]
+            number, _, rest = key[len("llm.input_messages."):].partition(".")
+            messages.setdefault(int(number), {})[rest] = value
+    for position in sorted(tools):
+        schema = tools[position]
         shown = schema if isinstance(schema, str) else json.dumps(schema, ensure_ascii=False)
         try:
-            name = json.loads(shown).get("name", index)
+            name = json.loads(shown).get("name", position)
         except (json.JSONDecodeError, AttributeError):
-            name = index
+            name = position
         sections.append(Section(f"tool:{name}", "tool", shown, shown, "tools", None, f"tool:{name}"))
     for index in sorted(messages):
         fields = messages[index]

@@ -56,6 +56,7 @@ class _Writer:
         self.count = 0
         self.context = HIDDEN_PROMPT_TOKENS      # tokens of the prompt so far (cached prefix)
         self.cached = 0
+        self.cached_before = 0
 
     def uuid(self) -> str:
         self.count += 1
@@ -97,11 +98,13 @@ class _Writer:
         rid = f"req_{self.session[:6]}{self.agent or ''}{self.made.requests:05d}"
         written = max(self.context - self.cached, 0)
         one_hour = written if not self.agent else 0
-        usage = {"input_tokens": self.rng.randint(1, 9), "cache_creation_input_tokens": written,
+        plain = self.rng.randint(1, 9)
+        usage: dict[str, Any] = {"input_tokens": plain, "cache_creation_input_tokens": written,
                  "cache_read_input_tokens": self.cached,
                  "cache_creation": {"ephemeral_5m_input_tokens": written - one_hour,
                                     "ephemeral_1h_input_tokens": one_hour},
                  "output_tokens": 0, "service_tier": "standard"}
+        self.cached_before = self.cached
         self.cached = self.context
         final = sum(len(json.dumps(b)) // 4 for b in blocks) + 1
         uuids = []
@@ -113,8 +116,8 @@ class _Writer:
                                         "content": [block], "stop_reason": None, "stop_sequence": None,
                                         "usage": usage})
             uuids.append(parent)
-        self.made.input_tokens += usage["input_tokens"]
-        self.made.cache_read_tokens += usage["cache_read_input_tokens"]
+        self.made.input_tokens += plain
+        self.made.cache_read_tokens += self.cached_before
         self.made.cache_write_5m_tokens += written - one_hour
         self.made.cache_write_1h_tokens += one_hour
         self.made.output_tokens += final
