@@ -57,7 +57,8 @@ def test_openinference_spans_read_with_their_messages_and_counts() -> None:
 def test_one_malformed_span_is_one_issue_and_the_others_import() -> None:
     path = DATA / "otlp" / "one_bad_span.otlp.jsonl"
     session = import_log(path)
-    assert [str(e) for e in session.errors] == [f"{path}:2: span 'chat claude-sonnet-4-5-20250929': 'startTimeUnixNano'"]
+    assert [str(e) for e in session.errors] == [
+        f"{path}:2: span 'chat claude-sonnet-4-5-20250929': no 'startTimeUnixNano'; the span is skipped"]
     assert figures(session) == [(100, 0, 0, 5), (120, 0, 0, 6)]
 
 

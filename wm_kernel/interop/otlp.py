@@ -118,7 +118,8 @@ def read_otlp(text: str, path: str, splitter: Splitter) -> tuple[list[LoggedRequ
                                      path, line, splitter, issues))
         except _SPAN_ERRORS as exc:
             name = span.get("name") if isinstance(span, Mapping) else None
-            issues.append(ImportIssue(path, line, f"span {name!r}: {exc}"))
+            why = f"no {exc.args[0]!r}" if isinstance(exc, KeyError) else str(exc)
+            issues.append(ImportIssue(path, line, f"span {name!r}: {why}; the span is skipped"))
     if not requests:
         first = issues[0] if issues else ImportIssue(path, 1, "no GenAI spans in the file")
         raise ValueError(f"{first} (nothing imported)")
