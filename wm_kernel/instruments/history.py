@@ -96,20 +96,19 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any, Protocol
 
 from wm_kernel.core.composer import DEFAULT_HUD_TITLE, DEFAULT_NAMESPACE, Layout, SystemPromptComposer
-from wm_kernel.core.prompt import PLACEMENTS, ComposedPrompt, OmittedSection, SectionRecord
+from wm_kernel.core.prompt import ComposedPrompt, OmittedSection, SectionRecord
+from wm_kernel.core.prompt_dict import PLACEMENTS
 from wm_kernel.instruments.exchange import Exchange
 from wm_kernel.instruments.exchange_log import ExchangeLog
 from wm_kernel.instruments.history_records import (
     ENTRIES_KEY,
     RECORD_VERSION,
-    SCHEMA,
     TEXTS_KEY,
     Compose,
     Entry,
     HistoryConflictError,
     composes_key,
     conflict_message,
-    exchanges_key,
     text_digest,
     versioned,
 )
@@ -121,10 +120,8 @@ from wm_kernel.utils.checks import check_int
 if TYPE_CHECKING:
     import pandas as pd
 
-# the record format lives in history_records; these names stay importable from here
-__all__ = ["ENTRIES_KEY", "FRAME_COLUMNS", "RECORD_VERSION", "SCHEMA", "TEXTS_KEY", "Compose", "Entry",
-           "History", "HistoryConflictError", "RecordedSession", "composes_key", "exchanges_key",
-           "text_digest"]
+# the record format (keys, Compose, Entry, digests) lives in history_records
+__all__ = ["FRAME_COLUMNS", "History", "RecordedSession"]
 
 FRAME_COLUMNS = ["turn", "segment", "placement", "section", "trinket", "chars", "tokens", "changed",
                  "cached", "digest", "priority", "dropped", "reply", "usage"]
