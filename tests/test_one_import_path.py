@@ -108,3 +108,15 @@ def test_the_readme_docs_and_notebooks_import_public_names_from_their_front_door
     elsewhere = sorted({(where, f"from {module} import {name}", owners[name][0])
                         for where, module, name in found if name in owners and module != owners[name][0]})
     assert elsewhere == []
+
+
+def test_no_module_but_a_front_door_re_exports_with_the_x_as_x_idiom() -> None:
+    """``from m import X as X`` marks a re-export for type checkers; only front doors may use it."""
+    found = []
+    for name, path in modules().items():
+        if name in FRONT_DOORS:
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom):
+                found += [f"{name}: {alias.name}" for alias in node.names if alias.asname == alias.name]
+    assert found == []
