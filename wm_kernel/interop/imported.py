@@ -88,6 +88,7 @@ class ImportedSession:
         self.name = name
         self.counter = counter if counter is not None else TokenCounter()
         self._prompts: dict[int, ComposedPrompt] = {}
+        self._shared: dict[Any, Any] = {}      # records and message texts shared between prompts
         self._history: History | None = None
 
     # -- the recorded-session interface
@@ -125,7 +126,7 @@ class ImportedSession:
         if found is None:
             request = self.request(turn)
             found = self._prompts[turn] = _composed(prompt_order(request.sections),
-                                                    _cached_names(request), turn)
+                                                    _cached_names(request), turn, self._shared)
         return found
 
     @property
@@ -291,17 +292,31 @@ def _cached_names(request: LoggedRequest) -> set[str]:
     return {s.name for s in ordered[:marked[-1] + 1]} if marked else set()
 
 
-def _composed(sections: list[Section], cached: set[str], turn: int) -> ComposedPrompt:
-    records = [SectionRecord(s.name, s.placement or "system", s.text, s.name in cached, s.trinket)
-               for s in sections]
+def _composed(sections: list[Section], cached: set[str], turn: int,
+              shared: dict[Any, Any] | None = None) -> ComposedPrompt:
+    """The ComposedPrompt of one request's sections. ``shared`` (one per session) keeps each
+    section's record and each message's text and blame once, for every request that holds the same
+    section objects (a transcript's requests share their lines' sections): the prompts of a session
+    then cost its messages once, not once per request."""
+    memo: dict[Any, Any] = {} if shared is None else shared
+    records = []
+    for s in sections:
+        key = (id(s), s.name in cached)
+        record = memo.get(key)
+        if record is None:
+            record = memo[key] = SectionRecord(s.name, s.placement or "system", s.text, s.name in cached, s.trinket)
+        records.append(record)
     keys: dict[str, list[tuple[str, int]]] = {"cached_content": [], "non_cached_content": []}
     items: list[list[tuple[str, int]]] = []
+    members: list[list[int]] = []
     previous: str | None = None
     for index, section in enumerate(sections):
         if section.kind == "message":
             if section.element != previous:
                 items.append([])
+                members.append([])
             target = items[-1]
+            members[-1].append(id(section))
         else:
             target = keys["cached_content" if section.name in cached else "non_cached_content"]
             if target and section.element != previous:
@@ -310,11 +325,20 @@ def _composed(sections: list[Section], cached: set[str], turn: int) -> ComposedP
         previous = section.element
     blame: BlameData = {}
     texts: dict[str, str] = {}
-    for key, parts in [*keys.items(), *((f"conversation_prefix_items[{i}]", p) for i, p in enumerate(items))]:
+    for key, parts in keys.items():
         texts[key] = "".join(text for text, _ in parts)
         blame[key] = tuple((len(text), owner) for text, owner in parts if text)
-    return ComposedPrompt(texts["cached_content"], texts["non_cached_content"],
-                          [texts[f"conversation_prefix_items[{i}]"] for i in range(len(items))],
+    prefix: list[str] = []
+    for i, parts in enumerate(items):
+        key = f"conversation_prefix_items[{i}]"
+        ident = ("item", parts[0][1], *members[i])
+        found = memo.get(ident)
+        if found is None:
+            found = memo[ident] = ("".join(text for text, _ in parts),
+                                   tuple((len(text), owner) for text, owner in parts if text))
+        texts[key], blame[key] = found
+        prefix.append(found[0])
+    return ComposedPrompt(texts["cached_content"], texts["non_cached_content"], prefix,
                           sections=records, turn=turn, blame=blame)
 
 
