@@ -301,10 +301,10 @@ def _composed(sections: list[Section], cached: set[str], turn: int,
     memo: dict[Any, Any] = {} if shared is None else shared
     records = []
     for s in sections:
-        key = (id(s), s.name in cached)
-        record = memo.get(key)
+        rkey = (id(s), s.name in cached)
+        record = memo.get(rkey)
         if record is None:
-            record = memo[key] = SectionRecord(s.name, s.placement or "system", s.text, s.name in cached, s.trinket)
+            record = memo[rkey] = SectionRecord(s.name, s.placement or "system", s.text, s.name in cached, s.trinket)
         records.append(record)
     keys: dict[str, list[tuple[str, int]]] = {"cached_content": [], "non_cached_content": []}
     items: list[list[tuple[str, int]]] = []
