@@ -31,11 +31,12 @@ with the transcript, not with requests times conversation length).
 """
 from __future__ import annotations
 
+import itertools
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, overload
 
 from wm_kernel.interop.bodies import Cutter, Section, anthropic_message
 from wm_kernel.interop.formats import ImportIssue, LoggedRequest, parse_time
@@ -57,7 +58,7 @@ class _Message:
     """One message the model reads: the lines written for it, its place in the chain."""
 
     __slots__ = ("role", "depth", "parent", "lines", "blocks", "results", "owner", "conversation",
-                 "marks", "summary", "usage", "model", "request_id", "chain", "sidechain")
+                 "marks", "summary", "usage", "model", "request_id", "chain", "sidechain", "full")
 
     def __init__(self, role: str, depth: int, parent: _Message | None, owner: ClaudeCodeReader,
                  conversation: str, marks: tuple[str, ...], sidechain: bool) -> None:
@@ -70,11 +71,112 @@ class _Message:
         self.usage: Mapping[str, Any] | None = None
         self.model: str | None = None
         self.request_id: str | None = None
-        self.chain: tuple[tuple[_Message, int], ...] = ()   # (message, lines of it) sent before
+        self.chain: _Chain | None = None          # what its request sends (assistant messages)
+        self.full: _Chain | None = None           # the chain up to this message, all its lines
 
     def add(self, line: _Line) -> None:
         self.lines.append(line)
         self.blocks += line.blocks
+
+
+class _Chain:
+    """The messages a request sends, as a persistent list: its last message (and how many of its
+    lines), then the chain before it, shared with every other request that sent the same start.
+    So a request costs its own link, not a copy of the conversation."""
+
+    __slots__ = ("node", "count", "parent", "sections", "lines")
+
+    def __init__(self, node: _Message, count: int, parent: _Chain | None) -> None:
+        self.node, self.count, self.parent = node, count, parent
+        own = node.lines[:count]
+        self.sections = sum(len(line.sections) for line in own) + (parent.sections if parent else 0)
+        self.lines = len(own) + (parent.lines if parent else 0)
+
+    def links(self) -> list[_Chain]:
+        out: list[_Chain] = []
+        link: _Chain | None = self
+        while link is not None:
+            out.append(link)
+            link = link.parent
+        out.reverse()
+        return out
+
+
+class ChainSections(Sequence[Section]):
+    """A request's sections, read from its chain when asked (never copied per request)."""
+
+    __slots__ = ("_chain",)
+
+    def __init__(self, chain: _Chain) -> None:
+        self._chain = chain
+
+    def __iter__(self) -> Iterator[Section]:
+        for link in self._chain.links():
+            for line in link.node.lines[:link.count]:
+                yield from line.sections
+
+    def __len__(self) -> int:
+        return self._chain.sections
+
+    @overload
+    def __getitem__(self, index: int) -> Section: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> tuple[Section, ...]: ...
+
+    def __getitem__(self, index: int | slice) -> Section | tuple[Section, ...]:
+        if isinstance(index, slice):
+            return tuple(self)[index]
+        if index < 0:
+            index += len(self)
+        if not 0 <= index < len(self):
+            raise IndexError("section index out of range")
+        return next(itertools.islice(iter(self), index, None))
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Sequence) and tuple(self) == tuple(other)
+
+    def __hash__(self) -> int:
+        return hash(tuple(self))
+
+    def __repr__(self) -> str:
+        return f"ChainSections({len(self)} sections)"
+
+
+class ChainLines(Sequence[int]):
+    """The line numbers of a request's messages in its own file, read from its chain when asked."""
+
+    __slots__ = ("_chain", "_owner")
+
+    def __init__(self, chain: _Chain, owner: ClaudeCodeReader) -> None:
+        self._chain, self._owner = chain, owner
+
+    def __iter__(self) -> Iterator[int]:
+        for link in self._chain.links():
+            if link.node.owner is self._owner:
+                for line in link.node.lines[:link.count]:
+                    yield line.number
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
+
+    @overload
+    def __getitem__(self, index: int) -> int: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> tuple[int, ...]: ...
+
+    def __getitem__(self, index: int | slice) -> int | tuple[int, ...]:
+        return tuple(self)[index]
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Sequence) and tuple(self) == tuple(other)
+
+    def __hash__(self) -> int:
+        return hash(tuple(self))
+
+    def __repr__(self) -> str:
+        return repr(tuple(self))
 
 
 def _blocks(message: Mapping[str, Any]) -> int:
@@ -248,16 +350,23 @@ class ClaudeCodeReader:
         return marks
 
     @staticmethod
-    def _chain(after: _Message | None, pos: int) -> tuple[tuple[_Message, int], ...]:
+    def _chain(after: _Message | None, pos: int) -> _Chain | None:
+        """The chain a request sends: ``after`` up to its line ``pos``, after the chain before it,
+        shared (each message keeps its whole-message chain, made once while it does not grow)."""
         if after is None:
-            return ()
-        chain = [(after, pos + 1)]
+            return None
+        pending: list[_Message] = []
         node = after.parent
-        while node is not None:           # parents are made before children: no loop possible
-            chain.append((node, len(node.lines)))
+        base: _Chain | None = None
+        while node is not None:         # parents are made before children: no loop possible
+            if node.full is not None and node.full.count == len(node.lines):
+                base = node.full
+                break
+            pending.append(node)
             node = node.parent
-        chain.reverse()
-        return tuple(chain)
+        for made in reversed(pending):
+            base = made.full = _Chain(made, len(made.lines), base)
+        return _Chain(after, pos + 1, base)
 
     # -- the requests
     def finish(self) -> list[LoggedRequest]:
@@ -265,24 +374,22 @@ class ClaudeCodeReader:
         requests = []
         summaries_seen: set[int] = set()
         for message in self.order:
-            if not message.chain:
+            chain = message.chain
+            if chain is None:
                 self.issues.append(ImportIssue(self.path, message.lines[0].number,
                                                "an assistant message with no message before it in the chain"))
                 continue
-            lines = [line for node, count in message.chain for line in node.lines[:count]]
-            sections = tuple(s for line in lines for s in line.sections)
-            sent_at = next((line.at for line in reversed(lines) if line.at is not None), message.lines[0].at)
+            last = chain.node.lines[:chain.count]
+            sent_at = next((line.at for line in reversed(last) if line.at is not None), message.lines[0].at)
             marks = message.marks
-            root = message.chain[0][0]
+            root = chain.links()[0].node
             if root.summary and id(root.lines[0]) not in summaries_seen:   # forks share the summary line
                 summaries_seen.add(id(root.lines[0]))
                 marks = (*marks, "after-compaction")
-            own = tuple(line.number for node, count in message.chain if node.owner is self
-                        for line in node.lines[:count])
             requests.append(LoggedRequest(
-                sections, None, self.path, own, "claude-code", "anthropic", message.model, sent_at,
-                message.usage, "anthropic" if message.usage is not None else None, message.request_id,
-                message.conversation, marks))
+                ChainSections(chain), None, self.path, ChainLines(chain, self), "claude-code", "anthropic",
+                message.model, sent_at, message.usage, "anthropic" if message.usage is not None else None,
+                message.request_id, message.conversation, marks))
         return requests
 
     def _report_loops(self) -> None:
@@ -300,4 +407,4 @@ class ClaudeCodeReader:
                                                + "): read as the start of a new chain"))
 
 
-__all__ = ["ClaudeCodeReader"]
+__all__ = ["ClaudeCodeReader", "ChainSections", "ChainLines"]

@@ -24,7 +24,7 @@ read raises ValueError, which the import reports with the file and line and goes
 """
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -72,10 +72,10 @@ class LoggedRequest:
     ``compaction`` (a run that writes the summary a compacted conversation continues from),
     ``after-compaction`` (the first request of a chain that starts at such a summary)."""
 
-    sections: tuple[Section, ...]
+    sections: Sequence[Section]
     source: str | None
     path: str
-    lines: tuple[int, ...]
+    lines: Sequence[int]
     dialect: str
     provider: str
     model: str | None = None
