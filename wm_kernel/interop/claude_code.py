@@ -89,8 +89,8 @@ class _Chain:
     def __init__(self, node: _Message, count: int, parent: _Chain | None) -> None:
         self.node, self.count, self.parent = node, count, parent
         own = node.lines[:count]
-        self.sections = sum(len(line.sections) for line in own) + (parent.sections if parent else 0)
-        self.lines = len(own) + (parent.lines if parent else 0)
+        self.sections: int = sum(len(line.sections) for line in own) + (parent.sections if parent else 0)
+        self.lines: int = len(own) + (parent.lines if parent else 0)
 
     def links(self) -> list[_Chain]:
         out: list[_Chain] = []
