@@ -3,7 +3,8 @@
 Run on demand: ``.venv/bin/python bench/interop.py [REPEAT] [--big]``. Nothing here is asserted.
 
 - Claude Code: import + reconcile of generated sessions (``wm_kernel.interop.synthetic``) of one
-  size and of four times that size, and of a generated ~3.5 MB one; CPU time (``time.thread_time``,
+  size and of four times that size, import alone of 2,100 and 8,400 lines, and import + reconcile
+  of a generated ~3.5 MB one; CPU time (``time.thread_time``,
   the sizes interleaved, medians with min-max) and peak traced memory (``tracemalloc``, a run of
   its own, since tracing slows the run). Four times the input should cost at most about five times
   the time and memory: the ratios are printed.
@@ -96,7 +97,12 @@ def main(argv: list[str]) -> None:
         compare("Claude Code: import + reconcile (generated)",
                 ("generated", small.files, import_and_reconcile(small.path)),
                 ("generated, x4", large.files, import_and_reconcile(large.path)), repeat)
-        big = claude_code_session(folder / "big.jsonl", turns=100, words=200, seed=2)
+        lines = claude_code_session(folder / "lines.jsonl", turns=100, words=40, seed=5, subagent=False)
+        lines4 = claude_code_session(folder / "lines4.jsonl", turns=400, words=40, seed=5, subagent=False)
+        compare("Claude Code: import only (generated, 2,100 and 8,400 lines)",
+                ("generated", lines.files, read_only(lines.path)),
+                ("generated, x4", lines4.files, read_only(lines4.path)), repeat)
+        big = claude_code_session(folder / "big.jsonl", turns=110, words=200, seed=2)
         run = import_and_reconcile(big.path)
         print(f"  generated {size_mb(big.files):.2f} MB ({big.requests} requests): "
               f"{spread(seconds({'big': run}, repeat)['big'], ' s', 2)}, peak {peak_mb(run):.1f} MB "
