@@ -15,6 +15,8 @@ folder is absent).
 """
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import sys
 from pathlib import Path
@@ -178,6 +180,10 @@ def check_transcript(path: Path, check: Check) -> None:
     if reconciled is not None:
         check.same("reconcile billed side", reconciled, [(f[0], f[1], f[2] + f[3], f[3]) for f in got])
     check.same("requests missing a tool result", _missing_results(session), 0)
+    from wm_kernel.__main__ import main as cli
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()) as err:
+        status = cli(["import", str(path)])
+    check.same("python -m wm_kernel import exits 0, nothing on stderr", (status, err.getvalue()), (0, ""))
     print(f"    skipped {sum(session.skipped.values())} ordinary lines: "
           + ", ".join(f"{k} {v}" for k, v in session.skipped.items()))
 

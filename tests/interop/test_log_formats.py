@@ -4,6 +4,7 @@ over the real logs when they are there."""
 from __future__ import annotations
 
 import importlib.util
+import json
 import sys
 from pathlib import Path
 
@@ -108,6 +109,15 @@ def test_a_document_holding_a_list_of_records_imports_each(name: str) -> None:
     assert figures(session) == [(1301, 0, 0, 20), (22, 1280, 0, 20)]
     assert [r.lines for r in session.requests] == ([(2,), (33,)] if name.startswith("array") else [(4,), (35,)])
     assert [r.model for r in session.requests] == ["gpt-4o-mini", "gpt-4o-mini"]
+
+
+def test_one_line_holding_an_array_of_records_imports_each(tmp_path: Path) -> None:
+    records = json.loads((DATA / "documents" / "array_of_envelopes.json").read_text(encoding="utf-8"))
+    path = tmp_path / "one_line.json"
+    path.write_text(json.dumps(records) + "\n", encoding="utf-8")
+    session = import_log(path)
+    assert [str(e) for e in session.errors] == []
+    assert figures(session) == [(1301, 0, 0, 20), (22, 1280, 0, 20)]
 
 
 def _accept() -> object:

@@ -368,6 +368,15 @@ def _records(data: bytes, name: str, issues: list[ImportIssue]) -> Iterator[tupl
     its records."""
     rows = data.split(b"\n")
     first = next((i for i, row in enumerate(rows) if row.strip()), None)
+    if first is not None and not any(r.strip() for r in rows[first + 1:]) and rows[first].lstrip()[:1] == b"[":
+        try:        # one line holding an array of records
+            text = data.decode("utf-8")
+            whole = json.loads(text)
+        except (json.JSONDecodeError, UnicodeDecodeError):
+            pass
+        else:
+            yield from _document(text, whole)
+            return
     if first is not None and len(rows) > first + 1 and any(r.strip() for r in rows[first + 1:]):
         try:
             json.loads(rows[first])
