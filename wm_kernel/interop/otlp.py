@@ -29,9 +29,7 @@ span's, and a span that cannot be read is one :class:`ImportIssue`, the others i
 """
 from __future__ import annotations
 
-import bisect
 import json
-import re
 from collections.abc import Mapping
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -53,13 +51,20 @@ _OPERATIONS = ("chat", "generate_content", "text_completion")
 
 
 class _Lines:
-    """The 1-based line of an offset, by bisection over the newline offsets (found once)."""
+    """The 1-based line of an offset, counted on from the last offset asked (spans are asked for in
+    text order, so the whole file is counted once)."""
 
     def __init__(self, text: str) -> None:
-        self.newlines = [m.start() for m in re.finditer("\n", text)]
+        self.text = text
+        self.offset = 0
+        self.line = 1
 
     def of(self, offset: int) -> int:
-        return bisect.bisect_left(self.newlines, offset) + 1
+        if offset < self.offset:
+            self.offset, self.line = 0, 1
+        self.line += self.text.count("\n", self.offset, offset)
+        self.offset = offset
+        return self.line
 
 
 def _documents(text: str, path: str, issues: list[ImportIssue]) -> list[tuple[int, Any]]:
