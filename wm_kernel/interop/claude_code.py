@@ -38,8 +38,9 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, overload
 
+from wm_kernel.dialects.registry import LogFormat, register_log_format
 from wm_kernel.interop.bodies import Cutter, Section, anthropic_message
-from wm_kernel.interop.formats import ImportIssue, LoggedRequest, parse_time
+from wm_kernel.interop.formats import CLAUDE_CODE_WIRE, ImportIssue, LoggedRequest, parse_time
 from wm_kernel.interop.jsonspan import locate
 from wm_kernel.interop.split import Splitter
 
@@ -387,8 +388,9 @@ class ClaudeCodeReader:
                 summaries_seen.add(id(root.lines[0]))
                 marks = (*marks, "after-compaction")
             requests.append(LoggedRequest(
-                ChainSections(chain), None, self.path, ChainLines(chain, self), "claude-code", "anthropic",
-                message.model, sent_at, message.usage, "anthropic" if message.usage is not None else None,
+                ChainSections(chain), None, self.path, ChainLines(chain, self), "claude-code",
+                CLAUDE_CODE_WIRE.provider, message.model, sent_at, message.usage,
+                CLAUDE_CODE_WIRE.log_format if message.usage is not None else None,
                 message.request_id, message.conversation, marks))
         return requests
 
@@ -407,4 +409,20 @@ class ClaudeCodeReader:
                                                + "): read as the start of a new chain"))
 
 
-__all__ = ["ClaudeCodeReader", "ChainSections", "ChainLines"]
+#: The line types of a transcript (new ones appear per release; the reader counts any type it does
+#: not read as an ordinary line).
+CLAUDE_CODE_TYPES = frozenset({"user", "assistant", "summary", "system", "progress", "file-history-snapshot",
+                               "attachment", "queue-operation", "custom-title", "ai-title"})
+_KEYS = ("sessionId", "uuid", "leafUuid", "messageId", "parentUuid", "operation")
+
+
+def is_transcript_line(value: Any) -> bool:
+    """Whether a parsed record is a line of a Claude Code transcript."""
+    return (isinstance(value, Mapping) and value.get("type") in CLAUDE_CODE_TYPES
+            and any(key in value for key in _KEYS))
+
+
+register_log_format(LogFormat("claude-code", ClaudeCodeReader, detect=is_transcript_line, priority=10,
+                              title="a Claude Code transcript"), replace=True)
+
+__all__ = ["ClaudeCodeReader", "ChainSections", "ChainLines", "CLAUDE_CODE_TYPES", "is_transcript_line"]
