@@ -39,6 +39,7 @@ class MiraDialect(Dialect):
     """MIRA's wire (see the module docstring)."""
 
     name = "mira"
+    rank = 50
     provider = "anthropic"
     serves = ("anthropic",)
     sdk = "anthropic"

@@ -18,6 +18,7 @@ class OpenAIResponsesDialect(Dialect):
     """The OpenAI Responses wire (see the module docstring)."""
 
     name = "openai-responses"
+    rank = 30
     aliases = ("openai.responses",)
     provider = "openai-responses"
     serves = ("openai",)

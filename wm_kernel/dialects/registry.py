@@ -114,6 +114,8 @@ class Dialect:
 
     name: str = ""
     aliases: tuple[str, ...] = ()
+    #: where the registry lists it (lower first; then in registration order)
+    rank: int = 100
     provider: str = ""
     serves: tuple[str, ...] = ()
     default_for: tuple[str, ...] = ()
@@ -234,6 +236,9 @@ def register_dialect(dialect: Dialect, *, replace: bool = False) -> Dialect:
         if owner is not None and owner != dialect.name and not replace:
             raise ValueError(f"{alias!r} already names the {owner} dialect")
     _dialects[dialect.name] = dialect
+    ordered = sorted(_dialects.values(), key=lambda d: d.rank)   # stable: registration order within a rank
+    _dialects.clear()
+    _dialects.update((d.name, d) for d in ordered)
     for alias in (dialect.name, *dialect.aliases):
         _names[alias] = dialect.name
     return dialect
