@@ -28,6 +28,7 @@ class OpenAIResponsesDialect(Dialect):
     default_model = "gpt-5.4"
     whole_prefix_cached = True
     log_format = "openai.responses"
+    log_provider = "openai"
     log_priority = 5
 
     def reads_usage(self, usage: Mapping[str, Any]) -> bool:

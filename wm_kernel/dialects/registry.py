@@ -184,8 +184,12 @@ class Dialect:
         raise self._lacks("SDK call")
 
     # -- logs of request bodies
+    #: the log format of its request bodies ("" for none) and where its detection is tried
     log_format: str = ""
     log_priority: int = 100
+    #: the provider a logged request of this wire names (OpenTelemetry's ``gen_ai.provider.name``);
+    #: "" for ``provider``
+    log_provider: str = ""
 
     def is_body(self, body: Mapping[str, Any]) -> bool:
         """Strong evidence that a logged request body is of this dialect."""
