@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 
 from wm_kernel.cachesim.models import MODELS
-from wm_kernel.providers import Usage, parse_usage, read_usage, request_prefix
+from wm_kernel.dialects.usage import request_prefix
+from wm_kernel.providers import Usage, parse_usage, read_usage
 from wm_kernel.providers.pricing import price
 
 ANTHROPIC = {"id": "msg_01XYZ", "type": "message", "role": "assistant", "model": "claude-opus-4-8",

@@ -40,10 +40,11 @@ import json
 import typing
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any
 
 from wm_kernel.core.prompt import COMPOSER, ComposedPrompt
 from wm_kernel.dialects.registry import Dialect, get_dialect
+from wm_kernel.tokens.counting import Counts
 
 #: OpenAI's cookbook counts 3 tokens of framing per chat message and 3 that prime the reply; the
 #: Anthropic API publishes no figure, so the same estimate stands in for it (marked as an estimate).
@@ -53,12 +54,6 @@ REPLY_PRIMING_TOKENS = 3
 JSON_FRAMING = "JSON and fields"
 COMPOSER_FRAMING = "separators and HUD frame"
 JOINER_FRAMING = "joins between parts"
-
-
-class Counts(Protocol):
-    """Anything that counts the tokens of a text (a TokenCounter, a tokenizer)."""
-
-    def count(self, text: str) -> int: ...
 
 
 @dataclass(frozen=True, slots=True)
