@@ -142,3 +142,14 @@ def test_request_view_and_magic_on_mira_s_wire(ip: Any, session: Session) -> Non
         ip.run_line_magic("request", "--model gpt-5.4 --wire mira")
     with pytest.raises(UsageError, match=r"^unknown wire 'x'; wires: "):
         ip.run_line_magic("request", "--wire x")
+
+
+def test_user_is_mira_s_current_message_but_a_body_field_elsewhere() -> None:
+    p = ComposedPrompt("Base.", "", [], [], "HUD")
+    mira = wire_request(p, provider="mira", user="Now", counter=COUNTER)
+    assert mira.body["messages"][-1] == {"role": "user", "content": "Now"}
+    assert mira.owner_at(mira.text.index('"Now"') + 1) == "message 0 (user)"
+    chat = wire_request(p, [{"role": "user", "content": "Hi"}], provider="openai", user="end-user-42",
+                        counter=COUNTER)
+    assert chat.body["user"] == "end-user-42"   # OpenAI's own field, framing of the body
+    check_owned(chat)

@@ -47,6 +47,7 @@ class MiraDialect(Dialect):
     title = "a MIRA Messages"
     layout = "original"
     own_max_tokens = True
+    takes_user = True
     body_shape = "messages"
     default_model = "claude-sonnet-4-6"
 

@@ -132,6 +132,8 @@ class Dialect:
     layout: str = ""
     #: the wire sets its own ``max_tokens`` (a view does not pass the model's output limit)
     own_max_tokens: bool = False
+    #: its body builder takes the current user message as ``user=`` (else ``user`` is a body field)
+    takes_user: bool = False
 
     def __repr__(self) -> str:
         return f"<Dialect {self.name}>"
