@@ -124,7 +124,7 @@ class TapReader:
 
 
 def test_a_log_format_registered_from_above_is_detected_and_read(tmp_path: Path) -> None:
-    assert log_formats()[:5] == ("anthropic", "openai.chat", "openai.responses", "claude-code", "otlp")
+    assert {"anthropic", "openai.chat", "openai.responses", "claude-code", "otlp"} <= set(log_formats())
     with pytest.raises(ValueError, match="^log format 'x' needs a reader or a read_file$"):
         register_log_format(LogFormat("x"))
     with pytest.raises(ValueError, match=r"^log format 'otlp' is already registered; pass replace=True$"):
