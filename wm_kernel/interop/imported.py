@@ -45,8 +45,8 @@ from wm_kernel.interop.billing import gen_ai_counts, logged_usage, request_body
 from wm_kernel.interop.bodies import Section, prompt_order
 from wm_kernel.interop.claude_code import ClaudeCodeReader
 from wm_kernel.interop.formats import ImportIssue, LoggedRequest, detect
-from wm_kernel.interop.otlp import read_otlp as _read_otlp  # noqa: F401  (registers the otlp format)
 from wm_kernel.interop.jsonspan import locate
+from wm_kernel.interop.otlp import read_otlp as _read_otlp  # noqa: F401  (registers the otlp format)
 from wm_kernel.interop.split import Splitter
 from wm_kernel.tokens import TokenCounter
 
