@@ -21,7 +21,7 @@ from wm_kernel.interop.formats import LoggedRequest
 from wm_kernel.providers.usage import PROVIDERS, Usage, parse_usage, request_prefix
 
 #: The dialects whose logged text is one JSON request body (alone or in an envelope).
-BODY_DIALECTS = ("anthropic", "openai.chat", "openai.responses")
+BODY_DIALECTS = ("anthropic", "openai.chat", "openai.responses", "mira")
 #: Provider names of OpenTelemetry's ``gen_ai.provider.name`` / ``gen_ai.system`` as the usage
 #: parser names them.
 _PROVIDER_NAMES = {"gcp.gemini": "gemini", "gcp.vertex_ai": "gemini", "gcp.gen_ai": "gemini",
@@ -39,6 +39,8 @@ def request_body(request: LoggedRequest) -> Mapping[str, Any] | None:
         return None
     if isinstance(value, Mapping) and isinstance(value.get("request"), Mapping):
         value = value["request"]
+    elif isinstance(value, Mapping) and "ts" in value and isinstance(value.get("body"), Mapping):
+        value = value["body"]   # a record of MIRA's traffic tap
     return value if isinstance(value, Mapping) else None
 
 

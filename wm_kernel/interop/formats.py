@@ -13,6 +13,9 @@ Formats (``FORMATS``):
     per message; each assistant message (lines sharing ``message.id`` count once) is one request,
     whose messages are the chain of ``parentUuid`` before it. The transcript holds neither the
     system prompt nor the tools: its requests are the messages only.
+``mira-tap``
+    MIRA's traffic tap: ``llm_requests.jsonl`` and the ``llm_responses.jsonl`` beside it, paired
+    and cut into MIRA's sections (``wm_kernel.interop.mira_tap``).
 ``otlp``
     OTLP/HTTP JSON traces (one document, or the collector file exporter's one per line): each
     GenAI span is one request; spans this package exported carry every section (exact bytes),
@@ -33,7 +36,7 @@ from wm_kernel.interop.bodies import Cutter, Section, anthropic_message, cut_bod
 from wm_kernel.interop.jsonspan import locate
 from wm_kernel.interop.split import Splitter
 
-FORMATS = ("anthropic", "openai.chat", "openai.responses", "claude-code", "otlp")
+FORMATS = ("anthropic", "openai.chat", "openai.responses", "claude-code", "otlp", "mira-tap")
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,6 +100,8 @@ def detect(value: Any) -> str | None:
         return None
     if "resourceSpans" in value:
         return "otlp"
+    if {"ts", "provider", "endpoint", "model"} <= set(value) and isinstance(value.get("body"), Mapping):
+        return "mira-tap"   # a record of MIRA's llm_requests.jsonl (wm_kernel.interop.mira_tap)
     if value.get("type") in ClaudeCodeReader.LINE_TYPES and ("sessionId" in value or "uuid" in value
                                                             or "leafUuid" in value):
         return "claude-code"

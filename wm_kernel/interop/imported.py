@@ -48,6 +48,8 @@ from wm_kernel.interop.formats import (
     OpenAIResponsesReader,
     detect,
 )
+from wm_kernel.interop.mira_tap import DIALECT as MIRA_DIALECT
+from wm_kernel.interop.mira_tap import mira_prompt, read_tap
 from wm_kernel.interop.split import Splitter
 from wm_kernel.providers.usage import request_prefix
 from wm_kernel.tokens import TokenCounter
@@ -71,13 +73,18 @@ class ImportedSession:
     """Recorded turns read from another agent's log (see the module docstring)."""
 
     def __init__(self, requests: Sequence[LoggedRequest], errors: Sequence[ImportIssue] = (), *,
-                 counter: TokenCounter | None = None, name: str = "") -> None:
+                 counter: TokenCounter | None = None, name: str = "",
+                 background: Sequence[LoggedRequest] = ()) -> None:
         if not requests:
             raise ValueError("an imported session needs at least one request")
         timed = all(r.sent_at is not None for r in requests)
         ordered = sorted(requests, key=lambda r: r.sent_at) if timed else list(requests)  # type: ignore[arg-type,return-value]
         self.requests: tuple[LoggedRequest, ...] = tuple(ordered)
         self.errors: tuple[ImportIssue, ...] = tuple(errors)
+        #: Calls of the same log that are not turns of the conversation (MIRA's tap: summaries,
+        #: memory processing, other models and system prompts), in send order.
+        self.background: tuple[LoggedRequest, ...] = tuple(
+            sorted(background, key=lambda r: r.sent_at) if all(r.sent_at for r in background) else background)  # type: ignore[arg-type,return-value]
         self.name = name
         self.counter = counter if counter is not None else TokenCounter()
         self._prompts: dict[int, ComposedPrompt] = {}
@@ -117,8 +124,12 @@ class ImportedSession:
         found = self._prompts.get(turn)
         if found is None:
             request = self.request(turn)
-            found = self._prompts[turn] = _composed(prompt_order(request.sections),
-                                                    _cached_names(request), turn)
+            if request.dialect == MIRA_DIALECT:
+                # MIRA's own markers give back the composer's five keys and sections
+                found = self._prompts[turn] = mira_prompt(request.sections, turn)
+            else:
+                found = self._prompts[turn] = _composed(prompt_order(request.sections),
+                                                        _cached_names(request), turn)
         return found
 
     @property
@@ -324,6 +335,11 @@ def read_file(path: str | Path, *, format: str | None = None,
     except (OSError, UnicodeDecodeError) as exc:
         raise ValueError(f"{name}: cannot read the file ({exc})") from None
     split = splitter or Splitter()
+    if format == "mira-tap" or (format is None and _first_record_is_tap(text)):
+        tap = read_tap(path, split)
+        if not tap.turns:
+            raise ValueError(f"{name}: no MIRA chat turn among {tap.calls} calls (nothing imported)")
+        return tap.turns, tap.issues
     if format == "otlp" or (format is None and text.lstrip().startswith("{")
                             and '"resourceSpans"' in text[:2000]):
         from wm_kernel.interop.otlp import read_otlp
@@ -372,9 +388,40 @@ def import_log(*paths: str | Path, format: str | None = None, splitter: Splitter
         splitter = Splitter(list(rules))
     requests: list[LoggedRequest] = []
     issues: list[ImportIssue] = []
+    background: list[LoggedRequest] = []
     for path in paths:
+        if format == "mira-tap" or (format is None and _is_tap(path)):
+            # MIRA's tap: the responses beside it, the background calls kept apart
+            tap = read_tap(path, splitter, counter=counter)
+            requests += tap.turns
+            background += tap.background
+            issues += tap.issues
+            continue
         found, problems = read_file(path, format=format, splitter=splitter)
         requests += found
         issues += problems
     names = ", ".join(Path(p).name for p in paths)
-    return ImportedSession(requests, issues, counter=counter, name=names)
+    if not requests and background:
+        raise ValueError(f"{names}: no MIRA chat turn among the {len(background)} calls (nothing imported)")
+    return ImportedSession(requests, issues, counter=counter, name=names, background=background)
+
+
+def _first_record_is_tap(text: str) -> bool:
+    line = next((part for part in text.split("\n") if part.strip()), "")
+    try:
+        return detect(json.loads(line)) == "mira-tap"
+    except json.JSONDecodeError:
+        return False
+
+
+def _is_tap(path: str | Path) -> bool:
+    """True when the first record of ``path`` is one of MIRA's tap (a file that cannot be read is
+    left to ``read_file``, which says why)."""
+    try:
+        with open(path, encoding="utf-8", newline="\n") as handle:
+            for line in handle:
+                if line.strip():
+                    return _first_record_is_tap(line)
+    except (OSError, UnicodeDecodeError):
+        return False
+    return False

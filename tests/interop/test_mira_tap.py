@@ -1,0 +1,304 @@
+"""MIRA's traffic tap: written as MIRA's utils/llm_tap.py writes it, read back, paired, and cut into
+the kit's sections (docs/mira-wire.md; the tap's format in reference mira_wire.md)."""
+from __future__ import annotations
+
+import json
+import re
+import warnings
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from wm_kernel import Layout, ManualClock, Profile, Session
+from wm_kernel.core.prompt import ComposedPrompt
+from wm_kernel.interop import import_log
+from wm_kernel.interop.imported import ImportedSession
+from wm_kernel.interop.mira_tap import MARKERS, read_tap
+from wm_kernel.tokens import EstimateTokenizer, TokenCounter
+
+T0 = datetime(2026, 11, 30, 9, 0, tzinfo=UTC).timestamp()
+CHAT = "claude-sonnet-4-6"
+TOOLS = [{"name": "reminder_tool", "description": "Reminders.", "input_schema": {"type": "object", "properties": {}}},
+         {"name": "web_tool", "description": "Search the web.", "input_schema": {"type": "object", "properties": {}}}]
+
+
+# -- a tap as MIRA writes it ------------------------------------------------------------------------
+
+def mira_body(prompt: ComposedPrompt, history: Sequence[tuple[str, str]], user: str, *,
+              tools: Sequence[dict[str, Any]] = (), model: str = CHAT) -> dict[str, Any]:
+    """The body MIRA's orchestrator posts for ``prompt`` (mira_wire.md), written out by hand."""
+    system = "\n\n".join(part for part in (prompt["cached_content"], prompt["non_cached_content"]) if part)
+    messages: list[dict[str, Any]] = [{"role": "assistant", "content": [{"type": "text", "text": item}]}
+                                      for item in prompt["conversation_prefix_items"]]
+    last_assistant = max((i for i, (role, _) in enumerate(history) if role == "assistant"), default=None)
+    for index, (role, text) in enumerate(history):
+        if role == "user":
+            messages.append({"role": "user", "content": text})
+        else:
+            block: dict[str, Any] = {"type": "text", "text": text}
+            if index == last_assistant:
+                block["cache_control"] = {"type": "ephemeral", "ttl": "1h"}
+            messages.append({"role": "assistant", "content": [block]})
+    for index, item in enumerate(prompt["post_history_items"]):
+        call = f"toolu_dd_{index:04d}"
+        messages.append({"role": "assistant", "content": [
+            {"type": "tool_use", "id": call, "name": "domaindoc_tool", "input": {"operation": "overview"}}]})
+        messages.append({"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": call, "content": item, "cache_control": {"type": "ephemeral"}}]})
+    messages.append({"role": "assistant", "content": prompt["notification_center"]})
+    messages.append({"role": "user", "content": user})
+    body: dict[str, Any] = {"max_tokens": 31999, "messages": messages, "model": model,
+                            "system": [{"type": "text", "text": system,
+                                        "cache_control": {"type": "ephemeral", "ttl": "1h"}}],
+                            "temperature": 1.0}
+    if tools:
+        body["tools"] = [dict(t) for t in tools]
+        body["tools"][-1]["cache_control"] = {"type": "ephemeral", "ttl": "1h"}
+    body["stream"] = True
+    return body
+
+
+def message(model: str, inputs: tuple[int, int, int], output: int = 40, text: str = "Sure.") -> dict[str, Any]:
+    """An Anthropic SDK message as ``model_dump()`` gives it."""
+    plain, read, written = inputs
+    return {"id": "msg_01", "content": [{"citations": None, "text": text, "type": "text"}], "model": model,
+            "role": "assistant", "stop_reason": "end_turn", "stop_sequence": None, "type": "message",
+            "usage": {"cache_creation": {"ephemeral_1h_input_tokens": written, "ephemeral_5m_input_tokens": 0},
+                      "cache_creation_input_tokens": written, "cache_read_input_tokens": read,
+                      "input_tokens": plain, "output_tokens": output, "server_tool_use": None,
+                      "service_tier": "standard"}}
+
+
+class Tap:
+    """Appends records the way MIRA's utils/llm_tap.py does: one json.dumps(record, default=str,
+    ensure_ascii=False) and a "\\n" per record, to llm_requests.jsonl and llm_responses.jsonl."""
+
+    def __init__(self, folder: Path) -> None:
+        self.requests = folder / "llm_requests.jsonl"
+        self.responses = folder / "llm_responses.jsonl"
+
+    def _write(self, path: Path, record: dict[str, Any]) -> None:
+        with open(path, "a", encoding="utf-8") as handle:
+            handle.write(json.dumps(record, default=str, ensure_ascii=False))
+            handle.write("\n")
+
+    def request(self, at: float, body: dict[str, Any], provider: str = "anthropic",
+                endpoint: str = "https://api.anthropic.com/v1/messages?beta=true") -> None:
+        self._write(self.requests, {"ts": at, "provider": provider, "endpoint": endpoint,
+                                    "model": body.get("model", "unknown"), "body": body})
+
+    def response(self, at: float, model: str, data: dict[str, Any], provider: str = "anthropic",
+                 endpoint: str | None = None) -> None:
+        self._write(self.responses, {"ts": at, "provider": provider, "model": model, "endpoint": endpoint,
+                                     "response": data})
+
+
+def background_body(model: str = "claude-haiku-4-5", text: str = "Summarise this.") -> dict[str, Any]:
+    return {"max_tokens": 8192, "messages": [{"role": "user", "content": text}], "model": model,
+            "system": "You write short summaries of conversations.", "temperature": 1.0}
+
+
+def session() -> Session:
+    """A session with every built-in trinket holding something, on MIRA's own layout."""
+    s = Session(base_prompt="You help {first_name}.\n\nBe brief.",
+                profile=Profile(first_name="Ada", timezone="Europe/London"),
+                clock=ManualClock("2026-11-30T09:00:00+00:00"), layout=Layout.original())
+    s.trinket("PeanutGalleryTrinket").add_guidance("concern", "Slow down.\u2028Breathe.", ttl=3)
+    s.trinket("LoraTrinket").set_user_model(
+        '<mira:observation section="pace" confidence="0.9">Reads on a phone.</mira:observation>')
+    s.trinket("ReminderManager").add_reminder("Pay rent", "2026-11-30T08:00:00+00:00")
+    s.trinket("ProactiveMemoryTrinket").surface([{"id": "3f2a9c1b-0000", "text": "Ada drinks tea",
+                                                 "created_at": "2026-11-01T00:00:00+00:00"}])
+    docs = s.trinket("DomaindocTrinket")
+    docs.create_document("garden", "Garden")
+    docs.add_section("garden", "soil", "Soil", "Clay.\n\n---\n\nAnd sand.")
+    s.trinket("GetContextTrinket").add_success("t1", "budget", "We chose plan B.",
+                                               [{"point": "B is cheaper", "source": "chat"}])
+    s.trinket("GetContextTrinket").add_success("t2", "garden", "Beds face south.")
+    return s
+
+
+def compose(s: Session) -> ComposedPrompt:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")   # GetContextTrinket straggles into MIRA's system prompt
+        prompt: ComposedPrompt = s.compose()
+    return prompt
+
+
+def load(path: Path) -> ImportedSession:
+    return import_log(path, counter=TokenCounter(EstimateTokenizer()))
+
+
+def sections(prompt: ComposedPrompt) -> dict[str, tuple[str, str, bool, str | None]]:
+    """Each section as it is on the wire: a system section as the composer joined it (runs of
+    three or more newlines made two, edge newlines dropped), the others as they are."""
+    def shown(placement: str, text: str) -> str:
+        return re.sub(r"\n{3,}", "\n\n", text).strip("\n") if placement == "system" else text
+
+    return {r.name: (r.placement, shown(r.placement, r.content), r.cache_policy, r.trinket)
+            for r in prompt.sections}
+
+
+def spans(prompt: ComposedPrompt) -> list[tuple[str, int, int, str, str | None]]:
+    return sorted((b.key, b.start, b.end, b.section, b.trinket) for b in prompt.blame())
+
+
+# -- tests ------------------------------------------------------------------------------------------
+
+def test_a_tap_written_as_mira_writes_it_reads_back_into_the_kits_sections(tmp_path: Path) -> None:
+    s = session()
+    tap = Tap(tmp_path)
+    history: list[tuple[str, str]] = []
+    prompts = []
+    for turn, user in enumerate(["Hi", "What about rent?"]):
+        prompt = compose(s)
+        prompts.append(prompt)
+        tap.request(T0 + 60 * turn, mira_body(prompt, history, user, tools=TOOLS))
+        tap.response(T0 + 60 * turn + 3, CHAT + "-20260101", message(CHAT, (10, 0, 4000)))
+        history += [("user", user), ("assistant", "Sure.")]
+        s.advance_turn()
+    raw = tap.requests.read_text(encoding="utf-8")
+    assert "\u2028" in raw and raw.count("\n") == 2       # raw, unescaped: one record a line
+    log = load(tap.requests)
+    assert [str(e) for e in log.errors] == []
+    assert log.turns == [0, 1] and log.background == ()
+    for turn, prompt in enumerate(prompts):
+        back = log.prompt_at(turn)
+        assert dict(back) == dict(prompt)                  # the composer's five keys, exactly
+        assert sections(back) == sections(prompt)          # every section, its owner and policy
+        assert log.replay(turn) == raw.split("\n")[turn]   # the logged bytes, exactly
+        # blame gives every character to the section or the composer the kit's own blame does
+        assert spans(back) == spans(prompt)
+    assert [r.trinket for r in log.prompt_at(0).sections] == [
+        None, "LoraTrinket", "ManifestTrinket", "GetContextTrinket", "DomaindocTrinket", "TimeManager",
+        "ReminderManager", "ProactiveMemoryTrinket", "PeanutGalleryTrinket"]
+    assert ("notification_center", 0, 188, "(composer)", None) in [
+        (b.key, b.start, b.end, b.section, b.trinket) for b in log.blame(0)]
+
+
+def test_the_wire_sections_carry_mira_breakpoints_and_placements(tmp_path: Path) -> None:
+    tap = Tap(tmp_path)
+    prompt = compose(session())
+    tap.request(T0, mira_body(prompt, [("user", "Hi"), ("assistant", "Hello.")], "Next", tools=TOOLS))
+    tap.response(T0 + 2, CHAT, message(CHAT, (10, 0, 4000)))
+    log = load(tap.requests)
+    rows = [(s.name, s.kind, s.placement, s.trinket, s.cache) for s in log.sections(0)
+            if s.trinket not in ("(composer)",)]
+    assert rows == [
+        ("tool:reminder_tool", "tool", "system", "tools", None),
+        ("tool:web_tool", "tool", "system", "tools", "1h"),
+        ("base_prompt", "system", "system", None, None),
+        ("behavioral_directives", "system", "system", "LoraTrinket", None),
+        ("conversation_manifest", "system", "system", "ManifestTrinket", None),
+        ("context_search_results", "system", "system", "GetContextTrinket", "1h"),
+        ("msg[0] user", "message", "conversation_prefix", "user", None),
+        ("msg[1] assistant [0] text", "message", "conversation_prefix", "assistant", "1h"),
+        ("post_history[0] domaindoc_tool", "message", "conversation_prefix", "(wire)", None),
+        ("domaindoc", "message", "post_history", "DomaindocTrinket", "5m"),
+        ("datetime_section", "message", "notification", "TimeManager", None),
+        ("active_reminders", "message", "notification", "ReminderManager", None),
+        ("relevant_memories", "message", "notification", "ProactiveMemoryTrinket", None),
+        ("peanutgallery_guidance", "message", "notification", "PeanutGalleryTrinket", None),
+        ("msg[5] user", "message", "conversation_prefix", "user", None),
+    ]
+    # the cache simulation sees MIRA's four breakpoints: tools, system and history 1h, domaindoc 5m
+    marks = [(b.label, b.breakpoint) for b in log.cache_requests()[0].blocks if b.breakpoint]
+    assert marks == [("tool:web_tool (tools)", "1h"), ("context_search_results (GetContextTrinket)", "1h"),
+                     ("msg[1] assistant [0] text (assistant)", "1h"), ("domaindoc (DomaindocTrinket)", "5m")]
+
+
+def test_interleaved_background_calls_with_equal_timestamps_pair_with_their_own_requests(tmp_path: Path) -> None:
+    tap = Tap(tmp_path)
+    prompt = compose(session())
+    # chat 1 starts; a haiku summary and a same-model memory call start and end inside it, at the
+    # chat's own instant; chat 2 is answered before chat 1's response is written
+    tap.request(T0, mira_body(prompt, [], "First"))
+    tap.request(T0, background_body())
+    tap.request(T0, background_body(CHAT, "Extract memories."))
+    tap.response(T0, "claude-haiku-4-5", message("claude-haiku-4-5-20251001", (30, 0, 0), text="A summary."))
+    tap.response(T0, CHAT, message(CHAT, (20, 0, 0), text="[]"))
+    tap.request(T0 + 1, mira_body(prompt, [], "Second"))
+    tap.response(T0 + 5, CHAT, message(CHAT, (5, 0, 4100), output=7))
+    tap.response(T0 + 6, CHAT, message(CHAT, (5, 4100, 0), output=9))
+    log = load(tap.requests)
+    assert [str(e) for e in log.errors] == []
+    assert len(log.turns) == 2 and len(log.background) == 2
+    assert [r.lines for r in log.requests] == [(1,), (4,)]
+    assert [(r.model, r.lines, r.usage["output_tokens"] if r.usage else None) for r in log.background] == [
+        ("claude-haiku-4-5", (2,), 40), (CHAT, (3,), 40)]
+    summary = log.background[0]
+    assert summary.dialect == "anthropic" and summary.usage is not None and summary.usage["input_tokens"] == 30
+    # the chat turns got the chat responses, in send order
+    assert [int(u) for u in log.usage["output_tokens"]] == [7, 9]
+
+
+def test_retries_fold_into_one_call_paired_with_its_response(tmp_path: Path) -> None:
+    tap = Tap(tmp_path)
+    prompt = compose(session())
+    body = mira_body(prompt, [], "Hello")
+    tap.request(T0, body)
+    tap.request(T0 + 2, body)          # the SDK retried after a 529
+    tap.request(T0 + 4, body)
+    tap.response(T0 + 9, CHAT, message(CHAT, (5, 0, 4100)))
+    tap_read = read_tap(tap.requests)
+    assert tap_read.retries == 2 and tap_read.calls == 1 and tap_read.issues == []
+    log = load(tap.requests)
+    assert len(log) == 1 and log.requests[0].lines == (1, 2, 3)
+    assert log.requests[0].sent_at == datetime.fromtimestamp(T0 + 4, tz=UTC)
+    assert int(log.usage["cache_creation_input_tokens"][0]) == 4100
+
+
+def test_an_unpaired_record_is_reported_by_line_and_the_rest_imports(tmp_path: Path) -> None:
+    tap = Tap(tmp_path)
+    prompt = compose(session())
+    tap.request(T0, mira_body(prompt, [], "Hello"))
+    tap.response(T0 + 3, CHAT, message(CHAT, (5, 0, 4100)))
+    tap.request(T0 + 10, mira_body(prompt, [], "Are you there?"))       # never answered
+    tap.response(T0 + 11, "claude-opus-4-6", message("claude-opus-4-6", (5, 0, 0)))  # nobody asked
+    with open(tap.requests, "a", encoding="utf-8") as handle:
+        handle.write('{"ts": 1, "provider": "anthropic"\n')
+    log = load(tap.requests)
+    assert [str(e) for e in log.errors] == [
+        f"{tap.requests}:2: no response pairs with this request (anthropic, {CHAT}); imported without usage",
+        f"{tap.requests}:3: malformed JSON: Expecting ',' delimiter at column 34",
+        f"{tap.responses}:2: a response (anthropic, claude-opus-4-6) no request answers: not imported",
+    ]
+    assert len(log) == 2
+    assert log.usage["output_tokens"].tolist()[0] == 40 and log.usage["output_tokens"].isna().tolist() == [False, True]
+
+
+def test_generic_calls_are_background_with_their_usage_read(tmp_path: Path) -> None:
+    tap = Tap(tmp_path)
+    tap.request(T0, mira_body(compose(session()), [], "Hello"))
+    tap.response(T0 + 3, CHAT, message(CHAT, (5, 0, 4100)))
+    payload = {"model": "llama-3.1-8b", "messages": [{"role": "system", "content": "Classify."},
+                                                     {"role": "user", "content": "Hi"}],
+               "max_tokens": 4096, "temperature": 1.0}
+    tap.request(T0 + 1, payload, provider="generic", endpoint="https://api.groq.com/openai/v1/chat/completions")
+    tap.response(T0 + 2, "llama-3.1-8b", {"content": [{"type": "text", "text": "greeting"}], "stop_reason": "end_turn",
+                                          "usage": {"input": 12, "output": 2, "cache_creation": 0, "cache_read": 0},
+                                          "reasoning_details": None}, provider="generic")
+    log = load(tap.requests)
+    assert log.errors == () and len(log) == 1
+    (call,) = log.background
+    assert (call.dialect, call.model, call.usage) == ("openai.chat", "llama-3.1-8b", {
+        "input_tokens": 12, "output_tokens": 2, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0})
+    assert [s.name for s in call.sections if s.kind != "framing"] == ["msg[0] system", "msg[1] user"]
+
+
+def test_the_markers_name_every_built_in_trinket_section() -> None:
+    import trinkets
+    from trinkets import BUILTIN_NAMES
+
+    names = {getattr(trinkets, n).variable_name: n for n in BUILTIN_NAMES}
+    assert {m.name: m.trinket for m in MARKERS} == names
+
+
+def test_no_chat_turn_is_a_clear_error(tmp_path: Path) -> None:
+    tap = Tap(tmp_path)
+    tap.request(T0, background_body())
+    with pytest.raises(ValueError, match=r"no MIRA chat turn among the 1 calls"):
+        load(tap.requests)
