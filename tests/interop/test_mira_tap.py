@@ -101,9 +101,9 @@ def background_body(model: str = "claude-haiku-4-5", text: str = "Summarise this
             "system": "You write short summaries of conversations.", "temperature": 1.0}
 
 
-def session() -> Session:
+def session(base_prompt: str = "You help {first_name}.\n\nBe brief.") -> Session:
     """A session with every built-in trinket holding something, on MIRA's own layout."""
-    s = Session(base_prompt="You help {first_name}.\n\nBe brief.",
+    s = Session(base_prompt=base_prompt,
                 profile=Profile(first_name="Ada", timezone="Europe/London"),
                 clock=ManualClock("2026-11-30T09:00:00+00:00"), layout=Layout.original())
     s.trinket("PeanutGalleryTrinket").add_guidance("concern", "Slow down.\u2028Breathe.", ttl=3)
@@ -302,3 +302,96 @@ def test_no_chat_turn_is_a_clear_error(tmp_path: Path) -> None:
     tap.request(T0, background_body())
     with pytest.raises(ValueError, match=r"no MIRA chat turn among the 1 calls"):
         load(tap.requests)
+
+
+def three_turns(folder: Path) -> tuple[Tap, list[ComposedPrompt]]:
+    """Three chat turns a minute apart; a segment collapses before the third (the manifest, inside
+    MIRA's 1-hour system block, changes); each answered with usage."""
+    s = session("You help {first_name}.\n\n" + "Answer plainly, in short sentences. " * 400)
+    tap = Tap(folder)
+    history: list[tuple[str, str]] = []
+    prompts = []
+    billed = [(12, 0, 4500), (12, 4500, 30), (12, 0, 4600)]
+    for turn, user in enumerate(["Hi", "And rent?", "New topic"]):
+        if turn == 2:
+            s.collapse_segment(summary="Greetings and rent")
+        prompt = compose(s)
+        prompts.append(prompt)
+        tap.request(T0 + 60 * turn, mira_body(prompt, history, user, tools=TOOLS))
+        tap.response(T0 + 60 * turn + 4, CHAT, message(CHAT, billed[turn]))
+        history += [("user", user), ("assistant", f"Reply {turn}.")]
+        s.clock.advance(minutes=1)  # type: ignore[attr-defined]
+        s.advance_turn()
+    return tap, prompts
+
+
+def test_diff_cache_simulation_and_reconcile_name_mira_sections(tmp_path: Path) -> None:
+    from wm_kernel.providers.reconcile import reconcile
+
+    tap, prompts = three_turns(tmp_path)
+    log = load(tap.requests)
+    changed = {(d.name, d.status) for d in log.diff(1).sections if d.status != "unchanged"}
+    assert ("conversation_manifest", "changed") in changed
+    first = log.first_change(1)
+    assert first is not None and first.section == "conversation_manifest"
+    sim = log.cache_simulation(CHAT)
+    turns = sim.turns
+    # turn 1 reads the 1-hour system block turn 0 wrote (its 5-minute mark after the history moved on)
+    assert turns["cache_read_input_tokens"].tolist()[1] == turns["ephemeral_1h_input_tokens"].tolist()[0]
+    # turn 2: the manifest changed inside the 1-hour block, so nothing after the tools is read
+    block = log.cache_requests()[2].blocks[int(turns["first_divergent_block"].iloc[2])]
+    assert (turns["miss_reason"].iloc[2], block.label) == ("content_changed", "conversation_manifest (ManifestTrinket)")
+    # reconcile compares the simulation with the paired responses' usage; the bodies' prefix digests
+    # see the 1-hour system block change at turn 2 only
+    rows = reconcile(log, model=CHAT).rows
+    assert rows[["billed_read", "billed_write", "billed_write_1h"]].values.tolist() == [
+        [0, 4500, 4500], [4500, 30, 30], [0, 4600, 4600]]
+    assert rows["predicted_read"].tolist() == turns["cache_read_input_tokens"].tolist()
+    prefixes = log.request_prefixes()
+    assert [p["tools"] == prefixes[0]["tools"] for p in prefixes] == [True, True, True]
+    assert [p["system"] == prefixes[0]["system"] for p in prefixes] == [True, True, False]
+
+
+def test_prefix_items_several_post_history_items_and_sections_no_marker_names(tmp_path: Path) -> None:
+    from wm_kernel.core.composer import SystemPromptComposer
+
+    layout = Layout({"system": ["base_prompt", "behavioral_directives", "tool_availability", "location_context"],
+                     "conversation_prefix": ["intro", "rules"], "post_history": ["domaindoc", "notes"],
+                     "notification": ["datetime_section", "async_activity"]})
+    composer = SystemPromptComposer(layout)
+    composer.set_base_prompt("You are MIRA.")
+    composer.add_section("behavioral_directives", "<user_model>\nKind.\n</user_model>", True, "LoraTrinket")
+    composer.add_section("location_context", "Ada is in Leeds.\n\n---\n\nIt rains.", True)
+    composer.add_section("tool_availability", "<tool_availability>web</tool_availability>", False)
+    composer.add_section("intro", "I am MIRA.", False)
+    composer.add_section("rules", "<rules>No lists.</rules>", False)
+    composer.add_section("domaindoc", f"{'═' * 60}\nDOMAIN KNOWLEDGE - x\n{'═' * 60}", True, "DomaindocTrinket")
+    composer.add_section("notes", "<notes>n</notes>", False)
+    composer.add_section("datetime_section", "<current_datetime>NOW</current_datetime>", False, "TimeManager")
+    composer.add_section("async_activity", "<async_activity>\n\nidle\n</async_activity>", False)
+    prompt = composer.compose()
+    tap = Tap(tmp_path)
+    history = [("user", "[9:00am] Hi"), ("assistant", "[9:00am] Hello."), ("user", "[9:01am] Rain?")]
+    tap.request(T0, mira_body(prompt, history, "[9:02am] And now?"))
+    tap.response(T0 + 1, CHAT, message(CHAT, (3, 0, 900)))
+    log = load(tap.requests)
+    back = log.prompt_at(0)
+    assert dict(back) == dict(prompt)
+    assert [(r.name, r.placement, r.cache_policy, r.trinket) for r in back.sections] == [
+        ("base_prompt", "system", True, None),
+        ("behavioral_directives", "system", True, "LoraTrinket"),
+        ("system[0]", "system", True, None),                 # location_context: no marker, no tag,
+        ("system[1]", "system", True, None),                 # and cut at its own "---" separator
+        ("system <tool_availability>", "system", False, None),  # after the one blank line: non-cached
+        ("conversation_prefix[0]", "conversation_prefix", False, None),
+        ("conversation_prefix[1]", "conversation_prefix", False, None),
+        ("domaindoc", "post_history", True, "DomaindocTrinket"),
+        ("post_history[1]", "post_history", False, None),
+        ("datetime_section", "notification", False, "TimeManager"),
+        ("hud <async_activity>", "notification", False, None)]
+    # the time-stamped history stays history; the two prefix items lead the messages
+    assert [s.name for s in log.sections(0) if s.kind == "message" and s.trinket in ("user", "assistant")] == [
+        "msg[2] user", "msg[3] assistant [0] text", "msg[4] user", "msg[10] user"]
+    # MIRA's breakpoints as it sends them: system and history 1h, one 5m per post-history item
+    marks = [b.breakpoint for b in log.cache_requests()[0].blocks if b.breakpoint]
+    assert marks == ["1h", "1h", "5m", "5m"]

@@ -447,9 +447,24 @@ def _region_end(text: str, start: int, marker: Marker) -> int | None:
     return end
 
 
-def _next_start(text: str, pos: int, stop: int, any_separator: bool, separators: tuple[str, ...]) -> int:
+_OPEN_TAG = re.compile(r"<([A-Za-z_][\w.:-]*)(?:\s[^<>]*)?>")
+
+
+def _whole_element(text: str, pos: int, stop: int, separators: tuple[str, ...]) -> bool:
+    """True when an XML element opens at ``pos`` and closes right before a separator or ``stop``:
+    a whole section no marker names (``<tool_availability>...</tool_availability>``)."""
+    match = _OPEN_TAG.match(text, pos)
+    if match is None:
+        return False
+    end = _closing(text, match.group(1), match.end())
+    return end is not None and (end >= stop or any(text.startswith(s, end) for s in separators))
+
+
+def _next_start(text: str, pos: int, stop: int, any_separator: bool, separators: tuple[str, ...],
+                blank_line: bool) -> int:
     """The first separator at or after ``pos`` that ends a section: one followed by a section's
-    marked opening, or (``any_separator``) any ``"\\n\\n---\\n\\n"`` of the system text."""
+    marked opening; (``any_separator``) any ``"\n\n---\n\n"`` of the system text; (``blank_line``)
+    a blank line followed by a whole XML element."""
     at = pos
     while True:
         found = text.find("\n\n", at, stop)
@@ -459,6 +474,8 @@ def _next_start(text: str, pos: int, stop: int, any_separator: bool, separators:
             if text.startswith(separator, found):
                 after = found + len(separator)
                 if marker_at(text, after) is not None or (any_separator and separator == SECTION_SEPARATOR):
+                    return found
+                if blank_line and separator == "\n\n" and _whole_element(text, after, stop, separators):
                     return found
         at = found + 1
 
@@ -484,12 +501,16 @@ def _sections_of(text: str, start: int, stop: int, separators: tuple[str, ...], 
     pieces: list[_Piece] = []
     counts: Counter[str] = Counter()
     pos = start
+    # the system text has one blank line between sections, where the cached part ends; the HUD
+    # has one after every part
+    blank_lines = separators == ("\n\n",) or not any(p.text == "\n\n" for p in pieces)
     while pos < stop:
         marker = marker_at(text, pos)
         end = _region_end(text, pos, marker) if marker is not None else None
         if end is None or not (end >= stop or any(text.startswith(s, end) for s in separators)):
             greedy = marker is not None and marker.greedy
-            end = _next_start(text, end if end is not None else pos + 1, stop, not greedy, separators)
+            end = _next_start(text, end if end is not None else pos + 1, stop, not greedy, separators,
+                              blank_lines and not greedy)
         if marker is not None:
             pieces.append(_Piece(marker.name, end, text[pos:end], marker.trinket, where))
         else:
@@ -499,7 +520,21 @@ def _sections_of(text: str, start: int, stop: int, separators: tuple[str, ...], 
         separator = next(s for s in separators if text.startswith(s, end))
         pieces.append(_Piece(COMPOSER, end + len(separator), separator, COMPOSER, where))
         pos = end + len(separator)
+        if separators != ("\n\n",) and separator == "\n\n":
+            blank_lines = False
     return pieces
+
+
+def _named(pieces: list[_Piece], where: str) -> list[_Piece]:
+    """The composer's pieces named by what they come before (stable from request to request, as
+    the cache simulation's block keys must be): ``(composer) before datetime_section``."""
+    out = []
+    for index, piece in enumerate(pieces):
+        if piece.trinket == COMPOSER and not piece.name.startswith(f"{COMPOSER} "):
+            following = next((p.name for p in pieces[index + 1:] if p.trinket != COMPOSER), None)
+            piece = replace(piece, name=f"{COMPOSER} {where} " + (f"before {following}" if following else "end"))
+        out.append(piece)
+    return out
 
 
 def system_pieces(text: str, splitter: Splitter) -> list[_Piece]:
@@ -516,8 +551,9 @@ def system_pieces(text: str, splitter: Splitter) -> list[_Piece]:
         pieces.append(_Piece("system (after the delimiter)", len(text), text[pos:], None, "system"))
         return pieces
     pieces.append(_Piece(COMPOSER, pos + len(separator), separator, COMPOSER, "system"))
-    return pieces + _sections_of(text, pos + len(separator), len(text), (SECTION_SEPARATOR, "\n\n"),
-                                 "system", "system", splitter)
+    pieces += _sections_of(text, pos + len(separator), len(text), (SECTION_SEPARATOR, "\n\n"),
+                           "system", "system", splitter)
+    return _named(pieces, "system")
 
 
 def hud_pieces(text: str, splitter: Splitter) -> list[_Piece] | None:
@@ -530,11 +566,11 @@ def hud_pieces(text: str, splitter: Splitter) -> list[_Piece] | None:
     if not text.endswith("\n\n" + tail):
         return None
     stop = len(text) - len(tail) - 2
-    pieces = [_Piece(COMPOSER, head.end(), text[:head.end()], COMPOSER, "notification")]
+    pieces = [_Piece(f"{COMPOSER} hud frame", head.end(), text[:head.end()], COMPOSER, "notification")]
     if stop > head.end():
         pieces += _sections_of(text, head.end(), stop, ("\n\n",), "hud", "notification", splitter)
-    pieces.append(_Piece(COMPOSER, len(text), text[stop:], COMPOSER, "notification"))
-    return pieces
+    pieces.append(_Piece(f"{COMPOSER} hud frame end", len(text), text[stop:], COMPOSER, "notification"))
+    return _named(pieces, "hud")
 
 
 def _text_block(message: Any) -> str | None:
