@@ -320,7 +320,7 @@ def three_turns(folder: Path) -> tuple[Tap, list[ComposedPrompt]]:
         tap.request(T0 + 60 * turn, mira_body(prompt, history, user, tools=TOOLS))
         tap.response(T0 + 60 * turn + 4, CHAT, message(CHAT, billed[turn]))
         history += [("user", user), ("assistant", f"Reply {turn}.")]
-        s.clock.advance(minutes=1)  # type: ignore[attr-defined]
+        s.clock.advance(minutes=1)
         s.advance_turn()
     return tap, prompts
 
