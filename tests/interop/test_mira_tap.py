@@ -225,6 +225,16 @@ def test_diff_cache_simulation_and_reconcile_name_mira_sections(tmp_path: Path) 
     assert [p["system"] == prefixes[0]["system"] for p in prefixes] == [True, True, False]
 
 
+def test_a_tap_replays_into_a_live_session_composing_mira_s_prompt(tmp_path: Path) -> None:
+    tap, prompts = three_turns(tmp_path)
+    log = load(tap.requests)
+    replayed = log.to_session()
+    assert replayed.turn == 2
+    assert dict(replayed.composed) == dict(log.prompt_at(2)) == dict(prompts[2])
+    assert {r.name: r.placement for r in replayed.composed.sections} == {
+        r.name: r.placement for r in prompts[2].sections}
+
+
 def test_prefix_items_several_post_history_items_and_sections_no_marker_names(tmp_path: Path) -> None:
     from wm_kernel.core.composer import SystemPromptComposer
 
