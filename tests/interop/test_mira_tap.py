@@ -229,9 +229,10 @@ def test_a_tap_replays_into_a_live_session_composing_mira_s_prompt(tmp_path: Pat
     tap, prompts = three_turns(tmp_path)
     log = load(tap.requests)
     replayed = log.to_session()
-    assert replayed.turn == 2
-    assert dict(replayed.composed) == dict(log.prompt_at(2)) == dict(prompts[2])
-    assert {r.name: r.placement for r in replayed.composed.sections} == {
+    composed = replayed.composed
+    assert replayed.turn == 2 and composed is not None
+    assert dict(composed) == dict(log.prompt_at(2)) == dict(prompts[2])
+    assert {r.name: r.placement for r in composed.sections} == {
         r.name: r.placement for r in prompts[2].sections}
 
 

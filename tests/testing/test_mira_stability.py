@@ -43,7 +43,7 @@ def test_a_tap_whose_tools_come_in_another_order_is_flagged_and_priced_a_day(tmp
     assert (finding.turn, finding.expected, finding.actual) == (2, "'tool:reminder_tool, tool:web_tool'",
                                                                 "'tool:web_tool, tool:reminder_tool'")
     cost = finding.cost
-    assert cost is not None and (cost.hours, cost.wire, cost.turns_per_hour) == (24, "mira", 30)
+    assert cost is not None and (cost.hours, cost.wire, cost.turns_per_hour) == (24, "MIRA's wire", 30)
     assert cost.extra_usd > 0 and cost.unstable_hit_rate < cost.stable_hit_rate
     assert finding.lines()[-1].startswith(f"    cost: ${cost.extra_usd:.4f} a day more (30 turns an hour on "
                                           f"claude-sonnet-4-6 on MIRA's wire: ")
@@ -77,7 +77,7 @@ def test_the_mira_preset_on_a_session_finds_the_clock_and_the_set_order() -> Non
     first, second = set_order(NAMES, 1), set_order(NAMES, 2)
     assert first != second and sorted(first) == sorted(second) == sorted(NAMES)
     for finding in (hour, tools):
-        assert finding.cost is not None and (finding.cost.hours, finding.cost.wire) == (24, "mira")
+        assert finding.cost is not None and (finding.cost.hours, finding.cost.wire) == (24, "MIRA's wire")
         assert finding.cost.extra_usd > 0
 
 
@@ -99,7 +99,7 @@ def test_preset_arguments_are_checked() -> None:
 
 
 def test_a_cost_says_its_period_and_wire() -> None:
-    day = Cost("claude-sonnet-4-6", 30, 1.0, 3.5, 0.9, 0.1, 5000, hours=24, wire="mira")
+    day = Cost("claude-sonnet-4-6", 30, 1.0, 3.5, 0.9, 0.1, 5000, hours=24, wire="MIRA's wire")
     assert day.per_day_usd == 2.5
     assert day.describe() == ("$2.5000 a day more (30 turns an hour on claude-sonnet-4-6 on MIRA's wire: "
                               "$1.0000 -> $3.5000, hit rate 90.0% -> 10.0%)")

@@ -57,14 +57,16 @@ from typing import Any
 
 from wm_kernel.core.composer import RULE, SECTION_SEPARATOR
 from wm_kernel.core.prompt import BlameData, ComposedPrompt, SectionRecord
+from wm_kernel.dialects.registry import LogFormat, body_dialect, get_dialect, register_log_format
 from wm_kernel.interop.bodies import Cutter, Section, anthropic_message, cut_body, prompt_order, ttl_of
-from wm_kernel.interop.formats import ImportIssue, LoggedRequest, detect
+from wm_kernel.interop.formats import ImportIssue, LoggedRequest
 from wm_kernel.interop.jsonspan import Node, locate, string_offsets
 from wm_kernel.interop.split import Splitter
 from wm_kernel.tokens import TokenCounter
 
-#: The dialect name of a MIRA chat turn read from the tap.
-DIALECT = "mira"
+#: The log format of MIRA's tap, and the ``dialect`` of a chat turn read from it (the wire it holds is
+#: ``wm_kernel.dialects.mira``'s).
+DIALECT = "mira-tap"
 #: The file the responses are in, beside the requests file.
 RESPONSES_NAME = "llm_responses.jsonl"
 REQUEST_KEYS = frozenset({"ts", "provider", "endpoint", "model", "body"})
@@ -76,6 +78,11 @@ WIRE = "(wire)"
 DD_PREFIX = "toolu_dd_"
 DD_TOOL = "domaindoc_tool"
 
+#: The wire a chat turn is on (``wm_kernel.dialects.mira``): its provider is the tap's ``provider``
+#: for those calls, and the shape of every usage the tap holds (MIRA's generic client reports
+#: Anthropic's keys too).
+MIRA_WIRE = get_dialect("mira")
+USAGE_SHAPE = get_dialect(MIRA_WIRE.provider).log_format
 _SCAFFOLDING = re.compile(rf"\n\n{RULE}\n[^\n]*\n{RULE}")
 _HUD_HEAD = re.compile(rf"{RULE}\n([^\n]*)\n{RULE}\n<([A-Za-z_][\w.-]*):hud>\n")
 #: A MIRA history message starts with the time it was written (continuum.py): ``[9:05am] ``.
@@ -285,18 +292,20 @@ def pair(requests: Sequence[_Record], responses: Sequence[_Record], counter: Tok
 
 
 def read_tap(path: str | Path, splitter: Splitter | None = None, *,
-             counter: TokenCounter | None = None) -> TapRead:
+             counter: TokenCounter | None = None, text: str | None = None) -> TapRead:
     """The chat turns and background calls of the tap whose requests file is ``path`` (its
-    responses file beside it), and the records that could not be read or paired. ValueError when
-    the requests file cannot be read or holds no request."""
+    responses file beside it; ``text``: the requests file's text, if read already), and the records
+    that could not be read or paired. ValueError when the requests file cannot be read or holds no
+    request."""
     where = Path(path)
     split = splitter or Splitter()
     count = counter or TokenCounter()
     issues: list[ImportIssue] = []
-    try:
-        text = where.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ValueError(f"{where}: cannot read the file ({exc})") from None
+    if text is None:
+        try:
+            text = where.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise ValueError(f"{where}: cannot read the file ({exc})") from None
     requests = _records(where, text, REQUEST_KEYS, "request", issues)
     if not requests:
         first = issues[0] if issues else ImportIssue(str(where), 1, "no requests in the file")
@@ -347,7 +356,7 @@ def _system_text(body: Mapping[str, Any]) -> str | None:
 
 def _is_mira_chat(record: _Record) -> bool:
     body = record.value["body"]
-    if record.value["provider"] != "anthropic" or not isinstance(body.get("messages"), list):
+    if record.value["provider"] != MIRA_WIRE.provider or not isinstance(body.get("messages"), list):
         return False
     system = body.get("system")
     text = _system_text(body)
@@ -376,17 +385,16 @@ def _logged(call: _Call, path: Path, splitter: Splitter, chat_model: str | None)
         cut = Cutter(record.text, splitter)
         cut_mira(cut, node, body)
         sections = cut.finish()
-        dialect, provider = DIALECT, "anthropic"
+        dialect, provider = DIALECT, MIRA_WIRE.provider
     else:
-        dialect = detect(body) or "anthropic"
-        if dialect not in ("anthropic", "openai.chat", "openai.responses"):
-            dialect = "openai.chat" if value["provider"] == "generic" else "anthropic"
+        # a background call's body is cut as the wire it reads as (generic calls: Chat Completions)
+        wire = body_dialect(body) or get_dialect(MIRA_WIRE.provider)
+        dialect, provider = wire.log_format, wire.provider
         sections = cut_body(record.text, body, dialect, splitter, node)
-        provider = "anthropic" if value["provider"] == "anthropic" else "openai"
     lines = tuple(a.line for a in call.attempts)
     return LoggedRequest(tuple(sections), record.text, str(path), lines, dialect, provider,
-                         model, _sent_at(record.ts),
-                         usage, "anthropic" if usage else None, None), chat
+                         model, _sent_at(record.ts), usage, USAGE_SHAPE if usage else None, None,
+                         background=not chat), chat
 
 
 # -- cutting a chat turn ----------------------------------------------------------------------------
@@ -712,6 +720,35 @@ def mira_prompt(sections: Sequence[Section], turn: int | None = None) -> Compose
                           texts["notification_center"], sections=records, turn=turn, blame=blame,
                           hud_frame=frame)
 
+
+def _sniff(text: str) -> bool:
+    """A file whose first readable records (up to five) include one of MIRA's tap requests."""
+    tried = 0
+    for line in text.split("\n"):
+        if not line.strip():
+            continue
+        tried += 1
+        try:
+            if is_tap_request(json.loads(line)):
+                return True
+        except json.JSONDecodeError:
+            pass
+        if tried >= 5:
+            return False
+    return False
+
+
+def _read_file(path: str, text: str, splitter: Splitter) -> tuple[list[LoggedRequest], list[ImportIssue]]:
+    """The registry's whole-file reader: the chat turns and (marked ``background``) the other calls."""
+    tap = read_tap(path, splitter, text=text)
+    if not tap.turns:
+        raise ValueError(f"{path}: no MIRA chat turn among the {tap.calls} calls (nothing imported)")
+    return [*tap.turns, *tap.background], tap.issues
+
+
+register_log_format(LogFormat(DIALECT, read_file=_read_file, sniff=_sniff, priority=5, dialect=MIRA_WIRE.name,
+                              title="MIRA's traffic tap (llm_requests.jsonl and llm_responses.jsonl)"),
+                    replace=True)
 
 __all__ = ["DIALECT", "MARKERS", "Marker", "TapRead", "read_tap", "pair", "is_tap_request", "responses_path",
            "cut_mira", "mira_prompt", "system_pieces", "hud_pieces", "marker_at"]

@@ -131,4 +131,4 @@ def mira_instability_cost(composes: Sequence[Compose], finding: Finding, model: 
     return Cost(model=model, turns_per_hour=turns_per_hour, stable_usd=stable.total_cost,
                 unstable_usd=unstable.total_cost, stable_hit_rate=stable.hit_rate,
                 unstable_hit_rate=unstable.hit_rate, prefix_tokens=prefix_tokens, note=note, hours=hours,
-                wire="mira")
+                wire="MIRA's wire")

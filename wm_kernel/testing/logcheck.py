@@ -96,7 +96,7 @@ def check_log(log: ImportedSession, *, model: str | None = None, turns_per_hour:
     if isinstance(turns_per_hour, bool) or not isinstance(turns_per_hour, int) or turns_per_hour < 1:
         raise ValueError(f"turns_per_hour must be a positive int, got {turns_per_hour!r}")
     chosen = model or log.cache_model()
-    on_mira = all(r.dialect == "mira" for r in log.requests)
+    on_mira = mira.is_tap(log)
     if preset is not None and (preset not in mira.PRESETS or not on_mira):
         raise ValueError(f"preset {preset!r} needs a MIRA tap (import_log('llm_requests.jsonl')), "
                          f"this log's turns are {', '.join(sorted({r.dialect for r in log.requests}))}")

@@ -29,11 +29,16 @@ import sys
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from wm_kernel.interop.mira_tap import DIALECT as TAP_DIALECT
 from wm_kernel.testing.cost import mira_instability_cost
 from wm_kernel.testing.replay import TOOLS_SECTION, Compose, SectionText
 from wm_kernel.testing.report import CheckResult, Finding, excerpt
 
-PRESETS = ("mira",)
+#: The preset's name (``check_stability(..., preset=PRESET)``), and every preset.
+PRESET = "mira"
+PRESETS = (PRESET,)
+#: How a cost priced on MIRA's wire names it.
+WIRE_TITLE = "MIRA's wire"
 #: The checks the MIRA preset adds (names for ``skip=`` / ``only=``).
 CHECKS: dict[str, str] = {
     "clock_hour": "the same state composed again an hour later",
@@ -182,5 +187,10 @@ def log_tool_order(composes: Sequence[Compose], model: str, turns_per_hour: int)
                        "differs between processes)", [finding], composes=len(composes))
 
 
-__all__ = ["PRESETS", "CHECKS", "tool_names", "set_order", "tool_set_order", "follows_clock", "log_composes",
-           "log_tool_order", "with_tools"]
+def is_tap(log: Any) -> bool:
+    """Whether every turn of an imported log is a chat turn of MIRA's tap."""
+    return all(r.dialect == TAP_DIALECT for r in log.requests)
+
+
+__all__ = ["PRESET", "PRESETS", "WIRE_TITLE", "CHECKS", "is_tap", "tool_names", "set_order", "tool_set_order",
+           "follows_clock", "log_composes", "log_tool_order", "with_tools"]

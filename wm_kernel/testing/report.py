@@ -35,8 +35,8 @@ def excerpt(text: str | None, offset: int) -> str:
 class Cost:
     """``hours`` (one, or 24 for a day) of ``turns_per_hour`` requests on ``model``: input cost
     with the section's bytes fixed and with them new on every request, the hit rates of both, and
-    the wire the requests were laid out on (``kit``: the kit's own cost layout; ``mira``: MIRA's
-    four breakpoints, docs/mira-wire.md)."""
+    the wire the requests were laid out on, as a description names it ("": the kit's own cost
+    layout; ``"MIRA's wire"``: MIRA's four breakpoints, docs/mira-wire.md)."""
 
     model: str
     turns_per_hour: int
@@ -47,7 +47,7 @@ class Cost:
     prefix_tokens: int
     note: str = ""
     hours: int = 1
-    wire: str = "kit"
+    wire: str = ""
 
     @property
     def extra_usd(self) -> float:
@@ -61,7 +61,7 @@ class Cost:
 
     def describe(self) -> str:
         period = "a day" if self.hours == 24 else "an hour" if self.hours == 1 else f"in {self.hours} hours"
-        wire = " on MIRA's wire" if self.wire == "mira" else ""
+        wire = f" on {self.wire}" if self.wire else ""
         text = (f"${self.extra_usd:.4f} {period} more ({self.turns_per_hour} turns an hour on "
                 f"{self.model}{wire}: ${self.stable_usd:.4f} -> ${self.unstable_usd:.4f}, hit rate "
                 f"{self.stable_hit_rate:.1%} -> {self.unstable_hit_rate:.1%})")

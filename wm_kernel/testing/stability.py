@@ -145,7 +145,8 @@ def check_stability(subject: Any, *, factories: Mapping[str, Any] | None = None,
                          max_turns=max_turns, preset=preset)
     if tools is not None and preset is None:
         raise ValueError("tools= is the tool list of the MIRA preset's tool_set_order check; pass preset='mira'")
-    scope = scope if scope is not None else ("system" if preset == "mira" else "cached")
+    on_mira = preset == mira.PRESET
+    scope = scope if scope is not None else ("system" if on_mira else "cached")
     scenario, chosen_factories = resolve_subject(subject, factories)
     selected = _selected(skip, only, preset)
     if scope not in SCOPES:
@@ -232,7 +233,7 @@ def check_stability(subject: Any, *, factories: Mapping[str, Any] | None = None,
                                             ("composed", "composed an hour later"), replay.stopped,
                                             started_hour, masked)
     priced = run.baseline.composes
-    if preset == "mira" and tools:
+    if on_mira and tools:
         priced = mira.with_tools(priced, tools, mira.tool_names(tools))
     if "tool_set_order" in selected:
         results["tool_set_order"] = mira.tool_set_order(run.baseline.composes, tools, seeds, model, turns_per_hour)
@@ -244,18 +245,19 @@ def check_stability(subject: Any, *, factories: Mapping[str, Any] | None = None,
                              stopped=run.baseline.stopped)
     for result in ordered:
         result.findings[:] = [f if f.cost is not None else f.with_cost(
-            mira_instability_cost(priced, f, model, turns_per_hour) if preset == "mira"
+            mira_instability_cost(priced, f, model, turns_per_hour) if on_mira
             else instability_cost(run.baseline.composes, f, model, turns_per_hour)) for f in result.findings]
     return report
 
 
 def _selected(skip: Iterable[str], only: Iterable[str] | None, preset: str | None = None) -> list[str]:
-    known = {**perturb.CHECKS, **(mira.CHECKS if preset == "mira" else {})}
+    on_mira = preset == mira.PRESET
+    known = {**perturb.CHECKS, **(mira.CHECKS if on_mira else {})}
     skip = [skip] if isinstance(skip, str) else list(skip)
     chosen = list(known) if only is None else ([only] if isinstance(only, str) else list(only))
     for name in [*skip, *chosen]:
         if name not in known:
-            extra = "" if preset == "mira" or name not in mira.CHECKS else " (a check of preset='mira')"
+            extra = "" if on_mira or name not in mira.CHECKS else f" (a check of preset={mira.PRESET!r})"
             raise ValueError(f"unknown check {name!r}{extra} (checks: {', '.join(known)})")
     return [name for name in known if name in chosen and name not in skip]
 
