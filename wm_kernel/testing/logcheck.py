@@ -132,7 +132,7 @@ def check_log(log: ImportedSession, *, model: str | None = None, turns_per_hour:
         note = (f"in this log's {len(composes)} requests ${as_logged:.4f} as logged, ${held:.4f} with "
                 f"it held still")
         if on_mira and mira.follows_clock(clocks[finding.section][0], clocks[finding.section][1]):
-            note = f"the bytes that changed read as a time or a date (it follows the clock); {note}"
+            note = f"the bytes that changed read as a time or a date (it may follow the clock); {note}"
         cost = dataclasses.replace(cost, note=f"{cost.note}; {note}" if cost.note else note)
         findings.append(finding.with_counts(moved[finding.section], pairs).with_cost(cost))
     status = "fail" if findings else "pass"
