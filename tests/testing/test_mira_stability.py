@@ -106,3 +106,33 @@ def test_a_cost_says_its_period_and_wire() -> None:
     hour = Cost("claude-sonnet-4-6", 30, 1.0, 1.5, 0.9, 0.1, 5000)
     assert hour.per_day_usd == 12.0 and hour.describe().startswith("$0.5000 an hour more (30 turns an hour on "
                                                                    "claude-sonnet-4-6: ")
+
+
+def test_the_command_line_takes_the_preset_and_a_tools_file(tmp_path: Path) -> None:
+    import argparse
+    import contextlib
+    import io
+    import json
+
+    from wm_kernel.testing.cli import add_check_parser, check_command
+
+    scenario_path, tools_path = tmp_path / "s.jsonl", tmp_path / "tools.json"
+    late_evening().save(scenario_path)
+    tools_path.write_text(json.dumps(SIX), encoding="utf-8")
+    parser = argparse.ArgumentParser(prog="python -m wm_kernel")
+    add_check_parser(parser.add_subparsers(dest="command"))
+    out = io.StringIO()
+    args = parser.parse_args(["check", str(scenario_path), "--preset", "mira", "--tools", str(tools_path),
+                              "--only", "clock_hour", "--only", "tool_set_order"])
+    assert check_command(args, out) == 1
+    assert out.getvalue().splitlines()[:3] == [
+        "cache stability: UNSTABLE: 2 checks (2 fail); 4 composes, system sections",
+        "  clock_hour      FAIL            the same state composed again an hour later",
+        "  tool_set_order  FAIL            the tool list built from a set, in processes with two PYTHONHASHSEED "
+        "values  (the tool list's order depends on the process)"]
+    tools_path.write_text("{", encoding="utf-8")
+    err = io.StringIO()
+    args = parser.parse_args(["check", str(scenario_path), "--preset", "mira", "--tools", str(tools_path)])
+    with contextlib.redirect_stderr(err):
+        assert check_command(args, io.StringIO()) == 2
+    assert err.getvalue().startswith(f"wm_kernel check: error: --tools {tools_path}: not JSON")
