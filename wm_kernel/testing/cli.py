@@ -107,8 +107,9 @@ def check_command(args: argparse.Namespace, out: TextIO | None = None) -> int:
             from wm_kernel.interop import import_log
 
             if factories or args.skip or args.only or args.tools:
-                raise ValueError(f"{args.file} is a request log, not a scenario: --trinket, --skip, --only and "
-                                 f"--tools choose perturbation checks of a scenario")
+                raise ValueError(f"{args.file} is a request log, not a scenario: --trinket, --skip and --only "
+                                 f"choose perturbation checks of a scenario"
+                                 + (" (and --tools the tools of one)" if args.tools else ""))
             log = import_log(args.file)
             for issue in log.errors:
                 print(f"wm_kernel check: skipped {issue}", file=sys.stderr)
