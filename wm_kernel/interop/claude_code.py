@@ -391,7 +391,7 @@ class ClaudeCodeReader:
                 ChainSections(chain), None, self.path, ChainLines(chain, self), "claude-code",
                 CLAUDE_CODE_WIRE.provider, message.model, sent_at, message.usage,
                 CLAUDE_CODE_WIRE.log_format if message.usage is not None else None,
-                message.request_id, message.conversation, marks))
+                message.request_id, conversation=message.conversation, marks=marks))
         return requests
 
     def _report_loops(self) -> None:

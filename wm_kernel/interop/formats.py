@@ -74,7 +74,9 @@ class LoggedRequest:
     belongs to (a transcript's session, each subagent and sidechain its own; None where the log
     says nothing); ``marks`` say what kind of run it is: ``subagent``, ``sidechain``,
     ``compaction`` (a run that writes the summary a compacted conversation continues from),
-    ``after-compaction`` (the first request of a chain that starts at such a summary)."""
+    ``after-compaction`` (the first request of a chain that starts at such a summary).
+    ``background`` marks a call of the same log that is not a turn of the conversation (MIRA's
+    tap: summaries, memory extraction, other models): ``ImportedSession.background``."""
 
     sections: Sequence[Section]
     source: str | None
@@ -87,6 +89,7 @@ class LoggedRequest:
     usage: Mapping[str, Any] | None = None
     usage_format: str | None = None
     request_id: str | None = None
+    background: bool = False
     conversation: str | None = None
     marks: tuple[str, ...] = ()
 

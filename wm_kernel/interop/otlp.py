@@ -196,7 +196,7 @@ def _request(span: Mapping[str, Any], attributes: Mapping[str, Any], children: l
                          str(attributes.get("wm.format", "otlp")), str(provider or "unknown"),
                          model if isinstance(model, str) else None, sent_at, usage, shape,
                          rid if isinstance(rid, str) else None,
-                         conversation if isinstance(conversation, str) else None)
+                         conversation=conversation if isinstance(conversation, str) else None)
 
 
 def _from_openinference(attributes: Mapping[str, Any], splitter: Splitter) -> list[Section]:
