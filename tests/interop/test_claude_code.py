@@ -41,7 +41,9 @@ def test_a_streamed_message_is_one_message_and_its_last_line_has_the_usage() -> 
     assert len(session) == 2
     # input and cache counts repeat on the three lines; output_tokens grows 2, 2, 187
     assert figures(session) == [(3, 16000, 0, 2400, 187), (5, 18400, 20, 100, 9)]
-    assert session.request(0).request_id == "req_01S"
+    first = session.request(0)
+    assert (first.request_id, first.response_id, first.response_model, first.conversation_id) == (
+        "req_01S", "msg_01S", "claude-opus-4-6", "5e55a000-0000-4000-8000-000000000001")
     assert names(session, 1) == ["msg[0] user", "msg[1] assistant [0] thinking", "msg[1] assistant [1] text",
                                  "msg[1] assistant [2] tool_use", "msg[2] user [0] tool_result"]
     assert session.prompt_at(1).conversation_prefix_items[1].count('"type": "tool_use"') == 1

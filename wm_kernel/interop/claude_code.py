@@ -59,7 +59,8 @@ class _Message:
     """One message the model reads: the lines written for it, its place in the chain."""
 
     __slots__ = ("role", "depth", "parent", "lines", "blocks", "results", "owner", "conversation",
-                 "marks", "summary", "usage", "model", "request_id", "chain", "sidechain", "full")
+                 "marks", "summary", "usage", "model", "request_id", "chain", "sidechain", "full",
+                 "message_id", "stop_reason", "session_id")
 
     def __init__(self, role: str, depth: int, parent: _Message | None, owner: ClaudeCodeReader,
                  conversation: str, marks: tuple[str, ...], sidechain: bool) -> None:
@@ -74,6 +75,9 @@ class _Message:
         self.request_id: str | None = None
         self.chain: _Chain | None = None          # what its request sends (assistant messages)
         self.full: _Chain | None = None           # the chain up to this message, all its lines
+        self.message_id: str | None = None
+        self.stop_reason: str | None = None
+        self.session_id: str | None = None
 
     def add(self, line: _Line) -> None:
         self.lines.append(line)
@@ -257,6 +261,10 @@ class ClaudeCodeReader:
             rid = value.get("requestId")
             if isinstance(rid, str):
                 target.request_id = rid
+            for attribute, found in (("message_id", message.get("id")), ("stop_reason", message.get("stop_reason")),
+                                     ("session_id", value.get("sessionId"))):
+                if isinstance(found, str) and found:
+                    setattr(target, attribute, found)
         here = (target, len(target.lines) - 1)
         if isinstance(uuid, str):
             self.links[uuid] = here
@@ -391,7 +399,9 @@ class ClaudeCodeReader:
                 ChainSections(chain), None, self.path, ChainLines(chain, self), "claude-code",
                 CLAUDE_CODE_WIRE.provider, message.model, sent_at, message.usage,
                 CLAUDE_CODE_WIRE.log_format if message.usage is not None else None,
-                message.request_id, conversation=message.conversation, marks=marks))
+                message.request_id, conversation=message.conversation, marks=marks,
+                response_id=message.message_id, response_model=message.model, finish_reason=message.stop_reason,
+                conversation_id=message.session_id))
         return requests
 
     def _report_loops(self) -> None:

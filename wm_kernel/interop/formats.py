@@ -92,6 +92,13 @@ class LoggedRequest:
     background: bool = False
     conversation: str | None = None
     marks: tuple[str, ...] = ()
+    #: the response's id, answering model and finish reason where the log keeps the response
+    #: (an envelope's ``response``, a transcript's assistant line); the conversation's id where
+    #: the log names one (a transcript's ``sessionId``)
+    response_id: str | None = None
+    response_model: str | None = None
+    finish_reason: str | None = None
+    conversation_id: str | None = None
 
     @property
     def logged_text(self) -> str:
