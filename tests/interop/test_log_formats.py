@@ -34,6 +34,9 @@ def test_the_anthropic_sdks_own_tracing_names_writes_cache_write() -> None:
     assert session.usage["cache_creation_input_tokens"].tolist() == [2000, 0]
     first = session.request(0)
     assert (first.request_id, first.conversation, first.model) == ("req_01F1", "conv-7", "claude-sonnet-4-5-20250929")
+    assert (first.response_id, first.response_model, first.finish_reason, first.conversation_id) == (
+        "msg_01F1", "claude-sonnet-4-5-20250929", "end_turn", "conv-7")
+    assert session.request(1).response_id is None
 
 
 def test_the_genai_registry_and_older_openllmetry_names_read_alike() -> None:

@@ -192,11 +192,19 @@ def _request(span: Mapping[str, Any], attributes: Mapping[str, Any], children: l
     provider = _first(attributes, ("gen_ai.provider.name", "gen_ai.system", "llm.provider", "llm.system"))
     rid = _first(attributes, ("anthropic.request.id", "openai.request.id", "gen_ai.request.id"))
     conversation = _first(attributes, ("gen_ai.conversation.id", "session.id"))
+    reasons = attributes.get("gen_ai.response.finish_reasons")
+    finish = reasons[0] if isinstance(reasons, list) and reasons else attributes.get("anthropic.message.stop_reason")
+
+    def text(value: Any) -> str | None:
+        return value if isinstance(value, str) and value else None
+
     return LoggedRequest(tuple(sections), "".join(s.raw for s in sections), path, (line,),
                          str(attributes.get("wm.format", "otlp")), str(provider or "unknown"),
                          model if isinstance(model, str) else None, sent_at, usage, shape,
                          rid if isinstance(rid, str) else None,
-                         conversation=conversation if isinstance(conversation, str) else None)
+                         conversation=text(conversation), response_id=text(attributes.get("gen_ai.response.id")),
+                         response_model=text(attributes.get("gen_ai.response.model")), finish_reason=text(finish),
+                         conversation_id=text(conversation))
 
 
 def _from_openinference(attributes: Mapping[str, Any], splitter: Splitter) -> list[Section]:

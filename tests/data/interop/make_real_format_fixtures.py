@@ -209,7 +209,11 @@ def otlp() -> None:
         span(1, common() + [attr("gen_ai.usage.input_tokens", 2010),
                             attr("gen_ai.usage.cache_write.input_tokens", 2000),
                             attr("gen_ai.usage.cache_read.input_tokens", 0), attr("gen_ai.usage.output_tokens", 50),
-                            attr("anthropic.request.id", "req_01F1"), attr("gen_ai.conversation.id", "conv-7")]),
+                            attr("anthropic.request.id", "req_01F1"), attr("gen_ai.conversation.id", "conv-7"),
+                            attr("gen_ai.response.id", "msg_01F1"),
+                            attr("gen_ai.response.model", "claude-sonnet-4-5-20250929"),
+                            {"key": "gen_ai.response.finish_reasons",
+                             "value": {"arrayValue": {"values": [{"stringValue": "end_turn"}]}}}]),
         span(2, common() + [attr("gen_ai.usage.input_tokens", 2012), attr("gen_ai.usage.cache_write.input_tokens", 0),
                             attr("gen_ai.usage.cache_read.input_tokens", 2000),
                             attr("gen_ai.usage.output_tokens", 61)])])
