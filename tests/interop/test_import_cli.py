@@ -24,9 +24,10 @@ def test_import_prints_one_row_per_request_and_reports_skipped_lines(
     lines = out.splitlines()
     assert lines[0] == "3 requests from log.jsonl"
     assert lines[1].split() == ["turn", "sent_at", "sections", "tokens", "first_change", "sim_status", "sim_read",
-                                "sim_written", "logged_read", "logged_written"]
+                                "sim_written", "logged_read", "logged_written", "priced_as"]
     assert lines[3].split()[:3] == ["1", "2026-11-30", "09:00:40"]
-    assert "system[1] <customer_context>" in lines[3] and lines[3].split()[-2:] == ["2040", "180"]
+    assert "system[1] <customer_context>" in lines[3] and lines[3].split()[-3:] == ["2040", "180",
+                                                                                     "claude-sonnet-4-6"]
 
 
 def test_import_shows_a_turns_sections_and_writes_the_trace(tmp_path: Path,

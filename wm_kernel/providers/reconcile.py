@@ -165,7 +165,7 @@ def _minutes(value: timedelta) -> str:
 
 
 def _cause(p: Usage, b: Usage, p_usd: float, b_usd: float, ctx: _Context, in_steady: bool,
-           factor: float | None) -> tuple[str, str]:
+           factor: float | None, steady: int = 0) -> tuple[str, str]:
     """The cause of one row (module docstring), the first that applies."""
     same_total = (p.input_tokens, p.cache_read_tokens, p.cache_write_tokens) == \
                  (b.input_tokens, b.cache_read_tokens, b.cache_write_tokens)
@@ -180,6 +180,8 @@ def _cause(p: Usage, b: Usage, p_usd: float, b_usd: float, ctx: _Context, in_ste
     scale = max(abs(b_usd), abs(p_usd))
     if scale and abs(b_usd - p_usd) <= MATCH_TOLERANCE * scale:
         return "match", f"within {MATCH_TOLERANCE:.0%} ({(b_usd - p_usd) / scale:+.1%} of the prompt's dollars)"
+    if in_steady and factor is not None:
+        return "tokenizer", f"counts x{factor:.2f} (steady over {steady} turns)"
     if ctx.first:
         kind = "subagent" if ctx.subagent else "new_conversation"
         what = "a subagent's conversation" if ctx.subagent else "the conversation"
@@ -198,9 +200,9 @@ def _cause(p: Usage, b: Usage, p_usd: float, b_usd: float, ctx: _Context, in_ste
         return "ttl_expired", "the cached entry had expired (simulation)"
     changed = [_PARTS[k] for k in _PARTS if b.prefix and ctx.previous and b.prefix.get(k) != ctx.previous.get(k)]
     if billed_less and changed:
-        return "prefix_changed", ", ".join(changed) + " since the previous request"
-    if ctx.miss_reason in ("content_changed", "params_changed"):
-        return "prefix_changed", f"first changed section: {ctx.divergent or 'a block'} (simulation)"
+        first = f"; first changed section: {ctx.divergent}" if ctx.divergent and "params" not in \
+            [k for k in _PARTS if _PARTS[k] in changed] else ""
+        return "prefix_changed", ", ".join(changed) + " since the previous request" + first
     if billed_less and b.cache_read_tokens + b.cache_write_tokens <= p.cache_read_tokens + p.cache_write_tokens * 2:
         if b.prefix and ctx.previous:
             return "provider_miss", (f"prefix byte-identical to the previous request and live "
@@ -209,8 +211,6 @@ def _cause(p: Usage, b: Usage, p_usd: float, b_usd: float, ctx: _Context, in_ste
                                         f"a read of {b.cache_read_tokens:,}"))
         return "provider_miss", (f"the simulation holds the prefix live and identical ({p.cache_read_tokens:,} "
                                  f"tokens modelled as read); billed a read of {b.cache_read_tokens:,}")
-    if in_steady and factor is not None:
-        return "tokenizer", f"counts x{factor:.2f} (steady over a group of turns)"
     read_as_modelled = abs(b.cache_read_tokens - p.cache_read_tokens) <= MATCH_TOLERANCE * max(p.cache_read_tokens, 1)
     if read_as_modelled and p.cache_read_tokens and b.prefix == {} and b.cache_write_tokens > p.cache_write_tokens:
         return "not_in_log", (f"the cached prefix read as modelled; {b.cache_write_tokens - p.cache_write_tokens:,} "
@@ -403,7 +403,8 @@ def _reconciliation(simulation: Simulation, turns: Sequence[Any], aligned: Seque
                 notes[chosen.note] = None
         predicted_usd = price(p, profile).prompt_usd
         billed_cost = price(b, billed_profile)
-        cause, detail = _cause(p, b, predicted_usd, billed_cost.prompt_usd, ctx, index in steady, factor)
+        cause, detail = _cause(p, b, predicted_usd, billed_cost.prompt_usd, ctx, index in steady, factor,
+                               len(steady))
         if b.model and (note := priced_as(b.model, profile).note):
             detail = "; ".join(x for x in (detail, note) if x)
         rows.append((turn, b.request_id, profile.name, p.input_tokens, b.input_tokens, p.cache_read_tokens,
