@@ -159,6 +159,14 @@ def _steady_factor(pairs: Sequence[tuple[Usage, Usage]]) -> tuple[float | None, 
     return statistics.median(ratios[i] for i in best), best
 
 
+def _scaled(p: Usage, b: Usage, factor: float) -> bool:
+    """Whether every part of ``b`` (uncached, read, written) is ``factor`` x ``p``'s (within 10%,
+    or 64 tokens): a tokenizer scales them all, a miss moves tokens from one to another."""
+    return all(abs(bv - factor * pv) <= max(64.0, 0.10 * factor * pv)
+               for pv, bv in ((p.input_tokens, b.input_tokens), (p.cache_read_tokens, b.cache_read_tokens),
+                              (p.cache_write_tokens, b.cache_write_tokens)))
+
+
 def _minutes(value: timedelta) -> str:
     minutes = value.total_seconds() / 60
     return f"{minutes:.0f} min" if minutes >= 10 else f"{minutes:.1f} min"
@@ -170,7 +178,8 @@ def _cause(p: Usage, b: Usage, p_usd: float, b_usd: float, ctx: _Context, in_ste
     same_total = (p.input_tokens, p.cache_read_tokens, p.cache_write_tokens) == \
                  (b.input_tokens, b.cache_read_tokens, b.cache_write_tokens)
     if same_total and p.cache_write_1h_tokens == b.cache_write_1h_tokens:
-        return "match", ""
+        event = _event(p, ctx)
+        return ("match", "") if event is None else (event[0], f"{event[1]}; as simulated, exactly")
     if same_total:
         if b.cache_write_1h_tokens > p.cache_write_1h_tokens:
             return "ttl_priced", (f"{b.cache_write_1h_tokens - p.cache_write_1h_tokens:,} write tokens billed "
@@ -179,8 +188,12 @@ def _cause(p: Usage, b: Usage, p_usd: float, b_usd: float, ctx: _Context, in_ste
                               f"at the 5m price where 1h was modelled")
     scale = max(abs(b_usd), abs(p_usd))
     if scale and abs(b_usd - p_usd) <= MATCH_TOLERANCE * scale:
-        return "match", f"within {MATCH_TOLERANCE:.0%} ({(b_usd - p_usd) / scale:+.1%} of the prompt's dollars)"
-    if in_steady and factor is not None:
+        within = f"within {MATCH_TOLERANCE:.0%} ({(b_usd - p_usd) / scale:+.1%} of the prompt's dollars)"
+        event = _event(p, ctx)
+        if event is not None:  # what the simulation rightly predicted the cost of
+            return event[0], f"{event[1]}; as simulated, {within}"
+        return "match", within
+    if in_steady and factor is not None and _scaled(p, b, factor):
         return "tokenizer", f"counts x{factor:.2f} (steady over {steady} turns)"
     if ctx.first:
         kind = "subagent" if ctx.subagent else "new_conversation"
@@ -220,6 +233,19 @@ def _cause(p: Usage, b: Usage, p_usd: float, b_usd: float, ctx: _Context, in_ste
         return "tokenizer", (f"the cached prefix read as modelled; the new messages count "
                              f"{p.cache_write_tokens - b.cache_write_tokens:,} tokens more here than billed")
     return "unknown", "billed tokens differ from the simulation in no pattern known here"
+
+
+def _event(p: Usage, ctx: _Context) -> tuple[str, str] | None:
+    """A cache event of this row that decides its cost even when the simulation predicted it."""
+    if ctx.first and ctx.subagent:
+        return "subagent", "first request of a subagent's conversation (its own cache)"
+    if ctx.model_before is not None and ctx.model_before != p.model:
+        return "model_switch", f"{ctx.model_before} -> {p.model}: a provider caches per model"
+    if ctx.compaction:
+        return "compaction", "the conversation was rewritten from its first message (compacted or a new chain)"
+    if ctx.pause is not None and ctx.ttl is not None and ctx.pause >= ctx.ttl and ctx.miss_reason == "ttl_expired":
+        return "ttl_expired", f"a pause of {_minutes(ctx.pause)} since the previous request, over the {_minutes(ctx.ttl)} TTL"
+    return None
 
 
 def _session_model(source: Session, exchanges: Mapping[int, Any]) -> str:
