@@ -139,8 +139,36 @@ def test_a_session_reconciles_its_recorded_turns(sent: tuple[Session, Simulation
     result = reconcile(session, billed(sim), model="claude-sonnet-4-6")
     assert result.rows["turn"].tolist() == [0, 1, 2, 3, 4]
     assert causes(result) == ["match"] * 5
-    with pytest.raises(ValueError, match=r"^pass model= \(the session names no model and sent nothing to take it from\)$"):
+    with pytest.raises(ValueError, match=r"^pass model= \(the session names no model and sent nothing to take "
+                                         r"it from\)$"):
         reconcile(session, billed(sim))
+
+
+def test_a_session_with_a_model_that_sent_nothing_needs_no_model_argument(sent: tuple[Session, Simulation]) -> None:
+    session, sim = sent
+    session.model = "claude-sonnet-4-6"
+    result = reconcile(session, billed(sim))
+    assert result.profile.name == "claude-sonnet-4-6" and causes(result) == ["match"] * 5
+
+
+def test_the_shown_table_has_billed_and_predicted_uncached_reads_writes_1h_and_dollars(
+        sent: tuple[Session, Simulation]) -> None:
+    _, sim = sent
+    records = billed(sim)
+    usage = records[1]["response"]["usage"]
+    usage["input_tokens"] += 7
+    result = reconcile(sim, records)
+    pairs = ["uncached", "read", "write", "1h", "$"]
+    columns = [f"{name} ({side})" for name in pairs[:4] for side in ("sim", "bill")] + ["$ sim", "$ bill"]
+    table = result.table()
+    assert [c for c in table.columns if c in columns] == columns
+    assert table.loc[1, "uncached (bill)"] == table.loc[1, "uncached (sim)"] + 7
+    header = str(result).splitlines()[len(result.lines())].split()
+    assert header[:12] == ["turn", "model", "uncached", "(sim)", "uncached", "(bill)", "read", "(sim)", "read",
+                           "(bill)", "write", "(sim)"]
+    page = result._repr_html_()
+    for column in columns:
+        assert f"<th>{column}</th>" in page
 
 
 def test_the_plot_shows_both_cumulative_costs(sent: tuple[Session, Simulation]) -> None:

@@ -121,7 +121,7 @@ def _fit(chains: Sequence[Sequence[tuple[int, int]]]) -> tuple[list[float], floa
         means.append((mx, my))
         num += sum((x - mx) * (y - my) for x, y in points)
         den += sum((x - mx) ** 2 for x, _ in points)
-    if sum(len(c) for c in chains) >= 3 and den > 0:
+    if sum(len(c) for c in chains) >= 2 and den > 0:
         factor = num / den
         intercepts = [my - factor * mx for mx, my in means]
         if 0.5 <= factor <= 2.0 and min(intercepts) >= 0:
