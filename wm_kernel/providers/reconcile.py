@@ -208,7 +208,8 @@ def _cause(p: Usage, b: Usage, p_usd: float, b_usd: float, ctx: _Context, in_ste
         return "compaction", "the conversation was rewritten from its first message (compacted or a new chain)"
     billed_less = b.cache_read_tokens < p.cache_read_tokens * (1 - MATCH_TOLERANCE)
     if billed_less and ctx.pause is not None and ctx.ttl is not None and ctx.pause >= ctx.ttl:
-        return "ttl_expired", f"a pause of {_minutes(ctx.pause)} since the previous request, over the {_minutes(ctx.ttl)} TTL"
+        return "ttl_expired", (f"a pause of {_minutes(ctx.pause)} since the previous request, over the "
+                               f"{_minutes(ctx.ttl)} TTL")
     if ctx.miss_reason == "ttl_expired":
         return "ttl_expired", "the cached entry had expired (simulation)"
     changed = [_PARTS[k] for k in _PARTS if b.prefix and ctx.previous and b.prefix.get(k) != ctx.previous.get(k)]
@@ -244,7 +245,8 @@ def _event(p: Usage, ctx: _Context) -> tuple[str, str] | None:
     if ctx.compaction:
         return "compaction", "the conversation was rewritten from its first message (compacted or a new chain)"
     if ctx.pause is not None and ctx.ttl is not None and ctx.pause >= ctx.ttl and ctx.miss_reason == "ttl_expired":
-        return "ttl_expired", f"a pause of {_minutes(ctx.pause)} since the previous request, over the {_minutes(ctx.ttl)} TTL"
+        return "ttl_expired", (f"a pause of {_minutes(ctx.pause)} since the previous request, over the "
+                               f"{_minutes(ctx.ttl)} TTL")
     return None
 
 
