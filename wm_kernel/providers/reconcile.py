@@ -39,7 +39,7 @@ Every row is priced with its own model (a dated snapshot as its family; a model 
 not know is priced as the session's and the summary and table say "priced as X: model Y unknown").
 
 Prefix evidence comes from ``Usage.prefix`` (a usage log line with its request body, see
-``wm_kernel.providers.usage.read_usage``), from the exchanges a session recorded while sending, or
+``wm_kernel.dialects.usage.read_usage``), from the exchanges a session recorded while sending, or
 from the request bodies of an imported log.
 
 An imported log (``wm_kernel.interop.import_log``; anything with the :class:`UsageLog` methods) is
@@ -62,9 +62,10 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 from wm_kernel.cachesim.models import ModelProfile, priced_as
 from wm_kernel.cachesim.requests import session_requests
 from wm_kernel.cachesim.simulation import Simulation, simulate
+from wm_kernel.dialects.registry import dialect_for_provider, get_dialect, known_name
+from wm_kernel.dialects.usage import Usage, parse_usage, read_usage
 from wm_kernel.instruments.history import History
 from wm_kernel.providers.pricing import price
-from wm_kernel.providers.usage import Usage, parse_usage, read_usage
 from wm_kernel.session import Session
 
 if TYPE_CHECKING:
@@ -76,7 +77,6 @@ CAUSES = ("match", "ttl_priced", "new_conversation", "subagent", "model_switch",
 COLUMNS = ["turn", "request_id", "model", "predicted_input", "billed_input", "predicted_read", "billed_read",
            "predicted_write", "billed_write", "predicted_write_1h", "billed_write_1h", "predicted_usd",
            "billed_usd", "residual_usd", "output_usd", "cause", "detail"]
-_PROVIDER = {"anthropic": "anthropic", "openai": "openai", "google": "gemini"}
 _PARTS = {"tools": "tools changed", "system": "cached system text changed", "params": "parameters changed"}
 #: Ratios within this fraction of each other are one steady tokenizer factor.
 FACTOR_TOLERANCE = 0.02
@@ -125,8 +125,15 @@ def simulated_usage(simulation: Simulation) -> list[Usage]:
     its own model, ``Simulation.models``)."""
     if not isinstance(simulation, Simulation):
         raise TypeError(f"expected a Simulation, got {type(simulation).__name__}")
+    # the provider billing the simulated wire (a model profile's provider resolves to its wire)
+    wire = getattr(simulation, "wire", "")
+
+    def provider(profile: ModelProfile) -> str:
+        name = wire or profile.provider
+        return get_dialect(name).provider if known_name(name) else dialect_for_provider(name).provider
+
     t = simulation.turns
-    return [Usage(_PROVIDER.get(m.provider, "anthropic"), int(i), int(r), int(w), int(h), model=m.name)
+    return [Usage(provider(m), int(i), int(r), int(w), int(h), model=m.name)
             for i, r, w, h, m in zip(t["input_tokens"], t["cache_read_input_tokens"],
                                      t["cache_creation_input_tokens"], t["ephemeral_1h_input_tokens"],
                                      simulation.models, strict=True)]
