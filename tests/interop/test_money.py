@@ -26,7 +26,8 @@ OPUS, HAIKU, SONNET = "claude-opus-4-6", "claude-haiku-4-5-20251001", "claude-so
 # system prompt although the rest was live) / "cold" (wrote everything) / "compacted" (a new chain)
 MAIN = [(0, OPUS, "first"), (1, OPUS, "live"), (2, OPUS, "miss"), (150, OPUS, "cold"), (151, HAIKU, "cold"),
         (152, HAIKU, "live"), (153, HAIKU, "compacted")]
-SUB = [(1.5, SONNET, "first"), (1.7, SONNET, "live")]
+# the subagent's system prompt was cached before the log (an earlier session wrote it)
+SUB = [(1.5, SONNET, "warm"), (1.7, SONNET, "live")]
 
 
 def counter() -> TokenCounter:
@@ -61,7 +62,7 @@ def bills(counted: list[int], turns: list[tuple[float, str, str]], system: int) 
     out, previous = [], 0
     for count, (_, _, kind) in zip(counted, turns, strict=True):
         total = system + round(FACTOR * count)
-        read = {"first": 0, "cold": 0, "live": previous, "miss": system, "compacted": system}[kind]
+        read = {"first": 0, "cold": 0, "live": previous, "miss": system, "compacted": system, "warm": system}[kind]
         out.append({"input_tokens": 0, "cache_read_input_tokens": read, "cache_creation_input_tokens": total - read,
                     "cache_creation": {"ephemeral_5m_input_tokens": 0, "ephemeral_1h_input_tokens": total - read},
                     "output_tokens": 50})
@@ -114,6 +115,10 @@ def test_each_request_is_priced_with_its_own_model_and_every_turn_gets_a_named_c
                                       "model_switch", "match", "compaction"]
     assert rows.loc[5, "detail"].startswith("a pause of 148 min since the previous request, over the 60 min TTL")
     assert rows.loc[6, "detail"].startswith("claude-opus-4-6 -> claude-haiku-4-5: a provider caches per model")
+    assert rows.loc[2, "billed_read"] == SUB_SYSTEM
+    assert rows.loc[2, "predicted_read"] == pytest.approx(SUB_SYSTEM, abs=2)
+    assert any(line.endswith(f"its first request read {SUB_SYSTEM:,} tokens cached before the log, modelled as "
+                             f"cached just before it") for line in result.lines())
     summary = result.summary()
     assert summary["named_share"] == 1.0
     assert summary["predicted_usd"] == pytest.approx(summary["billed_usd"] - rows.loc[4, "residual_usd"], rel=0.01)

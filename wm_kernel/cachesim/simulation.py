@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import html
 from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from wm_kernel.cachesim.engine import Request, SimulationData, run
@@ -67,11 +67,13 @@ def simulate(requests: Iterable[Request], model: str | ModelProfile, *,
 
 
 def simulate_each(requests: Iterable[Request], models: Sequence[str | ModelProfile], *,
-                  counter: TokenCounter | None = None) -> Simulation:
+                  counter: TokenCounter | None = None, warmups: Mapping[int, Request] | None = None) -> Simulation:
     """Play each request on its own model (``models[i]`` for ``requests[i]``): a provider caches
     per model, so the requests of each model are one run of that model's rules, and every row is
     priced at its own model's prices (``Simulation.models``). ``profile`` is the model of most
-    requests (the first of them on a tie).
+    requests (the first of them on a tie). ``warmups`` maps a request's index to a request played
+    just before it on the same model and not reported: what the provider's cache held before (a
+    log's first request that read what an earlier session wrote).
 
     >>> from datetime import datetime, timedelta, timezone
     >>> from wm_kernel.cachesim.engine import Block, Request
@@ -92,10 +94,20 @@ def simulate_each(requests: Iterable[Request], models: Sequence[str | ModelProfi
     for index, profile in enumerate(profiles):
         groups.setdefault(profile.name, []).append(index)
     outcomes: list[Any] = [None] * len(items)
+    warm = dict(warmups or {})
     for indices in groups.values():
-        data = run([items[i] for i in indices], profiles[indices[0]])
-        for i, outcome in zip(indices, data.outcomes, strict=True):
-            outcomes[i] = outcome
+        played: list[Request] = []
+        reported: list[int | None] = []
+        for i in indices:
+            if i in warm:
+                played.append(warm[i])
+                reported.append(None)
+            played.append(items[i])
+            reported.append(i)
+        data = run(played, profiles[indices[0]])
+        for where, outcome in zip(reported, data.outcomes, strict=True):
+            if where is not None:
+                outcomes[where] = outcome
     if not groups:
         raise ValueError("simulate_each needs at least one request")
     profile = profiles[max(groups.values(), key=len)[0]]

@@ -96,6 +96,9 @@ class Inferred:
     #: per chain of the conversation (a compaction starts a new one), the tokens the agent added
     #: to its start beyond ``tokens`` (context it injects that the log does not hold either)
     added: tuple[int, ...] = ()
+    #: what the conversation's first request read from a cache written before the log (its billed
+    #: cache read): modelled as cached just before it
+    before: int = 0
 
     @property
     def label(self) -> str:
@@ -310,9 +313,11 @@ class ImportedSession:
                 base = min(intercepts)
                 added = {c: int(round(i - base)) for c, i in zip(order, intercepts, strict=True)}
                 one_hour = any((b := billed[turn]) is not None and b.cache_write_1h_tokens for turn in turns)
+                opening = billed[turns[0]]
                 self._inferred[conversation] = Inferred(
                     conversation, int(round(base)), round(factor, 4), sum(len(v) for v in chains.values()),
-                    "1h" if one_hour else "5m", tuple(added.get(c, 0) for c in range(max(order) + 1)))
+                    "1h" if one_hour else "5m", tuple(added.get(c, 0) for c in range(max(order) + 1)),
+                    opening.cache_read_tokens if opening is not None else 0)
         return self._inferred
 
     def _chains(self) -> list[int]:
@@ -345,10 +350,17 @@ class ImportedSession:
         (Claude Code caches every request): a breakpoint after the system prompt and tools, one
         where the conversation's previous request ended, and one on the last block, at the TTL
         the usage bills."""
+        return self._cache_requests(times, gap)[0]
+
+    def _cache_requests(self, times: Sequence[datetime] | None, gap: timedelta | float | None
+                        ) -> tuple[list[Request], dict[int, Request]]:
+        """:meth:`cache_requests`, and the warm-ups: per conversation whose first request read
+        from a cache written before the log, a request of what it read, played just before it."""
         when, _ = self.send_times(times=times, gap=gap)
         inferred = self.inferred()
         chain_of = self._chains() if inferred else []
         requests = []
+        warmups: dict[int, Request] = {}
         ends: dict[str, tuple[list[str], int]] = {}
         for turn, at in enumerate(when):
             request = self.requests[turn]
@@ -366,20 +378,44 @@ class ImportedSession:
                 before = ends.get(key)
                 if before is not None and keys[:len(before[0])] == before[0] and before[1] >= 0:
                     marks.add(before[1])
+                opening = before is None
                 ends[key] = (keys, len(blocks) - 1)
                 chain = chain_of[turn]
                 added = found.added[chain] if chain < len(found.added) else 0
-                start = [Block(f"inferred:{key}:{found.tokens}", found.tokens, breakpoint=found.ttl,
+                split = found.before if 0 < found.before < found.tokens else 0
+                start = [Block(f"inferred:{key}:{found.tokens}", found.tokens - split, breakpoint=found.ttl,
                                layer="system", label=found.label)]
+                if split:  # the part an earlier session had cached: its own block, so it can be read
+                    start.insert(0, Block(f"inferred:{key}:{found.tokens}:before", split, breakpoint=found.ttl,
+                                          layer="system", label=found.label + " (cached before the log)"))
                 if added:
                     start.append(Block(f"inferred:{key}:chain{chain}:{added}", added, layer="messages",
                                        label=f"context the agent added, not in the log: about {added:,} "
                                              f"tokens, from the usage"))
-                blocks = start + [
-                    Block(b.key, b.tokens, breakpoint=found.ttl if i in marks else None, layer=b.layer,
-                          label=b.label) for i, b in enumerate(blocks)]
+                shift = len(start)
+                marks = {m + shift for m in marks} | {i for i, b in enumerate(start) if b.breakpoint}
+                blocks = start + blocks
+                if opening and found.before:
+                    total, reach = 0, -1
+                    for i, b in enumerate(blocks):
+                        total += b.tokens
+                        if total > found.before * 1.01:
+                            break
+                        reach = i
+                    if reach >= 0:
+                        marks.add(reach)
+                        kept = sorted(marks)
+                        if len(kept) > 4:  # at most four breakpoints: keep the first two and the last two
+                            marks = set(kept[:2] + kept[-2:]) | {reach}
+                            marks = set(sorted(marks)[-4:])
+                        warmups[turn] = Request(at, [Block(b.key, b.tokens, breakpoint=found.ttl if i in marks else
+                                                           None, layer=b.layer, label=b.label)
+                                                     for i, b in enumerate(blocks[:reach + 1])],
+                                                params={"model": model} if model else None)
+                blocks = [Block(b.key, b.tokens, breakpoint=found.ttl if i in marks else None, layer=b.layer,
+                                label=b.label) for i, b in enumerate(blocks)]
             requests.append(Request(at, blocks, params={"model": model} if model else None))
-        return requests
+        return requests, warmups
 
     def _tokens(self, text: str, factor: float) -> int:
         n = self.counter.count(text)
@@ -412,12 +448,12 @@ class ImportedSession:
         ``turns`` gains a ``turn`` column, and ``assumptions`` says what the log did not (assumed
         send times, the inferred system prompt, a model priced as another)."""
         _, assumed = self.send_times(times=times, gap=gap)
-        requests = self.cache_requests(times=times, gap=gap)
+        requests, warmups = self._cache_requests(times, gap)
         pricing = self.pricing(model)
-        if model is not None:
+        if model is not None and not warmups:
             sim = simulate(requests, pricing[0].profile)
         else:
-            sim = simulate_each(requests, [p.profile for p in pricing])
+            sim = simulate_each(requests, [p.profile for p in pricing], warmups=warmups)
         sim.turns.insert(0, "turn", self.turns)
         sim.assumptions.extend(self.assumptions(pricing, assumed))
         return sim
@@ -438,8 +474,12 @@ class ImportedSession:
             line = f"{found.label}{where}"
             if found.factor != 1.0:
                 line += (f"; its conversation counted x{found.factor:.3f} (tokenizer factor fitted to the usage of "
-                         f"{found.requests} requests); cached as the usage shows the agent caching (breakpoints "
-                         f"near the end of the conversation, {found.ttl} TTL)")
+                         f"{found.requests} requests)")
+            line += (f"; cached as the usage shows the agent caching (breakpoints near the end of the conversation, "
+                     f"{found.ttl} TTL)")
+            if found.before:
+                line += (f"; its first request read {found.before:,} tokens cached before the log, modelled as "
+                         f"cached just before it")
             lines.append(line)
         notes = sorted({p.note for p in (pricing if pricing is not None else self.pricing()) if p.note})
         lines.extend(notes)
