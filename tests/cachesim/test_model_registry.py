@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from wm_kernel.cachesim.models import MODELS, family_name, get_model, priced_as
-from wm_kernel.providers.pricing import price
 from wm_kernel.dialects.usage import Usage
+from wm_kernel.providers.pricing import price
 from wm_kernel.tokens import counter_for
 
 
