@@ -551,7 +551,8 @@ class ImportedSession:
         for turn in self.turns:
             change = self.first_change(turn - 1, turn) if turn else None
             row: dict[str, Any] = {
-                "turn": turn, "sent_at": self.requests[turn].sent_at, "sections": len(self.sections(turn)),
+                "turn": turn,
+                "sent_at": sim["at"].iloc[turn].to_pydatetime() if sim is not None else self.requests[turn].sent_at, "sections": len(self.sections(turn)),
                 "tokens": sum(self.counter.count(s.text) for s in self.sections(turn)),
                 "first_change": "" if change is None else (change.section or "")}
             if sim is not None:
