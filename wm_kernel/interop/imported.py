@@ -552,7 +552,8 @@ class ImportedSession:
             change = self.first_change(turn - 1, turn) if turn else None
             row: dict[str, Any] = {
                 "turn": turn,
-                "sent_at": sim["at"].iloc[turn].to_pydatetime() if sim is not None else self.requests[turn].sent_at, "sections": len(self.sections(turn)),
+                "sent_at": (sim["at"].iloc[turn].to_pydatetime() if sim is not None
+                            else self.requests[turn].sent_at), "sections": len(self.sections(turn)),
                 "tokens": sum(self.counter.count(s.text) for s in self.sections(turn)),
                 "first_change": "" if change is None else (change.section or "")}
             if sim is not None:
