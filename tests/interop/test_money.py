@@ -119,6 +119,9 @@ def test_each_request_is_priced_with_its_own_model_and_every_turn_gets_a_named_c
     assert rows.loc[2, "predicted_read"] == pytest.approx(SUB_SYSTEM, abs=2)
     assert any(line.endswith(f"its first request read {SUB_SYSTEM:,} tokens cached before the log, modelled as "
                              f"cached just before it") for line in result.lines())
+    table = str(log.cache_simulation()).splitlines()
+    header = next(line for line in table if line.split()[:3] == ["turn", "request", "model"])
+    assert table[table.index(header) + 7].split()[2] == "claude-haiku-4-5"
     summary = result.summary()
     assert summary["named_share"] == 1.0
     assert summary["predicted_usd"] == pytest.approx(summary["billed_usd"] - rows.loc[4, "residual_usd"], rel=0.01)

@@ -311,9 +311,12 @@ class Simulation:
         shown = ["request", "prompt_tokens", "cache_read_input_tokens", "cache_creation_input_tokens",
                  "input_tokens", "cost_usd", "status", "miss_reason", "divergent_label"]
         out = t[[c for c in ["turn", *shown] if c in t.columns]]
-        return out.rename(columns={"cache_read_input_tokens": "read", "cache_creation_input_tokens": "written",
-                                   "input_tokens": "plain", "prompt_tokens": "tokens",
-                                   "divergent_label": "first divergent"})
+        out = out.rename(columns={"cache_read_input_tokens": "read", "cache_creation_input_tokens": "written",
+                                  "input_tokens": "plain", "prompt_tokens": "tokens",
+                                  "divergent_label": "first divergent"})
+        if len({m.name for m in self.models}) > 1:  # each request priced with its own model: say which
+            out.insert(2 if "turn" in out.columns else 1, "model", [m.name for m in self.models])
+        return out
 
     def __str__(self) -> str:
         return "\n".join(self._lines() + [self._table().to_string(index=False)])
