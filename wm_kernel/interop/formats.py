@@ -66,7 +66,9 @@ class LoggedRequest:
     messages, or (OTLP) the request body the span describes. ``usage`` is the provider's usage
     object as logged (shape named by ``usage_format``: ``anthropic``, ``openai.chat``,
     ``openai.responses``), None where the log has none. ``request_id`` is the provider's request id
-    where the log keeps one (an envelope's ``request_id``, a transcript line's ``requestId``)."""
+    where the log keeps one (an envelope's ``request_id``, a transcript line's ``requestId``).
+    ``background`` marks a call of the same log that is not a turn of the conversation (MIRA's
+    tap: summaries, memory extraction, other models): ``ImportedSession.background``."""
 
     sections: tuple[Section, ...]
     source: str
@@ -79,6 +81,7 @@ class LoggedRequest:
     usage: Mapping[str, Any] | None = None
     usage_format: str | None = None
     request_id: str | None = None
+    background: bool = False
     #: the response's id, answering model and finish reason where the log keeps the response
     #: (an envelope's ``response``, a transcript's assistant line); the conversation's id where
     #: the log names one (a transcript's ``sessionId``)
@@ -185,7 +188,8 @@ class BodyReader:
                                            self.provider, model if isinstance(model, str) else None,
                                            sent_at, usage, self.usage_format if usage else None,
                                            rid if isinstance(rid, str) else None,
-                                           _text(answer.get("id")), _text(answer.get("model")), _text(finish)))
+                                           response_id=_text(answer.get("id")),
+                                           response_model=_text(answer.get("model")), finish_reason=_text(finish)))
 
     def finish(self) -> list[LoggedRequest]:
         return self.requests
@@ -263,7 +267,8 @@ class ClaudeCodeReader:
             model if isinstance(model, str) else None, sent_at or answered_at,
             usage if isinstance(usage, Mapping) else None,
             CLAUDE_CODE_WIRE.log_format if isinstance(usage, Mapping) else None, request_id,
-            _text(message.get("id")), _text(model), _text(message.get("stop_reason")), session_id))
+            response_id=_text(message.get("id")), response_model=_text(model),
+            finish_reason=_text(message.get("stop_reason")), conversation_id=session_id))
 
     def finish(self) -> list[LoggedRequest]:
         return self.requests
