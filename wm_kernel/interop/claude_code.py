@@ -17,9 +17,10 @@ How the lines become requests (the facts of the format, docs/interop.md):
 - A request's messages are the chain of messages before its assistant message, so a rewind's
   abandoned branch is in no later request; a ``compact_boundary`` line (``parentUuid: null``)
   starts a new chain at the summary after it (its first request is marked ``after-compaction``).
-- Lines with ``parentUuid: null`` (older writers put it on every line) or without a ``uuid``,
-  and lines whose parent was not read (a line skipped for a bad byte), follow the previous message
-  line in file order.
+- Lines with ``parentUuid: null`` in a file whose lines named no parent before (older writers put
+  it on every line), lines without ``parentUuid``, and lines whose parent was not read (a line
+  skipped for a bad byte), follow the previous message line in file order. Once the file's lines
+  name their parents, a message line with ``parentUuid: null`` starts a new chain.
 - ``isSidechain`` lines, and the files under ``<session>/subagents/``, are other conversations
   (``LoggedRequest.conversation``) with their own caches; a subagent line whose parent is a line of
   the session it came from continues that session's messages (a compaction run, agent
@@ -217,6 +218,7 @@ class ClaudeCodeReader:
         self.previous: tuple[_Message, int] | None = None     # the last message line, file order
         self.previous_side: tuple[_Message, int] | None = None
         self.stem = Path(path).stem
+        self.linked = False        # a line named its parent: a null parent starts a new chain
 
     # -- reading
     def feed(self, line: int, text: str, value: Any) -> None:
@@ -279,6 +281,7 @@ class ClaudeCodeReader:
         one naming a line not read: skipped, or later in the file) the previous message line in
         file order; nothing (a new chain) at the start."""
         if isinstance(parent, str):
+            self.linked = True
             found = self.links.get(parent)
             if found is None and self.context is not None:
                 found = self.context.links.get(parent)
@@ -288,6 +291,9 @@ class ClaudeCodeReader:
                 self.unresolved.append((line, uuid, parent))
         elif value.get("type") not in ("user", "assistant"):
             return None, -1
+        elif "parentUuid" in value and self.linked:
+            return None, -1       # a writer that links its lines starts a new chain here
+
         previous = self.previous_side if value.get("isSidechain") and not self.subagent else self.previous
         return previous if previous is not None else (None, -1)
 

@@ -125,6 +125,10 @@ def _body(value: Any) -> Any:
     return value
 
 
+def _text(value: Any) -> str | None:
+    return value if isinstance(value, str) and value else None
+
+
 def detect(value: Any) -> str | None:
     """The format one parsed record belongs to (the registered formats' ``detect``), or None."""
     return detect_log_format(value)
@@ -185,10 +189,17 @@ class BodyReader:
                             node["request"] if enveloped else node)
         model = body.get("model")
         rid = value.get("request_id") if enveloped else None
+        answer = response if isinstance(response, Mapping) else {}
+        choices = answer.get("choices")
+        finish = answer.get("stop_reason") or answer.get("status") or (
+            choices[0].get("finish_reason") if isinstance(choices, list) and choices
+            and isinstance(choices[0], Mapping) else None)
         self.requests.append(LoggedRequest(tuple(sections), text, self.path, (line,), self.dialect,
                                            self.provider, model if isinstance(model, str) else None,
                                            sent_at, usage, self.usage_format if usage else None,
-                                           rid if isinstance(rid, str) else None))
+                                           rid if isinstance(rid, str) else None,
+                                           response_id=_text(answer.get("id")),
+                                           response_model=_text(answer.get("model")), finish_reason=_text(finish)))
 
     def finish(self) -> list[LoggedRequest]:
         return self.requests
