@@ -15,7 +15,7 @@ from datetime import datetime
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol, TypeVar, cast
 
-from traitlets import Bool, Instance, Int, MetaHasTraits, Unicode, default, observe, validate
+from traitlets import Bool, HasTraits, Instance, Int, MetaHasTraits, Unicode, default, observe, validate
 
 from trinkets.commands import Command, CommandError, arg, command, commands_of
 from wm_kernel.core.events import (
@@ -26,7 +26,7 @@ from wm_kernel.core.events import (
 )
 from wm_kernel.core.trinket_shape import BUDGET_KEEP, DEFAULT_PRIORITY
 from wm_kernel.utils import views
-from wm_kernel.utils.traitlets_fast import QuickNotify, set_traits, trait_values
+from wm_kernel.utils.traitlets_fast import set_traits
 
 if TYPE_CHECKING:
     from wm_kernel.core.bus import EventBus
@@ -132,13 +132,15 @@ LIFECYCLE_REFRESH: Mapping[str, str] = MappingProxyType({"action": "lifecycle_re
 _CONTENT_AND_TIME = ("content", "last_updated")
 #: Traits a trinket sets from its updates; a change of any other trait is a change of its inputs.
 _OUTPUT_TRAITS = frozenset({"content", "last_updated", "error"})
+# trait -> the plain attribute holding its value for the update's reads
+_KEPT = {"enabled": "_enabled_now", "error": "_error_now", "content": "_content_now"}
 
 
 class _TrinketMeta(MetaHasTraits, ABCMeta):
     """traitlets' metaclass and abc's, combined, so abstract trinkets cannot be instantiated."""
 
 
-class EventAwareTrinket(QuickNotify, metaclass=_TrinketMeta):
+class EventAwareTrinket(HasTraits, metaclass=_TrinketMeta):
     """A content provider for one prompt section.
 
     Parameters
@@ -202,6 +204,13 @@ class EventAwareTrinket(QuickNotify, metaclass=_TrinketMeta):
         self.working_memory = working_memory
         # any trait but the outputs is an input: one observer counts the changes
         self.observe(self._on_trait_change)
+        # the three traits every update reads, kept as plain attributes too (a trait's read goes
+        # through its descriptor): set here, then by an observer of each, registered before any
+        # observer a user adds, so theirs already read the new value here
+        self._enabled_now: bool = self.enabled
+        self._error_now: str = self.error
+        self._content_now: str = self.content
+        self.observe(self._keep_now, names=list(_KEPT))
         working_memory.register_trinket(self, replace=replace)
 
     # -- identity
@@ -232,47 +241,61 @@ class EventAwareTrinket(QuickNotify, metaclass=_TrinketMeta):
         again; everything else (traits, events, the store) happens as after a generation."""
         wm = self.working_memory
         clock = wm.clock
-        values = trait_values(self)
-        if not values["enabled"]:
+        # the kept values (see __init__) are the traits' own, unless notifications are held now
+        # (hold_trait_notifications, set_traits): then they may be behind, and the traits are read
+        own = self.__dict__
+        if not (self.enabled if "notify_change" in own else self._enabled_now):
             self._set_content("", clock.now())
             wm.discard_section(self)
             return
-        key: tuple[Any, ...] | None = None
-        reusable = self._reusable
         context = event.context
+        reusable = self._reusable
         # an update with a context may carry inputs (memories, a report): it always generates;
         # a lifecycle refresh carries none, so a turn's refresh and its compose generate once
         if self.reuse_content and (not context or context == LIFECYCLE_REFRESH):
-            key = ((self._revision, wm.profile, clock.now()) if self.time_dependent
-                   else (self._revision, wm.profile))
-            watched = self.stored_inputs()
-            if watched:
-                versions = tuple([wm.store.version(name) for name in watched])
-                # a store that cannot tell what changed: generate, as the original always does
-                key = None if None in versions else (*key, versions)
-        if reusable is not None and reusable[0] == key:
-            content = reusable[1]
+            cls = type(self)
+            # the default stored_inputs() (none) is not called
+            key: tuple[Any, ...] | None = ((self._revision, wm.profile, clock.now())
+                                           if cls.time_dependent else (self._revision, wm.profile))
+            if cls.stored_inputs is not _NO_STORED_INPUTS:
+                watched = self.stored_inputs()
+                if watched:
+                    versions = tuple([wm.store.version(name) for name in watched])
+                    # a store that cannot tell what changed: generate, as the original always does
+                    key = None if None in versions else (*key, versions)
+            if reusable is not None and reusable[0] == key:
+                content = reusable[1]
+            else:
+                content = self._generate(context)
+                self._reusable = (key, content) if key is not None else None
         else:
-            content = self.generate_content(dict(context))
-            if not isinstance(content, str):
-                raise TypeError(f"{self.name}.generate_content() returned "
-                                f"{type(content).__name__}, expected str")
-            self._reusable = (key, content) if key is not None else None
-        if values["error"]:
+            content = self._generate(context)
+            self._reusable = None
+        held = "notify_change" in own
+        if self.error if held else self._error_now:
             self.error = ""
         now = clock.now()
         if content and not content.isspace():
-            self._set_content(content, now)
+            shown = self.content if held else self._content_now
+            if shown is not content and shown != content:
+                self._set_content(content, now)
             self.event_bus.publish(TrinketContentEvent(
-                event.continuum_id, trait_values(wm)["user_id"], new_event_id(), now,
-                self.variable_name, content, type(self).__name__, self.cache_policy))
+                event.continuum_id, wm.user_id, new_event_id(), now, self.variable_name, content,
+                type(self).__name__, self.cache_policy))
         else:
             self._set_content("", now)
             wm.discard_section(self)
 
+    def _generate(self, context: Mapping[str, Any]) -> str:
+        content = self.generate_content(dict(context))
+        if not isinstance(content, str):
+            raise TypeError(f"{self.name}.generate_content() returned "
+                            f"{type(content).__name__}, expected str")
+        return content
+
     def _set_content(self, content: str, now: datetime) -> None:
         # compare first: an unchanged trait stays quiet, so widgets get no message for it
-        if trait_values(self)["content"] == content:
+        if self.content == content:
             return
         # both values are set before either notification goes out (content's first), so an
         # observer of one reads the other's new value; validators of a subclass run as on any set
@@ -293,6 +316,9 @@ class EventAwareTrinket(QuickNotify, metaclass=_TrinketMeta):
     def _on_trait_change(self, change: dict[str, Any]) -> None:
         if change["name"] not in _OUTPUT_TRAITS:
             self._revision += 1
+
+    def _keep_now(self, change: dict[str, Any]) -> None:
+        setattr(self, _KEPT[change["name"]], change["new"])
 
     def request_update(self, **context: Any) -> None:
         """Ask WorkingMemory to regenerate this trinket now (publishes an UpdateTrinketEvent)."""
@@ -415,3 +441,7 @@ class EventAwareTrinket(QuickNotify, metaclass=_TrinketMeta):
     def __repr__(self) -> str:
         state = "disabled" if not self.enabled else ("failed" if self.error else "ok")
         return f"<{self.name} section={self.variable_name!r} {state} chars={len(self.content)}>"
+
+
+# the default stored_inputs (none): an update does not call it
+_NO_STORED_INPUTS = EventAwareTrinket.stored_inputs

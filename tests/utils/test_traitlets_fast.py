@@ -1,6 +1,6 @@
-"""The traitlets shortcuts (wm_kernel/utils/traitlets_fast.py) against the installed traitlets: what
-they do is what traitlets' public API does, a subclass's validators and observers always run, and
-the pinned range is the one they were tested with."""
+"""set_traits (wm_kernel/utils/traitlets_fast.py) against the installed traitlets: it does what
+hold_trait_notifications does, a subclass's validators and observers always run, a failed value
+changes nothing, and the pinned range is the one it was tested with."""
 from __future__ import annotations
 
 import tomllib
@@ -17,7 +17,7 @@ from traitlets import HasTraits, Int, TraitError, Unicode, observe, validate
 from trinkets.base import EventAwareTrinket, StatefulTrinket, feed
 from wm_kernel.core.clock import ManualClock
 from wm_kernel.session import Session
-from wm_kernel.utils.traitlets_fast import TESTED, set_traits, trait_values
+from wm_kernel.utils.traitlets_fast import TESTED, set_traits
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -170,13 +170,27 @@ def test_set_traits_checks_each_value_against_its_trait_type() -> None:
     assert pair.b == 0 and pair.heard == []
 
 
-def test_trait_values_are_what_the_attributes_read() -> None:
-    s = session(Echo)
-    echo = s.trinket("Echo")
-    echo.say("hello")
-    s.compose()
-    values = trait_values(echo)
-    for name in ("content", "error", "enabled", "last_updated", "priority"):
-        assert values[name] == getattr(echo, name)
-    assert trait_values(s.working_memory)["user_id"] == "notebook"
-    assert trait_values(s.clock)["current"] == s.clock.now()
+def test_a_value_that_fails_leaves_every_trait_as_it_was_and_notifies_nobody() -> None:
+    pair = HeardPair()
+    with pytest.raises(TraitError, match="'b' trait of a HeardPair instance expected an int"):
+        set_traits(pair, ("a", "b"), "x", "two")   # the first one was set: it is undone
+    assert (pair.a, pair.b) == ("", 0) and pair.heard == []
+    set_traits(pair, ("a", "b"), "y", 3)            # and the object still notifies as before
+    assert pair.heard == [("a", "", "y", "y", 3), ("b", 0, 3, "y", 3)]
+
+
+def test_inside_hold_trait_notifications_the_changes_wait_for_its_end() -> None:
+    pair = HeardPair()
+    with pair.hold_trait_notifications():
+        set_traits(pair, ("a", "b"), "x", 2)
+        pair.a = "z"
+        assert pair.heard == []
+    # traitlets merges the held changes of a name into one
+    assert pair.heard == [("a", "", "z", "z", 2), ("b", 0, 2, "z", 2)]
+    set_traits(pair, ("b",), 4)
+    assert pair.heard[-1] == ("b", 2, 4, "z", 4)
+
+
+def test_set_traits_wants_one_value_per_name() -> None:
+    with pytest.raises(TypeError, match="set_traits: 2 names and 1 values"):
+        set_traits(HeardPair(), ("a", "b"), "x")
