@@ -26,7 +26,6 @@ from wm_kernel.core.events import (
 )
 from wm_kernel.core.trinket_shape import BUDGET_KEEP, DEFAULT_PRIORITY
 from wm_kernel.utils import views
-from wm_kernel.utils.traitlets_fast import set_traits
 
 if TYPE_CHECKING:
     from wm_kernel.core.bus import EventBus
@@ -128,12 +127,8 @@ class Priority(Int[int, int]):
         return value
 #: The context of the update a stateful trinket asks for when items expired.
 LIFECYCLE_REFRESH: Mapping[str, str] = MappingProxyType({"action": "lifecycle_refresh"})
-# the traits a trinket's update sets together, and the one a turn moves
-_CONTENT_AND_TIME = ("content", "last_updated")
 #: Traits a trinket sets from its updates; a change of any other trait is a change of its inputs.
 _OUTPUT_TRAITS = frozenset({"content", "last_updated", "error"})
-# trait -> the plain attribute holding its value for the update's reads
-_KEPT = {"enabled": "_enabled_now", "error": "_error_now", "content": "_content_now"}
 
 
 class _TrinketMeta(MetaHasTraits, ABCMeta):
@@ -204,13 +199,6 @@ class EventAwareTrinket(HasTraits, metaclass=_TrinketMeta):
         self.working_memory = working_memory
         # any trait but the outputs is an input: one observer counts the changes
         self.observe(self._on_trait_change)
-        # the three traits every update reads, kept as plain attributes too (a trait's read goes
-        # through its descriptor): set here, then by an observer of each, registered before any
-        # observer a user adds, so theirs already read the new value here
-        self._enabled_now: bool = self.enabled
-        self._error_now: str = self.error
-        self._content_now: str = self.content
-        self.observe(self._keep_now, names=list(_KEPT))
         working_memory.register_trinket(self, replace=replace)
 
     # -- identity
@@ -241,10 +229,7 @@ class EventAwareTrinket(HasTraits, metaclass=_TrinketMeta):
         again; everything else (traits, events, the store) happens as after a generation."""
         wm = self.working_memory
         clock = wm.clock
-        # the kept values (see __init__) are the traits' own, unless notifications are held now
-        # (hold_trait_notifications, set_traits): then they may be behind, and the traits are read
-        own = self.__dict__
-        if not (self.enabled if "notify_change" in own else self._enabled_now):
+        if not self.enabled:
             self._set_content("", clock.now())
             wm.discard_section(self)
             return
@@ -255,14 +240,15 @@ class EventAwareTrinket(HasTraits, metaclass=_TrinketMeta):
         if self.reuse_content and (not context or context == LIFECYCLE_REFRESH):
             cls = type(self)
             # the default stored_inputs() (none) is not called
-            key: tuple[Any, ...] | None = ((self._revision, wm.profile, clock.now())
-                                           if cls.time_dependent else (self._revision, wm.profile))
+            inputs: tuple[Any, ...] = ((self._revision, wm.profile, clock.now())
+                                       if cls.time_dependent else (self._revision, wm.profile))
+            key: tuple[Any, ...] | None = inputs
             if cls.stored_inputs is not _NO_STORED_INPUTS:
                 watched = self.stored_inputs()
                 if watched:
                     versions = tuple([wm.store.version(name) for name in watched])
                     # a store that cannot tell what changed: generate, as the original always does
-                    key = None if None in versions else (*key, versions)
+                    key = None if None in versions else (*inputs, versions)
             if reusable is not None and reusable[0] == key:
                 content = reusable[1]
             else:
@@ -271,12 +257,11 @@ class EventAwareTrinket(HasTraits, metaclass=_TrinketMeta):
         else:
             content = self._generate(context)
             self._reusable = None
-        held = "notify_change" in own
-        if self.error if held else self._error_now:
+        if self.error:
             self.error = ""
         now = clock.now()
         if content and not content.isspace():
-            shown = self.content if held else self._content_now
+            shown = self.content
             if shown is not content and shown != content:
                 self._set_content(content, now)
             self.event_bus.publish(TrinketContentEvent(
@@ -299,7 +284,9 @@ class EventAwareTrinket(HasTraits, metaclass=_TrinketMeta):
             return
         # both values are set before either notification goes out (content's first), so an
         # observer of one reads the other's new value; validators of a subclass run as on any set
-        set_traits(self, _CONTENT_AND_TIME, content, now)
+        with self.hold_trait_notifications():
+            self.content = content
+            self.last_updated = now
 
     def stored_inputs(self) -> tuple[str, ...]:
         """The store keys the content reads that others may write too (another process sharing
@@ -316,9 +303,6 @@ class EventAwareTrinket(HasTraits, metaclass=_TrinketMeta):
     def _on_trait_change(self, change: dict[str, Any]) -> None:
         if change["name"] not in _OUTPUT_TRAITS:
             self._revision += 1
-
-    def _keep_now(self, change: dict[str, Any]) -> None:
-        setattr(self, _KEPT[change["name"]], change["new"])
 
     def request_update(self, **context: Any) -> None:
         """Ask WorkingMemory to regenerate this trinket now (publishes an UpdateTrinketEvent)."""

@@ -1,6 +1,6 @@
 """Trait changes on a trinket reach its observers exactly as traitlets' own delivery would (a
-trinket's update sets its content and time with wm_kernel.utils.traitlets_fast.set_traits, which
-holds their notifications as hold_trait_notifications does)."""
+trinket's update sets its content and time inside hold_trait_notifications; no private part of
+traitlets is used)."""
 from __future__ import annotations
 
 import warnings
