@@ -15,7 +15,7 @@ from datetime import datetime
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol, TypeVar, cast
 
-from traitlets import Bool, Instance, Int, MetaHasTraits, Unicode, default, observe, validate
+from traitlets import Bool, HasTraits, Instance, Int, MetaHasTraits, Unicode, default, observe, validate
 
 from trinkets.commands import Command, CommandError, arg, command, commands_of
 from wm_kernel.core.events import (
@@ -26,7 +26,6 @@ from wm_kernel.core.events import (
 )
 from wm_kernel.core.trinket_shape import BUDGET_KEEP, DEFAULT_PRIORITY
 from wm_kernel.utils import views
-from wm_kernel.utils.traitlets_fast import QuickNotify, set_traits, trait_values
 
 if TYPE_CHECKING:
     from wm_kernel.core.bus import EventBus
@@ -128,8 +127,6 @@ class Priority(Int[int, int]):
         return value
 #: The context of the update a stateful trinket asks for when items expired.
 LIFECYCLE_REFRESH: Mapping[str, str] = MappingProxyType({"action": "lifecycle_refresh"})
-# the traits a trinket's update sets together, and the one a turn moves
-_CONTENT_AND_TIME = ("content", "last_updated")
 #: Traits a trinket sets from its updates; a change of any other trait is a change of its inputs.
 _OUTPUT_TRAITS = frozenset({"content", "last_updated", "error"})
 
@@ -138,7 +135,7 @@ class _TrinketMeta(MetaHasTraits, ABCMeta):
     """traitlets' metaclass and abc's, combined, so abstract trinkets cannot be instantiated."""
 
 
-class EventAwareTrinket(QuickNotify, metaclass=_TrinketMeta):
+class EventAwareTrinket(HasTraits, metaclass=_TrinketMeta):
     """A content provider for one prompt section.
 
     Parameters
@@ -232,51 +229,64 @@ class EventAwareTrinket(QuickNotify, metaclass=_TrinketMeta):
         again; everything else (traits, events, the store) happens as after a generation."""
         wm = self.working_memory
         clock = wm.clock
-        values = trait_values(self)
-        if not values["enabled"]:
+        if not self.enabled:
             self._set_content("", clock.now())
             wm.discard_section(self)
             return
-        key: tuple[Any, ...] | None = None
-        reusable = self._reusable
         context = event.context
+        reusable = self._reusable
         # an update with a context may carry inputs (memories, a report): it always generates;
         # a lifecycle refresh carries none, so a turn's refresh and its compose generate once
         if self.reuse_content and (not context or context == LIFECYCLE_REFRESH):
-            key = ((self._revision, wm.profile, clock.now()) if self.time_dependent
-                   else (self._revision, wm.profile))
-            watched = self.stored_inputs()
-            if watched:
-                versions = tuple([wm.store.version(name) for name in watched])
-                # a store that cannot tell what changed: generate, as the original always does
-                key = None if None in versions else (*key, versions)
-        if reusable is not None and reusable[0] == key:
-            content = reusable[1]
+            cls = type(self)
+            # the default stored_inputs() (none) is not called
+            inputs: tuple[Any, ...] = ((self._revision, wm.profile, clock.now())
+                                       if cls.time_dependent else (self._revision, wm.profile))
+            key: tuple[Any, ...] | None = inputs
+            if cls.stored_inputs is not _NO_STORED_INPUTS:
+                watched = self.stored_inputs()
+                if watched:
+                    versions = tuple([wm.store.version(name) for name in watched])
+                    # a store that cannot tell what changed: generate, as the original always does
+                    key = None if None in versions else (*inputs, versions)
+            if reusable is not None and reusable[0] == key:
+                content = reusable[1]
+            else:
+                content = self._generate(context)
+                self._reusable = (key, content) if key is not None else None
         else:
-            content = self.generate_content(dict(context))
-            if not isinstance(content, str):
-                raise TypeError(f"{self.name}.generate_content() returned "
-                                f"{type(content).__name__}, expected str")
-            self._reusable = (key, content) if key is not None else None
-        if values["error"]:
+            content = self._generate(context)
+            self._reusable = None
+        if self.error:
             self.error = ""
         now = clock.now()
         if content and not content.isspace():
-            self._set_content(content, now)
+            shown = self.content
+            if shown is not content and shown != content:
+                self._set_content(content, now)
             self.event_bus.publish(TrinketContentEvent(
-                event.continuum_id, trait_values(wm)["user_id"], new_event_id(), now,
-                self.variable_name, content, type(self).__name__, self.cache_policy))
+                event.continuum_id, wm.user_id, new_event_id(), now, self.variable_name, content,
+                type(self).__name__, self.cache_policy))
         else:
             self._set_content("", now)
             wm.discard_section(self)
 
+    def _generate(self, context: Mapping[str, Any]) -> str:
+        content = self.generate_content(dict(context))
+        if not isinstance(content, str):
+            raise TypeError(f"{self.name}.generate_content() returned "
+                            f"{type(content).__name__}, expected str")
+        return content
+
     def _set_content(self, content: str, now: datetime) -> None:
         # compare first: an unchanged trait stays quiet, so widgets get no message for it
-        if trait_values(self)["content"] == content:
+        if self.content == content:
             return
         # both values are set before either notification goes out (content's first), so an
         # observer of one reads the other's new value; validators of a subclass run as on any set
-        set_traits(self, _CONTENT_AND_TIME, content, now)
+        with self.hold_trait_notifications():
+            self.content = content
+            self.last_updated = now
 
     def stored_inputs(self) -> tuple[str, ...]:
         """The store keys the content reads that others may write too (another process sharing
@@ -415,3 +425,7 @@ class EventAwareTrinket(QuickNotify, metaclass=_TrinketMeta):
     def __repr__(self) -> str:
         state = "disabled" if not self.enabled else ("failed" if self.error else "ok")
         return f"<{self.name} section={self.variable_name!r} {state} chars={len(self.content)}>"
+
+
+# the default stored_inputs (none): an update does not call it
+_NO_STORED_INPUTS = EventAwareTrinket.stored_inputs

@@ -18,7 +18,6 @@ from wm_kernel.core.events import (
 )
 from wm_kernel.stores import keys
 from wm_kernel.utils.frozenmap import FrozenMap
-from wm_kernel.utils.traitlets_fast import set_traits, trait_values
 
 if TYPE_CHECKING:
     from wm_kernel.core.bus import EventBus
@@ -26,7 +25,6 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger("wm_kernel.trinkets")
 __all__ = ["StatefulTrinket", "STATE_VERSION"]
-_TURN = ("current_turn",)
 
 #: Version of every record a stateful trinket stores: the whole-state envelope
 #: (``{"version", "state"}``) and each per-item record (``{"v", "seq", "item"}``).
@@ -351,13 +349,13 @@ class StatefulTrinket(EventAwareTrinket):
     def handle_turn_completed(self, event: TurnCompletedEvent) -> None:
         wm = self.working_memory
         with wm.lock:
-            set_traits(self, _TURN, event.segment_turn_number)
+            self.current_turn = event.segment_turn_number
             if self._expire_items():
                 self._inputs_changed()
                 # what wm.publish_trinket_update(name, context) publishes, built directly: this
                 # trinket is registered and the context is the kernel's own
                 self.event_bus.publish(UpdateTrinketEvent(
-                    event.continuum_id, trait_values(wm)["user_id"], new_event_id(),
+                    event.continuum_id, wm.user_id, new_event_id(),
                     wm.clock.now(), type(self).__name__, dict(LIFECYCLE_REFRESH)))
 
     def flush(self) -> None:

@@ -1,25 +1,28 @@
-"""The traitlets shortcuts (wm_kernel/utils/traitlets_fast.py) against the installed traitlets: what
-they do is what traitlets' public API does, a subclass's validators and observers always run, and
-the pinned range is the one they were tested with."""
+"""The trinkets' hot path against the installed traitlets, used only through its public API (the
+private shortcuts of wm_kernel/utils/traitlets_fast.py are gone, issue 33): a subclass's
+validators and observers see every change, content and time are set together as
+hold_trait_notifications sets them, and the installed traitlets is in the pinned range."""
 from __future__ import annotations
 
 import tomllib
-import warnings
 from importlib.metadata import version
 from pathlib import Path
 from typing import Any
 
-import pytest
 from packaging.requirements import Requirement
 from packaging.specifiers import SpecifierSet
-from traitlets import HasTraits, Int, TraitError, Unicode, observe, validate
+from traitlets import TraitError, observe, validate
 
 from trinkets.base import EventAwareTrinket, StatefulTrinket, feed
 from wm_kernel.core.clock import ManualClock
 from wm_kernel.session import Session
-from wm_kernel.utils.traitlets_fast import TESTED, set_traits, trait_values
 
 ROOT = Path(__file__).resolve().parents[2]
+
+
+#: The traitlets versions the trinkets were tested with (5.16.1, the newest release offered when
+#: the shortcuts went); pyproject.toml pins the same range.
+TESTED = ">=5.9,<5.17"
 
 
 def test_the_pinned_range_is_the_tested_one_and_holds_the_installed_traitlets() -> None:
@@ -27,6 +30,18 @@ def test_the_pinned_range_is_the_tested_one_and_holds_the_installed_traitlets() 
     pinned = [Requirement(r) for r in project["dependencies"] if r.startswith("traitlets")]
     assert [r.specifier for r in pinned] == [SpecifierSet(TESTED)]
     assert pinned[0].specifier.contains(version("traitlets"))
+
+
+def test_the_hot_path_names_nothing_private_of_traitlets() -> None:
+    import re
+
+    private = re.compile(r"\._(?:trait_values|trait_notifiers|trait_validators|notify_observers|"
+                         r"notify_trait|cross_validation_lock|validate|cross_validate)\b")
+    for path in ["trinkets/event_aware.py", "trinkets/stateful.py", "wm_kernel/core/working_memory.py",
+                 "wm_kernel/core/budget.py", "wm_kernel/core/bus.py", "wm_kernel/core/composer.py"]:
+        text = (ROOT / path).read_text(encoding="utf-8")
+        assert private.findall(text) == [], path
+        assert "traitlets.traitlets" not in text, path
 
 
 class Echo(EventAwareTrinket):
@@ -126,57 +141,37 @@ def test_a_subclass_validator_and_observer_see_every_turn() -> None:
     assert "turn 3" in s.compose().to_json()
 
 
-class Pair(HasTraits):
-    a = Unicode("")
-    b = Int(0)
+class Seen(EventAwareTrinket):
+    """Its content changes with what it was fed; an observer of each trait records what it reads
+    of both when it is told."""
+
+    variable_name = "datetime_section"
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        self.text = ""
+        self.heard: list[tuple[str, Any, Any]] = []
+        super().__init__(*args, **kwargs)
+        self.observe(lambda c: self.heard.append((c.name, self.content, self.last_updated)),
+                     names=["content", "last_updated"])
+
+    def generate_content(self, context: dict[str, Any]) -> str:
+        return self.text
+
+    @feed
+    def say(self, text: str) -> None:
+        self.text = text
 
 
-class HeardPair(Pair):
-    def __init__(self) -> None:
-        super().__init__()
-        self.heard: list[tuple[str, Any, Any, Any, Any]] = []
-        self.observe(lambda c: self.heard.append((c.name, c.old, c.new, self.a, self.b)))
-
-
-class ValidatedPair(HeardPair):
-    @validate("a")
-    def _upper(self, proposal: dict[str, Any]) -> str:
-        return str(proposal["value"]).upper()
-
-
-class LegacyValidatedPair(HeardPair):
-    def _b_validate(self, value: int, trait: Any) -> int:
-        return value * 10
-
-
-@pytest.mark.parametrize("cls", [HeardPair, ValidatedPair, LegacyValidatedPair])
-@pytest.mark.parametrize("values", [{"a": "x", "b": 2}, {"b": 2, "a": "x"}, {"a": "", "b": 5}])
-def test_set_traits_does_what_hold_trait_notifications_does(cls: type, values: dict[str, Any]) -> None:
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", DeprecationWarning)  # traitlets on _b_validate
-        fast, public = cls(), cls()
-        set_traits(fast, tuple(values), *values.values())
-        with public.hold_trait_notifications():
-            for name, value in values.items():
-                setattr(public, name, value)
-    assert (fast.a, fast.b) == (public.a, public.b)
-    assert fast.heard == public.heard
-
-
-def test_set_traits_checks_each_value_against_its_trait_type() -> None:
-    pair = HeardPair()
-    with pytest.raises(TraitError, match="'b' trait of a HeardPair instance expected an int"):
-        set_traits(pair, ("b",), "two")
-    assert pair.b == 0 and pair.heard == []
-
-
-def test_trait_values_are_what_the_attributes_read() -> None:
-    s = session(Echo)
-    echo = s.trinket("Echo")
-    echo.say("hello")
+def test_content_and_time_are_both_set_before_either_is_told() -> None:
+    s = session(Seen)
+    seen = s.trinket("Seen")
+    clock = s.working_memory.clock
+    seen.say("one")
     s.compose()
-    values = trait_values(echo)
-    for name in ("content", "error", "enabled", "last_updated", "priority"):
-        assert values[name] == getattr(echo, name)
-    assert trait_values(s.working_memory)["user_id"] == "notebook"
-    assert trait_values(s.clock)["current"] == s.clock.now()
+    first = clock.now()
+    clock.advance(minutes=1)
+    seen.say("two")
+    s.compose()
+    s.compose()                                   # unchanged: nobody is told again
+    assert seen.heard == [("content", "one", first), ("last_updated", "one", first),
+                          ("content", "two", clock.now()), ("last_updated", "two", clock.now())]

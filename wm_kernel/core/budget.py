@@ -60,7 +60,6 @@ from wm_kernel.core.composer import RULE, SECTION_SEPARATOR, SystemPromptCompose
 from wm_kernel.core.prompt import BudgetReport, OmittedSection, TrimmedSection
 from wm_kernel.core.trinket_shape import DEFAULT_PRIORITY, NEVER_DROP, Trinket
 from wm_kernel.tokens import TokenCounter
-from wm_kernel.utils.traitlets_fast import trait_values
 
 #: The ``reason`` of an OmittedSection that a token budget dropped.
 OVER_BUDGET = "over budget"
@@ -276,7 +275,7 @@ class TokenBudget:
         """The report without a budget: priorities and placements, reused while nothing changed."""
         self._held = None
         key = (composer.layout, tuple(composer.section_names),
-               tuple([(t.variable_name, _priority(t)) for t in trinkets]))
+               tuple([(t.variable_name, t.priority) for t in trinkets]))
         plain = self._plain
         if plain is not None and plain[0] == key:
             return plain[1]
@@ -448,9 +447,3 @@ def _hud_frame(composer: SystemPromptComposer) -> str:
     """The notification centre's text with no parts: what it costs beyond them."""
     tag = f"{composer.namespace}:hud"
     return f"{RULE}\n{composer.hud_title}\n{RULE}\n<{tag}>\n</{tag}>\n{RULE}"
-
-
-def _priority(trinket: Trinket) -> int:
-    """A trinket's priority, read from the trait's value once it has one (read on every compose)."""
-    values = trait_values(trinket)
-    return values["priority"] if "priority" in values else trinket.priority

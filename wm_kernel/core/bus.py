@@ -99,10 +99,9 @@ def _event_type_name(event_type: type[Event] | str) -> str:
 
 
 class _Delivery(threading.local):
-    """Per thread: the nesting depth of publishes and the record being delivered (class-level
-    defaults, so a publish reads them without a getattr fallback)."""
+    """Per thread: the record being delivered (its ``depth`` is the nesting depth of publishes); a
+    class-level default, so a publish reads it without a getattr fallback."""
 
-    depth: int = 0
     record: EventRecord | None = None
 
 
@@ -120,6 +119,9 @@ class EventBus:
         if not isinstance(log_size, int) or isinstance(log_size, bool) or log_size < 0:
             raise ValueError(f"log_size must be a non-negative int, got {log_size!r}")
         self._subscribers: dict[str, tuple[Subscriber, ...]] = {}
+        # event class -> its subscribers, filled as classes are published (a publish looks its
+        # class up, not its name); emptied whenever a subscription changes
+        self._by_class: dict[type, tuple[Subscriber, ...]] = {}
         self._lock = threading.RLock()
         self._log: deque[EventRecord] = deque(maxlen=log_size)
         self._logging = log_size > 0
@@ -147,6 +149,7 @@ class EventBus:
         with self._lock:
             # tuples are swapped, not mutated, so a publish in progress keeps its snapshot
             self._subscribers[name] = self._subscribers.get(name, ()) + (callback,)
+            self._by_class = {}
 
     @overload
     def unsubscribe(self, event_type: type[E], callback: Callable[[E], Any]) -> bool: ...
@@ -161,6 +164,7 @@ class EventBus:
             for index, existing in enumerate(current):
                 if existing == callback:
                     self._subscribers[name] = current[:index] + current[index + 1:]
+                    self._by_class = {}
                     return True
         return False
 
@@ -171,17 +175,19 @@ class EventBus:
     # -- publishing
     def publish(self, event: Event) -> EventRecord:
         """Deliver ``event`` to its subscribers now, in subscription order; returns its log record."""
-        if not isinstance(event, Event):
-            raise TypeError(f"publish() takes an Event, got {type(event).__name__}")
+        cls = type(event)
+        callbacks = self._by_class.get(cls)
+        if callbacks is None:  # a class not published since the subscriptions last changed
+            if not isinstance(event, Event):
+                raise TypeError(f"publish() takes an Event, got {cls.__name__}")
+            with self._lock:  # a subscription changing meanwhile must not leave a stale entry
+                callbacks = self._by_class[cls] = self._subscribers.get(cls.__name__, ())
         local = self._local
-        depth = local.depth
-        record = EventRecord(next(self._seq), event, depth)
+        outer = local.record
+        record = EventRecord(next(self._seq), event, outer.depth + 1 if outer is not None else 0)
         if self._logging:
             self._log.append(record)
-        callbacks = self._subscribers.get(type(event).__name__)
         if callbacks:
-            local.depth = depth + 1
-            outer = local.record
             local.record = record
             try:
                 for callback in callbacks:
@@ -190,7 +196,6 @@ class EventBus:
                     except Exception as exc:  # isolation: one subscriber never stops the others
                         self._record_failure(record, _callback_name(callback), exc)
             finally:
-                local.depth = depth
                 local.record = outer
         return record
 

@@ -27,6 +27,7 @@ import re
 import threading
 import warnings
 from collections.abc import Callable, Iterable, Mapping
+from types import MappingProxyType
 from typing import Any
 
 from wm_kernel.core.prompt import BlameData, ComposedPrompt, OmittedSection, SectionRecord
@@ -304,6 +305,11 @@ class SystemPromptComposer:
     def section_names(self) -> list[str]:
         """The names of the sections held now (base prompt included), in the order added."""
         return list(self._sections)
+
+    @property
+    def held(self) -> Mapping[str, tuple[str, bool, str | None]]:
+        """The sections held now, name -> (content, cache_policy, trinket): a read-only view."""
+        return MappingProxyType(self._sections)
 
     def get_entry(self, name: str) -> tuple[str, bool, str | None]:
         """(content, cache_policy, trinket) of one held section; KeyError if it is not held."""

@@ -76,6 +76,7 @@ from __future__ import annotations
 import re
 import warnings
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from wm_kernel.core.prompt_dict import COMPOSED_KEYS
@@ -265,21 +266,25 @@ def _mira_tools(tools: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
-def to_mira(composed: Mapping[str, Any], history: Iterable[Mapping[str, Any]] = (), *,
-            user: str | None = None, tools: Iterable[Mapping[str, Any]] = (),
-            model: str = DEFAULT_MIRA_MODEL, max_tokens: int = MIRA_MAX_TOKENS,
-            effort: str | None = None) -> dict[str, Any]:
-    """The body MIRA's orchestrator posts (see the module docstring for every field)."""
-    if not isinstance(composed, Mapping):
-        raise TypeError(f"expected a ComposedPrompt or five-key dict, got {type(composed).__name__}")
-    _parts(composed)  # the five keys, typed
-    cached, non_cached = composed["cached_content"], composed["non_cached_content"]
-    hud = composed["notification_center"]
-    if not cached.strip():
+@dataclass(frozen=True)
+class _MiraMessages:
+    """The ``messages`` of a MIRA body and the breakpoints they carry."""
+
+    messages: list[dict[str, Any]]
+    history_mark: bool  # the history's last assistant message carries a 1-hour breakpoint
+    post_items: int  # one tool_use/tool_result pair each, the result with a 5-minute breakpoint
+
+
+def _check_mira_content(composed: Mapping[str, Any]) -> None:
+    """Refuse what MIRA refuses to send: an empty cached system content or an empty HUD."""
+    if not composed["cached_content"].strip():
         raise ValueError("MIRA refuses to send: the cached system content is empty")
-    if not hud.strip():
+    if not composed["notification_center"].strip():
         raise ValueError("MIRA refuses to send: the notification centre (HUD) is empty")
-    messages_in = _history(history, alternate=False)
+
+
+def _check_mira_options(model: str, max_tokens: int, user: str | None, effort: str | None) -> None:
+    """The keyword arguments of :func:`to_mira`, each of the right type and range."""
     _check_model(model)
     if isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens < 1:
         raise ValueError(f"max_tokens must be a positive int, got {max_tokens!r}")
@@ -287,18 +292,25 @@ def to_mira(composed: Mapping[str, Any], history: Iterable[Mapping[str, Any]] = 
         raise TypeError(f"user must be a str or None, got {type(user).__name__}")
     if effort is not None and effort not in MIRA_THINKING_BUDGETS:
         raise ValueError(f"effort must be one of {', '.join(MIRA_THINKING_BUDGETS)} or None, got {effort!r}")
-    tool_list = _mira_tools(tools)
+
+
+def _mira_max_tokens(model: str, max_tokens: int, effort: str | None, adaptive: bool) -> int:
+    """``max_tokens`` as MIRA sends it: clamped for haiku, plus the thinking budget on older models."""
     if "haiku" in model:
         max_tokens = min(max_tokens, MIRA_HAIKU_MAX_TOKENS)
-    adaptive = model_generation(model) >= (4, 6)
     if effort is not None and not adaptive:
         max_tokens += MIRA_THINKING_BUDGETS[effort]
+    return max_tokens
 
+
+def _mira_messages(composed: Mapping[str, Any], history: list[dict[str, str]],
+                   user: str | None) -> _MiraMessages:
+    """Prefix items, the history, the post-history tool pairs, the HUD, then ``user`` (never merged)."""
     messages: list[dict[str, Any]] = [
         {"role": "assistant", "content": [{"type": "text", "text": item}]}
         for item in composed["conversation_prefix_items"]]
     last_assistant = None
-    for message in messages_in:
+    for message in history:
         if message["role"] == "user":
             messages.append({"role": "user", "content": message["content"]})
         else:
@@ -314,28 +326,51 @@ def to_mira(composed: Mapping[str, Any], history: Iterable[Mapping[str, Any]] = 
         messages.append({"role": "user", "content": [
             {"type": "tool_result", "tool_use_id": tool_id, "content": item,
              "cache_control": dict(_FIVE_MINUTES)}]})
-    messages.append({"role": "assistant", "content": hud})
+    messages.append({"role": "assistant", "content": composed["notification_center"]})
     if user is not None:
         messages.append({"role": "user", "content": user})
+    return _MiraMessages(messages, last_assistant is not None, len(post))
 
-    marks = (1 if tool_list else 0) + 1 + (last_assistant is not None) + len(post)
+
+def _warn_mira_refusals(built: _MiraMessages, tools: bool) -> None:
+    """A :class:`MiraWireWarning` for each layout the API refuses (the warning points at the caller of
+    :func:`to_mira`, hence ``stacklevel=3``)."""
+    marks = (1 if tools else 0) + 1 + built.history_mark + built.post_items
     if marks > API_MAX_BREAKPOINTS:
         warnings.warn(MiraWireWarning(
-            f"MIRA's layout puts {marks} cache breakpoints in this request ({len(post)} post-history items, "
-            f"one 5-minute breakpoint each); the Messages API accepts at most {API_MAX_BREAKPOINTS} and refuses it"),
-            stacklevel=2)
-    empty = [i for i, m in enumerate(messages) if isinstance(m["content"], list)
+            f"MIRA's layout puts {marks} cache breakpoints in this request ({built.post_items} post-history "
+            f"items, one 5-minute breakpoint each); the Messages API accepts at most {API_MAX_BREAKPOINTS} "
+            f"and refuses it"), stacklevel=3)
+    empty = [i for i, m in enumerate(built.messages) if isinstance(m["content"], list)
              and any(b.get("type") == "text" and not b["text"] for b in m["content"])]
     if empty:
         warnings.warn(MiraWireWarning(
             f"messages[{empty[0]}] is an empty text block (MIRA sends an empty item as one); the Messages "
-            f"API refuses empty text blocks"), stacklevel=2)
+            f"API refuses empty text blocks"), stacklevel=3)
 
-    body: dict[str, Any] = {"max_tokens": max_tokens, "messages": messages, "model": model}
+
+def to_mira(composed: Mapping[str, Any], history: Iterable[Mapping[str, Any]] = (), *,
+            user: str | None = None, tools: Iterable[Mapping[str, Any]] = (),
+            model: str = DEFAULT_MIRA_MODEL, max_tokens: int = MIRA_MAX_TOKENS,
+            effort: str | None = None) -> dict[str, Any]:
+    """The body MIRA's orchestrator posts (see the module docstring for every field)."""
+    if not isinstance(composed, Mapping):
+        raise TypeError(f"expected a ComposedPrompt or five-key dict, got {type(composed).__name__}")
+    _parts(composed)  # the five keys, typed
+    _check_mira_content(composed)
+    messages_in = _history(history, alternate=False)
+    _check_mira_options(model, max_tokens, user, effort)
+    tool_list = _mira_tools(tools)
+    adaptive = model_generation(model) >= (4, 6)
+    built = _mira_messages(composed, messages_in, user)
+    _warn_mira_refusals(built, bool(tool_list))
+
+    body: dict[str, Any] = {"max_tokens": _mira_max_tokens(model, max_tokens, effort, adaptive),
+                            "messages": built.messages, "model": model}
     if effort is not None and adaptive:
         body["output_config"] = {"effort": effort}
-    body["system"] = [{"type": "text", "text": "\n\n".join(p for p in (cached, non_cached) if p),
-                       "cache_control": dict(_ONE_HOUR)}]
+    system = "\n\n".join(p for p in (composed["cached_content"], composed["non_cached_content"]) if p)
+    body["system"] = [{"type": "text", "text": system, "cache_control": dict(_ONE_HOUR)}]
     if effort is None:
         body["temperature"] = 1.0
     elif adaptive:

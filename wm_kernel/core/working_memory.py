@@ -45,7 +45,6 @@ from wm_kernel.stores import keys
 from wm_kernel.stores.embedded import MemoryStore, StateStore
 from wm_kernel.utils.checks import check_str
 from wm_kernel.utils.timefmt import relationship_duration
-from wm_kernel.utils.traitlets_fast import trait_values
 
 logger = logging.getLogger("wm_kernel.core.working_memory")
 
@@ -168,7 +167,7 @@ class WorkingMemory(HasTraits, Generic[T]):
     @property
     def store_key(self) -> str:
         """The store hash holding each section's last content: ``trinkets:{user_id}``."""
-        user_id = trait_values(self)["user_id"]
+        user_id = self.user_id
         known = self._store_key
         if known is None or known[0] != user_id:  # built once per user, not on every write
             known = self._store_key = (user_id, keys.trinket_sections(user_id))
@@ -273,7 +272,7 @@ class WorkingMemory(HasTraits, Generic[T]):
             composer.set_base_prompt(self.fill_placeholders(event.base_prompt))
             composer.clear_sections(preserve_base=True)
             publish, now = self.bus.publish, self.clock.now
-            continuum_id, user_id = event.continuum_id, trait_values(self)["user_id"]
+            continuum_id, user_id = event.continuum_id, self.user_id
             # events built positionally: the hot path spares create()'s keyword re-packing
             for name in list(self._trinkets):
                 publish(UpdateTrinketEvent(continuum_id, user_id, new_event_id(), now(), name, {}))
@@ -285,7 +284,7 @@ class WorkingMemory(HasTraits, Generic[T]):
                 fit = replace(fit, caps=tuple(capped))
             composed = composer.compose(omitted=[*self._omitted_sections(), *fit.dropped])
             composed.budget = fit
-            previous = composed.previous = trait_values(self)["composed"]
+            previous = composed.previous = self.composed
             if previous is not None:
                 previous.previous = None  # keep one step of history, not a chain
             self.composed = composed
@@ -296,14 +295,16 @@ class WorkingMemory(HasTraits, Generic[T]):
 
     def _omitted_sections(self) -> list[OmittedSection]:
         omitted = []
+        held = self.composer.held
         for trinket in self._trinkets.values():
-            values = trait_values(trinket)
-            if values["error"]:
+            if trinket.variable_name in held:  # its update published its content: not omitted
+                continue
+            if trinket.error:
                 omitted.append(OmittedSection(trinket.variable_name, trinket.name, "trinket failed",
-                                              values["error"]))
-            elif not values["enabled"]:
+                                              trinket.error))
+            elif not trinket.enabled:
                 omitted.append(OmittedSection(trinket.variable_name, trinket.name, "trinket disabled"))
-            elif not values["content"]:
+            elif not trinket.content:
                 omitted.append(OmittedSection(trinket.variable_name, trinket.name, "no content"))
         return omitted
 
@@ -336,7 +337,7 @@ class WorkingMemory(HasTraits, Generic[T]):
             raise TypeError(f"context must be a mapping, got {type(context).__name__}")
         self.bus.publish(UpdateTrinketEvent(
             continuum_id if continuum_id is not None else self.continuum_id,
-            trait_values(self)["user_id"], new_event_id(), self.clock.now(), trinket.name,
+            self.user_id, new_event_id(), self.clock.now(), trinket.name,
             dict(context or {})))
 
     def _handle_update_trinket(self, event: UpdateTrinketEvent) -> None:

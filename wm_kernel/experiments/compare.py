@@ -26,7 +26,7 @@ from wm_kernel.experiments.results import (
 )
 from wm_kernel.experiments.scenario import Scenario
 from wm_kernel.experiments.steps import ScenarioError
-from wm_kernel.experiments.sweep import SweepError, SweepFailure, as_executor, run_tasks
+from wm_kernel.experiments.sweep import SweepError, SweepFailure, as_executor, on_cluster, run_tasks
 from wm_kernel.experiments.variants import Variant, as_variant
 
 if TYPE_CHECKING:
@@ -152,7 +152,10 @@ def run_variants(scenarios: Scenarios, variants: VariantsArg, *, executor: Any =
                            else f"its worker failed: {_one_line(error)}")
                 return SweepFailure(task.scenario_name, task.variant.name, message)
 
-            ran = run_tasks(_replay_in_worker, tasks, pool, done, lost)
+            if on_cluster(executor):
+                ran = _run_by_scenario(tasks, pool, done, lost)
+            else:
+                ran = run_tasks(_replay_in_worker, tasks, pool, done, lost)
             for run in ran:
                 if isinstance(run, VariantRun):
                     _reissue(run.warnings)
@@ -314,6 +317,45 @@ def _replay_in_worker(task: _Task) -> VariantRun | SweepFailure:
         run.session = None
         run.warnings = tuple((w.category, str(w.message), w.filename, w.lineno) for w in caught)
     return run
+
+
+def _run_by_scenario(tasks: Sequence[_Task], pool: cf.Executor,
+                     done: Callable[[int, VariantRun | SweepFailure], None],
+                     lost: Callable[[int, BaseException], SweepFailure]) -> list[VariantRun | SweepFailure]:
+    """The tasks on a cluster, one task per scenario running all its variants: the scenario
+    crosses to a worker once, and a task is worth the cluster's cost of scheduling it. ``done``
+    and ``lost`` are told per replay, as with one task per replay."""
+    groups: list[list[int]] = []
+    for index, task in enumerate(tasks):  # the tasks come scenario by scenario
+        if groups and tasks[groups[-1][0]].scenario_name == task.scenario_name:
+            groups[-1].append(index)
+        else:
+            groups.append([index])
+
+    def group_done(number: int, runs: list[VariantRun | SweepFailure]) -> None:
+        for index, run in zip(groups[number], runs, strict=True):
+            done(index, run)
+
+    def group_lost(number: int, error: BaseException) -> list[VariantRun | SweepFailure]:
+        return [lost(index, error) for index in groups[number]]
+
+    grouped = run_tasks(_replay_all_in_worker, [tuple(tasks[i] for i in group) for group in groups],
+                        pool, group_done, group_lost)
+    ran: list[VariantRun | SweepFailure] = [None] * len(tasks)  # type: ignore[list-item]
+    for group, runs in zip(groups, grouped, strict=True):
+        for index, run in zip(group, runs, strict=True):
+            ran[index] = run
+    return ran
+
+
+def _replay_all_in_worker(tasks: tuple[_Task, ...]) -> list[VariantRun | SweepFailure]:
+    """Run in a cluster's worker: the replays of one scenario, each sent back as its table (its
+    per-turn summary, ``turns``, is left behind: the table's rows hold the same figures)."""
+    runs = [_replay_in_worker(task) for task in tasks]
+    for run in runs:
+        if isinstance(run, VariantRun):
+            run.turns = {}
+    return runs
 
 
 #: Where re-issued warnings are remembered, so "default" filters show each one once.

@@ -57,7 +57,9 @@ class VariantRun:
         The Session the replay drove; None when an executor ran it (the Session stayed in the
         worker; what comes back is its table).
     turns:
-        A per-turn summary of the last compose of each turn (chars and digest of each part).
+        A per-turn summary of the last compose of each turn (chars and digest of each part);
+        empty when a Dask cluster ran it (the same figures are the rows of ``table``, and only
+        the table travels back).
     scenario:
         The scenario's name in a sweep (its file, or its key); '' for a single scenario.
     table, cache, options:

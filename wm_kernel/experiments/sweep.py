@@ -93,6 +93,13 @@ def as_executor(executor: Any) -> cf.Executor | None:
                     f"got {type(executor).__name__}")
 
 
+def on_cluster(executor: Any) -> bool:
+    """Whether ``executor`` is a Dask ``Client`` or one of its executors (``get_executor()``),
+    recognised without importing dask: there a task costs more to schedule and ship than in a
+    process pool, so a sweep sends one task per scenario."""
+    return type(executor).__module__.startswith("distributed")
+
+
 def run_tasks(function: Callable[[T], R], tasks: Sequence[T], executor: cf.Executor,
               on_done: Callable[[int, R], None] | None = None,
               on_error: Callable[[int, BaseException], R] | None = None) -> list[R]:

@@ -29,7 +29,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from wm_kernel.dialects.usage import Usage
 from wm_kernel.instruments.history_records import text_digest
@@ -277,6 +277,34 @@ def export_trace(session: ImportedSession | Session, *, exporter: SpanExporter |
 def _export_turn(tracer: Any, turn: _Turn, cached: list[int], row: Mapping[str, Any], count: Any,
                  kinds: Any) -> None:
     at = _ns(turn.sent_at)
+    cache = _SimulatedCache(int(row["cache_read_input_tokens"]), int(row["cache_creation_input_tokens"]))
+    ranges = _section_ranges(turn, count)
+    with tracer.start_as_current_span(f"chat {turn.model}", kind=kinds.CLIENT, start_time=at,
+                                      end_on_exit=False, attributes=_turn_attributes(turn, row)) as span:
+        for index, (section, is_cached) in enumerate(zip(turn.sections, cached, strict=True)):
+            child = _section_attributes(index, section, bool(is_cached), ranges.get(index, _TokenRange(0, 0)),
+                                        cache)
+            tracer.start_span(f"section {section.name}", kind=kinds.INTERNAL, start_time=at,
+                              attributes=child).end(end_time=at)
+        span.end(end_time=at + 1)
+
+
+class _TokenRange(NamedTuple):
+    """Where a section's tokens lie in the request as the provider reads it: ``[lo, hi)``."""
+
+    lo: int
+    hi: int
+
+
+class _SimulatedCache(NamedTuple):
+    """The simulated cache of one request: the first ``read`` tokens read, the ``written`` after written."""
+
+    read: int
+    written: int
+
+
+def _turn_attributes(turn: _Turn, row: Mapping[str, Any]) -> dict[str, Any]:
+    """The ``chat`` span's attributes: GenAI conventions (the log's usage, else the simulated) and ``wm.*``."""
     logged = gen_ai_counts(turn.billed) if turn.billed is not None else {}
     usage = logged or {"input_tokens": int(row["prompt_tokens"]),
                        "cache_read_input_tokens": int(row["cache_read_input_tokens"]),
@@ -308,44 +336,47 @@ def _export_turn(tracer: Any, turn: _Turn, cached: list[int], row: Mapping[str, 
     label = row.get("divergent_label")
     if isinstance(label, str) and label:
         attributes["wm.sim.divergent_label"] = label
-    read, written = int(row["cache_read_input_tokens"]), int(row["cache_creation_input_tokens"])
-    # where each section's tokens lie in the request as the provider reads it (tools, system,
-    # messages): the simulated read covers the first ones, the write those after
-    spans: dict[int, tuple[int, int]] = {}
+    return attributes
+
+
+def _section_ranges(turn: _Turn, count: Any) -> dict[int, _TokenRange]:
+    """Each non-framing section's token range, in the provider's order (tools, system, messages): the
+    simulated read covers the first ones, the write those after."""
+    ranges: dict[int, _TokenRange] = {}
     position = 0
     for index in sorted((i for i, s in enumerate(turn.sections) if s.kind != "framing"),
                         key=lambda i: _RANK[turn.sections[i].kind]):
         tokens = count(turn.sections[index].text)
-        spans[index] = (position, position + tokens)
+        ranges[index] = _TokenRange(position, position + tokens)
         position += tokens
-    with tracer.start_as_current_span(f"chat {turn.model}", kind=kinds.CLIENT, start_time=at,
-                                      end_on_exit=False, attributes=attributes) as span:
-        for index, (section, is_cached) in enumerate(zip(turn.sections, cached, strict=True)):
-            lo, hi = spans.get(index, (0, 0))
-            tokens = hi - lo
-            child: dict[str, Any] = {
-                "wm.section.index": index, "wm.section.name": section.name, "wm.section.kind": section.kind,
-                "wm.section.placement": section.placement or "", "wm.section.trinket": section.trinket or "",
-                "wm.section.element": section.element, "wm.section.tokens": tokens,
-                "wm.section.cached": bool(is_cached), "wm.section.digest": text_digest(section.text).hex(),
-                "wm.section.sim.read_tokens": max(0, min(hi, read) - lo),
-                "wm.section.sim.write_tokens": max(0, min(hi, read + written) - max(lo, read))}
-            text, taken = scrub(section.text)
-            raw, taken_raw = scrub(section.raw) if section.raw != section.text else (text, [])
-            escaped = _has_lone_surrogate(text) or _has_lone_surrogate(raw)
-            child["wm.section.text"] = json.dumps(text) if escaped else text
-            if raw != text:
-                child["wm.section.raw"] = json.dumps(raw) if escaped else raw
-            if escaped:
-                child["wm.section.text.encoding"] = "json"
-            removed = list(dict.fromkeys(taken + taken_raw))
-            if removed:
-                child["wm.section.redacted"] = removed
-            if section.cache:
-                child["wm.section.cache"] = section.cache
-            tracer.start_span(f"section {section.name}", kind=kinds.INTERNAL, start_time=at,
-                              attributes=child).end(end_time=at)
-        span.end(end_time=at + 1)
+    return ranges
+
+
+def _section_attributes(index: int, section: Section, is_cached: bool, where: _TokenRange,
+                        cache: _SimulatedCache) -> dict[str, Any]:
+    """A ``section`` span's attributes: what it is, its tokens and their simulated fate, its text scrubbed."""
+    lo, hi = where
+    child: dict[str, Any] = {
+        "wm.section.index": index, "wm.section.name": section.name, "wm.section.kind": section.kind,
+        "wm.section.placement": section.placement or "", "wm.section.trinket": section.trinket or "",
+        "wm.section.element": section.element, "wm.section.tokens": hi - lo,
+        "wm.section.cached": is_cached, "wm.section.digest": text_digest(section.text).hex(),
+        "wm.section.sim.read_tokens": max(0, min(hi, cache.read) - lo),
+        "wm.section.sim.write_tokens": max(0, min(hi, cache.read + cache.written) - max(lo, cache.read))}
+    text, taken = scrub(section.text)
+    raw, taken_raw = scrub(section.raw) if section.raw != section.text else (text, [])
+    escaped = _has_lone_surrogate(text) or _has_lone_surrogate(raw)
+    child["wm.section.text"] = json.dumps(text) if escaped else text
+    if raw != text:
+        child["wm.section.raw"] = json.dumps(raw) if escaped else raw
+    if escaped:
+        child["wm.section.text.encoding"] = "json"
+    removed = list(dict.fromkeys(taken + taken_raw))
+    if removed:
+        child["wm.section.redacted"] = removed
+    if section.cache:
+        child["wm.section.cache"] = section.cache
+    return child
 
 
 def _ns(when: datetime) -> int:

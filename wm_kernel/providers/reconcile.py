@@ -57,7 +57,7 @@ import statistics
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import timedelta
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, runtime_checkable
 
 from wm_kernel.cachesim.models import ModelProfile, priced_as
 from wm_kernel.cachesim.requests import session_requests
@@ -179,81 +179,132 @@ def _minutes(value: timedelta) -> str:
     return f"{minutes:.0f} min" if minutes >= 10 else f"{minutes:.1f} min"
 
 
+class _Verdict(NamedTuple):
+    """A row's cause (one of :data:`CAUSES`) and the sentence that explains it."""
+
+    cause: str
+    detail: str
+
+
 def _cause(p: Usage, b: Usage, p_usd: float, b_usd: float, ctx: _Context, in_steady: bool,
-           factor: float | None, steady: int = 0) -> tuple[str, str]:
+           factor: float | None, steady: int = 0) -> _Verdict:
     """The cause of one row (module docstring), the first that applies."""
+    return (_same_counts_cause(p, b, ctx)
+            or _within_tolerance_cause(p, p_usd, b_usd, ctx)
+            or _steady_factor_cause(p, b, in_steady, factor, steady)
+            or _conversation_cause(p, b, ctx)
+            or _miss_cause(p, b, ctx)
+            or _count_cause(p, b)
+            or _Verdict("unknown", "billed tokens differ from the simulation in no pattern known here"))
+
+
+def _same_counts_cause(p: Usage, b: Usage, ctx: _Context) -> _Verdict | None:
+    """Billed exactly as simulated (a match, or the cache event it was), or only the TTL priced apart."""
     same_total = (p.input_tokens, p.cache_read_tokens, p.cache_write_tokens) == \
                  (b.input_tokens, b.cache_read_tokens, b.cache_write_tokens)
-    if same_total and p.cache_write_1h_tokens == b.cache_write_1h_tokens:
+    if not same_total:
+        return None
+    if p.cache_write_1h_tokens == b.cache_write_1h_tokens:
         event = _event(p, ctx)
-        return ("match", "") if event is None else (event[0], f"{event[1]}; as simulated, exactly")
-    if same_total:
-        if b.cache_write_1h_tokens > p.cache_write_1h_tokens:
-            return "ttl_priced", (f"{b.cache_write_1h_tokens - p.cache_write_1h_tokens:,} write tokens billed "
-                                  f"at the 1h price where 5m was modelled")
-        return "ttl_priced", (f"{p.cache_write_1h_tokens - b.cache_write_1h_tokens:,} write tokens billed "
-                              f"at the 5m price where 1h was modelled")
+        return _Verdict("match", "") if event is None else \
+            _Verdict(event.cause, f"{event.detail}; as simulated, exactly")
+    if b.cache_write_1h_tokens > p.cache_write_1h_tokens:
+        return _Verdict("ttl_priced", f"{b.cache_write_1h_tokens - p.cache_write_1h_tokens:,} write tokens "
+                                      f"billed at the 1h price where 5m was modelled")
+    return _Verdict("ttl_priced", f"{p.cache_write_1h_tokens - b.cache_write_1h_tokens:,} write tokens "
+                                  f"billed at the 5m price where 1h was modelled")
+
+
+def _within_tolerance_cause(p: Usage, p_usd: float, b_usd: float, ctx: _Context) -> _Verdict | None:
+    """Billed within :data:`MATCH_TOLERANCE` of the simulated dollars (a match, or its cache event)."""
     scale = max(abs(b_usd), abs(p_usd))
-    if scale and abs(b_usd - p_usd) <= MATCH_TOLERANCE * scale:
-        within = f"within {MATCH_TOLERANCE:.0%} ({(b_usd - p_usd) / scale:+.1%} of the prompt's dollars)"
-        event = _event(p, ctx)
-        if event is not None:  # what the simulation rightly predicted the cost of
-            return event[0], f"{event[1]}; as simulated, {within}"
-        return "match", within
+    if not scale or abs(b_usd - p_usd) > MATCH_TOLERANCE * scale:
+        return None
+    within = f"within {MATCH_TOLERANCE:.0%} ({(b_usd - p_usd) / scale:+.1%} of the prompt's dollars)"
+    event = _event(p, ctx)
+    if event is not None:  # what the simulation rightly predicted the cost of
+        return _Verdict(event.cause, f"{event.detail}; as simulated, {within}")
+    return _Verdict("match", within)
+
+
+def _steady_factor_cause(p: Usage, b: Usage, in_steady: bool, factor: float | None,
+                         steady: int) -> _Verdict | None:
+    """Every count scaled by the factor a steady group of turns shares: another tokenizer."""
     if in_steady and factor is not None and _scaled(p, b, factor):
-        return "tokenizer", f"counts x{factor:.2f} (steady over {steady} turns)"
+        return _Verdict("tokenizer", f"counts x{factor:.2f} (steady over {steady} turns)")
+    return None
+
+
+def _conversation_cause(p: Usage, b: Usage, ctx: _Context) -> _Verdict | None:
+    """A conversation's first request, a switch of model, or a rewritten (compacted) conversation."""
     if ctx.first:
         kind = "subagent" if ctx.subagent else "new_conversation"
         what = "a subagent's conversation" if ctx.subagent else "the conversation"
         if b.cache_read_tokens > p.cache_read_tokens:
-            return kind, (f"first request of {what}: the provider's cache held {b.cache_read_tokens:,} tokens "
-                          f"from before the log")
-        return kind, f"first request of {what}: nothing of it was cached before"
+            return _Verdict(kind, f"first request of {what}: the provider's cache held "
+                                  f"{b.cache_read_tokens:,} tokens from before the log")
+        return _Verdict(kind, f"first request of {what}: nothing of it was cached before")
     if ctx.model_before is not None and ctx.model_before != p.model:
-        return "model_switch", f"{ctx.model_before} -> {p.model}: a provider caches per model"
+        return _Verdict("model_switch", f"{ctx.model_before} -> {p.model}: a provider caches per model")
     if ctx.compaction:
-        return "compaction", "the conversation was rewritten from its first message (compacted or a new chain)"
+        return _Verdict("compaction",
+                        "the conversation was rewritten from its first message (compacted or a new chain)")
+    return None
+
+
+def _miss_cause(p: Usage, b: Usage, ctx: _Context) -> _Verdict | None:
+    """Less read than simulated: an expired entry, a changed prefix, or the provider's own miss."""
     billed_less = b.cache_read_tokens < p.cache_read_tokens * (1 - MATCH_TOLERANCE)
     if billed_less and ctx.pause is not None and ctx.ttl is not None and ctx.pause >= ctx.ttl:
-        return "ttl_expired", (f"a pause of {_minutes(ctx.pause)} since the previous request, over the "
-                               f"{_minutes(ctx.ttl)} TTL")
+        return _Verdict("ttl_expired", f"a pause of {_minutes(ctx.pause)} since the previous request, over "
+                                       f"the {_minutes(ctx.ttl)} TTL")
     if ctx.miss_reason == "ttl_expired":
-        return "ttl_expired", "the cached entry had expired (simulation)"
+        return _Verdict("ttl_expired", "the cached entry had expired (simulation)")
     changed = [_PARTS[k] for k in _PARTS if b.prefix and ctx.previous and b.prefix.get(k) != ctx.previous.get(k)]
     if billed_less and changed:
         first = f"; first changed section: {ctx.divergent}" if ctx.divergent and "params" not in \
             [k for k in _PARTS if _PARTS[k] in changed] else ""
-        return "prefix_changed", ", ".join(changed) + " since the previous request" + first
+        return _Verdict("prefix_changed", ", ".join(changed) + " since the previous request" + first)
     if billed_less and b.cache_read_tokens + b.cache_write_tokens <= p.cache_read_tokens + p.cache_write_tokens * 2:
         if b.prefix and ctx.previous:
-            return "provider_miss", (f"prefix byte-identical to the previous request and live "
-                                     f"({p.cache_read_tokens:,} tokens modelled as read); billed "
-                                     + ("a write" if b.cache_write_tokens > p.cache_write_tokens else
-                                        f"a read of {b.cache_read_tokens:,}"))
-        return "provider_miss", (f"the simulation holds the prefix live and identical ({p.cache_read_tokens:,} "
-                                 f"tokens modelled as read); billed a read of {b.cache_read_tokens:,}")
+            return _Verdict("provider_miss", f"prefix byte-identical to the previous request and live "
+                                             f"({p.cache_read_tokens:,} tokens modelled as read); billed "
+                                             + ("a write" if b.cache_write_tokens > p.cache_write_tokens else
+                                                f"a read of {b.cache_read_tokens:,}"))
+        return _Verdict("provider_miss", f"the simulation holds the prefix live and identical "
+                                         f"({p.cache_read_tokens:,} tokens modelled as read); billed a read "
+                                         f"of {b.cache_read_tokens:,}")
+    return None
+
+
+def _count_cause(p: Usage, b: Usage) -> _Verdict | None:
+    """The cached prefix read as modelled, but the new messages counted apart from what was billed."""
     read_as_modelled = abs(b.cache_read_tokens - p.cache_read_tokens) <= MATCH_TOLERANCE * max(p.cache_read_tokens, 1)
-    if read_as_modelled and p.cache_read_tokens and b.prefix == {} and b.cache_write_tokens > p.cache_write_tokens:
-        return "not_in_log", (f"the cached prefix read as modelled; {b.cache_write_tokens - p.cache_write_tokens:,} "
-                              f"more new tokens billed than the log's new messages count (text the agent sent "
-                              f"that its log does not hold, or their count)")
-    if read_as_modelled and p.cache_read_tokens and b.cache_write_tokens < p.cache_write_tokens:
-        return "tokenizer", (f"the cached prefix read as modelled; the new messages count "
-                             f"{p.cache_write_tokens - b.cache_write_tokens:,} tokens more here than billed")
-    return "unknown", "billed tokens differ from the simulation in no pattern known here"
+    if not (read_as_modelled and p.cache_read_tokens):
+        return None
+    if b.prefix == {} and b.cache_write_tokens > p.cache_write_tokens:
+        return _Verdict("not_in_log", f"the cached prefix read as modelled; "
+                                      f"{b.cache_write_tokens - p.cache_write_tokens:,} more new tokens billed "
+                                      f"than the log's new messages count (text the agent sent that its log "
+                                      f"does not hold, or their count)")
+    if b.cache_write_tokens < p.cache_write_tokens:
+        return _Verdict("tokenizer", f"the cached prefix read as modelled; the new messages count "
+                                     f"{p.cache_write_tokens - b.cache_write_tokens:,} tokens more here than billed")
+    return None
 
 
-def _event(p: Usage, ctx: _Context) -> tuple[str, str] | None:
+def _event(p: Usage, ctx: _Context) -> _Verdict | None:
     """A cache event of this row that decides its cost even when the simulation predicted it."""
     if ctx.first and ctx.subagent:
-        return "subagent", "first request of a subagent's conversation (its own cache)"
+        return _Verdict("subagent", "first request of a subagent's conversation (its own cache)")
     if ctx.model_before is not None and ctx.model_before != p.model:
-        return "model_switch", f"{ctx.model_before} -> {p.model}: a provider caches per model"
+        return _Verdict("model_switch", f"{ctx.model_before} -> {p.model}: a provider caches per model")
     if ctx.compaction:
-        return "compaction", "the conversation was rewritten from its first message (compacted or a new chain)"
+        return _Verdict("compaction",
+                        "the conversation was rewritten from its first message (compacted or a new chain)")
     if ctx.pause is not None and ctx.ttl is not None and ctx.pause >= ctx.ttl and ctx.miss_reason == "ttl_expired":
-        return "ttl_expired", (f"a pause of {_minutes(ctx.pause)} since the previous request, over the "
-                               f"{_minutes(ctx.ttl)} TTL")
+        return _Verdict("ttl_expired", f"a pause of {_minutes(ctx.pause)} since the previous request, over "
+                                       f"the {_minutes(ctx.ttl)} TTL")
     return None
 
 
@@ -280,55 +331,83 @@ def reconcile(source: Session | Simulation | UsageLog, usage: Any = None, *,
         raise ValueError(f"by must be 'order' or 'request_id', got {by!r}")
     if not isinstance(source, (Session, Simulation)) and isinstance(source, UsageLog):
         return _reconcile_log(source, usage, model=model, by=by, request_ids=request_ids, **options)
-    exchanges_by_turn: dict[int, Any] = {}
     if isinstance(source, Session):
-        history = History.of(source)
-        exchanges_by_turn = {e.turn: e for e in history.exchanges()}
-        if usage is None:
-            usage = [parse_usage(e.usage, where=f"turn {e.turn}", request_id=e.request_id, prefix=e.prefix)
-                     for e in exchanges_by_turn.values() if e.usage is not None]
-        if model is None:
-            model = _session_model(source, exchanges_by_turn)
-        if exchanges_by_turn and "history" not in options:
-            # the real conversation; a turn that sent nothing holds an empty user message (no
-            # tokens), since each recorded turn needs one, and is left out below
-            options["history"] = [m for turn in history.turns for m in (
-                exchanges_by_turn[turn].messages() if turn in exchanges_by_turn
-                else [{"role": "user", "content": ""}])]
-        turns_sent, requests = session_requests(source, **options)
-        if exchanges_by_turn:  # only the turns that were sent reach a provider's cache
-            kept = [(t, r) for t, r in zip(turns_sent, requests, strict=True) if t in exchanges_by_turn]
-            turns_sent, requests = [t for t, _ in kept], [r for _, r in kept]
-        simulation = simulate(requests, model)
-        simulation.turns.insert(0, "turn", turns_sent)
+        run = _simulate_session(source, usage, model, options)
     elif isinstance(source, Simulation):
         if model is not None or options:
             raise ValueError("model and simulation options apply to a Session; this Simulation is already run")
-        simulation = source
+        run = _SimulatedRun(source, usage, {})
     else:
         raise TypeError(f"reconcile needs a Session, an imported log or a Simulation, got {type(source).__name__}")
-    if usage is None:
+    if run.usage is None:
         raise ValueError("usage is required with a Simulation")
-    billed = _usage_list(usage)
+    simulation = run.simulation
+    billed = _usage_list(run.usage)
     predicted = simulated_usage(simulation)
     turns = simulation.turns["turn"].tolist() if "turn" in simulation.turns else list(range(len(predicted)))
     if by == "order":
-        if len(billed) != len(predicted):
-            raise ValueError(f"{len(predicted)} simulated requests but {len(billed)} usage records; align by "
-                             f"request id, or give one record per request")
-        aligned = list(zip(predicted, billed, strict=True))
+        aligned = _aligned_by_order(predicted, billed)
     else:
         ids = list(request_ids) if request_ids is not None else [
-            getattr(exchanges_by_turn.get(t), "request_id", None) for t in turns]
-        if len(ids) != len(predicted):
-            raise ValueError(f"request_ids has {len(ids)} entries for {len(predicted)} simulated requests")
-        by_id = {u.request_id: u for u in billed if u.request_id}
-        missing = [i for i in ids if not isinstance(i, str) or i not in by_id]
-        if missing:
-            raise ValueError(f"no usage record has request id {missing[0]!r}")
-        aligned = [(p, by_id[str(i)]) for p, i in zip(predicted, ids, strict=True)]
+            getattr(run.exchanges_by_turn.get(t), "request_id", None) for t in turns]
+        aligned = _aligned_by_request_id(predicted, billed, ids)
     contexts = _contexts(simulation, list(range(len(predicted))), aligned)
     return _reconciliation(simulation, turns, aligned, contexts)
+
+
+@dataclasses.dataclass(frozen=True)
+class _SimulatedRun:
+    """A simulation to reconcile, the usage to reconcile it with, and the exchanges it came from."""
+
+    simulation: Simulation
+    usage: Any  # as :func:`reconcile` takes it; None when nothing gave any
+    exchanges_by_turn: Mapping[int, Any]
+
+
+def _simulate_session(source: Session, usage: Any, model: str | ModelProfile | None,
+                      options: dict[str, Any]) -> _SimulatedRun:
+    """Simulate a session's turns (only those it sent, when it sent any) with its recorded
+    conversation; the usage defaults to what its exchanges recorded. ``options`` gains the history."""
+    history = History.of(source)
+    exchanges_by_turn = {e.turn: e for e in history.exchanges()}
+    if usage is None:
+        usage = [parse_usage(e.usage, where=f"turn {e.turn}", request_id=e.request_id, prefix=e.prefix)
+                 for e in exchanges_by_turn.values() if e.usage is not None]
+    if model is None:
+        model = _session_model(source, exchanges_by_turn)
+    if exchanges_by_turn and "history" not in options:
+        # the real conversation; a turn that sent nothing holds an empty user message (no
+        # tokens), since each recorded turn needs one, and is left out below
+        options["history"] = [m for turn in history.turns for m in (
+            exchanges_by_turn[turn].messages() if turn in exchanges_by_turn
+            else [{"role": "user", "content": ""}])]
+    turns_sent, requests = session_requests(source, **options)
+    if exchanges_by_turn:  # only the turns that were sent reach a provider's cache
+        kept = [(t, r) for t, r in zip(turns_sent, requests, strict=True) if t in exchanges_by_turn]
+        turns_sent, requests = [t for t, _ in kept], [r for _, r in kept]
+    simulation = simulate(requests, model)
+    simulation.turns.insert(0, "turn", turns_sent)
+    return _SimulatedRun(simulation, usage, exchanges_by_turn)
+
+
+def _aligned_by_order(predicted: Sequence[Usage], billed: Sequence[Usage]) -> list[tuple[Usage, Usage]]:
+    """Each simulated request with the usage record in its place."""
+    if len(billed) != len(predicted):
+        raise ValueError(f"{len(predicted)} simulated requests but {len(billed)} usage records; align by "
+                         f"request id, or give one record per request")
+    return list(zip(predicted, billed, strict=True))
+
+
+def _aligned_by_request_id(predicted: Sequence[Usage], billed: Sequence[Usage],
+                           ids: Sequence[str | None]) -> list[tuple[Usage, Usage]]:
+    """Each simulated request with the usage record of its request id."""
+    if len(ids) != len(predicted):
+        raise ValueError(f"request_ids has {len(ids)} entries for {len(predicted)} simulated requests")
+    by_id = {u.request_id: u for u in billed if u.request_id}
+    missing = [i for i in ids if not isinstance(i, str) or i not in by_id]
+    if missing:
+        raise ValueError(f"no usage record has request id {missing[0]!r}")
+    return [(p, by_id[str(i)]) for p, i in zip(predicted, ids, strict=True)]
 
 
 def _contexts(simulation: Simulation, rows: Sequence[int], aligned: Sequence[tuple[Usage, Usage]],

@@ -103,54 +103,83 @@ def check_log(log: ImportedSession, *, model: str | None = None, turns_per_hour:
     composes = mira.log_composes(log) if on_mira else log_composes(log)
     if max_turns is not None:
         composes = composes[:max_turns + 1]
-    pairs = len(composes) - 1
-    if pairs < 1:
-        result = CheckResult(CHECK, DESCRIPTION, "not applicable", "the log has one request: nothing to compare")
-        return StabilityReport([result], model=chosen, turns_per_hour=turns_per_hour, scope=scope,
-                               composes=len(composes))
+    results = _not_applicable(composes, scope)
+    if results is None:
+        pairs = len(composes) - 1
+        moves = _moves(composes, scope)
+        findings = [_priced(log, composes, moves, finding, chosen, turns_per_hour, on_mira)
+                    .with_counts(moves.count[finding.section], pairs) for finding in moves.first.values()]
+        status = "fail" if findings else "pass"
+        detail = f"{pairs} request pairs compared" + ("" if log.requests[0].sent_at else "; the log has no send times")
+        results = [CheckResult(CHECK, DESCRIPTION, status, detail, findings, composes=len(composes))]
+        if on_mira:
+            results.append(mira.log_tool_order(composes, chosen, turns_per_hour))
+    return StabilityReport(results, model=chosen, turns_per_hour=turns_per_hour, scope=scope,
+                           composes=len(composes))
+
+
+def _not_applicable(composes: list[Compose], scope: str) -> list[CheckResult] | None:
+    """The one "not applicable" result when the log has nothing to compare in ``scope``, else None."""
+    if len(composes) < 2:
+        return [CheckResult(CHECK, DESCRIPTION, "not applicable", "the log has one request: nothing to compare")]
     if not any(_in_scope(section, scope) for compose in composes for section in compose.sections):
         why = ("no section of the log is in a cached prefix: its requests carry no cache mark (a Claude Code "
                "transcript holds neither cache_control marks nor the system prompt and tools), so no cached "
                "byte can move; scope='all' compares every section anyway" if scope == "cached" else
                f"no section of the log is in scope {scope!r}")
-        result = CheckResult(CHECK, DESCRIPTION, "not applicable", why, composes=len(composes))
-        return StabilityReport([result], model=chosen, turns_per_hour=turns_per_hour, scope=scope,
-                               composes=len(composes))
-    first: dict[str, Finding] = {}
-    moved: Counter[str] = Counter()
-    clocks: dict[str, tuple[str | None, str | None]] = {}
+        return [CheckResult(CHECK, DESCRIPTION, "not applicable", why, composes=len(composes))]
+    return None
+
+
+@dataclasses.dataclass(frozen=True)
+class _Change:
+    """A section's bytes before and after its first move (None: the section was absent)."""
+
+    old: str | None
+    new: str | None
+
+
+@dataclasses.dataclass
+class _Moves:
+    """Per section that moved: its first move as a finding, its bytes then, and how often it moved."""
+
+    first: dict[str, Finding] = dataclasses.field(default_factory=dict)
+    first_change: dict[str, _Change] = dataclasses.field(default_factory=dict)
+    count: Counter[str] = dataclasses.field(default_factory=Counter)
+
+
+def _moves(composes: list[Compose], scope: str) -> _Moves:
+    """Compare each request with the one before it, section by section in ``scope``."""
+    moves = _Moves()
     for before, after in zip(composes, composes[1:], strict=False):
         found = first_moved(before, after, scope)
         if found is None:
             continue
         section, offset, old, new = found
-        moved[section.name] += 1
-        clocks.setdefault(section.name, (old, new))
-        if section.name not in first:
-            first[section.name] = Finding(
+        moves.count[section.name] += 1
+        moves.first_change.setdefault(section.name, _Change(old, new))
+        if section.name not in moves.first:
+            moves.first[section.name] = Finding(
                 check=CHECK, section=section.name, trinket=section.trinket, placement=section.placement,
                 cached=section.cached, turn=after.turn, compose=after.turn, offset=offset,
                 expected=excerpt(old, offset), actual=excerpt(new, offset),
                 labels=(f"turn {before.turn}", f"turn {after.turn}"))
-    findings = []
-    for finding in first.values():
-        cost = (mira_instability_cost(composes, finding, chosen, turns_per_hour) if on_mira
-                else instability_cost(composes, finding, chosen, turns_per_hour))
-        as_logged, held = _log_cost(log, finding.section, chosen, len(composes))
-        note = (f"in this log's {len(composes)} requests ${as_logged:.4f} as logged, ${held:.4f} with "
-                f"it held still")
-        if on_mira and mira.follows_clock(clocks[finding.section][0], clocks[finding.section][1]):
-            note = f"the bytes that changed read as a time or a date (it may follow the clock); {note}"
-        cost = dataclasses.replace(cost, note=f"{cost.note}; {note}" if cost.note else note)
-        findings.append(finding.with_counts(moved[finding.section], pairs).with_cost(cost))
-    status = "fail" if findings else "pass"
-    detail = f"{pairs} request pairs compared" + ("" if log.requests[0].sent_at else "; the log has no send times")
-    result = CheckResult(CHECK, DESCRIPTION, status, detail, findings, composes=len(composes))
-    results = [result]
-    if on_mira:
-        results.append(mira.log_tool_order(composes, chosen, turns_per_hour))
-    return StabilityReport(results, model=chosen, turns_per_hour=turns_per_hour, scope=scope,
-                           composes=len(composes))
+    return moves
+
+
+def _priced(log: ImportedSession, composes: list[Compose], moves: _Moves, finding: Finding, model: str,
+            turns_per_hour: int, on_mira: bool) -> Finding:
+    """``finding`` with its cost: a day's at ``turns_per_hour``, and this log's as logged and held still."""
+    cost = (mira_instability_cost(composes, finding, model, turns_per_hour) if on_mira
+            else instability_cost(composes, finding, model, turns_per_hour))
+    as_logged, held = _log_cost(log, finding.section, model, len(composes))
+    note = (f"in this log's {len(composes)} requests ${as_logged:.4f} as logged, ${held:.4f} with "
+            f"it held still")
+    change = moves.first_change[finding.section]
+    if on_mira and mira.follows_clock(change.old, change.new):
+        note = f"the bytes that changed read as a time or a date (it may follow the clock); {note}"
+    cost = dataclasses.replace(cost, note=f"{cost.note}; {note}" if cost.note else note)
+    return finding.with_cost(cost)
 
 
 def _log_cost(log: ImportedSession, section: str, model: str, count: int) -> tuple[float, float]:
