@@ -12,9 +12,14 @@ turns recorded by an earlier version, from the bus log: the ``ComposeSystemPromp
 compose, after the ``TurnCompletedEvent`` that opened the turn): a ManualClock advanced by 10
 minutes between two turns lapses a 5-minute entry. Pass ``times`` to give them yourself.
 
-Conversation: unless ``history`` gives real messages, each turn adds a synthetic user message of
-``exchange[0]`` tokens, after an assistant reply of ``exchange[1]`` tokens to the previous one. Real
-messages are ``{"role", "content"}`` dicts; request N carries them up to the (N+1)-th user message.
+Conversation: the one that happened. A turn whose exchange the session's History recorded (sent,
+or answered from a recording) carries that user message, after the replies and messages of the
+turns before it, exactly as ``send`` built the request. Only a turn with no recorded exchange gets
+an assumed one: a user message of ``exchange[0]`` tokens, after an assistant reply of
+``exchange[1]`` tokens to the previous turn; the simulation then says so
+(``Simulation.assumed_exchange``, and its headline: "assuming a 500-token exchange per turn").
+``history`` gives the messages yourself (``{"role", "content"}`` dicts; request N carries them up
+to the (N+1)-th user message) and replaces both.
 
 Breakpoints: ``"auto"`` puts one on the last cached system section, as ``to_anthropic`` does. A list
 names where they go: section names, ``"system"`` (the last cached system section) or
@@ -31,6 +36,7 @@ from wm_kernel.cachesim.engine import MAX_TOKENS, Block, Request
 from wm_kernel.cachesim.models import ModelProfile
 from wm_kernel.cachesim.simulation import Simulation, simulate
 from wm_kernel.core.events import ComposeSystemPromptEvent, TurnCompletedEvent
+from wm_kernel.instruments.history import text_digest
 from wm_kernel.tokens import TokenCounter
 
 if TYPE_CHECKING:
@@ -100,22 +106,59 @@ def _label(section: str, trinket: Any) -> str:
     return f"{section} ({trinket})" if isinstance(trinket, str) and trinket else section
 
 
-def _messages(history: Sequence[Mapping[str, Any]] | None, turns: int, exchange: tuple[int, int],
-              count: Any) -> list[list[Block]]:
-    """For each turn, the message blocks of the conversation up to that turn's user message."""
+class _Sent(Protocol):
+    """What a recorded exchange gives a request: the user's message and the model's reply."""
+
+    @property
+    def user(self) -> str: ...
+
+    @property
+    def reply(self) -> str: ...
+
+
+def recorded_exchanges(session: Any) -> dict[int, _Sent]:
+    """turn -> the exchange the session's History recorded at it (sent or replayed); empty for a
+    history that records none."""
+    exchanges = getattr(getattr(session, "recorder", None), "exchanges", None)
+    if not callable(exchanges):
+        return {}
+    return {int(e.turn): e for e in exchanges()}
+
+
+def _conversation(exchanges: Mapping[int, _Sent], turns: Sequence[int], exchange: tuple[int, int],
+                  count: Any) -> tuple[list[list[Block]], list[int]]:
+    """For each turn, the message blocks up to its user message: the recorded exchanges where
+    there are some, an assumed exchange of ``exchange`` tokens where none was recorded; and the
+    turns that were assumed."""
+    user, reply = exchange
     out: list[list[Block]] = []
-    if history is None:
-        user, reply = exchange
-        so_far: list[Block] = []
-        for turn in range(turns):
-            if turn:
-                so_far.append(Block(f"assistant-{turn}", reply, label=f"assistant reply {turn}"))
-            so_far.append(Block(f"user-{turn}", user, label=f"user message {turn + 1}"))
-            out.append(list(so_far))
-        return out
+    assumed: list[int] = []
+    so_far: list[Block] = []
+    for position, turn in enumerate(turns):
+        if position:
+            before = exchanges.get(turns[position - 1])
+            if before is None:
+                so_far.append(Block(f"assistant-{position}", reply, label=f"assistant reply {position}"))
+            else:
+                so_far.append(Block(f"assistant-{position}:{text_digest(before.reply).hex()}",
+                                    count(before.reply), label=f"assistant reply {position}"))
+        sent = exchanges.get(turn)
+        if sent is None:
+            assumed.append(turn)
+            so_far.append(Block(f"user-{position}", user, label=f"user message {position + 1}"))
+        else:
+            so_far.append(Block(f"user-{position}:{text_digest(sent.user).hex()}", count(sent.user),
+                                label=f"user message {position + 1}"))
+        out.append(list(so_far))
+    return out, assumed
+
+
+def _messages(history: Sequence[Mapping[str, Any]], turns: int, count: Any) -> list[list[Block]]:
+    """For each turn, the message blocks of ``history`` up to that turn's user message."""
     if isinstance(history, (str, bytes, Mapping)):
         raise TypeError("history must be a list of {'role', 'content'} messages")
     blocks: list[Block] = []
+    out: list[list[Block]] = []
     users = 0
     for index, message in enumerate(history):
         if not isinstance(message, Mapping) or message.get("role") not in ("user", "assistant") \
@@ -160,8 +203,10 @@ def session_requests(session: RecordedSession, *, breakpoints: str | Sequence[st
                      history: Sequence[Mapping[str, Any]] | None = None,
                      exchange: tuple[int, int] = (100, 400), tools_tokens: int = 0,
                      times: Mapping[int, datetime] | Sequence[datetime] | None = None,
-                     counter: TokenCounter | None = None) -> tuple[list[int], list[Request]]:
-    """The recorded turns and one Request per turn (see the module docstring)."""
+                     counter: TokenCounter | None = None,
+                     assumed_turns: list[int] | None = None) -> tuple[list[int], list[Request]]:
+    """The recorded turns and one Request per turn (see the module docstring); ``assumed_turns``,
+    when given, is filled with the turns that carry an assumed exchange (none was recorded)."""
     if isinstance(tools_tokens, bool) or not isinstance(tools_tokens, int) or tools_tokens < 0:
         raise ValueError(f"tools_tokens must be a non-negative int, got {tools_tokens!r}")
     if tools_tokens > MAX_TOKENS:
@@ -196,7 +241,12 @@ def session_requests(session: RecordedSession, *, breakpoints: str | Sequence[st
         when = list(times)
         if len(when) != len(turns):
             raise ValueError(f"times has {len(when)} entries for {len(turns)} recorded turns")
-    messages = _messages(history, len(turns), exchange, counter.count)
+    if history is None:
+        messages, assumed = _conversation(recorded_exchanges(session), turns, exchange, counter.count)
+    else:
+        messages, assumed = _messages(history, len(turns), counter.count), []
+    if assumed_turns is not None:
+        assumed_turns[:] = assumed
     # per turn, (name, label, key, tokens, order) of each section, in the order a request carries them
     by_turn: dict[int, list[tuple[str, str, str, int, int]]] = {t: [] for t in turns}
     columns = ("turn", "placement", "section", "trinket", "digest", "tokens", "cached")
@@ -246,14 +296,18 @@ def simulate_session(session: RecordedSession, *, model: str | ModelProfile = "c
                      counter: TokenCounter | None = None) -> Simulation:
     """Simulate the session's recorded turns against ``model`` (see the module docstring).
 
-    The result's ``turns`` gains a ``turn`` column (the session turn of each request).
+    The result's ``turns`` gains a ``turn`` column (the session turn of each request), and where
+    a turn had no recorded exchange the result says which it assumed (``assumed_exchange``).
     """
     counter = _counter_of(session, counter)
+    assumed: list[int] = []
     turns, requests = session_requests(session, breakpoints=breakpoints, history=history,
                                        exchange=exchange, tools_tokens=tools_tokens, times=times,
-                                       counter=counter)
+                                       counter=counter, assumed_turns=assumed)
     sim = simulate(requests, model, counter=counter)
     sim.turns.insert(0, "turn", turns)
+    if assumed:
+        sim.assume_exchange(exchange, assumed, of=len(turns))
     return sim
 
 
