@@ -452,9 +452,11 @@ class Session(HasTraits):
     def cache_simulation(self, model: str | None = None, **options: Any) -> Simulation:
         """The recorded turns played against ``model``'s prompt-cache rules (default: the session's
         model, else claude-sonnet-4-6; ``wm_kernel.cachesim.requests.simulate_session``: breakpoints,
-        history, tools_tokens, ...)."""
-        from wm_kernel.cachesim.requests import simulate_session
+        history, tools_tokens, ...). A model named here counts with its own counter."""
+        from wm_kernel.cachesim.requests import model_counter, simulate_session
 
+        if model is not None and options.get("counter") is None:   # a model named: its own counter
+            options["counter"] = model_counter(self, model)
         return simulate_session(self, model=model or self.model or DEFAULT_MODEL, **options)
 
     def cache_advice(self, model: str | None = None, **options: Any) -> Advice:

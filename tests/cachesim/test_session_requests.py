@@ -69,7 +69,10 @@ def test_clock_gaps_expire_entries_and_rows_name_the_section_that_broke_the_cach
     assert t["miss_reason"].tolist() == ["first_request", "none", "ttl_expired", "content_changed"]
     assert t["divergent_label"].tolist() == ["", "", "", "behavioral_directives (Directives)"]
     assert t["first_divergent_block"].tolist() == [None, None, None, 1]
-    assert t["cache_read_input_tokens"].tolist() == [0, 1268, 0, 0]
+    # a model named counts with that model's counter (the session has none: its history counts cl100k)
+    assert sim.counter is not None and sim.counter.model == "claude-sonnet-4-6"
+    assert t["cache_read_input_tokens"].tolist() == [0, 1309, 0, 0]
+    assert s.cache_simulation().turns["cache_read_input_tokens"].tolist() == [0, 1268, 0, 0]
 
 
 def test_named_breakpoints_real_messages_and_times():

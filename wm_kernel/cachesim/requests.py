@@ -27,6 +27,7 @@ names where they go: section names, ``"system"`` (the last cached system section
 """
 from __future__ import annotations
 
+import weakref
 from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Protocol
@@ -191,12 +192,61 @@ def _parse_breakpoints(breakpoints: str | Sequence[str]) -> list[tuple[str, str]
     return parsed
 
 
-def _counter_of(session: RecordedSession, counter: TokenCounter | None) -> TokenCounter:
-    """The counter given, else the one the session's history counts with."""
-    if counter is None:
-        # not ``or``: an empty counter (no text counted yet) is falsy
-        counter = getattr(getattr(session, "recorder", None), "counter", None)
-    return counter if counter is not None else TokenCounter()
+#: per History, the counters of the models it was simulated against (a counter remembers what it
+#: counted, so a dashboard that simulates every turn counts each section once per model)
+_MODEL_COUNTERS: weakref.WeakKeyDictionary[Any, dict[str, TokenCounter]] = weakref.WeakKeyDictionary()
+
+
+def model_counter(session: RecordedSession, model: str | ModelProfile) -> TokenCounter:
+    """The counter of ``model`` for ``session``'s texts: the one its history counts with when that
+    counts for ``model``, else ``counter_for(model)`` (kept per history, so each text is counted
+    once per model). A profile no counter is registered for counts with the history's counter."""
+    from wm_kernel.cachesim.models import get_model
+    from wm_kernel.tokens import counter_for
+
+    name = model.name if isinstance(model, ModelProfile) else get_model(model).name
+    recorder = getattr(session, "recorder", None)
+    own = getattr(recorder, "counter", None)
+    if own is not None and own.model == name:
+        return own
+    try:
+        known = _MODEL_COUNTERS.setdefault(recorder, {}) if recorder is not None else {}
+    except TypeError:   # a recorder that cannot be weakly referenced
+        known = {}
+    found = known.get(name)
+    if found is None:
+        try:
+            found = counter_for(name)
+        except ValueError:
+            return own if own is not None else TokenCounter()
+        known[name] = found
+    return found
+
+
+def view_counter(session: RecordedSession, model: str | ModelProfile, *, named: bool) -> TokenCounter:
+    """The counter a view of ``session`` about ``model`` counts with: ``model``'s own when the
+    user named it (``named``) or the session counts for a model, else (a session with no model,
+    viewed on the default) the session's."""
+    own = getattr(getattr(session, "recorder", None), "counter", None)
+    if named or own is None or own.model is not None:
+        return model_counter(session, model)
+    return own
+
+
+def _counter_of(session: RecordedSession, counter: TokenCounter | None,
+                model: str | ModelProfile | None = None) -> TokenCounter:
+    """The counter given, else the one the session's history counts with; when that counts for
+    another model than ``model``, ``model``'s own (every view counts with the counter of the
+    model it is about; a session with no model keeps its counter, and the views say so)."""
+    if counter is not None:
+        return counter
+    # not ``or``: an empty counter (no text counted yet) is falsy
+    own = getattr(getattr(session, "recorder", None), "counter", None)
+    if own is None:
+        return TokenCounter()
+    if model is not None and own.model is not None:
+        return model_counter(session, model)
+    return own
 
 
 def session_requests(session: RecordedSession, *, breakpoints: str | Sequence[str] = "auto",
@@ -222,6 +272,8 @@ def session_requests(session: RecordedSession, *, breakpoints: str | Sequence[st
         raise ValueError("nothing recorded yet: compose first")
     turns = sorted(int(t) for t in frame["turn"].unique())
     counter = _counter_of(session, counter)
+    recount = counter is not getattr(getattr(session, "recorder", None), "counter", None)
+    texts = session.recorder.texts() if recount and hasattr(session.recorder, "texts") else None
     known_sections = set(frame["section"])
     for name, _ in wanted:
         if name not in known_sections and name not in _SPECIAL:
@@ -253,6 +305,8 @@ def session_requests(session: RecordedSession, *, breakpoints: str | Sequence[st
     for turn, placement, section, trinket, digest, tokens, cached in zip(
             *(frame[c].tolist() for c in columns), strict=True):
         order = _PLACEMENT_ORDER[placement] + (0 if cached or placement != "system" else 1)
+        if texts is not None and digest in texts:   # counted for another model than the history's
+            tokens = counter.count(texts[digest])
         by_turn[int(turn)].append((section, _label(section, trinket), f"{section}:{digest}", int(tokens),
                                    order))
     requests = []
@@ -299,7 +353,7 @@ def simulate_session(session: RecordedSession, *, model: str | ModelProfile = "c
     The result's ``turns`` gains a ``turn`` column (the session turn of each request), and where
     a turn had no recorded exchange the result says which it assumed (``assumed_exchange``).
     """
-    counter = _counter_of(session, counter)
+    counter = _counter_of(session, counter, model)
     assumed: list[int] = []
     turns, requests = session_requests(session, breakpoints=breakpoints, history=history,
                                        exchange=exchange, tools_tokens=tools_tokens, times=times,
