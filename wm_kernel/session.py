@@ -198,6 +198,9 @@ class Session(HasTraits):
         self.working_memory.token_budget = token_budget
         self.working_memory.budget_step = budget_step
         self.segment = Segment(1, self.clock.now())
+        #: the imported log this session replays (``ImportedSession.to_session()``: its tools,
+        #: conversation and requests by turn, which the cache and request views use), else None
+        self.replayed: Any = None
         self._resume()
         if trinkets is None:
             from trinkets import BUILTIN_TRINKETS

@@ -37,7 +37,7 @@ from wm_kernel.cachesim.engine import MAX_TOKENS, Block, Request
 from wm_kernel.cachesim.models import ModelProfile
 from wm_kernel.cachesim.simulation import Simulation, simulate
 from wm_kernel.core.events import ComposeSystemPromptEvent, TurnCompletedEvent
-from wm_kernel.instruments.history import text_digest
+from wm_kernel.instruments.history_records import text_digest
 from wm_kernel.tokens import TokenCounter
 
 if TYPE_CHECKING:
@@ -197,6 +197,12 @@ def _parse_breakpoints(breakpoints: str | Sequence[str]) -> list[tuple[str, str]
 _MODEL_COUNTERS: weakref.WeakKeyDictionary[Any, dict[str, TokenCounter]] = weakref.WeakKeyDictionary()
 
 
+def _own_counter(session: Any) -> TokenCounter | None:
+    """The counter the session's history counts with, if it has one."""
+    own = getattr(getattr(session, "recorder", None), "counter", None)
+    return own if isinstance(own, TokenCounter) else None
+
+
 def model_counter(session: RecordedSession, model: str | ModelProfile) -> TokenCounter:
     """The counter of ``model`` for ``session``'s texts: the one its history counts with when that
     counts for ``model``, else ``counter_for(model)`` (kept per history, so each text is counted
@@ -206,7 +212,7 @@ def model_counter(session: RecordedSession, model: str | ModelProfile) -> TokenC
 
     name = model.name if isinstance(model, ModelProfile) else get_model(model).name
     recorder = getattr(session, "recorder", None)
-    own = getattr(recorder, "counter", None)
+    own = _own_counter(session)
     if own is not None and own.model == name:
         return own
     try:
@@ -227,7 +233,7 @@ def view_counter(session: RecordedSession, model: str | ModelProfile, *, named: 
     """The counter a view of ``session`` about ``model`` counts with: ``model``'s own when the
     user named it (``named``) or the session counts for a model, else (a session with no model,
     viewed on the default) the session's."""
-    own = getattr(getattr(session, "recorder", None), "counter", None)
+    own = _own_counter(session)
     if named or own is None or own.model is not None:
         return model_counter(session, model)
     return own
@@ -240,8 +246,7 @@ def _counter_of(session: RecordedSession, counter: TokenCounter | None,
     model it is about; a session with no model keeps its counter, and the views say so)."""
     if counter is not None:
         return counter
-    # not ``or``: an empty counter (no text counted yet) is falsy
-    own = getattr(getattr(session, "recorder", None), "counter", None)
+    own = _own_counter(session)
     if own is None:
         return TokenCounter()
     if model is not None and own.model is not None:
@@ -354,6 +359,10 @@ def simulate_session(session: RecordedSession, *, model: str | ModelProfile = "c
     a turn had no recorded exchange the result says which it assumed (``assumed_exchange``).
     """
     counter = _counter_of(session, counter, model)
+    replayed = getattr(session, "replayed", None)
+    if replayed is not None and history is None and breakpoints == "auto" and not tools_tokens and times is None:
+        # a replayed log: the requests that agent sent (its tools, cache marks and messages)
+        return replayed.simulation(model, counter=counter)  # type: ignore[no-any-return]
     assumed: list[int] = []
     turns, requests = session_requests(session, breakpoints=breakpoints, history=history,
                                        exchange=exchange, tools_tokens=tools_tokens, times=times,

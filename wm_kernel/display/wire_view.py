@@ -171,25 +171,33 @@ def request_view(session: Any, turn: int | None = None, *, model: str | None = N
         raise ValueError(f"turn {turn} was not recorded (recorded turns {turns[0]}-{turns[-1]})")
     counter = view_counter(session, profile.name, named=model is not None)
     given = history
+    replayed = getattr(session, "replayed", None)   # an imported log: its own tools and messages
 
     def conversation(at: int) -> list[dict[str, str]]:
         if given is not None:
             return list(given)
-        messages = recorder.conversation(before=at)
+        if replayed is not None and at in replayed.messages:
+            return list(replayed.messages[at])
+        messages: list[dict[str, str]] = list(recorder.conversation(before=at))
         sent = recorder.exchange_at(at)
         if sent is not None:
             messages.append({"role": "user", "content": sent.user})
         return messages
 
     def reserve(at: int) -> tuple[int, str]:
+        if replayed is not None and at in replayed.max_tokens:
+            return replayed.max_tokens[at], "max_tokens the logged request sent"
         sent = [e for e in recorder.exchanges() if e.turn <= at and e.max_tokens is not None]
         if sent:
             return sent[-1].max_tokens, f"max_tokens sent at turn {sent[-1].turn}"
         return profile.max_output or 0, "the profile's max_output: nothing sent"
 
     def request_at(at: int, reserved: int) -> Any:
+        own = tools
+        if replayed is not None and not tools and at in replayed.tools:
+            own = replayed.tools[at]
         return wire_request(recorder.prompt_at(at), conversation(at), provider=profile.provider,
-                            model=profile.name, tools=tools, counter=counter, max_tokens=reserved or 1024)
+                            model=profile.name, tools=own, counter=counter, max_tokens=reserved or 1024)
 
     reserved, source = reserve(turn)
     wire = request_at(turn, reserved)

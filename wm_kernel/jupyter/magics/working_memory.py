@@ -137,7 +137,8 @@ class WorkingMemoryMagics(Magics):
         if session is self._defaults_noted:
             return
         self._defaults_noted = session
-        unnamed = not (session.profile.first_name or "").strip()
+        # "friend" only where the prompt greets someone: a replayed log's prompt has no {first_name}
+        unnamed = not (session.profile.first_name or "").strip() and "{first_name}" in session.base_prompt
         wall_clock = not isinstance(session.clock, ManualClock)
         if not (unnamed or wall_clock):
             return
