@@ -271,6 +271,9 @@ class WorkingMemoryMagics(Magics):
               help="'auto' (as to_anthropic sends) or comma-separated sections, system, last_user "
                    "(each optionally name:1h).")
     @argument("--tools", default="0", metavar="N", help="Tokens of tool definitions before the system.")
+    @argument("--exchange", default=None, metavar="USER,REPLY",
+              help="Tokens of the exchange assumed for a turn that recorded none (default 100,400); a "
+                   "turn that sent, or replayed, carries its recorded messages.")
     @argument("--no-advice", action="store_true", help="Only the per-turn table and totals.")
     def cache(self, line: str = "") -> Any:
         """Simulate the recorded turns against MODEL's prompt-cache rules, with advice."""
@@ -285,8 +288,16 @@ class WorkingMemoryMagics(Magics):
             self._check_cache_arguments(session, args.model, breakpoints)
             session.compose()
             self._note_defaults(session)
+        options: dict[str, Any] = {}
+        if args.exchange is not None:
+            parts = [p.strip() for p in args.exchange.split(",")]
+            if len(parts) != 2:
+                raise UsageError(f"--exchange takes USER,REPLY tokens (two numbers), got {args.exchange!r}")
+            options["exchange"] = (non_negative_int(parts[0], "--exchange"),
+                                   non_negative_int(parts[1], "--exchange"))
         try:
-            simulation = session.cache_simulation(args.model, breakpoints=breakpoints, tools_tokens=tools)
+            simulation = session.cache_simulation(args.model, breakpoints=breakpoints, tools_tokens=tools,
+                                                  **options)
         except (TypeError, ValueError) as exc:
             raise UsageError(str(exc)) from None
         return CacheView(simulation, None if args.no_advice else simulation.advise())
