@@ -40,7 +40,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from wm_kernel.cachesim.models import ModelProfile
-from wm_kernel.cachesim.requests import model_counter, session_requests
+from wm_kernel.cachesim.requests import session_requests, view_counter
 from wm_kernel.cachesim.simulation import Simulation, simulate
 from wm_kernel.instruments.history import History
 from wm_kernel.providers.pricing import price
@@ -179,8 +179,8 @@ def reconcile(source: Session | Simulation | UsageLog, usage: Any = None, *,
             options["history"] = [m for turn in history.turns for m in (
                 exchanges_by_turn[turn].messages() if turn in exchanges_by_turn
                 else [{"role": "user", "content": ""}])]
-        if options.get("counter") is None:   # the model's own counter, as every view counts
-            options["counter"] = model_counter(source, model)
+        if options.get("counter") is None:   # as every view of the session counts for that model
+            options["counter"] = view_counter(source, model, named=False)
         turns_sent, requests = session_requests(source, **options)
         if exchanges_by_turn:  # only the turns that were sent reach a provider's cache
             kept = [(t, r) for t, r in zip(turns_sent, requests, strict=True) if t in exchanges_by_turn]
