@@ -134,7 +134,7 @@ class CacheReport:
     def lines(self) -> list[str]:
         """The report's head as lines of text."""
         s = self.summary()
-        out = [f"{self.model}: {s['turns']} turns: {s['turns_read']} read from the cache, "
+        out = [f"{self.simulation.title}: {s['turns']} turns: {s['turns_read']} read from the cache, "
                f"{s['turns_wrote_without_reading']} wrote it without reading; "
                f"hit rate {s['hit_rate_of_input_tokens']:.1%} of input tokens",
                f"tokens: {s['cache_write_tokens']} written, {s['cache_read_tokens']} read, "

@@ -106,6 +106,8 @@ class Simulation:
         self.profile: ModelProfile = data.profile
         self.requests: list[Request] = data.requests
         self.counter = counter
+        #: the wire dialect the requests were laid out by ("" when the caller built them)
+        self.wire = ""
         rows = [(index, o.at, o.prompt_tokens, o.input_tokens, o.cache_read_input_tokens,
                  o.cache_creation_input_tokens, o.ephemeral_5m_input_tokens, o.ephemeral_1h_input_tokens,
                  o.hit_tokens, o.storage_usd, o.cost_usd, o.cost_without_cache_usd,
@@ -199,7 +201,7 @@ class Simulation:
         prefix (a first write included), how many for each reason."""
         t = self.turns
         statuses = Counter(t["status"])
-        return {"model": self.profile.name, "requests": len(t),
+        return {"model": self.profile.name, "wire": self.wire, "requests": len(t),
                 **{key: statuses.get(status, 0) for status, key in STATUS_KEYS.items()},
                 "hit_rate_of_input_tokens": self.hit_rate, "anything_cached": self.cached,
                 "input_tokens": int(t["prompt_tokens"].sum()),
@@ -229,11 +231,17 @@ class Simulation:
             return f"${self.total_cost:.{digits}f}"
         return f"≈ ${self.total_cost:.{digits}f} (${low:.{digits}f}–${high:.{digits}f})"
 
+    @property
+    def title(self) -> str:
+        """The model, and the wire the requests were laid out by when known (``claude-sonnet-4-6
+        on the mira wire``)."""
+        return f"{self.profile.name} on the {self.wire} wire" if self.wire else self.profile.name
+
     def headline(self) -> str:
-        """One line for a dashboard: model, hit rate of input tokens, cost, counter."""
+        """One line for a dashboard: model and wire, hit rate of input tokens, cost, counter."""
         counter = f" · tokens {self.counter.label}" if self.counter is not None else ""
         assumed = f" · {self.assumption()}" if self.assumption() else ""
-        return (f"{self.profile.name}: {self.hit_rate:.0%} of input tokens read from the cache · input cost "
+        return (f"{self.title}: {self.hit_rate:.0%} of input tokens read from the cache · input cost "
                 f"{self.cost_text(4)} (without caching ${self.cost_without_cache:.4f}){counter}{assumed}")
 
     def counter_line(self) -> str:
@@ -254,7 +262,7 @@ class Simulation:
         s = self.summary()
         whole, part = s["read_whole_prefix"], s["read_part_of_prefix"]
         wrote, neither = s["wrote_without_reading"], s["neither_read_nor_wrote"]
-        head = (f"{s['model']}: {s['requests']} requests: {whole + part} read from the cache ({whole} whole "
+        head = (f"{self.title}: {s['requests']} requests: {whole + part} read from the cache ({whole} whole "
                 f"prefix, {part} part), {wrote + neither} did not ({wrote} wrote it, {neither} neither)")
         if s["assumed_exchange"]:
             head += f"; {s['assumed_exchange']}"

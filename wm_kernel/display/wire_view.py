@@ -139,28 +139,32 @@ class WireView:
 
 def request_view(session: Any, turn: int | None = None, *, model: str | None = None,
                  history: Any = None, tools: Any = (), turns_per_hour: float | None = None,
-                 section_limits: Any = None) -> WireView:
+                 section_limits: Any = None, wire: str | None = None) -> WireView:
     """The request ``session`` sends at ``turn`` (the last recorded one when None) to ``model``
     (a cache simulator model id: it names the provider, window and counter; default the
-    session's model, else claude-sonnet-4-6), after the conversation ``history`` (None: what the
-    session sent to a model before that turn, and the user message of that turn if one was sent),
-    with ``tools``. Tokens are counted with the model's counter. The reply's reserve is the
+    session's model, else claude-sonnet-4-6) on ``wire`` (a wire dialect; default: the session's
+    ``wire`` when it sends to that provider, else the provider's own:
+    ``wm_kernel.dialects.registry.choose_wire``), after the conversation ``history`` (None: what
+    the session sent to a model before that turn, and the user message of that turn if one was
+    sent), with ``tools``. Tokens are counted with the model's counter. The reply's reserve is the
     ``max_tokens`` the session last sent (its exchanges record it), else the profile's
-    ``max_output``, and the headline says which. With the growth forecast: the whole request of
-    every recorded turn (its conversation so far, the reserve) against the window, the budgeted
-    prompt against the session's token budget (an estimate on its upper bound), and
-    ``section_limits``; given ``turns_per_hour``, what a day costs at that pace (the cache
-    simulator's average input cost per recorded turn)."""
+    ``max_output`` (or the dialect's own), and the headline says which. With the growth forecast:
+    the whole request of every recorded turn (its conversation so far, the reserve) against the
+    window, the budgeted prompt against the session's token budget (an estimate on its upper
+    bound), and ``section_limits``; given ``turns_per_hour``, what a day costs at that pace (the
+    cache simulator's average input cost per recorded turn)."""
     from wm_kernel.cachesim.models import DEFAULT_MODEL, get_model
     from wm_kernel.cachesim.requests import view_counter
     from wm_kernel.core.budget import budgeted_tokens
+    from wm_kernel.dialects.registry import choose_wire
     from wm_kernel.instruments.forecast import daily_cost, forecast
     from wm_kernel.instruments.wire import wire_request
 
     profile = get_model(model or getattr(session, "model", None) or DEFAULT_MODEL)
-    if profile.provider not in ("anthropic", "openai"):
-        raise ValueError(f"{profile.name} is a {profile.provider} model; the wire view builds Anthropic "
-                         "and OpenAI request bodies")
+    dialect = choose_wire(wire, getattr(session, "wire", None), profile.provider, profile.name)
+    if not dialect.builds_body:
+        raise ValueError(f"{profile.name} is a {profile.provider} model; its {dialect.name} wire has no "
+                         f"request body builder, so there is no request to show")
     recorder = session.recorder
     turns = recorder.turns
     if not turns:
@@ -196,11 +200,16 @@ def request_view(session: Any, turn: int | None = None, *, model: str | None = N
         own = tools
         if replayed is not None and not tools and at in replayed.tools:
             own = replayed.tools[at]
-        return wire_request(recorder.prompt_at(at), conversation(at), provider=profile.provider,
-                            model=profile.name, tools=own, counter=counter, max_tokens=reserved or 1024)
+        limit = {} if dialect.own_max_tokens else {"max_tokens": reserved or 1024}
+        return wire_request(recorder.prompt_at(at), conversation(at), provider=dialect.name,
+                            model=profile.name, tools=own, counter=counter, **limit)
 
     reserved, source = reserve(turn)
-    wire = request_at(turn, reserved)
+    request = request_at(turn, reserved)
+    if dialect.own_max_tokens:   # the dialect writes its own: the reserve is what its body asks for
+        asked = request.body.get("max_tokens", request.body.get("max_completion_tokens"))
+        if isinstance(asked, int):
+            reserved, source = asked, f"the {dialect.name} wire's max_tokens"
     prediction = None
     if len(turns) >= 2:
         fitted = turns[-FORECAST_TURNS:]
@@ -208,7 +217,7 @@ def request_view(session: Any, turn: int | None = None, *, model: str | None = N
         budgeted: dict[int, float] = {}
         for at in fitted:
             r = reserve(at)[0]
-            wholes[at] = (wire if at == turn else request_at(at, r)).tokens + r
+            wholes[at] = (request.tokens + reserved) if at == turn else request_at(at, r).tokens + r
             budgeted[at] = budgeted_tokens(recorder.prompt_at(at), counter)
         frame = recorder.frame()
         frame = frame[frame["turn"].isin(fitted)]
@@ -219,10 +228,11 @@ def request_view(session: Any, turn: int | None = None, *, model: str | None = N
         prediction = forecast(frame, window=profile.context_window,
                               budget=session.working_memory.token_budget, section_limits=section_limits,
                               requests=wholes, budgeted=budgeted, counter=counter)
-    view = WireView(wire, profile, turn=turn, forecast=prediction, counter_name=counter.label,
+    view = WireView(request, profile, turn=turn, forecast=prediction, counter_name=counter.label,
                     reserved=reserved, reserve_source=source)
     if turns_per_hour is not None and prediction is not None:
-        sim = session.cache_simulation(model) if model is not None else session.cache_simulation()
+        sim = (session.cache_simulation(model, wire=dialect.name) if model is not None
+               else session.cache_simulation(wire=dialect.name))
         per_turn = sim.total_cost / max(len(turns), 1)
         view.daily = (turns_per_hour, daily_cost(per_turn, turns_per_hour))
     return view

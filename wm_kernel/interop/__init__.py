@@ -9,13 +9,15 @@ section (needs the ``otel`` extra). See docs/interop.md.
 """
 from __future__ import annotations
 
+from wm_kernel.dialects.registry import log_formats, register_log_format
 from wm_kernel.interop.billing import gen_ai_counts, logged_usage
 from wm_kernel.interop.bodies import Section
-from wm_kernel.interop.formats import FORMATS, ImportIssue, LoggedRequest
+from wm_kernel.interop.formats import ImportIssue, LoggedRequest
 from wm_kernel.interop.imported import ImportedSession, import_log, read_file
 from wm_kernel.interop.otel import export_trace
 from wm_kernel.interop.otlp import read_otlp
 from wm_kernel.interop.split import SplitRule, Splitter
 
 __all__ = ["import_log", "read_file", "ImportedSession", "ImportIssue", "LoggedRequest", "Section",
-           "Splitter", "SplitRule", "FORMATS", "logged_usage", "gen_ai_counts", "export_trace", "read_otlp"]
+           "Splitter", "SplitRule", "log_formats", "register_log_format", "logged_usage", "gen_ai_counts",
+           "export_trace", "read_otlp"]

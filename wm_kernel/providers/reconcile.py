@@ -20,7 +20,7 @@ residual (billed minus predicted) and a cause:
 ``unknown``        anything else (or a miss with no request to compare).
 
 Prefix evidence comes from ``Usage.prefix`` (a usage log line with its request body, see
-``wm_kernel.providers.usage.read_usage``), from the exchanges a session recorded while sending, or
+``wm_kernel.dialects.usage.read_usage``), from the exchanges a session recorded while sending, or
 from the request bodies of an imported log.
 
 An imported log (``wm_kernel.interop.import_log``; anything with the :class:`UsageLog` methods) is
@@ -42,9 +42,10 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 from wm_kernel.cachesim.models import ModelProfile
 from wm_kernel.cachesim.requests import session_requests, view_counter
 from wm_kernel.cachesim.simulation import Simulation, simulate
+from wm_kernel.dialects.registry import dialect_for_provider, get_dialect, known_name
+from wm_kernel.dialects.usage import Usage, parse_usage, read_usage
 from wm_kernel.instruments.history import History
 from wm_kernel.providers.pricing import price
-from wm_kernel.providers.usage import Usage, parse_usage, read_usage
 from wm_kernel.session import Session
 
 if TYPE_CHECKING:
@@ -55,7 +56,6 @@ CAUSES = ("match", "ttl_priced", "tokenizer", "provider_miss", "invalidated", "u
 COLUMNS = ["turn", "request_id", "predicted_input", "billed_input", "predicted_read", "billed_read",
            "predicted_write", "billed_write", "predicted_write_1h", "billed_write_1h", "predicted_usd",
            "billed_usd", "residual_usd", "output_usd", "cause", "detail"]
-_PROVIDER = {"anthropic": "anthropic", "openai": "openai", "google": "gemini"}
 _PARTS = {"tools": "tools changed", "system": "cached system text changed", "params": "parameters changed"}
 #: Ratios within this fraction of each other are one steady tokenizer factor.
 FACTOR_TOLERANCE = 0.02
@@ -82,7 +82,9 @@ def simulated_usage(simulation: Simulation) -> list[Usage]:
     """The usage each simulated request would be billed, in the provider-neutral shape."""
     if not isinstance(simulation, Simulation):
         raise TypeError(f"expected a Simulation, got {type(simulation).__name__}")
-    provider = _PROVIDER.get(simulation.profile.provider, "anthropic")
+    # the provider billing the simulated wire (a model profile's provider resolves to its wire)
+    wire = getattr(simulation, "wire", "") or simulation.profile.provider
+    provider = get_dialect(wire).provider if known_name(wire) else dialect_for_provider(wire).provider
     t = simulation.turns
     return [Usage(provider, int(i), int(r), int(w), int(h), model=simulation.profile.name)
             for i, r, w, h in zip(t["input_tokens"], t["cache_read_input_tokens"], t["cache_creation_input_tokens"],
@@ -168,6 +170,7 @@ def reconcile(source: Session | Simulation | UsageLog, usage: Any = None, *,
         if usage is None:
             usage = [parse_usage(e.usage, where=f"turn {e.turn}", request_id=e.request_id, prefix=e.prefix)
                      for e in exchanges_by_turn.values() if e.usage is not None]
+        named = model is not None   # a model named counts with its own counter
         if model is None:
             known = next((e.model for e in exchanges_by_turn.values()), None)
             if known is None:
@@ -180,7 +183,7 @@ def reconcile(source: Session | Simulation | UsageLog, usage: Any = None, *,
                 exchanges_by_turn[turn].messages() if turn in exchanges_by_turn
                 else [{"role": "user", "content": ""}])]
         if options.get("counter") is None:   # as every view of the session counts for that model
-            options["counter"] = view_counter(source, model, named=False)
+            options["counter"] = view_counter(source, model, named=named)
         turns_sent, requests = session_requests(source, **options)
         if exchanges_by_turn:  # only the turns that were sent reach a provider's cache
             kept = [(t, r) for t, r in zip(turns_sent, requests, strict=True) if t in exchanges_by_turn]

@@ -123,7 +123,9 @@ class CacheTab:
         if done is None or done[:2] != key[:2] or done[2] is not key[2]:
             self._key = key
             try:
-                sim = session.cache_simulation(_named(session, model))
+                # on the session's own model, the session's counter (as %cache with no model)
+                own = {} if _named(session, model) else {"counter": session.recorder.counter}
+                sim = session.cache_simulation(model, **own)
             except ValueError as exc:   # nothing recorded, or send times gone from the bus log
                 self._found, self._summary = str(exc), ""
             else:
