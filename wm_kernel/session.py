@@ -479,9 +479,12 @@ class Session(HasTraits):
 
     def cache_advice(self, model: str | None = None, **options: Any) -> Advice:
         """Cheaper cache layouts for the recorded turns, each with its simulated cost
-        (``wm_kernel.cachesim.requests.session_advice``)."""
-        from wm_kernel.cachesim.requests import session_advice
+        (``wm_kernel.cachesim.requests.session_advice``; a model named counts with its own counter,
+        as ``cache_simulation``)."""
+        from wm_kernel.cachesim.requests import model_counter, session_advice
 
+        if model is not None and options.get("counter") is None:
+            options["counter"] = model_counter(self, model)
         return session_advice(self, model or self.model or DEFAULT_MODEL, **options)
 
     def diff(self, turn_a: int, turn_b: int | None = None, *,

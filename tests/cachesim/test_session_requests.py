@@ -110,7 +110,7 @@ def test_advice_moves_the_volatile_section_out_of_the_cached_prompt():
     s = make_session(StampedLocation, Ticker)
     for _ in range(9):
         step(s)
-    sim = s.cache_simulation()
+    sim = s.cache_simulation("claude-sonnet-4-6")   # named, as the advice below: the model's counter
     assert set(sim.turns["miss_reason"][1:]) == {"content_changed"}
     assert set(sim.turns["divergent_label"][1:]) == {"location_context (StampedLocation)"}
     advice = s.cache_advice("claude-sonnet-4-6")
