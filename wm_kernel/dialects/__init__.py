@@ -8,10 +8,8 @@ registry always finds them.
 """
 from __future__ import annotations
 
-# isort: off  (the order they register in is the order the registry lists them)
 from wm_kernel.dialects import anthropic as _anthropic  # noqa: F401  (each registers its dialect)
 from wm_kernel.dialects import gemini as _gemini  # noqa: F401
 from wm_kernel.dialects import mira as _mira  # noqa: F401
 from wm_kernel.dialects import openai_chat as _openai_chat  # noqa: F401
 from wm_kernel.dialects import openai_responses as _openai_responses  # noqa: F401
-# isort: on

@@ -9,6 +9,7 @@ Messages request bodies (format ``anthropic``).
 """
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -31,28 +32,43 @@ def read_messages_usage(usage: Mapping[str, Any], where: str, common: Mapping[st
                  written, one_hour, usage_int(usage, "output_tokens", where), **common)
 
 
+def sdk_params(method: Callable[..., Any], body: Mapping[str, Any]) -> dict[str, Any]:
+    """``body`` as keyword arguments of an SDK ``method``: the fields it names, and the rest in its
+    ``extra_body`` (an SDK version without a ``temperature`` parameter still posts it)."""
+    accepted = set(inspect.signature(method).parameters)
+    params = {k: v for k, v in body.items() if k in accepted}
+    extra = {k: v for k, v in body.items() if k not in accepted}
+    if extra:
+        params["extra_body"] = {**params.get("extra_body", {}), **extra}
+    return params
+
+
 def call_messages(client: Any, body: dict[str, Any], stream: bool,
                   on_text: Callable[[str], None]) -> CallResult:
     """Send a Messages body with an ``anthropic`` client (streamed when ``stream`` or when the body
-    asks for it with ``"stream": true``)."""
+    asks for it with ``"stream": true``; ``on_text`` hears the reply as it comes when ``stream``)."""
     if stream or body.get("stream") is True:
-        params = {k: v for k, v in body.items() if k != "stream"}
-        with client.messages.stream(**params) as events:
+        method = client.messages.stream
+        with method(**sdk_params(method, {k: v for k, v in body.items() if k != "stream"})) as events:
             for text in events.text_stream:
                 if stream:
                     on_text(text)
             message = events.get_final_message()
+            request_id = getattr(events, "request_id", None)
     else:
-        message = client.messages.create(**body)
+        method = client.messages.create
+        message = method(**sdk_params(method, body))
+        request_id = getattr(message, "_request_id", None)
     reply = "".join(block.text for block in message.content if getattr(block, "type", None) == "text")
     usage = message.usage.model_dump(mode="json") if message.usage is not None else None
-    return reply, usage, getattr(message, "_request_id", None), message.stop_reason
+    return reply, usage, request_id if isinstance(request_id, str) else None, message.stop_reason
 
 
 class AnthropicDialect(Dialect):
     """The kit's Anthropic Messages wire (see the module docstring)."""
 
     name = "anthropic"
+    rank = 10
     provider = "anthropic"
     serves = ("anthropic",)
     default_for = ("anthropic",)
@@ -104,4 +120,4 @@ class AnthropicDialect(Dialect):
 
 ANTHROPIC = register_dialect(AnthropicDialect())
 
-__all__ = ["read_messages_usage", "call_messages", "AnthropicDialect", "ANTHROPIC"]
+__all__ = ["read_messages_usage", "sdk_params", "call_messages", "AnthropicDialect", "ANTHROPIC"]

@@ -20,6 +20,7 @@ class GeminiDialect(Dialect):
     """The Gemini wire (see the module docstring)."""
 
     name = "gemini"
+    rank = 40
     #: a model profile's provider, then OpenTelemetry's ``gen_ai.provider.name`` values
     aliases = ("google", "gcp.gemini", "gcp.vertex_ai", "gcp.gen_ai")
     provider = "gemini"

@@ -39,6 +39,7 @@ class MiraDialect(Dialect):
     """MIRA's wire (see the module docstring)."""
 
     name = "mira"
+    rank = 50
     provider = "anthropic"
     serves = ("anthropic",)
     sdk = "anthropic"
@@ -46,6 +47,7 @@ class MiraDialect(Dialect):
     title = "a MIRA Messages"
     layout = "original"
     own_max_tokens = True
+    takes_user = True
     body_shape = "messages"
     default_model = "claude-sonnet-4-6"
 

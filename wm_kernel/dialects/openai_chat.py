@@ -37,6 +37,7 @@ class OpenAIChatDialect(Dialect):
     """The OpenAI Chat Completions wire (see the module docstring)."""
 
     name = "openai"
+    rank = 20
     aliases = ("openai.chat", "azure.ai.openai")
     provider = "openai"
     serves = ("openai",)

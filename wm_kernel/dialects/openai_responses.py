@@ -18,6 +18,7 @@ class OpenAIResponsesDialect(Dialect):
     """The OpenAI Responses wire (see the module docstring)."""
 
     name = "openai-responses"
+    rank = 30
     aliases = ("openai.responses",)
     provider = "openai-responses"
     serves = ("openai",)
@@ -27,6 +28,7 @@ class OpenAIResponsesDialect(Dialect):
     default_model = "gpt-5.4"
     whole_prefix_cached = True
     log_format = "openai.responses"
+    log_provider = "openai"
     log_priority = 5
 
     def reads_usage(self, usage: Mapping[str, Any]) -> bool:

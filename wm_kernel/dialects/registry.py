@@ -114,6 +114,8 @@ class Dialect:
 
     name: str = ""
     aliases: tuple[str, ...] = ()
+    #: where the registry lists it (lower first; then in registration order)
+    rank: int = 100
     provider: str = ""
     serves: tuple[str, ...] = ()
     default_for: tuple[str, ...] = ()
@@ -130,6 +132,8 @@ class Dialect:
     layout: str = ""
     #: the wire sets its own ``max_tokens`` (a view does not pass the model's output limit)
     own_max_tokens: bool = False
+    #: its body builder takes the current user message as ``user=`` (else ``user`` is a body field)
+    takes_user: bool = False
 
     def __repr__(self) -> str:
         return f"<Dialect {self.name}>"
@@ -182,8 +186,12 @@ class Dialect:
         raise self._lacks("SDK call")
 
     # -- logs of request bodies
+    #: the log format of its request bodies ("" for none) and where its detection is tried
     log_format: str = ""
     log_priority: int = 100
+    #: the provider a logged request of this wire names (OpenTelemetry's ``gen_ai.provider.name``);
+    #: "" for ``provider``
+    log_provider: str = ""
 
     def is_body(self, body: Mapping[str, Any]) -> bool:
         """Strong evidence that a logged request body is of this dialect."""
@@ -234,6 +242,9 @@ def register_dialect(dialect: Dialect, *, replace: bool = False) -> Dialect:
         if owner is not None and owner != dialect.name and not replace:
             raise ValueError(f"{alias!r} already names the {owner} dialect")
     _dialects[dialect.name] = dialect
+    ordered = sorted(_dialects.values(), key=lambda d: d.rank)   # stable: registration order within a rank
+    _dialects.clear()
+    _dialects.update((d.name, d) for d in ordered)
     for alias in (dialect.name, *dialect.aliases):
         _names[alias] = dialect.name
     return dialect

@@ -1,6 +1,8 @@
 """The usage a provider bills, read from SDK objects, dicts or a JSON Lines file of raw responses.
 
-Every provider counts cached tokens its own way (``docs/providers.md`` has the sources):
+Every provider counts cached tokens its own way (``docs/providers.md`` has the sources); each wire
+dialect's module reads its own (``Dialect.reads_usage`` / ``parse_usage``), and :func:`parse_usage`
+hands a record to the first that knows its keys:
 
 * **Anthropic** (Messages): ``input_tokens`` are only the tokens after the last cache breakpoint;
   ``cache_read_input_tokens`` and ``cache_creation_input_tokens`` are *added* to them (the request's

@@ -295,13 +295,13 @@ def wire_request(composed: Mapping[str, Any], history: Iterable[Mapping[str, Any
     """The request ``composed`` makes on the wire ``provider`` (a wire dialect's name:
     ``anthropic``, ``openai``, ``mira``...) after ``history``, with ``tools``, every character
     owned (see the module docstring). ``extra`` goes to the body builder (``max_tokens``,
-    ``temperature``, MIRA's ``effort``...; a ``user`` message is the last of the conversation).
+    ``temperature``, MIRA's ``effort``...; on a wire whose builder takes ``user``, MIRA's, that
+    message is the last of the conversation).
     ``counter`` counts tokens (the offline default counter when None)."""
     dialect = get_dialect(provider)
     history = list(history)
-    user = extra.pop("user", None)
-    if user is not None:
-        history.append({"role": "user", "content": user})
+    if dialect.takes_user and extra.get("user") is not None:
+        history.append({"role": "user", "content": extra.pop("user")})
     schemas = [tool_schema(t) for t in tools]
     names = [t["name"] for t in schemas]
     duplicates = sorted({n for n in names if names.count(n) > 1})

@@ -24,9 +24,11 @@ from wm_kernel.interop.formats import LoggedRequest
 
 
 def body_log(dialect: str) -> bool:
-    """Whether a log format's logged text is one JSON request body (alone or in an envelope): the
-    formats registered for a wire dialect's request bodies."""
-    return dialect in log_formats() and _get_log_format(dialect).dialect is not None
+    """Whether a logged request's text is one JSON request body (alone or in an envelope): its
+    dialect is a log format registered for a wire's request bodies, or a wire's own name."""
+    if dialect in log_formats():
+        return _get_log_format(dialect).dialect is not None
+    return known_name(dialect) and bool(get_dialect(dialect).body_shape)
 
 
 def request_body(request: LoggedRequest) -> Mapping[str, Any] | None:

@@ -37,6 +37,7 @@ from wm_kernel.dialects.registry import (
     detect_log_format,
     dialects,
     get_dialect,
+    get_log_format,
     register_log_format,
 )
 from wm_kernel.interop.bodies import Cutter, Section, anthropic_message, cut_body
@@ -120,16 +121,17 @@ def _detects_body(dialect: Dialect) -> Any:
 class BodyReader:
     """JSON Lines of request bodies of one wire dialect, alone or in an envelope (module docstring).
 
-    ``wire`` is the dialect (``wm_kernel.dialects``): its log format names the records
-    (``dialect``, ``usage_format``), its ``provider`` the provider, its ``check_body`` what a body
-    must hold."""
+    ``wire`` is the dialect (``wm_kernel.dialects``): its log format (else its name) names the
+    records (``dialect``, ``usage_format``), its ``provider`` the provider, its ``check_body`` what a
+    body must hold, its ``body_shape`` how the body is cut. A wire without a log format of its own
+    (MIRA's) reads the bodies of any wire of the same shape (Anthropic Messages)."""
 
     def __init__(self, path: str, splitter: Splitter, wire: Dialect | str = "anthropic") -> None:
         self.path = path
         self.splitter = splitter
         self.wire = get_dialect(wire)
-        self.dialect = self.usage_format = self.wire.log_format
-        self.provider = self.wire.provider
+        self.dialect = self.usage_format = self.wire.log_format or self.wire.name
+        self.provider = self.wire.log_provider or self.wire.provider
         self.requests: list[LoggedRequest] = []
 
     def check(self, body: Mapping[str, Any]) -> None:
@@ -139,21 +141,27 @@ class BodyReader:
     def title(self) -> str:
         return self.wire.title
 
+    def _same_shape(self, kind: str) -> bool:
+        """Whether the log format ``kind`` holds bodies of this wire's shape."""
+        wire = get_log_format(kind).dialect
+        return wire is not None and get_dialect(wire).body_shape == self.wire.body_shape
+
     def feed(self, line: int, text: str, value: Any) -> None:
         if not isinstance(value, Mapping):
             raise ValueError(f"not {self.title()} request: a JSON {type(value).__name__}, not an object")
         body = _body(value)
         enveloped = body is not value
         self.check(body)
-        if detect(value) not in (self.dialect, None):
-            raise ValueError(f"not {self.title()} request: it reads as {detect(value)}")
+        kind = detect(value)
+        if kind not in (self.dialect, None) and not self._same_shape(kind):
+            raise ValueError(f"not {self.title()} request: it reads as {kind}")
         node = locate(text)
         response = value.get("response") if enveloped else None
         usage = response.get("usage") if isinstance(response, Mapping) else None
         if usage is not None and not isinstance(usage, Mapping):
             raise ValueError(f"response.usage must be an object, got {usage!r}")
         sent_at = parse_time(value.get("timestamp"), "timestamp") if enveloped else None
-        sections = cut_body(text, body, self.dialect, self.splitter,
+        sections = cut_body(text, body, self.wire.name, self.splitter,
                             node["request"] if enveloped else node)
         model = body.get("model")
         rid = value.get("request_id") if enveloped else None
