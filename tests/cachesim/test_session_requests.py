@@ -158,3 +158,24 @@ def test_cache_magic_shows_the_table_totals_and_advice(ip, session):
         ip.run_line_magic("cache", "gpt-0")
     with pytest.raises(UsageError, match="^unknown breakpoint 'nowhere'"):
         ip.run_line_magic("cache", "--breakpoints nowhere")
+
+
+def test_a_view_about_another_model_counts_with_that_models_counter(ip):
+    """%cache MODEL on a session counting for Claude counts with MODEL's own counter (o200k for
+    gpt-5.4), section by section; without a model it counts with the session's."""
+    from wm_kernel.session import set_current_session
+    from wm_kernel.tokens import counter_for
+
+    s = Session(base_prompt="You help {first_name}. " + "Mind the figures. " * 300, model="claude-sonnet-4-6",
+                clock=ManualClock("2026-11-30T09:00:00+00:00"), trinkets=[])
+    s.compose()
+    set_current_session(s)
+    own = ip.run_line_magic("cache", "--no-advice").simulation
+    other = ip.run_line_magic("cache", "gpt-5.4 --no-advice").simulation
+    assert own.counter is s.token_counter and other.counter is not None
+    assert other.counter.label == "tiktoken o200k_base"
+    base = s.composed.section("base_prompt").content
+    assert other.requests[0].blocks[0].tokens == counter_for("gpt-5.4").count(base)
+    assert own.requests[0].blocks[0].tokens == s.token_counter.count(base)
+    assert other.requests[0].blocks[0].tokens != own.requests[0].blocks[0].tokens
+    assert "tokens counted with tiktoken o200k_base" in str(other)
