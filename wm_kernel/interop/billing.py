@@ -42,6 +42,8 @@ def request_body(request: LoggedRequest) -> Mapping[str, Any] | None:
         return None
     if isinstance(value, Mapping) and isinstance(value.get("request"), Mapping):
         value = value["request"]
+    elif isinstance(value, Mapping) and "ts" in value and isinstance(value.get("body"), Mapping):
+        value = value["body"]   # a record of a traffic tap (MIRA's llm_requests.jsonl)
     return value if isinstance(value, Mapping) else None
 
 

@@ -36,7 +36,9 @@ class Section:
     element's position and kind, plus the label of its piece: ``system[0] <rules>``,
     ``msg[3] user``); ``trinket`` says who wrote it (``tools``, ``system``, or the message role);
     ``cache`` is the cache_control TTL marked on its element (on the element's last section);
-    ``element`` names the tool, block or message it is a piece of."""
+    ``element`` names the tool, block or message it is a piece of; ``where`` the placement a
+    reader that knows the agent's layout recovered (MIRA's tap: ``notification`` for a HUD part),
+    None to place it by its kind."""
 
     name: str
     kind: str
@@ -45,11 +47,12 @@ class Section:
     trinket: str | None = None
     cache: str | None = None
     element: str = ""
+    where: str | None = None
 
     @property
     def placement(self) -> str | None:
         """Its placement in a ComposedPrompt (None for framing)."""
-        return PLACEMENT.get(self.kind)
+        return self.where or PLACEMENT.get(self.kind)
 
 
 @dataclass(frozen=True, slots=True)

@@ -66,7 +66,9 @@ class LoggedRequest:
     messages, or (OTLP) the request body the span describes. ``usage`` is the provider's usage
     object as logged (shape named by ``usage_format``: ``anthropic``, ``openai.chat``,
     ``openai.responses``), None where the log has none. ``request_id`` is the provider's request id
-    where the log keeps one (an envelope's ``request_id``, a transcript line's ``requestId``)."""
+    where the log keeps one (an envelope's ``request_id``, a transcript line's ``requestId``).
+    ``background`` marks a call of the same log that is not a turn of the conversation (MIRA's
+    tap: summaries, memory extraction, other models): ``ImportedSession.background``."""
 
     sections: tuple[Section, ...]
     source: str
@@ -79,6 +81,7 @@ class LoggedRequest:
     usage: Mapping[str, Any] | None = None
     usage_format: str | None = None
     request_id: str | None = None
+    background: bool = False
 
 
 def parse_time(value: Any, what: str) -> datetime | None:

@@ -42,6 +42,8 @@ from wm_kernel.instruments.history_records import text_digest
 from wm_kernel.interop.billing import gen_ai_counts, logged_usage, request_body
 from wm_kernel.interop.bodies import Section, prompt_order
 from wm_kernel.interop.formats import ImportIssue, LoggedRequest, detect
+from wm_kernel.interop.mira_tap import DIALECT as MIRA_TAP  # (registers the mira-tap format)
+from wm_kernel.interop.mira_tap import mira_prompt
 from wm_kernel.interop.otlp import read_otlp as _read_otlp  # noqa: F401  (registers the otlp format)
 from wm_kernel.interop.split import Splitter
 from wm_kernel.tokens import TokenCounter
@@ -66,12 +68,21 @@ class ImportedSession:
 
     def __init__(self, requests: Sequence[LoggedRequest], errors: Sequence[ImportIssue] = (), *,
                  counter: TokenCounter | None = None, name: str = "") -> None:
+        # calls a reader marked as not turns of the conversation (MIRA's tap) are kept apart
+        background = [r for r in requests if r.background]
+        requests = [r for r in requests if not r.background]
         if not requests:
-            raise ValueError("an imported session needs at least one request")
+            raise ValueError("an imported session needs at least one request"
+                             + (f" (the log's {len(background)} calls are all background)" if background else ""))
         timed = all(r.sent_at is not None for r in requests)
         ordered = sorted(requests, key=lambda r: r.sent_at) if timed else list(requests)  # type: ignore[arg-type,return-value]
         self.requests: tuple[LoggedRequest, ...] = tuple(ordered)
         self.errors: tuple[ImportIssue, ...] = tuple(errors)
+        #: Calls of the same log that are not turns of the conversation (MIRA's tap: summaries,
+        #: memory extraction, other models and system prompts), in send order.
+        self.background: tuple[LoggedRequest, ...] = tuple(
+            sorted(background, key=lambda r: r.sent_at) if all(r.sent_at for r in background)  # type: ignore[arg-type,return-value]
+            else background)
         self.name = name
         self.counter = counter if counter is not None else TokenCounter()
         self._prompts: dict[int, ComposedPrompt] = {}
@@ -111,8 +122,12 @@ class ImportedSession:
         found = self._prompts.get(turn)
         if found is None:
             request = self.request(turn)
-            found = self._prompts[turn] = _composed(prompt_order(request.sections),
-                                                    _cached_names(request), turn)
+            if request.dialect == MIRA_TAP:
+                # MIRA's own markers give back the composer's five keys and sections
+                found = self._prompts[turn] = mira_prompt(request.sections, turn)
+            else:
+                found = self._prompts[turn] = _composed(prompt_order(request.sections),
+                                                        _cached_names(request), turn)
         return found
 
     @property

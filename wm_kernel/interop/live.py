@@ -1,10 +1,12 @@
 """An imported log replayed into a live Session, for the tools that take a Session.
 
-The Session holds that agent's request, not MIRA's: each distinct system section becomes a
+The Session holds that agent's request, not MIRA's: each distinct section of its prompt becomes a
 :class:`~trinkets.stored_section.StoredSection` trinket (its system blocks as sections, in the
-log's order); the composer writes no scaffolding delimiter and no base prompt of its own (the
-base prompt is the log's, when the log has a section of that name), and no HUD the agent did not
-send. Its tools stay tools and its messages stay the conversation: the session's ``replayed``
+log's order, and the parts a reader placed, as MIRA's tap places prefix items and HUD parts); the
+composer writes no scaffolding delimiter and no base prompt of its own, and no HUD the agent did
+not send. A log whose prompt has a ``base_prompt`` section (MIRA's tap, an export of a Session
+composed here) was composed by MIRA's composer: the session's composer writes that base prompt,
+delimiter and all, as it was sent. Its tools stay tools and its messages stay the conversation: the session's ``replayed``
 (:class:`ReplayedLog`) keeps both by turn, so ``%request`` and the dashboard's request tab build
 each turn's request with the log's tools and messages, and ``cache_simulation`` plays the log's
 own requests (its cache marks, tools and messages included) at the log's send times. Before each
@@ -25,7 +27,7 @@ from wm_kernel.cachesim.engine import Block, Request
 from wm_kernel.cachesim.models import ModelProfile
 from wm_kernel.cachesim.simulation import Simulation, simulate
 from wm_kernel.core.clock import ManualClock
-from wm_kernel.core.composer import Layout
+from wm_kernel.core.composer import RULE, Layout
 from wm_kernel.core.prompt import ComposedPrompt
 from wm_kernel.instruments.history_records import text_digest
 from wm_kernel.interop.billing import request_body
@@ -107,12 +109,17 @@ def _tools(sections: Sequence[Section]) -> list[dict[str, Any]]:
     return tools
 
 
+def _is_message(section: Section) -> bool:
+    """A piece of the conversation (a message no reader placed elsewhere, as MIRA's prefix items are)."""
+    return section.kind == "message" and section.where is None
+
+
 def _messages(sections: Sequence[Section]) -> list[dict[str, str]]:
     """The conversation of a request: one message per message element, its pieces' texts joined."""
     messages: list[dict[str, Any]] = []
     previous: str | None = None
     for s in sections:
-        if s.kind != "message":
+        if not _is_message(s):
             continue
         if s.element != previous or not messages:
             role = s.trinket if s.trinket in ("user", "assistant") else "user"
@@ -126,18 +133,16 @@ def replay_session(imported: ImportedTurns, *, base_prompt: str = "", **options:
     """A Session whose turns 0..n-1 are the imported requests (see the module docstring).
     ``options`` go to ``Session`` (``token_budget``, ``store``...; ``token_counter`` defaults to
     the log's, ``model`` to the counter's); ``clock``, ``layout`` and ``trinkets`` are set here.
-    ``base_prompt``, when given, is written as it is (no delimiter after it)."""
+    ``base_prompt``, when given and the log has none, is written as it is (no delimiter after it)."""
     for fixed in ("clock", "layout", "trinkets"):
         if fixed in options:
             raise TypeError(f"replay_session sets {fixed} itself")
     times = [r.sent_at for r in imported.requests]
     if any(t is None for t in times):
         raise ValueError("the log has no send time for every request; a replayed session needs them")
-    if base_prompt and any(s.name == "base_prompt" and s.kind == "system"
-                           for turn in imported.turns for s in imported.sections(turn)):
-        raise ValueError("the log has a section named 'base_prompt'; replay it without base_prompt=")
-    placements: dict[str, list[str]] = {"system": []}
+    placements: dict[str, list[str]] = {"system": ["base_prompt"]}
     policies: dict[str, bool] = {}
+    mira_base = False
     replayed = ReplayedLog(imported)
     for turn in imported.turns:
         sections = imported.sections(turn)
@@ -147,22 +152,26 @@ def replay_session(imported: ImportedTurns, *, base_prompt: str = "", **options:
         asked = body.get("max_tokens", body.get("max_output_tokens")) if body is not None else None
         if isinstance(asked, int) and not isinstance(asked, bool) and asked > 0:
             replayed.max_tokens[turn] = asked
+        # its tools and its conversation are not sections of its prompt; a part a reader placed
+        # (MIRA's prefix items, HUD parts) is
+        apart = {s.name for s in sections if s.kind == "tool" or _is_message(s)}
         for record in imported.prompt_at(turn).sections:
-            if record.placement != "system" or record.trinket == "tools":
+            if record.name in apart:
+                continue
+            if record.name == "base_prompt":
+                mira_base = True   # a MIRA turn's own base prompt: the session's composer writes it
                 continue
             if record.name not in policies:
-                placements["system"].append(record.name)
+                placements.setdefault(record.placement, []).append(record.name)
             policies[record.name] = record.cache_policy
-    if "base_prompt" not in policies:
-        placements["system"].insert(0, "base_prompt")
     counter = imported.counter
     options.setdefault("token_counter", counter)
     options.setdefault("model", counter.model)
     clock = ManualClock(times[0])  # type: ignore[arg-type]
     session = Session(base_prompt, clock=clock, layout=Layout(placements, name="imported"), trinkets=[],
                       **options)
-    # that agent's prompt: no scaffolding delimiter after a base prompt, none of its own
-    session.working_memory.composer.scaffolding_note = None
+    if not mira_base:   # that agent's prompt: no scaffolding delimiter, no base prompt of its own
+        session.working_memory.composer.scaffolding_note = None
     session.replayed = replayed
     for name in policies:
         session.add_trinket(stored_section_class(name))
@@ -171,6 +180,11 @@ def replay_session(imported: ImportedTurns, *, base_prompt: str = "", **options:
     for turn in imported.turns:
         clock.set(times[turn])  # type: ignore[arg-type]
         present = {r.name: r for r in imported.prompt_at(turn).sections}
+        base = present.get("base_prompt")
+        if base is not None:
+            # the base prompt as MIRA filled it, without the scaffolding delimiter the composer adds
+            cut = base.content.rfind(f"\n\n{RULE}\n")
+            session.base_prompt = base.content[:cut] if cut >= 0 else base.content
         for name in policies:
             found = present.get(name)
             if found is None:
