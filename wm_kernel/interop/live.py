@@ -6,8 +6,9 @@ log's order, and the parts a reader placed, as MIRA's tap places prefix items an
 composer writes no scaffolding delimiter and no base prompt of its own, and no HUD the agent did
 not send. A log whose prompt has a ``base_prompt`` section (MIRA's tap, an export of a Session
 composed here) was composed by MIRA's composer: the session's composer writes that base prompt,
-delimiter and all, as it was sent. Its tools stay tools and its messages stay the conversation: the session's ``replayed``
-(:class:`ReplayedLog`) keeps both by turn, so ``%request`` and the dashboard's request tab build
+delimiter and all, as it was sent. Its tools stay tools and its messages stay the conversation:
+the session's ``replayed`` (:class:`ReplayedLog`) keeps both by turn, so ``%request`` and the
+dashboard's request tab build
 each turn's request with the log's tools and messages, and ``cache_simulation`` plays the log's
 own requests (its cache marks, tools and messages included) at the log's send times. Before each
 turn the section texts of that request are written where the trinkets read them, the session's
