@@ -179,3 +179,20 @@ def test_a_view_about_another_model_counts_with_that_models_counter(ip):
     assert own.requests[0].blocks[0].tokens == s.token_counter.count(base)
     assert other.requests[0].blocks[0].tokens != own.requests[0].blocks[0].tokens
     assert "tokens counted with tiktoken o200k_base" in str(other)
+
+
+def test_cache_magic_takes_the_assumed_exchange_and_refuses_a_bad_one(ip):
+    from IPython.core.error import UsageError
+
+    from wm_kernel.session import set_current_session
+
+    s = Session(base_prompt="Hi.", clock=ManualClock("2026-11-30T09:00:00+00:00"), trinkets=[])
+    s.compose()
+    s.clock.advance(minutes=1)
+    s.advance_turn()
+    set_current_session(s)
+    sim = ip.run_line_magic("cache", "--no-advice --exchange 10,20").simulation
+    assert sim.assumption() == "assuming a 30-token exchange per turn (10-token message, 20-token reply)"
+    assert [b.tokens for b in sim.requests[1].blocks if b.key.startswith(("user-", "assistant-"))] == [10, 20, 10]
+    with pytest.raises(UsageError, match=r"^--exchange takes USER,REPLY tokens \(two numbers\), got '10'$"):
+        ip.run_line_magic("cache", "--exchange 10")
