@@ -185,14 +185,15 @@ def _check_every_view(ip: Any, session: Any, *, sent: bool, log: Any = None) -> 
     rows = sim.turns.set_index("turn")
     unsent = [t for t in turns if session.recorder.exchange_at(t) is None]
     if log is not None:
-        assert sim.assumption() == "" and "assuming" not in str(view)
+        assert sim.exchange_note() == "" and "assuming" not in str(view)
     elif sent:
         assert unsent == [turns[-1]]   # composed after the last send, not sent
-        assert sim.assumption() == (f"assuming a 500-token exchange per turn (100-token message, 400-token reply) "
+        assert sim.exchange_note() == (f"assuming a 500-token exchange per turn (100-token message, 400-token reply) "
                                     f"where none was recorded (turn {turns[-1]})")
     else:
-        assert sim.assumption().startswith("assuming a 500-token exchange per turn") and "where" not in sim.assumption()
-    assert sim.assumption() in str(view).splitlines()[0]
+        note = sim.exchange_note()
+        assert note.startswith("assuming a 500-token exchange per turn") and "where" not in note
+    assert sim.exchange_note() in str(view).splitlines()[0]
     for turn, request in zip(rows.index, sim.requests, strict=True):
         in_sections = sum(b.tokens for b in request.blocks
                           if b.layer == "system" or (log is None and not b.key.startswith(("user-", "assistant-"))))
@@ -306,5 +307,6 @@ def test_a_session_that_sends_one_replayed_one_imported_and_one_that_never_sends
     quiet.model = MODEL
     set_current_session(quiet)
     view = ip.run_line_magic("cache", "--no-advice --exchange 50,150")
-    assert view.simulation.assumption() == "assuming a 200-token exchange per turn (50-token message, 150-token reply)"
-    assert view.simulation.assumption() in view.simulation.headline()
+    assert view.simulation.exchange_note() == ("assuming a 200-token exchange per turn (50-token message, "
+                                               "150-token reply)")
+    assert view.simulation.exchange_note() in view.simulation.headline()

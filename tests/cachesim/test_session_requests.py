@@ -192,7 +192,7 @@ def test_cache_magic_takes_the_assumed_exchange_and_refuses_a_bad_one(ip):
     s.advance_turn()
     set_current_session(s)
     sim = ip.run_line_magic("cache", "--no-advice --exchange 10,20").simulation
-    assert sim.assumption() == "assuming a 30-token exchange per turn (10-token message, 20-token reply)"
+    assert sim.exchange_note() == "assuming a 30-token exchange per turn (10-token message, 20-token reply)"
     assert [b.tokens for b in sim.requests[1].blocks if b.key.startswith(("user-", "assistant-"))] == [10, 20, 10]
     with pytest.raises(UsageError, match=r"^--exchange takes USER,REPLY tokens \(two numbers\), got '10'$"):
         ip.run_line_magic("cache", "--exchange 10")

@@ -124,7 +124,7 @@ class CacheReport:
                 "input_tokens": int(t["input_tokens"].sum()), "input_cost": self.cost,
                 "input_cost_range": self.cost_range, "input_cost_without_cache": self.cost_without_cache,
                 "tokenizer": self.counter.label if self.counter is not None else "",
-                "assumed_exchange": self.simulation.assumption()}
+                "assumed_exchange": self.simulation.exchange_note()}
 
     def breaks(self) -> pd.DataFrame:
         """The turns where the cache was written after the first (and what broke it)."""

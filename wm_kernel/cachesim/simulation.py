@@ -203,7 +203,7 @@ class Simulation:
         self.assumed_turns = [int(t) for t in turns]
         self._assumed_of = of
 
-    def assumption(self) -> str:
+    def exchange_note(self) -> str:
         """"assuming a 500-token exchange per turn" (and where, when only some turns recorded
         none); '' when the conversation is the one that happened."""
         if self.assumed_exchange is None or not self.assumed_turns:
@@ -270,7 +270,7 @@ class Simulation:
                 "input_cost": self.total_cost, "input_cost_without_cache": self.cost_without_cache,
                 "input_cost_range": self.cost_range,
                 "counter": self.counter.label if self.counter is not None else "",
-                "assumed_exchange": self.assumption(),
+                "assumed_exchange": self.exchange_note(),
                 "why_not_whole_prefix": {reason: n for reason, n in Counter(t["miss_reason"]).most_common()
                                          if reason != "none"},
                 "models": sorted({m.name for m in self.models}), "assumptions": list(self.assumptions)}
@@ -300,7 +300,7 @@ class Simulation:
     def headline(self) -> str:
         """One line for a dashboard: model and wire, hit rate of input tokens, cost, counter."""
         counter = f" · tokens {self.counter.label}" if self.counter is not None else ""
-        assumed = f" · {self.assumption()}" if self.assumption() else ""
+        assumed = f" · {self.exchange_note()}" if self.exchange_note() else ""
         assumed += "".join(f" · {line}" for line in self.assumptions)
         return (f"{self.title}: {self.hit_rate:.0%} of input tokens read from the cache · input cost "
                 f"{self.cost_text(4)} (without caching ${self.cost_without_cache:.4f}){counter}{assumed}")
