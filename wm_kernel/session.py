@@ -199,6 +199,9 @@ class Session(HasTraits):
         self.working_memory.token_budget = token_budget
         self.working_memory.budget_step = budget_step
         self.segment = Segment(1, self.clock.now())
+        #: the imported log this session replays (``ImportedSession.to_session()``: its tools,
+        #: conversation and requests by turn, which the cache and request views use), else None
+        self.replayed: Any = None
         self._resume()
         if trinkets is None:
             from trinkets import BUILTIN_TRINKETS
@@ -467,16 +470,21 @@ class Session(HasTraits):
         """The recorded turns played against ``model``'s prompt-cache rules (default: the session's
         model, else claude-sonnet-4-6) on the session's ``wire`` unless ``wire=`` names another
         (``wm_kernel.cachesim.requests.simulate_session``: wire, breakpoints, history,
-        tools_tokens, ...)."""
-        from wm_kernel.cachesim.requests import simulate_session
+        tools_tokens, ...). A model named here counts with its own counter."""
+        from wm_kernel.cachesim.requests import model_counter, simulate_session
 
+        if model is not None and options.get("counter") is None:   # a model named: its own counter
+            options["counter"] = model_counter(self, model)
         return simulate_session(self, model=model or self.model or DEFAULT_MODEL, **options)
 
     def cache_advice(self, model: str | None = None, **options: Any) -> Advice:
         """Cheaper cache layouts for the recorded turns, each with its simulated cost
-        (``wm_kernel.cachesim.requests.session_advice``)."""
-        from wm_kernel.cachesim.requests import session_advice
+        (``wm_kernel.cachesim.requests.session_advice``; a model named counts with its own counter,
+        as ``cache_simulation``)."""
+        from wm_kernel.cachesim.requests import model_counter, session_advice
 
+        if model is not None and options.get("counter") is None:
+            options["counter"] = model_counter(self, model)
         return session_advice(self, model or self.model or DEFAULT_MODEL, **options)
 
     def diff(self, turn_a: int, turn_b: int | None = None, *,

@@ -76,7 +76,9 @@ def test_hits_writes_and_the_section_that_broke_the_cache(cheap):
     sim = s.cache_simulation(cheap, exchange=(0, 0))
     assert (report.cost, report.hit_rate) == (sim.total_cost, sim.hit_rate)
     assert str(report) == (
-        "cheap on the anthropic wire: 7 turns: 3 read from the cache, 4 wrote it; hit rate 42.6% of input tokens\n"
+        "cheap on the anthropic wire: 7 turns: 3 read from the cache, 4 wrote it without reading; hit rate 42.6% of "
+        "input tokens\n"
+        "assuming a 0-token exchange per turn (0-token message, 0-token reply)\n"
         "tokens: 5073 written, 3806 read, 56 uncached, 8935 in all\n"
         "input cost ≈ $0.0121 ($0.0061–$0.0242) (without caching $0.0089) at cheap's prices\n"
         "tokens counted with ≈ estimate (chars/4) −50%/+100% (no model chosen: not cheap's own count; "

@@ -276,9 +276,15 @@ def test_turns_columns_summary_and_views():
     sim = simulate(growing_chat(2) + [Request(at(30), growing_chat(2)[1].blocks)], SONNET)
     assert list(sim.turns.columns) == TURN_COLUMNS
     s = sim.summary()
-    assert {k: s[k] for k in ("requests", "hit", "partial", "write", "miss", "miss_reasons")} == {
-        "requests": 3, "hit": 1, "partial": 0, "write": 2, "miss": 0,
-        "miss_reasons": {"first_request": 1, "ttl_expired": 1}}
+    assert {k: s[k] for k in ("requests", "read_whole_prefix", "read_part_of_prefix", "wrote_without_reading",
+                              "neither_read_nor_wrote", "why_not_whole_prefix")} == {
+        "requests": 3, "read_whole_prefix": 1, "read_part_of_prefix": 0, "wrote_without_reading": 2,
+        "neither_read_nor_wrote": 0, "why_not_whole_prefix": {"first_request": 1, "ttl_expired": 1}}
+    # every key says what it counts: the tokens add up, and the reasons count the requests that
+    # did not read their whole prefix
+    assert s["input_tokens"] == s["cache_read_tokens"] + s["cache_write_tokens"] + s["uncached_tokens"]
+    assert sum(s["why_not_whole_prefix"].values()) == s["requests"] - s["read_whole_prefix"]
+    assert "hit" not in s and "miss" not in s and "miss_reasons" not in s
     assert str(sim).splitlines()[:5] == [
         "claude-sonnet-4-6: 3 requests: 1 read from the cache (1 whole prefix, 0 part), 2 did not (2 wrote it, "
         "0 neither)",

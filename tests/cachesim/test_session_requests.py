@@ -69,7 +69,10 @@ def test_clock_gaps_expire_entries_and_rows_name_the_section_that_broke_the_cach
     assert t["miss_reason"].tolist() == ["first_request", "none", "ttl_expired", "content_changed"]
     assert t["divergent_label"].tolist() == ["", "", "", "behavioral_directives (Directives)"]
     assert t["first_divergent_block"].tolist() == [None, None, None, 1]
-    assert t["cache_read_input_tokens"].tolist() == [0, 1268, 0, 0]
+    # a model named counts with that model's counter (the session has none: its history counts cl100k)
+    assert sim.counter is not None and sim.counter.model == "claude-sonnet-4-6"
+    assert t["cache_read_input_tokens"].tolist() == [0, 1309, 0, 0]
+    assert s.cache_simulation().turns["cache_read_input_tokens"].tolist() == [0, 1268, 0, 0]
 
 
 def test_named_breakpoints_real_messages_and_times():
@@ -107,7 +110,7 @@ def test_advice_moves_the_volatile_section_out_of_the_cached_prompt():
     s = make_session(StampedLocation, Ticker)
     for _ in range(9):
         step(s)
-    sim = s.cache_simulation()
+    sim = s.cache_simulation("claude-sonnet-4-6")   # named, as the advice below: the model's counter
     assert set(sim.turns["miss_reason"][1:]) == {"content_changed"}
     assert set(sim.turns["divergent_label"][1:]) == {"location_context (StampedLocation)"}
     advice = s.cache_advice("claude-sonnet-4-6")
@@ -155,3 +158,41 @@ def test_cache_magic_shows_the_table_totals_and_advice(ip, session):
         ip.run_line_magic("cache", "gpt-0")
     with pytest.raises(UsageError, match="^unknown breakpoint 'nowhere'"):
         ip.run_line_magic("cache", "--breakpoints nowhere")
+
+
+def test_a_view_about_another_model_counts_with_that_models_counter(ip):
+    """%cache MODEL on a session counting for Claude counts with MODEL's own counter (o200k for
+    gpt-5.4), section by section; without a model it counts with the session's."""
+    from wm_kernel.session import set_current_session
+    from wm_kernel.tokens import counter_for
+
+    s = Session(base_prompt="You help {first_name}. " + "Mind the figures. " * 300, model="claude-sonnet-4-6",
+                clock=ManualClock("2026-11-30T09:00:00+00:00"), trinkets=[])
+    s.compose()
+    set_current_session(s)
+    own = ip.run_line_magic("cache", "--no-advice").simulation
+    other = ip.run_line_magic("cache", "gpt-5.4 --no-advice").simulation
+    assert own.counter is s.token_counter and other.counter is not None
+    assert other.counter.label == "tiktoken o200k_base"
+    base = s.composed.section("base_prompt").content
+    assert other.requests[0].blocks[0].tokens == counter_for("gpt-5.4").count(base)
+    assert own.requests[0].blocks[0].tokens == s.token_counter.count(base)
+    assert other.requests[0].blocks[0].tokens != own.requests[0].blocks[0].tokens
+    assert "tokens counted with tiktoken o200k_base" in str(other)
+
+
+def test_cache_magic_takes_the_assumed_exchange_and_refuses_a_bad_one(ip):
+    from IPython.core.error import UsageError
+
+    from wm_kernel.session import set_current_session
+
+    s = Session(base_prompt="Hi.", clock=ManualClock("2026-11-30T09:00:00+00:00"), trinkets=[])
+    s.compose()
+    s.clock.advance(minutes=1)
+    s.advance_turn()
+    set_current_session(s)
+    sim = ip.run_line_magic("cache", "--no-advice --exchange 10,20").simulation
+    assert sim.exchange_note() == "assuming a 30-token exchange per turn (10-token message, 20-token reply)"
+    assert [b.tokens for b in sim.requests[1].blocks if b.key.startswith(("user-", "assistant-"))] == [10, 20, 10]
+    with pytest.raises(UsageError, match=r"^--exchange takes USER,REPLY tokens \(two numbers\), got '10'$"):
+        ip.run_line_magic("cache", "--exchange 10")

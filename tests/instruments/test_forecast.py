@@ -85,3 +85,38 @@ def test_bad_input() -> None:
     with pytest.raises(ValueError, match="must not be negative"):
         daily_cost(-1, 3)
     assert daily_cost(0.01, 10) == pytest.approx(2.4)
+
+
+def test_the_request_view_forecasts_the_budgeted_prompt_and_the_whole_request_apart() -> None:
+    """A flat prompt well under its budget never "reaches the budget" because of the reply's
+    reserve; the conversation that grows every turn is what fills the window; the reserve is the
+    max_tokens the session sent."""
+    from wm_kernel.core.budget import budgeted_tokens
+    from wm_kernel.display.wire_view import request_view
+    from wm_kernel.instruments.exchange import Exchange
+    from wm_kernel.instruments.history import History
+
+    s = Session(base_prompt="You help {first_name}. " + "Keep it short. " * 200, model="claude-sonnet-4-6",
+                clock=ManualClock("2026-11-30T09:00:00+00:00"), trinkets=[], token_budget=6_000)
+    history = History.of(s)
+    for turn in range(10):
+        s.compose()
+        history.record_exchange(Exchange(turn=turn, provider="anthropic", model="claude-sonnet-4-6",
+                                         user=f"Question {turn}: " + "why? " * 40,
+                                         reply="Because. " * 150, max_tokens=512))
+        s.advance_turn()
+    s.compose()
+    view = request_view(s)
+    assert view.reserved == 512 and "512 reserved for the reply (max_tokens sent at turn 9)" in view.headline()
+    assert view.forecast is not None
+    window, budget = view.forecast.lines()
+    counter = s.token_counter
+    budgeted = budgeted_tokens(s.composed, counter)
+    assert budgeted < 6_000 // 3
+    # the budget compares the budgeted prompt (on the estimate's upper bound) with the budget: flat
+    assert view.forecast.budgeted is not None and view.forecast.budgeted.last_value == counter.upper(budgeted)
+    assert budget == "budgeted prompt (upper bound) does not grow toward the budget (flat fit)"
+    # the window compares the whole request, the conversation and the reserve included, which grows
+    assert view.forecast.prompt.last_value == view.wire.tokens + 512
+    assert view.forecast.prompt.model == "linear" and view.forecast.prompt.rate > 300
+    assert window.startswith("request reaches the window (200,000 tokens) near turn ")

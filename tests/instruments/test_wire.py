@@ -130,7 +130,8 @@ def test_request_view_against_the_window() -> None:
     assert view.window == 200_000 and view.reserved == 64_000
     assert view.used == view.wire.tokens + 64_000
     assert view.headline().startswith(f"turn 0, anthropic request for claude-sonnet-4-6: "
-                                      f"{view.wire.tokens:,} tokens + 64,000 reserved for the reply = "
+                                      f"{view.wire.tokens:,} tokens + 64,000 reserved for the reply (the "
+                                      f"profile's max_output: nothing sent) = "
                                       f"{view.used:,} of 200,000 (")
     frame = view.frame()
     assert frame["tokens"].sum() == view.used
@@ -148,6 +149,10 @@ def test_request_magic(ip: Any) -> None:
     ip.run_line_magic("compose", "")
     view = ip.run_line_magic("request", "--model gpt-5.4 --user Hello")
     assert view.wire.provider == "openai" and view.window == 400_000
+    # the view about gpt-5.4 counts with gpt-5.4's counter, whatever the session counts with
+    assert view.counter_name == "tiktoken o200k_base" and "counted with tiktoken o200k_base" in view.headline()
+    from wm_kernel.tokens import counter_for
+    assert view.wire.owners[0].tokens == counter_for("gpt-5.4").count(view.wire.owners[0].text[0])
     assert any(o.label == "message 0 (user)" for o in view.wire.owners)
     with pytest.raises(UsageError, match="is a google model"):
         ip.run_line_magic("request", "--model gemini-2.5-pro")

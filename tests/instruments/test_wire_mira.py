@@ -132,7 +132,8 @@ def test_request_view_and_magic_on_mira_s_wire(ip: Any, session: Session) -> Non
     assert view.wire.provider == "mira"   # the original's layout: MIRA's wire by default
     assert view.reserved == 31_999        # MIRA's own max_tokens, not the model's output limit
     assert view.headline().startswith(f"turn 0, mira request for claude-sonnet-4-6: {view.wire.tokens:,} tokens "
-                                      f"+ 31,999 reserved for the reply = {view.used:,} of 200,000 (")
+                                      f"+ 31,999 reserved for the reply (the mira wire's max_tokens) = {view.used:,} "
+                                      f"of 200,000 (")
     assert request_view(original, wire="anthropic").wire.provider == "anthropic"
     ip.run_line_magic("compose", "")
     shown = ip.run_line_magic("request", "--wire mira --user Hello")

@@ -1,9 +1,11 @@
 """Importing other agents' logs: exact bytes, golden section tables, errors, and every instrument."""
 from __future__ import annotations
 
+import json
 import shutil
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -205,8 +207,10 @@ def test_a_replayed_session_drives_the_session_tools_and_the_dashboard() -> None
     session = load("support_anthropic.jsonl")
     live = session.to_session()
     assert live.turn == 4
-    assert live.prompt_at(3).section("tool:track_parcel").content == \
-        session.prompt_at(3).section("tool:track_parcel").content
+    # its tools are tools, not sections of the system prompt
+    logged = json.loads(session.prompt_at(3).section("tool:track_parcel").content)
+    assert logged in live.replayed.tools[3]
+    assert "tool:track_parcel" not in {r.name for r in live.prompt_at(3).sections}
     history = live.history
     assert sorted(set(history["turn"])) == [0, 1, 2, 3, 4]
     sim = live.cache_simulation()
@@ -219,3 +223,40 @@ def test_a_replayed_session_drives_the_session_tools_and_the_dashboard() -> None
     budgeted = session.to_session(token_budget=1500)
     assert budgeted.composed is not None and budgeted.composed.budget is not None
     assert "system[0] <policies>" in budgeted.composed.budget.dropped_names
+
+
+def test_to_session_is_that_agents_request_not_miras(ip: Any) -> None:
+    """Its tools as tools, its system blocks as sections, its messages as the conversation; no
+    scaffolding delimiter, no "friend", no HUD; the cache simulation is the log's own."""
+    from wm_kernel.display.wire_view import request_view
+    from wm_kernel.jupyter.magics.tables import session_line
+    from wm_kernel.session import set_current_session
+
+    log = load("support_anthropic.jsonl")
+    live = log.to_session()
+    for turn in log.turns:
+        prompt = live.prompt_at(turn)
+        assert [(r.name, r.content) for r in prompt.sections] == [
+            (s.name, s.text) for s in log.sections(turn) if s.kind == "system"]
+        assert prompt["conversation_prefix_items"] == [] and prompt["notification_center"] == ""
+        assert "MIRA" not in prompt["cached_content"] + prompt["non_cached_content"]
+    view = request_view(live, 3)
+    tools = [o for o in view.wire.owners if o.kind == "tool"]
+    assert [o.label for o in tools] == [f"tool {t['name']}" for t in live.replayed.tools[3]] and tools
+    messages = [o for o in view.wire.owners if o.kind == "message"]
+    assert len(messages) == len(live.replayed.messages[3]) > 0
+    assert not [o for o in view.wire.owners if o.placement in ("conversation_prefix", "notification")]
+    assert "max_tokens the logged request sent" in view.headline()
+    # the log's requests, played as the log plays them: the same reads, writes and dollars
+    mine, its = live.cache_simulation().turns, log.cache_simulation().turns
+    for column in ("status", "cache_read_input_tokens", "cache_creation_input_tokens", "cost_usd"):
+        assert mine[column].tolist() == its[column].tolist()
+    assert "friend" not in session_line(live, "imported")
+    set_current_session(live)
+    import contextlib
+    import io
+
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        ip.run_line_magic("compose", "")
+    assert "friend" not in printed.getvalue()

@@ -301,3 +301,35 @@ def test_export_needs_one_destination() -> None:
         export_trace(support())
     with pytest.raises(TypeError, match="can export a Session or an ImportedSession, got str"):
         export_trace("x", exporter=InMemorySpanExporter())  # type: ignore[arg-type]
+
+
+def test_the_otlp_round_trip_of_a_composed_session_reaches_to_session_and_the_dashboard(tmp_path: Path) -> None:
+    """A session composed here (its base prompt a section named base_prompt, with MIRA's delimiter
+    in it, as it was sent) exported and imported again replays into a live Session and a dashboard:
+    the same sections, the same texts, the base prompt once."""
+    pytest.importorskip("ipywidgets")
+    from trinkets.peanutgallery_trinket import PeanutGalleryTrinket
+    from wm_kernel.jupyter.dashboard.widget import Dashboard
+
+    clock = ManualClock("2026-11-30T09:00:00+00:00")
+    live = Session("You help {first_name}.", clock=clock, trinkets=[PeanutGalleryTrinket])
+    live.compose()
+    live.trinket("PeanutGalleryTrinket").add_guidance("concern", "Slow down.", ttl=1)
+    clock.advance(minutes=3)
+    live.advance_turn()
+    path = tmp_path / "trace.json"
+    path.write_text(otlp_json(exported(live)), encoding="utf-8")
+    back = import_log(path)
+    replayed = back.to_session()
+    assert replayed.turn == 1
+    for turn in (0, 1):
+        shown = [(r.name, r.content) for r in replayed.prompt_at(turn).sections]
+        sent = [(s.name, s.text) for s in back.sections(turn) if s.kind == "system"]
+        assert shown == sent
+    # the base prompt is the one that was sent, delimiter and all, once; the composer adds none
+    base = replayed.prompt_at(0).section("base_prompt").content
+    assert base == live.prompt_at(0).section("base_prompt").content and base.count("MIRA's scaffolding") == 1
+    board = Dashboard(replayed, cache_model="claude-sonnet-4-6")
+    board.slider.value = 0
+    assert "viewing turn 0 (read-only)" in board.status
+    board.close()

@@ -12,9 +12,10 @@ with no session behind them: those have no send times, so turns are taken one mi
 report says so. ``model`` defaults to the session's model, else ``claude-sonnet-4-6``.
 
 Hits are counted one way (see :class:`~wm_kernel.cachesim.simulation.Simulation`): a turn *read from
-the cache* when it read any token; ``hit_rate`` is the share of input tokens read. Unless
-``history=`` gives the real conversation, each turn carries a synthetic exchange (``exchange``,
-default a 100-token user message after a 400-token reply), as ``%cache`` assumes.
+the cache* when it read any token; ``hit_rate`` is the share of input tokens read. Each turn carries
+the exchange the session recorded at it (sent or replayed); only a turn that recorded none carries an
+assumed one (``exchange``, default a 100-token user message after a 400-token reply), and the report
+says so, as ``%cache`` does.
 
 Examples
 --------
@@ -110,16 +111,20 @@ class CacheReport:
         return self.simulation.cost_without_cache
 
     def summary(self) -> dict[str, Any]:
-        """Totals: turns, turns read from the cache, writes, hit rate of tokens, tokens, costs."""
+        """Totals, each key saying what it counts: ``turns``, ``turns_read`` (read anything from
+        the cache), ``turns_wrote_without_reading``, ``hit_rate_of_input_tokens``, tokens by kind
+        (``input_tokens`` all of them), the input costs and the counter."""
         t = self.turns
         return {"model": self.model, "turns": len(t), "turns_read": self.turns_read,
-                "writes": int((t["status"] == "write").sum()), "hit_rate": self.hit_rate,
+                "turns_wrote_without_reading": int((t["status"] == "write").sum()),
+                "hit_rate_of_input_tokens": self.hit_rate,
                 "cache_write_tokens": int(t["cache_write_tokens"].sum()),
                 "cache_read_tokens": int(t["cache_read_tokens"].sum()),
                 "uncached_tokens": int(t["uncached_tokens"].sum()),
-                "input_tokens": int(t["input_tokens"].sum()), "cost": self.cost, "cost_range": self.cost_range,
-                "cost_without_cache": self.cost_without_cache,
-                "tokenizer": self.counter.label if self.counter is not None else ""}
+                "input_tokens": int(t["input_tokens"].sum()), "input_cost": self.cost,
+                "input_cost_range": self.cost_range, "input_cost_without_cache": self.cost_without_cache,
+                "tokenizer": self.counter.label if self.counter is not None else "",
+                "assumed_exchange": self.simulation.exchange_note()}
 
     def breaks(self) -> pd.DataFrame:
         """The turns where the cache was written after the first (and what broke it)."""
@@ -130,13 +135,15 @@ class CacheReport:
         """The report's head as lines of text."""
         s = self.summary()
         out = [f"{self.simulation.title}: {s['turns']} turns: {s['turns_read']} read from the cache, "
-               f"{s['writes']} wrote it; "
-               f"hit rate {s['hit_rate']:.1%} of input tokens",
+               f"{s['turns_wrote_without_reading']} wrote it without reading; "
+               f"hit rate {s['hit_rate_of_input_tokens']:.1%} of input tokens",
                f"tokens: {s['cache_write_tokens']} written, {s['cache_read_tokens']} read, "
                f"{s['uncached_tokens']} uncached, {s['input_tokens']} in all",
-               f"input cost {self.simulation.cost_text(4)} (without caching ${s['cost_without_cache']:.4f}) at "
-               f"{self.model}'s prices",
+               f"input cost {self.simulation.cost_text(4)} (without caching ${s['input_cost_without_cache']:.4f}) "
+               f"at {self.model}'s prices",
                self.simulation.counter_line()]
+        if s["assumed_exchange"]:
+            out.insert(1, s["assumed_exchange"])
         if self.assumed_times:
             out.append("send times: none recorded, turns taken one minute apart")
         return out

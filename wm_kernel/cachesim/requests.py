@@ -16,9 +16,14 @@ turns recorded by an earlier version, from the bus log: the ``ComposeSystemPromp
 compose, after the ``TurnCompletedEvent`` that opened the turn): a ManualClock advanced by 10
 minutes between two turns lapses a 5-minute entry. Pass ``times`` to give them yourself.
 
-Conversation: unless ``history`` gives real messages, each turn adds a synthetic user message of
-``exchange[0]`` tokens, after an assistant reply of ``exchange[1]`` tokens to the previous one. Real
-messages are ``{"role", "content"}`` dicts; request N carries them up to the (N+1)-th user message.
+Conversation: the one that happened. A turn whose exchange the session's History recorded (sent,
+or answered from a recording) carries that user message, after the replies and messages of the
+turns before it, exactly as ``send`` built the request. Only a turn with no recorded exchange gets
+an assumed one: a user message of ``exchange[0]`` tokens, after an assistant reply of
+``exchange[1]`` tokens to the previous turn; the simulation then says so
+(``Simulation.assumed_exchange``, and its headline: "assuming a 500-token exchange per turn").
+``history`` gives the messages yourself (``{"role", "content"}`` dicts; request N carries them up
+to the (N+1)-th user message) and replaces both.
 
 Breakpoints: ``"auto"`` puts them where the wire does (the kit's: one on the last cached system
 section, as ``to_anthropic`` does; MIRA's: 1 hour on the tools, the system block and the last
@@ -28,6 +33,7 @@ section names, ``"system"`` (the last cached system section) or
 """
 from __future__ import annotations
 
+import weakref
 from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Protocol
@@ -38,6 +44,7 @@ from wm_kernel.cachesim.models import ModelProfile, get_model
 from wm_kernel.cachesim.simulation import Simulation, simulate
 from wm_kernel.core.events import ComposeSystemPromptEvent, TurnCompletedEvent
 from wm_kernel.dialects.registry import DEFAULT_WIRE, Dialect, Piece, TurnPieces, choose_wire, get_dialect
+from wm_kernel.instruments.history_records import text_digest
 from wm_kernel.tokens import TokenCounter
 
 if TYPE_CHECKING:
@@ -107,19 +114,58 @@ def _label(section: str, trinket: Any) -> str:
     return f"{section} ({trinket})" if isinstance(trinket, str) and trinket else section
 
 
-def _messages(history: Sequence[Mapping[str, Any]] | None, turns: int, exchange: tuple[int, int],
-              count: Any) -> list[list[Piece]]:
-    """For each turn, the messages of the conversation up to that turn's user message."""
+class _Sent(Protocol):
+    """What a recorded exchange gives a request: the user's message and the model's reply."""
+
+    @property
+    def user(self) -> str: ...
+
+    @property
+    def reply(self) -> str: ...
+
+
+def recorded_exchanges(session: Any) -> dict[int, _Sent]:
+    """turn -> the exchange the session's History recorded at it (sent or replayed); empty for a
+    history that records none."""
+    exchanges = getattr(getattr(session, "recorder", None), "exchanges", None)
+    if not callable(exchanges):
+        return {}
+    return {int(e.turn): e for e in exchanges()}
+
+
+def _conversation(exchanges: Mapping[int, _Sent], turns: Sequence[int], exchange: tuple[int, int],
+                  count: Any) -> tuple[list[list[Piece]], list[int]]:
+    """For each turn, the messages up to its user message: the recorded exchanges where there are
+    some, an assumed exchange of ``exchange`` tokens where none was recorded; and the turns that
+    were assumed."""
+    user, reply = exchange
     out: list[list[Piece]] = []
-    if history is None:
-        user, reply = exchange
-        so_far: list[Piece] = []
-        for turn in range(turns):
-            if turn:
-                so_far.append(Piece(f"assistant-{turn}", reply, f"assistant reply {turn}", "message", "assistant"))
-            so_far.append(Piece(f"user-{turn}", user, f"user message {turn + 1}", "message", "user"))
-            out.append(list(so_far))
-        return out
+    assumed: list[int] = []
+    so_far: list[Piece] = []
+    for position, turn in enumerate(turns):
+        if position:
+            before = exchanges.get(turns[position - 1])
+            label = f"assistant reply {position}"
+            if before is None:
+                so_far.append(Piece(f"assistant-{position}", reply, label, "message", "assistant"))
+            else:
+                so_far.append(Piece(f"assistant-{position}:{text_digest(before.reply).hex()}",
+                                    count(before.reply), label, "message", "assistant"))
+        sent = exchanges.get(turn)
+        label = f"user message {position + 1}"
+        if sent is None:
+            assumed.append(turn)
+            so_far.append(Piece(f"user-{position}", user, label, "message", "user"))
+        else:
+            so_far.append(Piece(f"user-{position}:{text_digest(sent.user).hex()}", count(sent.user), label,
+                                "message", "user"))
+        out.append(list(so_far))
+    return out, assumed
+
+
+def _messages(history: Sequence[Mapping[str, Any]], turns: int, count: Any) -> list[list[Piece]]:
+    """For each turn, the messages of ``history`` up to that turn's user message."""
+    out: list[list[Piece]] = []
     if isinstance(history, (str, bytes, Mapping)):
         raise TypeError("history must be a list of {'role', 'content'} messages")
     blocks: list[Piece] = []
@@ -156,12 +202,66 @@ def _parse_breakpoints(breakpoints: str | Sequence[str]) -> list[tuple[str, str]
     return parsed
 
 
-def _counter_of(session: RecordedSession, counter: TokenCounter | None) -> TokenCounter:
-    """The counter given, else the one the session's history counts with."""
-    if counter is None:
-        # not ``or``: an empty counter (no text counted yet) is falsy
-        counter = getattr(getattr(session, "recorder", None), "counter", None)
-    return counter if counter is not None else TokenCounter()
+#: per History, the counters of the models it was simulated against (a counter remembers what it
+#: counted, so a dashboard that simulates every turn counts each section once per model)
+_MODEL_COUNTERS: weakref.WeakKeyDictionary[Any, dict[str, TokenCounter]] = weakref.WeakKeyDictionary()
+
+
+def _own_counter(session: Any) -> TokenCounter | None:
+    """The counter the session's history counts with, if it has one."""
+    own = getattr(getattr(session, "recorder", None), "counter", None)
+    return own if isinstance(own, TokenCounter) else None
+
+
+def model_counter(session: RecordedSession, model: str | ModelProfile) -> TokenCounter:
+    """The counter of ``model`` for ``session``'s texts: the one its history counts with when that
+    counts for ``model``, else ``counter_for(model)`` (kept per history, so each text is counted
+    once per model). A profile no counter is registered for counts with the history's counter."""
+    from wm_kernel.cachesim.models import get_model
+    from wm_kernel.tokens import counter_for
+
+    name = model.name if isinstance(model, ModelProfile) else get_model(model).name
+    recorder = getattr(session, "recorder", None)
+    own = _own_counter(session)
+    if own is not None and own.model == name:
+        return own
+    try:
+        known = _MODEL_COUNTERS.setdefault(recorder, {}) if recorder is not None else {}
+    except TypeError:   # a recorder that cannot be weakly referenced
+        known = {}
+    found = known.get(name)
+    if found is None:
+        try:
+            found = counter_for(name)
+        except ValueError:
+            return own if own is not None else TokenCounter()
+        known[name] = found
+    return found
+
+
+def view_counter(session: RecordedSession, model: str | ModelProfile, *, named: bool) -> TokenCounter:
+    """The counter a view of ``session`` about ``model`` counts with: ``model``'s own when the
+    user named it (``named``) or the session counts for a model, else (a session with no model,
+    viewed on the default) the session's."""
+    own = _own_counter(session)
+    if named or own is None or own.model is not None:
+        return model_counter(session, model)
+    return own
+
+
+def _counter_of(session: RecordedSession, counter: TokenCounter | None,
+                model: str | ModelProfile | None = None) -> TokenCounter:
+    """The counter given, else the one the session's history counts with; when that counts for
+    another model than ``model``, ``model``'s own (every view counts with the counter of the
+    model it is about; a session with no model keeps its counter, and the views say so)."""
+    if counter is not None:
+        return counter
+    own = _own_counter(session)
+    if own is None:
+        return TokenCounter()
+    if model is not None and own.model is not None:
+        return model_counter(session, model)
+    return own
 
 
 def session_requests(session: RecordedSession, *, breakpoints: str | Sequence[str] = "auto",
@@ -169,9 +269,11 @@ def session_requests(session: RecordedSession, *, breakpoints: str | Sequence[st
                      exchange: tuple[int, int] = (100, 400), tools_tokens: int = 0,
                      times: Mapping[int, datetime] | Sequence[datetime] | None = None,
                      counter: TokenCounter | None = None,
-                     wire: str | Dialect | None = None) -> tuple[list[int], list[Request]]:
+                     wire: str | Dialect | None = None,
+                     assumed_turns: list[int] | None = None) -> tuple[list[int], list[Request]]:
     """The recorded turns and one Request per turn, laid out by ``wire`` (default: the session's
-    ``wire``, else the kit's; see the module docstring)."""
+    ``wire``, else the kit's; see the module docstring); ``assumed_turns``, when given, is filled
+    with the turns that carry an assumed exchange (none was recorded)."""
     dialect = get_dialect(wire if wire is not None else getattr(session, "wire", None) or DEFAULT_WIRE)
     if isinstance(tools_tokens, bool) or not isinstance(tools_tokens, int) or tools_tokens < 0:
         raise ValueError(f"tools_tokens must be a non-negative int, got {tools_tokens!r}")
@@ -188,6 +290,8 @@ def session_requests(session: RecordedSession, *, breakpoints: str | Sequence[st
         raise ValueError("nothing recorded yet: compose first")
     turns = sorted(int(t) for t in frame["turn"].unique())
     counter = _counter_of(session, counter)
+    recount = counter is not _own_counter(session)
+    texts = session.recorder.texts() if recount and hasattr(session.recorder, "texts") else None
     known_sections = set(frame["section"])
     for name, _ in wanted or ():
         if name not in known_sections and name not in _SPECIAL:
@@ -207,13 +311,20 @@ def session_requests(session: RecordedSession, *, breakpoints: str | Sequence[st
         when = list(times)
         if len(when) != len(turns):
             raise ValueError(f"times has {len(when)} entries for {len(turns)} recorded turns")
-    messages = _messages(history, len(turns), exchange, counter.count)
+    if history is None:
+        messages, assumed = _conversation(recorded_exchanges(session), turns, exchange, counter.count)
+    else:
+        messages, assumed = _messages(history, len(turns), counter.count), []
+    if assumed_turns is not None:
+        assumed_turns[:] = assumed
     # per turn, (name, label, key, tokens, order) of each section, in the order a request carries them
     by_turn: dict[int, list[tuple[str, str, str, int, int]]] = {t: [] for t in turns}
     columns = ("turn", "placement", "section", "trinket", "digest", "tokens", "cached")
     for turn, placement, section, trinket, digest, tokens, cached in zip(
             *(frame[c].tolist() for c in columns), strict=True):
         order = _PLACEMENT_ORDER[placement] + (0 if cached or placement != "system" else 1)
+        if texts is not None and digest in texts:   # counted for another model than the history's
+            tokens = counter.count(texts[digest])
         by_turn[int(turn)].append((section, _label(section, trinket), f"{section}:{digest}", int(tokens),
                                    order))
     kinds = {0: "system", 1: "system_uncached", 2: "prefix", 3: "post_history", 4: "notification"}
@@ -255,17 +366,25 @@ def simulate_session(session: RecordedSession, *, model: str | ModelProfile = "c
     """Simulate the session's recorded turns against ``model`` on ``wire`` (default: the
     session's ``wire`` when it sends to that model's provider, else the provider's own; see the
     module docstring). The result's ``wire`` names it, and its ``turns`` gains a ``turn`` column
-    (the session turn of each request).
+    (the session turn of each request); where a turn had no recorded exchange the result says
+    which it assumed (``assumed_exchange``).
     """
     profile = get_model(model)
     dialect = choose_wire(wire, getattr(session, "wire", None), profile.provider, profile.name)
-    counter = _counter_of(session, counter)
+    counter = _counter_of(session, counter, profile)
+    replayed = getattr(session, "replayed", None)
+    if replayed is not None and history is None and breakpoints == "auto" and not tools_tokens and times is None:
+        # a replayed log: the requests that agent sent (its tools, cache marks and messages)
+        return replayed.simulation(profile, counter=counter)  # type: ignore[no-any-return]
+    assumed: list[int] = []
     turns, requests = session_requests(session, breakpoints=breakpoints, history=history,
                                        exchange=exchange, tools_tokens=tools_tokens, times=times,
-                                       counter=counter, wire=dialect)
+                                       counter=counter, wire=dialect, assumed_turns=assumed)
     sim = simulate(requests, profile, counter=counter)
     sim.wire = dialect.name
     sim.turns.insert(0, "turn", turns)
+    if assumed:
+        sim.assume_exchange(exchange, assumed, of=len(turns))
     return sim
 
 

@@ -26,6 +26,9 @@ def register_advisor(advisor: Callable[[Simulation], Any]) -> None:
     _advisor = advisor
 
 
+#: Each request status and the :meth:`Simulation.summary` key counting the requests that have it.
+STATUS_KEYS = {"hit": "read_whole_prefix", "partial": "read_part_of_prefix", "write": "wrote_without_reading",
+               "miss": "neither_read_nor_wrote"}
 #: The columns of ``Simulation.turns``, in order.
 TURN_COLUMNS = ["request", "at", "prompt_tokens", "input_tokens", "cache_read_input_tokens",
                 "cache_creation_input_tokens", "ephemeral_5m_input_tokens", "ephemeral_1h_input_tokens",
@@ -186,6 +189,31 @@ class Simulation:
                     reasons[index] = "uncertain"
             turns["miss_reason"] = reasons
         self.turns: pd.DataFrame = turns
+        #: (user tokens, reply tokens) of the exchange assumed for turns that recorded none, or None
+        #: when every request carries the conversation that happened (or no conversation at all)
+        self.assumed_exchange: tuple[int, int] | None = None
+        #: the turns (request indices when no turn is known) that carry the assumed exchange
+        self.assumed_turns: list[int] = []
+        self._assumed_of = 0
+
+    def assume_exchange(self, exchange: tuple[int, int], turns: Iterable[int], *, of: int) -> None:
+        """Say that ``turns`` (of ``of`` requests) carry an assumed exchange of ``exchange``
+        (user, reply) tokens: no exchange was recorded for them. The views then say so."""
+        self.assumed_exchange = (int(exchange[0]), int(exchange[1]))
+        self.assumed_turns = [int(t) for t in turns]
+        self._assumed_of = of
+
+    def exchange_note(self) -> str:
+        """"assuming a 500-token exchange per turn" (and where, when only some turns recorded
+        none); '' when the conversation is the one that happened."""
+        if self.assumed_exchange is None or not self.assumed_turns:
+            return ""
+        user, reply = self.assumed_exchange
+        line = f"assuming a {user + reply:,}-token exchange per turn ({user:,}-token message, {reply:,}-token reply)"
+        if len(self.assumed_turns) < self._assumed_of:
+            shown = ", ".join(str(t) for t in self.assumed_turns[:6]) + (", ..." if len(self.assumed_turns) > 6 else "")
+            line += f" where none was recorded (turn{'s' if len(self.assumed_turns) > 1 else ''} {shown})"
+        return line
 
     # -- totals
     @property
@@ -223,21 +251,28 @@ class Simulation:
         return bool(t["cache_read_input_tokens"].any() or t["cache_creation_input_tokens"].any())
 
     def summary(self) -> dict[str, Any]:
-        """Totals: requests by status, tokens by kind, hit rate, costs and the miss reasons counted."""
+        """Totals, each key saying what it counts: requests by what they did with the cache
+        (``read_whole_prefix``, ``read_part_of_prefix``, ``wrote_without_reading``,
+        ``neither_read_nor_wrote``: the four statuses hit, partial, write, miss), tokens by kind
+        (``input_tokens`` all of them; ``cache_read_tokens``, ``cache_write_tokens``,
+        ``uncached_tokens`` their parts), ``hit_rate_of_input_tokens``, ``anything_cached``, the
+        input costs, and ``why_not_whole_prefix``: for the requests that did not read their whole
+        prefix (a first write included), how many for each reason."""
         t = self.turns
         statuses = Counter(t["status"])
         return {"model": self.profile.name, "wire": self.wire, "requests": len(t),
-                **{status: statuses.get(status, 0) for status in ("hit", "partial", "write", "miss")},
-                "hit_rate": self.hit_rate, "cached": self.cached,
-                "prompt_tokens": int(t["prompt_tokens"].sum()),
-                "cache_read_input_tokens": int(t["cache_read_input_tokens"].sum()),
-                "cache_creation_input_tokens": int(t["cache_creation_input_tokens"].sum()),
-                "input_tokens": int(t["input_tokens"].sum()),
-                "total_cost": self.total_cost, "cost_without_cache": self.cost_without_cache,
-                "cost_range": self.cost_range,
+                **{key: statuses.get(status, 0) for status, key in STATUS_KEYS.items()},
+                "hit_rate_of_input_tokens": self.hit_rate, "anything_cached": self.cached,
+                "input_tokens": int(t["prompt_tokens"].sum()),
+                "cache_read_tokens": int(t["cache_read_input_tokens"].sum()),
+                "cache_write_tokens": int(t["cache_creation_input_tokens"].sum()),
+                "uncached_tokens": int(t["input_tokens"].sum()),
+                "input_cost": self.total_cost, "input_cost_without_cache": self.cost_without_cache,
+                "input_cost_range": self.cost_range,
                 "counter": self.counter.label if self.counter is not None else "",
-                "miss_reasons": {reason: n for reason, n in Counter(t["miss_reason"]).most_common()
-                                 if reason != "none"},
+                "assumed_exchange": self.exchange_note(),
+                "why_not_whole_prefix": {reason: n for reason, n in Counter(t["miss_reason"]).most_common()
+                                         if reason != "none"},
                 "models": sorted({m.name for m in self.models}), "assumptions": list(self.assumptions)}
 
     def advise(self) -> Any:
@@ -265,7 +300,8 @@ class Simulation:
     def headline(self) -> str:
         """One line for a dashboard: model and wire, hit rate of input tokens, cost, counter."""
         counter = f" · tokens {self.counter.label}" if self.counter is not None else ""
-        assumed = "".join(f" · {line}" for line in self.assumptions)
+        assumed = f" · {self.exchange_note()}" if self.exchange_note() else ""
+        assumed += "".join(f" · {line}" for line in self.assumptions)
         return (f"{self.title}: {self.hit_rate:.0%} of input tokens read from the cache · input cost "
                 f"{self.cost_text(4)} (without caching ${self.cost_without_cache:.4f}){counter}{assumed}")
 
@@ -285,20 +321,21 @@ class Simulation:
 
     def _lines(self) -> list[str]:
         s = self.summary()
-        read = s["hit"] + s["partial"]
-        head = (f"{self.title}: {s['requests']} requests: {read} read from the cache ({s['hit']} whole "
-                f"prefix, {s['partial']} part), {s['write'] + s['miss']} did not ({s['write']} wrote it, "
-                f"{s['miss']} neither)")
-        if s["cached"]:
-            rate = (f"hit rate {s['hit_rate']:.1%} of input tokens ({s['cache_read_input_tokens']:,} of "
-                    f"{s['prompt_tokens']:,} read from the cache, "
-                    f"{s['cache_creation_input_tokens']:,} written)")
+        whole, part = s["read_whole_prefix"], s["read_part_of_prefix"]
+        wrote, neither = s["wrote_without_reading"], s["neither_read_nor_wrote"]
+        head = (f"{self.title}: {s['requests']} requests: {whole + part} read from the cache ({whole} whole "
+                f"prefix, {part} part), {wrote + neither} did not ({wrote} wrote it, {neither} neither)")
+        if s["assumed_exchange"]:
+            head += f"; {s['assumed_exchange']}"
+        if s["anything_cached"]:
+            rate = (f"hit rate {s['hit_rate_of_input_tokens']:.1%} of input tokens ({s['cache_read_tokens']:,} of "
+                    f"{s['input_tokens']:,} read from the cache, {s['cache_write_tokens']:,} written)")
         else:
             rate = "nothing was cached (hit rate 0% of input tokens, no cache writes)"
-        saving = s["total_cost"] / s["cost_without_cache"] - 1 if s["cost_without_cache"] else 0.0
-        cost = (f"input cost {self.cost_text()} (without caching ${s['cost_without_cache']:.6f}, "
-                f"{saving:+.1%})")
-        reasons = ", ".join(f"{k} {v}" for k, v in s["miss_reasons"].items()) or "none"
+        without = s["input_cost_without_cache"]
+        saving = s["input_cost"] / without - 1 if without else 0.0
+        cost = f"input cost {self.cost_text()} (without caching ${without:.6f}, {saving:+.1%})"
+        reasons = ", ".join(f"{k} {v}" for k, v in s["why_not_whole_prefix"].items()) or "none"
         lines = [head, rate, cost, f"why a request did not read its whole prefix: {reasons}",
                  self.counter_line()]
         names = sorted({m.name for m in self.models})

@@ -56,7 +56,13 @@ from typing import Any
 
 from traitlets import TraitType
 
-from wm_kernel.core.composer import RULE, SECTION_SEPARATOR, SystemPromptComposer
+from wm_kernel.core.composer import (
+    DEFAULT_HUD_TITLE,
+    DEFAULT_NAMESPACE,
+    RULE,
+    SECTION_SEPARATOR,
+    SystemPromptComposer,
+)
 from wm_kernel.core.prompt import BudgetReport, OmittedSection, TrimmedSection
 from wm_kernel.core.trinket_shape import DEFAULT_PRIORITY, NEVER_DROP, Trinket
 from wm_kernel.tokens import TokenCounter
@@ -447,3 +453,24 @@ def _hud_frame(composer: SystemPromptComposer) -> str:
     """The notification centre's text with no parts: what it costs beyond them."""
     tag = f"{composer.namespace}:hud"
     return f"{RULE}\n{composer.hud_title}\n{RULE}\n<{tag}>\n</{tag}>\n{RULE}"
+
+
+def budgeted_tokens(composed: Any, counter: TokenCounter) -> int:
+    """What a token budget counts of ``composed`` (a ComposedPrompt): each section with the
+    joiner that attaches it, and the notification centre's frame when it holds a part, exactly as
+    :meth:`TokenBudget.apply` sums them. The growth forecast compares this with the budget."""
+    namespace, title = composed.hud_frame or (DEFAULT_NAMESPACE, DEFAULT_HUD_TITLE)
+    count = counter.count
+    total = 0
+    hud = False
+    for record in composed.sections:
+        if record.placement == "system":
+            joiner = "" if record.name == "base_prompt" else SECTION_SEPARATOR
+        else:
+            joiner = _HUD_JOINER if record.placement == "notification" else ""
+        hud = hud or record.placement == "notification"
+        total += count(record.content) + (count(joiner) if joiner else 0)
+    if hud:
+        tag = f"{namespace}:hud"
+        total += count(f"{RULE}\n{title}\n{RULE}\n<{tag}>\n</{tag}>\n{RULE}")
+    return total

@@ -224,13 +224,14 @@ class SystemPromptComposer:
     namespace:
         The markup namespace of the HUD frame (``<mira:hud>``).
     scaffolding_note:
-        The line between the two rules after the base prompt.
+        The line between the two rules after the base prompt; None: no delimiter at all (the base
+        prompt stands alone, and an empty one adds no section), as another agent's prompt has.
     hud_title:
         The line between the two rules opening the notification centre.
     """
 
     def __init__(self, layout: Layout | None = None, *, namespace: str = DEFAULT_NAMESPACE,
-                 scaffolding_note: str = DEFAULT_SCAFFOLDING_NOTE,
+                 scaffolding_note: str | None = DEFAULT_SCAFFOLDING_NOTE,
                  hud_title: str = DEFAULT_HUD_TITLE) -> None:
         if layout is None:
             layout = Layout.default()
@@ -243,6 +244,7 @@ class SystemPromptComposer:
         self.scaffolding_note = scaffolding_note
         self.hud_title = hud_title
         self._base_prompt: str | None = None
+        self._base_note: str | None = scaffolding_note
         self._base_section: str = ""
         # name -> (content, cache_policy, trinket)
         self._sections: dict[str, tuple[str, bool, str | None]] = {}
@@ -266,9 +268,13 @@ class SystemPromptComposer:
         if not isinstance(prompt, str):
             raise TypeError(f"base prompt must be a str, got {type(prompt).__name__}")
         with self._lock:
-            if prompt != self._base_prompt:
+            note = self.scaffolding_note
+            if note is None and not prompt:   # no delimiter, no base prompt: no section of its own
                 self._base_prompt = prompt
-                self._base_section = f"{prompt}\n\n{RULE}\n{self.scaffolding_note}\n{RULE}"
+                return
+            if prompt != self._base_prompt or self._base_note != note:
+                self._base_prompt, self._base_note = prompt, note
+                self._base_section = prompt if note is None else f"{prompt}\n\n{RULE}\n{note}\n{RULE}"
             self._sections["base_prompt"] = (self._base_section, True, None)
             self._touched.add("base_prompt")
 

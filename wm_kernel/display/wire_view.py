@@ -23,6 +23,8 @@ GROUPS = (("tool", "tools", "#8e6cc7"), ("system", "system prompt", "#3f7fbf"),
           ("message", "conversation", "#6a9a4b"), ("injected", "injected items and HUD", "#c98a2e"),
           ("framing", "framing", "#8c8c8c"))
 RESERVED_COLOUR = "#c0504d"
+#: The growth forecast fits the whole request of at most this many of the last recorded turns.
+FORECAST_TURNS = 60
 
 
 def _group(kind: str, placement: str) -> str:
@@ -35,12 +37,15 @@ class WireView:
     """The request of one turn (``wire``) against ``profile``'s window, with ``forecast`` lines."""
 
     def __init__(self, wire: WireRequest, profile: ModelProfile, *, turn: int | None = None,
-                 forecast: Forecast | None = None, counter_name: str = "", reserved: int | None = None) -> None:
+                 forecast: Forecast | None = None, counter_name: str = "", reserved: int | None = None,
+                 reserve_source: str = "") -> None:
         self.wire, self.profile, self.turn, self.forecast = wire, profile, turn, forecast
         self.counter_name = counter_name
         self.window = profile.context_window
-        #: output tokens reserved for the reply: the body's max_tokens (default: the model's limit)
-        self.reserved = reserved if reserved is not None else (profile.max_output or 0)
+        #: the room kept for the reply: the ``max_tokens`` the session sent, else the profile's
+        self.reserved = (profile.max_output or 0) if reserved is None else reserved
+        #: where :attr:`reserved` comes from, as the headline says it
+        self.reserve_source = reserve_source or "the profile's max_output"
         #: (turns an hour, US dollars a day of input) when asked for
         self.daily: tuple[float, float] | None = None
 
@@ -76,7 +81,7 @@ class WireView:
         where = f"turn {self.turn}, " if self.turn is not None else ""
         counted = f", counted with {self.counter_name}" if self.counter_name else ""
         head = (f"{where}{self.wire.provider} request for {self.profile.name}: {self.wire.tokens:,} tokens"
-                f" + {self.reserved:,} reserved for the reply")
+                f" + {self.reserved:,} reserved for the reply ({self.reserve_source})")
         if self.window:
             head += f" = {self.used:,} of {self.window:,} ({self.share:.1%} of the window)"
         return head + counted + f"; body {len(self.wire.text.encode('utf-8')):,} bytes"
@@ -132,23 +137,30 @@ class WireView:
                 f'</tbody></table>{forecast}</div>')
 
 
-def request_view(session: Any, turn: int | None = None, *, model: str = "claude-sonnet-4-6",
+def request_view(session: Any, turn: int | None = None, *, model: str | None = None,
                  history: Any = None, tools: Any = (), turns_per_hour: float | None = None,
                  section_limits: Any = None, wire: str | None = None) -> WireView:
     """The request ``session`` sends at ``turn`` (the last recorded one when None) to ``model``
-    (a cache simulator model id: it names the provider, window and reserve) on ``wire`` (a wire
-    dialect; default: the session's ``wire`` when it sends to that provider, else the provider's
-    own: ``wm_kernel.dialects.registry.choose_wire``), after the
-    conversation ``history`` (None: what the session sent to a model before that turn, and the
-    user message of that turn if one was sent), with ``tools``; with the growth forecast of the session's history
-    against the window, its token budget and ``section_limits``, and, given ``turns_per_hour``,
-    what a day costs at that pace (the cache simulator's average input cost per recorded turn)."""
-    from wm_kernel.cachesim.models import get_model
+    (a cache simulator model id: it names the provider, window and counter; default the
+    session's model, else claude-sonnet-4-6) on ``wire`` (a wire dialect; default: the session's
+    ``wire`` when it sends to that provider, else the provider's own:
+    ``wm_kernel.dialects.registry.choose_wire``), after the conversation ``history`` (None: what
+    the session sent to a model before that turn, and the user message of that turn if one was
+    sent), with ``tools``. Tokens are counted with the model's counter. The reply's reserve is the
+    ``max_tokens`` the session last sent (its exchanges record it), else the profile's
+    ``max_output`` (or the dialect's own), and the headline says which. With the growth forecast:
+    the whole request of every recorded turn (its conversation so far, the reserve) against the
+    window, the budgeted prompt against the session's token budget (an estimate on its upper
+    bound), and ``section_limits``; given ``turns_per_hour``, what a day costs at that pace (the
+    cache simulator's average input cost per recorded turn)."""
+    from wm_kernel.cachesim.models import DEFAULT_MODEL, get_model
+    from wm_kernel.cachesim.requests import view_counter
+    from wm_kernel.core.budget import budgeted_tokens
     from wm_kernel.dialects.registry import choose_wire
     from wm_kernel.instruments.forecast import daily_cost, forecast
     from wm_kernel.instruments.wire import wire_request
 
-    profile = get_model(model)
+    profile = get_model(model or getattr(session, "model", None) or DEFAULT_MODEL)
     dialect = choose_wire(wire, getattr(session, "wire", None), profile.provider, profile.name)
     if not dialect.builds_body:
         raise ValueError(f"{profile.name} is a {profile.provider} model; its {dialect.name} wire has no "
@@ -161,29 +173,66 @@ def request_view(session: Any, turn: int | None = None, *, model: str = "claude-
         turn = turns[-1]
     if turn not in turns:
         raise ValueError(f"turn {turn} was not recorded (recorded turns {turns[0]}-{turns[-1]})")
-    composed = recorder.prompt_at(turn)
-    if history is None:
-        history = recorder.conversation(before=turn)
-        sent = recorder.exchange_at(turn)
+    counter = view_counter(session, profile.name, named=model is not None)
+    given = history
+    replayed = getattr(session, "replayed", None)   # an imported log: its own tools and messages
+
+    def conversation(at: int) -> list[dict[str, str]]:
+        if given is not None:
+            return list(given)
+        if replayed is not None and at in replayed.messages:
+            return list(replayed.messages[at])
+        messages: list[dict[str, str]] = list(recorder.conversation(before=at))
+        sent = recorder.exchange_at(at)
         if sent is not None:
-            history.append({"role": "user", "content": sent.user})
-    counter = recorder.counter
-    limit = {} if dialect.own_max_tokens else {"max_tokens": profile.max_output or 1024}
-    request = wire_request(composed, history, provider=dialect.name, model=profile.name, tools=tools,
-                           counter=counter, **limit)
-    reserve = request.body.get("max_tokens", request.body.get("max_completion_tokens"))
-    reserve = reserve if isinstance(reserve, int) else (profile.max_output or 0)
-    fixed = sum(o.tokens for o in request.owners if o.kind in ("tool", "message")) \
-        + request.framing_estimate + reserve
+            messages.append({"role": "user", "content": sent.user})
+        return messages
+
+    def reserve(at: int) -> tuple[int, str]:
+        if replayed is not None and at in replayed.max_tokens:
+            return replayed.max_tokens[at], "max_tokens the logged request sent"
+        sent = [e for e in recorder.exchanges() if e.turn <= at and e.max_tokens is not None]
+        if sent:
+            return sent[-1].max_tokens, f"max_tokens sent at turn {sent[-1].turn}"
+        return profile.max_output or 0, "the profile's max_output: nothing sent"
+
+    def request_at(at: int, reserved: int) -> Any:
+        own = tools
+        if replayed is not None and not tools and at in replayed.tools:
+            own = replayed.tools[at]
+        limit = {} if dialect.own_max_tokens else {"max_tokens": reserved or 1024}
+        return wire_request(recorder.prompt_at(at), conversation(at), provider=dialect.name,
+                            model=profile.name, tools=own, counter=counter, **limit)
+
+    reserved, source = reserve(turn)
+    request = request_at(turn, reserved)
+    if dialect.own_max_tokens:   # the dialect writes its own: the reserve is what its body asks for
+        asked = request.body.get("max_tokens", request.body.get("max_completion_tokens"))
+        if isinstance(asked, int):
+            reserved, source = asked, f"the {dialect.name} wire's max_tokens"
     prediction = None
     if len(turns) >= 2:
-        prediction = forecast(recorder.frame(), window=profile.context_window,
+        fitted = turns[-FORECAST_TURNS:]
+        wholes: dict[int, float] = {}
+        budgeted: dict[int, float] = {}
+        for at in fitted:
+            r = reserve(at)[0]
+            wholes[at] = (request.tokens + reserved) if at == turn else request_at(at, r).tokens + r
+            budgeted[at] = budgeted_tokens(recorder.prompt_at(at), counter)
+        frame = recorder.frame()
+        frame = frame[frame["turn"].isin(fitted)]
+        if counter is not recorder.counter:
+            texts = recorder.texts()
+            frame = frame.assign(tokens=[counter.count(texts[d]) if d in texts else n
+                                         for d, n in zip(frame["digest"], frame["tokens"], strict=True)])
+        prediction = forecast(frame, window=profile.context_window,
                               budget=session.working_memory.token_budget, section_limits=section_limits,
-                              fixed_tokens=fixed)
-    view = WireView(request, profile, turn=turn, forecast=prediction,
-                    counter_name=getattr(counter.tokenizer, "name", ""), reserved=reserve)
+                              requests=wholes, budgeted=budgeted, counter=counter)
+    view = WireView(request, profile, turn=turn, forecast=prediction, counter_name=counter.label,
+                    reserved=reserved, reserve_source=source)
     if turns_per_hour is not None and prediction is not None:
-        sim = session.cache_simulation(profile.name, wire=dialect.name)
+        sim = (session.cache_simulation(model, wire=dialect.name) if model is not None
+               else session.cache_simulation(wire=dialect.name))
         per_turn = sim.total_cost / max(len(turns), 1)
         view.daily = (turns_per_hour, daily_cost(per_turn, turns_per_hour))
     return view

@@ -226,10 +226,10 @@ def _executor(args: argparse.Namespace, replays: int) -> Iterator[Any]:
 
 
 def _cost(summary: dict[str, Any]) -> str:
-    low, high = summary["cost_range"]
+    low, high = summary["input_cost_range"]
     if low == high:
-        return f"${summary['cost']:.4f}"
-    return f"≈ ${summary['cost']:.4f} (${low:.4f}–${high:.4f})"
+        return f"${summary['input_cost']:.4f}"
+    return f"≈ ${summary['input_cost']:.4f} (${low:.4f}–${high:.4f})"
 
 
 def _report(runs: list[VariantRun], variants: dict[str, Variant | None], counter: TokenCounter,
@@ -256,7 +256,7 @@ def _report(runs: list[VariantRun], variants: dict[str, Variant | None], counter
         span = f"turns {int(min(turns))}-{int(max(turns))}" if len(turns) else "no turn"
         out.write(f"{run.scenario_turns} turns, {summary['turns']} prompts ({span}), {summary['turns_read']} "
                   f"read "
-                  f"from the cache, hit rate {summary['hit_rate']:.1%} of input tokens, "
+                  f"from the cache, hit rate {summary['hit_rate_of_input_tokens']:.1%} of input tokens, "
                   f"{int(table['tokens'].sum())} system-prompt tokens ({counter.label}), input cost "
                   f"{_cost(summary)} at {summary['model']}'s prices\n")
     if args.out is not None:

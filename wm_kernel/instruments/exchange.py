@@ -30,7 +30,8 @@ from wm_kernel.dialects.registry import usage_providers
 
 #: Version of the record an exchange is stored as (the ``"v"`` field).
 EXCHANGE_VERSION = 1
-_FIELDS = ("v", "turn", "provider", "model", "user", "reply", "usage", "request_id", "stop_reason", "prefix")
+_FIELDS = ("v", "turn", "provider", "model", "user", "reply", "usage", "request_id", "stop_reason", "prefix",
+           "max_tokens")
 
 
 @dataclass(frozen=True)
@@ -47,6 +48,8 @@ class Exchange:
     request_id: str | None = None
     stop_reason: str | None = None
     prefix: Mapping[str, str] = field(default_factory=dict)
+    #: the ``max_tokens`` the request asked for (the room kept for the reply); None: not recorded
+    max_tokens: int | None = None
 
     def __post_init__(self) -> None:
         if isinstance(self.turn, bool) or not isinstance(self.turn, int) or self.turn < 0:
@@ -65,17 +68,23 @@ class Exchange:
         if not isinstance(self.prefix, Mapping) or not all(
                 isinstance(k, str) and isinstance(v, str) for k, v in self.prefix.items()):
             raise TypeError("prefix must map part names to digests (strings)")
+        if self.max_tokens is not None and (isinstance(self.max_tokens, bool) or not isinstance(self.max_tokens, int)
+                                            or self.max_tokens < 1):
+            raise ValueError(f"max_tokens must be a positive int or None, got {self.max_tokens!r}")
 
     def messages(self) -> list[dict[str, str]]:
         """The two messages this exchange adds to the conversation."""
         return [{"role": "user", "content": self.user}, {"role": "assistant", "content": self.reply}]
 
     def to_json(self) -> dict[str, Any]:
-        """The stored record (``"v": 1``)."""
-        return {"v": EXCHANGE_VERSION, "turn": self.turn, "provider": self.provider, "model": self.model,
-                "user": self.user, "reply": self.reply,
-                "usage": None if self.usage is None else dict(self.usage), "request_id": self.request_id,
-                "stop_reason": self.stop_reason, "prefix": dict(self.prefix)}
+        """The stored record (``"v": 1``; ``max_tokens`` only when recorded)."""
+        record = {"v": EXCHANGE_VERSION, "turn": self.turn, "provider": self.provider, "model": self.model,
+                  "user": self.user, "reply": self.reply,
+                  "usage": None if self.usage is None else dict(self.usage), "request_id": self.request_id,
+                  "stop_reason": self.stop_reason, "prefix": dict(self.prefix)}
+        if self.max_tokens is not None:
+            record["max_tokens"] = self.max_tokens
+        return record
 
     @classmethod
     def from_json(cls, raw: Any) -> Exchange:
@@ -93,7 +102,8 @@ class Exchange:
         try:
             return cls(turn=raw["turn"], provider=raw["provider"], model=raw["model"], user=raw["user"],
                        reply=raw["reply"], usage=raw.get("usage"), request_id=raw.get("request_id"),
-                       stop_reason=raw.get("stop_reason"), prefix=raw.get("prefix") or {})
+                       stop_reason=raw.get("stop_reason"), prefix=raw.get("prefix") or {},
+                       max_tokens=raw.get("max_tokens"))
         except TypeError as exc:
             raise ValueError(str(exc)) from None
 

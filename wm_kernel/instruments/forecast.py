@@ -159,32 +159,43 @@ class Crossing:
 
 @dataclass
 class Forecast:
-    """Every section's growth and where the prompt and the sections meet their limits."""
+    """Every section's growth and where the request, the budgeted prompt and the sections meet
+    their limits. ``prompt`` is the series compared with the window (the whole request, when
+    given), ``budgeted`` the one compared with the budget (None without a budget)."""
 
     sections: dict[str, Growth]
     prompt: Growth
     crossings: list[tuple[str, Crossing]]   # (limit name, crossing)
+    budgeted: Growth | None = None
 
     def lines(self) -> list[str]:
         return [crossing.describe(name) for name, crossing in self.crossings]
 
     def frame(self) -> Any:
-        """One row per section (and ``prompt``): model, rate, band, r2, sureness, last tokens."""
+        """One row per series (``prompt``, ``budgeted`` with a budget, each section): model, rate,
+        band, r2, sureness, last tokens."""
         import pandas as pd
 
+        series = [("prompt", self.prompt)] + ([("budgeted", self.budgeted)] if self.budgeted is not None else [])
         rows = [{"what": name, "model": g.model, "rate": g.rate, "rate_low": g.rate_low,
                  "rate_high": g.rate_high, "r2": g.r2, "sureness": g.sureness, "points": g.points,
                  "last_turn": g.last_turn, "last_tokens": g.last_value}
-                for name, g in [("prompt", self.prompt), *self.sections.items()]]
+                for name, g in [*series, *self.sections.items()]]
         return pd.DataFrame(rows)
 
 
 def forecast(history: Any, *, window: int | None = None, budget: int | None = None,
-             section_limits: Mapping[str, int] | None = None, fixed_tokens: int = 0) -> Forecast:
+             section_limits: Mapping[str, int] | None = None, fixed_tokens: int = 0,
+             requests: Mapping[int, float] | None = None, budgeted: Mapping[int, float] | None = None,
+             counter: Any = None) -> Forecast:
     """Fit every section of ``history`` (a ``History.frame()`` DataFrame, or anything with
-    ``frame()``) and the prompt's total (its sections plus ``fixed_tokens``, e.g. tools and the
-    reply's reserve), and say when the prompt reaches ``window`` or ``budget`` and when each
-    section named in ``section_limits`` reaches its limit."""
+    ``frame()``), and say when each named in ``section_limits`` reaches its limit.
+
+    The window is compared with the whole request: ``requests`` (turn -> tokens of the request
+    sent at that turn, the reply's reserve included), else the sections' total plus
+    ``fixed_tokens``. The budget is compared with the budgeted prompt: ``budgeted`` (turn -> what
+    the budget counts, ``wm_kernel.core.budget.budgeted_tokens``), else the sections' total; with
+    an estimated ``counter`` on the upper bound of its band, where the budget cuts."""
     frame = history.frame() if hasattr(history, "frame") else history
     for column in ("turn", "section", "tokens"):
         if column not in frame.columns:
@@ -196,20 +207,32 @@ def forecast(history: Any, *, window: int | None = None, budget: int | None = No
     sections = {str(name): fit_growth(group["turn"], group["tokens"])
                 for name, group in frame.groupby("section", sort=False)}
     totals = frame.groupby("turn")["tokens"].sum()
-    prompt = fit_growth(totals.index, totals.to_numpy() + fixed_tokens)
+    if requests is not None:
+        prompt = fit_growth(list(requests), list(requests.values()))
+    else:
+        prompt = fit_growth(totals.index, totals.to_numpy() + fixed_tokens)
     crossings = []
-    for limit_name, limit in (("window", window), ("budget", budget)):
-        if limit is not None:
-            turn = prompt.turn_reaching(limit)
-            early, late = prompt.turns_reaching(limit)
-            crossings.append((limit_name, Crossing("prompt", limit, turn, early, late, prompt)))
+    if window is not None:
+        crossings.append(("window", _crossing("request" if requests is not None else "prompt", window, prompt)))
+    fitted_budget = None
+    if budget is not None:
+        points = dict(budgeted) if budgeted is not None else {int(t): float(v) for t, v in totals.items()}
+        upper = counter is not None and not getattr(counter, "exact", True)
+        if upper:   # as the budget cuts: on the count's upper bound
+            points = {t: float(counter.upper(int(round(v)))) for t, v in points.items()}
+        fitted_budget = fit_growth(list(points), list(points.values()))
+        what = "budgeted prompt" + (" (upper bound)" if upper else "")
+        crossings.append(("budget", _crossing(what, budget, fitted_budget)))
     for name, limit in (section_limits or {}).items():
         if name not in sections:
             raise ValueError(f"no section {name!r} in the history (sections: {', '.join(sections)})")
-        g = sections[name]
-        early, late = g.turns_reaching(limit)
-        crossings.append(("limit", Crossing(name, limit, g.turn_reaching(limit), early, late, g)))
-    return Forecast(sections, prompt, crossings)
+        crossings.append(("limit", _crossing(name, limit, sections[name])))
+    return Forecast(sections, prompt, crossings, fitted_budget)
+
+
+def _crossing(what: str, limit: float, growth: Growth) -> Crossing:
+    early, late = growth.turns_reaching(limit)
+    return Crossing(what, limit, growth.turn_reaching(limit), early, late, growth)
 
 
 def daily_cost(cost_per_turn: float, turns_per_hour: float) -> float:

@@ -1,24 +1,43 @@
 """An imported log replayed into a live Session, for the tools that take a Session.
 
-Each distinct section becomes a :class:`~trinkets.stored_section.StoredSection` trinket; before
-each turn the section texts of that request are written where those trinkets read them, the
-session's ManualClock is set to the request's send time, and the turn is composed. The Session's
-History, bus log (so ``cache_simulation`` sees the log's send times), budgets and the dashboard's
-time slider then work on the imported turns. Section texts are the log's, exactly; the joined
-prompt is the composer's (its separators and base prompt), so for the exact request use
-``ImportedSession.replay``.
+The Session holds that agent's request, not MIRA's: each distinct section of its prompt becomes a
+:class:`~trinkets.stored_section.StoredSection` trinket (its system blocks as sections, in the
+log's order, and the parts a reader placed, as MIRA's tap places prefix items and HUD parts); the
+composer writes no scaffolding delimiter and no base prompt of its own, and no HUD the agent did
+not send. A log whose prompt has a ``base_prompt`` section (MIRA's tap, an export of a Session
+composed here) was composed by MIRA's composer: the session's composer writes that base prompt,
+delimiter and all, as it was sent. Its tools stay tools and its messages stay the conversation:
+the session's ``replayed`` (:class:`ReplayedLog`) keeps both by turn, so ``%request`` and the
+dashboard's request tab build
+each turn's request with the log's tools and messages, and ``cache_simulation`` plays the log's
+own requests (its cache marks, tools and messages included) at the log's send times. Before each
+turn the section texts of that request are written where the trinkets read them, the session's
+ManualClock is set to the request's send time, and the turn is composed. The Session's History,
+budgets and the dashboard's time slider then work on the imported turns. Section texts are the
+log's, exactly; for the exact request text use ``ImportedSession.replay``.
 """
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from trinkets.stored_section import stored_section_class
+from wm_kernel.cachesim.engine import Block, Request
+from wm_kernel.cachesim.models import ModelProfile
+from wm_kernel.cachesim.simulation import Simulation, simulate
 from wm_kernel.core.clock import ManualClock
 from wm_kernel.core.composer import RULE, Layout
 from wm_kernel.core.prompt import ComposedPrompt
+from wm_kernel.instruments.history_records import text_digest
+from wm_kernel.interop.billing import request_body
+from wm_kernel.interop.bodies import Section
 from wm_kernel.interop.formats import LoggedRequest
 from wm_kernel.session import Session
+from wm_kernel.tokens import TokenCounter
+
+_LAYER = {"tool": "tools", "system": "system", "message": "messages"}
 
 
 class ImportedTurns(Protocol):
@@ -34,30 +53,127 @@ class ImportedTurns(Protocol):
 
     def prompt_at(self, turn: int) -> ComposedPrompt: ...
 
+    def sections(self, turn: int) -> list[Section]: ...
+
+    @property
+    def counter(self) -> TokenCounter: ...
+
+
+@dataclass
+class ReplayedLog:
+    """What a replayed Session keeps of its log beside its sections: by turn, the tools (schemas)
+    and the conversation (``{"role", "content"}``, each message's pieces joined by a blank line),
+    and the log, whose requests ``simulation`` plays."""
+
+    log: ImportedTurns
+    tools: dict[int, list[dict[str, Any]]] = field(default_factory=dict)
+    messages: dict[int, list[dict[str, str]]] = field(default_factory=dict)
+    #: the ``max_tokens`` each logged request asked for, where its body is logged
+    max_tokens: dict[int, int] = field(default_factory=dict)
+
+    def simulation(self, model: str | ModelProfile, *, counter: TokenCounter | None = None) -> Simulation:
+        """The log's requests (tools, system sections, messages, its cache marks) played against
+        ``model`` at the log's send times, counted with ``counter`` (default the log's)."""
+        counter = counter if counter is not None else self.log.counter
+        requests = []
+        for turn, logged in zip(self.log.turns, self.log.requests, strict=True):
+            if logged.sent_at is None:
+                raise ValueError(f"turn {turn} has no send time in the log")
+            blocks = [Block(f"{s.name}:{text_digest(s.text).hex()}", counter.count(s.text), breakpoint=s.cache,
+                            layer=_LAYER[s.kind], label=f"{s.name} ({s.trinket})" if s.trinket else s.name)
+                      for s in self.log.sections(turn)]
+            requests.append(Request(logged.sent_at, blocks, params={"model": logged.model} if logged.model else None))
+        sim = simulate(requests, model, counter=counter)
+        sim.turns.insert(0, "turn", list(self.log.turns))
+        return sim
+
+
+def _tools(sections: Sequence[Section]) -> list[dict[str, Any]]:
+    """The tool schemas of a request: each tool element's text, read as the JSON it is."""
+    by_element: dict[str, list[str]] = {}
+    for s in sections:
+        if s.kind == "tool":
+            by_element.setdefault(s.element or s.name, []).append(s.text)
+    tools = []
+    for element, texts in by_element.items():
+        text = "".join(texts)
+        try:
+            schema = json.loads(text)
+        except json.JSONDecodeError:
+            schema = None
+        if not isinstance(schema, dict) or not isinstance(schema.get("name"), str):
+            schema = {"name": element, "description": text, "input_schema": {"type": "object"}}
+        schema.setdefault("description", "")
+        if "input_schema" not in schema and "parameters" not in schema:
+            schema["input_schema"] = {"type": "object"}
+        tools.append(schema)
+    return tools
+
+
+def _is_message(section: Section) -> bool:
+    """A piece of the conversation (a message no reader placed elsewhere, as MIRA's prefix items are)."""
+    return section.kind == "message" and section.where is None
+
+
+def _messages(sections: Sequence[Section]) -> list[dict[str, str]]:
+    """The conversation of a request: one message per message element, its pieces' texts joined."""
+    messages: list[dict[str, Any]] = []
+    previous: str | None = None
+    for s in sections:
+        if not _is_message(s):
+            continue
+        if s.element != previous or not messages:
+            role = s.trinket if s.trinket in ("user", "assistant") else "user"
+            messages.append({"role": role, "content": []})
+        messages[-1]["content"].append(s.text)
+        previous = s.element
+    return [{"role": m["role"], "content": "\n\n".join(m["content"])} for m in messages]
+
 
 def replay_session(imported: ImportedTurns, *, base_prompt: str = "", **options: Any) -> Session:
     """A Session whose turns 0..n-1 are the imported requests (see the module docstring).
-    ``options`` go to ``Session`` (``token_budget``, ``store``...); ``clock``, ``layout`` and
-    ``trinkets`` are set here."""
+    ``options`` go to ``Session`` (``token_budget``, ``store``...; ``token_counter`` defaults to
+    the log's, ``model`` to the counter's); ``clock``, ``layout`` and ``trinkets`` are set here.
+    ``base_prompt``, when given and the log has none, is written as it is (no delimiter after it)."""
     for fixed in ("clock", "layout", "trinkets"):
         if fixed in options:
             raise TypeError(f"replay_session sets {fixed} itself")
     times = [r.sent_at for r in imported.requests]
     if any(t is None for t in times):
         raise ValueError("the log has no send time for every request; a replayed session needs them")
-    placements: dict[str, list[str]] = {"system": ["base_prompt"], "conversation_prefix": []}
+    placements: dict[str, list[str]] = {"system": ["base_prompt"]}
     policies: dict[str, bool] = {}
+    mira_base = False
+    replayed = ReplayedLog(imported)
     for turn in imported.turns:
-        prompt = imported.prompt_at(turn)
-        for record in prompt.sections:
+        sections = imported.sections(turn)
+        replayed.tools[turn] = _tools(sections)
+        replayed.messages[turn] = _messages(sections)
+        body = request_body(imported.requests[turn])
+        asked = body.get("max_tokens", body.get("max_output_tokens")) if body is not None else None
+        if isinstance(asked, int) and not isinstance(asked, bool) and asked > 0:
+            replayed.max_tokens[turn] = asked
+        # its tools and its conversation are not sections of its prompt; a part a reader placed
+        # (MIRA's prefix items, HUD parts) is
+        apart = {s.name for s in sections if s.kind == "tool" or _is_message(s)}
+        for record in imported.prompt_at(turn).sections:
+            if record.name in apart:
+                continue
             if record.name == "base_prompt":
-                continue   # a MIRA turn's own base prompt: the session's composer writes it
+                mira_base = True   # a MIRA turn's own base prompt: the session's composer writes it
+                continue
             if record.name not in policies:
                 placements.setdefault(record.placement, []).append(record.name)
             policies[record.name] = record.cache_policy
+    counter = imported.counter
+    options.setdefault("token_counter", counter)
+    options.setdefault("model", counter.model)
     clock = ManualClock(times[0])  # type: ignore[arg-type]
     session = Session(base_prompt, clock=clock, layout=Layout(placements, name="imported"), trinkets=[],
                       **options)
+    if not mira_base:   # that agent's prompt: no scaffolding delimiter, no base prompt of its own
+        session.working_memory.composer.scaffolding_note = None
+    session.replayed = replayed
     for name in policies:
         session.add_trinket(stored_section_class(name))
     key = session.working_memory.store_key

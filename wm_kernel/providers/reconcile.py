@@ -60,7 +60,7 @@ from datetime import timedelta
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, runtime_checkable
 
 from wm_kernel.cachesim.models import ModelProfile, priced_as
-from wm_kernel.cachesim.requests import session_requests
+from wm_kernel.cachesim.requests import session_requests, view_counter
 from wm_kernel.cachesim.simulation import Simulation, simulate
 from wm_kernel.dialects.registry import dialect_for_provider, get_dialect, known_name
 from wm_kernel.dialects.usage import Usage, parse_usage, read_usage
@@ -373,6 +373,7 @@ def _simulate_session(source: Session, usage: Any, model: str | ModelProfile | N
     if usage is None:
         usage = [parse_usage(e.usage, where=f"turn {e.turn}", request_id=e.request_id, prefix=e.prefix)
                  for e in exchanges_by_turn.values() if e.usage is not None]
+    named = model is not None   # a model named counts with its own counter
     if model is None:
         model = _session_model(source, exchanges_by_turn)
     if exchanges_by_turn and "history" not in options:
@@ -381,11 +382,13 @@ def _simulate_session(source: Session, usage: Any, model: str | ModelProfile | N
         options["history"] = [m for turn in history.turns for m in (
             exchanges_by_turn[turn].messages() if turn in exchanges_by_turn
             else [{"role": "user", "content": ""}])]
+    if options.get("counter") is None:   # as every view of the session counts for that model
+        options["counter"] = view_counter(source, model, named=named)
     turns_sent, requests = session_requests(source, **options)
     if exchanges_by_turn:  # only the turns that were sent reach a provider's cache
         kept = [(t, r) for t, r in zip(turns_sent, requests, strict=True) if t in exchanges_by_turn]
         turns_sent, requests = [t for t, _ in kept], [r for _, r in kept]
-    simulation = simulate(requests, model)
+    simulation = simulate(requests, model, counter=options["counter"])
     simulation.turns.insert(0, "turn", turns_sent)
     return _SimulatedRun(simulation, usage, exchanges_by_turn)
 

@@ -157,7 +157,7 @@ def send(session: Session, client: Any | None, *, model: str, user: str, max_tok
         recorded = recording.answer(user=user, model=model)
         exchange = Exchange(turn=session.turn, provider=recorded.provider, model=recorded.model, user=user,
                             reply=recorded.reply, usage=recorded.usage, request_id=recorded.request_id,
-                            stop_reason=recorded.stop_reason, prefix=recorded.prefix)
+                            stop_reason=recorded.stop_reason, prefix=recorded.prefix, max_tokens=max_tokens)
         if stream:
             (on_text or _print)(exchange.reply)
     else:
@@ -174,7 +174,8 @@ def send(session: Session, client: Any | None, *, model: str, user: str, max_tok
                 raise
             raise SendError(_error_line(provider, exc)) from None
         exchange = Exchange(turn=session.turn, provider=provider, model=model, user=user, reply=reply,
-                            usage=usage, request_id=request_id, stop_reason=stop, prefix=request_prefix(body))
+                            usage=usage, request_id=request_id, stop_reason=stop, prefix=request_prefix(body),
+                            max_tokens=max_tokens)
     history.record_exchange(exchange)
     if recording is not None and client is not None and not offline():
         recording.append(exchange)

@@ -99,6 +99,14 @@ class BudgetTab:
         return self._bars[1]
 
 
+def _named(session: Session, model: str) -> str | None:
+    """The dashboard's model as the views take it: None (the session's own, as ``%cache`` with no
+    model counts) when it is the session's model or, for a session with none, the default."""
+    from wm_kernel.cachesim.models import DEFAULT_MODEL
+
+    return None if model == (session.model or DEFAULT_MODEL) else model
+
+
 class CacheTab:
     """The cache strip, from one simulation per (model, latest turn, compose): moving the slider
     only moves the marked cell."""
@@ -115,7 +123,9 @@ class CacheTab:
         if done is None or done[:2] != key[:2] or done[2] is not key[2]:
             self._key = key
             try:
-                sim = session.cache_simulation(model)
+                # on the session's own model, the session's counter (as %cache with no model)
+                own = {} if _named(session, model) else {"counter": session.recorder.counter}
+                sim = session.cache_simulation(model, **own)
             except ValueError as exc:   # nothing recorded, or send times gone from the bus log
                 self._found, self._summary = str(exc), ""
             else:
@@ -153,7 +163,7 @@ class RequestTab:
                 self._html = f'<div style="{SMALL}"><i>nothing composed yet</i></div>'
             else:
                 try:
-                    self._html = request_view(session, turn, model=model)._repr_html_()
+                    self._html = request_view(session, turn, model=_named(session, model))._repr_html_()
                 except (TypeError, ValueError) as exc:
                     self._html = f'<div style="{SMALL}"><i>{html.escape(str(exc))}</i></div>'
         return self._html

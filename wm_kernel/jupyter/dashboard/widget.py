@@ -204,6 +204,7 @@ class Dashboard(widgets.VBox):
         self.summary, self.collapse_button = controls.summary, controls.collapse_button
         self.overview, self.budget = controls.overview, controls.budget
         self.cache, self.events, self.tabs = controls.cache, controls.events, controls.tabs
+        self.request, self.replies = controls.request, controls.replies
         self.toggle_box, self.views = self.sections.toggle_box, self.sections.views
         self._watch(self.slider, self._on_slider, ["value"])
         self._watch(self.play, self._on_play, ["playing"])

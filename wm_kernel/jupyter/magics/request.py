@@ -23,7 +23,8 @@ from wm_kernel.display.wire_view import WireView, request_view
 def _parser() -> MagicArgumentParser:
     parser = MagicArgumentParser(prog="%request", description=__doc__.splitlines()[0])
     parser.add_argument("turn", nargs="?", type=int, help="The recorded turn (default: the last).")
-    parser.add_argument("--model", "-m", default="claude-sonnet-4-6", help="A cache simulator model id.")
+    parser.add_argument("--model", "-m", default=None, help="A cache simulator model id (default: the "
+                        "session's model, else claude-sonnet-4-6); its counter counts the tokens.")
     parser.add_argument("--wire", "-w", default=None, help="The wire dialect (default: the session's, "
                         "else the model's provider's).")
     parser.add_argument("--tools", metavar="FILE", help="A JSON file with a list of tool schemas.")

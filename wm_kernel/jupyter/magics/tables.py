@@ -20,7 +20,8 @@ def session_line(session: Any, layout: str) -> str:
     from wm_kernel.core.clock import ManualClock
 
     profile = session.profile
-    who = profile.first_name or 'nobody named (greets "friend")'
+    who = profile.first_name or ('nobody named (greets "friend")' if "{first_name}" in session.base_prompt
+                                 else "nobody named")
     clock = session.clock
     when = (f"clock fixed at {clock.now().isoformat()}" if isinstance(clock, ManualClock)
             else "wall clock")

@@ -137,7 +137,8 @@ class WorkingMemoryMagics(Magics):
         if session is self._defaults_noted:
             return
         self._defaults_noted = session
-        unnamed = not (session.profile.first_name or "").strip()
+        # "friend" only where the prompt greets someone: a replayed log's prompt has no {first_name}
+        unnamed = not (session.profile.first_name or "").strip() and "{first_name}" in session.base_prompt
         wall_clock = not isinstance(session.clock, ManualClock)
         if not (unnamed or wall_clock):
             return
@@ -270,6 +271,9 @@ class WorkingMemoryMagics(Magics):
               help="'auto' (as to_anthropic sends) or comma-separated sections, system, last_user "
                    "(each optionally name:1h).")
     @argument("--tools", default="0", metavar="N", help="Tokens of tool definitions before the system.")
+    @argument("--exchange", default=None, metavar="USER,REPLY",
+              help="Tokens of the exchange assumed for a turn that recorded none (default 100,400); a "
+                   "turn that sent, or replayed, carries its recorded messages.")
     @argument("--wire", default=None, metavar="W",
               help="The wire dialect the requests go out on (anthropic, openai, mira...; default: "
                    "the session's, else the model's provider's).")
@@ -292,9 +296,16 @@ class WorkingMemoryMagics(Magics):
             self._check_cache_arguments(session, args.model, breakpoints)
             session.compose()
             self._note_defaults(session)
+        options: dict[str, Any] = {}
+        if args.exchange is not None:
+            parts = [p.strip() for p in args.exchange.split(",")]
+            if len(parts) != 2:
+                raise UsageError(f"--exchange takes USER,REPLY tokens (two numbers), got {args.exchange!r}")
+            options["exchange"] = (non_negative_int(parts[0], "--exchange"),
+                                   non_negative_int(parts[1], "--exchange"))
         try:
             simulation = session.cache_simulation(args.model, breakpoints=breakpoints, tools_tokens=tools,
-                                                  wire=args.wire)
+                                                  wire=args.wire, **options)
         except (TypeError, ValueError) as exc:
             raise UsageError(str(exc)) from None
         return CacheView(simulation, None if args.no_advice else simulation.advise())
