@@ -30,6 +30,7 @@ from contextlib import contextmanager
 from typing import Any, TypeVar
 from urllib.parse import unquote, urlsplit, urlunsplit
 
+from wm_kernel.stores import keys
 from wm_kernel.stores.embedded import StateStore
 from wm_kernel.utils.checks import check_int
 
@@ -40,8 +41,8 @@ SCHEMES = ("valkey", "valkeys", "redis", "rediss", "unix")
 
 #: The original's manifest cache (a string key holding a JSON list of segments) and the hash this
 #: project's ManifestTrinket reads instead.
-ORIGINAL_MANIFEST_PREFIX = "manifest_segments:"
-MANIFEST_PREFIX = "manifest:"
+ORIGINAL_MANIFEST_PREFIX = keys.ORIGINAL_MANIFEST_PREFIX
+MANIFEST_PREFIX = keys.MANIFEST_PREFIX
 
 _GLOB_SPECIALS = "\\*?[]"
 
@@ -263,7 +264,7 @@ class ValkeyStore(StateStore):
         when ``key`` is a manifest hash the server does not have)."""
         raw: dict[str, str] = self._call("read", key, lambda c: c.hgetall(self._server_key(key)))
         if not raw and key.startswith(MANIFEST_PREFIX):
-            return self._original_manifest(key[len(MANIFEST_PREFIX):])
+            return self._original_manifest(key)
         return raw
 
     def _server_field(self, key: str, field: str) -> str | None:
@@ -273,8 +274,8 @@ class ValkeyStore(StateStore):
             return self._server_hash(key).get(field)
         return text
 
-    def _original_manifest(self, user_id: str) -> dict[str, str]:
-        source = ORIGINAL_MANIFEST_PREFIX + user_id
+    def _original_manifest(self, manifest_key: str) -> dict[str, str]:
+        source = keys.original_manifest_segments(manifest_key)
         text = self._call("read", source, lambda c: c.get(self._server_key(source)))
         if text is None:
             return {}
@@ -441,7 +442,7 @@ class ValkeyStore(StateStore):
                 if not name.startswith(prefix):
                     continue
                 if name.startswith(ORIGINAL_MANIFEST_PREFIX) and kind == "string":
-                    alias = MANIFEST_PREFIX + name[len(ORIGINAL_MANIFEST_PREFIX):]
+                    alias = keys.manifest_from_original(name)
                     if alias.startswith(prefix) and self._view(alias):
                         result.add(alias)
                 elif (kind == "hash" or name in self._local.fields) and self._view(name):
