@@ -159,7 +159,7 @@ def test_a_recording_replays_offline_and_never_holds_the_key(session: Session, t
     recording.save(path)
     text = path.read_text(encoding="utf-8")
     assert ANTHROPIC_KEY not in text and "x-api-key" not in text.lower()
-    assert text.splitlines()[0] == '{"v": 1, "kind": "wm-kernel recording"}'
+    assert text.splitlines()[0] == '{"v": 2, "kind": "wm-kernel recording"}'
     # another session, no client: the recording answers
     again = Session(base_prompt="You help {first_name}.", clock=session.clock)
     reply = send(again, None, model="claude-sonnet-4-6", user="Hi", recording=Recording.load(path))

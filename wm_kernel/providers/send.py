@@ -25,7 +25,7 @@ from wm_kernel.core.prompt import ComposedPrompt
 from wm_kernel.instruments.exchange import Exchange, ExchangeRecordedEvent
 from wm_kernel.instruments.history import History
 from wm_kernel.providers.pricing import Cost, price
-from wm_kernel.providers.recording import Recording, offline
+from wm_kernel.providers.recording import Recording, offline, section_digests
 from wm_kernel.providers.usage import Usage, parse_usage, request_prefix
 from wm_kernel.session import Session
 from wm_kernel.utils.checks import check_str
@@ -165,7 +165,7 @@ def send(session: Session, client: Any | None, *, model: str, user: str, max_tok
     if client is None or offline():
         if recording is None:
             raise ValueError("no client to send with (offline): pass recording= to answer from a recording")
-        recorded = recording.answer(user=user, model=model)
+        recorded = recording.answer(user=user, model=model, sections=section_digests(composed))
         exchange = Exchange(turn=session.turn, provider=recorded.provider, model=recorded.model, user=user,
                             reply=recorded.reply, usage=recorded.usage, request_id=recorded.request_id,
                             stop_reason=recorded.stop_reason, prefix=recorded.prefix)
@@ -189,7 +189,7 @@ def send(session: Session, client: Any | None, *, model: str, user: str, max_tok
                             usage=usage, request_id=request_id, stop_reason=stop, prefix=request_prefix(body))
     history.record_exchange(exchange)
     if recording is not None and client is not None and not offline():
-        recording.append(exchange)
+        recording.append(exchange, section_digests(composed))
     session.bus.publish(ExchangeRecordedEvent.create(continuum_id=session.continuum_id, user_id=session.user_id,
                                                      clock=session.clock, exchange=exchange))
     if advance:
