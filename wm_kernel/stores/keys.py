@@ -112,6 +112,15 @@ def manifest_from_original(original_key: str) -> str:
     return MANIFEST_PREFIX + original_key[len(ORIGINAL_MANIFEST_PREFIX):]
 
 
+def write_marker(key: str, write_id: str) -> str:
+    """The short-lived string a ValkeyStore write sets beside what it writes to ``key``, so that
+    after a dropped connection it can tell whether the write landed (``{key}:wm-write:{id}``: it
+    starts with the written key, so a per-user ACL that allows the key allows it; no key this
+    module builds ends this way, as every id part is encoded)."""
+    check_str(write_id, "write id")
+    return SEPARATOR.join((key, "wm-write", encode_part(write_id)))
+
+
 def history_texts(user_id: str) -> str:
     """A user's History texts, by digest (content-addressed within the user)."""
     return _key("history-texts", user_id)
