@@ -128,7 +128,8 @@ def test_a_network_error_is_one_line(session: Session) -> None:
         raise httpx2.ConnectError("[Errno 111] Connection refused", request=request)
 
     session.compose()
-    with pytest.raises(SendError, match=r"^openai: could not connect: Connection error\.$"):
+    with pytest.raises(SendError, match=r"^openai: could not connect: Connection error\. "
+                                        r"\(\[Errno 111\] Connection refused\)$"):
         send(session, openai_client(Server(refuse)), model="gpt-5.4", user="Hi")
     assert session.turn == 0 and session.recorder.exchanges() == []
 
