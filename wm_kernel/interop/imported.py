@@ -52,6 +52,7 @@ from wm_kernel.interop.formats import (
 from wm_kernel.interop.split import Splitter
 from wm_kernel.providers.usage import request_prefix
 from wm_kernel.tokens import TokenCounter
+from wm_kernel.utils.safe_files import UnreadableFileError, read_text
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -321,7 +322,9 @@ def read_file(path: str | Path, *, format: str | None = None,
     if format is not None and format not in FORMATS:
         raise ValueError(f"unknown format {format!r}; formats: {', '.join(FORMATS)}")
     try:
-        text = Path(path).read_text(encoding="utf-8")
+        text = read_text(path, name)  # a regular file only (a FIFO, /dev/zero: one line), bounded
+    except UnreadableFileError:
+        raise
     except (OSError, UnicodeDecodeError) as exc:
         raise ValueError(f"{name}: cannot read the file ({exc})") from None
     split = splitter or Splitter()
@@ -329,7 +332,10 @@ def read_file(path: str | Path, *, format: str | None = None,
                             and '"resourceSpans"' in text[:2000]):
         from wm_kernel.interop.otlp import read_otlp
 
-        return read_otlp(text, name, split)
+        try:
+            return read_otlp(text, name, split)
+        except RecursionError:
+            raise ValueError(f"{name}: JSON nested too deeply to read (nothing imported)") from None
     issues: list[ImportIssue] = []
     reader: Any = None
     chosen = format
@@ -340,6 +346,10 @@ def read_file(path: str | Path, *, format: str | None = None,
             value = json.loads(line)
         except json.JSONDecodeError as exc:
             issues.append(ImportIssue(name, number, f"malformed JSON: {exc.msg} at column {exc.colno}"))
+            continue
+        except (RecursionError, ValueError) as exc:  # nested too deeply; an int of too many digits
+            issues.append(ImportIssue(name, number, "malformed JSON: nested too deeply to read"
+                                      if isinstance(exc, RecursionError) else f"malformed JSON: {exc}"))
             continue
         if chosen is None:
             chosen = detect(value)
