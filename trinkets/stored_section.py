@@ -82,6 +82,7 @@ def mirror_stored_sections(session: SessionWithTrinkets) -> list[str]:
     # field names only: one field another program wrote badly must not hide the others (its
     # StoredSection shows the error when it composes, and is left out of the prompt)
     added = [section for section in wm.store.fields(wm.store_key) if section not in published]
-    for section in added:
-        session.add_trinket(stored_section_class(section))
+    with wm.registering():  # the names list is set once: linear in the sections, not quadratic
+        for section in added:
+            session.add_trinket(stored_section_class(section))
     return added
