@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from contextlib import AbstractContextManager
 from typing import Any, Protocol
 
 from trinkets.base import EventAwareTrinket, TrinketHost
@@ -34,6 +35,8 @@ from trinkets.base import EventAwareTrinket, TrinketHost
 class _TrinketRegistry(TrinketHost, Protocol):
     @property
     def trinkets(self) -> Mapping[str, EventAwareTrinket]: ...
+
+    def registering(self) -> AbstractContextManager[None]: ...
 
 
 class SessionWithTrinkets(Protocol):
