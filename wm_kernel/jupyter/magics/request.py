@@ -1,7 +1,9 @@
-"""``%request [TURN] [--model M] [--tools FILE] [--per-hour N] [--user TEXT]``: the whole request.
+"""``%request [TURN] [--model M] [--wire W] [--tools FILE] [--per-hour N] [--user TEXT]``: the whole request.
 
 Shows the request the current session sends at TURN (the last recorded one by default) to model M
-(a cache simulator model id; its provider, context window and reply reserve): tool schemas from a
+(a cache simulator model id; its provider, context window and reply reserve) on wire W (a wire
+dialect: ``anthropic``, ``openai``, ``mira``...; default: the session's, else the model's
+provider's; the headline names it): tool schemas from a
 JSON file (a list of ``{"name", "description", "input_schema"}``), a user message when given, the
 system prompt, the injected items and the HUD, against the window, with the growth forecast and,
 given ``--per-hour``, what a day costs at that pace.
@@ -22,6 +24,8 @@ def _parser() -> MagicArgumentParser:
     parser = MagicArgumentParser(prog="%request", description=__doc__.splitlines()[0])
     parser.add_argument("turn", nargs="?", type=int, help="The recorded turn (default: the last).")
     parser.add_argument("--model", "-m", default="claude-sonnet-4-6", help="A cache simulator model id.")
+    parser.add_argument("--wire", "-w", default=None, help="The wire dialect (default: the session's, "
+                        "else the model's provider's).")
     parser.add_argument("--tools", metavar="FILE", help="A JSON file with a list of tool schemas.")
     parser.add_argument("--per-hour", type=float, metavar="N", help="Turns an hour, for the day's cost.")
     parser.add_argument("--user", metavar="TEXT", help="The user's message of this turn (default: "
@@ -53,6 +57,6 @@ def request_magic(session: Any, args: Any) -> WireView:
     history = [{"role": "user", "content": args.user}] if args.user else None
     try:
         return request_view(session, args.turn, model=args.model, history=history,
-                            tools=_tools(args.tools), turns_per_hour=args.per_hour)
+                            tools=_tools(args.tools), turns_per_hour=args.per_hour, wire=args.wire)
     except (TypeError, ValueError) as exc:
         raise UsageError(str(exc)) from None
