@@ -101,3 +101,19 @@ class SortedFacts(Facts):
 
     def generate_content(self, context):
         return "<facts>" + "; ".join(f"{k}={v}" for k, v in sorted(self.facts.items())) + "</facts>"
+
+
+class Hangs(EventAwareTrinket):
+    """Hangs from the second compose on (a trinket waiting on something that never answers)."""
+
+    variable_name = "behavioral_directives"
+    cache_policy = True
+    composes = 0
+
+    def generate_content(self, context):
+        import time
+
+        Hangs.composes += 1
+        if Hangs.composes > 1:
+            time.sleep(3600)
+        return "<directives>Be brief.</directives>"

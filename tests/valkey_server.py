@@ -35,9 +35,10 @@ class LocalServer:
     """One server process; ``url`` names it. ``stop()``/``start()`` simulate an outage or restart
     (same port, same data folder; nothing persisted: a restarted server starts empty)."""
 
-    def __init__(self, binary: str, folder: Path) -> None:
+    def __init__(self, binary: str, folder: Path, *, persistent: bool = False) -> None:
         self.binary = binary
         self.folder = folder
+        self.persistent = persistent  # an append-only file, fsynced on every write: survives kill -9
         self.port = _free_port()
         self.url = f"valkey://127.0.0.1:{self.port}/0"
         self._process: subprocess.Popen[bytes] | None = None
@@ -45,7 +46,8 @@ class LocalServer:
     def start(self) -> None:
         self._process = subprocess.Popen(
             [self.binary, "--port", str(self.port), "--bind", "127.0.0.1", "--dir", str(self.folder),
-             "--save", "", "--appendonly", "no", "--daemonize", "no", "--loglevel", "warning",
+             "--save", "", "--appendonly", "yes" if self.persistent else "no",
+             "--appendfsync", "always", "--daemonize", "no", "--loglevel", "warning",
              "--logfile", str(self.folder / "server.log")],
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         deadline = time.monotonic() + 10
@@ -73,6 +75,13 @@ class LocalServer:
             except subprocess.TimeoutExpired:
                 self._process.kill()
                 self._process.wait()
+            self._process = None
+
+    def kill(self) -> None:
+        """kill -9: no chance to answer or flush anything."""
+        if self._process is not None:
+            self._process.kill()
+            self._process.wait()
             self._process = None
 
     def restart(self) -> None:

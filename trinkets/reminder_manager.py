@@ -328,6 +328,14 @@ class ReminderManager(EventAwareTrinket):
         # store ("next_number" holds the next number to use; a missing field means 1); each
         # candidate is looked up alone, so adding a reminder costs the same with 10 or 10,000
         store, meta = self.working_memory.store, keys.reminders_meta(self.working_memory.user_id)
+        if store.hget(meta, "next_number") is None:
+            # no counter (reminders written by another program, or a lost meta hash): start past the
+            # highest stored rem_<n>, found in one read of the field names, instead of probing
+            # every id from 1 (20,000 stored: 40,000 round trips to a server)
+            top = max((int(f[4:]) for f in store.fields(self.store_key)
+                       if f.startswith("rem_") and f[4:].isdigit() and len(f) < 24), default=0)
+            if top:
+                store.hincrby(meta, "next_number", top + 1)
         while True:
             number = store.hincrby(meta, "next_number") - 1
             if number >= 1 and store.hget(self.store_key, f"rem_{number}") is None:

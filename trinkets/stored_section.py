@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from contextlib import AbstractContextManager
 from typing import Any, Protocol
 
 from trinkets.base import EventAwareTrinket, TrinketHost
@@ -34,6 +35,8 @@ from trinkets.base import EventAwareTrinket, TrinketHost
 class _TrinketRegistry(TrinketHost, Protocol):
     @property
     def trinkets(self) -> Mapping[str, EventAwareTrinket]: ...
+
+    def registering(self) -> AbstractContextManager[None]: ...
 
 
 class SessionWithTrinkets(Protocol):
@@ -82,6 +85,7 @@ def mirror_stored_sections(session: SessionWithTrinkets) -> list[str]:
     # field names only: one field another program wrote badly must not hide the others (its
     # StoredSection shows the error when it composes, and is left out of the prompt)
     added = [section for section in wm.store.fields(wm.store_key) if section not in published]
-    for section in added:
-        session.add_trinket(stored_section_class(section))
+    with wm.registering():  # the names list is set once: linear in the sections, not quadratic
+        for section in added:
+            session.add_trinket(stored_section_class(section))
     return added

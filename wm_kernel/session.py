@@ -379,7 +379,10 @@ class Session(HasTraits):
         # keeps locked fails it before anything changes, in memory or in the store
         before = (self.segment_turn, self.segment_number, self.segment)
         try:
-            with self.store.transaction():
+            # the working memory's lock first, then the store's: the order a compose takes them
+            # (a compose on another thread holds the first and waits for the second), so the two
+            # never wait for each other
+            with self.working_memory.lock, self.store.transaction():
                 record = self.bus.publish(event)
                 # the segment ends even if a trinket could not be flushed (the others were); that
                 # one is reported to the caller once the collapse is complete (see WorkingMemory)

@@ -154,7 +154,7 @@ def test_a_thousand_unchanged_turns_store_each_distinct_text_once(tmp_path):
     assert stats["turns"] == 1001 and stats["rows"] == 4004
     assert stats["distinct_texts"] == 3 + 1001
     reopened = SQLiteStore(tmp_path / "wm.sqlite")
-    assert len(reopened.hgetall("history:texts")) == 1004
+    assert len(reopened.hgetall("history-texts:notebook")) == 1004
     assert len(reopened.hgetall(f"history:notebook:{s.continuum_id}")) == 1001
     # the unchanged base prompt, directives and doc texts are one object each in memory
     base_texts = {id(s.prompt_at(t).section("base_prompt").content) for t in (0, 500, 1000)}
@@ -211,7 +211,7 @@ def test_recording_validates_and_a_failed_write_changes_nothing(tmp_path):
         persisted.record(1, 1, composer.compose())
     assert persisted.turns == [0] and persisted.stats()["distinct_texts"] == 1
     # the failed compose's new text was rolled back with the rest of its transaction
-    assert len(store.hgetall("history:texts")) == 1
+    assert len(store.hgetall("history-texts:notebook")) == 1
 
 
 def test_the_tokens_column_follows_a_change_of_tokenizer():
@@ -258,6 +258,6 @@ def test_a_memory_store_is_not_written_a_sqlite_one_is(tmp_path):
     assert in_memory.store.keys("history:") == []     # the History holds it all itself
     on_disk = make_session(SQLiteStore(tmp_path / "wm.sqlite"))
     on_disk.compose()
-    assert on_disk.store.keys("history:") == ["history:entries", "history:notebook:c-1",
-                                              "history:texts"]
+    assert on_disk.store.keys("history") == ["history-entries:notebook", "history-texts:notebook",
+                                             "history:notebook:c-1"]
     assert on_disk.store.hget("history:notebook:c-1", "0")["v"] == 1

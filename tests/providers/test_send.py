@@ -128,7 +128,8 @@ def test_a_network_error_is_one_line(session: Session) -> None:
         raise httpx2.ConnectError("[Errno 111] Connection refused", request=request)
 
     session.compose()
-    with pytest.raises(SendError, match=r"^openai: could not connect: Connection error\.$"):
+    with pytest.raises(SendError, match=r"^openai: could not connect: Connection error\. "
+                                        r"\(\[Errno 111\] Connection refused\)$"):
         send(session, openai_client(Server(refuse)), model="gpt-5.4", user="Hi")
     assert session.turn == 0 and session.recorder.exchanges() == []
 
@@ -159,14 +160,16 @@ def test_a_recording_replays_offline_and_never_holds_the_key(session: Session, t
     recording.save(path)
     text = path.read_text(encoding="utf-8")
     assert ANTHROPIC_KEY not in text and "x-api-key" not in text.lower()
-    assert text.splitlines()[0] == '{"v": 1, "kind": "wm-kernel recording"}'
-    # another session, no client: the recording answers
-    again = Session(base_prompt="You help {first_name}.", clock=session.clock)
+    assert text.splitlines()[0] == '{"v": 2, "kind": "wm-kernel recording"}'
+    # another session of the same prompt, no client: the recording answers
+    again = Session(base_prompt="You help {first_name}.", profile=session.working_memory.profile,
+                    clock=session.clock)
     reply = send(again, None, model="claude-sonnet-4-6", user="Hi", recording=Recording.load(path))
     assert reply.text == "Recorded reply." and reply.exchange.request_id == "req_R1"
     # WM_KERNEL_OFFLINE=1: a client is given, yet nothing is sent
     monkeypatch.setenv("WM_KERNEL_OFFLINE", "1")
-    third = Session(base_prompt="You help {first_name}.", clock=session.clock)
+    third = Session(base_prompt="You help {first_name}.", profile=session.working_memory.profile,
+                    clock=session.clock)
     untouched = Server()
     assert send(third, anthropic_client(untouched), model="claude-sonnet-4-6", user="Hi",
                 recording=Recording.load(path)).text == "Recorded reply."

@@ -350,8 +350,8 @@ def test_a_damaged_history_is_a_clear_error_not_a_key_error(tmp_path: Path) -> N
     path = tmp_path / "wm.sqlite"
     s = stored_session(SQLiteStore(path), trinkets=[Echo])
     s.advance_turn(2)
-    lost = sorted(s.store.hgetall("history:entries"))[0]
-    s.store.hdel("history:entries", lost)   # an entry the recorded turns refer to
+    lost = sorted(s.store.hgetall("history-entries:ada"))[0]
+    s.store.hdel("history-entries:ada", lost)   # an entry the recorded turns refer to
     s.store.close()
     with pytest.raises(ValueError, match=r"^the history of conversation 'c1' \(user 'ada'\) in "
                                          r"'.*wm\.sqlite' is damaged and cannot be read "

@@ -275,7 +275,9 @@ def test_keys_treat_glob_characters_literally(valkey_server, client):
     assert store.keys("a*") == ["a*b"]
     assert store.keys("a?") == ["a?b"]
     assert store.keys() == ["a*b", "a?b", "axb"]
-    assert sorted(client.keys("*")) == ["a*string", "p[1]*:a*b", "p[1]*:a?b", "p[1]*:axb"]
+    # each write's short-lived write id (":wm-write:") aside
+    assert sorted(k for k in client.keys("*") if ":wm-write:" not in k) == [
+        "a*string", "p[1]*:a*b", "p[1]*:a?b", "p[1]*:axb"]
 
 
 def test_a_field_that_is_not_json_names_the_key(valkey_server, client):

@@ -255,3 +255,76 @@ def test_a_read_only_compose_reads_a_number_of_fields_linear_in_the_sections(
     small = _compose_reads(valkey_server.url, client, "small", 20)
     large = _compose_reads(valkey_server.url, client, "large", 80)
     assert large <= 4 * small + 8  # was 16 times as many: every section's read sent them all
+
+
+# -- issue 34 item 7: a write is stored once, or its error says it may have landed
+@pytest.fixture
+def persistent_server(tmp_path: Any) -> Iterator[Any]:
+    from valkey_server import MISSING_REASON, LocalServer, server_binary
+
+    binary = server_binary()
+    if binary is None:
+        pytest.skip(MISSING_REASON)
+    server = LocalServer(binary, tmp_path, persistent=True)
+    server.start()
+    yield server
+    server.stop()
+
+
+@pytest.mark.slow
+def test_writes_under_kill_9_and_restart_land_once_or_say_they_may_have(persistent_server: Any) -> None:
+    import threading
+    import time
+
+    from wm_kernel.stores import keys
+    from wm_kernel.stores.valkey import ValkeyUnavailableError
+
+    store = ValkeyStore(persistent_server.url, timeout=1.0)
+    s = Session(base_prompt="Hi.", clock=ManualClock("2026-11-30T09:00:00+00:00"), store=store,
+                user_id="ada", continuum_id="c1", trinkets=[ReminderManager])
+    reminders = s.trinket("ReminderManager")
+    stop = threading.Event()
+    outcomes: list[str] = []
+
+    def stored_titles() -> list[str]:
+        return [r["title"] for r in store.hgetall(keys.reminders("ada")).values()]
+
+    def writing() -> None:
+        number = 0
+        while not stop.is_set():
+            title = f"r{number}"
+            while True:  # what a careful caller does: repeat a failed call, unless it may have landed
+                try:
+                    reminders.add_reminder(title, "2026-12-01T10:00:00+00:00")
+                    outcomes.append("ok")
+                    break
+                except ValkeyUnavailableError as exc:
+                    maybe = getattr(exc, "may_have_landed", False)
+                    outcomes.append("may" if maybe else "failed")
+                    if maybe:
+                        while True:
+                            try:
+                                landed = title in stored_titles()
+                                break
+                            except ValkeyUnavailableError:
+                                time.sleep(0.05)
+                        if landed:
+                            break
+                    time.sleep(0.02)
+            number += 1
+
+    thread = threading.Thread(target=writing, daemon=True)
+    thread.start()
+    for trial in range(12):
+        time.sleep(0.05 + 0.013 * trial)
+        persistent_server.kill()
+        time.sleep(0.02 * (trial % 3))
+        persistent_server.start()
+    time.sleep(0.2)
+    stop.set()
+    thread.join(timeout=60)
+    assert not thread.is_alive()
+    titles = stored_titles()
+    assert len(titles) > 20
+    twice = sorted({t for t in titles if titles.count(t) > 1})
+    assert twice == [], f"stored twice after a retry: {twice} ({outcomes.count('failed')} failed calls)"

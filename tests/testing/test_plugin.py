@@ -139,3 +139,32 @@ def test_the_plugin_changes_nothing_in_a_run_that_does_not_ask_for_it() -> None:
                                "'wm_kernel.core.working_memory') if m in sys.modules))"],
         capture_output=True, text=True, check=True, cwd=ROOT)
     assert loaded.stdout.strip() == "[]"
+
+
+PARAMETRIZED = '''
+import pytest
+
+@pytest.mark.parametrize("label", ["a/b", "a_b", "a b", "a:b"])
+def test_label(wm_session, prompt_snapshot, label):
+    wm_session.compose(base_prompt="Label " + label)
+    prompt_snapshot(wm_session.composed)
+'''
+
+
+def test_separator_bearing_test_ids_name_distinct_golden_files() -> None:
+    from wm_kernel.testing.snapshot import golden_name
+
+    names = [golden_name(f"test_label[{label}]") for label in ("a/b", "a_b", "a b", "a:b", "a%2Fb")]
+    assert len(set(names)) == 5, names
+    assert golden_name("test_guidance_prompt") == "test_guidance_prompt"  # golden files written before
+    assert all("/" not in n and ":" not in n and " " not in n for n in names)
+    assert len(golden_name("test_x[" + "y" * 1000 + "]").encode()) <= 200
+
+
+@pytest.mark.slow  # a pytest run inside the test
+def test_four_parametrized_ids_keep_four_golden_files(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_labels=PARAMETRIZED)
+    run(pytester, "--wm-update").assert_outcomes(passed=4)
+    folder = pytester.path / "__prompt_snapshots__" / "test_labels"
+    assert len(list(folder.iterdir())) == 4
+    run(pytester).assert_outcomes(passed=4)

@@ -16,10 +16,11 @@ Examples
 """
 from __future__ import annotations
 
+import contextlib
 import logging
 import re
 import threading
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import replace
 from typing import Any, Generic, TypeVar
 
@@ -145,6 +146,8 @@ class WorkingMemory(HasTraits, Generic[T]):
         #: The conversation events default to; stateful trinkets key their stored items by it.
         self.continuum_id = continuum_id
         self._trinkets: dict[str, T] = {}
+        self._registering = 0  # > 0 inside registering(): trinket_names is set once, at its end
+        self._sections: dict[str, str] = {}  # section -> name of the trinket registered for it
         self._placeholder_cache: tuple[Any, str] | None = None
         # section -> (content, cache_policy) as last written to the store, to skip identical writes
         self._written: dict[str, tuple[str, bool]] = {}
@@ -179,8 +182,11 @@ class WorkingMemory(HasTraits, Generic[T]):
         name = type(trinket).__name__
         section = trinket.variable_name
         with self.lock:
-            clashes = [t for n, t in self._trinkets.items()
-                       if n == name or t.variable_name == section]
+            # by name, and by section through the index of sections (a scan per registration
+            # would make n registrations quadratic)
+            clashes = [t for t in (self._trinkets.get(name), self._trinkets.get(self._sections.get(section, "")))
+                       if t is not None]
+            clashes = list({id(t): t for t in clashes}.values())
             if clashes and not replace:
                 other = clashes[0]
                 what = "name" if other.name == name else f"section {section!r}"
@@ -189,10 +195,26 @@ class WorkingMemory(HasTraits, Generic[T]):
             for old in clashes:
                 old.detach()
                 del self._trinkets[old.name]
+                self._sections.pop(old.variable_name, None)
                 if old.variable_name != section:
                     self.discard_section(old)
             self._trinkets[name] = trinket
-            self.trinket_names = list(self._trinkets)
+            self._sections[section] = name
+            if not self._registering:
+                self.trinket_names = list(self._trinkets)
+
+    @contextlib.contextmanager
+    def registering(self) -> Iterator[None]:
+        """Register many trinkets at once: ``trinket_names`` (a validated list trait, O(n) to set)
+        is set once when the block ends, not once per trinket, so n registrations cost O(n)."""
+        with self.lock:
+            self._registering += 1
+            try:
+                yield
+            finally:
+                self._registering -= 1
+                if not self._registering:
+                    self.trinket_names = list(self._trinkets)
 
     def unregister_trinket(self, name: str) -> None:
         """Detach a trinket (class or section name) and drop its section; ValueError if unknown."""
@@ -200,6 +222,7 @@ class WorkingMemory(HasTraits, Generic[T]):
             trinket = self.get_trinket(name)
             trinket.detach()
             del self._trinkets[trinket.name]
+            self._sections.pop(trinket.variable_name, None)
             self.discard_section(trinket)
             self.trinket_names = list(self._trinkets)
 

@@ -175,7 +175,7 @@ class Scenario:
     @classmethod
     def loads(cls, text: str, source: str = "<scenario>") -> Scenario:
         """Parse a scenario from the text of a file."""
-        return cls._parse(text.splitlines(), source)
+        return cls._parse(text.split("\n"), source)  # never at U+2028, U+0085...: str.splitlines would
 
     @classmethod
     def _parse(cls, lines: Iterable[str], source: str) -> Scenario:

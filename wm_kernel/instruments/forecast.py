@@ -184,6 +184,14 @@ class Forecast:
         return pd.DataFrame(rows)
 
 
+def _token_count(value: object, what: str, *, minimum: int = 1) -> None:
+    """A ValueError unless ``value`` is a whole, finite number of tokens of at least ``minimum``."""
+    wording = "a positive int of tokens" if minimum == 1 else "an int of tokens, 0 or more"
+    if (isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value)
+            or value != int(value) or value < minimum):
+        raise ValueError(f"{what} must be {wording}, got {value!r}")
+
+
 def forecast(history: Any, *, window: int | None = None, budget: int | None = None,
              section_limits: Mapping[str, int] | None = None, fixed_tokens: int = 0,
              requests: Mapping[int, float] | None = None, budgeted: Mapping[int, float] | None = None,
@@ -196,6 +204,12 @@ def forecast(history: Any, *, window: int | None = None, budget: int | None = No
     ``fixed_tokens``. The budget is compared with the budgeted prompt: ``budgeted`` (turn -> what
     the budget counts, ``wm_kernel.core.budget.budgeted_tokens``), else the sections' total; with
     an estimated ``counter`` on the upper bound of its band, where the budget cuts."""
+    for name, value in (("window", window), ("budget", budget)):
+        if value is not None:
+            _token_count(value, name)
+    for section, value in (section_limits or {}).items():
+        _token_count(value, f"the limit of section {section!r}")
+    _token_count(fixed_tokens, "fixed_tokens", minimum=0)
     frame = history.frame() if hasattr(history, "frame") else history
     for column in ("turn", "section", "tokens"):
         if column not in frame.columns:

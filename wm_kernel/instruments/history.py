@@ -20,11 +20,15 @@ A turn composed several times keeps its **last** compose (a re-compose replaces 
 Persistence
 -----------
 A history lives in its store (any :class:`~wm_kernel.stores.embedded.StateStore` but the in-process
-MemoryStore, which would only copy what the History holds anyway: a SQLite file...) under three
-hashes, declared in :data:`SCHEMA`: the texts by digest and the entries by id (both
-shared by every history in the store: content-addressed, so two writers never disagree) and one hash
-per conversation, ``history:{user_id}:{continuum_id}`` (ids encoded by
-:mod:`wm_kernel.stores.keys`), one field per turn, with the time it was composed. Every record
+MemoryStore, which would only copy what the History holds anyway: a SQLite file...) under the
+hashes declared in :data:`SCHEMA`: the user's texts by digest (``history-texts:{user_id}``) and
+entries by id (``history-entries:{user_id}``; both content-addressed, so two writers never
+disagree, and per user, so a per-user ACL can run a session and no user's store writes reach
+another's history) and one hash per conversation, ``history:{user_id}:{continuum_id}`` (ids
+encoded by :mod:`wm_kernel.stores.keys`), one field per turn, with the time it was composed. A
+text read back is checked against its digest: a rewritten text is a ValueError, never shown.
+Histories written before issue 34 (schema version 1: texts and entries in the shared
+``history:texts`` and ``history:entries``) are still read. Every record
 carries ``"v": 1``. A History on a store that holds the same pair loads the earlier turns. Each
 compose is written in one store transaction, each new text and entry once. The notification centre's frame
 (namespace and title, carried by the ComposedPrompt) is stored only when it differs from the
@@ -109,7 +113,9 @@ from wm_kernel.instruments.history_records import (
     HistoryConflictError,
     composes_key,
     conflict_message,
+    entries_key,
     text_digest,
+    texts_key,
     versioned,
 )
 from wm_kernel.instruments.history_records import Budget as _Budget
@@ -506,10 +512,11 @@ class History:
         if not self._persistent:
             return
         with store.transaction():
+            texts_hash, entries_hash = texts_key(self.user_id), entries_key(self.user_id)
             for digest, text in fresh_texts.items():
-                store.hset(TEXTS_KEY, digest.hex(), {"v": RECORD_VERSION, "text": text})
+                store.hset(texts_hash, digest.hex(), {"v": RECORD_VERSION, "text": text})
             for entry in fresh:
-                store.hset(ENTRIES_KEY, entry.id, entry.to_json())
+                store.hset(entries_hash, entry.id, entry.to_json())
             key = composes_key(self.user_id, self.continuum_id)
             # compare and set, inside the transaction: never replace what another writer recorded
             stored = store.hget(key, str(turn))
@@ -573,11 +580,24 @@ class History:
         found = self._entries_by_id.get(entry_id)
         if found is not None:
             return found
-        raw = versioned(self.store.hget(ENTRIES_KEY, entry_id))
+        store = self.store
+        raw = store.hget(entries_key(self.user_id), entry_id)
+        if raw is None:  # a history of schema version 1: the entries every user shared
+            raw = store.hget(ENTRIES_KEY, entry_id)
+        raw = versioned(raw)
         digest = bytes.fromhex(raw["digest"])
         text = self._texts.get(digest)
         if text is None:
-            text = self._texts[digest] = versioned(self.store.hget(TEXTS_KEY, raw["digest"]))["text"]
+            stored = store.hget(texts_key(self.user_id), raw["digest"])
+            if stored is None:
+                stored = store.hget(TEXTS_KEY, raw["digest"])
+            text = versioned(stored)["text"]
+            # whoever can write the store could rewrite a text: never show one that is not the
+            # text recorded under this digest
+            if not isinstance(text, str) or text_digest(text) != digest:
+                raise ValueError(f"the stored text {raw['digest'][:12]}... does not match its "
+                                 f"digest (rewritten in the store?); it is not shown")
+            self._texts[digest] = text
         entry = Entry(raw["name"], raw["placement"], raw["trinket"], bool(raw["cache_policy"]),
                       bool(raw["straggler"]), text, digest)
         if entry.id != entry_id:

@@ -1,8 +1,9 @@
 """The records a :class:`~wm_kernel.instruments.history.History` stores, and where.
 
-What a history writes is a file format of its own: the store keys (:data:`SCHEMA`, every record
-stamped with :data:`RECORD_VERSION`), the distinct section :class:`Entry` (interned by the text's
-digest, content-addressed so every history in a store agrees on its id), the per-turn
+What a history writes is a file format of its own: the store keys (:data:`SCHEMA`, version
+:data:`SCHEMA_VERSION`; every record stamped with :data:`RECORD_VERSION`), the distinct section
+:class:`Entry` (interned by the text's digest, content-addressed so every history of a user agrees
+on its id; a text read back is checked against its digest), the per-turn
 :class:`Compose` that references entries, and the error raised when another writer already holds a
 turn. The History (recording, loading, the frame) and the exchange log
 (:mod:`wm_kernel.instruments.exchange_log`) both build on it.
@@ -20,10 +21,15 @@ from wm_kernel.stores import keys
 
 #: Version of every record a history writes (the ``"v"`` field).
 RECORD_VERSION = 1
-#: Where a history keeps what it records: store key -> (field, value) of each record.
+#: Version of the key layout: 2 since issue 34 (texts and entries per user, in
+#: ``history-texts:{user_id}`` and ``history-entries:{user_id}``; version 1 kept them in the hashes
+#: ``history:texts`` and ``history:entries`` every user shared, which are still read).
+SCHEMA_VERSION = 2
+#: Where a history keeps what it records: store key -> (field, value) of each record (ids encoded
+#: by :mod:`wm_kernel.stores.keys`).
 SCHEMA = {
-    "history:texts": ("text digest (hex)", '{"v": 1, "text": str}'),
-    "history:entries": ("entry id (hex)", '{"v": 1, "name": str, "placement": str, "trinket": str '
+    "history-texts:{user_id}": ("text digest (hex)", '{"v": 1, "text": str}'),
+    "history-entries:{user_id}": ("entry id (hex)", '{"v": 1, "name": str, "placement": str, "trinket": str '
                                           '| null, "cache_policy": bool, "straggler": bool, '
                                           '"digest": text digest (hex)}'),
     "history:{user_id}:{continuum_id}": ("turn (decimal)", '{"v": 1, "segment": int, "segment_turn": '
@@ -38,8 +44,19 @@ SCHEMA = {
                                                                      '"usage": object | null, ...} '
                                                                      '(wm_kernel.instruments.exchange)'),
 }
+#: The shared hashes of schema version 1 (read when a user's own hashes lack a record).
 TEXTS_KEY = keys.HISTORY_TEXTS
 ENTRIES_KEY = keys.HISTORY_ENTRIES
+
+
+def texts_key(user_id: str) -> str:
+    """The store hash of one user's history texts, by digest."""
+    return keys.history_texts(user_id)
+
+
+def entries_key(user_id: str) -> str:
+    """The store hash of one user's history entries, by id."""
+    return keys.history_entries(user_id)
 
 
 #: What a compose under a token budget adds to its turn: section -> priority, and what it dropped.
@@ -54,7 +71,7 @@ def composes_key(user_id: str, continuum_id: str) -> str:
 
 def exchanges_key(user_id: str, continuum_id: str) -> str:
     """The store hash holding one conversation's exchanges with a model, by turn."""
-    return f"history-exchanges:{user_id}:{continuum_id}"
+    return keys.history_exchanges(user_id, continuum_id)
 
 
 

@@ -52,6 +52,7 @@ from wm_kernel.interop.mira_tap import mira_prompt
 from wm_kernel.interop.otlp import read_otlp as _read_otlp  # noqa: F401  (registers the otlp format)
 from wm_kernel.interop.split import Splitter
 from wm_kernel.tokens import TokenCounter
+from wm_kernel.utils.safe_files import UnreadableFileError, read_bytes
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -785,7 +786,9 @@ def read_log(path: str | Path, *, format: str | None = None, splitter: Splitter 
     if format is not None and format not in log_formats():
         raise ValueError(f"unknown format {format!r}; formats: {', '.join(log_formats())}")
     try:
-        data = Path(path).read_bytes()
+        data = read_bytes(path, name)  # a regular file only (a FIFO, /dev/zero: one line), bounded
+    except UnreadableFileError:
+        raise
     except OSError as exc:
         raise ValueError(f"{name}: cannot read the file ({exc})") from None
     split = splitter or Splitter()
@@ -801,7 +804,10 @@ def read_log(path: str | Path, *, format: str | None = None, splitter: Splitter 
             line = data.count(b"\n", 0, exc.start) + 1
             issues.append(ImportIssue(name, line, f"not UTF-8: byte 0x{data[exc.start]:02x}; read as U+FFFD"))
             text = data.decode("utf-8", errors="replace")
-        found, problems = whole_file(name, text, split)
+        try:
+            found, problems = whole_file(name, text, split)
+        except RecursionError:
+            raise ValueError(f"{name}: JSON nested too deeply to read (nothing imported)") from None
         return LogFile(name, whole, found, issues + problems)
     issues = []
     reader: Any = None

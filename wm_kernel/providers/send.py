@@ -27,7 +27,7 @@ from wm_kernel.dialects.usage import Usage, parse_usage, request_prefix
 from wm_kernel.instruments.exchange import Exchange, ExchangeRecordedEvent
 from wm_kernel.instruments.history import History
 from wm_kernel.providers.pricing import Cost, price
-from wm_kernel.providers.recording import Recording, offline
+from wm_kernel.providers.recording import Recording, offline, section_digests
 from wm_kernel.session import Session
 from wm_kernel.utils.checks import check_str
 
@@ -103,7 +103,13 @@ def _error_line(provider: str, exc: Exception) -> str:
     request_id = getattr(exc, "request_id", None)
     suffix = f" (request {request_id})" if request_id else ""
     if status is None:
+        cause = exc.__cause__ or exc.__context__
         kind = "timed out" if "Timeout" in type(exc).__name__ else "could not connect"
+        if cause is not None and "Connect" not in type(cause).__name__ and "Timeout" not in type(cause).__name__:
+            kind = "the connection broke"
+        detail = " ".join(str(cause).split()) if cause is not None else ""
+        if detail and detail not in message:
+            message = f"{message} ({detail})"
         return f"{provider}: {kind}: {message}"
     what = {401: "authentication failed", 403: "permission denied", 429: "rate limited",
             404: "not found", 400: "bad request", 413: "request too large", 529: "overloaded"}.get(status)
@@ -151,10 +157,12 @@ def send(session: Session, client: Any | None, *, model: str, user: str, max_tok
         if client is None and recording is None:
             raise ValueError("no client to send with (offline): pass recording= to answer from a recording")
         composed = session.compose()
+    position = None
     if client is None or offline():
         if recording is None:
             raise ValueError("no client to send with (offline): pass recording= to answer from a recording")
-        recorded = recording.answer(user=user, model=model)
+        position = recording.position
+        recorded = recording.answer(user=user, model=model, sections=section_digests(composed))
         exchange = Exchange(turn=session.turn, provider=recorded.provider, model=recorded.model, user=user,
                             reply=recorded.reply, usage=recorded.usage, request_id=recorded.request_id,
                             stop_reason=recorded.stop_reason, prefix=recorded.prefix, max_tokens=max_tokens)
@@ -167,25 +175,61 @@ def send(session: Session, client: Any | None, *, model: str, user: str, max_tok
         if max_tokens is not None or not dialect.own_max_tokens:
             extra["max_tokens"] = max_tokens if max_tokens is not None else DEFAULT_MAX_TOKENS
         body = dialect.body(composed, messages, model=model, **extra)
+        received: list[str] = []
+        shown = on_text or _print
+
+        def showing(text: str) -> None:
+            received.append(text)
+            shown(text)
+
         try:
-            reply, usage, request_id, stop = dialect.call(client, body, stream, on_text or _print)
-        except Exception as exc:
-            if type(exc).__module__.partition(".")[0] != dialect.sdk:
-                raise
-            raise SendError(_error_line(provider, exc)) from None
+            reply, usage, request_id, stop = dialect.call(client, body, stream, showing)
+        except Exception as exc:  # noqa: BLE001 - every failure of the call is one line
+            if type(exc).__module__.partition(".")[0] == dialect.sdk:
+                raise SendError(_error_line(provider, exc)) from None
+            if _is_http_error(exc):
+                raise SendError(f"{provider}: the connection broke: {_one_line(exc)} "
+                                f"({sum(map(len, received)):,} characters received); nothing recorded") from None
+            raise SendError(f"{provider}: malformed reply ({type(exc).__name__}: {_one_line(exc)}); "
+                            f"nothing recorded") from None
+        if stream and stop is None:  # no message_delta / no choice finished: the stream was cut
+            raise SendError(f"{provider}: the reply stream ended before the reply was complete "
+                            f"({sum(map(len, received)):,} characters received); nothing recorded")
         exchange = Exchange(turn=session.turn, provider=provider, model=model, user=user, reply=reply,
                             usage=usage, request_id=request_id, stop_reason=stop, prefix=request_prefix(body),
                             max_tokens=max_tokens)
-    history.record_exchange(exchange)
+    # everything that can fail on what the provider sent is checked before anything is recorded
+    try:
+        usage_record = None if exchange.usage is None else parse_usage(
+            exchange.usage, where=f"the usage of turn {exchange.turn}", request_id=exchange.request_id)
+        cost = _cost(usage_record, model)
+    except (ValueError, TypeError) as exc:
+        if position is not None and recording is not None:
+            recording.position = position
+        raise SendError(f"{exchange.provider}: the reply's usage cannot be read: {_one_line(exc)}; "
+                        f"nothing recorded") from None
+    try:
+        history.record_exchange(exchange)
+    except BaseException:
+        if position is not None and recording is not None:
+            recording.position = position
+        raise
     if recording is not None and client is not None and not offline():
-        recording.append(exchange)
+        recording.append(exchange, section_digests(composed))
     session.bus.publish(ExchangeRecordedEvent.create(continuum_id=session.continuum_id, user_id=session.user_id,
                                                      clock=session.clock, exchange=exchange))
     if advance:
         session.advance_turn()
-    usage_record = None if exchange.usage is None else parse_usage(
-        exchange.usage, where=f"the usage of turn {exchange.turn}", request_id=exchange.request_id)
-    return Reply(exchange, usage_record, _cost(usage_record, model))
+    return Reply(exchange, usage_record, cost)
+
+
+def _one_line(exc: BaseException) -> str:
+    return " ".join(str(exc).split())[:300] or type(exc).__name__
+
+
+def _is_http_error(exc: BaseException) -> bool:
+    """An error of the HTTP library under the SDKs (httpx2 or httpx): a broken connection."""
+    return type(exc).__module__.partition(".")[0] in ("httpx2", "httpx", "httpcore", "httpcore2")
 
 
 def _cost(usage: Usage | None, model: str) -> Cost | None:

@@ -27,10 +27,14 @@ from wm_kernel.utils.checks import check_str
 
 SEPARATOR = ":"
 
-#: The hashes every History in a store shares (content-addressed: texts by digest, section
-#: entries by id), beside one hash per conversation (:func:`history`).
+#: The hashes every History in a store shared before issue 34 (texts by digest, section entries by
+#: id). Histories now write per-user hashes (:func:`history_texts`, :func:`history_entries`), so a
+#: per-user ACL can run a session; these are only read, to open histories written before.
 HISTORY_TEXTS = "history:texts"
 HISTORY_ENTRIES = "history:entries"
+#: Where the original keeps a user's manifest segments (a string; read by ValkeyStore, never written).
+ORIGINAL_MANIFEST_PREFIX = "manifest_segments:"
+MANIFEST_PREFIX = "manifest:"
 
 
 def encode_part(part: str) -> str:
@@ -91,6 +95,47 @@ def manifest(user_id: str) -> str:
 def session(user_id: str, continuum_id: str) -> str:
     """A Session's own record of a conversation (the current segment's start)."""
     return _key("session", user_id, continuum_id)
+
+
+def original_manifest_segments(manifest_key: str) -> str:
+    """The original's ``manifest_segments:{user_id}`` for the key :func:`manifest` gave (the user
+    part stays as encoded, so both name the same user)."""
+    if not manifest_key.startswith(MANIFEST_PREFIX):
+        raise ValueError(f"not a manifest key: {manifest_key!r}")
+    return ORIGINAL_MANIFEST_PREFIX + manifest_key[len(MANIFEST_PREFIX):]
+
+
+def manifest_from_original(original_key: str) -> str:
+    """The manifest hash :func:`manifest` names for the original's ``manifest_segments:{user}``."""
+    if not original_key.startswith(ORIGINAL_MANIFEST_PREFIX):
+        raise ValueError(f"not an original manifest key: {original_key!r}")
+    return MANIFEST_PREFIX + original_key[len(ORIGINAL_MANIFEST_PREFIX):]
+
+
+def write_marker(key: str, write_id: str) -> str:
+    """The short-lived string a ValkeyStore write sets beside what it writes to ``key``, so that
+    after a dropped connection it can tell whether the write landed (``{key}:wm-write:{id}``: it
+    starts with the written key, so a per-user ACL that allows the key allows it; no key this
+    module builds ends this way, as every id part is encoded)."""
+    check_str(write_id, "write id")
+    return SEPARATOR.join((key, "wm-write", encode_part(write_id)))
+
+
+def history_texts(user_id: str) -> str:
+    """A user's History texts, by digest (content-addressed within the user)."""
+    return _key("history-texts", user_id)
+
+
+def history_entries(user_id: str) -> str:
+    """A user's History section entries, by id."""
+    return _key("history-entries", user_id)
+
+
+def history_exchanges(user_id: str, continuum_id: str) -> str:
+    """A conversation's exchanges with a model, one field per turn (``history-exchanges:{user}:
+    {continuum}``, ids encoded: user ``a:b`` / conversation ``c`` and user ``a`` / conversation
+    ``b:c`` never share it)."""
+    return _key("history-exchanges", user_id, continuum_id)
 
 
 def history(user_id: str, continuum_id: str) -> str:

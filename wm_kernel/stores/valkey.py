@@ -24,12 +24,16 @@ Requires the ``valkey`` client package (``pip install 'wm-kernel[valkey]'``).
 from __future__ import annotations
 
 import json
+import re
 import threading
+import time
+import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any, TypeVar
 from urllib.parse import unquote, urlsplit, urlunsplit
 
+from wm_kernel.stores import keys
 from wm_kernel.stores.embedded import StateStore
 from wm_kernel.utils.checks import check_int
 
@@ -40,14 +44,27 @@ SCHEMES = ("valkey", "valkeys", "redis", "rediss", "unix")
 
 #: The original's manifest cache (a string key holding a JSON list of segments) and the hash this
 #: project's ManifestTrinket reads instead.
-ORIGINAL_MANIFEST_PREFIX = "manifest_segments:"
-MANIFEST_PREFIX = "manifest:"
+ORIGINAL_MANIFEST_PREFIX = keys.ORIGINAL_MANIFEST_PREFIX
+MANIFEST_PREFIX = keys.MANIFEST_PREFIX
 
 _GLOB_SPECIALS = "\\*?[]"
 
 
+#: How long a write's marker (its write id) stays on the server beyond twice the store's timeout:
+#: only as long as a dropped write can take to be resolved.
+WRITE_MARKER_SECONDS = 30
+
+
+def _never_sent(exc: BaseException) -> bool:
+    """Whether a connection error happened before anything was sent (connecting failed)."""
+    return "connecting to" in str(exc) or isinstance(exc, ConnectionRefusedError)
+
+
 class ValkeyUnavailableError(ConnectionError):
     """The Valkey server could not be reached, timed out or dropped the connection."""
+
+    #: True when a write was sent and the server went away before it answered: it may be stored.
+    may_have_landed = False
 
 
 class ValkeyPermissionError(PermissionError):
@@ -225,10 +242,58 @@ class ValkeyStore(StateStore):
         except (ValueError, TypeError) as exc:
             raise ValueError(f"not a usable Valkey URL {self.url!r}: "
                              f"{_scrub(_one_line(exc), secrets)}") from None
+        # writes go through a client of their own that never repeats a command by itself: a
+        # write whose connection drops is resolved by its write id (see _write)
+        self._writer = valkey.Valkey.from_url(
+            url, decode_responses=True, socket_timeout=timeout, socket_connect_timeout=timeout,
+            retry=Retry(NoBackoff(), 0))
+        self._timeout = float(timeout)
         self._lock = threading.RLock()
         self._local = _Local()
         self._depth = 0
         self._call("connect", "ping", lambda c: c.ping())
+
+    def _write(self, what: str, key: str, commands: Callable[[Any], None]) -> list[Any]:
+        """Run ``commands(pipe)`` in one MULTI/EXEC with a write id (a marker string set in the
+        same transaction, kept :data:`WRITE_MARKER_SECONDS` plus twice the timeout), and return the replies of
+        ``commands``. If the connection drops after the write was sent, the write is resolved
+        once the server answers again: the marker is there (it landed: done) or not (it did not:
+        sent once more, same id). If the server does not answer again within the timeout, the
+        ValkeyUnavailableError says the write may have landed. A write never lands twice."""
+        write_id = uuid.uuid4().hex
+        marker = self._server_key(keys.write_marker(key.split(", ")[0], write_id))
+
+        def send(client: Any) -> list[Any]:
+            pipe = client.pipeline(transaction=True)
+            commands(pipe)
+            pipe.set(marker, "1", ex=WRITE_MARKER_SECONDS + int(2 * self._timeout))
+            return list(pipe.execute())[:-1]
+
+        try:
+            return send(self._writer)
+        except self._errors as exc:
+            if _never_sent(exc):
+                raise self._unavailable(what, key, exc) from None
+        deadline = time.monotonic() + self._timeout
+        while True:
+            try:
+                if self._writer.exists(marker):
+                    return []  # it landed before the connection dropped
+                return send(self._writer)
+            except self._errors as exc:
+                if time.monotonic() >= deadline:
+                    raise self._unavailable(what, key, exc, maybe_landed=True) from None
+                time.sleep(0.05)
+
+    def _unavailable(self, what: str, key: str, exc: BaseException, *,
+                     maybe_landed: bool = False) -> ValkeyUnavailableError:
+        landed = ("; the write was sent before the connection failed and may have landed: read "
+                  "it back before repeating it") if maybe_landed else ""
+        error = ValkeyUnavailableError(_scrub(
+            f"Valkey server {self.url} unavailable ({what} {key!r}): {_one_line(exc)}{landed}",
+            self._secrets))
+        error.may_have_landed = maybe_landed
+        return error
 
     # -- talking to the server
     def _call(self, what: str, key: str, command: Callable[[Any], T]) -> T:
@@ -237,6 +302,8 @@ class ValkeyStore(StateStore):
         ValkeyPermissionError (an ACL refused it), ValkeyReplyError (any other error reply)."""
         try:
             return command(self._client)
+        except ValkeyUnavailableError:
+            raise  # already one line (a write resolved by its write id)
         except self._errors as exc:
             raise ValkeyUnavailableError(_scrub(
                 f"Valkey server {self.url} unavailable ({what} {key!r}): {_one_line(exc)}",
@@ -246,7 +313,8 @@ class ValkeyStore(StateStore):
                 f"Valkey server {self.url} refused to {what} {key!r}: "
                 f"{_one_line(exc)}", self._secrets)) from None
         except self._replies as exc:
-            reply = _one_line(exc)
+            # a command inside a write's MULTI/EXEC: its reply, without the command (values)
+            reply = re.sub(r"^Command # \d+ \(.*?\) of pipeline caused error: ", "", _one_line(exc))
             if reply.startswith("WRONGTYPE"):
                 message = (f"Valkey server {self.url}: cannot {what} {key!r}: it holds another "
                            f"type of value than this store keeps there (written by something "
@@ -263,7 +331,7 @@ class ValkeyStore(StateStore):
         when ``key`` is a manifest hash the server does not have)."""
         raw: dict[str, str] = self._call("read", key, lambda c: c.hgetall(self._server_key(key)))
         if not raw and key.startswith(MANIFEST_PREFIX):
-            return self._original_manifest(key[len(MANIFEST_PREFIX):])
+            return self._original_manifest(key)
         return raw
 
     def _server_field(self, key: str, field: str) -> str | None:
@@ -273,8 +341,8 @@ class ValkeyStore(StateStore):
             return self._server_hash(key).get(field)
         return text
 
-    def _original_manifest(self, user_id: str) -> dict[str, str]:
-        source = ORIGINAL_MANIFEST_PREFIX + user_id
+    def _original_manifest(self, manifest_key: str) -> dict[str, str]:
+        source = keys.original_manifest_segments(manifest_key)
         text = self._call("read", source, lambda c: c.get(self._server_key(source)))
         if text is None:
             return {}
@@ -377,14 +445,16 @@ class ValkeyStore(StateStore):
             if self._staging():
                 self._change(key, field, text)
             else:
-                self._call("write", key, lambda c: c.hset(self._server_key(key), field, text))
+                self._call("write", key, lambda c: self._write(
+                    "write", key, lambda pipe: pipe.hset(self._server_key(key), field, text)))
 
     def hdel(self, key: str, field: str) -> bool:
         with self._lock:
             if not self._staging():
-                removed: int = self._call("write", key,
-                                          lambda c: c.hdel(self._server_key(key), field))
-                return removed > 0
+                replies = self._call("write", key, lambda c: self._write(
+                    "write", key, lambda pipe: pipe.hdel(self._server_key(key), field)))
+                # no replies: it landed before a dropped connection, its count unknown
+                return bool(replies[0]) if replies else True
             if self._field_view(key, field) is None:
                 return False
             self._change(key, field, None)
@@ -393,7 +463,8 @@ class ValkeyStore(StateStore):
     def delete(self, key: str) -> None:
         with self._lock:
             if not self._staging():
-                self._call("write", key, lambda c: c.delete(self._server_key(key)))
+                self._call("write", key, lambda c: self._write(
+                    "write", key, lambda pipe: pipe.delete(self._server_key(key))))
             elif self.read_only:
                 # field by field: a field the server writes afterwards shows again (it is newer)
                 for field in self._view(key):
@@ -441,7 +512,7 @@ class ValkeyStore(StateStore):
                 if not name.startswith(prefix):
                     continue
                 if name.startswith(ORIGINAL_MANIFEST_PREFIX) and kind == "string":
-                    alias = MANIFEST_PREFIX + name[len(ORIGINAL_MANIFEST_PREFIX):]
+                    alias = keys.manifest_from_original(name)
                     if alias.startswith(prefix) and self._view(alias):
                         result.add(alias)
                 elif (kind == "hash" or name in self._local.fields) and self._view(name):
@@ -476,8 +547,7 @@ class ValkeyStore(StateStore):
         if not pending:
             return
 
-        def run(client: Any) -> None:
-            pipe = client.pipeline(transaction=True)
+        def run(pipe: Any) -> None:
             for key in sorted(pending.cleared):
                 pipe.delete(self._server_key(key))
             for key, changes in pending.fields.items():
@@ -487,9 +557,9 @@ class ValkeyStore(StateStore):
                     pipe.hset(self._server_key(key), mapping=sets)
                 if dels:
                     pipe.hdel(self._server_key(key), *dels)
-            pipe.execute()
 
-        self._call("commit", ", ".join(sorted({*pending.cleared, *pending.fields})), run)
+        named = ", ".join(sorted({*pending.cleared, *pending.fields}))
+        self._call("commit", named, lambda c: self._write("commit", named, run))
 
     # -- for users
     def local_changes(self) -> dict[str, dict[str, Any]]:
@@ -509,6 +579,7 @@ class ValkeyStore(StateStore):
     def close(self) -> None:
         with self._lock:
             self._client.close()  # type: ignore[no-untyped-call]
+            self._writer.close()  # type: ignore[no-untyped-call]
 
     def __repr__(self) -> str:
         mode = ", read_only=True" if self.read_only else ""

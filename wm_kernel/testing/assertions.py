@@ -48,11 +48,17 @@ def prompts_of(subject: Any, turns: tuple[int, int] | None = None) -> list[tuple
         if turns is None:
             pairs = [(t, recorder.prompt_at(t)) for t in recorded]
         else:
-            missing = [t for t in range(turns[0], turns[1] + 1) if t not in set(recorded)]
-            if missing:
+            _check_turns(turns)
+            # the first turn of the range not recorded, found in at most len(recorded) + 1 steps:
+            # a range of a hundred million turns is never built
+            known = set(recorded)
+            first = turns[0]
+            while first <= turns[1] and first in known:
+                first += 1
+            if first <= turns[1]:
                 span = f"{recorded[0]}..{recorded[-1]}" if recorded else "none"
-                raise ValueError(f"turn {missing[0]} was not recorded (recorded turns: {span})")
-            pairs = [(t, recorder.prompt_at(t)) for t in range(turns[0], turns[1] + 1)]
+                raise ValueError(f"turn {first} was not recorded (recorded turns: {span})")
+            pairs = [(t, recorder.prompt_at(t)) for t in recorded if turns[0] <= t <= turns[1]]
     elif isinstance(subject, ComposedPrompt):
         pairs = [(subject.turn or 0, subject)]
     elif isinstance(subject, Sequence) and not isinstance(subject, (str, bytes)) and all(

@@ -16,7 +16,6 @@ The assertion helpers are plain functions: ``from wm_kernel.testing.assertions i
 """
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -66,10 +65,10 @@ def wm_session(request: pytest.FixtureRequest) -> Iterator[Any]:
 def prompt_snapshot(request: pytest.FixtureRequest) -> Any:
     """The golden files of this test: ``prompt_snapshot(session)`` compares, or writes with
     ``--wm-update``."""
-    from wm_kernel.testing.snapshot import PromptSnapshot
+    from wm_kernel.testing.snapshot import PromptSnapshot, golden_name
 
     path = Path(str(request.node.path))
-    name = re.sub(r"[^\w.-]+", "_", request.node.name).strip("_")
+    name = golden_name(request.node.name)  # distinct ids, distinct files
     snapshot = PromptSnapshot(path.parent / SNAPSHOT_DIR / path.stem, name,
                               update=bool(request.config.getoption("wm_update")))
     yield snapshot

@@ -14,10 +14,13 @@ replay in a worker process with the environment a check chooses (``PYTHONHASHSEE
 """
 from __future__ import annotations
 
+import contextlib
 import importlib
 import json
+import signal
+import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
@@ -95,6 +98,39 @@ class _Stop(Exception):
     """Raised by the collector to end a replay (not one of the errors Scenario.run re-labels)."""
 
 
+class _TimeLimit(BaseException):
+    """Raised by the alarm inside whatever a replay is running when its time is up (a trinket that
+    hangs): a BaseException, so no ``except Exception`` isolating a trinket swallows it."""
+
+
+#: How long past its time limit a replay that does not return is interrupted.
+ALARM_GRACE = 0.5
+
+
+def _alarm(signum: int, frame: Any) -> None:
+    raise _TimeLimit
+
+
+@contextlib.contextmanager
+def _time_limit(seconds: float | None) -> Iterator[bool]:
+    """Interrupt the block half a second after ``seconds`` (a SIGALRM timer, the backstop of the
+    check after each compose, for a step that never returns: only in the main thread, where
+    signals are delivered; elsewhere only the check after each compose bounds it). Yields whether
+    the timer is armed."""
+    armed = (seconds is not None and hasattr(signal, "setitimer")
+             and threading.current_thread() is threading.main_thread())
+    if not armed or seconds is None:
+        yield False
+        return
+    previous = signal.signal(signal.SIGALRM, _alarm)
+    signal.setitimer(signal.ITIMER_REAL, seconds + ALARM_GRACE)
+    try:
+        yield True
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
 class Collector:
     """The instrument a checked replay attaches: keeps every compose, composes again when asked,
     and stops the replay past ``deadline`` (a ``time.monotonic()`` value) or ``max_turns``."""
@@ -167,10 +203,16 @@ def run_scenario(scenario: Scenario, factories: Mapping[str, Any] | None = None,
     collector = Collector(replay, recompose=recompose, deadline=deadline, max_turns=max_turns,
                           clock_step=clock_step)
     try:
-        scenario.run(factories=chosen,
-                     instruments=[collector] if prepare is None else [prepare, collector])
+        with _time_limit(timeout):
+            scenario.run(factories=chosen,
+                         instruments=[collector] if prepare is None else [prepare, collector])
     except _Stop:
         pass
+    except _TimeLimit:
+        last = replay.composes[-1].turn if replay.composes else None
+        replay.stopped = (f"stopped at the time limit ({timeout:g} s), "
+                          + ("before the first compose" if last is None else f"after turn {last}")
+                          + ": a trinket or step did not return in time")
     return replay
 
 

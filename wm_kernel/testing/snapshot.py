@@ -22,6 +22,7 @@ turn 0, section 'a' (system) differs:
 from __future__ import annotations
 
 import difflib
+import hashlib
 import json
 from pathlib import Path
 from typing import Any
@@ -110,6 +111,24 @@ def first_difference(expected: dict[str, Any], actual: dict[str, Any]) -> str | 
         return None
     more = f"\n(and {len(found) - 1} more difference{'s' if len(found) > 2 else ''})" if len(found) > 1 else ""
     return found[0] + more
+
+
+_PLAIN = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-")
+#: The longest golden file name (bytes, before the suffix): a longer one ends in a digest.
+MAX_NAME_BYTES = 200
+
+
+def golden_name(node_name: str) -> str:
+    """The golden file name (without ``.json``) of a test named ``node_name``: letters, digits,
+    ``_``, ``.`` and ``-`` as they are, every other character percent-encoded (its UTF-8 bytes as
+    ``%XX``, ``%`` itself as ``%25``), so two test ids never share a file (``a/b``, ``a_b``,
+    ``a b`` and ``a:b`` are four); a name too long for a file system ends in a digest instead."""
+    name = "".join(c if c in _PLAIN else "".join(f"%{b:02X}" for b in c.encode("utf-8", "surrogatepass"))
+                   for c in node_name)
+    if len(name.encode()) > MAX_NAME_BYTES:
+        digest = hashlib.blake2b(node_name.encode("utf-8", "surrogatepass"), digest_size=8).hexdigest()
+        name = name[:MAX_NAME_BYTES - 17] + "-" + digest
+    return name
 
 
 class PromptSnapshot:

@@ -42,7 +42,8 @@ from wm_kernel.testing.replay import (
     run_scenario,
 )
 from wm_kernel.testing.report import CheckResult, Finding, StabilityReport, excerpt
-from wm_kernel.testing.worker import finish_subprocess, run_in_subprocess
+from wm_kernel.testing.worker import finish_subprocess, run_in_subprocess, stop_subprocess
+from wm_kernel.utils.checks import check_int, check_number
 
 __all__ = ["check_stability", "SCOPES"]
 
@@ -127,6 +128,9 @@ def check_stability(subject: Any, *, factories: Mapping[str, Any] | None = None,
     from wm_kernel.cachesim.models import get_model
     from wm_kernel.interop.imported import ImportedSession
 
+    check_number(timeout, "timeout", strict=True, unit="seconds")
+    if max_turns is not None:
+        check_int(max_turns, "max_turns", minimum=0)
     if preset is not None and preset not in mira.PRESETS:
         raise ValueError(f"unknown preset {preset!r} (presets: {', '.join(mira.PRESETS)})")
     if isinstance(subject, ImportedSession):
@@ -154,8 +158,6 @@ def check_stability(subject: Any, *, factories: Mapping[str, Any] | None = None,
     get_model(model)  # an unknown model is an error before anything runs
     if isinstance(turns_per_hour, bool) or not isinstance(turns_per_hour, int) or turns_per_hour < 1:
         raise ValueError(f"turns_per_hour must be a positive int, got {turns_per_hour!r}")
-    if not isinstance(timeout, (int, float)) or isinstance(timeout, bool) or timeout <= 0:
-        raise ValueError(f"timeout must be a positive number of seconds, got {timeout!r}")
     if len(seeds) != 2 or seeds[0] == seeds[1]:
         raise ValueError(f"seeds must be two different PYTHONHASHSEED values, got {seeds!r}")
     if scenario.continuum_id is None:
@@ -169,9 +171,23 @@ def check_stability(subject: Any, *, factories: Mapping[str, Any] | None = None,
         run.max_turns = run.baseline.composes[-1].turn  # every other replay stops where it did
     baseline_seconds = time.monotonic() - started
 
-    # the fresh processes first: they run while this one does the in-process checks
+    # the fresh processes first: they run while this one does the in-process checks; whatever
+    # ends this call (Ctrl-C included), none is left running and no job file is left behind
     fresh = [name for name in ("hash_seed", "tz_locale") if name in selected]
     processes: dict[str, Any] = {}
+    try:
+        return _checks(run, scenario, selected, fresh, processes, results, chosen_factories, seeds, tz,
+                       locale_name, model, turns_per_hour, scope, baseline_seconds, timeout=timeout,
+                       on_mira=on_mira, tools=tools)
+    finally:
+        for _, process in processes.values():
+            stop_subprocess(process)
+
+
+def _checks(run: _Run, scenario: Scenario, selected: list[str], fresh: Sequence[str], processes: dict[str, Any],
+            results: dict[str, CheckResult], chosen_factories: Mapping[str, Any], seeds: tuple[int, int],
+            tz: str, locale_name: str | None, model: str, turns_per_hour: int, scope: str,
+            baseline_seconds: float, *, timeout: float, on_mira: bool, tools: Any) -> StabilityReport:
     if fresh:
         try:
             paths = {name: import_path(f) for name, f in chosen_factories.items()}
@@ -195,7 +211,7 @@ def check_stability(subject: Any, *, factories: Mapping[str, Any] | None = None,
                                        f"TZ={tz} LC_ALL={other}")
             for key, env in envs.items():
                 processes[key] = (time.monotonic(), run_in_subprocess(
-                    text, paths, env, timeout=timeout, max_turns=run.max_turns, set_locale=True))
+                    text, paths, env, timeout=run.timeout, max_turns=run.max_turns, set_locale=True))
 
     masked: set[str] = set()
     if "recompose" in selected:

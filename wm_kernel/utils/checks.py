@@ -67,3 +67,20 @@ def check_int(value: object, what: str, *, minimum: int, expected: str = "an int
     if value < minimum:
         raise ValueError(f"{what} must be at least {minimum}, got {value}")
     return value
+
+
+def check_number(value: object, what: str, *, minimum: float = 0.0, strict: bool = False,
+                 unit: str = "") -> float:
+    """``value`` as a float if it is a finite real number (not a bool) of at least ``minimum``
+    (above it when ``strict``): NaN, infinities and negatives are a ValueError saying so, any other
+    type a TypeError. ``unit`` ends the wording ("seconds")."""
+    import math
+
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise TypeError(f"{what} must be a number, got {type(value).__name__}")
+    kind = "a positive, finite number" if strict and minimum == 0 else (
+        "a non-negative, finite number" if minimum == 0 else f"a finite number of at least {minimum:g}")
+    words = f"{kind}{' of ' + unit if unit else ''}"
+    if not math.isfinite(value) or value < minimum or (strict and value == minimum):
+        raise ValueError(f"{what} must be {words}, got {value!r}")
+    return float(value)

@@ -10,14 +10,14 @@ given ``--per-hour``, what a day costs at that pace.
 """
 from __future__ import annotations
 
-import json
-from pathlib import Path
+import math
 from typing import Any
 
 from IPython.core.error import UsageError
 from IPython.core.magic_arguments import MagicArgumentParser
 
 from wm_kernel.display.wire_view import WireView, request_view
+from wm_kernel.utils.safe_files import UnreadableFileError, load_json
 
 
 def _parser() -> MagicArgumentParser:
@@ -41,11 +41,11 @@ def _tools(path: str | None) -> list[Any]:
     if path is None:
         return []
     try:
-        tools = json.loads(Path(path).read_text(encoding="utf-8"))
+        tools = load_json(path, path)  # a regular file only, bounded, of bounded nesting
     except OSError as exc:
         raise UsageError(f"--tools: cannot read {path}: {exc.strerror or exc}") from None
-    except json.JSONDecodeError as exc:
-        raise UsageError(f"--tools: {path} is not JSON: {exc.msg} at line {exc.lineno}") from None
+    except UnreadableFileError as exc:
+        raise UsageError(f"--tools: {exc}") from None
     if not isinstance(tools, list):
         raise UsageError(f"--tools: {path} must hold a JSON list of tool schemas")
     return tools
@@ -53,8 +53,8 @@ def _tools(path: str | None) -> list[Any]:
 
 def request_magic(session: Any, args: Any) -> WireView:
     """Run ``%request`` on ``session`` with parsed ``args``."""
-    if args.per_hour is not None and not args.per_hour >= 0:
-        raise UsageError("--per-hour must be a number of turns, 0 or more")
+    if args.per_hour is not None and not 0 <= args.per_hour < math.inf:
+        raise UsageError(f"--per-hour must be a finite number of turns, 0 or more, got {args.per_hour:g}")
     history = [{"role": "user", "content": args.user}] if args.user else None
     try:
         return request_view(session, args.turn, model=args.model, history=history,
