@@ -63,6 +63,11 @@ class Reply:
         return f'<div class="wm-reply"><pre style="white-space:pre-wrap">{escape(self.text)}</pre></div>'
 
 
+#: Why nothing was sent, and the two ways on, in one line.
+NO_WAY_TO_SEND = ("nothing to send with: pass a client (anthropic.Anthropic(), openai.OpenAI()) or a recording "
+                  "to answer from (recording=Recording.load(FILE)); WM_KERNEL_OFFLINE=1 needs the recording")
+
+
 def provider_of(client: Any) -> str:
     """``"anthropic"`` or ``"openai"`` for an SDK client (by the package it comes from)."""
     package = type(client).__module__.partition(".")[0]
@@ -160,11 +165,11 @@ def send(session: Session, client: Any | None, *, model: str, user: str, max_tok
     composed = session.composed
     if not isinstance(composed, ComposedPrompt) or composed.turn != session.turn:
         if client is None and recording is None:
-            raise ValueError("no client to send with (offline): pass recording= to answer from a recording")
+            raise ValueError(NO_WAY_TO_SEND)
         composed = session.compose()
     if client is None or offline():
         if recording is None:
-            raise ValueError("no client to send with (offline): pass recording= to answer from a recording")
+            raise ValueError(NO_WAY_TO_SEND)
         recorded = recording.answer(user=user, model=model)
         exchange = Exchange(turn=session.turn, provider=recorded.provider, model=recorded.model, user=user,
                             reply=recorded.reply, usage=recorded.usage, request_id=recorded.request_id,
