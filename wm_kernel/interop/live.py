@@ -10,6 +10,7 @@ prompt is the composer's (its separators and base prompt), so for the exact requ
 """
 from __future__ import annotations
 
+import weakref
 from collections.abc import Sequence
 from typing import Any, Protocol
 
@@ -33,6 +34,16 @@ class ImportedTurns(Protocol):
     def turns(self) -> list[int]: ...
 
     def prompt_at(self, turn: int) -> ComposedPrompt: ...
+
+
+# the log each replayed Session came from: the stability checker checks a log request against
+# request, since the agent that composed it is not here to recompose
+_origins: weakref.WeakKeyDictionary[Session, ImportedTurns] = weakref.WeakKeyDictionary()
+
+
+def imported_of(session: Session) -> ImportedTurns | None:
+    """The imported log ``session`` replays (made by :func:`replay_session`), or None."""
+    return _origins.get(session)
 
 
 def replay_session(imported: ImportedTurns, *, base_prompt: str = "", **options: Any) -> Session:
@@ -74,4 +85,5 @@ def replay_session(imported: ImportedTurns, *, base_prompt: str = "", **options:
             session.compose()
         else:
             session.advance_turn()
+    _origins[session] = imported
     return session
