@@ -60,7 +60,9 @@ class Reply:
     def _repr_html_(self) -> str:
         from html import escape
 
-        return f'<div class="wm-reply"><pre style="white-space:pre-wrap">{escape(self.text)}</pre></div>'
+        from wm_kernel.utils.htmltext import no_math
+
+        return no_math(f'<div class="wm-reply"><pre style="white-space:pre-wrap">{escape(self.text)}</pre></div>')
 
 
 #: Why nothing was sent, and the two ways on, in one line.

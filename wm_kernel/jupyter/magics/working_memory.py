@@ -582,6 +582,8 @@ def load_extension(shell: Any) -> None:
 
     # ``%request?`` shows the whole usage (its options are declared in magics/request.py)
     WorkingMemoryMagics.request.__doc__ = request_usage()
+    import wm_kernel.experiments.recorder  # noqa: F401  (sessions from now on keep their own recording)
+
     current_session()
 
 
