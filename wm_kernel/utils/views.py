@@ -103,8 +103,8 @@ RICH_VIEWS: dict[str, str] = {
 #: tables of the imported log (pandas frames in JupyterLab's table style), last, since the import
 #: makes the log the current session.
 OTHER_VIEWS: dict[str, str] = {
-    "the imported log": "log = %wm_import {ROOT}/notebooks/logs/parcelly_support.jsonl\nlog.history",
-    "the imported log's summary": "log.summary()",
-    "the imported log's stability": "%wm_check stability",
-    "the imported log's reconciliation": "from wm_kernel.providers.reconcile import reconcile\nreconcile(log)",
+    "imported log": "log = %wm_import {ROOT}/notebooks/logs/parcelly_support.jsonl\nlog.history",
+    "imported log summary": "log.summary()",
+    "imported log stability": "%wm_check stability",
+    "imported log reconciliation": "from wm_kernel.providers.reconcile import reconcile\nreconcile(log)",
 }
