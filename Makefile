@@ -5,7 +5,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 ARGS   ?=
 
-.PHONY: lab demo test bench notebooks clean
+.PHONY: lab demo test lint bench notebooks clean
 
 $(STAMP): pyproject.toml
 	@echo "make: first run: creating $(VENV) and installing wm-kernel with JupyterLab and the test tools;"
@@ -34,6 +34,11 @@ test: $(STAMP)
 	@$(PY) -m pytest -q $(ARGS); status=$$?; \
 	if [ $$status -eq 5 ]; then echo "make test: pytest collected no tests" >&2; fi; \
 	exit $$status
+
+## lint: ruff (lint rules) and mypy --strict, the checks the pre-commit config runs; CI runs it first
+lint: $(STAMP)
+	$(VENV)/bin/ruff check .
+	$(PY) -m mypy
 
 ## notebooks: re-execute the shipped notebooks in place, saving outputs and widget state
 notebooks: $(STAMP)

@@ -13,7 +13,7 @@ import pytest
 from wm_kernel.display.budget_bars import budget_bars
 from wm_kernel.experiments import Scenario, compare
 from wm_kernel.jupyter.dashboard.widget import Dashboard
-from wm_kernel.jupyter.magics.working_memory import trinkets_frame
+from wm_kernel.jupyter.magics.tables import trinkets_frame
 from wm_kernel.session import set_current_session
 
 MODEL = "claude-sonnet-4-6"

@@ -1,4 +1,4 @@
-"""The built-in trinkets and their base classes.
+"""The built-in trinkets (their base classes are ``trinkets.base``'s).
 
 Names load lazily (PEP 562), so importing ``trinkets.base`` from the core does not pull in every
 trinket module.
@@ -9,8 +9,6 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # type checkers see the classes ("X as X" exports them); at run time they load lazily
-    from trinkets.base import EventAwareTrinket as EventAwareTrinket
-    from trinkets.base import StatefulTrinket as StatefulTrinket
     from trinkets.domaindoc_trinket import DomaindocTrinket as DomaindocTrinket
     from trinkets.getcontext_trinket import GetContextTrinket as GetContextTrinket
     from trinkets.lora_trinket import LoraTrinket as LoraTrinket
@@ -29,8 +27,6 @@ _MODULES = {
     "GetContextTrinket": "trinkets.getcontext_trinket",
     "PeanutGalleryTrinket": "trinkets.peanutgallery_trinket",
     "DomaindocTrinket": "trinkets.domaindoc_trinket",
-    "EventAwareTrinket": "trinkets.base",
-    "StatefulTrinket": "trinkets.base",
 }
 
 #: Registration order of the built-in trinkets in a default Session: cached system sections first,

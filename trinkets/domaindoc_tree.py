@@ -10,6 +10,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+from wm_kernel.utils.checks import check_str
+
 #: Deepest nesting: section (1), subsection (2), sub-subsection (3).
 MAX_DEPTH = 3
 
@@ -118,3 +120,27 @@ class Tree:
                     inner = node
                 yield from visit(node.children, inner)
         return visit(self.roots, None)
+
+
+def find_section(doc: dict[str, Any], section_id: object) -> dict[str, Any]:
+    """The record of section ``section_id`` in a stored document; ValueError when it has none."""
+    check_str(section_id, "section id")
+    for record in doc["sections"]:
+        if isinstance(record, dict) and record.get("id") == section_id:
+            return record
+    raise ValueError(f"unknown section {section_id!r} in document {doc.get('label')!r}")
+
+
+def section_level(doc: dict[str, Any], record: dict[str, Any]) -> int:
+    """1 for a top-level section; ValueError when its parent chain is broken or loops."""
+    by_id = {r.get("id"): r for r in doc["sections"] if isinstance(r, dict)}
+    level, seen, current = 1, {record.get("id")}, record
+    while current.get("parent") is not None:
+        parent = by_id.get(current["parent"])
+        if parent is None or parent.get("id") in seen:
+            raise ValueError(f"section {record.get('id')!r} is not attached to the document "
+                             f"(see problems())")
+        seen.add(parent.get("id"))
+        current = parent
+        level += 1
+    return level

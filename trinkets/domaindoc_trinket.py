@@ -154,16 +154,8 @@ from typing import Any
 from traitlets import Int
 
 from trinkets.base import EventAwareTrinket, arg, command, feed
-from trinkets.domaindoc_render import BANNER as BANNER
-from trinkets.domaindoc_render import DELIMITER as DELIMITER
-from trinkets.domaindoc_render import LEVEL_TAGS as LEVEL_TAGS
-from trinkets.domaindoc_render import ORIGINAL_CHILD_COUNT as ORIGINAL_CHILD_COUNT
-from trinkets.domaindoc_render import ORIGINAL_LEVEL_TAGS as ORIGINAL_LEVEL_TAGS
-from trinkets.domaindoc_render import QUICK_REFERENCE as QUICK_REFERENCE
-from trinkets.domaindoc_render import SECTION_INSTRUCTION as SECTION_INSTRUCTION
 from trinkets.domaindoc_render import render_original, render_revised
-from trinkets.domaindoc_tree import MAX_DEPTH as MAX_DEPTH
-from trinkets.domaindoc_tree import Tree
+from trinkets.domaindoc_tree import MAX_DEPTH, Tree, find_section, section_level
 from wm_kernel.stores import keys
 from wm_kernel.utils.checks import check_bool, check_str
 
@@ -232,29 +224,6 @@ class DomaindocTrinket(EventAwareTrinket):
             change(record)
             del record["label"]  # the field name holds it
             store.hset(self.store_key, label, record)
-
-    @staticmethod
-    def _section(doc: dict[str, Any], section_id: object) -> dict[str, Any]:
-        check_str(section_id, "section id")
-        for record in doc["sections"]:
-            if isinstance(record, dict) and record.get("id") == section_id:
-                return record
-        raise ValueError(f"unknown section {section_id!r} in document {doc.get('label')!r}")
-
-    @staticmethod
-    def _level(doc: dict[str, Any], record: dict[str, Any]) -> int:
-        """1 for a top-level section; ValueError when its parent chain is broken or loops."""
-        by_id = {r.get("id"): r for r in doc["sections"] if isinstance(r, dict)}
-        level, seen, current = 1, {record.get("id")}, record
-        while current.get("parent") is not None:
-            parent = by_id.get(current["parent"])
-            if parent is None or parent.get("id") in seen:
-                raise ValueError(f"section {record.get('id')!r} is not attached to the document "
-                                 f"(see problems())")
-            seen.add(parent.get("id"))
-            current = parent
-            level += 1
-        return level
 
     # -- documents
     @feed
@@ -350,7 +319,7 @@ class DomaindocTrinket(EventAwareTrinket):
             if any(isinstance(r, dict) and r.get("id") == section_id for r in sections):
                 raise ValueError(f"section {section_id!r} already exists in document {label!r}")
             if parent is not None:
-                level = self._level(doc, self._section(doc, parent)) + 1
+                level = section_level(doc, find_section(doc, parent)) + 1
                 if level > MAX_DEPTH:
                     raise ValueError(f"section {section_id!r} would be level {level}: sections nest "
                                      f"at most {MAX_DEPTH} levels deep")
@@ -377,7 +346,7 @@ class DomaindocTrinket(EventAwareTrinket):
             check_str(summary, "section summary", empty_ok=True)
 
         def change(doc: dict[str, Any]) -> None:
-            record = self._section(doc, section_id)
+            record = find_section(doc, section_id)
             for key, value in (("body", body), ("header", header), ("summary", summary)):
                 if value is not None:
                     record[key] = value
@@ -387,7 +356,7 @@ class DomaindocTrinket(EventAwareTrinket):
     def delete_section(self, label: str, section_id: str) -> None:
         """Remove a section together with its subsections."""
         def change(doc: dict[str, Any]) -> None:
-            self._section(doc, section_id)
+            find_section(doc, section_id)
             # string ids only: a hand-edited child without one must not make every top-level
             # section (parent None) a descendant, nor an unhashable id break the lookup
             doomed: set[str] = {section_id}
@@ -411,7 +380,7 @@ class DomaindocTrinket(EventAwareTrinket):
     def _set_section(self, label: str, section_id: str, key: str, value: Any,
                      check: Callable[[dict[str, Any]], None] | None = None) -> None:
         def change(doc: dict[str, Any]) -> None:
-            record = self._section(doc, section_id)
+            record = find_section(doc, section_id)
             if check is not None:
                 check(record)
             record[key] = value
@@ -482,7 +451,7 @@ class DomaindocTrinket(EventAwareTrinket):
 
         def change(doc: dict[str, Any]) -> None:
             if parent is not None:
-                self._section(doc, parent)
+                find_section(doc, parent)
             siblings = {r.get("id"): r for r in doc["sections"]
                         if isinstance(r, dict) and r.get("parent") == parent}
             if len(set(order)) != len(order) or set(order) != set(siblings):

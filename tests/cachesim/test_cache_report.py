@@ -6,7 +6,7 @@ import pytest
 from sample_trinkets import Directives, Doc, Ticker
 
 from wm_kernel.cachesim.models import MODELS, register_model, unregister_model
-from wm_kernel.cachesim.report import TURN_COLUMNS, cache_report
+from wm_kernel.cachesim.report import REPORT_COLUMNS, cache_report
 from wm_kernel.core.clock import ManualClock
 from wm_kernel.core.profile import Profile
 from wm_kernel.session import Session
@@ -47,7 +47,7 @@ def test_hits_writes_and_the_section_that_broke_the_cache(cheap):
     step(s)                                       # 6: and came back: turn 4's entry is still live
     report = cache_report(s, model=cheap, exchange=(0, 0))
     t = report.turns
-    assert list(t.columns) == TURN_COLUMNS
+    assert list(t.columns) == REPORT_COLUMNS
     row = dict(hit=False, cache_read_tokens=0, uncached_tokens=8)
     assert t.drop(columns="cost").to_dict("records") == [
         dict(row, turn=0, status="write", cache_write_tokens=1268, input_tokens=1276, broke_by="(first turn)"),

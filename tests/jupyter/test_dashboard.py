@@ -19,9 +19,10 @@ from trinkets.base import EventAwareTrinket, StatefulTrinket, feed
 from trinkets.peanutgallery_trinket import PeanutGalleryTrinket
 from wm_kernel.core.clock import ManualClock
 from wm_kernel.core.events import SegmentCollapsedEvent, TurnCompletedEvent
+from wm_kernel.jupyter.dashboard.model import TurnDriver
 from wm_kernel.jupyter.dashboard.parts import PanelView
 from wm_kernel.jupyter.dashboard.tabs import UNDRAWN
-from wm_kernel.jupyter.dashboard.widget import Dashboard, TurnDriver
+from wm_kernel.jupyter.dashboard.widget import Dashboard
 from wm_kernel.session import Session
 from wm_kernel.utils import style
 
@@ -708,7 +709,7 @@ def test_the_timeline_ends_an_item_where_it_was_last_seen_when_cut_short(sent: l
 def test_the_item_log_gives_the_spans_and_items_the_per_turn_copies_gave() -> None:
     import random
 
-    from wm_kernel.display.overview import ItemLog, item_spans
+    from wm_kernel.instruments.items import ItemLog, item_spans
 
     rng = random.Random(7)
     for _ in range(200):
@@ -1213,7 +1214,7 @@ def test_a_section_moved_by_a_new_layout_moves_to_its_view(sent: list) -> None:
 
 
 def test_the_timeline_draws_the_items_of_its_window_and_counts_the_earlier_ones(sent: list) -> None:
-    from wm_kernel.display.overview import WINDOW
+    from wm_kernel.instruments.items import WINDOW
 
     s = make_session(Tasks)
     d = Dashboard(s)
@@ -1260,7 +1261,7 @@ def test_newest_changes_match_the_full_diff_for_any_pair_of_prompts() -> None:
 def test_the_item_log_spans_asked_between_sightings_match_the_copies() -> None:
     import random
 
-    from wm_kernel.display.overview import ItemLog, item_spans
+    from wm_kernel.instruments.items import ItemLog, item_spans
 
     rng = random.Random(11)
     for _ in range(200):
@@ -1293,7 +1294,8 @@ def test_the_item_log_spans_asked_between_sightings_match_the_copies() -> None:
 def test_the_item_log_window_is_what_the_timeline_draws_from_every_span() -> None:
     import random
 
-    from wm_kernel.display.overview import WINDOW, ItemLog, timeline_html
+    from wm_kernel.display.overview import timeline_html
+    from wm_kernel.instruments.items import WINDOW, ItemLog
 
     rng = random.Random(5)
     for _ in range(100):

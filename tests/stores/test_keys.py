@@ -9,7 +9,8 @@ from hypothesis import strategies as st
 from trinkets.peanutgallery_trinket import PeanutGalleryTrinket
 from trinkets.reminder_manager import ReminderManager
 from wm_kernel.core.clock import ManualClock
-from wm_kernel.instruments.history import History, HistoryConflictError
+from wm_kernel.instruments.history import History
+from wm_kernel.instruments.history_records import HistoryConflictError
 from wm_kernel.session import Session
 from wm_kernel.stores import keys
 from wm_kernel.stores.embedded import MemoryStore, SQLiteStore, StateStore

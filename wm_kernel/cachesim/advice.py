@@ -298,73 +298,21 @@ def advise(simulation: Simulation) -> Advice:
     profile = simulation.profile
     requests = simulation.requests
     base = simulation.total_cost
-    n = len(requests)
-    suggestions: list[Suggestion] = []
-    notes: list[str] = []
-    volatile = volatile_labels(requests)
     current = Suggestion("current", "the layout as simulated", base, 0.0,
                          tuple(simulation.turns["cost_usd"]), tuple(requests))
-    best = current
-    breakpoint_mode = profile.mode != "automatic"
-
-    # moving a volatile block out of the cached prefix
-    moves = []
-    for label, share in sorted(volatile.items(), key=lambda kv: -kv[1]):
-        if not any(b.label == label and b.layer != "messages" for r in requests for b in r.blocks):
-            continue
-        moved = _move_to_end(requests, label)
-        moves.append(_suggest("move_volatile", f"move `{label}` (changed in {share:.0%} of requests) out of "
-                              f"the cached system prompt to the end (placement notification)",
-                              moved, profile, base))
-    suggestions += moves
+    moves = _move_suggestions(requests, profile, base)
+    suggestions: list[Suggestion] = list(moves)
+    notes: list[str] = []
     start = min(moves, key=lambda s: s.cost) if moves else current
-    moved_label = start.text.split("`")[1] if moves else ""
-    if start.cost < best.cost:
-        best = start
-
-    if breakpoint_mode and n:
-        gaps = [(b.at - a.at) for a, b in pairwise(requests)]
-        if gaps:
-            short = profile.ttls[profile.default_ttl]
-            over = sum(g >= short for g in gaps)
-            median = statistics.median(g.total_seconds() for g in gaps) / 60
-            notes.append(f"gaps between requests: median {median:.1f} min, {over} of {len(gaps)} at least "
-                         f"{short.total_seconds() / 60:g} min")
-        # breakpoint layouts, on the current blocks and on the best move
-        candidates = []
-        for source, prefix in ((requests, ""), (list(start.requests), f"move `{moved_label}`; then ")):
-            if source is requests or start is not current:
-                for text, choose in _layouts(profile, volatile_labels(source)):
-                    candidates.append(_suggest("breakpoints", f"{prefix}breakpoints {text}",
-                                               _place(source, choose), profile, base))
-        chosen = min(candidates, key=lambda s: s.cost)
-        suggestions.append(min((c for c in candidates if not c.text.startswith("move")),
-                               key=lambda s: s.cost))
+    best = start if start.cost < current.cost else current
+    if profile.mode != "automatic" and requests:
+        notes += _gap_notes(requests, profile)
+        layouts, chosen = _breakpoint_suggestions(requests, profile, base, start, current)
+        suggestions += layouts
         if chosen.cost < best.cost:
             best = chosen
-        # the other TTL on every current breakpoint
-        for ttl in [t for t in ("5m", "1h") if t in profile.ttls]:
-            if any(b.breakpoint and b.breakpoint != ttl for r in requests for b in r.blocks):
-                def retimed(r: Request, ttl: str = ttl) -> dict[int, str]:
-                    return {i: ttl for i, b in enumerate(r.blocks) if b.breakpoint}
-
-                relabelled = _place(requests, retimed)
-                suggestions.append(_suggest("ttl", f"every breakpoint at {ttl}", relabelled, profile, base))
-        # keep-alive, on the current layout and on top of the best so far
-        every = profile.ttls[profile.default_ttl] - PING_MARGIN
-        for layout, prefix in ((current, ""), (best, "with the above, ")):
-            if layout is best and best is current:
-                continue
-            pinged, owner, bridged = _with_pings(list(layout.requests), profile)
-            if not bridged:
-                continue
-            keep = _suggest("keepalive", f"{prefix}keep-alive: {len(pinged) - n} pings every {_minutes(every)} "
-                            f"through the {bridged} gaps that pay", pinged, profile, base, owner, n)
-            if layout is current:
-                suggestions.append(keep)
-            elif keep.cost < best.cost:
-                best = Suggestion("advised", f"{best.text.split(':')[0]}; {keep.text.split(':')[0]}",
-                                  keep.cost, keep.saving, keep.turn_costs, keep.requests)
+        suggestions += _ttl_suggestions(requests, profile, base)
+        best = _keepalive(suggestions, current, best, profile, base, len(requests))
     if best is current:
         best = Suggestion("advised", "keep the current layout (no alternative is cheaper)", base, 0.0,
                           current.turn_costs, current.requests)
@@ -372,6 +320,81 @@ def advise(simulation: Simulation) -> Advice:
         best = Suggestion("advised", best.text.split(":")[0], best.cost, best.saving, best.turn_costs,
                           best.requests)
     return Advice(simulation, suggestions, best, notes)
+
+
+def _move_suggestions(requests: list[Request], profile: ModelProfile, base: float) -> list[Suggestion]:
+    """Each volatile block of the cached prefix moved to the end, most volatile first."""
+    moves = []
+    for label, share in sorted(volatile_labels(requests).items(), key=lambda kv: -kv[1]):
+        if not any(b.label == label and b.layer != "messages" for r in requests for b in r.blocks):
+            continue
+        moved = _move_to_end(requests, label)
+        moves.append(_suggest("move_volatile", f"move `{label}` (changed in {share:.0%} of requests) out of "
+                              f"the cached system prompt to the end (placement notification)",
+                              moved, profile, base))
+    return moves
+
+
+def _gap_notes(requests: list[Request], profile: ModelProfile) -> list[str]:
+    """How the pauses between requests compare with the default TTL."""
+    gaps = [(b.at - a.at) for a, b in pairwise(requests)]
+    if not gaps:
+        return []
+    short = profile.ttls[profile.default_ttl]
+    over = sum(g >= short for g in gaps)
+    median = statistics.median(g.total_seconds() for g in gaps) / 60
+    return [f"gaps between requests: median {median:.1f} min, {over} of {len(gaps)} at least "
+            f"{short.total_seconds() / 60:g} min"]
+
+
+def _breakpoint_suggestions(requests: list[Request], profile: ModelProfile, base: float, start: Suggestion,
+                            current: Suggestion) -> tuple[list[Suggestion], Suggestion]:
+    """The cheapest breakpoint layout on the current blocks (to show) and the cheapest of those and
+    the layouts on top of the best move (to choose from)."""
+    moved_label = start.text.split("`")[1] if start is not current else ""
+    candidates = []
+    for source, prefix in ((requests, ""), (list(start.requests), f"move `{moved_label}`; then ")):
+        if source is requests or start is not current:
+            for text, choose in _layouts(profile, volatile_labels(source)):
+                candidates.append(_suggest("breakpoints", f"{prefix}breakpoints {text}",
+                                           _place(source, choose), profile, base))
+    chosen = min(candidates, key=lambda s: s.cost)
+    shown = min((c for c in candidates if not c.text.startswith("move")), key=lambda s: s.cost)
+    return [shown], chosen
+
+
+def _ttl_suggestions(requests: list[Request], profile: ModelProfile, base: float) -> list[Suggestion]:
+    """The other TTL on every current breakpoint."""
+    suggestions = []
+    for ttl in [t for t in ("5m", "1h") if t in profile.ttls]:
+        if any(b.breakpoint and b.breakpoint != ttl for r in requests for b in r.blocks):
+            def retimed(r: Request, ttl: str = ttl) -> dict[int, str]:
+                return {i: ttl for i, b in enumerate(r.blocks) if b.breakpoint}
+
+            relabelled = _place(requests, retimed)
+            suggestions.append(_suggest("ttl", f"every breakpoint at {ttl}", relabelled, profile, base))
+    return suggestions
+
+
+def _keepalive(suggestions: list[Suggestion], current: Suggestion, best: Suggestion, profile: ModelProfile,
+               base: float, n: int) -> Suggestion:
+    """Keep-alive pings on the current layout (appended to ``suggestions``) and on top of the best so
+    far; returns the best, which the pings may improve."""
+    every = profile.ttls[profile.default_ttl] - PING_MARGIN
+    for layout, prefix in ((current, ""), (best, "with the above, ")):
+        if layout is best and best is current:
+            continue
+        pinged, owner, bridged = _with_pings(list(layout.requests), profile)
+        if not bridged:
+            continue
+        keep = _suggest("keepalive", f"{prefix}keep-alive: {len(pinged) - n} pings every {_minutes(every)} "
+                        f"through the {bridged} gaps that pay", pinged, profile, base, owner, n)
+        if layout is current:
+            suggestions.append(keep)
+        elif keep.cost < best.cost:
+            best = Suggestion("advised", f"{best.text.split(':')[0]}; {keep.text.split(':')[0]}",
+                              keep.cost, keep.saving, keep.turn_costs, keep.requests)
+    return best
 
 
 def _minutes(delta: timedelta) -> str:

@@ -49,7 +49,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
 _EPOCH = datetime(2000, 1, 1, tzinfo=UTC)
-TURN_COLUMNS = ["turn", "status", "hit", "cache_write_tokens", "cache_read_tokens", "uncached_tokens",
+REPORT_COLUMNS = ["turn", "status", "hit", "cache_write_tokens", "cache_read_tokens", "uncached_tokens",
                 "input_tokens", "broke_by", "cost"]
 
 
@@ -76,7 +76,7 @@ class CacheReport:
             "status": t["status"], "hit": t["cache_read_input_tokens"] > 0,
             "cache_write_tokens": t["cache_creation_input_tokens"], "cache_read_tokens": t["cache_read_input_tokens"],
             "uncached_tokens": t["input_tokens"], "input_tokens": t["prompt_tokens"], "broke_by": broke,
-            "cost": t["cost_usd"]}, columns=TURN_COLUMNS)
+            "cost": t["cost_usd"]}, columns=REPORT_COLUMNS)
 
     @property
     def model(self) -> str:

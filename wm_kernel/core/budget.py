@@ -148,6 +148,42 @@ class _Candidate:
     cost: int = 0
 
 
+@dataclass(frozen=True, slots=True)
+class _Trim:
+    """A section kept in part: the candidate, how many of its best items are kept, the text that
+    keeps them, and what that text costs (with its joiner, and the HUD frame when it brings it)."""
+
+    candidate: _Candidate
+    keep: int
+    text: str
+    cost: int
+
+
+@dataclass(frozen=True, slots=True)
+class _Held:
+    """The cut a compose with ``budget_step`` made, kept so the next one can reuse it: the step band,
+    the sections it dropped, and the trimmed section with the items it kept."""
+
+    band: int
+    dropped: frozenset[str]
+    trimmed: tuple[str, int] | None
+
+
+@dataclass(slots=True)
+class _Ranking:
+    """The sections a budget may drop, in dropping order, and what the prompt costs as they go:
+    ``costs[i]`` is the prompt's tokens when ``ranked[i:]`` are kept (never grows with ``i``), and
+    ``hud_kept[i]`` whether a notification section is then still there (the HUD frame with it)."""
+
+    ranked: list[_Candidate]
+    costs: list[int]
+    hud_kept: list[bool]
+    frame: int
+
+    def total(self, cut: int, trim: _Trim | None) -> int:
+        return self.costs[cut] + (trim.cost if trim is not None else 0)
+
+
 class TokenBudget:
     """Fits a composer's sections into a budget; one per WorkingMemory (``wm.budget``).
 
@@ -165,8 +201,8 @@ class TokenBudget:
         self._counter = counter
         # section -> (the text object last counted, its cost): identity hits skip even hashing
         self._costs: dict[str, tuple[str, int]] = {}
-        # (band, dropped names, (trimmed name, items kept) or None) of the last cut made with a step
-        self._held: tuple[int, frozenset[str], tuple[str, int] | None] | None = None
+        # the last cut made with a step
+        self._held: _Held | None = None
         # without a budget the report is priorities and placements only: the last one, and what
         # it was made from (layout, held sections in order, each trinket's section and priority)
         self._plain: tuple[tuple[Any, ...], BudgetReport] | None = None
@@ -209,12 +245,50 @@ class TokenBudget:
         while the layout, the held sections and the priorities stay the same)."""
         trinkets = list(trinkets)
         if budget is None:
+            return self._plain_report(composer, trinkets)
+        candidates = self._candidates(composer, trinkets)
+        counter = self.counter
+        estimate = not counter.exact
+        limit = _estimate_limit(counter, budget) if estimate else budget
+        ranking = self._rank(composer, candidates, budget, limit)
+        full = ranking.costs[0]
+        report = BudgetReport(budget=budget, step=step, priorities={c.name: c.priority for c in candidates},
+                              placements={c.name: c.placement for c in candidates},
+                              tokens={c.name: c.cost for c in candidates}, total=full, full=full,
+                              tokenizer=counter.label, upper=counter.upper(full) if estimate else None)
+        if full <= limit:
             self._held = None
-            key = (composer.layout, tuple(composer.section_names),
-                   tuple([(t.variable_name, _priority(t)) for t in trinkets]))
-            plain = self._plain
-            if plain is not None and plain[0] == key:
-                return plain[1]
+            return report
+        # from here on the fit is on the count whose upper bound is the budget
+        band = step_band(full - limit, step) if step is not None else 0
+        cut, trim, held = self._choose(ranking, limit, step, band)
+        dropped, trimmed = self._cut(composer, ranking.ranked, cut, trim)
+        if step is not None and not held:
+            self._held = _Held(band, frozenset(c.name for c in ranking.ranked[:cut]),
+                               (trim.candidate.name, trim.keep) if trim is not None else None)
+        kept_whole = [c.priority for c in ranking.ranked[cut:]]
+        total = ranking.total(cut, trim)
+        return replace(report, total=total, dropped=dropped, trimmed=trimmed, band=band,
+                       cutoff=min(kept_whole) if kept_whole else None, held=held,
+                       upper=counter.upper(total) if estimate else None)
+
+    def _plain_report(self, composer: SystemPromptComposer, trinkets: list[Trinket]) -> BudgetReport:
+        """The report without a budget: priorities and placements, reused while nothing changed."""
+        self._held = None
+        key = (composer.layout, tuple(composer.section_names),
+               tuple([(t.variable_name, _priority(t)) for t in trinkets]))
+        plain = self._plain
+        if plain is not None and plain[0] == key:
+            return plain[1]
+        candidates = self._candidates(composer, trinkets)
+        report = BudgetReport(priorities={c.name: c.priority for c in candidates},
+                              placements={c.name: c.placement for c in candidates})
+        self._plain = (key, report)
+        return report
+
+    def _candidates(self, composer: SystemPromptComposer, trinkets: list[Trinket]) -> list[_Candidate]:
+        """Every held section in output order, with its trinket and priority (the base prompt is
+        never dropped; a section with no trinket has the default priority)."""
         by_section = {t.variable_name: t for t in trinkets}
         candidates = []
         for position, (name, placement) in enumerate(composer.output_order()):
@@ -225,19 +299,16 @@ class TokenBudget:
                 priority = trinket.priority if trinket is not None else DEFAULT_PRIORITY
             trinket_name = trinket.name if trinket is not None else composer.get_entry(name)[2]
             candidates.append(_Candidate(name, placement, trinket, trinket_name, priority, position))
-        priorities = {c.name: c.priority for c in candidates}
-        placements = {c.name: c.placement for c in candidates}
-        if budget is None:
-            report = BudgetReport(priorities=priorities, placements=placements)
-            self._plain = (key, report)
-            return report
+        return candidates
 
+    def _rank(self, composer: SystemPromptComposer, candidates: list[_Candidate], budget: int,
+              limit: int) -> _Ranking:
+        """Count every candidate and rank the droppable ones; BudgetError when the never-dropped
+        sections alone are over ``limit``."""
         counter = self.counter
-        estimate = not counter.exact
-        limit = _estimate_limit(counter, budget) if estimate else budget
         for c in candidates:
             c.cost = self._cost(c.name, composer.get_entry(c.name)[0], self._joiner(c.placement, c.name))
-        frame = self.counter.count(_hud_frame(composer))
+        frame = counter.count(_hud_frame(composer))
         fixed_list = [c for c in candidates if c.priority >= NEVER_DROP]
         fixed = sum(c.cost for c in fixed_list)
         fixed_hud = any(c.placement == "notification" for c in fixed_list)
@@ -245,73 +316,58 @@ class TokenBudget:
             fixed += frame
         if fixed > limit:
             sizes = ", ".join(f"{c.name} {c.cost}" for c in fixed_list)
-            bound = f" (up to {counter.upper(fixed)}, {counter.label})" if estimate else ""
+            bound = f" (up to {counter.upper(fixed)}, {counter.label})" if not counter.exact else ""
             raise BudgetError(f"the sections a budget never drops need {fixed} tokens{bound} ({sizes}"
                               + (f", HUD frame {frame}" if fixed_hud else "")
                               + f"), over the token budget of {budget}; nothing was composed")
         ranked = sorted((c for c in candidates if c.priority < NEVER_DROP),
                         key=lambda c: (c.priority, -c.position))
-        # costs[i]: the prompt's tokens when ranked[i:] are kept (never grows with i)
         costs = [fixed] * (len(ranked) + 1)
         hud_kept = [fixed_hud] * (len(ranked) + 1)
         for j in range(len(ranked) - 1, -1, -1):
             c = ranked[j]
             hud_kept[j] = hud_kept[j + 1] or c.placement == "notification"
             costs[j] = costs[j + 1] + c.cost + (frame if hud_kept[j] and not hud_kept[j + 1] else 0)
-        full = costs[0]
-        report = BudgetReport(budget=budget, step=step, priorities=priorities, placements=placements,
-                              tokens={c.name: c.cost for c in candidates}, total=full, full=full,
-                              tokenizer=counter.label, upper=counter.upper(full) if estimate else None)
-        if full <= limit:
-            self._held = None
-            return report
-        budget = limit  # from here on the fit is on the count whose upper bound is the budget
+        return _Ranking(ranked, costs, hud_kept, frame)
 
-        band = step_band(full - budget, step) if step is not None else 0
+    def _choose(self, ranking: _Ranking, budget: int, step: int | None,
+                band: int) -> tuple[int, _Trim | None, bool]:
+        """Where to cut (how many ranked sections go), the section trimmed at the cut, and whether
+        that is the previous compose's cut held (``budget_step``)."""
+        full = ranking.costs[0]
+        if step is not None and self._held is not None and self._held.band - 1 <= band <= self._held.band:
+            reused = self._reuse(ranking, budget)
+            if reused is not None:
+                return reused[0], reused[1], True
         target = budget
-        if step is not None and full - band * step >= costs[-1]:
+        if step is not None and full - band * step >= ranking.costs[-1]:
             # free whole steps; when even dropping everything frees less, fit the budget itself
             target = full - band * step
-        cut: int | None = None
-        trim: tuple[_Candidate, int, str, int] | None = None
-        held = False
-        if step is not None and self._held is not None and self._held[0] - 1 <= band <= self._held[0]:
-            reused = self._reuse(ranked, costs, hud_kept, frame, budget)
-            if reused is not None:
-                cut, trim = reused
-                held = True
-        if cut is None:
-            cut = _search(costs, target)
-            trim = self._trim(ranked, cut, costs, hud_kept, frame, target)
-        total = costs[cut] + (trim[3] if trim is not None else 0)
+        cut = _search(ranking.costs, target)
+        return cut, self._trim(ranking, cut, target), False
 
-        # apply: only now is the composer changed
+    @staticmethod
+    def _cut(composer: SystemPromptComposer, ranked: list[_Candidate], cut: int,
+             trim: _Trim | None) -> tuple[tuple[OmittedSection, ...], tuple[TrimmedSection, ...]]:
+        """Change the composer (only now): drop ``ranked[:cut]``, put the trimmed text in place."""
         dropped = []
         for c in ranked[:cut]:
-            if trim is not None and c is trim[0]:
+            if trim is not None and c is trim.candidate:
                 continue
             composer.remove_section(c.name)
             dropped.append(OmittedSection(c.name, c.trinket_name, OVER_BUDGET, tokens=c.cost,
                                           priority=c.priority))
-        trimmed: tuple[TrimmedSection, ...] = ()
-        if trim is not None:
-            c, keep, text, cost = trim
-            composer.add_section(c.name, text, composer.get_entry(c.name)[1], c.trinket_name)
-            total_items = len(c.trinket.ranked_items()) if c.trinket is not None else keep
-            trimmed = (TrimmedSection(c.name, c.trinket_name, keep, total_items, cost, c.cost),)
-        if step is not None and not held:
-            self._held = (band, frozenset(c.name for c in ranked[:cut]),
-                          (trim[0].name, trim[1]) if trim is not None else None)
-        kept_whole = [c.priority for c in ranked[cut:]]
-        return replace(report, total=total, dropped=tuple(dropped), trimmed=trimmed, band=band,
-                       cutoff=min(kept_whole) if kept_whole else None, held=held,
-                       upper=counter.upper(total) if estimate else None)
+        if trim is None:
+            return tuple(dropped), ()
+        c = trim.candidate
+        composer.add_section(c.name, trim.text, composer.get_entry(c.name)[1], c.trinket_name)
+        total_items = len(c.trinket.ranked_items()) if c.trinket is not None else trim.keep
+        return tuple(dropped), (TrimmedSection(c.name, c.trinket_name, trim.keep, total_items, trim.cost, c.cost),)
 
-    def _trim(self, ranked: list[_Candidate], cut: int, costs: list[int], hud_kept: list[bool],
-              frame: int, limit: int, keep: int | None = None
-              ) -> tuple[_Candidate, int, str, int] | None:
+    def _trim(self, ranking: _Ranking, cut: int, limit: int, keep: int | None = None) -> _Trim | None:
         """The highest-ranked dropped section with as many of its best items as fit in ``limit``
-        (exactly ``keep`` items when given): (candidate, items kept, text, its cost), or None."""
+        (exactly ``keep`` items when given), or None."""
+        ranked, costs, hud_kept, frame = ranking.ranked, ranking.costs, ranking.hud_kept, ranking.frame
         if cut == 0:
             return None
         c = ranked[cut - 1]
@@ -326,7 +382,7 @@ class TokenBudget:
         joiner = self._joiner(c.placement, c.name)
         extra = frame if c.placement == "notification" and not hud_kept[cut] else 0
         room = limit - costs[cut] - extra
-        found: tuple[_Candidate, int, str, int] | None = None
+        found: _Trim | None = None
 
         def cost_of(k: int) -> tuple[str, int] | None:
             try:
@@ -342,23 +398,22 @@ class TokenBudget:
             got = cost_of(keep) if 1 <= keep < items else None
             if got is None or got[1] - extra > room:
                 return None
-            return (c, keep, got[0], got[1])
+            return _Trim(c, keep, got[0], got[1])
         lo, hi = 1, items - 1  # items kept; all of them is the whole section, which did not fit
         while lo <= hi:
             mid = (lo + hi) // 2
             got = cost_of(mid)
             if got is not None and got[1] - extra <= room:
-                found = (c, mid, got[0], got[1])
+                found = _Trim(c, mid, got[0], got[1])
                 lo = mid + 1
             else:
                 hi = mid - 1
         return found
 
-    def _reuse(self, ranked: list[_Candidate], costs: list[int], hud_kept: list[bool], frame: int,
-               budget: int) -> tuple[int, tuple[_Candidate, int, str, int] | None] | None:
+    def _reuse(self, ranking: _Ranking, budget: int) -> tuple[int, _Trim | None] | None:
         """The previous cut, if it is still a cut of the current ranking and still fits."""
         assert self._held is not None
-        _, dropped, trimmed = self._held
+        ranked, dropped, trimmed = ranking.ranked, self._held.dropped, self._held.trimmed
         cut = len(dropped)
         if cut > len(ranked) or {c.name for c in ranked[:cut]} != dropped:
             return None
@@ -372,8 +427,8 @@ class TokenBudget:
             items = len(trinket.ranked_items()) if trinket is not None else 0
             keep = min(trimmed[1], items - 1)
             if keep >= 1:
-                trim = self._trim(ranked, cut, costs, hud_kept, frame, budget, keep=keep)
-        if costs[cut] + (trim[3] if trim is not None else 0) > budget:
+                trim = self._trim(ranking, cut, budget, keep=keep)
+        if ranking.total(cut, trim) > budget:
             return None
         return cut, trim
 

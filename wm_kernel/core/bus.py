@@ -239,4 +239,4 @@ class EventBus:
         return f"<EventBus subscribers={counts} logged={len(self._log)}>"
 
 
-__all__ = ["EventBus", "EventRecord", "SubscriberFailure", "EVENT_TYPES"]
+__all__ = ["EventBus", "EventRecord", "SubscriberFailure"]

@@ -31,15 +31,12 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from wm_kernel.core.composer import SystemPromptComposer
+from wm_kernel.tokens.counting import Counts
 
 UNITS = ("tokens", "chars")
 MODES = ("hard", "soft")
 CUT_MARKER = "\n[… cut to fit a cap of {limit} {unit}]"
 OVER_MARKER = "\n[over its cap: {size} of {limit} {unit}]"
-
-
-class Counts(Protocol):
-    def count(self, text: str) -> int: ...
 
 
 class RanksItems(Protocol):

@@ -29,7 +29,8 @@ import warnings
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from wm_kernel.core.prompt import PLACEMENTS, BlameData, ComposedPrompt, OmittedSection, SectionRecord
+from wm_kernel.core.prompt import BlameData, ComposedPrompt, OmittedSection, SectionRecord
+from wm_kernel.core.prompt_dict import PLACEMENTS
 from wm_kernel.utils.markup import neutralize_closing_tag
 
 RULE = "═" * 60

@@ -15,9 +15,7 @@ from typing import Any, TypedDict, cast
 from traitlets import Bunch, Instance
 
 # the original's keys and placements, named here too (``from wm_kernel.core.prompt import PLACEMENTS``)
-from wm_kernel.core.prompt_dict import COMPOSED_KEYS as COMPOSED_KEYS
-from wm_kernel.core.prompt_dict import PLACEMENTS as PLACEMENTS
-from wm_kernel.core.prompt_dict import ComposedPromptDict as ComposedPromptDict
+from wm_kernel.core.prompt_dict import ComposedPromptDict
 from wm_kernel.utils import views
 from wm_kernel.utils.quickinit import quick_init
 

@@ -37,7 +37,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from trinkets.base import NEVER_DROP
-from wm_kernel.core.prompt import PLACEMENTS, ComposedPrompt
+from wm_kernel.core.prompt import ComposedPrompt
+from wm_kernel.core.prompt_dict import PLACEMENTS
 from wm_kernel.tokens import TokenCounter
 from wm_kernel.utils import style
 from wm_kernel.utils.htmltext import no_math

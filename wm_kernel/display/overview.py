@@ -28,7 +28,7 @@ from typing import Any
 
 from wm_kernel.core.prompt import ComposedPrompt
 from wm_kernel.instruments.diff import PromptDiff, diff_prompts
-from wm_kernel.instruments.items import WINDOW, ItemLog, ItemSpan, item_spans
+from wm_kernel.instruments.items import WINDOW, ItemSpan
 from wm_kernel.utils import style
 
 _MUTED = "var(--jp-content-font-color2,#444)"
@@ -265,5 +265,4 @@ def _changes_list(changed: Sequence[tuple[str, str, int, int]], label: str) -> s
     return head + f'<ul class="wm-changes" style="font-size:12px;margin:2px 0">{rows}</ul>'
 
 
-__all__ = ["ItemLog", "ItemSpan", "item_spans", "timeline_html", "sizes_html", "changes_html",
-           "changes_between", "cache_strip_html", "WINDOW"]
+__all__ = ["timeline_html", "sizes_html", "changes_html", "changes_between", "cache_strip_html"]

@@ -39,19 +39,12 @@ from __future__ import annotations
 
 from wm_kernel.experiments.cli import add_replay_parser, parse_variant_spec, replay_command
 from wm_kernel.experiments.codec import decode_value, encode_value
-from wm_kernel.experiments.compare import (
-                                           COMPARE_COLUMNS,
-                                           PARTS,
-                                           VariantRun,
-                                           compare,
-                                           part_digest,
-                                           plot_compare,
-                                           run_variants,
-                                           tabulate,
-)
+from wm_kernel.experiments.compare import compare, run_variants
 from wm_kernel.experiments.progress import TerminalProgress, WidgetProgress
 from wm_kernel.experiments.recorder import ScenarioRecorder
-from wm_kernel.experiments.scenario import FORMAT, VERSION, Scenario, atomic_write, profile_fields
+from wm_kernel.experiments.results import COMPARE_COLUMNS, PARTS, VariantRun, part_digest, plot_compare, tabulate
+from wm_kernel.experiments.scenario import Scenario
+from wm_kernel.experiments.scenario_file import FORMAT, VERSION, atomic_write, profile_fields
 from wm_kernel.experiments.steps import STEP_TYPES, ScenarioError, Step
 from wm_kernel.experiments.sweep import SweepError, SweepFailure, dask_client
 from wm_kernel.experiments.variants import BUILTIN_LAYOUTS, Variant, as_variant

@@ -13,9 +13,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO, cast
 
 from wm_kernel.core.composer import Layout
-from wm_kernel.experiments.compare import VariantRun, run_variants, tabulate
+from wm_kernel.experiments.compare import run_variants
 from wm_kernel.experiments.progress import TerminalProgress
-from wm_kernel.experiments.scenario import atomic_write
+from wm_kernel.experiments.results import VariantRun, tabulate
+from wm_kernel.experiments.scenario_file import atomic_write
 from wm_kernel.experiments.steps import ScenarioError
 from wm_kernel.experiments.sweep import SweepError, close_dask_client, dask_client
 from wm_kernel.experiments.variants import BUILTIN_LAYOUTS, Variant
@@ -57,7 +58,7 @@ def parse_variant_spec(spec: str) -> tuple[str, Variant]:
             raise ValueError(f"not valid JSON ({exc.msg} at column {exc.colno})") from None
         if not isinstance(data, dict):
             raise ValueError("the JSON must be an object")
-        from wm_kernel.core.prompt import PLACEMENTS
+        from wm_kernel.core.prompt_dict import PLACEMENTS
 
         if data and all(key in PLACEMENTS for key in data):
             return name, Variant(name=name, layout=Layout(data, name=name))

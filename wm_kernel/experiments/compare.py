@@ -16,13 +16,11 @@ from typing import TYPE_CHECKING, Any
 from wm_kernel.core.composer import Layout
 from wm_kernel.experiments.progress import Progress, TerminalProgress, TurnCounter, auto_progress
 from wm_kernel.experiments.results import (
-    COMPARE_COLUMNS,
     PART_KEYS,
     PARTS,
     VariantRun,
     part_chars,
     part_digest,
-    plot_compare,
     run_table,
     tabulate,
 )
@@ -427,5 +425,4 @@ def compare(scenarios: Scenarios, variants: VariantsArg, *, executor: Any = None
     return tabulate(runs, **options)
 
 
-__all__ = ["COMPARE_COLUMNS", "PARTS", "VariantRun", "compare", "part_digest", "plot_compare", "run_variants",
-           "tabulate"]
+__all__ = ["compare", "run_variants"]

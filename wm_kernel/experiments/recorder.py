@@ -14,7 +14,8 @@ from wm_kernel.core.clock import ManualClock
 from wm_kernel.core.events import SegmentCollapsedEvent, TrinketFedEvent
 from wm_kernel.core.profile import Profile
 from wm_kernel.experiments.codec import encode_arguments
-from wm_kernel.experiments.scenario import Scenario, profile_fields, register_recorder
+from wm_kernel.experiments.scenario import Scenario, register_recorder
+from wm_kernel.experiments.scenario_file import profile_fields
 from wm_kernel.experiments.steps import PROFILE_FIELDS, ClockStep, ScenarioError, TurnStep
 from wm_kernel.instruments.exchange import ExchangeRecordedEvent
 from wm_kernel.session import Session, register_default_instrument

@@ -45,8 +45,6 @@ from wm_kernel.experiments.codec import encode_arguments
 from wm_kernel.experiments.scenario_file import (
     DEFAULT_BASE_PROMPT,
     FORMAT,
-    HEADER_FIELDS,
-    MAX_LINE_CHARS,
     VERSION,
     FileSteps,
     atomic_write,
@@ -75,10 +73,8 @@ if TYPE_CHECKING:
     from wm_kernel.experiments.variants import Variant
     from wm_kernel.session import Instrument, Session
 
-# the file format lives in scenario_file; these names stay importable from here
-__all__ = ["DEFAULT_BASE_PROMPT", "FORMAT", "HEADER_FIELDS", "MAX_LINE_CHARS", "VERSION", "FileSteps",
-           "Scenario", "atomic_write", "check_header", "check_layout", "default_trinkets", "profile_fields",
-           "register_recorder"]
+# the file format lives in scenario_file
+__all__ = ["Scenario", "register_recorder"]
 
 #: What :meth:`Scenario.record` builds: ``wm_kernel.experiments.recorder`` registers its
 #: ScenarioRecorder here when imported (the package's ``__init__`` imports it), so this module never

@@ -5,7 +5,7 @@ is: the header's fields and their check (:func:`check_header`, format ``wm-kerne
 version 1, see the scenario module's docstring), the opening of a file that must be a regular one,
 lines bounded to :data:`MAX_LINE_CHARS`, the JSON of each line, :class:`FileSteps` (a loaded file's
 steps, read again from the file whenever they are iterated) and :func:`atomic_write` (a reader
-never sees a half-written file). The names stay importable from ``wm_kernel.experiments.scenario``.
+never sees a half-written file).
 """
 from __future__ import annotations
 

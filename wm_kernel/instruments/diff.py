@@ -45,7 +45,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from wm_kernel.core.prompt import COMPOSED_KEYS, BlameSpan, ComposedPrompt
+from wm_kernel.core.prompt import BlameSpan, ComposedPrompt
+from wm_kernel.core.prompt_dict import COMPOSED_KEYS
 from wm_kernel.utils import style
 from wm_kernel.utils.htmltext import no_math
 

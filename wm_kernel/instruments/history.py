@@ -96,20 +96,19 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any, Protocol
 
 from wm_kernel.core.composer import DEFAULT_HUD_TITLE, DEFAULT_NAMESPACE, Layout, SystemPromptComposer
-from wm_kernel.core.prompt import PLACEMENTS, ComposedPrompt, OmittedSection, SectionRecord
+from wm_kernel.core.prompt import ComposedPrompt, OmittedSection, SectionRecord
+from wm_kernel.core.prompt_dict import PLACEMENTS
 from wm_kernel.instruments.exchange import Exchange
 from wm_kernel.instruments.exchange_log import ExchangeLog
 from wm_kernel.instruments.history_records import (
     ENTRIES_KEY,
     RECORD_VERSION,
-    SCHEMA,
     TEXTS_KEY,
     Compose,
     Entry,
     HistoryConflictError,
     composes_key,
     conflict_message,
-    exchanges_key,
     text_digest,
     versioned,
 )
@@ -121,15 +120,13 @@ from wm_kernel.utils.checks import check_int
 if TYPE_CHECKING:
     import pandas as pd
 
-# the record format lives in history_records; these names stay importable from here
-__all__ = ["ENTRIES_KEY", "FRAME_COLUMNS", "RECORD_VERSION", "SCHEMA", "TEXTS_KEY", "Compose", "Entry",
-           "History", "HistoryConflictError", "RecordedSession", "composes_key", "exchanges_key",
-           "text_digest"]
+# the record format (keys, Compose, Entry, digests) lives in history_records
+__all__ = ["FRAME_COLUMNS", "History", "RecordableSession"]
 
 FRAME_COLUMNS = ["turn", "segment", "placement", "section", "trinket", "chars", "tokens", "changed",
                  "cached", "digest", "priority", "dropped", "reply", "usage"]
 
-class RecordedSession(Protocol):
+class RecordableSession(Protocol):
     """What a History observes (a Session is one): the store and ids its records are keyed by, the
     turn and segment counters, and a ``composed`` trait to observe (traitlets' ``observe``)."""
 
@@ -190,7 +187,7 @@ class History:
         self._texts: dict[bytes, str] = {}
         self._entries: dict[tuple[str, str, str | None, bool, bool, bytes], Entry] = {}
         self._entries_by_id: dict[str, Entry] = {}
-        self._session: weakref.ref[RecordedSession] | None = None
+        self._session: weakref.ref[RecordableSession] | None = None
         self._last: dict[str, Entry] = {}  # section name -> last recorded entry (the fast path)
         self._last_entries: tuple[Entry, ...] = ()
         # the last frame and the tokenizer that counted its tokens column
@@ -204,7 +201,7 @@ class History:
 
     # -- observing a Session
     @classmethod
-    def attach(cls, session: RecordedSession, *, counter: TokenCounter | None = None) -> History:
+    def attach(cls, session: RecordableSession, *, counter: TokenCounter | None = None) -> History:
         """A History of ``session``'s conversation (in its store, so earlier turns load) that
         records every compose from now on; :meth:`of` finds it. One History per session: attaching
         a second one is a ValueError."""
@@ -220,12 +217,12 @@ class History:
         return history
 
     @classmethod
-    def find(cls, session: RecordedSession) -> History | None:
+    def find(cls, session: RecordableSession) -> History | None:
         """The History attached to ``session``, or None (nothing is attached by asking)."""
         return _attached.get(session)
 
     @classmethod
-    def of(cls, session: RecordedSession) -> History:
+    def of(cls, session: RecordableSession) -> History:
         """The History attached to ``session``; one is attached now if none is (it records the
         composes from now on, and whatever the store already holds)."""
         found = _attached.get(session)
@@ -596,4 +593,4 @@ class History:
 
 #: The History attached to each live Session (History.attach); a Session that goes away takes its
 #: entry with it.
-_attached: weakref.WeakKeyDictionary[RecordedSession, History] = weakref.WeakKeyDictionary()
+_attached: weakref.WeakKeyDictionary[RecordableSession, History] = weakref.WeakKeyDictionary()

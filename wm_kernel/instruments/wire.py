@@ -39,10 +39,11 @@ import json
 import typing
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any
 
 from wm_kernel.core.prompt import COMPOSER, ComposedPrompt
 from wm_kernel.core.request_bodies import to_anthropic, to_openai
+from wm_kernel.tokens.counting import Counts
 
 PROVIDERS = ("anthropic", "openai")
 
@@ -54,12 +55,6 @@ REPLY_PRIMING_TOKENS = 3
 JSON_FRAMING = "JSON and fields"
 COMPOSER_FRAMING = "separators and HUD frame"
 JOINER_FRAMING = "joins between parts"
-
-
-class Counts(Protocol):
-    """Anything that counts the tokens of a text (a TokenCounter, a tokenizer)."""
-
-    def count(self, text: str) -> int: ...
 
 
 @dataclass(frozen=True, slots=True)

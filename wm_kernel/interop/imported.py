@@ -35,7 +35,8 @@ from wm_kernel.cachesim.models import MODELS
 from wm_kernel.cachesim.simulation import Simulation, simulate
 from wm_kernel.core.prompt import BlameData, BlameSpan, ComposedPrompt, SectionRecord
 from wm_kernel.instruments.diff import FirstChange, PromptDiff, diff_prompts, first_change
-from wm_kernel.instruments.history import History, text_digest
+from wm_kernel.instruments.history import History
+from wm_kernel.instruments.history_records import text_digest
 from wm_kernel.interop.billing import gen_ai_counts, logged_usage, request_body
 from wm_kernel.interop.bodies import Section, prompt_order
 from wm_kernel.interop.formats import (

@@ -1,4 +1,4 @@
-"""Section-level OpenTelemetry traces of a session (and, re-exported, reading them back).
+"""Section-level OpenTelemetry traces of a session (reading them back is :mod:`wm_kernel.interop.otlp`'s).
 
 :func:`export_trace` emits, through ``opentelemetry-sdk`` (the ``otel`` extra), one trace per
 session: a root ``invoke_agent`` span, one ``chat {model}`` span per turn following the GenAI
@@ -15,7 +15,7 @@ Usage: the log's where it has any (``wm.usage.source`` = ``log``), else the cach
 (``simulated``). The logged usage object itself rides along in the provider's shape
 (``wm.usage``, JSON, and ``wm.usage.format``).
 
-Reading OTLP JSON back (:func:`read_otlp`) is :mod:`wm_kernel.interop.otlp`'s; it is re-exported here.
+Reading OTLP JSON back (:func:`wm_kernel.interop.read_otlp`) is :mod:`wm_kernel.interop.otlp`'s.
 """
 from __future__ import annotations
 
@@ -25,11 +25,10 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from wm_kernel.instruments.history import text_digest
+from wm_kernel.instruments.history_records import text_digest
 from wm_kernel.interop.billing import gen_ai_counts
 from wm_kernel.interop.bodies import Section
 from wm_kernel.interop.imported import ImportedSession
-from wm_kernel.interop.otlp import read_otlp
 from wm_kernel.providers.usage import Usage
 from wm_kernel.session import Session
 
@@ -222,4 +221,4 @@ def otlp_json_of(request: Any) -> str:
     return json.dumps(document, ensure_ascii=False)
 
 
-__all__ = ["export_trace", "read_otlp", "otlp_json", "otlp_json_of", "SCOPE"]
+__all__ = ["export_trace", "otlp_json", "otlp_json_of", "SCOPE"]

@@ -28,7 +28,7 @@ def is_scenario_file(path: str) -> bool:
     """Whether ``path``'s first non-blank line is a scenario header (``"format":
     "wm-kernel-scenario"``); an unreadable file counts as a scenario, so its error is the scenario
     loader's."""
-    from wm_kernel.experiments.scenario import FORMAT
+    from wm_kernel.experiments.scenario_file import FORMAT
 
     try:
         with open(path, encoding="utf-8") as handle:

@@ -39,10 +39,10 @@ from wm_kernel.testing.replay import (
     import_path,
     run_scenario,
 )
-from wm_kernel.testing.report import CheckResult, Cost, Finding, StabilityReport, excerpt
+from wm_kernel.testing.report import CheckResult, Finding, StabilityReport, excerpt
 from wm_kernel.testing.worker import finish_subprocess, run_in_subprocess
 
-__all__ = ["check_stability", "StabilityReport", "CheckResult", "Finding", "Cost", "SCOPES"]
+__all__ = ["check_stability", "SCOPES"]
 
 #: What a check compares: ``cached`` (the cached system sections and the tools: what a provider
 #: caches), ``system`` (every system section) or ``all`` (every section, wherever it goes).

@@ -19,6 +19,13 @@ from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
 
+class Counts(Protocol):
+    """Anything that counts the tokens of a text (a TokenCounter, a Tokenizer): what views and caps
+    need of a counter."""
+
+    def count(self, text: str) -> int: ...
+
+
 @runtime_checkable
 class Tokenizer(Protocol):
     """What a token counter needs: a display name and a count."""

@@ -34,7 +34,7 @@ from traitlets import HasTraits, Instance, TraitType
 
 from trinkets.base import EventAwareTrinket
 from wm_kernel.core.prompt import ComposedPrompt, OmittedSection
-from wm_kernel.instruments.items import ItemHistory, checked_items, describe
+from wm_kernel.instruments.items import ItemHistory, describe
 from wm_kernel.session import Session
 
 #: The model the cache tab simulates unless told otherwise.
@@ -334,5 +334,6 @@ class TurnRecord:
         return self._items_now
 
 
-__all__ = ["DashboardModel", "TurnDriver", "TurnRecord", "OPTIONS", "DEFAULT_CACHE_MODEL",
-           "check_cache_model", "checked_items"]
+__all__ = [
+    "DashboardModel", "TurnDriver", "TurnRecord", "OPTIONS", "DEFAULT_CACHE_MODEL", "check_cache_model",
+]

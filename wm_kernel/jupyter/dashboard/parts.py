@@ -20,7 +20,6 @@ from wm_kernel.display import render
 from wm_kernel.instruments.items import ItemLog, checked_items
 
 # TurnDriver lived here in 0.1 (wm_kernel.dashboard_parts still names this module)
-from wm_kernel.jupyter.dashboard.model import TurnDriver
 from wm_kernel.jupyter.html_widget import TextHTML
 from wm_kernel.utils import style
 
@@ -350,6 +349,8 @@ def placement_plan(session: Session, recorded: ComposedPrompt | None) -> dict[st
     return plan
 
 
-__all__ = ["TurnDriver", "VIEWS", "DASHBOARD_STYLE", "OFFLINE_HTML", "banner_html", "placement_plan",
-           "SectionPanel", "PanelView", "live_section", "recorded_section", "section_text",
-           "head_html", "body_html", "items_html", "find_record", "badge"]
+__all__ = [
+    "VIEWS", "DASHBOARD_STYLE", "OFFLINE_HTML", "banner_html", "placement_plan", "SectionPanel", "PanelView",
+    "live_section", "recorded_section", "section_text", "head_html", "body_html", "items_html",
+    "find_record", "badge",
+]

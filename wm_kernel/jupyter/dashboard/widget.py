@@ -68,7 +68,7 @@ from trinkets.base import EventAwareTrinket
 from wm_kernel.core.events import Event, SegmentCollapsedEvent, TrinketFedEvent, TurnCompletedEvent
 from wm_kernel.jupyter.dashboard.controls import Controls
 from wm_kernel.jupyter.dashboard.model import DEFAULT_CACHE_MODEL, DashboardModel, TurnDriver, TurnRecord
-from wm_kernel.jupyter.dashboard.parts import VIEWS, SectionPanel
+from wm_kernel.jupyter.dashboard.parts import SectionPanel
 from wm_kernel.jupyter.dashboard.sections import Sections
 from wm_kernel.session import Session
 
@@ -525,4 +525,4 @@ class Dashboard(widgets.VBox):
         super().close()
 
 
-__all__ = ["Dashboard", "DashboardModel", "SectionPanel", "TurnDriver", "VIEWS"]
+__all__ = ["Dashboard"]

@@ -26,7 +26,8 @@ from IPython.core.magic import Magics, line_cell_magic, line_magic, magics_class
 from IPython.core.magic_arguments import argument, magic_arguments
 from traitlets import Enum, Int, TraitError, link
 
-from wm_kernel.core.prompt import PLACEMENTS, ComposedPrompt
+from wm_kernel.core.prompt import ComposedPrompt
+from wm_kernel.core.prompt_dict import PLACEMENTS
 from wm_kernel.display import render
 from wm_kernel.jupyter.magics.args import (
     current_session,
@@ -50,9 +51,8 @@ MAGIC_NAMES: dict[str, tuple[str, ...]] = {
              "wm_session", "cache", "request"),
     "cell": ("compose",),
 }
-# the tables the magics show live in magic_tables; these names stay importable from here
-__all__ = ["MAGIC_NAMES", "WorkingMemoryMagics", "events_frame", "load_extension", "loaded_magics",
-           "prompt_diff", "trinkets_frame", "unload_extension"]
+# the tables the magics show live in magics/tables.py
+__all__ = ["MAGIC_NAMES", "WorkingMemoryMagics", "load_extension", "loaded_magics", "unload_extension"]
 
 # -- the magics --------------------------------------------------------------------------------
 
