@@ -238,7 +238,7 @@ def test_without_dask_a_cluster_is_a_one_line_error(monkeypatch: pytest.MonkeyPa
         dask_client()
     assert str(caught.value) == message
     assert main(["replay", str(files[0]), "--dask", "local"]) == 2
-    assert capsys.readouterr() == ("", f"replay: {message}\n")
+    assert capsys.readouterr() == ("", f"python -m wm_kernel replay: error: {message}\n")
 
 
 # -- the command line
@@ -273,7 +273,7 @@ def test_replay_reports_a_failing_file_and_completes_the_others(
                  "--workers", "2", "--out", str(out)])
     assert code == 2
     captured = capsys.readouterr()
-    assert captured.err == f"replay: {broken} line 6: field 'n' must be a positive integer\n"
+    assert captured.err == f"python -m wm_kernel replay: error: {broken} line 6: field 'n' must be a positive integer\n"
     assert [line for line in captured.out.splitlines() if line.startswith("==")] == [
         f"== {files[0]}", f"== {files[1]}"]
     history = pd.read_csv(out)
@@ -367,6 +367,6 @@ def test_replay_reports_a_dead_worker_in_one_line_and_prints_what_finished(
                  "--workers", "2"])
     captured = capsys.readouterr()
     assert code == 2
-    assert captured.err == f"replay: {killer}: the worker process replaying it died\n"
+    assert captured.err == f"python -m wm_kernel replay: error: {killer}: the worker process replaying it died\n"
     assert [line for line in captured.out.splitlines() if line.startswith("==")] == [
         f"== {files[0]}", f"== {files[1]}"]

@@ -45,8 +45,8 @@ def test_import_of_nothing_readable_exits_1(tmp_path: Path, capsys: pytest.Captu
     path = tmp_path / "x.jsonl"
     path.write_text("not json\n", encoding="utf-8")
     assert main(["import", str(path)]) == 1
-    assert capsys.readouterr().err == (f"error: {path}:1: malformed JSON: Expecting value at column 1 "
-                                       f"(nothing imported)\n")
+    assert capsys.readouterr().err == (f"python -m wm_kernel import: error: {path}:1: malformed JSON: Expecting "
+                                       f"value at column 1 (nothing imported)\n")
 
 
 def test_wm_import_returns_the_session_and_lists_skipped_lines(ip: Any, tmp_path: Path,

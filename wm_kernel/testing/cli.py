@@ -12,6 +12,7 @@ from typing import Any, TextIO
 
 from wm_kernel.experiments.cli import positive_int_arg
 from wm_kernel.testing.perturbations import CHECKS
+from wm_kernel.utils.checks import cli_error
 
 
 def _positive_float(text: str) -> float:
@@ -101,7 +102,7 @@ def check_command(args: argparse.Namespace, out: TextIO | None = None) -> int:
                                  f"choose perturbation checks of a scenario")
             log = import_log(args.file)
             for issue in log.errors:
-                print(f"wm_kernel check: skipped {issue}", file=sys.stderr)
+                print(f"skipped {issue}", file=sys.stderr)
             report = check_stability(log, model=args.model or log.cache_model(),
                                      turns_per_hour=args.turns_per_hour, scope=args.scope, max_turns=args.max_turns)
         else:
@@ -110,7 +111,7 @@ def check_command(args: argparse.Namespace, out: TextIO | None = None) -> int:
                                      model=args.model or "claude-sonnet-4-6", turns_per_hour=args.turns_per_hour,
                                      scope=args.scope, timeout=args.timeout, max_turns=args.max_turns)
     except (ScenarioError, ValueError, TypeError, OSError) as exc:
-        print(f"wm_kernel check: error: {exc}", file=sys.stderr)
+        print(cli_error("check", str(exc)), file=sys.stderr)
         return 2
     print(report, file=out)
     return 0 if report.passed else 1

@@ -67,3 +67,9 @@ def check_int(value: object, what: str, *, minimum: int, expected: str = "an int
     if value < minimum:
         raise ValueError(f"{what} must be at least {minimum}, got {value}")
     return value
+
+
+def cli_error(command: str, message: str) -> str:
+    """The one line every ``python -m wm_kernel COMMAND`` prints for an error, as argparse prints
+    its own usage errors: ``python -m wm_kernel replay: error: <message>``."""
+    return f"python -m wm_kernel {command}: error: {message}"
