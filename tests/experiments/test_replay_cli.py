@@ -221,6 +221,7 @@ def test_a_line_longer_than_the_limit_is_refused_without_reading_it_whole(
         Scenario.load(path)
 
 
+@pytest.mark.slow
 def test_workers_are_capped_at_the_number_of_replays(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     from concurrent.futures import ProcessPoolExecutor

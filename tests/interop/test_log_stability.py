@@ -60,6 +60,7 @@ def test_one_request_is_not_applicable_and_perturbation_options_are_refused(tmp_
         check_log(import_log(PARCELLY), scope="x")
 
 
+@pytest.mark.slow
 def test_the_check_command_takes_a_log(tmp_path: Path) -> None:
     run = subprocess.run([sys.executable, "-m", "wm_kernel", "check", str(PARCELLY)], capture_output=True,
                          text=True, cwd=ROOT, check=False)
