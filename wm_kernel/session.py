@@ -40,6 +40,7 @@ from wm_kernel.core.events import SegmentCollapsedEvent, TurnCompletedEvent
 from wm_kernel.core.profile import Profile
 from wm_kernel.core.prompt import ComposedPrompt, ComposedPromptTrait
 from wm_kernel.core.working_memory import CollapseIncompleteError, WorkingMemory
+from wm_kernel.dialects.registry import get_dialect, wire_for_layout
 from wm_kernel.stores import keys
 from wm_kernel.stores.embedded import MemoryStore, StateStore
 from wm_kernel.tokens import TokenCounter, counter_for, family_of
@@ -465,10 +466,24 @@ class Session(HasTraits):
         """The prompt composed at ``turn`` (its last compose), from the history."""
         return self.recorder.prompt_at(turn)
 
+    @property
+    def wire(self) -> str | None:
+        """The wire dialect this session's requests go out on by default (``wm_kernel.dialects``):
+        the one set here, else MIRA's for a session laid out with ``Layout.original()``, else None
+        (each model's provider's own). ``cache_simulation``, ``%cache``, ``%request`` and ``send``
+        assume it unless told otherwise."""
+        chosen: str | None = self.__dict__.get("_wire")
+        return chosen if chosen is not None else wire_for_layout(self.layout.name)
+
+    @wire.setter
+    def wire(self, value: str | None) -> None:
+        self.__dict__["_wire"] = None if value is None else get_dialect(value).name
+
     def cache_simulation(self, model: str | None = None, **options: Any) -> Simulation:
         """The recorded turns played against ``model``'s prompt-cache rules (default: the session's
-        model, else claude-sonnet-4-6; ``wm_kernel.cachesim.requests.simulate_session``: breakpoints,
-        history, tools_tokens, ...)."""
+        model, else claude-sonnet-4-6) on the session's ``wire`` unless ``wire=`` names another
+        (``wm_kernel.cachesim.requests.simulate_session``: wire, breakpoints, history,
+        tools_tokens, ...)."""
         from wm_kernel.cachesim.requests import simulate_session
 
         return simulate_session(self, model=model or self.model or DEFAULT_MODEL, **options)

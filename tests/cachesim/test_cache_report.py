@@ -76,7 +76,7 @@ def test_hits_writes_and_the_section_that_broke_the_cache(cheap):
     sim = s.cache_simulation(cheap, exchange=(0, 0))
     assert (report.cost, report.hit_rate) == (sim.total_cost, sim.hit_rate)
     assert str(report) == (
-        "cheap: 7 turns: 3 read from the cache, 4 wrote it; hit rate 42.6% of input tokens\n"
+        "cheap on the anthropic wire: 7 turns: 3 read from the cache, 4 wrote it; hit rate 42.6% of input tokens\n"
         "tokens: 5073 written, 3806 read, 56 uncached, 8935 in all\n"
         "input cost ≈ $0.0121 ($0.0061–$0.0242) (without caching $0.0089) at cheap's prices\n"
         "tokens counted with ≈ estimate (chars/4) −50%/+100% (no model chosen: not cheap's own count; "
@@ -120,7 +120,7 @@ def test_a_list_of_composed_prompts_says_its_times_are_assumed():
     assert report.lines()[-1] == "send times: none recorded, turns taken one minute apart"
     page = report._repr_html_()
     assert page.startswith('<div class="mathjax_ignore tex2jax_ignore"><div class="wm-cache-report">'
-                           '<div>claude-sonnet-4-6: 2 turns: 1 read from the cache')
+                           '<div>claude-sonnet-4-6 on the anthropic wire: 2 turns: 1 read from the cache')
 
 
 def test_bad_settings_are_clear_errors():

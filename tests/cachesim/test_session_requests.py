@@ -118,7 +118,7 @@ def test_advice_moves_the_volatile_section_out_of_the_cached_prompt():
     assert moves[0].cost < sim.total_cost
     assert advice.best.cost <= moves[0].cost
     assert len(advice.best.turn_costs) == 10
-    assert str(advice).splitlines()[0] == (f"claude-sonnet-4-6, 10 requests: current input cost "
+    assert str(advice).splitlines()[0] == (f"claude-sonnet-4-6 on the anthropic wire, 10 requests: current input cost "
                                            f"${sim.total_cost:.6f}")
 
 
@@ -145,7 +145,7 @@ def test_cache_magic_shows_the_table_totals_and_advice(ip, session):
     assert view.simulation.turns["turn"].tolist() == [0, 1, 2, 3]
     assert view.simulation.turns["miss_reason"].tolist()[-1] == "ttl_expired"
     text = str(view)
-    assert text.startswith("claude-sonnet-4-6: 4 requests: ")
+    assert text.startswith("claude-sonnet-4-6 on the anthropic wire: 4 requests: ")
     assert "advised: " in text
     page = view._repr_html_()
     assert '<tr class="wm-cache-hit"' in page and 'class="wm-cache-advice"' in page

@@ -114,8 +114,12 @@ def test_tool_schema_from_a_callable_and_bad_tools() -> None:
         tool_schema(3)  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="two tools share the name 'lookup'"):
         wire_request(session().composed, provider="anthropic", tools=[lookup, lookup], counter=COUNTER)
-    with pytest.raises(ValueError, match="provider must be one of anthropic, openai"):
+    with pytest.raises(ValueError, match=r"^the gemini wire has no request body builder \(wires with one: "
+                                         r"anthropic, openai, mira\)$"):
         wire_request(session().composed, provider="gemini", counter=COUNTER)
+    with pytest.raises(ValueError, match=r"^unknown wire 'bedrock'; wires: anthropic, openai, openai-responses, "
+                                         r"gemini, mira$"):
+        wire_request(session().composed, provider="bedrock", counter=COUNTER)
 
 
 def test_request_view_against_the_window() -> None:

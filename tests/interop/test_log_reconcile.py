@@ -9,8 +9,8 @@ import pytest
 
 from wm_kernel.cachesim.simulation import simulate
 from wm_kernel.interop import import_log
+from wm_kernel.providers import Usage, parse_usage
 from wm_kernel.providers.reconcile import reconcile
-from wm_kernel.providers.usage import Usage, parse_usage
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "interop"
 BILLED = DATA / "support_anthropic_billed.jsonl"

@@ -1615,7 +1615,8 @@ def test_the_cache_strip_names_the_turns_it_covers(sent: list) -> None:
     d = Dashboard(s, cache_model="claude-haiku-4-5")
     d.advance(3)
     d.tabs.selected_index = d.tabs.children.index(d.cache)
-    assert text_of(d.cache.value).startswith("turns 0-3 · claude-haiku-4-5: 0% of input tokens read from the cache")
+    assert text_of(d.cache.value).startswith("turns 0-3 · claude-haiku-4-5 on the anthropic wire: 0% of input "
+                                             "tokens read from the cache")
     d.close()
 
 

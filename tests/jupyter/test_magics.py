@@ -702,7 +702,10 @@ def test_empty_text_is_refused_as_other_bad_arguments_are(ip, session, line, mes
 
 def test_request_help_shows_every_option(ip: Any, capsys: pytest.CaptureFixture[str]) -> None:
     doc = ip.find_line_magic("request").__doc__
-    assert doc.splitlines()[0] == "usage: %request [--model MODEL] [--tools FILE] [--per-hour N] [--user TEXT]"
+    assert doc.splitlines()[0].split() == ["usage:", "%request", "[--model", "MODEL]", "[--wire", "DIALECT]",
+                                          "[--tools", "FILE]", "[--per-hour", "N]"]
+    for text in ("--wire DIALECT, -w DIALECT",):
+        assert text in doc
     for text in ("--model MODEL, -m MODEL", "--tools FILE", "--per-hour N", "--user TEXT", "examples:",
                  "%request 3 --model gpt-5.4"):
         assert text in doc

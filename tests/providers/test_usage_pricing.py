@@ -7,8 +7,9 @@ from pathlib import Path
 import pytest
 
 from wm_kernel.cachesim.models import MODELS
+from wm_kernel.dialects.usage import request_prefix
+from wm_kernel.providers import Usage, parse_usage, read_usage
 from wm_kernel.providers.pricing import price
-from wm_kernel.providers.usage import Usage, parse_usage, read_usage, request_prefix
 
 ANTHROPIC = {"id": "msg_01XYZ", "type": "message", "role": "assistant", "model": "claude-opus-4-8",
              "content": [{"type": "text", "text": "Checking."}], "stop_reason": "end_turn", "stop_sequence": None,

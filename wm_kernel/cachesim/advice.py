@@ -94,7 +94,7 @@ class Advice:
 
     def _lines(self) -> list[str]:
         n = len(self.current.requests)
-        lines = [f"{self.current.profile.name}, {n} requests: current input cost ${self.current_cost:.6f}"]
+        lines = [f"{self.current.title}, {n} requests: current input cost ${self.current_cost:.6f}"]
         lines += [f"- {s.text}" for s in self.suggestions]
         lines.append(f"advised: {self.best.text}: ${self.best.cost:.6f} "
                      f"({signed_percent(-self.best.saving)})")

@@ -129,7 +129,8 @@ class CacheReport:
     def lines(self) -> list[str]:
         """The report's head as lines of text."""
         s = self.summary()
-        out = [f"{self.model}: {s['turns']} turns: {s['turns_read']} read from the cache, {s['writes']} wrote it; "
+        out = [f"{self.simulation.title}: {s['turns']} turns: {s['turns_read']} read from the cache, "
+               f"{s['writes']} wrote it; "
                f"hit rate {s['hit_rate']:.1%} of input tokens",
                f"tokens: {s['cache_write_tokens']} written, {s['cache_read_tokens']} read, "
                f"{s['uncached_tokens']} uncached, {s['input_tokens']} in all",

@@ -1,9 +1,13 @@
-"""Requests from a Session's recorded turns, as ``to_anthropic`` / ``to_openai`` would send them.
+"""Requests from a Session's recorded turns, as a wire dialect sends them.
 
-Each recorded turn becomes one request, in the order the provider reads it: tool definitions (a
-token count you give), the cached system sections, the non-cached system sections, then the
-messages: conversation-prefix sections, the conversation so far, post-history sections and the
-notification centre. Every section and every message is a block; a section's key is its name and
+Each recorded turn becomes one request, laid out by its wire (``wire=``, a dialect of
+``wm_kernel.dialects.registry``; by default the session's ``wire``, else the model's provider's):
+the kit's wires (``to_anthropic`` / ``to_openai``) read tool definitions (a token count you give),
+the cached system sections, the non-cached system sections, then the messages: conversation-prefix
+sections, the conversation so far, post-history sections and the notification centre; MIRA's
+(``to_mira``) puts the notification centre and then the user message after the post-history items,
+and its own breakpoints and TTLs (``wm_kernel.dialects.mira``). Every section and every message is
+a block; a section's key is its name and
 the digest of its text, so an unchanged section is the same block turn after turn; its label names
 the section and its trinket, so every miss says which section broke the cache.
 
@@ -16,8 +20,10 @@ Conversation: unless ``history`` gives real messages, each turn adds a synthetic
 ``exchange[0]`` tokens, after an assistant reply of ``exchange[1]`` tokens to the previous one. Real
 messages are ``{"role", "content"}`` dicts; request N carries them up to the (N+1)-th user message.
 
-Breakpoints: ``"auto"`` puts one on the last cached system section, as ``to_anthropic`` does. A list
-names where they go: section names, ``"system"`` (the last cached system section) or
+Breakpoints: ``"auto"`` puts them where the wire does (the kit's: one on the last cached system
+section, as ``to_anthropic`` does; MIRA's: 1 hour on the tools, the system block and the last
+assistant message, 5 minutes on each post-history item). A list replaces them, naming where they go:
+section names, ``"system"`` (the last cached system section) or
 ``"last_user"`` (the latest user message), each optionally with a TTL as ``"name:1h"``.
 """
 from __future__ import annotations
@@ -28,9 +34,10 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from wm_kernel.cachesim.advice import Advice, advise
 from wm_kernel.cachesim.engine import MAX_TOKENS, Block, Request
-from wm_kernel.cachesim.models import ModelProfile
+from wm_kernel.cachesim.models import ModelProfile, get_model
 from wm_kernel.cachesim.simulation import Simulation, simulate
 from wm_kernel.core.events import ComposeSystemPromptEvent, TurnCompletedEvent
+from wm_kernel.dialects.registry import DEFAULT_WIRE, Dialect, Piece, TurnPieces, choose_wire, get_dialect
 from wm_kernel.tokens import TokenCounter
 
 if TYPE_CHECKING:
@@ -101,21 +108,21 @@ def _label(section: str, trinket: Any) -> str:
 
 
 def _messages(history: Sequence[Mapping[str, Any]] | None, turns: int, exchange: tuple[int, int],
-              count: Any) -> list[list[Block]]:
-    """For each turn, the message blocks of the conversation up to that turn's user message."""
-    out: list[list[Block]] = []
+              count: Any) -> list[list[Piece]]:
+    """For each turn, the messages of the conversation up to that turn's user message."""
+    out: list[list[Piece]] = []
     if history is None:
         user, reply = exchange
-        so_far: list[Block] = []
+        so_far: list[Piece] = []
         for turn in range(turns):
             if turn:
-                so_far.append(Block(f"assistant-{turn}", reply, label=f"assistant reply {turn}"))
-            so_far.append(Block(f"user-{turn}", user, label=f"user message {turn + 1}"))
+                so_far.append(Piece(f"assistant-{turn}", reply, f"assistant reply {turn}", "message", "assistant"))
+            so_far.append(Piece(f"user-{turn}", user, f"user message {turn + 1}", "message", "user"))
             out.append(list(so_far))
         return out
     if isinstance(history, (str, bytes, Mapping)):
         raise TypeError("history must be a list of {'role', 'content'} messages")
-    blocks: list[Block] = []
+    blocks: list[Piece] = []
     users = 0
     for index, message in enumerate(history):
         if not isinstance(message, Mapping) or message.get("role") not in ("user", "assistant") \
@@ -124,8 +131,8 @@ def _messages(history: Sequence[Mapping[str, Any]] | None, turns: int, exchange:
                              f"str content")
         role = message["role"]
         users += role == "user"
-        blocks.append(Block(f"{role}-{index}:{message['content']}", count(message["content"]),
-                            label=f"{role} message {index + 1}"))
+        blocks.append(Piece(f"{role}-{index}:{message['content']}", count(message["content"]),
+                            f"{role} message {index + 1}", "message", role))
         if role == "user":
             out.append(list(blocks))
     if users < turns:
@@ -134,9 +141,10 @@ def _messages(history: Sequence[Mapping[str, Any]] | None, turns: int, exchange:
     return out[:turns]
 
 
-def _parse_breakpoints(breakpoints: str | Sequence[str]) -> list[tuple[str, str]]:
+def _parse_breakpoints(breakpoints: str | Sequence[str]) -> list[tuple[str, str]] | None:
+    """None for ``"auto"`` (the wire's own), else (name, ttl) pairs."""
     if breakpoints == "auto":
-        return [("system", "5m")]
+        return None
     if isinstance(breakpoints, str) or not isinstance(breakpoints, Sequence):
         raise TypeError(f"breakpoints must be 'auto' or a list of section names, got {breakpoints!r}")
     parsed = []
@@ -160,8 +168,11 @@ def session_requests(session: RecordedSession, *, breakpoints: str | Sequence[st
                      history: Sequence[Mapping[str, Any]] | None = None,
                      exchange: tuple[int, int] = (100, 400), tools_tokens: int = 0,
                      times: Mapping[int, datetime] | Sequence[datetime] | None = None,
-                     counter: TokenCounter | None = None) -> tuple[list[int], list[Request]]:
-    """The recorded turns and one Request per turn (see the module docstring)."""
+                     counter: TokenCounter | None = None,
+                     wire: str | Dialect | None = None) -> tuple[list[int], list[Request]]:
+    """The recorded turns and one Request per turn, laid out by ``wire`` (default: the session's
+    ``wire``, else the kit's; see the module docstring)."""
+    dialect = get_dialect(wire if wire is not None else getattr(session, "wire", None) or DEFAULT_WIRE)
     if isinstance(tools_tokens, bool) or not isinstance(tools_tokens, int) or tools_tokens < 0:
         raise ValueError(f"tools_tokens must be a non-negative int, got {tools_tokens!r}")
     if tools_tokens > MAX_TOKENS:
@@ -178,7 +189,7 @@ def session_requests(session: RecordedSession, *, breakpoints: str | Sequence[st
     turns = sorted(int(t) for t in frame["turn"].unique())
     counter = _counter_of(session, counter)
     known_sections = set(frame["section"])
-    for name, _ in wanted:
+    for name, _ in wanted or ():
         if name not in known_sections and name not in _SPECIAL:
             raise ValueError(f"unknown breakpoint {name!r}; use a recorded section ("
                              f"{', '.join(sorted(known_sections))}) or one of {', '.join(_SPECIAL)}")
@@ -205,35 +216,32 @@ def session_requests(session: RecordedSession, *, breakpoints: str | Sequence[st
         order = _PLACEMENT_ORDER[placement] + (0 if cached or placement != "system" else 1)
         by_turn[int(turn)].append((section, _label(section, trinket), f"{section}:{digest}", int(tokens),
                                    order))
+    kinds = {0: "system", 1: "system_uncached", 2: "prefix", 3: "post_history", 4: "notification"}
+    tools = [Piece("tools", tools_tokens, "tool definitions", "tools")] if tools_tokens else []
     requests = []
     for position, turn in enumerate(turns):
         sections = sorted(by_turn[turn], key=lambda s: s[4])  # stable: output order within a placement
-        head = [s for s in sections if s[4] < 2]
-        tail = [s for s in sections if s[4] >= 2]
-        before = [s for s in tail if s[4] == 2]
-        after = [s for s in tail if s[4] > 2]
-        last_cached = max((i for i, s in enumerate(head) if s[4] == 0), default=None)
-        marks: dict[str, str] = {}
-        for name, ttl in wanted:
-            marks.setdefault(name, ttl)
-
-        def block(s: tuple[str, str, str, int, int], index: int, layer: str, *,
-                  marks: dict[str, str] = marks, last_cached: int | None = last_cached) -> Block:
-            ttl = marks.get(s[0])
-            if ttl is None and "system" in marks and layer == "system" and index == last_cached:
-                ttl = marks["system"]
-            return Block(s[2], s[3], breakpoint=ttl, layer=layer, label=s[1])
-
-        blocks = [Block("tools", tools_tokens, layer="tools", label="tool definitions")] if tools_tokens else []
-        blocks += [block(s, i, "system") for i, s in enumerate(head)]
-        blocks += [block(s, -1, "messages") for s in before]
+        pieces = [Piece(s[2], s[3], s[1], kinds[s[4]], name=s[0]) for s in sections]
         conversation = messages[position]
-        if "last_user" in marks and conversation:
-            last = conversation[-1]
-            conversation = conversation[:-1] + [Block(last.key, last.tokens, breakpoint=marks["last_user"],
-                                                      label=last.label)]
-        blocks += conversation
-        blocks += [block(s, -1, "messages") for s in after]
+        laid_out = TurnPieces(tools=tools, system=[p for p in pieces if p.kind.startswith("system")],
+                              prefix=[p for p in pieces if p.kind == "prefix"],
+                              conversation=conversation[:-1], user=conversation[-1] if conversation else None,
+                              post_history=[p for p in pieces if p.kind == "post_history"],
+                              notification=[p for p in pieces if p.kind == "notification"])
+        slots = dialect.cache_layout(laid_out)
+        marks = None if wanted is None else dict(reversed(wanted))  # the first naming wins
+        cached = [i for i, slot in enumerate(slots) if slot.piece.kind == "system"]
+        blocks = []
+        for index, slot in enumerate(slots):
+            mark = slot.breakpoint
+            if marks is not None:   # the marks given replace the wire's own
+                mark = marks.get(slot.piece.name) if slot.piece.name else None
+                if mark is None and cached and index == cached[-1]:
+                    mark = marks.get("system")
+                if mark is None and slot.piece is laid_out.user:
+                    mark = marks.get("last_user")
+            blocks.append(Block(slot.piece.key, slot.piece.tokens, breakpoint=mark, layer=slot.layer,
+                                label=slot.piece.label))
         requests.append(Request(when[position], blocks))
     return turns, requests
 
@@ -243,16 +251,20 @@ def simulate_session(session: RecordedSession, *, model: str | ModelProfile = "c
                      history: Sequence[Mapping[str, Any]] | None = None,
                      exchange: tuple[int, int] = (100, 400), tools_tokens: int = 0,
                      times: Mapping[int, datetime] | Sequence[datetime] | None = None,
-                     counter: TokenCounter | None = None) -> Simulation:
-    """Simulate the session's recorded turns against ``model`` (see the module docstring).
-
-    The result's ``turns`` gains a ``turn`` column (the session turn of each request).
+                     counter: TokenCounter | None = None, wire: str | None = None) -> Simulation:
+    """Simulate the session's recorded turns against ``model`` on ``wire`` (default: the
+    session's ``wire`` when it sends to that model's provider, else the provider's own; see the
+    module docstring). The result's ``wire`` names it, and its ``turns`` gains a ``turn`` column
+    (the session turn of each request).
     """
+    profile = get_model(model)
+    dialect = choose_wire(wire, getattr(session, "wire", None), profile.provider, profile.name)
     counter = _counter_of(session, counter)
     turns, requests = session_requests(session, breakpoints=breakpoints, history=history,
                                        exchange=exchange, tools_tokens=tools_tokens, times=times,
-                                       counter=counter)
-    sim = simulate(requests, model, counter=counter)
+                                       counter=counter, wire=dialect)
+    sim = simulate(requests, profile, counter=counter)
+    sim.wire = dialect.name
     sim.turns.insert(0, "turn", turns)
     return sim
 

@@ -103,6 +103,8 @@ class Simulation:
         self.profile: ModelProfile = data.profile
         self.requests: list[Request] = data.requests
         self.counter = counter
+        #: the wire dialect the requests were laid out by ("" when the caller built them)
+        self.wire = ""
         rows = [(index, o.at, o.prompt_tokens, o.input_tokens, o.cache_read_input_tokens,
                  o.cache_creation_input_tokens, o.ephemeral_5m_input_tokens, o.ephemeral_1h_input_tokens,
                  o.hit_tokens, o.storage_usd, o.cost_usd, o.cost_without_cache_usd,
@@ -165,7 +167,7 @@ class Simulation:
         """Totals: requests by status, tokens by kind, hit rate, costs and the miss reasons counted."""
         t = self.turns
         statuses = Counter(t["status"])
-        return {"model": self.profile.name, "requests": len(t),
+        return {"model": self.profile.name, "wire": self.wire, "requests": len(t),
                 **{status: statuses.get(status, 0) for status in ("hit", "partial", "write", "miss")},
                 "hit_rate": self.hit_rate, "cached": self.cached,
                 "prompt_tokens": int(t["prompt_tokens"].sum()),
@@ -194,10 +196,16 @@ class Simulation:
             return f"${self.total_cost:.{digits}f}"
         return f"≈ ${self.total_cost:.{digits}f} (${low:.{digits}f}–${high:.{digits}f})"
 
+    @property
+    def title(self) -> str:
+        """The model, and the wire the requests were laid out by when known (``claude-sonnet-4-6
+        on the mira wire``)."""
+        return f"{self.profile.name} on the {self.wire} wire" if self.wire else self.profile.name
+
     def headline(self) -> str:
-        """One line for a dashboard: model, hit rate of input tokens, cost, counter."""
+        """One line for a dashboard: model and wire, hit rate of input tokens, cost, counter."""
         counter = f" · tokens {self.counter.label}" if self.counter is not None else ""
-        return (f"{self.profile.name}: {self.hit_rate:.0%} of input tokens read from the cache · input cost "
+        return (f"{self.title}: {self.hit_rate:.0%} of input tokens read from the cache · input cost "
                 f"{self.cost_text(4)} (without caching ${self.cost_without_cache:.4f}){counter}")
 
     def counter_line(self) -> str:
@@ -217,7 +225,7 @@ class Simulation:
     def _lines(self) -> list[str]:
         s = self.summary()
         read = s["hit"] + s["partial"]
-        head = (f"{s['model']}: {s['requests']} requests: {read} read from the cache ({s['hit']} whole "
+        head = (f"{self.title}: {s['requests']} requests: {read} read from the cache ({s['hit']} whole "
                 f"prefix, {s['partial']} part), {s['write'] + s['miss']} did not ({s['write']} wrote it, "
                 f"{s['miss']} neither)")
         if s["cached"]:

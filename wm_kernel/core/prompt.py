@@ -341,6 +341,12 @@ class ComposedPrompt(dict[str, Any]):
 
         return to_openai(self, history=history, **kwargs)
 
+    def to_mira(self, history: Iterable[dict[str, Any]] = (), **kwargs: Any) -> dict[str, Any]:
+        """The body MIRA's orchestrator posts (see ``wm_kernel.core.request_bodies.to_mira``)."""
+        from wm_kernel.core.request_bodies import to_mira
+
+        return to_mira(self, history=history, **kwargs)
+
     def __repr__(self) -> str:
         sizes = ", ".join(f"{r.name}={r.chars}" for r in self.sections)
         return f"<ComposedPrompt turn={self.turn} sections: {sizes or 'none'}>"

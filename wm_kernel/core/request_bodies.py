@@ -1,4 +1,5 @@
-"""Request bodies for the Anthropic Messages API and OpenAI Chat Completions, as plain dicts.
+"""Request bodies for the Anthropic Messages API (the kit's layout and MIRA's) and OpenAI Chat
+Completions, as plain dicts.
 
 No SDK is needed: the result is ready for ``json.dumps`` and an HTTP POST (or ``client.messages.create
 (**body)``). ``ComposedPrompt.to_anthropic`` / ``to_openai`` call these.
@@ -27,6 +28,32 @@ Completions body the same way, with one ``{"role": "system"}`` message (cached a
 joined by a blank line) and injected parts joined to the neighbouring user message's text by blank
 lines (content stays a string). ``max_tokens`` becomes ``max_completion_tokens``.
 
+``to_mira(composed, history=(), *, user=None, tools=(), model="claude-sonnet-4-6", max_tokens=31999,
+effort=None)`` builds the body MIRA's orchestrator posts (``docs/deviations.md`` lists where it
+differs from the kit's; the wire's cache consequences are in ``wm_kernel.dialects.mira``), keys in
+the order the SDK writes them (``max_tokens, messages, model, [output_config], system,
+[temperature | thinking], [tools], stream``):
+
+* ``system``: one text block, the cached and non-cached content joined by a blank line (an empty
+  non-cached part left out), with a 1-hour breakpoint; an empty cached content is a ValueError (MIRA
+  refuses to send).
+* ``tools``: copies of the given dicts in order, the last with a 1-hour breakpoint (omitted when
+  none).
+* ``messages``, never merged: each conversation-prefix item as an assistant text block (an empty
+  item too); the history as given (user messages as strings, assistant messages as one text block,
+  the last assistant message's block with a 1-hour breakpoint); for each post-history item a
+  ``domaindoc_tool`` ``tool_use`` (ids ``toolu_dd_0000``, ``toolu_dd_0001``...) and its
+  ``tool_result`` holding the item, with a 5-minute breakpoint; the HUD as an assistant string
+  (an empty or blank HUD is a ValueError, as in MIRA); then ``user`` when given.
+* ``temperature: 1.0`` without ``effort``; with one (``low``, ``medium``, ``high``, ``max``), on
+  a 4.6 or later model ``thinking: {"type": "adaptive", "display": "summarized"}`` and
+  ``output_config: {"effort": effort}``, on an older one ``thinking: {"type": "enabled",
+  "budget_tokens": B}`` (1024, 2048, 8192, 31999) with B added to ``max_tokens``; a model whose
+  name holds "haiku" has ``max_tokens`` clamped to 8192 first. ``stream`` is always true.
+* Where MIRA's layout is one the API refuses (more than four breakpoints, from two or more
+  post-history items; an empty text block), the body is built as MIRA builds it and a
+  :class:`MiraWireWarning` says so.
+
 ``history`` is a sequence of ``{"role": "user" | "assistant", "content": str}``; anything else is a
 ValueError/TypeError naming the entry. For Anthropic, consecutive messages with the same role are an
 error (the Messages API requires alternation). ``extra`` keys (``temperature``, ``tools``, ...) are
@@ -46,6 +73,8 @@ Examples
 """
 from __future__ import annotations
 
+import re
+import warnings
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -183,3 +212,137 @@ def to_openai(composed: Mapping[str, Any], history: Iterable[Mapping[str, Any]] 
     if max_tokens is not None:
         body["max_completion_tokens"] = max_tokens
     return _extra(body, extra)
+
+
+# -- MIRA's own wire ------------------------------------------------------------------------------
+
+DEFAULT_MIRA_MODEL = "claude-sonnet-4-6"
+#: MIRA's fixed max_tokens, and its clamp for haiku models.
+MIRA_MAX_TOKENS = 31999
+MIRA_HAIKU_MAX_TOKENS = 8192
+#: The thinking budget MIRA gives each effort on models before 4.6.
+MIRA_THINKING_BUDGETS = {"low": 1024, "medium": 2048, "high": 8192, "max": 31999}
+#: The synthetic tool call each post-history item travels in.
+MIRA_DOC_TOOL = "domaindoc_tool"
+MIRA_DOC_INPUT = {"operation": "overview"}
+#: The most cache breakpoints the Messages API accepts in one request.
+API_MAX_BREAKPOINTS = 4
+_ONE_HOUR = {"type": "ephemeral", "ttl": "1h"}
+_FIVE_MINUTES = {"type": "ephemeral"}
+
+
+class MiraWireWarning(UserWarning):
+    """MIRA's layout, followed as MIRA sends it, is one the Messages API refuses (more than four
+    cache breakpoints, an empty text block)."""
+
+
+def mira_tool_use_id(index: int) -> str:
+    """The id of the ``index``-th post-history item's synthetic tool call (``toolu_dd_0000``...)."""
+    return f"toolu_dd_{index:04d}"
+
+
+def model_generation(model: str) -> tuple[int, int]:
+    """(major, minor) of a Claude model name (``claude-sonnet-4-6`` -> (4, 6), ``claude-opus-5`` ->
+    (5, 0)); (0, 0) when the name has no version."""
+    numbers = [int(part) for part in re.split(r"[-.@]", model) if part.isdigit() and len(part) <= 2]
+    if not numbers:
+        return (0, 0)
+    return (numbers[0], numbers[1] if len(numbers) > 1 else 0)
+
+
+def _mira_tools(tools: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    if isinstance(tools, (str, bytes, Mapping)):
+        raise TypeError("tools must be a list of tool definitions (dicts)")
+    out = []
+    for index, tool in enumerate(tools):
+        if not isinstance(tool, Mapping):
+            raise TypeError(f"tools[{index}] must be a dict, got {type(tool).__name__}")
+        if not isinstance(tool.get("name"), str) or not tool["name"]:
+            raise ValueError(f"tools[{index}] needs a non-empty 'name'")
+        out.append(dict(tool))
+    if out:
+        out[-1]["cache_control"] = dict(_ONE_HOUR)
+    return out
+
+
+def to_mira(composed: Mapping[str, Any], history: Iterable[Mapping[str, Any]] = (), *,
+            user: str | None = None, tools: Iterable[Mapping[str, Any]] = (),
+            model: str = DEFAULT_MIRA_MODEL, max_tokens: int = MIRA_MAX_TOKENS,
+            effort: str | None = None) -> dict[str, Any]:
+    """The body MIRA's orchestrator posts (see the module docstring for every field)."""
+    if not isinstance(composed, Mapping):
+        raise TypeError(f"expected a ComposedPrompt or five-key dict, got {type(composed).__name__}")
+    _parts(composed)  # the five keys, typed
+    cached, non_cached = composed["cached_content"], composed["non_cached_content"]
+    hud = composed["notification_center"]
+    if not cached.strip():
+        raise ValueError("MIRA refuses to send: the cached system content is empty")
+    if not hud.strip():
+        raise ValueError("MIRA refuses to send: the notification centre (HUD) is empty")
+    messages_in = _history(history, alternate=False)
+    _check_model(model)
+    if isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens < 1:
+        raise ValueError(f"max_tokens must be a positive int, got {max_tokens!r}")
+    if user is not None and not isinstance(user, str):
+        raise TypeError(f"user must be a str or None, got {type(user).__name__}")
+    if effort is not None and effort not in MIRA_THINKING_BUDGETS:
+        raise ValueError(f"effort must be one of {', '.join(MIRA_THINKING_BUDGETS)} or None, got {effort!r}")
+    tool_list = _mira_tools(tools)
+    if "haiku" in model:
+        max_tokens = min(max_tokens, MIRA_HAIKU_MAX_TOKENS)
+    adaptive = model_generation(model) >= (4, 6)
+    if effort is not None and not adaptive:
+        max_tokens += MIRA_THINKING_BUDGETS[effort]
+
+    messages: list[dict[str, Any]] = [
+        {"role": "assistant", "content": [{"type": "text", "text": item}]}
+        for item in composed["conversation_prefix_items"]]
+    last_assistant = None
+    for message in messages_in:
+        if message["role"] == "user":
+            messages.append({"role": "user", "content": message["content"]})
+        else:
+            last_assistant = len(messages)
+            messages.append({"role": "assistant", "content": [{"type": "text", "text": message["content"]}]})
+    if last_assistant is not None:
+        messages[last_assistant]["content"][-1]["cache_control"] = dict(_ONE_HOUR)
+    post = list(composed["post_history_items"])
+    for index, item in enumerate(post):
+        tool_id = mira_tool_use_id(index)
+        messages.append({"role": "assistant", "content": [
+            {"type": "tool_use", "id": tool_id, "name": MIRA_DOC_TOOL, "input": dict(MIRA_DOC_INPUT)}]})
+        messages.append({"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": tool_id, "content": item,
+             "cache_control": dict(_FIVE_MINUTES)}]})
+    messages.append({"role": "assistant", "content": hud})
+    if user is not None:
+        messages.append({"role": "user", "content": user})
+
+    marks = (1 if tool_list else 0) + 1 + (last_assistant is not None) + len(post)
+    if marks > API_MAX_BREAKPOINTS:
+        warnings.warn(MiraWireWarning(
+            f"MIRA's layout puts {marks} cache breakpoints in this request ({len(post)} post-history items, "
+            f"one 5-minute breakpoint each); the Messages API accepts at most {API_MAX_BREAKPOINTS} and refuses it"),
+            stacklevel=2)
+    empty = [i for i, m in enumerate(messages) if isinstance(m["content"], list)
+             and any(b.get("type") == "text" and not b["text"] for b in m["content"])]
+    if empty:
+        warnings.warn(MiraWireWarning(
+            f"messages[{empty[0]}] is an empty text block (MIRA sends an empty item as one); the Messages "
+            f"API refuses empty text blocks"), stacklevel=2)
+
+    body: dict[str, Any] = {"max_tokens": max_tokens, "messages": messages, "model": model}
+    if effort is not None and adaptive:
+        body["output_config"] = {"effort": effort}
+    body["system"] = [{"type": "text", "text": "\n\n".join(p for p in (cached, non_cached) if p),
+                       "cache_control": dict(_ONE_HOUR)}]
+    if effort is None:
+        body["temperature"] = 1.0
+    elif adaptive:
+        body["thinking"] = {"type": "adaptive", "display": "summarized"}
+    else:
+        body["thinking"] = {"type": "enabled", "budget_tokens": MIRA_THINKING_BUDGETS[effort]}
+    if tool_list:
+        body["tools"] = tool_list
+    body["stream"] = True
+    return body

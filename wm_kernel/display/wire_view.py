@@ -36,11 +36,12 @@ class WireView:
     """The request of one turn (``wire``) against ``profile``'s window, with ``forecast`` lines."""
 
     def __init__(self, wire: WireRequest, profile: ModelProfile, *, turn: int | None = None,
-                 forecast: Forecast | None = None, counter_name: str = "") -> None:
+                 forecast: Forecast | None = None, counter_name: str = "", reserved: int | None = None) -> None:
         self.wire, self.profile, self.turn, self.forecast = wire, profile, turn, forecast
         self.counter_name = counter_name
         self.window = profile.context_window
-        self.reserved = profile.max_output or 0
+        #: output tokens reserved for the reply: the body's max_tokens (default: the model's limit)
+        self.reserved = reserved if reserved is not None else (profile.max_output or 0)
         #: (turns an hour, US dollars a day of input) when asked for
         self.daily: tuple[float, float] | None = None
 
@@ -134,21 +135,25 @@ class WireView:
 
 def request_view(session: Any, turn: int | None = None, *, model: str = "claude-sonnet-4-6",
                  history: Any = None, tools: Any = (), turns_per_hour: float | None = None,
-                 section_limits: Any = None) -> WireView:
+                 section_limits: Any = None, wire: str | None = None) -> WireView:
     """The request ``session`` sends at ``turn`` (the last recorded one when None) to ``model``
-    (a cache simulator model id: it names the provider, window and reserve), after the
+    (a cache simulator model id: it names the provider, window and reserve) on ``wire`` (a wire
+    dialect; default: the session's ``wire`` when it sends to that provider, else the provider's
+    own: ``wm_kernel.dialects.registry.choose_wire``), after the
     conversation ``history`` (None: what the session sent to a model before that turn, and the
     user message of that turn if one was sent), with ``tools``; with the growth forecast of the session's history
     against the window, its token budget and ``section_limits``, and, given ``turns_per_hour``,
     what a day costs at that pace (the cache simulator's average input cost per recorded turn)."""
     from wm_kernel.cachesim.models import get_model
+    from wm_kernel.dialects.registry import choose_wire
     from wm_kernel.instruments.forecast import daily_cost, forecast
     from wm_kernel.instruments.wire import wire_request
 
     profile = get_model(model)
-    if profile.provider not in ("anthropic", "openai"):
-        raise ValueError(f"{profile.name} is a {profile.provider} model; the wire view builds Anthropic "
-                         "and OpenAI request bodies")
+    dialect = choose_wire(wire, getattr(session, "wire", None), profile.provider, profile.name)
+    if not dialect.builds_body:
+        raise ValueError(f"{profile.name} is a {profile.provider} model; its {dialect.name} wire has no "
+                         f"request body builder, so there is no request to show")
     recorder = session.recorder
     turns = recorder.turns
     if not turns:
@@ -164,19 +169,22 @@ def request_view(session: Any, turn: int | None = None, *, model: str = "claude-
         if sent is not None:
             history.append({"role": "user", "content": sent.user})
     counter = recorder.counter
-    wire = wire_request(composed, history, provider=profile.provider, model=profile.name, tools=tools,
-                        counter=counter, max_tokens=profile.max_output or 1024)
-    fixed = sum(o.tokens for o in wire.owners if o.kind in ("tool", "message")) + wire.framing_estimate \
-        + (profile.max_output or 0)
+    limit = {} if dialect.own_max_tokens else {"max_tokens": profile.max_output or 1024}
+    request = wire_request(composed, history, provider=dialect.name, model=profile.name, tools=tools,
+                           counter=counter, **limit)
+    reserve = request.body.get("max_tokens", request.body.get("max_completion_tokens"))
+    reserve = reserve if isinstance(reserve, int) else (profile.max_output or 0)
+    fixed = sum(o.tokens for o in request.owners if o.kind in ("tool", "message")) \
+        + request.framing_estimate + reserve
     prediction = None
     if len(turns) >= 2:
         prediction = forecast(recorder.frame(), window=profile.context_window,
                               budget=session.working_memory.token_budget, section_limits=section_limits,
                               fixed_tokens=fixed)
-    view = WireView(wire, profile, turn=turn, forecast=prediction,
-                    counter_name=getattr(counter.tokenizer, "name", ""))
+    view = WireView(request, profile, turn=turn, forecast=prediction,
+                    counter_name=getattr(counter.tokenizer, "name", ""), reserved=reserve)
     if turns_per_hour is not None and prediction is not None:
-        sim = session.cache_simulation(profile.name)
+        sim = session.cache_simulation(profile.name, wire=dialect.name)
         per_turn = sim.total_cost / max(len(turns), 1)
         view.daily = (turns_per_hour, daily_cost(per_turn, turns_per_hour))
     return view

@@ -3,7 +3,7 @@
 An :class:`Exchange` is what ``wm_kernel.providers.send`` records in a session's History once a
 request succeeded (and what a scenario's ``send`` step holds, so a replay answers from it). It keeps
 the provider's usage object exactly as returned (a JSON dict), so nothing is lost to a parser of
-today; ``wm_kernel.providers.usage`` reads it. ``prefix`` holds digests of the parts of the request
+today; ``wm_kernel.dialects.usage`` reads it. ``prefix`` holds digests of the parts of the request
 that decide whether a provider cache can be read (tools, the cached system text, the sampling
 parameters), so a reconciliation can tell a prefix that changed from a provider that missed.
 
@@ -26,10 +26,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from wm_kernel.core.events import Event
+from wm_kernel.dialects.registry import usage_providers
 
 #: Version of the record an exchange is stored as (the ``"v"`` field).
 EXCHANGE_VERSION = 1
-PROVIDERS = ("anthropic", "openai", "openai-responses", "gemini")
 _FIELDS = ("v", "turn", "provider", "model", "user", "reply", "usage", "request_id", "stop_reason", "prefix")
 
 
@@ -51,8 +51,8 @@ class Exchange:
     def __post_init__(self) -> None:
         if isinstance(self.turn, bool) or not isinstance(self.turn, int) or self.turn < 0:
             raise ValueError(f"turn must be a non-negative int, got {self.turn!r}")
-        if self.provider not in PROVIDERS:
-            raise ValueError(f"provider must be one of {', '.join(PROVIDERS)}, got {self.provider!r}")
+        if self.provider not in usage_providers():
+            raise ValueError(f"provider must be one of {', '.join(usage_providers())}, got {self.provider!r}")
         for name in ("model", "user", "reply"):
             if not isinstance(getattr(self, name), str):
                 raise TypeError(f"{name} must be a str, got {type(getattr(self, name)).__name__}")

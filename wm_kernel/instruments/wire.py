@@ -2,9 +2,10 @@
 
 A model receives more than the system prompt: tool schemas, the conversation so far, the
 conversation-prefix and post-history items, the HUD, and the provider's JSON framing around all of
-it. :func:`wire_request` builds the Anthropic Messages or OpenAI Chat Completions body exactly as
-:func:`~wm_kernel.core.request_bodies.to_anthropic` / ``to_openai`` build it, serialises it, and
-gives every character of the serialised body to exactly one :class:`Owner`:
+it. :func:`wire_request` builds the body of a wire dialect (``provider=``: ``anthropic`` and
+``openai`` as :func:`~wm_kernel.core.request_bodies.to_anthropic` / ``to_openai`` build it,
+``mira`` as ``to_mira`` does; any wire of ``wm_kernel.dialects.registry`` with a body builder),
+serialises it, and gives every character of the serialised body to exactly one :class:`Owner`:
 
 * a **section** (``kind="section"``): the characters a trinket's section wrote, wherever the body
   carries them (a system block, a message's text block, the HUD);
@@ -42,10 +43,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from wm_kernel.core.prompt import COMPOSER, ComposedPrompt
-from wm_kernel.core.request_bodies import to_anthropic, to_openai
+from wm_kernel.dialects.registry import Dialect, get_dialect
 from wm_kernel.tokens.counting import Counts
-
-PROVIDERS = ("anthropic", "openai")
 
 #: OpenAI's cookbook counts 3 tokens of framing per chat message and 3 that prime the reply; the
 #: Anthropic API publishes no figure, so the same estimate stands in for it (marked as an estimate).
@@ -168,13 +167,6 @@ def tool_schema(tool: Mapping[str, Any] | Callable[..., Any]) -> dict[str, Any]:
             "input_schema": {"type": "object", "properties": properties, "required": required}}
 
 
-def _provider_tools(tools: Sequence[dict[str, Any]], provider: str) -> list[dict[str, Any]]:
-    if provider == "anthropic":
-        return [dict(t) for t in tools]
-    return [{"type": "function", "function": {"name": t["name"], "description": t["description"],
-                                              "parameters": t["input_schema"]}} for t in tools]
-
-
 # -- ownership -----------------------------------------------------------------------------------
 
 @dataclass
@@ -190,11 +182,12 @@ def _escaped(text: str) -> str:
 
 
 class _Builder:
-    def __init__(self, composed: Mapping[str, Any], history: Sequence[Mapping[str, Any]]) -> None:
+    def __init__(self, composed: Mapping[str, Any], history: Sequence[Mapping[str, Any]],
+                 dialect: Dialect) -> None:
         self.owners: dict[str, Owner] = {}
         self.chunks: list[tuple[str, str]] = []      # (serialised text, owner label)
         self.raw: list[tuple[str, str]] = []         # (unescaped text, owner label)
-        self.queue: list[_Part] = self._parts(composed, history)
+        self.queue: list[_Part] = self._parts(composed, history, dialect)
 
     def owner(self, label: str, kind: str, placement: str = "", trinket: str | None = None) -> str:
         if label not in self.owners:
@@ -217,22 +210,20 @@ class _Builder:
             pieces.append((len(span), label))
         return _Part(text, pieces)
 
-    def _parts(self, composed: Mapping[str, Any], history: Sequence[Mapping[str, Any]]) -> list[_Part]:
+    def _parts(self, composed: Mapping[str, Any], history: Sequence[Mapping[str, Any]],
+               dialect: Dialect) -> list[_Part]:
+        """The parts the body carries, in the order its text does (the wire's ``wire_parts``)."""
         parts = []
-        for key in ("cached_content", "non_cached_content"):
-            if composed[key]:
-                parts.append(self._key_part(composed, key, composed[key]))
-        for i, item in enumerate(composed["conversation_prefix_items"]):
-            if item.strip():
-                parts.append(self._key_part(composed, f"conversation_prefix_items[{i}]", item))
-        for i, message in enumerate(history):
-            label = self.owner(f"message {i} ({message['role']})", "message", "conversation")
-            parts.append(_Part(message["content"], [(len(message["content"]), label)]))
-        for i, item in enumerate(composed["post_history_items"]):
-            if item.strip():
-                parts.append(self._key_part(composed, f"post_history_items[{i}]", item))
-        if composed["notification_center"].strip():
-            parts.append(self._key_part(composed, "notification_center", composed["notification_center"]))
+        for ref in dialect.wire_parts(composed, history):
+            if ref.key.startswith("history["):
+                i = int(ref.key[len("history["):-1])
+                message = history[i]
+                label = self.owner(f"message {i} ({message['role']})", "message", "conversation")
+                parts.append(_Part(message["content"], [(len(message["content"]), label)]))
+                continue
+            name, _, index = ref.key.partition("[")
+            text = composed[name][int(index[:-1])] if index else composed[name]
+            parts.append(self._key_part(composed, ref.key, text))
         return parts
 
     def emit(self, text: str, label: str, raw: str | None = None) -> None:
@@ -251,7 +242,7 @@ class _Builder:
         """A text value of the body: the parts it carries in order, joined by blank lines."""
         self.emit('"', JSON_FRAMING)
         if not value and self.queue and not self.queue[0].text:
-            self.queue.pop(0)   # an empty history message
+            self.queue.pop(0)   # an empty history message or item
         rest = value
         first = True
         while rest:
@@ -301,25 +292,25 @@ def wire_request(composed: Mapping[str, Any], history: Iterable[Mapping[str, Any
                  provider: str = "anthropic", model: str | None = None,
                  tools: Iterable[Mapping[str, Any] | Callable[..., Any]] = (),
                  counter: Counts | None = None, **extra: Any) -> WireRequest:
-    """The request ``composed`` makes at ``provider`` (``anthropic`` or ``openai``) after
-    ``history``, with ``tools``, every character owned (see the module docstring). ``extra`` goes
-    to the body builder (``max_tokens``, ``temperature``...). ``counter`` counts tokens (the
-    offline default counter when None)."""
-    if provider not in PROVIDERS:
-        raise ValueError(f"provider must be one of {', '.join(PROVIDERS)}, got {provider!r}")
+    """The request ``composed`` makes on the wire ``provider`` (a wire dialect's name:
+    ``anthropic``, ``openai``, ``mira``...) after ``history``, with ``tools``, every character
+    owned (see the module docstring). ``extra`` goes to the body builder (``max_tokens``,
+    ``temperature``, MIRA's ``effort``...; on a wire whose builder takes ``user``, MIRA's, that
+    message is the last of the conversation).
+    ``counter`` counts tokens (the offline default counter when None)."""
+    dialect = get_dialect(provider)
     history = list(history)
+    if dialect.takes_user and extra.get("user") is not None:
+        history.append({"role": "user", "content": extra.pop("user")})
     schemas = [tool_schema(t) for t in tools]
     names = [t["name"] for t in schemas]
     duplicates = sorted({n for n in names if names.count(n) > 1})
     if duplicates:
         raise ValueError(f"two tools share the name {duplicates[0]!r}")
-    if schemas:
-        extra["tools"] = _provider_tools(schemas, provider)
     if model is not None:
         extra["model"] = model
-    build = to_anthropic if provider == "anthropic" else to_openai
-    body = build(composed, history, **extra)
-    builder = _Builder(composed, history)
+    body = dialect.body(composed, history, tools=schemas, **extra)
+    builder = _Builder(composed, history, dialect)
     builder.owner(JSON_FRAMING, "framing")
     builder.value(body, ())
     if builder.queue:   # cannot happen while the body builders and the queue agree
@@ -346,8 +337,7 @@ def wire_request(composed: Mapping[str, Any], history: Iterable[Mapping[str, Any
     for owner in builder.owners.values():
         if owner.label != JSON_FRAMING:
             owner.tokens = sum(counter.count(t) for t in owner.text)
-    messages = len(body.get("messages", ())) + (1 if provider == "anthropic" and body.get("system") else 0)
-    framing = MESSAGE_FRAMING_TOKENS * messages + REPLY_PRIMING_TOKENS
+    framing = MESSAGE_FRAMING_TOKENS * dialect.framed_messages(body) + REPLY_PRIMING_TOKENS
     text = "".join(chunk for chunk, _ in builder.chunks)
     # in the order the provider reads them: tools, then the body's order; framing last
     first: dict[str, int] = {}
@@ -356,5 +346,5 @@ def wire_request(composed: Mapping[str, Any], history: Iterable[Mapping[str, Any
     rank = {"tool": 0, "section": 1, "message": 1, "framing": 2}
     owners = sorted((o for o in builder.owners.values() if o.chars),
                     key=lambda o: (rank[o.kind], first[o.label]))
-    return WireRequest(provider, body, text, spans, owners, framing)
+    return WireRequest(dialect.name, body, text, spans, owners, framing)
 

@@ -1,7 +1,7 @@
 """Bring your own agent: import other agents' request logs, export section-level OpenTelemetry traces.
 
 ``import_log(*paths)`` reads Anthropic Messages, OpenAI Chat Completions and Responses request
-bodies (JSON Lines), Claude Code transcripts and OTLP JSON traces into an
+bodies (JSON Lines), Claude Code transcripts, OTLP JSON traces and MIRA's traffic tap into an
 :class:`~wm_kernel.interop.imported.ImportedSession` (history, diff, blame, cache simulation at the
 log's send times, usage, exact replay, ``to_session()`` for the dashboard). ``export_trace(session,
 exporter=...)`` emits a session, imported or composed here, as GenAI spans with one child span per
@@ -9,13 +9,16 @@ section (needs the ``otel`` extra). See docs/interop.md.
 """
 from __future__ import annotations
 
+from wm_kernel.dialects.registry import log_formats, register_log_format
 from wm_kernel.interop.billing import gen_ai_counts, logged_usage
 from wm_kernel.interop.bodies import Section
-from wm_kernel.interop.formats import FORMATS, ImportIssue, LoggedRequest
+from wm_kernel.interop.formats import ImportIssue, LoggedRequest
 from wm_kernel.interop.imported import ImportedSession, import_log, read_file
+from wm_kernel.interop.mira_tap import read_tap
 from wm_kernel.interop.otel import export_trace
 from wm_kernel.interop.otlp import read_otlp
 from wm_kernel.interop.split import SplitRule, Splitter
 
 __all__ = ["import_log", "read_file", "ImportedSession", "ImportIssue", "LoggedRequest", "Section",
-           "Splitter", "SplitRule", "FORMATS", "logged_usage", "gen_ai_counts", "export_trace", "read_otlp"]
+           "Splitter", "SplitRule", "log_formats", "register_log_format", "logged_usage", "gen_ai_counts",
+           "export_trace", "read_otlp", "read_tap"]

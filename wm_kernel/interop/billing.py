@@ -2,9 +2,9 @@
 
 A logged request keeps its usage object as the log had it (``LoggedRequest.usage``, in the shape
 named by ``usage_format``). :func:`logged_usage` reads it with
-:func:`wm_kernel.providers.usage.parse_usage` into a provider-neutral
-:class:`~wm_kernel.providers.usage.Usage`, carrying the request id the log kept and the digests of
-the request's cacheable prefix (:func:`~wm_kernel.providers.usage.request_prefix`) when the log
+:func:`wm_kernel.dialects.usage.parse_usage` into a provider-neutral
+:class:`~wm_kernel.dialects.usage.Usage`, carrying the request id the log kept and the digests of
+the request's cacheable prefix (:func:`~wm_kernel.dialects.usage.request_prefix`) when the log
 holds the request body itself. With those digests a reconciliation tells a provider's miss (the
 prefix was byte-identical to the previous request's) from an invalidation (tools, cached system text
 or parameters changed); without them (a Claude Code transcript has neither the system prompt nor the
@@ -17,21 +17,24 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+from wm_kernel.dialects.registry import get_dialect, known_name, log_formats
+from wm_kernel.dialects.registry import get_log_format as _get_log_format
+from wm_kernel.dialects.usage import Usage, parse_usage, request_prefix
 from wm_kernel.interop.formats import LoggedRequest
-from wm_kernel.providers.usage import PROVIDERS, Usage, parse_usage, request_prefix
 
-#: The dialects whose logged text is one JSON request body (alone or in an envelope).
-BODY_DIALECTS = ("anthropic", "openai.chat", "openai.responses")
-#: Provider names of OpenTelemetry's ``gen_ai.provider.name`` / ``gen_ai.system`` as the usage
-#: parser names them.
-_PROVIDER_NAMES = {"gcp.gemini": "gemini", "gcp.vertex_ai": "gemini", "gcp.gen_ai": "gemini",
-                   "azure.ai.openai": "openai"}
+
+def body_log(dialect: str) -> bool:
+    """Whether a logged request's text is one JSON request body (alone or in an envelope): its
+    dialect is a log format registered for a wire's request bodies, or a wire's own name."""
+    if dialect in log_formats():
+        return _get_log_format(dialect).dialect is not None
+    return known_name(dialect) and bool(get_dialect(dialect).body_shape)
 
 
 def request_body(request: LoggedRequest) -> Mapping[str, Any] | None:
     """The request body the log holds for ``request`` (its line, without the envelope), or None
     where the log has no body (a transcript, a foreign span)."""
-    if request.dialect not in BODY_DIALECTS:
+    if not body_log(request.dialect):
         return None
     try:
         value = json.loads(request.source)
@@ -39,6 +42,8 @@ def request_body(request: LoggedRequest) -> Mapping[str, Any] | None:
         return None
     if isinstance(value, Mapping) and isinstance(value.get("request"), Mapping):
         value = value["request"]
+    elif isinstance(value, Mapping) and "ts" in value and isinstance(value.get("body"), Mapping):
+        value = value["body"]   # a record of a traffic tap (MIRA's llm_requests.jsonl)
     return value if isinstance(value, Mapping) else None
 
 
@@ -48,9 +53,10 @@ def logged_usage(request: LoggedRequest, *, where: str = "usage") -> Usage | Non
     if not request.usage:
         return None
     body = request_body(request)
-    provider = _PROVIDER_NAMES.get(request.provider, request.provider)
+    # a provider as the log names it (OpenTelemetry's ``gcp.gemini``...) is a wire's alias
+    provider = get_dialect(request.provider).provider if known_name(request.provider) else None
     usage = parse_usage(request.usage, where=where, shape=request.usage_format,
-                        provider=provider if provider in PROVIDERS else None, request_id=request.request_id,
+                        provider=provider, request_id=request.request_id,
                         prefix=request_prefix(body) if body is not None else None)
     return usage if usage.model is not None else dataclasses.replace(usage, model=request.model)
 
@@ -63,4 +69,4 @@ def gen_ai_counts(usage: Usage) -> dict[str, int]:
             "cache_creation_input_tokens": usage.cache_write_tokens, "output_tokens": usage.output_tokens}
 
 
-__all__ = ["BODY_DIALECTS", "request_body", "logged_usage", "gen_ai_counts"]
+__all__ = ["body_log", "request_body", "logged_usage", "gen_ai_counts"]

@@ -18,6 +18,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from wm_kernel.dialects.registry import get_dialect
 from wm_kernel.interop.jsonspan import Node, locate, string_offsets
 from wm_kernel.interop.split import Splitter
 
@@ -35,7 +36,9 @@ class Section:
     element's position and kind, plus the label of its piece: ``system[0] <rules>``,
     ``msg[3] user``); ``trinket`` says who wrote it (``tools``, ``system``, or the message role);
     ``cache`` is the cache_control TTL marked on its element (on the element's last section);
-    ``element`` names the tool, block or message it is a piece of."""
+    ``element`` names the tool, block or message it is a piece of; ``where`` the placement a
+    reader that knows the agent's layout recovered (MIRA's tap: ``notification`` for a HUD part),
+    None to place it by its kind."""
 
     name: str
     kind: str
@@ -44,11 +47,12 @@ class Section:
     trinket: str | None = None
     cache: str | None = None
     element: str = ""
+    where: str | None = None
 
     @property
     def placement(self) -> str | None:
         """Its placement in a ComposedPrompt (None for framing)."""
-        return PLACEMENT.get(self.kind)
+        return self.where or PLACEMENT.get(self.kind)
 
 
 @dataclass(frozen=True, slots=True)
@@ -277,9 +281,12 @@ def cut_body(text: str, body: Mapping[str, Any], dialect: str, splitter: Splitte
     ``text``; inside a larger record, pass the body's ``node`` and the record's text, and the
     caller finishes the cut)."""
     located = node if node is not None else locate(text)
-    cutters = {"anthropic": cut_anthropic, "openai.chat": cut_openai_chat,
-               "openai.responses": cut_openai_responses}
-    return cutters[dialect](text, located, body, splitter).finish()
+    # by the JSON shape of the wire's body (``Dialect.body_shape``), not by the wire's name
+    cutters = {"messages": cut_anthropic, "chat": cut_openai_chat, "responses": cut_openai_responses}
+    shape = get_dialect(dialect).body_shape
+    if shape not in cutters:
+        raise ValueError(f"no cutter for {dialect} request bodies (shape {shape!r})")
+    return cutters[shape](text, located, body, splitter).finish()
 
 
 def prompt_order(sections: Sequence[Section]) -> list[Section]:

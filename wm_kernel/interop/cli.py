@@ -7,7 +7,7 @@ import argparse
 import sys
 from typing import TextIO
 
-from wm_kernel.interop.formats import FORMATS
+from wm_kernel.dialects.registry import log_formats
 from wm_kernel.interop.imported import ImportedSession, import_log
 from wm_kernel.utils.checks import cli_error
 
@@ -23,7 +23,7 @@ def add_import_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentPa
                     "reported (file and line) on stderr; the rest imports.",
         epilog="exit status: 0 all imported, 2 some records skipped, 1 nothing imported")
     parser.add_argument("file", metavar="FILE", nargs="+", help="log files, one conversation")
-    parser.add_argument("--format", choices=FORMATS, help="the files' format (default: detected)")
+    parser.add_argument("--format", choices=log_formats(), help="the files' format (default: detected)")
     parser.add_argument("--split", action="append", default=[], metavar="REGEX",
                         help="also start a section at every match of REGEX (multiline); repeatable")
     parser.add_argument("--model", help="cache simulator model (default: the log's, if known)")

@@ -1,6 +1,7 @@
 """Readers of other agents' logs, one small class per format, and the detection that picks one.
 
-Formats (``FORMATS``):
+Formats (registered in ``wm_kernel.dialects.registry``: ``log_formats()`` lists them, a reader of a
+new format registers itself there, see that module's docstring):
 
 ``anthropic``
     JSON Lines of Anthropic Messages request bodies, each alone or in an envelope
@@ -29,11 +30,19 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
+from wm_kernel.dialects.registry import (
+    Dialect,
+    LogFormat,
+    body_dialect,
+    detect_log_format,
+    dialects,
+    get_dialect,
+    get_log_format,
+    register_log_format,
+)
 from wm_kernel.interop.bodies import Cutter, Section, anthropic_message, cut_body
 from wm_kernel.interop.jsonspan import locate
 from wm_kernel.interop.split import Splitter
-
-FORMATS = ("anthropic", "openai.chat", "openai.responses", "claude-code", "otlp")
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,7 +66,9 @@ class LoggedRequest:
     messages, or (OTLP) the request body the span describes. ``usage`` is the provider's usage
     object as logged (shape named by ``usage_format``: ``anthropic``, ``openai.chat``,
     ``openai.responses``), None where the log has none. ``request_id`` is the provider's request id
-    where the log keeps one (an envelope's ``request_id``, a transcript line's ``requestId``)."""
+    where the log keeps one (an envelope's ``request_id``, a transcript line's ``requestId``).
+    ``background`` marks a call of the same log that is not a turn of the conversation (MIRA's
+    tap: summaries, memory extraction, other models): ``ImportedSession.background``."""
 
     sections: tuple[Section, ...]
     source: str
@@ -70,6 +81,7 @@ class LoggedRequest:
     usage: Mapping[str, Any] | None = None
     usage_format: str | None = None
     request_id: str | None = None
+    background: bool = False
 
 
 def parse_time(value: Any, what: str) -> datetime | None:
@@ -92,52 +104,50 @@ def _body(value: Any) -> Any:
 
 
 def detect(value: Any) -> str | None:
-    """The format one parsed record belongs to, or None."""
-    if not isinstance(value, Mapping):
-        return None
-    if "resourceSpans" in value:
-        return "otlp"
-    if value.get("type") in ClaudeCodeReader.LINE_TYPES and ("sessionId" in value or "uuid" in value
-                                                            or "leafUuid" in value):
-        return "claude-code"
-    body = _body(value)
-    if not isinstance(body, Mapping):
-        return None
-    if "messages" not in body and ("input" in body or "instructions" in body):
-        return "openai.responses"
-    if not isinstance(body.get("messages"), list):
-        return None
-    model = str(body.get("model", ""))
-    roles = {m.get("role") for m in body["messages"] if isinstance(m, Mapping)}
-    tools = [t for t in body.get("tools") or [] if isinstance(t, Mapping)]
-    if "system" in body or any("input_schema" in t for t in tools) or model.startswith("claude"):
-        return "anthropic"
-    if roles & {"system", "developer", "tool"} or any("function" in t for t in tools) \
-            or model.startswith(("gpt", "o1", "o3", "o4")):
-        return "openai.chat"
-    return "anthropic" if "max_tokens" in body else "openai.chat"
+    """The format one parsed record belongs to (the registered formats' ``detect``), or None."""
+    return detect_log_format(value)
+
+
+def _is_transcript(value: Any) -> bool:
+    return (isinstance(value, Mapping) and value.get("type") in ClaudeCodeReader.LINE_TYPES
+            and ("sessionId" in value or "uuid" in value or "leafUuid" in value))
+
+
+def _detects_body(dialect: Dialect) -> Any:
+    """A record is a request body of ``dialect`` (alone or in an envelope): the wire registry's choice."""
+    def detects(value: Any) -> bool:
+        body = _body(value) if isinstance(value, Mapping) else None
+        return isinstance(body, Mapping) and body_dialect(body) is dialect
+    return detects
 
 
 class BodyReader:
-    """JSON Lines of request bodies of one dialect, alone or in an envelope (module docstring)."""
+    """JSON Lines of request bodies of one wire dialect, alone or in an envelope (module docstring).
 
-    dialect = ""
-    provider = ""
-    usage_format = ""
+    ``wire`` is the dialect (``wm_kernel.dialects``): its log format (else its name) names the
+    records (``dialect``, ``usage_format``), its ``provider`` the provider, its ``check_body`` what a
+    body must hold, its ``body_shape`` how the body is cut. A wire without a log format of its own
+    (MIRA's) reads the bodies of any wire of the same shape (Anthropic Messages)."""
 
-    def __init__(self, path: str, splitter: Splitter) -> None:
+    def __init__(self, path: str, splitter: Splitter, wire: Dialect | str = "anthropic") -> None:
         self.path = path
         self.splitter = splitter
+        self.wire = get_dialect(wire)
+        self.dialect = self.usage_format = self.wire.log_format or self.wire.name
+        self.provider = self.wire.log_provider or self.wire.provider
         self.requests: list[LoggedRequest] = []
 
     def check(self, body: Mapping[str, Any]) -> None:
         """ValueError if ``body`` is not a request of this dialect."""
-        if not isinstance(body.get("messages"), list):
-            raise ValueError(f"not {self.title()} request: no 'messages' list")
+        self.wire.check_body(body)
 
     def title(self) -> str:
-        return {"anthropic": "an Anthropic Messages", "openai.chat": "an OpenAI Chat Completions",
-                "openai.responses": "an OpenAI Responses"}[self.dialect]
+        return self.wire.title
+
+    def _same_shape(self, kind: str) -> bool:
+        """Whether the log format ``kind`` holds bodies of this wire's shape."""
+        wire = get_log_format(kind).dialect
+        return wire is not None and get_dialect(wire).body_shape == self.wire.body_shape
 
     def feed(self, line: int, text: str, value: Any) -> None:
         if not isinstance(value, Mapping):
@@ -145,15 +155,16 @@ class BodyReader:
         body = _body(value)
         enveloped = body is not value
         self.check(body)
-        if detect(value) not in (self.dialect, None):
-            raise ValueError(f"not {self.title()} request: it reads as {detect(value)}")
+        kind = detect(value)
+        if kind not in (self.dialect, None) and not self._same_shape(kind):
+            raise ValueError(f"not {self.title()} request: it reads as {kind}")
         node = locate(text)
         response = value.get("response") if enveloped else None
         usage = response.get("usage") if isinstance(response, Mapping) else None
         if usage is not None and not isinstance(usage, Mapping):
             raise ValueError(f"response.usage must be an object, got {usage!r}")
         sent_at = parse_time(value.get("timestamp"), "timestamp") if enveloped else None
-        sections = cut_body(text, body, self.dialect, self.splitter,
+        sections = cut_body(text, body, self.wire.name, self.splitter,
                             node["request"] if enveloped else node)
         model = body.get("model")
         rid = value.get("request_id") if enveloped else None
@@ -166,28 +177,8 @@ class BodyReader:
         return self.requests
 
 
-class AnthropicReader(BodyReader):
-    """Anthropic Messages request bodies (``POST /v1/messages``)."""
-
-    dialect = provider = usage_format = "anthropic"
-
-
-class OpenAIChatReader(BodyReader):
-    """OpenAI Chat Completions request bodies (``POST /v1/chat/completions``)."""
-
-    dialect = usage_format = "openai.chat"
-    provider = "openai"
-
-
-class OpenAIResponsesReader(BodyReader):
-    """OpenAI Responses request bodies (``POST /v1/responses``)."""
-
-    dialect = usage_format = "openai.responses"
-    provider = "openai"
-
-    def check(self, body: Mapping[str, Any]) -> None:
-        if "input" not in body and "instructions" not in body:
-            raise ValueError("not an OpenAI Responses request: no 'input' or 'instructions'")
+#: The wire whose messages (and usage) a Claude Code transcript holds.
+CLAUDE_CODE_WIRE = get_dialect("anthropic")
 
 
 class ClaudeCodeReader:
@@ -253,10 +244,10 @@ class ClaudeCodeReader:
         model = message.get("model")
         self.requests.append(LoggedRequest(
             tuple(s for link in chain for s in link[3]), "".join(link[2] for link in chain), self.path,
-            tuple(link[1] for link in chain), "claude-code", "anthropic",
+            tuple(link[1] for link in chain), "claude-code", CLAUDE_CODE_WIRE.provider,
             model if isinstance(model, str) else None, sent_at or answered_at,
             usage if isinstance(usage, Mapping) else None,
-            "anthropic" if isinstance(usage, Mapping) else None, request_id))
+            CLAUDE_CODE_WIRE.log_format if isinstance(usage, Mapping) else None, request_id))
 
     def finish(self) -> list[LoggedRequest]:
         return self.requests
@@ -291,6 +282,19 @@ def span_line(text: str, offset: int) -> int:
     return text.count("\n", 0, offset) + 1
 
 
-__all__ = ["FORMATS", "ImportIssue", "LoggedRequest", "detect", "parse_time", "AnthropicReader",
-           "OpenAIChatReader", "OpenAIResponsesReader", "ClaudeCodeReader", "otlp_value", "otlp_attributes",
-           "span_line"]
+def _register() -> None:
+    """Register a body reader for every wire dialect with a log format, and the transcript reader."""
+    for wire in dialects():
+        if wire.log_format:
+            register_log_format(LogFormat(
+                wire.log_format, lambda path, splitter, wire=wire: BodyReader(path, splitter, wire),
+                detect=_detects_body(wire), priority=50, title=f"{wire.title} request bodies",
+                dialect=wire.name), replace=True)
+    register_log_format(LogFormat("claude-code", ClaudeCodeReader, detect=_is_transcript, priority=10,
+                                  title="a Claude Code transcript"), replace=True)
+
+
+_register()
+
+__all__ = ["ImportIssue", "LoggedRequest", "detect", "parse_time", "BodyReader", "ClaudeCodeReader",
+           "CLAUDE_CODE_WIRE", "otlp_value", "otlp_attributes", "span_line"]

@@ -34,36 +34,31 @@ from wm_kernel.cachesim.engine import Block, Request
 from wm_kernel.cachesim.models import MODELS
 from wm_kernel.cachesim.simulation import Simulation, simulate
 from wm_kernel.core.prompt import BlameData, BlameSpan, ComposedPrompt, SectionRecord
+from wm_kernel.dialects.registry import get_dialect, get_log_format, known_name, log_formats, sniff_log_format
+from wm_kernel.dialects.usage import request_prefix
 from wm_kernel.instruments.diff import FirstChange, PromptDiff, diff_prompts, first_change
 from wm_kernel.instruments.history import History
 from wm_kernel.instruments.history_records import text_digest
 from wm_kernel.interop.billing import gen_ai_counts, logged_usage, request_body
 from wm_kernel.interop.bodies import Section, prompt_order
-from wm_kernel.interop.formats import (
-    FORMATS,
-    AnthropicReader,
-    ClaudeCodeReader,
-    ImportIssue,
-    LoggedRequest,
-    OpenAIChatReader,
-    OpenAIResponsesReader,
-    detect,
-)
+from wm_kernel.interop.formats import ImportIssue, LoggedRequest, detect
+from wm_kernel.interop.mira_tap import DIALECT as MIRA_TAP  # (registers the mira-tap format)
+from wm_kernel.interop.mira_tap import mira_prompt
+from wm_kernel.interop.otlp import read_otlp as _read_otlp  # noqa: F401  (registers the otlp format)
 from wm_kernel.interop.split import Splitter
-from wm_kernel.providers.usage import request_prefix
 from wm_kernel.tokens import TokenCounter
 
 if TYPE_CHECKING:
     import pandas as pd
 
-    from wm_kernel.providers.usage import Usage
+    from wm_kernel.dialects.usage import Usage
     from wm_kernel.session import Session
 
 #: Blank line between two elements of one prompt key (owned by "(composer)" in the blame map).
 ELEMENT_SEPARATOR = "\n\n"
 _LAYER = {"tool": "tools", "system": "system", "message": "messages"}
-#: The cache simulator's model when the log's own is not a registered profile.
-DEFAULT_MODELS = {"anthropic": "claude-sonnet-4-6", "openai": "gpt-5.4"}
+#: The cache simulator's model when neither the log's own nor its wire's default is a registered profile.
+FALLBACK_MODEL = "claude-sonnet-4-6"
 USAGE_COLUMNS = ["turn", "sent_at", "model", "input_tokens", "cache_read_input_tokens",
                  "cache_creation_input_tokens", "output_tokens"]
 
@@ -73,12 +68,21 @@ class ImportedSession:
 
     def __init__(self, requests: Sequence[LoggedRequest], errors: Sequence[ImportIssue] = (), *,
                  counter: TokenCounter | None = None, name: str = "") -> None:
+        # calls a reader marked as not turns of the conversation (MIRA's tap) are kept apart
+        background = [r for r in requests if r.background]
+        requests = [r for r in requests if not r.background]
         if not requests:
-            raise ValueError("an imported session needs at least one request")
+            raise ValueError("an imported session needs at least one request"
+                             + (f" (the log's {len(background)} calls are all background)" if background else ""))
         timed = all(r.sent_at is not None for r in requests)
         ordered = sorted(requests, key=lambda r: r.sent_at) if timed else list(requests)  # type: ignore[arg-type,return-value]
         self.requests: tuple[LoggedRequest, ...] = tuple(ordered)
         self.errors: tuple[ImportIssue, ...] = tuple(errors)
+        #: Calls of the same log that are not turns of the conversation (MIRA's tap: summaries,
+        #: memory extraction, other models and system prompts), in send order.
+        self.background: tuple[LoggedRequest, ...] = tuple(
+            sorted(background, key=lambda r: r.sent_at) if all(r.sent_at for r in background)  # type: ignore[arg-type,return-value]
+            else background)
         self.name = name
         self.counter = counter if counter is not None else TokenCounter()
         self._prompts: dict[int, ComposedPrompt] = {}
@@ -118,8 +122,12 @@ class ImportedSession:
         found = self._prompts.get(turn)
         if found is None:
             request = self.request(turn)
-            found = self._prompts[turn] = _composed(prompt_order(request.sections),
-                                                    _cached_names(request), turn)
+            if request.dialect == MIRA_TAP:
+                # MIRA's own markers give back the composer's five keys and sections
+                found = self._prompts[turn] = mira_prompt(request.sections, turn)
+            else:
+                found = self._prompts[turn] = _composed(prompt_order(request.sections),
+                                                        _cached_names(request), turn)
         return found
 
     @property
@@ -185,7 +193,8 @@ class ImportedSession:
         first = self.requests[0]
         if first.model in MODELS:
             return str(first.model)
-        return DEFAULT_MODELS.get(first.provider, "claude-sonnet-4-6")
+        default = get_dialect(first.provider).default_model if known_name(first.provider) else ""
+        return default if default in MODELS else FALLBACK_MODEL
 
     def cache_simulation(self, model: str | None = None, *,
                          times: Sequence[datetime] | None = None) -> Simulation:
@@ -196,7 +205,7 @@ class ImportedSession:
         return sim
 
     def billed_usage(self) -> list[Usage | None]:
-        """Per turn, the usage the log recorded as a :class:`~wm_kernel.providers.usage.Usage`
+        """Per turn, the usage the log recorded as a :class:`~wm_kernel.dialects.usage.Usage`
         (None where it has none), with the request's id and prefix digests where the log has them
         (``wm_kernel.interop.billing``). A usage object the parser refuses is a ValueError naming
         the file and line."""
@@ -208,7 +217,7 @@ class ImportedSession:
 
     def request_prefixes(self) -> list[dict[str, str]]:
         """Per turn, the digests of the request's cacheable prefix (tools, cached system text,
-        parameters: ``wm_kernel.providers.usage.request_prefix``) where the log holds the body,
+        parameters: ``wm_kernel.dialects.usage.request_prefix``) where the log holds the body,
         else an empty dict."""
         return [request_prefix(body) if (body := request_body(r)) is not None else {} for r in self.requests]
 
@@ -274,7 +283,7 @@ def _cached_names(request: LoggedRequest) -> set[str]:
     """The sections in the cached prefix: up to the last cache mark (Anthropic), every tool and
     system section under automatic prefix caching (OpenAI)."""
     ordered = prompt_order(request.sections)
-    if request.provider == "openai":
+    if known_name(request.provider) and get_dialect(request.provider).whole_prefix_cached:
         return {s.name for s in ordered if s.kind != "message"}
     marked = [i for i, s in enumerate(ordered) if s.cache]
     return {s.name for s in ordered[:marked[-1] + 1]} if marked else set()
@@ -307,10 +316,6 @@ def _composed(sections: list[Section], cached: set[str], turn: int) -> ComposedP
                           sections=records, turn=turn, blame=blame)
 
 
-_READERS = {"anthropic": AnthropicReader, "openai.chat": OpenAIChatReader,
-            "openai.responses": OpenAIResponsesReader, "claude-code": ClaudeCodeReader}
-
-
 def read_file(path: str | Path, *, format: str | None = None,
               splitter: Splitter | None = None) -> tuple[list[LoggedRequest], list[ImportIssue]]:
     """The requests of one log file and the issues of the records that could not be read.
@@ -318,18 +323,19 @@ def read_file(path: str | Path, *, format: str | None = None,
     ValueError (naming the file and line) when the file cannot be imported at all: no such file,
     an unknown format, no record readable."""
     name = str(path)
-    if format is not None and format not in FORMATS:
-        raise ValueError(f"unknown format {format!r}; formats: {', '.join(FORMATS)}")
+    if format is not None and format not in log_formats():
+        raise ValueError(f"unknown format {format!r}; formats: {', '.join(log_formats())}")
     try:
         text = Path(path).read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise ValueError(f"{name}: cannot read the file ({exc})") from None
     split = splitter or Splitter()
-    if format == "otlp" or (format is None and text.lstrip().startswith("{")
-                            and '"resourceSpans"' in text[:2000]):
-        from wm_kernel.interop.otlp import read_otlp
-
-        return read_otlp(text, name, split)
+    whole = format if format is not None else sniff_log_format(text)
+    if whole is not None and get_log_format(whole).read_file is not None:
+        whole_file = get_log_format(whole).read_file
+        assert whole_file is not None
+        result: tuple[list[LoggedRequest], list[ImportIssue]] = whole_file(name, text, split)
+        return result
     issues: list[ImportIssue] = []
     reader: Any = None
     chosen = format
@@ -345,10 +351,13 @@ def read_file(path: str | Path, *, format: str | None = None,
             chosen = detect(value)
             if chosen is None:
                 issues.append(ImportIssue(name, number, "unknown format: not a request body, transcript "
-                                                        f"line or OTLP document ({', '.join(FORMATS)})"))
+                                                        f"line or OTLP document ({', '.join(log_formats())})"))
                 continue
         if reader is None:
-            reader = _READERS[chosen](name, split)
+            make = get_log_format(chosen).reader
+            if make is None:
+                raise ValueError(f"{name}: the {chosen} format is read as a whole file, not line by line")
+            reader = make(name, split)
         try:
             reader.feed(number, line, value)
         except (ValueError, KeyError, TypeError) as exc:

@@ -16,7 +16,7 @@ from typing import Any, Protocol
 
 from trinkets.stored_section import stored_section_class
 from wm_kernel.core.clock import ManualClock
-from wm_kernel.core.composer import Layout
+from wm_kernel.core.composer import RULE, Layout
 from wm_kernel.core.prompt import ComposedPrompt
 from wm_kernel.interop.formats import LoggedRequest
 from wm_kernel.session import Session
@@ -61,8 +61,10 @@ def replay_session(imported: ImportedTurns, *, base_prompt: str = "", **options:
     for turn in imported.turns:
         prompt = imported.prompt_at(turn)
         for record in prompt.sections:
+            if record.name == "base_prompt":
+                continue   # a MIRA turn's own base prompt: the session's composer writes it
             if record.name not in policies:
-                placements[record.placement].append(record.name)
+                placements.setdefault(record.placement, []).append(record.name)
             policies[record.name] = record.cache_policy
     clock = ManualClock(times[0])  # type: ignore[arg-type]
     session = Session(base_prompt, clock=clock, layout=Layout(placements, name="imported"), trinkets=[],
@@ -74,6 +76,11 @@ def replay_session(imported: ImportedTurns, *, base_prompt: str = "", **options:
     for turn in imported.turns:
         clock.set(times[turn])  # type: ignore[arg-type]
         present = {r.name: r for r in imported.prompt_at(turn).sections}
+        base = present.get("base_prompt")
+        if base is not None:
+            # the base prompt as MIRA filled it, without the scaffolding delimiter the composer adds
+            cut = base.content.rfind(f"\n\n{RULE}\n")
+            session.base_prompt = base.content[:cut] if cut >= 0 else base.content
         for name in policies:
             found = present.get(name)
             if found is None:

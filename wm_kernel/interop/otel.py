@@ -25,11 +25,11 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+from wm_kernel.dialects.usage import Usage
 from wm_kernel.instruments.history_records import text_digest
 from wm_kernel.interop.billing import gen_ai_counts
 from wm_kernel.interop.bodies import Section
 from wm_kernel.interop.imported import ImportedSession
-from wm_kernel.providers.usage import Usage
 from wm_kernel.session import Session
 
 if TYPE_CHECKING:

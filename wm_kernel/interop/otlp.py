@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from wm_kernel.dialects.registry import LogFormat, register_log_format
 from wm_kernel.interop.bodies import Section
 from wm_kernel.interop.formats import ImportIssue, LoggedRequest, otlp_attributes, span_line
 from wm_kernel.interop.split import Splitter
@@ -155,3 +156,13 @@ def _unique_parts(element: str, kind: str, trinket: str, parts: list[Any], split
 
 
 __all__ = ["read_otlp"]
+
+
+def _sniff(text: str) -> bool:
+    return text.lstrip().startswith("{") and '"resourceSpans"' in text[:2000]
+
+
+register_log_format(LogFormat(
+    "otlp", read_file=lambda path, text, splitter: read_otlp(text, path, splitter), sniff=_sniff,
+    detect=lambda value: isinstance(value, Mapping) and "resourceSpans" in value, priority=0,
+    title="OTLP/HTTP JSON traces"), replace=True)

@@ -10,11 +10,11 @@ attribute would lose to the submodule once that is imported.
 """
 from __future__ import annotations
 
+from wm_kernel.dialects.usage import Usage, parse_usage, read_usage
 from wm_kernel.providers.pricing import Cost, price
 from wm_kernel.providers.reconcile import Reconciliation, reconcile
 from wm_kernel.providers.recording import Recording
 from wm_kernel.providers.send import Reply, SendError, send
-from wm_kernel.providers.usage import Usage, parse_usage, read_usage
 
 __all__ = ["Cost", "Reconciliation", "Recording", "Reply", "SendError", "Usage", "parse_usage", "price", "read_usage",
            "reconcile", "send"]

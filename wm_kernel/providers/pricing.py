@@ -5,7 +5,7 @@ so a simulation and a bill are priced by the same rules:
 
 * plain input tokens at ``input``; tokens read from the cache at ``read``, and only there (an
   Anthropic ``input_tokens`` already excludes them; OpenAI and Gemini prompt counts include them,
-  and :mod:`wm_kernel.providers.usage` takes them out);
+  and :mod:`wm_kernel.dialects.usage` takes them out);
 * cache writes at the write price: 1-hour writes at ``write_1h``, the others at the price of the
   model's default TTL (``write_5m``); a model with free writes (OpenAI's automatic cache) has
   ``write_5m == input``;
@@ -16,7 +16,7 @@ report: it is not priced here.
 
 Examples
 --------
->>> from wm_kernel.providers.usage import Usage
+>>> from wm_kernel.dialects.usage import Usage
 >>> cost = price(Usage("anthropic", 50, cache_read_tokens=100_000, cache_write_tokens=1200,
 ...                    cache_write_1h_tokens=1000, output_tokens=87), "claude-sonnet-4-6")
 >>> round(cost.input_usd, 6), round(cost.cache_read_usd, 6), round(cost.cache_write_usd, 6)
@@ -29,7 +29,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from wm_kernel.cachesim.models import ModelProfile, get_model
-from wm_kernel.providers.usage import Usage
+from wm_kernel.dialects.usage import Usage
 
 
 @dataclass(frozen=True)

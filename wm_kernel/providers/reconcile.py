@@ -20,7 +20,7 @@ residual (billed minus predicted) and a cause:
 ``unknown``        anything else (or a miss with no request to compare).
 
 Prefix evidence comes from ``Usage.prefix`` (a usage log line with its request body, see
-``wm_kernel.providers.usage.read_usage``), from the exchanges a session recorded while sending, or
+``wm_kernel.dialects.usage.read_usage``), from the exchanges a session recorded while sending, or
 from the request bodies of an imported log.
 
 An imported log (``wm_kernel.interop.import_log``; anything with the :class:`UsageLog` methods) is
@@ -42,9 +42,10 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 from wm_kernel.cachesim.models import ModelProfile
 from wm_kernel.cachesim.requests import session_requests
 from wm_kernel.cachesim.simulation import Simulation, simulate
+from wm_kernel.dialects.registry import dialect_for_provider, get_dialect, known_name
+from wm_kernel.dialects.usage import Usage, parse_usage, read_usage
 from wm_kernel.instruments.history import History
 from wm_kernel.providers.pricing import price
-from wm_kernel.providers.usage import Usage, parse_usage, read_usage
 from wm_kernel.session import Session
 from wm_kernel.utils.htmltext import no_math
 from wm_kernel.utils.style import WORD_WRAP
@@ -57,7 +58,6 @@ CAUSES = ("match", "ttl_priced", "tokenizer", "provider_miss", "invalidated", "u
 COLUMNS = ["turn", "request_id", "predicted_input", "billed_input", "predicted_read", "billed_read",
            "predicted_write", "billed_write", "predicted_write_1h", "billed_write_1h", "predicted_usd",
            "billed_usd", "residual_usd", "output_usd", "cause", "detail"]
-_PROVIDER = {"anthropic": "anthropic", "openai": "openai", "google": "gemini"}
 _PARTS = {"tools": "tools changed", "system": "cached system text changed", "params": "parameters changed"}
 #: Ratios within this fraction of each other are one steady tokenizer factor.
 FACTOR_TOLERANCE = 0.02
@@ -84,7 +84,9 @@ def simulated_usage(simulation: Simulation) -> list[Usage]:
     """The usage each simulated request would be billed, in the provider-neutral shape."""
     if not isinstance(simulation, Simulation):
         raise TypeError(f"expected a Simulation, got {type(simulation).__name__}")
-    provider = _PROVIDER.get(simulation.profile.provider, "anthropic")
+    # the provider billing the simulated wire (a model profile's provider resolves to its wire)
+    wire = getattr(simulation, "wire", "") or simulation.profile.provider
+    provider = get_dialect(wire).provider if known_name(wire) else dialect_for_provider(wire).provider
     t = simulation.turns
     return [Usage(provider, int(i), int(r), int(w), int(h), model=simulation.profile.name)
             for i, r, w, h in zip(t["input_tokens"], t["cache_read_input_tokens"], t["cache_creation_input_tokens"],

@@ -22,13 +22,17 @@ from dataclasses import dataclass
 from typing import Any
 
 from wm_kernel.core.prompt import ComposedPrompt
+from wm_kernel.dialects.registry import Dialect, dialect_for_sdk, get_dialect, sdk_clients
+from wm_kernel.dialects.usage import Usage, parse_usage, request_prefix
 from wm_kernel.instruments.exchange import Exchange, ExchangeRecordedEvent
 from wm_kernel.instruments.history import History
 from wm_kernel.providers.pricing import Cost, price
 from wm_kernel.providers.recording import Recording, offline
-from wm_kernel.providers.usage import Usage, parse_usage, request_prefix
 from wm_kernel.session import Session
 from wm_kernel.utils.checks import check_str
+
+#: ``max_tokens`` of a send on a wire that does not set its own.
+DEFAULT_MAX_TOKENS = 1024
 
 
 class SendError(RuntimeError):
@@ -71,11 +75,27 @@ NO_WAY_TO_SEND = ("nothing to send with: pass a client (anthropic.Anthropic(), o
 
 
 def provider_of(client: Any) -> str:
-    """``"anthropic"`` or ``"openai"`` for an SDK client (by the package it comes from)."""
+    """The SDK package an SDK client comes from (``"anthropic"``, ``"openai"``), when a registered
+    wire sends with it; TypeError otherwise."""
     package = type(client).__module__.partition(".")[0]
-    if package in ("anthropic", "openai"):
-        return package
-    raise TypeError(f"client must be an anthropic.Anthropic or openai.OpenAI client, got {type(client).__name__}")
+    try:
+        return str(dialect_for_sdk(package).sdk)
+    except TypeError:
+        raise TypeError(f"client must be an {' or '.join(sdk_clients())} client, got {type(client).__name__}") from None
+
+
+def wire_for(session: Session, client: Any, wire: str | None) -> Dialect:
+    """The wire a send uses: ``wire`` when given, else the session's (``Session.wire``: MIRA's for a
+    session laid out as the original), else the client's SDK's default; TypeError when the client
+    cannot send it."""
+    package = provider_of(client)
+    chosen = wire if wire is not None else session.wire
+    dialect = get_dialect(chosen) if chosen is not None else dialect_for_sdk(package)
+    if dialect.sdk != package:
+        if wire is None:
+            return dialect_for_sdk(package)
+        raise TypeError(f"the {dialect.name} wire sends with a {dialect.sdk} client, got a {package} one")
+    return dialect
 
 
 def _error_line(provider: str, exc: Exception) -> str:
@@ -98,54 +118,21 @@ def _error_line(provider: str, exc: Exception) -> str:
     return f"{provider}: {what} ({status}): {message}{suffix}"
 
 
-def _anthropic(client: Any, body: dict[str, Any], stream: bool,
-               on_text: Callable[[str], None]) -> tuple[str, dict[str, Any] | None, str | None, str | None]:
-    if stream:
-        with client.messages.stream(**body) as events:
-            for text in events.text_stream:
-                on_text(text)
-            message = events.get_final_message()
-    else:
-        message = client.messages.create(**body)
-    reply = "".join(block.text for block in message.content if getattr(block, "type", None) == "text")
-    usage = message.usage.model_dump(mode="json") if message.usage is not None else None
-    return reply, usage, getattr(message, "_request_id", None), message.stop_reason
-
-
-def _openai(client: Any, body: dict[str, Any], stream: bool,
-            on_text: Callable[[str], None]) -> tuple[str, dict[str, Any] | None, str | None, str | None]:
-    if not stream:
-        completion = client.chat.completions.create(**body)
-        choice = completion.choices[0]
-        usage = completion.usage.model_dump(mode="json") if completion.usage is not None else None
-        return (choice.message.content or "", usage, getattr(completion, "_request_id", None),
-                choice.finish_reason)
-    parts: list[str] = []
-    usage = finish = request_id = None
-    chunks = client.chat.completions.create(**body, stream=True, stream_options={"include_usage": True})
-    request_id = getattr(getattr(chunks, "response", None), "headers", {}).get("x-request-id")
-    for chunk in chunks:
-        for choice in chunk.choices:
-            if choice.delta.content:
-                parts.append(choice.delta.content)
-                on_text(choice.delta.content)
-            finish = choice.finish_reason or finish
-        if chunk.usage is not None:  # the extra last chunk include_usage asks for
-            usage = chunk.usage.model_dump(mode="json")
-    return "".join(parts), usage, request_id, finish
-
-
 def _print(text: str) -> None:
     sys.stdout.write(text)
     sys.stdout.flush()
 
 
-def send(session: Session, client: Any | None, *, model: str, user: str, max_tokens: int = 1024,
+def send(session: Session, client: Any | None, *, model: str, user: str, max_tokens: int | None = None,
          stream: bool = False, on_text: Callable[[str], None] | None = None,
-         recording: Recording | None = None, advance: bool = True, **extra: Any) -> Reply:
+         recording: Recording | None = None, advance: bool = True, wire: str | None = None,
+         **extra: Any) -> Reply:
     """Send the session's prompt and ``user`` to ``model``; record and return the reply.
 
-    ``stream`` shows the reply as it comes (``on_text(chunk)`` for each piece; by default printed).
+    ``wire`` names the request's wire dialect (``"anthropic"``, ``"openai"``, ``"mira"``: see
+    ``wm_kernel.dialects.registry``); by default the session's (``Session.wire``), else the one of
+    the client's SDK. ``max_tokens`` None: 1024 on the kit's wires, the wire's own where it sets
+    one (MIRA's 31999). ``stream`` shows the reply as it comes (``on_text(chunk)`` for each piece; by default printed).
     ``advance`` completes the turn after the exchange (the next compose is the next turn's prompt).
     ``extra`` keys (``temperature``, ``tools``...) go into the request body. See the module docstring
     for offline replay from ``recording``.
@@ -160,8 +147,10 @@ def send(session: Session, client: Any | None, *, model: str, user: str, max_tok
     history = History.of(session)
     if history.exchange_at(session.turn) is not None:
         raise ValueError(f"turn {session.turn} already has an exchange; advance the turn first")
+    if wire is not None:
+        get_dialect(wire)  # an unknown wire is refused before anything happens
     if client is not None and not offline():
-        provider_of(client)  # a wrong client is refused before anything happens
+        wire_for(session, client, wire)  # a wrong client is refused before anything happens
     # the prompt of this turn, composed once: what is sent (or answered from a recording) is what
     # the history records for the turn, and what a simulation of the session plays
     composed = session.composed
@@ -179,17 +168,16 @@ def send(session: Session, client: Any | None, *, model: str, user: str, max_tok
         if stream:
             (on_text or _print)(exchange.reply)
     else:
-        provider = provider_of(client)
+        dialect = wire_for(session, client, wire)
+        provider = dialect.provider
         messages = history.conversation() + [{"role": "user", "content": user}]
-        if provider == "anthropic":
-            body = composed.to_anthropic(history=messages, model=model, max_tokens=max_tokens, **extra)
-        else:
-            body = composed.to_openai(history=messages, model=model, max_tokens=max_tokens, **extra)
-        call = _anthropic if provider == "anthropic" else _openai
+        if max_tokens is not None or not dialect.own_max_tokens:
+            extra["max_tokens"] = max_tokens if max_tokens is not None else DEFAULT_MAX_TOKENS
+        body = dialect.body(composed, messages, model=model, **extra)
         try:
-            reply, usage, request_id, stop = call(client, body, stream, on_text or _print)
+            reply, usage, request_id, stop = dialect.call(client, body, stream, on_text or _print)
         except Exception as exc:
-            if type(exc).__module__.partition(".")[0] != provider:
+            if type(exc).__module__.partition(".")[0] != dialect.sdk:
                 raise
             raise SendError(_error_line(provider, exc)) from None
         exchange = Exchange(turn=session.turn, provider=provider, model=model, user=user, reply=reply,

@@ -11,8 +11,12 @@ import sys
 from typing import Any, TextIO
 
 from wm_kernel.experiments.cli import positive_int_arg
+from wm_kernel.testing import mira
 from wm_kernel.testing.perturbations import CHECKS
 from wm_kernel.utils.checks import cli_error
+
+#: Every check name ``--skip`` / ``--only`` take (the MIRA preset's only with ``--preset mira``).
+ALL_CHECKS = {**CHECKS, **mira.CHECKS}
 
 
 def _positive_float(text: str) -> float:
@@ -59,16 +63,22 @@ def add_check_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentPar
     parser.add_argument("file", metavar="FILE", help="a scenario file (.jsonl) or a request log")
     parser.add_argument("--trinket", action="append", default=[], metavar="NAME=module:Class",
                         help="a trinket that is not built in, by import path; repeatable")
-    parser.add_argument("--skip", action="append", default=[], choices=list(CHECKS), metavar="CHECK",
-                        help="leave a check out; repeatable (checks: " + ", ".join(CHECKS) + ")")
-    parser.add_argument("--only", action="append", default=None, choices=list(CHECKS), metavar="CHECK",
+    parser.add_argument("--skip", action="append", default=[], choices=list(ALL_CHECKS), metavar="CHECK",
+                        help="leave a check out; repeatable (checks: " + ", ".join(ALL_CHECKS) + ")")
+    parser.add_argument("--only", action="append", default=None, choices=list(ALL_CHECKS), metavar="CHECK",
                         help="run only this check; repeatable")
+    parser.add_argument("--preset", default=None, choices=mira.PRESETS,
+                        help="check as MIRA's wire caches: every system section, clock_hour, tool_set_order, "
+                             "costs a day on MIRA's wire (docs/mira-wire.md); a MIRA tap is checked so anyway")
+    parser.add_argument("--tools", default=None, metavar="FILE",
+                        help="a JSON file of tool definitions (a list of objects with a 'name'), for the "
+                             "preset's tool_set_order check")
     parser.add_argument("--model", default=None,
                         help="price the cost on this model (default claude-sonnet-4-6; a log's own model)")
     parser.add_argument("--turns-per-hour", type=positive_int_arg, default=30, metavar="N",
                         help="requests in the simulated hour (default 30)")
-    parser.add_argument("--scope", default="cached", choices=("cached", "system", "all"),
-                        help="which sections count (default: the cached ones)")
+    parser.add_argument("--scope", default=None, choices=("cached", "system", "all"),
+                        help="which sections count (default: the cached ones; every system one with --preset mira)")
     parser.add_argument("--timeout", type=_positive_float, default=60.0, metavar="SECONDS",
                         help="time limit of each replay (default 60)")
     parser.add_argument("--max-turns", type=positive_int_arg, default=None, metavar="N",
@@ -97,19 +107,31 @@ def check_command(args: argparse.Namespace, out: TextIO | None = None) -> int:
         if not is_scenario_file(args.file):
             from wm_kernel.interop import import_log
 
-            if factories or args.skip or args.only:
+            if factories or args.skip or args.only or args.tools:
                 raise ValueError(f"{args.file} is a request log, not a scenario: --trinket, --skip and --only "
-                                 f"choose perturbation checks of a scenario")
+                                 f"choose perturbation checks of a scenario"
+                                 + (" (and --tools the tools of one)" if args.tools else ""))
             log = import_log(args.file)
             for issue in log.errors:
                 print(f"skipped {issue}", file=sys.stderr)
             report = check_stability(log, model=args.model or log.cache_model(),
-                                     turns_per_hour=args.turns_per_hour, scope=args.scope, max_turns=args.max_turns)
+                                     turns_per_hour=args.turns_per_hour, scope=args.scope or "cached",
+                                     max_turns=args.max_turns, preset=args.preset)
         else:
+            tools = None
+            if args.tools is not None:
+                with open(args.tools, encoding="utf-8") as handle:
+                    try:
+                        tools = json.load(handle)
+                    except json.JSONDecodeError as exc:
+                        raise ValueError(f"--tools {args.tools}: not JSON ({exc.msg} at line {exc.lineno})") from None
+                if not isinstance(tools, list):
+                    raise ValueError(f"--tools {args.tools}: expected a JSON list of tool definitions")
             scenario = Scenario.load(args.file)
             report = check_stability(scenario, factories=factories, skip=args.skip, only=args.only,
                                      model=args.model or "claude-sonnet-4-6", turns_per_hour=args.turns_per_hour,
-                                     scope=args.scope, timeout=args.timeout, max_turns=args.max_turns)
+                                     scope=args.scope, timeout=args.timeout, max_turns=args.max_turns,
+                                     preset=args.preset, tools=tools)
     except (ScenarioError, ValueError, TypeError, OSError) as exc:
         print(cli_error("check", str(exc)), file=sys.stderr)
         return 2

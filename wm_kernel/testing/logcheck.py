@@ -32,7 +32,8 @@ from datetime import UTC, datetime
 
 from wm_kernel.cachesim.simulation import simulate
 from wm_kernel.interop.imported import ImportedSession
-from wm_kernel.testing.cost import instability_cost
+from wm_kernel.testing import mira
+from wm_kernel.testing.cost import instability_cost, mira_instability_cost
 from wm_kernel.testing.replay import Compose, SectionText
 from wm_kernel.testing.report import CheckResult, Finding, StabilityReport, excerpt
 
@@ -56,7 +57,8 @@ def log_composes(log: ImportedSession) -> list[Compose]:
 def _in_scope(section: SectionText, scope: str) -> bool:
     if scope == "all":
         return True
-    return section.placement == "system" and (section.cached or scope == "system")
+    # "tools" only on MIRA's wire (wm_kernel.testing.mira.log_composes); other logs place tools in system
+    return section.placement in ("system", "tools") and (section.cached or scope == "system")
 
 
 def first_moved(before: Compose, after: Compose, scope: str) -> tuple[SectionText, int, str | None,
@@ -79,12 +81,14 @@ def first_moved(before: Compose, after: Compose, scope: str) -> tuple[SectionTex
 
 
 def check_log(log: ImportedSession, *, model: str | None = None, turns_per_hour: int = 30,
-              scope: str = "cached", max_turns: int | None = None) -> StabilityReport:
+              scope: str = "cached", max_turns: int | None = None, preset: str | None = None) -> StabilityReport:
     """Check that ``log``'s cached prefix stays byte-stable across its requests (module docstring).
 
     ``model`` prices the cost (default: the log's own, as ``log.cache_model()``); ``scope``: which
     sections count (``cached``, ``system`` or ``all``); ``max_turns``: check requests up to that
-    turn only."""
+    turn only. A MIRA tap (``preset="mira"``, implied by its turns) is checked on MIRA's wire
+    (:mod:`wm_kernel.testing.mira`): the tools and every system section are the cached prefix,
+    the tools' order is checked too (``logged_tool_order``), and costs are a day's on that wire."""
     if not isinstance(log, ImportedSession):
         raise TypeError(f"check_log needs an imported log (wm_kernel.interop.import_log), got {type(log).__name__}")
     if scope not in SCOPES:
@@ -92,7 +96,11 @@ def check_log(log: ImportedSession, *, model: str | None = None, turns_per_hour:
     if isinstance(turns_per_hour, bool) or not isinstance(turns_per_hour, int) or turns_per_hour < 1:
         raise ValueError(f"turns_per_hour must be a positive int, got {turns_per_hour!r}")
     chosen = model or log.cache_model()
-    composes = log_composes(log)
+    on_mira = mira.is_tap(log)
+    if preset is not None and (preset not in mira.PRESETS or not on_mira):
+        raise ValueError(f"preset {preset!r} needs a MIRA tap (import_log('llm_requests.jsonl')), "
+                         f"this log's turns are {', '.join(sorted({r.dialect for r in log.requests}))}")
+    composes = mira.log_composes(log) if on_mira else log_composes(log)
     if max_turns is not None:
         composes = composes[:max_turns + 1]
     pairs = len(composes) - 1
@@ -102,12 +110,14 @@ def check_log(log: ImportedSession, *, model: str | None = None, turns_per_hour:
                                composes=len(composes))
     first: dict[str, Finding] = {}
     moved: Counter[str] = Counter()
+    clocks: dict[str, tuple[str | None, str | None]] = {}
     for before, after in zip(composes, composes[1:], strict=False):
         found = first_moved(before, after, scope)
         if found is None:
             continue
         section, offset, old, new = found
         moved[section.name] += 1
+        clocks.setdefault(section.name, (old, new))
         if section.name not in first:
             first[section.name] = Finding(
                 check=CHECK, section=section.name, trinket=section.trinket, placement=section.placement,
@@ -116,16 +126,22 @@ def check_log(log: ImportedSession, *, model: str | None = None, turns_per_hour:
                 labels=(f"turn {before.turn}", f"turn {after.turn}"))
     findings = []
     for finding in first.values():
-        cost = instability_cost(composes, finding, chosen, turns_per_hour)
+        cost = (mira_instability_cost(composes, finding, chosen, turns_per_hour) if on_mira
+                else instability_cost(composes, finding, chosen, turns_per_hour))
         as_logged, held = _log_cost(log, finding.section, chosen, len(composes))
         note = (f"in this log's {len(composes)} requests ${as_logged:.4f} as logged, ${held:.4f} with "
                 f"it held still")
+        if on_mira and mira.follows_clock(clocks[finding.section][0], clocks[finding.section][1]):
+            note = f"the bytes that changed read as a time or a date (it may follow the clock); {note}"
         cost = dataclasses.replace(cost, note=f"{cost.note}; {note}" if cost.note else note)
         findings.append(finding.with_counts(moved[finding.section], pairs).with_cost(cost))
     status = "fail" if findings else "pass"
     detail = f"{pairs} request pairs compared" + ("" if log.requests[0].sent_at else "; the log has no send times")
     result = CheckResult(CHECK, DESCRIPTION, status, detail, findings, composes=len(composes))
-    return StabilityReport([result], model=chosen, turns_per_hour=turns_per_hour, scope=scope,
+    results = [result]
+    if on_mira:
+        results.append(mira.log_tool_order(composes, chosen, turns_per_hour))
+    return StabilityReport(results, model=chosen, turns_per_hour=turns_per_hour, scope=scope,
                            composes=len(composes))
 
 

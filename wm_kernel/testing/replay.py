@@ -19,7 +19,7 @@ import json
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -100,9 +100,12 @@ class Collector:
     and stops the replay past ``deadline`` (a ``time.monotonic()`` value) or ``max_turns``."""
 
     def __init__(self, replay: Replay, *, recompose: bool = False, deadline: float | None = None,
-                 max_turns: int | None = None) -> None:
+                 max_turns: int | None = None, clock_step: timedelta | None = None) -> None:
         self.replay = replay
-        self.recompose = recompose
+        self.recompose = recompose or clock_step is not None
+        # with a step, the second compose of each state is at a later instant (the clock moved
+        # forward by it, then back): what differs follows the clock
+        self.clock_step = clock_step
         self.deadline = deadline
         self.max_turns = max_turns
         self._again = False
@@ -119,9 +122,15 @@ class Collector:
         self.replay.composes.append(compose_of(session))
         if self.recompose:
             self._again = True
+            clock: Any = session.clock
+            at = clock.now()
             try:
+                if self.clock_step is not None:
+                    clock.set(at + self.clock_step)
                 session.compose()
             finally:
+                if self.clock_step is not None:
+                    clock.set(at)
                 self._again = False
             self.replay.recomposes.append(compose_of(session))
         if self.deadline is not None and time.monotonic() > self.deadline:
@@ -135,11 +144,13 @@ TrinketFactory = Callable[[Any, Any], Any]
 def run_scenario(scenario: Scenario, factories: Mapping[str, Any] | None = None, *,
                  recompose: bool = False, timeout: float | None = None,
                  max_turns: int | None = None, wrap: Callable[[Any], Any] | None = None,
-                 prepare: Callable[[Session], Any] | None = None) -> Replay:
+                 prepare: Callable[[Session], Any] | None = None,
+                 clock_step: timedelta | None = None) -> Replay:
     """Replay ``scenario`` in this process, keeping every compose (see :class:`Collector`).
 
     ``wrap(trinket)`` is called on each trinket right after it is built, ``prepare(session)`` once
-    the session is built, before any step (a check's perturbation)."""
+    the session is built, before any step (a check's perturbation). ``clock_step``: compose each
+    state again with the clock that much later (``recomposes``)."""
     import trinkets as builtin
     from trinkets import BUILTIN_NAMES
 
@@ -153,7 +164,8 @@ def run_scenario(scenario: Scenario, factories: Mapping[str, Any] | None = None,
                 made = getattr(builtin, name)
             if made is not None:
                 chosen[name] = _wrapped(made, wrap)
-    collector = Collector(replay, recompose=recompose, deadline=deadline, max_turns=max_turns)
+    collector = Collector(replay, recompose=recompose, deadline=deadline, max_turns=max_turns,
+                          clock_step=clock_step)
     try:
         scenario.run(factories=chosen,
                      instruments=[collector] if prepare is None else [prepare, collector])

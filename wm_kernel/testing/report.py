@@ -41,8 +41,10 @@ def excerpt(text: str | None, offset: int) -> str:
 
 @dataclass(frozen=True)
 class Cost:
-    """An hour of ``turns_per_hour`` requests on ``model``: input cost with the section's bytes
-    fixed and with them new on every request, and the hit rates of both."""
+    """``hours`` (one, or 24 for a day) of ``turns_per_hour`` requests on ``model``: input cost
+    with the section's bytes fixed and with them new on every request, the hit rates of both, and
+    the wire the requests were laid out on, as a description names it ("": the kit's own cost
+    layout; ``"MIRA's wire"``: MIRA's four breakpoints, docs/mira-wire.md)."""
 
     model: str
     turns_per_hour: int
@@ -52,15 +54,24 @@ class Cost:
     unstable_hit_rate: float
     prefix_tokens: int
     note: str = ""
+    hours: int = 1
+    wire: str = ""
 
     @property
     def extra_usd(self) -> float:
-        """What the instability adds in an hour (US dollars)."""
+        """What the instability adds over the ``hours`` simulated (US dollars)."""
         return self.unstable_usd - self.stable_usd
 
+    @property
+    def per_day_usd(self) -> float:
+        """What the instability adds in a day at this rate (US dollars)."""
+        return self.extra_usd * 24 / self.hours
+
     def describe(self) -> str:
-        text = (f"${self.extra_usd:.4f} an hour more ({self.turns_per_hour} turns an hour on "
-                f"{self.model}: ${self.stable_usd:.4f} -> ${self.unstable_usd:.4f}, hit rate "
+        period = "a day" if self.hours == 24 else "an hour" if self.hours == 1 else f"in {self.hours} hours"
+        wire = f" on {self.wire}" if self.wire else ""
+        text = (f"${self.extra_usd:.4f} {period} more ({self.turns_per_hour} turns an hour on "
+                f"{self.model}{wire}: ${self.stable_usd:.4f} -> ${self.unstable_usd:.4f}, hit rate "
                 f"{self.stable_hit_rate:.1%} -> {self.unstable_hit_rate:.1%})")
         return f"{text}; {self.note}" if self.note else text
 

@@ -26,11 +26,13 @@ import time
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import timedelta
 from typing import Any
 
 from wm_kernel.experiments.scenario import Scenario
+from wm_kernel.testing import mira
 from wm_kernel.testing import perturbations as perturb
-from wm_kernel.testing.cost import instability_cost
+from wm_kernel.testing.cost import instability_cost, mira_instability_cost
 from wm_kernel.testing.replay import (
     CHECK_CONTINUUM,
     TOOLS_SECTION,
@@ -84,9 +86,10 @@ def resolve_subject(subject: Any, factories: Mapping[str, Any] | None) -> tuple[
 def check_stability(subject: Any, *, factories: Mapping[str, Any] | None = None,
                     skip: Iterable[str] = (), only: Iterable[str] | None = None,
                     model: str = "claude-sonnet-4-6", turns_per_hour: int = 30,
-                    scope: str = "cached", timeout: float = 60.0, max_turns: int | None = None,
+                    scope: str | None = None, timeout: float = 60.0, max_turns: int | None = None,
                     seeds: tuple[int, int] = (1, 2), tz: str = perturb.DEFAULT_TZ,
-                    locale_name: str | None = None) -> StabilityReport:
+                    locale_name: str | None = None, preset: str | None = None,
+                    tools: Sequence[Mapping[str, Any]] | None = None) -> StabilityReport:
     """Replay ``subject`` under every selected perturbation and report what moved.
 
     Parameters
@@ -107,16 +110,25 @@ def check_stability(subject: Any, *, factories: Mapping[str, Any] | None = None,
         What the cost of a moved section is priced on: a model of ``wm_kernel.cachesim.MODELS`` and
         the number of requests in the simulated hour.
     scope:
-        Which sections count (see :data:`SCOPES`; default the cached ones).
+        Which sections count (see :data:`SCOPES`; default the cached ones, with the MIRA preset
+        every system section).
     timeout, max_turns:
         Bounds of every replay: seconds, and the last turn composed.
     seeds, tz, locale_name:
         The two ``PYTHONHASHSEED`` values, the other ``TZ``, the other locale (default: one
         installed that is not C's).
+    preset, tools:
+        ``preset="mira"``: check as MIRA's wire caches (:mod:`wm_kernel.testing.mira`): every
+        system section is inside the 1-hour block, the checks ``clock_hour`` and
+        ``tool_set_order`` (the order MIRA's set gives ``tools``, definitions with a ``name``, in
+        two processes) are added, and each finding is priced on MIRA's wire over a day. An
+        imported MIRA tap is checked this way without asking.
     """
     from wm_kernel.cachesim.models import get_model
     from wm_kernel.interop.imported import ImportedSession
 
+    if preset is not None and preset not in mira.PRESETS:
+        raise ValueError(f"unknown preset {preset!r} (presets: {', '.join(mira.PRESETS)})")
     if isinstance(subject, ImportedSession):
         # another agent's log cannot be recomposed under perturbations: its requests are checked
         # against each other (wm_kernel.testing.logcheck)
@@ -125,10 +137,18 @@ def check_stability(subject: Any, *, factories: Mapping[str, Any] | None = None,
         if factories or skip or only is not None:
             raise ValueError("factories, skip and only choose perturbation checks of a scenario; an imported "
                              "log is checked request against request (check 'logged_prefix')")
+        if tools is not None:
+            raise ValueError("tools= is for a session's tool_set_order check; an imported log's tools are "
+                             "the ones it logged")
         get_model(model)
-        return check_log(subject, model=model, turns_per_hour=turns_per_hour, scope=scope, max_turns=max_turns)
+        return check_log(subject, model=model, turns_per_hour=turns_per_hour, scope=scope or "cached",
+                         max_turns=max_turns, preset=preset)
+    if tools is not None and preset is None:
+        raise ValueError("tools= is the tool list of the MIRA preset's tool_set_order check; pass preset='mira'")
+    on_mira = preset == mira.PRESET
+    scope = scope if scope is not None else ("system" if on_mira else "cached")
     scenario, chosen_factories = resolve_subject(subject, factories)
-    selected = _selected(skip, only)
+    selected = _selected(skip, only, preset)
     if scope not in SCOPES:
         raise ValueError(f"scope must be one of {', '.join(SCOPES)}, got {scope!r}")
     get_model(model)  # an unknown model is an error before anything runs
@@ -204,25 +224,42 @@ def check_stability(subject: Any, *, factories: Mapping[str, Any] | None = None,
             results["tool_order"] = run.in_process(
                 "tool_order", ("tools as declared", "tools reversed"), prepare=perturb.reverse_tools)
 
+    if "clock_hour" in selected:
+        # a scenario runs on a ManualClock: each state is composed again an hour on, then back
+        started_hour = time.monotonic()
+        replay = run_scenario(scenario, chosen_factories, timeout=timeout, max_turns=run.max_turns,
+                              clock_step=timedelta(hours=1))
+        results["clock_hour"] = run._result("clock_hour", replay.composes, replay.recomposes,
+                                            ("composed", "composed an hour later"), replay.stopped,
+                                            started_hour, masked)
+    priced = run.baseline.composes
+    if on_mira and tools:
+        priced = mira.with_tools(priced, tools, mira.tool_names(tools))
+    if "tool_set_order" in selected:
+        results["tool_set_order"] = mira.tool_set_order(run.baseline.composes, tools, seeds, model, turns_per_hour)
     if processes:
         results.update(run.fresh_results(processes))
-    ordered = [results[name] for name in perturb.CHECKS if name in results]
+    ordered = [results[name] for name in [*perturb.CHECKS, *mira.CHECKS] if name in results]
     report = StabilityReport(ordered, model=model, turns_per_hour=turns_per_hour, scope=scope,
                              composes=len(run.baseline.composes), baseline_seconds=baseline_seconds,
                              stopped=run.baseline.stopped)
     for result in ordered:
-        result.findings[:] = [f.with_cost(instability_cost(run.baseline.composes, f, model, turns_per_hour))
-                              for f in result.findings]
+        result.findings[:] = [f if f.cost is not None else f.with_cost(
+            mira_instability_cost(priced, f, model, turns_per_hour) if on_mira
+            else instability_cost(run.baseline.composes, f, model, turns_per_hour)) for f in result.findings]
     return report
 
 
-def _selected(skip: Iterable[str], only: Iterable[str] | None) -> list[str]:
+def _selected(skip: Iterable[str], only: Iterable[str] | None, preset: str | None = None) -> list[str]:
+    on_mira = preset == mira.PRESET
+    known = {**perturb.CHECKS, **(mira.CHECKS if on_mira else {})}
     skip = [skip] if isinstance(skip, str) else list(skip)
-    chosen = list(perturb.CHECKS) if only is None else ([only] if isinstance(only, str) else list(only))
+    chosen = list(known) if only is None else ([only] if isinstance(only, str) else list(only))
     for name in [*skip, *chosen]:
-        if name not in perturb.CHECKS:
-            raise ValueError(f"unknown check {name!r} (checks: {', '.join(perturb.CHECKS)})")
-    return [name for name in perturb.CHECKS if name in chosen and name not in skip]
+        if name not in known:
+            extra = "" if on_mira or name not in mira.CHECKS else f" (a check of preset={mira.PRESET!r})"
+            raise ValueError(f"unknown check {name!r}{extra} (checks: {', '.join(known)})")
+    return [name for name in known if name in chosen and name not in skip]
 
 
 @dataclass
@@ -287,7 +324,7 @@ class _Run:
             notes.append(f"left out (moved on recompose): {', '.join(sorted(masked))}")
         timed_out = stopped is not None and "time limit" in stopped
         status = "fail" if findings else ("timed out" if timed_out else "pass")
-        return CheckResult(name, perturb.CHECKS[name], status, "; ".join(notes), findings,
+        return CheckResult(name, {**perturb.CHECKS, **mira.CHECKS}[name], status, "; ".join(notes), findings,
                            composes=min(len(base), len(other)), seconds=time.monotonic() - started)
 
 

@@ -19,7 +19,7 @@ from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_magic, magics_class, no_var_expand
 from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
 
-from wm_kernel.interop.formats import FORMATS
+from wm_kernel.dialects.registry import log_formats
 from wm_kernel.interop.imported import ImportedSession, import_log
 
 
@@ -29,7 +29,7 @@ class InteropMagics(Magics):
 
     @magic_arguments()
     @argument("file", nargs="+", help="log files, one conversation (quote paths with spaces)")
-    @argument("--format", choices=FORMATS, help="the files' format (default: detected)")
+    @argument("--format", choices=log_formats(), help="the files' format (default: detected)")
     @argument("--split", action="append", default=[], metavar="REGEX",
               help="also start a section at every match of REGEX; repeatable")
     @argument("--keep-current", action="store_true",

@@ -1,7 +1,9 @@
-"""``%request [TURN] [--model M] [--tools FILE] [--per-hour N] [--user TEXT]``: the whole request.
+"""``%request [TURN] [--model M] [--wire W] [--tools FILE] [--per-hour N] [--user TEXT]``: the whole request.
 
 Shows the request the current session sends at TURN (the last recorded one by default) to model M
-(a cache simulator model id; its provider, context window and reply reserve): tool schemas from a
+(a cache simulator model id; its provider, context window and reply reserve) on wire W (a wire
+dialect: ``anthropic``, ``openai``, ``mira``...; default: the session's, else the model's
+provider's; the headline names it): tool schemas from a
 JSON file (a list of ``{"name", "description", "input_schema"}``), a user message when given, the
 system prompt, the injected items and the HUD, against the window, with the growth forecast and,
 given ``--per-hour``, what a day costs at that pace.
@@ -22,6 +24,7 @@ from wm_kernel.display.wire_view import WireView, request_view
 USAGE_EXAMPLES = """examples:
   %request                          the last recorded turn, against claude-sonnet-4-6
   %request 3 --model gpt-5.4        turn 3, against gpt-5.4's window and reply reserve
+  %request --wire mira              the request on MIRA's wire
   %request --per-hour 20            and what a day costs at 20 turns an hour
   %request --tools tools.json --user "Where is my order?"
 """
@@ -37,6 +40,9 @@ def _parser() -> MagicArgumentParser:
     parser.add_argument("--model", "-m", default="claude-sonnet-4-6", metavar="MODEL",
                         help="A cache simulator model id: its provider, window and reply reserve "
                              "(default: claude-sonnet-4-6).")
+    parser.add_argument("--wire", "-w", default=None, metavar="DIALECT",
+                        help="The wire dialect: anthropic, openai, mira... (default: the session's, "
+                             "else the model's provider's).")
     parser.add_argument("--tools", metavar="FILE", help="A JSON file with a list of tool schemas "
                         '({"name", "description", "input_schema"} each).')
     parser.add_argument("--per-hour", type=float, metavar="N", help="Turns an hour: adds what a day "
@@ -75,6 +81,6 @@ def request_magic(session: Any, args: Any) -> WireView:
     history = [{"role": "user", "content": args.user}] if args.user else None
     try:
         return request_view(session, args.turn, model=args.model, history=history,
-                            tools=_tools(args.tools), turns_per_hour=args.per_hour)
+                            tools=_tools(args.tools), turns_per_hour=args.per_hour, wire=args.wire)
     except (TypeError, ValueError) as exc:
         raise UsageError(str(exc)) from None

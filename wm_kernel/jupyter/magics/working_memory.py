@@ -274,6 +274,9 @@ class WorkingMemoryMagics(Magics):
               help="'auto' (as to_anthropic sends) or comma-separated sections, system, last_user "
                    "(each optionally name:1h).")
     @argument("--tools", default="0", metavar="N", help="Tokens of tool definitions before the system.")
+    @argument("--wire", default=None, metavar="W",
+              help="The wire dialect the requests go out on (anthropic, openai, mira...; default: "
+                   "the session's, else the model's provider's).")
     @argument("--no-advice", action="store_true", help="Only the per-turn table and totals.")
     def cache(self, line: str = "") -> Any:
         """Simulate the recorded turns against MODEL's prompt-cache rules, with advice."""
@@ -284,12 +287,18 @@ class WorkingMemoryMagics(Magics):
         breakpoints = "auto" if args.breakpoints == "auto" else \
             [b.strip() for b in args.breakpoints.split(",") if b.strip()]
         session = current_session()
+        if args.wire is not None:
+            from wm_kernel.dialects.registry import dialect_names, known_name
+
+            if not known_name(args.wire):
+                raise UsageError(f"unknown wire {args.wire!r}; wires: {', '.join(dialect_names())}")
         if session.history.empty:   # nothing recorded: compose first, as %compose would
             self._check_cache_arguments(session, args.model, breakpoints)
             session.compose()
             self._note_defaults(session)
         try:
-            simulation = session.cache_simulation(args.model, breakpoints=breakpoints, tools_tokens=tools)
+            simulation = session.cache_simulation(args.model, breakpoints=breakpoints, tools_tokens=tools,
+                                                  wire=args.wire)
         except (TypeError, ValueError) as exc:
             raise UsageError(str(exc)) from None
         return CacheView(simulation, None if args.no_advice else simulation.advise())

@@ -1,6 +1,8 @@
 """The usage a provider bills, read from SDK objects, dicts or a JSON Lines file of raw responses.
 
-Every provider counts cached tokens its own way (``docs/providers.md`` has the sources):
+Every provider counts cached tokens its own way (``docs/providers.md`` has the sources); each wire
+dialect's module reads its own (``Dialect.reads_usage`` / ``parse_usage``), and :func:`parse_usage`
+hands a record to the first that knows its keys:
 
 * **Anthropic** (Messages): ``input_tokens`` are only the tokens after the last cache breakpoint;
   ``cache_read_input_tokens`` and ``cache_creation_input_tokens`` are *added* to them (the request's
@@ -45,12 +47,22 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-PROVIDERS = ("anthropic", "openai", "openai-responses", "gemini")
-#: The shapes :func:`parse_usage` reads when told (``shape=``), and the one each is read as.
-#: ``openai.chat`` / ``openai.responses`` are the names ``wm_kernel.interop`` logs them under.
-SHAPES = {"anthropic": "anthropic", "openai": "openai", "openai.chat": "openai",
-          "openai-responses": "openai-responses", "openai.responses": "openai-responses",
-          "gemini": "gemini", "gen_ai": "gen_ai"}
+from wm_kernel.dialects.registry import (
+    Dialect,
+    dialects,
+    get_dialect,
+    known_name,
+    usage_dialect,
+    usage_dialect_named,
+    usage_providers,
+)
+
+#: The shape of OpenTelemetry GenAI usage (it names no provider); every other shape :func:`parse_usage`
+#: reads when told (``shape=``) is a registered wire dialect's name or alias (``anthropic``,
+#: ``openai.chat``...: ``wm_kernel.dialects.registry``), whose usage reader reads it.
+GEN_AI = "gen_ai"
+#: Whose usage a ``gen_ai`` record is when no ``provider`` is given.
+DEFAULT_USAGE_WIRE = "anthropic"
 
 
 @dataclass(frozen=True)
@@ -75,8 +87,8 @@ class Usage:
     line: int | None = None
 
     def __post_init__(self) -> None:
-        if self.provider not in PROVIDERS:
-            raise ValueError(f"provider must be one of {', '.join(PROVIDERS)}, got {self.provider!r}")
+        if self.provider not in usage_providers():
+            raise ValueError(f"provider must be one of {', '.join(usage_providers())}, got {self.provider!r}")
         for name in ("input_tokens", "cache_read_tokens", "cache_write_tokens", "cache_write_1h_tokens",
                      "output_tokens"):
             value = getattr(self, name)
@@ -105,7 +117,8 @@ def _plain(obj: Any) -> Any:
     return obj
 
 
-def _int(record: Mapping[str, Any], key: str, where: str) -> int:
+def usage_int(record: Mapping[str, Any], key: str, where: str) -> int:
+    """The non-negative int at ``key`` (0 when absent or null); ValueError naming ``where``."""
     value = record.get(key)
     if value is None:
         return 0
@@ -114,25 +127,14 @@ def _int(record: Mapping[str, Any], key: str, where: str) -> int:
     return value
 
 
-def _details(record: Mapping[str, Any], key: str, where: str) -> Mapping[str, Any]:
+def usage_details(record: Mapping[str, Any], key: str, where: str) -> Mapping[str, Any]:
+    """The object at ``key`` ({} when absent or null); ValueError naming ``where``."""
     details = record.get(key)
     if details is None:
         return {}
     if not isinstance(details, Mapping):
         raise ValueError(f"{where}: {key} must be an object, got {type(details).__name__}")
     return details
-
-
-def _kind(usage: Mapping[str, Any]) -> str | None:
-    if "promptTokenCount" in usage or "prompt_token_count" in usage:
-        return "gemini"
-    if "prompt_tokens" in usage:
-        return "openai"
-    if "input_tokens" in usage and "output_tokens" in usage:
-        if "input_tokens_details" in usage or "total_tokens" in usage:
-            return "openai-responses"
-        return "anthropic"
-    return None
 
 
 def _find_usage(record: Mapping[str, Any]) -> tuple[Mapping[str, Any], Mapping[str, Any]]:
@@ -155,76 +157,46 @@ def parse_usage(obj: Any, *, where: str = "usage", request_id: str | None = None
 
     ``where`` names the record in errors. A response's ``id`` is not a request id; pass
     ``request_id`` (or give the record a ``request_id`` field) to align by request. ``shape``
-    (one of :data:`SHAPES`) says how to read the record instead of guessing from its keys; the
-    ``gen_ai`` shape names no provider, so ``provider`` (one of :data:`PROVIDERS`, default
-    ``anthropic``) says whose usage it is.
+    (a registered dialect's name or alias, or ``gen_ai``) says how to read the record instead of
+    guessing from its keys (each dialect's ``reads_usage``); the ``gen_ai`` shape names no
+    provider, so ``provider`` (one of ``usage_providers()``, default ``anthropic``) says whose
+    usage it is.
 
     >>> u = parse_usage({"input_tokens": 2300, "cache_read_input_tokens": 2200, "output_tokens": 50},
     ...                 shape="gen_ai", provider="openai")
     >>> u.provider, u.input_tokens, u.cache_read_tokens, u.prompt_tokens
     ('openai', 100, 2200, 2300)
     """
-    if shape is not None and shape not in SHAPES:
-        raise ValueError(f"{where}: unknown usage shape {shape!r} (shapes: {', '.join(SHAPES)})")
-    if provider is not None and provider not in PROVIDERS:
-        raise ValueError(f"{where}: provider must be one of {', '.join(PROVIDERS)}, got {provider!r}")
+    if shape is not None and shape != GEN_AI and not known_name(shape):
+        shapes = [n for d in dialects() if type(d).reads_usage is not Dialect.reads_usage for n in (d.name, *d.aliases)]
+        raise ValueError(f"{where}: unknown usage shape {shape!r} (shapes: {', '.join([*shapes, GEN_AI])})")
+    if provider is not None and provider not in usage_providers():
+        raise ValueError(f"{where}: provider must be one of {', '.join(usage_providers())}, got {provider!r}")
     record = _plain(obj)
     if not isinstance(record, Mapping):
         raise ValueError(f"{where}: expected a response or usage object, got {type(record).__name__}")
     usage, response = _find_usage(record)
-    kind = SHAPES[shape] if shape is not None else _kind(usage)
-    if kind is None:
-        keys = ", ".join(sorted(str(k) for k in usage)) or "none"
-        raise ValueError(f"{where}: not a usage record of Anthropic, OpenAI (Chat or Responses) or Gemini "
-                         f"(keys: {keys})")
     model = response.get("model") or response.get("modelVersion") or response.get("model_version")
     rid = request_id or record.get("request_id") or record.get("_request_id")
     common: dict[str, Any] = {"model": model if isinstance(model, str) else None,
                               "request_id": rid if isinstance(rid, str) else None,
                               "prefix": dict(prefix or {}), "line": line}
-    if kind == "gen_ai":
-        total = _int(usage, "input_tokens", where)
-        cached = _int(usage, "cache_read_input_tokens", where)
-        written = _int(usage, "cache_creation_input_tokens", where)
+    if shape == GEN_AI:
+        total = usage_int(usage, "input_tokens", where)
+        cached = usage_int(usage, "cache_read_input_tokens", where)
+        written = usage_int(usage, "cache_creation_input_tokens", where)
         if cached + written > total:
             raise ValueError(f"{where}: cached ({cached}) and written ({written}) tokens exceed input_tokens "
                              f"({total}), which includes them")
-        return Usage(provider or "anthropic", total - cached - written, cached, written, 0,
-                     _int(usage, "output_tokens", where), **common)
-    if kind == "anthropic":
-        written = _int(usage, "cache_creation_input_tokens", where)
-        creation = _details(usage, "cache_creation", where)
-        one_hour = _int(creation, "ephemeral_1h_input_tokens", where)
-        if one_hour > written:
-            raise ValueError(f"{where}: ephemeral_1h_input_tokens ({one_hour}) exceed "
-                             f"cache_creation_input_tokens ({written})")
-        return Usage("anthropic", _int(usage, "input_tokens", where), _int(usage, "cache_read_input_tokens", where),
-                     written, one_hour, _int(usage, "output_tokens", where), **common)
-    if kind in ("openai", "openai-responses"):
-        prompt_key, details_key, output_key = (("prompt_tokens", "prompt_tokens_details", "completion_tokens")
-                                               if kind == "openai" else
-                                               ("input_tokens", "input_tokens_details", "output_tokens"))
-        prompt = _int(usage, prompt_key, where)
-        details = _details(usage, details_key, where)
-        cached = _int(details, "cached_tokens", where)
-        written = _int(details, "cache_write_tokens", where)
-        if cached + written > prompt:
-            raise ValueError(f"{where}: cached ({cached}) and written ({written}) tokens exceed {prompt_key} "
-                             f"({prompt}), which includes them")
-        return Usage(kind, prompt - cached - written, cached, written, 0, _int(usage, output_key, where), **common)
-    camel = "promptTokenCount" in usage
-
-    def g(name: str, snake: str) -> int:
-        return _int(usage, name if camel else snake, where)
-
-    prompt = g("promptTokenCount", "prompt_token_count")
-    cached = g("cachedContentTokenCount", "cached_content_token_count")
-    if cached > prompt:
-        raise ValueError(f"{where}: cachedContentTokenCount ({cached}) exceeds promptTokenCount ({prompt}), "
-                         f"which includes it")
-    tool_input = g("toolUsePromptTokenCount", "tool_use_prompt_token_count")
-    output = g("candidatesTokenCount", "candidates_token_count") + g("thoughtsTokenCount", "thoughts_token_count")
-    return Usage("gemini", prompt - cached + tool_input, cached, 0, 0, output, **common)
+        return Usage(provider or get_dialect(DEFAULT_USAGE_WIRE).provider, total - cached - written, cached,
+                     written, 0, usage_int(usage, "output_tokens", where), **common)
+    dialect = usage_dialect_named(shape) if shape is not None else usage_dialect(usage)
+    if dialect is None:
+        keys = ", ".join(sorted(str(k) for k in usage)) or "none"
+        raise ValueError(f"{where}: not a usage record of Anthropic, OpenAI (Chat or Responses) or Gemini "
+                         f"(keys: {keys})")
+    parsed: Usage = dialect.parse_usage(usage, where, common)
+    return parsed
 
 
 def read_usage(source: str | os.PathLike[str] | Iterable[Any]) -> list[Usage]:

@@ -1,0 +1,56 @@
+"""The Gemini wire: its usage (``usageMetadata``) and its models' cache layout (the kit builds no
+Gemini body and sends none).
+
+Usage: ``promptTokenCount`` includes ``cachedContentTokenCount``; ``toolUsePromptTokenCount`` is
+input too, ``thoughtsTokenCount`` output; camelCase (REST) or snake_case (the Python SDK). No
+writes are reported. The cache simulator lays a Gemini request out as the kit's wire does (its
+implicit caching reads the longest common prefix; breakpoints other than ``explicit`` are ignored).
+"""
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from wm_kernel.dialects.kit import kit_cache_layout
+from wm_kernel.dialects.registry import Dialect, Slot, TurnPieces, register_dialect
+from wm_kernel.dialects.usage import Usage, usage_int
+
+
+class GeminiDialect(Dialect):
+    """The Gemini wire (see the module docstring)."""
+
+    name = "gemini"
+    rank = 40
+    #: a model profile's provider, then OpenTelemetry's ``gen_ai.provider.name`` values
+    aliases = ("google", "gcp.gemini", "gcp.vertex_ai", "gcp.gen_ai")
+    provider = "gemini"
+    serves = ("google",)
+    default_for = ("google",)
+    title = "a Gemini generateContent"
+    default_model = "gemini-2.5-flash"
+
+    def cache_layout(self, turn: TurnPieces) -> list[Slot]:
+        return kit_cache_layout(turn)
+
+    def reads_usage(self, usage: Mapping[str, Any]) -> bool:
+        return "promptTokenCount" in usage or "prompt_token_count" in usage
+
+    def parse_usage(self, usage: Mapping[str, Any], where: str, common: Mapping[str, Any]) -> Usage:
+        camel = "promptTokenCount" in usage
+
+        def g(name: str, snake: str) -> int:
+            return usage_int(usage, name if camel else snake, where)
+
+        prompt = g("promptTokenCount", "prompt_token_count")
+        cached = g("cachedContentTokenCount", "cached_content_token_count")
+        if cached > prompt:
+            raise ValueError(f"{where}: cachedContentTokenCount ({cached}) exceeds promptTokenCount ({prompt}), "
+                             f"which includes it")
+        tool_input = g("toolUsePromptTokenCount", "tool_use_prompt_token_count")
+        output = g("candidatesTokenCount", "candidates_token_count") + g("thoughtsTokenCount", "thoughts_token_count")
+        return Usage(self.provider, prompt - cached + tool_input, cached, 0, 0, output, **common)
+
+
+GEMINI = register_dialect(GeminiDialect())
+
+__all__ = ["GeminiDialect", "GEMINI"]

@@ -1,0 +1,52 @@
+"""The OpenAI Responses wire: its usage and its logs (the kit builds no Responses body).
+
+Usage: ``input_tokens`` with ``input_tokens_details`` (cached and written tokens included in it),
+``output_tokens``, ``total_tokens``. Logs: JSON Lines of Responses bodies (``input`` /
+``instructions``; format ``openai.responses``). Caching is automatic, as for Chat Completions.
+"""
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from wm_kernel.dialects.openai_chat import read_openai_usage
+from wm_kernel.dialects.registry import Dialect, register_dialect
+from wm_kernel.dialects.usage import Usage
+
+
+class OpenAIResponsesDialect(Dialect):
+    """The OpenAI Responses wire (see the module docstring)."""
+
+    name = "openai-responses"
+    rank = 30
+    aliases = ("openai.responses",)
+    provider = "openai-responses"
+    serves = ("openai",)
+    sdk = "openai"
+    title = "an OpenAI Responses"
+    body_shape = "responses"
+    default_model = "gpt-5.4"
+    whole_prefix_cached = True
+    log_format = "openai.responses"
+    log_provider = "openai"
+    log_priority = 5
+
+    def reads_usage(self, usage: Mapping[str, Any]) -> bool:
+        return ("input_tokens" in usage and "output_tokens" in usage and "prompt_tokens" not in usage
+                and ("input_tokens_details" in usage or "total_tokens" in usage))
+
+    def parse_usage(self, usage: Mapping[str, Any], where: str, common: Mapping[str, Any]) -> Usage:
+        return read_openai_usage(usage, where, common, self.provider,
+                                 ("input_tokens", "input_tokens_details", "output_tokens"))
+
+    def is_body(self, body: Mapping[str, Any]) -> bool:
+        return "messages" not in body and ("input" in body or "instructions" in body)
+
+    def check_body(self, body: Mapping[str, Any]) -> None:
+        if "input" not in body and "instructions" not in body:
+            raise ValueError("not an OpenAI Responses request: no 'input' or 'instructions'")
+
+
+OPENAI_RESPONSES = register_dialect(OpenAIResponsesDialect())
+
+__all__ = ["OpenAIResponsesDialect", "OPENAI_RESPONSES"]
