@@ -251,7 +251,8 @@ def test_the_same_requests_run_on_every_model():
 
 def test_unknown_model_lists_the_known_ones():
     with pytest.raises(ValueError, match=r"^unknown model 'gpt-9'; known models: claude-haiku-4-5, "
-                                         r"claude-opus-4-8, claude-sonnet-4-6, gemini-2.5-flash, "):
+                                         r"claude-opus-4-1, claude-opus-4-5, claude-opus-4-6, claude-opus-4-8, "
+                                         r"claude-sonnet-4, claude-sonnet-4-5, claude-sonnet-4-6, gemini-2.5-flash, "):
         simulate([], "gpt-9")
 
 

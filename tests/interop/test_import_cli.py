@@ -24,9 +24,10 @@ def test_import_prints_one_row_per_request_and_reports_skipped_lines(
     lines = out.splitlines()
     assert lines[0] == "3 requests from log.jsonl"
     assert lines[1].split() == ["turn", "sent_at", "sections", "tokens", "first_change", "sim_status", "sim_read",
-                                "sim_written", "logged_read", "logged_written"]
+                                "sim_written", "logged_read", "logged_written", "priced_as"]
     assert lines[3].split()[:3] == ["1", "2026-11-30", "09:00:40"]
-    assert "system[1] <customer_context>" in lines[3] and lines[3].split()[-2:] == ["2040", "180"]
+    assert "system[1] <customer_context>" in lines[3] and lines[3].split()[-3:] == ["2040", "180",
+                                                                                     "claude-sonnet-4-6"]
 
 
 def test_import_shows_a_turns_sections_and_writes_the_trace(tmp_path: Path,
@@ -110,3 +111,20 @@ def test_a_log_that_cannot_be_replayed_leaves_the_current_session(ip: Any, tmp_p
     assert capsys.readouterr().out.splitlines()[-1] == (
         "the current session is unchanged: untimed.jsonl cannot be replayed into a live session (the log has no "
         "send time for every request; a replayed session needs them)")
+
+
+def test_a_log_without_send_times_imports_at_the_gap_given_and_says_so(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    import json
+
+    body = {"model": "claude-haiku-4-5-20251001", "max_tokens": 64, "messages": [{"role": "user", "content": "hi"}]}
+    path = tmp_path / "bodies.jsonl"
+    path.write_text((json.dumps(body) + "\n") * 2, encoding="utf-8")
+    assert main(["import", str(path), "--gap", "45"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[-1] == "send times assumed: the log has none; requests in file order 45 s apart (gap=)"
+    assert out[3].split()[:3] == ["1", "2026-01-01", "00:00:45"]
+    assert out[3].split()[-1] == "claude-haiku-4-5"
+    assert main(["import", str(path)]) == 0  # without --gap: the table, no simulation, and why
+    out = capsys.readouterr().out.splitlines()
+    assert out[-1] == "send times: none in the log (pass gap= or times=)"

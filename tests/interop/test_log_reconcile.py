@@ -19,7 +19,7 @@ CAUSES = [
     (1, "req_b1", "match", ""),
     (2, "req_b2", "provider_miss",
      "prefix byte-identical to the previous request and live (1,857 tokens modelled as read); billed a write"),
-    (3, "req_b3", "invalidated", "parameters changed since the previous request"),
+    (3, "req_b3", "prefix_changed", "parameters changed since the previous request"),
     (4, "req_b4", "ttl_priced", "55 write tokens billed at the 1h price where 5m was modelled"),
 ]
 
@@ -36,20 +36,22 @@ def test_the_logs_own_usage_is_reconciled_turn_by_turn_with_exact_causes() -> No
     assert causes(result) == CAUSES
     assert result.rows[["predicted_read", "billed_read", "predicted_write", "billed_write"]].values.tolist()[2] == [
         1857, 0, 33, 1890]
-    assert result.summary()["causes"] == {"match": 2, "provider_miss": 1, "invalidated": 1, "ttl_priced": 1}
+    assert result.summary()["causes"] == {"match": 2, "provider_miss": 1, "prefix_changed": 1, "ttl_priced": 1}
     assert result.rows["residual_usd"].tolist()[:2] == [0.0, 0.0]
 
 
-def test_without_the_request_bodies_the_two_misses_cannot_be_told_apart() -> None:
+def test_without_the_request_bodies_a_miss_on_a_live_identical_prefix_is_the_providers() -> None:
     log = import_log(BILLED)
     bare = [u for u in log.billed_usage() if u is not None]
     bare = [Usage(u.provider, u.input_tokens, u.cache_read_tokens, u.cache_write_tokens, u.cache_write_1h_tokens,
                   u.output_tokens) for u in bare]
     simulation = simulate(log.cache_requests()[:5], log.cache_model())
     result = reconcile(simulation, bare)
-    assert result.rows["cause"].tolist() == ["match", "match", "unknown", "unknown", "ttl_priced"]
-    assert result.rows["detail"].tolist()[2] == ("billed a write where a read of 1,857 tokens was modelled; "
-                                                 "no request to compare")
+    # the simulation holds turn 2's prefix live and identical: the provider's miss, even without
+    # bodies; turn 3's changed parameters only the bodies show, so without them it reads as a miss too
+    assert result.rows["cause"].tolist() == ["match", "match", "provider_miss", "provider_miss", "ttl_priced"]
+    assert result.rows["detail"].tolist()[2] == ("the simulation holds the prefix live and identical (1,857 "
+                                                 "tokens modelled as read); billed a read of 0")
 
 
 def test_usage_kept_apart_aligns_by_request_id_and_takes_the_prefix_from_the_log(tmp_path: Path) -> None:

@@ -79,3 +79,16 @@ def test_the_check_command_takes_a_log(tmp_path: Path) -> None:
     plain = subprocess.run([sys.executable, "-m", "wm_kernel", "check", str(scenario), "--only", "recompose"],
                            capture_output=True, text=True, cwd=ROOT, check=False)
     assert plain.returncode == 0 and "recompose" in plain.stdout
+
+
+def test_a_log_without_cache_marks_is_not_applicable_and_says_why() -> None:
+    from wm_kernel.testing.stability import check_stability
+
+    log = import_log(Path(__file__).resolve().parents[1] / "data" / "interop" / "claude_code_session.jsonl")
+    report = check_stability(log)
+    assert report.results[0].status == "not applicable"
+    assert report.headline().startswith("cache stability: not applicable: 1 checks (1 not applicable)")
+    assert report.results[0].detail.startswith("no section of the log is in a cached prefix: its requests carry "
+                                               "no cache mark (a Claude Code transcript holds neither")
+    # every section compared when asked: the bytes of the conversation can be checked all the same
+    assert check_stability(log, scope="all").results[0].status in ("pass", "fail")

@@ -72,7 +72,7 @@ def test_a_1h_write_billed_is_ttl_priced(sent: tuple[Session, Simulation]) -> No
     assert result.rows.loc[0, "residual_usd"] == pytest.approx(written * (6 - 3.75) / 1e6)
 
 
-def test_a_timestamp_leaked_into_the_cached_prefix_is_invalidated(sent: tuple[Session, Simulation]) -> None:
+def test_a_timestamp_leaked_into_the_cached_prefix_is_a_changed_prefix(sent: tuple[Session, Simulation]) -> None:
     _, sim = sent
     records = billed(sim)
     usage = records[2]["response"]["usage"]
@@ -80,7 +80,7 @@ def test_a_timestamp_leaked_into_the_cached_prefix_is_invalidated(sent: tuple[Se
     usage["cache_creation"]["ephemeral_5m_input_tokens"] = usage["cache_creation_input_tokens"]
     records[2]["request"]["system"][0]["text"] = "It is 09:04:17. " + RULES
     result = reconcile(sim, records)
-    assert causes(result) == ["match", "match", "invalidated", "match", "match"]
+    assert causes(result) == ["match", "match", "prefix_changed", "match", "match"]
     assert result.rows.loc[2, "detail"] == "cached system text changed since the previous request"
 
 
@@ -95,10 +95,14 @@ def test_a_write_on_an_identical_live_prefix_is_a_provider_miss(sent: tuple[Sess
     assert causes(result) == ["match", "match", "match", "provider_miss", "match"]
     assert result.rows.loc[3, "detail"] == (f"prefix byte-identical to the previous request and live ({read:,} "
                                             f"tokens modelled as read); billed a write")
-    # the same usage with no request to compare: not provably the provider's miss
+    # the same usage with no request to compare: the simulation itself holds the prefix live and
+    # identical, so it is still the provider's miss (bodies are more evidence, not a precondition)
     for record in records:
         del record["request"]
-    assert causes(reconcile(sim, records))[3] == "unknown"
+    result = reconcile(sim, records)
+    assert causes(result)[3] == "provider_miss"
+    assert result.rows.loc[3, "detail"] == (f"the simulation holds the prefix live and identical ({read:,} tokens "
+                                            f"modelled as read); billed a read of 0")
 
 
 def test_a_tokenizer_factor_of_1_3_is_named(sent: tuple[Session, Simulation]) -> None:
@@ -135,8 +139,36 @@ def test_a_session_reconciles_its_recorded_turns(sent: tuple[Session, Simulation
     result = reconcile(session, billed(sim), model="claude-sonnet-4-6")
     assert result.rows["turn"].tolist() == [0, 1, 2, 3, 4]
     assert causes(result) == ["match"] * 5
-    with pytest.raises(ValueError, match=r"^pass model= \(the session sent nothing to take it from\)$"):
+    with pytest.raises(ValueError, match=r"^pass model= \(the session names no model and sent nothing to take "
+                                         r"it from\)$"):
         reconcile(session, billed(sim))
+
+
+def test_a_session_with_a_model_that_sent_nothing_needs_no_model_argument(sent: tuple[Session, Simulation]) -> None:
+    session, sim = sent
+    session.model = "claude-sonnet-4-6"
+    result = reconcile(session, billed(sim))
+    assert result.profile.name == "claude-sonnet-4-6" and causes(result) == ["match"] * 5
+
+
+def test_the_shown_table_has_billed_and_predicted_uncached_reads_writes_1h_and_dollars(
+        sent: tuple[Session, Simulation]) -> None:
+    _, sim = sent
+    records = billed(sim)
+    usage = records[1]["response"]["usage"]
+    usage["input_tokens"] += 7
+    result = reconcile(sim, records)
+    pairs = ["uncached", "read", "write", "1h", "$"]
+    columns = [f"{name} ({side})" for name in pairs[:4] for side in ("sim", "bill")] + ["$ sim", "$ bill"]
+    table = result.table()
+    assert [c for c in table.columns if c in columns] == columns
+    assert table.loc[1, "uncached (bill)"] == table.loc[1, "uncached (sim)"] + 7
+    header = str(result).splitlines()[len(result.lines())].split()
+    assert header[:12] == ["turn", "model", "uncached", "(sim)", "uncached", "(bill)", "read", "(sim)", "read",
+                           "(bill)", "write", "(sim)"]
+    page = result._repr_html_()
+    for column in columns:
+        assert f"<th>{column}</th>" in page
 
 
 def test_the_plot_shows_both_cumulative_costs(sent: tuple[Session, Simulation]) -> None:

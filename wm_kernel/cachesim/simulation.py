@@ -3,11 +3,11 @@ from __future__ import annotations
 
 import html
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from wm_kernel.cachesim.engine import Request, SimulationData, run
-from wm_kernel.cachesim.models import ModelProfile
+from wm_kernel.cachesim.models import ModelProfile, get_model
 from wm_kernel.tokens import TokenCounter
 from wm_kernel.utils.htmltext import no_math
 
@@ -66,6 +66,59 @@ def simulate(requests: Iterable[Request], model: str | ModelProfile, *,
     return Simulation(run(requests, model), counter=counter)
 
 
+def simulate_each(requests: Iterable[Request], models: Sequence[str | ModelProfile], *,
+                  counter: TokenCounter | None = None, warmups: Mapping[int, Request] | None = None) -> Simulation:
+    """Play each request on its own model (``models[i]`` for ``requests[i]``): a provider caches
+    per model, so the requests of each model are one run of that model's rules, and every row is
+    priced at its own model's prices (``Simulation.models``). ``profile`` is the model of most
+    requests (the first of them on a tie). ``warmups`` maps a request's index to a request played
+    just before it on the same model and not reported: what the provider's cache held before (a
+    log's first request that read what an earlier session wrote).
+
+    >>> from datetime import datetime, timedelta, timezone
+    >>> from wm_kernel.cachesim.engine import Block, Request
+    >>> t0 = datetime(2026, 11, 30, 9, tzinfo=timezone.utc)
+    >>> blocks = [Block("system", 5000, breakpoint="5m", layer="system"), Block("hud", 250)]
+    >>> sim = simulate_each([Request(t0 + timedelta(minutes=i), blocks) for i in range(3)],
+    ...                     ["claude-sonnet-4-6", "claude-haiku-4-5", "claude-sonnet-4-6"])
+    >>> sim.turns["cost_usd"].round(6).tolist(), [m.name for m in sim.models]
+    ([0.0195, 0.0065, 0.00225], ['claude-sonnet-4-6', 'claude-haiku-4-5', 'claude-sonnet-4-6'])
+    """
+    if isinstance(requests, (str, bytes)) or not isinstance(requests, Iterable):
+        raise TypeError(f"requests must be an iterable of Request, got {type(requests).__name__}")
+    items = list(requests)
+    profiles = [get_model(m) for m in models]
+    if len(profiles) != len(items):
+        raise ValueError(f"models has {len(profiles)} entries for {len(items)} requests")
+    groups: dict[str, list[int]] = {}
+    for index, profile in enumerate(profiles):
+        groups.setdefault(profile.name, []).append(index)
+    outcomes: list[Any] = [None] * len(items)
+    warm = dict(warmups or {})
+    for indices in groups.values():
+        played: list[Request] = []
+        reported: list[int | None] = []
+        for i in indices:
+            if i in warm:
+                played.append(warm[i])
+                reported.append(None)
+            played.append(items[i])
+            reported.append(i)
+        data = run(played, profiles[indices[0]])
+        for where, outcome in zip(reported, data.outcomes, strict=True):
+            if where is not None:
+                outcomes[where] = outcome
+    if not groups:
+        raise ValueError("simulate_each needs at least one request")
+    profile = profiles[max(groups.values(), key=len)[0]]
+    if len(groups) > 1:  # the whole list in time order, as one run checks it
+        for a, b in zip(items, items[1:], strict=False):
+            if b.at < a.at:
+                raise ValueError(f"requests must be in time order: a request at {b.at.isoformat()} follows "
+                                 f"one at {a.at.isoformat()}")
+    return Simulation(SimulationData(profile, items, outcomes), counter=counter, models=profiles)
+
+
 def _status(read: int, created: int, reason: str) -> str:
     if read and reason == "none":
         return "hit"
@@ -97,10 +150,16 @@ class Simulation:
     prefix: ``hit``; part: ``partial``); the *hit rate* is the share of input tokens read.
     """
 
-    def __init__(self, data: SimulationData, *, counter: TokenCounter | None = None) -> None:
+    def __init__(self, data: SimulationData, *, counter: TokenCounter | None = None,
+                 models: Sequence[ModelProfile] | None = None) -> None:
         import pandas as pd
 
         self.profile: ModelProfile = data.profile
+        #: each request's model profile (all ``profile`` unless :func:`simulate_each` played them)
+        self.models: list[ModelProfile] = list(models) if models is not None else [data.profile] * len(data.outcomes)
+        #: what the simulation assumed that the log did not say (send times, the agent's caching,
+        #: an inferred system prompt): lines every view of it shows
+        self.assumptions: list[str] = []
         self.requests: list[Request] = data.requests
         self.counter = counter
         #: the wire dialect the requests were laid out by ("" when the caller built them)
@@ -178,7 +237,8 @@ class Simulation:
                 "cost_range": self.cost_range,
                 "counter": self.counter.label if self.counter is not None else "",
                 "miss_reasons": {reason: n for reason, n in Counter(t["miss_reason"]).most_common()
-                                 if reason != "none"}}
+                                 if reason != "none"},
+                "models": sorted({m.name for m in self.models}), "assumptions": list(self.assumptions)}
 
     def advise(self) -> Any:
         """Alternatives to this layout, each simulated: an ``Advice`` (see
@@ -205,8 +265,9 @@ class Simulation:
     def headline(self) -> str:
         """One line for a dashboard: model and wire, hit rate of input tokens, cost, counter."""
         counter = f" · tokens {self.counter.label}" if self.counter is not None else ""
+        assumed = "".join(f" · {line}" for line in self.assumptions)
         return (f"{self.title}: {self.hit_rate:.0%} of input tokens read from the cache · input cost "
-                f"{self.cost_text(4)} (without caching ${self.cost_without_cache:.4f}){counter}")
+                f"{self.cost_text(4)} (without caching ${self.cost_without_cache:.4f}){counter}{assumed}")
 
     def counter_line(self) -> str:
         """What counted the tokens, and whether that is the model's own count."""
@@ -238,17 +299,24 @@ class Simulation:
         cost = (f"input cost {self.cost_text()} (without caching ${s['cost_without_cache']:.6f}, "
                 f"{saving:+.1%})")
         reasons = ", ".join(f"{k} {v}" for k, v in s["miss_reasons"].items()) or "none"
-        return [head, rate, cost, f"why a request did not read its whole prefix: {reasons}",
-                self.counter_line()]
+        lines = [head, rate, cost, f"why a request did not read its whole prefix: {reasons}",
+                 self.counter_line()]
+        names = sorted({m.name for m in self.models})
+        if len(names) > 1:
+            lines.append(f"each request priced with its own model: {', '.join(names)}")
+        return lines + self.assumptions
 
     def _table(self) -> pd.DataFrame:
         t = self.turns
         shown = ["request", "prompt_tokens", "cache_read_input_tokens", "cache_creation_input_tokens",
                  "input_tokens", "cost_usd", "status", "miss_reason", "divergent_label"]
         out = t[[c for c in ["turn", *shown] if c in t.columns]]
-        return out.rename(columns={"cache_read_input_tokens": "read", "cache_creation_input_tokens": "written",
-                                   "input_tokens": "plain", "prompt_tokens": "tokens",
-                                   "divergent_label": "first divergent"})
+        out = out.rename(columns={"cache_read_input_tokens": "read", "cache_creation_input_tokens": "written",
+                                  "input_tokens": "plain", "prompt_tokens": "tokens",
+                                  "divergent_label": "first divergent"})
+        if len({m.name for m in self.models}) > 1:  # each request priced with its own model: say which
+            out.insert(2 if "turn" in out.columns else 1, "model", [m.name for m in self.models])
+        return out
 
     def __str__(self) -> str:
         return "\n".join(self._lines() + [self._table().to_string(index=False)])

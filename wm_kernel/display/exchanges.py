@@ -11,7 +11,7 @@ import html
 from dataclasses import dataclass
 from typing import Any
 
-from wm_kernel.cachesim.models import MODELS
+from wm_kernel.cachesim.models import family_name
 from wm_kernel.instruments.history import History
 from wm_kernel.providers.reconcile import reconcile
 from wm_kernel.session import Session
@@ -84,7 +84,8 @@ def exchanges_view(session: Session, **options: Any) -> ExchangesView:
     money: dict[int, tuple[float, float, str]] = {}
     note = ""
     models = {e.model for e in exchanges}
-    if exchanges and all(e.usage is not None for e in exchanges) and len(models) == 1 and models <= set(MODELS):
+    if exchanges and all(e.usage is not None for e in exchanges) and len(models) == 1 and all(
+            family_name(m) is not None for m in models):
         try:
             rows = reconcile(session, **options).rows
         except ValueError as exc:

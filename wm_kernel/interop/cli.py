@@ -26,7 +26,10 @@ def add_import_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentPa
     parser.add_argument("--format", choices=log_formats(), help="the files' format (default: detected)")
     parser.add_argument("--split", action="append", default=[], metavar="REGEX",
                         help="also start a section at every match of REGEX (multiline); repeatable")
-    parser.add_argument("--model", help="cache simulator model (default: the log's, if known)")
+    parser.add_argument("--model", help="cache simulator model (default: each request's own, if known)")
+    parser.add_argument("--gap", type=float, metavar="SECONDS",
+                        help="spacing of the requests a log gives no send time, in file order (the "
+                             "simulation, table and trace say the times were assumed)")
     parser.add_argument("--sections", type=int, metavar="TURN", help="print the sections of TURN")
     parser.add_argument("--otlp-out", metavar="FILE",
                         help="write the section-level trace as OTLP JSON (needs wm-kernel[otel])")
@@ -39,7 +42,7 @@ def run_import(args: argparse.Namespace, out: TextIO | None = None, err: TextIO 
     out = out or sys.stdout
     err = err or sys.stderr
     try:
-        session = import_log(*args.file, format=args.format, rules=args.split)
+        session = import_log(*args.file, format=args.format, rules=args.split, gap=getattr(args, "gap", None))
     except ValueError as exc:
         print(cli_error("import", str(exc)), file=err)
         return 1
@@ -48,6 +51,8 @@ def run_import(args: argparse.Namespace, out: TextIO | None = None, err: TextIO 
     print(f"{len(session)} requests from {session.name}", file=out)
     try:
         print(_table(session, args.model), file=out)
+        for line in session.assumptions(session.pricing(args.model) if args.model else None):
+            print(line, file=out)
         if args.sections is not None:
             print(_sections(session, args.sections), file=out)
         if args.otlp_out:

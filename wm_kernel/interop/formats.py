@@ -82,6 +82,13 @@ class LoggedRequest:
     usage_format: str | None = None
     request_id: str | None = None
     background: bool = False
+    #: the response's id, answering model and finish reason where the log keeps the response
+    #: (an envelope's ``response``, a transcript's assistant line); the conversation's id where
+    #: the log names one (a transcript's ``sessionId``)
+    response_id: str | None = None
+    response_model: str | None = None
+    finish_reason: str | None = None
+    conversation_id: str | None = None
 
 
 def parse_time(value: Any, what: str) -> datetime | None:
@@ -101,6 +108,10 @@ def _body(value: Any) -> Any:
     if isinstance(value, Mapping) and isinstance(value.get("request"), Mapping):
         return value["request"]
     return value
+
+
+def _text(value: Any) -> str | None:
+    return value if isinstance(value, str) and value else None
 
 
 def detect(value: Any) -> str | None:
@@ -168,10 +179,17 @@ class BodyReader:
                             node["request"] if enveloped else node)
         model = body.get("model")
         rid = value.get("request_id") if enveloped else None
+        answer = response if isinstance(response, Mapping) else {}
+        choices = answer.get("choices")
+        finish = answer.get("stop_reason") or answer.get("status") or (
+            choices[0].get("finish_reason") if isinstance(choices, list) and choices
+            and isinstance(choices[0], Mapping) else None)
         self.requests.append(LoggedRequest(tuple(sections), text, self.path, (line,), self.dialect,
                                            self.provider, model if isinstance(model, str) else None,
                                            sent_at, usage, self.usage_format if usage else None,
-                                           rid if isinstance(rid, str) else None))
+                                           rid if isinstance(rid, str) else None,
+                                           response_id=_text(answer.get("id")),
+                                           response_model=_text(answer.get("model")), finish_reason=_text(finish)))
 
     def finish(self) -> list[LoggedRequest]:
         return self.requests
@@ -222,12 +240,13 @@ class ClaudeCodeReader:
         if kind == "assistant" and isinstance(message_id, str) and message_id not in self.seen_ids:
             self.seen_ids.add(message_id)
             rid = value.get("requestId")
-            self._request(parent_id, line, timestamp, message, rid if isinstance(rid, str) else None)
+            self._request(parent_id, line, timestamp, message, rid if isinstance(rid, str) else None,
+                          _text(value.get("sessionId")))
         self.lines[uuid] = (parent_id, line, text, sections, depth + 1, True)
         self.times[uuid] = timestamp
 
     def _request(self, parent: str | None, line: int, answered_at: datetime | None,
-                 message: Mapping[str, Any], request_id: str | None) -> None:
+                 message: Mapping[str, Any], request_id: str | None, session_id: str | None = None) -> None:
         chain = []
         sent_at = None
         while parent is not None and parent in self.lines:
@@ -247,7 +266,9 @@ class ClaudeCodeReader:
             tuple(link[1] for link in chain), "claude-code", CLAUDE_CODE_WIRE.provider,
             model if isinstance(model, str) else None, sent_at or answered_at,
             usage if isinstance(usage, Mapping) else None,
-            CLAUDE_CODE_WIRE.log_format if isinstance(usage, Mapping) else None, request_id))
+            CLAUDE_CODE_WIRE.log_format if isinstance(usage, Mapping) else None, request_id,
+            response_id=_text(message.get("id")), response_model=_text(model),
+            finish_reason=_text(message.get("stop_reason")), conversation_id=session_id))
 
     def finish(self) -> list[LoggedRequest]:
         return self.requests

@@ -25,14 +25,16 @@ no times). It presents what the instruments read from a recorded Session:
 from __future__ import annotations
 
 import json
+import statistics
 from collections.abc import Iterable, Sequence
-from datetime import datetime
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from wm_kernel.cachesim.engine import Block, Request
-from wm_kernel.cachesim.models import MODELS
-from wm_kernel.cachesim.simulation import Simulation, simulate
+from wm_kernel.cachesim.models import ModelProfile, Priced, family_name, priced_as
+from wm_kernel.cachesim.simulation import Simulation, simulate, simulate_each
 from wm_kernel.core.prompt import BlameData, BlameSpan, ComposedPrompt, SectionRecord
 from wm_kernel.dialects.registry import get_dialect, get_log_format, known_name, log_formats, sniff_log_format
 from wm_kernel.dialects.usage import request_prefix
@@ -61,13 +63,76 @@ _LAYER = {"tool": "tools", "system": "system", "message": "messages"}
 FALLBACK_MODEL = "claude-sonnet-4-6"
 USAGE_COLUMNS = ["turn", "sent_at", "model", "input_tokens", "cache_read_input_tokens",
                  "cache_creation_input_tokens", "output_tokens"]
+#: The section name of the part of each request a log does not hold (inferred from its usage).
+INFERRED_SECTION = "(not in the log) system prompt and tools"
+#: Where assumed send times start when the log has none at all.
+ASSUMED_START = datetime(2026, 1, 1, tzinfo=UTC)
+
+
+def as_gap(gap: timedelta | float | int | None) -> timedelta | None:
+    """``gap`` (a timedelta, or seconds) as a timedelta; None stays None. ValueError if negative."""
+    if gap is None:
+        return None
+    if isinstance(gap, bool) or not isinstance(gap, (timedelta, int, float)):
+        raise TypeError(f"gap must be a timedelta or a number of seconds, got {type(gap).__name__}")
+    value = gap if isinstance(gap, timedelta) else timedelta(seconds=float(gap))
+    if value < timedelta(0) or value != value:  # NaN compares unequal to itself
+        raise ValueError(f"gap must not be negative, got {gap!r}")
+    return value
+
+
+@dataclass(frozen=True)
+class Inferred:
+    """The part of one conversation's requests its log does not hold (a Claude Code transcript
+    has no system prompt and no tools), inferred from the billed usage: ``tokens`` is the billed
+    input (plain + cache read + cache write) minus the counted conversation, fitted over the
+    conversation's ``requests`` as ``billed = tokens + factor x counted``; ``factor`` is the log's
+    tokenizer against this counter (1.0 when too few requests to fit it); ``ttl`` the cache
+    lifetime the usage shows the agent writing (``1h`` when it bills 1-hour writes)."""
+
+    conversation: str
+    tokens: int
+    factor: float
+    requests: int
+    ttl: str
+    #: per chain of the conversation (a compaction starts a new one), the tokens the agent added
+    #: to its start beyond ``tokens`` (context it injects that the log does not hold either)
+    added: tuple[int, ...] = ()
+    #: what the conversation's first request read from a cache written before the log (its billed
+    #: cache read): modelled as cached just before it
+    before: int = 0
+
+    @property
+    def label(self) -> str:
+        return f"system prompt and tools, not in the log: about {self.tokens:,} tokens, from the usage"
+
+
+def _fit(chains: Sequence[Sequence[tuple[int, int]]]) -> tuple[list[float], float]:
+    """``billed = intercept[chain] + factor x counted`` by least squares, one factor for every
+    chain of a conversation and one intercept per chain (a factor within 0.5-2 and intercepts of at
+    least 0; else factor 1 and each chain's median difference)."""
+    num = den = 0.0
+    means = []
+    for points in chains:
+        mx = statistics.fmean(float(x) for x, _ in points)
+        my = statistics.fmean(float(y) for _, y in points)
+        means.append((mx, my))
+        num += sum((x - mx) * (y - my) for x, y in points)
+        den += sum((x - mx) ** 2 for x, _ in points)
+    if sum(len(c) for c in chains) >= 2 and den > 0:
+        factor = num / den
+        intercepts = [my - factor * mx for mx, my in means]
+        if 0.5 <= factor <= 2.0 and min(intercepts) >= 0:
+            return intercepts, factor
+    return [max(0.0, statistics.median(y - x for x, y in points)) for points in chains], 1.0
 
 
 class ImportedSession:
     """Recorded turns read from another agent's log (see the module docstring)."""
 
     def __init__(self, requests: Sequence[LoggedRequest], errors: Sequence[ImportIssue] = (), *,
-                 counter: TokenCounter | None = None, name: str = "") -> None:
+                 counter: TokenCounter | None = None, name: str = "",
+                 gap: timedelta | float | None = None, times: Sequence[datetime] | None = None) -> None:
         # calls a reader marked as not turns of the conversation (MIRA's tap) are kept apart
         background = [r for r in requests if r.background]
         requests = [r for r in requests if not r.background]
@@ -87,6 +152,13 @@ class ImportedSession:
         self.counter = counter if counter is not None else TokenCounter()
         self._prompts: dict[int, ComposedPrompt] = {}
         self._history: History | None = None
+        #: the spacing of requests the log gives no send time (``import_log(gap=...)``)
+        self.gap: timedelta | None = as_gap(gap)
+        #: send times given by the user (``import_log(times=...)``), one per request in file order
+        self.times: list[datetime] | None = None
+        if times is not None:
+            self.times = self._checked_times(times)
+        self._inferred: dict[str, Inferred] | None = None
 
     # -- the recorded-session interface
     @property
@@ -132,8 +204,30 @@ class ImportedSession:
 
     @property
     def history(self) -> pd.DataFrame:
-        """One row per (turn, section), as ``Session.history`` (History's frame)."""
-        return self._recorded().frame()
+        """One row per (turn, section), as ``Session.history`` (History's frame); where the log
+        lacks the system prompt and tools, one more row per turn of their size inferred from the
+        usage (section ``INFERRED_SECTION``, trinket "(not in the log)", see :meth:`inferred`)."""
+        import pandas as pd
+
+        frame = self._recorded().frame()
+        inferred = self.inferred()
+        if not inferred:
+            return frame
+        extra = []
+        for turn, request in enumerate(self.requests):
+            found = inferred.get(_conversation(request))
+            if found is None:
+                continue
+            row: dict[str, Any] = {c: None for c in frame.columns}
+            row.update(turn=turn, segment=1, placement="system", section=INFERRED_SECTION,
+                       trinket="(not in the log)", chars=0, tokens=found.tokens, changed=False, cached=True,
+                       digest="", dropped=False)
+            extra.append(row)
+        out = pd.concat([pd.DataFrame(extra, columns=frame.columns).astype(frame.dtypes.to_dict()), frame],
+                        ignore_index=True)
+        out = out.sort_values("turn", kind="stable", ignore_index=True)
+        out.attrs.update(frame.attrs)
+        return out
 
     def frame(self) -> pd.DataFrame:
         """The same as ``history``."""
@@ -168,41 +262,243 @@ class ImportedSession:
         """The logged text of ``turn``'s request, exactly, joined from its sections."""
         return "".join(s.raw for s in self.request(turn).sections)
 
-    def cache_requests(self, *, times: Sequence[datetime] | None = None) -> list[Request]:
-        """One cachesim Request per turn: its sections as blocks (key: name and digest), the log's
-        cache marks as breakpoints, sent at the log's times (or ``times``)."""
-        when = list(times) if times is not None else [r.sent_at for r in self.requests]
+    def _checked_times(self, times: Sequence[datetime]) -> list[datetime]:
+        when = list(times)
         if len(when) != len(self.requests):
             raise ValueError(f"times has {len(when)} entries for {len(self.requests)} turns")
-        missing = [turn for turn, at in enumerate(when) if at is None]
-        if missing:
-            raise ValueError(f"turn {missing[0]} has no send time in the log; pass times=")
+        for index, at in enumerate(when):
+            if not isinstance(at, datetime):
+                raise TypeError(f"times[{index}] must be a datetime, got {type(at).__name__}")
+        return when
+
+    def send_times(self, *, times: Sequence[datetime] | None = None,
+                   gap: timedelta | float | None = None) -> tuple[list[datetime], str]:
+        """Each request's send time and, when any was assumed, a line saying so ("" when the log
+        gave them all). ``times`` (one per request) replaces the log's; ``gap`` (a timedelta or
+        seconds; default the one given to ``import_log``) spaces the requests the log gives no
+        time, in file order after the last known one. Without either, a log missing times is a
+        ValueError that says to pass one."""
+        if times is not None:
+            return self._checked_times(times), "send times given (times=), not the log's"
+        if self.times is not None:
+            return list(self.times), "send times given (times=), not the log's"
+        logged = [r.sent_at for r in self.requests]
+        missing = sum(at is None for at in logged)
+        if not missing:
+            return [at for at in logged if at is not None], ""
+        spacing = as_gap(gap) if gap is not None else self.gap
+        if spacing is None:
+            first = next(turn for turn, at in enumerate(logged) if at is None)
+            raise ValueError(f"turn {first} has no send time in the log; pass gap= (the spacing of the "
+                             f"requests, e.g. gap=timedelta(seconds=30)) or times= (one per request)")
+        out: list[datetime] = []
+        previous: datetime | None = None
+        for at in logged:
+            if at is None:
+                at = previous + spacing if previous is not None else ASSUMED_START
+            out.append(at)
+            previous = at
+        seconds = spacing.total_seconds()
+        which = "the log has none" if missing == len(logged) else f"{missing} of {len(logged)} requests have none"
+        return out, (f"send times assumed: {which}; requests in file order {seconds:g} s apart (gap=)")
+
+    def inferred(self) -> dict[str, Inferred]:
+        """Per conversation (a file, or a subagent's), the system prompt and tools its log does
+        not hold, inferred from the billed usage (:class:`Inferred`); empty when the requests hold
+        their system prompt or tools, or the log has no usage."""
+        if self._inferred is None:
+            self._inferred = {}
+            billed = self.billed_usage()
+            groups: dict[str, list[int]] = {}
+            for turn, request in enumerate(self.requests):
+                if any(s.kind in ("tool", "system") for s in request.sections):
+                    continue
+                groups.setdefault(_conversation(request), []).append(turn)
+            chain_of = self._chains()
+            for conversation, turns in groups.items():
+                chains: dict[int, list[tuple[int, int]]] = {}
+                for turn in turns:
+                    b = billed[turn]
+                    if b is not None and b.prompt_tokens:
+                        chains.setdefault(chain_of[turn], []).append((self._counted(turn), b.prompt_tokens))
+                if not chains:
+                    continue
+                order = sorted(chains)
+                intercepts, factor = _fit([chains[c] for c in order])
+                base = min(intercepts)
+                added = {c: int(round(i - base)) for c, i in zip(order, intercepts, strict=True)}
+                one_hour = any((b := billed[turn]) is not None and b.cache_write_1h_tokens for turn in turns)
+                opening = billed[turns[0]]
+                self._inferred[conversation] = Inferred(
+                    conversation, int(round(base)), round(factor, 4), sum(len(v) for v in chains.values()),
+                    "1h" if one_hour else "5m", tuple(added.get(c, 0) for c in range(max(order) + 1)),
+                    opening.cache_read_tokens if opening is not None else 0)
+        return self._inferred
+
+    def _chains(self) -> list[int]:
+        """Per turn, the number of its chain within its conversation: a request whose first
+        message differs from the conversation's previous request's (a compaction, a new chain)
+        starts the next one."""
+        out = []
+        last: dict[str, tuple[str | None, int]] = {}
+        for request in self.requests:
+            key = _conversation(request)
+            first = next((s.text for s in request.sections if s.kind == "message"), None)
+            before = last.get(key)
+            chain = 0 if before is None else before[1] + (first != before[0])
+            last[key] = (first, chain)
+            out.append(chain)
+        return out
+
+    def _counted(self, turn: int) -> int:
+        return sum(self.counter.count(s.text) for s in self.sections(turn))
+
+    def cache_requests(self, *, times: Sequence[datetime] | None = None,
+                       gap: timedelta | float | None = None) -> list[Request]:
+        """One cachesim Request per turn: its sections as blocks (key: name and digest), the log's
+        cache marks as breakpoints, sent at the log's times (or ``times``, or spaced ``gap``
+        apart where the log has none: :meth:`send_times`).
+
+        Where the log lacks the system prompt and tools (:meth:`inferred`), each request starts
+        with one block of their inferred size, its conversation counted with the fitted factor,
+        and, as the log has no cache marks, the agent's own caching as its usage shows it
+        (Claude Code caches every request): a breakpoint after the system prompt and tools, one
+        where the conversation's previous request ended, and one on the last block, at the TTL
+        the usage bills."""
+        return self._cache_requests(times, gap)[0]
+
+    def _cache_requests(self, times: Sequence[datetime] | None, gap: timedelta | float | None
+                        ) -> tuple[list[Request], dict[int, Request]]:
+        """:meth:`cache_requests`, and the warm-ups: per conversation whose first request read
+        from a cache written before the log, a request of what it read, played just before it."""
+        when, _ = self.send_times(times=times, gap=gap)
+        inferred = self.inferred()
+        chain_of = self._chains() if inferred else []
         requests = []
+        warmups: dict[int, Request] = {}
+        ends: dict[str, tuple[list[str], int]] = {}
         for turn, at in enumerate(when):
-            assert at is not None
-            model = self.requests[turn].model
-            blocks = [Block(f"{s.name}:{text_digest(s.text).hex()}", self.counter.count(s.text),
+            request = self.requests[turn]
+            model = request.model
+            found = inferred.get(_conversation(request))
+            factor = found.factor if found is not None else 1.0
+            blocks = [Block(f"{s.name}:{text_digest(s.text).hex()}", self._tokens(s.text, factor),
                             breakpoint=s.cache, layer=_LAYER[s.kind],
                             label=f"{s.name} ({s.trinket})" if s.trinket else s.name)
                       for s in self.sections(turn)]
+            if found is not None and not any(b.breakpoint for b in blocks):
+                key = _conversation(request)
+                keys = [b.key for b in blocks]
+                marks = {len(blocks) - 1} if blocks else set()
+                before = ends.get(key)
+                if before is not None and keys[:len(before[0])] == before[0] and before[1] >= 0:
+                    marks.add(before[1])
+                opening = before is None
+                ends[key] = (keys, len(blocks) - 1)
+                chain = chain_of[turn]
+                added = found.added[chain] if chain < len(found.added) else 0
+                split = found.before if 0 < found.before < found.tokens else 0
+                start = [Block(f"inferred:{key}:{found.tokens}", found.tokens - split, breakpoint=found.ttl,
+                               layer="system", label=found.label)]
+                if split:  # the part an earlier session had cached: its own block, so it can be read
+                    start.insert(0, Block(f"inferred:{key}:{found.tokens}:before", split, breakpoint=found.ttl,
+                                          layer="system", label=found.label + " (cached before the log)"))
+                if added:
+                    start.append(Block(f"inferred:{key}:chain{chain}:{added}", added, layer="messages",
+                                       label=f"context the agent added, not in the log: about {added:,} "
+                                             f"tokens, from the usage"))
+                shift = len(start)
+                marks = {m + shift for m in marks} | {i for i, b in enumerate(start) if b.breakpoint}
+                blocks = start + blocks
+                if opening and found.before:
+                    total, reach = 0, -1
+                    for i, b in enumerate(blocks):
+                        total += b.tokens
+                        if total > found.before * 1.01:
+                            break
+                        reach = i
+                    if reach >= 0:
+                        marks.add(reach)
+                        kept = sorted(marks)
+                        if len(kept) > 4:  # at most four breakpoints: keep the first two and the last two
+                            marks = set(kept[:2] + kept[-2:]) | {reach}
+                            marks = set(sorted(marks)[-4:])
+                        warmups[turn] = Request(at, [Block(b.key, b.tokens, breakpoint=found.ttl if i in marks else
+                                                           None, layer=b.layer, label=b.label)
+                                                     for i, b in enumerate(blocks[:reach + 1])],
+                                                params={"model": model} if model else None)
+                blocks = [Block(b.key, b.tokens, breakpoint=found.ttl if i in marks else None, layer=b.layer,
+                                label=b.label) for i, b in enumerate(blocks)]
             requests.append(Request(at, blocks, params={"model": model} if model else None))
-        return requests
+        return requests, warmups
+
+    def _tokens(self, text: str, factor: float) -> int:
+        n = self.counter.count(text)
+        return n if factor == 1.0 else int(round(n * factor))
+
+    def pricing(self, model: str | ModelProfile | None = None) -> list[Priced]:
+        """Per turn, the profile its request is priced with: ``model`` for all when given, else
+        the request's own model (a dated snapshot as its family); a model the registry does not
+        know is priced as its provider's default and says so (``Priced.note``)."""
+        if model is not None:
+            chosen = priced_as(model)
+            if chosen.substituted:
+                raise ValueError(f"unknown model {model!r}")
+            return [chosen] * len(self.requests)
+        return [priced_as(r.model, _default_model(r.provider)) for r in self.requests]
 
     def cache_model(self) -> str:
-        """The cachesim profile for this log: its model if registered, else the provider's default."""
+        """The cachesim profile for this log: its first request's model (a dated snapshot as its
+        family) if registered, else the provider's default."""
         first = self.requests[0]
-        if first.model in MODELS:
-            return str(first.model)
-        default = get_dialect(first.provider).default_model if known_name(first.provider) else ""
-        return default if default in MODELS else FALLBACK_MODEL
+        found = family_name(first.model) if first.model else None
+        if found is not None:
+            return found
+        return _default_model(first.provider)
 
-    def cache_simulation(self, model: str | None = None, *,
-                         times: Sequence[datetime] | None = None) -> Simulation:
-        """The turns played through the cache simulator (``cache_model()`` unless ``model``); the
-        result's ``turns`` gains a ``turn`` column."""
-        sim = simulate(self.cache_requests(times=times), model or self.cache_model())
+    def cache_simulation(self, model: str | None = None, *, times: Sequence[datetime] | None = None,
+                         gap: timedelta | float | None = None) -> Simulation:
+        """The turns played through the cache simulator, each on its own model (a session that
+        switches models is simulated and priced per request), or all on ``model``; the result's
+        ``turns`` gains a ``turn`` column, and ``assumptions`` says what the log did not (assumed
+        send times, the inferred system prompt, a model priced as another)."""
+        _, assumed = self.send_times(times=times, gap=gap)
+        requests, warmups = self._cache_requests(times, gap)
+        pricing = self.pricing(model)
+        if model is not None and not warmups:
+            sim = simulate(requests, pricing[0].profile)
+        else:
+            sim = simulate_each(requests, [p.profile for p in pricing], warmups=warmups)
         sim.turns.insert(0, "turn", self.turns)
+        sim.assumptions.extend(self.assumptions(pricing, assumed))
         return sim
+
+    def assumptions(self, pricing: Sequence[Priced] | None = None, assumed: str | None = None) -> list[str]:
+        """What every view of this log says it assumed: send times, the inferred system prompt
+        and tools (and the tokenizer factor fitted with them), models priced as another."""
+        lines = []
+        if assumed is None:
+            try:
+                _, assumed = self.send_times()
+            except ValueError:
+                assumed = "send times: none in the log (pass gap= or times=)"
+        if assumed:
+            lines.append(assumed)
+        for found in self.inferred().values():
+            where = f" ({Path(found.conversation).name})" if len(self.inferred()) > 1 else ""
+            line = f"{found.label}{where}"
+            if found.factor != 1.0:
+                line += (f"; its conversation counted x{found.factor:.3f} (tokenizer factor fitted to the usage of "
+                         f"{found.requests} requests)")
+            line += (f"; cached as the usage shows the agent caching (breakpoints near the end of the conversation, "
+                     f"{found.ttl} TTL)")
+            if found.before:
+                line += (f"; its first request read {found.before:,} tokens cached before the log, modelled as "
+                         f"cached just before it")
+            lines.append(line)
+        notes = sorted({p.note for p in (pricing if pricing is not None else self.pricing()) if p.note})
+        lines.extend(notes)
+        return lines
 
     def billed_usage(self) -> list[Usage | None]:
         """Per turn, the usage the log recorded as a :class:`~wm_kernel.dialects.usage.Usage`
@@ -220,6 +516,18 @@ class ImportedSession:
         parameters: ``wm_kernel.dialects.usage.request_prefix``) where the log holds the body,
         else an empty dict."""
         return [request_prefix(body) if (body := request_body(r)) is not None else {} for r in self.requests]
+
+    def request_context(self) -> list[dict[str, Any]]:
+        """Per turn, what a reconciliation tells causes with: its ``conversation`` (its own
+        cache), whether it is a ``subagent``'s, its ``model`` and the digest of its
+        ``first_message`` (a new one in the same conversation: compacted or a new chain)."""
+        out = []
+        for request in self.requests:
+            first = next((s for s in request.sections if s.kind == "message"), None)
+            out.append({"conversation": _conversation(request), "subagent": _subagent(request),
+                        "model": request.model,
+                        "first_message": text_digest(first.text).hex() if first is not None else None})
+        return out
 
     @property
     def request_ids(self) -> list[str | None]:
@@ -246,13 +554,21 @@ class ImportedSession:
         the simulated cache outcome and, where the log has usage, what the provider reported."""
         import pandas as pd
 
-        sim = self.cache_simulation(model).turns if all(r.sent_at for r in self.requests) else None
+        try:
+            sim = self.cache_simulation(model).turns
+        except ValueError:
+            if all(r.sent_at for r in self.requests) or self.gap is not None:
+                raise
+            sim = None
+        pricing = self.pricing(model)
         usage = self.usage
         rows = []
         for turn in self.turns:
             change = self.first_change(turn - 1, turn) if turn else None
             row: dict[str, Any] = {
-                "turn": turn, "sent_at": self.requests[turn].sent_at, "sections": len(self.sections(turn)),
+                "turn": turn,
+                "sent_at": (sim["at"].iloc[turn].to_pydatetime() if sim is not None
+                            else self.requests[turn].sent_at), "sections": len(self.sections(turn)),
                 "tokens": sum(self.counter.count(s.text) for s in self.sections(turn)),
                 "first_change": "" if change is None else (change.section or "")}
             if sim is not None:
@@ -260,7 +576,9 @@ class ImportedSession:
                            sim_read=int(sim["cache_read_input_tokens"].iloc[turn]),
                            sim_written=int(sim["cache_creation_input_tokens"].iloc[turn]))
             row.update(logged_read=usage.loc[turn, "cache_read_input_tokens"],
-                       logged_written=usage.loc[turn, "cache_creation_input_tokens"])
+                       logged_written=usage.loc[turn, "cache_creation_input_tokens"],
+                       priced_as=pricing[turn].profile.name + (f" ({pricing[turn].note.split(': ', 1)[1]})"
+                                                              if pricing[turn].note else ""))
             rows.append(row)
         return pd.DataFrame(rows)
 
@@ -277,6 +595,29 @@ class ImportedSession:
         formats = sorted({r.dialect for r in self.requests})
         return (f"<ImportedSession {self.name or '-'} turns={len(self.requests)} format={','.join(formats)} "
                 f"errors={len(self.errors)}>")
+
+
+def _default_model(provider: str) -> str:
+    """The model a request of ``provider`` is priced as when its own is unknown: its dialect's
+    default, else ``FALLBACK_MODEL``."""
+    default = get_dialect(provider).default_model if known_name(provider) else ""
+    return default if family_name(default) is not None else FALLBACK_MODEL
+
+
+def _conversation(request: LoggedRequest) -> str:
+    """Which conversation ``request`` belongs to (its own cache): the reader's conversation id
+    where it gives one, else its file."""
+    found = getattr(request, "conversation", None)
+    return found if isinstance(found, str) and found else request.path
+
+
+def _subagent(request: LoggedRequest) -> bool:
+    """Whether ``request`` is a subagent's (a sidechain, or a file under ``subagents/``)."""
+    for name in ("subagent", "sidechain", "is_sidechain"):
+        value = getattr(request, name, None)
+        if isinstance(value, bool):
+            return value
+    return "subagents" in Path(request.path).parts
 
 
 def _cached_names(request: LoggedRequest) -> set[str]:
@@ -370,12 +711,15 @@ def read_file(path: str | Path, *, format: str | None = None,
 
 
 def import_log(*paths: str | Path, format: str | None = None, splitter: Splitter | None = None,
-               rules: Iterable[str] = (), counter: TokenCounter | None = None) -> ImportedSession:
+               rules: Iterable[str] = (), counter: TokenCounter | None = None,
+               gap: timedelta | float | None = None, times: Sequence[datetime] | None = None) -> ImportedSession:
     """An :class:`ImportedSession` of every request in ``paths`` (one conversation, in send order).
 
     ``format`` forces a format (default: detected per file); ``splitter`` or ``rules`` (regular
     expressions, each match starting a section) add your own splitting. Records that cannot be
-    read are in the result's ``errors`` (file, line, why); the rest imports."""
+    read are in the result's ``errors`` (file, line, why); the rest imports. ``gap`` (a timedelta
+    or seconds) spaces, in file order, the requests the log gives no send time; ``times`` gives
+    every request's (see :meth:`ImportedSession.send_times`)."""
     if not paths:
         raise ValueError("import_log needs at least one file")
     if splitter is None:
@@ -387,4 +731,4 @@ def import_log(*paths: str | Path, format: str | None = None, splitter: Splitter
         requests += found
         issues += problems
     names = ", ".join(Path(p).name for p in paths)
-    return ImportedSession(requests, issues, counter=counter, name=names)
+    return ImportedSession(requests, issues, counter=counter, name=names, gap=gap, times=times)

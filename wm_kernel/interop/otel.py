@@ -19,10 +19,16 @@ Reading OTLP JSON back (:func:`wm_kernel.interop.read_otlp`) is :mod:`wm_kernel.
 """
 from __future__ import annotations
 
+import base64
+import binascii
+import hashlib
 import json
+import logging
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from wm_kernel.dialects.usage import Usage
@@ -40,6 +46,57 @@ if TYPE_CHECKING:
 SCOPE = __name__.rpartition(".")[0]
 _RANK = {"tool": 0, "system": 1, "message": 2}
 _NS = 1_000_000_000
+#: JSON keys whose values are secrets wherever they appear (compared lower-case).
+SECRET_KEYS = ("authorization", "proxy-authorization", "x-api-key", "api-key", "api_key", "apikey", "cookie",
+               "set-cookie", "x-goog-api-key", "openai-api-key", "anthropic-api-key", "access_token", "password")
+_HEADERS = re.compile(r'"(?:request_|response_)?headers"\s*:\s*\{[^{}]*\}', re.IGNORECASE)
+_SECRET_VALUE = re.compile(r'("(?:' + "|".join(re.escape(k) for k in SECRET_KEYS) + r')"\s*:\s*)"(?:[^"\\]|\\.)*"',
+                           re.IGNORECASE)
+_KEY_SHAPED = re.compile(r"\bsk-ant-[A-Za-z0-9_\-]{8,}|\bsk-(?:proj-)?[A-Za-z0-9_\-]{16,}|\bAIza[0-9A-Za-z_\-]{30,}"
+                         r"|\bBearer\s+[A-Za-z0-9._~+/\-]{12,}=*")
+_DATA_URL = re.compile(r"data:image/[A-Za-z0-9.+\-]+;base64,([A-Za-z0-9+/=]|\\n)+")
+_DATA_FIELD = re.compile(r'("data"\s*:\s*)"((?:[A-Za-z0-9+/=]|\\n){64,})"')
+
+
+class TraceExportError(RuntimeError):
+    """The exporter did not take the trace: the message says how many spans of which turns were
+    lost, and the exporter's own reason where it gave one."""
+
+
+def _image(encoded: str) -> str:
+    data = encoded.replace("\\n", "")
+    try:
+        raw = base64.b64decode(data + "=" * (-len(data) % 4), validate=False)
+    except (binascii.Error, ValueError):
+        raw = data.encode("ascii", "replace")
+    return f"[image: {len(raw):,} bytes, sha256 {hashlib.sha256(raw).hexdigest()}]"
+
+
+def scrub(text: str) -> tuple[str, list[str]]:
+    """``text`` with headers, secrets and image data taken out (module docstring), and what was
+    taken out (``headers``, ``secret``, ``image``)."""
+    found: list[str] = []
+    out = _HEADERS.sub(lambda m: m.group(0).split(":", 1)[0] + ': {"[not exported]": "headers"}', text)
+    if out != text:
+        found.append("headers")
+    step = _SECRET_VALUE.sub(lambda m: m.group(1) + '"[redacted]"', out)
+    step = _KEY_SHAPED.sub("[redacted]", step)
+    if step != out:
+        found.append("secret")
+    out = step
+    step = _DATA_URL.sub(lambda m: _image(m.group(0).split(",", 1)[1]), out)
+    step = _DATA_FIELD.sub(lambda m: m.group(1) + '"' + _image(m.group(2)) + '"', step)
+    if step != out:
+        found.append("image")
+    return step, found
+
+
+def _has_lone_surrogate(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
 
 
 @dataclass(frozen=True)
@@ -53,30 +110,51 @@ class _Turn:
     usage: Mapping[str, Any] | None
     usage_format: str | None
     billed: Usage | None = None
+    response_id: str | None = None
+    response_model: str | None = None
+    finish_reason: str | None = None
+    conversation: str | None = None
 
 
-def _turns_of(session: ImportedSession | Session) -> tuple[list[_Turn], list[tuple[bool, list[int]]], Any]:
-    """The turns to export, each section's cached flag and token count, and the simulation."""
+def _conversation_id(request: Any) -> str | None:
+    """The conversation id of a logged request: the one the log names, else a transcript's
+    file stem (Claude Code names its file after the session id)."""
+    found = getattr(request, "conversation_id", None)
+    if isinstance(found, str) and found:
+        return found
+    if request.dialect == "claude-code":
+        return Path(request.path).stem
+    return None
+
+
+def _turns_of(session: ImportedSession | Session, times: Sequence[datetime] | None = None,
+              gap: timedelta | float | None = None) -> tuple[list[_Turn], list[tuple[bool, list[int]]], Any, str]:
+    """The turns to export, each section's cached flag and token count, the simulation, and the
+    line saying the send times were assumed ("" when they were the log's)."""
     if isinstance(session, ImportedSession):
-        sim = session.cache_simulation()
+        when, assumed = session.send_times(times=times, gap=gap)
+        sim = session.cache_simulation(times=times, gap=gap)
         turns = []
         flags = []
         billed = session.billed_usage()
         for turn, request in enumerate(session.requests):
-            assert request.sent_at is not None
             prompt = session.prompt_at(turn)
             cached = {r.name for r in prompt.sections if r.cached}
             sections = list(request.sections)
-            turns.append(_Turn(turn, request.sent_at, request.model or "unknown", request.provider,
-                               request.dialect, sections, request.usage, request.usage_format, billed[turn]))
+            turns.append(_Turn(turn, when[turn], request.model or "unknown", request.provider,
+                               request.dialect, sections, request.usage, request.usage_format, billed[turn],
+                               request.response_id, request.response_model, request.finish_reason,
+                               _conversation_id(request)))
             flags.append((False, [1 if s.name in cached else 0 for s in sections]))
-        return turns, flags, sim
+        return turns, flags, sim, assumed
+    if times is not None or gap is not None:
+        raise ValueError("times= and gap= apply to an imported log; a Session has its own send times")
     if not isinstance(session, Session):
         raise TypeError(f"can export a Session or an ImportedSession, got {type(session).__name__}")
     from wm_kernel.cachesim.requests import turn_times
 
     sim = session.cache_simulation()
-    times = turn_times(session)
+    sent = turn_times(session)
     turns, flags = [], []
     for turn in sorted(int(t) for t in session.history["turn"].unique()):
         prompt = session.prompt_at(turn)
@@ -89,47 +167,110 @@ def _turns_of(session: ImportedSession | Session) -> tuple[list[_Turn], list[tup
                 ("system" if span.key in ("cached_content", "non_cached_content") else "message")
             sections.append(Section(span.section, kind, piece, piece, span.trinket, None, span.key))
         cached = {r.name for r in prompt.sections if r.cached}
-        turns.append(_Turn(turn, times[turn], sim.profile.name, sim.profile.provider, "wm-kernel",
-                           sections, None, None))
+        turns.append(_Turn(turn, sent[turn], sim.profile.name, sim.profile.provider, "wm-kernel",
+                           sections, None, None, conversation=str(session.continuum_id)))
         flags.append((True, [1 if s.name in cached else 0 for s in sections]))
-    return turns, flags, sim
+    return turns, flags, sim, ""
+
+
+def _collector() -> Any:
+    """A span processor that keeps every finished span, to export them in one call at the end
+    (so a failed export is seen, and reported, rather than logged span by span)."""
+    from opentelemetry.sdk.trace import SpanProcessor
+
+    class Collect(SpanProcessor):
+        def __init__(self) -> None:
+            self.spans: list[Any] = []
+
+        def on_end(self, span: Any) -> None:
+            self.spans.append(span)
+
+    return Collect()
+
+
+class _Reasons(logging.Handler):
+    """The warnings an exporter logs while it fails (a collector's status and answer)."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.WARNING)
+        self.messages: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            self.messages.append(record.getMessage())
+        except Exception:  # noqa: BLE001 - a bad log record must not hide the failure itself
+            self.messages.append(str(record.msg))
+
+
+def _deliver(exporter: Any, spans: list[Any], turns: int) -> None:
+    """Export ``spans`` in one call; TraceExportError saying what was lost unless it succeeded."""
+    from opentelemetry.sdk.trace.export import SpanExportResult
+
+    handler = _Reasons()
+    root = logging.getLogger("opentelemetry")
+    root.addHandler(handler)
+    try:
+        try:
+            result = exporter.export(tuple(spans))
+        except Exception as exc:  # noqa: BLE001 - any exporter's failure is reported the same way
+            raise TraceExportError(f"the trace was not exported: {len(spans)} spans of {turns} turns lost "
+                                   f"({type(exc).__name__}: {exc})") from exc
+    finally:
+        root.removeHandler(handler)
+    if result is not SpanExportResult.SUCCESS:
+        why = "; ".join(dict.fromkeys(m for m in handler.messages if m)) or "the exporter answered failure"
+        raise TraceExportError(f"the trace was not exported: {len(spans)} spans of {turns} turns (turns 0-"
+                               f"{turns - 1}) lost: {why}")
 
 
 def export_trace(session: ImportedSession | Session, *, exporter: SpanExporter | None = None,
-                 tracer_provider: TracerProvider | None = None, service_name: str = "wm-kernel") -> int:
+                 tracer_provider: TracerProvider | None = None, service_name: str = "wm-kernel",
+                 times: Sequence[datetime] | None = None, gap: timedelta | float | None = None) -> int:
     """Emit the session as spans (see the module docstring) to ``exporter`` (any SDK exporter:
     OTLP over HTTP, console, in-memory), or through your ``tracer_provider``; returns the number
-    of turn spans. Composed sessions need their bus log (send times) and History."""
+    of turn spans. Composed sessions need their bus log (send times) and History; a log without
+    send times needs ``gap=`` or ``times=`` (as ``cache_simulation``), and says they were assumed.
+    With ``exporter=``, a failed export raises :class:`TraceExportError` (what was lost, and why)."""
     try:
         from opentelemetry.sdk.resources import Resource
         from opentelemetry.sdk.trace import TracerProvider
-        from opentelemetry.sdk.trace.export import SimpleSpanProcessor
         from opentelemetry.trace import SpanKind
     except ImportError:
         raise ImportError("exporting traces needs opentelemetry-sdk: pip install 'wm-kernel[otel]'") from None
     if (exporter is None) == (tracer_provider is None):
         raise ValueError("give exactly one of exporter= or tracer_provider=")
+    turns, flags, sim, assumed = _turns_of(session, times, gap)
     provider = tracer_provider
+    collect: Any = None
     if provider is None:
         # ours for this call only: no exit hook that would shut the caller's exporter down later
         provider = TracerProvider(resource=Resource.create({"service.name": service_name}), shutdown_on_exit=False)
-        provider.add_span_processor(SimpleSpanProcessor(exporter))  # type: ignore[arg-type]
+        collect = _collector()
+        provider.add_span_processor(collect)
     tracer = provider.get_tracer(SCOPE)
-    turns, flags, sim = _turns_of(session)
     counter = getattr(session.recorder, "counter", None)
     count = counter.count if counter is not None else len
     rows = sim.turns.to_dict("records")
     name = getattr(session, "name", "") or getattr(session, "continuum_id", "")
     start = _ns(turns[0].sent_at)
     end = _ns(turns[-1].sent_at) + 1
+    agent: dict[str, Any] = {"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": name,
+                             "gen_ai.provider.name": turns[0].provider}
+    conversation = next((t.conversation for t in turns if t.conversation), None)
+    if conversation:
+        agent["gen_ai.conversation.id"] = conversation
+    if assumed:
+        agent["wm.times.assumed"] = assumed
     with tracer.start_as_current_span(f"invoke_agent {name}".strip(), kind=SpanKind.INTERNAL,
-                                      start_time=start, end_on_exit=False,
-                                      attributes={"gen_ai.operation.name": "invoke_agent",
-                                                  "gen_ai.agent.name": name}) as root:
+                                      start_time=start, end_on_exit=False, attributes=agent) as root:
         for turn, (_, cached), row in zip(turns, flags, rows, strict=True):
             _export_turn(tracer, turn, cached, row, count, SpanKind)
         root.end(end_time=end)
-    provider.force_flush()
+    if collect is not None:
+        assert exporter is not None
+        _deliver(exporter, collect.spans, len(turns))
+    else:
+        provider.force_flush()
     return len(turns)
 
 
@@ -153,8 +294,16 @@ def _export_turn(tracer: Any, turn: _Turn, cached: list[int], row: Mapping[str, 
         "wm.sim.status": str(row["status"]), "wm.sim.miss_reason": str(row["miss_reason"])}
     if "output_tokens" in usage:
         attributes["gen_ai.usage.output_tokens"] = usage["output_tokens"]
+    if turn.conversation:
+        attributes["gen_ai.conversation.id"] = turn.conversation
+    if turn.response_model:
+        attributes["gen_ai.response.model"] = turn.response_model
+    if turn.response_id:
+        attributes["gen_ai.response.id"] = turn.response_id
+    if turn.finish_reason:
+        attributes["gen_ai.response.finish_reasons"] = [turn.finish_reason]
     if turn.usage:
-        attributes["wm.usage"] = json.dumps(turn.usage, sort_keys=True)
+        attributes["wm.usage"] = scrub(json.dumps(turn.usage, sort_keys=True))[0]
         attributes["wm.usage.format"] = str(turn.usage_format)
     label = row.get("divergent_label")
     if isinstance(label, str) and label:
@@ -180,10 +329,18 @@ def _export_turn(tracer: Any, turn: _Turn, cached: list[int], row: Mapping[str, 
                 "wm.section.element": section.element, "wm.section.tokens": tokens,
                 "wm.section.cached": bool(is_cached), "wm.section.digest": text_digest(section.text).hex(),
                 "wm.section.sim.read_tokens": max(0, min(hi, read) - lo),
-                "wm.section.sim.write_tokens": max(0, min(hi, read + written) - max(lo, read)),
-                "wm.section.text": section.text}
-            if section.raw != section.text:
-                child["wm.section.raw"] = section.raw
+                "wm.section.sim.write_tokens": max(0, min(hi, read + written) - max(lo, read))}
+            text, taken = scrub(section.text)
+            raw, taken_raw = scrub(section.raw) if section.raw != section.text else (text, [])
+            escaped = _has_lone_surrogate(text) or _has_lone_surrogate(raw)
+            child["wm.section.text"] = json.dumps(text) if escaped else text
+            if raw != text:
+                child["wm.section.raw"] = json.dumps(raw) if escaped else raw
+            if escaped:
+                child["wm.section.text.encoding"] = "json"
+            removed = list(dict.fromkeys(taken + taken_raw))
+            if removed:
+                child["wm.section.redacted"] = removed
             if section.cache:
                 child["wm.section.cache"] = section.cache
             tracer.start_span(f"section {section.name}", kind=kinds.INTERNAL, start_time=at,

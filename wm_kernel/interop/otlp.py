@@ -70,6 +70,19 @@ def read_otlp(text: str, path: str, splitter: Splitter) -> tuple[list[LoggedRequ
     return requests, issues
 
 
+def _section_text(attributes: Mapping[str, Any], value: Any) -> str:
+    """A section's text as exported: JSON-escaped where it held a lone surrogate
+    (``wm.section.text.encoding`` = ``json``, see ``wm_kernel.interop.otel``)."""
+    if attributes.get("wm.section.text.encoding") == "json":
+        decoded = json.loads(value)
+        if not isinstance(decoded, str):
+            raise ValueError("wm.section.text.encoding json: the text is not a JSON string")
+        return decoded
+    if not isinstance(value, str):
+        raise ValueError(f"wm.section.text must be a string, got {type(value).__name__}")
+    return value
+
+
 def _request(span: Mapping[str, Any], attributes: Mapping[str, Any], children: list[Mapping[str, Any]],
              path: str, line: int, splitter: Splitter) -> LoggedRequest:
     seconds, rest = divmod(int(span["startTimeUnixNano"]), _NS)
@@ -78,8 +91,9 @@ def _request(span: Mapping[str, Any], attributes: Mapping[str, Any], children: l
     ours = [(a, c) for a, c in ours if "wm.section.name" in a]
     ours.sort(key=lambda pair: int(pair[0].get("wm.section.index", 0)))
     if ours:
-        sections = [Section(a["wm.section.name"], a["wm.section.kind"], a.get("wm.section.raw", a["wm.section.text"]),
-                            a["wm.section.text"], a.get("wm.section.trinket") or None,
+        sections = [Section(a["wm.section.name"], a["wm.section.kind"],
+                            _section_text(a, a.get("wm.section.raw", a["wm.section.text"])),
+                            _section_text(a, a["wm.section.text"]), a.get("wm.section.trinket") or None,
                             a.get("wm.section.cache"), a.get("wm.section.element", "")) for a, _ in ours]
         if not sections:
             raise ValueError("no sections")

@@ -6,18 +6,37 @@ cache-read and cache-write tokens, both priced by :func:`wm_kernel.providers.pri
 prompt side: a simulation predicts no output, so billed output dollars are shown apart), the
 residual (billed minus predicted) and a cause:
 
-``match``          the billed tokens are the predicted ones.
-``ttl_priced``     the same tokens, but writes billed at the other TTL (1h where 5m was modelled, or
-                   the reverse).
-``tokenizer``      the counts differ by a steady factor (two or more turns agreeing within 2%): the
-                   provider's tokenizer counts differently; the detail names the factor, and
-                   :meth:`Reconciliation.calibration` hands it on.
-``provider_miss``  a write was billed where the simulation read a live entry, and the request's
-                   cacheable prefix (tools, cached system text, parameters) was byte-identical to
-                   the previous request's: the provider missed.
-``invalidated``    the same, but the prefix differed from the previous request's (tools, system text
-                   or parameters changed): the cache was invalidated by the request itself.
-``unknown``        anything else (or a miss with no request to compare).
+``match``            the billed tokens are the predicted ones, or the prompt's dollars agree
+                     within ``MATCH_TOLERANCE`` (5%; the detail says by how much).
+``ttl_priced``       the same tokens, but writes billed at the other TTL (1h where 5m was
+                     modelled, or the reverse).
+``new_conversation`` the first request of a conversation: what the provider's cache held from
+                     before the log (an agent's system prompt cached by an earlier session) is
+                     not in the simulation.
+``subagent``         the same for the first request of a subagent's conversation (its own cache).
+``model_switch``     the conversation's model changed since its previous request: a provider
+                     caches per model.
+``compaction``       the conversation was rewritten from its first message (a compacted or new
+                     chain), so its cached messages could not be read.
+``ttl_expired``      a pause since the conversation's previous request longer than the cache's
+                     TTL (the detail gives both).
+``prefix_changed``   the prefix changed since the previous request: the simulation saw a changed
+                     block (the detail names the first one), or the request bodies show the tools,
+                     the cached system text or the parameters changed.
+``tokenizer``        the counts differ by a steady factor (two or more turns agreeing within 2%):
+                     the provider's tokenizer counts differently; the detail names the factor, and
+                     :meth:`Reconciliation.calibration` hands it on.
+``provider_miss``    the provider read fewer tokens than the simulation, which held the prefix
+                     live and identical (byte-identical to the previous request's, where the
+                     request bodies are there to show it): the provider missed. Also for OpenAI,
+                     which reports no writes: fewer cached tokens than a live identical prefix.
+``not_in_log``       the prefix read as modelled, but more new tokens were billed than the log's new
+                     messages count: the agent sent text its log does not hold (a log without
+                     request bodies only), or counts differ.
+``unknown``          anything none of these explains.
+
+Every row is priced with its own model (a dated snapshot as its family; a model the registry does
+not know is priced as the session's and the summary and table say "priced as X: model Y unknown").
 
 Prefix evidence comes from ``Usage.prefix`` (a usage log line with its request body, see
 ``wm_kernel.dialects.usage.read_usage``), from the exchanges a session recorded while sending, or
@@ -37,9 +56,10 @@ import os
 import statistics
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
+from datetime import timedelta
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
-from wm_kernel.cachesim.models import ModelProfile
+from wm_kernel.cachesim.models import ModelProfile, priced_as
 from wm_kernel.cachesim.requests import session_requests
 from wm_kernel.cachesim.simulation import Simulation, simulate
 from wm_kernel.dialects.registry import dialect_for_provider, get_dialect, known_name
@@ -54,13 +74,16 @@ if TYPE_CHECKING:
     import pandas as pd
     from matplotlib.figure import Figure
 
-CAUSES = ("match", "ttl_priced", "tokenizer", "provider_miss", "invalidated", "unknown")
-COLUMNS = ["turn", "request_id", "predicted_input", "billed_input", "predicted_read", "billed_read",
+CAUSES = ("match", "ttl_priced", "new_conversation", "subagent", "model_switch", "compaction", "ttl_expired",
+          "prefix_changed", "tokenizer", "provider_miss", "not_in_log", "unknown")
+COLUMNS = ["turn", "request_id", "model", "predicted_input", "billed_input", "predicted_read", "billed_read",
            "predicted_write", "billed_write", "predicted_write_1h", "billed_write_1h", "predicted_usd",
            "billed_usd", "residual_usd", "output_usd", "cause", "detail"]
 _PARTS = {"tools": "tools changed", "system": "cached system text changed", "params": "parameters changed"}
 #: Ratios within this fraction of each other are one steady tokenizer factor.
 FACTOR_TOLERANCE = 0.02
+#: A turn whose billed and predicted prompt dollars differ by at most this fraction is a match.
+MATCH_TOLERANCE = 0.05
 
 
 @runtime_checkable
@@ -68,7 +91,10 @@ class UsageLog(Protocol):
     """A log of requests someone else sent, with what they were billed
     (``wm_kernel.interop.ImportedSession`` is one): its cache simulation at the log's send times,
     the usage it recorded per request (None where none), the request ids and the digests of each
-    request's cacheable prefix (``request_prefix``; empty where the log has no request body)."""
+    request's cacheable prefix (``request_prefix``; empty where the log has no request body).
+    A log may also give ``request_context()``: per request its ``conversation``, whether it is a
+    ``subagent``'s, its ``model`` and the digest of its ``first_message`` (what tells a
+    compaction)."""
 
     @property
     def request_ids(self) -> list[str | None]: ...
@@ -80,17 +106,39 @@ class UsageLog(Protocol):
     def request_prefixes(self) -> list[dict[str, str]]: ...
 
 
+@dataclasses.dataclass(frozen=True)
+class _Context:
+    """What one row's cause is judged with, besides the two usages."""
+
+    profile: ModelProfile
+    miss_reason: str = "none"
+    divergent: str = ""
+    previous: Mapping[str, str] | None = None
+    first: bool = False
+    subagent: bool = False
+    model_before: str | None = None
+    compaction: bool = False
+    pause: timedelta | None = None
+    ttl: timedelta | None = None
+
+
 def simulated_usage(simulation: Simulation) -> list[Usage]:
-    """The usage each simulated request would be billed, in the provider-neutral shape."""
+    """The usage each simulated request would be billed, in the provider-neutral shape (each with
+    its own model, ``Simulation.models``)."""
     if not isinstance(simulation, Simulation):
         raise TypeError(f"expected a Simulation, got {type(simulation).__name__}")
     # the provider billing the simulated wire (a model profile's provider resolves to its wire)
-    wire = getattr(simulation, "wire", "") or simulation.profile.provider
-    provider = get_dialect(wire).provider if known_name(wire) else dialect_for_provider(wire).provider
+    wire = getattr(simulation, "wire", "")
+
+    def provider(profile: ModelProfile) -> str:
+        name = wire or profile.provider
+        return get_dialect(name).provider if known_name(name) else dialect_for_provider(name).provider
+
     t = simulation.turns
-    return [Usage(provider, int(i), int(r), int(w), int(h), model=simulation.profile.name)
-            for i, r, w, h in zip(t["input_tokens"], t["cache_read_input_tokens"], t["cache_creation_input_tokens"],
-                                  t["ephemeral_1h_input_tokens"], strict=True)]
+    return [Usage(provider(m), int(i), int(r), int(w), int(h), model=m.name)
+            for i, r, w, h, m in zip(t["input_tokens"], t["cache_read_input_tokens"],
+                                     t["cache_creation_input_tokens"], t["ephemeral_1h_input_tokens"],
+                                     simulation.models, strict=True)]
 
 
 def _usage_list(usage: Any) -> list[Usage]:
@@ -120,44 +168,113 @@ def _steady_factor(pairs: Sequence[tuple[Usage, Usage]]) -> tuple[float | None, 
     return statistics.median(ratios[i] for i in best), best
 
 
-def _cause(index: int, pairs: Sequence[tuple[Usage, Usage]], factor: float | None,
-           steady: set[int], previous: Mapping[str, str] | None = None) -> tuple[str, str]:
-    """The cause of row ``index``; ``previous``: the prefix digests of the request sent before it
-    (default: the previous row's)."""
-    p, b = pairs[index]
+def _scaled(p: Usage, b: Usage, factor: float) -> bool:
+    """Whether every part of ``b`` (uncached, read, written) is ``factor`` x ``p``'s (within 10%,
+    or 64 tokens): a tokenizer scales them all, a miss moves tokens from one to another."""
+    return all(abs(bv - factor * pv) <= max(64.0, 0.10 * factor * pv)
+               for pv, bv in ((p.input_tokens, b.input_tokens), (p.cache_read_tokens, b.cache_read_tokens),
+                              (p.cache_write_tokens, b.cache_write_tokens)))
+
+
+def _minutes(value: timedelta) -> str:
+    minutes = value.total_seconds() / 60
+    return f"{minutes:.0f} min" if minutes >= 10 else f"{minutes:.1f} min"
+
+
+def _cause(p: Usage, b: Usage, p_usd: float, b_usd: float, ctx: _Context, in_steady: bool,
+           factor: float | None, steady: int = 0) -> tuple[str, str]:
+    """The cause of one row (module docstring), the first that applies."""
     same_total = (p.input_tokens, p.cache_read_tokens, p.cache_write_tokens) == \
                  (b.input_tokens, b.cache_read_tokens, b.cache_write_tokens)
     if same_total and p.cache_write_1h_tokens == b.cache_write_1h_tokens:
-        return "match", ""
+        event = _event(p, ctx)
+        return ("match", "") if event is None else (event[0], f"{event[1]}; as simulated, exactly")
     if same_total:
         if b.cache_write_1h_tokens > p.cache_write_1h_tokens:
             return "ttl_priced", (f"{b.cache_write_1h_tokens - p.cache_write_1h_tokens:,} write tokens billed "
                                   f"at the 1h price where 5m was modelled")
         return "ttl_priced", (f"{p.cache_write_1h_tokens - b.cache_write_1h_tokens:,} write tokens billed "
                               f"at the 5m price where 1h was modelled")
-    if index in steady and factor is not None:
-        return "tokenizer", f"counts x{factor:.2f} (steady over {len(steady)} turns)"
-    if b.cache_read_tokens < p.cache_read_tokens and b.cache_write_tokens > p.cache_write_tokens:
-        if previous is None:
-            previous = pairs[index - 1][1].prefix if index else {}
-        if not b.prefix or not previous:
-            return "unknown", (f"billed a write where a read of {p.cache_read_tokens:,} tokens was modelled; "
-                               f"no request to compare")
-        changed = [_PARTS[k] for k in _PARTS if b.prefix.get(k) != previous.get(k)]
-        if changed:
-            return "invalidated", ", ".join(changed) + " since the previous request"
-        return "provider_miss", (f"prefix byte-identical to the previous request and live ({p.cache_read_tokens:,} "
-                                 f"tokens modelled as read); billed a write")
+    scale = max(abs(b_usd), abs(p_usd))
+    if scale and abs(b_usd - p_usd) <= MATCH_TOLERANCE * scale:
+        within = f"within {MATCH_TOLERANCE:.0%} ({(b_usd - p_usd) / scale:+.1%} of the prompt's dollars)"
+        event = _event(p, ctx)
+        if event is not None:  # what the simulation rightly predicted the cost of
+            return event[0], f"{event[1]}; as simulated, {within}"
+        return "match", within
+    if in_steady and factor is not None and _scaled(p, b, factor):
+        return "tokenizer", f"counts x{factor:.2f} (steady over {steady} turns)"
+    if ctx.first:
+        kind = "subagent" if ctx.subagent else "new_conversation"
+        what = "a subagent's conversation" if ctx.subagent else "the conversation"
+        if b.cache_read_tokens > p.cache_read_tokens:
+            return kind, (f"first request of {what}: the provider's cache held {b.cache_read_tokens:,} tokens "
+                          f"from before the log")
+        return kind, f"first request of {what}: nothing of it was cached before"
+    if ctx.model_before is not None and ctx.model_before != p.model:
+        return "model_switch", f"{ctx.model_before} -> {p.model}: a provider caches per model"
+    if ctx.compaction:
+        return "compaction", "the conversation was rewritten from its first message (compacted or a new chain)"
+    billed_less = b.cache_read_tokens < p.cache_read_tokens * (1 - MATCH_TOLERANCE)
+    if billed_less and ctx.pause is not None and ctx.ttl is not None and ctx.pause >= ctx.ttl:
+        return "ttl_expired", (f"a pause of {_minutes(ctx.pause)} since the previous request, over the "
+                               f"{_minutes(ctx.ttl)} TTL")
+    if ctx.miss_reason == "ttl_expired":
+        return "ttl_expired", "the cached entry had expired (simulation)"
+    changed = [_PARTS[k] for k in _PARTS if b.prefix and ctx.previous and b.prefix.get(k) != ctx.previous.get(k)]
+    if billed_less and changed:
+        first = f"; first changed section: {ctx.divergent}" if ctx.divergent and "params" not in \
+            [k for k in _PARTS if _PARTS[k] in changed] else ""
+        return "prefix_changed", ", ".join(changed) + " since the previous request" + first
+    if billed_less and b.cache_read_tokens + b.cache_write_tokens <= p.cache_read_tokens + p.cache_write_tokens * 2:
+        if b.prefix and ctx.previous:
+            return "provider_miss", (f"prefix byte-identical to the previous request and live "
+                                     f"({p.cache_read_tokens:,} tokens modelled as read); billed "
+                                     + ("a write" if b.cache_write_tokens > p.cache_write_tokens else
+                                        f"a read of {b.cache_read_tokens:,}"))
+        return "provider_miss", (f"the simulation holds the prefix live and identical ({p.cache_read_tokens:,} "
+                                 f"tokens modelled as read); billed a read of {b.cache_read_tokens:,}")
+    read_as_modelled = abs(b.cache_read_tokens - p.cache_read_tokens) <= MATCH_TOLERANCE * max(p.cache_read_tokens, 1)
+    if read_as_modelled and p.cache_read_tokens and b.prefix == {} and b.cache_write_tokens > p.cache_write_tokens:
+        return "not_in_log", (f"the cached prefix read as modelled; {b.cache_write_tokens - p.cache_write_tokens:,} "
+                              f"more new tokens billed than the log's new messages count (text the agent sent "
+                              f"that its log does not hold, or their count)")
+    if read_as_modelled and p.cache_read_tokens and b.cache_write_tokens < p.cache_write_tokens:
+        return "tokenizer", (f"the cached prefix read as modelled; the new messages count "
+                             f"{p.cache_write_tokens - b.cache_write_tokens:,} tokens more here than billed")
     return "unknown", "billed tokens differ from the simulation in no pattern known here"
+
+
+def _event(p: Usage, ctx: _Context) -> tuple[str, str] | None:
+    """A cache event of this row that decides its cost even when the simulation predicted it."""
+    if ctx.first and ctx.subagent:
+        return "subagent", "first request of a subagent's conversation (its own cache)"
+    if ctx.model_before is not None and ctx.model_before != p.model:
+        return "model_switch", f"{ctx.model_before} -> {p.model}: a provider caches per model"
+    if ctx.compaction:
+        return "compaction", "the conversation was rewritten from its first message (compacted or a new chain)"
+    if ctx.pause is not None and ctx.ttl is not None and ctx.pause >= ctx.ttl and ctx.miss_reason == "ttl_expired":
+        return "ttl_expired", (f"a pause of {_minutes(ctx.pause)} since the previous request, over the "
+                               f"{_minutes(ctx.ttl)} TTL")
+    return None
+
+
+def _session_model(source: Session, exchanges: Mapping[int, Any]) -> str:
+    known = next((e.model for e in exchanges.values() if getattr(e, "model", None)), None)
+    model = source.model or known
+    if model is None:
+        raise ValueError("pass model= (the session names no model and sent nothing to take it from)")
+    return str(model)
 
 
 def reconcile(source: Session | Simulation | UsageLog, usage: Any = None, *,
               model: str | ModelProfile | None = None, by: str = "order",
               request_ids: Sequence[str | None] | None = None, **options: Any) -> Reconciliation:
-    """Reconcile ``source`` (a Session, simulated with ``model`` and ``options`` as
-    ``simulate_session`` takes them, with its recorded conversation and, when it sent anything,
-    only the turns it sent; an imported log, see :class:`UsageLog`, simulated on ``model`` or its
-    own; or a Simulation) with ``usage``
+    """Reconcile ``source`` (a Session, simulated with ``model`` (default: the session's own, else
+    the model it sent with) and ``options`` as ``simulate_session`` takes them, with its recorded
+    conversation and, when it sent anything, only the turns it sent; an imported log, see
+    :class:`UsageLog`, simulated on ``model`` or each request on its own, ``gap=`` / ``times=``
+    where it has no send times; or a Simulation) with ``usage``
     (Usage objects, usage/response records, or a JSON Lines path; None: the session's recorded
     exchanges, or the usage the log recorded). ``by``: ``"order"`` or ``"request_id"`` (ids of the
     session's exchanges or of the log's requests, or ``request_ids`` given per simulated request)."""
@@ -173,10 +290,7 @@ def reconcile(source: Session | Simulation | UsageLog, usage: Any = None, *,
             usage = [parse_usage(e.usage, where=f"turn {e.turn}", request_id=e.request_id, prefix=e.prefix)
                      for e in exchanges_by_turn.values() if e.usage is not None]
         if model is None:
-            known = next((e.model for e in exchanges_by_turn.values()), None)
-            if known is None:
-                raise ValueError("pass model= (the session sent nothing to take it from)")
-            model = known
+            model = _session_model(source, exchanges_by_turn)
         if exchanges_by_turn and "history" not in options:
             # the real conversation; a turn that sent nothing holds an empty user message (no
             # tokens), since each recorded turn needs one, and is left out below
@@ -215,7 +329,51 @@ def reconcile(source: Session | Simulation | UsageLog, usage: Any = None, *,
         if missing:
             raise ValueError(f"no usage record has request id {missing[0]!r}")
         aligned = [(p, by_id[str(i)]) for p, i in zip(predicted, ids, strict=True)]
-    return _reconciliation(simulation.profile, turns, aligned)
+    contexts = _contexts(simulation, list(range(len(predicted))), aligned)
+    return _reconciliation(simulation, turns, aligned, contexts)
+
+
+def _contexts(simulation: Simulation, rows: Sequence[int], aligned: Sequence[tuple[Usage, Usage]],
+              previous: Sequence[Mapping[str, str] | None] | None = None,
+              context: Sequence[Mapping[str, Any]] | None = None) -> list[_Context]:
+    """Each compared row's :class:`_Context`: ``rows`` are the simulated requests compared (in
+    order), ``previous`` the prefix digests of the request before each, ``context`` the log's
+    ``request_context()`` for every simulated request."""
+    t = simulation.turns
+    reasons, labels, times = t["miss_reason"].tolist(), t["divergent_label"].tolist(), t["at"].tolist()
+    out = []
+    last: dict[str, int] = {}
+    one_hour: set[str] = set()
+    compared = dict(zip(rows, range(len(rows)), strict=True))
+    for index in range(len(t)):
+        about = context[index] if context is not None else {}
+        conversation = str(about.get("conversation", ""))
+        if index in compared:
+            b = aligned[compared[index]][1]
+            if b.cache_write_1h_tokens:
+                one_hour.add(conversation)
+    for index in range(len(t)):
+        about = context[index] if context is not None else {}
+        conversation = str(about.get("conversation", ""))
+        before = last.get(conversation)
+        last[conversation] = index
+        if index not in compared:
+            continue
+        row = compared[index]
+        profile = simulation.models[index]
+        ttl = timedelta(hours=1) if conversation in one_hour and "1h" in profile.ttls else \
+            profile.ttls[profile.default_ttl]
+        prefix_before = previous[row] if previous is not None else (
+            aligned[row - 1][1].prefix if row else None)
+        first_message = about.get("first_message")
+        compaction = (before is not None and context is not None and first_message is not None
+                      and context[before].get("first_message") not in (None, first_message))
+        out.append(_Context(
+            profile, str(reasons[index]), str(labels[index] or ""), prefix_before,
+            first=context is not None and before is None, subagent=bool(about.get("subagent")),
+            model_before=simulation.models[before].name if before is not None else None,
+            compaction=compaction, pause=(times[index] - times[before]) if before is not None else None, ttl=ttl))
+    return out
 
 
 def _reconcile_log(log: UsageLog, usage: Any, *, model: str | ModelProfile | None, by: str,
@@ -261,43 +419,67 @@ def _reconcile_log(log: UsageLog, usage: Any, *, model: str | ModelProfile | Non
             b = dataclasses.replace(b, prefix=prefixes[turn])
         aligned.append((predicted[turn], b))
     previous = [prefixes[turn - 1] if turn else {} for turn in kept]
-    return _reconciliation(simulation.profile, kept, aligned, previous)
+    describe = getattr(log, "request_context", None)
+    context = describe() if callable(describe) else None
+    contexts = _contexts(simulation, kept, aligned, previous, context)
+    return _reconciliation(simulation, kept, aligned, contexts)
 
 
-def _reconciliation(profile: ModelProfile, turns: Sequence[Any], aligned: Sequence[tuple[Usage, Usage]],
-                    previous: Sequence[Mapping[str, str]] | None = None) -> Reconciliation:
+def _reconciliation(simulation: Simulation, turns: Sequence[Any], aligned: Sequence[tuple[Usage, Usage]],
+                    contexts: Sequence[_Context]) -> Reconciliation:
     factor, steady = _steady_factor(aligned)
     rows = []
-    for index, (turn, (p, b)) in enumerate(zip(turns, aligned, strict=True)):
-        cause, detail = _cause(index, aligned, factor, steady, previous[index] if previous is not None else None)
+    notes: dict[str, None] = {}
+    for index, (turn, (p, b), ctx) in enumerate(zip(turns, aligned, contexts, strict=True)):
+        profile = ctx.profile
+        billed_profile = profile
+        if b.model:
+            chosen = priced_as(b.model, profile)
+            billed_profile = chosen.profile
+            if chosen.note:
+                notes[chosen.note] = None
         predicted_usd = price(p, profile).prompt_usd
-        billed_cost = price(b, profile)
-        rows.append((turn, b.request_id, p.input_tokens, b.input_tokens, p.cache_read_tokens, b.cache_read_tokens,
-                     p.cache_write_tokens, b.cache_write_tokens, p.cache_write_1h_tokens, b.cache_write_1h_tokens,
-                     predicted_usd, billed_cost.prompt_usd, billed_cost.prompt_usd - predicted_usd,
-                     billed_cost.output_usd, cause, detail))
-    return Reconciliation(profile, rows, factor if steady else None)
+        billed_cost = price(b, billed_profile)
+        cause, detail = _cause(p, b, predicted_usd, billed_cost.prompt_usd, ctx, index in steady, factor,
+                               len(steady))
+        if b.model and (note := priced_as(b.model, profile).note):
+            detail = "; ".join(x for x in (detail, note) if x)
+        rows.append((turn, b.request_id, profile.name, p.input_tokens, b.input_tokens, p.cache_read_tokens,
+                     b.cache_read_tokens, p.cache_write_tokens, b.cache_write_tokens, p.cache_write_1h_tokens,
+                     b.cache_write_1h_tokens, predicted_usd, billed_cost.prompt_usd,
+                     billed_cost.prompt_usd - predicted_usd, billed_cost.output_usd, cause, detail))
+    notes.update({line: None for line in simulation.assumptions})
+    return Reconciliation(simulation.profile, rows, factor if steady else None, list(notes))
 
 
 class Reconciliation:
     """The result of :func:`reconcile`: ``rows`` (a DataFrame, columns ``COLUMNS``), ``summary()``,
-    ``plot()``, and the fitted tokenizer factor (``factor``; None when no steady one was found)."""
+    ``plot()``, the fitted tokenizer factor (``factor``; None when no steady one was found) and
+    ``notes``: what the simulation assumed (send times, an inferred system prompt, a model priced
+    as another), shown under the summary."""
 
-    def __init__(self, profile: ModelProfile, rows: list[tuple[Any, ...]], factor: float | None) -> None:
+    def __init__(self, profile: ModelProfile, rows: list[tuple[Any, ...]], factor: float | None,
+                 notes: Sequence[str] = ()) -> None:
         import pandas as pd
 
         self.profile = profile
         self.factor = factor
+        self.notes: list[str] = list(notes)
         self.rows: pd.DataFrame = pd.DataFrame.from_records(rows, columns=COLUMNS)
 
     def summary(self) -> dict[str, Any]:
         """Totals (predicted, billed, residual, in dollars, prompt side), billed output dollars, the
-        causes counted (most frequent first) and the tokenizer factor."""
+        causes counted (most frequent first), the billed dollars on turns with a named cause (all
+        but ``unknown``) and their share, the models priced, the tokenizer factor and the notes."""
         r = self.rows
         predicted, billed = float(r["predicted_usd"].sum()), float(r["billed_usd"].sum())
-        return {"model": self.profile.name, "turns": len(r), "predicted_usd": predicted, "billed_usd": billed,
+        named = float(r.loc[r["cause"] != "unknown", "billed_usd"].sum())
+        return {"model": self.profile.name, "models": sorted(set(r["model"])) or [self.profile.name],
+                "turns": len(r), "predicted_usd": predicted, "billed_usd": billed,
                 "residual_usd": billed - predicted, "output_usd": float(r["output_usd"].sum()),
-                "causes": dict(Counter(r["cause"]).most_common()), "tokenizer_factor": self.factor}
+                "causes": dict(Counter(r["cause"]).most_common()), "named_usd": named,
+                "named_share": named / billed if billed else 1.0, "tokenizer_factor": self.factor,
+                "notes": list(self.notes)}
 
     def calibration(self) -> dict[str, Any] | None:
         """What a token-count calibration needs from this reconciliation: the model and the fitted
@@ -313,20 +495,25 @@ class Reconciliation:
         residual = s["residual_usd"]
         share = f" ({residual / s['predicted_usd']:+.1%})" if s["predicted_usd"] else ""
         causes = ", ".join(f"{k} {v}" for k, v in s["causes"].items())
-        head = [f"{s['model']}: {s['turns']} turns; predicted ${s['predicted_usd']:.6f}, billed "
+        models = s["model"] if len(s["models"]) <= 1 else ", ".join(s["models"])
+        head = [f"{models}: {s['turns']} turns; predicted ${s['predicted_usd']:.6f}, billed "
                 f"${s['billed_usd']:.6f} (prompt side), residual ${residual:+.6f}{share}",
-                f"causes: {causes}"]
+                f"causes: {causes} ({s['named_share']:.0%} of the billed dollars on a named cause)"]
         if self.factor is not None:
             head.append(f"tokenizer factor {self.factor:.3f} (billed / predicted tokens)")
-        return head
+        return head + self.notes
 
     def table(self) -> pd.DataFrame:
-        """The per-turn table, shortened for reading."""
+        """The per-turn table, shortened for reading: billed and predicted uncached input, reads,
+        writes (and their 1-hour part) and dollars, side by side."""
         r = self.rows
-        out = r[["turn", "predicted_read", "billed_read", "predicted_write", "billed_write", "predicted_usd",
+        out = r[["turn", "model", "predicted_input", "billed_input", "predicted_read", "billed_read",
+                 "predicted_write", "billed_write", "predicted_write_1h", "billed_write_1h", "predicted_usd",
                  "billed_usd", "residual_usd", "cause", "detail"]]
-        return out.rename(columns={"predicted_read": "read (sim)", "billed_read": "read (bill)",
+        return out.rename(columns={"predicted_input": "uncached (sim)", "billed_input": "uncached (bill)",
+                                   "predicted_read": "read (sim)", "billed_read": "read (bill)",
                                    "predicted_write": "write (sim)", "billed_write": "write (bill)",
+                                   "predicted_write_1h": "1h (sim)", "billed_write_1h": "1h (bill)",
                                    "predicted_usd": "$ sim", "billed_usd": "$ bill", "residual_usd": "residual"})
 
     def plot(self, ax: Any = None) -> Figure:

@@ -195,8 +195,8 @@ def send(session: Session, client: Any | None, *, model: str, user: str, max_tok
 
 
 def _cost(usage: Usage | None, model: str) -> Cost | None:
-    from wm_kernel.cachesim.models import MODELS
+    from wm_kernel.cachesim.models import family_name
 
-    if usage is None or model not in MODELS:
+    if usage is None or family_name(model) is None:  # a dated snapshot is priced as its family
         return None
     return price(usage, model)

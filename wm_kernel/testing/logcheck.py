@@ -108,6 +108,14 @@ def check_log(log: ImportedSession, *, model: str | None = None, turns_per_hour:
         result = CheckResult(CHECK, DESCRIPTION, "not applicable", "the log has one request: nothing to compare")
         return StabilityReport([result], model=chosen, turns_per_hour=turns_per_hour, scope=scope,
                                composes=len(composes))
+    if not any(_in_scope(section, scope) for compose in composes for section in compose.sections):
+        why = ("no section of the log is in a cached prefix: its requests carry no cache mark (a Claude Code "
+               "transcript holds neither cache_control marks nor the system prompt and tools), so no cached "
+               "byte can move; scope='all' compares every section anyway" if scope == "cached" else
+               f"no section of the log is in scope {scope!r}")
+        result = CheckResult(CHECK, DESCRIPTION, "not applicable", why, composes=len(composes))
+        return StabilityReport([result], model=chosen, turns_per_hour=turns_per_hour, scope=scope,
+                               composes=len(composes))
     first: dict[str, Finding] = {}
     moved: Counter[str] = Counter()
     clocks: dict[str, tuple[str | None, str | None]] = {}

@@ -170,6 +170,8 @@ class StabilityReport:
         counts = {s: sum(r.status == s for r in self.results) for s in STATUSES}
         parts = ", ".join(f"{n} {s}" for s, n in counts.items() if n)
         verdict = "stable" if self.passed else "UNSTABLE"
+        if self.results and all(r.status == "not applicable" for r in self.results):
+            verdict = "not applicable"  # nothing could move: "stable" would claim a check that did not run
         return (f"cache stability: {verdict}: {len(self.results)} checks ({parts}); "
                 f"{self.composes} composes, {self.scope} sections")
 
