@@ -547,5 +547,5 @@ class Reconciliation:
         lines = "".join(f"<div>{html.escape(line)}</div>" for line in self.lines())
         table = self.table().to_html(index=False, float_format="{:.6f}".format)
         # a cell wraps between words, never inside one (a cause, a model id, a number)
-        table = table.replace("<td>", f'<td style="{WORD_WRAP}">').replace("<th>", f'<th style="{WORD_WRAP}">')
+        table = table.replace("<td>", f'<td style="{WORD_WRAP}">')
         return no_math(f'<div class="wm-reconciliation">{lines}{table}</div>')
