@@ -1,12 +1,15 @@
 """Run-wide pytest hooks, kept at the root (not in tests/) so they also apply when only
 ``notebooks/`` is collected:
 
-- every notebook cell nbval runs is a ``slow`` test (``pytest -m "not slow"`` is the fast suite);
+- every notebook cell nbval runs is a ``slow`` test (``pytest -m "not slow"`` is the fast suite), and
+  so is every test that starts a server or a browser through a fixture (``PROCESS_FIXTURES``);
 - the tests and notebooks that need a real part (a Valkey/Redis server) skip when it is missing, and
   the run's summary says so plainly, so a green run is not mistaken for one that exercised them.
 """
 from __future__ import annotations
 
+import platform
+import sys
 from collections import Counter
 from typing import Any
 
@@ -18,9 +21,64 @@ from tests.valkey_server import MISSING_REASON, server_binary
 LIVE_NOTEBOOKS = ("09_live_store.ipynb",)
 
 
+#: Fixtures that start a process (a Valkey/Redis server, JupyterLab, Chromium): a test using one is
+#: ``slow``, so ``pytest -m "not slow"`` starts no process but the ruff check's.
+PROCESS_FIXTURES = frozenset({"valkey_server", "fresh_valkey_server", "lab", "browser", "page"})
+
+
+# Every test outside ``slow`` must start no process: an audit hook (sys.addaudithook, Python's public
+# hook for exactly this) notes each process a test starts, and the test fails naming it, so the fast
+# suite stays fast on two cores. ruff, the style check every commit runs, is the one exception.
+_PROCESS_EVENTS = frozenset({"subprocess.Popen", "os.fork", "os.forkpty", "os.posix_spawn", "os.spawn",
+                             "os.exec", "os.system"})
+_watching: list[str] = []     # the started processes of the fast test running now, when one is
+
+
+def _note_process(event: str, args: tuple[Any, ...]) -> None:
+    if _watching and event in _PROCESS_EVENTS:
+        what = args[1] if event == "subprocess.Popen" and len(args) > 1 else args[:1]
+        _watching.append(f"{event} {what!r}"[:160])
+
+
+sys.addaudithook(_note_process)
+# the SDKs ask platform.processor() for their request headers, which runs `uname -p` once per
+# process (then cached): asked here, so no test is the one that happens to pay for it
+platform.processor()
+
+
+@pytest.fixture(autouse=True)
+def _fast_tests_start_no_process(request: pytest.FixtureRequest) -> Any:
+    node = request.node
+    if node.get_closest_marker("slow") is not None or node.path.name == "test_style.py":
+        yield
+        return
+    _watching[:] = ["watching"]
+    try:
+        yield
+    finally:
+        started, _watching[:] = _watching[1:], []
+    if started:
+        pytest.fail(f"a test outside 'slow' started a process ({started[0]}): mark it @pytest.mark.slow",
+                    pytrace=False)
+
+
+@pytest.fixture(autouse=True)
+def _close_the_widgets_a_test_leaves_open() -> Any:
+    """ipywidgets keeps every widget until it is closed: a dashboard a test leaves open would keep
+    its Session, History and panels alive to the end of the run, and the run's last garbage
+    collection and the interpreter's exit walk all of them (a million objects by the end of the
+    fast suite). ``Widget.close_all()`` is ipywidgets' own way to let them go."""
+    yield
+    widgets = sys.modules.get("ipywidgets")
+    if widgets is not None:
+        widgets.Widget.close_all()
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     no_server = server_binary() is None
     for item in items:
+        if PROCESS_FIXTURES.intersection(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.slow)
         if item.path.suffix == ".ipynb":
             item.add_marker(pytest.mark.slow)
             if no_server and item.path.name in LIVE_NOTEBOOKS:

@@ -52,6 +52,9 @@ def __getattr__(name: str) -> Any:
     module = _EXPORTS.get(name)
     if module is None:
         raise AttributeError(f"module 'wm_kernel' has no attribute {name!r}")
+    if module == "wm_kernel.session":
+        # every Session then keeps its own recording, which %wm_check stability replays
+        importlib.import_module("wm_kernel.experiments.recorder")
     return getattr(importlib.import_module(module), name)
 
 

@@ -1,5 +1,7 @@
 """Command line: ``python -m wm_kernel demo`` (the headless demo), ``replay`` (experiments),
-``import`` (other agents' logs, wm_kernel.interop) and ``check`` (the cache-stability checker)."""
+``import`` (other agents' logs, wm_kernel.interop) and ``check`` (the cache-stability checker);
+``--version``. Every error is one line on stderr in argparse's form,
+``python -m wm_kernel COMMAND: error: ...`` (``wm_kernel.utils.checks.cli_error``)."""
 from __future__ import annotations
 
 import argparse
@@ -8,8 +10,11 @@ from collections.abc import Callable, Sequence
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    from wm_kernel import __version__
+
     parser = argparse.ArgumentParser(prog="python -m wm_kernel",
                                      description="wm-kernel: event-driven system prompt composition")
+    parser.add_argument("--version", action="version", version=f"wm-kernel {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
     demo = sub.add_parser("demo", help="compose a prompt with the built-in trinkets and advance turns")
     demo.add_argument("--turns", type=int, default=6, help="turns to advance (default 6)")

@@ -20,6 +20,7 @@ from wm_kernel.core.clock import ManualClock
 from wm_kernel.core.profile import Profile
 from wm_kernel.core.prompt import ComposedPrompt
 from wm_kernel.session import Session
+from wm_kernel.utils.checks import cli_error
 
 DEMO_START = "2026-11-30T09:05:00+00:00"
 
@@ -99,7 +100,7 @@ def run_demo(turns: int = 6, quiet: bool = False, out: TextIO | None = None) -> 
     """Compose, advance ``turns`` turns, and print the prompts and a per-turn summary."""
     out = out or sys.stdout
     if turns < 1:
-        print("demo: --turns must be at least 1", file=sys.stderr)
+        print(cli_error("demo", "--turns must be at least 1"), file=sys.stderr)
         return 2
     session = build_demo_session()
     clock = session.clock

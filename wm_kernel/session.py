@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from traitlets import Bool, HasTraits, Instance, Int, Unicode, default, observe, validate
+from traitlets import Bool, HasTraits, Instance, Int, List, Unicode, default, observe, validate
 
 from trinkets.base import EventAwareTrinket, TrinketHost
 from wm_kernel.cachesim.models import DEFAULT_MODEL
@@ -59,15 +59,27 @@ TrinketFactory = Callable[[EventBus, TrinketHost], EventAwareTrinket]
 Instrument = Callable[["Session"], object]
 
 
+_registered_instruments: list[Instrument] = []
+
+
+def register_default_instrument(instrument: Instrument) -> None:
+    """Attach ``instrument`` to every Session built from now on with the default instruments (a
+    higher layer's observer: ``wm_kernel.experiments`` registers the recording of what a session
+    is fed, so the stability checker can replay it). Registering one twice is a no-op."""
+    if instrument not in _registered_instruments:
+        _registered_instruments.append(instrument)
+
+
 def default_instruments() -> tuple[Instrument, ...]:
     """What a Session attaches when ``instruments`` is not given: a
     :class:`~wm_kernel.instruments.history.History`, so ``session.history`` holds every compose
-    from the first, and an :class:`~wm_kernel.instruments.items.ItemHistory`, so a dashboard
-    opened late shows the items (and their countdowns) of every turn."""
+    from the first, an :class:`~wm_kernel.instruments.items.ItemHistory`, so a dashboard
+    opened late shows the items (and their countdowns) of every turn, and the instruments
+    registered with :func:`register_default_instrument`."""
     from wm_kernel.instruments.history import History
     from wm_kernel.instruments.items import ItemHistory
 
-    return (History.attach, ItemHistory.attach)
+    return (History.attach, ItemHistory.attach, *_registered_instruments)
 
 
 @dataclass(frozen=True)
@@ -154,6 +166,9 @@ class Session(HasTraits):
     base_prompt = Unicode("", help="The base system prompt template.")
     auto_compose = Bool(True, help="Compose after each turn and collapse.")
     closed = Bool(False, help="A closed session refuses to compose, advance or collapse.")
+    trinket_names = List(Unicode(), help="The registered trinkets' class names, in order: a new list "
+                                         "after each add_trinket, so observers hear of a trinket added "
+                                         "later.")
     model = Unicode(None, allow_none=True,
                     help="The model the prompt is for: picks the token counter (None: offline cl100k).")
     token_counter = Instance(TokenCounter, help="The session's one token counter: the budget and the "
@@ -298,6 +313,7 @@ class Session(HasTraits):
         else:
             raise TypeError(f"expected a trinket class or factory, got {factory!r}")
         trinket.resume_at(self.segment_turn)
+        self.trinket_names = list(self.working_memory.trinkets)
         return trinket
 
     def trinket(self, name: str) -> EventAwareTrinket:

@@ -1,10 +1,13 @@
 """Every view, measured in JupyterLab's light and dark themes: text at least 4.5:1 against what is
 behind it (WCAG 2 AA), and no dollar amount typeset as math.
 
-One notebook shows every view a user meets: the composed prompt, its diff and blame map,
-``%trinkets``, ``%wm_events``, ``%cache``, the budget bars and the dashboard, every tab of it. After
-"Run All", each text of each view is measured in the light theme, the theme is switched in the
-running page (JupyterLab restyles the same outputs) and everything is measured again.
+One notebook shows every view a user meets: every entry of the kit's registry of rich views
+(``wm_kernel.utils.views.RICH_VIEWS``: the composed prompt, its diff and blame map, ``%trinkets``,
+``%cache``, ``%request``, ``%ask``, ``%wm_check`` and ``%%wm_check``, reconcile...), the imported
+log's views and the dashboard, every tab of it. After "Run All", each text of each view is measured
+in the light theme, the theme is switched in the running page (JupyterLab restyles the same
+outputs) and everything is measured again. At 1440 px the reconcile table's cells wrap between
+words, never inside one.
 
 The contrast is WCAG's: relative luminances (L1 + 0.05) / (L2 + 0.05). The background of a text is
 what its ancestors paint: their background colours composited from the first opaque one down (a
@@ -12,6 +15,7 @@ translucent tint lies over the page), and a translucent text colour is composite
 """
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import nbformat
@@ -25,29 +29,27 @@ pytestmark = [pytest.mark.slow, pytest.mark.browser]
 MINIMUM = 4.5
 PRICES = "Quote prices as $5 to $10."
 
-# (view name, cell source); the name is written on the cell's output area for the measurement
-VIEWS = [
-    ("setup", "%load_ext wm_kernel\n"
-              "%wm_session --clock 2026-11-30T09:00:00+00:00 --first-name Ada --timezone Europe/London "
-              "--layout original"),
-    ("feeds", f"%trinket peanutgallery add concern '{PRICES}' --ttl 3\n"
-              "%trinket reminder add 'Call Bob' --due +2h\n"
-              "%trinket proactivememory surface 'Ada takes her tea at $4 a cup' --score 0.9\n"
-              "%turn 1"),
-    ("compose", "%compose"),
-    ("diff", "%trinket peanutgallery add coaching 'Ask before you assume.'\n%compose --diff"),
-    ("blame", "%compose --blame"),
-    ("trinkets", "%trinkets"),
-    ("events", "%wm_events --last 12"),
-    ("turns", "%turn 2"),
-    ("cache", "%cache"),
-    ("budget bars", "import wm_kernel\nfrom wm_kernel.display.budget_bars import budget_bars\n"
-                    "budget_bars(wm_kernel.current_session().composed)"),
-    ("dashboard", "from wm_kernel.jupyter.dashboard.widget import Dashboard\n"
-                  "Dashboard(wm_kernel.current_session())"),
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _views() -> list[tuple[str, str]]:
+    """(view name, cell source): the setup, then every view of the kit's registry
+    (wm_kernel.utils.views: a view added there is measured here), the imported log's views, the
+    dashboard and a control. The name is written on the cell's output area for the measurement."""
+    from wm_kernel.utils.views import OTHER_VIEWS, RICH_VIEWS, VIEW_SETUP
+
+    cells = [("setup", VIEW_SETUP[0]), ("feeds", VIEW_SETUP[1])]
+    cells += [(name.partition(":")[2], source.replace("{ROOT}", str(ROOT)))
+              for name, source in RICH_VIEWS.items()]
+    cells.append(("dashboard", "from wm_kernel.jupyter.dashboard.widget import Dashboard\n"
+                               "Dashboard(wm_kernel.current_session())"))
+    cells += [(name, source.replace("{ROOT}", str(ROOT))) for name, source in OTHER_VIEWS.items()]
     # a control: JupyterLab does typeset math in HTML outputs, so the checks below can fail
-    ("control", "from IPython.display import HTML\nHTML('<div class=\"wm-control\">$x^2$</div>')"),
-]
+    cells.append(("control", "from IPython.display import HTML\nHTML('<div class=\"wm-control\">$x^2$</div>')"))
+    return cells
+
+
+VIEWS = _views()
 
 # Every visible element holding text of its own (or an SVG text) inside ``root``: its text, its
 # contrast ratio, its colour and the background it was measured against.
@@ -169,6 +171,23 @@ def test_every_view_reads_in_the_light_and_the_dark_theme(page: Any, lab: Lab) -
     assert not low, f"{len(low)} texts under {MINIMUM}:1:\n" + "\n".join(low)
 
 
+_CELL_WRAPPING = """(area) => [...area.querySelectorAll('td, th')].map(cell => {
+    const style = getComputedStyle(cell);
+    return [cell.textContent.trim(), style.overflowWrap, style.wordBreak];
+})"""
+
+
+def test_reconcile_tables_wrap_between_words_at_1440_px(page: Any, lab: Lab) -> None:
+    page.set_viewport_size({"width": 1440, "height": 1000})
+    name = write_notebook(lab)
+    open_notebook(page, lab, name)
+    run_all(page)
+    page.evaluate(_TAG_OUTPUTS, [view for view, _ in VIEWS])
+    cells = page.locator(".jp-OutputArea[data-wm-view='Reconciliation']").evaluate(_CELL_WRAPPING)
+    assert len(cells) > 10 and "match" in [text for text, _, _ in cells]
+    assert {(wrap, brk) for _, wrap, brk in cells} == {("normal", "normal")}
+
+
 def test_no_dollar_amount_is_typeset_as_math(page: Any, lab: Lab) -> None:
     name = write_notebook(lab)
     open_notebook(page, lab, name)
@@ -181,9 +200,9 @@ def test_no_dollar_amount_is_typeset_as_math(page: Any, lab: Lab) -> None:
         .map(m => m.closest('.jp-OutputArea').dataset.wmView)""")
     assert typeset == []
     # the amounts read as written, in the compose view, the cache headline and the dashboard
-    compose = page.locator(".jp-OutputArea[data-wm-view='compose']").text_content() or ""
+    compose = page.locator(".jp-OutputArea[data-wm-view='ComposedPrompt']").text_content() or ""
     assert PRICES in compose and "$4 a cup" in compose
-    cache = page.locator(".jp-OutputArea[data-wm-view='cache']").text_content() or ""
+    cache = page.locator(".jp-OutputArea[data-wm-view='CacheView']").text_content() or ""
     assert "input cost $" in cache and "(without caching $" in cache
     dash = dashboard(page)
     dash.get_by_role("tab", name="cache", exact=True).click()

@@ -214,6 +214,7 @@ def test_turn_report_says_what_expired():
     assert "<li>turn 4: PeanutGalleryTrinket concern: Slow down.</li>" in report._repr_html_()
 
 
+@pytest.mark.slow
 def test_rendering_needs_no_ipython():
     code = ("import sys, wm_kernel, wm_kernel.display.render\n"
             "from wm_kernel.session import Session\n"

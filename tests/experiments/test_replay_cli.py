@@ -132,7 +132,9 @@ def test_errors_are_one_line_exit_2_and_write_nothing(
     out = tmp_path / "history.csv"
     assert main(["replay", str(path), "--estimate-tokens", "--out", str(out), *args]) == 2
     captured = capsys.readouterr()
-    assert captured.err == message.format(file=path)
+    # every error of the CLI is one line in argparse's form: python -m wm_kernel replay: error: ...
+    assert captured.err == "python -m wm_kernel " + message.format(file=path).replace("replay: ", "replay: error: ",
+                                                                                        1)
     assert captured.out == ""
     assert not out.exists()
 
@@ -149,7 +151,7 @@ def test_a_failed_csv_write_leaves_the_old_file(scenario: Path, tmp_path: Path,
 
     monkeypatch.setattr(pd.DataFrame, "to_csv", broken)
     assert main(["replay", str(scenario), "--estimate-tokens", "--out", str(out)]) == 2
-    assert capsys.readouterr().err == "replay: No space left on device\n"
+    assert capsys.readouterr().err == "python -m wm_kernel replay: error: No space left on device\n"
     assert out.read_text(encoding="utf-8") == "previous run\n"
     assert sorted(os.listdir(tmp_path)) == ["history.csv", "scenario.jsonl"]
 
@@ -164,7 +166,8 @@ def test_the_module_command_exit_codes(scenario: Path, tmp_path: Path) -> None:
     missing = subprocess.run([*run, str(tmp_path / "nope.jsonl")], capture_output=True, text=True,
                              cwd=ROOT, check=False)
     assert missing.returncode == 2
-    assert missing.stderr == f"replay: no such file or directory: {tmp_path / 'nope.jsonl'}\n"
+    assert missing.stderr == (f"python -m wm_kernel replay: error: no such file or directory: "
+                              f"{tmp_path / 'nope.jsonl'}\n")
     assert missing.stdout == ""
 
 
@@ -182,7 +185,7 @@ def test_a_scenario_that_composes_nothing_is_one_clear_line(
     path = tmp_path / "quiet.jsonl"
     scenario.save(path)
     assert main(["replay", str(path), "--estimate-tokens"]) == 2
-    assert capsys.readouterr().err == f"replay: {expected}\n"
+    assert capsys.readouterr().err == f"python -m wm_kernel replay: error: {expected}\n"
 
 
 # -- issue 25 item 13: what is not a file is refused; workers are capped at the replays
@@ -199,8 +202,8 @@ def test_replay_refuses_what_is_not_a_regular_file(
         path = tmp_path / "folder.jsonl"
         path.mkdir()
     assert main(["replay", str(path), "--estimate-tokens"]) == 2
-    assert capsys.readouterr().err == (f"replay: {path}: not a regular file (a scenario is a "
-                                       f".jsonl file)\n")
+    assert capsys.readouterr().err == (f"python -m wm_kernel replay: error: {path}: not a regular file (a "
+                                       f"scenario is a .jsonl file)\n")
 
 
 def test_a_line_longer_than_the_limit_is_refused_without_reading_it_whole(
@@ -218,6 +221,7 @@ def test_a_line_longer_than_the_limit_is_refused_without_reading_it_whole(
         Scenario.load(path)
 
 
+@pytest.mark.slow
 def test_workers_are_capped_at_the_number_of_replays(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     from concurrent.futures import ProcessPoolExecutor

@@ -242,18 +242,30 @@ def test_saving_a_step_utf8_cannot_write_names_it_and_keeps_the_old_file(tmp_pat
     assert os.listdir(tmp_path) == ["s.jsonl"]              # no temporary file left behind
 
 
-def test_a_feed_to_a_trinket_registered_after_recording_started_fails_the_save_not_the_call(
-        tmp_path: Path) -> None:
+def test_a_trinket_registered_after_recording_started_is_recorded_and_replays(tmp_path: Path) -> None:
     live = new_session(trinkets=[], layout=BOX_LAYOUT)
     recorder = Scenario.record(live)
+    live.compose()
     live.add_trinket(Box)
-    live.trinket("Box").put("apples")                         # the live call works
-    assert live.trinket("Box").items == ["apples"]
-    with pytest.raises(ScenarioError, match=r"^the recording is incomplete: step 1 \(feed Box\.put\): "
-                                            r"field 'trinket': 'Box' is not one of the scenario's "
-                                            r"trinkets \(none\)$"):
-        recorder.save(tmp_path / "s.jsonl")
-    assert not (tmp_path / "s.jsonl").exists()
+    live.trinket("Box").put("apples")
+    live.advance_turn()
+    recorder.save(tmp_path / "s.jsonl")
+    lines = (tmp_path / "s.jsonl").read_text(encoding="utf-8").splitlines()
+    assert [json.loads(line) for line in lines[1:]] == [
+        {"step": "compose"}, {"step": "add_trinket", "trinket": "Box"},
+        {"step": "feed", "trinket": "Box", "method": "put", "args": ["apples"], "kwargs": {}},
+        {"step": "turn", "n": 1}]
+    loaded = Scenario.load(tmp_path / "s.jsonl")
+    assert loaded.trinkets == () and loaded.all_trinkets == ("Box",)
+    replayed = loaded.run(factories={"Box": Box})
+    assert replayed.trinket("Box").items == ["apples"]
+    assert "apples" in live.composed.system_prompt
+    assert replayed.composed.system_prompt == live.composed.system_prompt
+    with pytest.raises(ScenarioError, match=r"line 3: add_trinket Box failed: ValueError: trinket 'Box' is not "
+                                            r"built in; pass factories=\{'Box': <class or factory>\} to run\(\)"):
+        loaded.run()
+    with pytest.raises(ScenarioError, match=r"^step 2: field 'trinket': 'Box' is registered already$"):
+        Scenario(clock=START, trinkets=[]).add_trinket("Box").add_trinket("Box")
 
 
 def test_custom_trinkets_replay_with_factories() -> None:
@@ -486,7 +498,7 @@ HEADER = ('{"format": "wm-kernel-scenario", "version": 1, "clock": "2026-11-30T0
      "scenario.jsonl line 2: field 'n' must be a positive integer"),
     ([HEADER, '{"step": "turns", "n": 2}'],
      "scenario.jsonl line 2: field 'step' must be one of base_prompt, profile, feed, turn, collapse, "
-     "clock, compose, auto_compose, send (got 'turns')"),
+     "clock, compose, auto_compose, send, add_trinket (got 'turns')"),
     ([HEADER, '{"n": 2}'], "scenario.jsonl line 2: field 'step' is missing"),
     ([HEADER, '{"step": "turn", "count": 2}'],
      "scenario.jsonl line 2: unknown field 'count' for a 'turn' step (fields: step, n)"),
@@ -770,6 +782,7 @@ def test_each_kind_of_step_is_one_class_that_reads_and_writes_itself() -> None:
         {"step": "send", "exchange": {"v": 1, "turn": 2, "provider": "anthropic", "model": "claude-sonnet-4-6",
                                       "user": "Hi", "reply": "Hello.", "usage": {"input_tokens": 9, "output_tokens": 2},
                                       "request_id": "req_1", "stop_reason": "end_turn", "prefix": {}}},
+        {"step": "add_trinket", "trinket": "Box"},
     ]
     assert sorted({s["step"] for s in samples}) == sorted(STEP_TYPES)
     for raw in samples:
@@ -780,3 +793,24 @@ def test_each_kind_of_step_is_one_class_that_reads_and_writes_itself() -> None:
     with pytest.raises(ScenarioError, match=r"^here: unknown field 'm' for a 'turn' step \(fields: "
                                             r"step, n\)$"):
         parse_step({"step": "turn", "m": 1}, "here", [])
+
+
+def test_every_session_records_what_it_is_fed_from_birth_within_a_bound() -> None:
+    from wm_kernel.core.clock import ManualClock
+    from wm_kernel.experiments.recorder import ScenarioRecorder, session_recording
+
+    live = Session(clock=ManualClock(START), trinkets=[])
+    live.compose()
+    live.advance_turn(2)
+    recorded = session_recording(live).scenario
+    assert [step.to_json() for step in recorded.steps] == [{"step": "compose"}, {"step": "turn", "n": 2}]
+    assert recorded.run().composed.system_prompt == live.composed.system_prompt
+    bounded = Session(clock=ManualClock(START), trinkets=[], instruments=())
+    recorder = ScenarioRecorder(bounded, max_steps=2)
+    for _ in range(3):
+        bounded.compose()
+    assert len(recorder.scenario) == 2 and not recorder.active
+    assert recorder.errors == ["the recording stopped at its bound of 2 steps"]
+    with pytest.raises(ValueError, match=r"^this session has no recording to replay: it was built with "
+                                         r"instruments=\.\.\. that leave the recording out"):
+        session_recording(bounded)

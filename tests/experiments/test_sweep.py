@@ -66,6 +66,7 @@ def test_many_scenarios_add_a_scenario_level(files: list[Path]) -> None:
     assert named.index.get_level_values("scenario").unique().tolist() == ["a", "b"]
 
 
+@pytest.mark.slow
 def test_every_executor_gives_the_serial_frame(files: list[Path]) -> None:
     serial = compare(files, VARIANTS, counter=estimate())
     with ThreadPoolExecutor(max_workers=3) as threads:
@@ -92,6 +93,7 @@ def test_a_local_dask_cluster_gives_the_serial_frame(files: list[Path]) -> None:
         assert frame.attrs == serial.attrs
 
 
+@pytest.mark.slow
 def test_a_failing_scenario_names_its_file_and_line_and_the_others_complete(
         files: list[Path], tmp_path: Path) -> None:
     broken = tmp_path / "broken.jsonl"
@@ -133,6 +135,7 @@ def test_a_failure_in_some_variants_names_them() -> None:
         compare(make(0).feed("PeanutGalleryTrinket", "remove", "guidance-9"), VARIANTS)
 
 
+@pytest.mark.slow
 def test_runs_from_workers_carry_tables_not_sessions(files: list[Path]) -> None:
     here = run_variants(files[:2], {"recorded": None}, counter=estimate(), history=True)
     with ProcessPoolExecutor(max_workers=2) as pool:
@@ -194,6 +197,7 @@ def test_progress_counts_turns_serially_and_per_scenario_on_an_executor(files: l
     assert sorted(pooled[:-1]) == sorted(serial[:-1]) and pooled[-1] == -1
 
 
+@pytest.mark.slow
 def test_a_terminal_bar_moves_turn_by_turn_here_and_by_scenario_from_workers(
         files: list[Path]) -> None:
     import io
@@ -214,6 +218,7 @@ def test_a_terminal_bar_moves_turn_by_turn_here_and_by_scenario_from_workers(
                                      "\rreplay [##########] 100% 5/5 turns\n")
 
 
+@pytest.mark.slow
 def test_the_notebook_bar_is_a_widget_and_ipywidgets_loads_only_for_it() -> None:
     code = ("import sys, wm_kernel.experiments, wm_kernel.experiments.progress as p; "
             "assert 'ipywidgets' not in sys.modules; assert not p.in_kernel(); "
@@ -238,11 +243,12 @@ def test_without_dask_a_cluster_is_a_one_line_error(monkeypatch: pytest.MonkeyPa
         dask_client()
     assert str(caught.value) == message
     assert main(["replay", str(files[0]), "--dask", "local"]) == 2
-    assert capsys.readouterr() == ("", f"replay: {message}\n")
+    assert capsys.readouterr() == ("", f"python -m wm_kernel replay: error: {message}\n")
 
 
 # -- the command line
 
+@pytest.mark.slow
 def test_replay_of_many_files_in_parallel_prints_the_serial_output(
         files: list[Path], capsys: pytest.CaptureFixture[str]) -> None:
     args = ["replay", *map(str, files[:2]), "--estimate-tokens", "--variant", "orig=original"]
@@ -264,6 +270,7 @@ def test_replay_of_many_files_in_parallel_prints_the_serial_output(
         "(≈ estimate (chars/4) −50%/+100%), input cost ≈ $0.0113 ($0.0057–$0.0226) at claude-sonnet-4-6's prices"]
 
 
+@pytest.mark.slow
 def test_replay_reports_a_failing_file_and_completes_the_others(
         files: list[Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     broken = tmp_path / "broken.jsonl"
@@ -273,7 +280,7 @@ def test_replay_reports_a_failing_file_and_completes_the_others(
                  "--workers", "2", "--out", str(out)])
     assert code == 2
     captured = capsys.readouterr()
-    assert captured.err == f"replay: {broken} line 6: field 'n' must be a positive integer\n"
+    assert captured.err == f"python -m wm_kernel replay: error: {broken} line 6: field 'n' must be a positive integer\n"
     assert [line for line in captured.out.splitlines() if line.startswith("==")] == [
         f"== {files[0]}", f"== {files[1]}"]
     history = pd.read_csv(out)
@@ -292,6 +299,7 @@ def test_bad_worker_counts_are_usage_errors(files: list[Path], capsys: pytest.Ca
     assert capsys.readouterr().err.splitlines()[-1].endswith(message)
 
 
+@pytest.mark.slow
 def test_warnings_raised_in_workers_are_the_serial_runs(files: list[Path]) -> None:
     import warnings
 
@@ -327,6 +335,7 @@ def _killer(session: Any) -> None:
     os.kill(os.getpid(), signal.SIGKILL)
 
 
+@pytest.mark.slow
 def test_a_killed_worker_fails_its_replay_and_keeps_every_finished_one(files: list[Path]) -> None:
     variants = {"recorded": None, "killer": Variant(hook=_killer)}
     with ProcessPoolExecutor(max_workers=2) as pool, pytest.raises(SweepError) as caught:
@@ -354,6 +363,7 @@ def _replay_or_die(task: Any) -> Any:
     return compare_module._REAL_REPLAY_IN_WORKER(task)  # type: ignore[attr-defined]
 
 
+@pytest.mark.slow
 def test_replay_reports_a_dead_worker_in_one_line_and_prints_what_finished(
         files: list[Path], tmp_path: Path, capsys: pytest.CaptureFixture[str],
         monkeypatch: pytest.MonkeyPatch) -> None:
@@ -367,6 +377,6 @@ def test_replay_reports_a_dead_worker_in_one_line_and_prints_what_finished(
                  "--workers", "2"])
     captured = capsys.readouterr()
     assert code == 2
-    assert captured.err == f"replay: {killer}: the worker process replaying it died\n"
+    assert captured.err == f"python -m wm_kernel replay: error: {killer}: the worker process replaying it died\n"
     assert [line for line in captured.out.splitlines() if line.startswith("==")] == [
         f"== {files[0]}", f"== {files[1]}"]

@@ -46,8 +46,8 @@ def test_import_of_nothing_readable_exits_1(tmp_path: Path, capsys: pytest.Captu
     path = tmp_path / "x.jsonl"
     path.write_text("not json\n", encoding="utf-8")
     assert main(["import", str(path)]) == 1
-    assert capsys.readouterr().err == (f"error: {path}:1: malformed JSON: Expecting value at column 1 "
-                                       f"(nothing imported)\n")
+    assert capsys.readouterr().err == (f"python -m wm_kernel import: error: {path}:1: malformed JSON: Expecting "
+                                       f"value at column 1 (nothing imported)\n")
 
 
 def test_wm_import_returns_the_session_and_lists_skipped_lines(ip: Any, tmp_path: Path,
@@ -73,6 +73,44 @@ def test_unload_removes_wm_import(ip: Any) -> None:
         assert "InteropMagics" not in ip.magics_manager.registry
     finally:
         ip.extension_manager.load_extension("wm_kernel")
+
+
+def test_wm_import_makes_the_log_the_current_session(ip: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    from wm_kernel.interop.live import imported_of
+    from wm_kernel.session import current_session
+
+    before = current_session()
+    log = ip.run_line_magic("wm_import", f"'{DATA / 'bad_anthropic.jsonl'}' --keep-current")
+    assert current_session() is before
+    assert not any(line.startswith("current session") for line in capsys.readouterr().out.splitlines())
+    log = ip.run_line_magic("wm_import", f"'{DATA / 'bad_anthropic.jsonl'}'")
+    live = current_session()
+    assert live is not before and imported_of(live) is log
+    assert capsys.readouterr().out.splitlines()[-1] == (
+        "current session: bad_anthropic.jsonl, 3 turns replayed, claude-sonnet-4-6 (%cache, %request, %wm_check "
+        "and %wm_dashboard show it; --keep-current keeps the previous session)")
+    assert (live.turn, live.model) == (2, "claude-sonnet-4-6")
+    # the magics that read the current session read the log's turns
+    assert list(ip.run_line_magic("cache", "--no-advice").simulation.turns["turn"]) == [0, 1, 2]
+    assert ip.run_line_magic("request", "1") is not None
+
+
+def test_a_log_that_cannot_be_replayed_leaves_the_current_session(ip: Any, tmp_path: Path,
+                                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    import json
+
+    from wm_kernel.session import current_session
+
+    path = tmp_path / "untimed.jsonl"
+    body = {"model": "claude-sonnet-4-6", "max_tokens": 10, "system": "Be brief.",
+            "messages": [{"role": "user", "content": "Hi"}]}
+    path.write_text(json.dumps(body) + "\n", encoding="utf-8")
+    before = current_session()
+    ip.run_line_magic("wm_import", str(path))
+    assert current_session() is before
+    assert capsys.readouterr().out.splitlines()[-1] == (
+        "the current session is unchanged: untimed.jsonl cannot be replayed into a live session (the log has no "
+        "send time for every request; a replayed session needs them)")
 
 
 def test_a_log_without_send_times_imports_at_the_gap_given_and_says_so(

@@ -60,6 +60,7 @@ def test_one_request_is_not_applicable_and_perturbation_options_are_refused(tmp_
         check_log(import_log(PARCELLY), scope="x")
 
 
+@pytest.mark.slow
 def test_the_check_command_takes_a_log(tmp_path: Path) -> None:
     run = subprocess.run([sys.executable, "-m", "wm_kernel", "check", str(PARCELLY)], capture_output=True,
                          text=True, cwd=ROOT, check=False)
@@ -70,7 +71,7 @@ def test_the_check_command_takes_a_log(tmp_path: Path) -> None:
     refused = subprocess.run([sys.executable, "-m", "wm_kernel", "check", str(PARCELLY), "--only", "recompose"],
                              capture_output=True, text=True, cwd=ROOT, check=False)
     assert refused.returncode == 2
-    assert refused.stderr == (f"wm_kernel check: error: {PARCELLY} is a request log, not a scenario: --trinket, "
+    assert refused.stderr == (f"python -m wm_kernel check: error: {PARCELLY} is a request log, not a scenario: --trinket, "
                               f"--skip and --only choose perturbation checks of a scenario\n")
     scenario = tmp_path / "s.jsonl"
     scenario.write_text(json.dumps({"format": "wm-kernel-scenario", "version": 1,

@@ -65,14 +65,52 @@ def test_wm_check_stability_runs_the_checker_on_a_scenario(ip: Any) -> None:
     report = ip.run_line_magic("wm_check", "stability --scenario sc --only recompose --only clock_jitter")
     assert isinstance(report, StabilityReport)
     assert [(r.name, r.status) for r in report.results] == [("recompose", "pass"), ("clock_jitter", "pass")]
-    with pytest.raises(UsageError, match="needs --scenario NAME"):
-        ip.run_line_magic("wm_check", "stability")
     with pytest.raises(UsageError, match="unknown check 'clock'"):
         ip.run_line_magic("wm_check", "stability --scenario sc --skip clock")
     with pytest.raises(UsageError, match="no variable 'nope' in the notebook"):
         ip.run_line_magic("wm_check", "stability --scenario nope")
     with pytest.raises(UsageError, match="runs the stability checker"):
         ip.run_line_magic("wm_check", "")
+
+
+def test_wm_check_stability_replays_the_current_session_from_its_birth(ip: Any) -> None:
+    from stability_samples import Seconds
+
+    from wm_kernel.session import current_session
+
+    ip.run_line_magic("wm_session", "--clock 2026-11-30T09:00:00+00:00 --trinkets TimeManager")
+    live = current_session()
+    live.compose()
+    live.add_trinket(Seconds)            # a trinket added later is in the recording too
+    for _ in range(3):
+        live.clock.advance(seconds=90)
+        live.advance_turn()
+    report = ip.run_line_magic("wm_check", "stability --only recompose --only clock_jitter")
+    assert [(r.name, r.status) for r in report.results] == [("recompose", "pass"), ("clock_jitter", "fail")]
+    assert [f.section for f in report.findings] == ["location_context"]
+
+
+def test_a_session_that_cannot_be_replayed_says_why_and_what_to_do(ip: Any) -> None:
+    from wm_kernel.session import set_current_session
+
+    set_current_session(Session())      # a SystemClock: its moves cannot be replayed
+    with pytest.raises(UsageError) as failed:
+        ip.run_line_magic("wm_check", "stability")
+    assert str(failed.value) == (
+        "%wm_check stability: this session has no recording to replay: its clock is a SystemClock, whose moves "
+        "cannot be replayed. Start a session that records from its first turn (%wm_session --clock "
+        "2026-11-30T09:00:00+00:00, a ManualClock), or pass --scenario NAME (a Scenario in the notebook)")
+
+
+def test_wm_check_stability_checks_an_imported_log_request_against_request(ip: Any) -> None:
+    from pathlib import Path
+
+    data = Path(__file__).resolve().parents[1] / "data" / "interop" / "bad_anthropic.jsonl"
+    ip.run_line_magic("wm_import", f"'{data}'")
+    report = ip.run_line_magic("wm_check", "stability")
+    assert [r.name for r in report.results] == ["logged_prefix"]
+    with pytest.raises(UsageError, match=r"^an imported log is checked request against request"):
+        ip.run_line_magic("wm_check", "stability --only recompose")
 
 
 def test_unloading_the_extension_removes_the_check_magics(ip: Any) -> None:

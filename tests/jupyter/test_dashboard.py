@@ -1544,31 +1544,27 @@ def test_a_trinket_whose_items_cannot_be_read_shows_its_error_and_the_others_wor
 
 
 # -- play's stop, the saved view ----------------------------------------------------------------------
-def test_play_stop_returns_to_the_live_view_and_a_pause_stays(sent: list) -> None:
+def test_play_and_stop_are_labelled_and_stop_stays_on_the_turn_reached(sent: list) -> None:
+    from wm_kernel.jupyter.dashboard.controls import PLAY_TOOLTIP, STOP_TOOLTIP
+
     s = make_session(Inbox)
     d = Dashboard(s)
     d.advance(4)
-    from_frontend(d.play, playing=True)
-    for turn in (0, 1, 2):                        # replaying
+    assert [(b.description, b.icon, b.tooltip) for b in (d.play_button, d.stop_button)] == [
+        ("Play", "play", PLAY_TOOLTIP), ("Stop", "stop", STOP_TOOLTIP)]
+    assert d.play.layout.display == "none"          # the unlabelled control only keeps time
+    d.play_button.click()
+    assert d.play.playing
+    for turn in (0, 1, 2):                        # replaying: the browser's timer moves the slider
         play_from_frontend(d, turn)
-    assert d.driver.shown == 2
-    # stop, as the browser sends it: not playing, the slider moved to play's start by the
-    # link, then play's own value
-    from_frontend(d.play, playing=False)
-    from_frontend(d.slider, value=0)
-    from_frontend(d.play, value=0)
-    assert (d.driver.mode, d.viewing_turn, d.slider.value) == ("live", None, 4)
-    assert d.status == "live · turn 4 · segment 1 (segment turn 4)"
-    # a pause keeps the turn it paused at; a move to turn 0 after it is a move to turn 0
-    from_frontend(d.play, playing=True)
-    play_from_frontend(d, 1)
-    from_frontend(d.play, playing=False)
-    assert (d.driver.mode, d.driver.shown) == ("replay", 1)
-    from_frontend(d.play, value=0)               # the link syncs play first on a slider move
-    from_frontend(d.slider, value=0)
-    assert (d.driver.mode, d.driver.shown) == ("replay", 0)
-    assert (d.play.tooltip, d.play.description) == (
-        "▶ replay the recorded turns, one a second · ■ stop: back to the live view", "")
+    d.stop_button.click()
+    assert not d.play.playing
+    # stop pauses where it is: the turn it reached stays on view, read-only
+    assert (d.driver.mode, d.driver.shown, d.viewing_turn, d.slider.value) == ("replay", 2, 2, 2)
+    d.play_button.click()                         # play again goes on from there
+    play_from_frontend(d, 3)
+    play_from_frontend(d, 4)                      # the latest turn: live again
+    assert (d.driver.mode, d.viewing_turn) == ("live", None)
     d.close()
 
 
@@ -1586,7 +1582,8 @@ def test_a_saved_dashboard_carries_the_line_and_style_that_show_when_no_kernel_i
     # the controls that would do nothing offline are the boxes marked wm-controls
     controls = [c for c in d.children if "wm-controls" in getattr(c, "_dom_classes", ())]
     assert [list(c.children) for c in controls] == [
-        [d.play, d.slider], [d.advance_count, d.advance_button, d.summary, d.collapse_button]]
+        [d.play, d.play_button, d.stop_button, d.slider],
+        [d.advance_count, d.advance_button, d.summary, d.collapse_button]]
     # offline the banner's head ("live") is hidden: it is marked
     assert '<span class="wm-live"><b>live</b> · </span>' in d.banner.value
     # a tab never opened says so in a saved notebook, instead of being blank

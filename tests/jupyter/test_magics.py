@@ -698,3 +698,16 @@ def test_empty_text_is_refused_as_other_bad_arguments_are(ip, session, line, mes
         ip.run_line_magic("trinket", line)
     assert str(caught.value) == message
     assert state(session) == before
+
+
+def test_request_help_shows_every_option(ip: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    doc = ip.find_line_magic("request").__doc__
+    assert doc.splitlines()[0].split() == ["usage:", "%request", "[--model", "MODEL]", "[--wire", "DIALECT]",
+                                          "[--tools", "FILE]", "[--per-hour", "N]"]
+    for text in ("--wire DIALECT, -w DIALECT",):
+        assert text in doc
+    for text in ("--model MODEL, -m MODEL", "--tools FILE", "--per-hour N", "--user TEXT", "examples:",
+                 "%request 3 --model gpt-5.4"):
+        assert text in doc
+    assert ip.run_line_magic("request", "--help") is None
+    assert capsys.readouterr().out.strip() == doc.strip()

@@ -58,6 +58,70 @@ def test_ask_answers_from_a_recording_without_a_client(asking: Any, session: Ses
 
 def test_parse_ask() -> None:
     assert parse_ask("--model m --max-tokens 20 'a b'") == ({"model": "m", "max_tokens": 20, "stream": True}, "a b")
+    assert parse_ask('--recording "my sends.jsonl" --no-stream What  is {x}?') == (
+        {"model": None, "max_tokens": 1024, "stream": False, "recording": "my sends.jsonl"}, "What  is {x}?")
+    from IPython.core.error import UsageError
+
+    with pytest.raises(UsageError, match="^%ask: --max-tokens must be a positive integer, got '0'$"):
+        parse_ask("--max-tokens 0 Hi")
+    with pytest.raises(UsageError, match="^%ask: --recording needs a value$"):
+        parse_ask("--recording --no-stream Hi")
+
+
+def test_ask_sends_to_the_sessions_model_unless_told(asking: Any) -> None:
+    asking.run_line_magic("wm_session", "--clock 2026-11-30T09:00:00+00:00 --model claude-sonnet-4-6")
+    server = Server(json_response(anthropic_message("One.", USAGE)), json_response(anthropic_message("Two.", USAGE)))
+    set_ask_client(anthropic_client(server))
+    assert asking.run_line_magic("ask", "--no-stream Hi").text == "One."
+    assert asking.run_line_magic("ask", "--no-stream --model claude-opus-4-8 Again").text == "Two."
+    assert [r["json"]["model"] for r in server.requests] == ["claude-sonnet-4-6", "claude-opus-4-8"]
+
+
+def test_every_cannot_send_message_names_a_client_and_a_recording(asking: Any, session: Session,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    from IPython.core.error import UsageError
+
+    ways = ("set a client (set_ask_client(anthropic.Anthropic())) or replay a recording (%ask --recording FILE, "
+            "or set_ask_client(None, recording=Recording.load(FILE)))")
+    with pytest.raises(UsageError) as found:
+        asking.run_line_magic("ask", "Hi")
+    assert str(found.value) == f"%ask: nothing to send with: {ways}"
+    set_ask_client(anthropic_client(Server()), model="claude-sonnet-4-6")
+    monkeypatch.setenv("WM_KERNEL_OFFLINE", "1")
+    with pytest.raises(UsageError) as found:
+        asking.run_line_magic("ask", "Hi")
+    assert str(found.value) == f"%ask: WM_KERNEL_OFFLINE is set and there is no recording to answer from: {ways}"
+    assert session.recorder.exchanges() == [] and session.turn == 0
+
+
+def test_ask_replays_a_recording_file_in_order(asking: Any, session: Session, tmp_path: Any) -> None:
+    from IPython.core.error import UsageError
+
+    from wm_kernel.instruments.exchange import Exchange
+
+    path = tmp_path / "sends.jsonl"
+    Recording([Exchange(turn=0, provider="anthropic", model="claude-haiku-4-5", user="Hi", reply="Hello.", usage=USAGE),
+               Exchange(turn=1, provider="anthropic", model="claude-haiku-4-5", user="Bye", reply="Bye!",
+                        usage=USAGE)]).save(path)
+    # no client, no model: the session has none, so the recorded one is used
+    assert asking.run_line_magic("ask", f"--recording {path} --no-stream Hi").text == "Hello."
+    assert asking.run_line_magic("ask", f"--recording {path} --no-stream Bye").text == "Bye!"
+    assert [(e.turn, e.model, e.reply) for e in session.recorder.exchanges()] == [
+        (0, "claude-haiku-4-5", "Hello."), (1, "claude-haiku-4-5", "Bye!")]
+    with pytest.raises(UsageError, match=r"^%ask: the recording has no more sends \(2 recorded, all answered\)"):
+        asking.run_line_magic("ask", f"--recording {path} --model claude-haiku-4-5 --no-stream More")
+    with pytest.raises(UsageError, match=r"^%ask: --recording: cannot read nowhere.jsonl: No such file"):
+        asking.run_line_magic("ask", "--recording nowhere.jsonl Hi")
+
+
+def test_ask_help_shows_every_option(asking: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    doc = asking.find_line_magic("ask").__doc__
+    assert doc.splitlines()[2].split() == ["%ask", "[--model", "NAME]", "[--max-tokens", "N]", "[--no-stream]",
+                                           "[--recording", "FILE]"]
+    for option in ("--model NAME", "--max-tokens N", "--no-stream", "--recording FILE", "set_ask_client("):
+        assert option in doc
+    assert asking.run_line_magic("ask", "--help") is None
+    assert capsys.readouterr().out.strip() == doc.strip()
 
 
 def test_the_view_shows_reply_and_billed_next_to_simulated(session: Session) -> None:

@@ -167,8 +167,10 @@ def test_the_shown_table_has_billed_and_predicted_uncached_reads_writes_1h_and_d
     assert header[:12] == ["turn", "model", "uncached", "(sim)", "uncached", "(bill)", "read", "(sim)", "read",
                            "(bill)", "write", "(sim)"]
     page = result._repr_html_()
-    for column in columns:
-        assert f"<th>{column}</th>" in page
+    from wm_kernel.utils.htmltext import dollars_as_text
+
+    for column in columns:   # each $ as text no typesetter pairs (wm_kernel.utils.htmltext)
+        assert f"<th>{dollars_as_text(column)}</th>" in page
 
 
 def test_the_plot_shows_both_cumulative_costs(sent: tuple[Session, Simulation]) -> None:

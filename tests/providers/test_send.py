@@ -147,8 +147,12 @@ def test_bad_arguments_are_clear(session: Session) -> None:
         send(session, {}, model="m", user="Hi")
     with pytest.raises(ValueError, match="^user must be a non-empty message$"):
         send(session, None, model="m", user=" ")
-    with pytest.raises(ValueError, match="^no client to send with"):
+    with pytest.raises(ValueError) as found:
         send(session, None, model="m", user="Hi")
+    # one line, naming both ways on: a client, a recording
+    assert str(found.value) == ("nothing to send with: pass a client (anthropic.Anthropic(), openai.OpenAI()) or "
+                                "a recording to answer from (recording=Recording.load(FILE)); WM_KERNEL_OFFLINE=1 "
+                                "needs the recording")
 
 
 def test_a_recording_replays_offline_and_never_holds_the_key(session: Session, tmp_path: Any,

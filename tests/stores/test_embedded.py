@@ -11,7 +11,8 @@ import pytest
 from wm_kernel.stores.embedded import MemoryStore, SQLiteStore
 
 
-@pytest.fixture(params=["memory", "sqlite", "valkey"])
+# the real server starts a process: its case is slow (pytest -m "not slow" starts none)
+@pytest.fixture(params=["memory", "sqlite", pytest.param("valkey", marks=pytest.mark.slow)])
 def store(request, tmp_path):
     if request.param == "memory":
         yield MemoryStore()
@@ -90,6 +91,7 @@ def test_keys_prefix_is_literal(store):
     assert store.keys("a_") == ["a_b"]
 
 
+@pytest.mark.slow
 def test_sqlite_survives_a_new_process_and_keeps_the_original_layout(tmp_path):
     path = tmp_path / "state.sqlite3"
     writer = textwrap.dedent(f"""

@@ -66,7 +66,8 @@ def test_a_state_prefix_with_the_separator_is_refused() -> None:
         keys.trinket_state("a:b", "ada", "c1")
 
 
-@pytest.fixture(params=["memory", "sqlite", "valkey"])
+# the real server starts a process: its case is slow (pytest -m "not slow" starts none)
+@pytest.fixture(params=["memory", "sqlite", pytest.param("valkey", marks=pytest.mark.slow)])
 def any_store(request: pytest.FixtureRequest, tmp_path) -> StateStore:
     if request.param == "memory":
         return MemoryStore()

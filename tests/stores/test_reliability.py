@@ -134,6 +134,7 @@ def _another_process_can_write(path: Path) -> bool:
 @pytest.mark.parametrize("at", ["BEGIN IMMEDIATE", "INSERT INTO hashes (key, field, value) VALUES "
                                 "(?, ?, ?) ON CONFLICT (key, field) DO UPDATE SET value=excluded.value",
                                 "COMMIT"], ids=["after-begin", "mid-write", "after-commit"])
+@pytest.mark.slow
 def test_ctrl_c_at_any_moment_of_a_write_ends_the_transaction(tmp_path: Path, at: str,
                                                               monkeypatch: pytest.MonkeyPatch) -> None:
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
@@ -157,6 +158,7 @@ def test_ctrl_c_at_any_moment_of_a_write_ends_the_transaction(tmp_path: Path, at
     store.close()
 
 
+@pytest.mark.slow
 def test_ctrl_c_inside_a_transaction_rolls_it_back(tmp_path: Path) -> None:
     path = tmp_path / "wm.sqlite"
     store = SQLiteStore(path)
@@ -185,6 +187,7 @@ def _feed_in_another_process(path: str, tag: str, count: int, start: Any) -> lis
     return acknowledged
 
 
+@pytest.mark.slow
 def test_two_processes_feeding_one_conversation_keep_every_acknowledged_item(tmp_path: Path) -> None:
     path = tmp_path / "wm.sqlite"
     SQLiteStore(path).close()
@@ -213,6 +216,7 @@ def _compose_turns_without_an_id(path: str, turns: int) -> str:
     return s.continuum_id
 
 
+@pytest.mark.slow
 def test_sessions_in_two_processes_without_ids_keep_their_own_histories(tmp_path: Path) -> None:
     path = tmp_path / "wm.sqlite"
     context = multiprocessing.get_context("spawn")
@@ -483,6 +487,7 @@ conn.execute("ROLLBACK")
 """
 
 
+@pytest.mark.slow
 def test_a_collapse_while_another_process_holds_the_file_changes_nothing(tmp_path: Path) -> None:
     from trinkets.manifest_trinket import ManifestTrinket
 
@@ -519,6 +524,7 @@ def test_a_collapse_while_another_process_holds_the_file_changes_nothing(tmp_pat
 
 # -- issue 25 item 6: a long session's cache simulation reads its turn times from the history
 
+@pytest.mark.slow
 def test_the_cache_simulation_of_a_long_session_has_every_turns_time(ip: Any, tmp_path: Path
                                                                      ) -> None:
     import wm_kernel

@@ -61,6 +61,7 @@ def test_a_non_cached_system_section_that_moves_is_inside_mira_s_hour_block(tmp_
     assert report.result("logged_tool_order").status == "pass"
 
 
+@pytest.mark.slow
 def test_the_mira_preset_on_a_session_finds_the_clock_and_the_set_order() -> None:
     report = check_stability(late_evening(), preset="mira", tools=SIX, skip=["tz_locale", "hash_seed"])
     assert report.scope == "system"
@@ -108,6 +109,7 @@ def test_a_cost_says_its_period_and_wire() -> None:
                                                                    "claude-sonnet-4-6: ")
 
 
+@pytest.mark.slow
 def test_the_command_line_takes_the_preset_and_a_tools_file(tmp_path: Path) -> None:
     import argparse
     import contextlib
@@ -135,4 +137,4 @@ def test_the_command_line_takes_the_preset_and_a_tools_file(tmp_path: Path) -> N
     args = parser.parse_args(["check", str(scenario_path), "--preset", "mira", "--tools", str(tools_path)])
     with contextlib.redirect_stderr(err):
         assert check_command(args, io.StringIO()) == 2
-    assert err.getvalue().startswith(f"wm_kernel check: error: --tools {tools_path}: not JSON")
+    assert err.getvalue().startswith(f"python -m wm_kernel check: error: --tools {tools_path}: not JSON")

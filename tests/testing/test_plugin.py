@@ -125,6 +125,7 @@ def test_the_package_declares_the_plugin_as_a_pytest11_entry_point() -> None:
     assert project["project"]["entry-points"]["pytest11"] == {"wm_kernel": "wm_kernel.testing.plugin"}
 
 
+@pytest.mark.slow
 def test_the_plugin_changes_nothing_in_a_run_that_does_not_ask_for_it() -> None:
     """Loaded in every run of an environment with wm-kernel (this project's own too): no autouse
     fixture, no hook but its option, marker and summary, and nothing heavy imported."""

@@ -129,6 +129,7 @@ def test_declarations_are_checked() -> None:
         arg()
 
 
+@pytest.mark.slow
 def test_the_trinkets_import_no_ipython() -> None:
     code = ("import sys, trinkets.base, trinkets.commands, trinkets.peanutgallery_trinket; "
             "print(sorted(m for m in sys.modules if m.split('.')[0] == 'IPython'))")

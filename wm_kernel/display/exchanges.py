@@ -15,6 +15,7 @@ from wm_kernel.cachesim.models import family_name
 from wm_kernel.instruments.history import History
 from wm_kernel.providers.reconcile import reconcile
 from wm_kernel.session import Session
+from wm_kernel.utils.htmltext import no_math
 
 _CLIP = 300
 
@@ -59,7 +60,7 @@ class ExchangesView:
 
     def _repr_html_(self) -> str:
         if not self.rows:
-            return '<div class="wm-exchanges"><em>nothing sent yet</em></div>'
+            return no_math('<div class="wm-exchanges"><em>nothing sent yet</em></div>')
         head = "".join(f"<th>{h}</th>" for h in ("turn", "model", "user", "reply", "billed $", "simulated $",
                                                   "cause"))
         body = []
@@ -70,7 +71,7 @@ class ExchangesView:
             body.append("<tr>" + "".join(f'<td style="white-space:pre-wrap;text-align:left">{html.escape(c)}</td>'
                                          for c in cells) + "</tr>")
         note = f"<div>{html.escape(self.note)}</div>" if self.note else ""
-        return (f'<div class="wm-exchanges"><table><thead><tr>{head}</tr></thead>'
+        return no_math(f'<div class="wm-exchanges"><table><thead><tr>{head}</tr></thead>'
                 f'<tbody>{"".join(body)}</tbody></table>{note}</div>')
 
 

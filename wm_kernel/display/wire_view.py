@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from wm_kernel.cachesim.models import ModelProfile
 from wm_kernel.instruments.wire import WireRequest
 from wm_kernel.utils import style
+from wm_kernel.utils.htmltext import no_math
 
 if TYPE_CHECKING:
     from wm_kernel.instruments.forecast import Forecast
@@ -130,7 +131,7 @@ class WireView:
         forecast = "".join(f"<li>{html.escape(line)}</li>" for line in self.notes())
         forecast = f"<ul style='margin:4px 0'>{forecast}</ul>" if forecast else ""
         text = "color:var(--jp-ui-font-color1, #212121)"
-        return (f'<div class="wm-wire" style="{text}"><div style="margin-bottom:4px">'
+        return no_math(f'<div class="wm-wire" style="{text}"><div style="margin-bottom:4px">'
                 f'{html.escape(self.headline())}</div>{bar}<div style="margin:4px 0;font-size:90%">'
                 f'{legend}</div><table class="wm-wire-owners" style="{text}"><thead><tr><th>owner</th>'
                 f'<th>kind</th><th>placement</th><th>tokens</th><th>bytes</th></tr></thead><tbody>{rows}'

@@ -20,6 +20,7 @@ from wm_kernel.experiments.scenario_file import atomic_write
 from wm_kernel.experiments.steps import ScenarioError
 from wm_kernel.experiments.sweep import SweepError, close_dask_client, dask_client
 from wm_kernel.experiments.variants import BUILTIN_LAYOUTS, Variant
+from wm_kernel.utils.checks import cli_error
 
 if TYPE_CHECKING:
     from wm_kernel.tokens import TokenCounter
@@ -146,11 +147,11 @@ def _replay_reporting_errors(args: argparse.Namespace, out: TextIO, err: TextIO)
         # "[Errno 2] No such file or directory: 'x'" reads better as the reason and the file
         where = f": {exc.filename}" if exc.filename else ""
         reason = (exc.strerror or str(exc)).lower() if exc.strerror else str(exc)
-        err.write(f"replay: {reason}{where}\n")
+        err.write(cli_error("replay", f"{reason}{where}") + "\n")
         return 2
     except (ScenarioError, ValueError, TypeError, ImportError) as exc:
         message = " ".join(str(exc).split()) or type(exc).__name__
-        err.write(f"replay: {message}\n")
+        err.write(cli_error("replay", message) + "\n")
         return 2
 
 
@@ -202,7 +203,7 @@ def _replay(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if runs:
         _report(runs, variants, counter, args, out, many)
     for line in failed:
-        err.write(f"replay: {line}\n")
+        err.write(cli_error("replay", line) + "\n")
     return 2 if failed else 0
 
 

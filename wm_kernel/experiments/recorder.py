@@ -6,8 +6,9 @@ nothing of it (``Scenario.record(session)`` starts one).
 from __future__ import annotations
 
 import os
+import weakref
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from wm_kernel.core.clock import ManualClock
 from wm_kernel.core.events import SegmentCollapsedEvent, TrinketFedEvent
@@ -17,9 +18,7 @@ from wm_kernel.experiments.scenario import Scenario, register_recorder
 from wm_kernel.experiments.scenario_file import profile_fields
 from wm_kernel.experiments.steps import PROFILE_FIELDS, ClockStep, ScenarioError, TurnStep
 from wm_kernel.instruments.exchange import ExchangeRecordedEvent
-
-if TYPE_CHECKING:
-    from wm_kernel.session import Session
+from wm_kernel.session import Session, register_default_instrument
 
 
 class ScenarioRecorder:
@@ -35,15 +34,16 @@ class ScenarioRecorder:
     block stops on exit.
 
     Start recording before the first turn: a replay starts from a fresh Session built from the
-    header, so trinket data fed before recording started is not in it. Data a trinket reads from a
-    persistent store (reminders in a SQLite file) is not recorded either, nor are changes made
+    header, so trinket data fed before recording started is not in it. A trinket registered later
+    (``session.add_trinket``) is an ``add_trinket`` step. Data a trinket reads from a
+    persistent store (reminders in a SQLite file) is not recorded, nor are changes made
     other than through ``@feed`` methods: update contexts (``request_update(action=...)``), trait
-    assignments other than ``enabled``, composer attributes, trinkets registered later.
+    assignments other than ``enabled``, composer attributes.
+
+    ``max_steps`` bounds the recording: at that many steps it stops, and :attr:`errors` says so.
     """
 
-    def __init__(self, session: Session) -> None:
-        from wm_kernel.session import Session
-
+    def __init__(self, session: Session, *, max_steps: int | None = None) -> None:
         if not isinstance(session, Session):
             raise TypeError(f"Scenario.record needs a Session, got {type(session).__name__}")
         if not isinstance(session.clock, ManualClock):
@@ -55,6 +55,7 @@ class ScenarioRecorder:
                              f"{session.segment_number})")
         self.session = session
         self.errors: list[str] = []
+        self.max_steps = max_steps
         self._clock: ManualClock = session.clock
         start = session.segment_started_at
         self._scenario = Scenario(
@@ -72,6 +73,7 @@ class ScenarioRecorder:
         session.observe(self._on_composed, "composed")
         session.observe(self._on_base_prompt, "base_prompt")
         session.observe(self._on_auto_compose, "auto_compose")
+        session.observe(self._on_trinket_added, "trinket_names")
         self._clock.observe(self._on_clock, "current")
         session.bus.subscribe(TrinketFedEvent, self._on_feed)
         session.bus.subscribe(SegmentCollapsedEvent, self._on_collapse)
@@ -117,6 +119,7 @@ class ScenarioRecorder:
             session.bus.unsubscribe(ExchangeRecordedEvent, self._on_exchange)
             session.unobserve(self._on_base_prompt, "base_prompt")
             session.unobserve(self._on_auto_compose, "auto_compose")
+            session.unobserve(self._on_trinket_added, "trinket_names")
             for trinket in self._trinkets:
                 trinket.unobserve(self._on_enabled, "enabled")
         return self._scenario
@@ -133,8 +136,27 @@ class ScenarioRecorder:
 
     # -- hooks
     def _add(self, step: dict[str, Any]) -> None:
+        if not self._active:
+            return
         self._sync_profile()
+        if self.max_steps is not None and len(self._scenario) >= self.max_steps:
+            self.errors.append(f"the recording stopped at its bound of {self.max_steps:,} steps")
+            self.stop()
+            return
         self._scenario._append(step)
+
+    def _on_trinket_added(self, change: dict[str, Any]) -> None:
+        known = {t.name for t in self._trinkets}
+        for name in change["new"]:
+            if name in known:
+                continue
+            trinket = self.session.trinket(name)
+            self._trinkets.append(trinket)
+            trinket.observe(self._on_enabled, "enabled")
+            self._add({"step": "add_trinket", "trinket": name})
+            if not trinket.enabled:
+                self._add({"step": "feed", "trinket": name, "method": "set_enabled",
+                           "args": [False], "kwargs": {}})
 
     def _sync_profile(self) -> None:
         current = self.session.profile
@@ -227,3 +249,47 @@ def _seconds(delta: timedelta) -> int | float | None:
 
 
 register_recorder(ScenarioRecorder)  # Scenario.record() builds one
+
+
+# -- every session's own recording, from its birth --------------------------------------------------
+
+#: The most steps a session's own recording keeps (a feed, a run of turns, an explicit compose,
+#: a clock move each make one): about as many as a day's interactive work, a few megabytes.
+BIRTH_RECORDING_STEPS = 10_000
+
+_births: weakref.WeakKeyDictionary[Session, weakref.ref[ScenarioRecorder]] = weakref.WeakKeyDictionary()
+_refusals: weakref.WeakKeyDictionary[Session, str] = weakref.WeakKeyDictionary()
+
+
+def record_from_birth(session: Session) -> None:
+    """Start ``session``'s own recording (an instrument every default Session attaches once
+    ``wm_kernel.experiments`` is imported), or note why it cannot have one."""
+    if not isinstance(session.clock, ManualClock):
+        _refusals[session] = (f"its clock is a {type(session.clock).__name__}, whose moves cannot be "
+                              f"replayed")
+        return
+    try:
+        recorder = ScenarioRecorder(session, max_steps=BIRTH_RECORDING_STEPS)
+    except ValueError as exc:
+        _refusals[session] = str(exc)
+        return
+    # the recorder lives as long as the session (the session's observers hold it); this map must
+    # not keep either alive
+    _births[session] = weakref.ref(recorder)
+
+
+def session_recording(session: Session) -> ScenarioRecorder:
+    """The recording ``session`` has kept of what it was fed since it was built; ValueError saying
+    why there is none (or why it is incomplete) otherwise."""
+    found = _births.get(session)
+    recorder = found() if found is not None else None
+    if recorder is None:
+        reason = _refusals.get(session, "it was built with instruments=... that leave the recording out, "
+                                        "or before wm_kernel.experiments was imported")
+        raise ValueError(f"this session has no recording to replay: {reason}")
+    if recorder.errors:
+        raise ValueError(f"this session's recording cannot be replayed: {recorder.errors[0]}")
+    return recorder
+
+
+register_default_instrument(record_from_birth)

@@ -62,6 +62,7 @@ from wm_kernel.experiments.steps import (
     Replay,
     ScenarioError,
     Step,
+    TrinketNames,
     TurnStep,
     builtin_class,
     fail,
@@ -123,6 +124,7 @@ class Scenario:
     steps: Sequence[Step] = field(default_factory=list)
     source: str = field(default="", compare=False, repr=False)
     _lines: list[int | None] = field(default_factory=list, compare=False, repr=False)
+    _names: TrinketNames = field(default_factory=TrinketNames, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         if isinstance(self.profile, Profile):
@@ -137,6 +139,7 @@ class Scenario:
         check_header(header, "scenario header")
         self.layout = check_layout(self.layout, "scenario header")
         steps, self.steps, self._lines = list(self.steps), [], []
+        self._names = TrinketNames(self.trinkets)
         for raw in steps:
             self._append(raw)
 
@@ -170,6 +173,7 @@ class Scenario:
         header, steps = FileSteps.scan(Path(path), source)
         scenario = cls(**header)
         scenario.steps, scenario.source = steps, source
+        scenario._names = TrinketNames([*header["trinkets"], *steps.added])
         return scenario
 
     @classmethod
@@ -183,11 +187,12 @@ class Scenario:
         header = read_header(records, source)
         steps: list[Step] = []
         numbers: list[int | None] = []
+        names = TrinketNames(header["trinkets"])
         for number, obj in records:
-            steps.append(parse_step(obj, f"{source} line {number}", header["trinkets"]))
+            steps.append(parse_step(obj, f"{source} line {number}", names))
             numbers.append(number)
         scenario = cls(**header)
-        scenario.steps, scenario._lines, scenario.source = steps, numbers, source
+        scenario.steps, scenario._lines, scenario.source, scenario._names = steps, numbers, source, names
         return scenario
 
     def dumps(self) -> str:
@@ -221,6 +226,12 @@ class Scenario:
 
         atomic_write(path, write)
 
+    @property
+    def all_trinkets(self) -> tuple[str, ...]:
+        """Every trinket the replay registers: the header's ``trinkets``, then those of its
+        ``add_trinket`` steps."""
+        return tuple(self._names)
+
     def _header(self) -> dict[str, Any]:
         return {"base_prompt": self.base_prompt, "profile": dict(self.profile), "clock": self.clock,
                 "user_id": self.user_id, "trinkets": list(self.trinkets),
@@ -239,14 +250,14 @@ class Scenario:
         steps = self._editable()
         where = f"step {len(steps) + 1}"
         data = raw.to_json() if isinstance(raw, Step) else dict(raw)
-        steps.append(parse_step(data, where, self.trinkets))
+        steps.append(parse_step(data, where, self._names))
         self._lines.append(None)
         return self
 
     def _replace_last(self, step: Step) -> None:
         """Replace the last step (a recorder merging a turn or a clock move into it)."""
         steps = self._editable()
-        steps[-1] = parse_step(step.to_json(), self._where(len(steps) - 1), self.trinkets)
+        steps[-1] = parse_step(step.to_json(), self._where(len(steps) - 1), self._names)
 
     def set_base_prompt(self, text: str) -> Scenario:
         """Replace the base prompt template at this point."""
@@ -266,6 +277,11 @@ class Scenario:
             raise TypeError(f"step {len(self) + 1} (feed {trinket}.{method}): {exc}") from None
         return self._append({"step": "feed", "trinket": trinket, "method": method,
                              "args": encoded_args, "kwargs": encoded_kwargs})
+
+    def add_trinket(self, trinket: str) -> Scenario:
+        """Register the trinket class ``trinket`` at this point (a name that is not built in needs
+        a factory passed to :meth:`run`); later steps may feed it."""
+        return self._append({"step": "add_trinket", "trinket": trinket})
 
     def advance_turn(self, n: int = 1) -> Scenario:
         """Complete ``n`` turns (as :meth:`Session.advance_turn`)."""
@@ -377,7 +393,7 @@ class Scenario:
         styled = chosen.apply_styles(session)
         if chosen.hook is not None:
             chosen.hook(session)
-        replay = Replay(session, clock, chosen, disabled, styled)
+        replay = Replay(session, clock, chosen, disabled, styled, dict(factories or {}))
         for where, step in self._numbered_steps():
             try:
                 step.apply(replay)

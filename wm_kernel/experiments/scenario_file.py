@@ -28,6 +28,7 @@ from wm_kernel.experiments.steps import (
     FeedStep,
     ScenarioError,
     Step,
+    TrinketNames,
     TurnStep,
     check_fields,
     check_instant,
@@ -193,6 +194,8 @@ class FileSteps(Sequence[Step]):
         self.trinkets = tuple(trinkets)
         self._length = count
         self.turns = turns
+        #: The trinkets its ``add_trinket`` steps register, in order.
+        self.added: tuple[str, ...] = ()
         self.kinds = dict(kinds)
         self._signature = signature
 
@@ -205,13 +208,16 @@ class FileSteps(Sequence[Step]):
         with open_scenario(path, source) as handle:
             records = read_json_lines(bounded_lines(handle, source), source)
             header = read_header(records, source)
+            names = TrinketNames(header["trinkets"])
             for number, obj in records:
-                step = parse_step(obj, f"{source} line {number}", header["trinkets"])
+                step = parse_step(obj, f"{source} line {number}", names)
                 count += 1
                 kinds[step.kind] = kinds.get(step.kind, 0) + 1
                 if isinstance(step, TurnStep):
                     turns += step.n
-        return header, cls(path, source, header["trinkets"], count, turns, kinds, signature)
+        steps = cls(path, source, header["trinkets"], count, turns, kinds, signature)
+        steps.added = tuple(names[len(header["trinkets"]):])
+        return header, steps
 
     def numbered(self) -> Iterator[tuple[int, Step]]:
         """(line number, step) for every step, read from the file now."""
@@ -225,8 +231,9 @@ class FileSteps(Sequence[Step]):
         with open_scenario(self.path, self.source) as handle:
             records = read_json_lines(bounded_lines(handle, self.source), self.source)
             next(records)  # the header, validated by scan()
+            names = TrinketNames(self.trinkets)
             for number, obj in records:
-                yield number, parse_step(obj, f"{self.source} line {number}", self.trinkets)
+                yield number, parse_step(obj, f"{self.source} line {number}", names)
 
     def __iter__(self) -> Iterator[Step]:
         for _, step in self.numbered():

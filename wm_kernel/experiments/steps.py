@@ -15,6 +15,8 @@ compose         no fields: an explicit compose (auto composes after turns are no
 auto_compose    ``value``: true or false
 send            ``exchange``: a user message sent to a model and the reply and usage it got
                 (``wm_kernel.instruments.exchange``); a replay answers from it, with no network
+add_trinket     ``trinket``: a trinket class name registered at this point (not built in: a
+                factory passed to ``run``); later steps may feed it
 ==============  ==================================================================================
 
 Examples
@@ -137,6 +139,13 @@ class Replay:
     variant: Variant
     disabled: set[str] = field(default_factory=set)
     styled: set[str] = field(default_factory=set)
+    #: The trinket factories ``run`` was given, by name (an ``add_trinket`` step builds from them).
+    factories: Mapping[str, Any] = field(default_factory=dict)
+
+
+class TrinketNames(list[str]):
+    """The trinket names a step may name while a scenario is read: the header's, then each
+    ``add_trinket`` step's (:func:`parse_step` adds them as it reads those steps)."""
 
 
 # -- the steps --------------------------------------------------------------------------------------
@@ -417,15 +426,47 @@ class SendStep(Step):
                                                          exchange=exchange))
 
 
+@dataclass(frozen=True)
+class AddTrinketStep(Step):
+    """A trinket registered after the session was built (``session.add_trinket``)."""
+
+    trinket: str
+    kind: ClassVar[str] = "add_trinket"
+    fields: ClassVar[tuple[str, ...]] = ("trinket",)
+
+    @classmethod
+    def parse(cls, raw: Mapping[str, Any], where: str, trinkets: Sequence[str]) -> AddTrinketStep:
+        trinket = raw.get("trinket")
+        if not isinstance(trinket, str) or not trinket.isidentifier():
+            raise fail(where, "field 'trinket' must be a trinket class name")
+        if trinket in trinkets:
+            raise fail(where, f"field 'trinket': {trinket!r} is registered already")
+        return cls(trinket)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"step": self.kind, "trinket": self.trinket}
+
+    def apply(self, replay: Replay) -> None:
+        factory = replay.factories.get(self.trinket) or builtin_class(self.trinket)
+        if factory is None:
+            raise ValueError(f"trinket {self.trinket!r} is not built in; pass factories="
+                             f"{{{self.trinket!r}: <class or factory>}} to run()")
+        replay.session.add_trinket(factory)
+
+    def describe(self) -> str:
+        return f"add_trinket {self.trinket}"
+
+
 #: Every kind of step by its ``step`` field, in the order the file format documents them.
 STEP_TYPES: dict[str, type[Step]] = {
     cls.kind: cls for cls in (BasePromptStep, ProfileStep, FeedStep, TurnStep, CollapseStep,
-                              ClockStep, ComposeStep, AutoComposeStep, SendStep)}
+                              ClockStep, ComposeStep, AutoComposeStep, SendStep, AddTrinketStep)}
 
 
 def parse_step(raw: Any, where: str, trinkets: Sequence[str]) -> Step:
     """The step of one JSON object (a line of a file, or built in Python), validated; ScenarioError
-    naming ``where`` and the field otherwise. ``trinkets``: the scenario's trinket names."""
+    naming ``where`` and the field otherwise. ``trinkets``: the scenario's trinket names (a
+    :class:`TrinketNames` grows by the ``add_trinket`` steps read)."""
     if not isinstance(raw, dict):
         raise fail(where, f"a step must be a JSON object, got {type(raw).__name__}")
     kind = raw.get("step")
@@ -435,4 +476,7 @@ def parse_step(raw: Any, where: str, trinkets: Sequence[str]) -> Step:
             raise fail(where, "field 'step' is missing")
         raise fail(where, f"field 'step' must be one of {', '.join(STEP_TYPES)} (got {kind!r})")
     check_fields(raw, ("step", *step_type.fields), where, f"a {kind!r} step")
-    return step_type.parse(raw, where, trinkets)
+    step = step_type.parse(raw, where, trinkets)
+    if isinstance(step, AddTrinketStep) and isinstance(trinkets, TrinketNames):
+        trinkets.append(step.trinket)
+    return step

@@ -9,6 +9,7 @@ from typing import TextIO
 
 from wm_kernel.dialects.registry import log_formats
 from wm_kernel.interop.imported import ImportedSession, import_log
+from wm_kernel.utils.checks import cli_error
 
 
 def add_import_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]
@@ -46,7 +47,7 @@ def run_import(args: argparse.Namespace, out: TextIO | None = None, err: TextIO 
     try:
         session = import_log(*args.file, format=args.format, rules=args.split, gap=getattr(args, "gap", None))
     except ValueError as exc:
-        print(f"error: {exc}", file=err)
+        print(cli_error("import", str(exc)), file=err)
         return 1
     for issue in session.errors:
         print(f"skipped {issue}", file=err)
@@ -65,7 +66,7 @@ def run_import(args: argparse.Namespace, out: TextIO | None = None, err: TextIO 
             _write_trace(session, args.otlp_out)
             print(f"trace written to {args.otlp_out}", file=out)
     except (ValueError, ImportError) as exc:
-        print(f"error: {exc}", file=err)
+        print(cli_error("import", str(exc)), file=err)
         return 1
     return 2 if session.errors else 0
 

@@ -19,6 +19,7 @@ log's, exactly; for the exact request text use ``ImportedSession.replay``.
 from __future__ import annotations
 
 import json
+import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -130,6 +131,16 @@ def _messages(sections: Sequence[Section]) -> list[dict[str, str]]:
     return [{"role": m["role"], "content": "\n\n".join(m["content"])} for m in messages]
 
 
+# the log each replayed Session came from: the stability checker checks a log request against
+# request, since the agent that composed it is not here to recompose
+_origins: weakref.WeakKeyDictionary[Session, ImportedTurns] = weakref.WeakKeyDictionary()
+
+
+def imported_of(session: Session) -> ImportedTurns | None:
+    """The imported log ``session`` replays (made by :func:`replay_session`), or None."""
+    return _origins.get(session)
+
+
 def replay_session(imported: ImportedTurns, *, base_prompt: str = "", **options: Any) -> Session:
     """A Session whose turns 0..n-1 are the imported requests (see the module docstring).
     ``options`` go to ``Session`` (``token_budget``, ``store``...; ``token_counter`` defaults to
@@ -197,4 +208,5 @@ def replay_session(imported: ImportedTurns, *, base_prompt: str = "", **options:
             session.compose()
         else:
             session.advance_turn()
+    _origins[session] = imported
     return session

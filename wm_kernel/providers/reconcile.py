@@ -67,6 +67,8 @@ from wm_kernel.dialects.usage import Usage, parse_usage, read_usage
 from wm_kernel.instruments.history import History
 from wm_kernel.providers.pricing import price
 from wm_kernel.session import Session
+from wm_kernel.utils.htmltext import no_math
+from wm_kernel.utils.style import WORD_WRAP
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -626,4 +628,6 @@ class Reconciliation:
     def _repr_html_(self) -> str:
         lines = "".join(f"<div>{html.escape(line)}</div>" for line in self.lines())
         table = self.table().to_html(index=False, float_format="{:.6f}".format)
-        return f'<div class="wm-reconciliation">{lines}{table}</div>'
+        # a cell wraps between words, never inside one (a cause, a model id, a number)
+        table = table.replace("<td>", f'<td style="{WORD_WRAP}">')
+        return no_math(f'<div class="wm-reconciliation">{lines}{table}</div>')

@@ -64,7 +64,14 @@ class Reply:
     def _repr_html_(self) -> str:
         from html import escape
 
-        return f'<div class="wm-reply"><pre style="white-space:pre-wrap">{escape(self.text)}</pre></div>'
+        from wm_kernel.utils.htmltext import no_math
+
+        return no_math(f'<div class="wm-reply"><pre style="white-space:pre-wrap">{escape(self.text)}</pre></div>')
+
+
+#: Why nothing was sent, and the two ways on, in one line.
+NO_WAY_TO_SEND = ("nothing to send with: pass a client (anthropic.Anthropic(), openai.OpenAI()) or a recording "
+                  "to answer from (recording=Recording.load(FILE)); WM_KERNEL_OFFLINE=1 needs the recording")
 
 
 def provider_of(client: Any) -> str:
@@ -155,12 +162,12 @@ def send(session: Session, client: Any | None, *, model: str, user: str, max_tok
     composed = session.composed
     if not isinstance(composed, ComposedPrompt) or composed.turn != session.turn:
         if client is None and recording is None:
-            raise ValueError("no client to send with (offline): pass recording= to answer from a recording")
+            raise ValueError(NO_WAY_TO_SEND)
         composed = session.compose()
     position = None
     if client is None or offline():
         if recording is None:
-            raise ValueError("no client to send with (offline): pass recording= to answer from a recording")
+            raise ValueError(NO_WAY_TO_SEND)
         position = recording.position
         recorded = recording.answer(user=user, model=model, sections=section_digests(composed))
         exchange = Exchange(turn=session.turn, provider=recorded.provider, model=recorded.model, user=user,

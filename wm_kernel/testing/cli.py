@@ -13,6 +13,7 @@ from typing import Any, TextIO
 from wm_kernel.experiments.cli import positive_int_arg
 from wm_kernel.testing import mira
 from wm_kernel.testing.perturbations import CHECKS
+from wm_kernel.utils.checks import cli_error
 
 #: Every check name ``--skip`` / ``--only`` take (the MIRA preset's only with ``--preset mira``).
 ALL_CHECKS = {**CHECKS, **mira.CHECKS}
@@ -112,7 +113,7 @@ def check_command(args: argparse.Namespace, out: TextIO | None = None) -> int:
                                  + (" (and --tools the tools of one)" if args.tools else ""))
             log = import_log(args.file)
             for issue in log.errors:
-                print(f"wm_kernel check: skipped {issue}", file=sys.stderr)
+                print(f"skipped {issue}", file=sys.stderr)
             report = check_stability(log, model=args.model or log.cache_model(),
                                      turns_per_hour=args.turns_per_hour, scope=args.scope or "cached",
                                      max_turns=args.max_turns, preset=args.preset)
@@ -132,7 +133,7 @@ def check_command(args: argparse.Namespace, out: TextIO | None = None) -> int:
                                      scope=args.scope, timeout=args.timeout, max_turns=args.max_turns,
                                      preset=args.preset, tools=tools)
     except (ScenarioError, ValueError, TypeError, OSError) as exc:
-        print(f"wm_kernel check: error: {exc}", file=sys.stderr)
+        print(cli_error("check", str(exc)), file=sys.stderr)
         return 2
     print(report, file=out)
     return 0 if report.passed else 1

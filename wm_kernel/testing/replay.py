@@ -194,7 +194,7 @@ def run_scenario(scenario: Scenario, factories: Mapping[str, Any] | None = None,
     deadline = None if timeout is None else time.monotonic() + timeout
     chosen: dict[str, Any] = dict(factories or {})
     if wrap is not None:
-        for name in scenario.trinkets:
+        for name in scenario.all_trinkets:
             made = chosen.get(name)
             if made is None and name in BUILTIN_NAMES:
                 made = getattr(builtin, name)

@@ -10,6 +10,14 @@ import html
 from dataclasses import dataclass, field
 from typing import Any
 
+from wm_kernel.utils.htmltext import no_math
+from wm_kernel.utils.style import tint
+
+#: Row backgrounds by status: the theme's colours, translucent over the page, so the page's own
+#: text colour reads on them in the light and the dark theme alike.
+ROW_TINTS = {"pass": tint("--jp-success-color1", "#388e3c", 18), "fail": tint("--jp-error-color1", "#d32f2f", 18),
+             "other": tint("--jp-layout-color3", "#bdbdbd", 30)}
+
 #: How many characters of context an excerpt shows before and after the first difference.
 BEFORE, AFTER = 24, 36
 STATUSES = ("pass", "fail", "not applicable", "timed out", "error")
@@ -191,11 +199,11 @@ class StabilityReport:
     def _repr_html_(self) -> str:
         rows = []
         for r in self.results:
-            colour = {"pass": "#d8f0d8", "fail": "#f8d7d7"}.get(r.status, "#eeeeee")
+            colour = ROW_TINTS.get(r.status, ROW_TINTS["other"])
             rows.append(f'<tr style="background:{colour}"><td>{html.escape(r.name)}</td>'
                         f"<td>{html.escape(r.status)}</td><td>{html.escape(r.description)}</td>"
                         f"<td>{html.escape(r.detail)}</td></tr>")
         findings = "".join(f"<pre>{html.escape(chr(10).join(f.lines()))}</pre>" for f in self.findings)
-        return (f'<div class="wm-stability"><div>{html.escape(self.headline())}</div>'
+        return no_math(f'<div class="wm-stability"><div>{html.escape(self.headline())}</div>'
                 f"<table><thead><tr><th>check</th><th>status</th><th>perturbation</th><th>note</th>"
                 f"</tr></thead><tbody>{''.join(rows)}</tbody></table>{findings}</div>")

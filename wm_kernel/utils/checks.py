@@ -84,3 +84,9 @@ def check_number(value: object, what: str, *, minimum: float = 0.0, strict: bool
     if not math.isfinite(value) or value < minimum or (strict and value == minimum):
         raise ValueError(f"{what} must be {words}, got {value!r}")
     return float(value)
+
+
+def cli_error(command: str, message: str) -> str:
+    """The one line every ``python -m wm_kernel COMMAND`` prints for an error, as argparse prints
+    its own usage errors: ``python -m wm_kernel replay: error: <message>``."""
+    return f"python -m wm_kernel {command}: error: {message}"

@@ -50,3 +50,6 @@ PROMPT_PRE = ("white-space:pre-wrap;word-break:normal;overflow-wrap:anywhere;"
               f"{CODE_FONT};line-height:1.35;")
 #: A hunk of a diff: flush with its summary line, wrapped.
 DIFF_PRE = f"margin:0;white-space:pre-wrap;{CODE_FONT}"
+
+#: Table cells that wrap between words and never inside one (a cause, a model id, a number).
+WORD_WRAP = "overflow-wrap:normal;word-break:normal"

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["register", "set_loader", "composed_mimebundle", "text"]
+__all__ = ["register", "set_loader", "composed_mimebundle", "text", "VIEW_SETUP", "RICH_VIEWS", "OTHER_VIEWS"]
 
 MimeBundle = dict[str, Any]
 
@@ -50,3 +50,61 @@ def text(value: str) -> str:
     """``value`` as a str that shows as itself (a ``<pre>`` block in a notebook), once registered."""
     _load()
     return value if _text is None else _text(value)
+
+
+# -- the registry of rich views -----------------------------------------------------------------
+
+#: Every rich view of the kit: each class (``module:QualName``) that defines ``_repr_html_`` or
+#: ``_repr_mimebundle_``, and a notebook cell that shows one, as a user meets it. The cells run in
+#: order after a session is set up with fed trinkets and a turn (``{ROOT}`` stands for the
+#: repository's folder); tests/display/test_view_registry.py fails when a class of the kit has a
+#: rich view and no entry here, and tests/browser/test_contrast.py measures every entry in
+#: JupyterLab's light and dark themes. A new view gets its entry here, and is measured.
+#: The cells that set up the session the view cells show: a ManualClock (so the session keeps its
+#: own recording), fed trinkets (dollar amounts in user text among them), a turn.
+VIEW_SETUP: tuple[str, ...] = (
+    "%load_ext wm_kernel\n"
+    "%wm_session --clock 2026-11-30T09:00:00+00:00 --first-name Ada --timezone Europe/London --layout original",
+    "%trinket peanutgallery add concern 'Quote prices as $5 to $10.' --ttl 3\n"
+    "%trinket reminder add 'Call Bob' --due +2h\n"
+    "%trinket proactivememory surface 'Ada takes her tea at $4 a cup' --score 0.9\n"
+    "%turn 1",
+)
+
+RICH_VIEWS: dict[str, str] = {
+    "wm_kernel.core.prompt:ComposedPrompt": "import wm_kernel\np = %compose\np",
+    "wm_kernel.display.render:PromptView": "%compose --placement system",
+    "wm_kernel.display.render:PromptText": "%compose --raw",
+    "wm_kernel.instruments.diff:PromptDiff": ("%trinket peanutgallery add coaching 'Ask before you assume.'\n"
+                                             "%compose --diff"),
+    "wm_kernel.display.render:BlameView": "%compose --blame",
+    "wm_kernel.display.render:TurnReport": "%turn 2",
+    "wm_kernel.display.tables:Table": "%trinkets",
+    "wm_kernel.display.budget_bars:BudgetBars": ("from wm_kernel.display.budget_bars import budget_bars\n"
+                                                 "budget_bars(wm_kernel.current_session().composed)"),
+    "wm_kernel.display.cache_view:CacheView": "%cache",
+    "wm_kernel.cachesim.simulation:Simulation": "wm_kernel.current_session().cache_simulation()",
+    "wm_kernel.cachesim.advice:Advice": "wm_kernel.current_session().cache_advice()",
+    "wm_kernel.cachesim.report:CacheReport": ("from wm_kernel.cachesim.report import cache_report\n"
+                                              "cache_report(wm_kernel.current_session())"),
+    "wm_kernel.display.wire_view:WireView": "%request --per-hour 20",
+    "wm_kernel.jupyter.magics.check:CheckTable": ("%%wm_check\nsection_present peanutgallery_guidance\n"
+                                                  "placement_under notification 5\nhit_rate claude-sonnet-4-6 90%"),
+    "wm_kernel.testing.report:StabilityReport": "%wm_check stability --only recompose --only clock_jitter",
+    "wm_kernel.providers.send:Reply": ("%ask --recording {ROOT}/notebooks/recordings/10_sends.jsonl "
+                                       "--model claude-sonnet-4-6 Hi, my floor lamp arrived with a cracked shade."),
+    "wm_kernel.display.exchanges:ExchangesView": ("from wm_kernel.display.exchanges import exchanges_view\n"
+                                                  "exchanges_view(wm_kernel.current_session())"),
+    "wm_kernel.providers.reconcile:Reconciliation": ("from wm_kernel.providers.reconcile import reconcile\n"
+                                                     "reconcile(wm_kernel.current_session())"),
+}
+
+#: Views that are not a class of the kit's own, measured too: what ``%wm_import`` shows and the
+#: tables of the imported log (pandas frames in JupyterLab's table style), last, since the import
+#: makes the log the current session.
+OTHER_VIEWS: dict[str, str] = {
+    "imported log": "log = %wm_import {ROOT}/notebooks/logs/parcelly_support.jsonl\nlog.history",
+    "imported log summary": "log.summary()",
+    "imported log stability": "%wm_check stability",
+    "imported log reconciliation": "from wm_kernel.providers.reconcile import reconcile\nreconcile(log)",
+}

@@ -28,8 +28,9 @@ from wm_kernel.jupyter.dashboard.tabs import (
 )
 from wm_kernel.jupyter.html_widget import TextHTML
 
-#: What hovering the play control's buttons says.
-PLAY_TOOLTIP = "▶ replay the recorded turns, one a second · ■ stop: back to the live view"
+#: What hovering the Play and Stop buttons says.
+PLAY_TOOLTIP = "Replay the recorded turns, one a second (from the first when the latest is shown)"
+STOP_TOOLTIP = "Stop replaying: stay on the turn shown (move the slider to the end for the live view)"
 
 
 class Controls:
@@ -49,10 +50,15 @@ class Controls:
         # slider and play reach only the recorded turns: time travel, never a side effect
         self.slider = widgets.IntSlider(min=0, max=turn, value=turn, description="turn",
                                         continuous_update=False)
-        # no description: the frontend shows a tooltip only on a widget without one, and the
-        # play and stop buttons take it from the control they sit in
+        # the frontend's timer that steps the slider; hidden (its own buttons have no labels, and
+        # its stop jumps to the first turn): the labelled Play and Stop buttons start and pause it,
+        # and a paused play stays on the turn it reached
         self.play = widgets.Play(min=0, max=turn, value=turn, interval=1000, show_repeat=False,
-                                 tooltip=PLAY_TOOLTIP)
+                                 layout=widgets.Layout(display="none"))
+        self.play_button = widgets.Button(description="Play", icon="play", tooltip=PLAY_TOOLTIP,
+                                          layout=widgets.Layout(width="6em"))
+        self.stop_button = widgets.Button(description="Stop", icon="stop", tooltip=STOP_TOOLTIP,
+                                          layout=widgets.Layout(width="6em"))
         self.advance_count = widgets.BoundedIntText(
             value=1, min=1, max=10_000, description="turns",
             layout=widgets.Layout(width="9em"), style={"description_width": "initial"})
@@ -76,7 +82,7 @@ class Controls:
         # starts by copying the slider's value to play, and a tick of play moves the slider
         # (which tells the kernel), so a turn sends the slider alone (and play's range)
         self.play_link = widgets.jslink((self.slider, "value"), (self.play, "value"))
-        self.rows = [widgets.HBox([self.play, self.slider]),
+        self.rows = [widgets.HBox([self.play, self.play_button, self.stop_button, self.slider]),
                      widgets.HBox([self.advance_count, self.advance_button, self.summary,
                                    self.collapse_button])]
         for box in self.rows:
@@ -208,7 +214,8 @@ class Controls:
     def close(self) -> None:
         """Close every widget made here."""
         for widget in (self.play_link, self.banner, self.notice, self.errors, self.slider,
-                       self.play, self.advance_count, self.advance_button, self.summary,
+                       self.play, self.play_button, self.stop_button, self.advance_count, self.advance_button,
+                       self.summary,
                        self.collapse_button, self.overview, self.budget, self.cache, self.request,
                        self.replies, self.events,
                        self.tabs, *self.rows):
@@ -222,4 +229,4 @@ def _set(widget: widgets.HTML, value: str) -> None:
         widget.value = value
 
 
-__all__ = ["Controls", "PLAY_TOOLTIP"]
+__all__ = ["Controls", "PLAY_TOOLTIP", "STOP_TOOLTIP"]

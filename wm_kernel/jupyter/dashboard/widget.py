@@ -161,8 +161,6 @@ class Dashboard(widgets.VBox):
         # also settle the controls
         self._flush_loop: asyncio.AbstractEventLoop | None = None
         self._settle_pending = False
-        # play's stop arrives as "not playing", then the slider at play's start: a return to live
-        self._stopping = False
         self.driver = TurnDriver(latest=session.turn)
         self.record = TurnRecord(session)
         self.sections = Sections(self.model, self.record, self._on_trinket_change, self._on_toggle)
@@ -207,10 +205,12 @@ class Dashboard(widgets.VBox):
         self.request, self.replies = controls.request, controls.replies
         self.toggle_box, self.views = self.sections.toggle_box, self.sections.views
         self._watch(self.slider, self._on_slider, ["value"])
-        self._watch(self.play, self._on_play, ["playing"])
         self._watch(self.tabs, self._on_tab, ["selected_index"])
+        self.play_button, self.stop_button = controls.play_button, controls.stop_button
         for button, handler in ((self.collapse_button, self._on_collapse_click),
-                                (self.advance_button, self._on_advance_click)):
+                                (self.advance_button, self._on_advance_click),
+                                (self.play_button, self._on_play_click),
+                                (self.stop_button, self._on_stop_click)):
             button.on_click(handler)
             self._unwatch.append(functools.partial(button.on_click, handler, remove=True))
         self.children = controls.children
@@ -361,19 +361,19 @@ class Dashboard(widgets.VBox):
 
     # -- user actions
     @_serialized
-    def _on_play(self, change: dict[str, Any]) -> None:
-        # the browser's stop sends "not playing", then the slider at play's start (the link
-        # moves it), then play's value; a pause sends "not playing" alone; a slider move sends
-        # play's value (the link) before the slider's
-        self._stopping = not change["new"]
+    def _on_play_click(self, button: Any) -> None:
+        """Play: the browser's timer steps the slider a turn a second (from turn 0 when the
+        latest turn is shown, else from the turn shown) up to the latest."""
+        self.play.playing = True
+
+    def _on_stop_click(self, button: Any) -> None:
+        """Stop: the timer pauses, and the dashboard stays on the turn it reached."""
+        self.play.playing = False
 
     @_serialized
     def _on_slider(self, change: dict[str, Any]) -> None:
         """The slider or the play control moved (in the browser, or from code)."""
         target = change["new"]
-        if self._stopping and target == self.play.min and self.play.value != target:
-            target = self.session.turn   # play's stop: back to the live view, not to turn 0
-        self._stopping = False
         if self.driver.echo or not self.driver.seek(target):
             return  # our own echo, or a seek in progress picks the new target up when done
         try:

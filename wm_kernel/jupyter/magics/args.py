@@ -12,7 +12,7 @@ from IPython.core.magic_arguments import MagicArgumentParser, parse_argstring
 from trinkets.base import EventAwareTrinket
 from wm_kernel.stores.valkey import redact_urls
 
-__all__ = ["strip_comment", "unquote", "parse_args", "positive_int", "non_negative_int", "required",
+__all__ = ["strip_comment", "unquote", "parse_args", "help_requested", "positive_int", "non_negative_int", "required",
            "open_valkey_store", "current_session", "short_names", "resolve_trinket",
            "known_sections", "unknown_section_message"]
 
@@ -71,6 +71,17 @@ def parse_args(parser_owner: Any, line: str) -> Any:
     for key, value in vars(args).items():
         setattr(args, key, unquote(value))
     return args
+
+
+def help_requested(line: str) -> bool:
+    """True when ``line`` asks for the usage (``--help`` or ``-h`` as a word, outside quotes)."""
+    import shlex
+
+    try:
+        words = shlex.split(strip_comment(line))
+    except ValueError:
+        return False
+    return "--help" in words or "-h" in words
 
 
 def int_at_least(text: str, what: str, minimum: int) -> int:

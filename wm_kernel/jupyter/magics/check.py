@@ -29,6 +29,8 @@ from IPython.core.magic_arguments import argument, magic_arguments, parse_argstr
 from wm_kernel.jupyter.magics.args import strip_comment
 from wm_kernel.testing import assertions
 from wm_kernel.testing.perturbations import CHECKS
+from wm_kernel.testing.report import ROW_TINTS
+from wm_kernel.utils.htmltext import no_math
 
 CHECK_MAGIC_NAMES: dict[str, tuple[str, ...]] = {"line": ("wm_check",), "cell": ("wm_check",)}
 
@@ -152,10 +154,10 @@ class CheckTable:
 
     def _repr_html_(self) -> str:
         body = "".join(
-            f'<tr style="background:{"#d8f0d8" if r.passed else "#f8d7d7"}"><td>{"pass" if r.passed else "FAIL"}'
+            f'<tr style="background:{ROW_TINTS["pass" if r.passed else "fail"]}"><td>{"pass" if r.passed else "FAIL"}'
             f"</td><td><code>{html.escape(r.check)}</code></td><td>{html.escape(r.message)}</td></tr>"
             for r in self.rows)
-        return (f'<table class="wm-check"><thead><tr><th>result</th><th>check</th><th>message</th></tr>'
+        return no_math(f'<table class="wm-check"><thead><tr><th>result</th><th>check</th><th>message</th></tr>'
                 f"</thead><tbody>{body}</tbody></table>")
 
 
@@ -169,7 +171,8 @@ class CheckMagics(Magics):
     @argument("command", nargs="?", help="'stability' (line form only).")
     @argument("--session", metavar="NAME", help="A Session in the notebook (default: the current one).")
     @argument("--scenario", metavar="NAME",
-              help="stability: a Scenario or a ScenarioRecorder (Scenario.record(session)) in the notebook.")
+              help="stability: a Scenario or a ScenarioRecorder (Scenario.record(session)) in the notebook "
+                   "(default: the current session's own recording, or the log it was imported from).")
     @argument("--trinket", action="append", default=[], metavar="NAME=VARIABLE",
               help="stability: the class of a trinket that is not built in (default: the notebook's "
                    "class of the trinket's name).")
@@ -181,8 +184,8 @@ class CheckMagics(Magics):
     @argument("--timeout", type=float, default=60.0, metavar="SECONDS", help="stability: per replay.")
     @argument("--max-turns", type=int, default=None, metavar="N", help="stability: last turn checked.")
     def wm_check(self, line: str = "", cell: str | None = None) -> Any:
-        """Prompt assertions on the current session as a table (cell), or the stability checker
-        (``%wm_check stability --scenario NAME``)."""
+        """Prompt assertions on the current session as a table (cell), or the stability checker on
+        the current session (``%wm_check stability``; ``--scenario NAME`` for a Scenario)."""
         try:
             args = parse_argstring(self.wm_check, strip_comment(line))
         except ValueError as exc:
@@ -204,21 +207,30 @@ class CheckMagics(Magics):
                     rows.append(CheckRow(text, True, ""))
             return CheckTable(rows)
         if args.command != "stability":
-            raise UsageError("%wm_check stability --scenario NAME runs the stability checker; "
-                             "%%wm_check (a cell) runs assertions")
-        if args.scenario is None:
-            raise UsageError("%wm_check stability needs --scenario NAME: a Scenario, or a ScenarioRecorder "
-                             "started with Scenario.record(session) before the first turn")
+            raise UsageError("%wm_check stability runs the stability checker on the current session "
+                             "(or --scenario NAME); %%wm_check (a cell) runs assertions")
         shell = self.shell
         assert shell is not None
-        if args.scenario not in shell.user_ns:
-            raise UsageError(f"no variable {args.scenario!r} in the notebook")
         for name in [*args.skip, *(args.only or [])]:
             if name not in CHECKS:
                 raise UsageError(f"unknown check {name!r} (checks: {', '.join(CHECKS)})")
         from wm_kernel.testing.stability import check_stability
 
-        subject = shell.user_ns[args.scenario]
+        if args.scenario is not None:
+            if args.scenario not in shell.user_ns:
+                raise UsageError(f"no variable {args.scenario!r} in the notebook")
+            subject = shell.user_ns[args.scenario]
+        else:
+            subject = self._replayable(self._session(args.session), args)
+        from wm_kernel.interop.imported import ImportedSession
+
+        if isinstance(subject, ImportedSession) and args.scenario is None:
+            # an imported log: checked request against request (only the pricing options apply)
+            try:
+                return check_stability(subject, model=args.model, turns_per_hour=args.turns_per_hour,
+                                       scope=args.scope, max_turns=args.max_turns)
+            except (TypeError, ValueError) as exc:
+                raise UsageError(str(exc)) from None
         try:
             return check_stability(subject, factories=self._factories(subject, args.trinket),
                                    skip=args.skip, only=args.only,
@@ -226,6 +238,27 @@ class CheckMagics(Magics):
                                    timeout=args.timeout, max_turns=args.max_turns)
         except (TypeError, ValueError) as exc:
             raise UsageError(str(exc)) from None
+
+    @staticmethod
+    def _replayable(session: Any, args: argparse.Namespace) -> Any:
+        """What the stability checker replays of ``session``: the log it was imported from, else
+        the recording it has kept since it was built; UsageError saying why not and what to do."""
+        from wm_kernel.experiments.recorder import session_recording
+        from wm_kernel.interop.live import imported_of
+
+        imported = imported_of(session)
+        if imported is not None:
+            if args.skip or args.only is not None or args.trinket:
+                raise UsageError("an imported log is checked request against request (check "
+                                 "'logged_prefix'): --skip, --only and --trinket choose perturbations "
+                                 "of a scenario; leave them out")
+            return imported
+        try:
+            return session_recording(session)
+        except ValueError as exc:
+            raise UsageError(f"%wm_check stability: {exc}. Start a session that records from its first "
+                             f"turn (%wm_session --clock 2026-11-30T09:00:00+00:00, a ManualClock), or "
+                             f"pass --scenario NAME (a Scenario in the notebook)") from None
 
     def _factories(self, subject: Any, specs: list[str]) -> dict[str, Any]:
         """Trinket classes for the scenario's names that are not built in: ``--trinket NAME=VAR``,
@@ -243,7 +276,7 @@ class CheckMagics(Magics):
                 raise UsageError(f"--trinket {spec!r}: expected NAME=VARIABLE, a trinket class in the notebook")
             factories[name] = shell.user_ns[variable]
         if isinstance(subject, Scenario):
-            for name in subject.trinkets:
+            for name in subject.all_trinkets:
                 found = shell.user_ns.get(name)
                 if name not in factories and name not in BUILTIN_NAMES and isinstance(found, type) \
                         and issubclass(found, EventAwareTrinket):

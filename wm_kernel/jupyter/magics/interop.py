@@ -4,6 +4,12 @@
 (history, diff, blame, cache simulation, usage, ``to_session()`` for the dashboard). Records that
 cannot be read are listed below the cell (file, line, why) and the rest imports; a file that cannot
 be imported at all is a UsageError naming it.
+
+The imported log also becomes the current session (its turns replayed into a live Session, see
+:mod:`wm_kernel.interop.live`), and the magic says so, so ``%cache``, ``%request``, ``%compose``,
+``%wm_check`` and ``%wm_dashboard`` work on it; ``--keep-current`` leaves the current session as
+it was. A log that cannot be replayed (no send time on every request) stays only the value, and
+the line says why.
 """
 from __future__ import annotations
 
@@ -26,6 +32,8 @@ class InteropMagics(Magics):
     @argument("--format", choices=log_formats(), help="the files' format (default: detected)")
     @argument("--split", action="append", default=[], metavar="REGEX",
               help="also start a section at every match of REGEX; repeatable")
+    @argument("--keep-current", action="store_true",
+              help="leave the current session as it is (default: the imported log becomes it)")
     @line_magic
     @no_var_expand
     def wm_import(self, line: str) -> ImportedSession:
@@ -38,7 +46,34 @@ class InteropMagics(Magics):
             raise UsageError(str(exc)) from None
         for issue in session.errors:
             print(f"skipped {issue}")
+        if not args.keep_current:
+            print(make_current(session))
         return session
+
+
+def make_current(imported: ImportedSession) -> str:
+    """Replay ``imported`` into a live Session and make it the current one; the line that says
+    what happened (or why the current session is unchanged)."""
+    from wm_kernel.session import set_current_session
+    from wm_kernel.tokens import family_of
+
+    name = imported.name or "the imported log"
+    models = [r.model for r in imported.requests if r.model]
+    model: str | None = models[0] if models else None
+    if model is not None:
+        try:
+            family_of(model)
+        except ValueError:
+            model = None  # a model no token counter knows: offline counts, as any Session's default
+    try:
+        live = imported.to_session(model=model)
+    except (TypeError, ValueError) as exc:
+        return f"the current session is unchanged: {name} cannot be replayed into a live session ({exc})"
+    set_current_session(live)
+    turns = len(imported.turns)
+    return (f"current session: {name}, {turns} turn{'s' if turns != 1 else ''} replayed"
+            f"{f', {model}' if model else ''} (%cache, %request, %wm_check and %wm_dashboard show it; "
+            f"--keep-current keeps the previous session)")
 
 
 def _unquoted(word: str) -> str:

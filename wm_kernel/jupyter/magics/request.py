@@ -10,7 +10,9 @@ given ``--per-hour``, what a day costs at that pace.
 """
 from __future__ import annotations
 
+import argparse
 import math
+import textwrap
 from typing import Any
 
 from IPython.core.error import UsageError
@@ -19,22 +21,43 @@ from IPython.core.magic_arguments import MagicArgumentParser
 from wm_kernel.display.wire_view import WireView, request_view
 from wm_kernel.utils.safe_files import UnreadableFileError, load_json
 
+USAGE_EXAMPLES = """examples:
+  %request                          the last recorded turn, against claude-sonnet-4-6
+  %request 3 --model gpt-5.4        turn 3, against gpt-5.4's window and reply reserve
+  %request --wire mira              the request on MIRA's wire
+  %request --per-hour 20            and what a day costs at 20 turns an hour
+  %request --tools tools.json --user "Where is my order?"
+"""
+
 
 def _parser() -> MagicArgumentParser:
-    parser = MagicArgumentParser(prog="%request", description=__doc__.splitlines()[0])
+    parser = MagicArgumentParser(
+        prog="%request", formatter_class=argparse.RawDescriptionHelpFormatter, epilog=USAGE_EXAMPLES,
+        description=textwrap.fill("The whole request of a turn against the model's context window: tool "
+                                  "schemas, the system prompt, the conversation, the injected items and "
+                                  "the HUD, the framing, the reply's reserve, and the growth forecast.", 79))
     parser.add_argument("turn", nargs="?", type=int, help="The recorded turn (default: the last).")
-    parser.add_argument("--model", "-m", default=None, help="A cache simulator model id (default: the "
-                        "session's model, else claude-sonnet-4-6); its counter counts the tokens.")
-    parser.add_argument("--wire", "-w", default=None, help="The wire dialect (default: the session's, "
-                        "else the model's provider's).")
-    parser.add_argument("--tools", metavar="FILE", help="A JSON file with a list of tool schemas.")
-    parser.add_argument("--per-hour", type=float, metavar="N", help="Turns an hour, for the day's cost.")
+    parser.add_argument("--model", "-m", default=None, metavar="MODEL",
+                        help="A cache simulator model id: its provider, window, reply reserve and token "
+                             "counter (default: the session's model, else claude-sonnet-4-6).")
+    parser.add_argument("--wire", "-w", default=None, metavar="DIALECT",
+                        help="The wire dialect: anthropic, openai, mira... (default: the session's, "
+                             "else the model's provider's).")
+    parser.add_argument("--tools", metavar="FILE", help="A JSON file with a list of tool schemas "
+                        '({"name", "description", "input_schema"} each).')
+    parser.add_argument("--per-hour", type=float, metavar="N", help="Turns an hour: adds what a day "
+                        "costs at that pace.")
     parser.add_argument("--user", metavar="TEXT", help="The user's message of this turn (default: "
                         "the conversation the session sent, if any).")
     return parser
 
 
 PARSER = _parser()
+
+
+def request_usage() -> str:
+    """What ``%request?`` and ``%request --help`` show: the usage, every option, examples."""
+    return PARSER.format_help()
 
 
 def _tools(path: str | None) -> list[Any]:

@@ -31,6 +31,7 @@ from wm_kernel.core.prompt_dict import PLACEMENTS
 from wm_kernel.display import render
 from wm_kernel.jupyter.magics.args import (
     current_session,
+    help_requested,
     known_sections,
     non_negative_int,
     open_valkey_store,
@@ -257,8 +258,11 @@ class WorkingMemoryMagics(Magics):
     @no_var_expand
     def request(self, line: str = "") -> Any:
         """The whole request of a turn against the model's window (``%request --help``)."""
-        from wm_kernel.jupyter.magics.request import PARSER, request_magic
+        from wm_kernel.jupyter.magics.request import PARSER, request_magic, request_usage
 
+        if help_requested(line):
+            print(request_usage())
+            return None
         return request_magic(current_session(), parse_args(PARSER, line))
 
     @line_magic
@@ -594,6 +598,12 @@ def load_extension(shell: Any) -> None:
     from wm_kernel.jupyter.magics.ask import load_ask_magics  # %ask (wm_kernel.providers)
 
     load_ask_magics(shell)
+    from wm_kernel.jupyter.magics.request import request_usage
+
+    # ``%request?`` shows the whole usage (its options are declared in magics/request.py)
+    WorkingMemoryMagics.request.__doc__ = request_usage()
+    import wm_kernel.experiments.recorder  # noqa: F401  (sessions from now on keep their own recording)
+
     current_session()
 
 
