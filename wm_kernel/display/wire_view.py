@@ -9,6 +9,7 @@ DataFrame (:meth:`WireView.frame`).
 from __future__ import annotations
 
 import html
+from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from wm_kernel.cachesim.models import ModelProfile
@@ -17,6 +18,7 @@ from wm_kernel.utils import style
 
 if TYPE_CHECKING:
     from wm_kernel.instruments.forecast import Forecast
+    from wm_kernel.session import Session
 
 #: The order a provider reads a request in, and each kind's colour in the bar.
 GROUPS = (("tool", "tools", "#8e6cc7"), ("system", "system prompt", "#3f7fbf"),
@@ -132,9 +134,10 @@ class WireView:
                 f'</tbody></table>{forecast}</div>')
 
 
-def request_view(session: Any, turn: int | None = None, *, model: str = "claude-sonnet-4-6",
-                 history: Any = None, tools: Any = (), turns_per_hour: float | None = None,
-                 section_limits: Any = None, wire: str | None = None) -> WireView:
+def request_view(session: Session, turn: int | None = None, *, model: str = "claude-sonnet-4-6",
+                 history: Iterable[Mapping[str, Any]] | None = None,
+                 tools: Iterable[Mapping[str, Any] | Callable[..., Any]] = (), turns_per_hour: float | None = None,
+                 section_limits: Mapping[str, int] | None = None, wire: str | None = None) -> WireView:
     """The request ``session`` sends at ``turn`` (the last recorded one when None) to ``model``
     (a cache simulator model id: it names the provider, window and reserve) on ``wire`` (a wire
     dialect; default: the session's ``wire`` when it sends to that provider, else the provider's
