@@ -141,7 +141,7 @@ class Arg:
     def choices_for(self, owner: type) -> Sequence[str] | None:
         return self.choices(owner) if callable(self.choices) else self.choices
 
-    def candidates(self, trinket: Any, typed: Sequence[str]) -> list[str]:
+    def candidates(self, trinket: object, typed: Sequence[str]) -> list[str]:
         """What tab completion offers for this argument."""
         if self.complete is not None:
             return [str(c) for c in self.complete(trinket, typed)]
@@ -204,12 +204,12 @@ class Command:
                     raise CommandError(f"argument {argument.dest}: must not be empty")
         return {**values, **self.fixed}
 
-    def run(self, trinket: Any, words: Sequence[str]) -> Any:
+    def run(self, trinket: object, words: Sequence[str]) -> Any:
         """Parse ``words``, then call the trinket's method; returns what it returns."""
         kwargs = self.parse(type(trinket), words)
         return getattr(trinket, self.method)(**kwargs)
 
-    def completions(self, trinket: Any, words: Sequence[str]) -> list[str]:
+    def completions(self, trinket: object, words: Sequence[str]) -> list[str]:
         """Tab-completion candidates for the last of ``words`` (the words after the command's
         name; the last one is being typed, possibly empty)."""
         *done, current = words or [""]

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import ClassVar, Protocol
 
 from wm_kernel.core.composer import SystemPromptComposer
 from wm_kernel.tokens.counting import Counts
@@ -42,7 +42,7 @@ OVER_MARKER = "\n[over its cap: {size} of {limit} {unit}]"
 class RanksItems(Protocol):
     """What a cap needs of a trinket: its section's name and its ranked items."""
 
-    variable_name: str
+    variable_name: ClassVar[str]
 
     def ranked_items(self) -> list[str]: ...
 
@@ -110,7 +110,7 @@ def _cut(text: str, cap: Cap, size: Callable[[str], int]) -> str | None:
     return None
 
 
-def _keep_items(trinket: Any, cap: Cap, size: Callable[[str], int]) -> tuple[str, int, int] | None:
+def _keep_items(trinket: RanksItems, cap: Cap, size: Callable[[str], int]) -> tuple[str, int, int] | None:
     """(text, kept, of) with the most of ``trinket``'s best items that fit, or None."""
     try:
         items = len(trinket.ranked_items())
@@ -131,7 +131,7 @@ def _keep_items(trinket: Any, cap: Cap, size: Callable[[str], int]) -> tuple[str
     return found
 
 
-def apply_caps(composer: SystemPromptComposer, trinkets: Iterable[Any], caps: Mapping[str, Cap],
+def apply_caps(composer: SystemPromptComposer, trinkets: Iterable[RanksItems], caps: Mapping[str, Cap],
                counter: Counts | None) -> list[CapResult]:
     """Apply ``caps`` (section name -> Cap) to ``composer``'s held sections (see the module
     docstring); the base prompt is never capped."""

@@ -8,7 +8,7 @@ methods, never as extra keys.
 from __future__ import annotations
 
 import bisect
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Container, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, TypedDict, cast
 
@@ -321,10 +321,11 @@ class ComposedPrompt(dict[str, Any]):
 
     # -- the views are the display layer's (registered in wm_kernel.utils.views); the request
     # bodies live in their own module, loaded on first use
-    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
+    def _repr_mimebundle_(self, include: Container[str] | None = None,
+                          exclude: Container[str] | None = None) -> views.MimeBundle:
         return views.composed_mimebundle(self, include=include, exclude=exclude)
 
-    def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
+    def _repr_pretty_(self, printer: views.PrettyPrinter, cycle: bool) -> None:
         # IPython's text/plain formatter has a printer for dict, which outranks the mime bundle's
         # text/plain; this makes the text view win there too
         printer.text(views.composed_mimebundle(self, include={"text/plain"})["text/plain"])

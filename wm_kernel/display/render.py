@@ -26,7 +26,7 @@ True
 from __future__ import annotations
 
 import html
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Container, Iterable, Iterator, Sequence
 from typing import Any
 
 from traitlets import Enum, HasTraits, Int
@@ -34,6 +34,7 @@ from traitlets import Enum, HasTraits, Int
 from wm_kernel.core.prompt import COMPOSER, ComposedPrompt, OmittedSection, SectionRecord
 from wm_kernel.utils import style, views
 from wm_kernel.utils.htmltext import no_math
+from wm_kernel.utils.views import MimeBundle, PrettyPrinter
 
 #: Views a composed prompt can be shown in: both text and HTML ("html", the notebook picks HTML),
 #: text only ("text"), or the exact text the model receives ("raw").
@@ -326,7 +327,7 @@ def join_raw(parts: Sequence[tuple[str, str]]) -> str:
     return "\n\n".join(f"### {label}\n{text}" for label, text in parts)
 
 
-def _filter_bundle(bundle: dict[str, Any], include: Any, exclude: Any) -> dict[str, Any]:
+def _filter_bundle(bundle: MimeBundle, include: Container[str] | None, exclude: Container[str] | None) -> MimeBundle:
     if include:
         bundle = {k: v for k, v in bundle.items() if k in include}
     if exclude:
@@ -334,10 +335,11 @@ def _filter_bundle(bundle: dict[str, Any], include: Any, exclude: Any) -> dict[s
     return bundle
 
 
-def composed_mimebundle(composed: ComposedPrompt, include: Any = None, exclude: Any = None, *,
+def composed_mimebundle(composed: ComposedPrompt, include: Container[str] | None = None,
+                        exclude: Container[str] | None = None, *,
                         view: str | None = None, names: Iterable[str] | None = None,
                         placement: str | None = None,
-                        placement_of: Callable[[str], str | None] | None = None) -> dict[str, Any]:
+                        placement_of: Callable[[str], str | None] | None = None) -> MimeBundle:
     """The mime bundle IPython shows for a ComposedPrompt: text/plain and, in the 'html' view,
     text/html. ``view`` defaults to ``options.view``."""
     view = view or options.view
@@ -348,7 +350,7 @@ def composed_mimebundle(composed: ComposedPrompt, include: Any = None, exclude: 
         else:
             parts = raw_parts(composed, placement)
         return _filter_bundle(PromptText(join_raw(parts))._repr_mimebundle_(), include, exclude)
-    bundle: dict[str, Any] = {"text/plain": render_text(composed, names=names, placement=placement,
+    bundle: MimeBundle = {"text/plain": render_text(composed, names=names, placement=placement,
                                                         placement_of=placement_of)}
     if view == "html":
         bundle["text/html"] = no_math(render_html(composed, names=names, placement=placement,
@@ -380,7 +382,8 @@ class PromptView:
         """The exact text of the shown sections (several: each under a ``### name`` line)."""
         return join_raw([(r.name, r.content) for r in self.sections]) if self.sections else ""
 
-    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
+    def _repr_mimebundle_(self, include: Container[str] | None = None,
+                          exclude: Container[str] | None = None) -> MimeBundle:
         return composed_mimebundle(self.composed, include, exclude, view=self.view, names=self.names,
                                    placement=self.placement, placement_of=self.placement_of)
 
@@ -399,7 +402,8 @@ class PromptText(str):
         note = truncation_note(len(shown), len(self)) if cut else ""
         return shown, note
 
-    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
+    def _repr_mimebundle_(self, include: Container[str] | None = None,
+                          exclude: Container[str] | None = None) -> MimeBundle:
         shown, note = self._shown()
         plain = shown + (f"\n{note}" if note else "")
         body = html.escape(shown) + (f"\n<i>{html.escape(note)}</i>" if note else "")
@@ -409,7 +413,7 @@ class PromptText(str):
                   "text/html": no_math(f'<pre style="{style.PROMPT_PRE}margin:0">{body}</pre>')}
         return _filter_bundle(bundle, include, exclude)
 
-    def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
+    def _repr_pretty_(self, printer: PrettyPrinter, cycle: bool) -> None:
         shown, note = self._shown()
         printer.text(shown + (f"\n{note}" if note else ""))
 
@@ -436,7 +440,7 @@ class TurnReport:
     def __repr__(self) -> str:
         return "\n".join([self._headline(), *(f"  {line}" for line in self._lines())])
 
-    def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
+    def _repr_pretty_(self, printer: PrettyPrinter, cycle: bool) -> None:
         printer.text(repr(self))
 
     def _repr_html_(self) -> str:
@@ -507,7 +511,8 @@ class BlameView:
     def __init__(self, composed: ComposedPrompt) -> None:
         self.composed = composed
 
-    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
+    def _repr_mimebundle_(self, include: Container[str] | None = None,
+                          exclude: Container[str] | None = None) -> MimeBundle:
         return _filter_bundle({"text/plain": render_blame_text(self.composed),
                                "text/html": no_math(render_blame_html(self.composed))}, include, exclude)
 

@@ -9,6 +9,7 @@ DataFrame (:meth:`WireView.frame`).
 from __future__ import annotations
 
 import html
+from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from wm_kernel.cachesim.models import ModelProfile
@@ -18,6 +19,7 @@ from wm_kernel.utils.htmltext import no_math
 
 if TYPE_CHECKING:
     from wm_kernel.instruments.forecast import Forecast
+    from wm_kernel.session import Session
 
 #: The order a provider reads a request in, and each kind's colour in the bar.
 GROUPS = (("tool", "tools", "#8e6cc7"), ("system", "system prompt", "#3f7fbf"),
@@ -138,9 +140,10 @@ class WireView:
                 f'</tbody></table>{forecast}</div>')
 
 
-def request_view(session: Any, turn: int | None = None, *, model: str | None = None,
-                 history: Any = None, tools: Any = (), turns_per_hour: float | None = None,
-                 section_limits: Any = None, wire: str | None = None) -> WireView:
+def request_view(session: Session, turn: int | None = None, *, model: str | None = None,
+                 history: Iterable[Mapping[str, Any]] | None = None,
+                 tools: Iterable[Mapping[str, Any] | Callable[..., Any]] = (), turns_per_hour: float | None = None,
+                 section_limits: Mapping[str, int] | None = None, wire: str | None = None) -> WireView:
     """The request ``session`` sends at ``turn`` (the last recorded one when None) to ``model``
     (a cache simulator model id: it names the provider, window and counter; default the
     session's model, else claude-sonnet-4-6) on ``wire`` (a wire dialect; default: the session's
@@ -180,7 +183,7 @@ def request_view(session: Any, turn: int | None = None, *, model: str | None = N
 
     def conversation(at: int) -> list[dict[str, str]]:
         if given is not None:
-            return list(given)
+            return [dict(m) for m in given]
         if replayed is not None and at in replayed.messages:
             return list(replayed.messages[at])
         messages: list[dict[str, str]] = list(recorder.conversation(before=at))
@@ -193,8 +196,9 @@ def request_view(session: Any, turn: int | None = None, *, model: str | None = N
         if replayed is not None and at in replayed.max_tokens:
             return replayed.max_tokens[at], "max_tokens the logged request sent"
         sent = [e for e in recorder.exchanges() if e.turn <= at and e.max_tokens is not None]
-        if sent:
-            return sent[-1].max_tokens, f"max_tokens sent at turn {sent[-1].turn}"
+        last = sent[-1] if sent else None
+        if last is not None and last.max_tokens is not None:
+            return last.max_tokens, f"max_tokens sent at turn {last.turn}"
         return profile.max_output or 0, "the profile's max_output: nothing sent"
 
     def request_at(at: int, reserved: int) -> Any:

@@ -70,8 +70,9 @@ from wm_kernel.experiments.steps import (
 )
 
 if TYPE_CHECKING:
+    from trinkets.base import EventAwareTrinket
     from wm_kernel.experiments.variants import Variant
-    from wm_kernel.session import Instrument, Session
+    from wm_kernel.session import Instrument, Session, TrinketFactory
 
 # the file format lives in scenario_file
 __all__ = ["Scenario", "register_recorder"]
@@ -352,7 +353,7 @@ class Scenario:
         return _recorder(session)
 
     def run(self, variant: Variant | Layout | Mapping[str, Any] | None = None, *,
-            factories: Mapping[str, Any] | None = None,
+            factories: Mapping[str, type[EventAwareTrinket] | TrinketFactory] | None = None,
             instruments: Iterable[Instrument] | None = None) -> Session:
         """Replay the steps into a fresh Session (ManualClock at ``clock``) and return it.
 
@@ -403,7 +404,8 @@ class Scenario:
                 raise fail(where, f"{step.describe()} failed: {type(exc).__name__}: {exc}") from exc
         return session
 
-    def _factory(self, name: str, factories: Mapping[str, Any] | None) -> Any:
+    def _factory(self, name: str, factories: Mapping[str, type[EventAwareTrinket] | TrinketFactory] | None,
+                 ) -> type[EventAwareTrinket] | TrinketFactory:
         if factories and name in factories:
             return factories[name]
         builtin = builtin_class(name)

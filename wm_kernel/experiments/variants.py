@@ -80,13 +80,13 @@ class Variant:
         if self.base_prompt is not None and not (isinstance(self.base_prompt, str)
                                                  or callable(self.base_prompt)):
             raise TypeError("Variant base_prompt must be a str or a function f(text) -> text")
-        disabled: Any = self.disabled
+        disabled: object = self.disabled
         if isinstance(disabled, str):
             disabled = (disabled,)
         if not isinstance(disabled, Iterable) or not all(isinstance(n, str) for n in disabled):
             raise TypeError("Variant disabled must be trinket names (strings)")
         object.__setattr__(self, "disabled", tuple(disabled))
-        styles: Any = self.styles
+        styles: object = self.styles
         if isinstance(styles, str):
             if not styles.strip():
                 raise ValueError("Variant styles must name a style, got ''")

@@ -49,6 +49,7 @@ from wm_kernel.core.prompt import BlameSpan, ComposedPrompt
 from wm_kernel.core.prompt_dict import COMPOSED_KEYS
 from wm_kernel.utils import style
 from wm_kernel.utils.htmltext import no_math
+from wm_kernel.utils.views import PrettyPrinter
 
 STATUSES = ("added", "removed", "changed", "unchanged")
 _MARK = {"added": "+", "removed": "-", "changed": "~", "unchanged": "="}
@@ -191,7 +192,7 @@ class PromptDiff:
     def __repr__(self) -> str:
         return f"<PromptDiff {self.summary()}>"
 
-    def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
+    def _repr_pretty_(self, printer: PrettyPrinter, cycle: bool) -> None:
         # IPython in a terminal: show the whole diff, not the one-line repr
         printer.text(str(self))
 

@@ -27,18 +27,26 @@ import os
 import re
 import xml.etree.ElementTree as ET
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeAlias
 
-from wm_kernel.core.prompt import ComposedPrompt
+from wm_kernel.core.prompt import ComposedPrompt, SectionRecord
 from wm_kernel.testing.tokens import count_tokens
 from wm_kernel.utils.markup import escape_attr, escape_text
+
+if TYPE_CHECKING:
+    from wm_kernel.cachesim.simulation import Simulation
+    from wm_kernel.experiments.scenario import Scenario
+    from wm_kernel.session import Session
+    from wm_kernel.testing.stability import StabilitySubject
 
 _PREFIX = re.compile(r"</?([A-Za-z_][\w.-]*):[A-Za-z_]")
 #: The placements :func:`assert_placement_under` measures, and the text each one is.
 PLACEMENT_TEXTS = ("system", "cached", "non_cached", "conversation_prefix", "post_history", "notification")
+#: What the prompt assertions read (see the module docstring).
+PromptSubject: TypeAlias = "Session | ComposedPrompt | Sequence[ComposedPrompt]"
 
 
-def prompts_of(subject: Any, turns: tuple[int, int] | None = None) -> list[tuple[int, ComposedPrompt]]:
+def prompts_of(subject: PromptSubject, turns: tuple[int, int] | None = None) -> list[tuple[int, ComposedPrompt]]:
     """(turn, prompt) pairs of the subject (see the module docstring), in turn order."""
     from wm_kernel.session import Session
 
@@ -75,7 +83,7 @@ def prompts_of(subject: Any, turns: tuple[int, int] | None = None) -> list[tuple
     return pairs
 
 
-def _check_turns(turns: Any) -> None:
+def _check_turns(turns: object) -> None:
     if not (isinstance(turns, tuple) and len(turns) == 2
             and all(isinstance(t, int) and not isinstance(t, bool) and t >= 0 for t in turns)
             and turns[0] <= turns[1]):
@@ -87,7 +95,7 @@ def _span(turns: tuple[int, int] | None, pairs: list[tuple[int, ComposedPrompt]]
     return f"{first}..{last}"
 
 
-def assert_section_present(subject: Any, section: str, *, turns: tuple[int, int] | None = None) -> None:
+def assert_section_present(subject: PromptSubject, section: str, *, turns: tuple[int, int] | None = None) -> None:
     """Section ``section`` is in the prompt at every turn of ``turns`` (default: every turn)."""
     pairs = prompts_of(subject, turns)
     missing = [(t, p) for t, p in pairs if section not in p.section_names()]
@@ -119,13 +127,13 @@ def placement_text(prompt: ComposedPrompt, placement: str) -> list[str]:
     raise ValueError(f"unknown placement {placement!r} (placements: {', '.join(PLACEMENT_TEXTS)})")
 
 
-def _sections_of(prompt: ComposedPrompt, placement: str) -> list[Any]:
+def _sections_of(prompt: ComposedPrompt, placement: str) -> list[SectionRecord]:
     if placement in ("cached", "non_cached"):
         return [r for r in prompt.sections if r.placement == "system" and r.cached == (placement == "cached")]
     return [r for r in prompt.sections if r.placement == placement]
 
 
-def assert_placement_under(subject: Any, placement: str, tokens: int, *,
+def assert_placement_under(subject: PromptSubject, placement: str, tokens: int, *,
                            turns: tuple[int, int] | None = None, model: str | None = None) -> None:
     """The text of ``placement`` (one of :data:`PLACEMENT_TEXTS`) stays under ``tokens`` at every
     turn; where counts are estimates, their upper bound must (see :mod:`wm_kernel.testing.tokens`)."""
@@ -147,7 +155,7 @@ def assert_placement_under(subject: Any, placement: str, tokens: int, *,
                 f"{tokens:,}; largest sections: {largest}")
 
 
-def assert_cached_prefix_stable(subject: Any, *, turns: tuple[int, int] | None = None) -> None:
+def assert_cached_prefix_stable(subject: PromptSubject, *, turns: tuple[int, int] | None = None) -> None:
     """The cached part of the system prompt is the same, byte for byte, at every turn of ``turns``."""
     pairs = prompts_of(subject, turns)
     for (turn_a, a), (turn_b, b) in zip(pairs, pairs[1:], strict=False):
@@ -168,7 +176,7 @@ def assert_cached_prefix_stable(subject: Any, *, turns: tuple[int, int] | None =
             f"{offset}: {excerpt(old, offset)} -> {excerpt(new, offset)}")
 
 
-def assert_hit_rate(subject: Any, model: str, at_least: float, **options: Any) -> None:
+def assert_hit_rate(subject: Session | Scenario | Simulation, model: str, at_least: float, **options: Any) -> None:
     """The simulated prompt-cache hit rate of ``subject`` on ``model`` is at least ``at_least``
     (0..1). ``subject``: a Session (its recorded turns), a Scenario (replayed first) or a
     :class:`~wm_kernel.cachesim.simulation.Simulation`; ``options`` go to
@@ -206,7 +214,7 @@ def _texts_of(element: ET.Element) -> Iterable[str]:
             yield node.tail
 
 
-def assert_no_markup_escape(subject: Any, untrusted: Iterable[str], *,
+def assert_no_markup_escape(subject: PromptSubject, untrusted: Iterable[str], *,
                             turns: tuple[int, int] | None = None) -> None:
     """No ``untrusted`` text (user or model input fed to trinkets) escapes the markup it was put in:
     wherever it shows, its section parses as XML and gives the text back whole, as element text or
@@ -239,7 +247,7 @@ def assert_no_markup_escape(subject: Any, untrusted: Iterable[str], *,
                                          f"markup of {where} at turn {turn}: it escaped its element")
 
 
-def assert_stable(subject: Any, **options: Any) -> None:
+def assert_stable(subject: StabilitySubject, **options: Any) -> None:
     """:func:`~wm_kernel.testing.stability.check_stability` passes; the report is the message."""
     from wm_kernel.testing.stability import check_stability
 

@@ -16,9 +16,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime, timedelta
-from typing import Any
 
-from wm_kernel.testing.replay import Compose
+from wm_kernel.testing.replay import Compose, SectionText
 from wm_kernel.testing.report import Cost, Finding
 
 #: A synthetic user message per request in the cost simulation, after the cached prefix.
@@ -100,7 +99,7 @@ def mira_instability_cost(composes: Sequence[Compose], finding: Finding, model: 
     gap = timedelta(hours=1) / turns_per_hour
 
     def blocks(turn: int, unstable: bool) -> list[Block]:
-        def block(s: Any, layer: str, mark: str | None) -> Block:
+        def block(s: SectionText, layer: str, mark: str | None) -> Block:
             fresh = unstable and s.name == finding.section
             key = f"{s.name}:{hash(s.content)}" + (f"#{turn}" if fresh else "")
             return Block(key, sizes[s.name], breakpoint=mark, layer=layer, label=s.name)

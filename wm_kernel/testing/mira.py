@@ -27,12 +27,15 @@ import re
 import subprocess
 import sys
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from wm_kernel.interop.mira_tap import DIALECT as TAP_DIALECT
 from wm_kernel.testing.cost import mira_instability_cost
 from wm_kernel.testing.replay import TOOLS_SECTION, Compose, SectionText
 from wm_kernel.testing.report import CheckResult, Finding, excerpt
+
+if TYPE_CHECKING:
+    from wm_kernel.interop.imported import ImportedSession
 
 #: The preset's name (``check_stability(..., preset=PRESET)``), and every preset.
 PRESET = "mira"
@@ -127,7 +130,7 @@ def follows_clock(old: str | None, new: str | None) -> bool:
     return _CLOCKISH.search(changed) is not None
 
 
-def log_composes(log: Any) -> list[Compose]:
+def log_composes(log: ImportedSession) -> list[Compose]:
     """Each chat turn of a MIRA tap as a Compose on MIRA's wire: its tools (``tool:NAME``,
     placement ``tools``) and every system section marked cached (all are under the 1-hour
     breakpoint), then the other sections as composed."""
@@ -187,7 +190,7 @@ def log_tool_order(composes: Sequence[Compose], model: str, turns_per_hour: int)
                        "differs between processes)", [finding], composes=len(composes))
 
 
-def is_tap(log: Any) -> bool:
+def is_tap(log: ImportedSession) -> bool:
     """Whether every turn of an imported log is a chat turn of MIRA's tap."""
     return all(r.dialect == TAP_DIALECT for r in log.requests)
 

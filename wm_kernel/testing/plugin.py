@@ -18,9 +18,13 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
+
+if TYPE_CHECKING:
+    from wm_kernel.session import Session
+    from wm_kernel.testing.snapshot import PromptSnapshot
 
 SNAPSHOT_DIR = "__prompt_snapshots__"
 DEFAULT_CLOCK = "2026-11-30T09:00:00+00:00"
@@ -40,7 +44,7 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 @pytest.fixture
-def wm_session(request: pytest.FixtureRequest) -> Iterator[Any]:
+def wm_session(request: pytest.FixtureRequest) -> Iterator[Session]:
     """A fresh Session with a ManualClock (see the module docstring); closed after the test."""
     from wm_kernel.core.clock import ManualClock
     from wm_kernel.core.profile import Profile
@@ -62,7 +66,7 @@ def wm_session(request: pytest.FixtureRequest) -> Iterator[Any]:
 
 
 @pytest.fixture
-def prompt_snapshot(request: pytest.FixtureRequest) -> Any:
+def prompt_snapshot(request: pytest.FixtureRequest) -> Iterator[PromptSnapshot]:
     """The golden files of this test: ``prompt_snapshot(session)`` compares, or writes with
     ``--wm-update``."""
     from wm_kernel.testing.snapshot import PromptSnapshot, golden_name
@@ -75,7 +79,7 @@ def prompt_snapshot(request: pytest.FixtureRequest) -> Any:
     request.config.stash[_WRITTEN].extend(snapshot.written)
 
 
-def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter, exitstatus: int, config: pytest.Config) -> None:
     written = config.stash.get(_WRITTEN, [])
     if written:
         terminalreporter.section("wm-kernel prompt snapshots", sep="-")

@@ -27,7 +27,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from wm_kernel.testing.assertions import prompts_of
+from wm_kernel.testing.assertions import PromptSubject, prompts_of
 
 FORMAT = "wm-kernel-prompt-snapshot"
 VERSION = 1
@@ -35,7 +35,7 @@ VERSION = 1
 DIFF_LINES = 16
 
 
-def snapshot_data(subject: Any) -> dict[str, Any]:
+def snapshot_data(subject: PromptSubject) -> dict[str, Any]:
     """The JSON-ready golden data of ``subject``."""
     turns = []
     for turn, prompt in prompts_of(subject):
@@ -146,7 +146,7 @@ class PromptSnapshot:
         suffix = "" if index == 1 else f"-{index}"
         return self.directory / f"{self.name}{suffix}.json"
 
-    def assert_match(self, subject: Any) -> None:
+    def assert_match(self, subject: PromptSubject) -> None:
         self._calls += 1
         path = self.path(self._calls)
         actual = snapshot_data(subject)

@@ -27,7 +27,7 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 from wm_kernel.experiments.scenario import Scenario
 from wm_kernel.testing import mira
@@ -51,6 +51,14 @@ __all__ = ["check_stability", "SCOPES"]
 #: caches), ``system`` (every system section) or ``all`` (every section, wherever it goes).
 SCOPES = ("cached", "system", "all")
 
+if TYPE_CHECKING:
+    from wm_kernel.experiments.recorder import ScenarioRecorder
+    from wm_kernel.interop.imported import ImportedSession
+
+#: What :func:`check_stability` checks: a scenario, a scenario file's path, a recorder of a live
+#: session, or an imported log.
+StabilitySubject: TypeAlias = "Scenario | str | os.PathLike[str] | ScenarioRecorder | ImportedSession"
+
 
 def _in_scope(placement: str, cached: bool, scope: str) -> bool:
     if scope == "cached":
@@ -60,7 +68,7 @@ def _in_scope(placement: str, cached: bool, scope: str) -> bool:
     return True
 
 
-def resolve_subject(subject: Any, factories: Mapping[str, Any] | None) -> tuple[Scenario, dict[str, Any]]:
+def resolve_subject(subject: StabilitySubject, factories: Mapping[str, Any] | None) -> tuple[Scenario, dict[str, Any]]:
     """The scenario to check and its trinket factories, from a Scenario, a scenario file's path, or
     a :class:`~wm_kernel.experiments.recorder.ScenarioRecorder` (whose session's trinket classes
     are the factories of the trinkets that are not built in)."""
@@ -84,7 +92,7 @@ def resolve_subject(subject: Any, factories: Mapping[str, Any] | None) -> tuple[
                     f"got {type(subject).__name__}")
 
 
-def check_stability(subject: Any, *, factories: Mapping[str, Any] | None = None,
+def check_stability(subject: StabilitySubject, *, factories: Mapping[str, Any] | None = None,
                     skip: Iterable[str] = (), only: Iterable[str] | None = None,
                     model: str = "claude-sonnet-4-6", turns_per_hour: int = 30,
                     scope: str | None = None, timeout: float = 60.0, max_turns: int | None = None,

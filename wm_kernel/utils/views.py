@@ -8,12 +8,20 @@ object shown loads the display layer. A plain ``import wm_kernel.core`` loads no
 """
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Container
+from typing import Any, Protocol
 
 __all__ = ["register", "set_loader", "composed_mimebundle", "text", "VIEW_SETUP", "RICH_VIEWS", "OTHER_VIEWS"]
 
 MimeBundle = dict[str, Any]
+
+
+class PrettyPrinter(Protocol):
+    """What a ``_repr_pretty_`` method is handed and uses: IPython's pretty printer, which takes
+    the text to show."""
+
+    def text(self, obj: str) -> None: ...
+
 
 _composed: Callable[..., MimeBundle] | None = None
 _text: Callable[[str], str] | None = None
@@ -38,7 +46,8 @@ def _load() -> None:
         _loader()
 
 
-def composed_mimebundle(prompt: Any, include: Any = None, exclude: Any = None) -> MimeBundle:
+def composed_mimebundle(prompt: object, include: Container[str] | None = None,
+                        exclude: Container[str] | None = None) -> MimeBundle:
     """The mime bundle IPython shows for a ComposedPrompt; its ``repr`` until a view is registered."""
     _load()
     if _composed is None:

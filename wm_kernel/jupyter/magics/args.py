@@ -3,14 +3,20 @@ trinket and section names a session answers to. Every mistake is one ``UsageErro
 before anything changes."""
 from __future__ import annotations
 
+import argparse
 import re
-from typing import Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from IPython.core.error import UsageError
 from IPython.core.magic_arguments import MagicArgumentParser, parse_argstring
 
 from trinkets.base import EventAwareTrinket
 from wm_kernel.stores.valkey import redact_urls
+
+if TYPE_CHECKING:
+    from wm_kernel.session import Session
+    from wm_kernel.stores.valkey import ValkeyStore
 
 __all__ = ["strip_comment", "unquote", "parse_args", "help_requested", "positive_int", "non_negative_int", "required",
            "open_valkey_store", "current_session", "short_names", "resolve_trinket",
@@ -56,7 +62,7 @@ def strip_comment(line: str) -> str:
     return line
 
 
-def parse_args(parser_owner: Any, line: str) -> Any:
+def parse_args(parser_owner: Callable[..., Any] | MagicArgumentParser, line: str) -> argparse.Namespace:
     """``parse_argstring`` with the three things it leaves to us: a trailing ``# comment`` is
     ignored, an unbalanced quote becomes a UsageError, and the quotes IPython's splitter keeps
     around a token are removed."""
@@ -110,7 +116,7 @@ def required(text: str | None, what: str) -> str:
     return text
 
 
-def open_valkey_store(url: str, *, read_only: bool) -> Any:
+def open_valkey_store(url: str, *, read_only: bool) -> ValkeyStore:
     """A ValkeyStore for ``--store``; every way it can fail is one UsageError line."""
     from wm_kernel.stores.valkey import ValkeyStore
 
@@ -120,7 +126,7 @@ def open_valkey_store(url: str, *, read_only: bool) -> Any:
         raise UsageError(redact_urls(str(exc))) from None
 
 
-def current_session() -> Any:
+def current_session() -> Session:
     from wm_kernel.session import current_session
 
     return current_session()
@@ -137,7 +143,7 @@ def short_names(trinket: EventAwareTrinket) -> set[str]:
     return names
 
 
-def resolve_trinket(session: Any, name: str) -> EventAwareTrinket:
+def resolve_trinket(session: Session, name: str) -> EventAwareTrinket:
     """The session's trinket called ``name`` (see :func:`short_names`); UsageError naming the known
     ones otherwise."""
     required(name, "a trinket name")
@@ -153,7 +159,7 @@ def resolve_trinket(session: Any, name: str) -> EventAwareTrinket:
     raise UsageError(f"unknown trinket {name!r} (known: {known})")
 
 
-def known_sections(session: Any) -> list[str]:
+def known_sections(session: Session) -> list[str]:
     """Every section name the session can produce: the layout's, the trinkets', the last prompt's."""
     names = ["base_prompt", *session.layout.sections()]
     names += [t.variable_name for t in session.trinkets.values()]
@@ -162,7 +168,7 @@ def known_sections(session: Any) -> list[str]:
     return list(dict.fromkeys(names))
 
 
-def unknown_section_message(session: Any, name: str) -> str:
+def unknown_section_message(session: Session, name: str) -> str:
     """The one-line refusal of a section name: the sections this session produces first (its base
     prompt, its trinkets', the last prompt's), then, apart, the layout's names no trinket here
     provides (valid, but empty in this session)."""

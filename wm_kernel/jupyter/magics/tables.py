@@ -7,14 +7,18 @@ importable from ``wm_kernel.jupyter.magics.working_memory``).
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from wm_kernel.core.prompt import ComposedPrompt
 from wm_kernel.display.event_log import events_table
 from wm_kernel.display.tables import Table
 
+if TYPE_CHECKING:
+    from wm_kernel.instruments.diff import PromptDiff
+    from wm_kernel.session import Session
 
-def session_line(session: Any, layout: str) -> str:
+
+def session_line(session: Session, layout: str) -> str:
     """The one line ``%wm_session`` prints: who the new current session talks with, when, with
     which trinkets, and where its state lives."""
     from wm_kernel.core.clock import ManualClock
@@ -34,7 +38,7 @@ def session_line(session: Any, layout: str) -> str:
             f"{where}")
 
 
-def trinkets_frame(session: Any) -> Any:
+def trinkets_frame(session: Session) -> Table:
     """A pandas DataFrame describing every registered trinket of ``session``, one row each,
     indexed by the trinket's class name (a :class:`~wm_kernel.display.tables.Table`: shown readably).
     ``tokens`` counts the section as the last compose holds it (as the history counts it) with the
@@ -53,7 +57,7 @@ def trinkets_frame(session: Any) -> Any:
         rows.append({
             "name": trinket.name, "section": trinket.variable_name, "placement": placement,
             "enabled": trinket.enabled, "stateful": stateful,
-            "current turn": trinket.current_turn if stateful else None,
+            "current turn": trinket.current_turn if stateful else None,  # type: ignore[attr-defined]
             "size": len(trinket.content),
             tokens_column: counter.count(composed.get(trinket.variable_name, trinket.content)),
             "last updated": trinket.last_updated.isoformat() if trinket.last_updated else "",
@@ -66,8 +70,8 @@ def trinkets_frame(session: Any) -> Any:
     return Table(frame.set_index("name"))
 
 
-def events_frame(session: Any, last: int | None = None, event_type: str | None = None,
-                 failures_only: bool = False) -> Any:
+def events_frame(session: Session, last: int | None = None, event_type: str | None = None,
+                 failures_only: bool = False) -> Table:
     """The bus event log as a table (:func:`wm_kernel.display.event_log.events_table`), only the
     events of ``event_type``, only failed ones, or only the ``last`` N when asked."""
     records = list(session.bus.log)
@@ -80,7 +84,7 @@ def events_frame(session: Any, last: int | None = None, event_type: str | None =
     return events_table(records)
 
 
-def prompt_diff(old: ComposedPrompt | None, new: ComposedPrompt) -> Any:
+def prompt_diff(old: ComposedPrompt | None, new: ComposedPrompt) -> PromptDiff:
     """The changes from ``old`` to ``new`` (``None``: the first compose, everything is added)."""
     from wm_kernel.instruments.diff import diff_prompts
 
