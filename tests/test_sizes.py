@@ -38,6 +38,7 @@ def too_long(path: Path) -> list[str]:
     return found
 
 
+@pytest.mark.slow
 def test_the_counter_sees_a_long_function_and_its_stated_reason(tmp_path: Path) -> None:
     body = "".join(f"    x{i} = {i}\n" for i in range(80))
     plain = tmp_path / "plain.py"

@@ -22,7 +22,7 @@ from wm_kernel.stores.embedded import MemoryStore, SQLiteStore, StateStore
 ROOT = Path(__file__).resolve().parents[2]
 
 
-@pytest.fixture(params=["sqlite", "valkey"])
+@pytest.fixture(params=["sqlite", pytest.param("valkey", marks=pytest.mark.slow)])
 def stored(request: pytest.FixtureRequest, tmp_path: Path) -> StateStore:
     """A persistent store (a MemoryStore keeps no history beyond the History itself)."""
     if request.param == "sqlite":
@@ -192,7 +192,7 @@ def _session(store: StateStore) -> Session:
                    user_id="ada", continuum_id="c1", trinkets=[PeanutGalleryTrinket])
 
 
-@pytest.fixture(params=["memory", "sqlite", "valkey"])
+@pytest.fixture(params=["memory", "sqlite", pytest.param("valkey", marks=pytest.mark.slow)])
 def any_store(request: pytest.FixtureRequest, tmp_path: Path) -> StateStore:
     if request.param == "memory":
         return MemoryStore()

@@ -48,6 +48,7 @@ print(report.composes, report.stopped)
 """
 
 
+@pytest.mark.slow
 def test_a_hanging_trinket_stops_at_the_time_limit() -> None:
     tests = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     root = os.path.dirname(tests)
@@ -86,6 +87,7 @@ def test_ctrl_c_leaves_no_worker_and_no_job_file(monkeypatch: pytest.MonkeyPatch
     assert _jobs() - before == set()
 
 
+@pytest.mark.slow
 def test_a_line_separator_in_fed_text_passes_a_stable_scenario() -> None:
     scenario = (Scenario(clock=START, trinkets=["PeanutGalleryTrinket"])
                 .feed("PeanutGalleryTrinket", "add_guidance", "concern", "one\u2028two\u2029three\u0085four")

@@ -754,6 +754,9 @@ def _records(data: bytes, name: str, issues: list[ImportIssue]) -> Iterator[tupl
         except json.JSONDecodeError as exc:
             issues.append(ImportIssue(name, number, f"malformed JSON: {exc.msg} at column {exc.colno}"))
             continue
+        except RecursionError:
+            issues.append(ImportIssue(name, number, "malformed JSON: nested too deeply to read"))
+            continue
         yield number, line, value
 
 
