@@ -36,8 +36,9 @@ test: $(STAMP)
 	if [ $$status -eq 5 ]; then echo "make test: pytest collected no tests" >&2; fi; \
 	exit $$status
 
-## lint: ruff (lint rules) and mypy --strict, the checks the pre-commit config runs; CI runs it first
+## lint: ruff format --check, ruff (lint rules) and mypy --strict, the checks the pre-commit config runs; CI runs it first
 lint: $(STAMP)
+	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/ruff check .
 	$(PY) -m mypy
 

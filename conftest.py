@@ -6,6 +6,7 @@
 - the tests and notebooks that need a real part (a Valkey/Redis server) skip when it is missing, and
   the run's summary says so plainly, so a green run is not mistaken for one that exercised them.
 """
+
 from __future__ import annotations
 
 import platform
@@ -29,9 +30,10 @@ PROCESS_FIXTURES = frozenset({"valkey_server", "fresh_valkey_server", "lab", "br
 # Every test outside ``slow`` must start no process: an audit hook (sys.addaudithook, Python's public
 # hook for exactly this) notes each process a test starts, and the test fails naming it, so the fast
 # suite stays fast on two cores. ruff, the style check every commit runs, is the one exception.
-_PROCESS_EVENTS = frozenset({"subprocess.Popen", "os.fork", "os.forkpty", "os.posix_spawn", "os.spawn",
-                             "os.exec", "os.system"})
-_watching: list[str] = []     # the started processes of the fast test running now, when one is
+_PROCESS_EVENTS = frozenset(
+    {"subprocess.Popen", "os.fork", "os.forkpty", "os.posix_spawn", "os.spawn", "os.exec", "os.system"}
+)
+_watching: list[str] = []  # the started processes of the fast test running now, when one is
 
 
 def _note_process(event: str, args: tuple[Any, ...]) -> None:
@@ -58,8 +60,7 @@ def _fast_tests_start_no_process(request: pytest.FixtureRequest) -> Any:
     finally:
         started, _watching[:] = _watching[1:], []
     if started:
-        pytest.fail(f"a test outside 'slow' started a process ({started[0]}): mark it @pytest.mark.slow",
-                    pytrace=False)
+        pytest.fail(f"a test outside 'slow' started a process ({started[0]}): mark it @pytest.mark.slow", pytrace=False)
 
 
 @pytest.fixture(autouse=True)

@@ -4,6 +4,7 @@ machine that slows down for a while slows every case alike, and ratios are taken
 Times are ``time.thread_time`` (this thread's CPU time): other processes on a shared machine slow
 the wall clock, not this number. Figures are medians with the min-max range over repetitions.
 """
+
 from __future__ import annotations
 
 import gc
@@ -24,8 +25,9 @@ def batch_size(fn: Callable[[], object], min_time: float) -> int:
         n *= 2
 
 
-def interleave(cases: Mapping[str, Callable[[], object]], *, repeat: int = 9,
-               min_time: float = 0.02, batch: int | None = None) -> dict[str, list[float]]:
+def interleave(
+    cases: Mapping[str, Callable[[], object]], *, repeat: int = 9, min_time: float = 0.02, batch: int | None = None
+) -> dict[str, list[float]]:
     """µs of CPU per call of each case, one sample per repetition; the cases alternate within
     each repetition (their order rotates, so none is always first after a collection).
 
@@ -36,7 +38,7 @@ def interleave(cases: Mapping[str, Callable[[], object]], *, repeat: int = 9,
     names = list(cases)
     for rep in range(repeat):
         gc.collect()
-        order = names[rep % len(names):] + names[:rep % len(names)]
+        order = names[rep % len(names) :] + names[: rep % len(names)]
         for name in order:
             fn, n = cases[name], sizes[name]
             start = time.thread_time()
@@ -53,5 +55,4 @@ def ratios(top: Sequence[float], bottom: Sequence[float]) -> list[float]:
 
 def spread(values: Sequence[float], unit: str = "", digits: int = 1) -> str:
     """'median (min-max)' of ``values``."""
-    return (f"{statistics.median(values):.{digits}f}{unit} "
-            f"({min(values):.{digits}f}-{max(values):.{digits}f})")
+    return f"{statistics.median(values):.{digits}f}{unit} ({min(values):.{digits}f}-{max(values):.{digits}f})"

@@ -15,6 +15,7 @@ The token counter is the offline tiktoken one (as a Session's); the counts of un
 come from the budget's cache, so the steady-state cost is the fit itself. Time is ``thread_time``
 per compose; medians with min-max over repetitions.
 """
+
 from __future__ import annotations
 
 import gc
@@ -32,8 +33,10 @@ from wm_kernel.core.composer import Layout, SystemPromptComposer  # noqa: E402
 from wm_kernel.core.working_memory import WorkingMemory  # noqa: E402
 from wm_kernel.tokens import TokenCounter  # noqa: E402
 
-PARAGRAPH = ("You are a careful assistant. Answer precisely, cite what you rely on, and say when you "
-             "are unsure. Prefer short paragraphs and concrete examples over general advice. ")
+PARAGRAPH = (
+    "You are a careful assistant. Answer precisely, cite what you rely on, and say when you "
+    "are unsure. Prefer short paragraphs and concrete examples over general advice. "
+)
 BASE_PROMPT = "\n\n".join(f"{i}. {PARAGRAPH}" for i in range(70))  # ~12 KB
 CONTENT = "<section>" + "lorem ipsum dolor sit amet " * 11 + "</section>"  # ~300 chars
 REPETITIONS = 15
@@ -44,13 +47,21 @@ def build(n: int, counter: TokenCounter) -> WorkingMemory:
     system = [f"sys_{i}" for i in range(n // 2)]
     hud = [f"hud_{i}" for i in range(n - n // 2)]
     bus = EventBus()
-    wm = WorkingMemory(bus, composer=SystemPromptComposer(
-        Layout({"system": ["base_prompt", *system], "notification": hud})))
+    wm = WorkingMemory(
+        bus, composer=SystemPromptComposer(Layout({"system": ["base_prompt", *system], "notification": hud}))
+    )
     wm.budget.counter = counter
     for i, section in enumerate(system + hud):
-        cls = type(f"T_{section}", (EventAwareTrinket,), {
-            "variable_name": section, "cache_policy": section.startswith("sys") and i % 2 == 0,
-            "default_priority": i % 10, "generate_content": lambda self, context: CONTENT})
+        cls = type(
+            f"T_{section}",
+            (EventAwareTrinket,),
+            {
+                "variable_name": section,
+                "cache_policy": section.startswith("sys") and i % 2 == 0,
+                "default_priority": i % 10,
+                "generate_content": lambda self, context: CONTENT,
+            },
+        )
         cls(bus, wm)
     return wm
 
@@ -65,8 +76,10 @@ def per_compose(wm: WorkingMemory) -> float:
 
 def main() -> None:
     counter = TokenCounter()
-    print(f"compose under a token budget vs without ({counter.name}); {REPETITIONS} repetitions x "
-          f"{COMPOSES} composes, thread_time per compose, median (min-max)")
+    print(
+        f"compose under a token budget vs without ({counter.name}); {REPETITIONS} repetitions x "
+        f"{COMPOSES} composes, thread_time per compose, median (min-max)"
+    )
     for n in (8, 50, 200):
         variants: dict[str, WorkingMemory] = {name: build(n, counter) for name in ("none", "roomy", "tight")}
         full = variants["none"].compose(BASE_PROMPT)
@@ -82,7 +95,8 @@ def main() -> None:
         assert tight.budget is not None
         times: dict[str, list[float]] = {name: [] for name in variants}
         runs: list[tuple[str, Callable[[], float]]] = [
-            (name, (lambda wm=wm: per_compose(wm))) for name, wm in variants.items()]
+            (name, (lambda wm=wm: per_compose(wm))) for name, wm in variants.items()
+        ]
         gc.collect()
         gc.disable()
         try:
@@ -92,12 +106,13 @@ def main() -> None:
         finally:
             gc.enable()
         floor = statistics.median(times["none"])
-        print(f"\n{n} trinkets: prompt {size} tokens; tight budget drops "
-              f"{len(tight.budget.dropped)} sections")
+        print(f"\n{n} trinkets: prompt {size} tokens; tight budget drops {len(tight.budget.dropped)} sections")
         for name, values in times.items():
             med = statistics.median(values)
-            print(f"  {name:6s} {med * 1e6:9.1f} us ({min(values) * 1e6:.1f}-{max(values) * 1e6:.1f})"
-                  f"   ratio {med / floor:.2f}x")
+            print(
+                f"  {name:6s} {med * 1e6:9.1f} us ({min(values) * 1e6:.1f}-{max(values) * 1e6:.1f})"
+                f"   ratio {med / floor:.2f}x"
+            )
 
 
 if __name__ == "__main__":

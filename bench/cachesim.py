@@ -13,6 +13,7 @@ and 10,000 x 10 (a quarter of the blocks); the ratios to 1x should stay near 1. 
 (1x, 4x, blocks/4, 1x, ...) and timed with ``time.thread_time`` so a noisy neighbour skews every
 size alike; medians are printed with the min-max range.
 """
+
 from __future__ import annotations
 
 import gc
@@ -39,11 +40,11 @@ def workload(requests: int, blocks: int) -> list[Request]:
     now = T0
     for i in range(requests):
         now += timedelta(minutes=12 if i and i % 50 == 0 else 1)
-        head = [Block(f"sys-{k}", 300, layer="system", breakpoint="1h" if k == system - 1 else None)
-                for k in range(system)]
+        head = [
+            Block(f"sys-{k}", 300, layer="system", breakpoint="1h" if k == system - 1 else None) for k in range(system)
+        ]
         start = 2 * i
-        messages = [Block(f"msg-{start + k}", 120, breakpoint="5m" if k == window - 1 else None)
-                    for k in range(window)]
+        messages = [Block(f"msg-{start + k}", 120, breakpoint="5m" if k == window - 1 else None) for k in range(window)]
         out.append(Request(now, [*head, *messages, Block(f"hud-{i % 7}", 80), Block(f"user-{i}", 40)]))
     return out
 
@@ -56,8 +57,11 @@ def timed(requests: list[Request]) -> float:
 
 
 def main() -> None:
-    sizes = {"1x (2,500 x 40)": (2_500, 40), "4x requests (10,000 x 40)": (10_000, 40),
-             "1/4 blocks (10,000 x 10)": (10_000, 10)}
+    sizes = {
+        "1x (2,500 x 40)": (2_500, 40),
+        "4x requests (10,000 x 40)": (10_000, 40),
+        "1/4 blocks (10,000 x 10)": (10_000, 10),
+    }
     loads = {name: workload(*size) for name, size in sizes.items()}
     times: dict[str, list[float]] = {name: [] for name in sizes}
     timed(loads["1x (2,500 x 40)"])  # warm-up
@@ -71,8 +75,10 @@ def main() -> None:
         median = statistics.median(per)
         base = base or median
         per_request = statistics.median(times[name]) / requests * 1e6
-        print(f"  {name:26s} {per_request:7.1f} us/request  {median:6.1f} ns/block "
-              f"({min(per):.1f}-{max(per):.1f})  ratio to 1x {median / base:.2f}")
+        print(
+            f"  {name:26s} {per_request:7.1f} us/request  {median:6.1f} ns/block "
+            f"({min(per):.1f}-{max(per):.1f})  ratio to 1x {median / base:.2f}"
+        )
 
 
 if __name__ == "__main__":

@@ -16,6 +16,7 @@ whose stateful trinket has an item expire (the TurnCompletedEvent with its lifec
 the same turn followed by its compose. Scaling: the cycle with 8, 50 and 200 trinkets, and the
 marginal cost of one more trinket (the 200-trinket cycle over the 50-trinket one, per trinket).
 """
+
 from __future__ import annotations
 
 import statistics
@@ -35,24 +36,37 @@ from wm_kernel.core.working_memory import WorkingMemory  # noqa: E402
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _timing import interleave, ratios, spread  # noqa: E402
 
-PARAGRAPH = ("You are a careful assistant. Answer precisely, cite what you rely on, and say when you "
-             "are unsure. Prefer short paragraphs and concrete examples over general advice. ")
+PARAGRAPH = (
+    "You are a careful assistant. Answer precisely, cite what you rely on, and say when you "
+    "are unsure. Prefer short paragraphs and concrete examples over general advice. "
+)
 BASE_PROMPT = "\n\n".join(f"{i}. {PARAGRAPH}" for i in range(70))  # ~12 KB
-CONTENT = ("<section>" + "lorem ipsum dolor sit amet " * 11 + "</section>")  # ~300 chars
+CONTENT = "<section>" + "lorem ipsum dolor sit amet " * 11 + "</section>"  # ~300 chars
 
 # (section, placement, cached) for the 8 trinkets of the workload
 SECTIONS = [
-    ("behavioral_directives", "system", True), ("tool_availability", "system", False),
-    ("location_context", "system", True), ("conversation_manifest", "system", False),
-    ("domaindoc", "post_history", True), ("datetime_section", "notification", False),
-    ("active_reminders", "notification", False), ("relevant_memories", "notification", False),
+    ("behavioral_directives", "system", True),
+    ("tool_availability", "system", False),
+    ("location_context", "system", True),
+    ("conversation_manifest", "system", False),
+    ("domaindoc", "post_history", True),
+    ("datetime_section", "notification", False),
+    ("active_reminders", "notification", False),
+    ("relevant_memories", "notification", False),
 ]
 
 
 def make_trinket(section: str, cached: bool) -> type[EventAwareTrinket]:
-    return type(f"T_{section}", (EventAwareTrinket,), {
-        "variable_name": section, "cache_policy": cached, "reuse_content": True,
-        "generate_content": lambda self, context: CONTENT})
+    return type(
+        f"T_{section}",
+        (EventAwareTrinket,),
+        {
+            "variable_name": section,
+            "cache_policy": cached,
+            "reuse_content": True,
+            "generate_content": lambda self, context: CONTENT,
+        },
+    )
 
 
 def floor_compose(base: str, sections: list[tuple[str, str, bool]]) -> dict:
@@ -66,14 +80,19 @@ def floor_compose(base: str, sections: list[tuple[str, str, bool]]) -> dict:
         "non_cached_content": "\n\n---\n\n".join(uncached),
         "conversation_prefix_items": [],
         "post_history_items": [CONTENT for _, p, _ in sections if p == "post_history"],
-        "notification_center": "\n".join([RULE, "HUD", RULE, "<mira:hud>",
-                                          "".join(f"{h}\n\n" for h in hud), "</mira:hud>", RULE]),
+        "notification_center": "\n".join(
+            [RULE, "HUD", RULE, "<mira:hud>", "".join(f"{h}\n\n" for h in hud), "</mira:hud>", RULE]
+        ),
     }
 
 
 def build(sections: list[tuple[str, str, bool]]) -> tuple[EventBus, WorkingMemory]:
-    table: dict[str, list[str]] = {"system": ["base_prompt"], "conversation_prefix": [],
-                                   "post_history": [], "notification": ["peanutgallery_guidance"]}
+    table: dict[str, list[str]] = {
+        "system": ["base_prompt"],
+        "conversation_prefix": [],
+        "post_history": [],
+        "notification": ["peanutgallery_guidance"],
+    }
     for name, placement, _ in sections:
         table[placement].append(name)
     bus = EventBus()
@@ -129,14 +148,17 @@ class Turns:
 
     def turn_event(self) -> None:
         self.turn += 1
-        self.bus.publish(TurnCompletedEvent.create(continuum_id="bench", clock=self.wm.clock,
-                                                   turn_number=self.turn,
-                                                   segment_turn_number=self.turn))
+        self.bus.publish(
+            TurnCompletedEvent.create(
+                continuum_id="bench", clock=self.wm.clock, turn_number=self.turn, segment_turn_number=self.turn
+            )
+        )
 
     def turn_and_compose(self) -> None:
         self.turn_event()
-        self.bus.publish(ComposeSystemPromptEvent.create(continuum_id="bench", clock=self.wm.clock,
-                                                         base_prompt=BASE_PROMPT))
+        self.bus.publish(
+            ComposeSystemPromptEvent.create(continuum_id="bench", clock=self.wm.clock, base_prompt=BASE_PROMPT)
+        )
 
 
 def main(repeat: int = 15) -> None:
@@ -144,10 +166,15 @@ def main(repeat: int = 15) -> None:
     bus.publish(compose_event())
     assert len(wm.composed["cached_content"]) > 12_000
 
-    composer = SystemPromptComposer(Layout({
-        "system": ["base_prompt"] + [s for s, p, _ in SECTIONS if p == "system"],
-        "post_history": ["domaindoc"],
-        "notification": [s for s, p, _ in SECTIONS if p == "notification"]}))
+    composer = SystemPromptComposer(
+        Layout(
+            {
+                "system": ["base_prompt"] + [s for s, p, _ in SECTIONS if p == "system"],
+                "post_history": ["domaindoc"],
+                "notification": [s for s, p, _ in SECTIONS if p == "notification"],
+            }
+        )
+    )
     composer.set_base_prompt(BASE_PROMPT)
     for name, _, cached in SECTIONS:
         composer.add_section(name, CONTENT, cached)
@@ -161,14 +188,17 @@ def main(repeat: int = 15) -> None:
         composer.compose()
 
     turns, turns_c = Turns(), Turns()
-    samples = interleave({
-        "floor": lambda: floor_compose(BASE_PROMPT, SECTIONS),
-        "cycle": lambda: bus.publish(compose_event()),
-        "compose": composer.compose,
-        "compose_changed": compose_changed,
-        "ttl_turn": turns.turn_event,
-        "ttl_turn_compose": turns_c.turn_and_compose,
-    }, repeat=repeat)
+    samples = interleave(
+        {
+            "floor": lambda: floor_compose(BASE_PROMPT, SECTIONS),
+            "cycle": lambda: bus.publish(compose_event()),
+            "compose": composer.compose,
+            "compose_changed": compose_changed,
+            "ttl_turn": turns.turn_event,
+            "ttl_turn_compose": turns_c.turn_and_compose,
+        },
+        repeat=repeat,
+    )
     floor = samples["floor"]
     rows = [
         ("floor (hand-built ComposedPrompt)", "floor", None),
@@ -178,8 +208,10 @@ def main(repeat: int = 15) -> None:
         ("a turn with a TTL refresh (turn event)", "ttl_turn", "goal <= 5x"),
         ("the same turn and its compose", "ttl_turn_compose", None),
     ]
-    print(f"{repeat} interleaved repetitions; CPU µs per call and ratio to the floor of the same "
-          f"repetition: median (min-max)")
+    print(
+        f"{repeat} interleaved repetitions; CPU µs per call and ratio to the floor of the same "
+        f"repetition: median (min-max)"
+    )
     for label, key, goal in rows:
         line = f"{label:<40} {spread(samples[key], ' µs', 2):>28}"
         if key != "floor":
@@ -202,14 +234,15 @@ def main(repeat: int = 15) -> None:
     for n in sizes:
         cycle = got[f"cycle{n}"]
         per_trinket = statistics.median(cycle) / n
-        print(f"  {n:4d} trinkets: {spread(cycle, ' µs/cycle'):>30}  "
-              f"{per_trinket:6.2f} µs/trinket ({per_trinket / base_per_trinket:4.2f}x the "
-              f"8-trinket cost per trinket)  {spread(ratios(cycle, got[f'floor{n}']), 'x')} "
-              f"its floor")
+        print(
+            f"  {n:4d} trinkets: {spread(cycle, ' µs/cycle'):>30}  "
+            f"{per_trinket:6.2f} µs/trinket ({per_trinket / base_per_trinket:4.2f}x the "
+            f"8-trinket cost per trinket)  {spread(ratios(cycle, got[f'floor{n}']), 'x')} "
+            f"its floor"
+        )
     # what one more trinket costs: the cycle of 200 over that of 50, per trinket added
     marginal = [(big - small) / 150 for big, small in zip(got["cycle200"], got["cycle50"], strict=True)]
-    print(f"marginal cost of a trinket (200 against 50 trinkets): {spread(marginal, ' µs', 2)}   "
-          f"(goal <= 4 µs)")
+    print(f"marginal cost of a trinket (200 against 50 trinkets): {spread(marginal, ' µs', 2)}   (goal <= 4 µs)")
 
 
 if __name__ == "__main__":

@@ -18,6 +18,7 @@ Two ways of drawing are measured:
 * drawn at every change: no running loop (a script), or ``coalesce=False``; every turn draws.
   This is also a cell of one turn in a kernel: a turn by hand costs this.
 """
+
 from __future__ import annotations
 
 import sys
@@ -47,10 +48,13 @@ class Driven:
         self.clock = ManualClock(START)
         # items=False: the session without the ItemHistory every Session attaches by default
         instruments = None if items else (History.attach,)
-        self.session = Session(base_prompt=BASE_PROMPT, clock=self.clock, continuum_id="bench",
-                               profile=Profile(first_name="Ada", timezone="Europe/London",
-                                               user_context="Ada is a mathematician."),
-                               instruments=instruments)
+        self.session = Session(
+            base_prompt=BASE_PROMPT,
+            clock=self.clock,
+            continuum_id="bench",
+            profile=Profile(first_name="Ada", timezone="Europe/London", user_context="Ada is a mathematician."),
+            instruments=instruments,
+        )
         for trinket, method, args, kwargs in feeds_before_start():
             getattr(self.session.trinket(trinket), method)(*args, **kwargs)
         self.session.compose()
@@ -89,6 +93,7 @@ def main(repeat: int = 9) -> None:
             for _ in range(CELL):
                 driven.turn()
             await asyncio.sleep(0)  # back to the loop: the dashboard draws (counted)
+
         return lambda: loop.run_until_complete(cell())
 
     plain, watched, bare = Driven(False), Driven(True), Driven(False, items=False)
@@ -102,27 +107,23 @@ def main(repeat: int = 9) -> None:
             eager.turn()
     got = interleave(cells, repeat=repeat, batch=1)
     per_turn = {name: [v / CELL for v in got[name]] for name in cells}
-    eager_got = interleave({"without": plain_e.turn, "eager": eager.turn}, repeat=repeat,
-                           batch=CELL)
-    print(f"{repeat} interleaved repetitions; CPU µs per turn (feeds, clock, advance_turn): "
-          f"median (min-max)")
+    eager_got = interleave({"without": plain_e.turn, "eager": eager.turn}, repeat=repeat, batch=CELL)
+    print(f"{repeat} interleaved repetitions; CPU µs per turn (feeds, clock, advance_turn): median (min-max)")
     print(f"in a kernel (cells of {CELL} turns, the dashboard drawing when a cell returns):")
     print(f"  advance_turn without a dashboard:  {spread(per_turn['without'], ' µs')}")
     print(f"  advance_turn with the dashboard:   {spread(per_turn['with'], ' µs')}")
-    print(f"  ratio (goal <= 1.3x):              "
-          f"{spread(ratios(per_turn['with'], per_turn['without']), 'x', 2)}")
+    print(f"  ratio (goal <= 1.3x):              {spread(ratios(per_turn['with'], per_turn['without']), 'x', 2)}")
     print(f"  without the session's ItemHistory: {spread(per_turn['bare'], ' µs')}")
-    print(f"  the ItemHistory's own cost:        "
-          f"{spread(ratios(per_turn['without'], per_turn['bare']), 'x', 2)}")
-    print(f"  with the dashboard / neither:      "
-          f"{spread(ratios(per_turn['with'], per_turn['bare']), 'x', 2)}")
+    print(f"  the ItemHistory's own cost:        {spread(ratios(per_turn['without'], per_turn['bare']), 'x', 2)}")
+    print(f"  with the dashboard / neither:      {spread(ratios(per_turn['with'], per_turn['bare']), 'x', 2)}")
     print("drawn at every change (a script, coalesce=False, or a cell of one turn):")
     print(f"  advance_turn without a dashboard:  {spread(eager_got['without'], ' µs')}")
     print(f"  advance_turn with the dashboard:   {spread(eager_got['eager'], ' µs')}")
-    print(f"  ratio:                             "
-          f"{spread(ratios(eager_got['eager'], eager_got['without']), 'x', 2)}")
-    print(f"  turns reached: {plain.session.turn} and {watched.session.turn} in a kernel, "
-          f"{plain_e.session.turn} and {eager.session.turn} drawn at every change")
+    print(f"  ratio:                             {spread(ratios(eager_got['eager'], eager_got['without']), 'x', 2)}")
+    print(
+        f"  turns reached: {plain.session.turn} and {watched.session.turn} in a kernel, "
+        f"{plain_e.session.turn} and {eager.session.turn} drawn at every change"
+    )
     loop.close()
 
 

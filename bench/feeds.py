@@ -11,6 +11,7 @@ alike. The line printed per case is the per-item cost at n and at 4n (median and
 repetitions) and their ratio: 1.0 means adding costs the same however many items are held (the
 goal is at most 1.3); 4.0 means the cost grows with the items held (each add rewrote them all).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -35,7 +36,7 @@ Adder = Callable[[Any, int], str]
 
 
 def add_guidance(t: Any, i: int) -> str:
-    return str(t.add_guidance("concern", f"Guidance number {i}: check the units.", ttl=10 ** 6))
+    return str(t.add_guidance("concern", f"Guidance number {i}: check the units.", ttl=10**6))
 
 
 def add_pending(t: Any, i: int) -> str:
@@ -57,8 +58,15 @@ FEEDS: dict[str, tuple[type, Adder, str]] = {
 
 def filled(kind: str, store: StateStore, size: int, continuum: str) -> tuple[Any, Adder, str]:
     cls, add, remove = FEEDS[kind]
-    s = Session(base_prompt="Hi.", clock=ManualClock("2026-11-30T09:00:00+00:00"), store=store,
-                user_id=continuum, continuum_id=continuum, trinkets=[cls], auto_compose=False)
+    s = Session(
+        base_prompt="Hi.",
+        clock=ManualClock("2026-11-30T09:00:00+00:00"),
+        store=store,
+        user_id=continuum,
+        continuum_id=continuum,
+        trinkets=[cls],
+        auto_compose=False,
+    )
     t = s.trinket(cls.__name__)
     for i in range(size):
         add(t, i)
@@ -88,26 +96,31 @@ def main() -> None:
     parser.add_argument("--batch", type=int, default=25, help="items added per repetition")
     args = parser.parse_args()
     n, big = args.n, 4 * args.n
-    print(f"per-item cost of a feed holding n={n} vs 4n={big} items "
-          f"(median, min-max of {args.reps} repetitions of {args.batch} adds; thread time)")
+    print(
+        f"per-item cost of a feed holding n={n} vs 4n={big} items "
+        f"(median, min-max of {args.reps} repetitions of {args.batch} adds; thread time)"
+    )
     with tempfile.TemporaryDirectory() as folder:
         for store_name in ("memory", "sqlite"):
             for kind in FEEDS:
+
                 def make_store(size: str, store_name: str = store_name, kind: str = kind) -> StateStore:
                     if store_name == "memory":
                         return MemoryStore()
                     return SQLiteStore(Path(folder) / f"{kind}-{size}.sqlite3")
+
                 small = filled(kind, make_store("small"), n, "small")
                 large = filled(kind, make_store("large"), big, "large")
                 times: dict[int, list[float]] = {n: [], big: []}
                 for rep in range(args.reps):
-                    start = 10 ** 7 + rep * args.batch
-                    for size, case in ((n, small), (big, large)) if rep % 2 else ((big, large),
-                                                                                  (n, small)):
+                    start = 10**7 + rep * args.batch
+                    for size, case in ((n, small), (big, large)) if rep % 2 else ((big, large), (n, small)):
                         times[size].append(per_item(*case, start, args.batch))
                 ratio = statistics.median(times[big]) / statistics.median(times[n])
-                print(f"{store_name:6} {kind:13} n: {spread(times[n])}   4n: {spread(times[big])}"
-                      f"   ratio 4n/n: {ratio:.2f}x")
+                print(
+                    f"{store_name:6} {kind:13} n: {spread(times[n])}   4n: {spread(times[big])}"
+                    f"   ratio 4n/n: {ratio:.2f}x"
+                )
 
 
 if __name__ == "__main__":

@@ -15,6 +15,7 @@ does not grow with the file. Measured on one machine (Python 3.11): before strea
 1,000,000 steps (73 MB) peaked 336 MB over the baseline (4.6x the file; issue 15 saw 15x with
 other steps) and replaying 100,000 steps 38 MB; streamed, 0 MB and 5 MB.
 """
+
 from __future__ import annotations
 
 import json
@@ -52,21 +53,34 @@ print(base, peak, *facts)
 
 def write_scenario(path: Path, steps: int) -> None:
     """A recording-like file: every 5 steps one turn, three feeds and a clock move."""
-    header = {"format": "wm-kernel-scenario", "version": 1, "clock": START,
-              "trinkets": ["TimeManager", "PeanutGalleryTrinket", "LoraTrinket"]}
+    header = {
+        "format": "wm-kernel-scenario",
+        "version": 1,
+        "clock": START,
+        "trinkets": ["TimeManager", "PeanutGalleryTrinket", "LoraTrinket"],
+    }
     with open(path, "w", encoding="utf-8") as handle:
         handle.write(json.dumps(header) + "\n")
         for i in range(steps):
             match i % 5:
                 case 0:
-                    step = {"step": "feed", "trinket": "PeanutGalleryTrinket",
-                            "method": "add_guidance", "args": ["concern", f"Guidance {i}."],
-                            "kwargs": {"ttl": 2}}
+                    step = {
+                        "step": "feed",
+                        "trinket": "PeanutGalleryTrinket",
+                        "method": "add_guidance",
+                        "args": ["concern", f"Guidance {i}."],
+                        "kwargs": {"ttl": 2},
+                    }
                 case 1:
                     step = {"step": "clock", "advance": 90}
                 case 2:
-                    step = {"step": "feed", "trinket": "LoraTrinket", "method": "set_user_model",
-                            "args": [f"<mira:user_model>model {i}</mira:user_model>"], "kwargs": {}}
+                    step = {
+                        "step": "feed",
+                        "trinket": "LoraTrinket",
+                        "method": "set_user_model",
+                        "args": [f"<mira:user_model>model {i}</mira:user_model>"],
+                        "kwargs": {},
+                    }
                 case 3:
                     step = {"step": "compose"}
                 case _:
@@ -77,8 +91,13 @@ def write_scenario(path: Path, steps: int) -> None:
 def measure(mode: str, path: Path) -> tuple[int, int, list[str]]:
     """(baseline KiB, peak KiB, facts) of one subprocess."""
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    out = subprocess.run([sys.executable, "-c", _MEASURE.format(root=str(ROOT)), mode, str(path)],
-                         capture_output=True, text=True, check=True, env=env).stdout.split()
+    out = subprocess.run(
+        [sys.executable, "-c", _MEASURE.format(root=str(ROOT)), mode, str(path)],
+        capture_output=True,
+        text=True,
+        check=True,
+        env=env,
+    ).stdout.split()
     return int(out[0]), int(out[1]), out[2:]
 
 
@@ -92,9 +111,11 @@ def main() -> None:
             size = path.stat().st_size
             base, peak, facts = measure(mode, path)
             grown = (peak - base) * 1024
-            print(f"{mode:6s} {count:>9,} steps, file {size / 1e6:7.1f} MB: peak RSS "
-                  f"{peak / 1024:7.1f} MB, {grown / 1e6:7.1f} MB over the import baseline "
-                  f"({grown / size:5.2f}x the file; facts {' '.join(facts)})")
+            print(
+                f"{mode:6s} {count:>9,} steps, file {size / 1e6:7.1f} MB: peak RSS "
+                f"{peak / 1024:7.1f} MB, {grown / 1e6:7.1f} MB over the import baseline "
+                f"({grown / size:5.2f}x the file; facts {' '.join(facts)})"
+            )
 
 
 if __name__ == "__main__":

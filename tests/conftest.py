@@ -1,4 +1,5 @@
 """Shared fixtures: a deterministic Session and a real IPython shell with the extension loaded."""
+
 from __future__ import annotations
 
 import pathlib
@@ -17,9 +18,11 @@ START = "2026-11-30T09:00:00+00:00"
 def session() -> Iterator[Session]:
     """Every built-in trinket, Ada in London, a ManualClock at Monday 30 November 2026, 09:00 UTC;
     current for the magics while the test runs."""
-    s = Session(base_prompt="You help {first_name}.",
-                profile=Profile(first_name="Ada", timezone="Europe/London"),
-                clock=ManualClock(START))
+    s = Session(
+        base_prompt="You help {first_name}.",
+        profile=Profile(first_name="Ada", timezone="Europe/London"),
+        clock=ManualClock(START),
+    )
     set_current_session(s)
     yield s
     set_current_session(None)
@@ -37,14 +40,12 @@ def ip(session: Session) -> Iterator[object]:
     shell.extension_manager.unload_extension("wm_kernel")
 
 
-
 # -- real parts: a Valkey/Redis server the tests start themselves (tests/valkey_server.py); without
 # a server binary they skip, and the root conftest.py lists them in the run's summary
 @pytest.fixture(scope="session")
 def valkey_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[object]:
     """A real ``valkey-server`` (or ``redis-server``) on a free loopback port, for the whole run."""
-    pytest.importorskip("valkey", reason="the valkey client is not installed "
-                                         "(pip install 'wm-kernel[valkey]')")
+    pytest.importorskip("valkey", reason="the valkey client is not installed (pip install 'wm-kernel[valkey]')")
     from valkey_server import MISSING_REASON, LocalServer, server_binary
 
     binary = server_binary()
@@ -59,8 +60,7 @@ def valkey_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[object]:
 @pytest.fixture
 def fresh_valkey_server(tmp_path: pathlib.Path) -> Iterator[object]:
     """A server of its own, for tests that stop and restart it."""
-    pytest.importorskip("valkey", reason="the valkey client is not installed "
-                                         "(pip install 'wm-kernel[valkey]')")
+    pytest.importorskip("valkey", reason="the valkey client is not installed (pip install 'wm-kernel[valkey]')")
     from valkey_server import MISSING_REASON, LocalServer, server_binary
 
     binary = server_binary()
@@ -86,8 +86,7 @@ def kernel_client(monkeypatch: pytest.MonkeyPatch) -> Iterator[object]:
     manager_module = pytest.importorskip("jupyter_client.manager")
     # JUPYTER_PATH comes first in Jupyter's search path: this finds the repository's folder even
     # when an installed copy of the spec exists
-    monkeypatch.setenv("JUPYTER_PATH", str(pathlib.Path(__file__).resolve().parents[1]
-                                           / "jupyter-config"))
+    monkeypatch.setenv("JUPYTER_PATH", str(pathlib.Path(__file__).resolve().parents[1] / "jupyter-config"))
     manager = manager_module.KernelManager(kernel_name="wm-kernel")
     manager.start_kernel()
     client = manager.client()

@@ -1,4 +1,5 @@
 """Small readers of composed prompts and the bus log, shared by the trinket tests."""
+
 from __future__ import annotations
 
 from wm_kernel.core.bus import EventBus
@@ -15,5 +16,8 @@ def last_section(session: Session, name: str) -> str | None:
 
 def lifecycle_refreshes(bus: EventBus) -> list[UpdateTrinketEvent]:
     """The refreshes stateful trinkets asked for after expiring items, in the bus log."""
-    return [r.event for r in bus.log if isinstance(r.event, UpdateTrinketEvent)
-            and r.event.context.get("action") == "lifecycle_refresh"]
+    return [
+        r.event
+        for r in bus.log
+        if isinstance(r.event, UpdateTrinketEvent) and r.event.context.get("action") == "lifecycle_refresh"
+    ]

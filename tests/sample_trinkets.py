@@ -1,4 +1,5 @@
 """Small trinkets the instrument tests (history, diff, cache) share."""
+
 from __future__ import annotations
 
 from trinkets.base import EventAwareTrinket

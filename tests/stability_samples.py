@@ -3,6 +3,7 @@
 Module-level classes, so the checker's fresh processes can import them (``tests.stability_samples``).
 Every section is one the default layout places in the cached system prompt.
 """
+
 from __future__ import annotations
 
 import uuid
@@ -54,7 +55,7 @@ class FreshId(EventAwareTrinket):
     cache_policy = True
 
     def generate_content(self, context):
-        return f"<request id=\"{uuid.uuid4().hex[:12]}\">Be brief.</request>"
+        return f'<request id="{uuid.uuid4().hex[:12]}">Be brief.</request>'
 
 
 class SegmentId(FreshId):
@@ -65,7 +66,7 @@ class SegmentId(FreshId):
         super().__init__(*args, **kwargs)
 
     def generate_content(self, context):
-        return f"<request id=\"{self.request_id}\">Be brief.</request>"
+        return f'<request id="{self.request_id}">Be brief.</request>'
 
 
 class LocalClock(EventAwareTrinket):

@@ -1,4 +1,5 @@
 """docs/architecture.md stays true: every module, folder and dotted name it mentions exists."""
+
 from __future__ import annotations
 
 import importlib
@@ -28,8 +29,9 @@ def mentioned_paths() -> list[Path]:
 def test_every_module_the_architecture_names_exists() -> None:
     paths = mentioned_paths()
     assert len(paths) >= 20
-    missing = [str(p.relative_to(ROOT)) for p in paths
-               if not (any(p.parent.glob(p.name)) if "*" in p.name else p.exists())]
+    missing = [
+        str(p.relative_to(ROOT)) for p in paths if not (any(p.parent.glob(p.name)) if "*" in p.name else p.exists())
+    ]
     assert missing == []
 
 
@@ -55,8 +57,11 @@ def test_every_module_is_placed_in_the_layer_table() -> None:
                     folder = token
                 else:
                     placed.add(token if "/" in token else folder + token)
-    modules = {str(p.relative_to(ROOT)) for package in ("wm_kernel", "trinkets")
-               for p in (ROOT / package).rglob("*.py")
-               if p.name != "__init__.py" or p.parent.name == "wm_kernel"}
+    modules = {
+        str(p.relative_to(ROOT))
+        for package in ("wm_kernel", "trinkets")
+        for p in (ROOT / package).rglob("*.py")
+        if p.name != "__init__.py" or p.parent.name == "wm_kernel"
+    }
     assert sorted(modules - placed) == []
     assert sorted(placed - modules) == []

@@ -1,4 +1,5 @@
 """The kernelspec in jupyter-config/ starts IPython with the extension already loaded."""
+
 from __future__ import annotations
 
 import json
@@ -34,13 +35,22 @@ def test_a_kernel_started_from_the_spec_has_compose_without_load_ext(kernel_clie
         "%wm_session --clock 2026-11-30T09:00:00+00:00 --first-name Ada --trinkets none\n"
         "print(get_ipython().find_line_magic('compose') is not None)\n"
         "%compose --raw\n",
-        timeout=TIMEOUT, output_hook=outputs.append)
+        timeout=TIMEOUT,
+        output_hook=outputs.append,
+    )
     assert reply["content"]["status"] == "ok", reply["content"]
     streams = [m["content"] for m in outputs if m["msg_type"] == "stream"]
-    assert streams == [{"name": "stdout", "text": "current session: Ada, time zone UTC, clock fixed at "
-                        "2026-11-30T09:00:00+00:00, 0 trinkets, default layout, state in memory\nTrue\n"}]
-    results = [m["content"]["data"]["text/plain"] for m in outputs
-               if m["msg_type"] == "execute_result"]
-    assert results == ["You are a helpful assistant talking with Ada.\n\n" + "═" * 60
-                       + "\nEverything after this delimiter is part of MIRA's scaffolding, "
-                       "injected to provide additional context during the reply.\n" + "═" * 60]
+    assert streams == [
+        {
+            "name": "stdout",
+            "text": "current session: Ada, time zone UTC, clock fixed at "
+            "2026-11-30T09:00:00+00:00, 0 trinkets, default layout, state in memory\nTrue\n",
+        }
+    ]
+    results = [m["content"]["data"]["text/plain"] for m in outputs if m["msg_type"] == "execute_result"]
+    assert results == [
+        "You are a helpful assistant talking with Ada.\n\n"
+        + "═" * 60
+        + "\nEverything after this delimiter is part of MIRA's scaffolding, "
+        "injected to provide additional context during the reply.\n" + "═" * 60
+    ]

@@ -4,6 +4,7 @@ Imports are read from the source (ast), so function-local and ``TYPE_CHECKING`` 
 so does a string constant giving the dotted name of one of the modules (the lazy name tables of the package
 ``__init__`` files, which ``importlib`` imports by name).
 """
+
 from __future__ import annotations
 
 import ast
@@ -64,16 +65,16 @@ def imports(module: str) -> list[tuple[str, int]]:
         elif isinstance(node, ast.ImportFrom):
             base = node.module or ""
             if node.level:
-                parent = package.split(".")[:len(package.split(".")) - node.level + 1]
+                parent = package.split(".")[: len(package.split(".")) - node.level + 1]
                 base = ".".join(parent + ([node.module] if node.module else []))
             for alias in node.names:
                 name = f"{base}.{alias.name}"
                 found.append((name if name in known else base, node.lineno))
-        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and "." in node.value \
-                and node.value in known:
+        elif (
+            isinstance(node, ast.Constant) and isinstance(node.value, str) and "." in node.value and node.value in known
+        ):
             found.append((node.value, node.lineno))
-    return [(name, line) for name, line in found
-            if name.split(".")[0] in PACKAGES and name != module]
+    return [(name, line) for name, line in found if name.split(".")[0] in PACKAGES and name != module]
 
 
 def edges() -> dict[str, set[str]]:
@@ -86,17 +87,18 @@ def test_the_contract_names_every_module() -> None:
     assert len(named) == len(set(named)), "a name is in two layers"
     assert [name for name in named if name not in modules()] == []
     # a module of wm_kernel held only by the bare package name was never placed
-    unplaced = [m for m in modules() if layer_of(m)[1] == "wm_kernel" and m != "wm_kernel"
-                and m not in named]
+    unplaced = [m for m in modules() if layer_of(m)[1] == "wm_kernel" and m != "wm_kernel" and m not in named]
     assert unplaced == []
-    assert all(a in modules() and b in modules() and layer_of(a)[0] == layer_of(b)[0]
-               for a, b in allowed)
+    assert all(a in modules() and b in modules() and layer_of(a)[0] == layer_of(b)[0] for a, b in allowed)
 
 
 def test_no_import_points_up_a_layer() -> None:
-    upward = [f"{module}:{line} imports {name} ({layer_of(name)[1]} is above {layer_of(module)[1]})"
-              for module in modules() for name, line in imports(module)
-              if layer_of(name)[0] > layer_of(module)[0]]
+    upward = [
+        f"{module}:{line} imports {name} ({layer_of(name)[1]} is above {layer_of(module)[1]})"
+        for module in modules()
+        for name, line in imports(module)
+        if layer_of(name)[0] > layer_of(module)[0]
+    ]
     assert upward == []
 
 
@@ -147,8 +149,12 @@ def test_the_walk_sees_every_kind_of_import() -> None:
     # the cases the contract relies on, in modules that have them
     assert ("wm_kernel.display.render", 0) not in imports("wm_kernel.core.prompt")
     names = {name for name, _ in imports("wm_kernel")}
-    assert {"wm_kernel.display.render", "wm_kernel.jupyter.magics.working_memory",  # function-local
-            "wm_kernel.session", "wm_kernel.jupyter.dashboard.widget"} <= names   # by name, lazily
+    assert {
+        "wm_kernel.display.render",
+        "wm_kernel.jupyter.magics.working_memory",  # function-local
+        "wm_kernel.session",
+        "wm_kernel.jupyter.dashboard.widget",
+    } <= names  # by name, lazily
     assert "wm_kernel.cachesim.advice" in {n for n, _ in imports("wm_kernel.session")}  # TYPE_CHECKING
     assert loops({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
 
@@ -158,14 +164,13 @@ def architecture_table() -> list[tuple[str, list[str]]]:
     text = (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
     section = text.split("## Layers", 1)[1].split("\n## ", 1)[0]
     rows = [line for line in section.splitlines() if line.startswith("| `")]
-    return [(row.split("|")[1].strip(), re.findall(r"`([\w.]+)`", row.split("|")[1]))
-            for row in rows]
+    return [(row.split("|")[1].strip(), re.findall(r"`([\w.]+)`", row.split("|")[1])) for row in rows]
 
 
 def test_the_architecture_table_is_the_contract() -> None:
     layers = contract()[0]
     table = architecture_table()
-    assert [names for _, names in table] == list(reversed(layers))   # the doc reads top down
+    assert [names for _, names in table] == list(reversed(layers))  # the doc reads top down
 
 
 @pytest.mark.slow
@@ -179,9 +184,16 @@ bundle = ComposedPrompt("You help Ada.")._repr_mimebundle_()
 print(sorted(bundle), "wm_kernel.display.render" in sys.modules)
 print(bundle["text/html"].splitlines()[0])
 """
-    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True,
-                          timeout=120, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
     assert done.stderr == ""
-    assert done.stdout.splitlines() == ["['text/html', 'text/plain'] True",
-                                        '<div class="mathjax_ignore tex2jax_ignore">'
-                                        '<div class="wm-composed-prompt">']
+    assert done.stdout.splitlines() == [
+        "['text/html', 'text/plain'] True",
+        '<div class="mathjax_ignore tex2jax_ignore"><div class="wm-composed-prompt">',
+    ]

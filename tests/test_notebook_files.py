@@ -1,4 +1,5 @@
 """The shipped notebooks as files: what a user sees on opening one before running anything."""
+
 from __future__ import annotations
 
 import tomllib
@@ -9,8 +10,11 @@ import pytest
 nbformat = pytest.importorskip("nbformat")
 
 ROOT = Path(__file__).resolve().parents[1]
-NOTEBOOKS = [ROOT / p for p in tomllib.loads((ROOT / "pyproject.toml").read_text("utf-8"))
-             ["tool"]["pytest"]["ini_options"]["testpaths"] if p.endswith(".ipynb")]
+NOTEBOOKS = [
+    ROOT / p
+    for p in tomllib.loads((ROOT / "pyproject.toml").read_text("utf-8"))["tool"]["pytest"]["ini_options"]["testpaths"]
+    if p.endswith(".ipynb")
+]
 
 
 def read(name: str) -> object:
@@ -25,8 +29,7 @@ def test_the_notebook_names_its_kernel_as_the_kernel_does(path: Path) -> None:
 
     spec = KernelSpecManager().get_kernel_spec("python3")
     kernelspec = nbformat.read(path, as_version=4).metadata["kernelspec"]
-    assert kernelspec == {"name": "python3", "display_name": spec.display_name,
-                          "language": spec.language}
+    assert kernelspec == {"name": "python3", "display_name": spec.display_name, "language": spec.language}
 
 
 def test_the_token_plot_of_notebook_08_is_a_picture() -> None:
@@ -42,8 +45,7 @@ def test_the_token_plot_of_notebook_08_is_a_picture() -> None:
 
 
 def test_the_cache_magic_of_notebook_07_shows_its_coloured_table() -> None:
-    [cell] = [c for c in read("07_cache_economics.ipynb").cells
-              if c.cell_type == "code" and "%cache" in c.source]
+    [cell] = [c for c in read("07_cache_economics.ipynb").cells if c.cell_type == "code" and "%cache" in c.source]
     [shown] = [o for o in cell.outputs if o.output_type == "execute_result"]
     page = shown.data["text/html"]
     assert page.count('<tr class="wm-cache-partial"') == 39 and page.count('<tr class="wm-cache-write"') == 1

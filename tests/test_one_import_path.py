@@ -5,6 +5,7 @@ from) list the names users use; every other module's ``__all__`` holds only what
 defines, so a name is importable from its own module and, if public, from one front door. The
 README, the docs and the notebooks import each front-door name from its front door.
 """
+
 from __future__ import annotations
 
 import ast
@@ -18,8 +19,17 @@ from types import ModuleType
 ROOT = Path(__file__).resolve().parents[1]
 
 #: The packages whose ``__init__`` lists public names; no other module re-exports.
-FRONT_DOORS = ("wm_kernel", "trinkets", "trinkets.base", "wm_kernel.tokens", "wm_kernel.cachesim",
-               "wm_kernel.experiments", "wm_kernel.providers", "wm_kernel.interop", "wm_kernel.testing")
+FRONT_DOORS = (
+    "wm_kernel",
+    "trinkets",
+    "trinkets.base",
+    "wm_kernel.tokens",
+    "wm_kernel.cachesim",
+    "wm_kernel.experiments",
+    "wm_kernel.providers",
+    "wm_kernel.interop",
+    "wm_kernel.testing",
+)
 
 
 def module_name(path: Path) -> str:
@@ -105,8 +115,13 @@ def test_the_readme_docs_and_notebooks_import_public_names_from_their_front_door
     owners = front_door_names()
     found = user_imports()
     assert len(found) > 30
-    elsewhere = sorted({(where, f"from {module} import {name}", owners[name][0])
-                        for where, module, name in found if name in owners and module != owners[name][0]})
+    elsewhere = sorted(
+        {
+            (where, f"from {module} import {name}", owners[name][0])
+            for where, module, name in found
+            if name in owners and module != owners[name][0]
+        }
+    )
     assert elsewhere == []
 
 

@@ -3,6 +3,7 @@
 same token total and the same cost, with one counter: for a session that never sends, one that sends
 (through the real SDK against a mock transport, recorded), one replayed offline from that recording,
 and another agent's imported log replayed into a Session."""
+
 from __future__ import annotations
 
 import html
@@ -43,12 +44,16 @@ _ids = itertools.count(1)
 
 
 def scenario() -> Scenario:
-    s = Scenario(base_prompt=BASE, profile={"first_name": "Ada"}, clock="2026-11-30T09:00:00+00:00",
-                 trinkets=["TimeManager", "PeanutGalleryTrinket"])
+    s = Scenario(
+        base_prompt=BASE,
+        profile={"first_name": "Ada"},
+        clock="2026-11-30T09:00:00+00:00",
+        trinkets=["TimeManager", "PeanutGalleryTrinket"],
+    )
     s.compose()
     s.feed("PeanutGalleryTrinket", "add_guidance", "concern", "Slow down and check the figures.", ttl=2)
     s.advance(minutes=2).advance_turn(2)
-    s.advance(minutes=9).advance_turn(1)      # past the 5-minute cache lifetime
+    s.advance(minutes=9).advance_turn(1)  # past the 5-minute cache lifetime
     return s
 
 
@@ -78,8 +83,10 @@ def test_every_view_reports_the_same_tokens_and_cost(ip, monkeypatch):
     view = ip.run_line_magic("cache", "")
     sim = view.simulation
     assert sim.profile.name == MODEL and sim.counter is counter
-    sections = [sum(b.tokens for b in request.blocks if not b.key.startswith(("user-", "assistant-")))
-                for request in sim.requests]
+    sections = [
+        sum(b.tokens for b in request.blocks if not b.key.startswith(("user-", "assistant-")))
+        for request in sim.requests
+    ]
     assert dict(zip(sim.turns["turn"].tolist(), sections, strict=True)) == per_turn
     assert f"input cost {sim.cost_text()}" in str(view)
     assert str(view).splitlines()[4].startswith(f"tokens counted with {counter.label}")
@@ -103,8 +110,10 @@ def test_every_view_reports_the_same_tokens_and_cost(ip, monkeypatch):
     report = session.compose().budget
     bars = budget_bars(session.composed, counter=counter)
     assert bars.total == report.total
-    assert report.summary().startswith(f"≈ {report.total} tokens, up to {report.upper} / 1000000, sections "
-                                       f"with joiners and HUD frame ({counter.label}; cut on the upper bound)")
+    assert report.summary().startswith(
+        f"≈ {report.total} tokens, up to {report.upper} / 1000000, sections "
+        f"with joiners and HUD frame ({counter.label}; cut on the upper bound)"
+    )
     assert f"total · {report.total}<" in bars.svg
     assert f"tokens ({counter.label}) of sections with their joiners, and the HUD frame" in html.unescape(bars.svg)
     dashboard.tabs.selected_index = dashboard.tabs.children.index(dashboard.budget)
@@ -114,8 +123,11 @@ def test_every_view_reports_the_same_tokens_and_cost(ip, monkeypatch):
 # -- a session that sends, one replayed from its recording, one imported, one that never sends
 
 RULES = "Check the parcel's tracking number before anything else. " * 60
-USERS = ["Where is my parcel PX1234567890?", "It says delivered, but it is not here.",
-         "Can you open a claim for it, please?"]
+USERS = [
+    "Where is my parcel PX1234567890?",
+    "It says delivered, but it is not here.",
+    "Can you open a claim for it, please?",
+]
 
 
 def _predicted_usage(session: Any, user: str) -> dict[str, Any]:
@@ -123,10 +135,16 @@ def _predicted_usage(session: Any, user: str) -> dict[str, Any]:
     so billed and simulated agree where the figures are one (the point here is every view)."""
     conversation = session.recorder.conversation() + [{"role": "user", "content": user}]
     row = session.cache_simulation(history=conversation).turns.iloc[-1]
-    return {"input_tokens": int(row["input_tokens"]), "cache_read_input_tokens": int(row["cache_read_input_tokens"]),
-            "cache_creation_input_tokens": int(row["cache_creation_input_tokens"]), "output_tokens": 40,
-            "cache_creation": {"ephemeral_5m_input_tokens": int(row["ephemeral_5m_input_tokens"]),
-                               "ephemeral_1h_input_tokens": int(row["ephemeral_1h_input_tokens"])}}
+    return {
+        "input_tokens": int(row["input_tokens"]),
+        "cache_read_input_tokens": int(row["cache_read_input_tokens"]),
+        "cache_creation_input_tokens": int(row["cache_creation_input_tokens"]),
+        "output_tokens": 40,
+        "cache_creation": {
+            "ephemeral_5m_input_tokens": int(row["ephemeral_5m_input_tokens"]),
+            "ephemeral_1h_input_tokens": int(row["ephemeral_1h_input_tokens"]),
+        },
+    }
 
 
 def _talking_session(client: Any, recording: Any, made: dict[str, Any] | None = None) -> tuple[Any, Any]:
@@ -140,8 +158,13 @@ def _talking_session(client: Any, recording: Any, made: dict[str, Any] | None = 
     from wm_kernel.providers.send import send
     from wm_kernel.session import Session
 
-    s = Session("You help {first_name}. " + RULES, profile=Profile(first_name="Ada"), model=MODEL,
-                clock=ManualClock("2026-11-30T09:00:00+00:00"), trinkets=[TimeManager, PeanutGalleryTrinket])
+    s = Session(
+        "You help {first_name}. " + RULES,
+        profile=Profile(first_name="Ada"),
+        model=MODEL,
+        clock=ManualClock("2026-11-30T09:00:00+00:00"),
+        trinkets=[TimeManager, PeanutGalleryTrinket],
+    )
     if made is not None:
         made["s"] = s
     recorder = ScenarioRecorder(s)
@@ -155,8 +178,9 @@ def _talking_session(client: Any, recording: Any, made: dict[str, Any] | None = 
 
 
 def _dollars(html_text: str) -> str:
-    return " ".join(html.unescape(re.sub(r"<[^>]+>", " ", re.sub(r"<span[^>]*>(&#36;|\$)</span>", "$",
-                                                                   html_text))).split())
+    return " ".join(
+        html.unescape(re.sub(r"<[^>]+>", " ", re.sub(r"<span[^>]*>(&#36;|\$)</span>", "$", html_text))).split()
+    )
 
 
 def _check_every_view(ip: Any, session: Any, *, sent: bool, log: Any = None) -> None:
@@ -187,27 +211,35 @@ def _check_every_view(ip: Any, session: Any, *, sent: bool, log: Any = None) -> 
     if log is not None:
         assert sim.exchange_note() == "" and "assuming" not in str(view)
     elif sent:
-        assert unsent == [turns[-1]]   # composed after the last send, not sent
-        assert sim.exchange_note() == (f"assuming a 500-token exchange per turn (100-token message, 400-token reply) "
-                                    f"where none was recorded (turn {turns[-1]})")
+        assert unsent == [turns[-1]]  # composed after the last send, not sent
+        assert sim.exchange_note() == (
+            f"assuming a 500-token exchange per turn (100-token message, 400-token reply) "
+            f"where none was recorded (turn {turns[-1]})"
+        )
     else:
         note = sim.exchange_note()
         assert note.startswith("assuming a 500-token exchange per turn") and "where" not in note
     assert sim.exchange_note() in str(view).splitlines()[0]
     for turn, request in zip(rows.index, sim.requests, strict=True):
-        in_sections = sum(b.tokens for b in request.blocks
-                          if b.layer == "system" or (log is None and not b.key.startswith(("user-", "assistant-"))))
-        messages = [b for b in request.blocks if b.key.startswith(("user-", "assistant-"))
-                    or (log is not None and b.layer == "messages")]
+        in_sections = sum(
+            b.tokens
+            for b in request.blocks
+            if b.layer == "system" or (log is None and not b.key.startswith(("user-", "assistant-")))
+        )
+        messages = [
+            b
+            for b in request.blocks
+            if b.key.startswith(("user-", "assistant-")) or (log is not None and b.layer == "messages")
+        ]
         assert in_sections == sections[turn]
         # %request of that turn: the same sections, the same conversation, the same counter
         wire = ip.run_line_magic("request", str(turn))
         assert wire.counter_name == counter.label
         assert sum(o.tokens for o in wire.wire.owners if o.kind == "section") == sections[turn]
         if log is None:
-            assert sum(o.tokens for o in wire.wire.owners if o.kind == "message") == \
-                sum(b.tokens for b in messages if session.recorder.exchange_at(turn) is not None or
-                    b is not messages[-1])
+            assert sum(o.tokens for o in wire.wire.owners if o.kind == "message") == sum(
+                b.tokens for b in messages if session.recorder.exchange_at(turn) is not None or b is not messages[-1]
+            )
             sent_at = session.recorder.exchange_at(turn)
             if sent_at is not None:
                 assert [b.tokens for b in messages][-1] == counter.count(sent_at.user)
@@ -223,9 +255,9 @@ def _check_every_view(ip: Any, session: Any, *, sent: bool, log: Any = None) -> 
         assert reconciled.loc[turn, "predicted_read"] == rows.loc[turn, "cache_read_input_tokens"]
         assert reconciled.loc[turn, "predicted_write"] == rows.loc[turn, "cache_creation_input_tokens"]
         assert reconciled.loc[turn, "predicted_input"] == rows.loc[turn, "input_tokens"]
-        if sent:   # billed as predicted: the same tokens, the same dollars
+        if sent:  # billed as predicted: the same tokens, the same dollars
             assert reconciled.loc[turn, "billed_usd"] == pytest.approx(reconciled.loc[turn, "predicted_usd"])
-        else:      # the log's own bill, as the log reports it
+        else:  # the log's own bill, as the log reports it
             usage = log.usage.set_index("turn")
             assert reconciled.loc[turn, "billed_read"] == usage.loc[turn, "cache_read_input_tokens"]
             assert reconciled.loc[turn, "billed_write"] == usage.loc[turn, "cache_creation_input_tokens"]
@@ -295,8 +327,7 @@ def test_a_session_that_sends_one_replayed_one_imported_and_one_that_never_sends
     assert compared["cache_read_tokens"].tolist() == sim.turns["cache_read_input_tokens"].tolist()
 
     # imported: another agent's log, counted with its model's counter, replayed into a Session
-    log = import_log(Path(__file__).parent / "data" / "interop" / "support_anthropic.jsonl",
-                     counter=counter_for(MODEL))
+    log = import_log(Path(__file__).parent / "data" / "interop" / "support_anthropic.jsonl", counter=counter_for(MODEL))
     live = log.to_session()
     assert live.token_counter is log.counter and live.model == MODEL
     _check_every_view(ip, live, sent=False, log=log)
@@ -307,6 +338,7 @@ def test_a_session_that_sends_one_replayed_one_imported_and_one_that_never_sends
     quiet.model = MODEL
     set_current_session(quiet)
     view = ip.run_line_magic("cache", "--no-advice --exchange 50,150")
-    assert view.simulation.exchange_note() == ("assuming a 200-token exchange per turn (50-token message, "
-                                               "150-token reply)")
+    assert view.simulation.exchange_note() == (
+        "assuming a 200-token exchange per turn (50-token message, 150-token reply)"
+    )
     assert view.simulation.exchange_note() in view.simulation.headline()

@@ -1,4 +1,5 @@
 """The built wheel: what a user installing wm-kernel gets."""
+
 from __future__ import annotations
 
 import subprocess
@@ -17,9 +18,23 @@ def test_the_wheel_ships_py_typed_for_both_packages(tmp_path: Path) -> None:
     the annotations instead of treating every name as ``Any``. Built offline with the installed
     hatchling, as ``pip install`` would build it."""
     pytest.importorskip("hatchling", reason="hatchling (the build backend) is not installed")
-    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation",
-                    "--no-index", "--quiet", "--wheel-dir", str(tmp_path), str(ROOT)],
-                   check=True, capture_output=True)
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "--no-deps",
+            "--no-build-isolation",
+            "--no-index",
+            "--quiet",
+            "--wheel-dir",
+            str(tmp_path),
+            str(ROOT),
+        ],
+        check=True,
+        capture_output=True,
+    )
     [wheel] = tmp_path.glob("wm_kernel-*.whl")
     names = set(zipfile.ZipFile(wheel).namelist())
     assert {"wm_kernel/py.typed", "trinkets/py.typed"} <= names

@@ -1,4 +1,5 @@
 """Every code block of the README runs as written, and its two commands exist."""
+
 from __future__ import annotations
 
 import re
@@ -30,10 +31,18 @@ def test_every_code_block_is_tested():
     ipython blocks, run in IPython and in a kernel), the remote-lab shell lines (checked below) or
     the layout listing."""
     fences = re.findall(r"```(\w*)\n(.*?)```", README, flags=re.S)
-    kinds = ["python" if lang == "python" else "cell" if lang == "ipython"
-             else "layout" if body.startswith("wm_kernel/")
-             else "shell" if body.startswith("make lab") else f"untested: {body[:40]!r}"
-             for lang, body in fences]
+    kinds = [
+        "python"
+        if lang == "python"
+        else "cell"
+        if lang == "ipython"
+        else "layout"
+        if body.startswith("wm_kernel/")
+        else "shell"
+        if body.startswith("make lab")
+        else f"untested: {body[:40]!r}"
+        for lang, body in fences
+    ]
     assert all(not kind.startswith("untested") for kind in kinds), kinds
 
 
@@ -48,6 +57,7 @@ def test_the_two_commands_are_make_targets():
 
 
 # -- the notebook tour: one cell per block, each showing what its comment says
+
 
 def tour_cells() -> list[str]:
     """The notebook tour's cells: every ```ipython block of the README, in order."""
@@ -89,21 +99,23 @@ def test_the_tour_shows_in_ipython_what_each_comment_says(capsys):
     setup, compose, diff, turn, trinkets, events, cache, dashboard = results
     assert capsys.readouterr().out.startswith(
         "current session: Ada, time zone Europe/London, clock fixed at 2026-11-30T09:00:00+00:00, "
-        "8 trinkets, default layout, state in memory\n")
+        "8 trinkets, default layout, state in memory\n"
+    )
     assert all(r.error_in_exec is None for r in results[:-1]), results
     assert isinstance(compose.result, ComposedPrompt) and compose.result.turn == 0
-    assert "text/html" in compose.result._repr_mimebundle_()            # the rich view
+    assert "text/html" in compose.result._repr_mimebundle_()  # the rich view
     assert isinstance(diff.result, PromptDiff)
     assert diff.result.changed_sections == ["peanutgallery_guidance"]
     assert [s.status for s in diff.result.sections if s.name == "peanutgallery_guidance"] == ["added"]
     assert isinstance(turn.result, TurnReport) and session.turn == 3
-    assert repr(turn.result) == ("Completed turns 1-3; 1 item expired:\n"
-                                 "  turn 3: PeanutGalleryTrinket concern: Keep replies brief.")
+    assert repr(turn.result) == (
+        "Completed turns 1-3; 1 item expired:\n  turn 3: PeanutGalleryTrinket concern: Keep replies brief."
+    )
     assert isinstance(trinkets.result, Table) and len(trinkets.result) == 8
     assert isinstance(events.result, Table) and len(events.result) == 10
     assert isinstance(cache.result, CacheView)
     assert cache.result.simulation.turns["turn"].tolist() == [0, 1, 2, 3]
-    assert '<tr class="wm-cache-' in cache.result._repr_html_()         # the coloured table
+    assert '<tr class="wm-cache-' in cache.result._repr_html_()  # the coloured table
     # outside a notebook the dashboard says it needs one (in a kernel: the slow test below)
     assert isinstance(dashboard.error_in_exec, UsageError)
     assert str(dashboard.error_in_exec).startswith("%wm_dashboard needs a notebook")
@@ -120,10 +132,11 @@ def test_the_tour_shows_in_a_notebook_what_each_comment_says(tmp_path):
     notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in tour_cells()])
     env_path = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
     old = os.environ.get("PYTHONPATH")
-    os.environ["PYTHONPATH"] = env_path   # the kernel imports this checkout
+    os.environ["PYTHONPATH"] = env_path  # the kernel imports this checkout
     try:
-        nbclient.NotebookClient(notebook, timeout=300, kernel_name="python3",
-                                resources={"metadata": {"path": str(tmp_path)}}).execute()
+        nbclient.NotebookClient(
+            notebook, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}
+        ).execute()
     finally:
         if old is None:
             os.environ.pop("PYTHONPATH")
@@ -131,12 +144,17 @@ def test_the_tour_shows_in_a_notebook_what_each_comment_says(tmp_path):
             os.environ["PYTHONPATH"] = old
 
     def shown(cell):
-        return [(o["output_type"], sorted(o.get("data", {})), o.get("text", ""))
-                for o in cell.outputs]
+        return [(o["output_type"], sorted(o.get("data", {})), o.get("text", "")) for o in cell.outputs]
 
     setup, compose, diff, turn, trinkets, events, cache, dashboard = notebook.cells
-    assert shown(setup) == [("stream", [], "current session: Ada, time zone Europe/London, clock fixed at "
-                             "2026-11-30T09:00:00+00:00, 8 trinkets, default layout, state in memory\n")]
+    assert shown(setup) == [
+        (
+            "stream",
+            [],
+            "current session: Ada, time zone Europe/London, clock fixed at "
+            "2026-11-30T09:00:00+00:00, 8 trinkets, default layout, state in memory\n",
+        )
+    ]
     for cell in (compose, diff, turn, trinkets, events, cache):
         [(kind, mimes, _)] = shown(cell)
         assert kind == "execute_result" and "text/html" in mimes, cell.source
@@ -149,6 +167,7 @@ def test_the_tour_shows_in_a_notebook_what_each_comment_says(tmp_path):
 
 # -- the README names everything a user can open or type
 
+
 def extension_magics() -> list[str]:
     """Every magic the extension registers, as typed (``%name``, ``%%name``)."""
     pytest.importorskip("IPython")
@@ -158,9 +177,11 @@ def extension_magics() -> list[str]:
     before = {kind: set(table) for kind, table in shell.magics_manager.magics.items()}
     shell.extension_manager.load_extension("wm_kernel")
     try:
-        return sorted(("%" if kind == "line" else "%%") + name
-                      for kind, table in shell.magics_manager.magics.items()
-                      for name in set(table) - before[kind])
+        return sorted(
+            ("%" if kind == "line" else "%%") + name
+            for kind, table in shell.magics_manager.magics.items()
+            for name in set(table) - before[kind]
+        )
     finally:
         shell.extension_manager.unload_extension("wm_kernel")
 
@@ -169,12 +190,12 @@ def test_every_notebook_magic_and_doc_is_named():
     magics = extension_magics()
     assert "%compose" in magics and "%%compose" in magics and "%cache" in magics
     config = tomllib.loads((ROOT / "pyproject.toml").read_text("utf-8"))
-    notebooks = [Path(p).stem for p in config["tool"]["pytest"]["ini_options"]["testpaths"]
-                 if p.endswith(".ipynb")]
+    notebooks = [Path(p).stem for p in config["tool"]["pytest"]["ini_options"]["testpaths"] if p.endswith(".ipynb")]
     missing = [f"notebook {name}" for name in notebooks if f"`{name}`" not in README]
     missing += [f"magic {magic}" for magic in magics if f"`{magic}" not in README]
-    missing += [f"doc {path.name}" for path in sorted((ROOT / "docs").glob("*.md"))
-                if f"docs/{path.name}" not in README]
+    missing += [
+        f"doc {path.name}" for path in sorted((ROOT / "docs").glob("*.md")) if f"docs/{path.name}" not in README
+    ]
     assert missing == []
 
 

@@ -1,4 +1,5 @@
 """The package type-checks under mypy --strict (the configuration is in pyproject.toml)."""
+
 from __future__ import annotations
 
 import os

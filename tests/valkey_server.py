@@ -3,6 +3,7 @@
 No mock stands in for the server: the tests that use it skip, with the reason below, when neither
 ``valkey-server`` nor ``redis-server`` is installed (Debian: ``apt-get install redis-server``).
 """
+
 from __future__ import annotations
 
 import shutil
@@ -12,8 +13,9 @@ import time
 from pathlib import Path
 
 SERVER_BINARIES = ("valkey-server", "redis-server")
-MISSING_REASON = ("no valkey-server or redis-server on PATH (Debian: apt-get install redis-server); "
-                  "the real-server tests did not run")
+MISSING_REASON = (
+    "no valkey-server or redis-server on PATH (Debian: apt-get install redis-server); the real-server tests did not run"
+)
 
 
 def server_binary() -> str | None:
@@ -45,17 +47,35 @@ class LocalServer:
 
     def start(self) -> None:
         self._process = subprocess.Popen(
-            [self.binary, "--port", str(self.port), "--bind", "127.0.0.1", "--dir", str(self.folder),
-             "--save", "", "--appendonly", "yes" if self.persistent else "no",
-             "--appendfsync", "always", "--daemonize", "no", "--loglevel", "warning",
-             "--logfile", str(self.folder / "server.log")],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            [
+                self.binary,
+                "--port",
+                str(self.port),
+                "--bind",
+                "127.0.0.1",
+                "--dir",
+                str(self.folder),
+                "--save",
+                "",
+                "--appendonly",
+                "yes" if self.persistent else "no",
+                "--appendfsync",
+                "always",
+                "--daemonize",
+                "no",
+                "--loglevel",
+                "warning",
+                "--logfile",
+                str(self.folder / "server.log"),
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         deadline = time.monotonic() + 10
         while time.monotonic() < deadline:
             if self._process.poll() is not None:
-                log = (self.folder / "server.log")
-                raise RuntimeError(f"{self.binary} exited at start: "
-                                   f"{log.read_text() if log.exists() else 'no log'}")
+                log = self.folder / "server.log"
+                raise RuntimeError(f"{self.binary} exited at start: {log.read_text() if log.exists() else 'no log'}")
             try:
                 with socket.create_connection(("127.0.0.1", self.port), timeout=0.2) as sock:
                     sock.sendall(b"PING\r\n")

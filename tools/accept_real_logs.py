@@ -13,6 +13,7 @@ transcript holds the result of every tool call it sends, and that a clean file i
 issues. Prints one line per file and check; exits 1 on any mismatch, 0 when all agree (77 when the
 folder is absent).
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -25,7 +26,7 @@ from typing import Any
 from wm_kernel.interop import import_log
 from wm_kernel.interop.imported import ImportedSession
 
-Figures = tuple[int, int, int, int, int]     # input, cache read, cache write 5m, 1h, output
+Figures = tuple[int, int, int, int, int]  # input, cache read, cache write 5m, 1h, output
 
 
 def default_folder() -> Path | None:
@@ -50,8 +51,13 @@ def _lines(path: Path) -> list[dict[str, Any]]:
 def _anthropic(usage: dict[str, Any]) -> Figures:
     written = usage.get("cache_creation_input_tokens") or 0
     one_hour = (usage.get("cache_creation") or {}).get("ephemeral_1h_input_tokens") or 0
-    return (usage.get("input_tokens") or 0, usage.get("cache_read_input_tokens") or 0, written - one_hour,
-            one_hour, usage.get("output_tokens") or 0)
+    return (
+        usage.get("input_tokens") or 0,
+        usage.get("cache_read_input_tokens") or 0,
+        written - one_hour,
+        one_hour,
+        usage.get("output_tokens") or 0,
+    )
 
 
 def transcript_counts(path: Path) -> dict[str, Figures]:
@@ -71,8 +77,15 @@ def _imported(session: ImportedSession) -> list[Figures]:
     out = []
     for usage in session.billed_usage():
         assert usage is not None
-        out.append((usage.input_tokens, usage.cache_read_tokens, usage.cache_write_5m_tokens,
-                    usage.cache_write_1h_tokens, usage.output_tokens))
+        out.append(
+            (
+                usage.input_tokens,
+                usage.cache_read_tokens,
+                usage.cache_write_5m_tokens,
+                usage.cache_write_1h_tokens,
+                usage.output_tokens,
+            )
+        )
     return out
 
 
@@ -95,8 +108,9 @@ def _reconciled(session: ImportedSession) -> list[tuple[int, int, int, int]] | N
     """Reconcile's billed side per turn: (input, read, write, of which 1h)."""
     try:
         from wm_kernel.providers.reconcile import reconcile
+
         rows = reconcile(session).rows
-    except Exception as exc:    # noqa: BLE001 - reported, not hidden
+    except Exception as exc:  # noqa: BLE001 - reported, not hidden
         print(f"    reconcile: not run ({type(exc).__name__}: {exc})")
         return None
     billed = rows[["billed_input", "billed_read", "billed_write", "billed_write_1h"]]
@@ -117,9 +131,14 @@ def _exported(session: ImportedSession) -> list[tuple[int, int, int, int]] | Non
     for span in exporter.get_finished_spans():
         a: dict[str, Any] = dict(span.attributes or {})
         if "gen_ai.usage.input_tokens" in a and "wm.section.name" not in a:
-            out.append((int(a["gen_ai.usage.input_tokens"]), int(a.get("gen_ai.usage.cache_read.input_tokens", 0)),
-                        int(a.get("gen_ai.usage.cache_creation.input_tokens", 0)),
-                        int(a.get("gen_ai.usage.output_tokens", 0))))
+            out.append(
+                (
+                    int(a["gen_ai.usage.input_tokens"]),
+                    int(a.get("gen_ai.usage.cache_read.input_tokens", 0)),
+                    int(a.get("gen_ai.usage.cache_creation.input_tokens", 0)),
+                    int(a.get("gen_ai.usage.output_tokens", 0)),
+                )
+            )
     return out
 
 
@@ -154,11 +173,16 @@ class Check:
             print(f"    ok   {what}")
         else:
             self.failed += 1
-            first = next((i for i, (g, w) in enumerate(zip(got, want, strict=False)) if g != w), None) \
-                if isinstance(got, list) and isinstance(want, list) else None
-            print(f"    FAIL {what}: got {len(got) if isinstance(got, list) else got} "
-                  f"want {len(want) if isinstance(want, list) else want}"
-                  + (f"; first difference at {first}: {got[first]} != {want[first]}" if first is not None else ""))
+            first = (
+                next((i for i, (g, w) in enumerate(zip(got, want, strict=False)) if g != w), None)
+                if isinstance(got, list) and isinstance(want, list)
+                else None
+            )
+            print(
+                f"    FAIL {what}: got {len(got) if isinstance(got, list) else got} "
+                f"want {len(want) if isinstance(want, list) else want}"
+                + (f"; first difference at {first}: {got[first]} != {want[first]}" if first is not None else "")
+            )
 
 
 def check_transcript(path: Path, check: Check) -> None:
@@ -168,8 +192,11 @@ def check_transcript(path: Path, check: Check) -> None:
     check.same("no issues", [str(e) for e in session.errors], [])
     check.same("requests (message ids)", len(session), len(want))
     got = _imported(session)
-    check.same("billed_usage() per message id, totals", [sum(c) for c in zip(*got, strict=True)],
-               [sum(c) for c in zip(*want.values(), strict=True)])
+    check.same(
+        "billed_usage() per message id, totals",
+        [sum(c) for c in zip(*got, strict=True)],
+        [sum(c) for c in zip(*want.values(), strict=True)],
+    )
     check.same("billed_usage() == requests[i].usage", got, _raw_of(session))
     check.same("multiset of per-request figures", sorted(got), sorted(want.values()))
     check.same("usage frame", _frame(session), [_as_frame(f) for f in got])
@@ -181,11 +208,14 @@ def check_transcript(path: Path, check: Check) -> None:
         check.same("reconcile billed side", reconciled, [(f[0], f[1], f[2] + f[3], f[3]) for f in got])
     check.same("requests missing a tool result", _missing_results(session), 0)
     from wm_kernel.__main__ import main as cli
+
     with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()) as err:
         status = cli(["import", str(path)])
     check.same("python -m wm_kernel import exits 0, nothing on stderr", (status, err.getvalue()), (0, ""))
-    print(f"    skipped {sum(session.skipped.values())} ordinary lines: "
-          + ", ".join(f"{k} {v}" for k, v in session.skipped.items()))
+    print(
+        f"    skipped {sum(session.skipped.values())} ordinary lines: "
+        + ", ".join(f"{k} {v}" for k, v in session.skipped.items())
+    )
 
 
 def check_envelopes(path: Path, check: Check) -> None:
@@ -220,11 +250,19 @@ def check_otlp(path: Path, check: Check) -> None:
                 if "gen_ai.usage.input_tokens" not in a:
                     continue
                 n = {k: int(v.get("intValue", 0)) for k, v in a.items() if k.startswith("gen_ai.usage.")}
-                written = n.get("gen_ai.usage.cache_write.input_tokens",
-                                n.get("gen_ai.usage.cache_creation.input_tokens", 0))
+                written = n.get(
+                    "gen_ai.usage.cache_write.input_tokens", n.get("gen_ai.usage.cache_creation.input_tokens", 0)
+                )
                 read = n.get("gen_ai.usage.cache_read.input_tokens", 0)
-                want.append((n["gen_ai.usage.input_tokens"] - read - written, read, written, 0,
-                             n.get("gen_ai.usage.output_tokens", 0)))
+                want.append(
+                    (
+                        n["gen_ai.usage.input_tokens"] - read - written,
+                        read,
+                        written,
+                        0,
+                        n.get("gen_ai.usage.output_tokens", 0),
+                    )
+                )
     session = import_log(path)
     check.same("no issues", [str(e) for e in session.errors], [])
     check.same("billed_usage() (writes as writes)", _imported(session), want)

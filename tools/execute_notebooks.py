@@ -8,6 +8,7 @@ names. Per-cell execution timestamps are dropped, so re-running changes only wha
 
 Usage: ``make notebooks`` or ``python tools/execute_notebooks.py [NAME.ipynb ...]``.
 """
+
 from __future__ import annotations
 
 import os
@@ -41,14 +42,15 @@ def execute(path: Path) -> None:
 
 def main(argv: list[str]) -> int:
     # the kernel imports this checkout, as the tests do
-    os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT),
-                                                             os.environ.get("PYTHONPATH")]))
+    os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
     shipped = shipped_notebooks()
     chosen = shipped if not argv else [p for p in shipped if p.name in argv]
     unknown = set(argv) - {p.name for p in shipped}
     if unknown:
-        print(f"not a shipped notebook: {', '.join(sorted(unknown))} "
-              f"(shipped: {', '.join(p.name for p in shipped)})", file=sys.stderr)
+        print(
+            f"not a shipped notebook: {', '.join(sorted(unknown))} (shipped: {', '.join(p.name for p in shipped)})",
+            file=sys.stderr,
+        )
         return 2
     for path in chosen:
         print(f"executing {path.relative_to(ROOT)}", flush=True)

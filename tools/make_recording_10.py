@@ -7,6 +7,7 @@ them. Deterministic: run it again and the files do not change.
 
 Usage: ``PYTHONPATH=. python tools/make_recording_10.py``
 """
+
 from __future__ import annotations
 
 import json
@@ -24,23 +25,28 @@ from wm_kernel.session import Session
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "notebooks" / "recordings"
 MODEL = "claude-sonnet-4-6"
-POLICY = ("You are the support assistant of Lumen & Co., a lamp shop. Be brief and kind. "
-          + " ".join(f"Policy {n}: replacements ship within {n + 2} working days; refunds need the order number."
-                     for n in range(60)))
-SENDS = [("Hi, my floor lamp arrived with a cracked shade.", "I'm sorry, Ada. Could you send me the order number?"),
-         ("It's LC-20931.", "Thank you. A replacement shade for order LC-20931 ships within 2 working days."),
-         ("Can I keep the cracked one?", "Yes, please keep it or recycle it; there is nothing to return."),
-         ("Will the new shade fit the old base?", "Yes: the replacement is the same model, it fits the base."),
-         ("How will I know it shipped?", "You'll get an email with the tracking number once it leaves."),
-         ("And if it breaks again?", "Write to us with a photo and we will send another at no cost."),
-         ("Great, thanks!", "You're welcome, Ada. Enjoy the lamp!"),
-         ("One more: do you sell bulbs?", "We do: E27 LED bulbs, warm white, in packs of two.")]
+POLICY = "You are the support assistant of Lumen & Co., a lamp shop. Be brief and kind. " + " ".join(
+    f"Policy {n}: replacements ship within {n + 2} working days; refunds need the order number." for n in range(60)
+)
+SENDS = [
+    ("Hi, my floor lamp arrived with a cracked shade.", "I'm sorry, Ada. Could you send me the order number?"),
+    ("It's LC-20931.", "Thank you. A replacement shade for order LC-20931 ships within 2 working days."),
+    ("Can I keep the cracked one?", "Yes, please keep it or recycle it; there is nothing to return."),
+    ("Will the new shade fit the old base?", "Yes: the replacement is the same model, it fits the base."),
+    ("How will I know it shipped?", "You'll get an email with the tracking number once it leaves."),
+    ("And if it breaks again?", "Write to us with a photo and we will send another at no cost."),
+    ("Great, thanks!", "You're welcome, Ada. Enjoy the lamp!"),
+    ("One more: do you sell bulbs?", "We do: E27 LED bulbs, warm white, in packs of two."),
+]
 
 
 def session() -> Session:
     """The notebook's session (the same arguments)."""
-    return Session(base_prompt=POLICY, profile=Profile(first_name="Ada", timezone="Europe/London"),
-                   clock=ManualClock("2026-11-30T09:00:00+00:00"))
+    return Session(
+        base_prompt=POLICY,
+        profile=Profile(first_name="Ada", timezone="Europe/London"),
+        clock=ManualClock("2026-11-30T09:00:00+00:00"),
+    )
 
 
 def run(recording: Recording) -> Session:
@@ -52,21 +58,41 @@ def run(recording: Recording) -> Session:
 
 
 def usage_record(row: Any) -> dict[str, Any]:
-    return {"input_tokens": int(row.predicted_input), "cache_creation_input_tokens": int(row.predicted_write),
-            "cache_read_input_tokens": int(row.predicted_read), "output_tokens": 24,
-            "cache_creation": {"ephemeral_5m_input_tokens": int(row.predicted_write - row.predicted_write_1h),
-                               "ephemeral_1h_input_tokens": int(row.predicted_write_1h)}}
+    return {
+        "input_tokens": int(row.predicted_input),
+        "cache_creation_input_tokens": int(row.predicted_write),
+        "cache_read_input_tokens": int(row.predicted_read),
+        "output_tokens": 24,
+        "cache_creation": {
+            "ephemeral_5m_input_tokens": int(row.predicted_write - row.predicted_write_1h),
+            "ephemeral_1h_input_tokens": int(row.predicted_write_1h),
+        },
+    }
 
 
 def main() -> None:
     placeholder = {"input_tokens": 0, "output_tokens": 0}
-    draft = Recording(Exchange(turn=n, provider="anthropic", model=MODEL, user=u, reply=r, usage=placeholder,
-                               request_id=f"req_{n:02d}") for n, (u, r) in enumerate(SENDS))
+    draft = Recording(
+        Exchange(
+            turn=n, provider="anthropic", model=MODEL, user=u, reply=r, usage=placeholder, request_id=f"req_{n:02d}"
+        )
+        for n, (u, r) in enumerate(SENDS)
+    )
     s = run(draft)
     rows = list(reconcile(s, model=MODEL, usage=[placeholder] * len(SENDS)).rows.itertuples())
-    final = Recording(Exchange(turn=n, provider="anthropic", model=MODEL, user=u, reply=r, usage=usage_record(row),
-                               request_id=f"req_{n:02d}", stop_reason="end_turn")
-                      for n, ((u, r), row) in enumerate(zip(SENDS, rows, strict=True)))
+    final = Recording(
+        Exchange(
+            turn=n,
+            provider="anthropic",
+            model=MODEL,
+            user=u,
+            reply=r,
+            usage=usage_record(row),
+            request_id=f"req_{n:02d}",
+            stop_reason="end_turn",
+        )
+        for n, ((u, r), row) in enumerate(zip(SENDS, rows, strict=True))
+    )
     OUT.mkdir(exist_ok=True)
     final.save(OUT / "10_sends.jsonl")
     s = run(Recording.load(OUT / "10_sends.jsonl"))
@@ -76,8 +102,10 @@ def main() -> None:
         conversation = s.recorder.conversation(before=n) + [{"role": "user", "content": SENDS[n][0]}]
         request = s.prompt_at(n).to_anthropic(history=conversation, model=MODEL, max_tokens=1024)
         if n == 0:  # ttl_priced: the first write billed at the 1-hour price
-            usage["cache_creation"] = {"ephemeral_5m_input_tokens": 0,
-                                       "ephemeral_1h_input_tokens": usage["cache_creation_input_tokens"]}
+            usage["cache_creation"] = {
+                "ephemeral_5m_input_tokens": 0,
+                "ephemeral_1h_input_tokens": usage["cache_creation_input_tokens"],
+            }
         elif n == 3:  # provider_miss: the same prefix, live, yet written again
             usage["cache_creation_input_tokens"], usage["cache_read_input_tokens"] = usage["cache_read_input_tokens"], 0
             usage["cache_creation"]["ephemeral_5m_input_tokens"] = usage["cache_creation_input_tokens"]
@@ -91,11 +119,23 @@ def main() -> None:
             for key in ("input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens"):
                 usage[key] = round(usage[key] * 1.3)
             usage["cache_creation"]["ephemeral_5m_input_tokens"] = usage["cache_creation_input_tokens"]
-        response = {"id": f"msg_{n:02d}", "type": "message", "role": "assistant", "model": MODEL,
-                    "content": [{"type": "text", "text": SENDS[n][1]}], "stop_reason": "end_turn",
-                    "stop_sequence": None, "usage": usage}
-        lines.append(json.dumps({"request_id": f"req_{n:02d}", "request": request, "response": response},
-                                ensure_ascii=False, sort_keys=True))
+        response = {
+            "id": f"msg_{n:02d}",
+            "type": "message",
+            "role": "assistant",
+            "model": MODEL,
+            "content": [{"type": "text", "text": SENDS[n][1]}],
+            "stop_reason": "end_turn",
+            "stop_sequence": None,
+            "usage": usage,
+        }
+        lines.append(
+            json.dumps(
+                {"request_id": f"req_{n:02d}", "request": request, "response": response},
+                ensure_ascii=False,
+                sort_keys=True,
+            )
+        )
     (OUT / "10_usage.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
 
 

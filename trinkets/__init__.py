@@ -3,6 +3,7 @@
 Names load lazily (PEP 562), so importing ``trinkets.base`` from the core does not pull in every
 trinket module.
 """
+
 from __future__ import annotations
 
 import importlib
@@ -31,9 +32,16 @@ _MODULES = {
 
 #: Registration order of the built-in trinkets in a default Session: cached system sections first,
 #: then the notification-centre providers, then post-history.
-BUILTIN_NAMES = ("TimeManager", "LoraTrinket", "ManifestTrinket", "ReminderManager",
-                 "ProactiveMemoryTrinket", "GetContextTrinket", "PeanutGalleryTrinket",
-                 "DomaindocTrinket")
+BUILTIN_NAMES = (
+    "TimeManager",
+    "LoraTrinket",
+    "ManifestTrinket",
+    "ReminderManager",
+    "ProactiveMemoryTrinket",
+    "GetContextTrinket",
+    "PeanutGalleryTrinket",
+    "DomaindocTrinket",
+)
 
 __all__ = [*_MODULES, "BUILTIN_TRINKETS", "BUILTIN_NAMES"]
 

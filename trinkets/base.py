@@ -30,6 +30,7 @@ Traceback (most recent call last):
 ...
 TypeError: Can't instantiate abstract class Broken with abstract method generate_content
 """
+
 from __future__ import annotations
 
 from trinkets.commands import Command, CommandError, arg, at, command, instant_or_offset, non_negative_int
@@ -37,6 +38,23 @@ from trinkets.event_aware import LIFECYCLE_REFRESH, EventAwareTrinket, Priority,
 from trinkets.stateful import STATE_VERSION, StatefulTrinket
 from wm_kernel.core.trinket_shape import BUDGET_KEEP, DEFAULT_PRIORITY, NEVER_DROP
 
-__all__ = ["EventAwareTrinket", "StatefulTrinket", "TrinketHost", "feed", "feed_methods", "command", "arg",
-           "Command", "CommandError", "non_negative_int", "instant_or_offset", "at",
-           "BUDGET_KEEP", "DEFAULT_PRIORITY", "NEVER_DROP", "Priority", "LIFECYCLE_REFRESH", "STATE_VERSION"]
+__all__ = [
+    "EventAwareTrinket",
+    "StatefulTrinket",
+    "TrinketHost",
+    "feed",
+    "feed_methods",
+    "command",
+    "arg",
+    "Command",
+    "CommandError",
+    "non_negative_int",
+    "instant_or_offset",
+    "at",
+    "BUDGET_KEEP",
+    "DEFAULT_PRIORITY",
+    "NEVER_DROP",
+    "Priority",
+    "LIFECYCLE_REFRESH",
+    "STATE_VERSION",
+]

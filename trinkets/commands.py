@@ -32,6 +32,7 @@ Traceback (most recent call last):
 ...
 trinkets.commands.CommandError: argument by: must be a non-negative integer, got '-3'
 """
+
 from __future__ import annotations
 
 import argparse
@@ -66,6 +67,7 @@ class _Parser(argparse.ArgumentParser):
 
 # -- argument types (argparse ``type=``): a message that says what was expected ------------------
 
+
 def non_negative_int(text: str) -> int:
     """``text`` as an int of 0 or more (``--ttl 0``); ``"1.5"``, ``"-1"``, ``""``: refused."""
     try:
@@ -91,8 +93,7 @@ def instant_or_offset(text: str) -> datetime | timedelta:
         try:
             return timedelta(**{_UNITS[match.group(2)]: int(match.group(1))})
         except OverflowError:
-            raise argparse.ArgumentTypeError(f"{text.strip()} is too far ahead (past the year "
-                                             f"9999)") from None
+            raise argparse.ArgumentTypeError(f"{text.strip()} is too far ahead (past the year 9999)") from None
     try:
         return parse_instant(text)
     except (TypeError, ValueError) as exc:
@@ -107,11 +108,11 @@ def at(now: datetime, value: datetime | timedelta, what: str) -> datetime:
     try:
         return now + value
     except OverflowError:
-        raise CommandError(f"{what}: {now.isoformat()} plus {value.days} days passes the year "
-                           f"9999") from None
+        raise CommandError(f"{what}: {now.isoformat()} plus {value.days} days passes the year 9999") from None
 
 
 # -- declarations --------------------------------------------------------------------------------
+
 
 @dataclass(frozen=True, eq=False)
 class Arg:
@@ -148,8 +149,9 @@ class Arg:
         return list(self.choices_for(type(trinket)) or ())
 
 
-def arg(*flags: str, choices: Choices | None = None, words: bool = False,
-        complete: Completer | None = None, **options: Any) -> Arg:
+def arg(
+    *flags: str, choices: Choices | None = None, words: bool = False, complete: Completer | None = None, **options: Any
+) -> Arg:
     """Declare one argument of a :func:`command`, as ``argparse.add_argument`` would take it.
 
     Parameters
@@ -198,8 +200,7 @@ class Command:
         for argument in self.args:
             if argument.words:
                 values[argument.dest] = " ".join(values[argument.dest] or ())
-                if argument.positional and "default" not in argument.options \
-                        and not values[argument.dest].strip():
+                if argument.positional and "default" not in argument.options and not values[argument.dest].strip():
                     # said as argparse says the other mistakes, naming the argument
                     raise CommandError(f"argument {argument.dest}: must not be empty")
         return {**values, **self.fixed}
@@ -236,8 +237,7 @@ class Command:
 @functools.lru_cache(maxsize=512)
 def _parser(command: Command, owner: type) -> argparse.ArgumentParser:
     # built on first use: most commands are never run in a session
-    parser = _Parser(prog=f"%trinket {owner.__name__} {command.name}", description=command.help,
-                     add_help=False)
+    parser = _Parser(prog=f"%trinket {owner.__name__} {command.name}", description=command.help, add_help=False)
     for argument in command.args:
         options = dict(argument.options)
         choices = argument.choices_for(owner)
@@ -249,8 +249,7 @@ def _parser(command: Command, owner: type) -> argparse.ArgumentParser:
     return parser
 
 
-def command(name: str, *args: Arg, help: str, fixed: Mapping[str, Any] | None = None
-            ) -> Callable[[F], F]:
+def command(name: str, *args: Arg, help: str, fixed: Mapping[str, Any] | None = None) -> Callable[[F], F]:
     """Declare the decorated method as the handler of ``%trinket NAME <name>``.
 
     The parsed arguments (see :func:`arg`; their ``dest`` names are the method's parameters) and

@@ -6,6 +6,7 @@ by header); :func:`render_revised` writes this kit's id-addressed layout. Both t
 documents (enabled, not archived, in creation order) and the ``large_section_chars`` threshold;
 :class:`~trinkets.domaindoc_trinket.DomaindocTrinket` calls them (its module docstring shows both).
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -28,7 +29,8 @@ BANNER = f"{DELIMITER}\nDOMAIN KNOWLEDGE - Reference material, not directives\n{
 SECTION_INSTRUCTION = (
     "Sections support two levels of nesting (section \u2192 subsection \u2192 sub-subsection). When a "
     "parent is collapsed, ALL descendants are hidden. Pinned sections are always expanded. Use "
-    'parent="X" to target nested sections.')
+    'parent="X" to target nested sections.'
+)
 #: The original's quick reference of the model's section operations (fixed text).
 QUICK_REFERENCE = (
     "<quick_reference>\n"
@@ -36,18 +38,31 @@ QUICK_REFERENCE = (
     '<example operation="expand" section="CHILD" parent="PARENT"/>\n'
     '<example operation="create_section" section="NAME" parent="PARENT" content="..."/>\n'
     '<example operation="reorder_sections" order="A,B" parent="PARENT"/>\n'
-    "</quick_reference>")
+    "</quick_reference>"
+)
 
 
 def render_original(shown: list[dict[str, Any]], large_section_chars: int) -> str:
     """The original style's text for the shown documents ("" when none has a section)."""
     # the original lists documents by label and leaves out one without any section
-    parts = [_original_document(doc, large_section_chars)
-             for doc in sorted(shown, key=lambda d: str(d["label"])) if doc.get("sections")]
+    parts = [
+        _original_document(doc, large_section_chars)
+        for doc in sorted(shown, key=lambda d: str(d["label"]))
+        if doc.get("sections")
+    ]
     if not parts:
         return ""
-    return "\n".join([BANNER, "<mira:domain_knowledge>", "<personal_docs>", *parts,
-                      "</personal_docs>", "</mira:domain_knowledge>", DELIMITER])
+    return "\n".join(
+        [
+            BANNER,
+            "<mira:domain_knowledge>",
+            "<personal_docs>",
+            *parts,
+            "</personal_docs>",
+            "</mira:domain_knowledge>",
+            DELIMITER,
+        ]
+    )
 
 
 def _original_document(doc: dict[str, Any], large_section_chars: int) -> str:
@@ -58,24 +73,39 @@ def _original_document(doc: dict[str, Any], large_section_chars: int) -> str:
     for node in tree.roots:
         _original_section(node, (), False, states, index, content, large_section_chars)
     document = "\n".join(content)
-    return "\n".join([
-        f'<domaindoc label="{escape_attr(doc["label"])}">',
-        "<guidance>",
-        f"<purpose>{escape_text(doc.get('description') or '')}</purpose>",
-        "<section_management>",
-        f"<instruction>{SECTION_INSTRUCTION}</instruction>",
-        "<section_states>", "\n".join(states), "</section_states>",
-        "<section_index>", "\n".join(index) if index else "<empty/>", "</section_index>",
-        QUICK_REFERENCE,
-        "</section_management>",
-        "</guidance>",
-        "<document>", document if document.strip() else "<empty/>", "</document>",
-        "</domaindoc>"])
+    return "\n".join(
+        [
+            f'<domaindoc label="{escape_attr(doc["label"])}">',
+            "<guidance>",
+            f"<purpose>{escape_text(doc.get('description') or '')}</purpose>",
+            "<section_management>",
+            f"<instruction>{SECTION_INSTRUCTION}</instruction>",
+            "<section_states>",
+            "\n".join(states),
+            "</section_states>",
+            "<section_index>",
+            "\n".join(index) if index else "<empty/>",
+            "</section_index>",
+            QUICK_REFERENCE,
+            "</section_management>",
+            "</guidance>",
+            "<document>",
+            document if document.strip() else "<empty/>",
+            "</document>",
+            "</domaindoc>",
+        ]
+    )
 
 
-def _original_section(node: Node, ancestors: tuple[str, ...], hidden: bool,
-                      states: list[str], index: list[str], content: list[str],
-                      large_section_chars: int) -> None:
+def _original_section(
+    node: Node,
+    ancestors: tuple[str, ...],
+    hidden: bool,
+    states: list[str],
+    index: list[str],
+    content: list[str],
+    large_section_chars: int,
+) -> None:
     """One section and its descendants, as the original writes them into its three lists.
 
     ``ancestors`` are the headers above (nearest last); ``hidden``: a collapsed ancestor hides
@@ -106,8 +136,10 @@ def _original_section(node: Node, ancestors: tuple[str, ...], hidden: bool,
     summary = node.record.get("summary") or ""
     if summary:
         named = [f'section="{header}"']
-        named += [f'{role}="{escape_attr(name)}"'
-                  for role, name in zip(("parent", "grandparent"), reversed(ancestors), strict=False)]
+        named += [
+            f'{role}="{escape_attr(name)}"'
+            for role, name in zip(("parent", "grandparent"), reversed(ancestors), strict=False)
+        ]
         index.append(f"<entry {' '.join(named)}>{escape_text(summary)}</entry>")
 
     if not hidden:
@@ -122,8 +154,9 @@ def _original_section(node: Node, ancestors: tuple[str, ...], hidden: bool,
             if node.level == MAX_DEPTH:
                 content.append(f"</{tag}>")
     for child in node.children:
-        _original_section(child, (*ancestors, node.record["header"]), hidden or collapsed,
-                          states, index, content, large_section_chars)
+        _original_section(
+            child, (*ancestors, node.record["header"]), hidden or collapsed, states, index, content, large_section_chars
+        )
     if not hidden and not collapsed and node.level < MAX_DEPTH:
         content.append(f"</{tag}>")
     if not hidden and opens:
@@ -143,15 +176,16 @@ def render_revised(shown: list[dict[str, Any]], large_section_chars: int) -> str
 
 def _revised_document(doc: dict[str, Any], lines: list[str], large_section_chars: int) -> None:
     tree = Tree(doc)
-    lines.append(f'<domaindoc label="{escape_attr(doc["label"])}" '
-                 f'title="{escape_attr(doc.get("title", ""))}">')
+    lines.append(f'<domaindoc label="{escape_attr(doc["label"])}" title="{escape_attr(doc.get("title", ""))}">')
     description = doc.get("description") or ""
     if description:
         lines.append(f"<description>{escape_text(description)}</description>")
     if tree.problems:
         lines.append("<problems>")
-        lines.extend(f'<problem section="{escape_attr(section)}">{escape_text(text)}</problem>'
-                     for section, text in tree.problems)
+        lines.extend(
+            f'<problem section="{escape_attr(section)}">{escape_text(text)}</problem>'
+            for section, text in tree.problems
+        )
         lines.append("</problems>")
     if tree.roots:
         lines.append("<section_states>")
@@ -165,8 +199,9 @@ def _revised_document(doc: dict[str, Any], lines: list[str], large_section_chars
         lines.append("</section_states>")
         lines.append("<index>")
         for node, _ in tree.walk():
-            head = (f'<entry id="{escape_attr(node.id)}" level="{node.level}" '
-                    f'header="{escape_attr(node.record["header"])}"')
+            head = (
+                f'<entry id="{escape_attr(node.id)}" level="{node.level}" header="{escape_attr(node.record["header"])}"'
+            )
             summary = node.record.get("summary") or ""
             lines.append(f"{head}>{escape_text(summary)}</entry>" if summary else head + "/>")
         lines.append("</index>")

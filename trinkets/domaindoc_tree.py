@@ -5,6 +5,7 @@ A stored document holds its sections as a flat list of records (``id``, ``header
 :data:`MAX_DEPTH` levels), orders siblings and lists what cannot be placed. Used by
 :mod:`trinkets.domaindoc_trinket` and :mod:`trinkets.domaindoc_render`.
 """
+
 from __future__ import annotations
 
 from collections.abc import Iterator
@@ -19,10 +20,14 @@ MAX_DEPTH = 3
 def is_section_record(record: object) -> bool:
     if not isinstance(record, dict):
         return False
-    return (isinstance(record.get("id"), str) and bool(record["id"])
-            and isinstance(record.get("header"), str) and isinstance(record.get("body", ""), str)
-            and isinstance(record.get("summary", ""), str)
-            and (record.get("parent") is None or isinstance(record.get("parent"), str)))
+    return (
+        isinstance(record.get("id"), str)
+        and bool(record["id"])
+        and isinstance(record.get("header"), str)
+        and isinstance(record.get("body", ""), str)
+        and isinstance(record.get("summary", ""), str)
+        and (record.get("parent") is None or isinstance(record.get("parent"), str))
+    )
 
 
 class Node:
@@ -90,8 +95,7 @@ class Tree:
             for _, record in sorted(items, key=sibling_key):
                 if level > MAX_DEPTH:
                     too_deep.add(record["id"])
-                    self.problems.append((record["id"], f"too deep (level {level}; at most "
-                                                        f"{MAX_DEPTH}); not shown"))
+                    self.problems.append((record["id"], f"too deep (level {level}; at most {MAX_DEPTH}); not shown"))
                     continue
                 node = Node(record, level)
                 placed.add(node.id)
@@ -104,14 +108,13 @@ class Tree:
                 continue
             parent = record["parent"]
             if parent not in by_id:
-                self.problems.append((section, f"orphaned: parent {parent!r} does not exist; "
-                                               f"not shown"))
+                self.problems.append((section, f"orphaned: parent {parent!r} does not exist; not shown"))
             else:
-                self.problems.append((section, f"under section {parent!r}, which is not shown; "
-                                               f"not shown"))
+                self.problems.append((section, f"under section {parent!r}, which is not shown; not shown"))
 
     def walk(self) -> Iterator[tuple[Node, Node | None]]:
         """Every placed section depth first, with its outermost collapsed ancestor (or None)."""
+
         def visit(nodes: list[Node], hidden_by: Node | None) -> Iterator[tuple[Node, Node | None]]:
             for node in nodes:
                 yield node, hidden_by
@@ -119,6 +122,7 @@ class Tree:
                 if inner is None and node.state == "collapsed":
                     inner = node
                 yield from visit(node.children, inner)
+
         return visit(self.roots, None)
 
 
@@ -138,8 +142,7 @@ def section_level(doc: dict[str, Any], record: dict[str, Any]) -> int:
     while current.get("parent") is not None:
         parent = by_id.get(current["parent"])
         if parent is None or parent.get("id") in seen:
-            raise ValueError(f"section {record.get('id')!r} is not attached to the document "
-                             f"(see problems())")
+            raise ValueError(f"section {record.get('id')!r} is not attached to the document (see problems())")
         seen.add(parent.get("id"))
         current = parent
         level += 1

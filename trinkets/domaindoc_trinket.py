@@ -146,6 +146,7 @@ Traceback (most recent call last):
 ...
 ValueError: section 'beds' of document 'garden' is pinned; unpin it before collapsing
 """  # noqa: E501 - examples show their output line for line
+
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -179,8 +180,9 @@ class DomaindocTrinket(EventAwareTrinket):
     cache_policy = True
     styles = ("original", "revised")
 
-    large_section_chars = Int(5000, help="A leaf section whose body is longer than this many "
-                                         "characters is flagged size=\"large\".")
+    large_section_chars = Int(
+        5000, help='A leaf section whose body is longer than this many characters is flagged size="large".'
+    )
 
     #: ((shown documents, style, large_section_chars), text) of the last render: a cache, not state.
     _last_render: tuple[tuple[list[dict[str, Any]], str, int], str] | None = None
@@ -194,14 +196,15 @@ class DomaindocTrinket(EventAwareTrinket):
     def _stored(self) -> list[dict[str, Any]]:
         docs = []
         for label, record in self.working_memory.store.hgetall(self.store_key).items():
-            docs.append({**record, "label": label} if isinstance(record, dict)
-                        else {"label": label, "malformed": True})
+            docs.append({**record, "label": label} if isinstance(record, dict) else {"label": label, "malformed": True})
+
         # creation order; SQLite returns fields sorted by label, so order needs its own number
         def key(doc: dict[str, Any]) -> tuple[int, str]:
             position = doc.get("position")
             if isinstance(position, int) and not isinstance(position, bool):
                 return (position, doc["label"])
             return (0, doc["label"])
+
         return sorted(docs, key=key)
 
     def _load(self, label: object) -> dict[str, Any]:
@@ -227,8 +230,7 @@ class DomaindocTrinket(EventAwareTrinket):
 
     # -- documents
     @feed
-    def create_document(self, label: str, title: str, description: str = "", *,
-                        enabled: bool = True) -> None:
+    def create_document(self, label: str, title: str, description: str = "", *, enabled: bool = True) -> None:
         """Create an empty document. ``label`` identifies it (unique); ``title`` is shown."""
         check_str(label, "document label")
         check_str(title, "document title")
@@ -241,13 +243,21 @@ class DomaindocTrinket(EventAwareTrinket):
                 raise ValueError(f"document {label!r} already exists")
             positions = [d.get("position") for d in existing]
             position = max([p for p in positions if isinstance(p, int)], default=0) + 1
-            store.hset(self.store_key, label, {
-                "title": title, "description": description, "enabled": enabled,
-                "archived": False, "position": position, "sections": []})
+            store.hset(
+                self.store_key,
+                label,
+                {
+                    "title": title,
+                    "description": description,
+                    "enabled": enabled,
+                    "archived": False,
+                    "position": position,
+                    "sections": [],
+                },
+            )
 
     @feed
-    def update_document(self, label: str, *, title: str | None = None,
-                        description: str | None = None) -> None:
+    def update_document(self, label: str, *, title: str | None = None, description: str | None = None) -> None:
         """Change a document's title and/or description."""
         if title is None and description is None:
             raise ValueError("nothing to update: give title and/or description")
@@ -261,11 +271,13 @@ class DomaindocTrinket(EventAwareTrinket):
                 doc["title"] = title
             if description is not None:
                 doc["description"] = description
+
         self._change(label, change)
 
     def _set_doc_flag(self, label: str, flag: str, value: bool) -> None:
         def change(doc: dict[str, Any]) -> None:
             doc[flag] = value
+
         self._change(label, change)
 
     @feed
@@ -298,9 +310,17 @@ class DomaindocTrinket(EventAwareTrinket):
 
     # -- sections
     @feed
-    def add_section(self, label: str, section_id: str, header: str, body: str = "", *,
-                    parent: str | None = None, summary: str = "",
-                    expanded_by_default: bool = True) -> None:
+    def add_section(
+        self,
+        label: str,
+        section_id: str,
+        header: str,
+        body: str = "",
+        *,
+        parent: str | None = None,
+        summary: str = "",
+        expanded_by_default: bool = True,
+    ) -> None:
         """Add a section as the last child of ``parent`` (None: a top-level section).
 
         ``section_id`` is unique within the document; nesting stops at three levels (a section
@@ -321,20 +341,37 @@ class DomaindocTrinket(EventAwareTrinket):
             if parent is not None:
                 level = section_level(doc, find_section(doc, parent)) + 1
                 if level > MAX_DEPTH:
-                    raise ValueError(f"section {section_id!r} would be level {level}: sections nest "
-                                     f"at most {MAX_DEPTH} levels deep")
-            orders = [r.get("order") for r in sections
-                      if isinstance(r, dict) and r.get("parent") == parent]
+                    raise ValueError(
+                        f"section {section_id!r} would be level {level}: sections nest at most {MAX_DEPTH} levels deep"
+                    )
+            orders = [r.get("order") for r in sections if isinstance(r, dict) and r.get("parent") == parent]
             order = max([o for o in orders if isinstance(o, int)], default=-1) + 1
-            sections.append({"id": section_id, "parent": parent, "header": header, "body": body,
-                             "summary": summary, "order": order,
-                             "expanded_by_default": expanded_by_default, "expanded": None,
-                             "pinned": False})
+            sections.append(
+                {
+                    "id": section_id,
+                    "parent": parent,
+                    "header": header,
+                    "body": body,
+                    "summary": summary,
+                    "order": order,
+                    "expanded_by_default": expanded_by_default,
+                    "expanded": None,
+                    "pinned": False,
+                }
+            )
+
         self._change(label, change)
 
     @feed
-    def update_section(self, label: str, section_id: str, *, body: str | None = None,
-                       header: str | None = None, summary: str | None = None) -> None:
+    def update_section(
+        self,
+        label: str,
+        section_id: str,
+        *,
+        body: str | None = None,
+        header: str | None = None,
+        summary: str | None = None,
+    ) -> None:
         """Replace a section's body, header and/or summary."""
         if body is None and header is None and summary is None:
             raise ValueError("nothing to update: give body, header and/or summary")
@@ -350,11 +387,13 @@ class DomaindocTrinket(EventAwareTrinket):
             for key, value in (("body", body), ("header", header), ("summary", summary)):
                 if value is not None:
                     record[key] = value
+
         self._change(label, change)
 
     @feed
     def delete_section(self, label: str, section_id: str) -> None:
         """Remove a section together with its subsections."""
+
         def change(doc: dict[str, Any]) -> None:
             find_section(doc, section_id)
             # string ids only: a hand-edited child without one must not make every top-level
@@ -373,26 +412,32 @@ class DomaindocTrinket(EventAwareTrinket):
                     if isinstance(child, str) and child not in doomed:
                         doomed.add(child)
                         grew = True
-            doc["sections"] = [r for r in doc["sections"]
-                               if not (is_doomed(r, "id") or is_doomed(r, "parent"))]
+            doc["sections"] = [r for r in doc["sections"] if not (is_doomed(r, "id") or is_doomed(r, "parent"))]
+
         self._change(label, change)
 
-    def _set_section(self, label: str, section_id: str, key: str, value: Any,
-                     check: Callable[[dict[str, Any]], None] | None = None) -> None:
+    def _set_section(
+        self, label: str, section_id: str, key: str, value: Any, check: Callable[[dict[str, Any]], None] | None = None
+    ) -> None:
         def change(doc: dict[str, Any]) -> None:
             record = find_section(doc, section_id)
             if check is not None:
                 check(record)
             record[key] = value
+
         self._change(label, change)
 
     # the two arguments of expand, collapse, pin and unpin, completed from the stored documents
     _LABEL_AND_SECTION = (
-        arg("label", help="The document label.",
-            complete=lambda doc, typed: [d["label"] for d in doc.documents()]),
-        arg("section_id", help="The section id.",
-            complete=lambda doc, typed: [r["id"] for r in doc.document(typed[0]).get("sections") or []
-                                         if isinstance(r, dict)]))
+        arg("label", help="The document label.", complete=lambda doc, typed: [d["label"] for d in doc.documents()]),
+        arg(
+            "section_id",
+            help="The section id.",
+            complete=lambda doc, typed: [
+                r["id"] for r in doc.document(typed[0]).get("sections") or [] if isinstance(r, dict)
+            ],
+        ),
+    )
 
     @command("expand", *_LABEL_AND_SECTION, help="Expand a section: LABEL SECTION_ID.")
     @feed
@@ -400,15 +445,15 @@ class DomaindocTrinket(EventAwareTrinket):
         """Show the section's text (its subsections follow their own states)."""
         self._set_section(label, section_id, "expanded", True)
 
-    @command("collapse", *_LABEL_AND_SECTION,
-             help="Collapse a section (and hide its subsections): LABEL SECTION_ID.")
+    @command("collapse", *_LABEL_AND_SECTION, help="Collapse a section (and hide its subsections): LABEL SECTION_ID.")
     @feed
     def collapse_section(self, label: str, section_id: str) -> None:
         """Show the section as a stub and hide all its subsections. A pinned one: ValueError."""
+
         def not_pinned(record: dict[str, Any]) -> None:
             if record.get("pinned"):
-                raise ValueError(f"section {section_id!r} of document {label!r} is pinned; "
-                                 f"unpin it before collapsing")
+                raise ValueError(f"section {section_id!r} of document {label!r} is pinned; unpin it before collapsing")
+
         self._set_section(label, section_id, "expanded", False, not_pinned)
 
     @command("pin", *_LABEL_AND_SECTION, help="Pin a section (always expanded): LABEL SECTION_ID.")
@@ -432,10 +477,12 @@ class DomaindocTrinket(EventAwareTrinket):
     @feed
     def reset_section_states(self, label: str) -> None:
         """Forget every expand/collapse choice in a document: each section takes its default."""
+
         def change(doc: dict[str, Any]) -> None:
             for record in doc["sections"]:
                 if isinstance(record, dict):
                     record["expanded"] = None
+
         self._change(label, change)
 
     @feed
@@ -452,31 +499,37 @@ class DomaindocTrinket(EventAwareTrinket):
         def change(doc: dict[str, Any]) -> None:
             if parent is not None:
                 find_section(doc, parent)
-            siblings = {r.get("id"): r for r in doc["sections"]
-                        if isinstance(r, dict) and r.get("parent") == parent}
+            siblings = {r.get("id"): r for r in doc["sections"] if isinstance(r, dict) and r.get("parent") == parent}
             if len(set(order)) != len(order) or set(order) != set(siblings):
                 where = f"section {parent!r}" if parent is not None else "the top level"
                 names = ", ".join(sorted(repr(k) for k in siblings))
-                raise ValueError(f"order must name each section under {where} exactly once: "
-                                 f"{names}")
+                raise ValueError(f"order must name each section under {where} exactly once: {names}")
             for position, section_id in enumerate(order):
                 siblings[section_id]["order"] = position
+
         self._change(label, change)
 
     # -- reading
     def documents(self) -> list[dict[str, Any]]:
         """Each stored document as ``{label, title, enabled, archived, sections}`` (a count),
         in creation order."""
-        return [{"label": d.get("label"), "title": d.get("title"), "enabled": d.get("enabled", True),
-                 "archived": d.get("archived", False), "sections": len(d.get("sections") or [])}
-                for d in self._stored() if not d.get("malformed")]
+        return [
+            {
+                "label": d.get("label"),
+                "title": d.get("title"),
+                "enabled": d.get("enabled", True),
+                "archived": d.get("archived", False),
+                "sections": len(d.get("sections") or []),
+            }
+            for d in self._stored()
+            if not d.get("malformed")
+        ]
 
     @command("documents", help="The stored documents, as a DataFrame.")
     def _documents_command(self) -> Any:
         import pandas as pd
 
-        return pd.DataFrame(self.documents(),
-                            columns=["label", "title", "enabled", "archived", "sections"])
+        return pd.DataFrame(self.documents(), columns=["label", "title", "enabled", "archived", "sections"])
 
     def document(self, label: str) -> dict[str, Any]:
         """A copy of one stored document record (title, description, flags, section records)."""
@@ -496,8 +549,11 @@ class DomaindocTrinket(EventAwareTrinket):
 
     # -- rendering
     def generate_content(self, context: dict[str, Any]) -> str:
-        shown = [d for d in self._stored() if not d.get("malformed")
-                 and d.get("enabled", True) is True and d.get("archived", False) is not True]
+        shown = [
+            d
+            for d in self._stored()
+            if not d.get("malformed") and d.get("enabled", True) is True and d.get("archived", False) is not True
+        ]
         # The text depends on the stored documents, the style and large_section_chars alone, and
         # documents rarely change between composes: comparing them with the last ones rendered
         # costs far less than rendering again. The key holds the store's copies, so nothing can

@@ -3,6 +3,7 @@
 Import these from :mod:`trinkets.base`, the contract's front door; :mod:`trinkets.stateful` holds
 :class:`StatefulTrinket`, built on this.
 """
+
 from __future__ import annotations
 
 import functools
@@ -68,9 +69,17 @@ def feed(method: F) -> F:
             self._inputs_changed()  # even after a failure: part of the change may have happened
         wm = getattr(self, "working_memory", None)
         if depth == 0 and wm is not None:
-            self.event_bus.publish(TrinketFedEvent.create(
-                continuum_id=wm.continuum_id, user_id=wm.user_id, clock=wm.clock,
-                trinket_name=self.name, method=method.__name__, args=args, kwargs=kwargs))
+            self.event_bus.publish(
+                TrinketFedEvent.create(
+                    continuum_id=wm.continuum_id,
+                    user_id=wm.user_id,
+                    clock=wm.clock,
+                    trinket_name=self.name,
+                    method=method.__name__,
+                    args=args,
+                    kwargs=kwargs,
+                )
+            )
         return result
 
     # the marker feed_methods() looks for; functions take any attribute
@@ -81,8 +90,7 @@ def feed(method: F) -> F:
 def feed_methods(trinket: EventAwareTrinket | type[EventAwareTrinket]) -> list[str]:
     """Names of the methods marked with :func:`feed` on a trinket (class or instance)."""
     cls = trinket if isinstance(trinket, type) else type(trinket)
-    return sorted(name for name in dir(cls)
-                  if getattr(getattr(cls, name, None), "__wm_feed__", False))
+    return sorted(name for name in dir(cls) if getattr(getattr(cls, name, None), "__wm_feed__", False))
 
 
 class TrinketHost(Protocol):
@@ -107,8 +115,9 @@ class TrinketHost(Protocol):
 
     def discard_section(self, trinket: EventAwareTrinket) -> None: ...
 
-    def publish_trinket_update(self, target_trinket: str, context: Mapping[str, Any] | None = None,
-                               *, continuum_id: str | None = None) -> None: ...
+    def publish_trinket_update(
+        self, target_trinket: str, context: Mapping[str, Any] | None = None, *, continuum_id: str | None = None
+    ) -> None: ...
 
     def set_cap(self, name: str, limit: int | None, *, unit: str = ..., mode: str = ...) -> Cap | None: ...
 
@@ -122,9 +131,10 @@ class Priority(Int[int, int]):
     def validate(self, obj: Any, value: Any) -> int:
         if isinstance(value, bool) or not isinstance(value, int):
             owner = type(obj).__name__ if obj is not None else "trinket"
-            raise TypeError(f"{owner}.{self.name} must be an int, got {type(value).__name__} "
-                            f"{value!r}")
+            raise TypeError(f"{owner}.{self.name} must be an int, got {type(value).__name__} {value!r}")
         return value
+
+
 #: The context of the update a stateful trinket asks for when items expired.
 LIFECYCLE_REFRESH: Mapping[str, str] = MappingProxyType({"action": "lifecycle_refresh"})
 #: Traits a trinket sets from its updates; a change of any other trait is a change of its inputs.
@@ -154,18 +164,22 @@ class EventAwareTrinket(HasTraits, metaclass=_TrinketMeta):
     cache_policy: ClassVar[bool] = False
 
     content = Unicode("", help="The content of the last successful update ('' if none).")
-    last_updated = Instance(datetime, allow_none=True,
-                            help="When content last changed (clock of the WorkingMemory).")
+    last_updated = Instance(datetime, allow_none=True, help="When content last changed (clock of the WorkingMemory).")
     error = Unicode("", help="'ExceptionType: message' of the last failed update; '' once one succeeds.")
     enabled = Bool(True, help="A disabled trinket contributes no section (an experiment switch).")
-    style = Unicode("original", help="The wording the section is written in: 'original' (the "
-                    "original system's exact text, the default) or another name in ``styles``.")
+    style = Unicode(
+        "original",
+        help="The wording the section is written in: 'original' (the "
+        "original system's exact text, the default) or another name in ``styles``.",
+    )
 
     #: The ``priority`` a new instance starts with; built-in trinkets set their own (docs/budgets.md).
     default_priority: ClassVar[int] = DEFAULT_PRIORITY
 
-    priority = Priority(help="How long this section survives a token budget: the sections of the "
-                        "lowest priorities are dropped first; NEVER_DROP (or above) is never dropped.")
+    priority = Priority(
+        help="How long this section survives a token budget: the sections of the "
+        "lowest priorities are dropped first; NEVER_DROP (or above) is never dropped."
+    )
 
     #: The wordings this trinket can write; "original" is the original system's, byte for byte.
     #: A trinket that offers its own wording adds a name (e.g. "revised") and switches on ``style``.
@@ -185,12 +199,15 @@ class EventAwareTrinket(HasTraits, metaclass=_TrinketMeta):
     #: Whether the content depends on the clock (part of the inputs when ``reuse_content``).
     time_dependent: ClassVar[bool] = False
 
-    def __init__(self, event_bus: EventBus, working_memory: TrinketHost, *,
-                 replace: bool = False, **kwargs: Any) -> None:
+    def __init__(
+        self, event_bus: EventBus, working_memory: TrinketHost, *, replace: bool = False, **kwargs: Any
+    ) -> None:
         section = getattr(type(self), "variable_name", None)
         if not isinstance(section, str) or not section.strip():
-            raise TypeError(f"{type(self).__name__} must set the class attribute variable_name "
-                            f"(the section it publishes) to a non-empty string")
+            raise TypeError(
+                f"{type(self).__name__} must set the class attribute variable_name "
+                f"(the section it publishes) to a non-empty string"
+            )
         # the inputs' revision and (key, content) of the last generated content (reuse_content)
         self._revision = 0
         self._reusable: tuple[tuple[Any, ...], str] | None = None
@@ -240,8 +257,9 @@ class EventAwareTrinket(HasTraits, metaclass=_TrinketMeta):
         if self.reuse_content and (not context or context == LIFECYCLE_REFRESH):
             cls = type(self)
             # the default stored_inputs() (none) is not called
-            inputs: tuple[Any, ...] = ((self._revision, wm.profile, clock.now())
-                                       if cls.time_dependent else (self._revision, wm.profile))
+            inputs: tuple[Any, ...] = (
+                (self._revision, wm.profile, clock.now()) if cls.time_dependent else (self._revision, wm.profile)
+            )
             key: tuple[Any, ...] | None = inputs
             if cls.stored_inputs is not _NO_STORED_INPUTS:
                 watched = self.stored_inputs()
@@ -264,9 +282,18 @@ class EventAwareTrinket(HasTraits, metaclass=_TrinketMeta):
             shown = self.content
             if shown is not content and shown != content:
                 self._set_content(content, now)
-            self.event_bus.publish(TrinketContentEvent(
-                event.continuum_id, wm.user_id, new_event_id(), now, self.variable_name, content,
-                type(self).__name__, self.cache_policy))
+            self.event_bus.publish(
+                TrinketContentEvent(
+                    event.continuum_id,
+                    wm.user_id,
+                    new_event_id(),
+                    now,
+                    self.variable_name,
+                    content,
+                    type(self).__name__,
+                    self.cache_policy,
+                )
+            )
         else:
             self._set_content("", now)
             wm.discard_section(self)
@@ -274,8 +301,7 @@ class EventAwareTrinket(HasTraits, metaclass=_TrinketMeta):
     def _generate(self, context: Mapping[str, Any]) -> str:
         content = self.generate_content(dict(context))
         if not isinstance(content, str):
-            raise TypeError(f"{self.name}.generate_content() returned "
-                            f"{type(content).__name__}, expected str")
+            raise TypeError(f"{self.name}.generate_content() returned {type(content).__name__}, expected str")
         return content
 
     def _set_content(self, content: str, now: datetime) -> None:
@@ -342,8 +368,7 @@ class EventAwareTrinket(HasTraits, metaclass=_TrinketMeta):
         return commands_of(cls)
 
     @command("enable", help="Switch the trinket on.", fixed={"enabled": True})
-    @command("disable", help="Switch the trinket off: it contributes no section.",
-             fixed={"enabled": False})
+    @command("disable", help="Switch the trinket off: it contributes no section.", fixed={"enabled": False})
     @feed
     def set_enabled(self, enabled: bool) -> None:
         """Switch the trinket on or off (recorded by scenario recorders, unlike setting the trait)."""
@@ -368,16 +393,20 @@ class EventAwareTrinket(HasTraits, metaclass=_TrinketMeta):
         It calls ``generate_content`` with the context ``{BUDGET_KEEP: frozenset of the kept ids}``;
         a trinket that ranks its items shows only those ids when the key is present."""
         return self.generate_content({BUDGET_KEEP: frozenset(self.ranked_items()[:keep])})
+
     @command("show", help="The trinket's current content, exactly.")
     def show(self) -> str:
         """The current content, shown as text (verbatim in a terminal, a ``<pre>`` in a notebook):
         a str, made by the text view the display layer registers (:mod:`wm_kernel.utils.views`)."""
         return views.text(self.content)
 
-    @command("cap", arg("limit", help="The most the section may show, or 'off' to remove its cap."),
-             arg("--chars", action="store_true", help="Count characters instead of tokens."),
-             arg("--soft", action="store_true", help="Mark the section when over, do not cut it."),
-             help="Cap the section's size: hard (cut to fit) or soft (marked when over).")
+    @command(
+        "cap",
+        arg("limit", help="The most the section may show, or 'off' to remove its cap."),
+        arg("--chars", action="store_true", help="Count characters instead of tokens."),
+        arg("--soft", action="store_true", help="Mark the section when over, do not cut it."),
+        help="Cap the section's size: hard (cut to fit) or soft (marked when over).",
+    )
     def cap(self, limit: str, chars: bool = False, soft: bool = False) -> str:
         """Set (or with ``off``, remove) the cap of this trinket's section on its WorkingMemory
         (``WorkingMemory.set_cap``); says what was set."""
@@ -389,8 +418,9 @@ class EventAwareTrinket(HasTraits, metaclass=_TrinketMeta):
         except ValueError:
             raise CommandError(f"cap: limit must be a whole number or 'off', got {limit!r}") from None
         try:
-            cap = self.working_memory.set_cap(self.variable_name, number, unit="chars" if chars else "tokens",
-                                              mode="soft" if soft else "hard")
+            cap = self.working_memory.set_cap(
+                self.variable_name, number, unit="chars" if chars else "tokens", mode="soft" if soft else "hard"
+            )
         except ValueError as exc:
             raise CommandError(f"cap: {exc}") from None
         return f"{self.variable_name}: {cap}"
@@ -400,8 +430,11 @@ class EventAwareTrinket(HasTraits, metaclass=_TrinketMeta):
         """:meth:`request_update` without context."""
         self.request_update()
 
-    @command("style", arg("style", choices=lambda cls: cls.styles, help="The wording to use."),
-             help="Write the section in another wording (its styles: 'original' is the original's).")
+    @command(
+        "style",
+        arg("style", choices=lambda cls: cls.styles, help="The wording to use."),
+        help="Write the section in another wording (its styles: 'original' is the original's).",
+    )
     @feed
     def set_style(self, style: str) -> None:
         """Switch the wording (recorded by scenario recorders, unlike setting the trait); an unknown

@@ -152,6 +152,7 @@ Try rephrasing the query, or tell the user the search ran into an error.
 >>> [r["task_id"] for r in gc.results()]
 ['t1']
 """
+
 from __future__ import annotations
 
 import copy
@@ -204,6 +205,7 @@ class SearchResult:
 
 # -- validation: each returns a normalised copy or raises a one-line ValueError
 
+
 def _text(value: object, what: str, *, empty_ok: bool = False) -> str:
     if not isinstance(value, str):
         raise ValueError(f"{what} must be a str; got {type(value).__name__}")
@@ -220,8 +222,9 @@ def _count(value: object, what: str) -> int:
 
 def _summary(value: object) -> dict[str, Any]:
     if not isinstance(value, Mapping):
-        raise ValueError(f"summary must be a dict with query, summary, key_findings, limitations; "
-                         f"got {type(value).__name__}")
+        raise ValueError(
+            f"summary must be a dict with query, summary, key_findings, limitations; got {type(value).__name__}"
+        )
     unknown = sorted(set(value) - {"query", "summary", "key_findings", "limitations"})
     if unknown:
         raise ValueError(f"unexpected summary key(s): {', '.join(map(str, unknown))}")
@@ -247,9 +250,12 @@ def _summary(value: object) -> dict[str, Any]:
         limitations = _text(limitations, "summary limitations", empty_ok=True) or None
     if "query" not in value:
         raise ValueError("summary needs a 'query'")
-    return {"query": _text(value["query"], "summary query"),
-            "summary": _text(value.get("summary", ""), "summary text", empty_ok=True),
-            "key_findings": findings, "limitations": limitations}
+    return {
+        "query": _text(value["query"], "summary query"),
+        "summary": _text(value.get("summary", ""), "summary text", empty_ok=True),
+        "key_findings": findings,
+        "limitations": limitations,
+    }
 
 
 def _validate(status: object, fields: Mapping[str, Any]) -> dict[str, Any]:
@@ -258,8 +264,9 @@ def _validate(status: object, fields: Mapping[str, Any]) -> dict[str, Any]:
     assert isinstance(status, str)
     unknown = sorted(set(fields) - set(FIELDS[status]))
     if unknown:
-        raise ValueError(f"unexpected field(s) for a {status} result: {', '.join(unknown)} "
-                         f"(accepted: {', '.join(FIELDS[status])})")
+        raise ValueError(
+            f"unexpected field(s) for a {status} result: {', '.join(unknown)} (accepted: {', '.join(FIELDS[status])})"
+        )
     missing = [name for name in _REQUIRED[status] if name not in fields]
     if missing:
         raise ValueError(f"a {status} result needs {', '.join(missing)}")
@@ -283,8 +290,7 @@ def _validate(status: object, fields: Mapping[str, Any]) -> dict[str, Any]:
 
 def _record(r: SearchResult) -> dict[str, Any]:
     """A result as stored (what ``_parse_state`` reads back)."""
-    return {"task_id": r.task_id, "status": r.status, "received_turn": r.received_turn,
-            "data": copy.deepcopy(r.data)}
+    return {"task_id": r.task_id, "status": r.status, "received_turn": r.received_turn, "data": copy.deepcopy(r.data)}
 
 
 def _show(value: object) -> str:
@@ -315,10 +321,14 @@ class GetContextTrinket(StatefulTrinket):
     #: Turns a timeout or failure stays after the turn it arrived in.
     ERROR_TURNS: ClassVar[int] = 5
 
-    entries = Instance(FrozenMap, args=(), read_only=True,
-                       help="task_id -> SearchResult, in order of first report: a FrozenMap, "
-                            "replaced (never mutated) on every change so observers hear of it, "
-                            "without copying every entry.")
+    entries = Instance(
+        FrozenMap,
+        args=(),
+        read_only=True,
+        help="task_id -> SearchResult, in order of first report: a FrozenMap, "
+        "replaced (never mutated) on every change so observers hear of it, "
+        "without copying every entry.",
+    )
 
     # -- feeding
     @feed
@@ -330,62 +340,97 @@ class GetContextTrinket(StatefulTrinket):
         """
         self._store(task_id, status, fields)
 
-    @command("add", arg("task_id", help="The search task id."),
-             arg("status", choices=("pending", "success", "timeout", "failed")),
-             arg("--query", required=True, help="The search query."),
-             arg("--scope", metavar="A,B"), arg("--mode", default="standard"),
-             arg("--summary", default=""), arg("--finding", action="append", default=[],
-                                               metavar="'POINT | SOURCE'"),
-             arg("--limitations"),
-             arg("--iteration", type=non_negative_int, default=0),
-             arg("--findings", type=non_negative_int, default=0),
-             arg("--error"), arg("--error-type", default="Error"),
-             help="Report on a search: TASK_ID STATUS --query Q, then by status: pending "
-                  "[--scope A,B] [--mode M]; success --summary S [--finding 'POINT | SOURCE']... "
-                  "[--limitations L]; timeout --iteration N --findings N; failed --error E "
-                  "[--error-type T].")
-    def _add_command(self, task_id: str, status: str, query: str, scope: str | None,
-                     mode: str, summary: str, finding: list[str], limitations: str | None,
-                     iteration: int, findings: int, error: str | None, error_type: str) -> None:
+    @command(
+        "add",
+        arg("task_id", help="The search task id."),
+        arg("status", choices=("pending", "success", "timeout", "failed")),
+        arg("--query", required=True, help="The search query."),
+        arg("--scope", metavar="A,B"),
+        arg("--mode", default="standard"),
+        arg("--summary", default=""),
+        arg("--finding", action="append", default=[], metavar="'POINT | SOURCE'"),
+        arg("--limitations"),
+        arg("--iteration", type=non_negative_int, default=0),
+        arg("--findings", type=non_negative_int, default=0),
+        arg("--error"),
+        arg("--error-type", default="Error"),
+        help="Report on a search: TASK_ID STATUS --query Q, then by status: pending "
+        "[--scope A,B] [--mode M]; success --summary S [--finding 'POINT | SOURCE']... "
+        "[--limitations L]; timeout --iteration N --findings N; failed --error E "
+        "[--error-type T].",
+    )
+    def _add_command(
+        self,
+        task_id: str,
+        status: str,
+        query: str,
+        scope: str | None,
+        mode: str,
+        summary: str,
+        finding: list[str],
+        limitations: str | None,
+        iteration: int,
+        findings: int,
+        error: str | None,
+        error_type: str,
+    ) -> None:
         # the options of every status share one command line; add_result checks what it gets
         if status == "pending":
-            self.add_result(task_id, status, query=query, search_mode=mode,
-                            search_scope=[s.strip() for s in (scope or "").split(",") if s.strip()])
+            self.add_result(
+                task_id,
+                status,
+                query=query,
+                search_mode=mode,
+                search_scope=[s.strip() for s in (scope or "").split(",") if s.strip()],
+            )
         elif status == "success":
             points = [f.partition(" | ") for f in finding]
-            self.add_result(task_id, status, summary={
-                "query": query, "summary": summary, "limitations": limitations,
-                "key_findings": [{"point": p, **({"source": s.strip()} if s.strip() else {})}
-                                 for p, _, s in points]})
+            self.add_result(
+                task_id,
+                status,
+                summary={
+                    "query": query,
+                    "summary": summary,
+                    "limitations": limitations,
+                    "key_findings": [
+                        {"point": p, **({"source": s.strip()} if s.strip() else {})} for p, _, s in points
+                    ],
+                },
+            )
         elif status == "timeout":
-            self.add_result(task_id, status, query=query, iteration=iteration,
-                            findings_count=findings)
+            self.add_result(task_id, status, query=query, iteration=iteration, findings_count=findings)
         elif error is None:
             raise ValueError("argument --error: required for a failed search")
         else:
             self.add_result(task_id, status, query=query, error=error, error_type=error_type)
 
     @feed
-    def add_pending(self, task_id: str, query: str, search_scope: list[str] | tuple[str, ...] = (),
-                    search_mode: str = "standard") -> None:
+    def add_pending(
+        self, task_id: str, query: str, search_scope: list[str] | tuple[str, ...] = (), search_mode: str = "standard"
+    ) -> None:
         """A search has started."""
-        self._store(task_id, "pending", {"query": query, "search_scope": search_scope,
-                                         "search_mode": search_mode})
+        self._store(task_id, "pending", {"query": query, "search_scope": search_scope, "search_mode": search_mode})
 
     @feed
-    def add_success(self, task_id: str, query: str, summary: str,
-                    key_findings: list[dict[str, str]] | tuple[dict[str, str], ...] = (),
-                    limitations: str | None = None) -> None:
+    def add_success(
+        self,
+        task_id: str,
+        query: str,
+        summary: str,
+        key_findings: list[dict[str, str]] | tuple[dict[str, str], ...] = (),
+        limitations: str | None = None,
+    ) -> None:
         """A search finished with a summary and findings (``[{"point": .., "source": ..}]``)."""
-        self._store(task_id, "success", {"summary": {
-            "query": query, "summary": summary, "key_findings": key_findings,
-            "limitations": limitations}})
+        self._store(
+            task_id,
+            "success",
+            {"summary": {"query": query, "summary": summary, "key_findings": key_findings, "limitations": limitations}},
+        )
 
     @feed
     def add_timeout(self, task_id: str, query: str, iteration: int, findings_count: int) -> None:
         """A search ran out of time at ``iteration`` with ``findings_count`` findings."""
-        self._store(task_id, "timeout", {"query": query, "iteration": iteration,
-                                         "findings_count": findings_count})
+        self._store(task_id, "timeout", {"query": query, "iteration": iteration, "findings_count": findings_count})
 
     @feed
     def add_failed(self, task_id: str, query: str, error: str, error_type: str) -> None:
@@ -429,8 +474,9 @@ class GetContextTrinket(StatefulTrinket):
         return result.received_turn + self.ERROR_TURNS - self.current_turn
 
     def _visible(self) -> list[SearchResult]:
-        return [r for r in self.entries.values()
-                if not r.expires or self.current_turn <= r.received_turn + self.ERROR_TURNS]
+        return [
+            r for r in self.entries.values() if not r.expires or self.current_turn <= r.received_turn + self.ERROR_TURNS
+        ]
 
     def results(self) -> list[dict[str, Any]]:
         """Shown results, oldest report first: task_id, status, the status's fields (a copy),
@@ -438,16 +484,24 @@ class GetContextTrinket(StatefulTrinket):
         out = []
         for r in self._visible():
             data = copy.deepcopy(r.data)
-            out.append({"task_id": r.task_id, "status": r.status, **data,
-                        "received_turn": r.received_turn, "turns_remaining": self._turns_remaining(r)})
+            out.append(
+                {
+                    "task_id": r.task_id,
+                    "status": r.status,
+                    **data,
+                    "received_turn": r.received_turn,
+                    "turns_remaining": self._turns_remaining(r),
+                }
+            )
         return out
 
     def describe_items(self) -> list[dict[str, Any]]:
         items = []
         for r in self._visible():
             query = r.data["summary"]["query"] if r.status == "success" else r.data["query"]
-            items.append({"id": r.task_id, "label": f"{r.status}: {query}",
-                          "turns_remaining": self._turns_remaining(r)})
+            items.append(
+                {"id": r.task_id, "label": f"{r.status}: {query}", "turns_remaining": self._turns_remaining(r)}
+            )
         return items
 
     def generate_content(self, context: dict[str, Any]) -> str:
@@ -465,29 +519,39 @@ class GetContextTrinket(StatefulTrinket):
             if s["summary"]:
                 parts.append(escape_text(s["summary"]))
             if s["key_findings"]:
-                parts.append("\n" + "\n".join(
-                    f"• {escape_text(f['point'])}"
-                    + (f" (source: {escape_text(f['source'])})" if f.get("source") else "")
-                    for f in s["key_findings"]))
+                parts.append(
+                    "\n"
+                    + "\n".join(
+                        f"• {escape_text(f['point'])}"
+                        + (f" (source: {escape_text(f['source'])})" if f.get("source") else "")
+                        for f in s["key_findings"]
+                    )
+                )
             if s["limitations"]:
                 parts.append(f"\nNote: {escape_text(s['limitations'])}")
             return "\n\n".join(parts)
         if r.status == "pending":
             sources = ", ".join(escape_text(x) for x in d["search_scope"]) or "all sources"
-            return (f"🔍 Searching for context: '{escape_text(d['query'])}'\n\n"
-                    f"Mode: {escape_text(d['search_mode'])} | Sources: {sources}\n\n"
-                    "Results will appear here when the search completes...")
+            return (
+                f"🔍 Searching for context: '{escape_text(d['query'])}'\n\n"
+                f"Mode: {escape_text(d['search_mode'])} | Sources: {sources}\n\n"
+                "Results will appear here when the search completes..."
+            )
         remaining = self._turns_remaining(r)
         assert remaining is not None
         fades = f"(This message will disappear in {remaining} turn{'' if remaining == 1 else 's'})"
         if r.status == "timeout":
-            return (f"⚠️ Context search timed out: '{escape_text(d['query'])}'\n\n"
-                    f"The search exceeded 5 minutes (stopped at iteration {d['iteration']} with "
-                    f"{d['findings_count']} findings). Try rephrasing your query or tell the user the "
-                    f"search was inconclusive.\n\n{fades}")
-        return (f"⚠️ Context search failed: '{escape_text(d['query'])}'\n\n"
-                f"Error: {escape_text(d['error'])} ({escape_text(d['error_type'])})\n\n"
-                f"Try rephrasing the query or tell the user you encountered an error.\n\n{fades}")
+            return (
+                f"⚠️ Context search timed out: '{escape_text(d['query'])}'\n\n"
+                f"The search exceeded 5 minutes (stopped at iteration {d['iteration']} with "
+                f"{d['findings_count']} findings). Try rephrasing your query or tell the user the "
+                f"search was inconclusive.\n\n{fades}"
+            )
+        return (
+            f"⚠️ Context search failed: '{escape_text(d['query'])}'\n\n"
+            f"Error: {escape_text(d['error'])} ({escape_text(d['error_type'])})\n\n"
+            f"Try rephrasing the query or tell the user you encountered an error.\n\n{fades}"
+        )
 
     def _render_revised(self, r: SearchResult) -> str:
         d = r.data
@@ -504,31 +568,45 @@ class GetContextTrinket(StatefulTrinket):
             return "\n".join(lines)
         if r.status == "pending":
             sources = ", ".join(_show(x) for x in d["search_scope"]) or "all sources"
-            return "\n".join([f"🔍 Searching for context: '{_show(d['query'])}'",
-                              f"Mode: {_show(d['search_mode'])}",
-                              f"Sources: {sources}",
-                              "Results will appear here when the search completes."])
+            return "\n".join(
+                [
+                    f"🔍 Searching for context: '{_show(d['query'])}'",
+                    f"Mode: {_show(d['search_mode'])}",
+                    f"Sources: {sources}",
+                    "Results will appear here when the search completes.",
+                ]
+            )
         remaining = self._turns_remaining(r)
         assert remaining is not None
-        fades = (f"(This message will disappear in {_plural(remaining, 'turn')})" if remaining > 0
-                 else "(This message will disappear after this turn)")
+        fades = (
+            f"(This message will disappear in {_plural(remaining, 'turn')})"
+            if remaining > 0
+            else "(This message will disappear after this turn)"
+        )
         if r.status == "timeout":
-            return "\n".join([
-                f"⚠️ Context search timed out: '{_show(d['query'])}'",
-                f"Stopped at iteration {d['iteration']} with {_plural(d['findings_count'], 'finding')}.",
-                "Try rephrasing the query, or tell the user the search was inconclusive.",
-                fades])
-        return "\n".join([
-            f"⚠️ Context search failed: '{_show(d['query'])}'",
-            f"Error ({_show(d['error_type'])}): {_show(d['error'])}",
-            "Try rephrasing the query, or tell the user the search ran into an error.",
-            fades])
+            return "\n".join(
+                [
+                    f"⚠️ Context search timed out: '{_show(d['query'])}'",
+                    f"Stopped at iteration {d['iteration']} with {_plural(d['findings_count'], 'finding')}.",
+                    "Try rephrasing the query, or tell the user the search was inconclusive.",
+                    fades,
+                ]
+            )
+        return "\n".join(
+            [
+                f"⚠️ Context search failed: '{_show(d['query'])}'",
+                f"Error ({_show(d['error_type'])}): {_show(d['error'])}",
+                "Try rephrasing the query, or tell the user the search ran into an error.",
+                fades,
+            ]
+        )
 
     # -- lifecycle
     def _expire_items(self) -> bool:
         turn = self.current_turn
-        return self._drop_items([r.task_id for r in self.entries.values()
-                                 if r.expires and turn > r.received_turn + self.ERROR_TURNS])
+        return self._drop_items(
+            [r.task_id for r in self.entries.values() if r.expires and turn > r.received_turn + self.ERROR_TURNS]
+        )
 
     def _clear_all_state(self) -> None:
         self._clear_items()

@@ -75,6 +75,7 @@ Be direct: explain what you've been noticing and ask whether your read is accura
 ```</instruction>
 </behavioral_checkin>
 """  # noqa: E501 - examples show their output line for line
+
 from __future__ import annotations
 
 import re
@@ -115,12 +116,14 @@ MAX_PROBLEMS = 20
 CHECKIN_INSTRUCTION = (
     "You have unresolved behavioral check-ins. Bring these up during this conversation. Find a "
     "natural moment, but do not let the session end without raising them. The user cannot see these "
-    "topics unless you voice them.")
+    "topics unless you voice them."
+)
 #: The paragraph between the opening instruction and the topics (the original's words).
 CHECKIN_DEBRIEF = (
     "Be direct: explain what you've been noticing and ask whether your read is accurate. This is a "
     "collaborative debrief, not a preference survey. Don't ask what they want. Ask if you're reading "
-    "the room right.")
+    "the room right."
+)
 #: The closing instruction: how to answer a check-in, so the backend can read the answer back from
 #: ``<mira:checkin_response>`` (the original's words; its markup is part of the instruction).
 CHECKIN_RESPONSE_INSTRUCTION = """After the user responds to the check-in, close the feedback loop:
@@ -284,9 +287,9 @@ def parse_user_model(text: str) -> ParsedUserModel:
         elif not body:
             problems.add(f"<mira:observation> at offset {tag.start} has no text; dropped")
         else:
-            observations.append({"section": section,
-                                 "confidence": tag.attributes.get("confidence", "").strip(),
-                                 "text": body})
+            observations.append(
+                {"section": section, "confidence": tag.attributes.get("confidence", "").strip(), "text": body}
+            )
 
     for item in _scan(text):
         if changelog is not None:
@@ -297,8 +300,7 @@ def parse_user_model(text: str) -> ParsedUserModel:
                 continue
             if not (isinstance(item, _Tag) and item.name == OBSERVATION_TAG):
                 continue
-            problems.add(f"unclosed <{changelog.name}> at offset {changelog.start} ends at offset "
-                         f"{item.start}")
+            problems.add(f"unclosed <{changelog.name}> at offset {changelog.start} ends at offset {item.start}")
             changelog, changelog_depth = None, 0
         if isinstance(item, str):
             if current is not None:
@@ -326,8 +328,7 @@ def parse_user_model(text: str) -> ParsedUserModel:
             if section and reason:
                 topics.append({"section": section, "reason": reason})
             else:
-                problems.add(f"<mira:topic> at offset {item.start} needs a section and a reason; "
-                             f"dropped")
+                problems.add(f"<mira:topic> at offset {item.start} needs a section and a reason; dropped")
     if changelog is not None:
         problems.add(f"unclosed <{changelog.name}> at offset {changelog.start} runs to the end")
     if current is not None:
@@ -348,8 +349,7 @@ class LoraTrinket(EventAwareTrinket):
     reuse_content = True  # its inputs: traits, feeds, own store writes, profile
     cache_policy = True
 
-    fallback_name = Unicode("this user", help="How the user is named when the profile has no "
-                                              "first name.")
+    fallback_name = Unicode("this user", help="How the user is named when the profile has no first name.")
 
     def __init__(self, event_bus: EventBus, working_memory: TrinketHost, **kwargs: Any) -> None:
         super().__init__(event_bus, working_memory, **kwargs)
@@ -460,16 +460,21 @@ class LoraTrinket(EventAwareTrinket):
         if not parsed.observations:
             return ""
         name = (self.working_memory.profile.first_name or "").strip() or self.fallback_name
-        lines = ["<user_model>",
-                 f"What you've learned about {escape_text(name)} through observation:", ""]
-        lines.extend(f'<observation section="{escape_attr(o["section"])}">'
-                     f'{escape_text(o["text"])}</observation>' for o in parsed.observations)
+        lines = ["<user_model>", f"What you've learned about {escape_text(name)} through observation:", ""]
+        lines.extend(
+            f'<observation section="{escape_attr(o["section"])}">{escape_text(o["text"])}</observation>'
+            for o in parsed.observations
+        )
         lines.append("</user_model>")
         if parsed.topics and self.checkin_due:
-            lines += ["", "<behavioral_checkin>", f"<instruction>{CHECKIN_INSTRUCTION}</instruction>",
-                      "", CHECKIN_DEBRIEF, ""]
-            lines.extend(f"- Regarding {escape_text(t['section'])}: {escape_text(t['reason'])}"
-                         for t in parsed.topics)
-            lines += ["", f"<instruction>{CHECKIN_RESPONSE_INSTRUCTION}</instruction>",
-                      "</behavioral_checkin>"]
+            lines += [
+                "",
+                "<behavioral_checkin>",
+                f"<instruction>{CHECKIN_INSTRUCTION}</instruction>",
+                "",
+                CHECKIN_DEBRIEF,
+                "",
+            ]
+            lines.extend(f"- Regarding {escape_text(t['section'])}: {escape_text(t['reason'])}" for t in parsed.topics)
+            lines += ["", f"<instruction>{CHECKIN_RESPONSE_INSTRUCTION}</instruction>", "</behavioral_checkin>"]
         return "\n".join(lines)

@@ -59,6 +59,7 @@ Examples
   </date_group>
 </conversation_manifest>
 """
+
 from __future__ import annotations
 
 from collections.abc import Hashable
@@ -140,9 +141,13 @@ class ManifestTrinket(EventAwareTrinket):
     cache_policy = False
     styles = ("original", "revised")
 
-    max_date_groups = Int(0, min=0, help="How many of the most recent local dates are shown (0, the "
-                                         "default: all, as the original). Older segments stay in "
-                                         "the store.")
+    max_date_groups = Int(
+        0,
+        min=0,
+        help="How many of the most recent local dates are shown (0, the "
+        "default: all, as the original). Older segments stay in "
+        "the store.",
+    )
 
     def __init__(self, event_bus: EventBus, working_memory: TrinketHost, **kwargs: Any) -> None:
         # the segments as parsed rows, read from the store once and dropped by this trinket's own
@@ -222,8 +227,7 @@ class ManifestTrinket(EventAwareTrinket):
     def _set_active(self, start: object, title: object) -> None:
         check_str(title, "title")
         start_at = parse_instant(start, what="start")
-        self.working_memory.store.hset(self.store_key, "active",
-                                       {"title": title, "start": start_at.isoformat()})
+        self.working_memory.store.hset(self.store_key, "active", {"title": title, "start": start_at.isoformat()})
         self._written()
 
     def _written(self) -> None:
@@ -246,13 +250,25 @@ class ManifestTrinket(EventAwareTrinket):
         if self._rows is not None and version is not None and version == self._store_version:
             return self._rows
         data = store.hgetall(self.store_key)
-        rows = [{"title": s["title"], "start": datetime.fromisoformat(s["start"]),
-                 "end": datetime.fromisoformat(s["end"]), "status": "collapsed"}
-                for s in data.get("segments", [])]
+        rows = [
+            {
+                "title": s["title"],
+                "start": datetime.fromisoformat(s["start"]),
+                "end": datetime.fromisoformat(s["end"]),
+                "status": "collapsed",
+            }
+            for s in data.get("segments", [])
+        ]
         active = data.get("active")
         if active is not None:
-            rows.append({"title": active["title"], "start": datetime.fromisoformat(active["start"]),
-                         "end": None, "status": "active"})
+            rows.append(
+                {
+                    "title": active["title"],
+                    "start": datetime.fromisoformat(active["start"]),
+                    "end": None,
+                    "status": "active",
+                }
+            )
         rows.sort(key=lambda r: (r["start"], r["status"] == "active", r["end"] or r["start"]))
         self._rows, self._store_version = rows, version
         self._version += 1
@@ -268,7 +284,7 @@ class ManifestTrinket(EventAwareTrinket):
         indent = "  " if self.style == "revised" else ""  # the original writes no indentation
         days, groups = self._groups(rows, zone, indent)
         if self.max_date_groups:
-            days = days[:self.max_date_groups]
+            days = days[: self.max_date_groups]
         labels = date_labels(days, today)
         lines = ["<conversation_manifest>"]
         for day in days:
@@ -278,8 +294,7 @@ class ManifestTrinket(EventAwareTrinket):
         lines.append("</conversation_manifest>")
         return "\n".join(lines)
 
-    def _groups(self, rows: list[dict[str, Any]], zone: tzinfo,
-                indent: str) -> tuple[list[date], dict[date, str]]:
+    def _groups(self, rows: list[dict[str, Any]], zone: tzinfo, indent: str) -> tuple[list[date], dict[date, str]]:
         """The local dates, newest first, and each date's rendered segments (its lines joined);
         rendered once per (rows, zone, indentation): only the labels depend on the day."""
         key = (self._version, zone, indent)
@@ -295,7 +310,8 @@ class ManifestTrinket(EventAwareTrinket):
                 span, status = f"[{_clock(start)} - {_clock(row['end'].astimezone(zone))}]", "collapsed"
             groups.setdefault(start.date(), []).append(
                 f'{indent * 2}<segment time="{escape_attr(span)}" status="{status}">'
-                f'{escape_text(row["title"])}</segment>')
+                f"{escape_text(row['title'])}</segment>"
+            )
         joined = {day: "\n".join(lines) for day, lines in groups.items()}
         days = sorted(joined, reverse=True)
         self._rendered = (key, days, joined)

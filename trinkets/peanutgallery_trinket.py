@@ -60,6 +60,7 @@ Examples
 >>> [(g["id"], g["turns_remaining"]) for g in pg.get_active_guidance()]
 [('guidance-1', 1)]
 """  # noqa: E501 - examples show their output line for line
+
 from __future__ import annotations
 
 import re
@@ -77,8 +78,7 @@ from wm_kernel.utils.markup import escape_attr, escape_text
 
 GUIDANCE_TYPES: tuple[str, ...] = ("concern", "coaching")
 DEFAULT_TTL = 5
-CRITICAL_INSTRUCTION = ("Critical guidance: tell the user plainly what went wrong and repair it in "
-                        "your next reply.")
+CRITICAL_INSTRUCTION = "Critical guidance: tell the user plainly what went wrong and repair it in your next reply."
 _LABEL_CHARS = 60
 _ID = re.compile(r"guidance-([1-9][0-9]*)")
 
@@ -101,8 +101,13 @@ class Guidance:
         return self.added_turn + self.ttl
 
     def as_dict(self, current_turn: int) -> dict[str, Any]:
-        return {"id": self.id, "type": self.type, "text": self.text,
-                "turns_remaining": self.last_turn - current_turn, "critical": self.critical}
+        return {
+            "id": self.id,
+            "type": self.type,
+            "text": self.text,
+            "turns_remaining": self.last_turn - current_turn,
+            "critical": self.critical,
+        }
 
 
 def _check_type(guidance_type: object) -> str:
@@ -148,13 +153,17 @@ def _stored_entry(item: object, where: str, added_count: int) -> Guidance:
         raise ValueError(f"{where} must be a dict with exactly {', '.join(fields)}")
     match = _ID.fullmatch(item["id"]) if isinstance(item["id"], str) else None
     if match is None or int(match.group(1)) > added_count:
-        raise ValueError(f"{where}.id {item['id']!r} is not guidance-<n> with n <= added_count "
-                         f"({added_count})")
+        raise ValueError(f"{where}.id {item['id']!r} is not guidance-<n> with n <= added_count ({added_count})")
     if item["ttl"] is None:
         raise ValueError(f"{where}.ttl must be a non-negative int; got None")
-    return Guidance(item["id"], _check_type(item["type"]), _check_text(item["text"]),
-                    _check_count(item["added_turn"], f"{where}.added_turn"),
-                    _check_ttl(item["ttl"]), _check_critical(item["critical"]))
+    return Guidance(
+        item["id"],
+        _check_type(item["type"]),
+        _check_text(item["text"]),
+        _check_count(item["added_turn"], f"{where}.added_turn"),
+        _check_ttl(item["ttl"]),
+        _check_critical(item["critical"]),
+    )
 
 
 class PeanutGalleryTrinket(StatefulTrinket):
@@ -171,22 +180,27 @@ class PeanutGalleryTrinket(StatefulTrinket):
     state_items = "entries"
     state_counters = ("added_count",)
 
-    entries = Instance(FrozenMap, args=(), read_only=True,
-                       help="id -> Guidance, oldest first: a FrozenMap, replaced (never mutated) "
-                            "on every change so observers hear of it, without copying every "
-                            "entry. Feed with add_guidance().")
-    added_count = Int(0, read_only=True,
-                      help="How many entries were ever added; ids are 'guidance-<n>', never reused.")
+    entries = Instance(
+        FrozenMap,
+        args=(),
+        read_only=True,
+        help="id -> Guidance, oldest first: a FrozenMap, replaced (never mutated) "
+        "on every change so observers hear of it, without copying every "
+        "entry. Feed with add_guidance().",
+    )
+    added_count = Int(0, read_only=True, help="How many entries were ever added; ids are 'guidance-<n>', never reused.")
 
     # -- feeding
-    @command("add", arg("type", choices=GUIDANCE_TYPES, help="concern or coaching"),
-             arg("text", words=True, help="The guidance."),
-             arg("--ttl", type=non_negative_int, help="Turns to live after this one (default 5)."),
-             arg("--critical", action="store_true", help="The critical group."),
-             help="Add guidance: TYPE (concern or coaching) TEXT [--ttl N] [--critical].")
+    @command(
+        "add",
+        arg("type", choices=GUIDANCE_TYPES, help="concern or coaching"),
+        arg("text", words=True, help="The guidance."),
+        arg("--ttl", type=non_negative_int, help="Turns to live after this one (default 5)."),
+        arg("--critical", action="store_true", help="The critical group."),
+        help="Add guidance: TYPE (concern or coaching) TEXT [--ttl N] [--critical].",
+    )
     @feed
-    def add_guidance(self, type: str, text: str, ttl: int | None = None,
-                     critical: bool = False) -> str:
+    def add_guidance(self, type: str, text: str, ttl: int | None = None, critical: bool = False) -> str:
         """Add guidance and return its id.
 
         Parameters
@@ -214,8 +228,7 @@ class PeanutGalleryTrinket(StatefulTrinket):
         # stored first (the id from the store's counter, unique across processes), then kept
         with self._changing_state() as change:
             number = change.allocate("added_count", self.added_count)
-            entry = Guidance(f"guidance-{number}", entry_type, entry_text, self.current_turn,
-                             entry_ttl, entry_critical)
+            entry = Guidance(f"guidance-{number}", entry_type, entry_text, self.current_turn, entry_ttl, entry_critical)
             change.put(entry.id, _record(entry))
         # entries last: an observer of it finds the count already up to date. Not inside
         # hold_trait_notifications, whose closing re-validation compares the whole map with
@@ -237,8 +250,7 @@ class PeanutGalleryTrinket(StatefulTrinket):
         """Apply an ``add_guidance`` action from the event's context, then regenerate."""
         context: Mapping[str, Any] = event.context
         if context.get("action") == "add_guidance":
-            self._add(context.get("type"), context.get("text"), context.get("ttl"),
-                      context.get("critical", False))
+            self._add(context.get("type"), context.get("text"), context.get("ttl"), context.get("critical", False))
         super().handle_update_trinket(event)
 
     # -- reading
@@ -250,18 +262,18 @@ class PeanutGalleryTrinket(StatefulTrinket):
     def describe_items(self) -> list[dict[str, Any]]:
         items = []
         for g in self.get_active_guidance():
-            text = g["text"] if len(g["text"]) <= _LABEL_CHARS else g["text"][:_LABEL_CHARS - 1] + "…"
+            text = g["text"] if len(g["text"]) <= _LABEL_CHARS else g["text"][: _LABEL_CHARS - 1] + "…"
             prefix = "critical " if g["critical"] else ""
-            items.append({"id": g["id"], "label": f"{prefix}{g['type']}: {text}",
-                          "turns_remaining": g["turns_remaining"]})
+            items.append(
+                {"id": g["id"], "label": f"{prefix}{g['type']}: {text}", "turns_remaining": g["turns_remaining"]}
+            )
         return items
 
     def ranked_items(self) -> list[str]:
         """Active ids for a token budget: critical entries first, then those with the most turns
         to live, then the oldest."""
         active = self.get_active_guidance()
-        order = sorted(range(len(active)),
-                       key=lambda i: (not active[i]["critical"], -active[i]["turns_remaining"], i))
+        order = sorted(range(len(active)), key=lambda i: (not active[i]["critical"], -active[i]["turns_remaining"], i))
         return [active[i]["id"] for i in order]
 
     def generate_content(self, context: dict[str, Any]) -> str:
@@ -302,8 +314,7 @@ class PeanutGalleryTrinket(StatefulTrinket):
         added_count = _check_count(data["added_count"], "added_count")
         if not isinstance(data["entries"], list):
             raise ValueError(f"entries must be a list; got {type(data['entries']).__name__}")
-        entries = tuple(_stored_entry(item, f"entries[{i}]", added_count)
-                        for i, item in enumerate(data["entries"]))
+        entries = tuple(_stored_entry(item, f"entries[{i}]", added_count) for i, item in enumerate(data["entries"]))
         if len({e.id for e in entries}) != len(entries):
             raise ValueError("entries repeat an id")
         return added_count, FrozenMap((e.id, e) for e in entries)
@@ -317,10 +328,18 @@ class PeanutGalleryTrinket(StatefulTrinket):
 
 def _record(e: Guidance) -> dict[str, Any]:
     """An entry as stored (what ``_stored_entry`` reads back)."""
-    return {"id": e.id, "type": e.type, "text": e.text, "added_turn": e.added_turn, "ttl": e.ttl,
-            "critical": e.critical}
+    return {
+        "id": e.id,
+        "type": e.type,
+        "text": e.text,
+        "added_turn": e.added_turn,
+        "ttl": e.ttl,
+        "critical": e.critical,
+    }
 
 
 def _guidance_line(g: dict[str, Any]) -> str:
-    return (f'<guidance type="{escape_attr(g["type"])}" expires_in="{g["turns_remaining"]}_turns">'
-            f'{escape_text(g["text"])}</guidance>')
+    return (
+        f'<guidance type="{escape_attr(g["type"])}" expires_in="{g["turns_remaining"]}_turns">'
+        f"{escape_text(g['text'])}</guidance>"
+    )

@@ -93,6 +93,7 @@ Also: Ada dislikes coffee (related, mem_aa11bb22)
 >>> s.collapse_segment("Tea talk"); memories.memories
 []
 """
+
 from __future__ import annotations
 
 import math
@@ -109,7 +110,6 @@ from wm_kernel.utils.timefmt import relative_time
 
 #: A memory shows its relevance only when its similarity score is strictly above this.
 RELEVANCE_THRESHOLD = 0.75
-
 
 
 def short_id(memory_id: str) -> str:
@@ -218,15 +218,17 @@ def normalize_memory(memory: object, where: str = "memory") -> dict[str, Any]:
     for i, note in enumerate(_records(checked.get("annotations"), f"{where}.annotations")):
         at = f"{where}.annotations[{i}]"
         added = _either(note, at, "added_at", "created_at")
-        annotations.append({"text": _text(note.get("text"), f"{at}.text"),
-                            "added_at": _instant(added, f"{at}.added_at")})
+        annotations.append(
+            {"text": _text(note.get("text"), f"{at}.text"), "added_at": _instant(added, f"{at}.added_at")}
+        )
     links: dict[str, dict[str, str]] = {}
-    for i, link in enumerate(_records(checked.get("linked_memories"),
-                                      f"{where}.linked_memories")):
+    for i, link in enumerate(_records(checked.get("linked_memories"), f"{where}.linked_memories")):
         at = f"{where}.linked_memories[{i}]"
-        entry = {"id": _text(link.get("id"), f"{at}.id"),
-                 "text": _text(link.get("text"), f"{at}.text"),
-                 "link_type": _text(_link_type(link, at), f"{at}.link_type")}
+        entry = {
+            "id": _text(link.get("id"), f"{at}.id"),
+            "text": _text(link.get("text"), f"{at}.text"),
+            "link_type": _text(_link_type(link, at), f"{at}.link_type"),
+        }
         links.setdefault(entry["id"], entry)
     return {
         "id": _text(checked["id"], f"{where}.id"),
@@ -277,7 +279,8 @@ class ProactiveMemoryTrinket(StatefulTrinket):
 
     memories: List[dict[str, Any]] = List(
         help="The surfaced memories, normalized (every key present, datetimes parsed), in the order "
-             "given; cleared on segment collapse.")
+        "given; cleared on segment collapse."
+    )
 
     @validate("memories")
     def _check_memories(self, proposal: dict[str, Any]) -> list[dict[str, Any]]:
@@ -288,17 +291,20 @@ class ProactiveMemoryTrinket(StatefulTrinket):
             self._save_state({"memories": [_to_json(m) for m in memories]} if memories else None)
         return memories
 
-    @command("surface", arg("text", words=True, help="The memory."),
-             arg("--id", help="The memory id."),
-             arg("--score", type=float, help="Similarity, 0 to 1."),
-             arg("--global", dest="is_global", action="store_true", help="A global memory."),
-             arg("--created", type=instant_or_offset, help="When it was made."),
-             help="Surface one more memory: TEXT [--id ID] [--score S] [--global] "
-                  "[--created ISO|+N]. Shows from the next compose.")
-    def _surface_command(self, text: str, id: str | None, score: float | None, is_global: bool,
-                         created: datetime | timedelta | None) -> int:  # noqa: A002
-        memory: dict[str, Any] = {"id": id or f"{len(self.memories) + 1:08d}", "text": text,
-                                  "is_global": is_global}
+    @command(
+        "surface",
+        arg("text", words=True, help="The memory."),
+        arg("--id", help="The memory id."),
+        arg("--score", type=float, help="Similarity, 0 to 1."),
+        arg("--global", dest="is_global", action="store_true", help="A global memory."),
+        arg("--created", type=instant_or_offset, help="When it was made."),
+        help="Surface one more memory: TEXT [--id ID] [--score S] [--global] "
+        "[--created ISO|+N]. Shows from the next compose.",
+    )
+    def _surface_command(
+        self, text: str, id: str | None, score: float | None, is_global: bool, created: datetime | timedelta | None
+    ) -> int:  # noqa: A002
+        memory: dict[str, Any] = {"id": id or f"{len(self.memories) + 1:08d}", "text": text, "is_global": is_global}
         if score is not None:
             memory["similarity_score"] = score
         if created is not None:
@@ -339,8 +345,7 @@ class ProactiveMemoryTrinket(StatefulTrinket):
         """Memory ids for a token budget: most relevant (similarity score) first, unscored last,
         in the given order among equals."""
         scores = [m["similarity_score"] for m in self.memories]
-        order = sorted(range(len(scores)),
-                       key=lambda i: (scores[i] is None, -(scores[i] or 0.0), i))
+        order = sorted(range(len(scores)), key=lambda i: (scores[i] is None, -(scores[i] or 0.0), i))
         return [self.memories[i]["id"] for i in order]
 
     # -- StatefulTrinket
@@ -398,9 +403,11 @@ def _render(memory: dict[str, Any], now: datetime, zone: tzinfo) -> list[tuple[i
     lines = [(1, f"<memory {attrs}>"), (2, f"<text>{escape_text(memory['text'])}</text>")]
     if memory["created_at"] is not None:
         lines.append((2, f"<created>{escape_text(relative_time(memory['created_at'], now))}</created>"))
-    temporal = [f'{name}="{m.astimezone(zone).date().isoformat()}"'
-                for name, m in (("expires", memory["expires_at"]), ("happens", memory["happens_at"]))
-                if m is not None]
+    temporal = [
+        f'{name}="{m.astimezone(zone).date().isoformat()}"'
+        for name, m in (("expires", memory["expires_at"]), ("happens", memory["happens_at"]))
+        if m is not None
+    ]
     if temporal:
         lines.append((2, f"<temporal {' '.join(temporal)}/>"))
     if memory["annotations"]:
@@ -413,8 +420,13 @@ def _render(memory: dict[str, Any], now: datetime, zone: tzinfo) -> list[tuple[i
     if memory["linked_memories"]:
         lines.append((2, "<context>"))
         for link in memory["linked_memories"]:
-            lines.append((3, f"Also: {escape_text(link['text'])} "
-                             f"({escape_text(link['link_type'])}, {escape_text(short_id(link['id']))})"))
+            lines.append(
+                (
+                    3,
+                    f"Also: {escape_text(link['text'])} "
+                    f"({escape_text(link['link_type'])}, {escape_text(short_id(link['id']))})",
+                )
+            )
         lines.append((2, "</context>"))
     lines.append((1, "</memory>"))
     return lines

@@ -103,6 +103,7 @@ Examples
 >>> reminders.complete("rem_1"); [r["status"] for r in reminders.reminders()]
 ['completed', 'overdue', 'today', 'later']
 """  # noqa: E501 - the examples show the section as the model receives it, line for line
+
 from __future__ import annotations
 
 from collections.abc import Hashable
@@ -121,9 +122,11 @@ if TYPE_CHECKING:
     from wm_kernel.core.bus import EventBus
 
 #: The original's line after ``<active_reminders>`` (an ``<instruction>`` element).
-ORIGINAL_INSTRUCTION = ("Reminders require immediate action. When one is due or overdue, notify The "
-                        "User even if mid-conversation. They cannot see reminders unless you voice "
-                        "them. Non-negotiable.")
+ORIGINAL_INSTRUCTION = (
+    "Reminders require immediate action. When one is due or overdue, notify The "
+    "User even if mid-conversation. They cannot see reminders unless you voice "
+    "them. Non-negotiable."
+)
 
 
 @dataclass(frozen=True)
@@ -142,28 +145,30 @@ class Wording:
 
 #: The original's wording per category.
 ORIGINAL_WORDING = {
-    "user": Wording(overdue_attributes=' urgent="true"',
-                    warning="⚠️ OVERDUE - REQUIRE IMMEDIATE ATTENTION",
-                    action="YOU MUST notify the user about these overdue reminders IMMEDIATELY.",
-                    guidance="Please remind the user about these during the continuum when "
-                             "appropriate."),
-    "internal": Wording(overdue_attributes="", warning="⚠️ OVERDUE INTERNAL REMINDERS", action="",
-                        guidance=""),
+    "user": Wording(
+        overdue_attributes=' urgent="true"',
+        warning="⚠️ OVERDUE - REQUIRE IMMEDIATE ATTENTION",
+        action="YOU MUST notify the user about these overdue reminders IMMEDIATELY.",
+        guidance="Please remind the user about these during the continuum when appropriate.",
+    ),
+    "internal": Wording(overdue_attributes="", warning="⚠️ OVERDUE INTERNAL REMINDERS", action="", guidance=""),
 }
 
 #: The revised style's line after ``<active_reminders>``.
-REVISED_INSTRUCTION = ("Reminders due now or later today, in the user's time zone. User reminders "
-                       "are the user's own; internal reminders are notes you left for yourself: act "
-                       "on them without presenting them to the user as reminders.")
+REVISED_INSTRUCTION = (
+    "Reminders due now or later today, in the user's time zone. User reminders "
+    "are the user's own; internal reminders are notes you left for yourself: act "
+    "on them without presenting them to the user as reminders."
+)
 #: The revised style's first line of a user ``<overdue urgent="true">`` group.
-REVISED_OVERDUE_WARNING = ("WARNING: these reminders are past due and the user has not been told "
-                           "yet.")
+REVISED_OVERDUE_WARNING = "WARNING: these reminders are past due and the user has not been told yet."
 #: The revised style's second line of a user ``<overdue urgent="true">`` group.
-REVISED_OVERDUE_ACTION = ("ACTION: notify the user of each overdue reminder immediately, at the "
-                          "start of your next reply, before anything else.")
+REVISED_OVERDUE_ACTION = (
+    "ACTION: notify the user of each overdue reminder immediately, at the "
+    "start of your next reply, before anything else."
+)
 #: The revised style's line of a user ``<today>`` group.
-REVISED_TODAY_GUIDANCE = ("Remind the user of these during the conversation, at a natural moment, "
-                          "before they are due.")
+REVISED_TODAY_GUIDANCE = "Remind the user of these during the conversation, at a natural moment, before they are due."
 
 #: The categories, in the order their blocks are rendered.
 CATEGORIES = ("user", "internal")
@@ -174,8 +179,9 @@ _DAY = timedelta(days=1)
 # XML parser would normalise (so values read back byte for byte). Not the apostrophe: inside double
 # quotes it is harmless, and titles such as "Mom's birthday" stay as the original writes them.
 # Characters XML cannot carry at all become U+FFFD, as in every other trinket.
-_ATTRIBUTE_TABLE = str.maketrans({**XML_ILLEGAL, "&": "&amp;", "<": "&lt;", ">": "&gt;",
-                                  '"': "&quot;", "\n": "&#10;", "\r": "&#13;", "\t": "&#9;"})
+_ATTRIBUTE_TABLE = str.maketrans(
+    {**XML_ILLEGAL, "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "\n": "&#10;", "\r": "&#13;", "\t": "&#9;"}
+)
 
 
 def _attribute(value: object) -> str:
@@ -212,10 +218,26 @@ def _wall(moment: datetime, zone: tzinfo) -> _Wall:
         if moment.year != MAXYEAR:  # the first hours of year 1, west of UTC: not supported
             raise
         earlier = (moment - _DAY).astimezone(zone)
-        return _Wall(MAXYEAR + 1, 1, 1, earlier.hour, earlier.minute, earlier.second,
-                     earlier.microsecond, zone_abbreviation(earlier))
-    return _Wall(local.year, local.month, local.day, local.hour, local.minute, local.second,
-                 local.microsecond, zone_abbreviation(local))
+        return _Wall(
+            MAXYEAR + 1,
+            1,
+            1,
+            earlier.hour,
+            earlier.minute,
+            earlier.second,
+            earlier.microsecond,
+            zone_abbreviation(earlier),
+        )
+    return _Wall(
+        local.year,
+        local.month,
+        local.day,
+        local.hour,
+        local.minute,
+        local.second,
+        local.microsecond,
+        zone_abbreviation(local),
+    )
 
 
 def _day_start(now: datetime, zone: tzinfo) -> datetime:
@@ -224,8 +246,7 @@ def _day_start(now: datetime, zone: tzinfo) -> datetime:
     try:
         return datetime(*wall.date, tzinfo=zone).astimezone(UTC)
     except ValueError:  # local date 10000-01-01
-        return now - timedelta(hours=wall.hour, minutes=wall.minute, seconds=wall.second,
-                               microseconds=wall.microsecond)
+        return now - timedelta(hours=wall.hour, minutes=wall.minute, seconds=wall.second, microseconds=wall.microsecond)
 
 
 def _later(moment: datetime, delta: timedelta) -> datetime | None:
@@ -244,14 +265,12 @@ def _day_window(now: datetime, zone: tzinfo) -> tuple[datetime, datetime | None]
     wall = _wall(now, zone)
     try:
         tomorrow = date(*wall.date) + _DAY
-        return start, datetime(tomorrow.year, tomorrow.month, tomorrow.day,
-                               tzinfo=zone).astimezone(UTC)
+        return start, datetime(tomorrow.year, tomorrow.month, tomorrow.day, tzinfo=zone).astimezone(UTC)
     except (ValueError, OverflowError):  # tomorrow is 10000-01-01 or later: no offset changes then
         return start, _later(start, timedelta(hours=24))
 
 
-def _status(due: datetime, now: datetime, window: tuple[datetime, datetime | None],
-            style: str) -> str:
+def _status(due: datetime, now: datetime, window: tuple[datetime, datetime | None], style: str) -> str:
     start, end = window
     if due < start or (style == "revised" and due <= now):
         return "overdue"
@@ -301,14 +320,17 @@ class ReminderManager(EventAwareTrinket):
         version = self.working_memory.store.version(self.store_key)
         rows = self._open
         if rows is None or version is None or version != self._open_version:
-            rows = [_parsed(record) for record in self._load().values()
-                    if not record.get("completed_at")]
+            rows = [_parsed(record) for record in self._load().values() if not record.get("completed_at")]
             rows.sort(key=lambda r: (r["due"], r["id"]))
             self._open, self._open_version = rows, version
         return rows
 
-    def _written(self, id: str, record: dict[str, Any] | None,  # noqa: A002
-                 before: Hashable | None) -> None:
+    def _written(
+        self,
+        id: str,
+        record: dict[str, Any] | None,  # noqa: A002
+        before: Hashable | None,
+    ) -> None:
         """This trinket wrote reminder ``id`` (``record``: as stored now, None once deleted); the
         key's version was ``before`` just before the write. If nobody else had written since the
         set was read, it is updated in place; otherwise it is read again when next needed."""
@@ -332,8 +354,14 @@ class ReminderManager(EventAwareTrinket):
             # no counter (reminders written by another program, or a lost meta hash): start past the
             # highest stored rem_<n>, found in one read of the field names, instead of probing
             # every id from 1 (20,000 stored: 40,000 round trips to a server)
-            top = max((int(f[4:]) for f in store.fields(self.store_key)
-                       if f.startswith("rem_") and f[4:].isdigit() and len(f) < 24), default=0)
+            top = max(
+                (
+                    int(f[4:])
+                    for f in store.fields(self.store_key)
+                    if f.startswith("rem_") and f[4:].isdigit() and len(f) < 24
+                ),
+                default=0,
+            )
             if top:
                 store.hincrby(meta, "next_number", top + 1)
         while True:
@@ -343,8 +371,9 @@ class ReminderManager(EventAwareTrinket):
 
     # -- feeding
     @feed
-    def add_reminder(self, title: str, due: datetime | str, details: str = "",
-                     category: str = "user", id: str | None = None) -> str:  # noqa: A002
+    def add_reminder(
+        self, title: str, due: datetime | str, details: str = "", category: str = "user", id: str | None = None
+    ) -> str:  # noqa: A002
         """Add a reminder and return its id.
 
         Parameters
@@ -376,9 +405,14 @@ class ReminderManager(EventAwareTrinket):
             elif store.hget(self.store_key, id) is not None:
                 raise ValueError(f"a reminder with id {id!r} already exists")
             record = {
-                "id": id, "title": title, "details": details, "category": category,
-                "due": due_at.isoformat(), "created_at": self.working_memory.clock.now().isoformat(),
-                "completed_at": None}
+                "id": id,
+                "title": title,
+                "details": details,
+                "category": category,
+                "due": due_at.isoformat(),
+                "created_at": self.working_memory.clock.now().isoformat(),
+                "completed_at": None,
+            }
             store.hset(self.store_key, id, record)
         self._written(id, record, before)
         return id
@@ -391,14 +425,22 @@ class ReminderManager(EventAwareTrinket):
             raise ValueError(f"unknown reminder id {id!r} (known: {known})")
         return record
 
-    @command("add", arg("title", words=True, help="What to remind of."),
-             arg("--due", type=instant_or_offset, required=True,
-                 help="ISO 8601 with offset, or +N[m|h|d|w]."),
-             arg("--details", default="", help="Longer text."),
-             arg("--internal", dest="category", action="store_const", const="internal",
-                 default="user", help="The assistant's own reminder."),
-             arg("--id", help="The id to use."),
-             help="Add a reminder: TITLE --due ISO|+2h [--details D] [--internal] [--id ID].")
+    @command(
+        "add",
+        arg("title", words=True, help="What to remind of."),
+        arg("--due", type=instant_or_offset, required=True, help="ISO 8601 with offset, or +N[m|h|d|w]."),
+        arg("--details", default="", help="Longer text."),
+        arg(
+            "--internal",
+            dest="category",
+            action="store_const",
+            const="internal",
+            default="user",
+            help="The assistant's own reminder.",
+        ),
+        arg("--id", help="The id to use."),
+        help="Add a reminder: TITLE --due ISO|+2h [--details D] [--internal] [--id ID].",
+    )
     def _add_command(self, title: str, due: datetime | timedelta, **rest: Any) -> str:
         return self.add_reminder(title, at(self.working_memory.clock.now(), due, "--due"), **rest)
 
@@ -437,11 +479,17 @@ class ReminderManager(EventAwareTrinket):
         for record in self._load().values():
             due = datetime.fromisoformat(record["due"])
             completed = bool(record.get("completed_at"))
-            rows.append({"id": record["id"], "title": record["title"],
-                         "details": record.get("details", ""), "category": record["category"],
-                         "due": due, "completed": completed,
-                         "status": "completed" if completed else _status(due, now, window,
-                                                                         self.style)})
+            rows.append(
+                {
+                    "id": record["id"],
+                    "title": record["title"],
+                    "details": record.get("details", ""),
+                    "category": record["category"],
+                    "due": due,
+                    "completed": completed,
+                    "status": "completed" if completed else _status(due, now, window, self.style),
+                }
+            )
         rows.sort(key=lambda r: (r["due"], r["id"]))
         return rows
 
@@ -467,14 +515,19 @@ class ReminderManager(EventAwareTrinket):
 
 def _parsed(record: dict[str, Any]) -> dict[str, Any]:
     """A stored reminder as the renderers read it (``due`` parsed)."""
-    return {"id": record["id"], "title": record["title"], "details": record.get("details", ""),
-            "category": record["category"], "due": datetime.fromisoformat(record["due"])}
+    return {
+        "id": record["id"],
+        "title": record["title"],
+        "details": record.get("details", ""),
+        "category": record["category"],
+        "due": datetime.fromisoformat(record["due"]),
+    }
 
 
 # -- the original style
 
-def _original(groups: dict[tuple[str, str], list[dict[str, Any]]], now: datetime,
-              zone: tzinfo) -> str:
+
+def _original(groups: dict[tuple[str, str], list[dict[str, Any]]], now: datetime, zone: tzinfo) -> str:
     lines = ["<active_reminders>", f"<instruction>{ORIGINAL_INSTRUCTION}</instruction>"]
     for category in CATEGORIES:
         overdue, today = groups.get((category, "overdue")), groups.get((category, "today"))
@@ -483,8 +536,7 @@ def _original(groups: dict[tuple[str, str], list[dict[str, Any]]], now: datetime
         wording = ORIGINAL_WORDING[category]
         lines.append(f"<{category}_reminders>")
         if overdue:
-            lines += [f"<overdue{wording.overdue_attributes}>",
-                      f"<warning>{wording.warning}</warning>"]
+            lines += [f"<overdue{wording.overdue_attributes}>", f"<warning>{wording.warning}</warning>"]
             lines += [_original_reminder(row, relative_time(row["due"], now)) for row in overdue]
             if wording.action:
                 lines.append(f"<action>{wording.action}</action>")
@@ -494,12 +546,17 @@ def _original(groups: dict[tuple[str, str], list[dict[str, Any]]], now: datetime
             for row in today:
                 wall = _wall(row["due"], zone)
                 if row["due"] > now:
-                    lines.append(_original_reminder(row, relative_time(row["due"], now),
-                                                    f"{wall.hour:02d}:{wall.minute:02d}"))
+                    lines.append(
+                        _original_reminder(row, relative_time(row["due"], now), f"{wall.hour:02d}:{wall.minute:02d}")
+                    )
                 else:  # due earlier today: the local date and time instead of a relative time
-                    lines.append(_original_reminder(
-                        row, f"{wall.year:04d}-{wall.month:02d}-{wall.day:02d} "
-                             f"{wall.hour:02d}:{wall.minute:02d}:{wall.second:02d}"))
+                    lines.append(
+                        _original_reminder(
+                            row,
+                            f"{wall.year:04d}-{wall.month:02d}-{wall.day:02d} "
+                            f"{wall.hour:02d}:{wall.minute:02d}:{wall.second:02d}",
+                        )
+                    )
             if wording.guidance:
                 lines.append(f"<guidance>{wording.guidance}</guidance>")
             lines.append("</today>")
@@ -509,8 +566,7 @@ def _original(groups: dict[tuple[str, str], list[dict[str, Any]]], now: datetime
 
 
 def _original_reminder(row: dict[str, Any], due: str, time: str | None = None) -> str:
-    attributes = (f'id="{_attribute(row["id"])}" title="{_attribute(row["title"])}" '
-                  f'due="{_attribute(due)}"')
+    attributes = f'id="{_attribute(row["id"])}" title="{_attribute(row["title"])}" due="{_attribute(due)}"'
     if time is not None:
         attributes += f' time="{_attribute(time)}"'
     if not row["details"]:
@@ -520,8 +576,8 @@ def _original_reminder(row: dict[str, Any], due: str, time: str | None = None) -
 
 # -- the revised style
 
-def _revised(groups: dict[tuple[str, str], list[dict[str, Any]]], now: datetime,
-             zone: tzinfo) -> str:
+
+def _revised(groups: dict[tuple[str, str], list[dict[str, Any]]], now: datetime, zone: tzinfo) -> str:
     lines = ["<active_reminders>", f"  {REVISED_INSTRUCTION}"]
     for category in CATEGORIES:
         overdue, today = groups.get((category, "overdue")), groups.get((category, "today"))
@@ -561,9 +617,11 @@ def _clock_label(due: datetime, now: datetime, zone: tzinfo) -> str:
 
 def _revised_reminder(row: dict[str, Any], now: datetime, zone: tzinfo) -> list[str]:
     due = row["due"]
-    opening = (f'      <reminder id="{_attribute(row["id"])}" title="{_attribute(row["title"])}" '
-               f'due="{_attribute(relative_time(due, now))}" '
-               f'time="{_attribute(_clock_label(due, now, zone))}">')
+    opening = (
+        f'      <reminder id="{_attribute(row["id"])}" title="{_attribute(row["title"])}" '
+        f'due="{_attribute(relative_time(due, now))}" '
+        f'time="{_attribute(_clock_label(due, now, zone))}">'
+    )
     if not row["details"]:
         return [opening + "</reminder>"]
     return [opening, f"        <details>{escape_text(row['details'])}</details>", "      </reminder>"]

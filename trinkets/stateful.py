@@ -1,5 +1,6 @@
 """The stateful trinket: :class:`StatefulTrinket`, whose items live for a number of turns and may be
 stored. Import it from :mod:`trinkets.base`, the contract's front door."""
+
 from __future__ import annotations
 
 import logging
@@ -67,8 +68,7 @@ class _StateChange:
         seq = self._trinket._item_seqs.get(item_id) if keep_place else None
         if seq is None:
             seq = self._store.hincrby(self._key, _ORDER)
-        self._store.hset(self._key, _ITEM + item_id,
-                         {"v": STATE_VERSION, "seq": seq, "item": record})
+        self._store.hset(self._key, _ITEM + item_id, {"v": STATE_VERSION, "seq": seq, "item": record})
         self.seqs[item_id] = seq
 
     def drop(self, item_id: str) -> None:
@@ -87,7 +87,7 @@ class _StateChange:
             if field.startswith(_ITEM) or field == "state":
                 self._store.hdel(self._key, field)
                 if field.startswith(_ITEM):
-                    self.seqs[field[len(_ITEM):]] = None
+                    self.seqs[field[len(_ITEM) :]] = None
         for item_id in self._trinket._item_seqs:
             self.seqs[item_id] = None
 
@@ -139,8 +139,7 @@ class StatefulTrinket(EventAwareTrinket):
     def __init__(self, event_bus: EventBus, working_memory: TrinketHost, **kwargs: Any) -> None:
         key = None
         if self.state_prefix is not None:
-            key = keys.trinket_state(self.state_prefix, working_memory.user_id,
-                                     working_memory.continuum_id)
+            key = keys.trinket_state(self.state_prefix, working_memory.user_id, working_memory.continuum_id)
         self._item_seqs: dict[str, int] = {}
         self._legacy = False
         #: True after a segment collapse failed to flush this trinket; the flush is retried before
@@ -199,20 +198,22 @@ class StatefulTrinket(EventAwareTrinket):
                 return self._read_whole(fields.get("state"))
             return self._parse_state(self._read_items(fields))
         except _UNREADABLE as exc:
-            raise ValueError(f"{self.name}: the state stored under {key!r} cannot be read "
-                             f"({type(exc).__name__}: {exc}); delete it with "
-                             f"store.delete({key!r}) to start empty") from None
+            raise ValueError(
+                f"{self.name}: the state stored under {key!r} cannot be read "
+                f"({type(exc).__name__}: {exc}); delete it with "
+                f"store.delete({key!r}) to start empty"
+            ) from None
 
     def _read_whole(self, raw: Any) -> Any:
         if raw is None:
             return None
         if not isinstance(raw, dict) or set(raw) != {"version", "state"}:
-            raise ValueError('expected {"version", "state"}, found '
-                             + (f"keys {sorted(raw)}" if isinstance(raw, dict)
-                                else type(raw).__name__))
+            raise ValueError(
+                'expected {"version", "state"}, found '
+                + (f"keys {sorted(raw)}" if isinstance(raw, dict) else type(raw).__name__)
+            )
         if raw["version"] != STATE_VERSION:
-            raise ValueError(f"version {raw['version']!r}, this trinket reads version "
-                             f"{STATE_VERSION}")
+            raise ValueError(f"version {raw['version']!r}, this trinket reads version {STATE_VERSION}")
         if not isinstance(raw["state"], dict):
             raise ValueError(f"state is a {type(raw['state']).__name__}, expected a dict")
         return self._parse_state(raw["state"])
@@ -227,17 +228,18 @@ class StatefulTrinket(EventAwareTrinket):
                 if not isinstance(value, dict) or set(value) != {"v", "seq", "item"}:
                     raise ValueError(f'field {field!r}: expected {{"v", "seq", "item"}}')
                 if value["v"] != STATE_VERSION:
-                    raise ValueError(f"field {field!r}: version {value['v']!r}, this trinket "
-                                     f"reads version {STATE_VERSION}")
+                    raise ValueError(
+                        f"field {field!r}: version {value['v']!r}, this trinket reads version {STATE_VERSION}"
+                    )
                 seq = value["seq"]
                 if isinstance(seq, bool) or not isinstance(seq, int):
                     raise ValueError(f"field {field!r}: seq must be an int, got {seq!r}")
-                found.append((seq, field[len(_ITEM):], value["item"]))
-            elif (field.startswith(_COUNT) and field[len(_COUNT):] in counters) or field == _ORDER:
+                found.append((seq, field[len(_ITEM) :], value["item"]))
+            elif (field.startswith(_COUNT) and field[len(_COUNT) :] in counters) or field == _ORDER:
                 if isinstance(value, bool) or not isinstance(value, int) or value < 0:
                     raise ValueError(f"field {field!r} must be a non-negative int, got {value!r}")
                 if field != _ORDER:
-                    counters[field[len(_COUNT):]] = value
+                    counters[field[len(_COUNT) :]] = value
             else:
                 raise ValueError(f"unexpected field {field!r}")
         found.sort(key=lambda item: item[0])
@@ -314,8 +316,9 @@ class StatefulTrinket(EventAwareTrinket):
             change.clear()
             if data is not None:
                 for counter in self.state_counters:
-                    store.hset(key, _COUNT + counter, max(int(data[counter]),
-                                                          int(store.hget(key, _COUNT + counter) or 0)))
+                    store.hset(
+                        key, _COUNT + counter, max(int(data[counter]), int(store.hget(key, _COUNT + counter) or 0))
+                    )
                 for record in data[self.state_items]:
                     change.put(str(record[self.state_item_id]), record, keep_place=False)
 
@@ -339,8 +342,7 @@ class StatefulTrinket(EventAwareTrinket):
         try:
             wm.discard_section(self)
         except Exception as exc:  # its items are gone; only the stored section text is stale
-            logger.error("could not remove the stored section of %s: %s: %s",
-                         self.name, type(exc).__name__, exc)
+            logger.error("could not remove the stored section of %s: %s: %s", self.name, type(exc).__name__, exc)
 
     def finish_pending_flush(self) -> None:
         if self.flush_pending:
@@ -354,9 +356,16 @@ class StatefulTrinket(EventAwareTrinket):
                 self._inputs_changed()
                 # what wm.publish_trinket_update(name, context) publishes, built directly: this
                 # trinket is registered and the context is the kernel's own
-                self.event_bus.publish(UpdateTrinketEvent(
-                    event.continuum_id, wm.user_id, new_event_id(),
-                    wm.clock.now(), type(self).__name__, dict(LIFECYCLE_REFRESH)))
+                self.event_bus.publish(
+                    UpdateTrinketEvent(
+                        event.continuum_id,
+                        wm.user_id,
+                        new_event_id(),
+                        wm.clock.now(),
+                        type(self).__name__,
+                        dict(LIFECYCLE_REFRESH),
+                    )
+                )
 
     def flush(self) -> None:
         """Clear all state and reset the turn (WorkingMemory calls this on segment collapse)."""

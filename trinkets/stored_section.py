@@ -22,6 +22,7 @@ Examples
 >>> s.compose().section("datetime_section").content
 '<current_datetime>elsewhere</current_datetime>'
 """
+
 from __future__ import annotations
 
 import re
@@ -61,8 +62,10 @@ class StoredSection(EventAwareTrinket):
         if record is None:
             return ""
         if not isinstance(record, dict) or not isinstance(record.get("content"), str):
-            raise ValueError(f"the stored {self.variable_name!r} of {wm.store_key!r} is not a "
-                             f"section record {{content, cache_policy, updated_at}}")
+            raise ValueError(
+                f"the stored {self.variable_name!r} of {wm.store_key!r} is not a "
+                f"section record {{content, cache_policy, updated_at}}"
+            )
         # one class per section, so the class attribute is this section's alone
         type(self).cache_policy = bool(record.get("cache_policy", False))
         return str(record["content"])

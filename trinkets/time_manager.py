@@ -28,6 +28,7 @@ Examples
 >>> tm.content
 '<current_datetime>TODAY IS MONDAY, NOVEMBER 30, 2026 AT 9:05 AM GMT.</current_datetime>'
 """
+
 from __future__ import annotations
 
 from datetime import datetime
@@ -37,8 +38,20 @@ from trinkets.base import EventAwareTrinket
 from wm_kernel.utils.timefmt import format_clock_time, local, zone_abbreviation, zone_name
 
 DAY_NAMES = ("MONDAY", "TUESDAY", "WEDNESDAY", "THURSDAY", "FRIDAY", "SATURDAY", "SUNDAY")
-MONTH_NAMES = ("JANUARY", "FEBRUARY", "MARCH", "APRIL", "MAY", "JUNE", "JULY", "AUGUST",
-               "SEPTEMBER", "OCTOBER", "NOVEMBER", "DECEMBER")
+MONTH_NAMES = (
+    "JANUARY",
+    "FEBRUARY",
+    "MARCH",
+    "APRIL",
+    "MAY",
+    "JUNE",
+    "JULY",
+    "AUGUST",
+    "SEPTEMBER",
+    "OCTOBER",
+    "NOVEMBER",
+    "DECEMBER",
+)
 
 
 def format_datetime_line(moment: datetime, style: str = "original") -> str:
@@ -53,8 +66,10 @@ def format_datetime_line(moment: datetime, style: str = "original") -> str:
     ('TODAY IS MONDAY, JANUARY 05, 2026 AT 6:00 PM +04.', 'PM UTC+04:00.')
     """
     zone = zone_abbreviation(moment) if style == "revised" else zone_name(moment)
-    return (f"TODAY IS {DAY_NAMES[moment.weekday()]}, {MONTH_NAMES[moment.month - 1]} "
-            f"{moment.day:02d}, {moment.year:04d} AT {format_clock_time(moment)} {zone}.")
+    return (
+        f"TODAY IS {DAY_NAMES[moment.weekday()]}, {MONTH_NAMES[moment.month - 1]} "
+        f"{moment.day:02d}, {moment.year:04d} AT {format_clock_time(moment)} {zone}."
+    )
 
 
 class TimeManager(EventAwareTrinket):

@@ -4,6 +4,7 @@ The public names load lazily (PEP 562): importing a submodule such as ``wm_kerne
 pull in the rest, which keeps the core/trinkets pair free of import cycles. The core imports neither
 IPython nor ipywidgets; ``%load_ext wm_kernel`` loads the Jupyter layer.
 """
+
 from __future__ import annotations
 
 import importlib
@@ -40,9 +41,9 @@ _EXPORTS = {
     "SystemClock": "wm_kernel.core.clock",
     "MemoryStore": "wm_kernel.stores.embedded",
     "SQLiteStore": "wm_kernel.stores.embedded",
-    "ValkeyStore": "wm_kernel.stores.valkey",   # needs the optional valkey client
+    "ValkeyStore": "wm_kernel.stores.valkey",  # needs the optional valkey client
     "ComposedPrompt": "wm_kernel.core.prompt",
-    "Dashboard": "wm_kernel.jupyter.dashboard.widget",   # needs ipywidgets (the jupyter extra)
+    "Dashboard": "wm_kernel.jupyter.dashboard.widget",  # needs ipywidgets (the jupyter extra)
 }
 
 __all__ = [*_EXPORTS, "load_ipython_extension", "unload_ipython_extension"]

@@ -2,6 +2,7 @@
 ``import`` (other agents' logs, wm_kernel.interop) and ``check`` (the cache-stability checker);
 ``--version``. Every error is one line on stderr in argparse's form,
 ``python -m wm_kernel COMMAND: error: ...`` (``wm_kernel.utils.checks.cli_error``)."""
+
 from __future__ import annotations
 
 import argparse
@@ -12,8 +13,9 @@ from collections.abc import Callable, Sequence
 def main(argv: Sequence[str] | None = None) -> int:
     from wm_kernel import __version__
 
-    parser = argparse.ArgumentParser(prog="python -m wm_kernel",
-                                     description="wm-kernel: event-driven system prompt composition")
+    parser = argparse.ArgumentParser(
+        prog="python -m wm_kernel", description="wm-kernel: event-driven system prompt composition"
+    )
     parser.add_argument("--version", action="version", version=f"wm-kernel {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
     demo = sub.add_parser("demo", help="compose a prompt with the built-in trinkets and advance turns")

@@ -19,6 +19,7 @@ Examples
 []
 2
 """
+
 from __future__ import annotations
 
 import threading
@@ -89,6 +90,7 @@ class Segment:
     number: int
     started_at: datetime
 
+
 _current: Session | None = None
 _current_lock = threading.Lock()
 
@@ -117,6 +119,7 @@ SEGMENT_VERSION = 1
 #: turn publishes its event and composes, a few milliseconds with every built-in trinket, so this
 #: many finish within about a minute; a larger count would run for hours and is refused.
 MAX_TURNS_AT_ONCE = 10_000
+
 
 class Session(HasTraits):
     """A conversation: base prompt, profile, turns, segments, and the trinkets that fill the prompt.
@@ -160,30 +163,48 @@ class Session(HasTraits):
     turn = Int(0, help="Turns completed in this session (global; never goes back).")
     segment_turn = Int(0, help="Turns completed in the current segment (0 right after a collapse).")
     segment_number = Int(1, help="1 for the first segment, +1 after each collapse.")
-    segment = Instance(Segment, help="The current segment (number, start); a new value after each "
-                                     "collapse, so observers see the segment that ended as ``old``.")
+    segment = Instance(
+        Segment,
+        help="The current segment (number, start); a new value after each "
+        "collapse, so observers see the segment that ended as ``old``.",
+    )
     composed = ComposedPromptTrait(help="The last composed prompt; notifies on every compose.")
     base_prompt = Unicode("", help="The base system prompt template.")
     auto_compose = Bool(True, help="Compose after each turn and collapse.")
     closed = Bool(False, help="A closed session refuses to compose, advance or collapse.")
-    trinket_names = List(Unicode(), help="The registered trinkets' class names, in order: a new list "
-                                         "after each add_trinket, so observers hear of a trinket added "
-                                         "later.")
-    model = Unicode(None, allow_none=True,
-                    help="The model the prompt is for: picks the token counter (None: offline cl100k).")
-    token_counter = Instance(TokenCounter, help="The session's one token counter: the budget and the "
-                                                "history count with it (follows ``model``).")
+    trinket_names = List(
+        Unicode(),
+        help="The registered trinkets' class names, in order: a new list "
+        "after each add_trinket, so observers hear of a trinket added "
+        "later.",
+    )
+    model = Unicode(
+        None, allow_none=True, help="The model the prompt is for: picks the token counter (None: offline cl100k)."
+    )
+    token_counter = Instance(
+        TokenCounter,
+        help="The session's one token counter: the budget and the history count with it (follows ``model``).",
+    )
 
-    def __init__(self, base_prompt: str = "You are a helpful assistant talking with {first_name}.", *,
-                 profile: Profile | None = None, clock: Clock | None = None,
-                 store: StateStore | None = None, user_id: str = "notebook",
-                 layout: Layout | None = None,
-                 trinkets: Iterable[type[EventAwareTrinket] | TrinketFactory] | None = None,
-                 continuum_id: str | None = None, auto_compose: bool = True,
-                 bus: EventBus | None = None,
-                 instruments: Iterable[Instrument] | None = None, token_budget: int | None = None,
-                 budget_step: int | None = None, model: str | None = None,
-                 token_counter: TokenCounter | None = None) -> None:
+    def __init__(
+        self,
+        base_prompt: str = "You are a helpful assistant talking with {first_name}.",
+        *,
+        profile: Profile | None = None,
+        clock: Clock | None = None,
+        store: StateStore | None = None,
+        user_id: str = "notebook",
+        layout: Layout | None = None,
+        trinkets: Iterable[type[EventAwareTrinket] | TrinketFactory] | None = None,
+        continuum_id: str | None = None,
+        auto_compose: bool = True,
+        bus: EventBus | None = None,
+        instruments: Iterable[Instrument] | None = None,
+        token_budget: int | None = None,
+        budget_step: int | None = None,
+        model: str | None = None,
+        token_counter: TokenCounter | None = None,
+    ) -> None:
         if not isinstance(base_prompt, str):
             raise TypeError(f"base_prompt must be a str, got {type(base_prompt).__name__}")
         if profile is not None and not isinstance(profile, Profile):
@@ -209,8 +230,14 @@ class Session(HasTraits):
         # the continuum is set before any trinket registers: stateful trinkets key their items by it
         # (a WorkingMemory of the trinket contract's trinkets: the core knows them as a Protocol)
         self.working_memory = WorkingMemory[EventAwareTrinket](
-            self.bus, store=self.store, user_id=user_id, profile=profile, clock=self.clock,
-            layout=layout, continuum_id=self.continuum_id)
+            self.bus,
+            store=self.store,
+            user_id=user_id,
+            profile=profile,
+            clock=self.clock,
+            layout=layout,
+            continuum_id=self.continuum_id,
+        )
         self.working_memory.token_budget = token_budget
         self.working_memory.budget_step = budget_step
         self.segment = Segment(1, self.clock.now())
@@ -220,13 +247,14 @@ class Session(HasTraits):
         self._resume()
         if trinkets is None:
             from trinkets import BUILTIN_TRINKETS
+
             trinkets = BUILTIN_TRINKETS
         for factory in trinkets:
             self.add_trinket(factory)
         for trinket in self.working_memory.trinkets.values():
             trinket.begin_segment(self.segment_started_at)
         self.working_memory.budget.counter = self.token_counter
-        for instrument in (default_instruments() if instruments is None else tuple(instruments)):
+        for instrument in default_instruments() if instruments is None else tuple(instruments):
             instrument(self)
 
     @default("token_counter")
@@ -295,8 +323,9 @@ class Session(HasTraits):
         # a lone surrogate could be neither recorded nor stored: refused here, in one line
         return check_str(value, "base_prompt", empty_ok=True)
 
-    def add_trinket(self, factory: type[EventAwareTrinket] | TrinketFactory, *,
-                    replace: bool = False) -> EventAwareTrinket:
+    def add_trinket(
+        self, factory: type[EventAwareTrinket] | TrinketFactory, *, replace: bool = False
+    ) -> EventAwareTrinket:
         """Create and register a trinket from its class (or a factory ``f(bus, wm)``).
 
         A stateful trinket starts at the session's ``segment_turn`` (not 0), so TTLs of items it
@@ -346,22 +375,31 @@ class Session(HasTraits):
         self._check_open()
         check_int(n, "number of turns", minimum=1)
         if n > MAX_TURNS_AT_ONCE:
-            raise ValueError(f"at most {MAX_TURNS_AT_ONCE:,} turns at once (got {n}); advance in "
-                             f"steps of {MAX_TURNS_AT_ONCE:,} or fewer")
+            raise ValueError(
+                f"at most {MAX_TURNS_AT_ONCE:,} turns at once (got {n}); advance in "
+                f"steps of {MAX_TURNS_AT_ONCE:,} or fewer"
+            )
         expired: list[dict[str, Any]] = []
         for _ in range(n):
             before = self._live_items()
             self.turn += 1
             self.segment_turn += 1
             self._store_position()
-            self.bus.publish(TurnCompletedEvent.create(
-                continuum_id=self.continuum_id, user_id=self.user_id, clock=self.clock,
-                turn_number=self.turn, segment_turn_number=self.segment_turn))
+            self.bus.publish(
+                TurnCompletedEvent.create(
+                    continuum_id=self.continuum_id,
+                    user_id=self.user_id,
+                    clock=self.clock,
+                    turn_number=self.turn,
+                    segment_turn_number=self.segment_turn,
+                )
+            )
             after = self._live_items()
             for key, item in before.items():
                 if key not in after:
-                    expired.append({"turn": self.turn, "trinket": key[0], "id": item.get("id"),
-                                    "label": item.get("label", "")})
+                    expired.append(
+                        {"turn": self.turn, "trinket": key[0], "id": item.get("id"), "label": item.get("label", "")}
+                    )
             if self.auto_compose:
                 self.compose()
         return expired
@@ -388,8 +426,13 @@ class Session(HasTraits):
         if tools is None or not all(isinstance(t, str) for t in tools):
             raise TypeError("tools_used must be a sequence of tool names (strings)")
         event = SegmentCollapsedEvent.create(
-            continuum_id=self.continuum_id, user_id=self.user_id, clock=self.clock,
-            segment_id=self.segment_id, summary=summary, tools_used=tools)
+            continuum_id=self.continuum_id,
+            user_id=self.user_id,
+            clock=self.clock,
+            segment_id=self.segment_id,
+            summary=summary,
+            tools_used=tools,
+        )
         # all or nothing: one store transaction holds every write of the collapse (the trinkets'
         # flushes, the manifest's segment, the new segment's start), so a store another process
         # keeps locked fails it before anything changes, in memory or in the store
@@ -402,8 +445,9 @@ class Session(HasTraits):
                 record = self.bus.publish(event)
                 # the segment ends even if a trinket could not be flushed (the others were); that
                 # one is reported to the caller once the collapse is complete (see WorkingMemory)
-                incomplete = next((f.exception for f in record.failures
-                                   if isinstance(f.exception, CollapseIncompleteError)), None)
+                incomplete = next(
+                    (f.exception for f in record.failures if isinstance(f.exception, CollapseIncompleteError)), None
+                )
                 self.segment_turn = 0
                 self.segment_number += 1
                 self.segment = Segment(self.segment_number, event.occurred_at)
@@ -440,20 +484,25 @@ class Session(HasTraits):
                 self.turn = check_int(position["turn"], "turn", minimum=0)
                 self.segment_turn = check_int(position["segment_turn"], "segment_turn", minimum=0)
         except (TypeError, ValueError) as exc:
-            raise ValueError(f"the segment stored under {key!r} cannot be read ({exc}); delete it "
-                             f"with store.delete({key!r}) to start the segment now") from None
+            raise ValueError(
+                f"the segment stored under {key!r} cannot be read ({exc}); delete it "
+                f"with store.delete({key!r}) to start the segment now"
+            ) from None
         with self.store.transaction():
             self._store_segment_start()
             self._store_position()
 
     def _store_segment_start(self) -> None:
-        self.store.hset(self._segment_key, "segment", {
-            "v": SEGMENT_VERSION, "number": self.segment_number,
-            "started_at": self.segment_started_at.isoformat()})
+        self.store.hset(
+            self._segment_key,
+            "segment",
+            {"v": SEGMENT_VERSION, "number": self.segment_number, "started_at": self.segment_started_at.isoformat()},
+        )
 
     def _store_position(self) -> None:
-        self.store.hset(self._segment_key, "position", {
-            "v": SEGMENT_VERSION, "turn": self.turn, "segment_turn": self.segment_turn})
+        self.store.hset(
+            self._segment_key, "position", {"v": SEGMENT_VERSION, "turn": self.turn, "segment_turn": self.segment_turn}
+        )
 
     # -- conveniences over the attached History (wm_kernel.instruments.history)
     @property
@@ -492,7 +541,7 @@ class Session(HasTraits):
         tools_tokens, ...). A model named here counts with its own counter."""
         from wm_kernel.cachesim.requests import model_counter, simulate_session
 
-        if model is not None and options.get("counter") is None:   # a model named: its own counter
+        if model is not None and options.get("counter") is None:  # a model named: its own counter
             options["counter"] = model_counter(self, model)
         return simulate_session(self, model=model or self.model or DEFAULT_MODEL, **options)
 
@@ -506,8 +555,7 @@ class Session(HasTraits):
             options["counter"] = model_counter(self, model)
         return session_advice(self, model or self.model or DEFAULT_MODEL, **options)
 
-    def diff(self, turn_a: int, turn_b: int | None = None, *,
-             other: Session | None = None) -> PromptDiff:
+    def diff(self, turn_a: int, turn_b: int | None = None, *, other: Session | None = None) -> PromptDiff:
         """A PromptDiff from turn ``turn_a`` to ``turn_b`` (default: the latest recorded turn), or to
         ``other``'s prompt at ``turn_b`` (default ``turn_a``) when another Session is given."""
         from wm_kernel.instruments.diff import diff_prompts
@@ -527,16 +575,16 @@ class Session(HasTraits):
         new = target.prompt_at(turn_b)
         if other is None:
             return diff_prompts(old, new, old_label=f"turn {turn_a}", new_label=f"turn {turn_b}")
-        return diff_prompts(old, new, old_label=f"{self.continuum_id} turn {turn_a}",
-                            new_label=f"{other.continuum_id} turn {turn_b}")
+        return diff_prompts(
+            old, new, old_label=f"{self.continuum_id} turn {turn_a}", new_label=f"{other.continuum_id} turn {turn_b}"
+        )
 
     def close(self) -> None:
         """Refuse further driving (the store stays open: it may be shared)."""
         self.closed = True
 
     def __repr__(self) -> str:
-        return (f"<Session turn={self.turn} segment={self.segment_number} "
-                f"trinkets={list(self.working_memory.trinkets)}>")
+        return f"<Session turn={self.turn} segment={self.segment_number} trinkets={list(self.working_memory.trinkets)}>"
 
 
 def _versioned(record: Any, fields: set[str]) -> dict[str, Any]:

@@ -5,6 +5,7 @@ Playwright's own browser download is not used. Without either, every browser tes
 terminal summary says so in one line, so a green ``make test`` never hides that the browser was not
 looked at.
 """
+
 from __future__ import annotations
 
 import json
@@ -64,7 +65,10 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
     if _skipped:
         terminalreporter.write_line(
             f"BROWSER TESTS SKIPPED ({len(_skipped)}): {_why_no_browser()}; "
-            f"the notebooks were not checked in a real browser", yellow=True, bold=True)
+            f"the notebooks were not checked in a real browser",
+            yellow=True,
+            bold=True,
+        )
 
 
 def _free_port() -> int:
@@ -84,9 +88,12 @@ class Lab:
     def api(self, method: str, path: str, body: Any = None) -> Any:
         """Call the server's REST API with the token; the decoded JSON answer (None if empty)."""
         data = None if body is None else json.dumps(body).encode()
-        request = urllib.request.Request(f"{self.url}{path}", data=data, method=method,
-                                         headers={"Authorization": f"token {self.token}",
-                                                  "Content-Type": "application/json"})
+        request = urllib.request.Request(
+            f"{self.url}{path}",
+            data=data,
+            method=method,
+            headers={"Authorization": f"token {self.token}", "Content-Type": "application/json"},
+        )
         with urllib.request.urlopen(request, timeout=10) as answer:
             text = answer.read()
         return json.loads(text) if text else None
@@ -96,16 +103,16 @@ class Lab:
             self.api("DELETE", f"/api/kernels/{kernel['id']}")
 
     def set_theme(self, theme: str) -> None:
-        self.api("PUT", "/lab/api/settings/@jupyterlab/apputils-extension:themes",
-                 {"raw": json.dumps({"theme": theme})})
+        self.api(
+            "PUT", "/lab/api/settings/@jupyterlab/apputils-extension:themes", {"raw": json.dumps({"theme": theme})}
+        )
 
 
 # JupyterLab settings for a quiet, deterministic page: no news or update toasts, every cell in the
 # DOM (windowing would leave cells out of view unrendered), the light theme to start with, no
 # autosave.
 _SETTINGS = {
-    "@jupyterlab/apputils-extension/notification.jupyterlab-settings":
-        {"fetchNews": "false", "checkForUpdates": False},
+    "@jupyterlab/apputils-extension/notification.jupyterlab-settings": {"fetchNews": "false", "checkForUpdates": False},
     "@jupyterlab/notebook-extension/tracker.jupyterlab-settings": {"windowingMode": "none"},
     "@jupyterlab/apputils-extension/themes.jupyterlab-settings": {"theme": "JupyterLab Light"},
     # a run notebook is never saved over its copy: the saved widget state stays for the next test
@@ -132,21 +139,34 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps(value), "utf-8")
     token, port = secrets.token_hex(16), _free_port()
-    env = {**os.environ, "JUPYTERLAB_SETTINGS_DIR": str(settings),
-           "JUPYTER_DATA_DIR": str(base / "data"),
-           "JUPYTERLAB_WORKSPACES_DIR": str(base / "workspaces"),
-           "JUPYTER_CONFIG_DIR": str(base / "config"), "JUPYTER_RUNTIME_DIR": str(base / "runtime"),
-           # the kernel imports this checkout, as the tests do
-           "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
+    env = {
+        **os.environ,
+        "JUPYTERLAB_SETTINGS_DIR": str(settings),
+        "JUPYTER_DATA_DIR": str(base / "data"),
+        "JUPYTERLAB_WORKSPACES_DIR": str(base / "workspaces"),
+        "JUPYTER_CONFIG_DIR": str(base / "config"),
+        "JUPYTER_RUNTIME_DIR": str(base / "runtime"),
+        # the kernel imports this checkout, as the tests do
+        "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
+    }
     # `make lab` trusts the shipped notebooks, so their saved widget views render before any run
     # (JupyterLab shows an untrusted notebook's widget outputs as plain text)
     notebooks = [str(path) for path in sorted(root.glob("*.ipynb"))]
-    subprocess.run([sys.executable, "-m", "jupyter", "trust", *notebooks],
-                   env=env, check=True, capture_output=True)
+    subprocess.run([sys.executable, "-m", "jupyter", "trust", *notebooks], env=env, check=True, capture_output=True)
     # the page drives JupyterLab through its command registry (window.jupyterapp), not its menus
-    command = [sys.executable, "-m", "jupyter", "lab", "--LabApp.expose_app_in_browser=True",
-               "--no-browser", "--ip=127.0.0.1", f"--port={port}", f"--IdentityProvider.token={token}",
-               f"--ServerApp.root_dir={root}", "--ServerApp.port_retries=0"]
+    command = [
+        sys.executable,
+        "-m",
+        "jupyter",
+        "lab",
+        "--LabApp.expose_app_in_browser=True",
+        "--no-browser",
+        "--ip=127.0.0.1",
+        f"--port={port}",
+        f"--IdentityProvider.token={token}",
+        f"--ServerApp.root_dir={root}",
+        "--ServerApp.port_retries=0",
+    ]
     if hasattr(os, "getuid") and os.getuid() == 0:
         command.append("--allow-root")
     log = (base / "lab.log").open("wb")
@@ -160,8 +180,9 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
                 break
             except (urllib.error.URLError, ConnectionError):
                 if server.poll() is not None or time.monotonic() > deadline:
-                    raise RuntimeError("JupyterLab did not start:\n"
-                                       + (base / "lab.log").read_text("utf-8", "replace")) from None
+                    raise RuntimeError(
+                        "JupyterLab did not start:\n" + (base / "lab.log").read_text("utf-8", "replace")
+                    ) from None
                 time.sleep(0.3)
         yield lab
     finally:
@@ -179,8 +200,9 @@ def browser() -> Iterator[Any]:
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as driver:
-        chromium = driver.chromium.launch(executable_path=str(CHROMIUM), headless=True,
-                                          args=["--no-sandbox", "--disable-dev-shm-usage"])
+        chromium = driver.chromium.launch(
+            executable_path=str(CHROMIUM), headless=True, args=["--no-sandbox", "--disable-dev-shm-usage"]
+        )
         yield chromium
         chromium.close()
 

@@ -13,6 +13,7 @@ The contrast is WCAG's: relative luminances (L1 + 0.05) / (L2 + 0.05). The backg
 what its ancestors paint: their background colours composited from the first opaque one down (a
 translucent tint lies over the page), and a translucent text colour is composited over that.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -39,10 +40,13 @@ def _views() -> list[tuple[str, str]]:
     from wm_kernel.utils.views import OTHER_VIEWS, RICH_VIEWS, VIEW_SETUP
 
     cells = [("setup", VIEW_SETUP[0]), ("feeds", VIEW_SETUP[1])]
-    cells += [(name.partition(":")[2], source.replace("{ROOT}", str(ROOT)))
-              for name, source in RICH_VIEWS.items()]
-    cells.append(("dashboard", "from wm_kernel.jupyter.dashboard.widget import Dashboard\n"
-                               "Dashboard(wm_kernel.current_session())"))
+    cells += [(name.partition(":")[2], source.replace("{ROOT}", str(ROOT))) for name, source in RICH_VIEWS.items()]
+    cells.append(
+        (
+            "dashboard",
+            "from wm_kernel.jupyter.dashboard.widget import Dashboard\nDashboard(wm_kernel.current_session())",
+        )
+    )
     cells += [(name, source.replace("{ROOT}", str(ROOT))) for name, source in OTHER_VIEWS.items()]
     # a control: JupyterLab does typeset math in HTML outputs, so the checks below can fail
     cells.append(("control", "from IPython.display import HTML\nHTML('<div class=\"wm-control\">$x^2$</div>')"))
@@ -115,17 +119,18 @@ _CHROME = (".lm-TabBar-tab:not(.lm-mod-current)", ".jupyter-widget-Collapse-head
 def write_notebook(lab: Lab) -> str:
     cells = [nbformat.v4.new_code_cell(source) for _, source in VIEWS]
     notebook = nbformat.v4.new_notebook(cells=cells)
-    notebook.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3 (ipykernel)",
-                                       "language": "python"}
+    notebook.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3 (ipykernel)", "language": "python"}
     nbformat.write(notebook, lab.root / "every_view.ipynb")
     return "every_view.ipynb"
 
 
 def measure(page: Any, view: str, where: Any) -> list[str]:
     """The texts of ``where`` under 4.5:1, each as one readable line."""
-    return [f"{view}: {m['text']!r} {m['ratio']:.2f}:1 ({m['colour']} on rgb({m['background']})) "
-            f"in {m['where']}"
-            for m in where.evaluate(_MEASURE, ", ".join(_CHROME)) if m["ratio"] < MINIMUM]
+    return [
+        f"{view}: {m['text']!r} {m['ratio']:.2f}:1 ({m['colour']} on rgb({m['background']})) in {m['where']}"
+        for m in where.evaluate(_MEASURE, ", ".join(_CHROME))
+        if m["ratio"] < MINIMUM
+    ]
 
 
 def measure_everything(page: Any, theme: str) -> tuple[list[str], int]:
@@ -142,7 +147,7 @@ def measure_everything(page: Any, theme: str) -> tuple[list[str], int]:
         tab = tabs.nth(index)
         label = (tab.text_content() or "").strip()
         tab.click()
-        page.wait_for_timeout(300)   # the tab's widget view is laid out on selection
+        page.wait_for_timeout(300)  # the tab's widget view is laid out on selection
         low += measure(page, f"{theme} dashboard [{label}]", dash)
     tabs.first.click()
     return low, tabs.count()
@@ -155,14 +160,13 @@ def test_every_view_reads_in_the_light_and_the_dark_theme(page: Any, lab: Lab) -
     page.evaluate(_TAG_OUTPUTS, [view for view, _ in VIEWS])
     assert error_outputs(page) == []
     light, tab_count = measure_everything(page, "light")
-    assert tab_count >= 12   # overview, five placements, budget, cache, request, replies, trinkets, event log
+    assert tab_count >= 12  # overview, five placements, budget, cache, request, replies, trinkets, event log
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(SCREENSHOTS / "every_view_light.png"), full_page=True)
     try:
-        page.evaluate("() => window.jupyterapp.commands.execute('apputils:change-theme', "
-                      "{theme: 'JupyterLab Dark'})")
+        page.evaluate("() => window.jupyterapp.commands.execute('apputils:change-theme', {theme: 'JupyterLab Dark'})")
         page.wait_for_function("() => document.body.dataset.jpThemeLight === 'false'")
-        page.wait_for_timeout(500)   # the theme's stylesheet applied
+        page.wait_for_timeout(500)  # the theme's stylesheet applied
         dark, _ = measure_everything(page, "dark")
         page.screenshot(path=str(SCREENSHOTS / "every_view_dark.png"), full_page=True)
     finally:
@@ -194,7 +198,7 @@ def test_no_dollar_amount_is_typeset_as_math(page: Any, lab: Lab) -> None:
     run_all(page)
     page.evaluate(_TAG_OUTPUTS, [view for view, _ in VIEWS])
     control = page.locator(".jp-OutputArea[data-wm-view='control']")
-    control.locator("mjx-container").first.wait_for(timeout=30_000)   # the typesetter is on
+    control.locator("mjx-container").first.wait_for(timeout=30_000)  # the typesetter is on
     typeset = page.evaluate("""() => [...document.querySelectorAll(
             '.jp-OutputArea:not([data-wm-view="control"]) mjx-container')]
         .map(m => m.closest('.jp-OutputArea').dataset.wmView)""")

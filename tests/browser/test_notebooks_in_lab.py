@@ -5,6 +5,7 @@ working from the keyboard, hostile text shown as text, the dark theme readable.
 Assertions read structure and numbers (countdowns, counts), not the wording of trinket output,
 which follows the original system's and may change.
 """
+
 from __future__ import annotations
 
 import re
@@ -75,7 +76,8 @@ def run_all(page: Any) -> None:
     page.wait_for_function(
         """() => ![...window.jupyterapp.shell.currentWidget.node.querySelectorAll(
                 '.jp-CodeCell .jp-InputPrompt')].some(p => /\\[\\d+\\]/.test(p.textContent))""",
-        timeout=LOAD_TIMEOUT_MS)
+        timeout=LOAD_TIMEOUT_MS,
+    )
     command(page, "notebook:run-all-cells")
     page.wait_for_function(_RAN_ALL, timeout=RUN_TIMEOUT_MS)
 
@@ -87,7 +89,8 @@ def error_outputs(page: Any) -> list[str]:
                 '[data-mime-type="application/vnd.jupyter.stderr"], .jp-OutputArea-output')]
             .filter(e => e.matches('[data-mime-type="application/vnd.jupyter.stderr"]')
                       || /Error displaying widget|Loading widget/.test(e.textContent))
-            .map(e => e.textContent.slice(0, 500))""")
+            .map(e => e.textContent.slice(0, 500))"""
+    )
 
 
 def screenshot(page: Any, name: str) -> None:
@@ -111,9 +114,13 @@ def dashboard(page: Any) -> Any:
 
 def bars(page: Any) -> list[tuple[str, str, str]]:
     """(item, state, turns remaining) of every timeline bar the browser draws."""
-    return [tuple(bar) for bar in page.evaluate(
-        """() => [...document.querySelectorAll('svg.wm-timeline rect.wm-bar')].map(
-            b => [b.dataset.item, b.dataset.state, b.dataset.remaining])""")]
+    return [
+        tuple(bar)
+        for bar in page.evaluate(
+            """() => [...document.querySelectorAll('svg.wm-timeline rect.wm-bar')].map(
+            b => [b.dataset.item, b.dataset.state, b.dataset.remaining])"""
+        )
+    ]
 
 
 def eventually(page: Any, read: Callable[[], Any], expected: Any, timeout_s: float = 60) -> Any:
@@ -121,7 +128,7 @@ def eventually(page: Any, read: Callable[[], Any], expected: Any, timeout_s: flo
     assertion to show): a slider move reaches the page as several widget updates, one at a time."""
     deadline = time.monotonic() + timeout_s
     while (value := read()) != expected and time.monotonic() < deadline:
-        page.wait_for_timeout(100)   # polling interval, not a wait for the answer
+        page.wait_for_timeout(100)  # polling interval, not a wait for the answer
     return value
 
 
@@ -139,21 +146,29 @@ def test_ttl_dashboard_renders_and_the_slider_moves_from_the_keyboard(page: Any,
     run_all(page)
     dash = dashboard(page)
     dash.scroll_into_view_if_needed()
-    assert dash.locator("svg.wm-timeline rect.wm-bar").count() == 4   # the timeline is drawn
-    assert dash.locator("line.wm-now").count() == 1                   # the turn on view marked
+    assert dash.locator("svg.wm-timeline rect.wm-bar").count() == 4  # the timeline is drawn
+    assert dash.locator("line.wm-now").count() == 1  # the turn on view marked
     handle = dash.locator(".noUi-handle").first
     handle.focus()
-    handle.press("Home")                                              # back to turn 0
+    handle.press("Home")  # back to turn 0
     # the fourth entry is added after the collapse at turn 6: not yet there
-    at_start = [("guidance-1", "live", "0"), ("guidance-2", "live", "2"),
-                ("guidance-3", "live", "5"), ("guidance-4", "future", "7")]
+    at_start = [
+        ("guidance-1", "live", "0"),
+        ("guidance-2", "live", "2"),
+        ("guidance-3", "live", "5"),
+        ("guidance-4", "future", "7"),
+    ]
     assert eventually(page, lambda: bars(page), at_start) == at_start
     assert eventually(page, lambda: guidance_countdowns(dash), [0, 2, 5]) == [0, 2, 5]
     handle.focus()
-    handle.press("ArrowRight")                                        # turn 1
+    handle.press("ArrowRight")  # turn 1
     # the ttl=0 entry expired and left the panel; the others counted down by one
-    at_next = [("guidance-1", "expired", "0"), ("guidance-2", "live", "1"),
-               ("guidance-3", "live", "4"), ("guidance-4", "future", "6")]
+    at_next = [
+        ("guidance-1", "expired", "0"),
+        ("guidance-2", "live", "1"),
+        ("guidance-3", "live", "4"),
+        ("guidance-4", "future", "6"),
+    ]
     assert eventually(page, lambda: bars(page), at_next) == at_next
     assert eventually(page, lambda: guidance_countdowns(dash), [1, 4]) == [1, 4]
     dash.screenshot(path=str(SCREENSHOTS / "02_ttl_expiry_dashboard.png"))
@@ -178,8 +193,7 @@ def test_hostile_guidance_shows_as_text_and_fires_no_dialog(page: Any, lab: Lab)
         "%trinkets",
     ]
     notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in cells])
-    notebook.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3 (ipykernel)",
-                                       "language": "python"}
+    notebook.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3 (ipykernel)", "language": "python"}
     nbformat.write(notebook, lab.root / "hostile.ipynb")
     open_notebook(page, lab, "hostile.ipynb")
     run_all(page)
@@ -190,7 +204,7 @@ def test_hostile_guidance_shows_as_text_and_fires_no_dialog(page: Any, lab: Lab)
     assert page.dialogs == []
     outputs = page.locator(".jp-OutputArea")
     assert outputs.locator("img[src='x'], b[onmouseover]").count() == 0
-    assert outputs.get_by_text("onerror=alert(1)", exact=False).count() >= 2   # shown as text
+    assert outputs.get_by_text("onerror=alert(1)", exact=False).count() >= 2  # shown as text
     assert error_outputs(page) == []
 
 
@@ -215,18 +229,19 @@ def _contrast_script() -> str:
     }"""
 
 
-def test_saved_dashboard_shows_without_running_and_reads_in_the_dark_theme(page: Any,
-                                                                            lab: Lab) -> None:
+def test_saved_dashboard_shows_without_running_and_reads_in_the_dark_theme(page: Any, lab: Lab) -> None:
     lab.set_theme("JupyterLab Dark")
     try:
         open_notebook(page, lab, "02_ttl_expiry.ipynb")
-        page.wait_for_selector("svg.wm-timeline", timeout=30_000)   # from the saved widget state
+        page.wait_for_selector("svg.wm-timeline", timeout=30_000)  # from the saved widget state
         assert page.evaluate("() => document.body.dataset.jpThemeLight") == "false"
         dash = dashboard(page)
         dash.scroll_into_view_if_needed()
-        texts = [dash.locator("svg.wm-timeline text").first,
-                 dash.locator(".wm-overview b").first,
-                 dash.locator(".widget-html-content div").first]
+        texts = [
+            dash.locator("svg.wm-timeline text").first,
+            dash.locator(".wm-overview b").first,
+            dash.locator(".widget-html-content div").first,
+        ]
         dash.locator(".lm-TabBar-tab", has_text="notification").click()
         texts.append(dash.locator("pre").first)
         for text in texts:
@@ -238,19 +253,16 @@ def test_saved_dashboard_shows_without_running_and_reads_in_the_dark_theme(page:
         lab.set_theme("JupyterLab Light")
 
 
-
 def slider_turn(dash: Any) -> str:
     """The turn the dashboard's slider reads out."""
     return (dash.locator(".widget-readout").first.text_content() or "").strip()
 
 
 def banner(dash: Any) -> str:
-    return " ".join((dash.locator(".wm-live").first.locator("xpath=..").text_content()
-                     or "").split())
+    return " ".join((dash.locator(".wm-live").first.locator("xpath=..").text_content() or "").split())
 
 
-def test_end_returns_to_the_latest_turn_and_labelled_stop_pauses_where_it_is(
-        page: Any, lab: Lab) -> None:
+def test_end_returns_to_the_latest_turn_and_labelled_stop_pauses_where_it_is(page: Any, lab: Lab) -> None:
     open_notebook(page, lab, "02_ttl_expiry.ipynb")
     run_all(page)
     dash = dashboard(page)
@@ -263,18 +275,20 @@ def test_end_returns_to_the_latest_turn_and_labelled_stop_pauses_where_it_is(
     assert eventually(page, lambda: slider_turn(dash), "0") == "0"
     assert eventually(page, lambda: banner(dash).startswith("viewing turn 0"), True)
     handle.focus()
-    handle.press("End")                                  # back to the latest turn: live
+    handle.press("End")  # back to the latest turn: live
     assert eventually(page, lambda: slider_turn(dash), latest) == latest
-    assert eventually(page, lambda: banner(dash), "live · turn 8 · segment 2 (segment turn 2)") \
+    assert (
+        eventually(page, lambda: banner(dash), "live · turn 8 · segment 2 (segment turn 2)")
         == "live · turn 8 · segment 2 (segment turn 2)"
+    )
     # the labelled buttons (their icon is a glyph the accessible name also holds: found by title)
     play = dash.locator("button[title^='Replay the recorded turns, one a second']")
     stop = dash.locator("button[title^='Stop replaying: stay on the turn shown']")
     assert [(play.text_content() or "").strip(), (stop.text_content() or "").strip()] == ["Play", "Stop"]
-    play.click()                                         # replays from turn 0, a turn a second
+    play.click()  # replays from turn 0, a turn a second
     assert eventually(page, lambda: slider_turn(dash) in ("1", "2"), True)
-    stop.click()                                         # stop: pauses where it is
-    page.wait_for_timeout(1500)                          # no tick comes after a stop
+    stop.click()  # stop: pauses where it is
+    page.wait_for_timeout(1500)  # no tick comes after a stop
     stopped = slider_turn(dash)
     assert stopped in ("1", "2", "3")
     assert eventually(page, lambda: banner(dash).startswith(f"viewing turn {stopped}"), True)
@@ -304,21 +318,27 @@ _SAVED_VIEW = """(dash) => {
 }"""
 
 
-def test_a_saved_dashboard_opens_tidy_with_one_line_saying_how_to_bring_it_to_life(
-        page: Any, lab: Lab) -> None:
+def test_a_saved_dashboard_opens_tidy_with_one_line_saying_how_to_bring_it_to_life(page: Any, lab: Lab) -> None:
     open_notebook(page, lab, "02_ttl_expiry.ipynb")
-    page.wait_for_selector("svg.wm-timeline", timeout=30_000)    # from the saved widget state
+    page.wait_for_selector("svg.wm-timeline", timeout=30_000)  # from the saved widget state
     dash = dashboard(page)
     dash.scroll_into_view_if_needed()
     view = dash.evaluate(_SAVED_VIEW)
     assert view["notice_height"] > 0
-    assert view == {"disconnected": True,
-                    "line": "a saved view: run the notebook's cells to bring this dashboard to life",
-                    "line_shown": True, "controls_shown": 0, "live_head_shown": False, "marks": 0,
-                    "cut_tabs": [], "notice_height": view["notice_height"]}
+    assert view == {
+        "disconnected": True,
+        "line": "a saved view: run the notebook's cells to bring this dashboard to life",
+        "line_shown": True,
+        "controls_shown": 0,
+        "live_head_shown": False,
+        "marks": 0,
+        "cut_tabs": [],
+        "notice_height": view["notice_height"],
+    }
     # the banner still says which turn the saved view shows
-    assert "turn 8 · segment 2 (segment turn 2)" in (dash.locator(".wm-live").first.locator(
-        "xpath=..").text_content() or "")
+    assert "turn 8 · segment 2 (segment turn 2)" in (
+        dash.locator(".wm-live").first.locator("xpath=..").text_content() or ""
+    )
     dash.screenshot(path=str(SCREENSHOTS / "02_ttl_expiry_saved.png"))
     # run, the same dashboard is live: the line and the marks go, the controls come
     run_all(page)
@@ -326,6 +346,11 @@ def test_a_saved_dashboard_opens_tidy_with_one_line_saying_how_to_bring_it_to_li
     live = eventually(page, lambda: dash.evaluate(_SAVED_VIEW)["controls_shown"], 2)
     assert live == 2
     view = dash.evaluate(_SAVED_VIEW)
-    assert (view["disconnected"], view["line_shown"], view["live_head_shown"], view["cut_tabs"],
-            view["notice_height"]) == (False, False, True, [], 0)   # live: the line takes no room
+    assert (
+        view["disconnected"],
+        view["line_shown"],
+        view["live_head_shown"],
+        view["cut_tabs"],
+        view["notice_height"],
+    ) == (False, False, True, [], 0)  # live: the line takes no room
     assert error_outputs(page) == [] and page.dialogs == []

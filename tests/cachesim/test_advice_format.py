@@ -1,4 +1,5 @@
 """The cache advice's percentages: a change that rounds to nothing reads "+0.0%", never "-0.0%"."""
+
 from __future__ import annotations
 
 from wm_kernel.cachesim.advice import signed_percent

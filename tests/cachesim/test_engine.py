@@ -1,5 +1,6 @@
 """The prompt-cache simulator: cache_rules.md's worked examples to the cent, every miss reason from
 a minimal request list, provider rules, properties over random request lists, and bad input."""
+
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
@@ -31,6 +32,7 @@ def usage(sim, *columns):
 
 # -- cache_rules.md, worked examples (input cost only)
 
+
 def test_example_1_stable_prefix_read_on_later_requests():
     blocks = [Block("prefix", 5000, breakpoint="5m", layer="system"), Block("hud", 200), Block("user", 50)]
     sim = simulate([Request(at(i), blocks) for i in range(3)], SONNET)
@@ -38,15 +40,26 @@ def test_example_1_stable_prefix_read_on_later_requests():
     assert round(sim.total_cost, 9) == 0.024
     assert round(sim.cost_without_cache, 9) == 0.04725
     assert usage(sim, "cache_creation_input_tokens", "cache_read_input_tokens", "input_tokens") == [
-        [5000, 0, 250], [0, 5000, 250], [0, 5000, 250]]
+        [5000, 0, 250],
+        [0, 5000, 250],
+        [0, 5000, 250],
+    ]
     assert sim.turns["miss_reason"].tolist() == ["first_request", "none", "none"]
     assert sim.turns["status"].tolist() == ["write", "hit", "hit"]
 
 
 def test_example_2_a_volatile_hud_before_the_breakpoint_writes_every_time():
-    requests = [Request(at(i), [Block("prefix", 5000, layer="system"),
-                                Block(f"hud-{i}", 200, breakpoint="5m", layer="system", label="hud"),
-                                Block("user", 50)]) for i in range(3)]
+    requests = [
+        Request(
+            at(i),
+            [
+                Block("prefix", 5000, layer="system"),
+                Block(f"hud-{i}", 200, breakpoint="5m", layer="system", label="hud"),
+                Block("user", 50),
+            ],
+        )
+        for i in range(3)
+    ]
     sim = simulate(requests, SONNET)
     assert costs(sim) == [0.01965] * 3
     assert round(sim.total_cost, 9) == 0.05895
@@ -63,8 +76,12 @@ def growing_chat(turns: int, *, gap: float = 1.0) -> list[Request]:
         if turn:
             history.append(Block(f"assistant-{turn}", 400))
         history.append(Block(f"user-{turn}", 100))
-        blocks = [Block("system", 5000, layer="system"), *history[:-1],
-                  Block(history[-1].key, 100, breakpoint="5m"), Block(f"hud-{turn}", 200)]
+        blocks = [
+            Block("system", 5000, layer="system"),
+            *history[:-1],
+            Block(history[-1].key, 100, breakpoint="5m"),
+            Block(f"hud-{turn}", 200),
+        ]
         requests.append(Request(at(turn * gap), blocks))
     return requests
 
@@ -73,8 +90,7 @@ def test_example_3_growing_chat_with_the_breakpoint_on_the_latest_user_message()
     sim = simulate(growing_chat(3), SONNET)
     assert costs(sim) == [0.019725, 0.004005, 0.004155]
     assert round(sim.total_cost, 9) == 0.027885
-    assert usage(sim, "cache_read_input_tokens", "cache_creation_input_tokens") == [
-        [0, 5100], [5100, 500], [5600, 500]]
+    assert usage(sim, "cache_read_input_tokens", "cache_creation_input_tokens") == [[0, 5100], [5100, 500], [5600, 500]]
     # growth past what the previous request cached is not a miss
     assert sim.turns["miss_reason"].tolist() == ["first_request", "none", "none"]
 
@@ -83,18 +99,26 @@ def test_example_4_mixed_ttl_billing():
     system = Block("tools+system", 5000, breakpoint="1h", layer="system")
     cold = simulate([Request(T0, [system, Block("history-a", 1000, breakpoint="5m")])], SONNET)
     assert costs(cold) == [0.03375]
-    assert usage(cold, "ephemeral_1h_input_tokens", "ephemeral_5m_input_tokens",
-                 "cache_creation_input_tokens") == [[5000, 1000, 6000]]
-    warm = simulate([Request(T0, [system, Block("history-a", 1000, breakpoint="5m")]),
-                     Request(at(10), [system, Block("history-b", 1000, breakpoint="5m")])], SONNET)
+    assert usage(cold, "ephemeral_1h_input_tokens", "ephemeral_5m_input_tokens", "cache_creation_input_tokens") == [
+        [5000, 1000, 6000]
+    ]
+    warm = simulate(
+        [
+            Request(T0, [system, Block("history-a", 1000, breakpoint="5m")]),
+            Request(at(10), [system, Block("history-b", 1000, breakpoint="5m")]),
+        ],
+        SONNET,
+    )
     assert costs(warm)[1] == 0.00525
-    assert usage(warm, "cache_read_input_tokens", "ephemeral_1h_input_tokens",
-                 "ephemeral_5m_input_tokens")[1] == [5000, 0, 1000]
+    assert usage(warm, "cache_read_input_tokens", "ephemeral_1h_input_tokens", "ephemeral_5m_input_tokens")[1] == [
+        5000,
+        0,
+        1000,
+    ]
 
 
 def test_example_5_below_the_minimum_nothing_is_cached():
-    sim = simulate([Request(at(i), [Block("prefix", 3000, breakpoint="5m")]) for i in range(3)],
-                   "claude-haiku-4-5")
+    sim = simulate([Request(at(i), [Block("prefix", 3000, breakpoint="5m")]) for i in range(3)], "claude-haiku-4-5")
     assert costs(sim) == [0.003] * 3
     assert usage(sim, "cache_read_input_tokens", "cache_creation_input_tokens") == [[0, 0]] * 3
     assert sim.turns["miss_reason"].tolist() == ["below_minimum"] * 3
@@ -117,8 +141,7 @@ def test_example_6_keepalive_pays_while_the_next_request_is_at_most_12_intervals
 
 def test_example_7_gemini_explicit_cached_content_with_storage():
     document = Block("document", 100_000, breakpoint="explicit")
-    sim = simulate([Request(at(i), [document, Block(f"query-{i}", 200)]) for i in range(50)],
-                   "gemini-2.5-flash")
+    sim = simulate([Request(at(i), [document, Block(f"query-{i}", 200)]) for i in range(50)], "gemini-2.5-flash")
     assert round(sim.total_cost, 9) == 0.283
     assert round(sim.cost_without_cache, 9) == 1.503
     assert round(sim.turns["storage_usd"].sum(), 9) == 0.1
@@ -160,8 +183,11 @@ def test_content_changed_names_the_first_divergent_block():
 
 
 def test_params_changed_by_layer():
-    blocks = [Block("tools", 500, layer="tools"), Block("system", 1500, breakpoint="5m", layer="system"),
-              Block("user", 100, breakpoint="5m")]
+    blocks = [
+        Block("tools", 500, layer="tools"),
+        Block("system", 1500, breakpoint="5m", layer="system"),
+        Block("user", 100, breakpoint="5m"),
+    ]
 
     def run(before, after):
         return simulate([Request(at(0), blocks, params=before), Request(at(1), blocks, params=after)], SONNET)
@@ -174,7 +200,10 @@ def test_params_changed_by_layer():
     # web search invalidates system and messages: only the tools could match, and nothing was written there
     sim = run({"web_search": False}, {"web_search": True})
     assert sim.turns.loc[1, ["miss_reason", "first_divergent_block", "cache_read_input_tokens"]].tolist() == [
-        "params_changed", 1, 0]
+        "params_changed",
+        1,
+        0,
+    ]
     # the model (like any parameter the simulator does not know) invalidates everything
     sim = run({"model": "a"}, {"model": "b"})
     assert sim.turns.loc[1, ["first_divergent_block", "cache_read_input_tokens"]].tolist() == [0, 0]
@@ -207,6 +236,7 @@ def test_no_breakpoint():
 
 # -- the other providers
 
+
 def test_openai_before_5_6_caches_automatically_in_128_token_steps():
     def request(minutes, tail):
         return Request(at(minutes), [Block("shared", 2000, layer="system"), Block(tail, 300)])
@@ -214,45 +244,53 @@ def test_openai_before_5_6_caches_automatically_in_128_token_steps():
     sim = simulate([request(0, "a"), request(1, "b"), request(7, "c")], "gpt-5.4")
     # writes are free; 2,000 shared tokens read as 1,024 + 128 * 7 = 1,920
     assert usage(sim, "cache_read_input_tokens", "cache_creation_input_tokens", "input_tokens") == [
-        [0, 0, 2300], [1920, 0, 380], [0, 0, 2300]]
+        [0, 0, 2300],
+        [1920, 0, 380],
+        [0, 0, 2300],
+    ]
     assert costs(sim) == [0.00575, 0.00143, 0.00575]
     assert sim.turns["miss_reason"].tolist() == ["first_request", "content_changed", "ttl_expired"]
     assert reasons([Request(at(0), [Block("x", 1000)])] * 1, "gpt-5.4") == ["below_minimum"]
-    long = [Request(at(0), [Block("shared", 2000), Block("a", 300)], params={"prompt_cache_retention": "24h"}),
-            Request(at(600), [Block("shared", 2000), Block("b", 300)])]
+    long = [
+        Request(at(0), [Block("shared", 2000), Block("a", 300)], params={"prompt_cache_retention": "24h"}),
+        Request(at(600), [Block("shared", 2000), Block("b", 300)]),
+    ]
     assert simulate(long, "gpt-5.4").turns.loc[1, "cache_read_input_tokens"] == 1920
 
 
 def test_openai_5_6_writes_at_1_25x_with_a_30_minute_ttl_and_an_implicit_breakpoint():
     blocks = [Block("system", 2000, layer="system"), Block("user", 300)]  # no breakpoint marked
     sim = simulate([Request(at(0), blocks), Request(at(29), blocks), Request(at(60), blocks)], "gpt-5.6")
-    assert usage(sim, "cache_creation_input_tokens", "cache_read_input_tokens") == [[2300, 0], [0, 2300],
-                                                                                    [2300, 0]]
+    assert usage(sim, "cache_creation_input_tokens", "cache_read_input_tokens") == [[2300, 0], [0, 2300], [2300, 0]]
     assert costs(sim) == [0.0071875, 0.000575, 0.0071875]
     assert sim.turns["miss_reason"].tolist() == ["first_request", "none", "ttl_expired"]
 
 
 def test_gemini_implicit_cache_without_steps():
     blocks = [Block("system", 2000, layer="system")]
-    sim = simulate([Request(at(0), blocks + [Block("a", 300)]), Request(at(1), blocks + [Block("b", 300)])],
-                   "gemini-2.5-flash")
+    sim = simulate(
+        [Request(at(0), blocks + [Block("a", 300)]), Request(at(1), blocks + [Block("b", 300)])], "gemini-2.5-flash"
+    )
     assert sim.turns.loc[1, "cache_read_input_tokens"] == 2000
 
 
 def test_the_same_requests_run_on_every_model():
     requests = growing_chat(4)
     totals = {model: simulate(requests, model).total_cost for model in MODELS}
-    assert set(totals) >= {SONNET, "claude-opus-4-8", "claude-haiku-4-5", "gpt-5.4", "gpt-5.6",
-                           "gemini-2.5-flash"}
+    assert set(totals) >= {SONNET, "claude-opus-4-8", "claude-haiku-4-5", "gpt-5.4", "gpt-5.6", "gemini-2.5-flash"}
     assert totals["claude-opus-4-8"] == pytest.approx(totals[SONNET] * 5 / 3)
 
 
 # -- profiles are data
 
+
 def test_unknown_model_lists_the_known_ones():
-    with pytest.raises(ValueError, match=r"^unknown model 'gpt-9'; known models: claude-haiku-4-5, "
-                                         r"claude-opus-4-1, claude-opus-4-5, claude-opus-4-6, claude-opus-4-8, "
-                                         r"claude-sonnet-4, claude-sonnet-4-5, claude-sonnet-4-6, gemini-2.5-flash, "):
+    with pytest.raises(
+        ValueError,
+        match=r"^unknown model 'gpt-9'; known models: claude-haiku-4-5, "
+        r"claude-opus-4-1, claude-opus-4-5, claude-opus-4-6, claude-opus-4-8, "
+        r"claude-sonnet-4, claude-sonnet-4-5, claude-sonnet-4-6, gemini-2.5-flash, ",
+    ):
         simulate([], "gpt-9")
 
 
@@ -272,14 +310,29 @@ def test_a_user_profile_overrides_prices_without_editing_the_package():
 
 # -- views
 
+
 def test_turns_columns_summary_and_views():
     sim = simulate(growing_chat(2) + [Request(at(30), growing_chat(2)[1].blocks)], SONNET)
     assert list(sim.turns.columns) == TURN_COLUMNS
     s = sim.summary()
-    assert {k: s[k] for k in ("requests", "read_whole_prefix", "read_part_of_prefix", "wrote_without_reading",
-                              "neither_read_nor_wrote", "why_not_whole_prefix")} == {
-        "requests": 3, "read_whole_prefix": 1, "read_part_of_prefix": 0, "wrote_without_reading": 2,
-        "neither_read_nor_wrote": 0, "why_not_whole_prefix": {"first_request": 1, "ttl_expired": 1}}
+    assert {
+        k: s[k]
+        for k in (
+            "requests",
+            "read_whole_prefix",
+            "read_part_of_prefix",
+            "wrote_without_reading",
+            "neither_read_nor_wrote",
+            "why_not_whole_prefix",
+        )
+    } == {
+        "requests": 3,
+        "read_whole_prefix": 1,
+        "read_part_of_prefix": 0,
+        "wrote_without_reading": 2,
+        "neither_read_nor_wrote": 0,
+        "why_not_whole_prefix": {"first_request": 1, "ttl_expired": 1},
+    }
     # every key says what it counts: the tokens add up, and the reasons count the requests that
     # did not read their whole prefix
     assert s["input_tokens"] == s["cache_read_tokens"] + s["cache_write_tokens"] + s["uncached_tokens"]
@@ -291,7 +344,8 @@ def test_turns_columns_summary_and_views():
         "hit rate 30.2% of input tokens (5,100 of 16,900 read from the cache, 11,200 written)",
         "input cost $0.045330 (without caching $0.050700, -10.6%)",
         "why a request did not read its whole prefix: first_request 1, ttl_expired 1",
-        "tokens: counter not recorded"]
+        "tokens: counter not recorded",
+    ]
     page = sim._repr_html_()
     assert page.count('<tr class="wm-cache-write"') == 2 and page.count('<tr class="wm-cache-hit"') == 1
 
@@ -305,27 +359,40 @@ def test_labels_are_escaped_in_html():
 
 # -- bad input: one clear error
 
+
 def test_bad_input_is_one_clear_error():
     with pytest.raises(ValueError, match="^block tokens must not be negative, got -1$"):
         Block("a", -1)
     with pytest.raises(ValueError, match=r"^layer must be one of tools, system, messages, got 'user'$"):
         Block("a", 1, layer="user")
-    with pytest.raises(ValueError, match=r"^requests must be in time order: requests\[1\] at "
-                                         r"2026-11-30T08:59:00\+00:00 is before requests\[0\]"):
+    with pytest.raises(
+        ValueError,
+        match=r"^requests must be in time order: requests\[1\] at "
+        r"2026-11-30T08:59:00\+00:00 is before requests\[0\]",
+    ):
         simulate([Request(at(0), [SYSTEM]), Request(at(-1), [SYSTEM])], SONNET)
-    with pytest.raises(ValueError, match=r"^requests\[0\]\.blocks\[0\]: unknown cache TTL '10m' for "
-                                         r"claude-sonnet-4-6; use one of 1h, 5m, auto, explicit$"):
+    with pytest.raises(
+        ValueError,
+        match=r"^requests\[0\]\.blocks\[0\]: unknown cache TTL '10m' for "
+        r"claude-sonnet-4-6; use one of 1h, 5m, auto, explicit$",
+    ):
         simulate([Request(at(0), [Block("a", 1, breakpoint="10m")])], SONNET)
     five = [Block(str(i), 300, breakpoint="5m") for i in range(5)]
-    with pytest.raises(ValueError, match=r"^requests\[0\] has 5 cache breakpoints; claude-sonnet-4-6 "
-                                         r"allows at most 4$"):
+    with pytest.raises(
+        ValueError,
+        match=r"^requests\[0\] has 5 cache breakpoints; claude-sonnet-4-6 "
+        r"allows at most 4$",
+    ):
         simulate([Request(at(0), five)], SONNET)
     with pytest.raises(ValueError, match="longer TTLs must come first"):
         simulate([Request(at(0), [Block("a", 1, breakpoint="5m"), Block("b", 1, breakpoint="1h")])], SONNET)
     with pytest.raises(ValueError, match="after a 'messages' block; the order is tools, system, messages"):
         Request(at(0), [Block("a", 1), Block("b", 1, layer="system")])
-    with pytest.raises(ValueError, match=r"^requests\[0\]\.blocks\[0\]: gpt-5.4 has no explicit cache; "
-                                         r"its caching is automatic$"):
+    with pytest.raises(
+        ValueError,
+        match=r"^requests\[0\]\.blocks\[0\]: gpt-5.4 has no explicit cache; "
+        r"its caching is automatic$",
+    ):
         simulate([Request(at(0), [Block("a", 1, breakpoint="explicit")])], "gpt-5.4")
     with pytest.raises(TypeError, match=r"^requests\[0\] is a dict, not a Request$"):
         simulate([{}], SONNET)
@@ -372,12 +439,19 @@ def test_cost_lies_between_all_reads_and_all_writes(requests, model):
     low, high = bounds(requests, model)
     assert low - 1e-12 <= sim.total_cost <= high + 1e-12
     t = sim.turns
-    assert (t["input_tokens"] + t["cache_read_input_tokens"] + t["cache_creation_input_tokens"]
-            == t["prompt_tokens"]).all()
-    assert (t["ephemeral_5m_input_tokens"] + t["ephemeral_1h_input_tokens"]
-            == t["cache_creation_input_tokens"]).all()
-    assert set(t["miss_reason"]) <= {"none", "first_request", "ttl_expired", "content_changed",
-                                     "below_minimum", "lookback_exceeded", "no_breakpoint"}
+    assert (
+        t["input_tokens"] + t["cache_read_input_tokens"] + t["cache_creation_input_tokens"] == t["prompt_tokens"]
+    ).all()
+    assert (t["ephemeral_5m_input_tokens"] + t["ephemeral_1h_input_tokens"] == t["cache_creation_input_tokens"]).all()
+    assert set(t["miss_reason"]) <= {
+        "none",
+        "first_request",
+        "ttl_expired",
+        "content_changed",
+        "below_minimum",
+        "lookback_exceeded",
+        "no_breakpoint",
+    }
 
 
 @settings(max_examples=150, deadline=None)
@@ -399,10 +473,19 @@ def test_an_identical_request_within_the_ttl_reads_up_to_its_last_breakpoint(req
 
 # -- advice on plain request lists
 
+
 def test_advice_puts_the_breakpoint_on_the_last_stable_block():
-    requests = [Request(at(i), [Block("prefix", 5000, layer="system", label="rules"),
-                                Block(f"hud-{i}", 200, breakpoint="5m", layer="system", label="hud"),
-                                Block(f"user-{i}", 50, label=f"user {i}")]) for i in range(3)]
+    requests = [
+        Request(
+            at(i),
+            [
+                Block("prefix", 5000, layer="system", label="rules"),
+                Block(f"hud-{i}", 200, breakpoint="5m", layer="system", label="hud"),
+                Block(f"user-{i}", 50, label=f"user {i}"),
+            ],
+        )
+        for i in range(3)
+    ]
     advice = simulate(requests, SONNET).advise()
     assert round(advice.current_cost, 9) == 0.05895
     # the HUD moved after the prefix, with the breakpoint on the prefix: example 1's $0.024
@@ -415,8 +498,16 @@ def test_advice_puts_the_breakpoint_on_the_last_stable_block():
 
 
 def test_advice_for_automatic_caching_only_moves_blocks():
-    requests = [Request(at(i), [Block(f"clock-{i}", 20, layer="system", label="clock"),
-                                Block("rules", 3000, layer="system", label="rules")]) for i in range(3)]
+    requests = [
+        Request(
+            at(i),
+            [
+                Block(f"clock-{i}", 20, layer="system", label="clock"),
+                Block("rules", 3000, layer="system", label="rules"),
+            ],
+        )
+        for i in range(3)
+    ]
     advice = simulate(requests, "gpt-5.4").advise()
     assert [s.kind for s in advice.suggestions] == ["move_volatile"]
     assert advice.best.cost < advice.current_cost
@@ -435,9 +526,11 @@ def test_an_estimate_carries_its_band_into_costs_and_the_minimum():
     assert (round(low, 8), round(high, 8)) == (round(sim.total_cost * 0.9, 8), round(sim.total_cost * 1.2, 8))
     lines = str(sim).splitlines()
     assert lines[2] == "input cost ≈ $0.004500 ($0.004050–$0.005400) (without caching $0.004500, +0.0%)"
-    assert lines[4] == ("tokens counted with ≈ claude-sonnet-4-6 (tiktoken o200k_base × 1.25) −10%/+20%; "
-                        "uncertain: the prefix's token interval straddles claude-sonnet-4-6's minimum of 1,024, "
-                        "so it may be cached")
+    assert lines[4] == (
+        "tokens counted with ≈ claude-sonnet-4-6 (tiktoken o200k_base × 1.25) −10%/+20%; "
+        "uncertain: the prefix's token interval straddles claude-sonnet-4-6's minimum of 1,024, "
+        "so it may be cached"
+    )
     exact = simulate([Request(at(0), near)], SONNET, counter=counter_for("gpt-5.4"))
     assert exact.turns["miss_reason"].tolist() == ["below_minimum"] and exact.cost_range == (exact.total_cost,) * 2
     assert str(exact).splitlines()[4] == "tokens counted with tiktoken o200k_base (for gpt-5.4, not claude-sonnet-4-6)"

@@ -1,4 +1,5 @@
 """The cache simulator on MIRA's wire against the kit's: MIRA's breakpoints and TTLs, priced."""
+
 from __future__ import annotations
 
 import pytest
@@ -12,8 +13,14 @@ from wm_kernel.session import Session
 from wm_kernel.tokens import EstimateTokenizer, TokenCounter
 
 BASE = "You help. " + "Follow the house rules. " * 200  # 1,264 tokens (estimate)
-COLUMNS = ["turn", "cache_read_input_tokens", "cache_creation_input_tokens", "ephemeral_1h_input_tokens",
-           "input_tokens", "miss_reason"]
+COLUMNS = [
+    "turn",
+    "cache_read_input_tokens",
+    "cache_creation_input_tokens",
+    "ephemeral_1h_input_tokens",
+    "input_tokens",
+    "miss_reason",
+]
 
 
 class Where(EventAwareTrinket):
@@ -31,8 +38,13 @@ def make_session(layout: Layout | None = None) -> Session:
     """Base prompt and directives (cached system), a non-cached system section, the domaindoc after
     the history and a clock in the HUD that changes every minute."""
     Where.text = "<where>London</where>"
-    s = Session(base_prompt=BASE, continuum_id="c", clock=ManualClock("2026-11-30T09:00:00+00:00"),
-                trinkets=[Directives, Where, Ticker, Doc], layout=layout or Layout.original())
+    s = Session(
+        base_prompt=BASE,
+        continuum_id="c",
+        clock=ManualClock("2026-11-30T09:00:00+00:00"),
+        trinkets=[Directives, Where, Ticker, Doc],
+        layout=layout or Layout.original(),
+    )
     s.recorder.counter = TokenCounter(EstimateTokenizer())
     s.compose()
     return s
@@ -66,8 +78,11 @@ def test_a_session_laid_out_as_the_original_uses_mira_s_wire() -> None:
     assert s.cache_simulation().wire == "anthropic"
     s.wire = None
     assert s.wire == "mira"
-    with pytest.raises(ValueError, match=r"^unknown wire 'bedrock'; wires: anthropic, openai, openai-responses, "
-                                         r"gemini, mira$"):
+    with pytest.raises(
+        ValueError,
+        match=r"^unknown wire 'bedrock'; wires: anthropic, openai, openai-responses, "
+        r"gemini, mira$",
+    ):
         s.wire = "bedrock"
     # a model MIRA's wire cannot send to is simulated on its provider's own wire, unless asked
     assert s.cache_simulation("gpt-5.4").wire == "openai"
@@ -79,17 +94,27 @@ def test_mira_s_requests_block_by_block() -> None:
     s = play(make_session())
     _, requests = session_requests(s)
     assert [(b.label, b.tokens, b.breakpoint, b.layer) for b in requests[1].blocks] == [
-        ("base_prompt", 1264, None, "system"), ("behavioral_directives (Directives)", 3, None, "system"),
+        ("base_prompt", 1264, None, "system"),
+        ("behavioral_directives (Directives)", 3, None, "system"),
         # the non-cached section is in MIRA's one system block, its 1-hour breakpoint after it
         ("location_context (Where)", 6, "1h", "system"),
-        ("user message 1", 100, None, "messages"), ("assistant reply 1", 400, "1h", "messages"),
-        ("domaindoc (Doc)", 4, "5m", "messages"), ("datetime_section (Ticker)", 4, None, "messages"),
-        ("user message 2", 100, None, "messages")]
+        ("user message 1", 100, None, "messages"),
+        ("assistant reply 1", 400, "1h", "messages"),
+        ("domaindoc (Doc)", 4, "5m", "messages"),
+        ("datetime_section (Ticker)", 4, None, "messages"),
+        ("user message 2", 100, None, "messages"),
+    ]
     _, kit = session_requests(s, wire="anthropic")
     assert [(b.label, b.breakpoint) for b in kit[1].blocks] == [
-        ("base_prompt", None), ("behavioral_directives (Directives)", "5m"), ("location_context (Where)", None),
-        ("user message 1", None), ("assistant reply 1", None), ("user message 2", None), ("domaindoc (Doc)", None),
-        ("datetime_section (Ticker)", None)]
+        ("base_prompt", None),
+        ("behavioral_directives (Directives)", "5m"),
+        ("location_context (Where)", None),
+        ("user message 1", None),
+        ("assistant reply 1", None),
+        ("user message 2", None),
+        ("domaindoc (Doc)", None),
+        ("datetime_section (Ticker)", None),
+    ]
     # with tools, MIRA marks them for an hour too: five marks with the domaindoc's
     _, tooled = session_requests(s, tools_tokens=500)
     assert [(b.label, b.breakpoint, b.layer) for b in tooled[1].blocks[:1]] == [("tool definitions", "1h", "tools")]
@@ -110,7 +135,8 @@ def test_mira_s_wire_against_the_kit_s_turn_by_turn() -> None:
         # ten minutes later the 1-hour entries are still there
         [3, 2273, 504, 500, 104, "content_changed"],
         # a non-cached system section changed: it is inside the 1-hour block, everything is rewritten
-        [4, 0, 3276, 3272, 104, "content_changed"]]
+        [4, 0, 3276, 3272, 104, "content_changed"],
+    ]
     assert mira.turns["divergent_label"].tolist()[4] == "location_context (Where)"
     assert table(kit) == [
         [0, 0, 1267, 0, 114, "first_request"],
@@ -119,7 +145,8 @@ def test_mira_s_wire_against_the_kit_s_turn_by_turn() -> None:
         # the kit's 5-minute entry is gone after ten minutes
         [3, 0, 1267, 0, 1614, "ttl_expired"],
         # the non-cached section lies after the kit's breakpoint: nothing cached changed
-        [4, 1267, 0, 0, 2113, "none"]]
+        [4, 1267, 0, 0, 2113, "none"],
+    ]
     # 1-hour writes priced as 1-hour writes: turn 0 writes 1,273 at $6 and 4 at $3.75, 104 plain at $3
     assert mira.turns["cost_usd"].tolist()[0] == pytest.approx((1273 * 6 + 4 * 3.75 + 104 * 3) / 1e6)
     # turn 3: 2,273 read at $0.30, 500 written for an hour, 4 for five minutes
@@ -136,8 +163,10 @@ def test_a_hud_change_invalidates_nothing_cached_on_mira_s_wire() -> None:
     hud = s.history[s.history.section == "datetime_section"]["digest"].tolist()
     assert len(set(hud)) == 4  # the HUD differs at every turn
     sim = s.cache_simulation()
-    cached = [sum(b.tokens for b in r.blocks[:max(i for i, b in enumerate(r.blocks) if b.breakpoint == "1h") + 1])
-              for r in sim.requests]
+    cached = [
+        sum(b.tokens for b in r.blocks[: max(i for i, b in enumerate(r.blocks) if b.breakpoint == "1h") + 1])
+        for r in sim.requests
+    ]
     # every request reads all it wrote before up to its last 1-hour breakpoint
     assert sim.turns["cache_read_input_tokens"].tolist()[1:] == [cached[0], cached[1], cached[2]]
 
@@ -147,12 +176,20 @@ def test_more_post_history_items_than_the_api_allows_are_refused_by_the_simulato
         variable_name = "other_doc"
 
     layout = Layout.original().with_section("other_doc", "post_history")
-    s = Session(base_prompt=BASE, continuum_id="c", clock=ManualClock("2026-11-30T09:00:00+00:00"),
-                trinkets=[Doc, Other, Ticker], layout=layout)
+    s = Session(
+        base_prompt=BASE,
+        continuum_id="c",
+        clock=ManualClock("2026-11-30T09:00:00+00:00"),
+        trinkets=[Doc, Other, Ticker],
+        layout=layout,
+    )
     s.compose()
     s.advance_turn()
-    with pytest.raises(ValueError, match=r"^requests\[1\] has 5 cache breakpoints; claude-sonnet-4-6 allows at "
-                                         r"most 4$"):
+    with pytest.raises(
+        ValueError,
+        match=r"^requests\[1\] has 5 cache breakpoints; claude-sonnet-4-6 allows at "
+        r"most 4$",
+    ):
         s.cache_simulation(tools_tokens=10)
 
 
@@ -167,8 +204,11 @@ def test_the_cache_magic_on_mira_s_wire(ip, session) -> None:  # type: ignore[no
     assert view.simulation.wire == "mira"
     assert str(view).startswith("claude-sonnet-4-6 on the mira wire: 2 requests: ")
     assert ip.run_line_magic("cache", "--no-advice").simulation.wire == "anthropic"
-    with pytest.raises(UsageError, match=r"^unknown wire 'x'; wires: anthropic, openai, openai-responses, "
-                                         r"gemini, mira$"):
+    with pytest.raises(
+        UsageError,
+        match=r"^unknown wire 'x'; wires: anthropic, openai, openai-responses, "
+        r"gemini, mira$",
+    ):
         ip.run_line_magic("cache", "--wire x")
     with pytest.raises(UsageError, match=r"^gpt-5.4 is a openai model; the mira wire sends to anthropic models$"):
         ip.run_line_magic("cache", "gpt-5.4 --wire mira")

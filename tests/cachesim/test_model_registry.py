@@ -1,5 +1,6 @@
 """The one model registry: current ids with their prices, source and date beside each, dated
 snapshots priced as their family, and an unknown model said, never silently substituted."""
+
 from __future__ import annotations
 
 import pytest
@@ -10,25 +11,35 @@ from wm_kernel.providers.pricing import price
 from wm_kernel.tokens import counter_for
 
 
-@pytest.mark.parametrize(("model", "prices"), [
-    # (input, 5m write, 1h write, read, output) US$ per million tokens
-    ("claude-sonnet-4-6", (3.0, 3.75, 6.0, 0.30, 15.0)),       # cache_rules.md
-    ("claude-opus-4-8", (5.0, 6.25, 10.0, 0.50, 25.0)),        # cache_rules.md
-    ("claude-haiku-4-5", (1.0, 1.25, 2.0, 0.10, 5.0)),         # cache_rules.md
-    ("claude-opus-4-6", (5.0, 6.25, 10.0, 0.50, 25.0)),
-    ("claude-opus-4-5", (5.0, 6.25, 10.0, 0.50, 25.0)),
-    ("claude-sonnet-4-5", (3.0, 3.75, 6.0, 0.30, 15.0)),
-])
+@pytest.mark.parametrize(
+    ("model", "prices"),
+    [
+        # (input, 5m write, 1h write, read, output) US$ per million tokens
+        ("claude-sonnet-4-6", (3.0, 3.75, 6.0, 0.30, 15.0)),  # cache_rules.md
+        ("claude-opus-4-8", (5.0, 6.25, 10.0, 0.50, 25.0)),  # cache_rules.md
+        ("claude-haiku-4-5", (1.0, 1.25, 2.0, 0.10, 5.0)),  # cache_rules.md
+        ("claude-opus-4-6", (5.0, 6.25, 10.0, 0.50, 25.0)),
+        ("claude-opus-4-5", (5.0, 6.25, 10.0, 0.50, 25.0)),
+        ("claude-sonnet-4-5", (3.0, 3.75, 6.0, 0.30, 15.0)),
+    ],
+)
 def test_anthropic_prices(model: str, prices: tuple[float, ...]) -> None:
     p = MODELS[model]
     assert (p.input, p.write_5m, p.write_1h, p.read, p.output) == pytest.approx(prices)
     assert p.provider == "anthropic" and p.source and p.date_read
 
 
-@pytest.mark.parametrize(("model", "prices"), [
-    ("gpt-5.4", (2.5, 0.25, 15.0)), ("gpt-4o", (2.5, 1.25, 10.0)), ("gpt-4o-mini", (0.15, 0.075, 0.60)),
-    ("gpt-4.1", (2.0, 0.50, 8.0)), ("gpt-4.1-mini", (0.40, 0.10, 1.60)), ("gpt-4.1-nano", (0.10, 0.025, 0.40)),
-])
+@pytest.mark.parametrize(
+    ("model", "prices"),
+    [
+        ("gpt-5.4", (2.5, 0.25, 15.0)),
+        ("gpt-4o", (2.5, 1.25, 10.0)),
+        ("gpt-4o-mini", (0.15, 0.075, 0.60)),
+        ("gpt-4.1", (2.0, 0.50, 8.0)),
+        ("gpt-4.1-mini", (0.40, 0.10, 1.60)),
+        ("gpt-4.1-nano", (0.10, 0.025, 0.40)),
+    ],
+)
 def test_openai_prices_and_free_writes(model: str, prices: tuple[float, ...]) -> None:
     p = MODELS[model]
     assert (p.input, p.read, p.output) == pytest.approx(prices)
@@ -44,7 +55,10 @@ def test_every_profile_says_where_and_when_its_prices_were_read() -> None:
     assert "the references give none" in MODELS["gpt-5.6"].notes
     # the minimums the references do give: 4,096 for Haiku 4.5 and Opus 4.5/4.6, 1,024 for Sonnet 4.x
     assert [MODELS[m].min_tokens for m in ("claude-opus-4-6", "claude-opus-4-5", "claude-sonnet-4-5")] == [
-        4096, 4096, 1024]
+        4096,
+        4096,
+        1024,
+    ]
 
 
 def test_dated_snapshots_are_priced_as_their_family() -> None:

@@ -1,5 +1,6 @@
 """The cache simulator driven by a Session: recorded turns, clock time, a growing conversation,
 named sections, and advice."""
+
 from __future__ import annotations
 
 from datetime import timedelta
@@ -28,8 +29,13 @@ class StampedLocation(EventAwareTrinket):
 
 
 def make_session(*trinkets):
-    s = Session(base_prompt=BASE, profile=Profile(first_name="Ada"), continuum_id="c",
-                clock=ManualClock("2026-11-30T09:00:00+00:00"), trinkets=trinkets or [Directives, Ticker, Doc])
+    s = Session(
+        base_prompt=BASE,
+        profile=Profile(first_name="Ada"),
+        continuum_id="c",
+        clock=ManualClock("2026-11-30T09:00:00+00:00"),
+        trinkets=trinkets or [Directives, Ticker, Doc],
+    )
     s.recorder.counter = TokenCounter(EstimateTokenizer())
     s.compose()
     return s
@@ -53,16 +59,17 @@ def test_requests_follow_the_prompt_order_with_a_growing_conversation():
         ("assistant reply 1", "messages", None, 400),
         ("user message 2", "messages", None, 100),
         ("domaindoc (Doc)", "messages", None, 4),
-        ("datetime_section (Ticker)", "messages", None, 4)]
+        ("datetime_section (Ticker)", "messages", None, 4),
+    ]
     assert [r.at.isoformat() for r in requests] == ["2026-11-30T09:00:00+00:00", "2026-11-30T09:01:00+00:00"]
 
 
 def test_clock_gaps_expire_entries_and_rows_name_the_section_that_broke_the_cache():
     s = make_session()
-    step(s)                                   # 1: hit
-    step(s, minutes=10)                       # 2: the 5-minute entry lapsed
+    step(s)  # 1: hit
+    step(s, minutes=10)  # 2: the 5-minute entry lapsed
     s.trinket("Directives").text = "Be thorough."
-    step(s)                                   # 3: a cached section changed
+    step(s)  # 3: a cached section changed
     sim = s.cache_simulation("claude-sonnet-4-6")
     t = sim.turns
     assert t["turn"].tolist() == [0, 1, 2, 3]
@@ -78,14 +85,20 @@ def test_clock_gaps_expire_entries_and_rows_name_the_section_that_broke_the_cach
 def test_named_breakpoints_real_messages_and_times():
     s = make_session()
     step(s)
-    history = [{"role": "user", "content": "Hi there"}, {"role": "assistant", "content": "Hello!"},
-               {"role": "user", "content": "Plan my week"}]
+    history = [
+        {"role": "user", "content": "Hi there"},
+        {"role": "assistant", "content": "Hello!"},
+        {"role": "user", "content": "Plan my week"},
+    ]
     times = [s.clock.now() - timedelta(minutes=30), s.clock.now()]
-    _, requests = session_requests(s, breakpoints=["base_prompt:1h", "last_user"], history=history,
-                                   times=times)
+    _, requests = session_requests(s, breakpoints=["base_prompt:1h", "last_user"], history=history, times=times)
     assert [(b.label, b.breakpoint, b.tokens) for b in requests[1].blocks[:5]] == [
-        ("base_prompt", "1h", 1265), ("behavioral_directives (Directives)", None, 3),
-        ("user message 1", None, 2), ("assistant message 2", None, 2), ("user message 3", "5m", 3)]
+        ("base_prompt", "1h", 1265),
+        ("behavioral_directives (Directives)", None, 3),
+        ("user message 1", None, 2),
+        ("assistant message 2", None, 2),
+        ("user message 3", "5m", 3),
+    ]
     sim = simulate_session(s, breakpoints=["base_prompt:1h", "last_user"], history=history, times=times)
     assert sim.turns["ephemeral_1h_input_tokens"].tolist() == [1265, 0]
     assert sim.turns["cache_read_input_tokens"].tolist() == [0, 1265]
@@ -93,9 +106,12 @@ def test_named_breakpoints_real_messages_and_times():
 
 def test_bad_session_options_are_clear_errors():
     s = make_session()
-    with pytest.raises(ValueError, match=r"^unknown breakpoint 'hud'; use a recorded section \(base_prompt, "
-                                         r"behavioral_directives, datetime_section, domaindoc\) or one of "
-                                         r"system, last_user$"):
+    with pytest.raises(
+        ValueError,
+        match=r"^unknown breakpoint 'hud'; use a recorded section \(base_prompt, "
+        r"behavioral_directives, datetime_section, domaindoc\) or one of "
+        r"system, last_user$",
+    ):
         s.cache_simulation(breakpoints=["hud"])
     with pytest.raises(ValueError, match="^history has 0 user messages; the session recorded 1 turns"):
         s.cache_simulation(history=[])
@@ -110,19 +126,22 @@ def test_advice_moves_the_volatile_section_out_of_the_cached_prompt():
     s = make_session(StampedLocation, Ticker)
     for _ in range(9):
         step(s)
-    sim = s.cache_simulation("claude-sonnet-4-6")   # named, as the advice below: the model's counter
+    sim = s.cache_simulation("claude-sonnet-4-6")  # named, as the advice below: the model's counter
     assert set(sim.turns["miss_reason"][1:]) == {"content_changed"}
     assert set(sim.turns["divergent_label"][1:]) == {"location_context (StampedLocation)"}
     advice = s.cache_advice("claude-sonnet-4-6")
     moves = [x for x in advice.suggestions if x.kind == "move_volatile"]
     assert len(moves) == 1
-    assert moves[0].text.startswith("move `location_context (StampedLocation)` (changed in 100% of requests) "
-                                    "out of the cached system prompt to the end (placement notification): $")
+    assert moves[0].text.startswith(
+        "move `location_context (StampedLocation)` (changed in 100% of requests) "
+        "out of the cached system prompt to the end (placement notification): $"
+    )
     assert moves[0].cost < sim.total_cost
     assert advice.best.cost <= moves[0].cost
     assert len(advice.best.turn_costs) == 10
-    assert str(advice).splitlines()[0] == (f"claude-sonnet-4-6 on the anthropic wire, 10 requests: current input cost "
-                                           f"${sim.total_cost:.6f}")
+    assert str(advice).splitlines()[0] == (
+        f"claude-sonnet-4-6 on the anthropic wire, 10 requests: current input cost ${sim.total_cost:.6f}"
+    )
 
 
 def test_advice_bridges_long_gaps_with_keepalive_pings():
@@ -136,6 +155,7 @@ def test_advice_bridges_long_gaps_with_keepalive_pings():
 
 
 # -- %cache MODEL
+
 
 def test_cache_magic_shows_the_table_totals_and_advice(ip, session):
     from IPython.core.error import UsageError
@@ -166,8 +186,12 @@ def test_a_view_about_another_model_counts_with_that_models_counter(ip):
     from wm_kernel.session import set_current_session
     from wm_kernel.tokens import counter_for
 
-    s = Session(base_prompt="You help {first_name}. " + "Mind the figures. " * 300, model="claude-sonnet-4-6",
-                clock=ManualClock("2026-11-30T09:00:00+00:00"), trinkets=[])
+    s = Session(
+        base_prompt="You help {first_name}. " + "Mind the figures. " * 300,
+        model="claude-sonnet-4-6",
+        clock=ManualClock("2026-11-30T09:00:00+00:00"),
+        trinkets=[],
+    )
     s.compose()
     set_current_session(s)
     own = ip.run_line_magic("cache", "--no-advice").simulation

@@ -1,4 +1,5 @@
 """Token budgets: the cutoff, ties, monotonicity, step bands, item drops, errors, history."""
+
 from __future__ import annotations
 
 import random
@@ -36,6 +37,7 @@ def chars() -> TokenCounter:
 
 # -- the pure fit against a brute force -------------------------------------------------------
 
+
 def brute_force(tokens: list[int], priorities: list[int], budget: int, fixed: int) -> frozenset[int]:
     """Try every cutoff from the lowest up; keep the first that fits."""
     droppable = [i for i, p in enumerate(priorities) if p < NEVER_DROP]
@@ -53,8 +55,7 @@ sizes = st.lists(st.tuples(st.integers(0, 60), st.integers(0, 5)), min_size=0, m
 
 @settings(max_examples=300, deadline=None)
 @given(sizes, st.integers(0, 400), st.integers(0, 20))
-def test_the_cut_is_the_lowest_that_fits(sections: list[tuple[int, int]], budget: int,
-                                         fixed: int) -> None:
+def test_the_cut_is_the_lowest_that_fits(sections: list[tuple[int, int]], budget: int, fixed: int) -> None:
     tokens = [t for t, _ in sections]
     priorities = [p for _, p in sections]
     if fixed > budget:
@@ -68,8 +69,7 @@ def test_the_cut_is_the_lowest_that_fits(sections: list[tuple[int, int]], budget
 
 @settings(max_examples=200, deadline=None)
 @given(sizes, st.integers(0, 300), st.integers(0, 300))
-def test_a_larger_budget_never_drops_what_a_smaller_one_keeps(sections: list[tuple[int, int]],
-                                                             a: int, b: int) -> None:
+def test_a_larger_budget_never_drops_what_a_smaller_one_keeps(sections: list[tuple[int, int]], a: int, b: int) -> None:
     tokens = [t for t, _ in sections]
     priorities = [p for _, p in sections]
     small, large = sorted((a, b))
@@ -89,22 +89,33 @@ def test_step_band_is_the_ceiling_of_overflow_over_step() -> None:
 
 # -- WorkingMemory with a budget ---------------------------------------------------------------
 
+
 def make_trinket(section: str, priority: int, cache: bool = False) -> type[EventAwareTrinket]:
     def generate_content(self: Any, context: dict[str, Any]) -> str:
         return str(self.text)
 
-    cls = type(f"T_{section}", (EventAwareTrinket,), {
-        "variable_name": section, "cache_policy": cache, "default_priority": priority,
-        "text": "", "generate_content": generate_content})
+    cls = type(
+        f"T_{section}",
+        (EventAwareTrinket,),
+        {
+            "variable_name": section,
+            "cache_policy": cache,
+            "default_priority": priority,
+            "text": "",
+            "generate_content": generate_content,
+        },
+    )
     return cls
 
 
-LAYOUT = Layout({"system": ["base_prompt", "s1", "s2", "s3"],
-                 "post_history": ["p1"], "notification": ["n1", "n2", "n3"]})
+LAYOUT = Layout(
+    {"system": ["base_prompt", "s1", "s2", "s3"], "post_history": ["p1"], "notification": ["n1", "n2", "n3"]}
+)
 
 
-def budget_wm(priorities: dict[str, int], texts: dict[str, str], budget: int | None,
-              step: int | None = None) -> WorkingMemory:
+def budget_wm(
+    priorities: dict[str, int], texts: dict[str, str], budget: int | None, step: int | None = None
+) -> WorkingMemory:
     bus = EventBus()
     wm = WorkingMemory(bus, composer=SystemPromptComposer(LAYOUT))
     wm.budget.counter = chars()
@@ -134,8 +145,7 @@ wm_cases = st.fixed_dictionaries({n: st.tuples(st.integers(0, 4), st.integers(1,
 
 @settings(max_examples=120, deadline=None)
 @given(wm_cases, st.integers(0, 900))
-def test_compose_keeps_the_lowest_cut_that_fits_by_brute_force(case: dict[str, tuple[int, int]],
-                                                               extra: int) -> None:
+def test_compose_keeps_the_lowest_cut_that_fits_by_brute_force(case: dict[str, tuple[int, int]], extra: int) -> None:
     priorities = {n: p for n, (p, _) in case.items()}
     texts = {n: n[0] * size for n, (_, size) in case.items()}
     wm = budget_wm(priorities, texts, None)
@@ -154,8 +164,7 @@ def test_compose_keeps_the_lowest_cut_that_fits_by_brute_force(case: dict[str, t
     assert sorted(prompt.section_names()) == sorted(["base_prompt", *kept])
     assert prompt.budget is not None
     assert prompt.budget.total == expected_cost(kept, texts, base, frame) <= budget
-    assert [o.name for o in prompt.omitted if o.reason == OVER_BUDGET] == [
-        n for n in ranks if n not in kept]
+    assert [o.name for o in prompt.omitted if o.reason == OVER_BUDGET] == [n for n in ranks if n not in kept]
     for gone in prompt.omitted:
         assert gone.tokens == prompt.budget.tokens[gone.name]
         assert gone.priority == priorities[gone.name]
@@ -192,23 +201,28 @@ def test_never_drop_sections_stay_and_too_small_a_budget_is_one_clear_error() ->
     assert kept.section_names() == ["base_prompt", "s1"]
     wm.token_budget = base + 3
     events = len(bus_events)
-    with pytest.raises(BudgetError, match=rf"^the sections a budget never drops need {base + 14} "
-                       rf"tokens \(base_prompt {base}, s1 14\), over the token budget of "
-                       rf"{base + 3}; nothing was composed$"):
+    with pytest.raises(
+        BudgetError,
+        match=rf"^the sections a budget never drops need {base + 14} "
+        rf"tokens \(base_prompt {base}, s1 14\), over the token budget of "
+        rf"{base + 3}; nothing was composed$",
+    ):
         wm.compose("Base.")
     assert wm.composed is kept and len(bus_events) == events
     assert before is not kept
 
 
-@pytest.mark.parametrize("value, error, message", [
-    (-1, ValueError, "WorkingMemory.token_budget must be a positive int or None, got -1"),
-    (0, ValueError, "WorkingMemory.token_budget must be a positive int or None, got 0"),
-    (1.5, TypeError, "WorkingMemory.token_budget must be a positive int or None, got float 1.5"),
-    (True, TypeError, "WorkingMemory.token_budget must be a positive int or None, got bool True"),
-    ("100", TypeError, "WorkingMemory.token_budget must be a positive int or None, got str '100'"),
-])
-def test_a_bad_budget_is_one_clear_error_and_changes_nothing(value: Any, error: type,
-                                                             message: str) -> None:
+@pytest.mark.parametrize(
+    "value, error, message",
+    [
+        (-1, ValueError, "WorkingMemory.token_budget must be a positive int or None, got -1"),
+        (0, ValueError, "WorkingMemory.token_budget must be a positive int or None, got 0"),
+        (1.5, TypeError, "WorkingMemory.token_budget must be a positive int or None, got float 1.5"),
+        (True, TypeError, "WorkingMemory.token_budget must be a positive int or None, got bool True"),
+        ("100", TypeError, "WorkingMemory.token_budget must be a positive int or None, got str '100'"),
+    ],
+)
+def test_a_bad_budget_is_one_clear_error_and_changes_nothing(value: Any, error: type, message: str) -> None:
     wm = budget_wm({"s1": 1}, {"s1": "a"}, 500, step=10)
     with pytest.raises(error) as info:
         wm.token_budget = value
@@ -243,20 +257,31 @@ def test_a_non_int_priority_is_one_type_error_and_changes_nothing(value: Any) ->
 def test_builtin_priorities_follow_the_documented_table() -> None:
     s = Session(clock=ManualClock("2026-11-30T09:00:00+00:00"))
     table = {t.variable_name: t.priority for t in s.trinkets.values()}
-    assert table == {"datetime_section": 100, "peanutgallery_guidance": 90, "active_reminders": 80,
-                     "behavioral_directives": 70, "context_search_results": 60,
-                     "relevant_memories": 40, "domaindoc": 30, "conversation_manifest": 20}
+    assert table == {
+        "datetime_section": 100,
+        "peanutgallery_guidance": 90,
+        "active_reminders": 80,
+        "behavioral_directives": 70,
+        "context_search_results": 60,
+        "relevant_memories": 40,
+        "domaindoc": 30,
+        "conversation_manifest": 20,
+    }
     assert DEFAULT_PRIORITY == 50
 
 
 # -- items ------------------------------------------------------------------------------------
 
+
 def test_items_are_dropped_lowest_ranked_first_before_the_section() -> None:
     from trinkets.peanutgallery_trinket import PeanutGalleryTrinket
     from trinkets.time_manager import TimeManager
 
-    s = Session(base_prompt="Base.", clock=ManualClock("2026-11-30T09:00:00+00:00"),
-                trinkets=[TimeManager, PeanutGalleryTrinket])
+    s = Session(
+        base_prompt="Base.",
+        clock=ManualClock("2026-11-30T09:00:00+00:00"),
+        trinkets=[TimeManager, PeanutGalleryTrinket],
+    )
     s.working_memory.budget.counter = chars()
     pg = s.trinket("PeanutGalleryTrinket")
     pg.add_guidance("concern", "short lived", ttl=1)
@@ -264,8 +289,7 @@ def test_items_are_dropped_lowest_ranked_first_before_the_section() -> None:
     pg.add_guidance("concern", "critical one", ttl=1, critical=True)
     assert pg.ranked_items() == ["guidance-3", "guidance-2", "guidance-1"]
     full = s.compose()
-    full_cost = full.budget.tokens["peanutgallery_guidance"] if full.budget and full.budget.tokens \
-        else None
+    full_cost = full.budget.tokens["peanutgallery_guidance"] if full.budget and full.budget.tokens else None
     assert full_cost is None  # no budget: nothing counted
     s.working_memory.token_budget = 10_000
     roomy = s.compose()
@@ -279,7 +303,8 @@ def test_items_are_dropped_lowest_ranked_first_before_the_section() -> None:
     text = p.section("peanutgallery_guidance").content
     assert "critical one" in text and "long lived" in text and "short lived" not in text
     assert p.budget is not None and [(t.name, t.kept, t.total) for t in p.budget.trimmed] == [
-        ("peanutgallery_guidance", 2, 3)]
+        ("peanutgallery_guidance", 2, 3)
+    ]
     assert pg.content.count("<guidance") == 3  # the trinket itself keeps every entry
     assert p.budget.total is not None and p.budget.total <= whole - 10
 
@@ -289,10 +314,14 @@ def test_memories_rank_by_relevance() -> None:
 
     s = Session(clock=ManualClock("2026-11-30T09:00:00+00:00"), trinkets=[ProactiveMemoryTrinket])
     pm = s.trinket("ProactiveMemoryTrinket")
-    pm.surface([{"id": "a", "text": "A", "similarity_score": 0.5},
-                {"id": "b", "text": "B"},
-                {"id": "c", "text": "C", "similarity_score": 0.9},
-                {"id": "d", "text": "D", "similarity_score": 0.0}])
+    pm.surface(
+        [
+            {"id": "a", "text": "A", "similarity_score": 0.5},
+            {"id": "b", "text": "B"},
+            {"id": "c", "text": "C", "similarity_score": 0.9},
+            {"id": "d", "text": "D", "similarity_score": 0.0},
+        ]
+    )
     assert pm.ranked_items() == ["c", "a", "d", "b"]
     kept = pm.content_keeping(2)
     assert "<text>A</text>" in kept and "<text>C</text>" in kept and "<text>B</text>" not in kept
@@ -301,6 +330,7 @@ def test_memories_rank_by_relevance() -> None:
 
 
 # -- step bands --------------------------------------------------------------------------------
+
 
 def random_walk(step: int | None, seed: int, turns: int = 300) -> tuple[list[tuple[str, ...]], list[int]]:
     rng = random.Random(seed)
@@ -338,8 +368,7 @@ def test_with_a_step_the_kept_set_changes_far_less_often() -> None:
 
 
 def test_the_cut_never_moves_while_the_overflow_stays_in_one_band_and_still_fits() -> None:
-    wm = budget_wm({"s1": 3, "s2": 2, "s3": 1}, {"s1": "a" * 80, "s2": "b" * 50, "s3": "c" * 10},
-                   None)
+    wm = budget_wm({"s1": 3, "s2": 2, "s3": 1}, {"s1": "a" * 80, "s2": "b" * 50, "s3": "c" * 10}, None)
     wm.compose("Base.")
     base = len(wm.composer.get_entry("base_prompt")[0])
     # costs 87, 57, 17 (text + separator); over by 30: band 2 of step 20, so free at least 40
@@ -387,6 +416,7 @@ def test_step_holds_the_cut_within_a_band_whenever_it_still_fits(seed: int, step
 
 # -- history ----------------------------------------------------------------------------------
 
+
 def test_history_has_priority_and_dropped_columns_and_reloads_them(tmp_path: Any) -> None:
     from wm_kernel.stores.embedded import SQLiteStore
 
@@ -394,10 +424,14 @@ def test_history_has_priority_and_dropped_columns_and_reloads_them(tmp_path: Any
     texts = {"s1": "a" * 40, "n1": "b" * 40}
 
     def session() -> Session:
-        s = Session(base_prompt="Base.", store=SQLiteStore(path), continuum_id="c",
-                    clock=ManualClock("2026-11-30T09:00:00+00:00"),
-                    trinkets=[make_trinket("s1", 3), make_trinket("n1", 1)],
-                    layout=LAYOUT)
+        s = Session(
+            base_prompt="Base.",
+            store=SQLiteStore(path),
+            continuum_id="c",
+            clock=ManualClock("2026-11-30T09:00:00+00:00"),
+            trinkets=[make_trinket("s1", 3), make_trinket("n1", 1)],
+            layout=LAYOUT,
+        )
         s.recorder.counter = chars()
         s.working_memory.budget.counter = s.recorder.counter
         for n, text in texts.items():
@@ -411,12 +445,14 @@ def test_history_has_priority_and_dropped_columns_and_reloads_them(tmp_path: Any
     s.advance_turn()
     frame = s.history
     rows = frame[["turn", "section", "priority", "dropped", "tokens"]].astype(object).values.tolist()
-    assert rows == [[0, "base_prompt", NEVER_DROP, False, base],
-                    [0, "s1", 3, False, 40],
-                    [0, "n1", 1, False, 40],
-                    [1, "base_prompt", NEVER_DROP, False, base],
-                    [1, "s1", 3, False, 40],
-                    [1, "n1", 1, True, 42]]
+    assert rows == [
+        [0, "base_prompt", NEVER_DROP, False, base],
+        [0, "s1", 3, False, 40],
+        [0, "n1", 1, False, 40],
+        [1, "base_prompt", NEVER_DROP, False, base],
+        [1, "s1", 3, False, 40],
+        [1, "n1", 1, True, 42],
+    ]
     assert frame[frame["dropped"]]["placement"].isna().all()
     reloaded = session().history
     assert reloaded.equals(frame)
@@ -428,11 +464,17 @@ texty = st.lists(st.sampled_from(list("ab \n\t<>/:-═") + ["</mira:hud>"]), max
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.dictionaries(st.sampled_from(["s1", "s2", "s3", "p1", "n1", "n2", "n3", "extra"]),
-                       st.tuples(texty, st.booleans()), max_size=8),
-       texty)
+@given(
+    st.dictionaries(
+        st.sampled_from(["s1", "s2", "s3", "p1", "n1", "n2", "n3", "extra"]),
+        st.tuples(texty, st.booleans()),
+        max_size=8,
+    ),
+    texty,
+)
 def test_blame_covers_every_character_once_and_finds_each_section(
-        sections: dict[str, tuple[str, bool]], base: str) -> None:
+    sections: dict[str, tuple[str, bool]], base: str
+) -> None:
     import warnings
 
     from wm_kernel.core.composer import _NEWLINE_RUNS
@@ -460,7 +502,7 @@ def test_blame_covers_every_character_once_and_finds_each_section(
             record = records[span.section]
             assert span.trinket == record.trinket
             seen[span.section] = seen.get(span.section, 0) + 1
-            shown = text[span.start:span.end]
+            shown = text[span.start : span.end]
             if record.placement == "system":
                 normalized = _NEWLINE_RUNS.sub("\n\n", record.content).strip("\n")
                 assert shown.strip() == normalized.strip() and shown in normalized
@@ -481,8 +523,11 @@ def test_blame_at_rejects_bad_keys_and_offsets() -> None:
     assert p.blame_at("cached_content", 0).section == "base_prompt"
     with pytest.raises(ValueError, match=r"^offset 500 is outside cached_content \(0\.\.\d+\)$"):
         p.blame_at("cached_content", 500)
-    with pytest.raises(ValueError, match=r"^no text under 'notification_center' in this prompt "
-                                         r"\(keys with text: cached_content\)$"):
+    with pytest.raises(
+        ValueError,
+        match=r"^no text under 'notification_center' in this prompt "
+        r"\(keys with text: cached_content\)$",
+    ):
         p.blame_at("notification_center", 0)
     with pytest.raises(TypeError, match="^offset must be an int, got str$"):
         p.blame_at("cached_content", "0")  # type: ignore[arg-type]
@@ -502,6 +547,7 @@ def test_diff_names_the_section_owning_the_first_differing_character() -> None:
 
 
 # -- %compose --blame and the picture --------------------------------------------------------
+
 
 def test_compose_blame_colours_each_section_with_a_legend(ip: Any, session: Session) -> None:
     from IPython.core.error import UsageError
@@ -533,10 +579,12 @@ def test_compose_lists_sections_dropped_over_budget(ip: Any, session: Session) -
     p = session.composed
     assert p.section_names() == ["base_prompt"]
     gone = [o for o in p.omitted if o.reason == OVER_BUDGET]
-    assert gone and all(f"- {o.name} ({o.trinket}): over budget ({o.tokens} tokens, priority "
-                        f"{o.priority})" in text for o in gone)
+    assert gone and all(
+        f"- {o.name} ({o.trinket}): over budget ({o.tokens} tokens, priority {o.priority})" in text for o in gone
+    )
     assert text.splitlines()[-1].startswith(
-        f"=== budget: {base} / {base + 5} tokens, sections with joiners and HUD frame (chars) · ")
+        f"=== budget: {base} / {base + 5} tokens, sections with joiners and HUD frame (chars) · "
+    )
 
 
 def test_budget_bars_grey_the_dropped_sections_under_the_budget_line() -> None:
@@ -550,7 +598,8 @@ def test_budget_bars_grey_the_dropped_sections_under_the_budget_line() -> None:
     assert [(r.placement, [(s.name, s.tokens, s.dropped) for s in r.segments]) for r in bars.rows] == [
         ("system", [("base_prompt", base, False), ("s1", 47, False)]),
         ("notification", [("n1", 42, True)]),
-        ("total", [("base_prompt", base, False), ("s1", 47, False), ("n1", 42, True)])]
+        ("total", [("base_prompt", base, False), ("s1", 47, False), ("n1", 42, True)]),
+    ]
     svg = bars.svg
     assert svg.count("<rect ") == 6 + 1  # six segments and the hatch pattern's tile
     assert "<title>n1 · T_n1 · 42 tokens · priority 1 · dropped: over budget</title>" in svg
@@ -563,8 +612,15 @@ def test_an_estimated_count_is_cut_on_its_upper_bound_and_says_so():
     from wm_kernel.tokens import Band, ScaledTokenizer
 
     estimate = TokenCounter(ScaledTokenizer(CharTokenizer(), 1.0, Band(-0.1, 0.2, "test", "2026-12"), family="est"))
-    exact, rough = (Session(base_prompt="b" * 100, trinkets=[Directives, Ticker], token_counter=counter,
-                            clock=ManualClock("2026-11-30T09:00:00+00:00")) for counter in (chars(), estimate))
+    exact, rough = (
+        Session(
+            base_prompt="b" * 100,
+            trinkets=[Directives, Ticker],
+            token_counter=counter,
+            clock=ManualClock("2026-11-30T09:00:00+00:00"),
+        )
+        for counter in (chars(), estimate)
+    )
     for s in (exact, rough):
         s.trinket("Directives").text = "d" * 600
     exact.working_memory.token_budget = 1
@@ -578,5 +634,7 @@ def test_an_estimated_count_is_cut_on_its_upper_bound_and_says_so():
     assert e.total <= budget and not e.dropped and e.upper is None
     # counted the same, but 1.2 x the count must fit too
     assert r.total * 1.2 <= budget and r.upper <= budget and r.dropped_names == ["datetime_section"]
-    assert r.summary().startswith(f"≈ {r.total} tokens, up to {r.upper} / {budget}, sections with joiners and "
-                                  f"HUD frame (≈ est (chars × 1) −10%/+20%; cut on the upper bound) · ")
+    assert r.summary().startswith(
+        f"≈ {r.total} tokens, up to {r.upper} / {budget}, sections with joiners and "
+        f"HUD frame (≈ est (chars × 1) −10%/+20%; cut on the upper bound) · "
+    )

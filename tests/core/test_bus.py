@@ -1,4 +1,5 @@
 """EventBus: order, nesting, isolation, the bounded log."""
+
 from __future__ import annotations
 
 import tracemalloc
@@ -25,9 +26,12 @@ def test_subscribers_run_in_subscription_order_by_class_or_name():
 
 def test_a_misspelt_event_name_is_an_error_not_a_silent_subscription():
     bus = EventBus()
-    with pytest.raises(ValueError, match="^unknown event type 'TurnCompleted' \\(known: "
-                                         "ComposeSystemPromptEvent, .*TrinketFedEvent; or pass an "
-                                         "Event subclass\\)$"):
+    with pytest.raises(
+        ValueError,
+        match="^unknown event type 'TurnCompleted' \\(known: "
+        "ComposeSystemPromptEvent, .*TrinketFedEvent; or pass an "
+        "Event subclass\\)$",
+    ):
         bus.subscribe("TurnCompleted", print)
     with pytest.raises(ValueError, match="unknown event type ''"):
         bus.subscribe("", print)
@@ -48,8 +52,11 @@ def test_a_raising_subscriber_does_not_stop_the_others_and_is_recorded(caplog):
     record = bus.publish(turn(7))
     assert calls == [7]
     assert [(f.subscriber, f.error) for f in record.failures] == [
-        ("test_a_raising_subscriber_does_not_stop_the_others_and_is_recorded.<locals>.boom",
-         "RuntimeError: subscriber exploded")]
+        (
+            "test_a_raising_subscriber_does_not_stop_the_others_and_is_recorded.<locals>.boom",
+            "RuntimeError: subscriber exploded",
+        )
+    ]
     assert "subscriber exploded" in caplog.text
     assert bus.failure_count == 1
     assert bus.log_rows()[0]["failures"].endswith("RuntimeError: subscriber exploded")
@@ -69,8 +76,7 @@ def test_nested_publishes_are_depth_first_and_logged_in_causal_order():
     bus.subscribe(UpdateTrinketEvent, lambda e: seen.append(("update", e.target_trinket)))
     bus.publish(turn(1))
     assert seen == [("turn", 1), ("update", "X"), ("turn-done", 1)]
-    assert [(r.event_type, r.depth) for r in bus.log] == [("TurnCompletedEvent", 0),
-                                                           ("UpdateTrinketEvent", 1)]
+    assert [(r.event_type, r.depth) for r in bus.log] == [("TurnCompletedEvent", 0), ("UpdateTrinketEvent", 1)]
 
 
 def test_unsubscribe():
@@ -139,7 +145,7 @@ def test_tail_is_the_most_recent_events_oldest_first():
     for n in range(8):
         bus.publish(turn(n))
     assert [r.seq for r in bus.tail(3)] == [6, 7, 8]
-    assert [r.seq for r in bus.tail(12)] == [4, 5, 6, 7, 8]   # no more than the log holds
+    assert [r.seq for r in bus.tail(12)] == [4, 5, 6, 7, 8]  # no more than the log holds
     assert bus.tail(0) == ()
 
 
@@ -147,10 +153,11 @@ def test_log_rows_say_what_each_event_carries():
     # SegmentCollapsedEvent.summary is the reference's text field; the log once called a method of
     # that name and raised "'str' object is not callable" after any collapse.
     bus = EventBus()
-    bus.publish(SegmentCollapsedEvent.create(continuum_id="c", segment_id="seg-1",
-                                             summary="Planning chat"))
-    bus.publish(UpdateTrinketEvent.create(continuum_id="c", target_trinket="Tips",
-                                          context={"action": "lifecycle_refresh"}))
+    bus.publish(SegmentCollapsedEvent.create(continuum_id="c", segment_id="seg-1", summary="Planning chat"))
+    bus.publish(
+        UpdateTrinketEvent.create(continuum_id="c", target_trinket="Tips", context={"action": "lifecycle_refresh"})
+    )
     assert [(r["event"], r["detail"]) for r in bus.log_rows()] == [
         ("SegmentCollapsedEvent", "segment_id=seg-1, summary=Planning chat"),
-        ("UpdateTrinketEvent", "target_trinket=Tips, context={'action': 'lifecycle_refresh'}")]
+        ("UpdateTrinketEvent", "target_trinket=Tips, context={'action': 'lifecycle_refresh'}"),
+    ]

@@ -1,4 +1,5 @@
 """Section caps: a hard cap is never exceeded, a soft cap marks and stores nothing new."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -18,8 +19,11 @@ COUNTER = TokenCounter()
 
 
 def session() -> Session:
-    s = Session(base_prompt="You help {first_name}.", profile=Profile(first_name="Ada"),
-                clock=ManualClock("2026-11-30T09:00:00+00:00"))
+    s = Session(
+        base_prompt="You help {first_name}.",
+        profile=Profile(first_name="Ada"),
+        clock=ManualClock("2026-11-30T09:00:00+00:00"),
+    )
     gallery = s.trinket("PeanutGalleryTrinket")
     for i in range(6):
         gallery.add_guidance("concern", f"Point {i}: check the units before you answer.", ttl=10)
@@ -27,8 +31,11 @@ def session() -> Session:
 
 
 @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(text=st.text(st.characters(blacklist_categories=("Cs",)), min_size=1, max_size=400).filter(str.strip),
-       limit=st.integers(1, 120), unit=st.sampled_from(["tokens", "chars"]))
+@given(
+    text=st.text(st.characters(blacklist_categories=("Cs",)), min_size=1, max_size=400).filter(str.strip),
+    limit=st.integers(1, 120),
+    unit=st.sampled_from(["tokens", "chars"]),
+)
 def test_a_composed_section_never_exceeds_its_hard_cap(text: str, limit: int, unit: str) -> None:
     composer = SystemPromptComposer()
     composer.set_base_prompt("Base.")
@@ -86,16 +93,21 @@ def test_a_section_within_its_cap_is_untouched_and_the_cap_can_be_removed() -> N
         s.working_memory.set_cap("datetime_section", None)
 
 
-@pytest.mark.parametrize("args, message", [
-    ((0,), "limit must be a positive int"), ((5, "words"), "unit must be one of tokens, chars"),
-    ((5, "tokens", "firm"), "mode must be one of hard, soft"), ((True,), "positive int")])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        ((0,), "limit must be a positive int"),
+        ((5, "words"), "unit must be one of tokens, chars"),
+        ((5, "tokens", "firm"), "mode must be one of hard, soft"),
+        ((True,), "positive int"),
+    ],
+)
 def test_bad_caps(args: Any, message: str) -> None:
     with pytest.raises(ValueError, match=message):
         Cap(*args)
     s = session()
     with pytest.raises(ValueError, match=message):
-        s.working_memory.set_cap("datetime_section", *args[:1],
-                                 **dict(zip(("unit", "mode"), args[1:], strict=False)))
+        s.working_memory.set_cap("datetime_section", *args[:1], **dict(zip(("unit", "mode"), args[1:], strict=False)))
     assert s.working_memory.caps == {}
 
 

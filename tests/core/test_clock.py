@@ -1,4 +1,5 @@
 """Clocks: ManualClock is deterministic and strict about its input."""
+
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
@@ -32,7 +33,8 @@ def test_observers_of_current_hear_every_move():
     assert [(o.isoformat(), n.isoformat()) for o, n in heard] == [
         ("2026-11-30T09:00:00+00:00", "2026-11-30T09:01:00+00:00"),
         ("2026-11-30T09:01:00+00:00", "2026-12-01T00:00:00+00:00"),
-        ("2026-12-01T00:00:00+00:00", "2026-12-01T01:00:00+01:00")]
+        ("2026-12-01T00:00:00+00:00", "2026-12-01T01:00:00+01:00"),
+    ]
     assert clock.now() is clock.current and clock.now().isoformat() == "2026-12-01T01:00:00+01:00"
 
 
@@ -64,14 +66,19 @@ def test_system_clock_is_aware_utc():
     assert SystemClock().now().tzinfo is UTC
 
 
-@pytest.mark.parametrize("value, error, message", [
-    ("soon", ValueError, "^due: not an ISO 8601 date-time: 'soon'$"),
-    ("2026-11-30T09:00:00", ValueError,
-     r"^due: date-time 2026-11-30T09:00:00 has no time zone; add one, e\.g\. \+00:00$"),
-    (1_700_000_000, TypeError, "^due: expected a datetime or ISO 8601 string, got int$"),
-])
+@pytest.mark.parametrize(
+    "value, error, message",
+    [
+        ("soon", ValueError, "^due: not an ISO 8601 date-time: 'soon'$"),
+        (
+            "2026-11-30T09:00:00",
+            ValueError,
+            r"^due: date-time 2026-11-30T09:00:00 has no time zone; add one, e\.g\. \+00:00$",
+        ),
+        (1_700_000_000, TypeError, "^due: expected a datetime or ISO 8601 string, got int$"),
+    ],
+)
 def test_parse_instant_names_the_argument_it_refuses(value, error, message):
     with pytest.raises(error, match=message):
         parse_instant(value, what="due")
-    assert parse_instant("2026-11-30T09:00:00+01:00", what="due") == datetime(
-        2026, 11, 30, 8, 0, tzinfo=UTC)
+    assert parse_instant("2026-11-30T09:00:00+01:00", what="due") == datetime(2026, 11, 30, 8, 0, tzinfo=UTC)

@@ -1,4 +1,5 @@
 """The composer against the original's recorded inputs and outputs, and every routing rule."""
+
 from __future__ import annotations
 
 import json
@@ -11,8 +12,10 @@ from wm_kernel.core.composer import Layout, StragglerSectionWarning, SystemPromp
 
 EXAMPLES = json.loads((Path(__file__).parents[1] / "data" / "composer_examples.json").read_text("utf-8"))
 RULE = "═" * 60
-DELIM = (f"\n\n{RULE}\nEverything after this delimiter is part of MIRA's scaffolding, injected to "
-         f"provide additional context during the reply.\n{RULE}")
+DELIM = (
+    f"\n\n{RULE}\nEverything after this delimiter is part of MIRA's scaffolding, injected to "
+    f"provide additional context during the reply.\n{RULE}"
+)
 
 
 def run_case(case: dict) -> dict:
@@ -44,8 +47,12 @@ def test_matches_the_original_byte_for_byte(case):
 
 def test_empty_composer_gives_every_field_empty():
     assert SystemPromptComposer().compose() == {
-        "cached_content": "", "non_cached_content": "", "conversation_prefix_items": [],
-        "post_history_items": [], "notification_center": ""}
+        "cached_content": "",
+        "non_cached_content": "",
+        "conversation_prefix_items": [],
+        "post_history_items": [],
+        "notification_center": "",
+    }
 
 
 def test_newline_runs_collapse_and_edges_strip_like_the_original():
@@ -57,8 +64,8 @@ def test_newline_runs_collapse_and_edges_strip_like_the_original():
     out = c.compose()
     assert out["cached_content"] == (
         "Para one.\n\nPara two.\n\n" + RULE + "\nEverything after this delimiter is part of MIRA's "
-        "scaffolding, injected to provide additional context during the reply.\n" + RULE
-        + "\n\n---\n\nA\n\nB")
+        "scaffolding, injected to provide additional context during the reply.\n" + RULE + "\n\n---\n\nA\n\nB"
+    )
     assert out["non_cached_content"] == "T\n \n\n---\n\nM"
 
 
@@ -220,8 +227,14 @@ def test_a_layout_serialises_itself():
 
 
 # -- reuse: a composer that rebuilds only what changed composes what a fresh one composes
-_NAMES = ["behavioral_directives", "domaindoc", "datetime_section", "active_reminders",
-          "extra_one", "extra_two"]  # the last two are not in the layout: stragglers
+_NAMES = [
+    "behavioral_directives",
+    "domaindoc",
+    "datetime_section",
+    "active_reminders",
+    "extra_one",
+    "extra_two",
+]  # the last two are not in the layout: stragglers
 _TEXTS = ["A", "B </mira:hud> b", "\n\n\nC\n\n\n\nc\n", "D"]
 
 
@@ -241,16 +254,25 @@ def test_a_reused_composer_composes_what_a_fresh_one_does() -> None:
     from hypothesis import strategies as st
 
     op = st.one_of(
-        st.tuples(st.just("add"), st.sampled_from(_NAMES), st.sampled_from(_TEXTS), st.booleans(),
-                  st.sampled_from([None, "T1", "T2"])),
+        st.tuples(
+            st.just("add"),
+            st.sampled_from(_NAMES),
+            st.sampled_from(_TEXTS),
+            st.booleans(),
+            st.sampled_from([None, "T1", "T2"]),
+        ),
         st.tuples(st.just("remove"), st.sampled_from(_NAMES)),
         st.tuples(st.just("clear"), st.booleans()),
         st.tuples(st.just("base"), st.sampled_from(["Base.", "Other base."])),
         st.tuples(st.just("layout"), st.sampled_from(["original", "default", "moved"])),
         st.tuples(st.just("frame"), st.sampled_from(["mira", "zeta"]), st.sampled_from(["HUD", "State"])),
-        st.just(("compose",)))
-    layouts = {"original": Layout.original(), "default": Layout.default(),
-               "moved": Layout.default().with_section("active_reminders", "system")}
+        st.just(("compose",)),
+    )
+    layouts = {
+        "original": Layout.original(),
+        "default": Layout.default(),
+        "moved": Layout.default().with_section("active_reminders", "system"),
+    }
 
     @settings(max_examples=150, deadline=None)
     @given(st.lists(op, max_size=40))

@@ -1,6 +1,7 @@
 """Trait changes on a trinket reach its observers exactly as traitlets' own delivery would (a
 trinket's update sets its content and time inside hold_trait_notifications; no private part of
 traitlets is used)."""
+
 from __future__ import annotations
 
 import warnings
@@ -43,8 +44,7 @@ def observed(trinket_class: type) -> tuple[Session, Any, list]:
     heard = t.heard
     t.observe(lambda c: heard.append(("by name", c.name, c.old, c.new)), names=["content"])
     t.observe(lambda c: heard.append(("every name", c.name, c.old, c.new)))
-    t.observe(lambda c: heard.append(("every type", c.name, c.old, c.new)), names=["current_turn"],
-              type=All)
+    t.observe(lambda c: heard.append(("every type", c.name, c.old, c.new)), names=["current_turn"], type=All)
     heard.clear()
     return s, t, heard
 
@@ -66,9 +66,14 @@ def test_a_turn_delivers_the_same_notifications_in_the_same_order_as_traitlets()
     assert fast == heard2
     # and what they are: the turn, then the refreshed text and its time, each to every observer
     assert [h[:2] for h in fast] == [
-        ("decorated", "current_turn"), ("every type", "current_turn"), ("every name", "current_turn"),
-        ("decorated", "content"), ("by name", "content"), ("every name", "content"),
-        ("every name", "last_updated")]
+        ("decorated", "current_turn"),
+        ("every type", "current_turn"),
+        ("every name", "current_turn"),
+        ("decorated", "content"),
+        ("by name", "content"),
+        ("every name", "content"),
+        ("every name", "last_updated"),
+    ]
     assert ("by name", "content", "", "turn 1") in fast
 
 

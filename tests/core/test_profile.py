@@ -1,4 +1,5 @@
 """Profile: validated when made."""
+
 from __future__ import annotations
 
 import pytest
@@ -25,11 +26,21 @@ def test_fields_are_checked():
     assert p.replace(first_name="Bo").first_name == "Bo"
 
 
-@pytest.mark.parametrize("alias, zone", [
-    ("EST", "America/New_York"), ("EDT", "America/New_York"), ("CST", "America/Chicago"),
-    ("CDT", "America/Chicago"), ("MST", "America/Denver"), ("MDT", "America/Denver"),
-    ("PST", "America/Los_Angeles"), ("PDT", "America/Los_Angeles"), ("GMT", "Etc/GMT"),
-    ("UTC", "UTC")])
+@pytest.mark.parametrize(
+    "alias, zone",
+    [
+        ("EST", "America/New_York"),
+        ("EDT", "America/New_York"),
+        ("CST", "America/Chicago"),
+        ("CDT", "America/Chicago"),
+        ("MST", "America/Denver"),
+        ("MDT", "America/Denver"),
+        ("PST", "America/Los_Angeles"),
+        ("PDT", "America/Los_Angeles"),
+        ("GMT", "Etc/GMT"),
+        ("UTC", "UTC"),
+    ],
+)
 def test_the_originals_zone_aliases_resolve_as_the_original(alias, zone):
     p = Profile(timezone=alias)
     assert (p.timezone, p.zone.key) == (alias, zone)

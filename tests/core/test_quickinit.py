@@ -1,4 +1,5 @@
 """quick_init keeps what the dataclass's own __init__ promises: signature, defaults, frozenness."""
+
 from __future__ import annotations
 
 import dataclasses
@@ -11,9 +12,10 @@ from wm_kernel.core import events
 from wm_kernel.core import prompt as types
 from wm_kernel.utils.quickinit import quick_init
 
-QUICK = [cls for cls in vars(events).values()
-         if isinstance(cls, type) and issubclass(cls, events.Event)] + [types.SectionRecord,
-                                                                         types.OmittedSection]
+QUICK = [cls for cls in vars(events).values() if isinstance(cls, type) and issubclass(cls, events.Event)] + [
+    types.SectionRecord,
+    types.OmittedSection,
+]
 
 
 @pytest.mark.parametrize("cls", QUICK, ids=lambda c: c.__name__)
@@ -58,7 +60,10 @@ def test_it_refuses_classes_whose_generated_init_is_needed() -> None:
     class KeywordOnly:
         x: int = field(kw_only=True)
 
-    for cls, message in ((NoSlots, "frozen dataclass with slots"), (Checked, "__post_init__"),
-                         (KeywordOnly, "positional")):
+    for cls, message in (
+        (NoSlots, "frozen dataclass with slots"),
+        (Checked, "__post_init__"),
+        (KeywordOnly, "positional"),
+    ):
         with pytest.raises(TypeError, match=message):
             quick_init(cls)

@@ -1,4 +1,5 @@
 """Regenerate only what changed (issue 14): reuse_content, its inputs, and what stays the same."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -77,14 +78,16 @@ class CountedTurns(StatefulTrinket):
         self.items.clear()
 
 
-LAYOUT = Layout({"system": ["base_prompt", "counted", "outside", "counted_turns"],
-                 "notification": ["datetime_section", "active_reminders",
-                                  "peanutgallery_guidance"]})
+LAYOUT = Layout(
+    {
+        "system": ["base_prompt", "counted", "outside", "counted_turns"],
+        "notification": ["datetime_section", "active_reminders", "peanutgallery_guidance"],
+    }
+)
 
 
 def session(*trinkets: Any) -> Session:
-    return Session(base_prompt="Hi.", clock=ManualClock(T0), trinkets=list(trinkets),
-                   instruments=(), layout=LAYOUT)
+    return Session(base_prompt="Hi.", clock=ManualClock(T0), trinkets=list(trinkets), instruments=(), layout=LAYOUT)
 
 
 def shown(s: Session) -> list[str]:
@@ -165,15 +168,23 @@ def test_a_turns_refresh_and_the_compose_after_it_generate_once() -> None:
     s.advance_turn()  # turn 1: item 1 added, nothing expired: the compose generates
     s.advance_turn()  # turn 2: item 1 expires: the refresh generates, the compose reuses
     assert t.calls == 2
-    kinds = [(r.event_type, getattr(r.event, "target_trinket", getattr(r.event, "trinket_name", "")))
-             for r in s.bus.log[log_start:]]
-    turn_2 = kinds[kinds.index(("TurnCompletedEvent", ""), 1):]
+    kinds = [
+        (r.event_type, getattr(r.event, "target_trinket", getattr(r.event, "trinket_name", "")))
+        for r in s.bus.log[log_start:]
+    ]
+    turn_2 = kinds[kinds.index(("TurnCompletedEvent", ""), 1) :]
     # the refresh's update and content come right after the turn, as before; the compose's too
-    assert turn_2[:3] == [("TurnCompletedEvent", ""), ("UpdateTrinketEvent", "CountedTurns"),
-                          ("TrinketContentEvent", "CountedTurns")]
-    assert turn_2[3:] == [("ComposeSystemPromptEvent", ""), ("UpdateTrinketEvent", "CountedTurns"),
-                          ("TrinketContentEvent", "CountedTurns"),
-                          ("SystemPromptComposedEvent", "")]
+    assert turn_2[:3] == [
+        ("TurnCompletedEvent", ""),
+        ("UpdateTrinketEvent", "CountedTurns"),
+        ("TrinketContentEvent", "CountedTurns"),
+    ]
+    assert turn_2[3:] == [
+        ("ComposeSystemPromptEvent", ""),
+        ("UpdateTrinketEvent", "CountedTurns"),
+        ("TrinketContentEvent", "CountedTurns"),
+        ("SystemPromptComposedEvent", ""),
+    ]
     assert t.content == "item2"
 
 
@@ -201,9 +212,7 @@ def test_update_events_are_unchanged_by_reuse() -> None:
 def test_manifest_and_reminders_read_the_store_once_then_follow_their_own_writes() -> None:
     from trinkets.manifest_trinket import ManifestTrinket
 
-    s = Session(base_prompt="Hi.", clock=ManualClock(T0), trinkets=[ManifestTrinket,
-                                                                   ReminderManager],
-                instruments=())
+    s = Session(base_prompt="Hi.", clock=ManualClock(T0), trinkets=[ManifestTrinket, ReminderManager], instruments=())
     reads: list[str] = []
     store = s.store
     original_hgetall, original_hget = store.hgetall, store.hget
@@ -232,19 +241,27 @@ def test_manifest_and_reminders_read_the_store_once_then_follow_their_own_writes
 
 
 def reminder_record(id_: str, title: str, due: str) -> dict[str, Any]:
-    return {"id": id_, "title": title, "details": "", "category": "user", "due": due,
-            "created_at": T0, "completed_at": None}
+    return {
+        "id": id_,
+        "title": title,
+        "details": "",
+        "category": "user",
+        "due": due,
+        "created_at": T0,
+        "completed_at": None,
+    }
 
 
 def test_a_reminder_written_by_a_notebook_cell_shows_at_the_next_compose() -> None:
     from wm_kernel.stores import keys
-    s = Session(base_prompt="Hi.", clock=ManualClock(T0), trinkets=[ReminderManager],
-                instruments=())
+
+    s = Session(base_prompt="Hi.", clock=ManualClock(T0), trinkets=[ReminderManager], instruments=())
     s.trinket("ReminderManager").add_reminder("Call", "2026-11-30T10:00:00+00:00")
     s.compose()
     # the kept rows were read; now a cell writes the store directly, around the trinket
-    s.store.hset(keys.reminders(s.user_id), "rem_9",
-                 reminder_record("rem_9", "Water the beds", "2026-11-30T11:00:00+00:00"))
+    s.store.hset(
+        keys.reminders(s.user_id), "rem_9", reminder_record("rem_9", "Water the beds", "2026-11-30T11:00:00+00:00")
+    )
     s.compose()
     content = s.composed.section("active_reminders").content  # type: ignore[union-attr]
     assert "Call" in content and "Water the beds" in content
@@ -253,8 +270,7 @@ def test_a_reminder_written_by_a_notebook_cell_shows_at_the_next_compose() -> No
     assert "Water the beds" not in s.composed.section("active_reminders").content  # type: ignore[union-attr]
 
 
-def test_two_processes_on_one_sqlite_file_see_each_others_reminders_and_segments(
-        tmp_path: Any) -> None:
+def test_two_processes_on_one_sqlite_file_see_each_others_reminders_and_segments(tmp_path: Any) -> None:
     from trinkets.manifest_trinket import ManifestTrinket
     from wm_kernel.stores.embedded import SQLiteStore
 
@@ -262,11 +278,16 @@ def test_two_processes_on_one_sqlite_file_see_each_others_reminders_and_segments
 
     def open_session() -> Session:
         # one store per Session: two connections to one file, as two processes would have
-        return Session(base_prompt="Hi.", clock=ManualClock(T0), store=SQLiteStore(path),
-                       trinkets=[ReminderManager, ManifestTrinket], instruments=())
+        return Session(
+            base_prompt="Hi.",
+            clock=ManualClock(T0),
+            store=SQLiteStore(path),
+            trinkets=[ReminderManager, ManifestTrinket],
+            instruments=(),
+        )
 
     writer, reader = open_session(), open_session()
-    reader.compose()                                             # rows read (none) and kept
+    reader.compose()  # rows read (none) and kept
     writer.trinket("ReminderManager").add_reminder("Call Bob", "2026-11-30T10:00:00+00:00")
     writer.collapse_segment("Morning")
     reader.compose()
@@ -287,9 +308,9 @@ def test_store_versions_move_with_every_write_and_only_then() -> None:
     store.hset("k", "f", 1)
     seen.append(store.version("k"))
     store.hset("other", "f", 1)
-    assert store.version("k") == seen[-1]                        # another key: unchanged
+    assert store.version("k") == seen[-1]  # another key: unchanged
     store.hget("k", "f"), store.hgetall("k")
-    assert store.version("k") == seen[-1]                        # reads: unchanged
+    assert store.version("k") == seen[-1]  # reads: unchanged
     try:
         with store.transaction():
             store.hset("k", "f", 2)
@@ -308,7 +329,7 @@ def test_sqlite_version_moves_when_another_connection_commits(tmp_path: Any) -> 
     mine, theirs = SQLiteStore(tmp_path / "s.db"), SQLiteStore(tmp_path / "s.db")
     before = mine.version("k")
     assert mine.version("k") == before
-    theirs.hset("unrelated", "f", 1)          # another connection: the whole file may have changed
+    theirs.hset("unrelated", "f", 1)  # another connection: the whole file may have changed
     after = mine.version("k")
     assert after != before
     mine.hset("k", "f", 1)

@@ -1,4 +1,5 @@
 """to_mira: the body MIRA's orchestrator posts (shared/reference/mira_wire.md), field for field."""
+
 from __future__ import annotations
 
 import copy
@@ -16,8 +17,13 @@ M5 = {"type": "ephemeral"}
 HUD = "═══\nHUD - Runtime state\n<mira:hud>\nnow\n</mira:hud>\n═══"
 
 
-def prompt(cached: str = "You are MIRA.", non_cached: str = "", prefix: list[str] | None = None,
-           post: list[str] | None = None, hud: str = HUD) -> ComposedPrompt:
+def prompt(
+    cached: str = "You are MIRA.",
+    non_cached: str = "",
+    prefix: list[str] | None = None,
+    post: list[str] | None = None,
+    hud: str = HUD,
+) -> ComposedPrompt:
     return ComposedPrompt(cached, non_cached, prefix or [], post or [], hud)
 
 
@@ -29,24 +35,41 @@ def test_the_smallest_body_in_the_sdks_key_order() -> None:
         "model": "claude-sonnet-4-6",
         "system": [{"type": "text", "text": "You are MIRA.", "cache_control": H1}],
         "temperature": 1.0,
-        "stream": True}
+        "stream": True,
+    }
     assert list(body) == ["max_tokens", "messages", "model", "system", "temperature", "stream"]
     # what goes on the wire, byte for byte (json.dumps keeps the order)
     assert json.dumps(body, ensure_ascii=False, separators=(",", ":")) == (
         '{"max_tokens":31999,"messages":[{"role":"assistant","content":"═══\\nHUD - Runtime state\\n<mira:hud>'
         '\\nnow\\n</mira:hud>\\n═══"}],"model":"claude-sonnet-4-6","system":[{"type":"text","text":"You are '
-        'MIRA.","cache_control":{"type":"ephemeral","ttl":"1h"}}],"temperature":1.0,"stream":true}')
+        'MIRA.","cache_control":{"type":"ephemeral","ttl":"1h"}}],"temperature":1.0,"stream":true}'
+    )
 
 
 def test_every_part_in_its_place() -> None:
-    tools = [{"name": "search", "description": "Find.", "input_schema": {"type": "object", "properties": {}}},
-             {"name": "remember", "description": "Keep.", "input_schema": {"type": "object"}}]
+    tools = [
+        {"name": "search", "description": "Find.", "input_schema": {"type": "object", "properties": {}}},
+        {"name": "remember", "description": "Keep.", "input_schema": {"type": "object"}},
+    ]
     given = copy.deepcopy(tools)
-    history = [{"role": "user", "content": "[9:00am] Hi"}, {"role": "assistant", "content": "[9:00am] Hello."},
-               {"role": "user", "content": "[9:01am] And?"}, {"role": "assistant", "content": "[9:01am] Yes."}]
-    body = to_mira(prompt("Base.\n\nTools.", "<manifest>today</manifest>", prefix=["<summary>s1</summary>"],
-                          post=["<domaindoc>d</domaindoc>"]),
-                   history, user="[9:02am] Now?", tools=tools, model="claude-opus-4-8")
+    history = [
+        {"role": "user", "content": "[9:00am] Hi"},
+        {"role": "assistant", "content": "[9:00am] Hello."},
+        {"role": "user", "content": "[9:01am] And?"},
+        {"role": "assistant", "content": "[9:01am] Yes."},
+    ]
+    body = to_mira(
+        prompt(
+            "Base.\n\nTools.",
+            "<manifest>today</manifest>",
+            prefix=["<summary>s1</summary>"],
+            post=["<domaindoc>d</domaindoc>"],
+        ),
+        history,
+        user="[9:02am] Now?",
+        tools=tools,
+        model="claude-opus-4-8",
+    )
     assert body == {
         "max_tokens": 31999,
         "messages": [
@@ -55,19 +78,40 @@ def test_every_part_in_its_place() -> None:
             {"role": "assistant", "content": [{"type": "text", "text": "[9:00am] Hello."}]},
             {"role": "user", "content": "[9:01am] And?"},
             {"role": "assistant", "content": [{"type": "text", "text": "[9:01am] Yes.", "cache_control": H1}]},
-            {"role": "assistant", "content": [{"type": "tool_use", "id": "toolu_dd_0000", "name": "domaindoc_tool",
-                                               "input": {"operation": "overview"}}]},
-            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_dd_0000",
-                                          "content": "<domaindoc>d</domaindoc>", "cache_control": M5}]},
+            {
+                "role": "assistant",
+                "content": [
+                    {
+                        "type": "tool_use",
+                        "id": "toolu_dd_0000",
+                        "name": "domaindoc_tool",
+                        "input": {"operation": "overview"},
+                    }
+                ],
+            },
+            {
+                "role": "user",
+                "content": [
+                    {
+                        "type": "tool_result",
+                        "tool_use_id": "toolu_dd_0000",
+                        "content": "<domaindoc>d</domaindoc>",
+                        "cache_control": M5,
+                    }
+                ],
+            },
             {"role": "assistant", "content": HUD},
-            {"role": "user", "content": "[9:02am] Now?"}],
+            {"role": "user", "content": "[9:02am] Now?"},
+        ],
         "model": "claude-opus-4-8",
         "system": [{"type": "text", "text": "Base.\n\nTools.\n\n<manifest>today</manifest>", "cache_control": H1}],
         "temperature": 1.0,
-        "tools": [{"name": "search", "description": "Find.", "input_schema": {"type": "object", "properties": {}}},
-                  {"name": "remember", "description": "Keep.", "input_schema": {"type": "object"},
-                   "cache_control": H1}],
-        "stream": True}
+        "tools": [
+            {"name": "search", "description": "Find.", "input_schema": {"type": "object", "properties": {}}},
+            {"name": "remember", "description": "Keep.", "input_schema": {"type": "object"}, "cache_control": H1},
+        ],
+        "stream": True,
+    }
     assert tools == given  # the caller's dicts are not changed
     assert list(body) == ["max_tokens", "messages", "model", "system", "temperature", "tools", "stream"]
 
@@ -80,13 +124,21 @@ def test_no_merging_of_messages_of_one_role_and_a_long_history() -> None:
     assert [m["role"] for m in messages[:4]] == ["assistant", "assistant", "user", "user"]
     assert messages[2:4] == [{"role": "user", "content": "a"}, {"role": "user", "content": "b"}]
     assert len(messages) == 2 + 62 + 1 + 1
-    marked = [i for i, m in enumerate(messages) if isinstance(m["content"], list)
-              and any("cache_control" in b for b in m["content"])]
+    marked = [
+        i
+        for i, m in enumerate(messages)
+        if isinstance(m["content"], list) and any("cache_control" in b for b in m["content"])
+    ]
     assert marked == [62]  # only the last assistant message of the history: "assistant 29"
-    assert messages[62] == {"role": "assistant", "content": [{"type": "text", "text": "assistant 29",
-                                                              "cache_control": H1}]}
-    assert messages[63:] == [{"role": "user", "content": "user 29"}, {"role": "assistant", "content": HUD},
-                             {"role": "user", "content": "last"}]
+    assert messages[62] == {
+        "role": "assistant",
+        "content": [{"type": "text", "text": "assistant 29", "cache_control": H1}],
+    }
+    assert messages[63:] == [
+        {"role": "user", "content": "user 29"},
+        {"role": "assistant", "content": HUD},
+        {"role": "user", "content": "last"},
+    ]
 
 
 def test_several_post_history_items_each_a_tool_call_with_five_minutes() -> None:
@@ -94,37 +146,79 @@ def test_several_post_history_items_each_a_tool_call_with_five_minutes() -> None
         warnings.simplefilter("error")  # system + 3 marks: four, the API's limit, no warning
         body = to_mira(prompt(post=["one", "", "three"]))
     assert body["messages"] == [
-        {"role": "assistant", "content": [{"type": "tool_use", "id": "toolu_dd_0000", "name": "domaindoc_tool",
-                                           "input": {"operation": "overview"}}]},
-        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_dd_0000", "content": "one",
-                                      "cache_control": M5}]},
-        {"role": "assistant", "content": [{"type": "tool_use", "id": "toolu_dd_0001", "name": "domaindoc_tool",
-                                           "input": {"operation": "overview"}}]},
-        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_dd_0001", "content": "",
-                                      "cache_control": M5}]},
-        {"role": "assistant", "content": [{"type": "tool_use", "id": "toolu_dd_0002", "name": "domaindoc_tool",
-                                           "input": {"operation": "overview"}}]},
-        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_dd_0002", "content": "three",
-                                      "cache_control": M5}]},
-        {"role": "assistant", "content": HUD}]
+        {
+            "role": "assistant",
+            "content": [
+                {
+                    "type": "tool_use",
+                    "id": "toolu_dd_0000",
+                    "name": "domaindoc_tool",
+                    "input": {"operation": "overview"},
+                }
+            ],
+        },
+        {
+            "role": "user",
+            "content": [{"type": "tool_result", "tool_use_id": "toolu_dd_0000", "content": "one", "cache_control": M5}],
+        },
+        {
+            "role": "assistant",
+            "content": [
+                {
+                    "type": "tool_use",
+                    "id": "toolu_dd_0001",
+                    "name": "domaindoc_tool",
+                    "input": {"operation": "overview"},
+                }
+            ],
+        },
+        {
+            "role": "user",
+            "content": [{"type": "tool_result", "tool_use_id": "toolu_dd_0001", "content": "", "cache_control": M5}],
+        },
+        {
+            "role": "assistant",
+            "content": [
+                {
+                    "type": "tool_use",
+                    "id": "toolu_dd_0002",
+                    "name": "domaindoc_tool",
+                    "input": {"operation": "overview"},
+                }
+            ],
+        },
+        {
+            "role": "user",
+            "content": [
+                {"type": "tool_result", "tool_use_id": "toolu_dd_0002", "content": "three", "cache_control": M5}
+            ],
+        },
+        {"role": "assistant", "content": HUD},
+    ]
 
 
 def test_more_than_four_breakpoints_are_sent_as_mira_sends_them_with_a_warning() -> None:
     history = [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "hello"}]
-    with pytest.warns(MiraWireWarning, match=r"^MIRA's layout puts 5 cache breakpoints in this request \(2 "
-                                             r"post-history items, one 5-minute breakpoint each\); the Messages "
-                                             r"API accepts at most 4 and refuses it$"):
+    with pytest.warns(
+        MiraWireWarning,
+        match=r"^MIRA's layout puts 5 cache breakpoints in this request \(2 "
+        r"post-history items, one 5-minute breakpoint each\); the Messages "
+        r"API accepts at most 4 and refuses it$",
+    ):
         body = to_mira(prompt(post=["a", "b"]), history, tools=[{"name": "t", "input_schema": {}}])
-    marks = [b for m in body["messages"] if isinstance(m["content"], list) for b in m["content"]
-             if "cache_control" in b]
+    marks = [
+        b for m in body["messages"] if isinstance(m["content"], list) for b in m["content"] if "cache_control" in b
+    ]
     assert len(marks) + len(body["system"]) + 1 == 5
 
 
 def test_an_empty_prefix_item_stays_an_empty_text_block_with_a_warning() -> None:
     with pytest.warns(MiraWireWarning, match=r"^messages\[1\] is an empty text block"):
         body = to_mira(prompt(prefix=["first", ""]))
-    assert body["messages"][:2] == [{"role": "assistant", "content": [{"type": "text", "text": "first"}]},
-                                    {"role": "assistant", "content": [{"type": "text", "text": ""}]}]
+    assert body["messages"][:2] == [
+        {"role": "assistant", "content": [{"type": "text", "text": "first"}]},
+        {"role": "assistant", "content": [{"type": "text", "text": ""}]},
+    ]
 
 
 def test_an_empty_part_is_left_out_of_the_system_block() -> None:
@@ -132,23 +226,53 @@ def test_an_empty_part_is_left_out_of_the_system_block() -> None:
     assert to_mira(prompt("A", "B"))["system"][0]["text"] == "A\n\nB"
 
 
-@pytest.mark.parametrize("model, effort, expected", [
-    # before 4.6: thinking enabled with the effort's budget, added to max_tokens
-    ("claude-sonnet-4-5", "high", {"max_tokens": 31999 + 8192,
-                                   "thinking": {"type": "enabled", "budget_tokens": 8192}}),
-    ("claude-sonnet-4-5", "max", {"max_tokens": 31999 + 31999,
-                                  "thinking": {"type": "enabled", "budget_tokens": 31999}}),
-    # 4.6 and later: adaptive thinking and output_config, max_tokens as it was
-    ("claude-sonnet-4-6", "low", {"max_tokens": 31999, "output_config": {"effort": "low"},
-                                  "thinking": {"type": "adaptive", "display": "summarized"}}),
-    ("claude-opus-4-8", "medium", {"max_tokens": 31999, "output_config": {"effort": "medium"},
-                                   "thinking": {"type": "adaptive", "display": "summarized"}}),
-    # haiku: clamped to 8192 first; 4.5 is before 4.6, so the budget is added
-    ("claude-haiku-4-5", None, {"max_tokens": 8192, "temperature": 1.0}),
-    ("claude-haiku-4-5", "low", {"max_tokens": 8192 + 1024, "thinking": {"type": "enabled", "budget_tokens": 1024}}),
-    ("claude-haiku-4-5-20251001", "medium", {"max_tokens": 8192 + 2048,
-                                             "thinking": {"type": "enabled", "budget_tokens": 2048}}),
-])
+@pytest.mark.parametrize(
+    "model, effort, expected",
+    [
+        # before 4.6: thinking enabled with the effort's budget, added to max_tokens
+        (
+            "claude-sonnet-4-5",
+            "high",
+            {"max_tokens": 31999 + 8192, "thinking": {"type": "enabled", "budget_tokens": 8192}},
+        ),
+        (
+            "claude-sonnet-4-5",
+            "max",
+            {"max_tokens": 31999 + 31999, "thinking": {"type": "enabled", "budget_tokens": 31999}},
+        ),
+        # 4.6 and later: adaptive thinking and output_config, max_tokens as it was
+        (
+            "claude-sonnet-4-6",
+            "low",
+            {
+                "max_tokens": 31999,
+                "output_config": {"effort": "low"},
+                "thinking": {"type": "adaptive", "display": "summarized"},
+            },
+        ),
+        (
+            "claude-opus-4-8",
+            "medium",
+            {
+                "max_tokens": 31999,
+                "output_config": {"effort": "medium"},
+                "thinking": {"type": "adaptive", "display": "summarized"},
+            },
+        ),
+        # haiku: clamped to 8192 first; 4.5 is before 4.6, so the budget is added
+        ("claude-haiku-4-5", None, {"max_tokens": 8192, "temperature": 1.0}),
+        (
+            "claude-haiku-4-5",
+            "low",
+            {"max_tokens": 8192 + 1024, "thinking": {"type": "enabled", "budget_tokens": 1024}},
+        ),
+        (
+            "claude-haiku-4-5-20251001",
+            "medium",
+            {"max_tokens": 8192 + 2048, "thinking": {"type": "enabled", "budget_tokens": 2048}},
+        ),
+    ],
+)
 def test_effort_by_model_generation(model: str, effort: str | None, expected: dict[str, Any]) -> None:
     body = to_mira(prompt(), model=model, effort=effort)
     fields = {k: v for k, v in body.items() if k not in ("messages", "model", "system", "stream")}
@@ -165,19 +289,28 @@ def test_model_generation() -> None:
     assert model_generation("my-model") == (0, 0)
 
 
-@pytest.mark.parametrize("kwargs, error, message", [
-    ({"composed": prompt(hud="")}, ValueError, "MIRA refuses to send: the notification centre (HUD) is empty"),
-    ({"composed": prompt(hud=" \n\t")}, ValueError, "MIRA refuses to send: the notification centre (HUD) is empty"),
-    ({"composed": prompt(cached="  ", non_cached="x")}, ValueError,
-     "MIRA refuses to send: the cached system content is empty"),
-    ({"effort": "extreme"}, ValueError, "effort must be one of low, medium, high, max or None, got 'extreme'"),
-    ({"max_tokens": 0}, ValueError, "max_tokens must be a positive int, got 0"),
-    ({"tools": [{"description": "x"}]}, ValueError, "tools[0] needs a non-empty 'name'"),
-    ({"tools": {"name": "t"}}, TypeError, "tools must be a list of tool definitions (dicts)"),
-    ({"user": 3}, TypeError, "user must be a str or None, got int"),
-    ({"history": [{"role": "system", "content": "x"}]}, ValueError,
-     "history[0].role must be 'user' or 'assistant', got 'system'"),
-])
+@pytest.mark.parametrize(
+    "kwargs, error, message",
+    [
+        ({"composed": prompt(hud="")}, ValueError, "MIRA refuses to send: the notification centre (HUD) is empty"),
+        ({"composed": prompt(hud=" \n\t")}, ValueError, "MIRA refuses to send: the notification centre (HUD) is empty"),
+        (
+            {"composed": prompt(cached="  ", non_cached="x")},
+            ValueError,
+            "MIRA refuses to send: the cached system content is empty",
+        ),
+        ({"effort": "extreme"}, ValueError, "effort must be one of low, medium, high, max or None, got 'extreme'"),
+        ({"max_tokens": 0}, ValueError, "max_tokens must be a positive int, got 0"),
+        ({"tools": [{"description": "x"}]}, ValueError, "tools[0] needs a non-empty 'name'"),
+        ({"tools": {"name": "t"}}, TypeError, "tools must be a list of tool definitions (dicts)"),
+        ({"user": 3}, TypeError, "user must be a str or None, got int"),
+        (
+            {"history": [{"role": "system", "content": "x"}]},
+            ValueError,
+            "history[0].role must be 'user' or 'assistant', got 'system'",
+        ),
+    ],
+)
 def test_what_mira_refuses_is_one_clear_error(kwargs: dict[str, Any], error: type[Exception], message: str) -> None:
     composed = kwargs.pop("composed", prompt())
     with pytest.raises(error) as raised:

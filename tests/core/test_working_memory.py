@@ -1,4 +1,5 @@
 """WorkingMemory: the compose cycle, routing, isolation, registration, flush and the store views."""
+
 from __future__ import annotations
 
 import threading
@@ -23,8 +24,10 @@ from wm_kernel.core.working_memory import WorkingMemory, failure_kind
 from wm_kernel.stores.embedded import MemoryStore
 
 RULE = "═" * 60
-DELIM = (f"\n\n{RULE}\nEverything after this delimiter is part of MIRA's scaffolding, injected to "
-         f"provide additional context during the reply.\n{RULE}")
+DELIM = (
+    f"\n\n{RULE}\nEverything after this delimiter is part of MIRA's scaffolding, injected to "
+    f"provide additional context during the reply.\n{RULE}"
+)
 T0 = "2026-11-30T09:00:00+00:00"
 
 
@@ -118,8 +121,10 @@ def test_composed_prompt_is_the_originals_text(parts):
     seen = []
     bus.subscribe(SystemPromptComposedEvent, seen.append)
     compose(bus)
-    expected_hud = (f"{RULE}\nHUD - Runtime state, authoritative for current context\n{RULE}\n"
-                    "<mira:hud>\n<current_datetime>NOW</current_datetime>\n\n</mira:hud>\n" + RULE)
+    expected_hud = (
+        f"{RULE}\nHUD - Runtime state, authoritative for current context\n{RULE}\n"
+        "<mira:hud>\n<current_datetime>NOW</current_datetime>\n\n</mira:hud>\n" + RULE
+    )
     assert dict(wm.composed) == {
         "cached_content": "Hi Ada" + DELIM + "\n\n---\n\n<user_model>likes tea</user_model>",
         "non_cached_content": "",
@@ -137,31 +142,41 @@ def test_a_later_subscriber_sees_nested_events_first(parts):
     bus, wm, _ = parts
     Clock(bus, wm)
     order = []
-    for name in ("ComposeSystemPromptEvent", "UpdateTrinketEvent", "TrinketContentEvent",
-                 "SystemPromptComposedEvent"):
+    for name in ("ComposeSystemPromptEvent", "UpdateTrinketEvent", "TrinketContentEvent", "SystemPromptComposedEvent"):
         bus.subscribe(name, lambda e, n=name: order.append(n))
     compose(bus)
     # depth-first: WorkingMemory (subscribed first) handles each event, publishing the nested
     # ones, before the later subscriber gets the outer event
-    assert order == ["TrinketContentEvent", "UpdateTrinketEvent", "SystemPromptComposedEvent",
-                     "ComposeSystemPromptEvent"]
+    assert order == [
+        "TrinketContentEvent",
+        "UpdateTrinketEvent",
+        "SystemPromptComposedEvent",
+        "ComposeSystemPromptEvent",
+    ]
 
 
 def test_placeholders_are_filled_once_and_never_expanded_again(parts):
     bus, wm, clock = parts
-    wm.profile = Profile(first_name="{model_id}", user_context="I am {first_name} {user_context}",
-                         model_id="m-1", model_name="Model One",
-                         account_created="2026-08-30T09:00:00+00:00")
-    compose(bus, "Hello {first_name}.{user_context} Known for {relative time since account creation}."
-                 " Running {model_id} ({model_name}). {unknown}")
+    wm.profile = Profile(
+        first_name="{model_id}",
+        user_context="I am {first_name} {user_context}",
+        model_id="m-1",
+        model_name="Model One",
+        account_created="2026-08-30T09:00:00+00:00",
+    )
+    compose(
+        bus,
+        "Hello {first_name}.{user_context} Known for {relative time since account creation}."
+        " Running {model_id} ({model_name}). {unknown}",
+    )
     assert wm.composed["cached_content"].split("\n\n" + RULE)[0] == (
         "Hello {model_id}.\nI am {first_name} {user_context} Known for about three months "
         "(08-30-2026). Running m-1 "
-        "(Model One). {unknown}")
+        "(Model One). {unknown}"
+    )
 
 
-@pytest.mark.parametrize("name, shown", [(" Ada ", "Ada"), ("   ", "friend"), ("", "friend"),
-                                         (None, "friend")])
+@pytest.mark.parametrize("name, shown", [(" Ada ", "Ada"), ("   ", "friend"), ("", "friend"), (None, "friend")])
 def test_first_name_is_stripped_and_blank_means_friend(parts, name, shown):
     bus, wm, _ = parts
     wm.profile = Profile(first_name=name)
@@ -169,22 +184,25 @@ def test_first_name_is_stripped_and_blank_means_friend(parts, name, shown):
     assert wm.composed["cached_content"] == f"Hello {shown}!" + DELIM
 
 
-@pytest.mark.parametrize("created, wording", [
-    ("2026-11-30T08:59:00+00:00", "a short time (11-30-2026)"),
-    ("2026-11-29T09:00:00+00:00", "about a day (11-29-2026)"),
-    ("2026-11-24T09:00:00+00:00", "about six days (11-24-2026)"),
-    ("2026-11-16T09:00:00+00:00", "about two weeks (11-16-2026)"),         # 14 days: 2.0 weeks
-    ("2026-11-14T09:00:00+00:00", "two and change weeks (11-14-2026)"),    # 16 days: 2.29
-    ("2026-11-13T09:00:00+00:00", "two and a half weeks (11-13-2026)"),    # 17 days: 2.43
-    ("2026-11-01T09:00:00+00:00", "about four weeks (11-01-2026)"),       # 29 days: 4.14
-    ("2026-09-16T09:00:00+00:00", "two and a half months (09-16-2026)"),  # 75 days: 2.46
-    ("2026-01-04T09:00:00+00:00", "about eleven months (01-04-2026)"),    # 330 days: 10.84
-    ("2025-11-30T09:00:00+00:00", "about a year (11-30-2025)"),
-    ("2013-11-30T09:00:00+00:00", "about 13 years (11-30-2013)"),
-    ("2026-12-01T09:00:00+00:00", "a short time (12-01-2026)"),           # in the future: no age
-    # the date is the creation instant's own, in its own offset (as the original)
-    ("2026-11-29T23:30:00-05:00", "a short time (11-29-2026)"),
-])
+@pytest.mark.parametrize(
+    "created, wording",
+    [
+        ("2026-11-30T08:59:00+00:00", "a short time (11-30-2026)"),
+        ("2026-11-29T09:00:00+00:00", "about a day (11-29-2026)"),
+        ("2026-11-24T09:00:00+00:00", "about six days (11-24-2026)"),
+        ("2026-11-16T09:00:00+00:00", "about two weeks (11-16-2026)"),  # 14 days: 2.0 weeks
+        ("2026-11-14T09:00:00+00:00", "two and change weeks (11-14-2026)"),  # 16 days: 2.29
+        ("2026-11-13T09:00:00+00:00", "two and a half weeks (11-13-2026)"),  # 17 days: 2.43
+        ("2026-11-01T09:00:00+00:00", "about four weeks (11-01-2026)"),  # 29 days: 4.14
+        ("2026-09-16T09:00:00+00:00", "two and a half months (09-16-2026)"),  # 75 days: 2.46
+        ("2026-01-04T09:00:00+00:00", "about eleven months (01-04-2026)"),  # 330 days: 10.84
+        ("2025-11-30T09:00:00+00:00", "about a year (11-30-2025)"),
+        ("2013-11-30T09:00:00+00:00", "about 13 years (11-30-2013)"),
+        ("2026-12-01T09:00:00+00:00", "a short time (12-01-2026)"),  # in the future: no age
+        # the date is the creation instant's own, in its own offset (as the original)
+        ("2026-11-29T23:30:00-05:00", "a short time (11-29-2026)"),
+    ],
+)
 def test_account_age_in_the_originals_words(parts, created, wording):
     bus, wm, _ = parts
     wm.profile = Profile(account_created=created)
@@ -219,8 +237,9 @@ def test_a_raising_trinket_is_isolated_and_visible(parts):
     omitted = {o.name: (o.reason, o.error) for o in composed.omitted}
     assert omitted == {"relevant_memories": ("trinket failed", "KeyError: 'memory-7'")}
     failed = [r for r in bus.log if r.failures]
-    assert [(r.event_type, r.event.target_trinket, r.failures[0].subscriber, r.failures[0].error)
-            for r in failed] == [("UpdateTrinketEvent", "Flaky", "Flaky", "KeyError: 'memory-7'")]
+    assert [(r.event_type, r.event.target_trinket, r.failures[0].subscriber, r.failures[0].error) for r in failed] == [
+        ("UpdateTrinketEvent", "Flaky", "Flaky", "KeyError: 'memory-7'")
+    ]
     with pytest.raises(ValueError, match="not in this prompt: trinket failed"):
         composed.section("relevant_memories")
     flaky.fail_with = None
@@ -232,6 +251,7 @@ def test_a_raising_trinket_is_isolated_and_visible(parts):
 def test_failure_kinds_by_type_name():
     class ValkeyConnectionError(Exception):
         pass
+
     assert failure_kind(ValkeyConnectionError()) == "infrastructure"
     assert failure_kind(TimeoutError()) == "infrastructure"
     assert failure_kind(ValueError()) == "logic"
@@ -256,8 +276,11 @@ def test_empty_content_removes_the_store_entry(parts):
     clock_trinket = Clock(bus, wm)
     compose(bus)
     assert wm.get_trinket_state("datetime_section") == {
-        "section_name": "datetime_section", "content": "<current_datetime>NOW</current_datetime>",
-        "cache_policy": False, "last_updated": T0}
+        "section_name": "datetime_section",
+        "content": "<current_datetime>NOW</current_datetime>",
+        "cache_policy": False,
+        "last_updated": T0,
+    }
     clock_trinket.text = "  \n"
     compose(bus)
     assert wm.get_trinket_state("datetime_section") is None
@@ -274,8 +297,7 @@ def test_disabled_trinket_contributes_nothing_and_its_entry_goes(parts):
     assert wm.get_trinket_state("behavioral_directives") is None
     compose(bus)
     assert "likes tea" not in wm.composed["cached_content"]
-    assert [(o.name, o.reason) for o in wm.composed.omitted] == [
-        ("behavioral_directives", "trinket disabled")]
+    assert [(o.name, o.reason) for o in wm.composed.omitted] == [("behavioral_directives", "trinket disabled")]
     directives.set_enabled(True)
     compose(bus)
     assert "likes tea" in wm.composed["cached_content"]
@@ -289,8 +311,7 @@ def test_all_trinket_states(parts):
     clock.advance(minutes=5)
     states = wm.get_all_trinket_states()
     assert states["meta"] == {"trinket_count": 2, "loaded_at": "2026-11-30T09:05:00+00:00"}
-    assert sorted(s["section_name"] for s in states["trinkets"]) == ["behavioral_directives",
-                                                                    "datetime_section"]
+    assert sorted(s["section_name"] for s in states["trinkets"]) == ["behavioral_directives", "datetime_section"]
 
 
 def test_last_updated_moves_only_when_content_changes(parts):
@@ -394,7 +415,9 @@ class TestStateful:
         assert countdown.current_turn == 3 and countdown.items == {}
         # expiry asked for a refresh: the update, then no content (empty) -> entry removed
         assert [(r.event_type, dict(getattr(r.event, "context", {}))) for r in bus.log] == [
-            ("TurnCompletedEvent", {}), ("UpdateTrinketEvent", {"action": "lifecycle_refresh"})]
+            ("TurnCompletedEvent", {}),
+            ("UpdateTrinketEvent", {"action": "lifecycle_refresh"}),
+        ]
         assert wm.get_trinket_state("peanutgallery_guidance") is None
         compose(bus)
         assert wm.composed["notification_center"] == ""
@@ -442,8 +465,11 @@ def test_update_for_unknown_target_is_ignored(parts):
 
 def test_content_event_from_outside_lands_in_the_prompt(parts):
     bus, wm, _ = parts
-    bus.publish(TrinketContentEvent.create(continuum_id="c", variable_name="inbox_status",
-                                           content="3 unread", trinket_name="", cache_policy=False))
+    bus.publish(
+        TrinketContentEvent.create(
+            continuum_id="c", variable_name="inbox_status", content="3 unread", trinket_name="", cache_policy=False
+        )
+    )
     assert "3 unread" in wm.composer.compose()["notification_center"]
 
 
@@ -501,9 +527,10 @@ def test_compose_raises_when_its_cycle_fails_instead_of_returning_the_previous_p
     Unlisted(bus, wm)
     with warnings.catch_warnings():
         warnings.simplefilter("error", StragglerSectionWarning)
-        with pytest.raises(StragglerSectionWarning, match="^section 'not_in_any_layout' is not in "
-                                                          "layout 'default'; appended to the system "
-                                                          "prompt$"):
+        with pytest.raises(
+            StragglerSectionWarning,
+            match="^section 'not_in_any_layout' is not in layout 'default'; appended to the system prompt$",
+        ):
             wm.compose("Hi.")
     assert wm.composed is first
     assert wm.compose("Hi.").system_prompt == "Hi." + DELIM + "\n\nstray"  # warned once only
@@ -514,7 +541,7 @@ def test_unregistering_detaches_a_trinket_and_drops_its_section(parts):
     Directives(bus, wm)
     Clock(bus, wm)
     compose(bus)
-    wm.unregister_trinket("datetime_section")        # by section name, as get_trinket takes
+    wm.unregister_trinket("datetime_section")  # by section name, as get_trinket takes
     compose(bus)
     assert wm.trinket_names == ["Directives"]
     assert wm.composed.section_names() == ["base_prompt", "behavioral_directives"]
@@ -531,7 +558,7 @@ def test_composed_notifies_on_every_compose_even_an_equal_one(parts):
     compose(bus)
     compose(bus)
     assert len(seen) == 2 and seen[1][0] == seen[1][1] and seen[1][0] is not seen[1][1]
-    with wm.hold_trait_notifications():      # a held notification is delivered once released
+    with wm.hold_trait_notifications():  # a held notification is delivered once released
         compose(bus)
         assert len(seen) == 2
     assert len(seen) == 3

@@ -4,6 +4,7 @@ An ast walk of every module outside ``wm_kernel/dialects/``: no comparison with 
 (``x == "anthropic"``, ``x in ("openai", ...)``, a ``match`` case), and no list, tuple, set or dict
 literal holding two or more provider names (a list of providers kept beside the registry).
 """
+
 from __future__ import annotations
 
 import ast
@@ -56,8 +57,12 @@ def offences(source: str) -> list[tuple[int, str]]:
 
 
 def modules() -> list[Path]:
-    return sorted(p for package in ("wm_kernel", "trinkets") for p in (ROOT / package).rglob("*.py")
-                  if "dialects" not in p.relative_to(ROOT).parts)
+    return sorted(
+        p
+        for package in ("wm_kernel", "trinkets")
+        for p in (ROOT / package).rglob("*.py")
+        if "dialects" not in p.relative_to(ROOT).parts
+    )
 
 
 def test_the_registry_knows_every_wire() -> None:
@@ -65,14 +70,20 @@ def test_the_registry_knows_every_wire() -> None:
     assert {"openai.chat", "openai.responses", "google"} <= NAMES
 
 
-@pytest.mark.parametrize("source, expected", [
-    ('if provider == "anthropic": pass', [(1, "compares with 'anthropic'")]),
-    ('ok = p in ("openai", "gemini")', [(1, "compares with 'openai'"), (1, "lists providers ['openai', 'gemini']")]),
-    ('PROVIDERS = ("anthropic", "openai")', [(1, "lists providers ['anthropic', 'openai']")]),
-    ('M = {"google": "gemini", "openai": "x"}', [(1, "maps providers ['google', 'openai']")]),
-    ('match p:\n    case "mira": pass', [(2, "matches 'mira'")]),
-    ('x = "anthropic"\ny = f(provider="openai")', []),
-])
+@pytest.mark.parametrize(
+    "source, expected",
+    [
+        ('if provider == "anthropic": pass', [(1, "compares with 'anthropic'")]),
+        (
+            'ok = p in ("openai", "gemini")',
+            [(1, "compares with 'openai'"), (1, "lists providers ['openai', 'gemini']")],
+        ),
+        ('PROVIDERS = ("anthropic", "openai")', [(1, "lists providers ['anthropic', 'openai']")]),
+        ('M = {"google": "gemini", "openai": "x"}', [(1, "maps providers ['google', 'openai']")]),
+        ('match p:\n    case "mira": pass', [(2, "matches 'mira'")]),
+        ('x = "anthropic"\ny = f(provider="openai")', []),
+    ],
+)
 def test_the_walk_finds_what_it_looks_for(source: str, expected: list[tuple[int, str]]) -> None:
     assert offences(source) == expected
 

@@ -1,5 +1,6 @@
 """The wire registry: lookups by name, alias, model provider, SDK and usage keys; log formats
 registered from above (as MIRA's traffic tap reader will register itself)."""
+
 from __future__ import annotations
 
 import json
@@ -39,16 +40,26 @@ def test_names_aliases_and_what_each_wire_is() -> None:
     assert get_dialect("google").name == get_dialect("gcp.vertex_ai").name == "gemini"
     assert usage_providers() == ("anthropic", "openai", "openai-responses", "gemini")
     assert [(d, get_dialect(d).provider, get_dialect(d).builds_body) for d in dialect_names()] == [
-        ("anthropic", "anthropic", True), ("openai", "openai", True), ("openai-responses", "openai-responses", False),
-        ("gemini", "gemini", False), ("mira", "anthropic", True)]
-    with pytest.raises(ValueError, match=r"^unknown wire 'x'; wires: anthropic, openai, openai-responses, gemini, "
-                                         r"mira$"):
+        ("anthropic", "anthropic", True),
+        ("openai", "openai", True),
+        ("openai-responses", "openai-responses", False),
+        ("gemini", "gemini", False),
+        ("mira", "anthropic", True),
+    ]
+    with pytest.raises(
+        ValueError,
+        match=r"^unknown wire 'x'; wires: anthropic, openai, openai-responses, gemini, "
+        r"mira$",
+    ):
         get_dialect("x")
 
 
 def test_a_model_s_provider_resolves_to_its_wire() -> None:
-    assert [dialect_for_provider(p).name for p in ("anthropic", "openai", "google")] == ["anthropic", "openai",
-                                                                                          "gemini"]
+    assert [dialect_for_provider(p).name for p in ("anthropic", "openai", "google")] == [
+        "anthropic",
+        "openai",
+        "gemini",
+    ]
     with pytest.raises(ValueError, match=r"^no wire is registered for 'mistral' models; wires: "):
         dialect_for_provider("mistral")
     # the wire a view assumes: the one asked for, else the session's when it serves the model, else the provider's
@@ -56,8 +67,11 @@ def test_a_model_s_provider_resolves_to_its_wire() -> None:
     assert choose_wire(None, "mira", "anthropic", "m").name == "mira"
     assert choose_wire(None, "mira", "openai", "gpt").name == "openai"
     assert choose_wire("mira", None, "anthropic", "m").name == "mira"
-    with pytest.raises(ValueError, match=r"^gemini-2.5-pro is a google model; the mira wire sends to anthropic "
-                                         r"models$"):
+    with pytest.raises(
+        ValueError,
+        match=r"^gemini-2.5-pro is a google model; the mira wire sends to anthropic "
+        r"models$",
+    ):
         choose_wire("mira", None, "google", "gemini-2.5-pro")
     assert wire_for_layout("original") == "mira" and wire_for_layout("default") is None
 
@@ -65,21 +79,46 @@ def test_a_model_s_provider_resolves_to_its_wire() -> None:
 def test_sdks_usage_and_bodies_find_their_wire() -> None:
     assert dialect_for_sdk("anthropic").name == "anthropic" and dialect_for_sdk("openai").name == "openai"
     assert sdk_clients() == ("anthropic.Anthropic", "openai.OpenAI")
-    with pytest.raises(TypeError, match=r"^client must be an anthropic.Anthropic or openai.OpenAI client, got a "
-                                        r"httpx object$"):
+    with pytest.raises(
+        TypeError,
+        match=r"^client must be an anthropic.Anthropic or openai.OpenAI client, got a "
+        r"httpx object$",
+    ):
         dialect_for_sdk("httpx")
-    named = {key: usage_dialect(usage).name for key, usage in {  # type: ignore[union-attr]
-        "messages": {"input_tokens": 1, "output_tokens": 1},
-        "chat": {"prompt_tokens": 1, "completion_tokens": 1},
-        "responses": {"input_tokens": 1, "output_tokens": 1, "total_tokens": 2},
-        "gemini": {"promptTokenCount": 1}, "gemini sdk": {"prompt_token_count": 1}}.items()}
-    assert named == {"messages": "anthropic", "chat": "openai", "responses": "openai-responses", "gemini": "gemini",
-                     "gemini sdk": "gemini"}
+    named = {
+        key: usage_dialect(usage).name
+        for key, usage in {  # type: ignore[union-attr]
+            "messages": {"input_tokens": 1, "output_tokens": 1},
+            "chat": {"prompt_tokens": 1, "completion_tokens": 1},
+            "responses": {"input_tokens": 1, "output_tokens": 1, "total_tokens": 2},
+            "gemini": {"promptTokenCount": 1},
+            "gemini sdk": {"prompt_token_count": 1},
+        }.items()
+    }
+    assert named == {
+        "messages": "anthropic",
+        "chat": "openai",
+        "responses": "openai-responses",
+        "gemini": "gemini",
+        "gemini sdk": "gemini",
+    }
     assert usage_dialect({"tokens": 1}) is None
-    bodies = [{"model": "claude-x", "messages": []}, {"messages": [{"role": "system", "content": "s"}]},
-              {"input": "hi"}, {"messages": [], "max_tokens": 5}, {"messages": []}, {"nothing": 1}]
+    bodies = [
+        {"model": "claude-x", "messages": []},
+        {"messages": [{"role": "system", "content": "s"}]},
+        {"input": "hi"},
+        {"messages": [], "max_tokens": 5},
+        {"messages": []},
+        {"nothing": 1},
+    ]
     assert [None if (d := body_dialect(b)) is None else d.name for b in bodies] == [
-        "anthropic", "openai", "openai-responses", "anthropic", "openai", None]
+        "anthropic",
+        "openai",
+        "openai-responses",
+        "anthropic",
+        "openai",
+        None,
+    ]
 
 
 def test_a_dialect_is_registered_once() -> None:
@@ -101,10 +140,15 @@ def test_a_dialect_is_registered_once() -> None:
 
 
 def test_imported_requests_name_their_provider() -> None:
-    providers = {name: {r.provider for r in import_log(DATA / name).requests}
-                 for name in ("support_anthropic.jsonl", "support_openai_chat.jsonl", "support_openai_responses.jsonl")}
-    assert providers == {"support_anthropic.jsonl": {"anthropic"}, "support_openai_chat.jsonl": {"openai"},
-                         "support_openai_responses.jsonl": {"openai"}}
+    providers = {
+        name: {r.provider for r in import_log(DATA / name).requests}
+        for name in ("support_anthropic.jsonl", "support_openai_chat.jsonl", "support_openai_responses.jsonl")
+    }
+    assert providers == {
+        "support_anthropic.jsonl": {"anthropic"},
+        "support_openai_chat.jsonl": {"openai"},
+        "support_openai_responses.jsonl": {"openai"},
+    }
 
 
 class TapReader:
@@ -129,12 +173,20 @@ def test_a_log_format_registered_from_above_is_detected_and_read(tmp_path: Path)
         register_log_format(LogFormat("x"))
     with pytest.raises(ValueError, match=r"^log format 'otlp' is already registered; pass replace=True$"):
         register_log_format(LogFormat("otlp", TapReader))
-    register_log_format(LogFormat("test-tap", TapReader, detect=lambda v: isinstance(v, dict) and "tap" in v,
-                                  priority=1, title="a test tap"), replace=True)
+    register_log_format(
+        LogFormat(
+            "test-tap", TapReader, detect=lambda v: isinstance(v, dict) and "tap" in v, priority=1, title="a test tap"
+        ),
+        replace=True,
+    )
     try:
         path = tmp_path / "tap.jsonl"
-        body = {"model": "claude-sonnet-4-6", "max_tokens": 5, "system": [{"type": "text", "text": "S"}],
-                "messages": [{"role": "user", "content": "Hi"}]}
+        body = {
+            "model": "claude-sonnet-4-6",
+            "max_tokens": 5,
+            "system": [{"type": "text", "text": "S"}],
+            "messages": [{"role": "user", "content": "Hi"}],
+        }
         path.write_text(json.dumps({"tap": body}) + "\n", encoding="utf-8")
         log = import_log(path)
         assert [(r.dialect, r.provider, r.model) for r in log.requests] == [("mira", "anthropic", "claude-sonnet-4-6")]

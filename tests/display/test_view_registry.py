@@ -1,6 +1,7 @@
 """The registry of rich views (wm_kernel.utils.views.RICH_VIEWS) names every class of the kit that
 shows richly in a notebook, so the browser's contrast test, which draws its list from it, cannot
 leave a view out."""
+
 from __future__ import annotations
 
 import importlib
@@ -22,8 +23,11 @@ def rich_classes() -> set[str]:
                 continue
             module = importlib.import_module(info.name)
             for value in vars(module).values():
-                if isinstance(value, type) and value.__module__ == module.__name__ \
-                        and any(name in vars(value) for name in RICH):
+                if (
+                    isinstance(value, type)
+                    and value.__module__ == module.__name__
+                    and any(name in vars(value) for name in RICH)
+                ):
                     found.add(f"{value.__module__}:{value.__qualname__}")
     return found
 
@@ -78,7 +82,7 @@ def test_every_registered_view_shows_its_cell_and_no_dollar_reads_as_math() -> N
         set_current_session(None)
     for name, page in shown.items():
         if not name.startswith("wm_kernel."):
-            continue   # pandas frames: JupyterLab's own tables
+            continue  # pandas frames: JupyterLab's own tables
         outside_svg = re.sub(r"<svg.*?</svg>", "", page, flags=re.S)
         runs = [run for run in re.split(r"<[^>]*>", outside_svg) if "$" in run]
         assert runs == [], f"{name}: a $ MathJax would read: {runs[:2]}"

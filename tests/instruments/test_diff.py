@@ -1,4 +1,5 @@
 """diff_prompts / Session.diff: per-section status, unified diffs, escaped HTML."""
+
 from __future__ import annotations
 
 import re
@@ -28,9 +29,14 @@ class Tip(sample_trinkets.Directives):
 
 
 def make_session(continuum_id="a", layout=None):
-    return Session(base_prompt="You help {first_name}.", profile=Profile(first_name="Ada"),
-                   clock=ManualClock("2026-11-30T09:00:00+00:00"), continuum_id=continuum_id,
-                   trinkets=[Directives, Ticker, Tip], layout=layout)
+    return Session(
+        base_prompt="You help {first_name}.",
+        profile=Profile(first_name="Ada"),
+        clock=ManualClock("2026-11-30T09:00:00+00:00"),
+        continuum_id=continuum_id,
+        trinkets=[Directives, Ticker, Tip],
+        layout=layout,
+    )
 
 
 def test_session_diff_between_two_turns_as_text():
@@ -44,7 +50,9 @@ def test_session_diff_between_two_turns_as_text():
     assert isinstance(d, PromptDiff)
     assert d.changed_sections == ["behavioral_directives", "datetime_section", "peanutgallery_guidance"]
     assert d.counts() == {"added": 1, "removed": 0, "changed": 2, "unchanged": 1}
-    assert str(d) == """\
+    assert (
+        str(d)
+        == """\
 turn 0 -> turn 1: 2 changed, 1 added, 0 removed, 1 unchanged
 = base_prompt (system)
 ~ behavioral_directives (system)
@@ -65,6 +73,7 @@ turn 0 -> turn 1: 2 changed, 1 added, 0 removed, 1 unchanged
 +++ turn 1/peanutgallery_guidance
 @@ -0,0 +1 @@
 +Slow down."""
+    )
     # turn_b defaults to the latest recorded turn; the same turn diffs to nothing
     assert s.diff(0).changed_sections == d.changed_sections
     assert not s.diff(1, 1)
@@ -78,10 +87,17 @@ def test_removed_sections_stay_where_they_were():
     s.advance_turn()
     d = s.diff(0, 1)
     assert [(x.name, x.status) for x in d.sections] == [
-        ("base_prompt", "unchanged"), ("behavioral_directives", "unchanged"),
-        ("datetime_section", "unchanged"), ("peanutgallery_guidance", "removed")]
+        ("base_prompt", "unchanged"),
+        ("behavioral_directives", "unchanged"),
+        ("datetime_section", "unchanged"),
+        ("peanutgallery_guidance", "removed"),
+    ]
     assert d.section("peanutgallery_guidance").lines == (
-        "--- turn 0/peanutgallery_guidance", "+++ /dev/null", "@@ -1 +0,0 @@", "-Slow down.")
+        "--- turn 0/peanutgallery_guidance",
+        "+++ /dev/null",
+        "@@ -1 +0,0 @@",
+        "-Slow down.",
+    )
 
 
 def test_diff_between_two_sessions_shows_a_moved_section():
@@ -93,27 +109,41 @@ def test_diff_between_two_sessions_shows_a_moved_section():
     assert d.summary() == "a turn 0 -> b turn 0: 1 changed, 0 added, 0 removed, 2 unchanged"
     moved = d.section("datetime_section")
     assert (moved.status, moved.old_placement, moved.new_placement, moved.lines) == (
-        "changed", "notification", "system", ())
+        "changed",
+        "notification",
+        "system",
+        (),
+    )
     assert moved.header() == "~ datetime_section (moved notification -> system)"
     # the same through diff_prompts and prompt_at
-    assert str(diff_prompts(a.prompt_at(0), b.prompt_at(0), old_label="a turn 0",
-                            new_label="b turn 0")) == str(d)
+    assert str(diff_prompts(a.prompt_at(0), b.prompt_at(0), old_label="a turn 0", new_label="b turn 0")) == str(d)
 
 
 def test_five_key_dicts_are_diffed_by_field():
-    old = {"cached_content": "base", "non_cached_content": "", "conversation_prefix_items": [],
-           "post_history_items": ["doc v1"], "notification_center": "hud"}
+    old = {
+        "cached_content": "base",
+        "non_cached_content": "",
+        "conversation_prefix_items": [],
+        "post_history_items": ["doc v1"],
+        "notification_center": "hud",
+    }
     new = dict(old, post_history_items=["doc v2", "extra"])
     d = diff_prompts(old, new)
     assert [(x.name, x.status) for x in d.sections] == [
-        ("cached_content", "unchanged"), ("non_cached_content", "unchanged"),
-        ("post_history_items[0]", "changed"), ("post_history_items[1]", "added"),
-        ("notification_center", "unchanged")]
+        ("cached_content", "unchanged"),
+        ("non_cached_content", "unchanged"),
+        ("post_history_items[0]", "changed"),
+        ("post_history_items[1]", "added"),
+        ("notification_center", "unchanged"),
+    ]
     # a ComposedPrompt without section records is compared the same way
     composer = SystemPromptComposer()
     composer.set_base_prompt("base")
     assert diff_prompts(old, composer.compose()).changed_sections == [
-        "cached_content", "post_history_items[0]", "notification_center"]
+        "cached_content",
+        "post_history_items[0]",
+        "notification_center",
+    ]
 
 
 def test_html_escapes_hostile_prompt_text():
@@ -124,8 +154,9 @@ def test_html_escapes_hostile_prompt_text():
     page = s.diff(0, 1)._repr_html_()
     assert "<script>" not in page and "<img" not in page
     assert "&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt; &amp; &lt;img src=x onerror=alert(1)&gt;" in page
-    assert page.startswith('<div class="mathjax_ignore tex2jax_ignore"><div class="wm-diff"><p><b>'
-                           'turn 0 -&gt; turn 1: 0 changed, 1 added')
+    assert page.startswith(
+        '<div class="mathjax_ignore tex2jax_ignore"><div class="wm-diff"><p><b>turn 0 -&gt; turn 1: 0 changed, 1 added'
+    )
 
 
 def test_bad_input_is_a_clear_error():
@@ -146,10 +177,8 @@ def test_html_follows_the_theme():
     page = diff_prompts(old, new)._repr_html_()
     # no fixed light backgrounds (unreadable in a dark theme): theme variables or translucent tints
     assert "background:#" not in page
-    colours = (re.findall(r'[;"](?:color|background):([^;"]+)', page)
-               + re.findall(r'solid ([^;"]+)', page))
-    assert colours and all(c.startswith(("var(--jp-", "rgba(", "color-mix(in srgb, var(--jp-"))
-                           for c in colours)
-    assert f"border-left:3px solid {style.WARN}" in page      # changed
-    assert f"border-left:3px solid {style.SUCCESS}" in page   # added
+    colours = re.findall(r'[;"](?:color|background):([^;"]+)', page) + re.findall(r'solid ([^;"]+)', page)
+    assert colours and all(c.startswith(("var(--jp-", "rgba(", "color-mix(in srgb, var(--jp-")) for c in colours)
+    assert f"border-left:3px solid {style.WARN}" in page  # changed
+    assert f"border-left:3px solid {style.SUCCESS}" in page  # added
     assert re.search(r'<span style="background:rgba\([^)]*\)">\+c</span>', page)

@@ -1,4 +1,5 @@
 """Growth forecast: linear and exponential feeds, when a limit is reached, and how sure it is."""
+
 from __future__ import annotations
 
 import pandas as pd
@@ -17,8 +18,7 @@ def frame(sizes: list[int]) -> pd.DataFrame:
 
 
 def test_a_linear_feed_reaches_its_limit_on_the_turn_the_line_says() -> None:
-    f = forecast(frame([50 + 20 * t for t in range(20)]), window=10_150,
-                 section_limits={"growing": 4_000})
+    f = forecast(frame([50 + 20 * t for t in range(20)]), window=10_150, section_limits={"growing": 4_000})
     assert f.sections["growing"].model == "linear"
     assert f.sections["growing"].rate == pytest.approx(20.0)
     assert f.sections["base_prompt"].model == "flat"
@@ -27,11 +27,12 @@ def test_a_linear_feed_reaches_its_limit_on_the_turn_the_line_says() -> None:
     assert (w_name, window.turn, l_name, limit.turn) == ("window", 500, "limit", 198)
     assert f.lines() == [
         "prompt reaches the window (10,150 tokens) near turn 500 (firm linear fit, r2 1.00)",
-        "growing reaches the limit (4,000 tokens) near turn 198 (firm linear fit, r2 1.00)"]
+        "growing reaches the limit (4,000 tokens) near turn 198 (firm linear fit, r2 1.00)",
+    ]
 
 
 def test_an_exponential_feed_is_fitted_as_one() -> None:
-    g = fit_growth(range(15), [round(40 * 1.2 ** t) for t in range(15)])
+    g = fit_growth(range(15), [round(40 * 1.2**t) for t in range(15)])
     assert g.model == "exponential" and g.rate == pytest.approx(0.2, abs=0.01)
     # 40 * 1.2^t >= 100,000 from t = 42.9
     assert g.turn_reaching(100_000) == 43
@@ -44,14 +45,14 @@ def test_noise_widens_the_band_and_lowers_the_sureness() -> None:
     g = fit_growth(range(12), noisy)
     assert g.model == "linear" and g.sureness in ("rough", "weak")
     low, high = g.turns_reaching(1_000)
-    assert low is not None and (high is None or high - low > 20)   # None: the band reaches no growth
+    assert low is not None and (high is None or high - low > 20)  # None: the band reaches no growth
 
 
 def test_a_shrinking_or_flat_series_never_reaches_a_limit_and_says_so() -> None:
     f = forecast(frame([500 - 10 * t for t in range(10)]), window=100_000)
     assert f.crossings[0][1].turn is None
     assert f.lines() == ["prompt does not grow toward the window (linear fit)"]
-    assert fit_growth([0, 1], [5, 9]).model == "flat"   # two points say nothing about a rate
+    assert fit_growth([0, 1], [5, 9]).model == "flat"  # two points say nothing about a rate
 
 
 def test_a_limit_already_passed_is_the_last_turn() -> None:
@@ -72,7 +73,7 @@ def test_a_session_history_forecasts_its_growing_section() -> None:
     g = f.sections["peanutgallery_guidance"]
     assert g.model == "linear" and g.sureness == "firm"
     turn = f.crossings[1][1].turn
-    assert turn is not None and 60 < turn < 100   # about 24 tokens a turn
+    assert turn is not None and 60 < turn < 100  # about 24 tokens a turn
 
 
 def test_bad_input() -> None:
@@ -96,14 +97,26 @@ def test_the_request_view_forecasts_the_budgeted_prompt_and_the_whole_request_ap
     from wm_kernel.instruments.exchange import Exchange
     from wm_kernel.instruments.history import History
 
-    s = Session(base_prompt="You help {first_name}. " + "Keep it short. " * 200, model="claude-sonnet-4-6",
-                clock=ManualClock("2026-11-30T09:00:00+00:00"), trinkets=[], token_budget=6_000)
+    s = Session(
+        base_prompt="You help {first_name}. " + "Keep it short. " * 200,
+        model="claude-sonnet-4-6",
+        clock=ManualClock("2026-11-30T09:00:00+00:00"),
+        trinkets=[],
+        token_budget=6_000,
+    )
     history = History.of(s)
     for turn in range(10):
         s.compose()
-        history.record_exchange(Exchange(turn=turn, provider="anthropic", model="claude-sonnet-4-6",
-                                         user=f"Question {turn}: " + "why? " * 40,
-                                         reply="Because. " * 150, max_tokens=512))
+        history.record_exchange(
+            Exchange(
+                turn=turn,
+                provider="anthropic",
+                model="claude-sonnet-4-6",
+                user=f"Question {turn}: " + "why? " * 40,
+                reply="Because. " * 150,
+                max_tokens=512,
+            )
+        )
         s.advance_turn()
     s.compose()
     view = request_view(s)

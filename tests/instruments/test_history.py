@@ -1,4 +1,5 @@
 """History: one row per (turn, section), texts stored once, prompts rebuilt, persisted in SQLite."""
+
 from __future__ import annotations
 
 import pandas as pd
@@ -17,9 +18,14 @@ from wm_kernel.tokens import EstimateTokenizer, TokenCounter
 
 
 def make_session(store=None, continuum_id="c-1", trinkets=(Directives, Ticker, Doc)):
-    s = Session(base_prompt="You help {first_name}.", profile=Profile(first_name="Ada"),
-                clock=ManualClock("2026-11-30T09:00:00+00:00"), trinkets=list(trinkets),
-                store=store, continuum_id=continuum_id)
+    s = Session(
+        base_prompt="You help {first_name}.",
+        profile=Profile(first_name="Ada"),
+        clock=ManualClock("2026-11-30T09:00:00+00:00"),
+        trinkets=list(trinkets),
+        store=store,
+        continuum_id=continuum_id,
+    )
     s.recorder.counter = TokenCounter(EstimateTokenizer())
     return s
 
@@ -41,8 +47,10 @@ def test_history_has_one_row_per_turn_and_section_in_output_order():
     df = s.history
     assert list(df.columns) == FRAME_COLUMNS
     # pandas shows "no trinket" (the base prompt) as a missing value
-    rows = [tuple(None if pd.isna(v) else v for v in r)
-            for r in df.drop(columns=["digest", "priority", "dropped", "reply", "usage"]).itertuples(index=False)]
+    rows = [
+        tuple(None if pd.isna(v) else v for v in r)
+        for r in df.drop(columns=["digest", "priority", "dropped", "reply", "usage"]).itertuples(index=False)
+    ]
     assert rows == [
         (0, 1, "system", "base_prompt", None, 256, 64, True, True),
         (0, 1, "system", "behavioral_directives", "Directives", 9, 3, True, True),
@@ -69,13 +77,16 @@ def test_a_turn_composed_twice_keeps_its_last_compose():
     s.compose()
     assert s.recorder.turns == [0]
     assert s.prompt_at(0).section("behavioral_directives").content == "Second thoughts."
-    assert s.history["section"].tolist() == ["base_prompt", "behavioral_directives", "domaindoc",
-                                             "datetime_section"]
+    assert s.history["section"].tolist() == ["base_prompt", "behavioral_directives", "domaindoc", "datetime_section"]
 
 
 def test_prompt_at_rebuilds_exactly_what_was_composed_with_every_builtin_trinket():
-    s = Session(base_prompt="You help {first_name}.", profile=Profile(first_name="Ada"),
-                clock=ManualClock("2026-11-30T09:00:00+00:00"), continuum_id="c-1")
+    s = Session(
+        base_prompt="You help {first_name}.",
+        profile=Profile(first_name="Ada"),
+        clock=ManualClock("2026-11-30T09:00:00+00:00"),
+        continuum_id="c-1",
+    )
     composed = {0: s.compose()}
     s.trinket("PeanutGalleryTrinket").add_guidance("concern", "Slow </mira:hud> down.", ttl=2)
     for turn in range(1, 7):
@@ -230,8 +241,8 @@ def test_the_tokens_column_follows_a_change_of_tokenizer():
 
 def test_history_is_an_observer_attached_to_a_session():
     s = Session(clock=ManualClock("2026-11-30T09:00:00+00:00"), trinkets=[Ticker], instruments=())
-    s.compose()                      # nothing attached yet: not recorded
-    history = History.of(s)          # attached on first use, records from now on
+    s.compose()  # nothing attached yet: not recorded
+    history = History.of(s)  # attached on first use, records from now on
     assert History.of(s) is history is s.recorder and history.turns == []
     s.advance_turn(2)
     assert history.turns == [1, 2]
@@ -255,9 +266,12 @@ def test_a_custom_hud_frame_travels_as_metadata_and_is_rebuilt(tmp_path):
 def test_a_memory_store_is_not_written_a_sqlite_one_is(tmp_path):
     in_memory = make_session()
     in_memory.compose()
-    assert in_memory.store.keys("history:") == []     # the History holds it all itself
+    assert in_memory.store.keys("history:") == []  # the History holds it all itself
     on_disk = make_session(SQLiteStore(tmp_path / "wm.sqlite"))
     on_disk.compose()
-    assert on_disk.store.keys("history") == ["history-entries:notebook", "history-texts:notebook",
-                                             "history:notebook:c-1"]
+    assert on_disk.store.keys("history") == [
+        "history-entries:notebook",
+        "history-texts:notebook",
+        "history:notebook:c-1",
+    ]
     assert on_disk.store.hget("history:notebook:c-1", "0")["v"] == 1

@@ -1,4 +1,5 @@
 """The wire view: every byte of a request body owned once, tools, the window, %request."""
+
 from __future__ import annotations
 
 import json
@@ -31,15 +32,22 @@ def check_owned(wire: Any) -> None:
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(base=text, sections=st.lists(st.tuples(st.sampled_from(PLACEMENTS), text, st.booleans()),
-                                    max_size=6),
-       history=st.lists(text, max_size=4), provider=st.sampled_from(["anthropic", "openai"]),
-       tools=st.integers(0, 2))
-def test_every_character_of_a_random_request_has_exactly_one_owner(base: str, sections: Any,
-                                                                    history: list[str], provider: str,
-                                                                    tools: int) -> None:
-    layout = Layout({p: ["base_prompt"] * (p == "system") + [f"s{i}" for i, (q, _, _) in enumerate(sections)
-                                                             if q == p] for p in PLACEMENTS})
+@given(
+    base=text,
+    sections=st.lists(st.tuples(st.sampled_from(PLACEMENTS), text, st.booleans()), max_size=6),
+    history=st.lists(text, max_size=4),
+    provider=st.sampled_from(["anthropic", "openai"]),
+    tools=st.integers(0, 2),
+)
+def test_every_character_of_a_random_request_has_exactly_one_owner(
+    base: str, sections: Any, history: list[str], provider: str, tools: int
+) -> None:
+    layout = Layout(
+        {
+            p: ["base_prompt"] * (p == "system") + [f"s{i}" for i, (q, _, _) in enumerate(sections) if q == p]
+            for p in PLACEMENTS
+        }
+    )
     composer = SystemPromptComposer(layout=layout)
     composer.set_base_prompt(base)
     for i, (_, content, cached) in enumerate(sections):
@@ -54,7 +62,7 @@ def test_every_character_of_a_random_request_has_exactly_one_owner(base: str, se
     for span in composed.blame():
         key, _, index = span.key.partition("[")
         whole = composed[key][int(index[:-1])] if index else composed[key]
-        carried[span.section] = carried.get(span.section, "") + whole[span.start:span.end]
+        carried[span.section] = carried.get(span.section, "") + whole[span.start : span.end]
     for owner in wire.owners:
         if owner.kind == "section":
             assert "".join(owner.text) == carried.pop(owner.label)
@@ -62,8 +70,11 @@ def test_every_character_of_a_random_request_has_exactly_one_owner(base: str, se
 
 
 def session() -> Session:
-    s = Session(base_prompt="You help {first_name}.", profile=Profile(first_name="Ada"),
-                clock=ManualClock("2026-11-30T09:00:00+00:00"))
+    s = Session(
+        base_prompt="You help {first_name}.",
+        profile=Profile(first_name="Ada"),
+        clock=ManualClock("2026-11-30T09:00:00+00:00"),
+    )
     s.trinket("PeanutGalleryTrinket").add_guidance("concern", 'Say "é" & <b>.', ttl=3)
     s.compose()
     return s
@@ -77,12 +88,26 @@ def lookup(city: str, days: int = 1) -> dict:  # type: ignore[type-arg]
 
 
 def test_the_owners_of_a_session_request_by_name() -> None:
-    wire = wire_request(session().composed, [{"role": "user", "content": "Hi"}], provider="anthropic",
-                        model="m", tools=[lookup], counter=COUNTER)
+    wire = wire_request(
+        session().composed,
+        [{"role": "user", "content": "Hi"}],
+        provider="anthropic",
+        model="m",
+        tools=[lookup],
+        counter=COUNTER,
+    )
     check_owned(wire)
     labels = [o.label for o in wire.owners]
-    assert labels == ["tool lookup", "base_prompt", "conversation_manifest", "message 0 (user)",
-                      "datetime_section", "peanutgallery_guidance", JSON_FRAMING, COMPOSER_FRAMING]
+    assert labels == [
+        "tool lookup",
+        "base_prompt",
+        "conversation_manifest",
+        "message 0 (user)",
+        "datetime_section",
+        "peanutgallery_guidance",
+        JSON_FRAMING,
+        COMPOSER_FRAMING,
+    ]
     guidance = next(o for o in wire.owners if o.label == "peanutgallery_guidance")
     assert guidance.placement == "notification" and guidance.trinket == "PeanutGalleryTrinket"
     assert 'Say "é" &amp; &lt;b&gt;.' in "".join(guidance.text)
@@ -93,19 +118,24 @@ def test_the_owners_of_a_session_request_by_name() -> None:
 
 
 def test_openai_joins_injected_parts_with_owned_blank_lines() -> None:
-    wire = wire_request(session().composed, [{"role": "user", "content": "Hi"}], provider="openai",
-                        model="gpt-x", counter=COUNTER)
+    wire = wire_request(
+        session().composed, [{"role": "user", "content": "Hi"}], provider="openai", model="gpt-x", counter=COUNTER
+    )
     check_owned(wire)
     joins = next(o for o in wire.owners if o.label == "joins between parts")
-    assert joins.text == ["\n\n", "\n\n"]   # system: cached + non-cached; user: "Hi" + the HUD
+    assert joins.text == ["\n\n", "\n\n"]  # system: cached + non-cached; user: "Hi" + the HUD
 
 
 def test_tool_schema_from_a_callable_and_bad_tools() -> None:
     assert tool_schema(lookup) == {
-        "name": "lookup", "description": "Weather for a city.",
-        "input_schema": {"type": "object", "properties": {"city": {"type": "string"},
-                                                          "days": {"type": "integer"}},
-                         "required": ["city"]}}
+        "name": "lookup",
+        "description": "Weather for a city.",
+        "input_schema": {
+            "type": "object",
+            "properties": {"city": {"type": "string"}, "days": {"type": "integer"}},
+            "required": ["city"],
+        },
+    }
     with pytest.raises(ValueError, match="needs a non-empty 'name'"):
         tool_schema({"description": "x"})
     with pytest.raises(ValueError, match="a def, not a lambda"):
@@ -114,11 +144,17 @@ def test_tool_schema_from_a_callable_and_bad_tools() -> None:
         tool_schema(3)  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="two tools share the name 'lookup'"):
         wire_request(session().composed, provider="anthropic", tools=[lookup, lookup], counter=COUNTER)
-    with pytest.raises(ValueError, match=r"^the gemini wire has no request body builder \(wires with one: "
-                                         r"anthropic, openai, mira\)$"):
+    with pytest.raises(
+        ValueError,
+        match=r"^the gemini wire has no request body builder \(wires with one: "
+        r"anthropic, openai, mira\)$",
+    ):
         wire_request(session().composed, provider="gemini", counter=COUNTER)
-    with pytest.raises(ValueError, match=r"^unknown wire 'bedrock'; wires: anthropic, openai, openai-responses, "
-                                         r"gemini, mira$"):
+    with pytest.raises(
+        ValueError,
+        match=r"^unknown wire 'bedrock'; wires: anthropic, openai, openai-responses, "
+        r"gemini, mira$",
+    ):
         wire_request(session().composed, provider="bedrock", counter=COUNTER)
 
 
@@ -129,10 +165,12 @@ def test_request_view_against_the_window() -> None:
     view = request_view(s, model="claude-sonnet-4-6", history=[{"role": "user", "content": "Hi"}])
     assert view.window == 200_000 and view.reserved == 64_000
     assert view.used == view.wire.tokens + 64_000
-    assert view.headline().startswith(f"turn 0, anthropic request for claude-sonnet-4-6: "
-                                      f"{view.wire.tokens:,} tokens + 64,000 reserved for the reply (the "
-                                      f"profile's max_output: nothing sent) = "
-                                      f"{view.used:,} of 200,000 (")
+    assert view.headline().startswith(
+        f"turn 0, anthropic request for claude-sonnet-4-6: "
+        f"{view.wire.tokens:,} tokens + 64,000 reserved for the reply (the "
+        f"profile's max_output: nothing sent) = "
+        f"{view.used:,} of 200,000 ("
+    )
     frame = view.frame()
     assert frame["tokens"].sum() == view.used
     assert frame.iloc[-1]["owner"] == "reserved for the reply"
@@ -152,6 +190,7 @@ def test_request_magic(ip: Any) -> None:
     # the view about gpt-5.4 counts with gpt-5.4's counter, whatever the session counts with
     assert view.counter_name == "tiktoken o200k_base" and "counted with tiktoken o200k_base" in view.headline()
     from wm_kernel.tokens import counter_for
+
     assert view.wire.owners[0].tokens == counter_for("gpt-5.4").count(view.wire.owners[0].text[0])
     assert any(o.label == "message 0 (user)" for o in view.wire.owners)
     with pytest.raises(UsageError, match="is a google model"):

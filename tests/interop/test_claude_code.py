@@ -1,5 +1,6 @@
 """Claude Code transcripts read as the model saw them: one fixture of our own for each fact of the
 format (the list in ../shared/real-logs/README.md), each usage figure equal to the raw file's."""
+
 from __future__ import annotations
 
 import json
@@ -30,8 +31,9 @@ def figures(session: ImportedSession) -> list[tuple[int, int, int, int, int]]:
     out = []
     for u in session.billed_usage():
         assert u is not None
-        out.append((u.input_tokens, u.cache_read_tokens, u.cache_write_5m_tokens, u.cache_write_1h_tokens,
-                    u.output_tokens))
+        out.append(
+            (u.input_tokens, u.cache_read_tokens, u.cache_write_5m_tokens, u.cache_write_1h_tokens, u.output_tokens)
+        )
     return out
 
 
@@ -43,36 +45,60 @@ def test_a_streamed_message_is_one_message_and_its_last_line_has_the_usage() -> 
     assert figures(session) == [(3, 16000, 0, 2400, 187), (5, 18400, 20, 100, 9)]
     first = session.request(0)
     assert (first.request_id, first.response_id, first.response_model, first.conversation_id) == (
-        "req_01S", "msg_01S", "claude-opus-4-6", "5e55a000-0000-4000-8000-000000000001")
-    assert names(session, 1) == ["msg[0] user", "msg[1] assistant [0] thinking", "msg[1] assistant [1] text",
-                                 "msg[1] assistant [2] tool_use", "msg[2] user [0] tool_result"]
+        "req_01S",
+        "msg_01S",
+        "claude-opus-4-6",
+        "5e55a000-0000-4000-8000-000000000001",
+    )
+    assert names(session, 1) == [
+        "msg[0] user",
+        "msg[1] assistant [0] thinking",
+        "msg[1] assistant [1] text",
+        "msg[1] assistant [2] tool_use",
+        "msg[2] user [0] tool_result",
+    ]
     assert session.prompt_at(1).conversation_prefix_items[1].count('"type": "tool_use"') == 1
-    assert len(session.prompt_at(1).conversation_prefix_items) == 3     # user, assistant, user
+    assert len(session.prompt_at(1).conversation_prefix_items) == 3  # user, assistant, user
     assert session.usage["output_tokens"].tolist() == [187, 9]
     assert session.usage["cache_creation_input_tokens"].tolist() == [2400, 120]
 
 
 def test_ordinary_lines_are_counted_and_skipped_not_errors(capsys: pytest.CaptureFixture[str]) -> None:
     session = load("streamed.jsonl")
-    assert session.skipped == {"file-history-snapshot": 1, "progress": 4, "queue-operation": 1, "summary": 1,
-                               "system": 1}
+    assert session.skipped == {
+        "file-history-snapshot": 1,
+        "progress": 4,
+        "queue-operation": 1,
+        "summary": 1,
+        "system": 1,
+    }
     assert main(["import", str(DATA / "streamed.jsonl")]) == 0
     captured = capsys.readouterr()
     assert captured.err == ""
-    assert "2 requests from streamed.jsonl (8 ordinary lines skipped: file-history-snapshot 1, progress 4, " \
-           "queue-operation 1, summary 1, system 1)" in captured.out
+    assert (
+        "2 requests from streamed.jsonl (8 ordinary lines skipped: file-history-snapshot 1, progress 4, "
+        "queue-operation 1, summary 1, system 1)" in captured.out
+    )
 
 
 def test_every_result_of_parallel_tool_calls_is_in_the_next_request() -> None:
     session = load("parallel.jsonl")
     assert [str(e) for e in session.errors] == []
     assert len(session) == 3
-    assert names(session, 1)[-4:] == ["msg[1] assistant [3] tool_use", "msg[2] user [0] tool_result",
-                                      "msg[2] user [1] tool_result", "msg[2] user [2] tool_result"]
+    assert names(session, 1)[-4:] == [
+        "msg[1] assistant [3] tool_use",
+        "msg[2] user [0] tool_result",
+        "msg[2] user [1] tool_result",
+        "msg[2] user [2] tool_result",
+    ]
     assert session.request(1).lines == (1, 2, 3, 4, 5, 6, 7, 8)
     # calls and results interleaved (call, result, call, result): one message each side
-    assert names(session, 2)[-4:] == ["msg[3] assistant [0] tool_use", "msg[3] assistant [1] tool_use",
-                                      "msg[4] user [0] tool_result", "msg[4] user [1] tool_result"]
+    assert names(session, 2)[-4:] == [
+        "msg[3] assistant [0] tool_use",
+        "msg[3] assistant [1] tool_use",
+        "msg[4] user [0] tool_result",
+        "msg[4] user [1] tool_result",
+    ]
     assert figures(session)[1] == (3, 15900, 0, 300, 61)
 
 
@@ -85,7 +111,7 @@ def test_a_rewound_branch_is_in_no_later_request_and_compaction_starts_a_chain()
     assert "Second attempt" in texts[2]
     # after the boundary the chain starts at the summary: nothing of before is sent again
     assert texts[3].startswith("This session is being continued") and "Second attempt" not in texts[3]
-    assert names(session, 3) == ["msg[0] user", "msg[0] user [1] text"]       # summary + prompt: one turn
+    assert names(session, 3) == ["msg[0] user", "msg[0] user [1] text"]  # summary + prompt: one turn
     assert [r.marks for r in session.requests] == [(), (), (), ("after-compaction",)]
 
 
@@ -96,17 +122,20 @@ def test_null_parent_files_and_lines_without_ids_are_read_in_file_order() -> Non
     assert figures(session) == [(20, 0, 0, 0, 35), (30, 0, 0, 0, 12)]
     no_ids = load("no_ids.jsonl")
     assert [str(e) for e in no_ids.errors] == []
-    assert len(no_ids) == 2                       # no message id: each assistant line its own request
+    assert len(no_ids) == 2  # no message id: each assistant line its own request
     assert names(no_ids, 1) == ["msg[0] user", "msg[1] assistant [0] text", "msg[2] user"]
 
 
 def test_sidechains_are_their_own_conversations_and_each_request_keeps_its_model() -> None:
     session = load("sidechain.jsonl")
-    assert [r.model for r in session.requests] == ["claude-sonnet-4-5-20250929", "claude-haiku-4-5-20251001",
-                                                   "claude-opus-4-6"]
+    assert [r.model for r in session.requests] == [
+        "claude-sonnet-4-5-20250929",
+        "claude-haiku-4-5-20251001",
+        "claude-opus-4-6",
+    ]
     assert [r.conversation for r in session.requests] == ["sidechain", "sidechain/sidechain-1", "sidechain"]
     assert [r.marks for r in session.requests] == [(), ("sidechain",), ()]
-    assert names(session, 1) == ["msg[0] user"]                     # the sidechain's own chain
+    assert names(session, 1) == ["msg[0] user"]  # the sidechain's own chain
     assert names(session, 2) == ["msg[0] user", "msg[1] assistant [0] text", "msg[2] user"]
 
 
@@ -122,8 +151,13 @@ def test_a_session_brings_its_subagents_each_its_own_conversation() -> None:
     compaction = by_id["req_01K"]
     assert compaction.marks == ("compaction",)
     assert [s.name for s in compaction.sections if s.kind != "framing"] == [
-        "msg[0] user", "msg[1] assistant [0] text", "msg[2] user", "msg[3] assistant [0] text", "msg[4] user"]
-    assert compaction.lines == (1,)             # its own file's line; the rest are the session's
+        "msg[0] user",
+        "msg[1] assistant [0] text",
+        "msg[2] user",
+        "msg[3] assistant [0] text",
+        "msg[4] user",
+    ]
+    assert compaction.lines == (1,)  # its own file's line; the rest are the session's
     # the subagent's streamed message: its last line's usage
     assert (by_id["req_01T"].usage or {})["output_tokens"] == 40
     # a folder imports the same
@@ -153,20 +187,22 @@ def test_requests_share_their_lines_sections_instead_of_copying_the_conversation
     first, later = session.request(0).sections, session.request(2).sections
     assert all(a is b for a, b in zip(first, later, strict=False))
     assert session.request(2).source is None
-    assert session.replay(2) == "".join((DATA / "parallel.jsonl").read_text(encoding="utf-8")
-                                        .split("\n")[n - 1] for n in session.request(2).lines)
+    assert session.replay(2) == "".join(
+        (DATA / "parallel.jsonl").read_text(encoding="utf-8").split("\n")[n - 1] for n in session.request(2).lines
+    )
 
 
 def test_a_looping_parent_chain_is_reported_and_does_not_hang(tmp_path: Path) -> None:
     rows = [json.loads(line) for line in (DATA / "parallel.jsonl").read_text(encoding="utf-8").splitlines()]
-    rows[0]["parentUuid"] = "z2"                          # u1 -> z2 -> z1 -> u1
+    rows[0]["parentUuid"] = "z2"  # u1 -> z2 -> z1 -> u1
     rows.append({**rows[0], "uuid": "z1", "parentUuid": "u1", "message": {"role": "user", "content": "loop"}})
     rows.append({**rows[0], "uuid": "z2", "parentUuid": "z1", "message": {"role": "user", "content": "loop"}})
     path = tmp_path / "loop.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
     session = import_log(path)
     assert [str(e) for e in session.errors] == [
-        f"{path}:1: its parentUuid chain loops back to it (u1 -> z2 -> z1 -> u1): read as the start of a new chain"]
+        f"{path}:1: its parentUuid chain loops back to it (u1 -> z2 -> z1 -> u1): read as the start of a new chain"
+    ]
     assert len(session) == 3
 
 
@@ -187,7 +223,8 @@ def test_separators_inside_a_line_stay_inside_it_and_a_bad_byte_names_its_line(t
     partial = import_log(broken)
     column = lines[9].index(b"\xff") + 1
     assert [str(e) for e in partial.errors] == [
-        f"{broken}:10: not UTF-8: byte 0xff at column {column}; the line is skipped"]
+        f"{broken}:10: not UTF-8: byte 0xff at column {column}; the line is skipped"
+    ]
     assert len(partial) == 2
 
 
@@ -195,15 +232,22 @@ def test_the_generator_writes_what_the_import_reads(tmp_path: Path) -> None:
     made = claude_code_session(tmp_path / "gen.jsonl", turns=4, calls=3, seed=7)
     session = import_log(tmp_path / "gen.jsonl")
     assert [str(e) for e in session.errors] == []
-    assert len(session) == made.requests == 16        # 3 a turn, the rewound one, 3 of the subagent
+    assert len(session) == made.requests == 16  # 3 a turn, the rewound one, 3 of the subagent
     totals = [sum(column) for column in zip(*figures(session), strict=True)]
-    assert totals == [made.input_tokens, made.cache_read_tokens, made.cache_write_5m_tokens,
-                      made.cache_write_1h_tokens, made.output_tokens]
+    assert totals == [
+        made.input_tokens,
+        made.cache_read_tokens,
+        made.cache_write_5m_tokens,
+        made.cache_write_1h_tokens,
+        made.output_tokens,
+    ]
     marks = [r.marks for r in session.requests if r.marks]
     assert marks == [("after-compaction",), ("subagent",), ("subagent",), ("subagent",)]
-    assert (tmp_path / "gen.jsonl").read_bytes() == (claude_code_session(tmp_path / "again.jsonl", turns=4,
-                                                                          calls=3, seed=7).path.read_bytes()
-                                                     .replace(b"again", b"gen"))
+    assert (tmp_path / "gen.jsonl").read_bytes() == (
+        claude_code_session(tmp_path / "again.jsonl", turns=4, calls=3, seed=7)
+        .path.read_bytes()
+        .replace(b"again", b"gen")
+    )
 
 
 def test_a_copied_session_folder_imports_from_the_copy(tmp_path: Path) -> None:

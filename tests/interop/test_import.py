@@ -1,4 +1,5 @@
 """Importing other agents' logs: exact bytes, golden section tables, errors, and every instrument."""
+
 from __future__ import annotations
 
 import json
@@ -14,8 +15,14 @@ from wm_kernel.interop.imported import ImportedSession
 from wm_kernel.tokens import EstimateTokenizer, TokenCounter
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "interop"
-FIXTURES = ["support_anthropic.jsonl", "support_openai_chat.jsonl", "support_openai_responses.jsonl",
-            "claude_code_session.jsonl", "otlp_foreign.json", "support_anthropic_billed.jsonl"]
+FIXTURES = [
+    "support_anthropic.jsonl",
+    "support_openai_chat.jsonl",
+    "support_openai_responses.jsonl",
+    "claude_code_session.jsonl",
+    "otlp_foreign.json",
+    "support_anthropic_billed.jsonl",
+]
 
 
 def load(name: str) -> ImportedSession:
@@ -23,8 +30,9 @@ def load(name: str) -> ImportedSession:
 
 
 def table(session: ImportedSession, turn: int) -> list[tuple[str, str, str | None, int, str | None]]:
-    return [(s.name, s.kind, s.trinket, len(s.text), s.cache)
-            for s in session.request(turn).sections if s.kind != "framing"]
+    return [
+        (s.name, s.kind, s.trinket, len(s.text), s.cache) for s in session.request(turn).sections if s.kind != "framing"
+    ]
 
 
 @pytest.mark.parametrize("name", FIXTURES)
@@ -93,19 +101,21 @@ def test_openai_responses_sections_golden() -> None:
 def test_claude_code_requests_follow_the_chain_and_count_usage_once() -> None:
     session = load("claude_code_session.jsonl")
     assert [str(e) for e in session.errors] == []
-    assert len(session) == 2          # msg_01A (two lines) and msg_01B
+    assert len(session) == 2  # msg_01A (two lines) and msg_01B
     assert table(session, 1) == [
         ("msg[0] user <command-name>", "message", "user", 37, None),
         ("msg[0] user", "message", "user", 49, None),
         ("msg[0] user # Context", "message", "user", 24, None),
         ("msg[1] assistant [0] text", "message", "assistant", 19, None),
-        ("msg[1] assistant [1] tool_use", "message", "assistant", 110, None),   # one streamed message
+        ("msg[1] assistant [1] tool_use", "message", "assistant", 110, None),  # one streamed message
         ("msg[2] user [0] tool_result", "message", "user", 110, None),
     ]
-    assert session.request(1).lines == (2, 3, 4, 6)   # the snapshot line (5) is no message
+    assert session.request(1).lines == (2, 3, 4, 6)  # the snapshot line (5) is no message
     assert session.request(1).sent_at == datetime(2026, 11, 30, 12, 0, 5, tzinfo=UTC)
     assert session.usage[["cache_read_input_tokens", "cache_creation_input_tokens"]].values.tolist() == [
-        [14053, 7465], [21518, 120]]
+        [14053, 7465],
+        [21518, 120],
+    ]
 
 
 def test_foreign_otlp_spans_are_cut_from_their_gen_ai_attributes() -> None:
@@ -116,14 +126,18 @@ def test_foreign_otlp_spans_are_cut_from_their_gen_ai_attributes() -> None:
         ("msg[1] assistant", "message", "assistant", 100, None),
         ("msg[2] tool", "message", "tool", 70, None),
     ]
-    assert session.request(0).lines == (22,)    # the line of its spanId
+    assert session.request(0).lines == (22,)  # the line of its spanId
     assert session.usage["input_tokens"].tolist() == [2300, 2301]
 
 
 def test_usage_is_kept_in_the_providers_shape_and_read_in_one_vocabulary() -> None:
     session = load("support_anthropic.jsonl")
     assert dict(session.request(1).usage or {}) == {
-        "input_tokens": 4, "cache_creation_input_tokens": 180, "cache_read_input_tokens": 2040, "output_tokens": 61}
+        "input_tokens": 4,
+        "cache_creation_input_tokens": 180,
+        "cache_read_input_tokens": 2040,
+        "output_tokens": 61,
+    }
     assert session.request(1).usage_format == "anthropic"
     assert session.usage.loc[1].tolist()[3:] == [2224, 2040, 180, 61]
     chat = load("support_openai_chat.jsonl")
@@ -137,7 +151,8 @@ def test_a_bad_line_is_one_error_naming_file_and_line_and_the_rest_imports(tmp_p
     session = import_log(path)
     assert [str(e) for e in session.errors] == [
         f"{path}:2: malformed JSON: Expecting value at column 60",
-        f"{path}:4: not an Anthropic Messages request: no 'messages' list"]
+        f"{path}:4: not an Anthropic Messages request: no 'messages' list",
+    ]
     assert len(session) == 3
     assert [r.lines for r in session.requests] == [(1,), (3,), (5,)]
 
@@ -147,9 +162,11 @@ def test_an_unknown_format_is_one_clear_error(tmp_path: Path) -> None:
     path.write_text('{"hello": "world"}\n{"also": 1}\n', encoding="utf-8")
     with pytest.raises(ValueError) as caught:
         import_log(path)
-    assert str(caught.value) == (f"{path}:1: unknown format: not a request body, transcript line or OTLP "
-                                 f"document (anthropic, openai.chat, openai.responses, claude-code, mira-tap, otlp) "
-                                 f"(nothing imported)")
+    assert str(caught.value) == (
+        f"{path}:1: unknown format: not a request body, transcript line or OTLP "
+        f"document (anthropic, openai.chat, openai.responses, claude-code, mira-tap, otlp) "
+        f"(nothing imported)"
+    )
     with pytest.raises(ValueError, match=r"^unknown format 'csv'; formats: anthropic, "):
         import_log(path, format="csv")
     with pytest.raises(ValueError, match=r"missing.jsonl: cannot read the file"):
@@ -160,7 +177,7 @@ def test_user_rules_split_further() -> None:
     session = import_log(DATA / "support_anthropic.jsonl", rules=[r"^- Policy 40:"])
     names = [s.name for s in session.sections(0)]
     assert "system[0] <policies>" in names
-    assert "system[0] - Policy 40:" not in names    # inside an XML region: the region stays whole
+    assert "system[0] - Policy 40:" not in names  # inside an XML region: the region stays whole
     chat = import_log(DATA / "support_openai_chat.jsonl", rules=[r"^- Check"])
     assert "msg[0] developer - Check" in [s.name for s in chat.sections(0)]
 
@@ -171,17 +188,24 @@ def test_history_diff_first_change_and_blame() -> None:
     assert list(frame.columns[:6]) == ["turn", "segment", "placement", "section", "trinket", "chars"]
     changed = frame[(frame["turn"] == 3) & frame["changed"]]["section"].tolist()
     # the agent moves its cache mark to the newest message: msg[4] lost its mark (a string again)
-    assert changed == ["tool:track_parcel", "system[1] <customer_context>", "msg[4] user",
-                       "msg[5] assistant [0] tool_use", "msg[6] user [0] tool_result"]
+    assert changed == [
+        "tool:track_parcel",
+        "system[1] <customer_context>",
+        "msg[4] user",
+        "msg[5] assistant [0] tool_use",
+        "msg[6] user [0] tool_result",
+    ]
     first = session.first_change(2, 3)
     assert str(first) == "first change: cached_content at 80: tool:track_parcel (tools) -> tool:track_parcel (tools)"
     diff = session.diff(2, 3)
     assert "tool:track_parcel" in diff.changed_sections
-    assert "+{\"name\": \"track_parcel\", \"description\": \"Look up a parcel by its tracking number (12 " \
-           "characters, starts with PX).\"" in str(diff)
+    assert (
+        '+{"name": "track_parcel", "description": "Look up a parcel by its tracking number (12 '
+        'characters, starts with PX)."' in str(diff)
+    )
     prompt = session.prompt_at(0)
     spans = prompt.blame("cached_content")
-    assert "".join(prompt["cached_content"][s.start:s.end] for s in spans) == prompt["cached_content"]
+    assert "".join(prompt["cached_content"][s.start : s.end] for s in spans) == prompt["cached_content"]
     assert [s.section for s in spans[:3]] == ["tool:track_parcel", "(composer)", "tool:open_claim"]
 
 
@@ -192,8 +216,11 @@ def test_the_cache_simulator_runs_at_the_logs_send_times() -> None:
     assert turns["at"].tolist() == [r.sent_at for r in session.requests]
     assert turns["status"].tolist() == ["write", "partial", "partial", "write", "partial"]
     assert turns["divergent_label"].tolist()[1:] == [
-        "system[1] <customer_context> (system)", "system[1] <customer_context> (system)",
-        "tool:track_parcel (tools)", "system[1] <customer_context> (system)"]
+        "system[1] <customer_context> (system)",
+        "system[1] <customer_context> (system)",
+        "tool:track_parcel (tools)",
+        "system[1] <customer_context> (system)",
+    ]
     moved = [datetime(2026, 11, 30, 9, minute, tzinfo=UTC) for minute in (0, 1, 2, 3, 4)]
     assert session.cache_simulation(times=moved).turns["at"].tolist() == moved
     with pytest.raises(ValueError, match="times has 2 entries for 5 turns"):
@@ -237,7 +264,8 @@ def test_to_session_is_that_agents_request_not_miras(ip: Any) -> None:
     for turn in log.turns:
         prompt = live.prompt_at(turn)
         assert [(r.name, r.content) for r in prompt.sections] == [
-            (s.name, s.text) for s in log.sections(turn) if s.kind == "system"]
+            (s.name, s.text) for s in log.sections(turn) if s.kind == "system"
+        ]
         assert prompt["conversation_prefix_items"] == [] and prompt["notification_center"] == ""
         assert "MIRA" not in prompt["cached_content"] + prompt["non_cached_content"]
     view = request_view(live, 3)

@@ -1,4 +1,5 @@
 """``python -m wm_kernel import`` and ``%wm_import``."""
+
 from __future__ import annotations
 
 import shutil
@@ -14,28 +15,39 @@ DATA = Path(__file__).resolve().parents[1] / "data" / "interop"
 
 
 def test_import_prints_one_row_per_request_and_reports_skipped_lines(
-        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     path = tmp_path / "log.jsonl"
     shutil.copy(DATA / "bad_anthropic.jsonl", path)
     assert main(["import", str(path), "--model", "claude-sonnet-4-6"]) == 2
     out, err = capsys.readouterr()
-    assert err.splitlines() == [f"skipped {path}:2: malformed JSON: Expecting value at column 60",
-                                f"skipped {path}:4: not an Anthropic Messages request: no 'messages' list"]
+    assert err.splitlines() == [
+        f"skipped {path}:2: malformed JSON: Expecting value at column 60",
+        f"skipped {path}:4: not an Anthropic Messages request: no 'messages' list",
+    ]
     lines = out.splitlines()
     assert lines[0] == "3 requests from log.jsonl"
-    assert lines[1].split() == ["turn", "sent_at", "sections", "tokens", "first_change", "sim_status", "sim_read",
-                                "sim_written", "logged_read", "logged_written", "priced_as"]
+    assert lines[1].split() == [
+        "turn",
+        "sent_at",
+        "sections",
+        "tokens",
+        "first_change",
+        "sim_status",
+        "sim_read",
+        "sim_written",
+        "logged_read",
+        "logged_written",
+        "priced_as",
+    ]
     assert lines[3].split()[:3] == ["1", "2026-11-30", "09:00:40"]
-    assert "system[1] <customer_context>" in lines[3] and lines[3].split()[-3:] == ["2040", "180",
-                                                                                     "claude-sonnet-4-6"]
+    assert "system[1] <customer_context>" in lines[3] and lines[3].split()[-3:] == ["2040", "180", "claude-sonnet-4-6"]
 
 
-def test_import_shows_a_turns_sections_and_writes_the_trace(tmp_path: Path,
-                                                           capsys: pytest.CaptureFixture[str]) -> None:
+def test_import_shows_a_turns_sections_and_writes_the_trace(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     pytest.importorskip("opentelemetry.sdk")
     trace = tmp_path / "trace.json"
-    assert main(["import", str(DATA / "support_openai_chat.jsonl"), "--sections", "0",
-                 "--otlp-out", str(trace)]) == 0
+    assert main(["import", str(DATA / "support_openai_chat.jsonl"), "--sections", "0", "--otlp-out", str(trace)]) == 0
     out = capsys.readouterr().out
     assert "msg[0] developer ## Rules developer              system" in out
     assert out.splitlines()[-1] == f"trace written to {trace}"
@@ -46,12 +58,14 @@ def test_import_of_nothing_readable_exits_1(tmp_path: Path, capsys: pytest.Captu
     path = tmp_path / "x.jsonl"
     path.write_text("not json\n", encoding="utf-8")
     assert main(["import", str(path)]) == 1
-    assert capsys.readouterr().err == (f"python -m wm_kernel import: error: {path}:1: malformed JSON: Expecting "
-                                       f"value at column 1 (nothing imported)\n")
+    assert capsys.readouterr().err == (
+        f"python -m wm_kernel import: error: {path}:1: malformed JSON: Expecting value at column 1 (nothing imported)\n"
+    )
 
 
-def test_wm_import_returns_the_session_and_lists_skipped_lines(ip: Any, tmp_path: Path,
-                                                               capsys: pytest.CaptureFixture[str]) -> None:
+def test_wm_import_returns_the_session_and_lists_skipped_lines(
+    ip: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     from IPython.core.error import UsageError
 
     path = tmp_path / "my log.jsonl"
@@ -88,33 +102,41 @@ def test_wm_import_makes_the_log_the_current_session(ip: Any, capsys: pytest.Cap
     assert live is not before and imported_of(live) is log
     assert capsys.readouterr().out.splitlines()[-1] == (
         "current session: bad_anthropic.jsonl, 3 turns replayed, claude-sonnet-4-6 (%cache, %request, %wm_check "
-        "and %wm_dashboard show it; --keep-current keeps the previous session)")
+        "and %wm_dashboard show it; --keep-current keeps the previous session)"
+    )
     assert (live.turn, live.model) == (2, "claude-sonnet-4-6")
     # the magics that read the current session read the log's turns
     assert list(ip.run_line_magic("cache", "--no-advice").simulation.turns["turn"]) == [0, 1, 2]
     assert ip.run_line_magic("request", "1") is not None
 
 
-def test_a_log_that_cannot_be_replayed_leaves_the_current_session(ip: Any, tmp_path: Path,
-                                                                    capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_log_that_cannot_be_replayed_leaves_the_current_session(
+    ip: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     import json
 
     from wm_kernel.session import current_session
 
     path = tmp_path / "untimed.jsonl"
-    body = {"model": "claude-sonnet-4-6", "max_tokens": 10, "system": "Be brief.",
-            "messages": [{"role": "user", "content": "Hi"}]}
+    body = {
+        "model": "claude-sonnet-4-6",
+        "max_tokens": 10,
+        "system": "Be brief.",
+        "messages": [{"role": "user", "content": "Hi"}],
+    }
     path.write_text(json.dumps(body) + "\n", encoding="utf-8")
     before = current_session()
     ip.run_line_magic("wm_import", str(path))
     assert current_session() is before
     assert capsys.readouterr().out.splitlines()[-1] == (
         "the current session is unchanged: untimed.jsonl cannot be replayed into a live session (the log has no "
-        "send time for every request; a replayed session needs them)")
+        "send time for every request; a replayed session needs them)"
+    )
 
 
 def test_a_log_without_send_times_imports_at_the_gap_given_and_says_so(
-        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     import json
 
     body = {"model": "claude-haiku-4-5-20251001", "max_tokens": 64, "messages": [{"role": "user", "content": "hi"}]}

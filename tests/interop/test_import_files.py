@@ -1,5 +1,6 @@
 """import_log on paths that are not log files (issue 34 item 12): a FIFO, a device, a folder or
 JSON nested too deeply is one line, never a hang, a MemoryError or a RecursionError."""
+
 from __future__ import annotations
 
 import os

@@ -1,6 +1,7 @@
 """Log formats read right: OTLP in every usage convention (writes as writes), a malformed span as
 one issue, files that are one JSON document, the OTLP reader at scale, and the acceptance script
 over the real logs when they are there."""
+
 from __future__ import annotations
 
 import importlib.util
@@ -35,7 +36,11 @@ def test_the_anthropic_sdks_own_tracing_names_writes_cache_write() -> None:
     first = session.request(0)
     assert (first.request_id, first.conversation, first.model) == ("req_01F1", "conv-7", "claude-sonnet-4-5-20250929")
     assert (first.response_id, first.response_model, first.finish_reason, first.conversation_id) == (
-        "msg_01F1", "claude-sonnet-4-5-20250929", "end_turn", "conv-7")
+        "msg_01F1",
+        "claude-sonnet-4-5-20250929",
+        "end_turn",
+        "conv-7",
+    )
     assert session.request(1).response_id is None
 
 
@@ -52,17 +57,18 @@ def test_openinference_spans_read_with_their_messages_and_counts() -> None:
     assert [(s.name, s.kind, s.text) for s in session.sections(0)] == [
         ("tool:get_weather", "tool", '{"name": "get_weather", "input_schema": {"type": "object"}}'),
         ("msg[0] system", "system", "You are terse."),
-        ("msg[1] user", "message", "Weather in Paris?")]
+        ("msg[1] user", "message", "Weather in Paris?"),
+    ]
     request = session.request(0)
-    assert (request.provider, request.model, request.conversation) == ("anthropic", "claude-haiku-4-5-20251001",
-                                                                       "s-42")
+    assert (request.provider, request.model, request.conversation) == ("anthropic", "claude-haiku-4-5-20251001", "s-42")
 
 
 def test_one_malformed_span_is_one_issue_and_the_others_import() -> None:
     path = DATA / "otlp" / "one_bad_span.otlp.jsonl"
     session = import_log(path)
     assert [str(e) for e in session.errors] == [
-        f"{path}:2: span 'chat claude-sonnet-4-5-20250929': no 'startTimeUnixNano'; the span is skipped"]
+        f"{path}:2: span 'chat claude-sonnet-4-5-20250929': no 'startTimeUnixNano'; the span is skipped"
+    ]
     assert figures(session) == [(100, 0, 0, 5), (120, 0, 0, 6)]
 
 
@@ -73,7 +79,8 @@ def test_a_span_whose_input_excludes_cached_tokens_is_said_and_read_whole(tmp_pa
     session = import_log(path)
     assert [e.message for e in session.errors] == [
         "input tokens (100) fewer than cached (200) and written (1200) ones, which they include: read as not "
-        "including them"]
+        "including them"
+    ]
     assert figures(session)[0] == (100, 200, 1200, 30)
 
 
@@ -134,10 +141,10 @@ def _accept() -> object:
 
 def test_every_figure_of_the_real_logs_equals_a_plain_count(capsys: pytest.CaptureFixture[str]) -> None:
     accept: object = _accept()
-    folder = accept.default_folder()   # type: ignore[attr-defined]
+    folder = accept.default_folder()  # type: ignore[attr-defined]
     if folder is None:
         pytest.skip("../shared/real-logs (or /work/shared/real-logs) is absent: acceptance over real logs skipped")
-    status = accept.main([str(folder)])   # type: ignore[attr-defined]
+    status = accept.main([str(folder)])  # type: ignore[attr-defined]
     out = capsys.readouterr().out
     assert status == 0, out
     assert out.rstrip().endswith("all figures agree")

@@ -1,4 +1,5 @@
 """The stability check of an imported log: each request's cached prefix against the one before."""
+
 # ruff: noqa: E501  (the golden report is written out as the terminal shows it, long lines included)
 from __future__ import annotations
 
@@ -62,22 +63,46 @@ def test_one_request_is_not_applicable_and_perturbation_options_are_refused(tmp_
 
 @pytest.mark.slow
 def test_the_check_command_takes_a_log(tmp_path: Path) -> None:
-    run = subprocess.run([sys.executable, "-m", "wm_kernel", "check", str(PARCELLY)], capture_output=True,
-                         text=True, cwd=ROOT, check=False)
+    run = subprocess.run(
+        [sys.executable, "-m", "wm_kernel", "check", str(PARCELLY)],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        check=False,
+    )
     assert (run.returncode, run.stdout.rstrip("\n"), run.stderr) == (1, PARCELLY_REPORT, "")
-    stable = subprocess.run([sys.executable, "-m", "wm_kernel", "check", str(DATA / "support_anthropic_billed.jsonl")],
-                            capture_output=True, text=True, cwd=ROOT, check=False)
+    stable = subprocess.run(
+        [sys.executable, "-m", "wm_kernel", "check", str(DATA / "support_anthropic_billed.jsonl")],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        check=False,
+    )
     assert stable.returncode == 0 and stable.stdout.startswith("cache stability: stable: 1 checks (1 pass)")
-    refused = subprocess.run([sys.executable, "-m", "wm_kernel", "check", str(PARCELLY), "--only", "recompose"],
-                             capture_output=True, text=True, cwd=ROOT, check=False)
+    refused = subprocess.run(
+        [sys.executable, "-m", "wm_kernel", "check", str(PARCELLY), "--only", "recompose"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        check=False,
+    )
     assert refused.returncode == 2
-    assert refused.stderr == (f"python -m wm_kernel check: error: {PARCELLY} is a request log, not a scenario: --trinket, "
-                              f"--skip and --only choose perturbation checks of a scenario\n")
+    assert refused.stderr == (
+        f"python -m wm_kernel check: error: {PARCELLY} is a request log, not a scenario: --trinket, "
+        f"--skip and --only choose perturbation checks of a scenario\n"
+    )
     scenario = tmp_path / "s.jsonl"
-    scenario.write_text(json.dumps({"format": "wm-kernel-scenario", "version": 1,
-                                    "clock": "2026-11-30T09:00:00+00:00"}) + "\n", encoding="utf-8")
-    plain = subprocess.run([sys.executable, "-m", "wm_kernel", "check", str(scenario), "--only", "recompose"],
-                           capture_output=True, text=True, cwd=ROOT, check=False)
+    scenario.write_text(
+        json.dumps({"format": "wm-kernel-scenario", "version": 1, "clock": "2026-11-30T09:00:00+00:00"}) + "\n",
+        encoding="utf-8",
+    )
+    plain = subprocess.run(
+        [sys.executable, "-m", "wm_kernel", "check", str(scenario), "--only", "recompose"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        check=False,
+    )
     assert plain.returncode == 0 and "recompose" in plain.stdout
 
 
@@ -88,7 +113,9 @@ def test_a_log_without_cache_marks_is_not_applicable_and_says_why() -> None:
     report = check_stability(log)
     assert report.results[0].status == "not applicable"
     assert report.headline().startswith("cache stability: not applicable: 1 checks (1 not applicable)")
-    assert report.results[0].detail.startswith("no section of the log is in a cached prefix: its requests carry "
-                                               "no cache mark (a Claude Code transcript holds neither")
+    assert report.results[0].detail.startswith(
+        "no section of the log is in a cached prefix: its requests carry "
+        "no cache mark (a Claude Code transcript holds neither"
+    )
     # every section compared when asked: the bytes of the conversation can be checked all the same
     assert check_stability(log, scope="all").results[0].status in ("pass", "fail")

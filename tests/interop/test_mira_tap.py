@@ -1,5 +1,6 @@
 """MIRA's traffic tap: written as MIRA's utils/llm_tap.py writes it, read back, paired, and cut into
 the kit's sections (docs/mira-wire.md; the tap's format in reference mira_wire.md)."""
+
 from __future__ import annotations
 
 import re
@@ -29,11 +30,11 @@ from wm_kernel.interop.mira_tap import MARKERS, read_tap
 def sections(prompt: ComposedPrompt) -> dict[str, tuple[str, str, bool, str | None]]:
     """Each section as it is on the wire: a system section as the composer joined it (runs of
     three or more newlines made two, edge newlines dropped), the others as they are."""
+
     def shown(placement: str, text: str) -> str:
         return re.sub(r"\n{3,}", "\n\n", text).strip("\n") if placement == "system" else text
 
-    return {r.name: (r.placement, shown(r.placement, r.content), r.cache_policy, r.trinket)
-            for r in prompt.sections}
+    return {r.name: (r.placement, shown(r.placement, r.content), r.cache_policy, r.trinket) for r in prompt.sections}
 
 
 def spans(prompt: ComposedPrompt) -> list[tuple[str, int, int, str, str | None]]:
@@ -41,6 +42,7 @@ def spans(prompt: ComposedPrompt) -> list[tuple[str, int, int, str, str | None]]
 
 
 # -- tests ------------------------------------------------------------------------------------------
+
 
 def test_a_tap_written_as_mira_writes_it_reads_back_into_the_kits_sections(tmp_path: Path) -> None:
     s = session()
@@ -55,22 +57,31 @@ def test_a_tap_written_as_mira_writes_it_reads_back_into_the_kits_sections(tmp_p
         history += [("user", user), ("assistant", "Sure.")]
         s.advance_turn()
     raw = tap.requests.read_text(encoding="utf-8")
-    assert "\u2028" in raw and raw.count("\n") == 2       # raw, unescaped: one record a line
+    assert "\u2028" in raw and raw.count("\n") == 2  # raw, unescaped: one record a line
     log = load(tap.requests)
     assert [str(e) for e in log.errors] == []
     assert log.turns == [0, 1] and log.background == ()
     for turn, prompt in enumerate(prompts):
         back = log.prompt_at(turn)
-        assert dict(back) == dict(prompt)                  # the composer's five keys, exactly
-        assert sections(back) == sections(prompt)          # every section, its owner and policy
-        assert log.replay(turn) == raw.split("\n")[turn]   # the logged bytes, exactly
+        assert dict(back) == dict(prompt)  # the composer's five keys, exactly
+        assert sections(back) == sections(prompt)  # every section, its owner and policy
+        assert log.replay(turn) == raw.split("\n")[turn]  # the logged bytes, exactly
         # blame gives every character to the section or the composer the kit's own blame does
         assert spans(back) == spans(prompt)
     assert [r.trinket for r in log.prompt_at(0).sections] == [
-        None, "LoraTrinket", "ManifestTrinket", "GetContextTrinket", "DomaindocTrinket", "TimeManager",
-        "ReminderManager", "ProactiveMemoryTrinket", "PeanutGalleryTrinket"]
+        None,
+        "LoraTrinket",
+        "ManifestTrinket",
+        "GetContextTrinket",
+        "DomaindocTrinket",
+        "TimeManager",
+        "ReminderManager",
+        "ProactiveMemoryTrinket",
+        "PeanutGalleryTrinket",
+    ]
     assert ("notification_center", 0, 188, "(composer)", None) in [
-        (b.key, b.start, b.end, b.section, b.trinket) for b in log.blame(0)]
+        (b.key, b.start, b.end, b.section, b.trinket) for b in log.blame(0)
+    ]
 
 
 def test_the_wire_sections_carry_mira_breakpoints_and_placements(tmp_path: Path) -> None:
@@ -79,8 +90,9 @@ def test_the_wire_sections_carry_mira_breakpoints_and_placements(tmp_path: Path)
     tap.request(T0, mira_body(prompt, [("user", "Hi"), ("assistant", "Hello.")], "Next", tools=TOOLS))
     tap.response(T0 + 2, CHAT, message(CHAT, (10, 0, 4000)))
     log = load(tap.requests)
-    rows = [(s.name, s.kind, s.placement, s.trinket, s.cache) for s in log.sections(0)
-            if s.trinket not in ("(composer)",)]
+    rows = [
+        (s.name, s.kind, s.placement, s.trinket, s.cache) for s in log.sections(0) if s.trinket not in ("(composer)",)
+    ]
     assert rows == [
         ("tool:reminder_tool", "tool", "system", "tools", None),
         ("tool:web_tool", "tool", "system", "tools", "1h"),
@@ -100,8 +112,12 @@ def test_the_wire_sections_carry_mira_breakpoints_and_placements(tmp_path: Path)
     ]
     # the cache simulation sees MIRA's four breakpoints: tools, system and history 1h, domaindoc 5m
     marks = [(b.label, b.breakpoint) for b in log.cache_requests()[0].blocks if b.breakpoint]
-    assert marks == [("tool:web_tool (tools)", "1h"), ("context_search_results (GetContextTrinket)", "1h"),
-                     ("msg[1] assistant [0] text (assistant)", "1h"), ("domaindoc (DomaindocTrinket)", "5m")]
+    assert marks == [
+        ("tool:web_tool (tools)", "1h"),
+        ("context_search_results (GetContextTrinket)", "1h"),
+        ("msg[1] assistant [0] text (assistant)", "1h"),
+        ("domaindoc (DomaindocTrinket)", "5m"),
+    ]
 
 
 def test_interleaved_background_calls_with_equal_timestamps_pair_with_their_own_requests(tmp_path: Path) -> None:
@@ -122,7 +138,9 @@ def test_interleaved_background_calls_with_equal_timestamps_pair_with_their_own_
     assert len(log.turns) == 2 and len(log.background) == 2
     assert [r.lines for r in log.requests] == [(1,), (4,)]
     assert [(r.model, r.lines, r.usage["output_tokens"] if r.usage else None) for r in log.background] == [
-        ("claude-haiku-4-5", (2,), 40), (CHAT, (3,), 40)]
+        ("claude-haiku-4-5", (2,), 40),
+        (CHAT, (3,), 40),
+    ]
     summary = log.background[0]
     assert summary.dialect == "anthropic" and summary.usage is not None and summary.usage["input_tokens"] == 30
     # the chat turns got the chat responses, in send order
@@ -134,7 +152,7 @@ def test_retries_fold_into_one_call_paired_with_its_response(tmp_path: Path) -> 
     prompt = compose(session())
     body = mira_body(prompt, [], "Hello")
     tap.request(T0, body)
-    tap.request(T0 + 2, body)          # the SDK retried after a 529
+    tap.request(T0 + 2, body)  # the SDK retried after a 529
     tap.request(T0 + 4, body)
     tap.response(T0 + 9, CHAT, message(CHAT, (5, 0, 4100)))
     tap_read = read_tap(tap.requests)
@@ -150,7 +168,7 @@ def test_an_unpaired_record_is_reported_by_line_and_the_rest_imports(tmp_path: P
     prompt = compose(session())
     tap.request(T0, mira_body(prompt, [], "Hello"))
     tap.response(T0 + 3, CHAT, message(CHAT, (5, 0, 4100)))
-    tap.request(T0 + 10, mira_body(prompt, [], "Are you there?"))       # never answered
+    tap.request(T0 + 10, mira_body(prompt, [], "Are you there?"))  # never answered
     tap.response(T0 + 11, "claude-opus-4-6", message("claude-opus-4-6", (5, 0, 0)))  # nobody asked
     with open(tap.requests, "a", encoding="utf-8") as handle:
         handle.write('{"ts": 1, "provider": "anthropic"\n')
@@ -168,18 +186,32 @@ def test_generic_calls_are_background_with_their_usage_read(tmp_path: Path) -> N
     tap = Tap(tmp_path)
     tap.request(T0, mira_body(compose(session()), [], "Hello"))
     tap.response(T0 + 3, CHAT, message(CHAT, (5, 0, 4100)))
-    payload = {"model": "llama-3.1-8b", "messages": [{"role": "system", "content": "Classify."},
-                                                     {"role": "user", "content": "Hi"}],
-               "max_tokens": 4096, "temperature": 1.0}
+    payload = {
+        "model": "llama-3.1-8b",
+        "messages": [{"role": "system", "content": "Classify."}, {"role": "user", "content": "Hi"}],
+        "max_tokens": 4096,
+        "temperature": 1.0,
+    }
     tap.request(T0 + 1, payload, provider="generic", endpoint="https://api.groq.com/openai/v1/chat/completions")
-    tap.response(T0 + 2, "llama-3.1-8b", {"content": [{"type": "text", "text": "greeting"}], "stop_reason": "end_turn",
-                                          "usage": {"input": 12, "output": 2, "cache_creation": 0, "cache_read": 0},
-                                          "reasoning_details": None}, provider="generic")
+    tap.response(
+        T0 + 2,
+        "llama-3.1-8b",
+        {
+            "content": [{"type": "text", "text": "greeting"}],
+            "stop_reason": "end_turn",
+            "usage": {"input": 12, "output": 2, "cache_creation": 0, "cache_read": 0},
+            "reasoning_details": None,
+        },
+        provider="generic",
+    )
     log = load(tap.requests)
     assert log.errors == () and len(log) == 1
     (call,) = log.background
-    assert (call.dialect, call.model, call.usage) == ("openai.chat", "llama-3.1-8b", {
-        "input_tokens": 12, "output_tokens": 2, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0})
+    assert (call.dialect, call.model, call.usage) == (
+        "openai.chat",
+        "llama-3.1-8b",
+        {"input_tokens": 12, "output_tokens": 2, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0},
+    )
     assert [s.name for s in call.sections if s.kind != "framing"] == ["msg[0] system", "msg[1] user"]
 
 
@@ -218,7 +250,10 @@ def test_diff_cache_simulation_and_reconcile_name_mira_sections(tmp_path: Path) 
     # see the 1-hour system block change at turn 2 only
     rows = reconcile(log, model=CHAT).rows
     assert rows[["billed_read", "billed_write", "billed_write_1h"]].values.tolist() == [
-        [0, 4500, 4500], [4500, 30, 30], [0, 4600, 4600]]
+        [0, 4500, 4500],
+        [4500, 30, 30],
+        [0, 4600, 4600],
+    ]
     assert rows["predicted_read"].tolist() == turns["cache_read_input_tokens"].tolist()
     prefixes = log.request_prefixes()
     assert [p["tools"] == prefixes[0]["tools"] for p in prefixes] == [True, True, True]
@@ -232,16 +267,20 @@ def test_a_tap_replays_into_a_live_session_composing_mira_s_prompt(tmp_path: Pat
     composed = replayed.composed
     assert replayed.turn == 2 and composed is not None
     assert dict(composed) == dict(log.prompt_at(2)) == dict(prompts[2])
-    assert {r.name: r.placement for r in composed.sections} == {
-        r.name: r.placement for r in prompts[2].sections}
+    assert {r.name: r.placement for r in composed.sections} == {r.name: r.placement for r in prompts[2].sections}
 
 
 def test_prefix_items_several_post_history_items_and_sections_no_marker_names(tmp_path: Path) -> None:
     from wm_kernel.core.composer import SystemPromptComposer
 
-    layout = Layout({"system": ["base_prompt", "behavioral_directives", "tool_availability", "location_context"],
-                     "conversation_prefix": ["intro", "rules"], "post_history": ["domaindoc", "notes"],
-                     "notification": ["datetime_section", "async_activity"]})
+    layout = Layout(
+        {
+            "system": ["base_prompt", "behavioral_directives", "tool_availability", "location_context"],
+            "conversation_prefix": ["intro", "rules"],
+            "post_history": ["domaindoc", "notes"],
+            "notification": ["datetime_section", "async_activity"],
+        }
+    )
     composer = SystemPromptComposer(layout)
     composer.set_base_prompt("You are MIRA.")
     composer.add_section("behavioral_directives", "<user_model>\nKind.\n</user_model>", True, "LoraTrinket")
@@ -264,18 +303,23 @@ def test_prefix_items_several_post_history_items_and_sections_no_marker_names(tm
     assert [(r.name, r.placement, r.cache_policy, r.trinket) for r in back.sections] == [
         ("base_prompt", "system", True, None),
         ("behavioral_directives", "system", True, "LoraTrinket"),
-        ("system[0]", "system", True, None),                 # location_context: no marker, no tag,
-        ("system[1]", "system", True, None),                 # and cut at its own "---" separator
+        ("system[0]", "system", True, None),  # location_context: no marker, no tag,
+        ("system[1]", "system", True, None),  # and cut at its own "---" separator
         ("system <tool_availability>", "system", False, None),  # after the one blank line: non-cached
         ("conversation_prefix[0]", "conversation_prefix", False, None),
         ("conversation_prefix[1]", "conversation_prefix", False, None),
         ("domaindoc", "post_history", True, "DomaindocTrinket"),
         ("post_history[1]", "post_history", False, None),
         ("datetime_section", "notification", False, "TimeManager"),
-        ("hud <async_activity>", "notification", False, None)]
+        ("hud <async_activity>", "notification", False, None),
+    ]
     # the time-stamped history stays history; the two prefix items lead the messages
     assert [s.name for s in log.sections(0) if s.kind == "message" and s.trinket in ("user", "assistant")] == [
-        "msg[2] user", "msg[3] assistant [0] text", "msg[4] user", "msg[10] user"]
+        "msg[2] user",
+        "msg[3] assistant [0] text",
+        "msg[4] user",
+        "msg[10] user",
+    ]
     # MIRA's breakpoints as it sends them: system and history 1h, one 5m per post-history item
     marks = [b.breakpoint for b in log.cache_requests()[0].blocks if b.breakpoint]
     assert marks == ["1h", "1h", "5m", "5m"]

@@ -3,6 +3,7 @@ here) with no system prompt, tools or cache marks, whose usage bills what the ag
 Each request is priced with its own model, the missing part is inferred from the usage and shown
 as its own owner, the agent's caching is modelled from what the usage shows, and reconcile names
 the cause of every turn."""
+
 from __future__ import annotations
 
 import json
@@ -17,15 +18,22 @@ from wm_kernel.interop.imported import INFERRED_SECTION
 from wm_kernel.providers.reconcile import reconcile
 from wm_kernel.tokens import EstimateTokenizer, TokenCounter
 
-SYSTEM = 20_000      # the agent's system prompt and tools, which the transcript does not hold
-FACTOR = 1.2         # the provider counts the conversation 1.2x what the counter here does
-SUB_SYSTEM = 6_000   # the subagent's own system prompt
+SYSTEM = 20_000  # the agent's system prompt and tools, which the transcript does not hold
+FACTOR = 1.2  # the provider counts the conversation 1.2x what the counter here does
+SUB_SYSTEM = 6_000  # the subagent's own system prompt
 T0 = datetime(2026, 11, 30, 12, tzinfo=UTC)
 OPUS, HAIKU, SONNET = "claude-opus-4-6", "claude-haiku-4-5-20251001", "claude-sonnet-4-5-20250929"
 # (minutes after T0, model, what the provider's cache did: "first" / "live" / "miss" (read only the
 # system prompt although the rest was live) / "cold" (wrote everything) / "compacted" (a new chain)
-MAIN = [(0, OPUS, "first"), (1, OPUS, "live"), (2, OPUS, "miss"), (150, OPUS, "cold"), (151, HAIKU, "cold"),
-        (152, HAIKU, "live"), (153, HAIKU, "compacted")]
+MAIN = [
+    (0, OPUS, "first"),
+    (1, OPUS, "live"),
+    (2, OPUS, "miss"),
+    (150, OPUS, "cold"),
+    (151, HAIKU, "cold"),
+    (152, HAIKU, "live"),
+    (153, HAIKU, "compacted"),
+]
 # the subagent's system prompt was cached before the log (an earlier session wrote it)
 SUB = [(1.5, SONNET, "warm"), (1.7, SONNET, "live")]
 
@@ -34,24 +42,49 @@ def counter() -> TokenCounter:
     return TokenCounter(EstimateTokenizer())
 
 
-def write(path: Path, turns: list[tuple[float, str, str]], billed: list[dict[str, Any]] | None,
-          session: str = "5e551000-0000-4000-8000-000000000000", sidechain: bool = False) -> None:
+def write(
+    path: Path,
+    turns: list[tuple[float, str, str]],
+    billed: list[dict[str, Any]] | None,
+    session: str = "5e551000-0000-4000-8000-000000000000",
+    sidechain: bool = False,
+) -> None:
     lines, parent = [], None
     for n, (minutes, model, kind) in enumerate(turns):
         at = T0 + timedelta(minutes=minutes)
         if kind == "compacted":
             parent = None
-        user = {"type": "user", "uuid": f"u{n}", "parentUuid": parent, "sessionId": session,
-                "isSidechain": sidechain, "timestamp": at.isoformat().replace("+00:00", "Z"),
-                "message": {"role": "user", "content": ("Summary of the work so far. " if kind == "compacted"
-                                                         else f"Step {n}: ") + "please look at the parser. " * 400}}
+        user = {
+            "type": "user",
+            "uuid": f"u{n}",
+            "parentUuid": parent,
+            "sessionId": session,
+            "isSidechain": sidechain,
+            "timestamp": at.isoformat().replace("+00:00", "Z"),
+            "message": {
+                "role": "user",
+                "content": ("Summary of the work so far. " if kind == "compacted" else f"Step {n}: ")
+                + "please look at the parser. " * 400,
+            },
+        }
         usage = billed[n] if billed is not None else {"input_tokens": 1, "output_tokens": 1}
-        reply = {"type": "assistant", "uuid": f"a{n}", "parentUuid": f"u{n}", "sessionId": session,
-                 "isSidechain": sidechain, "requestId": f"req_{session[:4]}{n}",
-                 "timestamp": (at + timedelta(seconds=5)).isoformat().replace("+00:00", "Z"),
-                 "message": {"id": f"msg_{session[:4]}{n}", "role": "assistant", "model": model,
-                             "stop_reason": "end_turn", "usage": usage,
-                             "content": [{"type": "text", "text": f"Done with step {n}. " * 300}]}}
+        reply = {
+            "type": "assistant",
+            "uuid": f"a{n}",
+            "parentUuid": f"u{n}",
+            "sessionId": session,
+            "isSidechain": sidechain,
+            "requestId": f"req_{session[:4]}{n}",
+            "timestamp": (at + timedelta(seconds=5)).isoformat().replace("+00:00", "Z"),
+            "message": {
+                "id": f"msg_{session[:4]}{n}",
+                "role": "assistant",
+                "model": model,
+                "stop_reason": "end_turn",
+                "usage": usage,
+                "content": [{"type": "text", "text": f"Done with step {n}. " * 300}],
+            },
+        }
         lines += [user, reply]
         parent = f"a{n}"
     path.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
@@ -63,9 +96,15 @@ def bills(counted: list[int], turns: list[tuple[float, str, str]], system: int) 
     for count, (_, _, kind) in zip(counted, turns, strict=True):
         total = system + round(FACTOR * count)
         read = {"first": 0, "cold": 0, "live": previous, "miss": system, "compacted": system, "warm": system}[kind]
-        out.append({"input_tokens": 0, "cache_read_input_tokens": read, "cache_creation_input_tokens": total - read,
-                    "cache_creation": {"ephemeral_5m_input_tokens": 0, "ephemeral_1h_input_tokens": total - read},
-                    "output_tokens": 50})
+        out.append(
+            {
+                "input_tokens": 0,
+                "cache_read_input_tokens": read,
+                "cache_creation_input_tokens": total - read,
+                "cache_creation": {"ephemeral_5m_input_tokens": 0, "ephemeral_1h_input_tokens": total - read},
+                "output_tokens": 50,
+            }
+        )
         previous = total
     return out
 
@@ -84,12 +123,17 @@ def transcript(tmp_path: Path) -> tuple[Path, Path]:
 
 
 def test_the_missing_system_prompt_is_inferred_from_the_usage_and_shown_as_its_own_owner(
-        transcript: tuple[Path, Path]) -> None:
+    transcript: tuple[Path, Path],
+) -> None:
     main, _ = transcript
-    log = import_log(main, counter=counter(), subagents=False)     # the session alone
+    log = import_log(main, counter=counter(), subagents=False)  # the session alone
     (found,) = log.inferred().values()
-    assert (found.tokens, found.factor, found.requests, found.ttl) == (pytest.approx(SYSTEM, abs=2), pytest.approx(
-        FACTOR, abs=0.001), 7, "1h")
+    assert (found.tokens, found.factor, found.requests, found.ttl) == (
+        pytest.approx(SYSTEM, abs=2),
+        pytest.approx(FACTOR, abs=0.001),
+        7,
+        "1h",
+    )
     assert found.label == f"system prompt and tools, not in the log: about {found.tokens:,} tokens, from the usage"
     rows = log.history[log.history["section"] == INFERRED_SECTION]
     assert rows["turn"].tolist() == list(range(7)) and set(rows["tokens"]) == {found.tokens}
@@ -103,22 +147,44 @@ def test_the_missing_system_prompt_is_inferred_from_the_usage_and_shown_as_its_o
 
 
 def test_each_request_is_priced_with_its_own_model_and_every_turn_gets_a_named_cause(
-        transcript: tuple[Path, Path]) -> None:
+    transcript: tuple[Path, Path],
+) -> None:
     main, sub = transcript
     log = import_log(main, sub, counter=counter())
     result = reconcile(log)
     rows = result.rows
-    assert rows["model"].tolist() == ["claude-opus-4-6", "claude-opus-4-6", "claude-sonnet-4-5", "claude-sonnet-4-5",
-                                      "claude-opus-4-6", "claude-opus-4-6", "claude-haiku-4-5", "claude-haiku-4-5",
-                                      "claude-haiku-4-5"]
-    assert rows["cause"].tolist() == ["match", "match", "subagent", "match", "provider_miss", "ttl_expired",
-                                      "model_switch", "match", "compaction"]
+    assert rows["model"].tolist() == [
+        "claude-opus-4-6",
+        "claude-opus-4-6",
+        "claude-sonnet-4-5",
+        "claude-sonnet-4-5",
+        "claude-opus-4-6",
+        "claude-opus-4-6",
+        "claude-haiku-4-5",
+        "claude-haiku-4-5",
+        "claude-haiku-4-5",
+    ]
+    assert rows["cause"].tolist() == [
+        "match",
+        "match",
+        "subagent",
+        "match",
+        "provider_miss",
+        "ttl_expired",
+        "model_switch",
+        "match",
+        "compaction",
+    ]
     assert rows.loc[5, "detail"].startswith("a pause of 148 min since the previous request, over the 60 min TTL")
     assert rows.loc[6, "detail"].startswith("claude-opus-4-6 -> claude-haiku-4-5: a provider caches per model")
     assert rows.loc[2, "billed_read"] == SUB_SYSTEM
     assert rows.loc[2, "predicted_read"] == pytest.approx(SUB_SYSTEM, abs=2)
-    assert any(line.endswith(f"its first request read {SUB_SYSTEM:,} tokens cached before the log, modelled as "
-                             f"cached just before it") for line in result.lines())
+    assert any(
+        line.endswith(
+            f"its first request read {SUB_SYSTEM:,} tokens cached before the log, modelled as cached just before it"
+        )
+        for line in result.lines()
+    )
     table = str(log.cache_simulation()).splitlines()
     header = next(line for line in table if line.split()[:3] == ["turn", "request", "model"])
     assert table[table.index(header) + 7].split()[2] == "claude-haiku-4-5"
@@ -134,9 +200,17 @@ def test_each_request_is_priced_with_its_own_model_and_every_turn_gets_a_named_c
 def test_an_unknown_model_is_priced_as_the_providers_default_and_said(tmp_path: Path) -> None:
     body = {"model": "claude-3-sonnet-20240229", "max_tokens": 64, "messages": [{"role": "user", "content": "hi"}]}
     path = tmp_path / "envelopes.jsonl"
-    path.write_text(json.dumps({"timestamp": "2026-11-30T09:00:00Z", "request": body, "response": {
-        "model": "claude-3-sonnet-20240229", "usage": {"input_tokens": 1000, "output_tokens": 10}}}) + "\n",
-        encoding="utf-8")
+    path.write_text(
+        json.dumps(
+            {
+                "timestamp": "2026-11-30T09:00:00Z",
+                "request": body,
+                "response": {"model": "claude-3-sonnet-20240229", "usage": {"input_tokens": 1000, "output_tokens": 10}},
+            }
+        )
+        + "\n",
+        encoding="utf-8",
+    )
     log = import_log(path, counter=counter())
     note = "priced as claude-sonnet-4-6: model claude-3-sonnet-20240229 unknown"
     result = reconcile(log)
@@ -147,8 +221,10 @@ def test_an_unknown_model_is_priced_as_the_providers_default_and_said(tmp_path: 
 
 
 def test_a_log_without_send_times_is_simulated_and_reconciled_at_the_gap_given(tmp_path: Path) -> None:
-    body = {"model": "gpt-4o-mini-2024-07-18", "messages": [{"role": "system", "content": "Rules. " * 2000},
-                                                           {"role": "user", "content": "hi"}]}
+    body = {
+        "model": "gpt-4o-mini-2024-07-18",
+        "messages": [{"role": "system", "content": "Rules. " * 2000}, {"role": "user", "content": "hi"}],
+    }
     path = tmp_path / "bodies.jsonl"
     path.write_text((json.dumps(body) + "\n") * 3, encoding="utf-8")
     log = import_log(path, counter=counter())
@@ -161,11 +237,14 @@ def test_a_log_without_send_times_is_simulated_and_reconciled_at_the_gap_given(t
     assert sim.models[0].name == "gpt-4o-mini"
     kept = import_log(path, counter=counter(), gap=timedelta(minutes=1))
     assert said in kept.cache_simulation().assumptions
-    usage = [{"prompt_tokens": int(n), "completion_tokens": 5, "prompt_tokens_details": {"cached_tokens": 0}}
-             for n in sim.turns["prompt_tokens"]]
+    usage = [
+        {"prompt_tokens": int(n), "completion_tokens": 5, "prompt_tokens_details": {"cached_tokens": 0}}
+        for n in sim.turns["prompt_tokens"]
+    ]
     result = reconcile(log, usage, gap=60)
     assert said in result.lines()
     # OpenAI reports no writes: fewer cached tokens than the simulation's live identical prefix is the miss
     assert result.rows["cause"].tolist() == ["match", "provider_miss", "provider_miss"]
-    assert result.rows.loc[1, "detail"] == ("prefix byte-identical to the previous request and live (3,456 tokens "
-                                            "modelled as read); billed a read of 0")
+    assert result.rows.loc[1, "detail"] == (
+        "prefix byte-identical to the previous request and live (3,456 tokens modelled as read); billed a read of 0"
+    )

@@ -1,4 +1,5 @@
 """Section-level traces through opentelemetry-sdk: in memory, to a real OTLP/HTTP receiver, and back."""
+
 from __future__ import annotations
 
 import base64
@@ -33,10 +34,20 @@ PIXEL = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwG
 #: every gen_ai.* attribute the export may carry: the names of the OpenTelemetry GenAI registry as
 #: ../shared/reference/provider_formats.md section 4 lists them (the deprecated gen_ai.system and
 #: gen_ai.usage.prompt_tokens / completion_tokens are not among them)
-GEN_AI_NAMES = {"gen_ai.operation.name", "gen_ai.provider.name", "gen_ai.request.model", "gen_ai.response.model",
-                "gen_ai.response.id", "gen_ai.response.finish_reasons", "gen_ai.usage.input_tokens",
-                "gen_ai.usage.output_tokens", "gen_ai.usage.cache_read.input_tokens",
-                "gen_ai.usage.cache_creation.input_tokens", "gen_ai.conversation.id", "gen_ai.agent.name"}
+GEN_AI_NAMES = {
+    "gen_ai.operation.name",
+    "gen_ai.provider.name",
+    "gen_ai.request.model",
+    "gen_ai.response.model",
+    "gen_ai.response.id",
+    "gen_ai.response.finish_reasons",
+    "gen_ai.usage.input_tokens",
+    "gen_ai.usage.output_tokens",
+    "gen_ai.usage.cache_read.input_tokens",
+    "gen_ai.usage.cache_creation.input_tokens",
+    "gen_ai.conversation.id",
+    "gen_ai.agent.name",
+}
 
 
 def support() -> Any:
@@ -57,24 +68,38 @@ def test_spans_follow_the_gen_ai_conventions_with_one_child_per_section() -> Non
     assert len(chats) == 5 and len(root) == 1
     attributes = dict(chats[1].attributes or {})
     assert {k: v for k, v in attributes.items() if k.startswith("gen_ai.")} == {
-        "gen_ai.operation.name": "chat", "gen_ai.provider.name": "anthropic",
-        "gen_ai.request.model": "claude-sonnet-4-6", "gen_ai.usage.input_tokens": 2224,
-        "gen_ai.usage.cache_read.input_tokens": 2040, "gen_ai.usage.cache_creation.input_tokens": 180,
-        "gen_ai.usage.output_tokens": 61, "gen_ai.response.model": "claude-sonnet-4-6",
-        "gen_ai.response.id": "msg_01", "gen_ai.response.finish_reasons": ("end_turn",)}
+        "gen_ai.operation.name": "chat",
+        "gen_ai.provider.name": "anthropic",
+        "gen_ai.request.model": "claude-sonnet-4-6",
+        "gen_ai.usage.input_tokens": 2224,
+        "gen_ai.usage.cache_read.input_tokens": 2040,
+        "gen_ai.usage.cache_creation.input_tokens": 180,
+        "gen_ai.usage.output_tokens": 61,
+        "gen_ai.response.model": "claude-sonnet-4-6",
+        "gen_ai.response.id": "msg_01",
+        "gen_ai.response.finish_reasons": ("end_turn",),
+    }
     assert attributes["wm.usage.source"] == "log"
     assert attributes["wm.sim.divergent_label"] == "system[1] <customer_context> (system)"
     assert chats[1].kind.name == "CLIENT" and chats[1].parent.span_id == root[0].context.span_id
-    assert chats[1].start_time == 1796029240 * 10**9    # 2026-11-30T09:00:40Z, the log's send time
+    assert chats[1].start_time == 1796029240 * 10**9  # 2026-11-30T09:00:40Z, the log's send time
     children = [s for s in spans if s.parent is not None and s.parent.span_id == chats[1].context.span_id]
     assert len(children) == len(session.request(1).sections)
     tone = next(dict(c.attributes or {}) for c in children if c.name == "section system[0] ## Tone")
     assert {k: v for k, v in tone.items() if k not in ("wm.section.text", "wm.section.raw")} == {
-        "wm.section.index": 4, "wm.section.name": "system[0] ## Tone", "wm.section.kind": "system",
-        "wm.section.placement": "system", "wm.section.trinket": "system", "wm.section.element": "system[0]",
-        "wm.section.tokens": 16, "wm.section.cached": True,
-        "wm.section.digest": "b6cdc77a26437df40ed56ec96d0f9fbe", "wm.section.cache": "1h",
-        "wm.section.sim.read_tokens": 16, "wm.section.sim.write_tokens": 0}
+        "wm.section.index": 4,
+        "wm.section.name": "system[0] ## Tone",
+        "wm.section.kind": "system",
+        "wm.section.placement": "system",
+        "wm.section.trinket": "system",
+        "wm.section.element": "system[0]",
+        "wm.section.tokens": 16,
+        "wm.section.cached": True,
+        "wm.section.digest": "b6cdc77a26437df40ed56ec96d0f9fbe",
+        "wm.section.cache": "1h",
+        "wm.section.sim.read_tokens": 16,
+        "wm.section.sim.write_tokens": 0,
+    }
     assert tone["wm.section.text"].startswith("## Tone\nWarm, plain words")
 
 
@@ -86,12 +111,16 @@ def test_export_import_replay_is_byte_for_byte(tmp_path: Path) -> None:
     assert back.errors == ()
     # byte for byte but for the image's data, exported as a placeholder with its size and digest
     placeholder = "[image: 70 bytes, sha256 " + hashlib.sha256(base64.b64decode(PIXEL)).hexdigest() + "]"
-    assert [back.replay(t) for t in back.turns] == [session.replay(t).replace(PIXEL, placeholder)
-                                                    for t in session.turns]
+    assert [back.replay(t) for t in back.turns] == [
+        session.replay(t).replace(PIXEL, placeholder) for t in session.turns
+    ]
     assert [r.sent_at for r in back.requests] == [r.sent_at for r in session.requests]
     kept = back.history["section"] != "msg[0] user [1] image"
-    assert back.history[kept].reset_index(drop=True).equals(
-        session.history[session.history["section"] != "msg[0] user [1] image"].reset_index(drop=True))
+    assert (
+        back.history[kept]
+        .reset_index(drop=True)
+        .equals(session.history[session.history["section"] != "msg[0] user [1] image"].reset_index(drop=True))
+    )
     assert back.usage.equals(session.usage)
 
 
@@ -187,19 +216,30 @@ def test_a_real_otlp_http_receiver_gets_every_section(receiver: tuple[str, list[
     exporter = OTLPSpanExporter(endpoint=endpoint, timeout=10)
     assert export_trace(session, exporter=exporter) == 5
     exporter.shutdown()
-    spans = [span for request in received for resource in request.resource_spans
-             for scope in resource.scope_spans for span in scope.spans]
+    spans = [
+        span
+        for request in received
+        for resource in request.resource_spans
+        for scope in resource.scope_spans
+        for span in scope.spans
+    ]
     assert len(spans) == 1 + 5 + sum(len(r.sections) for r in session.requests)
-    services = {kv.value.string_value for request in received for resource in request.resource_spans
-                for kv in resource.resource.attributes if kv.key == "service.name"}
+    services = {
+        kv.value.string_value
+        for request in received
+        for resource in request.resource_spans
+        for kv in resource.resource.attributes
+        if kv.key == "service.name"
+    }
     assert services == {"wm-kernel"}
     # what the collector received, written as OTLP JSON, imports back to the same requests
     path = tmp_path / "received.jsonl"
     path.write_text("\n".join(otlp_json_of(request) for request in received) + "\n", encoding="utf-8")
     back = import_log(path)
     placeholder = "[image: 70 bytes, sha256 " + hashlib.sha256(base64.b64decode(PIXEL)).hexdigest() + "]"
-    assert [back.replay(t) for t in back.turns] == [session.replay(t).replace(PIXEL, placeholder)
-                                                    for t in session.turns]
+    assert [back.replay(t) for t in back.turns] == [
+        session.replay(t).replace(PIXEL, placeholder) for t in session.turns
+    ]
 
 
 def test_a_collector_that_refuses_the_trace_is_an_error_saying_what_was_lost(refusing: tuple[str, int]) -> None:
@@ -207,8 +247,11 @@ def test_a_collector_that_refuses_the_trace_is_an_error_saying_what_was_lost(ref
     session = support()
     exporter = OTLPSpanExporter(endpoint=endpoint, timeout=2)
     spans = 1 + 5 + sum(len(r.sections) for r in session.requests)
-    with pytest.raises(TraceExportError, match=rf"^the trace was not exported: {spans} spans of 5 turns "
-                                               rf"\(turns 0-4\) lost: .*{status}"):
+    with pytest.raises(
+        TraceExportError,
+        match=rf"^the trace was not exported: {spans} spans of 5 turns "
+        rf"\(turns 0-4\) lost: .*{status}",
+    ):
         export_trace(session, exporter=exporter)
     exporter.shutdown()
 
@@ -248,8 +291,12 @@ def test_headers_secrets_and_image_data_are_never_exported(tmp_path: Path) -> No
 
 
 def test_a_section_holding_a_lone_surrogate_reads_back(tmp_path: Path) -> None:
-    body = {"model": "claude-sonnet-4-6", "max_tokens": 64, "system": "Broken \ud800 text",
-            "messages": [{"role": "user", "content": "hi \udc41 there"}]}
+    body = {
+        "model": "claude-sonnet-4-6",
+        "max_tokens": 64,
+        "system": "Broken \ud800 text",
+        "messages": [{"role": "user", "content": "hi \udc41 there"}],
+    }
     path = tmp_path / "bodies.jsonl"
     path.write_text(json.dumps(body) + "\n", encoding="utf-8")  # escaped in the file, as json writes it
     log = import_log(path, gap=30, counter=TokenCounter(EstimateTokenizer()))
@@ -274,8 +321,9 @@ def test_a_log_without_send_times_exports_at_the_gap_given_and_says_so(tmp_path:
     assert export_trace(log, exporter=exporter, gap=timedelta(seconds=90)) == 3
     spans = list(exporter.get_finished_spans())
     root = next(dict(s.attributes or {}) for s in spans if s.name.startswith("invoke_agent"))
-    assert root["wm.times.assumed"] == ("send times assumed: the log has none; requests in file order 90 s "
-                                        "apart (gap=)")
+    assert root["wm.times.assumed"] == (
+        "send times assumed: the log has none; requests in file order 90 s apart (gap=)"
+    )
     chats = sorted(s.start_time for s in spans if s.name.startswith("chat "))
     assert [b - a for a, b in zip(chats, chats[1:], strict=False)] == [90 * 10**9] * 2
 
@@ -286,14 +334,19 @@ def test_every_gen_ai_attribute_is_a_registry_name_and_the_agent_span_names_prov
     names = {k for s in spans for k in (s.attributes or {}) if k.startswith("gen_ai.")}
     assert names <= GEN_AI_NAMES
     root = next(dict(s.attributes or {}) for s in spans if s.name.startswith("invoke_agent"))
-    session_id = json.loads((DATA / "claude_code_session.jsonl").read_text(encoding="utf-8").splitlines()[1]
-                            )["sessionId"]
+    session_id = json.loads((DATA / "claude_code_session.jsonl").read_text(encoding="utf-8").splitlines()[1])[
+        "sessionId"
+    ]
     assert root["gen_ai.provider.name"] == "anthropic" and root["gen_ai.conversation.id"] == session_id
     chat = next(dict(s.attributes or {}) for s in spans if s.name.startswith("chat "))
     assert chat["gen_ai.conversation.id"] == session_id
     assert chat["gen_ai.response.id"].startswith("msg_") and chat["gen_ai.response.model"].startswith("claude-")
-    assert {"gen_ai.usage.input_tokens", "gen_ai.usage.cache_read.input_tokens",
-            "gen_ai.usage.cache_creation.input_tokens", "gen_ai.usage.output_tokens"} <= set(chat)
+    assert {
+        "gen_ai.usage.input_tokens",
+        "gen_ai.usage.cache_read.input_tokens",
+        "gen_ai.usage.cache_creation.input_tokens",
+        "gen_ai.usage.output_tokens",
+    } <= set(chat)
 
 
 def test_export_needs_one_destination() -> None:

@@ -1,4 +1,5 @@
 """Deterministic sectioning: the pieces of a text, and of a logged request, join back exactly."""
+
 from __future__ import annotations
 
 import json
@@ -17,11 +18,13 @@ def labels(text: str, splitter: Splitter | None = None) -> list[tuple[str, str]]
 
 
 def test_xml_regions_and_headings_make_the_pieces() -> None:
-    text = ("You are Kit.\n\n<rules priority=\"high\">\n<rules>nested</rules>\n</rules>\n\n"
-            "# Tone\nWarm.\n## Refunds\nRarely.\n```\n# inside a fence\n```\n<open>never closed")
+    text = (
+        'You are Kit.\n\n<rules priority="high">\n<rules>nested</rules>\n</rules>\n\n'
+        "# Tone\nWarm.\n## Refunds\nRarely.\n```\n# inside a fence\n```\n<open>never closed"
+    )
     assert labels(text) == [
         ("", "You are Kit.\n\n"),
-        ("<rules>", "<rules priority=\"high\">\n<rules>nested</rules>\n</rules>\n\n"),
+        ("<rules>", '<rules priority="high">\n<rules>nested</rules>\n</rules>\n\n'),
         ("# Tone", "# Tone\nWarm.\n"),
         ("## Refunds", "## Refunds\nRarely.\n```\n# inside a fence\n```\n<open>never closed"),
     ]
@@ -30,15 +33,21 @@ def test_xml_regions_and_headings_make_the_pieces() -> None:
 def test_user_rules_label_their_pieces() -> None:
     rule = SplitRule(r"^Step (?P<n>\d+):", label="step {n}")
     assert labels("Intro\nStep 1: a\nStep 2: b", Splitter([rule], headings=False)) == [
-        ("", "Intro\n"), ("step 1", "Step 1: a\n"), ("step 2", "Step 2: b")]
+        ("", "Intro\n"),
+        ("step 1", "Step 1: a\n"),
+        ("step 2", "Step 2: b"),
+    ]
     assert labels("a ## b", Splitter(["##"], xml=False, headings=False)) == [("", "a "), ("##", "## b")]
 
 
-@pytest.mark.parametrize("pattern, message", [
-    ("(", "split rule '(' is not a regular expression: missing ), unterminated subpattern at position 0"),
-    ("x*", "split rule 'x*' matches the empty string; it must match text"),
-    ("", "a split rule needs a non-empty regular expression, got ''"),
-])
+@pytest.mark.parametrize(
+    "pattern, message",
+    [
+        ("(", "split rule '(' is not a regular expression: missing ), unterminated subpattern at position 0"),
+        ("x*", "split rule 'x*' matches the empty string; it must match text"),
+        ("", "a split rule needs a non-empty regular expression, got ''"),
+    ],
+)
 def test_a_bad_rule_is_one_clear_error(pattern: str, message: str) -> None:
     with pytest.raises(ValueError) as caught:
         SplitRule(pattern)
@@ -50,7 +59,7 @@ def test_an_empty_text_is_one_empty_piece() -> None:
 
 
 # fragments that make tags, headings and fences likely, escapes and astral characters included
-_FRAGMENTS = list("ab #\n<>/`x\"\\\t") + ["<r>", "</r>", "<r a='1'>", "## ", "\n# ", "```", "é", "🚚", "\ud800"]
+_FRAGMENTS = list('ab #\n<>/`x"\\\t') + ["<r>", "</r>", "<r a='1'>", "## ", "\n# ", "```", "é", "🚚", "\ud800"]
 _TEXT = st.lists(st.sampled_from(_FRAGMENTS), max_size=40).map("".join)
 
 
@@ -60,7 +69,7 @@ def test_pieces_join_back_to_the_text(text: str, rules: list[str]) -> None:
     pieces = Splitter(rules).split(text)
     assert "".join(p.text for p in pieces) == text
     assert [p.start for p in pieces] == [0] + [p.end for p in pieces[:-1]]
-    assert all(p.text == text[p.start:p.end] for p in pieces)
+    assert all(p.text == text[p.start : p.end] for p in pieces)
 
 
 @settings(max_examples=200, deadline=None)
@@ -70,18 +79,29 @@ def test_string_offsets_map_decoded_characters_to_their_escapes(text: str, ascii
     offsets = string_offsets(token)
     assert len(offsets) == len(text) + 1
     for index, char in enumerate(text):
-        assert json.loads('"' + token[offsets[index]:offsets[index + 1]] + '"') == char
+        assert json.loads('"' + token[offsets[index] : offsets[index + 1]] + '"') == char
 
 
-_BLOCK = st.fixed_dictionaries({"type": st.just("text"), "text": _TEXT},
-                               optional={"cache_control": st.just({"type": "ephemeral"})})
-_MESSAGE = st.fixed_dictionaries({"role": st.sampled_from(["user", "assistant"]),
-                                  "content": st.one_of(_TEXT, st.lists(_BLOCK, min_size=1, max_size=3))})
+_BLOCK = st.fixed_dictionaries(
+    {"type": st.just("text"), "text": _TEXT}, optional={"cache_control": st.just({"type": "ephemeral"})}
+)
+_MESSAGE = st.fixed_dictionaries(
+    {
+        "role": st.sampled_from(["user", "assistant"]),
+        "content": st.one_of(_TEXT, st.lists(_BLOCK, min_size=1, max_size=3)),
+    }
+)
 _BODY = st.fixed_dictionaries(
     {"model": st.just("claude-sonnet-4-6"), "messages": st.lists(_MESSAGE, max_size=3)},
-    optional={"system": st.one_of(_TEXT, st.lists(_BLOCK, max_size=3)), "max_tokens": st.integers(0, 9),
-              "tools": st.lists(st.fixed_dictionaries({"name": st.sampled_from(["a", "b"]),
-                                                       "input_schema": st.just({"type": "object"})}), max_size=2)})
+    optional={
+        "system": st.one_of(_TEXT, st.lists(_BLOCK, max_size=3)),
+        "max_tokens": st.integers(0, 9),
+        "tools": st.lists(
+            st.fixed_dictionaries({"name": st.sampled_from(["a", "b"]), "input_schema": st.just({"type": "object"})}),
+            max_size=2,
+        ),
+    },
+)
 
 
 @settings(max_examples=200, deadline=None)
@@ -102,6 +122,6 @@ def test_a_random_request_joins_back_to_its_bytes(body: dict, indent: int | None
 def test_locate_finds_each_value() -> None:
     text = '{"a" : [1, {"b": "c\\"d"}], "e": true}'
     node = locate(text)
-    assert text[node["a"].start:node["a"].end] == '[1, {"b": "c\\"d"}]'
-    assert text[node["a"][1]["b"].start:node["a"][1]["b"].end] == '"c\\"d"'
+    assert text[node["a"].start : node["a"].end] == '[1, {"b": "c\\"d"}]'
+    assert text[node["a"][1]["b"].start : node["a"][1]["b"].end] == '"c\\"d"'
     assert node.get("missing") is None

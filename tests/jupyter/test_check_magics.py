@@ -1,4 +1,5 @@
 """``%%wm_check`` and ``%wm_check stability`` in a real InteractiveShell."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -35,25 +36,38 @@ def test_a_cell_of_assertions_shows_a_pass_fail_table(ip: Any, session: Session)
         ("section_present peanutgallery_guidance --turns 0..3", False),
         ("placement_under notification 5", False),
         ("cached_prefix_stable", True),
-        ('no_markup_escape "</guidance><x>"', True)]
+        ('no_markup_escape "</guidance><x>"', True),
+    ]
     assert table.rows[1].message == (
         "section 'peanutgallery_guidance' is missing from turn 3 (checked turns 0..3; sections at turn 3: "
-        "base_prompt, conversation_manifest, datetime_section)")
+        "base_prompt, conversation_manifest, datetime_section)"
+    )
     assert repr(table).splitlines()[0] == "5 checks: 3 passed, 2 failed"
-    assert "<td>FAIL</td><td><code>section_present peanutgallery_guidance --turns 0..3</code></td>" in \
-        table._repr_html_()
+    assert (
+        "<td>FAIL</td><td><code>section_present peanutgallery_guidance --turns 0..3</code></td>" in table._repr_html_()
+    )
 
 
-@pytest.mark.parametrize(("cell", "message"), [
-    ("section_presnt x", "line 1: unknown assertion 'section_presnt' (assertions: section_present, "
-                         "placement_under, cached_prefix_stable, hit_rate, no_markup_escape)"),
-    ("\nplacement_under system lots", "line 2 (placement_under): argument tokens: invalid int value: 'lots'"),
-    ("section_present x --turns 3..1", "line 1 (section_present): argument --turns: expected turns A..B with "
-                                       "0 <= A <= B, got '3..1'"),
-    ("hit_rate claude-sonnet-4-6 180%", "line 1 (hit_rate): argument at_least: a rate is between 0 and 1 "
-                                        "(0% and 100%), got '180%'"),
-    ("# nothing", "%%wm_check needs at least one assertion line (e.g. section_present base_prompt)"),
-])
+@pytest.mark.parametrize(
+    ("cell", "message"),
+    [
+        (
+            "section_presnt x",
+            "line 1: unknown assertion 'section_presnt' (assertions: section_present, "
+            "placement_under, cached_prefix_stable, hit_rate, no_markup_escape)",
+        ),
+        ("\nplacement_under system lots", "line 2 (placement_under): argument tokens: invalid int value: 'lots'"),
+        (
+            "section_present x --turns 3..1",
+            "line 1 (section_present): argument --turns: expected turns A..B with 0 <= A <= B, got '3..1'",
+        ),
+        (
+            "hit_rate claude-sonnet-4-6 180%",
+            "line 1 (hit_rate): argument at_least: a rate is between 0 and 1 (0% and 100%), got '180%'",
+        ),
+        ("# nothing", "%%wm_check needs at least one assertion line (e.g. section_present base_prompt)"),
+    ],
+)
 def test_a_line_that_cannot_be_read_is_one_usage_error(ip: Any, cell: str, message: str) -> None:
     with pytest.raises(UsageError) as failed:
         ip.run_cell_magic("wm_check", "", cell)
@@ -81,7 +95,7 @@ def test_wm_check_stability_replays_the_current_session_from_its_birth(ip: Any) 
     ip.run_line_magic("wm_session", "--clock 2026-11-30T09:00:00+00:00 --trinkets TimeManager")
     live = current_session()
     live.compose()
-    live.add_trinket(Seconds)            # a trinket added later is in the recording too
+    live.add_trinket(Seconds)  # a trinket added later is in the recording too
     for _ in range(3):
         live.clock.advance(seconds=90)
         live.advance_turn()
@@ -93,13 +107,14 @@ def test_wm_check_stability_replays_the_current_session_from_its_birth(ip: Any) 
 def test_a_session_that_cannot_be_replayed_says_why_and_what_to_do(ip: Any) -> None:
     from wm_kernel.session import set_current_session
 
-    set_current_session(Session())      # a SystemClock: its moves cannot be replayed
+    set_current_session(Session())  # a SystemClock: its moves cannot be replayed
     with pytest.raises(UsageError) as failed:
         ip.run_line_magic("wm_check", "stability")
     assert str(failed.value) == (
         "%wm_check stability: this session has no recording to replay: its clock is a SystemClock, whose moves "
         "cannot be replayed. Start a session that records from its first turn (%wm_session --clock "
-        "2026-11-30T09:00:00+00:00, a ManualClock), or pass --scenario NAME (a Scenario in the notebook)")
+        "2026-11-30T09:00:00+00:00, a ManualClock), or pass --scenario NAME (a Scenario in the notebook)"
+    )
 
 
 def test_wm_check_stability_checks_an_imported_log_request_against_request(ip: Any) -> None:

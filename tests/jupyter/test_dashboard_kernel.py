@@ -1,5 +1,6 @@
 """The dashboard in a real Jupyter kernel: a cell of many turns sends a handful of widget
 messages, drawn once the cell returns, showing the state the cell left."""
+
 from __future__ import annotations
 
 import queue
@@ -36,8 +37,9 @@ def run(client, code: str) -> list[dict]:
 
 
 def updates(messages: list[dict]) -> list[dict]:
-    return [m["content"] for m in messages if m["msg_type"] == "comm_msg"
-            and m["content"]["data"].get("method") == "update"]
+    return [
+        m["content"] for m in messages if m["msg_type"] == "comm_msg" and m["content"]["data"].get("method") == "update"
+    ]
 
 
 def test_a_cell_of_many_turns_in_a_real_kernel_sends_few_messages(kernel_client) -> None:
@@ -49,12 +51,10 @@ def test_a_cell_of_many_turns_in_a_real_kernel_sends_few_messages(kernel_client)
 
     # drawn once: one update of the slider, at the turn the cell reached (then the rebuild that
     # makes its End key reach the new end: tests/jupyter/test_dashboard.py, REBUILT)
-    assert [u["data"]["state"] for u in coalesced if u["comm_id"] == slider] == [
-        {"max": 20, "value": 20}, *REBUILT]
+    assert [u["data"]["state"] for u in coalesced if u["comm_id"] == slider] == [{"max": 20, "value": 20}, *REBUILT]
     assert len(coalesced) <= 10
     # drawn every turn: the slider moves 20 times, and every other part follows
-    assert len([u for u in eager if u["comm_id"] == slider
-                and "value" in u["data"]["state"]]) == 20
+    assert len([u for u in eager if u["comm_id"] == slider and "value" in u["data"]["state"]]) == 20
     assert len(eager) >= 5 * len(coalesced)
 
 
@@ -64,8 +64,6 @@ def test_a_cells_draw_is_sent_before_the_cell_is_done(kernel_client) -> None:
     setup = run(kernel_client, SETUP)
     slider = next(m["content"]["text"].strip() for m in setup if m["msg_type"] == "stream")
     during: list[dict] = []
-    reply = kernel_client.execute_interactive("s.advance_turn(3)", timeout=TIMEOUT,
-                                              output_hook=during.append)
+    reply = kernel_client.execute_interactive("s.advance_turn(3)", timeout=TIMEOUT, output_hook=during.append)
     assert reply["content"]["status"] == "ok"
-    assert [u["data"]["state"] for u in updates(during) if u["comm_id"] == slider] == [
-        {"max": 3, "value": 3}, *REBUILT]
+    assert [u["data"]["state"] for u in updates(during) if u["comm_id"] == slider] == [{"max": 3, "value": 3}, *REBUILT]

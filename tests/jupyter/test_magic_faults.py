@@ -1,6 +1,7 @@
 """Hostile input to the magics and the forecast (issue 34 items 12, 16): a FIFO, a device or deep
 nesting as ``%request --tools`` is one UsageError; NaN, infinite or negative limits are clear
 errors; ``%%wm_check --turns 0..100000000`` checks without building the range."""
+
 from __future__ import annotations
 
 import math
@@ -20,8 +21,7 @@ from wm_kernel.session import Session  # noqa: E402
 
 
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs on this system")
-def test_request_tools_from_a_fifo_a_device_or_deep_json_is_one_line(ip: Any, session: Session,
-                                                                     tmp_path: Path) -> None:
+def test_request_tools_from_a_fifo_a_device_or_deep_json_is_one_line(ip: Any, session: Session, tmp_path: Path) -> None:
     session.compose()
     fifo = tmp_path / "tools.json"
     os.mkfifo(fifo)
@@ -35,9 +35,11 @@ def test_request_tools_from_a_fifo_a_device_or_deep_json_is_one_line(ip: Any, se
     threading.Thread(target=unblock, daemon=True).start()
     deep = tmp_path / "deep.json"
     deep.write_text("[" * 100_000 + "]" * 100_000)
-    for path, message in [(fifo, f"--tools: {fifo}: not a regular file (a device or a FIFO)"),
-                          ("/dev/zero", "--tools: /dev/zero: not a regular file (a device or a FIFO)"),
-                          (deep, f"--tools: {deep}: JSON nested too deeply to read (at most 1,000 levels)")]:
+    for path, message in [
+        (fifo, f"--tools: {fifo}: not a regular file (a device or a FIFO)"),
+        ("/dev/zero", "--tools: /dev/zero: not a regular file (a device or a FIFO)"),
+        (deep, f"--tools: {deep}: JSON nested too deeply to read (at most 1,000 levels)"),
+    ]:
         with pytest.raises(UsageError) as caught:
             ip.run_line_magic("request", f"--tools {path}")
         assert str(caught.value) == message
@@ -51,16 +53,20 @@ def test_request_per_hour_must_be_finite(ip: Any, session: Session, value: str) 
         ip.run_line_magic("request", f"--per-hour {value}")
 
 
-@pytest.mark.parametrize(("options", "message"), [
-    ({"window": math.nan}, "window must be a positive int of tokens, got nan"),
-    ({"window": math.inf}, "window must be a positive int of tokens, got inf"),
-    ({"budget": -100}, "budget must be a positive int of tokens, got -100"),
-    ({"section_limits": {"base_prompt": -5}}, "the limit of section 'base_prompt' must be a positive int "
-                                              "of tokens, got -5"),
-    ({"fixed_tokens": math.nan}, "fixed_tokens must be an int of tokens, 0 or more, got nan"),
-])
-def test_forecast_limits_must_be_positive_token_counts(session: Session, options: dict[str, Any],
-                                                       message: str) -> None:
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"window": math.nan}, "window must be a positive int of tokens, got nan"),
+        ({"window": math.inf}, "window must be a positive int of tokens, got inf"),
+        ({"budget": -100}, "budget must be a positive int of tokens, got -100"),
+        (
+            {"section_limits": {"base_prompt": -5}},
+            "the limit of section 'base_prompt' must be a positive int of tokens, got -5",
+        ),
+        ({"fixed_tokens": math.nan}, "fixed_tokens must be an int of tokens, 0 or more, got nan"),
+    ],
+)
+def test_forecast_limits_must_be_positive_token_counts(session: Session, options: dict[str, Any], message: str) -> None:
     session.compose()
     session.advance_turn(2)
     with pytest.raises(ValueError) as caught:
@@ -72,7 +78,7 @@ def test_wm_check_on_a_huge_turn_range_never_builds_it(ip: Any, session: Session
     session.compose()
     session.advance_turn(2)
     soft, hard = resource.getrlimit(resource.RLIMIT_AS)
-    limit = 2 * 1024 ** 3  # a range of 100,000,001 ints would take about 3.7 GB
+    limit = 2 * 1024**3  # a range of 100,000,001 ints would take about 3.7 GB
     resource.setrlimit(resource.RLIMIT_AS, (limit if hard == resource.RLIM_INFINITY else min(limit, hard), hard))
     try:
         table = ip.run_cell_magic("wm_check", "", "section_present base_prompt --turns 0..100000000")

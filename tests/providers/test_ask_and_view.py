@@ -1,4 +1,5 @@
 """%ask in a real IPython shell, and the exchanges view a dashboard tab shows."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -26,7 +27,7 @@ def test_ask_sends_the_message_verbatim_and_returns_the_reply(asking: Any, sessi
 
     server = Server(json_response(anthropic_message("Sure.", USAGE)))
     set_ask_client(anthropic_client(server), model="claude-sonnet-4-6")
-    reply = asking.run_line_magic("ask", '--no-stream "Can you  help? {x} \'quoted\'"')
+    reply = asking.run_line_magic("ask", "--no-stream \"Can you  help? {x} 'quoted'\"")
     assert isinstance(reply, Reply) and reply.text == "Sure."
     assert session.recorder.exchanges()[0].user == "Can you  help? {x} 'quoted'"
     assert server.requests[0]["json"]["messages"][-1]["content"][0]["text"] == "Can you  help? {x} 'quoted'"
@@ -39,8 +40,9 @@ def test_ask_sends_the_message_verbatim_and_returns_the_reply(asking: Any, sessi
 def test_ask_failure_is_one_line_and_records_nothing(asking: Any, session: Session) -> None:
     from IPython.core.error import UsageError
 
-    error = json_response({"type": "error", "error": {"type": "authentication_error", "message": "invalid x-api-key"}},
-                          401)
+    error = json_response(
+        {"type": "error", "error": {"type": "authentication_error", "message": "invalid x-api-key"}}, 401
+    )
     set_ask_client(anthropic_client(Server(error)), model="claude-sonnet-4-6")
     with pytest.raises(UsageError, match=r"^%ask: anthropic: authentication failed \(401\): invalid x-api-key"):
         asking.run_line_magic("ask", "Hi")
@@ -50,8 +52,13 @@ def test_ask_failure_is_one_line_and_records_nothing(asking: Any, session: Sessi
 def test_ask_answers_from_a_recording_without_a_client(asking: Any, session: Session) -> None:
     from wm_kernel.instruments.exchange import Exchange
 
-    recording = Recording([Exchange(turn=0, provider="anthropic", model="claude-sonnet-4-6", user="Hi",
-                                    reply="From the tape.", usage=USAGE)])
+    recording = Recording(
+        [
+            Exchange(
+                turn=0, provider="anthropic", model="claude-sonnet-4-6", user="Hi", reply="From the tape.", usage=USAGE
+            )
+        ]
+    )
     set_ask_client(None, model="claude-sonnet-4-6", recording=recording)
     assert asking.run_line_magic("ask", "--no-stream Hi").text == "From the tape."
 
@@ -59,7 +66,9 @@ def test_ask_answers_from_a_recording_without_a_client(asking: Any, session: Ses
 def test_parse_ask() -> None:
     assert parse_ask("--model m --max-tokens 20 'a b'") == ({"model": "m", "max_tokens": 20, "stream": True}, "a b")
     assert parse_ask('--recording "my sends.jsonl" --no-stream What  is {x}?') == (
-        {"model": None, "max_tokens": 1024, "stream": False, "recording": "my sends.jsonl"}, "What  is {x}?")
+        {"model": None, "max_tokens": 1024, "stream": False, "recording": "my sends.jsonl"},
+        "What  is {x}?",
+    )
     from IPython.core.error import UsageError
 
     with pytest.raises(UsageError, match="^%ask: --max-tokens must be a positive integer, got '0'$"):
@@ -77,12 +86,15 @@ def test_ask_sends_to_the_sessions_model_unless_told(asking: Any) -> None:
     assert [r["json"]["model"] for r in server.requests] == ["claude-sonnet-4-6", "claude-opus-4-8"]
 
 
-def test_every_cannot_send_message_names_a_client_and_a_recording(asking: Any, session: Session,
-                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+def test_every_cannot_send_message_names_a_client_and_a_recording(
+    asking: Any, session: Session, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from IPython.core.error import UsageError
 
-    ways = ("set a client (set_ask_client(anthropic.Anthropic())) or replay a recording (%ask --recording FILE, "
-            "or set_ask_client(None, recording=Recording.load(FILE)))")
+    ways = (
+        "set a client (set_ask_client(anthropic.Anthropic())) or replay a recording (%ask --recording FILE, "
+        "or set_ask_client(None, recording=Recording.load(FILE)))"
+    )
     with pytest.raises(UsageError) as found:
         asking.run_line_magic("ask", "Hi")
     assert str(found.value) == f"%ask: nothing to send with: {ways}"
@@ -100,14 +112,19 @@ def test_ask_replays_a_recording_file_in_order(asking: Any, session: Session, tm
     from wm_kernel.instruments.exchange import Exchange
 
     path = tmp_path / "sends.jsonl"
-    Recording([Exchange(turn=0, provider="anthropic", model="claude-haiku-4-5", user="Hi", reply="Hello.", usage=USAGE),
-               Exchange(turn=1, provider="anthropic", model="claude-haiku-4-5", user="Bye", reply="Bye!",
-                        usage=USAGE)]).save(path)
+    Recording(
+        [
+            Exchange(turn=0, provider="anthropic", model="claude-haiku-4-5", user="Hi", reply="Hello.", usage=USAGE),
+            Exchange(turn=1, provider="anthropic", model="claude-haiku-4-5", user="Bye", reply="Bye!", usage=USAGE),
+        ]
+    ).save(path)
     # no client, no model: the session has none, so the recorded one is used
     assert asking.run_line_magic("ask", f"--recording {path} --no-stream Hi").text == "Hello."
     assert asking.run_line_magic("ask", f"--recording {path} --no-stream Bye").text == "Bye!"
     assert [(e.turn, e.model, e.reply) for e in session.recorder.exchanges()] == [
-        (0, "claude-haiku-4-5", "Hello."), (1, "claude-haiku-4-5", "Bye!")]
+        (0, "claude-haiku-4-5", "Hello."),
+        (1, "claude-haiku-4-5", "Bye!"),
+    ]
     with pytest.raises(UsageError, match=r"^%ask: the recording has no more sends \(2 recorded, all answered\)"):
         asking.run_line_magic("ask", f"--recording {path} --model claude-haiku-4-5 --no-stream More")
     with pytest.raises(UsageError, match=r"^%ask: --recording: cannot read nowhere.jsonl: No such file"):
@@ -116,8 +133,16 @@ def test_ask_replays_a_recording_file_in_order(asking: Any, session: Session, tm
 
 def test_ask_help_shows_every_option(asking: Any, capsys: pytest.CaptureFixture[str]) -> None:
     doc = asking.find_line_magic("ask").__doc__
-    assert doc.splitlines()[2].split() == ["%ask", "[--model", "NAME]", "[--max-tokens", "N]", "[--no-stream]",
-                                           "[--recording", "FILE]"]
+    assert doc.splitlines()[2].split() == [
+        "%ask",
+        "[--model",
+        "NAME]",
+        "[--max-tokens",
+        "N]",
+        "[--no-stream]",
+        "[--recording",
+        "FILE]",
+    ]
     for option in ("--model NAME", "--max-tokens N", "--no-stream", "--recording FILE", "set_ask_client("):
         assert option in doc
     assert asking.run_line_magic("ask", "--help") is None
@@ -142,8 +167,9 @@ def test_ask_streams_into_the_cell(asking: Any, session: Session, capsys: pytest
     from sdk_mocks import anthropic_stream, sse_response
 
     usage = {"input_tokens": 30, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}
-    set_ask_client(anthropic_client(Server(sse_response(anthropic_stream(["Par", "tly."], usage, 4)))),
-                   model="claude-sonnet-4-6")
+    set_ask_client(
+        anthropic_client(Server(sse_response(anthropic_stream(["Par", "tly."], usage, 4)))), model="claude-sonnet-4-6"
+    )
     reply = asking.run_line_magic("ask", "Is it shipped?")
     assert reply.text == "Partly."
     # a terminal shell shows each update of the streamed output in turn

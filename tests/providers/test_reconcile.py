@@ -1,4 +1,5 @@
 """reconcile(): zero residual against itself, and each injected perturbation gets its cause."""
+
 from __future__ import annotations
 
 import json
@@ -18,8 +19,9 @@ RULES = "Answer in the customer's language. " * 300
 @pytest.fixture
 def sent() -> tuple[Session, Simulation]:
     """Five turns two minutes apart, with a cached system prompt of about 2,100 tokens."""
-    s = Session(base_prompt="You help {first_name}. " + RULES, clock=ManualClock("2026-11-30T09:00:00+00:00"),
-                trinkets=[])
+    s = Session(
+        base_prompt="You help {first_name}. " + RULES, clock=ManualClock("2026-11-30T09:00:00+00:00"), trinkets=[]
+    )
     s.compose()
     for _ in range(4):
         s.clock.advance(minutes=2)
@@ -31,13 +33,22 @@ def billed(sim: Simulation) -> list[dict[str, Any]]:
     """The Anthropic usage the simulation predicts, as raw records (with a request body each)."""
     out = []
     for n, row in enumerate(sim.turns.itertuples()):
-        usage = {"input_tokens": row.input_tokens, "cache_read_input_tokens": row.cache_read_input_tokens,
-                 "cache_creation_input_tokens": row.cache_creation_input_tokens, "output_tokens": 20,
-                 "cache_creation": {"ephemeral_5m_input_tokens": row.ephemeral_5m_input_tokens,
-                                    "ephemeral_1h_input_tokens": row.ephemeral_1h_input_tokens}}
-        request = {"model": "claude-sonnet-4-6", "max_tokens": 1024,
-                   "system": [{"type": "text", "text": RULES, "cache_control": {"type": "ephemeral"}}],
-                   "messages": [{"role": "user", "content": f"message {n}"}]}
+        usage = {
+            "input_tokens": row.input_tokens,
+            "cache_read_input_tokens": row.cache_read_input_tokens,
+            "cache_creation_input_tokens": row.cache_creation_input_tokens,
+            "output_tokens": 20,
+            "cache_creation": {
+                "ephemeral_5m_input_tokens": row.ephemeral_5m_input_tokens,
+                "ephemeral_1h_input_tokens": row.ephemeral_1h_input_tokens,
+            },
+        }
+        request = {
+            "model": "claude-sonnet-4-6",
+            "max_tokens": 1024,
+            "system": [{"type": "text", "text": RULES, "cache_control": {"type": "ephemeral"}}],
+            "messages": [{"role": "user", "content": f"message {n}"}],
+        }
         out.append({"request_id": f"req_{n}", "request": request, "response": {"usage": usage}})
     return out
 
@@ -63,8 +74,10 @@ def test_a_1h_write_billed_is_ttl_priced(sent: tuple[Session, Simulation]) -> No
     _, sim = sent
     records = billed(sim)
     usage = records[0]["response"]["usage"]
-    usage["cache_creation"] = {"ephemeral_5m_input_tokens": 0,
-                               "ephemeral_1h_input_tokens": usage["cache_creation_input_tokens"]}
+    usage["cache_creation"] = {
+        "ephemeral_5m_input_tokens": 0,
+        "ephemeral_1h_input_tokens": usage["cache_creation_input_tokens"],
+    }
     result = reconcile(sim, records)
     assert causes(result) == ["ttl_priced", "match", "match", "match", "match"]
     written = usage["cache_creation_input_tokens"]
@@ -93,16 +106,18 @@ def test_a_write_on_an_identical_live_prefix_is_a_provider_miss(sent: tuple[Sess
     usage["cache_creation"]["ephemeral_5m_input_tokens"] = read
     result = reconcile(sim, records)
     assert causes(result) == ["match", "match", "match", "provider_miss", "match"]
-    assert result.rows.loc[3, "detail"] == (f"prefix byte-identical to the previous request and live ({read:,} "
-                                            f"tokens modelled as read); billed a write")
+    assert result.rows.loc[3, "detail"] == (
+        f"prefix byte-identical to the previous request and live ({read:,} tokens modelled as read); billed a write"
+    )
     # the same usage with no request to compare: the simulation itself holds the prefix live and
     # identical, so it is still the provider's miss (bodies are more evidence, not a precondition)
     for record in records:
         del record["request"]
     result = reconcile(sim, records)
     assert causes(result)[3] == "provider_miss"
-    assert result.rows.loc[3, "detail"] == (f"the simulation holds the prefix live and identical ({read:,} tokens "
-                                            f"modelled as read); billed a read of 0")
+    assert result.rows.loc[3, "detail"] == (
+        f"the simulation holds the prefix live and identical ({read:,} tokens modelled as read); billed a read of 0"
+    )
 
 
 def test_a_tokenizer_factor_of_1_3_is_named(sent: tuple[Session, Simulation]) -> None:
@@ -139,8 +154,11 @@ def test_a_session_reconciles_its_recorded_turns(sent: tuple[Session, Simulation
     result = reconcile(session, billed(sim), model="claude-sonnet-4-6")
     assert result.rows["turn"].tolist() == [0, 1, 2, 3, 4]
     assert causes(result) == ["match"] * 5
-    with pytest.raises(ValueError, match=r"^pass model= \(the session names no model and sent nothing to take "
-                                         r"it from\)$"):
+    with pytest.raises(
+        ValueError,
+        match=r"^pass model= \(the session names no model and sent nothing to take "
+        r"it from\)$",
+    ):
         reconcile(session, billed(sim))
 
 
@@ -152,7 +170,8 @@ def test_a_session_with_a_model_that_sent_nothing_needs_no_model_argument(sent: 
 
 
 def test_the_shown_table_has_billed_and_predicted_uncached_reads_writes_1h_and_dollars(
-        sent: tuple[Session, Simulation]) -> None:
+    sent: tuple[Session, Simulation],
+) -> None:
     _, sim = sent
     records = billed(sim)
     usage = records[1]["response"]["usage"]
@@ -164,12 +183,24 @@ def test_the_shown_table_has_billed_and_predicted_uncached_reads_writes_1h_and_d
     assert [c for c in table.columns if c in columns] == columns
     assert table.loc[1, "uncached (bill)"] == table.loc[1, "uncached (sim)"] + 7
     header = str(result).splitlines()[len(result.lines())].split()
-    assert header[:12] == ["turn", "model", "uncached", "(sim)", "uncached", "(bill)", "read", "(sim)", "read",
-                           "(bill)", "write", "(sim)"]
+    assert header[:12] == [
+        "turn",
+        "model",
+        "uncached",
+        "(sim)",
+        "uncached",
+        "(bill)",
+        "read",
+        "(sim)",
+        "read",
+        "(bill)",
+        "write",
+        "(sim)",
+    ]
     page = result._repr_html_()
     from wm_kernel.utils.htmltext import dollars_as_text
 
-    for column in columns:   # each $ as text no typesetter pairs (wm_kernel.utils.htmltext)
+    for column in columns:  # each $ as text no typesetter pairs (wm_kernel.utils.htmltext)
         assert f"<th>{dollars_as_text(column)}</th>" in page
 
 

@@ -1,6 +1,7 @@
 """Recordings under faults (issue 34 items 4, 5, 12; issue 31 item 6): saving is atomic (a process
 killed while saving leaves the earlier file whole), every reply is storable and loadable, a replay
 against a changed prompt names the first differing section, and a hostile path is one line."""
+
 from __future__ import annotations
 
 import os
@@ -27,8 +28,10 @@ def _exchange(turn: int, reply: str) -> Exchange:
     return Exchange(turn=turn, provider="anthropic", model="claude-sonnet-4-6", user=f"u{turn}", reply=reply)
 
 
-@pytest.mark.parametrize("reply", ["lone \ud800 surrogate", "line\u2028separator", "para\u2029graph",
-                                   "next\u0085line", "cr\rlf\r\nend", "\udfff"])
+@pytest.mark.parametrize(
+    "reply",
+    ["lone \ud800 surrogate", "line\u2028separator", "para\u2029graph", "next\u0085line", "cr\rlf\r\nend", "\udfff"],
+)
 def test_every_reply_saves_and_loads_back_as_it_was(tmp_path: Path, reply: str) -> None:
     path = tmp_path / "r.jsonl"
     rec = Recording([_exchange(0, "earlier send"), _exchange(1, reply)])
@@ -87,9 +90,11 @@ def test_a_process_killed_while_saving_never_leaves_the_file_empty_or_torn(tmp_p
 
 def test_version_1_recordings_still_load(tmp_path: Path) -> None:
     path = tmp_path / "old.jsonl"
-    path.write_text('{"v": 1, "kind": "wm-kernel recording"}\n'
-                    '{"v": 1, "turn": 0, "provider": "openai", "model": "m", "user": "Hi", "reply": "a\u2028b"}\n',
-                    encoding="utf-8")
+    path.write_text(
+        '{"v": 1, "kind": "wm-kernel recording"}\n'
+        '{"v": 1, "turn": 0, "provider": "openai", "model": "m", "user": "Hi", "reply": "a\u2028b"}\n',
+        encoding="utf-8",
+    )
     assert [e.reply for e in Recording.load(path).exchanges] == ["a\u2028b"]
 
 
@@ -102,20 +107,30 @@ def _recorded(tmp_path: Path, session: Session) -> Path:
     return path
 
 
-def test_a_replay_against_a_changed_prompt_names_the_first_differing_section(session: Session,
-                                                                            tmp_path: Path) -> None:
+def test_a_replay_against_a_changed_prompt_names_the_first_differing_section(session: Session, tmp_path: Path) -> None:
     path = _recorded(tmp_path, session)
-    changed = Session(base_prompt="You help {first_name} and nobody else.",
-                      profile=session.working_memory.profile, clock=session.clock)
-    with pytest.raises(ValueError, match=r"^recorded send 1 was sent with another prompt: section "
-                                         r"'base_prompt' differs; record again with a client "
-                                         r"\(or load with on_changed_prompt='warn'\)$"):
+    changed = Session(
+        base_prompt="You help {first_name} and nobody else.",
+        profile=session.working_memory.profile,
+        clock=session.clock,
+    )
+    with pytest.raises(
+        ValueError,
+        match=r"^recorded send 1 was sent with another prompt: section "
+        r"'base_prompt' differs; record again with a client "
+        r"\(or load with on_changed_prompt='warn'\)$",
+    ):
         send(changed, None, model="claude-sonnet-4-6", user="Hi", recording=Recording.load(path))
     assert changed.recorder.exchanges() == [] and changed.turn == 0
     # asked for: the replay goes on, warns, and the exchange says so wherever it is shown
     with pytest.warns(ChangedPromptWarning, match="section 'base_prompt' differs"):
-        reply = send(changed, None, model="claude-sonnet-4-6", user="Hi",
-                     recording=Recording.load(path, on_changed_prompt="warn"))
+        reply = send(
+            changed,
+            None,
+            model="claude-sonnet-4-6",
+            user="Hi",
+            recording=Recording.load(path, on_changed_prompt="warn"),
+        )
     assert reply.exchange.stop_reason == CHANGED_PROMPT
     recorded = changed.recorder.exchange_at(0)
     assert recorded is not None and recorded.stop_reason == CHANGED_PROMPT
@@ -123,8 +138,7 @@ def test_a_replay_against_a_changed_prompt_names_the_first_differing_section(ses
 
 def test_a_replay_against_the_same_prompt_answers(session: Session, tmp_path: Path) -> None:
     path = _recorded(tmp_path, session)
-    again = Session(base_prompt="You help {first_name}.", profile=session.working_memory.profile,
-                    clock=session.clock)
+    again = Session(base_prompt="You help {first_name}.", profile=session.working_memory.profile, clock=session.clock)
     assert send(again, None, model="claude-sonnet-4-6", user="Hi", recording=Recording.load(path)).text == "Recorded."
 
 

@@ -1,4 +1,5 @@
 """send(): the real anthropic and openai SDKs against a mock transport with the documented shapes."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -24,19 +25,30 @@ from wm_kernel.providers.recording import Recording
 from wm_kernel.providers.send import SendError, send
 from wm_kernel.session import Session
 
-A_USAGE = {"input_tokens": 50, "cache_creation_input_tokens": 1200, "cache_read_input_tokens": 0,
-           "output_tokens": 12, "cache_creation": {"ephemeral_5m_input_tokens": 1200,
-                                                    "ephemeral_1h_input_tokens": 0}}
-O_USAGE = {"prompt_tokens": 2006, "completion_tokens": 300, "total_tokens": 2306,
-           "prompt_tokens_details": {"cached_tokens": 1920}}
+A_USAGE = {
+    "input_tokens": 50,
+    "cache_creation_input_tokens": 1200,
+    "cache_read_input_tokens": 0,
+    "output_tokens": 12,
+    "cache_creation": {"ephemeral_5m_input_tokens": 1200, "ephemeral_1h_input_tokens": 0},
+}
+O_USAGE = {
+    "prompt_tokens": 2006,
+    "completion_tokens": 300,
+    "total_tokens": 2306,
+    "prompt_tokens_details": {"cached_tokens": 1920},
+}
 
 
 def test_send_posts_exactly_to_anthropic_and_records_the_exchange(session: Session) -> None:
-    server = Server(json_response(anthropic_message("Hello Ada.", A_USAGE), request_id="req_A1"),
-                    json_response(anthropic_message("Twice.", A_USAGE), request_id="req_A2"))
+    server = Server(
+        json_response(anthropic_message("Hello Ada.", A_USAGE), request_id="req_A1"),
+        json_response(anthropic_message("Twice.", A_USAGE), request_id="req_A2"),
+    )
     client = anthropic_client(server)
-    expected = session.compose().to_anthropic(history=[{"role": "user", "content": "Hi"}],
-                                              model="claude-sonnet-4-6", max_tokens=1024)
+    expected = session.compose().to_anthropic(
+        history=[{"role": "user", "content": "Hi"}], model="claude-sonnet-4-6", max_tokens=1024
+    )
     reply = send(session, client, model="claude-sonnet-4-6", user="Hi")
     first = server.requests[0]
     assert (first["method"], first["path"]) == ("POST", "/v1/messages")
@@ -64,8 +76,9 @@ def test_send_posts_exactly_to_anthropic_and_records_the_exchange(session: Sessi
 def test_send_through_openai_with_any_base_url(session: Session) -> None:
     server = Server(json_response(chat_completion("Hi from a local server.", O_USAGE), request_id="req_O1"))
     client = openai_client(server, base_url="http://127.0.0.1:8000/v1")
-    expected = session.compose().to_openai(history=[{"role": "user", "content": "Hi"}], model="gpt-5.4",
-                                           max_tokens=1024)
+    expected = session.compose().to_openai(
+        history=[{"role": "user", "content": "Hi"}], model="gpt-5.4", max_tokens=1024
+    )
     reply = send(session, client, model="gpt-5.4", user="Hi")
     assert server.requests[0]["path"] == "/v1/chat/completions"
     assert server.requests[0]["json"] == expected
@@ -80,8 +93,9 @@ def test_anthropic_streaming_shows_the_reply_as_it_comes(session: Session) -> No
     usage = {"input_tokens": 40, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 1800}
     server = Server(sse_response(anthropic_stream(["Hel", "lo ", "Ada."], usage, output_tokens=9)))
     seen: list[str] = []
-    reply = send(session, anthropic_client(server), model="claude-sonnet-4-6", user="Hi", stream=True,
-                 on_text=seen.append)
+    reply = send(
+        session, anthropic_client(server), model="claude-sonnet-4-6", user="Hi", stream=True, on_text=seen.append
+    )
     assert seen == ["Hel", "lo ", "Ada."]
     assert server.requests[0]["json"]["stream"] is True
     assert reply.text == "Hello Ada."
@@ -89,8 +103,9 @@ def test_anthropic_streaming_shows_the_reply_as_it_comes(session: Session) -> No
     assert (reply.usage.cache_read_tokens, reply.usage.output_tokens) == (1800, 9)  # last delta kept, not summed
 
 
-def test_openai_streaming_reads_the_usage_of_the_last_chunk(session: Session,
-                                                              capsys: pytest.CaptureFixture[str]) -> None:
+def test_openai_streaming_reads_the_usage_of_the_last_chunk(
+    session: Session, capsys: pytest.CaptureFixture[str]
+) -> None:
     server = Server(sse_response(chat_stream(["Hi ", "there."], O_USAGE)))
     reply = send(session, openai_client(server), model="gpt-5.4", user="Hi", stream=True)
     assert capsys.readouterr().out == "Hi there."  # printed as it came
@@ -100,20 +115,29 @@ def test_openai_streaming_reads_the_usage_of_the_last_chunk(session: Session,
 
 
 def _error(status: int, kind: str, message: str) -> httpx2.Response:
-    return json_response({"type": "error", "error": {"type": kind, "message": message}, "request_id": "req_E"},
-                         status, request_id="req_E")
+    return json_response(
+        {"type": "error", "error": {"type": kind, "message": message}, "request_id": "req_E"},
+        status,
+        request_id="req_E",
+    )
 
 
-@pytest.mark.parametrize(("response", "line"), [
-    (_error(401, "authentication_error", "invalid x-api-key"),
-     "anthropic: authentication failed (401): invalid x-api-key (request req_E)"),
-    (_error(429, "rate_limit_error", "Number of request tokens has exceeded your per-minute rate limit"),
-     "anthropic: rate limited (429): Number of request tokens has exceeded your per-minute rate limit "
-     "(request req_E)"),
-    (_error(529, "overloaded_error", "Overloaded"), "anthropic: overloaded (529): Overloaded (request req_E)"),
-])
-def test_a_failed_send_is_one_line_and_records_nothing(session: Session, response: httpx2.Response,
-                                                        line: str) -> None:
+@pytest.mark.parametrize(
+    ("response", "line"),
+    [
+        (
+            _error(401, "authentication_error", "invalid x-api-key"),
+            "anthropic: authentication failed (401): invalid x-api-key (request req_E)",
+        ),
+        (
+            _error(429, "rate_limit_error", "Number of request tokens has exceeded your per-minute rate limit"),
+            "anthropic: rate limited (429): Number of request tokens has exceeded your per-minute rate limit "
+            "(request req_E)",
+        ),
+        (_error(529, "overloaded_error", "Overloaded"), "anthropic: overloaded (529): Overloaded (request req_E)"),
+    ],
+)
+def test_a_failed_send_is_one_line_and_records_nothing(session: Session, response: httpx2.Response, line: str) -> None:
     session.compose()
     before = (session.turn, session.history.to_json(), len(session.bus.log))
     with pytest.raises(SendError) as error:
@@ -128,17 +152,29 @@ def test_a_network_error_is_one_line(session: Session) -> None:
         raise httpx2.ConnectError("[Errno 111] Connection refused", request=request)
 
     session.compose()
-    with pytest.raises(SendError, match=r"^openai: could not connect: Connection error\. "
-                                        r"\(\[Errno 111\] Connection refused\)$"):
+    with pytest.raises(
+        SendError,
+        match=r"^openai: could not connect: Connection error\. "
+        r"\(\[Errno 111\] Connection refused\)$",
+    ):
         send(session, openai_client(Server(refuse)), model="gpt-5.4", user="Hi")
     assert session.turn == 0 and session.recorder.exchanges() == []
 
 
 def test_openai_errors_name_the_cause(session: Session) -> None:
-    body = {"error": {"message": "Incorrect API key provided.", "type": "invalid_request_error", "param": None,
-                      "code": "invalid_api_key"}}
-    with pytest.raises(SendError, match=r"^openai: authentication failed \(401\): Incorrect API key provided\. "
-                                        r"\(request req_01\)$"):
+    body = {
+        "error": {
+            "message": "Incorrect API key provided.",
+            "type": "invalid_request_error",
+            "param": None,
+            "code": "invalid_api_key",
+        }
+    }
+    with pytest.raises(
+        SendError,
+        match=r"^openai: authentication failed \(401\): Incorrect API key provided\. "
+        r"\(request req_01\)$",
+    ):
         send(session, openai_client(Server(json_response(body, 401))), model="gpt-5.4", user="Hi")
 
 
@@ -150,13 +186,16 @@ def test_bad_arguments_are_clear(session: Session) -> None:
     with pytest.raises(ValueError) as found:
         send(session, None, model="m", user="Hi")
     # one line, naming both ways on: a client, a recording
-    assert str(found.value) == ("nothing to send with: pass a client (anthropic.Anthropic(), openai.OpenAI()) or "
-                                "a recording to answer from (recording=Recording.load(FILE)); WM_KERNEL_OFFLINE=1 "
-                                "needs the recording")
+    assert str(found.value) == (
+        "nothing to send with: pass a client (anthropic.Anthropic(), openai.OpenAI()) or "
+        "a recording to answer from (recording=Recording.load(FILE)); WM_KERNEL_OFFLINE=1 "
+        "needs the recording"
+    )
 
 
-def test_a_recording_replays_offline_and_never_holds_the_key(session: Session, tmp_path: Any,
-                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_recording_replays_offline_and_never_holds_the_key(
+    session: Session, tmp_path: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
     server = Server(json_response(anthropic_message("Recorded reply.", A_USAGE), request_id="req_R1"))
     recording = Recording()
     send(session, anthropic_client(server), model="claude-sonnet-4-6", user="Hi", recording=recording)
@@ -166,28 +205,31 @@ def test_a_recording_replays_offline_and_never_holds_the_key(session: Session, t
     assert ANTHROPIC_KEY not in text and "x-api-key" not in text.lower()
     assert text.splitlines()[0] == '{"v": 2, "kind": "wm-kernel recording"}'
     # another session of the same prompt, no client: the recording answers
-    again = Session(base_prompt="You help {first_name}.", profile=session.working_memory.profile,
-                    clock=session.clock)
+    again = Session(base_prompt="You help {first_name}.", profile=session.working_memory.profile, clock=session.clock)
     reply = send(again, None, model="claude-sonnet-4-6", user="Hi", recording=Recording.load(path))
     assert reply.text == "Recorded reply." and reply.exchange.request_id == "req_R1"
     # WM_KERNEL_OFFLINE=1: a client is given, yet nothing is sent
     monkeypatch.setenv("WM_KERNEL_OFFLINE", "1")
-    third = Session(base_prompt="You help {first_name}.", profile=session.working_memory.profile,
-                    clock=session.clock)
+    third = Session(base_prompt="You help {first_name}.", profile=session.working_memory.profile, clock=session.clock)
     untouched = Server()
-    assert send(third, anthropic_client(untouched), model="claude-sonnet-4-6", user="Hi",
-                recording=Recording.load(path)).text == "Recorded reply."
+    assert (
+        send(
+            third, anthropic_client(untouched), model="claude-sonnet-4-6", user="Hi", recording=Recording.load(path)
+        ).text
+        == "Recorded reply."
+    )
     assert untouched.requests == []
     with pytest.raises(ValueError, match="^recorded send 1 was 'Hi' to claude-sonnet-4-6, not 'Bye'"):
-        send(Session(clock=session.clock), None, model="claude-sonnet-4-6", user="Bye",
-             recording=Recording.load(path))
+        send(Session(clock=session.clock), None, model="claude-sonnet-4-6", user="Bye", recording=Recording.load(path))
 
 
 def test_a_scenario_records_sends_and_replays_them_without_a_client(session: Session, tmp_path: Any) -> None:
     from wm_kernel.experiments import Scenario
 
-    server = Server(json_response(anthropic_message("One.", A_USAGE), request_id="req_S1"),
-                    json_response(anthropic_message("Two.", A_USAGE), request_id="req_S2"))
+    server = Server(
+        json_response(anthropic_message("One.", A_USAGE), request_id="req_S1"),
+        json_response(anthropic_message("Two.", A_USAGE), request_id="req_S2"),
+    )
     client = anthropic_client(server)
     heard: list[ExchangeRecordedEvent] = []
     session.bus.subscribe(ExchangeRecordedEvent, heard.append)
@@ -200,11 +242,19 @@ def test_a_scenario_records_sends_and_replays_them_without_a_client(session: Ses
     recorder.save(path)
     text = path.read_text(encoding="utf-8")
     assert ANTHROPIC_KEY not in text
-    assert [s.to_json()["step"] for s in Scenario.load(path).steps] == ["compose", "send", "turn", "clock", "send",
-                                                                        "turn"]
+    assert [s.to_json()["step"] for s in Scenario.load(path).steps] == [
+        "compose",
+        "send",
+        "turn",
+        "clock",
+        "send",
+        "turn",
+    ]
     replayed = Scenario.load(path).run()
     assert [(e.turn, e.user, e.reply, e.request_id) for e in replayed.recorder.exchanges()] == [
-        (0, "First", "One.", "req_S1"), (1, "Second", "Two.", "req_S2")]
+        (0, "First", "One.", "req_S1"),
+        (1, "Second", "Two.", "req_S2"),
+    ]
     assert replayed.recorder.conversation()[-1] == {"role": "assistant", "content": "Two."}
     assert len(Recording.from_scenario(Scenario.load(path))) == 2
 
@@ -217,8 +267,13 @@ def test_exchanges_persist_in_a_sqlite_history_and_a_turn_holds_one(tmp_path: An
 
     store = SQLiteStore(tmp_path / "state.db")
     first = Session(store=store, continuum_id="chat-1", clock=ManualClock("2026-11-30T09:00:00+00:00"))
-    recording = Recording([Exchange(turn=0, provider="openai", model="gpt-5.4", user="Hi", reply="Hello.",
-                                    usage=O_USAGE, request_id="req_1")])
+    recording = Recording(
+        [
+            Exchange(
+                turn=0, provider="openai", model="gpt-5.4", user="Hi", reply="Hello.", usage=O_USAGE, request_id="req_1"
+            )
+        ]
+    )
     send(first, None, model="gpt-5.4", user="Hi", recording=recording, advance=False)
     with pytest.raises(ValueError, match="^turn 0 already has an exchange; advance the turn first$"):
         send(first, None, model="gpt-5.4", user="Hi", recording=recording)
@@ -231,9 +286,12 @@ def test_a_bad_send_step_names_the_line() -> None:
     from wm_kernel.experiments import Scenario
     from wm_kernel.experiments.steps import ScenarioError
 
-    text = Scenario().dumps() + \
-        '{"step": "send", "exchange": {"turn": 0, "provider": "mistral", "model": "m", "user": "u", "reply": "r"}}\n'
+    text = (
+        Scenario().dumps()
+        + '{"step": "send", "exchange": {"turn": 0, "provider": "mistral", "model": "m", "user": "u", "reply": "r"}}\n'
+    )
     with pytest.raises(ScenarioError) as error:
         Scenario.loads(text, "s.jsonl")
-    assert str(error.value).endswith("field 'exchange': provider must be one of anthropic, openai, "
-                                     "openai-responses, gemini, got 'mistral'")
+    assert str(error.value).endswith(
+        "field 'exchange': provider must be one of anthropic, openai, openai-responses, gemini, got 'mistral'"
+    )

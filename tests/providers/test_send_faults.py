@@ -1,6 +1,7 @@
 """send() under faults (issue 34 items 8, 9, 11): the real SDKs against httpx2.MockTransport. A
 malformed usage block, a malformed 200 reply, a stream cut half-way or a broken connection is one
 SendError line, and the session is as it was: nothing recorded, the turn not advanced."""
+
 from __future__ import annotations
 
 import json
@@ -26,8 +27,12 @@ from wm_kernel.providers.send import SendError, send
 from wm_kernel.session import Session
 
 A_USAGE = {"input_tokens": 50, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0, "output_tokens": 5}
-O_USAGE = {"prompt_tokens": 2006, "completion_tokens": 300, "total_tokens": 2306,
-           "prompt_tokens_details": {"cached_tokens": 1920}}
+O_USAGE = {
+    "prompt_tokens": 2006,
+    "completion_tokens": 300,
+    "total_tokens": 2306,
+    "prompt_tokens_details": {"cached_tokens": 1920},
+}
 
 
 def _state(session: Session) -> tuple[Any, ...]:
@@ -75,24 +80,32 @@ def test_a_malformed_openai_reply_is_one_send_error(session: Session) -> None:
 
 
 def _cut(body: bytes, marker: bytes) -> bytes:
-    return body[:body.index(marker)]
+    return body[: body.index(marker)]
 
 
 def test_an_anthropic_stream_cut_half_way_is_an_error(session: Session) -> None:
     full = anthropic_stream(["Hel", "lo ", "Ada."], {**A_USAGE}, output_tokens=9)
     cut = _cut(full, b"event: content_block_stop")
-    _fails(session, anthropic_client(Server(sse_response(cut))),
-           r"^anthropic: the reply stream ended before the reply was complete \(10 characters received\); "
-           r"nothing recorded$", stream=True)
+    _fails(
+        session,
+        anthropic_client(Server(sse_response(cut))),
+        r"^anthropic: the reply stream ended before the reply was complete \(10 characters received\); "
+        r"nothing recorded$",
+        stream=True,
+    )
 
 
 def test_an_openai_stream_cut_half_way_is_an_error(session: Session) -> None:
     full = chat_stream(["Hi ", "there."], O_USAGE)
     cut = _cut(full, b'"finish_reason": "stop"')
-    cut = cut[:cut.rindex(b"data: ")]
-    _fails(session, openai_client(Server(sse_response(cut))),
-           r"^openai: the reply stream ended before the reply was complete \(9 characters received\); "
-           r"nothing recorded$", stream=True)
+    cut = cut[: cut.rindex(b"data: ")]
+    _fails(
+        session,
+        openai_client(Server(sse_response(cut))),
+        r"^openai: the reply stream ended before the reply was complete \(9 characters received\); "
+        r"nothing recorded$",
+        stream=True,
+    )
 
 
 def _broken(first: bytes) -> httpx2.Response:
@@ -105,30 +118,44 @@ def _broken(first: bytes) -> httpx2.Response:
 
 def test_a_broken_stream_is_one_send_error(session: Session) -> None:
     full = anthropic_stream(["Hel", "lo"], {**A_USAGE}, output_tokens=9)
-    _fails(session, anthropic_client(Server(_broken(_cut(full, b"event: ping")))),
-           r"^anthropic: (could not connect|the connection broke|malformed reply).*peer closed connection",
-           stream=True)
+    _fails(
+        session,
+        anthropic_client(Server(_broken(_cut(full, b"event: ping")))),
+        r"^anthropic: (could not connect|the connection broke|malformed reply).*peer closed connection",
+        stream=True,
+    )
 
 
 def test_a_broken_openai_stream_is_one_send_error(session: Session) -> None:
     full = chat_stream(["Hi ", "there."], O_USAGE)
-    _fails(session, openai_client(Server(_broken(full[:120]))),
-           r"^openai: (could not connect|the connection broke|malformed reply).*peer closed connection",
-           stream=True)
+    _fails(
+        session,
+        openai_client(Server(_broken(full[:120]))),
+        r"^openai: (could not connect|the connection broke|malformed reply).*peer closed connection",
+        stream=True,
+    )
 
 
 def test_a_bad_stream_event_is_one_send_error(session: Session) -> None:
     body = b'event: message_start\ndata: {"type": "message_start", "message": 7}\n\n'
-    _fails(session, anthropic_client(Server(sse_response(body))), r"^anthropic: malformed reply \(",
-           stream=True)
+    _fails(session, anthropic_client(Server(sse_response(body))), r"^anthropic: malformed reply \(", stream=True)
 
 
-def test_an_offline_replay_that_cannot_be_recorded_leaves_the_recording_where_it_was(
-        session: Session) -> None:
+def test_an_offline_replay_that_cannot_be_recorded_leaves_the_recording_where_it_was(session: Session) -> None:
     from wm_kernel.instruments.exchange import Exchange
 
-    rec = Recording([Exchange(turn=0, provider="anthropic", model="claude-sonnet-4-6", user="Hi", reply="r",
-                              usage={"input_tokens": "x"})])
+    rec = Recording(
+        [
+            Exchange(
+                turn=0,
+                provider="anthropic",
+                model="claude-sonnet-4-6",
+                user="Hi",
+                reply="r",
+                usage={"input_tokens": "x"},
+            )
+        ]
+    )
     session.compose()
     before = _state(session)
     with pytest.raises(SendError, match=r"^anthropic: the reply's usage cannot be read: "):

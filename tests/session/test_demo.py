@@ -1,4 +1,5 @@
 """The headless demo: `python -m wm_kernel demo` runs every trinket and shows items expiring."""
+
 from __future__ import annotations
 
 import io
@@ -31,19 +32,31 @@ def test_demo_prints_the_whole_prompt_and_is_deterministic():
     run_demo(turns=2, out=second)
     text = first.getvalue()
     assert text == second.getvalue()
-    assert text.startswith("=== composed prompt at turn 0 ===\n--- system (cached) ---\n"
-                           "You are a thoughtful assistant helping Ada.\n")
-    for marker in ("<user_model>", "<conversation_manifest>", "<mira:domain_knowledge>",
-                   "<current_datetime>TODAY IS MONDAY, NOVEMBER 30, 2026 AT 9:05 AM GMT.</current_datetime>",
-                   "=== RECENT GET_CONTEXT TOOL SEARCH RESULTS ===", "<active_reminders>",
-                   "<surfaced_memories>", "<mira:peanutgallery>", "=== composed prompt at turn 2 ==="):
+    assert text.startswith(
+        "=== composed prompt at turn 0 ===\n--- system (cached) ---\nYou are a thoughtful assistant helping Ada.\n"
+    )
+    for marker in (
+        "<user_model>",
+        "<conversation_manifest>",
+        "<mira:domain_knowledge>",
+        "<current_datetime>TODAY IS MONDAY, NOVEMBER 30, 2026 AT 9:05 AM GMT.</current_datetime>",
+        "=== RECENT GET_CONTEXT TOOL SEARCH RESULTS ===",
+        "<active_reminders>",
+        "<surfaced_memories>",
+        "<mira:peanutgallery>",
+        "=== composed prompt at turn 2 ===",
+    ):
         assert marker in text, marker
 
 
 @pytest.mark.slow  # runs python -m wm_kernel in a subprocess
 def test_demo_command_line():
-    done = subprocess.run([sys.executable, "-m", "wm_kernel", "demo", "--turns", "1", "--quiet"],
-                          capture_output=True, text=True, check=True)
+    done = subprocess.run(
+        [sys.executable, "-m", "wm_kernel", "demo", "--turns", "1", "--quiet"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     assert done.stdout.splitlines()[0] == "turn  sections   chars  expired"
     assert done.stderr == ""
     assert main(["demo", "--turns", "0"]) == 2

@@ -1,4 +1,5 @@
 """Session: the conversation driver: turns, segments, bad input, the current session."""
+
 from __future__ import annotations
 
 import warnings
@@ -39,8 +40,9 @@ class Tips(StatefulTrinket):
         self.tips.clear()
 
     def describe_items(self):
-        return [{"id": k, "label": t, "turns_remaining": a + n - self.current_turn}
-                for k, (t, a, n) in self.tips.items()]
+        return [
+            {"id": k, "label": t, "turns_remaining": a + n - self.current_turn} for k, (t, a, n) in self.tips.items()
+        ]
 
 
 class Note(EventAwareTrinket):
@@ -53,8 +55,12 @@ class Note(EventAwareTrinket):
 
 @pytest.fixture
 def session():
-    return Session(base_prompt="You help {first_name}.", profile=Profile(first_name="Ada"),
-                   clock=ManualClock("2026-11-30T09:00:00+00:00"), trinkets=[Note, Tips])
+    return Session(
+        base_prompt="You help {first_name}.",
+        profile=Profile(first_name="Ada"),
+        clock=ManualClock("2026-11-30T09:00:00+00:00"),
+        trinkets=[Note, Tips],
+    )
 
 
 def test_compose_fills_and_records_the_turn(session):
@@ -82,7 +88,8 @@ def test_turn_counting_across_a_collapse(session):
     session.collapse_segment("Planning chat", tools_used=["search"])
     assert tips.current_turn == 0 and session.segment_turn == 0 and session.turn == 2
     assert [(c.segment_id, c.summary, c.tools_used) for c in collapsed] == [
-        (f"{session.continuum_id}-segment-1", "Planning chat", ("search",))]
+        (f"{session.continuum_id}-segment-1", "Planning chat", ("search",))
+    ]
     tips.add("fresh", ttl=2)  # added right after a collapse keeps its full TTL
     session.advance_turn(2)
     assert turns == [(1, 1), (2, 2), (3, 1), (4, 2)]
@@ -117,10 +124,13 @@ def test_ttl_edges_through_the_session(session):
 def test_bad_input_changes_nothing(session):
     session.compose()
     logged = len(session.bus.log)
-    for bad, exc, msg in [(0, ValueError, "at least 1, got 0"), (-2, ValueError, "at least 1"),
-                          (1.5, TypeError, "must be an int, got float"),
-                          (True, TypeError, "must be an int, got bool"),
-                          ("2", TypeError, "must be an int, got str")]:
+    for bad, exc, msg in [
+        (0, ValueError, "at least 1, got 0"),
+        (-2, ValueError, "at least 1"),
+        (1.5, TypeError, "must be an int, got float"),
+        (True, TypeError, "must be an int, got bool"),
+        ("2", TypeError, "must be an int, got str"),
+    ]:
         with pytest.raises(exc, match=msg):
             session.advance_turn(bad)
     assert session.turn == 0 and len(session.bus.log) == logged
@@ -145,8 +155,9 @@ def test_a_closed_session_refuses_to_drive(session):
 
 def test_turn_and_composed_are_observable(session):
     seen = []
-    session.observe(lambda c: seen.append((c["name"], c["new"] if c["name"] == "turn" else None)),
-                    names=["turn", "composed"])
+    session.observe(
+        lambda c: seen.append((c["name"], c["new"] if c["name"] == "turn" else None)), names=["turn", "composed"]
+    )
     session.advance_turn()
     assert seen == [("turn", 1), ("composed", None)]
 
@@ -160,15 +171,20 @@ def test_manual_mode_does_not_compose(session):
 
 def test_state_persists_across_a_restart_with_sqlite(tmp_path):
     path = tmp_path / "wm.sqlite3"
-    first = Session(clock=ManualClock("2026-11-30T09:00:00+00:00"), store=SQLiteStore(path),
-                    user_id="ada", trinkets=[Note])
+    first = Session(
+        clock=ManualClock("2026-11-30T09:00:00+00:00"), store=SQLiteStore(path), user_id="ada", trinkets=[Note]
+    )
     first.compose()
     first.store.close()
-    second = Session(clock=ManualClock("2026-11-30T10:00:00+00:00"), store=SQLiteStore(path),
-                     user_id="ada", trinkets=[Note])
+    second = Session(
+        clock=ManualClock("2026-11-30T10:00:00+00:00"), store=SQLiteStore(path), user_id="ada", trinkets=[Note]
+    )
     assert second.working_memory.get_trinket_state("behavioral_directives") == {
-        "section_name": "behavioral_directives", "content": "<user_model>note</user_model>",
-        "cache_policy": True, "last_updated": "2026-11-30T09:00:00+00:00"}
+        "section_name": "behavioral_directives",
+        "content": "<user_model>note</user_model>",
+        "cache_policy": True,
+        "last_updated": "2026-11-30T09:00:00+00:00",
+    }
     other_user = Session(store=SQLiteStore(path), user_id="bob", trinkets=[Note])
     assert other_user.working_memory.get_trinket_state("behavioral_directives") is None
 
@@ -227,8 +243,9 @@ def test_a_stateful_trinket_added_mid_segment_counts_turns_from_there():
     pg.add_guidance("concern", "Late advice.", ttl=1)
     session.advance_turn()
     assert [g["turns_remaining"] for g in pg.get_active_guidance()] == [0]
-    assert session.advance_turn() == [{"turn": 5, "trinket": "PeanutGalleryTrinket",
-                                       "id": "guidance-1", "label": "concern: Late advice."}]
+    assert session.advance_turn() == [
+        {"turn": 5, "trinket": "PeanutGalleryTrinket", "id": "guidance-1", "label": "concern: Late advice."}
+    ]
 
 
 def test_the_working_memory_knows_the_continuum_before_any_trinket_registers():
@@ -244,17 +261,32 @@ def test_the_working_memory_knows_the_continuum_before_any_trinket_registers():
 
 def test_a_resumed_session_keeps_the_start_of_its_segment(tmp_path):
     path = tmp_path / "wm.sqlite3"
-    first = Session(clock=ManualClock("2026-11-30T09:00:00+00:00"), store=SQLiteStore(path),
-                    user_id="ada", continuum_id="c1", trinkets=[Note])
+    first = Session(
+        clock=ManualClock("2026-11-30T09:00:00+00:00"),
+        store=SQLiteStore(path),
+        user_id="ada",
+        continuum_id="c1",
+        trinkets=[Note],
+    )
     first.clock.advance(minutes=30)
     first.collapse_segment("Warm-up")
     first.store.close()
-    second = Session(clock=ManualClock("2026-11-30T11:00:00+00:00"), store=SQLiteStore(path),
-                     user_id="ada", continuum_id="c1", trinkets=[Note])
+    second = Session(
+        clock=ManualClock("2026-11-30T11:00:00+00:00"),
+        store=SQLiteStore(path),
+        user_id="ada",
+        continuum_id="c1",
+        trinkets=[Note],
+    )
     assert second.segment_number == 2
     assert second.segment_started_at.isoformat() == "2026-11-30T09:30:00+00:00"
-    other = Session(clock=ManualClock("2026-11-30T11:00:00+00:00"), store=second.store,
-                    user_id="ada", continuum_id="c2", trinkets=[Note])
+    other = Session(
+        clock=ManualClock("2026-11-30T11:00:00+00:00"),
+        store=second.store,
+        user_id="ada",
+        continuum_id="c2",
+        trinkets=[Note],
+    )
     assert other.segment_started_at.isoformat() == "2026-11-30T11:00:00+00:00"
     second.store.hset("session:ada:c1", "segment", {"number": 2, "started_at": "half past nine"})
     with pytest.raises(ValueError) as info:
@@ -262,7 +294,8 @@ def test_a_resumed_session_keeps_the_start_of_its_segment(tmp_path):
     assert str(info.value) == (
         "the segment stored under 'session:ada:c1' cannot be read (started_at: not an ISO 8601 "
         "date-time: 'half past nine'); delete it with store.delete('session:ada:c1') to start the "
-        "segment now")
+        "segment now"
+    )
     second.store.close()
 
 
@@ -270,14 +303,12 @@ def test_turn_and_segment_are_traits_observers_hear() -> None:
     clock = ManualClock("2026-11-30T09:00:00+00:00")
     s = Session(clock=clock, trinkets=[])
     heard: list[tuple[str, object, object]] = []
-    s.observe(lambda change: heard.append((change["name"], change["old"], change["new"])),
-              ["turn", "segment"])
+    s.observe(lambda change: heard.append((change["name"], change["old"], change["new"])), ["turn", "segment"])
     s.advance_turn(2)
     clock.advance(minutes=30)
     s.collapse_segment("Planning")
-    assert [(name, old, new) for name, old, new in heard if name == "turn"] == [
-        ("turn", 0, 1), ("turn", 1, 2)]
-    (_, ended, started), = [h for h in heard if h[0] == "segment"]
+    assert [(name, old, new) for name, old, new in heard if name == "turn"] == [("turn", 0, 1), ("turn", 1, 2)]
+    ((_, ended, started),) = [h for h in heard if h[0] == "segment"]
     assert (ended.number, ended.started_at.isoformat()) == (1, "2026-11-30T09:00:00+00:00")
     assert (started.number, started.started_at.isoformat()) == (2, "2026-11-30T09:30:00+00:00")
     assert s.segment is started and s.segment_started_at == started.started_at
@@ -288,10 +319,9 @@ def test_a_session_without_instruments_attaches_no_history_until_asked() -> None
 
     s = Session(clock=ManualClock("2026-11-30T09:00:00+00:00"), trinkets=[], instruments=())
     seen: list[Session] = []
-    t = Session(clock=ManualClock("2026-11-30T09:00:00+00:00"), trinkets=[],
-                instruments=[seen.append])
+    t = Session(clock=ManualClock("2026-11-30T09:00:00+00:00"), trinkets=[], instruments=[seen.append])
     assert seen == [t]
     s.compose()
-    assert s.recorder.turns == [] and isinstance(s.recorder, History)   # attached just now
+    assert s.recorder.turns == [] and isinstance(s.recorder, History)  # attached just now
     s.compose()
     assert s.recorder.turns == [0]

@@ -1,4 +1,5 @@
 """State stores: the original's record layout, persistence across a process, transactions, users."""
+
 from __future__ import annotations
 
 import json
@@ -106,9 +107,13 @@ def test_sqlite_survives_a_new_process_and_keeps_the_original_layout(tmp_path):
     subprocess.run([sys.executable, "-c", writer], check=True)
     store = SQLiteStore(path)
     assert store.hget("trinkets:ada", "datetime_section") == {
-        "content": "<t>now</t>", "cache_policy": False, "updated_at": "2026-11-30T09:00:00+00:00"}
+        "content": "<t>now</t>",
+        "cache_policy": False,
+        "updated_at": "2026-11-30T09:00:00+00:00",
+    }
     raw = store.connection.execute(
-        "SELECT value FROM hashes WHERE key='trinkets:ada' AND field='domaindoc'").fetchone()[0]
+        "SELECT value FROM hashes WHERE key='trinkets:ada' AND field='domaindoc'"
+    ).fetchone()[0]
     assert json.loads(raw) == {"content": "doc", "cache_policy": True, "updated_at": "x"}
 
 

@@ -1,6 +1,7 @@
 """Issue 34 items 1-3: one user's messages never reach another's history, a rewritten stored text is
 never shown as if it were the recorded one, every store key is built by ``wm_kernel.stores.keys``,
 and a compose on one thread never deadlocks a collapse on another, on every store."""
+
 from __future__ import annotations
 
 import ast
@@ -58,8 +59,14 @@ def test_ids_without_separators_keep_the_exchange_key_written_before() -> None:
 
 
 def test_each_user_has_its_own_texts_and_entries(stored: StateStore) -> None:
-    s = Session(base_prompt="Hi.", clock=ManualClock("2026-11-30T09:00:00+00:00"), store=stored,
-                user_id="ada", continuum_id="c1", trinkets=[PeanutGalleryTrinket])
+    s = Session(
+        base_prompt="Hi.",
+        clock=ManualClock("2026-11-30T09:00:00+00:00"),
+        store=stored,
+        user_id="ada",
+        continuum_id="c1",
+        trinkets=[PeanutGalleryTrinket],
+    )
     s.trinket("PeanutGalleryTrinket").add_guidance("concern", "Ada's guidance.")
     s.compose()
     names = set(stored.keys())
@@ -71,8 +78,14 @@ def test_each_user_has_its_own_texts_and_entries(stored: StateStore) -> None:
 
 
 def test_a_rewritten_stored_text_is_an_error_not_a_forgery(stored: StateStore) -> None:
-    s = Session(base_prompt="Hi.", clock=ManualClock("2026-11-30T09:00:00+00:00"), store=stored,
-                user_id="ada", continuum_id="c1", trinkets=[PeanutGalleryTrinket])
+    s = Session(
+        base_prompt="Hi.",
+        clock=ManualClock("2026-11-30T09:00:00+00:00"),
+        store=stored,
+        user_id="ada",
+        continuum_id="c1",
+        trinkets=[PeanutGalleryTrinket],
+    )
     s.trinket("PeanutGalleryTrinket").add_guidance("concern", "Ada's guidance.")
     s.compose()
     texts = keys.history_texts("ada")
@@ -90,8 +103,10 @@ def test_histories_written_with_the_shared_hashes_still_read(tmp_path: Path) -> 
     h = History(store, user_id="ada", continuum_id="c1")
     s = Session(base_prompt="Old prompt.", clock=ManualClock("2026-11-30T09:00:00+00:00"), trinkets=[])
     h.record(0, 1, s.compose())
-    for new, old in ((keys.history_texts("ada"), keys.HISTORY_TEXTS),
-                     (keys.history_entries("ada"), keys.HISTORY_ENTRIES)):
+    for new, old in (
+        (keys.history_texts("ada"), keys.HISTORY_TEXTS),
+        (keys.history_entries("ada"), keys.HISTORY_ENTRIES),
+    ):
         for field, value in store.hgetall(new).items():
             store.hset(old, field, value)
         store.delete(new)
@@ -117,9 +132,15 @@ def _key_prefixes() -> set[str]:
     from wm_kernel.instruments.history_records import SCHEMA
 
     tree = ast.parse((ROOT / "wm_kernel" / "stores" / "keys.py").read_text())
-    found = {node.args[0].value for node in ast.walk(tree) if isinstance(node, ast.Call)
-             and isinstance(node.func, ast.Name) and node.func.id == "_key" and node.args
-             and isinstance(node.args[0], ast.Constant)}
+    found = {
+        node.args[0].value
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id == "_key"
+        and node.args
+        and isinstance(node.args[0], ast.Constant)
+    }
     found |= {key.split(":")[0] for key in SCHEMA}
     found |= {"manifest_segments", "history"}
     return {str(p) for p in found}
@@ -138,49 +159,70 @@ def _formatted(node: ast.AST) -> bool:
         return True
     if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Mod)):
         return True
-    return (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
-            and node.func.attr in {"format", "join"})
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in {"format", "join"}
 
 
 def _violations(path: Path) -> list[str]:
     tree = ast.parse(path.read_text(), str(path))
     found = []
     for node in ast.walk(tree):
-        where = f"{path.relative_to(ROOT) if path.is_relative_to(ROOT) else path.name}:" \
-                f"{getattr(node, 'lineno', 0)}"
+        where = f"{path.relative_to(ROOT) if path.is_relative_to(ROOT) else path.name}:{getattr(node, 'lineno', 0)}"
         # a store method given a key built on the spot, or a literal key
-        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
-                and node.func.attr in STORE_METHODS and node.args):
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr in STORE_METHODS
+            and node.args
+        ):
             first = node.args[0]
             if _formatted(first) or (isinstance(first, ast.Constant) and _keylike(first.value)):
                 found.append(f"{where} {ast.unparse(first)}")
         # a key built anywhere: an f-string, a concatenation or a format starting with a prefix
-        elif isinstance(node, ast.JoinedStr) and node.values and isinstance(
-                node.values[0], ast.Constant) and _keylike(node.values[0].value):
+        elif (
+            isinstance(node, ast.JoinedStr)
+            and node.values
+            and isinstance(node.values[0], ast.Constant)
+            and _keylike(node.values[0].value)
+        ):
             found.append(f"{where} {ast.unparse(node)}")
-        elif isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Mod)) and (
+        elif (
+            isinstance(node, ast.BinOp)
+            and isinstance(node.op, (ast.Add, ast.Mod))
+            and (
                 (isinstance(node.left, ast.Constant) and _keylike(node.left.value))
-                or (isinstance(node.left, ast.Name) and node.left.id.endswith("_PREFIX"))):
+                or (isinstance(node.left, ast.Name) and node.left.id.endswith("_PREFIX"))
+            )
+        ):
             found.append(f"{where} {ast.unparse(node)}")
-        elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
-              and node.func.attr == "format" and isinstance(node.func.value, ast.Constant)
-              and _keylike(node.func.value.value)):
+        elif (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr == "format"
+            and isinstance(node.func.value, ast.Constant)
+            and _keylike(node.func.value.value)
+        ):
             found.append(f"{where} {ast.unparse(node)}")
     return list(dict.fromkeys(found))
 
 
 def test_the_walk_finds_a_key_formatted_on_the_spot(tmp_path: Path) -> None:
     bad = tmp_path / "bad_key_example.py"
-    bad.write_text('def f(store, u, c):\n    store.hget(f"history-exchanges:{u}:{c}", "0")\n'
-                   '    k = "trinkets:" + u\n    label = f"tool:{u}"\n'
-                   '    return "reminders:{}".format(u), store.hset(k, "a", 1), label\n')
+    bad.write_text(
+        'def f(store, u, c):\n    store.hget(f"history-exchanges:{u}:{c}", "0")\n'
+        '    k = "trinkets:" + u\n    label = f"tool:{u}"\n'
+        '    return "reminders:{}".format(u), store.hset(k, "a", 1), label\n'
+    )
     found = _violations(bad)
     assert [f.split(" ")[0].rsplit(":", 1)[1] for f in found] == ["2", "3", "5"], found
 
 
 def test_no_store_key_is_formatted_outside_the_key_module() -> None:
-    files = [p for folder in ("wm_kernel", "trinkets") for p in sorted((ROOT / folder).rglob("*.py"))
-             if p != ROOT / "wm_kernel" / "stores" / "keys.py"]
+    files = [
+        p
+        for folder in ("wm_kernel", "trinkets")
+        for p in sorted((ROOT / folder).rglob("*.py"))
+        if p != ROOT / "wm_kernel" / "stores" / "keys.py"
+    ]
     assert len(files) > 50
     found = [v for p in files for v in _violations(p)]
     assert found == []
@@ -188,8 +230,14 @@ def test_no_store_key_is_formatted_outside_the_key_module() -> None:
 
 # -- item 3: compose on one thread, collapse on another
 def _session(store: StateStore) -> Session:
-    return Session(base_prompt="Hi.", clock=ManualClock("2026-11-30T09:00:00+00:00"), store=store,
-                   user_id="ada", continuum_id="c1", trinkets=[PeanutGalleryTrinket])
+    return Session(
+        base_prompt="Hi.",
+        clock=ManualClock("2026-11-30T09:00:00+00:00"),
+        store=store,
+        user_id="ada",
+        continuum_id="c1",
+        trinkets=[PeanutGalleryTrinket],
+    )
 
 
 @pytest.fixture(params=["memory", "sqlite", pytest.param("valkey", marks=pytest.mark.slow)])
@@ -230,8 +278,7 @@ def test_compose_and_collapse_on_two_threads_never_deadlock(any_store: StateStor
         except BaseException as exc:  # noqa: BLE001 - reported below
             errors.append(exc)
 
-    threads = [threading.Thread(target=composing, daemon=True),
-               threading.Thread(target=collapsing, daemon=True)]
+    threads = [threading.Thread(target=composing, daemon=True), threading.Thread(target=collapsing, daemon=True)]
     for t in threads:
         t.start()
     for t in threads:

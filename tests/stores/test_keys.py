@@ -1,5 +1,6 @@
 """Store keys (issue 15 item 7, issue 12 item 6): one module builds them, and no two different ids
 share a key, whatever separators the ids hold."""
+
 from __future__ import annotations
 
 import pytest
@@ -41,9 +42,14 @@ def test_ids_without_separators_give_the_originals_keys() -> None:
 
 
 def session(store: StateStore, user_id: str, continuum_id: str) -> Session:
-    return Session(base_prompt="Hi.", clock=ManualClock("2026-11-30T09:00:00+00:00"), store=store,
-                   user_id=user_id, continuum_id=continuum_id,
-                   trinkets=[PeanutGalleryTrinket, ReminderManager])
+    return Session(
+        base_prompt="Hi.",
+        clock=ManualClock("2026-11-30T09:00:00+00:00"),
+        store=store,
+        user_id=user_id,
+        continuum_id=continuum_id,
+        trinkets=[PeanutGalleryTrinket, ReminderManager],
+    )
 
 
 def test_separator_bearing_ids_cannot_read_or_write_each_others_items() -> None:
@@ -57,8 +63,10 @@ def test_separator_bearing_ids_cannot_read_or_write_each_others_items() -> None:
     again = session(store, "acme:alice", "chat-1")
     assert [e.text for e in again.trinket("PeanutGalleryTrinket").entries.values()] == ["Alice's guidance."]
     assert acme.trinket("ReminderManager").reminders() == []
-    assert sorted(store.keys("peanutgallery:")) == ["peanutgallery:acme%3Aalice:chat-1",
-                                                    "peanutgallery:acme:alice%3Achat-1"]
+    assert sorted(store.keys("peanutgallery:")) == [
+        "peanutgallery:acme%3Aalice:chat-1",
+        "peanutgallery:acme:alice%3Achat-1",
+    ]
 
 
 def test_a_state_prefix_with_the_separator_is_refused() -> None:
@@ -90,14 +98,12 @@ def test_separator_bearing_ids_never_share_a_history_in_any_store(any_store: Sta
         acme.compose()  # its own turn 0, with no conflict with hers
     except HistoryConflictError as exc:
         pytest.fail(f"two conversations share one history: {exc}")
-    for user_id, continuum_id, guidance in (("acme:alice", "chat-1", True),
-                                           ("acme", "alice:chat-1", False)):
+    for user_id, continuum_id, guidance in (("acme:alice", "chat-1", True), ("acme", "alice:chat-1", False)):
         reread = History(any_store, user_id=user_id, continuum_id=continuum_id)
         if isinstance(any_store, MemoryStore):
             reread = History.of(alice if guidance else acme)  # a memory store keeps no history
         text = reread.prompt_at(0)["notification_center"]
         assert ("Alice's secret guidance." in text) == guidance
     if not isinstance(any_store, MemoryStore):
-        assert sorted(any_store.keys("history:acme")) == ["history:acme%3Aalice:chat-1",
-                                                          "history:acme:alice%3Achat-1"]
+        assert sorted(any_store.keys("history:acme")) == ["history:acme%3Aalice:chat-1", "history:acme:alice%3Achat-1"]
     any_store.close()

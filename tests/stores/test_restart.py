@@ -1,6 +1,7 @@
 """A kernel restart on a SQLite file: the prompt after it is the prompt before it, and every later
 turn is the turn a never-restarted session composes (guidance and search errors expire on the same
 turn), per user and per conversation."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -18,18 +19,30 @@ from wm_kernel.demo import DEMO_START, feed_sample_data
 from wm_kernel.session import Session
 from wm_kernel.stores.embedded import MemoryStore, SQLiteStore, StateStore
 
-KEYS = ("cached_content", "non_cached_content", "conversation_prefix_items", "post_history_items",
-        "notification_center")
+KEYS = (
+    "cached_content",
+    "non_cached_content",
+    "conversation_prefix_items",
+    "post_history_items",
+    "notification_center",
+)
 
 
-def make_session(store: StateStore, at: str = DEMO_START, *, user_id: str = "ada",
-                 continuum_id: str = "c1") -> Session:
+def make_session(store: StateStore, at: str = DEMO_START, *, user_id: str = "ada", continuum_id: str = "c1") -> Session:
     """Every built-in trinket on a ManualClock at ``at``."""
-    return Session(base_prompt="You are a thoughtful assistant helping {first_name}.{user_context}",
-                   profile=Profile(first_name="Ada", timezone="Europe/London",
-                                   user_context="Ada is a mathematician who likes precise answers.",
-                                   account_created="2026-05-30T09:00:00+00:00"),
-                   clock=ManualClock(at), store=store, user_id=user_id, continuum_id=continuum_id)
+    return Session(
+        base_prompt="You are a thoughtful assistant helping {first_name}.{user_context}",
+        profile=Profile(
+            first_name="Ada",
+            timezone="Europe/London",
+            user_context="Ada is a mathematician who likes precise answers.",
+            account_created="2026-05-30T09:00:00+00:00",
+        ),
+        clock=ManualClock(at),
+        store=store,
+        user_id=user_id,
+        continuum_id=continuum_id,
+    )
 
 
 def five(prompt: ComposedPrompt | None) -> dict[str, Any]:
@@ -151,8 +164,7 @@ def test_the_prompt_after_a_restart_is_the_prompt_before_it(tmp_path: Path) -> N
     before = drive_to_turn_two(first)
     restarted = restart(first, path)
     assert (restarted.turn, restarted.segment_number, restarted.segment_turn) == (2, 1, 2)
-    assert [t.current_turn for t in (gallery(restarted), searches(restarted), memories(restarted))] \
-        == [2, 2, 2]
+    assert [t.current_turn for t in (gallery(restarted), searches(restarted), memories(restarted))] == [2, 2, 2]
     after = restarted.compose()
     assert five(after) == five(before)
     assert section(after, "peanutgallery_guidance") == GALLERY_AT_TURN_2
@@ -175,11 +187,17 @@ def test_every_later_turn_matches_a_session_that_never_restarted(tmp_path: Path)
         expired_reference += step(reference)
         expired_restarted += step(restarted)
         assert five(restarted.composed) == five(reference.composed), f"turn {restarted.turn}"
-    assert expired_restarted == expired_reference == [
-        (3, "PeanutGalleryTrinket", "guidance-1"), (3, "PeanutGalleryTrinket", "guidance-3"),
-        (5, "PeanutGalleryTrinket", "guidance-2"),
-        (6, "GetContextTrinket", "task-2"),
-        (7, "GetContextTrinket", "task-3")]
+    assert (
+        expired_restarted
+        == expired_reference
+        == [
+            (3, "PeanutGalleryTrinket", "guidance-1"),
+            (3, "PeanutGalleryTrinket", "guidance-3"),
+            (5, "PeanutGalleryTrinket", "guidance-2"),
+            (6, "GetContextTrinket", "task-2"),
+            (7, "GetContextTrinket", "task-3"),
+        ]
+    )
     # ids keep counting after the restart: none is reused
     assert gallery(restarted).add_guidance("coaching", "Summarise.", ttl=1) == "guidance-4"
     assert gallery(reference).add_guidance("coaching", "Summarise.", ttl=1) == "guidance-4"
@@ -215,13 +233,16 @@ def test_a_collapse_before_the_restart_is_respected_after_it(tmp_path: Path) -> 
     assert [g["id"] for g in gallery(restarted).get_active_guidance()] == ["guidance-3"]
     assert [r["task_id"] for r in searches(restarted).results()] == ["task-9"]
     assert memories(restarted).memories == []
-    assert section(after, "conversation_manifest") == """\
+    assert (
+        section(after, "conversation_manifest")
+        == """\
 <conversation_manifest>
 <date_group label="TODAY">
 <segment time="[9:05AM - 9:18AM]" status="collapsed">Runge-Kutta planning</segment>
 <segment time="[9:18AM - ACTIVE]" status="active">Current conversation</segment>
 </date_group>
 </conversation_manifest>"""
+    )
 
     expired = []
     for _ in range(6):
@@ -242,7 +263,10 @@ def test_two_conversations_in_one_file_keep_their_own_items(tmp_path: Path) -> N
     assert searches(second).results() == [] and memories(second).memories == []
     assert gallery(second).add_guidance("concern", "Only in c2.", ttl=3) == "guidance-1"
     assert [k for k in store.keys() if k.startswith(("peanutgallery:", "getcontext:"))] == [
-        "getcontext:ada:c1", "peanutgallery:ada:c1", "peanutgallery:ada:c2"]
+        "getcontext:ada:c1",
+        "peanutgallery:ada:c1",
+        "peanutgallery:ada:c2",
+    ]
     store.close()
 
     store = SQLiteStore(path)
@@ -277,13 +301,13 @@ def test_unreadable_stored_items_stop_the_session_with_the_key_named(tmp_path: P
     first.store.close()
     store = SQLiteStore(path)
     # bytes that are not JSON at all, as a crash or another program could leave them
-    store.connection.execute("UPDATE hashes SET value='{\"version\": 1, \"sta' "
-                             "WHERE key='getcontext:ada:c1'")
+    store.connection.execute("UPDATE hashes SET value='{\"version\": 1, \"sta' WHERE key='getcontext:ada:c1'")
     with pytest.raises(ValueError) as raised:
         make_session(store)
     message = str(raised.value)
-    assert message.startswith("GetContextTrinket: the state stored under 'getcontext:ada:c1' "
-                              "cannot be read (JSONDecodeError: ")
+    assert message.startswith(
+        "GetContextTrinket: the state stored under 'getcontext:ada:c1' cannot be read (JSONDecodeError: "
+    )
     assert message.endswith("; delete it with store.delete('getcontext:ada:c1') to start empty")
     assert "\n" not in message
     store.delete("getcontext:ada:c1")

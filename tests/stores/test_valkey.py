@@ -1,5 +1,6 @@
 """ValkeyStore on a real server (started by the ``valkey_server`` fixture; skipped without one):
 the original's keys, read-only mode, all-or-nothing writes, outages and restarts, and the magic."""
+
 from __future__ import annotations
 
 import json
@@ -8,8 +9,7 @@ from typing import Any
 
 import pytest
 
-valkey = pytest.importorskip("valkey", reason="the valkey client is not installed "
-                                              "(pip install 'wm-kernel[valkey]')")
+valkey = pytest.importorskip("valkey", reason="the valkey client is not installed (pip install 'wm-kernel[valkey]')")
 
 from trinkets.reminder_manager import ReminderManager  # noqa: E402
 from trinkets.stored_section import mirror_stored_sections  # noqa: E402
@@ -19,8 +19,11 @@ from wm_kernel.session import Session  # noqa: E402
 from wm_kernel.stores.valkey import ValkeyStore, ValkeyUnavailableError  # noqa: E402
 
 START = "2026-11-30T09:00:00+00:00"
-DATETIME = {"content": "<current_datetime>TODAY IS MONDAY</current_datetime>",
-            "cache_policy": False, "updated_at": "2026-11-30T08:59:00+00:00"}
+DATETIME = {
+    "content": "<current_datetime>TODAY IS MONDAY</current_datetime>",
+    "cache_policy": False,
+    "updated_at": "2026-11-30T08:59:00+00:00",
+}
 
 
 @pytest.fixture
@@ -46,9 +49,14 @@ def write_commands_run(c: Any) -> set[str]:
 
 
 def original_session(store: ValkeyStore, user_id: str = "ada", **kwargs: Any) -> Session:
-    return Session(base_prompt="You help {first_name}.", store=store, user_id=user_id,
-                   profile=Profile(first_name="Ada", timezone="Europe/London"),
-                   clock=ManualClock(START), **kwargs)
+    return Session(
+        base_prompt="You help {first_name}.",
+        store=store,
+        user_id=user_id,
+        profile=Profile(first_name="Ada", timezone="Europe/London"),
+        clock=ManualClock(START),
+        **kwargs,
+    )
 
 
 # -- the original's layout
@@ -58,21 +66,33 @@ def test_a_session_writes_sections_the_original_can_read(valkey_server, client):
     s.compose()
     raw = client.hget("trinkets:ada", "datetime_section")
     assert json.loads(raw) == {
-        "content": "<current_datetime>TODAY IS MONDAY, NOVEMBER 30, 2026 AT 9:00 AM GMT."
-                   "</current_datetime>",
-        "cache_policy": False, "updated_at": "2026-11-30T09:00:00+00:00"}
+        "content": "<current_datetime>TODAY IS MONDAY, NOVEMBER 30, 2026 AT 9:00 AM GMT.</current_datetime>",
+        "cache_policy": False,
+        "updated_at": "2026-11-30T09:00:00+00:00",
+    }
     assert client.type("trinkets:ada") == "hash"
 
 
 def test_sections_the_original_wrote_show_in_the_session(valkey_server, client):
     client.hset("trinkets:ada", "datetime_section", json.dumps(DATETIME))
-    client.hset("trinkets:ada", "domaindoc", json.dumps(
-        {"content": "<domain_knowledge>garden</domain_knowledge>", "cache_policy": True,
-         "updated_at": "2026-11-30T08:00:00+00:00"}))
+    client.hset(
+        "trinkets:ada",
+        "domaindoc",
+        json.dumps(
+            {
+                "content": "<domain_knowledge>garden</domain_knowledge>",
+                "cache_policy": True,
+                "updated_at": "2026-11-30T08:00:00+00:00",
+            }
+        ),
+    )
     s = original_session(ValkeyStore(valkey_server.url, read_only=True), trinkets=[])
     assert s.working_memory.get_trinket_state("datetime_section") == {
-        "section_name": "datetime_section", "content": DATETIME["content"], "cache_policy": False,
-        "last_updated": "2026-11-30T08:59:00+00:00"}
+        "section_name": "datetime_section",
+        "content": DATETIME["content"],
+        "cache_policy": False,
+        "last_updated": "2026-11-30T08:59:00+00:00",
+    }
     assert mirror_stored_sections(s) == ["datetime_section", "domaindoc"]
     p = s.compose()
     assert p.section("datetime_section").content == DATETIME["content"]
@@ -80,8 +100,11 @@ def test_sections_the_original_wrote_show_in_the_session(valkey_server, client):
     assert p["post_history_items"] == ["<domain_knowledge>garden</domain_knowledge>"]
 
     # the deployment changes a section and drops another: the next compose follows
-    client.hset("trinkets:ada", "datetime_section", json.dumps(
-        {**DATETIME, "content": "<current_datetime>LATER</current_datetime>"}))
+    client.hset(
+        "trinkets:ada",
+        "datetime_section",
+        json.dumps({**DATETIME, "content": "<current_datetime>LATER</current_datetime>"}),
+    )
     client.hdel("trinkets:ada", "domaindoc")
     p = s.compose()
     assert p.section("datetime_section").content == "<current_datetime>LATER</current_datetime>"
@@ -92,22 +115,38 @@ def test_the_original_manifest_cache_shows_as_the_manifest(valkey_server, client
     from trinkets.manifest_trinket import ManifestTrinket
 
     segments = [
-        {"id": "1", "display_title": "Planning the garden", "status": "collapsed",
-         "start_time": "2026-11-30T07:00:00+00:00", "end_time": "2026-11-30T08:00:00+00:00",
-         "created_at": "2026-11-30T07:00:00+00:00"},
-        {"id": "2", "display_title": "[Segment in progress]", "status": "active",
-         "start_time": "2026-11-30T08:30:00+00:00", "end_time": None, "created_at": None}]
+        {
+            "id": "1",
+            "display_title": "Planning the garden",
+            "status": "collapsed",
+            "start_time": "2026-11-30T07:00:00+00:00",
+            "end_time": "2026-11-30T08:00:00+00:00",
+            "created_at": "2026-11-30T07:00:00+00:00",
+        },
+        {
+            "id": "2",
+            "display_title": "[Segment in progress]",
+            "status": "active",
+            "start_time": "2026-11-30T08:30:00+00:00",
+            "end_time": None,
+            "created_at": None,
+        },
+    ]
     client.setex("manifest_segments:ada", 300, json.dumps(segments))
     store = ValkeyStore(valkey_server.url, read_only=True)
     assert store.hgetall("manifest:ada") == {
         "active": {"title": "[Segment in progress]", "start": "2026-11-30T08:30:00+00:00"},
-        "segments": [{"title": "Planning the garden", "start": "2026-11-30T07:00:00+00:00",
-                      "end": "2026-11-30T08:00:00+00:00"}]}
+        "segments": [
+            {"title": "Planning the garden", "start": "2026-11-30T07:00:00+00:00", "end": "2026-11-30T08:00:00+00:00"}
+        ],
+    }
     assert store.keys("manifest") == ["manifest:ada"]
     s = original_session(store, trinkets=[ManifestTrinket])
     # the deployment's collapsed segment, then this session's own active one (kept locally)
     assert [(row["title"], row["status"]) for row in s.trinket("ManifestTrinket").segments()] == [
-        ("Planning the garden", "collapsed"), ("Current conversation", "active")]
+        ("Planning the garden", "collapsed"),
+        ("Current conversation", "active"),
+    ]
     assert json.loads(client.get("manifest_segments:ada")) == segments
 
 
@@ -118,10 +157,22 @@ def test_segments_the_deployment_writes_later_show_at_the_next_compose(valkey_se
     s.compose()
     assert "Lunch plans" not in s.composed.section("conversation_manifest").content
     # the deployment collapses a segment: its manifest cache is written again
-    client.setex("manifest_segments:ada", 300, json.dumps([
-        {"id": "1", "display_title": "Lunch plans", "status": "collapsed",
-         "start_time": "2026-11-30T07:00:00+00:00", "end_time": "2026-11-30T08:00:00+00:00",
-         "created_at": "2026-11-30T07:00:00+00:00"}]))
+    client.setex(
+        "manifest_segments:ada",
+        300,
+        json.dumps(
+            [
+                {
+                    "id": "1",
+                    "display_title": "Lunch plans",
+                    "status": "collapsed",
+                    "start_time": "2026-11-30T07:00:00+00:00",
+                    "end_time": "2026-11-30T08:00:00+00:00",
+                    "created_at": "2026-11-30T07:00:00+00:00",
+                }
+            ]
+        ),
+    )
     s.compose()
     assert "Lunch plans" in s.composed.section("conversation_manifest").content
 
@@ -146,7 +197,7 @@ def test_read_only_never_writes_to_the_server(valkey_server, client):
     s.compose()
     assert writes_so_far(client) == before
     assert write_commands_run(client) == set()
-    assert "<reminder id=\"rem_1\" title=\"Call the bank\"" in s.composed["notification_center"]
+    assert '<reminder id="rem_1" title="Call the bank"' in s.composed["notification_center"]
     assert json.loads(client.hget("trinkets:ada", "datetime_section")) == DATETIME
     assert client.keys("*") == ["trinkets:ada"]
 
@@ -232,8 +283,7 @@ def test_a_restart_mid_session_fails_loudly_then_the_session_works_again(fresh_v
     fresh_valkey_server.stop()
 
     # a feed while the server is down is an error the caller sees, naming the server
-    with pytest.raises(ValkeyUnavailableError, match=f"Valkey server {fresh_valkey_server.url} "
-                                                     "unavailable"):
+    with pytest.raises(ValkeyUnavailableError, match=f"Valkey server {fresh_valkey_server.url} unavailable"):
         reminders.add_reminder("Dentist", "2026-11-30T11:00:00+00:00")
     # a compose shows the failure on the trinket rather than a stale section, and the History
     # (which records every compose in the same store) fails loudly too: that turn is not recorded
@@ -247,7 +297,7 @@ def test_a_restart_mid_session_fails_loudly_then_the_session_works_again(fresh_v
     s.compose()
     assert reminders.error == ""
     assert [r["title"] for r in reminders.reminders()] == ["Dentist"]
-    assert "title=\"Dentist\"" in s.composed["notification_center"]
+    assert 'title="Dentist"' in s.composed["notification_center"]
 
 
 def test_a_failed_commit_leaves_the_server_unchanged_and_the_store_usable(fresh_valkey_server):
@@ -277,7 +327,11 @@ def test_keys_treat_glob_characters_literally(valkey_server, client):
     assert store.keys() == ["a*b", "a?b", "axb"]
     # each write's short-lived write id (":wm-write:") aside
     assert sorted(k for k in client.keys("*") if ":wm-write:" not in k) == [
-        "a*string", "p[1]*:a*b", "p[1]*:a?b", "p[1]*:axb"]
+        "a*string",
+        "p[1]*:a*b",
+        "p[1]*:a?b",
+        "p[1]*:axb",
+    ]
 
 
 def test_a_field_that_is_not_json_names_the_key(valkey_server, client):
@@ -294,8 +348,7 @@ def test_wm_session_attaches_read_only_to_a_server(ip, valkey_server, client):
     import wm_kernel
 
     client.hset("trinkets:ada", "datetime_section", json.dumps(DATETIME))
-    ip.run_line_magic("wm_session", f"--store {valkey_server.url} --user-id ada --read-only "
-                                    f"--clock {START}")
+    ip.run_line_magic("wm_session", f"--store {valkey_server.url} --user-id ada --read-only --clock {START}")
     s = wm_kernel.current_session()
     assert isinstance(s.store, ValkeyStore) and s.store.read_only
     assert s.user_id == "ada"

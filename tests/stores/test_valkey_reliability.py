@@ -1,5 +1,6 @@
 """ValkeyStore when things go wrong, on a real server (the ``valkey_server`` fixture; skipped
 without one): two writing processes, secrets in error messages, refused commands, many sections."""
+
 from __future__ import annotations
 
 import json
@@ -10,8 +11,7 @@ from typing import Any
 
 import pytest
 
-valkey = pytest.importorskip("valkey", reason="the valkey client is not installed "
-                                              "(pip install 'wm-kernel[valkey]')")
+valkey = pytest.importorskip("valkey", reason="the valkey client is not installed (pip install 'wm-kernel[valkey]')")
 
 from trinkets.peanutgallery_trinket import PeanutGalleryTrinket  # noqa: E402
 from trinkets.reminder_manager import ReminderManager  # noqa: E402
@@ -34,11 +34,18 @@ def client(valkey_server: Any) -> Iterator[Any]:
 
 
 def feeding_session(store: ValkeyStore, continuum_id: str = "c1") -> Session:
-    return Session(base_prompt="Hi.", clock=ManualClock(START), store=store, user_id="ada",
-                   continuum_id=continuum_id, trinkets=[PeanutGalleryTrinket, ReminderManager])
+    return Session(
+        base_prompt="Hi.",
+        clock=ManualClock(START),
+        store=store,
+        user_id="ada",
+        continuum_id=continuum_id,
+        trinkets=[PeanutGalleryTrinket, ReminderManager],
+    )
 
 
 # -- item 1: ids and counters are atomic on the server, against another process
+
 
 def _count_in_another_process(url: str, count: int, start: Any) -> list[int]:
     store = ValkeyStore(url)
@@ -57,10 +64,8 @@ def _feed_in_another_process(url: str, tag: str, count: int, start: Any) -> list
     start.wait()
     acknowledged = []
     for i in range(count):
-        acknowledged.append(shared.trinket("PeanutGalleryTrinket").add_guidance(
-            "concern", f"{tag} {i}", ttl=100))
-        acknowledged.append(s.trinket("ReminderManager").add_reminder(
-            f"{tag} {i}", "2026-12-01T09:00:00+00:00"))
+        acknowledged.append(shared.trinket("PeanutGalleryTrinket").add_guidance("concern", f"{tag} {i}", ttl=100))
+        acknowledged.append(s.trinket("ReminderManager").add_reminder(f"{tag} {i}", "2026-12-01T09:00:00+00:00"))
     store.close()
     return acknowledged
 
@@ -70,21 +75,20 @@ def test_two_processes_counting_on_one_server_get_every_number_once(valkey_serve
     with context.Manager() as manager:
         start = manager.Barrier(2)
         with context.Pool(2) as pool:
-            runs = [pool.apply_async(_count_in_another_process, (valkey_server.url, 150, start))
-                    for _ in range(2)]
+            runs = [pool.apply_async(_count_in_another_process, (valkey_server.url, 150, start)) for _ in range(2)]
             handed = [n for run in runs for n in run.get(timeout=120)]
     assert sorted(handed) == list(range(1, 601))
     assert client.hget("counters:ada", "added") == "600"
 
 
-def test_two_processes_feeding_one_user_on_one_server_keep_every_acknowledged_item(
-        valkey_server, client) -> None:
+def test_two_processes_feeding_one_user_on_one_server_keep_every_acknowledged_item(valkey_server, client) -> None:
     context = multiprocessing.get_context("spawn")
     with context.Manager() as manager:
         start = manager.Barrier(2)
         with context.Pool(2) as pool:
-            runs = [pool.apply_async(_feed_in_another_process, (valkey_server.url, tag, 50, start))
-                    for tag in ("A", "B")]
+            runs = [
+                pool.apply_async(_feed_in_another_process, (valkey_server.url, tag, 50, start)) for tag in ("A", "B")
+            ]
             acknowledged = [item for run in runs for item in run.get(timeout=120)]
     s = feeding_session(ValkeyStore(valkey_server.url))
     guidance = s.trinket("PeanutGalleryTrinket").entries
@@ -99,8 +103,11 @@ def test_two_processes_feeding_one_user_on_one_server_keep_every_acknowledged_it
 def test_a_counter_holding_no_integer_is_a_value_error_and_stays(valkey_server, client) -> None:
     client.hset("counters:ada", "added", '"seven"')
     store = ValkeyStore(valkey_server.url)
-    with pytest.raises(ValueError, match=r"^field 'added' of 'counters:ada' holds no integer; "
-                                         r"cannot add to it$"):
+    with pytest.raises(
+        ValueError,
+        match=r"^field 'added' of 'counters:ada' holds no integer; "
+        r"cannot add to it$",
+    ):
         store.hincrby("counters:ada", "added")
     assert client.hget("counters:ada", "added") == '"seven"'
 
@@ -118,17 +125,20 @@ def test_a_read_only_store_counts_in_the_process_and_writes_nothing(valkey_serve
 SECRET = "s3cret-Pa55"
 
 
-@pytest.mark.parametrize("url", [
-    f"valky://:{SECRET}@127.0.0.1:1/0",              # a mistyped scheme
-    f"redis:/:{SECRET}@127.0.0.1:1/0",               # a missing slash: the password is no password
-    f"valkey:/:{SECRET}@127.0.0.1:1/0",
-    f"127.0.0.1:1?password={SECRET}",               # no scheme at all
-    f"valkey://127.0.0.1:1/0?password={SECRET}",     # the password as a query parameter
-    f"valkey://ada:{SECRET}@127.0.0.1:1/0",
-    f"valkey://ada:{SECRET}@127.0.0.1:port/0",       # a port that is not a number
-    f"valkey://:{SECRET}@127.0.0.1:1/notadb",
-    f"valkey://127.0.0.1:1/0?db=x&password={SECRET}",
-])
+@pytest.mark.parametrize(
+    "url",
+    [
+        f"valky://:{SECRET}@127.0.0.1:1/0",  # a mistyped scheme
+        f"redis:/:{SECRET}@127.0.0.1:1/0",  # a missing slash: the password is no password
+        f"valkey:/:{SECRET}@127.0.0.1:1/0",
+        f"127.0.0.1:1?password={SECRET}",  # no scheme at all
+        f"valkey://127.0.0.1:1/0?password={SECRET}",  # the password as a query parameter
+        f"valkey://ada:{SECRET}@127.0.0.1:1/0",
+        f"valkey://ada:{SECRET}@127.0.0.1:port/0",  # a port that is not a number
+        f"valkey://:{SECRET}@127.0.0.1:1/notadb",
+        f"valkey://127.0.0.1:1/0?db=x&password={SECRET}",
+    ],
+)
 def test_the_password_never_shows_in_an_error(url: str) -> None:
     with pytest.raises((ValueError, ConnectionError)) as info:
         ValkeyStore(url, timeout=0.5)
@@ -142,16 +152,21 @@ def test_the_password_in_a_query_parameter_shows_as_stars(valkey_server) -> None
     assert store.url == f"{valkey_server.url}?password=***&client_name=nb"
     with pytest.raises(ValueError) as info:
         ValkeyStore(f"valky://127.0.0.1:1/0?password={SECRET}")
-    assert str(info.value) == ("not a Valkey URL: 'valky://127.0.0.1:1/0?password=***' (expected "
-                               "valkey://host:port/db; schemes: valkey, valkeys, redis, rediss, unix)")
+    assert str(info.value) == (
+        "not a Valkey URL: 'valky://127.0.0.1:1/0?password=***' (expected "
+        "valkey://host:port/db; schemes: valkey, valkeys, redis, rediss, unix)"
+    )
 
 
-@pytest.mark.parametrize("line", [
-    f"--store valky://:{SECRET}@127.0.0.1:1/0",
-    f"--store valkey://127.0.0.1:1/0?password={SECRET} --read-only",
-    f"--stor valkey://:{SECRET}@127.0.0.1:1/0",
-    f"--store valkey://:{SECRET}@127.0.0.1:1/0 --read-only --bogus",
-])
+@pytest.mark.parametrize(
+    "line",
+    [
+        f"--store valky://:{SECRET}@127.0.0.1:1/0",
+        f"--store valkey://127.0.0.1:1/0?password={SECRET} --read-only",
+        f"--stor valkey://:{SECRET}@127.0.0.1:1/0",
+        f"--store valkey://:{SECRET}@127.0.0.1:1/0 --read-only --bogus",
+    ],
+)
 def test_the_password_never_shows_through_the_magic(ip: Any, line: str) -> None:
     from IPython.core.error import UsageError
 
@@ -162,11 +177,11 @@ def test_the_password_never_shows_through_the_magic(ip: Any, line: str) -> None:
 
 # -- item 7: refusals and wrong types are one clear line
 
+
 @pytest.fixture
 def limited_url(valkey_server: Any, client: Any) -> Iterator[str]:
     """The URL of a user the server lets run everything but the hash reads."""
-    client.execute_command("ACL", "SETUSER", "limited", "on", ">pw", "~*", "+@all", "-hgetall",
-                           "-hget")
+    client.execute_command("ACL", "SETUSER", "limited", "on", ">pw", "~*", "+@all", "-hgetall", "-hget")
     yield valkey_server.url.replace("valkey://", "valkey://limited:pw@")
     client.execute_command("ACL", "DELUSER", "limited")
 
@@ -178,66 +193,95 @@ def test_a_command_the_servers_acl_refuses_is_one_clear_line(limited_url, valkey
     with pytest.raises(ValkeyPermissionError) as info:
         store.hgetall("trinkets:ada")
     shown = valkey_server.url.replace("valkey://", "valkey://limited:***@")
-    assert str(info.value) == (f"Valkey server {shown} refused to read 'trinkets:ada': "
-                               f"this user has no permissions to run the 'hgetall' "
-                               f"command")
+    assert str(info.value) == (
+        f"Valkey server {shown} refused to read 'trinkets:ada': "
+        f"this user has no permissions to run the 'hgetall' "
+        f"command"
+    )
     assert isinstance(info.value, PermissionError)
 
 
 def test_a_key_of_another_type_is_one_clear_line(valkey_server, client) -> None:
     client.set("trinkets:ada", "a string, not a hash")
     store = ValkeyStore(valkey_server.url)
-    for read in (lambda: store.hgetall("trinkets:ada"), lambda: store.hget("trinkets:ada", "x"),
-                 lambda: store.hset("trinkets:ada", "x", 1)):
+    for read in (
+        lambda: store.hgetall("trinkets:ada"),
+        lambda: store.hget("trinkets:ada", "x"),
+        lambda: store.hset("trinkets:ada", "x", 1),
+    ):
         with pytest.raises(ValueError) as info:
             read()
         assert str(info.value).startswith(f"Valkey server {valkey_server.url}: cannot ")
-        assert str(info.value).endswith(" 'trinkets:ada': it holds another type of value than "
-                                        "this store keeps there (written by something else?)")
+        assert str(info.value).endswith(
+            " 'trinkets:ada': it holds another type of value than this store keeps there (written by something else?)"
+        )
     assert client.get("trinkets:ada") == "a string, not a hash"
-
-
 
 
 def test_one_unreadable_section_of_a_deployment_hides_no_other(ip, valkey_server, client) -> None:
     import wm_kernel
 
-    client.hset("trinkets:ada", "datetime_section", json.dumps(
-        {"content": "<current_datetime>now</current_datetime>", "cache_policy": False,
-         "updated_at": START}))
+    client.hset(
+        "trinkets:ada",
+        "datetime_section",
+        json.dumps({"content": "<current_datetime>now</current_datetime>", "cache_policy": False, "updated_at": START}),
+    )
     client.hset("trinkets:ada", "broken", "{not json")
     ip.run_line_magic("wm_session", f"--store {valkey_server.url} --user-id ada --read-only")
     p = wm_kernel.current_session().compose()
     assert p.section("datetime_section").content == "<current_datetime>now</current_datetime>"
     assert [(o.name, o.reason, o.error) for o in p.omitted] == [
-        ("broken", "trinket failed", f"ValueError: {valkey_server.url}: field 'broken' of 'trinkets:ada' is not "
-                   f"JSON (written by something else?)")]
+        (
+            "broken",
+            "trinket failed",
+            f"ValueError: {valkey_server.url}: field 'broken' of 'trinkets:ada' is not "
+            f"JSON (written by something else?)",
+        )
+    ]
 
 
 def test_sections_the_server_refuses_or_holds_as_another_type_are_a_usage_error(
-        ip, valkey_server, client, limited_url) -> None:
+    ip, valkey_server, client, limited_url
+) -> None:
     from IPython.core.error import UsageError
 
     client.set("trinkets:bob", "a string")
-    with pytest.raises(UsageError, match=r"^Valkey server .*: cannot read 'trinkets:bob': it "
-                                         r"holds another type"):
+    with pytest.raises(
+        UsageError,
+        match=r"^Valkey server .*: cannot read 'trinkets:bob': it "
+        r"holds another type",
+    ):
         ip.run_line_magic("wm_session", f"--store {valkey_server.url} --user-id bob --read-only")
-    with pytest.raises(UsageError, match=r"^Valkey server valkey://limited:\*\*\*@.* refused to "
-                                         r"read 'session:ada:"):
+    with pytest.raises(
+        UsageError,
+        match=r"^Valkey server valkey://limited:\*\*\*@.* refused to "
+        r"read 'session:ada:",
+    ):
         ip.run_line_magic("wm_session", f"--store {limited_url} --user-id ada --read-only")
 
 
 # -- item 14: a read-only compose reads each section alone, however many are stored
 
+
 def _compose_reads(url: str, client: Any, user: str, n: int) -> int:
     """Fields the server sent back for one compose of a read-only session mirroring n sections."""
     from trinkets.stored_section import mirror_stored_sections
 
-    client.hset(f"trinkets:{user}", mapping={
-        f"s{i:03d}": json.dumps({"content": f"<s>{i}</s>", "cache_policy": False,
-                                 "updated_at": START}) for i in range(n)})
-    s = Session(base_prompt="Hi.", store=ValkeyStore(url, read_only=True), user_id=user,
-                trinkets=[], clock=ManualClock(START), instruments=())
+    client.hset(
+        f"trinkets:{user}",
+        mapping={
+            f"s{i:03d}": json.dumps({"content": f"<s>{i}</s>", "cache_policy": False, "updated_at": START})
+            for i in range(n)
+        },
+    )
+    s = Session(
+        base_prompt="Hi.",
+        store=ValkeyStore(url, read_only=True),
+        user_id=user,
+        trinkets=[],
+        clock=ManualClock(START),
+        instruments=(),
+    )
     mirror_stored_sections(s)
     with warnings.catch_warnings():  # the sections are not in the layout: appended, as expected
         warnings.simplefilter("ignore", StragglerSectionWarning)
@@ -250,8 +294,7 @@ def _compose_reads(url: str, client: Any, user: str, n: int) -> int:
     return int(whole * n + single)  # an HGETALL sends every field
 
 
-def test_a_read_only_compose_reads_a_number_of_fields_linear_in_the_sections(
-        valkey_server, client) -> None:
+def test_a_read_only_compose_reads_a_number_of_fields_linear_in_the_sections(valkey_server, client) -> None:
     small = _compose_reads(valkey_server.url, client, "small", 20)
     large = _compose_reads(valkey_server.url, client, "large", 80)
     assert large <= 4 * small + 8  # was 16 times as many: every section's read sent them all
@@ -280,8 +323,14 @@ def test_writes_under_kill_9_and_restart_land_once_or_say_they_may_have(persiste
     from wm_kernel.stores.valkey import ValkeyUnavailableError
 
     store = ValkeyStore(persistent_server.url, timeout=1.0)
-    s = Session(base_prompt="Hi.", clock=ManualClock("2026-11-30T09:00:00+00:00"), store=store,
-                user_id="ada", continuum_id="c1", trinkets=[ReminderManager])
+    s = Session(
+        base_prompt="Hi.",
+        clock=ManualClock("2026-11-30T09:00:00+00:00"),
+        store=store,
+        user_id="ada",
+        continuum_id="c1",
+        trinkets=[ReminderManager],
+    )
     reminders = s.trinket("ReminderManager")
     stop = threading.Event()
     outcomes: list[str] = []

@@ -1,5 +1,6 @@
 """The MIRA stability presets: tool order that depends on the process, system sections inside the
 1-hour block that follow the clock, each priced a day on MIRA's wire (wm_kernel.testing.mira)."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -15,15 +16,25 @@ from wm_kernel.testing.stability import check_stability
 
 NAMES = ["reminder_tool", "web_tool", "memory_tool", "domaindoc_tool", "getcontext_tool", "weather_tool"]
 SIX: list[dict[str, Any]] = [
-    {"name": n, "description": f"The {n}.", "input_schema": {"type": "object", "properties": {}}} for n in NAMES]
+    {"name": n, "description": f"The {n}.", "input_schema": {"type": "object", "properties": {}}} for n in NAMES
+]
 
 
 def late_evening() -> Scenario:
     """Three turns from 22:30 with a collapse: the manifest's date label turns at midnight."""
-    return (Scenario(base_prompt="You help {first_name}. " + "Be plain. " * 600, clock="2026-11-30T22:30:00+00:00",
-                     profile={"first_name": "Ada", "timezone": "UTC"})
-            .advance_turn(1).advance(minutes=20).collapse_segment(summary="Late chat")
-            .advance_turn(1).advance(minutes=20).advance_turn(1))
+    return (
+        Scenario(
+            base_prompt="You help {first_name}. " + "Be plain. " * 600,
+            clock="2026-11-30T22:30:00+00:00",
+            profile={"first_name": "Ada", "timezone": "UTC"},
+        )
+        .advance_turn(1)
+        .advance(minutes=20)
+        .collapse_segment(summary="Late chat")
+        .advance_turn(1)
+        .advance(minutes=20)
+        .advance_turn(1)
+    )
 
 
 def test_a_tap_whose_tools_come_in_another_order_is_flagged_and_priced_a_day(tmp_path: Path) -> None:
@@ -34,19 +45,26 @@ def test_a_tap_whose_tools_come_in_another_order_is_flagged_and_priced_a_day(tmp
         tap.request(T0 + 60 * turn, mira_body(prompt, [], f"Message {turn}", tools=tools))
         tap.response(T0 + 60 * turn + 2, CHAT, message(CHAT, (10, 0, 3000)))
     report = check_stability(load(tap.requests))
-    assert report.flagged() == {"logged_prefix": ["tool:reminder_tool", "tool:web_tool"],
-                                "logged_tool_order": ["(tools)"]}
+    assert report.flagged() == {
+        "logged_prefix": ["tool:reminder_tool", "tool:web_tool"],
+        "logged_tool_order": ["(tools)"],
+    }
     result = report.result("logged_tool_order")
     (finding,) = result.findings
-    assert result.detail == ("the same tools in another order in 2 of 3 requests (a set's order differs "
-                             "between processes)")
-    assert (finding.turn, finding.expected, finding.actual) == (2, "'tool:reminder_tool, tool:web_tool'",
-                                                                "'tool:web_tool, tool:reminder_tool'")
+    assert result.detail == (
+        "the same tools in another order in 2 of 3 requests (a set's order differs between processes)"
+    )
+    assert (finding.turn, finding.expected, finding.actual) == (
+        2,
+        "'tool:reminder_tool, tool:web_tool'",
+        "'tool:web_tool, tool:reminder_tool'",
+    )
     cost = finding.cost
     assert cost is not None and (cost.hours, cost.wire, cost.turns_per_hour) == (24, "MIRA's wire", 30)
     assert cost.extra_usd > 0 and cost.unstable_hit_rate < cost.stable_hit_rate
-    assert finding.lines()[-1].startswith(f"    cost: ${cost.extra_usd:.4f} a day more (30 turns an hour on "
-                                          f"claude-sonnet-4-6 on MIRA's wire: ")
+    assert finding.lines()[-1].startswith(
+        f"    cost: ${cost.extra_usd:.4f} a day more (30 turns an hour on claude-sonnet-4-6 on MIRA's wire: "
+    )
 
 
 def test_a_non_cached_system_section_that_moves_is_inside_mira_s_hour_block(tmp_path: Path) -> None:
@@ -57,7 +75,8 @@ def test_a_non_cached_system_section_that_moves_is_inside_mira_s_hour_block(tmp_
     # composed as non-cached, sent under the 1-hour breakpoint: MIRA's wire caches it
     assert (finding.placement, finding.cached, finding.trinket) == ("system", True, "ManifestTrinket")
     assert finding.cost is not None and finding.cost.note.startswith(
-        "the bytes that changed read as a time or a date (it may follow the clock); in this log's 3 requests $")
+        "the bytes that changed read as a time or a date (it may follow the clock); in this log's 3 requests $"
+    )
     assert report.result("logged_tool_order").status == "pass"
 
 
@@ -66,15 +85,23 @@ def test_the_mira_preset_on_a_session_finds_the_clock_and_the_set_order() -> Non
     report = check_stability(late_evening(), preset="mira", tools=SIX, skip=["tz_locale", "hash_seed"])
     assert report.scope == "system"
     assert [(r.name, r.status) for r in report.results] == [
-        ("recompose", "pass"), ("insertion_order", "pass"), ("clock_jitter", "pass"),
-        ("tool_order", "not applicable"), ("clock_hour", "fail"), ("tool_set_order", "fail")]
+        ("recompose", "pass"),
+        ("insertion_order", "pass"),
+        ("clock_jitter", "pass"),
+        ("tool_order", "not applicable"),
+        ("clock_hour", "fail"),
+        ("tool_set_order", "fail"),
+    ]
     hour = report.result("clock_hour").findings[0]
     assert (hour.section, hour.trinket, hour.placement) == ("conversation_manifest", "ManifestTrinket", "system")
     assert hour.labels == ("composed", "composed an hour later")
-    assert "label=\"TODAY\"" in hour.expected and "label=\"YESTERDAY\"" in hour.actual
+    assert 'label="TODAY"' in hour.expected and 'label="YESTERDAY"' in hour.actual
     tools = report.result("tool_set_order").findings[0]
-    assert (tools.section, tools.placement, tools.labels) == ("(tools)", "tools",
-                                                              ("PYTHONHASHSEED=1", "PYTHONHASHSEED=2"))
+    assert (tools.section, tools.placement, tools.labels) == (
+        "(tools)",
+        "tools",
+        ("PYTHONHASHSEED=1", "PYTHONHASHSEED=2"),
+    )
     first, second = set_order(NAMES, 1), set_order(NAMES, 2)
     assert first != second and sorted(first) == sorted(second) == sorted(NAMES)
     for finding in (hour, tools):
@@ -102,11 +129,14 @@ def test_preset_arguments_are_checked() -> None:
 def test_a_cost_says_its_period_and_wire() -> None:
     day = Cost("claude-sonnet-4-6", 30, 1.0, 3.5, 0.9, 0.1, 5000, hours=24, wire="MIRA's wire")
     assert day.per_day_usd == 2.5
-    assert day.describe() == ("$2.5000 a day more (30 turns an hour on claude-sonnet-4-6 on MIRA's wire: "
-                              "$1.0000 -> $3.5000, hit rate 90.0% -> 10.0%)")
+    assert day.describe() == (
+        "$2.5000 a day more (30 turns an hour on claude-sonnet-4-6 on MIRA's wire: "
+        "$1.0000 -> $3.5000, hit rate 90.0% -> 10.0%)"
+    )
     hour = Cost("claude-sonnet-4-6", 30, 1.0, 1.5, 0.9, 0.1, 5000)
-    assert hour.per_day_usd == 12.0 and hour.describe().startswith("$0.5000 an hour more (30 turns an hour on "
-                                                                   "claude-sonnet-4-6: ")
+    assert hour.per_day_usd == 12.0 and hour.describe().startswith(
+        "$0.5000 an hour more (30 turns an hour on claude-sonnet-4-6: "
+    )
 
 
 @pytest.mark.slow
@@ -124,14 +154,27 @@ def test_the_command_line_takes_the_preset_and_a_tools_file(tmp_path: Path) -> N
     parser = argparse.ArgumentParser(prog="python -m wm_kernel")
     add_check_parser(parser.add_subparsers(dest="command"))
     out = io.StringIO()
-    args = parser.parse_args(["check", str(scenario_path), "--preset", "mira", "--tools", str(tools_path),
-                              "--only", "clock_hour", "--only", "tool_set_order"])
+    args = parser.parse_args(
+        [
+            "check",
+            str(scenario_path),
+            "--preset",
+            "mira",
+            "--tools",
+            str(tools_path),
+            "--only",
+            "clock_hour",
+            "--only",
+            "tool_set_order",
+        ]
+    )
     assert check_command(args, out) == 1
     assert out.getvalue().splitlines()[:3] == [
         "cache stability: UNSTABLE: 2 checks (2 fail); 4 composes, system sections",
         "  clock_hour      FAIL            the same state composed again an hour later",
         "  tool_set_order  FAIL            the tool list built from a set, in processes with two PYTHONHASHSEED "
-        "values  (the tool list's order depends on the process)"]
+        "values  (the tool list's order depends on the process)",
+    ]
     tools_path.write_text("{", encoding="utf-8")
     err = io.StringIO()
     args = parser.parse_args(["check", str(scenario_path), "--preset", "mira", "--tools", str(tools_path)])

@@ -1,5 +1,6 @@
 """The assertion helpers of wm_kernel.testing: each passes on a good prompt and fails with a message
 naming the section and the turn."""
+
 from __future__ import annotations
 
 import re
@@ -47,9 +48,12 @@ class RawEcho(EventAwareTrinket):
 def make_session(*extra: type) -> Session:
     import trinkets
 
-    return Session(base_prompt="You help {first_name}. " * 300, profile=Profile(first_name="Ada"),
-                   clock=ManualClock("2026-11-30T09:00:00+00:00"),
-                   trinkets=[*trinkets.BUILTIN_TRINKETS, *extra])
+    return Session(
+        base_prompt="You help {first_name}. " * 300,
+        profile=Profile(first_name="Ada"),
+        clock=ManualClock("2026-11-30T09:00:00+00:00"),
+        trinkets=[*trinkets.BUILTIN_TRINKETS, *extra],
+    )
 
 
 def test_section_present_over_a_range_of_turns() -> None:
@@ -60,9 +64,11 @@ def test_section_present_over_a_range_of_turns() -> None:
     assert_section_present(s, "peanutgallery_guidance", turns=(0, 2))
     with pytest.raises(AssertionError) as failed:
         assert_section_present(s, "peanutgallery_guidance", turns=(1, 4))
-    assert str(failed.value) == ("section 'peanutgallery_guidance' is missing from turns 3, 4 (checked turns "
-                                 "1..4; sections at turn 3: base_prompt, conversation_manifest, "
-                                 "datetime_section)")
+    assert str(failed.value) == (
+        "section 'peanutgallery_guidance' is missing from turns 3, 4 (checked turns "
+        "1..4; sections at turn 3: base_prompt, conversation_manifest, "
+        "datetime_section)"
+    )
     with pytest.raises(ValueError, match=r"turn 5 was not recorded \(recorded turns: 0..4\)"):
         assert_section_present(s, "base_prompt", turns=(0, 5))
     with pytest.raises(ValueError, match=r"turns must be \(first, last\)"):
@@ -77,9 +83,11 @@ def test_placement_under_names_the_turn_and_the_largest_sections() -> None:
     assert_placement_under(s, "notification", 200)
     with pytest.raises(AssertionError) as failed:
         assert_placement_under(s, "system", tokens)
-    assert re.fullmatch(rf"placement 'system' at turn 0 is {tokens:,} tokens \(tiktoken cl100k_base\), not under "
-                        rf"{tokens:,}; largest sections: base_prompt [\d,]+, conversation_manifest \d+",
-                        str(failed.value)), str(failed.value)
+    assert re.fullmatch(
+        rf"placement 'system' at turn 0 is {tokens:,} tokens \(tiktoken cl100k_base\), not under "
+        rf"{tokens:,}; largest sections: base_prompt [\d,]+, conversation_manifest \d+",
+        str(failed.value),
+    ), str(failed.value)
     with pytest.raises(ValueError, match="unknown placement 'hud'"):
         assert_placement_under(s, "hud", 10)
 
@@ -101,10 +109,13 @@ def test_cached_prefix_stable_names_the_section_that_moved() -> None:
     with pytest.raises(AssertionError) as failed:
         assert_cached_prefix_stable(s)
     message = str(failed.value)
-    assert message.startswith("the cached prefix moved between turn 2 and turn 3, in section "
-                              "'tool_availability' (Directives), at character ")
-    assert message.endswith("…'══\\n\\n---\\n\\n<directives>Be brief.</directives>' -> "
-                            "…'══\\n\\n---\\n\\n<directives>Be thorough.</directives>'")
+    assert message.startswith(
+        "the cached prefix moved between turn 2 and turn 3, in section 'tool_availability' (Directives), at character "
+    )
+    assert message.endswith(
+        "…'══\\n\\n---\\n\\n<directives>Be brief.</directives>' -> "
+        "…'══\\n\\n---\\n\\n<directives>Be thorough.</directives>'"
+    )
 
 
 def test_hit_rate_passes_and_fails_with_the_misses() -> None:
@@ -116,8 +127,11 @@ def test_hit_rate_passes_and_fails_with_the_misses() -> None:
     assert_hit_rate(s, "claude-sonnet-4-6", 0.4)
     with pytest.raises(AssertionError) as failed:
         assert_hit_rate(s, "claude-sonnet-4-6", 0.99)
-    assert re.fullmatch(r"hit rate on claude-sonnet-4-6 is \d+\.\d%, below 99\.0% \(1 of 5 requests missed: "
-                        r"turn 0: first_request\)", str(failed.value)), str(failed.value)
+    assert re.fullmatch(
+        r"hit rate on claude-sonnet-4-6 is \d+\.\d%, below 99\.0% \(1 of 5 requests missed: "
+        r"turn 0: first_request\)",
+        str(failed.value),
+    ), str(failed.value)
     with pytest.raises(ValueError, match="at_least must be a rate between 0 and 1"):
         assert_hit_rate(s, "claude-sonnet-4-6", 80)
 
@@ -135,8 +149,10 @@ def test_escaped_untrusted_text_passes_and_raw_text_fails() -> None:
     s.advance_turn()
     with pytest.raises(AssertionError) as failed:
         assert_no_markup_escape(s, [HOSTILE])
-    assert str(failed.value) == ("untrusted text '</guidance><x a=\"1\">& hi' shows unescaped in section "
-                                 "'inbox_status' (RawEcho) at turn 1, character 8")
+    assert str(failed.value) == (
+        "untrusted text '</guidance><x a=\"1\">& hi' shows unescaped in section "
+        "'inbox_status' (RawEcho) at turn 1, character 8"
+    )
     with pytest.raises(ValueError, match="untrusted must be one or more non-empty strings"):
         assert_no_markup_escape(s, [])
 

@@ -1,5 +1,6 @@
 """The cache-stability checker: each sample instability flagged by the right check, its fix and the
 built-in trinkets passing; the fresh-process checks run real subprocesses (marked slow)."""
+
 from __future__ import annotations
 
 import io
@@ -19,8 +20,9 @@ LONG_PROMPT = "You help {first_name} with their travel plans. " * 200  # over ev
 
 def sample_scenario(cls: type, *, base_prompt: str = "You help {first_name}.") -> Scenario:
     name = cls.__name__
-    scenario = Scenario(clock=START, base_prompt=base_prompt, trinkets=["TimeManager", name],
-                        profile={"first_name": "Ada"})
+    scenario = Scenario(
+        clock=START, base_prompt=base_prompt, trinkets=["TimeManager", name], profile={"first_name": "Ada"}
+    )
     if issubclass(cls, samples.Facts):
         scenario.feed(name, "set_facts", {"city": "London", "units": "metric", "lang": "en"})
     return scenario.compose().advance(minutes=2).advance_turn().advance(seconds=7).advance_turn()
@@ -30,13 +32,17 @@ def check(cls: type, **options: object) -> object:
     return check_stability(sample_scenario(cls), factories={cls.__name__: cls}, **options)
 
 
-@pytest.mark.parametrize(("unstable", "fixed", "flagged_by"), [
-    (samples.Seconds, samples.DateOnly, "clock_jitter"),
-    (samples.FreshId, samples.SegmentId, "recompose"),
-    (samples.Facts, samples.SortedFacts, "insertion_order"),
-])
+@pytest.mark.parametrize(
+    ("unstable", "fixed", "flagged_by"),
+    [
+        (samples.Seconds, samples.DateOnly, "clock_jitter"),
+        (samples.FreshId, samples.SegmentId, "recompose"),
+        (samples.Facts, samples.SortedFacts, "insertion_order"),
+    ],
+)
 def test_an_in_process_instability_is_flagged_by_its_check_alone_and_its_fix_passes(
-        unstable: type, fixed: type, flagged_by: str) -> None:
+    unstable: type, fixed: type, flagged_by: str
+) -> None:
     report = check(unstable, only=IN_PROCESS)
     assert report.flagged() == {flagged_by: [unstable.variable_name]}
     assert not report.passed
@@ -45,21 +51,32 @@ def test_an_in_process_instability_is_flagged_by_its_check_alone_and_its_fix_pas
 
 def test_a_finding_says_where_the_bytes_moved_and_what_it_costs() -> None:
     scenario = sample_scenario(samples.Seconds, base_prompt=LONG_PROMPT)
-    report = check_stability(scenario, factories={"Seconds": samples.Seconds}, only=["clock_jitter"],
-                             model="claude-sonnet-4-6", turns_per_hour=30)
+    report = check_stability(
+        scenario,
+        factories={"Seconds": samples.Seconds},
+        only=["clock_jitter"],
+        model="claude-sonnet-4-6",
+        turns_per_hour=30,
+    )
     [finding] = report.findings
     assert (finding.check, finding.section, finding.trinket, finding.turn, finding.offset) == (
-        "clock_jitter", "location_context", "Seconds", 0, 29)
+        "clock_jitter",
+        "location_context",
+        "Seconds",
+        0,
+        29,
+    )
     assert (finding.moved, finding.compared) == (3, 3)
-    assert finding.lines()[1:3] == ["    clock as scripted  …'l_time>2026-11-30 09:00:00</local_time>'",
-                                    "    clock +30 s        …'l_time>2026-11-30 09:00:30</local_time>'"]
+    assert finding.lines()[1:3] == [
+        "    clock as scripted  …'l_time>2026-11-30 09:00:00</local_time>'",
+        "    clock +30 s        …'l_time>2026-11-30 09:00:30</local_time>'",
+    ]
     cost = finding.cost
     assert cost is not None and cost.model == "claude-sonnet-4-6" and cost.turns_per_hour == 30
     assert cost.stable_hit_rate > 0.85 and cost.unstable_hit_rate == 0.0
     assert cost.extra_usd > 0 and cost.note == ""
     text = str(report)
-    assert text.splitlines()[0] == ("cache stability: UNSTABLE: 1 checks (1 fail); 3 composes, cached "
-                                    "sections")
+    assert text.splitlines()[0] == ("cache stability: UNSTABLE: 1 checks (1 fail); 3 composes, cached sections")
     assert "  clock_jitter  FAIL            the clock moved a few seconds within the same minute" in text
     assert f"    cost: ${cost.extra_usd:.4f} an hour more (30 turns an hour on claude-sonnet-4-6" in text
 
@@ -105,8 +122,12 @@ def test_a_trinket_defined_in_a_function_makes_the_fresh_process_checks_not_appl
 
     report = check(Local, only=["hash_seed", "tz_locale"])
     assert [(r.status, r.detail) for r in report.results] == [
-        ("not applicable", "a fresh process cannot build the trinkets: Local is defined inside a function, "
-                           "which another process cannot import; move it to module level")] * 2
+        (
+            "not applicable",
+            "a fresh process cannot build the trinkets: Local is defined inside a function, "
+            "which another process cannot import; move it to module level",
+        )
+    ] * 2
 
 
 def builtin_scenario() -> Scenario:
@@ -115,8 +136,14 @@ def builtin_scenario() -> Scenario:
     s.compose()
     s.feed("PeanutGalleryTrinket", "add_guidance", "concern", "Slow </guidance> down.", ttl=3)
     s.feed("ReminderManager", "add_reminder", "Call Bo", "2026-11-30T15:00:00+00:00")
-    s.feed("ProactiveMemoryTrinket", "surface", [{"id": "m1", "text": "Likes trains", "importance": 0.8},
-                                                 {"id": "m2", "text": "Lives in Leeds", "importance": 0.5}])
+    s.feed(
+        "ProactiveMemoryTrinket",
+        "surface",
+        [
+            {"id": "m1", "text": "Likes trains", "importance": 0.8},
+            {"id": "m2", "text": "Lives in Leeds", "importance": 0.5},
+        ],
+    )
     s.feed("GetContextTrinket", "add_pending", "t1", "flights to Oslo")
     s.feed("LoraTrinket", "set_user_model", "Ada prefers short answers.")
     s.feed("DomaindocTrinket", "create_document", "trip", "Trip", "Plans for the Oslo trip")
@@ -169,11 +196,13 @@ def test_the_command_line_prints_the_report_and_exits_1_when_unstable(tmp_path: 
     parser = argparse.ArgumentParser(prog="python -m wm_kernel")
     add_check_parser(parser.add_subparsers(dest="command"))
     out = io.StringIO()
-    args = parser.parse_args(["check", str(path), "--trinket", "SetTags=stability_samples:SetTags",
-                              "--skip", "tz_locale"])
+    args = parser.parse_args(
+        ["check", str(path), "--trinket", "SetTags=stability_samples:SetTags", "--skip", "tz_locale"]
+    )
     assert check_command(args, out) == 1
-    assert out.getvalue().splitlines()[0] == ("cache stability: UNSTABLE: 5 checks (3 pass, 1 fail, 1 not "
-                                              "applicable); 3 composes, cached sections")
+    assert out.getvalue().splitlines()[0] == (
+        "cache stability: UNSTABLE: 5 checks (3 pass, 1 fail, 1 not applicable); 3 composes, cached sections"
+    )
     assert "hash_seed: section 'tool_availability' (SetTags), cached system: moved at turn 0" in out.getvalue()
     args = parser.parse_args(["check", str(path), "--trinket", "SetTags=stability_samples:SortedTags"])
     out = io.StringIO()

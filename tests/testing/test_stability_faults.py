@@ -1,6 +1,7 @@
 """The stability checker under faults (issue 34 items 10, 17): its timeout holds when a trinket
 hangs, Ctrl-C leaves no worker process and no job file, bad bounds are clear errors, and a U+2028
 in fed text does not fail a stable scenario."""
+
 from __future__ import annotations
 
 import glob
@@ -23,13 +24,16 @@ def _jobs() -> set[str]:
     return set(glob.glob(os.path.join(tempfile.gettempdir(), "wm-check-*.json")))
 
 
-@pytest.mark.parametrize(("options", "message"), [
-    ({"timeout": math.inf}, "timeout must be a positive, finite number of seconds, got inf"),
-    ({"timeout": math.nan}, "timeout must be a positive, finite number of seconds, got nan"),
-    ({"timeout": -1}, "timeout must be a positive, finite number of seconds, got -1"),
-    ({"max_turns": -5}, "max_turns must be at least 0, got -5"),
-    ({"max_turns": 2.5}, "max_turns must be an int, got float"),
-])
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"timeout": math.inf}, "timeout must be a positive, finite number of seconds, got inf"),
+        ({"timeout": math.nan}, "timeout must be a positive, finite number of seconds, got nan"),
+        ({"timeout": -1}, "timeout must be a positive, finite number of seconds, got -1"),
+        ({"max_turns": -5}, "max_turns must be at least 0, got -5"),
+        ({"max_turns": 2.5}, "max_turns must be an int, got float"),
+    ],
+)
 def test_bad_bounds_are_clear_errors(options: dict[str, object], message: str) -> None:
     with pytest.raises((ValueError, TypeError)) as error:
         check_stability(Scenario(clock=START).compose(), only=["recompose"], **options)  # type: ignore[arg-type]
@@ -53,8 +57,13 @@ def test_a_hanging_trinket_stops_at_the_time_limit() -> None:
     tests = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     root = os.path.dirname(tests)
     try:
-        done = subprocess.run([sys.executable, "-c", HANGING, tests], capture_output=True, text=True,
-                              timeout=60, env={**os.environ, "PYTHONPATH": root})
+        done = subprocess.run(
+            [sys.executable, "-c", HANGING, tests],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            env={**os.environ, "PYTHONPATH": root},
+        )
     except subprocess.TimeoutExpired:
         pytest.fail("the checker ignored its timeout: a hanging trinket hung it")
     assert done.returncode == 0, done.stderr[-500:]
@@ -89,8 +98,11 @@ def test_ctrl_c_leaves_no_worker_and_no_job_file(monkeypatch: pytest.MonkeyPatch
 
 @pytest.mark.slow
 def test_a_line_separator_in_fed_text_passes_a_stable_scenario() -> None:
-    scenario = (Scenario(clock=START, trinkets=["PeanutGalleryTrinket"])
-                .feed("PeanutGalleryTrinket", "add_guidance", "concern", "one\u2028two\u2029three\u0085four")
-                .compose().advance_turn())
+    scenario = (
+        Scenario(clock=START, trinkets=["PeanutGalleryTrinket"])
+        .feed("PeanutGalleryTrinket", "add_guidance", "concern", "one\u2028two\u2029three\u0085four")
+        .compose()
+        .advance_turn()
+    )
     report = check_stability(scenario, only=["recompose", "insertion_order", "hash_seed"])
     assert report.passed, str(report)

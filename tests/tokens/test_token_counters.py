@@ -1,5 +1,6 @@
 """Counters by model: OpenAI's encodings offline, Anthropic's counting endpoint through the real SDK
 (against a mock transport), SentencePiece files, estimates with their band, calibration."""
+
 from __future__ import annotations
 
 import json
@@ -30,9 +31,11 @@ from wm_kernel.tokens import (
 # the SDK's own HTTP package: anthropic 2.x is built on httpx2 (1.x on httpx), same API
 httpx = pytest.importorskip("httpx2" if int(anthropic.__version__.split(".")[0]) >= 2 else "httpx")
 
-SAMPLE = ("You are a helpful assistant. Today is Tuesday, 1 December 2026.\n"
-          "<reminders>\n- call Ana about the iPhone invoice (due 14:30)\n</reminders>\n"
-          "Grüße aus München; 東京の天気は晴れ; def f(x): return x ** 2  # 🦊\n")
+SAMPLE = (
+    "You are a helpful assistant. Today is Tuesday, 1 December 2026.\n"
+    "<reminders>\n- call Ana about the iPhone invoice (due 14:30)\n</reminders>\n"
+    "Grüße aus München; 東京の天気は晴れ; def f(x): return x ** 2  # 🦊\n"
+)
 
 
 @pytest.fixture
@@ -87,8 +90,11 @@ def test_every_simulated_model_has_a_counter_that_says_what_it_is():
         "claude-opus-4-1": "≈ claude-opus-4-1 (tiktoken o200k_base × 1.25) −10%/+20%",
         "gpt-5.4": "tiktoken o200k_base",
         "gpt-5.6": "tiktoken o200k_base",
-        "gpt-4o": "tiktoken o200k_base", "gpt-4o-mini": "tiktoken o200k_base", "gpt-4.1": "tiktoken o200k_base",
-        "gpt-4.1-mini": "tiktoken o200k_base", "gpt-4.1-nano": "tiktoken o200k_base",
+        "gpt-4o": "tiktoken o200k_base",
+        "gpt-4o-mini": "tiktoken o200k_base",
+        "gpt-4.1": "tiktoken o200k_base",
+        "gpt-4.1-mini": "tiktoken o200k_base",
+        "gpt-4.1-nano": "tiktoken o200k_base",
         "gemini-2.5-flash": "≈ gemini-2.5-flash (tiktoken o200k_base × 1) −15%/+15%",
         "gemini-2.5-pro": "≈ gemini-2.5-pro (tiktoken o200k_base × 1) −15%/+15%",
     }
@@ -103,8 +109,11 @@ def test_every_simulated_model_has_a_counter_that_says_what_it_is():
 
 
 def test_a_user_registers_a_counter_for_any_model():
-    with pytest.raises(ValueError, match=r"^no token counter for model 'llama-9': register one with "
-                                         r"register_counter\('llama-9', tokenizer_or_family\)$"):
+    with pytest.raises(
+        ValueError,
+        match=r"^no token counter for model 'llama-9': register one with "
+        r"register_counter\('llama-9', tokenizer_or_family\)$",
+    ):
         counter_for("llama-9")
 
     class Words:
@@ -141,6 +150,7 @@ def test_a_registered_model_profile_names_its_counter():
 
 # -- Anthropic's counting endpoint, through the real SDK
 
+
 class Endpoint:
     """A mock of POST /v1/messages/count_tokens: 3 tokens of framing, one per character of system."""
 
@@ -162,12 +172,26 @@ class Endpoint:
         try:
             time.sleep(self.delay)  # lets concurrent requests overlap; nothing asserts a time
             if self.status == 401:
-                return httpx.Response(401, json={"type": "error", "error": {
-                    "type": "authentication_error", "message": "invalid x-api-key"}, "request_id": "req_1"})
+                return httpx.Response(
+                    401,
+                    json={
+                        "type": "error",
+                        "error": {"type": "authentication_error", "message": "invalid x-api-key"},
+                        "request_id": "req_1",
+                    },
+                )
             if self.status == 429:
-                return httpx.Response(429, json={"type": "error", "error": {
-                    "type": "rate_limit_error", "message": "Number of request tokens has exceeded\nyour limit."},
-                    "request_id": "req_2"})
+                return httpx.Response(
+                    429,
+                    json={
+                        "type": "error",
+                        "error": {
+                            "type": "rate_limit_error",
+                            "message": "Number of request tokens has exceeded\nyour limit.",
+                        },
+                        "request_id": "req_2",
+                    },
+                )
             return httpx.Response(200, json={"input_tokens": 3 + len(body.get("system", ""))})
         finally:
             with self.lock:
@@ -175,8 +199,9 @@ class Endpoint:
 
 
 def client_for(endpoint) -> anthropic.Anthropic:
-    return anthropic.Anthropic(api_key="test-key", max_retries=0,
-                               http_client=httpx.Client(transport=httpx.MockTransport(endpoint)))
+    return anthropic.Anthropic(
+        api_key="test-key", max_retries=0, http_client=httpx.Client(transport=httpx.MockTransport(endpoint))
+    )
 
 
 def test_anthropic_counts_through_the_sdk_and_never_asks_twice(tmp_path):
@@ -188,7 +213,8 @@ def test_anthropic_counts_through_the_sdk_and_never_asks_twice(tmp_path):
     assert counter.count("") == 0
     assert endpoint.bodies == [
         {"model": "claude-sonnet-4-6", "messages": [{"role": "user", "content": "."}], "system": "hello"},
-        {"model": "claude-sonnet-4-6", "messages": [{"role": "user", "content": "."}]}]
+        {"model": "claude-sonnet-4-6", "messages": [{"role": "user", "content": "."}]},
+    ]
     # a re-run (a new process, a new counter) reads the file and asks nothing
     again = Endpoint()
     rerun = counter_for("claude-sonnet-4-6", client=client_for(again), cache=cache)
@@ -201,19 +227,26 @@ def test_anthropic_counts_through_the_sdk_and_never_asks_twice(tmp_path):
 
 def test_anthropic_requests_in_flight_are_bounded(tmp_path):
     endpoint = Endpoint(delay=0.02)
-    tokenizer = AnthropicTokenizer("claude-sonnet-4-6", client_for(endpoint), cache=tmp_path / "c.sqlite",
-                                   max_concurrency=2)
+    tokenizer = AnthropicTokenizer(
+        "claude-sonnet-4-6", client_for(endpoint), cache=tmp_path / "c.sqlite", max_concurrency=2
+    )
     texts = [f"text {i}" for i in range(12)]
     assert tokenizer.count_many(texts) == [len(t) for t in texts]
     assert endpoint.most_in_flight == 2
     assert tokenizer.requests == 13
 
 
-@pytest.mark.parametrize(("status", "line"), [
-    (401, "anthropic count_tokens for claude-sonnet-4-6 failed: HTTP 401 authentication_error: invalid x-api-key"),
-    (429, "anthropic count_tokens for claude-sonnet-4-6 failed: HTTP 429 rate_limit_error: Number of request "
-          "tokens has exceeded your limit."),
-])
+@pytest.mark.parametrize(
+    ("status", "line"),
+    [
+        (401, "anthropic count_tokens for claude-sonnet-4-6 failed: HTTP 401 authentication_error: invalid x-api-key"),
+        (
+            429,
+            "anthropic count_tokens for claude-sonnet-4-6 failed: HTTP 429 rate_limit_error: Number of request "
+            "tokens has exceeded your limit.",
+        ),
+    ],
+)
 def test_anthropic_errors_are_one_line_and_never_a_silent_switch(tmp_path, status, line):
     counter = counter_for("claude-sonnet-4-6", client=client_for(Endpoint(status)), cache=tmp_path / "c.sqlite")
     with pytest.raises(TokenCountError) as caught:
@@ -227,8 +260,11 @@ def test_anthropic_network_error_is_one_line(tmp_path):
         raise httpx.ConnectError("Name or service not known", request=request)
 
     counter = counter_for("claude-sonnet-4-6", client=client_for(down), cache=tmp_path / "c.sqlite")
-    with pytest.raises(TokenCountError, match=r"^anthropic count_tokens for claude-sonnet-4-6 failed: cannot "
-                                              r"reach the API \(Connection error\.\)$"):
+    with pytest.raises(
+        TokenCountError,
+        match=r"^anthropic count_tokens for claude-sonnet-4-6 failed: cannot "
+        r"reach the API \(Connection error\.\)$",
+    ):
         counter.count("hello")
 
 
@@ -245,16 +281,22 @@ def test_exact_claude_counts_are_opt_in(monkeypatch, tmp_path):
 
 # -- Gemini
 
+
 def tiny_sentencepiece_model(path) -> str:
     import io
 
     import sentencepiece
 
-    sentences = ["the cat sat on the mat", "a dog ate the bone", "gemini counts tokens with sentencepiece",
-                 "tokens are pieces of words"] * 20
+    sentences = [
+        "the cat sat on the mat",
+        "a dog ate the bone",
+        "gemini counts tokens with sentencepiece",
+        "tokens are pieces of words",
+    ] * 20
     model = io.BytesIO()
-    sentencepiece.SentencePieceTrainer.train(sentence_iterator=iter(sentences), model_writer=model,
-                                             vocab_size=30, minloglevel=2)
+    sentencepiece.SentencePieceTrainer.train(
+        sentence_iterator=iter(sentences), model_writer=model, vocab_size=30, minloglevel=2
+    )
     target = path / "tiny.spiece.model"
     target.write_bytes(model.getvalue())
     return str(target)
@@ -279,6 +321,7 @@ def test_gemini_counts_with_its_sentencepiece_file_else_estimates(tmp_path, monk
 
 
 # -- calibration
+
 
 def test_calibration_recovers_a_known_factor_and_later_estimates_use_it(tmp_path):
     rng = random.Random(7)
@@ -321,6 +364,7 @@ def test_a_count_is_one_number_and_its_interval_follows_totals():
 
 
 # -- the session's one counter
+
 
 def test_the_session_model_picks_one_counter_for_budget_and_history():
     from wm_kernel.session import Session

@@ -1,6 +1,7 @@
 """Token counting under hostile input and faults (issue 34 item 14): a million spaces count (no Rust
 panic slipping past ``except Exception``), a damaged count cache is a clear error or a recount, a bad
 answer of the counting endpoint is a TokenCountError line, a negative cached count is never used."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -35,15 +36,19 @@ def _client(answer: Any) -> anthropic.Anthropic:
     def endpoint(request: httpx.Request) -> httpx.Response:
         return httpx.Response(200, json=answer)
 
-    return anthropic.Anthropic(api_key="test-key", max_retries=0,
-                               http_client=httpx.Client(transport=httpx.MockTransport(endpoint)))
+    return anthropic.Anthropic(
+        api_key="test-key", max_retries=0, http_client=httpx.Client(transport=httpx.MockTransport(endpoint))
+    )
 
 
 @pytest.mark.parametrize("answer", [{"input_tokens": "many"}, {}, {"input_tokens": -5}, ["x"]])
 def test_a_bad_answer_of_the_counting_endpoint_is_one_line(tmp_path: Path, answer: Any) -> None:
     tokenizer = AnthropicTokenizer("claude-sonnet-4-6", _client(answer), cache=tmp_path / "c.sqlite")
-    with pytest.raises(TokenCountError, match=r"^anthropic count_tokens for claude-sonnet-4-6 answered "
-                                              r"without a usable input_tokens \("):
+    with pytest.raises(
+        TokenCountError,
+        match=r"^anthropic count_tokens for claude-sonnet-4-6 answered "
+        r"without a usable input_tokens \(",
+    ):
         tokenizer.count("hello")
     assert len(tokenizer.cache) == 0  # nothing cached from it
 
@@ -51,8 +56,11 @@ def test_a_bad_answer_of_the_counting_endpoint_is_one_line(tmp_path: Path, answe
 def test_a_damaged_count_cache_is_a_clear_error(tmp_path: Path) -> None:
     path = tmp_path / "counts.sqlite"
     path.write_bytes(b"this is not a SQLite database at all, just some bytes" * 20)
-    with pytest.raises(ValueError, match=r"^the token count cache .*counts.sqlite is damaged \(file is not a "
-                                         r"database\); delete it and the counts are asked again$"):
+    with pytest.raises(
+        ValueError,
+        match=r"^the token count cache .*counts.sqlite is damaged \(file is not a "
+        r"database\); delete it and the counts are asked again$",
+    ):
         CountCache(path)
 
 

@@ -1,4 +1,5 @@
 """Token counting: offline BPE, the labelled estimate, the content cache and its call counter."""
+
 from __future__ import annotations
 
 import sys
@@ -36,11 +37,13 @@ def test_offline_tiktoken_counts_real_bpe_tokens(no_network):
 
 
 def test_encodings_that_would_download_are_refused():
-    with pytest.raises(ValueError, match="^encoding 'p50k_base' is not on disk: tiktoken would download "
-                                         "it; use one of cl100k_base, o200k_base or pass a tiktoken.Encoding$"):
+    with pytest.raises(
+        ValueError,
+        match="^encoding 'p50k_base' is not on disk: tiktoken would download "
+        "it; use one of cl100k_base, o200k_base or pass a tiktoken.Encoding$",
+    ):
         TiktokenTokenizer("p50k_base")
-    with pytest.raises(ValueError, match="^unknown offline encoding 'nope_offline'; on disk: cl100k_base, "
-                                         "o200k_base$"):
+    with pytest.raises(ValueError, match="^unknown offline encoding 'nope_offline'; on disk: cl100k_base, o200k_base$"):
         TiktokenTokenizer("nope_offline")
 
 

@@ -1,4 +1,5 @@
 """The ``%trinket`` commands a trinket declares (trinkets/commands.py), without IPython."""
+
 from __future__ import annotations
 
 import subprocess
@@ -27,8 +28,12 @@ class Lamp(EventAwareTrinket):
         self.calls.append({"lit": lit, "note": note})
         return lit
 
-    @command("say", arg("note", words=True, default="", help="Words (may be none)."),
-             arg("--loud", action="store_true", help="Shout."), help="Say something.")
+    @command(
+        "say",
+        arg("note", words=True, default="", help="Words (may be none)."),
+        arg("--loud", action="store_true", help="Shout."),
+        help="Say something.",
+    )
     def _say(self, note: str, loud: bool) -> str:
         return note.upper() if loud else note
 
@@ -58,8 +63,7 @@ def test_required_text_is_refused_empty_naming_the_argument(words: list[str]) ->
 
 
 def test_base_commands_come_first_then_the_classes_in_the_order_written() -> None:
-    assert list(Lamp.commands()) == ["enable", "disable", "show", "cap", "refresh", "style", "on", "off",
-                                     "say"]
+    assert list(Lamp.commands()) == ["enable", "disable", "show", "cap", "refresh", "style", "on", "off", "say"]
     # a subclass's command of the same name replaces its base's, in the base's place
     assert list(Spotlight.commands()) == list(Lamp.commands())
     assert Spotlight.commands()["say"].help == "Say it twice."
@@ -82,15 +86,19 @@ def test_run_calls_the_method_with_parsed_and_fixed_arguments() -> None:
     assert fed == ["switch", "set_style", "set_enabled"]
 
 
-@pytest.mark.parametrize(("name", "words", "message"), [
-    ("style", ["bright"], "argument style: invalid choice: 'bright' (choose from 'original', 'dim')"),
-    ("style", [], "the following arguments are required: style"),
-    ("on", ["now"], "unrecognized arguments: now"),
-    ("say", ["--quiet"], "unrecognized arguments: --quiet"),
-    ("say", ["-h"], "unrecognized arguments: -h"),    # no help action: it would exit the process
-])
+@pytest.mark.parametrize(
+    ("name", "words", "message"),
+    [
+        ("style", ["bright"], "argument style: invalid choice: 'bright' (choose from 'original', 'dim')"),
+        ("style", [], "the following arguments are required: style"),
+        ("on", ["now"], "unrecognized arguments: now"),
+        ("say", ["--quiet"], "unrecognized arguments: --quiet"),
+        ("say", ["-h"], "unrecognized arguments: -h"),  # no help action: it would exit the process
+    ],
+)
 def test_a_command_line_argparse_refuses_is_a_command_error_and_nothing_runs(
-        name: str, words: list[str], message: str) -> None:
+    name: str, words: list[str], message: str
+) -> None:
     session = Session(trinkets=[Lamp])
     lamp = session.trinket("Lamp")
     assert isinstance(lamp, Lamp)
@@ -118,7 +126,7 @@ def test_completion_knows_positions_options_and_choices() -> None:
     trinket = session.trinket("PeanutGalleryTrinket")
     assert add.completions(trinket, [""]) == ["concern", "coaching"]
     assert add.completions(trinket, ["concern", "Slow", "-"]) == ["--ttl", "--critical"]
-    assert add.completions(trinket, ["concern", "--ttl", ""]) == []       # a number: no candidates
+    assert add.completions(trinket, ["concern", "--ttl", ""]) == []  # a number: no candidates
     assert add.completions(trinket, ["--critical", ""]) == ["concern", "coaching"]
 
 
@@ -131,7 +139,9 @@ def test_declarations_are_checked() -> None:
 
 @pytest.mark.slow
 def test_the_trinkets_import_no_ipython() -> None:
-    code = ("import sys, trinkets.base, trinkets.commands, trinkets.peanutgallery_trinket; "
-            "print(sorted(m for m in sys.modules if m.split('.')[0] == 'IPython'))")
+    code = (
+        "import sys, trinkets.base, trinkets.commands, trinkets.peanutgallery_trinket; "
+        "print(sorted(m for m in sys.modules if m.split('.')[0] == 'IPython'))"
+    )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout == "[]\n"

@@ -1,5 +1,6 @@
 """The guide's code runs: every ```python block of HOW_TO_BUILD_A_TRINKET.md, in order, in one
 namespace; a block followed by an ```output block must print exactly that."""
+
 from __future__ import annotations
 
 import contextlib
@@ -45,13 +46,11 @@ def test_every_python_block_runs_and_prints_what_the_guide_says() -> None:
             checked += 1
     # the guide's examples: a stateless, a stateful and a failing trinket, placed and tested
     assert ran >= 10 and checked >= 8
-    for name in ("FlightStatusTrinket", "ScratchpadTrinket", "TrainTimesTrinket",
-                 "test_note_lives_exactly_its_ttl"):
+    for name in ("FlightStatusTrinket", "ScratchpadTrinket", "TrainTimesTrinket", "test_note_lives_exactly_its_ttl"):
         assert name in namespace
     # the results the guide shows hold after the last block
     assert namespace["trains"].error == "ConnectionError: departures feed unreachable"
-    assert namespace["pad"].notes == (("note-3", "Sent by a background job.", 0),
-                                      ("note-4", namespace["hostile"], 2))
+    assert namespace["pad"].notes == (("note-3", "Sent by a background job.", 0), ("note-4", namespace["hostile"], 2))
 
 
 def test_guide_trinkets_reject_bad_input_as_described() -> None:

@@ -1,5 +1,6 @@
 """LoraTrinket: exact markup, check-in rules and schedule, parser edge cases (changelog, malformed and
 adversarial input, entities), persistence, escaping, bad input."""
+
 from __future__ import annotations
 
 import xml.etree.ElementTree as ET
@@ -45,13 +46,18 @@ USER_MODEL_BLOCK = (
     "\n"
     '<observation section="communication">Prefers blunt technical feedback.</observation>\n'
     '<observation section="schedule">Works late on Tuesdays.</observation>\n'
-    "</user_model>")
+    "</user_model>"
+)
 
 
 def make_session(store: StateStore | None = None, first_name: str | None = "Ada") -> Session:
-    return Session(base_prompt="Hi.", profile=Profile(first_name=first_name),
-                   clock=ManualClock("2026-11-30T09:00:00+00:00"), store=store,
-                   trinkets=[LoraTrinket])
+    return Session(
+        base_prompt="Hi.",
+        profile=Profile(first_name=first_name),
+        clock=ManualClock("2026-11-30T09:00:00+00:00"),
+        store=store,
+        trinkets=[LoraTrinket],
+    )
 
 
 @pytest.fixture
@@ -73,6 +79,7 @@ def section(s: Session) -> str | None:
 
 
 # -- exact text
+
 
 def test_exact_markup_without_a_checkin(session: Session) -> None:
     lora_of(session).set_user_model(MODEL)
@@ -124,7 +131,8 @@ def test_exact_markup_with_a_checkin_due(session: Session) -> None:
         "\n"
         "Is this wording accurate?\n"
         "```</instruction>\n"
-        "</behavioral_checkin>")
+        "</behavioral_checkin>"
+    )
 
 
 def test_user_without_a_first_name_is_this_user() -> None:
@@ -148,10 +156,12 @@ def test_due_checkin_without_topics_adds_nothing(session: Session) -> None:
     lora = lora_of(session)
     lora.set_user_model('<mira:observation section="s" confidence="c">Likes tea.</mira:observation>')
     lora.set_checkin_due(True)
-    assert section(session) == ("<user_model>\n"
-                                "What you've learned about Ada through observation:\n\n"
-                                '<observation section="s">Likes tea.</observation>\n'
-                                "</user_model>")
+    assert section(session) == (
+        "<user_model>\n"
+        "What you've learned about Ada through observation:\n\n"
+        '<observation section="s">Likes tea.</observation>\n'
+        "</user_model>"
+    )
 
 
 def test_clearing_the_model_removes_the_section(session: Session) -> None:
@@ -164,6 +174,7 @@ def test_clearing_the_model_removes_the_section(session: Session) -> None:
 
 
 # -- check-in schedule
+
 
 def test_checkin_schedule_counts_turns_since_the_last_checkin(session: Session) -> None:
     lora = lora_of(session)
@@ -202,15 +213,16 @@ def test_manual_flag_overrides_the_schedule_until_completed(session: Session) ->
 
 # -- parser
 
+
 def test_changelog_blocks_are_stripped() -> None:
     parsed = parse_user_model(
         '<mira:observation section="a" confidence="high">Before <changelog>plain <b>x</b></changelog>'
         "middle <mira:changelog>namespaced <mira:changelog>nested</mira:changelog> still</mira:changelog>"
         "after.</mira:observation>"
         '<mira:changelog><mira:topic section="hidden" reason="in a changelog"/></mira:changelog>'
-        '<mira:topic section="shown" reason="outside"/>')
-    assert parsed.observations == ({"section": "a", "confidence": "high",
-                                    "text": "Before middle after."},)
+        '<mira:topic section="shown" reason="outside"/>'
+    )
+    assert parsed.observations == ({"section": "a", "confidence": "high", "text": "Before middle after."},)
     assert parsed.topics == ({"section": "shown", "reason": "outside"},)
     assert parsed.problems == ()
 
@@ -218,36 +230,45 @@ def test_changelog_blocks_are_stripped() -> None:
 def test_unclosed_changelog_ends_at_the_next_observation_boundary() -> None:
     parsed = parse_user_model(
         '<mira:observation section="a">Kept <changelog>lost tail</mira:observation>'
-        '<mira:observation section="b">Second.</mira:observation>')
+        '<mira:observation section="b">Second.</mira:observation>'
+    )
     assert parsed == ParsedUserModel(
-        observations=({"section": "a", "confidence": "", "text": "Kept"},
-                      {"section": "b", "confidence": "", "text": "Second."}),
+        observations=(
+            {"section": "a", "confidence": "", "text": "Kept"},
+            {"section": "b", "confidence": "", "text": "Second."},
+        ),
         topics=(),
-        problems=("unclosed <changelog> at offset 35 ends at offset 55",))
+        problems=("unclosed <changelog> at offset 35 ends at offset 55",),
+    )
 
 
-MALFORMED = ('junk < not a tag <mira:observation section="a" confidence=high>unquoted attr</mira:observation>'
-             '<mira:observation section="b">never closed'
-             '<mira:observation section="c" confidence="x">ok <i>inline</i> 1 < 2</mira:observation>'
-             '</mira:observation><mira:observation confidence="y">no section</mira:observation>'
-             '<mira:observation section="e"/><mira:observation section="f">   </mira:observation>'
-             '<mira:topic section="t"/><mira:topic reason="r"/><mira:topic section="t" reason="r"'
-             '<mira:observation section="g">tail without end')
+MALFORMED = (
+    'junk < not a tag <mira:observation section="a" confidence=high>unquoted attr</mira:observation>'
+    '<mira:observation section="b">never closed'
+    '<mira:observation section="c" confidence="x">ok <i>inline</i> 1 < 2</mira:observation>'
+    '</mira:observation><mira:observation confidence="y">no section</mira:observation>'
+    '<mira:observation section="e"/><mira:observation section="f">   </mira:observation>'
+    '<mira:topic section="t"/><mira:topic reason="r"/><mira:topic section="t" reason="r"'
+    '<mira:observation section="g">tail without end'
+)
 
 
 def test_malformed_input_gives_the_same_result_every_time() -> None:
     expected = ParsedUserModel(
         observations=({"section": "c", "confidence": "x", "text": "ok inline 1 < 2"},),
         topics=(),
-        problems=("stray </mira:observation> at offset 76",
-                  "unclosed <mira:observation> at offset 95 dropped",
-                  "stray </mira:observation> at offset 223",
-                  "<mira:observation> at offset 242 has no section; dropped",
-                  "<mira:observation> at offset 304 has no text; dropped",
-                  "<mira:observation> at offset 335 has no text; dropped",
-                  "<mira:topic> at offset 387 needs a section and a reason; dropped",
-                  "<mira:topic> at offset 412 needs a section and a reason; dropped",
-                  "unclosed <mira:observation> at offset 470 dropped"))
+        problems=(
+            "stray </mira:observation> at offset 76",
+            "unclosed <mira:observation> at offset 95 dropped",
+            "stray </mira:observation> at offset 223",
+            "<mira:observation> at offset 242 has no section; dropped",
+            "<mira:observation> at offset 304 has no text; dropped",
+            "<mira:observation> at offset 335 has no text; dropped",
+            "<mira:topic> at offset 387 needs a section and a reason; dropped",
+            "<mira:topic> at offset 412 needs a section and a reason; dropped",
+            "unclosed <mira:observation> at offset 470 dropped",
+        ),
+    )
     assert parse_user_model(MALFORMED) == expected
     assert parse_user_model(MALFORMED) == expected
     assert parse_user_model(MALFORMED[:-7]) == parse_user_model(MALFORMED[:-7])
@@ -258,11 +279,12 @@ def test_attributes_with_entities_quotes_and_any_order() -> None:
         "<mira:observation confidence='lo&apos;w' section='a &amp; b &quot;c&quot;'>"
         "x &lt;y&gt; &#233;&#x1F600; &nbsp; &#0; &bogus</mira:observation>"
         '<mira:topic reason="line&#10;break and\ttab" section="s&#x3C;t&#62;"  />'
-        '<mira:observation section="first" section="second">dup</mira:observation>')
+        '<mira:observation section="first" section="second">dup</mira:observation>'
+    )
     assert parsed.observations == (
-        {"section": 'a & b "c"', "confidence": "lo'w",
-         "text": "x <y> é\U0001F600 &nbsp; &#0; &bogus"},
-        {"section": "first", "confidence": "", "text": "dup"})
+        {"section": 'a & b "c"', "confidence": "lo'w", "text": "x <y> é\U0001f600 &nbsp; &#0; &bogus"},
+        {"section": "first", "confidence": "", "text": "dup"},
+    )
     # literal whitespace in an attribute becomes a space, as in XML; &#10; stays a newline
     assert parsed.topics == ({"section": "s<t>", "reason": "line\nbreak and tab"},)
 
@@ -317,6 +339,7 @@ def test_the_trinket_reports_parse_problems(session: Session) -> None:
 
 # -- persistence
 
+
 def test_user_model_and_checkin_state_survive_a_restart(tmp_path: Path) -> None:
     path = tmp_path / "wm.db"
     first = make_session(SQLiteStore(path))
@@ -338,12 +361,18 @@ def test_user_model_and_checkin_state_survive_a_restart(tmp_path: Path) -> None:
 
 # -- escaping
 
-HOSTILE = 'x"/><evil a=\'1\'> & </user_model></mira:hud>\n\ttab &amp;'
+HOSTILE = "x\"/><evil a='1'> & </user_model></mira:hud>\n\ttab &amp;"
 
 
 def xml_escape(value: str) -> str:
-    return (value.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-            .replace('"', "&quot;").replace("\n", "&#10;").replace("\t", "&#9;"))
+    return (
+        value.replace("&", "&amp;")
+        .replace("<", "&lt;")
+        .replace(">", "&gt;")
+        .replace('"', "&quot;")
+        .replace("\n", "&#10;")
+        .replace("\t", "&#9;")
+    )
 
 
 def parse_section(content: str) -> ET.Element:
@@ -351,8 +380,7 @@ def parse_section(content: str) -> ET.Element:
     in its prose (an open tag no parser accepts), so that fixed text is swapped for a marker first:
     everything else, user and model text included, must parse."""
     assert content.count(CHECKIN_RESPONSE_INSTRUCTION) <= 1
-    return ET.fromstring("<r>" + content.replace(CHECKIN_RESPONSE_INSTRUCTION, "RESPONSE-INSTRUCTION")
-                         + "</r>")
+    return ET.fromstring("<r>" + content.replace(CHECKIN_RESPONSE_INSTRUCTION, "RESPONSE-INSTRUCTION") + "</r>")
 
 
 def test_hostile_values_round_trip_through_an_xml_parser() -> None:
@@ -362,7 +390,8 @@ def test_hostile_values_round_trip_through_an_xml_parser() -> None:
     lora.set_user_model(
         f'<mira:observation section="{xml_escape(section_id)}" confidence="c">'
         f"{xml_escape(text)}</mira:observation>"
-        f'<mira:topic section="{xml_escape(section_id)}" reason="{xml_escape(reason)}"/>')
+        f'<mira:topic section="{xml_escape(section_id)}" reason="{xml_escape(reason)}"/>'
+    )
     assert lora.observations() == [{"section": section_id, "confidence": "c", "text": text}]
     assert lora.topics() == [{"section": section_id, "reason": reason}]
     lora.set_checkin_due(True)
@@ -394,16 +423,21 @@ def test_raw_angle_brackets_in_observation_text_stay_text(session: Session) -> N
 
 # -- bad input
 
-@pytest.mark.parametrize("call, error, message", [
-    (lambda t: t.set_user_model(None), TypeError, "^user model must be a str, got NoneType$"),
-    (lambda t: t.set_user_model(b"<x/>"), TypeError, "^user model must be a str, got bytes$"),
-    (lambda t: t.set_checkin_due("yes"), TypeError, "^due must be a bool, got str$"),
-    (lambda t: t.schedule_checkins(0), ValueError, "^every_n_turns must be at least 1, got 0$"),
-    (lambda t: t.schedule_checkins(True), TypeError, "^every_n_turns must be an int or None, got bool$"),
-    (lambda t: t.schedule_checkins(2.5), TypeError, "^every_n_turns must be an int or None, got float$"),
-])
-def test_bad_input_is_a_clear_error_and_changes_nothing(session: Session, call: Any,
-                                                        error: type[Exception], message: str) -> None:
+
+@pytest.mark.parametrize(
+    "call, error, message",
+    [
+        (lambda t: t.set_user_model(None), TypeError, "^user model must be a str, got NoneType$"),
+        (lambda t: t.set_user_model(b"<x/>"), TypeError, "^user model must be a str, got bytes$"),
+        (lambda t: t.set_checkin_due("yes"), TypeError, "^due must be a bool, got str$"),
+        (lambda t: t.schedule_checkins(0), ValueError, "^every_n_turns must be at least 1, got 0$"),
+        (lambda t: t.schedule_checkins(True), TypeError, "^every_n_turns must be an int or None, got bool$"),
+        (lambda t: t.schedule_checkins(2.5), TypeError, "^every_n_turns must be an int or None, got float$"),
+    ],
+)
+def test_bad_input_is_a_clear_error_and_changes_nothing(
+    session: Session, call: Any, error: type[Exception], message: str
+) -> None:
     lora = lora_of(session)
     lora.set_user_model(MODEL)
     lora.schedule_checkins(4)
@@ -421,31 +455,46 @@ def test_parse_rejects_non_text() -> None:
 
 # -- properties on random user models
 
-BENIGN = (st.text(st.characters(blacklist_categories=("Cs", "Cc"), blacklist_characters="<>&\"'"),
-                  max_size=10)
-          .map(str.strip).filter(bool))
+BENIGN = (
+    st.text(st.characters(blacklist_categories=("Cs", "Cc"), blacklist_characters="<>&\"'"), max_size=10)
+    .map(str.strip)
+    .filter(bool)
+)
 # anything XML 1.0 can carry (markup characters included), without the outer whitespace the
 # parser strips
-ANY_TEXT = (st.text(st.characters(blacklist_categories=("Cs", "Cc"), whitelist_characters="\t\n\r"),
-                    max_size=10)
-            .map(str.strip).filter(bool)) | st.sampled_from(["</user_model>", '"/><x a=\'1\'>', "&amp;"])
+ANY_TEXT = (
+    st.text(st.characters(blacklist_categories=("Cs", "Cc"), whitelist_characters="\t\n\r"), max_size=10)
+    .map(str.strip)
+    .filter(bool)
+) | st.sampled_from(["</user_model>", "\"/><x a='1'>", "&amp;"])
 
 
 @st.composite
 def user_models(draw: st.DrawFn, text: st.SearchStrategy[str]) -> dict[str, Any]:
-    return {"observations": draw(st.lists(st.tuples(text, text, text), min_size=1, max_size=5)),
-            "topics": draw(st.lists(st.tuples(text, text), max_size=4)),
-            "due": draw(st.booleans()), "name": draw(st.none() | text)}
+    return {
+        "observations": draw(st.lists(st.tuples(text, text, text), min_size=1, max_size=5)),
+        "topics": draw(st.lists(st.tuples(text, text), max_size=4)),
+        "due": draw(st.booleans()),
+        "name": draw(st.none() | text),
+    }
 
 
 def model_xml(model: dict[str, Any]) -> str:
     """The pipeline's XML for a drawn model, values escaped as a well-behaved writer would."""
     lines = ["<mira:user_model>"]
-    lines += [f'<mira:observation section="{escape_attr(section)}" confidence="{escape_attr(c)}">'
-              f"{escape_text(text)}</mira:observation>" for section, c, text in model["observations"]]
-    lines += ["<mira:checkin>"] + [f'<mira:topic section="{escape_attr(section)}" '
-                                   f'reason="{escape_attr(reason)}"/>'
-                                   for section, reason in model["topics"]] + ["</mira:checkin>"]
+    lines += [
+        f'<mira:observation section="{escape_attr(section)}" confidence="{escape_attr(c)}">'
+        f"{escape_text(text)}</mira:observation>"
+        for section, c, text in model["observations"]
+    ]
+    lines += (
+        ["<mira:checkin>"]
+        + [
+            f'<mira:topic section="{escape_attr(section)}" reason="{escape_attr(reason)}"/>'
+            for section, reason in model["topics"]
+        ]
+        + ["</mira:checkin>"]
+    )
     return "\n".join(lines + ["</mira:user_model>"])
 
 
@@ -457,7 +506,8 @@ def check_section(content: str | None, model: dict[str, Any]) -> None:
     name = (model["name"] or "").strip() or "this user"
     assert user_model.text == f"\nWhat you've learned about {name} through observation:\n\n"
     assert [(o.get("section"), o.text) for o in user_model.findall("observation")] == [
-        (section, text) for section, _, text in model["observations"]]
+        (section, text) for section, _, text in model["observations"]
+    ]
     checkin = root.find("behavioral_checkin")
     if not (model["due"] and model["topics"]):
         assert checkin is None

@@ -1,5 +1,6 @@
 """ManifestTrinket: segments grouped by local date, the active one marked, fed by the Session on every
 collapse, kept in the store."""
+
 from __future__ import annotations
 
 import xml.etree.ElementTree as ET
@@ -18,19 +19,23 @@ NAME = "ManifestTrinket"
 
 def make_session(now: str = "2026-11-30T14:00:00+00:00", **kwargs: object) -> Session:
     # 14:00 UTC is 9:00 AM EST in New York
-    return Session(profile=Profile(timezone="America/New_York"), clock=ManualClock(now),
-                   trinkets=[ManifestTrinket], **kwargs)
+    return Session(
+        profile=Profile(timezone="America/New_York"), clock=ManualClock(now), trinkets=[ManifestTrinket], **kwargs
+    )
 
 
 def test_a_new_session_marks_its_first_segment_active() -> None:
     s = make_session()
     s.compose()
-    assert s.trinket(NAME).content == """\
+    assert (
+        s.trinket(NAME).content
+        == """\
 <conversation_manifest>
 <date_group label="TODAY">
 <segment time="[9:00AM - ACTIVE]" status="active">Current conversation</segment>
 </date_group>
 </conversation_manifest>"""
+    )
     # a system section that is not cached
     assert s.trinket(NAME).content in s.composed["non_cached_content"]
     assert "conversation_manifest" not in s.composed["cached_content"]
@@ -49,7 +54,9 @@ def test_groups_by_local_date_newest_first_chronological_inside() -> None:
     s.collapse_segment("Morning stand-up\nWe went through the week.")
     s.clock.advance(hours=4)
     s.collapse_segment("")
-    assert m.content == """\
+    assert (
+        m.content
+        == """\
 <conversation_manifest>
 <date_group label="TODAY">
 <segment time="[7:00AM - 7:20AM]" status="collapsed">Breakfast</segment>
@@ -68,10 +75,13 @@ def test_groups_by_local_date_newest_first_chronological_inside() -> None:
 <segment time="[12:05PM - 1:00PM]" status="collapsed">New year plans</segment>
 </date_group>
 </conversation_manifest>"""
+    )
     # style "revised": indented
     m.style = "revised"
     s.compose()
-    assert m.content == """\
+    assert (
+        m.content
+        == """\
 <conversation_manifest>
   <date_group label="TODAY">
     <segment time="[7:00AM - 7:20AM]" status="collapsed">Breakfast</segment>
@@ -90,6 +100,7 @@ def test_groups_by_local_date_newest_first_chronological_inside() -> None:
     <segment time="[12:05PM - 1:00PM]" status="collapsed">New year plans</segment>
   </date_group>
 </conversation_manifest>"""
+    )
 
 
 def test_labels_move_with_the_local_date() -> None:
@@ -111,22 +122,28 @@ def test_times_are_local_wall_clock_across_a_dst_change() -> None:
     m.clear_active()
     m.add_segment("Night owl", "2026-03-08T06:30:00+00:00", "2026-03-08T07:30:00+00:00")
     s.compose()
-    assert m.content == """\
+    assert (
+        m.content
+        == """\
 <conversation_manifest>
 <date_group label="TODAY">
 <segment time="[1:30AM - 3:30AM]" status="collapsed">Night owl</segment>
 </date_group>
 </conversation_manifest>"""
+    )
 
 
 def test_segments_lists_chronologically_with_status() -> None:
     s = make_session()
     s.clock.advance(minutes=30)
     s.collapse_segment("First")
-    assert [(r["title"], r["start"].isoformat(), r["end"] and r["end"].isoformat(), r["status"])
-            for r in s.trinket(NAME).segments()] == [
+    assert [
+        (r["title"], r["start"].isoformat(), r["end"] and r["end"].isoformat(), r["status"])
+        for r in s.trinket(NAME).segments()
+    ] == [
         ("First", "2026-11-30T14:00:00+00:00", "2026-11-30T14:30:00+00:00", "collapsed"),
-        ("Current conversation", "2026-11-30T14:30:00+00:00", None, "active")]
+        ("Current conversation", "2026-11-30T14:30:00+00:00", None, "active"),
+    ]
 
 
 def test_collapse_does_not_flush_the_manifest_and_is_not_a_feed_call() -> None:
@@ -146,8 +163,7 @@ def test_set_and_clear_active() -> None:
     m = s.trinket(NAME)
     m.set_active("2026-11-30T13:05:00+00:00", title="Catching up")
     s.compose()
-    assert m.content.splitlines()[2] == \
-        '<segment time="[8:05AM - ACTIVE]" status="active">Catching up</segment>'
+    assert m.content.splitlines()[2] == '<segment time="[8:05AM - ACTIVE]" status="active">Catching up</segment>'
     m.clear_active()
     m.clear_active()  # a no-op the second time
     s.compose()
@@ -165,13 +181,16 @@ def test_the_manifest_survives_a_restart_on_the_same_sqlite_file(tmp_path) -> No
 
     second = make_session("2026-11-30T16:00:00+00:00", store=SQLiteStore(path))
     second.compose()
-    assert second.trinket(NAME).content == """\
+    assert (
+        second.trinket(NAME).content
+        == """\
 <conversation_manifest>
 <date_group label="TODAY">
 <segment time="[9:00AM - 9:45AM]" status="collapsed">Before the restart</segment>
 <segment time="[11:00AM - ACTIVE]" status="active">Current conversation</segment>
 </date_group>
 </conversation_manifest>"""
+    )
     second.store.close()
 
 
@@ -183,7 +202,7 @@ def test_each_user_has_their_own_manifest() -> None:
     assert s.store.keys("manifest:") == ["manifest:ada", "manifest:bob"]
 
 
-HOSTILE = 'Plan "B" <b> & </segment></date_group><x y=\'1\'>'
+HOSTILE = "Plan \"B\" <b> & </segment></date_group><x y='1'>"
 
 
 def test_hostile_titles_round_trip_through_an_xml_parser() -> None:
@@ -195,21 +214,34 @@ def test_hostile_titles_round_trip_through_an_xml_parser() -> None:
     root = ET.fromstring(m.content)
     (group,) = root.findall("date_group")
     assert [(seg.text, seg.get("status")) for seg in group.findall("segment")] == [
-        (HOSTILE, "collapsed"), (HOSTILE, "collapsed"), ("Current conversation", "active")]
+        (HOSTILE, "collapsed"),
+        (HOSTILE, "collapsed"),
+        ("Current conversation", "active"),
+    ]
 
 
-@pytest.mark.parametrize("args, error, message", [
-    (("", "2026-11-30T12:00:00+00:00", "2026-11-30T13:00:00+00:00"), ValueError,
-     "title must not be empty"),
-    ((None, "2026-11-30T12:00:00+00:00", "2026-11-30T13:00:00+00:00"), TypeError,
-     "title must be a str, got NoneType"),
-    (("T", "2026-11-30T12:00:00", "2026-11-30T13:00:00+00:00"), ValueError,
-     "start: date-time 2026-11-30T12:00:00 has no time zone; add one, e.g. +00:00"),
-    (("T", "2026-11-30T12:00:00+00:00", "later"), ValueError,
-     "end: not an ISO 8601 date-time: 'later'"),
-    (("T", "2026-11-30T13:00:00+00:00", "2026-11-30T12:00:00+00:00"), ValueError,
-     "end 2026-11-30T12:00:00+00:00 is before start 2026-11-30T13:00:00+00:00"),
-])
+@pytest.mark.parametrize(
+    "args, error, message",
+    [
+        (("", "2026-11-30T12:00:00+00:00", "2026-11-30T13:00:00+00:00"), ValueError, "title must not be empty"),
+        (
+            (None, "2026-11-30T12:00:00+00:00", "2026-11-30T13:00:00+00:00"),
+            TypeError,
+            "title must be a str, got NoneType",
+        ),
+        (
+            ("T", "2026-11-30T12:00:00", "2026-11-30T13:00:00+00:00"),
+            ValueError,
+            "start: date-time 2026-11-30T12:00:00 has no time zone; add one, e.g. +00:00",
+        ),
+        (("T", "2026-11-30T12:00:00+00:00", "later"), ValueError, "end: not an ISO 8601 date-time: 'later'"),
+        (
+            ("T", "2026-11-30T13:00:00+00:00", "2026-11-30T12:00:00+00:00"),
+            ValueError,
+            "end 2026-11-30T12:00:00+00:00 is before start 2026-11-30T13:00:00+00:00",
+        ),
+    ],
+)
 def test_bad_segments_are_clear_errors_and_change_nothing(args: tuple, error: type, message: str) -> None:
     s = make_session()
     m = s.trinket(NAME)
@@ -221,13 +253,21 @@ def test_bad_segments_are_clear_errors_and_change_nothing(args: tuple, error: ty
     assert s.store.hgetall(m.store_key) == before
 
 
-@pytest.mark.parametrize("start, title, error, message", [
-    ("2026-11-30T12:00:00", "T", ValueError,
-     "start: date-time 2026-11-30T12:00:00 has no time zone; add one, e.g. +00:00"),
-    ("2026-11-30T12:00:00+00:00", "  ", ValueError, "title must not be empty"),
-])
-def test_bad_active_segment_is_an_error_and_keeps_the_old_one(start: str, title: str, error: type,
-                                                             message: str) -> None:
+@pytest.mark.parametrize(
+    "start, title, error, message",
+    [
+        (
+            "2026-11-30T12:00:00",
+            "T",
+            ValueError,
+            "start: date-time 2026-11-30T12:00:00 has no time zone; add one, e.g. +00:00",
+        ),
+        ("2026-11-30T12:00:00+00:00", "  ", ValueError, "title must not be empty"),
+    ],
+)
+def test_bad_active_segment_is_an_error_and_keeps_the_old_one(
+    start: str, title: str, error: type, message: str
+) -> None:
     s = make_session()
     m = s.trinket(NAME)
     before = s.store.hgetall(m.store_key)
@@ -244,7 +284,9 @@ def test_only_the_most_recent_dates_are_shown_and_the_store_keeps_all() -> None:
         m.add_segment(f"Day {day}", f"2026-11-{day}T15:00:00+00:00", f"2026-11-{day}T15:30:00+00:00")
     m.max_date_groups = 3
     s.compose()
-    assert m.content == """\
+    assert (
+        m.content
+        == """\
 <conversation_manifest>
 <date_group label="TODAY">
 <segment time="[9:00AM - ACTIVE]" status="active">Current conversation</segment>
@@ -256,6 +298,7 @@ def test_only_the_most_recent_dates_are_shown_and_the_store_keeps_all() -> None:
 <segment time="[10:00AM - 10:30AM]" status="collapsed">Day 27</segment>
 </date_group>
 </conversation_manifest>"""
+    )
     assert len(m.segments()) == 10  # nothing was dropped from the store
     m.max_date_groups = 0
     s.compose()
@@ -267,8 +310,7 @@ def test_every_date_group_is_shown_by_default() -> None:
     s = make_session()
     m = s.trinket(NAME)
     for day in range(1, 29):  # 28 earlier days
-        m.add_segment(f"Day {day}", f"2026-11-{day:02d}T15:00:00+00:00",
-                      f"2026-11-{day:02d}T15:30:00+00:00")
+        m.add_segment(f"Day {day}", f"2026-11-{day:02d}T15:00:00+00:00", f"2026-11-{day:02d}T15:30:00+00:00")
     s.compose()
     labels = [g.get("label") for g in ET.fromstring(m.content).findall("date_group")]
     assert labels == ["TODAY"] + [f"NOV {day:02d}" for day in range(28, 0, -1)]
@@ -285,7 +327,9 @@ def test_dates_of_different_years_with_one_label_keep_their_own_groups() -> None
     m.add_segment("Advent", "2026-12-05T15:00:00+00:00", "2026-12-05T16:00:00+00:00")
     m.add_segment("New year", "2027-01-01T15:00:00+00:00", "2027-01-01T16:00:00+00:00")
     s.compose()
-    assert m.content == """\
+    assert (
+        m.content
+        == """\
 <conversation_manifest>
 <date_group label="JAN 01">
 <segment time="[10:00AM - 11:00AM]" status="collapsed">New year</segment>
@@ -300,10 +344,15 @@ def test_dates_of_different_years_with_one_label_keep_their_own_groups() -> None
 <segment time="[10:00AM - 11:00AM]" status="collapsed">Last year</segment>
 </date_group>
 </conversation_manifest>"""
+    )
     m.style = "revised"
     s.compose()
     assert [g.get("label") for g in ET.fromstring(m.content).findall("date_group")] == [
-        "JAN 01", "DEC 28, 2026", "DEC 05, 2026", "DEC 28, 2025"]
+        "JAN 01",
+        "DEC 28, 2026",
+        "DEC 05, 2026",
+        "DEC 28, 2025",
+    ]
 
 
 def test_a_negative_window_is_refused() -> None:
@@ -326,7 +375,10 @@ def test_a_collapse_event_from_anyone_is_recorded() -> None:
     manifest = ManifestTrinket(bus, WorkingMemory(bus, clock=clock))
     manifest.set_active("2026-11-30T13:00:00+00:00")
     bus.publish(SegmentCollapsedEvent.create(continuum_id="c", clock=clock, segment_id="c-segment-4"))
-    assert [(r["title"], r["start"].isoformat(), r["end"] and r["end"].isoformat(), r["status"])
-            for r in manifest.segments()] == [
+    assert [
+        (r["title"], r["start"].isoformat(), r["end"] and r["end"].isoformat(), r["status"])
+        for r in manifest.segments()
+    ] == [
         ("Segment 4", "2026-11-30T13:00:00+00:00", "2026-11-30T14:00:00+00:00", "collapsed"),
-        ("Current conversation", "2026-11-30T14:00:00+00:00", None, "active")]
+        ("Current conversation", "2026-11-30T14:00:00+00:00", None, "active"),
+    ]

@@ -5,6 +5,7 @@ exact section text the original system produced from that state. The default sty
 trinket must reproduce it exactly; a difference is a bug unless docs/deviations.md lists it (and then
 the case's state contains markup characters, which these recorded cases avoid).
 """
+
 from __future__ import annotations
 
 import json
@@ -21,8 +22,7 @@ from wm_kernel.core.events import SegmentCollapsedEvent, TurnCompletedEvent
 from wm_kernel.core.profile import Profile
 from wm_kernel.core.working_memory import WorkingMemory
 
-DATA = json.loads((Path(__file__).parent.parent / "data" / "trinket_examples.json")
-                  .read_text(encoding="utf-8"))
+DATA = json.loads((Path(__file__).parent.parent / "data" / "trinket_examples.json").read_text(encoding="utf-8"))
 CASES = DATA["cases"]
 
 
@@ -38,27 +38,44 @@ def run_case(case: dict[str, Any]) -> str:
         fields = dict(case["input"].get("profile_fields", {}))
         if profile.get("account_created_at") is not None:
             fields["account_created"] = profile["account_created_at"]
-        wm = WorkingMemory(EventBus(), clock=clock, layout=Layout.original(),
-                           profile=Profile(first_name=profile["first_name"],
-                                           timezone=profile["timezone"], **fields))
+        wm = WorkingMemory(
+            EventBus(),
+            clock=clock,
+            layout=Layout.original(),
+            profile=Profile(first_name=profile["first_name"], timezone=profile["timezone"], **fields),
+        )
         return wm.compose(case["input"]["base_prompt"])["cached_content"]
-    wm = WorkingMemory(EventBus(), clock=clock,
-                       profile=Profile(first_name=profile["first_name"], timezone=profile["timezone"]))
+    wm = WorkingMemory(
+        EventBus(), clock=clock, profile=Profile(first_name=profile["first_name"], timezone=profile["timezone"])
+    )
     trinket = getattr(trinkets, case["component"])(wm.bus, wm)
     turn = segment_turn = segments = 0
     for call in case["input"]["calls"]:
         if call["call"] == "turn":
             turn += 1
             segment_turn += 1
-            wm.bus.publish(TurnCompletedEvent.create(
-                continuum_id="c1", user_id=wm.user_id, clock=clock, turn_number=turn,
-                segment_turn_number=segment_turn))
+            wm.bus.publish(
+                TurnCompletedEvent.create(
+                    continuum_id="c1",
+                    user_id=wm.user_id,
+                    clock=clock,
+                    turn_number=turn,
+                    segment_turn_number=segment_turn,
+                )
+            )
         elif call["call"] == "collapse":
             segments += 1
             segment_turn = 0
-            wm.bus.publish(SegmentCollapsedEvent.create(
-                continuum_id="c1", user_id=wm.user_id, clock=clock,
-                segment_id=f"segment-{segments}", summary="", tools_used=()))
+            wm.bus.publish(
+                SegmentCollapsedEvent.create(
+                    continuum_id="c1",
+                    user_id=wm.user_id,
+                    clock=clock,
+                    segment_id=f"segment-{segments}",
+                    summary="",
+                    tools_used=(),
+                )
+            )
         elif call["call"] == "advance":
             clock.advance(**call["args"])
         else:
@@ -83,7 +100,8 @@ DEVIATIONS = {
         "</guidance>\n"
         "</today>\n"
         "</user_reminders>\n"
-        "</active_reminders>"),
+        "</active_reminders>"
+    ),
     # a collapse resets the segment's turn count even when nothing was stored: the timeout that
     # arrives at segment turn 0 shows through turn 5 (the original kept counting from turn 3)
     "GetContextTrinket-collapse_with_nothing_stored": (
@@ -91,14 +109,16 @@ DEVIATIONS = {
         "⚠️ Context search timed out: 'q'\n\n"
         "The search exceeded 5 minutes (stopped at iteration 1 with 0 findings). Try rephrasing "
         "your query or tell the user the search was inconclusive.\n\n"
-        "(This message will disappear in 4 turns)"),
+        "(This message will disappear in 4 turns)"
+    ),
     # float noise of an upstream sum (a score a hair below 0.81): the original's int() shows 80
     "ProactiveMemoryTrinket-relevance_float_noise": (
         "<surfaced_memories>\n"
         '<memory id="mem_d0d00000" relevance="81">\n'
         "<text>Ada likes hiking</text>\n"
         "</memory>\n"
-        "</surfaced_memories>"),
+        "</surfaced_memories>"
+    ),
     # temporal dates in the profile's zone (America/New_York): 2026-12-01T02:00Z is Nov 30 there
     "ProactiveMemoryTrinket-temporal_dates": (
         "<surfaced_memories>\n"
@@ -110,7 +130,8 @@ DEVIATIONS = {
         "<text>Flight to Lisbon</text>\n"
         '<temporal happens="2026-12-05"/>\n'
         "</memory>\n"
-        "</surfaced_memories>"),
+        "</surfaced_memories>"
+    ),
     # dates of another year carry it: the original's "DEC 31" on Jan 3 reads as this year's
     "ManifestTrinket-year_boundary": (
         "<conversation_manifest>\n"
@@ -126,7 +147,8 @@ DEVIATIONS = {
         '<date_group label="DEC 28, 2026">\n'
         '<segment time="[3:00PM - 4:00PM]" status="collapsed">Christmas plans</segment>\n'
         "</date_group>\n"
-        "</conversation_manifest>"),
+        "</conversation_manifest>"
+    ),
 }
 
 FAITHFUL = [c for c in CASES if _ids(c) not in DEVIATIONS]

@@ -1,4 +1,5 @@
 """PeanutGalleryTrinket: exact markup, TTL edges, critical group, collapse, escaping, bad input."""
+
 from __future__ import annotations
 
 import xml.etree.ElementTree as ET
@@ -16,14 +17,15 @@ from wm_kernel.session import Session
 from wm_kernel.stores.embedded import MemoryStore, SQLiteStore
 
 SECTION = "peanutgallery_guidance"
-INSTRUCTION = ("    <instruction>Critical guidance: tell the user plainly what went wrong and repair it "
-               "in your next reply.</instruction>")
+INSTRUCTION = (
+    "    <instruction>Critical guidance: tell the user plainly what went wrong and repair it "
+    "in your next reply.</instruction>"
+)
 
 
 @pytest.fixture
 def session() -> Session:
-    return Session(base_prompt="Hi.", clock=ManualClock("2026-11-30T09:00:00+00:00"),
-                   trinkets=[PeanutGalleryTrinket])
+    return Session(base_prompt="Hi.", clock=ManualClock("2026-11-30T09:00:00+00:00"), trinkets=[PeanutGalleryTrinket])
 
 
 def gallery(s: Session) -> PeanutGalleryTrinket:
@@ -40,6 +42,7 @@ refreshes = lifecycle_refreshes
 
 
 # -- exact text
+
 
 def test_exact_markup_in_the_hud(session: Session) -> None:
     pg = gallery(session)
@@ -58,7 +61,8 @@ def test_exact_markup_in_the_hud(session: Session) -> None:
         "</mira:peanutgallery>\n"
         "\n"
         "</mira:hud>\n"
-        f"{rule}")
+        f"{rule}"
+    )
 
 
 def test_critical_guidance_is_its_own_group_placed_first(session: Session) -> None:
@@ -67,32 +71,40 @@ def test_critical_guidance_is_its_own_group_placed_first(session: Session) -> No
     pg.add_guidance("concern", "You stated a wrong date as fact.", ttl=1, critical=True)
     pg.add_guidance("coaching", "Offer the table you mentioned.", ttl=4, critical=True)
     session.compose()
-    assert section(session) == "\n".join([
-        "<mira:peanutgallery>",
-        "  <critical>",
-        INSTRUCTION,
-        '    <guidance type="concern" expires_in="1_turns">You stated a wrong date as fact.</guidance>',
-        '    <guidance type="coaching" expires_in="4_turns">Offer the table you mentioned.</guidance>',
-        "  </critical>",
-        '  <guidance type="coaching" expires_in="3_turns">Use the user\'s units.</guidance>',
-        "</mira:peanutgallery>"])
+    assert section(session) == "\n".join(
+        [
+            "<mira:peanutgallery>",
+            "  <critical>",
+            INSTRUCTION,
+            '    <guidance type="concern" expires_in="1_turns">You stated a wrong date as fact.</guidance>',
+            '    <guidance type="coaching" expires_in="4_turns">Offer the table you mentioned.</guidance>',
+            "  </critical>",
+            '  <guidance type="coaching" expires_in="3_turns">Use the user\'s units.</guidance>',
+            "</mira:peanutgallery>",
+        ]
+    )
     # the group is well-formed markup; the instruction sits inside it and applies to it alone
     root = ET.fromstring(section(session).replace("mira:", ""))
     critical = root.find("critical")
     assert critical is not None
     assert [g.text for g in critical.findall("guidance")] == [
-        "You stated a wrong date as fact.", "Offer the table you mentioned."]
+        "You stated a wrong date as fact.",
+        "Offer the table you mentioned.",
+    ]
     assert [g.text for g in root.findall("guidance")] == ["Use the user's units."]
 
     session.advance_turn(2)  # the ttl=1 critical entry is gone; the group stays for the other one
-    assert section(session) == "\n".join([
-        "<mira:peanutgallery>",
-        "  <critical>",
-        INSTRUCTION,
-        '    <guidance type="coaching" expires_in="2_turns">Offer the table you mentioned.</guidance>',
-        "  </critical>",
-        '  <guidance type="coaching" expires_in="1_turns">Use the user\'s units.</guidance>',
-        "</mira:peanutgallery>"])
+    assert section(session) == "\n".join(
+        [
+            "<mira:peanutgallery>",
+            "  <critical>",
+            INSTRUCTION,
+            '    <guidance type="coaching" expires_in="2_turns">Offer the table you mentioned.</guidance>',
+            "  </critical>",
+            '  <guidance type="coaching" expires_in="1_turns">Use the user\'s units.</guidance>',
+            "</mira:peanutgallery>",
+        ]
+    )
 
 
 def test_no_active_guidance_means_no_section(session: Session) -> None:
@@ -102,6 +114,7 @@ def test_no_active_guidance_means_no_section(session: Session) -> None:
 
 
 # -- lifetime, through a real Session
+
 
 def test_ttl_last_turn_shown_first_turn_gone(session: Session) -> None:
     pg = gallery(session)
@@ -115,10 +128,13 @@ def test_ttl_last_turn_shown_first_turn_gone(session: Session) -> None:
             assert expired == []
     assert shown == [
         f'<mira:peanutgallery>\n  <guidance type="concern" expires_in="{n}_turns">Slow down.</guidance>'
-        f"\n</mira:peanutgallery>" for n in (2, 1, 0)]
+        f"\n</mira:peanutgallery>"
+        for n in (2, 1, 0)
+    ]
     # turn 3 completed: gone, reported as expired, and a lifecycle refresh was requested for it
-    assert expired == [{"turn": 3, "trinket": "PeanutGalleryTrinket", "id": "guidance-1",
-                        "label": "concern: Slow down."}]
+    assert expired == [
+        {"turn": 3, "trinket": "PeanutGalleryTrinket", "id": "guidance-1", "label": "concern: Slow down."}
+    ]
     assert section(session) is None
     assert pg.get_active_guidance() == []
     assert [e.target_trinket for e in refreshes(session.bus)] == ["PeanutGalleryTrinket"]
@@ -128,13 +144,20 @@ def test_entry_added_mid_segment_counts_from_that_turn(session: Session) -> None
     pg = gallery(session)
     session.advance_turn(4)
     pg.add_guidance("coaching", "Ask before assuming.", ttl=1)
-    assert pg.get_active_guidance() == [{"id": "guidance-1", "type": "coaching",
-                                         "text": "Ask before assuming.", "turns_remaining": 1,
-                                         "critical": False}]
+    assert pg.get_active_guidance() == [
+        {
+            "id": "guidance-1",
+            "type": "coaching",
+            "text": "Ask before assuming.",
+            "turns_remaining": 1,
+            "critical": False,
+        }
+    ]
     session.advance_turn()  # turn 5 = 4 + 1: the last turn it shows
     assert 'expires_in="0_turns"' in section(session)
-    assert session.advance_turn() == [{"turn": 6, "trinket": "PeanutGalleryTrinket",
-                                       "id": "guidance-1", "label": "coaching: Ask before assuming."}]
+    assert session.advance_turn() == [
+        {"turn": 6, "trinket": "PeanutGalleryTrinket", "id": "guidance-1", "label": "coaching: Ask before assuming."}
+    ]
     assert section(session) is None
 
 
@@ -155,9 +178,11 @@ def test_ttl_zero_shows_only_in_the_turn_it_was_added(session: Session) -> None:
     session.compose()  # every compose of that turn shows it
     assert section(session) == (
         '<mira:peanutgallery>\n  <guidance type="concern" expires_in="0_turns">Now or never.'
-        "</guidance>\n</mira:peanutgallery>")
-    assert session.advance_turn() == [{"turn": 3, "trinket": "PeanutGalleryTrinket",
-                                       "id": "guidance-1", "label": "concern: Now or never."}]
+        "</guidance>\n</mira:peanutgallery>"
+    )
+    assert session.advance_turn() == [
+        {"turn": 3, "trinket": "PeanutGalleryTrinket", "id": "guidance-1", "label": "concern: Now or never."}
+    ]
     assert section(session) is None
 
 
@@ -195,10 +220,12 @@ def test_describe_items_for_dashboards(session: Session) -> None:
     pg.add_guidance("coaching", "Short.", ttl=1)
     assert pg.describe_items() == [
         {"id": "guidance-1", "label": "critical concern: " + "x" * 59 + "…", "turns_remaining": 3},
-        {"id": "guidance-2", "label": "coaching: Short.", "turns_remaining": 1}]
+        {"id": "guidance-2", "label": "coaching: Short.", "turns_remaining": 1},
+    ]
 
 
 # -- lifetime, through the low-level bus and WorkingMemory
+
 
 def test_low_level_expiry_and_lifecycle_refresh() -> None:
     bus = EventBus()
@@ -225,44 +252,55 @@ def test_low_level_expiry_and_lifecycle_refresh() -> None:
 
 # -- feeding through an UpdateTrinketEvent
 
+
 def test_add_guidance_action_in_an_update_event(session: Session) -> None:
     pg = gallery(session)
     wm = session.working_memory
-    wm.publish_trinket_update("PeanutGalleryTrinket", {
-        "action": "add_guidance", "type": "concern", "text": "Stop guessing.", "ttl": 1,
-        "critical": True})
-    wm.publish_trinket_update("PeanutGalleryTrinket", {
-        "action": "add_guidance", "type": "coaching", "text": "Cite the doc."})
+    wm.publish_trinket_update(
+        "PeanutGalleryTrinket",
+        {"action": "add_guidance", "type": "concern", "text": "Stop guessing.", "ttl": 1, "critical": True},
+    )
+    wm.publish_trinket_update(
+        "PeanutGalleryTrinket", {"action": "add_guidance", "type": "coaching", "text": "Cite the doc."}
+    )
     assert pg.get_active_guidance() == [
-        {"id": "guidance-1", "type": "concern", "text": "Stop guessing.", "turns_remaining": 1,
-         "critical": True},
-        {"id": "guidance-2", "type": "coaching", "text": "Cite the doc.", "turns_remaining": 5,
-         "critical": False}]
+        {"id": "guidance-1", "type": "concern", "text": "Stop guessing.", "turns_remaining": 1, "critical": True},
+        {"id": "guidance-2", "type": "coaching", "text": "Cite the doc.", "turns_remaining": 5, "critical": False},
+    ]
     # the update regenerated the content right away
-    assert pg.content == "\n".join([
-        "<mira:peanutgallery>", "  <critical>", INSTRUCTION,
-        '    <guidance type="concern" expires_in="1_turns">Stop guessing.</guidance>',
-        "  </critical>",
-        '  <guidance type="coaching" expires_in="5_turns">Cite the doc.</guidance>',
-        "</mira:peanutgallery>"])
+    assert pg.content == "\n".join(
+        [
+            "<mira:peanutgallery>",
+            "  <critical>",
+            INSTRUCTION,
+            '    <guidance type="concern" expires_in="1_turns">Stop guessing.</guidance>',
+            "  </critical>",
+            '  <guidance type="coaching" expires_in="5_turns">Cite the doc.</guidance>',
+            "</mira:peanutgallery>",
+        ]
+    )
 
 
-@pytest.mark.parametrize("context, message", [
-    ({"type": "warning", "text": "x"},
-     "ValueError: guidance type must be one of 'concern', 'coaching'; got 'warning'"),
-    ({"type": "concern"}, "ValueError: guidance text must be a non-empty str; got NoneType"),
-    ({"type": "concern", "text": "x", "ttl": "3"},
-     "ValueError: ttl must be a non-negative int (a number of turns); got '3'"),
-    ({"type": "concern", "text": "x", "critical": "yes"},
-     "ValueError: critical must be a bool; got 'yes'"),
-])
-def test_bad_update_context_is_isolated_and_visible(session: Session, context: dict[str, Any],
-                                                    message: str) -> None:
+@pytest.mark.parametrize(
+    "context, message",
+    [
+        (
+            {"type": "warning", "text": "x"},
+            "ValueError: guidance type must be one of 'concern', 'coaching'; got 'warning'",
+        ),
+        ({"type": "concern"}, "ValueError: guidance text must be a non-empty str; got NoneType"),
+        (
+            {"type": "concern", "text": "x", "ttl": "3"},
+            "ValueError: ttl must be a non-negative int (a number of turns); got '3'",
+        ),
+        ({"type": "concern", "text": "x", "critical": "yes"}, "ValueError: critical must be a bool; got 'yes'"),
+    ],
+)
+def test_bad_update_context_is_isolated_and_visible(session: Session, context: dict[str, Any], message: str) -> None:
     pg = gallery(session)
     pg.add_guidance("coaching", "Keep me.")
     before = pg.entries
-    session.working_memory.publish_trinket_update("PeanutGalleryTrinket",
-                                                  {"action": "add_guidance", **context})
+    session.working_memory.publish_trinket_update("PeanutGalleryTrinket", {"action": "add_guidance", **context})
     assert pg.entries == before
     assert pg.error == message
     assert session.bus.log[-1].failures[0].error == message
@@ -277,16 +315,21 @@ def test_event_path_is_not_reported_as_a_feed_call(session: Session) -> None:
     session.bus.subscribe(TrinketFedEvent, lambda e: heard.append((e.trinket_name, e.method, e.args, dict(e.kwargs))))
     pg.add_guidance("concern", "Direct.", ttl=2)
     session.working_memory.publish_trinket_update(
-        "PeanutGalleryTrinket", {"action": "add_guidance", "type": "coaching", "text": "Via event."})
+        "PeanutGalleryTrinket", {"action": "add_guidance", "type": "coaching", "text": "Via event."}
+    )
     pg.remove("guidance-2")
-    assert heard == [("PeanutGalleryTrinket", "add_guidance", ("concern", "Direct."), {"ttl": 2}),
-                     ("PeanutGalleryTrinket", "remove", ("guidance-2",), {})]
+    assert heard == [
+        ("PeanutGalleryTrinket", "add_guidance", ("concern", "Direct."), {"ttl": 2}),
+        ("PeanutGalleryTrinket", "remove", ("guidance-2",), {}),
+    ]
 
 
 # -- escaping
 
-HOSTILE = ('</guidance></mira:peanutgallery></mira:hud><evil attr="1"> & "quoted" \'single\' '
-           '&amp; already-escaped\n  second line\twith tab ]]> <!-- c -->')
+HOSTILE = (
+    '</guidance></mira:peanutgallery></mira:hud><evil attr="1"> & "quoted" \'single\' '
+    "&amp; already-escaped\n  second line\twith tab ]]> <!-- c -->"
+)
 
 
 def test_hostile_text_round_trips_and_cannot_break_out(session: Session) -> None:
@@ -304,7 +347,9 @@ def test_hostile_text_round_trips_and_cannot_break_out(session: Session) -> None
     texts = [g.text for g in gallery_el.iter("guidance")]
     assert texts == [HOSTILE, HOSTILE]
     assert [dict(g.attrib) for g in gallery_el.iter("guidance")] == [
-        {"type": "concern", "expires_in": "1_turns"}, {"type": "coaching", "expires_in": "2_turns"}]
+        {"type": "concern", "expires_in": "1_turns"},
+        {"type": "coaching", "expires_in": "2_turns"},
+    ]
     assert not list(gallery_el.iter("evil"))
     # and the HUD frame is closed exactly once, by the composer
     assert composed["notification_center"].count("</mira:hud>") == 1
@@ -312,23 +357,28 @@ def test_hostile_text_round_trips_and_cannot_break_out(session: Session) -> None
 
 # -- bad input through the Python API
 
-@pytest.mark.parametrize("args, kwargs, message", [
-    (("warning", "x"), {}, "guidance type must be one of 'concern', 'coaching'; got 'warning'"),
-    (("Concern", "x"), {}, "guidance type must be one of 'concern', 'coaching'; got 'Concern'"),
-    ((None, "x"), {}, "guidance type must be one of 'concern', 'coaching'; got None"),
-    (("concern", ""), {}, "guidance text must be a non-empty str; got an empty or blank string"),
-    (("concern", "  \n"), {}, "guidance text must be a non-empty str; got an empty or blank string"),
-    (("concern", 42), {}, "guidance text must be a non-empty str; got int"),
-    (("concern", "x"), {"ttl": True}, "ttl must be a non-negative int (a number of turns); got True"),
-    (("concern", "x"), {"ttl": False}, "ttl must be a non-negative int (a number of turns); got False"),
-    (("concern", "x"), {"ttl": 1.5}, "ttl must be a non-negative int (a number of turns); got 1.5"),
-    (("concern", "x"), {"ttl": 2.0}, "ttl must be a non-negative int (a number of turns); got 2.0"),
-    (("concern", "x"), {"ttl": "3"}, "ttl must be a non-negative int (a number of turns); got '3'"),
-    (("concern", "x"), {"ttl": -1}, "ttl must be a non-negative int (a number of turns); got -1"),
-    (("concern", "x"), {"critical": 1}, "critical must be a bool; got 1"),
-])
-def test_bad_input_is_a_clear_error_and_changes_nothing(session: Session, args: tuple[Any, ...],
-                                                        kwargs: dict[str, Any], message: str) -> None:
+
+@pytest.mark.parametrize(
+    "args, kwargs, message",
+    [
+        (("warning", "x"), {}, "guidance type must be one of 'concern', 'coaching'; got 'warning'"),
+        (("Concern", "x"), {}, "guidance type must be one of 'concern', 'coaching'; got 'Concern'"),
+        ((None, "x"), {}, "guidance type must be one of 'concern', 'coaching'; got None"),
+        (("concern", ""), {}, "guidance text must be a non-empty str; got an empty or blank string"),
+        (("concern", "  \n"), {}, "guidance text must be a non-empty str; got an empty or blank string"),
+        (("concern", 42), {}, "guidance text must be a non-empty str; got int"),
+        (("concern", "x"), {"ttl": True}, "ttl must be a non-negative int (a number of turns); got True"),
+        (("concern", "x"), {"ttl": False}, "ttl must be a non-negative int (a number of turns); got False"),
+        (("concern", "x"), {"ttl": 1.5}, "ttl must be a non-negative int (a number of turns); got 1.5"),
+        (("concern", "x"), {"ttl": 2.0}, "ttl must be a non-negative int (a number of turns); got 2.0"),
+        (("concern", "x"), {"ttl": "3"}, "ttl must be a non-negative int (a number of turns); got '3'"),
+        (("concern", "x"), {"ttl": -1}, "ttl must be a non-negative int (a number of turns); got -1"),
+        (("concern", "x"), {"critical": 1}, "critical must be a bool; got 1"),
+    ],
+)
+def test_bad_input_is_a_clear_error_and_changes_nothing(
+    session: Session, args: tuple[Any, ...], kwargs: dict[str, Any], message: str
+) -> None:
     pg = gallery(session)
     pg.add_guidance("coaching", "Existing.")
     before = (pg.entries, pg.added_count, pg.get_active_guidance())
@@ -354,6 +404,7 @@ def test_entries_trait_notifies_observers(session: Session) -> None:
 
 # -- persistence
 
+
 class CountingStore(MemoryStore):
     """A MemoryStore that remembers which keys were written (hset or hdel)."""
 
@@ -375,21 +426,47 @@ KEY = "peanutgallery:ada:c1"
 
 def test_entries_are_stored_when_they_change_and_only_then() -> None:
     store = CountingStore()
-    s = Session(base_prompt="Hi.", clock=ManualClock("2026-11-30T09:00:00+00:00"), store=store,
-                user_id="ada", continuum_id="c1", trinkets=[PeanutGalleryTrinket])
+    s = Session(
+        base_prompt="Hi.",
+        clock=ManualClock("2026-11-30T09:00:00+00:00"),
+        store=store,
+        user_id="ada",
+        continuum_id="c1",
+        trinkets=[PeanutGalleryTrinket],
+    )
     pg = gallery(s)
     assert pg.state_key == KEY and store.hgetall(KEY) == {}
     pg.add_guidance("concern", "Check the units.", ttl=1)
     pg.add_guidance("coaching", "One question at a time.", ttl=3, critical=True)
     # one versioned record per entry, the id counter and the order counter
     assert store.hgetall(KEY) == {
-        "count:added_count": 2, "order": 2,
-        "item:guidance-1": {"v": 1, "seq": 1, "item": {
-            "id": "guidance-1", "type": "concern", "text": "Check the units.", "added_turn": 0,
-            "ttl": 1, "critical": False}},
-        "item:guidance-2": {"v": 1, "seq": 2, "item": {
-            "id": "guidance-2", "type": "coaching", "text": "One question at a time.",
-            "added_turn": 0, "ttl": 3, "critical": True}}}
+        "count:added_count": 2,
+        "order": 2,
+        "item:guidance-1": {
+            "v": 1,
+            "seq": 1,
+            "item": {
+                "id": "guidance-1",
+                "type": "concern",
+                "text": "Check the units.",
+                "added_turn": 0,
+                "ttl": 1,
+                "critical": False,
+            },
+        },
+        "item:guidance-2": {
+            "v": 1,
+            "seq": 2,
+            "item": {
+                "id": "guidance-2",
+                "type": "coaching",
+                "text": "One question at a time.",
+                "added_turn": 0,
+                "ttl": 3,
+                "critical": True,
+            },
+        },
+    }
     store.written.clear()
     s.compose()
     s.compose()
@@ -406,51 +483,71 @@ def test_entries_are_stored_when_they_change_and_only_then() -> None:
 
 def test_a_trinket_on_the_same_file_finds_the_entries_and_the_counter(tmp_path) -> None:
     path = tmp_path / "wm.sqlite"
-    first = Session(base_prompt="Hi.", clock=ManualClock("2026-11-30T09:00:00+00:00"),
-                    store=SQLiteStore(path), user_id="ada", continuum_id="c1",
-                    trinkets=[PeanutGalleryTrinket])
+    first = Session(
+        base_prompt="Hi.",
+        clock=ManualClock("2026-11-30T09:00:00+00:00"),
+        store=SQLiteStore(path),
+        user_id="ada",
+        continuum_id="c1",
+        trinkets=[PeanutGalleryTrinket],
+    )
     first.advance_turn()
     gallery(first).add_guidance("concern", "Mind the <sign>.", ttl=2, critical=True)
     first.store.close()
-    second = Session(base_prompt="Hi.", clock=ManualClock("2026-11-30T09:00:00+00:00"),
-                     store=SQLiteStore(path), user_id="ada", continuum_id="c1",
-                     trinkets=[PeanutGalleryTrinket])
+    second = Session(
+        base_prompt="Hi.",
+        clock=ManualClock("2026-11-30T09:00:00+00:00"),
+        store=SQLiteStore(path),
+        user_id="ada",
+        continuum_id="c1",
+        trinkets=[PeanutGalleryTrinket],
+    )
     pg = gallery(second)
     assert pg.current_turn == 1 and pg.added_count == 1
-    assert pg.get_active_guidance() == [{"id": "guidance-1", "type": "concern",
-                                         "text": "Mind the <sign>.", "turns_remaining": 2,
-                                         "critical": True}]
+    assert pg.get_active_guidance() == [
+        {"id": "guidance-1", "type": "concern", "text": "Mind the <sign>.", "turns_remaining": 2, "critical": True}
+    ]
     assert pg.add_guidance("coaching", "Next.") == "guidance-2"
     second.store.close()
 
 
-ENTRY = {"id": "guidance-1", "type": "concern", "text": "x", "added_turn": 0, "ttl": 1,
-         "critical": False}
+ENTRY = {"id": "guidance-1", "type": "concern", "text": "x", "added_turn": 0, "ttl": 1, "critical": False}
 
 
-@pytest.mark.parametrize("stored, problem", [
-    ("guidance", 'ValueError: expected {"version", "state"}, found str'),
-    ({"version": 2, "state": {}}, "ValueError: version 2, this trinket reads version 1"),
-    ({"version": 1, "state": {"entries": []}},
-     "ValueError: expected keys added_count and entries, found ['entries']"),
-    ({"version": 1, "state": {"added_count": 0, "entries": [ENTRY]}},
-     "ValueError: entries[0].id 'guidance-1' is not guidance-<n> with n <= added_count (0)"),
-    ({"version": 1, "state": {"added_count": 1, "entries": [{**ENTRY, "type": "praise"}]}},
-     "ValueError: guidance type must be one of 'concern', 'coaching'; got 'praise'"),
-    ({"version": 1, "state": {"added_count": 1, "entries": [{**ENTRY, "ttl": None}]}},
-     "ValueError: entries[0].ttl must be a non-negative int; got None"),
-    ({"version": 1, "state": {"added_count": 2, "entries": [ENTRY, ENTRY]}},
-     "ValueError: entries repeat an id"),
-])
-def test_unreadable_stored_entries_are_a_clear_error_and_register_nothing(
-        stored: Any, problem: str) -> None:
+@pytest.mark.parametrize(
+    "stored, problem",
+    [
+        ("guidance", 'ValueError: expected {"version", "state"}, found str'),
+        ({"version": 2, "state": {}}, "ValueError: version 2, this trinket reads version 1"),
+        (
+            {"version": 1, "state": {"entries": []}},
+            "ValueError: expected keys added_count and entries, found ['entries']",
+        ),
+        (
+            {"version": 1, "state": {"added_count": 0, "entries": [ENTRY]}},
+            "ValueError: entries[0].id 'guidance-1' is not guidance-<n> with n <= added_count (0)",
+        ),
+        (
+            {"version": 1, "state": {"added_count": 1, "entries": [{**ENTRY, "type": "praise"}]}},
+            "ValueError: guidance type must be one of 'concern', 'coaching'; got 'praise'",
+        ),
+        (
+            {"version": 1, "state": {"added_count": 1, "entries": [{**ENTRY, "ttl": None}]}},
+            "ValueError: entries[0].ttl must be a non-negative int; got None",
+        ),
+        ({"version": 1, "state": {"added_count": 2, "entries": [ENTRY, ENTRY]}}, "ValueError: entries repeat an id"),
+    ],
+)
+def test_unreadable_stored_entries_are_a_clear_error_and_register_nothing(stored: Any, problem: str) -> None:
     store = MemoryStore()
     store.hset(KEY, "state", stored)
     bus = EventBus()
     wm = WorkingMemory(bus, store=store, user_id="ada", continuum_id="c1")
     with pytest.raises(ValueError) as info:
         PeanutGalleryTrinket(bus, wm)
-    assert str(info.value) == (f"PeanutGalleryTrinket: the state stored under '{KEY}' cannot be "
-                               f"read ({problem}); delete it with store.delete('{KEY}') to start "
-                               f"empty")
+    assert str(info.value) == (
+        f"PeanutGalleryTrinket: the state stored under '{KEY}' cannot be "
+        f"read ({problem}); delete it with store.delete('{KEY}') to start "
+        f"empty"
+    )
     assert wm.trinket_names == [] and store.hget(KEY, "state") == stored

@@ -1,6 +1,7 @@
 """ProactiveMemoryTrinket: surfaced memories, the relevance threshold, links deduplicated, cleared on
 segment collapse, every value escaped, bad memories refused whole; the original's markup by default,
 the indented one with local dates in style "revised"."""
+
 from __future__ import annotations
 
 import copy
@@ -20,22 +21,40 @@ from wm_kernel.stores.embedded import MemoryStore, SQLiteStore, StateStore
 NAME = "ProactiveMemoryTrinket"
 
 MEMORIES: list[dict[str, Any]] = [
-    {"id": "7c9e6679-7425-40de-944b-e07fc1f90ae7", "text": "Ada is training for the Boston marathon",
-     "created_at": "2026-10-30T14:00:00+00:00", "similarity_score": 0.93,
-     "happens_at": "2027-04-19T14:00:00+00:00",
-     "expires_at": "2027-04-20T03:30:00+00:00",  # 11:30 PM EDT on Apr 19: UTC date vs local date
-     "annotations": [{"text": "Moved her long runs to Sundays", "added_at": "2026-11-16T14:00:00+00:00"},
-                     {"text": "Mentioned a sore knee"}],
-     "linked_memories": [
-         {"id": "0b1c2d3e-4f50-6172-8394-a5b6c7d8e9f0", "text": "Ada's coach is Sam", "link_type": "related"},
-         {"id": "11111111-2222-3333-4444-555555555555", "text": "Ada ran Chicago in 2025",
-          "link_type": "precedes"},
-         {"id": "0b1c2d3e-4f50-6172-8394-a5b6c7d8e9f0", "text": "Ada's coach is Sam (again)",
-          "link_type": "supports"}]},
-    {"id": "glob-al01-x", "text": "The team stand-up is at 9:30", "is_global": True,
-     "similarity_score": 0.75, "created_at": "2026-11-30T13:59:30+00:00"},
-    {"id": "short", "text": "Prefers metric units", "similarity_score": 0.76,
-     "expires_at": "2026-12-01T03:00:00+00:00"},
+    {
+        "id": "7c9e6679-7425-40de-944b-e07fc1f90ae7",
+        "text": "Ada is training for the Boston marathon",
+        "created_at": "2026-10-30T14:00:00+00:00",
+        "similarity_score": 0.93,
+        "happens_at": "2027-04-19T14:00:00+00:00",
+        "expires_at": "2027-04-20T03:30:00+00:00",  # 11:30 PM EDT on Apr 19: UTC date vs local date
+        "annotations": [
+            {"text": "Moved her long runs to Sundays", "added_at": "2026-11-16T14:00:00+00:00"},
+            {"text": "Mentioned a sore knee"},
+        ],
+        "linked_memories": [
+            {"id": "0b1c2d3e-4f50-6172-8394-a5b6c7d8e9f0", "text": "Ada's coach is Sam", "link_type": "related"},
+            {"id": "11111111-2222-3333-4444-555555555555", "text": "Ada ran Chicago in 2025", "link_type": "precedes"},
+            {
+                "id": "0b1c2d3e-4f50-6172-8394-a5b6c7d8e9f0",
+                "text": "Ada's coach is Sam (again)",
+                "link_type": "supports",
+            },
+        ],
+    },
+    {
+        "id": "glob-al01-x",
+        "text": "The team stand-up is at 9:30",
+        "is_global": True,
+        "similarity_score": 0.75,
+        "created_at": "2026-11-30T13:59:30+00:00",
+    },
+    {
+        "id": "short",
+        "text": "Prefers metric units",
+        "similarity_score": 0.76,
+        "expires_at": "2026-12-01T03:00:00+00:00",
+    },
 ]
 
 # the original's markup: unindented, each temporal date the timestamp's own (here UTC)
@@ -92,8 +111,11 @@ REVISED = """\
 
 
 def make_session() -> Session:
-    return Session(profile=Profile(timezone="America/New_York"),
-                   clock=ManualClock("2026-11-30T14:00:00+00:00"), trinkets=[ProactiveMemoryTrinket])
+    return Session(
+        profile=Profile(timezone="America/New_York"),
+        clock=ManualClock("2026-11-30T14:00:00+00:00"),
+        trinkets=[ProactiveMemoryTrinket],
+    )
 
 
 def test_surface_renders_the_exact_markup() -> None:
@@ -119,37 +141,73 @@ def test_revised_style_indents() -> None:
 def test_the_originals_memory_shape_is_read_and_what_it_does_not_render_ignored() -> None:
     s = make_session()
     pm = s.trinket(NAME)
-    original_shape = [{
-        "id": "7c9e6679-7425-40de-944b-e07fc1f90ae7", "text": "Ada is training for the Boston marathon",
-        "created_at": "2026-10-30T14:00:00+00:00", "similarity_score": 0.93,
-        "happens_at": "2027-04-19T14:00:00+00:00", "expires_at": "2027-04-20T03:30:00+00:00",
-        "importance_score": 0.6, "access_count": 4, "source": "conversation",
-        "annotations": [{"text": "Moved her long runs to Sundays",
-                         "created_at": "2026-11-16T14:00:00+00:00", "author": "mira"},
-                        {"text": "Mentioned a sore knee"}],
-        "linked_memories": [
-            {"id": "0b1c2d3e-4f50-6172-8394-a5b6c7d8e9f0", "text": "Ada's coach is Sam",
-             "link_metadata": {"link_type": "related", "confidence": 0.7}, "depth": 1},
-            {"id": "11111111-2222-3333-4444-555555555555", "text": "Ada ran Chicago in 2025",
-             "link_metadata": {"link_type": "precedes"}},
-            {"id": "0b1c2d3e-4f50-6172-8394-a5b6c7d8e9f0", "text": "Ada's coach is Sam (again)",
-             "link_metadata": {"link_type": "supports", "confidence": 0.99}}]},
-        {"id": "glob-al01-x", "text": "The team stand-up is at 9:30", "source": "global",
-         "similarity_score": 0.75, "created_at": "2026-11-30T13:59:30+00:00"},
-        {"id": "short", "text": "Prefers metric units", "similarity_score": 0.76,
-         "expires_at": "2026-12-01T03:00:00+00:00", "source": "user"}]
+    original_shape = [
+        {
+            "id": "7c9e6679-7425-40de-944b-e07fc1f90ae7",
+            "text": "Ada is training for the Boston marathon",
+            "created_at": "2026-10-30T14:00:00+00:00",
+            "similarity_score": 0.93,
+            "happens_at": "2027-04-19T14:00:00+00:00",
+            "expires_at": "2027-04-20T03:30:00+00:00",
+            "importance_score": 0.6,
+            "access_count": 4,
+            "source": "conversation",
+            "annotations": [
+                {"text": "Moved her long runs to Sundays", "created_at": "2026-11-16T14:00:00+00:00", "author": "mira"},
+                {"text": "Mentioned a sore knee"},
+            ],
+            "linked_memories": [
+                {
+                    "id": "0b1c2d3e-4f50-6172-8394-a5b6c7d8e9f0",
+                    "text": "Ada's coach is Sam",
+                    "link_metadata": {"link_type": "related", "confidence": 0.7},
+                    "depth": 1,
+                },
+                {
+                    "id": "11111111-2222-3333-4444-555555555555",
+                    "text": "Ada ran Chicago in 2025",
+                    "link_metadata": {"link_type": "precedes"},
+                },
+                {
+                    "id": "0b1c2d3e-4f50-6172-8394-a5b6c7d8e9f0",
+                    "text": "Ada's coach is Sam (again)",
+                    "link_metadata": {"link_type": "supports", "confidence": 0.99},
+                },
+            ],
+        },
+        {
+            "id": "glob-al01-x",
+            "text": "The team stand-up is at 9:30",
+            "source": "global",
+            "similarity_score": 0.75,
+            "created_at": "2026-11-30T13:59:30+00:00",
+        },
+        {
+            "id": "short",
+            "text": "Prefers metric units",
+            "similarity_score": 0.76,
+            "expires_at": "2026-12-01T03:00:00+00:00",
+            "source": "user",
+        },
+    ]
     pm.surface(original_shape)
     s.compose()
     assert pm.content == EXPECTED
     assert pm.memories == normalize_memories(MEMORIES)
 
 
-@pytest.mark.parametrize("score, original, revised", [
-    # float noise of an upstream sum: the original's int() gives 80 and 76 (a deviation: both
-    # styles read the relevance immune to it)
-    (0.8099999999990001, "81", "81"),
-    (0.69 + 0.08, "77", "77"),          # 76.99999999999999
-    (0.81, "81", "81"), (0.93, "93", "93"), (1, "100", "100")])
+@pytest.mark.parametrize(
+    "score, original, revised",
+    [
+        # float noise of an upstream sum: the original's int() gives 80 and 76 (a deviation: both
+        # styles read the relevance immune to it)
+        (0.8099999999990001, "81", "81"),
+        (0.69 + 0.08, "77", "77"),  # 76.99999999999999
+        (0.81, "81", "81"),
+        (0.93, "93", "93"),
+        (1, "100", "100"),
+    ],
+)
 def test_relevance_truncation_per_style(score: float, original: str, revised: str) -> None:
     s = make_session()
     pm = s.trinket(NAME)
@@ -170,12 +228,15 @@ def test_update_context_replaces_and_an_update_without_memories_keeps() -> None:
     s.compose()  # a compose sends an update with an empty context: the memories stay
     assert pm.content == EXPECTED
     s.working_memory.publish_trinket_update(NAME, {"memories": [{"id": "m2", "text": "Only me"}]})
-    assert pm.content == """\
+    assert (
+        pm.content
+        == """\
 <surfaced_memories>
 <memory id="mem_m2">
 <text>Only me</text>
 </memory>
 </surfaced_memories>"""
+    )
     s.working_memory.publish_trinket_update(NAME, {"memories": []})
     assert pm.content == "" and pm.memories == []
     assert s.working_memory.get_trinket_state("relevant_memories") is None
@@ -191,12 +252,20 @@ def test_relative_times_follow_the_clock() -> None:
     assert "<created>3 days ago</created>" in s.trinket(NAME).content
 
 
-@pytest.mark.parametrize("score, shown", [
-    (None, None), (0.0, None), (0.5, None), (0.75, None), (0.7501, "75"), (0.76, "76"),
-    (0.999, "99"), (1, "100"),
-])
-def test_relevance_is_shown_only_above_0_75_as_an_integer_percentage(score: float | None,
-                                                                     shown: str | None) -> None:
+@pytest.mark.parametrize(
+    "score, shown",
+    [
+        (None, None),
+        (0.0, None),
+        (0.5, None),
+        (0.75, None),
+        (0.7501, "75"),
+        (0.76, "76"),
+        (0.999, "99"),
+        (1, "100"),
+    ],
+)
+def test_relevance_is_shown_only_above_0_75_as_an_integer_percentage(score: float | None, shown: str | None) -> None:
     s = make_session()
     s.trinket(NAME).surface([{"id": "m", "text": "t", "similarity_score": score}])
     s.compose()
@@ -208,8 +277,20 @@ def test_linked_memories_are_deduplicated_by_target_id_first_one_kept() -> None:
     s = make_session()
     pm = s.trinket(NAME)
     link = {"id": "abc-def", "text": "First", "link_type": "related"}
-    pm.surface([{"id": "m", "text": "t", "linked_memories": [
-        link, {**link, "text": "Second"}, {**link, "id": "abcdef"}, {**link, "link_type": "x"}]}])
+    pm.surface(
+        [
+            {
+                "id": "m",
+                "text": "t",
+                "linked_memories": [
+                    link,
+                    {**link, "text": "Second"},
+                    {**link, "id": "abcdef"},
+                    {**link, "link_type": "x"},
+                ],
+            }
+        ]
+    )
     assert pm.memories[0]["linked_memories"] == [link, {**link, "id": "abcdef"}]
     s.compose()
     # "abc-def" and "abcdef" are different targets even though their short ids are the same
@@ -217,7 +298,8 @@ def test_linked_memories_are_deduplicated_by_target_id_first_one_kept() -> None:
         "<context>",
         "Also: First (related, mem_abcdef)",
         "Also: First (related, mem_abcdef)",
-        "</context>"]
+        "</context>",
+    ]
 
 
 def test_segment_collapse_clears_the_memories_but_turns_do_not() -> None:
@@ -227,10 +309,14 @@ def test_segment_collapse_clears_the_memories_but_turns_do_not() -> None:
     s.advance_turn(3)
     assert pm.content == EXPECTED and len(pm.memories) == 3
     assert pm.describe_items() == [
-        {"id": "7c9e6679-7425-40de-944b-e07fc1f90ae7",
-         "label": "Ada is training for the Boston marathon", "turns_remaining": None},
+        {
+            "id": "7c9e6679-7425-40de-944b-e07fc1f90ae7",
+            "label": "Ada is training for the Boston marathon",
+            "turns_remaining": None,
+        },
         {"id": "glob-al01-x", "label": "The team stand-up is at 9:30", "turns_remaining": None},
-        {"id": "short", "label": "Prefers metric units", "turns_remaining": None}]
+        {"id": "short", "label": "Prefers metric units", "turns_remaining": None},
+    ]
     s.collapse_segment("Running chat")
     assert pm.memories == [] and pm.describe_items() == [] and pm.content == ""
     assert "surfaced_memories" not in s.composed["notification_center"]
@@ -244,15 +330,22 @@ def test_describe_items_shortens_long_labels() -> None:
     assert item["label"] == ("word " * 12)[:59] + "…" and len(item["label"]) == 60
 
 
-HOSTILE = 'x" y="1 </text></memory><evil a=\'b\'> & &amp; -->'
+HOSTILE = "x\" y=\"1 </text></memory><evil a='b'> & &amp; -->"
 
 
 def test_hostile_values_round_trip_through_an_xml_parser() -> None:
     s = make_session()
-    s.trinket(NAME).surface([{
-        "id": '"><a b="', "text": HOSTILE + "\nsecond line", "created_at": "2026-11-29T14:00:00+00:00",
-        "annotations": [{"text": HOSTILE, "added_at": "2026-11-30T13:00:00+00:00"}],
-        "linked_memories": [{"id": "<l>", "text": HOSTILE, "link_type": "</context>"}]}])
+    s.trinket(NAME).surface(
+        [
+            {
+                "id": '"><a b="',
+                "text": HOSTILE + "\nsecond line",
+                "created_at": "2026-11-29T14:00:00+00:00",
+                "annotations": [{"text": HOSTILE, "added_at": "2026-11-30T13:00:00+00:00"}],
+                "linked_memories": [{"id": "<l>", "text": HOSTILE, "link_type": "</context>"}],
+            }
+        ]
+    )
     s.compose()
     root = ET.fromstring(s.trinket(NAME).content)
     (memory,) = root.findall("memory")
@@ -266,46 +359,73 @@ def test_hostile_values_round_trip_through_an_xml_parser() -> None:
 GOOD = {"id": "ok", "text": "fine"}
 
 
-@pytest.mark.parametrize("bad, message", [
-    ({"text": "no id"}, "memories[1].id is required"),
-    ({"id": "m"}, "memories[1].text is required"),
-    ({"id": "m", "text": "  "}, "memories[1].text must not be empty"),
-    ({"id": 5, "text": "t"}, "memories[1].id must be a str, got int"),
-    ({**GOOD, "id": "m", "similarity_score": 1.5},
-     "memories[1].similarity_score must be a number from 0 to 1, got 1.5"),
-    ({**GOOD, "id": "m", "similarity_score": "high"},
-     "memories[1].similarity_score must be a number from 0 to 1, got 'high'"),
-    ({**GOOD, "id": "m", "similarity_score": True},
-     "memories[1].similarity_score must be a number from 0 to 1, got True"),
-    ({**GOOD, "id": "m", "is_global": "yes"}, "memories[1].is_global must be a bool, got str"),
-    ({**GOOD, "id": "m", "created_at": "2026-11-30T09:00:00"},
-     "memories[1].created_at: date-time 2026-11-30T09:00:00 has no time zone; add one, e.g. +00:00"),
-    ({**GOOD, "id": "m", "happens_at": "soon"},
-     "memories[1].happens_at: not an ISO 8601 date-time: 'soon'"),
-    ({**GOOD, "id": "m", "source": 1}, "memories[1].source must be a str, got int"),
-    ({**GOOD, "id": "m", "source": "global", "is_global": False},
-     "memories[1].is_global False contradicts source 'global'"),
-    ({**GOOD, "id": "m", "annotations": [{"text": "n", "added_at": "2026-11-30T09:00:00+00:00",
-                                          "created_at": "2026-11-30T10:00:00+00:00"}]},
-     "memories[1].annotations[0] has both added_at and created_at, and they differ"),
-    ({**GOOD, "id": "m", "linked_memories": [{"id": "l", "text": "t", "link_metadata": "related"}]},
-     "memories[1].linked_memories[0].link_metadata must be a dict, got str"),
-    ({**GOOD, "id": "m", "linked_memories": [{"id": "l", "text": "t", "link_type": "a",
-                                              "link_metadata": {"link_type": "b"}}]},
-     "memories[1].linked_memories[0] has both link_type and link_metadata.link_type, and they "
-     "differ"),
-    ({**GOOD, "id": "m", "annotations": "note"}, "memories[1].annotations must be a list, got str"),
-    ({**GOOD, "id": "m", "annotations": [{"added_at": "2026-11-30T09:00:00+00:00"}]},
-     "memories[1].annotations[0].text must be a str, got NoneType"),
-    ({**GOOD, "id": "m", "linked_memories": [{"id": "l", "text": "t"}]},
-     "memories[1].linked_memories[0].link_type must be a str, got NoneType"),
-    ({**GOOD, "id": "m", "linked_memories": ["l"]},
-     "memories[1].linked_memories[0] must be a dict, got str"),
-    ("just text", "memories[1] must be a dict, got str"),
-    (GOOD, "memories[1].id 'ok' repeats memories[0].id"),
-])
-def test_a_bad_memory_is_a_value_error_naming_index_and_field_and_changes_nothing(
-        bad: Any, message: str) -> None:
+@pytest.mark.parametrize(
+    "bad, message",
+    [
+        ({"text": "no id"}, "memories[1].id is required"),
+        ({"id": "m"}, "memories[1].text is required"),
+        ({"id": "m", "text": "  "}, "memories[1].text must not be empty"),
+        ({"id": 5, "text": "t"}, "memories[1].id must be a str, got int"),
+        (
+            {**GOOD, "id": "m", "similarity_score": 1.5},
+            "memories[1].similarity_score must be a number from 0 to 1, got 1.5",
+        ),
+        (
+            {**GOOD, "id": "m", "similarity_score": "high"},
+            "memories[1].similarity_score must be a number from 0 to 1, got 'high'",
+        ),
+        (
+            {**GOOD, "id": "m", "similarity_score": True},
+            "memories[1].similarity_score must be a number from 0 to 1, got True",
+        ),
+        ({**GOOD, "id": "m", "is_global": "yes"}, "memories[1].is_global must be a bool, got str"),
+        (
+            {**GOOD, "id": "m", "created_at": "2026-11-30T09:00:00"},
+            "memories[1].created_at: date-time 2026-11-30T09:00:00 has no time zone; add one, e.g. +00:00",
+        ),
+        ({**GOOD, "id": "m", "happens_at": "soon"}, "memories[1].happens_at: not an ISO 8601 date-time: 'soon'"),
+        ({**GOOD, "id": "m", "source": 1}, "memories[1].source must be a str, got int"),
+        (
+            {**GOOD, "id": "m", "source": "global", "is_global": False},
+            "memories[1].is_global False contradicts source 'global'",
+        ),
+        (
+            {
+                **GOOD,
+                "id": "m",
+                "annotations": [
+                    {"text": "n", "added_at": "2026-11-30T09:00:00+00:00", "created_at": "2026-11-30T10:00:00+00:00"}
+                ],
+            },
+            "memories[1].annotations[0] has both added_at and created_at, and they differ",
+        ),
+        (
+            {**GOOD, "id": "m", "linked_memories": [{"id": "l", "text": "t", "link_metadata": "related"}]},
+            "memories[1].linked_memories[0].link_metadata must be a dict, got str",
+        ),
+        (
+            {
+                **GOOD,
+                "id": "m",
+                "linked_memories": [{"id": "l", "text": "t", "link_type": "a", "link_metadata": {"link_type": "b"}}],
+            },
+            "memories[1].linked_memories[0] has both link_type and link_metadata.link_type, and they differ",
+        ),
+        ({**GOOD, "id": "m", "annotations": "note"}, "memories[1].annotations must be a list, got str"),
+        (
+            {**GOOD, "id": "m", "annotations": [{"added_at": "2026-11-30T09:00:00+00:00"}]},
+            "memories[1].annotations[0].text must be a str, got NoneType",
+        ),
+        (
+            {**GOOD, "id": "m", "linked_memories": [{"id": "l", "text": "t"}]},
+            "memories[1].linked_memories[0].link_type must be a str, got NoneType",
+        ),
+        ({**GOOD, "id": "m", "linked_memories": ["l"]}, "memories[1].linked_memories[0] must be a dict, got str"),
+        ("just text", "memories[1] must be a dict, got str"),
+        (GOOD, "memories[1].id 'ok' repeats memories[0].id"),
+    ],
+)
+def test_a_bad_memory_is_a_value_error_naming_index_and_field_and_changes_nothing(bad: Any, message: str) -> None:
     s = make_session()
     pm = s.trinket(NAME)
     pm.surface(MEMORIES)
@@ -337,9 +457,14 @@ KEY = "proactive_memory:ada:c1"
 
 
 def stored_session(store: StateStore) -> Session:
-    return Session(profile=Profile(timezone="America/New_York"), store=store, user_id="ada",
-                   continuum_id="c1", clock=ManualClock("2026-11-30T14:00:00+00:00"),
-                   trinkets=[ProactiveMemoryTrinket])
+    return Session(
+        profile=Profile(timezone="America/New_York"),
+        store=store,
+        user_id="ada",
+        continuum_id="c1",
+        clock=ManualClock("2026-11-30T14:00:00+00:00"),
+        trinkets=[ProactiveMemoryTrinket],
+    )
 
 
 def test_memories_are_stored_as_json_and_come_back_the_same(tmp_path) -> None:
@@ -348,15 +473,37 @@ def test_memories_are_stored_as_json_and_come_back_the_same(tmp_path) -> None:
     first.trinket(NAME).surface(MEMORIES[1:])
     assert first.store.hgetall(KEY) == {
         "order": 2,
-        "item:glob-al01-x": {"v": 1, "seq": 1, "item": {
-            "id": "glob-al01-x", "text": "The team stand-up is at 9:30",
-            "created_at": "2026-11-30T13:59:30+00:00", "similarity_score": 0.75, "is_global": True,
-            "expires_at": None, "happens_at": None, "annotations": [], "linked_memories": []}},
-        "item:short": {"v": 1, "seq": 2, "item": {
-            "id": "short", "text": "Prefers metric units", "created_at": None,
-            "similarity_score": 0.76, "is_global": False,
-            "expires_at": "2026-12-01T03:00:00+00:00", "happens_at": None, "annotations": [],
-            "linked_memories": []}}}
+        "item:glob-al01-x": {
+            "v": 1,
+            "seq": 1,
+            "item": {
+                "id": "glob-al01-x",
+                "text": "The team stand-up is at 9:30",
+                "created_at": "2026-11-30T13:59:30+00:00",
+                "similarity_score": 0.75,
+                "is_global": True,
+                "expires_at": None,
+                "happens_at": None,
+                "annotations": [],
+                "linked_memories": [],
+            },
+        },
+        "item:short": {
+            "v": 1,
+            "seq": 2,
+            "item": {
+                "id": "short",
+                "text": "Prefers metric units",
+                "created_at": None,
+                "similarity_score": 0.76,
+                "is_global": False,
+                "expires_at": "2026-12-01T03:00:00+00:00",
+                "happens_at": None,
+                "annotations": [],
+                "linked_memories": [],
+            },
+        },
+    }
     first.trinket(NAME).surface(MEMORIES)
     first.store.close()
     second = stored_session(SQLiteStore(path))
@@ -393,5 +540,6 @@ def test_unreadable_stored_memories_are_a_clear_error_and_register_nothing() -> 
     assert str(info.value) == (
         f"ProactiveMemoryTrinket: the state stored under '{KEY}' cannot be read (ValueError: "
         f"memories[0].text must be a str, got int); delete it with store.delete('{KEY}') to start "
-        f"empty")
+        f"empty"
+    )
     assert wm.trinket_names == []

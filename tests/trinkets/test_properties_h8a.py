@@ -5,6 +5,7 @@ order surfaced, date groups newest first, segments chronological inside a group)
 style is the revised one without indentation where only indentation differs, and hostile text
 (markup characters in titles, memory text, annotations, link types) round-trips through a parser.
 """
+
 from __future__ import annotations
 
 import re
@@ -24,19 +25,31 @@ from wm_kernel.core.profile import Profile
 from wm_kernel.core.working_memory import WorkingMemory
 
 NOW = datetime(2026, 11, 30, 14, 0, tzinfo=UTC)
-ZONES = ["UTC", "Europe/London", "America/New_York", "Asia/Kolkata", "Asia/Kathmandu",
-         "Asia/Dubai", "America/Sao_Paulo", "Pacific/Chatham", "EST", "PST"]
-SETTINGS = settings(max_examples=40, deadline=None,
-                    suppress_health_check=[HealthCheck.function_scoped_fixture])
+ZONES = [
+    "UTC",
+    "Europe/London",
+    "America/New_York",
+    "Asia/Kolkata",
+    "Asia/Kathmandu",
+    "Asia/Dubai",
+    "America/Sao_Paulo",
+    "Pacific/Chatham",
+    "EST",
+    "PST",
+]
+SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 
 # benign text: no markup characters, as the recorded cases; hostile text: any printable text
 # XML 1.0 can carry, markup characters included
-benign = st.text(st.characters(whitelist_categories=("L", "N", "Zs"), max_codepoint=0x24F),
-                 min_size=1, max_size=30).filter(lambda t: t.strip() != "")
-hostile = st.text(st.characters(blacklist_categories=("Cs", "Cc")) | st.sampled_from('<>&"\'\n'),
-                  min_size=1, max_size=30).filter(lambda t: t.strip() != "")
+benign = st.text(
+    st.characters(whitelist_categories=("L", "N", "Zs"), max_codepoint=0x24F), min_size=1, max_size=30
+).filter(lambda t: t.strip() != "")
+hostile = st.text(
+    st.characters(blacklist_categories=("Cs", "Cc")) | st.sampled_from("<>&\"'\n"), min_size=1, max_size=30
+).filter(lambda t: t.strip() != "")
 instants = st.integers(min_value=-400 * 24 * 60, max_value=400 * 24 * 60).map(
-    lambda minutes: NOW + timedelta(minutes=minutes))
+    lambda minutes: NOW + timedelta(minutes=minutes)
+)
 
 
 def working_memory(zone: str, now: datetime = NOW) -> WorkingMemory:
@@ -60,8 +73,10 @@ def test_time_manager_parses_in_every_style(zone: str, now: datetime) -> None:
     for style, text in outputs(tm).items():
         root = ET.fromstring(text)
         assert root.tag == "current_datetime" and list(root) == []
-        assert re.fullmatch(r"TODAY IS [A-Z]+, [A-Z]+ \d\d, \d{4} AT \d{1,2}:\d\d [AP]M \S+\.",
-                            root.text or ""), (style, text)
+        assert re.fullmatch(r"TODAY IS [A-Z]+, [A-Z]+ \d\d, \d{4} AT \d{1,2}:\d\d [AP]M \S+\.", root.text or ""), (
+            style,
+            text,
+        )
 
 
 def memory_dicts(text: st.SearchStrategy[str]) -> st.SearchStrategy[list[dict[str, Any]]]:
@@ -69,15 +84,19 @@ def memory_dicts(text: st.SearchStrategy[str]) -> st.SearchStrategy[list[dict[st
     link = st.fixed_dictionaries({"id": st.uuids().map(str), "text": text, "link_type": text})
     memory = st.fixed_dictionaries(
         {"text": text},
-        optional={"created_at": iso, "similarity_score": st.floats(0, 1),
-                  "source": st.sampled_from(["global", "user"]), "expires_at": iso,
-                  "happens_at": iso,
-                  "annotations": st.lists(st.fixed_dictionaries({"text": text},
-                                                                optional={"created_at": iso}),
-                                          max_size=3),
-                  "linked_memories": st.lists(link, max_size=3)})
+        optional={
+            "created_at": iso,
+            "similarity_score": st.floats(0, 1),
+            "source": st.sampled_from(["global", "user"]),
+            "expires_at": iso,
+            "happens_at": iso,
+            "annotations": st.lists(st.fixed_dictionaries({"text": text}, optional={"created_at": iso}), max_size=3),
+            "linked_memories": st.lists(link, max_size=3),
+        },
+    )
     return st.lists(memory, min_size=1, max_size=5).map(
-        lambda ms: [{**m, "id": f"{i:08d}-0000-4000-8000-000000000000"} for i, m in enumerate(ms)])
+        lambda ms: [{**m, "id": f"{i:08d}-0000-4000-8000-000000000000"} for i, m in enumerate(ms)]
+    )
 
 
 def _lines(text: str | None) -> list[str]:
@@ -111,14 +130,12 @@ def check_memories(memories: list[dict[str, Any]], zone: str) -> None:
     assert [_lines(e.text) for e in original.iter()] == [_lines(e.text) for e in revised.iter()]
     # the original style indents no element (a value's own line breaks may start a line with
     # spaces, so only lines opening markup are checked)
-    assert not any(line[:1].isspace() and line.lstrip().startswith("<")
-                   for line in shown["original"].splitlines())
+    assert not any(line[:1].isspace() and line.lstrip().startswith("<") for line in shown["original"].splitlines())
 
 
 @SETTINGS
 @given(memories=memory_dicts(benign), zone=st.sampled_from(ZONES))
-def test_benign_memories_parse_and_keep_their_order(memories: list[dict[str, Any]],
-                                                    zone: str) -> None:
+def test_benign_memories_parse_and_keep_their_order(memories: list[dict[str, Any]], zone: str) -> None:
     check_memories(memories, zone)
 
 
@@ -128,11 +145,12 @@ def test_hostile_memory_text_round_trips(memories: list[dict[str, Any]]) -> None
     check_memories(memories, "UTC")
 
 
-def segment_lists(text: st.SearchStrategy[str]) -> st.SearchStrategy[list[tuple[str, datetime,
-                                                                                 timedelta]]]:
-    return st.lists(st.tuples(text, instants.filter(lambda t: t <= NOW),
-                              st.integers(0, 600).map(lambda m: timedelta(minutes=m))),
-                    min_size=1, max_size=12)
+def segment_lists(text: st.SearchStrategy[str]) -> st.SearchStrategy[list[tuple[str, datetime, timedelta]]]:
+    return st.lists(
+        st.tuples(text, instants.filter(lambda t: t <= NOW), st.integers(0, 600).map(lambda m: timedelta(minutes=m))),
+        min_size=1,
+        max_size=12,
+    )
 
 
 def check_manifest(segments: list[tuple[str, datetime, timedelta]], zone: str, cap: int) -> None:
@@ -148,12 +166,14 @@ def check_manifest(segments: list[tuple[str, datetime, timedelta]], zone: str, c
     for style, text in outputs(manifest).items():
         root = ET.fromstring(text)
         groups = root.findall("date_group")
-        assert len(groups) == len(dates), style               # one group per date, none merged
+        assert len(groups) == len(dates), style  # one group per date, none merged
         labels = [g.get("label") for g in groups]
-        assert len(set(labels)) == len(labels), style         # every label names one date
-        for group, day in zip(groups, dates, strict=True):                 # newest first
-            expected = sorted(((start, title) for title, start, _ in segments
-                               if start.astimezone(local).date() == day), key=lambda p: p[0])
+        assert len(set(labels)) == len(labels), style  # every label names one date
+        for group, day in zip(groups, dates, strict=True):  # newest first
+            expected = sorted(
+                ((start, title) for title, start, _ in segments if start.astimezone(local).date() == day),
+                key=lambda p: p[0],
+            )
             titles = [seg.text for seg in group.findall("segment")]
             assert sorted(titles) == sorted(t for _, t in expected), style
             # chronological inside a group (ties between equal starts in either order)
@@ -165,8 +185,9 @@ def check_manifest(segments: list[tuple[str, datetime, timedelta]], zone: str, c
 
 @SETTINGS
 @given(segments=segment_lists(benign), zone=st.sampled_from(ZONES), cap=st.integers(0, 4))
-def test_benign_manifest_parses_and_keeps_its_order(segments: list[tuple[str, datetime, timedelta]],
-                                                    zone: str, cap: int) -> None:
+def test_benign_manifest_parses_and_keeps_its_order(
+    segments: list[tuple[str, datetime, timedelta]], zone: str, cap: int
+) -> None:
     check_manifest(segments, zone, cap)
 
 

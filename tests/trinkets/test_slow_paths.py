@@ -1,6 +1,7 @@
 """Slow paths of stored data (issue 34 item 19): mirroring n stored sections costs O(n) (the trinket
 names are set once, not once per section), and the first reminder added with the counter missing
 reads the stored ids once instead of probing every id."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -40,8 +41,11 @@ class CountingStore(MemoryStore):
 def test_mirroring_sets_the_trinket_names_once() -> None:
     store = MemoryStore()
     for i in range(500):
-        store.hset(keys.trinket_sections("U"), f"sec_{i}", {"content": f"<s>{i}</s>", "cache_policy": False,
-                                                           "updated_at": START})
+        store.hset(
+            keys.trinket_sections("U"),
+            f"sec_{i}",
+            {"content": f"<s>{i}</s>", "cache_policy": False, "updated_at": START},
+        )
     s = Session(store=store, user_id="U", trinkets=[], clock=ManualClock(START))
     changes: list[object] = []
     s.working_memory.observe(changes.append, "trinket_names")

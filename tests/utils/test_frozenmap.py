@@ -1,4 +1,5 @@
 """FrozenMap behaves as a dict that is replaced, never mutated, on every change."""
+
 from __future__ import annotations
 
 import copy
@@ -13,8 +14,9 @@ from wm_kernel.utils.frozenmap import FrozenMap
 
 # a program of changes: ("set", key, value) or ("remove", key); few keys, so keys come back
 KEYS = st.integers(0, 40)
-OPS = st.lists(st.one_of(st.tuples(st.just("set"), KEYS, st.integers()),
-                         st.tuples(st.just("remove"), KEYS)), max_size=300)
+OPS = st.lists(
+    st.one_of(st.tuples(st.just("set"), KEYS, st.integers()), st.tuples(st.just("remove"), KEYS)), max_size=300
+)
 
 
 @settings(max_examples=200, deadline=None)
@@ -86,12 +88,13 @@ def test_it_is_not_hashable_and_says_what_it_holds() -> None:
         FrozenMap({"a": 1})["b"]
 
 
-@pytest.mark.parametrize("trinket, add, remove", [
-    ("PeanutGalleryTrinket", lambda t, i: t.add_guidance("concern", f"Guidance {i}.", ttl=1000),
-     "remove"),
-    ("GetContextTrinket", lambda t, i: t.add_pending(f"task-{i}", f"query {i}") or f"task-{i}",
-     "remove"),
-])
+@pytest.mark.parametrize(
+    "trinket, add, remove",
+    [
+        ("PeanutGalleryTrinket", lambda t, i: t.add_guidance("concern", f"Guidance {i}.", ttl=1000), "remove"),
+        ("GetContextTrinket", lambda t, i: t.add_pending(f"task-{i}", f"query {i}") or f"task-{i}", "remove"),
+    ],
+)
 def test_a_feed_replaces_the_items_map_without_copying_it(trinket: str, add, remove: str) -> None:
     from wm_kernel.session import Session
 

@@ -2,6 +2,7 @@
 ``$`` as TeX. Every view is wrapped in a ``<div>`` of the classes MathJax skips, and no ``$`` is
 left in a text run (each is ``&#36;`` in a span of those classes; in SVG, a plain ``&#36;``).
 The browser test (tests/browser/test_contrast.py) checks the same in JupyterLab itself."""
+
 from __future__ import annotations
 
 import html
@@ -23,9 +24,11 @@ PRICES = "Quote prices as $5 to $10, or $$x$$ and \\(y\\)."
 
 
 def session() -> Session:
-    s = Session(base_prompt="You help {first_name}. " + PRICES,
-                profile=Profile(first_name="Ada", timezone="Europe/London"),
-                clock=ManualClock("2026-11-30T09:00:00+00:00"))
+    s = Session(
+        base_prompt="You help {first_name}. " + PRICES,
+        profile=Profile(first_name="Ada", timezone="Europe/London"),
+        clock=ManualClock("2026-11-30T09:00:00+00:00"),
+    )
     s.trinket("PeanutGalleryTrinket").add_guidance("concern", PRICES, ttl=3)
     s.compose()
     s.advance_turn(2)
@@ -44,8 +47,7 @@ def views() -> dict[str, str]:
     simulation = s.cache_simulation()
     return {
         "compose": render.composed_mimebundle(p, view="html")["text/html"],
-        "compose --section": render.PromptView(p, names=["peanutgallery_guidance"])
-        ._repr_mimebundle_()["text/html"],
+        "compose --section": render.PromptView(p, names=["peanutgallery_guidance"])._repr_mimebundle_()["text/html"],
         "compose --raw": render.PromptText(PRICES)._repr_mimebundle_()["text/html"],
         "compose --blame": render.BlameView(p)._repr_mimebundle_()["text/html"],
         "compose --diff": s.diff(0)._repr_html_(),
@@ -64,7 +66,7 @@ def test_every_view_is_kept_from_the_typesetter(name: str) -> None:
     page = views()[name]
     assert page.startswith(f'<div class="{NO_MATH_CLASS}">')
     assert [run for run in text_runs(page) if "$" in run] == []
-    assert "&#36;" in page or name == "budget bars"   # the dollars are there, as text
+    assert "&#36;" in page or name == "budget bars"  # the dollars are there, as text
 
 
 def test_the_amounts_read_as_written_once_the_markup_is_read() -> None:
@@ -72,14 +74,19 @@ def test_the_amounts_read_as_written_once_the_markup_is_read() -> None:
     assert html.unescape(re.sub(r"<[^>]*>", "", page)) == PRICES
 
 
-@pytest.mark.parametrize(("fragment", "expected"), [
-    ("no dollars", "no dollars"),
-    ("$5", f'<span class="{NO_MATH_CLASS}">&#36;</span>5'),
-    ('<a title="$5">$</a>', f'<a title="$5"><span class="{NO_MATH_CLASS}">&#36;</span></a>'),
-    ("<svg><text>$5</text><title>$6</title></svg>$7",
-     f'<svg><text>&#36;5</text><title>&#36;6</title></svg><span class="{NO_MATH_CLASS}">&#36;</span>7'),
-    ("<div><svg/>$1</div>", f'<div><svg/><span class="{NO_MATH_CLASS}">&#36;</span>1</div>'),
-])
+@pytest.mark.parametrize(
+    ("fragment", "expected"),
+    [
+        ("no dollars", "no dollars"),
+        ("$5", f'<span class="{NO_MATH_CLASS}">&#36;</span>5'),
+        ('<a title="$5">$</a>', f'<a title="$5"><span class="{NO_MATH_CLASS}">&#36;</span></a>'),
+        (
+            "<svg><text>$5</text><title>$6</title></svg>$7",
+            f'<svg><text>&#36;5</text><title>&#36;6</title></svg><span class="{NO_MATH_CLASS}">&#36;</span>7',
+        ),
+        ("<div><svg/>$1</div>", f'<div><svg/><span class="{NO_MATH_CLASS}">&#36;</span>1</div>'),
+    ],
+)
 def test_dollars_as_text(fragment: str, expected: str) -> None:
     assert dollars_as_text(fragment) == expected
     assert no_math(fragment) == f'<div class="{NO_MATH_CLASS}">{expected}</div>'
@@ -91,12 +98,19 @@ def test_the_dashboards_html_widgets_keep_dollars_as_text() -> None:
 
     s = session()
     d = Dashboard(s)
-    d.tabs.selected_index = d.tabs.children.index(d.cache)   # drawn when open
+    d.tabs.selected_index = d.tabs.children.index(d.cache)  # drawn when open
     page = d.cache.value
     assert "input cost" in page and "&#36;" in page
     assert [run for run in text_runs(page) if "$" in run] == []
-    widgets = [d.banner, d.errors, d.overview, d.budget, d.cache, d.events,
-               *(d.panel(name).text for names in d.section_names().values() for name in names)]
+    widgets = [
+        d.banner,
+        d.errors,
+        d.overview,
+        d.budget,
+        d.cache,
+        d.events,
+        *(d.panel(name).text for names in d.section_names().values() for name in names),
+    ]
     for widget in widgets:
         widget.value = "costs $1 and $2"
         assert widget.value == dollars_as_text("costs $1 and $2")

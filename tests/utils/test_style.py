@@ -1,4 +1,5 @@
 """The lint rules configured in pyproject.toml ([tool.ruff]) hold for the whole project."""
+
 from __future__ import annotations
 
 import shutil
@@ -21,7 +22,12 @@ def ruff() -> str:
 
 
 def test_ruff_finds_nothing() -> None:
-    done = subprocess.run([ruff(), "check", "--no-cache", "--output-format", "concise", "."],
-                          cwd=ROOT, capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [ruff(), "check", "--no-cache", "--output-format", "concise", "."],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.stdout.splitlines()[-1:] == ["All checks passed!"], done.stdout + done.stderr
     assert done.returncode == 0

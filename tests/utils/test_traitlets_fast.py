@@ -2,6 +2,7 @@
 private shortcuts of wm_kernel/utils/traitlets_fast.py are gone, issue 33): a subclass's
 validators and observers see every change, content and time are set together as
 hold_trait_notifications sets them, and the installed traitlets is in the pinned range."""
+
 from __future__ import annotations
 
 import tomllib
@@ -35,10 +36,18 @@ def test_the_pinned_range_is_the_tested_one_and_holds_the_installed_traitlets() 
 def test_the_hot_path_names_nothing_private_of_traitlets() -> None:
     import re
 
-    private = re.compile(r"\._(?:trait_values|trait_notifiers|trait_validators|notify_observers|"
-                         r"notify_trait|cross_validation_lock|validate|cross_validate)\b")
-    for path in ["trinkets/event_aware.py", "trinkets/stateful.py", "wm_kernel/core/working_memory.py",
-                 "wm_kernel/core/budget.py", "wm_kernel/core/bus.py", "wm_kernel/core/composer.py"]:
+    private = re.compile(
+        r"\._(?:trait_values|trait_notifiers|trait_validators|notify_observers|"
+        r"notify_trait|cross_validation_lock|validate|cross_validate)\b"
+    )
+    for path in [
+        "trinkets/event_aware.py",
+        "trinkets/stateful.py",
+        "wm_kernel/core/working_memory.py",
+        "wm_kernel/core/budget.py",
+        "wm_kernel/core/bus.py",
+        "wm_kernel/core/composer.py",
+    ]:
         text = (ROOT / path).read_text(encoding="utf-8")
         assert private.findall(text) == [], path
         assert "traitlets.traitlets" not in text, path
@@ -75,8 +84,7 @@ class Echo(EventAwareTrinket):
 
 
 def session(*trinkets: type) -> Session:
-    return Session(base_prompt="Hi.", clock=ManualClock("2026-11-30T09:00:00+00:00"),
-                   trinkets=list(trinkets))
+    return Session(base_prompt="Hi.", clock=ManualClock("2026-11-30T09:00:00+00:00"), trinkets=list(trinkets))
 
 
 def test_a_subclass_validator_and_observer_see_every_change_on_the_update_path() -> None:
@@ -85,7 +93,7 @@ def test_a_subclass_validator_and_observer_see_every_change_on_the_update_path()
     for text in ("one", "two", "two", "three"):
         echo.say(text)
         s.compose()
-    assert echo.proposed == ["one", "two", "three"]   # an unchanged text is not set again
+    assert echo.proposed == ["one", "two", "three"]  # an unchanged text is not set again
     assert echo.seen == [("", "one"), ("one", "two"), ("two", "three")]
     assert echo.content == "three"
 
@@ -99,7 +107,7 @@ def test_a_subclass_validator_that_refuses_makes_the_update_fail_visibly() -> No
     prompt = s.compose()
     assert echo.error == "TraitError: content may not say 'forbidden'"
     assert "forbidden" not in prompt["cached_content"] + prompt["non_cached_content"]
-    assert echo.seen == [("", "fine"), ("fine", "")]   # the failure empties the section
+    assert echo.seen == [("", "fine"), ("fine", "")]  # the failure empties the section
 
 
 class Turns(StatefulTrinket):
@@ -151,8 +159,9 @@ class Seen(EventAwareTrinket):
         self.text = ""
         self.heard: list[tuple[str, Any, Any]] = []
         super().__init__(*args, **kwargs)
-        self.observe(lambda c: self.heard.append((c.name, self.content, self.last_updated)),
-                     names=["content", "last_updated"])
+        self.observe(
+            lambda c: self.heard.append((c.name, self.content, self.last_updated)), names=["content", "last_updated"]
+        )
 
     def generate_content(self, context: dict[str, Any]) -> str:
         return self.text
@@ -172,6 +181,10 @@ def test_content_and_time_are_both_set_before_either_is_told() -> None:
     clock.advance(minutes=1)
     seen.say("two")
     s.compose()
-    s.compose()                                   # unchanged: nobody is told again
-    assert seen.heard == [("content", "one", first), ("last_updated", "one", first),
-                          ("content", "two", clock.now()), ("last_updated", "two", clock.now())]
+    s.compose()  # unchanged: nobody is told again
+    assert seen.heard == [
+        ("content", "one", first),
+        ("last_updated", "one", first),
+        ("content", "two", clock.now()),
+        ("last_updated", "two", clock.now()),
+    ]

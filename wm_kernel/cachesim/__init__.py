@@ -14,6 +14,7 @@ Examples
 >>> sim.turns.loc[0, "miss_reason"], sim.total_cost
 ('below_minimum', 0.003)
 """
+
 from __future__ import annotations
 
 from wm_kernel.cachesim import advice as _advice  # noqa: F401  (registers Simulation.advise()'s function)
@@ -21,5 +22,17 @@ from wm_kernel.cachesim.engine import LAYERS, MISS_REASONS, Block, Request
 from wm_kernel.cachesim.models import MODELS, ModelProfile, get_model, register_model, unregister_model
 from wm_kernel.cachesim.simulation import TURN_COLUMNS, Simulation, simulate
 
-__all__ = ["Block", "Request", "simulate", "Simulation", "MODELS", "ModelProfile", "register_model",
-           "unregister_model", "get_model", "LAYERS", "MISS_REASONS", "TURN_COLUMNS"]
+__all__ = [
+    "Block",
+    "Request",
+    "simulate",
+    "Simulation",
+    "MODELS",
+    "ModelProfile",
+    "register_model",
+    "unregister_model",
+    "get_model",
+    "LAYERS",
+    "MISS_REASONS",
+    "TURN_COLUMNS",
+]

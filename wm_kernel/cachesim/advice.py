@@ -18,6 +18,7 @@ Blocks are told apart by their ``label`` (a Session labels each section ``name (
 unlabelled blocks are never moved. ``Advice.best`` combines the suggestions that pay, in that order:
 move, breakpoints, keep-alive.
 """
+
 from __future__ import annotations
 
 import html
@@ -72,8 +73,7 @@ class Suggestion:
 class Advice:
     """Suggestions sorted by cost, the current cost, and ``best`` (the combination that pays)."""
 
-    def __init__(self, current: Simulation, suggestions: list[Suggestion], best: Suggestion,
-                 notes: list[str]) -> None:
+    def __init__(self, current: Simulation, suggestions: list[Suggestion], best: Suggestion, notes: list[str]) -> None:
         self.current = current
         self.suggestions = sorted(suggestions, key=lambda s: s.cost)
         self.best = best
@@ -96,8 +96,7 @@ class Advice:
         n = len(self.current.requests)
         lines = [f"{self.current.title}, {n} requests: current input cost ${self.current_cost:.6f}"]
         lines += [f"- {s.text}" for s in self.suggestions]
-        lines.append(f"advised: {self.best.text}: ${self.best.cost:.6f} "
-                     f"({signed_percent(-self.best.saving)})")
+        lines.append(f"advised: {self.best.text}: ${self.best.cost:.6f} ({signed_percent(-self.best.saving)})")
         lines += self.notes
         return lines
 
@@ -108,11 +107,13 @@ class Advice:
         return f"<Advice {len(self.suggestions)} suggestions; advised ${self.best.cost:.6f}>"
 
     def _repr_html_(self) -> str:
-        items = "".join(f"<li>{html.escape(line[2:])}</li>" for line in self._lines()[1:-1 - len(self.notes)])
+        items = "".join(f"<li>{html.escape(line[2:])}</li>" for line in self._lines()[1 : -1 - len(self.notes)])
         lines = self._lines()
         notes = "".join(f"<div>{html.escape(n)}</div>" for n in self.notes)
-        return no_math(f'<div class="wm-cache-advice"><div>{html.escape(lines[0])}</div><ul>{items}</ul>'
-                       f"<div><b>{html.escape(lines[-1 - len(self.notes)])}</b></div>{notes}</div>")
+        return no_math(
+            f'<div class="wm-cache-advice"><div>{html.escape(lines[0])}</div><ul>{items}</ul>'
+            f"<div><b>{html.escape(lines[-1 - len(self.notes)])}</b></div>{notes}</div>"
+        )
 
     def plot(self, ax: Axes | None = None) -> Axes:
         """Cumulative input cost per request, current vs advised (matplotlib)."""
@@ -140,6 +141,7 @@ def _cumulative(values: list[float]) -> list[float]:
 
 # -- request rewriting
 
+
 def volatile_labels(requests: Sequence[Request]) -> dict[str, float]:
     """Label -> share of its appearances (after the first) in which its content changed; only the
     labels that changed in more than half."""
@@ -154,8 +156,7 @@ def volatile_labels(requests: Sequence[Request]) -> dict[str, float]:
                 counts[block.label][1] += 1
                 counts[block.label][0] += before != block.key
             seen[block.label] = block.key
-    return {label: changed / total for label, (changed, total) in counts.items()
-            if total and changed / total > 0.5}
+    return {label: changed / total for label, (changed, total) in counts.items() if total and changed / total > 0.5}
 
 
 def _strip(block: Block, breakpoint: str | None = None) -> Block:
@@ -182,13 +183,15 @@ def _stable_ends(request: Request, volatile: dict[str, float]) -> tuple[int, int
     return system_end, overall_end
 
 
-def _layouts(profile: ModelProfile, volatile: dict[str, float]
-             ) -> list[tuple[str, Callable[[Request], dict[int, str]]]]:
+def _layouts(
+    profile: ModelProfile, volatile: dict[str, float]
+) -> list[tuple[str, Callable[[Request], dict[int, str]]]]:
     short = profile.default_ttl
     long_ttls = [t for t in ("1h",) if t in profile.ttls]
     lookback = profile.lookback or 0
     out: list[tuple[str, Callable[[Request], dict[int, str]]]] = []
     for system_ttl in [short, *long_ttls]:
+
         def system_only(r: Request, ttl: str = system_ttl) -> dict[int, str]:
             end = _stable_ends(r, volatile)[0]
             return {end: ttl} if end >= 0 else {}
@@ -215,12 +218,21 @@ def _layouts(profile: ModelProfile, volatile: dict[str, float]
 
         where = f"system {system_ttl}"
         out.append((f"one on the end of the stable system prompt ({where})", system_only))
-        out.append((f"on the end of the stable system prompt ({where}) and on the last block before "
-                    f"the volatile tail ({short})", both))
+        out.append(
+            (
+                f"on the end of the stable system prompt ({where}) and on the last block before "
+                f"the volatile tail ({short})",
+                both,
+            )
+        )
         if lookback:
             out.append((f"as above plus intermediate ones every {lookback - 1} blocks ({where})", with_steps))
-    out.append((f"one on the last block before the volatile tail ({short})",
-                lambda r: {o: short} if (o := _stable_ends(r, volatile)[1]) >= 0 else {}))
+    out.append(
+        (
+            f"one on the last block before the volatile tail ({short})",
+            lambda r: {o: short} if (o := _stable_ends(r, volatile)[1]) >= 0 else {},
+        )
+    )
     return out
 
 
@@ -252,14 +264,13 @@ def _with_pings(requests: Sequence[Request], profile: ModelProfile) -> tuple[lis
             previous = requests[index - 1]
             marks = [(i, b) for i, b in enumerate(previous.blocks) if b.breakpoint]
             if marks:
-                ttl = min(profile.ttls.get(b.breakpoint or "", profile.ttls[profile.default_ttl])
-                          for _, b in marks)
+                ttl = min(profile.ttls.get(b.breakpoint or "", profile.ttls[profile.default_ttl]) for _, b in marks)
                 gap = r.at - previous.at
                 limit = keepalive_breakeven(profile) * ttl
                 if ttl <= gap <= limit:
                     bridged += 1
                     every = ttl - PING_MARGIN
-                    ping = Request(previous.at, previous.blocks[:marks[-1][0] + 1], params=previous.params)
+                    ping = Request(previous.at, previous.blocks[: marks[-1][0] + 1], params=previous.params)
                     when = previous.at + every
                     while when < r.at:
                         out.append(Request(when, ping.blocks, params=ping.params))
@@ -270,8 +281,15 @@ def _with_pings(requests: Sequence[Request], profile: ModelProfile) -> tuple[lis
     return out, owner, bridged
 
 
-def _suggest(kind: str, text: str, requests: Sequence[Request], profile: ModelProfile, base: float,
-             owner: Sequence[int] | None = None, n: int = 0) -> Suggestion:
+def _suggest(
+    kind: str,
+    text: str,
+    requests: Sequence[Request],
+    profile: ModelProfile,
+    base: float,
+    owner: Sequence[int] | None = None,
+    n: int = 0,
+) -> Suggestion:
     sim = simulate(requests, profile)
     costs = list(sim.turns["cost_usd"])
     if owner is not None:
@@ -281,9 +299,14 @@ def _suggest(kind: str, text: str, requests: Sequence[Request], profile: ModelPr
         costs = folded
     cost = sum(costs)
     saving = 1 - cost / base if base else 0.0
-    return Suggestion(kind, f"{text}: ${cost:.6f} ({signed_percent(-saving)} input cost over "
-                            f"{len(costs)} requests)",
-                      cost, saving, tuple(costs), tuple(requests))
+    return Suggestion(
+        kind,
+        f"{text}: ${cost:.6f} ({signed_percent(-saving)} input cost over {len(costs)} requests)",
+        cost,
+        saving,
+        tuple(costs),
+        tuple(requests),
+    )
 
 
 def signed_percent(fraction: float) -> str:
@@ -298,8 +321,9 @@ def advise(simulation: Simulation) -> Advice:
     profile = simulation.profile
     requests = simulation.requests
     base = simulation.total_cost
-    current = Suggestion("current", "the layout as simulated", base, 0.0,
-                         tuple(simulation.turns["cost_usd"]), tuple(requests))
+    current = Suggestion(
+        "current", "the layout as simulated", base, 0.0, tuple(simulation.turns["cost_usd"]), tuple(requests)
+    )
     moves = _move_suggestions(requests, profile, base)
     suggestions: list[Suggestion] = list(moves)
     notes: list[str] = []
@@ -314,11 +338,16 @@ def advise(simulation: Simulation) -> Advice:
         suggestions += _ttl_suggestions(requests, profile, base)
         best = _keepalive(suggestions, current, best, profile, base, len(requests))
     if best is current:
-        best = Suggestion("advised", "keep the current layout (no alternative is cheaper)", base, 0.0,
-                          current.turn_costs, current.requests)
+        best = Suggestion(
+            "advised",
+            "keep the current layout (no alternative is cheaper)",
+            base,
+            0.0,
+            current.turn_costs,
+            current.requests,
+        )
     elif best.kind != "advised":
-        best = Suggestion("advised", best.text.split(":")[0], best.cost, best.saving, best.turn_costs,
-                          best.requests)
+        best = Suggestion("advised", best.text.split(":")[0], best.cost, best.saving, best.turn_costs, best.requests)
     return Advice(simulation, suggestions, best, notes)
 
 
@@ -329,9 +358,16 @@ def _move_suggestions(requests: list[Request], profile: ModelProfile, base: floa
         if not any(b.label == label and b.layer != "messages" for r in requests for b in r.blocks):
             continue
         moved = _move_to_end(requests, label)
-        moves.append(_suggest("move_volatile", f"move `{label}` (changed in {share:.0%} of requests) out of "
-                              f"the cached system prompt to the end (placement notification)",
-                              moved, profile, base))
+        moves.append(
+            _suggest(
+                "move_volatile",
+                f"move `{label}` (changed in {share:.0%} of requests) out of "
+                f"the cached system prompt to the end (placement notification)",
+                moved,
+                profile,
+                base,
+            )
+        )
     return moves
 
 
@@ -343,12 +379,15 @@ def _gap_notes(requests: list[Request], profile: ModelProfile) -> list[str]:
     short = profile.ttls[profile.default_ttl]
     over = sum(g >= short for g in gaps)
     median = statistics.median(g.total_seconds() for g in gaps) / 60
-    return [f"gaps between requests: median {median:.1f} min, {over} of {len(gaps)} at least "
-            f"{short.total_seconds() / 60:g} min"]
+    return [
+        f"gaps between requests: median {median:.1f} min, {over} of {len(gaps)} at least "
+        f"{short.total_seconds() / 60:g} min"
+    ]
 
 
-def _breakpoint_suggestions(requests: list[Request], profile: ModelProfile, base: float, start: Suggestion,
-                            current: Suggestion) -> tuple[list[Suggestion], Suggestion]:
+def _breakpoint_suggestions(
+    requests: list[Request], profile: ModelProfile, base: float, start: Suggestion, current: Suggestion
+) -> tuple[list[Suggestion], Suggestion]:
     """The cheapest breakpoint layout on the current blocks (to show) and the cheapest of those and
     the layouts on top of the best move (to choose from)."""
     moved_label = start.text.split("`")[1] if start is not current else ""
@@ -356,8 +395,9 @@ def _breakpoint_suggestions(requests: list[Request], profile: ModelProfile, base
     for source, prefix in ((requests, ""), (list(start.requests), f"move `{moved_label}`; then ")):
         if source is requests or start is not current:
             for text, choose in _layouts(profile, volatile_labels(source)):
-                candidates.append(_suggest("breakpoints", f"{prefix}breakpoints {text}",
-                                           _place(source, choose), profile, base))
+                candidates.append(
+                    _suggest("breakpoints", f"{prefix}breakpoints {text}", _place(source, choose), profile, base)
+                )
     chosen = min(candidates, key=lambda s: s.cost)
     shown = min((c for c in candidates if not c.text.startswith("move")), key=lambda s: s.cost)
     return [shown], chosen
@@ -368,6 +408,7 @@ def _ttl_suggestions(requests: list[Request], profile: ModelProfile, base: float
     suggestions = []
     for ttl in [t for t in ("5m", "1h") if t in profile.ttls]:
         if any(b.breakpoint and b.breakpoint != ttl for r in requests for b in r.blocks):
+
             def retimed(r: Request, ttl: str = ttl) -> dict[int, str]:
                 return {i: ttl for i, b in enumerate(r.blocks) if b.breakpoint}
 
@@ -376,8 +417,9 @@ def _ttl_suggestions(requests: list[Request], profile: ModelProfile, base: float
     return suggestions
 
 
-def _keepalive(suggestions: list[Suggestion], current: Suggestion, best: Suggestion, profile: ModelProfile,
-               base: float, n: int) -> Suggestion:
+def _keepalive(
+    suggestions: list[Suggestion], current: Suggestion, best: Suggestion, profile: ModelProfile, base: float, n: int
+) -> Suggestion:
     """Keep-alive pings on the current layout (appended to ``suggestions``) and on top of the best so
     far; returns the best, which the pings may improve."""
     every = profile.ttls[profile.default_ttl] - PING_MARGIN
@@ -387,13 +429,26 @@ def _keepalive(suggestions: list[Suggestion], current: Suggestion, best: Suggest
         pinged, owner, bridged = _with_pings(list(layout.requests), profile)
         if not bridged:
             continue
-        keep = _suggest("keepalive", f"{prefix}keep-alive: {len(pinged) - n} pings every {_minutes(every)} "
-                        f"through the {bridged} gaps that pay", pinged, profile, base, owner, n)
+        keep = _suggest(
+            "keepalive",
+            f"{prefix}keep-alive: {len(pinged) - n} pings every {_minutes(every)} through the {bridged} gaps that pay",
+            pinged,
+            profile,
+            base,
+            owner,
+            n,
+        )
         if layout is current:
             suggestions.append(keep)
         elif keep.cost < best.cost:
-            best = Suggestion("advised", f"{best.text.split(':')[0]}; {keep.text.split(':')[0]}",
-                              keep.cost, keep.saving, keep.turn_costs, keep.requests)
+            best = Suggestion(
+                "advised",
+                f"{best.text.split(':')[0]}; {keep.text.split(':')[0]}",
+                keep.cost,
+                keep.saving,
+                keep.turn_costs,
+                keep.requests,
+            )
     return best
 
 

@@ -41,6 +41,7 @@ beyond every breakpoint's lookback), ``params_changed`` / ``content_changed`` (t
 differs from the previous request lies inside what that request cached; ``first_divergent_block``
 is its index). A request that only grew past what the previous one cached is ``none``.
 """
+
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
@@ -53,17 +54,33 @@ from typing import Any, NamedTuple
 from wm_kernel.cachesim.models import ModelProfile, get_model
 
 #: The most tokens a block, or a whole request, may hold: the simulation's tables count in int64.
-MAX_TOKENS = 2 ** 63 - 1
+MAX_TOKENS = 2**63 - 1
 
 LAYERS = ("tools", "system", "messages")
-MISS_REASONS = ("none", "first_request", "ttl_expired", "content_changed", "params_changed",
-                "below_minimum", "lookback_exceeded", "no_breakpoint")
+MISS_REASONS = (
+    "none",
+    "first_request",
+    "ttl_expired",
+    "content_changed",
+    "params_changed",
+    "below_minimum",
+    "lookback_exceeded",
+    "no_breakpoint",
+)
 #: Generic markers every model accepts besides its own TTL names.
 MARKERS = ("5m", "1h", "auto", "explicit")
 #: Which layers a parameter invalidates from (the layer and every later one).
-PARAM_SCOPES: Mapping[str, str] = MappingProxyType({
-    "tools": "tools", "model": "tools", "web_search": "system", "citations": "system",
-    "tool_choice": "messages", "thinking": "messages", "images": "messages"})
+PARAM_SCOPES: Mapping[str, str] = MappingProxyType(
+    {
+        "tools": "tools",
+        "model": "tools",
+        "web_search": "system",
+        "citations": "system",
+        "tool_choice": "messages",
+        "thinking": "messages",
+        "images": "messages",
+    }
+)
 #: Parameters that route or retain but never invalidate.
 NEUTRAL_PARAMS = frozenset({"prompt_cache_key", "prompt_cache_retention"})
 
@@ -102,8 +119,7 @@ class Block:
         if self.tokens < 0:
             raise ValueError(f"block tokens must not be negative, got {self.tokens}")
         if self.tokens > MAX_TOKENS:
-            raise ValueError(f"block tokens must be at most {MAX_TOKENS:,} (2**63 - 1), got "
-                             f"{self.tokens}")
+            raise ValueError(f"block tokens must be at most {MAX_TOKENS:,} (2**63 - 1), got {self.tokens}")
         if self.breakpoint is not None and not isinstance(self.breakpoint, str):
             raise TypeError(f"breakpoint must be None or a TTL name, got {self.breakpoint!r}")
         if self.layer not in LAYERS:
@@ -131,12 +147,13 @@ class Request:
         order = [LAYERS.index(b.layer) for b in blocks]
         for index in range(1, len(order)):
             if order[index] < order[index - 1]:
-                raise ValueError(f"blocks[{index}] is in layer {blocks[index].layer!r} after a "
-                                 f"{blocks[index - 1].layer!r} block; the order is tools, system, messages")
+                raise ValueError(
+                    f"blocks[{index}] is in layer {blocks[index].layer!r} after a "
+                    f"{blocks[index - 1].layer!r} block; the order is tools, system, messages"
+                )
         total = sum(b.tokens for b in blocks)
         if total > MAX_TOKENS:
-            raise ValueError(f"the request holds {total} tokens, more than the simulator counts "
-                             f"(2**63 - 1)")
+            raise ValueError(f"the request holds {total} tokens, more than the simulator counts (2**63 - 1)")
         if self.params is not None and not isinstance(self.params, Mapping):
             raise TypeError(f"params must be a mapping, got {type(self.params).__name__}")
         object.__setattr__(self, "blocks", blocks)
@@ -224,30 +241,38 @@ def _prepare(index: int, request: Request, profile: ModelProfile) -> _Prepared:
         cumulative.append(total)
         if block.breakpoint is not None:
             if block.breakpoint not in known:
-                raise ValueError(f"requests[{index}].blocks[{position}]: unknown cache TTL "
-                                 f"{block.breakpoint!r} for {profile.name}; use one of "
-                                 f"{', '.join(sorted(known))}")
+                raise ValueError(
+                    f"requests[{index}].blocks[{position}]: unknown cache TTL "
+                    f"{block.breakpoint!r} for {profile.name}; use one of "
+                    f"{', '.join(sorted(known))}"
+                )
             marks.append((position, block.breakpoint))
     explicit = max((p for p, mark in marks if mark == "explicit"), default=-1)
     if profile.mode == "automatic":
         if explicit >= 0 and profile.storage is None:
-            raise ValueError(f"requests[{index}].blocks[{explicit}]: {profile.name} has no explicit "
-                             f"cache; its caching is automatic")
+            raise ValueError(
+                f"requests[{index}].blocks[{explicit}]: {profile.name} has no explicit cache; its caching is automatic"
+            )
         return _Prepared(request, hashes, cumulative, [], sigs, explicit)
     if len(marks) > profile.max_breakpoints:
-        raise ValueError(f"requests[{index}] has {len(marks)} cache breakpoints; {profile.name} allows "
-                         f"at most {profile.max_breakpoints}")
+        raise ValueError(
+            f"requests[{index}] has {len(marks)} cache breakpoints; {profile.name} allows "
+            f"at most {profile.max_breakpoints}"
+        )
     if not marks and profile.mode == "explicit_breakpoints" and request.blocks:
         marks = [(len(request.blocks) - 1, "auto")]
     breakpoints = []
     for position, mark in marks:
-        name = mark if mark in profile.ttls else ("1h" if mark == "1h" and "1h" in profile.ttls
-                                                  else profile.default_ttl)
+        name = (
+            mark if mark in profile.ttls else ("1h" if mark == "1h" and "1h" in profile.ttls else profile.default_ttl)
+        )
         breakpoints.append((position, profile.ttls[name], name == "1h" and profile.write_1h is not None))
     for (p0, ttl0, _), (p1, ttl1, _) in pairwise(breakpoints):
         if ttl1 > ttl0:
-            raise ValueError(f"requests[{index}]: the breakpoint on block {p1} has a longer TTL than the "
-                             f"one on block {p0}; longer TTLs must come first")
+            raise ValueError(
+                f"requests[{index}]: the breakpoint on block {p1} has a longer TTL than the "
+                f"one on block {p0}; longer TTLs must come first"
+            )
     return _Prepared(request, hashes, cumulative, breakpoints, sigs, explicit)
 
 
@@ -265,9 +290,11 @@ def _prepare_all(requests: Iterable[Request], profile: ModelProfile) -> list[_Pr
             except TypeError:
                 raise ValueError("requests mix naive and timezone-aware times") from None
             if backwards:
-                raise ValueError(f"requests must be in time order: requests[{index}] at "
-                                 f"{request.at.isoformat()} is before requests[{index - 1}] at "
-                                 f"{previous.isoformat()}")
+                raise ValueError(
+                    f"requests must be in time order: requests[{index}] at "
+                    f"{request.at.isoformat()} is before requests[{index - 1}] at "
+                    f"{previous.isoformat()}"
+                )
         previous = request.at
         prepared.append(_prepare(index, request, profile))
     return prepared
@@ -278,8 +305,8 @@ class _Run:
 
     def __init__(self, profile: ModelProfile) -> None:
         self.profile = profile
-        self.entries: dict[int, _Entry] = {}    # prefix hash -> entry (expired ones kept: "why")
-        self.explicit: dict[int, _Entry] = {}   # Gemini explicit cached content
+        self.entries: dict[int, _Entry] = {}  # prefix hash -> entry (expired ones kept: "why")
+        self.explicit: dict[int, _Entry] = {}  # Gemini explicit cached content
         self.previous: _Prepared | None = None
         self.previous_target = -1
 
@@ -332,8 +359,12 @@ class _Run:
                 if one_hour:
                     b = c
         total = cum[-1] if cum else 0
-        cost = (a * profile.read + (b - a) * (profile.write_1h or profile.write_5m)
-                + (c - b) * profile.write_5m + (total - c) * profile.input) / 1e6
+        cost = (
+            a * profile.read
+            + (b - a) * (profile.write_1h or profile.write_5m)
+            + (c - b) * profile.write_5m
+            + (total - c) * profile.input
+        ) / 1e6
         return self._outcome(p, total - c, a, c - a, c - b, b - a, 0.0, cost, reason, best), target
 
     def _automatic(self, p: _Prepared) -> tuple[Outcome, int]:
@@ -354,11 +385,13 @@ class _Run:
         read = 0
         if matched >= profile.min_tokens:
             step = profile.step
-            read = matched if step is None else \
-                profile.min_tokens + (matched - profile.min_tokens) // step * step
+            read = matched if step is None else profile.min_tokens + (matched - profile.min_tokens) // step * step
         retention = (p.request.params or {}).get("prompt_cache_retention")
-        ttl = profile.ttls[retention] if isinstance(retention, str) and retention in profile.ttls \
+        ttl = (
+            profile.ttls[retention]
+            if isinstance(retention, str) and retention in profile.ttls
             else profile.ttls[profile.default_ttl]
+        )
         target = len(hashes) - 1
         reason = self._reason(p, best, target, had_entries)
         for h in hashes:  # the whole prompt is cached for the next request, every prefix of it
@@ -374,8 +407,7 @@ class _Run:
         profile, at, cum = self.profile, p.request.at, p.cumulative
         total, size, key = cum[-1], cum[p.explicit], p.hashes[p.explicit]
         if size < profile.min_tokens:
-            return self._outcome(p, total, 0, 0, 0, 0, 0.0, total * profile.input / 1e6, "below_minimum",
-                                 -1), -1
+            return self._outcome(p, total, 0, 0, 0, 0, 0.0, total * profile.input / 1e6, "below_minimum", -1), -1
         entry = self.explicit.get(key)
         created = storage = 0.0
         if entry is not None and at < entry.expires:
@@ -387,8 +419,7 @@ class _Run:
             created = size
             storage = size * (profile.storage or 0.0) * (ttl / timedelta(hours=1)) / 1e6
         cost = (created * profile.input + size * profile.read + (total - size) * profile.input) / 1e6 + storage
-        return self._outcome(p, total - size, size, int(created), 0, 0, storage, cost, reason,
-                             p.explicit), p.explicit
+        return self._outcome(p, total - size, size, int(created), 0, 0, storage, cost, reason, p.explicit), p.explicit
 
     # -- why
     def _reason(self, p: _Prepared, best: int, target: int, had_entries: bool) -> str:
@@ -422,8 +453,19 @@ class _Run:
         layer = LAYERS.index(p.request.blocks[divergent].layer)
         return p.sigs[layer] != before.sigs[layer]
 
-    def _outcome(self, p: _Prepared, plain: int, read: int, created: int, w5m: int, w1h: int,
-                 storage: float, cost: float, reason: str, best: int) -> Outcome:
+    def _outcome(
+        self,
+        p: _Prepared,
+        plain: int,
+        read: int,
+        created: int,
+        w5m: int,
+        w1h: int,
+        storage: float,
+        cost: float,
+        reason: str,
+        best: int,
+    ) -> Outcome:
         total = p.cumulative[-1] if p.cumulative else 0
         divergent = None
         label = ""
@@ -431,8 +473,22 @@ class _Run:
             divergent = self._divergence(p)
             if divergent is not None:
                 label = p.request.blocks[divergent].label
-        return Outcome(p.request.at, total, plain, read, created, w5m, w1h, read, storage, cost,
-                       total * self.profile.input / 1e6, divergent, label, reason)
+        return Outcome(
+            p.request.at,
+            total,
+            plain,
+            read,
+            created,
+            w5m,
+            w1h,
+            read,
+            storage,
+            cost,
+            total * self.profile.input / 1e6,
+            divergent,
+            label,
+            reason,
+        )
 
 
 @dataclass

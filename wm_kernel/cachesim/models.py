@@ -38,6 +38,7 @@ Traceback (most recent call last):
 ...
 ValueError: unknown model 'claude-sonnet-9'; known models: claude-haiku-4-5, claude-opus-4-1, claude-opus-4-5, claude-opus-4-6, claude-opus-4-8, claude-sonnet-4, claude-sonnet-4-5, claude-sonnet-4-6, gemini-2.5-flash, gemini-2.5-pro, gpt-4.1, gpt-4.1-mini, gpt-4.1-nano, gpt-4o, gpt-4o-mini, gpt-5.4, gpt-5.6
 """  # noqa: E501 - examples show their output line for line
+
 from __future__ import annotations
 
 import math
@@ -97,8 +98,7 @@ class ModelProfile:
             value = getattr(self, what)
             if value is None and what in ("write_1h", "storage"):
                 continue
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) \
-                    or value < 0:
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
                 raise ValueError(f"{self.name}: price {what} must be a non-negative number, got {value!r}")
         for what in ("min_tokens", "max_breakpoints", "lookback", "step", "context_window", "max_output"):
             value = getattr(self, what)
@@ -106,8 +106,9 @@ class ModelProfile:
                 continue
             if isinstance(value, bool) or not isinstance(value, int) or value < (0 if what == "min_tokens" else 1):
                 raise ValueError(f"{self.name}: {what} must be a positive int, got {value!r}")
-        if not self.ttls or not all(isinstance(k, str) and isinstance(v, timedelta) and v > timedelta(0)
-                                    for k, v in self.ttls.items()):
+        if not self.ttls or not all(
+            isinstance(k, str) and isinstance(v, timedelta) and v > timedelta(0) for k, v in self.ttls.items()
+        ):
             raise ValueError(f"{self.name}: ttls must map names to positive timedeltas")
         object.__setattr__(self, "ttls", MappingProxyType(dict(self.ttls)))
 
@@ -133,99 +134,226 @@ _ANTHROPIC_TTLS = {"5m": 5 * _MIN, "1h": 60 * _MIN}
 #: Where the prices of the models the project's own references do not list were read (third-party
 #: copies of the providers' pages, read through the search tool; the reference files are
 #: ../shared/reference/cache_rules.md and provider_formats.md).
-_ANTHROPIC_PAGES = ("https://docs.anthropic.com/en/docs/about-claude/pricing (stored copy) and "
-                    "third-party price tables (deploybase.ai claude-api-pricing, 2026-03; tokr pricing.toml)")
+_ANTHROPIC_PAGES = (
+    "https://docs.anthropic.com/en/docs/about-claude/pricing (stored copy) and "
+    "third-party price tables (deploybase.ai claude-api-pricing, 2026-03; tokr pricing.toml)"
+)
 _NOT_IN_REFERENCES = "price not in the project's references (cache_rules.md lists it not); read from "
 
 
-def _anthropic(name: str, input: float, min_tokens: int, *, read: float | None = None,
-               max_output: int = 64_000, date_read: str = "2026-11", source: str = _ANTHROPIC_SOURCE,
-               notes: str = "") -> ModelProfile:
-    return ModelProfile(name=name, provider="anthropic", mode="breakpoints", input=input,
-                        context_window=200_000, max_output=max_output,
-                        write_5m=input * 1.25, write_1h=input * 2, read=input * 0.1 if read is None else read,
-                        output=input * 5, min_tokens=min_tokens, ttls=_ANTHROPIC_TTLS, max_breakpoints=4,
-                        lookback=20, date_read=date_read, source=source, notes=notes)
+def _anthropic(
+    name: str,
+    input: float,
+    min_tokens: int,
+    *,
+    read: float | None = None,
+    max_output: int = 64_000,
+    date_read: str = "2026-11",
+    source: str = _ANTHROPIC_SOURCE,
+    notes: str = "",
+) -> ModelProfile:
+    return ModelProfile(
+        name=name,
+        provider="anthropic",
+        mode="breakpoints",
+        input=input,
+        context_window=200_000,
+        max_output=max_output,
+        write_5m=input * 1.25,
+        write_1h=input * 2,
+        read=input * 0.1 if read is None else read,
+        output=input * 5,
+        min_tokens=min_tokens,
+        ttls=_ANTHROPIC_TTLS,
+        max_breakpoints=4,
+        lookback=20,
+        date_read=date_read,
+        source=source,
+        notes=notes,
+    )
 
 
-def _anthropic_read_elsewhere(name: str, input: float, min_tokens: int, *, max_output: int = 64_000,
-                              minimum: str = "") -> ModelProfile:
-    note = _NOT_IN_REFERENCES + _ANTHROPIC_PAGES + " on 2026-12-01; writes 1.25x / 2x and reads 0.1x input " \
+def _anthropic_read_elsewhere(
+    name: str, input: float, min_tokens: int, *, max_output: int = 64_000, minimum: str = ""
+) -> ModelProfile:
+    note = (
+        _NOT_IN_REFERENCES + _ANTHROPIC_PAGES + " on 2026-12-01; writes 1.25x / 2x and reads 0.1x input "
         "as cache_rules.md states for Anthropic"
+    )
     if minimum:
         note += f"; {minimum}"
-    return _anthropic(name, input, min_tokens, max_output=max_output, date_read="2026-12-01",
-                      source=_ANTHROPIC_PAGES, notes=note)
+    return _anthropic(
+        name, input, min_tokens, max_output=max_output, date_read="2026-12-01", source=_ANTHROPIC_PAGES, notes=note
+    )
 
 
 _OPENAI_CACHING = "https://openai.com/index/api-prompt-caching/ (stored copy, read 2026-12-01)"
-_OPENAI_PRICES = ("third-party copies of https://platform.openai.com/docs/pricing (deploybase.ai openai-pricing "
-                  "2026-03, aumiqx 2026-04)")
+_OPENAI_PRICES = (
+    "third-party copies of https://platform.openai.com/docs/pricing (deploybase.ai openai-pricing "
+    "2026-03, aumiqx 2026-04)"
+)
 
 
-def _openai_automatic(name: str, input: float, read: float, output: float, *, context: int, max_output: int,
-                      source: str, note: str) -> ModelProfile:
-    return ModelProfile(name=name, provider="openai", mode="automatic", input=input, write_5m=input, read=read,
-                        output=output, min_tokens=1024, step=128, context_window=context, max_output=max_output,
-                        ttls={"in_memory": 5 * _MIN, "24h": 24 * 60 * _MIN}, max_breakpoints=4,
-                        date_read="2026-12-01", source=source,
-                        notes=_NOT_IN_REFERENCES + note + "; automatic prefix caching as gpt-5.4's "
-                        "(1,024 + 128k token steps, writes free)")
+def _openai_automatic(
+    name: str, input: float, read: float, output: float, *, context: int, max_output: int, source: str, note: str
+) -> ModelProfile:
+    return ModelProfile(
+        name=name,
+        provider="openai",
+        mode="automatic",
+        input=input,
+        write_5m=input,
+        read=read,
+        output=output,
+        min_tokens=1024,
+        step=128,
+        context_window=context,
+        max_output=max_output,
+        ttls={"in_memory": 5 * _MIN, "24h": 24 * 60 * _MIN},
+        max_breakpoints=4,
+        date_read="2026-12-01",
+        source=source,
+        notes=_NOT_IN_REFERENCES + note + "; automatic prefix caching as gpt-5.4's "
+        "(1,024 + 128k token steps, writes free)",
+    )
 
 
 _BUILTIN: tuple[ModelProfile, ...] = (
     _anthropic("claude-sonnet-4-6", 3.0, 1024),
     _anthropic("claude-opus-4-8", 5.0, 1024, max_output=32_000),
     _anthropic("claude-haiku-4-5", 1.0, 4096),
-    _anthropic_read_elsewhere("claude-opus-4-6", 5.0, 4096, max_output=128_000,
-                              minimum="minimum 4,096 tokens from cache_rules.md"),
+    _anthropic_read_elsewhere(
+        "claude-opus-4-6", 5.0, 4096, max_output=128_000, minimum="minimum 4,096 tokens from cache_rules.md"
+    ),
     _anthropic_read_elsewhere("claude-opus-4-5", 5.0, 4096, minimum="minimum 4,096 tokens from cache_rules.md"),
-    _anthropic_read_elsewhere("claude-sonnet-4-5", 3.0, 1024, minimum="minimum 1,024 (Sonnet 4.x) from "
-                              "cache_rules.md"),
-    _anthropic_read_elsewhere("claude-sonnet-4", 3.0, 1024, minimum="minimum 1,024 (Sonnet 4.x) from "
-                              "cache_rules.md"),
-    _anthropic_read_elsewhere("claude-opus-4-1", 15.0, 1024, max_output=32_000,
-                              minimum="minimum 1,024 (Opus 4.1) from cache_rules.md"),
-    ModelProfile(name="gpt-5.4", provider="openai", mode="automatic", input=2.5, write_5m=2.5, read=0.25,
-                 output=15.0, min_tokens=1024, step=128, context_window=400_000, max_output=128_000,
-                 # in_memory retention lasts minutes of inactivity; 5 is the documented lower bound
-                 ttls={"in_memory": 5 * _MIN, "24h": 24 * 60 * _MIN}, max_breakpoints=4,
-                 date_read="2026-11", source="https://platform.openai.com/docs/guides/prompt-caching",
-                 notes="automatic prefix caching; writes are free; 1,024 + 128k token steps"),
-    ModelProfile(name="gpt-5.6", provider="openai", mode="explicit_breakpoints", input=2.5, write_5m=2.5 * 1.25,
-                 read=0.25, output=15.0, min_tokens=1024, ttls={"30m": 30 * _MIN}, max_breakpoints=4,
-                 context_window=400_000, max_output=128_000,
-                 date_read="2026-11", source="https://platform.openai.com/docs/guides/prompt-caching",
-                 notes="prices assumed equal to gpt-5.4's (the references give none); writes 1.25x input, "
-                       "30-minute TTL"),
-    _openai_automatic("gpt-4o", 2.5, 1.25, 10.0, context=128_000, max_output=16_384, source=_OPENAI_CACHING,
-                      note="OpenAI's prompt-caching announcement (gpt-4o-2024-08-06: 2.50 / cached 1.25 / 10.00)"),
-    _openai_automatic("gpt-4o-mini", 0.15, 0.075, 0.60, context=128_000, max_output=16_384,
-                      source=_OPENAI_CACHING,
-                      note="OpenAI's prompt-caching announcement (gpt-4o-mini-2024-07-18: 0.15 / cached 0.075 / 0.60)"),
-    _openai_automatic("gpt-4.1", 2.0, 0.50, 8.0, context=1_047_576, max_output=32_768, source=_OPENAI_PRICES,
-                      note=_OPENAI_PRICES + " (input 2.00, output 8.00; cached 0.50 = 75% off, as those tables "
-                      "give it)"),
-    _openai_automatic("gpt-4.1-mini", 0.40, 0.10, 1.60, context=1_047_576, max_output=32_768,
-                      source=_OPENAI_PRICES, note=_OPENAI_PRICES + " (input 0.40, cached 0.10, output 1.60)"),
-    _openai_automatic("gpt-4.1-nano", 0.10, 0.025, 0.40, context=1_047_576, max_output=32_768,
-                      source=_OPENAI_PRICES, note=_OPENAI_PRICES + " (input 0.10, output 0.40; cached 0.025 "
-                      "assumed at 75% off like gpt-4.1's)"),
-    ModelProfile(name="gemini-2.5-flash", provider="google", mode="automatic", input=0.30, write_5m=0.30,
-                 read=0.03, output=2.50, min_tokens=1024, storage=1.00, context_window=1_048_576,
-                 max_output=65_536,
-                 # the implicit cache's lifetime is not documented: 5 minutes is an assumption
-                 ttls={"implicit": 5 * _MIN, "explicit": 60 * _MIN}, date_read="2026-11",
-                 source="https://ai.google.dev/gemini-api/docs/caching",
-                 notes="implicit cache lifetime assumed 5 minutes; explicit cache TTL 1 hour by default; "
-                       "output price not in the references"),
-    ModelProfile(name="gemini-2.5-pro", provider="google", mode="automatic", input=1.25, write_5m=1.25,
-                 read=0.125, output=10.0, min_tokens=4096, storage=4.50, context_window=1_048_576,
-                 max_output=65_536,
-                 ttls={"implicit": 5 * _MIN, "explicit": 60 * _MIN}, date_read="2026-11",
-                 source="https://ai.google.dev/gemini-api/docs/caching",
-                 notes="implicit cache lifetime assumed 5 minutes; prices for prompts up to 200k tokens; "
-                       "input, read and output prices not in the references (only storage 4.50 is)"),
+    _anthropic_read_elsewhere("claude-sonnet-4-5", 3.0, 1024, minimum="minimum 1,024 (Sonnet 4.x) from cache_rules.md"),
+    _anthropic_read_elsewhere("claude-sonnet-4", 3.0, 1024, minimum="minimum 1,024 (Sonnet 4.x) from cache_rules.md"),
+    _anthropic_read_elsewhere(
+        "claude-opus-4-1", 15.0, 1024, max_output=32_000, minimum="minimum 1,024 (Opus 4.1) from cache_rules.md"
+    ),
+    ModelProfile(
+        name="gpt-5.4",
+        provider="openai",
+        mode="automatic",
+        input=2.5,
+        write_5m=2.5,
+        read=0.25,
+        output=15.0,
+        min_tokens=1024,
+        step=128,
+        context_window=400_000,
+        max_output=128_000,
+        # in_memory retention lasts minutes of inactivity; 5 is the documented lower bound
+        ttls={"in_memory": 5 * _MIN, "24h": 24 * 60 * _MIN},
+        max_breakpoints=4,
+        date_read="2026-11",
+        source="https://platform.openai.com/docs/guides/prompt-caching",
+        notes="automatic prefix caching; writes are free; 1,024 + 128k token steps",
+    ),
+    ModelProfile(
+        name="gpt-5.6",
+        provider="openai",
+        mode="explicit_breakpoints",
+        input=2.5,
+        write_5m=2.5 * 1.25,
+        read=0.25,
+        output=15.0,
+        min_tokens=1024,
+        ttls={"30m": 30 * _MIN},
+        max_breakpoints=4,
+        context_window=400_000,
+        max_output=128_000,
+        date_read="2026-11",
+        source="https://platform.openai.com/docs/guides/prompt-caching",
+        notes="prices assumed equal to gpt-5.4's (the references give none); writes 1.25x input, 30-minute TTL",
+    ),
+    _openai_automatic(
+        "gpt-4o",
+        2.5,
+        1.25,
+        10.0,
+        context=128_000,
+        max_output=16_384,
+        source=_OPENAI_CACHING,
+        note="OpenAI's prompt-caching announcement (gpt-4o-2024-08-06: 2.50 / cached 1.25 / 10.00)",
+    ),
+    _openai_automatic(
+        "gpt-4o-mini",
+        0.15,
+        0.075,
+        0.60,
+        context=128_000,
+        max_output=16_384,
+        source=_OPENAI_CACHING,
+        note="OpenAI's prompt-caching announcement (gpt-4o-mini-2024-07-18: 0.15 / cached 0.075 / 0.60)",
+    ),
+    _openai_automatic(
+        "gpt-4.1",
+        2.0,
+        0.50,
+        8.0,
+        context=1_047_576,
+        max_output=32_768,
+        source=_OPENAI_PRICES,
+        note=_OPENAI_PRICES + " (input 2.00, output 8.00; cached 0.50 = 75% off, as those tables give it)",
+    ),
+    _openai_automatic(
+        "gpt-4.1-mini",
+        0.40,
+        0.10,
+        1.60,
+        context=1_047_576,
+        max_output=32_768,
+        source=_OPENAI_PRICES,
+        note=_OPENAI_PRICES + " (input 0.40, cached 0.10, output 1.60)",
+    ),
+    _openai_automatic(
+        "gpt-4.1-nano",
+        0.10,
+        0.025,
+        0.40,
+        context=1_047_576,
+        max_output=32_768,
+        source=_OPENAI_PRICES,
+        note=_OPENAI_PRICES + " (input 0.10, output 0.40; cached 0.025 assumed at 75% off like gpt-4.1's)",
+    ),
+    ModelProfile(
+        name="gemini-2.5-flash",
+        provider="google",
+        mode="automatic",
+        input=0.30,
+        write_5m=0.30,
+        read=0.03,
+        output=2.50,
+        min_tokens=1024,
+        storage=1.00,
+        context_window=1_048_576,
+        max_output=65_536,
+        # the implicit cache's lifetime is not documented: 5 minutes is an assumption
+        ttls={"implicit": 5 * _MIN, "explicit": 60 * _MIN},
+        date_read="2026-11",
+        source="https://ai.google.dev/gemini-api/docs/caching",
+        notes="implicit cache lifetime assumed 5 minutes; explicit cache TTL 1 hour by default; "
+        "output price not in the references",
+    ),
+    ModelProfile(
+        name="gemini-2.5-pro",
+        provider="google",
+        mode="automatic",
+        input=1.25,
+        write_5m=1.25,
+        read=0.125,
+        output=10.0,
+        min_tokens=4096,
+        storage=4.50,
+        context_window=1_048_576,
+        max_output=65_536,
+        ttls={"implicit": 5 * _MIN, "explicit": 60 * _MIN},
+        date_read="2026-11",
+        source="https://ai.google.dev/gemini-api/docs/caching",
+        notes="implicit cache lifetime assumed 5 minutes; prices for prompts up to 200k tokens; "
+        "input, read and output prices not in the references (only storage 4.50 is)",
+    ),
 )
 
 _registry: dict[str, ModelProfile] = {p.name: p for p in _BUILTIN}

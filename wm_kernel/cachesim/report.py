@@ -31,6 +31,7 @@ Examples
 >>> print(r.lines()[-1])
 send times: none recorded, turns taken one minute apart
 """
+
 from __future__ import annotations
 
 import html
@@ -50,8 +51,17 @@ if TYPE_CHECKING:
     import pandas as pd
 
 _EPOCH = datetime(2000, 1, 1, tzinfo=UTC)
-REPORT_COLUMNS = ["turn", "status", "hit", "cache_write_tokens", "cache_read_tokens", "uncached_tokens",
-                "input_tokens", "broke_by", "cost"]
+REPORT_COLUMNS = [
+    "turn",
+    "status",
+    "hit",
+    "cache_write_tokens",
+    "cache_read_tokens",
+    "uncached_tokens",
+    "input_tokens",
+    "broke_by",
+    "cost",
+]
 
 
 class CacheReport:
@@ -69,15 +79,26 @@ class CacheReport:
         self.simulation = simulation
         self.assumed_times = assumed_times
         t = simulation.turns
-        broke = [("(first turn)" if reason == "first_request" else (label or "").split(" (")[0] or reason)
-                 if status in ("write", "partial") else ""
-                 for status, reason, label in zip(t["status"], t["miss_reason"], t["divergent_label"], strict=True)]
-        self.turns: pd.DataFrame = pd.DataFrame({
-            "turn": t["turn"].astype("int64") if "turn" in t.columns else t["request"].astype("int64"),
-            "status": t["status"], "hit": t["cache_read_input_tokens"] > 0,
-            "cache_write_tokens": t["cache_creation_input_tokens"], "cache_read_tokens": t["cache_read_input_tokens"],
-            "uncached_tokens": t["input_tokens"], "input_tokens": t["prompt_tokens"], "broke_by": broke,
-            "cost": t["cost_usd"]}, columns=REPORT_COLUMNS)
+        broke = [
+            ("(first turn)" if reason == "first_request" else (label or "").split(" (")[0] or reason)
+            if status in ("write", "partial")
+            else ""
+            for status, reason, label in zip(t["status"], t["miss_reason"], t["divergent_label"], strict=True)
+        ]
+        self.turns: pd.DataFrame = pd.DataFrame(
+            {
+                "turn": t["turn"].astype("int64") if "turn" in t.columns else t["request"].astype("int64"),
+                "status": t["status"],
+                "hit": t["cache_read_input_tokens"] > 0,
+                "cache_write_tokens": t["cache_creation_input_tokens"],
+                "cache_read_tokens": t["cache_read_input_tokens"],
+                "uncached_tokens": t["input_tokens"],
+                "input_tokens": t["prompt_tokens"],
+                "broke_by": broke,
+                "cost": t["cost_usd"],
+            },
+            columns=REPORT_COLUMNS,
+        )
 
     @property
     def model(self) -> str:
@@ -115,16 +136,22 @@ class CacheReport:
         the cache), ``turns_wrote_without_reading``, ``hit_rate_of_input_tokens``, tokens by kind
         (``input_tokens`` all of them), the input costs and the counter."""
         t = self.turns
-        return {"model": self.model, "turns": len(t), "turns_read": self.turns_read,
-                "turns_wrote_without_reading": int((t["status"] == "write").sum()),
-                "hit_rate_of_input_tokens": self.hit_rate,
-                "cache_write_tokens": int(t["cache_write_tokens"].sum()),
-                "cache_read_tokens": int(t["cache_read_tokens"].sum()),
-                "uncached_tokens": int(t["uncached_tokens"].sum()),
-                "input_tokens": int(t["input_tokens"].sum()), "input_cost": self.cost,
-                "input_cost_range": self.cost_range, "input_cost_without_cache": self.cost_without_cache,
-                "tokenizer": self.counter.label if self.counter is not None else "",
-                "assumed_exchange": self.simulation.exchange_note()}
+        return {
+            "model": self.model,
+            "turns": len(t),
+            "turns_read": self.turns_read,
+            "turns_wrote_without_reading": int((t["status"] == "write").sum()),
+            "hit_rate_of_input_tokens": self.hit_rate,
+            "cache_write_tokens": int(t["cache_write_tokens"].sum()),
+            "cache_read_tokens": int(t["cache_read_tokens"].sum()),
+            "uncached_tokens": int(t["uncached_tokens"].sum()),
+            "input_tokens": int(t["input_tokens"].sum()),
+            "input_cost": self.cost,
+            "input_cost_range": self.cost_range,
+            "input_cost_without_cache": self.cost_without_cache,
+            "tokenizer": self.counter.label if self.counter is not None else "",
+            "assumed_exchange": self.simulation.exchange_note(),
+        }
 
     def breaks(self) -> pd.DataFrame:
         """The turns where the cache was written after the first (and what broke it)."""
@@ -134,14 +161,16 @@ class CacheReport:
     def lines(self) -> list[str]:
         """The report's head as lines of text."""
         s = self.summary()
-        out = [f"{self.simulation.title}: {s['turns']} turns: {s['turns_read']} read from the cache, "
-               f"{s['turns_wrote_without_reading']} wrote it without reading; "
-               f"hit rate {s['hit_rate_of_input_tokens']:.1%} of input tokens",
-               f"tokens: {s['cache_write_tokens']} written, {s['cache_read_tokens']} read, "
-               f"{s['uncached_tokens']} uncached, {s['input_tokens']} in all",
-               f"input cost {self.simulation.cost_text(4)} (without caching ${s['input_cost_without_cache']:.4f}) "
-               f"at {self.model}'s prices",
-               self.simulation.counter_line()]
+        out = [
+            f"{self.simulation.title}: {s['turns']} turns: {s['turns_read']} read from the cache, "
+            f"{s['turns_wrote_without_reading']} wrote it without reading; "
+            f"hit rate {s['hit_rate_of_input_tokens']:.1%} of input tokens",
+            f"tokens: {s['cache_write_tokens']} written, {s['cache_read_tokens']} read, "
+            f"{s['uncached_tokens']} uncached, {s['input_tokens']} in all",
+            f"input cost {self.simulation.cost_text(4)} (without caching ${s['input_cost_without_cache']:.4f}) "
+            f"at {self.model}'s prices",
+            self.simulation.counter_line(),
+        ]
         if s["assumed_exchange"]:
             out.insert(1, s["assumed_exchange"])
         if self.assumed_times:
@@ -168,24 +197,31 @@ class _Recorded:
         self.model = None
 
 
-def cache_report(source: Any, *, model: str | None = None, tools_tokens: int = 0,
-                 counter: TokenCounter | None = None, **options: Any) -> CacheReport:
+def cache_report(
+    source: Any, *, model: str | None = None, tools_tokens: int = 0, counter: TokenCounter | None = None, **options: Any
+) -> CacheReport:
     """The recorded turns of ``source`` played against ``model`` (see the module docstring)."""
     if counter is not None and not isinstance(counter, TokenCounter):
         raise TypeError(f"counter must be a TokenCounter, got {type(counter).__name__}")
     recorder = getattr(source, "recorder", None)
     if isinstance(recorder, History):
         chosen = model or getattr(source, "model", None) or DEFAULT_MODEL
-        return CacheReport(simulate_session(source, model=chosen, tools_tokens=tools_tokens, counter=counter,
-                                            **options))
+        return CacheReport(
+            simulate_session(source, model=chosen, tools_tokens=tools_tokens, counter=counter, **options)
+        )
     history = _as_history(source, counter)
     frame = history.frame()
     if frame.empty:
         raise ValueError("nothing recorded yet: compose first")
     turns = sorted(int(t) for t in frame["turn"].unique())
     options.setdefault("times", [_EPOCH + timedelta(minutes=i) for i in range(len(turns))])
-    sim = simulate_session(_Recorded(history), model=model or DEFAULT_MODEL,  # type: ignore[arg-type]
-                           tools_tokens=tools_tokens, counter=history.counter, **options)
+    sim = simulate_session(
+        _Recorded(history),  # type: ignore[arg-type]
+        model=model or DEFAULT_MODEL,
+        tools_tokens=tools_tokens,
+        counter=history.counter,
+        **options,
+    )
     return CacheReport(sim, assumed_times=True)
 
 

@@ -31,6 +31,7 @@ assistant message, 5 minutes on each post-history item). A list replaces them, n
 section names, ``"system"`` (the last cached system section) or
 ``"last_user"`` (the latest user message), each optionally with a TTL as ``"name:1h"``.
 """
+
 from __future__ import annotations
 
 import weakref
@@ -52,7 +53,6 @@ if TYPE_CHECKING:
 
     from wm_kernel.core.bus import EventBus
     from wm_kernel.instruments.history import History
-
 
 
 class RecordedSession(Protocol):
@@ -133,8 +133,9 @@ def recorded_exchanges(session: Any) -> dict[int, _Sent]:
     return {int(e.turn): e for e in exchanges()}
 
 
-def _conversation(exchanges: Mapping[int, _Sent], turns: Sequence[int], exchange: tuple[int, int],
-                  count: Any) -> tuple[list[list[Piece]], list[int]]:
+def _conversation(
+    exchanges: Mapping[int, _Sent], turns: Sequence[int], exchange: tuple[int, int], count: Any
+) -> tuple[list[list[Piece]], list[int]]:
     """For each turn, the messages up to its user message: the recorded exchanges where there are
     some, an assumed exchange of ``exchange`` tokens where none was recorded; and the turns that
     were assumed."""
@@ -149,16 +150,24 @@ def _conversation(exchanges: Mapping[int, _Sent], turns: Sequence[int], exchange
             if before is None:
                 so_far.append(Piece(f"assistant-{position}", reply, label, "message", "assistant"))
             else:
-                so_far.append(Piece(f"assistant-{position}:{text_digest(before.reply).hex()}",
-                                    count(before.reply), label, "message", "assistant"))
+                so_far.append(
+                    Piece(
+                        f"assistant-{position}:{text_digest(before.reply).hex()}",
+                        count(before.reply),
+                        label,
+                        "message",
+                        "assistant",
+                    )
+                )
         sent = exchanges.get(turn)
         label = f"user message {position + 1}"
         if sent is None:
             assumed.append(turn)
             so_far.append(Piece(f"user-{position}", user, label, "message", "user"))
         else:
-            so_far.append(Piece(f"user-{position}:{text_digest(sent.user).hex()}", count(sent.user), label,
-                                "message", "user"))
+            so_far.append(
+                Piece(f"user-{position}:{text_digest(sent.user).hex()}", count(sent.user), label, "message", "user")
+            )
         out.append(list(so_far))
     return out, assumed
 
@@ -171,19 +180,29 @@ def _messages(history: Sequence[Mapping[str, Any]], turns: int, count: Any) -> l
     blocks: list[Piece] = []
     users = 0
     for index, message in enumerate(history):
-        if not isinstance(message, Mapping) or message.get("role") not in ("user", "assistant") \
-                or not isinstance(message.get("content"), str):
-            raise ValueError(f"history[{index}] must be a dict with role 'user' or 'assistant' and a "
-                             f"str content")
+        if (
+            not isinstance(message, Mapping)
+            or message.get("role") not in ("user", "assistant")
+            or not isinstance(message.get("content"), str)
+        ):
+            raise ValueError(f"history[{index}] must be a dict with role 'user' or 'assistant' and a str content")
         role = message["role"]
         users += role == "user"
-        blocks.append(Piece(f"{role}-{index}:{message['content']}", count(message["content"]),
-                            f"{role} message {index + 1}", "message", role))
+        blocks.append(
+            Piece(
+                f"{role}-{index}:{message['content']}",
+                count(message["content"]),
+                f"{role} message {index + 1}",
+                "message",
+                role,
+            )
+        )
         if role == "user":
             out.append(list(blocks))
     if users < turns:
-        raise ValueError(f"history has {users} user messages; the session recorded {turns} turns, "
-                         f"one user message each is needed")
+        raise ValueError(
+            f"history has {users} user messages; the session recorded {turns} turns, one user message each is needed"
+        )
     return out[:turns]
 
 
@@ -227,7 +246,7 @@ def model_counter(session: RecordedSession, model: str | ModelProfile) -> TokenC
         return own
     try:
         known = _MODEL_COUNTERS.setdefault(recorder, {}) if recorder is not None else {}
-    except TypeError:   # a recorder that cannot be weakly referenced
+    except TypeError:  # a recorder that cannot be weakly referenced
         known = {}
     found = known.get(name)
     if found is None:
@@ -249,8 +268,9 @@ def view_counter(session: RecordedSession, model: str | ModelProfile, *, named: 
     return own
 
 
-def _counter_of(session: RecordedSession, counter: TokenCounter | None,
-                model: str | ModelProfile | None = None) -> TokenCounter:
+def _counter_of(
+    session: RecordedSession, counter: TokenCounter | None, model: str | ModelProfile | None = None
+) -> TokenCounter:
     """The counter given, else the one the session's history counts with; when that counts for
     another model than ``model``, ``model``'s own (every view counts with the counter of the
     model it is about; a session with no model keeps its counter, and the views say so)."""
@@ -264,13 +284,18 @@ def _counter_of(session: RecordedSession, counter: TokenCounter | None,
     return own
 
 
-def session_requests(session: RecordedSession, *, breakpoints: str | Sequence[str] = "auto",
-                     history: Sequence[Mapping[str, Any]] | None = None,
-                     exchange: tuple[int, int] = (100, 400), tools_tokens: int = 0,
-                     times: Mapping[int, datetime] | Sequence[datetime] | None = None,
-                     counter: TokenCounter | None = None,
-                     wire: str | Dialect | None = None,
-                     assumed_turns: list[int] | None = None) -> tuple[list[int], list[Request]]:
+def session_requests(
+    session: RecordedSession,
+    *,
+    breakpoints: str | Sequence[str] = "auto",
+    history: Sequence[Mapping[str, Any]] | None = None,
+    exchange: tuple[int, int] = (100, 400),
+    tools_tokens: int = 0,
+    times: Mapping[int, datetime] | Sequence[datetime] | None = None,
+    counter: TokenCounter | None = None,
+    wire: str | Dialect | None = None,
+    assumed_turns: list[int] | None = None,
+) -> tuple[list[int], list[Request]]:
     """The recorded turns and one Request per turn, laid out by ``wire`` (default: the session's
     ``wire``, else the kit's; see the module docstring); ``assumed_turns``, when given, is filled
     with the turns that carry an assumed exchange (none was recorded)."""
@@ -279,8 +304,11 @@ def session_requests(session: RecordedSession, *, breakpoints: str | Sequence[st
         raise ValueError(f"tools_tokens must be a non-negative int, got {tools_tokens!r}")
     if tools_tokens > MAX_TOKENS:
         raise ValueError(f"tools_tokens must be at most 2**63 - 1, got {tools_tokens}")
-    if not (isinstance(exchange, tuple) and len(exchange) == 2
-            and all(isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in exchange)):
+    if not (
+        isinstance(exchange, tuple)
+        and len(exchange) == 2
+        and all(isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in exchange)
+    ):
         raise ValueError(f"exchange must be (user tokens, assistant tokens), got {exchange!r}")
     wanted = _parse_breakpoints(breakpoints)
     frame = session.history
@@ -295,15 +323,19 @@ def session_requests(session: RecordedSession, *, breakpoints: str | Sequence[st
     known_sections = set(frame["section"])
     for name, _ in wanted or ():
         if name not in known_sections and name not in _SPECIAL:
-            raise ValueError(f"unknown breakpoint {name!r}; use a recorded section ("
-                             f"{', '.join(sorted(known_sections))}) or one of {', '.join(_SPECIAL)}")
+            raise ValueError(
+                f"unknown breakpoint {name!r}; use a recorded section ("
+                f"{', '.join(sorted(known_sections))}) or one of {', '.join(_SPECIAL)}"
+            )
     if times is None:
         logged = turn_times(session)
         missing = [t for t in turns if t not in logged]
         if missing:
-            raise ValueError(f"no send time for turn {missing[0]} (recorded by an earlier version, "
-                             f"and gone from the bus log, which keeps the last events only); "
-                             f"pass times=")
+            raise ValueError(
+                f"no send time for turn {missing[0]} (recorded by an earlier version, "
+                f"and gone from the bus log, which keeps the last events only); "
+                f"pass times="
+            )
         when = [logged[t] for t in turns]
     elif isinstance(times, Mapping):
         when = [times[t] for t in turns]
@@ -321,12 +353,12 @@ def session_requests(session: RecordedSession, *, breakpoints: str | Sequence[st
     by_turn: dict[int, list[tuple[str, str, str, int, int]]] = {t: [] for t in turns}
     columns = ("turn", "placement", "section", "trinket", "digest", "tokens", "cached")
     for turn, placement, section, trinket, digest, tokens, cached in zip(
-            *(frame[c].tolist() for c in columns), strict=True):
+        *(frame[c].tolist() for c in columns), strict=True
+    ):
         order = _PLACEMENT_ORDER[placement] + (0 if cached or placement != "system" else 1)
-        if texts is not None and digest in texts:   # counted for another model than the history's
+        if texts is not None and digest in texts:  # counted for another model than the history's
             tokens = counter.count(texts[digest])
-        by_turn[int(turn)].append((section, _label(section, trinket), f"{section}:{digest}", int(tokens),
-                                   order))
+        by_turn[int(turn)].append((section, _label(section, trinket), f"{section}:{digest}", int(tokens), order))
     kinds = {0: "system", 1: "system_uncached", 2: "prefix", 3: "post_history", 4: "notification"}
     tools = [Piece("tools", tools_tokens, "tool definitions", "tools")] if tools_tokens else []
     requests = []
@@ -334,35 +366,46 @@ def session_requests(session: RecordedSession, *, breakpoints: str | Sequence[st
         sections = sorted(by_turn[turn], key=lambda s: s[4])  # stable: output order within a placement
         pieces = [Piece(s[2], s[3], s[1], kinds[s[4]], name=s[0]) for s in sections]
         conversation = messages[position]
-        laid_out = TurnPieces(tools=tools, system=[p for p in pieces if p.kind.startswith("system")],
-                              prefix=[p for p in pieces if p.kind == "prefix"],
-                              conversation=conversation[:-1], user=conversation[-1] if conversation else None,
-                              post_history=[p for p in pieces if p.kind == "post_history"],
-                              notification=[p for p in pieces if p.kind == "notification"])
+        laid_out = TurnPieces(
+            tools=tools,
+            system=[p for p in pieces if p.kind.startswith("system")],
+            prefix=[p for p in pieces if p.kind == "prefix"],
+            conversation=conversation[:-1],
+            user=conversation[-1] if conversation else None,
+            post_history=[p for p in pieces if p.kind == "post_history"],
+            notification=[p for p in pieces if p.kind == "notification"],
+        )
         slots = dialect.cache_layout(laid_out)
         marks = None if wanted is None else dict(reversed(wanted))  # the first naming wins
         cached = [i for i, slot in enumerate(slots) if slot.piece.kind == "system"]
         blocks = []
         for index, slot in enumerate(slots):
             mark = slot.breakpoint
-            if marks is not None:   # the marks given replace the wire's own
+            if marks is not None:  # the marks given replace the wire's own
                 mark = marks.get(slot.piece.name) if slot.piece.name else None
                 if mark is None and cached and index == cached[-1]:
                     mark = marks.get("system")
                 if mark is None and slot.piece is laid_out.user:
                     mark = marks.get("last_user")
-            blocks.append(Block(slot.piece.key, slot.piece.tokens, breakpoint=mark, layer=slot.layer,
-                                label=slot.piece.label))
+            blocks.append(
+                Block(slot.piece.key, slot.piece.tokens, breakpoint=mark, layer=slot.layer, label=slot.piece.label)
+            )
         requests.append(Request(when[position], blocks))
     return turns, requests
 
 
-def simulate_session(session: RecordedSession, *, model: str | ModelProfile = "claude-sonnet-4-6",
-                     breakpoints: str | Sequence[str] = "auto",
-                     history: Sequence[Mapping[str, Any]] | None = None,
-                     exchange: tuple[int, int] = (100, 400), tools_tokens: int = 0,
-                     times: Mapping[int, datetime] | Sequence[datetime] | None = None,
-                     counter: TokenCounter | None = None, wire: str | None = None) -> Simulation:
+def simulate_session(
+    session: RecordedSession,
+    *,
+    model: str | ModelProfile = "claude-sonnet-4-6",
+    breakpoints: str | Sequence[str] = "auto",
+    history: Sequence[Mapping[str, Any]] | None = None,
+    exchange: tuple[int, int] = (100, 400),
+    tools_tokens: int = 0,
+    times: Mapping[int, datetime] | Sequence[datetime] | None = None,
+    counter: TokenCounter | None = None,
+    wire: str | None = None,
+) -> Simulation:
     """Simulate the session's recorded turns against ``model`` on ``wire`` (default: the
     session's ``wire`` when it sends to that model's provider, else the provider's own; see the
     module docstring). The result's ``wire`` names it, and its ``turns`` gains a ``turn`` column
@@ -377,9 +420,17 @@ def simulate_session(session: RecordedSession, *, model: str | ModelProfile = "c
         # a replayed log: the requests that agent sent (its tools, cache marks and messages)
         return replayed.simulation(profile, counter=counter)  # type: ignore[no-any-return]
     assumed: list[int] = []
-    turns, requests = session_requests(session, breakpoints=breakpoints, history=history,
-                                       exchange=exchange, tools_tokens=tools_tokens, times=times,
-                                       counter=counter, wire=dialect, assumed_turns=assumed)
+    turns, requests = session_requests(
+        session,
+        breakpoints=breakpoints,
+        history=history,
+        exchange=exchange,
+        tools_tokens=tools_tokens,
+        times=times,
+        counter=counter,
+        wire=dialect,
+        assumed_turns=assumed,
+    )
     sim = simulate(requests, profile, counter=counter)
     sim.wire = dialect.name
     sim.turns.insert(0, "turn", turns)
@@ -388,7 +439,6 @@ def simulate_session(session: RecordedSession, *, model: str | ModelProfile = "c
     return sim
 
 
-def session_advice(session: RecordedSession, model: str | ModelProfile = "claude-sonnet-4-6",
-                   **options: Any) -> Advice:
+def session_advice(session: RecordedSession, model: str | ModelProfile = "claude-sonnet-4-6", **options: Any) -> Advice:
     """``simulate_session(session, model=model, **options).advise()``."""
     return advise(simulate_session(session, model=model, **options))

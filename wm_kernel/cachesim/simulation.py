@@ -1,4 +1,5 @@
 """``simulate()`` and its result, :class:`Simulation`: the per-request table, totals and views."""
+
 from __future__ import annotations
 
 import html
@@ -27,24 +28,56 @@ def register_advisor(advisor: Callable[[Simulation], Any]) -> None:
 
 
 #: Each request status and the :meth:`Simulation.summary` key counting the requests that have it.
-STATUS_KEYS = {"hit": "read_whole_prefix", "partial": "read_part_of_prefix", "write": "wrote_without_reading",
-               "miss": "neither_read_nor_wrote"}
+STATUS_KEYS = {
+    "hit": "read_whole_prefix",
+    "partial": "read_part_of_prefix",
+    "write": "wrote_without_reading",
+    "miss": "neither_read_nor_wrote",
+}
 #: The columns of ``Simulation.turns``, in order.
-TURN_COLUMNS = ["request", "at", "prompt_tokens", "input_tokens", "cache_read_input_tokens",
-                "cache_creation_input_tokens", "ephemeral_5m_input_tokens", "ephemeral_1h_input_tokens",
-                "hit_tokens", "storage_usd", "cost_usd", "cost_without_cache_usd", "status",
-                "first_divergent_block", "divergent_label", "miss_reason"]
-_INT_COLUMNS = ["prompt_tokens", "input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens",
-                "ephemeral_5m_input_tokens", "ephemeral_1h_input_tokens", "hit_tokens"]
+TURN_COLUMNS = [
+    "request",
+    "at",
+    "prompt_tokens",
+    "input_tokens",
+    "cache_read_input_tokens",
+    "cache_creation_input_tokens",
+    "ephemeral_5m_input_tokens",
+    "ephemeral_1h_input_tokens",
+    "hit_tokens",
+    "storage_usd",
+    "cost_usd",
+    "cost_without_cache_usd",
+    "status",
+    "first_divergent_block",
+    "divergent_label",
+    "miss_reason",
+]
+_INT_COLUMNS = [
+    "prompt_tokens",
+    "input_tokens",
+    "cache_read_input_tokens",
+    "cache_creation_input_tokens",
+    "ephemeral_5m_input_tokens",
+    "ephemeral_1h_input_tokens",
+    "hit_tokens",
+]
 # Row tints: the theme's status colour, mostly transparent, over the page, under the page's own
 # text colour (light pastel rows under the dark theme's white text were unreadable).
-_COLOURS = {status: f"color-mix(in srgb, var(--jp-{name}-color1, {fallback}) 18%, transparent)"
-            for status, name, fallback in [("hit", "success", "#388e3c"), ("partial", "warn", "#f57c00"),
-                                           ("write", "info", "#0097a7"), ("miss", "error", "#d32f2f")]}
+_COLOURS = {
+    status: f"color-mix(in srgb, var(--jp-{name}-color1, {fallback}) 18%, transparent)"
+    for status, name, fallback in [
+        ("hit", "success", "#388e3c"),
+        ("partial", "warn", "#f57c00"),
+        ("write", "info", "#0097a7"),
+        ("miss", "error", "#d32f2f"),
+    ]
+}
 
 
-def simulate(requests: Iterable[Request], model: str | ModelProfile, *,
-             counter: TokenCounter | None = None) -> Simulation:
+def simulate(
+    requests: Iterable[Request], model: str | ModelProfile, *, counter: TokenCounter | None = None
+) -> Simulation:
     """Play ``requests`` (in time order) against ``model``'s caching rules.
 
     ``model`` is a registered id (see ``MODELS``) or a ``ModelProfile``. Every request is checked
@@ -69,8 +102,13 @@ def simulate(requests: Iterable[Request], model: str | ModelProfile, *,
     return Simulation(run(requests, model), counter=counter)
 
 
-def simulate_each(requests: Iterable[Request], models: Sequence[str | ModelProfile], *,
-                  counter: TokenCounter | None = None, warmups: Mapping[int, Request] | None = None) -> Simulation:
+def simulate_each(
+    requests: Iterable[Request],
+    models: Sequence[str | ModelProfile],
+    *,
+    counter: TokenCounter | None = None,
+    warmups: Mapping[int, Request] | None = None,
+) -> Simulation:
     """Play each request on its own model (``models[i]`` for ``requests[i]``): a provider caches
     per model, so the requests of each model are one run of that model's rules, and every row is
     priced at its own model's prices (``Simulation.models``). ``profile`` is the model of most
@@ -117,8 +155,9 @@ def simulate_each(requests: Iterable[Request], models: Sequence[str | ModelProfi
     if len(groups) > 1:  # the whole list in time order, as one run checks it
         for a, b in zip(items, items[1:], strict=False):
             if b.at < a.at:
-                raise ValueError(f"requests must be in time order: a request at {b.at.isoformat()} follows "
-                                 f"one at {a.at.isoformat()}")
+                raise ValueError(
+                    f"requests must be in time order: a request at {b.at.isoformat()} follows one at {a.at.isoformat()}"
+                )
     return Simulation(SimulationData(profile, items, outcomes), counter=counter, models=profiles)
 
 
@@ -153,8 +192,9 @@ class Simulation:
     prefix: ``hit``; part: ``partial``); the *hit rate* is the share of input tokens read.
     """
 
-    def __init__(self, data: SimulationData, *, counter: TokenCounter | None = None,
-                 models: Sequence[ModelProfile] | None = None) -> None:
+    def __init__(
+        self, data: SimulationData, *, counter: TokenCounter | None = None, models: Sequence[ModelProfile] | None = None
+    ) -> None:
         import pandas as pd
 
         self.profile: ModelProfile = data.profile
@@ -167,19 +207,41 @@ class Simulation:
         self.counter = counter
         #: the wire dialect the requests were laid out by ("" when the caller built them)
         self.wire = ""
-        rows = [(index, o.at, o.prompt_tokens, o.input_tokens, o.cache_read_input_tokens,
-                 o.cache_creation_input_tokens, o.ephemeral_5m_input_tokens, o.ephemeral_1h_input_tokens,
-                 o.hit_tokens, o.storage_usd, o.cost_usd, o.cost_without_cache_usd,
-                 _status(o.cache_read_input_tokens, o.cache_creation_input_tokens, o.miss_reason),
-                 o.first_divergent_block, o.divergent_label, o.miss_reason)
-                for index, o in enumerate(data.outcomes)]
+        rows = [
+            (
+                index,
+                o.at,
+                o.prompt_tokens,
+                o.input_tokens,
+                o.cache_read_input_tokens,
+                o.cache_creation_input_tokens,
+                o.ephemeral_5m_input_tokens,
+                o.ephemeral_1h_input_tokens,
+                o.hit_tokens,
+                o.storage_usd,
+                o.cost_usd,
+                o.cost_without_cache_usd,
+                _status(o.cache_read_input_tokens, o.cache_creation_input_tokens, o.miss_reason),
+                o.first_divergent_block,
+                o.divergent_label,
+                o.miss_reason,
+            )
+            for index, o in enumerate(data.outcomes)
+        ]
         turns = pd.DataFrame.from_records(rows, columns=TURN_COLUMNS)
         turns = turns.astype({c: "int64" for c in _INT_COLUMNS})
-        turns = turns.astype({"storage_usd": "float64", "cost_usd": "float64",
-                              "cost_without_cache_usd": "float64", "first_divergent_block": "object"})
+        turns = turns.astype(
+            {
+                "storage_usd": "float64",
+                "cost_usd": "float64",
+                "cost_without_cache_usd": "float64",
+                "first_divergent_block": "object",
+            }
+        )
         # None, not NaN, where no block diverged: an index is an int or nothing
-        turns["first_divergent_block"] = pd.Series([o.first_divergent_block for o in data.outcomes],
-                                                   index=turns.index, dtype="object")
+        turns["first_divergent_block"] = pd.Series(
+            [o.first_divergent_block for o in data.outcomes], index=turns.index, dtype="object"
+        )
         if counter is not None and not counter.exact:
             minimum = self.profile.min_tokens
             reasons = turns["miss_reason"].tolist()
@@ -204,7 +266,7 @@ class Simulation:
         self._assumed_of = of
 
     def exchange_note(self) -> str:
-        """"assuming a 500-token exchange per turn" (and where, when only some turns recorded
+        """ "assuming a 500-token exchange per turn" (and where, when only some turns recorded
         none); '' when the conversation is the one that happened."""
         if self.assumed_exchange is None or not self.assumed_turns:
             return ""
@@ -260,20 +322,28 @@ class Simulation:
         prefix (a first write included), how many for each reason."""
         t = self.turns
         statuses = Counter(t["status"])
-        return {"model": self.profile.name, "wire": self.wire, "requests": len(t),
-                **{key: statuses.get(status, 0) for status, key in STATUS_KEYS.items()},
-                "hit_rate_of_input_tokens": self.hit_rate, "anything_cached": self.cached,
-                "input_tokens": int(t["prompt_tokens"].sum()),
-                "cache_read_tokens": int(t["cache_read_input_tokens"].sum()),
-                "cache_write_tokens": int(t["cache_creation_input_tokens"].sum()),
-                "uncached_tokens": int(t["input_tokens"].sum()),
-                "input_cost": self.total_cost, "input_cost_without_cache": self.cost_without_cache,
-                "input_cost_range": self.cost_range,
-                "counter": self.counter.label if self.counter is not None else "",
-                "assumed_exchange": self.exchange_note(),
-                "why_not_whole_prefix": {reason: n for reason, n in Counter(t["miss_reason"]).most_common()
-                                         if reason != "none"},
-                "models": sorted({m.name for m in self.models}), "assumptions": list(self.assumptions)}
+        return {
+            "model": self.profile.name,
+            "wire": self.wire,
+            "requests": len(t),
+            **{key: statuses.get(status, 0) for status, key in STATUS_KEYS.items()},
+            "hit_rate_of_input_tokens": self.hit_rate,
+            "anything_cached": self.cached,
+            "input_tokens": int(t["prompt_tokens"].sum()),
+            "cache_read_tokens": int(t["cache_read_input_tokens"].sum()),
+            "cache_write_tokens": int(t["cache_creation_input_tokens"].sum()),
+            "uncached_tokens": int(t["input_tokens"].sum()),
+            "input_cost": self.total_cost,
+            "input_cost_without_cache": self.cost_without_cache,
+            "input_cost_range": self.cost_range,
+            "counter": self.counter.label if self.counter is not None else "",
+            "assumed_exchange": self.exchange_note(),
+            "why_not_whole_prefix": {
+                reason: n for reason, n in Counter(t["miss_reason"]).most_common() if reason != "none"
+            },
+            "models": sorted({m.name for m in self.models}),
+            "assumptions": list(self.assumptions),
+        }
 
     def advise(self) -> Any:
         """Alternatives to this layout, each simulated: an ``Advice`` (see
@@ -302,8 +372,10 @@ class Simulation:
         counter = f" · tokens {self.counter.label}" if self.counter is not None else ""
         assumed = f" · {self.exchange_note()}" if self.exchange_note() else ""
         assumed += "".join(f" · {line}" for line in self.assumptions)
-        return (f"{self.title}: {self.hit_rate:.0%} of input tokens read from the cache · input cost "
-                f"{self.cost_text(4)} (without caching ${self.cost_without_cache:.4f}){counter}{assumed}")
+        return (
+            f"{self.title}: {self.hit_rate:.0%} of input tokens read from the cache · input cost "
+            f"{self.cost_text(4)} (without caching ${self.cost_without_cache:.4f}){counter}{assumed}"
+        )
 
     def counter_line(self) -> str:
         """What counted the tokens, and whether that is the model's own count."""
@@ -315,29 +387,34 @@ class Simulation:
         elif self.counter.model is None:
             line += f" (no model chosen: not {self.profile.name}'s own count; Session(model=...) picks it)"
         if "uncertain" in set(self.turns["miss_reason"]):
-            line += (f"; uncertain: the prefix's token interval straddles {self.profile.name}'s minimum of "
-                     f"{self.profile.min_tokens:,}, so it may be cached")
+            line += (
+                f"; uncertain: the prefix's token interval straddles {self.profile.name}'s minimum of "
+                f"{self.profile.min_tokens:,}, so it may be cached"
+            )
         return line
 
     def _lines(self) -> list[str]:
         s = self.summary()
         whole, part = s["read_whole_prefix"], s["read_part_of_prefix"]
         wrote, neither = s["wrote_without_reading"], s["neither_read_nor_wrote"]
-        head = (f"{self.title}: {s['requests']} requests: {whole + part} read from the cache ({whole} whole "
-                f"prefix, {part} part), {wrote + neither} did not ({wrote} wrote it, {neither} neither)")
+        head = (
+            f"{self.title}: {s['requests']} requests: {whole + part} read from the cache ({whole} whole "
+            f"prefix, {part} part), {wrote + neither} did not ({wrote} wrote it, {neither} neither)"
+        )
         if s["assumed_exchange"]:
             head += f"; {s['assumed_exchange']}"
         if s["anything_cached"]:
-            rate = (f"hit rate {s['hit_rate_of_input_tokens']:.1%} of input tokens ({s['cache_read_tokens']:,} of "
-                    f"{s['input_tokens']:,} read from the cache, {s['cache_write_tokens']:,} written)")
+            rate = (
+                f"hit rate {s['hit_rate_of_input_tokens']:.1%} of input tokens ({s['cache_read_tokens']:,} of "
+                f"{s['input_tokens']:,} read from the cache, {s['cache_write_tokens']:,} written)"
+            )
         else:
             rate = "nothing was cached (hit rate 0% of input tokens, no cache writes)"
         without = s["input_cost_without_cache"]
         saving = s["input_cost"] / without - 1 if without else 0.0
         cost = f"input cost {self.cost_text()} (without caching ${without:.6f}, {saving:+.1%})"
         reasons = ", ".join(f"{k} {v}" for k, v in s["why_not_whole_prefix"].items()) or "none"
-        lines = [head, rate, cost, f"why a request did not read its whole prefix: {reasons}",
-                 self.counter_line()]
+        lines = [head, rate, cost, f"why a request did not read its whole prefix: {reasons}", self.counter_line()]
         names = sorted({m.name for m in self.models})
         if len(names) > 1:
             lines.append(f"each request priced with its own model: {', '.join(names)}")
@@ -345,12 +422,27 @@ class Simulation:
 
     def _table(self) -> pd.DataFrame:
         t = self.turns
-        shown = ["request", "prompt_tokens", "cache_read_input_tokens", "cache_creation_input_tokens",
-                 "input_tokens", "cost_usd", "status", "miss_reason", "divergent_label"]
+        shown = [
+            "request",
+            "prompt_tokens",
+            "cache_read_input_tokens",
+            "cache_creation_input_tokens",
+            "input_tokens",
+            "cost_usd",
+            "status",
+            "miss_reason",
+            "divergent_label",
+        ]
         out = t[[c for c in ["turn", *shown] if c in t.columns]]
-        out = out.rename(columns={"cache_read_input_tokens": "read", "cache_creation_input_tokens": "written",
-                                  "input_tokens": "plain", "prompt_tokens": "tokens",
-                                  "divergent_label": "first divergent"})
+        out = out.rename(
+            columns={
+                "cache_read_input_tokens": "read",
+                "cache_creation_input_tokens": "written",
+                "input_tokens": "plain",
+                "prompt_tokens": "tokens",
+                "divergent_label": "first divergent",
+            }
+        )
         if len({m.name for m in self.models}) > 1:  # each request priced with its own model: say which
             out.insert(2 if "turn" in out.columns else 1, "model", [m.name for m in self.models])
         return out
@@ -371,8 +463,10 @@ class Simulation:
             cells = "".join(f"<td>{html.escape(_cell(v))}</td>" for v in row)
             body.append(f'<tr class="wm-cache-{status}" style="background:{_COLOURS[status]}">{cells}</tr>')
         lines = "".join(f"<div>{html.escape(line)}</div>" for line in self._lines())
-        return no_math(f'<div class="wm-cache-simulation">{lines}<table><thead><tr>{head}</tr></thead>'
-                       f'<tbody>{"".join(body)}</tbody></table></div>')
+        return no_math(
+            f'<div class="wm-cache-simulation">{lines}<table><thead><tr>{head}</tr></thead>'
+            f"<tbody>{''.join(body)}</tbody></table></div>"
+        )
 
 
 def _prefix_tokens(request: Request, *, whole: bool = False) -> int:

@@ -48,6 +48,7 @@ Examples
 >>> step_band(0, 50), step_band(1, 50), step_band(50, 50), step_band(51, 50)
 (0, 1, 1, 2)
 """
+
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
@@ -95,8 +96,7 @@ def check_limit(value: object, what: str) -> int | None:
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, int):
-        raise TypeError(f"{what} must be a positive int or None, got {type(value).__name__} "
-                        f"{value!r}")
+        raise TypeError(f"{what} must be a positive int or None, got {type(value).__name__} {value!r}")
     if value < 1:
         raise ValueError(f"{what} must be a positive int or None, got {value}")
     return value
@@ -119,8 +119,7 @@ def _search(costs: Sequence[int], limit: int) -> int:
     return lo
 
 
-def lowest_cut(tokens: Sequence[int], priorities: Sequence[int], budget: int, *,
-               fixed: int = 0) -> frozenset[int]:
+def lowest_cut(tokens: Sequence[int], priorities: Sequence[int], budget: int, *, fixed: int = 0) -> frozenset[int]:
     """Indices (in prompt order) of the sections a budget keeps, without items or frames.
 
     Keeps every section ranked at or above the lowest cutoff that fits ``fixed + kept tokens`` into
@@ -133,8 +132,7 @@ def lowest_cut(tokens: Sequence[int], priorities: Sequence[int], budget: int, *,
     floor = fixed + sum(tokens[i] for i in keep_always)
     if floor > budget:
         raise BudgetError(f"the never-dropped sections need {floor} tokens, over the budget of {budget}")
-    ranked = sorted((i for i, p in enumerate(priorities) if p < NEVER_DROP),
-                    key=lambda i: (priorities[i], -i))
+    ranked = sorted((i for i, p in enumerate(priorities) if p < NEVER_DROP), key=lambda i: (priorities[i], -i))
     costs = [floor] * (len(ranked) + 1)
     for j in range(len(ranked) - 1, -1, -1):
         costs[j] = costs[j + 1] + tokens[ranked[j]]
@@ -241,8 +239,14 @@ class TokenBudget:
         return _HUD_JOINER if placement == "notification" else ""
 
     # -- the fit
-    def apply(self, composer: SystemPromptComposer, trinkets: Iterable[Trinket], *,
-              budget: int | None, step: int | None = None) -> BudgetReport:
+    def apply(
+        self,
+        composer: SystemPromptComposer,
+        trinkets: Iterable[Trinket],
+        *,
+        budget: int | None,
+        step: int | None = None,
+    ) -> BudgetReport:
         """Drop and trim ``composer``'s held sections so the prompt fits ``budget`` and report it.
 
         Raises BudgetError, with the composer untouched, when the never-dropped sections alone are
@@ -257,10 +261,17 @@ class TokenBudget:
         limit = _estimate_limit(counter, budget) if estimate else budget
         ranking = self._rank(composer, candidates, budget, limit)
         full = ranking.costs[0]
-        report = BudgetReport(budget=budget, step=step, priorities={c.name: c.priority for c in candidates},
-                              placements={c.name: c.placement for c in candidates},
-                              tokens={c.name: c.cost for c in candidates}, total=full, full=full,
-                              tokenizer=counter.label, upper=counter.upper(full) if estimate else None)
+        report = BudgetReport(
+            budget=budget,
+            step=step,
+            priorities={c.name: c.priority for c in candidates},
+            placements={c.name: c.placement for c in candidates},
+            tokens={c.name: c.cost for c in candidates},
+            total=full,
+            full=full,
+            tokenizer=counter.label,
+            upper=counter.upper(full) if estimate else None,
+        )
         if full <= limit:
             self._held = None
             return report
@@ -269,25 +280,35 @@ class TokenBudget:
         cut, trim, held = self._choose(ranking, limit, step, band)
         dropped, trimmed = self._cut(composer, ranking.ranked, cut, trim)
         if step is not None and not held:
-            self._held = _Held(band, frozenset(c.name for c in ranking.ranked[:cut]),
-                               (trim.candidate.name, trim.keep) if trim is not None else None)
+            self._held = _Held(
+                band,
+                frozenset(c.name for c in ranking.ranked[:cut]),
+                (trim.candidate.name, trim.keep) if trim is not None else None,
+            )
         kept_whole = [c.priority for c in ranking.ranked[cut:]]
         total = ranking.total(cut, trim)
-        return replace(report, total=total, dropped=dropped, trimmed=trimmed, band=band,
-                       cutoff=min(kept_whole) if kept_whole else None, held=held,
-                       upper=counter.upper(total) if estimate else None)
+        return replace(
+            report,
+            total=total,
+            dropped=dropped,
+            trimmed=trimmed,
+            band=band,
+            cutoff=min(kept_whole) if kept_whole else None,
+            held=held,
+            upper=counter.upper(total) if estimate else None,
+        )
 
     def _plain_report(self, composer: SystemPromptComposer, trinkets: list[Trinket]) -> BudgetReport:
         """The report without a budget: priorities and placements, reused while nothing changed."""
         self._held = None
-        key = (composer.layout, tuple(composer.section_names),
-               tuple([(t.variable_name, t.priority) for t in trinkets]))
+        key = (composer.layout, tuple(composer.section_names), tuple([(t.variable_name, t.priority) for t in trinkets]))
         plain = self._plain
         if plain is not None and plain[0] == key:
             return plain[1]
         candidates = self._candidates(composer, trinkets)
-        report = BudgetReport(priorities={c.name: c.priority for c in candidates},
-                              placements={c.name: c.placement for c in candidates})
+        report = BudgetReport(
+            priorities={c.name: c.priority for c in candidates}, placements={c.name: c.placement for c in candidates}
+        )
         self._plain = (key, report)
         return report
 
@@ -306,8 +327,7 @@ class TokenBudget:
             candidates.append(_Candidate(name, placement, trinket, trinket_name, priority, position))
         return candidates
 
-    def _rank(self, composer: SystemPromptComposer, candidates: list[_Candidate], budget: int,
-              limit: int) -> _Ranking:
+    def _rank(self, composer: SystemPromptComposer, candidates: list[_Candidate], budget: int, limit: int) -> _Ranking:
         """Count every candidate and rank the droppable ones; BudgetError when the never-dropped
         sections alone are over ``limit``."""
         counter = self.counter
@@ -322,11 +342,12 @@ class TokenBudget:
         if fixed > limit:
             sizes = ", ".join(f"{c.name} {c.cost}" for c in fixed_list)
             bound = f" (up to {counter.upper(fixed)}, {counter.label})" if not counter.exact else ""
-            raise BudgetError(f"the sections a budget never drops need {fixed} tokens{bound} ({sizes}"
-                              + (f", HUD frame {frame}" if fixed_hud else "")
-                              + f"), over the token budget of {budget}; nothing was composed")
-        ranked = sorted((c for c in candidates if c.priority < NEVER_DROP),
-                        key=lambda c: (c.priority, -c.position))
+            raise BudgetError(
+                f"the sections a budget never drops need {fixed} tokens{bound} ({sizes}"
+                + (f", HUD frame {frame}" if fixed_hud else "")
+                + f"), over the token budget of {budget}; nothing was composed"
+            )
+        ranked = sorted((c for c in candidates if c.priority < NEVER_DROP), key=lambda c: (c.priority, -c.position))
         costs = [fixed] * (len(ranked) + 1)
         hud_kept = [fixed_hud] * (len(ranked) + 1)
         for j in range(len(ranked) - 1, -1, -1):
@@ -335,8 +356,7 @@ class TokenBudget:
             costs[j] = costs[j + 1] + c.cost + (frame if hud_kept[j] and not hud_kept[j + 1] else 0)
         return _Ranking(ranked, costs, hud_kept, frame)
 
-    def _choose(self, ranking: _Ranking, budget: int, step: int | None,
-                band: int) -> tuple[int, _Trim | None, bool]:
+    def _choose(self, ranking: _Ranking, budget: int, step: int | None, band: int) -> tuple[int, _Trim | None, bool]:
         """Where to cut (how many ranked sections go), the section trimmed at the cut, and whether
         that is the previous compose's cut held (``budget_step``)."""
         full = ranking.costs[0]
@@ -352,16 +372,16 @@ class TokenBudget:
         return cut, self._trim(ranking, cut, target), False
 
     @staticmethod
-    def _cut(composer: SystemPromptComposer, ranked: list[_Candidate], cut: int,
-             trim: _Trim | None) -> tuple[tuple[OmittedSection, ...], tuple[TrimmedSection, ...]]:
+    def _cut(
+        composer: SystemPromptComposer, ranked: list[_Candidate], cut: int, trim: _Trim | None
+    ) -> tuple[tuple[OmittedSection, ...], tuple[TrimmedSection, ...]]:
         """Change the composer (only now): drop ``ranked[:cut]``, put the trimmed text in place."""
         dropped = []
         for c in ranked[:cut]:
             if trim is not None and c is trim.candidate:
                 continue
             composer.remove_section(c.name)
-            dropped.append(OmittedSection(c.name, c.trinket_name, OVER_BUDGET, tokens=c.cost,
-                                          priority=c.priority))
+            dropped.append(OmittedSection(c.name, c.trinket_name, OVER_BUDGET, tokens=c.cost, priority=c.priority))
         if trim is None:
             return tuple(dropped), ()
         c = trim.candidate

@@ -16,6 +16,7 @@ Examples
 >>> seen, record.failures[0].error
 ([1], 'ZeroDivisionError: division by zero')
 """
+
 from __future__ import annotations
 
 import itertools
@@ -39,7 +40,7 @@ class SubscriberFailure:
     """A subscriber that raised while handling an event."""
 
     subscriber: str
-    error: str          # "ExceptionType: message"
+    error: str  # "ExceptionType: message"
     exception: BaseException
 
 
@@ -90,8 +91,9 @@ def _event_type_name(event_type: type[Event] | str) -> str:
     so a misspelt one fails here instead of subscribing to something that never fires."""
     if isinstance(event_type, str):
         if event_type not in EVENT_TYPES:
-            raise ValueError(f"unknown event type {event_type!r} (known: {', '.join(EVENT_TYPES)}; "
-                             f"or pass an Event subclass)")
+            raise ValueError(
+                f"unknown event type {event_type!r} (known: {', '.join(EVENT_TYPES)}; or pass an Event subclass)"
+            )
         return event_type
     if isinstance(event_type, type) and issubclass(event_type, Event):
         return event_type.__name__
@@ -163,7 +165,7 @@ class EventBus:
             current = self._subscribers.get(name, ())
             for index, existing in enumerate(current):
                 if existing == callback:
-                    self._subscribers[name] = current[:index] + current[index + 1:]
+                    self._subscribers[name] = current[:index] + current[index + 1 :]
                     self._by_class = {}
                     return True
         return False
@@ -211,7 +213,6 @@ class EventBus:
         record.failures.append(SubscriberFailure(name, f"{type(exc).__name__}: {exc}", exc))
         self.failure_count += 1
         logger.error("subscriber %s failed on %s", name, record.event_type, exc_info=exc)
-
 
     # -- the log
     @property

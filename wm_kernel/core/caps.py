@@ -24,6 +24,7 @@ Examples
 >>> text = c.get_entry("datetime_section")[0]; len(text) <= 40, text.endswith("cap of 40 chars]")
 (True, True)
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
@@ -100,7 +101,7 @@ def _cut(text: str, cap: Cap, size: Callable[[str], int]) -> str | None:
         if size(marker) > cap.limit:
             continue
         lo, hi = 0, len(text)
-        while lo < hi:   # the longest prefix that fits, by bisection on its length
+        while lo < hi:  # the longest prefix that fits, by bisection on its length
             mid = (lo + hi + 1) // 2
             if size(text[:mid].rstrip() + marker) <= cap.limit:
                 lo = mid
@@ -114,7 +115,7 @@ def _keep_items(trinket: RanksItems, cap: Cap, size: Callable[[str], int]) -> tu
     """(text, kept, of) with the most of ``trinket``'s best items that fit, or None."""
     try:
         items = len(trinket.ranked_items())
-    except Exception:   # a trinket that cannot rank now is cut like any text
+    except Exception:  # a trinket that cannot rank now is cut like any text
         return None
     found = None
     lo, hi = 1, items - 1
@@ -131,8 +132,9 @@ def _keep_items(trinket: RanksItems, cap: Cap, size: Callable[[str], int]) -> tu
     return found
 
 
-def apply_caps(composer: SystemPromptComposer, trinkets: Iterable[RanksItems], caps: Mapping[str, Cap],
-               counter: Counts | None) -> list[CapResult]:
+def apply_caps(
+    composer: SystemPromptComposer, trinkets: Iterable[RanksItems], caps: Mapping[str, Cap], counter: Counts | None
+) -> list[CapResult]:
     """Apply ``caps`` (section name -> Cap) to ``composer``'s held sections (see the module
     docstring); the base prompt is never capped."""
     results = []

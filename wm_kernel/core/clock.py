@@ -9,6 +9,7 @@ Examples
 >>> c.set("2026-12-01T00:00:00+00:00").day
 1
 """
+
 from __future__ import annotations
 
 import threading
@@ -50,8 +51,7 @@ def parse_instant(value: object, *, what: str = "") -> datetime:
     if not isinstance(value, datetime):
         raise TypeError(f"{prefix}expected a datetime or ISO 8601 string, got {type(value).__name__}")
     if value.tzinfo is None or value.utcoffset() is None:
-        raise ValueError(f"{prefix}date-time {value.isoformat()} has no time zone; add one, "
-                         f"e.g. +00:00")
+        raise ValueError(f"{prefix}date-time {value.isoformat()} has no time zone; add one, e.g. +00:00")
     return value
 
 
@@ -69,8 +69,10 @@ class ManualClock(HasTraits):
         An aware datetime or an ISO 8601 string with an offset.
     """
 
-    current = Instance(datetime, help="The time the clock shows (an aware datetime); notifies on "
-                                      "every advance() and set() that moves it.")
+    current = Instance(
+        datetime,
+        help="The time the clock shows (an aware datetime); notifies on every advance() and set() that moves it.",
+    )
 
     def __init__(self, start: datetime | str = "2026-01-01T00:00:00+00:00") -> None:
         super().__init__(current=parse_instant(start))
@@ -103,9 +105,11 @@ class ManualClock(HasTraits):
             except TypeError as exc:
                 raise TypeError(f"advance(): {exc}") from None
             except OverflowError:
-                raise ValueError(f"advance({', '.join(f'{k}={v!r}' for k, v in kwargs.items())}) "
-                                 f"is too far: a step must stay within {timedelta.max.days:,} "
-                                 f"days; the clock is unchanged") from None
+                raise ValueError(
+                    f"advance({', '.join(f'{k}={v!r}' for k, v in kwargs.items())}) "
+                    f"is too far: a step must stay within {timedelta.max.days:,} "
+                    f"days; the clock is unchanged"
+                ) from None
         if not isinstance(delta, timedelta):
             raise TypeError(f"advance() takes a timedelta, got {type(delta).__name__}")
         if delta < timedelta(0):
@@ -114,9 +118,11 @@ class ManualClock(HasTraits):
             try:
                 moved = self.now() + delta
             except OverflowError:
-                raise ValueError(f"advance() by {delta} from {self.now().isoformat()} would pass "
-                                 f"the year 9999, the last a datetime can hold; the clock is "
-                                 f"unchanged") from None
+                raise ValueError(
+                    f"advance() by {delta} from {self.now().isoformat()} would pass "
+                    f"the year 9999, the last a datetime can hold; the clock is "
+                    f"unchanged"
+                ) from None
             self.current = moved
         return self.now()
 

@@ -19,6 +19,7 @@ HUD - Runtime state, authoritative for current context
 </mira:hud>
 ════════════════════════════════════════════════════════════
 """
+
 from __future__ import annotations
 
 import functools
@@ -36,19 +37,33 @@ from wm_kernel.utils.markup import neutralize_closing_tag
 
 RULE = "═" * 60
 SECTION_SEPARATOR = "\n\n---\n\n"
-DEFAULT_SCAFFOLDING_NOTE = ("Everything after this delimiter is part of MIRA's scaffolding, injected to "
-                            "provide additional context during the reply.")
+DEFAULT_SCAFFOLDING_NOTE = (
+    "Everything after this delimiter is part of MIRA's scaffolding, injected to "
+    "provide additional context during the reply."
+)
 DEFAULT_HUD_TITLE = "HUD - Runtime state, authoritative for current context"
 DEFAULT_NAMESPACE = "mira"
 
 _ORIGINAL_LAYOUT: dict[str, tuple[str, ...]] = {
-    "system": ("base_prompt", "behavioral_directives", "tool_availability", "location_context",
-               "conversation_manifest"),
+    "system": (
+        "base_prompt",
+        "behavioral_directives",
+        "tool_availability",
+        "location_context",
+        "conversation_manifest",
+    ),
     "conversation_prefix": (),
     "post_history": ("domaindoc",),
-    "notification": ("datetime_section", "async_activity", "active_reminders", "inbox_status",
-                     "forage_results", "whilethecatsaway_results", "relevant_memories",
-                     "peanutgallery_guidance"),
+    "notification": (
+        "datetime_section",
+        "async_activity",
+        "active_reminders",
+        "inbox_status",
+        "forage_results",
+        "whilethecatsaway_results",
+        "relevant_memories",
+        "peanutgallery_guidance",
+    ),
 }
 
 
@@ -77,8 +92,9 @@ class Layout:
 
     def __init__(self, placements: Mapping[str, Iterable[str]], *, name: str = "custom") -> None:
         if not isinstance(placements, Mapping):
-            raise TypeError(f"a Layout is built from a mapping placement -> section names, "
-                            f"got {type(placements).__name__}")
+            raise TypeError(
+                f"a Layout is built from a mapping placement -> section names, got {type(placements).__name__}"
+            )
         table: dict[str, tuple[str, ...]] = {p: () for p in PLACEMENTS}
         index: dict[str, tuple[str, int]] = {}
         for placement, names in placements.items():
@@ -91,8 +107,9 @@ class Layout:
                 if not isinstance(section, str) or not section.strip():
                     raise ValueError(f"section names must be non-empty strings, got {section!r}")
                 if section in index:
-                    raise ValueError(f"section {section!r} is listed twice (in {index[section][0]!r} "
-                                     f"and {placement!r})")
+                    raise ValueError(
+                        f"section {section!r} is listed twice (in {index[section][0]!r} and {placement!r})"
+                    )
                 index[section] = (placement, position)
             table[placement] = ordered
         self._placements = table
@@ -191,11 +208,11 @@ class Layout:
         """This layout with ``section`` removed (it would then straggle into ``system``)."""
         if section not in self._index:
             raise ValueError(f"section {section!r} is not in the layout")
-        return Layout({p: [s for s in names if s != section]
-                       for p, names in self._placements.items()}, name=self.name)
+        return Layout({p: [s for s in names if s != section] for p, names in self._placements.items()}, name=self.name)
 
-    def with_section(self, section: str, placement: str, *, before: str | None = None,
-                     after: str | None = None) -> Layout:
+    def with_section(
+        self, section: str, placement: str, *, before: str | None = None, after: str | None = None
+    ) -> Layout:
         """This layout with ``section`` placed (moved if already listed) at the end of ``placement``,
         or just before/after another section of that placement."""
         if placement not in self._placements:
@@ -230,9 +247,14 @@ class SystemPromptComposer:
         The line between the two rules opening the notification centre.
     """
 
-    def __init__(self, layout: Layout | None = None, *, namespace: str = DEFAULT_NAMESPACE,
-                 scaffolding_note: str | None = DEFAULT_SCAFFOLDING_NOTE,
-                 hud_title: str = DEFAULT_HUD_TITLE) -> None:
+    def __init__(
+        self,
+        layout: Layout | None = None,
+        *,
+        namespace: str = DEFAULT_NAMESPACE,
+        scaffolding_note: str | None = DEFAULT_SCAFFOLDING_NOTE,
+        hud_title: str = DEFAULT_HUD_TITLE,
+    ) -> None:
         if layout is None:
             layout = Layout.default()
         if not isinstance(layout, Layout):
@@ -269,7 +291,7 @@ class SystemPromptComposer:
             raise TypeError(f"base prompt must be a str, got {type(prompt).__name__}")
         with self._lock:
             note = self.scaffolding_note
-            if note is None and not prompt:   # no delimiter, no base prompt: no section of its own
+            if note is None and not prompt:  # no delimiter, no base prompt: no section of its own
                 self._base_prompt = prompt
                 return
             if prompt != self._base_prompt or self._base_note != note:
@@ -278,8 +300,7 @@ class SystemPromptComposer:
             self._sections["base_prompt"] = (self._base_section, True, None)
             self._touched.add("base_prompt")
 
-    def add_section(self, name: str, content: str, cache_policy: bool = False,
-                    trinket: str | None = None) -> None:
+    def add_section(self, name: str, content: str, cache_policy: bool = False, trinket: str | None = None) -> None:
         """Add (or replace) a section. Empty or whitespace-only content is ignored: an earlier
         section of that name stays until the next clear."""
         if not isinstance(content, str):
@@ -344,15 +365,26 @@ class SystemPromptComposer:
             for placement in self._dirty_placements():
                 built[placement] = self._build(placement)
             system, prefix, post, hud = placements = (
-                built["system"], built["conversation_prefix"], built["post_history"],
-                built["notification"])
+                built["system"],
+                built["conversation_prefix"],
+                built["post_history"],
+                built["notification"],
+            )
             joined = self._joined
             if joined is None or joined.placements != placements:  # identity first: cheap
                 joined = self._joined = _Joined(placements)
             cached, uncached = system.text
             return ComposedPrompt(
-                cached, uncached, prefix.text, post.text, hud.text, sections=joined.records,
-                omitted=omitted, blame=joined.blame, hud_frame=(self.namespace, self.hud_title))
+                cached,
+                uncached,
+                prefix.text,
+                post.text,
+                hud.text,
+                sections=joined.records,
+                omitted=omitted,
+                blame=joined.blame,
+                hud_frame=(self.namespace, self.hud_title),
+            )
 
     def _dirty_placements(self) -> Iterable[str]:
         """The placements whose sections changed since they were built: those of the names
@@ -360,8 +392,12 @@ class SystemPromptComposer:
         differs from the one built. Every placement after a change of layout, namespace or title."""
         touched, self._touched = self._touched, set()
         layout, built_env = self.layout, self._built_env
-        if (built_env is None or layout is not built_env[0] or self.namespace != built_env[1]
-                or self.hud_title != built_env[2]):
+        if (
+            built_env is None
+            or layout is not built_env[0]
+            or self.namespace != built_env[1]
+            or self.hud_title != built_env[2]
+        ):
             self._built_env = (layout, self.namespace, self.hud_title)
             return PLACEMENTS
         if not touched:
@@ -374,7 +410,8 @@ class SystemPromptComposer:
             if placement in dirty:
                 continue
             if sections.get(name) != built[placement].entries.get(name) or (
-                    found is None and self._system_names() != built["system"].names):
+                found is None and self._system_names() != built["system"].names
+            ):
                 dirty.add(placement)
         return dirty
 
@@ -390,8 +427,7 @@ class SystemPromptComposer:
             built = self._build_system(names)
         else:
             names = self.layout[placement]
-            built = (self._build_hud if placement == "notification"
-                     else self._build_items)(placement, names)
+            built = (self._build_hud if placement == "notification" else self._build_items)(placement, names)
         built.names = names
         return built
 
@@ -408,8 +444,11 @@ class SystemPromptComposer:
             straggler = name not in layout
             if straggler and name not in self._warned:  # warn once per composer per name
                 self._warned.add(name)
-                warnings.warn(f"section {name!r} is not in layout {layout.name!r}; appended to the "
-                              f"system prompt", StragglerSectionWarning, stacklevel=4)
+                warnings.warn(
+                    f"section {name!r} is not in layout {layout.name!r}; appended to the system prompt",
+                    StragglerSectionWarning,
+                    stacklevel=4,
+                )
             (cached if entry[1] else uncached).append((_normalize(entry[0]), len(records)))
             records.append(self._record(name, "system", entry, straggler))
         texts = (_join_system(cached), _join_system(uncached))
@@ -417,11 +456,9 @@ class SystemPromptComposer:
 
     def _build_items(self, placement: str, names: tuple[str, ...]) -> _Placement:
         records, items = self._held(placement, names)
-        return _Placement(records, tuple(items),
-                          functools.partial(_items_blame, f"{placement}_items", items))
+        return _Placement(records, tuple(items), functools.partial(_items_blame, f"{placement}_items", items))
 
-    def _held(self, placement: str, names: tuple[str, ...]
-              ) -> tuple[tuple[SectionRecord, ...], list[str]]:
+    def _held(self, placement: str, names: tuple[str, ...]) -> tuple[tuple[SectionRecord, ...], list[str]]:
         """The records and texts of the sections of ``names`` held now, in order."""
         records: list[SectionRecord] = []
         items: list[str] = []
@@ -433,8 +470,9 @@ class SystemPromptComposer:
                 items.append(entry[0])
         return tuple(records), items
 
-    def _record(self, name: str, placement: str, entry: tuple[str, bool, str | None],
-                straggler: bool = False) -> SectionRecord:
+    def _record(
+        self, name: str, placement: str, entry: tuple[str, bool, str | None], straggler: bool = False
+    ) -> SectionRecord:
         known = self._records.get((name, placement))
         if known is not None and known[0] == entry and known[1].straggler == straggler:
             return known[1]
@@ -463,8 +501,7 @@ class _Placement:
 
     __slots__ = ("records", "text", "names", "entries", "_blame", "_make_blame")
 
-    def __init__(self, records: tuple[SectionRecord, ...], text: Any,
-                 make_blame: Callable[[], BlameData]) -> None:
+    def __init__(self, records: tuple[SectionRecord, ...], text: Any, make_blame: Callable[[], BlameData]) -> None:
         self.records = records
         self.text = text
         self.names: tuple[str, ...] = ()
@@ -500,8 +537,11 @@ class _Joined:
             first = 0
             for placement in self.placements:
                 for key, pieces in placement.blame.items():
-                    blame[key] = pieces if not first else tuple(
-                        (length, owner + first if owner >= 0 else owner) for length, owner in pieces)
+                    blame[key] = (
+                        pieces
+                        if not first
+                        else tuple((length, owner + first if owner >= 0 else owner) for length, owner in pieces)
+                    )
                 first += len(placement.records)
             self._blame = blame
         return self._blame

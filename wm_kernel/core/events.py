@@ -11,6 +11,7 @@ Examples
 >>> e.base_prompt, e.occurred_at.isoformat()
 ('Hi', '2026-11-30T09:00:00+00:00')
 """
+
 from __future__ import annotations
 
 import itertools
@@ -45,7 +46,7 @@ def _chars(n: int) -> str:
 
 
 def _clip(text: str, width: int = 80) -> str:
-    return text if len(text) <= width else text[:width - 1] + "…"
+    return text if len(text) <= width else text[: width - 1] + "…"
 
 
 @quick_init
@@ -62,8 +63,7 @@ class Event:
     key_fields: ClassVar[tuple[str, ...]] = ()
 
     @classmethod
-    def create(cls, *, continuum_id: str, user_id: str = "", clock: Clock | None = None,
-               **fields_: Any) -> Self:
+    def create(cls, *, continuum_id: str, user_id: str = "", clock: Clock | None = None, **fields_: Any) -> Self:
         """Build an event with a fresh ``event_id`` and ``occurred_at`` from ``clock``."""
         now = clock.now() if clock is not None else datetime.now(UTC)
         return cls(continuum_id, user_id, _new_event_id(), now, **fields_)
@@ -146,8 +146,13 @@ class SystemPromptComposedEvent(Event):
     def detail(self) -> str:
         # the size of each non-empty part, by the reference's field names
         parts = []
-        for name in ("cached_content", "non_cached_content", "conversation_prefix_items",
-                     "post_history_items", "notification_center"):
+        for name in (
+            "cached_content",
+            "non_cached_content",
+            "conversation_prefix_items",
+            "post_history_items",
+            "notification_center",
+        ):
             value = getattr(self, name)
             if isinstance(value, str):
                 if value:
@@ -198,7 +203,13 @@ class TrinketFedEvent(Event):
 #: Every event class by name: what ``EventBus.subscribe`` accepts as a name.
 EVENT_TYPES: dict[str, type[Event]] = {
     cls.__name__: cls
-    for cls in (ComposeSystemPromptEvent, UpdateTrinketEvent, TrinketContentEvent,
-                SystemPromptComposedEvent, TurnCompletedEvent, SegmentCollapsedEvent,
-                TrinketFedEvent)
+    for cls in (
+        ComposeSystemPromptEvent,
+        UpdateTrinketEvent,
+        TrinketContentEvent,
+        SystemPromptComposedEvent,
+        TurnCompletedEvent,
+        SegmentCollapsedEvent,
+        TrinketFedEvent,
+    )
 }

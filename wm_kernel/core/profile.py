@@ -11,6 +11,7 @@ Traceback (most recent call last):
 ...
 ValueError: unknown time zone 'Mars/Olympus' (use an IANA name such as 'Europe/London' or 'UTC')
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
@@ -24,11 +25,16 @@ from wm_kernel.core.clock import parse_instant
 #: zone, which would print the time an hour off all summer for a user the original places in New
 #: York.
 ZONE_ALIASES: dict[str, str] = {
-    "EST": "America/New_York", "EDT": "America/New_York",
-    "CST": "America/Chicago", "CDT": "America/Chicago",
-    "MST": "America/Denver", "MDT": "America/Denver",
-    "PST": "America/Los_Angeles", "PDT": "America/Los_Angeles",
-    "GMT": "Etc/GMT", "UTC": "UTC",
+    "EST": "America/New_York",
+    "EDT": "America/New_York",
+    "CST": "America/Chicago",
+    "CDT": "America/Chicago",
+    "MST": "America/Denver",
+    "MDT": "America/Denver",
+    "PST": "America/Los_Angeles",
+    "PDT": "America/Los_Angeles",
+    "GMT": "Etc/GMT",
+    "UTC": "UTC",
 }
 
 
@@ -40,8 +46,7 @@ def resolve_zone(name: str) -> ZoneInfo:
     try:
         return ZoneInfo(ZONE_ALIASES.get(name, name))
     except (ZoneInfoNotFoundError, ValueError, IsADirectoryError, OSError):
-        raise ValueError(f"unknown time zone {name!r} (use an IANA name such as "
-                         f"'Europe/London' or 'UTC')") from None
+        raise ValueError(f"unknown time zone {name!r} (use an IANA name such as 'Europe/London' or 'UTC')") from None
 
 
 @dataclass(frozen=True)

@@ -5,6 +5,7 @@ original (and ``json.dumps``) sees the same thing. What this project adds (per-s
 sections that were left out and why, rendering and export) lives on the object as attributes and
 methods, never as extra keys.
 """
+
 from __future__ import annotations
 
 import bisect
@@ -158,13 +159,16 @@ class BudgetReport:
         if self.upper is None:
             parts = [f"{self.total} / {self.budget} tokens, sections with joiners and HUD frame ({self.tokenizer})"]
         else:
-            parts = [f"≈ {self.total} tokens, up to {self.upper} / {self.budget}, sections with joiners and HUD "
-                     f"frame ({self.tokenizer}; cut on the upper bound)"]
+            parts = [
+                f"≈ {self.total} tokens, up to {self.upper} / {self.budget}, sections with joiners and HUD "
+                f"frame ({self.tokenizer}; cut on the upper bound)"
+            ]
         if self.step is not None:
             parts.append(f"step {self.step}, band {self.band}" + (", cut held" if self.held else ""))
         if self.dropped:
-            parts.append(f"cut at priority {self.cutoff}; dropped " + ", ".join(
-                f"{d.name} ({d.tokens})" for d in self.dropped))
+            parts.append(
+                f"cut at priority {self.cutoff}; dropped " + ", ".join(f"{d.name} ({d.tokens})" for d in self.dropped)
+            )
         for t in self.trimmed:
             parts.append(f"{t.name}: {t.total - t.kept} of {t.total} items dropped")
         return " · ".join(parts)
@@ -191,17 +195,28 @@ class ComposedPrompt(dict[str, Any]):
 
     __slots__ = ("sections", "omitted", "turn", "previous", "hud_frame", "budget", "_blame")
 
-    def __init__(self, cached_content: str = "", non_cached_content: str = "",
-                 conversation_prefix_items: Iterable[str] = (), post_history_items: Iterable[str] = (),
-                 notification_center: str = "", *, sections: Iterable[SectionRecord] = (),
-                 omitted: Iterable[OmittedSection] = (), turn: int | None = None,
-                 hud_frame: tuple[str, str] | None = None,
-                 blame: BlameData | Callable[[], BlameData] | None = None,
-                 budget: BudgetReport | None = None) -> None:
-        super().__init__(cached_content=cached_content, non_cached_content=non_cached_content,
-                         conversation_prefix_items=list(conversation_prefix_items),
-                         post_history_items=list(post_history_items),
-                         notification_center=notification_center)
+    def __init__(
+        self,
+        cached_content: str = "",
+        non_cached_content: str = "",
+        conversation_prefix_items: Iterable[str] = (),
+        post_history_items: Iterable[str] = (),
+        notification_center: str = "",
+        *,
+        sections: Iterable[SectionRecord] = (),
+        omitted: Iterable[OmittedSection] = (),
+        turn: int | None = None,
+        hud_frame: tuple[str, str] | None = None,
+        blame: BlameData | Callable[[], BlameData] | None = None,
+        budget: BudgetReport | None = None,
+    ) -> None:
+        super().__init__(
+            cached_content=cached_content,
+            non_cached_content=non_cached_content,
+            conversation_prefix_items=list(conversation_prefix_items),
+            post_history_items=list(post_history_items),
+            notification_center=notification_center,
+        )
         self.sections: tuple[SectionRecord, ...] = tuple(sections)
         self.omitted: tuple[OmittedSection, ...] = tuple(omitted)
         self.turn = turn
@@ -245,8 +260,10 @@ class ComposedPrompt(dict[str, Any]):
                 return record
         for gone in self.omitted:
             if gone.name == name:
-                raise ValueError(f"section {name!r} is not in this prompt: {gone.reason}"
-                                 + (f" ({gone.error})" if gone.error else ""))
+                raise ValueError(
+                    f"section {name!r} is not in this prompt: {gone.reason}"
+                    + (f" ({gone.error})" if gone.error else "")
+                )
         known = ", ".join(r.name for r in self.sections) or "none"
         raise ValueError(f"no section {name!r} in this prompt (sections: {known})")
 
@@ -265,8 +282,10 @@ class ComposedPrompt(dict[str, Any]):
     def _blame_data(self) -> BlameData:
         if self._blame is None:
             if any(self.blame_keys()):
-                raise ValueError("this ComposedPrompt has no blame map (built from a plain dict?); "
-                                 "only prompts from a composer know who wrote each character")
+                raise ValueError(
+                    "this ComposedPrompt has no blame map (built from a plain dict?); "
+                    "only prompts from a composer know who wrote each character"
+                )
             return {}
         if callable(self._blame):
             self._blame = self._blame()
@@ -298,31 +317,34 @@ class ComposedPrompt(dict[str, Any]):
             raise TypeError(f"offset must be an int, got {type(offset).__name__}")
         size = spans[-1].end if spans else 0
         if not 0 <= offset < size:
-            raise ValueError(f"offset {offset} is outside {key} (0..{size - 1})" if size
-                             else f"offset {offset} is outside {key}, which is empty")
+            raise ValueError(
+                f"offset {offset} is outside {key} (0..{size - 1})"
+                if size
+                else f"offset {offset} is outside {key}, which is empty"
+            )
         return spans[bisect.bisect_right([s.start for s in spans], offset) - 1]
 
     def _check_blame_key(self, key: str) -> str:
         known = self.blame_keys()
         if key not in known:
-            raise ValueError(f"no text under {key!r} in this prompt (keys with text: "
-                             f"{', '.join(known) or 'none'})")
+            raise ValueError(f"no text under {key!r} in this prompt (keys with text: {', '.join(known) or 'none'})")
         return key
 
     def as_dict(self) -> ComposedPromptDict:
         """A plain dict copy with the original's five keys."""
         # the five keys __init__ set, with their types; a comprehension cannot show mypy that
-        return {key: (list(value) if isinstance(value, list) else value)
-                for key, value in self.items()}  # type: ignore[return-value]
+        return {key: (list(value) if isinstance(value, list) else value) for key, value in self.items()}  # type: ignore[return-value]
 
     def to_json(self, **kwargs: Any) -> str:
         import json
+
         return json.dumps(self.as_dict(), ensure_ascii=False, **kwargs)
 
     # -- the views are the display layer's (registered in wm_kernel.utils.views); the request
     # bodies live in their own module, loaded on first use
-    def _repr_mimebundle_(self, include: Container[str] | None = None,
-                          exclude: Container[str] | None = None) -> views.MimeBundle:
+    def _repr_mimebundle_(
+        self, include: Container[str] | None = None, exclude: Container[str] | None = None
+    ) -> views.MimeBundle:
         return views.composed_mimebundle(self, include=include, exclude=exclude)
 
     def _repr_pretty_(self, printer: views.PrettyPrinter, cycle: bool) -> None:
@@ -354,17 +376,24 @@ class ComposedPrompt(dict[str, Any]):
 
     def __reduce__(self) -> tuple[Any, ...]:  # dict subclasses with slots need help to pickle/copy
         blame = None if self._blame is None else self._blame_data()
-        return (_rebuild_composed, (self.as_dict(), self.sections, self.omitted, self.turn,
-                                    self.hud_frame, blame, self.budget))
+        return (
+            _rebuild_composed,
+            (self.as_dict(), self.sections, self.omitted, self.turn, self.hud_frame, blame, self.budget),
+        )
 
 
-def _rebuild_composed(data: ComposedPromptDict, sections: tuple[SectionRecord, ...],
-                      omitted: tuple[OmittedSection, ...], turn: int | None,
-                      hud_frame: tuple[str, str] | None = None,
-                      blame: BlameData | None = None,
-                      budget: BudgetReport | None = None) -> ComposedPrompt:
-    return ComposedPrompt(**data, sections=sections, omitted=omitted, turn=turn, hud_frame=hud_frame,
-                          blame=blame, budget=budget)
+def _rebuild_composed(
+    data: ComposedPromptDict,
+    sections: tuple[SectionRecord, ...],
+    omitted: tuple[OmittedSection, ...],
+    turn: int | None,
+    hud_frame: tuple[str, str] | None = None,
+    blame: BlameData | None = None,
+    budget: BudgetReport | None = None,
+) -> ComposedPrompt:
+    return ComposedPrompt(
+        **data, sections=sections, omitted=omitted, turn=turn, hud_frame=hud_frame, blame=blame, budget=budget
+    )
 
 
 class ComposedPromptTrait(Instance["ComposedPrompt | None"]):

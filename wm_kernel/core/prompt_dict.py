@@ -4,6 +4,7 @@
 bodies (wm_kernel/core/request_bodies.py) read only the keys, so they import this and not the
 prompt type, whose ``to_anthropic``/``to_openai`` call them.
 """
+
 from __future__ import annotations
 
 from typing import TypedDict
@@ -14,8 +15,13 @@ __all__ = ["PLACEMENTS", "COMPOSED_KEYS", "ComposedPromptDict"]
 PLACEMENTS: tuple[str, ...] = ("system", "conversation_prefix", "post_history", "notification")
 
 #: The original's five keys, in its order.
-COMPOSED_KEYS: tuple[str, ...] = ("cached_content", "non_cached_content", "conversation_prefix_items",
-                                  "post_history_items", "notification_center")
+COMPOSED_KEYS: tuple[str, ...] = (
+    "cached_content",
+    "non_cached_content",
+    "conversation_prefix_items",
+    "post_history_items",
+    "notification_center",
+)
 
 
 class ComposedPromptDict(TypedDict):

@@ -71,6 +71,7 @@ Examples
 >>> to_openai(p, history=[{"role": "user", "content": "Hi"}], model="m")["messages"][1]
 {'role': 'user', 'content': 'Hi\\n\\nHUD'}
 """
+
 from __future__ import annotations
 
 import re
@@ -113,8 +114,7 @@ def _history(history: Iterable[Mapping[str, Any]], *, alternate: bool) -> list[d
     out: list[dict[str, str]] = []
     for index, message in enumerate(history):
         if not isinstance(message, Mapping):
-            raise TypeError(f"history[{index}] must be a dict with role and content, got "
-                            f"{type(message).__name__}")
+            raise TypeError(f"history[{index}] must be a dict with role and content, got {type(message).__name__}")
         unknown = sorted(set(message) - {"role", "content"})
         if unknown:
             raise ValueError(f"history[{index}] has unknown keys {unknown}; expected role and content")
@@ -125,8 +125,10 @@ def _history(history: Iterable[Mapping[str, Any]], *, alternate: bool) -> list[d
         if not isinstance(content, str):
             raise TypeError(f"history[{index}].content must be a str, got {type(content).__name__}")
         if alternate and out and out[-1]["role"] == role:
-            raise ValueError(f"history[{index}] is a second {role!r} message in a row; the Messages "
-                             f"API needs user and assistant messages to alternate")
+            raise ValueError(
+                f"history[{index}] is a second {role!r} message in a row; the Messages "
+                f"API needs user and assistant messages to alternate"
+            )
         out.append({"role": role, "content": content})
     return out
 
@@ -145,9 +147,15 @@ def _check_model(model: object) -> str:
     return model
 
 
-def to_anthropic(composed: Mapping[str, Any], history: Iterable[Mapping[str, Any]] = (), *,
-                 model: str = DEFAULT_ANTHROPIC_MODEL, max_tokens: int = 1024, cache: bool = True,
-                 **extra: Any) -> dict[str, Any]:
+def to_anthropic(
+    composed: Mapping[str, Any],
+    history: Iterable[Mapping[str, Any]] = (),
+    *,
+    model: str = DEFAULT_ANTHROPIC_MODEL,
+    max_tokens: int = 1024,
+    cache: bool = True,
+    **extra: Any,
+) -> dict[str, Any]:
     """A Messages API request body (see the module docstring for where each part goes)."""
     cached, non_cached, before, after = _parts(composed)
     messages: list[dict[str, Any]] = _history(history, alternate=True)
@@ -185,15 +193,19 @@ def to_anthropic(composed: Mapping[str, Any], history: Iterable[Mapping[str, Any
     return _extra(body, extra)
 
 
-def to_openai(composed: Mapping[str, Any], history: Iterable[Mapping[str, Any]] = (), *,
-              model: str = DEFAULT_OPENAI_MODEL, max_tokens: int | None = None,
-              **extra: Any) -> dict[str, Any]:
+def to_openai(
+    composed: Mapping[str, Any],
+    history: Iterable[Mapping[str, Any]] = (),
+    *,
+    model: str = DEFAULT_OPENAI_MODEL,
+    max_tokens: int | None = None,
+    **extra: Any,
+) -> dict[str, Any]:
     """A Chat Completions request body (see the module docstring for where each part goes)."""
     cached, non_cached, before, after = _parts(composed)
     history_messages = _history(history, alternate=False)
     _check_model(model)
-    if max_tokens is not None and (isinstance(max_tokens, bool) or not isinstance(max_tokens, int)
-                                   or max_tokens < 1):
+    if max_tokens is not None and (isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens < 1):
         raise ValueError(f"max_tokens must be a positive int or None, got {max_tokens!r}")
     messages: list[dict[str, Any]] = list(history_messages)
     if before:
@@ -303,12 +315,12 @@ def _mira_max_tokens(model: str, max_tokens: int, effort: str | None, adaptive: 
     return max_tokens
 
 
-def _mira_messages(composed: Mapping[str, Any], history: list[dict[str, str]],
-                   user: str | None) -> _MiraMessages:
+def _mira_messages(composed: Mapping[str, Any], history: list[dict[str, str]], user: str | None) -> _MiraMessages:
     """Prefix items, the history, the post-history tool pairs, the HUD, then ``user`` (never merged)."""
     messages: list[dict[str, Any]] = [
         {"role": "assistant", "content": [{"type": "text", "text": item}]}
-        for item in composed["conversation_prefix_items"]]
+        for item in composed["conversation_prefix_items"]
+    ]
     last_assistant = None
     for message in history:
         if message["role"] == "user":
@@ -321,11 +333,25 @@ def _mira_messages(composed: Mapping[str, Any], history: list[dict[str, str]],
     post = list(composed["post_history_items"])
     for index, item in enumerate(post):
         tool_id = mira_tool_use_id(index)
-        messages.append({"role": "assistant", "content": [
-            {"type": "tool_use", "id": tool_id, "name": MIRA_DOC_TOOL, "input": dict(MIRA_DOC_INPUT)}]})
-        messages.append({"role": "user", "content": [
-            {"type": "tool_result", "tool_use_id": tool_id, "content": item,
-             "cache_control": dict(_FIVE_MINUTES)}]})
+        messages.append(
+            {
+                "role": "assistant",
+                "content": [{"type": "tool_use", "id": tool_id, "name": MIRA_DOC_TOOL, "input": dict(MIRA_DOC_INPUT)}],
+            }
+        )
+        messages.append(
+            {
+                "role": "user",
+                "content": [
+                    {
+                        "type": "tool_result",
+                        "tool_use_id": tool_id,
+                        "content": item,
+                        "cache_control": dict(_FIVE_MINUTES),
+                    }
+                ],
+            }
+        )
     messages.append({"role": "assistant", "content": composed["notification_center"]})
     if user is not None:
         messages.append({"role": "user", "content": user})
@@ -337,22 +363,39 @@ def _warn_mira_refusals(built: _MiraMessages, tools: bool) -> None:
     :func:`to_mira`, hence ``stacklevel=3``)."""
     marks = (1 if tools else 0) + 1 + built.history_mark + built.post_items
     if marks > API_MAX_BREAKPOINTS:
-        warnings.warn(MiraWireWarning(
-            f"MIRA's layout puts {marks} cache breakpoints in this request ({built.post_items} post-history "
-            f"items, one 5-minute breakpoint each); the Messages API accepts at most {API_MAX_BREAKPOINTS} "
-            f"and refuses it"), stacklevel=3)
-    empty = [i for i, m in enumerate(built.messages) if isinstance(m["content"], list)
-             and any(b.get("type") == "text" and not b["text"] for b in m["content"])]
+        warnings.warn(
+            MiraWireWarning(
+                f"MIRA's layout puts {marks} cache breakpoints in this request ({built.post_items} post-history "
+                f"items, one 5-minute breakpoint each); the Messages API accepts at most {API_MAX_BREAKPOINTS} "
+                f"and refuses it"
+            ),
+            stacklevel=3,
+        )
+    empty = [
+        i
+        for i, m in enumerate(built.messages)
+        if isinstance(m["content"], list) and any(b.get("type") == "text" and not b["text"] for b in m["content"])
+    ]
     if empty:
-        warnings.warn(MiraWireWarning(
-            f"messages[{empty[0]}] is an empty text block (MIRA sends an empty item as one); the Messages "
-            f"API refuses empty text blocks"), stacklevel=3)
+        warnings.warn(
+            MiraWireWarning(
+                f"messages[{empty[0]}] is an empty text block (MIRA sends an empty item as one); the Messages "
+                f"API refuses empty text blocks"
+            ),
+            stacklevel=3,
+        )
 
 
-def to_mira(composed: Mapping[str, Any], history: Iterable[Mapping[str, Any]] = (), *,
-            user: str | None = None, tools: Iterable[Mapping[str, Any]] = (),
-            model: str = DEFAULT_MIRA_MODEL, max_tokens: int = MIRA_MAX_TOKENS,
-            effort: str | None = None) -> dict[str, Any]:
+def to_mira(
+    composed: Mapping[str, Any],
+    history: Iterable[Mapping[str, Any]] = (),
+    *,
+    user: str | None = None,
+    tools: Iterable[Mapping[str, Any]] = (),
+    model: str = DEFAULT_MIRA_MODEL,
+    max_tokens: int = MIRA_MAX_TOKENS,
+    effort: str | None = None,
+) -> dict[str, Any]:
     """The body MIRA's orchestrator posts (see the module docstring for every field)."""
     if not isinstance(composed, Mapping):
         raise TypeError(f"expected a ComposedPrompt or five-key dict, got {type(composed).__name__}")
@@ -365,8 +408,11 @@ def to_mira(composed: Mapping[str, Any], history: Iterable[Mapping[str, Any]] = 
     built = _mira_messages(composed, messages_in, user)
     _warn_mira_refusals(built, bool(tool_list))
 
-    body: dict[str, Any] = {"max_tokens": _mira_max_tokens(model, max_tokens, effort, adaptive),
-                            "messages": built.messages, "model": model}
+    body: dict[str, Any] = {
+        "max_tokens": _mira_max_tokens(model, max_tokens, effort, adaptive),
+        "messages": built.messages,
+        "model": model,
+    }
     if effort is not None and adaptive:
         body["output_config"] = {"effort": effort}
     system = "\n\n".join(p for p in (composed["cached_content"], composed["non_cached_content"]) if p)

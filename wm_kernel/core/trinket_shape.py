@@ -4,6 +4,7 @@ WorkingMemory and the budget drive trinkets, but the trinket contract (``trinket
 layer above the core and builds on it. So the core names the part of a trinket it uses as a
 Protocol; ``EventAwareTrinket`` has all of it, and a test can hand in a small stand-in.
 """
+
 from __future__ import annotations
 
 from contextlib import AbstractContextManager

@@ -14,6 +14,7 @@ Examples
 >>> wm.composed["cached_content"].splitlines()[0]
 'Hi friend'
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -52,14 +53,24 @@ logger = logging.getLogger("wm_kernel.core.working_memory")
 #: The kind of trinket a WorkingMemory holds (a Session's holds ``EventAwareTrinket``\ s).
 T = TypeVar("T", bound=Trinket)
 
-PLACEHOLDERS = ("first_name", "user_context", "relative time since account creation", "model_id",
-                "model_name")
+PLACEHOLDERS = ("first_name", "user_context", "relative time since account creation", "model_id", "model_name")
 _PLACEHOLDER_RE = re.compile("{(" + "|".join(re.escape(p) for p in PLACEHOLDERS) + ")}")
 
 # Exception type names that mark a failure of infrastructure (a store, a network, a service) rather
 # than of the trinket's own logic. The original classifies by type name the same way.
-_INFRA_MARKERS = ("Connection", "Timeout", "Operational", "Database", "Interface", "Redis", "Valkey",
-                  "Network", "Socket", "Unavailable", "BrokenPipe")
+_INFRA_MARKERS = (
+    "Connection",
+    "Timeout",
+    "Operational",
+    "Database",
+    "Interface",
+    "Redis",
+    "Valkey",
+    "Network",
+    "Socket",
+    "Unavailable",
+    "BrokenPipe",
+)
 
 
 def failure_kind(exc: BaseException) -> str:
@@ -79,9 +90,11 @@ class CollapseIncompleteError(RuntimeError):
         self.segment_id = segment_id
         self.not_flushed = not_flushed
         names = "; ".join(f"{name} ({type(exc).__name__}: {exc})" for name, exc in not_flushed)
-        super().__init__(f"segment {segment_id} collapsed, but {len(not_flushed)} trinket(s) were "
-                         f"not flushed: {names}; each is left out of the prompt and flushed again "
-                         f"before its next update")
+        super().__init__(
+            f"segment {segment_id} collapsed, but {len(not_flushed)} trinket(s) were "
+            f"not flushed: {names}; each is left out of the prompt and flushed again "
+            f"before its next update"
+        )
 
 
 class WorkingMemory(HasTraits, Generic[T]):
@@ -110,22 +123,38 @@ class WorkingMemory(HasTraits, Generic[T]):
 
     composed = ComposedPromptTrait(
         help="The ComposedPrompt of the last compose cycle (None before the first); notifies on "
-             "every compose, even one whose text did not change.")
+        "every compose, even one whose text did not change."
+    )
     user_id = Unicode("notebook", help="Owner of the state-store entries and of every event created.")
     trinket_names = List(Unicode(), help="Registered trinket class names, in registration order.")
-    token_budget = TokenLimit(help="Most tokens a composed prompt may take (None: no budget); the "
-                              "lowest-priority sections are dropped to fit (see wm_kernel.core.budget).")
-    caps = Dict(value_trait=Instance(Cap), key_trait=Unicode(),
-                help="Section name -> Cap: the most a section may show, hard or soft "
-                     "(see wm_kernel.core.caps); set with set_cap().")
-    budget_step = TokenLimit(help="Move the budget's cut only when the overflow crosses a multiple "
-                             "of this many tokens, so the kept prefix stays cache-stable (None: "
-                             "fit exactly every compose).")
+    token_budget = TokenLimit(
+        help="Most tokens a composed prompt may take (None: no budget); the "
+        "lowest-priority sections are dropped to fit (see wm_kernel.core.budget)."
+    )
+    caps = Dict(
+        value_trait=Instance(Cap),
+        key_trait=Unicode(),
+        help="Section name -> Cap: the most a section may show, hard or soft "
+        "(see wm_kernel.core.caps); set with set_cap().",
+    )
+    budget_step = TokenLimit(
+        help="Move the budget's cut only when the overflow crosses a multiple "
+        "of this many tokens, so the kept prefix stays cache-stable (None: "
+        "fit exactly every compose)."
+    )
 
-    def __init__(self, event_bus: EventBus, *, store: StateStore | None = None,
-                 user_id: str = "notebook", profile: Profile | None = None,
-                 clock: Clock | None = None, layout: Layout | None = None,
-                 composer: SystemPromptComposer | None = None, continuum_id: str = "") -> None:
+    def __init__(
+        self,
+        event_bus: EventBus,
+        *,
+        store: StateStore | None = None,
+        user_id: str = "notebook",
+        profile: Profile | None = None,
+        clock: Clock | None = None,
+        layout: Layout | None = None,
+        composer: SystemPromptComposer | None = None,
+        continuum_id: str = "",
+    ) -> None:
         if not isinstance(event_bus, EventBus):
             raise TypeError(f"WorkingMemory needs an EventBus, got {type(event_bus).__name__}")
         # both end up in store keys (wm_kernel.stores.keys): str, and text a store can hold
@@ -184,14 +213,19 @@ class WorkingMemory(HasTraits, Generic[T]):
         with self.lock:
             # by name, and by section through the index of sections (a scan per registration
             # would make n registrations quadratic)
-            clashes = [t for t in (self._trinkets.get(name), self._trinkets.get(self._sections.get(section, "")))
-                       if t is not None]
+            clashes = [
+                t
+                for t in (self._trinkets.get(name), self._trinkets.get(self._sections.get(section, "")))
+                if t is not None
+            ]
             clashes = list({id(t): t for t in clashes}.values())
             if clashes and not replace:
                 other = clashes[0]
                 what = "name" if other.name == name else f"section {section!r}"
-                raise ValueError(f"a trinket with the same {what} is already registered "
-                                 f"({other.name}); pass replace=True to replace it")
+                raise ValueError(
+                    f"a trinket with the same {what} is already registered "
+                    f"({other.name}); pass replace=True to replace it"
+                )
             for old in clashes:
                 old.detach()
                 del self._trinkets[old.name]
@@ -252,8 +286,10 @@ class WorkingMemory(HasTraits, Generic[T]):
         profile = self.profile
         if profile.account_created is not None:
             # Profile.__post_init__ has parsed a str into a datetime
-            age = relationship_duration(profile.account_created,  # type: ignore[arg-type]
-                                        self.clock.now())
+            age = relationship_duration(
+                profile.account_created,  # type: ignore[arg-type]
+                self.clock.now(),
+            )
         else:
             age = "some time"
         key = (template, profile, age)
@@ -301,8 +337,7 @@ class WorkingMemory(HasTraits, Generic[T]):
                 publish(UpdateTrinketEvent(continuum_id, user_id, new_event_id(), now(), name, {}))
             caps = self.caps
             capped = apply_caps(composer, self._trinkets.values(), caps, self.budget.counter) if caps else ()
-            fit = self.budget.apply(composer, self._trinkets.values(), budget=self.token_budget,
-                                    step=self.budget_step)
+            fit = self.budget.apply(composer, self._trinkets.values(), budget=self.token_budget, step=self.budget_step)
             if capped:
                 fit = replace(fit, caps=tuple(capped))
             composed = composer.compose(omitted=[*self._omitted_sections(), *fit.dropped])
@@ -311,10 +346,19 @@ class WorkingMemory(HasTraits, Generic[T]):
             if previous is not None:
                 previous.previous = None  # keep one step of history, not a chain
             self.composed = composed
-            publish(SystemPromptComposedEvent(
-                continuum_id, user_id, new_event_id(), now(), composed["cached_content"],
-                composed["non_cached_content"], tuple(composed["conversation_prefix_items"]),
-                tuple(composed["post_history_items"]), composed["notification_center"]))
+            publish(
+                SystemPromptComposedEvent(
+                    continuum_id,
+                    user_id,
+                    new_event_id(),
+                    now(),
+                    composed["cached_content"],
+                    composed["non_cached_content"],
+                    tuple(composed["conversation_prefix_items"]),
+                    tuple(composed["post_history_items"]),
+                    composed["notification_center"],
+                )
+            )
 
     def _omitted_sections(self) -> list[OmittedSection]:
         omitted = []
@@ -323,8 +367,7 @@ class WorkingMemory(HasTraits, Generic[T]):
             if trinket.variable_name in held:  # its update published its content: not omitted
                 continue
             if trinket.error:
-                omitted.append(OmittedSection(trinket.variable_name, trinket.name, "trinket failed",
-                                              trinket.error))
+                omitted.append(OmittedSection(trinket.variable_name, trinket.name, "trinket failed", trinket.error))
             elif not trinket.enabled:
                 omitted.append(OmittedSection(trinket.variable_name, trinket.name, "trinket disabled"))
             elif not trinket.content:
@@ -333,9 +376,14 @@ class WorkingMemory(HasTraits, Generic[T]):
 
     def compose(self, base_prompt: str = "", *, continuum_id: str | None = None) -> ComposedPrompt:
         """Publish a ComposeSystemPromptEvent and return the ComposedPrompt it produced."""
-        return self._run_compose_cycle(ComposeSystemPromptEvent.create(
-            continuum_id=continuum_id if continuum_id is not None else self.continuum_id,
-            user_id=self.user_id, clock=self.clock, base_prompt=base_prompt))
+        return self._run_compose_cycle(
+            ComposeSystemPromptEvent.create(
+                continuum_id=continuum_id if continuum_id is not None else self.continuum_id,
+                user_id=self.user_id,
+                clock=self.clock,
+                base_prompt=base_prompt,
+            )
+        )
 
     def _run_compose_cycle(self, event: ComposeSystemPromptEvent) -> ComposedPrompt:
         """Publish ``event`` and return the prompt its cycle produced.
@@ -348,20 +396,26 @@ class WorkingMemory(HasTraits, Generic[T]):
         if composed is None or composed is before:
             if record.failures:
                 raise record.failures[-1].exception
-            raise RuntimeError("the compose cycle produced no prompt (is WorkingMemory still "
-                               "subscribed to this bus?)")
+            raise RuntimeError("the compose cycle produced no prompt (is WorkingMemory still subscribed to this bus?)")
         return composed
 
-    def publish_trinket_update(self, target_trinket: str, context: Mapping[str, Any] | None = None,
-                               *, continuum_id: str | None = None) -> None:
+    def publish_trinket_update(
+        self, target_trinket: str, context: Mapping[str, Any] | None = None, *, continuum_id: str | None = None
+    ) -> None:
         """Ask one trinket (by class name) to regenerate, with an optional context."""
         trinket = self._trinkets.get(target_trinket) or self.get_trinket(target_trinket)
         if context is not None and not isinstance(context, Mapping):
             raise TypeError(f"context must be a mapping, got {type(context).__name__}")
-        self.bus.publish(UpdateTrinketEvent(
-            continuum_id if continuum_id is not None else self.continuum_id,
-            self.user_id, new_event_id(), self.clock.now(), trinket.name,
-            dict(context or {})))
+        self.bus.publish(
+            UpdateTrinketEvent(
+                continuum_id if continuum_id is not None else self.continuum_id,
+                self.user_id,
+                new_event_id(),
+                self.clock.now(),
+                trinket.name,
+                dict(context or {}),
+            )
+        )
 
     def _handle_update_trinket(self, event: UpdateTrinketEvent) -> None:
         # look up under the lock: a trinket unregistered by another thread meanwhile must not
@@ -369,8 +423,7 @@ class WorkingMemory(HasTraits, Generic[T]):
         with self.lock:
             trinket = self._trinkets.get(event.target_trinket)
             if trinket is None:
-                logger.warning("UpdateTrinketEvent for unknown trinket %r ignored",
-                               event.target_trinket)
+                logger.warning("UpdateTrinketEvent for unknown trinket %r ignored", event.target_trinket)
                 return
             try:
                 trinket.finish_pending_flush()  # a collapse could not: old items must not return
@@ -378,8 +431,7 @@ class WorkingMemory(HasTraits, Generic[T]):
             except Exception as exc:
                 self._isolate_failure(trinket, exc)
 
-    def _isolate_failure(self, trinket: T, exc: Exception, *,
-                         doing: str = "") -> None:
+    def _isolate_failure(self, trinket: T, exc: Exception, *, doing: str = "") -> None:
         """A trinket raised: keep it out of the prompt and the store, and make the failure visible
         (its ``error`` trait, and the composed prompt's ``omitted``). ``doing`` says what failed
         when it was not the update itself (e.g. "storing its section")."""
@@ -395,8 +447,7 @@ class WorkingMemory(HasTraits, Generic[T]):
         try:
             self.discard_section(trinket)
         except Exception as again:
-            logger.error("could not remove the stored section of %s: %s: %s", trinket.name,
-                         type(again).__name__, again)
+            logger.error("could not remove the stored section of %s: %s: %s", trinket.name, type(again).__name__, again)
         self.bus.report_failure(trinket.name, exc)
 
     def _handle_trinket_content(self, event: TrinketContentEvent) -> None:
@@ -405,9 +456,15 @@ class WorkingMemory(HasTraits, Generic[T]):
             written = self._written.get(section)
             if written is None or written[0] != event.content or written[1] != event.cache_policy:
                 try:
-                    self.store.hset(self.store_key, section, {
-                        "content": event.content, "cache_policy": event.cache_policy,
-                        "updated_at": event.occurred_at.isoformat()})
+                    self.store.hset(
+                        self.store_key,
+                        section,
+                        {
+                            "content": event.content,
+                            "cache_policy": event.cache_policy,
+                            "updated_at": event.occurred_at.isoformat(),
+                        },
+                    )
                 except Exception as exc:
                     # without this, the bus would isolate *this* subscriber and the section would
                     # silently miss the prompt; instead it is the trinket's visible failure
@@ -417,8 +474,7 @@ class WorkingMemory(HasTraits, Generic[T]):
                     self._isolate_failure(trinket, exc, doing="storing its section failed")
                     return
                 self._written[section] = (event.content, event.cache_policy)
-            self.composer.add_section(section, event.content, event.cache_policy,
-                                      event.trinket_name or None)
+            self.composer.add_section(section, event.content, event.cache_policy, event.trinket_name or None)
 
     def discard_section(self, trinket: T) -> None:
         """Remove a trinket's section from the store and the composer (empty, disabled or failed)."""
@@ -451,19 +507,25 @@ class WorkingMemory(HasTraits, Generic[T]):
         raw = self.store.hget(self.store_key, section_name)
         if raw is None:
             return None
-        return {"section_name": section_name, "content": raw.get("content", ""),
-                "cache_policy": bool(raw.get("cache_policy", False)),
-                "last_updated": raw.get("updated_at")}
+        return {
+            "section_name": section_name,
+            "content": raw.get("content", ""),
+            "cache_policy": bool(raw.get("cache_policy", False)),
+            "last_updated": raw.get("updated_at"),
+        }
 
     def get_all_trinket_states(self) -> AllTrinketStates:
         """Every stored section state for this user, with a count and the load time."""
         states: list[TrinketState] = [
-            {"section_name": name, "content": raw.get("content", ""),
-             "cache_policy": bool(raw.get("cache_policy", False)), "last_updated": raw.get("updated_at")}
-            for name, raw in self.store.hgetall(self.store_key).items()]
-        return {"trinkets": states,
-                "meta": {"trinket_count": len(states), "loaded_at": self.clock.now().isoformat()}}
+            {
+                "section_name": name,
+                "content": raw.get("content", ""),
+                "cache_policy": bool(raw.get("cache_policy", False)),
+                "last_updated": raw.get("updated_at"),
+            }
+            for name, raw in self.store.hgetall(self.store_key).items()
+        ]
+        return {"trinkets": states, "meta": {"trinket_count": len(states), "loaded_at": self.clock.now().isoformat()}}
 
     def __repr__(self) -> str:
-        return (f"<WorkingMemory user={self.user_id!r} trinkets={list(self._trinkets)} "
-                f"layout={self.layout.name!r}>")
+        return f"<WorkingMemory user={self.user_id!r} trinkets={list(self._trinkets)} layout={self.layout.name!r}>"

@@ -6,6 +6,7 @@ usage they read (``wm_kernel.dialects.usage``).
 Importing the package registers every built-in dialect (the modules below), so a lookup in the
 registry always finds them.
 """
+
 from __future__ import annotations
 
 from wm_kernel.dialects import anthropic as _anthropic  # noqa: F401  (each registers its dialect)

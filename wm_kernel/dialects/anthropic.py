@@ -7,6 +7,7 @@ to them, ``cache_creation.ephemeral_1h_input_tokens`` says how many writes were 
 ``client.messages.create`` / ``client.messages.stream`` of the ``anthropic`` SDK. Logs: JSON Lines of
 Messages request bodies (format ``anthropic``).
 """
+
 from __future__ import annotations
 
 import inspect
@@ -19,17 +20,24 @@ from wm_kernel.dialects.registry import CallResult, Dialect, PartRef, Slot, Turn
 from wm_kernel.dialects.usage import Usage, usage_details, usage_int
 
 
-def read_messages_usage(usage: Mapping[str, Any], where: str, common: Mapping[str, Any],
-                        provider: str) -> Usage:
+def read_messages_usage(usage: Mapping[str, Any], where: str, common: Mapping[str, Any], provider: str) -> Usage:
     """A Messages API usage object as a Usage billed by ``provider``."""
     written = usage_int(usage, "cache_creation_input_tokens", where)
     creation = usage_details(usage, "cache_creation", where)
     one_hour = usage_int(creation, "ephemeral_1h_input_tokens", where)
     if one_hour > written:
-        raise ValueError(f"{where}: ephemeral_1h_input_tokens ({one_hour}) exceed "
-                         f"cache_creation_input_tokens ({written})")
-    return Usage(provider, usage_int(usage, "input_tokens", where), usage_int(usage, "cache_read_input_tokens", where),
-                 written, one_hour, usage_int(usage, "output_tokens", where), **common)
+        raise ValueError(
+            f"{where}: ephemeral_1h_input_tokens ({one_hour}) exceed cache_creation_input_tokens ({written})"
+        )
+    return Usage(
+        provider,
+        usage_int(usage, "input_tokens", where),
+        usage_int(usage, "cache_read_input_tokens", where),
+        written,
+        one_hour,
+        usage_int(usage, "output_tokens", where),
+        **common,
+    )
 
 
 def sdk_params(method: Callable[..., Any], body: Mapping[str, Any]) -> dict[str, Any]:
@@ -43,8 +51,7 @@ def sdk_params(method: Callable[..., Any], body: Mapping[str, Any]) -> dict[str,
     return params
 
 
-def call_messages(client: Any, body: dict[str, Any], stream: bool,
-                  on_text: Callable[[str], None]) -> CallResult:
+def call_messages(client: Any, body: dict[str, Any], stream: bool, on_text: Callable[[str], None]) -> CallResult:
     """Send a Messages body with an ``anthropic`` client (streamed when ``stream`` or when the body
     asks for it with ``"stream": true``; ``on_text`` hears the reply as it comes when ``stream``)."""
     if stream or body.get("stream") is True:
@@ -80,8 +87,14 @@ class AnthropicDialect(Dialect):
     log_format = "anthropic"
     log_priority = 10
 
-    def body(self, composed: Mapping[str, Any], history: Sequence[Mapping[str, Any]], *,
-             tools: Sequence[Mapping[str, Any]] = (), **options: Any) -> dict[str, Any]:
+    def body(
+        self,
+        composed: Mapping[str, Any],
+        history: Sequence[Mapping[str, Any]],
+        *,
+        tools: Sequence[Mapping[str, Any]] = (),
+        **options: Any,
+    ) -> dict[str, Any]:
         if tools:
             options["tools"] = [dict(t) for t in tools]
         return to_anthropic(composed, history, **options)
@@ -96,23 +109,31 @@ class AnthropicDialect(Dialect):
         return kit_cache_layout(turn)
 
     def reads_usage(self, usage: Mapping[str, Any]) -> bool:
-        return ("input_tokens" in usage and "output_tokens" in usage and "prompt_tokens" not in usage
-                and "input_tokens_details" not in usage and "total_tokens" not in usage
-                and "promptTokenCount" not in usage and "prompt_token_count" not in usage)
+        return (
+            "input_tokens" in usage
+            and "output_tokens" in usage
+            and "prompt_tokens" not in usage
+            and "input_tokens_details" not in usage
+            and "total_tokens" not in usage
+            and "promptTokenCount" not in usage
+            and "prompt_token_count" not in usage
+        )
 
     def parse_usage(self, usage: Mapping[str, Any], where: str, common: Mapping[str, Any]) -> Usage:
         return read_messages_usage(usage, where, common, self.provider)
 
-    def call(self, client: Any, body: dict[str, Any], stream: bool,
-             on_text: Callable[[str], None]) -> CallResult:
+    def call(self, client: Any, body: dict[str, Any], stream: bool, on_text: Callable[[str], None]) -> CallResult:
         return call_messages(client, body, stream, on_text)
 
     def is_body(self, body: Mapping[str, Any]) -> bool:
         if not isinstance(body.get("messages"), list):
             return False
         tools = [t for t in body.get("tools") or [] if isinstance(t, Mapping)]
-        return ("system" in body or any("input_schema" in t for t in tools)
-                or str(body.get("model", "")).startswith("claude"))
+        return (
+            "system" in body
+            or any("input_schema" in t for t in tools)
+            or str(body.get("model", "")).startswith("claude")
+        )
 
     def may_be_body(self, body: Mapping[str, Any]) -> bool:
         return isinstance(body.get("messages"), list) and "max_tokens" in body

@@ -6,6 +6,7 @@ input too, ``thoughtsTokenCount`` output; camelCase (REST) or snake_case (the Py
 writes are reported. The cache simulator lays a Gemini request out as the kit's wire does (its
 implicit caching reads the longest common prefix; breakpoints other than ``explicit`` are ignored).
 """
+
 from __future__ import annotations
 
 from collections.abc import Mapping
@@ -44,8 +45,9 @@ class GeminiDialect(Dialect):
         prompt = g("promptTokenCount", "prompt_token_count")
         cached = g("cachedContentTokenCount", "cached_content_token_count")
         if cached > prompt:
-            raise ValueError(f"{where}: cachedContentTokenCount ({cached}) exceeds promptTokenCount ({prompt}), "
-                             f"which includes it")
+            raise ValueError(
+                f"{where}: cachedContentTokenCount ({cached}) exceeds promptTokenCount ({prompt}), which includes it"
+            )
         tool_input = g("toolUsePromptTokenCount", "tool_use_prompt_token_count")
         output = g("candidatesTokenCount", "candidates_token_count") + g("thoughtsTokenCount", "thoughts_token_count")
         return Usage(self.provider, prompt - cached + tool_input, cached, 0, 0, output, **common)

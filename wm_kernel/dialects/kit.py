@@ -7,6 +7,7 @@ Cache layout: the tools, the cached then the non-cached system sections, the pre
 conversation and the current user message, the post-history items, the notification centre; one
 5-minute breakpoint on the last cached system section (what ``to_anthropic`` marks).
 """
+
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
@@ -18,11 +19,15 @@ from wm_kernel.dialects.registry import PartRef, Slot, TurnPieces
 def kit_wire_parts(composed: Mapping[str, Any], history: Sequence[Mapping[str, Any]]) -> list[PartRef]:
     """The parts in the order ``to_anthropic`` and ``to_openai`` write them."""
     parts = [PartRef(key) for key in ("cached_content", "non_cached_content") if composed[key]]
-    parts += [PartRef(f"conversation_prefix_items[{i}]")
-              for i, item in enumerate(composed["conversation_prefix_items"]) if item.strip()]
+    parts += [
+        PartRef(f"conversation_prefix_items[{i}]")
+        for i, item in enumerate(composed["conversation_prefix_items"])
+        if item.strip()
+    ]
     parts += [PartRef(f"history[{i}]") for i in range(len(history))]
-    parts += [PartRef(f"post_history_items[{i}]")
-              for i, item in enumerate(composed["post_history_items"]) if item.strip()]
+    parts += [
+        PartRef(f"post_history_items[{i}]") for i, item in enumerate(composed["post_history_items"]) if item.strip()
+    ]
     if composed["notification_center"].strip():
         parts.append(PartRef("notification_center"))
     return parts

@@ -16,6 +16,7 @@ streams every call); a MIRA request is billed by Anthropic.
 A conversation whose last message is the user's (as the views and ``send`` pass it) has that
 message sent as the current user message, after the HUD.
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
@@ -29,8 +30,12 @@ from wm_kernel.dialects.registry import CallResult, Dialect, PartRef, Slot, Turn
 def split_user(history: Sequence[Mapping[str, Any]]) -> tuple[list[Mapping[str, Any]], str | None]:
     """(the conversation before the current user message, that message or None)."""
     messages = list(history)
-    if messages and isinstance(messages[-1], Mapping) and messages[-1].get("role") == "user" \
-            and isinstance(messages[-1].get("content"), str):
+    if (
+        messages
+        and isinstance(messages[-1], Mapping)
+        and messages[-1].get("role") == "user"
+        and isinstance(messages[-1].get("content"), str)
+    ):
         return messages[:-1], messages[-1]["content"]
     return messages, None
 
@@ -51,8 +56,14 @@ class MiraDialect(Dialect):
     body_shape = "messages"
     default_model = "claude-sonnet-4-6"
 
-    def body(self, composed: Mapping[str, Any], history: Sequence[Mapping[str, Any]], *,
-             tools: Sequence[Mapping[str, Any]] = (), **options: Any) -> dict[str, Any]:
+    def body(
+        self,
+        composed: Mapping[str, Any],
+        history: Sequence[Mapping[str, Any]],
+        *,
+        tools: Sequence[Mapping[str, Any]] = (),
+        **options: Any,
+    ) -> dict[str, Any]:
         conversation, user = split_user(history)
         if options.get("user") is None:
             options["user"] = user
@@ -88,8 +99,7 @@ class MiraDialect(Dialect):
             slots.append(Slot(turn.user, "messages"))
         return slots
 
-    def call(self, client: Any, body: dict[str, Any], stream: bool,
-             on_text: Callable[[str], None]) -> CallResult:
+    def call(self, client: Any, body: dict[str, Any], stream: bool, on_text: Callable[[str], None]) -> CallResult:
         return call_messages(client, body, stream, on_text)
 
 

@@ -7,6 +7,7 @@ cached (``prompt_tokens_details.cached_tokens``) and written (``cache_write_toke
 ``client.chat.completions.create`` of the ``openai`` SDK (streamed with ``include_usage``). Logs:
 JSON Lines of Chat Completions bodies (format ``openai.chat``).
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
@@ -18,8 +19,9 @@ from wm_kernel.dialects.registry import CallResult, Dialect, PartRef, Slot, Turn
 from wm_kernel.dialects.usage import Usage, usage_details, usage_int
 
 
-def read_openai_usage(usage: Mapping[str, Any], where: str, common: Mapping[str, Any], provider: str,
-                      keys: tuple[str, str, str]) -> Usage:
+def read_openai_usage(
+    usage: Mapping[str, Any], where: str, common: Mapping[str, Any], provider: str, keys: tuple[str, str, str]
+) -> Usage:
     """An OpenAI usage object (``keys``: the prompt, details and output keys) as a Usage."""
     prompt_key, details_key, output_key = keys
     prompt = usage_int(usage, prompt_key, where)
@@ -27,10 +29,11 @@ def read_openai_usage(usage: Mapping[str, Any], where: str, common: Mapping[str,
     cached = usage_int(details, "cached_tokens", where)
     written = usage_int(details, "cache_write_tokens", where)
     if cached + written > prompt:
-        raise ValueError(f"{where}: cached ({cached}) and written ({written}) tokens exceed {prompt_key} "
-                         f"({prompt}), which includes them")
-    return Usage(provider, prompt - cached - written, cached, written, 0, usage_int(usage, output_key, where),
-                 **common)
+        raise ValueError(
+            f"{where}: cached ({cached}) and written ({written}) tokens exceed {prompt_key} "
+            f"({prompt}), which includes them"
+        )
+    return Usage(provider, prompt - cached - written, cached, written, 0, usage_int(usage, output_key, where), **common)
 
 
 class OpenAIChatDialect(Dialect):
@@ -51,12 +54,28 @@ class OpenAIChatDialect(Dialect):
     log_format = "openai.chat"
     log_priority = 20
 
-    def body(self, composed: Mapping[str, Any], history: Sequence[Mapping[str, Any]], *,
-             tools: Sequence[Mapping[str, Any]] = (), **options: Any) -> dict[str, Any]:
+    def body(
+        self,
+        composed: Mapping[str, Any],
+        history: Sequence[Mapping[str, Any]],
+        *,
+        tools: Sequence[Mapping[str, Any]] = (),
+        **options: Any,
+    ) -> dict[str, Any]:
         if tools:  # schemas ({"name", "description", "input_schema"}) become functions; others stay
-            options["tools"] = [{"type": "function", "function": {
-                "name": t["name"], "description": t.get("description", ""), "parameters": t["input_schema"]}}
-                if "input_schema" in t else dict(t) for t in tools]
+            options["tools"] = [
+                {
+                    "type": "function",
+                    "function": {
+                        "name": t["name"],
+                        "description": t.get("description", ""),
+                        "parameters": t["input_schema"],
+                    },
+                }
+                if "input_schema" in t
+                else dict(t)
+                for t in tools
+            ]
         return to_openai(composed, history, **options)
 
     def wire_parts(self, composed: Mapping[str, Any], history: Sequence[Mapping[str, Any]]) -> list[PartRef]:
@@ -69,17 +88,16 @@ class OpenAIChatDialect(Dialect):
         return "prompt_tokens" in usage and "promptTokenCount" not in usage and "prompt_token_count" not in usage
 
     def parse_usage(self, usage: Mapping[str, Any], where: str, common: Mapping[str, Any]) -> Usage:
-        return read_openai_usage(usage, where, common, self.provider,
-                                 ("prompt_tokens", "prompt_tokens_details", "completion_tokens"))
+        return read_openai_usage(
+            usage, where, common, self.provider, ("prompt_tokens", "prompt_tokens_details", "completion_tokens")
+        )
 
-    def call(self, client: Any, body: dict[str, Any], stream: bool,
-             on_text: Callable[[str], None]) -> CallResult:
+    def call(self, client: Any, body: dict[str, Any], stream: bool, on_text: Callable[[str], None]) -> CallResult:
         if not stream:
             completion = client.chat.completions.create(**body)
             choice = completion.choices[0]
             usage = completion.usage.model_dump(mode="json") if completion.usage is not None else None
-            return (choice.message.content or "", usage, getattr(completion, "_request_id", None),
-                    choice.finish_reason)
+            return (choice.message.content or "", usage, getattr(completion, "_request_id", None), choice.finish_reason)
         parts: list[str] = []
         usage = finish = None
         chunks = client.chat.completions.create(**body, stream=True, stream_options={"include_usage": True})
@@ -100,8 +118,11 @@ class OpenAIChatDialect(Dialect):
             return False
         roles = {m.get("role") for m in messages if isinstance(m, Mapping)}
         tools = [t for t in body.get("tools") or [] if isinstance(t, Mapping)]
-        return bool(roles & {"system", "developer", "tool"} or any("function" in t for t in tools)
-                    or str(body.get("model", "")).startswith(("gpt", "o1", "o3", "o4")))
+        return bool(
+            roles & {"system", "developer", "tool"}
+            or any("function" in t for t in tools)
+            or str(body.get("model", "")).startswith(("gpt", "o1", "o3", "o4"))
+        )
 
     def may_be_body(self, body: Mapping[str, Any]) -> bool:
         return isinstance(body.get("messages"), list)

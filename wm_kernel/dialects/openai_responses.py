@@ -4,6 +4,7 @@ Usage: ``input_tokens`` with ``input_tokens_details`` (cached and written tokens
 ``output_tokens``, ``total_tokens``. Logs: JSON Lines of Responses bodies (``input`` /
 ``instructions``; format ``openai.responses``). Caching is automatic, as for Chat Completions.
 """
+
 from __future__ import annotations
 
 from collections.abc import Mapping
@@ -32,12 +33,17 @@ class OpenAIResponsesDialect(Dialect):
     log_priority = 5
 
     def reads_usage(self, usage: Mapping[str, Any]) -> bool:
-        return ("input_tokens" in usage and "output_tokens" in usage and "prompt_tokens" not in usage
-                and ("input_tokens_details" in usage or "total_tokens" in usage))
+        return (
+            "input_tokens" in usage
+            and "output_tokens" in usage
+            and "prompt_tokens" not in usage
+            and ("input_tokens_details" in usage or "total_tokens" in usage)
+        )
 
     def parse_usage(self, usage: Mapping[str, Any], where: str, common: Mapping[str, Any]) -> Usage:
-        return read_openai_usage(usage, where, common, self.provider,
-                                 ("input_tokens", "input_tokens_details", "output_tokens"))
+        return read_openai_usage(
+            usage, where, common, self.provider, ("input_tokens", "input_tokens_details", "output_tokens")
+        )
 
     def is_body(self, body: Mapping[str, Any]) -> bool:
         return "messages" not in body and ("input" in body or "instructions" in body)

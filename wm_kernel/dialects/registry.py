@@ -41,6 +41,7 @@ from its first characters. The module that registers must be imported before a l
 to ``wm_kernel/interop/__init__.py`` (as ``formats.py`` and ``otlp.py`` are). ``log_formats()``
 lists the names; ``import_log(..., format=NAME)`` takes any of them.
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -91,7 +92,7 @@ class TurnPieces:
     ``conversation`` is the history before the current user message, ``user`` that message."""
 
     tools: Sequence[Piece]
-    system: Sequence[Piece]            # cached system sections, then the non-cached ones
+    system: Sequence[Piece]  # cached system sections, then the non-cached ones
     prefix: Sequence[Piece]
     conversation: Sequence[Piece]
     user: Piece | None
@@ -150,8 +151,14 @@ class Dialect:
         return type(self).body is not Dialect.body
 
     # -- the request body
-    def body(self, composed: Mapping[str, Any], history: Sequence[Mapping[str, Any]], *,
-             tools: Sequence[Mapping[str, Any]] = (), **options: Any) -> dict[str, Any]:
+    def body(
+        self,
+        composed: Mapping[str, Any],
+        history: Sequence[Mapping[str, Any]],
+        *,
+        tools: Sequence[Mapping[str, Any]] = (),
+        **options: Any,
+    ) -> dict[str, Any]:
         """The request body for ``composed`` after ``history`` with ``tools`` (``{"name",
         "description", "input_schema"}`` schemas), ``options`` passed to the body builder."""
         raise self._lacks("request body builder")
@@ -180,8 +187,7 @@ class Dialect:
         raise self._lacks("usage reader")
 
     # -- send
-    def call(self, client: Any, body: dict[str, Any], stream: bool,
-             on_text: Callable[[str], None]) -> CallResult:
+    def call(self, client: Any, body: dict[str, Any], stream: bool, on_text: Callable[[str], None]) -> CallResult:
         """Send ``body`` with the SDK ``client``."""
         raise self._lacks("SDK call")
 
@@ -225,7 +231,7 @@ class LogFormat:
 DEFAULT_WIRE = "anthropic"
 
 _dialects: dict[str, Dialect] = {}
-_names: dict[str, str] = {}          # name or alias -> dialect name
+_names: dict[str, str] = {}  # name or alias -> dialect name
 _formats: dict[str, LogFormat] = {}
 
 
@@ -242,7 +248,7 @@ def register_dialect(dialect: Dialect, *, replace: bool = False) -> Dialect:
         if owner is not None and owner != dialect.name and not replace:
             raise ValueError(f"{alias!r} already names the {owner} dialect")
     _dialects[dialect.name] = dialect
-    ordered = sorted(_dialects.values(), key=lambda d: d.rank)   # stable: registration order within a rank
+    ordered = sorted(_dialects.values(), key=lambda d: d.rank)  # stable: registration order within a rank
     _dialects.clear()
     _dialects.update((d.name, d) for d in ordered)
     for alias in (dialect.name, *dialect.aliases):
@@ -285,8 +291,10 @@ def dialect_for_provider(provider: str) -> Dialect:
 def check_serves(dialect: Dialect, provider: str, model: str) -> None:
     """ValueError unless ``dialect`` can send to a model of ``provider``."""
     if provider not in dialect.serves:
-        raise ValueError(f"{model} is a {provider} model; the {dialect.name} wire sends to "
-                         f"{' or '.join(dialect.serves) or 'no'} models")
+        raise ValueError(
+            f"{model} is a {provider} model; the {dialect.name} wire sends to "
+            f"{' or '.join(dialect.serves) or 'no'} models"
+        )
 
 
 def choose_wire(wire: str | Dialect | None, session_wire: str | None, provider: str, model: str) -> Dialect:
@@ -407,8 +415,33 @@ def _ordered_formats() -> Iterable[LogFormat]:
     return sorted(_formats.values(), key=lambda f: f.priority)
 
 
-__all__ = ["CallResult", "PartRef", "Piece", "Slot", "TurnPieces", "Dialect", "LogFormat", "DEFAULT_WIRE",
-           "register_dialect", "dialect_names", "dialects", "known_name", "get_dialect", "dialect_for_provider",
-           "check_serves", "choose_wire", "wire_for_layout", "dialect_for_sdk", "sdk_clients", "usage_providers",
-           "usage_dialect", "usage_dialect_named", "body_dialect", "register_log_format", "log_formats",
-           "get_log_format", "detect_log_format", "sniff_log_format"]
+__all__ = [
+    "CallResult",
+    "PartRef",
+    "Piece",
+    "Slot",
+    "TurnPieces",
+    "Dialect",
+    "LogFormat",
+    "DEFAULT_WIRE",
+    "register_dialect",
+    "dialect_names",
+    "dialects",
+    "known_name",
+    "get_dialect",
+    "dialect_for_provider",
+    "check_serves",
+    "choose_wire",
+    "wire_for_layout",
+    "dialect_for_sdk",
+    "sdk_clients",
+    "usage_providers",
+    "usage_dialect",
+    "usage_dialect_named",
+    "body_dialect",
+    "register_log_format",
+    "log_formats",
+    "get_log_format",
+    "detect_log_format",
+    "sniff_log_format",
+]

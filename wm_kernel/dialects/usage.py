@@ -37,6 +37,7 @@ Traceback (most recent call last):
 ...
 ValueError: usage.jsonl line 3: not a usage record of Anthropic, OpenAI (Chat or Responses) or Gemini (keys: tokens)
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -89,14 +90,21 @@ class Usage:
     def __post_init__(self) -> None:
         if self.provider not in usage_providers():
             raise ValueError(f"provider must be one of {', '.join(usage_providers())}, got {self.provider!r}")
-        for name in ("input_tokens", "cache_read_tokens", "cache_write_tokens", "cache_write_1h_tokens",
-                     "output_tokens"):
+        for name in (
+            "input_tokens",
+            "cache_read_tokens",
+            "cache_write_tokens",
+            "cache_write_1h_tokens",
+            "output_tokens",
+        ):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 0:
                 raise ValueError(f"{name} must be a non-negative int, got {value!r}")
         if self.cache_write_1h_tokens > self.cache_write_tokens:
-            raise ValueError(f"cache_write_1h_tokens ({self.cache_write_1h_tokens}) exceed "
-                             f"cache_write_tokens ({self.cache_write_tokens})")
+            raise ValueError(
+                f"cache_write_1h_tokens ({self.cache_write_1h_tokens}) exceed "
+                f"cache_write_tokens ({self.cache_write_tokens})"
+            )
 
     @property
     def prompt_tokens(self) -> int:
@@ -150,9 +158,16 @@ def _find_usage(record: Mapping[str, Any]) -> tuple[Mapping[str, Any], Mapping[s
     return record, {}
 
 
-def parse_usage(obj: Any, *, where: str = "usage", request_id: str | None = None,
-                prefix: Mapping[str, str] | None = None, line: int | None = None,
-                shape: str | None = None, provider: str | None = None) -> Usage:
+def parse_usage(
+    obj: Any,
+    *,
+    where: str = "usage",
+    request_id: str | None = None,
+    prefix: Mapping[str, str] | None = None,
+    line: int | None = None,
+    shape: str | None = None,
+    provider: str | None = None,
+) -> Usage:
     """The :class:`Usage` of one response or usage object (SDK object or dict) of any provider.
 
     ``where`` names the record in errors. A response's ``id`` is not a request id; pass
@@ -178,23 +193,36 @@ def parse_usage(obj: Any, *, where: str = "usage", request_id: str | None = None
     usage, response = _find_usage(record)
     model = response.get("model") or response.get("modelVersion") or response.get("model_version")
     rid = request_id or record.get("request_id") or record.get("_request_id")
-    common: dict[str, Any] = {"model": model if isinstance(model, str) else None,
-                              "request_id": rid if isinstance(rid, str) else None,
-                              "prefix": dict(prefix or {}), "line": line}
+    common: dict[str, Any] = {
+        "model": model if isinstance(model, str) else None,
+        "request_id": rid if isinstance(rid, str) else None,
+        "prefix": dict(prefix or {}),
+        "line": line,
+    }
     if shape == GEN_AI:
         total = usage_int(usage, "input_tokens", where)
         cached = usage_int(usage, "cache_read_input_tokens", where)
         written = usage_int(usage, "cache_creation_input_tokens", where)
         if cached + written > total:
-            raise ValueError(f"{where}: cached ({cached}) and written ({written}) tokens exceed input_tokens "
-                             f"({total}), which includes them")
-        return Usage(provider or get_dialect(DEFAULT_USAGE_WIRE).provider, total - cached - written, cached,
-                     written, 0, usage_int(usage, "output_tokens", where), **common)
+            raise ValueError(
+                f"{where}: cached ({cached}) and written ({written}) tokens exceed input_tokens "
+                f"({total}), which includes them"
+            )
+        return Usage(
+            provider or get_dialect(DEFAULT_USAGE_WIRE).provider,
+            total - cached - written,
+            cached,
+            written,
+            0,
+            usage_int(usage, "output_tokens", where),
+            **common,
+        )
     dialect = usage_dialect_named(shape) if shape is not None else usage_dialect(usage)
     if dialect is None:
         keys = ", ".join(sorted(str(k) for k in usage)) or "none"
-        raise ValueError(f"{where}: not a usage record of Anthropic, OpenAI (Chat or Responses) or Gemini "
-                         f"(keys: {keys})")
+        raise ValueError(
+            f"{where}: not a usage record of Anthropic, OpenAI (Chat or Responses) or Gemini (keys: {keys})"
+        )
     parsed: Usage = dialect.parse_usage(usage, where, common)
     return parsed
 
@@ -229,16 +257,35 @@ def read_usage(source: str | os.PathLike[str] | Iterable[Any]) -> list[Usage]:
             if request is not None and not isinstance(request, Mapping):
                 raise ValueError(f"{where}: request must be an object, got {type(request).__name__}")
             rid = record.get("request_id")
-            out.append(parse_usage(record["response"], where=where, request_id=rid if isinstance(rid, str) else None,
-                                   prefix=request_prefix(request) if request is not None else None, line=number))
+            out.append(
+                parse_usage(
+                    record["response"],
+                    where=where,
+                    request_id=rid if isinstance(rid, str) else None,
+                    prefix=request_prefix(request) if request is not None else None,
+                    line=number,
+                )
+            )
         else:
             out.append(parse_usage(record, where=where, line=number))
     return out
 
 
 #: Request fields that do not change what a provider's cache can serve.
-_NOT_PARAMS = ("messages", "system", "tools", "input", "instructions", "max_tokens", "max_completion_tokens",
-               "max_output_tokens", "stream", "stream_options", "metadata", "user")
+_NOT_PARAMS = (
+    "messages",
+    "system",
+    "tools",
+    "input",
+    "instructions",
+    "max_tokens",
+    "max_completion_tokens",
+    "max_output_tokens",
+    "stream",
+    "stream_options",
+    "metadata",
+    "user",
+)
 
 
 def _digest(value: Any) -> str:
@@ -263,11 +310,14 @@ def request_prefix(body: Mapping[str, Any]) -> dict[str, str]:
     system: Any = body.get("system", body.get("instructions"))
     if isinstance(system, list):
         marked = [i for i, block in enumerate(system) if isinstance(block, Mapping) and "cache_control" in block]
-        system = system[:marked[-1] + 1] if marked else system[:1]
+        system = system[: marked[-1] + 1] if marked else system[:1]
     elif system is None:
         messages = body.get("messages") or []
         first = messages[0] if messages else None
         if isinstance(first, Mapping) and first.get("role") in ("system", "developer"):
             system = first.get("content")
-    return {"tools": _digest(body.get("tools")), "system": _digest(system),
-            "params": _digest({k: v for k, v in body.items() if k not in _NOT_PARAMS})}
+    return {
+        "tools": _digest(body.get("tools")),
+        "system": _digest(system),
+        "params": _digest({k: v for k, v in body.items() if k not in _NOT_PARAMS}),
+    }

@@ -30,6 +30,7 @@ total [('base_prompt', 86), ('datetime_section', 2)]
 >>> bars.svg.startswith("<svg")
 True
 """  # noqa: E501 - examples show their output line for line
+
 from __future__ import annotations
 
 import html
@@ -48,11 +49,15 @@ if TYPE_CHECKING:
 
     from wm_kernel.session import Session
 
-_PALETTE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2",
-            "#bcbd22", "#17becf")
+_PALETTE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#bcbd22", "#17becf")
 _DROPPED = "#b0b0b0"
-_TITLES = {"system": "system", "conversation_prefix": "conversation prefix",
-           "post_history": "post-history", "notification": "notification", "total": "total"}
+_TITLES = {
+    "system": "system",
+    "conversation_prefix": "conversation prefix",
+    "post_history": "post-history",
+    "notification": "notification",
+    "total": "total",
+}
 
 
 @dataclass(frozen=True)
@@ -79,8 +84,9 @@ class BarRow:
 class BudgetBars:
     """The rows of the picture and its SVG (``svg``, ``_repr_html_``)."""
 
-    def __init__(self, rows: tuple[BarRow, ...], budget: int | None, tokenizer: str,
-                 includes: str = "section texts") -> None:
+    def __init__(
+        self, rows: tuple[BarRow, ...], budget: int | None, tokenizer: str, includes: str = "section texts"
+    ) -> None:
         self.rows = rows
         self.budget = budget
         self.tokenizer = tokenizer
@@ -120,11 +126,11 @@ def budget_bars(composed: ComposedPrompt, *, counter: TokenCounter | None = None
         if tokens is None:
             tokens = (counter or TokenCounter()).count(record.content)
         by_placement[record.placement].append(
-            Segment(record.name, record.trinket, tokens, priorities.get(record.name), False))
-    for gone in (report.dropped if report is not None else ()):
+            Segment(record.name, record.trinket, tokens, priorities.get(record.name), False)
+        )
+    for gone in report.dropped if report is not None else ():
         placement = report.placements.get(gone.name, "system") if report is not None else "system"
-        by_placement[placement].append(Segment(gone.name, gone.trinket, gone.tokens or 0,
-                                               gone.priority, True))
+        by_placement[placement].append(Segment(gone.name, gone.trinket, gone.tokens or 0, gone.priority, True))
     rows = [BarRow(p, tuple(segs)) for p, segs in by_placement.items() if segs]
     kept = tuple(s for row in rows for s in row.segments if not s.dropped)
     frame: tuple[Segment, ...] = ()
@@ -135,8 +141,9 @@ def budget_bars(composed: ComposedPrompt, *, counter: TokenCounter | None = None
             frame = (Segment("HUD frame", None, rest, NEVER_DROP, False),)
     total = kept + frame + tuple(s for row in rows for s in row.segments if s.dropped)
     rows.append(BarRow("total", total))
-    tokenizer = report.tokenizer if report is not None and report.tokenizer else (
-        counter.label if counter is not None else "")
+    tokenizer = (
+        report.tokenizer if report is not None and report.tokenizer else (counter.label if counter is not None else "")
+    )
     includes = "sections with their joiners, and the HUD frame" if counted else "section texts"
     return BudgetBars(tuple(rows), report.budget if report is not None else None, tokenizer, includes)
 
@@ -159,11 +166,13 @@ def _svg(bars: BudgetBars, width: int = 640, row_height: int = 22, label_width: 
     plot = width - label_width - 10
     scale = plot / widest
     height = (len(bars.rows) + 1) * (row_height + 6) + 10
-    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
-           f'font-family="sans-serif" font-size="11">',
-           '<defs><pattern id="wm-dropped" width="6" height="6" patternUnits="userSpaceOnUse" '
-           'patternTransform="rotate(45)"><rect width="6" height="6" fill="#d0d0d0"/>'
-           '<line x1="0" y1="0" x2="0" y2="6" stroke="#a0a0a0" stroke-width="2"/></pattern></defs>']
+    out = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+        f'font-family="sans-serif" font-size="11">',
+        '<defs><pattern id="wm-dropped" width="6" height="6" patternUnits="userSpaceOnUse" '
+        'patternTransform="rotate(45)"><rect width="6" height="6" fill="#d0d0d0"/>'
+        '<line x1="0" y1="0" x2="0" y2="6" stroke="#a0a0a0" stroke-width="2"/></pattern></defs>',
+    ]
     for index, row in enumerate(bars.rows):
         y = 6 + index * (row_height + 6)
         label = f"{_TITLES[row.placement]} · {row.kept_tokens}"
@@ -173,23 +182,33 @@ def _svg(bars: BudgetBars, width: int = 640, row_height: int = 22, label_width: 
             w = seg.tokens * scale
             fill = "url(#wm-dropped)" if seg.dropped else _colour(seg.name, names)
             never = seg.priority is None or seg.priority >= NEVER_DROP
-            tip = (f"{seg.name} · {seg.trinket or 'base prompt'} · {seg.tokens} tokens · priority "
-                   + ("never dropped" if never else str(seg.priority))
-                   + (" · dropped: over budget" if seg.dropped else ""))
-            out.append(f'<rect x="{x:.1f}" y="{y}" width="{max(w, 0.5):.1f}" height="{row_height}" '
-                       f'fill="{fill}" stroke="white" stroke-width="0.5">'
-                       f'<title>{html.escape(tip)}</title></rect>')
+            tip = (
+                f"{seg.name} · {seg.trinket or 'base prompt'} · {seg.tokens} tokens · priority "
+                + ("never dropped" if never else str(seg.priority))
+                + (" · dropped: over budget" if seg.dropped else "")
+            )
+            out.append(
+                f'<rect x="{x:.1f}" y="{y}" width="{max(w, 0.5):.1f}" height="{row_height}" '
+                f'fill="{fill}" stroke="white" stroke-width="0.5">'
+                f"<title>{html.escape(tip)}</title></rect>"
+            )
             x += w
     if bars.budget is not None:
         bx = label_width + bars.budget * scale
-        out.append(f'<line x1="{bx:.1f}" y1="2" x2="{bx:.1f}" y2="{height - row_height - 8}" '
-                   f'stroke="#c62828" stroke-width="1.5" stroke-dasharray="4 3"/>')
-        out.append(f'<text x="{min(bx + 3, width - 90):.1f}" y="{height - row_height}" '
-                   f'style="fill:{style.ERROR}">'
-                   f'budget {bars.budget}</text>')
+        out.append(
+            f'<line x1="{bx:.1f}" y1="2" x2="{bx:.1f}" y2="{height - row_height - 8}" '
+            f'stroke="#c62828" stroke-width="1.5" stroke-dasharray="4 3"/>'
+        )
+        out.append(
+            f'<text x="{min(bx + 3, width - 90):.1f}" y="{height - row_height}" '
+            f'style="fill:{style.ERROR}">'
+            f"budget {bars.budget}</text>"
+        )
     legend_y = height - 6
-    out.append(f'<text x="4" y="{legend_y}" style="fill:{style.MUTED}">tokens ({html.escape(bars.tokenizer)}) of '
-               f'{html.escape(bars.includes)}; grey: dropped over budget</text>')
+    out.append(
+        f'<text x="4" y="{legend_y}" style="fill:{style.MUTED}">tokens ({html.escape(bars.tokenizer)}) of '
+        f"{html.escape(bars.includes)}; grey: dropped over budget</text>"
+    )
     out.append("</svg>")
     return "".join(out)
 
@@ -204,14 +223,18 @@ def plot_tokens(session: Session, *, ax: Axes | None = None) -> Axes:
     if frame.empty:
         raise ValueError("nothing recorded yet: compose first")
     kept = frame[~frame["dropped"]]
-    table = kept.pivot_table(index="turn", columns="section", values="tokens", aggfunc="sum",
-                             fill_value=0)
+    table = kept.pivot_table(index="turn", columns="section", values="tokens", aggfunc="sum", fill_value=0)
     order = list(dict.fromkeys(kept["section"]))
     table = table[order]
     if ax is None:
         _, ax = plt.subplots(figsize=(8, 4))
-    ax.stackplot(table.index, *[table[c] for c in order], labels=order,
-                 colors=[_PALETTE[i % len(_PALETTE)] for i in range(len(order))], alpha=0.85)
+    ax.stackplot(
+        table.index,
+        *[table[c] for c in order],
+        labels=order,
+        colors=[_PALETTE[i % len(_PALETTE)] for i in range(len(order))],
+        alpha=0.85,
+    )
     budget = session.working_memory.token_budget
     if budget is not None:
         ax.axhline(budget, color="#c62828", linestyle="--", linewidth=1.2, label=f"budget {budget}")
@@ -221,4 +244,3 @@ def plot_tokens(session: Session, *, ax: Axes | None = None) -> Axes:
     ax.set_title("tokens by section")
     ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8)
     return ax
-

@@ -1,5 +1,6 @@
 """What ``%cache MODEL`` shows: the per-turn table (hits and misses coloured, with the reason),
 the totals with and without caching, and the advice. Plain text for terminals, HTML for notebooks."""
+
 from __future__ import annotations
 
 from wm_kernel.cachesim.advice import Advice

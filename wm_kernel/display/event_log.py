@@ -3,6 +3,7 @@
 Every row comes from :meth:`EventRecord.as_row <wm_kernel.core.bus.EventRecord.as_row>` (number,
 depth, event type, time, what the event carries, failures), so the views agree on what a row says.
 """
+
 from __future__ import annotations
 
 import html
@@ -37,7 +38,9 @@ def event_row_html(record: EventRecord) -> str:
     """One row of the dashboard's event log table: number, event (indented by its depth), detail,
     failures."""
     row: dict[str, Any] = record.as_row()
-    return (f"<tr><td>{row['seq']}</td>"
-            f"<td style=\"padding-left:{4 + 12 * row['depth']}px\">{html.escape(row['event'])}"
-            f"</td><td>{html.escape(row['detail'])}</td>"
-            f"<td style=\"color:{style.ERROR}\">{html.escape(row['failures'])}</td></tr>")
+    return (
+        f"<tr><td>{row['seq']}</td>"
+        f'<td style="padding-left:{4 + 12 * row["depth"]}px">{html.escape(row["event"])}'
+        f"</td><td>{html.escape(row['detail'])}</td>"
+        f'<td style="color:{style.ERROR}">{html.escape(row["failures"])}</td></tr>'
+    )

@@ -5,6 +5,7 @@ to the simulated prompt cost (a dashboard tab shows it, or a notebook cell by it
 model has a price profile, a reconciliation (``wm_kernel.providers.reconcile``) for the billed and
 simulated dollars and the cause of any difference.
 """
+
 from __future__ import annotations
 
 import html
@@ -34,7 +35,7 @@ class ExchangeRow:
 
 
 def _clip(text: str, width: int = _CLIP) -> str:
-    return text if len(text) <= width else text[:width - 1] + "…"
+    return text if len(text) <= width else text[: width - 1] + "…"
 
 
 class ExchangesView:
@@ -61,18 +62,28 @@ class ExchangesView:
     def _repr_html_(self) -> str:
         if not self.rows:
             return no_math('<div class="wm-exchanges"><em>nothing sent yet</em></div>')
-        head = "".join(f"<th>{h}</th>" for h in ("turn", "model", "user", "reply", "billed $", "simulated $",
-                                                  "cause"))
+        head = "".join(f"<th>{h}</th>" for h in ("turn", "model", "user", "reply", "billed $", "simulated $", "cause"))
         body = []
         for r in self.rows:
-            cells = [str(r.turn), r.model, _clip(r.user), _clip(r.reply),
-                     "" if r.billed_usd is None else f"{r.billed_usd:.6f}",
-                     "" if r.simulated_usd is None else f"{r.simulated_usd:.6f}", r.cause or ""]
-            body.append("<tr>" + "".join(f'<td style="white-space:pre-wrap;text-align:left">{html.escape(c)}</td>'
-                                         for c in cells) + "</tr>")
+            cells = [
+                str(r.turn),
+                r.model,
+                _clip(r.user),
+                _clip(r.reply),
+                "" if r.billed_usd is None else f"{r.billed_usd:.6f}",
+                "" if r.simulated_usd is None else f"{r.simulated_usd:.6f}",
+                r.cause or "",
+            ]
+            body.append(
+                "<tr>"
+                + "".join(f'<td style="white-space:pre-wrap;text-align:left">{html.escape(c)}</td>' for c in cells)
+                + "</tr>"
+            )
         note = f"<div>{html.escape(self.note)}</div>" if self.note else ""
-        return no_math(f'<div class="wm-exchanges"><table><thead><tr>{head}</tr></thead>'
-                f'<tbody>{"".join(body)}</tbody></table>{note}</div>')
+        return no_math(
+            f'<div class="wm-exchanges"><table><thead><tr>{head}</tr></thead>'
+            f"<tbody>{''.join(body)}</tbody></table>{note}</div>"
+        )
 
 
 def exchanges_view(session: Session, **options: Any) -> ExchangesView:
@@ -84,15 +95,20 @@ def exchanges_view(session: Session, **options: Any) -> ExchangesView:
     money: dict[int, tuple[float, float, str]] = {}
     note = ""
     models = {e.model for e in exchanges}
-    if exchanges and all(e.usage is not None for e in exchanges) and len(models) == 1 and all(
-            family_name(m) is not None for m in models):
+    if (
+        exchanges
+        and all(e.usage is not None for e in exchanges)
+        and len(models) == 1
+        and all(family_name(m) is not None for m in models)
+    ):
         try:
             rows = reconcile(session, **options).rows
         except ValueError as exc:
             note = f"no simulated cost: {exc}"
         else:
-            for turn, billed, simulated, cause in zip(rows["turn"], rows["billed_usd"], rows["predicted_usd"],
-                                                      rows["cause"], strict=True):
+            for turn, billed, simulated, cause in zip(
+                rows["turn"], rows["billed_usd"], rows["predicted_usd"], rows["cause"], strict=True
+            ):
                 money[int(turn)] = (float(billed), float(simulated), str(cause))
     elif exchanges:
         note = "no simulated cost: the exchanges need usage and one model with a price profile"

@@ -19,6 +19,7 @@ Public API
 ``cache_strip_html(rows, marked_turn, summary)``
     The cache strip: one cell per turn (hit, partial, write, miss), the reason on hover.
 """
+
 from __future__ import annotations
 
 import functools
@@ -49,8 +50,9 @@ def _row_text(span: ItemSpan) -> tuple[str, str, str]:
         label = span.label if len(span.label) <= 34 else span.label[:33] + "…"
         shown = "until a collapse" if span.end is None else f"turns {span.start} to {span.end}"
         hover = f"{span.label}\n{span.trinket} · {span.section} · {shown}"
-        attributes = (f'data-section="{html.escape(span.section, quote=True)}" '
-                      f'data-item="{html.escape(span.id, quote=True)}"')
+        attributes = (
+            f'data-section="{html.escape(span.section, quote=True)}" data-item="{html.escape(span.id, quote=True)}"'
+        )
         kept = span.__dict__["_row_text"] = (html.escape(label), attributes, html.escape(hover))
     return kept
 
@@ -65,19 +67,20 @@ def _draw(span: ItemSpan, key: tuple[int, int, str, int | None, int]) -> tuple[A
     end = reach if span.end is None else span.end
     bar = ""
     if end >= span.start:
-        bar = (f'<rect class="wm-bar" {attributes} data-state="{state}" '
-               f'data-remaining="{"" if remaining is None else remaining}" '
-               f'x="{span.start * col + 1}" y="{y + 3}" '
-               f'width="{(end - span.start + 1) * col - 2}" height="{_ROW - 6}" rx="3" '
-               f'style="fill:{_LIVE if state == "live" else _EXPIRED}"><title>{hover}</title>'
-               "</rect>")
+        bar = (
+            f'<rect class="wm-bar" {attributes} data-state="{state}" '
+            f'data-remaining="{"" if remaining is None else remaining}" '
+            f'x="{span.start * col + 1}" y="{y + 3}" '
+            f'width="{(end - span.start + 1) * col - 2}" height="{_ROW - 6}" rx="3" '
+            f'style="fill:{_LIVE if state == "live" else _EXPIRED}"><title>{hover}</title>'
+            "</rect>"
+        )
     drawn = (key, f'<text x="4" y="{y + 13}" style="fill:{_TEXT}">{label}</text>', bar)
     span.__dict__["_last_drawn"] = drawn
     return drawn
 
 
-def timeline_html(spans: Sequence[ItemSpan], marked_turn: int, *, live: bool = True,
-                  left_out: int = 0) -> str:
+def timeline_html(spans: Sequence[ItemSpan], marked_turn: int, *, live: bool = True, left_out: int = 0) -> str:
     """An SVG timeline: a row per item (label left, bar over its turns), ``marked_turn`` marked.
 
     It draws the last ``WINDOW`` turns; items that ended before them are left out and counted in
@@ -87,9 +90,11 @@ def timeline_html(spans: Sequence[ItemSpan], marked_turn: int, *, live: bool = T
     full label, the trinket and the turns. Each bar carries ``data-state`` and ``data-remaining``
     so tests can read what a user sees."""
     if not spans and not left_out:
-        return ('<div class="wm-timeline" style="font-size:12px">'
-                "<i>no items yet: guidance, search results and memories appear here with their "
-                "lifetimes</i></div>")
+        return (
+            '<div class="wm-timeline" style="font-size:12px">'
+            "<i>no items yet: guidance, search results and memories appear here with their "
+            "lifetimes</i></div>"
+        )
     last = marked_turn
     for span in spans:
         if span.start > last:
@@ -131,22 +136,29 @@ def timeline_html(spans: Sequence[ItemSpan], marked_turn: int, *, live: bool = T
         bars.append(drawn[2])
         y += _ROW
     mark = _LABEL_W + (marked_turn - low) * col + col / 2
-    parts = [f'<svg class="wm-timeline" xmlns="http://www.w3.org/2000/svg" width="{width}" '
-             f'height="{height}" style="font-size:11px;font-family:var(--jp-ui-font-family,sans-serif)">',
-             _turn_numbers(low, last, col), *labels,
-             f'<svg x="{_LABEL_W}" y="0" width="{turns * col}" height="{height}" '
-             f'viewBox="{low * col} 0 {turns * col} {height}">',
-             _columns(low // WINDOW * WINDOW, col), *bars, "</svg>",
-             f'<line class="wm-now" x1="{mark}" y1="{_HEAD - 4}" x2="{mark}" y2="{height}" '
-             f'style="stroke:{_MARK};stroke-width:2"><title>turn {marked_turn}'
-             f'{"" if live else " (read-only)"}</title></line>', "</svg>"]
+    parts = [
+        f'<svg class="wm-timeline" xmlns="http://www.w3.org/2000/svg" width="{width}" '
+        f'height="{height}" style="font-size:11px;font-family:var(--jp-ui-font-family,sans-serif)">',
+        _turn_numbers(low, last, col),
+        *labels,
+        f'<svg x="{_LABEL_W}" y="0" width="{turns * col}" height="{height}" '
+        f'viewBox="{low * col} 0 {turns * col} {height}">',
+        _columns(low // WINDOW * WINDOW, col),
+        *bars,
+        "</svg>",
+        f'<line class="wm-now" x1="{mark}" y1="{_HEAD - 4}" x2="{mark}" y2="{height}" '
+        f'style="stroke:{_MARK};stroke-width:2"><title>turn {marked_turn}'
+        f"{'' if live else ' (read-only)'}</title></line>",
+        "</svg>",
+    ]
     window = f" (turns {low} to {last})" if low else ""
     if earlier:
-        window += (f"; {earlier} item{'s' if earlier > 1 else ''} that ended before turn {low} "
-                   "not drawn")
-    caption = (f'<div style="font-size:12px;color:{_MUTED}">a bar per item, from the turn it was '
-               f"added to the last turn it is shown{window}; the line marks turn {marked_turn}; "
-               "hover a bar for its text and trinket</div>")
+        window += f"; {earlier} item{'s' if earlier > 1 else ''} that ended before turn {low} not drawn"
+    caption = (
+        f'<div style="font-size:12px;color:{_MUTED}">a bar per item, from the turn it was '
+        f"added to the last turn it is shown{window}; the line marks turn {marked_turn}; "
+        "hover a bar for its text and trinket</div>"
+    )
     return caption + '<div style="overflow-x:auto">' + "".join(parts) + "</div>"
 
 
@@ -154,9 +166,12 @@ def timeline_html(spans: Sequence[ItemSpan], marked_turn: int, *, live: bool = T
 def _turn_numbers(low: int, last: int, col: int) -> str:
     """The timeline's turn numbers, over the window of turns ``low`` to ``last``."""
     step = 1 if last - low + 1 <= 20 else 5
-    return "".join(f'<text x="{_LABEL_W + (turn - low) * col + col / 2}" y="12" '
-                   f'text-anchor="middle" style="fill:{_MUTED}">{turn}</text>'
-                   for turn in range(low, last + 1) if turn % step == 0)
+    return "".join(
+        f'<text x="{_LABEL_W + (turn - low) * col + col / 2}" y="12" '
+        f'text-anchor="middle" style="fill:{_MUTED}">{turn}</text>'
+        for turn in range(low, last + 1)
+        if turn % step == 0
+    )
 
 
 @functools.lru_cache(maxsize=16)
@@ -164,17 +179,18 @@ def _columns(first: int, col: int) -> str:
     """A line at the left edge of each turn's column on the strip of all turns, from ``first``
     over two windows (a window starting at or after ``first``, before ``first + WINDOW``, is
     inside): the same for every draw until the window crosses the next multiple of WINDOW."""
-    return "".join(f'<line x1="{turn * col}" y1="{_HEAD - 2}" x2="{turn * col}" y2="100%" '
-                   f'style="stroke:{_GRID};stroke-width:0.5"/>'
-                   for turn in range(first, first + 2 * WINDOW))
+    return "".join(
+        f'<line x1="{turn * col}" y1="{_HEAD - 2}" x2="{turn * col}" y2="100%" '
+        f'style="stroke:{_GRID};stroke-width:0.5"/>'
+        for turn in range(first, first + 2 * WINDOW)
+    )
 
 
 # the cells and the legend's coloured squares (text: readable in both themes, see style)
 _CACHE_COLOURS = {"hit": style.SUCCESS, "partial": style.WARN, "write": style.INFO, "miss": style.ERROR}
 
 
-def cache_strip_html(rows: Sequence[tuple[int, str, str, str]], marked_turn: int,
-                     summary: str) -> str:
+def cache_strip_html(rows: Sequence[tuple[int, str, str, str]], marked_turn: int, summary: str) -> str:
     """A strip with one cell per turn, from ``(turn, status, miss_reason, first divergent
     section)`` rows of a cache simulation: hit, partial, write or miss by colour, each cell's
     ``<title>`` saying the status and why; the cell of ``marked_turn`` outlined. ``summary`` is the
@@ -183,16 +199,19 @@ def cache_strip_html(rows: Sequence[tuple[int, str, str, str]], marked_turn: int
     for turn, status, reason, label in rows:
         why = "" if reason in ("none", "") else f": {reason}" + (f" at {label}" if label else "")
         mark = f";outline:2px solid {_MARK}" if turn == marked_turn else ""
-        cells.append(f'<span class="wm-cache-cell" data-turn="{turn}" data-status="{status}" '
-                     f'title="{html.escape(f"turn {turn}: {status}{why}", quote=True)}" '
-                     f'style="display:inline-block;width:10px;height:16px;margin:1px;'
-                     f'background:{_CACHE_COLOURS.get(status, _EXPIRED)}{mark}"></span>')
-    legend = " · ".join(f'<span style="color:{colour}">■</span> {status}'
-                        for status, colour in _CACHE_COLOURS.items())
-    return (f'<div class="wm-cache-strip"><div style="font-size:12px">{html.escape(summary)}</div>'
-            f'<div style="display:flex;flex-wrap:wrap;max-width:720px">{"".join(cells)}</div>'
-            f'<div style="font-size:11px;color:{_MUTED}">{legend}; hover a cell for the reason</div>'
-            "</div>")
+        cells.append(
+            f'<span class="wm-cache-cell" data-turn="{turn}" data-status="{status}" '
+            f'title="{html.escape(f"turn {turn}: {status}{why}", quote=True)}" '
+            f'style="display:inline-block;width:10px;height:16px;margin:1px;'
+            f'background:{_CACHE_COLOURS.get(status, _EXPIRED)}{mark}"></span>'
+        )
+    legend = " · ".join(f'<span style="color:{colour}">■</span> {status}' for status, colour in _CACHE_COLOURS.items())
+    return (
+        f'<div class="wm-cache-strip"><div style="font-size:12px">{html.escape(summary)}</div>'
+        f'<div style="display:flex;flex-wrap:wrap;max-width:720px">{"".join(cells)}</div>'
+        f'<div style="font-size:11px;color:{_MUTED}">{legend}; hover a cell for the reason</div>'
+        "</div>"
+    )
 
 
 def sizes_html(composed: ComposedPrompt | None) -> str:
@@ -206,12 +225,16 @@ def sizes_html(composed: ComposedPrompt | None) -> str:
             where = "system cached" if record.cached else "system uncached"
         count, chars = rows.get(where, (0, 0))
         rows[where] = (count + 1, chars + len(record.content))
-    body = "".join(f'<tr><td style="text-align:left">{html.escape(where)}</td>'
-                   f'<td style="text-align:right">{count}</td>'
-                   f'<td style="text-align:right">{chars:,}</td></tr>'
-                   for where, (count, chars) in rows.items())
-    return ('<table class="wm-sizes" style="font-size:12px"><tr><th style="text-align:left">'
-            f"placement</th><th>sections</th><th>chars</th></tr>{body}</table>")
+    body = "".join(
+        f'<tr><td style="text-align:left">{html.escape(where)}</td>'
+        f'<td style="text-align:right">{count}</td>'
+        f'<td style="text-align:right">{chars:,}</td></tr>'
+        for where, (count, chars) in rows.items()
+    )
+    return (
+        '<table class="wm-sizes" style="font-size:12px"><tr><th style="text-align:left">'
+        f"placement</th><th>sections</th><th>chars</th></tr>{body}</table>"
+    )
 
 
 def changes_html(diff: PromptDiff | None, label: str) -> str:
@@ -219,8 +242,9 @@ def changes_html(diff: PromptDiff | None, label: str) -> str:
     prompts compared), or a line saying nothing changed."""
     if diff is None:
         return f'<div style="font-size:12px"><i>{html.escape(label)}</i></div>'
-    return _changes_list([(s.name, s.status, len(s.old_text), len(s.new_text))
-                          for s in diff.sections if s.status != "unchanged"], label)
+    return _changes_list(
+        [(s.name, s.status, len(s.old_text), len(s.new_text)) for s in diff.sections if s.status != "unchanged"], label
+    )
 
 
 def changes_between(before: ComposedPrompt, after: ComposedPrompt, label: str) -> str:
@@ -250,8 +274,9 @@ def changes_between(before: ComposedPrompt, after: ComposedPrompt, label: str) -
             status = "changed"
         else:
             continue
-        rows.append((name, status, len(was.content) if was is not None else 0,
-                     len(now.content) if now is not None else 0))
+        rows.append(
+            (name, status, len(was.content) if was is not None else 0, len(now.content) if now is not None else 0)
+        )
     return _changes_list(rows, label)
 
 
@@ -260,8 +285,10 @@ def _changes_list(changed: Sequence[tuple[str, str, int, int]], label: str) -> s
     head = f'<div style="font-size:12px;color:{_MUTED}">{html.escape(label)}</div>'
     if not changed:
         return head + '<div style="font-size:12px"><i>no section changed</i></div>'
-    rows = "".join(f'<li><code>{html.escape(name)}</code> {status} ({old:,} → {new:,} chars)</li>'
-                   for name, status, old, new in changed)
+    rows = "".join(
+        f"<li><code>{html.escape(name)}</code> {status} ({old:,} → {new:,} chars)</li>"
+        for name, status, old, new in changed
+    )
     return head + f'<ul class="wm-changes" style="font-size:12px;margin:2px 0">{rows}</ul>'
 
 

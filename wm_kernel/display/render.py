@@ -23,6 +23,7 @@ Hi <Ada>
 >>> "Hi &lt;Ada&gt;" in render_html(p)
 True
 """
+
 from __future__ import annotations
 
 import html
@@ -53,17 +54,17 @@ _ERROR_COLOR = style.ERROR
 _MARK_COLOR = style.WARN
 _MUTED_COLOR = style.MUTED
 # a long section scrolls inside its own box rather than pushing the rest of the notebook down
-_SECTION_PRE_STYLE = (style.PROMPT_PRE + "max-height:24em;overflow:auto;margin:2px 0 6px 14px;"
-                      f"padding:2px 0 2px 8px;border-left:2px solid {style.BORDER}")
+_SECTION_PRE_STYLE = (
+    style.PROMPT_PRE + "max-height:24em;overflow:auto;margin:2px 0 6px 14px;"
+    f"padding:2px 0 2px 8px;border-left:2px solid {style.BORDER}"
+)
 
 
 class RenderOptions(HasTraits):
     """How composed prompts are shown in this process (the magics link their config traits here)."""
 
-    view = Enum(VIEWS, default_value="html",
-                help="Default view of a ComposedPrompt: 'html' (rich), 'text' or 'raw'.")
-    large_section = Int(200_000, min=1,
-                        help="Sections longer than this many characters are shown as a preview.")
+    view = Enum(VIEWS, default_value="html", help="Default view of a ComposedPrompt: 'html' (rich), 'text' or 'raw'.")
+    large_section = Int(200_000, min=1, help="Sections longer than this many characters are shown as a preview.")
     preview_chars = Int(2_000, min=1, help="How many characters a large section's preview shows.")
 
     def reset(self) -> None:
@@ -79,8 +80,6 @@ options = RenderOptions()
 def chars(n: int) -> str:
     """``"1 char"``, ``"12,345 chars"``: the size of a section, as every view writes it."""
     return f"{n:,} char" + ("" if n == 1 else "s")
-
-
 
 
 def group_of(placement: str, cached: bool) -> str:
@@ -123,7 +122,7 @@ def preview(text: str, limit: int | None = None) -> tuple[str, bool]:
     if limit is not None:
         return (text[:limit], True) if len(text) > limit else (text, False)
     if len(text) > options.large_section:
-        return text[:options.preview_chars], True
+        return text[: options.preview_chars], True
     return text, False
 
 
@@ -132,30 +131,33 @@ def truncation_note(shown: int, total: int) -> str:
     return f"[preview: the first {shown:,} of {total:,} characters]"
 
 
-
-
 def section_text_html(content: str, *, limit: int | None = None) -> str:
     """A section's text as HTML: escaped, in a scrolling ``<pre>``, cut by :func:`preview` with
     the truncation note. Every HTML view of a section (``render_html``, the dashboard) uses it."""
     shown, cut = preview(content, limit)
     body = html.escape(shown)
     if cut:
-        body += (f'\n<span style="color:{_MUTED_COLOR}">'
-                 f'{html.escape(truncation_note(len(shown), len(content)))}</span>')
+        body += f'\n<span style="color:{_MUTED_COLOR}">{html.escape(truncation_note(len(shown), len(content)))}</span>'
     return f'<pre style="{_SECTION_PRE_STYLE}">{body}</pre>'
 
 
 class _Selection:
     """The sections and omissions a view shows, in output order."""
 
-    def __init__(self, composed: ComposedPrompt, names: Iterable[str] | None = None,
-                 placement: str | None = None,
-                 placement_of: Callable[[str], str | None] | None = None) -> None:
+    def __init__(
+        self,
+        composed: ComposedPrompt,
+        names: Iterable[str] | None = None,
+        placement: str | None = None,
+        placement_of: Callable[[str], str | None] | None = None,
+    ) -> None:
         wanted = set(names) if names is not None else None
         self.filtered = wanted is not None or placement is not None
-        self.records = [r for r in composed.sections
-                        if (wanted is None or r.name in wanted)
-                        and (placement is None or r.placement == placement)]
+        self.records = [
+            r
+            for r in composed.sections
+            if (wanted is None or r.name in wanted) and (placement is None or r.placement == placement)
+        ]
         self.omitted: list[OmittedSection] = []
         for gone in composed.omitted:
             if wanted is not None and gone.name not in wanted:
@@ -183,8 +185,7 @@ def _headline(composed: ComposedPrompt, selection: _Selection) -> str:
     count = len(selection.records)
     size = sum(r.chars for r in selection.records)
     turn = "-" if composed.turn is None else str(composed.turn)
-    parts = [f"ComposedPrompt · turn {turn}", f"{count} section" + ("" if count == 1 else "s"),
-             chars(size)]
+    parts = [f"ComposedPrompt · turn {turn}", f"{count} section" + ("" if count == 1 else "s"), chars(size)]
     for mark in ("new", "changed"):
         names = selection.marked(mark)
         if names:
@@ -207,9 +208,13 @@ def _omitted_line(gone: OmittedSection, selection: _Selection) -> str:
     return line
 
 
-def render_text(composed: ComposedPrompt, *, names: Iterable[str] | None = None,
-                placement: str | None = None,
-                placement_of: Callable[[str], str | None] | None = None) -> str:
+def render_text(
+    composed: ComposedPrompt,
+    *,
+    names: Iterable[str] | None = None,
+    placement: str | None = None,
+    placement_of: Callable[[str], str | None] | None = None,
+) -> str:
     """The text view: a headline, then each placement group with its sections, then what was left
     out. ``names`` and ``placement`` narrow it to some sections (``placement_of`` places omitted
     sections for the placement filter)."""
@@ -242,9 +247,11 @@ def _html_section(record: SectionRecord, selection: _Selection) -> str:
     title.append(chars(record.chars))
     for mark in section_marks(record, selection.before):
         title.append(f'<span style="color:{_MARK_COLOR};font-weight:bold">{mark}</span>')
-    return (f'<details open style="margin:2px 0 2px 10px">'
-            f'<summary>{" · ".join(title)}</summary>'
-            f'{section_text_html(record.content)}</details>')
+    return (
+        f'<details open style="margin:2px 0 2px 10px">'
+        f"<summary>{' · '.join(title)}</summary>"
+        f"{section_text_html(record.content)}</details>"
+    )
 
 
 def _html_omitted(gone: OmittedSection, selection: _Selection) -> str:
@@ -268,24 +275,31 @@ def omitted_html(gone: OmittedSection, *, was_shown: bool = False) -> str:
     return text
 
 
-def render_html(composed: ComposedPrompt, *, names: Iterable[str] | None = None,
-                placement: str | None = None,
-                placement_of: Callable[[str], str | None] | None = None) -> str:
+def render_html(
+    composed: ComposedPrompt,
+    *,
+    names: Iterable[str] | None = None,
+    placement: str | None = None,
+    placement_of: Callable[[str], str | None] | None = None,
+) -> str:
     """The HTML view (same content and filters as :func:`render_text`), every text escaped."""
     selection = _Selection(composed, names, placement, placement_of)
-    out = ['<div class="wm-composed-prompt">',
-           f'<div style="font-weight:bold">{html.escape(_headline(composed, selection))}</div>']
+    out = [
+        '<div class="wm-composed-prompt">',
+        f'<div style="font-weight:bold">{html.escape(_headline(composed, selection))}</div>',
+    ]
     for title, members in selection.groups():
         out.append(f'<div style="margin-top:6px;font-weight:bold">{html.escape(title)}</div>')
         out.extend(_html_section(record, selection) for record in members)
     if selection.omitted:
         out.append('<div style="margin-top:6px;font-weight:bold">left out</div>')
-        out.append('<ul style="margin:2px 0">'
-                   + "".join(_html_omitted(gone, selection) for gone in selection.omitted)
-                   + "</ul>")
+        out.append(
+            '<ul style="margin:2px 0">'
+            + "".join(_html_omitted(gone, selection) for gone in selection.omitted)
+            + "</ul>"
+        )
     if composed.budget is not None and composed.budget.budget is not None:
-        out.append(f'<div style="margin-top:6px"><b>budget</b>: '
-                   f'{html.escape(composed.budget.summary())}</div>')
+        out.append(f'<div style="margin-top:6px"><b>budget</b>: {html.escape(composed.budget.summary())}</div>')
     if not selection.records and not selection.omitted:
         out.append("<div><i>(no sections)</i></div>")
     out.append("</div>")
@@ -297,8 +311,12 @@ def raw_parts(composed: ComposedPrompt, placement: str | None = None) -> list[tu
     (only those of one placement when ``placement`` is given)."""
     parts = _raw_parts(composed)
     if placement is not None:
-        prefix = {"system": "system", "conversation_prefix": "conversation prefix",
-                  "post_history": "post-history", "notification": "notification"}[placement]
+        prefix = {
+            "system": "system",
+            "conversation_prefix": "conversation prefix",
+            "post_history": "post-history",
+            "notification": "notification",
+        }[placement]
         parts = [(label, text) for label, text in parts if label.startswith(prefix)]
     return parts
 
@@ -335,11 +353,16 @@ def _filter_bundle(bundle: MimeBundle, include: Container[str] | None, exclude: 
     return bundle
 
 
-def composed_mimebundle(composed: ComposedPrompt, include: Container[str] | None = None,
-                        exclude: Container[str] | None = None, *,
-                        view: str | None = None, names: Iterable[str] | None = None,
-                        placement: str | None = None,
-                        placement_of: Callable[[str], str | None] | None = None) -> MimeBundle:
+def composed_mimebundle(
+    composed: ComposedPrompt,
+    include: Container[str] | None = None,
+    exclude: Container[str] | None = None,
+    *,
+    view: str | None = None,
+    names: Iterable[str] | None = None,
+    placement: str | None = None,
+    placement_of: Callable[[str], str | None] | None = None,
+) -> MimeBundle:
     """The mime bundle IPython shows for a ComposedPrompt: text/plain and, in the 'html' view,
     text/html. ``view`` defaults to ``options.view``."""
     view = view or options.view
@@ -350,11 +373,13 @@ def composed_mimebundle(composed: ComposedPrompt, include: Container[str] | None
         else:
             parts = raw_parts(composed, placement)
         return _filter_bundle(PromptText(join_raw(parts))._repr_mimebundle_(), include, exclude)
-    bundle: MimeBundle = {"text/plain": render_text(composed, names=names, placement=placement,
-                                                        placement_of=placement_of)}
+    bundle: MimeBundle = {
+        "text/plain": render_text(composed, names=names, placement=placement, placement_of=placement_of)
+    }
     if view == "html":
-        bundle["text/html"] = no_math(render_html(composed, names=names, placement=placement,
-                                                  placement_of=placement_of))
+        bundle["text/html"] = no_math(
+            render_html(composed, names=names, placement=placement, placement_of=placement_of)
+        )
     return _filter_bundle(bundle, include, exclude)
 
 
@@ -362,10 +387,15 @@ class PromptView:
     """A view of part of a composed prompt (some sections, or one placement), as ``%compose
     --section``/``--placement`` return it. ``composed`` is the whole prompt."""
 
-    def __init__(self, composed: ComposedPrompt, *, names: Iterable[str] | None = None,
-                 placement: str | None = None,
-                 placement_of: Callable[[str], str | None] | None = None,
-                 view: str | None = None) -> None:
+    def __init__(
+        self,
+        composed: ComposedPrompt,
+        *,
+        names: Iterable[str] | None = None,
+        placement: str | None = None,
+        placement_of: Callable[[str], str | None] | None = None,
+        view: str | None = None,
+    ) -> None:
         self.composed = composed
         self.names = tuple(names) if names is not None else None
         self.placement = placement
@@ -382,14 +412,21 @@ class PromptView:
         """The exact text of the shown sections (several: each under a ``### name`` line)."""
         return join_raw([(r.name, r.content) for r in self.sections]) if self.sections else ""
 
-    def _repr_mimebundle_(self, include: Container[str] | None = None,
-                          exclude: Container[str] | None = None) -> MimeBundle:
-        return composed_mimebundle(self.composed, include, exclude, view=self.view, names=self.names,
-                                   placement=self.placement, placement_of=self.placement_of)
+    def _repr_mimebundle_(
+        self, include: Container[str] | None = None, exclude: Container[str] | None = None
+    ) -> MimeBundle:
+        return composed_mimebundle(
+            self.composed,
+            include,
+            exclude,
+            view=self.view,
+            names=self.names,
+            placement=self.placement,
+            placement_of=self.placement_of,
+        )
 
     def __repr__(self) -> str:
-        return render_text(self.composed, names=self.names, placement=self.placement,
-                           placement_of=self.placement_of)
+        return render_text(self.composed, names=self.names, placement=self.placement, placement_of=self.placement_of)
 
 
 class PromptText(str):
@@ -402,15 +439,15 @@ class PromptText(str):
         note = truncation_note(len(shown), len(self)) if cut else ""
         return shown, note
 
-    def _repr_mimebundle_(self, include: Container[str] | None = None,
-                          exclude: Container[str] | None = None) -> MimeBundle:
+    def _repr_mimebundle_(
+        self, include: Container[str] | None = None, exclude: Container[str] | None = None
+    ) -> MimeBundle:
         shown, note = self._shown()
         plain = shown + (f"\n{note}" if note else "")
         body = html.escape(shown) + (f"\n<i>{html.escape(note)}</i>" if note else "")
         # margin:0: JupyterLab gives a rendered <pre> a 2em margin, which indents the text against
         # the cell's code and every other output
-        bundle = {"text/plain": plain,
-                  "text/html": no_math(f'<pre style="{style.PROMPT_PRE}margin:0">{body}</pre>')}
+        bundle = {"text/plain": plain, "text/html": no_math(f'<pre style="{style.PROMPT_PRE}margin:0">{body}</pre>')}
         return _filter_bundle(bundle, include, exclude)
 
     def _repr_pretty_(self, printer: PrettyPrinter, cycle: bool) -> None:
@@ -434,8 +471,7 @@ class TurnReport:
         return f"Completed {turns}; {count} item{'' if count == 1 else 's'} expired:"
 
     def _lines(self) -> list[str]:
-        return [f"turn {e['turn']}: {e['trinket']} {e.get('label') or e.get('id')}"
-                for e in self.expired]
+        return [f"turn {e['turn']}: {e['trinket']} {e.get('label') or e.get('id')}" for e in self.expired]
 
     def __repr__(self) -> str:
         return "\n".join([self._headline(), *(f"  {line}" for line in self._lines())])
@@ -450,9 +486,17 @@ class TurnReport:
 
 # -- the blame view: each key's text, coloured by the section that wrote it
 #: Section colours of the blame view (translucent, so they read in light and dark themes).
-BLAME_COLOURS = ("rgba(31,119,180,0.25)", "rgba(255,127,14,0.25)", "rgba(44,160,44,0.25)",
-                 "rgba(214,39,40,0.25)", "rgba(148,103,189,0.25)", "rgba(140,86,75,0.25)",
-                 "rgba(227,119,194,0.25)", "rgba(188,189,34,0.25)", "rgba(23,190,207,0.25)")
+BLAME_COLOURS = (
+    "rgba(31,119,180,0.25)",
+    "rgba(255,127,14,0.25)",
+    "rgba(44,160,44,0.25)",
+    "rgba(214,39,40,0.25)",
+    "rgba(148,103,189,0.25)",
+    "rgba(140,86,75,0.25)",
+    "rgba(227,119,194,0.25)",
+    "rgba(188,189,34,0.25)",
+    "rgba(23,190,207,0.25)",
+)
 
 
 def blame_colours(composed: ComposedPrompt) -> dict[str, str]:
@@ -478,22 +522,25 @@ def render_blame_html(composed: ComposedPrompt) -> str:
     legend = []
     for record in composed.sections:
         who = html.escape(record.name) + (f" · {html.escape(record.trinket)}" if record.trinket else "")
-        legend.append(f'<span style="background:{colours[record.name]};padding:0 4px;'
-                      f'margin-right:6px">{who}</span>')
+        legend.append(f'<span style="background:{colours[record.name]};padding:0 4px;margin-right:6px">{who}</span>')
     legend.append(f'<span style="color:{_MUTED_COLOR}">{html.escape(COMPOSER)}: uncoloured</span>')
-    out = ['<div class="wm-blame">', f'<div>{"".join(legend)}</div>']
+    out = ['<div class="wm-blame">', f"<div>{''.join(legend)}</div>"]
     for key in composed.blame_keys():
         text = _key_text(composed, key)
         body = []
         for span in composed.blame(key):
-            chunk = html.escape(text[span.start:span.end])
+            chunk = html.escape(text[span.start : span.end])
             if span.section == COMPOSER:
                 body.append(f'<span style="color:{_MUTED_COLOR}">{chunk}</span>')
             else:
-                body.append(f'<span style="background:{colours[span.section]}" '
-                            f'title="{html.escape(span.section)}">{chunk}</span>')
-        out.append(f'<div style="margin-top:6px;font-weight:bold">{html.escape(key)}</div>'
-                   f'<pre style="{style.PROMPT_PRE}">{"".join(body)}</pre>')
+                body.append(
+                    f'<span style="background:{colours[span.section]}" '
+                    f'title="{html.escape(span.section)}">{chunk}</span>'
+                )
+        out.append(
+            f'<div style="margin-top:6px;font-weight:bold">{html.escape(key)}</div>'
+            f'<pre style="{style.PROMPT_PRE}">{"".join(body)}</pre>'
+        )
     out.append("</div>")
     return "\n".join(out)
 
@@ -511,10 +558,14 @@ class BlameView:
     def __init__(self, composed: ComposedPrompt) -> None:
         self.composed = composed
 
-    def _repr_mimebundle_(self, include: Container[str] | None = None,
-                          exclude: Container[str] | None = None) -> MimeBundle:
-        return _filter_bundle({"text/plain": render_blame_text(self.composed),
-                               "text/html": no_math(render_blame_html(self.composed))}, include, exclude)
+    def _repr_mimebundle_(
+        self, include: Container[str] | None = None, exclude: Container[str] | None = None
+    ) -> MimeBundle:
+        return _filter_bundle(
+            {"text/plain": render_blame_text(self.composed), "text/html": no_math(render_blame_html(self.composed))},
+            include,
+            exclude,
+        )
 
     def __repr__(self) -> str:
         return render_blame_text(self.composed)

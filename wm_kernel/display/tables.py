@@ -12,6 +12,7 @@ ISO strings that wrap, an empty cell where pandas would print ``<NA>`` or ``None
 seq  event                turn  at
   3  ComposeStartedEvent        2026-11-30 09:00:00 UTC
 """
+
 from __future__ import annotations
 
 import html
@@ -57,7 +58,7 @@ class Table(pd.DataFrame):
     """A DataFrame displayed readably in notebooks (HTML) and terminals (text); see the module."""
 
     @property
-    def _constructor(self) -> Any:   # operations on a Table give plain DataFrames
+    def _constructor(self) -> Any:  # operations on a Table give plain DataFrames
         return pd.DataFrame
 
     def _columns(self) -> list[tuple[str, list[Any], bool]]:
@@ -73,7 +74,8 @@ class Table(pd.DataFrame):
         columns = self._columns()
         head = "".join(
             f'<th style="{_CELL};text-align:{"right" if numeric else "left"}">{html.escape(name)}</th>'
-            for name, _, numeric in columns)
+            for name, _, numeric in columns
+        )
         rows = []
         for row in range(len(self.index)):
             cells = []
@@ -83,18 +85,19 @@ class Table(pd.DataFrame):
                     style = "text-align:right;white-space:nowrap"
                 elif isinstance(values[row], str) and _ISO_TIME.match(values[row]):
                     style = "text-align:left;white-space:nowrap"
-                else:   # long text wraps in full, at word breaks (a name is never split)
+                else:  # long text wraps in full, at word breaks (a name is never split)
                     style = "text-align:left;white-space:pre-wrap;overflow-wrap:break-word"
                 cells.append(f'<td style="{_CELL};{style}">{html.escape(text)}</td>')
             rows.append("<tr>" + "".join(cells) + "</tr>")
-        return no_math('<table class="wm-table" style="border-collapse:collapse;font-size:12px">'
-                       f"<thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>")
+        return no_math(
+            '<table class="wm-table" style="border-collapse:collapse;font-size:12px">'
+            f"<thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
+        )
 
     def __repr__(self) -> str:
         columns = self._columns()
         texts = [[name, *(cell_text(v) for v in values)] for name, values, _ in columns]
-        widths = [max(len(line) for t in column for line in t.splitlines() or [""])
-                  for column in texts]
+        widths = [max(len(line) for t in column for line in t.splitlines() or [""]) for column in texts]
         lines = []
         for row in range(len(self.index) + 1):
             parts = []

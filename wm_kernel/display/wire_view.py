@@ -6,6 +6,7 @@ then the output reserved for the reply, then what is free; a table of the owners
 growth forecast when a history is given. Text for terminals, escaped HTML for notebooks, and a
 DataFrame (:meth:`WireView.frame`).
 """
+
 from __future__ import annotations
 
 import html
@@ -22,9 +23,13 @@ if TYPE_CHECKING:
     from wm_kernel.session import Session
 
 #: The order a provider reads a request in, and each kind's colour in the bar.
-GROUPS = (("tool", "tools", "#8e6cc7"), ("system", "system prompt", "#3f7fbf"),
-          ("message", "conversation", "#6a9a4b"), ("injected", "injected items and HUD", "#c98a2e"),
-          ("framing", "framing", "#8c8c8c"))
+GROUPS = (
+    ("tool", "tools", "#8e6cc7"),
+    ("system", "system prompt", "#3f7fbf"),
+    ("message", "conversation", "#6a9a4b"),
+    ("injected", "injected items and HUD", "#c98a2e"),
+    ("framing", "framing", "#8c8c8c"),
+)
 RESERVED_COLOUR = "#c0504d"
 #: The growth forecast fits the whole request of at most this many of the last recorded turns.
 FORECAST_TURNS = 60
@@ -39,9 +44,17 @@ def _group(kind: str, placement: str) -> str:
 class WireView:
     """The request of one turn (``wire``) against ``profile``'s window, with ``forecast`` lines."""
 
-    def __init__(self, wire: WireRequest, profile: ModelProfile, *, turn: int | None = None,
-                 forecast: Forecast | None = None, counter_name: str = "", reserved: int | None = None,
-                 reserve_source: str = "") -> None:
+    def __init__(
+        self,
+        wire: WireRequest,
+        profile: ModelProfile,
+        *,
+        turn: int | None = None,
+        forecast: Forecast | None = None,
+        counter_name: str = "",
+        reserved: int | None = None,
+        reserve_source: str = "",
+    ) -> None:
         self.wire, self.profile, self.turn, self.forecast = wire, profile, turn, forecast
         self.counter_name = counter_name
         self.window = profile.context_window
@@ -67,8 +80,19 @@ class WireView:
         import pandas as pd
 
         frame = self.wire.frame()
-        reserve = pd.DataFrame([{"owner": "reserved for the reply", "kind": "reserved", "placement": "",
-                                 "trinket": None, "chars": 0, "bytes": 0, "tokens": self.reserved}])
+        reserve = pd.DataFrame(
+            [
+                {
+                    "owner": "reserved for the reply",
+                    "kind": "reserved",
+                    "placement": "",
+                    "trinket": None,
+                    "chars": 0,
+                    "bytes": 0,
+                    "tokens": self.reserved,
+                }
+            ]
+        )
         frame = pd.concat([frame, reserve], ignore_index=True)
         frame["share"] = frame["tokens"] / (self.window or max(int(frame["tokens"].sum()), 1))
         return frame
@@ -83,8 +107,10 @@ class WireView:
     def headline(self) -> str:
         where = f"turn {self.turn}, " if self.turn is not None else ""
         counted = f", counted with {self.counter_name}" if self.counter_name else ""
-        head = (f"{where}{self.wire.provider} request for {self.profile.name}: {self.wire.tokens:,} tokens"
-                f" + {self.reserved:,} reserved for the reply ({self.reserve_source})")
+        head = (
+            f"{where}{self.wire.provider} request for {self.profile.name}: {self.wire.tokens:,} tokens"
+            f" + {self.reserved:,} reserved for the reply ({self.reserve_source})"
+        )
         if self.window:
             head += f" = {self.used:,} of {self.window:,} ({self.share:.1%} of the window)"
         return head + counted + f"; body {len(self.wire.text.encode('utf-8')):,} bytes"
@@ -94,8 +120,10 @@ class WireView:
         lines = self.forecast.lines() if self.forecast is not None else []
         if self.daily is not None:
             rate, cost = self.daily
-            lines.append(f"a day at {rate:g} turns an hour costs about USD {cost:,.2f} of input "
-                         f"(the cache simulator's average per recorded turn)")
+            lines.append(
+                f"a day at {rate:g} turns an hour costs about USD {cost:,.2f} of input "
+                f"(the cache simulator's average per recorded turn)"
+            )
         return lines
 
     def __repr__(self) -> str:
@@ -111,39 +139,52 @@ class WireView:
     def _repr_html_(self) -> str:
         total = self.window or max(self.used, 1)
         cells = []
-        for label, colour, tokens in [*self._groups(), ("reserved for the reply", RESERVED_COLOUR,
-                                                        self.reserved)]:
+        for label, colour, tokens in [*self._groups(), ("reserved for the reply", RESERVED_COLOUR, self.reserved)]:
             if tokens:
                 width = max(100 * tokens / total, 0.3)
-                cells.append(f'<div title="{html.escape(label)}: {tokens:,} tokens" style="width:'
-                             f'{width:.3f}%;background:{colour}"></div>')
-        bar = (f'<div class="wm-wire-bar" style="display:flex;height:18px;border:1px solid {style.BORDER};'
-               f'background:var(--jp-layout-color2, #eeeeee)">{"".join(cells)}</div>')
+                cells.append(
+                    f'<div title="{html.escape(label)}: {tokens:,} tokens" style="width:'
+                    f'{width:.3f}%;background:{colour}"></div>'
+                )
+        bar = (
+            f'<div class="wm-wire-bar" style="display:flex;height:18px;border:1px solid {style.BORDER};'
+            f'background:var(--jp-layout-color2, #eeeeee)">{"".join(cells)}</div>'
+        )
         legend = "".join(
             f'<span style="margin-right:14px;white-space:nowrap"><span style="display:inline-block;'
             f'width:10px;height:10px;background:{colour};margin-right:4px"></span>{html.escape(label)} '
-            f'{tokens:,}</span>'
-            for label, colour, tokens in [*self._groups(), ("reserved for the reply", RESERVED_COLOUR,
-                                                             self.reserved)])
+            f"{tokens:,}</span>"
+            for label, colour, tokens in [*self._groups(), ("reserved for the reply", RESERVED_COLOUR, self.reserved)]
+        )
         rows = "".join(
             f"<tr><td>{html.escape(o.label)}</td><td>{html.escape(o.kind)}</td>"
             f"<td>{html.escape(o.placement)}</td><td style='text-align:right'>{o.tokens:,}</td>"
             f"<td style='text-align:right'>{o.bytes:,}</td></tr>"
-            for o in sorted(self.wire.owners, key=lambda o: -o.tokens))
+            for o in sorted(self.wire.owners, key=lambda o: -o.tokens)
+        )
         forecast = "".join(f"<li>{html.escape(line)}</li>" for line in self.notes())
         forecast = f"<ul style='margin:4px 0'>{forecast}</ul>" if forecast else ""
         text = "color:var(--jp-ui-font-color1, #212121)"
-        return no_math(f'<div class="wm-wire" style="{text}"><div style="margin-bottom:4px">'
-                f'{html.escape(self.headline())}</div>{bar}<div style="margin:4px 0;font-size:90%">'
-                f'{legend}</div><table class="wm-wire-owners" style="{text}"><thead><tr><th>owner</th>'
-                f'<th>kind</th><th>placement</th><th>tokens</th><th>bytes</th></tr></thead><tbody>{rows}'
-                f'</tbody></table>{forecast}</div>')
+        return no_math(
+            f'<div class="wm-wire" style="{text}"><div style="margin-bottom:4px">'
+            f'{html.escape(self.headline())}</div>{bar}<div style="margin:4px 0;font-size:90%">'
+            f'{legend}</div><table class="wm-wire-owners" style="{text}"><thead><tr><th>owner</th>'
+            f"<th>kind</th><th>placement</th><th>tokens</th><th>bytes</th></tr></thead><tbody>{rows}"
+            f"</tbody></table>{forecast}</div>"
+        )
 
 
-def request_view(session: Session, turn: int | None = None, *, model: str | None = None,
-                 history: Iterable[Mapping[str, Any]] | None = None,
-                 tools: Iterable[Mapping[str, Any] | Callable[..., Any]] = (), turns_per_hour: float | None = None,
-                 section_limits: Mapping[str, int] | None = None, wire: str | None = None) -> WireView:
+def request_view(
+    session: Session,
+    turn: int | None = None,
+    *,
+    model: str | None = None,
+    history: Iterable[Mapping[str, Any]] | None = None,
+    tools: Iterable[Mapping[str, Any] | Callable[..., Any]] = (),
+    turns_per_hour: float | None = None,
+    section_limits: Mapping[str, int] | None = None,
+    wire: str | None = None,
+) -> WireView:
     """The request ``session`` sends at ``turn`` (the last recorded one when None) to ``model``
     (a cache simulator model id: it names the provider, window and counter; default the
     session's model, else claude-sonnet-4-6) on ``wire`` (a wire dialect; default: the session's
@@ -167,8 +208,10 @@ def request_view(session: Session, turn: int | None = None, *, model: str | None
     profile = get_model(model or getattr(session, "model", None) or DEFAULT_MODEL)
     dialect = choose_wire(wire, getattr(session, "wire", None), profile.provider, profile.name)
     if not dialect.builds_body:
-        raise ValueError(f"{profile.name} is a {profile.provider} model; its {dialect.name} wire has no "
-                         f"request body builder, so there is no request to show")
+        raise ValueError(
+            f"{profile.name} is a {profile.provider} model; its {dialect.name} wire has no "
+            f"request body builder, so there is no request to show"
+        )
     recorder = session.recorder
     turns = recorder.turns
     if not turns:
@@ -179,7 +222,7 @@ def request_view(session: Session, turn: int | None = None, *, model: str | None
         raise ValueError(f"turn {turn} was not recorded (recorded turns {turns[0]}-{turns[-1]})")
     counter = view_counter(session, profile.name, named=model is not None)
     given = history
-    replayed = getattr(session, "replayed", None)   # an imported log: its own tools and messages
+    replayed = getattr(session, "replayed", None)  # an imported log: its own tools and messages
 
     def conversation(at: int) -> list[dict[str, str]]:
         if given is not None:
@@ -206,12 +249,19 @@ def request_view(session: Session, turn: int | None = None, *, model: str | None
         if replayed is not None and not tools and at in replayed.tools:
             own = replayed.tools[at]
         limit = {} if dialect.own_max_tokens else {"max_tokens": reserved or 1024}
-        return wire_request(recorder.prompt_at(at), conversation(at), provider=dialect.name,
-                            model=profile.name, tools=own, counter=counter, **limit)
+        return wire_request(
+            recorder.prompt_at(at),
+            conversation(at),
+            provider=dialect.name,
+            model=profile.name,
+            tools=own,
+            counter=counter,
+            **limit,
+        )
 
     reserved, source = reserve(turn)
     request = request_at(turn, reserved)
-    if dialect.own_max_tokens:   # the dialect writes its own: the reserve is what its body asks for
+    if dialect.own_max_tokens:  # the dialect writes its own: the reserve is what its body asks for
         asked = request.body.get("max_tokens", request.body.get("max_completion_tokens"))
         if isinstance(asked, int):
             reserved, source = asked, f"the {dialect.name} wire's max_tokens"
@@ -228,16 +278,36 @@ def request_view(session: Session, turn: int | None = None, *, model: str | None
         frame = frame[frame["turn"].isin(fitted)]
         if counter is not recorder.counter:
             texts = recorder.texts()
-            frame = frame.assign(tokens=[counter.count(texts[d]) if d in texts else n
-                                         for d, n in zip(frame["digest"], frame["tokens"], strict=True)])
-        prediction = forecast(frame, window=profile.context_window,
-                              budget=session.working_memory.token_budget, section_limits=section_limits,
-                              requests=wholes, budgeted=budgeted, counter=counter)
-    view = WireView(request, profile, turn=turn, forecast=prediction, counter_name=counter.label,
-                    reserved=reserved, reserve_source=source)
+            frame = frame.assign(
+                tokens=[
+                    counter.count(texts[d]) if d in texts else n
+                    for d, n in zip(frame["digest"], frame["tokens"], strict=True)
+                ]
+            )
+        prediction = forecast(
+            frame,
+            window=profile.context_window,
+            budget=session.working_memory.token_budget,
+            section_limits=section_limits,
+            requests=wholes,
+            budgeted=budgeted,
+            counter=counter,
+        )
+    view = WireView(
+        request,
+        profile,
+        turn=turn,
+        forecast=prediction,
+        counter_name=counter.label,
+        reserved=reserved,
+        reserve_source=source,
+    )
     if turns_per_hour is not None and prediction is not None:
-        sim = (session.cache_simulation(model, wire=dialect.name) if model is not None
-               else session.cache_simulation(wire=dialect.name))
+        sim = (
+            session.cache_simulation(model, wire=dialect.name)
+            if model is not None
+            else session.cache_simulation(wire=dialect.name)
+        )
         per_turn = sim.total_cost / max(len(turns), 1)
         view.daily = (turns_per_hour, daily_cost(per_turn, turns_per_hour))
     return view

@@ -35,6 +35,7 @@ Examples
 >>> print(sc.dumps().splitlines()[2])
 {"step": "feed", "trinket": "PeanutGalleryTrinket", "method": "add_guidance", "args": ["concern", "Slow down."], "kwargs": {"ttl": 1}}
 """  # noqa: E501 - examples show their output line for line
+
 from __future__ import annotations
 
 from wm_kernel.experiments.cli import add_replay_parser, parse_variant_spec, replay_command
@@ -49,9 +50,35 @@ from wm_kernel.experiments.steps import STEP_TYPES, ScenarioError, Step
 from wm_kernel.experiments.sweep import SweepError, SweepFailure, dask_client
 from wm_kernel.experiments.variants import BUILTIN_LAYOUTS, Variant, as_variant
 
-__all__ = ["BUILTIN_LAYOUTS", "COMPARE_COLUMNS", "FORMAT", "PARTS", "STEP_TYPES", "VERSION",
-           "Scenario", "ScenarioError", "ScenarioRecorder", "Step", "SweepError", "SweepFailure",
-           "TerminalProgress", "Variant", "VariantRun", "WidgetProgress", "add_replay_parser",
-           "as_variant", "atomic_write", "compare", "dask_client", "decode_value", "encode_value",
-           "parse_variant_spec", "part_digest", "plot_compare", "profile_fields", "replay_command",
-           "run_variants", "tabulate"]
+__all__ = [
+    "BUILTIN_LAYOUTS",
+    "COMPARE_COLUMNS",
+    "FORMAT",
+    "PARTS",
+    "STEP_TYPES",
+    "VERSION",
+    "Scenario",
+    "ScenarioError",
+    "ScenarioRecorder",
+    "Step",
+    "SweepError",
+    "SweepFailure",
+    "TerminalProgress",
+    "Variant",
+    "VariantRun",
+    "WidgetProgress",
+    "add_replay_parser",
+    "as_variant",
+    "atomic_write",
+    "compare",
+    "dask_client",
+    "decode_value",
+    "encode_value",
+    "parse_variant_spec",
+    "part_digest",
+    "plot_compare",
+    "profile_fields",
+    "replay_command",
+    "run_variants",
+    "tabulate",
+]

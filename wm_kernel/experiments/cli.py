@@ -1,5 +1,6 @@
 """The command line of experiments: ``python -m wm_kernel replay FILE... [--variant NAME=SPEC]...
 [--workers N | --dask ADDRESS]``."""
+
 from __future__ import annotations
 
 import argparse
@@ -26,9 +27,16 @@ if TYPE_CHECKING:
     from wm_kernel.tokens import TokenCounter
 
 
-_TABLE_COLUMNS = {"segment": "segment", "sections": "sections", "chars_total": "chars",
-                  "tokens_total": "tokens", "cache_status": "cache", "cache_write_tokens": "written",
-                  "cache_read_tokens": "read", "uncached_tokens": "uncached"}
+_TABLE_COLUMNS = {
+    "segment": "segment",
+    "sections": "sections",
+    "chars_total": "chars",
+    "tokens_total": "tokens",
+    "cache_status": "cache",
+    "cache_write_tokens": "written",
+    "cache_read_tokens": "read",
+    "uncached_tokens": "uncached",
+}
 
 
 def parse_variant_spec(spec: str) -> tuple[str, Variant]:
@@ -45,14 +53,14 @@ def parse_variant_spec(spec: str) -> tuple[str, Variant]:
     name, sep, body = spec.partition("=")
     name, body = name.strip(), body.strip()
     if not sep or not name or not body:
-        raise ValueError(f"--variant {spec!r}: expected NAME=LAYOUT (a built-in layout name: "
-                         f"{', '.join(BUILTIN_LAYOUTS)}; or JSON)")
+        raise ValueError(
+            f"--variant {spec!r}: expected NAME=LAYOUT (a built-in layout name: {', '.join(BUILTIN_LAYOUTS)}; or JSON)"
+        )
     try:
         if body in BUILTIN_LAYOUTS:
             return name, Variant(name=name, layout=BUILTIN_LAYOUTS[body]())
         if not body.startswith("{"):
-            raise ValueError(f"unknown built-in layout {body!r} (built in: {', '.join(BUILTIN_LAYOUTS)}; "
-                             f"or give JSON)")
+            raise ValueError(f"unknown built-in layout {body!r} (built in: {', '.join(BUILTIN_LAYOUTS)}; or give JSON)")
         try:
             data = json.loads(body)
         except json.JSONDecodeError as exc:
@@ -66,49 +74,77 @@ def parse_variant_spec(spec: str) -> tuple[str, Variant]:
         # JSON cannot give a name (NAME= does) or a hook (a function); Variant checks the rest
         unknown = [key for key in data if key not in ("layout", "base_prompt", "disabled", "styles")]
         if unknown:
-            raise ValueError(f"unknown field {unknown[0]!r} (a layout's keys are placements: "
-                             f"{', '.join(PLACEMENTS)}; a variant's: layout, base_prompt, disabled, "
-                             f"styles)")
+            raise ValueError(
+                f"unknown field {unknown[0]!r} (a layout's keys are placements: "
+                f"{', '.join(PLACEMENTS)}; a variant's: layout, base_prompt, disabled, "
+                f"styles)"
+            )
         return name, Variant(name=name, **data)
     except (TypeError, ValueError) as exc:
         raise ValueError(f"--variant {name}: {exc}") from None
 
 
-def add_replay_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]
-                      ) -> argparse.ArgumentParser:
+def add_replay_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> argparse.ArgumentParser:
     """Add the ``replay`` subcommand to ``python -m wm_kernel``."""
     parser = subparsers.add_parser(
-        "replay", help="replay scenario files and print a per-turn table",
+        "replay",
+        help="replay scenario files and print a per-turn table",
         description="Replay scenarios (JSON Lines, see wm_kernel.experiments) into fresh Sessions, "
-                    "as recorded and under each --variant, and print one row per turn. Several "
-                    "files make a sweep: every (file, variant) replay is independent, so --workers "
-                    "or --dask run them in parallel; the tables are the serial run's, in the same "
-                    "order. A file that fails is reported (file and line) and the others complete.",
+        "as recorded and under each --variant, and print one row per turn. Several "
+        "files make a sweep: every (file, variant) replay is independent, so --workers "
+        "or --dask run them in parallel; the tables are the serial run's, in the same "
+        "order. A file that fails is reported (file and line) and the others complete.",
         epilog="examples: replay s.jsonl --variant orig=original; replay runs/*.jsonl --workers 4; "
-               "replay runs/*.jsonl --dask tcp://scheduler:8786 (needs wm-kernel[scale])")
+        "replay runs/*.jsonl --dask tcp://scheduler:8786 (needs wm-kernel[scale])",
+    )
     parser.add_argument("file", metavar="FILE", nargs="+", help="scenario files (.jsonl)")
-    parser.add_argument("--variant", action="append", default=[], metavar="NAME=LAYOUT",
-                        help="also run under a variant: a built-in layout (default, original), a "
-                             "layout as JSON, or JSON with layout/base_prompt/disabled/styles; "
-                             "repeatable")
-    parser.add_argument("--out", metavar="CSV", help="write the history (one row per variant, turn "
-                                                     "and section; per scenario too for several "
-                                                     "files) to this CSV file, atomically")
-    parser.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
-                        help="show a progress bar on stderr (default: only when stderr is a "
-                             "terminal and the run is long)")
-    parser.add_argument("--workers", type=positive_int_arg, default=1, metavar="N",
-                        help="replay on N worker processes (default 1: here, one after the other); "
-                             "with --dask local, the number of Dask workers")
-    parser.add_argument("--dask", metavar="ADDRESS",
-                        help="replay on a Dask cluster: a scheduler address (tcp://host:8786), or "
-                             "'local' to start one of --workers processes (2 by default); needs "
-                             "the optional extra: pip install 'wm-kernel[scale]'")
-    parser.add_argument("--estimate-tokens", action="store_true",
-                        help="count tokens as chars/4 instead of with the offline tokenizer")
-    parser.add_argument("--model", default=None, metavar="MODEL",
-                        help="count and price for this model (a wm_kernel.cachesim.MODELS id; default "
-                             "claude-sonnet-4-6's prices, offline cl100k counts)")
+    parser.add_argument(
+        "--variant",
+        action="append",
+        default=[],
+        metavar="NAME=LAYOUT",
+        help="also run under a variant: a built-in layout (default, original), a "
+        "layout as JSON, or JSON with layout/base_prompt/disabled/styles; "
+        "repeatable",
+    )
+    parser.add_argument(
+        "--out",
+        metavar="CSV",
+        help="write the history (one row per variant, turn "
+        "and section; per scenario too for several "
+        "files) to this CSV file, atomically",
+    )
+    parser.add_argument(
+        "--progress",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="show a progress bar on stderr (default: only when stderr is a terminal and the run is long)",
+    )
+    parser.add_argument(
+        "--workers",
+        type=positive_int_arg,
+        default=1,
+        metavar="N",
+        help="replay on N worker processes (default 1: here, one after the other); "
+        "with --dask local, the number of Dask workers",
+    )
+    parser.add_argument(
+        "--dask",
+        metavar="ADDRESS",
+        help="replay on a Dask cluster: a scheduler address (tcp://host:8786), or "
+        "'local' to start one of --workers processes (2 by default); needs "
+        "the optional extra: pip install 'wm-kernel[scale]'",
+    )
+    parser.add_argument(
+        "--estimate-tokens", action="store_true", help="count tokens as chars/4 instead of with the offline tokenizer"
+    )
+    parser.add_argument(
+        "--model",
+        default=None,
+        metavar="MODEL",
+        help="count and price for this model (a wm_kernel.cachesim.MODELS id; default "
+        "claude-sonnet-4-6's prices, offline cl100k counts)",
+    )
     parser.set_defaults(func=replay_command)
     return parser
 
@@ -124,8 +160,7 @@ def positive_int_arg(text: str) -> int:
     return value
 
 
-def replay_command(args: argparse.Namespace, *, stdout: TextIO | None = None,
-                   stderr: TextIO | None = None) -> int:
+def replay_command(args: argparse.Namespace, *, stdout: TextIO | None = None, stderr: TextIO | None = None) -> int:
     """Run ``replay`` for parsed arguments; 0 on success, 2 (one line on stderr) on any error."""
     out = stdout if stdout is not None else sys.stdout
     err = stderr if stderr is not None else sys.stderr
@@ -162,8 +197,7 @@ def _replay(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     for spec in args.variant:
         name, variant = parse_variant_spec(spec)
         if name in variants:
-            raise ValueError(f"--variant {name}: the name is used twice (or is 'recorded', the "
-                             f"scenario as it is)")
+            raise ValueError(f"--variant {name}: the name is used twice (or is 'recorded', the scenario as it is)")
         variants[name] = variant
     if args.out is not None:
         target = Path(args.out)
@@ -190,9 +224,15 @@ def _replay(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     failed: list[str] = []
     with _executor(args, len(args.file) * len(variants)) as executor:
         try:
-            runs = run_variants(args.file if many else args.file[0], variants, executor=executor,
-                                counter=counter, progress=progress, history=args.out is not None,
-                                model=args.model)
+            runs = run_variants(
+                args.file if many else args.file[0],
+                variants,
+                executor=executor,
+                counter=counter,
+                progress=progress,
+                history=args.out is not None,
+                model=args.model,
+            )
         except SweepError as exc:
             if not many:
                 raise
@@ -213,8 +253,9 @@ def _executor(args: argparse.Namespace, replays: int) -> Iterator[Any]:
     processes than there are replays (a process more would only start and wait)."""
     workers = min(args.workers, replays)
     if args.dask is not None:
-        client = dask_client(None if args.dask == "local" else args.dask,
-                             workers=workers if args.workers > 1 else min(2, replays))
+        client = dask_client(
+            None if args.dask == "local" else args.dask, workers=workers if args.workers > 1 else min(2, replays)
+        )
         try:
             yield client
         finally:
@@ -233,8 +274,14 @@ def _cost(summary: dict[str, Any]) -> str:
     return f"≈ ${summary['input_cost']:.4f} (${low:.4f}–${high:.4f})"
 
 
-def _report(runs: list[VariantRun], variants: dict[str, Variant | None], counter: TokenCounter,
-            args: argparse.Namespace, out: TextIO, many: bool) -> None:
+def _report(
+    runs: list[VariantRun],
+    variants: dict[str, Variant | None],
+    counter: TokenCounter,
+    args: argparse.Namespace,
+    out: TextIO,
+    many: bool,
+) -> None:
     import pandas as pd
 
     frame = tabulate(runs, model=args.model)
@@ -255,16 +302,18 @@ def _report(runs: list[VariantRun], variants: dict[str, Variant | None], counter
         # one before the first (turn 0), which the hit rate counts too: say which turns
         turns = table.index.get_level_values("turn") if "turn" in table.index.names else table.index
         span = f"turns {int(min(turns))}-{int(max(turns))}" if len(turns) else "no turn"
-        out.write(f"{run.scenario_turns} turns, {summary['turns']} prompts ({span}), {summary['turns_read']} "
-                  f"read "
-                  f"from the cache, hit rate {summary['hit_rate_of_input_tokens']:.1%} of input tokens, "
-                  f"{int(table['tokens'].sum())} system-prompt tokens ({counter.label}), input cost "
-                  f"{_cost(summary)} at {summary['model']}'s prices\n")
+        out.write(
+            f"{run.scenario_turns} turns, {summary['turns']} prompts ({span}), {summary['turns_read']} "
+            f"read "
+            f"from the cache, hit rate {summary['hit_rate_of_input_tokens']:.1%} of input tokens, "
+            f"{int(table['tokens'].sum())} system-prompt tokens ({counter.label}), input cost "
+            f"{_cost(summary)} at {summary['model']}'s prices\n"
+        )
     if args.out is not None:
-        history = pd.concat([run.history.assign(variant=run.name, scenario=run.scenario)
-                             for run in runs], ignore_index=True)
+        history = pd.concat(
+            [run.history.assign(variant=run.name, scenario=run.scenario) for run in runs], ignore_index=True
+        )
         first = ["scenario", "variant"] if many else ["variant"]
-        history = history[[*first, *[c for c in history.columns
-                                     if c not in ("scenario", "variant")]]]
+        history = history[[*first, *[c for c in history.columns if c not in ("scenario", "variant")]]]
         atomic_write(args.out, lambda handle: history.to_csv(handle, index=False))
         out.write(f"history: {len(history)} rows written to {args.out}\n")

@@ -8,6 +8,7 @@ strings holding a lone surrogate, which UTF-8 cannot write) cannot be recorded: 
 raises TypeError naming where in the value it is. Values nest at most :data:`MAX_DEPTH` levels (a
 deeper one, or one that contains itself, is refused rather than exhausting Python's stack).
 """
+
 from __future__ import annotations
 
 import math
@@ -33,8 +34,9 @@ class _Unrecordable(TypeError):
     def located(self, prefix: str = "") -> str:
         path = self.path[::-1]
         # a value nested a hundred levels (or containing itself) makes a long path: keep its ends
-        where = "".join(path) if len(path) <= 8 else (
-            f"{''.join(path[:4])}...{''.join(path[-4:])} ({len(path)} levels in)")
+        where = (
+            "".join(path) if len(path) <= 8 else (f"{''.join(path[:4])}...{''.join(path[-4:])} ({len(path)} levels in)")
+        )
         if not where:
             return f"{prefix}: {self.reason}" if prefix else self.reason
         return f"{prefix or 'value'} at {where}: {self.reason}"
@@ -60,8 +62,7 @@ def encode_value(value: Any) -> Any:
         raise TypeError(exc.located()) from None
 
 
-def encode_arguments(args: tuple[Any, ...] | list[Any], kwargs: Mapping[str, Any]
-                     ) -> tuple[list[Any], dict[str, Any]]:
+def encode_arguments(args: tuple[Any, ...] | list[Any], kwargs: Mapping[str, Any]) -> tuple[list[Any], dict[str, Any]]:
     """The JSON-ready forms of a call's arguments; TypeError naming the argument that cannot be
     recorded (``argument 2``, 1-based, or ``argument 'due'``) and where inside it.
 
@@ -95,9 +96,11 @@ def _check_text(text: str, what: str = "a string") -> str:
     try:
         text.encode("utf-8")
     except UnicodeEncodeError as exc:
-        raise _Unrecordable(f"cannot record {what} holding the lone surrogate "
-                            f"U+{ord(text[exc.start]):04X} at index {exc.start} (UTF-8 cannot "
-                            f"write it; was the text cut mid-character?)") from None
+        raise _Unrecordable(
+            f"cannot record {what} holding the lone surrogate "
+            f"U+{ord(text[exc.start]):04X} at index {exc.start} (UTF-8 cannot "
+            f"write it; was the text cut mid-character?)"
+        ) from None
     return text
 
 
@@ -117,8 +120,9 @@ def _encode(value: Any, depth: int) -> Any:
     if isinstance(value, timedelta):
         return {"$timedelta": value.total_seconds()}
     if isinstance(value, (tuple, list, Mapping)) and depth >= MAX_DEPTH:
-        raise _Unrecordable(f"cannot record a value nested more than {MAX_DEPTH} levels deep (or "
-                            f"one that contains itself)")
+        raise _Unrecordable(
+            f"cannot record a value nested more than {MAX_DEPTH} levels deep (or one that contains itself)"
+        )
     if isinstance(value, (tuple, list)):
         items = []
         for index, item in enumerate(value):
@@ -132,8 +136,9 @@ def _encode(value: Any, depth: int) -> Any:
         out: dict[str, Any] = {}
         for key, item in value.items():
             if not isinstance(key, str):
-                raise _Unrecordable(f"cannot record a mapping with a {type(key).__name__} key "
-                                    f"({key!r}); keys must be strings")
+                raise _Unrecordable(
+                    f"cannot record a mapping with a {type(key).__name__} key ({key!r}); keys must be strings"
+                )
             _check_text(key, "a key")
             try:
                 out[key] = _encode(item, depth + 1)
@@ -143,8 +148,10 @@ def _encode(value: Any, depth: int) -> Any:
         if len(out) == 1 and next(iter(out)).startswith("$"):
             return {"$dict": out}
         return out
-    raise _Unrecordable(f"cannot record a value of type {type(value).__name__} (JSON values, "
-                        f"datetime, date, timedelta and tuples can be recorded)")
+    raise _Unrecordable(
+        f"cannot record a value of type {type(value).__name__} (JSON values, "
+        f"datetime, date, timedelta and tuples can be recorded)"
+    )
 
 
 def decode_value(value: Any) -> Any:
@@ -167,8 +174,9 @@ def _decode(value: Any, depth: int) -> Any:
             try:
                 value.encode("utf-8")
             except UnicodeEncodeError as exc:
-                raise ValueError(f"a string holds the lone surrogate U+{ord(value[exc.start]):04X} "
-                                 f"(UTF-8 cannot write it)") from None
+                raise ValueError(
+                    f"a string holds the lone surrogate U+{ord(value[exc.start]):04X} (UTF-8 cannot write it)"
+                ) from None
         return value
     if value is None or isinstance(value, (bool, int)):
         return value
@@ -177,8 +185,7 @@ def _decode(value: Any, depth: int) -> Any:
             raise ValueError(f"the non-finite number {value!r} is not a JSON value")
         return value
     if not isinstance(value, (list, dict)):
-        raise ValueError(f"a {type(value).__name__} is not a JSON value (encode feed arguments "
-                         f"with encode_value)")
+        raise ValueError(f"a {type(value).__name__} is not a JSON value (encode feed arguments with encode_value)")
     if depth >= MAX_DEPTH:
         raise ValueError(f"values may nest at most {MAX_DEPTH} levels deep")
     if isinstance(value, list):
@@ -220,8 +227,9 @@ def _decode_tagged(tag: str, inner: Any, depth: int) -> Any:
         try:
             return timedelta(seconds=inner)
         except OverflowError:
-            raise ValueError(f"$timedelta {inner!r} is out of range (at most "
-                             f"{timedelta.max.total_seconds():.0f} seconds)") from None
+            raise ValueError(
+                f"$timedelta {inner!r} is out of range (at most {timedelta.max.total_seconds():.0f} seconds)"
+            ) from None
     if tag == "$tuple":
         if not isinstance(inner, list):
             raise ValueError("a $tuple value must be a list")

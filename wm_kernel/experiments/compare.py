@@ -1,5 +1,6 @@
 """Comparing variants: replay scenarios under several, here or on an executor, tabulate every turn,
 plot the table."""
+
 from __future__ import annotations
 
 import concurrent.futures as cf
@@ -51,17 +52,26 @@ class _Task:
     scenario_name: str
     scenario: Scenario
     variant: Variant
-    tokenizer: bytes            # the pickled Tokenizer: a worker keeps one counter per tokenizer
+    tokenizer: bytes  # the pickled Tokenizer: a worker keeps one counter per tokenizer
     factories: Mapping[str, Any] | None
     options: tuple[Any, ...]
     history: bool
-    filters: tuple[Any, ...] = ()   # this process's warning filters, applied in the worker too
+    filters: tuple[Any, ...] = ()  # this process's warning filters, applied in the worker too
 
 
-def run_variants(scenarios: Scenarios, variants: VariantsArg, *, executor: Any = None,
-                 counter: Any = None, factories: Mapping[str, Any] | None = None,
-                 instruments: Iterable[Instrument] = (), progress: ProgressArg = None,
-                 history: bool = False, tools_tokens: int = 0, model: str | None = None) -> list[VariantRun]:
+def run_variants(
+    scenarios: Scenarios,
+    variants: VariantsArg,
+    *,
+    executor: Any = None,
+    counter: Any = None,
+    factories: Mapping[str, Any] | None = None,
+    instruments: Iterable[Instrument] = (),
+    progress: ProgressArg = None,
+    history: bool = False,
+    tools_tokens: int = 0,
+    model: str | None = None,
+) -> list[VariantRun]:
     """Replay each scenario once per variant, scenario by scenario, variants in order.
 
     Parameters
@@ -103,34 +113,46 @@ def run_variants(scenarios: Scenarios, variants: VariantsArg, *, executor: Any =
     named, many = _scenarios(scenarios)
     chosen = _variants(variants)
     if executor is not None and tuple(instruments):
-        raise TypeError("instruments run in this process; with an executor the Sessions live in the "
-                        "workers (progress= shows how far the sweep is)")
+        raise TypeError(
+            "instruments run in this process; with an executor the Sessions live in the "
+            "workers (progress= shows how far the sweep is)"
+        )
     pool = as_executor(executor)
     shared = counter if counter is not None else TokenCounter()
     try:
         # only workers need it; a tokenizer that cannot be pickled still counts here
         blob = pickle.dumps(shared.tokenizer) if pool is not None else b""
     except Exception as exc:
-        raise TypeError(f"the tokenizer {shared.tokenizer!r} cannot be sent to a worker: "
-                        f"{type(exc).__name__}: {exc}") from None
+        raise TypeError(
+            f"the tokenizer {shared.tokenizer!r} cannot be sent to a worker: {type(exc).__name__}: {exc}"
+        ) from None
     options = (tools_tokens, model)
     # one slot per (scenario, variant), scenario by scenario: a task, or the failure to read the file
     slots: list[_Task | SweepFailure] = []
     for name, scenario in named:
         for variant in chosen:
-            slots.append(dataclasses.replace(scenario, variant=variant.name)
-                         if isinstance(scenario, SweepFailure)
-                         else _Task(name, scenario, variant, blob, factories, options, history,
-                                    tuple(warnings.filters) if pool is not None else ()))
+            slots.append(
+                dataclasses.replace(scenario, variant=variant.name)
+                if isinstance(scenario, SweepFailure)
+                else _Task(
+                    name,
+                    scenario,
+                    variant,
+                    blob,
+                    factories,
+                    options,
+                    history,
+                    tuple(warnings.filters) if pool is not None else (),
+                )
+            )
     tasks = [slot for slot in slots if isinstance(slot, _Task)]
-    bar = _progress(progress, sum(task.scenario.turns for task in tasks),
-                    shown=many or pool is not None)
+    bar = _progress(progress, sum(task.scenario.turns for task in tasks), shown=many or pool is not None)
     ran: list[VariantRun | SweepFailure]
     try:
         if pool is None:
             ran = []
             for task in tasks:
-                if isinstance(bar, TurnCounter):   # turn by turn, as the Session advances
+                if isinstance(bar, TurnCounter):  # turn by turn, as the Session advances
                     ran.append(_replay(task, shared, (*instruments, bar)))
                 else:
                     ran.append(_replay(task, shared, tuple(instruments)))
@@ -147,9 +169,11 @@ def run_variants(scenarios: Scenarios, variants: VariantsArg, *, executor: Any =
             def lost(index: int, error: BaseException) -> SweepFailure:
                 # the worker died under it (killed, out of memory, a Dask KilledWorker)
                 task, kind = tasks[index], type(error).__name__
-                message = ("the worker process replaying it died"
-                           if kind in ("BrokenProcessPool", "KilledWorker")
-                           else f"its worker failed: {_one_line(error)}")
+                message = (
+                    "the worker process replaying it died"
+                    if kind in ("BrokenProcessPool", "KilledWorker")
+                    else f"its worker failed: {_one_line(error)}"
+                )
                 return SweepFailure(task.scenario_name, task.variant.name, message)
 
             if on_cluster(executor):
@@ -194,8 +218,9 @@ def _scenarios(scenarios: Scenarios) -> tuple[list[tuple[str, Scenario | SweepFa
     elif isinstance(scenarios, Sequence):
         items = [(_default_name(value, i), value) for i, value in enumerate(scenarios)]
     else:
-        raise TypeError(f"scenarios must be a Scenario, a file, or a sequence or mapping of them, "
-                        f"got {type(scenarios).__name__}")
+        raise TypeError(
+            f"scenarios must be a Scenario, a file, or a sequence or mapping of them, got {type(scenarios).__name__}"
+        )
     if not items:
         raise ValueError("no scenarios to run")
     seen: set[str] = set()
@@ -258,8 +283,7 @@ def _progress(progress: ProgressArg, total: int, *, shown: bool) -> Progress | N
         return auto_progress(total) or TerminalProgress(total, sys.stderr)
     if callable(progress):
         return progress(total)
-    raise TypeError(f"progress must be True, False, None or a function f(total), got "
-                    f"{type(progress).__name__}")
+    raise TypeError(f"progress must be True, False, None or a function f(total), got {type(progress).__name__}")
 
 
 def _check_picklable(tasks: Sequence[_Task]) -> None:
@@ -275,9 +299,11 @@ def _check_picklable(tasks: Sequence[_Task]) -> None:
             try:
                 pickle.dumps(value)
             except Exception as exc:
-                raise TypeError(f"{what} {getattr(value, 'name', '')!r} cannot be sent to a worker "
-                                f"process ({type(exc).__name__}: {exc}); use module-level functions "
-                                f"and classes, or a Dask client (cloudpickle)") from None
+                raise TypeError(
+                    f"{what} {getattr(value, 'name', '')!r} cannot be sent to a worker "
+                    f"process ({type(exc).__name__}: {exc}); use module-level functions "
+                    f"and classes, or a Dask client (cloudpickle)"
+                ) from None
 
 
 _WORKER_COUNTERS: dict[bytes, Any] = {}
@@ -310,8 +336,14 @@ def _replay_in_worker(task: _Task) -> VariantRun | SweepFailure:
         warnings.resetwarnings()
         for action, message, category, module, lineno in task.filters:
             # patterns are compiled, or plain strings where a filter was set from a string
-            warnings.filterwarnings(action, getattr(message, "pattern", message) or "", category,
-                                    getattr(module, "pattern", module) or "", lineno, append=True)
+            warnings.filterwarnings(
+                action,
+                getattr(message, "pattern", message) or "",
+                category,
+                getattr(module, "pattern", module) or "",
+                lineno,
+                append=True,
+            )
         run = _replay(task, _worker_counter(task.tokenizer), ())
     if isinstance(run, VariantRun):
         run.session = None
@@ -319,9 +351,12 @@ def _replay_in_worker(task: _Task) -> VariantRun | SweepFailure:
     return run
 
 
-def _run_by_scenario(tasks: Sequence[_Task], pool: cf.Executor,
-                     done: Callable[[int, VariantRun | SweepFailure], None],
-                     lost: Callable[[int, BaseException], SweepFailure]) -> list[VariantRun | SweepFailure]:
+def _run_by_scenario(
+    tasks: Sequence[_Task],
+    pool: cf.Executor,
+    done: Callable[[int, VariantRun | SweepFailure], None],
+    lost: Callable[[int, BaseException], SweepFailure],
+) -> list[VariantRun | SweepFailure]:
     """The tasks on a cluster, one task per scenario running all its variants: the scenario
     crosses to a worker once, and a task is worth the cluster's cost of scheduling it. ``done``
     and ``lost`` are told per replay, as with one task per replay."""
@@ -339,8 +374,9 @@ def _run_by_scenario(tasks: Sequence[_Task], pool: cf.Executor,
     def group_lost(number: int, error: BaseException) -> list[VariantRun | SweepFailure]:
         return [lost(index, error) for index in groups[number]]
 
-    grouped = run_tasks(_replay_all_in_worker, [tuple(tasks[i] for i in group) for group in groups],
-                        pool, group_done, group_lost)
+    grouped = run_tasks(
+        _replay_all_in_worker, [tuple(tasks[i] for i in group) for group in groups], pool, group_done, group_lost
+    )
     ran: list[VariantRun | SweepFailure] = [None] * len(tasks)  # type: ignore[list-item]
     for group, runs in zip(groups, grouped, strict=True):
         for index, run in zip(group, runs, strict=True):
@@ -367,8 +403,7 @@ def _reissue(caught: Sequence[tuple[type[Warning], str, str, int]]) -> None:
         warnings.warn_explicit(message, category, filename, lineno, registry=_REISSUED)
 
 
-def _replay(task: _Task, counter: Any, instruments: Iterable[Instrument]
-            ) -> VariantRun | SweepFailure:
+def _replay(task: _Task, counter: Any, instruments: Iterable[Instrument]) -> VariantRun | SweepFailure:
     """One replay and its table, or the failure that stopped it (as a value: a sweep goes on)."""
     from wm_kernel.instruments.history import History
 
@@ -378,11 +413,13 @@ def _replay(task: _Task, counter: Any, instruments: Iterable[Instrument]
         session.observe(lambda change: _summarise(change, turns), "composed")
 
     try:
-        session = task.scenario.run(task.variant, factories=task.factories, instruments=(
-            lambda s: History.attach(s, counter=counter), collect, *instruments))
+        session = task.scenario.run(
+            task.variant,
+            factories=task.factories,
+            instruments=(lambda s: History.attach(s, counter=counter), collect, *instruments),
+        )
         if not turns:
-            raise ValueError("the scenario composed no prompt (it has no compose or turn step): "
-                             "nothing to compare")
+            raise ValueError("the scenario composed no prompt (it has no compose or turn step): nothing to compare")
         run = VariantRun(task.variant.name, session, turns, scenario=task.scenario_name)
         run.table, run.cache = run_table(run, *task.options)
         run.options = task.options
@@ -397,8 +434,7 @@ def _replay(task: _Task, counter: Any, instruments: Iterable[Instrument]
 def _summarise(change: Any, turns: dict[int, dict[str, Any]]) -> None:
     """Keep the sizes and digests of a compose as the row of its turn."""
     composed: ComposedPrompt = change["new"]
-    row: dict[str, Any] = {"segment": change["owner"].segment_number,
-                           "sections": len(composed.sections)}
+    row: dict[str, Any] = {"segment": change["owner"].segment_number, "sections": len(composed.sections)}
     for part in PARTS:
         value = composed[PART_KEYS[part]]
         row[f"chars_{part}"] = part_chars(value)
@@ -406,10 +442,17 @@ def _summarise(change: Any, turns: dict[int, dict[str, Any]]) -> None:
     turns[composed.turn if composed.turn is not None else len(turns)] = row
 
 
-def compare(scenarios: Scenarios, variants: VariantsArg, *, executor: Any = None,
-            counter: Any = None, factories: Mapping[str, Any] | None = None,
-            tools_tokens: int = 0, model: str | None = None,
-            progress: ProgressArg = None) -> pd.DataFrame:
+def compare(
+    scenarios: Scenarios,
+    variants: VariantsArg,
+    *,
+    executor: Any = None,
+    counter: Any = None,
+    factories: Mapping[str, Any] | None = None,
+    tools_tokens: int = 0,
+    model: str | None = None,
+    progress: ProgressArg = None,
+) -> pd.DataFrame:
     """Run each scenario under each variant and tabulate every turn side by side.
 
     Parameters
@@ -459,8 +502,9 @@ def compare(scenarios: Scenarios, variants: VariantsArg, *, executor: Any = None
 
         counter = counter_for(model)
     try:
-        runs = run_variants(scenarios, variants, executor=executor, counter=counter,
-                            factories=factories, progress=progress, **options)
+        runs = run_variants(
+            scenarios, variants, executor=executor, counter=counter, factories=factories, progress=progress, **options
+        )
     except SweepError as exc:
         exc.completed = tabulate(exc.completed, **options) if exc.completed else None
         raise

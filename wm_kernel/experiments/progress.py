@@ -16,6 +16,7 @@ Examples
 >>> stream.getvalue()
 '\\rreplay [##......]  25% 1/4 turns\\rreplay [########] 100% 4/4 turns\\n'
 """
+
 from __future__ import annotations
 
 import sys
@@ -79,8 +80,9 @@ class TerminalProgress(TurnCounter):
             return
         self._shown = percent
         filled = self.width * percent // 100
-        self.stream.write(f"\r{self.label} [{'#' * filled}{'.' * (self.width - filled)}] "
-                          f"{percent:3d}% {self.done}/{self.total} turns")
+        self.stream.write(
+            f"\r{self.label} [{'#' * filled}{'.' * (self.width - filled)}] {percent:3d}% {self.done}/{self.total} turns"
+        )
         self.stream.flush()
 
     def close(self) -> None:
@@ -122,8 +124,9 @@ def in_kernel() -> bool:
     return shell is not None and getattr(shell, "kernel", None) is not None
 
 
-def auto_progress(total: int, stream: TextIO | None = None, label: str = "replay"
-                  ) -> TerminalProgress | WidgetProgress | None:
+def auto_progress(
+    total: int, stream: TextIO | None = None, label: str = "replay"
+) -> TerminalProgress | WidgetProgress | None:
     """The bar that fits where this runs: a widget under a kernel, a terminal bar when ``stream``
     (default stderr) is a terminal, else None (logs and pipes get no carriage returns)."""
     if in_kernel():

@@ -3,6 +3,7 @@
 The recorder is an observer: it watches the Session's traits and its bus, and the Session knows
 nothing of it (``Scenario.record(session)`` starts one).
 """
+
 from __future__ import annotations
 
 import os
@@ -47,23 +48,31 @@ class ScenarioRecorder:
         if not isinstance(session, Session):
             raise TypeError(f"Scenario.record needs a Session, got {type(session).__name__}")
         if not isinstance(session.clock, ManualClock):
-            raise ValueError("Scenario.record needs a Session with a ManualClock: the moves of a "
-                             f"{type(session.clock).__name__} cannot be replayed")
+            raise ValueError(
+                "Scenario.record needs a Session with a ManualClock: the moves of a "
+                f"{type(session.clock).__name__} cannot be replayed"
+            )
         if session.turn != 0 or session.segment_number != 1:
-            raise ValueError("start recording before the first turn and collapse: a replay starts "
-                             f"from a fresh Session (this one is at turn {session.turn}, segment "
-                             f"{session.segment_number})")
+            raise ValueError(
+                "start recording before the first turn and collapse: a replay starts "
+                f"from a fresh Session (this one is at turn {session.turn}, segment "
+                f"{session.segment_number})"
+            )
         self.session = session
         self.errors: list[str] = []
         self.max_steps = max_steps
         self._clock: ManualClock = session.clock
         start = session.segment_started_at
         self._scenario = Scenario(
-            base_prompt=session.base_prompt, profile=profile_fields(session.profile),
+            base_prompt=session.base_prompt,
+            profile=profile_fields(session.profile),
             clock=start.isoformat(),
-            user_id=session.user_id, trinkets=tuple(session.trinkets),
-            continuum_id=session.continuum_id, auto_compose=session.auto_compose,
-            layout=session.layout)
+            user_id=session.user_id,
+            trinkets=tuple(session.trinkets),
+            continuum_id=session.continuum_id,
+            auto_compose=session.auto_compose,
+            layout=session.layout,
+        )
         self._profile = session.profile
         self._now = start
         self._pending_composes = 0
@@ -81,8 +90,9 @@ class ScenarioRecorder:
         for trinket in self._trinkets:
             trinket.observe(self._on_enabled, "enabled")
             if not trinket.enabled:
-                self._add({"step": "feed", "trinket": trinket.name, "method": "set_enabled",
-                           "args": [False], "kwargs": {}})
+                self._add(
+                    {"step": "feed", "trinket": trinket.name, "method": "set_enabled", "args": [False], "kwargs": {}}
+                )
         if self._clock.now() != start:
             self._clock_moved(self._clock.now())
 
@@ -155,16 +165,16 @@ class ScenarioRecorder:
             trinket.observe(self._on_enabled, "enabled")
             self._add({"step": "add_trinket", "trinket": name})
             if not trinket.enabled:
-                self._add({"step": "feed", "trinket": name, "method": "set_enabled",
-                           "args": [False], "kwargs": {}})
+                self._add({"step": "feed", "trinket": name, "method": "set_enabled", "args": [False], "kwargs": {}})
 
     def _sync_profile(self) -> None:
         current = self.session.profile
         if current == self._profile:
             return
         old, new = profile_fields(self._profile), profile_fields(current)
-        changed = {name: new.get(name, getattr(Profile(), name))
-                   for name in PROFILE_FIELDS if old.get(name) != new.get(name)}
+        changed = {
+            name: new.get(name, getattr(Profile(), name)) for name in PROFILE_FIELDS if old.get(name) != new.get(name)
+        }
         self._profile = current
         self._scenario._append({"step": "profile", "fields": changed})
 
@@ -176,8 +186,9 @@ class ScenarioRecorder:
         # a trinket registered after recording started) fails the save, not the caller
         try:
             encoded_args, encoded_kwargs = encode_arguments(args, kwargs)
-            self._add({"step": "feed", "trinket": trinket, "method": method,
-                       "args": encoded_args, "kwargs": encoded_kwargs})
+            self._add(
+                {"step": "feed", "trinket": trinket, "method": method, "args": encoded_args, "kwargs": encoded_kwargs}
+            )
         except (TypeError, ScenarioError) as exc:
             # numbered as the step it would have been, so the error says which call it was
             number = len(self._scenario) + 1
@@ -185,8 +196,15 @@ class ScenarioRecorder:
             self.errors.append(f"step {number} (feed {trinket}.{method}): {reason}")
 
     def _on_enabled(self, change: dict[str, Any]) -> None:
-        self._add({"step": "feed", "trinket": change["owner"].name, "method": "set_enabled",
-                   "args": [bool(change["new"])], "kwargs": {}})
+        self._add(
+            {
+                "step": "feed",
+                "trinket": change["owner"].name,
+                "method": "set_enabled",
+                "args": [bool(change["new"])],
+                "kwargs": {},
+            }
+        )
 
     def _on_base_prompt(self, change: dict[str, Any]) -> None:
         self._add({"step": "base_prompt", "text": change["new"]})
@@ -225,8 +243,7 @@ class ScenarioRecorder:
             self._pending_composes += 1
 
     def _on_collapse(self, event: SegmentCollapsedEvent) -> None:
-        self._add({"step": "collapse", "summary": event.summary,
-                   "tools_used": list(event.tools_used)})
+        self._add({"step": "collapse", "summary": event.summary, "tools_used": list(event.tools_used)})
         if self.session.auto_compose:
             self._pending_composes += 1
 
@@ -265,8 +282,7 @@ def record_from_birth(session: Session) -> None:
     """Start ``session``'s own recording (an instrument every default Session attaches once
     ``wm_kernel.experiments`` is imported), or note why it cannot have one."""
     if not isinstance(session.clock, ManualClock):
-        _refusals[session] = (f"its clock is a {type(session.clock).__name__}, whose moves cannot be "
-                              f"replayed")
+        _refusals[session] = f"its clock is a {type(session.clock).__name__}, whose moves cannot be replayed"
         return
     try:
         recorder = ScenarioRecorder(session, max_steps=BIRTH_RECORDING_STEPS)
@@ -284,8 +300,11 @@ def session_recording(session: Session) -> ScenarioRecorder:
     found = _births.get(session)
     recorder = found() if found is not None else None
     if recorder is None:
-        reason = _refusals.get(session, "it was built with instruments=... that leave the recording out, "
-                                        "or before wm_kernel.experiments was imported")
+        reason = _refusals.get(
+            session,
+            "it was built with instruments=... that leave the recording out, "
+            "or before wm_kernel.experiments was imported",
+        )
         raise ValueError(f"this session has no recording to replay: {reason}")
     if recorder.errors:
         raise ValueError(f"this session's recording cannot be replayed: {recorder.errors[0]}")

@@ -1,5 +1,6 @@
 """The results of a comparison: each replay (:class:`VariantRun`), its per-turn rows, the table of
 every run side by side (:func:`tabulate`) and its plot (:func:`plot_compare`)."""
+
 from __future__ import annotations
 
 import hashlib
@@ -18,15 +19,31 @@ if TYPE_CHECKING:
 #: The parts of a composed prompt that ``compare`` measures: the system prompt's cached and
 #: uncached content, then the other three placements.
 PARTS = ("cached", "non_cached", "conversation_prefix", "post_history", "notification")
-PART_KEYS = {"cached": "cached_content", "non_cached": "non_cached_content",
-              "conversation_prefix": "conversation_prefix_items",
-              "post_history": "post_history_items", "notification": "notification_center"}
-_CACHE_COLUMNS = {"status": "cache_status", "hit": "cache_hit", "cache_write_tokens": "cache_write_tokens",
-                  "cache_read_tokens": "cache_read_tokens", "uncached_tokens": "uncached_tokens",
-                  "broke_by": "cache_broke_by", "cost": "cost"}
-COMPARE_COLUMNS = (["segment", "sections"] + [f"chars_{p}" for p in PARTS] + ["chars_total"]
-                   + [f"tokens_{p}" for p in PARTS] + ["tokens_total"] + list(_CACHE_COLUMNS.values())
-                   + [f"digest_{p}" for p in PARTS])
+PART_KEYS = {
+    "cached": "cached_content",
+    "non_cached": "non_cached_content",
+    "conversation_prefix": "conversation_prefix_items",
+    "post_history": "post_history_items",
+    "notification": "notification_center",
+}
+_CACHE_COLUMNS = {
+    "status": "cache_status",
+    "hit": "cache_hit",
+    "cache_write_tokens": "cache_write_tokens",
+    "cache_read_tokens": "cache_read_tokens",
+    "uncached_tokens": "uncached_tokens",
+    "broke_by": "cache_broke_by",
+    "cost": "cost",
+}
+COMPARE_COLUMNS = (
+    ["segment", "sections"]
+    + [f"chars_{p}" for p in PARTS]
+    + ["chars_total"]
+    + [f"tokens_{p}" for p in PARTS]
+    + ["tokens_total"]
+    + list(_CACHE_COLUMNS.values())
+    + [f"digest_{p}" for p in PARTS]
+)
 
 
 def part_digest(value: str | Sequence[str]) -> str:
@@ -91,13 +108,14 @@ class VariantRun:
         if self.sections is not None:
             return self.sections
         if self.session is None:
-            raise ValueError(f"variant {self.name!r} ran in an executor and did not ship its "
-                             f"history back (ask for it with history=True)")
+            raise ValueError(
+                f"variant {self.name!r} ran in an executor and did not ship its "
+                f"history back (ask for it with history=True)"
+            )
         return self.session.history
 
 
-def run_table(run: VariantRun, tools_tokens: int = 0, model: str | None = None
-           ) -> tuple[pd.DataFrame, dict[str, Any]]:
+def run_table(run: VariantRun, tools_tokens: int = 0, model: str | None = None) -> tuple[pd.DataFrame, dict[str, Any]]:
     """One run's rows of the compare frame (a ``turn`` column, not yet indexed) and its cache
     summary, from its Session."""
     import pandas as pd
@@ -108,11 +126,14 @@ def run_table(run: VariantRun, tools_tokens: int = 0, model: str | None = None
     history = run.session.recorder
     sections = history.frame()
     sections = sections[~sections["dropped"]]  # rows of what a token budget left out
-    part = sections["placement"].where(sections["placement"] != "system",
-                                       sections["cached"].map({True: "cached", False: "non_cached"}))
-    tokens = (sections.assign(part=part).pivot_table(index="turn", columns="part", values="tokens",
-                                                     aggfunc="sum", fill_value=0)
-              .reindex(columns=list(PARTS), fill_value=0))
+    part = sections["placement"].where(
+        sections["placement"] != "system", sections["cached"].map({True: "cached", False: "non_cached"})
+    )
+    tokens = (
+        sections.assign(part=part)
+        .pivot_table(index="turn", columns="part", values="tokens", aggfunc="sum", fill_value=0)
+        .reindex(columns=list(PARTS), fill_value=0)
+    )
     tokens.columns = [f"tokens_{p}" for p in PARTS]
     report = cache_report(run.session, tools_tokens=tools_tokens, model=model)
     cache = report.turns.set_index("turn")[list(_CACHE_COLUMNS)].rename(columns=_CACHE_COLUMNS)
@@ -147,9 +168,11 @@ def tabulate(runs: Sequence[VariantRun], *, tools_tokens: int = 0, model: str | 
         elif run.session is not None:
             frame, summary = run_table(run, *options)
         else:
-            raise ValueError(f"variant {run.name!r} was tabulated in its worker with tools_tokens, "
-                             f"model = {run.options!r}; pass the same options to run_variants and "
-                             f"tabulate")
+            raise ValueError(
+                f"variant {run.name!r} was tabulated in its worker with tools_tokens, "
+                f"model = {run.options!r}; pass the same options to run_variants and "
+                f"tabulate"
+            )
         summary = dict(summary)
         tokenizer = summary.pop("tokenizer")
         frame = frame.copy()
@@ -161,8 +184,15 @@ def tabulate(runs: Sequence[VariantRun], *, tools_tokens: int = 0, model: str | 
             summaries[run.name] = summary
         frames.append(frame)
     result = pd.concat(frames, ignore_index=True)
-    int_columns = ["segment", "sections", "chars_total", "tokens_total", "cache_write_tokens",
-                   "cache_read_tokens", "uncached_tokens"]
+    int_columns = [
+        "segment",
+        "sections",
+        "chars_total",
+        "tokens_total",
+        "cache_write_tokens",
+        "cache_read_tokens",
+        "uncached_tokens",
+    ]
     int_columns += [f"chars_{p}" for p in PARTS] + [f"tokens_{p}" for p in PARTS]
     result = result.astype({c: "int64" for c in int_columns} | {"cache_hit": "bool"})
     keys = ["scenario", "variant", "turn"] if many else ["variant", "turn"]
@@ -173,8 +203,9 @@ def tabulate(runs: Sequence[VariantRun], *, tools_tokens: int = 0, model: str | 
     return result
 
 
-def plot_compare(frame: pd.DataFrame, metrics: Sequence[str] = ("chars_total", "tokens_total"), *,
-                 title: str | None = None) -> Figure:
+def plot_compare(
+    frame: pd.DataFrame, metrics: Sequence[str] = ("chars_total", "tokens_total"), *, title: str | None = None
+) -> Figure:
     """Plot each metric per turn, one line per variant, one panel per metric; returns the Figure.
 
     Builds a ``matplotlib.figure.Figure`` directly (no pyplot state), so it works with any backend,
@@ -198,9 +229,15 @@ def plot_compare(frame: pd.DataFrame, metrics: Sequence[str] = ("chars_total", "
     for ax, metric in zip(axes, metrics, strict=True):
         for position, name in enumerate(variants):
             series = frame.xs(name, level="variant")[metric]
-            ax.plot(series.index, series.to_numpy(), styles[position % len(styles)], label=name,
-                    linewidth=2.2 - 0.4 * (position % len(styles)),
-                    marker="o" if len(series) <= 40 else None, markersize=3)
+            ax.plot(
+                series.index,
+                series.to_numpy(),
+                styles[position % len(styles)],
+                label=name,
+                linewidth=2.2 - 0.4 * (position % len(styles)),
+                marker="o" if len(series) <= 40 else None,
+                markersize=3,
+            )
         ax.set_ylabel(metric)
         ax.grid(True, alpha=0.3)
         ax.xaxis.set_major_locator(MaxNLocator(integer=True))

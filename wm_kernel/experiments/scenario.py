@@ -29,6 +29,7 @@ in constant memory. The file must stay as it was while the Scenario uses it (Sce
 changed); building on a loaded scenario (``Scenario.load(path).advance_turn()``) reads its steps
 into memory first.
 """
+
 from __future__ import annotations
 
 import os
@@ -147,8 +148,11 @@ class Scenario:
     def _editable(self) -> list[Step]:
         """The steps as a list to change: a loaded file's steps are read into memory first."""
         if not isinstance(self.steps, list):
-            numbered = list(self.steps.numbered()) if isinstance(self.steps, FileSteps) else [
-                (None, step) for step in self.steps]
+            numbered = (
+                list(self.steps.numbered())
+                if isinstance(self.steps, FileSteps)
+                else [(None, step) for step in self.steps]
+            )
             self.steps = [step for _, step in numbered]
             self._lines = [number for number, _ in numbered]
         return self.steps
@@ -222,8 +226,7 @@ class Scenario:
                 try:
                     handle.write(json_line(obj) + "\n")
                 except (UnicodeEncodeError, TypeError, ValueError) as exc:
-                    raise ScenarioError(f"cannot save {path}: {what}: {unwritable(obj, exc)}"
-                                        ) from None
+                    raise ScenarioError(f"cannot save {path}: {what}: {unwritable(obj, exc)}") from None
 
         atomic_write(path, write)
 
@@ -234,10 +237,16 @@ class Scenario:
         return tuple(self._names)
 
     def _header(self) -> dict[str, Any]:
-        return {"base_prompt": self.base_prompt, "profile": dict(self.profile), "clock": self.clock,
-                "user_id": self.user_id, "trinkets": list(self.trinkets),
-                "continuum_id": self.continuum_id, "auto_compose": self.auto_compose,
-                "layout": self.layout}
+        return {
+            "base_prompt": self.base_prompt,
+            "profile": dict(self.profile),
+            "clock": self.clock,
+            "user_id": self.user_id,
+            "trinkets": list(self.trinkets),
+            "continuum_id": self.continuum_id,
+            "auto_compose": self.auto_compose,
+            "layout": self.layout,
+        }
 
     # -- building
     def _where(self, index: int) -> str:
@@ -276,8 +285,9 @@ class Scenario:
             encoded_args, encoded_kwargs = encode_arguments(args, kwargs)
         except TypeError as exc:
             raise TypeError(f"step {len(self) + 1} (feed {trinket}.{method}): {exc}") from None
-        return self._append({"step": "feed", "trinket": trinket, "method": method,
-                             "args": encoded_args, "kwargs": encoded_kwargs})
+        return self._append(
+            {"step": "feed", "trinket": trinket, "method": method, "args": encoded_args, "kwargs": encoded_kwargs}
+        )
 
     def add_trinket(self, trinket: str) -> Scenario:
         """Register the trinket class ``trinket`` at this point (a name that is not built in needs
@@ -300,8 +310,7 @@ class Scenario:
             try:
                 delta = timedelta(**kwargs)
             except OverflowError as exc:
-                raise ValueError(f"advance({', '.join(f'{k}={v!r}' for k, v in kwargs.items())}): "
-                                 f"{exc}") from None
+                raise ValueError(f"advance({', '.join(f'{k}={v!r}' for k, v in kwargs.items())}): {exc}") from None
         elif kwargs:
             raise TypeError("advance() takes a timedelta or keywords, not both")
         seconds = delta.total_seconds()
@@ -352,9 +361,13 @@ class Scenario:
             raise RuntimeError("Scenario.record() needs wm_kernel.experiments.recorder, not imported yet")
         return _recorder(session)
 
-    def run(self, variant: Variant | Layout | Mapping[str, Any] | None = None, *,
-            factories: Mapping[str, type[EventAwareTrinket] | TrinketFactory] | None = None,
-            instruments: Iterable[Instrument] | None = None) -> Session:
+    def run(
+        self,
+        variant: Variant | Layout | Mapping[str, Any] | None = None,
+        *,
+        factories: Mapping[str, type[EventAwareTrinket] | TrinketFactory] | None = None,
+        instruments: Iterable[Instrument] | None = None,
+    ) -> Session:
         """Replay the steps into a fresh Session (ManualClock at ``clock``) and return it.
 
         Parameters
@@ -381,10 +394,17 @@ class Scenario:
         for name in self.trinkets:
             made.append(self._factory(name, factories))
         clock = ManualClock(self.clock)
-        session = Session(base_prompt=chosen.wording(self.base_prompt),
-                          profile=Profile(**self.profile), clock=clock, user_id=self.user_id,
-                          layout=layout, trinkets=made, continuum_id=self.continuum_id,
-                          auto_compose=self.auto_compose, instruments=instruments)
+        session = Session(
+            base_prompt=chosen.wording(self.base_prompt),
+            profile=Profile(**self.profile),
+            clock=clock,
+            user_id=self.user_id,
+            layout=layout,
+            trinkets=made,
+            continuum_id=self.continuum_id,
+            auto_compose=self.auto_compose,
+            instruments=instruments,
+        )
         for name in chosen.disabled:
             try:
                 session.trinket(name).enabled = False
@@ -404,12 +424,16 @@ class Scenario:
                 raise fail(where, f"{step.describe()} failed: {type(exc).__name__}: {exc}") from exc
         return session
 
-    def _factory(self, name: str, factories: Mapping[str, type[EventAwareTrinket] | TrinketFactory] | None,
-                 ) -> type[EventAwareTrinket] | TrinketFactory:
+    def _factory(
+        self,
+        name: str,
+        factories: Mapping[str, type[EventAwareTrinket] | TrinketFactory] | None,
+    ) -> type[EventAwareTrinket] | TrinketFactory:
         if factories and name in factories:
             return factories[name]
         builtin = builtin_class(name)
         if builtin is None:
-            raise ScenarioError(f"trinket {name!r} is not built in; pass factories={{{name!r}: "
-                                f"<class or factory>}} to run()")
+            raise ScenarioError(
+                f"trinket {name!r} is not built in; pass factories={{{name!r}: <class or factory>}} to run()"
+            )
         return builtin

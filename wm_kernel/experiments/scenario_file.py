@@ -7,6 +7,7 @@ lines bounded to :data:`MAX_LINE_CHARS`, the JSON of each line, :class:`FileStep
 steps, read again from the file whenever they are iterated) and :func:`atomic_write` (a reader
 never sees a half-written file).
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -39,8 +40,18 @@ from wm_kernel.experiments.steps import (
 
 FORMAT = "wm-kernel-scenario"
 VERSION = 1
-HEADER_FIELDS = ("format", "version", "base_prompt", "profile", "clock", "user_id", "trinkets",
-                 "continuum_id", "auto_compose", "layout")
+HEADER_FIELDS = (
+    "format",
+    "version",
+    "base_prompt",
+    "profile",
+    "clock",
+    "user_id",
+    "trinkets",
+    "continuum_id",
+    "auto_compose",
+    "layout",
+)
 DEFAULT_BASE_PROMPT = "You are a helpful assistant talking with {first_name}."
 
 
@@ -82,15 +93,16 @@ def read_json_lines(lines: Iterable[str], source: str) -> Iterator[tuple[int, An
         try:
             yield number, json.loads(line.rstrip("\r\n"))
         except json.JSONDecodeError as exc:
-            raise fail(f"{source} line {number}",
-                       f"not valid JSON ({exc.msg} at column {exc.colno})") from None
+            raise fail(f"{source} line {number}", f"not valid JSON ({exc.msg} at column {exc.colno})") from None
         except ValueError as exc:
             # an integer of more digits than int() converts (sys.get_int_max_str_digits)
             raise fail(f"{source} line {number}", f"not valid JSON ({exc})") from None
         except RecursionError:
             # json's parser recurses once per level: hostile nesting would end Python's stack
-            raise fail(f"{source} line {number}", f"JSON nested too deeply to read (values may "
-                                                  f"nest at most {MAX_DEPTH} levels deep)") from None
+            raise fail(
+                f"{source} line {number}",
+                f"JSON nested too deeply to read (values may nest at most {MAX_DEPTH} levels deep)",
+            ) from None
 
 
 def read_header(records: Iterator[tuple[int, Any]], source: str) -> dict[str, Any]:
@@ -142,8 +154,9 @@ def bounded_lines(handle: TextIO, source: str) -> Iterator[str]:
             return
         number += 1
         if len(line) > MAX_LINE_CHARS and not line.endswith("\n"):
-            raise ScenarioError(f"{source} line {number}: longer than {MAX_LINE_CHARS:,} "
-                                f"characters; a scenario line holds one step")
+            raise ScenarioError(
+                f"{source} line {number}: longer than {MAX_LINE_CHARS:,} characters; a scenario line holds one step"
+            )
         yield line
 
 
@@ -187,8 +200,16 @@ class FileSteps(Sequence[Step]):
     loaded, iterating raises ScenarioError (load it again).
     """
 
-    def __init__(self, path: Path, source: str, trinkets: Sequence[str], count: int, turns: int,
-                 kinds: Mapping[str, int], signature: tuple[int, int, int]) -> None:
+    def __init__(
+        self,
+        path: Path,
+        source: str,
+        trinkets: Sequence[str],
+        count: int,
+        turns: int,
+        kinds: Mapping[str, int],
+        signature: tuple[int, int, int],
+    ) -> None:
         self.path = path
         self.source = source
         self.trinkets = tuple(trinkets)
@@ -216,7 +237,7 @@ class FileSteps(Sequence[Step]):
                 if isinstance(step, TurnStep):
                     turns += step.n
         steps = cls(path, source, header["trinkets"], count, turns, kinds, signature)
-        steps.added = tuple(names[len(header["trinkets"]):])
+        steps.added = tuple(names[len(header["trinkets"]) :])
         return header, steps
 
     def numbered(self) -> Iterator[tuple[int, Step]]:
@@ -226,8 +247,7 @@ class FileSteps(Sequence[Step]):
         except OSError:
             unchanged = False
         if not unchanged:
-            raise ScenarioError(f"{self.source}: the file changed (or went away) since it was "
-                                f"loaded; load it again")
+            raise ScenarioError(f"{self.source}: the file changed (or went away) since it was loaded; load it again")
         with open_scenario(self.path, self.source) as handle:
             records = read_json_lines(bounded_lines(handle, self.source), self.source)
             next(records)  # the header, validated by scan()
@@ -275,8 +295,11 @@ def check_header(raw: Mapping[str, Any], where: str, *, in_file: bool = False) -
         if header.get("format") != FORMAT:
             raise fail(where, f"field 'format' must be {FORMAT!r}: is this a scenario file?")
         if header.get("version") != VERSION:
-            raise fail(where, f"field 'version' must be {VERSION} (this wm-kernel reads version "
-                               f"{VERSION}; got {header.get('version')!r})")
+            raise fail(
+                where,
+                f"field 'version' must be {VERSION} (this wm-kernel reads version "
+                f"{VERSION}; got {header.get('version')!r})",
+            )
     if "clock" not in header:
         raise fail(where, "field 'clock' is missing (the replay's start time, ISO 8601 with offset)")
     check_instant(header["clock"], where, "clock")
@@ -288,8 +311,11 @@ def check_header(raw: Mapping[str, Any], where: str, *, in_file: bool = False) -
     if not isinstance(header["user_id"], str) or not header["user_id"].strip():
         raise fail(where, "field 'user_id' must be a non-empty string")
     names = header.get("trinkets", list(default_trinkets()))
-    if (not isinstance(names, (list, tuple)) or not all(isinstance(n, str) and n for n in names)
-            or len(set(names)) != len(names)):
+    if (
+        not isinstance(names, (list, tuple))
+        or not all(isinstance(n, str) and n for n in names)
+        or len(set(names)) != len(names)
+    ):
         raise fail(where, "field 'trinkets' must be a list of distinct trinket class names")
     header["trinkets"] = tuple(names)
     continuum = header.get("continuum_id")
@@ -309,8 +335,7 @@ def check_layout(value: Any, where: str) -> dict[str, Any] | None:
     if value is None:
         return None
     if not isinstance(value, dict) or not isinstance(value.get("placements"), dict):
-        raise fail(where, "field 'layout' must be null or {\"name\": ..., \"placements\": "
-                          "{placement: [section, ...]}}")
+        raise fail(where, 'field \'layout\' must be null or {"name": ..., "placements": {placement: [section, ...]}}')
     check_fields(value, ("name", "placements"), where, "the layout")
     try:
         return Layout.from_dict(value).to_dict()

@@ -29,6 +29,7 @@ Traceback (most recent call last):
 ...
 wm_kernel.experiments.steps.ScenarioError: line 3: field 'n' must be a positive integer
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -67,6 +68,7 @@ class ScenarioError(ValueError):
 
 # -- checks shared by the steps and the header ------------------------------------------------------
 
+
 def fail(where: str, message: str) -> ScenarioError:
     """The error for ``message`` at ``where`` (a line of a file, or a step number)."""
     return ScenarioError(f"{where}: {message}")
@@ -90,15 +92,13 @@ def check_fields(obj: Mapping[str, Any], allowed: Sequence[str], where: str, wha
             raise fail(where, f"unknown field {key!r} for {what} (fields: {', '.join(allowed)})")
 
 
-def check_profile_fields(fields: Any, where: str, name: str,
-                         base: Profile | None = None) -> dict[str, Any]:
+def check_profile_fields(fields: Any, where: str, name: str, base: Profile | None = None) -> dict[str, Any]:
     """A copy of ``fields`` once they are known Profile fields that make a valid Profile."""
     if not isinstance(fields, dict):
         raise fail(where, f"field {name!r} must be an object of Profile fields")
     for key in fields:
         if key not in PROFILE_FIELDS:
-            raise fail(where, f"field {name!r} has unknown Profile field {key!r} "
-                              f"(fields: {', '.join(PROFILE_FIELDS)})")
+            raise fail(where, f"field {name!r} has unknown Profile field {key!r} (fields: {', '.join(PROFILE_FIELDS)})")
     try:
         (base.replace(**fields) if base is not None else Profile(**fields))
     except (TypeError, ValueError) as exc:
@@ -129,6 +129,7 @@ def builtin_class(name: str) -> type[EventAwareTrinket] | None:
 
 # -- replaying --------------------------------------------------------------------------------------
 
+
 @dataclass
 class Replay:
     """What a step applies itself to: the fresh Session, its ManualClock, the variant being run,
@@ -149,6 +150,7 @@ class TrinketNames(list[str]):
 
 
 # -- the steps --------------------------------------------------------------------------------------
+
 
 class Step(ABC):
     """One step of a scenario. Subclasses are frozen dataclasses named by ``kind``."""
@@ -228,8 +230,10 @@ class FeedStep(Step):
         if not isinstance(trinket, str) or not trinket:
             raise fail(where, "field 'trinket' must be a trinket class name")
         if trinket not in trinkets:
-            raise fail(where, f"field 'trinket': {trinket!r} is not one of the scenario's trinkets "
-                              f"({', '.join(trinkets) or 'none'})")
+            raise fail(
+                where,
+                f"field 'trinket': {trinket!r} is not one of the scenario's trinkets ({', '.join(trinkets) or 'none'})",
+            )
         method = raw.get("method")
         if not isinstance(method, str) or not method.isidentifier():
             raise fail(where, "field 'method' must be the name of a feed method")
@@ -239,8 +243,10 @@ class FeedStep(Step):
 
             known = feed_methods(builtin)
             if method not in known:
-                raise fail(where, f"field 'method': {method!r} is not a feed method of {trinket} "
-                                  f"(feed methods: {', '.join(known)})")
+                raise fail(
+                    where,
+                    f"field 'method': {method!r} is not a feed method of {trinket} (feed methods: {', '.join(known)})",
+                )
         args = raw.get("args", [])
         if not isinstance(args, list):
             raise fail(where, "field 'args' must be a list")
@@ -255,8 +261,13 @@ class FeedStep(Step):
         return cls(trinket, method, tuple(args), dict(kwargs))
 
     def to_json(self) -> dict[str, Any]:
-        return {"step": self.kind, "trinket": self.trinket, "method": self.method,
-                "args": list(self.args), "kwargs": dict(self.kwargs)}
+        return {
+            "step": self.kind,
+            "trinket": self.trinket,
+            "method": self.method,
+            "args": list(self.args),
+            "kwargs": dict(self.kwargs),
+        }
 
     def apply(self, replay: Replay) -> None:
         trinket = replay.session.trinket(self.trinket)
@@ -285,9 +296,12 @@ class TurnStep(Step):
         if not is_int(n) or n < 1:
             raise fail(where, "field 'n' must be a positive integer")
         if n > MAX_TURNS_AT_ONCE:
-            raise fail(where, f"field 'n' must be a positive integer of at most "
-                              f"{MAX_TURNS_AT_ONCE:,} (one step's turns must finish; use several "
-                              f"steps)")
+            raise fail(
+                where,
+                f"field 'n' must be a positive integer of at most "
+                f"{MAX_TURNS_AT_ONCE:,} (one step's turns must finish; use several "
+                f"steps)",
+            )
         return cls(n)
 
     def to_json(self) -> dict[str, Any]:
@@ -339,8 +353,11 @@ class ClockStep(Step):
             if not is_number(seconds) or seconds < 0:
                 raise fail(where, "field 'advance' must be a number of seconds >= 0")
             if seconds > MAX_ADVANCE:
-                raise fail(where, f"field 'advance' is more than a clock can move (at most "
-                                  f"{MAX_ADVANCE:.0f} seconds, about 10,000 years)")
+                raise fail(
+                    where,
+                    f"field 'advance' is more than a clock can move (at most "
+                    f"{MAX_ADVANCE:.0f} seconds, about 10,000 years)",
+                )
             return cls(advance=seconds)
         return cls(set=check_instant(raw["set"], where, "set"))
 
@@ -356,8 +373,9 @@ class ClockStep(Step):
             try:
                 now + timedelta(seconds=self.advance)
             except OverflowError:
-                raise ValueError(f"advancing the clock {self.advance!r} seconds from "
-                                 f"{now.isoformat()} passes the year 9999") from None
+                raise ValueError(
+                    f"advancing the clock {self.advance!r} seconds from {now.isoformat()} passes the year 9999"
+                ) from None
             replay.clock.advance(timedelta(seconds=self.advance))
         else:
             assert self.set is not None  # parse() makes exactly one of the two
@@ -421,9 +439,11 @@ class SendStep(Step):
         session = replay.session
         exchange = dataclasses.replace(self.exchange, turn=session.turn)
         History.of(session).record_exchange(exchange)
-        session.bus.publish(ExchangeRecordedEvent.create(continuum_id=session.continuum_id,
-                                                         user_id=session.user_id, clock=session.clock,
-                                                         exchange=exchange))
+        session.bus.publish(
+            ExchangeRecordedEvent.create(
+                continuum_id=session.continuum_id, user_id=session.user_id, clock=session.clock, exchange=exchange
+            )
+        )
 
 
 @dataclass(frozen=True)
@@ -449,8 +469,10 @@ class AddTrinketStep(Step):
     def apply(self, replay: Replay) -> None:
         factory = replay.factories.get(self.trinket) or builtin_class(self.trinket)
         if factory is None:
-            raise ValueError(f"trinket {self.trinket!r} is not built in; pass factories="
-                             f"{{{self.trinket!r}: <class or factory>}} to run()")
+            raise ValueError(
+                f"trinket {self.trinket!r} is not built in; pass factories="
+                f"{{{self.trinket!r}: <class or factory>}} to run()"
+            )
         replay.session.add_trinket(factory)
 
     def describe(self) -> str:
@@ -459,8 +481,20 @@ class AddTrinketStep(Step):
 
 #: Every kind of step by its ``step`` field, in the order the file format documents them.
 STEP_TYPES: dict[str, type[Step]] = {
-    cls.kind: cls for cls in (BasePromptStep, ProfileStep, FeedStep, TurnStep, CollapseStep,
-                              ClockStep, ComposeStep, AutoComposeStep, SendStep, AddTrinketStep)}
+    cls.kind: cls
+    for cls in (
+        BasePromptStep,
+        ProfileStep,
+        FeedStep,
+        TurnStep,
+        CollapseStep,
+        ClockStep,
+        ComposeStep,
+        AutoComposeStep,
+        SendStep,
+        AddTrinketStep,
+    )
+}
 
 
 def parse_step(raw: Any, where: str, trinkets: Sequence[str]) -> Step:

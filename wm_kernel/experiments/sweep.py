@@ -15,6 +15,7 @@ Work sent to a worker is a picklable task (a parsed Scenario, the variant, the t
 live Session; results come back as tables. Dask is the optional extra ``wm-kernel[scale]``; this
 module imports it only when asked to connect to a cluster.
 """
+
 from __future__ import annotations
 
 import concurrent.futures as cf
@@ -54,8 +55,7 @@ class SweepError(ScenarioError):
         of the scenarios that completed; for :func:`run_variants`, their runs).
     """
 
-    def __init__(self, failures: Sequence[SweepFailure], variants: Sequence[str],
-                 completed: Any = None) -> None:
+    def __init__(self, failures: Sequence[SweepFailure], variants: Sequence[str], completed: Any = None) -> None:
         self.failures = list(failures)
         self.completed = completed
         self.lines = describe_failures(self.failures, variants)
@@ -89,8 +89,9 @@ def as_executor(executor: Any) -> cf.Executor | None:
         # duplicates (Dask's default) walks every step of the scenario, for nothing
         found: cf.Executor = executor.get_executor(pure=False)
         return found
-    raise TypeError(f"executor must be a concurrent.futures.Executor or a dask.distributed Client, "
-                    f"got {type(executor).__name__}")
+    raise TypeError(
+        f"executor must be a concurrent.futures.Executor or a dask.distributed Client, got {type(executor).__name__}"
+    )
 
 
 def on_cluster(executor: Any) -> bool:
@@ -100,9 +101,13 @@ def on_cluster(executor: Any) -> bool:
     return type(executor).__module__.startswith("distributed")
 
 
-def run_tasks(function: Callable[[T], R], tasks: Sequence[T], executor: cf.Executor,
-              on_done: Callable[[int, R], None] | None = None,
-              on_error: Callable[[int, BaseException], R] | None = None) -> list[R]:
+def run_tasks(
+    function: Callable[[T], R],
+    tasks: Sequence[T],
+    executor: cf.Executor,
+    on_done: Callable[[int, R], None] | None = None,
+    on_error: Callable[[int, BaseException], R] | None = None,
+) -> list[R]:
     """``[function(task) for task in tasks]`` on ``executor``, in the order of ``tasks``.
 
     ``on_done(index, result)`` runs here, in the caller's thread, as each result arrives (in
@@ -172,13 +177,13 @@ def dask_client(address: str | None = None, *, workers: int = 2) -> Any:
         # typed Any: dask.distributed's constructors carry no annotations
         distributed: Any = importlib.import_module("distributed")
     except ImportError:
-        raise ImportError(f"a Dask cluster needs the optional 'scale' extra ({SCALE_HINT}); "
-                          f"dask.distributed is not installed") from None
+        raise ImportError(
+            f"a Dask cluster needs the optional 'scale' extra ({SCALE_HINT}); dask.distributed is not installed"
+        ) from None
     Client, LocalCluster = distributed.Client, distributed.LocalCluster
     if address is not None:
         return Client(address)
-    cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
-                           dashboard_address=None)
+    cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None)
     return Client(cluster)
 
 
@@ -188,4 +193,3 @@ def close_dask_client(client: Any) -> None:
     client.close()
     if cluster is not None:
         cluster.close()
-

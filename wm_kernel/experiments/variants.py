@@ -12,6 +12,7 @@ Traceback (most recent call last):
 ...
 ValueError: unknown built-in layout 'sideways' (built in: default, original)
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -25,8 +26,7 @@ if TYPE_CHECKING:
     from wm_kernel.session import Session
 
 #: The layouts a variant (or the command line) may name.
-BUILTIN_LAYOUTS: dict[str, Callable[[], Layout]] = {"default": Layout.default,
-                                                     "original": Layout.original}
+BUILTIN_LAYOUTS: dict[str, Callable[[], Layout]] = {"default": Layout.default, "original": Layout.original}
 #: The fields of a Variant, as a dict of them may give them.
 VARIANT_FIELDS = ("name", "layout", "base_prompt", "disabled", "styles", "hook")
 
@@ -69,16 +69,13 @@ class Variant:
             raise TypeError(f"Variant name must be a str, got {type(self.name).__name__}")
         if isinstance(self.layout, str):
             if self.layout not in BUILTIN_LAYOUTS:
-                raise ValueError(f"unknown built-in layout {self.layout!r} "
-                                 f"(built in: {', '.join(BUILTIN_LAYOUTS)})")
+                raise ValueError(f"unknown built-in layout {self.layout!r} (built in: {', '.join(BUILTIN_LAYOUTS)})")
             object.__setattr__(self, "layout", BUILTIN_LAYOUTS[self.layout]())
         if isinstance(self.layout, Mapping):
             object.__setattr__(self, "layout", Layout(self.layout, name=self.name or "custom"))
         if self.layout is not None and not isinstance(self.layout, Layout):
-            raise TypeError(f"Variant layout must be a Layout or a mapping, got "
-                            f"{type(self.layout).__name__}")
-        if self.base_prompt is not None and not (isinstance(self.base_prompt, str)
-                                                 or callable(self.base_prompt)):
+            raise TypeError(f"Variant layout must be a Layout or a mapping, got {type(self.layout).__name__}")
+        if self.base_prompt is not None and not (isinstance(self.base_prompt, str) or callable(self.base_prompt)):
             raise TypeError("Variant base_prompt must be a str or a function f(text) -> text")
         disabled: object = self.disabled
         if isinstance(disabled, str):
@@ -95,8 +92,9 @@ class Variant:
                 raise TypeError("Variant styles must map trinket names to style names (strings)")
             object.__setattr__(self, "styles", dict(styles))
         else:
-            raise TypeError(f"Variant styles must be a style name or a dict trinket -> style, got "
-                            f"{type(styles).__name__}")
+            raise TypeError(
+                f"Variant styles must be a style name or a dict trinket -> style, got {type(styles).__name__}"
+            )
         if self.hook is not None and not callable(self.hook):
             raise TypeError("Variant hook must be a function hook(session)")
 
@@ -110,8 +108,7 @@ class Variant:
                     trinket.set_style(self.styles)
                     styled.add(trinket.name)
             if not styled:
-                raise ValueError(f"variant {self.name!r}: no trinket of the session offers style "
-                                 f"{self.styles!r}")
+                raise ValueError(f"variant {self.name!r}: no trinket of the session offers style {self.styles!r}")
             return styled
         for name, style in self.styles.items():
             try:
@@ -130,8 +127,9 @@ class Variant:
             return self.base_prompt
         result = self.base_prompt(text)
         if not isinstance(result, str):
-            raise TypeError(f"variant {self.name!r}: base_prompt function returned "
-                            f"{type(result).__name__}, expected str")
+            raise TypeError(
+                f"variant {self.name!r}: base_prompt function returned {type(result).__name__}, expected str"
+            )
         return result
 
 
@@ -153,10 +151,8 @@ def as_variant(value: Variant | Layout | Mapping[str, Any] | None, name: str = "
         allowed = VARIANT_FIELDS
         unknown = [k for k in value if k not in allowed]
         if unknown:
-            raise ValueError(f"variant {name!r}: unknown field {unknown[0]!r} "
-                             f"(fields: {', '.join(allowed)})")
+            raise ValueError(f"variant {name!r}: unknown field {unknown[0]!r} (fields: {', '.join(allowed)})")
         fields = dict(value)
         fields.setdefault("name", name)
         return Variant(**fields)
-    raise TypeError(f"variant {name!r} must be a Layout, a Variant or a dict, got "
-                    f"{type(value).__name__}")
+    raise TypeError(f"variant {name!r} must be a Layout, a Variant or a dict, got {type(value).__name__}")

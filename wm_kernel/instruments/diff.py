@@ -36,6 +36,7 @@ old -> new: 1 changed, 0 added, 0 removed, 1 unchanged
 +c
 = notification_center
 """
+
 from __future__ import annotations
 
 import difflib
@@ -70,8 +71,11 @@ class SectionDiff:
     @property
     def moved(self) -> bool:
         """In both prompts, at different placements."""
-        return (self.old_placement is not None and self.new_placement is not None
-                and self.old_placement != self.new_placement)
+        return (
+            self.old_placement is not None
+            and self.new_placement is not None
+            and self.old_placement != self.new_placement
+        )
 
     def header(self) -> str:
         """``~ name (placement)`` with the move, if any."""
@@ -108,17 +112,19 @@ class FirstChange:
             if span is None:
                 return "(end of text)"
             return span.section + (f" ({span.trinket})" if span.trinket else "")
+
         return f"first change: {self.key} at {self.offset}: {who(self.old)} -> {who(self.new)}"
 
 
 def _keyed_texts(prompt: Mapping[str, Any], items: Mapping[str, int]) -> dict[str, str]:
     """Each key's text in reading order; list keys as ``key[i]`` for ``i < items[key]``."""
-    texts = {"cached_content": prompt.get("cached_content", ""),
-             "non_cached_content": prompt.get("non_cached_content", "")}
+    texts = {
+        "cached_content": prompt.get("cached_content", ""),
+        "non_cached_content": prompt.get("non_cached_content", ""),
+    }
     for key in ("conversation_prefix_items", "post_history_items"):
         values = list(prompt.get(key, []))
-        texts.update({f"{key}[{i}]": values[i] if i < len(values) else ""
-                      for i in range(items[key])})
+        texts.update({f"{key}[{i}]": values[i] if i < len(values) else "" for i in range(items[key])})
     texts["notification_center"] = prompt.get("notification_center", "")
     return texts
 
@@ -132,8 +138,10 @@ def _span(prompt: Mapping[str, Any], key: str, text: str, offset: int) -> BlameS
 def first_change(old: Mapping[str, Any], new: Mapping[str, Any]) -> FirstChange | None:
     """Where ``new`` first differs from ``old`` (keys in reading order), blamed on its section
     through each prompt's blame map; None when the prompts are equal."""
-    items = {key: max(len(old.get(key, [])), len(new.get(key, [])))
-             for key in ("conversation_prefix_items", "post_history_items")}
+    items = {
+        key: max(len(old.get(key, [])), len(new.get(key, [])))
+        for key in ("conversation_prefix_items", "post_history_items")
+    }
     before, after = _keyed_texts(old, items), _keyed_texts(new, items)
     for key, b in after.items():
         a = before[key]
@@ -149,8 +157,9 @@ class PromptDiff:
     ``first_change`` is the first differing character and the section that owns it (None when
     nothing changed)."""
 
-    def __init__(self, sections: tuple[SectionDiff, ...], old_label: str, new_label: str,
-                 first_change: FirstChange | None = None) -> None:
+    def __init__(
+        self, sections: tuple[SectionDiff, ...], old_label: str, new_label: str, first_change: FirstChange | None = None
+    ) -> None:
         self.sections = sections
         self.old_label = old_label
         self.new_label = new_label
@@ -170,8 +179,9 @@ class PromptDiff:
         for s in self.sections:
             if s.name == name:
                 return s
-        raise ValueError(f"no section {name!r} in this diff (sections: "
-                         f"{', '.join(s.name for s in self.sections) or 'none'})")
+        raise ValueError(
+            f"no section {name!r} in this diff (sections: {', '.join(s.name for s in self.sections) or 'none'})"
+        )
 
     def __bool__(self) -> bool:
         return any(s.status != "unchanged" for s in self.sections)
@@ -179,8 +189,10 @@ class PromptDiff:
     def summary(self) -> str:
         """One line: the labels and how many sections have each status."""
         c = self.counts()
-        return (f"{self.old_label} -> {self.new_label}: {c['changed']} changed, {c['added']} added, "
-                f"{c['removed']} removed, {c['unchanged']} unchanged")
+        return (
+            f"{self.old_label} -> {self.new_label}: {c['changed']} changed, {c['added']} added, "
+            f"{c['removed']} removed, {c['unchanged']} unchanged"
+        )
 
     def __str__(self) -> str:
         out = [self.summary()]
@@ -204,8 +216,7 @@ class PromptDiff:
             header = html.escape(s.header())
             frame = f"border-left:3px solid {_STATUS_COLOURS[s.status]};padding:2px 6px;margin:2px 0"
             if s.status == "unchanged":
-                parts.append(f'<div class="wm-diff-section wm-diff-unchanged" style="{frame}">'
-                             f'{header}</div>')
+                parts.append(f'<div class="wm-diff-section wm-diff-unchanged" style="{frame}">{header}</div>')
                 continue
             body = []
             for line in s.lines:
@@ -217,15 +228,15 @@ class PromptDiff:
                 elif line.startswith("@@"):
                     tint = f' style="color:{_HUNK_COLOUR}"'
                 body.append(f"<span{tint}>{html.escape(line)}</span>")
-            parts.append(f'<details open class="wm-diff-section wm-diff-{s.status}" style="{frame}">'
-                         f'<summary>{header}</summary><pre style="{style.DIFF_PRE}">'
-                         + "\n".join(body) + "</pre></details>")
+            parts.append(
+                f'<details open class="wm-diff-section wm-diff-{s.status}" style="{frame}">'
+                f'<summary>{header}</summary><pre style="{style.DIFF_PRE}">' + "\n".join(body) + "</pre></details>"
+            )
         parts.append("</div>")
         return no_math("".join(parts))
 
 
-_STATUS_COLOURS = {"added": style.SUCCESS, "removed": style.ERROR, "changed": style.WARN,
-                   "unchanged": style.BORDER}
+_STATUS_COLOURS = {"added": style.SUCCESS, "removed": style.ERROR, "changed": style.WARN, "unchanged": style.BORDER}
 _ADDED_TINT = "rgba(46, 160, 67, 0.22)"
 _REMOVED_TINT = "rgba(248, 81, 73, 0.22)"
 _HUNK_COLOUR = style.INFO
@@ -259,17 +270,16 @@ def _fields(prompt: Mapping[str, Any], what: str) -> list[tuple[str, str | None,
 
 
 def _unified(old: str, new: str, old_name: str, new_name: str, context: int) -> tuple[str, ...]:
-    return tuple(difflib.unified_diff(old.splitlines(), new.splitlines(), old_name, new_name,
-                                      n=context, lineterm=""))
+    return tuple(difflib.unified_diff(old.splitlines(), new.splitlines(), old_name, new_name, n=context, lineterm=""))
 
 
-def diff_prompts(old: Mapping[str, Any], new: Mapping[str, Any], *, old_label: str = "old",
-                 new_label: str = "new", context: int = 3) -> PromptDiff:
+def diff_prompts(
+    old: Mapping[str, Any], new: Mapping[str, Any], *, old_label: str = "old", new_label: str = "new", context: int = 3
+) -> PromptDiff:
     """Compare two prompts section by section (see the module docstring)."""
     for what, prompt in (("old", old), ("new", new)):
         if not isinstance(prompt, Mapping):
-            raise TypeError(f"{what} must be a ComposedPrompt or a five-key dict, got "
-                            f"{type(prompt).__name__}")
+            raise TypeError(f"{what} must be a ComposedPrompt or a five-key dict, got {type(prompt).__name__}")
     if isinstance(context, bool) or not isinstance(context, int) or context < 0:
         raise ValueError(f"context must be a non-negative int, got {context!r}")
     old_sections, new_sections = _sections(old), _sections(new)
@@ -282,8 +292,7 @@ def diff_prompts(old: Mapping[str, Any], new: Mapping[str, Any], *, old_label: s
     for index, (name, _, _) in enumerate(old_sections):
         if name in after:
             continue
-        anchor = next((old_sections[j][0] for j in range(index - 1, -1, -1)
-                       if old_sections[j][0] in order), None)
+        anchor = next((old_sections[j][0] for j in range(index - 1, -1, -1) if old_sections[j][0] in order), None)
         order.insert(order.index(anchor) + 1 if anchor is not None else 0, name)
     diffs = []
     for name in order:
@@ -299,9 +308,22 @@ def diff_prompts(old: Mapping[str, Any], new: Mapping[str, Any], *, old_label: s
             status = "unchanged"
         lines: tuple[str, ...] = ()
         if status != "unchanged":
-            lines = _unified(old_text, new_text,
-                             f"{old_label}/{name}" if name in before else "/dev/null",
-                             f"{new_label}/{name}" if name in after else "/dev/null", context)
-        diffs.append(SectionDiff(name, status, old_placement if name in before else None,
-                                 new_placement if name in after else None, old_text, new_text, lines))
+            lines = _unified(
+                old_text,
+                new_text,
+                f"{old_label}/{name}" if name in before else "/dev/null",
+                f"{new_label}/{name}" if name in after else "/dev/null",
+                context,
+            )
+        diffs.append(
+            SectionDiff(
+                name,
+                status,
+                old_placement if name in before else None,
+                new_placement if name in after else None,
+                old_text,
+                new_text,
+                lines,
+            )
+        )
     return PromptDiff(tuple(diffs), old_label, new_label, first_change(old, new))

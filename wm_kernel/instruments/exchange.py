@@ -19,6 +19,7 @@ Examples
 >>> Exchange.from_json(e.to_json()) == e
 True
 """
+
 from __future__ import annotations
 
 from collections.abc import Mapping
@@ -30,8 +31,19 @@ from wm_kernel.dialects.registry import usage_providers
 
 #: Version of the record an exchange is stored as (the ``"v"`` field).
 EXCHANGE_VERSION = 1
-_FIELDS = ("v", "turn", "provider", "model", "user", "reply", "usage", "request_id", "stop_reason", "prefix",
-           "max_tokens")
+_FIELDS = (
+    "v",
+    "turn",
+    "provider",
+    "model",
+    "user",
+    "reply",
+    "usage",
+    "request_id",
+    "stop_reason",
+    "prefix",
+    "max_tokens",
+)
 
 
 @dataclass(frozen=True)
@@ -66,10 +78,12 @@ class Exchange:
             if value is not None and not isinstance(value, str):
                 raise TypeError(f"{name} must be a str or None, got {type(value).__name__}")
         if not isinstance(self.prefix, Mapping) or not all(
-                isinstance(k, str) and isinstance(v, str) for k, v in self.prefix.items()):
+            isinstance(k, str) and isinstance(v, str) for k, v in self.prefix.items()
+        ):
             raise TypeError("prefix must map part names to digests (strings)")
-        if self.max_tokens is not None and (isinstance(self.max_tokens, bool) or not isinstance(self.max_tokens, int)
-                                            or self.max_tokens < 1):
+        if self.max_tokens is not None and (
+            isinstance(self.max_tokens, bool) or not isinstance(self.max_tokens, int) or self.max_tokens < 1
+        ):
             raise ValueError(f"max_tokens must be a positive int or None, got {self.max_tokens!r}")
 
     def messages(self) -> list[dict[str, str]]:
@@ -78,10 +92,18 @@ class Exchange:
 
     def to_json(self) -> dict[str, Any]:
         """The stored record (``"v": 1``; ``max_tokens`` only when recorded)."""
-        record = {"v": EXCHANGE_VERSION, "turn": self.turn, "provider": self.provider, "model": self.model,
-                  "user": self.user, "reply": self.reply,
-                  "usage": None if self.usage is None else dict(self.usage), "request_id": self.request_id,
-                  "stop_reason": self.stop_reason, "prefix": dict(self.prefix)}
+        record = {
+            "v": EXCHANGE_VERSION,
+            "turn": self.turn,
+            "provider": self.provider,
+            "model": self.model,
+            "user": self.user,
+            "reply": self.reply,
+            "usage": None if self.usage is None else dict(self.usage),
+            "request_id": self.request_id,
+            "stop_reason": self.stop_reason,
+            "prefix": dict(self.prefix),
+        }
         if self.max_tokens is not None:
             record["max_tokens"] = self.max_tokens
         return record
@@ -100,10 +122,18 @@ class Exchange:
         if missing:
             raise ValueError(f"an exchange record lacks {', '.join(missing)}")
         try:
-            return cls(turn=raw["turn"], provider=raw["provider"], model=raw["model"], user=raw["user"],
-                       reply=raw["reply"], usage=raw.get("usage"), request_id=raw.get("request_id"),
-                       stop_reason=raw.get("stop_reason"), prefix=raw.get("prefix") or {},
-                       max_tokens=raw.get("max_tokens"))
+            return cls(
+                turn=raw["turn"],
+                provider=raw["provider"],
+                model=raw["model"],
+                user=raw["user"],
+                reply=raw["reply"],
+                usage=raw.get("usage"),
+                request_id=raw.get("request_id"),
+                stop_reason=raw.get("stop_reason"),
+                prefix=raw.get("prefix") or {},
+                max_tokens=raw.get("max_tokens"),
+            )
         except TypeError as exc:
             raise ValueError(str(exc)) from None
 

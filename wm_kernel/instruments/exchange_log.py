@@ -7,6 +7,7 @@ message history the next request carries. In a persistent store they live in the
 ``history-exchanges:{user_id}:{continuum_id}`` (see
 :data:`wm_kernel.instruments.history_records.SCHEMA`), one field per turn.
 """
+
 from __future__ import annotations
 
 from collections.abc import Mapping
@@ -58,14 +59,18 @@ class ExchangeLog:
     def conversation(self, before: int | None = None) -> list[dict[str, str]]:
         """The messages of every exchange (of turns before ``before`` when given), user and
         assistant alternating."""
-        return [m for e in self._exchanges.values() if before is None or e.turn < before
-                for m in e.messages()]
+        return [m for e in self._exchanges.values() if before is None or e.turn < before for m in e.messages()]
 
     def load(self) -> None:
         """Read the stored exchanges (a ValueError naming the conversation if one is damaged)."""
         try:
-            self._exchanges = dict(sorted((int(turn), Exchange.from_json(raw)) for turn, raw in
-                                          self.store.hgetall(exchanges_key(self.user_id, self.continuum_id)).items()))
+            self._exchanges = dict(
+                sorted(
+                    (int(turn), Exchange.from_json(raw))
+                    for turn, raw in self.store.hgetall(exchanges_key(self.user_id, self.continuum_id)).items()
+                )
+            )
         except ValueError as exc:
-            raise ValueError(f"the exchanges of conversation {self.continuum_id!r} (user {self.user_id!r}) "
-                             f"cannot be read ({exc})") from None
+            raise ValueError(
+                f"the exchanges of conversation {self.continuum_id!r} (user {self.user_id!r}) cannot be read ({exc})"
+            ) from None

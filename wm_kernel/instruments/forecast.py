@@ -17,6 +17,7 @@ Examples
 >>> e.model, round(e.rate, 3), e.turn_reaching(200)
 ('exponential', 0.1, 8)
 """
+
 from __future__ import annotations
 
 import math
@@ -113,8 +114,9 @@ def fit_growth(turns: Iterable[float], values: Iterable[float]) -> Growth:
     last = max(range(len(xs)), key=lambda i: xs[i])
     last_turn, last_value = int(xs[last]), ys[last]
     if len(xs) < MIN_POINTS or len(set(ys)) == 1:
-        return Growth("flat", last_value, 0.0, 0.0, 0.0, 1.0 if len(set(ys)) == 1 else 0.0, len(xs),
-                      last_turn, last_value)
+        return Growth(
+            "flat", last_value, 0.0, 0.0, 0.0, 1.0 if len(set(ys)) == 1 else 0.0, len(xs), last_turn, last_value
+        )
     a, b, se, r2 = _line(xs, ys)
     best = Growth("linear", a, b, b - _Z95 * se, b + _Z95 * se, r2, len(xs), last_turn, last_value)
     if all(y > 0 for y in ys):
@@ -126,8 +128,17 @@ def fit_growth(turns: Iterable[float], values: Iterable[float]) -> Growth:
         er2 = 1.0 - residual / syy if syy > 0 else 1.0
         # the exponential must explain clearly more: a straight line is the humbler claim
         if er2 > r2 + 1e-3 and lb > 0:
-            best = Growth("exponential", math.exp(la), math.expm1(lb), math.expm1(lb - _Z95 * lse),
-                          math.expm1(lb + _Z95 * lse), er2, len(xs), last_turn, last_value)
+            best = Growth(
+                "exponential",
+                math.exp(la),
+                math.expm1(lb),
+                math.expm1(lb - _Z95 * lse),
+                math.expm1(lb + _Z95 * lse),
+                er2,
+                len(xs),
+                last_turn,
+                last_value,
+            )
     return best
 
 
@@ -153,8 +164,10 @@ class Crossing:
             band = f"{self.earliest}-{self.latest}, "
         elif self.latest is None and self.earliest is not None:
             band = f"{self.earliest} or later, "
-        return (f"{self.what} reaches the {limit_name} ({self.limit:,.0f} tokens) near turn "
-                f"{self.turn:,} ({band}{g.sureness} {g.model} fit, r2 {g.r2:.2f})")
+        return (
+            f"{self.what} reaches the {limit_name} ({self.limit:,.0f} tokens) near turn "
+            f"{self.turn:,} ({band}{g.sureness} {g.model} fit, r2 {g.r2:.2f})"
+        )
 
 
 @dataclass
@@ -165,7 +178,7 @@ class Forecast:
 
     sections: dict[str, Growth]
     prompt: Growth
-    crossings: list[tuple[str, Crossing]]   # (limit name, crossing)
+    crossings: list[tuple[str, Crossing]]  # (limit name, crossing)
     budgeted: Growth | None = None
 
     def lines(self) -> list[str]:
@@ -177,25 +190,48 @@ class Forecast:
         import pandas as pd
 
         series = [("prompt", self.prompt)] + ([("budgeted", self.budgeted)] if self.budgeted is not None else [])
-        rows = [{"what": name, "model": g.model, "rate": g.rate, "rate_low": g.rate_low,
-                 "rate_high": g.rate_high, "r2": g.r2, "sureness": g.sureness, "points": g.points,
-                 "last_turn": g.last_turn, "last_tokens": g.last_value}
-                for name, g in [*series, *self.sections.items()]]
+        rows = [
+            {
+                "what": name,
+                "model": g.model,
+                "rate": g.rate,
+                "rate_low": g.rate_low,
+                "rate_high": g.rate_high,
+                "r2": g.r2,
+                "sureness": g.sureness,
+                "points": g.points,
+                "last_turn": g.last_turn,
+                "last_tokens": g.last_value,
+            }
+            for name, g in [*series, *self.sections.items()]
+        ]
         return pd.DataFrame(rows)
 
 
 def _token_count(value: object, what: str, *, minimum: int = 1) -> None:
     """A ValueError unless ``value`` is a whole, finite number of tokens of at least ``minimum``."""
     wording = "a positive int of tokens" if minimum == 1 else "an int of tokens, 0 or more"
-    if (isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value)
-            or value != int(value) or value < minimum):
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, (int, float))
+        or not math.isfinite(value)
+        or value != int(value)
+        or value < minimum
+    ):
         raise ValueError(f"{what} must be {wording}, got {value!r}")
 
 
-def forecast(history: Any, *, window: int | None = None, budget: int | None = None,
-             section_limits: Mapping[str, int] | None = None, fixed_tokens: int = 0,
-             requests: Mapping[int, float] | None = None, budgeted: Mapping[int, float] | None = None,
-             counter: Any = None) -> Forecast:
+def forecast(
+    history: Any,
+    *,
+    window: int | None = None,
+    budget: int | None = None,
+    section_limits: Mapping[str, int] | None = None,
+    fixed_tokens: int = 0,
+    requests: Mapping[int, float] | None = None,
+    budgeted: Mapping[int, float] | None = None,
+    counter: Any = None,
+) -> Forecast:
     """Fit every section of ``history`` (a ``History.frame()`` DataFrame, or anything with
     ``frame()``), and say when each named in ``section_limits`` reaches its limit.
 
@@ -218,8 +254,9 @@ def forecast(history: Any, *, window: int | None = None, budget: int | None = No
         frame = frame[~frame["dropped"].astype(bool)]
     if frame.empty:
         raise ValueError("the history holds no composed turn to forecast from")
-    sections = {str(name): fit_growth(group["turn"], group["tokens"])
-                for name, group in frame.groupby("section", sort=False)}
+    sections = {
+        str(name): fit_growth(group["turn"], group["tokens"]) for name, group in frame.groupby("section", sort=False)
+    }
     totals = frame.groupby("turn")["tokens"].sum()
     if requests is not None:
         prompt = fit_growth(list(requests), list(requests.values()))
@@ -232,7 +269,7 @@ def forecast(history: Any, *, window: int | None = None, budget: int | None = No
     if budget is not None:
         points = dict(budgeted) if budgeted is not None else {int(t): float(v) for t, v in totals.items()}
         upper = counter is not None and not getattr(counter, "exact", True)
-        if upper:   # as the budget cuts: on the count's upper bound
+        if upper:  # as the budget cuts: on the count's upper bound
             points = {t: float(counter.upper(int(round(v)))) for t, v in points.items()}
         fitted_budget = fit_growth(list(points), list(points.values()))
         what = "budgeted prompt" + (" (upper bound)" if upper else "")

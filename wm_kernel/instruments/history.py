@@ -91,6 +91,7 @@ Examples
 >>> h.prompt_at(1)["notification_center"].splitlines()[4]
 '<t>1</t>'
 """
+
 from __future__ import annotations
 
 import sys
@@ -129,8 +130,23 @@ if TYPE_CHECKING:
 # the record format (keys, Compose, Entry, digests) lives in history_records
 __all__ = ["FRAME_COLUMNS", "History", "RecordableSession"]
 
-FRAME_COLUMNS = ["turn", "segment", "placement", "section", "trinket", "chars", "tokens", "changed",
-                 "cached", "digest", "priority", "dropped", "reply", "usage"]
+FRAME_COLUMNS = [
+    "turn",
+    "segment",
+    "placement",
+    "section",
+    "trinket",
+    "chars",
+    "tokens",
+    "changed",
+    "cached",
+    "digest",
+    "priority",
+    "dropped",
+    "reply",
+    "usage",
+]
+
 
 class RecordableSession(Protocol):
     """What a History observes (a Session is one): the store and ids its records are keyed by, the
@@ -175,8 +191,14 @@ class History:
         created on first use).
     """
 
-    def __init__(self, store: StateStore | None = None, *, user_id: str = "notebook",
-                 continuum_id: str = "", counter: TokenCounter | None = None) -> None:
+    def __init__(
+        self,
+        store: StateStore | None = None,
+        *,
+        user_id: str = "notebook",
+        continuum_id: str = "",
+        counter: TokenCounter | None = None,
+    ) -> None:
         if not isinstance(user_id, str) or not isinstance(continuum_id, str):
             raise TypeError("user_id and continuum_id must be strings")
         if counter is not None and not isinstance(counter, TokenCounter):
@@ -215,8 +237,7 @@ class History:
             raise ValueError("this session already has a History attached (History.of(session))")
         if counter is None:  # the session's one counter, if it has one
             counter = getattr(session, "token_counter", None)
-        history = cls(session.store, user_id=session.user_id, continuum_id=session.continuum_id,
-                      counter=counter)
+        history = cls(session.store, user_id=session.user_id, continuum_id=session.continuum_id, counter=counter)
         history._session = weakref.ref(session)
         session.observe(history._on_composed, "composed")
         _attached[session] = history
@@ -246,8 +267,13 @@ class History:
     def _on_composed(self, change: Any) -> None:
         composed, session = change["new"], change["owner"]
         if composed is not None:
-            self.record(session.turn, session.segment_number, composed,
-                        segment_turn=session.segment_turn, at=session.clock.now())
+            self.record(
+                session.turn,
+                session.segment_number,
+                composed,
+                segment_turn=session.segment_turn,
+                at=session.clock.now(),
+            )
 
     # -- reading
     @property
@@ -303,8 +329,10 @@ class History:
         if found is None:
             if not self._records:
                 raise ValueError(f"turn {turn} was not recorded (nothing recorded yet)")
-            raise ValueError(f"turn {turn} was not recorded (recorded turns: {min(self._records)}"
-                             f"..{max(self._records)}, {len(self._records)} in all)")
+            raise ValueError(
+                f"turn {turn} was not recorded (recorded turns: {min(self._records)}"
+                f"..{max(self._records)}, {len(self._records)} in all)"
+            )
         return found
 
     def prompt_at(self, turn: int) -> ComposedPrompt:
@@ -317,15 +345,18 @@ class History:
         for entry in record.entries:
             placements[entry.placement].append(entry.name)
         namespace, title = record.hud_frame or (DEFAULT_NAMESPACE, DEFAULT_HUD_TITLE)
-        composer = SystemPromptComposer(Layout(placements, name="recorded"), namespace=namespace,
-                                        hud_title=title)
+        composer = SystemPromptComposer(Layout(placements, name="recorded"), namespace=namespace, hud_title=title)
         for entry in record.entries:
             composer.add_section(entry.name, entry.text, entry.cache_policy, entry.trinket)
         rebuilt = composer.compose()
         # the rebuilt records are the entries' in the same order, so its blame map holds as it is
-        return ComposedPrompt(**rebuilt.as_dict(), sections=[e.to_record() for e in record.entries],
-                              turn=record.turn, hud_frame=rebuilt.hud_frame,
-                              blame=rebuilt._blame)
+        return ComposedPrompt(
+            **rebuilt.as_dict(),
+            sections=[e.to_record() for e in record.entries],
+            turn=record.turn,
+            hud_frame=rebuilt.hud_frame,
+            blame=rebuilt._blame,
+        )
 
     def frame(self) -> pd.DataFrame:
         """pandas DataFrame, one row per (turn, section); see the module docstring for columns."""
@@ -349,24 +380,68 @@ class History:
                 if n is None:
                     n = tokens[digest] = count(entry.text)
                 changed = not same and previous.get(entry.name) != digest
-                rows.append((record.turn, record.segment, entry.placement, entry.name, entry.trinket,
-                             len(entry.text), n, changed, entry.cached, digest.hex(),
-                             priorities.get(entry.name), False))
+                rows.append(
+                    (
+                        record.turn,
+                        record.segment,
+                        entry.placement,
+                        entry.name,
+                        entry.trinket,
+                        len(entry.text),
+                        n,
+                        changed,
+                        entry.cached,
+                        digest.hex(),
+                        priorities.get(entry.name),
+                        False,
+                    )
+                )
                 current[entry.name] = digest
             # a section a budget dropped: a row of what it would have cost, not in the prompt
             for gone in dropped:
-                rows.append((record.turn, record.segment, None, gone.name, gone.trinket, 0,
-                             gone.tokens or 0, False, False, "", gone.priority, True))
+                rows.append(
+                    (
+                        record.turn,
+                        record.segment,
+                        None,
+                        gone.name,
+                        gone.trinket,
+                        0,
+                        gone.tokens or 0,
+                        False,
+                        False,
+                        "",
+                        gone.priority,
+                        True,
+                    )
+                )
             previous, previous_entries = current, record.entries
         exchanges = self._exchange_log.by_turn
         if exchanges:
-            rows = [row + ((e.reply, dict(e.usage) if e.usage is not None else None)
-                           if (e := exchanges.get(row[0])) is not None else (None, None)) for row in rows]
+            rows = [
+                row
+                + (
+                    (e.reply, dict(e.usage) if e.usage is not None else None)
+                    if (e := exchanges.get(row[0])) is not None
+                    else (None, None)
+                )
+                for row in rows
+            ]
         else:
             rows = [row + (None, None) for row in rows]
         df = pd.DataFrame.from_records(rows, columns=FRAME_COLUMNS)
-        df = df.astype({"turn": "int64", "segment": "int64", "chars": "int64", "tokens": "int64",
-                        "changed": "bool", "cached": "bool", "priority": "Int64", "dropped": "bool"})
+        df = df.astype(
+            {
+                "turn": "int64",
+                "segment": "int64",
+                "chars": "int64",
+                "tokens": "int64",
+                "changed": "bool",
+                "cached": "bool",
+                "priority": "Int64",
+                "dropped": "bool",
+            }
+        )
         df.attrs["tokens"] = counter.label  # what counted the tokens column ("≈" and the band: an estimate)
         self._frame_cache = (df, counter.tokenizer)
         return df.copy()
@@ -397,15 +472,27 @@ class History:
         memory += sum(sys.getsizeof(e) for e in self._entries.values())
         memory += sys.getsizeof(self._entries_by_id)
         result: dict[str, Any] = {
-            "turns": turns, "rows": rows, "distinct_texts": len(self._texts),
-            "distinct_entries": len(self._entries), "text_bytes": text_bytes,
-            "naive_text_bytes": naive, "memory_bytes": memory,
-            "bytes_per_turn": memory / turns if turns else 0.0}
+            "turns": turns,
+            "rows": rows,
+            "distinct_texts": len(self._texts),
+            "distinct_entries": len(self._entries),
+            "text_bytes": text_bytes,
+            "naive_text_bytes": naive,
+            "memory_bytes": memory,
+            "bytes_per_turn": memory / turns if turns else 0.0,
+        }
         return result
 
     # -- recording
-    def record(self, turn: int, segment: int, composed: ComposedPrompt, *,
-               segment_turn: int | None = None, at: datetime | None = None) -> None:
+    def record(
+        self,
+        turn: int,
+        segment: int,
+        composed: ComposedPrompt,
+        *,
+        segment_turn: int | None = None,
+        at: datetime | None = None,
+    ) -> None:
         """Record ``composed`` as the prompt of ``turn`` (replacing an earlier compose of that turn),
         composed at ``at`` (an aware datetime; kept as the turn's send time, see :meth:`times`).
 
@@ -421,8 +508,10 @@ class History:
         if at is not None and (not isinstance(at, datetime) or at.utcoffset() is None):
             raise TypeError(f"at must be an aware datetime, got {at!r}")
         if not composed.sections and any(composed.values()):
-            raise ValueError("this ComposedPrompt has content but no section records (built from a "
-                             "plain dict?); only prompts from a composer can be recorded")
+            raise ValueError(
+                "this ComposedPrompt has content but no section records (built from a "
+                "plain dict?); only prompts from a composer can be recorded"
+            )
         last = self._last
         entries: list[Entry] = []
         fresh: list[Entry] = []
@@ -471,14 +560,20 @@ class History:
             text = fresh_texts[digest]
         else:
             fresh_texts[digest] = text
-        key = (section.name, section.placement, section.trinket, section.cache_policy,
-               section.straggler, digest)
+        key = (section.name, section.placement, section.trinket, section.cache_policy, section.straggler, digest)
         entry = self._entries.get(key)
         if entry is None:
             entry = next((e for e in fresh if e.key == key), None)
             if entry is None:
-                entry = Entry(section.name, section.placement, section.trinket, section.cache_policy,
-                              section.straggler, text, digest)
+                entry = Entry(
+                    section.name,
+                    section.placement,
+                    section.trinket,
+                    section.cache_policy,
+                    section.straggler,
+                    text,
+                    digest,
+                )
                 fresh.append(entry)
         return entry
 
@@ -504,10 +599,18 @@ class History:
         return self._exchange_log.conversation(before)
 
     # -- persistence (see SCHEMA)
-    def _write(self, turn: int, segment: int, segment_turn: int, entries: tuple[Entry, ...],
-               hud_frame: tuple[str, str] | None, fresh: list[Entry],
-               fresh_texts: dict[bytes, str], budget: _Budget | None = None,
-               at: datetime | None = None) -> None:
+    def _write(
+        self,
+        turn: int,
+        segment: int,
+        segment_turn: int,
+        entries: tuple[Entry, ...],
+        hud_frame: tuple[str, str] | None,
+        fresh: list[Entry],
+        fresh_texts: dict[bytes, str],
+        budget: _Budget | None = None,
+        at: datetime | None = None,
+    ) -> None:
         store = self.store
         if not self._persistent:
             return
@@ -521,24 +624,29 @@ class History:
             # compare and set, inside the transaction: never replace what another writer recorded
             stored = store.hget(key, str(turn))
             mine = self._records.get(turn)
-            if stored is not None and (mine is None or stored != self._record_json(
-                    mine, self._budgets.get(turn))):
+            if stored is not None and (mine is None or stored != self._record_json(mine, self._budgets.get(turn))):
                 raise HistoryConflictError(self._conflict(turn))
-            store.hset(key, str(turn), self._record_json(
-                Compose(turn, segment, segment_turn, entries, hud_frame, at), budget))
+            store.hset(
+                key, str(turn), self._record_json(Compose(turn, segment, segment_turn, entries, hud_frame, at), budget)
+            )
 
     @staticmethod
     def _record_json(compose: Compose, budget: _Budget | None) -> dict[str, Any]:
         frame = compose.hud_frame
-        record = {"v": RECORD_VERSION, "segment": compose.segment,
-                  "segment_turn": compose.segment_turn, "entries": [e.id for e in compose.entries],
-                  "hud_frame": None if frame is None else list(frame)}
+        record = {
+            "v": RECORD_VERSION,
+            "segment": compose.segment,
+            "segment_turn": compose.segment_turn,
+            "entries": [e.id for e in compose.entries],
+            "hud_frame": None if frame is None else list(frame),
+        }
         if compose.at is not None:
             record["at"] = compose.at.isoformat()
         if budget is not None:
-            record["budget"] = {"priorities": dict(budget[0]),
-                                "dropped": [[d.name, d.trinket, d.tokens, d.priority]
-                                            for d in budget[1]]}
+            record["budget"] = {
+                "priorities": dict(budget[0]),
+                "dropped": [[d.name, d.trinket, d.tokens, d.priority] for d in budget[1]],
+            }
         return record
 
     def _conflict(self, turn: int) -> str:
@@ -556,22 +664,32 @@ class History:
                 if entries == previous:
                     entries = previous
                 frame, at = row["hud_frame"], row.get("at")
-                self._records[turn] = Compose(turn, row["segment"], row["segment_turn"], entries,
-                                              None if frame is None else (frame[0], frame[1]),
-                                              None if at is None else datetime.fromisoformat(at))
+                self._records[turn] = Compose(
+                    turn,
+                    row["segment"],
+                    row["segment_turn"],
+                    entries,
+                    None if frame is None else (frame[0], frame[1]),
+                    None if at is None else datetime.fromisoformat(at),
+                )
                 budget = row.get("budget")
                 if budget is not None:
-                    self._budgets[turn] = (dict(budget["priorities"]), tuple(
-                        OmittedSection(name, trinket, "over budget", tokens=tokens,
-                                       priority=priority)
-                        for name, trinket, tokens, priority in budget["dropped"]))
+                    self._budgets[turn] = (
+                        dict(budget["priorities"]),
+                        tuple(
+                            OmittedSection(name, trinket, "over budget", tokens=tokens, priority=priority)
+                            for name, trinket, tokens, priority in budget["dropped"]
+                        ),
+                    )
                 self._max_turn = max(self._max_turn, turn)
                 previous = entries
         except (KeyError, TypeError, ValueError, IndexError) as exc:
             where = getattr(store, "path", None) or f"the store's key {key!r}"
-            raise ValueError(f"the history of conversation {self.continuum_id!r} (user "
-                             f"{self.user_id!r}) in {str(where)!r} is damaged and cannot be read "
-                             f"({type(exc).__name__}: {exc})") from None
+            raise ValueError(
+                f"the history of conversation {self.continuum_id!r} (user "
+                f"{self.user_id!r}) in {str(where)!r} is damaged and cannot be read "
+                f"({type(exc).__name__}: {exc})"
+            ) from None
         self._last = {e.name: e for e in previous}
         self._last_entries = previous
         self._exchange_log.load()
@@ -595,11 +713,20 @@ class History:
             # whoever can write the store could rewrite a text: never show one that is not the
             # text recorded under this digest
             if not isinstance(text, str) or text_digest(text) != digest:
-                raise ValueError(f"the stored text {raw['digest'][:12]}... does not match its "
-                                 f"digest (rewritten in the store?); it is not shown")
+                raise ValueError(
+                    f"the stored text {raw['digest'][:12]}... does not match its "
+                    f"digest (rewritten in the store?); it is not shown"
+                )
             self._texts[digest] = text
-        entry = Entry(raw["name"], raw["placement"], raw["trinket"], bool(raw["cache_policy"]),
-                      bool(raw["straggler"]), text, digest)
+        entry = Entry(
+            raw["name"],
+            raw["placement"],
+            raw["trinket"],
+            bool(raw["cache_policy"]),
+            bool(raw["straggler"]),
+            text,
+            digest,
+        )
         if entry.id != entry_id:
             raise ValueError(f"entry {entry_id} does not match its content")
         self._entries[entry.key] = entry
@@ -607,8 +734,10 @@ class History:
         return entry
 
     def __repr__(self) -> str:
-        return (f"<History {self.continuum_id or '-'} turns={len(self._records)} "
-                f"texts={len(self._texts)} ({type(self.store).__name__})>")
+        return (
+            f"<History {self.continuum_id or '-'} turns={len(self._records)} "
+            f"texts={len(self._texts)} ({type(self.store).__name__})>"
+        )
 
 
 #: The History attached to each live Session (History.attach); a Session that goes away takes its

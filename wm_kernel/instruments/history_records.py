@@ -8,6 +8,7 @@ on its id; a text read back is checked against its digest), the per-turn
 turn. The History (recording, loading, the frame) and the exchange log
 (:mod:`wm_kernel.instruments.exchange_log`) both build on it.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -29,20 +30,29 @@ SCHEMA_VERSION = 2
 #: by :mod:`wm_kernel.stores.keys`).
 SCHEMA = {
     "history-texts:{user_id}": ("text digest (hex)", '{"v": 1, "text": str}'),
-    "history-entries:{user_id}": ("entry id (hex)", '{"v": 1, "name": str, "placement": str, "trinket": str '
-                                          '| null, "cache_policy": bool, "straggler": bool, '
-                                          '"digest": text digest (hex)}'),
-    "history:{user_id}:{continuum_id}": ("turn (decimal)", '{"v": 1, "segment": int, "segment_turn": '
-                                                           'int, "entries": [entry id, ...], '
-                                                           '"hud_frame": [namespace, title] | null, '
-                                                           '"at": ISO 8601 compose time (if known), '
-                                                           '"budget": {"priorities": {section: int}, '
-                                                           '"dropped": [[name, trinket, tokens, '
-                                                           'priority], ...]} (only under a budget)}'),
-    "history-exchanges:{user_id}:{continuum_id}": ("turn (decimal)", '{"v": 1, "turn": int, "provider": str, '
-                                                                     '"model": str, "user": str, "reply": str, '
-                                                                     '"usage": object | null, ...} '
-                                                                     '(wm_kernel.instruments.exchange)'),
+    "history-entries:{user_id}": (
+        "entry id (hex)",
+        '{"v": 1, "name": str, "placement": str, "trinket": str '
+        '| null, "cache_policy": bool, "straggler": bool, '
+        '"digest": text digest (hex)}',
+    ),
+    "history:{user_id}:{continuum_id}": (
+        "turn (decimal)",
+        '{"v": 1, "segment": int, "segment_turn": '
+        'int, "entries": [entry id, ...], '
+        '"hud_frame": [namespace, title] | null, '
+        '"at": ISO 8601 compose time (if known), '
+        '"budget": {"priorities": {section: int}, '
+        '"dropped": [[name, trinket, tokens, '
+        "priority], ...]} (only under a budget)}",
+    ),
+    "history-exchanges:{user_id}:{continuum_id}": (
+        "turn (decimal)",
+        '{"v": 1, "turn": int, "provider": str, '
+        '"model": str, "user": str, "reply": str, '
+        '"usage": object | null, ...} '
+        "(wm_kernel.instruments.exchange)",
+    ),
 }
 #: The shared hashes of schema version 1 (read when a user's own hashes lack a record).
 TEXTS_KEY = keys.HISTORY_TEXTS
@@ -74,7 +84,6 @@ def exchanges_key(user_id: str, continuum_id: str) -> str:
     return keys.history_exchanges(user_id, continuum_id)
 
 
-
 class HistoryConflictError(RuntimeError):
     """Another History (another Session, perhaps in another process) has recorded this turn of the
     same conversation in the same file. Its row is kept; nothing is recorded."""
@@ -82,10 +91,12 @@ class HistoryConflictError(RuntimeError):
 
 def conflict_message(user_id: str, continuum_id: str, turn: int) -> str:
     """The :class:`HistoryConflictError` text for ``turn`` of one conversation."""
-    return (f"turn {turn} of conversation {continuum_id!r} (user {user_id!r}) was "
-            f"recorded by another Session writing the same conversation in this store; its "
-            f"record is kept and this compose is not recorded (give each writer its own "
-            f"continuum_id)")
+    return (
+        f"turn {turn} of conversation {continuum_id!r} (user {user_id!r}) was "
+        f"recorded by another Session writing the same conversation in this store; its "
+        f"record is kept and this compose is not recorded (give each writer its own "
+        f"continuum_id)"
+    )
 
 
 def text_digest(text: str) -> bytes:
@@ -98,8 +109,16 @@ class Entry:
 
     __slots__ = ("name", "placement", "trinket", "cache_policy", "straggler", "text", "digest", "id")
 
-    def __init__(self, name: str, placement: str, trinket: str | None, cache_policy: bool,
-                 straggler: bool, text: str, digest: bytes) -> None:
+    def __init__(
+        self,
+        name: str,
+        placement: str,
+        trinket: str | None,
+        cache_policy: bool,
+        straggler: bool,
+        text: str,
+        digest: bytes,
+    ) -> None:
         self.name = name
         self.placement = placement
         self.trinket = trinket
@@ -108,16 +127,24 @@ class Entry:
         self.text = text
         self.digest = digest
         # content-addressed: the same section recorded by any history gets the same id
-        self.id = hashlib.blake2b(json.dumps(
-            [name, placement, trinket, cache_policy, straggler, digest.hex()]).encode("utf-8",
-                                                                                    "surrogatepass"),
-            digest_size=8).hexdigest()
+        self.id = hashlib.blake2b(
+            json.dumps([name, placement, trinket, cache_policy, straggler, digest.hex()]).encode(
+                "utf-8", "surrogatepass"
+            ),
+            digest_size=8,
+        ).hexdigest()
 
     def to_json(self) -> dict[str, Any]:
         """The record stored under ``history:entries`` (see :data:`SCHEMA`)."""
-        return {"v": RECORD_VERSION, "name": self.name, "placement": self.placement,
-                "trinket": self.trinket, "cache_policy": self.cache_policy,
-                "straggler": self.straggler, "digest": self.digest.hex()}
+        return {
+            "v": RECORD_VERSION,
+            "name": self.name,
+            "placement": self.placement,
+            "trinket": self.trinket,
+            "cache_policy": self.cache_policy,
+            "straggler": self.straggler,
+            "digest": self.digest.hex(),
+        }
 
     @property
     def key(self) -> tuple[str, str, str | None, bool, bool, bytes]:
@@ -132,14 +159,17 @@ class Entry:
     def matches(self, record: SectionRecord) -> bool:
         """Same section as ``record`` (identity first, so an unchanged text is never rescanned)."""
         text = record.content
-        return ((self.text is text or self.text == text) and self.placement == record.placement
-                and self.cache_policy == record.cache_policy and self.trinket == record.trinket
-                and self.straggler == record.straggler)
+        return (
+            (self.text is text or self.text == text)
+            and self.placement == record.placement
+            and self.cache_policy == record.cache_policy
+            and self.trinket == record.trinket
+            and self.straggler == record.straggler
+        )
 
     def to_record(self) -> SectionRecord:
         """The SectionRecord this entry was recorded from."""
-        return SectionRecord(self.name, self.placement, self.text, self.cache_policy, self.trinket,
-                             self.straggler)
+        return SectionRecord(self.name, self.placement, self.text, self.cache_policy, self.trinket, self.straggler)
 
     def __repr__(self) -> str:
         return f"<Entry {self.name} {self.placement} chars={len(self.text)} {self.digest.hex()[:8]}>"
@@ -150,15 +180,21 @@ class Compose:
 
     __slots__ = ("turn", "segment", "segment_turn", "entries", "hud_frame", "at")
 
-    def __init__(self, turn: int, segment: int, segment_turn: int, entries: tuple[Entry, ...],
-                 hud_frame: tuple[str, str] | None = None, at: datetime | None = None) -> None:
+    def __init__(
+        self,
+        turn: int,
+        segment: int,
+        segment_turn: int,
+        entries: tuple[Entry, ...],
+        hud_frame: tuple[str, str] | None = None,
+        at: datetime | None = None,
+    ) -> None:
         self.turn = turn
         self.segment = segment
         self.segment_turn = segment_turn
         self.entries = entries
         self.hud_frame = hud_frame
         self.at = at  # when it was composed (the request's send time), if known
-
 
 
 def versioned(value: Any) -> dict[str, Any]:

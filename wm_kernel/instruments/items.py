@@ -26,6 +26,7 @@ Examples
 >>> log.spans({"g": "PeanutGalleryTrinket"}) == spans, log.items_at(1, "g")
 (True, [{'id': 'a', 'label': 'x', 'turns_remaining': 1}])
 """
+
 from __future__ import annotations
 
 import bisect
@@ -63,8 +64,9 @@ class ItemSpan:
         return None if self.end is None else max(self.end - turn, 0)
 
 
-def item_spans(items_at: Mapping[int, Mapping[str, Sequence[Mapping[str, Any]]]],
-               trinkets: Mapping[str, str]) -> list[ItemSpan]:
+def item_spans(
+    items_at: Mapping[int, Mapping[str, Sequence[Mapping[str, Any]]]], trinkets: Mapping[str, str]
+) -> list[ItemSpan]:
     """Every item seen in ``items_at`` (turn -> section -> ``describe_items()``), in the order
     they appeared. ``trinkets`` maps a section to its trinket's name.
 
@@ -103,9 +105,9 @@ class _ItemTrace:
     however many turns the item lives."""
 
     label: str
-    seen: list[list[int]]                   # [first, last] turns of each stretch it was seen in
-    ends: list[tuple[int, int | None]]      # (from turn, announced last turn): one per change
-    gone: int | None = None                 # the first sighting after the last stretch without it
+    seen: list[list[int]]  # [first, last] turns of each stretch it was seen in
+    ends: list[tuple[int, int | None]]  # (from turn, announced last turn): one per change
+    gone: int | None = None  # the first sighting after the last stretch without it
     extra: dict[str, Any] = field(default_factory=dict)  # other keys of describe_items(), if any
 
 
@@ -124,7 +126,7 @@ class ItemLog:
 
     def __init__(self) -> None:
         self._items: dict[tuple[str, str], _ItemTrace] = {}
-        self._live: set[tuple[str, str]] = set()   # seen at the latest sighting turn
+        self._live: set[tuple[str, str]] = set()  # seen at the latest sighting turn
         self.latest: int | None = None
         #: The first turn sighted (None: none yet): earlier turns' items are unknown, not absent.
         self.first: int | None = None
@@ -165,10 +167,10 @@ class ItemLog:
                 end = None if remaining is None else turn + int(remaining)
                 trace = self._items.get(key)
                 if trace is None:
-                    extra = {k: v for k, v in item.items()
-                             if k not in ("id", "label", "turns_remaining")}
-                    trace = self._items[key] = _ItemTrace(str(item.get("label") or item.get("id")),
-                                                          [[turn, turn]], [(turn, end)], extra=extra)
+                    extra = {k: v for k, v in item.items() if k not in ("id", "label", "turns_remaining")}
+                    trace = self._items[key] = _ItemTrace(
+                        str(item.get("label") or item.get("id")), [[turn, turn]], [(turn, end)], extra=extra
+                    )
                     self._rank[key] = len(self._rank)
                     self._stale.add(key)
                     self._version += 1
@@ -177,12 +179,12 @@ class ItemLog:
                     # only a gap, a return or a new announced end changes what spans() gives
                     if trace.gone is not None:
                         if trace.gone < turn:
-                            trace.seen.append([turn, turn])   # back after it was gone
+                            trace.seen.append([turn, turn])  # back after it was gone
                         else:
                             trace.seen[-1][1] = turn
                         trace.gone = None
                         if key in self._tentative:
-                            self._tentative.discard(key)      # gone and back: nothing changed
+                            self._tentative.discard(key)  # gone and back: nothing changed
                         else:
                             self._stale.add(key)
                             self._version += 1
@@ -206,8 +208,14 @@ class ItemLog:
                 if start > turn:
                     break
                 end = announced
-            out.append({"id": item_id, "label": trace.label, **trace.extra,
-                        "turns_remaining": None if end is None else end - turn})
+            out.append(
+                {
+                    "id": item_id,
+                    "label": trace.label,
+                    **trace.extra,
+                    "turns_remaining": None if end is None else end - turn,
+                }
+            )
         return out
 
     def spans(self, trinkets: Mapping[str, str]) -> list[ItemSpan]:
@@ -225,10 +233,10 @@ class ItemLog:
         self._refresh(trinkets)
         if not self._spans:
             return [], 0
-        newest = self._spans[next(reversed(self._items))]   # the largest start: sightings come in order
+        newest = self._spans[next(reversed(self._items))]  # the largest start: sightings come in order
         last = max(marked_turn, newest.start, self._by_end[-1][0] if self._by_end else 0)
         low = max(0, last - WINDOW + 1)
-        keys = [key for _, _, key in self._by_end[bisect.bisect_left(self._by_end, (low,)):]]
+        keys = [key for _, _, key in self._by_end[bisect.bisect_left(self._by_end, (low,)) :]]
         keys.extend(self._endless)
         keys.sort(key=self._rank.__getitem__)
         return [self._spans[key] for key in keys], len(self._spans) - len(keys)
@@ -247,11 +255,10 @@ class ItemLog:
                 end: int | None = seen if announced is None else min(announced, trace.gone - 1)
             else:
                 end = announced
-            span = ItemSpan(section, trinkets.get(section, ""), item_id, trace.label,
-                            trace.seen[0][0], end)
+            span = ItemSpan(section, trinkets.get(section, ""), item_id, trace.label, trace.seen[0][0], end)
             old = self._spans.get(key)
             if old == span:
-                continue   # an equal span is kept, with its escaped text
+                continue  # an equal span is kept, with its escaped text
             rank = self._rank[key]
             if old is not None and old.end is None:
                 del self._endless[key]
@@ -282,8 +289,6 @@ class ItemLog:
         return len(self._items)
 
 
-
-
 def checked_items(items: object) -> list[dict[str, Any]]:
     """``items`` if it is what ``describe_items()`` promises: a list of dicts, each with a
     ``turns_remaining`` that is an int or None. TypeError otherwise."""
@@ -294,13 +299,11 @@ def checked_items(items: object) -> list[dict[str, Any]]:
             raise TypeError(f"expected each item to be a dict, got {type(item).__name__}")
         remaining = item.get("turns_remaining")
         if remaining is not None and (isinstance(remaining, bool) or not isinstance(remaining, int)):
-            raise TypeError(f"item {item.get('id')!r}: turns_remaining must be an int or None, "
-                            f"got {remaining!r}")
+            raise TypeError(f"item {item.get('id')!r}: turns_remaining must be an int or None, got {remaining!r}")
     return items
 
 
-def describe(trinkets: Iterable[EventAwareTrinket],
-             errors: dict[str, str]) -> dict[str, list[dict[str, Any]]]:
+def describe(trinkets: Iterable[EventAwareTrinket], errors: dict[str, str]) -> dict[str, list[dict[str, Any]]]:
     """Section -> checked ``describe_items()`` of each stateful trinket among ``trinkets``; a
     trinket whose items cannot be read is left out and why is put in ``errors`` (and taken out
     again once they can)."""
@@ -402,5 +405,4 @@ class ItemHistory:
         return items
 
 
-__all__ = ["ItemHistory", "ItemLog", "ItemSpan", "item_spans", "checked_items", "describe",
-           "WINDOW"]
+__all__ = ["ItemHistory", "ItemLog", "ItemSpan", "item_spans", "checked_items", "describe", "WINDOW"]

@@ -33,6 +33,7 @@ Examples
 >>> [o.label for o in w.owners]
 ['base_prompt', 'message 0 (user)', 'datetime_section', 'JSON and fields', 'separators and HUD frame']
 """
+
 from __future__ import annotations
 
 import inspect
@@ -70,12 +71,12 @@ class Owner:
     """One owner of part of the request: its size in the body and the tokens of its text."""
 
     label: str
-    kind: str                    # section | message | tool | framing
-    placement: str = ""          # system | conversation_prefix | post_history | notification | ...
+    kind: str  # section | message | tool | framing
+    placement: str = ""  # system | conversation_prefix | post_history | notification | ...
     trinket: str | None = None
-    chars: int = 0               # characters of the serialised body
-    bytes: int = 0               # UTF-8 bytes of the serialised body
-    text: list[str] = field(default_factory=list, repr=False)   # the text it contributes, unescaped
+    chars: int = 0  # characters of the serialised body
+    bytes: int = 0  # UTF-8 bytes of the serialised body
+    text: list[str] = field(default_factory=list, repr=False)  # the text it contributes, unescaped
     tokens: int = 0
 
 
@@ -88,7 +89,7 @@ class WireRequest:
     text: str
     spans: list[Span]
     owners: list[Owner]
-    framing_estimate: int        # tokens of the provider's own per-message framing (an estimate)
+    framing_estimate: int  # tokens of the provider's own per-message framing (an estimate)
 
     @property
     def tokens(self) -> int:
@@ -99,12 +100,30 @@ class WireRequest:
         """One row per owner: label, kind, placement, trinket, chars, bytes, tokens, share of tokens."""
         import pandas as pd
 
-        rows = [{"owner": o.label, "kind": o.kind, "placement": o.placement, "trinket": o.trinket,
-                 "chars": o.chars, "bytes": o.bytes, "tokens": o.tokens} for o in self.owners]
-        rows.append({"owner": "provider framing (estimate)", "kind": "framing", "placement": "",
-                     "trinket": None, "chars": 0, "bytes": 0, "tokens": self.framing_estimate})
-        frame = pd.DataFrame(rows, columns=["owner", "kind", "placement", "trinket", "chars", "bytes",
-                                            "tokens"])
+        rows = [
+            {
+                "owner": o.label,
+                "kind": o.kind,
+                "placement": o.placement,
+                "trinket": o.trinket,
+                "chars": o.chars,
+                "bytes": o.bytes,
+                "tokens": o.tokens,
+            }
+            for o in self.owners
+        ]
+        rows.append(
+            {
+                "owner": "provider framing (estimate)",
+                "kind": "framing",
+                "placement": "",
+                "trinket": None,
+                "chars": 0,
+                "bytes": 0,
+                "tokens": self.framing_estimate,
+            }
+        )
+        frame = pd.DataFrame(rows, columns=["owner", "kind", "placement", "trinket", "chars", "bytes", "tokens"])
         total = max(self.tokens, 1)
         frame["share"] = frame["tokens"] / total
         return frame
@@ -125,8 +144,7 @@ class WireRequest:
 
 # -- tools -------------------------------------------------------------------------------------
 
-_JSON_TYPES = {str: "string", int: "integer", float: "number", bool: "boolean", list: "array",
-               dict: "object"}
+_JSON_TYPES = {str: "string", int: "integer", float: "number", bool: "boolean", list: "array", dict: "object"}
 
 
 def tool_schema(tool: Mapping[str, Any] | Callable[..., Any]) -> dict[str, Any]:
@@ -163,11 +181,15 @@ def tool_schema(tool: Mapping[str, Any] | Callable[..., Any]) -> dict[str, Any]:
         if parameter.default is parameter.empty:
             required.append(parameter.name)
     doc = inspect.getdoc(tool) or ""
-    return {"name": name, "description": doc.split("\n\n")[0].strip(),
-            "input_schema": {"type": "object", "properties": properties, "required": required}}
+    return {
+        "name": name,
+        "description": doc.split("\n\n")[0].strip(),
+        "input_schema": {"type": "object", "properties": properties, "required": required},
+    }
 
 
 # -- ownership -----------------------------------------------------------------------------------
+
 
 @dataclass
 class _Part:
@@ -182,11 +204,10 @@ def _escaped(text: str) -> str:
 
 
 class _Builder:
-    def __init__(self, composed: Mapping[str, Any], history: Sequence[Mapping[str, Any]],
-                 dialect: Dialect) -> None:
+    def __init__(self, composed: Mapping[str, Any], history: Sequence[Mapping[str, Any]], dialect: Dialect) -> None:
         self.owners: dict[str, Owner] = {}
-        self.chunks: list[tuple[str, str]] = []      # (serialised text, owner label)
-        self.raw: list[tuple[str, str]] = []         # (unescaped text, owner label)
+        self.chunks: list[tuple[str, str]] = []  # (serialised text, owner label)
+        self.raw: list[tuple[str, str]] = []  # (unescaped text, owner label)
         self.queue: list[_Part] = self._parts(composed, history, dialect)
 
     def owner(self, label: str, kind: str, placement: str = "", trinket: str | None = None) -> str:
@@ -195,8 +216,11 @@ class _Builder:
         return label
 
     def _key_part(self, composed: Mapping[str, Any], key: str, text: str) -> _Part:
-        placement = {"cached_content": "system", "non_cached_content": "system",
-                     "notification_center": "notification"}.get(key.split("[")[0], key.split("_items")[0])
+        placement = {
+            "cached_content": "system",
+            "non_cached_content": "system",
+            "notification_center": "notification",
+        }.get(key.split("[")[0], key.split("_items")[0])
         if not (isinstance(composed, ComposedPrompt) and composed.sections):
             label = self.owner(key, "section", placement)
             return _Part(text, [(len(text), label)])
@@ -210,13 +234,14 @@ class _Builder:
             pieces.append((len(span), label))
         return _Part(text, pieces)
 
-    def _parts(self, composed: Mapping[str, Any], history: Sequence[Mapping[str, Any]],
-               dialect: Dialect) -> list[_Part]:
+    def _parts(
+        self, composed: Mapping[str, Any], history: Sequence[Mapping[str, Any]], dialect: Dialect
+    ) -> list[_Part]:
         """The parts the body carries, in the order its text does (the wire's ``wire_parts``)."""
         parts = []
         for ref in dialect.wire_parts(composed, history):
             if ref.key.startswith("history["):
-                i = int(ref.key[len("history["):-1])
+                i = int(ref.key[len("history[") : -1])
                 message = history[i]
                 label = self.owner(f"message {i} ({message['role']})", "message", "conversation")
                 parts.append(_Part(message["content"], [(len(message["content"]), label)]))
@@ -234,7 +259,7 @@ class _Builder:
     def emit_part(self, part: _Part) -> None:
         start = 0
         for length, label in part.pieces:
-            piece = part.text[start:start + length]
+            piece = part.text[start : start + length]
             self.emit(_escaped(piece), label, piece)
             start += length
 
@@ -242,7 +267,7 @@ class _Builder:
         """A text value of the body: the parts it carries in order, joined by blank lines."""
         self.emit('"', JSON_FRAMING)
         if not value and self.queue and not self.queue[0].text:
-            self.queue.pop(0)   # an empty history message or item
+            self.queue.pop(0)  # an empty history message or item
         rest = value
         first = True
         while rest:
@@ -256,9 +281,9 @@ class _Builder:
                 break
             self.queue.pop(0)
             self.emit_part(part)
-            rest = rest[len(part.text):]
+            rest = rest[len(part.text) :]
             first = False
-        if rest:   # a string the composed prompt and history do not explain: the request's own field
+        if rest:  # a string the composed prompt and history do not explain: the request's own field
             self.emit(_escaped(rest), JSON_FRAMING)
         self.emit('"', JSON_FRAMING)
 
@@ -288,10 +313,16 @@ class _Builder:
             self.emit(json.dumps(value, ensure_ascii=False), JSON_FRAMING)
 
 
-def wire_request(composed: Mapping[str, Any], history: Iterable[Mapping[str, Any]] = (), *,
-                 provider: str = "anthropic", model: str | None = None,
-                 tools: Iterable[Mapping[str, Any] | Callable[..., Any]] = (),
-                 counter: Counts | None = None, **extra: Any) -> WireRequest:
+def wire_request(
+    composed: Mapping[str, Any],
+    history: Iterable[Mapping[str, Any]] = (),
+    *,
+    provider: str = "anthropic",
+    model: str | None = None,
+    tools: Iterable[Mapping[str, Any] | Callable[..., Any]] = (),
+    counter: Counts | None = None,
+    **extra: Any,
+) -> WireRequest:
     """The request ``composed`` makes on the wire ``provider`` (a wire dialect's name:
     ``anthropic``, ``openai``, ``mira``...) after ``history``, with ``tools``, every character
     owned (see the module docstring). ``extra`` goes to the body builder (``max_tokens``,
@@ -313,7 +344,7 @@ def wire_request(composed: Mapping[str, Any], history: Iterable[Mapping[str, Any
     builder = _Builder(composed, history, dialect)
     builder.owner(JSON_FRAMING, "framing")
     builder.value(body, ())
-    if builder.queue:   # cannot happen while the body builders and the queue agree
+    if builder.queue:  # cannot happen while the body builders and the queue agree
         raise AssertionError(f"{len(builder.queue)} parts of the prompt were not found in the body")
     if counter is None:
         from wm_kernel.tokens import TokenCounter
@@ -344,7 +375,5 @@ def wire_request(composed: Mapping[str, Any], history: Iterable[Mapping[str, Any
     for span in spans:
         first.setdefault(span.owner, span.start)
     rank = {"tool": 0, "section": 1, "message": 1, "framing": 2}
-    owners = sorted((o for o in builder.owners.values() if o.chars),
-                    key=lambda o: (rank[o.kind], first[o.label]))
+    owners = sorted((o for o in builder.owners.values() if o.chars), key=lambda o: (rank[o.kind], first[o.label]))
     return WireRequest(dialect.name, body, text, spans, owners, framing)
-

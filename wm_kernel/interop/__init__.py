@@ -7,6 +7,7 @@ log's send times, usage, exact replay, ``to_session()`` for the dashboard). ``ex
 exporter=...)`` emits a session, imported or composed here, as GenAI spans with one child span per
 section (needs the ``otel`` extra). See docs/interop.md.
 """
+
 from __future__ import annotations
 
 from wm_kernel.dialects.registry import log_formats, register_log_format
@@ -19,6 +20,20 @@ from wm_kernel.interop.otel import export_trace
 from wm_kernel.interop.otlp import read_otlp
 from wm_kernel.interop.split import SplitRule, Splitter
 
-__all__ = ["import_log", "read_file", "ImportedSession", "ImportIssue", "LoggedRequest", "Section",
-           "Splitter", "SplitRule", "log_formats", "register_log_format", "logged_usage", "gen_ai_counts",
-           "export_trace", "read_otlp", "read_tap"]
+__all__ = [
+    "import_log",
+    "read_file",
+    "ImportedSession",
+    "ImportIssue",
+    "LoggedRequest",
+    "Section",
+    "Splitter",
+    "SplitRule",
+    "log_formats",
+    "register_log_format",
+    "logged_usage",
+    "gen_ai_counts",
+    "export_trace",
+    "read_otlp",
+    "read_tap",
+]

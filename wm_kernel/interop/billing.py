@@ -10,6 +10,7 @@ prefix was byte-identical to the previous request's) from an invalidation (tools
 or parameters changed); without them (a Claude Code transcript has neither the system prompt nor the
 tools; a foreign span has no body) such a miss stays ``unknown``.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -43,7 +44,7 @@ def request_body(request: LoggedRequest) -> Mapping[str, Any] | None:
     if isinstance(value, Mapping) and isinstance(value.get("request"), Mapping):
         value = value["request"]
     elif isinstance(value, Mapping) and "ts" in value and isinstance(value.get("body"), Mapping):
-        value = value["body"]   # a record of a traffic tap (MIRA's llm_requests.jsonl)
+        value = value["body"]  # a record of a traffic tap (MIRA's llm_requests.jsonl)
     return value if isinstance(value, Mapping) else None
 
 
@@ -55,9 +56,14 @@ def logged_usage(request: LoggedRequest, *, where: str = "usage") -> Usage | Non
     body = request_body(request)
     # a provider as the log names it (OpenTelemetry's ``gcp.gemini``...) is a wire's alias
     provider = get_dialect(request.provider).provider if known_name(request.provider) else None
-    usage = parse_usage(request.usage, where=where, shape=request.usage_format,
-                        provider=provider, request_id=request.request_id,
-                        prefix=request_prefix(body) if body is not None else None)
+    usage = parse_usage(
+        request.usage,
+        where=where,
+        shape=request.usage_format,
+        provider=provider,
+        request_id=request.request_id,
+        prefix=request_prefix(body) if body is not None else None,
+    )
     return usage if usage.model is not None else dataclasses.replace(usage, model=request.model)
 
 
@@ -65,8 +71,12 @@ def gen_ai_counts(usage: Usage) -> dict[str, int]:
     """``usage`` in OpenTelemetry's GenAI vocabulary: ``input_tokens`` counts every input token
     (cached and written ones included), then ``cache_read_input_tokens``,
     ``cache_creation_input_tokens`` and ``output_tokens``."""
-    return {"input_tokens": usage.prompt_tokens, "cache_read_input_tokens": usage.cache_read_tokens,
-            "cache_creation_input_tokens": usage.cache_write_tokens, "output_tokens": usage.output_tokens}
+    return {
+        "input_tokens": usage.prompt_tokens,
+        "cache_read_input_tokens": usage.cache_read_tokens,
+        "cache_creation_input_tokens": usage.cache_write_tokens,
+        "output_tokens": usage.output_tokens,
+    }
 
 
 __all__ = ["body_log", "request_body", "logged_usage", "gen_ai_counts"]

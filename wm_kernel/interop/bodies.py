@@ -11,6 +11,7 @@ Each :class:`Section` keeps both: ``raw`` (its slice of the log, so ``"".join(s.
 record) and ``text`` (what the model reads: the decoded string; a tool schema or a tool call as its
 JSON; an image as a placeholder, never its data).
 """
+
 from __future__ import annotations
 
 import json
@@ -74,25 +75,26 @@ class Cutter:
         self.splitter = splitter
         self.cursor = 0
         self.sections: list[Section] = []
-        self.seen: dict[str, int] = {}      # a repeated name (two tools called alike) gets "#2"
+        self.seen: dict[str, int] = {}  # a repeated name (two tools called alike) gets "#2"
 
     def framing(self, upto: int) -> None:
         """The bytes from the cursor to ``upto`` as one framing section (none if empty)."""
         if upto > self.cursor:
-            chunk = self.text[self.cursor:upto]
+            chunk = self.text[self.cursor : upto]
             self.sections.append(Section("(framing)", "framing", chunk, chunk))
             self.cursor = upto
 
-    def group(self, node: Node, name: str, kind: str, trinket: str | None, parts: Sequence[Part],
-              cache: str | None = None) -> None:
+    def group(
+        self, node: Node, name: str, kind: str, trinket: str | None, parts: Sequence[Part], cache: str | None = None
+    ) -> None:
         """The element ``node`` as sections: one per piece of each part (in text order); the bytes
         between parts go with the next piece, the element's tail with the last. No parts: the
         element's JSON as one section."""
         self.framing(node.start)
-        emitted: list[tuple[str, int, str]] = []        # (label, raw end, text)
+        emitted: list[tuple[str, int, str]] = []  # (label, raw end, text)
         for part in sorted(parts, key=lambda p: p.node.start):
             prefix = f"{part.label} " if part.label else ""
-            token = self.text[part.node.start:part.node.end]
+            token = self.text[part.node.start : part.node.end]
             if part.mode == "split" and part.node.kind == "string":
                 offsets = string_offsets(token)
                 value = json.loads(token)
@@ -105,7 +107,7 @@ class Cutter:
                 shown = part.shown if part.mode == "placeholder" else token
                 emitted.append((part.label, part.node.end, shown))
         if not emitted:
-            emitted.append(("", node.end, self.text[node.start:node.end]))
+            emitted.append(("", node.end, self.text[node.start : node.end]))
         seen = self.seen
         for index, (label, end, shown) in enumerate(emitted):
             stop = node.end if index == len(emitted) - 1 else end
@@ -114,7 +116,7 @@ class Cutter:
             if seen[full] > 1:
                 full = f"{full} #{seen[full]}"
             mark = cache if index == len(emitted) - 1 else None
-            self.sections.append(Section(full, kind, self.text[self.cursor:stop], shown, trinket, mark, name))
+            self.sections.append(Section(full, kind, self.text[self.cursor : stop], shown, trinket, mark, name))
             self.cursor = stop
 
     def finish(self) -> list[Section]:
@@ -185,8 +187,9 @@ def message_parts(message: Mapping[str, Any], node: Node, first: int = 0) -> lis
     return parts
 
 
-def cut_anthropic(text: str, node: Node, body: Mapping[str, Any], splitter: Splitter,
-                  cutter: Cutter | None = None) -> Cutter:
+def cut_anthropic(
+    text: str, node: Node, body: Mapping[str, Any], splitter: Splitter, cutter: Cutter | None = None
+) -> Cutter:
     """An Anthropic Messages request body: tools, system (string or blocks), messages."""
     cut = cutter or Cutter(text, splitter)
     for key, child in sorted(node.keys.items(), key=lambda kv: kv[1].start):
@@ -255,7 +258,7 @@ def _openai_message(cut: Cutter, node: Node, message: Any, name: str, system: bo
         return
     role = str(message.get("role") or message.get("type") or "?")
     parts = message_parts(message, node)
-    if "output" in message and isinstance(message["output"], str):   # function_call_output
+    if "output" in message and isinstance(message["output"], str):  # function_call_output
         parts.append(Part(node["output"], "split", "output"))
     cut.group(node, f"{name} {role}", "system" if system else "message", role, parts)
 
@@ -278,8 +281,9 @@ def cut_openai_responses(text: str, node: Node, body: Mapping[str, Any], splitte
     return cut
 
 
-def cut_body(text: str, body: Mapping[str, Any], dialect: str, splitter: Splitter,
-             node: Node | None = None) -> list[Section]:
+def cut_body(
+    text: str, body: Mapping[str, Any], dialect: str, splitter: Splitter, node: Node | None = None
+) -> list[Section]:
     """The sections of one request body written as ``text`` (a body alone: the sections join to
     ``text``; inside a larger record, pass the body's ``node`` and the record's text, and the
     caller finishes the cut)."""

@@ -30,6 +30,7 @@ How the lines become requests (the facts of the format, docs/interop.md):
 Each line is cut into sections once; every request holding that line shares them (memory grows
 with the transcript, not with requests times conversation length).
 """
+
 from __future__ import annotations
 
 import itertools
@@ -51,31 +52,56 @@ class _Line:
 
     __slots__ = ("number", "text", "sections", "at", "blocks")
 
-    def __init__(self, number: int, text: str, sections: tuple[Section, ...], at: datetime | None,
-                 blocks: int) -> None:
+    def __init__(self, number: int, text: str, sections: tuple[Section, ...], at: datetime | None, blocks: int) -> None:
         self.number, self.text, self.sections, self.at, self.blocks = number, text, sections, at, blocks
 
 
 class _Message:
     """One message the model reads: the lines written for it, its place in the chain."""
 
-    __slots__ = ("role", "depth", "parent", "lines", "blocks", "results", "owner", "conversation",
-                 "marks", "summary", "usage", "model", "request_id", "chain", "sidechain", "full",
-                 "message_id", "stop_reason", "session_id")
+    __slots__ = (
+        "role",
+        "depth",
+        "parent",
+        "lines",
+        "blocks",
+        "results",
+        "owner",
+        "conversation",
+        "marks",
+        "summary",
+        "usage",
+        "model",
+        "request_id",
+        "chain",
+        "sidechain",
+        "full",
+        "message_id",
+        "stop_reason",
+        "session_id",
+    )
 
-    def __init__(self, role: str, depth: int, parent: _Message | None, owner: ClaudeCodeReader,
-                 conversation: str, marks: tuple[str, ...], sidechain: bool) -> None:
+    def __init__(
+        self,
+        role: str,
+        depth: int,
+        parent: _Message | None,
+        owner: ClaudeCodeReader,
+        conversation: str,
+        marks: tuple[str, ...],
+        sidechain: bool,
+    ) -> None:
         self.role, self.depth, self.parent, self.owner = role, depth, parent, owner
         self.lines: list[_Line] = []
         self.blocks = 0
-        self.results: _Message | None = None     # the user message holding this one's tool results
+        self.results: _Message | None = None  # the user message holding this one's tool results
         self.conversation, self.marks, self.sidechain = conversation, marks, sidechain
-        self.summary = False                     # the chain starts at a compaction summary
+        self.summary = False  # the chain starts at a compaction summary
         self.usage: Mapping[str, Any] | None = None
         self.model: str | None = None
         self.request_id: str | None = None
-        self.chain: _Chain | None = None          # what its request sends (assistant messages)
-        self.full: _Chain | None = None           # the chain up to this message, all its lines
+        self.chain: _Chain | None = None  # what its request sends (assistant messages)
+        self.full: _Chain | None = None  # the chain up to this message, all its lines
         self.message_id: str | None = None
         self.stop_reason: str | None = None
         self.session_id: str | None = None
@@ -118,7 +144,7 @@ class ChainSections(Sequence[Section]):
 
     def __iter__(self) -> Iterator[Section]:
         for link in self._chain.links():
-            for line in link.node.lines[:link.count]:
+            for line in link.node.lines[: link.count]:
                 yield from line.sections
 
     def __len__(self) -> int:
@@ -160,7 +186,7 @@ class ChainLines(Sequence[int]):
     def __iter__(self) -> Iterator[int]:
         for link in self._chain.links():
             if link.node.owner is self._owner:
-                for line in link.node.lines[:link.count]:
+                for line in link.node.lines[: link.count]:
                     yield line.number
 
     def __len__(self) -> int:
@@ -192,16 +218,16 @@ def _blocks(message: Mapping[str, Any]) -> int:
 
 def _has_result(message: Mapping[str, Any]) -> bool:
     content = message.get("content")
-    return isinstance(content, list) and any(isinstance(b, Mapping) and b.get("type") == "tool_result"
-                                             for b in content)
+    return isinstance(content, list) and any(isinstance(b, Mapping) and b.get("type") == "tool_result" for b in content)
 
 
 class ClaudeCodeReader:
     """A Claude Code session transcript (module docstring). ``context`` is the reader of the session
     a subagent file belongs to: a parent line found there continues that session's messages."""
 
-    def __init__(self, path: str, splitter: Splitter, context: ClaudeCodeReader | None = None,
-                 subagent: bool = False) -> None:
+    def __init__(
+        self, path: str, splitter: Splitter, context: ClaudeCodeReader | None = None, subagent: bool = False
+    ) -> None:
         self.path = path
         self.splitter = splitter
         self.context = context
@@ -211,14 +237,14 @@ class ClaudeCodeReader:
         # uuid -> (message, index of the line in it) the line leads to; (None, -1) starts a chain
         self.links: dict[str, tuple[_Message | None, int]] = {}
         self.raw_parent: dict[str, str] = {}
-        self.unresolved: list[tuple[int, str, str]] = []      # (line, uuid, parent not seen yet)
+        self.unresolved: list[tuple[int, str, str]] = []  # (line, uuid, parent not seen yet)
         self.boundaries: set[str] = set()
         self.by_key: dict[str, _Message] = {}
-        self.order: list[_Message] = []                        # assistant messages, first line order
-        self.previous: tuple[_Message, int] | None = None     # the last message line, file order
+        self.order: list[_Message] = []  # assistant messages, first line order
+        self.previous: tuple[_Message, int] | None = None  # the last message line, file order
         self.previous_side: tuple[_Message, int] | None = None
         self.stem = Path(path).stem
-        self.linked = False        # a line named its parent: a null parent starts a new chain
+        self.linked = False  # a line named its parent: a null parent starts a new chain
 
     # -- reading
     def feed(self, line: int, text: str, value: Any) -> None:
@@ -241,7 +267,7 @@ class ClaudeCodeReader:
         if not isinstance(message, Mapping):
             raise ValueError(f"a {kind} line without a 'message' object")
         if isinstance(uuid, str) and uuid in self.links:
-            self.skipped["duplicate"] += 1       # a line written again (a resumed session)
+            self.skipped["duplicate"] += 1  # a line written again (a resumed session)
             return
         at = parse_time(value.get("timestamp"), "timestamp")
         sidechain = bool(value.get("isSidechain"))
@@ -256,15 +282,18 @@ class ClaudeCodeReader:
         if kind == "assistant":
             usage = message.get("usage")
             if isinstance(usage, Mapping):
-                target.usage = usage                 # the last line of a message has its final counts
+                target.usage = usage  # the last line of a message has its final counts
             model = message.get("model")
             if isinstance(model, str):
                 target.model = model
             rid = value.get("requestId")
             if isinstance(rid, str):
                 target.request_id = rid
-            for attribute, found in (("message_id", message.get("id")), ("stop_reason", message.get("stop_reason")),
-                                     ("session_id", value.get("sessionId"))):
+            for attribute, found in (
+                ("message_id", message.get("id")),
+                ("stop_reason", message.get("stop_reason")),
+                ("session_id", value.get("sessionId")),
+            ):
                 if isinstance(found, str) and found:
                     setattr(target, attribute, found)
         here = (target, len(target.lines) - 1)
@@ -275,8 +304,9 @@ class ClaudeCodeReader:
         else:
             self.previous = here
 
-    def _parent_of(self, line: int, uuid: str | None, parent: Any, value: Mapping[str, Any]
-                   ) -> tuple[_Message | None, int]:
+    def _parent_of(
+        self, line: int, uuid: str | None, parent: Any, value: Mapping[str, Any]
+    ) -> tuple[_Message | None, int]:
         """Where a line continues from: its parent's message and line; else (no ``parentUuid``, or
         one naming a line not read: skipped, or later in the file) the previous message line in
         file order; nothing (a new chain) at the start."""
@@ -292,14 +322,21 @@ class ClaudeCodeReader:
         elif value.get("type") not in ("user", "assistant"):
             return None, -1
         elif "parentUuid" in value and self.linked:
-            return None, -1       # a writer that links its lines starts a new chain here
+            return None, -1  # a writer that links its lines starts a new chain here
 
         previous = self.previous_side if value.get("isSidechain") and not self.subagent else self.previous
         return previous if previous is not None else (None, -1)
 
-    def _message_for(self, kind: str, message: Mapping[str, Any], value: Mapping[str, Any],
-                     after: _Message | None, pos: int, sidechain: bool, summary: bool
-                     ) -> tuple[_Message, int]:
+    def _message_for(
+        self,
+        kind: str,
+        message: Mapping[str, Any],
+        value: Mapping[str, Any],
+        after: _Message | None,
+        pos: int,
+        sidechain: bool,
+        summary: bool,
+    ) -> tuple[_Message, int]:
         """The message a line belongs to (found, or new) and the index of its first block there."""
         if kind == "assistant":
             mid = message.get("id")
@@ -316,8 +353,9 @@ class ClaudeCodeReader:
         if after is not None and after.role == "user":
             if after.owner is self and pos == len(after.lines) - 1:
                 return after, after.blocks
-            return self._fork(after, pos), after.blocks if pos == len(after.lines) - 1 else \
-                sum(line.blocks for line in after.lines[:pos + 1])
+            return self._fork(after, pos), after.blocks if pos == len(after.lines) - 1 else sum(
+                line.blocks for line in after.lines[: pos + 1]
+            )
         if after is not None and after.role == "assistant" and _has_result(message) and after.owner is self:
             if after.results is None:
                 after.results = self._new("user", after, pos, sidechain, summary)
@@ -327,10 +365,17 @@ class ClaudeCodeReader:
     def _fork(self, base: _Message, pos: int) -> _Message:
         """A user message continuing ``base`` up to its line ``pos`` (a branch from the middle of
         a merged message, or from another file's message): the same place, its own lines."""
-        fork = _Message("user", base.depth, base.parent, self, self._conversation(base, False),
-                        self._marks(base.marks), base.sidechain)
+        fork = _Message(
+            "user",
+            base.depth,
+            base.parent,
+            self,
+            self._conversation(base, False),
+            self._marks(base.marks),
+            base.sidechain,
+        )
         fork.summary = base.summary
-        for line in base.lines[:pos + 1]:
+        for line in base.lines[: pos + 1]:
             fork.add(line)
         return fork
 
@@ -341,8 +386,15 @@ class ClaudeCodeReader:
             made = _Message(role, 0, None, self, conversation, marks, sidechain)
             made.summary = summary
             return made
-        made = _Message(role, after.depth + 1, after, self, self._conversation(after, sidechain),
-                        self._marks(after.marks if after.owner is self else ()), sidechain or after.sidechain)
+        made = _Message(
+            role,
+            after.depth + 1,
+            after,
+            self,
+            self._conversation(after, sidechain),
+            self._marks(after.marks if after.owner is self else ()),
+            sidechain or after.sidechain,
+        )
         made.summary = after.summary
         return made
 
@@ -373,7 +425,7 @@ class ClaudeCodeReader:
         pending: list[_Message] = []
         node = after.parent
         base: _Chain | None = None
-        while node is not None:         # parents are made before children: no loop possible
+        while node is not None:  # parents are made before children: no loop possible
             if node.full is not None and node.full.count == len(node.lines):
                 base = node.full
                 break
@@ -391,23 +443,42 @@ class ClaudeCodeReader:
         for message in self.order:
             chain = message.chain
             if chain is None:
-                self.issues.append(ImportIssue(self.path, message.lines[0].number,
-                                               "an assistant message with no message before it in the chain"))
+                self.issues.append(
+                    ImportIssue(
+                        self.path,
+                        message.lines[0].number,
+                        "an assistant message with no message before it in the chain",
+                    )
+                )
                 continue
-            last = chain.node.lines[:chain.count]
+            last = chain.node.lines[: chain.count]
             sent_at = next((line.at for line in reversed(last) if line.at is not None), message.lines[0].at)
             marks = message.marks
             root = chain.links()[0].node
-            if root.summary and id(root.lines[0]) not in summaries_seen:   # forks share the summary line
+            if root.summary and id(root.lines[0]) not in summaries_seen:  # forks share the summary line
                 summaries_seen.add(id(root.lines[0]))
                 marks = (*marks, "after-compaction")
-            requests.append(LoggedRequest(
-                ChainSections(chain), None, self.path, ChainLines(chain, self), "claude-code",
-                CLAUDE_CODE_WIRE.provider, message.model, sent_at, message.usage,
-                CLAUDE_CODE_WIRE.log_format if message.usage is not None else None,
-                message.request_id, conversation=message.conversation, marks=marks,
-                response_id=message.message_id, response_model=message.model, finish_reason=message.stop_reason,
-                conversation_id=message.session_id))
+            requests.append(
+                LoggedRequest(
+                    ChainSections(chain),
+                    None,
+                    self.path,
+                    ChainLines(chain, self),
+                    "claude-code",
+                    CLAUDE_CODE_WIRE.provider,
+                    message.model,
+                    sent_at,
+                    message.usage,
+                    CLAUDE_CODE_WIRE.log_format if message.usage is not None else None,
+                    message.request_id,
+                    conversation=message.conversation,
+                    marks=marks,
+                    response_id=message.message_id,
+                    response_model=message.model,
+                    finish_reason=message.stop_reason,
+                    conversation_id=message.session_id,
+                )
+            )
         return requests
 
     def _report_loops(self) -> None:
@@ -420,25 +491,47 @@ class ClaudeCodeReader:
                 current = self.raw_parent[current]
                 walk.append(current)
             if current == uuid:
-                self.issues.append(ImportIssue(self.path, line, "its parentUuid chain loops back to it ("
-                                               + " -> ".join(walk[:6]) + (" ..." if len(walk) > 6 else "")
-                                               + "): read as the start of a new chain"))
+                self.issues.append(
+                    ImportIssue(
+                        self.path,
+                        line,
+                        "its parentUuid chain loops back to it ("
+                        + " -> ".join(walk[:6])
+                        + (" ..." if len(walk) > 6 else "")
+                        + "): read as the start of a new chain",
+                    )
+                )
 
 
 #: The line types of a transcript (new ones appear per release; the reader counts any type it does
 #: not read as an ordinary line).
-CLAUDE_CODE_TYPES = frozenset({"user", "assistant", "summary", "system", "progress", "file-history-snapshot",
-                               "attachment", "queue-operation", "custom-title", "ai-title"})
+CLAUDE_CODE_TYPES = frozenset(
+    {
+        "user",
+        "assistant",
+        "summary",
+        "system",
+        "progress",
+        "file-history-snapshot",
+        "attachment",
+        "queue-operation",
+        "custom-title",
+        "ai-title",
+    }
+)
 _KEYS = ("sessionId", "uuid", "leafUuid", "messageId", "parentUuid", "operation")
 
 
 def is_transcript_line(value: Any) -> bool:
     """Whether a parsed record is a line of a Claude Code transcript."""
-    return (isinstance(value, Mapping) and value.get("type") in CLAUDE_CODE_TYPES
-            and any(key in value for key in _KEYS))
+    return isinstance(value, Mapping) and value.get("type") in CLAUDE_CODE_TYPES and any(key in value for key in _KEYS)
 
 
-register_log_format(LogFormat("claude-code", ClaudeCodeReader, detect=is_transcript_line, priority=10,
-                              title="a Claude Code transcript"), replace=True)
+register_log_format(
+    LogFormat(
+        "claude-code", ClaudeCodeReader, detect=is_transcript_line, priority=10, title="a Claude Code transcript"
+    ),
+    replace=True,
+)
 
 __all__ = ["ClaudeCodeReader", "ChainSections", "ChainLines", "CLAUDE_CODE_TYPES", "is_transcript_line"]

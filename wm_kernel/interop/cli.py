@@ -1,6 +1,7 @@
 """``python -m wm_kernel import FILE... [--format F] [--split REGEX]... [--otlp-out FILE]``: read
 other agents' logs and print, per turn, its sections, tokens, first change, the simulated cache
 and the logged usage; ``--sections N`` prints the section table of turn N."""
+
 from __future__ import annotations
 
 import argparse
@@ -12,30 +13,42 @@ from wm_kernel.interop.imported import ImportedSession, import_log
 from wm_kernel.utils.checks import cli_error
 
 
-def add_import_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]
-                      ) -> argparse.ArgumentParser:
+def add_import_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> argparse.ArgumentParser:
     """Add the ``import`` subcommand to ``python -m wm_kernel``."""
     parser = subparsers.add_parser(
-        "import", help="import another agent's request log and show where its tokens and cache go",
+        "import",
+        help="import another agent's request log and show where its tokens and cache go",
         description="Read request logs (Anthropic Messages, OpenAI Chat Completions or Responses "
-                    "bodies as JSON Lines, Claude Code transcripts, OTLP JSON traces) as one "
-                    "conversation and print one row per request. Records that cannot be read are "
-                    "reported (file and line) on stderr; the rest imports.",
+        "bodies as JSON Lines, Claude Code transcripts, OTLP JSON traces) as one "
+        "conversation and print one row per request. Records that cannot be read are "
+        "reported (file and line) on stderr; the rest imports.",
         epilog="exit status: 0 all imported (ordinary lines that carry no request, such as a "
-               "transcript's progress lines, are counted, not errors), 2 some records could not be "
-               "read, 1 nothing imported")
-    parser.add_argument("file", metavar="FILE", nargs="+",
-                        help="log files or folders (a Claude Code session brings its subagents)")
+        "transcript's progress lines, are counted, not errors), 2 some records could not be "
+        "read, 1 nothing imported",
+    )
+    parser.add_argument(
+        "file", metavar="FILE", nargs="+", help="log files or folders (a Claude Code session brings its subagents)"
+    )
     parser.add_argument("--format", choices=log_formats(), help="the files' format (default: detected)")
-    parser.add_argument("--split", action="append", default=[], metavar="REGEX",
-                        help="also start a section at every match of REGEX (multiline); repeatable")
+    parser.add_argument(
+        "--split",
+        action="append",
+        default=[],
+        metavar="REGEX",
+        help="also start a section at every match of REGEX (multiline); repeatable",
+    )
     parser.add_argument("--model", help="cache simulator model (default: each request's own, if known)")
-    parser.add_argument("--gap", type=float, metavar="SECONDS",
-                        help="spacing of the requests a log gives no send time, in file order (the "
-                             "simulation, table and trace say the times were assumed)")
+    parser.add_argument(
+        "--gap",
+        type=float,
+        metavar="SECONDS",
+        help="spacing of the requests a log gives no send time, in file order (the "
+        "simulation, table and trace say the times were assumed)",
+    )
     parser.add_argument("--sections", type=int, metavar="TURN", help="print the sections of TURN")
-    parser.add_argument("--otlp-out", metavar="FILE",
-                        help="write the section-level trace as OTLP JSON (needs wm-kernel[otel])")
+    parser.add_argument(
+        "--otlp-out", metavar="FILE", help="write the section-level trace as OTLP JSON (needs wm-kernel[otel])"
+    )
     parser.set_defaults(func=run_import)
     return parser
 

@@ -23,6 +23,7 @@ new format registers itself there, see that module's docstring):
 A reader is fed every record of a file and returns :class:`LoggedRequest` s; a record it cannot
 read raises ValueError, which the import reports with the file and line and goes on.
 """
+
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
@@ -136,9 +137,11 @@ def detect(value: Any) -> str | None:
 
 def _detects_body(dialect: Dialect) -> Any:
     """A record is a request body of ``dialect`` (alone or in an envelope): the wire registry's choice."""
+
     def detects(value: Any) -> bool:
         body = _body(value) if isinstance(value, Mapping) else None
         return isinstance(body, Mapping) and body_dialect(body) is dialect
+
     return detects
 
 
@@ -185,21 +188,38 @@ class BodyReader:
         if usage is not None and not isinstance(usage, Mapping):
             raise ValueError(f"response.usage must be an object, got {usage!r}")
         sent_at = parse_time(value.get("timestamp"), "timestamp") if enveloped else None
-        sections = cut_body(text, body, self.wire.name, self.splitter,
-                            node["request"] if enveloped else node)
+        sections = cut_body(text, body, self.wire.name, self.splitter, node["request"] if enveloped else node)
         model = body.get("model")
         rid = value.get("request_id") if enveloped else None
         answer = response if isinstance(response, Mapping) else {}
         choices = answer.get("choices")
-        finish = answer.get("stop_reason") or answer.get("status") or (
-            choices[0].get("finish_reason") if isinstance(choices, list) and choices
-            and isinstance(choices[0], Mapping) else None)
-        self.requests.append(LoggedRequest(tuple(sections), text, self.path, (line,), self.dialect,
-                                           self.provider, model if isinstance(model, str) else None,
-                                           sent_at, usage, self.usage_format if usage else None,
-                                           rid if isinstance(rid, str) else None,
-                                           response_id=_text(answer.get("id")),
-                                           response_model=_text(answer.get("model")), finish_reason=_text(finish)))
+        finish = (
+            answer.get("stop_reason")
+            or answer.get("status")
+            or (
+                choices[0].get("finish_reason")
+                if isinstance(choices, list) and choices and isinstance(choices[0], Mapping)
+                else None
+            )
+        )
+        self.requests.append(
+            LoggedRequest(
+                tuple(sections),
+                text,
+                self.path,
+                (line,),
+                self.dialect,
+                self.provider,
+                model if isinstance(model, str) else None,
+                sent_at,
+                usage,
+                self.usage_format if usage else None,
+                rid if isinstance(rid, str) else None,
+                response_id=_text(answer.get("id")),
+                response_model=_text(answer.get("model")),
+                finish_reason=_text(finish),
+            )
+        )
 
     def finish(self) -> list[LoggedRequest]:
         return self.requests
@@ -242,13 +262,29 @@ def _register() -> None:
     """Register a body reader for every wire dialect with a log format, and the transcript reader."""
     for wire in dialects():
         if wire.log_format:
-            register_log_format(LogFormat(
-                wire.log_format, lambda path, splitter, wire=wire: BodyReader(path, splitter, wire),
-                detect=_detects_body(wire), priority=50, title=f"{wire.title} request bodies",
-                dialect=wire.name), replace=True)
+            register_log_format(
+                LogFormat(
+                    wire.log_format,
+                    lambda path, splitter, wire=wire: BodyReader(path, splitter, wire),
+                    detect=_detects_body(wire),
+                    priority=50,
+                    title=f"{wire.title} request bodies",
+                    dialect=wire.name,
+                ),
+                replace=True,
+            )
 
 
 _register()
 
-__all__ = ["ImportIssue", "LoggedRequest", "detect", "parse_time", "BodyReader",
-           "CLAUDE_CODE_WIRE", "otlp_value", "otlp_attributes", "span_line"]
+__all__ = [
+    "ImportIssue",
+    "LoggedRequest",
+    "detect",
+    "parse_time",
+    "BodyReader",
+    "CLAUDE_CODE_WIRE",
+    "otlp_value",
+    "otlp_attributes",
+    "span_line",
+]

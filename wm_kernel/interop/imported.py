@@ -22,6 +22,7 @@ no times). It presents what the instruments read from a recorded Session:
 - ``to_session()``: a live Session replaying the turns (each section a StoredSection trinket, the
   clock at each send time), for the dashboard, budgets and every tool that takes a Session.
 """
+
 from __future__ import annotations
 
 import json
@@ -65,8 +66,15 @@ ELEMENT_SEPARATOR = "\n\n"
 _LAYER = {"tool": "tools", "system": "system", "message": "messages"}
 #: The cache simulator's model when neither the log's own nor its wire's default is a registered profile.
 FALLBACK_MODEL = "claude-sonnet-4-6"
-USAGE_COLUMNS = ["turn", "sent_at", "model", "input_tokens", "cache_read_input_tokens",
-                 "cache_creation_input_tokens", "output_tokens"]
+USAGE_COLUMNS = [
+    "turn",
+    "sent_at",
+    "model",
+    "input_tokens",
+    "cache_read_input_tokens",
+    "cache_creation_input_tokens",
+    "output_tokens",
+]
 #: The section name of the part of each request a log does not hold (inferred from its usage).
 INFERRED_SECTION = "(not in the log) system prompt and tools"
 #: Where assumed send times start when the log has none at all.
@@ -134,16 +142,25 @@ def _fit(chains: Sequence[Sequence[tuple[int, int]]]) -> tuple[list[float], floa
 class ImportedSession:
     """Recorded turns read from another agent's log (see the module docstring)."""
 
-    def __init__(self, requests: Sequence[LoggedRequest], errors: Sequence[ImportIssue] = (), *,
-                 counter: TokenCounter | None = None, name: str = "",
-                 skipped: Mapping[str, int] | None = None,
-                 gap: timedelta | float | None = None, times: Sequence[datetime] | None = None) -> None:
+    def __init__(
+        self,
+        requests: Sequence[LoggedRequest],
+        errors: Sequence[ImportIssue] = (),
+        *,
+        counter: TokenCounter | None = None,
+        name: str = "",
+        skipped: Mapping[str, int] | None = None,
+        gap: timedelta | float | None = None,
+        times: Sequence[datetime] | None = None,
+    ) -> None:
         # calls a reader marked as not turns of the conversation (MIRA's tap) are kept apart
         background = [r for r in requests if r.background]
         requests = [r for r in requests if not r.background]
         if not requests:
-            raise ValueError("an imported session needs at least one request"
-                             + (f" (the log's {len(background)} calls are all background)" if background else ""))
+            raise ValueError(
+                "an imported session needs at least one request"
+                + (f" (the log's {len(background)} calls are all background)" if background else "")
+            )
         timed = all(r.sent_at is not None for r in requests)
         ordered = sorted(requests, key=lambda r: r.sent_at) if timed else list(requests)  # type: ignore[arg-type,return-value]
         self.requests: tuple[LoggedRequest, ...] = tuple(ordered)
@@ -153,12 +170,14 @@ class ImportedSession:
         #: Calls of the same log that are not turns of the conversation (MIRA's tap: summaries,
         #: memory extraction, other models and system prompts), in send order.
         self.background: tuple[LoggedRequest, ...] = tuple(
-            sorted(background, key=lambda r: r.sent_at) if all(r.sent_at for r in background)  # type: ignore[arg-type,return-value]
-            else background)
+            sorted(background, key=lambda r: r.sent_at)  # type: ignore[arg-type,return-value]
+            if all(r.sent_at for r in background)
+            else background
+        )
         self.name = name
         self.counter = counter if counter is not None else TokenCounter()
         self._prompts: dict[int, ComposedPrompt] = {}
-        self._shared: dict[Any, Any] = {}      # records and message texts shared between prompts
+        self._shared: dict[Any, Any] = {}  # records and message texts shared between prompts
         self._history: History | None = None
         #: the spacing of requests the log gives no send time (``import_log(gap=...)``)
         self.gap: timedelta | None = as_gap(gap)
@@ -206,8 +225,9 @@ class ImportedSession:
                 # MIRA's own markers give back the composer's five keys and sections
                 found = self._prompts[turn] = mira_prompt(request.sections, turn)
             else:
-                found = self._prompts[turn] = _composed(prompt_order(request.sections),
-                                                        _cached_names(request), turn, self._shared)
+                found = self._prompts[turn] = _composed(
+                    prompt_order(request.sections), _cached_names(request), turn, self._shared
+                )
         return found
 
     @property
@@ -227,12 +247,23 @@ class ImportedSession:
             if found is None:
                 continue
             row: dict[str, Any] = {c: None for c in frame.columns}
-            row.update(turn=turn, segment=1, placement="system", section=INFERRED_SECTION,
-                       trinket="(not in the log)", chars=0, tokens=found.tokens, changed=False, cached=True,
-                       digest="", dropped=False)
+            row.update(
+                turn=turn,
+                segment=1,
+                placement="system",
+                section=INFERRED_SECTION,
+                trinket="(not in the log)",
+                chars=0,
+                tokens=found.tokens,
+                changed=False,
+                cached=True,
+                digest="",
+                dropped=False,
+            )
             extra.append(row)
-        out = pd.concat([pd.DataFrame(extra, columns=frame.columns).astype(frame.dtypes.to_dict()), frame],
-                        ignore_index=True)
+        out = pd.concat(
+            [pd.DataFrame(extra, columns=frame.columns).astype(frame.dtypes.to_dict()), frame], ignore_index=True
+        )
         out = out.sort_values("turn", kind="stable", ignore_index=True)
         out.attrs.update(frame.attrs)
         return out
@@ -253,8 +284,13 @@ class ImportedSession:
     def diff(self, turn_a: int, turn_b: int | None = None, *, context: int = 3) -> PromptDiff:
         """Section by section, what changed from ``turn_a`` to ``turn_b`` (default: the next)."""
         b = turn_a + 1 if turn_b is None else turn_b
-        return diff_prompts(self.prompt_at(turn_a), self.prompt_at(b), old_label=f"turn {turn_a}",
-                            new_label=f"turn {b}", context=context)
+        return diff_prompts(
+            self.prompt_at(turn_a),
+            self.prompt_at(b),
+            old_label=f"turn {turn_a}",
+            new_label=f"turn {b}",
+            context=context,
+        )
 
     def first_change(self, turn_a: int, turn_b: int | None = None) -> FirstChange | None:
         """The first character where ``turn_b`` (default the next) differs from ``turn_a``: what
@@ -279,8 +315,9 @@ class ImportedSession:
                 raise TypeError(f"times[{index}] must be a datetime, got {type(at).__name__}")
         return when
 
-    def send_times(self, *, times: Sequence[datetime] | None = None,
-                   gap: timedelta | float | None = None) -> tuple[list[datetime], str]:
+    def send_times(
+        self, *, times: Sequence[datetime] | None = None, gap: timedelta | float | None = None
+    ) -> tuple[list[datetime], str]:
         """Each request's send time and, when any was assumed, a line saying so ("" when the log
         gave them all). ``times`` (one per request) replaces the log's; ``gap`` (a timedelta or
         seconds; default the one given to ``import_log``) spaces the requests the log gives no
@@ -297,8 +334,10 @@ class ImportedSession:
         spacing = as_gap(gap) if gap is not None else self.gap
         if spacing is None:
             first = next(turn for turn, at in enumerate(logged) if at is None)
-            raise ValueError(f"turn {first} has no send time in the log; pass gap= (the spacing of the "
-                             f"requests, e.g. gap=timedelta(seconds=30)) or times= (one per request)")
+            raise ValueError(
+                f"turn {first} has no send time in the log; pass gap= (the spacing of the "
+                f"requests, e.g. gap=timedelta(seconds=30)) or times= (one per request)"
+            )
         out: list[datetime] = []
         previous: datetime | None = None
         for at in logged:
@@ -338,9 +377,14 @@ class ImportedSession:
                 one_hour = any((b := billed[turn]) is not None and b.cache_write_1h_tokens for turn in turns)
                 opening = billed[turns[0]]
                 self._inferred[conversation] = Inferred(
-                    conversation, int(round(base)), round(factor, 4), sum(len(v) for v in chains.values()),
-                    "1h" if one_hour else "5m", tuple(added.get(c, 0) for c in range(max(order) + 1)),
-                    opening.cache_read_tokens if opening is not None else 0)
+                    conversation,
+                    int(round(base)),
+                    round(factor, 4),
+                    sum(len(v) for v in chains.values()),
+                    "1h" if one_hour else "5m",
+                    tuple(added.get(c, 0) for c in range(max(order) + 1)),
+                    opening.cache_read_tokens if opening is not None else 0,
+                )
         return self._inferred
 
     def _chains(self) -> list[int]:
@@ -361,8 +405,9 @@ class ImportedSession:
     def _counted(self, turn: int) -> int:
         return sum(self.counter.count(s.text) for s in self.sections(turn))
 
-    def cache_requests(self, *, times: Sequence[datetime] | None = None,
-                       gap: timedelta | float | None = None) -> list[Request]:
+    def cache_requests(
+        self, *, times: Sequence[datetime] | None = None, gap: timedelta | float | None = None
+    ) -> list[Request]:
         """One cachesim Request per turn: its sections as blocks (key: name and digest), the log's
         cache marks as breakpoints, sent at the log's times (or ``times``, or spaced ``gap``
         apart where the log has none: :meth:`send_times`).
@@ -375,8 +420,9 @@ class ImportedSession:
         the usage bills."""
         return self._cache_requests(times, gap)[0]
 
-    def _cache_requests(self, times: Sequence[datetime] | None, gap: timedelta | float | None
-                        ) -> tuple[list[Request], dict[int, Request]]:
+    def _cache_requests(
+        self, times: Sequence[datetime] | None, gap: timedelta | float | None
+    ) -> tuple[list[Request], dict[int, Request]]:
         """:meth:`cache_requests`, and the warm-ups: per conversation whose first request read
         from a cache written before the log, a request of what it read, played just before it."""
         when, _ = self.send_times(times=times, gap=gap)
@@ -385,7 +431,7 @@ class ImportedSession:
         requests = []
         warmups: dict[int, Request] = {}
         ends: dict[str, tuple[list[str], int]] = {}
-        shared: dict[tuple[int, float], Block] = {}    # one Block per section, shared by the requests holding it
+        shared: dict[tuple[int, float], Block] = {}  # one Block per section, shared by the requests holding it
         for turn, at in enumerate(when):
             request = self.requests[turn]
             model = request.model
@@ -396,30 +442,54 @@ class ImportedSession:
                 block = shared.get((id(s), factor))
                 if block is None:
                     block = shared[(id(s), factor)] = Block(
-                        f"{s.name}:{text_digest(s.text).hex()}", self._tokens(s.text, factor), breakpoint=s.cache,
-                        layer=_LAYER[s.kind], label=f"{s.name} ({s.trinket})" if s.trinket else s.name)
+                        f"{s.name}:{text_digest(s.text).hex()}",
+                        self._tokens(s.text, factor),
+                        breakpoint=s.cache,
+                        layer=_LAYER[s.kind],
+                        label=f"{s.name} ({s.trinket})" if s.trinket else s.name,
+                    )
                 blocks.append(block)
             if found is not None and not any(b.breakpoint for b in blocks):
                 key = _conversation(request)
                 keys = [b.key for b in blocks]
                 marks = {len(blocks) - 1} if blocks else set()
                 before = ends.get(key)
-                if before is not None and keys[:len(before[0])] == before[0] and before[1] >= 0:
+                if before is not None and keys[: len(before[0])] == before[0] and before[1] >= 0:
                     marks.add(before[1])
                 opening = before is None
                 ends[key] = (keys, len(blocks) - 1)
                 chain = chain_of[turn]
                 added = found.added[chain] if chain < len(found.added) else 0
                 split = found.before if 0 < found.before < found.tokens else 0
-                start = [Block(f"inferred:{key}:{found.tokens}", found.tokens - split, breakpoint=found.ttl,
-                               layer="system", label=found.label)]
+                start = [
+                    Block(
+                        f"inferred:{key}:{found.tokens}",
+                        found.tokens - split,
+                        breakpoint=found.ttl,
+                        layer="system",
+                        label=found.label,
+                    )
+                ]
                 if split:  # the part an earlier session had cached: its own block, so it can be read
-                    start.insert(0, Block(f"inferred:{key}:{found.tokens}:before", split, breakpoint=found.ttl,
-                                          layer="system", label=found.label + " (cached before the log)"))
+                    start.insert(
+                        0,
+                        Block(
+                            f"inferred:{key}:{found.tokens}:before",
+                            split,
+                            breakpoint=found.ttl,
+                            layer="system",
+                            label=found.label + " (cached before the log)",
+                        ),
+                    )
                 if added:
-                    start.append(Block(f"inferred:{key}:chain{chain}:{added}", added, layer="messages",
-                                       label=f"context the agent added, not in the log: about {added:,} "
-                                             f"tokens, from the usage"))
+                    start.append(
+                        Block(
+                            f"inferred:{key}:chain{chain}:{added}",
+                            added,
+                            layer="messages",
+                            label=f"context the agent added, not in the log: about {added:,} tokens, from the usage",
+                        )
+                    )
                 shift = len(start)
                 marks = {m + shift for m in marks} | {i for i, b in enumerate(start) if b.breakpoint}
                 blocks = start + blocks
@@ -436,12 +506,24 @@ class ImportedSession:
                         if len(kept) > 4:  # at most four breakpoints: keep the first two and the last two
                             marks = set(kept[:2] + kept[-2:]) | {reach}
                             marks = set(sorted(marks)[-4:])
-                        warmups[turn] = Request(at, [Block(b.key, b.tokens, breakpoint=found.ttl if i in marks else
-                                                           None, layer=b.layer, label=b.label)
-                                                     for i, b in enumerate(blocks[:reach + 1])],
-                                                params={"model": model} if model else None)
-                blocks = [Block(b.key, b.tokens, breakpoint=found.ttl if i in marks else None, layer=b.layer,
-                                label=b.label) for i, b in enumerate(blocks)]
+                        warmups[turn] = Request(
+                            at,
+                            [
+                                Block(
+                                    b.key,
+                                    b.tokens,
+                                    breakpoint=found.ttl if i in marks else None,
+                                    layer=b.layer,
+                                    label=b.label,
+                                )
+                                for i, b in enumerate(blocks[: reach + 1])
+                            ],
+                            params={"model": model} if model else None,
+                        )
+                blocks = [
+                    Block(b.key, b.tokens, breakpoint=found.ttl if i in marks else None, layer=b.layer, label=b.label)
+                    for i, b in enumerate(blocks)
+                ]
             requests.append(Request(at, blocks, params={"model": model} if model else None))
         return requests, warmups
 
@@ -469,8 +551,9 @@ class ImportedSession:
             return found
         return _default_model(first.provider)
 
-    def cache_simulation(self, model: str | None = None, *, times: Sequence[datetime] | None = None,
-                         gap: timedelta | float | None = None) -> Simulation:
+    def cache_simulation(
+        self, model: str | None = None, *, times: Sequence[datetime] | None = None, gap: timedelta | float | None = None
+    ) -> Simulation:
         """The turns played through the cache simulator, each on its own model (a session that
         switches models is simulated and priced per request), or all on ``model``; the result's
         ``turns`` gains a ``turn`` column, and ``assumptions`` says what the log did not (assumed
@@ -501,13 +584,19 @@ class ImportedSession:
             where = f" ({Path(found.conversation).name})" if len(self.inferred()) > 1 else ""
             line = f"{found.label}{where}"
             if found.factor != 1.0:
-                line += (f"; its conversation counted x{found.factor:.3f} (tokenizer factor fitted to the usage of "
-                         f"{found.requests} requests)")
-            line += (f"; cached as the usage shows the agent caching (breakpoints near the end of the conversation, "
-                     f"{found.ttl} TTL)")
+                line += (
+                    f"; its conversation counted x{found.factor:.3f} (tokenizer factor fitted to the usage of "
+                    f"{found.requests} requests)"
+                )
+            line += (
+                f"; cached as the usage shows the agent caching (breakpoints near the end of the conversation, "
+                f"{found.ttl} TTL)"
+            )
             if found.before:
-                line += (f"; its first request read {found.before:,} tokens cached before the log, modelled as "
-                         f"cached just before it")
+                line += (
+                    f"; its first request read {found.before:,} tokens cached before the log, modelled as "
+                    f"cached just before it"
+                )
             lines.append(line)
         notes = sorted({p.note for p in (pricing if pricing is not None else self.pricing()) if p.note})
         lines.extend(notes)
@@ -537,9 +626,14 @@ class ImportedSession:
         out = []
         for request in self.requests:
             first = next((s for s in request.sections if s.kind == "message"), None)
-            out.append({"conversation": _conversation(request), "subagent": _subagent(request),
-                        "model": request.model,
-                        "first_message": text_digest(first.text).hex() if first is not None else None})
+            out.append(
+                {
+                    "conversation": _conversation(request),
+                    "subagent": _subagent(request),
+                    "model": request.model,
+                    "first_message": text_digest(first.text).hex() if first is not None else None,
+                }
+            )
         return out
 
     @property
@@ -580,18 +674,23 @@ class ImportedSession:
             change = self.first_change(turn - 1, turn) if turn else None
             row: dict[str, Any] = {
                 "turn": turn,
-                "sent_at": (sim["at"].iloc[turn].to_pydatetime() if sim is not None
-                            else self.requests[turn].sent_at), "sections": len(self.sections(turn)),
+                "sent_at": (sim["at"].iloc[turn].to_pydatetime() if sim is not None else self.requests[turn].sent_at),
+                "sections": len(self.sections(turn)),
                 "tokens": sum(self.counter.count(s.text) for s in self.sections(turn)),
-                "first_change": "" if change is None else (change.section or "")}
+                "first_change": "" if change is None else (change.section or ""),
+            }
             if sim is not None:
-                row.update(sim_status=sim["status"].iloc[turn],
-                           sim_read=int(sim["cache_read_input_tokens"].iloc[turn]),
-                           sim_written=int(sim["cache_creation_input_tokens"].iloc[turn]))
-            row.update(logged_read=usage.loc[turn, "cache_read_input_tokens"],
-                       logged_written=usage.loc[turn, "cache_creation_input_tokens"],
-                       priced_as=pricing[turn].profile.name + (f" ({pricing[turn].note.split(': ', 1)[1]})"
-                                                              if pricing[turn].note else ""))
+                row.update(
+                    sim_status=sim["status"].iloc[turn],
+                    sim_read=int(sim["cache_read_input_tokens"].iloc[turn]),
+                    sim_written=int(sim["cache_creation_input_tokens"].iloc[turn]),
+                )
+            row.update(
+                logged_read=usage.loc[turn, "cache_read_input_tokens"],
+                logged_written=usage.loc[turn, "cache_creation_input_tokens"],
+                priced_as=pricing[turn].profile.name
+                + (f" ({pricing[turn].note.split(': ', 1)[1]})" if pricing[turn].note else ""),
+            )
             rows.append(row)
         return pd.DataFrame(rows)
 
@@ -606,8 +705,10 @@ class ImportedSession:
 
     def __repr__(self) -> str:
         formats = sorted({r.dialect for r in self.requests})
-        return (f"<ImportedSession {self.name or '-'} turns={len(self.requests)} format={','.join(formats)} "
-                f"errors={len(self.errors)}>")
+        return (
+            f"<ImportedSession {self.name or '-'} turns={len(self.requests)} format={','.join(formats)} "
+            f"errors={len(self.errors)}>"
+        )
 
 
 def _default_model(provider: str) -> str:
@@ -642,11 +743,12 @@ def _cached_names(request: LoggedRequest) -> set[str]:
     if known_name(request.provider) and get_dialect(request.provider).whole_prefix_cached:
         return {s.name for s in ordered if s.kind != "message"}
     marked = [i for i, s in enumerate(ordered) if s.cache]
-    return {s.name for s in ordered[:marked[-1] + 1]} if marked else set()
+    return {s.name for s in ordered[: marked[-1] + 1]} if marked else set()
 
 
-def _composed(sections: list[Section], cached: set[str], turn: int,
-              shared: dict[Any, Any] | None = None) -> ComposedPrompt:
+def _composed(
+    sections: list[Section], cached: set[str], turn: int, shared: dict[Any, Any] | None = None
+) -> ComposedPrompt:
     """The ComposedPrompt of one request's sections. ``shared`` (one per session) keeps each
     section's record and each message's text and blame once, for every request that holds the same
     section objects (a transcript's requests share their lines' sections): the prompts of a session
@@ -687,12 +789,15 @@ def _composed(sections: list[Section], cached: set[str], turn: int,
         ident = ("item", parts[0][1], *members[i])
         found = memo.get(ident)
         if found is None:
-            found = memo[ident] = ("".join(text for text, _ in parts),
-                                   tuple((len(text), owner) for text, owner in parts if text))
+            found = memo[ident] = (
+                "".join(text for text, _ in parts),
+                tuple((len(text), owner) for text, owner in parts if text),
+            )
         texts[key], blame[key] = found
         prefix.append(found[0])
-    return ComposedPrompt(texts["cached_content"], texts["non_cached_content"], prefix,
-                          sections=records, turn=turn, blame=blame)
+    return ComposedPrompt(
+        texts["cached_content"], texts["non_cached_content"], prefix, sections=records, turn=turn, blame=blame
+    )
 
 
 @dataclass
@@ -717,8 +822,8 @@ def _records(data: bytes, name: str, issues: list[ImportIssue]) -> Iterator[tupl
     its records."""
     rows = data.split(b"\n")
     first = next((i for i, row in enumerate(rows) if row.strip()), None)
-    if first is not None and not any(r.strip() for r in rows[first + 1:]) and rows[first].lstrip()[:1] == b"[":
-        try:        # one line holding an array of records
+    if first is not None and not any(r.strip() for r in rows[first + 1 :]) and rows[first].lstrip()[:1] == b"[":
+        try:  # one line holding an array of records
             text = data.decode("utf-8")
             whole = json.loads(text)
         except (json.JSONDecodeError, UnicodeDecodeError):
@@ -726,7 +831,7 @@ def _records(data: bytes, name: str, issues: list[ImportIssue]) -> Iterator[tupl
         else:
             yield from _document(text, whole)
             return
-    if first is not None and len(rows) > first + 1 and any(r.strip() for r in rows[first + 1:]):
+    if first is not None and len(rows) > first + 1 and any(r.strip() for r in rows[first + 1 :]):
         try:
             json.loads(rows[first])
         except (json.JSONDecodeError, UnicodeDecodeError):
@@ -746,8 +851,13 @@ def _records(data: bytes, name: str, issues: list[ImportIssue]) -> Iterator[tupl
         try:
             line = row.decode("utf-8")
         except UnicodeDecodeError as exc:
-            issues.append(ImportIssue(name, number, f"not UTF-8: byte 0x{row[exc.start]:02x} at column "
-                                                    f"{exc.start + 1}; the line is skipped"))
+            issues.append(
+                ImportIssue(
+                    name,
+                    number,
+                    f"not UTF-8: byte 0x{row[exc.start]:02x} at column {exc.start + 1}; the line is skipped",
+                )
+            )
             continue
         try:
             value = json.loads(line)
@@ -777,11 +887,17 @@ def _document(text: str, whole: Any) -> Iterator[tuple[int, str, Any]]:
     for item, child in zip(items, nodes, strict=True):
         newlines += text.count("\n", last, child.start)
         last = child.start
-        yield newlines + 1, text[child.start:child.end], item
+        yield newlines + 1, text[child.start : child.end], item
 
 
-def read_log(path: str | Path, *, format: str | None = None, splitter: Splitter | None = None,
-             context: Any = None, subagent: bool = False) -> LogFile:
+def read_log(
+    path: str | Path,
+    *,
+    format: str | None = None,
+    splitter: Splitter | None = None,
+    context: Any = None,
+    subagent: bool = False,
+) -> LogFile:
     """One log file read (:class:`LogFile`). ValueError (naming the file and line) when it cannot
     be imported at all: no such file, an unknown format, no record readable. ``context`` and
     ``subagent`` read a Claude Code subagent file beside the reader of its session."""
@@ -797,7 +913,7 @@ def read_log(path: str | Path, *, format: str | None = None, splitter: Splitter 
     split = splitter or Splitter()
     # a format read as a whole file (OTLP...) claims the file from its text (LogFormat.sniff)
     # (its first MiB: a whole-file format's sniff reads the first records, not the whole file)
-    whole = format if format is not None else sniff_log_format(data[:1 << 20].decode("utf-8", errors="replace"))
+    whole = format if format is not None else sniff_log_format(data[: 1 << 20].decode("utf-8", errors="replace"))
     whole_file = get_log_format(whole).read_file if whole is not None else None
     if whole is not None and whole_file is not None:
         issues: list[ImportIssue] = []
@@ -826,15 +942,19 @@ def read_log(path: str | Path, *, format: str | None = None, splitter: Splitter 
             make = get_log_format(chosen).reader
             if make is None:
                 raise ValueError(f"{name}: the {chosen} format is read as a whole file, not line by line")
-            reader = (ClaudeCodeReader(name, split, context, subagent) if make is ClaudeCodeReader
-                      else make(name, split))
-            for early in pending:       # records before the first one that named the format
+            reader = ClaudeCodeReader(name, split, context, subagent) if make is ClaudeCodeReader else make(name, split)
+            for early in pending:  # records before the first one that named the format
                 _feed(reader, early, issues)
             pending = []
         _feed(reader, (number, row, value), issues)
     for number, _, _ in pending:
-        issues.append(ImportIssue(name, number, "unknown format: not a request body, transcript "
-                                                f"line or OTLP document ({', '.join(log_formats())})"))
+        issues.append(
+            ImportIssue(
+                name,
+                number,
+                f"unknown format: not a request body, transcript line or OTLP document ({', '.join(log_formats())})",
+            )
+        )
     requests = reader.finish() if reader is not None else []
     issues += getattr(reader, "issues", [])
     issues.sort(key=lambda issue: issue.line)
@@ -852,8 +972,9 @@ def _feed(reader: Any, record: tuple[int, str, Any], issues: list[ImportIssue]) 
         issues.append(ImportIssue(reader.path, number, str(exc)))
 
 
-def read_file(path: str | Path, *, format: str | None = None,
-              splitter: Splitter | None = None) -> tuple[list[LoggedRequest], list[ImportIssue]]:
+def read_file(
+    path: str | Path, *, format: str | None = None, splitter: Splitter | None = None
+) -> tuple[list[LoggedRequest], list[ImportIssue]]:
     """The requests of one log file and the issues of the records that could not be read
     (:func:`read_log` without its counts). ValueError (naming the file and line) when the file
     cannot be imported at all: no such file, an unknown format, no record readable."""
@@ -882,10 +1003,16 @@ def log_files(paths: Iterable[str | Path]) -> list[Path]:
     return out
 
 
-def import_log(*paths: str | Path, format: str | None = None, splitter: Splitter | None = None,
-               rules: Iterable[str] = (), counter: TokenCounter | None = None,
-               subagents: bool = True,
-               gap: timedelta | float | None = None, times: Sequence[datetime] | None = None) -> ImportedSession:
+def import_log(
+    *paths: str | Path,
+    format: str | None = None,
+    splitter: Splitter | None = None,
+    rules: Iterable[str] = (),
+    counter: TokenCounter | None = None,
+    subagents: bool = True,
+    gap: timedelta | float | None = None,
+    times: Sequence[datetime] | None = None,
+) -> ImportedSession:
     """An :class:`ImportedSession` of every request in ``paths`` (files or folders, in send order).
 
     ``format`` forces a format (default: detected per file); ``splitter`` or ``rules`` (regular
@@ -903,7 +1030,7 @@ def import_log(*paths: str | Path, format: str | None = None, splitter: Splitter
     issues: list[ImportIssue] = []
     skipped: Counter[str] = Counter()
     files = log_files(paths)
-    done: set[Path] = set()          # a subagent file read with its session is not read again
+    done: set[Path] = set()  # a subagent file read with its session is not read again
     for path in files:
         if path.resolve() in done:
             continue
@@ -914,8 +1041,7 @@ def import_log(*paths: str | Path, format: str | None = None, splitter: Splitter
             for sub in sorted(folder.glob("*.jsonl")):
                 if sub.resolve() not in done:
                     done.add(sub.resolve())
-                    found.append(read_log(sub, format=format, splitter=splitter, context=read.reader,
-                                          subagent=True))
+                    found.append(read_log(sub, format=format, splitter=splitter, context=read.reader, subagent=True))
         for one in found:
             requests += one.requests
             issues += one.issues

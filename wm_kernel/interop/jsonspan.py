@@ -17,6 +17,7 @@ Examples
 >>> string_offsets(token)
 [1, 2, 4, 5]
 """
+
 from __future__ import annotations
 
 import re
@@ -72,14 +73,14 @@ def _value(text: str, pos: int) -> tuple[Node, int]:
             key_match = _STRING.match(text, pos)
             assert key_match is not None
             key = _decode(key_match.group())
-            pos = _skip(text, _skip(text, key_match.end()) + 1)   # past the colon
+            pos = _skip(text, _skip(text, key_match.end()) + 1)  # past the colon
             child, pos = _value(text, pos)
             node.keys[key] = child
             pos = _skip(text, pos)
             if text[pos] == "}":
                 node.end = pos + 1
                 return node, node.end
-            pos = _skip(text, pos + 1)                              # past the comma
+            pos = _skip(text, pos + 1)  # past the comma
     if char == "[":
         node = Node("array", pos, pos)
         pos = _skip(text, pos + 1)
@@ -124,9 +125,12 @@ def string_offsets(token: str) -> list[int]:
         elif token[i + 1] != "u":
             i += 2
         else:
-            code = int(token[i + 2:i + 6], 16)
-            if 0xD800 <= code < 0xDC00 and token.startswith("\\u", i + 6) \
-                    and 0xDC00 <= int(token[i + 8:i + 12], 16) < 0xE000:
+            code = int(token[i + 2 : i + 6], 16)
+            if (
+                0xD800 <= code < 0xDC00
+                and token.startswith("\\u", i + 6)
+                and 0xDC00 <= int(token[i + 8 : i + 12], 16) < 0xE000
+            ):
                 i += 12
             else:
                 i += 6

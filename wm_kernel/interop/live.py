@@ -16,6 +16,7 @@ ManualClock is set to the request's send time, and the turn is composed. The Ses
 budgets and the dashboard's time slider then work on the imported turns. Section texts are the
 log's, exactly; for the exact request text use ``ImportedSession.replay``.
 """
+
 from __future__ import annotations
 
 import json
@@ -80,9 +81,16 @@ class ReplayedLog:
         for turn, logged in zip(self.log.turns, self.log.requests, strict=True):
             if logged.sent_at is None:
                 raise ValueError(f"turn {turn} has no send time in the log")
-            blocks = [Block(f"{s.name}:{text_digest(s.text).hex()}", counter.count(s.text), breakpoint=s.cache,
-                            layer=_LAYER[s.kind], label=f"{s.name} ({s.trinket})" if s.trinket else s.name)
-                      for s in self.log.sections(turn)]
+            blocks = [
+                Block(
+                    f"{s.name}:{text_digest(s.text).hex()}",
+                    counter.count(s.text),
+                    breakpoint=s.cache,
+                    layer=_LAYER[s.kind],
+                    label=f"{s.name} ({s.trinket})" if s.trinket else s.name,
+                )
+                for s in self.log.sections(turn)
+            ]
             requests.append(Request(logged.sent_at, blocks, params={"model": logged.model} if logged.model else None))
         sim = simulate(requests, model, counter=counter)
         sim.turns.insert(0, "turn", list(self.log.turns))
@@ -171,7 +179,7 @@ def replay_session(imported: ImportedTurns, *, base_prompt: str = "", **options:
             if record.name in apart:
                 continue
             if record.name == "base_prompt":
-                mira_base = True   # a MIRA turn's own base prompt: the session's composer writes it
+                mira_base = True  # a MIRA turn's own base prompt: the session's composer writes it
                 continue
             if record.name not in policies:
                 placements.setdefault(record.placement, []).append(record.name)
@@ -180,9 +188,8 @@ def replay_session(imported: ImportedTurns, *, base_prompt: str = "", **options:
     options.setdefault("token_counter", counter)
     options.setdefault("model", counter.model)
     clock = ManualClock(times[0])  # type: ignore[arg-type]
-    session = Session(base_prompt, clock=clock, layout=Layout(placements, name="imported"), trinkets=[],
-                      **options)
-    if not mira_base:   # that agent's prompt: no scaffolding delimiter, no base prompt of its own
+    session = Session(base_prompt, clock=clock, layout=Layout(placements, name="imported"), trinkets=[], **options)
+    if not mira_base:  # that agent's prompt: no scaffolding delimiter, no base prompt of its own
         session.working_memory.composer.scaffolding_note = None
     session.replayed = replayed
     for name in policies:
@@ -202,8 +209,15 @@ def replay_session(imported: ImportedTurns, *, base_prompt: str = "", **options:
             if found is None:
                 store.hdel(key, name)
             else:
-                store.hset(key, name, {"content": found.content, "cache_policy": found.cache_policy,
-                                       "updated_at": clock.now().isoformat()})
+                store.hset(
+                    key,
+                    name,
+                    {
+                        "content": found.content,
+                        "cache_policy": found.cache_policy,
+                        "updated_at": clock.now().isoformat(),
+                    },
+                )
         if turn == 0:
             session.compose()
         else:

@@ -44,6 +44,7 @@ Usage
     generic client reports Anthropic's keys; the short keys ``input``, ``output``,
     ``cache_creation``, ``cache_read`` are read too) in Anthropic's shape.
 """
+
 from __future__ import annotations
 
 import json
@@ -106,8 +107,16 @@ class Marker:
     greedy: bool = False
 
 
-def _marker(name: str, trinket: str, tag: str | None, cache_policy: bool, *, opener: str | None = None,
-            follows: tuple[str, ...] = (), greedy: bool = False) -> Marker:
+def _marker(
+    name: str,
+    trinket: str,
+    tag: str | None,
+    cache_policy: bool,
+    *,
+    opener: str | None = None,
+    follows: tuple[str, ...] = (),
+    greedy: bool = False,
+) -> Marker:
     pattern = opener if opener is not None else rf"<{re.escape(tag or '')}[\s>]"
     return Marker(name, trinket, re.compile(pattern), tag, cache_policy, follows, greedy)
 
@@ -121,10 +130,15 @@ MARKERS: tuple[Marker, ...] = (
     _marker("active_reminders", "ReminderManager", "active_reminders", False),
     _marker("relevant_memories", "ProactiveMemoryTrinket", "surfaced_memories", False),
     _marker("peanutgallery_guidance", "PeanutGalleryTrinket", "mira:peanutgallery", False),
-    _marker("context_search_results", "GetContextTrinket", None, False,
-            opener=re.escape("=== RECENT GET_CONTEXT TOOL SEARCH RESULTS ==="), greedy=True),
-    _marker("domaindoc", "DomaindocTrinket", None, True,
-            opener=re.escape(f"{RULE}\nDOMAIN KNOWLEDGE")),
+    _marker(
+        "context_search_results",
+        "GetContextTrinket",
+        None,
+        False,
+        opener=re.escape("=== RECENT GET_CONTEXT TOOL SEARCH RESULTS ==="),
+        greedy=True,
+    ),
+    _marker("domaindoc", "DomaindocTrinket", None, True, opener=re.escape(f"{RULE}\nDOMAIN KNOWLEDGE")),
 )
 
 
@@ -137,6 +151,7 @@ def marker_at(text: str, pos: int) -> Marker | None:
 
 
 # -- reading the two files --------------------------------------------------------------------------
+
 
 @dataclass
 class _Record:
@@ -187,8 +202,7 @@ def responses_path(path: str | Path) -> Path:
     return where.with_name(RESPONSES_NAME)
 
 
-def _records(path: Path, text: str, keys: frozenset[str], what: str,
-             issues: list[ImportIssue]) -> list[_Record]:
+def _records(path: Path, text: str, keys: frozenset[str], what: str, issues: list[ImportIssue]) -> list[_Record]:
     out = []
     name = str(path)
     # the tap writes raw U+2028 (ensure_ascii=False): a line ends at "\n" and nowhere else
@@ -201,8 +215,7 @@ def _records(path: Path, text: str, keys: frozenset[str], what: str,
             issues.append(ImportIssue(name, number, f"malformed JSON: {exc.msg} at column {exc.colno}"))
             continue
         if not isinstance(value, Mapping) or not keys <= set(value):
-            issues.append(ImportIssue(name, number, f"not a MIRA tap {what} record (keys: "
-                                                    f"{', '.join(sorted(keys))})"))
+            issues.append(ImportIssue(name, number, f"not a MIRA tap {what} record (keys: {', '.join(sorted(keys))})"))
             continue
         ts = value["ts"]
         if isinstance(ts, bool) or not isinstance(ts, (int, float)):
@@ -244,16 +257,25 @@ def _usage_of(record: Mapping[str, Any]) -> dict[str, Any] | None:
     if not isinstance(usage, Mapping):
         return None
     if record.get("provider") == "generic":
-        short = {"input": "input_tokens", "output": "output_tokens",
-                 "cache_creation": "cache_creation_input_tokens", "cache_read": "cache_read_input_tokens"}
+        short = {
+            "input": "input_tokens",
+            "output": "output_tokens",
+            "cache_creation": "cache_creation_input_tokens",
+            "cache_read": "cache_read_input_tokens",
+        }
         out = {short.get(str(k), str(k)): v for k, v in usage.items()}
-        return {k: out.get(k, 0) for k in ("input_tokens", "output_tokens", "cache_creation_input_tokens",
-                                            "cache_read_input_tokens")}
+        return {
+            k: out.get(k, 0)
+            for k in ("input_tokens", "output_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
+        }
     return dict(usage)
 
 
-def pair(requests: Sequence[_Record], responses: Sequence[_Record], counter: TokenCounter,
-         ) -> tuple[list[_Call], int, list[_Record]]:
+def pair(
+    requests: Sequence[_Record],
+    responses: Sequence[_Record],
+    counter: TokenCounter,
+) -> tuple[list[_Call], int, list[_Record]]:
     """The calls (retries folded in), each with its response where one answers it; the number of
     retries; the responses no call took (see the module docstring). Requests and responses are
     taken in time order, a request before a response of the same instant."""
@@ -261,13 +283,13 @@ def pair(requests: Sequence[_Record], responses: Sequence[_Record], counter: Tok
     open_calls: list[_Call] = []
     left: list[_Record] = []
     retries = 0
-    events = sorted([(r.ts, 0, r.line, r) for r in requests] + [(r.ts, 1, r.line, r) for r in responses],
-                    key=lambda e: e[:3])
+    events = sorted(
+        [(r.ts, 0, r.line, r) for r in requests] + [(r.ts, 1, r.line, r) for r in responses], key=lambda e: e[:3]
+    )
     for _, is_response, _, record in events:
         value = record.value
         if not is_response:
-            key = json.dumps([value["provider"], value["model"], value["body"]], sort_keys=True,
-                             ensure_ascii=False)
+            key = json.dumps([value["provider"], value["model"], value["body"]], sort_keys=True, ensure_ascii=False)
             retry = next((c for c in reversed(open_calls) if c.key == key), None)
             if retry is not None:
                 retry.attempts.append(record)
@@ -277,8 +299,11 @@ def pair(requests: Sequence[_Record], responses: Sequence[_Record], counter: Tok
             calls.append(call)
             open_calls.append(call)
             continue
-        candidates = [c for c in open_calls if c.last.value["provider"] == value["provider"]
-                      and _same_model(c.last.value["model"], value.get("model"))]
+        candidates = [
+            c
+            for c in open_calls
+            if c.last.value["provider"] == value["provider"] and _same_model(c.last.value["model"], value.get("model"))
+        ]
         if not candidates:
             left.append(record)
             continue
@@ -291,8 +316,9 @@ def pair(requests: Sequence[_Record], responses: Sequence[_Record], counter: Tok
     return calls, retries, left
 
 
-def read_tap(path: str | Path, splitter: Splitter | None = None, *,
-             counter: TokenCounter | None = None, text: str | None = None) -> TapRead:
+def read_tap(
+    path: str | Path, splitter: Splitter | None = None, *, counter: TokenCounter | None = None, text: str | None = None
+) -> TapRead:
     """The chat turns and background calls of the tap whose requests file is ``path`` (its
     responses file beside it; ``text``: the requests file's text, if read already), and the records
     that could not be read or paired. ValueError when the requests file cannot be read or holds no
@@ -316,20 +342,34 @@ def read_tap(path: str | Path, splitter: Splitter | None = None, *,
         try:
             responses = _records(answers, answers.read_text(encoding="utf-8"), RESPONSE_KEYS, "response", issues)
         except (OSError, UnicodeDecodeError) as exc:
-            issues.append(ImportIssue(str(answers), 0, f"cannot read the responses ({exc}); requests "
-                                                       "imported without usage"))
+            issues.append(
+                ImportIssue(str(answers), 0, f"cannot read the responses ({exc}); requests imported without usage")
+            )
     else:
-        issues.append(ImportIssue(str(answers), 0, "no responses file beside the requests; requests "
-                                                   "imported without usage"))
+        issues.append(
+            ImportIssue(str(answers), 0, "no responses file beside the requests; requests imported without usage")
+        )
     calls, retries, left = pair(requests, responses, count)
-    unpaired = [ImportIssue(str(answers), r.line, f"a response ({r.value.get('provider')}, "
-                                                  f"{r.value.get('model')}) no request answers: not imported")
-                for r in left]
+    unpaired = [
+        ImportIssue(
+            str(answers),
+            r.line,
+            f"a response ({r.value.get('provider')}, {r.value.get('model')}) no request answers: not imported",
+        )
+        for r in left
+    ]
     if answers.exists():
-        unpaired += [ImportIssue(str(where), c.last.line, f"no response pairs with this request "
-                                                          f"({c.last.value['provider']}, {c.last.value['model']}); "
-                                                          "imported without usage")
-                     for c in calls if c.response is None]
+        unpaired += [
+            ImportIssue(
+                str(where),
+                c.last.line,
+                f"no response pairs with this request "
+                f"({c.last.value['provider']}, {c.last.value['model']}); "
+                "imported without usage",
+            )
+            for c in calls
+            if c.response is None
+        ]
     chat_model = _chat_model(calls)
     turns: list[LoggedRequest] = []
     background: list[LoggedRequest] = []
@@ -360,8 +400,7 @@ def _is_mira_chat(record: _Record) -> bool:
         return False
     system = body.get("system")
     text = _system_text(body)
-    return (isinstance(system, list) and len(system) == 1 and text is not None
-            and _SCAFFOLDING.search(text) is not None)
+    return isinstance(system, list) and len(system) == 1 and text is not None and _SCAFFOLDING.search(text) is not None
 
 
 def _chat_model(calls: Sequence[_Call]) -> str | None:
@@ -392,12 +431,24 @@ def _logged(call: _Call, path: Path, splitter: Splitter, chat_model: str | None)
         dialect, provider = wire.log_format, wire.provider
         sections = cut_body(record.text, body, dialect, splitter, node)
     lines = tuple(a.line for a in call.attempts)
-    return LoggedRequest(tuple(sections), record.text, str(path), lines, dialect, provider,
-                         model, _sent_at(record.ts), usage, USAGE_SHAPE if usage else None, None,
-                         background=not chat), chat
+    return LoggedRequest(
+        tuple(sections),
+        record.text,
+        str(path),
+        lines,
+        dialect,
+        provider,
+        model,
+        _sent_at(record.ts),
+        usage,
+        USAGE_SHAPE if usage else None,
+        None,
+        background=not chat,
+    ), chat
 
 
 # -- cutting a chat turn ----------------------------------------------------------------------------
+
 
 @dataclass
 class _Piece:
@@ -415,15 +466,18 @@ def _emit(cut: Cutter, node: Node, kind: str, element: str, pieces: Sequence[_Pi
     """Sections for the pieces of the string ``node`` (decoded offsets mapped to the raw token):
     the bytes before the first piece go with it, the closing quote with the last."""
     cut.framing(node.start)
-    offsets = string_offsets(cut.text[node.start:node.end])
+    offsets = string_offsets(cut.text[node.start : node.end])
     for index, piece in enumerate(pieces):
         stop = node.end if index == len(pieces) - 1 else node.start + offsets[piece.end]
         name = piece.name
         cut.seen[name] = cut.seen.get(name, 0) + 1
         if cut.seen[name] > 1:
             name = f"{name} #{cut.seen[name]}"
-        cut.sections.append(Section(name, kind, cut.text[cut.cursor:stop], piece.text, piece.trinket,
-                                    piece.cache, element, piece.where))
+        cut.sections.append(
+            Section(
+                name, kind, cut.text[cut.cursor : stop], piece.text, piece.trinket, piece.cache, element, piece.where
+            )
+        )
         cut.cursor = stop
 
 
@@ -448,7 +502,7 @@ def _region_end(text: str, start: int, marker: Marker) -> int | None:
     if end is None:
         return None
     for tag in marker.follows:
-        if re.match(rf"\n\n<{re.escape(tag)}[\s>]", text[end:end + len(tag) + 4]):
+        if re.match(rf"\n\n<{re.escape(tag)}[\s>]", text[end : end + len(tag) + 4]):
             after = _closing(text, tag, end + 3)
             if after is not None:
                 end = after
@@ -468,8 +522,9 @@ def _whole_element(text: str, pos: int, stop: int, separators: tuple[str, ...]) 
     return end is not None and (end >= stop or any(text.startswith(s, end) for s in separators))
 
 
-def _next_start(text: str, pos: int, stop: int, any_separator: bool, separators: tuple[str, ...],
-                blank_line: bool) -> int:
+def _next_start(
+    text: str, pos: int, stop: int, any_separator: bool, separators: tuple[str, ...], blank_line: bool
+) -> int:
     """The first separator at or after ``pos`` that ends a section: one followed by a section's
     marked opening; (``any_separator``) any ``"\n\n---\n\n"`` of the system text; (``blank_line``)
     a blank line followed by a whole XML element."""
@@ -488,8 +543,9 @@ def _next_start(text: str, pos: int, stop: int, any_separator: bool, separators:
         at = found + 1
 
 
-def _unknown(text: str, start: int, end: int, prefix: str, where: str, splitter: Splitter,
-             counts: Counter[str]) -> list[_Piece]:
+def _unknown(
+    text: str, start: int, end: int, prefix: str, where: str, splitter: Splitter, counts: Counter[str]
+) -> list[_Piece]:
     """A stretch no marker names, labelled by the splitter's pieces."""
     pieces = []
     for piece in splitter.split(text[start:end]):
@@ -502,8 +558,9 @@ def _unknown(text: str, start: int, end: int, prefix: str, where: str, splitter:
     return pieces
 
 
-def _sections_of(text: str, start: int, stop: int, separators: tuple[str, ...], prefix: str, where: str,
-                 splitter: Splitter) -> list[_Piece]:
+def _sections_of(
+    text: str, start: int, stop: int, separators: tuple[str, ...], prefix: str, where: str, splitter: Splitter
+) -> list[_Piece]:
     """Cut ``text[start:stop]`` into sections and the separators between them (``separators``: the
     system's two, or the HUD's blank line)."""
     pieces: list[_Piece] = []
@@ -517,8 +574,9 @@ def _sections_of(text: str, start: int, stop: int, separators: tuple[str, ...], 
         end = _region_end(text, pos, marker) if marker is not None else None
         if end is None or not (end >= stop or any(text.startswith(s, end) for s in separators)):
             greedy = marker is not None and marker.greedy
-            end = _next_start(text, end if end is not None else pos + 1, stop, not greedy, separators,
-                              blank_lines and not greedy)
+            end = _next_start(
+                text, end if end is not None else pos + 1, stop, not greedy, separators, blank_lines and not greedy
+            )
         if marker is not None:
             pieces.append(_Piece(marker.name, end, text[pos:end], marker.trinket, where))
         else:
@@ -539,7 +597,7 @@ def _named(pieces: list[_Piece], where: str) -> list[_Piece]:
     out = []
     for index, piece in enumerate(pieces):
         if piece.trinket == COMPOSER and not piece.name.startswith(f"{COMPOSER} "):
-            following = next((p.name for p in pieces[index + 1:] if p.trinket != COMPOSER), None)
+            following = next((p.name for p in pieces[index + 1 :] if p.trinket != COMPOSER), None)
             piece = replace(piece, name=f"{COMPOSER} {where} " + (f"before {following}" if following else "end"))
         out.append(piece)
     return out
@@ -550,7 +608,7 @@ def system_pieces(text: str, splitter: Splitter) -> list[_Piece]:
     match = _SCAFFOLDING.search(text)
     if match is None:
         raise ValueError("the system text has no MIRA scaffolding delimiter")
-    pieces = [_Piece("base_prompt", match.end(), text[:match.end()], None, "system")]
+    pieces = [_Piece("base_prompt", match.end(), text[: match.end()], None, "system")]
     pos = match.end()
     if pos >= len(text):
         return pieces
@@ -559,8 +617,9 @@ def system_pieces(text: str, splitter: Splitter) -> list[_Piece]:
         pieces.append(_Piece("system (after the delimiter)", len(text), text[pos:], None, "system"))
         return pieces
     pieces.append(_Piece(COMPOSER, pos + len(separator), separator, COMPOSER, "system"))
-    pieces += _sections_of(text, pos + len(separator), len(text), (SECTION_SEPARATOR, "\n\n"),
-                           "system", "system", splitter)
+    pieces += _sections_of(
+        text, pos + len(separator), len(text), (SECTION_SEPARATOR, "\n\n"), "system", "system", splitter
+    )
     return _named(pieces, "system")
 
 
@@ -574,7 +633,7 @@ def hud_pieces(text: str, splitter: Splitter) -> list[_Piece] | None:
     if not text.endswith("\n\n" + tail):
         return None
     stop = len(text) - len(tail) - 2
-    pieces = [_Piece(f"{COMPOSER} hud frame", head.end(), text[:head.end()], COMPOSER, "notification")]
+    pieces = [_Piece(f"{COMPOSER} hud frame", head.end(), text[: head.end()], COMPOSER, "notification")]
     if stop > head.end():
         pieces += _sections_of(text, head.end(), stop, ("\n\n",), "hud", "notification", splitter)
     pieces.append(_Piece(f"{COMPOSER} hud frame end", len(text), text[stop:], COMPOSER, "notification"))
@@ -583,26 +642,42 @@ def hud_pieces(text: str, splitter: Splitter) -> list[_Piece] | None:
 
 def _text_block(message: Any) -> str | None:
     content = message.get("content") if isinstance(message, Mapping) else None
-    if isinstance(content, list) and len(content) == 1 and isinstance(content[0], Mapping) \
-            and content[0].get("type") == "text" and isinstance(content[0].get("text"), str):
+    if (
+        isinstance(content, list)
+        and len(content) == 1
+        and isinstance(content[0], Mapping)
+        and content[0].get("type") == "text"
+        and isinstance(content[0].get("text"), str)
+    ):
         return str(content[0]["text"])
     return None
 
 
 def _dd_call(message: Any) -> str | None:
     content = message.get("content") if isinstance(message, Mapping) else None
-    if message.get("role") == "assistant" and isinstance(content, list) and len(content) == 1 \
-            and isinstance(content[0], Mapping) and content[0].get("type") == "tool_use" \
-            and str(content[0].get("id", "")).startswith(DD_PREFIX):
+    if (
+        message.get("role") == "assistant"
+        and isinstance(content, list)
+        and len(content) == 1
+        and isinstance(content[0], Mapping)
+        and content[0].get("type") == "tool_use"
+        and str(content[0].get("id", "")).startswith(DD_PREFIX)
+    ):
         return str(content[0]["id"])
     return None
 
 
 def _dd_result(message: Any, call_id: str) -> bool:
     content = message.get("content") if isinstance(message, Mapping) else None
-    return (isinstance(message, Mapping) and message.get("role") == "user" and isinstance(content, list)
-            and len(content) == 1 and isinstance(content[0], Mapping)
-            and content[0].get("type") == "tool_result" and content[0].get("tool_use_id") == call_id)
+    return (
+        isinstance(message, Mapping)
+        and message.get("role") == "user"
+        and isinstance(content, list)
+        and len(content) == 1
+        and isinstance(content[0], Mapping)
+        and content[0].get("type") == "tool_result"
+        and content[0].get("tool_use_id") == call_id
+    )
 
 
 def _item(text: str, where: str, index: int, cache: str | None) -> _Piece:
@@ -631,8 +706,9 @@ def cut_mira(cut: Cutter, node: Node, body: Mapping[str, Any]) -> None:
 
 
 def _messages(cut: Cutter, node: Node, messages: list[Any]) -> None:
-    first_user = next((i for i, m in enumerate(messages) if isinstance(m, Mapping) and m.get("role") == "user"),
-                      len(messages))
+    first_user = next(
+        (i for i, m in enumerate(messages) if isinstance(m, Mapping) and m.get("role") == "user"), len(messages)
+    )
     index = 0
     prefix = 0
     post = 0
@@ -642,22 +718,39 @@ def _messages(cut: Cutter, node: Node, messages: list[Any]) -> None:
         text = _text_block(message)
         call = _dd_call(message) if isinstance(message, Mapping) else None
         content = message.get("content") if isinstance(message, Mapping) else None
-        if index < first_user and text is not None and message.get("role") == "assistant" \
-                and not _STAMP.match(text):
+        if index < first_user and text is not None and message.get("role") == "assistant" and not _STAMP.match(text):
             mark = ttl_of(content[0]) if isinstance(content, list) else None
-            _emit(cut, child["content"].items[0]["text"], "message", f"msg[{index}]",
-                  [_item(text, "conversation_prefix", prefix, mark)])
+            _emit(
+                cut,
+                child["content"].items[0]["text"],
+                "message",
+                f"msg[{index}]",
+                [_item(text, "conversation_prefix", prefix, mark)],
+            )
             prefix += 1
-        elif call is not None and index + 1 < len(messages) and _dd_result(messages[index + 1], call) \
-                and isinstance(messages[index + 1]["content"][0].get("content"), str):
+        elif (
+            call is not None
+            and index + 1 < len(messages)
+            and _dd_result(messages[index + 1], call)
+            and isinstance(messages[index + 1]["content"][0].get("content"), str)
+        ):
             cut.group(child, f"post_history[{post}] {DD_TOOL}", "message", WIRE, [])
             index += 1
             result = messages[index]["content"][0]
-            _emit(cut, node.items[index]["content"].items[0]["content"], "message", f"msg[{index}]",
-                  [_item(str(result["content"]), "post_history", post, ttl_of(result))])
+            _emit(
+                cut,
+                node.items[index]["content"].items[0]["content"],
+                "message",
+                f"msg[{index}]",
+                [_item(str(result["content"]), "post_history", post, ttl_of(result))],
+            )
             post += 1
-        elif isinstance(message, Mapping) and message.get("role") == "assistant" and isinstance(content, str) \
-                and (hud := hud_pieces(content, cut.splitter)) is not None:
+        elif (
+            isinstance(message, Mapping)
+            and message.get("role") == "assistant"
+            and isinstance(content, str)
+            and (hud := hud_pieces(content, cut.splitter)) is not None
+        ):
             _emit(cut, child["content"], "message", f"msg[{index}]", hud)
         else:
             anthropic_message(cut, child, message, f"msg[{index}]")
@@ -665,6 +758,7 @@ def _messages(cut: Cutter, node: Node, messages: list[Any]) -> None:
 
 
 # -- the composed prompt of a turn ------------------------------------------------------------------
+
 
 def mira_prompt(sections: Sequence[Section], turn: int | None = None) -> ComposedPrompt:
     """The :class:`ComposedPrompt` MIRA's composer returned for a chat turn, from its sections:
@@ -715,10 +809,17 @@ def mira_prompt(sections: Sequence[Section], turn: int | None = None) -> Compose
     for where, parts in items.items():
         for number, (text, owner) in enumerate(parts):
             blame[f"{where}_items[{number}]"] = ((len(text), owner),) if text else ()
-    return ComposedPrompt(texts["cached_content"], texts["non_cached_content"],
-                          [t for t, _ in items["conversation_prefix"]], [t for t, _ in items["post_history"]],
-                          texts["notification_center"], sections=records, turn=turn, blame=blame,
-                          hud_frame=frame)
+    return ComposedPrompt(
+        texts["cached_content"],
+        texts["non_cached_content"],
+        [t for t, _ in items["conversation_prefix"]],
+        [t for t, _ in items["post_history"]],
+        texts["notification_center"],
+        sections=records,
+        turn=turn,
+        blame=blame,
+        hud_frame=frame,
+    )
 
 
 def _sniff(text: str) -> bool:
@@ -746,9 +847,30 @@ def _read_file(path: str, text: str, splitter: Splitter) -> tuple[list[LoggedReq
     return [*tap.turns, *tap.background], tap.issues
 
 
-register_log_format(LogFormat(DIALECT, read_file=_read_file, sniff=_sniff, priority=5, dialect=MIRA_WIRE.name,
-                              title="MIRA's traffic tap (llm_requests.jsonl and llm_responses.jsonl)"),
-                    replace=True)
+register_log_format(
+    LogFormat(
+        DIALECT,
+        read_file=_read_file,
+        sniff=_sniff,
+        priority=5,
+        dialect=MIRA_WIRE.name,
+        title="MIRA's traffic tap (llm_requests.jsonl and llm_responses.jsonl)",
+    ),
+    replace=True,
+)
 
-__all__ = ["DIALECT", "MARKERS", "Marker", "TapRead", "read_tap", "pair", "is_tap_request", "responses_path",
-           "cut_mira", "mira_prompt", "system_pieces", "hud_pieces", "marker_at"]
+__all__ = [
+    "DIALECT",
+    "MARKERS",
+    "Marker",
+    "TapRead",
+    "read_tap",
+    "pair",
+    "is_tap_request",
+    "responses_path",
+    "cut_mira",
+    "mira_prompt",
+    "system_pieces",
+    "hud_pieces",
+    "marker_at",
+]

@@ -17,6 +17,7 @@ Usage: the log's where it has any (``wm.usage.source`` = ``log``), else the cach
 
 Reading OTLP JSON back (:func:`wm_kernel.interop.read_otlp`) is :mod:`wm_kernel.interop.otlp`'s.
 """
+
 from __future__ import annotations
 
 import base64
@@ -47,13 +48,29 @@ SCOPE = __name__.rpartition(".")[0]
 _RANK = {"tool": 0, "system": 1, "message": 2}
 _NS = 1_000_000_000
 #: JSON keys whose values are secrets wherever they appear (compared lower-case).
-SECRET_KEYS = ("authorization", "proxy-authorization", "x-api-key", "api-key", "api_key", "apikey", "cookie",
-               "set-cookie", "x-goog-api-key", "openai-api-key", "anthropic-api-key", "access_token", "password")
+SECRET_KEYS = (
+    "authorization",
+    "proxy-authorization",
+    "x-api-key",
+    "api-key",
+    "api_key",
+    "apikey",
+    "cookie",
+    "set-cookie",
+    "x-goog-api-key",
+    "openai-api-key",
+    "anthropic-api-key",
+    "access_token",
+    "password",
+)
 _HEADERS = re.compile(r'"(?:request_|response_)?headers"\s*:\s*\{[^{}]*\}', re.IGNORECASE)
-_SECRET_VALUE = re.compile(r'("(?:' + "|".join(re.escape(k) for k in SECRET_KEYS) + r')"\s*:\s*)"(?:[^"\\]|\\.)*"',
-                           re.IGNORECASE)
-_KEY_SHAPED = re.compile(r"\bsk-ant-[A-Za-z0-9_\-]{8,}|\bsk-(?:proj-)?[A-Za-z0-9_\-]{16,}|\bAIza[0-9A-Za-z_\-]{30,}"
-                         r"|\bBearer\s+[A-Za-z0-9._~+/\-]{12,}=*")
+_SECRET_VALUE = re.compile(
+    r'("(?:' + "|".join(re.escape(k) for k in SECRET_KEYS) + r')"\s*:\s*)"(?:[^"\\]|\\.)*"', re.IGNORECASE
+)
+_KEY_SHAPED = re.compile(
+    r"\bsk-ant-[A-Za-z0-9_\-]{8,}|\bsk-(?:proj-)?[A-Za-z0-9_\-]{16,}|\bAIza[0-9A-Za-z_\-]{30,}"
+    r"|\bBearer\s+[A-Za-z0-9._~+/\-]{12,}=*"
+)
 _DATA_URL = re.compile(r"data:image/[A-Za-z0-9.+\-]+;base64,([A-Za-z0-9+/=]|\\n)+")
 _DATA_FIELD = re.compile(r'("data"\s*:\s*)"((?:[A-Za-z0-9+/=]|\\n){64,})"')
 
@@ -127,8 +144,9 @@ def _conversation_id(request: Any) -> str | None:
     return None
 
 
-def _turns_of(session: ImportedSession | Session, times: Sequence[datetime] | None = None,
-              gap: timedelta | float | None = None) -> tuple[list[_Turn], list[tuple[bool, list[int]]], Any, str]:
+def _turns_of(
+    session: ImportedSession | Session, times: Sequence[datetime] | None = None, gap: timedelta | float | None = None
+) -> tuple[list[_Turn], list[tuple[bool, list[int]]], Any, str]:
     """The turns to export, each section's cached flag and token count, the simulation, and the
     line saying the send times were assumed ("" when they were the log's)."""
     if isinstance(session, ImportedSession):
@@ -141,10 +159,23 @@ def _turns_of(session: ImportedSession | Session, times: Sequence[datetime] | No
             prompt = session.prompt_at(turn)
             cached = {r.name for r in prompt.sections if r.cached}
             sections = list(request.sections)
-            turns.append(_Turn(turn, when[turn], request.model or "unknown", request.provider,
-                               request.dialect, sections, request.usage, request.usage_format, billed[turn],
-                               request.response_id, request.response_model, request.finish_reason,
-                               _conversation_id(request)))
+            turns.append(
+                _Turn(
+                    turn,
+                    when[turn],
+                    request.model or "unknown",
+                    request.provider,
+                    request.dialect,
+                    sections,
+                    request.usage,
+                    request.usage_format,
+                    billed[turn],
+                    request.response_id,
+                    request.response_model,
+                    request.finish_reason,
+                    _conversation_id(request),
+                )
+            )
             flags.append((False, [1 if s.name in cached else 0 for s in sections]))
         return turns, flags, sim, assumed
     if times is not None or gap is not None:
@@ -160,15 +191,32 @@ def _turns_of(session: ImportedSession | Session, times: Sequence[datetime] | No
         prompt = session.prompt_at(turn)
         sections = []
         for span in prompt.blame():
-            text = prompt[span.key] if "[" not in span.key else \
-                prompt[span.key.split("[")[0]][int(span.key.split("[")[1].rstrip("]"))]
-            piece = text[span.start:span.end]
-            kind = "framing" if span.trinket is None and span.section == "(composer)" else \
-                ("system" if span.key in ("cached_content", "non_cached_content") else "message")
+            text = (
+                prompt[span.key]
+                if "[" not in span.key
+                else prompt[span.key.split("[")[0]][int(span.key.split("[")[1].rstrip("]"))]
+            )
+            piece = text[span.start : span.end]
+            kind = (
+                "framing"
+                if span.trinket is None and span.section == "(composer)"
+                else ("system" if span.key in ("cached_content", "non_cached_content") else "message")
+            )
             sections.append(Section(span.section, kind, piece, piece, span.trinket, None, span.key))
         cached = {r.name for r in prompt.sections if r.cached}
-        turns.append(_Turn(turn, sent[turn], sim.profile.name, sim.profile.provider, "wm-kernel",
-                           sections, None, None, conversation=str(session.continuum_id)))
+        turns.append(
+            _Turn(
+                turn,
+                sent[turn],
+                sim.profile.name,
+                sim.profile.provider,
+                "wm-kernel",
+                sections,
+                None,
+                None,
+                conversation=str(session.continuum_id),
+            )
+        )
         flags.append((True, [1 if s.name in cached else 0 for s in sections]))
     return turns, flags, sim, ""
 
@@ -213,19 +261,27 @@ def _deliver(exporter: Any, spans: list[Any], turns: int) -> None:
         try:
             result = exporter.export(tuple(spans))
         except Exception as exc:  # noqa: BLE001 - any exporter's failure is reported the same way
-            raise TraceExportError(f"the trace was not exported: {len(spans)} spans of {turns} turns lost "
-                                   f"({type(exc).__name__}: {exc})") from exc
+            raise TraceExportError(
+                f"the trace was not exported: {len(spans)} spans of {turns} turns lost ({type(exc).__name__}: {exc})"
+            ) from exc
     finally:
         root.removeHandler(handler)
     if result is not SpanExportResult.SUCCESS:
         why = "; ".join(dict.fromkeys(m for m in handler.messages if m)) or "the exporter answered failure"
-        raise TraceExportError(f"the trace was not exported: {len(spans)} spans of {turns} turns (turns 0-"
-                               f"{turns - 1}) lost: {why}")
+        raise TraceExportError(
+            f"the trace was not exported: {len(spans)} spans of {turns} turns (turns 0-{turns - 1}) lost: {why}"
+        )
 
 
-def export_trace(session: ImportedSession | Session, *, exporter: SpanExporter | None = None,
-                 tracer_provider: TracerProvider | None = None, service_name: str = "wm-kernel",
-                 times: Sequence[datetime] | None = None, gap: timedelta | float | None = None) -> int:
+def export_trace(
+    session: ImportedSession | Session,
+    *,
+    exporter: SpanExporter | None = None,
+    tracer_provider: TracerProvider | None = None,
+    service_name: str = "wm-kernel",
+    times: Sequence[datetime] | None = None,
+    gap: timedelta | float | None = None,
+) -> int:
     """Emit the session as spans (see the module docstring) to ``exporter`` (any SDK exporter:
     OTLP over HTTP, console, in-memory), or through your ``tracer_provider``; returns the number
     of turn spans. Composed sessions need their bus log (send times) and History; a log without
@@ -254,15 +310,19 @@ def export_trace(session: ImportedSession | Session, *, exporter: SpanExporter |
     name = getattr(session, "name", "") or getattr(session, "continuum_id", "")
     start = _ns(turns[0].sent_at)
     end = _ns(turns[-1].sent_at) + 1
-    agent: dict[str, Any] = {"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": name,
-                             "gen_ai.provider.name": turns[0].provider}
+    agent: dict[str, Any] = {
+        "gen_ai.operation.name": "invoke_agent",
+        "gen_ai.agent.name": name,
+        "gen_ai.provider.name": turns[0].provider,
+    }
     conversation = next((t.conversation for t in turns if t.conversation), None)
     if conversation:
         agent["gen_ai.conversation.id"] = conversation
     if assumed:
         agent["wm.times.assumed"] = assumed
-    with tracer.start_as_current_span(f"invoke_agent {name}".strip(), kind=SpanKind.INTERNAL,
-                                      start_time=start, end_on_exit=False, attributes=agent) as root:
+    with tracer.start_as_current_span(
+        f"invoke_agent {name}".strip(), kind=SpanKind.INTERNAL, start_time=start, end_on_exit=False, attributes=agent
+    ) as root:
         for turn, (_, cached), row in zip(turns, flags, rows, strict=True):
             _export_turn(tracer, turn, cached, row, count, SpanKind)
         root.end(end_time=end)
@@ -274,18 +334,22 @@ def export_trace(session: ImportedSession | Session, *, exporter: SpanExporter |
     return len(turns)
 
 
-def _export_turn(tracer: Any, turn: _Turn, cached: list[int], row: Mapping[str, Any], count: Any,
-                 kinds: Any) -> None:
+def _export_turn(tracer: Any, turn: _Turn, cached: list[int], row: Mapping[str, Any], count: Any, kinds: Any) -> None:
     at = _ns(turn.sent_at)
     cache = _SimulatedCache(int(row["cache_read_input_tokens"]), int(row["cache_creation_input_tokens"]))
     ranges = _section_ranges(turn, count)
-    with tracer.start_as_current_span(f"chat {turn.model}", kind=kinds.CLIENT, start_time=at,
-                                      end_on_exit=False, attributes=_turn_attributes(turn, row)) as span:
+    with tracer.start_as_current_span(
+        f"chat {turn.model}",
+        kind=kinds.CLIENT,
+        start_time=at,
+        end_on_exit=False,
+        attributes=_turn_attributes(turn, row),
+    ) as span:
         for index, (section, is_cached) in enumerate(zip(turn.sections, cached, strict=True)):
-            child = _section_attributes(index, section, bool(is_cached), ranges.get(index, _TokenRange(0, 0)),
-                                        cache)
-            tracer.start_span(f"section {section.name}", kind=kinds.INTERNAL, start_time=at,
-                              attributes=child).end(end_time=at)
+            child = _section_attributes(index, section, bool(is_cached), ranges.get(index, _TokenRange(0, 0)), cache)
+            tracer.start_span(f"section {section.name}", kind=kinds.INTERNAL, start_time=at, attributes=child).end(
+                end_time=at
+            )
         span.end(end_time=at + 1)
 
 
@@ -306,20 +370,26 @@ class _SimulatedCache(NamedTuple):
 def _turn_attributes(turn: _Turn, row: Mapping[str, Any]) -> dict[str, Any]:
     """The ``chat`` span's attributes: GenAI conventions (the log's usage, else the simulated) and ``wm.*``."""
     logged = gen_ai_counts(turn.billed) if turn.billed is not None else {}
-    usage = logged or {"input_tokens": int(row["prompt_tokens"]),
-                       "cache_read_input_tokens": int(row["cache_read_input_tokens"]),
-                       "cache_creation_input_tokens": int(row["cache_creation_input_tokens"])}
+    usage = logged or {
+        "input_tokens": int(row["prompt_tokens"]),
+        "cache_read_input_tokens": int(row["cache_read_input_tokens"]),
+        "cache_creation_input_tokens": int(row["cache_creation_input_tokens"]),
+    }
     attributes: dict[str, Any] = {
-        "gen_ai.operation.name": "chat", "gen_ai.provider.name": turn.provider,
+        "gen_ai.operation.name": "chat",
+        "gen_ai.provider.name": turn.provider,
         "gen_ai.request.model": turn.model,
         "gen_ai.usage.input_tokens": usage["input_tokens"],
         "gen_ai.usage.cache_read.input_tokens": usage["cache_read_input_tokens"],
         "gen_ai.usage.cache_creation.input_tokens": usage["cache_creation_input_tokens"],
-        "wm.turn": turn.turn, "wm.format": turn.dialect,
+        "wm.turn": turn.turn,
+        "wm.format": turn.dialect,
         "wm.usage.source": "log" if logged else "simulated",
         "wm.sim.cache_read_input_tokens": int(row["cache_read_input_tokens"]),
         "wm.sim.cache_creation_input_tokens": int(row["cache_creation_input_tokens"]),
-        "wm.sim.status": str(row["status"]), "wm.sim.miss_reason": str(row["miss_reason"])}
+        "wm.sim.status": str(row["status"]),
+        "wm.sim.miss_reason": str(row["miss_reason"]),
+    }
     if "output_tokens" in usage:
         attributes["gen_ai.usage.output_tokens"] = usage["output_tokens"]
     if turn.conversation:
@@ -344,25 +414,33 @@ def _section_ranges(turn: _Turn, count: Any) -> dict[int, _TokenRange]:
     simulated read covers the first ones, the write those after."""
     ranges: dict[int, _TokenRange] = {}
     position = 0
-    for index in sorted((i for i, s in enumerate(turn.sections) if s.kind != "framing"),
-                        key=lambda i: _RANK[turn.sections[i].kind]):
+    for index in sorted(
+        (i for i, s in enumerate(turn.sections) if s.kind != "framing"), key=lambda i: _RANK[turn.sections[i].kind]
+    ):
         tokens = count(turn.sections[index].text)
         ranges[index] = _TokenRange(position, position + tokens)
         position += tokens
     return ranges
 
 
-def _section_attributes(index: int, section: Section, is_cached: bool, where: _TokenRange,
-                        cache: _SimulatedCache) -> dict[str, Any]:
+def _section_attributes(
+    index: int, section: Section, is_cached: bool, where: _TokenRange, cache: _SimulatedCache
+) -> dict[str, Any]:
     """A ``section`` span's attributes: what it is, its tokens and their simulated fate, its text scrubbed."""
     lo, hi = where
     child: dict[str, Any] = {
-        "wm.section.index": index, "wm.section.name": section.name, "wm.section.kind": section.kind,
-        "wm.section.placement": section.placement or "", "wm.section.trinket": section.trinket or "",
-        "wm.section.element": section.element, "wm.section.tokens": hi - lo,
-        "wm.section.cached": is_cached, "wm.section.digest": text_digest(section.text).hex(),
+        "wm.section.index": index,
+        "wm.section.name": section.name,
+        "wm.section.kind": section.kind,
+        "wm.section.placement": section.placement or "",
+        "wm.section.trinket": section.trinket or "",
+        "wm.section.element": section.element,
+        "wm.section.tokens": hi - lo,
+        "wm.section.cached": is_cached,
+        "wm.section.digest": text_digest(section.text).hex(),
         "wm.section.sim.read_tokens": max(0, min(hi, cache.read) - lo),
-        "wm.section.sim.write_tokens": max(0, min(hi, cache.read + cache.written) - max(lo, cache.read))}
+        "wm.section.sim.write_tokens": max(0, min(hi, cache.read + cache.written) - max(lo, cache.read)),
+    }
     text, taken = scrub(section.text)
     raw, taken_raw = scrub(section.raw) if section.raw != section.text else (text, [])
     escaped = _has_lone_surrogate(text) or _has_lone_surrogate(raw)

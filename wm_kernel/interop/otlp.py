@@ -27,6 +27,7 @@ or ``llm.token_count.completion``.)
 Reading is linear in the file: each span's line is found by one forward search from the previous
 span's, and a span that cannot be read is one :class:`ImportIssue`, the others import.
 """
+
 from __future__ import annotations
 
 import json
@@ -43,10 +44,17 @@ _NS = 1_000_000_000
 #: What can go wrong inside one malformed span (reported, never raised for the whole file).
 _SPAN_ERRORS = (ValueError, KeyError, TypeError, AttributeError, IndexError, OverflowError)
 _INPUT = ("gen_ai.usage.input_tokens", "gen_ai.usage.prompt_tokens", "llm.token_count.prompt")
-_READ = ("gen_ai.usage.cache_read.input_tokens", "gen_ai.usage.cache_read_input_tokens",
-         "llm.token_count.prompt_details.cache_read")
-_WRITE = ("gen_ai.usage.cache_creation.input_tokens", "gen_ai.usage.cache_write.input_tokens",
-          "gen_ai.usage.cache_creation_input_tokens", "llm.token_count.prompt_details.cache_write")
+_READ = (
+    "gen_ai.usage.cache_read.input_tokens",
+    "gen_ai.usage.cache_read_input_tokens",
+    "llm.token_count.prompt_details.cache_read",
+)
+_WRITE = (
+    "gen_ai.usage.cache_creation.input_tokens",
+    "gen_ai.usage.cache_write.input_tokens",
+    "gen_ai.usage.cache_creation_input_tokens",
+    "llm.token_count.prompt_details.cache_write",
+)
 _OUTPUT = ("gen_ai.usage.output_tokens", "gen_ai.usage.completion_tokens", "llm.token_count.completion")
 _OPERATIONS = ("chat", "generate_content", "text_completion")
 
@@ -94,8 +102,9 @@ def read_otlp(text: str, path: str, splitter: Splitter) -> tuple[list[LoggedRequ
     spans: list[tuple[int, Any]] = []
     for offset, document in _documents(text, path, issues):
         if not isinstance(document, Mapping) or not isinstance(document.get("resourceSpans"), list):
-            issues.append(ImportIssue(path, lines.of(offset), "unknown format: an OTLP document "
-                                                              "has a 'resourceSpans' list"))
+            issues.append(
+                ImportIssue(path, lines.of(offset), "unknown format: an OTLP document has a 'resourceSpans' list")
+            )
             continue
         cursor = text.find('"resourceSpans"', offset)
         for resource in document["resourceSpans"]:
@@ -104,7 +113,7 @@ def read_otlp(text: str, path: str, splitter: Splitter) -> tuple[list[LoggedRequ
                     sid = span.get("spanId") if isinstance(span, Mapping) else None
                     at = text.find(f'"{sid}"', cursor) if isinstance(sid, str) and sid else -1
                     if at >= 0:
-                        cursor = at      # spans are written in order: the next is searched from here
+                        cursor = at  # spans are written in order: the next is searched from here
                     spans.append((lines.of(max(at, cursor, offset)), span))
     children: dict[str, list[Mapping[str, Any]]] = {}
     for _, span in spans:
@@ -117,11 +126,14 @@ def read_otlp(text: str, path: str, splitter: Splitter) -> tuple[list[LoggedRequ
             if not isinstance(span, Mapping):
                 raise TypeError(f"a span must be an object, got {type(span).__name__}")
             attributes = otlp_attributes(span.get("attributes"))
-            if attributes.get("gen_ai.operation.name") not in _OPERATIONS \
-                    and attributes.get("openinference.span.kind") != "LLM":
+            if (
+                attributes.get("gen_ai.operation.name") not in _OPERATIONS
+                and attributes.get("openinference.span.kind") != "LLM"
+            ):
                 continue
-            requests.append(_request(span, attributes, children.get(str(span.get("spanId")), []),
-                                     path, line, splitter, issues))
+            requests.append(
+                _request(span, attributes, children.get(str(span.get("spanId")), []), path, line, splitter, issues)
+            )
         except _SPAN_ERRORS as exc:
             name = span.get("name") if isinstance(span, Mapping) else None
             why = f"no {exc.args[0]!r}" if isinstance(exc, KeyError) else str(exc)
@@ -145,8 +157,9 @@ def _count(attributes: Mapping[str, Any], keys: tuple[str, ...], what: str) -> i
     return int(value)
 
 
-def span_usage(attributes: Mapping[str, Any], path: str = "", line: int = 0,
-               issues: list[ImportIssue] | None = None) -> dict[str, int] | None:
+def span_usage(
+    attributes: Mapping[str, Any], path: str = "", line: int = 0, issues: list[ImportIssue] | None = None
+) -> dict[str, int] | None:
     """A span's usage in the ``gen_ai`` shape (``input_tokens`` with cached and written ones
     included), from whichever convention it is written in (module docstring); None without any."""
     if _first(attributes, _INPUT) is None:
@@ -157,12 +170,22 @@ def span_usage(attributes: Mapping[str, Any], path: str = "", line: int = 0,
     if read + written > total:
         # an instrumentation that writes Anthropic's own input_tokens (cached ones not included)
         if issues is not None:
-            issues.append(ImportIssue(path, line, f"input tokens ({total}) fewer than cached ({read}) and "
-                                                  f"written ({written}) ones, which they include: read "
-                                                  "as not including them"))
+            issues.append(
+                ImportIssue(
+                    path,
+                    line,
+                    f"input tokens ({total}) fewer than cached ({read}) and "
+                    f"written ({written}) ones, which they include: read "
+                    "as not including them",
+                )
+            )
         total += read + written
-    return {"input_tokens": total, "cache_read_input_tokens": read, "cache_creation_input_tokens": written,
-            "output_tokens": _count(attributes, _OUTPUT, "the output token count")}
+    return {
+        "input_tokens": total,
+        "cache_read_input_tokens": read,
+        "cache_creation_input_tokens": written,
+        "output_tokens": _count(attributes, _OUTPUT, "the output token count"),
+    }
 
 
 def _section_text(attributes: Mapping[str, Any], value: Any) -> str:
@@ -178,21 +201,39 @@ def _section_text(attributes: Mapping[str, Any], value: Any) -> str:
     return value
 
 
-def _request(span: Mapping[str, Any], attributes: Mapping[str, Any], children: list[Mapping[str, Any]],
-             path: str, line: int, splitter: Splitter, issues: list[ImportIssue]) -> LoggedRequest:
+def _request(
+    span: Mapping[str, Any],
+    attributes: Mapping[str, Any],
+    children: list[Mapping[str, Any]],
+    path: str,
+    line: int,
+    splitter: Splitter,
+    issues: list[ImportIssue],
+) -> LoggedRequest:
     seconds, rest = divmod(int(span["startTimeUnixNano"]), _NS)
     sent_at = datetime.fromtimestamp(seconds, tz=UTC) + timedelta(microseconds=rest // 1000)
     ours = [(otlp_attributes(c.get("attributes")), c) for c in children if isinstance(c, Mapping)]
     ours = [(a, c) for a, c in ours if "wm.section.name" in a]
     ours.sort(key=lambda pair: int(pair[0].get("wm.section.index", 0)))
     if ours:
-        sections = [Section(a["wm.section.name"], a["wm.section.kind"],
-                            _section_text(a, a.get("wm.section.raw", a["wm.section.text"])),
-                            _section_text(a, a["wm.section.text"]), a.get("wm.section.trinket") or None,
-                            a.get("wm.section.cache"), a.get("wm.section.element", "")) for a, _ in ours]
+        sections = [
+            Section(
+                a["wm.section.name"],
+                a["wm.section.kind"],
+                _section_text(a, a.get("wm.section.raw", a["wm.section.text"])),
+                _section_text(a, a["wm.section.text"]),
+                a.get("wm.section.trinket") or None,
+                a.get("wm.section.cache"),
+                a.get("wm.section.element", ""),
+            )
+            for a, _ in ours
+        ]
     else:
-        sections = _from_gen_ai(attributes, splitter) or _from_openinference(attributes, splitter) \
+        sections = (
+            _from_gen_ai(attributes, splitter)
+            or _from_openinference(attributes, splitter)
             or [Section("(no content in the span)", "message", "", "", None, None, "(no content in the span)")]
+        )
     usage: Mapping[str, Any] | None = None
     shape: str | None = None
     if "wm.usage" in attributes:
@@ -212,13 +253,24 @@ def _request(span: Mapping[str, Any], attributes: Mapping[str, Any], children: l
     def text(value: Any) -> str | None:
         return value if isinstance(value, str) and value else None
 
-    return LoggedRequest(tuple(sections), "".join(s.raw for s in sections), path, (line,),
-                         str(attributes.get("wm.format", "otlp")), str(provider or "unknown"),
-                         model if isinstance(model, str) else None, sent_at, usage, shape,
-                         rid if isinstance(rid, str) else None,
-                         conversation=text(conversation), response_id=text(attributes.get("gen_ai.response.id")),
-                         response_model=text(attributes.get("gen_ai.response.model")), finish_reason=text(finish),
-                         conversation_id=text(conversation))
+    return LoggedRequest(
+        tuple(sections),
+        "".join(s.raw for s in sections),
+        path,
+        (line,),
+        str(attributes.get("wm.format", "otlp")),
+        str(provider or "unknown"),
+        model if isinstance(model, str) else None,
+        sent_at,
+        usage,
+        shape,
+        rid if isinstance(rid, str) else None,
+        conversation=text(conversation),
+        response_id=text(attributes.get("gen_ai.response.id")),
+        response_model=text(attributes.get("gen_ai.response.model")),
+        finish_reason=text(finish),
+        conversation_id=text(conversation),
+    )
 
 
 def _from_openinference(attributes: Mapping[str, Any], splitter: Splitter) -> list[Section]:
@@ -231,7 +283,7 @@ def _from_openinference(attributes: Mapping[str, Any], splitter: Splitter) -> li
         if key.startswith("llm.tools.") and key.endswith(".tool.json_schema"):
             tools[int(key.split(".")[2])] = value
         elif key.startswith("llm.input_messages."):
-            number, _, rest = key[len("llm.input_messages."):].partition(".")
+            number, _, rest = key[len("llm.input_messages.") :].partition(".")
             messages.setdefault(int(number), {})[rest] = value
     for position in sorted(tools):
         schema = tools[position]
@@ -248,8 +300,11 @@ def _from_openinference(attributes: Mapping[str, Any], splitter: Splitter) -> li
         parts: list[Any] = []
         if isinstance(fields.get("message.content"), str):
             parts.append({"type": "text", "content": fields["message.content"]})
-        texts = sorted((k, v) for k, v in fields.items() if k.startswith("message.contents.")
-                       and k.endswith(".message_content.text"))
+        texts = sorted(
+            (k, v)
+            for k, v in fields.items()
+            if k.startswith("message.contents.") and k.endswith(".message_content.text")
+        )
         parts += [{"type": "text", "content": v} for _, v in texts if isinstance(v, str)]
         sections += _parts(f"msg[{index}] {role}", kind, role, parts, splitter)
     return sections
@@ -271,8 +326,17 @@ def _from_gen_ai(attributes: Mapping[str, Any], splitter: Splitter) -> list[Sect
     sections: list[Section] = []
     for index, tool in enumerate(_json_attribute(attributes, "gen_ai.tool.definitions")):
         shown = json.dumps(tool, ensure_ascii=False)
-        sections.append(Section(f"tool:{tool.get('name', index)}", "tool", shown, shown, "tools", None,
-                                f"tool:{tool.get('name', index)}"))
+        sections.append(
+            Section(
+                f"tool:{tool.get('name', index)}",
+                "tool",
+                shown,
+                shown,
+                "tools",
+                None,
+                f"tool:{tool.get('name', index)}",
+            )
+        )
     for index, part in enumerate(_json_attribute(attributes, "gen_ai.system_instructions")):
         sections += _parts(f"system[{index}]", "system", "system", [part], splitter)
     for index, message in enumerate(_json_attribute(attributes, "gen_ai.input.messages")):
@@ -287,8 +351,15 @@ def _parts(element: str, kind: str, trinket: str, parts: list[Any], splitter: Sp
     for index, section in enumerate(out):
         seen[section.name] = seen.get(section.name, 0) + 1
         if seen[section.name] > 1:
-            out[index] = Section(f"{section.name} #{seen[section.name]}", section.kind, section.raw,
-                                 section.text, section.trinket, None, element)
+            out[index] = Section(
+                f"{section.name} #{seen[section.name]}",
+                section.kind,
+                section.raw,
+                section.text,
+                section.trinket,
+                None,
+                element,
+            )
     return out
 
 
@@ -313,7 +384,14 @@ def _sniff(text: str) -> bool:
     return text.lstrip().startswith("{") and '"resourceSpans"' in text[:2000]
 
 
-register_log_format(LogFormat(
-    "otlp", read_file=lambda path, text, splitter: read_otlp(text, path, splitter), sniff=_sniff,
-    detect=lambda value: isinstance(value, Mapping) and "resourceSpans" in value, priority=0,
-    title="OTLP/HTTP JSON traces"), replace=True)
+register_log_format(
+    LogFormat(
+        "otlp",
+        read_file=lambda path, text, splitter: read_otlp(text, path, splitter),
+        sniff=_sniff,
+        detect=lambda value: isinstance(value, Mapping) and "resourceSpans" in value,
+        priority=0,
+        title="OTLP/HTTP JSON traces",
+    ),
+    replace=True,
+)

@@ -23,6 +23,7 @@ Examples
 >>> [p.label for p in Splitter([rule]).split("Intro\\nStep 1: a\\nStep 2: b")]
 ['', 'step', 'step']
 """
+
 from __future__ import annotations
 
 import re
@@ -82,7 +83,7 @@ class SplitRule:
 
 def _first_line(text: str) -> str:
     line = text.strip().split("\n", 1)[0].strip()
-    return line if len(line) <= _LABEL_CHARS else line[:_LABEL_CHARS - 3] + "..."
+    return line if len(line) <= _LABEL_CHARS else line[: _LABEL_CHARS - 3] + "..."
 
 
 class Splitter:
@@ -96,12 +97,10 @@ class Splitter:
         Switch the built-in rules off (False) to split by your rules alone.
     """
 
-    def __init__(self, rules: Sequence[SplitRule | str] = (), *, xml: bool = True,
-                 headings: bool = True) -> None:
+    def __init__(self, rules: Sequence[SplitRule | str] = (), *, xml: bool = True, headings: bool = True) -> None:
         if isinstance(rules, (str, SplitRule)):
             rules = [rules]
-        self.rules: tuple[SplitRule, ...] = tuple(r if isinstance(r, SplitRule) else SplitRule(r)
-                                                  for r in rules)
+        self.rules: tuple[SplitRule, ...] = tuple(r if isinstance(r, SplitRule) else SplitRule(r) for r in rules)
         self.xml = bool(xml)
         self.headings = bool(headings)
 
@@ -184,7 +183,7 @@ def _xml_regions(text: str) -> list[tuple[int, int, str]]:
         tag = match.group(1)
         end = _closing(text, tag, match.end())
         if end is None:
-            pos = match.end()     # an unclosed tag is plain text
+            pos = match.end()  # an unclosed tag is plain text
             continue
         regions.append((match.start(), end, tag))
         pos = end

@@ -16,6 +16,7 @@ same file, byte for byte.
 >>> made.requests, made.lines, len(made.files)
 (13, 85, 2)
 """
+
 from __future__ import annotations
 
 import json
@@ -28,8 +29,28 @@ from typing import Any
 #: The prompt Claude Code sends before the first message (system prompt and tool schemas), which
 #: its transcripts do not hold: the generator counts it in the usage as a real session would.
 HIDDEN_PROMPT_TOKENS = 14_000
-_WORDS = ("parser", "tracking", "number", "fixture", "test", "module", "returns", "value", "the", "a",
-          "config", "reads", "file", "line", "error", "cache", "request", "session", "branch", "check")
+_WORDS = (
+    "parser",
+    "tracking",
+    "number",
+    "fixture",
+    "test",
+    "module",
+    "returns",
+    "value",
+    "the",
+    "a",
+    "config",
+    "reads",
+    "file",
+    "line",
+    "error",
+    "cache",
+    "request",
+    "session",
+    "branch",
+    "check",
+)
 
 
 @dataclass
@@ -48,13 +69,21 @@ class Made:
 
 
 class _Writer:
-    def __init__(self, session: str, rng: random.Random, start: datetime, gap: timedelta,
-                 made: Made, sidechain: bool = False, agent: str | None = None) -> None:
+    def __init__(
+        self,
+        session: str,
+        rng: random.Random,
+        start: datetime,
+        gap: timedelta,
+        made: Made,
+        sidechain: bool = False,
+        agent: str | None = None,
+    ) -> None:
         self.session, self.rng, self.at, self.gap = session, rng, start, gap
         self.made, self.sidechain, self.agent = made, sidechain, agent
         self.rows: list[str] = []
         self.count = 0
-        self.context = HIDDEN_PROMPT_TOKENS      # tokens of the prompt so far (cached prefix)
+        self.context = HIDDEN_PROMPT_TOKENS  # tokens of the prompt so far (cached prefix)
         self.cached = 0
         self.cached_before = 0
 
@@ -71,9 +100,15 @@ class _Writer:
 
     def line(self, kind: str, parent: str | None, **extra: Any) -> str:
         uuid = self.uuid()
-        record: dict[str, Any] = {"parentUuid": parent, "isSidechain": self.sidechain, "userType": "external",
-                                  "cwd": "/home/dev/project", "sessionId": self.session, "version": "2.1.39",
-                                  "gitBranch": "main"}
+        record: dict[str, Any] = {
+            "parentUuid": parent,
+            "isSidechain": self.sidechain,
+            "userType": "external",
+            "cwd": "/home/dev/project",
+            "sessionId": self.session,
+            "version": "2.1.39",
+            "gitBranch": "main",
+        }
         if self.agent:
             record["agentId"] = self.agent
         record.update(type=kind, **extra, uuid=uuid, timestamp=self.tick(0.2))
@@ -82,8 +117,12 @@ class _Writer:
 
     def progress(self, parent: str, n: int) -> str:
         for _ in range(n):
-            parent = self.line("progress", parent, data={"type": "hook_progress", "hookEvent": "PostToolUse"},
-                               toolUseID=f"toolu_{self.count:06d}")
+            parent = self.line(
+                "progress",
+                parent,
+                data={"type": "hook_progress", "hookEvent": "PostToolUse"},
+                toolUseID=f"toolu_{self.count:06d}",
+            )
         return parent
 
     def user(self, parent: str | None, content: Any, **extra: Any) -> str:
@@ -99,11 +138,14 @@ class _Writer:
         written = max(self.context - self.cached, 0)
         one_hour = written if not self.agent else 0
         plain = self.rng.randint(1, 9)
-        usage: dict[str, Any] = {"input_tokens": plain, "cache_creation_input_tokens": written,
-                 "cache_read_input_tokens": self.cached,
-                 "cache_creation": {"ephemeral_5m_input_tokens": written - one_hour,
-                                    "ephemeral_1h_input_tokens": one_hour},
-                 "output_tokens": 0, "service_tier": "standard"}
+        usage: dict[str, Any] = {
+            "input_tokens": plain,
+            "cache_creation_input_tokens": written,
+            "cache_read_input_tokens": self.cached,
+            "cache_creation": {"ephemeral_5m_input_tokens": written - one_hour, "ephemeral_1h_input_tokens": one_hour},
+            "output_tokens": 0,
+            "service_tier": "standard",
+        }
         self.cached_before = self.cached
         self.cached = self.context
         final = sum(len(json.dumps(b)) // 4 for b in blocks) + 1
@@ -111,10 +153,21 @@ class _Writer:
         for index, block in enumerate(blocks):
             last = index == len(blocks) - 1
             usage = {**usage, "output_tokens": final if last else self.rng.randint(1, 8)}
-            parent = self.line("assistant", parent, requestId=rid,
-                               message={"model": model, "id": mid, "type": "message", "role": "assistant",
-                                        "content": [block], "stop_reason": None, "stop_sequence": None,
-                                        "usage": usage})
+            parent = self.line(
+                "assistant",
+                parent,
+                requestId=rid,
+                message={
+                    "model": model,
+                    "id": mid,
+                    "type": "message",
+                    "role": "assistant",
+                    "content": [block],
+                    "stop_reason": None,
+                    "stop_sequence": None,
+                    "usage": usage,
+                },
+            )
             uuids.append(parent)
         self.made.input_tokens += plain
         self.made.cache_read_tokens += self.cached_before
@@ -128,28 +181,49 @@ class _Writer:
         """A user prompt, then the agent's tool rounds (``calls`` parallel calls in the first), then
         its answer; returns the last line."""
         parent = self.user(parent, self.text(words))
-        self.line("file-history-snapshot", None, messageId=parent, snapshot={"trackedFileBackups": {}},
-                  isSnapshotUpdate=False)
+        self.line(
+            "file-history-snapshot", None, messageId=parent, snapshot={"trackedFileBackups": {}}, isSnapshotUpdate=False
+        )
         for round_ in range(2):
             n = calls if round_ == 0 else 1
             blocks: list[dict[str, Any]] = [{"type": "text", "text": self.text(words // 2)}]
-            blocks += [{"type": "tool_use", "id": f"toolu_{self.session[:4]}{self.count:06d}{i}", "name": "Read",
-                        "input": {"file_path": f"/home/dev/project/{self.rng.choice(_WORDS)}.py"}}
-                       for i in range(n)]
+            blocks += [
+                {
+                    "type": "tool_use",
+                    "id": f"toolu_{self.session[:4]}{self.count:06d}{i}",
+                    "name": "Read",
+                    "input": {"file_path": f"/home/dev/project/{self.rng.choice(_WORDS)}.py"},
+                }
+                for i in range(n)
+            ]
             _, uuids = self.assistant(parent, blocks, model)
-            for uuid, block in zip(uuids[1:], blocks[1:], strict=True):     # each result on its own call
-                result = self.user(uuid, [{"tool_use_id": block["id"], "type": "tool_result",
-                                           "content": self.text(words * 3)}],
-                                   toolUseResult={"type": "text"}, sourceToolAssistantUUID=uuid)
+            for uuid, block in zip(uuids[1:], blocks[1:], strict=True):  # each result on its own call
+                result = self.user(
+                    uuid,
+                    [{"tool_use_id": block["id"], "type": "tool_result", "content": self.text(words * 3)}],
+                    toolUseResult={"type": "text"},
+                    sourceToolAssistantUUID=uuid,
+                )
                 parent = self.progress(result, 2)
         last, _ = self.assistant(parent, [{"type": "text", "text": self.text(words)}], model)
         return last
 
 
-def claude_code_session(path: str | Path, *, turns: int = 20, calls: int = 3, words: int = 40,
-                        seed: int = 0, start: datetime | None = None, gap: timedelta = timedelta(seconds=20),
-                        rewind: bool = True, compaction: bool = True, subagent: bool = True,
-                        model: str = "claude-opus-4-6", subagent_model: str = "claude-haiku-4-5-20251001") -> Made:
+def claude_code_session(
+    path: str | Path,
+    *,
+    turns: int = 20,
+    calls: int = 3,
+    words: int = 40,
+    seed: int = 0,
+    start: datetime | None = None,
+    gap: timedelta = timedelta(seconds=20),
+    rewind: bool = True,
+    compaction: bool = True,
+    subagent: bool = True,
+    model: str = "claude-opus-4-6",
+    subagent_model: str = "claude-haiku-4-5-20251001",
+) -> Made:
     """Write a Claude-Code-shaped session to ``path`` (module docstring) and return what it holds.
 
     ``turns`` user prompts, each answered through two tool rounds (``calls`` parallel calls in the
@@ -167,14 +241,23 @@ def claude_code_session(path: str | Path, *, turns: int = 20, calls: int = 3, wo
     parent: str | None = None
     for number in range(turns):
         if number and compaction and number == turns // 2:
-            boundary = writer.line("system", None, subtype="compact_boundary", content="Conversation compacted",
-                                   logicalParentUuid=parent, level="info",
-                                   compactMetadata={"trigger": "auto", "preTokens": writer.context})
+            boundary = writer.line(
+                "system",
+                None,
+                subtype="compact_boundary",
+                content="Conversation compacted",
+                logicalParentUuid=parent,
+                level="info",
+                compactMetadata={"trigger": "auto", "preTokens": writer.context},
+            )
             writer.context, writer.cached = HIDDEN_PROMPT_TOKENS, 0
-            parent = writer.user(boundary, "This session is being continued from a previous conversation. "
-                                 + writer.text(words * 4), isCompactSummary=True)
+            parent = writer.user(
+                boundary,
+                "This session is being continued from a previous conversation. " + writer.text(words * 4),
+                isCompactSummary=True,
+            )
         if number == 1 and rewind:
-            abandoned = writer.user(parent, writer.text(words))        # the branch the user rewound
+            abandoned = writer.user(parent, writer.text(words))  # the branch the user rewound
             writer.assistant(abandoned, [{"type": "text", "text": writer.text(words)}], model)
         parent = writer.turn(parent, model, calls, words)
         writer.at += gap
@@ -195,9 +278,11 @@ def claude_code_session(path: str | Path, *, turns: int = 20, calls: int = 3, wo
 
 
 #: Each convention's name for the cache write count (``wm_kernel.interop.otlp`` reads them all).
-WRITE_ATTRIBUTES = {"gen_ai": "gen_ai.usage.cache_creation.input_tokens",
-                    "anthropic-sdk": "gen_ai.usage.cache_write.input_tokens",
-                    "openinference": "llm.token_count.prompt_details.cache_write"}
+WRITE_ATTRIBUTES = {
+    "gen_ai": "gen_ai.usage.cache_creation.input_tokens",
+    "anthropic-sdk": "gen_ai.usage.cache_write.input_tokens",
+    "openinference": "llm.token_count.prompt_details.cache_write",
+}
 
 
 def _attribute(key: str, value: Any) -> dict[str, Any]:
@@ -206,8 +291,16 @@ def _attribute(key: str, value: Any) -> dict[str, Any]:
     return {"key": key, "value": {"stringValue": value}}
 
 
-def otlp_trace(path: str | Path, *, spans: int = 100, words: int = 40, window: int = 6, seed: int = 0,
-               convention: str = "gen_ai", per_line: bool = False) -> Made:
+def otlp_trace(
+    path: str | Path,
+    *,
+    spans: int = 100,
+    words: int = 40,
+    window: int = 6,
+    seed: int = 0,
+    convention: str = "gen_ai",
+    per_line: bool = False,
+) -> Made:
     """Write an OTLP/HTTP JSON trace of ``spans`` chat spans in one ``convention`` (``gen_ai``: the
     GenAI registry and OpenLLMetry; ``anthropic-sdk``: the SDK's own tracing; ``openinference``),
     each span carrying its last ``window`` messages; one document, or (``per_line``) one per span
@@ -223,11 +316,12 @@ def otlp_trace(path: str | Path, *, spans: int = 100, words: int = 40, window: i
     cached = 0
     for index in range(spans):
         text = " ".join(rng.choice(_WORDS) for _ in range(words))
-        history.append({"role": "user" if index % 2 == 0 else "assistant",
-                        "parts": [{"type": "text", "content": text}]})
+        history.append(
+            {"role": "user" if index % 2 == 0 else "assistant", "parts": [{"type": "text", "content": text}]}
+        )
         shown = history[-window:]
         prompt = HIDDEN_PROMPT_TOKENS // 10 + sum(len(m["parts"][0]["content"]) // 4 for m in shown)
-        read = cached if len(history) <= window else 0     # a slid window is a new prefix
+        read = cached if len(history) <= window else 0  # a slid window is a new prefix
         written = prompt - read - 3
         output = rng.randint(5, 60)
         cached = prompt
@@ -237,33 +331,50 @@ def otlp_trace(path: str | Path, *, spans: int = 100, words: int = 40, window: i
         made.cache_write_5m_tokens += written
         made.output_tokens += output
         if convention == "openinference":
-            attributes = [_attribute("openinference.span.kind", "LLM"), _attribute("llm.provider", "anthropic"),
-                          _attribute("llm.model_name", "claude-sonnet-4-5-20250929"),
-                          _attribute("llm.token_count.prompt", prompt),
-                          _attribute("llm.token_count.prompt_details.cache_read", read),
-                          _attribute("llm.token_count.prompt_details.cache_write", written),
-                          _attribute("llm.token_count.completion", output)]
+            attributes = [
+                _attribute("openinference.span.kind", "LLM"),
+                _attribute("llm.provider", "anthropic"),
+                _attribute("llm.model_name", "claude-sonnet-4-5-20250929"),
+                _attribute("llm.token_count.prompt", prompt),
+                _attribute("llm.token_count.prompt_details.cache_read", read),
+                _attribute("llm.token_count.prompt_details.cache_write", written),
+                _attribute("llm.token_count.completion", output),
+            ]
             for i, message in enumerate(shown):
-                attributes += [_attribute(f"llm.input_messages.{i}.message.role", message["role"]),
-                               _attribute(f"llm.input_messages.{i}.message.content", message["parts"][0]["content"])]
+                attributes += [
+                    _attribute(f"llm.input_messages.{i}.message.role", message["role"]),
+                    _attribute(f"llm.input_messages.{i}.message.content", message["parts"][0]["content"]),
+                ]
         else:
-            attributes = [_attribute("gen_ai.operation.name", "chat"), _attribute("gen_ai.provider.name", "anthropic"),
-                          _attribute("gen_ai.request.model", "claude-sonnet-4-5-20250929"),
-                          _attribute("gen_ai.usage.input_tokens", prompt),
-                          _attribute("gen_ai.usage.cache_read.input_tokens", read),
-                          _attribute(WRITE_ATTRIBUTES[convention], written),
-                          _attribute("gen_ai.usage.output_tokens", output),
-                          _attribute("gen_ai.input.messages", json.dumps(shown, ensure_ascii=False))]
-        span = {"traceId": f"{seed:016x}{index:016x}", "spanId": f"{index + 1:016x}", "name": "chat",
-                "kind": 3, "startTimeUnixNano": str(start + index * 20_000_000_000),
-                "endTimeUnixNano": str(start + index * 20_000_000_000 + 1_500_000_000),
-                "status": {"code": 0}, "attributes": attributes}
+            attributes = [
+                _attribute("gen_ai.operation.name", "chat"),
+                _attribute("gen_ai.provider.name", "anthropic"),
+                _attribute("gen_ai.request.model", "claude-sonnet-4-5-20250929"),
+                _attribute("gen_ai.usage.input_tokens", prompt),
+                _attribute("gen_ai.usage.cache_read.input_tokens", read),
+                _attribute(WRITE_ATTRIBUTES[convention], written),
+                _attribute("gen_ai.usage.output_tokens", output),
+                _attribute("gen_ai.input.messages", json.dumps(shown, ensure_ascii=False)),
+            ]
+        span = {
+            "traceId": f"{seed:016x}{index:016x}",
+            "spanId": f"{index + 1:016x}",
+            "name": "chat",
+            "kind": 3,
+            "startTimeUnixNano": str(start + index * 20_000_000_000),
+            "endTimeUnixNano": str(start + index * 20_000_000_000 + 1_500_000_000),
+            "status": {"code": 0},
+            "attributes": attributes,
+        }
         documents.append(span)
     scope = {"scope": {"name": f"synthetic.{convention}"}}
     if per_line:
-        rows = [json.dumps({"resourceSpans": [{"resource": {"attributes": []},
-                                               "scopeSpans": [{**scope, "spans": [span]}]}]})
-                for span in documents]
+        rows = [
+            json.dumps(
+                {"resourceSpans": [{"resource": {"attributes": []}, "scopeSpans": [{**scope, "spans": [span]}]}]}
+            )
+            for span in documents
+        ]
         path.write_text("\n".join(rows) + "\n", encoding="utf-8")
         made.lines = len(rows)
     else:

@@ -5,6 +5,7 @@ holding two dollar amounts would turn into italic math. Every value set is passe
 :func:`wm_kernel.utils.htmltext.dollars_as_text` (a value without ``$`` is kept as it is, at no
 cost).
 """
+
 from __future__ import annotations
 
 from typing import Any

@@ -8,6 +8,7 @@ Its public names: ``from wm_kernel.providers import send, reconcile, Recording``
 here, not loaded lazily: two of them (``send``, ``reconcile``) share their module's name, and a lazy
 attribute would lose to the submodule once that is imported.
 """
+
 from __future__ import annotations
 
 from wm_kernel.dialects.usage import Usage, parse_usage, read_usage
@@ -16,5 +17,16 @@ from wm_kernel.providers.reconcile import Reconciliation, reconcile
 from wm_kernel.providers.recording import Recording
 from wm_kernel.providers.send import Reply, SendError, send
 
-__all__ = ["Cost", "Reconciliation", "Recording", "Reply", "SendError", "Usage", "parse_usage", "price", "read_usage",
-           "reconcile", "send"]
+__all__ = [
+    "Cost",
+    "Reconciliation",
+    "Recording",
+    "Reply",
+    "SendError",
+    "Usage",
+    "parse_usage",
+    "price",
+    "read_usage",
+    "reconcile",
+    "send",
+]

@@ -24,6 +24,7 @@ Examples
 >>> round(cost.total_usd, 6)
 0.038205
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -61,11 +62,16 @@ def price(usage: Usage, model: str | ModelProfile) -> Cost:
         raise TypeError(f"expected a Usage, got {type(usage).__name__}")
     profile = get_model(model)
     if usage.cache_write_1h_tokens and profile.write_1h is None:
-        raise ValueError(f"{profile.name} has no 1-hour cache write price, yet the usage bills "
-                         f"{usage.cache_write_1h_tokens} 1-hour write tokens")
-    write = (usage.cache_write_5m_tokens * profile.write_price(profile.default_ttl)
-             + usage.cache_write_1h_tokens * (profile.write_1h or 0.0))
-    return Cost(input_usd=usage.input_tokens * profile.input / 1e6,
-                cache_read_usd=usage.cache_read_tokens * profile.read / 1e6,
-                cache_write_usd=write / 1e6,
-                output_usd=usage.output_tokens * profile.output / 1e6)
+        raise ValueError(
+            f"{profile.name} has no 1-hour cache write price, yet the usage bills "
+            f"{usage.cache_write_1h_tokens} 1-hour write tokens"
+        )
+    write = usage.cache_write_5m_tokens * profile.write_price(profile.default_ttl) + usage.cache_write_1h_tokens * (
+        profile.write_1h or 0.0
+    )
+    return Cost(
+        input_usd=usage.input_tokens * profile.input / 1e6,
+        cache_read_usd=usage.cache_read_tokens * profile.read / 1e6,
+        cache_write_usd=write / 1e6,
+        output_usd=usage.output_tokens * profile.output / 1e6,
+    )

@@ -48,6 +48,7 @@ send times and compares each turn that recorded usage with what it recorded; ``r
 usage)`` compares with usage kept apart (a billing export: one record per request in order, or
 ``by="request_id"`` with the log's request ids).
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -74,11 +75,39 @@ if TYPE_CHECKING:
     import pandas as pd
     from matplotlib.figure import Figure
 
-CAUSES = ("match", "ttl_priced", "new_conversation", "subagent", "model_switch", "compaction", "ttl_expired",
-          "prefix_changed", "tokenizer", "provider_miss", "not_in_log", "unknown")
-COLUMNS = ["turn", "request_id", "model", "predicted_input", "billed_input", "predicted_read", "billed_read",
-           "predicted_write", "billed_write", "predicted_write_1h", "billed_write_1h", "predicted_usd",
-           "billed_usd", "residual_usd", "output_usd", "cause", "detail"]
+CAUSES = (
+    "match",
+    "ttl_priced",
+    "new_conversation",
+    "subagent",
+    "model_switch",
+    "compaction",
+    "ttl_expired",
+    "prefix_changed",
+    "tokenizer",
+    "provider_miss",
+    "not_in_log",
+    "unknown",
+)
+COLUMNS = [
+    "turn",
+    "request_id",
+    "model",
+    "predicted_input",
+    "billed_input",
+    "predicted_read",
+    "billed_read",
+    "predicted_write",
+    "billed_write",
+    "predicted_write_1h",
+    "billed_write_1h",
+    "predicted_usd",
+    "billed_usd",
+    "residual_usd",
+    "output_usd",
+    "cause",
+    "detail",
+]
 _PARTS = {"tools": "tools changed", "system": "cached system text changed", "params": "parameters changed"}
 #: Ratios within this fraction of each other are one steady tokenizer factor.
 FACTOR_TOLERANCE = 0.02
@@ -135,10 +164,17 @@ def simulated_usage(simulation: Simulation) -> list[Usage]:
         return get_dialect(name).provider if known_name(name) else dialect_for_provider(name).provider
 
     t = simulation.turns
-    return [Usage(provider(m), int(i), int(r), int(w), int(h), model=m.name)
-            for i, r, w, h, m in zip(t["input_tokens"], t["cache_read_input_tokens"],
-                                     t["cache_creation_input_tokens"], t["ephemeral_1h_input_tokens"],
-                                     simulation.models, strict=True)]
+    return [
+        Usage(provider(m), int(i), int(r), int(w), int(h), model=m.name)
+        for i, r, w, h, m in zip(
+            t["input_tokens"],
+            t["cache_read_input_tokens"],
+            t["cache_creation_input_tokens"],
+            t["ephemeral_1h_input_tokens"],
+            simulation.models,
+            strict=True,
+        )
+    ]
 
 
 def _usage_list(usage: Any) -> list[Usage]:
@@ -154,10 +190,14 @@ def _usage_list(usage: Any) -> list[Usage]:
 
 def _steady_factor(pairs: Sequence[tuple[Usage, Usage]]) -> tuple[float | None, set[int]]:
     """The largest group (2 or more) of turns whose billed/predicted ratios agree and are not 1."""
-    ratios = {i: b.prompt_tokens / p.prompt_tokens for i, (p, b) in enumerate(pairs)
-              if p.prompt_tokens and abs(b.prompt_tokens / p.prompt_tokens - 1) > FACTOR_TOLERANCE / 2
-              and (b.cache_read_tokens > 0) == (p.cache_read_tokens > 0)
-              and (b.cache_write_tokens > 0) == (p.cache_write_tokens > 0)}
+    ratios = {
+        i: b.prompt_tokens / p.prompt_tokens
+        for i, (p, b) in enumerate(pairs)
+        if p.prompt_tokens
+        and abs(b.prompt_tokens / p.prompt_tokens - 1) > FACTOR_TOLERANCE / 2
+        and (b.cache_read_tokens > 0) == (p.cache_read_tokens > 0)
+        and (b.cache_write_tokens > 0) == (p.cache_write_tokens > 0)
+    }
     best: set[int] = set()
     for ratio in ratios.values():
         group = {i for i, r in ratios.items() if abs(r - ratio) <= FACTOR_TOLERANCE * ratio}
@@ -171,9 +211,14 @@ def _steady_factor(pairs: Sequence[tuple[Usage, Usage]]) -> tuple[float | None, 
 def _scaled(p: Usage, b: Usage, factor: float) -> bool:
     """Whether every part of ``b`` (uncached, read, written) is ``factor`` x ``p``'s (within 10%,
     or 64 tokens): a tokenizer scales them all, a miss moves tokens from one to another."""
-    return all(abs(bv - factor * pv) <= max(64.0, 0.10 * factor * pv)
-               for pv, bv in ((p.input_tokens, b.input_tokens), (p.cache_read_tokens, b.cache_read_tokens),
-                              (p.cache_write_tokens, b.cache_write_tokens)))
+    return all(
+        abs(bv - factor * pv) <= max(64.0, 0.10 * factor * pv)
+        for pv, bv in (
+            (p.input_tokens, b.input_tokens),
+            (p.cache_read_tokens, b.cache_read_tokens),
+            (p.cache_write_tokens, b.cache_write_tokens),
+        )
+    )
 
 
 def _minutes(value: timedelta) -> str:
@@ -188,33 +233,53 @@ class _Verdict(NamedTuple):
     detail: str
 
 
-def _cause(p: Usage, b: Usage, p_usd: float, b_usd: float, ctx: _Context, in_steady: bool,
-           factor: float | None, steady: int = 0) -> _Verdict:
+def _cause(
+    p: Usage,
+    b: Usage,
+    p_usd: float,
+    b_usd: float,
+    ctx: _Context,
+    in_steady: bool,
+    factor: float | None,
+    steady: int = 0,
+) -> _Verdict:
     """The cause of one row (module docstring), the first that applies."""
-    return (_same_counts_cause(p, b, ctx)
-            or _within_tolerance_cause(p, p_usd, b_usd, ctx)
-            or _steady_factor_cause(p, b, in_steady, factor, steady)
-            or _conversation_cause(p, b, ctx)
-            or _miss_cause(p, b, ctx)
-            or _count_cause(p, b)
-            or _Verdict("unknown", "billed tokens differ from the simulation in no pattern known here"))
+    return (
+        _same_counts_cause(p, b, ctx)
+        or _within_tolerance_cause(p, p_usd, b_usd, ctx)
+        or _steady_factor_cause(p, b, in_steady, factor, steady)
+        or _conversation_cause(p, b, ctx)
+        or _miss_cause(p, b, ctx)
+        or _count_cause(p, b)
+        or _Verdict("unknown", "billed tokens differ from the simulation in no pattern known here")
+    )
 
 
 def _same_counts_cause(p: Usage, b: Usage, ctx: _Context) -> _Verdict | None:
     """Billed exactly as simulated (a match, or the cache event it was), or only the TTL priced apart."""
-    same_total = (p.input_tokens, p.cache_read_tokens, p.cache_write_tokens) == \
-                 (b.input_tokens, b.cache_read_tokens, b.cache_write_tokens)
+    same_total = (p.input_tokens, p.cache_read_tokens, p.cache_write_tokens) == (
+        b.input_tokens,
+        b.cache_read_tokens,
+        b.cache_write_tokens,
+    )
     if not same_total:
         return None
     if p.cache_write_1h_tokens == b.cache_write_1h_tokens:
         event = _event(p, ctx)
-        return _Verdict("match", "") if event is None else \
-            _Verdict(event.cause, f"{event.detail}; as simulated, exactly")
+        return (
+            _Verdict("match", "") if event is None else _Verdict(event.cause, f"{event.detail}; as simulated, exactly")
+        )
     if b.cache_write_1h_tokens > p.cache_write_1h_tokens:
-        return _Verdict("ttl_priced", f"{b.cache_write_1h_tokens - p.cache_write_1h_tokens:,} write tokens "
-                                      f"billed at the 1h price where 5m was modelled")
-    return _Verdict("ttl_priced", f"{p.cache_write_1h_tokens - b.cache_write_1h_tokens:,} write tokens "
-                                  f"billed at the 5m price where 1h was modelled")
+        return _Verdict(
+            "ttl_priced",
+            f"{b.cache_write_1h_tokens - p.cache_write_1h_tokens:,} write tokens "
+            f"billed at the 1h price where 5m was modelled",
+        )
+    return _Verdict(
+        "ttl_priced",
+        f"{p.cache_write_1h_tokens - b.cache_write_1h_tokens:,} write tokens "
+        f"billed at the 5m price where 1h was modelled",
+    )
 
 
 def _within_tolerance_cause(p: Usage, p_usd: float, b_usd: float, ctx: _Context) -> _Verdict | None:
@@ -229,8 +294,7 @@ def _within_tolerance_cause(p: Usage, p_usd: float, b_usd: float, ctx: _Context)
     return _Verdict("match", within)
 
 
-def _steady_factor_cause(p: Usage, b: Usage, in_steady: bool, factor: float | None,
-                         steady: int) -> _Verdict | None:
+def _steady_factor_cause(p: Usage, b: Usage, in_steady: bool, factor: float | None, steady: int) -> _Verdict | None:
     """Every count scaled by the factor a steady group of turns shares: another tokenizer."""
     if in_steady and factor is not None and _scaled(p, b, factor):
         return _Verdict("tokenizer", f"counts x{factor:.2f} (steady over {steady} turns)")
@@ -243,14 +307,18 @@ def _conversation_cause(p: Usage, b: Usage, ctx: _Context) -> _Verdict | None:
         kind = "subagent" if ctx.subagent else "new_conversation"
         what = "a subagent's conversation" if ctx.subagent else "the conversation"
         if b.cache_read_tokens > p.cache_read_tokens:
-            return _Verdict(kind, f"first request of {what}: the provider's cache held "
-                                  f"{b.cache_read_tokens:,} tokens from before the log")
+            return _Verdict(
+                kind,
+                f"first request of {what}: the provider's cache held "
+                f"{b.cache_read_tokens:,} tokens from before the log",
+            )
         return _Verdict(kind, f"first request of {what}: nothing of it was cached before")
     if ctx.model_before is not None and ctx.model_before != p.model:
         return _Verdict("model_switch", f"{ctx.model_before} -> {p.model}: a provider caches per model")
     if ctx.compaction:
-        return _Verdict("compaction",
-                        "the conversation was rewritten from its first message (compacted or a new chain)")
+        return _Verdict(
+            "compaction", "the conversation was rewritten from its first message (compacted or a new chain)"
+        )
     return None
 
 
@@ -258,24 +326,34 @@ def _miss_cause(p: Usage, b: Usage, ctx: _Context) -> _Verdict | None:
     """Less read than simulated: an expired entry, a changed prefix, or the provider's own miss."""
     billed_less = b.cache_read_tokens < p.cache_read_tokens * (1 - MATCH_TOLERANCE)
     if billed_less and ctx.pause is not None and ctx.ttl is not None and ctx.pause >= ctx.ttl:
-        return _Verdict("ttl_expired", f"a pause of {_minutes(ctx.pause)} since the previous request, over "
-                                       f"the {_minutes(ctx.ttl)} TTL")
+        return _Verdict(
+            "ttl_expired",
+            f"a pause of {_minutes(ctx.pause)} since the previous request, over the {_minutes(ctx.ttl)} TTL",
+        )
     if ctx.miss_reason == "ttl_expired":
         return _Verdict("ttl_expired", "the cached entry had expired (simulation)")
     changed = [_PARTS[k] for k in _PARTS if b.prefix and ctx.previous and b.prefix.get(k) != ctx.previous.get(k)]
     if billed_less and changed:
-        first = f"; first changed section: {ctx.divergent}" if ctx.divergent and "params" not in \
-            [k for k in _PARTS if _PARTS[k] in changed] else ""
+        first = (
+            f"; first changed section: {ctx.divergent}"
+            if ctx.divergent and "params" not in [k for k in _PARTS if _PARTS[k] in changed]
+            else ""
+        )
         return _Verdict("prefix_changed", ", ".join(changed) + " since the previous request" + first)
     if billed_less and b.cache_read_tokens + b.cache_write_tokens <= p.cache_read_tokens + p.cache_write_tokens * 2:
         if b.prefix and ctx.previous:
-            return _Verdict("provider_miss", f"prefix byte-identical to the previous request and live "
-                                             f"({p.cache_read_tokens:,} tokens modelled as read); billed "
-                                             + ("a write" if b.cache_write_tokens > p.cache_write_tokens else
-                                                f"a read of {b.cache_read_tokens:,}"))
-        return _Verdict("provider_miss", f"the simulation holds the prefix live and identical "
-                                         f"({p.cache_read_tokens:,} tokens modelled as read); billed a read "
-                                         f"of {b.cache_read_tokens:,}")
+            return _Verdict(
+                "provider_miss",
+                f"prefix byte-identical to the previous request and live "
+                f"({p.cache_read_tokens:,} tokens modelled as read); billed "
+                + ("a write" if b.cache_write_tokens > p.cache_write_tokens else f"a read of {b.cache_read_tokens:,}"),
+            )
+        return _Verdict(
+            "provider_miss",
+            f"the simulation holds the prefix live and identical "
+            f"({p.cache_read_tokens:,} tokens modelled as read); billed a read "
+            f"of {b.cache_read_tokens:,}",
+        )
     return None
 
 
@@ -285,13 +363,19 @@ def _count_cause(p: Usage, b: Usage) -> _Verdict | None:
     if not (read_as_modelled and p.cache_read_tokens):
         return None
     if b.prefix == {} and b.cache_write_tokens > p.cache_write_tokens:
-        return _Verdict("not_in_log", f"the cached prefix read as modelled; "
-                                      f"{b.cache_write_tokens - p.cache_write_tokens:,} more new tokens billed "
-                                      f"than the log's new messages count (text the agent sent that its log "
-                                      f"does not hold, or their count)")
+        return _Verdict(
+            "not_in_log",
+            f"the cached prefix read as modelled; "
+            f"{b.cache_write_tokens - p.cache_write_tokens:,} more new tokens billed "
+            f"than the log's new messages count (text the agent sent that its log "
+            f"does not hold, or their count)",
+        )
     if b.cache_write_tokens < p.cache_write_tokens:
-        return _Verdict("tokenizer", f"the cached prefix read as modelled; the new messages count "
-                                     f"{p.cache_write_tokens - b.cache_write_tokens:,} tokens more here than billed")
+        return _Verdict(
+            "tokenizer",
+            f"the cached prefix read as modelled; the new messages count "
+            f"{p.cache_write_tokens - b.cache_write_tokens:,} tokens more here than billed",
+        )
     return None
 
 
@@ -302,11 +386,14 @@ def _event(p: Usage, ctx: _Context) -> _Verdict | None:
     if ctx.model_before is not None and ctx.model_before != p.model:
         return _Verdict("model_switch", f"{ctx.model_before} -> {p.model}: a provider caches per model")
     if ctx.compaction:
-        return _Verdict("compaction",
-                        "the conversation was rewritten from its first message (compacted or a new chain)")
+        return _Verdict(
+            "compaction", "the conversation was rewritten from its first message (compacted or a new chain)"
+        )
     if ctx.pause is not None and ctx.ttl is not None and ctx.pause >= ctx.ttl and ctx.miss_reason == "ttl_expired":
-        return _Verdict("ttl_expired", f"a pause of {_minutes(ctx.pause)} since the previous request, over "
-                                       f"the {_minutes(ctx.ttl)} TTL")
+        return _Verdict(
+            "ttl_expired",
+            f"a pause of {_minutes(ctx.pause)} since the previous request, over the {_minutes(ctx.ttl)} TTL",
+        )
     return None
 
 
@@ -318,9 +405,15 @@ def _session_model(source: Session, exchanges: Mapping[int, Any]) -> str:
     return str(model)
 
 
-def reconcile(source: Session | Simulation | UsageLog, usage: Any = None, *,
-              model: str | ModelProfile | None = None, by: str = "order",
-              request_ids: Sequence[str | None] | None = None, **options: Any) -> Reconciliation:
+def reconcile(
+    source: Session | Simulation | UsageLog,
+    usage: Any = None,
+    *,
+    model: str | ModelProfile | None = None,
+    by: str = "order",
+    request_ids: Sequence[str | None] | None = None,
+    **options: Any,
+) -> Reconciliation:
     """Reconcile ``source`` (a Session, simulated with ``model`` (default: the session's own, else
     the model it sent with) and ``options`` as ``simulate_session`` takes them, with its recorded
     conversation and, when it sent anything, only the turns it sent; an imported log, see
@@ -350,8 +443,11 @@ def reconcile(source: Session | Simulation | UsageLog, usage: Any = None, *,
     if by == "order":
         aligned = _aligned_by_order(predicted, billed)
     else:
-        ids = list(request_ids) if request_ids is not None else [
-            getattr(run.exchanges_by_turn.get(t), "request_id", None) for t in turns]
+        ids = (
+            list(request_ids)
+            if request_ids is not None
+            else [getattr(run.exchanges_by_turn.get(t), "request_id", None) for t in turns]
+        )
         aligned = _aligned_by_request_id(predicted, billed, ids)
     contexts = _contexts(simulation, list(range(len(predicted))), aligned)
     return _reconciliation(simulation, turns, aligned, contexts)
@@ -366,25 +462,33 @@ class _SimulatedRun:
     exchanges_by_turn: Mapping[int, Any]
 
 
-def _simulate_session(source: Session, usage: Any, model: str | ModelProfile | None,
-                      options: dict[str, Any]) -> _SimulatedRun:
+def _simulate_session(
+    source: Session, usage: Any, model: str | ModelProfile | None, options: dict[str, Any]
+) -> _SimulatedRun:
     """Simulate a session's turns (only those it sent, when it sent any) with its recorded
     conversation; the usage defaults to what its exchanges recorded. ``options`` gains the history."""
     history = History.of(source)
     exchanges_by_turn = {e.turn: e for e in history.exchanges()}
     if usage is None:
-        usage = [parse_usage(e.usage, where=f"turn {e.turn}", request_id=e.request_id, prefix=e.prefix)
-                 for e in exchanges_by_turn.values() if e.usage is not None]
-    named = model is not None   # a model named counts with its own counter
+        usage = [
+            parse_usage(e.usage, where=f"turn {e.turn}", request_id=e.request_id, prefix=e.prefix)
+            for e in exchanges_by_turn.values()
+            if e.usage is not None
+        ]
+    named = model is not None  # a model named counts with its own counter
     if model is None:
         model = _session_model(source, exchanges_by_turn)
     if exchanges_by_turn and "history" not in options:
         # the real conversation; a turn that sent nothing holds an empty user message (no
         # tokens), since each recorded turn needs one, and is left out below
-        options["history"] = [m for turn in history.turns for m in (
-            exchanges_by_turn[turn].messages() if turn in exchanges_by_turn
-            else [{"role": "user", "content": ""}])]
-    if options.get("counter") is None:   # as every view of the session counts for that model
+        options["history"] = [
+            m
+            for turn in history.turns
+            for m in (
+                exchanges_by_turn[turn].messages() if turn in exchanges_by_turn else [{"role": "user", "content": ""}]
+            )
+        ]
+    if options.get("counter") is None:  # as every view of the session counts for that model
         options["counter"] = view_counter(source, model, named=named)
     turns_sent, requests = session_requests(source, **options)
     if exchanges_by_turn:  # only the turns that were sent reach a provider's cache
@@ -398,13 +502,16 @@ def _simulate_session(source: Session, usage: Any, model: str | ModelProfile | N
 def _aligned_by_order(predicted: Sequence[Usage], billed: Sequence[Usage]) -> list[tuple[Usage, Usage]]:
     """Each simulated request with the usage record in its place."""
     if len(billed) != len(predicted):
-        raise ValueError(f"{len(predicted)} simulated requests but {len(billed)} usage records; align by "
-                         f"request id, or give one record per request")
+        raise ValueError(
+            f"{len(predicted)} simulated requests but {len(billed)} usage records; align by "
+            f"request id, or give one record per request"
+        )
     return list(zip(predicted, billed, strict=True))
 
 
-def _aligned_by_request_id(predicted: Sequence[Usage], billed: Sequence[Usage],
-                           ids: Sequence[str | None]) -> list[tuple[Usage, Usage]]:
+def _aligned_by_request_id(
+    predicted: Sequence[Usage], billed: Sequence[Usage], ids: Sequence[str | None]
+) -> list[tuple[Usage, Usage]]:
     """Each simulated request with the usage record of its request id."""
     if len(ids) != len(predicted):
         raise ValueError(f"request_ids has {len(ids)} entries for {len(predicted)} simulated requests")
@@ -415,9 +522,13 @@ def _aligned_by_request_id(predicted: Sequence[Usage], billed: Sequence[Usage],
     return [(p, by_id[str(i)]) for p, i in zip(predicted, ids, strict=True)]
 
 
-def _contexts(simulation: Simulation, rows: Sequence[int], aligned: Sequence[tuple[Usage, Usage]],
-              previous: Sequence[Mapping[str, str] | None] | None = None,
-              context: Sequence[Mapping[str, Any]] | None = None) -> list[_Context]:
+def _contexts(
+    simulation: Simulation,
+    rows: Sequence[int],
+    aligned: Sequence[tuple[Usage, Usage]],
+    previous: Sequence[Mapping[str, str] | None] | None = None,
+    context: Sequence[Mapping[str, Any]] | None = None,
+) -> list[_Context]:
     """Each compared row's :class:`_Context`: ``rows`` are the simulated requests compared (in
     order), ``previous`` the prefix digests of the request before each, ``context`` the log's
     ``request_context()`` for every simulated request."""
@@ -443,23 +554,45 @@ def _contexts(simulation: Simulation, rows: Sequence[int], aligned: Sequence[tup
             continue
         row = compared[index]
         profile = simulation.models[index]
-        ttl = timedelta(hours=1) if conversation in one_hour and "1h" in profile.ttls else \
-            profile.ttls[profile.default_ttl]
-        prefix_before = previous[row] if previous is not None else (
-            aligned[row - 1][1].prefix if row else None)
+        ttl = (
+            timedelta(hours=1)
+            if conversation in one_hour and "1h" in profile.ttls
+            else profile.ttls[profile.default_ttl]
+        )
+        prefix_before = previous[row] if previous is not None else (aligned[row - 1][1].prefix if row else None)
         first_message = about.get("first_message")
-        compaction = (before is not None and context is not None and first_message is not None
-                      and context[before].get("first_message") not in (None, first_message))
-        out.append(_Context(
-            profile, str(reasons[index]), str(labels[index] or ""), prefix_before,
-            first=context is not None and before is None, subagent=bool(about.get("subagent")),
-            model_before=simulation.models[before].name if before is not None else None,
-            compaction=compaction, pause=(times[index] - times[before]) if before is not None else None, ttl=ttl))
+        compaction = (
+            before is not None
+            and context is not None
+            and first_message is not None
+            and context[before].get("first_message") not in (None, first_message)
+        )
+        out.append(
+            _Context(
+                profile,
+                str(reasons[index]),
+                str(labels[index] or ""),
+                prefix_before,
+                first=context is not None and before is None,
+                subagent=bool(about.get("subagent")),
+                model_before=simulation.models[before].name if before is not None else None,
+                compaction=compaction,
+                pause=(times[index] - times[before]) if before is not None else None,
+                ttl=ttl,
+            )
+        )
     return out
 
 
-def _reconcile_log(log: UsageLog, usage: Any, *, model: str | ModelProfile | None, by: str,
-                   request_ids: Sequence[str | None] | None, **options: Any) -> Reconciliation:
+def _reconcile_log(
+    log: UsageLog,
+    usage: Any,
+    *,
+    model: str | ModelProfile | None,
+    by: str,
+    request_ids: Sequence[str | None] | None,
+    **options: Any,
+) -> Reconciliation:
     """``reconcile`` of an imported log (module docstring): every request is simulated (the cache
     remembers them all), the turns with billed usage are compared, each with the prefix of the
     request sent just before it."""
@@ -469,20 +602,22 @@ def _reconcile_log(log: UsageLog, usage: Any, *, model: str | ModelProfile | Non
     predicted = simulated_usage(simulation)
     if usage is None:
         if request_ids is not None or by != "order":
-            raise ValueError("by= and request_ids= align usage given apart; the log's own usage is "
-                             "aligned with its requests already")
+            raise ValueError(
+                "by= and request_ids= align usage given apart; the log's own usage is aligned with its requests already"
+            )
         recorded = log.billed_usage()
         kept = [turn for turn, u in enumerate(recorded) if u is not None]
         if not kept:
-            raise ValueError("the log records no usage; pass usage= (one record per request, or by "
-                             "request id)")
+            raise ValueError("the log records no usage; pass usage= (one record per request, or by request id)")
         billed = {turn: recorded[turn] for turn in kept}
     else:
         records = _usage_list(usage)
         if by == "order":
             if len(records) != len(predicted):
-                raise ValueError(f"the log has {len(predicted)} requests but there are {len(records)} usage "
-                                 f"records; align by request id, or give one record per request")
+                raise ValueError(
+                    f"the log has {len(predicted)} requests but there are {len(records)} usage "
+                    f"records; align by request id, or give one record per request"
+                )
             billed = dict(enumerate(records))
         else:
             ids = list(request_ids) if request_ids is not None else log.request_ids
@@ -507,8 +642,9 @@ def _reconcile_log(log: UsageLog, usage: Any, *, model: str | ModelProfile | Non
     return _reconciliation(simulation, kept, aligned, contexts)
 
 
-def _reconciliation(simulation: Simulation, turns: Sequence[Any], aligned: Sequence[tuple[Usage, Usage]],
-                    contexts: Sequence[_Context]) -> Reconciliation:
+def _reconciliation(
+    simulation: Simulation, turns: Sequence[Any], aligned: Sequence[tuple[Usage, Usage]], contexts: Sequence[_Context]
+) -> Reconciliation:
     factor, steady = _steady_factor(aligned)
     rows = []
     notes: dict[str, None] = {}
@@ -522,14 +658,30 @@ def _reconciliation(simulation: Simulation, turns: Sequence[Any], aligned: Seque
                 notes[chosen.note] = None
         predicted_usd = price(p, profile).prompt_usd
         billed_cost = price(b, billed_profile)
-        cause, detail = _cause(p, b, predicted_usd, billed_cost.prompt_usd, ctx, index in steady, factor,
-                               len(steady))
+        cause, detail = _cause(p, b, predicted_usd, billed_cost.prompt_usd, ctx, index in steady, factor, len(steady))
         if b.model and (note := priced_as(b.model, profile).note):
             detail = "; ".join(x for x in (detail, note) if x)
-        rows.append((turn, b.request_id, profile.name, p.input_tokens, b.input_tokens, p.cache_read_tokens,
-                     b.cache_read_tokens, p.cache_write_tokens, b.cache_write_tokens, p.cache_write_1h_tokens,
-                     b.cache_write_1h_tokens, predicted_usd, billed_cost.prompt_usd,
-                     billed_cost.prompt_usd - predicted_usd, billed_cost.output_usd, cause, detail))
+        rows.append(
+            (
+                turn,
+                b.request_id,
+                profile.name,
+                p.input_tokens,
+                b.input_tokens,
+                p.cache_read_tokens,
+                b.cache_read_tokens,
+                p.cache_write_tokens,
+                b.cache_write_tokens,
+                p.cache_write_1h_tokens,
+                b.cache_write_1h_tokens,
+                predicted_usd,
+                billed_cost.prompt_usd,
+                billed_cost.prompt_usd - predicted_usd,
+                billed_cost.output_usd,
+                cause,
+                detail,
+            )
+        )
     notes.update({line: None for line in simulation.assumptions})
     return Reconciliation(simulation.profile, rows, factor if steady else None, list(notes))
 
@@ -540,8 +692,9 @@ class Reconciliation:
     ``notes``: what the simulation assumed (send times, an inferred system prompt, a model priced
     as another), shown under the summary."""
 
-    def __init__(self, profile: ModelProfile, rows: list[tuple[Any, ...]], factor: float | None,
-                 notes: Sequence[str] = ()) -> None:
+    def __init__(
+        self, profile: ModelProfile, rows: list[tuple[Any, ...]], factor: float | None, notes: Sequence[str] = ()
+    ) -> None:
         import pandas as pd
 
         self.profile = profile
@@ -556,20 +709,31 @@ class Reconciliation:
         r = self.rows
         predicted, billed = float(r["predicted_usd"].sum()), float(r["billed_usd"].sum())
         named = float(r.loc[r["cause"] != "unknown", "billed_usd"].sum())
-        return {"model": self.profile.name, "models": sorted(set(r["model"])) or [self.profile.name],
-                "turns": len(r), "predicted_usd": predicted, "billed_usd": billed,
-                "residual_usd": billed - predicted, "output_usd": float(r["output_usd"].sum()),
-                "causes": dict(Counter(r["cause"]).most_common()), "named_usd": named,
-                "named_share": named / billed if billed else 1.0, "tokenizer_factor": self.factor,
-                "notes": list(self.notes)}
+        return {
+            "model": self.profile.name,
+            "models": sorted(set(r["model"])) or [self.profile.name],
+            "turns": len(r),
+            "predicted_usd": predicted,
+            "billed_usd": billed,
+            "residual_usd": billed - predicted,
+            "output_usd": float(r["output_usd"].sum()),
+            "causes": dict(Counter(r["cause"]).most_common()),
+            "named_usd": named,
+            "named_share": named / billed if billed else 1.0,
+            "tokenizer_factor": self.factor,
+            "notes": list(self.notes),
+        }
 
     def calibration(self) -> dict[str, Any] | None:
         """What a token-count calibration needs from this reconciliation: the model and the fitted
         factor (billed / predicted tokens), or None when no steady factor was found."""
         if self.factor is None:
             return None
-        return {"model": self.profile.name, "factor": self.factor,
-                "turns": int((self.rows["cause"] == "tokenizer").sum())}
+        return {
+            "model": self.profile.name,
+            "factor": self.factor,
+            "turns": int((self.rows["cause"] == "tokenizer").sum()),
+        }
 
     def lines(self) -> list[str]:
         """The summary as text lines."""
@@ -578,9 +742,11 @@ class Reconciliation:
         share = f" ({residual / s['predicted_usd']:+.1%})" if s["predicted_usd"] else ""
         causes = ", ".join(f"{k} {v}" for k, v in s["causes"].items())
         models = s["model"] if len(s["models"]) <= 1 else ", ".join(s["models"])
-        head = [f"{models}: {s['turns']} turns; predicted ${s['predicted_usd']:.6f}, billed "
-                f"${s['billed_usd']:.6f} (prompt side), residual ${residual:+.6f}{share}",
-                f"causes: {causes} ({s['named_share']:.0%} of the billed dollars on a named cause)"]
+        head = [
+            f"{models}: {s['turns']} turns; predicted ${s['predicted_usd']:.6f}, billed "
+            f"${s['billed_usd']:.6f} (prompt side), residual ${residual:+.6f}{share}",
+            f"causes: {causes} ({s['named_share']:.0%} of the billed dollars on a named cause)",
+        ]
         if self.factor is not None:
             head.append(f"tokenizer factor {self.factor:.3f} (billed / predicted tokens)")
         return head + self.notes
@@ -589,14 +755,40 @@ class Reconciliation:
         """The per-turn table, shortened for reading: billed and predicted uncached input, reads,
         writes (and their 1-hour part) and dollars, side by side."""
         r = self.rows
-        out = r[["turn", "model", "predicted_input", "billed_input", "predicted_read", "billed_read",
-                 "predicted_write", "billed_write", "predicted_write_1h", "billed_write_1h", "predicted_usd",
-                 "billed_usd", "residual_usd", "cause", "detail"]]
-        return out.rename(columns={"predicted_input": "uncached (sim)", "billed_input": "uncached (bill)",
-                                   "predicted_read": "read (sim)", "billed_read": "read (bill)",
-                                   "predicted_write": "write (sim)", "billed_write": "write (bill)",
-                                   "predicted_write_1h": "1h (sim)", "billed_write_1h": "1h (bill)",
-                                   "predicted_usd": "$ sim", "billed_usd": "$ bill", "residual_usd": "residual"})
+        out = r[
+            [
+                "turn",
+                "model",
+                "predicted_input",
+                "billed_input",
+                "predicted_read",
+                "billed_read",
+                "predicted_write",
+                "billed_write",
+                "predicted_write_1h",
+                "billed_write_1h",
+                "predicted_usd",
+                "billed_usd",
+                "residual_usd",
+                "cause",
+                "detail",
+            ]
+        ]
+        return out.rename(
+            columns={
+                "predicted_input": "uncached (sim)",
+                "billed_input": "uncached (bill)",
+                "predicted_read": "read (sim)",
+                "billed_read": "read (bill)",
+                "predicted_write": "write (sim)",
+                "billed_write": "write (bill)",
+                "predicted_write_1h": "1h (sim)",
+                "billed_write_1h": "1h (bill)",
+                "predicted_usd": "$ sim",
+                "billed_usd": "$ bill",
+                "residual_usd": "residual",
+            }
+        )
 
     def plot(self, ax: Any = None) -> Figure:
         """Both cumulative prompt costs by turn (matplotlib; a new figure unless ``ax`` is given)."""

@@ -31,6 +31,7 @@ Traceback (most recent call last):
 ...
 ValueError: the recording has no more sends (1 recorded, all answered); 'Again?' was not recorded
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -69,8 +70,13 @@ def offline() -> bool:
 
 def section_digests(composed: ComposedPrompt) -> tuple[SectionDigest, ...]:
     """(name, digest) of each section of ``composed``, in prompt order."""
-    return tuple((r.name, hashlib.blake2b(f"{r.placement}\0{r.content}".encode("utf-8", "surrogatepass"),
-                                          digest_size=8).hexdigest()) for r in composed.sections)
+    return tuple(
+        (
+            r.name,
+            hashlib.blake2b(f"{r.placement}\0{r.content}".encode("utf-8", "surrogatepass"), digest_size=8).hexdigest(),
+        )
+        for r in composed.sections
+    )
 
 
 def first_difference(recorded: Sequence[SectionDigest], now: Sequence[SectionDigest]) -> str | None:
@@ -112,31 +118,44 @@ class Recording:
         self.exchanges.append(exchange)
         self.sections.append(None if sections is None else tuple((str(n), str(d)) for n, d in sections))
 
-    def answer(self, *, user: str, model: str,
-               sections: Sequence[SectionDigest] | None = None) -> Exchange:
+    def answer(self, *, user: str, model: str, sections: Sequence[SectionDigest] | None = None) -> Exchange:
         """The next recorded exchange, which must be for ``user``, ``model`` and (when both are known)
         a prompt of the same sections (ValueError saying what differs otherwise: a notebook changed
         since it was recorded)."""
         if self.position >= len(self.exchanges):
-            raise ValueError(f"the recording has no more sends ({len(self.exchanges)} recorded, all answered); "
-                             f"{user!r} was not recorded")
+            raise ValueError(
+                f"the recording has no more sends ({len(self.exchanges)} recorded, all answered); "
+                f"{user!r} was not recorded"
+            )
         found = self.exchanges[self.position]
         if found.user != user or found.model != model:
-            raise ValueError(f"recorded send {self.position + 1} was {found.user!r} to {found.model}, not "
-                             f"{user!r} to {model}; record again with a client")
+            raise ValueError(
+                f"recorded send {self.position + 1} was {found.user!r} to {found.model}, not "
+                f"{user!r} to {model}; record again with a client"
+            )
         recorded = self.sections[self.position]
         if recorded is not None and sections is not None:
             difference = first_difference(recorded, sections)
             if difference is not None:
-                message = (f"recorded send {self.position + 1} was sent with another prompt: {difference}; "
-                           f"record again with a client (or load with on_changed_prompt='warn')")
+                message = (
+                    f"recorded send {self.position + 1} was sent with another prompt: {difference}; "
+                    f"record again with a client (or load with on_changed_prompt='warn')"
+                )
                 if self.on_changed_prompt == "error":
                     raise ValueError(message)
                 warnings.warn(message, ChangedPromptWarning, stacklevel=3)
                 self.position += 1
-                return Exchange(turn=found.turn, provider=found.provider, model=found.model, user=found.user,
-                                reply=found.reply, usage=found.usage, request_id=found.request_id,
-                                stop_reason=CHANGED_PROMPT, prefix=found.prefix)
+                return Exchange(
+                    turn=found.turn,
+                    provider=found.provider,
+                    model=found.model,
+                    user=found.user,
+                    reply=found.reply,
+                    usage=found.usage,
+                    request_id=found.request_id,
+                    stop_reason=CHANGED_PROMPT,
+                    prefix=found.prefix,
+                )
         self.position += 1
         return found
 
@@ -146,6 +165,7 @@ class Recording:
 
     def save(self, path: str | os.PathLike[str]) -> None:
         """Write the recording as JSON Lines (header, then one exchange per line), atomically."""
+
         def write(handle: TextIO) -> None:
             handle.write(json.dumps(HEADER) + "\n")
             for exchange, sections in zip(self.exchanges, self.sections, strict=True):
@@ -173,15 +193,18 @@ class Recording:
                     raise ValueError(str(exc)) from None
                 if header is None:
                     header = raw
-                    if not (isinstance(raw, dict) and raw.get("kind") == HEADER["kind"]
-                            and raw.get("v") in READABLE_VERSIONS and len(raw) == 2):
+                    if not (
+                        isinstance(raw, dict)
+                        and raw.get("kind") == HEADER["kind"]
+                        and raw.get("v") in READABLE_VERSIONS
+                        and len(raw) == 2
+                    ):
                         raise ValueError(f"{name} line {number}: expected the header {json.dumps(HEADER)}")
                     continue
                 sections = raw.pop("sections", None) if isinstance(raw, dict) else None
                 try:
                     digests = None if sections is None else tuple((n, d) for n, d in sections)
-                    if digests is not None and not all(isinstance(n, str) and isinstance(d, str)
-                                                       for n, d in digests):
+                    if digests is not None and not all(isinstance(n, str) and isinstance(d, str) for n, d in digests):
                         raise ValueError("sections must be [name, digest] pairs of strings")
                     recording.append(Exchange.from_json(raw), digests)
                 except (ValueError, TypeError) as exc:

@@ -14,6 +14,7 @@ Offline: with ``recording=`` a :class:`~wm_kernel.providers.recording.Recording`
 appended to it; with no client (or ``WM_KERNEL_OFFLINE=1``) the reply comes from the recording
 instead, so a notebook that talked to a real model re-runs with no network.
 """
+
 from __future__ import annotations
 
 import sys
@@ -70,8 +71,10 @@ class Reply:
 
 
 #: Why nothing was sent, and the two ways on, in one line.
-NO_WAY_TO_SEND = ("nothing to send with: pass a client (anthropic.Anthropic(), openai.OpenAI()) or a recording "
-                  "to answer from (recording=Recording.load(FILE)); WM_KERNEL_OFFLINE=1 needs the recording")
+NO_WAY_TO_SEND = (
+    "nothing to send with: pass a client (anthropic.Anthropic(), openai.OpenAI()) or a recording "
+    "to answer from (recording=Recording.load(FILE)); WM_KERNEL_OFFLINE=1 needs the recording"
+)
 
 
 def provider_of(client: Any) -> str:
@@ -118,8 +121,15 @@ def _error_line(provider: str, exc: Exception) -> str:
         if detail and detail not in message:
             message = f"{message} ({detail})"
         return f"{provider}: {kind}: {message}"
-    what = {401: "authentication failed", 403: "permission denied", 429: "rate limited",
-            404: "not found", 400: "bad request", 413: "request too large", 529: "overloaded"}.get(status)
+    what = {
+        401: "authentication failed",
+        403: "permission denied",
+        429: "rate limited",
+        404: "not found",
+        400: "bad request",
+        413: "request too large",
+        529: "overloaded",
+    }.get(status)
     what = what or ("server error" if status >= 500 else "request refused")
     return f"{provider}: {what} ({status}): {message}{suffix}"
 
@@ -129,10 +139,20 @@ def _print(text: str) -> None:
     sys.stdout.flush()
 
 
-def send(session: Session, client: Any | None, *, model: str, user: str, max_tokens: int | None = None,
-         stream: bool = False, on_text: Callable[[str], None] | None = None,
-         recording: Recording | None = None, advance: bool = True, wire: str | None = None,
-         **extra: Any) -> Reply:
+def send(
+    session: Session,
+    client: Any | None,
+    *,
+    model: str,
+    user: str,
+    max_tokens: int | None = None,
+    stream: bool = False,
+    on_text: Callable[[str], None] | None = None,
+    recording: Recording | None = None,
+    advance: bool = True,
+    wire: str | None = None,
+    **extra: Any,
+) -> Reply:
     """Send the session's prompt and ``user`` to ``model``; record and return the reply.
 
     ``wire`` names the request's wire dialect (``"anthropic"``, ``"openai"``, ``"mira"``: see
@@ -170,9 +190,18 @@ def send(session: Session, client: Any | None, *, model: str, user: str, max_tok
             raise ValueError(NO_WAY_TO_SEND)
         position = recording.position
         recorded = recording.answer(user=user, model=model, sections=section_digests(composed))
-        exchange = Exchange(turn=session.turn, provider=recorded.provider, model=recorded.model, user=user,
-                            reply=recorded.reply, usage=recorded.usage, request_id=recorded.request_id,
-                            stop_reason=recorded.stop_reason, prefix=recorded.prefix, max_tokens=max_tokens)
+        exchange = Exchange(
+            turn=session.turn,
+            provider=recorded.provider,
+            model=recorded.model,
+            user=user,
+            reply=recorded.reply,
+            usage=recorded.usage,
+            request_id=recorded.request_id,
+            stop_reason=recorded.stop_reason,
+            prefix=recorded.prefix,
+            max_tokens=max_tokens,
+        )
         if stream:
             (on_text or _print)(exchange.reply)
     else:
@@ -195,26 +224,44 @@ def send(session: Session, client: Any | None, *, model: str, user: str, max_tok
             if type(exc).__module__.partition(".")[0] == dialect.sdk:
                 raise SendError(_error_line(provider, exc)) from None
             if _is_http_error(exc):
-                raise SendError(f"{provider}: the connection broke: {_one_line(exc)} "
-                                f"({sum(map(len, received)):,} characters received); nothing recorded") from None
-            raise SendError(f"{provider}: malformed reply ({type(exc).__name__}: {_one_line(exc)}); "
-                            f"nothing recorded") from None
+                raise SendError(
+                    f"{provider}: the connection broke: {_one_line(exc)} "
+                    f"({sum(map(len, received)):,} characters received); nothing recorded"
+                ) from None
+            raise SendError(
+                f"{provider}: malformed reply ({type(exc).__name__}: {_one_line(exc)}); nothing recorded"
+            ) from None
         if stream and stop is None:  # no message_delta / no choice finished: the stream was cut
-            raise SendError(f"{provider}: the reply stream ended before the reply was complete "
-                            f"({sum(map(len, received)):,} characters received); nothing recorded")
-        exchange = Exchange(turn=session.turn, provider=provider, model=model, user=user, reply=reply,
-                            usage=usage, request_id=request_id, stop_reason=stop, prefix=request_prefix(body),
-                            max_tokens=max_tokens)
+            raise SendError(
+                f"{provider}: the reply stream ended before the reply was complete "
+                f"({sum(map(len, received)):,} characters received); nothing recorded"
+            )
+        exchange = Exchange(
+            turn=session.turn,
+            provider=provider,
+            model=model,
+            user=user,
+            reply=reply,
+            usage=usage,
+            request_id=request_id,
+            stop_reason=stop,
+            prefix=request_prefix(body),
+            max_tokens=max_tokens,
+        )
     # everything that can fail on what the provider sent is checked before anything is recorded
     try:
-        usage_record = None if exchange.usage is None else parse_usage(
-            exchange.usage, where=f"the usage of turn {exchange.turn}", request_id=exchange.request_id)
+        usage_record = (
+            None
+            if exchange.usage is None
+            else parse_usage(exchange.usage, where=f"the usage of turn {exchange.turn}", request_id=exchange.request_id)
+        )
         cost = _cost(usage_record, model)
     except (ValueError, TypeError) as exc:
         if position is not None and recording is not None:
             recording.position = position
-        raise SendError(f"{exchange.provider}: the reply's usage cannot be read: {_one_line(exc)}; "
-                        f"nothing recorded") from None
+        raise SendError(
+            f"{exchange.provider}: the reply's usage cannot be read: {_one_line(exc)}; nothing recorded"
+        ) from None
     try:
         history.record_exchange(exchange)
     except BaseException:
@@ -223,8 +270,11 @@ def send(session: Session, client: Any | None, *, model: str, user: str, max_tok
         raise
     if recording is not None and client is not None and not offline():
         recording.append(exchange, section_digests(composed))
-    session.bus.publish(ExchangeRecordedEvent.create(continuum_id=session.continuum_id, user_id=session.user_id,
-                                                     clock=session.clock, exchange=exchange))
+    session.bus.publish(
+        ExchangeRecordedEvent.create(
+            continuum_id=session.continuum_id, user_id=session.user_id, clock=session.clock, exchange=exchange
+        )
+    )
     if advance:
         session.advance_turn()
     return Reply(exchange, usage_record, cost)

@@ -19,6 +19,7 @@ Examples
 >>> store.hincrby("counters:ada", "added")
 1
 """
+
 from __future__ import annotations
 
 import json
@@ -63,8 +64,7 @@ def _checked_copy(value: Any, field: str) -> Any:
         copy = {}
         for key, item in value.items():
             if not isinstance(key, str):
-                raise TypeError(f"value of {field!r}: object keys must be str, got "
-                                f"{type(key).__name__}")
+                raise TypeError(f"value of {field!r}: object keys must be str, got {type(key).__name__}")
             if not key.isascii():
                 check_unicode(key, f"value of {field!r}")
             kind = type(item)
@@ -136,14 +136,15 @@ class StateStore(ABC):
 
         A field holding anything but an int is a ValueError and stays as it is."""
         _check_name(key, field)
-        check_int(amount, "amount", minimum=-(2 ** 63))
+        check_int(amount, "amount", minimum=-(2**63))
         with self.transaction():
             current = self.hget(key, field)
             if current is None:
                 current = 0
             if isinstance(current, bool) or not isinstance(current, int):
-                raise ValueError(f"field {field!r} of {key!r} holds {type(current).__name__}, "
-                                 f"not an int; cannot add to it")
+                raise ValueError(
+                    f"field {field!r} of {key!r} holds {type(current).__name__}, not an int; cannot add to it"
+                )
             self.hset(key, field, current + amount)
         return int(current + amount)
 
@@ -293,8 +294,10 @@ def _interrupts_deferred() -> Iterator[None]:
         raise KeyboardInterrupt
 
 
-_SCHEMA = ("CREATE TABLE IF NOT EXISTS hashes (key TEXT NOT NULL, field TEXT NOT NULL, "
-           "value TEXT NOT NULL, PRIMARY KEY (key, field)) WITHOUT ROWID")
+_SCHEMA = (
+    "CREATE TABLE IF NOT EXISTS hashes (key TEXT NOT NULL, field TEXT NOT NULL, "
+    "value TEXT NOT NULL, PRIMARY KEY (key, field)) WITHOUT ROWID"
+)
 
 
 def _create_whole(file: Path, durability: str) -> None:
@@ -319,8 +322,11 @@ def _create_whole(file: Path, durability: str) -> None:
     except (OSError, sqlite3.Error):
         pass  # no hard links here (or no room): sqlite3.connect creates it, as it always did
     finally:
-        for leftover in (temporary, temporary.with_name(temporary.name + "-wal"),
-                         temporary.with_name(temporary.name + "-shm")):
+        for leftover in (
+            temporary,
+            temporary.with_name(temporary.name + "-wal"),
+            temporary.with_name(temporary.name + "-shm"),
+        ):
             leftover.unlink(missing_ok=True)
 
 
@@ -352,8 +358,7 @@ class SQLiteStore(StateStore):
         Seconds to wait for another process's write to finish (default 5).
     """
 
-    def __init__(self, path: str | os.PathLike[str], *, durability: str = "normal",
-                 timeout: float = 5.0) -> None:
+    def __init__(self, path: str | os.PathLike[str], *, durability: str = "normal", timeout: float = 5.0) -> None:
         if isinstance(path, os.PathLike):
             path = os.fspath(path)
         if not isinstance(path, str):
@@ -371,8 +376,7 @@ class SQLiteStore(StateStore):
         if self.path != ":memory:":
             file = Path(self.path).expanduser()
             if file.is_file() and file.stat().st_size == 0:
-                warnings.warn(f"state store {self.path!r} was an empty file; starting a new store in "
-                              f"it", stacklevel=2)
+                warnings.warn(f"state store {self.path!r} was an empty file; starting a new store in it", stacklevel=2)
             file.parent.mkdir(parents=True, exist_ok=True)
             if not file.exists():
                 _create_whole(file, durability)
@@ -380,8 +384,7 @@ class SQLiteStore(StateStore):
         self._depth = 0
         self._changes: dict[str, int] = {}  # key -> this connection's writes to it, for version()
         try:
-            self._conn = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None,
-                                         timeout=timeout)
+            self._conn = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None, timeout=timeout)
         except sqlite3.Error as exc:
             raise ValueError(f"cannot open state store {self.path!r}: {exc}") from None
         try:
@@ -395,8 +398,9 @@ class SQLiteStore(StateStore):
             raise  # "database is locked" and the like: the file is fine, retrying may work
         except sqlite3.DatabaseError as exc:
             self._conn.close()
-            raise ValueError(f"cannot open state store {self.path!r}: {exc} (not an SQLite "
-                             f"database, or damaged)") from None
+            raise ValueError(
+                f"cannot open state store {self.path!r}: {exc} (not an SQLite database, or damaged)"
+            ) from None
 
     @property
     def connection(self) -> sqlite3.Connection:
@@ -453,7 +457,8 @@ class SQLiteStore(StateStore):
                 raise
             raise StoreBusyError(
                 f"state store {self.path!r} is busy: another process kept it locked for more than "
-                f"{self.timeout:g} s ({exc}); nothing was written, try again") from None
+                f"{self.timeout:g} s ({exc}); nothing was written, try again"
+            ) from None
 
     def version(self, key: str) -> tuple[int, int]:
         """(SQLite's data_version, this connection's writes to ``key``): the first moves when
@@ -485,9 +490,11 @@ class SQLiteStore(StateStore):
         text = json.dumps(_checked_copy(value, field), ensure_ascii=False)
         with self._write() as conn:
             self._changed(key)
-            conn.execute("INSERT INTO hashes (key, field, value) VALUES (?, ?, ?) "
-                         "ON CONFLICT (key, field) DO UPDATE SET value=excluded.value",
-                         (key, field, text))
+            conn.execute(
+                "INSERT INTO hashes (key, field, value) VALUES (?, ?, ?) "
+                "ON CONFLICT (key, field) DO UPDATE SET value=excluded.value",
+                (key, field, text),
+            )
 
     def hdel(self, key: str, field: str) -> bool:
         _check_name(key, field)
@@ -511,8 +518,7 @@ class SQLiteStore(StateStore):
     def keys(self, prefix: str = "") -> list[str]:
         check_str(prefix, "prefix", empty_ok=True)
         escaped = prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-        rows = self._read("SELECT DISTINCT key FROM hashes WHERE key LIKE ? ESCAPE '\\' ORDER BY key",
-                          (escaped + "%",))
+        rows = self._read("SELECT DISTINCT key FROM hashes WHERE key LIKE ? ESCAPE '\\' ORDER BY key", (escaped + "%",))
         return [r[0] for r in rows]
 
     def close(self) -> None:

@@ -19,6 +19,7 @@ Examples
 >>> decode_part(encode_part("50%:off"))
 '50%:off'
 """
+
 from __future__ import annotations
 
 import functools
@@ -102,14 +103,14 @@ def original_manifest_segments(manifest_key: str) -> str:
     part stays as encoded, so both name the same user)."""
     if not manifest_key.startswith(MANIFEST_PREFIX):
         raise ValueError(f"not a manifest key: {manifest_key!r}")
-    return ORIGINAL_MANIFEST_PREFIX + manifest_key[len(MANIFEST_PREFIX):]
+    return ORIGINAL_MANIFEST_PREFIX + manifest_key[len(MANIFEST_PREFIX) :]
 
 
 def manifest_from_original(original_key: str) -> str:
     """The manifest hash :func:`manifest` names for the original's ``manifest_segments:{user}``."""
     if not original_key.startswith(ORIGINAL_MANIFEST_PREFIX):
         raise ValueError(f"not an original manifest key: {original_key!r}")
-    return MANIFEST_PREFIX + original_key[len(ORIGINAL_MANIFEST_PREFIX):]
+    return MANIFEST_PREFIX + original_key[len(ORIGINAL_MANIFEST_PREFIX) :]
 
 
 def write_marker(key: str, write_id: str) -> str:

@@ -21,6 +21,7 @@ server's new value (the later write wins), so the view follows the deployment li
 
 Requires the ``valkey`` client package (``pip install 'wm-kernel[valkey]'``).
 """
+
 from __future__ import annotations
 
 import json
@@ -90,9 +91,20 @@ def _glob_escape(text: str) -> str:
 
 #: Query parameters of a URL shown as they are; every other parameter's value may be a secret
 #: (the client passes any parameter, ``?password=...`` included, to the connection).
-_SHOWN_PARAMETERS = frozenset({"db", "protocol", "socket_timeout", "socket_connect_timeout",
-                               "socket_keepalive", "retry_on_timeout", "max_connections",
-                               "health_check_interval", "ssl_cert_reqs", "client_name"})
+_SHOWN_PARAMETERS = frozenset(
+    {
+        "db",
+        "protocol",
+        "socket_timeout",
+        "socket_connect_timeout",
+        "socket_keepalive",
+        "retry_on_timeout",
+        "max_connections",
+        "health_check_interval",
+        "ssl_cert_reqs",
+        "client_name",
+    }
+)
 
 
 def _display_url(url: str) -> str:
@@ -106,10 +118,16 @@ def _display_url(url: str) -> str:
             userinfo, host = netloc.rsplit("@", 1)
             user = userinfo.split(":", 1)[0] if ":" in userinfo else ""
             netloc = f"{user}:***@{host}" if ":" in userinfo else f"***@{host}"
-        query = "&".join(
-            pair if pair.split("=", 1)[0] in _SHOWN_PARAMETERS or "=" not in pair
-            else pair.split("=", 1)[0] + "=***"
-            for pair in parts.query.split("&")) if parts.query else ""
+        query = (
+            "&".join(
+                pair
+                if pair.split("=", 1)[0] in _SHOWN_PARAMETERS or "=" not in pair
+                else pair.split("=", 1)[0] + "=***"
+                for pair in parts.query.split("&")
+            )
+            if parts.query
+            else ""
+        )
         path = "/***" if "@" in parts.path else parts.path  # valkey:/:pw@host puts it there
         return urlunsplit((parts.scheme, netloc, path, query, ""))
     except ValueError:
@@ -119,8 +137,9 @@ def _display_url(url: str) -> str:
 def redact_urls(text: str) -> str:
     """``text`` with every word that looks like a URL holding a secret (an ``@`` or a query) shown
     as :func:`_display_url` shows it, for messages that echo what a user typed (``%wm_session``)."""
-    return " ".join(_display_url(word) if ("@" in word or "?" in word) and ":" in word else word
-                    for word in text.split(" "))
+    return " ".join(
+        _display_url(word) if ("@" in word or "?" in word) and ":" in word else word for word in text.split(" ")
+    )
 
 
 def _secrets(url: str) -> list[str]:
@@ -192,8 +211,7 @@ class ValkeyStore(StateStore):
         When the server does not answer a PING at construction.
     """
 
-    def __init__(self, url: str, *, read_only: bool = False, prefix: str = "",
-                 timeout: float = 5.0) -> None:
+    def __init__(self, url: str, *, read_only: bool = False, prefix: str = "", timeout: float = 5.0) -> None:
         if not isinstance(url, str) or not url.strip():
             raise ValueError(f"the Valkey URL must be a non-empty string, got {url!r}")
         if not isinstance(prefix, str):
@@ -210,25 +228,31 @@ class ValkeyStore(StateStore):
             # a URL whose "@" is not where a password goes (valkey:/:pw@host) is not shown at all:
             # no part of it can be trusted not to be the password
             named = f"{_display_url(url)!r}" if shown else "(not shown: it may hold a password)"
-            raise ValueError(f"not a Valkey URL: {_scrub(named, secrets)} (expected "
-                             f"valkey://host:port/db; schemes: {', '.join(SCHEMES)})")
+            raise ValueError(
+                f"not a Valkey URL: {_scrub(named, secrets)} (expected "
+                f"valkey://host:port/db; schemes: {', '.join(SCHEMES)})"
+            )
         if not shown:
-            raise ValueError(f"not a usable Valkey URL ({scheme}://, not shown: it may hold a "
-                             f"password): an '@' outside the server part; write "
-                             f"{scheme}://[user]:password@host:port/db")
+            raise ValueError(
+                f"not a usable Valkey URL ({scheme}://, not shown: it may hold a "
+                f"password): an '@' outside the server part; write "
+                f"{scheme}://[user]:password@host:port/db"
+            )
         try:
             import valkey
             from valkey.backoff import NoBackoff
             from valkey.retry import Retry
         except ImportError:
-            raise ImportError("ValkeyStore needs the valkey client: pip install 'wm-kernel[valkey]'"
-                              ) from None
+            raise ImportError("ValkeyStore needs the valkey client: pip install 'wm-kernel[valkey]'") from None
         self.url = _display_url(url)
         self.read_only = read_only
         self.prefix = prefix
         self._secrets = secrets
         self._errors: tuple[type[BaseException], ...] = (
-            valkey.exceptions.ConnectionError, valkey.exceptions.TimeoutError, OSError)
+            valkey.exceptions.ConnectionError,
+            valkey.exceptions.TimeoutError,
+            OSError,
+        )
         self._refused: type[BaseException] = valkey.exceptions.NoPermissionError
         self._replies: type[BaseException] = valkey.exceptions.ResponseError
         try:
@@ -236,17 +260,24 @@ class ValkeyStore(StateStore):
             # connection, and every command sent here is safe to repeat (absolute values; a
             # repeated HINCRBY skips a number, never hands one out twice)
             self._client = valkey.Valkey.from_url(
-                url, decode_responses=True, socket_timeout=timeout,
-                socket_connect_timeout=timeout, retry=Retry(NoBackoff(), 1),
-                retry_on_error=[valkey.exceptions.ConnectionError, valkey.exceptions.TimeoutError])
+                url,
+                decode_responses=True,
+                socket_timeout=timeout,
+                socket_connect_timeout=timeout,
+                retry=Retry(NoBackoff(), 1),
+                retry_on_error=[valkey.exceptions.ConnectionError, valkey.exceptions.TimeoutError],
+            )
         except (ValueError, TypeError) as exc:
-            raise ValueError(f"not a usable Valkey URL {self.url!r}: "
-                             f"{_scrub(_one_line(exc), secrets)}") from None
+            raise ValueError(f"not a usable Valkey URL {self.url!r}: {_scrub(_one_line(exc), secrets)}") from None
         # writes go through a client of their own that never repeats a command by itself: a
         # write whose connection drops is resolved by its write id (see _write)
         self._writer = valkey.Valkey.from_url(
-            url, decode_responses=True, socket_timeout=timeout, socket_connect_timeout=timeout,
-            retry=Retry(NoBackoff(), 0))
+            url,
+            decode_responses=True,
+            socket_timeout=timeout,
+            socket_connect_timeout=timeout,
+            retry=Retry(NoBackoff(), 0),
+        )
         self._timeout = float(timeout)
         self._lock = threading.RLock()
         self._local = _Local()
@@ -285,13 +316,17 @@ class ValkeyStore(StateStore):
                     raise self._unavailable(what, key, exc, maybe_landed=True) from None
                 time.sleep(0.05)
 
-    def _unavailable(self, what: str, key: str, exc: BaseException, *,
-                     maybe_landed: bool = False) -> ValkeyUnavailableError:
-        landed = ("; the write was sent before the connection failed and may have landed: read "
-                  "it back before repeating it") if maybe_landed else ""
-        error = ValkeyUnavailableError(_scrub(
-            f"Valkey server {self.url} unavailable ({what} {key!r}): {_one_line(exc)}{landed}",
-            self._secrets))
+    def _unavailable(
+        self, what: str, key: str, exc: BaseException, *, maybe_landed: bool = False
+    ) -> ValkeyUnavailableError:
+        landed = (
+            ("; the write was sent before the connection failed and may have landed: read it back before repeating it")
+            if maybe_landed
+            else ""
+        )
+        error = ValkeyUnavailableError(
+            _scrub(f"Valkey server {self.url} unavailable ({what} {key!r}): {_one_line(exc)}{landed}", self._secrets)
+        )
         error.may_have_landed = maybe_landed
         return error
 
@@ -305,20 +340,22 @@ class ValkeyStore(StateStore):
         except ValkeyUnavailableError:
             raise  # already one line (a write resolved by its write id)
         except self._errors as exc:
-            raise ValkeyUnavailableError(_scrub(
-                f"Valkey server {self.url} unavailable ({what} {key!r}): {_one_line(exc)}",
-                self._secrets)) from None
+            raise ValkeyUnavailableError(
+                _scrub(f"Valkey server {self.url} unavailable ({what} {key!r}): {_one_line(exc)}", self._secrets)
+            ) from None
         except self._refused as exc:
-            raise ValkeyPermissionError(_scrub(
-                f"Valkey server {self.url} refused to {what} {key!r}: "
-                f"{_one_line(exc)}", self._secrets)) from None
+            raise ValkeyPermissionError(
+                _scrub(f"Valkey server {self.url} refused to {what} {key!r}: {_one_line(exc)}", self._secrets)
+            ) from None
         except self._replies as exc:
             # a command inside a write's MULTI/EXEC: its reply, without the command (values)
             reply = re.sub(r"^Command # \d+ \(.*?\) of pipeline caused error: ", "", _one_line(exc))
             if reply.startswith("WRONGTYPE"):
-                message = (f"Valkey server {self.url}: cannot {what} {key!r}: it holds another "
-                           f"type of value than this store keeps there (written by something "
-                           f"else?)")
+                message = (
+                    f"Valkey server {self.url}: cannot {what} {key!r}: it holds another "
+                    f"type of value than this store keeps there (written by something "
+                    f"else?)"
+                )
             else:
                 message = f"Valkey server {self.url} answered {what} {key!r} with an error: {reply}"
             raise ValkeyReplyError(_scrub(message, self._secrets), reply) from None
@@ -355,11 +392,11 @@ class ValkeyStore(StateStore):
                 if seg.get("status") == "active":
                     active = {"title": seg.get("display_title") or "", "start": seg["start_time"]}
                 elif seg.get("end_time"):
-                    collapsed.append({"title": seg.get("display_title") or "",
-                                      "start": seg["start_time"], "end": seg["end_time"]})
+                    collapsed.append(
+                        {"title": seg.get("display_title") or "", "start": seg["start_time"], "end": seg["end_time"]}
+                    )
         except (ValueError, TypeError, AttributeError) as exc:
-            raise ValueError(f"{self.url}: the original's {source!r} cannot be read "
-                             f"({_one_line(exc)})") from None
+            raise ValueError(f"{self.url}: the original's {source!r} cannot be read ({_one_line(exc)})") from None
         fields = {"segments": json.dumps(collapsed, ensure_ascii=False)}
         if active is not None:
             fields["active"] = json.dumps(active, ensure_ascii=False)
@@ -369,8 +406,9 @@ class ValkeyStore(StateStore):
         try:
             return json.loads(text)
         except ValueError:
-            raise ValueError(f"{self.url}: field {field!r} of {key!r} is not JSON "
-                             f"(written by something else?)") from None
+            raise ValueError(
+                f"{self.url}: field {field!r} of {key!r} is not JSON (written by something else?)"
+            ) from None
 
     # -- the view: server data with this process's changes on top
     def _view(self, key: str) -> dict[str, str]:
@@ -445,14 +483,20 @@ class ValkeyStore(StateStore):
             if self._staging():
                 self._change(key, field, text)
             else:
-                self._call("write", key, lambda c: self._write(
-                    "write", key, lambda pipe: pipe.hset(self._server_key(key), field, text)))
+                self._call(
+                    "write",
+                    key,
+                    lambda c: self._write("write", key, lambda pipe: pipe.hset(self._server_key(key), field, text)),
+                )
 
     def hdel(self, key: str, field: str) -> bool:
         with self._lock:
             if not self._staging():
-                replies = self._call("write", key, lambda c: self._write(
-                    "write", key, lambda pipe: pipe.hdel(self._server_key(key), field)))
+                replies = self._call(
+                    "write",
+                    key,
+                    lambda c: self._write("write", key, lambda pipe: pipe.hdel(self._server_key(key), field)),
+                )
                 # no replies: it landed before a dropped connection, its count unknown
                 return bool(replies[0]) if replies else True
             if self._field_view(key, field) is None:
@@ -463,8 +507,9 @@ class ValkeyStore(StateStore):
     def delete(self, key: str) -> None:
         with self._lock:
             if not self._staging():
-                self._call("write", key, lambda c: self._write(
-                    "write", key, lambda pipe: pipe.delete(self._server_key(key))))
+                self._call(
+                    "write", key, lambda c: self._write("write", key, lambda pipe: pipe.delete(self._server_key(key)))
+                )
             elif self.read_only:
                 # field by field: a field the server writes afterwards shows again (it is newer)
                 for field in self._view(key):
@@ -480,30 +525,30 @@ class ValkeyStore(StateStore):
         changed in the open transaction, and any field of a read-only store, is counted here."""
         if not isinstance(key, str) or not isinstance(field, str):
             raise TypeError("a store key and field must be str")
-        check_int(amount, "amount", minimum=-(2 ** 63))
-        if amount >= 2 ** 63:
+        check_int(amount, "amount", minimum=-(2**63))
+        if amount >= 2**63:
             raise ValueError(f"amount must be below 2**63, got {amount}")
         with self._lock:
             staged = self._local.fields.get(key, {})
             if self.read_only or field in staged or key in self._local.cleared:
                 return super().hincrby(key, field, amount)
             try:
-                return int(self._call("write", key, lambda c: c.hincrby(
-                    self._server_key(key), field, amount)))
+                return int(self._call("write", key, lambda c: c.hincrby(self._server_key(key), field, amount)))
             except ValkeyReplyError as exc:
                 if "not an integer" in exc.reply:
-                    raise ValueError(f"field {field!r} of {key!r} holds no integer; cannot add to "
-                                     f"it") from None
+                    raise ValueError(f"field {field!r} of {key!r} holds no integer; cannot add to it") from None
                 if "overflow" in exc.reply:
-                    raise ValueError(f"field {field!r} of {key!r}: adding {amount} would pass the "
-                                     f"server's 64-bit limit; nothing added") from None
+                    raise ValueError(
+                        f"field {field!r} of {key!r}: adding {amount} would pass the "
+                        f"server's 64-bit limit; nothing added"
+                    ) from None
                 raise
 
     def keys(self, prefix: str = "") -> list[str]:
         with self._lock:
             pattern = _glob_escape(self.prefix + prefix) + "*"
             found = self._call("list", prefix, lambda c: list(c.scan_iter(match=pattern, count=500)))
-            names = {name[len(self.prefix):] for name in found}
+            names = {name[len(self.prefix) :] for name in found}
             # only hashes are this store's records; the original's manifest cache shows as its hash
             candidates = sorted(names | set(self._local.fields) | self._local.cleared)
             types = self._call("list", prefix, lambda c: self._types(c, candidates))
@@ -568,9 +613,10 @@ class ValkeyStore(StateStore):
         with self._lock:
             for key in list(self._local.fields):
                 self._view(key)  # drops changes the server has overtaken since
-            return {key: {f: None if text is None else json.loads(text)
-                          for f, (_, text) in sorted(changes.items())}
-                    for key, changes in sorted(self._local.fields.items())}
+            return {
+                key: {f: None if text is None else json.loads(text) for f, (_, text) in sorted(changes.items())}
+                for key, changes in sorted(self._local.fields.items())
+            }
 
     def ping(self) -> bool:
         """True if the server answers now (ValkeyUnavailableError otherwise)."""

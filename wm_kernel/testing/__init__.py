@@ -14,6 +14,7 @@ This package imports nothing on its own (its public names load lazily, PEP 562),
 plugin costs a run that does not use it nothing but its own small module:
 ``from wm_kernel.testing import check_stability, assert_stable``.
 """
+
 from __future__ import annotations
 
 import importlib
@@ -23,9 +24,19 @@ _EXPORTS = {
     "check_stability": "wm_kernel.testing.stability",
     "check_log": "wm_kernel.testing.logcheck",
     "PromptSnapshot": "wm_kernel.testing.snapshot",
-    **{name: "wm_kernel.testing.assertions" for name in (
-        "assert_section_present", "assert_placement_under", "assert_cached_prefix_stable", "assert_hit_rate",
-        "assert_no_markup_escape", "assert_stable", "prompts_of", "placement_text")},
+    **{
+        name: "wm_kernel.testing.assertions"
+        for name in (
+            "assert_section_present",
+            "assert_placement_under",
+            "assert_cached_prefix_stable",
+            "assert_hit_rate",
+            "assert_no_markup_escape",
+            "assert_stable",
+            "prompts_of",
+            "placement_text",
+        )
+    },
 }
 
 __all__ = list(_EXPORTS)

@@ -21,6 +21,7 @@ must have been recorded.
 section 'relevant_memories' is missing from turns 1, 2 (checked turns 1..2; sections at turn 1:
 base_prompt, conversation_manifest, datetime_section)
 """
+
 from __future__ import annotations
 
 import os
@@ -69,12 +70,14 @@ def prompts_of(subject: PromptSubject, turns: tuple[int, int] | None = None) -> 
             pairs = [(t, recorder.prompt_at(t)) for t in recorded if turns[0] <= t <= turns[1]]
     elif isinstance(subject, ComposedPrompt):
         pairs = [(subject.turn or 0, subject)]
-    elif isinstance(subject, Sequence) and not isinstance(subject, (str, bytes)) and all(
-            isinstance(p, ComposedPrompt) for p in subject):
+    elif (
+        isinstance(subject, Sequence)
+        and not isinstance(subject, (str, bytes))
+        and all(isinstance(p, ComposedPrompt) for p in subject)
+    ):
         pairs = [(p.turn if p.turn is not None else i, p) for i, p in enumerate(subject)]
     else:
-        raise TypeError(f"expected a Session, a ComposedPrompt or a list of them, got "
-                        f"{type(subject).__name__}")
+        raise TypeError(f"expected a Session, a ComposedPrompt or a list of them, got {type(subject).__name__}")
     if turns is not None:
         _check_turns(turns)
         pairs = [(t, p) for t, p in pairs if turns[0] <= t <= turns[1]]
@@ -84,9 +87,12 @@ def prompts_of(subject: PromptSubject, turns: tuple[int, int] | None = None) -> 
 
 
 def _check_turns(turns: object) -> None:
-    if not (isinstance(turns, tuple) and len(turns) == 2
-            and all(isinstance(t, int) and not isinstance(t, bool) and t >= 0 for t in turns)
-            and turns[0] <= turns[1]):
+    if not (
+        isinstance(turns, tuple)
+        and len(turns) == 2
+        and all(isinstance(t, int) and not isinstance(t, bool) and t >= 0 for t in turns)
+        and turns[0] <= turns[1]
+    ):
         raise ValueError(f"turns must be (first, last) with 0 <= first <= last, got {turns!r}")
 
 
@@ -107,7 +113,8 @@ def assert_section_present(subject: PromptSubject, section: str, *, turns: tuple
         raise AssertionError(
             f"section {section!r} is missing from turn{'s' if len(missing) > 1 else ''} {where} "
             f"(checked turns {_span(turns, pairs)}{why}; sections at turn {turn}: "
-            f"{', '.join(prompt.section_names()) or 'none'})")
+            f"{', '.join(prompt.section_names()) or 'none'})"
+        )
 
 
 def placement_text(prompt: ComposedPrompt, placement: str) -> list[str]:
@@ -133,8 +140,14 @@ def _sections_of(prompt: ComposedPrompt, placement: str) -> list[SectionRecord]:
     return [r for r in prompt.sections if r.placement == placement]
 
 
-def assert_placement_under(subject: PromptSubject, placement: str, tokens: int, *,
-                           turns: tuple[int, int] | None = None, model: str | None = None) -> None:
+def assert_placement_under(
+    subject: PromptSubject,
+    placement: str,
+    tokens: int,
+    *,
+    turns: tuple[int, int] | None = None,
+    model: str | None = None,
+) -> None:
     """The text of ``placement`` (one of :data:`PLACEMENT_TEXTS`) stays under ``tokens`` at every
     turn; where counts are estimates, their upper bound must (see :mod:`wm_kernel.testing.tokens`)."""
     if isinstance(tokens, bool) or not isinstance(tokens, int) or tokens < 1:
@@ -145,14 +158,16 @@ def assert_placement_under(subject: PromptSubject, placement: str, tokens: int, 
         counts = [count_tokens(text, model) for text in placement_text(prompt, placement)]
         upper = sum(c.upper for c in counts)
         if upper >= tokens:
-            sizes = sorted(((count_tokens(r.content, model).upper, r.name) for r in _sections_of(prompt, placement)),
-                           reverse=True)
+            sizes = sorted(
+                ((count_tokens(r.content, model).upper, r.name) for r in _sections_of(prompt, placement)), reverse=True
+            )
             largest = ", ".join(f"{name} {n:,}" for n, name in sizes[:3]) or "none"
             counter = counts[0].counter if counts else "no text"
             bound = "at most " if any(c.estimate for c in counts) else ""
             raise AssertionError(
                 f"placement {placement!r} at turn {turn} is {bound}{upper:,} tokens ({counter}), not under "
-                f"{tokens:,}; largest sections: {largest}")
+                f"{tokens:,}; largest sections: {largest}"
+            )
 
 
 def assert_cached_prefix_stable(subject: PromptSubject, *, turns: tuple[int, int] | None = None) -> None:
@@ -173,7 +188,8 @@ def assert_cached_prefix_stable(subject: PromptSubject, *, turns: tuple[int, int
 
         raise AssertionError(
             f"the cached prefix moved between turn {turn_a} and turn {turn_b}, in {section}, at character "
-            f"{offset}: {excerpt(old, offset)} -> {excerpt(new, offset)}")
+            f"{offset}: {excerpt(old, offset)} -> {excerpt(new, offset)}"
+        )
 
 
 def assert_hit_rate(subject: Session | Scenario | Simulation, model: str, at_least: float, **options: Any) -> None:
@@ -202,7 +218,8 @@ def assert_hit_rate(subject: Session | Scenario | Simulation, model: str, at_lea
             shown.append(f"turn {row.get('turn', row['request'])}: {row['miss_reason']}{label}")
         raise AssertionError(
             f"hit rate on {simulation.profile.name} is {rate:.1%}, below {at_least:.1%} "
-            f"({len(misses)} of {len(turns)} requests missed: {'; '.join(shown) or 'none'})")
+            f"({len(misses)} of {len(turns)} requests missed: {'; '.join(shown) or 'none'})"
+        )
 
 
 def _texts_of(element: ET.Element) -> Iterable[str]:
@@ -214,8 +231,9 @@ def _texts_of(element: ET.Element) -> Iterable[str]:
             yield node.tail
 
 
-def assert_no_markup_escape(subject: PromptSubject, untrusted: Iterable[str], *,
-                            turns: tuple[int, int] | None = None) -> None:
+def assert_no_markup_escape(
+    subject: PromptSubject, untrusted: Iterable[str], *, turns: tuple[int, int] | None = None
+) -> None:
     """No ``untrusted`` text (user or model input fed to trinkets) escapes the markup it was put in:
     wherever it shows, its section parses as XML and gives the text back whole, as element text or
     an attribute value; it never shows raw with its markup characters."""
@@ -232,19 +250,24 @@ def assert_no_markup_escape(subject: PromptSubject, untrusted: Iterable[str], *,
                 where = f"section {record.name!r}" + (f" ({record.trinket})" if record.trinket else "")
                 risky = any(c in text for c in "<>&\"'")
                 if risky and text in content:
-                    raise AssertionError(f"untrusted text {text!r} shows unescaped in {where} at turn "
-                                         f"{turn}, character {content.index(text)}")
+                    raise AssertionError(
+                        f"untrusted text {text!r} shows unescaped in {where} at turn "
+                        f"{turn}, character {content.index(text)}"
+                    )
                 # sections use namespace prefixes (<mira:hud>) without declaring them
                 prefixes = sorted(set(_PREFIX.findall(content)) - {"xml", "xmlns"})
                 declared = "".join(f' xmlns:{p}="urn:wm-check:{p}"' for p in prefixes)
                 try:
                     root = ET.fromstring(f"<wm-check{declared}>{content}</wm-check>")
                 except ET.ParseError as exc:
-                    raise AssertionError(f"{where} at turn {turn} holds untrusted text {text!r} but is "
-                                         f"not well-formed markup ({exc})") from None
+                    raise AssertionError(
+                        f"{where} at turn {turn} holds untrusted text {text!r} but is not well-formed markup ({exc})"
+                    ) from None
                 if not any(text in part for part in _texts_of(root)):
-                    raise AssertionError(f"untrusted text {text!r} does not come back whole from the "
-                                         f"markup of {where} at turn {turn}: it escaped its element")
+                    raise AssertionError(
+                        f"untrusted text {text!r} does not come back whole from the "
+                        f"markup of {where} at turn {turn}: it escaped its element"
+                    )
 
 
 def assert_stable(subject: StabilitySubject, **options: Any) -> None:

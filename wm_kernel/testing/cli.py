@@ -3,6 +3,7 @@ stability checker on a scenario file, or on another agent's request log (any fil
 scenario: see ``wm_kernel.interop``; its requests are checked against each other,
 ``wm_kernel.testing.logcheck``). Exit status 0 when stable, 1 when a check failed or broke
 down, 2 for a usage error (argparse's) or a file that cannot be read."""
+
 from __future__ import annotations
 
 import argparse
@@ -47,42 +48,84 @@ def is_scenario_file(path: str) -> bool:
     return isinstance(header, dict) and header.get("format") == FORMAT
 
 
-def add_check_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]
-                     ) -> argparse.ArgumentParser:
+def add_check_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> argparse.ArgumentParser:
     """Add the ``check`` subcommand to ``python -m wm_kernel``."""
     parser = subparsers.add_parser(
-        "check", help="check that a scenario's cached prompt bytes are stable",
+        "check",
+        help="check that a scenario's cached prompt bytes are stable",
         description="Replay a scenario (JSON Lines, see wm_kernel.experiments) under perturbations "
-                    "that must not change a cached byte, and report each section that moved: "
-                    "which check moved it, the first differing characters, and what it costs on "
-                    "MODEL at N turns an hour. Checks: " + "; ".join(f"{k}: {v}" for k, v in CHECKS.items())
-                    + ". A FILE that is not a scenario is imported as another agent's request log "
-                      "(python -m wm_kernel import) and its requests are checked against each other: "
-                      "the first section whose cached bytes moved, and its cost.",
-        epilog="example: check s.jsonl --trinket Tags=myagent.trinkets:Tags --skip tz_locale")
+        "that must not change a cached byte, and report each section that moved: "
+        "which check moved it, the first differing characters, and what it costs on "
+        "MODEL at N turns an hour. Checks: "
+        + "; ".join(f"{k}: {v}" for k, v in CHECKS.items())
+        + ". A FILE that is not a scenario is imported as another agent's request log "
+        "(python -m wm_kernel import) and its requests are checked against each other: "
+        "the first section whose cached bytes moved, and its cost.",
+        epilog="example: check s.jsonl --trinket Tags=myagent.trinkets:Tags --skip tz_locale",
+    )
     parser.add_argument("file", metavar="FILE", help="a scenario file (.jsonl) or a request log")
-    parser.add_argument("--trinket", action="append", default=[], metavar="NAME=module:Class",
-                        help="a trinket that is not built in, by import path; repeatable")
-    parser.add_argument("--skip", action="append", default=[], choices=list(ALL_CHECKS), metavar="CHECK",
-                        help="leave a check out; repeatable (checks: " + ", ".join(ALL_CHECKS) + ")")
-    parser.add_argument("--only", action="append", default=None, choices=list(ALL_CHECKS), metavar="CHECK",
-                        help="run only this check; repeatable")
-    parser.add_argument("--preset", default=None, choices=mira.PRESETS,
-                        help="check as MIRA's wire caches: every system section, clock_hour, tool_set_order, "
-                             "costs a day on MIRA's wire (docs/mira-wire.md); a MIRA tap is checked so anyway")
-    parser.add_argument("--tools", default=None, metavar="FILE",
-                        help="a JSON file of tool definitions (a list of objects with a 'name'), for the "
-                             "preset's tool_set_order check")
-    parser.add_argument("--model", default=None,
-                        help="price the cost on this model (default claude-sonnet-4-6; a log's own model)")
-    parser.add_argument("--turns-per-hour", type=positive_int_arg, default=30, metavar="N",
-                        help="requests in the simulated hour (default 30)")
-    parser.add_argument("--scope", default=None, choices=("cached", "system", "all"),
-                        help="which sections count (default: the cached ones; every system one with --preset mira)")
-    parser.add_argument("--timeout", type=_positive_float, default=60.0, metavar="SECONDS",
-                        help="time limit of each replay (default 60)")
-    parser.add_argument("--max-turns", type=positive_int_arg, default=None, metavar="N",
-                        help="check turns up to N only")
+    parser.add_argument(
+        "--trinket",
+        action="append",
+        default=[],
+        metavar="NAME=module:Class",
+        help="a trinket that is not built in, by import path; repeatable",
+    )
+    parser.add_argument(
+        "--skip",
+        action="append",
+        default=[],
+        choices=list(ALL_CHECKS),
+        metavar="CHECK",
+        help="leave a check out; repeatable (checks: " + ", ".join(ALL_CHECKS) + ")",
+    )
+    parser.add_argument(
+        "--only",
+        action="append",
+        default=None,
+        choices=list(ALL_CHECKS),
+        metavar="CHECK",
+        help="run only this check; repeatable",
+    )
+    parser.add_argument(
+        "--preset",
+        default=None,
+        choices=mira.PRESETS,
+        help="check as MIRA's wire caches: every system section, clock_hour, tool_set_order, "
+        "costs a day on MIRA's wire (docs/mira-wire.md); a MIRA tap is checked so anyway",
+    )
+    parser.add_argument(
+        "--tools",
+        default=None,
+        metavar="FILE",
+        help="a JSON file of tool definitions (a list of objects with a 'name'), for the preset's tool_set_order check",
+    )
+    parser.add_argument(
+        "--model", default=None, help="price the cost on this model (default claude-sonnet-4-6; a log's own model)"
+    )
+    parser.add_argument(
+        "--turns-per-hour",
+        type=positive_int_arg,
+        default=30,
+        metavar="N",
+        help="requests in the simulated hour (default 30)",
+    )
+    parser.add_argument(
+        "--scope",
+        default=None,
+        choices=("cached", "system", "all"),
+        help="which sections count (default: the cached ones; every system one with --preset mira)",
+    )
+    parser.add_argument(
+        "--timeout",
+        type=_positive_float,
+        default=60.0,
+        metavar="SECONDS",
+        help="time limit of each replay (default 60)",
+    )
+    parser.add_argument(
+        "--max-turns", type=positive_int_arg, default=None, metavar="N", help="check turns up to N only"
+    )
     parser.set_defaults(func=check_command)
     return parser
 
@@ -108,15 +151,22 @@ def check_command(args: argparse.Namespace, out: TextIO | None = None) -> int:
             from wm_kernel.interop import import_log
 
             if factories or args.skip or args.only or args.tools:
-                raise ValueError(f"{args.file} is a request log, not a scenario: --trinket, --skip and --only "
-                                 f"choose perturbation checks of a scenario"
-                                 + (" (and --tools the tools of one)" if args.tools else ""))
+                raise ValueError(
+                    f"{args.file} is a request log, not a scenario: --trinket, --skip and --only "
+                    f"choose perturbation checks of a scenario"
+                    + (" (and --tools the tools of one)" if args.tools else "")
+                )
             log = import_log(args.file)
             for issue in log.errors:
                 print(f"skipped {issue}", file=sys.stderr)
-            report = check_stability(log, model=args.model or log.cache_model(),
-                                     turns_per_hour=args.turns_per_hour, scope=args.scope or "cached",
-                                     max_turns=args.max_turns, preset=args.preset)
+            report = check_stability(
+                log,
+                model=args.model or log.cache_model(),
+                turns_per_hour=args.turns_per_hour,
+                scope=args.scope or "cached",
+                max_turns=args.max_turns,
+                preset=args.preset,
+            )
         else:
             tools = None
             if args.tools is not None:
@@ -128,10 +178,19 @@ def check_command(args: argparse.Namespace, out: TextIO | None = None) -> int:
                 if not isinstance(tools, list):
                     raise ValueError(f"--tools {args.tools}: expected a JSON list of tool definitions")
             scenario = Scenario.load(args.file)
-            report = check_stability(scenario, factories=factories, skip=args.skip, only=args.only,
-                                     model=args.model or "claude-sonnet-4-6", turns_per_hour=args.turns_per_hour,
-                                     scope=args.scope, timeout=args.timeout, max_turns=args.max_turns,
-                                     preset=args.preset, tools=tools)
+            report = check_stability(
+                scenario,
+                factories=factories,
+                skip=args.skip,
+                only=args.only,
+                model=args.model or "claude-sonnet-4-6",
+                turns_per_hour=args.turns_per_hour,
+                scope=args.scope,
+                timeout=args.timeout,
+                max_turns=args.max_turns,
+                preset=args.preset,
+                tools=tools,
+            )
     except (ScenarioError, ValueError, TypeError, OSError) as exc:
         print(cli_error("check", str(exc)), file=sys.stderr)
         return 2

@@ -12,6 +12,7 @@ the conversation prefix, the history (the exchanges of the hour so far, one segm
 1-hour breakpoint on its last message, each
 post-history item under a 5-minute one, then the HUD and a new user message.
 """
+
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -24,8 +25,7 @@ from wm_kernel.testing.report import Cost, Finding
 _USER_TOKENS = 100
 
 
-def instability_cost(composes: Sequence[Compose], finding: Finding, model: str,
-                     turns_per_hour: int) -> Cost:
+def instability_cost(composes: Sequence[Compose], finding: Finding, model: str, turns_per_hour: int) -> Cost:
     """What the section of ``finding`` costs if its bytes are new on every request: an hour of
     ``turns_per_hour`` requests carrying the compose where it moved, simulated on ``model`` with the
     section fixed and with it new each time (see the module docstring)."""
@@ -50,35 +50,51 @@ def instability_cost(composes: Sequence[Compose], finding: Finding, model: str,
 
         out = []
         for index, s in enumerate(head):
-            out.append(Block(key(s.name, s.content), count_tokens(s.content).count,
-                             breakpoint="5m" if index == len(head) - 1 else None,
-                             layer="tools" if s.placement == "tools" else "system", label=s.name))
-        out += [Block(key(s.name, s.content), count_tokens(s.content).count, layer="system", label=s.name)
-                for s in middle]
+            out.append(
+                Block(
+                    key(s.name, s.content),
+                    count_tokens(s.content).count,
+                    breakpoint="5m" if index == len(head) - 1 else None,
+                    layer="tools" if s.placement == "tools" else "system",
+                    label=s.name,
+                )
+            )
+        out += [
+            Block(key(s.name, s.content), count_tokens(s.content).count, layer="system", label=s.name) for s in middle
+        ]
         out.append(Block(f"user-{turn}", _USER_TOKENS, label="user message"))
         out += [Block(key(s.name, s.content), count_tokens(s.content).count, label=s.name) for s in tail]
         return out
 
-    stable = simulate([Request(t0 + gap * i, blocks(i, False))
-                       for i in range(turns_per_hour)], profile)
+    stable = simulate([Request(t0 + gap * i, blocks(i, False)) for i in range(turns_per_hour)], profile)
     unstable = simulate([Request(t0 + gap * i, blocks(i, True)) for i in range(turns_per_hour)], profile)
     note = ""
     if not stable.cached:
-        note = (f"the cached prefix ({prefix_tokens:,} tokens) is below {model}'s minimum of "
-                f"{profile.min_tokens:,}: nothing is cached either way")
+        note = (
+            f"the cached prefix ({prefix_tokens:,} tokens) is below {model}'s minimum of "
+            f"{profile.min_tokens:,}: nothing is cached either way"
+        )
     elif not finding.cached:
         note = "the section is after the cached prefix"
-    return Cost(model=model, turns_per_hour=turns_per_hour, stable_usd=stable.total_cost,
-                unstable_usd=unstable.total_cost, stable_hit_rate=stable.hit_rate,
-                unstable_hit_rate=unstable.hit_rate, prefix_tokens=prefix_tokens, note=note)
+    return Cost(
+        model=model,
+        turns_per_hour=turns_per_hour,
+        stable_usd=stable.total_cost,
+        unstable_usd=unstable.total_cost,
+        stable_hit_rate=stable.hit_rate,
+        unstable_hit_rate=unstable.hit_rate,
+        prefix_tokens=prefix_tokens,
+        note=note,
+    )
 
 
 #: The stand-in for the history before the HUD in MIRA's wire cost: the last exchange, tokens.
 _HISTORY_TOKENS = 300
 
 
-def mira_instability_cost(composes: Sequence[Compose], finding: Finding, model: str, turns_per_hour: int,
-                          *, hours: int = 24) -> Cost:
+def mira_instability_cost(
+    composes: Sequence[Compose], finding: Finding, model: str, turns_per_hour: int, *, hours: int = 24
+) -> Cost:
     """What the section of ``finding`` costs on MIRA's wire if its bytes are new on every request:
     ``hours`` (a day) of ``turns_per_hour`` requests laid out as MIRA sends them (module
     docstring), simulated on ``model`` with the section fixed and with it new each time."""
@@ -123,11 +139,21 @@ def mira_instability_cost(composes: Sequence[Compose], finding: Finding, model: 
     unstable = simulate([Request(t0 + gap * i, blocks(i, True)) for i in range(count)], profile)
     note = ""
     if not stable.cached:
-        note = (f"the 1-hour prefix ({prefix_tokens:,} tokens) is below {model}'s minimum of "
-                f"{profile.min_tokens:,}: nothing is cached either way")
+        note = (
+            f"the 1-hour prefix ({prefix_tokens:,} tokens) is below {model}'s minimum of "
+            f"{profile.min_tokens:,}: nothing is cached either way"
+        )
     elif finding.placement == "notification":
         note = "the HUD is after every breakpoint but the post-history ones: only what follows it is re-read"
-    return Cost(model=model, turns_per_hour=turns_per_hour, stable_usd=stable.total_cost,
-                unstable_usd=unstable.total_cost, stable_hit_rate=stable.hit_rate,
-                unstable_hit_rate=unstable.hit_rate, prefix_tokens=prefix_tokens, note=note, hours=hours,
-                wire="MIRA's wire")
+    return Cost(
+        model=model,
+        turns_per_hour=turns_per_hour,
+        stable_usd=stable.total_cost,
+        unstable_usd=unstable.total_cost,
+        stable_hit_rate=stable.hit_rate,
+        unstable_hit_rate=unstable.hit_rate,
+        prefix_tokens=prefix_tokens,
+        note=note,
+        hours=hours,
+        wire="MIRA's wire",
+    )

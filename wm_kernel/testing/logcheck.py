@@ -23,6 +23,7 @@ log's requests through the cache simulator as logged and with that section's byt
 >>> report.passed, report.flagged()
 (False, {'logged_prefix': ['system[1] <customer_context>', 'tool:track_parcel']})
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -49,8 +50,13 @@ def log_composes(log: ImportedSession) -> list[Compose]:
     for turn in log.turns:
         prompt = log.prompt_at(turn)
         at = log.request(turn).sent_at or datetime(2026, 1, 1, tzinfo=UTC)
-        out.append(Compose(turn, at, tuple(SectionText(r.name, r.placement, r.cached, r.trinket, r.content)
-                                           for r in prompt.sections)))
+        out.append(
+            Compose(
+                turn,
+                at,
+                tuple(SectionText(r.name, r.placement, r.cached, r.trinket, r.content) for r in prompt.sections),
+            )
+        )
     return out
 
 
@@ -61,8 +67,7 @@ def _in_scope(section: SectionText, scope: str) -> bool:
     return section.placement in ("system", "tools") and (section.cached or scope == "system")
 
 
-def first_moved(before: Compose, after: Compose, scope: str) -> tuple[SectionText, int, str | None,
-                                                                       str | None] | None:
+def first_moved(before: Compose, after: Compose, scope: str) -> tuple[SectionText, int, str | None, str | None] | None:
     """The first in-scope section of ``before`` whose bytes ``after`` does not repeat at the same
     place: (that section, the first differing character, its text before, its text after), or None
     when ``after`` starts with ``before``'s in-scope sections."""
@@ -80,8 +85,15 @@ def first_moved(before: Compose, after: Compose, scope: str) -> tuple[SectionTex
     return None
 
 
-def check_log(log: ImportedSession, *, model: str | None = None, turns_per_hour: int = 30,
-              scope: str = "cached", max_turns: int | None = None, preset: str | None = None) -> StabilityReport:
+def check_log(
+    log: ImportedSession,
+    *,
+    model: str | None = None,
+    turns_per_hour: int = 30,
+    scope: str = "cached",
+    max_turns: int | None = None,
+    preset: str | None = None,
+) -> StabilityReport:
     """Check that ``log``'s cached prefix stays byte-stable across its requests (module docstring).
 
     ``model`` prices the cost (default: the log's own, as ``log.cache_model()``); ``scope``: which
@@ -98,24 +110,29 @@ def check_log(log: ImportedSession, *, model: str | None = None, turns_per_hour:
     chosen = model or log.cache_model()
     on_mira = mira.is_tap(log)
     if preset is not None and (preset not in mira.PRESETS or not on_mira):
-        raise ValueError(f"preset {preset!r} needs a MIRA tap (import_log('llm_requests.jsonl')), "
-                         f"this log's turns are {', '.join(sorted({r.dialect for r in log.requests}))}")
+        raise ValueError(
+            f"preset {preset!r} needs a MIRA tap (import_log('llm_requests.jsonl')), "
+            f"this log's turns are {', '.join(sorted({r.dialect for r in log.requests}))}"
+        )
     composes = mira.log_composes(log) if on_mira else log_composes(log)
     if max_turns is not None:
-        composes = composes[:max_turns + 1]
+        composes = composes[: max_turns + 1]
     results = _not_applicable(composes, scope)
     if results is None:
         pairs = len(composes) - 1
         moves = _moves(composes, scope)
-        findings = [_priced(log, composes, moves, finding, chosen, turns_per_hour, on_mira)
-                    .with_counts(moves.count[finding.section], pairs) for finding in moves.first.values()]
+        findings = [
+            _priced(log, composes, moves, finding, chosen, turns_per_hour, on_mira).with_counts(
+                moves.count[finding.section], pairs
+            )
+            for finding in moves.first.values()
+        ]
         status = "fail" if findings else "pass"
         detail = f"{pairs} request pairs compared" + ("" if log.requests[0].sent_at else "; the log has no send times")
         results = [CheckResult(CHECK, DESCRIPTION, status, detail, findings, composes=len(composes))]
         if on_mira:
             results.append(mira.log_tool_order(composes, chosen, turns_per_hour))
-    return StabilityReport(results, model=chosen, turns_per_hour=turns_per_hour, scope=scope,
-                           composes=len(composes))
+    return StabilityReport(results, model=chosen, turns_per_hour=turns_per_hour, scope=scope, composes=len(composes))
 
 
 def _not_applicable(composes: list[Compose], scope: str) -> list[CheckResult] | None:
@@ -123,10 +140,13 @@ def _not_applicable(composes: list[Compose], scope: str) -> list[CheckResult] | 
     if len(composes) < 2:
         return [CheckResult(CHECK, DESCRIPTION, "not applicable", "the log has one request: nothing to compare")]
     if not any(_in_scope(section, scope) for compose in composes for section in compose.sections):
-        why = ("no section of the log is in a cached prefix: its requests carry no cache mark (a Claude Code "
-               "transcript holds neither cache_control marks nor the system prompt and tools), so no cached "
-               "byte can move; scope='all' compares every section anyway" if scope == "cached" else
-               f"no section of the log is in scope {scope!r}")
+        why = (
+            "no section of the log is in a cached prefix: its requests carry no cache mark (a Claude Code "
+            "transcript holds neither cache_control marks nor the system prompt and tools), so no cached "
+            "byte can move; scope='all' compares every section anyway"
+            if scope == "cached"
+            else f"no section of the log is in scope {scope!r}"
+        )
         return [CheckResult(CHECK, DESCRIPTION, "not applicable", why, composes=len(composes))]
     return None
 
@@ -160,21 +180,38 @@ def _moves(composes: list[Compose], scope: str) -> _Moves:
         moves.first_change.setdefault(section.name, _Change(old, new))
         if section.name not in moves.first:
             moves.first[section.name] = Finding(
-                check=CHECK, section=section.name, trinket=section.trinket, placement=section.placement,
-                cached=section.cached, turn=after.turn, compose=after.turn, offset=offset,
-                expected=excerpt(old, offset), actual=excerpt(new, offset),
-                labels=(f"turn {before.turn}", f"turn {after.turn}"))
+                check=CHECK,
+                section=section.name,
+                trinket=section.trinket,
+                placement=section.placement,
+                cached=section.cached,
+                turn=after.turn,
+                compose=after.turn,
+                offset=offset,
+                expected=excerpt(old, offset),
+                actual=excerpt(new, offset),
+                labels=(f"turn {before.turn}", f"turn {after.turn}"),
+            )
     return moves
 
 
-def _priced(log: ImportedSession, composes: list[Compose], moves: _Moves, finding: Finding, model: str,
-            turns_per_hour: int, on_mira: bool) -> Finding:
+def _priced(
+    log: ImportedSession,
+    composes: list[Compose],
+    moves: _Moves,
+    finding: Finding,
+    model: str,
+    turns_per_hour: int,
+    on_mira: bool,
+) -> Finding:
     """``finding`` with its cost: a day's at ``turns_per_hour``, and this log's as logged and held still."""
-    cost = (mira_instability_cost(composes, finding, model, turns_per_hour) if on_mira
-            else instability_cost(composes, finding, model, turns_per_hour))
+    cost = (
+        mira_instability_cost(composes, finding, model, turns_per_hour)
+        if on_mira
+        else instability_cost(composes, finding, model, turns_per_hour)
+    )
     as_logged, held = _log_cost(log, finding.section, model, len(composes))
-    note = (f"in this log's {len(composes)} requests ${as_logged:.4f} as logged, ${held:.4f} with "
-            f"it held still")
+    note = f"in this log's {len(composes)} requests ${as_logged:.4f} as logged, ${held:.4f} with it held still"
     change = moves.first_change[finding.section]
     if on_mira and mira.follows_clock(change.old, change.new):
         note = f"the bytes that changed read as a time or a date (it may follow the clock); {note}"
@@ -190,9 +227,16 @@ def _log_cost(log: ImportedSession, section: str, model: str, count: int) -> tup
         requests = log.cache_requests(times=when)[:count]
     else:
         requests = log.cache_requests()[:count]
-    held = [dataclasses.replace(r, blocks=[dataclasses.replace(b, key=f"{section}:held")
-                                           if b.key.startswith(f"{section}:") else b for b in r.blocks])
-            for r in requests]
+    held = [
+        dataclasses.replace(
+            r,
+            blocks=[
+                dataclasses.replace(b, key=f"{section}:held") if b.key.startswith(f"{section}:") else b
+                for b in r.blocks
+            ],
+        )
+        for r in requests
+    ]
     return simulate(requests, model).total_cost, simulate(held, model).total_cost
 
 

@@ -19,6 +19,7 @@ request (:func:`wm_kernel.testing.logcheck.check_log`): the logged prefix over t
 system section, the tool order of requests that carry the same tools, and a note on each moved
 section whose changed characters read as a time or a date.
 """
+
 from __future__ import annotations
 
 import json
@@ -51,9 +52,11 @@ CHECKS: dict[str, str] = {
 LOG_TOOL_CHECK = "logged_tool_order"
 LOG_TOOL_DESCRIPTION = "requests carrying the same tools carry them in the same order"
 
-_CLOCKISH = re.compile(r"\d|\b(?:AM|PM|am|pm|TODAY|YESTERDAY|ACTIVE|MONDAY|TUESDAY|WEDNESDAY|THURSDAY|"
-                       r"FRIDAY|SATURDAY|SUNDAY|JAN|FEB|MAR|APR|MAY|JUN|JUL|AUG|SEP|OCT|NOV|DEC|ago|minutes?|"
-                       r"hours?|days?)\b")
+_CLOCKISH = re.compile(
+    r"\d|\b(?:AM|PM|am|pm|TODAY|YESTERDAY|ACTIVE|MONDAY|TUESDAY|WEDNESDAY|THURSDAY|"
+    r"FRIDAY|SATURDAY|SUNDAY|JAN|FEB|MAR|APR|MAY|JUN|JUL|AUG|SEP|OCT|NOV|DEC|ago|minutes?|"
+    r"hours?|days?)\b"
+)
 
 
 def tool_names(tools: Iterable[Any]) -> list[str]:
@@ -72,52 +75,82 @@ def set_order(names: Sequence[str], seed: int, *, timeout: float = 30.0) -> list
     the order MIRA's tool repository lists these tools in that process."""
     code = "import json, sys; print(json.dumps(list(set(json.load(sys.stdin)))))"
     env = {**os.environ, "PYTHONHASHSEED": str(seed)}
-    done = subprocess.run([sys.executable, "-c", code], input=json.dumps(list(names)), env=env,
-                          capture_output=True, text=True, timeout=timeout, check=True)
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        input=json.dumps(list(names)),
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=True,
+    )
     order = json.loads(done.stdout)
     assert isinstance(order, list)
     return [str(n) for n in order]
 
 
-def with_tools(composes: Sequence[Compose], tools: Sequence[Mapping[str, Any]], order: Sequence[str]
-               ) -> list[Compose]:
+def with_tools(composes: Sequence[Compose], tools: Sequence[Mapping[str, Any]], order: Sequence[str]) -> list[Compose]:
     """``composes`` with the tool definitions first, in ``order`` (as one ``(tools)`` section)."""
     by_name = {t["name"]: t for t in tools}
     text = json.dumps([by_name[n] for n in order], ensure_ascii=False, default=repr)
     section = SectionText(TOOLS_SECTION, "tools", True, None, text)
-    return [Compose(c.turn, c.at, (section, *(s for s in c.sections if s.name != TOOLS_SECTION)))
-            for c in composes]
+    return [Compose(c.turn, c.at, (section, *(s for s in c.sections if s.name != TOOLS_SECTION))) for c in composes]
 
 
-def tool_set_order(composes: Sequence[Compose], tools: Sequence[Mapping[str, Any]] | None,
-                   seeds: tuple[int, int], model: str, turns_per_hour: int) -> CheckResult:
+def tool_set_order(
+    composes: Sequence[Compose],
+    tools: Sequence[Mapping[str, Any]] | None,
+    seeds: tuple[int, int],
+    model: str,
+    turns_per_hour: int,
+) -> CheckResult:
     """The ``tool_set_order`` check (module docstring)."""
     description = CHECKS["tool_set_order"]
     if not tools:
-        return CheckResult("tool_set_order", description, "not applicable",
-                           "no tools given (check_stability(..., tools=[...]))")
+        return CheckResult(
+            "tool_set_order", description, "not applicable", "no tools given (check_stability(..., tools=[...]))"
+        )
     names = tool_names(tools)
     try:
         first, second = (set_order(names, seed) for seed in seeds)
     except (OSError, subprocess.SubprocessError, ValueError) as exc:
         return CheckResult("tool_set_order", description, "error", f"a fresh process failed: {exc}")
     if first == second:
-        return CheckResult("tool_set_order", description, "pass",
-                           f"{len(names)} tools, the same order under PYTHONHASHSEED={seeds[0]} and {seeds[1]}",
-                           composes=len(composes))
+        return CheckResult(
+            "tool_set_order",
+            description,
+            "pass",
+            f"{len(names)} tools, the same order under PYTHONHASHSEED={seeds[0]} and {seeds[1]}",
+            composes=len(composes),
+        )
     base = with_tools(composes, tools, first)
     text_a = base[0].sections[0].content if base else json.dumps(first)
     text_b = with_tools(composes[:1], tools, second)[0].sections[0].content if composes else json.dumps(second)
     offset = len(os.path.commonprefix([text_a, text_b]))
-    finding = Finding(check="tool_set_order", section=TOOLS_SECTION, trinket=None, placement="tools",
-                      cached=True, turn=base[0].turn if base else 0, compose=0, offset=offset,
-                      expected=excerpt(", ".join(first), 0), actual=excerpt(", ".join(second), 0),
-                      labels=(f"PYTHONHASHSEED={seeds[0]}", f"PYTHONHASHSEED={seeds[1]}"))
+    finding = Finding(
+        check="tool_set_order",
+        section=TOOLS_SECTION,
+        trinket=None,
+        placement="tools",
+        cached=True,
+        turn=base[0].turn if base else 0,
+        compose=0,
+        offset=offset,
+        expected=excerpt(", ".join(first), 0),
+        actual=excerpt(", ".join(second), 0),
+        labels=(f"PYTHONHASHSEED={seeds[0]}", f"PYTHONHASHSEED={seeds[1]}"),
+    )
     finding = finding.with_counts(len(composes), len(composes))
     if base:
         finding = finding.with_cost(mira_instability_cost(base, finding, model, turns_per_hour))
-    return CheckResult("tool_set_order", description, "fail",
-                       "the tool list's order depends on the process", [finding], composes=len(composes))
+    return CheckResult(
+        "tool_set_order",
+        description,
+        "fail",
+        "the tool list's order depends on the process",
+        [finding],
+        composes=len(composes),
+    )
 
 
 def follows_clock(old: str | None, new: str | None) -> bool:
@@ -126,7 +159,7 @@ def follows_clock(old: str | None, new: str | None) -> bool:
         return False
     start = len(os.path.commonprefix([old, new]))
     end = len(os.path.commonprefix([old[start:][::-1], new[start:][::-1]]))
-    changed = old[max(0, start - 12):len(old) - end + 12] + " " + new[max(0, start - 12):len(new) - end + 12]
+    changed = old[max(0, start - 12) : len(old) - end + 12] + " " + new[max(0, start - 12) : len(new) - end + 12]
     return _CLOCKISH.search(changed) is not None
 
 
@@ -141,8 +174,10 @@ def log_composes(log: ImportedSession) -> list[Compose]:
         request = log.request(turn)
         tools = tuple(SectionText(s.name, "tools", True, "tools", s.text) for s in request.sections if s.kind == "tool")
         prompt = log.prompt_at(turn)
-        sections = tuple(SectionText(r.name, r.placement, r.placement == "system" or r.cached, r.trinket, r.content)
-                         for r in prompt.sections)
+        sections = tuple(
+            SectionText(r.name, r.placement, r.placement == "system" or r.cached, r.trinket, r.content)
+            for r in prompt.sections
+        )
         at = request.sent_at or datetime(2026, 1, 1, tzinfo=UTC)
         out.append(Compose(turn, at, tools + sections))
     return out
@@ -167,27 +202,59 @@ def log_tool_order(composes: Sequence[Compose], model: str, turns_per_hour: int)
                 moved += 1
                 if first is None:
                     offset = next(i for i, (a, b) in enumerate(zip(before, names, strict=False)) if a != b)
-                    first = Finding(check=LOG_TOOL_CHECK, section=TOOLS_SECTION, trinket="tools",
-                                    placement="tools", cached=True, turn=compose.turn, compose=index,
-                                    offset=offset, expected=excerpt(", ".join(before), 0),
-                                    actual=excerpt(", ".join(names), 0),
-                                    labels=(f"turn {before_turn}", f"turn {compose.turn}"))
+                    first = Finding(
+                        check=LOG_TOOL_CHECK,
+                        section=TOOLS_SECTION,
+                        trinket="tools",
+                        placement="tools",
+                        cached=True,
+                        turn=compose.turn,
+                        compose=index,
+                        offset=offset,
+                        expected=excerpt(", ".join(before), 0),
+                        actual=excerpt(", ".join(names), 0),
+                        labels=(f"turn {before_turn}", f"turn {compose.turn}"),
+                    )
         seen[key] = (compose.turn, names)
     if not compared:
-        return CheckResult(LOG_TOOL_CHECK, LOG_TOOL_DESCRIPTION, "not applicable",
-                           "no two requests carry the same set of tools")
+        return CheckResult(
+            LOG_TOOL_CHECK, LOG_TOOL_DESCRIPTION, "not applicable", "no two requests carry the same set of tools"
+        )
     if first is None:
-        return CheckResult(LOG_TOOL_CHECK, LOG_TOOL_DESCRIPTION, "pass",
-                           f"{compared} requests repeat an earlier tool set, in its order", composes=len(composes))
+        return CheckResult(
+            LOG_TOOL_CHECK,
+            LOG_TOOL_DESCRIPTION,
+            "pass",
+            f"{compared} requests repeat an earlier tool set, in its order",
+            composes=len(composes),
+        )
     # priced as the whole tool list moving: one tools block, new on every request when unstable
-    priced = [Compose(c.turn, c.at, (SectionText(TOOLS_SECTION, "tools", True, "tools",
-                                                 "".join(s.content for s in c.sections if s.placement == "tools")),
-                                     *(s for s in c.sections if s.placement != "tools"))) for c in composes]
-    finding = first.with_counts(moved, compared).with_cost(
-        mira_instability_cost(priced, first, model, turns_per_hour))
-    return CheckResult(LOG_TOOL_CHECK, LOG_TOOL_DESCRIPTION, "fail",
-                       f"the same tools in another order in {moved} of {compared} requests (a set's order "
-                       "differs between processes)", [finding], composes=len(composes))
+    priced = [
+        Compose(
+            c.turn,
+            c.at,
+            (
+                SectionText(
+                    TOOLS_SECTION,
+                    "tools",
+                    True,
+                    "tools",
+                    "".join(s.content for s in c.sections if s.placement == "tools"),
+                ),
+                *(s for s in c.sections if s.placement != "tools"),
+            ),
+        )
+        for c in composes
+    ]
+    finding = first.with_counts(moved, compared).with_cost(mira_instability_cost(priced, first, model, turns_per_hour))
+    return CheckResult(
+        LOG_TOOL_CHECK,
+        LOG_TOOL_DESCRIPTION,
+        "fail",
+        f"the same tools in another order in {moved} of {compared} requests (a set's order differs between processes)",
+        [finding],
+        composes=len(composes),
+    )
 
 
 def is_tap(log: ImportedSession) -> bool:
@@ -195,5 +262,17 @@ def is_tap(log: ImportedSession) -> bool:
     return all(r.dialect == TAP_DIALECT for r in log.requests)
 
 
-__all__ = ["PRESET", "PRESETS", "WIRE_TITLE", "CHECKS", "is_tap", "tool_names", "set_order", "tool_set_order",
-           "follows_clock", "log_composes", "log_tool_order", "with_tools"]
+__all__ = [
+    "PRESET",
+    "PRESETS",
+    "WIRE_TITLE",
+    "CHECKS",
+    "is_tap",
+    "tool_names",
+    "set_order",
+    "tool_set_order",
+    "follows_clock",
+    "log_composes",
+    "log_tool_order",
+    "with_tools",
+]

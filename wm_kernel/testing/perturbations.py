@@ -20,6 +20,7 @@ Each check has a name (the one ``skip=`` / ``--skip`` take) and a one-line descr
     The session's tool list reversed. Sessions declare no tools today, so the check says "not
     applicable" until they do.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -51,6 +52,7 @@ BASELINE_LOCALE = "C.UTF-8"
 
 
 # -- insertion order --------------------------------------------------------------------------------
+
 
 class _ReversedSet(set[Any]):
     """A set that iterates in the reverse of its usual order (everything else is a set's)."""
@@ -115,6 +117,7 @@ def reorder_inputs(trinket: Any) -> None:
 
 # -- the clock --------------------------------------------------------------------------------------
 
+
 def minute_preserving_shift(instants: list[datetime], limit: int = 30) -> int:
     """Whole seconds (at most ``limit``, either way) to move every instant by while each stays within
     its minute: forward when there is more room forward, else back. 0 when there is no room.
@@ -139,23 +142,33 @@ def shifted_scenario(scenario: Scenario, seconds: int) -> Scenario:
     from wm_kernel.experiments.steps import ClockStep
 
     delta = timedelta(seconds=seconds)
-    steps = [ClockStep(set=(datetime.fromisoformat(step.set) + delta).isoformat())
-             if isinstance(step, ClockStep) and step.set is not None else step
-             for step in scenario.steps]
+    steps = [
+        ClockStep(set=(datetime.fromisoformat(step.set) + delta).isoformat())
+        if isinstance(step, ClockStep) and step.set is not None
+        else step
+        for step in scenario.steps
+    ]
     start = (datetime.fromisoformat(scenario.clock) + delta).isoformat()
-    return Scenario(base_prompt=scenario.base_prompt, profile=dict(scenario.profile), clock=start,
-                    user_id=scenario.user_id, trinkets=tuple(scenario.trinkets),
-                    continuum_id=scenario.continuum_id, auto_compose=scenario.auto_compose,
-                    layout=scenario.layout, steps=steps)
+    return Scenario(
+        base_prompt=scenario.base_prompt,
+        profile=dict(scenario.profile),
+        clock=start,
+        user_id=scenario.user_id,
+        trinkets=tuple(scenario.trinkets),
+        continuum_id=scenario.continuum_id,
+        auto_compose=scenario.auto_compose,
+        layout=scenario.layout,
+        steps=steps,
+    )
 
 
 def with_continuum(scenario: Scenario, continuum_id: str) -> Scenario:
     """``scenario`` with ``continuum_id`` set (a copy; the steps are read into memory)."""
-    return dataclasses.replace(scenario, continuum_id=continuum_id, steps=list(scenario.steps),
-                               source="", _lines=[])
+    return dataclasses.replace(scenario, continuum_id=continuum_id, steps=list(scenario.steps), source="", _lines=[])
 
 
 # -- TZ and locale ----------------------------------------------------------------------------------
+
 
 @functools.cache
 def installed_locales() -> tuple[str, ...]:
@@ -194,6 +207,7 @@ def locale_usable(name: str) -> bool:
 
 
 # -- tools ------------------------------------------------------------------------------------------
+
 
 def session_tools(session: Any) -> list[Any] | None:
     """The tool list a session declares (a ``tools`` attribute holding a list), or None when it

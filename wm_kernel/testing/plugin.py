@@ -14,6 +14,7 @@ wm-kernel until a test asks for a fixture):
 
 The assertion helpers are plain functions: ``from wm_kernel.testing.assertions import ...``.
 """
+
 from __future__ import annotations
 
 from collections.abc import Iterator
@@ -33,13 +34,19 @@ _WRITTEN = pytest.StashKey[list[Path]]()
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("wm-kernel", "wm-kernel prompt tests")
-    group.addoption("--wm-update", action="store_true", default=False,
-                    help="write the prompt_snapshot golden files instead of comparing with them")
+    group.addoption(
+        "--wm-update",
+        action="store_true",
+        default=False,
+        help="write the prompt_snapshot golden files instead of comparing with them",
+    )
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    config.addinivalue_line("markers", "wm_session(**kwargs): keywords for the Session the wm_session "
-                                       "fixture builds (clock may be an ISO instant)")
+    config.addinivalue_line(
+        "markers",
+        "wm_session(**kwargs): keywords for the Session the wm_session fixture builds (clock may be an ISO instant)",
+    )
     config.stash[_WRITTEN] = []
 
 
@@ -50,9 +57,11 @@ def wm_session(request: pytest.FixtureRequest) -> Iterator[Session]:
     from wm_kernel.core.profile import Profile
     from wm_kernel.session import Session
 
-    kwargs: dict[str, Any] = {"base_prompt": "You help {first_name}.",
-                              "profile": Profile(first_name="Ada", timezone="Europe/London"),
-                              "clock": DEFAULT_CLOCK}
+    kwargs: dict[str, Any] = {
+        "base_prompt": "You help {first_name}.",
+        "profile": Profile(first_name="Ada", timezone="Europe/London"),
+        "clock": DEFAULT_CLOCK,
+    }
     marker = request.node.get_closest_marker("wm_session")
     if marker is not None:
         if marker.args:
@@ -73,8 +82,9 @@ def prompt_snapshot(request: pytest.FixtureRequest) -> Iterator[PromptSnapshot]:
 
     path = Path(str(request.node.path))
     name = golden_name(request.node.name)  # distinct ids, distinct files
-    snapshot = PromptSnapshot(path.parent / SNAPSHOT_DIR / path.stem, name,
-                              update=bool(request.config.getoption("wm_update")))
+    snapshot = PromptSnapshot(
+        path.parent / SNAPSHOT_DIR / path.stem, name, update=bool(request.config.getoption("wm_update"))
+    )
     yield snapshot
     request.config.stash[_WRITTEN].extend(snapshot.written)
 

@@ -12,6 +12,7 @@ replay in a worker process with the environment a check chooses (``PYTHONHASHSEE
 ``LC_ALL``); the scenario goes over as its JSON Lines text, and trinkets that are not built in as import paths
 (``module:QualifiedName``).
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -59,22 +60,27 @@ class Compose:
         return next((s for s in self.sections if s.name == name), None)
 
     def to_json(self) -> list[Any]:
-        return [self.turn, self.at.isoformat(),
-                [[s.name, s.placement, s.cached, s.trinket, s.content] for s in self.sections]]
+        return [
+            self.turn,
+            self.at.isoformat(),
+            [[s.name, s.placement, s.cached, s.trinket, s.content] for s in self.sections],
+        ]
 
     @classmethod
     def from_json(cls, data: Sequence[Any]) -> Compose:
         turn, at, sections = data
-        return cls(int(turn), datetime.fromisoformat(at),
-                   tuple(SectionText(n, p, bool(c), t, text) for n, p, c, t, text in sections))
+        return cls(
+            int(turn),
+            datetime.fromisoformat(at),
+            tuple(SectionText(n, p, bool(c), t, text) for n, p, c, t, text in sections),
+        )
 
 
 def compose_of(session: Session) -> Compose:
     """The session's last composed prompt as a :class:`Compose`."""
     composed = session.composed
     assert composed is not None
-    sections = tuple(SectionText(r.name, r.placement, r.cached, r.trinket, r.content)
-                     for r in composed.sections)
+    sections = tuple(SectionText(r.name, r.placement, r.cached, r.trinket, r.content) for r in composed.sections)
     tools = getattr(session, "tools", None)
     if isinstance(tools, list) and tools:
         # the tool definitions come first in a request and are part of every cached prefix
@@ -117,8 +123,9 @@ def _time_limit(seconds: float | None) -> Iterator[bool]:
     check after each compose, for a step that never returns: only in the main thread, where
     signals are delivered; elsewhere only the check after each compose bounds it). Yields whether
     the timer is armed."""
-    armed = (seconds is not None and hasattr(signal, "setitimer")
-             and threading.current_thread() is threading.main_thread())
+    armed = (
+        seconds is not None and hasattr(signal, "setitimer") and threading.current_thread() is threading.main_thread()
+    )
     if not armed or seconds is None:
         yield False
         return
@@ -135,8 +142,15 @@ class Collector:
     """The instrument a checked replay attaches: keeps every compose, composes again when asked,
     and stops the replay past ``deadline`` (a ``time.monotonic()`` value) or ``max_turns``."""
 
-    def __init__(self, replay: Replay, *, recompose: bool = False, deadline: float | None = None,
-                 max_turns: int | None = None, clock_step: timedelta | None = None) -> None:
+    def __init__(
+        self,
+        replay: Replay,
+        *,
+        recompose: bool = False,
+        deadline: float | None = None,
+        max_turns: int | None = None,
+        clock_step: timedelta | None = None,
+    ) -> None:
         self.replay = replay
         self.recompose = recompose or clock_step is not None
         # with a step, the second compose of each state is at a later instant (the clock moved
@@ -177,11 +191,17 @@ class Collector:
 TrinketFactory = Callable[[Any, Any], Any]
 
 
-def run_scenario(scenario: Scenario, factories: Mapping[str, Any] | None = None, *,
-                 recompose: bool = False, timeout: float | None = None,
-                 max_turns: int | None = None, wrap: Callable[[Any], Any] | None = None,
-                 prepare: Callable[[Session], Any] | None = None,
-                 clock_step: timedelta | None = None) -> Replay:
+def run_scenario(
+    scenario: Scenario,
+    factories: Mapping[str, Any] | None = None,
+    *,
+    recompose: bool = False,
+    timeout: float | None = None,
+    max_turns: int | None = None,
+    wrap: Callable[[Any], Any] | None = None,
+    prepare: Callable[[Session], Any] | None = None,
+    clock_step: timedelta | None = None,
+) -> Replay:
     """Replay ``scenario`` in this process, keeping every compose (see :class:`Collector`).
 
     ``wrap(trinket)`` is called on each trinket right after it is built, ``prepare(session)`` once
@@ -200,19 +220,19 @@ def run_scenario(scenario: Scenario, factories: Mapping[str, Any] | None = None,
                 made = getattr(builtin, name)
             if made is not None:
                 chosen[name] = _wrapped(made, wrap)
-    collector = Collector(replay, recompose=recompose, deadline=deadline, max_turns=max_turns,
-                          clock_step=clock_step)
+    collector = Collector(replay, recompose=recompose, deadline=deadline, max_turns=max_turns, clock_step=clock_step)
     try:
         with _time_limit(timeout):
-            scenario.run(factories=chosen,
-                         instruments=[collector] if prepare is None else [prepare, collector])
+            scenario.run(factories=chosen, instruments=[collector] if prepare is None else [prepare, collector])
     except _Stop:
         pass
     except _TimeLimit:
         last = replay.composes[-1].turn if replay.composes else None
-        replay.stopped = (f"stopped at the time limit ({timeout:g} s), "
-                          + ("before the first compose" if last is None else f"after turn {last}")
-                          + ": a trinket or step did not return in time")
+        replay.stopped = (
+            f"stopped at the time limit ({timeout:g} s), "
+            + ("before the first compose" if last is None else f"after turn {last}")
+            + ": a trinket or step did not return in time"
+        )
     return replay
 
 
@@ -227,6 +247,7 @@ def _wrapped(factory: Any, wrap: Callable[[Any], Any]) -> TrinketFactory:
 
 # -- in a fresh process ------------------------------------------------------------------------------
 
+
 def import_path(obj: Any) -> str:
     """``module:QualifiedName`` of a trinket class or factory a fresh process can import; ValueError
     saying why not for one defined in ``__main__`` (a notebook, a script) or inside a function."""
@@ -236,11 +257,14 @@ def import_path(obj: Any) -> str:
     if not isinstance(module, str) or not isinstance(qualname, str):
         raise ValueError(f"{label} has no module and name to import it by")
     if module == "__main__":
-        raise ValueError(f"{label} is defined in __main__ (a notebook or a script), which another "
-                         f"process cannot import; move it to a module")
+        raise ValueError(
+            f"{label} is defined in __main__ (a notebook or a script), which another "
+            f"process cannot import; move it to a module"
+        )
     if "<locals>" in qualname:
-        raise ValueError(f"{label} is defined inside a function, which another process cannot "
-                         f"import; move it to module level")
+        raise ValueError(
+            f"{label} is defined inside a function, which another process cannot import; move it to module level"
+        )
     found: Any = importlib.import_module(module)
     for part in qualname.split("."):
         found = getattr(found, part, None)

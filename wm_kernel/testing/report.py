@@ -3,6 +3,7 @@
 ``str(report)`` is the text a terminal (or a CI log) shows; a notebook shows the same as a table
 (``_repr_html_``, every text escaped).
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -15,8 +16,11 @@ from wm_kernel.utils.style import tint
 
 #: Row backgrounds by status: the theme's colours, translucent over the page, so the page's own
 #: text colour reads on them in the light and the dark theme alike.
-ROW_TINTS = {"pass": tint("--jp-success-color1", "#388e3c", 18), "fail": tint("--jp-error-color1", "#d32f2f", 18),
-             "other": tint("--jp-layout-color3", "#bdbdbd", 30)}
+ROW_TINTS = {
+    "pass": tint("--jp-success-color1", "#388e3c", 18),
+    "fail": tint("--jp-error-color1", "#d32f2f", 18),
+    "other": tint("--jp-layout-color3", "#bdbdbd", 30),
+}
 
 #: How many characters of context an excerpt shows before and after the first difference.
 BEFORE, AFTER = 24, 36
@@ -70,9 +74,11 @@ class Cost:
     def describe(self) -> str:
         period = "a day" if self.hours == 24 else "an hour" if self.hours == 1 else f"in {self.hours} hours"
         wire = f" on {self.wire}" if self.wire else ""
-        text = (f"${self.extra_usd:.4f} {period} more ({self.turns_per_hour} turns an hour on "
-                f"{self.model}{wire}: ${self.stable_usd:.4f} -> ${self.unstable_usd:.4f}, hit rate "
-                f"{self.stable_hit_rate:.1%} -> {self.unstable_hit_rate:.1%})")
+        text = (
+            f"${self.extra_usd:.4f} {period} more ({self.turns_per_hour} turns an hour on "
+            f"{self.model}{wire}: ${self.stable_usd:.4f} -> ${self.unstable_usd:.4f}, hit rate "
+            f"{self.stable_hit_rate:.1%} -> {self.unstable_hit_rate:.1%})"
+        )
         return f"{text}; {self.note}" if self.note else text
 
 
@@ -111,10 +117,12 @@ class Finding:
 
     def lines(self) -> list[str]:
         width = max(len(self.labels[0]), len(self.labels[1]))
-        out = [f"{self.check}: {self.where}: moved at turn {self.turn} (compose {self.compose}; "
-               f"{self.moved} of {self.compared} composes), first difference at character {self.offset}",
-               f"    {self.labels[0]:<{width}}  {self.expected}",
-               f"    {self.labels[1]:<{width}}  {self.actual}"]
+        out = [
+            f"{self.check}: {self.where}: moved at turn {self.turn} (compose {self.compose}; "
+            f"{self.moved} of {self.compared} composes), first difference at character {self.offset}",
+            f"    {self.labels[0]:<{width}}  {self.expected}",
+            f"    {self.labels[1]:<{width}}  {self.actual}",
+        ]
         if self.cost is not None:
             out.append(f"    cost: {self.cost.describe()}")
         return out
@@ -137,8 +145,17 @@ class CheckResult:
 class StabilityReport:
     """Every check's result; ``passed`` is True when no check failed or broke down."""
 
-    def __init__(self, results: list[CheckResult], *, model: str, turns_per_hour: int, scope: str,
-                 composes: int, baseline_seconds: float = 0.0, stopped: str | None = None) -> None:
+    def __init__(
+        self,
+        results: list[CheckResult],
+        *,
+        model: str,
+        turns_per_hour: int,
+        scope: str,
+        composes: int,
+        baseline_seconds: float = 0.0,
+        stopped: str | None = None,
+    ) -> None:
         self.results = results
         self.model = model
         self.turns_per_hour = turns_per_hour
@@ -159,8 +176,9 @@ class StabilityReport:
         for r in self.results:
             if r.name == name:
                 return r
-        raise ValueError(f"no check {name!r} in this report (checks: "
-                         f"{', '.join(r.name for r in self.results) or 'none'})")
+        raise ValueError(
+            f"no check {name!r} in this report (checks: {', '.join(r.name for r in self.results) or 'none'})"
+        )
 
     def flagged(self) -> dict[str, list[str]]:
         """Check name -> sections it flagged, for the checks that flagged any."""
@@ -172,8 +190,10 @@ class StabilityReport:
         verdict = "stable" if self.passed else "UNSTABLE"
         if self.results and all(r.status == "not applicable" for r in self.results):
             verdict = "not applicable"  # nothing could move: "stable" would claim a check that did not run
-        return (f"cache stability: {verdict}: {len(self.results)} checks ({parts}); "
-                f"{self.composes} composes, {self.scope} sections")
+        return (
+            f"cache stability: {verdict}: {len(self.results)} checks ({parts}); "
+            f"{self.composes} composes, {self.scope} sections"
+        )
 
     def __str__(self) -> str:
         width = max((len(r.name) for r in self.results), default=0)
@@ -183,8 +203,7 @@ class StabilityReport:
         for r in self.results:
             detail = f"  ({r.detail})" if r.detail else ""
             status = r.status.upper() if r.status == "fail" else r.status
-            lines.append(f"  {r.name:<{width}}  {status:<16}"
-                         f"{r.description}{detail}")
+            lines.append(f"  {r.name:<{width}}  {status:<16}{r.description}{detail}")
         for finding in self.findings:
             lines += finding.lines()
         return "\n".join(lines)
@@ -200,10 +219,14 @@ class StabilityReport:
         rows = []
         for r in self.results:
             colour = ROW_TINTS.get(r.status, ROW_TINTS["other"])
-            rows.append(f'<tr style="background:{colour}"><td>{html.escape(r.name)}</td>'
-                        f"<td>{html.escape(r.status)}</td><td>{html.escape(r.description)}</td>"
-                        f"<td>{html.escape(r.detail)}</td></tr>")
+            rows.append(
+                f'<tr style="background:{colour}"><td>{html.escape(r.name)}</td>'
+                f"<td>{html.escape(r.status)}</td><td>{html.escape(r.description)}</td>"
+                f"<td>{html.escape(r.detail)}</td></tr>"
+            )
         findings = "".join(f"<pre>{html.escape(chr(10).join(f.lines()))}</pre>" for f in self.findings)
-        return no_math(f'<div class="wm-stability"><div>{html.escape(self.headline())}</div>'
-                f"<table><thead><tr><th>check</th><th>status</th><th>perturbation</th><th>note</th>"
-                f"</tr></thead><tbody>{''.join(rows)}</tbody></table>{findings}</div>")
+        return no_math(
+            f'<div class="wm-stability"><div>{html.escape(self.headline())}</div>'
+            f"<table><thead><tr><th>check</th><th>status</th><th>perturbation</th><th>note</th>"
+            f"</tr></thead><tbody>{''.join(rows)}</tbody></table>{findings}</div>"
+        )

@@ -19,6 +19,7 @@ turn 0, section 'a' (system) differs:
 -y
 +z
 """
+
 from __future__ import annotations
 
 import difflib
@@ -39,9 +40,21 @@ def snapshot_data(subject: PromptSubject) -> dict[str, Any]:
     """The JSON-ready golden data of ``subject``."""
     turns = []
     for turn, prompt in prompts_of(subject):
-        turns.append({"turn": turn, "sections": [
-            {"name": r.name, "placement": r.placement, "cached": r.cached, "trinket": r.trinket,
-             "lines": r.content.split("\n")} for r in prompt.sections]})
+        turns.append(
+            {
+                "turn": turn,
+                "sections": [
+                    {
+                        "name": r.name,
+                        "placement": r.placement,
+                        "cached": r.cached,
+                        "trinket": r.trinket,
+                        "lines": r.content.split("\n"),
+                    }
+                    for r in prompt.sections
+                ],
+            }
+        )
     return {"format": FORMAT, "version": VERSION, "turns": turns}
 
 
@@ -56,10 +69,12 @@ def load(path: Path) -> dict[str, Any]:
     except json.JSONDecodeError as exc:
         raise ValueError(f"{path}: not a prompt snapshot (invalid JSON: {exc.msg} at line {exc.lineno})") from None
     if not isinstance(data, dict) or data.get("format") != FORMAT:
-        raise ValueError(f"{path}: not a prompt snapshot (no \"format\": {FORMAT!r})")
+        raise ValueError(f'{path}: not a prompt snapshot (no "format": {FORMAT!r})')
     if data.get("version") != VERSION:
-        raise ValueError(f"{path}: prompt snapshot version {data.get('version')!r}; this wm-kernel reads "
-                         f"version {VERSION} (run pytest --wm-update to rewrite it)")
+        raise ValueError(
+            f"{path}: prompt snapshot version {data.get('version')!r}; this wm-kernel reads "
+            f"version {VERSION} (run pytest --wm-update to rewrite it)"
+        )
     return data
 
 
@@ -78,24 +93,26 @@ def _differences(expected: dict[str, Any], actual: dict[str, Any]) -> list[str]:
         new = {s["name"]: s for s in new_turns[turn]}
         for name in dict.fromkeys([*old, *new]):
             if name not in new:
-                out.append(f"turn {turn}, section {name!r} ({old[name]['placement']}) is in the golden "
-                           f"file but not in the prompt")
+                out.append(
+                    f"turn {turn}, section {name!r} ({old[name]['placement']}) is in the golden "
+                    f"file but not in the prompt"
+                )
             elif name not in old:
-                out.append(f"turn {turn}, section {name!r} ({new[name]['placement']}) is new: not in the "
-                           f"golden file")
+                out.append(f"turn {turn}, section {name!r} ({new[name]['placement']}) is new: not in the golden file")
             elif (old[name]["placement"], old[name]["cached"]) != (new[name]["placement"], new[name]["cached"]):
                 out.append(f"turn {turn}, section {name!r} moved from {_where(old[name])} to {_where(new[name])}")
             elif old[name]["lines"] != new[name]["lines"]:
-                diff = list(difflib.unified_diff(old[name]["lines"], new[name]["lines"], "golden",
-                                                 "composed", n=1, lineterm=""))
+                diff = list(
+                    difflib.unified_diff(old[name]["lines"], new[name]["lines"], "golden", "composed", n=1, lineterm="")
+                )
                 if len(diff) > DIFF_LINES:
                     diff = diff[:DIFF_LINES] + [f"... ({len(diff) - DIFF_LINES} more diff lines)"]
-                out.append(f"turn {turn}, section {name!r} ({new[name]['placement']}) differs:\n"
-                           + "\n".join(diff))
+                out.append(f"turn {turn}, section {name!r} ({new[name]['placement']}) differs:\n" + "\n".join(diff))
         common = [n for n in old if n in new]
         if common != [n for n in new if n in old]:
-            out.append(f"turn {turn}: sections in another order: golden {common}, composed "
-                       f"{[n for n in new if n in old]}")
+            out.append(
+                f"turn {turn}: sections in another order: golden {common}, composed {[n for n in new if n in old]}"
+            )
     return out
 
 
@@ -123,11 +140,12 @@ def golden_name(node_name: str) -> str:
     ``_``, ``.`` and ``-`` as they are, every other character percent-encoded (its UTF-8 bytes as
     ``%XX``, ``%`` itself as ``%25``), so two test ids never share a file (``a/b``, ``a_b``,
     ``a b`` and ``a:b`` are four); a name too long for a file system ends in a digest instead."""
-    name = "".join(c if c in _PLAIN else "".join(f"%{b:02X}" for b in c.encode("utf-8", "surrogatepass"))
-                   for c in node_name)
+    name = "".join(
+        c if c in _PLAIN else "".join(f"%{b:02X}" for b in c.encode("utf-8", "surrogatepass")) for c in node_name
+    )
     if len(name.encode()) > MAX_NAME_BYTES:
         digest = hashlib.blake2b(node_name.encode("utf-8", "surrogatepass"), digest_size=8).hexdigest()
-        name = name[:MAX_NAME_BYTES - 17] + "-" + digest
+        name = name[: MAX_NAME_BYTES - 17] + "-" + digest
     return name
 
 
@@ -160,7 +178,8 @@ class PromptSnapshot:
             raise AssertionError(f"no golden file {path}: run pytest --wm-update to write it")
         message = first_difference(load(path), actual)
         if message is not None:
-            raise AssertionError(f"prompt snapshot {path.name}: {message}\n"
-                                 f"(run pytest --wm-update to accept the new prompt)")
+            raise AssertionError(
+                f"prompt snapshot {path.name}: {message}\n(run pytest --wm-update to accept the new prompt)"
+            )
 
     __call__ = assert_match

@@ -19,6 +19,7 @@ section's bytes fixed and once with them new on every request (what a deployment
 move between workers, or every second), and the difference is the cost of the instability
 (:func:`wm_kernel.testing.cost.instability_cost`).
 """
+
 from __future__ import annotations
 
 import os
@@ -88,17 +89,28 @@ def resolve_subject(subject: StabilitySubject, factories: Mapping[str, Any] | No
         return subject, chosen
     if isinstance(subject, (str, os.PathLike)):
         return Scenario.load(subject), chosen
-    raise TypeError(f"check_stability needs a Scenario, a scenario file or a ScenarioRecorder, "
-                    f"got {type(subject).__name__}")
+    raise TypeError(
+        f"check_stability needs a Scenario, a scenario file or a ScenarioRecorder, got {type(subject).__name__}"
+    )
 
 
-def check_stability(subject: StabilitySubject, *, factories: Mapping[str, Any] | None = None,
-                    skip: Iterable[str] = (), only: Iterable[str] | None = None,
-                    model: str = "claude-sonnet-4-6", turns_per_hour: int = 30,
-                    scope: str | None = None, timeout: float = 60.0, max_turns: int | None = None,
-                    seeds: tuple[int, int] = (1, 2), tz: str = perturb.DEFAULT_TZ,
-                    locale_name: str | None = None, preset: str | None = None,
-                    tools: Sequence[Mapping[str, Any]] | None = None) -> StabilityReport:
+def check_stability(
+    subject: StabilitySubject,
+    *,
+    factories: Mapping[str, Any] | None = None,
+    skip: Iterable[str] = (),
+    only: Iterable[str] | None = None,
+    model: str = "claude-sonnet-4-6",
+    turns_per_hour: int = 30,
+    scope: str | None = None,
+    timeout: float = 60.0,
+    max_turns: int | None = None,
+    seeds: tuple[int, int] = (1, 2),
+    tz: str = perturb.DEFAULT_TZ,
+    locale_name: str | None = None,
+    preset: str | None = None,
+    tools: Sequence[Mapping[str, Any]] | None = None,
+) -> StabilityReport:
     """Replay ``subject`` under every selected perturbation and report what moved.
 
     Parameters
@@ -147,14 +159,23 @@ def check_stability(subject: StabilitySubject, *, factories: Mapping[str, Any] |
         from wm_kernel.testing.logcheck import check_log
 
         if factories or skip or only is not None:
-            raise ValueError("factories, skip and only choose perturbation checks of a scenario; an imported "
-                             "log is checked request against request (check 'logged_prefix')")
+            raise ValueError(
+                "factories, skip and only choose perturbation checks of a scenario; an imported "
+                "log is checked request against request (check 'logged_prefix')"
+            )
         if tools is not None:
-            raise ValueError("tools= is for a session's tool_set_order check; an imported log's tools are "
-                             "the ones it logged")
+            raise ValueError(
+                "tools= is for a session's tool_set_order check; an imported log's tools are the ones it logged"
+            )
         get_model(model)
-        return check_log(subject, model=model, turns_per_hour=turns_per_hour, scope=scope or "cached",
-                         max_turns=max_turns, preset=preset)
+        return check_log(
+            subject,
+            model=model,
+            turns_per_hour=turns_per_hour,
+            scope=scope or "cached",
+            max_turns=max_turns,
+            preset=preset,
+        )
     if tools is not None and preset is None:
         raise ValueError("tools= is the tool list of the MIRA preset's tool_set_order check; pass preset='mira'")
     on_mira = preset == mira.PRESET
@@ -184,42 +205,85 @@ def check_stability(subject: StabilitySubject, *, factories: Mapping[str, Any] |
     fresh = [name for name in ("hash_seed", "tz_locale") if name in selected]
     processes: dict[str, Any] = {}
     try:
-        return _checks(run, scenario, selected, fresh, processes, results, chosen_factories, seeds, tz,
-                       locale_name, model, turns_per_hour, scope, baseline_seconds, timeout=timeout,
-                       on_mira=on_mira, tools=tools)
+        return _checks(
+            run,
+            scenario,
+            selected,
+            fresh,
+            processes,
+            results,
+            chosen_factories,
+            seeds,
+            tz,
+            locale_name,
+            model,
+            turns_per_hour,
+            scope,
+            baseline_seconds,
+            timeout=timeout,
+            on_mira=on_mira,
+            tools=tools,
+        )
     finally:
         for _, process in processes.values():
             stop_subprocess(process)
 
 
-def _checks(run: _Run, scenario: Scenario, selected: list[str], fresh: Sequence[str], processes: dict[str, Any],
-            results: dict[str, CheckResult], chosen_factories: Mapping[str, Any], seeds: tuple[int, int],
-            tz: str, locale_name: str | None, model: str, turns_per_hour: int, scope: str,
-            baseline_seconds: float, *, timeout: float, on_mira: bool, tools: Any) -> StabilityReport:
+def _checks(
+    run: _Run,
+    scenario: Scenario,
+    selected: list[str],
+    fresh: Sequence[str],
+    processes: dict[str, Any],
+    results: dict[str, CheckResult],
+    chosen_factories: Mapping[str, Any],
+    seeds: tuple[int, int],
+    tz: str,
+    locale_name: str | None,
+    model: str,
+    turns_per_hour: int,
+    scope: str,
+    baseline_seconds: float,
+    *,
+    timeout: float,
+    on_mira: bool,
+    tools: Any,
+) -> StabilityReport:
     if fresh:
         try:
             paths = {name: import_path(f) for name, f in chosen_factories.items()}
         except ValueError as exc:
             for name in fresh:
-                results[name] = CheckResult(name, perturb.CHECKS[name], "not applicable",
-                                            f"a fresh process cannot build the trinkets: {exc}")
+                results[name] = CheckResult(
+                    name, perturb.CHECKS[name], "not applicable", f"a fresh process cannot build the trinkets: {exc}"
+                )
         else:
             text = scenario.dumps()
             other = locale_name or perturb.other_locale()
-            base_locale = perturb.BASELINE_LOCALE if perturb.BASELINE_LOCALE in \
-                perturb.installed_locales() or not perturb.installed_locales() else "C"
-            envs = {"base": {"PYTHONHASHSEED": str(seeds[0]), "TZ": perturb.BASELINE_TZ,
-                             "LC_ALL": base_locale, "LANG": base_locale}}
+            base_locale = (
+                perturb.BASELINE_LOCALE
+                if perturb.BASELINE_LOCALE in perturb.installed_locales() or not perturb.installed_locales()
+                else "C"
+            )
+            envs = {
+                "base": {
+                    "PYTHONHASHSEED": str(seeds[0]),
+                    "TZ": perturb.BASELINE_TZ,
+                    "LC_ALL": base_locale,
+                    "LANG": base_locale,
+                }
+            }
             if "hash_seed" in fresh:
                 envs["hash_seed"] = {**envs["base"], "PYTHONHASHSEED": str(seeds[1])}
             if "tz_locale" in fresh:
                 envs["tz_locale"] = {**envs["base"], "TZ": tz, "LC_ALL": other, "LANG": other}
             run.labels["hash_seed"] = (f"PYTHONHASHSEED={seeds[0]}", f"PYTHONHASHSEED={seeds[1]}")
-            run.labels["tz_locale"] = (f"TZ={perturb.BASELINE_TZ} LC_ALL={base_locale}",
-                                       f"TZ={tz} LC_ALL={other}")
+            run.labels["tz_locale"] = (f"TZ={perturb.BASELINE_TZ} LC_ALL={base_locale}", f"TZ={tz} LC_ALL={other}")
             for key, env in envs.items():
-                processes[key] = (time.monotonic(), run_in_subprocess(
-                    text, paths, env, timeout=run.timeout, max_turns=run.max_turns, set_locale=True))
+                processes[key] = (
+                    time.monotonic(),
+                    run_in_subprocess(text, paths, env, timeout=run.timeout, max_turns=run.max_turns, set_locale=True),
+                )
 
     masked: set[str] = set()
     if "recompose" in selected:
@@ -228,34 +292,48 @@ def _checks(run: _Run, scenario: Scenario, selected: list[str], fresh: Sequence[
     run.masked = masked
     if "insertion_order" in selected:
         results["insertion_order"] = run.in_process(
-            "insertion_order", ("as fed", "dicts and sets reordered"), wrap=perturb.reorder_inputs)
+            "insertion_order", ("as fed", "dicts and sets reordered"), wrap=perturb.reorder_inputs
+        )
     if "clock_jitter" in selected:
         shift = perturb.minute_preserving_shift([c.at for c in run.baseline.composes])
         if shift == 0:
             results["clock_jitter"] = CheckResult(
-                "clock_jitter", perturb.CHECKS["clock_jitter"], "not applicable",
-                "the composes fill their minutes from :00 to :59: no second to move them by")
+                "clock_jitter",
+                perturb.CHECKS["clock_jitter"],
+                "not applicable",
+                "the composes fill their minutes from :00 to :59: no second to move them by",
+            )
         else:
             results["clock_jitter"] = run.in_process(
-                "clock_jitter", ("clock as scripted", f"clock {shift:+d} s"),
-                scenario=perturb.shifted_scenario(scenario, shift))
+                "clock_jitter",
+                ("clock as scripted", f"clock {shift:+d} s"),
+                scenario=perturb.shifted_scenario(scenario, shift),
+            )
     if "tool_order" in selected:
         if not any(c.section(TOOLS_SECTION) for c in run.baseline.composes):
             results["tool_order"] = CheckResult(
-                "tool_order", perturb.CHECKS["tool_order"], "not applicable",
-                "the session declares no tools")
+                "tool_order", perturb.CHECKS["tool_order"], "not applicable", "the session declares no tools"
+            )
         else:
             results["tool_order"] = run.in_process(
-                "tool_order", ("tools as declared", "tools reversed"), prepare=perturb.reverse_tools)
+                "tool_order", ("tools as declared", "tools reversed"), prepare=perturb.reverse_tools
+            )
 
     if "clock_hour" in selected:
         # a scenario runs on a ManualClock: each state is composed again an hour on, then back
         started_hour = time.monotonic()
-        replay = run_scenario(scenario, chosen_factories, timeout=timeout, max_turns=run.max_turns,
-                              clock_step=timedelta(hours=1))
-        results["clock_hour"] = run._result("clock_hour", replay.composes, replay.recomposes,
-                                            ("composed", "composed an hour later"), replay.stopped,
-                                            started_hour, masked)
+        replay = run_scenario(
+            scenario, chosen_factories, timeout=timeout, max_turns=run.max_turns, clock_step=timedelta(hours=1)
+        )
+        results["clock_hour"] = run._result(
+            "clock_hour",
+            replay.composes,
+            replay.recomposes,
+            ("composed", "composed an hour later"),
+            replay.stopped,
+            started_hour,
+            masked,
+        )
     priced = run.baseline.composes
     if on_mira and tools:
         priced = mira.with_tools(priced, tools, mira.tool_names(tools))
@@ -264,13 +342,26 @@ def _checks(run: _Run, scenario: Scenario, selected: list[str], fresh: Sequence[
     if processes:
         results.update(run.fresh_results(processes))
     ordered = [results[name] for name in [*perturb.CHECKS, *mira.CHECKS] if name in results]
-    report = StabilityReport(ordered, model=model, turns_per_hour=turns_per_hour, scope=scope,
-                             composes=len(run.baseline.composes), baseline_seconds=baseline_seconds,
-                             stopped=run.baseline.stopped)
+    report = StabilityReport(
+        ordered,
+        model=model,
+        turns_per_hour=turns_per_hour,
+        scope=scope,
+        composes=len(run.baseline.composes),
+        baseline_seconds=baseline_seconds,
+        stopped=run.baseline.stopped,
+    )
     for result in ordered:
-        result.findings[:] = [f if f.cost is not None else f.with_cost(
-            mira_instability_cost(priced, f, model, turns_per_hour) if on_mira
-            else instability_cost(run.baseline.composes, f, model, turns_per_hour)) for f in result.findings]
+        result.findings[:] = [
+            f
+            if f.cost is not None
+            else f.with_cost(
+                mira_instability_cost(priced, f, model, turns_per_hour)
+                if on_mira
+                else instability_cost(run.baseline.composes, f, model, turns_per_hour)
+            )
+            for f in result.findings
+        ]
     return report
 
 
@@ -301,18 +392,38 @@ class _Run:
 
     def recompose(self) -> CheckResult:
         started = time.monotonic()
-        replay = run_scenario(self.scenario, self.factories, recompose=True, timeout=self.timeout,
-                              max_turns=self.max_turns)
-        return self._result("recompose", replay.composes, replay.recomposes,
-                            ("first compose", "composed again"), replay.stopped, started, set())
+        replay = run_scenario(
+            self.scenario, self.factories, recompose=True, timeout=self.timeout, max_turns=self.max_turns
+        )
+        return self._result(
+            "recompose",
+            replay.composes,
+            replay.recomposes,
+            ("first compose", "composed again"),
+            replay.stopped,
+            started,
+            set(),
+        )
 
-    def in_process(self, name: str, labels: tuple[str, str], *, scenario: Scenario | None = None,
-                   wrap: Any = None, prepare: Any = None) -> CheckResult:
+    def in_process(
+        self,
+        name: str,
+        labels: tuple[str, str],
+        *,
+        scenario: Scenario | None = None,
+        wrap: Any = None,
+        prepare: Any = None,
+    ) -> CheckResult:
         started = time.monotonic()
-        replay = run_scenario(scenario or self.scenario, self.factories, timeout=self.timeout,
-                              max_turns=self.max_turns, wrap=wrap, prepare=prepare)
-        return self._result(name, self.baseline.composes, replay.composes, labels, replay.stopped,
-                            started, self.masked)
+        replay = run_scenario(
+            scenario or self.scenario,
+            self.factories,
+            timeout=self.timeout,
+            max_turns=self.max_turns,
+            wrap=wrap,
+            prepare=prepare,
+        )
+        return self._result(name, self.baseline.composes, replay.composes, labels, replay.stopped, started, self.masked)
 
     def fresh_results(self, processes: dict[str, Any]) -> dict[str, CheckResult]:
         replays: dict[str, Replay | Exception] = {}
@@ -331,43 +442,77 @@ class _Run:
             failed = base if isinstance(base, Exception) else other if isinstance(other, Exception) else None
             if failed is not None:
                 status = "timed out" if isinstance(failed, TimeoutError) else "error"
-                results[name] = CheckResult(name, perturb.CHECKS[name], status, str(failed),
-                                            seconds=time.monotonic() - started)
+                results[name] = CheckResult(
+                    name, perturb.CHECKS[name], status, str(failed), seconds=time.monotonic() - started
+                )
                 continue
             assert isinstance(base, Replay) and isinstance(other, Replay)
-            results[name] = self._result(name, base.composes, other.composes, self.labels[name],
-                                         base.stopped or other.stopped, started, self.masked)
+            results[name] = self._result(
+                name,
+                base.composes,
+                other.composes,
+                self.labels[name],
+                base.stopped or other.stopped,
+                started,
+                self.masked,
+            )
         return results
 
-    def _result(self, name: str, base: Sequence[Compose], other: Sequence[Compose],
-                labels: tuple[str, str], stopped: str | None, started: float,
-                masked: set[str]) -> CheckResult:
+    def _result(
+        self,
+        name: str,
+        base: Sequence[Compose],
+        other: Sequence[Compose],
+        labels: tuple[str, str],
+        stopped: str | None,
+        started: float,
+        masked: set[str],
+    ) -> CheckResult:
         findings, note = compare_replays(name, base, other, self.scope, labels, masked)
         notes = [n for n in (note, stopped) if n]
         if masked and findings == [] and any(m for m in masked):
             notes.append(f"left out (moved on recompose): {', '.join(sorted(masked))}")
         timed_out = stopped is not None and "time limit" in stopped
         status = "fail" if findings else ("timed out" if timed_out else "pass")
-        return CheckResult(name, {**perturb.CHECKS, **mira.CHECKS}[name], status, "; ".join(notes), findings,
-                           composes=min(len(base), len(other)), seconds=time.monotonic() - started)
+        return CheckResult(
+            name,
+            {**perturb.CHECKS, **mira.CHECKS}[name],
+            status,
+            "; ".join(notes),
+            findings,
+            composes=min(len(base), len(other)),
+            seconds=time.monotonic() - started,
+        )
 
 
-def compare_replays(check: str, base: Sequence[Compose], other: Sequence[Compose], scope: str,
-                    labels: tuple[str, str], masked: set[str] = frozenset()  # type: ignore[assignment]
-                    ) -> tuple[list[Finding], str]:
+def compare_replays(
+    check: str,
+    base: Sequence[Compose],
+    other: Sequence[Compose],
+    scope: str,
+    labels: tuple[str, str],
+    masked: set[str] = frozenset(),  # type: ignore[assignment]
+) -> tuple[list[Finding], str]:
     """The sections in ``scope`` whose text differs between two replays, compose by compose: one
     :class:`Finding` per section, at the first compose where it moved, with the number of composes
     where it did. Sections in ``masked`` are left out. Also a note when the replays composed a
     different number of times (the common ones are compared)."""
     n = min(len(base), len(other))
-    note = "" if len(base) == len(other) else (
-        f"the replays composed {len(base)} and {len(other)} times; the first {n} were compared")
+    note = (
+        ""
+        if len(base) == len(other)
+        else (f"the replays composed {len(base)} and {len(other)} times; the first {n} were compared")
+    )
     first: dict[str, Finding] = {}
     moved: Counter[str] = Counter()
     for index in range(n):
         a, b = base[index], other[index]
-        names = list(dict.fromkeys([s.name for s in a.sections if _in_scope(s.placement, s.cached, scope)]
-                                   + [s.name for s in b.sections if _in_scope(s.placement, s.cached, scope)]))
+        names = list(
+            dict.fromkeys(
+                [s.name for s in a.sections if _in_scope(s.placement, s.cached, scope)]
+                + [s.name for s in b.sections if _in_scope(s.placement, s.cached, scope)]
+            )
+        )
         for name in names:
             if name in masked:
                 continue
@@ -382,8 +527,17 @@ def compare_replays(check: str, base: Sequence[Compose], other: Sequence[Compose
                 assert where is not None
                 offset = len(os.path.commonprefix([ta or "", tb or ""]))
                 first[name] = Finding(
-                    check=check, section=name, trinket=where.trinket, placement=where.placement,
-                    cached=where.cached, turn=a.turn, compose=index, offset=offset,
-                    expected=excerpt(ta, offset), actual=excerpt(tb, offset), labels=labels)
+                    check=check,
+                    section=name,
+                    trinket=where.trinket,
+                    placement=where.placement,
+                    cached=where.cached,
+                    turn=a.turn,
+                    compose=index,
+                    offset=offset,
+                    expected=excerpt(ta, offset),
+                    actual=excerpt(tb, offset),
+                    labels=labels,
+                )
     findings = [f.with_counts(moved[f.section], n) for f in first.values()]
     return findings, note

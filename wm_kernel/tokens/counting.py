@@ -12,6 +12,7 @@ applied to totals, so a sum of section counts has the interval ``interval(sum)``
 without a tokenizer counts with :func:`default_tokenizer` (kept here, below the model registry, so
 the counter never needs the registry).
 """
+
 from __future__ import annotations
 
 import math
@@ -78,8 +79,12 @@ class EstimateTokenizer:
 
     name = "estimate (chars/4)"
     exact = False
-    band = Band(-0.5, 1.0, "rule of thumb of about 4 characters per token for English prose; "
-                           "code and other languages run to more tokens", "2026-11")
+    band = Band(
+        -0.5,
+        1.0,
+        "rule of thumb of about 4 characters per token for English prose; code and other languages run to more tokens",
+        "2026-11",
+    )
 
     def count(self, text: str) -> int:
         return (len(text) + 3) // 4
@@ -102,8 +107,7 @@ class ScaledTokenizer:
     exact = False
 
     def __init__(self, base: Tokenizer, factor: float, band: Band, *, family: str = "estimate") -> None:
-        if isinstance(factor, bool) or not isinstance(factor, (int, float)) or not math.isfinite(factor) \
-                or factor <= 0:
+        if isinstance(factor, bool) or not isinstance(factor, (int, float)) or not math.isfinite(factor) or factor <= 0:
             raise ValueError(f"factor must be a positive number, got {factor!r}")
         if not isinstance(band, Band):
             raise TypeError(f"band must be a Band, got {type(band).__name__}")

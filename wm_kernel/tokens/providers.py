@@ -18,6 +18,7 @@ and Gemini's SentencePiece tokenizer (its model file).
     :func:`cache_dir`: ``$WM_KERNEL_CACHE_DIR``, else ``$XDG_CACHE_HOME/wm-kernel``, else
     ``~/.cache/wm-kernel``).
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -52,13 +53,16 @@ class CountCache:
         self._lock = threading.Lock()
         self._db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
         try:
-            self._db.execute("CREATE TABLE IF NOT EXISTS counts (model TEXT NOT NULL, digest TEXT NOT NULL, "
-                             "tokens INTEGER NOT NULL, PRIMARY KEY (model, digest))")
+            self._db.execute(
+                "CREATE TABLE IF NOT EXISTS counts (model TEXT NOT NULL, digest TEXT NOT NULL, "
+                "tokens INTEGER NOT NULL, PRIMARY KEY (model, digest))"
+            )
             self._db.execute("SELECT tokens FROM counts LIMIT 1").fetchall()
         except sqlite3.DatabaseError as exc:
             self._db.close()
-            raise ValueError(f"the token count cache {self.path} is damaged ({exc}); delete it and the "
-                             f"counts are asked again") from None
+            raise ValueError(
+                f"the token count cache {self.path} is damaged ({exc}); delete it and the counts are asked again"
+            ) from None
 
     @staticmethod
     def digest(text: str) -> str:
@@ -66,8 +70,9 @@ class CountCache:
 
     def get(self, model: str, digest: str) -> int | None:
         with self._lock:
-            row = self._db.execute("SELECT tokens FROM counts WHERE model = ? AND digest = ?",
-                                   (model, digest)).fetchone()
+            row = self._db.execute(
+                "SELECT tokens FROM counts WHERE model = ? AND digest = ?", (model, digest)
+            ).fetchone()
         # a count that is no whole number of tokens, 0 or more (a damaged row), is asked again
         if row is None or isinstance(row[0], bool) or not isinstance(row[0], int) or row[0] < 0:
             return None
@@ -97,8 +102,14 @@ class AnthropicTokenizer:
 
     exact = True
 
-    def __init__(self, model: str, client: Any = None, *, cache: CountCache | str | os.PathLike[str] | None = None,
-                 max_concurrency: int = 4) -> None:
+    def __init__(
+        self,
+        model: str,
+        client: Any = None,
+        *,
+        cache: CountCache | str | os.PathLike[str] | None = None,
+        max_concurrency: int = 4,
+    ) -> None:
         if not isinstance(model, str) or not model.strip():
             raise ValueError(f"model must be a non-empty str, got {model!r}")
         if isinstance(max_concurrency, bool) or not isinstance(max_concurrency, int) or max_concurrency < 1:
@@ -129,15 +140,20 @@ class AnthropicTokenizer:
             try:
                 answer = self.client.messages.count_tokens(**params)
             except anthropic.APIStatusError as exc:
-                raise TokenCountError(f"anthropic count_tokens for {self.model} failed: HTTP {exc.status_code} "
-                                      f"{_error_type(exc)}: {_one_line(_error_message(exc))}") from None
+                raise TokenCountError(
+                    f"anthropic count_tokens for {self.model} failed: HTTP {exc.status_code} "
+                    f"{_error_type(exc)}: {_one_line(_error_message(exc))}"
+                ) from None
             except anthropic.APIConnectionError as exc:
-                raise TokenCountError(f"anthropic count_tokens for {self.model} failed: cannot reach the API "
-                                      f"({_one_line(str(exc))})") from None
+                raise TokenCountError(
+                    f"anthropic count_tokens for {self.model} failed: cannot reach the API ({_one_line(str(exc))})"
+                ) from None
         tokens = getattr(answer, "input_tokens", None)
         if isinstance(tokens, bool) or not isinstance(tokens, int) or tokens < 0:
-            raise TokenCountError(f"anthropic count_tokens for {self.model} answered without a usable "
-                                  f"input_tokens ({_one_line(repr(answer))[:120]})")
+            raise TokenCountError(
+                f"anthropic count_tokens for {self.model} answered without a usable "
+                f"input_tokens ({_one_line(repr(answer))[:120]})"
+            )
         return tokens
 
     def _known(self, key: str, ask: str | None) -> int:
@@ -202,8 +218,9 @@ class SentencePieceTokenizer:
         try:
             import sentencepiece
         except ImportError as exc:
-            raise ValueError("a SentencePiece model file needs the sentencepiece package "
-                             "(pip install 'wm-kernel[providers]')") from exc
+            raise ValueError(
+                "a SentencePiece model file needs the sentencepiece package (pip install 'wm-kernel[providers]')"
+            ) from exc
         path = Path(model_file)
         if not path.is_file():
             raise ValueError(f"no SentencePiece model file at {str(path)!r}")

@@ -21,6 +21,7 @@ Exact counts for Claude are opt-in (they ask Anthropic's API): pass ``client=`` 
 ``WM_KERNEL_GEMINI_TOKENIZER`` (the path of its tokenizer file). A calibration
 (:func:`wm_kernel.tokens.calibration.calibrate`) replaces a model's factor and band.
 """
+
 from __future__ import annotations
 
 import os
@@ -35,21 +36,46 @@ GEMINI_ENV = "WM_KERNEL_GEMINI_TOKENIZER"
 
 #: The estimate of each family without a tokenizer of its own: (base encoding, factor, band).
 FAMILY_ESTIMATES: dict[str, tuple[str, float, Band]] = {
-    "claude": ("o200k_base", 1.25, Band(
-        -0.10, 0.20, "Anthropic publishes no tokenizer since Claude 3; third-party comparisons put "
-        "Claude counts at about 1.2-1.5x OpenAI's o200k on the same text (2024-06 to 2026-06). "
-        "Not measured here: calibrate() with billed counts replaces it", "2026-11")),
-    "gemini": ("o200k_base", 1.0, Band(
-        -0.15, 0.15, "assumption: Gemini's 262k-entry SentencePiece vocabulary (gemma3) splits "
-        "English text about as o200k does; unmeasured", "2026-11")),
+    "claude": (
+        "o200k_base",
+        1.25,
+        Band(
+            -0.10,
+            0.20,
+            "Anthropic publishes no tokenizer since Claude 3; third-party comparisons put "
+            "Claude counts at about 1.2-1.5x OpenAI's o200k on the same text (2024-06 to 2026-06). "
+            "Not measured here: calibrate() with billed counts replaces it",
+            "2026-11",
+        ),
+    ),
+    "gemini": (
+        "o200k_base",
+        1.0,
+        Band(
+            -0.15,
+            0.15,
+            "assumption: Gemini's 262k-entry SentencePiece vocabulary (gemma3) splits "
+            "English text about as o200k does; unmeasured",
+            "2026-11",
+        ),
+    ),
 }
 
 # (prefix, family), first match wins: longer prefixes before the shorter ones they start with
 _RULES: tuple[tuple[str, str], ...] = (
-    ("gpt-4o", "o200k"), ("gpt-4.1", "o200k"), ("gpt-4.5", "o200k"), ("gpt-5", "o200k"),
-    ("chatgpt-4o", "o200k"), ("o1", "o200k"), ("o3", "o200k"), ("o4", "o200k"),
-    ("gpt-4", "cl100k"), ("gpt-3.5", "cl100k"), ("text-embedding-3", "cl100k"),
-    ("claude-", "claude"), ("gemini-", "gemini"),
+    ("gpt-4o", "o200k"),
+    ("gpt-4.1", "o200k"),
+    ("gpt-4.5", "o200k"),
+    ("gpt-5", "o200k"),
+    ("chatgpt-4o", "o200k"),
+    ("o1", "o200k"),
+    ("o3", "o200k"),
+    ("o4", "o200k"),
+    ("gpt-4", "cl100k"),
+    ("gpt-3.5", "cl100k"),
+    ("text-embedding-3", "cl100k"),
+    ("claude-", "claude"),
+    ("gemini-", "gemini"),
 )
 FAMILIES = ("o200k", "cl100k", "claude", "gemini")
 
@@ -59,6 +85,8 @@ _registered: dict[str, str | Tokenizer | TokenizerFactory] = {}
 # model -> (factor, band) from a calibration, over the family's base encoding
 _calibrated: dict[str, tuple[float, Band]] = {}
 _tokenizers: dict[str, Tokenizer] = {}
+
+
 def _bpe(encoding: str) -> Tokenizer:
     found = _tokenizers.get(encoding)
     if found is None:
@@ -80,8 +108,9 @@ def family_of(model: str) -> str:
     for prefix, family in _RULES:
         if model.startswith(prefix):
             return family
-    raise ValueError(f"no token counter for model {model!r}: register one with "
-                     f"register_counter({model!r}, tokenizer_or_family)")
+    raise ValueError(
+        f"no token counter for model {model!r}: register one with register_counter({model!r}, tokenizer_or_family)"
+    )
 
 
 def register_counter(model: str, counter: str | Tokenizer | TokenizerFactory, *, replace: bool = False) -> None:
@@ -160,12 +189,19 @@ def estimate_tokenizer(model: str) -> Tokenizer:
 
 def _widen(band: Band) -> Band:
     """The band of an estimate whose base is chars/4 instead of a BPE (no tiktoken installed)."""
-    return Band(min(band.low - 0.4, -0.5), band.high + 0.8, band.source + "; counted as chars/4 without "
-                "tiktoken", band.date)
+    return Band(
+        min(band.low - 0.4, -0.5), band.high + 0.8, band.source + "; counted as chars/4 without tiktoken", band.date
+    )
 
 
-def tokenizer_for(model: str, *, client: Any = None, exact: bool | None = None,
-                  sentencepiece_model: str | os.PathLike[str] | None = None, **options: Any) -> Tokenizer:
+def tokenizer_for(
+    model: str,
+    *,
+    client: Any = None,
+    exact: bool | None = None,
+    sentencepiece_model: str | os.PathLike[str] | None = None,
+    **options: Any,
+) -> Tokenizer:
     """The tokenizer :func:`counter_for` counts ``model`` with (see the module docstring)."""
     registered = _registered.get(model)
     if registered is not None and not isinstance(registered, str):
@@ -176,8 +212,11 @@ def tokenizer_for(model: str, *, client: Any = None, exact: bool | None = None,
             return estimate_tokenizer(model)
         return _bpe(f"{family}_base")
     if family == "claude":
-        wanted = exact if exact is not None else (client is not None or os.environ.get(ANTHROPIC_ENV, "") in
-                                                  ("1", "true", "yes"))
+        wanted = (
+            exact
+            if exact is not None
+            else (client is not None or os.environ.get(ANTHROPIC_ENV, "") in ("1", "true", "yes"))
+        )
         if wanted:
             from wm_kernel.tokens.providers import AnthropicTokenizer
 
@@ -191,13 +230,20 @@ def tokenizer_for(model: str, *, client: Any = None, exact: bool | None = None,
 
             return SentencePieceTokenizer(path, name=f"sentencepiece {os.path.basename(str(path))} ({model})")
         if exact:
-            raise ValueError(f"exact counts for {model} need its SentencePiece file: sentencepiece_model= "
-                             f"or ${GEMINI_ENV}")
+            raise ValueError(
+                f"exact counts for {model} need its SentencePiece file: sentencepiece_model= or ${GEMINI_ENV}"
+            )
     return estimate_tokenizer(model)
 
 
-def counter_for(model: str, *, client: Any = None, exact: bool | None = None,
-                sentencepiece_model: str | os.PathLike[str] | None = None, **options: Any) -> TokenCounter:
+def counter_for(
+    model: str,
+    *,
+    client: Any = None,
+    exact: bool | None = None,
+    sentencepiece_model: str | os.PathLike[str] | None = None,
+    **options: Any,
+) -> TokenCounter:
     """A new TokenCounter for ``model`` (tokenizers are loaded once per process and shared).
 
     ``client``/``exact``/``options`` (``cache``, ``max_concurrency``) choose Anthropic's counting
@@ -208,6 +254,5 @@ def counter_for(model: str, *, client: Any = None, exact: bool | None = None,
     >>> counter_for("claude-sonnet-4-6").label
     '≈ claude-sonnet-4-6 (tiktoken o200k_base × 1.25) −10%/+20%'
     """
-    tokenizer = tokenizer_for(model, client=client, exact=exact, sentencepiece_model=sentencepiece_model,
-                              **options)
+    tokenizer = tokenizer_for(model, client=client, exact=exact, sentencepiece_model=sentencepiece_model, **options)
     return TokenCounter(tokenizer, model=model)

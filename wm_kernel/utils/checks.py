@@ -20,6 +20,7 @@ Traceback (most recent call last):
 ...
 ValueError: text contains a lone surrogate U+D83D at index 10 (half of a character, e.g. an emoji cut in two); it cannot be stored
 """  # noqa: E501 - examples show their output line for line
+
 from __future__ import annotations
 
 import re
@@ -46,9 +47,11 @@ def check_unicode(value: str, what: str) -> str:
         return value
     found = _LONE_SURROGATE.search(value)
     if found is not None:
-        raise ValueError(f"{what} contains a lone surrogate U+{ord(found.group()):04X} at index "
-                         f"{found.start()} (half of a character, e.g. an emoji cut in two); it "
-                         f"cannot be stored")
+        raise ValueError(
+            f"{what} contains a lone surrogate U+{ord(found.group()):04X} at index "
+            f"{found.start()} (half of a character, e.g. an emoji cut in two); it "
+            f"cannot be stored"
+        )
     return value
 
 
@@ -69,8 +72,7 @@ def check_int(value: object, what: str, *, minimum: int, expected: str = "an int
     return value
 
 
-def check_number(value: object, what: str, *, minimum: float = 0.0, strict: bool = False,
-                 unit: str = "") -> float:
+def check_number(value: object, what: str, *, minimum: float = 0.0, strict: bool = False, unit: str = "") -> float:
     """``value`` as a float if it is a finite real number (not a bool) of at least ``minimum``
     (above it when ``strict``): NaN, infinities and negatives are a ValueError saying so, any other
     type a TypeError. ``unit`` ends the wording ("seconds")."""
@@ -78,8 +80,11 @@ def check_number(value: object, what: str, *, minimum: float = 0.0, strict: bool
 
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise TypeError(f"{what} must be a number, got {type(value).__name__}")
-    kind = "a positive, finite number" if strict and minimum == 0 else (
-        "a non-negative, finite number" if minimum == 0 else f"a finite number of at least {minimum:g}")
+    kind = (
+        "a positive, finite number"
+        if strict and minimum == 0
+        else ("a non-negative, finite number" if minimum == 0 else f"a finite number of at least {minimum:g}")
+    )
     words = f"{kind}{' of ' + unit if unit else ''}"
     if not math.isfinite(value) or value < minimum or (strict and value == minimum):
         raise ValueError(f"{what} must be {words}, got {value!r}")

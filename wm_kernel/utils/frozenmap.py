@@ -18,6 +18,7 @@ Examples
 >>> b.remove("x") == {"y": 2}
 True
 """
+
 from __future__ import annotations
 
 import math
@@ -52,8 +53,7 @@ class FrozenMap(Mapping[K, V]):
         self._len = len(self._base)
 
     @classmethod
-    def _derived(cls, base: dict[K, V], recent: dict[K, V], gone: frozenset[K],
-                 size: int) -> FrozenMap[K, V]:
+    def _derived(cls, base: dict[K, V], recent: dict[K, V], gone: frozenset[K], size: int) -> FrozenMap[K, V]:
         new: FrozenMap[K, V] = cls.__new__(cls)
         new._base, new._recent, new._gone, new._len = base, recent, gone, size
         if len(recent) + len(gone) > max(_MIN_OVERLAY, math.isqrt(len(base))):

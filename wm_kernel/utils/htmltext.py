@@ -19,6 +19,7 @@ class="mathjax_ignore tex2jax_ignore">&#36;</span>10</b>'
 >>> no_math("<i>no dollars</i>")
 '<div class="mathjax_ignore tex2jax_ignore"><i>no dollars</i></div>'
 """
+
 from __future__ import annotations
 
 import re
@@ -39,7 +40,7 @@ def dollars_as_text(fragment: str) -> str:
     parts = _TAGS.split(fragment)
     svg_depth = 0
     for index, part in enumerate(parts):
-        if index % 2:   # a tag
+        if index % 2:  # a tag
             if _SVG_OPEN.match(part) and not part.endswith("/>"):
                 svg_depth += 1
             elif _SVG_CLOSE.match(part):

@@ -21,21 +21,35 @@ True
 >>> escape_text("a\\x00b\\x1bc\\ufffe") == "a\\ufffdb\\ufffdc\\ufffd"
 True
 """
+
 from __future__ import annotations
 
 #: Code points XML 1.0's Char production leaves out (a parser rejects them even as &#...;
 #: references), each mapped to U+FFFD: a ``str.maketrans`` mapping for a trinket that builds its
 #: own escaping table.
-XML_ILLEGAL = {code: "\ufffd" for code in (*range(0x00, 0x09), 0x0B, 0x0C, *range(0x0E, 0x20),
-                                            *range(0xD800, 0xE000), 0xFFFE, 0xFFFF)}
+XML_ILLEGAL = {
+    code: "\ufffd"
+    for code in (*range(0x00, 0x09), 0x0B, 0x0C, *range(0x0E, 0x20), *range(0xD800, 0xE000), 0xFFFE, 0xFFFF)
+}
 _ILLEGAL = XML_ILLEGAL
 # A bare carriage return in element text would come back from a parser as "\n" (line-end
 # normalisation), so it is written as a character reference.
 _TEXT_TABLE = str.maketrans({**_ILLEGAL, "&": "&amp;", "<": "&lt;", ">": "&gt;", "\r": "&#13;"})
 # Attribute values also escape quotes, and whitespace characters an XML parser would normalise to
 # spaces (so a round trip returns the value byte for byte).
-_ATTR_TABLE = str.maketrans({**_ILLEGAL, "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&apos;",
-                             "\n": "&#10;", "\r": "&#13;", "\t": "&#9;"})
+_ATTR_TABLE = str.maketrans(
+    {
+        **_ILLEGAL,
+        "&": "&amp;",
+        "<": "&lt;",
+        ">": "&gt;",
+        '"': "&quot;",
+        "'": "&apos;",
+        "\n": "&#10;",
+        "\r": "&#13;",
+        "\t": "&#9;",
+    }
+)
 
 
 def escape_text(value: object) -> str:

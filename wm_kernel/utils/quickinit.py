@@ -19,6 +19,7 @@ Examples
 >>> Point(1), Point(1).tags is not Point(1).tags
 (Point(x=1, tags=[]), True)
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -54,8 +55,7 @@ def quick_init(cls: T) -> T:
         else:
             params_src.append(f.name)
         body.append(f"_set{i}(self, {f.name})")
-    source = (f"def __init__(self, {', '.join(params_src)}):\n    "
-              + "\n    ".join(body or ["pass"]) + "\n")
+    source = f"def __init__(self, {', '.join(params_src)}):\n    " + "\n    ".join(body or ["pass"]) + "\n"
     exec(source, env)  # noqa: S102 - built above from field names, nothing from outside
     init = env["__init__"]
     init.__qualname__ = f"{cls.__qualname__}.__init__"

@@ -22,6 +22,7 @@ Traceback (most recent call last):
 ...
 wm_kernel.utils.safe_files.UnreadableFileError: deep.json: JSON nested too deeply to read (at most 1,000 levels)
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -44,8 +45,7 @@ class UnreadableFileError(ValueError):
     """A file that is not a regular file, too large, or holds JSON too deep to read (one line)."""
 
 
-def open_regular(path: str | os.PathLike[str], source: str | None = None, *,
-                 errors: str = "strict") -> TextIO:
+def open_regular(path: str | os.PathLike[str], source: str | None = None, *, errors: str = "strict") -> TextIO:
     """``path`` opened to read text (UTF-8), if it is a regular file; UnreadableFileError otherwise.
     Opened without waiting (a FIFO) and checked through its descriptor, so it cannot be swapped
     between the check and the read."""
@@ -65,8 +65,7 @@ def open_regular(path: str | os.PathLike[str], source: str | None = None, *,
         raise
 
 
-def read_bytes(path: str | os.PathLike[str], source: str | None = None, *,
-               max_bytes: int = MAX_FILE_CHARS) -> bytes:
+def read_bytes(path: str | os.PathLike[str], source: str | None = None, *, max_bytes: int = MAX_FILE_CHARS) -> bytes:
     """The bytes of a regular file of at most ``max_bytes`` (a FIFO or a device is refused at once)."""
     where = source or str(path)
     with open_regular(path, where) as handle:
@@ -76,8 +75,9 @@ def read_bytes(path: str | os.PathLike[str], source: str | None = None, *,
     return data
 
 
-def read_text(path: str | os.PathLike[str], source: str | None = None, *,
-              max_chars: int = MAX_FILE_CHARS, errors: str = "strict") -> str:
+def read_text(
+    path: str | os.PathLike[str], source: str | None = None, *, max_chars: int = MAX_FILE_CHARS, errors: str = "strict"
+) -> str:
     """The whole text of a regular file of at most ``max_chars`` characters."""
     where = source or str(path)
     with open_regular(path, where, errors=errors) as handle:
@@ -98,8 +98,9 @@ def lines(handle: TextIO, source: str, *, max_chars: int = MAX_LINE_CHARS) -> It
         try:
             line = handle.readline(max_chars + 1)
         except UnicodeDecodeError as exc:
-            raise UnreadableFileError(f"{source} line {number + 1}: not UTF-8 text "
-                                      f"(byte {exc.start} of the block read)") from None
+            raise UnreadableFileError(
+                f"{source} line {number + 1}: not UTF-8 text (byte {exc.start} of the block read)"
+            ) from None
         if not line:
             return
         number += 1
@@ -112,16 +113,15 @@ def loads_json(text: str, source: str) -> Any:
     """``json.loads(text)``, with any failure (bad JSON, an integer of too many digits, nesting
     deeper than :data:`MAX_JSON_DEPTH`) one UnreadableFileError naming ``source``."""
     if _too_deep(text):
-        raise UnreadableFileError(f"{source}: JSON nested too deeply to read (at most "
-                                  f"{MAX_JSON_DEPTH:,} levels)")
+        raise UnreadableFileError(f"{source}: JSON nested too deeply to read (at most {MAX_JSON_DEPTH:,} levels)")
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:
-        raise UnreadableFileError(f"{source}: not JSON ({exc.msg} at line {exc.lineno} column "
-                                  f"{exc.colno})") from None
+        raise UnreadableFileError(f"{source}: not JSON ({exc.msg} at line {exc.lineno} column {exc.colno})") from None
     except RecursionError:
-        raise UnreadableFileError(f"{source}: JSON nested too deeply to read (at most "
-                                  f"{MAX_JSON_DEPTH:,} levels)") from None
+        raise UnreadableFileError(
+            f"{source}: JSON nested too deeply to read (at most {MAX_JSON_DEPTH:,} levels)"
+        ) from None
     except ValueError as exc:
         raise UnreadableFileError(f"{source}: not JSON ({exc})") from None
 
@@ -178,4 +178,3 @@ def atomic_write_text(path: str | os.PathLike[str], write: Callable[[TextIO], No
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
-

@@ -13,6 +13,7 @@ text keeps a contrast of at least 4.5:1 (WCAG AA) in the light and the dark them
 
 tests/browser/test_contrast.py measures every view in both themes.
 """
+
 from __future__ import annotations
 
 
@@ -46,8 +47,7 @@ MUTED_BADGE = badge_colour("--jp-layout-color4", "#757575")
 CODE_FONT = "font-family:var(--jp-code-font-family, monospace);font-size:var(--jp-code-font-size, 13px)"
 
 #: A block of prompt text: wrapped at spaces, long tokens broken only when they must be.
-PROMPT_PRE = ("white-space:pre-wrap;word-break:normal;overflow-wrap:anywhere;"
-              f"{CODE_FONT};line-height:1.35;")
+PROMPT_PRE = f"white-space:pre-wrap;word-break:normal;overflow-wrap:anywhere;{CODE_FONT};line-height:1.35;"
 #: A hunk of a diff: flush with its summary line, wrapped.
 DIFF_PRE = f"margin:0;white-space:pre-wrap;{CODE_FONT}"
 

@@ -17,6 +17,7 @@ Examples
 >>> relationship_duration(now - timedelta(days=75), now)
 'two and a half months (09-16-2026)'
 """
+
 from __future__ import annotations
 
 from datetime import datetime, tzinfo
@@ -49,7 +50,7 @@ def elapsed_wording(then: datetime, now: datetime) -> str:
 
 
 def relative_time(then: datetime, now: datetime) -> str:
-    """"just now", "N unit(s) ago" for the past, "in N unit(s)" for the future."""
+    """ "just now", "N unit(s) ago" for the past, "in N unit(s)" for the future."""
     wording = elapsed_wording(then, now)
     if wording == "just now":
         return wording
@@ -78,8 +79,21 @@ def zone_abbreviation(moment: datetime) -> str:
     return f"UTC{sign}{total // 60:02d}:{total % 60:02d}"
 
 
-_NUMBER_WORDS = ("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine",
-                 "ten", "eleven", "twelve")
+_NUMBER_WORDS = (
+    "zero",
+    "one",
+    "two",
+    "three",
+    "four",
+    "five",
+    "six",
+    "seven",
+    "eight",
+    "nine",
+    "ten",
+    "eleven",
+    "twelve",
+)
 
 
 def _number_word(n: int) -> str:

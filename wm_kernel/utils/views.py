@@ -6,6 +6,7 @@ their layers sit below the display layer and may not import it. They ask here in
 top layer, which runs before any of its modules) names the loader that imports it, so the first
 object shown loads the display layer. A plain ``import wm_kernel.core`` loads nothing more.
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable, Container
@@ -46,8 +47,9 @@ def _load() -> None:
         _loader()
 
 
-def composed_mimebundle(prompt: object, include: Container[str] | None = None,
-                        exclude: Container[str] | None = None) -> MimeBundle:
+def composed_mimebundle(
+    prompt: object, include: Container[str] | None = None, exclude: Container[str] | None = None
+) -> MimeBundle:
     """The mime bundle IPython shows for a ComposedPrompt; its ``repr`` until a view is registered."""
     _load()
     if _composed is None:
@@ -84,28 +86,37 @@ RICH_VIEWS: dict[str, str] = {
     "wm_kernel.core.prompt:ComposedPrompt": "import wm_kernel\np = %compose\np",
     "wm_kernel.display.render:PromptView": "%compose --placement system",
     "wm_kernel.display.render:PromptText": "%compose --raw",
-    "wm_kernel.instruments.diff:PromptDiff": ("%trinket peanutgallery add coaching 'Ask before you assume.'\n"
-                                             "%compose --diff"),
+    "wm_kernel.instruments.diff:PromptDiff": (
+        "%trinket peanutgallery add coaching 'Ask before you assume.'\n%compose --diff"
+    ),
     "wm_kernel.display.render:BlameView": "%compose --blame",
     "wm_kernel.display.render:TurnReport": "%turn 2",
     "wm_kernel.display.tables:Table": "%trinkets",
-    "wm_kernel.display.budget_bars:BudgetBars": ("from wm_kernel.display.budget_bars import budget_bars\n"
-                                                 "budget_bars(wm_kernel.current_session().composed)"),
+    "wm_kernel.display.budget_bars:BudgetBars": (
+        "from wm_kernel.display.budget_bars import budget_bars\nbudget_bars(wm_kernel.current_session().composed)"
+    ),
     "wm_kernel.display.cache_view:CacheView": "%cache",
     "wm_kernel.cachesim.simulation:Simulation": "wm_kernel.current_session().cache_simulation()",
     "wm_kernel.cachesim.advice:Advice": "wm_kernel.current_session().cache_advice()",
-    "wm_kernel.cachesim.report:CacheReport": ("from wm_kernel.cachesim.report import cache_report\n"
-                                              "cache_report(wm_kernel.current_session())"),
+    "wm_kernel.cachesim.report:CacheReport": (
+        "from wm_kernel.cachesim.report import cache_report\ncache_report(wm_kernel.current_session())"
+    ),
     "wm_kernel.display.wire_view:WireView": "%request --per-hour 20",
-    "wm_kernel.jupyter.magics.check:CheckTable": ("%%wm_check\nsection_present peanutgallery_guidance\n"
-                                                  "placement_under notification 5\nhit_rate claude-sonnet-4-6 90%"),
+    "wm_kernel.jupyter.magics.check:CheckTable": (
+        "%%wm_check\nsection_present peanutgallery_guidance\n"
+        "placement_under notification 5\nhit_rate claude-sonnet-4-6 90%"
+    ),
     "wm_kernel.testing.report:StabilityReport": "%wm_check stability --only recompose --only clock_jitter",
-    "wm_kernel.providers.send:Reply": ("%ask --recording {ROOT}/notebooks/recordings/10_sends.jsonl "
-                                       "--model claude-sonnet-4-6 Hi, my floor lamp arrived with a cracked shade."),
-    "wm_kernel.display.exchanges:ExchangesView": ("from wm_kernel.display.exchanges import exchanges_view\n"
-                                                  "exchanges_view(wm_kernel.current_session())"),
-    "wm_kernel.providers.reconcile:Reconciliation": ("from wm_kernel.providers.reconcile import reconcile\n"
-                                                     "reconcile(wm_kernel.current_session())"),
+    "wm_kernel.providers.send:Reply": (
+        "%ask --recording {ROOT}/notebooks/recordings/10_sends.jsonl "
+        "--model claude-sonnet-4-6 Hi, my floor lamp arrived with a cracked shade."
+    ),
+    "wm_kernel.display.exchanges:ExchangesView": (
+        "from wm_kernel.display.exchanges import exchanges_view\nexchanges_view(wm_kernel.current_session())"
+    ),
+    "wm_kernel.providers.reconcile:Reconciliation": (
+        "from wm_kernel.providers.reconcile import reconcile\nreconcile(wm_kernel.current_session())"
+    ),
 }
 
 #: Views that are not a class of the kit's own, measured too: what ``%wm_import`` shows and the

@@ -7,6 +7,7 @@ drawn tab that is open (overview, budget, cache or event log; the others cost no
 are opened). A control is set only when its value differs, so a settle that changed nothing
 sends nothing.
 """
+
 from __future__ import annotations
 
 import html
@@ -37,8 +38,7 @@ class Controls:
     """The banner, offline line, slider and play, advance and collapse controls, error line and
     tabs of one dashboard, and the renderers of its drawn tabs."""
 
-    def __init__(self, model: DashboardModel, driver: TurnDriver, record: TurnRecord,
-                 sections: Sections) -> None:
+    def __init__(self, model: DashboardModel, driver: TurnDriver, record: TurnRecord, sections: Sections) -> None:
         self.model, self.driver, self.record, self.sections = model, driver, record, sections
         session = model.session
         turn = session.turn
@@ -48,45 +48,64 @@ class Controls:
         self.notice.add_class("wm-notice")
         self.errors = TextHTML()
         # slider and play reach only the recorded turns: time travel, never a side effect
-        self.slider = widgets.IntSlider(min=0, max=turn, value=turn, description="turn",
-                                        continuous_update=False)
+        self.slider = widgets.IntSlider(min=0, max=turn, value=turn, description="turn", continuous_update=False)
         # the frontend's timer that steps the slider; hidden (its own buttons have no labels, and
         # its stop jumps to the first turn): the labelled Play and Stop buttons start and pause it,
         # and a paused play stays on the turn it reached
-        self.play = widgets.Play(min=0, max=turn, value=turn, interval=1000, show_repeat=False,
-                                 layout=widgets.Layout(display="none"))
-        self.play_button = widgets.Button(description="Play", icon="play", tooltip=PLAY_TOOLTIP,
-                                          layout=widgets.Layout(width="6em"))
-        self.stop_button = widgets.Button(description="Stop", icon="stop", tooltip=STOP_TOOLTIP,
-                                          layout=widgets.Layout(width="6em"))
+        self.play = widgets.Play(
+            min=0, max=turn, value=turn, interval=1000, show_repeat=False, layout=widgets.Layout(display="none")
+        )
+        self.play_button = widgets.Button(
+            description="Play", icon="play", tooltip=PLAY_TOOLTIP, layout=widgets.Layout(width="6em")
+        )
+        self.stop_button = widgets.Button(
+            description="Stop", icon="stop", tooltip=STOP_TOOLTIP, layout=widgets.Layout(width="6em")
+        )
         self.advance_count = widgets.BoundedIntText(
-            value=1, min=1, max=10_000, description="turns",
-            layout=widgets.Layout(width="9em"), style={"description_width": "initial"})
+            value=1,
+            min=1,
+            max=10_000,
+            description="turns",
+            layout=widgets.Layout(width="9em"),
+            style={"description_width": "initial"},
+        )
         self.advance_button = widgets.Button(
-            description="advance", icon="forward",
-            tooltip="Complete this many turns of the live session (as %turn N does)")
+            description="advance",
+            icon="forward",
+            tooltip="Complete this many turns of the live session (as %turn N does)",
+        )
         self.summary = widgets.Text(placeholder="summary of the segment", description="summary")
         self.collapse_button = widgets.Button(
-            description="collapse segment", tooltip="End the segment: stateful trinkets are flushed")
+            description="collapse segment", tooltip="End the segment: stateful trinkets are flushed"
+        )
         self.overview, self.budget = TextHTML(UNDRAWN), TextHTML(UNDRAWN)
         self.cache, self.events = TextHTML(UNDRAWN), TextHTML(UNDRAWN)
         self.request, self.replies = TextHTML(UNDRAWN), TextHTML(UNDRAWN)
         self.tabs = widgets.Tab(
-            children=[self.overview, *sections.views.values(), self.budget, self.cache,
-                      self.request, self.replies, sections.toggle_box, self.events],
-            titles=["overview", *VIEWS.values(), "budget", "cache", "request", "replies", "trinkets",
-                    "event log"],
-            selected_index=0)
+            children=[
+                self.overview,
+                *sections.views.values(),
+                self.budget,
+                self.cache,
+                self.request,
+                self.replies,
+                sections.toggle_box,
+                self.events,
+            ],
+            titles=["overview", *VIEWS.values(), "budget", "cache", "request", "replies", "trinkets", "event log"],
+            selected_index=0,
+        )
         self.tabs.add_class("wm-tabs")
         # play and slider are linked in the frontend, the slider first: a saved notebook's link
         # starts by copying the slider's value to play, and a tick of play moves the slider
         # (which tells the kernel), so a turn sends the slider alone (and play's range)
         self.play_link = widgets.jslink((self.slider, "value"), (self.play, "value"))
-        self.rows = [widgets.HBox([self.play, self.play_button, self.stop_button, self.slider]),
-                     widgets.HBox([self.advance_count, self.advance_button, self.summary,
-                                   self.collapse_button])]
+        self.rows = [
+            widgets.HBox([self.play, self.play_button, self.stop_button, self.slider]),
+            widgets.HBox([self.advance_count, self.advance_button, self.summary, self.collapse_button]),
+        ]
         for box in self.rows:
-            box.add_class("wm-controls")   # hidden where no kernel is connected
+            box.add_class("wm-controls")  # hidden where no kernel is connected
         self._overview_tab, self._budget_tab = OverviewTab(), BudgetTab()
         self._cache_tab, self._events_tab = CacheTab(), EventLogTab()
         self._request_tab, self._replies_tab = RequestTab(), RepliesTab()
@@ -108,13 +127,13 @@ class Controls:
         driver.latest = top = session.turn
         shown = driver.shown
         slider, play = self.slider, self.play
-        driver.echo = True   # the dashboard moves its own controls: not a user's move
+        driver.echo = True  # the dashboard moves its own controls: not a user's move
         try:
             # play follows the slider's value in the frontend (the link), its range is set here:
             # widened before the slider moves, so the link never moves play past its end
             if top > play.max:
                 play.max = top
-            if slider.value != shown or slider.max != top:   # else nothing to send, not even a hold
+            if slider.value != shown or slider.max != top:  # else nothing to send, not even a hold
                 with slider.hold_sync():
                     # widen before moving and narrow after, so the value is never clamped
                     if top > slider.max:
@@ -123,7 +142,7 @@ class Controls:
                     if top < slider.max:
                         slider.max = top
             if top < play.max:
-                with play.hold_sync():   # the kernel's copy of play's value may be stale: set both
+                with play.hold_sync():  # the kernel's copy of play's value may be stale: set both
                     play.value = min(shown, top)
                     play.max = top
             if slider.max != self._keys_reach:
@@ -146,9 +165,8 @@ class Controls:
                 self._switched = (read_only, closed)
         finally:
             driver.echo = False
-        self.record.items_at(top, self.sections.watched.values())   # fed since a compose
-        banner = (driver.view, top, session.segment_number, session.segment_turn, closed,
-                  len(self.record.turns))
+        self.record.items_at(top, self.sections.watched.values())  # fed since a compose
+        banner = (driver.view, top, session.segment_number, session.segment_turn, closed, len(self.record.turns))
         if banner != self._banner:
             _set(self.banner, banner_html(*self.banner_parts(), driver.view is not None))
             self._banner = banner
@@ -161,8 +179,10 @@ class Controls:
         session, model = self.model.session, self.model
         shown, live = self.driver.shown, self.driver.view is None
         if selected is self.overview:
-            _set(self.overview, self._overview_tab.html(
-                self.record, self.sections.stateful_names, shown, live, self.prompt_on_view()))
+            _set(
+                self.overview,
+                self._overview_tab.html(self.record, self.sections.stateful_names, shown, live, self.prompt_on_view()),
+            )
         elif selected is self.events:
             _set(self.events, self._events_tab.html(session, model.log_rows))
         elif selected is self.budget:
@@ -184,12 +204,15 @@ class Controls:
         """The banner's head and tail: live (turn, segment), or the earlier turn shown."""
         session, view = self.model.session, self.driver.view
         if view is not None:
-            return (f"viewing turn {view} (read-only)",
-                    f"the prompt as composed at turn {self._shown_label(view)} · move the slider "
-                    f"to turn {session.turn} to resume the live view")
-        return ("closed" if session.closed else "live",
-                f"turn {session.turn} · segment {session.segment_number} "
-                f"(segment turn {session.segment_turn})")
+            return (
+                f"viewing turn {view} (read-only)",
+                f"the prompt as composed at turn {self._shown_label(view)} · move the slider "
+                f"to turn {session.turn} to resume the live view",
+            )
+        return (
+            "closed" if session.closed else "live",
+            f"turn {session.turn} · segment {session.segment_number} (segment turn {session.segment_turn})",
+        )
 
     def _shown_label(self, view: int) -> str:
         found = self.record.recorded_at(view)
@@ -202,9 +225,11 @@ class Controls:
     def report(self, exc: BaseException) -> None:
         """Show an error in the dashboard itself (print in a callback is lost in JupyterLab)."""
         try:
-            self.errors.value = (f'<div class="wm-error">{badge("error")} <code>'
-                                 f"{html.escape(type(exc).__name__)}: {html.escape(str(exc))}"
-                                 "</code></div>")
+            self.errors.value = (
+                f'<div class="wm-error">{badge("error")} <code>'
+                f"{html.escape(type(exc).__name__)}: {html.escape(str(exc))}"
+                "</code></div>"
+            )
         except Exception:
             pass  # a closed widget: nowhere left to show it
 
@@ -213,12 +238,28 @@ class Controls:
 
     def close(self) -> None:
         """Close every widget made here."""
-        for widget in (self.play_link, self.banner, self.notice, self.errors, self.slider,
-                       self.play, self.play_button, self.stop_button, self.advance_count, self.advance_button,
-                       self.summary,
-                       self.collapse_button, self.overview, self.budget, self.cache, self.request,
-                       self.replies, self.events,
-                       self.tabs, *self.rows):
+        for widget in (
+            self.play_link,
+            self.banner,
+            self.notice,
+            self.errors,
+            self.slider,
+            self.play,
+            self.play_button,
+            self.stop_button,
+            self.advance_count,
+            self.advance_button,
+            self.summary,
+            self.collapse_button,
+            self.overview,
+            self.budget,
+            self.cache,
+            self.request,
+            self.replies,
+            self.events,
+            self.tabs,
+            *self.rows,
+        ):
             widget.close()
 
 

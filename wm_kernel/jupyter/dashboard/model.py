@@ -23,6 +23,7 @@ ValueError: preview_chars must be an int >= 1, got 0
 >>> m.preview_chars
 20000
 """
+
 from __future__ import annotations
 
 import bisect
@@ -99,8 +100,7 @@ class TurnOnView(TraitType[int | None, int | None]):
             return None
         latest = obj.session.turn
         if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < latest:
-            raise ValueError(f"viewing_turn must be None (live) or an earlier turn, 0 to "
-                             f"{latest - 1}; got {value!r}")
+            raise ValueError(f"viewing_turn must be None (live) or an earlier turn, 0 to {latest - 1}; got {value!r}")
         return value
 
 
@@ -112,28 +112,38 @@ class DashboardModel(HasTraits):
     """The dashboard's options and the turn it shows; every bound holds at every assignment."""
 
     session = Instance(Session, read_only=True, help="The Session shown and driven.")
-    viewing_turn = TurnOnView(None, allow_none=True,
-                              help="The earlier turn shown read-only, or None for the live view.")
-    preview_chars = Count(20_000, low=1, help="Sections longer than this show only their first "
-                                              "preview_chars characters (with their full size), so "
-                                              "megabytes never cross the comm.")
+    viewing_turn = TurnOnView(
+        None, allow_none=True, help="The earlier turn shown read-only, or None for the live view."
+    )
+    preview_chars = Count(
+        20_000,
+        low=1,
+        help="Sections longer than this show only their first "
+        "preview_chars characters (with their full size), so "
+        "megabytes never cross the comm.",
+    )
     log_rows = Count(12, low=0, help="How many of the most recent bus events the event log shows.")
-    cache_model = ModelName(DEFAULT_CACHE_MODEL,
-                            help="The model whose prompt-cache rules the cache strip simulates "
-                                 "(a name in wm_kernel.cachesim.MODELS).")
-    coalesce = Flag(True, help="In a Jupyter kernel, draw once the code running now returns (a "
-                               "cell, a widget callback) instead of on every change: a cell that "
-                               "completes 1,000 turns sends one update, not 1,000. Outside a "
-                               "kernel (a script, a test) it always draws at once. False: draw at "
-                               "once in a kernel too.")
+    cache_model = ModelName(
+        DEFAULT_CACHE_MODEL,
+        help="The model whose prompt-cache rules the cache strip simulates (a name in wm_kernel.cachesim.MODELS).",
+    )
+    coalesce = Flag(
+        True,
+        help="In a Jupyter kernel, draw once the code running now returns (a "
+        "cell, a widget callback) instead of on every change: a cell that "
+        "completes 1,000 turns sends one update, not 1,000. Outside a "
+        "kernel (a script, a test) it always draws at once. False: draw at "
+        "once in a kernel too.",
+    )
 
     def __init__(self, session: Session, **options: Any) -> None:
         if not isinstance(session, Session):
             raise TypeError(f"Dashboard needs a Session, got {type(session).__name__}")
         unknown = sorted(set(options) - set(OPTIONS))
         if unknown:
-            raise TypeError(f"unknown Dashboard option {unknown[0]!r}; the options are "
-                            f"{', '.join(OPTIONS)}, compose and replace")
+            raise TypeError(
+                f"unknown Dashboard option {unknown[0]!r}; the options are {', '.join(OPTIONS)}, compose and replace"
+            )
         super().__init__()
         self.set_trait("session", session)
         for name, value in options.items():
@@ -255,8 +265,7 @@ class TurnRecord:
         self.items = self.history.log
         #: section -> why its trinket's items could not be read (cleared when they can again)
         self.item_errors = self.history.errors
-        self.turns: list[int] = sorted({t for t in getattr(session.recorder, "turns", ())
-                                        if isinstance(t, int)})
+        self.turns: list[int] = sorted({t for t in getattr(session.recorder, "turns", ()) if isinstance(t, int)})
         self.omitted_at: dict[int, tuple[OmittedSection, ...]] = {}
         # the items as last read (section -> describe_items()) at turn _items_turn (None: never,
         # or anything may have changed them: a turn, a collapse, a new trinket), and the
@@ -317,8 +326,7 @@ class TurnRecord:
         """The trinket writing ``section`` may have changed its items (fed, or a trait changed)."""
         self._items_stale.add(section)
 
-    def items_at(self, turn: int,
-                 trinkets: Iterable[EventAwareTrinket]) -> dict[str, list[dict[str, Any]]]:
+    def items_at(self, turn: int, trinkets: Iterable[EventAwareTrinket]) -> dict[str, list[dict[str, Any]]]:
         """The items live now (section -> ``describe_items()``), noted in the item log at ``turn``.
         Every stateful trinket is asked once per turn; within a turn only those marked stale."""
         if self._items_turn != turn:
@@ -335,5 +343,10 @@ class TurnRecord:
 
 
 __all__ = [
-    "DashboardModel", "TurnDriver", "TurnRecord", "OPTIONS", "DEFAULT_CACHE_MODEL", "check_cache_model",
+    "DashboardModel",
+    "TurnDriver",
+    "TurnRecord",
+    "OPTIONS",
+    "DEFAULT_CACHE_MODEL",
+    "check_cache_model",
 ]

@@ -6,6 +6,7 @@ say what a panel shows, live or at an earlier turn, with the section's text draw
 :func:`placement_plan` puts each section in its placement's tab. The dashboard's own style rules
 (:data:`DASHBOARD_STYLE`) ride in the banner, so a saved notebook carries them too.
 """
+
 from __future__ import annotations
 
 import html
@@ -29,9 +30,13 @@ if TYPE_CHECKING:
 SMALL = "font-size:12px"
 BASE_SECTION = "base_prompt"
 
-_SHORT_TITLES = {"system:cached": "system cached", "system:uncached": "system uncached",
-                 "conversation_prefix": "conv. prefix", "post_history": "post-history",
-                 "notification": "notification"}
+_SHORT_TITLES = {
+    "system:cached": "system cached",
+    "system:uncached": "system uncached",
+    "conversation_prefix": "conv. prefix",
+    "post_history": "post-history",
+    "notification": "notification",
+}
 #: The placement views, in display order: key -> tab title. The groups are ``render.GROUPS``
 #: (system split by cache policy, which decides cache hits).
 VIEWS: dict[str, str] = {key.replace(":", "_"): _SHORT_TITLES[key] for key, _ in render.GROUPS}
@@ -54,24 +59,32 @@ DASHBOARD_STYLE = """<style>
 .wm-dashboard.jupyter-widgets-disconnected .widget-checkbox { pointer-events: none; }
 </style>"""
 
+
 def badge(text: str, bg: str = style.ERROR_BADGE) -> str:
-    return (f'<span class="wm-badge" style="background:{bg};color:#fff;padding:0 5px;'
-            f'border-radius:3px;font-size:11px">{html.escape(text)}</span>')
+    return (
+        f'<span class="wm-badge" style="background:{bg};color:#fff;padding:0 5px;'
+        f'border-radius:3px;font-size:11px">{html.escape(text)}</span>'
+    )
 
 
 #: What a dashboard not connected to a kernel says under its banner (and only then).
-OFFLINE_HTML = ('<div class="wm-offline" style="padding:0 8px 4px"><i>a saved view: run the '
-                "notebook's cells to bring this dashboard to life</i></div>" + DASHBOARD_STYLE)
+OFFLINE_HTML = (
+    '<div class="wm-offline" style="padding:0 8px 4px"><i>a saved view: run the '
+    "notebook's cells to bring this dashboard to life</i></div>" + DASHBOARD_STYLE
+)
 
 
 def banner_html(head: str, tail: str, replay: bool) -> str:
     """The banner: ``head`` in bold, then ``tail``; marked when an earlier turn is on view. A
     dashboard not connected to a kernel shows the tail alone (its head says "live")."""
-    style_ = ("background:var(--jp-layout-color2,#fff3cd);"
-              "border:1px solid var(--jp-warn-color1,#e0c46c);border-left-width:4px;"
-              "padding:4px 8px" if replay else "padding:4px 8px")
-    return (f'<div style="{style_}"><span class="wm-live"><b>{html.escape(head)}</b> · </span>'
-            f"{html.escape(tail)}</div>")
+    style_ = (
+        "background:var(--jp-layout-color2,#fff3cd);"
+        "border:1px solid var(--jp-warn-color1,#e0c46c);border-left-width:4px;"
+        "padding:4px 8px"
+        if replay
+        else "padding:4px 8px"
+    )
+    return f'<div style="{style_}"><span class="wm-live"><b>{html.escape(head)}</b> · </span>{html.escape(tail)}</div>'
 
 
 class PanelView(NamedTuple):
@@ -112,7 +125,7 @@ class SectionPanel:
         self.text = TextHTML()
         self.body = widgets.VBox(children=(self.text,))
         self.box = widgets.Accordion(children=(self.body,), titles=(section,), selected_index=0)
-        self.box._wm_section = section   # what Dashboard.section_names reads
+        self.box._wm_section = section  # what Dashboard.section_names reads
         # what the widgets show, as a view: compared instead of their traits (a panel is asked
         # on every settle; a view rendered from unchanged inputs is the same object)
         self._shown = PanelView(section, "", "", False)
@@ -165,10 +178,16 @@ def section_text(content: str, limit: int) -> str:
     return render.section_text_html(content, limit=limit) if content else ""
 
 
-def live_section(session: Session, section: str, trinket: EventAwareTrinket | None,
-                 limit: int, *, items: list[dict[str, Any]] | None = None,
-                 items_error: str | None = None,
-                 text_html: Callable[[str, int], str] = section_text) -> PanelView:
+def live_section(
+    session: Session,
+    section: str,
+    trinket: EventAwareTrinket | None,
+    limit: int,
+    *,
+    items: list[dict[str, Any]] | None = None,
+    items_error: str | None = None,
+    text_html: Callable[[str, int], str] = section_text,
+) -> PanelView:
     """What the panel of ``section`` shows now; ``trinket`` writes it (None: the composer does).
     ``items``: a stateful trinket's ``describe_items()`` as the caller read them, or None with
     ``items_error`` saying why they could not be read (shown as the trinket's failure);
@@ -177,16 +196,17 @@ def live_section(session: Session, section: str, trinket: EventAwareTrinket | No
         record = find_record(session.composed, section)
         content = record.content if record is not None else ""
         meta = f"composer · {render.chars(len(content))}" + (
-            " · cached" if record is not None and record.cached else "")
+            " · cached" if record is not None and record.cached else ""
+        )
         note = "" if record is not None else "<i>not in the prompt</i>"
-        return PanelView(section, "", head_html(meta, note, None) + text_html(content, limit),
-                         not content)
+        return PanelView(section, "", head_html(meta, note, None) + text_html(content, limit), not content)
     title = f"{section} · {trinket.name}"
     note, content = "", ""
     if trinket.error:
         title += " · ⚠ failed"
-        note = (f"{badge('error')} <code>{html.escape(trinket.error)}</code> "
-                f"<i>the section is left out of the prompt</i>")
+        note = (
+            f"{badge('error')} <code>{html.escape(trinket.error)}</code> <i>the section is left out of the prompt</i>"
+        )
     elif not trinket.enabled:
         title += " · disabled"
         note = f"{badge('disabled', style.MUTED_BADGE)} <i>contributes no section</i>"
@@ -196,8 +216,11 @@ def live_section(session: Session, section: str, trinket: EventAwareTrinket | No
             note = "<i>no content: the section is left out</i>"
     placement = session.layout.placement_of(section)
     cached = trinket.cache_policy and placement in (None, "system")
-    meta = (f"trinket <b>{html.escape(trinket.name)}</b> · {render.chars(len(content))}"
-            + (" · cached" if cached else "") + cap_line(session, section))
+    meta = (
+        f"trinket <b>{html.escape(trinket.name)}</b> · {render.chars(len(content))}"
+        + (" · cached" if cached else "")
+        + cap_line(session, section)
+    )
     if not isinstance(trinket, StatefulTrinket):
         empty = not content and not trinket.error and trinket.enabled
         return PanelView(title, "", head_html(meta, note, None) + text_html(content, limit), empty)
@@ -210,8 +233,9 @@ def live_section(session: Session, section: str, trinket: EventAwareTrinket | No
     if items_error is not None:
         if not trinket.error:
             title += " · ⚠ failed"
-        note += (" " if note else "") + (f"{badge('error')} <code>{html.escape(items_error)}</code>"
-                                         " <i>its items are not shown</i>")
+        note += (" " if note else "") + (
+            f"{badge('error')} <code>{html.escape(items_error)}</code> <i>its items are not shown</i>"
+        )
         return PanelView(title, head_html(meta, note, None), text_html(content, limit), False)
     empty = not content and not trinket.error and trinket.enabled and not items
     return PanelView(title, head_html(meta, note, items or []), text_html(content, limit), empty)
@@ -232,10 +256,15 @@ def cap_line(session: Session, section: str) -> str:
     return f" · {html.escape(str(cap))}: {found.share:.0%} full{done}"
 
 
-def recorded_section(found: tuple[int, ComposedPrompt] | None, turn: int, section: str,
-                     trinket: EventAwareTrinket | None,
-                     omitted_at: Mapping[int, Sequence[OmittedSection]], log: ItemLog,
-                     limit: int) -> PanelView:
+def recorded_section(
+    found: tuple[int, ComposedPrompt] | None,
+    turn: int,
+    section: str,
+    trinket: EventAwareTrinket | None,
+    omitted_at: Mapping[int, Sequence[OmittedSection]],
+    log: ItemLog,
+    limit: int,
+) -> PanelView:
     """What the panel of ``section`` shows at an earlier ``turn``, read-only: ``found`` is the
     (turn, prompt) recorded there or before, ``omitted_at`` what each turn left out (when the
     recorder's prompt does not say), ``log`` the items over time (a turn before the log's first
@@ -261,15 +290,18 @@ def recorded_section(found: tuple[int, ComposedPrompt] | None, turn: int, sectio
         note = (badge("error") + " " if omitted.error else "") + render.omitted_html(omitted)
     else:
         note = "<i>not in the prompt at this turn</i>"
-    meta = (f"turn {shown_turn} (read-only) · "
-            + (f"trinket <b>{html.escape(owner)}</b> · " if owner else "composer · ")
-            + render.chars(len(content))
-            + (" · cached" if record is not None and record.cached else ""))
+    meta = (
+        f"turn {shown_turn} (read-only) · "
+        + (f"trinket <b>{html.escape(owner)}</b> · " if owner else "composer · ")
+        + render.chars(len(content))
+        + (" · cached" if record is not None and record.cached else "")
+    )
     items = log.items_at(shown_turn, section) if stateful else None
     if items is not None and (log.first is None or shown_turn < log.first):
         items = None
-        note += ((" " if note else "") + "<i>its items' countdowns were not recorded at this turn "
-                 "(the dashboard was opened later)</i>")
+        note += (
+            " " if note else ""
+        ) + "<i>its items' countdowns were not recorded at this turn (the dashboard was opened later)</i>"
     failed = omitted is not None and bool(omitted.error)
     empty = not content and not failed and not items
     head = head_html(meta, note, items)
@@ -280,8 +312,7 @@ def recorded_section(found: tuple[int, ComposedPrompt] | None, turn: int, sectio
 
 def head_html(meta: str, note: str, items: list[dict[str, Any]] | None) -> str:
     """The top of a panel: meta line, note and items table (each only if given)."""
-    parts = [f'<div class="wm-meta" style="{SMALL};color:{style.MUTED}">{meta}</div>'] \
-        if meta else []
+    parts = [f'<div class="wm-meta" style="{SMALL};color:{style.MUTED}">{meta}</div>'] if meta else []
     if note:
         parts.append(f'<div class="wm-note">{note}</div>')
     if items is not None:
@@ -289,8 +320,7 @@ def head_html(meta: str, note: str, items: list[dict[str, Any]] | None) -> str:
     return "".join(parts)
 
 
-def body_html(meta: str, note: str, items: list[dict[str, Any]] | None, content: str,
-              limit: int) -> str:
+def body_html(meta: str, note: str, items: list[dict[str, Any]] | None, content: str, limit: int) -> str:
     """A panel's whole HTML: meta line, note, items table, then the section's text as every view
     shows it (``render.section_text_html``, cut at ``limit``)."""
     return head_html(meta, note, items) + section_text(content, limit)
@@ -300,11 +330,15 @@ def items_html(items: list[dict[str, Any]]) -> str:
     """A stateful trinket's items and the turns each has left (or a line saying there are none)."""
     if not items:
         return f'<div class="wm-items" style="{SMALL}"><i>no live items</i></div>'
-    rows = "".join(f"<tr><td>{html.escape(str(item.get('label') or item.get('id')))}</td>"
-                   f'<td style="text-align:right">{_remaining(item.get("turns_remaining"))}</td></tr>'
-                   for item in items)
-    return (f'<table class="wm-items" style="{SMALL}"><tr><th style="text-align:left">item</th>'
-            f"<th>turns remaining</th></tr>{rows}</table>")
+    rows = "".join(
+        f"<tr><td>{html.escape(str(item.get('label') or item.get('id')))}</td>"
+        f'<td style="text-align:right">{_remaining(item.get("turns_remaining"))}</td></tr>'
+        for item in items
+    )
+    return (
+        f'<table class="wm-items" style="{SMALL}"><tr><th style="text-align:left">item</th>'
+        f"<th>turns remaining</th></tr>{rows}</table>"
+    )
 
 
 def _remaining(turns: Any) -> str:
@@ -313,7 +347,7 @@ def _remaining(turns: Any) -> str:
 
 def find_record(composed: ComposedPrompt | None, section: str) -> SectionRecord | None:
     """The record of ``section`` in ``composed``, or None."""
-    for record in (composed.sections if composed is not None else ()):
+    for record in composed.sections if composed is not None else ():
         if record.name == section:
             return record
     return None
@@ -333,9 +367,9 @@ def placement_plan(session: Session, recorded: ComposedPrompt | None) -> dict[st
     Sections the layout does not list go last in system, as the composer puts them; the groups
     are ``render.group_of``'s."""
     layout = session.layout
-    info: dict[str, tuple[str, bool]] = {}     # section -> (placement, cache_policy)
+    info: dict[str, tuple[str, bool]] = {}  # section -> (placement, cache_policy)
     for composed in (session.composed, recorded):
-        for record in (composed.sections if composed is not None else ()):
+        for record in composed.sections if composed is not None else ():
             info.setdefault(record.name, (record.placement, record.cache_policy))
     info.setdefault(BASE_SECTION, ("system", True))
     for trinket in session.working_memory.trinkets.values():
@@ -350,7 +384,19 @@ def placement_plan(session: Session, recorded: ComposedPrompt | None) -> dict[st
 
 
 __all__ = [
-    "VIEWS", "DASHBOARD_STYLE", "OFFLINE_HTML", "banner_html", "placement_plan", "SectionPanel", "PanelView",
-    "live_section", "recorded_section", "section_text", "head_html", "body_html", "items_html",
-    "find_record", "badge",
+    "VIEWS",
+    "DASHBOARD_STYLE",
+    "OFFLINE_HTML",
+    "banner_html",
+    "placement_plan",
+    "SectionPanel",
+    "PanelView",
+    "live_section",
+    "recorded_section",
+    "section_text",
+    "head_html",
+    "body_html",
+    "items_html",
+    "find_record",
+    "badge",
 ]

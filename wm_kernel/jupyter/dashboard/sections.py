@@ -8,6 +8,7 @@ cache policy, placement, segment turn and items, or for a section the composer w
 and the preview size), its text only when the text changed: a countdown alone does not resend a
 20,000-character preview.
 """
+
 from __future__ import annotations
 
 import functools
@@ -47,9 +48,13 @@ class Sections:
     owner renders the sections named in :attr:`dirty` with :meth:`show_dirty`.
     """
 
-    def __init__(self, model: DashboardModel, record: TurnRecord,
-                 on_change: Callable[[dict[str, Any]], None],
-                 on_toggle: Callable[[dict[str, Any]], None]) -> None:
+    def __init__(
+        self,
+        model: DashboardModel,
+        record: TurnRecord,
+        on_change: Callable[[dict[str, Any]], None],
+        on_toggle: Callable[[dict[str, Any]], None],
+    ) -> None:
         self.model, self.record = model, record
         self.session = model.session
         self._on_change, self._on_toggle = on_change, on_toggle
@@ -73,9 +78,10 @@ class Sections:
 
     def names(self) -> dict[str, list[str]]:
         """The sections shown in each placement view, in display order."""
-        return {key: [getattr(child, "_wm_section", "") for child in box.children
-                      if getattr(child, "_wm_section", None)]
-                for key, box in self.views.items()}
+        return {
+            key: [getattr(child, "_wm_section", "") for child in box.children if getattr(child, "_wm_section", None)]
+            for key, box in self.views.items()
+        }
 
     def mark_stateful(self) -> None:
         self.dirty.update(self.stateful_names)
@@ -101,9 +107,14 @@ class Sections:
         composed = self.session.composed
         trinkets = self.session.working_memory.trinkets.values()
         owned = {t.variable_name for t in trinkets}
-        return (tuple((t, t.cache_policy) for t in trinkets), self.session.layout,
-                tuple((r.name, r.placement, r.cache_policy) for r in composed.sections
-                      if r.name not in owned) if composed is not None else None, view)
+        return (
+            tuple((t, t.cache_policy) for t in trinkets),
+            self.session.layout,
+            tuple((r.name, r.placement, r.cache_policy) for r in composed.sections if r.name not in owned)
+            if composed is not None
+            else None,
+            view,
+        )
 
     def sync(self, view: int | None) -> None:
         """Create panels, observers and toggles for new sections and trinkets, drop gone ones."""
@@ -128,8 +139,7 @@ class Sections:
                 self.dirty.add(trinket.variable_name)
         # the first trinket writing a section is the one shown, as a search through them found it
         self.writers = {t.variable_name: t for t in reversed(list(self.watched.values()))}
-        self.stateful_names = {t.variable_name: t.name for t in self.watched.values()
-                               if isinstance(t, StatefulTrinket)}
+        self.stateful_names = {t.variable_name: t.name for t in self.watched.values() if isinstance(t, StatefulTrinket)}
         toggles = tuple(self.toggles[name] for name in current if name in self.toggles)
         if self.toggle_box.children != toggles:
             self.toggle_box.children = toggles
@@ -156,10 +166,13 @@ class Sections:
 
     def _make_toggle(self, name: str, trinket: EventAwareTrinket) -> widgets.Checkbox:
         # the description's default width cuts long trinket names: let it take its own
-        checkbox = widgets.Checkbox(value=trinket.enabled, indent=False,
-                                    description=f"{name} ({trinket.variable_name})",
-                                    style={"description_width": "initial"},
-                                    layout=widgets.Layout(width="auto"))
+        checkbox = widgets.Checkbox(
+            value=trinket.enabled,
+            indent=False,
+            description=f"{name} ({trinket.variable_name})",
+            style={"description_width": "initial"},
+            layout=widgets.Layout(width="auto"),
+        )
         checkbox._wm_trinket = name
         checkbox.observe(self._on_toggle, names=["value"])
         return checkbox
@@ -168,9 +181,15 @@ class Sections:
     def _view(self, section: str, view: int | None) -> PanelView:
         if view is None:
             return self._live_view(section)
-        return recorded_section(self.record.recorded_at(view), view, section,
-                                self.writers.get(section), self.record.omitted_at,
-                                self.record.items, self.model.preview_chars)
+        return recorded_section(
+            self.record.recorded_at(view),
+            view,
+            section,
+            self.writers.get(section),
+            self.record.omitted_at,
+            self.record.items,
+            self.model.preview_chars,
+        )
 
     def _live_view(self, section: str) -> PanelView:
         session = self.session
@@ -189,15 +208,31 @@ class Sections:
                 turn: int | None = trinket.current_turn
             else:
                 turn = None
-            key = (trinket, trinket.content, trinket.error, trinket.enabled, trinket.cache_policy,
-                   session.layout.placement_of(section), turn, items, failure, limit,
-                   cap_line(session, section))
+            key = (
+                trinket,
+                trinket.content,
+                trinket.error,
+                trinket.enabled,
+                trinket.cache_policy,
+                session.layout.placement_of(section),
+                turn,
+                items,
+                failure,
+                limit,
+                cap_line(session, section),
+            )
         rendered = self._rendered.get(section)
         if rendered is not None and rendered[0] == key:
             return rendered[1]
-        shown = live_section(session, section, trinket, limit,
-                             items=items if failure is None else None, items_error=failure,
-                             text_html=functools.partial(self._section_text, section))
+        shown = live_section(
+            session,
+            section,
+            trinket,
+            limit,
+            items=items if failure is None else None,
+            items_error=failure,
+            text_html=functools.partial(self._section_text, section),
+        )
         self._rendered[section] = (key, shown)
         return shown
 

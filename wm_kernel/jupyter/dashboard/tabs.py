@@ -7,6 +7,7 @@ once per prompt, the cache simulation once per (model, latest turn, compose), th
 once per event. They read a :class:`~wm_kernel.jupyter.dashboard.model.TurnRecord` and the turn
 on view; they make no widget (the shell sets the HTML it is given when it differs).
 """
+
 from __future__ import annotations
 
 import html
@@ -37,22 +38,22 @@ class OverviewTab:
         self._parts: tuple[str, str, str] | None = None
         self._html = ""
 
-    def html(self, record: TurnRecord, names: Mapping[str, str], shown: int, live: bool,
-             composed: ComposedPrompt | None) -> str:
+    def html(
+        self, record: TurnRecord, names: Mapping[str, str], shown: int, live: bool, composed: ComposedPrompt | None
+    ) -> str:
         """The tab's HTML; ``names`` maps each stateful section to its trinket, ``composed`` is
         the prompt on view."""
         key = (record.items.version, names, shown, live)
         if self._timeline is None or self._timeline[0] != key:
             spans, left_out = record.items.window(names, shown)
-            self._timeline = (key, overview.timeline_html(spans, shown, live=live,
-                                                          left_out=left_out))
+            self._timeline = (key, overview.timeline_html(spans, shown, live=live, left_out=left_out))
         if self._sizes is None or self._sizes[0] is not composed:
             self._sizes = (composed, overview.sizes_html(composed))
         if live:
             newest = record.newest
             before = newest[0] if newest[0] is not newest[1] else None
             if before is None and composed is not None and composed.turn is not None:
-                before = record.before(composed.turn)   # composed before this dashboard opened
+                before = record.before(composed.turn)  # composed before this dashboard opened
         else:
             found = record.recorded_at(shown)
             before = record.before(found[0]) if found else None
@@ -60,12 +61,15 @@ class OverviewTab:
         if self._parts is not None and all(a is b for a, b in zip(parts, self._parts, strict=True)):
             return self._html
         self._parts = parts
-        self._html = ('<div class="wm-overview">'
-                      "<b>items: when each lives</b>" + parts[0]
-                      + '<div style="display:flex;gap:2em;flex-wrap:wrap;margin-top:6px">'
-                      "<div><b>size of each placement</b>" + parts[1] + "</div>"
-                      "<div><b>newest changes</b>" + parts[2] + "</div>"
-                      "</div></div>")
+        self._html = (
+            '<div class="wm-overview">'
+            "<b>items: when each lives</b>"
+            + parts[0]
+            + '<div style="display:flex;gap:2em;flex-wrap:wrap;margin-top:6px">'
+            "<div><b>size of each placement</b>" + parts[1] + "</div>"
+            "<div><b>newest changes</b>" + parts[2] + "</div>"
+            "</div></div>"
+        )
         return self._html
 
     def _changes_html(self, before: ComposedPrompt | None, after: ComposedPrompt | None) -> str:
@@ -92,10 +96,13 @@ class BudgetTab:
         if self._bars is None or self._bars[0] is not composed:
             counter = getattr(session.recorder, "counter", None)
             bars = budget_bars(composed, counter=counter)
-            label = (f"turn {composed.turn} · tokens by section ({bars.tokenizer})"
-                     + (f" · budget {bars.budget:,}" if bars.budget is not None else " · no budget"))
-            self._bars = (composed, f'<div class="wm-budget"><div style="{SMALL}">'
-                                    f"{html.escape(label)}</div>{bars.svg}</div>")
+            label = f"turn {composed.turn} · tokens by section ({bars.tokenizer})" + (
+                f" · budget {bars.budget:,}" if bars.budget is not None else " · no budget"
+            )
+            self._bars = (
+                composed,
+                f'<div class="wm-budget"><div style="{SMALL}">{html.escape(label)}</div>{bars.svg}</div>',
+            )
         return self._bars[1]
 
 
@@ -126,20 +133,24 @@ class CacheTab:
                 # on the session's own model, the session's counter (as %cache with no model)
                 own = {} if _named(session, model) else {"counter": session.recorder.counter}
                 sim = session.cache_simulation(model, **own)
-            except ValueError as exc:   # nothing recorded, or send times gone from the bus log
+            except ValueError as exc:  # nothing recorded, or send times gone from the bus log
                 self._found, self._summary = str(exc), ""
             else:
                 t = sim.turns
-                self._found = list(zip(t["turn"].astype(int).tolist(), t["status"].tolist(),
-                                       t["miss_reason"].tolist(),
-                                       [label or "" for label in t["divergent_label"].tolist()],
-                                       strict=True))
+                self._found = list(
+                    zip(
+                        t["turn"].astype(int).tolist(),
+                        t["status"].tolist(),
+                        t["miss_reason"].tolist(),
+                        [label or "" for label in t["divergent_label"].tolist()],
+                        strict=True,
+                    )
+                )
                 turns = self._found
                 span = f"turns {turns[0][0]}-{turns[-1][0]} · " if turns else ""
                 self._summary = f"{span}{sim.headline()}"
         if isinstance(self._found, str):
-            return (f'<div class="wm-cache-strip" style="{SMALL}"><i>{html.escape(self._found)}'
-                    "</i></div>")
+            return f'<div class="wm-cache-strip" style="{SMALL}"><i>{html.escape(self._found)}</i></div>'
         return overview.cache_strip_html(self._found, shown, self._summary)
 
 
@@ -195,7 +206,7 @@ class EventLogTab:
     was added to it since)."""
 
     def __init__(self) -> None:
-        self._rows: dict[int, tuple[EventRecord, int, str]] = {}   # seq -> (record, failures, row)
+        self._rows: dict[int, tuple[EventRecord, int, str]] = {}  # seq -> (record, failures, row)
         # the table last drawn, with the (record, failures) of its rows: equal rows, same table
         self._drawn: tuple[tuple[tuple[EventRecord, int], ...], str] | None = None
 
@@ -204,7 +215,7 @@ class EventLogTab:
         # records compare by identity (EventRecord has no __eq__), failures by count
         drawn = tuple((record, len(record.failures)) for record in records)
         if self._drawn is not None and self._drawn[0] == drawn:
-            return self._drawn[1]   # no event (and no failure) since the last settle
+            return self._drawn[1]  # no event (and no failure) since the last settle
         known, self._rows = self._rows, {}
         cells = []
         for record in records:
@@ -213,10 +224,12 @@ class EventLogTab:
                 cached = (record, len(record.failures), event_row_html(record))
             self._rows[record.seq] = cached
             cells.append(cached[2])
-        table = (f'<div style="{SMALL}">last {len(records)} events</div>'
-                 f'<table class="wm-events" style="{SMALL}"><tr><th>#</th>'
-                 '<th style="text-align:left">event</th><th style="text-align:left">detail</th>'
-                 f'<th>failures</th></tr>{"".join(cells)}</table>')
+        table = (
+            f'<div style="{SMALL}">last {len(records)} events</div>'
+            f'<table class="wm-events" style="{SMALL}"><tr><th>#</th>'
+            '<th style="text-align:left">event</th><th style="text-align:left">detail</th>'
+            f"<th>failures</th></tr>{''.join(cells)}</table>"
+        )
         self._drawn = (drawn, table)
         return table
 

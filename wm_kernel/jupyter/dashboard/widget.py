@@ -51,6 +51,7 @@ move the slider to turn 2 to resume the live view
 ('replay', 1)
 >>> d.close()
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -76,8 +77,6 @@ from wm_kernel.session import Session
 _latest: weakref.WeakKeyDictionary[Session, Dashboard] = weakref.WeakKeyDictionary()
 
 _F = TypeVar("_F", bound=Callable[..., Any])
-
-
 
 
 def _kernel_loop() -> asyncio.AbstractEventLoop | None:
@@ -109,9 +108,11 @@ def _serialized(method: _F) -> _F:
 
 def _option(name: str) -> property:
     """A Dashboard attribute that reads and writes its model's validated trait ``name``."""
-    return property(lambda self: getattr(self.model, name),
-                    lambda self, value: setattr(self.model, name, value),
-                    doc=DashboardModel.class_traits()[name].help)
+    return property(
+        lambda self: getattr(self.model, name),
+        lambda self, value: setattr(self.model, name, value),
+        doc=DashboardModel.class_traits()[name].help,
+    )
 
 
 class Dashboard(widgets.VBox):
@@ -141,15 +142,30 @@ class Dashboard(widgets.VBox):
     coalesce = _option("coalesce")
     viewing_turn = _option("viewing_turn")
 
-    def __init__(self, session: Session, *, preview_chars: int = 20_000, log_rows: int = 12,
-                 cache_model: str = DEFAULT_CACHE_MODEL, coalesce: bool = True,
-                 compose: bool = True, replace: bool = True, **unknown: Any) -> None:
+    def __init__(
+        self,
+        session: Session,
+        *,
+        preview_chars: int = 20_000,
+        log_rows: int = 12,
+        cache_model: str = DEFAULT_CACHE_MODEL,
+        coalesce: bool = True,
+        compose: bool = True,
+        replace: bool = True,
+        **unknown: Any,
+    ) -> None:
         self.closed = False
         for name, flag in (("compose", compose), ("replace", replace)):
             if not isinstance(flag, bool):
                 raise TypeError(f"{name} must be True or False, got {flag!r}")
-        self.model = DashboardModel(session, preview_chars=preview_chars, log_rows=log_rows,
-                                    cache_model=cache_model, coalesce=coalesce, **unknown)
+        self.model = DashboardModel(
+            session,
+            preview_chars=preview_chars,
+            log_rows=log_rows,
+            cache_model=cache_model,
+            coalesce=coalesce,
+            **unknown,
+        )
         super().__init__()
         self.add_class("wm-dashboard")
         if replace and (previous := _latest.get(session)) is not None:
@@ -174,8 +190,7 @@ class Dashboard(widgets.VBox):
         self._watch(session.working_memory, self._on_trinket_names, ["trinket_names"])
         for event_type in (TurnCompletedEvent, SegmentCollapsedEvent):
             session.bus.subscribe(event_type, self._on_lifecycle_event)
-            self._unwatch.append(
-                functools.partial(session.bus.unsubscribe, event_type, self._on_lifecycle_event))
+            self._unwatch.append(functools.partial(session.bus.unsubscribe, event_type, self._on_lifecycle_event))
         session.bus.subscribe(TrinketFedEvent, self._on_feed)
         self._unwatch.append(functools.partial(session.bus.unsubscribe, TrinketFedEvent, self._on_feed))
         # a cell's draw is made as the cell ends, before the kernel says it is done: so what a
@@ -184,10 +199,9 @@ class Dashboard(widgets.VBox):
         shell = get_ipython()
         if shell is not None and getattr(shell, "kernel", None) is not None:
             shell.events.register("post_run_cell", self._on_cell_end)
-            self._unwatch.append(functools.partial(shell.events.unregister, "post_run_cell",
-                                                   self._on_cell_end))
+            self._unwatch.append(functools.partial(shell.events.unregister, "post_run_cell", self._on_cell_end))
         if compose and session.composed is None and not session.closed:
-            session.compose()          # records itself through _on_session_composed
+            session.compose()  # records itself through _on_session_composed
         elif session.composed is not None:
             self.record.record(session.composed, self.sections.watched.values())
         self.sections.sync(self.driver.view)
@@ -207,10 +221,12 @@ class Dashboard(widgets.VBox):
         self._watch(self.slider, self._on_slider, ["value"])
         self._watch(self.tabs, self._on_tab, ["selected_index"])
         self.play_button, self.stop_button = controls.play_button, controls.stop_button
-        for button, handler in ((self.collapse_button, self._on_collapse_click),
-                                (self.advance_button, self._on_advance_click),
-                                (self.play_button, self._on_play_click),
-                                (self.stop_button, self._on_stop_click)):
+        for button, handler in (
+            (self.collapse_button, self._on_collapse_click),
+            (self.advance_button, self._on_advance_click),
+            (self.play_button, self._on_play_click),
+            (self.stop_button, self._on_stop_click),
+        ):
             button.on_click(handler)
             self._unwatch.append(functools.partial(button.on_click, handler, remove=True))
         self.children = controls.children
@@ -231,8 +247,7 @@ class Dashboard(widgets.VBox):
         try:
             return toggles[trinket]
         except KeyError:
-            raise ValueError(f"no toggle for trinket {trinket!r} "
-                             f"(trinkets: {', '.join(toggles) or 'none'})") from None
+            raise ValueError(f"no toggle for trinket {trinket!r} (trinkets: {', '.join(toggles) or 'none'})") from None
 
     def section_names(self) -> dict[str, list[str]]:
         """The sections shown in each placement view, in display order."""
@@ -264,8 +279,7 @@ class Dashboard(widgets.VBox):
 
     # -- observers (each one guarded: an exception here would otherwise surface in the code that
     #    changed the session, e.g. a user's advance_turn, and print nowhere in JupyterLab)
-    def _watch(self, owner: HasTraits, handler: Callable[[dict[str, Any]], None],
-               names: list[str]) -> None:
+    def _watch(self, owner: HasTraits, handler: Callable[[dict[str, Any]], None], names: list[str]) -> None:
         owner.observe(handler, names=names)
         self._unwatch.append(lambda: owner.unobserve(handler, names=names))
 
@@ -338,8 +352,7 @@ class Dashboard(widgets.VBox):
         # subscribed after the trinkets, so this runs once they have handled the event
         self.record.forget_items()
         try:
-            if (isinstance(event, TurnCompletedEvent) and self.driver.turn_open
-                    and self.session.auto_compose):
+            if isinstance(event, TurnCompletedEvent) and self.driver.turn_open and self.session.auto_compose:
                 return  # the turn's compose comes next; _on_session_composed flushes
             self.driver.end_turn()
             self.sections.mark_stateful()
@@ -384,7 +397,7 @@ class Dashboard(widgets.VBox):
                 target = self.driver.next_seek()
             self.controls.clear_error()
             if change["new"] != self.driver.shown:
-                self._flush(settled=True)   # put the slider where the view is
+                self._flush(settled=True)  # put the slider where the view is
         except Exception as exc:
             self.driver.abort_seek()
             self.controls.report(exc)
@@ -479,7 +492,7 @@ class Dashboard(widgets.VBox):
     @_serialized
     def _deferred_flush(self) -> None:
         if self._flush_loop is None:
-            return   # drawn already, as the cell ended
+            return  # drawn already, as the cell ended
         self._flush_loop = None
         settled, self._settle_pending = self._settle_pending, False
         try:

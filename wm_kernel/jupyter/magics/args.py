@@ -1,6 +1,7 @@
 """Reading what a user typed into a magic: comments, quotes, numbers, required words, and the
 trinket and section names a session answers to. Every mistake is one ``UsageError`` line, raised
 before anything changes."""
+
 from __future__ import annotations
 
 import argparse
@@ -18,9 +19,21 @@ if TYPE_CHECKING:
     from wm_kernel.session import Session
     from wm_kernel.stores.valkey import ValkeyStore
 
-__all__ = ["strip_comment", "unquote", "parse_args", "help_requested", "positive_int", "non_negative_int", "required",
-           "open_valkey_store", "current_session", "short_names", "resolve_trinket",
-           "known_sections", "unknown_section_message"]
+__all__ = [
+    "strip_comment",
+    "unquote",
+    "parse_args",
+    "help_requested",
+    "positive_int",
+    "non_negative_int",
+    "required",
+    "open_valkey_store",
+    "current_session",
+    "short_names",
+    "resolve_trinket",
+    "known_sections",
+    "unknown_section_message",
+]
 
 _QUOTED = re.compile(r"""^(["'])(.*)\1$""", re.DOTALL)
 
@@ -151,8 +164,7 @@ def resolve_trinket(session: Session, name: str) -> EventAwareTrinket:
     if name in trinkets:
         return trinkets[name]
     wanted = name.lower().replace("-", "_")
-    matches = [t for t in trinkets.values()
-               if wanted in short_names(t) or wanted.replace("_", "") in short_names(t)]
+    matches = [t for t in trinkets.values() if wanted in short_names(t) or wanted.replace("_", "") in short_names(t)]
     if len(matches) == 1:
         return matches[0]
     known = ", ".join(trinkets) or "none registered"

@@ -18,6 +18,7 @@ streams into the cell as it comes, then the cell's value is the
 :class:`~wm_kernel.providers.send.Reply`. Failures (authentication, rate limit, network, nothing to
 send with) are one-line UsageErrors, and nothing is recorded.
 """
+
 from __future__ import annotations
 
 import html
@@ -34,8 +35,10 @@ from wm_kernel.providers.send import Reply, SendError, send
 from wm_kernel.session import current_session
 
 #: What every "cannot send" message ends with: the two ways to have an answer.
-WAYS_ON = ("set a client (set_ask_client(anthropic.Anthropic())) or replay a recording "
-           "(%ask --recording FILE, or set_ask_client(None, recording=Recording.load(FILE)))")
+WAYS_ON = (
+    "set a client (set_ask_client(anthropic.Anthropic())) or replay a recording "
+    "(%ask --recording FILE, or set_ask_client(None, recording=Recording.load(FILE)))"
+)
 
 
 @dataclass
@@ -77,8 +80,9 @@ def parse_ask(line: str) -> tuple[dict[str, Any], str]:
         option, rest = _next_word(rest)
         name = option.partition("=")[0]
         if name not in (*_VALUED, *_FLAGS):
-            raise UsageError(f"%ask: unknown option {option}; use --model NAME, --max-tokens N, --no-stream, "
-                             f"--recording FILE")
+            raise UsageError(
+                f"%ask: unknown option {option}; use --model NAME, --max-tokens N, --no-stream, --recording FILE"
+            )
         words.append(option)
         if name in _VALUED and "=" not in option:
             value, rest = _next_word(rest)
@@ -107,7 +111,7 @@ def _next_word(text: str) -> tuple[str, str]:
     if text[:1] in ("'", '"'):
         end = text.find(text[0], 1)
         if end > 0:
-            return text[:end + 1], text[end + 1:].lstrip()
+            return text[: end + 1], text[end + 1 :].lstrip()
     word, _, rest = text.partition(" ")
     return word, rest.lstrip()
 
@@ -147,20 +151,26 @@ class AskMagics(Magics):
     @no_var_expand
     @magic_arguments()
     @argument("message", nargs="*", help="What to send, verbatim (quotes around it are removed).")
-    @argument("--model", metavar="NAME",
-              help="The model (default: set_ask_client's, else the session's, else the recording's).")
+    @argument(
+        "--model",
+        metavar="NAME",
+        help="The model (default: set_ask_client's, else the session's, else the recording's).",
+    )
     @argument("--max-tokens", metavar="N", default="1024", help="The reply's token limit (default 1024).")
     @argument("--no-stream", action="store_true", help="Show the reply once it is complete.")
-    @argument("--recording", metavar="FILE",
-              help="Answer from this recording, offline (a file Recording.save wrote): each %%ask with "
-                   "the same FILE answers the next recorded send.")
+    @argument(
+        "--recording",
+        metavar="FILE",
+        help="Answer from this recording, offline (a file Recording.save wrote): each %%ask with "
+        "the same FILE answers the next recorded send.",
+    )
     def ask(self, line: str) -> Reply | None:
         """Send the current session's prompt and a message to a model, and record the reply.
 
         Nothing to send with? Set a client (``set_ask_client(anthropic.Anthropic())``) or replay a
         recording (``%ask --recording FILE "..."``, or
         ``set_ask_client(None, recording=Recording.load(FILE))``)."""
-        if line.split()[:1] in (["--help"], ["-h"]):   # only as the first word: a message may say "-h"
+        if line.split()[:1] in (["--help"], ["-h"]):  # only as the first word: a message may say "-h"
             print(self.ask.__doc__)
             return None
         options, message = parse_ask(line)
@@ -170,15 +180,19 @@ class AskMagics(Magics):
         if client is None and recording is None:
             raise UsageError(f"%ask: nothing to send with: {WAYS_ON}")
         if offline() and recording is None:
-            raise UsageError(f"%ask: WM_KERNEL_OFFLINE is set and there is no recording to answer from: "
-                             f"{WAYS_ON}")
+            raise UsageError(f"%ask: WM_KERNEL_OFFLINE is set and there is no recording to answer from: {WAYS_ON}")
         model = options["model"] or _settings.model or session.model
-        if model is None and recording is not None and (client is None or offline()) \
-                and recording.position < len(recording):
+        if (
+            model is None
+            and recording is not None
+            and (client is None or offline())
+            and recording.position < len(recording)
+        ):
             model = recording.exchanges[recording.position].model
         if model is None:
-            raise UsageError("%ask: no model: pass --model NAME, or start the session with one "
-                             "(%wm_session --model NAME)")
+            raise UsageError(
+                "%ask: no model: pass --model NAME, or start the session with one (%wm_session --model NAME)"
+            )
         shown: list[str] = []
         handle: Any = None
 
@@ -194,9 +208,16 @@ class AskMagics(Magics):
                 handle.update(view)
 
         try:
-            reply = send(session, None if offline() else client, model=model, user=message,
-                         max_tokens=options["max_tokens"], stream=options["stream"], on_text=on_text,
-                         recording=recording)
+            reply = send(
+                session,
+                None if offline() else client,
+                model=model,
+                user=message,
+                max_tokens=options["max_tokens"],
+                stream=options["stream"],
+                on_text=on_text,
+                recording=recording,
+            )
         except (SendError, ValueError, TypeError) as exc:
             raise UsageError(f"%ask: {exc}") from None
         if handle is not None:  # the streamed text gives way to the cell's value, the whole reply

@@ -14,6 +14,7 @@ checked against the current session (or ``--session NAME``, a Session in the not
 Every line is read before any runs: a line that cannot be read is one UsageError naming it. The
 table shows each line as typed, pass or FAIL, and the assertion's message.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -92,8 +93,9 @@ def _runner(kind: str, args: argparse.Namespace) -> Any:
     if kind == "section_present":
         return lambda s: assertions.assert_section_present(s, args.section, turns=args.turns)
     if kind == "placement_under":
-        return lambda s: assertions.assert_placement_under(s, args.placement, args.tokens, turns=args.turns,
-                                                           model=args.model)
+        return lambda s: assertions.assert_placement_under(
+            s, args.placement, args.tokens, turns=args.turns, model=args.model
+        )
     if kind == "cached_prefix_stable":
         return lambda s: assertions.assert_cached_prefix_stable(s, turns=args.turns)
     if kind == "hit_rate":
@@ -115,8 +117,7 @@ def parse_cell(cell: str) -> list[tuple[str, Any]]:
             raise UsageError(f"line {number}: cannot read {text!r}: {exc}") from None
         parser = parsers.get(words[0]) if words else None
         if parser is None:
-            raise UsageError(f"line {number}: unknown assertion {words[0]!r} (assertions: "
-                             f"{', '.join(parsers)})")
+            raise UsageError(f"line {number}: unknown assertion {words[0]!r} (assertions: {', '.join(parsers)})")
         try:
             args = parser.parse_args(words[1:])
         except ValueError as exc:
@@ -156,9 +157,12 @@ class CheckTable:
         body = "".join(
             f'<tr style="background:{ROW_TINTS["pass" if r.passed else "fail"]}"><td>{"pass" if r.passed else "FAIL"}'
             f"</td><td><code>{html.escape(r.check)}</code></td><td>{html.escape(r.message)}</td></tr>"
-            for r in self.rows)
-        return no_math(f'<table class="wm-check"><thead><tr><th>result</th><th>check</th><th>message</th></tr>'
-                f"</thead><tbody>{body}</tbody></table>")
+            for r in self.rows
+        )
+        return no_math(
+            f'<table class="wm-check"><thead><tr><th>result</th><th>check</th><th>message</th></tr>'
+            f"</thead><tbody>{body}</tbody></table>"
+        )
 
 
 @magics_class
@@ -170,12 +174,20 @@ class CheckMagics(Magics):
     @magic_arguments()
     @argument("command", nargs="?", help="'stability' (line form only).")
     @argument("--session", metavar="NAME", help="A Session in the notebook (default: the current one).")
-    @argument("--scenario", metavar="NAME",
-              help="stability: a Scenario or a ScenarioRecorder (Scenario.record(session)) in the notebook "
-                   "(default: the current session's own recording, or the log it was imported from).")
-    @argument("--trinket", action="append", default=[], metavar="NAME=VARIABLE",
-              help="stability: the class of a trinket that is not built in (default: the notebook's "
-                   "class of the trinket's name).")
+    @argument(
+        "--scenario",
+        metavar="NAME",
+        help="stability: a Scenario or a ScenarioRecorder (Scenario.record(session)) in the notebook "
+        "(default: the current session's own recording, or the log it was imported from).",
+    )
+    @argument(
+        "--trinket",
+        action="append",
+        default=[],
+        metavar="NAME=VARIABLE",
+        help="stability: the class of a trinket that is not built in (default: the notebook's "
+        "class of the trinket's name).",
+    )
     @argument("--skip", action="append", default=[], metavar="CHECK", help="stability: leave a check out.")
     @argument("--only", action="append", default=None, metavar="CHECK", help="stability: run only this check.")
     @argument("--model", default="claude-sonnet-4-6", help="stability: the model costs are priced on.")
@@ -207,8 +219,10 @@ class CheckMagics(Magics):
                     rows.append(CheckRow(text, True, ""))
             return CheckTable(rows)
         if args.command != "stability":
-            raise UsageError("%wm_check stability runs the stability checker on the current session "
-                             "(or --scenario NAME); %%wm_check (a cell) runs assertions")
+            raise UsageError(
+                "%wm_check stability runs the stability checker on the current session "
+                "(or --scenario NAME); %%wm_check (a cell) runs assertions"
+            )
         shell = self.shell
         assert shell is not None
         for name in [*args.skip, *(args.only or [])]:
@@ -227,15 +241,27 @@ class CheckMagics(Magics):
         if isinstance(subject, ImportedSession) and args.scenario is None:
             # an imported log: checked request against request (only the pricing options apply)
             try:
-                return check_stability(subject, model=args.model, turns_per_hour=args.turns_per_hour,
-                                       scope=args.scope, max_turns=args.max_turns)
+                return check_stability(
+                    subject,
+                    model=args.model,
+                    turns_per_hour=args.turns_per_hour,
+                    scope=args.scope,
+                    max_turns=args.max_turns,
+                )
             except (TypeError, ValueError) as exc:
                 raise UsageError(str(exc)) from None
         try:
-            return check_stability(subject, factories=self._factories(subject, args.trinket),
-                                   skip=args.skip, only=args.only,
-                                   model=args.model, turns_per_hour=args.turns_per_hour, scope=args.scope,
-                                   timeout=args.timeout, max_turns=args.max_turns)
+            return check_stability(
+                subject,
+                factories=self._factories(subject, args.trinket),
+                skip=args.skip,
+                only=args.only,
+                model=args.model,
+                turns_per_hour=args.turns_per_hour,
+                scope=args.scope,
+                timeout=args.timeout,
+                max_turns=args.max_turns,
+            )
         except (TypeError, ValueError) as exc:
             raise UsageError(str(exc)) from None
 
@@ -249,16 +275,20 @@ class CheckMagics(Magics):
         imported = imported_of(session)
         if imported is not None:
             if args.skip or args.only is not None or args.trinket:
-                raise UsageError("an imported log is checked request against request (check "
-                                 "'logged_prefix'): --skip, --only and --trinket choose perturbations "
-                                 "of a scenario; leave them out")
+                raise UsageError(
+                    "an imported log is checked request against request (check "
+                    "'logged_prefix'): --skip, --only and --trinket choose perturbations "
+                    "of a scenario; leave them out"
+                )
             return imported
         try:
             return session_recording(session)
         except ValueError as exc:
-            raise UsageError(f"%wm_check stability: {exc}. Start a session that records from its first "
-                             f"turn (%wm_session --clock 2026-11-30T09:00:00+00:00, a ManualClock), or "
-                             f"pass --scenario NAME (a Scenario in the notebook)") from None
+            raise UsageError(
+                f"%wm_check stability: {exc}. Start a session that records from its first "
+                f"turn (%wm_session --clock 2026-11-30T09:00:00+00:00, a ManualClock), or "
+                f"pass --scenario NAME (a Scenario in the notebook)"
+            ) from None
 
     def _factories(self, subject: Any, specs: list[str]) -> dict[str, Any]:
         """Trinket classes for the scenario's names that are not built in: ``--trinket NAME=VAR``,
@@ -278,8 +308,12 @@ class CheckMagics(Magics):
         if isinstance(subject, Scenario):
             for name in subject.all_trinkets:
                 found = shell.user_ns.get(name)
-                if name not in factories and name not in BUILTIN_NAMES and isinstance(found, type) \
-                        and issubclass(found, EventAwareTrinket):
+                if (
+                    name not in factories
+                    and name not in BUILTIN_NAMES
+                    and isinstance(found, type)
+                    and issubclass(found, EventAwareTrinket)
+                ):
                     factories[name] = found
         return factories
 

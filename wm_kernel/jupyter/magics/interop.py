@@ -11,6 +11,7 @@ The imported log also becomes the current session (its turns replayed into a liv
 it was. A log that cannot be replayed (no send time on every request) stays only the value, and
 the line says why.
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -30,18 +31,27 @@ class InteropMagics(Magics):
     @magic_arguments()
     @argument("file", nargs="+", help="log files, one conversation (quote paths with spaces)")
     @argument("--format", choices=log_formats(), help="the files' format (default: detected)")
-    @argument("--split", action="append", default=[], metavar="REGEX",
-              help="also start a section at every match of REGEX; repeatable")
-    @argument("--keep-current", action="store_true",
-              help="leave the current session as it is (default: the imported log becomes it)")
+    @argument(
+        "--split",
+        action="append",
+        default=[],
+        metavar="REGEX",
+        help="also start a section at every match of REGEX; repeatable",
+    )
+    @argument(
+        "--keep-current",
+        action="store_true",
+        help="leave the current session as it is (default: the imported log becomes it)",
+    )
     @line_magic
     @no_var_expand
     def wm_import(self, line: str) -> ImportedSession:
         """Import request logs (Anthropic, OpenAI Chat/Responses, Claude Code, OTLP JSON)."""
         args = parse_argstring(self.wm_import, line)
         try:
-            session = import_log(*map(_unquoted, args.file), format=args.format,
-                                 rules=[_unquoted(rule) for rule in args.split])
+            session = import_log(
+                *map(_unquoted, args.file), format=args.format, rules=[_unquoted(rule) for rule in args.split]
+            )
         except ValueError as exc:
             raise UsageError(str(exc)) from None
         for issue in session.errors:
@@ -71,9 +81,11 @@ def make_current(imported: ImportedSession) -> str:
         return f"the current session is unchanged: {name} cannot be replayed into a live session ({exc})"
     set_current_session(live)
     turns = len(imported.turns)
-    return (f"current session: {name}, {turns} turn{'s' if turns != 1 else ''} replayed"
-            f"{f', {model}' if model else ''} (%cache, %request, %wm_check and %wm_dashboard show it; "
-            f"--keep-current keeps the previous session)")
+    return (
+        f"current session: {name}, {turns} turn{'s' if turns != 1 else ''} replayed"
+        f"{f', {model}' if model else ''} (%cache, %request, %wm_check and %wm_dashboard show it; "
+        f"--keep-current keeps the previous session)"
+    )
 
 
 def _unquoted(word: str) -> str:

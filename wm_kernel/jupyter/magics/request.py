@@ -8,6 +8,7 @@ JSON file (a list of ``{"name", "description", "input_schema"}``), a user messag
 system prompt, the injected items and the HUD, against the window, with the growth forecast and,
 given ``--per-hour``, what a day costs at that pace.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -32,23 +33,45 @@ USAGE_EXAMPLES = """examples:
 
 def _parser() -> MagicArgumentParser:
     parser = MagicArgumentParser(
-        prog="%request", formatter_class=argparse.RawDescriptionHelpFormatter, epilog=USAGE_EXAMPLES,
-        description=textwrap.fill("The whole request of a turn against the model's context window: tool "
-                                  "schemas, the system prompt, the conversation, the injected items and "
-                                  "the HUD, the framing, the reply's reserve, and the growth forecast.", 79))
+        prog="%request",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog=USAGE_EXAMPLES,
+        description=textwrap.fill(
+            "The whole request of a turn against the model's context window: tool "
+            "schemas, the system prompt, the conversation, the injected items and "
+            "the HUD, the framing, the reply's reserve, and the growth forecast.",
+            79,
+        ),
+    )
     parser.add_argument("turn", nargs="?", type=int, help="The recorded turn (default: the last).")
-    parser.add_argument("--model", "-m", default=None, metavar="MODEL",
-                        help="A cache simulator model id: its provider, window, reply reserve and token "
-                             "counter (default: the session's model, else claude-sonnet-4-6).")
-    parser.add_argument("--wire", "-w", default=None, metavar="DIALECT",
-                        help="The wire dialect: anthropic, openai, mira... (default: the session's, "
-                             "else the model's provider's).")
-    parser.add_argument("--tools", metavar="FILE", help="A JSON file with a list of tool schemas "
-                        '({"name", "description", "input_schema"} each).')
-    parser.add_argument("--per-hour", type=float, metavar="N", help="Turns an hour: adds what a day "
-                        "costs at that pace.")
-    parser.add_argument("--user", metavar="TEXT", help="The user's message of this turn (default: "
-                        "the conversation the session sent, if any).")
+    parser.add_argument(
+        "--model",
+        "-m",
+        default=None,
+        metavar="MODEL",
+        help="A cache simulator model id: its provider, window, reply reserve and token "
+        "counter (default: the session's model, else claude-sonnet-4-6).",
+    )
+    parser.add_argument(
+        "--wire",
+        "-w",
+        default=None,
+        metavar="DIALECT",
+        help="The wire dialect: anthropic, openai, mira... (default: the session's, else the model's provider's).",
+    )
+    parser.add_argument(
+        "--tools",
+        metavar="FILE",
+        help='A JSON file with a list of tool schemas ({"name", "description", "input_schema"} each).',
+    )
+    parser.add_argument(
+        "--per-hour", type=float, metavar="N", help="Turns an hour: adds what a day costs at that pace."
+    )
+    parser.add_argument(
+        "--user",
+        metavar="TEXT",
+        help="The user's message of this turn (default: the conversation the session sent, if any).",
+    )
     return parser
 
 
@@ -80,7 +103,14 @@ def request_magic(session: Any, args: Any) -> WireView:
         raise UsageError(f"--per-hour must be a finite number of turns, 0 or more, got {args.per_hour:g}")
     history = [{"role": "user", "content": args.user}] if args.user else None
     try:
-        return request_view(session, args.turn, model=args.model, history=history,
-                            tools=_tools(args.tools), turns_per_hour=args.per_hour, wire=args.wire)
+        return request_view(
+            session,
+            args.turn,
+            model=args.model,
+            history=history,
+            tools=_tools(args.tools),
+            turns_per_hour=args.per_hour,
+            wire=args.wire,
+        )
     except (TypeError, ValueError) as exc:
         raise UsageError(str(exc)) from None

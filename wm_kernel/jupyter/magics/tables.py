@@ -5,6 +5,7 @@ Plain functions of a session, no IPython in them: :mod:`wm_kernel.jupyter.magics
 user typed and calls them, and a notebook or a test can call them directly (the names stay
 importable from ``wm_kernel.jupyter.magics.working_memory``).
 """
+
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
@@ -24,18 +25,20 @@ def session_line(session: Session, layout: str) -> str:
     from wm_kernel.core.clock import ManualClock
 
     profile = session.profile
-    who = profile.first_name or ('nobody named (greets "friend")' if "{first_name}" in session.base_prompt
-                                 else "nobody named")
+    who = profile.first_name or (
+        'nobody named (greets "friend")' if "{first_name}" in session.base_prompt else "nobody named"
+    )
     clock = session.clock
-    when = (f"clock fixed at {clock.now().isoformat()}" if isinstance(clock, ManualClock)
-            else "wall clock")
+    when = f"clock fixed at {clock.now().isoformat()}" if isinstance(clock, ManualClock) else "wall clock"
     count = len(session.trinkets)
     trinkets = f"{count} trinket{'s' if count != 1 else ''}"
     url = getattr(session.store, "url", None)
-    where = "state in memory" if url is None else \
-        f"state on {url}{' (read-only)' if getattr(session.store, 'read_only', False) else ''}"
-    return (f"current session: {who}, time zone {profile.timezone}, {when}, {trinkets}, {layout} layout, "
-            f"{where}")
+    where = (
+        "state in memory"
+        if url is None
+        else f"state on {url}{' (read-only)' if getattr(session.store, 'read_only', False) else ''}"
+    )
+    return f"current session: {who}, time zone {profile.timezone}, {when}, {trinkets}, {layout} layout, {where}"
 
 
 def trinkets_frame(session: Session) -> Table:
@@ -54,24 +57,43 @@ def trinkets_frame(session: Session) -> Table:
         # a trinket whose items live for turns declares the turn it is at as a trait
         stateful = trinket.has_trait("current_turn")
         placement = layout.placement_of(trinket.variable_name) or "system (not in layout)"
-        rows.append({
-            "name": trinket.name, "section": trinket.variable_name, "placement": placement,
-            "enabled": trinket.enabled, "stateful": stateful,
-            "current turn": trinket.current_turn if stateful else None,  # type: ignore[attr-defined]
-            "size": len(trinket.content),
-            tokens_column: counter.count(composed.get(trinket.variable_name, trinket.content)),
-            "last updated": trinket.last_updated.isoformat() if trinket.last_updated else "",
-            "error": trinket.error,
-        })
-    frame = pd.DataFrame(rows, columns=["name", "section", "placement", "enabled", "stateful",
-                                        "current turn", "size", tokens_column, "last updated", "error"])
+        rows.append(
+            {
+                "name": trinket.name,
+                "section": trinket.variable_name,
+                "placement": placement,
+                "enabled": trinket.enabled,
+                "stateful": stateful,
+                "current turn": trinket.current_turn if stateful else None,  # type: ignore[attr-defined]
+                "size": len(trinket.content),
+                tokens_column: counter.count(composed.get(trinket.variable_name, trinket.content)),
+                "last updated": trinket.last_updated.isoformat() if trinket.last_updated else "",
+                "error": trinket.error,
+            }
+        )
+    frame = pd.DataFrame(
+        rows,
+        columns=[
+            "name",
+            "section",
+            "placement",
+            "enabled",
+            "stateful",
+            "current turn",
+            "size",
+            tokens_column,
+            "last updated",
+            "error",
+        ],
+    )
     frame["current turn"] = frame["current turn"].astype("Int64")
     # indexed by class name (the name %trinket and session.trinket() take), not by 0..n-1
     return Table(frame.set_index("name"))
 
 
-def events_frame(session: Session, last: int | None = None, event_type: str | None = None,
-                 failures_only: bool = False) -> Table:
+def events_frame(
+    session: Session, last: int | None = None, event_type: str | None = None, failures_only: bool = False
+) -> Table:
     """The bus event log as a table (:func:`wm_kernel.display.event_log.events_table`), only the
     events of ``event_type``, only failed ones, or only the ``last`` N when asked."""
     records = list(session.bus.log)
@@ -88,5 +110,4 @@ def prompt_diff(old: ComposedPrompt | None, new: ComposedPrompt) -> PromptDiff:
     """The changes from ``old`` to ``new`` (``None``: the first compose, everything is added)."""
     from wm_kernel.instruments.diff import diff_prompts
 
-    return diff_prompts(old if old is not None else ComposedPrompt(), new, old_label="previous",
-                        new_label="current")
+    return diff_prompts(old if old is not None else ComposedPrompt(), new, old_label="previous", new_label="current")

@@ -16,6 +16,7 @@ braces and dollar amounts, and a braced expression would otherwise run as Python
 The magics always act on ``current_session()``, so ``wm_kernel.set_current_session(Session(...))`` in a
 cell (or ``%wm_session``) redirects them.
 """
+
 from __future__ import annotations
 
 import json
@@ -47,8 +48,18 @@ from wm_kernel.jupyter.magics.tables import events_frame, prompt_diff, session_l
 from wm_kernel.stores.valkey import redact_urls
 
 MAGIC_NAMES: dict[str, tuple[str, ...]] = {
-    "line": ("compose", "turn", "collapse", "trinkets", "trinket", "wm_events", "wm_dashboard",
-             "wm_session", "cache", "request"),
+    "line": (
+        "compose",
+        "turn",
+        "collapse",
+        "trinkets",
+        "trinket",
+        "wm_events",
+        "wm_dashboard",
+        "wm_session",
+        "cache",
+        "request",
+    ),
     "cell": ("compose",),
 }
 # the tables the magics show live in magics/tables.py
@@ -56,25 +67,29 @@ __all__ = ["MAGIC_NAMES", "WorkingMemoryMagics", "load_extension", "loaded_magic
 
 # -- the magics --------------------------------------------------------------------------------
 
+
 @magics_class
 class WorkingMemoryMagics(Magics):
     """Magics that compose, advance and inspect the notebook's current Session."""
 
-    default_view = Enum(render.VIEWS, default_value="html",
-                        help="How composed prompts show: 'html' (rich in notebooks), 'text', or "
-                             "'raw' (the exact text the model receives).").tag(config=True)
-    large_section = Int(200_000, min=1,
-                        help="Sections longer than this many characters show as a preview."
-                        ).tag(config=True)
-    preview_chars = Int(2_000, min=1,
-                        help="How many characters the preview of a large section shows."
-                        ).tag(config=True)
+    default_view = Enum(
+        render.VIEWS,
+        default_value="html",
+        help="How composed prompts show: 'html' (rich in notebooks), 'text', or "
+        "'raw' (the exact text the model receives).",
+    ).tag(config=True)
+    large_section = Int(200_000, min=1, help="Sections longer than this many characters show as a preview.").tag(
+        config=True
+    )
+    preview_chars = Int(2_000, min=1, help="How many characters the preview of a large section shows.").tag(config=True)
 
     def __init__(self, shell: Any = None, **kwargs: Any) -> None:
         super().__init__(shell=shell, **kwargs)
-        self._links = [link((self, "default_view"), (render.options, "view")),
-                       link((self, "large_section"), (render.options, "large_section")),
-                       link((self, "preview_chars"), (render.options, "preview_chars"))]
+        self._links = [
+            link((self, "default_view"), (render.options, "view")),
+            link((self, "large_section"), (render.options, "large_section")),
+            link((self, "preview_chars"), (render.options, "preview_chars")),
+        ]
         self._replaced: dict[tuple[str, str], Any] = {}
         self._hooks: list[str] = []
         # the session already told that it greets "friend" on the wall clock (told once each)
@@ -84,16 +99,13 @@ class WorkingMemoryMagics(Magics):
     @line_cell_magic
     @no_var_expand
     @magic_arguments()
-    @argument("--section", "-s", action="append", metavar="NAME",
-              help="Show only this section (repeat for several).")
-    @argument("--placement", "-p", metavar="PLACEMENT",
-              help="Show only one placement: " + ", ".join(PLACEMENTS) + ".")
+    @argument("--section", "-s", action="append", metavar="NAME", help="Show only this section (repeat for several).")
+    @argument("--placement", "-p", metavar="PLACEMENT", help="Show only one placement: " + ", ".join(PLACEMENTS) + ".")
     @argument("--raw", action="store_true", help="The exact text the model receives.")
     @argument("--diff", action="store_true", help="What changed since the previous compose.")
     @argument("--json", action="store_true", help="The prompt as JSON (the original's five keys).")
     @argument("--last", action="store_true", help="Show the last composed prompt; do not compose.")
-    @argument("--blame", action="store_true",
-              help="Colour each character by the section that wrote it, with a legend.")
+    @argument("--blame", action="store_true", help="Colour each character by the section that wrote it, with a legend.")
     def compose(self, line: str = "", cell: str | None = None) -> Any:
         """Compose the current session's prompt and return it (``p = %compose`` keeps it).
 
@@ -108,8 +120,7 @@ class WorkingMemoryMagics(Magics):
             if getattr(args, whole) and (args.section or args.placement):
                 raise UsageError(f"--{whole} shows the whole prompt; drop --section/--placement")
         if args.placement is not None and args.placement not in PLACEMENTS:
-            raise UsageError(f"unknown placement {args.placement!r} (placements: "
-                             f"{', '.join(PLACEMENTS)})")
+            raise UsageError(f"unknown placement {args.placement!r} (placements: {', '.join(PLACEMENTS)})")
         if args.section is not None:
             known = known_sections(session)
             for name in args.section:
@@ -143,10 +154,13 @@ class WorkingMemoryMagics(Magics):
         wall_clock = not isinstance(session.clock, ManualClock)
         if not (unnamed or wall_clock):
             return
-        said = " and ".join(filter(None, ['greets "friend"' if unnamed else "",
-                                          "reads the wall clock" if wall_clock else ""]))
-        print(f"note: this session's prompt {said}; choose with "
-              f"%wm_session --first-name Ada --clock 2026-11-30T09:00:00+00:00")
+        said = " and ".join(
+            filter(None, ['greets "friend"' if unnamed else "", "reads the wall clock" if wall_clock else ""])
+        )
+        print(
+            f"note: this session's prompt {said}; choose with "
+            f"%wm_session --first-name Ada --clock 2026-11-30T09:00:00+00:00"
+        )
 
     def _present(self, session: Any, composed: ComposedPrompt, args: Any) -> Any:
         placement_of = session.layout.placement_of
@@ -159,30 +173,44 @@ class WorkingMemoryMagics(Magics):
         if args.raw:
             return render.PromptText(self._raw_text(composed, args))
         if args.section or args.placement:
-            return render.PromptView(composed, names=args.section, placement=args.placement,
-                                     placement_of=placement_of)
+            return render.PromptView(composed, names=args.section, placement=args.placement, placement_of=placement_of)
         return composed
 
     @staticmethod
     def _raw_text(composed: ComposedPrompt, args: Any) -> str:
         # the whole text, however large: the PromptText previews it when shown
         if args.section:
-            return render.join_raw([(r.name, r.content) for r in composed.sections
-                                    if r.name in args.section
-                                    and (args.placement is None or r.placement == args.placement)])
+            return render.join_raw(
+                [
+                    (r.name, r.content)
+                    for r in composed.sections
+                    if r.name in args.section and (args.placement is None or r.placement == args.placement)
+                ]
+            )
         return render.join_raw(render.raw_parts(composed, args.placement))
 
     @staticmethod
     def _json(composed: ComposedPrompt, args: Any) -> str:
         if args.section:
-            data: Any = [{"name": r.name, "placement": r.placement, "trinket": r.trinket,
-                          "cache_policy": r.cache_policy, "chars": r.chars, "content": r.content}
-                         for r in composed.sections if r.name in args.section]
+            data: Any = [
+                {
+                    "name": r.name,
+                    "placement": r.placement,
+                    "trinket": r.trinket,
+                    "cache_policy": r.cache_policy,
+                    "chars": r.chars,
+                    "content": r.content,
+                }
+                for r in composed.sections
+                if r.name in args.section
+            ]
         elif args.placement:
-            keys = {"system": ("cached_content", "non_cached_content"),
-                    "conversation_prefix": ("conversation_prefix_items",),
-                    "post_history": ("post_history_items",),
-                    "notification": ("notification_center",)}[args.placement]
+            keys = {
+                "system": ("cached_content", "non_cached_content"),
+                "conversation_prefix": ("conversation_prefix_items",),
+                "post_history": ("post_history_items",),
+                "notification": ("notification_center",),
+            }[args.placement]
             data = {key: composed[key] for key in keys}
         else:
             data = composed.as_dict()
@@ -200,8 +228,10 @@ class WorkingMemoryMagics(Magics):
 
         n = positive_int(args.n, "the number of turns")
         if n > MAX_TURNS_AT_ONCE:
-            raise UsageError(f"at most {MAX_TURNS_AT_ONCE:,} turns at once (got {n}); advance in "
-                             f"steps of {MAX_TURNS_AT_ONCE:,} or fewer")
+            raise UsageError(
+                f"at most {MAX_TURNS_AT_ONCE:,} turns at once (got {n}); advance in "
+                f"steps of {MAX_TURNS_AT_ONCE:,} or fewer"
+            )
         session = current_session()
         first = session.turn + 1
         expired = session.advance_turn(n)
@@ -210,8 +240,7 @@ class WorkingMemoryMagics(Magics):
     @line_magic
     @no_var_expand
     @magic_arguments()
-    @argument("--tools", default="", metavar="A,B",
-              help="Comma-separated names of the tools used in the segment.")
+    @argument("--tools", default="", metavar="A,B", help="Comma-separated names of the tools used in the segment.")
     @argument("summary", nargs="*", help="The segment's summary.")
     def collapse(self, line: str = "") -> None:
         """End the current segment (SegmentCollapsedEvent): stateful trinkets are flushed."""
@@ -232,8 +261,13 @@ class WorkingMemoryMagics(Magics):
     @no_var_expand
     @magic_arguments()
     @argument("--last", default=None, metavar="N", help="Only the last N events.")
-    @argument("--type", dest="event_type", default=None, metavar="EVENT",
-              help="Only events of this type (e.g. UpdateTrinketEvent).")
+    @argument(
+        "--type",
+        dest="event_type",
+        default=None,
+        metavar="EVENT",
+        help="Only events of this type (e.g. UpdateTrinketEvent).",
+    )
     @argument("--failures", action="store_true", help="Only events a subscriber failed on.")
     @argument("--clear", action="store_true", help="Empty the log (after showing nothing).")
     def wm_events(self, line: str = "") -> Any:
@@ -245,8 +279,7 @@ class WorkingMemoryMagics(Magics):
             from wm_kernel.core.events import EVENT_TYPES
 
             if args.event_type not in EVENT_TYPES:
-                raise UsageError(f"unknown event type {args.event_type!r} (types: "
-                                 f"{', '.join(EVENT_TYPES)})")
+                raise UsageError(f"unknown event type {args.event_type!r} (types: {', '.join(EVENT_TYPES)})")
         if args.clear:
             if last is not None or args.event_type or args.failures:
                 raise UsageError("--clear takes no other option")
@@ -268,19 +301,33 @@ class WorkingMemoryMagics(Magics):
     @line_magic
     @no_var_expand
     @magic_arguments()
-    @argument("model", nargs="?", default=None,
-              help="A model id of wm_kernel.cachesim.MODELS (default: the session's model, else "
-                   "claude-sonnet-4-6).")
-    @argument("--breakpoints", default="auto", metavar="A,B",
-              help="'auto' (as to_anthropic sends) or comma-separated sections, system, last_user "
-                   "(each optionally name:1h).")
+    @argument(
+        "model",
+        nargs="?",
+        default=None,
+        help="A model id of wm_kernel.cachesim.MODELS (default: the session's model, else claude-sonnet-4-6).",
+    )
+    @argument(
+        "--breakpoints",
+        default="auto",
+        metavar="A,B",
+        help="'auto' (as to_anthropic sends) or comma-separated sections, system, last_user (each optionally name:1h).",
+    )
     @argument("--tools", default="0", metavar="N", help="Tokens of tool definitions before the system.")
-    @argument("--exchange", default=None, metavar="USER,REPLY",
-              help="Tokens of the exchange assumed for a turn that recorded none (default 100,400); a "
-                   "turn that sent, or replayed, carries its recorded messages.")
-    @argument("--wire", default=None, metavar="W",
-              help="The wire dialect the requests go out on (anthropic, openai, mira...; default: "
-                   "the session's, else the model's provider's).")
+    @argument(
+        "--exchange",
+        default=None,
+        metavar="USER,REPLY",
+        help="Tokens of the exchange assumed for a turn that recorded none (default 100,400); a "
+        "turn that sent, or replayed, carries its recorded messages.",
+    )
+    @argument(
+        "--wire",
+        default=None,
+        metavar="W",
+        help="The wire dialect the requests go out on (anthropic, openai, mira...; default: "
+        "the session's, else the model's provider's).",
+    )
     @argument("--no-advice", action="store_true", help="Only the per-turn table and totals.")
     def cache(self, line: str = "") -> Any:
         """Simulate the recorded turns against MODEL's prompt-cache rules, with advice."""
@@ -288,15 +335,16 @@ class WorkingMemoryMagics(Magics):
 
         args = parse_args(self.cache, line)
         tools = non_negative_int(args.tools, "--tools")
-        breakpoints = "auto" if args.breakpoints == "auto" else \
-            [b.strip() for b in args.breakpoints.split(",") if b.strip()]
+        breakpoints = (
+            "auto" if args.breakpoints == "auto" else [b.strip() for b in args.breakpoints.split(",") if b.strip()]
+        )
         session = current_session()
         if args.wire is not None:
             from wm_kernel.dialects.registry import dialect_names, known_name
 
             if not known_name(args.wire):
                 raise UsageError(f"unknown wire {args.wire!r}; wires: {', '.join(dialect_names())}")
-        if session.history.empty:   # nothing recorded: compose first, as %compose would
+        if session.history.empty:  # nothing recorded: compose first, as %compose would
             self._check_cache_arguments(session, args.model, breakpoints)
             session.compose()
             self._note_defaults(session)
@@ -305,11 +353,11 @@ class WorkingMemoryMagics(Magics):
             parts = [p.strip() for p in args.exchange.split(",")]
             if len(parts) != 2:
                 raise UsageError(f"--exchange takes USER,REPLY tokens (two numbers), got {args.exchange!r}")
-            options["exchange"] = (non_negative_int(parts[0], "--exchange"),
-                                   non_negative_int(parts[1], "--exchange"))
+            options["exchange"] = (non_negative_int(parts[0], "--exchange"), non_negative_int(parts[1], "--exchange"))
         try:
-            simulation = session.cache_simulation(args.model, breakpoints=breakpoints, tools_tokens=tools,
-                                                  wire=args.wire, **options)
+            simulation = session.cache_simulation(
+                args.model, breakpoints=breakpoints, tools_tokens=tools, wire=args.wire, **options
+            )
         except (TypeError, ValueError) as exc:
             raise UsageError(str(exc)) from None
         return CacheView(simulation, None if args.no_advice else simulation.advise())
@@ -322,7 +370,7 @@ class WorkingMemoryMagics(Magics):
         from wm_kernel.cachesim.requests import SPECIAL_BREAKPOINTS
 
         try:
-            if model is not None:   # None: the session's own model
+            if model is not None:  # None: the session's own model
                 get_model(model)
         except (TypeError, ValueError) as exc:
             raise UsageError(str(exc)) from None
@@ -331,9 +379,11 @@ class WorkingMemoryMagics(Magics):
             for item in breakpoints:
                 name = item.partition(":")[0]
                 if name not in known:
-                    raise UsageError(f"unknown breakpoint {name!r}; use a section "
-                                     f"({', '.join(known_sections(session))}) or one of "
-                                     f"{', '.join(SPECIAL_BREAKPOINTS)}")
+                    raise UsageError(
+                        f"unknown breakpoint {name!r}; use a section "
+                        f"({', '.join(known_sections(session))}) or one of "
+                        f"{', '.join(SPECIAL_BREAKPOINTS)}"
+                    )
 
     @line_magic
     @no_var_expand
@@ -342,8 +392,10 @@ class WorkingMemoryMagics(Magics):
         if strip_comment(line).strip():
             raise UsageError(f"%wm_dashboard takes no arguments, got {line.strip()!r}")
         if getattr(self.shell, "kernel", None) is None:
-            raise UsageError("%wm_dashboard needs a notebook (JupyterLab or Notebook, where widgets "
-                             "show); in a terminal use %compose, %trinkets, %wm_events and %cache")
+            raise UsageError(
+                "%wm_dashboard needs a notebook (JupyterLab or Notebook, where widgets "
+                "show); in a terminal use %compose, %trinkets, %wm_events and %cache"
+            )
         from IPython.display import display
 
         from wm_kernel.jupyter.dashboard.widget import Dashboard
@@ -353,26 +405,48 @@ class WorkingMemoryMagics(Magics):
     @line_magic
     @no_var_expand
     @magic_arguments()
-    @argument("--clock", default=None, metavar="ISO",
-              help="Start a ManualClock at this instant (e.g. 2026-11-30T09:00:00+00:00).")
+    @argument(
+        "--clock",
+        default=None,
+        metavar="ISO",
+        help="Start a ManualClock at this instant (e.g. 2026-11-30T09:00:00+00:00).",
+    )
     @argument("--first-name", default=None, help="The user's first name.")
     @argument("--timezone", default="UTC", help="The user's IANA time zone.")
     @argument("--user-context", default="", help="The user portrait ({user_context}).")
     @argument("--base-prompt", default=None, help="The base prompt template.")
-    @argument("--trinkets", default=None, metavar="A,B",
-              help="Built-in trinkets to register (comma-separated class names; 'none' for none).")
-    @argument("--layout", default="default", choices=("default", "original"),
-              help="The layout: this project's default or the original's.")
-    @argument("--store", default=None, metavar="URL",
-              help="Keep state on a Valkey/Redis server (valkey://host:port/db) in the original's "
-                   "layout, instead of in memory.")
+    @argument(
+        "--trinkets",
+        default=None,
+        metavar="A,B",
+        help="Built-in trinkets to register (comma-separated class names; 'none' for none).",
+    )
+    @argument(
+        "--layout",
+        default="default",
+        choices=("default", "original"),
+        help="The layout: this project's default or the original's.",
+    )
+    @argument(
+        "--store",
+        default=None,
+        metavar="URL",
+        help="Keep state on a Valkey/Redis server (valkey://host:port/db) in the original's "
+        "layout, instead of in memory.",
+    )
     @argument("--user-id", default="notebook", help="Whose state to use (trinkets:{user_id}).")
-    @argument("--read-only", action="store_true",
-              help="With --store: never write to the server; show the sections stored there "
-                   "(no built-in trinkets unless --trinkets names some).")
-    @argument("--model", default=None,
-              help="The model the prompt is for: picks the token counter (e.g. claude-sonnet-4-6, "
-                   "gpt-5.4); default none, offline cl100k counts.")
+    @argument(
+        "--read-only",
+        action="store_true",
+        help="With --store: never write to the server; show the sections stored there "
+        "(no built-in trinkets unless --trinkets names some).",
+    )
+    @argument(
+        "--model",
+        default=None,
+        help="The model the prompt is for: picks the token counter (e.g. claude-sonnet-4-6, "
+        "gpt-5.4); default none, offline cl100k counts.",
+    )
     def wm_session(self, line: str = "") -> None:
         """Start a fresh current Session (e.g. with a ManualClock, for deterministic notebooks)."""
         from trinkets import BUILTIN_NAMES
@@ -389,8 +463,9 @@ class WorkingMemoryMagics(Magics):
         try:
             if args.clock is not None:
                 kwargs["clock"] = ManualClock(required(args.clock, "--clock"))
-            kwargs["profile"] = Profile(first_name=args.first_name or None, timezone=args.timezone,
-                                        user_context=args.user_context)
+            kwargs["profile"] = Profile(
+                first_name=args.first_name or None, timezone=args.timezone, user_context=args.user_context
+            )
         except (ValueError, TypeError) as exc:
             raise UsageError(str(exc)) from None
         if args.base_prompt is not None:
@@ -403,8 +478,7 @@ class WorkingMemoryMagics(Magics):
                 raise UsageError("--trinkets needs class names (or 'none')")
             unknown = [n for n in names if n not in BUILTIN_NAMES]
             if unknown:
-                raise UsageError(f"unknown built-in trinket {unknown[0]!r} (built-in: "
-                                 f"{', '.join(BUILTIN_NAMES)})")
+                raise UsageError(f"unknown built-in trinket {unknown[0]!r} (built-in: {', '.join(BUILTIN_NAMES)})")
             import trinkets as builtin
 
             kwargs["trinkets"] = [getattr(builtin, n) for n in names]
@@ -463,12 +537,14 @@ class WorkingMemoryMagics(Magics):
         trinket = resolve_trinket(session, words[0])
         commands = trinket.commands()
         if len(words) == 1:
-            return render.PromptText("\n".join(
-                f"%trinket {trinket.name} {c.name}: {c.help}" for c in commands.values()))
+            return render.PromptText(
+                "\n".join(f"%trinket {trinket.name} {c.name}: {c.help}" for c in commands.values())
+            )
         command = commands.get(words[1])
         if command is None:
-            raise UsageError(f"unknown sub-command {words[1]!r} for {trinket.name} "
-                             f"(sub-commands: {', '.join(commands)})")
+            raise UsageError(
+                f"unknown sub-command {words[1]!r} for {trinket.name} (sub-commands: {', '.join(commands)})"
+            )
         try:
             return command.run(trinket, words[2:])
         except (ValueError, TypeError) as exc:
@@ -481,8 +557,7 @@ class WorkingMemoryMagics(Magics):
         """Tab completion for ``%trinket`` (names, sub-commands) and ``%compose`` (sections,
         placements). Never raises: a completer error would break typing."""
         try:
-            return self._completions(event.text_until_cursor if hasattr(event, "text_until_cursor")
-                                     else event.line)
+            return self._completions(event.text_until_cursor if hasattr(event, "text_until_cursor") else event.line)
         except Exception:
             return []
 
@@ -560,8 +635,7 @@ class WorkingMemoryMagics(Magics):
             chain = dispatcher.strs.get(key) if dispatcher is not None else None
             if dispatcher is None or chain is None:
                 continue
-            chain.chain = [(p, f) for p, f in chain.chain
-                           if getattr(f, "__func__", None) != self._complete]
+            chain.chain = [(p, f) for p, f in chain.chain if getattr(f, "__func__", None) != self._complete]
             if not chain.chain:
                 del dispatcher.strs[key]
         self._hooks.clear()
@@ -586,8 +660,9 @@ def load_extension(shell: Any) -> None:
         except TraitError as exc:
             shell.configurables[:] = configurables
             render.options.reset()
-            raise UsageError(f"wm_kernel: bad configuration: {exc} (fix it with %config "
-                             f"WorkingMemoryMagics.<name> = <value>)") from None
+            raise UsageError(
+                f"wm_kernel: bad configuration: {exc} (fix it with %config WorkingMemoryMagics.<name> = <value>)"
+            ) from None
         magics.install()
     from wm_kernel.jupyter.magics.interop import load_interop_magics
 
