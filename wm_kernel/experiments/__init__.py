@@ -45,10 +45,11 @@ from wm_kernel.experiments.progress import TerminalProgress, WidgetProgress
 from wm_kernel.experiments.recorder import ScenarioRecorder
 from wm_kernel.experiments.results import COMPARE_COLUMNS, PARTS, VariantRun, part_digest, plot_compare, tabulate
 from wm_kernel.experiments.scenario import Scenario
-from wm_kernel.experiments.scenario_file import FORMAT, VERSION, atomic_write, profile_fields
+from wm_kernel.experiments.scenario_file import FORMAT, VERSION, profile_fields
 from wm_kernel.experiments.steps import STEP_TYPES, ScenarioError, Step
 from wm_kernel.experiments.sweep import SweepError, SweepFailure, dask_client
 from wm_kernel.experiments.variants import BUILTIN_LAYOUTS, Variant, as_variant
+from wm_kernel.utils.safe_files import atomic_write_text as atomic_write
 
 __all__ = [
     "BUILTIN_LAYOUTS",

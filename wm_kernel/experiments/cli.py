@@ -17,11 +17,11 @@ from wm_kernel.core.composer import Layout
 from wm_kernel.experiments.compare import run_variants
 from wm_kernel.experiments.progress import TerminalProgress
 from wm_kernel.experiments.results import VariantRun, tabulate
-from wm_kernel.experiments.scenario_file import atomic_write
 from wm_kernel.experiments.steps import ScenarioError
 from wm_kernel.experiments.sweep import SweepError, close_dask_client, dask_client
 from wm_kernel.experiments.variants import BUILTIN_LAYOUTS, Variant
 from wm_kernel.utils.checks import cli_error
+from wm_kernel.utils.safe_files import atomic_write_text as atomic_write
 
 if TYPE_CHECKING:
     from wm_kernel.tokens import TokenCounter

@@ -48,7 +48,6 @@ from wm_kernel.experiments.scenario_file import (
     FORMAT,
     VERSION,
     FileSteps,
-    atomic_write,
     check_header,
     check_layout,
     default_trinkets,
@@ -69,6 +68,7 @@ from wm_kernel.experiments.steps import (
     fail,
     parse_step,
 )
+from wm_kernel.utils.safe_files import atomic_write_text as atomic_write
 
 if TYPE_CHECKING:
     from trinkets.base import EventAwareTrinket

@@ -4,19 +4,17 @@ What :class:`~wm_kernel.experiments.scenario.Scenario` needs of a file, apart fr
 is: the header's fields and their check (:func:`check_header`, format ``wm-kernel-scenario``
 version 1, see the scenario module's docstring), the opening of a file that must be a regular one,
 lines bounded to :data:`MAX_LINE_CHARS`, the JSON of each line, :class:`FileSteps` (a loaded file's
-steps, read again from the file whenever they are iterated) and :func:`atomic_write` (a reader
-never sees a half-written file).
+steps, read again from the file whenever they are iterated). A scenario is written whole through
+:func:`wm_kernel.utils.safe_files.atomic_write_text` (a reader never sees a half-written file).
 """
 
 from __future__ import annotations
 
-import contextlib
 import itertools
 import json
 import os
 import stat
-import tempfile
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import Any, TextIO, overload
@@ -53,32 +51,6 @@ HEADER_FIELDS = (
     "layout",
 )
 DEFAULT_BASE_PROMPT = "You are a helpful assistant talking with {first_name}."
-
-
-def atomic_write(path: str | os.PathLike[str], write: Callable[[TextIO], None]) -> None:
-    """Call ``write(file)`` on a temporary file beside ``path``, then rename it over ``path``.
-
-    If ``write`` (or anything before the rename) raises, the temporary file is removed and ``path``
-    is left exactly as it was: a reader never sees a half-written file.
-    """
-    target = Path(path)
-    directory = target.parent if str(target.parent) else Path(".")
-    if not directory.is_dir():
-        raise FileNotFoundError(f"no such directory: {str(directory)!r}")
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=directory)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
-            write(handle)
-            handle.flush()
-            os.fsync(handle.fileno())
-        # mkstemp makes the file private (0600); give it the mode the file had, or a normal one
-        mode = target.stat().st_mode & 0o777 if target.exists() else 0o644
-        os.chmod(tmp, mode)
-        os.replace(tmp, target)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
 
 
 def json_line(obj: Mapping[str, Any]) -> str:
