@@ -69,8 +69,11 @@ def read_bytes(path: str | os.PathLike[str], source: str | None = None, *, max_b
     """The bytes of a regular file of at most ``max_bytes`` (a FIFO or a device is refused at once)."""
     where = source or str(path)
     with open_regular(path, where) as handle:
-        data = handle.buffer.read(max_bytes + 1)
-    if len(data) > max_bytes:
+        # the size first: read(n) of a buffered file allocates n bytes before it reads one
+        if os.fstat(handle.fileno()).st_size > max_bytes:
+            raise UnreadableFileError(f"{where}: larger than {max_bytes:,} bytes")
+        data = handle.buffer.read()
+    if len(data) > max_bytes:  # grown since the check
         raise UnreadableFileError(f"{where}: larger than {max_bytes:,} bytes")
     return data
 
@@ -82,7 +85,10 @@ def read_text(
     where = source or str(path)
     with open_regular(path, where, errors=errors) as handle:
         try:
-            text = handle.read(max_chars + 1)
+            # a regular file's text is at most as many characters as it has bytes: a small file is
+            # read whole; read(n) alone would allocate n characters before it reads one
+            size = os.fstat(handle.fileno()).st_size
+            text = handle.read() if size <= max_chars else handle.read(max_chars + 1)
         except UnicodeDecodeError as exc:
             raise UnreadableFileError(f"{where}: not UTF-8 text (byte {exc.start})") from None
     if len(text) > max_chars:
