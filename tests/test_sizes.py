@@ -84,7 +84,6 @@ NOT_YET_SPLIT = {
     "WorkingMemoryMagics": 574,
     "send": 139,
     "Session": 464,
-    "ValkeyStore": 445,
     "check_stability": 133,
     "_checks": 134,
 }

@@ -16,7 +16,8 @@ from trinkets.stored_section import mirror_stored_sections  # noqa: E402
 from wm_kernel.core.clock import ManualClock  # noqa: E402
 from wm_kernel.core.profile import Profile  # noqa: E402
 from wm_kernel.session import Session  # noqa: E402
-from wm_kernel.stores.valkey import ValkeyStore, ValkeyUnavailableError  # noqa: E402
+from wm_kernel.stores.valkey import ValkeyStore  # noqa: E402
+from wm_kernel.stores.valkey_errors import ValkeyUnavailableError  # noqa: E402
 
 START = "2026-11-30T09:00:00+00:00"
 DATETIME = {

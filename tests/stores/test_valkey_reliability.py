@@ -187,7 +187,7 @@ def limited_url(valkey_server: Any, client: Any) -> Iterator[str]:
 
 
 def test_a_command_the_servers_acl_refuses_is_one_clear_line(limited_url, valkey_server) -> None:
-    from wm_kernel.stores.valkey import ValkeyPermissionError
+    from wm_kernel.stores.valkey_errors import ValkeyPermissionError
 
     store = ValkeyStore(limited_url)
     with pytest.raises(ValkeyPermissionError) as info:
@@ -320,7 +320,7 @@ def test_writes_under_kill_9_and_restart_land_once_or_say_they_may_have(persiste
     import time
 
     from wm_kernel.stores import keys
-    from wm_kernel.stores.valkey import ValkeyUnavailableError
+    from wm_kernel.stores.valkey_errors import ValkeyUnavailableError
 
     store = ValkeyStore(persistent_server.url, timeout=1.0)
     s = Session(

@@ -25,23 +25,30 @@ Requires the ``valkey`` client package (``pip install 'wm-kernel[valkey]'``).
 from __future__ import annotations
 
 import json
-import re
 import threading
 import time
 import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any, TypeVar
-from urllib.parse import unquote, urlsplit, urlunsplit
 
 from wm_kernel.stores import keys
 from wm_kernel.stores.embedded import StateStore
+from wm_kernel.stores.original_layout import manifest_fields
+from wm_kernel.stores.server_url import check_url
+from wm_kernel.stores.valkey_errors import (
+    ErrorKinds,
+    ValkeyReplyError,
+    ValkeyUnavailableError,
+    never_sent,
+    one_line,
+    scrub,
+    server_error,
+)
 from wm_kernel.utils.checks import check_int
 
 T = TypeVar("T")
 
-#: URL schemes the store accepts (``valkeys``/``rediss``: TLS; ``unix``: a socket path).
-SCHEMES = ("valkey", "valkeys", "redis", "rediss", "unix")
 
 #: The original's manifest cache (a string key holding a JSON list of segments) and the hash this
 #: project's ManifestTrinket reads instead.
@@ -56,116 +63,8 @@ _GLOB_SPECIALS = "\\*?[]"
 WRITE_MARKER_SECONDS = 30
 
 
-def _never_sent(exc: BaseException) -> bool:
-    """Whether a connection error happened before anything was sent (connecting failed)."""
-    return "connecting to" in str(exc) or isinstance(exc, ConnectionRefusedError)
-
-
-class ValkeyUnavailableError(ConnectionError):
-    """The Valkey server could not be reached, timed out or dropped the connection."""
-
-    #: True when a write was sent and the server went away before it answered: it may be stored.
-    may_have_landed = False
-
-
-class ValkeyPermissionError(PermissionError):
-    """The server refused a command to this connection's user (an ACL's NOPERM reply)."""
-
-
-class ValkeyReplyError(ValueError):
-    """The server answered a command with an error (a key of another type, a value that is not a
-    number...); ``reply`` is the server's text."""
-
-    def __init__(self, message: str, reply: str) -> None:
-        super().__init__(message)
-        self.reply = reply
-
-
-def _one_line(exc: BaseException) -> str:
-    return " ".join(str(exc).split()) or type(exc).__name__
-
-
 def _glob_escape(text: str) -> str:
     return "".join("\\" + ch if ch in _GLOB_SPECIALS else ch for ch in text)
-
-
-#: Query parameters of a URL shown as they are; every other parameter's value may be a secret
-#: (the client passes any parameter, ``?password=...`` included, to the connection).
-_SHOWN_PARAMETERS = frozenset(
-    {
-        "db",
-        "protocol",
-        "socket_timeout",
-        "socket_connect_timeout",
-        "socket_keepalive",
-        "retry_on_timeout",
-        "max_connections",
-        "health_check_interval",
-        "ssl_cert_reqs",
-        "client_name",
-    }
-)
-
-
-def _display_url(url: str) -> str:
-    """The URL without its secrets, to name the server in messages and reprs: the password (and a
-    user part that has no ``:``, which may be one) as ``***``, and the value of every query
-    parameter but the harmless ones. A URL that cannot be read shows as ``<unreadable URL>``."""
-    try:
-        parts = urlsplit(url)
-        netloc = parts.netloc
-        if "@" in netloc:
-            userinfo, host = netloc.rsplit("@", 1)
-            user = userinfo.split(":", 1)[0] if ":" in userinfo else ""
-            netloc = f"{user}:***@{host}" if ":" in userinfo else f"***@{host}"
-        query = (
-            "&".join(
-                pair
-                if pair.split("=", 1)[0] in _SHOWN_PARAMETERS or "=" not in pair
-                else pair.split("=", 1)[0] + "=***"
-                for pair in parts.query.split("&")
-            )
-            if parts.query
-            else ""
-        )
-        path = "/***" if "@" in parts.path else parts.path  # valkey:/:pw@host puts it there
-        return urlunsplit((parts.scheme, netloc, path, query, ""))
-    except ValueError:
-        return "<unreadable URL>"
-
-
-def redact_urls(text: str) -> str:
-    """``text`` with every word that looks like a URL holding a secret (an ``@`` or a query) shown
-    as :func:`_display_url` shows it, for messages that echo what a user typed (``%wm_session``)."""
-    return " ".join(
-        _display_url(word) if ("@" in word or "?" in word) and ":" in word else word for word in text.split(" ")
-    )
-
-
-def _secrets(url: str) -> list[str]:
-    """The texts of ``url`` that :func:`_display_url` hides, longest first (to scrub them from
-    messages a client library wrote, whichever way it quoted them)."""
-    found = set()
-    try:
-        parts = urlsplit(url)
-        if "@" in parts.netloc:
-            userinfo = parts.netloc.rsplit("@", 1)[0]
-            found.add(userinfo.split(":", 1)[1] if ":" in userinfo else userinfo)
-        for pair in parts.query.split("&"):
-            name, _, value = pair.partition("=")
-            if name not in _SHOWN_PARAMETERS:
-                found.add(value)
-        found.add(parts.fragment)
-    except ValueError:
-        pass
-    found |= {unquote(secret) for secret in found}
-    return sorted((secret for secret in found if len(secret) >= 3), key=len, reverse=True)
-
-
-def _scrub(text: str, secrets: list[str]) -> str:
-    for secret in secrets:
-        text = text.replace(secret, "***")
-    return text
 
 
 class _Local:
@@ -218,33 +117,14 @@ class ValkeyStore(StateStore):
             raise TypeError(f"prefix must be a str, got {type(prefix).__name__}")
         if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout <= 0:
             raise ValueError(f"timeout must be a positive number of seconds, got {timeout!r}")
-        secrets = _secrets(url)
-        try:
-            parts = urlsplit(url)
-            scheme, shown = parts.scheme, "@" not in url or "@" in parts.netloc
-        except ValueError:
-            scheme, shown = "", False
-        if scheme not in SCHEMES:
-            # a URL whose "@" is not where a password goes (valkey:/:pw@host) is not shown at all:
-            # no part of it can be trusted not to be the password
-            named = f"{_display_url(url)!r}" if shown else "(not shown: it may hold a password)"
-            raise ValueError(
-                f"not a Valkey URL: {_scrub(named, secrets)} (expected "
-                f"valkey://host:port/db; schemes: {', '.join(SCHEMES)})"
-            )
-        if not shown:
-            raise ValueError(
-                f"not a usable Valkey URL ({scheme}://, not shown: it may hold a "
-                f"password): an '@' outside the server part; write "
-                f"{scheme}://[user]:password@host:port/db"
-            )
+        shown_url, secrets = check_url(url)
         try:
             import valkey
             from valkey.backoff import NoBackoff
             from valkey.retry import Retry
         except ImportError:
             raise ImportError("ValkeyStore needs the valkey client: pip install 'wm-kernel[valkey]'") from None
-        self.url = _display_url(url)
+        self.url = shown_url
         self.read_only = read_only
         self.prefix = prefix
         self._secrets = secrets
@@ -255,6 +135,7 @@ class ValkeyStore(StateStore):
         )
         self._refused: type[BaseException] = valkey.exceptions.NoPermissionError
         self._replies: type[BaseException] = valkey.exceptions.ResponseError
+        self._kinds = ErrorKinds(self._errors, self._refused)
         try:
             # one transparent retry: the first command after a server restart meets a dead pooled
             # connection, and every command sent here is safe to repeat (absolute values; a
@@ -268,7 +149,7 @@ class ValkeyStore(StateStore):
                 retry_on_error=[valkey.exceptions.ConnectionError, valkey.exceptions.TimeoutError],
             )
         except (ValueError, TypeError) as exc:
-            raise ValueError(f"not a usable Valkey URL {self.url!r}: {_scrub(_one_line(exc), secrets)}") from None
+            raise ValueError(f"not a usable Valkey URL {self.url!r}: {scrub(one_line(exc), secrets)}") from None
         # writes go through a client of their own that never repeats a command by itself: a
         # write whose connection drops is resolved by its write id (see _write)
         self._writer = valkey.Valkey.from_url(
@@ -303,7 +184,7 @@ class ValkeyStore(StateStore):
         try:
             return send(self._writer)
         except self._errors as exc:
-            if _never_sent(exc):
+            if never_sent(exc):
                 raise self._unavailable(what, key, exc) from None
         deadline = time.monotonic() + self._timeout
         while True:
@@ -325,7 +206,7 @@ class ValkeyStore(StateStore):
             else ""
         )
         error = ValkeyUnavailableError(
-            _scrub(f"Valkey server {self.url} unavailable ({what} {key!r}): {_one_line(exc)}{landed}", self._secrets)
+            scrub(f"Valkey server {self.url} unavailable ({what} {key!r}): {one_line(exc)}{landed}", self._secrets)
         )
         error.may_have_landed = maybe_landed
         return error
@@ -339,26 +220,8 @@ class ValkeyStore(StateStore):
             return command(self._client)
         except ValkeyUnavailableError:
             raise  # already one line (a write resolved by its write id)
-        except self._errors as exc:
-            raise ValkeyUnavailableError(
-                _scrub(f"Valkey server {self.url} unavailable ({what} {key!r}): {_one_line(exc)}", self._secrets)
-            ) from None
-        except self._refused as exc:
-            raise ValkeyPermissionError(
-                _scrub(f"Valkey server {self.url} refused to {what} {key!r}: {_one_line(exc)}", self._secrets)
-            ) from None
-        except self._replies as exc:
-            # a command inside a write's MULTI/EXEC: its reply, without the command (values)
-            reply = re.sub(r"^Command # \d+ \(.*?\) of pipeline caused error: ", "", _one_line(exc))
-            if reply.startswith("WRONGTYPE"):
-                message = (
-                    f"Valkey server {self.url}: cannot {what} {key!r}: it holds another "
-                    f"type of value than this store keeps there (written by something "
-                    f"else?)"
-                )
-            else:
-                message = f"Valkey server {self.url} answered {what} {key!r} with an error: {reply}"
-            raise ValkeyReplyError(_scrub(message, self._secrets), reply) from None
+        except (*self._errors, self._refused, self._replies) as exc:
+            raise server_error(exc, self._kinds, f"Valkey server {self.url}", what, key, self._secrets) from None
 
     def _server_key(self, key: str) -> str:
         return self.prefix + key
@@ -381,26 +244,7 @@ class ValkeyStore(StateStore):
     def _original_manifest(self, manifest_key: str) -> dict[str, str]:
         source = keys.original_manifest_segments(manifest_key)
         text = self._call("read", source, lambda c: c.get(self._server_key(source)))
-        if text is None:
-            return {}
-        try:
-            segments = json.loads(text)
-            collapsed, active = [], None
-            for seg in segments:
-                if not seg.get("start_time"):
-                    continue
-                if seg.get("status") == "active":
-                    active = {"title": seg.get("display_title") or "", "start": seg["start_time"]}
-                elif seg.get("end_time"):
-                    collapsed.append(
-                        {"title": seg.get("display_title") or "", "start": seg["start_time"], "end": seg["end_time"]}
-                    )
-        except (ValueError, TypeError, AttributeError) as exc:
-            raise ValueError(f"{self.url}: the original's {source!r} cannot be read ({_one_line(exc)})") from None
-        fields = {"segments": json.dumps(collapsed, ensure_ascii=False)}
-        if active is not None:
-            fields["active"] = json.dumps(active, ensure_ascii=False)
-        return fields
+        return {} if text is None else manifest_fields(text, f"{self.url}: the original's {source!r}")
 
     def _decode(self, key: str, field: str, text: str) -> Any:
         try:

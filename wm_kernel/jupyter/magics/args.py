@@ -13,7 +13,7 @@ from IPython.core.error import UsageError
 from IPython.core.magic_arguments import MagicArgumentParser, parse_argstring
 
 from trinkets.base import EventAwareTrinket
-from wm_kernel.stores.valkey import redact_urls
+from wm_kernel.stores.server_url import redact_urls
 
 if TYPE_CHECKING:
     from wm_kernel.session import Session

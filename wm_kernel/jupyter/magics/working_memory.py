@@ -45,7 +45,7 @@ from wm_kernel.jupyter.magics.args import (
     unquote,
 )
 from wm_kernel.jupyter.magics.tables import events_frame, prompt_diff, session_line, trinkets_frame
-from wm_kernel.stores.valkey import redact_urls
+from wm_kernel.stores.server_url import redact_urls
 
 MAGIC_NAMES: dict[str, tuple[str, ...]] = {
     "line": (
