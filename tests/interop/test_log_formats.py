@@ -139,6 +139,7 @@ def _accept() -> object:
     return module
 
 
+@pytest.mark.slow  # megabytes of real logs, every figure of each
 def test_every_figure_of_the_real_logs_equals_a_plain_count(capsys: pytest.CaptureFixture[str]) -> None:
     accept: object = _accept()
     folder = accept.default_folder()  # type: ignore[attr-defined]
