@@ -77,8 +77,6 @@ NOT_YET_SPLIT = {
     "run_variants": 136,
     "History": 563,
     "frame": 87,
-    "ImportedSession": 570,
-    "_cache_requests": 106,
     "otlp_trace": 91,
     "Dashboard": 422,
     "WorkingMemoryMagics": 574,

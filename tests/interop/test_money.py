@@ -24,7 +24,9 @@ SUB_SYSTEM = 6_000  # the subagent's own system prompt
 T0 = datetime(2026, 11, 30, 12, tzinfo=UTC)
 OPUS, HAIKU, SONNET = "claude-opus-4-6", "claude-haiku-4-5-20251001", "claude-sonnet-4-5-20250929"
 # (minutes after T0, model, what the provider's cache did: "first" / "live" / "miss" (read only the
-# system prompt although the rest was live) / "cold" (wrote everything) / "compacted" (a new chain)
+# system prompt although the rest was live: the agent changed text it does not log) / "deep" (read
+# into the logged conversation although the rest was live: the provider's own miss) / "cold" (wrote
+# everything) / "compacted" (a new chain)
 MAIN = [
     (0, OPUS, "first"),
     (1, OPUS, "live"),
@@ -95,7 +97,15 @@ def bills(counted: list[int], turns: list[tuple[float, str, str]], system: int) 
     out, previous = [], 0
     for count, (_, _, kind) in zip(counted, turns, strict=True):
         total = system + round(FACTOR * count)
-        read = {"first": 0, "cold": 0, "live": previous, "miss": system, "compacted": system, "warm": system}[kind]
+        read = {
+            "first": 0,
+            "cold": 0,
+            "live": previous,
+            "miss": system,
+            "deep": system + 2_000,
+            "compacted": system,
+            "warm": system,
+        }[kind]
         out.append(
             {
                 "input_tokens": 0,
@@ -169,7 +179,7 @@ def test_each_request_is_priced_with_its_own_model_and_every_turn_gets_a_named_c
         "match",
         "subagent",
         "match",
-        "provider_miss",
+        "prefix_changed",
         "ttl_expired",
         "model_switch",
         "match",
@@ -188,13 +198,38 @@ def test_each_request_is_priced_with_its_own_model_and_every_turn_gets_a_named_c
     table = str(log.cache_simulation()).splitlines()
     header = next(line for line in table if line.split()[:3] == ["turn", "request", "model"])
     assert table[table.index(header) + 7].split()[2] == "claude-haiku-4-5"
+    # the read fell to the system prompt's end: the agent rewrote what follows, modelled so
+    assert rows.loc[4, "detail"].startswith(
+        f"the provider read only the first {SYSTEM:,} tokens although the rest was live: the agent "
+        f"changed what follows them, in the part its log does not hold (modelled from the usage"
+    )
+    assert rows.loc[4, "predicted_read"] == pytest.approx(SYSTEM, abs=2)
+    assert rows.loc[4, "predicted_usd"] == pytest.approx(rows.loc[4, "billed_usd"], rel=0.02)
+    assert log.rewrites() == {4: SYSTEM}
     summary = result.summary()
     assert summary["named_share"] == 1.0
-    assert summary["predicted_usd"] == pytest.approx(summary["billed_usd"] - rows.loc[4, "residual_usd"], rel=0.01)
+    assert summary["predicted_usd"] == pytest.approx(summary["billed_usd"], rel=0.02)
     # the haiku turns are billed at haiku's prices: a 1-hour write at $2 per million
     haiku = rows.loc[6]
     assert haiku["billed_usd"] == pytest.approx(haiku["billed_write"] * 2.0 / 1e6)
     assert rows.loc[0, "billed_usd"] == pytest.approx(rows.loc[0, "billed_write"] * 10.0 / 1e6)  # opus 1h: $10
+
+
+def test_a_read_that_falls_inside_the_logged_conversation_is_the_providers_miss(tmp_path: Path) -> None:
+    turns = [(0, OPUS, "first"), (1, OPUS, "live"), (2, OPUS, "deep"), (3, OPUS, "live")]
+    path = tmp_path / "deep.jsonl"
+    write(path, turns, None)
+    draft = import_log(path, counter=counter())
+    write(
+        path,
+        turns,
+        bills([sum(draft.counter.count(s.text) for s in draft.sections(t)) for t in draft.turns], turns, SYSTEM),
+    )
+    log = import_log(path, counter=counter())
+    assert log.rewrites() == {}  # the log holds that text, unchanged: the agent did not rewrite it
+    rows = reconcile(log).rows
+    assert rows["cause"].tolist()[2] == "provider_miss"
+    assert rows.loc[2, "billed_read"] == SYSTEM + 2_000 and rows.loc[2, "predicted_read"] > SYSTEM + 2_000
 
 
 def test_an_unknown_model_is_priced_as_the_providers_default_and_said(tmp_path: Path) -> None:

@@ -67,7 +67,9 @@ def test_a_hanging_trinket_stops_at_the_time_limit() -> None:
     except subprocess.TimeoutExpired:
         pytest.fail("the checker ignored its timeout: a hanging trinket hung it")
     assert done.returncode == 0, done.stderr[-500:]
-    assert done.stdout.startswith("1 stopped at the time limit"), done.stdout
+    # the composes done before the stop depend on how fast the worker started (a loaded machine: 0)
+    composes, _, stopped = done.stdout.partition(" ")
+    assert composes.isdigit() and stopped.startswith("stopped at the time limit (1 s)"), done.stdout
 
 
 @pytest.mark.slow

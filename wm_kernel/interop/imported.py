@@ -26,15 +26,14 @@ no times). It presents what the instruments read from a recorded Session:
 from __future__ import annotations
 
 import json
-import statistics
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from wm_kernel.cachesim.engine import Block, Request
+from wm_kernel.cachesim.engine import Request
 from wm_kernel.cachesim.models import ModelProfile, Priced, family_name, priced_as
 from wm_kernel.cachesim.simulation import Simulation, simulate, simulate_each
 from wm_kernel.core.prompt import BlameData, BlameSpan, ComposedPrompt, SectionRecord
@@ -43,6 +42,7 @@ from wm_kernel.dialects.usage import request_prefix
 from wm_kernel.instruments.diff import FirstChange, PromptDiff, diff_prompts, first_change
 from wm_kernel.instruments.history import History
 from wm_kernel.instruments.history_records import text_digest
+from wm_kernel.interop.agent_cache import Inferred, cache_requests, conversation_of, infer, rewrites
 from wm_kernel.interop.billing import gen_ai_counts, logged_usage, request_body
 from wm_kernel.interop.bodies import Section, prompt_order
 from wm_kernel.interop.claude_code import ClaudeCodeReader
@@ -51,6 +51,7 @@ from wm_kernel.interop.jsonspan import locate
 from wm_kernel.interop.mira_tap import DIALECT as MIRA_TAP  # (registers the mira-tap format)
 from wm_kernel.interop.mira_tap import mira_prompt
 from wm_kernel.interop.otlp import read_otlp as _read_otlp  # noqa: F401  (registers the otlp format)
+from wm_kernel.interop.send_times import as_gap, checked_times, send_times
 from wm_kernel.interop.split import Splitter
 from wm_kernel.tokens import TokenCounter
 from wm_kernel.utils.safe_files import UnreadableFileError, read_bytes
@@ -63,7 +64,6 @@ if TYPE_CHECKING:
 
 #: Blank line between two elements of one prompt key (owned by "(composer)" in the blame map).
 ELEMENT_SEPARATOR = "\n\n"
-_LAYER = {"tool": "tools", "system": "system", "message": "messages"}
 #: The cache simulator's model when neither the log's own nor its wire's default is a registered profile.
 FALLBACK_MODEL = "claude-sonnet-4-6"
 USAGE_COLUMNS = [
@@ -77,66 +77,6 @@ USAGE_COLUMNS = [
 ]
 #: The section name of the part of each request a log does not hold (inferred from its usage).
 INFERRED_SECTION = "(not in the log) system prompt and tools"
-#: Where assumed send times start when the log has none at all.
-ASSUMED_START = datetime(2026, 1, 1, tzinfo=UTC)
-
-
-def as_gap(gap: timedelta | float | int | None) -> timedelta | None:
-    """``gap`` (a timedelta, or seconds) as a timedelta; None stays None. ValueError if negative."""
-    if gap is None:
-        return None
-    if isinstance(gap, bool) or not isinstance(gap, (timedelta, int, float)):
-        raise TypeError(f"gap must be a timedelta or a number of seconds, got {type(gap).__name__}")
-    value = gap if isinstance(gap, timedelta) else timedelta(seconds=float(gap))
-    if value < timedelta(0) or value != value:  # NaN compares unequal to itself
-        raise ValueError(f"gap must not be negative, got {gap!r}")
-    return value
-
-
-@dataclass(frozen=True)
-class Inferred:
-    """The part of one conversation's requests its log does not hold (a Claude Code transcript
-    has no system prompt and no tools), inferred from the billed usage: ``tokens`` is the billed
-    input (plain + cache read + cache write) minus the counted conversation, fitted over the
-    conversation's ``requests`` as ``billed = tokens + factor x counted``; ``factor`` is the log's
-    tokenizer against this counter (1.0 when too few requests to fit it); ``ttl`` the cache
-    lifetime the usage shows the agent writing (``1h`` when it bills 1-hour writes)."""
-
-    conversation: str
-    tokens: int
-    factor: float
-    requests: int
-    ttl: str
-    #: per chain of the conversation (a compaction starts a new one), the tokens the agent added
-    #: to its start beyond ``tokens`` (context it injects that the log does not hold either)
-    added: tuple[int, ...] = ()
-    #: what the conversation's first request read from a cache written before the log (its billed
-    #: cache read): modelled as cached just before it
-    before: int = 0
-
-    @property
-    def label(self) -> str:
-        return f"system prompt and tools, not in the log: about {self.tokens:,} tokens, from the usage"
-
-
-def _fit(chains: Sequence[Sequence[tuple[int, int]]]) -> tuple[list[float], float]:
-    """``billed = intercept[chain] + factor x counted`` by least squares, one factor for every
-    chain of a conversation and one intercept per chain (a factor within 0.5-2 and intercepts of at
-    least 0; else factor 1 and each chain's median difference)."""
-    num = den = 0.0
-    means = []
-    for points in chains:
-        mx = statistics.fmean(float(x) for x, _ in points)
-        my = statistics.fmean(float(y) for _, y in points)
-        means.append((mx, my))
-        num += sum((x - mx) * (y - my) for x, y in points)
-        den += sum((x - mx) ** 2 for x, _ in points)
-    if sum(len(c) for c in chains) >= 2 and den > 0:
-        factor = num / den
-        intercepts = [my - factor * mx for mx, my in means]
-        if 0.5 <= factor <= 2.0 and min(intercepts) >= 0:
-            return intercepts, factor
-    return [max(0.0, statistics.median(y - x for x, y in points)) for points in chains], 1.0
 
 
 class ImportedSession:
@@ -184,7 +124,7 @@ class ImportedSession:
         #: send times given by the user (``import_log(times=...)``), one per request in file order
         self.times: list[datetime] | None = None
         if times is not None:
-            self.times = self._checked_times(times)
+            self.times = checked_times(times, len(self.requests))
         self._inferred: dict[str, Inferred] | None = None
 
     # -- the recorded-session interface
@@ -243,7 +183,7 @@ class ImportedSession:
             return frame
         extra = []
         for turn, request in enumerate(self.requests):
-            found = inferred.get(_conversation(request))
+            found = inferred.get(conversation_of(request))
             if found is None:
                 continue
             row: dict[str, Any] = {c: None for c in frame.columns}
@@ -306,104 +246,30 @@ class ImportedSession:
         """The logged text of ``turn``'s request, exactly, joined from its sections."""
         return "".join(s.raw for s in self.request(turn).sections)
 
-    def _checked_times(self, times: Sequence[datetime]) -> list[datetime]:
-        when = list(times)
-        if len(when) != len(self.requests):
-            raise ValueError(f"times has {len(when)} entries for {len(self.requests)} turns")
-        for index, at in enumerate(when):
-            if not isinstance(at, datetime):
-                raise TypeError(f"times[{index}] must be a datetime, got {type(at).__name__}")
-        return when
-
     def send_times(
         self, *, times: Sequence[datetime] | None = None, gap: timedelta | float | None = None
     ) -> tuple[list[datetime], str]:
         """Each request's send time and, when any was assumed, a line saying so ("" when the log
-        gave them all). ``times`` (one per request) replaces the log's; ``gap`` (a timedelta or
-        seconds; default the one given to ``import_log``) spaces the requests the log gives no
-        time, in file order after the last known one. Without either, a log missing times is a
-        ValueError that says to pass one."""
-        if times is not None:
-            return self._checked_times(times), "send times given (times=), not the log's"
-        if self.times is not None:
-            return list(self.times), "send times given (times=), not the log's"
-        logged = [r.sent_at for r in self.requests]
-        missing = sum(at is None for at in logged)
-        if not missing:
-            return [at for at in logged if at is not None], ""
-        spacing = as_gap(gap) if gap is not None else self.gap
-        if spacing is None:
-            first = next(turn for turn, at in enumerate(logged) if at is None)
-            raise ValueError(
-                f"turn {first} has no send time in the log; pass gap= (the spacing of the "
-                f"requests, e.g. gap=timedelta(seconds=30)) or times= (one per request)"
-            )
-        out: list[datetime] = []
-        previous: datetime | None = None
-        for at in logged:
-            if at is None:
-                at = previous + spacing if previous is not None else ASSUMED_START
-            out.append(at)
-            previous = at
-        seconds = spacing.total_seconds()
-        which = "the log has none" if missing == len(logged) else f"{missing} of {len(logged)} requests have none"
-        return out, (f"send times assumed: {which}; requests in file order {seconds:g} s apart (gap=)")
+        gave them all): :func:`wm_kernel.interop.send_times.send_times` with the ``gap`` and
+        ``times`` given to ``import_log`` as defaults."""
+        given = times if times is not None else self.times
+        return send_times([r.sent_at for r in self.requests], times=given, gap=gap, default=self.gap)
 
     def inferred(self) -> dict[str, Inferred]:
         """Per conversation (a file, or a subagent's), the system prompt and tools its log does
-        not hold, inferred from the billed usage (:class:`Inferred`); empty when the requests hold
-        their system prompt or tools, or the log has no usage."""
+        not hold, inferred from the billed usage (:class:`~wm_kernel.interop.agent_cache.Inferred`);
+        empty when the requests hold their system prompt or tools, or the log has no usage."""
         if self._inferred is None:
-            self._inferred = {}
-            billed = self.billed_usage()
-            groups: dict[str, list[int]] = {}
-            for turn, request in enumerate(self.requests):
-                if any(s.kind in ("tool", "system") for s in request.sections):
-                    continue
-                groups.setdefault(_conversation(request), []).append(turn)
-            chain_of = self._chains()
-            for conversation, turns in groups.items():
-                chains: dict[int, list[tuple[int, int]]] = {}
-                for turn in turns:
-                    b = billed[turn]
-                    if b is not None and b.prompt_tokens:
-                        chains.setdefault(chain_of[turn], []).append((self._counted(turn), b.prompt_tokens))
-                if not chains:
-                    continue
-                order = sorted(chains)
-                intercepts, factor = _fit([chains[c] for c in order])
-                base = min(intercepts)
-                added = {c: int(round(i - base)) for c, i in zip(order, intercepts, strict=True)}
-                one_hour = any((b := billed[turn]) is not None and b.cache_write_1h_tokens for turn in turns)
-                opening = billed[turns[0]]
-                self._inferred[conversation] = Inferred(
-                    conversation,
-                    int(round(base)),
-                    round(factor, 4),
-                    sum(len(v) for v in chains.values()),
-                    "1h" if one_hour else "5m",
-                    tuple(added.get(c, 0) for c in range(max(order) + 1)),
-                    opening.cache_read_tokens if opening is not None else 0,
-                )
+            self._inferred = infer(self)
         return self._inferred
 
-    def _chains(self) -> list[int]:
-        """Per turn, the number of its chain within its conversation: a request whose first
-        message differs from the conversation's previous request's (a compaction, a new chain)
-        starts the next one."""
-        out = []
-        last: dict[str, tuple[str | None, int]] = {}
-        for request in self.requests:
-            key = _conversation(request)
-            first = next((s.text for s in request.sections if s.kind == "message"), None)
-            before = last.get(key)
-            chain = 0 if before is None else before[1] + (first != before[0])
-            last[key] = (first, chain)
-            out.append(chain)
-        return out
-
-    def _counted(self, turn: int) -> int:
-        return sum(self.counter.count(s.text) for s in self.sections(turn))
+    def rewrites(
+        self, *, times: Sequence[datetime] | None = None, gap: timedelta | float | None = None
+    ) -> dict[int, int]:
+        """The turns where the agent changed text its log does not hold, each with the tokens the
+        provider read before the change (``wm_kernel.interop.agent_cache.rewrites``)."""
+        inferred = self.inferred()
+        return rewrites(self, self.send_times(times=times, gap=gap)[0], inferred) if inferred else {}
 
     def cache_requests(
         self, *, times: Sequence[datetime] | None = None, gap: timedelta | float | None = None
@@ -418,118 +284,7 @@ class ImportedSession:
         (Claude Code caches every request): a breakpoint after the system prompt and tools, one
         where the conversation's previous request ended, and one on the last block, at the TTL
         the usage bills."""
-        return self._cache_requests(times, gap)[0]
-
-    def _cache_requests(
-        self, times: Sequence[datetime] | None, gap: timedelta | float | None
-    ) -> tuple[list[Request], dict[int, Request]]:
-        """:meth:`cache_requests`, and the warm-ups: per conversation whose first request read
-        from a cache written before the log, a request of what it read, played just before it."""
-        when, _ = self.send_times(times=times, gap=gap)
-        inferred = self.inferred()
-        chain_of = self._chains() if inferred else []
-        requests = []
-        warmups: dict[int, Request] = {}
-        ends: dict[str, tuple[list[str], int]] = {}
-        shared: dict[tuple[int, float], Block] = {}  # one Block per section, shared by the requests holding it
-        for turn, at in enumerate(when):
-            request = self.requests[turn]
-            model = request.model
-            found = inferred.get(_conversation(request))
-            factor = found.factor if found is not None else 1.0
-            blocks = []
-            for s in self.sections(turn):
-                block = shared.get((id(s), factor))
-                if block is None:
-                    block = shared[(id(s), factor)] = Block(
-                        f"{s.name}:{text_digest(s.text).hex()}",
-                        self._tokens(s.text, factor),
-                        breakpoint=s.cache,
-                        layer=_LAYER[s.kind],
-                        label=f"{s.name} ({s.trinket})" if s.trinket else s.name,
-                    )
-                blocks.append(block)
-            if found is not None and not any(b.breakpoint for b in blocks):
-                key = _conversation(request)
-                keys = [b.key for b in blocks]
-                marks = {len(blocks) - 1} if blocks else set()
-                before = ends.get(key)
-                if before is not None and keys[: len(before[0])] == before[0] and before[1] >= 0:
-                    marks.add(before[1])
-                opening = before is None
-                ends[key] = (keys, len(blocks) - 1)
-                chain = chain_of[turn]
-                added = found.added[chain] if chain < len(found.added) else 0
-                split = found.before if 0 < found.before < found.tokens else 0
-                start = [
-                    Block(
-                        f"inferred:{key}:{found.tokens}",
-                        found.tokens - split,
-                        breakpoint=found.ttl,
-                        layer="system",
-                        label=found.label,
-                    )
-                ]
-                if split:  # the part an earlier session had cached: its own block, so it can be read
-                    start.insert(
-                        0,
-                        Block(
-                            f"inferred:{key}:{found.tokens}:before",
-                            split,
-                            breakpoint=found.ttl,
-                            layer="system",
-                            label=found.label + " (cached before the log)",
-                        ),
-                    )
-                if added:
-                    start.append(
-                        Block(
-                            f"inferred:{key}:chain{chain}:{added}",
-                            added,
-                            layer="messages",
-                            label=f"context the agent added, not in the log: about {added:,} tokens, from the usage",
-                        )
-                    )
-                shift = len(start)
-                marks = {m + shift for m in marks} | {i for i, b in enumerate(start) if b.breakpoint}
-                blocks = start + blocks
-                if opening and found.before:
-                    total, reach = 0, -1
-                    for i, b in enumerate(blocks):
-                        total += b.tokens
-                        if total > found.before * 1.01:
-                            break
-                        reach = i
-                    if reach >= 0:
-                        marks.add(reach)
-                        kept = sorted(marks)
-                        if len(kept) > 4:  # at most four breakpoints: keep the first two and the last two
-                            marks = set(kept[:2] + kept[-2:]) | {reach}
-                            marks = set(sorted(marks)[-4:])
-                        warmups[turn] = Request(
-                            at,
-                            [
-                                Block(
-                                    b.key,
-                                    b.tokens,
-                                    breakpoint=found.ttl if i in marks else None,
-                                    layer=b.layer,
-                                    label=b.label,
-                                )
-                                for i, b in enumerate(blocks[: reach + 1])
-                            ],
-                            params={"model": model} if model else None,
-                        )
-                blocks = [
-                    Block(b.key, b.tokens, breakpoint=found.ttl if i in marks else None, layer=b.layer, label=b.label)
-                    for i, b in enumerate(blocks)
-                ]
-            requests.append(Request(at, blocks, params={"model": model} if model else None))
-        return requests, warmups
-
-    def _tokens(self, text: str, factor: float) -> int:
-        n = self.counter.count(text)
-        return n if factor == 1.0 else int(round(n * factor))
+        return cache_requests(self, self.send_times(times=times, gap=gap)[0])[0]
 
     def pricing(self, model: str | ModelProfile | None = None) -> list[Priced]:
         """Per turn, the profile its request is priced with: ``model`` for all when given, else
@@ -559,7 +314,7 @@ class ImportedSession:
         ``turns`` gains a ``turn`` column, and ``assumptions`` says what the log did not (assumed
         send times, the inferred system prompt, a model priced as another)."""
         _, assumed = self.send_times(times=times, gap=gap)
-        requests, warmups = self._cache_requests(times, gap)
+        requests, warmups = cache_requests(self, self.send_times(times=times, gap=gap)[0])
         pricing = self.pricing(model)
         if model is not None and not warmups:
             sim = simulate(requests, pricing[0].profile)
@@ -619,19 +374,25 @@ class ImportedSession:
         else an empty dict."""
         return [request_prefix(body) if (body := request_body(r)) is not None else {} for r in self.requests]
 
-    def request_context(self) -> list[dict[str, Any]]:
+    def request_context(
+        self, *, times: Sequence[datetime] | None = None, gap: timedelta | float | None = None
+    ) -> list[dict[str, Any]]:
         """Per turn, what a reconciliation tells causes with: its ``conversation`` (its own
-        cache), whether it is a ``subagent``'s, its ``model`` and the digest of its
-        ``first_message`` (a new one in the same conversation: compacted or a new chain)."""
+        cache), whether it is a ``subagent``'s, its ``model``, the digest of its
+        ``first_message`` (a new one in the same conversation: compacted or a new chain) and,
+        where the agent changed text its log does not hold, ``rewritten``: the tokens the
+        provider read before the change (:meth:`rewrites`, at ``times`` or ``gap``)."""
+        rewritten = self.rewrites(times=times, gap=gap)
         out = []
-        for request in self.requests:
+        for turn, request in enumerate(self.requests):
             first = next((s for s in request.sections if s.kind == "message"), None)
             out.append(
                 {
-                    "conversation": _conversation(request),
+                    "conversation": conversation_of(request),
                     "subagent": _subagent(request),
                     "model": request.model,
                     "first_message": text_digest(first.text).hex() if first is not None else None,
+                    "rewritten": rewritten.get(turn),
                 }
             )
         return out
@@ -716,13 +477,6 @@ def _default_model(provider: str) -> str:
     default, else ``FALLBACK_MODEL``."""
     default = get_dialect(provider).default_model if known_name(provider) else ""
     return default if family_name(default) is not None else FALLBACK_MODEL
-
-
-def _conversation(request: LoggedRequest) -> str:
-    """Which conversation ``request`` belongs to (its own cache): the reader's conversation id
-    where it gives one, else its file."""
-    found = getattr(request, "conversation", None)
-    return found if isinstance(found, str) and found else request.path
 
 
 def _subagent(request: LoggedRequest) -> bool:

@@ -22,7 +22,9 @@ residual (billed minus predicted) and a cause:
                      TTL (the detail gives both).
 ``prefix_changed``   the prefix changed since the previous request: the simulation saw a changed
                      block (the detail names the first one), or the request bodies show the tools,
-                     the cached system text or the parameters changed.
+                     the cached system text or the parameters changed, or (a log without the
+                     system prompt) the provider read only part of what the log does not hold
+                     although the rest was live: the agent changed text it does not log.
 ``tokenizer``        the counts differ by a steady factor (two or more turns agreeing within 2%):
                      the provider's tokenizer counts differently; the detail names the factor, and
                      :meth:`Reconciliation.calibration` hands it on.
@@ -122,8 +124,9 @@ class UsageLog(Protocol):
     the usage it recorded per request (None where none), the request ids and the digests of each
     request's cacheable prefix (``request_prefix``; empty where the log has no request body).
     A log may also give ``request_context()``: per request its ``conversation``, whether it is a
-    ``subagent``'s, its ``model`` and the digest of its ``first_message`` (what tells a
-    compaction)."""
+    ``subagent``'s, its ``model``, the digest of its ``first_message`` (what tells a
+    compaction) and ``rewritten`` (the tokens read before the agent changed text its log does not
+    hold); it takes the ``times=`` / ``gap=`` the simulation was given."""
 
     @property
     def request_ids(self) -> list[str | None]: ...
@@ -149,6 +152,9 @@ class _Context:
     compaction: bool = False
     pause: timedelta | None = None
     ttl: timedelta | None = None
+    #: the tokens the provider read before the agent changed text its log does not hold (the
+    #: log's ``request_context()``), None where it did not
+    rewritten: int | None = None
 
 
 def simulated_usage(simulation: Simulation) -> list[Usage]:
@@ -332,6 +338,8 @@ def _miss_cause(p: Usage, b: Usage, ctx: _Context) -> _Verdict | None:
         )
     if ctx.miss_reason == "ttl_expired":
         return _Verdict("ttl_expired", "the cached entry had expired (simulation)")
+    if (rewrite := _rewrite_verdict(ctx)) is not None:
+        return rewrite
     changed = [_PARTS[k] for k in _PARTS if b.prefix and ctx.previous and b.prefix.get(k) != ctx.previous.get(k)]
     if billed_less and changed:
         first = (
@@ -379,8 +387,22 @@ def _count_cause(p: Usage, b: Usage) -> _Verdict | None:
     return None
 
 
+def _rewrite_verdict(ctx: _Context) -> _Verdict | None:
+    """The agent changed text its log does not hold (read off the usage), so the prefix changed."""
+    if ctx.rewritten is None:
+        return None
+    return _Verdict(
+        "prefix_changed",
+        f"the provider read only the first {ctx.rewritten:,} tokens although the rest was live: "
+        f"the agent changed what follows them, in the part its log does not hold (modelled from "
+        f"the usage; a log without it cannot tell this from the provider's own miss)",
+    )
+
+
 def _event(p: Usage, ctx: _Context) -> _Verdict | None:
     """A cache event of this row that decides its cost even when the simulation predicted it."""
+    if (rewrite := _rewrite_verdict(ctx)) is not None:
+        return rewrite
     if ctx.first and ctx.subagent:
         return _Verdict("subagent", "first request of a subagent's conversation (its own cache)")
     if ctx.model_before is not None and ctx.model_before != p.model:
@@ -579,6 +601,7 @@ def _contexts(
                 compaction=compaction,
                 pause=(times[index] - times[before]) if before is not None else None,
                 ttl=ttl,
+                rewritten=about.get("rewritten"),
             )
         )
     return out
@@ -637,7 +660,8 @@ def _reconcile_log(
         aligned.append((predicted[turn], b))
     previous = [prefixes[turn - 1] if turn else {} for turn in kept]
     describe = getattr(log, "request_context", None)
-    context = describe() if callable(describe) else None
+    timing = {k: options[k] for k in ("times", "gap") if k in options}
+    context = describe(**timing) if callable(describe) else None
     contexts = _contexts(simulation, kept, aligned, previous, context)
     return _reconciliation(simulation, kept, aligned, contexts)
 
