@@ -15,7 +15,15 @@ from typing import Any
 
 from wm_kernel.core.request_bodies import to_openai
 from wm_kernel.dialects.kit import kit_cache_layout, kit_wire_parts
-from wm_kernel.dialects.registry import CallResult, Dialect, PartRef, Slot, TurnPieces, register_dialect
+from wm_kernel.dialects.registry import (
+    CallResult,
+    Dialect,
+    PartRef,
+    Slot,
+    StoredResponse,
+    TurnPieces,
+    register_dialect,
+)
 from wm_kernel.dialects.usage import Usage, usage_details, usage_int
 
 
@@ -126,6 +134,24 @@ class OpenAIChatDialect(Dialect):
 
     def may_be_body(self, body: Mapping[str, Any]) -> bool:
         return isinstance(body.get("messages"), list)
+
+    stored_title = "OpenAI stored chat completions"
+
+    def stored_response(self, record: Mapping[str, Any]) -> StoredResponse | None:
+        # a chat.completion object as GET /chat/completions lists it (``{"object": "list", "data":
+        # [...]}``): the response with its usage; the messages sent are another endpoint's
+        if record.get("object") != "chat.completion" or not isinstance(record.get("choices"), list):
+            return None
+        choices = [c for c in record["choices"] if isinstance(c, Mapping)]
+        usage, created, model, rid = record.get("usage"), record.get("created"), record.get("model"), record.get("id")
+        finish = choices[0].get("finish_reason") if choices else None
+        return StoredResponse(
+            rid if isinstance(rid, str) else None,
+            model if isinstance(model, str) else None,
+            float(created) if isinstance(created, int | float) and not isinstance(created, bool) else None,
+            usage if isinstance(usage, Mapping) else None,
+            finish if isinstance(finish, str) else None,
+        )
 
 
 OPENAI_CHAT = register_dialect(OpenAIChatDialect())

@@ -212,6 +212,27 @@ class Dialect:
         if not isinstance(body.get("messages"), list):
             raise ValueError(f"not {self.title} request: no 'messages' list")
 
+    # -- logs of stored responses (the provider's own record of a call: no request body)
+    #: what a log of its stored responses is called ("" for none)
+    stored_title: str = ""
+
+    def stored_response(self, record: Mapping[str, Any]) -> StoredResponse | None:
+        """``record`` read as a response the provider stores and lists (with its usage, model and
+        time, but not the request), or None if it is not one."""
+        return None
+
+
+@dataclass(frozen=True)
+class StoredResponse:
+    """One response a provider stored: its id, model, creation time (Unix seconds), usage object
+    and finish reason (what a stored-responses export holds; the request's messages are not in it)."""
+
+    id: str | None
+    model: str | None
+    created: float | None
+    usage: Mapping[str, Any] | None
+    finish_reason: str | None = None
+
 
 @dataclass(frozen=True)
 class LogFormat:
@@ -423,6 +444,7 @@ __all__ = [
     "TurnPieces",
     "Dialect",
     "LogFormat",
+    "StoredResponse",
     "DEFAULT_WIRE",
     "register_dialect",
     "dialect_names",

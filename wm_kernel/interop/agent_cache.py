@@ -60,10 +60,13 @@ class Inferred:
     #: where the provider's reads stopped when the agent changed what follows (:func:`rewrites`):
     #: the agent's own breakpoints inside the part the log does not hold, in tokens from the start
     levels: tuple[int, ...] = ()
+    #: the log holds none of the requests' text (stored responses): the whole request is inferred
+    whole: bool = False
 
     @property
     def label(self) -> str:
-        return f"system prompt and tools, not in the log: about {self.tokens:,} tokens, from the usage"
+        what = "the request" if self.whole else "system prompt and tools"
+        return f"{what}, not in the log: about {self.tokens:,} tokens, from the usage"
 
     def start(self, chain: int) -> int:
         """The tokens the log does not hold at the start of a request of ``chain``."""
@@ -160,6 +163,7 @@ def _infer_one(
     added = {c: int(round(i - base)) for c, i in zip(order, intercepts, strict=True)}
     one_hour = any((b := billed[turn]) is not None and b.cache_write_1h_tokens for turn in turns)
     opening = billed[turns[0]]
+    whole = all(not log.sections(turn) for turn in turns)
     return Inferred(
         conversation,
         int(round(base)),
@@ -168,6 +172,7 @@ def _infer_one(
         "1h" if one_hour else "5m",
         tuple(added.get(c, 0) for c in range(max(order) + 1)),
         opening.cache_read_tokens if opening is not None else 0,
+        whole=whole,
     )
 
 

@@ -225,6 +225,56 @@ class BodyReader:
         return self.requests
 
 
+def _detects_stored(dialect: Dialect) -> Any:
+    """A record is a response ``dialect``'s provider stored (its ``stored_response`` hook)."""
+
+    def detects(value: Any) -> bool:
+        return isinstance(value, Mapping) and dialect.stored_response(value) is not None
+
+    return detects
+
+
+class StoredResponseReader:
+    """Responses a provider stored and lists (OpenAI's stored chat completions), one per record:
+    each a request whose usage, model, time and response the record gives, and whose text the
+    log does not hold (no sections: ``ImportedSession.inferred`` sizes it from the usage)."""
+
+    def __init__(self, path: str, splitter: Splitter, wire: Dialect | str) -> None:
+        self.path = path
+        self.wire = get_dialect(wire)
+        self.dialect = self.usage_format = self.wire.log_format or self.wire.name
+        self.provider = self.wire.log_provider or self.wire.provider
+        self.requests: list[LoggedRequest] = []
+
+    def feed(self, line: int, text: str, value: Any) -> None:
+        stored = self.wire.stored_response(value) if isinstance(value, Mapping) else None
+        if stored is None:
+            raise ValueError(f"not one of {self.wire.stored_title}")
+        if stored.usage is None:
+            raise ValueError(f"{self.wire.stored_title}: a response without usage")
+        sent_at = datetime.fromtimestamp(stored.created, UTC) if stored.created is not None else None
+        self.requests.append(
+            LoggedRequest(
+                (),
+                "",
+                self.path,
+                (line,),
+                self.dialect,
+                self.provider,
+                stored.model,
+                sent_at,
+                stored.usage,
+                self.usage_format,
+                response_id=stored.id,
+                response_model=stored.model,
+                finish_reason=stored.finish_reason,
+            )
+        )
+
+    def finish(self) -> list[LoggedRequest]:
+        return self.requests
+
+
 #: The wire whose messages (and usage) a Claude Code transcript holds.
 CLAUDE_CODE_WIRE = get_dialect("anthropic")
 
@@ -273,6 +323,18 @@ def _register() -> None:
                 ),
                 replace=True,
             )
+        if wire.stored_title:
+            register_log_format(
+                LogFormat(
+                    f"{wire.log_format or wire.name}.stored",
+                    lambda path, splitter, wire=wire: StoredResponseReader(path, splitter, wire),
+                    detect=_detects_stored(wire),
+                    priority=55,
+                    title=f"{wire.stored_title} (responses only: the requests' text is not in them)",
+                    dialect=wire.name,
+                ),
+                replace=True,
+            )
 
 
 _register()
@@ -283,6 +345,7 @@ __all__ = [
     "detect",
     "parse_time",
     "BodyReader",
+    "StoredResponseReader",
     "CLAUDE_CODE_WIRE",
     "otlp_value",
     "otlp_attributes",

@@ -576,15 +576,16 @@ def _records(data: bytes, name: str, issues: list[ImportIssue]) -> Iterator[tupl
     its records."""
     rows = data.split(b"\n")
     first = next((i for i, row in enumerate(rows) if row.strip()), None)
-    if first is not None and not any(r.strip() for r in rows[first + 1 :]) and rows[first].lstrip()[:1] == b"[":
-        try:  # one line holding an array of records
+    if first is not None and not any(r.strip() for r in rows[first + 1 :]) and rows[first].lstrip()[:1] in b"[{":
+        try:  # one line holding an array of records, or an API's list of them
             text = data.decode("utf-8")
             whole = json.loads(text)
         except (json.JSONDecodeError, UnicodeDecodeError):
             pass
         else:
-            yield from _document(text, whole)
-            return
+            if isinstance(whole, list) or (isinstance(whole, Mapping) and whole.get("object") == "list"):
+                yield from _document(text, whole)
+                return
     if first is not None and len(rows) > first + 1 and any(r.strip() for r in rows[first + 1 :]):
         try:
             json.loads(rows[first])
