@@ -281,6 +281,12 @@ def _check_every_view(ip: Any, session: Any, *, sent: bool, log: Any = None) -> 
         for turn in reconciled.index:
             assert f"{reconciled.loc[turn, 'predicted_usd']:.6f}" in shown
             assert f"{rows.loc[turn, 'cost_usd']:.6f}" in shown
+    elif log is not None:  # the log's requests, each with the log's own reconciliation
+        tabs.selected_index = tabs.children.index(dashboard.replies)
+        shown = _dollars(dashboard.replies.value)
+        assert "nothing sent yet" not in shown and "the log's requests" in shown
+        for _, row in reconcile(log).rows.iterrows():
+            assert f"{row['billed_usd']:.6f}" in shown and f"{row['predicted_usd']:.6f}" in shown
 
 
 def test_a_session_that_sends_one_replayed_one_imported_and_one_that_never_sends_agree(ip, monkeypatch):

@@ -4,6 +4,7 @@ against a changed prompt names the first differing section, and a hostile path i
 
 from __future__ import annotations
 
+import html
 import os
 import signal
 import subprocess
@@ -15,6 +16,7 @@ from pathlib import Path
 import pytest
 from sdk_mocks import Server, anthropic_client, anthropic_message, json_response
 
+from wm_kernel.display.exchanges import exchanges_view
 from wm_kernel.instruments.exchange import Exchange
 from wm_kernel.providers.recording import CHANGED_PROMPT, ChangedPromptWarning, Recording
 from wm_kernel.providers.send import send
@@ -134,6 +136,15 @@ def test_a_replay_against_a_changed_prompt_names_the_first_differing_section(ses
     assert reply.exchange.stop_reason == CHANGED_PROMPT
     recorded = changed.recorder.exchange_at(0)
     assert recorded is not None and recorded.stop_reason == CHANGED_PROMPT
+    # the replies view (the dashboard's replies tab) says so above its rows, in text and HTML
+    view = exchanges_view(changed)
+    said = (
+        "turn 0 replayed against a changed prompt (on_changed_prompt='warn'): the reply and the "
+        "billed usage are the recording's, for another prompt; record again with a client for this one's"
+    )
+    assert str(view).splitlines()[0] == f"warning: {said}"
+    assert html.escape(said) in view._repr_html_() and 'role="alert"' in view._repr_html_()
+    assert exchanges_view(session).banner == ""  # a replay of the same prompt says nothing
 
 
 def test_a_replay_against_the_same_prompt_answers(session: Session, tmp_path: Path) -> None:

@@ -3,7 +3,10 @@ to the simulated prompt cost (a dashboard tab shows it, or a notebook cell by it
 
 ``exchanges_view(session)`` reads the session's recorded exchanges and, when they carry usage and the
 model has a price profile, a reconciliation (``wm_kernel.providers.reconcile``) for the billed and
-simulated dollars and the cause of any difference.
+simulated dollars and the cause of any difference. A session replaying an imported log
+(``ImportedSession.to_session()``) sent nothing itself: its rows are the log's requests, each with
+its last user message, the reply the conversation's next request carries, and the reconciliation
+of the log.
 """
 
 from __future__ import annotations
@@ -15,8 +18,10 @@ from typing import Any
 from wm_kernel.cachesim.models import family_name
 from wm_kernel.instruments.history import History
 from wm_kernel.providers.reconcile import reconcile
+from wm_kernel.providers.recording import CHANGED_PROMPT
 from wm_kernel.session import Session
 from wm_kernel.utils.htmltext import no_math
+from wm_kernel.utils.style import WARN
 
 _CLIP = 300
 
@@ -41,9 +46,11 @@ def _clip(text: str, width: int = _CLIP) -> str:
 class ExchangesView:
     """Rows of :class:`ExchangeRow`, shown as text (``str``) or HTML (``_repr_html_``)."""
 
-    def __init__(self, rows: list[ExchangeRow], note: str = "") -> None:
+    def __init__(self, rows: list[ExchangeRow], note: str = "", banner: str = "") -> None:
         self.rows = rows
         self.note = note
+        #: a warning shown above the rows (replies answered from a recording for another prompt)
+        self.banner = banner
 
     def __str__(self) -> str:
         if not self.rows:
@@ -54,7 +61,9 @@ class ExchangesView:
             if r.billed_usd is not None and r.simulated_usd is not None:
                 money = f"  billed ${r.billed_usd:.6f} vs simulated ${r.simulated_usd:.6f} ({r.cause})"
             out.append(f"turn {r.turn} · {r.model}{money}\n  user: {_clip(r.user)}\n  reply: {_clip(r.reply)}")
-        return "\n".join(out + ([self.note] if self.note else []))
+        return "\n".join(
+            ([f"warning: {self.banner}"] if self.banner else []) + out + ([self.note] if self.note else [])
+        )
 
     def __repr__(self) -> str:
         return f"<ExchangesView {len(self.rows)} turns>"
@@ -80,8 +89,13 @@ class ExchangesView:
                 + "</tr>"
             )
         note = f"<div>{html.escape(self.note)}</div>" if self.note else ""
+        banner = (
+            f'<div role="alert" style="color:{WARN}"><strong>warning:</strong> {html.escape(self.banner)}</div>'
+            if self.banner
+            else ""
+        )
         return no_math(
-            f'<div class="wm-exchanges"><table><thead><tr>{head}</tr></thead>'
+            f'<div class="wm-exchanges">{banner}<table><thead><tr>{head}</tr></thead>'
             f"<tbody>{''.join(body)}</tbody></table>{note}</div>"
         )
 
@@ -92,6 +106,9 @@ def exchanges_view(session: Session, **options: Any) -> ExchangesView:
     if not isinstance(session, Session):
         raise TypeError(f"expected a Session, got {type(session).__name__}")
     exchanges = History.of(session).exchanges()
+    replayed = getattr(session, "replayed", None)
+    if not exchanges and replayed is not None:
+        return _logged_view(replayed, **options)
     money: dict[int, tuple[float, float, str]] = {}
     note = ""
     models = {e.model for e in exchanges}
@@ -116,4 +133,47 @@ def exchanges_view(session: Session, **options: Any) -> ExchangesView:
     for e in exchanges:
         billed, simulated, cause = money.get(e.turn, (None, None, None))
         out.append(ExchangeRow(e.turn, e.model, e.user, e.reply, billed, simulated, cause))
+    changed = [e.turn for e in exchanges if (e.stop_reason or "").startswith(CHANGED_PROMPT)]
+    banner = (
+        f"turn{'s' if len(changed) > 1 else ''} {', '.join(map(str, changed))} {CHANGED_PROMPT} "
+        f"(on_changed_prompt='warn'): the reply and the billed usage are the recording's, for "
+        f"another prompt; record again with a client for this one's"
+        if changed
+        else ""
+    )
+    return ExchangesView(out, note, banner)
+
+
+def _logged_view(replayed: Any, **options: Any) -> ExchangesView:
+    """The rows of a replayed log: per request its model, last user message, the reply the next
+    request of its conversation carries, and the log's billed and simulated dollars."""
+    log = replayed.log
+    money: dict[int, tuple[float, float, str]] = {}
+    note = "the log's requests (a reply is the assistant message its next request carries)"
+    try:
+        rows = reconcile(log, **options).rows
+    except ValueError as exc:
+        note += f"; no simulated cost: {exc}"
+    else:
+        for turn, billed, simulated, cause in zip(
+            rows["turn"], rows["billed_usd"], rows["predicted_usd"], rows["cause"], strict=True
+        ):
+            money[int(turn)] = (float(billed), float(simulated), str(cause))
+    following: dict[int, int] = {}  # turn -> the next turn of its conversation
+    last: dict[str, int] = {}
+    for turn in log.turns:
+        request = log.requests[turn]
+        conversation = getattr(request, "conversation", None) or request.path
+        if conversation in last:
+            following[last[conversation]] = turn
+        last[conversation] = turn
+    out = []
+    for turn in log.turns:
+        messages = replayed.messages.get(turn, [])
+        user = next((m["content"] for m in reversed(messages) if m["role"] == "user"), "")
+        later = replayed.messages.get(following[turn], []) if turn in following else []
+        reply = next((m["content"] for m in later[len(messages) :] if m["role"] == "assistant"), "")
+        billed, simulated, cause = money.get(turn, (None, None, None))
+        model = log.requests[turn].model or ""
+        out.append(ExchangeRow(turn, model, user, reply or "(not in the log)", billed, simulated, cause))
     return ExchangesView(out, note)
