@@ -1391,9 +1391,9 @@ def in_kernel(monkeypatch: pytest.MonkeyPatch) -> None:
     """Code runs as in a Jupyter kernel: inside the kernel's running event loop. (A real kernel:
     test_a_cell_of_many_turns_in_a_real_kernel_sends_few_messages.)"""
 
-    import wm_kernel.jupyter.dashboard.widget
+    import wm_kernel.jupyter.dashboard.drawing
 
-    monkeypatch.setattr(wm_kernel.jupyter.dashboard.widget, "_kernel_loop", _running_loop)
+    monkeypatch.setattr(wm_kernel.jupyter.dashboard.drawing, "_kernel_loop", _running_loop)
 
 
 def run_cell(cell: Callable[[], Any]) -> Any:
@@ -1476,10 +1476,10 @@ def test_a_dashboard_that_does_not_coalesce_draws_every_turn(
     # outside a kernel a running loop may never run the draw soon (Playwright's synchronous API
     # keeps one running in the main thread): the dashboard draws at once there
 
-    import wm_kernel.jupyter.dashboard.widget
+    import wm_kernel.jupyter.dashboard.drawing
 
     if kernel:
-        monkeypatch.setattr(wm_kernel.jupyter.dashboard.widget, "_kernel_loop", _running_loop)
+        monkeypatch.setattr(wm_kernel.jupyter.dashboard.drawing, "_kernel_loop", _running_loop)
     s = make_session(Inbox, Location)
     d = Dashboard(s, coalesce=coalesce)
     sent.clear()
@@ -1520,14 +1520,14 @@ def test_a_draw_asked_of_a_loop_that_never_runs_does_not_block_later_draws(
 ) -> None:
     import asyncio
 
-    import wm_kernel.jupyter.dashboard.widget
+    import wm_kernel.jupyter.dashboard.drawing
 
     idle = asyncio.new_event_loop()  # never run: a loop that will not draw soon, or ever
-    monkeypatch.setattr(wm_kernel.jupyter.dashboard.widget, "_kernel_loop", lambda: idle)
+    monkeypatch.setattr(wm_kernel.jupyter.dashboard.drawing, "_kernel_loop", lambda: idle)
     s = make_session(Inbox)
     d = Dashboard(s)
     s.advance_turn()  # its draw waits on the idle loop
-    monkeypatch.setattr(wm_kernel.jupyter.dashboard.widget, "_kernel_loop", _running_loop)
+    monkeypatch.setattr(wm_kernel.jupyter.dashboard.drawing, "_kernel_loop", _running_loop)
     sent.clear()
 
     async def cell() -> None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import html
 from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from wm_kernel.cachesim.models import ModelProfile
@@ -19,8 +20,11 @@ from wm_kernel.utils import style
 from wm_kernel.utils.htmltext import no_math
 
 if TYPE_CHECKING:
+    from wm_kernel.dialects.registry import Dialect
     from wm_kernel.instruments.forecast import Forecast
+    from wm_kernel.instruments.history import History
     from wm_kernel.session import Session
+    from wm_kernel.tokens.counting import TokenCounter
 
 #: The order a provider reads a request in, and each kind's colour in the bar.
 GROUPS = (
@@ -200,10 +204,8 @@ def request_view(
     cache simulator's average input cost per recorded turn)."""
     from wm_kernel.cachesim.models import DEFAULT_MODEL, get_model
     from wm_kernel.cachesim.requests import view_counter
-    from wm_kernel.core.budget import budgeted_tokens
     from wm_kernel.dialects.registry import choose_wire
-    from wm_kernel.instruments.forecast import daily_cost, forecast
-    from wm_kernel.instruments.wire import wire_request
+    from wm_kernel.instruments.forecast import daily_cost
 
     profile = get_model(model or getattr(session, "model", None) or DEFAULT_MODEL)
     dialect = choose_wire(wire, getattr(session, "wire", None), profile.provider, profile.name)
@@ -214,84 +216,21 @@ def request_view(
         )
     recorder = session.recorder
     turns = recorder.turns
-    if not turns:
-        raise ValueError("nothing composed yet: compose first")
-    if turn is None:
-        turn = turns[-1]
-    if turn not in turns:
-        raise ValueError(f"turn {turn} was not recorded (recorded turns {turns[0]}-{turns[-1]})")
+    turn = _recorded_turn(turns, turn)
     counter = view_counter(session, profile.name, named=model is not None)
-    given = history
-    replayed = getattr(session, "replayed", None)  # an imported log: its own tools and messages
-
-    def conversation(at: int) -> list[dict[str, str]]:
-        if given is not None:
-            return [dict(m) for m in given]
-        if replayed is not None and at in replayed.messages:
-            return list(replayed.messages[at])
-        messages: list[dict[str, str]] = list(recorder.conversation(before=at))
-        sent = recorder.exchange_at(at)
-        if sent is not None:
-            messages.append({"role": "user", "content": sent.user})
-        return messages
-
-    def reserve(at: int) -> tuple[int, str]:
-        if replayed is not None and at in replayed.max_tokens:
-            return replayed.max_tokens[at], "max_tokens the logged request sent"
-        sent = [e for e in recorder.exchanges() if e.turn <= at and e.max_tokens is not None]
-        last = sent[-1] if sent else None
-        if last is not None and last.max_tokens is not None:
-            return last.max_tokens, f"max_tokens sent at turn {last.turn}"
-        return profile.max_output or 0, "the profile's max_output: nothing sent"
-
-    def request_at(at: int, reserved: int) -> Any:
-        own = tools
-        if replayed is not None and not tools and at in replayed.tools:
-            own = replayed.tools[at]
-        limit = {} if dialect.own_max_tokens else {"max_tokens": reserved or 1024}
-        return wire_request(
-            recorder.prompt_at(at),
-            conversation(at),
-            provider=dialect.name,
-            model=profile.name,
-            tools=own,
-            counter=counter,
-            **limit,
-        )
-
-    reserved, source = reserve(turn)
-    request = request_at(turn, reserved)
+    # an imported log replayed into the session brings its own tools and messages
+    replayed = getattr(session, "replayed", None)
+    requests = _TurnRequests(recorder, replayed, profile, dialect, counter, history, tools)
+    reserved, source = requests.reserve(turn)
+    request = requests.request_at(turn, reserved)
     if dialect.own_max_tokens:  # the dialect writes its own: the reserve is what its body asks for
         asked = request.body.get("max_tokens", request.body.get("max_completion_tokens"))
         if isinstance(asked, int):
             reserved, source = asked, f"the {dialect.name} wire's max_tokens"
     prediction = None
     if len(turns) >= 2:
-        fitted = turns[-FORECAST_TURNS:]
-        wholes: dict[int, float] = {}
-        budgeted: dict[int, float] = {}
-        for at in fitted:
-            r = reserve(at)[0]
-            wholes[at] = (request.tokens + reserved) if at == turn else request_at(at, r).tokens + r
-            budgeted[at] = budgeted_tokens(recorder.prompt_at(at), counter)
-        frame = recorder.frame()
-        frame = frame[frame["turn"].isin(fitted)]
-        if counter is not recorder.counter:
-            texts = recorder.texts()
-            frame = frame.assign(
-                tokens=[
-                    counter.count(texts[d]) if d in texts else n
-                    for d, n in zip(frame["digest"], frame["tokens"], strict=True)
-                ]
-            )
-        prediction = forecast(
-            frame,
-            window=profile.context_window,
-            budget=session.working_memory.token_budget,
-            section_limits=section_limits,
-            requests=wholes,
-            budgeted=budgeted,
-            counter=counter,
+        prediction = _growth(
+            session, requests, turns[-FORECAST_TURNS:], turn, request.tokens + reserved, section_limits
         )
     view = WireView(
         request,
@@ -311,3 +250,109 @@ def request_view(
         per_turn = sim.total_cost / max(len(turns), 1)
         view.daily = (turns_per_hour, daily_cost(per_turn, turns_per_hour))
     return view
+
+
+def _recorded_turn(turns: list[int], turn: int | None) -> int:
+    """``turn``, or the last recorded one when None; ValueError when it was not recorded."""
+    if not turns:
+        raise ValueError("nothing composed yet: compose first")
+    if turn is None:
+        turn = turns[-1]
+    if turn not in turns:
+        raise ValueError(f"turn {turn} was not recorded (recorded turns {turns[0]}-{turns[-1]})")
+    return turn
+
+
+@dataclass
+class _TurnRequests:
+    """The request a session sends at each recorded turn: its conversation, the reply's reserve and
+    the request on the wire, from what the session recorded (or the imported log it replays)."""
+
+    recorder: History
+    replayed: Any  # the session's imported log (its own tools, messages, max_tokens), or None
+    profile: ModelProfile
+    dialect: Dialect
+    counter: TokenCounter
+    given: Iterable[Mapping[str, Any]] | None  # the conversation asked for; None: the recorded one
+    tools: Iterable[Mapping[str, Any] | Callable[..., Any]]
+
+    def conversation(self, at: int) -> list[dict[str, str]]:
+        given, replayed, recorder = self.given, self.replayed, self.recorder
+        if given is not None:
+            return [dict(m) for m in given]
+        if replayed is not None and at in replayed.messages:
+            return list(replayed.messages[at])
+        messages: list[dict[str, str]] = list(recorder.conversation(before=at))
+        sent = recorder.exchange_at(at)
+        if sent is not None:
+            messages.append({"role": "user", "content": sent.user})
+        return messages
+
+    def reserve(self, at: int) -> tuple[int, str]:
+        replayed = self.replayed
+        if replayed is not None and at in replayed.max_tokens:
+            return replayed.max_tokens[at], "max_tokens the logged request sent"
+        sent = [e for e in self.recorder.exchanges() if e.turn <= at and e.max_tokens is not None]
+        last = sent[-1] if sent else None
+        if last is not None and last.max_tokens is not None:
+            return last.max_tokens, f"max_tokens sent at turn {last.turn}"
+        return self.profile.max_output or 0, "the profile's max_output: nothing sent"
+
+    def request_at(self, at: int, reserved: int) -> WireRequest:
+        from wm_kernel.instruments.wire import wire_request
+
+        own = self.tools
+        if self.replayed is not None and not self.tools and at in self.replayed.tools:
+            own = self.replayed.tools[at]
+        limit = {} if self.dialect.own_max_tokens else {"max_tokens": reserved or 1024}
+        return wire_request(
+            self.recorder.prompt_at(at),
+            self.conversation(at),
+            provider=self.dialect.name,
+            model=self.profile.name,
+            tools=own,
+            counter=self.counter,
+            **limit,
+        )
+
+
+def _growth(
+    session: Session,
+    requests: _TurnRequests,
+    fitted: list[int],
+    turn: int,
+    whole: int,
+    section_limits: Mapping[str, int] | None,
+) -> Forecast:
+    """The growth forecast over the ``fitted`` turns: the whole request of each (``whole`` at
+    ``turn``, already built) against the window, the budgeted prompt against the token budget,
+    counted with the view's counter."""
+    from wm_kernel.core.budget import budgeted_tokens
+    from wm_kernel.instruments.forecast import forecast
+
+    recorder, counter = requests.recorder, requests.counter
+    wholes: dict[int, float] = {}
+    budgeted: dict[int, float] = {}
+    for at in fitted:
+        r = requests.reserve(at)[0]
+        wholes[at] = whole if at == turn else requests.request_at(at, r).tokens + r
+        budgeted[at] = budgeted_tokens(recorder.prompt_at(at), counter)
+    frame = recorder.frame()
+    frame = frame[frame["turn"].isin(fitted)]
+    if counter is not recorder.counter:
+        texts = recorder.texts()
+        frame = frame.assign(
+            tokens=[
+                counter.count(texts[d]) if d in texts else n
+                for d, n in zip(frame["digest"], frame["tokens"], strict=True)
+            ]
+        )
+    return forecast(
+        frame,
+        window=requests.profile.context_window,
+        budget=session.working_memory.token_budget,
+        section_limits=section_limits,
+        requests=wholes,
+        budgeted=budgeted,
+        counter=counter,
+    )

@@ -127,8 +127,7 @@ class Controls:
         driver.latest = top = session.turn
         shown = driver.shown
         slider, play = self.slider, self.play
-        driver.echo = True  # the dashboard moves its own controls: not a user's move
-        try:
+        with driver.echoing():  # the dashboard moves its own controls: not a user's move
             # play follows the slider's value in the frontend (the link), its range is set here:
             # widened before the slider moves, so the link never moves play past its end
             if top > play.max:
@@ -163,8 +162,6 @@ class Controls:
                 if self.advance_button.disabled != closed:
                     self.advance_button.disabled = closed
                 self._switched = (read_only, closed)
-        finally:
-            driver.echo = False
         self.record.items_at(top, self.sections.watched.values())  # fed since a compose
         banner = (driver.view, top, session.segment_number, session.segment_turn, closed, len(self.record.turns))
         if banner != self._banner:

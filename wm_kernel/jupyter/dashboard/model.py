@@ -27,7 +27,8 @@ ValueError: preview_chars must be an int >= 1, got 0
 from __future__ import annotations
 
 import bisect
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -214,6 +215,15 @@ class TurnDriver:
     def end_turn(self) -> None:
         """The turn's compose (or lifecycle refresh) ended: rendering may go on."""
         self.turn_open = False
+
+    @contextmanager
+    def echoing(self) -> Iterator[None]:
+        """The dashboard moves its own controls: their notifications are ignored."""
+        self.echo = True
+        try:
+            yield
+        finally:
+            self.echo = False
 
     def open_batch(self) -> None:
         self.batches += 1

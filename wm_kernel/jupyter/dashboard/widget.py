@@ -7,9 +7,10 @@ changes), one tab per placement (system cached, system uncached, conversation pr
 post-history, notification centre) holding one collapsible panel per section, the budget bars,
 the cache strip, the per-trinket enable toggles and the tail of the event log.
 
-It is the widget shell over three parts: ``dashboard_model`` (the options and the turn on view,
-as validated traits, and the record of the turns), ``dashboard_parts`` (a section's panel and its
-HTML) and ``dashboard_tabs`` (the overview, budget, cache and event log renderers).
+It is the widget shell over its parts: ``model`` (the options and the turn on view, as validated
+traits, and the record of the turns), ``controls`` and ``sections`` (the widgets around the panels,
+and the panels), ``parts`` (a section's panel and its HTML), ``tabs`` (the overview, budget, cache
+and event log renderers) and ``drawing`` (when a draw is made).
 
 Live, but frugal. The dashboard observes ``Session.turn``, every compose (``Session.composed``)
 and each trinket's ``content``, ``error``, ``enabled`` and ``current_turn``, marks the affected
@@ -54,7 +55,6 @@ move the slider to turn 2 to resume the live view
 
 from __future__ import annotations
 
-import asyncio
 import functools
 import weakref
 from collections.abc import Callable, Iterator
@@ -68,6 +68,7 @@ from traitlets import HasTraits
 from trinkets.base import EventAwareTrinket
 from wm_kernel.core.events import Event, SegmentCollapsedEvent, TrinketFedEvent, TurnCompletedEvent
 from wm_kernel.jupyter.dashboard.controls import Controls
+from wm_kernel.jupyter.dashboard.drawing import DrawSchedule
 from wm_kernel.jupyter.dashboard.model import DEFAULT_CACHE_MODEL, DashboardModel, TurnDriver, TurnRecord
 from wm_kernel.jupyter.dashboard.parts import SectionPanel
 from wm_kernel.jupyter.dashboard.sections import Sections
@@ -77,20 +78,6 @@ from wm_kernel.session import Session
 _latest: weakref.WeakKeyDictionary[Session, Dashboard] = weakref.WeakKeyDictionary()
 
 _F = TypeVar("_F", bound=Callable[..., Any])
-
-
-def _kernel_loop() -> asyncio.AbstractEventLoop | None:
-    """The event loop of the Jupyter kernel running this code now (a cell, a widget callback), or
-    None: outside a kernel (a script, a test), or on another thread. Both are asked, because a
-    loop can be registered as running where nothing will run its callbacks soon (Playwright's
-    synchronous API keeps one in the main thread), while a kernel's loop runs them as soon as
-    the cell or callback returns."""
-    try:
-        loop = asyncio.get_running_loop()
-    except RuntimeError:
-        return None
-    shell = get_ipython()
-    return loop if getattr(shell, "kernel", None) is not None else None
 
 
 def _serialized(method: _F) -> _F:
@@ -173,10 +160,9 @@ class Dashboard(widgets.VBox):
         _latest[session] = self
         self._lock = session.working_memory.lock
         self._unwatch: list[Callable[[], object]] = []
-        # a draw asked for while coalescing: the loop it is scheduled on, and whether it must
-        # also settle the controls
-        self._flush_loop: asyncio.AbstractEventLoop | None = None
-        self._settle_pending = False
+        self.drawing = DrawSchedule(
+            self._lock, lambda settled: self._flush(settled=settled), lambda exc: self.controls.report(exc)
+        )
         self.driver = TurnDriver(latest=session.turn)
         self.record = TurnRecord(session)
         self.sections = Sections(self.model, self.record, self._on_trinket_change, self._on_toggle)
@@ -195,11 +181,11 @@ class Dashboard(widgets.VBox):
         self._unwatch.append(functools.partial(session.bus.unsubscribe, TrinketFedEvent, self._on_feed))
         # a cell's draw is made as the cell ends, before the kernel says it is done: so what a
         # notebook saves (nbconvert records the widget state the cell's messages carried) is
-        # what the cell left; a widget callback's draw waits for the loop (_request_flush)
+        # what the cell left; a widget callback's draw waits for the loop (DrawSchedule.request)
         shell = get_ipython()
         if shell is not None and getattr(shell, "kernel", None) is not None:
-            shell.events.register("post_run_cell", self._on_cell_end)
-            self._unwatch.append(functools.partial(shell.events.unregister, "post_run_cell", self._on_cell_end))
+            shell.events.register("post_run_cell", self.drawing.on_cell_end)
+            self._unwatch.append(functools.partial(shell.events.unregister, "post_run_cell", self.drawing.on_cell_end))
         if compose and session.composed is None and not session.closed:
             session.compose()  # records itself through _on_session_composed
         elif session.composed is not None:
@@ -234,7 +220,7 @@ class Dashboard(widgets.VBox):
     # -- public reading helpers (each makes a draw still waiting for the running cell first)
     def panel(self, section: str) -> SectionPanel:
         """The panel of a section; ValueError naming the shown sections if there is none."""
-        self._draw_pending()
+        self.drawing.pending()
         try:
             return self.sections.panels[section]
         except KeyError:
@@ -251,7 +237,7 @@ class Dashboard(widgets.VBox):
 
     def section_names(self) -> dict[str, list[str]]:
         """The sections shown in each placement view, in display order."""
-        self._draw_pending()
+        self.drawing.pending()
         return self.sections.names()
 
     def recorded_turns(self) -> list[int]:
@@ -457,48 +443,9 @@ class Dashboard(widgets.VBox):
             if self.driver.close_batch():
                 self._flush(settled=True)
 
-    @contextmanager
-    def _echo(self) -> Iterator[None]:
-        """The dashboard moves its own controls: their notifications are ignored."""
-        self.driver.echo = True
-        try:
-            yield
-        finally:
-            self.driver.echo = False
-
     def _request_flush(self, *, settled: bool) -> None:
-        if self.driver.held or self.closed:
-            return
-        loop = _kernel_loop() if self.model.coalesce else None
-        if loop is None:
-            self._flush(settled=settled)
-            return
-        # draw when the loop next runs its callbacks: after the cell or callback running now,
-        # once, however many turns and feeds it made (what it draws is the state then)
-        self._settle_pending = self._settle_pending or settled
-        if self._flush_loop is not loop:  # once per loop: a draw asked of another never blocks
-            self._flush_loop = loop
-            loop.call_soon(self._deferred_flush)
-
-    @_serialized
-    def _draw_pending(self) -> None:
-        """Make now the draw that waits for the running cell or callback to return, if any."""
-        if self._flush_loop is not None:
-            self._deferred_flush()
-
-    def _on_cell_end(self, result: object = None) -> None:
-        self._draw_pending()
-
-    @_serialized
-    def _deferred_flush(self) -> None:
-        if self._flush_loop is None:
-            return  # drawn already, as the cell ended
-        self._flush_loop = None
-        settled, self._settle_pending = self._settle_pending, False
-        try:
-            self._flush(settled=settled)
-        except Exception as exc:
-            self.controls.report(exc)
+        if not (self.driver.held or self.closed):
+            self.drawing.request(settled=settled, coalesce=self.model.coalesce)
 
     def _flush(self, *, settled: bool) -> None:
         """Render the dirty panels; when ``settled``, also the controls, banner and open tab."""
@@ -511,7 +458,7 @@ class Dashboard(widgets.VBox):
     def _set_toggle(self, trinket: EventAwareTrinket) -> None:
         checkbox = self.sections.toggles.get(trinket.name)
         if checkbox is not None and checkbox.value != trinket.enabled:
-            with self._echo():
+            with self.driver.echoing():
                 checkbox.value = trinket.enabled
 
     # -- closing

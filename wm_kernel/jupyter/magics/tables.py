@@ -1,9 +1,9 @@
 """What the notebook magics show of a Session: its trinkets and event log as tables, the diff of
 its last compose, and the line ``%wm_session`` prints.
 
-Plain functions of a session, no IPython in them: :mod:`wm_kernel.jupyter.magics.working_memory` parses what the
-user typed and calls them, and a notebook or a test can call them directly (the names stay
-importable from ``wm_kernel.jupyter.magics.working_memory``).
+Plain functions of a session, no IPython in them: the core magics (:mod:`wm_kernel.jupyter.magics.working_memory`
+and the magics it installs) parse what the user typed and call them, and a notebook or a test can call
+them directly.
 """
 
 from __future__ import annotations

@@ -1,9 +1,12 @@
 """IPython magics that drive the notebook's current Session: ``%compose``, ``%turn``, ``%trinket``...
 
-``%load_ext wm_kernel`` registers :class:`WorkingMemoryMagics` on the shell, makes sure a current
-Session exists (``wm_kernel.current_session()``), adds tab completion for trinket and section names,
-and links the magics' config traits to the rendering options. ``%unload_ext wm_kernel`` undoes every
-one of these. Loading twice adds nothing twice.
+``%load_ext wm_kernel`` registers :class:`WorkingMemoryMagics` on the shell, and with it the magics
+that start the session (:mod:`~wm_kernel.jupyter.magics.wm_session`), move it on
+(:mod:`~wm_kernel.jupyter.magics.drive`) and show it (:mod:`~wm_kernel.jupyter.magics.inspection`);
+it makes sure a current Session exists (``wm_kernel.current_session()``), adds tab completion for
+trinket and section names (:mod:`~wm_kernel.jupyter.magics.completion`), and links the magics'
+config traits to the rendering options. ``%unload_ext wm_kernel`` undoes every one of these.
+Loading twice adds nothing twice.
 
 Every user mistake (an unknown option, an unbalanced quote, a bad number, an unknown trinket or
 section, an empty required argument) is a plain ``UsageError`` raised before anything changes, so the
@@ -32,20 +35,17 @@ from wm_kernel.core.prompt_dict import PLACEMENTS
 from wm_kernel.display import render
 from wm_kernel.jupyter.magics.args import (
     current_session,
-    help_requested,
     known_sections,
     non_negative_int,
-    open_valkey_store,
     parse_args,
-    positive_int,
     required,
-    resolve_trinket,
-    strip_comment,
     unknown_section_message,
-    unquote,
 )
-from wm_kernel.jupyter.magics.tables import events_frame, prompt_diff, session_line, trinkets_frame
-from wm_kernel.stores.server_url import redact_urls
+from wm_kernel.jupyter.magics.completion import complete
+from wm_kernel.jupyter.magics.drive import DriveMagics
+from wm_kernel.jupyter.magics.inspection import InspectionMagics
+from wm_kernel.jupyter.magics.tables import prompt_diff
+from wm_kernel.jupyter.magics.wm_session import SessionMagics
 
 MAGIC_NAMES: dict[str, tuple[str, ...]] = {
     "line": (
@@ -70,7 +70,8 @@ __all__ = ["MAGIC_NAMES", "WorkingMemoryMagics", "load_extension", "loaded_magic
 
 @magics_class
 class WorkingMemoryMagics(Magics):
-    """Magics that compose, advance and inspect the notebook's current Session."""
+    """Magics that compose the notebook's current Session: ``%compose`` and ``%cache``, which composes
+    first when nothing is recorded; it installs the other core magics (:data:`MAGIC_NAMES`) with it."""
 
     default_view = Enum(
         render.VIEWS,
@@ -89,6 +90,12 @@ class WorkingMemoryMagics(Magics):
             link((self, "default_view"), (render.options, "view")),
             link((self, "large_section"), (render.options, "large_section")),
             link((self, "preview_chars"), (render.options, "preview_chars")),
+        ]
+        # the other core magics, installed and removed with these
+        self._parts: list[Magics] = [
+            SessionMagics(shell=shell),
+            DriveMagics(shell=shell),
+            InspectionMagics(shell=shell),
         ]
         self._replaced: dict[tuple[str, str], Any] = {}
         self._hooks: list[str] = []
@@ -216,88 +223,7 @@ class WorkingMemoryMagics(Magics):
             data = composed.as_dict()
         return json.dumps(data, ensure_ascii=False, indent=2)
 
-    # -- turns and segments
-    @line_magic
-    @no_var_expand
-    @magic_arguments()
-    @argument("n", nargs="?", default="1", help="How many turns to complete (default 1).")
-    def turn(self, line: str = "") -> render.TurnReport:
-        """Complete N turns (TurnCompletedEvent each) and show what expired."""
-        args = parse_args(self.turn, line)
-        from wm_kernel.session import MAX_TURNS_AT_ONCE
-
-        n = positive_int(args.n, "the number of turns")
-        if n > MAX_TURNS_AT_ONCE:
-            raise UsageError(
-                f"at most {MAX_TURNS_AT_ONCE:,} turns at once (got {n}); advance in "
-                f"steps of {MAX_TURNS_AT_ONCE:,} or fewer"
-            )
-        session = current_session()
-        first = session.turn + 1
-        expired = session.advance_turn(n)
-        return render.TurnReport(first, session.turn, expired)
-
-    @line_magic
-    @no_var_expand
-    @magic_arguments()
-    @argument("--tools", default="", metavar="A,B", help="Comma-separated names of the tools used in the segment.")
-    @argument("summary", nargs="*", help="The segment's summary.")
-    def collapse(self, line: str = "") -> None:
-        """End the current segment (SegmentCollapsedEvent): stateful trinkets are flushed."""
-        args = parse_args(self.collapse, line)
-        tools = [t.strip() for t in args.tools.split(",") if t.strip()]
-        current_session().collapse_segment(summary=" ".join(args.summary), tools_used=tools)
-
-    # -- inspection
-    @line_magic
-    @no_var_expand
-    def trinkets(self, line: str = "") -> Any:
-        """A DataFrame of the registered trinkets: section, placement, state, size, error."""
-        if strip_comment(line).strip():
-            raise UsageError(f"%trinkets takes no arguments, got {line.strip()!r}")
-        return trinkets_frame(current_session())
-
-    @line_magic
-    @no_var_expand
-    @magic_arguments()
-    @argument("--last", default=None, metavar="N", help="Only the last N events.")
-    @argument(
-        "--type",
-        dest="event_type",
-        default=None,
-        metavar="EVENT",
-        help="Only events of this type (e.g. UpdateTrinketEvent).",
-    )
-    @argument("--failures", action="store_true", help="Only events a subscriber failed on.")
-    @argument("--clear", action="store_true", help="Empty the log (after showing nothing).")
-    def wm_events(self, line: str = "") -> Any:
-        """The event bus log as a DataFrame, one row per published event, in causal order."""
-        args = parse_args(self.wm_events, line)
-        session = current_session()
-        last = positive_int(args.last, "--last") if args.last is not None else None
-        if args.event_type is not None:
-            from wm_kernel.core.events import EVENT_TYPES
-
-            if args.event_type not in EVENT_TYPES:
-                raise UsageError(f"unknown event type {args.event_type!r} (types: {', '.join(EVENT_TYPES)})")
-        if args.clear:
-            if last is not None or args.event_type or args.failures:
-                raise UsageError("--clear takes no other option")
-            session.bus.clear_log()
-            return None
-        return events_frame(session, last, args.event_type, args.failures)
-
-    @line_magic
-    @no_var_expand
-    def request(self, line: str = "") -> Any:
-        """The whole request of a turn against the model's window (``%request --help``)."""
-        from wm_kernel.jupyter.magics.request import PARSER, request_magic, request_usage
-
-        if help_requested(line):
-            print(request_usage())
-            return None
-        return request_magic(current_session(), parse_args(PARSER, line))
-
+    # -- the cache simulation (it composes first, as %compose would, when nothing is recorded)
     @line_magic
     @no_var_expand
     @magic_arguments()
@@ -385,221 +311,9 @@ class WorkingMemoryMagics(Magics):
                         f"{', '.join(SPECIAL_BREAKPOINTS)}"
                     )
 
-    @line_magic
-    @no_var_expand
-    def wm_dashboard(self, line: str = "") -> None:
-        """Display the live dashboard of the current session (widgets: in a notebook only)."""
-        if strip_comment(line).strip():
-            raise UsageError(f"%wm_dashboard takes no arguments, got {line.strip()!r}")
-        if getattr(self.shell, "kernel", None) is None:
-            raise UsageError(
-                "%wm_dashboard needs a notebook (JupyterLab or Notebook, where widgets "
-                "show); in a terminal use %compose, %trinkets, %wm_events and %cache"
-            )
-        from IPython.display import display
-
-        from wm_kernel.jupyter.dashboard.widget import Dashboard
-
-        display(Dashboard(current_session()))
-
-    @line_magic
-    @no_var_expand
-    @magic_arguments()
-    @argument(
-        "--clock",
-        default=None,
-        metavar="ISO",
-        help="Start a ManualClock at this instant (e.g. 2026-11-30T09:00:00+00:00).",
-    )
-    @argument("--first-name", default=None, help="The user's first name.")
-    @argument("--timezone", default="UTC", help="The user's IANA time zone.")
-    @argument("--user-context", default="", help="The user portrait ({user_context}).")
-    @argument("--base-prompt", default=None, help="The base prompt template.")
-    @argument(
-        "--trinkets",
-        default=None,
-        metavar="A,B",
-        help="Built-in trinkets to register (comma-separated class names; 'none' for none).",
-    )
-    @argument(
-        "--layout",
-        default="default",
-        choices=("default", "original"),
-        help="The layout: this project's default or the original's.",
-    )
-    @argument(
-        "--store",
-        default=None,
-        metavar="URL",
-        help="Keep state on a Valkey/Redis server (valkey://host:port/db) in the original's "
-        "layout, instead of in memory.",
-    )
-    @argument("--user-id", default="notebook", help="Whose state to use (trinkets:{user_id}).")
-    @argument(
-        "--read-only",
-        action="store_true",
-        help="With --store: never write to the server; show the sections stored there "
-        "(no built-in trinkets unless --trinkets names some).",
-    )
-    @argument(
-        "--model",
-        default=None,
-        help="The model the prompt is for: picks the token counter (e.g. claude-sonnet-4-6, "
-        "gpt-5.4); default none, offline cl100k counts.",
-    )
-    def wm_session(self, line: str = "") -> None:
-        """Start a fresh current Session (e.g. with a ManualClock, for deterministic notebooks)."""
-        from trinkets import BUILTIN_NAMES
-        from wm_kernel.core.clock import ManualClock
-        from wm_kernel.core.composer import Layout
-        from wm_kernel.core.profile import Profile
-        from wm_kernel.session import Session, set_current_session
-
-        try:
-            args = parse_args(self.wm_session, line)
-        except UsageError as exc:  # argparse echoes what it could not place: a URL, perhaps
-            raise UsageError(redact_urls(str(exc))) from None
-        kwargs: dict[str, Any] = {}
-        try:
-            if args.clock is not None:
-                kwargs["clock"] = ManualClock(required(args.clock, "--clock"))
-            kwargs["profile"] = Profile(
-                first_name=args.first_name or None, timezone=args.timezone, user_context=args.user_context
-            )
-        except (ValueError, TypeError) as exc:
-            raise UsageError(str(exc)) from None
-        if args.base_prompt is not None:
-            kwargs["base_prompt"] = required(args.base_prompt, "--base-prompt")
-        if args.trinkets is not None:
-            names = [n.strip() for n in args.trinkets.split(",") if n.strip()]
-            if names == ["none"]:
-                names = []
-            elif not names:
-                raise UsageError("--trinkets needs class names (or 'none')")
-            unknown = [n for n in names if n not in BUILTIN_NAMES]
-            if unknown:
-                raise UsageError(f"unknown built-in trinket {unknown[0]!r} (built-in: {', '.join(BUILTIN_NAMES)})")
-            import trinkets as builtin
-
-            kwargs["trinkets"] = [getattr(builtin, n) for n in names]
-        kwargs["layout"] = Layout.original() if args.layout == "original" else Layout.default()
-        if not args.user_id.strip():
-            raise UsageError("--user-id needs a non-empty value")
-        kwargs["user_id"] = args.user_id
-        if args.model is not None:
-            from wm_kernel.tokens import family_of
-
-            try:
-                family_of(required(args.model, "--model"))
-            except (TypeError, ValueError) as exc:
-                raise UsageError(str(exc)) from None
-            kwargs["model"] = args.model
-        if args.read_only and args.store is None:
-            raise UsageError("--read-only needs --store (a memory store has nothing to protect)")
-        if args.store is not None:
-            if args.read_only and args.trinkets is None:
-                kwargs["trinkets"] = []
-            kwargs["store"] = open_valkey_store(args.store, read_only=args.read_only)
-        try:
-            session = Session(**kwargs)
-            if args.read_only:
-                from trinkets.stored_section import mirror_stored_sections
-
-                mirror_stored_sections(session)
-        except (ValueError, TypeError, ConnectionError, PermissionError) as exc:
-            # the server refused the user's sections, or holds them as another type
-            raise UsageError(redact_urls(str(exc))) from None
-        set_current_session(session)
-        print(session_line(session, args.layout))
-
-    # -- feeding trinkets
-    @line_magic
-    @no_var_expand
-    def trinket(self, line: str = "") -> Any:
-        """Feed or switch one trinket: ``%trinket NAME SUBCOMMAND [ARGS]``.
-
-        The commands are the trinket's own (:meth:`EventAwareTrinket.commands`): every trinket has
-        ``enable``, ``disable``, ``show``, ``refresh`` and ``style``, and declares more beside its
-        feed methods (``%trinket peanutgallery add concern "Slow down." --ttl 2``); ``%trinket NAME``
-        lists them. This magic only routes: argparse checks the arguments, the trinket runs.
-        """
-        try:
-            # IPython's own splitter, as magic_arguments uses (not listed in its __all__)
-            from IPython.utils.process import arg_split  # type: ignore[attr-defined]
-
-            # the quotes IPython's splitter keeps around a token are not part of the value
-            words = [str(unquote(word)) for word in arg_split(strip_comment(line))]
-        except ValueError as exc:
-            raise UsageError(f"cannot read the arguments: {exc}") from None
-        if not words:
-            raise UsageError("usage: %trinket NAME SUBCOMMAND [ARGS]; see %trinkets for the names")
-        session = current_session()
-        trinket = resolve_trinket(session, words[0])
-        commands = trinket.commands()
-        if len(words) == 1:
-            return render.PromptText(
-                "\n".join(f"%trinket {trinket.name} {c.name}: {c.help}" for c in commands.values())
-            )
-        command = commands.get(words[1])
-        if command is None:
-            raise UsageError(
-                f"unknown sub-command {words[1]!r} for {trinket.name} (sub-commands: {', '.join(commands)})"
-            )
-        try:
-            return command.run(trinket, words[2:])
-        except (ValueError, TypeError) as exc:
-            # argparse (a CommandError) and the trinkets validate before anything changes, so
-            # either's refusal is a usage error
-            raise UsageError(str(exc)) from None
-
-    # -- completion
-    def _complete(self, shell: Any, event: Any) -> list[str]:
-        """Tab completion for ``%trinket`` (names, sub-commands) and ``%compose`` (sections,
-        placements). Never raises: a completer error would break typing."""
-        try:
-            return self._completions(event.text_until_cursor if hasattr(event, "text_until_cursor") else event.line)
-        except Exception:
-            return []
-
-    def _completions(self, text: str) -> list[str]:
-        from wm_kernel.session import current_session
-
-        words = text.split()
-        if text.endswith((" ", "\t")):
-            words.append("")
-        if not words:
-            return []
-        command = words[0].lstrip("%")
-        session = current_session()
-        if command == "trinket":
-            if len(words) == 2:
-                return list(session.trinkets)
-            if len(words) == 3:
-                try:
-                    trinket = resolve_trinket(session, words[1])
-                except UsageError:
-                    return []
-                return list(trinket.commands())
-            return self._argument_completions(session, words)
-        if command == "compose" and len(words) >= 3:
-            if words[-2] in ("--section", "-s"):
-                return known_sections(session)
-            if words[-2] in ("--placement", "-p"):
-                return list(PLACEMENTS)
-        return []
-
-    @staticmethod
-    def _argument_completions(session: Any, words: list[str]) -> list[str]:
-        try:
-            trinket = resolve_trinket(session, words[1])
-        except UsageError:
-            return []
-        command = trinket.commands().get(words[2])
-        return command.completions(trinket, words[3:]) if command is not None else []
-
     # -- install / uninstall
     def install(self) -> None:
-        """Register these magics, the completers and the config hook on the shell."""
+        """Register these magics and the other core ones, the completers and the config hook on the shell."""
         shell = self.shell
         assert shell is not None, "WorkingMemoryMagics needs a shell"
         manager = shell.magics_manager
@@ -608,9 +322,9 @@ class WorkingMemoryMagics(Magics):
                 previous = manager.magics[kind].get(name)
                 if previous is not None:
                     self._replaced[(kind, name)] = previous
-        manager.register(self)  # Magics.__init__ already listed it in shell.configurables
+        manager.register(self, *self._parts)  # Magics.__init__ already listed each in shell.configurables
         for key in ("%trinket", "%compose", "%%compose"):
-            shell.set_hook("complete_command", self._complete, str_key=key)
+            shell.set_hook("complete_command", complete, str_key=key)
             self._hooks.append(key)
 
     def uninstall(self) -> None:
@@ -618,24 +332,26 @@ class WorkingMemoryMagics(Magics):
         shell = self.shell
         assert shell is not None, "WorkingMemoryMagics needs a shell"
         manager = shell.magics_manager
+        installed = [self, *self._parts]
         for kind, names in MAGIC_NAMES.items():
             table = manager.magics[kind]
             for name in names:
                 current = table.get(name)
-                if current is not None and getattr(current, "__self__", None) is self:
+                if current is not None and any(getattr(current, "__self__", None) is m for m in installed):
                     del table[name]
                     if (kind, name) in self._replaced:
                         table[name] = self._replaced.pop((kind, name))
-        if manager.registry.get(type(self).__name__) is self:
-            del manager.registry[type(self).__name__]
+        for magics in installed:
+            if manager.registry.get(type(magics).__name__) is magics:
+                del manager.registry[type(magics).__name__]
         configurables: list[Any] = shell.configurables
-        configurables[:] = [c for c in configurables if c is not self]
+        configurables[:] = [c for c in configurables if not any(c is m for m in installed)]
         dispatcher = shell.strdispatchers.get("complete_command")
         for key in self._hooks:
             chain = dispatcher.strs.get(key) if dispatcher is not None else None
             if dispatcher is None or chain is None:
                 continue
-            chain.chain = [(p, f) for p, f in chain.chain if getattr(f, "__func__", None) != self._complete]
+            chain.chain = [(p, f) for p, f in chain.chain if getattr(f, "__func__", None) is not complete]
             if not chain.chain:
                 del dispatcher.strs[key]
         self._hooks.clear()
@@ -676,7 +392,7 @@ def load_extension(shell: Any) -> None:
     from wm_kernel.jupyter.magics.request import request_usage
 
     # ``%request?`` shows the whole usage (its options are declared in magics/request.py)
-    WorkingMemoryMagics.request.__doc__ = request_usage()
+    InspectionMagics.request.__doc__ = request_usage()
     import wm_kernel.experiments.recorder  # noqa: F401  (sessions from now on keep their own recording)
 
     current_session()
