@@ -19,8 +19,9 @@ from wm_kernel.core.events import (
     TurnCompletedEvent,
     UpdateTrinketEvent,
 )
+from wm_kernel.core.failures import failure_kind
 from wm_kernel.core.profile import Profile
-from wm_kernel.core.working_memory import WorkingMemory, failure_kind
+from wm_kernel.core.working_memory import WorkingMemory
 from wm_kernel.stores.embedded import MemoryStore
 
 RULE = "═" * 60
