@@ -41,10 +41,9 @@ def new_event_id() -> str:
 _new_event_id = new_event_id
 
 
-def next_event_number() -> int:
-    """The number of the next event id, taken now and written out later by :func:`event_id_of`
-    (an event built only when read keeps the id it would have had)."""
-    return next(_ID_COUNTER)
+#: The number of the next event id, taken now and written out later by :func:`event_id_of` (an
+#: event built only when read keeps the id it would have had); the counter's own ``__next__``.
+next_event_number = _ID_COUNTER.__next__
 
 
 def event_id_of(number: int) -> str:

@@ -39,6 +39,12 @@ class SectionStore:
             known = self._key = (user_id, keys.trinket_sections(user_id))
         return known[1]
 
+    def holds(self, section: str, content: str, cache_policy: bool) -> bool:
+        """Whether the last write of ``section`` was this content and cache policy (a write of
+        them would be skipped)."""
+        written = self._written.get(section)
+        return written is not None and written[0] == content and written[1] == cache_policy
+
     def write(self, user_id: str, section: str, content: str, cache_policy: bool, updated_at: datetime) -> None:
         """Store a section's content (nothing when it is what was last written)."""
         written = self._written.get(section)

@@ -24,7 +24,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import replace
 from datetime import datetime
 from types import MappingProxyType
-from typing import Any, Generic, TypeVar, cast
+from typing import Any, Generic, TypeVar
 
 from traitlets import Dict, HasTraits, Instance, List, Unicode
 
@@ -283,15 +283,29 @@ class WorkingMemory(HasTraits, Generic[T]):
             direct = len(updates) == 1 and updates[0] == self._handle_update_trinket
             contents = bus.subscribers(TrinketContentEvent)
             keep = self._keep_section if len(contents) == 1 and contents[0] == self._handle_trinket_content else None
-            for name, trinket in list(self._trinkets.items()):
-                if direct and getattr(type(trinket), "plain_update", False):
-                    fields: tuple[Any, ...] = (continuum_id, user_id, now(), name, {})
-                    bus.deliver(
-                        UpdateTrinketEvent, fields, updates[0], self._update_directly, name, continuum_id, user_id, keep
-                    )
-                else:
+            if direct:
+                bus.deliver_each(
+                    UpdateTrinketEvent,
+                    self._direct_updates(continuum_id, user_id, keep),
+                    updates[0],
+                    self._update_directly,
+                )
+            else:
+                for name in list(self._trinkets):
                     bus.publish(UpdateTrinketEvent(continuum_id, user_id, new_event_id(), now(), name, {}))
             self._finish_compose(continuum_id, user_id)
+
+    def _direct_updates(
+        self, continuum_id: str, user_id: str, keep: Any
+    ) -> Iterator[tuple[tuple[Any, ...], tuple[Any, ...]]]:
+        """The fields and arguments of each trinket's update, for ``bus.deliver_each``; a trinket
+        that handles its update its own way is published its event between them."""
+        now = self.clock.now
+        for name, trinket in list(self._trinkets.items()):
+            if getattr(type(trinket), "plain_update", False):
+                yield (continuum_id, user_id, now(), name, {}), (name, continuum_id, user_id, keep)
+            else:
+                self.bus.publish(UpdateTrinketEvent(continuum_id, user_id, new_event_id(), now(), name, {}))
 
     def _update_directly(self, name: str, continuum_id: str, user_id: str, keep: Any) -> None:
         """What ``_handle_update_trinket`` does with a compose cycle's update of trinket ``name``,
@@ -301,7 +315,7 @@ class WorkingMemory(HasTraits, Generic[T]):
         if found is None:  # unregistered by an earlier trinket's update
             logger.warning("UpdateTrinketEvent for unknown trinket %r ignored", name)
             return
-        trinket = cast(RefreshesDirectly, found)
+        trinket: RefreshesDirectly = found  # type: ignore[assignment]  # its class said plain_update
         try:
             trinket.finish_pending_flush()  # a collapse could not: old items must not return
             content, at = trinket.refresh_content(_NO_CONTEXT)
@@ -311,14 +325,26 @@ class WorkingMemory(HasTraits, Generic[T]):
         if not content:
             return
         section, cached = trinket.variable_name, trinket.cache_policy
-        if keep is not None:
-            fields = (continuum_id, user_id, at, section, content, name, cached)
-            self.bus.deliver(
-                TrinketContentEvent, fields, self._handle_trinket_content, keep, section, content, cached, name, at
-            )
-        else:
+        fields = (continuum_id, user_id, at, section, content, name, cached)
+        if keep is None:
             self.bus.publish(
                 TrinketContentEvent(continuum_id, user_id, new_event_id(), at, section, content, name, cached)
+            )
+        elif self._stored.holds(section, content, cached):  # no store write: nothing can fail
+            self.bus.note(TrinketContentEvent, fields)
+            self.composer.add_section(section, content, cached, name)
+        else:
+            self.bus.deliver(
+                TrinketContentEvent,
+                fields,
+                self._handle_trinket_content,
+                keep,
+                section,
+                content,
+                cached,
+                name,
+                at,
+                user_id,
             )
 
     def _finish_compose(self, continuum_id: str, user_id: str) -> None:
@@ -442,14 +468,16 @@ class WorkingMemory(HasTraits, Generic[T]):
 
     def _handle_trinket_content(self, event: TrinketContentEvent) -> None:
         self._keep_section(
-            event.variable_name, event.content, event.cache_policy, event.trinket_name, event.occurred_at
+            event.variable_name, event.content, event.cache_policy, event.trinket_name, event.occurred_at, self.user_id
         )
 
-    def _keep_section(self, section: str, content: str, cache_policy: bool, trinket_name: str, at: datetime) -> None:
+    def _keep_section(
+        self, section: str, content: str, cache_policy: bool, trinket_name: str, at: datetime, user_id: str
+    ) -> None:
         """A trinket's content: into the store and the composer."""
         with self.lock:
             try:
-                self._stored.write(self.user_id, section, content, cache_policy, at)
+                self._stored.write(user_id, section, content, cache_policy, at)
             except Exception as exc:
                 # without this, the bus would isolate *this* subscriber and the section would
                 # silently miss the prompt; instead it is the trinket's visible failure
