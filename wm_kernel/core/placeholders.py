@@ -29,7 +29,16 @@ class Placeholders:
         self._last: tuple[Any, str] | None = None
 
     def fill(self, template: str, profile: Profile, now: datetime) -> str:
-        """``template`` with its placeholders filled (see ``WorkingMemory.fill_placeholders``)."""
+        """``template`` with its placeholders filled at ``now``.
+
+        ``{first_name}``: the name stripped, "friend" when missing or blank; ``{user_context}``: a
+        newline and the portrait, or nothing; ``{relative time since account creation}``:
+        :func:`~wm_kernel.utils.timefmt.relationship_duration` ("some time" without a creation date);
+        ``{model_id}``, ``{model_name}`` as given. Unlike the original, which replaces one
+        placeholder after the other (so a name containing ``{user_context}`` would pull the
+        portrait in), this fills them in one pass: a value that itself contains a placeholder is
+        inserted literally, never expanded again (docs/deviations.md).
+        """
         if profile.account_created is not None:
             # Profile.__post_init__ has parsed a str into a datetime
             age = relationship_duration(profile.account_created, now)  # type: ignore[arg-type]

@@ -30,7 +30,7 @@ from traitlets import Dict, HasTraits, Instance, List, Unicode
 
 from wm_kernel.core.budget import TokenBudget, TokenLimit
 from wm_kernel.core.bus import EventBus
-from wm_kernel.core.caps import Cap, apply_caps
+from wm_kernel.core.caps import Cap, apply_caps, with_cap
 from wm_kernel.core.clock import Clock, SystemClock
 from wm_kernel.core.composer import Layout, SystemPromptComposer
 from wm_kernel.core.events import (
@@ -44,8 +44,9 @@ from wm_kernel.core.events import (
 from wm_kernel.core.failures import CollapseIncompleteError, failure_kind
 from wm_kernel.core.placeholders import Placeholders
 from wm_kernel.core.profile import Profile
-from wm_kernel.core.prompt import AllTrinketStates, ComposedPrompt, ComposedPromptTrait, OmittedSection, TrinketState
+from wm_kernel.core.prompt import AllTrinketStates, ComposedPrompt, ComposedPromptTrait, TrinketState
 from wm_kernel.core.section_store import SectionStore
+from wm_kernel.core.trinket_registry import TrinketRegistry
 from wm_kernel.core.trinket_shape import RefreshesDirectly, Trinket
 from wm_kernel.stores.embedded import MemoryStore, StateStore
 from wm_kernel.utils.checks import check_str
@@ -137,9 +138,9 @@ class WorkingMemory(HasTraits, Generic[T]):
         self.lock = threading.RLock()
         #: The conversation events default to; stateful trinkets key their stored items by it.
         self.continuum_id = continuum_id
-        self._trinkets: dict[str, T] = {}
+        self._registry: TrinketRegistry[T] = TrinketRegistry()
+        self._trinkets = self._registry.by_name  # read on every compose
         self._registering = 0  # > 0 inside registering(): trinket_names is set once, at its end
-        self._sections: dict[str, str] = {}  # section -> name of the trinket registered for it
         self._placeholders = Placeholders()
         event_bus.subscribe(ComposeSystemPromptEvent, self._handle_compose)
         event_bus.subscribe(UpdateTrinketEvent, self._handle_update_trinket)
@@ -174,32 +175,10 @@ class WorkingMemory(HasTraits, Generic[T]):
     def register_trinket(self, trinket: T, *, replace: bool = False) -> None:
         """Register a trinket by class name. A second trinket with the same name or the same section
         is a ValueError unless ``replace=True``, which detaches the one it replaces."""
-        name = type(trinket).__name__
-        section = trinket.variable_name
         with self.lock:
-            # by name, and by section through the index of sections (a scan per registration
-            # would make n registrations quadratic)
-            clashes = [
-                t
-                for t in (self._trinkets.get(name), self._trinkets.get(self._sections.get(section, "")))
-                if t is not None
-            ]
-            clashes = list({id(t): t for t in clashes}.values())
-            if clashes and not replace:
-                other = clashes[0]
-                what = "name" if other.name == name else f"section {section!r}"
-                raise ValueError(
-                    f"a trinket with the same {what} is already registered "
-                    f"({other.name}); pass replace=True to replace it"
-                )
-            for old in clashes:
-                old.detach()
-                del self._trinkets[old.name]
-                self._sections.pop(old.variable_name, None)
-                if old.variable_name != section:
+            for old in self._registry.add(trinket, replace=replace):
+                if old.variable_name != trinket.variable_name:
                     self.discard_section(old)
-            self._trinkets[name] = trinket
-            self._sections[section] = name
             if not self._registering:
                 self.trinket_names = list(self._trinkets)
 
@@ -219,36 +198,19 @@ class WorkingMemory(HasTraits, Generic[T]):
     def unregister_trinket(self, name: str) -> None:
         """Detach a trinket (class or section name) and drop its section; ValueError if unknown."""
         with self.lock:
-            trinket = self.get_trinket(name)
-            trinket.detach()
-            del self._trinkets[trinket.name]
-            self._sections.pop(trinket.variable_name, None)
+            trinket = self._registry.get(name)
+            self._registry.remove(trinket)
             self.discard_section(trinket)
             self.trinket_names = list(self._trinkets)
 
     def get_trinket(self, name: str) -> T:
         """The registered trinket of that class name (or section name); ValueError if none."""
-        trinket = self._trinkets.get(name)
-        if trinket is None:
-            for candidate in self._trinkets.values():
-                if candidate.variable_name == name:
-                    return candidate
-            known = ", ".join(self._trinkets) or "none registered"
-            raise ValueError(f"unknown trinket {name!r} (known: {known})")
-        return trinket
+        return self._registry.get(name)
 
     # -- the compose cycle
     def fill_placeholders(self, template: str) -> str:
-        """Fill the base prompt's placeholders from the profile with the original's values.
-
-        ``{first_name}``: the name stripped, "friend" when missing or blank; ``{user_context}``: a
-        newline and the portrait, or nothing; ``{relative time since account creation}``:
-        :func:`~wm_kernel.utils.timefmt.relationship_duration` ("some time" without a creation date);
-        ``{model_id}``, ``{model_name}`` as given. Unlike the original, which replaces one
-        placeholder after the other (so a name containing ``{user_context}`` would pull the
-        portrait in), this fills them in one pass: a value that itself contains a placeholder is
-        inserted literally, never expanded again (docs/deviations.md).
-        """
+        """Fill the base prompt's placeholders from the profile with the original's values, in one
+        pass (:meth:`Placeholders.fill <wm_kernel.core.placeholders.Placeholders.fill>` says how)."""
         return self._placeholders.fill(template, self.profile, self.clock.now())
 
     def set_cap(self, name: str, limit: int | None, *, unit: str = "tokens", mode: str = "hard") -> Cap | None:
@@ -257,15 +219,7 @@ class WorkingMemory(HasTraits, Generic[T]):
         its cap. Takes effect at the next compose; returns the cap set."""
         check_str(name, "name")
         section = self._trinkets[name].variable_name if name in self._trinkets else name
-        caps = dict(self.caps)
-        if limit is None:
-            if caps.pop(section, None) is None:
-                raise ValueError(f"section {section!r} has no cap to remove")
-            self.caps = caps
-            return None
-        cap = Cap(limit, unit, mode)
-        caps[section] = cap
-        self.caps = caps
+        self.caps, cap = with_cap(self.caps, section, limit, unit, mode)
         return cap
 
     def _handle_compose(self, event: ComposeSystemPromptEvent) -> None:
@@ -282,7 +236,7 @@ class WorkingMemory(HasTraits, Generic[T]):
             updates = bus.subscribers(UpdateTrinketEvent)
             direct = len(updates) == 1 and updates[0] == self._handle_update_trinket
             contents = bus.subscribers(TrinketContentEvent)
-            keep = self._keep_section if len(contents) == 1 and contents[0] == self._handle_trinket_content else None
+            keep = len(contents) == 1 and contents[0] == self._handle_trinket_content
             if direct:
                 bus.deliver_each(
                     UpdateTrinketEvent,
@@ -296,7 +250,7 @@ class WorkingMemory(HasTraits, Generic[T]):
             self._finish_compose(continuum_id, user_id)
 
     def _direct_updates(
-        self, continuum_id: str, user_id: str, keep: Any
+        self, continuum_id: str, user_id: str, keep: bool
     ) -> Iterator[tuple[tuple[Any, ...], tuple[Any, ...]]]:
         """The fields and arguments of each trinket's update, for ``bus.deliver_each``; a trinket
         that handles its update its own way is published its event between them."""
@@ -307,10 +261,10 @@ class WorkingMemory(HasTraits, Generic[T]):
             else:
                 self.bus.publish(UpdateTrinketEvent(continuum_id, user_id, new_event_id(), now(), name, {}))
 
-    def _update_directly(self, name: str, continuum_id: str, user_id: str, keep: Any) -> None:
+    def _update_directly(self, name: str, continuum_id: str, user_id: str, keep: bool) -> None:
         """What ``_handle_update_trinket`` does with a compose cycle's update of trinket ``name``,
-        and the trinket's answer stored by ``keep`` (``_keep_section``) or published when
-        someone else listens to it."""
+        and the trinket's answer kept as ``_handle_trinket_content`` would (``keep``) or published
+        when someone else listens to it."""
         found = self._trinkets.get(name)
         if found is None:  # unregistered by an earlier trinket's update
             logger.warning("UpdateTrinketEvent for unknown trinket %r ignored", name)
@@ -326,7 +280,7 @@ class WorkingMemory(HasTraits, Generic[T]):
             return
         section, cached = trinket.variable_name, trinket.cache_policy
         fields = (continuum_id, user_id, at, section, content, name, cached)
-        if keep is None:
+        if not keep:
             self.bus.publish(
                 TrinketContentEvent(continuum_id, user_id, new_event_id(), at, section, content, name, cached)
             )
@@ -334,18 +288,8 @@ class WorkingMemory(HasTraits, Generic[T]):
             self.bus.note(TrinketContentEvent, fields)
             self.composer.add_section(section, content, cached, name)
         else:
-            self.bus.deliver(
-                TrinketContentEvent,
-                fields,
-                self._handle_trinket_content,
-                keep,
-                section,
-                content,
-                cached,
-                name,
-                at,
-                user_id,
-            )
+            args = (section, content, cached, name, at, user_id)
+            self.bus.deliver(TrinketContentEvent, fields, self._handle_trinket_content, self._keep_section, *args)
 
     def _finish_compose(self, continuum_id: str, user_id: str) -> None:
         """Caps, budget, the composer's prompt into ``composed``, and SystemPromptComposedEvent."""
@@ -355,7 +299,7 @@ class WorkingMemory(HasTraits, Generic[T]):
         fit = self.budget.apply(composer, self._trinkets.values(), budget=self.token_budget, step=self.budget_step)
         if capped:
             fit = replace(fit, caps=tuple(capped))
-        composed = composer.compose(omitted=[*self._omitted_sections(), *fit.dropped])
+        composed = composer.compose(omitted=[*self._registry.omitted(composer.held), *fit.dropped])
         composed.budget = fit
         previous = composed.previous = self.composed
         if previous is not None:
@@ -375,20 +319,6 @@ class WorkingMemory(HasTraits, Generic[T]):
             bus.publish(SystemPromptComposedEvent(fields[0], fields[1], new_event_id(), *fields[2:]))
         else:  # nobody listens: the log builds it if read
             bus.deliver(SystemPromptComposedEvent, fields, None, None)
-
-    def _omitted_sections(self) -> list[OmittedSection]:
-        omitted = []
-        held = self.composer.held
-        for trinket in self._trinkets.values():
-            if trinket.variable_name in held:  # its update published its content: not omitted
-                continue
-            if trinket.error:
-                omitted.append(OmittedSection(trinket.variable_name, trinket.name, "trinket failed", trinket.error))
-            elif not trinket.enabled:
-                omitted.append(OmittedSection(trinket.variable_name, trinket.name, "trinket disabled"))
-            elif not trinket.content:
-                omitted.append(OmittedSection(trinket.variable_name, trinket.name, "no content"))
-        return omitted
 
     def compose(self, base_prompt: str = "", *, continuum_id: str | None = None) -> ComposedPrompt:
         """Publish a ComposeSystemPromptEvent and return the ComposedPrompt it produced."""
