@@ -198,6 +198,13 @@ class EventAwareTrinket(HasTraits, metaclass=_TrinketMeta):
     reuse_content: ClassVar[bool] = False
     #: Whether the content depends on the clock (part of the inputs when ``reuse_content``).
     time_dependent: ClassVar[bool] = False
+    #: Whether ``handle_update_trinket`` is the base's (set for each subclass): WorkingMemory may
+    #: then call :meth:`refresh_content` directly instead of building the update's event.
+    plain_update: ClassVar[bool] = True
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        cls.plain_update = cls.handle_update_trinket is EventAwareTrinket.handle_update_trinket
 
     def __init__(
         self, event_bus: EventBus, working_memory: TrinketHost, *, replace: bool = False, **kwargs: Any
@@ -214,8 +221,10 @@ class EventAwareTrinket(HasTraits, metaclass=_TrinketMeta):
         super().__init__(**kwargs)
         self.event_bus = event_bus
         self.working_memory = working_memory
-        # any trait but the outputs is an input: one observer counts the changes
+        # any trait but the outputs is an input: one observer counts the changes, and keeps the
+        # three traits every update reads as plain attributes (a traitlets read costs a call)
         self.observe(self._on_trait_change)
+        self._enabled_now, self._error_now, self._content_now = self.enabled, self.error, self.content
         working_memory.register_trinket(self, replace=replace)
 
     # -- identity
@@ -244,13 +253,33 @@ class EventAwareTrinket(HasTraits, metaclass=_TrinketMeta):
 
         With ``reuse_content``, content generated from the same inputs is reused, not generated
         again; everything else (traits, events, the store) happens as after a generation."""
+        content, now = self.refresh_content(event.context)
+        if content:
+            self.event_bus.publish(
+                TrinketContentEvent(
+                    event.continuum_id,
+                    self.working_memory.user_id,
+                    new_event_id(),
+                    now,
+                    self.variable_name,
+                    content,
+                    type(self).__name__,
+                    self.cache_policy,
+                )
+            )
+
+    def refresh_content(self, context: Mapping[str, Any]) -> tuple[str, datetime]:
+        """The update without its event: regenerate (or reuse) the content for ``context`` and set
+        the traits; returns the content to publish and its time, or ``""`` once the section is
+        dropped (disabled, or no content). WorkingMemory calls it directly in a compose cycle when
+        ``handle_update_trinket`` is this class's and nobody else listens to the update."""
         wm = self.working_memory
         clock = wm.clock
-        if not self.enabled:
-            self._set_content("", clock.now())
+        if not self._enabled_now:
+            now = clock.now()
+            self._set_content("", now)
             wm.discard_section(self)
-            return
-        context = event.context
+            return "", now
         reusable = self._reusable
         # an update with a context may carry inputs (memories, a report): it always generates;
         # a lifecycle refresh carries none, so a turn's refresh and its compose generate once
@@ -275,28 +304,17 @@ class EventAwareTrinket(HasTraits, metaclass=_TrinketMeta):
         else:
             content = self._generate(context)
             self._reusable = None
-        if self.error:
+        if self._error_now:
             self.error = ""
         now = clock.now()
         if content and not content.isspace():
-            shown = self.content
+            shown = self._content_now
             if shown is not content and shown != content:
                 self._set_content(content, now)
-            self.event_bus.publish(
-                TrinketContentEvent(
-                    event.continuum_id,
-                    wm.user_id,
-                    new_event_id(),
-                    now,
-                    self.variable_name,
-                    content,
-                    type(self).__name__,
-                    self.cache_policy,
-                )
-            )
-        else:
-            self._set_content("", now)
-            wm.discard_section(self)
+            return content, now
+        self._set_content("", now)
+        wm.discard_section(self)
+        return "", now
 
     def _generate(self, context: Mapping[str, Any]) -> str:
         content = self.generate_content(dict(context))
@@ -327,8 +345,15 @@ class EventAwareTrinket(HasTraits, metaclass=_TrinketMeta):
         self._revision += 1
 
     def _on_trait_change(self, change: dict[str, Any]) -> None:
-        if change["name"] not in _OUTPUT_TRAITS:
+        name = change["name"]
+        if name == "content":
+            self._content_now = change["new"]
+        elif name == "error":
+            self._error_now = change["new"]
+        elif name not in _OUTPUT_TRAITS:
             self._revision += 1
+            if name == "enabled":
+                self._enabled_now = change["new"]
 
     def request_update(self, **context: Any) -> None:
         """Ask WorkingMemory to regenerate this trinket now (publishes an UpdateTrinketEvent)."""

@@ -38,9 +38,10 @@ from wm_kernel.core.bus import EventBus
 from wm_kernel.core.clock import Clock, SystemClock, parse_instant
 from wm_kernel.core.composer import Layout
 from wm_kernel.core.events import SegmentCollapsedEvent, TurnCompletedEvent
+from wm_kernel.core.failures import CollapseIncompleteError
 from wm_kernel.core.profile import Profile
 from wm_kernel.core.prompt import ComposedPrompt, ComposedPromptTrait
-from wm_kernel.core.working_memory import CollapseIncompleteError, WorkingMemory
+from wm_kernel.core.working_memory import WorkingMemory
 from wm_kernel.dialects.registry import get_dialect, wire_for_layout
 from wm_kernel.stores import keys
 from wm_kernel.stores.embedded import MemoryStore, StateStore

@@ -19,8 +19,9 @@ from wm_kernel.core.events import (
     TurnCompletedEvent,
     UpdateTrinketEvent,
 )
+from wm_kernel.core.failures import failure_kind
 from wm_kernel.core.profile import Profile
-from wm_kernel.core.working_memory import WorkingMemory, failure_kind
+from wm_kernel.core.working_memory import WorkingMemory
 from wm_kernel.stores.embedded import MemoryStore
 
 RULE = "═" * 60
@@ -562,3 +563,46 @@ def test_composed_notifies_on_every_compose_even_an_equal_one(parts):
         compose(bus)
         assert len(seen) == 2
     assert len(seen) == 3
+
+
+def test_a_cycle_delivered_directly_logs_every_event_as_if_built():
+    """With WorkingMemory the only subscriber of updates and contents, a cycle builds no event
+    per trinket; the log builds them when read, with their order, depths, fields and ids."""
+    bus = EventBus()
+    clock = ManualClock(T0)
+    wm = WorkingMemory(bus, clock=clock)
+    Directives(bus, wm)
+    flaky = Flaky(bus, wm)
+    flaky.fail_with = ValueError("no memories")
+    bus.publish(ComposeSystemPromptEvent.create(continuum_id="c1", base_prompt="Hi", clock=clock))
+    rows = [(r.event_type, r.depth, r.event.detail(), [f.error for f in r.failures]) for r in bus.log]
+    assert rows == [
+        ("ComposeSystemPromptEvent", 0, "base_prompt=2 chars", []),
+        ("UpdateTrinketEvent", 1, "target_trinket=Directives", []),
+        (
+            "TrinketContentEvent",
+            2,
+            "trinket_name=Directives, variable_name=behavioral_directives, content=34 chars, cached",
+            [],
+        ),
+        ("UpdateTrinketEvent", 1, "target_trinket=Flaky", ["ValueError: no memories"]),
+        ("SystemPromptComposedEvent", 1, "cached_content=" + f"{len(wm.composed['cached_content']):,} chars", []),
+    ]
+    events = [r.event for r in bus.log]
+    assert all(r.event is e for r, e in zip(bus.log, events, strict=True))  # built once
+    assert len({e.event_id for e in events}) == len(events)
+    assert {(e.continuum_id, e.user_id, e.occurred_at.isoformat()) for e in events[1:]} == {("c1", "notebook", T0)}
+    assert events[1].context == {} and events[2].content == "<user_model>likes tea</user_model>"
+
+
+def test_another_subscriber_of_updates_gets_them_as_before():
+    bus = EventBus()
+    wm = WorkingMemory(bus, clock=ManualClock(T0))
+    Directives(bus, wm)
+    seen = []
+    bus.subscribe(UpdateTrinketEvent, lambda e: seen.append(("update", e.target_trinket)))
+    bus.subscribe(TrinketContentEvent, lambda e: seen.append(("content", e.trinket_name)))
+    prompt = wm.compose("Hi")
+    # subscription order: WorkingMemory hears the update first, and its content is published then
+    assert seen == [("content", "Directives"), ("update", "Directives")]
+    assert "likes tea" in prompt["cached_content"]

@@ -23,7 +23,8 @@ from trinkets.peanutgallery_trinket import PeanutGalleryTrinket
 from trinkets.reminder_manager import ReminderManager
 from wm_kernel.core.bus import EventBus
 from wm_kernel.core.clock import ManualClock
-from wm_kernel.core.working_memory import CollapseIncompleteError, WorkingMemory
+from wm_kernel.core.failures import CollapseIncompleteError
+from wm_kernel.core.working_memory import WorkingMemory
 from wm_kernel.instruments.history import History
 from wm_kernel.instruments.history_records import HistoryConflictError
 from wm_kernel.session import Session

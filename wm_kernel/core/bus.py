@@ -23,11 +23,11 @@ import itertools
 import logging
 import threading
 from collections import deque
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar, overload
 
-from wm_kernel.core.events import EVENT_TYPES, Event
+from wm_kernel.core.events import EVENT_TYPES, Event, event_id_of, next_event_number
 
 logger = logging.getLogger("wm_kernel.core.bus")
 
@@ -45,19 +45,38 @@ class SubscriberFailure:
 
 
 class EventRecord:
-    """One published event in the bus log: sequence number, nesting depth, failures."""
+    """One published event in the bus log: sequence number, nesting depth, failures.
 
-    __slots__ = ("seq", "event", "depth", "failures")
+    An event delivered straight to its only subscriber (:meth:`EventBus.deliver`) is kept as its
+    class and fields, and built the first time ``event`` is read: a compose cycle publishes two
+    events per trinket that nobody but the log may ever look at."""
 
-    def __init__(self, seq: int, event: Event, depth: int) -> None:
+    __slots__ = ("seq", "_event", "depth", "failures", "_fields")
+
+    def __init__(
+        self, seq: int, event: Event | None, depth: int, fields: tuple[type[Event], int, tuple[Any, ...]] | None = None
+    ) -> None:
         self.seq = seq
-        self.event = event
+        self._event = event
         self.depth = depth
         self.failures: list[SubscriberFailure] = []
+        self._fields = fields
+
+    @property
+    def event(self) -> Event:
+        """The event published (built now if it was delivered directly and not read before)."""
+        event = self._event
+        if event is None:
+            assert self._fields is not None  # one of the two is always set
+            cls, number, (continuum_id, user_id, occurred_at, *rest) = self._fields
+            event = self._event = cls(continuum_id, user_id, event_id_of(number), occurred_at, *rest)
+            self._fields = None
+        return event
 
     @property
     def event_type(self) -> str:
-        return type(self.event).__name__
+        fields = self._fields
+        return fields[0].__name__ if fields is not None else type(self.event).__name__
 
     def as_row(self) -> dict[str, Any]:
         """A flat dict for tables: seq, depth, event, time, key fields, failures."""
@@ -200,6 +219,83 @@ class EventBus:
             finally:
                 local.record = outer
         return record
+
+    def deliver(
+        self,
+        event_type: type[Event],
+        fields: tuple[Any, ...],
+        subscriber: Callable[..., Any] | None,
+        call: Callable[..., Any] | None,
+        *args: Any,
+    ) -> Any:
+        """Publish an event of ``event_type`` whose only subscriber (``subscriber``, or none) is
+        the caller's own: ``call(*args)`` runs where the subscriber would, with the same isolation,
+        nesting and log record, but no Event is built unless the log is read. With no subscriber
+        (``call`` None) the event is only logged.
+
+        ``fields`` are the event's fields without ``event_id`` (continuum_id, user_id,
+        occurred_at, then those of its class); the id is taken now, so ids keep publish order.
+        Returns what ``call`` returned (None if it raised: the failure is on the record)."""
+        local = self._local
+        outer = local.record
+        record = EventRecord(
+            next(self._seq),
+            None,
+            outer.depth + 1 if outer is not None else 0,
+            (event_type, next_event_number(), fields),
+        )
+        if self._logging:
+            self._log.append(record)
+        if call is None:
+            return None
+        local.record = record
+        try:
+            return call(*args)
+        except Exception as exc:  # isolation, as publish() gives its subscribers
+            self._record_failure(record, _callback_name(subscriber or call), exc)
+            return None
+        finally:
+            local.record = outer
+
+    def deliver_each(
+        self,
+        event_type: type[Event],
+        rows: Iterable[tuple[tuple[Any, ...], tuple[Any, ...]]],
+        subscriber: Callable[..., Any],
+        call: Callable[..., Any],
+    ) -> None:
+        """:meth:`deliver` for each ``(fields, args)`` of ``rows``, in order, as the same number of
+        publishes would (a compose cycle's updates: one loop here instead of a call each)."""
+        local = self._local
+        outer = local.record
+        depth = outer.depth + 1 if outer is not None else 0
+        log, seq = (self._log if self._logging else None), self._seq
+        try:
+            for fields, args in rows:
+                record = EventRecord(next(seq), None, depth, (event_type, next_event_number(), fields))
+                if log is not None:
+                    log.append(record)
+                local.record = record
+                try:
+                    call(*args)
+                except Exception as exc:  # isolation, as publish() gives its subscribers
+                    self._record_failure(record, _callback_name(subscriber), exc)
+                # between rows the outer event is the one being delivered (``rows`` may publish)
+                local.record = outer
+        finally:
+            local.record = outer
+
+    def note(self, event_type: type[Event], fields: tuple[Any, ...]) -> None:
+        """Log an event of ``event_type`` (``fields`` as for :meth:`deliver`) delivered, inside the
+        event being delivered now, by a publisher that is its only subscriber and whose handling
+        of it cannot fail (it is built only if the log is read)."""
+        if self._logging:
+            outer = self._local.record
+            depth = outer.depth + 1 if outer is not None else 0
+            self._log.append(EventRecord(next(self._seq), None, depth, (event_type, next_event_number(), fields)))
+        else:
+            next(self._seq)
+            next_event_number()
 
     def report_failure(self, who: str, exc: BaseException) -> None:
         """Record a failure that a subscriber caught itself (e.g. WorkingMemory isolating a trinket)

@@ -132,6 +132,20 @@ def _keep_items(trinket: RanksItems, cap: Cap, size: Callable[[str], int]) -> tu
     return found
 
 
+def with_cap(
+    caps: Mapping[str, Cap], section: str, limit: int | None, unit: str, mode: str
+) -> tuple[dict[str, Cap], Cap | None]:
+    """``caps`` with ``section`` capped at ``limit`` (a new :class:`Cap`, returned too) or, with
+    ``limit=None``, without its cap (ValueError if it had none)."""
+    changed = dict(caps)
+    if limit is None:
+        if changed.pop(section, None) is None:
+            raise ValueError(f"section {section!r} has no cap to remove")
+        return changed, None
+    cap = changed[section] = Cap(limit, unit, mode)
+    return changed, cap
+
+
 def apply_caps(
     composer: SystemPromptComposer, trinkets: Iterable[RanksItems], caps: Mapping[str, Cap], counter: Counts | None
 ) -> list[CapResult]:

@@ -41,6 +41,16 @@ def new_event_id() -> str:
 _new_event_id = new_event_id
 
 
+#: The number of the next event id, taken now and written out later by :func:`event_id_of` (an
+#: event built only when read keeps the id it would have had); the counter's own ``__next__``.
+next_event_number = _ID_COUNTER.__next__
+
+
+def event_id_of(number: int) -> str:
+    """The event id of a number from :func:`next_event_number`."""
+    return f"{_ID_PREFIX}-{number:x}"
+
+
 def _chars(n: int) -> str:
     return f"{n:,} char" + ("" if n == 1 else "s")
 

@@ -7,13 +7,14 @@ Protocol; ``EventAwareTrinket`` has all of it, and a test can hand in a small st
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from contextlib import AbstractContextManager
 from datetime import datetime
 from typing import Any, ClassVar, Protocol
 
 from wm_kernel.core.events import UpdateTrinketEvent
 
-__all__ = ["Trinket", "DEFAULT_PRIORITY", "NEVER_DROP", "BUDGET_KEEP"]
+__all__ = ["Trinket", "RefreshesDirectly", "DEFAULT_PRIORITY", "NEVER_DROP", "BUDGET_KEEP"]
 
 #: The priority of a trinket that sets no ``default_priority`` (see docs/budgets.md).
 DEFAULT_PRIORITY = 50
@@ -57,3 +58,14 @@ class Trinket(Protocol):
     def ranked_items(self) -> list[str]: ...
 
     def content_keeping(self, keep: int) -> str: ...
+
+
+class RefreshesDirectly(Trinket, Protocol):
+    """A trinket whose update WorkingMemory may run without building its event (its class says so
+    with ``plain_update``): ``refresh_content`` sets its traits and returns the content to
+    publish and its time, or ``""`` once it dropped its section."""
+
+    cache_policy: ClassVar[bool]
+    plain_update: ClassVar[bool]
+
+    def refresh_content(self, context: Mapping[str, Any]) -> tuple[str, datetime]: ...

@@ -19,17 +19,18 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import re
 import threading
 from collections.abc import Iterator, Mapping
 from dataclasses import replace
+from datetime import datetime
+from types import MappingProxyType
 from typing import Any, Generic, TypeVar
 
 from traitlets import Dict, HasTraits, Instance, List, Unicode
 
 from wm_kernel.core.budget import TokenBudget, TokenLimit
 from wm_kernel.core.bus import EventBus
-from wm_kernel.core.caps import Cap, apply_caps
+from wm_kernel.core.caps import Cap, apply_caps, with_cap
 from wm_kernel.core.clock import Clock, SystemClock
 from wm_kernel.core.composer import Layout, SystemPromptComposer
 from wm_kernel.core.events import (
@@ -40,61 +41,25 @@ from wm_kernel.core.events import (
     UpdateTrinketEvent,
     new_event_id,
 )
+from wm_kernel.core.failures import CollapseIncompleteError, failure_kind
+from wm_kernel.core.placeholders import Placeholders
 from wm_kernel.core.profile import Profile
-from wm_kernel.core.prompt import AllTrinketStates, ComposedPrompt, ComposedPromptTrait, OmittedSection, TrinketState
-from wm_kernel.core.trinket_shape import Trinket
-from wm_kernel.stores import keys
+from wm_kernel.core.prompt import AllTrinketStates, ComposedPrompt, ComposedPromptTrait, TrinketState
+from wm_kernel.core.section_store import SectionStore
+from wm_kernel.core.trinket_registry import TrinketRegistry
+from wm_kernel.core.trinket_shape import RefreshesDirectly, Trinket
 from wm_kernel.stores.embedded import MemoryStore, StateStore
 from wm_kernel.utils.checks import check_str
-from wm_kernel.utils.timefmt import relationship_duration
+
+__all__ = ["WorkingMemory"]
 
 logger = logging.getLogger("wm_kernel.core.working_memory")
 
 #: The kind of trinket a WorkingMemory holds (a Session's holds ``EventAwareTrinket``\ s).
 T = TypeVar("T", bound=Trinket)
 
-PLACEHOLDERS = ("first_name", "user_context", "relative time since account creation", "model_id", "model_name")
-_PLACEHOLDER_RE = re.compile("{(" + "|".join(re.escape(p) for p in PLACEHOLDERS) + ")}")
-
-# Exception type names that mark a failure of infrastructure (a store, a network, a service) rather
-# than of the trinket's own logic. The original classifies by type name the same way.
-_INFRA_MARKERS = (
-    "Connection",
-    "Timeout",
-    "Operational",
-    "Database",
-    "Interface",
-    "Redis",
-    "Valkey",
-    "Network",
-    "Socket",
-    "Unavailable",
-    "BrokenPipe",
-)
-
-
-def failure_kind(exc: BaseException) -> str:
-    """'infrastructure' or 'logic', by the exception's type name (and OSError ancestry)."""
-    name = type(exc).__name__
-    if isinstance(exc, OSError) or any(marker in name for marker in _INFRA_MARKERS):
-        return "infrastructure"
-    return "logic"
-
-
-class CollapseIncompleteError(RuntimeError):
-    """A segment collapse could not flush some stateful trinkets (named in ``not_flushed``, with
-    the error of each); every other trinket was flushed. The ones named are left out of the
-    prompt and flushed again before their next update."""
-
-    def __init__(self, segment_id: str, not_flushed: list[tuple[str, Exception]]) -> None:
-        self.segment_id = segment_id
-        self.not_flushed = not_flushed
-        names = "; ".join(f"{name} ({type(exc).__name__}: {exc})" for name, exc in not_flushed)
-        super().__init__(
-            f"segment {segment_id} collapsed, but {len(not_flushed)} trinket(s) were "
-            f"not flushed: {names}; each is left out of the prompt and flushed again "
-            f"before its next update"
-        )
+#: The context of a compose cycle's updates.
+_NO_CONTEXT: Mapping[str, Any] = MappingProxyType({})
 
 
 class WorkingMemory(HasTraits, Generic[T]):
@@ -160,10 +125,9 @@ class WorkingMemory(HasTraits, Generic[T]):
         # both end up in store keys (wm_kernel.stores.keys): str, and text a store can hold
         check_str(user_id, "user_id")
         check_str(continuum_id, "continuum_id", empty_ok=True)
-        self._store_key: tuple[str, str] | None = None  # (user_id, its key): see store_key
         super().__init__(user_id=user_id)
         self.bus = event_bus
-        self.store: StateStore = store if store is not None else MemoryStore()
+        self._stored = SectionStore(store if store is not None else MemoryStore())
         self.profile: Profile = profile if profile is not None else Profile()
         self.clock: Clock = clock if clock is not None else SystemClock()
         self.composer = composer if composer is not None else SystemPromptComposer(layout)
@@ -174,12 +138,10 @@ class WorkingMemory(HasTraits, Generic[T]):
         self.lock = threading.RLock()
         #: The conversation events default to; stateful trinkets key their stored items by it.
         self.continuum_id = continuum_id
-        self._trinkets: dict[str, T] = {}
+        self._registry: TrinketRegistry[T] = TrinketRegistry()
+        self._trinkets = self._registry.by_name  # read on every compose
         self._registering = 0  # > 0 inside registering(): trinket_names is set once, at its end
-        self._sections: dict[str, str] = {}  # section -> name of the trinket registered for it
-        self._placeholder_cache: tuple[Any, str] | None = None
-        # section -> (content, cache_policy) as last written to the store, to skip identical writes
-        self._written: dict[str, tuple[str, bool]] = {}
+        self._placeholders = Placeholders()
         event_bus.subscribe(ComposeSystemPromptEvent, self._handle_compose)
         event_bus.subscribe(UpdateTrinketEvent, self._handle_update_trinket)
         event_bus.subscribe(TrinketContentEvent, self._handle_trinket_content)
@@ -197,43 +159,26 @@ class WorkingMemory(HasTraits, Generic[T]):
         return dict(self._trinkets)
 
     @property
+    def store(self) -> StateStore:
+        """Where each section's last content is kept (and trinkets keep their state)."""
+        return self._stored.store
+
+    @store.setter
+    def store(self, store: StateStore) -> None:
+        self._stored = SectionStore(store)  # what was written to another store says nothing here
+
+    @property
     def store_key(self) -> str:
         """The store hash holding each section's last content: ``trinkets:{user_id}``."""
-        user_id = self.user_id
-        known = self._store_key
-        if known is None or known[0] != user_id:  # built once per user, not on every write
-            known = self._store_key = (user_id, keys.trinket_sections(user_id))
-        return known[1]
+        return self._stored.key(self.user_id)
 
     def register_trinket(self, trinket: T, *, replace: bool = False) -> None:
         """Register a trinket by class name. A second trinket with the same name or the same section
         is a ValueError unless ``replace=True``, which detaches the one it replaces."""
-        name = type(trinket).__name__
-        section = trinket.variable_name
         with self.lock:
-            # by name, and by section through the index of sections (a scan per registration
-            # would make n registrations quadratic)
-            clashes = [
-                t
-                for t in (self._trinkets.get(name), self._trinkets.get(self._sections.get(section, "")))
-                if t is not None
-            ]
-            clashes = list({id(t): t for t in clashes}.values())
-            if clashes and not replace:
-                other = clashes[0]
-                what = "name" if other.name == name else f"section {section!r}"
-                raise ValueError(
-                    f"a trinket with the same {what} is already registered "
-                    f"({other.name}); pass replace=True to replace it"
-                )
-            for old in clashes:
-                old.detach()
-                del self._trinkets[old.name]
-                self._sections.pop(old.variable_name, None)
-                if old.variable_name != section:
+            for old in self._registry.add(trinket, replace=replace):
+                if old.variable_name != trinket.variable_name:
                     self.discard_section(old)
-            self._trinkets[name] = trinket
-            self._sections[section] = name
             if not self._registering:
                 self.trinket_names = list(self._trinkets)
 
@@ -253,59 +198,20 @@ class WorkingMemory(HasTraits, Generic[T]):
     def unregister_trinket(self, name: str) -> None:
         """Detach a trinket (class or section name) and drop its section; ValueError if unknown."""
         with self.lock:
-            trinket = self.get_trinket(name)
-            trinket.detach()
-            del self._trinkets[trinket.name]
-            self._sections.pop(trinket.variable_name, None)
+            trinket = self._registry.get(name)
+            self._registry.remove(trinket)
             self.discard_section(trinket)
             self.trinket_names = list(self._trinkets)
 
     def get_trinket(self, name: str) -> T:
         """The registered trinket of that class name (or section name); ValueError if none."""
-        trinket = self._trinkets.get(name)
-        if trinket is None:
-            for candidate in self._trinkets.values():
-                if candidate.variable_name == name:
-                    return candidate
-            known = ", ".join(self._trinkets) or "none registered"
-            raise ValueError(f"unknown trinket {name!r} (known: {known})")
-        return trinket
+        return self._registry.get(name)
 
     # -- the compose cycle
     def fill_placeholders(self, template: str) -> str:
-        """Fill the base prompt's placeholders from the profile with the original's values.
-
-        ``{first_name}``: the name stripped, "friend" when missing or blank; ``{user_context}``: a
-        newline and the portrait, or nothing; ``{relative time since account creation}``:
-        :func:`~wm_kernel.utils.timefmt.relationship_duration` ("some time" without a creation date);
-        ``{model_id}``, ``{model_name}`` as given. Unlike the original, which replaces one
-        placeholder after the other (so a name containing ``{user_context}`` would pull the
-        portrait in), this fills them in one pass: a value that itself contains a placeholder is
-        inserted literally, never expanded again (docs/deviations.md).
-        """
-        profile = self.profile
-        if profile.account_created is not None:
-            # Profile.__post_init__ has parsed a str into a datetime
-            age = relationship_duration(
-                profile.account_created,  # type: ignore[arg-type]
-                self.clock.now(),
-            )
-        else:
-            age = "some time"
-        key = (template, profile, age)
-        cached = self._placeholder_cache
-        if cached is not None and cached[0] == key:
-            return cached[1]
-        values = {
-            "first_name": (profile.first_name or "").strip() or "friend",
-            "user_context": f"\n{profile.user_context}" if profile.user_context else "",
-            "relative time since account creation": age,
-            "model_id": profile.model_id,
-            "model_name": profile.model_name,
-        }
-        filled = _PLACEHOLDER_RE.sub(lambda m: values[m.group(1)], template)
-        self._placeholder_cache = (key, filled)
-        return filled
+        """Fill the base prompt's placeholders from the profile with the original's values, in one
+        pass (:meth:`Placeholders.fill <wm_kernel.core.placeholders.Placeholders.fill>` says how)."""
+        return self._placeholders.fill(template, self.profile, self.clock.now())
 
     def set_cap(self, name: str, limit: int | None, *, unit: str = "tokens", mode: str = "hard") -> Cap | None:
         """Cap the section of ``name`` (a section name, or a registered trinket's class name) at
@@ -313,15 +219,7 @@ class WorkingMemory(HasTraits, Generic[T]):
         its cap. Takes effect at the next compose; returns the cap set."""
         check_str(name, "name")
         section = self._trinkets[name].variable_name if name in self._trinkets else name
-        caps = dict(self.caps)
-        if limit is None:
-            if caps.pop(section, None) is None:
-                raise ValueError(f"section {section!r} has no cap to remove")
-            self.caps = caps
-            return None
-        cap = Cap(limit, unit, mode)
-        caps[section] = cap
-        self.caps = caps
+        self.caps, cap = with_cap(self.caps, section, limit, unit, mode)
         return cap
 
     def _handle_compose(self, event: ComposeSystemPromptEvent) -> None:
@@ -330,49 +228,97 @@ class WorkingMemory(HasTraits, Generic[T]):
             composer = self.composer
             composer.set_base_prompt(self.fill_placeholders(event.base_prompt))
             composer.clear_sections(preserve_base=True)
-            publish, now = self.bus.publish, self.clock.now
+            bus, now = self.bus, self.clock.now
             continuum_id, user_id = event.continuum_id, self.user_id
-            # events built positionally: the hot path spares create()'s keyword re-packing
-            for name in list(self._trinkets):
-                publish(UpdateTrinketEvent(continuum_id, user_id, new_event_id(), now(), name, {}))
-            caps = self.caps
-            capped = apply_caps(composer, self._trinkets.values(), caps, self.budget.counter) if caps else ()
-            fit = self.budget.apply(composer, self._trinkets.values(), budget=self.token_budget, step=self.budget_step)
-            if capped:
-                fit = replace(fit, caps=tuple(capped))
-            composed = composer.compose(omitted=[*self._omitted_sections(), *fit.dropped])
-            composed.budget = fit
-            previous = composed.previous = self.composed
-            if previous is not None:
-                previous.previous = None  # keep one step of history, not a chain
-            self.composed = composed
-            publish(
-                SystemPromptComposedEvent(
-                    continuum_id,
-                    user_id,
-                    new_event_id(),
-                    now(),
-                    composed["cached_content"],
-                    composed["non_cached_content"],
-                    tuple(composed["conversation_prefix_items"]),
-                    tuple(composed["post_history_items"]),
-                    composed["notification_center"],
+            # Where WorkingMemory is the only subscriber of the updates (and of the contents), it
+            # hands each trinket its update itself: the bus logs the events and builds them only
+            # when the log is read, so a cycle builds no event per trinket.
+            updates = bus.subscribers(UpdateTrinketEvent)
+            direct = len(updates) == 1 and updates[0] == self._handle_update_trinket
+            contents = bus.subscribers(TrinketContentEvent)
+            keep = len(contents) == 1 and contents[0] == self._handle_trinket_content
+            if direct:
+                bus.deliver_each(
+                    UpdateTrinketEvent,
+                    self._direct_updates(continuum_id, user_id, keep),
+                    updates[0],
+                    self._update_directly,
                 )
-            )
+            else:
+                for name in list(self._trinkets):
+                    bus.publish(UpdateTrinketEvent(continuum_id, user_id, new_event_id(), now(), name, {}))
+            self._finish_compose(continuum_id, user_id)
 
-    def _omitted_sections(self) -> list[OmittedSection]:
-        omitted = []
-        held = self.composer.held
-        for trinket in self._trinkets.values():
-            if trinket.variable_name in held:  # its update published its content: not omitted
-                continue
-            if trinket.error:
-                omitted.append(OmittedSection(trinket.variable_name, trinket.name, "trinket failed", trinket.error))
-            elif not trinket.enabled:
-                omitted.append(OmittedSection(trinket.variable_name, trinket.name, "trinket disabled"))
-            elif not trinket.content:
-                omitted.append(OmittedSection(trinket.variable_name, trinket.name, "no content"))
-        return omitted
+    def _direct_updates(
+        self, continuum_id: str, user_id: str, keep: bool
+    ) -> Iterator[tuple[tuple[Any, ...], tuple[Any, ...]]]:
+        """The fields and arguments of each trinket's update, for ``bus.deliver_each``; a trinket
+        that handles its update its own way is published its event between them."""
+        now = self.clock.now
+        for name, trinket in list(self._trinkets.items()):
+            if getattr(type(trinket), "plain_update", False):
+                yield (continuum_id, user_id, now(), name, {}), (name, continuum_id, user_id, keep)
+            else:
+                self.bus.publish(UpdateTrinketEvent(continuum_id, user_id, new_event_id(), now(), name, {}))
+
+    def _update_directly(self, name: str, continuum_id: str, user_id: str, keep: bool) -> None:
+        """What ``_handle_update_trinket`` does with a compose cycle's update of trinket ``name``,
+        and the trinket's answer kept as ``_handle_trinket_content`` would (``keep``) or published
+        when someone else listens to it."""
+        found = self._trinkets.get(name)
+        if found is None:  # unregistered by an earlier trinket's update
+            logger.warning("UpdateTrinketEvent for unknown trinket %r ignored", name)
+            return
+        trinket: RefreshesDirectly = found  # type: ignore[assignment]  # its class said plain_update
+        try:
+            trinket.finish_pending_flush()  # a collapse could not: old items must not return
+            content, at = trinket.refresh_content(_NO_CONTEXT)
+        except Exception as exc:
+            self._isolate_failure(found, exc)
+            return
+        if not content:
+            return
+        section, cached = trinket.variable_name, trinket.cache_policy
+        fields = (continuum_id, user_id, at, section, content, name, cached)
+        if not keep:
+            self.bus.publish(
+                TrinketContentEvent(continuum_id, user_id, new_event_id(), at, section, content, name, cached)
+            )
+        elif self._stored.holds(section, content, cached):  # no store write: nothing can fail
+            self.bus.note(TrinketContentEvent, fields)
+            self.composer.add_section(section, content, cached, name)
+        else:
+            args = (section, content, cached, name, at, user_id)
+            self.bus.deliver(TrinketContentEvent, fields, self._handle_trinket_content, self._keep_section, *args)
+
+    def _finish_compose(self, continuum_id: str, user_id: str) -> None:
+        """Caps, budget, the composer's prompt into ``composed``, and SystemPromptComposedEvent."""
+        composer, bus = self.composer, self.bus
+        caps = self.caps
+        capped = apply_caps(composer, self._trinkets.values(), caps, self.budget.counter) if caps else ()
+        fit = self.budget.apply(composer, self._trinkets.values(), budget=self.token_budget, step=self.budget_step)
+        if capped:
+            fit = replace(fit, caps=tuple(capped))
+        composed = composer.compose(omitted=[*self._registry.omitted(composer.held), *fit.dropped])
+        composed.budget = fit
+        previous = composed.previous = self.composed
+        if previous is not None:
+            previous.previous = None  # keep one step of history, not a chain
+        self.composed = composed
+        fields: tuple[Any, ...] = (
+            continuum_id,
+            user_id,
+            self.clock.now(),
+            composed["cached_content"],
+            composed["non_cached_content"],
+            tuple(composed["conversation_prefix_items"]),
+            tuple(composed["post_history_items"]),
+            composed["notification_center"],
+        )
+        if bus.subscribers(SystemPromptComposedEvent):
+            bus.publish(SystemPromptComposedEvent(fields[0], fields[1], new_event_id(), *fields[2:]))
+        else:  # nobody listens: the log builds it if read
+            bus.deliver(SystemPromptComposedEvent, fields, None, None)
 
     def compose(self, base_prompt: str = "", *, continuum_id: str | None = None) -> ComposedPrompt:
         """Publish a ComposeSystemPromptEvent and return the ComposedPrompt it produced."""
@@ -451,37 +397,32 @@ class WorkingMemory(HasTraits, Generic[T]):
         self.bus.report_failure(trinket.name, exc)
 
     def _handle_trinket_content(self, event: TrinketContentEvent) -> None:
-        section = event.variable_name
+        self._keep_section(
+            event.variable_name, event.content, event.cache_policy, event.trinket_name, event.occurred_at, self.user_id
+        )
+
+    def _keep_section(
+        self, section: str, content: str, cache_policy: bool, trinket_name: str, at: datetime, user_id: str
+    ) -> None:
+        """A trinket's content: into the store and the composer."""
         with self.lock:
-            written = self._written.get(section)
-            if written is None or written[0] != event.content or written[1] != event.cache_policy:
-                try:
-                    self.store.hset(
-                        self.store_key,
-                        section,
-                        {
-                            "content": event.content,
-                            "cache_policy": event.cache_policy,
-                            "updated_at": event.occurred_at.isoformat(),
-                        },
-                    )
-                except Exception as exc:
-                    # without this, the bus would isolate *this* subscriber and the section would
-                    # silently miss the prompt; instead it is the trinket's visible failure
-                    trinket = self._trinkets.get(event.trinket_name)
-                    if trinket is None:
-                        raise
-                    self._isolate_failure(trinket, exc, doing="storing its section failed")
-                    return
-                self._written[section] = (event.content, event.cache_policy)
-            self.composer.add_section(section, event.content, event.cache_policy, event.trinket_name or None)
+            try:
+                self._stored.write(user_id, section, content, cache_policy, at)
+            except Exception as exc:
+                # without this, the bus would isolate *this* subscriber and the section would
+                # silently miss the prompt; instead it is the trinket's visible failure
+                trinket = self._trinkets.get(trinket_name)
+                if trinket is None:
+                    raise
+                self._isolate_failure(trinket, exc, doing="storing its section failed")
+                return
+            self.composer.add_section(section, content, cache_policy, trinket_name or None)
 
     def discard_section(self, trinket: T) -> None:
         """Remove a trinket's section from the store and the composer (empty, disabled or failed)."""
         with self.lock:
             section = trinket.variable_name
-            self._written.pop(section, None)
-            self.store.hdel(self.store_key, section)
+            self._stored.discard(self.user_id, section)
             self.composer.remove_section(section)
 
     # -- segment collapse
@@ -504,28 +445,11 @@ class WorkingMemory(HasTraits, Generic[T]):
     # -- state store views (the original's API)
     def get_trinket_state(self, section_name: str) -> TrinketState | None:
         """The stored state of one section, or None."""
-        raw = self.store.hget(self.store_key, section_name)
-        if raw is None:
-            return None
-        return {
-            "section_name": section_name,
-            "content": raw.get("content", ""),
-            "cache_policy": bool(raw.get("cache_policy", False)),
-            "last_updated": raw.get("updated_at"),
-        }
+        return self._stored.state(self.user_id, section_name)
 
     def get_all_trinket_states(self) -> AllTrinketStates:
         """Every stored section state for this user, with a count and the load time."""
-        states: list[TrinketState] = [
-            {
-                "section_name": name,
-                "content": raw.get("content", ""),
-                "cache_policy": bool(raw.get("cache_policy", False)),
-                "last_updated": raw.get("updated_at"),
-            }
-            for name, raw in self.store.hgetall(self.store_key).items()
-        ]
-        return {"trinkets": states, "meta": {"trinket_count": len(states), "loaded_at": self.clock.now().isoformat()}}
+        return self._stored.states(self.user_id, self.clock.now().isoformat())
 
     def __repr__(self) -> str:
         return f"<WorkingMemory user={self.user_id!r} trinkets={list(self._trinkets)} layout={self.layout.name!r}>"
