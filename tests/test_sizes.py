@@ -72,7 +72,6 @@ def _too_long_at(path: Path) -> list[str]:
 NOT_YET_SPLIT = {
     "DomaindocTrinket": 407,
     "session_requests": 108,
-    "WorkingMemory": 432,
     "run_variants": 136,
     "History": 563,
     "frame": 87,
