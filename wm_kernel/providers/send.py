@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from wm_kernel.core.prompt import ComposedPrompt
-from wm_kernel.dialects.registry import Dialect, dialect_for_sdk, get_dialect, sdk_clients
+from wm_kernel.dialects.registry import CallResult, Dialect, dialect_for_sdk, get_dialect, sdk_clients
 from wm_kernel.dialects.usage import Usage, parse_usage, request_prefix
 from wm_kernel.instruments.exchange import Exchange, ExchangeRecordedEvent
 from wm_kernel.instruments.history import History
@@ -163,6 +163,44 @@ def send(
     ``extra`` keys (``temperature``, ``tools``...) go into the request body. See the module docstring
     for offline replay from ``recording``.
     """
+    history = _checked_history(session, client, model=model, user=user, recording=recording, wire=wire)
+    composed = _turn_prompt(session, client, recording)
+    position = None
+    if client is None or offline():
+        if recording is None:
+            raise ValueError(NO_WAY_TO_SEND)
+        position = recording.position
+        exchange = _answer_from(recording, session, composed, model=model, user=user, max_tokens=max_tokens)
+        if stream:
+            (on_text or _print)(exchange.reply)
+    else:
+        exchange = _send_live(
+            session,
+            client,
+            history,
+            composed,
+            model=model,
+            user=user,
+            max_tokens=max_tokens,
+            stream=stream,
+            on_text=on_text,
+            wire=wire,
+            extra=extra,
+        )
+    # everything that can fail on what the provider sent is checked before anything is recorded
+    usage_record, cost = _priced_usage(exchange, model, recording, position)
+    _record(session, history, exchange, composed, client=client, recording=recording, position=position)
+    if advance:
+        session.advance_turn()
+    return Reply(exchange, usage_record, cost)
+
+
+def _checked_history(
+    session: Session, client: Any | None, *, model: str, user: str, recording: Recording | None, wire: str | None
+) -> History:
+    """The session's History, once the arguments of a send are checked: a wrong argument, an
+    unknown wire, a client that cannot send it or a turn that already has an exchange is refused
+    before anything happens."""
     if not isinstance(session, Session):
         raise TypeError(f"send needs a Session, got {type(session).__name__}")
     check_str(model, "model")
@@ -177,78 +215,120 @@ def send(
         get_dialect(wire)  # an unknown wire is refused before anything happens
     if client is not None and not offline():
         wire_for(session, client, wire)  # a wrong client is refused before anything happens
-    # the prompt of this turn, composed once: what is sent (or answered from a recording) is what
-    # the history records for the turn, and what a simulation of the session plays
+    return history
+
+
+def _turn_prompt(session: Session, client: Any | None, recording: Recording | None) -> ComposedPrompt:
+    """The prompt of this turn, composed once: what is sent (or answered from a recording) is what
+    the history records for the turn, and what a simulation of the session plays."""
     composed = session.composed
     if not isinstance(composed, ComposedPrompt) or composed.turn != session.turn:
         if client is None and recording is None:
             raise ValueError(NO_WAY_TO_SEND)
         composed = session.compose()
-    position = None
-    if client is None or offline():
-        if recording is None:
-            raise ValueError(NO_WAY_TO_SEND)
-        position = recording.position
-        recorded = recording.answer(user=user, model=model, sections=section_digests(composed))
-        exchange = Exchange(
-            turn=session.turn,
-            provider=recorded.provider,
-            model=recorded.model,
-            user=user,
-            reply=recorded.reply,
-            usage=recorded.usage,
-            request_id=recorded.request_id,
-            stop_reason=recorded.stop_reason,
-            prefix=recorded.prefix,
-            max_tokens=max_tokens,
-        )
-        if stream:
-            (on_text or _print)(exchange.reply)
-    else:
-        dialect = wire_for(session, client, wire)
-        provider = dialect.provider
-        messages = history.conversation() + [{"role": "user", "content": user}]
-        if max_tokens is not None or not dialect.own_max_tokens:
-            extra["max_tokens"] = max_tokens if max_tokens is not None else DEFAULT_MAX_TOKENS
-        body = dialect.body(composed, messages, model=model, **extra)
-        received: list[str] = []
-        shown = on_text or _print
+    return composed
 
-        def showing(text: str) -> None:
-            received.append(text)
-            shown(text)
 
-        try:
-            reply, usage, request_id, stop = dialect.call(client, body, stream, showing)
-        except Exception as exc:  # noqa: BLE001 - every failure of the call is one line
-            if type(exc).__module__.partition(".")[0] == dialect.sdk:
-                raise SendError(_error_line(provider, exc)) from None
-            if _is_http_error(exc):
-                raise SendError(
-                    f"{provider}: the connection broke: {_one_line(exc)} "
-                    f"({sum(map(len, received)):,} characters received); nothing recorded"
-                ) from None
+def _answer_from(
+    recording: Recording,
+    session: Session,
+    composed: ComposedPrompt,
+    *,
+    model: str,
+    user: str,
+    max_tokens: int | None,
+) -> Exchange:
+    """The exchange of this turn as the recording answers it (offline: nothing is sent)."""
+    recorded = recording.answer(user=user, model=model, sections=section_digests(composed))
+    return Exchange(
+        turn=session.turn,
+        provider=recorded.provider,
+        model=recorded.model,
+        user=user,
+        reply=recorded.reply,
+        usage=recorded.usage,
+        request_id=recorded.request_id,
+        stop_reason=recorded.stop_reason,
+        prefix=recorded.prefix,
+        max_tokens=max_tokens,
+    )
+
+
+def _send_live(
+    session: Session,
+    client: Any,
+    history: History,
+    composed: ComposedPrompt,
+    *,
+    model: str,
+    user: str,
+    max_tokens: int | None,
+    stream: bool,
+    on_text: Callable[[str], None] | None,
+    wire: str | None,
+    extra: dict[str, Any],
+) -> Exchange:
+    """The exchange of this turn as the provider answers it: the request (the conversation so far,
+    the new user message last) built on the send's wire and sent with ``client``."""
+    dialect = wire_for(session, client, wire)
+    messages = history.conversation() + [{"role": "user", "content": user}]
+    if max_tokens is not None or not dialect.own_max_tokens:
+        extra["max_tokens"] = max_tokens if max_tokens is not None else DEFAULT_MAX_TOKENS
+    body = dialect.body(composed, messages, model=model, **extra)
+    reply, usage, request_id, stop = _call(dialect, client, body, stream, on_text or _print)
+    return Exchange(
+        turn=session.turn,
+        provider=dialect.provider,
+        model=model,
+        user=user,
+        reply=reply,
+        usage=usage,
+        request_id=request_id,
+        stop_reason=stop,
+        prefix=request_prefix(body),
+        max_tokens=max_tokens,
+    )
+
+
+def _call(
+    dialect: Dialect, client: Any, body: dict[str, Any], stream: bool, shown: Callable[[str], None]
+) -> CallResult:
+    """The provider's (reply, usage, request id, stop reason) for ``body``; every failure of the
+    call (the SDK's, a broken connection, a malformed reply, a cut stream) is a one-line
+    :class:`SendError`."""
+    provider = dialect.provider
+    received: list[str] = []
+
+    def showing(text: str) -> None:
+        received.append(text)
+        shown(text)
+
+    try:
+        reply, usage, request_id, stop = dialect.call(client, body, stream, showing)
+    except Exception as exc:  # noqa: BLE001 - every failure of the call is one line
+        if type(exc).__module__.partition(".")[0] == dialect.sdk:
+            raise SendError(_error_line(provider, exc)) from None
+        if _is_http_error(exc):
             raise SendError(
-                f"{provider}: malformed reply ({type(exc).__name__}: {_one_line(exc)}); nothing recorded"
-            ) from None
-        if stream and stop is None:  # no message_delta / no choice finished: the stream was cut
-            raise SendError(
-                f"{provider}: the reply stream ended before the reply was complete "
+                f"{provider}: the connection broke: {_one_line(exc)} "
                 f"({sum(map(len, received)):,} characters received); nothing recorded"
-            )
-        exchange = Exchange(
-            turn=session.turn,
-            provider=provider,
-            model=model,
-            user=user,
-            reply=reply,
-            usage=usage,
-            request_id=request_id,
-            stop_reason=stop,
-            prefix=request_prefix(body),
-            max_tokens=max_tokens,
+            ) from None
+        raise SendError(
+            f"{provider}: malformed reply ({type(exc).__name__}: {_one_line(exc)}); nothing recorded"
+        ) from None
+    if stream and stop is None:  # no message_delta / no choice finished: the stream was cut
+        raise SendError(
+            f"{provider}: the reply stream ended before the reply was complete "
+            f"({sum(map(len, received)):,} characters received); nothing recorded"
         )
-    # everything that can fail on what the provider sent is checked before anything is recorded
+    return reply, usage, request_id, stop
+
+
+def _priced_usage(
+    exchange: Exchange, model: str, recording: Recording | None, position: int | None
+) -> tuple[Usage | None, Cost | None]:
+    """The reply's usage, parsed, and its price. A usage that cannot be read is a SendError that
+    records nothing: the turn does not advance and a recording answers the same again."""
     try:
         usage_record = (
             None
@@ -257,16 +337,29 @@ def send(
         )
         cost = _cost(usage_record, model)
     except (ValueError, TypeError) as exc:
-        if position is not None and recording is not None:
-            recording.position = position
+        _rewind(recording, position)
         raise SendError(
             f"{exchange.provider}: the reply's usage cannot be read: {_one_line(exc)}; nothing recorded"
         ) from None
+    return usage_record, cost
+
+
+def _record(
+    session: Session,
+    history: History,
+    exchange: Exchange,
+    composed: ComposedPrompt,
+    *,
+    client: Any | None,
+    recording: Recording | None,
+    position: int | None,
+) -> None:
+    """Record the exchange in the History (a recording answers the same again if that fails),
+    append a live one to ``recording`` and publish it."""
     try:
         history.record_exchange(exchange)
     except BaseException:
-        if position is not None and recording is not None:
-            recording.position = position
+        _rewind(recording, position)
         raise
     if recording is not None and client is not None and not offline():
         recording.append(exchange, section_digests(composed))
@@ -275,9 +368,12 @@ def send(
             continuum_id=session.continuum_id, user_id=session.user_id, clock=session.clock, exchange=exchange
         )
     )
-    if advance:
-        session.advance_turn()
-    return Reply(exchange, usage_record, cost)
+
+
+def _rewind(recording: Recording | None, position: int | None) -> None:
+    """Give the recording back the answer it gave for this send (a send that records nothing)."""
+    if position is not None and recording is not None:
+        recording.position = position
 
 
 def _one_line(exc: BaseException) -> str:
