@@ -310,7 +310,6 @@ def otlp_trace(
     path = Path(path)
     rng = random.Random(seed)
     made = Made(path, [path])
-    start = 1_796_036_400_000_000_000
     history: list[dict[str, Any]] = []
     documents = []
     cached = 0
@@ -330,58 +329,79 @@ def otlp_trace(
         made.cache_read_tokens += read
         made.cache_write_5m_tokens += written
         made.output_tokens += output
-        if convention == "openinference":
-            attributes = [
-                _attribute("openinference.span.kind", "LLM"),
-                _attribute("llm.provider", "anthropic"),
-                _attribute("llm.model_name", "claude-sonnet-4-5-20250929"),
-                _attribute("llm.token_count.prompt", prompt),
-                _attribute("llm.token_count.prompt_details.cache_read", read),
-                _attribute("llm.token_count.prompt_details.cache_write", written),
-                _attribute("llm.token_count.completion", output),
+        attributes = _span_attributes(convention, shown, prompt=prompt, read=read, written=written, output=output)
+        documents.append(_span(seed, index, attributes))
+    made.lines = _write_trace(path, documents, convention, per_line)
+    return made
+
+
+def _span_attributes(
+    convention: str, shown: list[dict[str, Any]], *, prompt: int, read: int, written: int, output: int
+) -> list[dict[str, Any]]:
+    """The attributes of one chat span in ``convention``: the model, its usage and the messages
+    ``shown``."""
+    if convention == "openinference":
+        attributes = [
+            _attribute("openinference.span.kind", "LLM"),
+            _attribute("llm.provider", "anthropic"),
+            _attribute("llm.model_name", "claude-sonnet-4-5-20250929"),
+            _attribute("llm.token_count.prompt", prompt),
+            _attribute("llm.token_count.prompt_details.cache_read", read),
+            _attribute("llm.token_count.prompt_details.cache_write", written),
+            _attribute("llm.token_count.completion", output),
+        ]
+        for i, message in enumerate(shown):
+            attributes += [
+                _attribute(f"llm.input_messages.{i}.message.role", message["role"]),
+                _attribute(f"llm.input_messages.{i}.message.content", message["parts"][0]["content"]),
             ]
-            for i, message in enumerate(shown):
-                attributes += [
-                    _attribute(f"llm.input_messages.{i}.message.role", message["role"]),
-                    _attribute(f"llm.input_messages.{i}.message.content", message["parts"][0]["content"]),
-                ]
-        else:
-            attributes = [
-                _attribute("gen_ai.operation.name", "chat"),
-                _attribute("gen_ai.provider.name", "anthropic"),
-                _attribute("gen_ai.request.model", "claude-sonnet-4-5-20250929"),
-                _attribute("gen_ai.usage.input_tokens", prompt),
-                _attribute("gen_ai.usage.cache_read.input_tokens", read),
-                _attribute(WRITE_ATTRIBUTES[convention], written),
-                _attribute("gen_ai.usage.output_tokens", output),
-                _attribute("gen_ai.input.messages", json.dumps(shown, ensure_ascii=False)),
-            ]
-        span = {
-            "traceId": f"{seed:016x}{index:016x}",
-            "spanId": f"{index + 1:016x}",
-            "name": "chat",
-            "kind": 3,
-            "startTimeUnixNano": str(start + index * 20_000_000_000),
-            "endTimeUnixNano": str(start + index * 20_000_000_000 + 1_500_000_000),
-            "status": {"code": 0},
-            "attributes": attributes,
-        }
-        documents.append(span)
+        return attributes
+    return [
+        _attribute("gen_ai.operation.name", "chat"),
+        _attribute("gen_ai.provider.name", "anthropic"),
+        _attribute("gen_ai.request.model", "claude-sonnet-4-5-20250929"),
+        _attribute("gen_ai.usage.input_tokens", prompt),
+        _attribute("gen_ai.usage.cache_read.input_tokens", read),
+        _attribute(WRITE_ATTRIBUTES[convention], written),
+        _attribute("gen_ai.usage.output_tokens", output),
+        _attribute("gen_ai.input.messages", json.dumps(shown, ensure_ascii=False)),
+    ]
+
+
+#: When the first made-up span starts (nanoseconds since the epoch); one span every 20 seconds.
+_TRACE_START = 1_796_036_400_000_000_000
+
+
+def _span(seed: int, index: int, attributes: list[dict[str, Any]]) -> dict[str, Any]:
+    """The ``index``-th chat span of the trace of ``seed``: 1.5 seconds long, 20 seconds after the last."""
+    return {
+        "traceId": f"{seed:016x}{index:016x}",
+        "spanId": f"{index + 1:016x}",
+        "name": "chat",
+        "kind": 3,
+        "startTimeUnixNano": str(_TRACE_START + index * 20_000_000_000),
+        "endTimeUnixNano": str(_TRACE_START + index * 20_000_000_000 + 1_500_000_000),
+        "status": {"code": 0},
+        "attributes": attributes,
+    }
+
+
+def _write_trace(path: Path, spans: list[dict[str, Any]], convention: str, per_line: bool) -> int:
+    """Write ``spans`` to ``path`` as one OTLP document, or one per line (``per_line``); the
+    number of lines written."""
     scope = {"scope": {"name": f"synthetic.{convention}"}}
     if per_line:
         rows = [
             json.dumps(
                 {"resourceSpans": [{"resource": {"attributes": []}, "scopeSpans": [{**scope, "spans": [span]}]}]}
             )
-            for span in documents
+            for span in spans
         ]
         path.write_text("\n".join(rows) + "\n", encoding="utf-8")
-        made.lines = len(rows)
-    else:
-        document = {"resourceSpans": [{"resource": {"attributes": []}, "scopeSpans": [{**scope, "spans": documents}]}]}
-        path.write_text(json.dumps(document, indent=1), encoding="utf-8")
-        made.lines = 1
-    return made
+        return len(rows)
+    document = {"resourceSpans": [{"resource": {"attributes": []}, "scopeSpans": [{**scope, "spans": spans}]}]}
+    path.write_text(json.dumps(document, indent=1), encoding="utf-8")
+    return 1
 
 
 __all__ = ["HIDDEN_PROMPT_TOKENS", "WRITE_ATTRIBUTES", "Made", "claude_code_session", "otlp_trace"]
