@@ -119,15 +119,46 @@ def run_variants(
         )
     pool = as_executor(executor)
     shared = counter if counter is not None else TokenCounter()
+    blob = _tokenizer_blob(shared, pool)
+    slots = _slots(named, chosen, blob, factories, (tools_tokens, model), history, to_workers=pool is not None)
+    tasks = [slot for slot in slots if isinstance(slot, _Task)]
+    bar = _progress(progress, sum(task.scenario.turns for task in tasks), shown=many or pool is not None)
+    ran: list[VariantRun | SweepFailure]
+    try:
+        if pool is None:
+            ran = _replay_here(tasks, shared, instruments, bar)
+        else:
+            ran = _replay_on(executor, pool, tasks, bar)
+    finally:
+        if bar is not None:
+            bar.close()
+    return _gathered(slots, ran, chosen, many)
+
+
+def _tokenizer_blob(counter: Any, pool: cf.Executor | None) -> bytes:
+    """The counter's tokenizer pickled for the workers (empty with no pool); TypeError when it
+    cannot be sent."""
     try:
         # only workers need it; a tokenizer that cannot be pickled still counts here
-        blob = pickle.dumps(shared.tokenizer) if pool is not None else b""
+        return pickle.dumps(counter.tokenizer) if pool is not None else b""
     except Exception as exc:
         raise TypeError(
-            f"the tokenizer {shared.tokenizer!r} cannot be sent to a worker: {type(exc).__name__}: {exc}"
+            f"the tokenizer {counter.tokenizer!r} cannot be sent to a worker: {type(exc).__name__}: {exc}"
         ) from None
-    options = (tools_tokens, model)
-    # one slot per (scenario, variant), scenario by scenario: a task, or the failure to read the file
+
+
+def _slots(
+    named: Sequence[tuple[str, Scenario | SweepFailure]],
+    chosen: Sequence[Variant],
+    blob: bytes,
+    factories: Mapping[str, Any] | None,
+    options: tuple[Any, ...],
+    history: bool,
+    *,
+    to_workers: bool,
+) -> list[_Task | SweepFailure]:
+    """One slot per (scenario, variant), scenario by scenario: a task, or the failure to read the
+    file. A task for the workers carries this process's warning filters."""
     slots: list[_Task | SweepFailure] = []
     for name, scenario in named:
         for variant in chosen:
@@ -142,50 +173,69 @@ def run_variants(
                     factories,
                     options,
                     history,
-                    tuple(warnings.filters) if pool is not None else (),
+                    tuple(warnings.filters) if to_workers else (),
                 )
             )
-    tasks = [slot for slot in slots if isinstance(slot, _Task)]
-    bar = _progress(progress, sum(task.scenario.turns for task in tasks), shown=many or pool is not None)
-    ran: list[VariantRun | SweepFailure]
-    try:
-        if pool is None:
-            ran = []
-            for task in tasks:
-                if isinstance(bar, TurnCounter):  # turn by turn, as the Session advances
-                    ran.append(_replay(task, shared, (*instruments, bar)))
-                else:
-                    ran.append(_replay(task, shared, tuple(instruments)))
-                    if bar is not None:
-                        bar.advance(task.scenario.turns)
+    return slots
+
+
+def _replay_here(
+    tasks: Sequence[_Task], counter: Any, instruments: Iterable[Instrument], bar: Progress | None
+) -> list[VariantRun | SweepFailure]:
+    """The replays in this process, one after the other, sharing ``counter``; the progress is told
+    turn by turn (a TurnCounter attached to each Session) or replay by replay."""
+    ran: list[VariantRun | SweepFailure] = []
+    for task in tasks:
+        if isinstance(bar, TurnCounter):  # turn by turn, as the Session advances
+            ran.append(_replay(task, counter, (*instruments, bar)))
         else:
-            if isinstance(pool, cf.ProcessPoolExecutor):
-                _check_picklable(tasks)
+            ran.append(_replay(task, counter, tuple(instruments)))
+            if bar is not None:
+                bar.advance(task.scenario.turns)
+    return ran
 
-            def done(index: int, result: VariantRun | SweepFailure) -> None:
-                if bar is not None:
-                    bar.advance(tasks[index].scenario.turns)
 
-            def lost(index: int, error: BaseException) -> SweepFailure:
-                # the worker died under it (killed, out of memory, a Dask KilledWorker)
-                task, kind = tasks[index], type(error).__name__
-                message = (
-                    "the worker process replaying it died"
-                    if kind in ("BrokenProcessPool", "KilledWorker")
-                    else f"its worker failed: {_one_line(error)}"
-                )
-                return SweepFailure(task.scenario_name, task.variant.name, message)
+def _replay_on(
+    executor: Any, pool: cf.Executor, tasks: Sequence[_Task], bar: Progress | None
+) -> list[VariantRun | SweepFailure]:
+    """The replays on ``pool``, one task per replay (per scenario on a cluster), in the order of
+    ``tasks``: a worker that dies is the failure of its replays; the warnings the workers caught
+    are issued here."""
+    if isinstance(pool, cf.ProcessPoolExecutor):
+        _check_picklable(tasks)
 
-            if on_cluster(executor):
-                ran = _run_by_scenario(tasks, pool, done, lost)
-            else:
-                ran = run_tasks(_replay_in_worker, tasks, pool, done, lost)
-            for run in ran:
-                if isinstance(run, VariantRun):
-                    _reissue(run.warnings)
-    finally:
+    def done(index: int, result: VariantRun | SweepFailure) -> None:
         if bar is not None:
-            bar.close()
+            bar.advance(tasks[index].scenario.turns)
+
+    def lost(index: int, error: BaseException) -> SweepFailure:
+        # the worker died under it (killed, out of memory, a Dask KilledWorker)
+        task, kind = tasks[index], type(error).__name__
+        message = (
+            "the worker process replaying it died"
+            if kind in ("BrokenProcessPool", "KilledWorker")
+            else f"its worker failed: {_one_line(error)}"
+        )
+        return SweepFailure(task.scenario_name, task.variant.name, message)
+
+    if on_cluster(executor):
+        ran = _run_by_scenario(tasks, pool, done, lost)
+    else:
+        ran = run_tasks(_replay_in_worker, tasks, pool, done, lost)
+    for run in ran:
+        if isinstance(run, VariantRun):
+            _reissue(run.warnings)
+    return ran
+
+
+def _gathered(
+    slots: Sequence[_Task | SweepFailure],
+    ran: Sequence[VariantRun | SweepFailure],
+    chosen: Sequence[Variant],
+    many: bool,
+) -> list[VariantRun]:
+    """The runs, in slot order, once every replay has finished; a SweepError naming each failure
+    (the successful runs in ``completed``) when some failed."""
     replayed = iter(ran)
     results = [next(replayed) if isinstance(slot, _Task) else slot for slot in slots]
     failed = [r for r in results if isinstance(r, SweepFailure)]
