@@ -145,7 +145,6 @@ def check_stability(
         two processes) are added, and each finding is priced on MIRA's wire over a day. An
         imported MIRA tap is checked this way without asking.
     """
-    from wm_kernel.cachesim.models import get_model
     from wm_kernel.interop.imported import ImportedSession
 
     check_number(timeout, "timeout", strict=True, unit="seconds")
@@ -154,27 +153,15 @@ def check_stability(
     if preset is not None and preset not in mira.PRESETS:
         raise ValueError(f"unknown preset {preset!r} (presets: {', '.join(mira.PRESETS)})")
     if isinstance(subject, ImportedSession):
-        # another agent's log cannot be recomposed under perturbations: its requests are checked
-        # against each other (wm_kernel.testing.logcheck)
-        from wm_kernel.testing.logcheck import check_log
-
-        if factories or skip or only is not None:
-            raise ValueError(
-                "factories, skip and only choose perturbation checks of a scenario; an imported "
-                "log is checked request against request (check 'logged_prefix')"
-            )
-        if tools is not None:
-            raise ValueError(
-                "tools= is for a session's tool_set_order check; an imported log's tools are the ones it logged"
-            )
-        get_model(model)
-        return check_log(
+        return _check_imported(
             subject,
+            perturbing=bool(factories or skip or only is not None),
             model=model,
             turns_per_hour=turns_per_hour,
-            scope=scope or "cached",
+            scope=scope,
             max_turns=max_turns,
             preset=preset,
+            tools=tools,
         )
     if tools is not None and preset is None:
         raise ValueError("tools= is the tool list of the MIRA preset's tool_set_order check; pass preset='mira'")
@@ -182,6 +169,54 @@ def check_stability(
     scope = scope if scope is not None else ("system" if on_mira else "cached")
     scenario, chosen_factories = resolve_subject(subject, factories)
     selected = _selected(skip, only, preset)
+    _check_settings(scope, model, turns_per_hour, seeds)
+    run = _Run.started(scenario, chosen_factories, scope, timeout, max_turns)
+    return _checks(run, _Options(selected, seeds, tz, locale_name, model, turns_per_hour, on_mira, tools))
+
+
+def _check_imported(
+    subject: ImportedSession,
+    *,
+    perturbing: bool,
+    model: str,
+    turns_per_hour: int,
+    scope: str | None,
+    max_turns: int | None,
+    preset: str | None,
+    tools: Sequence[Mapping[str, Any]] | None,
+) -> StabilityReport:
+    """The check of an imported log: another agent's log cannot be recomposed under
+    perturbations, so its requests are checked against each other
+    (:func:`wm_kernel.testing.logcheck.check_log`). ``perturbing``: the call chose factories or
+    checks, which is a ValueError here, as ``tools`` is."""
+    from wm_kernel.cachesim.models import get_model
+    from wm_kernel.testing.logcheck import check_log
+
+    if perturbing:
+        raise ValueError(
+            "factories, skip and only choose perturbation checks of a scenario; an imported "
+            "log is checked request against request (check 'logged_prefix')"
+        )
+    if tools is not None:
+        raise ValueError(
+            "tools= is for a session's tool_set_order check; an imported log's tools are the ones it logged"
+        )
+    get_model(model)
+    return check_log(
+        subject,
+        model=model,
+        turns_per_hour=turns_per_hour,
+        scope=scope or "cached",
+        max_turns=max_turns,
+        preset=preset,
+    )
+
+
+def _check_settings(scope: str, model: str, turns_per_hour: int, seeds: tuple[int, int]) -> None:
+    """A ValueError before anything runs for a scope, model, hourly rate or pair of seeds that
+    cannot be used."""
+    from wm_kernel.cachesim.models import get_model
+
     if scope not in SCOPES:
         raise ValueError(f"scope must be one of {', '.join(SCOPES)}, got {scope!r}")
     get_model(model)  # an unknown model is an error before anything runs
@@ -189,102 +224,100 @@ def check_stability(
         raise ValueError(f"turns_per_hour must be a positive int, got {turns_per_hour!r}")
     if len(seeds) != 2 or seeds[0] == seeds[1]:
         raise ValueError(f"seeds must be two different PYTHONHASHSEED values, got {seeds!r}")
-    if scenario.continuum_id is None:
-        scenario = perturb.with_continuum(scenario, CHECK_CONTINUUM)
-    run = _Run(scenario, chosen_factories, scope, timeout, max_turns)
+
+
+@dataclass(frozen=True)
+class _Options:
+    """What a check of a scenario was asked for besides the scenario and its bounds: the checks,
+    the settings of the fresh processes, and what each finding is priced on."""
+
+    selected: list[str]
+    seeds: tuple[int, int]
+    tz: str
+    locale_name: str | None
+    model: str
+    turns_per_hour: int
+    on_mira: bool
+    tools: Sequence[Mapping[str, Any]] | None
+
+
+def _checks(run: _Run, options: _Options) -> StabilityReport:
+    """Run the selected checks after the baseline: the fresh processes first (they run while this
+    one does the in-process checks), then the report, every finding priced."""
     results: dict[str, CheckResult] = {}
-
-    started = time.monotonic()
-    run.baseline = run_scenario(scenario, chosen_factories, timeout=timeout, max_turns=max_turns)
-    if run.baseline.stopped and run.baseline.composes:
-        run.max_turns = run.baseline.composes[-1].turn  # every other replay stops where it did
-    baseline_seconds = time.monotonic() - started
-
-    # the fresh processes first: they run while this one does the in-process checks; whatever
-    # ends this call (Ctrl-C included), none is left running and no job file is left behind
-    fresh = [name for name in ("hash_seed", "tz_locale") if name in selected]
+    # whatever ends this call (Ctrl-C included), none is left running and no job file is left behind
     processes: dict[str, Any] = {}
     try:
-        return _checks(
-            run,
-            scenario,
-            selected,
-            fresh,
-            processes,
-            results,
-            chosen_factories,
-            seeds,
-            tz,
-            locale_name,
-            model,
-            turns_per_hour,
-            scope,
-            baseline_seconds,
-            timeout=timeout,
-            on_mira=on_mira,
-            tools=tools,
-        )
+        _start_fresh(run, options, processes, results)
+        _in_process(run, options.selected, results)
+        priced = run.baseline.composes
+        if options.on_mira and options.tools:
+            priced = mira.with_tools(priced, options.tools, mira.tool_names(options.tools))
+        if "tool_set_order" in options.selected:
+            results["tool_set_order"] = mira.tool_set_order(
+                run.baseline.composes, options.tools, options.seeds, options.model, options.turns_per_hour
+            )
+        if processes:
+            results.update(run.fresh_results(processes))
+        return _priced_report(run, options, results, priced)
     finally:
         for _, process in processes.values():
             stop_subprocess(process)
 
 
-def _checks(
-    run: _Run,
-    scenario: Scenario,
-    selected: list[str],
-    fresh: Sequence[str],
-    processes: dict[str, Any],
-    results: dict[str, CheckResult],
-    chosen_factories: Mapping[str, Any],
-    seeds: tuple[int, int],
-    tz: str,
-    locale_name: str | None,
-    model: str,
-    turns_per_hour: int,
-    scope: str,
-    baseline_seconds: float,
-    *,
-    timeout: float,
-    on_mira: bool,
-    tools: Any,
-) -> StabilityReport:
-    if fresh:
-        try:
-            paths = {name: import_path(f) for name, f in chosen_factories.items()}
-        except ValueError as exc:
-            for name in fresh:
-                results[name] = CheckResult(
-                    name, perturb.CHECKS[name], "not applicable", f"a fresh process cannot build the trinkets: {exc}"
-                )
-        else:
-            text = scenario.dumps()
-            other = locale_name or perturb.other_locale()
-            base_locale = (
-                perturb.BASELINE_LOCALE
-                if perturb.BASELINE_LOCALE in perturb.installed_locales() or not perturb.installed_locales()
-                else "C"
+def _start_fresh(run: _Run, options: _Options, processes: dict[str, Any], results: dict[str, CheckResult]) -> None:
+    """Start the selected fresh-process checks (``hash_seed``, ``tz_locale``) and the baseline
+    process they compare with, each in ``processes``; both "not applicable" in ``results`` when
+    a fresh process cannot import the trinkets."""
+    fresh = [name for name in ("hash_seed", "tz_locale") if name in options.selected]
+    if not fresh:
+        return
+    try:
+        paths = {name: import_path(f) for name, f in run.factories.items()}
+    except ValueError as exc:
+        for name in fresh:
+            results[name] = CheckResult(
+                name, perturb.CHECKS[name], "not applicable", f"a fresh process cannot build the trinkets: {exc}"
             )
-            envs = {
-                "base": {
-                    "PYTHONHASHSEED": str(seeds[0]),
-                    "TZ": perturb.BASELINE_TZ,
-                    "LC_ALL": base_locale,
-                    "LANG": base_locale,
-                }
-            }
-            if "hash_seed" in fresh:
-                envs["hash_seed"] = {**envs["base"], "PYTHONHASHSEED": str(seeds[1])}
-            if "tz_locale" in fresh:
-                envs["tz_locale"] = {**envs["base"], "TZ": tz, "LC_ALL": other, "LANG": other}
-            run.labels["hash_seed"] = (f"PYTHONHASHSEED={seeds[0]}", f"PYTHONHASHSEED={seeds[1]}")
-            run.labels["tz_locale"] = (f"TZ={perturb.BASELINE_TZ} LC_ALL={base_locale}", f"TZ={tz} LC_ALL={other}")
-            for key, env in envs.items():
-                processes[key] = (
-                    time.monotonic(),
-                    run_in_subprocess(text, paths, env, timeout=run.timeout, max_turns=run.max_turns, set_locale=True),
-                )
+        return
+    text = run.scenario.dumps()
+    for key, env in _fresh_envs(run, fresh, options).items():
+        processes[key] = (
+            time.monotonic(),
+            run_in_subprocess(text, paths, env, timeout=run.timeout, max_turns=run.max_turns, set_locale=True),
+        )
 
+
+def _fresh_envs(run: _Run, fresh: Sequence[str], options: _Options) -> dict[str, dict[str, str]]:
+    """The environment of each fresh process: the baseline's (``base``) and, for each check in
+    ``fresh``, the baseline's with its perturbation; the labels of both checks go on ``run``."""
+    seeds, tz = options.seeds, options.tz
+    other = options.locale_name or perturb.other_locale()
+    base_locale = (
+        perturb.BASELINE_LOCALE
+        if perturb.BASELINE_LOCALE in perturb.installed_locales() or not perturb.installed_locales()
+        else "C"
+    )
+    envs = {
+        "base": {
+            "PYTHONHASHSEED": str(seeds[0]),
+            "TZ": perturb.BASELINE_TZ,
+            "LC_ALL": base_locale,
+            "LANG": base_locale,
+        }
+    }
+    if "hash_seed" in fresh:
+        envs["hash_seed"] = {**envs["base"], "PYTHONHASHSEED": str(seeds[1])}
+    if "tz_locale" in fresh:
+        envs["tz_locale"] = {**envs["base"], "TZ": tz, "LC_ALL": other, "LANG": other}
+    run.labels["hash_seed"] = (f"PYTHONHASHSEED={seeds[0]}", f"PYTHONHASHSEED={seeds[1]}")
+    run.labels["tz_locale"] = (f"TZ={perturb.BASELINE_TZ} LC_ALL={base_locale}", f"TZ={tz} LC_ALL={other}")
+    return envs
+
+
+def _in_process(run: _Run, selected: Sequence[str], results: dict[str, CheckResult]) -> None:
+    """Run the selected checks of this process into ``results``: ``recompose`` first (what it
+    finds moved is left out of the others), then each perturbed replay."""
     masked: set[str] = set()
     if "recompose" in selected:
         results["recompose"] = run.recompose()
@@ -295,60 +328,30 @@ def _checks(
             "insertion_order", ("as fed", "dicts and sets reordered"), wrap=perturb.reorder_inputs
         )
     if "clock_jitter" in selected:
-        shift = perturb.minute_preserving_shift([c.at for c in run.baseline.composes])
-        if shift == 0:
-            results["clock_jitter"] = CheckResult(
-                "clock_jitter",
-                perturb.CHECKS["clock_jitter"],
-                "not applicable",
-                "the composes fill their minutes from :00 to :59: no second to move them by",
-            )
-        else:
-            results["clock_jitter"] = run.in_process(
-                "clock_jitter",
-                ("clock as scripted", f"clock {shift:+d} s"),
-                scenario=perturb.shifted_scenario(scenario, shift),
-            )
+        results["clock_jitter"] = run.clock_jitter()
     if "tool_order" in selected:
-        if not any(c.section(TOOLS_SECTION) for c in run.baseline.composes):
-            results["tool_order"] = CheckResult(
-                "tool_order", perturb.CHECKS["tool_order"], "not applicable", "the session declares no tools"
-            )
-        else:
-            results["tool_order"] = run.in_process(
-                "tool_order", ("tools as declared", "tools reversed"), prepare=perturb.reverse_tools
-            )
-
+        results["tool_order"] = run.tool_order()
     if "clock_hour" in selected:
-        # a scenario runs on a ManualClock: each state is composed again an hour on, then back
-        started_hour = time.monotonic()
-        replay = run_scenario(
-            scenario, chosen_factories, timeout=timeout, max_turns=run.max_turns, clock_step=timedelta(hours=1)
-        )
-        results["clock_hour"] = run._result(
-            "clock_hour",
-            replay.composes,
-            replay.recomposes,
-            ("composed", "composed an hour later"),
-            replay.stopped,
-            started_hour,
-            masked,
-        )
-    priced = run.baseline.composes
-    if on_mira and tools:
-        priced = mira.with_tools(priced, tools, mira.tool_names(tools))
-    if "tool_set_order" in selected:
-        results["tool_set_order"] = mira.tool_set_order(run.baseline.composes, tools, seeds, model, turns_per_hour)
-    if processes:
-        results.update(run.fresh_results(processes))
+        results["clock_hour"] = run.clock_hour()
+
+
+def _priced_report(
+    run: _Run,
+    options: _Options,
+    results: Mapping[str, CheckResult],
+    priced: Sequence[Compose],
+) -> StabilityReport:
+    """The report of ``results`` in the order of the checks, each finding not yet priced priced
+    on ``options.model`` (on MIRA's wire, over ``priced``, with the MIRA preset)."""
+    model, turns_per_hour = options.model, options.turns_per_hour
     ordered = [results[name] for name in [*perturb.CHECKS, *mira.CHECKS] if name in results]
     report = StabilityReport(
         ordered,
         model=model,
         turns_per_hour=turns_per_hour,
-        scope=scope,
+        scope=run.scope,
         composes=len(run.baseline.composes),
-        baseline_seconds=baseline_seconds,
+        baseline_seconds=run.baseline_seconds,
         stopped=run.baseline.stopped,
     )
     for result in ordered:
@@ -357,7 +360,7 @@ def _checks(
             if f.cost is not None
             else f.with_cost(
                 mira_instability_cost(priced, f, model, turns_per_hour)
-                if on_mira
+                if options.on_mira
                 else instability_cost(run.baseline.composes, f, model, turns_per_hour)
             )
             for f in result.findings
@@ -379,7 +382,8 @@ def _selected(skip: Iterable[str], only: Iterable[str] | None, preset: str | Non
 
 @dataclass
 class _Run:
-    """One checker run's shared state: the scenario, the baseline replay, the bounds."""
+    """One checker run's shared state: the scenario, the baseline replay (and its seconds), the
+    bounds."""
 
     scenario: Scenario
     factories: dict[str, Any]
@@ -387,8 +391,26 @@ class _Run:
     timeout: float
     max_turns: int | None
     baseline: Replay = field(default_factory=Replay)
+    baseline_seconds: float = 0.0
     masked: set[str] = field(default_factory=set)
     labels: dict[str, tuple[str, str]] = field(default_factory=dict)
+
+    @classmethod
+    def started(
+        cls, scenario: Scenario, factories: dict[str, Any], scope: str, timeout: float, max_turns: int | None
+    ) -> _Run:
+        """A run of ``scenario`` (in the checker's continuum when it names none) with its baseline
+        replayed: what every check compares with. When the baseline stopped early, every other
+        replay stops where it did."""
+        if scenario.continuum_id is None:
+            scenario = perturb.with_continuum(scenario, CHECK_CONTINUUM)
+        run = cls(scenario, factories, scope, timeout, max_turns)
+        started = time.monotonic()
+        run.baseline = run_scenario(scenario, factories, timeout=timeout, max_turns=max_turns)
+        if run.baseline.stopped and run.baseline.composes:
+            run.max_turns = run.baseline.composes[-1].turn
+        run.baseline_seconds = time.monotonic() - started
+        return run
 
     def recompose(self) -> CheckResult:
         started = time.monotonic()
@@ -424,6 +446,46 @@ class _Run:
             prepare=prepare,
         )
         return self._result(name, self.baseline.composes, replay.composes, labels, replay.stopped, started, self.masked)
+
+    def clock_jitter(self) -> CheckResult:
+        """The baseline against the scenario on a clock moved by seconds that keep every minute."""
+        shift = perturb.minute_preserving_shift([c.at for c in self.baseline.composes])
+        if shift == 0:
+            return CheckResult(
+                "clock_jitter",
+                perturb.CHECKS["clock_jitter"],
+                "not applicable",
+                "the composes fill their minutes from :00 to :59: no second to move them by",
+            )
+        return self.in_process(
+            "clock_jitter",
+            ("clock as scripted", f"clock {shift:+d} s"),
+            scenario=perturb.shifted_scenario(self.scenario, shift),
+        )
+
+    def tool_order(self) -> CheckResult:
+        """The baseline against the replay with the session's tools reversed."""
+        if not any(c.section(TOOLS_SECTION) for c in self.baseline.composes):
+            return CheckResult(
+                "tool_order", perturb.CHECKS["tool_order"], "not applicable", "the session declares no tools"
+            )
+        return self.in_process("tool_order", ("tools as declared", "tools reversed"), prepare=perturb.reverse_tools)
+
+    def clock_hour(self) -> CheckResult:
+        """Each state composed, then composed again an hour on (a scenario runs on a ManualClock)."""
+        started = time.monotonic()
+        replay = run_scenario(
+            self.scenario, self.factories, timeout=self.timeout, max_turns=self.max_turns, clock_step=timedelta(hours=1)
+        )
+        return self._result(
+            "clock_hour",
+            replay.composes,
+            replay.recomposes,
+            ("composed", "composed an hour later"),
+            replay.stopped,
+            started,
+            self.masked,
+        )
 
     def fresh_results(self, processes: dict[str, Any]) -> dict[str, CheckResult]:
         replays: dict[str, Replay | Exception] = {}
