@@ -156,6 +156,7 @@ from traitlets import Int
 
 from trinkets.base import EventAwareTrinket, arg, command, feed
 from trinkets.domaindoc_render import render_original, render_revised
+from trinkets.domaindoc_store import DocumentStore
 from trinkets.domaindoc_tree import MAX_DEPTH, Tree, find_section, section_level
 from wm_kernel.stores import keys
 from wm_kernel.utils.checks import check_bool, check_str
@@ -193,40 +194,10 @@ class DomaindocTrinket(EventAwareTrinket):
         """The state-store key holding this user's documents (one field per label)."""
         return keys.domaindocs(self.working_memory.user_id)
 
-    def _stored(self) -> list[dict[str, Any]]:
-        docs = []
-        for label, record in self.working_memory.store.hgetall(self.store_key).items():
-            docs.append({**record, "label": label} if isinstance(record, dict) else {"label": label, "malformed": True})
-
-        # creation order; SQLite returns fields sorted by label, so order needs its own number
-        def key(doc: dict[str, Any]) -> tuple[int, str]:
-            position = doc.get("position")
-            if isinstance(position, int) and not isinstance(position, bool):
-                return (position, doc["label"])
-            return (0, doc["label"])
-
-        return sorted(docs, key=key)
-
-    def _load(self, label: object) -> dict[str, Any]:
-        label = check_str(label, "document label")
-        record = self.working_memory.store.hget(self.store_key, label)
-        if record is None:
-            known = ", ".join(repr(d["label"]) for d in self._stored())
-            raise ValueError(f"unknown document {label!r} (documents: {known or 'none'})")
-        if not isinstance(record, dict) or not isinstance(record.get("sections", []), list):
-            raise ValueError(f"document {label!r} is malformed in the store")
-        record.setdefault("sections", [])
-        record["label"] = label
-        return record
-
-    def _change(self, label: str, change: Callable[[dict[str, Any]], None]) -> None:
-        # the record is a copy: a change that raises leaves the store as it was
-        store = self.working_memory.store
-        with store.transaction():
-            record = self._load(label)
-            change(record)
-            del record["label"]  # the field name holds it
-            store.hset(self.store_key, label, record)
+    @property
+    def _documents(self) -> DocumentStore:
+        """This user's stored documents."""
+        return DocumentStore(self.working_memory.store, self.store_key)
 
     # -- documents
     @feed
@@ -236,25 +207,7 @@ class DomaindocTrinket(EventAwareTrinket):
         check_str(title, "document title")
         check_str(description, "description", empty_ok=True)
         check_bool(enabled, "enabled")
-        store = self.working_memory.store
-        with store.transaction():
-            existing = self._stored()
-            if any(d["label"] == label for d in existing):
-                raise ValueError(f"document {label!r} already exists")
-            positions = [d.get("position") for d in existing]
-            position = max([p for p in positions if isinstance(p, int)], default=0) + 1
-            store.hset(
-                self.store_key,
-                label,
-                {
-                    "title": title,
-                    "description": description,
-                    "enabled": enabled,
-                    "archived": False,
-                    "position": position,
-                    "sections": [],
-                },
-            )
+        self._documents.create(label, title, description, enabled)
 
     @feed
     def update_document(self, label: str, *, title: str | None = None, description: str | None = None) -> None:
@@ -272,13 +225,13 @@ class DomaindocTrinket(EventAwareTrinket):
             if description is not None:
                 doc["description"] = description
 
-        self._change(label, change)
+        self._documents.change(label, change)
 
     def _set_doc_flag(self, label: str, flag: str, value: bool) -> None:
         def change(doc: dict[str, Any]) -> None:
             doc[flag] = value
 
-        self._change(label, change)
+        self._documents.change(label, change)
 
     @feed
     def enable_document(self, label: str) -> None:
@@ -303,10 +256,7 @@ class DomaindocTrinket(EventAwareTrinket):
     @feed
     def delete_document(self, label: str) -> None:
         """Remove a document and all its sections."""
-        store = self.working_memory.store
-        with store.transaction():
-            self._load(label)
-            store.hdel(self.store_key, label)
+        self._documents.delete(label)
 
     # -- sections
     @feed
@@ -360,7 +310,7 @@ class DomaindocTrinket(EventAwareTrinket):
                 }
             )
 
-        self._change(label, change)
+        self._documents.change(label, change)
 
     @feed
     def update_section(
@@ -388,7 +338,7 @@ class DomaindocTrinket(EventAwareTrinket):
                 if value is not None:
                     record[key] = value
 
-        self._change(label, change)
+        self._documents.change(label, change)
 
     @feed
     def delete_section(self, label: str, section_id: str) -> None:
@@ -414,7 +364,7 @@ class DomaindocTrinket(EventAwareTrinket):
                         grew = True
             doc["sections"] = [r for r in doc["sections"] if not (is_doomed(r, "id") or is_doomed(r, "parent"))]
 
-        self._change(label, change)
+        self._documents.change(label, change)
 
     def _set_section(
         self, label: str, section_id: str, key: str, value: Any, check: Callable[[dict[str, Any]], None] | None = None
@@ -425,7 +375,7 @@ class DomaindocTrinket(EventAwareTrinket):
                 check(record)
             record[key] = value
 
-        self._change(label, change)
+        self._documents.change(label, change)
 
     # the two arguments of expand, collapse, pin and unpin, completed from the stored documents
     _LABEL_AND_SECTION = (
@@ -483,7 +433,7 @@ class DomaindocTrinket(EventAwareTrinket):
                 if isinstance(record, dict):
                     record["expanded"] = None
 
-        self._change(label, change)
+        self._documents.change(label, change)
 
     @feed
     def reorder_sections(self, label: str, order: list[str], *, parent: str | None = None) -> None:
@@ -507,7 +457,7 @@ class DomaindocTrinket(EventAwareTrinket):
             for position, section_id in enumerate(order):
                 siblings[section_id]["order"] = position
 
-        self._change(label, change)
+        self._documents.change(label, change)
 
     # -- reading
     def documents(self) -> list[dict[str, Any]]:
@@ -521,7 +471,7 @@ class DomaindocTrinket(EventAwareTrinket):
                 "archived": d.get("archived", False),
                 "sections": len(d.get("sections") or []),
             }
-            for d in self._stored()
+            for d in self._documents.all()
             if not d.get("malformed")
         ]
 
@@ -533,13 +483,13 @@ class DomaindocTrinket(EventAwareTrinket):
 
     def document(self, label: str) -> dict[str, Any]:
         """A copy of one stored document record (title, description, flags, section records)."""
-        return self._load(label)
+        return self._documents.load(label)
 
     def problems(self) -> list[str]:
         """What cannot be shown, in every stored document (shown or not): orphaned, too deep,
         duplicate or malformed sections, and malformed document records."""
         found = []
-        for doc in self._stored():
+        for doc in self._documents.all():
             if doc.get("malformed"):
                 found.append(f"{doc['label']}: the document record is malformed; not shown")
                 continue
@@ -551,7 +501,7 @@ class DomaindocTrinket(EventAwareTrinket):
     def generate_content(self, context: dict[str, Any]) -> str:
         shown = [
             d
-            for d in self._stored()
+            for d in self._documents.all()
             if not d.get("malformed") and d.get("enabled", True) is True and d.get("archived", False) is not True
         ]
         # The text depends on the stored documents, the style and large_section_chars alone, and
