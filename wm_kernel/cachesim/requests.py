@@ -77,7 +77,10 @@ class RecordedSession(Protocol):
     def recorder(self) -> History: ...
 
 
+#: The order of a section's piece in a request by its placement (an uncached system section: 1).
 _PLACEMENT_ORDER = {"system": 0, "conversation_prefix": 2, "post_history": 3, "notification": 4}
+#: The kind of a section's piece by its order.
+_KINDS = {0: "system", 1: "system_uncached", 2: "prefix", 3: "post_history", 4: "notification"}
 _SPECIAL = ("system", "last_user")
 #: The breakpoint names that are not sections: the end of the system prompt, the last user message.
 SPECIAL_BREAKPOINTS = _SPECIAL
@@ -300,71 +303,27 @@ def session_requests(
     ``wire``, else the kit's; see the module docstring); ``assumed_turns``, when given, is filled
     with the turns that carry an assumed exchange (none was recorded)."""
     dialect = get_dialect(wire if wire is not None else getattr(session, "wire", None) or DEFAULT_WIRE)
-    if isinstance(tools_tokens, bool) or not isinstance(tools_tokens, int) or tools_tokens < 0:
-        raise ValueError(f"tools_tokens must be a non-negative int, got {tools_tokens!r}")
-    if tools_tokens > MAX_TOKENS:
-        raise ValueError(f"tools_tokens must be at most 2**63 - 1, got {tools_tokens}")
-    if not (
-        isinstance(exchange, tuple)
-        and len(exchange) == 2
-        and all(isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in exchange)
-    ):
-        raise ValueError(f"exchange must be (user tokens, assistant tokens), got {exchange!r}")
+    _check_sizes(tools_tokens, exchange)
     wanted = _parse_breakpoints(breakpoints)
-    frame = session.history
-    if "dropped" in frame.columns:  # what a token budget left out was never sent
-        frame = frame[~frame["dropped"].astype(bool)]
-    if frame.empty:
-        raise ValueError("nothing recorded yet: compose first")
+    frame = _sent_sections(session)
     turns = sorted(int(t) for t in frame["turn"].unique())
     counter = _counter_of(session, counter)
     recount = counter is not _own_counter(session)
     texts = session.recorder.texts() if recount and hasattr(session.recorder, "texts") else None
-    known_sections = set(frame["section"])
-    for name, _ in wanted or ():
-        if name not in known_sections and name not in _SPECIAL:
-            raise ValueError(
-                f"unknown breakpoint {name!r}; use a recorded section ("
-                f"{', '.join(sorted(known_sections))}) or one of {', '.join(_SPECIAL)}"
-            )
-    if times is None:
-        logged = turn_times(session)
-        missing = [t for t in turns if t not in logged]
-        if missing:
-            raise ValueError(
-                f"no send time for turn {missing[0]} (recorded by an earlier version, "
-                f"and gone from the bus log, which keeps the last events only); "
-                f"pass times="
-            )
-        when = [logged[t] for t in turns]
-    elif isinstance(times, Mapping):
-        when = [times[t] for t in turns]
-    else:
-        when = list(times)
-        if len(when) != len(turns):
-            raise ValueError(f"times has {len(when)} entries for {len(turns)} recorded turns")
+    _check_breakpoint_names(wanted, set(frame["section"]))
+    when = _send_times(session, turns, times)
     if history is None:
         messages, assumed = _conversation(recorded_exchanges(session), turns, exchange, counter.count)
     else:
         messages, assumed = _messages(history, len(turns), counter.count), []
     if assumed_turns is not None:
         assumed_turns[:] = assumed
-    # per turn, (name, label, key, tokens, order) of each section, in the order a request carries them
-    by_turn: dict[int, list[tuple[str, str, str, int, int]]] = {t: [] for t in turns}
-    columns = ("turn", "placement", "section", "trinket", "digest", "tokens", "cached")
-    for turn, placement, section, trinket, digest, tokens, cached in zip(
-        *(frame[c].tolist() for c in columns), strict=True
-    ):
-        order = _PLACEMENT_ORDER[placement] + (0 if cached or placement != "system" else 1)
-        if texts is not None and digest in texts:  # counted for another model than the history's
-            tokens = counter.count(texts[digest])
-        by_turn[int(turn)].append((section, _label(section, trinket), f"{section}:{digest}", int(tokens), order))
-    kinds = {0: "system", 1: "system_uncached", 2: "prefix", 3: "post_history", 4: "notification"}
+    by_turn = _sections_by_turn(frame, turns, texts, counter)
     tools = [Piece("tools", tools_tokens, "tool definitions", "tools")] if tools_tokens else []
     requests = []
     for position, turn in enumerate(turns):
         sections = sorted(by_turn[turn], key=lambda s: s[4])  # stable: output order within a placement
-        pieces = [Piece(s[2], s[3], s[1], kinds[s[4]], name=s[0]) for s in sections]
+        pieces = [Piece(s[2], s[3], s[1], _KINDS[s[4]], name=s[0]) for s in sections]
         conversation = messages[position]
         laid_out = TurnPieces(
             tools=tools,
@@ -375,23 +334,105 @@ def session_requests(
             post_history=[p for p in pieces if p.kind == "post_history"],
             notification=[p for p in pieces if p.kind == "notification"],
         )
-        slots = dialect.cache_layout(laid_out)
-        marks = None if wanted is None else dict(reversed(wanted))  # the first naming wins
-        cached = [i for i, slot in enumerate(slots) if slot.piece.kind == "system"]
-        blocks = []
-        for index, slot in enumerate(slots):
-            mark = slot.breakpoint
-            if marks is not None:  # the marks given replace the wire's own
-                mark = marks.get(slot.piece.name) if slot.piece.name else None
-                if mark is None and cached and index == cached[-1]:
-                    mark = marks.get("system")
-                if mark is None and slot.piece is laid_out.user:
-                    mark = marks.get("last_user")
-            blocks.append(
-                Block(slot.piece.key, slot.piece.tokens, breakpoint=mark, layer=slot.layer, label=slot.piece.label)
-            )
-        requests.append(Request(when[position], blocks))
+        requests.append(Request(when[position], _blocks(dialect, laid_out, wanted)))
     return turns, requests
+
+
+def _check_sizes(tools_tokens: int, exchange: tuple[int, int]) -> None:
+    """A ValueError unless ``tools_tokens`` is a token count and ``exchange`` a pair of them."""
+    if isinstance(tools_tokens, bool) or not isinstance(tools_tokens, int) or tools_tokens < 0:
+        raise ValueError(f"tools_tokens must be a non-negative int, got {tools_tokens!r}")
+    if tools_tokens > MAX_TOKENS:
+        raise ValueError(f"tools_tokens must be at most 2**63 - 1, got {tools_tokens}")
+    if not (
+        isinstance(exchange, tuple)
+        and len(exchange) == 2
+        and all(isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in exchange)
+    ):
+        raise ValueError(f"exchange must be (user tokens, assistant tokens), got {exchange!r}")
+
+
+def _sent_sections(session: RecordedSession) -> pd.DataFrame:
+    """The session's history without the sections a token budget left out (never sent); a
+    ValueError if nothing is recorded."""
+    frame = session.history
+    if "dropped" in frame.columns:  # what a token budget left out was never sent
+        frame = frame[~frame["dropped"].astype(bool)]
+    if frame.empty:
+        raise ValueError("nothing recorded yet: compose first")
+    return frame
+
+
+def _check_breakpoint_names(wanted: list[tuple[str, str]] | None, known_sections: set[str]) -> None:
+    """A ValueError for a breakpoint that names neither a recorded section nor a special place."""
+    for name, _ in wanted or ():
+        if name not in known_sections and name not in _SPECIAL:
+            raise ValueError(
+                f"unknown breakpoint {name!r}; use a recorded section ("
+                f"{', '.join(sorted(known_sections))}) or one of {', '.join(_SPECIAL)}"
+            )
+
+
+def _send_times(
+    session: RecordedSession, turns: list[int], times: Mapping[int, datetime] | Sequence[datetime] | None
+) -> list[datetime]:
+    """When each of ``turns`` was sent: from ``times`` (by turn, or one per turn in order) when
+    given, else as the session recorded it (:func:`turn_times`)."""
+    if times is None:
+        logged = turn_times(session)
+        missing = [t for t in turns if t not in logged]
+        if missing:
+            raise ValueError(
+                f"no send time for turn {missing[0]} (recorded by an earlier version, "
+                f"and gone from the bus log, which keeps the last events only); "
+                f"pass times="
+            )
+        return [logged[t] for t in turns]
+    if isinstance(times, Mapping):
+        return [times[t] for t in turns]
+    when = list(times)
+    if len(when) != len(turns):
+        raise ValueError(f"times has {len(when)} entries for {len(turns)} recorded turns")
+    return when
+
+
+def _sections_by_turn(
+    frame: pd.DataFrame, turns: list[int], texts: Mapping[str, str] | None, counter: TokenCounter
+) -> dict[int, list[tuple[str, str, str, int, int]]]:
+    """Per turn, (name, label, key, tokens, order) of each section of ``frame``, in frame order; a
+    text in ``texts`` (by digest) is counted again with ``counter`` (another model's than the
+    history's)."""
+    by_turn: dict[int, list[tuple[str, str, str, int, int]]] = {t: [] for t in turns}
+    columns = ("turn", "placement", "section", "trinket", "digest", "tokens", "cached")
+    for turn, placement, section, trinket, digest, tokens, cached in zip(
+        *(frame[c].tolist() for c in columns), strict=True
+    ):
+        order = _PLACEMENT_ORDER[placement] + (0 if cached or placement != "system" else 1)
+        if texts is not None and digest in texts:  # counted for another model than the history's
+            tokens = counter.count(texts[digest])
+        by_turn[int(turn)].append((section, _label(section, trinket), f"{section}:{digest}", int(tokens), order))
+    return by_turn
+
+
+def _blocks(dialect: Dialect, laid_out: TurnPieces, wanted: list[tuple[str, str]] | None) -> list[Block]:
+    """The blocks of one request: ``laid_out`` in the order and with the breakpoints of
+    ``dialect``'s cache layout, or, when ``wanted`` names breakpoints, with those instead."""
+    slots = dialect.cache_layout(laid_out)
+    marks = None if wanted is None else dict(reversed(wanted))  # the first naming wins
+    cached = [i for i, slot in enumerate(slots) if slot.piece.kind == "system"]
+    blocks = []
+    for index, slot in enumerate(slots):
+        mark = slot.breakpoint
+        if marks is not None:  # the marks given replace the wire's own
+            mark = marks.get(slot.piece.name) if slot.piece.name else None
+            if mark is None and cached and index == cached[-1]:
+                mark = marks.get("system")
+            if mark is None and slot.piece is laid_out.user:
+                mark = marks.get("last_user")
+        blocks.append(
+            Block(slot.piece.key, slot.piece.tokens, breakpoint=mark, layer=slot.layer, label=slot.piece.label)
+        )
+    return blocks
 
 
 def simulate_session(

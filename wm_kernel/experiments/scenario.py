@@ -73,7 +73,8 @@ from wm_kernel.utils.safe_files import atomic_write_text as atomic_write
 if TYPE_CHECKING:
     from trinkets.base import EventAwareTrinket
     from wm_kernel.experiments.variants import Variant
-    from wm_kernel.session import Instrument, Session, TrinketFactory
+    from wm_kernel.session import Instrument, Session
+    from wm_kernel.session.trinket_factory import TrinketFactory
 
 # the file format lives in scenario_file
 __all__ = ["Scenario", "register_recorder"]

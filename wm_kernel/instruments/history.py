@@ -105,21 +105,10 @@ from wm_kernel.core.prompt import ComposedPrompt, OmittedSection, SectionRecord
 from wm_kernel.core.prompt_dict import PLACEMENTS
 from wm_kernel.instruments.exchange import Exchange
 from wm_kernel.instruments.exchange_log import ExchangeLog
-from wm_kernel.instruments.history_records import (
-    ENTRIES_KEY,
-    RECORD_VERSION,
-    TEXTS_KEY,
-    Compose,
-    Entry,
-    HistoryConflictError,
-    composes_key,
-    conflict_message,
-    entries_key,
-    text_digest,
-    texts_key,
-    versioned,
-)
+from wm_kernel.instruments.history_frame import history_frame
 from wm_kernel.instruments.history_records import Budget as _Budget
+from wm_kernel.instruments.history_records import Compose, Entry, text_digest
+from wm_kernel.instruments.history_store import StoredHistory
 from wm_kernel.stores.embedded import MemoryStore, StateStore
 from wm_kernel.tokens import TokenCounter
 from wm_kernel.utils.checks import check_int
@@ -127,25 +116,9 @@ from wm_kernel.utils.checks import check_int
 if TYPE_CHECKING:
     import pandas as pd
 
-# the record format (keys, Compose, Entry, digests) lives in history_records
-__all__ = ["FRAME_COLUMNS", "History", "RecordableSession"]
-
-FRAME_COLUMNS = [
-    "turn",
-    "segment",
-    "placement",
-    "section",
-    "trinket",
-    "chars",
-    "tokens",
-    "changed",
-    "cached",
-    "digest",
-    "priority",
-    "dropped",
-    "reply",
-    "usage",
-]
+# the record format (keys, Compose, Entry, digests) lives in history_records, its reading and
+# writing in history_store, the frame's columns in history_frame
+__all__ = ["History", "RecordableSession"]
 
 
 class RecordableSession(Protocol):
@@ -222,10 +195,11 @@ class History:
         self._frame_cache: tuple[pd.DataFrame, object] | None = None
         # a MemoryStore lives no longer than this History, which holds every record itself: writing
         # them there too would only copy them (and its transactions copy whole hashes)
-        self._persistent = not isinstance(self.store, MemoryStore)
-        self._exchange_log = ExchangeLog(self.store, user_id, continuum_id, persistent=self._persistent)
-        if self._persistent:
-            self._load()
+        persistent = not isinstance(self.store, MemoryStore)
+        self._stored = StoredHistory(self.store, user_id, continuum_id) if persistent else None
+        self._exchange_log = ExchangeLog(self.store, user_id, continuum_id, persistent=persistent)
+        if self._stored is not None:
+            self._load(self._stored)
 
     # -- observing a Session
     @classmethod
@@ -360,89 +334,10 @@ class History:
 
     def frame(self) -> pd.DataFrame:
         """pandas DataFrame, one row per (turn, section); see the module docstring for columns."""
-        import pandas as pd
-
         counter = self.counter
         if self._frame_cache is not None and self._frame_cache[1] is counter.tokenizer:
             return self._frame_cache[0].copy()
-        count = counter.count
-        tokens: dict[bytes, int] = {}
-        rows: list[tuple[Any, ...]] = []
-        previous: dict[str, bytes] = {}
-        previous_entries: tuple[Entry, ...] | None = None
-        for record in self.composes():
-            same = record.entries is previous_entries
-            current: dict[str, bytes] = {}
-            priorities, dropped = self._budgets.get(record.turn, ({}, ()))
-            for entry in record.entries:
-                digest = entry.digest
-                n = tokens.get(digest)
-                if n is None:
-                    n = tokens[digest] = count(entry.text)
-                changed = not same and previous.get(entry.name) != digest
-                rows.append(
-                    (
-                        record.turn,
-                        record.segment,
-                        entry.placement,
-                        entry.name,
-                        entry.trinket,
-                        len(entry.text),
-                        n,
-                        changed,
-                        entry.cached,
-                        digest.hex(),
-                        priorities.get(entry.name),
-                        False,
-                    )
-                )
-                current[entry.name] = digest
-            # a section a budget dropped: a row of what it would have cost, not in the prompt
-            for gone in dropped:
-                rows.append(
-                    (
-                        record.turn,
-                        record.segment,
-                        None,
-                        gone.name,
-                        gone.trinket,
-                        0,
-                        gone.tokens or 0,
-                        False,
-                        False,
-                        "",
-                        gone.priority,
-                        True,
-                    )
-                )
-            previous, previous_entries = current, record.entries
-        exchanges = self._exchange_log.by_turn
-        if exchanges:
-            rows = [
-                row
-                + (
-                    (e.reply, dict(e.usage) if e.usage is not None else None)
-                    if (e := exchanges.get(row[0])) is not None
-                    else (None, None)
-                )
-                for row in rows
-            ]
-        else:
-            rows = [row + (None, None) for row in rows]
-        df = pd.DataFrame.from_records(rows, columns=FRAME_COLUMNS)
-        df = df.astype(
-            {
-                "turn": "int64",
-                "segment": "int64",
-                "chars": "int64",
-                "tokens": "int64",
-                "changed": "bool",
-                "cached": "bool",
-                "priority": "Int64",
-                "dropped": "bool",
-            }
-        )
-        df.attrs["tokens"] = counter.label  # what counted the tokens column ("≈" and the band: an estimate)
+        df = history_frame(self.composes(), self._budgets, self._exchange_log.by_turn, counter)
         self._frame_cache = (df, counter.tokenizer)
         return df.copy()
 
@@ -532,7 +427,9 @@ class History:
         budget = None
         if composed.budget is not None:
             budget = (dict(composed.budget.priorities), composed.budget.dropped)
-        self._write(turn, segment, position, shared, hud_frame, fresh, fresh_texts, budget, at)
+        compose = Compose(turn, segment, position, shared, hud_frame, at)
+        if self._stored is not None:
+            self._stored.write(compose, budget, fresh, fresh_texts, held=self._held)
         # commit to memory only now that the store has it
         self._texts.update(fresh_texts)
         for entry in fresh:
@@ -541,7 +438,7 @@ class History:
         if turn < self._max_turn and turn not in self._records:
             self._in_order = False
         self._max_turn = max(self._max_turn, turn)
-        self._records[turn] = Compose(turn, segment, position, shared, hud_frame, at)
+        self._records[turn] = compose
         if budget is not None:
             self._budgets[turn] = budget
         else:
@@ -598,140 +495,21 @@ class History:
         assistant alternating: the history the next request carries."""
         return self._exchange_log.conversation(before)
 
-    # -- persistence (see SCHEMA)
-    def _write(
-        self,
-        turn: int,
-        segment: int,
-        segment_turn: int,
-        entries: tuple[Entry, ...],
-        hud_frame: tuple[str, str] | None,
-        fresh: list[Entry],
-        fresh_texts: dict[bytes, str],
-        budget: _Budget | None = None,
-        at: datetime | None = None,
-    ) -> None:
-        store = self.store
-        if not self._persistent:
-            return
-        with store.transaction():
-            texts_hash, entries_hash = texts_key(self.user_id), entries_key(self.user_id)
-            for digest, text in fresh_texts.items():
-                store.hset(texts_hash, digest.hex(), {"v": RECORD_VERSION, "text": text})
-            for entry in fresh:
-                store.hset(entries_hash, entry.id, entry.to_json())
-            key = composes_key(self.user_id, self.continuum_id)
-            # compare and set, inside the transaction: never replace what another writer recorded
-            stored = store.hget(key, str(turn))
-            mine = self._records.get(turn)
-            if stored is not None and (mine is None or stored != self._record_json(mine, self._budgets.get(turn))):
-                raise HistoryConflictError(self._conflict(turn))
-            store.hset(
-                key, str(turn), self._record_json(Compose(turn, segment, segment_turn, entries, hud_frame, at), budget)
-            )
+    # -- persistence (see SCHEMA; a StoredHistory reads and writes the records)
+    def _held(self, turn: int) -> tuple[Compose, _Budget | None] | None:
+        """The record of ``turn`` this History holds and its budget, or None."""
+        mine = self._records.get(turn)
+        return None if mine is None else (mine, self._budgets.get(turn))
 
-    @staticmethod
-    def _record_json(compose: Compose, budget: _Budget | None) -> dict[str, Any]:
-        frame = compose.hud_frame
-        record = {
-            "v": RECORD_VERSION,
-            "segment": compose.segment,
-            "segment_turn": compose.segment_turn,
-            "entries": [e.id for e in compose.entries],
-            "hud_frame": None if frame is None else list(frame),
-        }
-        if compose.at is not None:
-            record["at"] = compose.at.isoformat()
-        if budget is not None:
-            record["budget"] = {
-                "priorities": dict(budget[0]),
-                "dropped": [[d.name, d.trinket, d.tokens, d.priority] for d in budget[1]],
-            }
-        return record
-
-    def _conflict(self, turn: int) -> str:
-        return conflict_message(self.user_id, self.continuum_id, turn)
-
-    def _load(self) -> None:
-        store = self.store
-        key = composes_key(self.user_id, self.continuum_id)
-        stored = store.hgetall(key)
-        try:
-            rows = sorted((int(turn), versioned(value)) for turn, value in stored.items())
-            previous: tuple[Entry, ...] = ()
-            for turn, row in rows:
-                entries = tuple(self._load_entry(entry_id) for entry_id in row["entries"])
-                if entries == previous:
-                    entries = previous
-                frame, at = row["hud_frame"], row.get("at")
-                self._records[turn] = Compose(
-                    turn,
-                    row["segment"],
-                    row["segment_turn"],
-                    entries,
-                    None if frame is None else (frame[0], frame[1]),
-                    None if at is None else datetime.fromisoformat(at),
-                )
-                budget = row.get("budget")
-                if budget is not None:
-                    self._budgets[turn] = (
-                        dict(budget["priorities"]),
-                        tuple(
-                            OmittedSection(name, trinket, "over budget", tokens=tokens, priority=priority)
-                            for name, trinket, tokens, priority in budget["dropped"]
-                        ),
-                    )
-                self._max_turn = max(self._max_turn, turn)
-                previous = entries
-        except (KeyError, TypeError, ValueError, IndexError) as exc:
-            where = getattr(store, "path", None) or f"the store's key {key!r}"
-            raise ValueError(
-                f"the history of conversation {self.continuum_id!r} (user "
-                f"{self.user_id!r}) in {str(where)!r} is damaged and cannot be read "
-                f"({type(exc).__name__}: {exc})"
-            ) from None
+    def _load(self, stored: StoredHistory) -> None:
+        self._records, self._budgets = stored.load(self._texts, self._entries_by_id)
+        for entry in self._entries_by_id.values():
+            self._entries[entry.key] = entry
+        previous = self._records[max(self._records)].entries if self._records else ()
+        self._max_turn = max(self._records, default=-1)
         self._last = {e.name: e for e in previous}
         self._last_entries = previous
         self._exchange_log.load()
-
-    def _load_entry(self, entry_id: str) -> Entry:
-        found = self._entries_by_id.get(entry_id)
-        if found is not None:
-            return found
-        store = self.store
-        raw = store.hget(entries_key(self.user_id), entry_id)
-        if raw is None:  # a history of schema version 1: the entries every user shared
-            raw = store.hget(ENTRIES_KEY, entry_id)
-        raw = versioned(raw)
-        digest = bytes.fromhex(raw["digest"])
-        text = self._texts.get(digest)
-        if text is None:
-            stored = store.hget(texts_key(self.user_id), raw["digest"])
-            if stored is None:
-                stored = store.hget(TEXTS_KEY, raw["digest"])
-            text = versioned(stored)["text"]
-            # whoever can write the store could rewrite a text: never show one that is not the
-            # text recorded under this digest
-            if not isinstance(text, str) or text_digest(text) != digest:
-                raise ValueError(
-                    f"the stored text {raw['digest'][:12]}... does not match its "
-                    f"digest (rewritten in the store?); it is not shown"
-                )
-            self._texts[digest] = text
-        entry = Entry(
-            raw["name"],
-            raw["placement"],
-            raw["trinket"],
-            bool(raw["cache_policy"]),
-            bool(raw["straggler"]),
-            text,
-            digest,
-        )
-        if entry.id != entry_id:
-            raise ValueError(f"entry {entry_id} does not match its content")
-        self._entries[entry.key] = entry
-        self._entries_by_id[entry_id] = entry
-        return entry
 
     def __repr__(self) -> str:
         return (

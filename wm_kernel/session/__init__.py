@@ -8,6 +8,11 @@ through bus events (``TurnCompletedEvent``, ``SegmentCollapsedEvent``); instrume
 :class:`~wm_kernel.instruments.history.History` observe those, and are attached to a Session rather than built
 into it (see ``instruments``).
 
+Beside it in this package: where the conversation is, kept in the store so that a restarted Session
+resumes it (:mod:`wm_kernel.session.position`), the views of the turns it recorded, mixed into it
+(:mod:`wm_kernel.session.recorded_views`), and the making of a trinket from a class or a factory
+(:mod:`wm_kernel.session.trinket_factory`).
+
 Examples
 --------
 >>> from wm_kernel.core.clock import ManualClock
@@ -25,17 +30,15 @@ from __future__ import annotations
 import threading
 import uuid
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from traitlets import Bool, HasTraits, Instance, Int, List, Unicode, default, observe, validate
 
-from trinkets.base import EventAwareTrinket, TrinketHost
-from wm_kernel.cachesim.models import DEFAULT_MODEL
+from trinkets.base import EventAwareTrinket
 from wm_kernel.core.budget import check_limit
 from wm_kernel.core.bus import EventBus
-from wm_kernel.core.clock import Clock, SystemClock, parse_instant
+from wm_kernel.core.clock import Clock, SystemClock
 from wm_kernel.core.composer import Layout
 from wm_kernel.core.events import SegmentCollapsedEvent, TurnCompletedEvent
 from wm_kernel.core.failures import CollapseIncompleteError
@@ -43,20 +46,14 @@ from wm_kernel.core.profile import Profile
 from wm_kernel.core.prompt import ComposedPrompt, ComposedPromptTrait
 from wm_kernel.core.working_memory import WorkingMemory
 from wm_kernel.dialects.registry import get_dialect, wire_for_layout
+from wm_kernel.session.position import Segment, StoredPosition
+from wm_kernel.session.recorded_views import RecordedViews
+from wm_kernel.session.trinket_factory import TrinketFactory, make_trinket
 from wm_kernel.stores import keys
 from wm_kernel.stores.embedded import MemoryStore, StateStore
 from wm_kernel.tokens import TokenCounter, counter_for, family_of
 from wm_kernel.utils.checks import check_int, check_str
 
-if TYPE_CHECKING:
-    import pandas as pd
-
-    from wm_kernel.cachesim.advice import Advice
-    from wm_kernel.cachesim.simulation import Simulation
-    from wm_kernel.instruments.diff import PromptDiff
-    from wm_kernel.instruments.history import History
-
-TrinketFactory = Callable[[EventBus, TrinketHost], EventAwareTrinket]
 #: Something attached to a new Session: ``instrument(session)``, called once the session is built.
 Instrument = Callable[["Session"], object]
 
@@ -84,14 +81,6 @@ def default_instruments() -> tuple[Instrument, ...]:
     return (History.attach, ItemHistory.attach, *_registered_instruments)
 
 
-@dataclass(frozen=True)
-class Segment:
-    """A conversation segment: its number (1 for the first) and when it started."""
-
-    number: int
-    started_at: datetime
-
-
 _current: Session | None = None
 _current_lock = threading.Lock()
 
@@ -114,15 +103,13 @@ def set_current_session(session: Session | None) -> None:
         _current = session
 
 
-#: Version of the record a Session keeps of its conversation's current segment.
-SEGMENT_VERSION = 1
 #: The most turns one ``advance_turn`` (``%turn N``, a scenario's ``turn`` step) completes: each
 #: turn publishes its event and composes, a few milliseconds with every built-in trinket, so this
 #: many finish within about a minute; a larger count would run for hours and is refused.
 MAX_TURNS_AT_ONCE = 10_000
 
 
-class Session(HasTraits):
+class Session(RecordedViews, HasTraits):
     """A conversation: base prompt, profile, turns, segments, and the trinkets that fill the prompt.
 
     Parameters
@@ -331,17 +318,7 @@ class Session(HasTraits):
 
         A stateful trinket starts at the session's ``segment_turn`` (not 0), so TTLs of items it
         loaded from the store (a resumed session) or receives now count from the right turn."""
-        if isinstance(factory, type) and issubclass(factory, EventAwareTrinket):
-            trinket = factory(self.bus, self.working_memory, replace=replace)
-        elif callable(factory):
-            # any callable may land here (a class that is not a trinket too): check what it made
-            make: Callable[..., object] = factory
-            made = make(self.bus, self.working_memory)
-            if not isinstance(made, EventAwareTrinket):
-                raise TypeError(f"trinket factory {factory!r} returned {type(made).__name__}")
-            trinket = made
-        else:
-            raise TypeError(f"expected a trinket class or factory, got {factory!r}")
+        trinket = make_trinket(factory, self.bus, self.working_memory, replace=replace)
         trinket.resume_at(self.segment_turn)
         self.trinket_names = list(self.working_memory.trinkets)
         return trinket
@@ -385,7 +362,7 @@ class Session(HasTraits):
             before = self._live_items()
             self.turn += 1
             self.segment_turn += 1
-            self._store_position()
+            self._position.write_turns(self.turn, self.segment_turn)
             self.bus.publish(
                 TurnCompletedEvent.create(
                     continuum_id=self.continuum_id,
@@ -419,13 +396,7 @@ class Session(HasTraits):
         self._check_open()
         if not isinstance(summary, str):
             raise TypeError(f"summary must be a str, got {type(summary).__name__}")
-        # one tuple, checked and then used: a generator would be empty by its second reading
-        try:
-            tools = tuple(tools_used) if not isinstance(tools_used, str) else None
-        except TypeError:
-            tools = None
-        if tools is None or not all(isinstance(t, str) for t in tools):
-            raise TypeError("tools_used must be a sequence of tool names (strings)")
+        tools = _tool_names(tools_used)
         event = SegmentCollapsedEvent.create(
             continuum_id=self.continuum_id,
             user_id=self.user_id,
@@ -452,8 +423,9 @@ class Session(HasTraits):
                 self.segment_turn = 0
                 self.segment_number += 1
                 self.segment = Segment(self.segment_number, event.occurred_at)
-                self._store_segment_start()
-                self._store_position()
+                position = self._position
+                position.write_segment(self.segment_number, self.segment_started_at)
+                position.write_turns(self.turn, self.segment_turn)
         except BaseException:
             self.segment_turn, self.segment_number, self.segment = before
             raise
@@ -464,64 +436,26 @@ class Session(HasTraits):
 
     # -- where the conversation is, kept in the store so that a restarted Session resumes it
     @property
-    def _segment_key(self) -> str:
-        return keys.session(self.user_id, self.continuum_id)
+    def _position(self) -> StoredPosition:
+        """This conversation's record in the store (``session:{user_id}:{continuum_id}``)."""
+        return StoredPosition(self.store, keys.session(self.user_id, self.continuum_id))
 
     def _resume(self) -> None:
         """Take the counters and the segment start an earlier Session of this conversation stored
         (nothing stored: a new conversation), then store them as this Session starts."""
-        key = self._segment_key
-        stored = self.store.hgetall(key)
-        segment, position = stored.get("segment"), stored.get("position")
-        try:
-            if segment is not None:
-                segment = _versioned(segment, {"number", "started_at"})
-                started_at = parse_instant(segment["started_at"], what="started_at")
-                number = check_int(segment["number"], "number", minimum=1)
-                self.segment_number = number
-                self.segment = Segment(number, started_at)
-            if position is not None:
-                position = _versioned(position, {"turn", "segment_turn"})
-                self.turn = check_int(position["turn"], "turn", minimum=0)
-                self.segment_turn = check_int(position["segment_turn"], "segment_turn", minimum=0)
-        except (TypeError, ValueError) as exc:
-            raise ValueError(
-                f"the segment stored under {key!r} cannot be read ({exc}); delete it "
-                f"with store.delete({key!r}) to start the segment now"
-            ) from None
+        position = self._position
+        segment, turns = position.read()
+        if segment is not None:
+            self.segment_number = segment.number
+            self.segment = segment
+        if turns is not None:
+            self.turn, self.segment_turn = turns
         with self.store.transaction():
-            self._store_segment_start()
-            self._store_position()
+            position.write_segment(self.segment_number, self.segment_started_at)
+            position.write_turns(self.turn, self.segment_turn)
 
-    def _store_segment_start(self) -> None:
-        self.store.hset(
-            self._segment_key,
-            "segment",
-            {"v": SEGMENT_VERSION, "number": self.segment_number, "started_at": self.segment_started_at.isoformat()},
-        )
-
-    def _store_position(self) -> None:
-        self.store.hset(
-            self._segment_key, "position", {"v": SEGMENT_VERSION, "turn": self.turn, "segment_turn": self.segment_turn}
-        )
-
-    # -- conveniences over the attached History (wm_kernel.instruments.history)
-    @property
-    def recorder(self) -> History:
-        """The History attached to this session (attached now if none is: it records from now)."""
-        from wm_kernel.instruments.history import History
-
-        return History.of(self)
-
-    @property
-    def history(self) -> pd.DataFrame:
-        """pandas DataFrame, one row per (turn, section) of every compose (``recorder.frame()``)."""
-        return self.recorder.frame()
-
-    def prompt_at(self, turn: int) -> ComposedPrompt:
-        """The prompt composed at ``turn`` (its last compose), from the history."""
-        return self.recorder.prompt_at(turn)
-
+    # -- the views of the recorded turns (recorder, history, prompt_at, cache_simulation,
+    # cache_advice, diff) are RecordedViews'
     @property
     def wire(self) -> str | None:
         """The wire dialect this session's requests go out on by default (``wm_kernel.dialects``):
@@ -535,51 +469,6 @@ class Session(HasTraits):
     def wire(self, value: str | None) -> None:
         self.__dict__["_wire"] = None if value is None else get_dialect(value).name
 
-    def cache_simulation(self, model: str | None = None, **options: Any) -> Simulation:
-        """The recorded turns played against ``model``'s prompt-cache rules (default: the session's
-        model, else claude-sonnet-4-6) on the session's ``wire`` unless ``wire=`` names another
-        (``wm_kernel.cachesim.requests.simulate_session``: wire, breakpoints, history,
-        tools_tokens, ...). A model named here counts with its own counter."""
-        from wm_kernel.cachesim.requests import model_counter, simulate_session
-
-        if model is not None and options.get("counter") is None:  # a model named: its own counter
-            options["counter"] = model_counter(self, model)
-        return simulate_session(self, model=model or self.model or DEFAULT_MODEL, **options)
-
-    def cache_advice(self, model: str | None = None, **options: Any) -> Advice:
-        """Cheaper cache layouts for the recorded turns, each with its simulated cost
-        (``wm_kernel.cachesim.requests.session_advice``; a model named counts with its own counter,
-        as ``cache_simulation``)."""
-        from wm_kernel.cachesim.requests import model_counter, session_advice
-
-        if model is not None and options.get("counter") is None:
-            options["counter"] = model_counter(self, model)
-        return session_advice(self, model or self.model or DEFAULT_MODEL, **options)
-
-    def diff(self, turn_a: int, turn_b: int | None = None, *, other: Session | None = None) -> PromptDiff:
-        """A PromptDiff from turn ``turn_a`` to ``turn_b`` (default: the latest recorded turn), or to
-        ``other``'s prompt at ``turn_b`` (default ``turn_a``) when another Session is given."""
-        from wm_kernel.instruments.diff import diff_prompts
-
-        if other is not None and not isinstance(other, Session):
-            raise TypeError(f"other must be a Session, got {type(other).__name__}")
-        target = other if other is not None else self
-        if turn_b is None:
-            if other is not None:
-                turn_b = turn_a
-            else:
-                last = self.recorder.last_position()
-                if last is None:
-                    raise ValueError("nothing recorded yet: compose first")
-                turn_b = last[0]
-        old = self.prompt_at(turn_a)
-        new = target.prompt_at(turn_b)
-        if other is None:
-            return diff_prompts(old, new, old_label=f"turn {turn_a}", new_label=f"turn {turn_b}")
-        return diff_prompts(
-            old, new, old_label=f"{self.continuum_id} turn {turn_a}", new_label=f"{other.continuum_id} turn {turn_b}"
-        )
-
     def close(self) -> None:
         """Refuse further driving (the store stays open: it may be shared)."""
         self.closed = True
@@ -588,11 +477,13 @@ class Session(HasTraits):
         return f"<Session turn={self.turn} segment={self.segment_number} trinkets={list(self.working_memory.trinkets)}>"
 
 
-def _versioned(record: Any, fields: set[str]) -> dict[str, Any]:
-    """A stored session record with exactly ``fields`` (and ``"v"``; records of earlier versions
-    have none); ValueError naming what is wrong."""
-    if not isinstance(record, dict) or set(record) - {"v"} != fields:
-        raise ValueError(f"expected {sorted(fields | {'v'})}")
-    if record.get("v", SEGMENT_VERSION) != SEGMENT_VERSION:
-        raise ValueError(f"version {record['v']!r}, this Session reads version {SEGMENT_VERSION}")
-    return record
+def _tool_names(tools_used: Sequence[str]) -> tuple[str, ...]:
+    """``tools_used`` as one tuple of tool names; a TypeError if it is not a sequence of strings."""
+    # one tuple, checked and then used: a generator would be empty by its second reading
+    try:
+        tools = tuple(tools_used) if not isinstance(tools_used, str) else None
+    except TypeError:
+        tools = None
+    if tools is None or not all(isinstance(t, str) for t in tools):
+        raise TypeError("tools_used must be a sequence of tool names (strings)")
+    return tools
