@@ -67,19 +67,8 @@ def _too_long_at(path: Path) -> list[str]:
         ROOT = saved
 
 
-#: Still to split (issue 35 stays open for them), each with the size it may not pass: a ratchet, so
-#: none grows and no new one appears. Remove an entry once its class or function is split.
-NOT_YET_SPLIT = {
-}
-
-
 @pytest.mark.slow
 def test_no_class_over_400_or_function_over_80_lines_without_a_reason() -> None:
     paths = sorted([*ROOT.glob("wm_kernel/**/*.py"), *ROOT.glob("trinkets/**/*.py")])
     found = [line for path in paths for line in too_long(path)]
-    over = []
-    for line in found:
-        name, size = line.split(" ")[1], int(line.split(" ")[2])
-        if size > NOT_YET_SPLIT.get(name, 0):
-            over.append(line)
-    assert over == [], "\n".join(over)
+    assert found == [], "\n".join(found)
