@@ -3,8 +3,8 @@
 Run on demand: ``.venv/bin/python bench/interop.py [REPEAT] [--big]``. Nothing here is asserted.
 
 - Claude Code: import + reconcile of generated sessions (``wm_kernel.interop.synthetic``) of one
-  size and of four times that size, import alone of 2,100 and 8,400 lines, and import + reconcile
-  of a generated ~3.5 MB one; CPU time (``time.thread_time``,
+  size and of four times that size, import alone and import + reconcile of one long conversation
+  of 2,100 and 8,400 lines, and import + reconcile of a generated ~3.5 MB one; CPU time (``time.thread_time``,
   the sizes interleaved, medians with min-max) and peak traced memory (``tracemalloc``, a run of
   its own, since tracing slows the run). Four times the input should cost at most about five times
   the time and memory: the ratios are printed.
@@ -113,6 +113,12 @@ def main(argv: list[str]) -> None:
             "Claude Code: import only (generated, 2,100 and 8,400 lines)",
             ("generated", lines.files, read_only(lines.path)),
             ("generated, x4", lines4.files, read_only(lines4.path)),
+            repeat,
+        )
+        compare(
+            "Claude Code: import + reconcile (generated, 2,100 and 8,400 lines: a long conversation)",
+            ("generated", lines.files, import_and_reconcile(lines.path)),
+            ("generated, x4", lines4.files, import_and_reconcile(lines4.path)),
             repeat,
         )
         big = claude_code_session(folder / "big.jsonl", turns=110, words=200, seed=2)

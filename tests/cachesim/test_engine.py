@@ -3,6 +3,7 @@ a minimal request list, provider rules, properties over random request lists, an
 
 from __future__ import annotations
 
+import re
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -534,3 +535,47 @@ def test_an_estimate_carries_its_band_into_costs_and_the_minimum():
     exact = simulate([Request(at(0), near)], SONNET, counter=counter_for("gpt-5.4"))
     assert exact.turns["miss_reason"].tolist() == ["below_minimum"] and exact.cost_range == (exact.total_cost,) * 2
     assert str(exact).splitlines()[4] == "tokens counted with tiktoken o200k_base (for gpt-5.4, not claude-sonnet-4-6)"
+
+
+_PIECES = [
+    Block(f"k{i}", 1 + i * 37 % 500, layer=layer)
+    for i, layer in enumerate(["tools"] * 3 + ["system"] * 3 + ["messages"] * 8)
+]
+
+
+@st.composite
+def _conversation(draw: st.DrawFn) -> list[Request]:
+    """Requests that repeat the one before, change it somewhere, move breakpoints, change params."""
+    requests: list[Request] = []
+    blocks: list[Block] = []
+    for turn in range(draw(st.integers(1, 8))):
+        cut = draw(st.integers(0, len(blocks)))
+        added = draw(st.lists(st.sampled_from(_PIECES), max_size=5))
+        blocks = sorted(blocks[:cut] + added, key=lambda b: ("tools", "system", "messages").index(b.layer))
+        marks = draw(st.sets(st.integers(0, max(len(blocks) - 1, 0)), max_size=3)) if blocks else set()
+        marked = [
+            Block(b.key, b.tokens, layer=b.layer, breakpoint="5m") if i in marks else b for i, b in enumerate(blocks)
+        ]
+        params = {"temperature": draw(st.sampled_from([0.0, 1.0]))}
+        requests.append(Request(at(turn), marked, params=params))
+        blocks = marked
+    return requests
+
+
+@settings(max_examples=200, deadline=None)
+@given(_conversation())
+def test_a_request_prepared_from_the_one_before_is_prepared_as_from_nothing(requests: list[Request]) -> None:
+    from wm_kernel.cachesim.engine import _prepare
+
+    profile = get_model("claude-sonnet-4-6")
+    before = None
+    for index, request in enumerate(requests):
+        try:
+            alone = _prepare(index, request, profile)
+        except ValueError as error:  # too many breakpoints: the same error either way
+            with pytest.raises(ValueError, match=re.escape(str(error))):
+                _prepare(index, request, profile, before)
+            return
+        after = _prepare(index, request, profile, before)
+        assert after == alone
+        before = after

@@ -44,7 +44,8 @@ is its index). A request that only grew past what the previous one cached is ``n
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+import operator
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import KW_ONLY, dataclass, field
 from datetime import datetime, timedelta
 from itertools import pairwise
@@ -52,11 +53,14 @@ from types import MappingProxyType
 from typing import Any, NamedTuple
 
 from wm_kernel.cachesim.models import ModelProfile, get_model
+from wm_kernel.utils.sequences import shared_start
 
 #: The most tokens a block, or a whole request, may hold: the simulation's tables count in int64.
 MAX_TOKENS = 2**63 - 1
 
 LAYERS = ("tools", "system", "messages")
+_RANK = {layer: rank for rank, layer in enumerate(LAYERS)}
+_LAYER_OF, _TOKENS = operator.attrgetter("layer"), operator.attrgetter("tokens")
 MISS_REASONS = (
     "none",
     "first_request",
@@ -141,17 +145,18 @@ class Request:
         if isinstance(self.blocks, (str, bytes)):
             raise TypeError("blocks must be a sequence of Block")
         blocks = tuple(self.blocks)
-        for index, block in enumerate(blocks):
-            if not isinstance(block, Block):
-                raise TypeError(f"blocks[{index}] is a {type(block).__name__}, not a Block")
-        order = [LAYERS.index(b.layer) for b in blocks]
-        for index in range(1, len(order)):
-            if order[index] < order[index - 1]:
-                raise ValueError(
-                    f"blocks[{index}] is in layer {blocks[index].layer!r} after a "
-                    f"{blocks[index - 1].layer!r} block; the order is tools, system, messages"
-                )
-        total = sum(b.tokens for b in blocks)
+        if not set(map(type, blocks)) <= {Block}:  # a subclass or a stranger: look at each
+            for index, block in enumerate(blocks):
+                if not isinstance(block, Block):
+                    raise TypeError(f"blocks[{index}] is a {type(block).__name__}, not a Block")
+        order = list(map(_RANK.__getitem__, map(_LAYER_OF, blocks)))
+        if not all(map(operator.le, order, order[1:])):
+            index = next(i for i in range(1, len(order)) if order[i] < order[i - 1])
+            raise ValueError(
+                f"blocks[{index}] is in layer {blocks[index].layer!r} after a "
+                f"{blocks[index - 1].layer!r} block; the order is tools, system, messages"
+            )
+        total = sum(map(_TOKENS, blocks))
         if total > MAX_TOKENS:
             raise ValueError(f"the request holds {total} tokens, more than the simulator counts (2**63 - 1)")
         if self.params is not None and not isinstance(self.params, Mapping):
@@ -162,7 +167,7 @@ class Request:
     @property
     def tokens(self) -> int:
         """All the request's input tokens."""
-        return sum(b.tokens for b in self.blocks)
+        return sum(map(_TOKENS, self.blocks))
 
 
 class Outcome(NamedTuple):
@@ -208,6 +213,7 @@ class _Prepared(NamedTuple):
     breakpoints: list[tuple[int, timedelta, bool]]  # (block index, ttl, is a one-hour write)
     sigs: tuple[int, int, int]
     explicit: int  # index of the last "explicit" block (Gemini cached content), -1 if none
+    marks: list[tuple[int, str]]  # the blocks' own breakpoints (block index, its breakpoint)
 
 
 def _layer_sigs(params: Mapping[str, Any]) -> tuple[int, int, int]:
@@ -222,16 +228,21 @@ def _layer_sigs(params: Mapping[str, Any]) -> tuple[int, int, int]:
     return tools, system, hash((system, tuple(scoped[2])))
 
 
-def _prepare(index: int, request: Request, profile: ModelProfile) -> _Prepared:
-    """Validate one request against the model and compute its prefix hashes and sums."""
+def _prepare(index: int, request: Request, profile: ModelProfile, before: _Prepared | None = None) -> _Prepared:
+    """Validate one request against the model and compute its prefix hashes and sums. The blocks
+    it shares with ``before`` (the previous request, same parameters) take that one's hashes and
+    sums: a conversation costs what each request adds, not what it repeats."""
     sigs = _layer_sigs(request.params or {})
-    hashes: list[int] = []
-    cumulative: list[int] = []
-    h, layer, total = sigs[0], 0, 0
-    marks: list[tuple[int, str]] = []
+    shared = 0 if before is None or before.sigs != sigs else shared_start(request.blocks, before.request.blocks)
+    hashes, cumulative = before.hashes[:shared] if before else [], before.cumulative[:shared] if before else []
+    marks: list[tuple[int, str]] = [(p, mark) for p, mark in before.marks if p < shared] if before else []
+    h, layer, total = (
+        (hashes[-1], _RANK[request.blocks[shared - 1].layer], cumulative[-1]) if shared else (sigs[0], 0, 0)
+    )
     known = set(MARKERS) | set(profile.ttls)
-    for position, block in enumerate(request.blocks):
-        target = LAYERS.index(block.layer)
+    for position in range(shared, len(request.blocks)):
+        block = request.blocks[position]
+        target = _RANK[block.layer]
         while layer < target:  # entering a later layer mixes in the parameters that invalidate it
             layer += 1
             h = hash((h, sigs[layer]))
@@ -247,13 +258,14 @@ def _prepare(index: int, request: Request, profile: ModelProfile) -> _Prepared:
                     f"{', '.join(sorted(known))}"
                 )
             marks.append((position, block.breakpoint))
+    marked = list(marks)
     explicit = max((p for p, mark in marks if mark == "explicit"), default=-1)
     if profile.mode == "automatic":
         if explicit >= 0 and profile.storage is None:
             raise ValueError(
                 f"requests[{index}].blocks[{explicit}]: {profile.name} has no explicit cache; its caching is automatic"
             )
-        return _Prepared(request, hashes, cumulative, [], sigs, explicit)
+        return _Prepared(request, hashes, cumulative, [], sigs, explicit, marked)
     if len(marks) > profile.max_breakpoints:
         raise ValueError(
             f"requests[{index}] has {len(marks)} cache breakpoints; {profile.name} allows "
@@ -273,31 +285,30 @@ def _prepare(index: int, request: Request, profile: ModelProfile) -> _Prepared:
                 f"requests[{index}]: the breakpoint on block {p1} has a longer TTL than the "
                 f"one on block {p0}; longer TTLs must come first"
             )
-    return _Prepared(request, hashes, cumulative, breakpoints, sigs, explicit)
+    return _Prepared(request, hashes, cumulative, breakpoints, sigs, explicit, marked)
 
 
-def _prepare_all(requests: Iterable[Request], profile: ModelProfile) -> list[_Prepared]:
+def _prepared(requests: Iterable[Request], profile: ModelProfile) -> Iterator[_Prepared]:
+    """Each request validated and prepared, in order; only the one before is kept."""
     if isinstance(requests, (str, bytes, Mapping)) or not isinstance(requests, Iterable):
         raise TypeError(f"requests must be an iterable of Request, got {type(requests).__name__}")
-    prepared: list[_Prepared] = []
-    previous: datetime | None = None
+    before: _Prepared | None = None
     for index, request in enumerate(requests):
         if not isinstance(request, Request):
             raise TypeError(f"requests[{index}] is a {type(request).__name__}, not a Request")
-        if previous is not None:
+        if before is not None:
             try:
-                backwards = request.at < previous
+                backwards = request.at < before.request.at
             except TypeError:
                 raise ValueError("requests mix naive and timezone-aware times") from None
             if backwards:
                 raise ValueError(
                     f"requests must be in time order: requests[{index}] at "
                     f"{request.at.isoformat()} is before requests[{index - 1}] at "
-                    f"{previous.isoformat()}"
+                    f"{before.request.at.isoformat()}"
                 )
-        previous = request.at
-        prepared.append(_prepare(index, request, profile))
-    return prepared
+        before = _prepare(index, request, profile, before)
+        yield before
 
 
 class _Run:
@@ -442,10 +453,8 @@ class _Run:
         before = self.previous
         if before is None:
             return None
-        for j, (new, old) in enumerate(zip(p.hashes, before.hashes, strict=False)):
-            if new != old:
-                return j
-        return None
+        shared = shared_start(p.hashes, before.hashes)
+        return shared if shared < min(len(p.hashes), len(before.hashes)) else None
 
     def _params_changed(self, p: _Prepared, divergent: int) -> bool:
         before = self.previous
@@ -501,8 +510,12 @@ class SimulationData:
 
 
 def run(requests: Iterable[Request], model: str | ModelProfile) -> SimulationData:
-    """Validate every request first (an error leaves nothing half-done), then play them in order."""
+    """Play the requests in order, each validated before it is played; an invalid one is an error
+    and nothing is returned (the run changes nothing outside it)."""
     profile = get_model(model)
-    prepared = _prepare_all(requests, profile)
     state = _Run(profile)
-    return SimulationData(profile, [p.request for p in prepared], [state.step(p) for p in prepared])
+    data = SimulationData(profile)
+    for p in _prepared(requests, profile):
+        data.requests.append(p.request)
+        data.outcomes.append(state.step(p))
+    return data

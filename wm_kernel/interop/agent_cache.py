@@ -13,6 +13,7 @@ fitted factor, and breakpoints where the agent puts them.
 from __future__ import annotations
 
 import dataclasses
+import operator
 import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -21,14 +22,16 @@ from typing import TYPE_CHECKING, Protocol
 
 from wm_kernel.cachesim.engine import Block, Request
 from wm_kernel.instruments.history_records import text_digest
-from wm_kernel.interop.bodies import Section
+from wm_kernel.interop.bodies import Section, first_message
 from wm_kernel.interop.formats import LoggedRequest
 from wm_kernel.tokens import TokenCounter
+from wm_kernel.utils.sequences import shared_start
 
 if TYPE_CHECKING:
     from wm_kernel.dialects.usage import Usage
 
 _LAYER = {"tool": "tools", "system": "system", "message": "messages"}
+_KEY, _BREAKPOINT, _KIND = (operator.attrgetter(name) for name in ("key", "breakpoint", "kind"))
 #: A read level within this fraction of another is the same breakpoint.
 LEVEL_TOLERANCE = 0.01
 #: A read this much below what the previous request left cached is a fall, not a count difference.
@@ -99,7 +102,8 @@ def chains(requests: Sequence[LoggedRequest]) -> list[int]:
     last: dict[str, tuple[str | None, int]] = {}
     for request in requests:
         key = conversation_of(request)
-        first = next((s.text for s in request.sections if s.kind == "message"), None)
+        found = first_message(request.sections)
+        first = found.text if found is not None else None
         before = last.get(key)
         chain = 0 if before is None else before[1] + (first != before[0])
         last[key] = (first, chain)
@@ -127,7 +131,7 @@ def _fit(points_of_chains: Sequence[Sequence[tuple[int, int]]]) -> tuple[list[fl
     return [max(0.0, statistics.median(y - x for x, y in points)) for points in points_of_chains], 1.0
 
 
-def infer(log: AgentLog) -> dict[str, Inferred]:
+def infer(log: AgentLog, chain_of: Sequence[int] | None = None) -> dict[str, Inferred]:
     """Per conversation whose requests hold no system prompt and no tools, what is missing
     (:class:`Inferred`, its ``levels`` not yet known: they need the send times, see
     :func:`with_levels`); empty when every request holds its system prompt or tools, or the log
@@ -135,9 +139,9 @@ def infer(log: AgentLog) -> dict[str, Inferred]:
     billed = log.billed_usage()
     groups: dict[str, list[int]] = {}
     for turn, request in enumerate(log.requests):
-        if not any(s.kind in ("tool", "system") for s in request.sections):
+        if not {"tool", "system"} & set(map(_KIND, request.sections)):
             groups.setdefault(conversation_of(request), []).append(turn)
-    chain_of = chains(log.requests)
+    chain_of = chains(log.requests) if chain_of is None else chain_of
     out = {}
     for conversation, turns in groups.items():
         found = _infer_one(log, conversation, turns, billed, chain_of)
@@ -150,11 +154,14 @@ def _infer_one(
     log: AgentLog, conversation: str, turns: list[int], billed: Sequence[Usage | None], chain_of: Sequence[int]
 ) -> Inferred | None:
     points: dict[int, list[tuple[int, int]]] = {}
+    whole = True  # no request of the conversation holds anything: the log has only the usage
+    counted = _Counted(log.counter)
     for turn in turns:
+        sections = log.sections(turn)
+        whole = whole and not sections
         b = billed[turn]
         if b is not None and b.prompt_tokens:
-            counted = sum(log.counter.count(s.text) for s in log.sections(turn))
-            points.setdefault(chain_of[turn], []).append((counted, b.prompt_tokens))
+            points.setdefault(chain_of[turn], []).append((counted.tokens(sections), b.prompt_tokens))
     if not points:
         return None
     order = sorted(points)
@@ -163,7 +170,6 @@ def _infer_one(
     added = {c: int(round(i - base)) for c, i in zip(order, intercepts, strict=True)}
     one_hour = any((b := billed[turn]) is not None and b.cache_write_1h_tokens for turn in turns)
     opening = billed[turns[0]]
-    whole = all(not log.sections(turn) for turn in turns)
     return Inferred(
         conversation,
         int(round(base)),
@@ -174,6 +180,26 @@ def _infer_one(
         opening.cache_read_tokens if opening is not None else 0,
         whole=whole,
     )
+
+
+class _Counted:
+    """The tokens of a conversation's requests one after the other: the start a request shares
+    with the one before is not counted again."""
+
+    def __init__(self, counter: TokenCounter) -> None:
+        self.counter = counter
+        self.sections: Sequence[Section] = ()
+        self.running: list[int] = []  # tokens of the last request's sections, running total
+
+    def tokens(self, sections: Sequence[Section]) -> int:
+        shared = shared_start(sections, self.sections)
+        running = self.running[:shared]
+        total = running[-1] if running else 0
+        for s in sections[shared:]:
+            total += self.counter.count(s.text)
+            running.append(total)
+        self.sections, self.running = sections, running
+        return total
 
 
 def rewrites_of(
@@ -224,11 +250,14 @@ def _levels(found: Inferred, rewritten: dict[int, int]) -> tuple[int, ...]:
     return tuple(levels)
 
 
-def rewrites(log: AgentLog, when: Sequence[datetime], inferred: dict[str, Inferred]) -> dict[int, int]:
+def rewrites(
+    log: AgentLog, when: Sequence[datetime], inferred: dict[str, Inferred], chain_of: Sequence[int] | None = None
+) -> dict[int, int]:
     """Per request the agent rewrote after a point of the part its log does not hold, the tokens
-    the provider read (see :func:`rewrites_of`)."""
+    the provider read (see :func:`rewrites_of`); ``chain_of`` is :func:`chains` of its requests,
+    where the caller has it."""
     billed = log.billed_usage()
-    chain_of = chains(log.requests)
+    chain_of = chains(log.requests) if chain_of is None else chain_of
     groups: dict[str, list[int]] = {}
     for turn, request in enumerate(log.requests):
         groups.setdefault(conversation_of(request), []).append(turn)
@@ -260,7 +289,8 @@ def cache_requests(log: AgentLog, when: Sequence[datetime]) -> tuple[list[Reques
     usage shows one inside the missing part (else after it), one where the conversation's
     previous request ended, and one on the last block, at the TTL the usage bills; from a request
     the agent rewrote (:func:`rewrites`), what follows its read is new content."""
-    builder = _Builder(log, infer(log), when)
+    chain_of = chains(log.requests)
+    builder = _Builder(log, infer(log, chain_of), when, chain_of)
     return builder.requests(), builder.warmups
 
 
@@ -268,16 +298,21 @@ class _Builder:
     """The blocks of every request of a log, sharing one Block per section (and per generation:
     the count of rewrites of its conversation before it)."""
 
-    def __init__(self, log: AgentLog, inferred: dict[str, Inferred], when: Sequence[datetime]) -> None:
+    def __init__(
+        self, log: AgentLog, inferred: dict[str, Inferred], when: Sequence[datetime], chain_of: Sequence[int]
+    ) -> None:
         self.log = log
         self.when = when
-        self.chain_of = chains(log.requests) if inferred else []
-        self.rewritten = rewrites(log, when, inferred) if inferred else {}
+        self.chain_of = chain_of
+        self.rewritten = rewrites(log, when, inferred, chain_of) if inferred else {}
         self.inferred = with_levels(inferred, self.rewritten, log.requests)
         self.warmups: dict[int, Request] = {}
         self._shared: dict[tuple[int, float, int], Block] = {}
         self._ends: dict[str, tuple[list[str], int]] = {}
         self._rewrites: dict[str, list[int]] = {}  # per conversation, the read level of each rewrite so far
+        self._marks: dict[tuple[int, str | None], tuple[Block, Block]] = {}  # (block, breakpoint) -> marked
+        # per conversation, its last request's (factor, generation), sections and their blocks
+        self._last: dict[str, tuple[tuple[float, int], Sequence[Section], list[Block]]] = {}
 
     def requests(self) -> list[Request]:
         out = []
@@ -289,26 +324,38 @@ class _Builder:
                 self._rewrites.setdefault(found.conversation, []).append(self.rewritten[turn])
             done = self._rewrites.get(found.conversation, []) if found is not None else []
             blocks = self._sections(turn, found.factor if found is not None else 1.0, len(done))
-            if found is not None and not any(b.breakpoint for b in blocks):
+            if found is not None and not any(map(_BREAKPOINT, blocks)):
                 blocks = self._agent_marks(turn, at, found, blocks, done, params)
             out.append(Request(at, blocks, params=params))
         return out
 
     def _sections(self, turn: int, factor: float, generation: int) -> list[Block]:
-        blocks = []
-        for s in self.log.sections(turn):
-            block = self._shared.get((id(s), factor, generation))
-            if block is None:
-                n = self.log.counter.count(s.text)
-                block = self._shared[(id(s), factor, generation)] = Block(
-                    f"{s.name}:{text_digest(s.text).hex()}" + (f":rewrite{generation}" if generation else ""),
-                    n if factor == 1.0 else int(round(n * factor)),
-                    breakpoint=s.cache,
-                    layer=_LAYER[s.kind],
-                    label=f"{s.name} ({s.trinket})" if s.trinket else s.name,
-                )
-            blocks.append(block)
+        """The blocks of ``turn``'s sections; the start they share with the previous request of the
+        conversation (at the same factor and generation) is that request's blocks."""
+        sections = self.log.sections(turn)
+        conversation = conversation_of(self.log.requests[turn])
+        last = self._last.get(conversation)
+        shared = 0
+        if last is not None and last[0] == (factor, generation):
+            shared = shared_start(sections, last[1])
+        blocks = last[2][:shared] if last is not None else []
+        blocks.extend(self._block(s, factor, generation) for s in sections[shared:])
+        self._last[conversation] = ((factor, generation), sections, blocks)
         return blocks
+
+    def _block(self, s: Section, factor: float, generation: int) -> Block:
+        """The one Block of section ``s`` at ``factor`` in ``generation``."""
+        block = self._shared.get((id(s), factor, generation))
+        if block is None:
+            n = self.log.counter.count(s.text)
+            block = self._shared[(id(s), factor, generation)] = Block(
+                f"{s.name}:{text_digest(s.text).hex()}" + (f":rewrite{generation}" if generation else ""),
+                n if factor == 1.0 else int(round(n * factor)),
+                breakpoint=s.cache,
+                layer=_LAYER[s.kind],
+                label=f"{s.name} ({s.trinket})" if s.trinket else s.name,
+            )
+        return block
 
     def _agent_marks(
         self,
@@ -321,7 +368,7 @@ class _Builder:
     ) -> list[Block]:
         """``blocks`` after the inferred start, with the breakpoints the agent puts."""
         key = found.conversation
-        keys = [b.key for b in blocks]
+        keys = list(map(_KEY, blocks))
         marks = {len(blocks) - 1} if blocks else set()
         before = self._ends.get(key)
         if before is not None and keys[: len(before[0])] == before[0] and before[1] >= 0:
@@ -334,10 +381,21 @@ class _Builder:
         blocks = start + blocks
         if before is None and found.before:
             marks = self._warm_up(turn, at, found, blocks, marks, params)
-        return [
-            Block(b.key, b.tokens, breakpoint=found.ttl if i in marks else None, layer=b.layer, label=b.label)
-            for i, b in enumerate(blocks)
-        ]
+        out = list(blocks)  # the logged blocks carry no breakpoint: only the marked ones and the start change
+        for i in marks | {i for i, b in enumerate(start) if b.breakpoint}:
+            out[i] = self._marked(out[i], found.ttl if i in marks else None)
+        return out
+
+    def _marked(self, block: Block, breakpoint: str | None) -> Block:
+        """``block`` with ``breakpoint``, one Block per logged block and breakpoint however many
+        requests mark it."""
+        if block.breakpoint == breakpoint:
+            return block
+        found = self._marks.get((id(block), breakpoint))
+        if found is None or found[0] is not block:
+            made = Block(block.key, block.tokens, breakpoint=breakpoint, layer=block.layer, label=block.label)
+            found = self._marks[(id(block), breakpoint)] = (block, made)
+        return found[1]
 
     def _start(self, found: Inferred, chain: int, done: list[int]) -> list[Block]:
         """The blocks of what the log does not hold: the inferred system prompt and tools cut where

@@ -14,7 +14,9 @@ JSON; an image as a placeholder, never its data).
 
 from __future__ import annotations
 
+import itertools
 import json
+import operator
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -150,6 +152,7 @@ def placeholder(kind: str, block: Mapping[str, Any]) -> str:
     return f"[{kind}{what}, {size} chars]"
 
 
+_KIND = operator.attrgetter("kind")
 _BINARY = {"image", "document", "image_url", "input_image", "input_file", "file", "input_audio"}
 
 
@@ -296,8 +299,23 @@ def cut_body(
     return cutters[shape](text, located, body, splitter).finish()
 
 
+def first_message(sections: Sequence[Section]) -> Section | None:
+    """The first section of kind message, None if there is none. The first few are looked at by
+    index (on a transcript's chain of messages that reads its first message, no walk)."""
+    for index in range(min(len(sections), 8)):
+        if sections[index].kind == "message":
+            return sections[index]
+    return next((s for s in sections if s.kind == "message"), None)
+
+
 def prompt_order(sections: Sequence[Section]) -> list[Section]:
     """The prompt sections (no framing) in the order a provider reads them: tools, system,
     messages (text order within each kind)."""
-    rank = {"tool": 0, "system": 1, "message": 2}
-    return sorted((s for s in sections if s.kind != "framing"), key=lambda s: rank[s.kind])
+    items = list(sections)
+    kinds = list(map(_KIND, items))
+    present = set(kinds)
+    out: list[Section] = []
+    for kind in KINDS[:3]:  # a pass per kind there is (not framing), each keeping its own in text order
+        if kind in present:
+            out.extend(itertools.compress(items, map(kind.__eq__, kinds)) if len(present) > 1 else items)
+    return out

@@ -116,13 +116,17 @@ class _Chain:
     lines), then the chain before it, shared with every other request that sent the same start.
     So a request costs its own link, not a copy of the conversation."""
 
-    __slots__ = ("node", "count", "parent", "sections", "lines")
+    __slots__ = ("node", "count", "parent", "own", "sections", "lines", "root", "owner")
 
     def __init__(self, node: _Message, count: int, parent: _Chain | None) -> None:
         self.node, self.count, self.parent = node, count, parent
         own = node.lines[:count]
-        self.sections: int = sum(len(line.sections) for line in own) + (parent.sections if parent else 0)
+        self.own: tuple[Section, ...] = tuple(itertools.chain.from_iterable(line.sections for line in own))
+        self.sections: int = len(self.own) + (parent.sections if parent else 0)
         self.lines: int = len(own) + (parent.lines if parent else 0)
+        self.root: _Chain = parent.root if parent is not None else self
+        #: the file every message of the chain is in, None where they are in several
+        self.owner: ClaudeCodeReader | None = node.owner if parent is None or parent.owner is node.owner else None
 
     def links(self) -> list[_Chain]:
         out: list[_Chain] = []
@@ -143,9 +147,7 @@ class ChainSections(Sequence[Section]):
         self._chain = chain
 
     def __iter__(self) -> Iterator[Section]:
-        for link in self._chain.links():
-            for line in link.node.lines[: link.count]:
-                yield from line.sections
+        return itertools.chain.from_iterable([link.own for link in self._chain.links()])
 
     def __len__(self) -> int:
         return self._chain.sections
@@ -163,6 +165,9 @@ class ChainSections(Sequence[Section]):
             index += len(self)
         if not 0 <= index < len(self):
             raise IndexError("section index out of range")
+        root = self._chain.root
+        if index < len(root.own):  # in the first message: no walk along the chain
+            return root.own[index]
         return next(itertools.islice(iter(self), index, None))
 
     def __eq__(self, other: object) -> bool:
@@ -190,6 +195,9 @@ class ChainLines(Sequence[int]):
                     yield line.number
 
     def __len__(self) -> int:
+        chain = self._chain
+        if chain.owner is not None:  # one file: counted as the chain was built
+            return chain.lines if chain.owner is self._owner else 0
         return sum(1 for _ in self)
 
     @overload
@@ -199,6 +207,9 @@ class ChainLines(Sequence[int]):
     def __getitem__(self, index: slice) -> tuple[int, ...]: ...
 
     def __getitem__(self, index: int | slice) -> int | tuple[int, ...]:
+        root = self._chain.root
+        if index == 0 and self._chain.owner is self._owner and root.count:  # the first, without a walk
+            return root.node.lines[0].number
         return tuple(self)[index]
 
     def __eq__(self, other: object) -> bool:

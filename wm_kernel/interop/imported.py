@@ -44,7 +44,7 @@ from wm_kernel.instruments.history import History
 from wm_kernel.instruments.history_records import text_digest
 from wm_kernel.interop.agent_cache import Inferred, cache_requests, conversation_of, infer, rewrites
 from wm_kernel.interop.billing import gen_ai_counts, logged_usage, request_body
-from wm_kernel.interop.bodies import Section, prompt_order
+from wm_kernel.interop.bodies import Section, first_message, prompt_order
 from wm_kernel.interop.claude_code import ClaudeCodeReader
 from wm_kernel.interop.formats import ImportIssue, LoggedRequest, detect
 from wm_kernel.interop.jsonspan import locate
@@ -385,7 +385,7 @@ class ImportedSession:
         rewritten = self.rewrites(times=times, gap=gap)
         out = []
         for turn, request in enumerate(self.requests):
-            first = next((s for s in request.sections if s.kind == "message"), None)
+            first = first_message(request.sections)
             out.append(
                 {
                     "conversation": conversation_of(request),
