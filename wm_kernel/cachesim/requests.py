@@ -127,7 +127,7 @@ class _Sent(Protocol):
     def reply(self) -> str: ...
 
 
-def recorded_exchanges(session: Any) -> dict[int, _Sent]:
+def recorded_exchanges(session: object) -> dict[int, _Sent]:
     """turn -> the exchange the session's History recorded at it (sent or replayed); empty for a
     history that records none."""
     exchanges = getattr(getattr(session, "recorder", None), "exchanges", None)
@@ -229,7 +229,7 @@ def _parse_breakpoints(breakpoints: str | Sequence[str]) -> list[tuple[str, str]
 _MODEL_COUNTERS: weakref.WeakKeyDictionary[Any, dict[str, TokenCounter]] = weakref.WeakKeyDictionary()
 
 
-def _own_counter(session: Any) -> TokenCounter | None:
+def _own_counter(session: object) -> TokenCounter | None:
     """The counter the session's history counts with, if it has one."""
     own = getattr(getattr(session, "recorder", None), "counter", None)
     return own if isinstance(own, TokenCounter) else None

@@ -209,15 +209,15 @@ def locale_usable(name: str) -> bool:
 # -- tools ------------------------------------------------------------------------------------------
 
 
-def session_tools(session: Any) -> list[Any] | None:
+def session_tools(session: object) -> list[Any] | None:
     """The tool list a session declares (a ``tools`` attribute holding a list), or None when it
     declares none: Sessions have no tools today, and ``tool_order`` is then not applicable."""
     tools = getattr(session, "tools", None)
     return tools if isinstance(tools, list) and tools else None
 
 
-def reverse_tools(session: Any) -> None:
+def reverse_tools(session: object) -> None:
     """Give ``session`` its tool list in reverse order (an instrument, attached before any step)."""
     tools = session_tools(session)
     if tools is not None:
-        session.tools = list(reversed(tools))
+        setattr(session, "tools", list(reversed(tools)))  # noqa: B010 (any session with a tools list)

@@ -21,7 +21,7 @@ import argparse
 import html
 import shlex
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_cell_magic, magics_class, no_var_expand
@@ -32,6 +32,9 @@ from wm_kernel.testing import assertions
 from wm_kernel.testing.perturbations import CHECKS
 from wm_kernel.testing.report import ROW_TINTS
 from wm_kernel.utils.htmltext import no_math
+
+if TYPE_CHECKING:
+    from wm_kernel.session import Session
 
 CHECK_MAGIC_NAMES: dict[str, tuple[str, ...]] = {"line": ("wm_check",), "cell": ("wm_check",)}
 
@@ -266,7 +269,7 @@ class CheckMagics(Magics):
             raise UsageError(str(exc)) from None
 
     @staticmethod
-    def _replayable(session: Any, args: argparse.Namespace) -> Any:
+    def _replayable(session: Session, args: argparse.Namespace) -> Any:
         """What the stability checker replays of ``session``: the log it was imported from, else
         the recording it has kept since it was built; UsageError saying why not and what to do."""
         from wm_kernel.experiments.recorder import session_recording
@@ -317,7 +320,7 @@ class CheckMagics(Magics):
                     factories[name] = found
         return factories
 
-    def _session(self, name: str | None) -> Any:
+    def _session(self, name: str | None) -> Session:
         from wm_kernel.session import Session, current_session
 
         if name is None:

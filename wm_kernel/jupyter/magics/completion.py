@@ -6,12 +6,15 @@ and ``%%compose`` when the extension loads, and takes it off again when it unloa
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from IPython.core.error import UsageError
 
 from wm_kernel.core.prompt_dict import PLACEMENTS
 from wm_kernel.jupyter.magics.args import known_sections, resolve_trinket
+
+if TYPE_CHECKING:
+    from wm_kernel.session import Session
 
 
 def complete(shell: Any, event: Any) -> list[str]:
@@ -51,7 +54,7 @@ def _completions(text: str) -> list[str]:
     return []
 
 
-def _argument_completions(session: Any, words: list[str]) -> list[str]:
+def _argument_completions(session: Session, words: list[str]) -> list[str]:
     try:
         trinket = resolve_trinket(session, words[1])
     except UsageError:

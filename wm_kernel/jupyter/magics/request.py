@@ -14,13 +14,16 @@ from __future__ import annotations
 import argparse
 import math
 import textwrap
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from IPython.core.error import UsageError
 from IPython.core.magic_arguments import MagicArgumentParser
 
 from wm_kernel.display.wire_view import WireView, request_view
 from wm_kernel.utils.safe_files import UnreadableFileError, load_json
+
+if TYPE_CHECKING:
+    from wm_kernel.session import Session
 
 USAGE_EXAMPLES = """examples:
   %request                          the last recorded turn, against claude-sonnet-4-6
@@ -97,7 +100,7 @@ def _tools(path: str | None) -> list[Any]:
     return tools
 
 
-def request_magic(session: Any, args: Any) -> WireView:
+def request_magic(session: Session, args: argparse.Namespace) -> WireView:
     """Run ``%request`` on ``session`` with parsed ``args``."""
     if args.per_hour is not None and not 0 <= args.per_hour < math.inf:
         raise UsageError(f"--per-hour must be a finite number of turns, 0 or more, got {args.per_hour:g}")

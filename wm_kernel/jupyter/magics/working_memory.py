@@ -22,8 +22,9 @@ cell (or ``%wm_session``) redirects them.
 
 from __future__ import annotations
 
+import argparse
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_cell_magic, line_magic, magics_class, no_var_expand
@@ -46,6 +47,9 @@ from wm_kernel.jupyter.magics.drive import DriveMagics
 from wm_kernel.jupyter.magics.inspection import InspectionMagics
 from wm_kernel.jupyter.magics.tables import prompt_diff
 from wm_kernel.jupyter.magics.wm_session import SessionMagics
+
+if TYPE_CHECKING:
+    from wm_kernel.session import Session
 
 MAGIC_NAMES: dict[str, tuple[str, ...]] = {
     "line": (
@@ -148,7 +152,7 @@ class WorkingMemoryMagics(Magics):
         self._note_defaults(session)
         return self._present(session, composed, args)
 
-    def _note_defaults(self, session: Any) -> None:
+    def _note_defaults(self, session: Session) -> None:
         """Say once per session when its prompt greets "friend" or reads the wall clock (the
         defaults of ``%load_ext`` and of a bare ``%wm_session``), and how to choose instead."""
         from wm_kernel.core.clock import ManualClock
@@ -169,7 +173,7 @@ class WorkingMemoryMagics(Magics):
             f"%wm_session --first-name Ada --clock 2026-11-30T09:00:00+00:00"
         )
 
-    def _present(self, session: Any, composed: ComposedPrompt, args: Any) -> Any:
+    def _present(self, session: Session, composed: ComposedPrompt, args: argparse.Namespace) -> object:
         placement_of = session.layout.placement_of
         if args.diff:
             return prompt_diff(composed.previous, composed)
@@ -289,7 +293,7 @@ class WorkingMemoryMagics(Magics):
         return CacheView(simulation, None if args.no_advice else simulation.advise())
 
     @staticmethod
-    def _check_cache_arguments(session: Any, model: str | None, breakpoints: Any) -> None:
+    def _check_cache_arguments(session: Session, model: str | None, breakpoints: Any) -> None:
         """Refuse a model or breakpoint ``%cache`` could not use before it composes (so a mistake
         changes nothing)."""
         from wm_kernel.cachesim.models import get_model
