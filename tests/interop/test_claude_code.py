@@ -255,3 +255,36 @@ def test_a_copied_session_folder_imports_from_the_copy(tmp_path: Path) -> None:
     session = import_log(tmp_path / "session" / "5e55a000.jsonl")
     assert len(session) == 5
     assert session.requests[0].sent_at == datetime(2026, 11, 30, 10, 0, 1, tzinfo=UTC)
+
+
+@pytest.mark.parametrize("name", sorted(p.name for p in DATA.glob("*.jsonl")))
+def test_a_requests_chain_gives_its_prompt_order_and_kinds_as_a_plain_list_of_its_sections_would(name: str) -> None:
+    from wm_kernel.interop.bodies import kinds_of, prompt_order
+
+    session = load(name)
+    assert session.requests
+    for request in session.requests:
+        plain = list(request.sections)
+        assert prompt_order(request.sections) == prompt_order(plain)
+        assert kinds_of(request.sections) == kinds_of(plain) == {s.kind for s in plain} - {"framing"}
+
+
+def test_prompt_order_puts_tools_then_system_then_messages_each_in_text_order() -> None:
+    from wm_kernel.interop.bodies import Section, prompt_order
+
+    def section(kind: str, name: str) -> Section:
+        return Section(name, kind, name, name)
+
+    mixed = [
+        section(k, n)
+        for k, n in [
+            ("message", "m1"),
+            ("framing", "f"),
+            ("tool", "t1"),
+            ("system", "s1"),
+            ("tool", "t2"),
+            ("message", "m2"),
+        ]
+    ]
+    assert [s.name for s in prompt_order(mixed)] == ["t1", "t2", "s1", "m1", "m2"]
+    assert prompt_order([section("framing", "f")]) == []

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from wm_kernel.cachesim.engine import Block, Request
 from wm_kernel.instruments.history_records import text_digest
-from wm_kernel.interop.bodies import Section, first_message
+from wm_kernel.interop.bodies import Section, first_message, kinds_of
 from wm_kernel.interop.formats import LoggedRequest
 from wm_kernel.tokens import TokenCounter
 from wm_kernel.utils.sequences import shared_start
@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     from wm_kernel.dialects.usage import Usage
 
 _LAYER = {"tool": "tools", "system": "system", "message": "messages"}
-_KEY, _BREAKPOINT, _KIND = (operator.attrgetter(name) for name in ("key", "breakpoint", "kind"))
+_KEY, _BREAKPOINT = operator.attrgetter("key"), operator.attrgetter("breakpoint")
 #: A read level within this fraction of another is the same breakpoint.
 LEVEL_TOLERANCE = 0.01
 #: A read this much below what the previous request left cached is a fall, not a count difference.
@@ -139,7 +139,7 @@ def infer(log: AgentLog, chain_of: Sequence[int] | None = None) -> dict[str, Inf
     billed = log.billed_usage()
     groups: dict[str, list[int]] = {}
     for turn, request in enumerate(log.requests):
-        if not {"tool", "system"} & set(map(_KIND, request.sections)):
+        if not {"tool", "system"} & kinds_of(request.sections):
             groups.setdefault(conversation_of(request), []).append(turn)
     chain_of = chains(log.requests) if chain_of is None else chain_of
     out = {}

@@ -308,10 +308,38 @@ def first_message(sections: Sequence[Section]) -> Section | None:
     return next((s for s in sections if s.kind == "message"), None)
 
 
+class PromptSequence(Sequence[Section]):
+    """Sections that know their kinds and their prompt order without a look at each (a
+    transcript's chain of messages keeps them as it is built); :func:`prompt_order` and
+    :func:`kinds_of` ask it."""
+
+    __slots__ = ()
+
+    def kinds(self) -> frozenset[str]:
+        """The kinds of its sections, framing left out."""
+        return frozenset(map(_KIND, self)) - {"framing"}
+
+    def prompt_order(self) -> list[Section]:
+        """What :func:`prompt_order` gives for it."""
+        return _by_kind(list(self))
+
+
+def kinds_of(sections: Sequence[Section]) -> frozenset[str]:
+    """The kinds of ``sections``, framing left out."""
+    if isinstance(sections, PromptSequence):
+        return sections.kinds()
+    return frozenset(map(_KIND, sections)) - {"framing"}
+
+
 def prompt_order(sections: Sequence[Section]) -> list[Section]:
     """The prompt sections (no framing) in the order a provider reads them: tools, system,
     messages (text order within each kind)."""
-    items = list(sections)
+    if isinstance(sections, PromptSequence):
+        return sections.prompt_order()
+    return _by_kind(list(sections))
+
+
+def _by_kind(items: list[Section]) -> list[Section]:
     kinds = list(map(_KIND, items))
     present = set(kinds)
     out: list[Section] = []

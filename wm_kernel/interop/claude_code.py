@@ -41,7 +41,7 @@ from pathlib import Path
 from typing import Any, overload
 
 from wm_kernel.dialects.registry import LogFormat, register_log_format
-from wm_kernel.interop.bodies import Cutter, Section, anthropic_message
+from wm_kernel.interop.bodies import Cutter, PromptSequence, Section, anthropic_message
 from wm_kernel.interop.formats import CLAUDE_CODE_WIRE, ImportIssue, LoggedRequest, parse_time
 from wm_kernel.interop.jsonspan import locate
 from wm_kernel.interop.split import Splitter
@@ -116,12 +116,17 @@ class _Chain:
     lines), then the chain before it, shared with every other request that sent the same start.
     So a request costs its own link, not a copy of the conversation."""
 
-    __slots__ = ("node", "count", "parent", "own", "sections", "lines", "root", "owner")
+    __slots__ = ("node", "count", "parent", "own", "prompt", "kinds", "sections", "lines", "root", "owner")
 
     def __init__(self, node: _Message, count: int, parent: _Chain | None) -> None:
         self.node, self.count, self.parent = node, count, parent
         own = node.lines[:count]
         self.own: tuple[Section, ...] = tuple(itertools.chain.from_iterable(line.sections for line in own))
+        self.prompt: tuple[Section, ...] = tuple(s for s in self.own if s.kind != "framing")
+        before = parent.kinds if parent is not None else frozenset()
+        kinds = {s.kind for s in self.prompt}
+        #: the kinds of the chain's sections, framing left out (the parent's set where it adds none)
+        self.kinds: frozenset[str] = before if kinds <= before else before | kinds
         self.sections: int = len(self.own) + (parent.sections if parent else 0)
         self.lines: int = len(own) + (parent.lines if parent else 0)
         self.root: _Chain = parent.root if parent is not None else self
@@ -138,7 +143,7 @@ class _Chain:
         return out
 
 
-class ChainSections(Sequence[Section]):
+class ChainSections(PromptSequence):
     """A request's sections, read from its chain when asked (never copied per request)."""
 
     __slots__ = ("_chain",)
@@ -148,6 +153,14 @@ class ChainSections(Sequence[Section]):
 
     def __iter__(self) -> Iterator[Section]:
         return itertools.chain.from_iterable([link.own for link in self._chain.links()])
+
+    def kinds(self) -> frozenset[str]:
+        return self._chain.kinds
+
+    def prompt_order(self) -> list[Section]:
+        if len(self._chain.kinds) > 1:  # tools or system among the messages: sorted by kind
+            return super().prompt_order()
+        return list(itertools.chain.from_iterable([link.prompt for link in self._chain.links()]))
 
     def __len__(self) -> int:
         return self._chain.sections
