@@ -288,3 +288,15 @@ def test_prompt_order_puts_tools_then_system_then_messages_each_in_text_order() 
     ]
     assert [s.name for s in prompt_order(mixed)] == ["t1", "t2", "s1", "m1", "m2"]
     assert prompt_order([section("framing", "f")]) == []
+
+
+def test_the_replies_of_a_replayed_transcript_are_its_assistant_messages_the_last_one_too() -> None:
+    from wm_kernel.display.exchanges import exchanges_view
+
+    session = import_log(DATA.parent / "claude_code_session.jsonl", counter=TokenCounter(EstimateTokenizer()))
+    view = exchanges_view(session.to_session())
+    assert [row.reply for row in view.rows] == [
+        'Reading the parser.\n\n{"type": "tool_use", "id": "toolu_01", "name": "Read", '
+        '"input": {"file_path": "/home/dev/parcelly/parser.py"}}',
+        "The check should be `s.startswith('PX')`.",  # the last request's: no request after it carries it
+    ]

@@ -5,8 +5,8 @@ to the simulated prompt cost (a dashboard tab shows it, or a notebook cell by it
 model has a price profile, a reconciliation (``wm_kernel.providers.reconcile``) for the billed and
 simulated dollars and the cause of any difference. A session replaying an imported log
 (``ImportedSession.to_session()``) sent nothing itself: its rows are the log's requests, each with
-its last user message, the reply the conversation's next request carries, and the reconciliation
-of the log.
+its last user message, its reply (the response the log keeps, else the assistant message the
+conversation's next request carries) and the reconciliation of the log.
 """
 
 from __future__ import annotations
@@ -145,11 +145,12 @@ def exchanges_view(session: Session, **options: Any) -> ExchangesView:
 
 
 def _logged_view(replayed: Any, **options: Any) -> ExchangesView:
-    """The rows of a replayed log: per request its model, last user message, the reply the next
-    request of its conversation carries, and the log's billed and simulated dollars."""
+    """The rows of a replayed log: per request its model, last user message, its reply (the
+    response the log keeps, else what the next request of its conversation carries), and the log's
+    billed and simulated dollars."""
     log = replayed.log
     money: dict[int, tuple[float, float, str]] = {}
-    note = "the log's requests (a reply is the assistant message its next request carries)"
+    note = "the log's requests (a reply is the response the log keeps, else the assistant message of the next request)"
     try:
         rows = reconcile(log, **options).rows
     except ValueError as exc:
@@ -172,7 +173,9 @@ def _logged_view(replayed: Any, **options: Any) -> ExchangesView:
         messages = replayed.messages.get(turn, [])
         user = next((m["content"] for m in reversed(messages) if m["role"] == "user"), "")
         later = replayed.messages.get(following[turn], []) if turn in following else []
-        reply = next((m["content"] for m in later[len(messages) :] if m["role"] == "assistant"), "")
+        reply = replayed.replies.get(turn) or next(
+            (m["content"] for m in later[len(messages) :] if m["role"] == "assistant"), ""
+        )
         billed, simulated, cause = money.get(turn, (None, None, None))
         model = log.requests[turn].model or ""
         out.append(ExchangeRow(turn, model, user, reply or "(not in the log)", billed, simulated, cause))

@@ -478,7 +478,7 @@ class ClaudeCodeReader:
             last = chain.node.lines[: chain.count]
             sent_at = next((line.at for line in reversed(last) if line.at is not None), message.lines[0].at)
             marks = message.marks
-            root = chain.links()[0].node
+            root = chain.root.node
             if root.summary and id(root.lines[0]) not in summaries_seen:  # forks share the summary line
                 summaries_seen.add(id(root.lines[0]))
                 marks = (*marks, "after-compaction")
@@ -501,6 +501,7 @@ class ClaudeCodeReader:
                     response_model=message.model,
                     finish_reason=message.stop_reason,
                     conversation_id=message.session_id,
+                    response=tuple(itertools.chain.from_iterable(line.sections for line in message.lines)),
                 )
             )
         return requests

@@ -100,6 +100,8 @@ class LoggedRequest:
     response_model: str | None = None
     finish_reason: str | None = None
     conversation_id: str | None = None
+    #: the response's own sections where the log keeps its text (a transcript's assistant message)
+    response: Sequence[Section] = ()
 
     @property
     def logged_text(self) -> str:

@@ -72,6 +72,8 @@ class ReplayedLog:
     messages: dict[int, list[dict[str, str]]] = field(default_factory=dict)
     #: the ``max_tokens`` each logged request asked for, where its body is logged
     max_tokens: dict[int, int] = field(default_factory=dict)
+    #: the reply to each turn's request where the log keeps it (a transcript's assistant message)
+    replies: dict[int, str] = field(default_factory=dict)
 
     def simulation(self, model: str | ModelProfile, *, counter: TokenCounter | None = None) -> Simulation:
         """The log's requests (tools, system sections, messages, its cache marks) played against
@@ -168,6 +170,9 @@ def replay_session(imported: ImportedTurns, *, base_prompt: str = "", **options:
         sections = imported.sections(turn)
         replayed.tools[turn] = _tools(sections)
         replayed.messages[turn] = _messages(sections)
+        reply = "\n\n".join(m["content"] for m in _messages(imported.requests[turn].response))
+        if reply:
+            replayed.replies[turn] = reply
         body = request_body(imported.requests[turn])
         asked = body.get("max_tokens", body.get("max_output_tokens")) if body is not None else None
         if isinstance(asked, int) and not isinstance(asked, bool) and asked > 0:
