@@ -19,9 +19,10 @@ log's, exactly; for the exact request text use ``ImportedSession.replay``.
 
 from __future__ import annotations
 
+import functools
 import json
 import weakref
-from collections.abc import Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -69,7 +70,7 @@ class ReplayedLog:
 
     log: ImportedTurns
     tools: dict[int, list[dict[str, Any]]] = field(default_factory=dict)
-    messages: dict[int, list[dict[str, str]]] = field(default_factory=dict)
+    messages: Mapping[int, list[dict[str, str]]] = field(default_factory=dict)
     #: the ``max_tokens`` each logged request asked for, where its body is logged
     max_tokens: dict[int, int] = field(default_factory=dict)
     #: the reply to each turn's request where the log keeps it (a transcript's assistant message)
@@ -126,6 +127,33 @@ def _is_message(section: Section) -> bool:
     return section.kind == "message" and section.where is None
 
 
+class _Conversations(Mapping[int, list[dict[str, str]]]):
+    """Each turn's conversation, joined when asked (the last few kept): a conversation repeats
+    every message before it, so keeping them all would cost requests x conversation."""
+
+    def __init__(self, log: ImportedTurns) -> None:
+        self._log = log
+        self._turns = frozenset(log.turns)
+        self._joined = functools.lru_cache(maxsize=8)(self._join)
+
+    def _join(self, turn: int) -> list[dict[str, str]]:
+        return _messages(self._log.sections(turn))
+
+    def __getitem__(self, turn: int) -> list[dict[str, str]]:
+        if turn not in self._turns:
+            raise KeyError(turn)
+        return [dict(m) for m in self._joined(turn)]  # a copy: the caller may change it
+
+    def __contains__(self, turn: object) -> bool:
+        return turn in self._turns
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(sorted(self._turns))
+
+    def __len__(self) -> int:
+        return len(self._turns)
+
+
 def _messages(sections: Sequence[Section]) -> list[dict[str, str]]:
     """The conversation of a request: one message per message element, its pieces' texts joined."""
     messages: list[dict[str, Any]] = []
@@ -165,11 +193,10 @@ def replay_session(imported: ImportedTurns, *, base_prompt: str = "", **options:
     placements: dict[str, list[str]] = {"system": ["base_prompt"]}
     policies: dict[str, bool] = {}
     mira_base = False
-    replayed = ReplayedLog(imported)
+    replayed = ReplayedLog(imported, messages=_Conversations(imported))
     for turn in imported.turns:
         sections = imported.sections(turn)
         replayed.tools[turn] = _tools(sections)
-        replayed.messages[turn] = _messages(sections)
         reply = "\n\n".join(m["content"] for m in _messages(imported.requests[turn].response))
         if reply:
             replayed.replies[turn] = reply
