@@ -278,6 +278,10 @@ class SystemPromptComposer:
         # the names added, replaced or removed since the last compose (only their placements can
         # need a new build), and the (layout, namespace, title) of the builds
         self._touched: set[str] = set()
+        # the sections held when they were first cleared since the last compose: what differs
+        # from them then is what the clear and the adds since touched (a compose cycle clears
+        # every section and adds them back, mostly unchanged)
+        self._cleared: dict[str, tuple[str, bool, str | None]] | None = None
         self._built_env: tuple[Layout, str, str] | None = None
         # the four placements' builds last joined: reused while every placement reuses its build
         self._joined: _Joined | None = None
@@ -309,7 +313,8 @@ class SystemPromptComposer:
             return
         with self._lock:
             self._sections[name] = (content, bool(cache_policy), trinket)
-            self._touched.add(name)
+            if self._cleared is None:
+                self._touched.add(name)
 
     def remove_section(self, name: str) -> bool:
         """Drop one section; True if it was there."""
@@ -321,7 +326,8 @@ class SystemPromptComposer:
         """Drop every section; keep the base prompt unless ``preserve_base`` is False."""
         with self._lock:
             base = self._sections.get("base_prompt") if preserve_base else None
-            self._touched.update(self._sections)
+            if self._cleared is None:
+                self._cleared = dict(self._sections)
             self._sections.clear()
             if base is not None:
                 self._sections["base_prompt"] = base
@@ -362,8 +368,12 @@ class SystemPromptComposer:
         content, cache policy and trinket) reuses what was built for it then, blame included."""
         with self._lock:
             built = self._built
-            for placement in self._dirty_placements():
-                built[placement] = self._build(placement)
+            try:
+                for placement in self._dirty_placements():
+                    built[placement] = self._build(placement)
+            except BaseException:  # what changed is forgotten: the next compose builds it all
+                self._built_env = None
+                raise
             system, prefix, post, hud = placements = (
                 built["system"],
                 built["conversation_prefix"],
@@ -391,6 +401,14 @@ class SystemPromptComposer:
         touched since, whose entry (or, for sections the layout does not list, whose order)
         differs from the one built. Every placement after a change of layout, namespace or title."""
         touched, self._touched = self._touched, set()
+        cleared, self._cleared = self._cleared, None
+        if cleared is not None:
+            sections = self._sections
+            if list(cleared) == list(sections):  # same names in the same order: what changed
+                touched.update([name for name, _ in cleared.items() ^ sections.items()])
+            else:  # the order of the sections the layout does not list may have changed
+                touched.update(cleared)
+                touched.update(sections)
         layout, built_env = self.layout, self._built_env
         if (
             built_env is None
