@@ -227,6 +227,13 @@ class EventBus:
 
     def subscribers(self, event_type: type[Event] | str) -> tuple[Subscriber, ...]:
         """The callbacks subscribed to ``event_type`` (class or name), in calling order."""
+        if isinstance(event_type, type):  # kept by class, as publish() keeps them
+            known = self._by_class.get(event_type)
+            if known is None:
+                name = _event_type_name(event_type)
+                with self._lock:
+                    known = self._by_class[event_type] = self._subscribers.get(name, ())
+            return known
         return self._subscribers.get(_event_type_name(event_type), ())
 
     # -- publishing

@@ -298,7 +298,13 @@ class WorkingMemory(HasTraits, Generic[T]):
         composer, bus = self.composer, self.bus
         caps = self.caps
         capped = apply_caps(composer, self._trinkets.values(), caps, self.budget.counter) if caps else ()
-        fit = self.budget.apply(composer, self._trinkets.values(), budget=self.token_budget, step=self.budget_step)
+        fit = self.budget.apply(
+            composer,
+            self._trinkets.values(),
+            budget=self.token_budget,
+            step=self.budget_step,
+            revision=self._registry.revision,
+        )
         if capped:
             fit = replace(fit, caps=tuple(capped))
         composed = composer.compose(omitted=[*self._registry.omitted(composer.held), *fit.dropped])
