@@ -210,13 +210,12 @@ class ComposedPrompt(dict[str, Any]):
         blame: BlameData | Callable[[], BlameData] | None = None,
         budget: BudgetReport | None = None,
     ) -> None:
-        super().__init__(
-            cached_content=cached_content,
-            non_cached_content=non_cached_content,
-            conversation_prefix_items=list(conversation_prefix_items),
-            post_history_items=list(post_history_items),
-            notification_center=notification_center,
-        )
+        # item by item, not super().__init__(**keys): a compose builds one, and keywords cost
+        self["cached_content"] = cached_content
+        self["non_cached_content"] = non_cached_content
+        self["conversation_prefix_items"] = list(conversation_prefix_items)
+        self["post_history_items"] = list(post_history_items)
+        self["notification_center"] = notification_center
         self.sections: tuple[SectionRecord, ...] = tuple(sections)
         self.omitted: tuple[OmittedSection, ...] = tuple(omitted)
         self.turn = turn
