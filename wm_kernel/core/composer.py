@@ -283,6 +283,7 @@ class SystemPromptComposer:
         # every section and adds them back, mostly unchanged)
         self._cleared: dict[str, tuple[str, bool, str | None]] | None = None
         self._built_env: tuple[Layout, str, str] | None = None
+        self._hud_frame: tuple[str, str] = (namespace, hud_title)  # (namespace, title) of the builds
         # the four placements' builds last joined: reused while every placement reuses its build
         self._joined: _Joined | None = None
         # placement -> name -> (entry, its record): an unchanged section keeps its record
@@ -389,24 +390,25 @@ class SystemPromptComposer:
             if joined is None or joined.placements != placements:  # identity first: cheap
                 joined = self._joined = _Joined(placements)
             cached, uncached = system.text
-            return ComposedPrompt(
+            return ComposedPrompt.from_parts(
                 cached,
                 uncached,
                 prefix.text,
                 post.text,
                 hud.text,
-                sections=joined.records,
-                omitted=omitted,
-                blame=joined.blame,
-                hud_frame=(self.namespace, self.hud_title),
+                joined.records,
+                omitted,
+                self._hud_frame,
+                joined.blame,
             )
 
     def _dirty_placements(self) -> Iterable[str]:
         """The placements whose sections changed since they were built: those of the names
         touched since, whose entry (or, for sections the layout does not list, whose order)
         differs from the one built. Every placement after a change of layout, namespace or title."""
-        touched, self._touched = self._touched, set()
-        cleared, self._cleared = self._cleared, None
+        touched, cleared = self._touched, self._cleared
+        if touched or cleared is not None:
+            self._touched, self._cleared = set(), None
         if cleared is not None:
             sections = self._sections
             if list(cleared) == list(sections):  # same names in the same order: what changed
@@ -422,6 +424,7 @@ class SystemPromptComposer:
             or self.hud_title != built_env[2]
         ):
             self._built_env = (layout, self.namespace, self.hud_title)
+            self._hud_frame = (self.namespace, self.hud_title)
             return PLACEMENTS
         if not touched:
             return ()
