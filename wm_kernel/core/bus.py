@@ -118,19 +118,25 @@ def _record_of(entry: EventRecord | _Row) -> EventRecord:
 
 
 class _RowDelivery:
-    """The row being delivered, as what runs inside it sees it (``_Delivery.record``): its depth,
-    for the events published meanwhile, and its failures, on the row's record (built when the
-    first failure lands). One serves every row of a :meth:`EventBus.deliver_each` loop."""
+    """The event being delivered (``_Delivery.record``) all through an :meth:`EventBus.deliver_each`
+    loop: the row being delivered or, between rows (``row`` None), the loop's own outer event. It
+    gives the depth, for the events published meanwhile, and the failures: the row's (on its
+    record, built when the first lands) or the outer event's. One object serves the whole loop,
+    its attributes changed from row to row: a thread-local costs more to set."""
 
-    __slots__ = ("depth", "row")
+    __slots__ = ("depth", "row", "outer")
 
-    def __init__(self, depth: int) -> None:
-        self.depth = depth
-        self.row: _Row = []
+    def __init__(self, outer: EventRecord | _RowDelivery | None) -> None:
+        self.outer = outer
+        self.row: _Row | None = None
+        self.depth: int = outer.depth if outer is not None else -1
 
     @property
     def failures(self) -> list[SubscriberFailure]:
-        return _record_of(self.row).failures
+        row, outer = self.row, self.outer
+        if row is not None:
+            return _record_of(row).failures
+        return outer.failures if outer is not None else []  # no event: reported nowhere, counted
 
 
 def _callback_name(callback: Callable[..., Any]) -> str:
@@ -316,17 +322,18 @@ class EventBus:
         whatever the call published: the answer the caller delivered to itself."""
         local = self._local
         outer = local.record
-        depth = outer.depth + 1 if outer is not None else 0
+        delivery = _RowDelivery(outer)
+        outer_depth = delivery.depth
+        depth = outer_depth + 1
         append = self._log.append if self._logging else None
         seq = self._seq.__next__
-        delivery = _RowDelivery(depth)
+        local.record = delivery
         try:
             for fields, arg in rows:
                 row = [seq(), depth, event_type, next_event_number(), fields]
                 if append is not None:
                     append(row)
-                delivery.row = row
-                local.record = delivery
+                delivery.row, delivery.depth = row, depth
                 try:
                     answer = call(arg)
                 except Exception as exc:  # isolation, as publish() gives its subscribers
@@ -337,7 +344,7 @@ class EventBus:
                         if append is not None:
                             append(answered)
                 # between rows the outer event is the one being delivered (``rows`` may publish)
-                local.record = outer
+                delivery.row, delivery.depth = None, outer_depth
         finally:
             local.record = outer
 
