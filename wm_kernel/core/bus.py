@@ -117,6 +117,16 @@ def _record_of(entry: EventRecord | _Row) -> EventRecord:
     return record
 
 
+def _records(entries: Iterable[EventRecord | _Row]) -> tuple[EventRecord, ...]:
+    """:func:`_record_of` each entry, the ones already built without a call (a log is read whole)."""
+    return tuple(
+        [
+            entry if isinstance(entry, EventRecord) else entry[5] if len(entry) == 6 else _record_of(entry)
+            for entry in entries
+        ]
+    )
+
+
 class _RowDelivery:
     """The event being delivered (``_Delivery.record``) all through an :meth:`EventBus.deliver_each`
     loop: the row being delivered or, between rows (``row`` None), the loop's own outer event. It
@@ -375,7 +385,7 @@ class EventBus:
     @property
     def log(self) -> Sequence[EventRecord]:
         """The most recent published events, oldest first, in causal (publish-start) order."""
-        return tuple([_record_of(entry) for entry in tuple(self._log)])
+        return _records(tuple(self._log))
 
     def tail(self, n: int) -> tuple[EventRecord, ...]:
         """The ``n`` most recent logged events, oldest first, without copying the whole log (a
@@ -385,7 +395,7 @@ class EventBus:
             entries = [log[-i] for i in range(min(n, len(log)), 0, -1)]
         except IndexError:  # cleared by another thread meanwhile
             entries = list(log)[-n:] if n > 0 else []
-        return tuple([_record_of(entry) for entry in entries])
+        return _records(entries)
 
     def clear_log(self) -> None:
         """Forget the logged events (sequence numbers keep counting)."""
@@ -396,7 +406,7 @@ class EventBus:
         entries = tuple(self._log)
         if last is not None:
             entries = entries[-last:] if last > 0 else ()
-        return [_record_of(entry).as_row() for entry in entries]
+        return [record.as_row() for record in _records(entries)]
 
     def __repr__(self) -> str:
         counts = {k: len(v) for k, v in self._subscribers.items() if v}
