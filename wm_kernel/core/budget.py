@@ -246,15 +246,17 @@ class TokenBudget:
         *,
         budget: int | None,
         step: int | None = None,
+        revision: int | None = None,
     ) -> BudgetReport:
         """Drop and trim ``composer``'s held sections so the prompt fits ``budget`` and report it.
 
         Raises BudgetError, with the composer untouched, when the never-dropped sections alone are
         over the budget. Without a budget it only reports the priorities (the same report object
-        while the layout, the held sections and the priorities stay the same)."""
+        while the layout, the held sections and the priorities stay the same; ``revision``, when
+        given, changes whenever the trinkets or their priorities do, and spares reading them)."""
         trinkets = list(trinkets)
         if budget is None:
-            return self._plain_report(composer, trinkets)
+            return self._plain_report(composer, trinkets, revision)
         candidates = self._candidates(composer, trinkets)
         counter = self.counter
         estimate = not counter.exact
@@ -298,10 +300,13 @@ class TokenBudget:
             upper=counter.upper(total) if estimate else None,
         )
 
-    def _plain_report(self, composer: SystemPromptComposer, trinkets: list[Trinket]) -> BudgetReport:
+    def _plain_report(
+        self, composer: SystemPromptComposer, trinkets: list[Trinket], revision: int | None = None
+    ) -> BudgetReport:
         """The report without a budget: priorities and placements, reused while nothing changed."""
         self._held = None
-        key = (composer.layout, tuple(composer.section_names), tuple([(t.variable_name, t.priority) for t in trinkets]))
+        priorities = revision if revision is not None else tuple([(t.variable_name, t.priority) for t in trinkets])
+        key = (composer.layout, tuple(composer.section_names), priorities)
         plain = self._plain
         if plain is not None and plain[0] == key:
             return plain[1]

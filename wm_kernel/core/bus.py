@@ -49,7 +49,8 @@ class EventRecord:
 
     An event delivered straight to its only subscriber (:meth:`EventBus.deliver`) is kept as its
     class and fields, and built the first time ``event`` is read: a compose cycle publishes two
-    events per trinket that nobody but the log may ever look at."""
+    events per trinket that nobody but the log may ever look at. (The log keeps such an event
+    as a compact row until the log is read, see :func:`_record_of`.)"""
 
     __slots__ = ("seq", "_event", "depth", "failures", "_fields")
 
@@ -97,6 +98,57 @@ class EventRecord:
         return f"<EventRecord #{self.seq} {self.event_type}{failed}>"
 
 
+#: A log entry of an event delivered directly, before anyone read it: ``[seq, depth, event class,
+#: id number, fields]``, and its :class:`EventRecord` as a sixth item once built. A row costs a
+#: list where a record costs an object, a list and a tuple, and a compose cycle logs two per
+#: trinket.
+_Row = list[Any]
+
+
+def _record_of(entry: EventRecord | _Row) -> EventRecord:
+    """The record of a log entry: the entry itself, or the row's record (built the first time it
+    is asked for, then kept in the row, so every reader gets the same record and event)."""
+    if isinstance(entry, EventRecord):
+        return entry
+    if len(entry) == 5:
+        seq, depth, event_type, number, fields = entry
+        entry.append(EventRecord(seq, None, depth, (event_type, number, fields)))
+    record: EventRecord = entry[5]  # the first one appended, should two threads build it at once
+    return record
+
+
+def _records(entries: Iterable[EventRecord | _Row]) -> tuple[EventRecord, ...]:
+    """:func:`_record_of` each entry, the ones already built without a call (a log is read whole)."""
+    return tuple(
+        [
+            entry if isinstance(entry, EventRecord) else entry[5] if len(entry) == 6 else _record_of(entry)
+            for entry in entries
+        ]
+    )
+
+
+class _RowDelivery:
+    """The event being delivered (``_Delivery.record``) all through an :meth:`EventBus.deliver_each`
+    loop: the row being delivered or, between rows (``row`` None), the loop's own outer event. It
+    gives the depth, for the events published meanwhile, and the failures: the row's (on its
+    record, built when the first lands) or the outer event's. One object serves the whole loop,
+    its attributes changed from row to row: a thread-local costs more to set."""
+
+    __slots__ = ("depth", "row", "outer")
+
+    def __init__(self, outer: EventRecord | _RowDelivery | None) -> None:
+        self.outer = outer
+        self.row: _Row | None = None
+        self.depth: int = outer.depth if outer is not None else -1
+
+    @property
+    def failures(self) -> list[SubscriberFailure]:
+        row, outer = self.row, self.outer
+        if row is not None:
+            return _record_of(row).failures
+        return outer.failures if outer is not None else []  # no event: reported nowhere, counted
+
+
 def _callback_name(callback: Callable[..., Any]) -> str:
     owner = getattr(callback, "__self__", None)
     name = getattr(callback, "__qualname__", None) or repr(callback)
@@ -123,7 +175,7 @@ class _Delivery(threading.local):
     """Per thread: the record being delivered (its ``depth`` is the nesting depth of publishes); a
     class-level default, so a publish reads it without a getattr fallback."""
 
-    record: EventRecord | None = None
+    record: EventRecord | _RowDelivery | None = None
 
 
 class EventBus:
@@ -144,7 +196,7 @@ class EventBus:
         # class up, not its name); emptied whenever a subscription changes
         self._by_class: dict[type, tuple[Subscriber, ...]] = {}
         self._lock = threading.RLock()
-        self._log: deque[EventRecord] = deque(maxlen=log_size)
+        self._log: deque[EventRecord | _Row] = deque(maxlen=log_size)
         self._logging = log_size > 0
         self._seq = itertools.count(1)
         self._local = _Delivery()
@@ -191,6 +243,13 @@ class EventBus:
 
     def subscribers(self, event_type: type[Event] | str) -> tuple[Subscriber, ...]:
         """The callbacks subscribed to ``event_type`` (class or name), in calling order."""
+        if isinstance(event_type, type):  # kept by class, as publish() keeps them
+            known = self._by_class.get(event_type)
+            if known is None:
+                name = _event_type_name(event_type)
+                with self._lock:
+                    known = self._by_class[event_type] = self._subscribers.get(name, ())
+            return known
         return self._subscribers.get(_event_type_name(event_type), ())
 
     # -- publishing
@@ -236,6 +295,9 @@ class EventBus:
         ``fields`` are the event's fields without ``event_id`` (continuum_id, user_id,
         occurred_at, then those of its class); the id is taken now, so ids keep publish order.
         Returns what ``call`` returned (None if it raised: the failure is on the record)."""
+        if call is None:
+            self.note(event_type, fields)
+            return None
         local = self._local
         outer = local.record
         record = EventRecord(
@@ -246,8 +308,6 @@ class EventBus:
         )
         if self._logging:
             self._log.append(record)
-        if call is None:
-            return None
         local.record = record
         try:
             return call(*args)
@@ -260,28 +320,41 @@ class EventBus:
     def deliver_each(
         self,
         event_type: type[Event],
-        rows: Iterable[tuple[tuple[Any, ...], tuple[Any, ...]]],
+        rows: Iterable[tuple[tuple[Any, ...], Any]],
         subscriber: Callable[..., Any],
-        call: Callable[..., Any],
+        call: Callable[[Any], tuple[Any, ...] | None],
+        answer_type: type[Event] | None = None,
     ) -> None:
-        """:meth:`deliver` for each ``(fields, args)`` of ``rows``, in order, as the same number of
-        publishes would (a compose cycle's updates: one loop here instead of a call each)."""
+        """:meth:`deliver` for each ``(fields, arg)`` of ``rows``, in order, as the same number of
+        publishes would: ``call(arg)`` runs as ``subscriber`` would (a compose cycle's updates: one
+        loop here instead of a call each). When ``call`` returns the fields of an ``answer_type``
+        event, that event is logged as :meth:`note` logs one, inside the row's event and after
+        whatever the call published: the answer the caller delivered to itself."""
         local = self._local
         outer = local.record
-        depth = outer.depth + 1 if outer is not None else 0
-        log, seq = (self._log if self._logging else None), self._seq
+        delivery = _RowDelivery(outer)
+        outer_depth = delivery.depth
+        depth = outer_depth + 1
+        append = self._log.append if self._logging else None
+        seq = self._seq.__next__
+        local.record = delivery
         try:
-            for fields, args in rows:
-                record = EventRecord(next(seq), None, depth, (event_type, next_event_number(), fields))
-                if log is not None:
-                    log.append(record)
-                local.record = record
+            for fields, arg in rows:
+                row = [seq(), depth, event_type, next_event_number(), fields]
+                if append is not None:
+                    append(row)
+                delivery.row, delivery.depth = row, depth
                 try:
-                    call(*args)
+                    answer = call(arg)
                 except Exception as exc:  # isolation, as publish() gives its subscribers
-                    self._record_failure(record, _callback_name(subscriber), exc)
+                    self._record_failure(_record_of(row), _callback_name(subscriber), exc)
+                else:
+                    if answer is not None:
+                        answered = [seq(), depth + 1, answer_type, next_event_number(), answer]
+                        if append is not None:
+                            append(answered)
                 # between rows the outer event is the one being delivered (``rows`` may publish)
-                local.record = outer
+                delivery.row, delivery.depth = None, outer_depth
         finally:
             local.record = outer
 
@@ -289,13 +362,11 @@ class EventBus:
         """Log an event of ``event_type`` (``fields`` as for :meth:`deliver`) delivered, inside the
         event being delivered now, by a publisher that is its only subscriber and whose handling
         of it cannot fail (it is built only if the log is read)."""
+        outer = self._local.record
+        depth = outer.depth + 1 if outer is not None else 0
+        row = [next(self._seq), depth, event_type, next_event_number(), fields]
         if self._logging:
-            outer = self._local.record
-            depth = outer.depth + 1 if outer is not None else 0
-            self._log.append(EventRecord(next(self._seq), None, depth, (event_type, next_event_number(), fields)))
-        else:
-            next(self._seq)
-            next_event_number()
+            self._log.append(row)
 
     def report_failure(self, who: str, exc: BaseException) -> None:
         """Record a failure that a subscriber caught itself (e.g. WorkingMemory isolating a trinket)
@@ -314,16 +385,17 @@ class EventBus:
     @property
     def log(self) -> Sequence[EventRecord]:
         """The most recent published events, oldest first, in causal (publish-start) order."""
-        return tuple(self._log)
+        return _records(tuple(self._log))
 
     def tail(self, n: int) -> tuple[EventRecord, ...]:
         """The ``n`` most recent logged events, oldest first, without copying the whole log (a
         live view reads the last few after every compose, from a log of up to ``log_size``)."""
         log = self._log
         try:
-            return tuple(log[-i] for i in range(min(n, len(log)), 0, -1))
+            entries = [log[-i] for i in range(min(n, len(log)), 0, -1)]
         except IndexError:  # cleared by another thread meanwhile
-            return tuple(log)[-n:] if n > 0 else ()
+            entries = list(log)[-n:] if n > 0 else []
+        return _records(entries)
 
     def clear_log(self) -> None:
         """Forget the logged events (sequence numbers keep counting)."""
@@ -331,10 +403,10 @@ class EventBus:
 
     def log_rows(self, last: int | None = None) -> list[dict[str, Any]]:
         """:meth:`EventRecord.as_row` of the logged events (only the ``last`` N when given)."""
-        records = tuple(self._log)
+        entries = tuple(self._log)
         if last is not None:
-            records = records[-last:] if last > 0 else ()
-        return [r.as_row() for r in records]
+            entries = entries[-last:] if last > 0 else ()
+        return [record.as_row() for record in _records(entries)]
 
     def __repr__(self) -> str:
         counts = {k: len(v) for k, v in self._subscribers.items() if v}

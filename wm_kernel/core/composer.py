@@ -278,11 +278,21 @@ class SystemPromptComposer:
         # the names added, replaced or removed since the last compose (only their placements can
         # need a new build), and the (layout, namespace, title) of the builds
         self._touched: set[str] = set()
+        # the sections held when they were first cleared since the last compose: what differs
+        # from them then is what the clear and the adds since touched (a compose cycle clears
+        # every section and adds them back, mostly unchanged)
+        self._cleared: dict[str, tuple[str, bool, str | None]] | None = None
         self._built_env: tuple[Layout, str, str] | None = None
+        self._hud_frame: tuple[str, str] = (namespace, hud_title)  # (namespace, title) of the builds
         # the four placements' builds last joined: reused while every placement reuses its build
         self._joined: _Joined | None = None
-        # (name, placement) -> (entry, its record): an unchanged section keeps its record
-        self._records: dict[tuple[str, str], tuple[tuple[str, bool, str | None], SectionRecord]] = {}
+        # placement -> name -> (entry, its record): an unchanged section keeps its record
+        self._records: dict[str, dict[str, tuple[tuple[str, bool, str | None], SectionRecord]]] = {
+            p: {} for p in PLACEMENTS
+        }
+        # (namespace, title, head, tail, how a part is shown in it) of the notification
+        # centre's frame, last built
+        self._frame: tuple[str, str, str, str, Callable[[str], str]] | None = None
 
     # -- building
     def set_base_prompt(self, prompt: str) -> None:
@@ -309,7 +319,8 @@ class SystemPromptComposer:
             return
         with self._lock:
             self._sections[name] = (content, bool(cache_policy), trinket)
-            self._touched.add(name)
+            if self._cleared is None:
+                self._touched.add(name)
 
     def remove_section(self, name: str) -> bool:
         """Drop one section; True if it was there."""
@@ -321,7 +332,8 @@ class SystemPromptComposer:
         """Drop every section; keep the base prompt unless ``preserve_base`` is False."""
         with self._lock:
             base = self._sections.get("base_prompt") if preserve_base else None
-            self._touched.update(self._sections)
+            if self._cleared is None:
+                self._cleared = dict(self._sections)
             self._sections.clear()
             if base is not None:
                 self._sections["base_prompt"] = base
@@ -362,8 +374,12 @@ class SystemPromptComposer:
         content, cache policy and trinket) reuses what was built for it then, blame included."""
         with self._lock:
             built = self._built
-            for placement in self._dirty_placements():
-                built[placement] = self._build(placement)
+            try:
+                for placement in self._dirty_placements():
+                    built[placement] = self._build(placement)
+            except BaseException:  # what changed is forgotten: the next compose builds it all
+                self._built_env = None
+                raise
             system, prefix, post, hud = placements = (
                 built["system"],
                 built["conversation_prefix"],
@@ -374,23 +390,32 @@ class SystemPromptComposer:
             if joined is None or joined.placements != placements:  # identity first: cheap
                 joined = self._joined = _Joined(placements)
             cached, uncached = system.text
-            return ComposedPrompt(
+            return ComposedPrompt.from_parts(
                 cached,
                 uncached,
                 prefix.text,
                 post.text,
                 hud.text,
-                sections=joined.records,
-                omitted=omitted,
-                blame=joined.blame,
-                hud_frame=(self.namespace, self.hud_title),
+                joined.records,
+                omitted,
+                self._hud_frame,
+                joined.blame,
             )
 
     def _dirty_placements(self) -> Iterable[str]:
         """The placements whose sections changed since they were built: those of the names
         touched since, whose entry (or, for sections the layout does not list, whose order)
         differs from the one built. Every placement after a change of layout, namespace or title."""
-        touched, self._touched = self._touched, set()
+        touched, cleared = self._touched, self._cleared
+        if touched or cleared is not None:
+            self._touched, self._cleared = set(), None
+        if cleared is not None:
+            sections = self._sections
+            if list(cleared) == list(sections):  # same names in the same order: what changed
+                touched.update([name for name, _ in cleared.items() ^ sections.items()])
+            else:  # the order of the sections the layout does not list may have changed
+                touched.update(cleared)
+                touched.update(sections)
         layout, built_env = self.layout, self._built_env
         if (
             built_env is None
@@ -399,6 +424,7 @@ class SystemPromptComposer:
             or self.hud_title != built_env[2]
         ):
             self._built_env = (layout, self.namespace, self.hud_title)
+            self._hud_frame = (self.namespace, self.hud_title)
             return PLACEMENTS
         if not touched:
             return ()
@@ -426,7 +452,7 @@ class SystemPromptComposer:
             names = self._system_names()
             built = self._build_system(names)
         else:
-            names = self.layout[placement]
+            names = self.layout._placements[placement]  # the same module's class: no __getitem__ call
             built = (self._build_hud if placement == "notification" else self._build_items)(placement, names)
         built.names = names
         return built
@@ -434,6 +460,7 @@ class SystemPromptComposer:
     def _build_system(self, names: tuple[str, ...]) -> _Placement:
         layout, sections = self.layout, self._sections
         records: list[SectionRecord] = []
+        entries: dict[str, tuple[str, bool, str | None]] = {}
         # (normalized text, index of its record) per system part
         cached: list[tuple[str, int]] = []
         uncached: list[tuple[str, int]] = []
@@ -451,46 +478,64 @@ class SystemPromptComposer:
                 )
             (cached if entry[1] else uncached).append((_normalize(entry[0]), len(records)))
             records.append(self._record(name, "system", entry, straggler))
+            entries[name] = entry
         texts = (_join_system(cached), _join_system(uncached))
-        return _Placement(tuple(records), texts, functools.partial(_system_blame, cached, uncached))
+        return _Placement(tuple(records), texts, functools.partial(_system_blame, cached, uncached), entries)
 
     def _build_items(self, placement: str, names: tuple[str, ...]) -> _Placement:
-        records, items = self._held(placement, names)
-        return _Placement(records, tuple(items), functools.partial(_items_blame, f"{placement}_items", items))
+        records, items, entries = self._held(placement, names)
+        blame = functools.partial(_items_blame, f"{placement}_items", items)
+        return _Placement(records, tuple(items), blame, entries)
 
-    def _held(self, placement: str, names: tuple[str, ...]) -> tuple[tuple[SectionRecord, ...], list[str]]:
-        """The records and texts of the sections of ``names`` held now, in order."""
+    def _held(
+        self, placement: str, names: tuple[str, ...]
+    ) -> tuple[tuple[SectionRecord, ...], list[str], dict[str, tuple[str, bool, str | None]]]:
+        """The records, texts and entries of the sections of ``names`` held now, in order (outside
+        ``system``, where no section straggles: each unchanged one keeps its record)."""
         records: list[SectionRecord] = []
         items: list[str] = []
-        get, record = self._sections.get, self._record
+        entries: dict[str, tuple[str, bool, str | None]] = {}
+        get, known_records = self._sections.get, self._records[placement]
         for name in names:
             entry = get(name)
-            if entry is not None and not entry[0].isspace():
-                records.append(record(name, placement, entry))
-                items.append(entry[0])
-        return tuple(records), items
+            if entry is None or entry[0].isspace():
+                continue
+            known = known_records.get(name)
+            if known is not None and known[0] == entry:
+                record = known[1]
+            else:
+                record = SectionRecord(name, placement, entry[0], entry[1], entry[2])
+                known_records[name] = (entry, record)
+            records.append(record)
+            items.append(entry[0])
+            entries[name] = entry
+        return tuple(records), items, entries
 
     def _record(
         self, name: str, placement: str, entry: tuple[str, bool, str | None], straggler: bool = False
     ) -> SectionRecord:
-        known = self._records.get((name, placement))
+        known_records = self._records[placement]
+        known = known_records.get(name)
         if known is not None and known[0] == entry and known[1].straggler == straggler:
             return known[1]
         record = SectionRecord(name, placement, entry[0], entry[1], entry[2], straggler)
-        self._records[(name, placement)] = (entry, record)
+        known_records[name] = (entry, record)
         return record
 
     def _build_hud(self, placement: str, names: tuple[str, ...]) -> _Placement:
         """The notification centre: each part followed by a blank line, inside the frame."""
-        records, items = self._held(placement, names)
+        records, items, entries = self._held(placement, names)
         if not items:
-            return _Placement(records, "", dict)
-        tag = f"{self.namespace}:hud"
-        head = f"{RULE}\n{self.hud_title}\n{RULE}\n<{tag}>\n"
-        tail = f"</{tag}>\n{RULE}"
-        shown = [_shown(part, tag) for part in items]
+            return _Placement(records, "", dict, entries)
+        frame = self._frame
+        if frame is None or frame[0] != self.namespace or frame[1] != self.hud_title:
+            tag = f"{self.namespace}:hud"
+            head = f"{RULE}\n{self.hud_title}\n{RULE}\n<{tag}>\n"
+            frame = self._frame = (self.namespace, self.hud_title, head, f"</{tag}>\n{RULE}", _shown_in(tag))
+        _, _, head, tail, shown_in_frame = frame
+        shown = list(map(shown_in_frame, items))
         text = "".join([head, "\n\n".join(shown), "\n\n", tail])
-        return _Placement(records, text, functools.partial(_hud_blame, head, shown, tail))
+        return _Placement(records, text, functools.partial(_hud_blame, head, shown, tail), entries)
 
 
 class _Placement:
@@ -501,12 +546,18 @@ class _Placement:
 
     __slots__ = ("records", "text", "names", "entries", "_blame", "_make_blame")
 
-    def __init__(self, records: tuple[SectionRecord, ...], text: Any, make_blame: Callable[[], BlameData]) -> None:
+    def __init__(
+        self,
+        records: tuple[SectionRecord, ...],
+        text: Any,
+        make_blame: Callable[[], BlameData],
+        entries: dict[str, tuple[str, bool, str | None]],
+    ) -> None:
         self.records = records
         self.text = text
         self.names: tuple[str, ...] = ()
         # name -> the entry each record was built from (content, cache_policy, trinket)
-        self.entries = {r.name: (r.content, r.cache_policy, r.trinket) for r in records}
+        self.entries = entries
         self._blame: BlameData | None = None
         self._make_blame: Callable[[], BlameData] | None = make_blame
 
@@ -589,11 +640,12 @@ def _hud_blame(head: str, parts: list[str], tail: str) -> BlameData:
     return {"notification_center": tuple(pieces)}
 
 
-@functools.lru_cache(maxsize=512)
-def _shown(part: str, tag: str) -> str:
-    """A notification-centre part as shown: unable to close the frame (cached: most parts are
-    shown unchanged turn after turn)."""
-    return neutralize_closing_tag(part, tag)
+@functools.lru_cache(maxsize=16)
+def _shown_in(tag: str) -> Callable[[str], str]:
+    """How a notification-centre part is shown in the frame of ``tag``: unable to close it (cached:
+    most parts are shown unchanged turn after turn, and a cache of one str argument is keyed on
+    the str itself)."""
+    return functools.lru_cache(maxsize=512)(functools.partial(neutralize_closing_tag, tag=tag))
 
 
 _NEWLINE_RUNS = re.compile(r"\n{3,}")

@@ -210,13 +210,12 @@ class ComposedPrompt(dict[str, Any]):
         blame: BlameData | Callable[[], BlameData] | None = None,
         budget: BudgetReport | None = None,
     ) -> None:
-        super().__init__(
-            cached_content=cached_content,
-            non_cached_content=non_cached_content,
-            conversation_prefix_items=list(conversation_prefix_items),
-            post_history_items=list(post_history_items),
-            notification_center=notification_center,
-        )
+        # item by item, not super().__init__(**keys): a compose builds one, and keywords cost
+        self["cached_content"] = cached_content
+        self["non_cached_content"] = non_cached_content
+        self["conversation_prefix_items"] = list(conversation_prefix_items)
+        self["post_history_items"] = list(post_history_items)
+        self["notification_center"] = notification_center
         self.sections: tuple[SectionRecord, ...] = tuple(sections)
         self.omitted: tuple[OmittedSection, ...] = tuple(omitted)
         self.turn = turn
@@ -225,6 +224,36 @@ class ComposedPrompt(dict[str, Any]):
         self.budget = budget
         # the map, or (from a composer) what works it out when first asked for
         self._blame: BlameData | Callable[[], BlameData] | None = blame
+
+    @classmethod
+    def from_parts(
+        cls,
+        cached_content: str,
+        non_cached_content: str,
+        conversation_prefix_items: Iterable[str],
+        post_history_items: Iterable[str],
+        notification_center: str,
+        sections: tuple[SectionRecord, ...],
+        omitted: Iterable[OmittedSection],
+        hud_frame: tuple[str, str] | None,
+        blame: BlameData | Callable[[], BlameData] | None,
+    ) -> ComposedPrompt:
+        """The prompt ``ComposedPrompt(...)`` builds from the same values, taken positionally
+        (what a composer builds on every compose: keywords cost; ``sections`` already a tuple)."""
+        self = cls.__new__(cls)
+        self["cached_content"] = cached_content
+        self["non_cached_content"] = non_cached_content
+        self["conversation_prefix_items"] = list(conversation_prefix_items)
+        self["post_history_items"] = list(post_history_items)
+        self["notification_center"] = notification_center
+        self.sections = sections
+        self.omitted = tuple(omitted)
+        self.turn = None
+        self.hud_frame = hud_frame
+        self.previous = None
+        self.budget = None
+        self._blame = blame
+        return self
 
     # -- the original's fields as attributes, for readability in notebooks
     @property

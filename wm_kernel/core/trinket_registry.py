@@ -16,7 +16,7 @@ Examples
 from __future__ import annotations
 
 from collections.abc import Container
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 from wm_kernel.core.prompt import OmittedSection
 from wm_kernel.core.trinket_shape import Trinket
@@ -34,6 +34,20 @@ class TrinketRegistry(Generic[T]):
         #: Class name -> trinket, in registration order.
         self.by_name: dict[str, T] = {}
         self._sections: dict[str, str] = {}  # section -> name of the trinket registered for it
+        # counts the changes of the registered trinkets and of their priorities (traits observed
+        # through traitlets' ``observe``), and the trinkets whose priority cannot be observed
+        self._revision = 0
+        self._unwatched: set[str] = set()
+
+    @property
+    def revision(self) -> int | None:
+        """A number that changes whenever a trinket is added or removed or a registered one's
+        ``priority`` changes; None while a registered trinket has no ``observe`` to watch its
+        priority with (a stand-in that is not a traitlets object). A budget report is keyed on it."""
+        return None if self._unwatched else self._revision
+
+    def _priority_changed(self, change: Any) -> None:
+        self._revision += 1
 
     def add(self, trinket: T, *, replace: bool = False) -> list[T]:
         """Register ``trinket`` under its class name; returns the trinkets it replaced (detached),
@@ -53,6 +67,12 @@ class TrinketRegistry(Generic[T]):
             self.remove(old)
         by_name[name] = trinket
         self._sections[section] = name
+        self._revision += 1
+        observe = getattr(trinket, "observe", None)
+        if callable(observe):
+            observe(self._priority_changed, names="priority")
+        else:
+            self._unwatched.add(name)
         return clashes
 
     def remove(self, trinket: T) -> None:
@@ -60,6 +80,11 @@ class TrinketRegistry(Generic[T]):
         trinket.detach()
         del self.by_name[trinket.name]
         self._sections.pop(trinket.variable_name, None)
+        self._revision += 1
+        if trinket.name in self._unwatched:
+            self._unwatched.discard(trinket.name)
+        else:
+            trinket.unobserve(self._priority_changed, names="priority")  # type: ignore[attr-defined]
 
     def get(self, name: str) -> T:
         """The trinket of that class name (or section name); ValueError if none."""

@@ -18,6 +18,7 @@ Examples
 from __future__ import annotations
 
 import contextlib
+import functools
 import logging
 import threading
 from collections.abc import Iterator, Mapping
@@ -240,63 +241,70 @@ class WorkingMemory(HasTraits, Generic[T]):
             if direct:
                 bus.deliver_each(
                     UpdateTrinketEvent,
-                    self._direct_updates(continuum_id, user_id, keep),
+                    self._direct_updates(continuum_id, user_id),
                     updates[0],
-                    self._update_directly,
+                    functools.partial(self._update_directly, continuum_id, user_id, keep),
+                    TrinketContentEvent,
                 )
             else:
                 for name in list(self._trinkets):
                     bus.publish(UpdateTrinketEvent(continuum_id, user_id, new_event_id(), now(), name, {}))
             self._finish_compose(continuum_id, user_id)
 
-    def _direct_updates(
-        self, continuum_id: str, user_id: str, keep: bool
-    ) -> Iterator[tuple[tuple[Any, ...], tuple[Any, ...]]]:
-        """The fields and arguments of each trinket's update, for ``bus.deliver_each``; a trinket
+    def _direct_updates(self, continuum_id: str, user_id: str) -> Iterator[tuple[tuple[Any, ...], str]]:
+        """The fields of each trinket's update and its name, for ``bus.deliver_each``; a trinket
         that handles its update its own way is published its event between them."""
         now = self.clock.now
         for name, trinket in list(self._trinkets.items()):
             if getattr(type(trinket), "plain_update", False):
-                yield (continuum_id, user_id, now(), name, {}), (name, continuum_id, user_id, keep)
+                yield (continuum_id, user_id, now(), name, {}), name
             else:
                 self.bus.publish(UpdateTrinketEvent(continuum_id, user_id, new_event_id(), now(), name, {}))
 
-    def _update_directly(self, name: str, continuum_id: str, user_id: str, keep: bool) -> None:
+    def _update_directly(self, continuum_id: str, user_id: str, keep: bool, name: str) -> tuple[Any, ...] | None:
         """What ``_handle_update_trinket`` does with a compose cycle's update of trinket ``name``,
         and the trinket's answer kept as ``_handle_trinket_content`` would (``keep``) or published
-        when someone else listens to it."""
+        when someone else listens to it. Returns the fields of the answer's TrinketContentEvent
+        when the bus is to log it (its section was kept without a store write, which cannot fail)."""
         found = self._trinkets.get(name)
         if found is None:  # unregistered by an earlier trinket's update
             logger.warning("UpdateTrinketEvent for unknown trinket %r ignored", name)
-            return
+            return None
         trinket: RefreshesDirectly = found  # type: ignore[assignment]  # its class said plain_update
         try:
             trinket.finish_pending_flush()  # a collapse could not: old items must not return
             content, at = trinket.refresh_content(_NO_CONTEXT)
         except Exception as exc:
             self._isolate_failure(found, exc)
-            return
+            return None
         if not content:
-            return
+            return None
         section, cached = trinket.variable_name, trinket.cache_policy
-        fields = (continuum_id, user_id, at, section, content, name, cached)
         if not keep:
             self.bus.publish(
                 TrinketContentEvent(continuum_id, user_id, new_event_id(), at, section, content, name, cached)
             )
         elif self._stored.holds(section, content, cached):  # no store write: nothing can fail
-            self.bus.note(TrinketContentEvent, fields)
             self.composer.add_section(section, content, cached, name)
+            return (continuum_id, user_id, at, section, content, name, cached)
         else:
+            fields = (continuum_id, user_id, at, section, content, name, cached)
             args = (section, content, cached, name, at, user_id)
             self.bus.deliver(TrinketContentEvent, fields, self._handle_trinket_content, self._keep_section, *args)
+        return None
 
     def _finish_compose(self, continuum_id: str, user_id: str) -> None:
         """Caps, budget, the composer's prompt into ``composed``, and SystemPromptComposedEvent."""
         composer, bus = self.composer, self.bus
         caps = self.caps
         capped = apply_caps(composer, self._trinkets.values(), caps, self.budget.counter) if caps else ()
-        fit = self.budget.apply(composer, self._trinkets.values(), budget=self.token_budget, step=self.budget_step)
+        fit = self.budget.apply(
+            composer,
+            self._trinkets.values(),
+            budget=self.token_budget,
+            step=self.budget_step,
+            revision=self._registry.revision,
+        )
         if capped:
             fit = replace(fit, caps=tuple(capped))
         composed = composer.compose(omitted=[*self._registry.omitted(composer.held), *fit.dropped])
