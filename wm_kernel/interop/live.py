@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import functools
 import json
+import operator
 import weakref
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -32,15 +33,16 @@ from wm_kernel.cachesim.models import ModelProfile
 from wm_kernel.cachesim.simulation import Simulation, simulate
 from wm_kernel.core.clock import ManualClock
 from wm_kernel.core.composer import RULE, Layout
-from wm_kernel.core.prompt import ComposedPrompt
+from wm_kernel.core.prompt import ComposedPrompt, SectionRecord
 from wm_kernel.instruments.history_records import text_digest
 from wm_kernel.interop.billing import request_body
-from wm_kernel.interop.bodies import Section
+from wm_kernel.interop.bodies import Section, kinds_of
 from wm_kernel.interop.formats import LoggedRequest
 from wm_kernel.session import Session
 from wm_kernel.tokens import TokenCounter
 
 _LAYER = {"tool": "tools", "system": "system", "message": "messages"}
+_WHERE = operator.attrgetter("where")
 
 
 class ImportedTurns(Protocol):
@@ -179,6 +181,19 @@ def imported_of(session: Session) -> ImportedTurns | None:
     return _origins.get(session)
 
 
+def _own_records(
+    imported: ImportedTurns, turn: int, sections: Sequence[Section], kinds: frozenset[str]
+) -> dict[str, SectionRecord]:
+    """The records of ``turn``'s prompt that are sections of the replayed prompt, by name: not its
+    tools and not its conversation, which the replay keeps apart; a part a reader placed (MIRA's
+    prefix items, HUD parts) is one. A request of messages no reader placed has none, and its
+    prompt is not built for it."""
+    if kinds <= {"message"} and not any(map(_WHERE, sections)):
+        return {}
+    apart = {s.name for s in sections if s.kind == "tool" or _is_message(s)}
+    return {r.name: r for r in imported.prompt_at(turn).sections if r.name not in apart}
+
+
 def replay_session(imported: ImportedTurns, *, base_prompt: str = "", **options: Any) -> Session:
     """A Session whose turns 0..n-1 are the imported requests (see the module docstring).
     ``options`` go to ``Session`` (``token_budget``, ``store``...; ``token_counter`` defaults to
@@ -194,9 +209,11 @@ def replay_session(imported: ImportedTurns, *, base_prompt: str = "", **options:
     policies: dict[str, bool] = {}
     mira_base = False
     replayed = ReplayedLog(imported, messages=_Conversations(imported))
+    own: dict[int, dict[str, SectionRecord]] = {}  # per turn, the records of its prompt's own sections
     for turn in imported.turns:
         sections = imported.sections(turn)
-        replayed.tools[turn] = _tools(sections)
+        kinds = kinds_of(sections)
+        replayed.tools[turn] = _tools(sections) if "tool" in kinds else []
         reply = "\n\n".join(m["content"] for m in _messages(imported.requests[turn].response))
         if reply:
             replayed.replies[turn] = reply
@@ -204,12 +221,8 @@ def replay_session(imported: ImportedTurns, *, base_prompt: str = "", **options:
         asked = body.get("max_tokens", body.get("max_output_tokens")) if body is not None else None
         if isinstance(asked, int) and not isinstance(asked, bool) and asked > 0:
             replayed.max_tokens[turn] = asked
-        # its tools and its conversation are not sections of its prompt; a part a reader placed
-        # (MIRA's prefix items, HUD parts) is
-        apart = {s.name for s in sections if s.kind == "tool" or _is_message(s)}
-        for record in imported.prompt_at(turn).sections:
-            if record.name in apart:
-                continue
+        own[turn] = _own_records(imported, turn, sections, kinds)
+        for record in own[turn].values():
             if record.name == "base_prompt":
                 mira_base = True  # a MIRA turn's own base prompt: the session's composer writes it
                 continue
@@ -230,7 +243,7 @@ def replay_session(imported: ImportedTurns, *, base_prompt: str = "", **options:
     store = session.store
     for turn in imported.turns:
         clock.set(times[turn])  # type: ignore[arg-type]
-        present = {r.name: r for r in imported.prompt_at(turn).sections}
+        present = own[turn]
         base = present.get("base_prompt")
         if base is not None:
             # the base prompt as MIRA filled it, without the scaffolding delimiter the composer adds
