@@ -4,7 +4,8 @@ Run on demand: ``.venv/bin/python bench/interop.py [REPEAT] [--big]``. Nothing h
 
 - Claude Code: import + reconcile of generated sessions (``wm_kernel.interop.synthetic``) of one
   size and of four times that size, import alone and import + reconcile of one long conversation
-  of 2,100 and 8,400 lines, and import + reconcile of a generated ~3.5 MB one; CPU time (``time.thread_time``,
+  of 2,100 and 8,400 lines, ``to_session()`` of the imported log (what ``%wm_import`` replays), and
+  import + reconcile of a generated ~3.5 MB one; CPU time (``time.thread_time``,
   the sizes interleaved, medians with min-max) and peak traced memory (``tracemalloc``, a run of
   its own, since tracing slows the run). Four times the input should cost at most about five times
   the time and memory: the ratios are printed.
@@ -28,6 +29,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from wm_kernel.interop import import_log  # noqa: E402
+from wm_kernel.interop.imported import ImportedSession  # noqa: E402
 from wm_kernel.interop.synthetic import claude_code_session, otlp_trace  # noqa: E402
 from wm_kernel.providers.reconcile import reconcile  # noqa: E402
 
@@ -37,6 +39,10 @@ from _timing import spread  # noqa: E402
 
 def import_and_reconcile(path: Path) -> Callable[[], object]:
     return lambda: reconcile(import_log(path))
+
+
+def replayed(log: ImportedSession) -> Callable[[], object]:
+    return lambda: log.to_session()
 
 
 def read_only(path: Path) -> Callable[[], object]:
@@ -119,6 +125,12 @@ def main(argv: list[str]) -> None:
             "Claude Code: import + reconcile (generated, 2,100 and 8,400 lines: a long conversation)",
             ("generated", lines.files, import_and_reconcile(lines.path)),
             ("generated, x4", lines4.files, import_and_reconcile(lines4.path)),
+            repeat,
+        )
+        compare(
+            "Claude Code: to_session() of an imported log (generated, 2,100 and 8,400 lines), as %wm_import does",
+            ("generated", lines.files, replayed(import_log(lines.path))),
+            ("generated, x4", lines4.files, replayed(import_log(lines4.path))),
             repeat,
         )
         big = claude_code_session(folder / "big.jsonl", turns=110, words=200, seed=2)
