@@ -381,10 +381,10 @@ class _Builder:
         blocks = start + blocks
         if before is None and found.before:
             marks = self._warm_up(turn, at, found, blocks, marks, params)
-        out = list(blocks)  # the logged blocks carry no breakpoint: only the marked ones and the start change
+        # a new list, whose logged blocks carry no breakpoint: only the marked ones and the start change
         for i in marks | {i for i, b in enumerate(start) if b.breakpoint}:
-            out[i] = self._marked(out[i], found.ttl if i in marks else None)
-        return out
+            blocks[i] = self._marked(blocks[i], found.ttl if i in marks else None)
+        return blocks
 
     def _marked(self, block: Block, breakpoint: str | None) -> Block:
         """``block`` with ``breakpoint``, one Block per logged block and breakpoint however many

@@ -144,7 +144,7 @@ class _Conversations(Mapping[int, list[dict[str, str]]]):
     def __getitem__(self, turn: int) -> list[dict[str, str]]:
         if turn not in self._turns:
             raise KeyError(turn)
-        return [dict(m) for m in self._joined(turn)]  # a copy: the caller may change it
+        return self._joined(turn)
 
     def __contains__(self, turn: object) -> bool:
         return turn in self._turns
