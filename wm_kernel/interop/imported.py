@@ -48,8 +48,8 @@ from wm_kernel.interop.bodies import Section, first_message, prompt_order
 from wm_kernel.interop.claude_code import ClaudeCodeReader
 from wm_kernel.interop.formats import ImportIssue, LoggedRequest, detect
 from wm_kernel.interop.jsonspan import locate
+from wm_kernel.interop.mira_prompt import mira_prompt
 from wm_kernel.interop.mira_tap import DIALECT as MIRA_TAP  # (registers the mira-tap format)
-from wm_kernel.interop.mira_tap import mira_prompt
 from wm_kernel.interop.otlp import read_otlp as _read_otlp  # noqa: F401  (registers the otlp format)
 from wm_kernel.interop.send_times import as_gap, checked_times, send_times
 from wm_kernel.interop.split import Splitter
