@@ -31,10 +31,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from wm_kernel.cachesim.engine import Request
-from wm_kernel.cachesim.models import ModelProfile, Priced, family_name, priced_as
+from wm_kernel.cachesim.models import ModelProfile, Priced
 from wm_kernel.cachesim.simulation import Simulation, simulate, simulate_each
 from wm_kernel.core.prompt import BlameSpan, ComposedPrompt
-from wm_kernel.dialects.registry import get_dialect, known_name
 from wm_kernel.dialects.usage import request_prefix
 from wm_kernel.instruments.diff import FirstChange, PromptDiff, diff_prompts, first_change
 from wm_kernel.instruments.history import History
@@ -43,6 +42,7 @@ from wm_kernel.interop.agent_cache import Inferred, cache_requests, conversation
 from wm_kernel.interop.billing import gen_ai_counts, logged_usage, request_body
 from wm_kernel.interop.bodies import Section, first_message, prompt_order
 from wm_kernel.interop.formats import ImportIssue, LoggedRequest
+from wm_kernel.interop.log_pricing import log_cache_model, request_pricing
 from wm_kernel.interop.logged_prompt import cached_names, composed
 from wm_kernel.interop.mira_tap import DIALECT as MIRA_TAP  # (registers the mira-tap format)
 from wm_kernel.interop.mira_tap import mira_prompt
@@ -55,8 +55,6 @@ if TYPE_CHECKING:
     from wm_kernel.dialects.usage import Usage
     from wm_kernel.session import Session
 
-#: The cache simulator's model when neither the log's own nor its wire's default is a registered profile.
-FALLBACK_MODEL = "claude-sonnet-4-6"
 USAGE_COLUMNS = [
     "turn",
     "sent_at",
@@ -280,22 +278,14 @@ class ImportedSession:
     def pricing(self, model: str | ModelProfile | None = None) -> list[Priced]:
         """Per turn, the profile its request is priced with: ``model`` for all when given, else
         the request's own model (a dated snapshot as its family); a model the registry does not
-        know is priced as its provider's default and says so (``Priced.note``)."""
-        if model is not None:
-            chosen = priced_as(model)
-            if chosen.substituted:
-                raise ValueError(f"unknown model {model!r}")
-            return [chosen] * len(self.requests)
-        return [priced_as(r.model, _default_model(r.provider)) for r in self.requests]
+        know is priced as its provider's default and says so (``Priced.note``;
+        ``wm_kernel.interop.log_pricing``)."""
+        return request_pricing(self.requests, model)
 
     def cache_model(self) -> str:
         """The cachesim profile for this log: its first request's model (a dated snapshot as its
         family) if registered, else the provider's default."""
-        first = self.requests[0]
-        found = family_name(first.model) if first.model else None
-        if found is not None:
-            return found
-        return _default_model(first.provider)
+        return log_cache_model(self.requests)
 
     def cache_simulation(
         self, model: str | None = None, *, times: Sequence[datetime] | None = None, gap: timedelta | float | None = None
@@ -461,13 +451,6 @@ class ImportedSession:
             f"<ImportedSession {self.name or '-'} turns={len(self.requests)} format={','.join(formats)} "
             f"errors={len(self.errors)}>"
         )
-
-
-def _default_model(provider: str) -> str:
-    """The model a request of ``provider`` is priced as when its own is unknown: its dialect's
-    default, else ``FALLBACK_MODEL``."""
-    default = get_dialect(provider).default_model if known_name(provider) else ""
-    return default if family_name(default) is not None else FALLBACK_MODEL
 
 
 def _subagent(request: LoggedRequest) -> bool:
