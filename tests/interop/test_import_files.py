@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from wm_kernel.interop.imported import import_log
+from wm_kernel.interop.log_files import import_log
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "interop"
 

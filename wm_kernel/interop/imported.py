@@ -1,15 +1,15 @@
 """An imported log as a recorded session: history, diff, blame, cache simulation, usage, replay.
 
-:func:`import_log` reads files (see ``wm_kernel.interop.formats``) into an
-:class:`ImportedSession`: one turn per logged request, in send order (file order where the log has
-no times). It presents what the instruments read from a recorded Session:
+:func:`~wm_kernel.interop.log_files.import_log` reads files (see ``wm_kernel.interop.log_files``)
+into an :class:`ImportedSession`: one turn per logged request, in send order (file order where the
+log has no times). It presents what the instruments read from a recorded Session:
 
 - ``prompt_at(turn)``: a :class:`~wm_kernel.core.prompt.ComposedPrompt` of the request's own
-  texts: tools and system sections in ``cached_content`` (covered by a cache breakpoint; every
-  tool and system section for OpenAI's automatic prefix caching) or ``non_cached_content``, one
-  ``conversation_prefix_items`` entry per message. Elements are joined with a blank line the blame
-  map gives to ``(composer)``; a blame map covers every character. So ``diff_prompts``,
-  ``first_change`` and ``blame`` work as on a composed prompt.
+  texts (``wm_kernel.interop.logged_prompt``): tools and system sections in ``cached_content``
+  (covered by a cache breakpoint; every tool and system section for OpenAI's automatic prefix
+  caching) or ``non_cached_content``, one ``conversation_prefix_items`` entry per message. Elements
+  are joined with a blank line the blame map gives to ``(composer)``; a blame map covers every
+  character. So ``diff_prompts``, ``first_change`` and ``blame`` work as on a composed prompt.
 - ``history``: a real :class:`~wm_kernel.instruments.history.History` recorded from those
   prompts (its ``frame()``, one row per turn and section, as ``Session.history``).
 - ``cache_simulation(model)``: the requests played through ``wm_kernel.cachesim`` at the send
@@ -25,19 +25,15 @@ no times). It presents what the instruments read from a recorded Session:
 
 from __future__ import annotations
 
-import json
-from collections import Counter
-from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Mapping, Sequence
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from wm_kernel.cachesim.engine import Request
-from wm_kernel.cachesim.models import ModelProfile, Priced, family_name, priced_as
+from wm_kernel.cachesim.models import ModelProfile, Priced
 from wm_kernel.cachesim.simulation import Simulation, simulate, simulate_each
-from wm_kernel.core.prompt import BlameData, BlameSpan, ComposedPrompt, SectionRecord
-from wm_kernel.dialects.registry import get_dialect, get_log_format, known_name, log_formats, sniff_log_format
+from wm_kernel.core.prompt import BlameSpan, ComposedPrompt
 from wm_kernel.dialects.usage import request_prefix
 from wm_kernel.instruments.diff import FirstChange, PromptDiff, diff_prompts, first_change
 from wm_kernel.instruments.history import History
@@ -45,16 +41,13 @@ from wm_kernel.instruments.history_records import text_digest
 from wm_kernel.interop.agent_cache import Inferred, cache_requests, conversation_of, infer, rewrites
 from wm_kernel.interop.billing import gen_ai_counts, logged_usage, request_body
 from wm_kernel.interop.bodies import Section, first_message, prompt_order
-from wm_kernel.interop.claude_code import ClaudeCodeReader
-from wm_kernel.interop.formats import ImportIssue, LoggedRequest, detect
-from wm_kernel.interop.jsonspan import locate
+from wm_kernel.interop.formats import ImportIssue, LoggedRequest
+from wm_kernel.interop.log_pricing import log_cache_model, request_pricing
+from wm_kernel.interop.logged_prompt import cached_names, composed
 from wm_kernel.interop.mira_prompt import mira_prompt
 from wm_kernel.interop.mira_tap import DIALECT as MIRA_TAP  # (registers the mira-tap format)
-from wm_kernel.interop.otlp import read_otlp as _read_otlp  # noqa: F401  (registers the otlp format)
 from wm_kernel.interop.send_times import as_gap, checked_times, send_times
-from wm_kernel.interop.split import Splitter
 from wm_kernel.tokens import TokenCounter
-from wm_kernel.utils.safe_files import UnreadableFileError, read_bytes
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -62,10 +55,6 @@ if TYPE_CHECKING:
     from wm_kernel.dialects.usage import Usage
     from wm_kernel.session import Session
 
-#: Blank line between two elements of one prompt key (owned by "(composer)" in the blame map).
-ELEMENT_SEPARATOR = "\n\n"
-#: The cache simulator's model when neither the log's own nor its wire's default is a registered profile.
-FALLBACK_MODEL = "claude-sonnet-4-6"
 USAGE_COLUMNS = [
     "turn",
     "sent_at",
@@ -165,8 +154,8 @@ class ImportedSession:
                 # MIRA's own markers give back the composer's five keys and sections
                 found = self._prompts[turn] = mira_prompt(request.sections, turn)
             else:
-                found = self._prompts[turn] = _composed(
-                    prompt_order(request.sections), _cached_names(request), turn, self._shared
+                found = self._prompts[turn] = composed(
+                    prompt_order(request.sections), cached_names(request), turn, self._shared
                 )
         return found
 
@@ -289,22 +278,14 @@ class ImportedSession:
     def pricing(self, model: str | ModelProfile | None = None) -> list[Priced]:
         """Per turn, the profile its request is priced with: ``model`` for all when given, else
         the request's own model (a dated snapshot as its family); a model the registry does not
-        know is priced as its provider's default and says so (``Priced.note``)."""
-        if model is not None:
-            chosen = priced_as(model)
-            if chosen.substituted:
-                raise ValueError(f"unknown model {model!r}")
-            return [chosen] * len(self.requests)
-        return [priced_as(r.model, _default_model(r.provider)) for r in self.requests]
+        know is priced as its provider's default and says so (``Priced.note``;
+        ``wm_kernel.interop.log_pricing``)."""
+        return request_pricing(self.requests, model)
 
     def cache_model(self) -> str:
         """The cachesim profile for this log: its first request's model (a dated snapshot as its
         family) if registered, else the provider's default."""
-        first = self.requests[0]
-        found = family_name(first.model) if first.model else None
-        if found is not None:
-            return found
-        return _default_model(first.provider)
+        return log_cache_model(self.requests)
 
     def cache_simulation(
         self, model: str | None = None, *, times: Sequence[datetime] | None = None, gap: timedelta | float | None = None
@@ -472,13 +453,6 @@ class ImportedSession:
         )
 
 
-def _default_model(provider: str) -> str:
-    """The model a request of ``provider`` is priced as when its own is unknown: its dialect's
-    default, else ``FALLBACK_MODEL``."""
-    default = get_dialect(provider).default_model if known_name(provider) else ""
-    return default if family_name(default) is not None else FALLBACK_MODEL
-
-
 def _subagent(request: LoggedRequest) -> bool:
     """Whether ``request`` is a subagent's (a sidechain, or a file under ``subagents/``)."""
     if {"subagent", "sidechain"} & set(getattr(request, "marks", ())):
@@ -488,318 +462,3 @@ def _subagent(request: LoggedRequest) -> bool:
         if isinstance(value, bool):
             return value
     return "subagents" in Path(request.path).parts
-
-
-def _cached_names(request: LoggedRequest) -> set[str]:
-    """The sections in the cached prefix: up to the last cache mark (Anthropic), every tool and
-    system section under automatic prefix caching (OpenAI)."""
-    ordered = prompt_order(request.sections)
-    if known_name(request.provider) and get_dialect(request.provider).whole_prefix_cached:
-        return {s.name for s in ordered if s.kind != "message"}
-    marked = [i for i, s in enumerate(ordered) if s.cache]
-    return {s.name for s in ordered[: marked[-1] + 1]} if marked else set()
-
-
-def _composed(
-    sections: list[Section], cached: set[str], turn: int, shared: dict[Any, Any] | None = None
-) -> ComposedPrompt:
-    """The ComposedPrompt of one request's sections. ``shared`` (one per session) keeps each
-    section's record and each message's text and blame once, for every request that holds the same
-    section objects (a transcript's requests share their lines' sections): the prompts of a session
-    then cost its messages once, not once per request."""
-    memo: dict[Any, Any] = {} if shared is None else shared
-    records = []
-    for s in sections:
-        rkey = (id(s), s.name in cached)
-        record = memo.get(rkey)
-        if record is None:
-            record = memo[rkey] = SectionRecord(s.name, s.placement or "system", s.text, s.name in cached, s.trinket)
-        records.append(record)
-    keys: dict[str, list[tuple[str, int]]] = {"cached_content": [], "non_cached_content": []}
-    items: list[list[tuple[str, int]]] = []
-    members: list[list[int]] = []
-    previous: str | None = None
-    for index, section in enumerate(sections):
-        if section.kind == "message":
-            if section.element != previous:
-                items.append([])
-                members.append([])
-            target = items[-1]
-            members[-1].append(id(section))
-        else:
-            target = keys["cached_content" if section.name in cached else "non_cached_content"]
-            if target and section.element != previous:
-                target.append((ELEMENT_SEPARATOR, -1))
-        target.append((section.text, index))
-        previous = section.element
-    blame: BlameData = {}
-    texts: dict[str, str] = {}
-    for key, parts in keys.items():
-        texts[key] = "".join(text for text, _ in parts)
-        blame[key] = tuple((len(text), owner) for text, owner in parts if text)
-    prefix: list[str] = []
-    for i, parts in enumerate(items):
-        key = f"conversation_prefix_items[{i}]"
-        ident = ("item", parts[0][1], *members[i])
-        found = memo.get(ident)
-        if found is None:
-            found = memo[ident] = (
-                "".join(text for text, _ in parts),
-                tuple((len(text), owner) for text, owner in parts if text),
-            )
-        texts[key], blame[key] = found
-        prefix.append(found[0])
-    return ComposedPrompt(
-        texts["cached_content"], texts["non_cached_content"], prefix, sections=records, turn=turn, blame=blame
-    )
-
-
-@dataclass
-class LogFile:
-    """What one file gave: its requests, the issues of the records that could not be read, and the
-    count of ordinary records of each type that carry no request (a transcript's ``progress``
-    lines...), read and skipped."""
-
-    path: str
-    format: str | None
-    requests: list[LoggedRequest]
-    issues: list[ImportIssue]
-    skipped: Counter[str] = field(default_factory=Counter)
-    reader: Any = None
-
-
-def _records(data: bytes, name: str, issues: list[ImportIssue]) -> Iterator[tuple[int, str, Any]]:
-    """(line, text, value) of each record: JSON Lines split on "\n" only (U+2028, U+0085 and the
-    other characters ``str.splitlines`` breaks on stay inside their line), each line decoded on its
-    own (a bad UTF-8 byte is an issue naming its line); or, where the file is one JSON document
-    over several lines (a pretty-printed body, an array or ``{"data": [...]}`` list of records),
-    its records."""
-    rows = data.split(b"\n")
-    first = next((i for i, row in enumerate(rows) if row.strip()), None)
-    if first is not None and not any(r.strip() for r in rows[first + 1 :]) and rows[first].lstrip()[:1] in b"[{":
-        try:  # one line holding an array of records, or an API's list of them
-            text = data.decode("utf-8")
-            whole = json.loads(text)
-        except (json.JSONDecodeError, UnicodeDecodeError):
-            pass
-        else:
-            if isinstance(whole, list) or (isinstance(whole, Mapping) and whole.get("object") == "list"):
-                yield from _document(text, whole)
-                return
-    if first is not None and len(rows) > first + 1 and any(r.strip() for r in rows[first + 1 :]):
-        try:
-            json.loads(rows[first])
-        except (json.JSONDecodeError, UnicodeDecodeError):
-            try:
-                text = data.decode("utf-8")
-                whole = json.loads(text)
-            except (json.JSONDecodeError, UnicodeDecodeError):
-                pass
-            else:
-                yield from _document(text, whole)
-                return
-    for number, row in enumerate(rows, start=1):
-        if row.endswith(b"\r"):
-            row = row[:-1]
-        if not row.strip():
-            continue
-        try:
-            line = row.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            issues.append(
-                ImportIssue(
-                    name,
-                    number,
-                    f"not UTF-8: byte 0x{row[exc.start]:02x} at column {exc.start + 1}; the line is skipped",
-                )
-            )
-            continue
-        try:
-            value = json.loads(line)
-        except json.JSONDecodeError as exc:
-            issues.append(ImportIssue(name, number, f"malformed JSON: {exc.msg} at column {exc.colno}"))
-            continue
-        except RecursionError:
-            issues.append(ImportIssue(name, number, "malformed JSON: nested too deeply to read"))
-            continue
-        yield number, line, value
-
-
-def _document(text: str, whole: Any) -> Iterator[tuple[int, str, Any]]:
-    """The records of a file that is one JSON document: the document itself, the items of an
-    array, or the items of a ``{"data": [...]}`` list (an API's list export)."""
-    items: list[Any] | None = None
-    node = locate(text)
-    if isinstance(whole, list):
-        items, nodes = whole, node.items
-    elif isinstance(whole, Mapping) and isinstance(whole.get("data"), list) and "messages" not in whole:
-        items, nodes = whole["data"], node["data"].items
-    if items is None:
-        yield text.count("\n", 0, node.start) + 1, text, whole
-        return
-    newlines = 0
-    last = 0
-    for item, child in zip(items, nodes, strict=True):
-        newlines += text.count("\n", last, child.start)
-        last = child.start
-        yield newlines + 1, text[child.start : child.end], item
-
-
-def read_log(
-    path: str | Path,
-    *,
-    format: str | None = None,
-    splitter: Splitter | None = None,
-    context: Any = None,
-    subagent: bool = False,
-) -> LogFile:
-    """One log file read (:class:`LogFile`). ValueError (naming the file and line) when it cannot
-    be imported at all: no such file, an unknown format, no record readable. ``context`` and
-    ``subagent`` read a Claude Code subagent file beside the reader of its session."""
-    name = str(path)
-    if format is not None and format not in log_formats():
-        raise ValueError(f"unknown format {format!r}; formats: {', '.join(log_formats())}")
-    try:
-        data = read_bytes(path, name)  # a regular file only (a FIFO, /dev/zero: one line), bounded
-    except UnreadableFileError:
-        raise
-    except OSError as exc:
-        raise ValueError(f"{name}: cannot read the file ({exc})") from None
-    split = splitter or Splitter()
-    # a format read as a whole file (OTLP...) claims the file from its text (LogFormat.sniff)
-    # (its first MiB: a whole-file format's sniff reads the first records, not the whole file)
-    whole = format if format is not None else sniff_log_format(data[: 1 << 20].decode("utf-8", errors="replace"))
-    whole_file = get_log_format(whole).read_file if whole is not None else None
-    if whole is not None and whole_file is not None:
-        issues: list[ImportIssue] = []
-        try:
-            text = data.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            line = data.count(b"\n", 0, exc.start) + 1
-            issues.append(ImportIssue(name, line, f"not UTF-8: byte 0x{data[exc.start]:02x}; read as U+FFFD"))
-            text = data.decode("utf-8", errors="replace")
-        try:
-            found, problems = whole_file(name, text, split)
-        except RecursionError:
-            raise ValueError(f"{name}: JSON nested too deeply to read (nothing imported)") from None
-        return LogFile(name, whole, found, issues + problems)
-    issues = []
-    reader: Any = None
-    chosen = format
-    pending: list[tuple[int, str, Any]] = []
-    for number, row, value in _records(data, name, issues):
-        if chosen is None:
-            chosen = detect(value)
-            if chosen is None:
-                pending.append((number, row, value))
-                continue
-        if reader is None:
-            make = get_log_format(chosen).reader
-            if make is None:
-                raise ValueError(f"{name}: the {chosen} format is read as a whole file, not line by line")
-            reader = ClaudeCodeReader(name, split, context, subagent) if make is ClaudeCodeReader else make(name, split)
-            for early in pending:  # records before the first one that named the format
-                _feed(reader, early, issues)
-            pending = []
-        _feed(reader, (number, row, value), issues)
-    for number, _, _ in pending:
-        issues.append(
-            ImportIssue(
-                name,
-                number,
-                f"unknown format: not a request body, transcript line or OTLP document ({', '.join(log_formats())})",
-            )
-        )
-    requests = reader.finish() if reader is not None else []
-    issues += getattr(reader, "issues", [])
-    issues.sort(key=lambda issue: issue.line)
-    if not requests:
-        first = issues[0] if issues else ImportIssue(name, 1, "no requests in the file")
-        raise ValueError(f"{first} (nothing imported)")
-    return LogFile(name, chosen, requests, issues, Counter(getattr(reader, "skipped", {})), reader)
-
-
-def _feed(reader: Any, record: tuple[int, str, Any], issues: list[ImportIssue]) -> None:
-    number, line, value = record
-    try:
-        reader.feed(number, line, value)
-    except (ValueError, KeyError, TypeError, IndexError) as exc:
-        issues.append(ImportIssue(reader.path, number, str(exc)))
-
-
-def read_file(
-    path: str | Path, *, format: str | None = None, splitter: Splitter | None = None
-) -> tuple[list[LoggedRequest], list[ImportIssue]]:
-    """The requests of one log file and the issues of the records that could not be read
-    (:func:`read_log` without its counts). ValueError (naming the file and line) when the file
-    cannot be imported at all: no such file, an unknown format, no record readable."""
-    read = read_log(path, format=format, splitter=splitter)
-    return read.requests, read.issues
-
-
-def log_files(paths: Iterable[str | Path]) -> list[Path]:
-    """The files ``paths`` name: a file as it is, a folder as the ``.jsonl`` / ``.json`` files in it
-    (sorted; a Claude Code session folder as its session file, when it sits beside the folder)."""
-    out: list[Path] = []
-    for given in paths:
-        path = Path(given)
-        if not path.is_dir():
-            out.append(path)
-            continue
-        inside = sorted(p for p in path.iterdir() if p.is_file() and p.suffix in (".jsonl", ".json"))
-        beside = path.parent / f"{path.name}.jsonl"
-        if not inside and beside.is_file():
-            inside = [beside]
-        if not inside and not (path / "subagents").is_dir():
-            raise ValueError(f"{path}: a folder with no .jsonl or .json log in it")
-        out += inside
-        if not inside:
-            out += sorted((path / "subagents").glob("*.jsonl"))
-    return out
-
-
-def import_log(
-    *paths: str | Path,
-    format: str | None = None,
-    splitter: Splitter | None = None,
-    rules: Iterable[str] = (),
-    counter: TokenCounter | None = None,
-    subagents: bool = True,
-    gap: timedelta | float | None = None,
-    times: Sequence[datetime] | None = None,
-) -> ImportedSession:
-    """An :class:`ImportedSession` of every request in ``paths`` (files or folders, in send order).
-
-    ``format`` forces a format (default: detected per file); ``splitter`` or ``rules`` (regular
-    expressions, each match starting a section) add your own splitting. A Claude Code session file
-    brings its ``<session>/subagents/*.jsonl`` beside it (``subagents=False``: not), each its own
-    conversation. Records that cannot be read are in the result's ``errors`` (file, line, why);
-    ordinary records that carry no request are counted in ``skipped``; the rest imports. ``gap`` (a
-    timedelta or seconds) spaces, in file order, the requests the log gives no send time; ``times``
-    gives every request's (see :meth:`ImportedSession.send_times`)."""
-    if not paths:
-        raise ValueError("import_log needs at least one file")
-    if splitter is None:
-        splitter = Splitter(list(rules))
-    requests: list[LoggedRequest] = []
-    issues: list[ImportIssue] = []
-    skipped: Counter[str] = Counter()
-    files = log_files(paths)
-    done: set[Path] = set()  # a subagent file read with its session is not read again
-    for path in files:
-        if path.resolve() in done:
-            continue
-        read = read_log(path, format=format, splitter=splitter)
-        found = [read]
-        folder = path.with_suffix("") / "subagents"
-        if subagents and read.format == "claude-code" and folder.is_dir():
-            for sub in sorted(folder.glob("*.jsonl")):
-                if sub.resolve() not in done:
-                    done.add(sub.resolve())
-                    found.append(read_log(sub, format=format, splitter=splitter, context=read.reader, subagent=True))
-        for one in found:
-            requests += one.requests
-            issues += one.issues
-            skipped += one.skipped
-    names = ", ".join(Path(p).name for p in paths)
-    return ImportedSession(requests, issues, counter=counter, name=names, skipped=skipped, gap=gap, times=times)

@@ -1,0 +1,285 @@
+"""Reading log files: :func:`import_log` over files and folders, :func:`read_log` for one file.
+
+A folder is the ``.jsonl`` / ``.json`` files in it (:func:`log_files`); a Claude Code session file
+brings its ``subagents/`` files beside it. Each file is split into records (JSON Lines split on "\\n"
+only, or one JSON document), the registered log format that claims it is chosen (forced, sniffed
+from the whole file, or detected from the first record that names it) and its reader turns the
+records into requests (:class:`~wm_kernel.interop.formats.LoggedRequest`); what cannot be read is an
+:class:`~wm_kernel.interop.formats.ImportIssue` naming its line, and the rest imports into an
+:class:`~wm_kernel.interop.imported.ImportedSession`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from wm_kernel.dialects.registry import get_log_format, log_formats, sniff_log_format
+from wm_kernel.interop.claude_code import ClaudeCodeReader
+from wm_kernel.interop.formats import ImportIssue, LoggedRequest, detect
+from wm_kernel.interop.imported import ImportedSession
+from wm_kernel.interop.jsonspan import locate
+from wm_kernel.interop.mira_tap import read_tap as _read_tap  # noqa: F401  (registers the mira-tap format)
+from wm_kernel.interop.otlp import read_otlp as _read_otlp  # noqa: F401  (registers the otlp format)
+from wm_kernel.interop.split import Splitter
+from wm_kernel.tokens import TokenCounter
+from wm_kernel.utils.safe_files import UnreadableFileError, read_bytes
+
+
+@dataclass
+class LogFile:
+    """What one file gave: its requests, the issues of the records that could not be read, and the
+    count of ordinary records of each type that carry no request (a transcript's ``progress``
+    lines...), read and skipped."""
+
+    path: str
+    format: str | None
+    requests: list[LoggedRequest]
+    issues: list[ImportIssue]
+    skipped: Counter[str] = field(default_factory=Counter)
+    reader: Any = None
+
+
+def _records(data: bytes, name: str, issues: list[ImportIssue]) -> Iterator[tuple[int, str, Any]]:
+    """(line, text, value) of each record: JSON Lines split on "\n" only (U+2028, U+0085 and the
+    other characters ``str.splitlines`` breaks on stay inside their line), each line decoded on its
+    own (a bad UTF-8 byte is an issue naming its line); or, where the file is one JSON document
+    over several lines (a pretty-printed body, an array or ``{"data": [...]}`` list of records),
+    its records."""
+    rows = data.split(b"\n")
+    first = next((i for i, row in enumerate(rows) if row.strip()), None)
+    if first is not None and not any(r.strip() for r in rows[first + 1 :]) and rows[first].lstrip()[:1] in b"[{":
+        try:  # one line holding an array of records, or an API's list of them
+            text = data.decode("utf-8")
+            whole = json.loads(text)
+        except (json.JSONDecodeError, UnicodeDecodeError):
+            pass
+        else:
+            if isinstance(whole, list) or (isinstance(whole, Mapping) and whole.get("object") == "list"):
+                yield from _document(text, whole)
+                return
+    if first is not None and len(rows) > first + 1 and any(r.strip() for r in rows[first + 1 :]):
+        try:
+            json.loads(rows[first])
+        except (json.JSONDecodeError, UnicodeDecodeError):
+            try:
+                text = data.decode("utf-8")
+                whole = json.loads(text)
+            except (json.JSONDecodeError, UnicodeDecodeError):
+                pass
+            else:
+                yield from _document(text, whole)
+                return
+    for number, row in enumerate(rows, start=1):
+        if row.endswith(b"\r"):
+            row = row[:-1]
+        if not row.strip():
+            continue
+        try:
+            line = row.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            issues.append(
+                ImportIssue(
+                    name,
+                    number,
+                    f"not UTF-8: byte 0x{row[exc.start]:02x} at column {exc.start + 1}; the line is skipped",
+                )
+            )
+            continue
+        try:
+            value = json.loads(line)
+        except json.JSONDecodeError as exc:
+            issues.append(ImportIssue(name, number, f"malformed JSON: {exc.msg} at column {exc.colno}"))
+            continue
+        except RecursionError:
+            issues.append(ImportIssue(name, number, "malformed JSON: nested too deeply to read"))
+            continue
+        yield number, line, value
+
+
+def _document(text: str, whole: Any) -> Iterator[tuple[int, str, Any]]:
+    """The records of a file that is one JSON document: the document itself, the items of an
+    array, or the items of a ``{"data": [...]}`` list (an API's list export)."""
+    items: list[Any] | None = None
+    node = locate(text)
+    if isinstance(whole, list):
+        items, nodes = whole, node.items
+    elif isinstance(whole, Mapping) and isinstance(whole.get("data"), list) and "messages" not in whole:
+        items, nodes = whole["data"], node["data"].items
+    if items is None:
+        yield text.count("\n", 0, node.start) + 1, text, whole
+        return
+    newlines = 0
+    last = 0
+    for item, child in zip(items, nodes, strict=True):
+        newlines += text.count("\n", last, child.start)
+        last = child.start
+        yield newlines + 1, text[child.start : child.end], item
+
+
+def read_log(
+    path: str | Path,
+    *,
+    format: str | None = None,
+    splitter: Splitter | None = None,
+    context: Any = None,
+    subagent: bool = False,
+) -> LogFile:
+    """One log file read (:class:`LogFile`). ValueError (naming the file and line) when it cannot
+    be imported at all: no such file, an unknown format, no record readable. ``context`` and
+    ``subagent`` read a Claude Code subagent file beside the reader of its session."""
+    name = str(path)
+    if format is not None and format not in log_formats():
+        raise ValueError(f"unknown format {format!r}; formats: {', '.join(log_formats())}")
+    try:
+        data = read_bytes(path, name)  # a regular file only (a FIFO, /dev/zero: one line), bounded
+    except UnreadableFileError:
+        raise
+    except OSError as exc:
+        raise ValueError(f"{name}: cannot read the file ({exc})") from None
+    split = splitter or Splitter()
+    # a format read as a whole file (OTLP...) claims the file from its text (LogFormat.sniff)
+    # (its first MiB: a whole-file format's sniff reads the first records, not the whole file)
+    whole = format if format is not None else sniff_log_format(data[: 1 << 20].decode("utf-8", errors="replace"))
+    whole_file = get_log_format(whole).read_file if whole is not None else None
+    if whole is not None and whole_file is not None:
+        issues: list[ImportIssue] = []
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            line = data.count(b"\n", 0, exc.start) + 1
+            issues.append(ImportIssue(name, line, f"not UTF-8: byte 0x{data[exc.start]:02x}; read as U+FFFD"))
+            text = data.decode("utf-8", errors="replace")
+        try:
+            found, problems = whole_file(name, text, split)
+        except RecursionError:
+            raise ValueError(f"{name}: JSON nested too deeply to read (nothing imported)") from None
+        return LogFile(name, whole, found, issues + problems)
+    issues = []
+    reader: Any = None
+    chosen = format
+    pending: list[tuple[int, str, Any]] = []
+    for number, row, value in _records(data, name, issues):
+        if chosen is None:
+            chosen = detect(value)
+            if chosen is None:
+                pending.append((number, row, value))
+                continue
+        if reader is None:
+            make = get_log_format(chosen).reader
+            if make is None:
+                raise ValueError(f"{name}: the {chosen} format is read as a whole file, not line by line")
+            reader = ClaudeCodeReader(name, split, context, subagent) if make is ClaudeCodeReader else make(name, split)
+            for early in pending:  # records before the first one that named the format
+                _feed(reader, early, issues)
+            pending = []
+        _feed(reader, (number, row, value), issues)
+    for number, _, _ in pending:
+        issues.append(
+            ImportIssue(
+                name,
+                number,
+                f"unknown format: not a request body, transcript line or OTLP document ({', '.join(log_formats())})",
+            )
+        )
+    requests = reader.finish() if reader is not None else []
+    issues += getattr(reader, "issues", [])
+    issues.sort(key=lambda issue: issue.line)
+    if not requests:
+        first = issues[0] if issues else ImportIssue(name, 1, "no requests in the file")
+        raise ValueError(f"{first} (nothing imported)")
+    return LogFile(name, chosen, requests, issues, Counter(getattr(reader, "skipped", {})), reader)
+
+
+def _feed(reader: Any, record: tuple[int, str, Any], issues: list[ImportIssue]) -> None:
+    number, line, value = record
+    try:
+        reader.feed(number, line, value)
+    except (ValueError, KeyError, TypeError, IndexError) as exc:
+        issues.append(ImportIssue(reader.path, number, str(exc)))
+
+
+def read_file(
+    path: str | Path, *, format: str | None = None, splitter: Splitter | None = None
+) -> tuple[list[LoggedRequest], list[ImportIssue]]:
+    """The requests of one log file and the issues of the records that could not be read
+    (:func:`read_log` without its counts). ValueError (naming the file and line) when the file
+    cannot be imported at all: no such file, an unknown format, no record readable."""
+    read = read_log(path, format=format, splitter=splitter)
+    return read.requests, read.issues
+
+
+def log_files(paths: Iterable[str | Path]) -> list[Path]:
+    """The files ``paths`` name: a file as it is, a folder as the ``.jsonl`` / ``.json`` files in it
+    (sorted; a Claude Code session folder as its session file, when it sits beside the folder)."""
+    out: list[Path] = []
+    for given in paths:
+        path = Path(given)
+        if not path.is_dir():
+            out.append(path)
+            continue
+        inside = sorted(p for p in path.iterdir() if p.is_file() and p.suffix in (".jsonl", ".json"))
+        beside = path.parent / f"{path.name}.jsonl"
+        if not inside and beside.is_file():
+            inside = [beside]
+        if not inside and not (path / "subagents").is_dir():
+            raise ValueError(f"{path}: a folder with no .jsonl or .json log in it")
+        out += inside
+        if not inside:
+            out += sorted((path / "subagents").glob("*.jsonl"))
+    return out
+
+
+def import_log(
+    *paths: str | Path,
+    format: str | None = None,
+    splitter: Splitter | None = None,
+    rules: Iterable[str] = (),
+    counter: TokenCounter | None = None,
+    subagents: bool = True,
+    gap: timedelta | float | None = None,
+    times: Sequence[datetime] | None = None,
+) -> ImportedSession:
+    """An :class:`ImportedSession` of every request in ``paths`` (files or folders, in send order).
+
+    ``format`` forces a format (default: detected per file); ``splitter`` or ``rules`` (regular
+    expressions, each match starting a section) add your own splitting. A Claude Code session file
+    brings its ``<session>/subagents/*.jsonl`` beside it (``subagents=False``: not), each its own
+    conversation. Records that cannot be read are in the result's ``errors`` (file, line, why);
+    ordinary records that carry no request are counted in ``skipped``; the rest imports. ``gap`` (a
+    timedelta or seconds) spaces, in file order, the requests the log gives no send time; ``times``
+    gives every request's (see :meth:`ImportedSession.send_times`)."""
+    if not paths:
+        raise ValueError("import_log needs at least one file")
+    if splitter is None:
+        splitter = Splitter(list(rules))
+    requests: list[LoggedRequest] = []
+    issues: list[ImportIssue] = []
+    skipped: Counter[str] = Counter()
+    files = log_files(paths)
+    done: set[Path] = set()  # a subagent file read with its session is not read again
+    for path in files:
+        if path.resolve() in done:
+            continue
+        read = read_log(path, format=format, splitter=splitter)
+        found = [read]
+        folder = path.with_suffix("") / "subagents"
+        if subagents and read.format == "claude-code" and folder.is_dir():
+            for sub in sorted(folder.glob("*.jsonl")):
+                if sub.resolve() not in done:
+                    done.add(sub.resolve())
+                    found.append(read_log(sub, format=format, splitter=splitter, context=read.reader, subagent=True))
+        for one in found:
+            requests += one.requests
+            issues += one.issues
+            skipped += one.skipped
+    names = ", ".join(Path(p).name for p in paths)
+    return ImportedSession(requests, issues, counter=counter, name=names, skipped=skipped, gap=gap, times=times)
+
+
+__all__ = ["LogFile", "read_log", "read_file", "log_files", "import_log"]
