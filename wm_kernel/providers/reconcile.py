@@ -69,6 +69,7 @@ from wm_kernel.dialects.registry import dialect_for_provider, get_dialect, known
 from wm_kernel.dialects.usage import Usage, parse_usage, read_usage
 from wm_kernel.instruments.history import History
 from wm_kernel.providers.pricing import price
+from wm_kernel.providers.request_context import Context, contexts
 from wm_kernel.session import Session
 from wm_kernel.utils.htmltext import no_math
 from wm_kernel.utils.style import WORD_WRAP
@@ -136,25 +137,6 @@ class UsageLog(Protocol):
     def billed_usage(self) -> list[Usage | None]: ...
 
     def request_prefixes(self) -> list[dict[str, str]]: ...
-
-
-@dataclasses.dataclass(frozen=True)
-class _Context:
-    """What one row's cause is judged with, besides the two usages."""
-
-    profile: ModelProfile
-    miss_reason: str = "none"
-    divergent: str = ""
-    previous: Mapping[str, str] | None = None
-    first: bool = False
-    subagent: bool = False
-    model_before: str | None = None
-    compaction: bool = False
-    pause: timedelta | None = None
-    ttl: timedelta | None = None
-    #: the tokens the provider read before the agent changed text its log does not hold (the
-    #: log's ``request_context()``), None where it did not
-    rewritten: int | None = None
 
 
 def simulated_usage(simulation: Simulation) -> list[Usage]:
@@ -244,7 +226,7 @@ def _cause(
     b: Usage,
     p_usd: float,
     b_usd: float,
-    ctx: _Context,
+    ctx: Context,
     in_steady: bool,
     factor: float | None,
     steady: int = 0,
@@ -261,7 +243,7 @@ def _cause(
     )
 
 
-def _same_counts_cause(p: Usage, b: Usage, ctx: _Context) -> _Verdict | None:
+def _same_counts_cause(p: Usage, b: Usage, ctx: Context) -> _Verdict | None:
     """Billed exactly as simulated (a match, or the cache event it was), or only the TTL priced apart."""
     same_total = (p.input_tokens, p.cache_read_tokens, p.cache_write_tokens) == (
         b.input_tokens,
@@ -288,7 +270,7 @@ def _same_counts_cause(p: Usage, b: Usage, ctx: _Context) -> _Verdict | None:
     )
 
 
-def _within_tolerance_cause(p: Usage, p_usd: float, b_usd: float, ctx: _Context) -> _Verdict | None:
+def _within_tolerance_cause(p: Usage, p_usd: float, b_usd: float, ctx: Context) -> _Verdict | None:
     """Billed within :data:`MATCH_TOLERANCE` of the simulated dollars (a match, or its cache event)."""
     scale = max(abs(b_usd), abs(p_usd))
     if not scale or abs(b_usd - p_usd) > MATCH_TOLERANCE * scale:
@@ -307,7 +289,7 @@ def _steady_factor_cause(p: Usage, b: Usage, in_steady: bool, factor: float | No
     return None
 
 
-def _conversation_cause(p: Usage, b: Usage, ctx: _Context) -> _Verdict | None:
+def _conversation_cause(p: Usage, b: Usage, ctx: Context) -> _Verdict | None:
     """A conversation's first request, a switch of model, or a rewritten (compacted) conversation."""
     if ctx.first:
         kind = "subagent" if ctx.subagent else "new_conversation"
@@ -328,7 +310,7 @@ def _conversation_cause(p: Usage, b: Usage, ctx: _Context) -> _Verdict | None:
     return None
 
 
-def _miss_cause(p: Usage, b: Usage, ctx: _Context) -> _Verdict | None:
+def _miss_cause(p: Usage, b: Usage, ctx: Context) -> _Verdict | None:
     """Less read than simulated: an expired entry, a changed prefix, or the provider's own miss."""
     billed_less = b.cache_read_tokens < p.cache_read_tokens * (1 - MATCH_TOLERANCE)
     if billed_less and ctx.pause is not None and ctx.ttl is not None and ctx.pause >= ctx.ttl:
@@ -387,7 +369,7 @@ def _count_cause(p: Usage, b: Usage) -> _Verdict | None:
     return None
 
 
-def _rewrite_verdict(ctx: _Context) -> _Verdict | None:
+def _rewrite_verdict(ctx: Context) -> _Verdict | None:
     """The agent changed text its log does not hold (read off the usage), so the prefix changed."""
     if ctx.rewritten is None:
         return None
@@ -399,7 +381,7 @@ def _rewrite_verdict(ctx: _Context) -> _Verdict | None:
     )
 
 
-def _event(p: Usage, ctx: _Context) -> _Verdict | None:
+def _event(p: Usage, ctx: Context) -> _Verdict | None:
     """A cache event of this row that decides its cost even when the simulation predicted it."""
     if (rewrite := _rewrite_verdict(ctx)) is not None:
         return rewrite
@@ -471,8 +453,8 @@ def reconcile(
             else [getattr(run.exchanges_by_turn.get(t), "request_id", None) for t in turns]
         )
         aligned = _aligned_by_request_id(predicted, billed, ids)
-    contexts = _contexts(simulation, list(range(len(predicted))), aligned)
-    return _reconciliation(simulation, turns, aligned, contexts)
+    row_contexts = contexts(simulation, list(range(len(predicted))), aligned)
+    return _reconciliation(simulation, turns, aligned, row_contexts)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -544,69 +526,6 @@ def _aligned_by_request_id(
     return [(p, by_id[str(i)]) for p, i in zip(predicted, ids, strict=True)]
 
 
-def _contexts(
-    simulation: Simulation,
-    rows: Sequence[int],
-    aligned: Sequence[tuple[Usage, Usage]],
-    previous: Sequence[Mapping[str, str] | None] | None = None,
-    context: Sequence[Mapping[str, Any]] | None = None,
-) -> list[_Context]:
-    """Each compared row's :class:`_Context`: ``rows`` are the simulated requests compared (in
-    order), ``previous`` the prefix digests of the request before each, ``context`` the log's
-    ``request_context()`` for every simulated request."""
-    t = simulation.turns
-    reasons, labels, times = t["miss_reason"].tolist(), t["divergent_label"].tolist(), t["at"].tolist()
-    out = []
-    last: dict[str, int] = {}
-    one_hour: set[str] = set()
-    compared = dict(zip(rows, range(len(rows)), strict=True))
-    for index in range(len(t)):
-        about = context[index] if context is not None else {}
-        conversation = str(about.get("conversation", ""))
-        if index in compared:
-            b = aligned[compared[index]][1]
-            if b.cache_write_1h_tokens:
-                one_hour.add(conversation)
-    for index in range(len(t)):
-        about = context[index] if context is not None else {}
-        conversation = str(about.get("conversation", ""))
-        before = last.get(conversation)
-        last[conversation] = index
-        if index not in compared:
-            continue
-        row = compared[index]
-        profile = simulation.models[index]
-        ttl = (
-            timedelta(hours=1)
-            if conversation in one_hour and "1h" in profile.ttls
-            else profile.ttls[profile.default_ttl]
-        )
-        prefix_before = previous[row] if previous is not None else (aligned[row - 1][1].prefix if row else None)
-        first_message = about.get("first_message")
-        compaction = (
-            before is not None
-            and context is not None
-            and first_message is not None
-            and context[before].get("first_message") not in (None, first_message)
-        )
-        out.append(
-            _Context(
-                profile,
-                str(reasons[index]),
-                str(labels[index] or ""),
-                prefix_before,
-                first=context is not None and before is None,
-                subagent=bool(about.get("subagent")),
-                model_before=simulation.models[before].name if before is not None else None,
-                compaction=compaction,
-                pause=(times[index] - times[before]) if before is not None else None,
-                ttl=ttl,
-                rewritten=about.get("rewritten"),
-            )
-        )
-    return out
-
-
 def _reconcile_log(
     log: UsageLog,
     usage: Any,
@@ -662,12 +581,12 @@ def _reconcile_log(
     describe = getattr(log, "request_context", None)
     timing = {k: options[k] for k in ("times", "gap") if k in options}
     context = describe(**timing) if callable(describe) else None
-    contexts = _contexts(simulation, kept, aligned, previous, context)
-    return _reconciliation(simulation, kept, aligned, contexts)
+    row_contexts = contexts(simulation, kept, aligned, previous, context)
+    return _reconciliation(simulation, kept, aligned, row_contexts)
 
 
 def _reconciliation(
-    simulation: Simulation, turns: Sequence[Any], aligned: Sequence[tuple[Usage, Usage]], contexts: Sequence[_Context]
+    simulation: Simulation, turns: Sequence[Any], aligned: Sequence[tuple[Usage, Usage]], contexts: Sequence[Context]
 ) -> Reconciliation:
     factor, steady = _steady_factor(aligned)
     rows = []
