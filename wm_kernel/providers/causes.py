@@ -24,7 +24,8 @@ dollars and its :class:`~wm_kernel.providers.request_context.Context`), with a s
                      although the rest was live: the agent changed text it does not log.
 ``tokenizer``        the counts differ by a steady factor (two or more turns agreeing within 2%):
                      the provider's tokenizer counts differently; the detail names the factor, and
-                     :meth:`Reconciliation.calibration` hands it on.
+                     :meth:`~wm_kernel.providers.reconciliation.Reconciliation.calibration`
+                     hands it on.
 ``provider_miss``    the provider read fewer tokens than the simulation, which held the prefix
                      live and identical (byte-identical to the previous request's, where the
                      request bodies are there to show it): the provider missed. Also for OpenAI,
