@@ -17,16 +17,15 @@ usage)`` compares with usage kept apart (a billing export: one record per reques
 from __future__ import annotations
 
 import dataclasses
-import os
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, Protocol, runtime_checkable
 
 from wm_kernel.cachesim.models import ModelProfile
 from wm_kernel.cachesim.requests import session_requests, view_counter
 from wm_kernel.cachesim.simulation import Simulation, simulate
-from wm_kernel.dialects.registry import dialect_for_provider, get_dialect, known_name
-from wm_kernel.dialects.usage import Usage, parse_usage, read_usage
+from wm_kernel.dialects.usage import Usage, parse_usage
 from wm_kernel.instruments.history import History
+from wm_kernel.providers.compared_usage import simulated_usage, usage_list
 from wm_kernel.providers.reconciliation import Reconciliation, reconciliation
 from wm_kernel.providers.request_context import contexts
 from wm_kernel.session import Session
@@ -51,43 +50,6 @@ class UsageLog(Protocol):
     def billed_usage(self) -> list[Usage | None]: ...
 
     def request_prefixes(self) -> list[dict[str, str]]: ...
-
-
-def simulated_usage(simulation: Simulation) -> list[Usage]:
-    """The usage each simulated request would be billed, in the provider-neutral shape (each with
-    its own model, ``Simulation.models``)."""
-    if not isinstance(simulation, Simulation):
-        raise TypeError(f"expected a Simulation, got {type(simulation).__name__}")
-    # the provider billing the simulated wire (a model profile's provider resolves to its wire)
-    wire = getattr(simulation, "wire", "")
-
-    def provider(profile: ModelProfile) -> str:
-        name = wire or profile.provider
-        return get_dialect(name).provider if known_name(name) else dialect_for_provider(name).provider
-
-    t = simulation.turns
-    return [
-        Usage(provider(m), int(i), int(r), int(w), int(h), model=m.name)
-        for i, r, w, h, m in zip(
-            t["input_tokens"],
-            t["cache_read_input_tokens"],
-            t["cache_creation_input_tokens"],
-            t["ephemeral_1h_input_tokens"],
-            simulation.models,
-            strict=True,
-        )
-    ]
-
-
-def _usage_list(usage: Any) -> list[Usage]:
-    if isinstance(usage, (str, os.PathLike)):
-        return read_usage(usage)
-    if isinstance(usage, Iterable) and not isinstance(usage, (bytes, dict)):
-        items = list(usage)
-        if all(isinstance(u, Usage) for u in items):
-            return items
-        return read_usage(items)
-    raise TypeError(f"usage must be a path, or a list of Usage / usage records, got {type(usage).__name__}")
 
 
 def _session_model(source: Session, exchanges: Mapping[int, Any]) -> str:
@@ -130,7 +92,7 @@ def reconcile(
     if run.usage is None:
         raise ValueError("usage is required with a Simulation")
     simulation = run.simulation
-    billed = _usage_list(run.usage)
+    billed = usage_list(run.usage)
     predicted = simulated_usage(simulation)
     turns = simulation.turns["turn"].tolist() if "turn" in simulation.turns else list(range(len(predicted)))
     if by == "order":
@@ -242,7 +204,7 @@ def _reconcile_log(
             raise ValueError("the log records no usage; pass usage= (one record per request, or by request id)")
         billed = {turn: recorded[turn] for turn in kept}
     else:
-        records = _usage_list(usage)
+        records = usage_list(usage)
         if by == "order":
             if len(records) != len(predicted):
                 raise ValueError(
