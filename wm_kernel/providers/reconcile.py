@@ -1,24 +1,24 @@
 """Reconcile a cache simulation with what a provider billed, and say why each turn differs.
 
 ``reconcile(session_or_simulation, usage)`` aligns billed usage with simulated requests (in order, or
-by request id) and returns a :class:`Reconciliation`: per turn the predicted and billed input,
-cache-read and cache-write tokens, both priced by :func:`wm_kernel.providers.pricing.price` (the
-prompt side: a simulation predicts no output, so billed output dollars are shown apart), the
-residual (billed minus predicted) and a cause, one of ``CAUSES`` (:mod:`wm_kernel.providers.causes`
-says what each means).
+by request id) and returns a :class:`~wm_kernel.providers.reconciliation.Reconciliation`: per turn
+the predicted and billed input, cache-read and cache-write tokens, both priced by
+:func:`wm_kernel.providers.pricing.price` (the prompt side: a simulation predicts no output, so
+billed output dollars are shown apart), the residual (billed minus predicted) and a cause, one of
+``CAUSES`` (:mod:`wm_kernel.providers.causes` says what each means).
 
-An imported log (``wm_kernel.interop.import_log``; anything with the :class:`UsageLog` methods) is
-reconciled directly: ``reconcile(log)`` plays its requests through the cache simulator at the log's
-send times and compares each turn that recorded usage with what it recorded; ``reconcile(log,
-usage)`` compares with usage kept apart (a billing export: one record per request in order, or
-``by="request_id"`` with the log's request ids).
+An imported log (``wm_kernel.interop.import_log``; anything with the
+:class:`~wm_kernel.providers.usage_log.UsageLog` methods) is reconciled directly: ``reconcile(log)``
+plays its requests through the cache simulator at the log's send times and compares each turn that
+recorded usage with what it recorded; ``reconcile(log, usage)`` compares with usage kept apart (a
+billing export: one record per request in order, or ``by="request_id"`` with the log's request ids).
 """
 
 from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping, Sequence
-from typing import Any, Protocol, runtime_checkable
+from typing import Any
 
 from wm_kernel.cachesim.models import ModelProfile
 from wm_kernel.cachesim.requests import session_requests, view_counter
@@ -28,28 +28,8 @@ from wm_kernel.instruments.history import History
 from wm_kernel.providers.compared_usage import simulated_usage, usage_list
 from wm_kernel.providers.reconciliation import Reconciliation, reconciliation
 from wm_kernel.providers.request_context import contexts
+from wm_kernel.providers.usage_log import UsageLog, reconcile_log
 from wm_kernel.session import Session
-
-
-@runtime_checkable
-class UsageLog(Protocol):
-    """A log of requests someone else sent, with what they were billed
-    (``wm_kernel.interop.ImportedSession`` is one): its cache simulation at the log's send times,
-    the usage it recorded per request (None where none), the request ids and the digests of each
-    request's cacheable prefix (``request_prefix``; empty where the log has no request body).
-    A log may also give ``request_context()``: per request its ``conversation``, whether it is a
-    ``subagent``'s, its ``model``, the digest of its ``first_message`` (what tells a
-    compaction) and ``rewritten`` (the tokens read before the agent changed text its log does not
-    hold); it takes the ``times=`` / ``gap=`` the simulation was given."""
-
-    @property
-    def request_ids(self) -> list[str | None]: ...
-
-    def cache_simulation(self, model: str | None = None) -> Simulation: ...
-
-    def billed_usage(self) -> list[Usage | None]: ...
-
-    def request_prefixes(self) -> list[dict[str, str]]: ...
 
 
 def _session_model(source: Session, exchanges: Mapping[int, Any]) -> str:
@@ -80,7 +60,7 @@ def reconcile(
     if by not in ("order", "request_id"):
         raise ValueError(f"by must be 'order' or 'request_id', got {by!r}")
     if not isinstance(source, (Session, Simulation)) and isinstance(source, UsageLog):
-        return _reconcile_log(source, usage, model=model, by=by, request_ids=request_ids, **options)
+        return reconcile_log(source, usage, model=model, by=by, request_ids=request_ids, **options)
     if isinstance(source, Session):
         run = _simulate_session(source, usage, model, options)
     elif isinstance(source, Simulation):
@@ -175,62 +155,3 @@ def _aligned_by_request_id(
     if missing:
         raise ValueError(f"no usage record has request id {missing[0]!r}")
     return [(p, by_id[str(i)]) for p, i in zip(predicted, ids, strict=True)]
-
-
-def _reconcile_log(
-    log: UsageLog,
-    usage: Any,
-    *,
-    model: str | ModelProfile | None,
-    by: str,
-    request_ids: Sequence[str | None] | None,
-    **options: Any,
-) -> Reconciliation:
-    """``reconcile`` of an imported log (module docstring): every request is simulated (the cache
-    remembers them all), the turns with billed usage are compared, each with the prefix of the
-    request sent just before it."""
-    name = model.name if isinstance(model, ModelProfile) else model
-    simulation = log.cache_simulation(name, **options)
-    prefixes = log.request_prefixes()
-    predicted = simulated_usage(simulation)
-    if usage is None:
-        if request_ids is not None or by != "order":
-            raise ValueError(
-                "by= and request_ids= align usage given apart; the log's own usage is aligned with its requests already"
-            )
-        recorded = log.billed_usage()
-        kept = [turn for turn, u in enumerate(recorded) if u is not None]
-        if not kept:
-            raise ValueError("the log records no usage; pass usage= (one record per request, or by request id)")
-        billed = {turn: recorded[turn] for turn in kept}
-    else:
-        records = usage_list(usage)
-        if by == "order":
-            if len(records) != len(predicted):
-                raise ValueError(
-                    f"the log has {len(predicted)} requests but there are {len(records)} usage "
-                    f"records; align by request id, or give one record per request"
-                )
-            billed = dict(enumerate(records))
-        else:
-            ids = list(request_ids) if request_ids is not None else log.request_ids
-            if len(ids) != len(predicted):
-                raise ValueError(f"request_ids has {len(ids)} entries for {len(predicted)} logged requests")
-            by_id = {u.request_id: u for u in records if u.request_id}
-            billed = {turn: by_id[i] for turn, i in enumerate(ids) if isinstance(i, str) and i in by_id}
-            if not billed:
-                raise ValueError("no usage record has a request id of the log's requests")
-    kept = sorted(billed)
-    aligned = []
-    for turn in kept:
-        b = billed[turn]
-        assert b is not None
-        if not b.prefix and prefixes[turn]:
-            b = dataclasses.replace(b, prefix=prefixes[turn])
-        aligned.append((predicted[turn], b))
-    previous = [prefixes[turn - 1] if turn else {} for turn in kept]
-    describe = getattr(log, "request_context", None)
-    timing = {k: options[k] for k in ("times", "gap") if k in options}
-    context = describe(**timing) if callable(describe) else None
-    row_contexts = contexts(simulation, kept, aligned, previous, context)
-    return reconciliation(simulation, kept, aligned, row_contexts)
