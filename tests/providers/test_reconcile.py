@@ -10,7 +10,9 @@ import pytest
 from wm_kernel.cachesim.simulation import Simulation
 from wm_kernel.core.clock import ManualClock
 from wm_kernel.providers import read_usage
-from wm_kernel.providers.reconcile import COLUMNS, reconcile, simulated_usage
+from wm_kernel.providers.compared_usage import simulated_usage
+from wm_kernel.providers.reconcile import reconcile
+from wm_kernel.providers.reconciliation import COLUMNS
 from wm_kernel.session import Session
 
 RULES = "Answer in the customer's language. " * 300

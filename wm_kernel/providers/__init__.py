@@ -13,7 +13,8 @@ from __future__ import annotations
 
 from wm_kernel.dialects.usage import Usage, parse_usage, read_usage
 from wm_kernel.providers.pricing import Cost, price
-from wm_kernel.providers.reconcile import Reconciliation, reconcile
+from wm_kernel.providers.reconcile import reconcile
+from wm_kernel.providers.reconciliation import Reconciliation
 from wm_kernel.providers.recording import Recording
 from wm_kernel.providers.send import Reply, SendError, send
 

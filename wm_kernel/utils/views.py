@@ -114,7 +114,7 @@ RICH_VIEWS: dict[str, str] = {
     "wm_kernel.display.exchanges:ExchangesView": (
         "from wm_kernel.display.exchanges import exchanges_view\nexchanges_view(wm_kernel.current_session())"
     ),
-    "wm_kernel.providers.reconcile:Reconciliation": (
+    "wm_kernel.providers.reconciliation:Reconciliation": (
         "from wm_kernel.providers.reconcile import reconcile\nreconcile(wm_kernel.current_session())"
     ),
 }
