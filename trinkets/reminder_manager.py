@@ -16,12 +16,13 @@ Two styles (the ``style`` trait; docs/deviations.md lists both):
   original counts 24 hours, so it drops the last hour of a 25-hour day and takes in the first hour
   of tomorrow on a 23-hour one: a deviation, listed in docs/deviations.md). A reminder due earlier
   today, even one already past, stays under ``<today>``.
-- markup: ``<active_reminders>``, the :data:`ORIGINAL_INSTRUCTION` element, then
-  ``<user_reminders>`` and ``<internal_reminders>`` (only the non-empty ones), each with
-  ``<overdue>`` then ``<today>`` (only the non-empty ones), nothing indented. A user ``<overdue
+- markup: ``<active_reminders>``, the :data:`~trinkets.reminder_render.ORIGINAL_INSTRUCTION`
+  element, then ``<user_reminders>`` and ``<internal_reminders>`` (only the non-empty ones), each
+  with ``<overdue>`` then ``<today>`` (only the non-empty ones), nothing indented. A user ``<overdue
   urgent="true">`` opens with a ``<warning>`` and closes with an ``<action>`` after its reminders;
   an internal ``<overdue>`` has its own ``<warning>`` and no action; a user ``<today>`` ends with a
-  ``<guidance>`` element, an internal one has none (the wording: :data:`ORIGINAL_WORDING`).
+  ``<guidance>`` element, an internal one has none (the wording:
+  :data:`~trinkets.reminder_render.ORIGINAL_WORDING`).
 - each reminder is self-closing, ``<reminder id=".." title=".." due=".."/>``, or, with details,
   ``<reminder ..>``, ``<details>..</details>``, ``</reminder>`` on three lines. ``due`` is the
   relative time ("1 day ago", "in 6 hours") for overdue and still-coming reminders, and the local
@@ -33,12 +34,14 @@ Two styles (the ``style`` trait; docs/deviations.md lists both):
 - *overdue*: due at or before now (a reminder due exactly now is overdue: its moment has come);
   *today*: due after now and before the next local midnight, the user's calendar day however long
   it is (23, 24 or 25 hours).
-- markup indented by two spaces per level, an instruction line (:data:`REVISED_INSTRUCTION`) that
-  tells the model how user and internal reminders differ, the user group's lines before their
-  reminders (:data:`REVISED_OVERDUE_WARNING`, :data:`REVISED_OVERDUE_ACTION`,
-  :data:`REVISED_TODAY_GUIDANCE`), and every reminder as ``<reminder id=".." title=".." due="in 2
-  hours" time="3:00 PM EST">`` with a ``time`` in the user's words (prefixed by the date when not
-  today) and an optional ``<details>`` line before ``</reminder>``.
+- markup indented by two spaces per level, an instruction line
+  (:data:`~trinkets.reminder_render.REVISED_INSTRUCTION`) that tells the model how user and
+  internal reminders differ, the user group's lines before their reminders
+  (:data:`~trinkets.reminder_render.REVISED_OVERDUE_WARNING`,
+  :data:`~trinkets.reminder_render.REVISED_OVERDUE_ACTION`,
+  :data:`~trinkets.reminder_render.REVISED_TODAY_GUIDANCE`), and every reminder as ``<reminder
+  id=".." title=".." due="in 2 hours" time="3:00 PM EST">`` with a ``time`` in the user's words
+  (prefixed by the date when not today) and an optional ``<details>`` line before ``</reminder>``.
 
 In both styles a group lists its reminders by due time, then id; ids, titles, details and times are
 escaped (the original writes them raw, so a title could close a tag or add an attribute; for text
@@ -107,174 +110,18 @@ Examples
 from __future__ import annotations
 
 from collections.abc import Hashable
-from dataclasses import dataclass
-from datetime import MAXYEAR, UTC, date, datetime, timedelta, tzinfo
-from typing import TYPE_CHECKING, Any, NamedTuple
+from datetime import datetime, timedelta
+from typing import TYPE_CHECKING, Any
 
 from trinkets.base import EventAwareTrinket, TrinketHost, arg, at, command, feed, instant_or_offset
+from trinkets.reminder_days import day_window, due_status
+from trinkets.reminder_render import CATEGORIES, render_original, render_revised
 from wm_kernel.core.clock import parse_instant
 from wm_kernel.stores import keys
 from wm_kernel.utils.checks import check_str
-from wm_kernel.utils.markup import XML_ILLEGAL, escape_text
-from wm_kernel.utils.timefmt import relative_time, zone_abbreviation
 
 if TYPE_CHECKING:
     from wm_kernel.core.bus import EventBus
-
-#: The original's line after ``<active_reminders>`` (an ``<instruction>`` element).
-ORIGINAL_INSTRUCTION = (
-    "Reminders require immediate action. When one is due or overdue, notify The "
-    "User even if mid-conversation. They cannot see reminders unless you voice "
-    "them. Non-negotiable."
-)
-
-
-@dataclass(frozen=True)
-class Wording:
-    """What sets one category's block apart in the original style ('' = that element is left out)."""
-
-    #: Attributes of the ``<overdue>`` tag (with their leading space).
-    overdue_attributes: str
-    #: The ``<warning>`` opening an ``<overdue>`` group.
-    warning: str
-    #: The ``<action>`` closing an ``<overdue>`` group.
-    action: str
-    #: The ``<guidance>`` closing a ``<today>`` group.
-    guidance: str
-
-
-#: The original's wording per category.
-ORIGINAL_WORDING = {
-    "user": Wording(
-        overdue_attributes=' urgent="true"',
-        warning="⚠️ OVERDUE - REQUIRE IMMEDIATE ATTENTION",
-        action="YOU MUST notify the user about these overdue reminders IMMEDIATELY.",
-        guidance="Please remind the user about these during the continuum when appropriate.",
-    ),
-    "internal": Wording(overdue_attributes="", warning="⚠️ OVERDUE INTERNAL REMINDERS", action="", guidance=""),
-}
-
-#: The revised style's line after ``<active_reminders>``.
-REVISED_INSTRUCTION = (
-    "Reminders due now or later today, in the user's time zone. User reminders "
-    "are the user's own; internal reminders are notes you left for yourself: act "
-    "on them without presenting them to the user as reminders."
-)
-#: The revised style's first line of a user ``<overdue urgent="true">`` group.
-REVISED_OVERDUE_WARNING = "WARNING: these reminders are past due and the user has not been told yet."
-#: The revised style's second line of a user ``<overdue urgent="true">`` group.
-REVISED_OVERDUE_ACTION = (
-    "ACTION: notify the user of each overdue reminder immediately, at the "
-    "start of your next reply, before anything else."
-)
-#: The revised style's line of a user ``<today>`` group.
-REVISED_TODAY_GUIDANCE = "Remind the user of these during the conversation, at a natural moment, before they are due."
-
-#: The categories, in the order their blocks are rendered.
-CATEGORIES = ("user", "internal")
-
-_MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
-_DAY = timedelta(days=1)
-# Attribute values: markup characters, the double quote that delimits them, and the whitespace an
-# XML parser would normalise (so values read back byte for byte). Not the apostrophe: inside double
-# quotes it is harmless, and titles such as "Mom's birthday" stay as the original writes them.
-# Characters XML cannot carry at all become U+FFFD, as in every other trinket.
-_ATTRIBUTE_TABLE = str.maketrans(
-    {**XML_ILLEGAL, "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "\n": "&#10;", "\r": "&#13;", "\t": "&#9;"}
-)
-
-
-def _attribute(value: object) -> str:
-    return str(value).translate(_ATTRIBUTE_TABLE)
-
-
-class _Wall(NamedTuple):
-    """A moment as the user's wall clock shows it (a datetime cannot hold the year 10000)."""
-
-    year: int
-    month: int
-    day: int
-    hour: int
-    minute: int
-    second: int
-    microsecond: int
-    zone: str
-
-    @property
-    def date(self) -> tuple[int, int, int]:
-        return (self.year, self.month, self.day)
-
-
-def _wall(moment: datetime, zone: tzinfo) -> _Wall:
-    """``moment`` on the wall clock of ``zone``, also where that falls past 9999-12-31.
-
-    Only an instant in the last hours of 9999-12-31 UTC, seen from a zone east of UTC, is local
-    10000-01-01: its clock is read a day earlier and the date put right (no zone changes its offset
-    on the last day of 9999).
-    """
-    try:
-        local = moment.astimezone(zone)
-    except OverflowError:
-        if moment.year != MAXYEAR:  # the first hours of year 1, west of UTC: not supported
-            raise
-        earlier = (moment - _DAY).astimezone(zone)
-        return _Wall(
-            MAXYEAR + 1,
-            1,
-            1,
-            earlier.hour,
-            earlier.minute,
-            earlier.second,
-            earlier.microsecond,
-            zone_abbreviation(earlier),
-        )
-    return _Wall(
-        local.year,
-        local.month,
-        local.day,
-        local.hour,
-        local.minute,
-        local.second,
-        local.microsecond,
-        zone_abbreviation(local),
-    )
-
-
-def _day_start(now: datetime, zone: tzinfo) -> datetime:
-    """The UTC instant the user's current local date began (its local midnight)."""
-    wall = _wall(now, zone)
-    try:
-        return datetime(*wall.date, tzinfo=zone).astimezone(UTC)
-    except ValueError:  # local date 10000-01-01
-        return now - timedelta(hours=wall.hour, minutes=wall.minute, seconds=wall.second, microseconds=wall.microsecond)
-
-
-def _later(moment: datetime, delta: timedelta) -> datetime | None:
-    """``moment + delta``, or None when that is past the last instant a datetime holds."""
-    try:
-        return moment + delta
-    except OverflowError:
-        return None
-
-
-def _day_window(now: datetime, zone: tzinfo) -> tuple[datetime, datetime | None]:
-    """(start, end) of "today" in UTC, end exclusive; end None: today lasts past year 9999."""
-    # both styles: the user's calendar day, however long (the original's fixed 24 hours drops the
-    # last hour of a 25-hour day and takes in the first of tomorrow on a 23-hour one: a deviation)
-    start = _day_start(now, zone)
-    wall = _wall(now, zone)
-    try:
-        tomorrow = date(*wall.date) + _DAY
-        return start, datetime(tomorrow.year, tomorrow.month, tomorrow.day, tzinfo=zone).astimezone(UTC)
-    except (ValueError, OverflowError):  # tomorrow is 10000-01-01 or later: no offset changes then
-        return start, _later(start, timedelta(hours=24))
-
-
-def _status(due: datetime, now: datetime, window: tuple[datetime, datetime | None], style: str) -> str:
-    start, end = window
-    if due < start or (style == "revised" and due <= now):
-        return "overdue"
-    return "today" if end is None or due < end else "later"
 
 
 class ReminderManager(EventAwareTrinket):
@@ -474,7 +321,7 @@ class ReminderManager(EventAwareTrinket):
         (aware datetime), completed (bool) and status ("overdue", "today", "later" or "completed",
         as of the clock now, by the current style's day: see the module docstring)."""
         now = self.working_memory.clock.now()
-        window = _day_window(now, self.working_memory.profile.zone)
+        window = day_window(now, self.working_memory.profile.zone)
         rows = []
         for record in self._load().values():
             due = datetime.fromisoformat(record["due"])
@@ -487,7 +334,7 @@ class ReminderManager(EventAwareTrinket):
                     "category": record["category"],
                     "due": due,
                     "completed": completed,
-                    "status": "completed" if completed else _status(due, now, window, self.style),
+                    "status": "completed" if completed else due_status(due, now, window, self.style),
                 }
             )
         rows.sort(key=lambda r: (r["due"], r["id"]))
@@ -497,17 +344,17 @@ class ReminderManager(EventAwareTrinket):
     def generate_content(self, context: dict[str, Any]) -> str:
         now = self.working_memory.clock.now()
         zone = self.working_memory.profile.zone
-        window, style = _day_window(now, zone), self.style
+        window, style = day_window(now, zone), self.style
         groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
         for row in self._open_rows():
-            status = _status(row["due"], now, window, style)
+            status = due_status(row["due"], now, window, style)
             if status != "later":
                 groups.setdefault((row["category"], status), []).append(row)
         if not groups:
             return ""
         if self.style == "revised":
-            return _revised(groups, now, zone)
-        return _original(groups, now, zone)
+            return render_revised(groups, now, zone)
+        return render_original(groups, now, zone)
 
     def __repr__(self) -> str:
         return f"<ReminderManager section={self.variable_name!r} key={self.store_key!r}>"
@@ -522,106 +369,3 @@ def _parsed(record: dict[str, Any]) -> dict[str, Any]:
         "category": record["category"],
         "due": datetime.fromisoformat(record["due"]),
     }
-
-
-# -- the original style
-
-
-def _original(groups: dict[tuple[str, str], list[dict[str, Any]]], now: datetime, zone: tzinfo) -> str:
-    lines = ["<active_reminders>", f"<instruction>{ORIGINAL_INSTRUCTION}</instruction>"]
-    for category in CATEGORIES:
-        overdue, today = groups.get((category, "overdue")), groups.get((category, "today"))
-        if not overdue and not today:
-            continue
-        wording = ORIGINAL_WORDING[category]
-        lines.append(f"<{category}_reminders>")
-        if overdue:
-            lines += [f"<overdue{wording.overdue_attributes}>", f"<warning>{wording.warning}</warning>"]
-            lines += [_original_reminder(row, relative_time(row["due"], now)) for row in overdue]
-            if wording.action:
-                lines.append(f"<action>{wording.action}</action>")
-            lines.append("</overdue>")
-        if today:
-            lines.append("<today>")
-            for row in today:
-                wall = _wall(row["due"], zone)
-                if row["due"] > now:
-                    lines.append(
-                        _original_reminder(row, relative_time(row["due"], now), f"{wall.hour:02d}:{wall.minute:02d}")
-                    )
-                else:  # due earlier today: the local date and time instead of a relative time
-                    lines.append(
-                        _original_reminder(
-                            row,
-                            f"{wall.year:04d}-{wall.month:02d}-{wall.day:02d} "
-                            f"{wall.hour:02d}:{wall.minute:02d}:{wall.second:02d}",
-                        )
-                    )
-            if wording.guidance:
-                lines.append(f"<guidance>{wording.guidance}</guidance>")
-            lines.append("</today>")
-        lines.append(f"</{category}_reminders>")
-    lines.append("</active_reminders>")
-    return "\n".join(lines)
-
-
-def _original_reminder(row: dict[str, Any], due: str, time: str | None = None) -> str:
-    attributes = f'id="{_attribute(row["id"])}" title="{_attribute(row["title"])}" due="{_attribute(due)}"'
-    if time is not None:
-        attributes += f' time="{_attribute(time)}"'
-    if not row["details"]:
-        return f"<reminder {attributes}/>"
-    return f"<reminder {attributes}>\n<details>{escape_text(row['details'])}</details>\n</reminder>"
-
-
-# -- the revised style
-
-
-def _revised(groups: dict[tuple[str, str], list[dict[str, Any]]], now: datetime, zone: tzinfo) -> str:
-    lines = ["<active_reminders>", f"  {REVISED_INSTRUCTION}"]
-    for category in CATEGORIES:
-        overdue, today = groups.get((category, "overdue")), groups.get((category, "today"))
-        if not overdue and not today:
-            continue
-        user = category == "user"
-        lines.append(f"  <{category}_reminders>")
-        if overdue:
-            lines.append('    <overdue urgent="true">' if user else "    <overdue>")
-            if user:
-                lines += [f"      {REVISED_OVERDUE_WARNING}", f"      {REVISED_OVERDUE_ACTION}"]
-            lines += [line for row in overdue for line in _revised_reminder(row, now, zone)]
-            lines.append("    </overdue>")
-        if today:
-            lines.append("    <today>")
-            if user:
-                lines.append(f"      {REVISED_TODAY_GUIDANCE}")
-            lines += [line for row in today for line in _revised_reminder(row, now, zone)]
-            lines.append("    </today>")
-        lines.append(f"  </{category}_reminders>")
-    lines.append("</active_reminders>")
-    return "\n".join(lines)
-
-
-def _clock_label(due: datetime, now: datetime, zone: tzinfo) -> str:
-    """'3:00 PM EST' today; 'Nov 28, 8:30 AM EST' on another date (with the year if not this one)."""
-    moment, today = _wall(due, zone), _wall(now, zone)
-    hour12 = moment.hour % 12 or 12
-    clock = f"{hour12}:{moment.minute:02d} {'AM' if moment.hour < 12 else 'PM'} {moment.zone}"
-    if moment.date == today.date:
-        return clock
-    label = f"{_MONTHS[moment.month - 1]} {moment.day}"
-    if moment.year != today.year:
-        label += f" {moment.year}"
-    return f"{label}, {clock}"
-
-
-def _revised_reminder(row: dict[str, Any], now: datetime, zone: tzinfo) -> list[str]:
-    due = row["due"]
-    opening = (
-        f'      <reminder id="{_attribute(row["id"])}" title="{_attribute(row["title"])}" '
-        f'due="{_attribute(relative_time(due, now))}" '
-        f'time="{_attribute(_clock_label(due, now, zone))}">'
-    )
-    if not row["details"]:
-        return [opening + "</reminder>"]
-    return [opening, f"        <details>{escape_text(row['details'])}</details>", "      </reminder>"]
