@@ -116,8 +116,8 @@ from typing import TYPE_CHECKING, Any
 from trinkets.base import EventAwareTrinket, TrinketHost, arg, at, command, feed, instant_or_offset
 from trinkets.reminder_days import day_window, due_status
 from trinkets.reminder_render import CATEGORIES, render_original, render_revised
+from trinkets.reminder_store import ReminderStore
 from wm_kernel.core.clock import parse_instant
-from wm_kernel.stores import keys
 from wm_kernel.utils.checks import check_str
 
 if TYPE_CHECKING:
@@ -142,35 +142,17 @@ class ReminderManager(EventAwareTrinket):
     styles = ("original", "revised")
 
     def __init__(self, event_bus: EventBus, working_memory: TrinketHost, **kwargs: Any) -> None:
-        self._open: list[dict[str, Any]] | None = None  # see _open_rows
-        self._open_version: Hashable | None = None
+        self._reminders = ReminderStore(working_memory)
         super().__init__(event_bus, working_memory, **kwargs)
 
     # -- where the data lives
     @property
     def store_key(self) -> str:
         """The store hash of this user's reminders."""
-        return keys.reminders(self.working_memory.user_id)
+        return self._reminders.key
 
     def stored_inputs(self) -> tuple[str, ...]:
         return (self.store_key,)
-
-    def _load(self) -> dict[str, dict[str, Any]]:
-        return self.working_memory.store.hgetall(self.store_key)
-
-    def _open_rows(self) -> list[dict[str, Any]]:
-        """The open reminders, parsed, by due time then id: the hot set a compose reads. Kept in
-        memory while the store's version of the key stays where this trinket last saw it (its own
-        writes update the set in place); read again when anyone else wrote the key, and on every
-        call from a store that cannot tell (a Valkey server: the original re-reads too). Completed
-        reminders never enter it, so a compose costs what can show, not every reminder stored."""
-        version = self.working_memory.store.version(self.store_key)
-        rows = self._open
-        if rows is None or version is None or version != self._open_version:
-            rows = [_parsed(record) for record in self._load().values() if not record.get("completed_at")]
-            rows.sort(key=lambda r: (r["due"], r["id"]))
-            self._open, self._open_version = rows, version
-        return rows
 
     def _written(
         self,
@@ -178,43 +160,9 @@ class ReminderManager(EventAwareTrinket):
         record: dict[str, Any] | None,  # noqa: A002
         before: Hashable | None,
     ) -> None:
-        """This trinket wrote reminder ``id`` (``record``: as stored now, None once deleted); the
-        key's version was ``before`` just before the write. If nobody else had written since the
-        set was read, it is updated in place; otherwise it is read again when next needed."""
-        rows = self._open
-        if rows is not None and before is not None and before == self._open_version:
-            rows[:] = [row for row in rows if row["id"] != id]
-            if record is not None and not record.get("completed_at"):
-                rows.append(_parsed(record))
-                rows.sort(key=lambda r: (r["due"], r["id"]))
-            self._open_version = self.working_memory.store.version(self.store_key)
-        else:
-            self._open = None
+        """Reminder ``id`` was written (see :meth:`ReminderStore.written`): the section's input changed."""
+        self._reminders.written(id, record, before)
         self._inputs_changed()
-
-    def _next_id(self) -> str:
-        # the store's atomic hincrby hands out each number once, also to two processes sharing the
-        # store ("next_number" holds the next number to use; a missing field means 1); each
-        # candidate is looked up alone, so adding a reminder costs the same with 10 or 10,000
-        store, meta = self.working_memory.store, keys.reminders_meta(self.working_memory.user_id)
-        if store.hget(meta, "next_number") is None:
-            # no counter (reminders written by another program, or a lost meta hash): start past the
-            # highest stored rem_<n>, found in one read of the field names, instead of probing
-            # every id from 1 (20,000 stored: 40,000 round trips to a server)
-            top = max(
-                (
-                    int(f[4:])
-                    for f in store.fields(self.store_key)
-                    if f.startswith("rem_") and f[4:].isdigit() and len(f) < 24
-                ),
-                default=0,
-            )
-            if top:
-                store.hincrby(meta, "next_number", top + 1)
-        while True:
-            number = store.hincrby(meta, "next_number") - 1
-            if number >= 1 and store.hget(self.store_key, f"rem_{number}") is None:
-                return f"rem_{number}"  # (a caller may have chosen rem_<n> with id=)
 
     # -- feeding
     @feed
@@ -248,7 +196,7 @@ class ReminderManager(EventAwareTrinket):
         with store.transaction():
             before = store.version(self.store_key)
             if id is None:
-                id = self._next_id()
+                id = self._reminders.next_id()
             elif store.hget(self.store_key, id) is not None:
                 raise ValueError(f"a reminder with id {id!r} already exists")
             record = {
@@ -263,14 +211,6 @@ class ReminderManager(EventAwareTrinket):
             store.hset(self.store_key, id, record)
         self._written(id, record, before)
         return id
-
-    def _get(self, id: str) -> dict[str, Any]:  # noqa: A002
-        check_str(id, "reminder id")
-        record: dict[str, Any] | None = self.working_memory.store.hget(self.store_key, id)
-        if record is None:
-            known = ", ".join(sorted(self._load())) or "none"
-            raise ValueError(f"unknown reminder id {id!r} (known: {known})")
-        return record
 
     @command(
         "add",
@@ -296,7 +236,7 @@ class ReminderManager(EventAwareTrinket):
     def complete(self, id: str) -> None:  # noqa: A002
         """Mark a reminder done: it stays in the store (listed as completed) but no longer shows.
         Completing it twice is a ValueError."""
-        record = self._get(id)
+        record = self._reminders.get(id)
         if record.get("completed_at"):
             raise ValueError(f"reminder {id!r} is already completed")
         record["completed_at"] = self.working_memory.clock.now().isoformat()
@@ -309,7 +249,7 @@ class ReminderManager(EventAwareTrinket):
     @feed
     def delete(self, id: str) -> None:  # noqa: A002
         """Remove a reminder altogether."""
-        self._get(id)
+        self._reminders.get(id)
         store = self.working_memory.store
         before = store.version(self.store_key)
         store.hdel(self.store_key, id)
@@ -323,7 +263,7 @@ class ReminderManager(EventAwareTrinket):
         now = self.working_memory.clock.now()
         window = day_window(now, self.working_memory.profile.zone)
         rows = []
-        for record in self._load().values():
+        for record in self._reminders.all().values():
             due = datetime.fromisoformat(record["due"])
             completed = bool(record.get("completed_at"))
             rows.append(
@@ -346,7 +286,7 @@ class ReminderManager(EventAwareTrinket):
         zone = self.working_memory.profile.zone
         window, style = day_window(now, zone), self.style
         groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
-        for row in self._open_rows():
+        for row in self._reminders.open_rows():
             status = due_status(row["due"], now, window, style)
             if status != "later":
                 groups.setdefault((row["category"], status), []).append(row)
@@ -358,14 +298,3 @@ class ReminderManager(EventAwareTrinket):
 
     def __repr__(self) -> str:
         return f"<ReminderManager section={self.variable_name!r} key={self.store_key!r}>"
-
-
-def _parsed(record: dict[str, Any]) -> dict[str, Any]:
-    """A stored reminder as the renderers read it (``due`` parsed)."""
-    return {
-        "id": record["id"],
-        "title": record["title"],
-        "details": record.get("details", ""),
-        "category": record["category"],
-        "due": datetime.fromisoformat(record["due"]),
-    }
