@@ -156,152 +156,17 @@ Try rephrasing the query, or tell the user the search ran into an error.
 from __future__ import annotations
 
 import copy
-import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from traitlets import Instance
 
 from trinkets.base import StatefulTrinket, arg, command, feed, non_negative_int
+from trinkets.getcontext_render import render
+from trinkets.getcontext_results import FIELDS, SearchResult, parse_entries, record, validate
 from wm_kernel.core.events import UpdateTrinketEvent
 from wm_kernel.utils.checks import check_unicode
 from wm_kernel.utils.frozenmap import FrozenMap
-from wm_kernel.utils.markup import escape_text
-
-# every character str.splitlines() treats as a line break, and \r\n as one break
-_LINE_BREAK = re.compile("\r\n|[\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029]")
-HEADER = "=== RECENT GET_CONTEXT TOOL SEARCH RESULTS ==="
-RESULT_SEPARATOR = "\n\n---\n\n"
-STATUSES: tuple[str, ...] = ("pending", "success", "timeout", "failed")
-#: Fields each status accepts (required ones first).
-FIELDS: dict[str, tuple[str, ...]] = {
-    "pending": ("query", "search_scope", "search_mode"),
-    "success": ("summary",),
-    "timeout": ("query", "iteration", "findings_count"),
-    "failed": ("query", "error", "error_type"),
-}
-_REQUIRED: dict[str, tuple[str, ...]] = {
-    "pending": ("query",),
-    "success": ("summary",),
-    "timeout": ("query", "iteration", "findings_count"),
-    "failed": ("query", "error", "error_type"),
-}
-
-
-@dataclass(frozen=True, slots=True)
-class SearchResult:
-    """The latest report on one search task, received while ``current_turn`` was ``received_turn``."""
-
-    task_id: str
-    status: str
-    received_turn: int
-    data: dict[str, Any] = field(default_factory=dict)
-
-    @property
-    def expires(self) -> bool:
-        return self.status in ("timeout", "failed")
-
-
-# -- validation: each returns a normalised copy or raises a one-line ValueError
-
-
-def _text(value: object, what: str, *, empty_ok: bool = False) -> str:
-    if not isinstance(value, str):
-        raise ValueError(f"{what} must be a str; got {type(value).__name__}")
-    if not empty_ok and not value.strip():
-        raise ValueError(f"{what} must be a non-empty str")
-    return check_unicode(value, what)
-
-
-def _count(value: object, what: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise ValueError(f"{what} must be a non-negative int; got {value!r}")
-    return value
-
-
-def _summary(value: object) -> dict[str, Any]:
-    if not isinstance(value, Mapping):
-        raise ValueError(
-            f"summary must be a dict with query, summary, key_findings, limitations; got {type(value).__name__}"
-        )
-    unknown = sorted(set(value) - {"query", "summary", "key_findings", "limitations"})
-    if unknown:
-        raise ValueError(f"unexpected summary key(s): {', '.join(map(str, unknown))}")
-    findings_in = value.get("key_findings")
-    if findings_in is None:
-        findings_in = []
-    if isinstance(findings_in, (str, Mapping)) or not isinstance(findings_in, (list, tuple)):
-        raise ValueError("summary key_findings must be a list of {point, source?} dicts")
-    findings = []
-    for i, finding in enumerate(findings_in):
-        if not isinstance(finding, Mapping) or "point" not in finding:
-            raise ValueError(f"summary key_findings[{i}] must be a dict with a 'point'")
-        unknown = sorted(set(finding) - {"point", "source"})
-        if unknown:
-            raise ValueError(f"unexpected key(s) in key_findings[{i}]: {', '.join(map(str, unknown))}")
-        point = _text(finding["point"], f"key_findings[{i}] point")
-        source = finding.get("source")
-        if source is not None:
-            source = _text(source, f"key_findings[{i}] source", empty_ok=True) or None
-        findings.append({"point": point, "source": source} if source else {"point": point})
-    limitations = value.get("limitations")
-    if limitations is not None:
-        limitations = _text(limitations, "summary limitations", empty_ok=True) or None
-    if "query" not in value:
-        raise ValueError("summary needs a 'query'")
-    return {
-        "query": _text(value["query"], "summary query"),
-        "summary": _text(value.get("summary", ""), "summary text", empty_ok=True),
-        "key_findings": findings,
-        "limitations": limitations,
-    }
-
-
-def _validate(status: object, fields: Mapping[str, Any]) -> dict[str, Any]:
-    if status not in STATUSES:
-        raise ValueError(f"status must be one of {', '.join(STATUSES)}; got {status!r}")
-    assert isinstance(status, str)
-    unknown = sorted(set(fields) - set(FIELDS[status]))
-    if unknown:
-        raise ValueError(
-            f"unexpected field(s) for a {status} result: {', '.join(unknown)} (accepted: {', '.join(FIELDS[status])})"
-        )
-    missing = [name for name in _REQUIRED[status] if name not in fields]
-    if missing:
-        raise ValueError(f"a {status} result needs {', '.join(missing)}")
-    if status == "success":
-        return {"summary": _summary(fields["summary"])}
-    data: dict[str, Any] = {"query": _text(fields["query"], "query")}
-    if status == "pending":
-        scope = fields.get("search_scope") or []
-        if isinstance(scope, str) or not isinstance(scope, (list, tuple)):
-            raise ValueError(f"search_scope must be a list of source names; got {scope!r}")
-        data["search_scope"] = [_text(s, "each search_scope entry") for s in scope]
-        data["search_mode"] = _text(fields.get("search_mode", "standard"), "search_mode")
-    elif status == "timeout":
-        data["iteration"] = _count(fields["iteration"], "iteration")
-        data["findings_count"] = _count(fields["findings_count"], "findings_count")
-    else:
-        data["error"] = _text(fields["error"], "error")
-        data["error_type"] = _text(fields["error_type"], "error_type")
-    return data
-
-
-def _record(r: SearchResult) -> dict[str, Any]:
-    """A result as stored (what ``_parse_state`` reads back)."""
-    return {"task_id": r.task_id, "status": r.status, "received_turn": r.received_turn, "data": copy.deepcopy(r.data)}
-
-
-def _show(value: object) -> str:
-    """A value as the revised style writes it: markup characters escaped, continuation lines
-    indented (see the module docstring)."""
-    # line breaks are normalised before escaping, so none of them reaches the text as a reference
-    return escape_text(_LINE_BREAK.sub("\n", str(value))).replace("\n", "\n  ")
-
-
-def _plural(n: int, unit: str) -> str:
-    return f"{n} {unit}" if n == 1 else f"{n} {unit}s"
 
 
 class GetContextTrinket(StatefulTrinket):
@@ -450,11 +315,11 @@ class GetContextTrinket(StatefulTrinket):
         if not isinstance(task_id, str) or not task_id.strip():
             raise ValueError(f"task_id must be a non-empty str; got {task_id!r}")
         check_unicode(task_id, "task_id")
-        data = _validate(status, fields)
+        data = validate(status, fields)
         assert isinstance(status, str)
         result = SearchResult(task_id, status, self.current_turn, data)
         with self._changing_state() as change:  # stored first: a failed write changes nothing
-            change.put(task_id, _record(result))
+            change.put(task_id, record(result))
         self.set_trait("entries", self.entries.set(task_id, result))
 
     def handle_update_trinket(self, event: UpdateTrinketEvent) -> None:
@@ -505,101 +370,7 @@ class GetContextTrinket(StatefulTrinket):
         return items
 
     def generate_content(self, context: dict[str, Any]) -> str:
-        render = self._render_revised if self.style == "revised" else self._render_original
-        blocks = [render(r) for r in self._visible()]
-        if not blocks:
-            return ""
-        return f"{HEADER}\n\n" + RESULT_SEPARATOR.join(blocks)
-
-    def _render_original(self, r: SearchResult) -> str:
-        d = r.data
-        if r.status == "success":
-            s = d["summary"]
-            parts = [f"📎 Context Search: {escape_text(s['query'])}"]
-            if s["summary"]:
-                parts.append(escape_text(s["summary"]))
-            if s["key_findings"]:
-                parts.append(
-                    "\n"
-                    + "\n".join(
-                        f"• {escape_text(f['point'])}"
-                        + (f" (source: {escape_text(f['source'])})" if f.get("source") else "")
-                        for f in s["key_findings"]
-                    )
-                )
-            if s["limitations"]:
-                parts.append(f"\nNote: {escape_text(s['limitations'])}")
-            return "\n\n".join(parts)
-        if r.status == "pending":
-            sources = ", ".join(escape_text(x) for x in d["search_scope"]) or "all sources"
-            return (
-                f"🔍 Searching for context: '{escape_text(d['query'])}'\n\n"
-                f"Mode: {escape_text(d['search_mode'])} | Sources: {sources}\n\n"
-                "Results will appear here when the search completes..."
-            )
-        remaining = self._turns_remaining(r)
-        assert remaining is not None
-        fades = f"(This message will disappear in {remaining} turn{'' if remaining == 1 else 's'})"
-        if r.status == "timeout":
-            return (
-                f"⚠️ Context search timed out: '{escape_text(d['query'])}'\n\n"
-                f"The search exceeded 5 minutes (stopped at iteration {d['iteration']} with "
-                f"{d['findings_count']} findings). Try rephrasing your query or tell the user the "
-                f"search was inconclusive.\n\n{fades}"
-            )
-        return (
-            f"⚠️ Context search failed: '{escape_text(d['query'])}'\n\n"
-            f"Error: {escape_text(d['error'])} ({escape_text(d['error_type'])})\n\n"
-            f"Try rephrasing the query or tell the user you encountered an error.\n\n{fades}"
-        )
-
-    def _render_revised(self, r: SearchResult) -> str:
-        d = r.data
-        if r.status == "success":
-            s = d["summary"]
-            lines = [f"📎 Context Search: {_show(s['query'])}"]
-            if s["summary"].strip():
-                lines.append(_show(s["summary"]))
-            for f in s["key_findings"]:
-                source = f" (source: {_show(f['source'])})" if f.get("source") else ""
-                lines.append(f"• {_show(f['point'])}{source}")
-            if s["limitations"]:
-                lines.append(f"Note: {_show(s['limitations'])}")
-            return "\n".join(lines)
-        if r.status == "pending":
-            sources = ", ".join(_show(x) for x in d["search_scope"]) or "all sources"
-            return "\n".join(
-                [
-                    f"🔍 Searching for context: '{_show(d['query'])}'",
-                    f"Mode: {_show(d['search_mode'])}",
-                    f"Sources: {sources}",
-                    "Results will appear here when the search completes.",
-                ]
-            )
-        remaining = self._turns_remaining(r)
-        assert remaining is not None
-        fades = (
-            f"(This message will disappear in {_plural(remaining, 'turn')})"
-            if remaining > 0
-            else "(This message will disappear after this turn)"
-        )
-        if r.status == "timeout":
-            return "\n".join(
-                [
-                    f"⚠️ Context search timed out: '{_show(d['query'])}'",
-                    f"Stopped at iteration {d['iteration']} with {_plural(d['findings_count'], 'finding')}.",
-                    "Try rephrasing the query, or tell the user the search was inconclusive.",
-                    fades,
-                ]
-            )
-        return "\n".join(
-            [
-                f"⚠️ Context search failed: '{_show(d['query'])}'",
-                f"Error ({_show(d['error_type'])}): {_show(d['error'])}",
-                "Try rephrasing the query, or tell the user the search ran into an error.",
-                fades,
-            ]
-        )
+        return render([(r, self._turns_remaining(r)) for r in self._visible()], self.style)
 
     # -- lifecycle
     def _expire_items(self) -> bool:
@@ -616,30 +387,10 @@ class GetContextTrinket(StatefulTrinket):
     def _dump_state(self) -> dict[str, Any] | None:
         if not self.entries:
             return None
-        return {"entries": [_record(r) for r in self.entries.values()]}
+        return {"entries": [record(r) for r in self.entries.values()]}
 
     def _parse_state(self, data: dict[str, Any]) -> dict[str, SearchResult]:
-        if set(data) != {"entries"} or not isinstance(data["entries"], list):
-            raise ValueError("expected {'entries': [...]}")
-        results: dict[str, SearchResult] = {}
-        for i, item in enumerate(data["entries"]):
-            fields = ("task_id", "status", "received_turn", "data")
-            if not isinstance(item, dict) or set(item) != set(fields):
-                raise ValueError(f"entries[{i}] must be a dict with exactly {', '.join(fields)}")
-            task_id = item["task_id"]
-            if not isinstance(task_id, str) or not task_id.strip() or task_id in results:
-                raise ValueError(f"entries[{i}].task_id {task_id!r} is empty, not a str or repeated")
-            turn = item["received_turn"]
-            if isinstance(turn, bool) or not isinstance(turn, int) or turn < 0:
-                raise ValueError(f"entries[{i}].received_turn must be a non-negative int; got {turn!r}")
-            if not isinstance(item["data"], dict):
-                raise ValueError(f"entries[{i}].data must be a dict")
-            try:
-                checked = _validate(item["status"], item["data"])
-            except ValueError as exc:
-                raise ValueError(f"entries[{i}]: {exc}") from None
-            results[task_id] = SearchResult(task_id, item["status"], turn, checked)
-        return results
+        return parse_entries(data)
 
     def _restore_state(self, parsed: dict[str, SearchResult]) -> None:
         self.set_trait("entries", FrozenMap(parsed))

@@ -16,12 +16,13 @@ Two styles (the ``style`` trait; docs/deviations.md lists both):
   original counts 24 hours, so it drops the last hour of a 25-hour day and takes in the first hour
   of tomorrow on a 23-hour one: a deviation, listed in docs/deviations.md). A reminder due earlier
   today, even one already past, stays under ``<today>``.
-- markup: ``<active_reminders>``, the :data:`ORIGINAL_INSTRUCTION` element, then
-  ``<user_reminders>`` and ``<internal_reminders>`` (only the non-empty ones), each with
-  ``<overdue>`` then ``<today>`` (only the non-empty ones), nothing indented. A user ``<overdue
+- markup: ``<active_reminders>``, the :data:`~trinkets.reminder_render.ORIGINAL_INSTRUCTION`
+  element, then ``<user_reminders>`` and ``<internal_reminders>`` (only the non-empty ones), each
+  with ``<overdue>`` then ``<today>`` (only the non-empty ones), nothing indented. A user ``<overdue
   urgent="true">`` opens with a ``<warning>`` and closes with an ``<action>`` after its reminders;
   an internal ``<overdue>`` has its own ``<warning>`` and no action; a user ``<today>`` ends with a
-  ``<guidance>`` element, an internal one has none (the wording: :data:`ORIGINAL_WORDING`).
+  ``<guidance>`` element, an internal one has none (the wording:
+  :data:`~trinkets.reminder_render.ORIGINAL_WORDING`).
 - each reminder is self-closing, ``<reminder id=".." title=".." due=".."/>``, or, with details,
   ``<reminder ..>``, ``<details>..</details>``, ``</reminder>`` on three lines. ``due`` is the
   relative time ("1 day ago", "in 6 hours") for overdue and still-coming reminders, and the local
@@ -33,12 +34,14 @@ Two styles (the ``style`` trait; docs/deviations.md lists both):
 - *overdue*: due at or before now (a reminder due exactly now is overdue: its moment has come);
   *today*: due after now and before the next local midnight, the user's calendar day however long
   it is (23, 24 or 25 hours).
-- markup indented by two spaces per level, an instruction line (:data:`REVISED_INSTRUCTION`) that
-  tells the model how user and internal reminders differ, the user group's lines before their
-  reminders (:data:`REVISED_OVERDUE_WARNING`, :data:`REVISED_OVERDUE_ACTION`,
-  :data:`REVISED_TODAY_GUIDANCE`), and every reminder as ``<reminder id=".." title=".." due="in 2
-  hours" time="3:00 PM EST">`` with a ``time`` in the user's words (prefixed by the date when not
-  today) and an optional ``<details>`` line before ``</reminder>``.
+- markup indented by two spaces per level, an instruction line
+  (:data:`~trinkets.reminder_render.REVISED_INSTRUCTION`) that tells the model how user and
+  internal reminders differ, the user group's lines before their reminders
+  (:data:`~trinkets.reminder_render.REVISED_OVERDUE_WARNING`,
+  :data:`~trinkets.reminder_render.REVISED_OVERDUE_ACTION`,
+  :data:`~trinkets.reminder_render.REVISED_TODAY_GUIDANCE`), and every reminder as ``<reminder
+  id=".." title=".." due="in 2 hours" time="3:00 PM EST">`` with a ``time`` in the user's words
+  (prefixed by the date when not today) and an optional ``<details>`` line before ``</reminder>``.
 
 In both styles a group lists its reminders by due time, then id; ids, titles, details and times are
 escaped (the original writes them raw, so a title could close a tag or add an attribute; for text
@@ -107,174 +110,18 @@ Examples
 from __future__ import annotations
 
 from collections.abc import Hashable
-from dataclasses import dataclass
-from datetime import MAXYEAR, UTC, date, datetime, timedelta, tzinfo
-from typing import TYPE_CHECKING, Any, NamedTuple
+from datetime import datetime, timedelta
+from typing import TYPE_CHECKING, Any
 
 from trinkets.base import EventAwareTrinket, TrinketHost, arg, at, command, feed, instant_or_offset
+from trinkets.reminder_days import day_window, due_status
+from trinkets.reminder_render import CATEGORIES, render_original, render_revised
+from trinkets.reminder_store import ReminderStore
 from wm_kernel.core.clock import parse_instant
-from wm_kernel.stores import keys
 from wm_kernel.utils.checks import check_str
-from wm_kernel.utils.markup import XML_ILLEGAL, escape_text
-from wm_kernel.utils.timefmt import relative_time, zone_abbreviation
 
 if TYPE_CHECKING:
     from wm_kernel.core.bus import EventBus
-
-#: The original's line after ``<active_reminders>`` (an ``<instruction>`` element).
-ORIGINAL_INSTRUCTION = (
-    "Reminders require immediate action. When one is due or overdue, notify The "
-    "User even if mid-conversation. They cannot see reminders unless you voice "
-    "them. Non-negotiable."
-)
-
-
-@dataclass(frozen=True)
-class Wording:
-    """What sets one category's block apart in the original style ('' = that element is left out)."""
-
-    #: Attributes of the ``<overdue>`` tag (with their leading space).
-    overdue_attributes: str
-    #: The ``<warning>`` opening an ``<overdue>`` group.
-    warning: str
-    #: The ``<action>`` closing an ``<overdue>`` group.
-    action: str
-    #: The ``<guidance>`` closing a ``<today>`` group.
-    guidance: str
-
-
-#: The original's wording per category.
-ORIGINAL_WORDING = {
-    "user": Wording(
-        overdue_attributes=' urgent="true"',
-        warning="⚠️ OVERDUE - REQUIRE IMMEDIATE ATTENTION",
-        action="YOU MUST notify the user about these overdue reminders IMMEDIATELY.",
-        guidance="Please remind the user about these during the continuum when appropriate.",
-    ),
-    "internal": Wording(overdue_attributes="", warning="⚠️ OVERDUE INTERNAL REMINDERS", action="", guidance=""),
-}
-
-#: The revised style's line after ``<active_reminders>``.
-REVISED_INSTRUCTION = (
-    "Reminders due now or later today, in the user's time zone. User reminders "
-    "are the user's own; internal reminders are notes you left for yourself: act "
-    "on them without presenting them to the user as reminders."
-)
-#: The revised style's first line of a user ``<overdue urgent="true">`` group.
-REVISED_OVERDUE_WARNING = "WARNING: these reminders are past due and the user has not been told yet."
-#: The revised style's second line of a user ``<overdue urgent="true">`` group.
-REVISED_OVERDUE_ACTION = (
-    "ACTION: notify the user of each overdue reminder immediately, at the "
-    "start of your next reply, before anything else."
-)
-#: The revised style's line of a user ``<today>`` group.
-REVISED_TODAY_GUIDANCE = "Remind the user of these during the conversation, at a natural moment, before they are due."
-
-#: The categories, in the order their blocks are rendered.
-CATEGORIES = ("user", "internal")
-
-_MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
-_DAY = timedelta(days=1)
-# Attribute values: markup characters, the double quote that delimits them, and the whitespace an
-# XML parser would normalise (so values read back byte for byte). Not the apostrophe: inside double
-# quotes it is harmless, and titles such as "Mom's birthday" stay as the original writes them.
-# Characters XML cannot carry at all become U+FFFD, as in every other trinket.
-_ATTRIBUTE_TABLE = str.maketrans(
-    {**XML_ILLEGAL, "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "\n": "&#10;", "\r": "&#13;", "\t": "&#9;"}
-)
-
-
-def _attribute(value: object) -> str:
-    return str(value).translate(_ATTRIBUTE_TABLE)
-
-
-class _Wall(NamedTuple):
-    """A moment as the user's wall clock shows it (a datetime cannot hold the year 10000)."""
-
-    year: int
-    month: int
-    day: int
-    hour: int
-    minute: int
-    second: int
-    microsecond: int
-    zone: str
-
-    @property
-    def date(self) -> tuple[int, int, int]:
-        return (self.year, self.month, self.day)
-
-
-def _wall(moment: datetime, zone: tzinfo) -> _Wall:
-    """``moment`` on the wall clock of ``zone``, also where that falls past 9999-12-31.
-
-    Only an instant in the last hours of 9999-12-31 UTC, seen from a zone east of UTC, is local
-    10000-01-01: its clock is read a day earlier and the date put right (no zone changes its offset
-    on the last day of 9999).
-    """
-    try:
-        local = moment.astimezone(zone)
-    except OverflowError:
-        if moment.year != MAXYEAR:  # the first hours of year 1, west of UTC: not supported
-            raise
-        earlier = (moment - _DAY).astimezone(zone)
-        return _Wall(
-            MAXYEAR + 1,
-            1,
-            1,
-            earlier.hour,
-            earlier.minute,
-            earlier.second,
-            earlier.microsecond,
-            zone_abbreviation(earlier),
-        )
-    return _Wall(
-        local.year,
-        local.month,
-        local.day,
-        local.hour,
-        local.minute,
-        local.second,
-        local.microsecond,
-        zone_abbreviation(local),
-    )
-
-
-def _day_start(now: datetime, zone: tzinfo) -> datetime:
-    """The UTC instant the user's current local date began (its local midnight)."""
-    wall = _wall(now, zone)
-    try:
-        return datetime(*wall.date, tzinfo=zone).astimezone(UTC)
-    except ValueError:  # local date 10000-01-01
-        return now - timedelta(hours=wall.hour, minutes=wall.minute, seconds=wall.second, microseconds=wall.microsecond)
-
-
-def _later(moment: datetime, delta: timedelta) -> datetime | None:
-    """``moment + delta``, or None when that is past the last instant a datetime holds."""
-    try:
-        return moment + delta
-    except OverflowError:
-        return None
-
-
-def _day_window(now: datetime, zone: tzinfo) -> tuple[datetime, datetime | None]:
-    """(start, end) of "today" in UTC, end exclusive; end None: today lasts past year 9999."""
-    # both styles: the user's calendar day, however long (the original's fixed 24 hours drops the
-    # last hour of a 25-hour day and takes in the first of tomorrow on a 23-hour one: a deviation)
-    start = _day_start(now, zone)
-    wall = _wall(now, zone)
-    try:
-        tomorrow = date(*wall.date) + _DAY
-        return start, datetime(tomorrow.year, tomorrow.month, tomorrow.day, tzinfo=zone).astimezone(UTC)
-    except (ValueError, OverflowError):  # tomorrow is 10000-01-01 or later: no offset changes then
-        return start, _later(start, timedelta(hours=24))
-
-
-def _status(due: datetime, now: datetime, window: tuple[datetime, datetime | None], style: str) -> str:
-    start, end = window
-    if due < start or (style == "revised" and due <= now):
-        return "overdue"
-    return "today" if end is None or due < end else "later"
 
 
 class ReminderManager(EventAwareTrinket):
@@ -295,35 +142,17 @@ class ReminderManager(EventAwareTrinket):
     styles = ("original", "revised")
 
     def __init__(self, event_bus: EventBus, working_memory: TrinketHost, **kwargs: Any) -> None:
-        self._open: list[dict[str, Any]] | None = None  # see _open_rows
-        self._open_version: Hashable | None = None
+        self._reminders = ReminderStore(working_memory)
         super().__init__(event_bus, working_memory, **kwargs)
 
     # -- where the data lives
     @property
     def store_key(self) -> str:
         """The store hash of this user's reminders."""
-        return keys.reminders(self.working_memory.user_id)
+        return self._reminders.key
 
     def stored_inputs(self) -> tuple[str, ...]:
         return (self.store_key,)
-
-    def _load(self) -> dict[str, dict[str, Any]]:
-        return self.working_memory.store.hgetall(self.store_key)
-
-    def _open_rows(self) -> list[dict[str, Any]]:
-        """The open reminders, parsed, by due time then id: the hot set a compose reads. Kept in
-        memory while the store's version of the key stays where this trinket last saw it (its own
-        writes update the set in place); read again when anyone else wrote the key, and on every
-        call from a store that cannot tell (a Valkey server: the original re-reads too). Completed
-        reminders never enter it, so a compose costs what can show, not every reminder stored."""
-        version = self.working_memory.store.version(self.store_key)
-        rows = self._open
-        if rows is None or version is None or version != self._open_version:
-            rows = [_parsed(record) for record in self._load().values() if not record.get("completed_at")]
-            rows.sort(key=lambda r: (r["due"], r["id"]))
-            self._open, self._open_version = rows, version
-        return rows
 
     def _written(
         self,
@@ -331,43 +160,9 @@ class ReminderManager(EventAwareTrinket):
         record: dict[str, Any] | None,  # noqa: A002
         before: Hashable | None,
     ) -> None:
-        """This trinket wrote reminder ``id`` (``record``: as stored now, None once deleted); the
-        key's version was ``before`` just before the write. If nobody else had written since the
-        set was read, it is updated in place; otherwise it is read again when next needed."""
-        rows = self._open
-        if rows is not None and before is not None and before == self._open_version:
-            rows[:] = [row for row in rows if row["id"] != id]
-            if record is not None and not record.get("completed_at"):
-                rows.append(_parsed(record))
-                rows.sort(key=lambda r: (r["due"], r["id"]))
-            self._open_version = self.working_memory.store.version(self.store_key)
-        else:
-            self._open = None
+        """Reminder ``id`` was written (see :meth:`ReminderStore.written`): the section's input changed."""
+        self._reminders.written(id, record, before)
         self._inputs_changed()
-
-    def _next_id(self) -> str:
-        # the store's atomic hincrby hands out each number once, also to two processes sharing the
-        # store ("next_number" holds the next number to use; a missing field means 1); each
-        # candidate is looked up alone, so adding a reminder costs the same with 10 or 10,000
-        store, meta = self.working_memory.store, keys.reminders_meta(self.working_memory.user_id)
-        if store.hget(meta, "next_number") is None:
-            # no counter (reminders written by another program, or a lost meta hash): start past the
-            # highest stored rem_<n>, found in one read of the field names, instead of probing
-            # every id from 1 (20,000 stored: 40,000 round trips to a server)
-            top = max(
-                (
-                    int(f[4:])
-                    for f in store.fields(self.store_key)
-                    if f.startswith("rem_") and f[4:].isdigit() and len(f) < 24
-                ),
-                default=0,
-            )
-            if top:
-                store.hincrby(meta, "next_number", top + 1)
-        while True:
-            number = store.hincrby(meta, "next_number") - 1
-            if number >= 1 and store.hget(self.store_key, f"rem_{number}") is None:
-                return f"rem_{number}"  # (a caller may have chosen rem_<n> with id=)
 
     # -- feeding
     @feed
@@ -401,7 +196,7 @@ class ReminderManager(EventAwareTrinket):
         with store.transaction():
             before = store.version(self.store_key)
             if id is None:
-                id = self._next_id()
+                id = self._reminders.next_id()
             elif store.hget(self.store_key, id) is not None:
                 raise ValueError(f"a reminder with id {id!r} already exists")
             record = {
@@ -416,14 +211,6 @@ class ReminderManager(EventAwareTrinket):
             store.hset(self.store_key, id, record)
         self._written(id, record, before)
         return id
-
-    def _get(self, id: str) -> dict[str, Any]:  # noqa: A002
-        check_str(id, "reminder id")
-        record: dict[str, Any] | None = self.working_memory.store.hget(self.store_key, id)
-        if record is None:
-            known = ", ".join(sorted(self._load())) or "none"
-            raise ValueError(f"unknown reminder id {id!r} (known: {known})")
-        return record
 
     @command(
         "add",
@@ -449,7 +236,7 @@ class ReminderManager(EventAwareTrinket):
     def complete(self, id: str) -> None:  # noqa: A002
         """Mark a reminder done: it stays in the store (listed as completed) but no longer shows.
         Completing it twice is a ValueError."""
-        record = self._get(id)
+        record = self._reminders.get(id)
         if record.get("completed_at"):
             raise ValueError(f"reminder {id!r} is already completed")
         record["completed_at"] = self.working_memory.clock.now().isoformat()
@@ -462,7 +249,7 @@ class ReminderManager(EventAwareTrinket):
     @feed
     def delete(self, id: str) -> None:  # noqa: A002
         """Remove a reminder altogether."""
-        self._get(id)
+        self._reminders.get(id)
         store = self.working_memory.store
         before = store.version(self.store_key)
         store.hdel(self.store_key, id)
@@ -474,9 +261,9 @@ class ReminderManager(EventAwareTrinket):
         (aware datetime), completed (bool) and status ("overdue", "today", "later" or "completed",
         as of the clock now, by the current style's day: see the module docstring)."""
         now = self.working_memory.clock.now()
-        window = _day_window(now, self.working_memory.profile.zone)
+        window = day_window(now, self.working_memory.profile.zone)
         rows = []
-        for record in self._load().values():
+        for record in self._reminders.all().values():
             due = datetime.fromisoformat(record["due"])
             completed = bool(record.get("completed_at"))
             rows.append(
@@ -487,7 +274,7 @@ class ReminderManager(EventAwareTrinket):
                     "category": record["category"],
                     "due": due,
                     "completed": completed,
-                    "status": "completed" if completed else _status(due, now, window, self.style),
+                    "status": "completed" if completed else due_status(due, now, window, self.style),
                 }
             )
         rows.sort(key=lambda r: (r["due"], r["id"]))
@@ -497,131 +284,17 @@ class ReminderManager(EventAwareTrinket):
     def generate_content(self, context: dict[str, Any]) -> str:
         now = self.working_memory.clock.now()
         zone = self.working_memory.profile.zone
-        window, style = _day_window(now, zone), self.style
+        window, style = day_window(now, zone), self.style
         groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
-        for row in self._open_rows():
-            status = _status(row["due"], now, window, style)
+        for row in self._reminders.open_rows():
+            status = due_status(row["due"], now, window, style)
             if status != "later":
                 groups.setdefault((row["category"], status), []).append(row)
         if not groups:
             return ""
         if self.style == "revised":
-            return _revised(groups, now, zone)
-        return _original(groups, now, zone)
+            return render_revised(groups, now, zone)
+        return render_original(groups, now, zone)
 
     def __repr__(self) -> str:
         return f"<ReminderManager section={self.variable_name!r} key={self.store_key!r}>"
-
-
-def _parsed(record: dict[str, Any]) -> dict[str, Any]:
-    """A stored reminder as the renderers read it (``due`` parsed)."""
-    return {
-        "id": record["id"],
-        "title": record["title"],
-        "details": record.get("details", ""),
-        "category": record["category"],
-        "due": datetime.fromisoformat(record["due"]),
-    }
-
-
-# -- the original style
-
-
-def _original(groups: dict[tuple[str, str], list[dict[str, Any]]], now: datetime, zone: tzinfo) -> str:
-    lines = ["<active_reminders>", f"<instruction>{ORIGINAL_INSTRUCTION}</instruction>"]
-    for category in CATEGORIES:
-        overdue, today = groups.get((category, "overdue")), groups.get((category, "today"))
-        if not overdue and not today:
-            continue
-        wording = ORIGINAL_WORDING[category]
-        lines.append(f"<{category}_reminders>")
-        if overdue:
-            lines += [f"<overdue{wording.overdue_attributes}>", f"<warning>{wording.warning}</warning>"]
-            lines += [_original_reminder(row, relative_time(row["due"], now)) for row in overdue]
-            if wording.action:
-                lines.append(f"<action>{wording.action}</action>")
-            lines.append("</overdue>")
-        if today:
-            lines.append("<today>")
-            for row in today:
-                wall = _wall(row["due"], zone)
-                if row["due"] > now:
-                    lines.append(
-                        _original_reminder(row, relative_time(row["due"], now), f"{wall.hour:02d}:{wall.minute:02d}")
-                    )
-                else:  # due earlier today: the local date and time instead of a relative time
-                    lines.append(
-                        _original_reminder(
-                            row,
-                            f"{wall.year:04d}-{wall.month:02d}-{wall.day:02d} "
-                            f"{wall.hour:02d}:{wall.minute:02d}:{wall.second:02d}",
-                        )
-                    )
-            if wording.guidance:
-                lines.append(f"<guidance>{wording.guidance}</guidance>")
-            lines.append("</today>")
-        lines.append(f"</{category}_reminders>")
-    lines.append("</active_reminders>")
-    return "\n".join(lines)
-
-
-def _original_reminder(row: dict[str, Any], due: str, time: str | None = None) -> str:
-    attributes = f'id="{_attribute(row["id"])}" title="{_attribute(row["title"])}" due="{_attribute(due)}"'
-    if time is not None:
-        attributes += f' time="{_attribute(time)}"'
-    if not row["details"]:
-        return f"<reminder {attributes}/>"
-    return f"<reminder {attributes}>\n<details>{escape_text(row['details'])}</details>\n</reminder>"
-
-
-# -- the revised style
-
-
-def _revised(groups: dict[tuple[str, str], list[dict[str, Any]]], now: datetime, zone: tzinfo) -> str:
-    lines = ["<active_reminders>", f"  {REVISED_INSTRUCTION}"]
-    for category in CATEGORIES:
-        overdue, today = groups.get((category, "overdue")), groups.get((category, "today"))
-        if not overdue and not today:
-            continue
-        user = category == "user"
-        lines.append(f"  <{category}_reminders>")
-        if overdue:
-            lines.append('    <overdue urgent="true">' if user else "    <overdue>")
-            if user:
-                lines += [f"      {REVISED_OVERDUE_WARNING}", f"      {REVISED_OVERDUE_ACTION}"]
-            lines += [line for row in overdue for line in _revised_reminder(row, now, zone)]
-            lines.append("    </overdue>")
-        if today:
-            lines.append("    <today>")
-            if user:
-                lines.append(f"      {REVISED_TODAY_GUIDANCE}")
-            lines += [line for row in today for line in _revised_reminder(row, now, zone)]
-            lines.append("    </today>")
-        lines.append(f"  </{category}_reminders>")
-    lines.append("</active_reminders>")
-    return "\n".join(lines)
-
-
-def _clock_label(due: datetime, now: datetime, zone: tzinfo) -> str:
-    """'3:00 PM EST' today; 'Nov 28, 8:30 AM EST' on another date (with the year if not this one)."""
-    moment, today = _wall(due, zone), _wall(now, zone)
-    hour12 = moment.hour % 12 or 12
-    clock = f"{hour12}:{moment.minute:02d} {'AM' if moment.hour < 12 else 'PM'} {moment.zone}"
-    if moment.date == today.date:
-        return clock
-    label = f"{_MONTHS[moment.month - 1]} {moment.day}"
-    if moment.year != today.year:
-        label += f" {moment.year}"
-    return f"{label}, {clock}"
-
-
-def _revised_reminder(row: dict[str, Any], now: datetime, zone: tzinfo) -> list[str]:
-    due = row["due"]
-    opening = (
-        f'      <reminder id="{_attribute(row["id"])}" title="{_attribute(row["title"])}" '
-        f'due="{_attribute(relative_time(due, now))}" '
-        f'time="{_attribute(_clock_label(due, now, zone))}">'
-    )
-    if not row["details"]:
-        return [opening + "</reminder>"]
-    return [opening, f"        <details>{escape_text(row['details'])}</details>", "      </reminder>"]

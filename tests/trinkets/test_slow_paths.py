@@ -62,10 +62,10 @@ def test_the_first_reminder_with_the_counter_missing_reads_the_ids_once() -> Non
     s = Session(store=store, user_id="ada", trinkets=[ReminderManager], clock=ManualClock(START))
     reminders = s.trinket("ReminderManager")
     store.calls = 0
-    new_id = reminders._next_id()
+    new_id = reminders._reminders.next_id()
     assert new_id == "rem_20001"
     assert store.calls <= 8  # it was two per stored id: 40,000
-    assert reminders._next_id() == "rem_20002"
+    assert reminders._reminders.next_id() == "rem_20002"
 
 
 @pytest.mark.parametrize("stored", [[], ["rem_3", "rem_x", "note"]])
@@ -74,4 +74,4 @@ def test_the_counter_starts_past_the_highest_stored_id(stored: list[str]) -> Non
     for field in stored:
         store.hset(keys.reminders("ada"), field, {"v": 1})
     s = Session(store=store, user_id="ada", trinkets=[ReminderManager], clock=ManualClock(START))
-    assert s.trinket("ReminderManager")._next_id() == ("rem_4" if stored else "rem_1")
+    assert s.trinket("ReminderManager")._reminders.next_id() == ("rem_4" if stored else "rem_1")
