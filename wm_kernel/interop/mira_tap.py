@@ -56,7 +56,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from wm_kernel.core.composer import RULE, SECTION_SEPARATOR
+from wm_kernel.core.hud_frame import RULE
+from wm_kernel.core.placement_build import SECTION_SEPARATOR
 from wm_kernel.core.prompt import BlameData, ComposedPrompt, SectionRecord
 from wm_kernel.dialects.registry import LogFormat, body_dialect, get_dialect, register_log_format
 from wm_kernel.interop.bodies import Cutter, Section, anthropic_message, cut_body, prompt_order, ttl_of
