@@ -43,6 +43,10 @@ class Layout:
 
     Raises ValueError for an unknown placement or a section listed twice.
 
+    ``placements`` (placement -> section names) and ``index`` (section -> (placement, position))
+    are read as plain dicts by the composer on every compose, without a method call: read them,
+    never change them.
+
     Examples
     --------
     >>> Layout.original().placement_of("domaindoc")
