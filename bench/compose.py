@@ -29,8 +29,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from trinkets.base import EventAwareTrinket, StatefulTrinket  # noqa: E402
 from wm_kernel.core.bus import EventBus  # noqa: E402
 from wm_kernel.core.clock import ManualClock  # noqa: E402
-from wm_kernel.core.composer import RULE, Layout, SystemPromptComposer  # noqa: E402
+from wm_kernel.core.composer import SystemPromptComposer  # noqa: E402
 from wm_kernel.core.events import ComposeSystemPromptEvent, TurnCompletedEvent  # noqa: E402
+from wm_kernel.core.hud_frame import RULE  # noqa: E402
+from wm_kernel.core.layout import Layout  # noqa: E402
 from wm_kernel.core.working_memory import WorkingMemory  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))

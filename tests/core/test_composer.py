@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from wm_kernel.core.composer import Layout, StragglerSectionWarning, SystemPromptComposer
+from wm_kernel.core.composer import StragglerSectionWarning, SystemPromptComposer
+from wm_kernel.core.layout import Layout
 
 EXAMPLES = json.loads((Path(__file__).parents[1] / "data" / "composer_examples.json").read_text("utf-8"))
 RULE = "═" * 60

@@ -12,8 +12,8 @@ import pytest
 
 from trinkets.base import EventAwareTrinket, feed
 from wm_kernel.core.clock import ManualClock, SystemClock
-from wm_kernel.core.composer import Layout
 from wm_kernel.core.events import SegmentCollapsedEvent, TrinketFedEvent
+from wm_kernel.core.layout import Layout
 from wm_kernel.core.profile import Profile
 from wm_kernel.core.prompt_dict import COMPOSED_KEYS
 from wm_kernel.experiments import Scenario, ScenarioError, Variant, as_variant, decode_value, encode_value

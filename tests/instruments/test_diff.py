@@ -9,7 +9,8 @@ import sample_trinkets
 from sample_trinkets import Ticker
 
 from wm_kernel.core.clock import ManualClock
-from wm_kernel.core.composer import Layout, SystemPromptComposer
+from wm_kernel.core.composer import SystemPromptComposer
+from wm_kernel.core.layout import Layout
 from wm_kernel.core.profile import Profile
 from wm_kernel.instruments.diff import PromptDiff, diff_prompts
 from wm_kernel.session import Session

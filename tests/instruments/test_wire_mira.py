@@ -11,7 +11,8 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from wm_kernel.core.clock import ManualClock
-from wm_kernel.core.composer import Layout, SystemPromptComposer
+from wm_kernel.core.composer import SystemPromptComposer
+from wm_kernel.core.layout import Layout
 from wm_kernel.core.prompt import ComposedPrompt
 from wm_kernel.core.request_bodies import MiraWireWarning, to_mira
 from wm_kernel.instruments.wire import COMPOSER_FRAMING, JOINER_FRAMING, JSON_FRAMING, wire_request

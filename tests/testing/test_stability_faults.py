@@ -82,14 +82,14 @@ def test_ctrl_c_leaves_no_worker_and_no_job_file(monkeypatch: pytest.MonkeyPatch
         started.append(process)
         return process
 
-    monkeypatch.setattr("wm_kernel.testing.stability.run_in_subprocess", spy)
-    from wm_kernel.testing import stability
+    monkeypatch.setattr("wm_kernel.testing.stability_fresh.run_in_subprocess", spy)
+    from wm_kernel.testing.stability_run import CheckRun
 
     def interrupted(*args: object, **kwargs: object) -> object:
         raise KeyboardInterrupt
 
     before = _jobs()
-    monkeypatch.setattr(stability._Run, "recompose", interrupted)
+    monkeypatch.setattr(CheckRun, "recompose", interrupted)
     scenario = Scenario(clock=START).compose().advance_turn(3)
     with pytest.raises(KeyboardInterrupt):
         check_stability(scenario, only=["hash_seed", "tz_locale", "recompose"])

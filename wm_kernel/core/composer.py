@@ -1,8 +1,10 @@
-"""SystemPromptComposer and Layout: sections in, the original's ComposedPrompt out.
+"""SystemPromptComposer: sections in, routed by a :class:`~wm_kernel.core.layout.Layout`, the
+original's ComposedPrompt out.
 
-A :class:`Layout` maps each placement (``system``, ``conversation_prefix``, ``post_history``,
-``notification``) to an ordered list of section names. Each composer has its own layout, so two
-layouts can be compared side by side in one process (the original's is a module global).
+Each composer has its own layout, so two layouts can be compared side by side in one process (the
+original's is a module global). What it built for each placement is kept
+(:mod:`wm_kernel.core.placement_build`) and reused while that placement's sections do not change;
+the notification centre is framed by :mod:`wm_kernel.core.hud_frame`.
 
 Examples
 --------
@@ -23,20 +25,25 @@ HUD - Runtime state, authoritative for current context
 from __future__ import annotations
 
 import functools
-import json
 import re
 import threading
 import warnings
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from types import MappingProxyType
-from typing import Any
 
-from wm_kernel.core.prompt import BlameData, ComposedPrompt, OmittedSection, SectionRecord
+from wm_kernel.core.hud_frame import RULE, HudFrame
+from wm_kernel.core.layout import Layout
+from wm_kernel.core.placement_build import (
+    JoinedBuilds,
+    PlacementBuild,
+    items_blame,
+    join_system,
+    normalize_part,
+    system_blame,
+)
+from wm_kernel.core.prompt import ComposedPrompt, OmittedSection, SectionRecord
 from wm_kernel.core.prompt_dict import PLACEMENTS
-from wm_kernel.utils.markup import neutralize_closing_tag
 
-RULE = "═" * 60
-SECTION_SEPARATOR = "\n\n---\n\n"
 DEFAULT_SCAFFOLDING_NOTE = (
     "Everything after this delimiter is part of MIRA's scaffolding, injected to "
     "provide additional context during the reply."
@@ -44,191 +51,9 @@ DEFAULT_SCAFFOLDING_NOTE = (
 DEFAULT_HUD_TITLE = "HUD - Runtime state, authoritative for current context"
 DEFAULT_NAMESPACE = "mira"
 
-_ORIGINAL_LAYOUT: dict[str, tuple[str, ...]] = {
-    "system": (
-        "base_prompt",
-        "behavioral_directives",
-        "tool_availability",
-        "location_context",
-        "conversation_manifest",
-    ),
-    "conversation_prefix": (),
-    "post_history": ("domaindoc",),
-    "notification": (
-        "datetime_section",
-        "async_activity",
-        "active_reminders",
-        "inbox_status",
-        "forage_results",
-        "whilethecatsaway_results",
-        "relevant_memories",
-        "peanutgallery_guidance",
-    ),
-}
-
 
 class StragglerSectionWarning(UserWarning):
     """A section the layout does not list was appended to the system prompt."""
-
-
-class Layout:
-    """Placement -> ordered section names. Immutable; the ``with_*`` methods return new layouts.
-
-    Raises ValueError for an unknown placement or a section listed twice.
-
-    Examples
-    --------
-    >>> Layout.original().placement_of("domaindoc")
-    'post_history'
-    >>> Layout.default().placement_of("context_search_results")
-    'notification'
-    >>> Layout({"system": ["a"], "notes": []})
-    Traceback (most recent call last):
-    ...
-    ValueError: unknown placement 'notes' (placements: system, conversation_prefix, post_history, notification)
-    """
-
-    __slots__ = ("_placements", "_index", "name")
-
-    def __init__(self, placements: Mapping[str, Iterable[str]], *, name: str = "custom") -> None:
-        if not isinstance(placements, Mapping):
-            raise TypeError(
-                f"a Layout is built from a mapping placement -> section names, got {type(placements).__name__}"
-            )
-        table: dict[str, tuple[str, ...]] = {p: () for p in PLACEMENTS}
-        index: dict[str, tuple[str, int]] = {}
-        for placement, names in placements.items():
-            if placement not in table:
-                raise ValueError(f"unknown placement {placement!r} (placements: {', '.join(PLACEMENTS)})")
-            if isinstance(names, str):
-                raise TypeError(f"placement {placement!r} needs a list of section names, not a string")
-            ordered = tuple(names)
-            for position, section in enumerate(ordered):
-                if not isinstance(section, str) or not section.strip():
-                    raise ValueError(f"section names must be non-empty strings, got {section!r}")
-                if section in index:
-                    raise ValueError(
-                        f"section {section!r} is listed twice (in {index[section][0]!r} and {placement!r})"
-                    )
-                index[section] = (placement, position)
-            table[placement] = ordered
-        self._placements = table
-        self._index = index
-        self.name = name
-
-    @classmethod
-    def original(cls) -> Layout:
-        """Exactly the original's SECTION_LAYOUT."""
-        return cls(_ORIGINAL_LAYOUT, name="original")
-
-    @classmethod
-    def default(cls) -> Layout:
-        """The original layout plus this project's own sections, each placed deliberately.
-
-        ``context_search_results`` (GetContextTrinket) goes to the notification centre right after
-        ``async_activity``: it reports asynchronous tool work and changes from turn to turn, so in the
-        system prompt (where the original lets it straggle) it would break the prompt cache.
-        """
-        notification = list(_ORIGINAL_LAYOUT["notification"])
-        notification.insert(notification.index("async_activity") + 1, "context_search_results")
-        return cls({**_ORIGINAL_LAYOUT, "notification": notification}, name="default")
-
-    # -- reading
-    def __getitem__(self, placement: str) -> tuple[str, ...]:
-        if placement not in self._placements:
-            raise KeyError(placement)
-        return self._placements[placement]
-
-    def placement_of(self, section: str) -> str | None:
-        """The placement listing ``section``, or None if the layout does not list it."""
-        found = self._index.get(section)
-        return found[0] if found else None
-
-    def sections(self) -> list[str]:
-        """Every listed section name, placement by placement, in order."""
-        return [s for p in PLACEMENTS for s in self._placements[p]]
-
-    def as_dict(self) -> dict[str, list[str]]:
-        """Placement -> section names as plain lists (for JSON and for building a new Layout)."""
-        return {p: list(names) for p, names in self._placements.items()}
-
-    # -- serialising
-    def to_dict(self) -> dict[str, Any]:
-        """``{"name": ..., "placements": {placement: [section, ...]}}``: JSON-ready, and what
-        :meth:`from_dict` reads back into an equal layout of the same name."""
-        return {"name": self.name, "placements": self.as_dict()}
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> Layout:
-        """The layout :meth:`to_dict` wrote; TypeError/ValueError naming what is wrong otherwise.
-
-        >>> Layout.from_dict(Layout.original().to_dict()) == Layout.original()
-        True
-        """
-        if not isinstance(data, Mapping):
-            raise TypeError(f"a layout is stored as an object, got {type(data).__name__}")
-        unknown = [key for key in data if key not in ("name", "placements")]
-        if unknown:
-            raise ValueError(f"unknown layout field {unknown[0]!r} (fields: name, placements)")
-        if not isinstance(data.get("placements"), Mapping):
-            raise ValueError('a layout needs "placements": {placement: [section, ...]}')
-        name = data.get("name", "custom")
-        if not isinstance(name, str):
-            raise TypeError(f"a layout's name must be a string, got {type(name).__name__}")
-        return cls(data["placements"], name=name)
-
-    def to_json(self) -> str:
-        """:meth:`to_dict` as one line of JSON."""
-        return json.dumps(self.to_dict(), ensure_ascii=False)
-
-    @classmethod
-    def from_json(cls, text: str) -> Layout:
-        """The layout :meth:`to_json` wrote (ValueError for text that is not such JSON)."""
-        try:
-            data = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise ValueError(f"a layout's JSON is not valid ({exc.msg} at column {exc.colno})") from None
-        return cls.from_dict(data)
-
-    def __contains__(self, section: object) -> bool:
-        return section in self._index
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, Layout) and self._placements == other._placements
-
-    def __hash__(self) -> int:
-        return hash(tuple(self._placements.items()))
-
-    def __repr__(self) -> str:
-        body = ", ".join(f"{p}={list(n)}" for p, n in self._placements.items() if n)
-        return f"Layout[{self.name}]({body})"
-
-    # -- deriving
-    def without(self, section: str) -> Layout:
-        """This layout with ``section`` removed (it would then straggle into ``system``)."""
-        if section not in self._index:
-            raise ValueError(f"section {section!r} is not in the layout")
-        return Layout({p: [s for s in names if s != section] for p, names in self._placements.items()}, name=self.name)
-
-    def with_section(
-        self, section: str, placement: str, *, before: str | None = None, after: str | None = None
-    ) -> Layout:
-        """This layout with ``section`` placed (moved if already listed) at the end of ``placement``,
-        or just before/after another section of that placement."""
-        if placement not in self._placements:
-            raise ValueError(f"unknown placement {placement!r} (placements: {', '.join(PLACEMENTS)})")
-        if before is not None and after is not None:
-            raise ValueError("give before= or after=, not both")
-        table = {p: [s for s in names if s != section] for p, names in self._placements.items()}
-        target = table[placement]
-        anchor = before if before is not None else after
-        if anchor is None:
-            target.append(section)
-        else:
-            if anchor not in target:
-                raise ValueError(f"section {anchor!r} is not in placement {placement!r}")
-            target.insert(target.index(anchor) + (0 if before is not None else 1), section)
-        return Layout(table, name=self.name)
 
 
 class SystemPromptComposer:
@@ -274,7 +99,7 @@ class SystemPromptComposer:
         self._lock = threading.RLock()
         # placement -> what was built for it at the last compose, with the entries it was built
         # from: a placement whose sections did not change reuses its records, strings and HUD
-        self._built: dict[str, _Placement] = {}
+        self._built: dict[str, PlacementBuild] = {}
         # the names added, replaced or removed since the last compose (only their placements can
         # need a new build), and the (layout, namespace, title) of the builds
         self._touched: set[str] = set()
@@ -285,14 +110,13 @@ class SystemPromptComposer:
         self._built_env: tuple[Layout, str, str] | None = None
         self._hud_frame: tuple[str, str] = (namespace, hud_title)  # (namespace, title) of the builds
         # the four placements' builds last joined: reused while every placement reuses its build
-        self._joined: _Joined | None = None
+        self._joined: JoinedBuilds | None = None
         # placement -> name -> (entry, its record): an unchanged section keeps its record
         self._records: dict[str, dict[str, tuple[tuple[str, bool, str | None], SectionRecord]]] = {
             p: {} for p in PLACEMENTS
         }
-        # (namespace, title, head, tail, how a part is shown in it) of the notification
-        # centre's frame, last built
-        self._frame: tuple[str, str, str, str, Callable[[str], str]] | None = None
+        # the notification centre's frame, last built
+        self._frame: HudFrame | None = None
 
     # -- building
     def set_base_prompt(self, prompt: str) -> None:
@@ -388,7 +212,7 @@ class SystemPromptComposer:
             )
             joined = self._joined
             if joined is None or joined.placements != placements:  # identity first: cheap
-                joined = self._joined = _Joined(placements)
+                joined = self._joined = JoinedBuilds(placements)
             cached, uncached = system.text
             return ComposedPrompt.from_parts(
                 cached,
@@ -428,7 +252,7 @@ class SystemPromptComposer:
             return PLACEMENTS
         if not touched:
             return ()
-        sections, listed, built = self._sections, layout._index, self._built
+        sections, listed, built = self._sections, layout.index, self._built
         dirty: set[str] = set()
         for name in touched:
             found = listed.get(name)
@@ -444,20 +268,20 @@ class SystemPromptComposer:
     def _system_names(self) -> tuple[str, ...]:
         # sections the layout does not list go last in system, in the order added, so new
         # trinkets work without touching the layout
-        listed = self.layout._index  # the same module's class: a dict lookup, not __contains__
+        listed = self.layout.index  # a dict lookup, not Layout.__contains__
         return self.layout["system"] + tuple([n for n in self._sections if n not in listed])
 
-    def _build(self, placement: str) -> _Placement:
+    def _build(self, placement: str) -> PlacementBuild:
         if placement == "system":
             names = self._system_names()
             built = self._build_system(names)
         else:
-            names = self.layout._placements[placement]  # the same module's class: no __getitem__ call
+            names = self.layout.placements[placement]  # no Layout.__getitem__ call
             built = (self._build_hud if placement == "notification" else self._build_items)(placement, names)
         built.names = names
         return built
 
-    def _build_system(self, names: tuple[str, ...]) -> _Placement:
+    def _build_system(self, names: tuple[str, ...]) -> PlacementBuild:
         layout, sections = self.layout, self._sections
         records: list[SectionRecord] = []
         entries: dict[str, tuple[str, bool, str | None]] = {}
@@ -476,16 +300,16 @@ class SystemPromptComposer:
                     StragglerSectionWarning,
                     stacklevel=4,
                 )
-            (cached if entry[1] else uncached).append((_normalize(entry[0]), len(records)))
+            (cached if entry[1] else uncached).append((normalize_part(entry[0]), len(records)))
             records.append(self._record(name, "system", entry, straggler))
             entries[name] = entry
-        texts = (_join_system(cached), _join_system(uncached))
-        return _Placement(tuple(records), texts, functools.partial(_system_blame, cached, uncached), entries)
+        texts = (join_system(cached), join_system(uncached))
+        return PlacementBuild(tuple(records), texts, functools.partial(system_blame, cached, uncached), entries)
 
-    def _build_items(self, placement: str, names: tuple[str, ...]) -> _Placement:
+    def _build_items(self, placement: str, names: tuple[str, ...]) -> PlacementBuild:
         records, items, entries = self._held(placement, names)
-        blame = functools.partial(_items_blame, f"{placement}_items", items)
-        return _Placement(records, tuple(items), blame, entries)
+        blame = functools.partial(items_blame, f"{placement}_items", items)
+        return PlacementBuild(records, tuple(items), blame, entries)
 
     def _held(
         self, placement: str, names: tuple[str, ...]
@@ -522,142 +346,12 @@ class SystemPromptComposer:
         known_records[name] = (entry, record)
         return record
 
-    def _build_hud(self, placement: str, names: tuple[str, ...]) -> _Placement:
+    def _build_hud(self, placement: str, names: tuple[str, ...]) -> PlacementBuild:
         """The notification centre: each part followed by a blank line, inside the frame."""
         records, items, entries = self._held(placement, names)
         if not items:
-            return _Placement(records, "", dict, entries)
+            return PlacementBuild(records, "", dict, entries)
         frame = self._frame
-        if frame is None or frame[0] != self.namespace or frame[1] != self.hud_title:
-            tag = f"{self.namespace}:hud"
-            head = f"{RULE}\n{self.hud_title}\n{RULE}\n<{tag}>\n"
-            frame = self._frame = (self.namespace, self.hud_title, head, f"</{tag}>\n{RULE}", _shown_in(tag))
-        _, _, head, tail, shown_in_frame = frame
-        shown = list(map(shown_in_frame, items))
-        text = "".join([head, "\n\n".join(shown), "\n\n", tail])
-        return _Placement(records, text, functools.partial(_hud_blame, head, shown, tail), entries)
-
-
-class _Placement:
-    """What compose built for one placement: its records, its text (a string, a pair of strings
-    for ``system``, a tuple of items) and its blame map, counting its records from 0 (worked out
-    when first asked for: most prompts are never blamed); and what it was built from, the names
-    it routes and their entries then."""
-
-    __slots__ = ("records", "text", "names", "entries", "_blame", "_make_blame")
-
-    def __init__(
-        self,
-        records: tuple[SectionRecord, ...],
-        text: Any,
-        make_blame: Callable[[], BlameData],
-        entries: dict[str, tuple[str, bool, str | None]],
-    ) -> None:
-        self.records = records
-        self.text = text
-        self.names: tuple[str, ...] = ()
-        # name -> the entry each record was built from (content, cache_policy, trinket)
-        self.entries = entries
-        self._blame: BlameData | None = None
-        self._make_blame: Callable[[], BlameData] | None = make_blame
-
-    @property
-    def blame(self) -> BlameData:
-        if self._make_blame is not None:  # two threads asking at once both compute the same map
-            self._blame, self._make_blame = self._make_blame(), None
-        assert self._blame is not None
-        return self._blame
-
-
-class _Joined:
-    """The four placements' builds as one prompt's: all records in output order, and (when first
-    asked for) one blame map, where each placement's record numbers are shifted by the records
-    of the placements before it. Shared, read only, by every prompt composed from these builds."""
-
-    __slots__ = ("placements", "records", "_blame")
-
-    def __init__(self, placements: tuple[_Placement, ...]) -> None:
-        self.placements = placements
-        system, prefix, post, hud = placements
-        self.records = system.records + prefix.records + post.records + hud.records
-        self._blame: BlameData | None = None
-
-    def blame(self) -> BlameData:
-        if self._blame is None:
-            blame: BlameData = {}
-            first = 0
-            for placement in self.placements:
-                for key, pieces in placement.blame.items():
-                    blame[key] = (
-                        pieces
-                        if not first
-                        else tuple((length, owner + first if owner >= 0 else owner) for length, owner in pieces)
-                    )
-                first += len(placement.records)
-            self._blame = blame
-        return self._blame
-
-
-def _join_system(parts: list[tuple[str, int]]) -> str:
-    """Join normalized system parts with the separator and strip the result, as the original does."""
-    if not parts:
-        return ""
-    return SECTION_SEPARATOR.join([text for text, _ in parts]).strip()
-
-
-def _system_blame(cached: list[tuple[str, int]], uncached: list[tuple[str, int]]) -> BlameData:
-    """Each system part's stretch of its key (the strip of the joined text can only trim the first
-    part's start and the last part's end: every part holds a non-space character)."""
-    blame: BlameData = {}
-    for key, parts in (("cached_content", cached), ("non_cached_content", uncached)):
-        if not parts:
-            continue
-        pieces: list[tuple[int, int]] = []
-        for index, (text, owner) in enumerate(parts):
-            if index:
-                pieces.append((len(SECTION_SEPARATOR), -1))
-            pieces.append((len(text), owner))
-        lead = len(parts[0][0]) - len(parts[0][0].lstrip())
-        trail = len(parts[-1][0]) - len(parts[-1][0].rstrip())
-        pieces[0] = (pieces[0][0] - lead, pieces[0][1])
-        pieces[-1] = (pieces[-1][0] - trail, pieces[-1][1])
-        blame[key] = tuple(pieces)
-    return blame
-
-
-def _items_blame(key: str, items: list[str]) -> BlameData:
-    """An item is its section's text, whole."""
-    return {f"{key}[{index}]": ((len(item), index),) for index, item in enumerate(items)}
-
-
-def _hud_blame(head: str, parts: list[str], tail: str) -> BlameData:
-    """The frame's head, each part, the blank line after a part (the composer's, merged with the
-    frame's tail after the last part)."""
-    pieces: list[tuple[int, int]] = [(len(head), -1)]
-    for index, part in enumerate(parts):
-        pieces += [(len(part), index), (2, -1)]
-    pieces[-1] = (2 + len(tail), -1)
-    return {"notification_center": tuple(pieces)}
-
-
-@functools.lru_cache(maxsize=16)
-def _shown_in(tag: str) -> Callable[[str], str]:
-    """How a notification-centre part is shown in the frame of ``tag``: unable to close it (cached:
-    most parts are shown unchanged turn after turn, and a cache of one str argument is keyed on
-    the str itself)."""
-    return functools.lru_cache(maxsize=512)(functools.partial(neutralize_closing_tag, tag=tag))
-
-
-_NEWLINE_RUNS = re.compile(r"\n{3,}")
-
-
-@functools.lru_cache(maxsize=512)
-def _normalize(text: str) -> str:
-    """Collapse runs of 3+ newlines inside one part and drop its edge newlines.
-
-    Joining parts with "\\n\\n---\\n\\n" and then collapsing newline runs over the whole text (the
-    original) gives the same result as joining parts normalized this way, because a part's edge
-    newlines always meet the separator's own two. Normalizing per part lets unchanged parts (a
-    12 KB base prompt) come from the cache instead of being rescanned on every compose.
-    """
-    return _NEWLINE_RUNS.sub("\n\n", text).strip("\n") if "\n\n\n" in text else text.strip("\n")
+        if frame is None or frame.namespace != self.namespace or frame.title != self.hud_title:
+            frame = self._frame = HudFrame(self.namespace, self.hud_title)
+        return frame.build(records, items, entries)

@@ -33,7 +33,7 @@ from wm_kernel.core.budget import TokenBudget, TokenLimit
 from wm_kernel.core.bus import EventBus
 from wm_kernel.core.caps import Cap, apply_caps, with_cap
 from wm_kernel.core.clock import Clock, SystemClock
-from wm_kernel.core.composer import Layout, SystemPromptComposer
+from wm_kernel.core.composer import SystemPromptComposer
 from wm_kernel.core.events import (
     ComposeSystemPromptEvent,
     SegmentCollapsedEvent,
@@ -43,6 +43,7 @@ from wm_kernel.core.events import (
     new_event_id,
 )
 from wm_kernel.core.failures import CollapseIncompleteError, failure_kind
+from wm_kernel.core.layout import Layout
 from wm_kernel.core.placeholders import Placeholders
 from wm_kernel.core.profile import Profile
 from wm_kernel.core.prompt import AllTrinketStates, ComposedPrompt, ComposedPromptTrait, TrinketState

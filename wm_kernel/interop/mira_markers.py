@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from wm_kernel.core.composer import RULE
+from wm_kernel.core.hud_frame import RULE
 
 #: MIRA's scaffolding delimiter, after the base prompt: what marks a chat turn's system text.
 SCAFFOLDING = re.compile(rf"\n\n{RULE}\n[^\n]*\n{RULE}")

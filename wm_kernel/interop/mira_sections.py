@@ -20,7 +20,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from wm_kernel.core.composer import RULE, SECTION_SEPARATOR
+from wm_kernel.core.hud_frame import RULE
+from wm_kernel.core.placement_build import SECTION_SEPARATOR
 from wm_kernel.interop.bodies import Cutter, Section, anthropic_message, ttl_of
 from wm_kernel.interop.jsonspan import Node, string_offsets
 from wm_kernel.interop.mira_markers import HUD_HEAD, SCAFFOLDING, Marker, marker_at

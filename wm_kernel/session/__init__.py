@@ -39,9 +39,9 @@ from trinkets.base import EventAwareTrinket
 from wm_kernel.core.budget import check_limit
 from wm_kernel.core.bus import EventBus
 from wm_kernel.core.clock import Clock, SystemClock
-from wm_kernel.core.composer import Layout
 from wm_kernel.core.events import SegmentCollapsedEvent, TurnCompletedEvent
 from wm_kernel.core.failures import CollapseIncompleteError
+from wm_kernel.core.layout import Layout
 from wm_kernel.core.profile import Profile
 from wm_kernel.core.prompt import ComposedPrompt, ComposedPromptTrait
 from wm_kernel.core.working_memory import WorkingMemory

@@ -29,7 +29,9 @@ from __future__ import annotations
 import dataclasses
 import os
 from collections import Counter
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
+from typing import Any
 
 from wm_kernel.cachesim.simulation import simulate
 from wm_kernel.interop.imported import ImportedSession
@@ -240,4 +242,41 @@ def _log_cost(log: ImportedSession, section: str, model: str, count: int) -> tup
     return simulate(requests, model).total_cost, simulate(held, model).total_cost
 
 
-__all__ = ["check_log", "log_composes", "first_moved", "CHECK", "SCOPES"]
+def check_imported(
+    subject: ImportedSession,
+    *,
+    perturbing: bool,
+    model: str,
+    turns_per_hour: int,
+    scope: str | None,
+    max_turns: int | None,
+    preset: str | None,
+    tools: Sequence[Mapping[str, Any]] | None,
+) -> StabilityReport:
+    """The check of an imported log: another agent's log cannot be recomposed under
+    perturbations, so its requests are checked against each other
+    (:func:`wm_kernel.testing.logcheck.check_log`). ``perturbing``: the call chose factories or
+    checks, which is a ValueError here, as ``tools`` is."""
+    from wm_kernel.cachesim.models import get_model
+
+    if perturbing:
+        raise ValueError(
+            "factories, skip and only choose perturbation checks of a scenario; an imported "
+            "log is checked request against request (check 'logged_prefix')"
+        )
+    if tools is not None:
+        raise ValueError(
+            "tools= is for a session's tool_set_order check; an imported log's tools are the ones it logged"
+        )
+    get_model(model)
+    return check_log(
+        subject,
+        model=model,
+        turns_per_hour=turns_per_hour,
+        scope=scope or "cached",
+        max_turns=max_turns,
+        preset=preset,
+    )
+
+
+__all__ = ["check_log", "check_imported", "log_composes", "first_moved", "CHECK", "SCOPES"]
