@@ -96,7 +96,8 @@ def feed_methods(trinket: EventAwareTrinket | type[EventAwareTrinket]) -> list[s
 class TrinketHost(Protocol):
     """What a trinket needs of the WorkingMemory it registers with: its store, clock, profile,
     composer, ids and lock, and the calls that register it, drop its section, ask for its
-    update and cap its section. The trinket contract names it here instead of importing WorkingMemory."""
+    update (by name, or for itself from inside an event) and cap its section. The trinket
+    contract names it here instead of importing WorkingMemory."""
 
     store: StateStore
     clock: Clock
@@ -118,6 +119,8 @@ class TrinketHost(Protocol):
     def publish_trinket_update(
         self, target_trinket: str, context: Mapping[str, Any] | None = None, *, continuum_id: str | None = None
     ) -> None: ...
+
+    def refresh_trinket(self, trinket: EventAwareTrinket, context: Mapping[str, Any], *, continuum_id: str) -> None: ...
 
     def set_cap(self, name: str, limit: int | None, *, unit: str = ..., mode: str = ...) -> Cap | None: ...
 
@@ -201,6 +204,8 @@ class EventAwareTrinket(HasTraits, metaclass=_TrinketMeta):
     #: Whether ``handle_update_trinket`` is the base's (set for each subclass): WorkingMemory may
     #: then call :meth:`refresh_content` directly instead of building the update's event.
     plain_update: ClassVar[bool] = True
+    #: The changes :meth:`_set_content` holds until content and time are both set (None: none).
+    _held: list[Any] | None = None
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -221,9 +226,8 @@ class EventAwareTrinket(HasTraits, metaclass=_TrinketMeta):
         super().__init__(**kwargs)
         self.event_bus = event_bus
         self.working_memory = working_memory
-        # any trait but the outputs is an input: one observer counts the changes, and keeps the
+        # any trait but the outputs is an input: notify_change counts the changes, and keeps the
         # three traits every update reads as plain attributes (a traitlets read costs a call)
-        self.observe(self._on_trait_change)
         self._enabled_now, self._error_now, self._content_now = self.enabled, self.error, self.content
         working_memory.register_trinket(self, replace=replace)
 
@@ -283,7 +287,7 @@ class EventAwareTrinket(HasTraits, metaclass=_TrinketMeta):
         reusable = self._reusable
         # an update with a context may carry inputs (memories, a report): it always generates;
         # a lifecycle refresh carries none, so a turn's refresh and its compose generate once
-        if self.reuse_content and (not context or context == LIFECYCLE_REFRESH):
+        if self.reuse_content and (context is LIFECYCLE_REFRESH or not context or context == LIFECYCLE_REFRESH):
             cls = type(self)
             # the default stored_inputs() (none) is not called
             inputs: tuple[Any, ...] = (
@@ -317,7 +321,8 @@ class EventAwareTrinket(HasTraits, metaclass=_TrinketMeta):
         return "", now
 
     def _generate(self, context: Mapping[str, Any]) -> str:
-        content = self.generate_content(dict(context))
+        # a fresh dict for each call; a read-only view (the lifecycle's) copies its own faster
+        content = self.generate_content(context.copy() if type(context) is MappingProxyType else dict(context))
         if not isinstance(content, str):
             raise TypeError(f"{self.name}.generate_content() returned {type(content).__name__}, expected str")
         return content
@@ -328,9 +333,44 @@ class EventAwareTrinket(HasTraits, metaclass=_TrinketMeta):
             return
         # both values are set before either notification goes out (content's first), so an
         # observer of one reads the other's new value; validators of a subclass run as on any set
-        with self.hold_trait_notifications():
+        held: list[Any] = []
+        self._held = held
+        try:
             self.content = content
             self.last_updated = now
+        except BaseException:
+            # a validator refused one of them: what was set goes back (its change held and
+            # dropped with the others), and nobody is told of either
+            for change in list(reversed(held)):
+                self.set_trait(change.name, change.old)
+            raise
+        finally:
+            self._held = None
+        for change in held:
+            self.notify_change(change)
+
+    def notify_change(self, change: Any) -> None:
+        """traitlets' delivery of a change to the observers (public API, overridden as ipywidgets'
+        ``Widget`` does), after the trinket's own bookkeeping: a change of any trait but its
+        outputs is a change of its inputs, and the traits every update reads are kept as plain
+        attributes (a traitlets read costs a call). While :meth:`_set_content` sets content and
+        time, their changes wait until both are set; a ``hold_trait_notifications`` around it
+        holds them as usual (this runs when it lets them go)."""
+        held = self._held
+        if held is not None:
+            held.append(change)
+            return
+        if change["type"] == "change":
+            name = change["name"]
+            if name == "content":
+                self._content_now = change["new"]
+            elif name == "error":
+                self._error_now = change["new"]
+            elif name not in _OUTPUT_TRAITS:
+                self._revision += 1
+                if name == "enabled":
+                    self._enabled_now = change["new"]
+        super().notify_change(change)
 
     def stored_inputs(self) -> tuple[str, ...]:
         """The store keys the content reads that others may write too (another process sharing
@@ -343,17 +383,6 @@ class EventAwareTrinket(HasTraits, metaclass=_TrinketMeta):
         by every ``@feed`` call, trait change and lifecycle step; a trinket calls it after a store
         write of its own made elsewhere."""
         self._revision += 1
-
-    def _on_trait_change(self, change: dict[str, Any]) -> None:
-        name = change["name"]
-        if name == "content":
-            self._content_now = change["new"]
-        elif name == "error":
-            self._error_now = change["new"]
-        elif name not in _OUTPUT_TRAITS:
-            self._revision += 1
-            if name == "enabled":
-                self._enabled_now = change["new"]
 
     def request_update(self, **context: Any) -> None:
         """Ask WorkingMemory to regenerate this trinket now (publishes an UpdateTrinketEvent)."""

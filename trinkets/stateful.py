@@ -12,11 +12,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from traitlets import Int
 
 from trinkets.event_aware import LIFECYCLE_REFRESH, EventAwareTrinket, TrinketHost
-from wm_kernel.core.events import (
-    TurnCompletedEvent,
-    UpdateTrinketEvent,
-    new_event_id,
-)
+from wm_kernel.core.events import TurnCompletedEvent
 from wm_kernel.stores import keys
 from wm_kernel.utils.frozenmap import FrozenMap
 
@@ -354,18 +350,9 @@ class StatefulTrinket(EventAwareTrinket):
             self.current_turn = event.segment_turn_number
             if self._expire_items():
                 self._inputs_changed()
-                # what wm.publish_trinket_update(name, context) publishes, built directly: this
-                # trinket is registered and the context is the kernel's own
-                self.event_bus.publish(
-                    UpdateTrinketEvent(
-                        event.continuum_id,
-                        wm.user_id,
-                        new_event_id(),
-                        wm.clock.now(),
-                        type(self).__name__,
-                        dict(LIFECYCLE_REFRESH),
-                    )
-                )
+                # what wm.publish_trinket_update(name, context) publishes, delivered directly
+                # where nobody else listens: this trinket is registered, the context the kernel's
+                wm.refresh_trinket(self, LIFECYCLE_REFRESH, continuum_id=event.continuum_id)
 
     def flush(self) -> None:
         """Clear all state and reset the turn (WorkingMemory calls this on segment collapse)."""

@@ -606,3 +606,89 @@ def test_another_subscriber_of_updates_gets_them_as_before():
     # subscription order: WorkingMemory hears the update first, and its content is published then
     assert seen == [("content", "Directives"), ("update", "Directives")]
     assert "likes tea" in prompt["cached_content"]
+
+
+class RefusingStore(MemoryStore):
+    """Refuses writes of one section while ``refuse`` is set (a locked database, say)."""
+
+    refuse = False
+
+    def hset(self, key, field, value):
+        if self.refuse and field == "peanutgallery_guidance":
+            raise OSError("disk full")
+        super().hset(key, field, value)
+
+
+def turn(bus, clock, n):
+    bus.publish(TurnCompletedEvent.create(continuum_id="c1", clock=clock, turn_number=n, segment_turn_number=n))
+
+
+def test_a_turn_refresh_delivered_directly_logs_its_events_as_if_built():
+    """An item expires at turn 2: the trinket's refresh is logged as the update and content events
+    it stands for, nested in the turn, with the lifecycle's context; nobody else listened."""
+    bus, clock = EventBus(), ManualClock(T0)
+    wm = WorkingMemory(bus, clock=clock)
+    countdown = Countdown(bus, wm)
+    countdown.add("soon", 1)
+    countdown.add("later", 5)
+    wm.compose("Hi")
+    bus.clear_log()
+    clock.advance(minutes=1)
+    turn(bus, clock, 1)
+    assert [r.event_type for r in bus.log] == ["TurnCompletedEvent"]  # nothing expired yet
+    turn(bus, clock, 2)
+    rows = [(r.event_type, r.depth, r.event.detail(), r.failures) for r in bus.log][1:]
+    assert rows == [
+        ("TurnCompletedEvent", 0, "turn_number=2, segment_turn_number=2", []),
+        ("UpdateTrinketEvent", 1, "target_trinket=Countdown, context={'action': 'lifecycle_refresh'}", []),
+        (
+            "TrinketContentEvent",
+            2,
+            "trinket_name=Countdown, variable_name=peanutgallery_guidance, content=7 chars",
+            [],
+        ),
+    ]
+    update, content = (r.event for r in bus.log[2:])
+    assert update.context == {"action": "lifecycle_refresh"} and type(update.context) is dict
+    assert (update.continuum_id, content.user_id, content.occurred_at) == ("c1", "notebook", clock.now())
+    assert content.content == countdown.content == "later:3"
+    assert wm.get_trinket_state("peanutgallery_guidance")["content"] == "later:3"
+    assert countdown.last_updated == clock.now()
+
+
+def test_a_store_failure_in_a_turn_refresh_is_shown_on_its_content_event():
+    store = RefusingStore()
+    bus, clock = EventBus(), ManualClock(T0)
+    wm = WorkingMemory(bus, clock=clock, store=store)
+    countdown = Countdown(bus, wm)
+    countdown.add("soon", 1)
+    countdown.add("later", 5)
+    wm.compose("Hi")
+    bus.clear_log()
+    store.refuse = True
+    turn(bus, clock, 2)
+    failures = [(r.event_type, [f.error for f in r.failures]) for r in bus.log]
+    assert failures == [
+        ("TurnCompletedEvent", []),
+        ("UpdateTrinketEvent", []),
+        ("TrinketContentEvent", ["OSError: disk full"]),
+    ]
+    assert countdown.error == "storing its section failed: OSError: disk full"
+    assert countdown.content == "" and "later" not in wm.compose("Hi").to_json()
+    store.refuse = False
+    assert "later:3" in wm.compose("Hi").to_json() and countdown.error == ""
+
+
+def test_a_turn_refresh_is_published_when_someone_else_listens_to_updates():
+    bus, clock = EventBus(), ManualClock(T0)
+    wm = WorkingMemory(bus, clock=clock)
+    countdown = Countdown(bus, wm)
+    countdown.add("soon", 1)
+    countdown.add("later", 5)
+    wm.compose("Hi")
+    heard = []
+    bus.subscribe(UpdateTrinketEvent, lambda e: heard.append(("update", e.target_trinket, dict(e.context))))
+    bus.subscribe(TrinketContentEvent, lambda e: heard.append(("content", e.content)))
+    turn(bus, clock, 2)
+    assert heard == [("content", "later:3"), ("update", "Countdown", {"action": "lifecycle_refresh"})]
+    assert wm.get_trinket_state("peanutgallery_guidance")["content"] == "later:3"

@@ -110,6 +110,33 @@ def test_a_subclass_validator_that_refuses_makes_the_update_fail_visibly() -> No
     assert echo.seen == [("", "fine"), ("fine", "")]  # the failure empties the section
 
 
+class LateClock(Echo):
+    """Refuses the time of an afternoon text: the text must not stay, nor be told to anyone."""
+
+    @validate("last_updated")
+    def _not_in_the_afternoon(self, proposal: dict[str, Any]) -> Any:
+        if self.content == "afternoon":
+            raise TraitError("too late")
+        return proposal["value"]
+
+
+def test_a_refused_time_leaves_content_and_time_as_they_were_and_tells_nobody() -> None:
+    s = session(LateClock)
+    late = s.trinket("LateClock")
+    late.say("morning")
+    s.compose()
+    before = late.last_updated
+    late.seen.clear()
+    s.working_memory.clock.advance(hours=4)
+    late.say("afternoon")
+    prompt = s.compose()
+    assert late.error == "TraitError: too late"
+    # the failure empties the section (and says when); "afternoon" was never shown to anyone
+    assert late.seen == [("morning", "")]
+    assert late.content == "" and "afternoon" not in prompt.to_json()
+    assert late.last_updated == s.working_memory.clock.now() != before  # when it failed
+
+
 class Turns(StatefulTrinket):
     variable_name = "active_reminders"
 

@@ -195,6 +195,9 @@ class EventBus:
         # event class -> its subscribers, filled as classes are published (a publish looks its
         # class up, not its name); emptied whenever a subscription changes
         self._by_class: dict[type, tuple[Subscriber, ...]] = {}
+        #: How many times the subscriptions changed: a caller that worked out something from
+        #: :meth:`subscribers` keeps it while this number stays the same.
+        self.revision = 0
         self._lock = threading.RLock()
         self._log: deque[EventRecord | _Row] = deque(maxlen=log_size)
         self._logging = log_size > 0
@@ -223,6 +226,7 @@ class EventBus:
             # tuples are swapped, not mutated, so a publish in progress keeps its snapshot
             self._subscribers[name] = self._subscribers.get(name, ()) + (callback,)
             self._by_class = {}
+            self.revision += 1
 
     @overload
     def unsubscribe(self, event_type: type[E], callback: Callable[[E], Any]) -> bool: ...
@@ -238,6 +242,7 @@ class EventBus:
                 if existing == callback:
                     self._subscribers[name] = current[:index] + current[index + 1 :]
                     self._by_class = {}
+                    self.revision += 1
                     return True
         return False
 
@@ -286,11 +291,13 @@ class EventBus:
         subscriber: Callable[..., Any] | None,
         call: Callable[..., Any] | None,
         *args: Any,
+        answer_type: type[Event] | None = None,
     ) -> Any:
         """Publish an event of ``event_type`` whose only subscriber (``subscriber``, or none) is
         the caller's own: ``call(*args)`` runs where the subscriber would, with the same isolation,
         nesting and log record, but no Event is built unless the log is read. With no subscriber
-        (``call`` None) the event is only logged.
+        (``call`` None) the event is only logged. When ``call`` returns the fields of an
+        ``answer_type`` event, that event is logged as :meth:`deliver_each` logs a row's answer.
 
         ``fields`` are the event's fields without ``event_id`` (continuum_id, user_id,
         occurred_at, then those of its class); the id is taken now, so ids keep publish order.
@@ -300,22 +307,23 @@ class EventBus:
             return None
         local = self._local
         outer = local.record
-        record = EventRecord(
-            next(self._seq),
-            None,
-            outer.depth + 1 if outer is not None else 0,
-            (event_type, next_event_number(), fields),
-        )
+        depth = outer.depth + 1 if outer is not None else 0
+        record = EventRecord(next(self._seq), None, depth, (event_type, next_event_number(), fields))
         if self._logging:
             self._log.append(record)
         local.record = record
         try:
-            return call(*args)
+            result = call(*args)
         except Exception as exc:  # isolation, as publish() gives its subscribers
             self._record_failure(record, _callback_name(subscriber or call), exc)
             return None
         finally:
             local.record = outer
+        if answer_type is not None and result is not None:
+            answered = [next(self._seq), depth + 1, answer_type, next_event_number(), result]
+            if self._logging:
+                self._log.append(answered)
+        return result
 
     def deliver_each(
         self,
@@ -358,20 +366,23 @@ class EventBus:
         finally:
             local.record = outer
 
-    def note(self, event_type: type[Event], fields: tuple[Any, ...]) -> None:
+    def note(self, event_type: type[Event], fields: tuple[Any, ...]) -> _Row:
         """Log an event of ``event_type`` (``fields`` as for :meth:`deliver`) delivered, inside the
-        event being delivered now, by a publisher that is its only subscriber and whose handling
-        of it cannot fail (it is built only if the log is read)."""
+        event being delivered now, by a publisher that is its only subscriber and handles it
+        itself, publishing nothing meanwhile (it is built only if the log is read). Returns the
+        log entry, for :meth:`report_failure` should that handling fail."""
         outer = self._local.record
         depth = outer.depth + 1 if outer is not None else 0
         row = [next(self._seq), depth, event_type, next_event_number(), fields]
         if self._logging:
             self._log.append(row)
+        return row
 
-    def report_failure(self, who: str, exc: BaseException) -> None:
+    def report_failure(self, who: str, exc: BaseException, *, on: _Row | EventRecord | None = None) -> None:
         """Record a failure that a subscriber caught itself (e.g. WorkingMemory isolating a trinket)
-        on the log record of the event being delivered now, so the log shows it."""
-        record = self._local.record
+        on the log record of the event being delivered now (or of the entry ``on`` that
+        :meth:`note` returned), so the log shows it."""
+        record = self._local.record if on is None else _record_of(on)
         if record is not None:
             record.failures.append(SubscriberFailure(who, f"{type(exc).__name__}: {exc}", exc))
         self.failure_count += 1

@@ -31,6 +31,9 @@ class SectionStore:
         self._key: tuple[str, str] | None = None  # (user_id, its key)
         # section -> (content, cache_policy) as last written, to skip identical writes
         self._written: dict[str, tuple[str, bool]] = {}
+        # the last instant written and its ISO text: the sections of one compose, and a turn's
+        # refresh, share one instant, and an aware datetime's isoformat() costs a compose's joins
+        self._at: tuple[datetime, str] | None = None
 
     def key(self, user_id: str) -> str:
         """``trinkets:{user_id}``, built once per user, not on every write."""
@@ -50,7 +53,10 @@ class SectionStore:
         written = self._written.get(section)
         if written is not None and written[0] == content and written[1] == cache_policy:
             return
-        record = {"content": content, "cache_policy": cache_policy, "updated_at": updated_at.isoformat()}
+        at = self._at
+        if at is None or at[0] is not updated_at:
+            at = self._at = (updated_at, updated_at.isoformat())
+        record = {"content": content, "cache_policy": cache_policy, "updated_at": at[1]}
         self.store.hset(self.key(user_id), section, record)
         self._written[section] = (content, cache_policy)
 

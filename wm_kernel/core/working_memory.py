@@ -21,7 +21,7 @@ import contextlib
 import functools
 import logging
 import threading
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import replace
 from datetime import datetime
 from types import MappingProxyType
@@ -131,6 +131,8 @@ class WorkingMemory(HasTraits, Generic[T]):
         self.bus = event_bus
         self._stored = SectionStore(store if store is not None else MemoryStore())
         self.profile: Profile = profile if profile is not None else Profile()
+        # how a trinket's own refresh is delivered, worked out once per change of subscriptions
+        self._route: tuple[int, Callable[..., Any] | None, bool] = (-1, None, False)
         self.clock: Clock = clock if clock is not None else SystemClock()
         self.composer = composer if composer is not None else SystemPromptComposer(layout)
         #: Fits each compose into ``token_budget``; its ``counter`` counts the tokens.
@@ -244,7 +246,7 @@ class WorkingMemory(HasTraits, Generic[T]):
                     UpdateTrinketEvent,
                     self._direct_updates(continuum_id, user_id),
                     updates[0],
-                    functools.partial(self._update_directly, continuum_id, user_id, keep),
+                    functools.partial(self._update_directly, continuum_id, user_id, keep, _NO_CONTEXT),
                     TrinketContentEvent,
                 )
             else:
@@ -262,11 +264,14 @@ class WorkingMemory(HasTraits, Generic[T]):
             else:
                 self.bus.publish(UpdateTrinketEvent(continuum_id, user_id, new_event_id(), now(), name, {}))
 
-    def _update_directly(self, continuum_id: str, user_id: str, keep: bool, name: str) -> tuple[Any, ...] | None:
-        """What ``_handle_update_trinket`` does with a compose cycle's update of trinket ``name``,
-        and the trinket's answer kept as ``_handle_trinket_content`` would (``keep``) or published
-        when someone else listens to it. Returns the fields of the answer's TrinketContentEvent
-        when the bus is to log it (its section was kept without a store write, which cannot fail)."""
+    def _update_directly(
+        self, continuum_id: str, user_id: str, keep: bool, context: Mapping[str, Any], name: str
+    ) -> tuple[Any, ...] | None:
+        """What ``_handle_update_trinket`` does with an update of trinket ``name`` (a compose
+        cycle's, or a refresh it asked for itself), and the trinket's answer kept as
+        ``_handle_trinket_content`` would (``keep``) or published when someone else listens to it.
+        Returns the fields of the answer's TrinketContentEvent when the bus is to log it (its
+        section was kept without a store write, which cannot fail)."""
         found = self._trinkets.get(name)
         if found is None:  # unregistered by an earlier trinket's update
             logger.warning("UpdateTrinketEvent for unknown trinket %r ignored", name)
@@ -274,7 +279,7 @@ class WorkingMemory(HasTraits, Generic[T]):
         trinket: RefreshesDirectly = found  # type: ignore[assignment]  # its class said plain_update
         try:
             trinket.finish_pending_flush()  # a collapse could not: old items must not return
-            content, at = trinket.refresh_content(_NO_CONTEXT)
+            content, at = trinket.refresh_content(context)
         except Exception as exc:
             self._isolate_failure(found, exc)
             return None
@@ -289,9 +294,15 @@ class WorkingMemory(HasTraits, Generic[T]):
             self.composer.add_section(section, content, cached, name)
             return (continuum_id, user_id, at, section, content, name, cached)
         else:
-            fields = (continuum_id, user_id, at, section, content, name, cached)
-            args = (section, content, cached, name, at, user_id)
-            self.bus.deliver(TrinketContentEvent, fields, self._handle_trinket_content, self._keep_section, *args)
+            # what _keep_section does as the content's subscriber, without a delivery: the content
+            # is logged first (inside the update), and a failed store write is reported on it
+            row = self.bus.note(TrinketContentEvent, (continuum_id, user_id, at, section, content, name, cached))
+            try:
+                self._stored.write(user_id, section, content, cached, at)
+            except Exception as exc:
+                self._isolate_failure(found, exc, doing="storing its section failed", on=row)
+                return None
+            self.composer.add_section(section, content, cached, name)
         return None
 
     def _finish_compose(self, continuum_id: str, user_id: str) -> None:
@@ -372,6 +383,47 @@ class WorkingMemory(HasTraits, Generic[T]):
             )
         )
 
+    def refresh_trinket(self, trinket: T, context: Mapping[str, Any], *, continuum_id: str) -> None:
+        """What ``publish_trinket_update(trinket.name, context)`` does, for a registered trinket
+        asking for its own update from inside an event (a stateful trinket whose items expired at a
+        turn). Where WorkingMemory is the only subscriber of updates and the trinket's update is
+        the base's, the update runs as a compose cycle's does: the bus logs the update and its
+        content in the same order and depth and isolates a failure the same way, but builds
+        neither event unless the log is read."""
+        bus = self.bus
+        route = self._route
+        if route[0] != bus.revision:
+            route = self._route = self._route_of(bus)
+        # a read-only view (the lifecycle's context) copies its dict ten times faster than dict() does
+        copied = context.copy() if type(context) is MappingProxyType else dict(context)
+        fields = (continuum_id, self.user_id, self.clock.now(), trinket.name, copied)
+        if route[1] is None or not getattr(type(trinket), "plain_update", False):
+            bus.publish(UpdateTrinketEvent(fields[0], fields[1], new_event_id(), *fields[2:]))
+            return
+        with self.lock:
+            bus.deliver(
+                UpdateTrinketEvent,
+                fields,
+                route[1],
+                self._update_directly,
+                fields[0],
+                fields[1],
+                route[2],
+                context,
+                fields[3],
+                answer_type=TrinketContentEvent,
+            )
+
+    def _route_of(self, bus: EventBus) -> tuple[int, Callable[..., Any] | None, bool]:
+        """How an update is delivered while the bus's subscriptions stay as they are now: the
+        bus's revision; the update handler when it is WorkingMemory's own and the only one (None:
+        the update is published); whether WorkingMemory alone keeps the contents."""
+        updates, contents = bus.subscribers(UpdateTrinketEvent), bus.subscribers(TrinketContentEvent)
+        handler = self._handle_update_trinket
+        direct = handler if len(updates) == 1 and updates[0] == handler else None
+        keep = len(contents) == 1 and contents[0] == self._handle_trinket_content
+        return (bus.revision, direct, keep)
+
     def _handle_update_trinket(self, event: UpdateTrinketEvent) -> None:
         # look up under the lock: a trinket unregistered by another thread meanwhile must not
         # publish a section after its removal
@@ -386,10 +438,11 @@ class WorkingMemory(HasTraits, Generic[T]):
             except Exception as exc:
                 self._isolate_failure(trinket, exc)
 
-    def _isolate_failure(self, trinket: T, exc: Exception, *, doing: str = "") -> None:
+    def _isolate_failure(self, trinket: T, exc: Exception, *, doing: str = "", on: Any = None) -> None:
         """A trinket raised: keep it out of the prompt and the store, and make the failure visible
         (its ``error`` trait, and the composed prompt's ``omitted``). ``doing`` says what failed
-        when it was not the update itself (e.g. "storing its section")."""
+        when it was not the update itself (e.g. "storing its section"); ``on``, the log entry the
+        bus is to show it on when it is not the event being delivered (see ``EventBus.note``)."""
         kind = failure_kind(exc)
         logger.error("%s failure in trinket %s: %s: %s", kind, trinket.name, type(exc).__name__, exc)
         prefix = f"{doing}: " if doing else ""
@@ -403,7 +456,7 @@ class WorkingMemory(HasTraits, Generic[T]):
             self.discard_section(trinket)
         except Exception as again:
             logger.error("could not remove the stored section of %s: %s: %s", trinket.name, type(again).__name__, again)
-        self.bus.report_failure(trinket.name, exc)
+        self.bus.report_failure(trinket.name, exc, on=on)
 
     def _handle_trinket_content(self, event: TrinketContentEvent) -> None:
         self._keep_section(
