@@ -275,8 +275,9 @@ class EventAwareTrinket(HasTraits, metaclass=_TrinketMeta):
     def refresh_content(self, context: Mapping[str, Any]) -> tuple[str, datetime]:
         """The update without its event: regenerate (or reuse) the content for ``context`` and set
         the traits; returns the content to publish and its time, or ``""`` once the section is
-        dropped (disabled, or no content). WorkingMemory calls it directly in a compose cycle when
-        ``handle_update_trinket`` is this class's and nobody else listens to the update."""
+        dropped (disabled, or no content). WorkingMemory calls it directly (in a compose cycle, and
+        for a refresh the trinket asks for at a turn) when ``handle_update_trinket`` is this
+        class's and nobody else listens to the update."""
         wm = self.working_memory
         clock = wm.clock
         if not self._enabled_now:

@@ -1,6 +1,6 @@
 """Trait changes on a trinket reach its observers exactly as traitlets' own delivery would (a
-trinket's update sets its content and time inside hold_trait_notifications; no private part of
-traitlets is used)."""
+trinket's update holds the changes of its content and time in its own notify_change until both
+are set, as hold_trait_notifications would; no private part of traitlets is used)."""
 
 from __future__ import annotations
 

@@ -1,7 +1,8 @@
 """The trinkets' hot path against the installed traitlets, used only through its public API (the
 private shortcuts of wm_kernel/utils/traitlets_fast.py are gone, issue 33): a subclass's
 validators and observers see every change, content and time are set together as
-hold_trait_notifications sets them, and the installed traitlets is in the pinned range."""
+hold_trait_notifications sets them (a refused one puts both back, and nobody is told), and the
+installed traitlets is in the pinned range."""
 
 from __future__ import annotations
 
