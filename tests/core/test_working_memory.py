@@ -692,3 +692,19 @@ def test_a_turn_refresh_is_published_when_someone_else_listens_to_updates():
     turn(bus, clock, 2)
     assert heard == [("content", "later:3"), ("update", "Countdown", {"action": "lifecycle_refresh"})]
     assert wm.get_trinket_state("peanutgallery_guidance")["content"] == "later:3"
+
+
+def test_a_turn_refresh_and_a_cycle_write_to_the_store_set_last():
+    bus, clock = EventBus(), ManualClock(T0)
+    wm = WorkingMemory(bus, clock=clock)
+    countdown = Countdown(bus, wm)
+    countdown.add("soon", 1)
+    countdown.add("later", 5)
+    wm.compose("Hi")
+    other = MemoryStore()
+    wm.store = other
+    turn(bus, clock, 2)
+    assert other.hget("trinkets:notebook", "peanutgallery_guidance")["content"] == "later:3"
+    Directives(bus, wm)
+    wm.compose("Hi")
+    assert other.hget("trinkets:notebook", "behavioral_directives")["content"] == "<user_model>likes tea</user_model>"

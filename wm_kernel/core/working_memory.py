@@ -18,10 +18,9 @@ Examples
 from __future__ import annotations
 
 import contextlib
-import functools
 import logging
 import threading
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import replace
 from datetime import datetime
 from types import MappingProxyType
@@ -34,6 +33,7 @@ from wm_kernel.core.bus import EventBus
 from wm_kernel.core.caps import Cap, apply_caps, with_cap
 from wm_kernel.core.clock import Clock, SystemClock
 from wm_kernel.core.composer import SystemPromptComposer
+from wm_kernel.core.direct_updates import DirectUpdates
 from wm_kernel.core.events import (
     ComposeSystemPromptEvent,
     SegmentCollapsedEvent,
@@ -49,7 +49,7 @@ from wm_kernel.core.profile import Profile
 from wm_kernel.core.prompt import AllTrinketStates, ComposedPrompt, ComposedPromptTrait, TrinketState
 from wm_kernel.core.section_store import SectionStore
 from wm_kernel.core.trinket_registry import TrinketRegistry
-from wm_kernel.core.trinket_shape import RefreshesDirectly, Trinket
+from wm_kernel.core.trinket_shape import Trinket
 from wm_kernel.stores.embedded import MemoryStore, StateStore
 from wm_kernel.utils.checks import check_str
 
@@ -59,9 +59,6 @@ logger = logging.getLogger("wm_kernel.core.working_memory")
 
 #: The kind of trinket a WorkingMemory holds (a Session's holds ``EventAwareTrinket``\ s).
 T = TypeVar("T", bound=Trinket)
-
-#: The context of a compose cycle's updates.
-_NO_CONTEXT: Mapping[str, Any] = MappingProxyType({})
 
 
 class WorkingMemory(HasTraits, Generic[T]):
@@ -131,8 +128,6 @@ class WorkingMemory(HasTraits, Generic[T]):
         self.bus = event_bus
         self._stored = SectionStore(store if store is not None else MemoryStore())
         self.profile: Profile = profile if profile is not None else Profile()
-        # how a trinket's own refresh is delivered, worked out once per change of subscriptions
-        self._route: tuple[int, Callable[..., Any] | None, bool] = (-1, None, False)
         self.clock: Clock = clock if clock is not None else SystemClock()
         self.composer = composer if composer is not None else SystemPromptComposer(layout)
         #: Fits each compose into ``token_budget``; its ``counter`` counts the tokens.
@@ -146,6 +141,15 @@ class WorkingMemory(HasTraits, Generic[T]):
         self._trinkets = self._registry.by_name  # read on every compose
         self._registering = 0  # > 0 inside registering(): trinket_names is set once, at its end
         self._placeholders = Placeholders()
+        self._direct: DirectUpdates[T] = DirectUpdates(
+            event_bus,
+            self.composer,
+            self._stored,
+            self._trinkets,
+            self._isolate_failure,
+            self._handle_update_trinket,
+            self._handle_trinket_content,
+        )
         event_bus.subscribe(ComposeSystemPromptEvent, self._handle_compose)
         event_bus.subscribe(UpdateTrinketEvent, self._handle_update_trinket)
         event_bus.subscribe(TrinketContentEvent, self._handle_trinket_content)
@@ -170,6 +174,7 @@ class WorkingMemory(HasTraits, Generic[T]):
     @store.setter
     def store(self, store: StateStore) -> None:
         self._stored = SectionStore(store)  # what was written to another store says nothing here
+        self._direct.sections = self._stored
 
     @property
     def store_key(self) -> str:
@@ -235,75 +240,12 @@ class WorkingMemory(HasTraits, Generic[T]):
             bus, now = self.bus, self.clock.now
             continuum_id, user_id = event.continuum_id, self.user_id
             # Where WorkingMemory is the only subscriber of the updates (and of the contents), it
-            # hands each trinket its update itself: the bus logs the events and builds them only
-            # when the log is read, so a cycle builds no event per trinket.
-            updates = bus.subscribers(UpdateTrinketEvent)
-            direct = len(updates) == 1 and updates[0] == self._handle_update_trinket
-            contents = bus.subscribers(TrinketContentEvent)
-            keep = len(contents) == 1 and contents[0] == self._handle_trinket_content
-            if direct:
-                bus.deliver_each(
-                    UpdateTrinketEvent,
-                    self._direct_updates(continuum_id, user_id),
-                    updates[0],
-                    functools.partial(self._update_directly, continuum_id, user_id, keep, _NO_CONTEXT),
-                    TrinketContentEvent,
-                )
-            else:
+            # hands each trinket its update itself (wm_kernel.core.direct_updates): the bus logs
+            # the events and builds them only when the log is read.
+            if not self._direct.cycle(continuum_id, user_id, now):
                 for name in list(self._trinkets):
                     bus.publish(UpdateTrinketEvent(continuum_id, user_id, new_event_id(), now(), name, {}))
             self._finish_compose(continuum_id, user_id)
-
-    def _direct_updates(self, continuum_id: str, user_id: str) -> Iterator[tuple[tuple[Any, ...], str]]:
-        """The fields of each trinket's update and its name, for ``bus.deliver_each``; a trinket
-        that handles its update its own way is published its event between them."""
-        now = self.clock.now
-        for name, trinket in list(self._trinkets.items()):
-            if getattr(type(trinket), "plain_update", False):
-                yield (continuum_id, user_id, now(), name, {}), name
-            else:
-                self.bus.publish(UpdateTrinketEvent(continuum_id, user_id, new_event_id(), now(), name, {}))
-
-    def _update_directly(
-        self, continuum_id: str, user_id: str, keep: bool, context: Mapping[str, Any], name: str
-    ) -> tuple[Any, ...] | None:
-        """What ``_handle_update_trinket`` does with an update of trinket ``name`` (a compose
-        cycle's, or a refresh it asked for itself), and the trinket's answer kept as
-        ``_handle_trinket_content`` would (``keep``) or published when someone else listens to it.
-        Returns the fields of the answer's TrinketContentEvent when the bus is to log it (its
-        section was kept without a store write, which cannot fail)."""
-        found = self._trinkets.get(name)
-        if found is None:  # unregistered by an earlier trinket's update
-            logger.warning("UpdateTrinketEvent for unknown trinket %r ignored", name)
-            return None
-        trinket: RefreshesDirectly = found  # type: ignore[assignment]  # its class said plain_update
-        try:
-            trinket.finish_pending_flush()  # a collapse could not: old items must not return
-            content, at = trinket.refresh_content(context)
-        except Exception as exc:
-            self._isolate_failure(found, exc)
-            return None
-        if not content:
-            return None
-        section, cached = trinket.variable_name, trinket.cache_policy
-        if not keep:
-            self.bus.publish(
-                TrinketContentEvent(continuum_id, user_id, new_event_id(), at, section, content, name, cached)
-            )
-        elif self._stored.holds(section, content, cached):  # no store write: nothing can fail
-            self.composer.add_section(section, content, cached, name)
-            return (continuum_id, user_id, at, section, content, name, cached)
-        else:
-            # what _keep_section does as the content's subscriber, without a delivery: the content
-            # is logged first (inside the update), and a failed store write is reported on it
-            row = self.bus.note(TrinketContentEvent, (continuum_id, user_id, at, section, content, name, cached))
-            try:
-                self._stored.write(user_id, section, content, cached, at)
-            except Exception as exc:
-                self._isolate_failure(found, exc, doing="storing its section failed", on=row)
-                return None
-            self.composer.add_section(section, content, cached, name)
-        return None
 
     def _finish_compose(self, continuum_id: str, user_id: str) -> None:
         """Caps, budget, the composer's prompt into ``composed``, and SystemPromptComposedEvent."""
@@ -390,39 +332,12 @@ class WorkingMemory(HasTraits, Generic[T]):
         the base's, the update runs as a compose cycle's does: the bus logs the update and its
         content in the same order and depth and isolates a failure the same way, but builds
         neither event unless the log is read."""
-        bus = self.bus
-        route = self._route
-        if route[0] != bus.revision:
-            route = self._route = self._route_of(bus)
         # a read-only view (the lifecycle's context) copies its dict ten times faster than dict() does
         copied = context.copy() if type(context) is MappingProxyType else dict(context)
         fields = (continuum_id, self.user_id, self.clock.now(), trinket.name, copied)
-        if route[1] is None or not getattr(type(trinket), "plain_update", False):
-            bus.publish(UpdateTrinketEvent(fields[0], fields[1], new_event_id(), *fields[2:]))
-            return
         with self.lock:
-            bus.deliver(
-                UpdateTrinketEvent,
-                fields,
-                route[1],
-                self._update_directly,
-                fields[0],
-                fields[1],
-                route[2],
-                context,
-                fields[3],
-                answer_type=TrinketContentEvent,
-            )
-
-    def _route_of(self, bus: EventBus) -> tuple[int, Callable[..., Any] | None, bool]:
-        """How an update is delivered while the bus's subscriptions stay as they are now: the
-        bus's revision; the update handler when it is WorkingMemory's own and the only one (None:
-        the update is published); whether WorkingMemory alone keeps the contents."""
-        updates, contents = bus.subscribers(UpdateTrinketEvent), bus.subscribers(TrinketContentEvent)
-        handler = self._handle_update_trinket
-        direct = handler if len(updates) == 1 and updates[0] == handler else None
-        keep = len(contents) == 1 and contents[0] == self._handle_trinket_content
-        return (bus.revision, direct, keep)
+            if not self._direct.refresh(trinket, context, fields):
+                self.bus.publish(UpdateTrinketEvent(fields[0], fields[1], new_event_id(), *fields[2:]))
 
     def _handle_update_trinket(self, event: UpdateTrinketEvent) -> None:
         # look up under the lock: a trinket unregistered by another thread meanwhile must not
