@@ -619,6 +619,18 @@ class RefusingStore(MemoryStore):
         super().hset(key, field, value)
 
 
+def counting_down(store=None):
+    """A WorkingMemory with a Countdown holding an item that expires at turn 2 and one that stays,
+    composed once."""
+    bus, clock = EventBus(), ManualClock(T0)
+    wm = WorkingMemory(bus, clock=clock, store=store)
+    countdown = Countdown(bus, wm)
+    countdown.add("soon", 1)
+    countdown.add("later", 5)
+    wm.compose("Hi")
+    return bus, clock, wm, countdown
+
+
 def turn(bus, clock, n):
     bus.publish(TurnCompletedEvent.create(continuum_id="c1", clock=clock, turn_number=n, segment_turn_number=n))
 
@@ -626,12 +638,7 @@ def turn(bus, clock, n):
 def test_a_turn_refresh_delivered_directly_logs_its_events_as_if_built():
     """An item expires at turn 2: the trinket's refresh is logged as the update and content events
     it stands for, nested in the turn, with the lifecycle's context; nobody else listened."""
-    bus, clock = EventBus(), ManualClock(T0)
-    wm = WorkingMemory(bus, clock=clock)
-    countdown = Countdown(bus, wm)
-    countdown.add("soon", 1)
-    countdown.add("later", 5)
-    wm.compose("Hi")
+    bus, clock, wm, countdown = counting_down()
     bus.clear_log()
     clock.advance(minutes=1)
     turn(bus, clock, 1)
@@ -658,12 +665,7 @@ def test_a_turn_refresh_delivered_directly_logs_its_events_as_if_built():
 
 def test_a_store_failure_in_a_turn_refresh_is_shown_on_its_content_event():
     store = RefusingStore()
-    bus, clock = EventBus(), ManualClock(T0)
-    wm = WorkingMemory(bus, clock=clock, store=store)
-    countdown = Countdown(bus, wm)
-    countdown.add("soon", 1)
-    countdown.add("later", 5)
-    wm.compose("Hi")
+    bus, clock, wm, countdown = counting_down(store)
     bus.clear_log()
     store.refuse = True
     turn(bus, clock, 2)
@@ -680,12 +682,7 @@ def test_a_store_failure_in_a_turn_refresh_is_shown_on_its_content_event():
 
 
 def test_a_turn_refresh_is_published_when_someone_else_listens_to_updates():
-    bus, clock = EventBus(), ManualClock(T0)
-    wm = WorkingMemory(bus, clock=clock)
-    countdown = Countdown(bus, wm)
-    countdown.add("soon", 1)
-    countdown.add("later", 5)
-    wm.compose("Hi")
+    bus, clock, wm, countdown = counting_down()
     heard = []
     bus.subscribe(UpdateTrinketEvent, lambda e: heard.append(("update", e.target_trinket, dict(e.context))))
     bus.subscribe(TrinketContentEvent, lambda e: heard.append(("content", e.content)))
@@ -695,12 +692,7 @@ def test_a_turn_refresh_is_published_when_someone_else_listens_to_updates():
 
 
 def test_a_turn_refresh_and_a_cycle_write_to_the_store_set_last():
-    bus, clock = EventBus(), ManualClock(T0)
-    wm = WorkingMemory(bus, clock=clock)
-    countdown = Countdown(bus, wm)
-    countdown.add("soon", 1)
-    countdown.add("later", 5)
-    wm.compose("Hi")
+    bus, clock, wm, countdown = counting_down()
     other = MemoryStore()
     wm.store = other
     turn(bus, clock, 2)
