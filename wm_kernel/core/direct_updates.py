@@ -99,8 +99,7 @@ class DirectUpdates(Generic[T]):
     def refresh(self, trinket: T, context: Mapping[str, Any], fields: tuple[Any, ...]) -> bool:
         """The update a trinket asked for itself (``fields``: its event's fields without the id;
         their context a copy of ``context``); False (nothing done) when it is to be published."""
-        route = self._route
-        _, handler, keep = route if route[0] == self._bus.revision else self.route()
+        _, handler, keep = self.route()
         if handler is None or not getattr(type(trinket), "plain_update", False):
             return False
         self._bus.deliver(

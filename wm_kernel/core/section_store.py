@@ -57,9 +57,7 @@ class SectionStore:
         if at is None or at[0] is not updated_at:
             at = self._at = (updated_at, updated_at.isoformat())
         record = {"content": content, "cache_policy": cache_policy, "updated_at": at[1]}
-        known = self._key
-        key = known[1] if known is not None and known[0] == user_id else self.key(user_id)
-        self.store.hset(key, section, record)
+        self.store.hset(self.key(user_id), section, record)
         self._written[section] = (content, cache_policy)
 
     def discard(self, user_id: str, section: str) -> None:
