@@ -80,10 +80,10 @@ def test_a_session_laid_out_as_the_original_uses_mira_s_wire() -> None:
     assert s.wire == "mira"
     with pytest.raises(
         ValueError,
-        match=r"^unknown wire 'bedrock'; wires: anthropic, openai, openai-responses, "
-        r"gemini, mira$",
+        match=r"^unknown wire 'mistral'; wires: anthropic, openai, openai-responses, "
+        r"gemini, bedrock, mira$",
     ):
-        s.wire = "bedrock"
+        s.wire = "mistral"
     # a model MIRA's wire cannot send to is simulated on its provider's own wire, unless asked
     assert s.cache_simulation("gpt-5.4").wire == "openai"
     with pytest.raises(ValueError, match=r"^gpt-5.4 is a openai model; the mira wire sends to anthropic models$"):
@@ -207,7 +207,7 @@ def test_the_cache_magic_on_mira_s_wire(ip, session) -> None:  # type: ignore[no
     with pytest.raises(
         UsageError,
         match=r"^unknown wire 'x'; wires: anthropic, openai, openai-responses, "
-        r"gemini, mira$",
+        r"gemini, bedrock, mira$",
     ):
         ip.run_line_magic("cache", "--wire x")
     with pytest.raises(UsageError, match=r"^gpt-5.4 is a openai model; the mira wire sends to anthropic models$"):

@@ -35,21 +35,22 @@ DATA = Path(__file__).resolve().parents[1] / "data" / "interop"
 
 
 def test_names_aliases_and_what_each_wire_is() -> None:
-    assert dialect_names() == ("anthropic", "openai", "openai-responses", "gemini", "mira")
+    assert dialect_names() == ("anthropic", "openai", "openai-responses", "gemini", "bedrock", "mira")
     assert get_dialect("openai.chat") is get_dialect("openai") is get_dialect("azure.ai.openai")
     assert get_dialect("google").name == get_dialect("gcp.vertex_ai").name == "gemini"
-    assert usage_providers() == ("anthropic", "openai", "openai-responses", "gemini")
+    assert usage_providers() == ("anthropic", "openai", "openai-responses", "gemini", "bedrock")
     assert [(d, get_dialect(d).provider, get_dialect(d).builds_body) for d in dialect_names()] == [
         ("anthropic", "anthropic", True),
         ("openai", "openai", True),
         ("openai-responses", "openai-responses", False),
         ("gemini", "gemini", False),
+        ("bedrock", "bedrock", False),
         ("mira", "anthropic", True),
     ]
     with pytest.raises(
         ValueError,
         match=r"^unknown wire 'x'; wires: anthropic, openai, openai-responses, gemini, "
-        r"mira$",
+        r"bedrock, mira$",
     ):
         get_dialect("x")
 

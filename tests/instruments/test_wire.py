@@ -154,7 +154,7 @@ def test_tool_schema_from_a_callable_and_bad_tools() -> None:
     with pytest.raises(
         ValueError,
         match=r"^unknown wire 'bedrock'; wires: anthropic, openai, openai-responses, "
-        r"gemini, mira$",
+        r"gemini, bedrock, mira$",
     ):
         wire_request(session().composed, provider="bedrock", counter=COUNTER)
 

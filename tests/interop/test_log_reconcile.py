@@ -57,8 +57,7 @@ def test_without_the_request_bodies_a_miss_on_a_live_identical_prefix_is_the_pro
             u.provider,
             u.input_tokens,
             u.cache_read_tokens,
-            u.cache_write_tokens,
-            u.cache_write_1h_tokens,
+            u.cache_writes,
             u.output_tokens,
         )
         for u in bare
@@ -126,8 +125,7 @@ def test_logged_usage_goes_through_the_providers_parser_in_every_shape() -> None
         "anthropic",
         0,
         1857,
-        55,
-        55,
+        {"1h": 55},
         40,
         model="claude-sonnet-4-6",
         request_id="req_b4",

@@ -7,6 +7,7 @@ the cause of every turn."""
 from __future__ import annotations
 
 import json
+import math
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -232,7 +233,7 @@ def test_a_read_that_falls_inside_the_logged_conversation_is_the_providers_miss(
     assert rows.loc[2, "billed_read"] == SYSTEM + 2_000 and rows.loc[2, "predicted_read"] > SYSTEM + 2_000
 
 
-def test_an_unknown_model_is_priced_as_the_providers_default_and_said(tmp_path: Path) -> None:
+def test_an_unknown_model_is_unpriced_never_priced_as_another_and_said(tmp_path: Path) -> None:
     body = {"model": "claude-3-sonnet-20240229", "max_tokens": 64, "messages": [{"role": "user", "content": "hi"}]}
     path = tmp_path / "envelopes.jsonl"
     path.write_text(
@@ -247,12 +248,25 @@ def test_an_unknown_model_is_priced_as_the_providers_default_and_said(tmp_path: 
         encoding="utf-8",
     )
     log = import_log(path, counter=counter())
-    note = "priced as claude-sonnet-4-6: model claude-3-sonnet-20240229 unknown"
+    note = (
+        "unpriced: claude-3-sonnet-20240229 is not in the price table; add its price with "
+        "register_model(MODELS['claude-sonnet-4-6'].with_prices(name='claude-3-sonnet-20240229', input=..., "
+        "read=..., writes={...}, output=...)) from wm_kernel.cachesim"
+    )
     result = reconcile(log)
+    assert result.lines()[0] == (
+        "claude-3-sonnet-20240229: 1 turns; predicted unpriced, billed unpriced (prompt side), residual unpriced"
+    )
+    assert "1 of 1 requests unpriced: their model is not in the price table (the notes say which); " in "\n".join(
+        result.lines()
+    )
     assert note in result.lines() and note in result.summary()["notes"]
+    assert math.isnan(result.summary()["billed_usd"]) and result.summary()["unpriced"] == 1
     assert result.rows.loc[0, "detail"].endswith(note)
-    assert note in str(log.cache_simulation()).splitlines()
-    assert log.summary()["priced_as"].tolist() == ["claude-sonnet-4-6 (model claude-3-sonnet-20240229 unknown)"]
+    sim = log.cache_simulation()
+    assert note in str(sim).splitlines() and math.isnan(sim.total_cost)
+    assert "input cost unpriced (1 of 1 requests' models are not in the price table)" in str(sim).splitlines()
+    assert log.summary()["priced_as"].tolist() == ["unpriced"]
 
 
 def test_a_log_without_send_times_is_simulated_and_reconciled_at_the_gap_given(tmp_path: Path) -> None:

@@ -293,5 +293,5 @@ def test_a_bad_send_step_names_the_line() -> None:
     with pytest.raises(ScenarioError) as error:
         Scenario.loads(text, "s.jsonl")
     assert str(error.value).endswith(
-        "field 'exchange': provider must be one of anthropic, openai, openai-responses, gemini, got 'mistral'"
+        "field 'exchange': provider must be one of anthropic, openai, openai-responses, gemini, bedrock, got 'mistral'"
     )

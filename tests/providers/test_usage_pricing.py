@@ -73,11 +73,11 @@ GEMINI = {
 @pytest.mark.parametrize(
     ("record", "expected"),
     [
-        (ANTHROPIC, Usage("anthropic", 50, 100000, 1200, 1000, 87, model="claude-opus-4-8")),
-        (ANTHROPIC["usage"], Usage("anthropic", 50, 100000, 1200, 1000, 87)),
-        (CHAT, Usage("openai", 86, 1920, 0, 0, 300, model="gpt-5.4")),
-        (RESPONSES, Usage("openai-responses", 82, 1024, 900, 0, 300, model="gpt-5.6")),
-        (GEMINI, Usage("gemini", 1104, 4096, 0, 0, 560, model="gemini-2.5-flash")),
+        (ANTHROPIC, Usage("anthropic", 50, 100000, {"5m": 200, "1h": 1000}, 87, model="claude-opus-4-8")),
+        (ANTHROPIC["usage"], Usage("anthropic", 50, 100000, {"5m": 200, "1h": 1000}, 87)),
+        (CHAT, Usage("openai", 86, 1920, {}, 300, model="gpt-5.4")),
+        (RESPONSES, Usage("openai-responses", 82, 1024, {"default": 900}, 300, model="gpt-5.6")),
+        (GEMINI, Usage("gemini", 1104, 4096, {}, 560, model="gemini-2.5-flash")),
         (
             {
                 "usage_metadata": {
@@ -86,7 +86,7 @@ GEMINI = {
                     "candidates_token_count": 2,
                 }
             },
-            Usage("gemini", 6, 4, 0, 0, 2),
+            Usage("gemini", 6, 4, {}, 2),
         ),
         (
             {
@@ -95,7 +95,7 @@ GEMINI = {
                 "cache_creation_input_tokens": None,
                 "cache_read_input_tokens": None,
             },
-            Usage("anthropic", 7, 0, 0, 0, 3),
+            Usage("anthropic", 7, 0, {}, 3),
         ),
     ],
     ids=["anthropic", "anthropic-usage", "chat", "responses", "gemini", "gemini-snake", "anthropic-nulls"],
@@ -139,8 +139,8 @@ def test_a_jsonl_file_of_raw_responses(tmp_path: Path) -> None:
     [
         (
             '{"id": "x", "tokens": 5}',
-            "usage.jsonl line 2: not a usage record of Anthropic, OpenAI (Chat or Responses) "
-            "or Gemini (keys: id, tokens)",
+            "usage.jsonl line 2: not a usage record of Anthropic, OpenAI Chat (and LiteLLM, OpenRouter), "
+            "OpenAI Responses, Gemini, Bedrock Converse (keys: id, tokens)",
         ),
         ("not json", "usage.jsonl line 2: not JSON (Expecting value)"),
         (
@@ -149,7 +149,7 @@ def test_a_jsonl_file_of_raw_responses(tmp_path: Path) -> None:
         ),
         (
             '{"input_tokens": -1, "output_tokens": 1}',
-            "usage.jsonl line 2: input_tokens must be a non-negative int, got -1",
+            "usage.jsonl line 2: input_tokens must be a non-negative int of at most 1,000,000,000,000, got -1",
         ),
         ("[1, 2]", "usage.jsonl line 2: expected a response or usage object, got list"),
     ],
@@ -229,7 +229,7 @@ CONFORMANCE = [
             "output_tokens": 300,
             "total_tokens": 2306,
         },
-        82 * 2.5e-6 + 1024 * 0.25e-6 + 900 * 3.125e-6 + 300 * 15e-6,
+        82 * 5e-6 + 1024 * 0.5e-6 + 900 * 6.25e-6 + 300 * 30e-6,  # gpt-5.6: prices.md
     ),
     (
         "Gemini cached content inside promptTokenCount; thoughts are output",
@@ -258,14 +258,12 @@ def test_the_mistakes_cost_what_they_would_cost() -> None:
     one_hour = parse_usage(CONFORMANCE[2][2])
     assert price(one_hour, "claude-sonnet-4-6").total_usd - 10000 * MODELS[
         "claude-sonnet-4-6"
-    ].write_5m / 1e6 == pytest.approx(0.0225)
+    ].writes["5m"] / 1e6 == pytest.approx(0.0225)
     chat = parse_usage(CONFORMANCE[5][2])
     double_counted = (2006 * 2.5 + 1920 * 0.25 + 300 * 15) / 1e6
     assert double_counted - price(chat, "gpt-5.4").total_usd == pytest.approx(1920 * 2.5e-6)
 
 
 def test_a_1h_write_on_a_model_without_a_1h_price_is_refused() -> None:
-    with pytest.raises(
-        ValueError, match="^gpt-5.4 has no 1-hour cache write price, yet the usage bills 5 1-hour write tokens$"
-    ):
-        price(Usage("openai", 0, 0, 5, 5, 0), "gpt-5.4")
+    with pytest.raises(ValueError, match=r"^gpt-5.4 has no 1h cache write price \(its TTLs: in_memory, 24h\)$"):
+        price(Usage("openai", 0, 0, {"1h": 5}, 0), "gpt-5.4")

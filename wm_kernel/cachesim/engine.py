@@ -44,6 +44,7 @@ is its index). A request that only grew past what the previous one cached is ``n
 
 from __future__ import annotations
 
+import math
 import operator
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import KW_ONLY, dataclass, field
@@ -52,7 +53,7 @@ from itertools import pairwise
 from types import MappingProxyType
 from typing import Any, NamedTuple
 
-from wm_kernel.cachesim.models import ModelProfile, get_model
+from wm_kernel.cachesim.models import Cost, ModelProfile, get_model
 from wm_kernel.utils.sequences import shared_start
 
 #: The most tokens a block, or a whole request, may hold: the simulation's tables count in int64.
@@ -278,7 +279,7 @@ def _prepare(index: int, request: Request, profile: ModelProfile, before: _Prepa
         name = (
             mark if mark in profile.ttls else ("1h" if mark == "1h" and "1h" in profile.ttls else profile.default_ttl)
         )
-        breakpoints.append((position, profile.ttls[name], name == "1h" and profile.write_1h is not None))
+        breakpoints.append((position, profile.ttls[name], name == "1h"))
     for (p0, ttl0, _), (p1, ttl1, _) in pairwise(breakpoints):
         if ttl1 > ttl0:
             raise ValueError(
@@ -370,12 +371,7 @@ class _Run:
                 if one_hour:
                     b = c
         total = cum[-1] if cum else 0
-        cost = (
-            a * profile.read
-            + (b - a) * (profile.write_1h or profile.write_5m)
-            + (c - b) * profile.write_5m
-            + (total - c) * profile.input
-        ) / 1e6
+        cost = _usd(profile.bill(total - c, a, {"1h": b - a, profile.default_ttl: c - b}))
         return self._outcome(p, total - c, a, c - a, c - b, b - a, 0.0, cost, reason, best), target
 
     def _automatic(self, p: _Prepared) -> tuple[Outcome, int]:
@@ -384,7 +380,7 @@ class _Run:
         had_entries = bool(entries)
         total = cum[-1] if cum else 0
         if total < profile.min_tokens:
-            cost = total * profile.input / 1e6
+            cost = _usd(profile.bill(total))
             return self._outcome(p, total, 0, 0, 0, 0, 0.0, cost, "below_minimum", -1), -1
         best = -1
         for j in range(len(hashes) - 1, -1, -1):
@@ -411,14 +407,14 @@ class _Run:
                 entries[h] = _Entry(_expiry(at, ttl), ttl)
             else:
                 entry.expires, entry.ttl = _expiry(at, ttl), ttl
-        cost = (read * profile.read + (total - read) * profile.input) / 1e6
+        cost = _usd(profile.bill(total - read, read))
         return self._outcome(p, total - read, read, 0, 0, 0, 0.0, cost, reason, best), target
 
     def _explicit(self, p: _Prepared) -> tuple[Outcome, int]:
         profile, at, cum = self.profile, p.request.at, p.cumulative
         total, size, key = cum[-1], cum[p.explicit], p.hashes[p.explicit]
         if size < profile.min_tokens:
-            return self._outcome(p, total, 0, 0, 0, 0, 0.0, total * profile.input / 1e6, "below_minimum", -1), -1
+            return self._outcome(p, total, 0, 0, 0, 0, 0.0, _usd(profile.bill(total)), "below_minimum", -1), -1
         entry = self.explicit.get(key)
         created = storage = 0.0
         if entry is not None and at < entry.expires:
@@ -429,7 +425,8 @@ class _Run:
             self.explicit[key] = _Entry(_expiry(at, ttl), ttl)  # explicit content is not refreshed by reads
             created = size
             storage = size * (profile.storage or 0.0) * (ttl / timedelta(hours=1)) / 1e6
-        cost = (created * profile.input + size * profile.read + (total - size) * profile.input) / 1e6 + storage
+        # explicit content is created at the input price (its writes key), then read by this request
+        cost = _usd(profile.bill(total - size, size, {"explicit": int(created)})) + storage
         return self._outcome(p, total - size, size, int(created), 0, 0, storage, cost, reason, p.explicit), p.explicit
 
     # -- why
@@ -493,7 +490,7 @@ class _Run:
             read,
             storage,
             cost,
-            total * self.profile.input / 1e6,
+            _usd(self.profile.bill(total)),
             divergent,
             label,
             reason,
@@ -519,3 +516,10 @@ def run(requests: Iterable[Request], model: str | ModelProfile) -> SimulationDat
         data.requests.append(p.request)
         data.outcomes.append(state.step(p))
     return data
+
+
+def _usd(cost: Cost) -> float:
+    """A simulated request's prompt-side dollars; NaN (missing, never 0) for an unpriced model, so a
+    sum over a log with one unpriced request is missing too and a view says which."""
+    prompt = cost.prompt_usd
+    return math.nan if prompt is None else prompt

@@ -280,13 +280,19 @@ class Simulation:
     # -- totals
     @property
     def total_cost(self) -> float:
-        """Input cost of every request in US dollars, cache writes, reads and storage included."""
-        return float(self.turns["cost_usd"].sum())
+        """Input cost of every request in US dollars, cache writes, reads and storage included; NaN
+        (missing) when any request's model is unpriced (:attr:`unpriced`), never a partial sum."""
+        return float(self.turns["cost_usd"].sum(min_count=len(self.turns)))
 
     @property
     def cost_without_cache(self) -> float:
-        """The same prompts with every token billed as plain input."""
-        return float(self.turns["cost_without_cache_usd"].sum())
+        """The same prompts with every token billed as plain input (NaN when any is unpriced)."""
+        return float(self.turns["cost_without_cache_usd"].sum(min_count=len(self.turns)))
+
+    @property
+    def unpriced(self) -> int:
+        """How many requests have no dollars: their model is not in the price table."""
+        return int(self.turns["cost_usd"].isna().sum())
 
     @property
     def hit_rate(self) -> float:
@@ -356,10 +362,15 @@ class Simulation:
     def cost_text(self, digits: int = 6) -> str:
         """The input cost as the views print it: ``$0.012300``, or ``≈ $0.0111–$0.0148`` (and the
         central figure) for estimated counts."""
+        if self.unpriced:
+            return f"unpriced ({self.unpriced} of {len(self.turns)} requests' models are not in the price table)"
         low, high = self.cost_range
         if low == high:
             return f"${self.total_cost:.{digits}f}"
         return f"≈ ${self.total_cost:.{digits}f} (${low:.{digits}f}–${high:.{digits}f})"
+
+    def _without_text(self, digits: int) -> str:
+        return "" if self.unpriced else f" (without caching ${self.cost_without_cache:.{digits}f})"
 
     @property
     def title(self) -> str:
@@ -374,7 +385,7 @@ class Simulation:
         assumed += "".join(f" · {line}" for line in self.assumptions)
         return (
             f"{self.title}: {self.hit_rate:.0%} of input tokens read from the cache · input cost "
-            f"{self.cost_text(4)} (without caching ${self.cost_without_cache:.4f}){counter}{assumed}"
+            f"{self.cost_text(4)}{self._without_text(4)}{counter}{assumed}"
         )
 
     def counter_line(self) -> str:
@@ -412,7 +423,9 @@ class Simulation:
             rate = "nothing was cached (hit rate 0% of input tokens, no cache writes)"
         without = s["input_cost_without_cache"]
         saving = s["input_cost"] / without - 1 if without else 0.0
-        cost = f"input cost {self.cost_text()} (without caching ${without:.6f}, {saving:+.1%})"
+        cost = f"input cost {self.cost_text()}" + (
+            "" if self.unpriced else f" (without caching ${without:.6f}, {saving:+.1%})"
+        )
         reasons = ", ".join(f"{k} {v}" for k, v in s["why_not_whole_prefix"].items()) or "none"
         lines = [head, rate, cost, f"why a request did not read its whole prefix: {reasons}", self.counter_line()]
         names = sorted({m.name for m in self.models})

@@ -10,6 +10,7 @@ registry always finds them.
 from __future__ import annotations
 
 from wm_kernel.dialects import anthropic as _anthropic  # noqa: F401  (each registers its dialect)
+from wm_kernel.dialects import bedrock as _bedrock  # noqa: F401
 from wm_kernel.dialects import gemini as _gemini  # noqa: F401
 from wm_kernel.dialects import mira as _mira  # noqa: F401
 from wm_kernel.dialects import openai_chat as _openai_chat  # noqa: F401

@@ -17,11 +17,24 @@ from typing import Any
 from wm_kernel.core.request_bodies import to_anthropic
 from wm_kernel.dialects.kit import kit_cache_layout, kit_wire_parts
 from wm_kernel.dialects.registry import CallResult, Dialect, PartRef, Slot, TurnPieces, register_dialect
-from wm_kernel.dialects.usage import Usage, usage_details, usage_int
+from wm_kernel.dialects.usage import Usage, add_usages, usage_details, usage_int
 
 
 def read_messages_usage(usage: Mapping[str, Any], where: str, common: Mapping[str, Any], provider: str) -> Usage:
-    """A Messages API usage object as a Usage billed by ``provider``."""
+    """A Messages API usage object as a Usage billed by ``provider``. With server-side steps
+    (``usage.iterations``: a compaction, then the message) the bill is the sum over the steps, and
+    the top-level counts, which leave the compaction step out, are not read."""
+    steps = usage.get("iterations")
+    if steps is not None:
+        if not isinstance(steps, list) or not steps or not all(isinstance(s, Mapping) for s in steps):
+            raise ValueError(f"{where}: usage.iterations must be a non-empty list of objects")
+        return add_usages(
+            [_one_step(step, f"{where} iterations[{i}]", common, provider) for i, step in enumerate(steps)]
+        )
+    return _one_step(usage, where, common, provider)
+
+
+def _one_step(usage: Mapping[str, Any], where: str, common: Mapping[str, Any], provider: str) -> Usage:
     written = usage_int(usage, "cache_creation_input_tokens", where)
     creation = usage_details(usage, "cache_creation", where)
     one_hour = usage_int(creation, "ephemeral_1h_input_tokens", where)
@@ -33,8 +46,7 @@ def read_messages_usage(usage: Mapping[str, Any], where: str, common: Mapping[st
         provider,
         usage_int(usage, "input_tokens", where),
         usage_int(usage, "cache_read_input_tokens", where),
-        written,
-        one_hour,
+        {"5m": written - one_hour, "1h": one_hour},
         usage_int(usage, "output_tokens", where),
         **common,
     )
@@ -108,16 +120,18 @@ class AnthropicDialect(Dialect):
     def cache_layout(self, turn: TurnPieces) -> list[Slot]:
         return kit_cache_layout(turn)
 
-    def reads_usage(self, usage: Mapping[str, Any]) -> bool:
-        return (
-            "input_tokens" in usage
-            and "output_tokens" in usage
-            and "prompt_tokens" not in usage
-            and "input_tokens_details" not in usage
-            and "total_tokens" not in usage
-            and "promptTokenCount" not in usage
-            and "prompt_token_count" not in usage
-        )
+    usage_title = "Anthropic"
+    usage_anchor = ("input_tokens",)
+    usage_keys = (
+        "output_tokens",
+        "cache_creation_input_tokens",
+        "cache_read_input_tokens",
+        "cache_creation",
+        "iterations",
+        "service_tier",
+        "server_tool_use",
+        "inference_geo",
+    )
 
     def parse_usage(self, usage: Mapping[str, Any], where: str, common: Mapping[str, Any]) -> Usage:
         return read_messages_usage(usage, where, common, self.provider)

@@ -33,8 +33,9 @@ class GeminiDialect(Dialect):
     def cache_layout(self, turn: TurnPieces) -> list[Slot]:
         return kit_cache_layout(turn)
 
-    def reads_usage(self, usage: Mapping[str, Any]) -> bool:
-        return "promptTokenCount" in usage or "prompt_token_count" in usage
+    usage_title = "Gemini"
+    usage_anchor = ("promptTokenCount", "prompt_token_count")
+    usage_keys = ("candidatesTokenCount", "cachedContentTokenCount", "totalTokenCount", "candidates_token_count")
 
     def parse_usage(self, usage: Mapping[str, Any], where: str, common: Mapping[str, Any]) -> Usage:
         camel = "promptTokenCount" in usage
@@ -50,7 +51,7 @@ class GeminiDialect(Dialect):
             )
         tool_input = g("toolUsePromptTokenCount", "tool_use_prompt_token_count")
         output = g("candidatesTokenCount", "candidates_token_count") + g("thoughtsTokenCount", "thoughts_token_count")
-        return Usage(self.provider, prompt - cached + tool_input, cached, 0, 0, output, **common)
+        return Usage(self.provider, prompt - cached + tool_input, cached, {}, output, **common)
 
 
 GEMINI = register_dialect(GeminiDialect())

@@ -24,24 +24,42 @@ from wm_kernel.dialects.registry import (
     TurnPieces,
     register_dialect,
 )
-from wm_kernel.dialects.usage import Usage, usage_details, usage_int
+from wm_kernel.dialects.usage import DEFAULT_TTL, Usage, usage_details, usage_int
 
 
 def read_openai_usage(
     usage: Mapping[str, Any], where: str, common: Mapping[str, Any], provider: str, keys: tuple[str, str, str]
 ) -> Usage:
-    """An OpenAI usage object (``keys``: the prompt, details and output keys) as a Usage."""
+    """An OpenAI-shaped usage object (``keys``: the prompt, details and output keys) as a Usage.
+
+    The prompt count includes the tokens read from and written to the cache. They are named in the
+    details (``cached_tokens``, gpt-5.6's ``cache_write_tokens``) or, as LiteLLM writes an
+    Anthropic model's usage, beside the counts (``cache_read_input_tokens``,
+    ``cache_creation_input_tokens``). OpenRouter's ``cost`` (the dollars it billed) is kept."""
     prompt_key, details_key, output_key = keys
     prompt = usage_int(usage, prompt_key, where)
     details = usage_details(usage, details_key, where)
-    cached = usage_int(details, "cached_tokens", where)
-    written = usage_int(details, "cache_write_tokens", where)
+    cached = usage_int(details, "cached_tokens", where) or usage_int(usage, "cache_read_input_tokens", where)
+    written = usage_int(details, "cache_write_tokens", where) or usage_int(
+        usage, "cache_creation_input_tokens", where
+    )
     if cached + written > prompt:
         raise ValueError(
             f"{where}: cached ({cached}) and written ({written}) tokens exceed {prompt_key} "
             f"({prompt}), which includes them"
         )
-    return Usage(provider, prompt - cached - written, cached, written, 0, usage_int(usage, output_key, where), **common)
+    cost = usage.get("cost")
+    if cost is not None and (isinstance(cost, bool) or not isinstance(cost, (int, float)) or not cost >= 0):
+        raise ValueError(f"{where}: cost must be a non-negative number, got {cost!r}")
+    return Usage(
+        provider,
+        prompt - cached - written,
+        cached,
+        {DEFAULT_TTL: written},
+        usage_int(usage, output_key, where),
+        billed_usd=None if cost is None else float(cost),
+        **common,
+    )
 
 
 class OpenAIChatDialect(Dialect):
@@ -92,8 +110,17 @@ class OpenAIChatDialect(Dialect):
     def cache_layout(self, turn: TurnPieces) -> list[Slot]:
         return kit_cache_layout(turn)
 
-    def reads_usage(self, usage: Mapping[str, Any]) -> bool:
-        return "prompt_tokens" in usage and "promptTokenCount" not in usage and "prompt_token_count" not in usage
+    usage_title = "OpenAI Chat (and LiteLLM, OpenRouter)"
+    usage_anchor = ("prompt_tokens",)
+    usage_keys = (
+        "completion_tokens",
+        "total_tokens",
+        "prompt_tokens_details",
+        "completion_tokens_details",
+        "cost",
+        "cache_creation_input_tokens",
+        "cache_read_input_tokens",
+    )
 
     def parse_usage(self, usage: Mapping[str, Any], where: str, common: Mapping[str, Any]) -> Usage:
         return read_openai_usage(

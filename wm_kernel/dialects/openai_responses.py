@@ -32,13 +32,9 @@ class OpenAIResponsesDialect(Dialect):
     log_provider = "openai"
     log_priority = 5
 
-    def reads_usage(self, usage: Mapping[str, Any]) -> bool:
-        return (
-            "input_tokens" in usage
-            and "output_tokens" in usage
-            and "prompt_tokens" not in usage
-            and ("input_tokens_details" in usage or "total_tokens" in usage)
-        )
+    usage_title = "OpenAI Responses"
+    usage_anchor = ("input_tokens",)
+    usage_keys = ("output_tokens", "input_tokens_details", "output_tokens_details", "total_tokens")
 
     def parse_usage(self, usage: Mapping[str, Any], where: str, common: Mapping[str, Any]) -> Usage:
         return read_openai_usage(

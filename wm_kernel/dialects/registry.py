@@ -177,9 +177,23 @@ class Dialect:
         raise self._lacks("cache layout")
 
     # -- usage
+    #: the keys a usage object of this wire holds: at least one of ``usage_anchor`` (its prompt
+    #: count), then any of ``usage_keys``; a usage object is read by the wire whose keys it holds
+    #: most of (:func:`usage_dialect`), never by the absence of another wire's keys
+    usage_anchor: tuple[str, ...] = ()
+    usage_keys: tuple[str, ...] = ()
+    #: how an error names its usage shape ("" for the wire's name)
+    usage_title: str = ""
+
     def reads_usage(self, usage: Mapping[str, Any]) -> bool:
-        """Whether a usage object with these keys is this provider's."""
-        return False
+        """Whether a usage object holding these keys can be this wire's (it holds its prompt count)."""
+        return any(key in usage for key in self.usage_anchor)
+
+    def usage_score(self, usage: Mapping[str, Any]) -> int:
+        """How many of this wire's usage keys ``usage`` holds (0: it is not this wire's)."""
+        if not self.reads_usage(usage):
+            return 0
+        return 1 + sum(key in usage for key in self.usage_keys)
 
     def parse_usage(self, usage: Mapping[str, Any], where: str, common: Mapping[str, Any]) -> Any:
         """The ``wm_kernel.dialects.usage.Usage`` of one usage object (``common``: model,
@@ -359,20 +373,32 @@ def usage_providers() -> tuple[str, ...]:
 
 
 def usage_dialect(usage: Mapping[str, Any]) -> Dialect | None:
-    """The dialect whose usage object has these keys (the first that reads it), or None."""
+    """The dialect whose usage shape ``usage`` holds most of (``Dialect.usage_score``), or None.
+
+    A bare ``{"input_tokens", "output_tokens"}`` is as much Anthropic's as OpenAI Responses' (they
+    read it alike: nothing cached, nothing written); the first registered reads it."""
+    best: Dialect | None = None
+    score = 0
     for dialect in _dialects.values():
-        if dialect.reads_usage(usage):
-            return dialect
-    return None
+        found = dialect.usage_score(usage)
+        if found > score:
+            best, score = dialect, found
+    return best
+
+
+def usage_titles() -> str:
+    """The wires whose usage can be read, for an error that lists them."""
+    titles = [d.usage_title or d.name for d in _dialects.values() if d.usage_anchor]
+    return ", ".join(dict.fromkeys(titles))
 
 
 def usage_dialect_named(provider: str) -> Dialect:
     """The dialect reading usage billed by ``provider`` (a ``Usage.provider`` name or a dialect name)."""
     dialect = get_dialect(provider)
-    if type(dialect).reads_usage is not Dialect.reads_usage:
+    if dialect.usage_anchor:
         return dialect
     for other in _dialects.values():
-        if other.provider == dialect.provider and type(other).reads_usage is not Dialect.reads_usage:
+        if other.provider == dialect.provider and other.usage_anchor:
             return other
     raise ValueError(f"the {dialect.name} wire has no usage reader")
 

@@ -40,12 +40,15 @@ ValueError: usage.jsonl line 3: not a usage record of Anthropic, OpenAI (Chat or
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
+import math
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 from wm_kernel.dialects.registry import (
@@ -56,6 +59,7 @@ from wm_kernel.dialects.registry import (
     usage_dialect,
     usage_dialect_named,
     usage_providers,
+    usage_titles,
 )
 
 #: The shape of OpenTelemetry GenAI usage (it names no provider); every other shape :func:`parse_usage`
@@ -66,45 +70,84 @@ GEN_AI = "gen_ai"
 DEFAULT_USAGE_WIRE = "anthropic"
 
 
+#: The key of ``Usage.cache_writes`` for writes whose TTL the usage does not name (OpenAI's
+#: ``cache_write_tokens``, Bedrock's ``cacheWriteInputTokens``): billed at the TTL the model's
+#: price row names first (5 minutes for Claude, 30 minutes for GPT-5.6).
+DEFAULT_TTL = "default"
+
+
 @dataclass(frozen=True)
 class Usage:
     """One request's billed usage, provider-neutral (see the module docstring).
 
     ``input_tokens`` are billed at the plain input price, ``cache_read_tokens`` at the read price,
-    ``cache_write_tokens`` at a write price (``cache_write_1h_tokens`` of them at the 1-hour one).
+    ``cache_writes`` at the write price of their TTL (``{"5m": 200, "1h": 1000}``; ``DEFAULT_TTL``
+    for writes whose TTL the usage does not name), ``output_tokens`` at the output price.
     ``prefix`` holds digests of the request's cache-deciding parts when the request is known
-    (:func:`request_prefix`); ``line`` is where in a file the record was read.
+    (:func:`request_prefix`); ``line`` is where in a file the record was read; ``billed_usd`` is
+    what the provider itself says it billed, where it says so (OpenRouter's ``usage.cost``);
+    ``steps`` counts the server-side steps summed into it (Anthropic's ``usage.iterations``).
     """
 
     provider: str
     input_tokens: int
     cache_read_tokens: int = 0
-    cache_write_tokens: int = 0
-    cache_write_1h_tokens: int = 0
+    cache_writes: Mapping[str, int] = field(default_factory=dict)
     output_tokens: int = 0
     model: str | None = None
     request_id: str | None = None
     prefix: Mapping[str, str] = field(default_factory=dict)
     line: int | None = None
+    billed_usd: float | None = None
+    steps: int = 1
 
     def __post_init__(self) -> None:
         if self.provider not in usage_providers():
             raise ValueError(f"provider must be one of {', '.join(usage_providers())}, got {self.provider!r}")
-        for name in (
-            "input_tokens",
-            "cache_read_tokens",
-            "cache_write_tokens",
-            "cache_write_1h_tokens",
-            "output_tokens",
+        for name in ("input_tokens", "cache_read_tokens", "output_tokens"):
+            check_count(getattr(self, name), name)
+        if not isinstance(self.cache_writes, Mapping):
+            raise ValueError(f"cache_writes must map TTLs to counts, got {type(self.cache_writes).__name__}")
+        for ttl, count in self.cache_writes.items():
+            if not isinstance(ttl, str) or not ttl:
+                raise ValueError(f"cache_writes keys must be TTL names, got {ttl!r}")
+            check_count(count, f"cache_writes[{ttl!r}]")
+        object.__setattr__(self, "cache_writes", MappingProxyType({k: v for k, v in self.cache_writes.items() if v}))
+        if self.billed_usd is not None and (
+            isinstance(self.billed_usd, bool)
+            or not isinstance(self.billed_usd, (int, float))
+            or not math.isfinite(self.billed_usd)
+            or self.billed_usd < 0
         ):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-                raise ValueError(f"{name} must be a non-negative int, got {value!r}")
-        if self.cache_write_1h_tokens > self.cache_write_tokens:
-            raise ValueError(
-                f"cache_write_1h_tokens ({self.cache_write_1h_tokens}) exceed "
-                f"cache_write_tokens ({self.cache_write_tokens})"
-            )
+            raise ValueError(f"billed_usd must be a non-negative number, got {self.billed_usd!r}")
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Usage):
+            return NotImplemented
+        return self._key() == other._key()
+
+    def __hash__(self) -> int:
+        return hash(self._key())
+
+    def _key(self) -> tuple[Any, ...]:
+        return (
+            self.provider,
+            self.input_tokens,
+            self.cache_read_tokens,
+            tuple(sorted(self.cache_writes.items())),
+            self.output_tokens,
+            self.model,
+            self.request_id,
+            tuple(sorted(self.prefix.items())),
+            self.line,
+            self.billed_usd,
+            self.steps,
+        )
+
+    @property
+    def cache_write_tokens(self) -> int:
+        """Every token written to the cache, whatever its TTL."""
+        return sum(self.cache_writes.values())
 
     @property
     def prompt_tokens(self) -> int:
@@ -112,9 +155,44 @@ class Usage:
         return self.input_tokens + self.cache_read_tokens + self.cache_write_tokens
 
     @property
+    def cache_write_1h_tokens(self) -> int:
+        """Writes at the one-hour TTL."""
+        return self.cache_writes.get("1h", 0)
+
+    @property
     def cache_write_5m_tokens(self) -> int:
-        """Writes at the default (5-minute, or the provider's only) write price."""
+        """Writes at any other TTL: the five-minute one, or the model's default (OpenAI's 30 minutes)."""
         return self.cache_write_tokens - self.cache_write_1h_tokens
+
+
+#: The largest count a usage field may hold: more tokens than any model reads in a year of requests
+#: (a count past it is a corrupt record, not a bill).
+MAX_COUNT = 10**12
+
+
+def check_count(value: Any, name: str, where: str = "") -> int:
+    """``value`` when it is a plausible token count (a non-negative int below ``MAX_COUNT``)."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0 or value > MAX_COUNT:
+        prefix = f"{where}: " if where else ""
+        raise ValueError(f"{prefix}{name} must be a non-negative int of at most {MAX_COUNT:,}, got {value!r}")
+    return value
+
+
+def add_usages(parts: Sequence[Usage]) -> Usage:
+    """The sum of several steps' usages (the first one's ids and model): one request's bill."""
+    first = parts[0]
+    writes: dict[str, int] = {}
+    for part in parts:
+        for ttl, count in part.cache_writes.items():
+            writes[ttl] = writes.get(ttl, 0) + count
+    return dataclasses.replace(
+        first,
+        input_tokens=sum(p.input_tokens for p in parts),
+        cache_read_tokens=sum(p.cache_read_tokens for p in parts),
+        cache_writes=writes,
+        output_tokens=sum(p.output_tokens for p in parts),
+        steps=sum(p.steps for p in parts),
+    )
 
 
 def _plain(obj: Any) -> Any:
@@ -130,9 +208,7 @@ def usage_int(record: Mapping[str, Any], key: str, where: str) -> int:
     value = record.get(key)
     if value is None:
         return 0
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise ValueError(f"{where}: {key} must be a non-negative int, got {value!r}")
-    return value
+    return check_count(value, key, where)
 
 
 def usage_details(record: Mapping[str, Any], key: str, where: str) -> Mapping[str, Any]:
@@ -183,7 +259,7 @@ def parse_usage(
     ('openai', 100, 2200, 2300)
     """
     if shape is not None and shape != GEN_AI and not known_name(shape):
-        shapes = [n for d in dialects() if type(d).reads_usage is not Dialect.reads_usage for n in (d.name, *d.aliases)]
+        shapes = [n for d in dialects() if d.usage_anchor for n in (d.name, *d.aliases)]
         raise ValueError(f"{where}: unknown usage shape {shape!r} (shapes: {', '.join([*shapes, GEN_AI])})")
     if provider is not None and provider not in usage_providers():
         raise ValueError(f"{where}: provider must be one of {', '.join(usage_providers())}, got {provider!r}")
@@ -212,8 +288,7 @@ def parse_usage(
             provider or get_dialect(DEFAULT_USAGE_WIRE).provider,
             total - cached - written,
             cached,
-            written,
-            0,
+            {DEFAULT_TTL: written},
             usage_int(usage, "output_tokens", where),
             **common,
         )
@@ -221,7 +296,7 @@ def parse_usage(
     if dialect is None:
         keys = ", ".join(sorted(str(k) for k in usage)) or "none"
         raise ValueError(
-            f"{where}: not a usage record of Anthropic, OpenAI (Chat or Responses) or Gemini (keys: {keys})"
+            f"{where}: not a usage record of {usage_titles()} (keys: {keys})"
         )
     parsed: Usage = dialect.parse_usage(usage, where, common)
     return parsed

@@ -430,8 +430,7 @@ class ImportedSession:
             row.update(
                 logged_read=usage.loc[turn, "cache_read_input_tokens"],
                 logged_written=usage.loc[turn, "cache_creation_input_tokens"],
-                priced_as=pricing[turn].profile.name
-                + (f" ({pricing[turn].note.split(': ', 1)[1]})" if pricing[turn].note else ""),
+                priced_as=pricing[turn].profile.name if pricing[turn].priced else "unpriced",
             )
             rows.append(row)
         return pd.DataFrame(rows)

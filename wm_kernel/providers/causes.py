@@ -122,8 +122,8 @@ class _Verdict(NamedTuple):
 def cause(
     p: Usage,
     b: Usage,
-    p_usd: float,
-    b_usd: float,
+    p_usd: float | None,
+    b_usd: float | None,
     ctx: Context,
     in_steady: bool,
     factor: float | None,
@@ -168,8 +168,11 @@ def _same_counts_cause(p: Usage, b: Usage, ctx: Context) -> _Verdict | None:
     )
 
 
-def _within_tolerance_cause(p: Usage, p_usd: float, b_usd: float, ctx: Context) -> _Verdict | None:
-    """Billed within :data:`MATCH_TOLERANCE` of the simulated dollars (a match, or its cache event)."""
+def _within_tolerance_cause(p: Usage, p_usd: float | None, b_usd: float | None, ctx: Context) -> _Verdict | None:
+    """Billed within :data:`MATCH_TOLERANCE` of the simulated dollars (a match, or its cache event);
+    no verdict by dollars where either side is unpriced."""
+    if p_usd is None or b_usd is None:
+        return None
     scale = max(abs(b_usd), abs(p_usd))
     if not scale or abs(b_usd - p_usd) > MATCH_TOLERANCE * scale:
         return None

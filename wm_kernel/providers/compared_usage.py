@@ -31,7 +31,7 @@ def simulated_usage(simulation: Simulation) -> list[Usage]:
 
     t = simulation.turns
     return [
-        Usage(provider(m), int(i), int(r), int(w), int(h), model=m.name)
+        Usage(provider(m), int(i), int(r), {"1h": int(h), m.default_ttl: int(w) - int(h)}, model=m.name)
         for i, r, w, h, m in zip(
             t["input_tokens"],
             t["cache_read_input_tokens"],

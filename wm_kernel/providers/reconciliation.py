@@ -9,6 +9,8 @@ itself as text lines, a per-turn table, HTML and a plot of both cumulative costs
 
 from __future__ import annotations
 
+import math
+
 import html
 from collections import Counter
 from collections.abc import Sequence
@@ -88,16 +90,26 @@ def reconciliation(
                 b.cache_write_tokens,
                 p.cache_write_1h_tokens,
                 b.cache_write_1h_tokens,
-                predicted_usd,
-                billed_cost.prompt_usd,
-                billed_cost.prompt_usd - predicted_usd,
-                billed_cost.output_usd,
+                _dollars(predicted_usd),
+                _dollars(billed_cost.prompt_usd),
+                _dollars(billed_cost.prompt_usd) - _dollars(predicted_usd),
+                _dollars(billed_cost.output_usd),
                 row_cause,
                 detail,
             )
         )
     notes.update({line: None for line in simulation.assumptions})
     return Reconciliation(simulation.profile, rows, factor if steady else None, list(notes))
+
+
+
+def _dollars(value: float | None) -> float:
+    """Dollars as a table holds them: NaN where they are missing (an unpriced model)."""
+    return math.nan if value is None else value
+
+
+def _usd(value: float, sign: str = "") -> str:
+    return "unpriced" if math.isnan(value) else f"${value:{sign}.6f}"
 
 
 class Reconciliation:
@@ -121,8 +133,12 @@ class Reconciliation:
         causes counted (most frequent first), the billed dollars on turns with a named cause (all
         but ``unknown``) and their share, the models priced, the tokenizer factor and the notes."""
         r = self.rows
-        predicted, billed = float(r["predicted_usd"].sum()), float(r["billed_usd"].sum())
-        named = float(r.loc[r["cause"] != "unknown", "billed_usd"].sum())
+        # a total over rows of which one is unpriced is missing (NaN), not the sum of the others
+        every = len(r)
+        predicted = float(r["predicted_usd"].sum(min_count=every))
+        billed = float(r["billed_usd"].sum(min_count=every))
+        named_rows = r.loc[r["cause"] != "unknown", "billed_usd"]
+        named = float(named_rows.sum(min_count=len(named_rows)))
         return {
             "model": self.profile.name,
             "models": sorted(set(r["model"])) or [self.profile.name],
@@ -130,10 +146,11 @@ class Reconciliation:
             "predicted_usd": predicted,
             "billed_usd": billed,
             "residual_usd": billed - predicted,
-            "output_usd": float(r["output_usd"].sum()),
+            "output_usd": float(r["output_usd"].sum(min_count=every)),
+            "unpriced": int((r["billed_usd"].isna() | r["predicted_usd"].isna()).sum()),
             "causes": dict(Counter(r["cause"]).most_common()),
             "named_usd": named,
-            "named_share": named / billed if billed else 1.0,
+            "named_share": named / billed if billed and not math.isnan(billed) else 1.0,
             "tokenizer_factor": self.factor,
             "notes": list(self.notes),
         }
@@ -153,14 +170,20 @@ class Reconciliation:
         """The summary as text lines."""
         s = self.summary()
         residual = s["residual_usd"]
-        share = f" ({residual / s['predicted_usd']:+.1%})" if s["predicted_usd"] else ""
+        share = f" ({residual / s['predicted_usd']:+.1%})" if s["predicted_usd"] and not math.isnan(residual) else ""
         causes = ", ".join(f"{k} {v}" for k, v in s["causes"].items())
         models = s["model"] if len(s["models"]) <= 1 else ", ".join(s["models"])
         head = [
-            f"{models}: {s['turns']} turns; predicted ${s['predicted_usd']:.6f}, billed "
-            f"${s['billed_usd']:.6f} (prompt side), residual ${residual:+.6f}{share}",
-            f"causes: {causes} ({s['named_share']:.0%} of the billed dollars on a named cause)",
+            f"{models}: {s['turns']} turns; predicted {_usd(s['predicted_usd'])}, billed "
+            f"{_usd(s['billed_usd'])} (prompt side), residual {_usd(residual, '+')}{share}",
+            f"causes: {causes}"
+            + ("" if s["unpriced"] else f" ({s['named_share']:.0%} of the billed dollars on a named cause)"),
         ]
+        if s["unpriced"]:
+            head.append(
+                f"{s['unpriced']} of {s['turns']} requests unpriced: their model is not in the price table "
+                "(the notes say which); the totals are missing, not partial"
+            )
         if self.factor is not None:
             head.append(f"tokenizer factor {self.factor:.3f} (billed / predicted tokens)")
         return head + self.notes

@@ -27,7 +27,8 @@ from wm_kernel.dialects.registry import CallResult, Dialect, dialect_for_sdk, ge
 from wm_kernel.dialects.usage import Usage, parse_usage, request_prefix
 from wm_kernel.instruments.exchange import Exchange, ExchangeRecordedEvent
 from wm_kernel.instruments.history import History
-from wm_kernel.providers.pricing import Cost, price
+from wm_kernel.cachesim.models import Cost
+from wm_kernel.providers.pricing import price
 from wm_kernel.providers.recording import Recording, offline, section_digests
 from wm_kernel.session import Session
 from wm_kernel.utils.checks import check_str
