@@ -34,7 +34,9 @@ def step(s, minutes=1):
 
 @pytest.fixture
 def cheap():
-    register_model(MODELS["claude-sonnet-4-6"].with_prices(name="cheap", input=1.0, writes={"5m": 2.0, "1h": 2.0}, read=0.5))
+    register_model(
+        MODELS["claude-sonnet-4-6"].with_prices(name="cheap", input=1.0, writes={"5m": 2.0, "1h": 2.0}, read=0.5)
+    )
     yield "cheap"
     unregister_model("cheap")
 

@@ -60,14 +60,22 @@ def test_openai_prices_and_free_writes(model: str, prices: tuple[float, ...]) ->
 
 def test_gpt_5_6_writes_at_1_25x_input_for_its_one_30_minute_ttl() -> None:
     p = MODELS["gpt-5.6"]
-    assert (p.input, p.read, p.output, dict(p.writes), p.mode) == (5.0, 0.5, 30.0, {"30m": 6.25}, "explicit_breakpoints")
+    assert (p.input, p.read, p.output, dict(p.writes), p.mode) == (
+        5.0,
+        0.5,
+        30.0,
+        {"30m": 6.25},
+        "explicit_breakpoints",
+    )
     assert get_model("gpt-5.6-sol") is p  # the name the preview answers with
 
 
 def test_every_row_says_where_and_when_its_prices_were_read_and_the_cache_minimum() -> None:
     for profile in MODELS.values():
         assert profile.source and profile.date_read, profile.name
-    assert [MODELS[m].min_tokens for m in ("claude-opus-4-6", "claude-opus-4-7", "claude-opus-4-8", "claude-fable-5")] == [
+    assert [
+        MODELS[m].min_tokens for m in ("claude-opus-4-6", "claude-opus-4-7", "claude-opus-4-8", "claude-fable-5")
+    ] == [
         4096,
         2048,
         1024,

@@ -153,10 +153,9 @@ def test_tool_schema_from_a_callable_and_bad_tools() -> None:
         wire_request(session().composed, provider="gemini", counter=COUNTER)
     with pytest.raises(
         ValueError,
-        match=r"^unknown wire 'bedrock'; wires: anthropic, openai, openai-responses, "
-        r"gemini, bedrock, mira$",
+        match=r"^unknown wire 'mistral'; wires: anthropic, openai, openai-responses, gemini, bedrock, mira$",
     ):
-        wire_request(session().composed, provider="bedrock", counter=COUNTER)
+        wire_request(session().composed, provider="mistral", counter=COUNTER)
 
 
 def test_request_view_against_the_window() -> None:

@@ -300,3 +300,30 @@ def test_the_replies_of_a_replayed_transcript_are_its_assistant_messages_the_las
         '"input": {"file_path": "/home/dev/parcelly/parser.py"}}',
         "The check should be `s.startswith('PX')`.",  # the last request's: no request after it carries it
     ]
+
+
+def test_one_response_is_one_request_whatever_lines_sit_between_its_blocks() -> None:
+    # msg_I1's three tool calls are written call, result, call, result, call, result: still one
+    # API response, one request, one usage (its last line: 95 output tokens), and the next request
+    # holds every result
+    session = load("interleaved.jsonl")
+    assert [str(e) for e in session.errors] == []
+    assert len(session) == 2
+    assert [session.request(i).response_id for i in range(2)] == ["msg_I1", "msg_I2"]
+    assert figures(session) == [(3, 12000, 400, 0, 95), (5, 12400, 260, 0, 7)]
+    assert [n for n in names(session, 1) if "tool_result" in n] == [
+        "msg[2] user [0] tool_result",
+        "msg[2] user [1] tool_result",
+        "msg[2] user [2] tool_result",
+    ]
+
+
+def test_a_response_written_into_two_files_of_a_session_is_one_request(tmp_path: Path) -> None:
+    # a sidechain kept in the session file and again in a subagent file: counted once
+    session_file = tmp_path / "5e55a000.jsonl"
+    shutil.copy(DATA / "interleaved.jsonl", session_file)
+    (tmp_path / "5e55a000" / "subagents").mkdir(parents=True)
+    lines = (DATA / "interleaved.jsonl").read_text(encoding="utf-8").splitlines(keepends=True)
+    (tmp_path / "5e55a000" / "subagents" / "agent-a1.jsonl").write_text("".join(lines[:3]), encoding="utf-8")
+    session = import_log(session_file, counter=TokenCounter(EstimateTokenizer()))
+    assert len(session) == 2 and session.skipped["duplicate response"] == 1

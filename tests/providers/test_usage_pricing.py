@@ -256,9 +256,9 @@ def test_pricing_conformance(case: str, model: str, record: dict[str, object], d
 def test_the_mistakes_cost_what_they_would_cost() -> None:
     """The peers' mistakes give other figures: these differences are what the table guards."""
     one_hour = parse_usage(CONFORMANCE[2][2])
-    assert price(one_hour, "claude-sonnet-4-6").total_usd - 10000 * MODELS[
-        "claude-sonnet-4-6"
-    ].writes["5m"] / 1e6 == pytest.approx(0.0225)
+    assert price(one_hour, "claude-sonnet-4-6").total_usd - 10000 * MODELS["claude-sonnet-4-6"].writes[
+        "5m"
+    ] / 1e6 == pytest.approx(0.0225)
     chat = parse_usage(CONFORMANCE[5][2])
     double_counted = (2006 * 2.5 + 1920 * 0.25 + 300 * 15) / 1e6
     assert double_counted - price(chat, "gpt-5.4").total_usd == pytest.approx(1920 * 2.5e-6)

@@ -79,19 +79,18 @@ def test_o200k_is_loaded_from_disk_and_counts_as_openai_does(no_network, monkeyp
 
 def test_every_simulated_model_has_a_counter_that_says_what_it_is():
     labels = {name: counter_for(name).label for name in MODELS}
-    assert labels == {
-        "claude-sonnet-4-6": "≈ claude-sonnet-4-6 (tiktoken o200k_base × 1.25) −10%/+20%",
-        "claude-opus-4-8": "≈ claude-opus-4-8 (tiktoken o200k_base × 1.25) −10%/+20%",
-        "claude-haiku-4-5": "≈ claude-haiku-4-5 (tiktoken o200k_base × 1.25) −10%/+20%",
-        "claude-opus-4-6": "≈ claude-opus-4-6 (tiktoken o200k_base × 1.25) −10%/+20%",
-        "claude-opus-4-5": "≈ claude-opus-4-5 (tiktoken o200k_base × 1.25) −10%/+20%",
-        "claude-sonnet-4-5": "≈ claude-sonnet-4-5 (tiktoken o200k_base × 1.25) −10%/+20%",
-        "claude-sonnet-4": "≈ claude-sonnet-4 (tiktoken o200k_base × 1.25) −10%/+20%",
-        "claude-opus-4-1": "≈ claude-opus-4-1 (tiktoken o200k_base × 1.25) −10%/+20%",
-        "gpt-5.4": "tiktoken o200k_base",
-        "gpt-5.6": "tiktoken o200k_base",
+    claude = [name for name in MODELS if name.startswith("claude-")]
+    assert len(claude) == 14
+    assert {name: labels[name] for name in claude} == {
+        name: f"≈ {name} (tiktoken o200k_base × 1.25) −10%/+20%" for name in claude
+    }
+    assert {name: label for name, label in labels.items() if name not in claude} == {
         "gpt-4o": "tiktoken o200k_base",
         "gpt-4o-mini": "tiktoken o200k_base",
+        "gpt-5": "tiktoken o200k_base",
+        "gpt-5.3-codex": "tiktoken o200k_base",
+        "gpt-5.4": "tiktoken o200k_base",
+        "gpt-5.6": "tiktoken o200k_base",
         "gpt-4.1": "tiktoken o200k_base",
         "gpt-4.1-mini": "tiktoken o200k_base",
         "gpt-4.1-nano": "tiktoken o200k_base",

@@ -36,7 +36,7 @@ Examples
 >>> get_model("claude-sonnet-9")
 Traceback (most recent call last):
 ...
-ValueError: unknown model 'claude-sonnet-9'; known models: claude-haiku-4-5, claude-opus-4-1, claude-opus-4-5, claude-opus-4-6, claude-opus-4-8, claude-sonnet-4, claude-sonnet-4-5, claude-sonnet-4-6, gemini-2.5-flash, gemini-2.5-pro, gpt-4.1, gpt-4.1-mini, gpt-4.1-nano, gpt-4o, gpt-4o-mini, gpt-5.4, gpt-5.6
+ValueError: unknown model 'claude-sonnet-9'; known models: claude-3-5-haiku, claude-3-5-sonnet, claude-3-7-sonnet, claude-fable-5, claude-haiku-4-5, claude-opus-4-1, claude-opus-4-5, claude-opus-4-6, claude-opus-4-7, claude-opus-4-8, claude-sonnet-4, claude-sonnet-4-5, claude-sonnet-4-6, claude-sonnet-5, gemini-2.5-flash, gemini-2.5-pro, gpt-4.1, gpt-4.1-mini, gpt-4.1-nano, gpt-4o, gpt-4o-mini, gpt-5, gpt-5.3-codex, gpt-5.4, gpt-5.6
 """  # noqa: E501 - examples show their output line for line
 
 from __future__ import annotations
@@ -139,13 +139,9 @@ class ModelProfile:
         try:
             return self.writes[ttl]
         except KeyError:
-            raise ValueError(
-                f"{self.name} has no {ttl} cache write price (its TTLs: {', '.join(self.ttls)})"
-            ) from None
+            raise ValueError(f"{self.name} has no {ttl} cache write price (its TTLs: {', '.join(self.ttls)})") from None
 
-    def bill(
-        self, input: int = 0, read: int = 0, writes: Mapping[str, int] | None = None, output: int = 0
-    ) -> Cost:
+    def bill(self, input: int = 0, read: int = 0, writes: Mapping[str, int] | None = None, output: int = 0) -> Cost:
         """The one cost rule: ``input`` tokens at the input price, ``read`` at the read price, each
         TTL's ``writes`` at its write price, ``output`` at the output price (US$). A model the price
         table lacks (``priced`` False) bills None for each part: its dollars are missing, not 0."""
@@ -276,7 +272,9 @@ def _openai_automatic(
     )
 
 
-def _gemini(name: str, input: float, read: float, output: float, storage: float, min_tokens: int, notes: str) -> ModelProfile:
+def _gemini(
+    name: str, input: float, read: float, output: float, storage: float, min_tokens: int, notes: str
+) -> ModelProfile:
     return ModelProfile(
         name=name,
         provider="google",
@@ -326,7 +324,9 @@ _BUILTIN: tuple[ModelProfile, ...] = (
     _anthropic("claude-opus-4-1", 15.0, 1024, max_output=32_000, source=_CACHE_RULES),
     _anthropic("claude-opus-4-5", 5.0, 4096),
     _anthropic("claude-opus-4-6", 5.0, 4096, max_output=128_000),
-    _anthropic("claude-opus-4-7", 5.0, 2048, notes="cache minimum 2,048 tokens (prices.md; third-party pages disagree)"),
+    _anthropic(
+        "claude-opus-4-7", 5.0, 2048, notes="cache minimum 2,048 tokens (prices.md; third-party pages disagree)"
+    ),
     _anthropic("claude-opus-4-8", 5.0, 1024, max_output=32_000),
     _anthropic("claude-fable-5", 10.0, 512, source=_FABLE, notes="cache minimum 512 tokens (prices.md)"),
     _openai_automatic(
@@ -487,7 +487,9 @@ def unregister_model(name: str) -> None:
 
 #: Prefixes a vendor or router puts before a model id: OpenRouter's ``anthropic/``, Bedrock's
 #: regional ``us.`` and ``anthropic.``, Gemini's ``models/``...
-_PREFIX = re.compile(r"^(?:models/|(?:anthropic|openai|google|vertex_ai|bedrock)/|(?:us|eu|apac|au|jp|global)\.|anthropic\.)")
+_PREFIX = re.compile(
+    r"^(?:models/|(?:anthropic|openai|google|vertex_ai|bedrock)/|(?:us|eu|apac|au|jp|global)\.|anthropic\.)"
+)
 #: Suffixes of a dated snapshot or a version: ``-20251001``, ``-2024-07-18``, ``-latest``, ``-v1:0``,
 #: Vertex's ``@20250929``, Claude Code's ``[1m]``
 _SNAPSHOT = re.compile(r"(?:-\d{8}|-\d{4}-\d{2}-\d{2}|-latest|-v\d+(?::\d+)?|@[\w.-]+|\[[^\]]*\]|:\d+)$")

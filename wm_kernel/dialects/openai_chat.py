@@ -40,9 +40,7 @@ def read_openai_usage(
     prompt = usage_int(usage, prompt_key, where)
     details = usage_details(usage, details_key, where)
     cached = usage_int(details, "cached_tokens", where) or usage_int(usage, "cache_read_input_tokens", where)
-    written = usage_int(details, "cache_write_tokens", where) or usage_int(
-        usage, "cache_creation_input_tokens", where
-    )
+    written = usage_int(details, "cache_write_tokens", where) or usage_int(usage, "cache_creation_input_tokens", where)
     if cached + written > prompt:
         raise ValueError(
             f"{where}: cached ({cached}) and written ({written}) tokens exceed {prompt_key} "

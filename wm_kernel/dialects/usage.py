@@ -35,7 +35,7 @@ Examples
 >>> parse_usage({"tokens": 5}, where="usage.jsonl line 3")
 Traceback (most recent call last):
 ...
-ValueError: usage.jsonl line 3: not a usage record of Anthropic, OpenAI (Chat or Responses) or Gemini (keys: tokens)
+ValueError: usage.jsonl line 3: not a usage record of Anthropic, OpenAI Chat (and LiteLLM, OpenRouter), OpenAI Responses, Gemini, Bedrock Converse (keys: tokens)
 """
 
 from __future__ import annotations
@@ -52,7 +52,6 @@ from types import MappingProxyType
 from typing import Any
 
 from wm_kernel.dialects.registry import (
-    Dialect,
     dialects,
     get_dialect,
     known_name,
@@ -295,9 +294,7 @@ def parse_usage(
     dialect = usage_dialect_named(shape) if shape is not None else usage_dialect(usage)
     if dialect is None:
         keys = ", ".join(sorted(str(k) for k in usage)) or "none"
-        raise ValueError(
-            f"{where}: not a usage record of {usage_titles()} (keys: {keys})"
-        )
+        raise ValueError(f"{where}: not a usage record of {usage_titles()} (keys: {keys})")
     parsed: Usage = dialect.parse_usage(usage, where, common)
     return parsed
 

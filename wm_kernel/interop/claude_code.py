@@ -363,13 +363,16 @@ class ClaudeCodeReader:
     ) -> tuple[_Message, int]:
         """The message a line belongs to (found, or new) and the index of its first block there."""
         if kind == "assistant":
-            mid = message.get("id")
-            key = mid if isinstance(mid, str) else value.get("requestId")
-            if isinstance(key, str) and key in self.by_key:
-                found = self.by_key[key]
+            # one API response is one request: its lines share the message id and the request id,
+            # whatever lines sit between them (a parallel call's result); either id finds it
+            keys = [k for k in (message.get("id"), value.get("requestId")) if isinstance(k, str) and k]
+            found = next((self.by_key[k] for k in keys if k in self.by_key), None)
+            if found is not None:
+                for key in keys:
+                    self.by_key.setdefault(key, found)
                 return found, found.blocks
             target = self._new("assistant", after, pos, sidechain, summary)
-            if isinstance(key, str):
+            for key in keys:
                 self.by_key[key] = target
             self.order.append(target)
             target.chain = self._chain(after, pos)

@@ -263,6 +263,7 @@ def import_log(
     skipped: Counter[str] = Counter()
     files = log_files(paths)
     done: set[Path] = set()  # a subagent file read with its session is not read again
+    seen: set[str] = set()  # the API responses imported: one request each, in whichever file
     for path in files:
         if path.resolve() in done:
             continue
@@ -275,11 +276,26 @@ def import_log(
                     done.add(sub.resolve())
                     found.append(read_log(sub, format=format, splitter=splitter, context=read.reader, subagent=True))
         for one in found:
-            requests += one.requests
+            requests += _new_responses(one.requests, seen, skipped)
             issues += one.issues
             skipped += one.skipped
     names = ", ".join(Path(p).name for p in paths)
     return ImportedSession(requests, issues, counter=counter, name=names, skipped=skipped, gap=gap, times=times)
+
+
+def _new_responses(found: list[LoggedRequest], seen: set[str], skipped: Counter[str]) -> list[LoggedRequest]:
+    """The transcript requests whose API response was not imported yet (a sidechain written both
+    into its session and into a subagent file, a session copied on resume): one request per
+    response, the first file's; the others are counted in ``skipped``."""
+    out = []
+    for request in found:
+        ids = [i for i in (request.response_id, request.request_id) if i] if request.dialect == "claude-code" else []
+        if any(i in seen for i in ids):
+            skipped["duplicate response"] += 1
+            continue
+        seen.update(ids)
+        out.append(request)
+    return out
 
 
 __all__ = ["LogFile", "read_log", "read_file", "log_files", "import_log"]

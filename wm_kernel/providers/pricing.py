@@ -24,7 +24,7 @@ True
 
 from __future__ import annotations
 
-from wm_kernel.cachesim.models import Cost, ModelProfile, get_model, priced_as
+from wm_kernel.cachesim.models import Cost, ModelProfile, get_model
 from wm_kernel.dialects.usage import Usage
 
 

@@ -9,9 +9,8 @@ itself as text lines, a per-turn table, HTML and a plot of both cumulative costs
 
 from __future__ import annotations
 
-import math
-
 import html
+import math
 from collections import Counter
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
@@ -100,7 +99,6 @@ def reconciliation(
         )
     notes.update({line: None for line in simulation.assumptions})
     return Reconciliation(simulation.profile, rows, factor if steady else None, list(notes))
-
 
 
 def _dollars(value: float | None) -> float:

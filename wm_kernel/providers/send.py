@@ -22,12 +22,12 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from wm_kernel.cachesim.models import Cost
 from wm_kernel.core.prompt import ComposedPrompt
 from wm_kernel.dialects.registry import CallResult, Dialect, dialect_for_sdk, get_dialect, sdk_clients
 from wm_kernel.dialects.usage import Usage, parse_usage, request_prefix
 from wm_kernel.instruments.exchange import Exchange, ExchangeRecordedEvent
 from wm_kernel.instruments.history import History
-from wm_kernel.cachesim.models import Cost
 from wm_kernel.providers.pricing import price
 from wm_kernel.providers.recording import Recording, offline, section_digests
 from wm_kernel.session import Session
