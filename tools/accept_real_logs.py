@@ -1,16 +1,25 @@
-"""Acceptance over real logs nobody here wrote: every figure the import gives equals a plain-json
-count of the raw file.
+"""Acceptance over real logs nobody here wrote: every figure the import gives equals a count of the
+raw file made here with plain ``json`` and none of the importer's code.
 
     PYTHONPATH=. python tools/accept_real_logs.py [FOLDER]
 
-FOLDER defaults to ../shared/real-logs (beside the repository) or /work/shared/real-logs. For each
-Claude Code transcript (with its subagents), each envelope file and each OTLP file it counts, with
-``json`` alone, the requests and per request the input, cache read, cache write (5m and 1h) and
-output tokens (a transcript: the last line of each ``message.id``), and compares them with
-``import_log(...)``'s ``requests[i].usage``, ``billed_usage()``, the ``usage`` frame, reconcile's
-billed side and the OTLP export's ``gen_ai.usage.*``. It also checks that every request of a
-transcript holds the result of every tool call it sends, and that a clean file imports without
-issues. Prints one line per file and check; exits 1 on any mismatch, 0 when all agree (77 when the
+FOLDER defaults to ../shared/real-logs (beside the repository) or /work/shared/real-logs. Its own
+count, written from the formats' facts (../shared/real-logs/README.md), not from wm_kernel:
+
+- a Claude Code transcript (with its subagents): one request per API response, the lines of one
+  response found by their ``message.id`` or ``requestId`` in any file of the session; its usage is
+  its last line's;
+- an envelope file: one request per line; its usage read by what it holds (Anthropic's, with
+  ``iterations`` summed; OpenAI's, LiteLLM's and OpenRouter's ``prompt_tokens``; Bedrock's
+  camelCase; Gemini's ``usageMetadata``);
+- an OTLP file: one request per span with ``gen_ai.usage.input_tokens``;
+- dollars: its own copy of prices.md's rows for the models these logs use, and OpenRouter's own
+  ``usage.cost``, against the kit's ``price()`` per request.
+
+It compares the import's requests, ``billed_usage()``, the ``usage`` frame, reconcile's billed side,
+the OTLP export's ``gen_ai.usage.*`` and the CLI. The formats the kit does not read yet (Codex
+rollouts, claude-trace captures, OpenHands trajectories: issue 46) are counted and listed, not
+failed. Prints one line per file and check; exits 1 on any mismatch, 0 when all agree (77 when the
 folder is absent).
 """
 
@@ -48,35 +57,116 @@ def _lines(path: Path) -> list[dict[str, Any]]:
     return out
 
 
+def _n(value: Any) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
 def _anthropic(usage: dict[str, Any]) -> Figures:
-    written = usage.get("cache_creation_input_tokens") or 0
-    one_hour = (usage.get("cache_creation") or {}).get("ephemeral_1h_input_tokens") or 0
+    """(input, cache read, 5m writes, 1h writes, output) of a Messages usage; with server-side
+    steps, the sum over ``iterations`` (the top level leaves the compaction step out)."""
+    steps = usage.get("iterations")
+    if isinstance(steps, list) and steps:
+        parts = [_anthropic(step) for step in steps]
+        return tuple(sum(column) for column in zip(*parts, strict=True))  # type: ignore[return-value]
+    written = _n(usage.get("cache_creation_input_tokens"))
+    one_hour = _n((usage.get("cache_creation") or {}).get("ephemeral_1h_input_tokens"))
     return (
-        usage.get("input_tokens") or 0,
-        usage.get("cache_read_input_tokens") or 0,
+        _n(usage.get("input_tokens")),
+        _n(usage.get("cache_read_input_tokens")),
         written - one_hour,
         one_hour,
-        usage.get("output_tokens") or 0,
+        _n(usage.get("output_tokens")),
     )
 
 
+def usage_figures(usage: dict[str, Any]) -> Figures:
+    """The five figures of any usage object these logs hold, by the keys it has."""
+    if "inputTokens" in usage:  # Bedrock Converse: input excludes the cache, as Anthropic's
+        return (
+            _n(usage.get("inputTokens")),
+            _n(usage.get("cacheReadInputTokens")),
+            _n(usage.get("cacheWriteInputTokens")),
+            0,
+            _n(usage.get("outputTokens")),
+        )
+    if "prompt_tokens" in usage:  # OpenAI, LiteLLM, OpenRouter: the prompt includes reads and writes
+        details = usage.get("prompt_tokens_details") or {}
+        cached = _n(details.get("cached_tokens")) or _n(usage.get("cache_read_input_tokens"))
+        written = _n(details.get("cache_write_tokens")) or _n(usage.get("cache_creation_input_tokens"))
+        return (_n(usage["prompt_tokens"]) - cached - written, cached, written, 0, _n(usage.get("completion_tokens")))
+    if "promptTokenCount" in usage:  # Gemini: the prompt includes the cached content; thoughts are output
+        cached = _n(usage.get("cachedContentTokenCount"))
+        return (
+            _n(usage["promptTokenCount"]) - cached + _n(usage.get("toolUsePromptTokenCount")),
+            cached,
+            0,
+            0,
+            _n(usage.get("candidatesTokenCount")) + _n(usage.get("thoughtsTokenCount")),
+        )
+    return _anthropic(usage)
+
+
+#: prices.md's rows for the models of these logs (US$ per million: input, output); writes 1.25x
+#: input for 5 minutes and 2x for an hour, reads 0.1x, for Claude and GPT-5.6; GPT-4o's reads 0.5x
+#: and writes free (OpenAI's prompt-caching announcement)
+PRICES = {
+    "claude-3-5-sonnet": (3.0, 15.0, 1.25, 0.1),
+    "claude-sonnet-4": (3.0, 15.0, 1.25, 0.1),
+    "claude-sonnet-4-5": (3.0, 15.0, 1.25, 0.1),
+    "claude-sonnet-4-6": (3.0, 15.0, 1.25, 0.1),
+    "claude-opus-4-6": (5.0, 25.0, 1.25, 0.1),
+    "claude-haiku-4-5": (1.0, 5.0, 1.25, 0.1),
+    "gpt-5.6-sol": (5.0, 30.0, 1.25, 0.1),
+    "gpt-4o-mini": (0.15, 0.60, 1.0, 0.5),
+}
+ROW_OF = {
+    "claude-sonnet-4-5-20250929": "claude-sonnet-4-5",
+    "anthropic/claude-sonnet-4.6": "claude-sonnet-4-6",
+    "anthropic/claude-4.6-sonnet-20260217": "claude-sonnet-4-6",
+    "claude-3-5-sonnet-20241022": "claude-3-5-sonnet",
+    "claude-3-5-sonnet-20240620": "claude-3-5-sonnet",
+    "claude-sonnet-4-20250514": "claude-sonnet-4",
+    "claude-haiku-4-5-20251001": "claude-haiku-4-5",
+    "gpt-4o-mini-2024-07-18": "gpt-4o-mini",
+}
+
+
+def dollars(model: str | None, figures: Figures) -> float | None:
+    """The whole bill of one request at prices.md's row (None for a model without one here)."""
+    row = PRICES.get(ROW_OF.get(model or "", model or ""))
+    if row is None:
+        return None
+    price_in, price_out, write, read = row
+    plain, cached, w5, w1, out = figures
+    one_hour = 2.0 if write == 1.25 else write
+    return (plain * price_in + cached * price_in * read + w5 * price_in * write + w1 * price_in * one_hour + out * price_out) / 1e6
+
+
 def transcript_counts(path: Path) -> dict[str, Figures]:
-    """Per message id, the last line's usage: the plain count of a transcript (and its subagents)."""
+    """Per API response, the last line's usage: the plain count of a transcript (and its subagents).
+    The lines of one response share ``message.id`` and ``requestId``; either finds it, in any file."""
     files = [path] + sorted((path.with_suffix("") / "subagents").glob("*.jsonl"))
-    last: dict[str, dict[str, Any]] = {}
+    response_of: dict[str, int] = {}
+    last: dict[int, dict[str, Any]] = {}
     for one in files:
         for value in _lines(one):
             message = value.get("message")
-            if value.get("type") == "assistant" and isinstance(message, dict) and "usage" in message:
-                key = message.get("id") or value.get("requestId") or f"{one}:{len(last)}"
-                last[key] = message["usage"]
-    return {key: _anthropic(usage) for key, usage in last.items()}
+            if value.get("type") != "assistant" or not isinstance(message, dict) or "usage" not in message:
+                continue
+            keys = [k for k in (message.get("id"), value.get("requestId")) if isinstance(k, str) and k]
+            number = next((response_of[k] for k in keys if k in response_of), len(last))
+            for key in keys:
+                response_of.setdefault(key, number)
+            last[number] = message["usage"]
+    return {str(number): _anthropic(usage) for number, usage in last.items()}
 
 
-def _imported(session: ImportedSession) -> list[Figures]:
-    out = []
+def _imported(session: ImportedSession) -> list[Figures | None]:
+    out: list[Figures | None] = []
     for usage in session.billed_usage():
-        assert usage is not None
+        if usage is None:
+            out.append(None)
+            continue
         out.append(
             (
                 usage.input_tokens,
@@ -207,6 +297,18 @@ def check_transcript(path: Path, check: Check) -> None:
     if reconciled is not None:
         check.same("reconcile billed side", reconciled, [(f[0], f[1], f[2] + f[3], f[3]) for f in got])
     check.same("requests missing a tool result", _missing_results(session), 0)
+    from wm_kernel.providers.pricing import price
+
+    pricing = session.pricing()
+    kit = [
+        None if u is None or not p.priced else round(price(u, p.profile).total_usd or 0.0, 9)
+        for u, p in zip(session.billed_usage(), pricing, strict=True)
+    ]
+    own = [
+        None if f is None else (None if (d := dollars(r.model, f)) is None else round(d, 9))
+        for r, f in zip(session.requests, got, strict=True)
+    ]
+    check.same("dollars per request (the kit's price() == prices.md by hand)", kit, own)
     from wm_kernel.__main__ import main as cli
 
     with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()) as err:
@@ -221,22 +323,39 @@ def check_transcript(path: Path, check: Check) -> None:
 def check_envelopes(path: Path, check: Check) -> None:
     print(f"{path.name}")
     records = _lines(path)
-    session = import_log(path)
-    check.same("no issues", [str(e) for e in session.errors], [])
-    check.same("requests", len(session), len(records))
-    usages = [r.get("response", {}).get("usage") for r in records]
-    if all(u is None for u in usages):
-        check.same("no usage (bare bodies)", [u for u in session.billed_usage()], [None] * len(records))
+    try:
+        session = import_log(path)
+    except ValueError as exc:
+        if all("contents" in (r.get("request") or {}) for r in records):  # a Gemini generateContent body
+            print(f"    (issue 46) {len(records)} Gemini requests by a plain count; the kit does not read them yet")
+            return
+        check.same("imports", str(exc), "imported")
         return
-    want = []
-    for usage in usages:
-        if "prompt_tokens" in usage:
-            cached = (usage.get("prompt_tokens_details") or {}).get("cached_tokens") or 0
-            written = (usage.get("prompt_tokens_details") or {}).get("cache_write_tokens") or 0
-            want.append((usage["prompt_tokens"] - cached - written, cached, written, 0, usage["completion_tokens"]))
-        else:
-            want.append(_anthropic(usage))
+    check.same("no issues", [str(e) for e in session.errors], [])
+    check.same("requests (one per line)", len(session), len(records))
+    responses = [r.get("response") or {} for r in records]
+    usages = [r.get("usage") or r.get("usageMetadata") for r in responses]
+    if all(u is None for u in usages):
+        check.same("no usage (bare bodies)", list(session.billed_usage()), [None] * len(records))
+        return
+    want = [usage_figures(u) if isinstance(u, dict) else None for u in usages]
     check.same("billed_usage()", _imported(session), want)
+    from wm_kernel.providers.pricing import price
+
+    kit_usd, own_usd, billed_usd = [], [], []
+    for request, usage, figures in zip(session.requests, session.billed_usage(), want, strict=True):
+        model = (request.model or "").strip() or None
+        ours = dollars(model, figures) if figures is not None else None
+        priced = session.pricing()[session.requests.index(request)]
+        kit = price(usage, priced.profile).total_usd if usage is not None and priced.priced else None
+        kit_usd.append(None if kit is None else round(kit, 9))
+        own_usd.append(None if ours is None else round(ours, 9))
+        if usage is not None and usage.billed_usd is not None:
+            billed_usd.append((round(usage.billed_usd, 9), None if kit is None else round(kit, 9)))
+    check.same("dollars per request (the kit's price() == prices.md by hand)", kit_usd, own_usd)
+    if billed_usd:
+        check.same("OpenRouter's billed usage.cost == the kit's dollars", [k for _, k in billed_usd], [b for b, _ in billed_usd])
+    print(f"    total ${sum(x for x in kit_usd if x is not None):.6f}; unpriced {kit_usd.count(None)} of {len(kit_usd)}")
 
 
 def check_otlp(path: Path, check: Check) -> None:
@@ -268,6 +387,38 @@ def check_otlp(path: Path, check: Check) -> None:
     check.same("billed_usage() (writes as writes)", _imported(session), want)
 
 
+def not_yet(folder: Path) -> None:
+    """The formats the kit does not read yet (issue 46): their plain counts, and what import says."""
+    counts: list[tuple[Path, int]] = []
+    for path in sorted((folder / "codex-rollouts").glob("*.jsonl")):
+        seen: set[tuple[int, ...]] = set()
+        for value in _lines(path):
+            payload = value.get("payload") or {}
+            info = payload.get("info") if payload.get("type") == "token_count" else None
+            if isinstance(info, dict) and isinstance(info.get("total_token_usage"), dict):
+                seen.add(tuple(sorted(info["total_token_usage"].items())))  # type: ignore[arg-type]
+        counts.append((path, len(seen)))
+    for path in sorted((folder / "claude-trace").glob("*.jsonl")):
+        counts.append((path, len(_lines(path))))
+    for path in sorted((folder / "openhands").glob("*.json")):
+        value = json.loads(path.read_text(encoding="utf-8"))
+        if isinstance(value, list):
+            ids = {
+                ((e.get("tool_call_metadata") or {}).get("model_response") or {}).get("id")
+                for e in value
+                if isinstance(e, dict)
+            }
+            counts.append((path, len(ids - {None})))
+        else:
+            counts.append((path, len(value.get("data") or [])))
+    for path, requests in counts:
+        try:
+            read = f"imports {len(import_log(path))} requests"
+        except ValueError as exc:
+            read = f"not read: {str(exc).splitlines()[0][:100]}"
+        print(f"{path.name}\n    (issue 46) {requests} requests by a plain count; the kit {read}")
+
+
 def main(argv: list[str]) -> int:
     folder = Path(argv[0]) if argv else default_folder()
     if folder is None or not folder.is_dir():
@@ -280,6 +431,7 @@ def main(argv: list[str]) -> int:
         check_envelopes(path, check)
     for path in sorted((folder / "otlp").glob("*.json")):
         check_otlp(path, check)
+    not_yet(folder)
     print(f"{'all figures agree' if not check.failed else f'{check.failed} checks failed'}")
     return 1 if check.failed else 0
 

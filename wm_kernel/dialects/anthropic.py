@@ -25,9 +25,9 @@ def read_messages_usage(usage: Mapping[str, Any], where: str, common: Mapping[st
     (``usage.iterations``: a compaction, then the message) the bill is the sum over the steps, and
     the top-level counts, which leave the compaction step out, are not read."""
     steps = usage.get("iterations")
-    if steps is not None:
-        if not isinstance(steps, list) or not steps or not all(isinstance(s, Mapping) for s in steps):
-            raise ValueError(f"{where}: usage.iterations must be a non-empty list of objects")
+    if steps:  # Claude Code writes an empty list where the server took one step
+        if not isinstance(steps, list) or not all(isinstance(s, Mapping) for s in steps):
+            raise ValueError(f"{where}: usage.iterations must be a list of objects")
         return add_usages(
             [_one_step(step, f"{where} iterations[{i}]", common, provider) for i, step in enumerate(steps)]
         )

@@ -291,7 +291,11 @@ def parse_usage(
             usage_int(usage, "output_tokens", where),
             **common,
         )
-    dialect = usage_dialect_named(shape) if shape is not None else usage_dialect(usage)
+    dialect = usage_dialect_named(shape) if shape is not None else None
+    if dialect is None or not dialect.reads_usage(usage):
+        # read by what it holds: a log's wire names the body, not always the usage (a Bedrock
+        # response to an Anthropic-shaped body); a record holding no shape's counts is an error
+        dialect = usage_dialect(usage)
     if dialect is None:
         keys = ", ".join(sorted(str(k) for k in usage)) or "none"
         raise ValueError(f"{where}: not a usage record of {usage_titles()} (keys: {keys})")
