@@ -139,7 +139,9 @@ def dollars(model: str | None, figures: Figures) -> float | None:
     price_in, price_out, write, read = row
     plain, cached, w5, w1, out = figures
     one_hour = 2.0 if write == 1.25 else write
-    return (plain * price_in + cached * price_in * read + w5 * price_in * write + w1 * price_in * one_hour + out * price_out) / 1e6
+    return (
+        plain * price_in + cached * price_in * read + w5 * price_in * write + w1 * price_in * one_hour + out * price_out
+    ) / 1e6
 
 
 def transcript_counts(path: Path) -> dict[str, Figures]:
@@ -354,8 +356,14 @@ def check_envelopes(path: Path, check: Check) -> None:
             billed_usd.append((round(usage.billed_usd, 9), None if kit is None else round(kit, 9)))
     check.same("dollars per request (the kit's price() == prices.md by hand)", kit_usd, own_usd)
     if billed_usd:
-        check.same("OpenRouter's billed usage.cost == the kit's dollars", [k for _, k in billed_usd], [b for b, _ in billed_usd])
-    print(f"    total ${sum(x for x in kit_usd if x is not None):.6f}; unpriced {kit_usd.count(None)} of {len(kit_usd)}")
+        check.same(
+            "OpenRouter's billed usage.cost == the kit's dollars",
+            [k for _, k in billed_usd],
+            [b for b, _ in billed_usd],
+        )
+    print(
+        f"    total ${sum(x for x in kit_usd if x is not None):.6f}; unpriced {kit_usd.count(None)} of {len(kit_usd)}"
+    )
 
 
 def check_otlp(path: Path, check: Check) -> None:

@@ -77,10 +77,10 @@ def write(
             "parentUuid": f"u{n}",
             "sessionId": session,
             "isSidechain": sidechain,
-            "requestId": f"req_{session[:4]}{n}",
+            "requestId": f"req_{path.stem[-6:]}{n}",  # an API response's ids are its own, in any file
             "timestamp": (at + timedelta(seconds=5)).isoformat().replace("+00:00", "Z"),
             "message": {
-                "id": f"msg_{session[:4]}{n}",
+                "id": f"msg_{path.stem[-6:]}{n}",
                 "role": "assistant",
                 "model": model,
                 "stop_reason": "end_turn",

@@ -26,7 +26,8 @@ Examples
 --------
 >>> u = parse_usage({"input_tokens": 50, "cache_creation_input_tokens": 1200,
 ...                  "cache_read_input_tokens": 100000, "output_tokens": 87,
-...                  "cache_creation": {"ephemeral_5m_input_tokens": 200, "ephemeral_1h_input_tokens": 1000}})
+...                  "cache_creation": {"ephemeral_5m_input_tokens": 200,
+...                                     "ephemeral_1h_input_tokens": 1000}})
 >>> u.provider, u.prompt_tokens, u.cache_write_5m_tokens, u.cache_write_1h_tokens
 ('anthropic', 101250, 200, 1000)
 >>> parse_usage({"prompt_tokens": 2006, "completion_tokens": 300, "total_tokens": 2306,
@@ -36,7 +37,7 @@ Examples
 Traceback (most recent call last):
 ...
 ValueError: usage.jsonl line 3: not a usage record of Anthropic, OpenAI Chat (and LiteLLM, OpenRouter), OpenAI Responses, Gemini, Bedrock Converse (keys: tokens)
-"""
+"""  # noqa: E501 - examples show their output line for line
 
 from __future__ import annotations
 

@@ -6,7 +6,8 @@ new format registers itself there, see that module's docstring):
 ``anthropic``
     JSON Lines of Anthropic Messages request bodies, each alone or in an envelope
     ``{"timestamp": ISO-8601, "request": body, "response": {... "usage": {...}}}`` (the envelope
-    gives the send time and the usage).
+    gives the send time and the usage; a ``"url"`` beside them gives the model where only the URL names
+    it: Bedrock's ``/model/{modelId}/converse`` and ``/invoke``).
 ``openai.chat`` / ``openai.responses``
     The same for OpenAI Chat Completions and Responses bodies.
 ``claude-code``
@@ -31,6 +32,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
+from wm_kernel.dialects.bedrock import model_from_url
 from wm_kernel.dialects.registry import (
     Dialect,
     LogFormat,
@@ -191,9 +193,10 @@ class BodyReader:
             raise ValueError(f"response.usage must be an object, got {usage!r}")
         sent_at = parse_time(value.get("timestamp"), "timestamp") if enveloped else None
         sections = cut_body(text, body, self.wire.name, self.splitter, node["request"] if enveloped else node)
-        model = body.get("model")
         rid = value.get("request_id") if enveloped else None
         answer = response if isinstance(response, Mapping) else {}
+        # Bedrock names the model only in the URL (an envelope's ``url``); else the body, else the answer
+        model = body.get("model") or (model_from_url(value.get("url")) if enveloped else None) or answer.get("model")
         choices = answer.get("choices")
         finish = (
             answer.get("stop_reason")

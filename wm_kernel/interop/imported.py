@@ -25,6 +25,7 @@ log has no times). It presents what the instruments read from a recorded Session
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping, Sequence
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -92,8 +93,22 @@ class ImportedSession:
             )
         timed = all(r.sent_at is not None for r in requests)
         ordered = sorted(requests, key=lambda r: r.sent_at) if timed else list(requests)  # type: ignore[arg-type,return-value]
+        # usage is read once, here: a request whose usage no shape reads is kept without it, and
+        # the log says where (one bad record never refuses the others' figures)
+        issues = list(errors)
+        self._billed: list[Usage | None] = []
+        for index, request in enumerate(ordered):
+            where = f"{request.path}:{request.lines[0]}" if request.lines else request.path
+            try:
+                self._billed.append(logged_usage(request, where=where))
+            except ValueError as exc:
+                issues.append(
+                    ImportIssue(request.path, request.lines[0] if request.lines else 0, f"usage not read: {exc}")
+                )
+                ordered[index] = dataclasses.replace(request, usage=None, usage_format=None)
+                self._billed.append(None)
         self.requests: tuple[LoggedRequest, ...] = tuple(ordered)
-        self.errors: tuple[ImportIssue, ...] = tuple(errors)
+        self.errors: tuple[ImportIssue, ...] = tuple(issues)
         #: Ordinary records read and skipped, by type (a transcript's ``progress`` lines...).
         self.skipped: dict[str, int] = dict(sorted((skipped or {}).items()))
         #: Calls of the same log that are not turns of the conversation (MIRA's tap: summaries,
@@ -341,13 +356,9 @@ class ImportedSession:
     def billed_usage(self) -> list[Usage | None]:
         """Per turn, the usage the log recorded as a :class:`~wm_kernel.dialects.usage.Usage`
         (None where it has none), with the request's id and prefix digests where the log has them
-        (``wm_kernel.interop.billing``). A usage object the parser refuses is a ValueError naming
-        the file and line."""
-        out = []
-        for request in self.requests:
-            where = f"{request.path}:{request.lines[0]}" if request.lines else request.path
-            out.append(logged_usage(request, where=where))
-        return out
+        (``wm_kernel.interop.billing``). A usage object no shape reads was dropped at import and
+        is in :attr:`errors`, naming the file and line."""
+        return list(self._billed)
 
     def request_prefixes(self) -> list[dict[str, str]]:
         """Per turn, the digests of the request's cacheable prefix (tools, cached system text,

@@ -18,6 +18,7 @@ Examples
 (0.00015, 0.03, 0.00675)
 >>> round(cost.total_usd, 6)
 0.038205
+>>> from wm_kernel.cachesim.models import priced_as
 >>> price(Usage("anthropic", 50), priced_as("claude-opus-9").profile).total_usd is None
 True
 """
