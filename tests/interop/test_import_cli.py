@@ -147,6 +147,10 @@ def test_a_log_without_send_times_imports_at_the_gap_given_and_says_so(
     assert out[-1] == "send times assumed: the log has none; requests in file order 45 s apart (gap=)"
     assert out[3].split()[:3] == ["1", "2026-01-01", "00:00:45"]
     assert out[3].split()[-1] == "claude-haiku-4-5"
-    assert main(["import", str(path)]) == 0  # without --gap: the table, no simulation, and why
+    assert main(["import", str(path)]) == 0  # without --gap: simulated at the default spacing, said
     out = capsys.readouterr().out.splitlines()
-    assert out[-1] == "send times: none in the log (pass gap= or times=)"
+    assert out[-1] == (
+        "send times assumed: the log has none; requests in file order 30 s apart, the default "
+        "(pass gap= or times= to set them)"
+    )
+    assert out[3].split()[:3] == ["1", "2026-01-01", "00:00:30"]

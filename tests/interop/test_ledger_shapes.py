@@ -190,3 +190,36 @@ def test_an_unknown_models_dollars_are_missing_and_totals_say_how_many(tmp_path:
     sim = log.cache_simulation()
     assert sim.unpriced == 1 and math.isnan(sim.total_cost)
     assert any(line.startswith("unpriced: claude-opus-5 is not in the price table") for line in sim.assumptions)
+
+
+def test_a_request_level_cache_control_is_a_breakpoint_on_the_last_cacheable_block(tmp_path: Path) -> None:
+    # automatic caching: the body's own cache_control caches up to its last block, as a mark there
+    first = {
+        "cache_control": {"type": "ephemeral", "ttl": "5m"},
+        "model": "claude-sonnet-4-5",
+        "max_tokens": 64,
+        "messages": [{"role": "user", "content": [{"type": "text", "text": "Tell me about the parser. " * 200}]}],
+        "system": "You review code.",
+    }
+    second = dict(
+        first,
+        messages=[
+            *first["messages"],
+            {"role": "assistant", "content": "It reads JSON."},
+            {"role": "user", "content": "More."},
+        ],
+    )
+    log = load(
+        envelopes(
+            tmp_path,
+            {"timestamp": "2026-11-30T09:00:00Z", "request": first},
+            {"timestamp": "2026-11-30T09:01:00Z", "request": second},
+        )
+    )
+    assert [[(s.name, s.cache) for s in log.sections(t) if s.cache] for t in log.turns] == [
+        [("msg[0] user [0] text", "5m")],
+        [("msg[2] user", "5m")],
+    ]
+    sim = log.cache_simulation()
+    written = int(sim.turns["cache_creation_input_tokens"].iloc[0])
+    assert written > 1024 and int(sim.turns["cache_read_input_tokens"].iloc[1]) == written

@@ -277,8 +277,11 @@ def test_a_log_without_send_times_is_simulated_and_reconciled_at_the_gap_given(t
     path = tmp_path / "bodies.jsonl"
     path.write_text((json.dumps(body) + "\n") * 3, encoding="utf-8")
     log = import_log(path, counter=counter())
-    with pytest.raises(ValueError, match=r"^turn 0 has no send time in the log; pass gap= \(the spacing"):
-        log.cache_simulation()
+    default = log.cache_simulation()  # 30 s apart when nothing says, and said in one line
+    assert (
+        "send times assumed: the log has none; requests in file order 30 s apart, the default "
+        "(pass gap= or times= to set them)"
+    ) in default.assumptions
     said = "send times assumed: the log has none; requests in file order 60 s apart (gap=)"
     sim = log.cache_simulation(gap=60)
     assert said in str(sim).splitlines() and said in sim.headline()

@@ -315,8 +315,13 @@ def test_a_log_without_send_times_exports_at_the_gap_given_and_says_so(tmp_path:
     path = tmp_path / "bodies.jsonl"
     path.write_text((json.dumps(body) + "\n") * 3, encoding="utf-8")
     log = import_log(path, counter=TokenCounter(EstimateTokenizer()))
-    with pytest.raises(ValueError, match=r"^turn 0 has no send time in the log; pass gap= "):
-        export_trace(log, exporter=InMemorySpanExporter())
+    assumed = InMemorySpanExporter()
+    assert export_trace(log, exporter=assumed) == 3  # at the default spacing, said
+    root = next(dict(s.attributes or {}) for s in assumed.get_finished_spans() if s.name.startswith("invoke_agent"))
+    assert root["wm.times.assumed"] == (
+        "send times assumed: the log has none; requests in file order 30 s apart, the default "
+        "(pass gap= or times= to set them)"
+    )
     exporter = InMemorySpanExporter()
     assert export_trace(log, exporter=exporter, gap=timedelta(seconds=90)) == 3
     spans = list(exporter.get_finished_spans())

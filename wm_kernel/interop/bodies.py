@@ -14,6 +14,8 @@ JSON; an image as a placeholder, never its data).
 
 from __future__ import annotations
 
+import dataclasses
+
 import itertools
 import json
 import operator
@@ -296,7 +298,24 @@ def cut_body(
     shape = get_dialect(dialect).body_shape
     if shape not in cutters:
         raise ValueError(f"no cutter for {dialect} request bodies (shape {shape!r})")
-    return cutters[shape](text, located, body, splitter).finish()
+    sections = cutters[shape](text, located, body, splitter).finish()
+    automatic = ttl_of(body) if shape == "messages" else None
+    if automatic is not None:
+        sections = _mark_last_cacheable(sections, automatic)
+    return sections
+
+
+def _mark_last_cacheable(sections: list[Section], ttl: str) -> list[Section]:
+    """A request-level ``cache_control`` (Anthropic's automatic caching) caches up to the last
+    cacheable block, as a breakpoint there would: its mark goes on that block's last section."""
+    for kind in ("message", "system", "tool"):  # the prompt's order: the last block is the last message's
+        found = [index for index, section in enumerate(sections) if section.kind == kind]
+        if found:
+            last = sections[found[-1]]
+            if last.cache is None:
+                sections[found[-1]] = dataclasses.replace(last, cache=ttl)
+            break
+    return sections
 
 
 def first_message(sections: Sequence[Section]) -> Section | None:

@@ -325,10 +325,7 @@ class ImportedSession:
         and tools (and the tokenizer factor fitted with them), models priced as another."""
         lines = []
         if assumed is None:
-            try:
-                _, assumed = self.send_times()
-            except ValueError:
-                assumed = "send times: none in the log (pass gap= or times=)"
+            _, assumed = self.send_times()
         if assumed:
             lines.append(assumed)
         for found in self.inferred().values():

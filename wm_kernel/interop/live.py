@@ -84,9 +84,8 @@ class ReplayedLog:
         ``model`` at the log's send times, counted with ``counter`` (default the log's)."""
         counter = counter if counter is not None else self.log.counter
         requests = []
+        sent, _ = self.log.send_times()  # the log's, or assumed as every view of it assumes them
         for turn, logged in zip(self.log.turns, self.log.requests, strict=True):
-            if logged.sent_at is None:
-                raise ValueError(f"turn {turn} has no send time in the log")
             blocks = [
                 Block(
                     f"{s.name}:{text_digest(s.text).hex()}",
@@ -97,7 +96,7 @@ class ReplayedLog:
                 )
                 for s in self.log.sections(turn)
             ]
-            requests.append(Request(logged.sent_at, blocks, params={"model": logged.model} if logged.model else None))
+            requests.append(Request(sent[turn], blocks, params={"model": logged.model} if logged.model else None))
         sim = simulate(requests, model, counter=counter)
         sim.turns.insert(0, "turn", list(self.log.turns))
         return sim

@@ -8,6 +8,9 @@ from datetime import UTC, datetime, timedelta
 
 #: Where assumed send times start when the log has none at all.
 ASSUMED_START = datetime(2026, 1, 1, tzinfo=UTC)
+#: The spacing assumed when the log has no send times and none is given: an agent's next call
+#: follows within seconds, well inside every provider's shortest cache TTL (5 minutes)
+DEFAULT_GAP = timedelta(seconds=30)
 
 
 def as_gap(gap: timedelta | float | int | None) -> timedelta | None:
@@ -43,20 +46,17 @@ def send_times(
     """Each request's send time and, when any was assumed, a line saying so ("" when the log
     gave them all). ``logged`` holds the log's times (None where it has none); ``times`` (one per
     request) replaces them; ``gap`` (a timedelta or seconds; else ``default``) spaces the requests
-    the log gives no time, in file order after the last known one. Without either, a log missing
-    times is a ValueError that says to pass one."""
+    the log gives no time, in file order after the last known one. Without either, they are
+    :data:`DEFAULT_GAP` apart, and the line says so and how to set them."""
     if times is not None:
         return checked_times(times, len(logged)), "send times given (times=), not the log's"
     missing = sum(at is None for at in logged)
     if not missing:
         return [at for at in logged if at is not None], ""
     spacing = as_gap(gap) if gap is not None else default
+    chosen = spacing is not None
     if spacing is None:
-        first = next(turn for turn, at in enumerate(logged) if at is None)
-        raise ValueError(
-            f"turn {first} has no send time in the log; pass gap= (the spacing of the "
-            f"requests, e.g. gap=timedelta(seconds=30)) or times= (one per request)"
-        )
+        spacing = DEFAULT_GAP
     out: list[datetime] = []
     previous: datetime | None = None
     for at in logged:
@@ -66,4 +66,9 @@ def send_times(
         previous = at
     seconds = spacing.total_seconds()
     which = "the log has none" if missing == len(logged) else f"{missing} of {len(logged)} requests have none"
-    return out, f"send times assumed: {which}; requests in file order {seconds:g} s apart (gap=)"
+    if chosen:
+        return out, f"send times assumed: {which}; requests in file order {seconds:g} s apart (gap=)"
+    return out, (
+        f"send times assumed: {which}; requests in file order {seconds:g} s apart, the default "
+        "(pass gap= or times= to set them)"
+    )
