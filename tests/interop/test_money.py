@@ -300,3 +300,30 @@ def test_a_log_without_send_times_is_simulated_and_reconciled_at_the_gap_given(t
     assert result.rows.loc[1, "detail"] == (
         "prefix byte-identical to the previous request and live (3,456 tokens modelled as read); billed a read of 0"
     )
+
+
+def test_one_bill_per_session_in_every_view(transcript: tuple[Path, Path], ip: Any) -> None:
+    # an imported session (two models, a subagent): the log's simulation, its replayed session's,
+    # %cache on it and reconcile's predicted side are one bill: the same models, tokens and dollars
+    from wm_kernel import current_session
+
+    main, _ = transcript
+    ip.run_line_magic("wm_import", f"'{main}'")
+    session = current_session()
+    log = session.replayed.log
+    own = log.cache_simulation()
+    replayed = session.cache_simulation()
+    shown = ip.run_line_magic("cache", "--no-advice")
+    for other in (replayed, shown.simulation):
+        assert [m.name for m in other.models] == [m.name for m in own.models]
+        assert other.turns["prompt_tokens"].tolist() == own.turns["prompt_tokens"].tolist()
+        assert other.total_cost == pytest.approx(own.total_cost, rel=1e-12)
+    assert {m.name for m in own.models} == {"claude-opus-4-6", "claude-sonnet-4-5", "claude-haiku-4-5"}
+    assert reconcile(log).summary()["predicted_usd"] == pytest.approx(own.total_cost, rel=1e-12)
+    assert session.model == "claude-opus-4-6"  # the log's own, not the kit's default
+    # %request shows the logged request, and names what the log lacks and the cost views count
+    view = ip.run_line_magic("request", "")
+    assert repr(view).startswith(f"turn {session.turn}, anthropic request for claude-opus-4-6: ")
+    assert any(
+        line.startswith("not in the log, so not in this request: system prompt and tools") for line in view.notes()
+    )

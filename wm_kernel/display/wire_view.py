@@ -68,6 +68,8 @@ class WireView:
         self.reserve_source = reserve_source or "the profile's max_output"
         #: (turns an hour, US dollars a day of input) when asked for
         self.daily: tuple[float, float] | None = None
+        #: what the request shown leaves out that the cost views count (a log's inferred parts)
+        self.left_out: list[str] = []
 
     @property
     def used(self) -> int:
@@ -120,8 +122,9 @@ class WireView:
         return head + counted + f"; body {len(self.wire.text.encode('utf-8')):,} bytes"
 
     def notes(self) -> list[str]:
-        """The forecast's lines and the day's cost."""
-        lines = self.forecast.lines() if self.forecast is not None else []
+        """What the request leaves out, the forecast's lines and the day's cost."""
+        lines = list(self.left_out)
+        lines += self.forecast.lines() if self.forecast is not None else []
         if self.daily is not None:
             rate, cost = self.daily
             lines.append(
@@ -228,9 +231,11 @@ def request_view(
         if isinstance(asked, int):
             reserved, source = asked, f"the {dialect.name} wire's max_tokens"
     prediction = None
-    if len(turns) >= 2:
+    fitted = turns[-FORECAST_TURNS:]
+    # a transcript replayed has no sections of its own to fit (its whole prompt is messages): no forecast
+    if len(turns) >= 2 and recorder.frame()["turn"].isin(fitted).any():
         prediction = _growth(
-            session, requests, turns[-FORECAST_TURNS:], turn, request.tokens + reserved, section_limits
+            session, requests, fitted, turn, request.tokens + reserved, section_limits
         )
     view = WireView(
         request,
@@ -241,6 +246,12 @@ def request_view(
         reserved=reserved,
         reserve_source=source,
     )
+    log = getattr(replayed, "log", None)
+    for found in (log.inferred().values() if log is not None and hasattr(log, "inferred") else ()):
+        view.left_out.append(
+            f"not in the log, so not in this request: {found.label}; the cost views (%cache, reconcile) "
+            "count it"
+        )
     if turns_per_hour is not None and prediction is not None:
         sim = (
             session.cache_simulation(model, wire=dialect.name)

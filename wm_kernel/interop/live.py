@@ -59,6 +59,10 @@ class ImportedTurns(Protocol):
 
     def prompt_at(self, turn: int) -> ComposedPrompt: ...
 
+    def cache_simulation(self, model: str | None = None) -> Simulation: ...
+
+    def cache_model(self) -> str: ...
+
     def sections(self, turn: int) -> list[Section]: ...
 
     @property
@@ -78,6 +82,11 @@ class ReplayedLog:
     max_tokens: dict[int, int] = field(default_factory=dict)
     #: the reply to each turn's request where the log keeps it (a transcript's assistant message)
     replies: dict[int, str] = field(default_factory=dict)
+
+    def bill(self, model: str | None = None) -> Simulation:
+        """The log's own cache simulation (``ImportedSession.cache_simulation``): the one bill every
+        view of a replayed session shows."""
+        return self.log.cache_simulation(model)
 
     def simulation(self, model: str | ModelProfile, *, counter: TokenCounter | None = None) -> Simulation:
         """The log's requests (tools, system sections, messages, its cache marks) played against
@@ -231,7 +240,8 @@ def replay_session(imported: ImportedTurns, *, base_prompt: str = "", **options:
             policies[record.name] = record.cache_policy
     counter = imported.counter
     options.setdefault("token_counter", counter)
-    options.setdefault("model", counter.model)
+    # the log's own model, so the wire view and the cost views name what the log ran
+    options.setdefault("model", imported.cache_model() if counter.model is None else counter.model)
     clock = ManualClock(times[0])  # type: ignore[arg-type]
     session = Session(base_prompt, clock=clock, layout=Layout(placements, name="imported"), trinkets=[], **options)
     if not mira_base:  # that agent's prompt: no scaffolding delimiter, no base prompt of its own

@@ -63,6 +63,14 @@ class RecordedViews:
         tools_tokens, ...). A model named here counts with its own counter."""
         from wm_kernel.cachesim.requests import model_counter, simulate_session
 
+        replayed = getattr(self, "replayed", None)
+        plain = {"breakpoints": "auto", "tools_tokens": 0, "wire": None, "counter": self.recorder.counter}
+        if replayed is not None and all(
+            value is None or value == plain.get(name, object()) for name, value in options.items()
+        ):
+            # an imported log's session has one bill: the log's own simulation (its models, its
+            # inferred system prompt and tools, its agent's caching, its send times), as every view
+            return replayed.bill(None if model in (None, self.model) else model)
         if model is not None and options.get("counter") is None:  # a model named: its own counter
             options["counter"] = model_counter(self, model)
         return simulate_session(self, model=model or self.model or DEFAULT_MODEL, **options)
