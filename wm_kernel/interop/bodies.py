@@ -15,7 +15,6 @@ JSON; an image as a placeholder, never its data).
 from __future__ import annotations
 
 import dataclasses
-
 import itertools
 import json
 import operator
