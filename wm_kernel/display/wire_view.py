@@ -234,9 +234,7 @@ def request_view(
     fitted = turns[-FORECAST_TURNS:]
     # a transcript replayed has no sections of its own to fit (its whole prompt is messages): no forecast
     if len(turns) >= 2 and recorder.frame()["turn"].isin(fitted).any():
-        prediction = _growth(
-            session, requests, fitted, turn, request.tokens + reserved, section_limits
-        )
+        prediction = _growth(session, requests, fitted, turn, request.tokens + reserved, section_limits)
     view = WireView(
         request,
         profile,
@@ -247,10 +245,9 @@ def request_view(
         reserve_source=source,
     )
     log = getattr(replayed, "log", None)
-    for found in (log.inferred().values() if log is not None and hasattr(log, "inferred") else ()):
+    for found in log.inferred().values() if log is not None and hasattr(log, "inferred") else ():
         view.left_out.append(
-            f"not in the log, so not in this request: {found.label}; the cost views (%cache, reconcile) "
-            "count it"
+            f"not in the log, so not in this request: {found.label}; the cost views (%cache, reconcile) count it"
         )
     if turns_per_hour is not None and prediction is not None:
         sim = (

@@ -25,6 +25,7 @@ import operator
 import weakref
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any, Protocol
 
 from trinkets.stored_section import stored_section_class
@@ -62,6 +63,8 @@ class ImportedTurns(Protocol):
     def cache_simulation(self, model: str | None = None) -> Simulation: ...
 
     def cache_model(self) -> str: ...
+
+    def send_times(self) -> tuple[list[datetime], str]: ...
 
     def sections(self, turn: int) -> list[Section]: ...
 

@@ -70,7 +70,8 @@ class RecordedViews:
         ):
             # an imported log's session has one bill: the log's own simulation (its models, its
             # inferred system prompt and tools, its agent's caching, its send times), as every view
-            return replayed.bill(None if model in (None, self.model) else model)
+            bill: Simulation = replayed.bill(None if model in (None, self.model) else model)
+            return bill
         if model is not None and options.get("counter") is None:  # a model named: its own counter
             options["counter"] = model_counter(self, model)
         return simulate_session(self, model=model or self.model or DEFAULT_MODEL, **options)
