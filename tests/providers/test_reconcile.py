@@ -179,7 +179,7 @@ def test_the_shown_table_has_billed_and_predicted_uncached_reads_writes_1h_and_d
     usage = records[1]["response"]["usage"]
     usage["input_tokens"] += 7
     result = reconcile(sim, records)
-    pairs = ["uncached", "read", "write", "1h", "$"]
+    pairs = ["uncached", "read", "write", "1h writes", "$"]
     columns = [f"{name} ({side})" for name in pairs[:4] for side in ("sim", "bill")] + ["$ sim", "$ bill"]
     table = result.table()
     assert [c for c in table.columns if c in columns] == columns
@@ -215,3 +215,36 @@ def test_the_plot_shows_both_cumulative_costs(sent: tuple[Session, Simulation]) 
     lines = figure.axes[0].get_lines()
     assert [line.get_label() for line in lines] == ["simulated", "billed"]
     assert lines[1].get_ydata()[-1] == pytest.approx(sim.total_cost)
+
+
+def test_a_steady_total_ratio_is_a_tokenizer_even_where_the_cache_split_moved(sent: tuple[Session, Simulation]) -> None:
+    # every billed prompt is 1.145x the simulated one; on turn 2 the provider read 300 tokens fewer
+    # than the factor gives: still the steady factor; on turn 4 it read nothing: a miss, said so
+    _, sim = sent
+    records = billed(sim)
+    for n, record in enumerate(records):
+        usage = record["response"]["usage"]
+        total = usage["input_tokens"] + usage["cache_read_input_tokens"] + usage["cache_creation_input_tokens"]
+        read, written = (
+            round(usage["cache_read_input_tokens"] * 1.145),
+            round(usage["cache_creation_input_tokens"] * 1.145),
+        )
+        if n == 2:
+            read -= 300
+        if n == 4:
+            read = written = 0
+        usage.update(input_tokens=round(total * 1.145) - read - written, cache_read_input_tokens=read)
+        usage.update(cache_creation_input_tokens=written, cache_creation={"ephemeral_5m_input_tokens": written})
+        del record["request"]
+    result = reconcile(sim, records)
+    assert causes(result) == ["tokenizer"] * 4 + ["provider_miss"]
+    assert result.rows.loc[2, "detail"] == (
+        "counts x1.145 in total (steady over 4 turns); 300 tokens fewer read from the cache than the factor gives"
+    )
+    assert str(result).splitlines()[2] == "tokenizer factor 1.145 (billed / predicted tokens)"
+
+
+def test_the_one_hour_columns_say_they_count_writes(sent: tuple[Session, Simulation]) -> None:
+    _, sim = sent
+    table = reconcile(sim, simulated_usage(sim)).table()
+    assert {"1h writes (sim)", "1h writes (bill)"} <= set(table.columns)
