@@ -223,3 +223,22 @@ def test_a_request_level_cache_control_is_a_breakpoint_on_the_last_cacheable_blo
     sim = log.cache_simulation()
     written = int(sim.turns["cache_creation_input_tokens"].iloc[0])
     assert written > 1024 and int(sim.turns["cache_read_input_tokens"].iloc[1]) == written
+
+
+def test_openrouters_own_bill_is_shown_beside_the_kits_dollars(tmp_path: Path) -> None:
+    usage = {
+        "prompt_tokens": 2572,
+        "completion_tokens": 63,
+        "cost": 0.01058775,
+        "prompt_tokens_details": {"cache_write_tokens": 2569, "cached_tokens": 0},
+    }
+    body = {"model": "anthropic/claude-sonnet-4.6", "messages": [{"role": "user", "content": "hi"}]}
+    log = load(
+        envelopes(tmp_path, {"request": body, "response": {"model": "anthropic/claude-sonnet-4.6", "usage": usage}})
+    )
+    result = reconcile(log)
+    assert result.rows.loc[0, "provider_usd"] == 0.01058775
+    assert (
+        "the provider's own bill for 1 of 1 requests (its usage.cost): $0.010588; priced here $0.010588 "
+        "(prompt and output)"
+    ) in result.lines()

@@ -48,6 +48,7 @@ COLUMNS = [
     "output_usd",
     "cause",
     "detail",
+    "provider_usd",
 ]
 
 
@@ -95,6 +96,7 @@ def reconciliation(
                 _dollars(billed_cost.output_usd),
                 row_cause,
                 detail,
+                _dollars(b.billed_usd),
             )
         )
     notes.update({line: None for line in simulation.assumptions})
@@ -146,6 +148,10 @@ class Reconciliation:
             "residual_usd": billed - predicted,
             "output_usd": float(r["output_usd"].sum(min_count=every)),
             "unpriced": int((r["billed_usd"].isna() | r["predicted_usd"].isna()).sum()),
+            # what the provider itself says it billed, prompt and output (OpenRouter's usage.cost)
+            "provider_usd": float(r["provider_usd"].sum(min_count=every)),
+            "provider_priced_usd": float((r["billed_usd"] + r["output_usd"])[r["provider_usd"].notna()].sum()),
+            "provider_requests": int(r["provider_usd"].notna().sum()),
             "causes": dict(Counter(r["cause"]).most_common()),
             "named_usd": named,
             "named_share": named / billed if billed and not math.isnan(billed) else 1.0,
@@ -181,6 +187,11 @@ class Reconciliation:
             head.append(
                 f"{s['unpriced']} of {s['turns']} requests unpriced: their model is not in the price table "
                 "(the notes say which); the totals are missing, not partial"
+            )
+        if s["provider_requests"]:
+            head.append(
+                f"the provider's own bill for {s['provider_requests']} of {s['turns']} requests (its usage.cost): "
+                f"{_usd(s['provider_usd'])}; priced here {_usd(s['provider_priced_usd'])} (prompt and output)"
             )
         if self.factor is not None:
             head.append(f"tokenizer factor {self.factor:.3f} (billed / predicted tokens)")
