@@ -293,7 +293,7 @@ class ImportedSession:
     def pricing(self, model: str | ModelProfile | None = None) -> list[Priced]:
         """Per turn, the profile its request is priced with: ``model`` for all when given, else
         the request's own model (a dated snapshot as its family); a model the registry does not
-        know is priced as its provider's default and says so (``Priced.note``;
+        know is unpriced, simulated with its provider's cache rules, and says so (``Priced.note``;
         ``wm_kernel.interop.log_pricing``)."""
         return request_pricing(self.requests, model)
 
@@ -308,7 +308,7 @@ class ImportedSession:
         """The turns played through the cache simulator, each on its own model (a session that
         switches models is simulated and priced per request), or all on ``model``; the result's
         ``turns`` gains a ``turn`` column, and ``assumptions`` says what the log did not (assumed
-        send times, the inferred system prompt, a model priced as another)."""
+        send times, the inferred system prompt, an unpriced model)."""
         _, assumed = self.send_times(times=times, gap=gap)
         requests, warmups = cache_requests(self, self.send_times(times=times, gap=gap)[0])
         pricing = self.pricing(model)
@@ -322,7 +322,7 @@ class ImportedSession:
 
     def assumptions(self, pricing: Sequence[Priced] | None = None, assumed: str | None = None) -> list[str]:
         """What every view of this log says it assumed: send times, the inferred system prompt
-        and tools (and the tokenizer factor fitted with them), models priced as another."""
+        and tools (and the tokenizer factor fitted with them), unpriced models."""
         lines = []
         if assumed is None:
             _, assumed = self.send_times()

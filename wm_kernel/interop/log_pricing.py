@@ -1,8 +1,9 @@
 """Which model profile prices each request of an imported log, and which one simulates its cache.
 
-A request is priced as its own model (a dated snapshot as its family); a model the registry does
-not know is priced as its provider's default (its dialect's ``default_model``, else
-``FALLBACK_MODEL``) and says so (``Priced.note``). ``ImportedSession.pricing`` and
+A request is priced as its own model's row of the price table (a dated snapshot or a router's
+spelling as its row); a model the table lacks is unpriced, never priced as another: it is simulated
+with its provider's cache rules (its dialect's ``default_model``, else ``FALLBACK_MODEL``'s rules)
+and its dollars are missing, said in one line (``Priced.note``). ``ImportedSession.pricing`` and
 ``ImportedSession.cache_model`` read these.
 """
 
@@ -14,21 +15,21 @@ from wm_kernel.cachesim.models import ModelProfile, Priced, family_name, priced_
 from wm_kernel.dialects.registry import get_dialect, known_name
 from wm_kernel.interop.formats import LoggedRequest
 
-#: The cache simulator's model when neither the log's own nor its wire's default is a registered profile.
+#: Whose cache rules simulate a request when neither its model nor its wire's default has a row.
 FALLBACK_MODEL = "claude-sonnet-4-6"
 
 
 def default_model(provider: str) -> str:
-    """The model a request of ``provider`` is priced as when its own is unknown: its dialect's
-    default, else ``FALLBACK_MODEL``."""
+    """Whose cache rules simulate a request of ``provider`` whose model has no row (unpriced): its
+    dialect's default, else ``FALLBACK_MODEL``."""
     default = get_dialect(provider).default_model if known_name(provider) else ""
     return default if family_name(default) is not None else FALLBACK_MODEL
 
 
 def request_pricing(requests: Sequence[LoggedRequest], model: str | ModelProfile | None = None) -> list[Priced]:
     """Per request, the profile it is priced with: ``model`` for all when given (ValueError when
-    the registry does not know it), else the request's own model, priced as its provider's
-    default when unknown."""
+    the registry does not know it), else the request's own model; a model without a row is
+    unpriced (simulated with its provider's default's cache rules)."""
     if model is not None:
         chosen = priced_as(model)
         if chosen.substituted:
