@@ -318,6 +318,8 @@ class ImportedSession:
             sim = simulate_each(requests, [p.profile for p in pricing], warmups=warmups)
         sim.turns.insert(0, "turn", self.turns)
         sim.assumptions.extend(self.assumptions(pricing, assumed))
+        if sim.counter is None:
+            sim.counter = self.counter  # what counted the log's sections
         return sim
 
     def assumptions(self, pricing: Sequence[Priced] | None = None, assumed: str | None = None) -> list[str]:
