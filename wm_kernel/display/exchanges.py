@@ -12,6 +12,7 @@ conversation's next request carries) and the reconciliation of the log.
 from __future__ import annotations
 
 import html
+import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -59,7 +60,7 @@ class ExchangesView:
         for r in self.rows:
             money = ""
             if r.billed_usd is not None and r.simulated_usd is not None:
-                money = f"  billed ${r.billed_usd:.6f} vs simulated ${r.simulated_usd:.6f} ({r.cause})"
+                money = f"  billed {_usd(r.billed_usd)} vs simulated {_usd(r.simulated_usd)}, prompt side ({r.cause})"
             out.append(f"turn {r.turn} · {r.model}{money}\n  user: {_clip(r.user)}\n  reply: {_clip(r.reply)}")
         return "\n".join(
             ([f"warning: {self.banner}"] if self.banner else []) + out + ([self.note] if self.note else [])
@@ -71,7 +72,10 @@ class ExchangesView:
     def _repr_html_(self) -> str:
         if not self.rows:
             return no_math('<div class="wm-exchanges"><em>nothing sent yet</em></div>')
-        head = "".join(f"<th>{h}</th>" for h in ("turn", "model", "user", "reply", "billed $", "simulated $", "cause"))
+        head = "".join(
+            f"<th>{h}</th>"
+            for h in ("turn", "model", "user", "reply", "billed $ (prompt)", "simulated $ (prompt)", "cause")
+        )
         body = []
         for r in self.rows:
             cells = [
@@ -79,8 +83,8 @@ class ExchangesView:
                 r.model,
                 _clip(r.user),
                 _clip(r.reply),
-                "" if r.billed_usd is None else f"{r.billed_usd:.6f}",
-                "" if r.simulated_usd is None else f"{r.simulated_usd:.6f}",
+                "" if r.billed_usd is None else _usd(r.billed_usd).lstrip("$"),
+                "" if r.simulated_usd is None else _usd(r.simulated_usd).lstrip("$"),
                 r.cause or "",
             ]
             body.append(
@@ -180,3 +184,8 @@ def _logged_view(replayed: Any, **options: Any) -> ExchangesView:
         model = log.requests[turn].model or ""
         out.append(ExchangeRow(turn, model, user, reply or "(not in the log)", billed, simulated, cause))
     return ExchangesView(out, note)
+
+
+def _usd(value: float) -> str:
+    """Dollars as the view shows them; "unpriced" where they are missing (the model has no row)."""
+    return "unpriced" if math.isnan(value) else f"${value:.6f}"

@@ -60,7 +60,11 @@ class Reply:
 
     def __repr__(self) -> str:
         e = self.exchange
-        billed = f", billed ${self.cost.total_usd:.6f}" if self.cost is not None else ""
+        billed = ""
+        if self.cost is not None and self.cost.total_usd is not None:
+            billed = f", billed ${self.cost.total_usd:.6f} (prompt and output)"
+        elif self.cost is not None or e.usage is not None:
+            billed = f", unpriced: {e.model} is not in the price table"
         return f"<Reply turn {e.turn} from {e.model}: {len(e.reply):,} chars{billed}>"
 
     def _repr_html_(self) -> str:
@@ -387,6 +391,8 @@ def _is_http_error(exc: BaseException) -> bool:
 
 
 def _cost(usage: Usage | None, model: str) -> Cost | None:
+    """The bill of a reply's usage at its model's row; None without usage, or for a model the price
+    table lacks (unpriced: its dollars missing, never another model's)."""
     from wm_kernel.cachesim.models import family_name
 
     if usage is None or family_name(model) is None:  # a dated snapshot is priced as its family
