@@ -12,8 +12,8 @@ import pytest
 
 from trinkets.base import EventAwareTrinket, feed
 from wm_kernel.core.clock import ManualClock, SystemClock
+from wm_kernel.core.composer.layout import Layout
 from wm_kernel.core.events import SegmentCollapsedEvent, TrinketFedEvent
-from wm_kernel.core.layout import Layout
 from wm_kernel.core.profile import Profile
 from wm_kernel.core.prompt_dict import COMPOSED_KEYS
 from wm_kernel.experiments import Scenario, ScenarioError, Variant, as_variant, decode_value, encode_value
@@ -883,7 +883,7 @@ def test_variants_change_layout_wording_and_switches() -> None:
 
 
 def test_a_variant_writes_trinkets_in_another_style_and_wins_over_recorded_switches() -> None:
-    from trinkets.reminder_manager import ReminderManager
+    from trinkets.reminders import ReminderManager
 
     scenario = (
         Scenario(clock=START, trinkets=["ManifestTrinket", "ReminderManager"])

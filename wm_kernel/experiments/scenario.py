@@ -40,7 +40,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 from wm_kernel.core.clock import ManualClock, parse_instant
-from wm_kernel.core.layout import Layout
+from wm_kernel.core.composer.layout import Layout
 from wm_kernel.core.profile import Profile
 from wm_kernel.experiments.codec import encode_arguments
 from wm_kernel.experiments.scenario_file import (

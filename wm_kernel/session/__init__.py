@@ -36,12 +36,12 @@ from typing import Any
 from traitlets import Bool, HasTraits, Instance, Int, List, Unicode, default, observe, validate
 
 from trinkets.base import EventAwareTrinket
-from wm_kernel.core.budget import check_limit
 from wm_kernel.core.bus import EventBus
 from wm_kernel.core.clock import Clock, SystemClock
+from wm_kernel.core.composer.budget import check_limit
+from wm_kernel.core.composer.layout import Layout
 from wm_kernel.core.events import SegmentCollapsedEvent, TurnCompletedEvent
 from wm_kernel.core.failures import CollapseIncompleteError
-from wm_kernel.core.layout import Layout
 from wm_kernel.core.profile import Profile
 from wm_kernel.core.prompt import ComposedPrompt, ComposedPromptTrait
 from wm_kernel.core.working_memory import WorkingMemory
@@ -137,7 +137,7 @@ class Session(RecordedViews, HasTraits):
     ``continuum_id``, e.g. a SQLite file after a restart) resumes its turn and segment counters, so
     new turns never overwrite old ones.
     token_budget, budget_step:
-        The WorkingMemory's token budget and its step (None: no budget; see wm_kernel.core.budget).
+        The WorkingMemory's token budget and its step (None: no budget; see wm_kernel.core.composer.budget).
     model:
         The model the prompt is for (a name ``wm_kernel.tokens.counter_for`` knows, e.g.
         ``"claude-sonnet-4-6"``, ``"gpt-5.4"``). It picks the session's one token counter, which the

@@ -71,7 +71,7 @@ class SessionMagics(Magics):
         """Start a fresh current Session (e.g. with a ManualClock, for deterministic notebooks)."""
         from trinkets import BUILTIN_NAMES
         from wm_kernel.core.clock import ManualClock
-        from wm_kernel.core.layout import Layout
+        from wm_kernel.core.composer.layout import Layout
         from wm_kernel.core.profile import Profile
         from wm_kernel.session import Session, set_current_session
 

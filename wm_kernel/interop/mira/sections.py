@@ -2,7 +2,7 @@
 
 ``tool:NAME`` per tool; the system block: ``base_prompt`` (the base prompt and the scaffolding
 delimiter), then the system sections, each recognised by how the kit's trinket opens it
-(:data:`~wm_kernel.interop.mira_markers.MARKERS`: ``<user_model>`` is ``behavioral_directives`` of
+(:data:`~wm_kernel.interop.mira.markers.MARKERS`: ``<user_model>`` is ``behavioral_directives`` of
 ``LoraTrinket``...), cut at the composer's separators (``"\\n\\n---\\n\\n"`` inside the cached and
 the non-cached text, the one ``"\\n\\n"`` between them: what comes after it was composed as
 non-cached); leading assistant messages as ``conversation_prefix`` items; the history (``msg[i]
@@ -20,11 +20,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from wm_kernel.core.hud_frame import RULE
-from wm_kernel.core.placement_build import SECTION_SEPARATOR
+from wm_kernel.core.composer.hud_frame import RULE
+from wm_kernel.core.composer.placement_build import SECTION_SEPARATOR
 from wm_kernel.interop.bodies import Cutter, Section, anthropic_message, ttl_of
 from wm_kernel.interop.jsonspan import Node, string_offsets
-from wm_kernel.interop.mira_markers import HUD_HEAD, SCAFFOLDING, Marker, marker_at
+from wm_kernel.interop.mira.markers import HUD_HEAD, SCAFFOLDING, Marker, marker_at
 from wm_kernel.interop.split import Splitter
 
 #: The owner of the composer's separators and frames, and of the wire's synthetic tool calls.

@@ -101,15 +101,15 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any, Protocol
 
 from wm_kernel.core.composer import DEFAULT_HUD_TITLE, DEFAULT_NAMESPACE, SystemPromptComposer
-from wm_kernel.core.layout import Layout
+from wm_kernel.core.composer.layout import Layout
 from wm_kernel.core.prompt import ComposedPrompt, OmittedSection, SectionRecord
 from wm_kernel.core.prompt_dict import PLACEMENTS
 from wm_kernel.instruments.exchange import Exchange
 from wm_kernel.instruments.exchange_log import ExchangeLog
-from wm_kernel.instruments.history_frame import history_frame
+from wm_kernel.instruments.history.frame import history_frame
+from wm_kernel.instruments.history.store import StoredHistory
 from wm_kernel.instruments.history_records import Budget as _Budget
 from wm_kernel.instruments.history_records import Compose, Entry, text_digest
-from wm_kernel.instruments.history_store import StoredHistory
 from wm_kernel.stores.embedded import MemoryStore, StateStore
 from wm_kernel.tokens import TokenCounter
 from wm_kernel.utils.checks import check_int
@@ -118,7 +118,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
 # the record format (keys, Compose, Entry, digests) lives in history_records, its reading and
-# writing in history_store, the frame's columns in history_frame
+# writing in .store, the frame's columns in .frame
 __all__ = ["History", "RecordableSession"]
 
 

@@ -30,9 +30,9 @@ from wm_kernel.experiments.scenario import Scenario
 from wm_kernel.testing import mira
 from wm_kernel.testing import perturbations as perturb
 from wm_kernel.testing.report import CheckResult, StabilityReport
-from wm_kernel.testing.stability_fresh import fresh_results, start_fresh
-from wm_kernel.testing.stability_pricing import priced_report
-from wm_kernel.testing.stability_run import CheckOptions, CheckRun, in_process_checks
+from wm_kernel.testing.stability.fresh import fresh_results, start_fresh
+from wm_kernel.testing.stability.pricing import priced_report
+from wm_kernel.testing.stability.run import CheckOptions, CheckRun, in_process_checks
 from wm_kernel.testing.worker import stop_subprocess
 from wm_kernel.utils.checks import check_int, check_number
 
