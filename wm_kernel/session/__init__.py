@@ -58,27 +58,19 @@ from wm_kernel.utils.checks import check_int, check_str
 Instrument = Callable[["Session"], object]
 
 
-_registered_instruments: list[Instrument] = []
-
-
-def register_default_instrument(instrument: Instrument) -> None:
-    """Attach ``instrument`` to every Session built from now on with the default instruments (a
-    higher layer's observer: ``wm_kernel.experiments`` registers the recording of what a session
-    is fed, so the stability checker can replay it). Registering one twice is a no-op."""
-    if instrument not in _registered_instruments:
-        _registered_instruments.append(instrument)
-
-
 def default_instruments() -> tuple[Instrument, ...]:
     """What a Session attaches when ``instruments`` is not given: a
     :class:`~wm_kernel.instruments.history.History`, so ``session.history`` holds every compose
     from the first, an :class:`~wm_kernel.instruments.items.ItemHistory`, so a dashboard
-    opened late shows the items (and their countdowns) of every turn, and the instruments
-    registered with :func:`register_default_instrument`."""
+    opened late shows the items (and their countdowns) of every turn, and a
+    :class:`~wm_kernel.session.feeds.FeedLog`, so what the session is fed can be replayed (a
+    Scenario is made of it when asked: ``wm_kernel.experiments.recorder.session_recording``).
+    The list is the whole of it: nothing is added by importing another module."""
     from wm_kernel.instruments.history import History
     from wm_kernel.instruments.items import ItemHistory
+    from wm_kernel.session.feeds import FeedLog
 
-    return (History.attach, ItemHistory.attach, *_registered_instruments)
+    return (History.attach, ItemHistory.attach, FeedLog.attach)
 
 
 _current: Session | None = None

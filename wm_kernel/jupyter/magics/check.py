@@ -180,7 +180,7 @@ class CheckMagics(Magics):
     @argument(
         "--scenario",
         metavar="NAME",
-        help="stability: a Scenario or a ScenarioRecorder (Scenario.record(session)) in the notebook "
+        help="stability: a Scenario or a ScenarioRecorder (record(session)) in the notebook "
         "(default: the current session's own recording, or the log it was imported from).",
     )
     @argument(
