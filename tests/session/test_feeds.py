@@ -60,9 +60,7 @@ def test_a_session_logs_what_it_is_fed_as_plain_steps_below_the_experiments() ->
 def test_a_session_that_cannot_be_logged_says_why() -> None:
     plain = Session(clock=SystemClock(), trinkets=[])
     assert FeedLog.find(plain) is None
-    assert FeedLog.refusal(plain) == (
-        "recording needs a Session with a ManualClock: the moves of a SystemClock cannot be replayed"
-    )
+    assert FeedLog.refusal(plain) == "its clock is a SystemClock, whose moves cannot be replayed"
     bare = Session(clock=ManualClock(START), trinkets=[], instruments=())
     assert FeedLog.find(bare) is None and FeedLog.refusal(bare) is None
 

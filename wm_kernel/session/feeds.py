@@ -130,9 +130,13 @@ class FeedLog:
     def attach(cls, session: FedSession) -> None:
         """Start ``session``'s own log, bounded at :data:`BIRTH_RECORDING_STEPS` (a default
         instrument of every Session), or note why it cannot have one (:meth:`refusal`)."""
+        clock = session.clock
+        if not isinstance(clock, ManualClock):
+            _refusals[session] = f"its clock is a {type(clock).__name__}, whose moves cannot be replayed"
+            return
         try:
             _attached[session] = cls(session, max_steps=BIRTH_RECORDING_STEPS)
-        except ValueError as exc:
+        except ValueError as exc:  # it resumed a stored conversation
             _refusals[session] = str(exc)
 
     @classmethod

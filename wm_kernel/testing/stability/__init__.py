@@ -126,6 +126,9 @@ def check_stability(
         ``tool_set_order`` (the order MIRA's set gives ``tools``, definitions with a ``name``, in
         two processes) are added, and each finding is priced on MIRA's wire over a day. An
         imported MIRA tap is checked this way without asking.
+
+    Long because: the public entry of the checker documents each of its fourteen options here; the
+    body only checks them and hands the run to ``run.py`` (or an imported log to ``logcheck``).
     """
     from wm_kernel.interop.imported import ImportedSession
     from wm_kernel.testing.logcheck import check_imported
