@@ -41,15 +41,8 @@ TURN_COLUMNS = [
     "divergent_label",
     "miss_reason",
 ]
-_INT_COLUMNS = [
-    "prompt_tokens",
-    "input_tokens",
-    "cache_read_input_tokens",
-    "cache_creation_input_tokens",
-    "ephemeral_5m_input_tokens",
-    "ephemeral_1h_input_tokens",
-    "hit_tokens",
-]
+# the token counts: integers from "prompt_tokens" to "hit_tokens"
+_INT_COLUMNS = TURN_COLUMNS[TURN_COLUMNS.index("prompt_tokens") : TURN_COLUMNS.index("hit_tokens") + 1]
 # Row tints: the theme's status colour, mostly transparent, over the page, under the page's own
 # text colour (light pastel rows under the dark theme's white text were unreadable).
 _COLOURS = {

@@ -17,9 +17,9 @@ from wm_kernel.experiments.scenario import Scenario
 from wm_kernel.experiments.scenario_file import profile_fields
 from wm_kernel.experiments.steps import PROFILE_FIELDS, ScenarioError
 from wm_kernel.session import Session
-from wm_kernel.session.feeds import BIRTH_RECORDING_STEPS, FeedLog
+from wm_kernel.session.feeds import FeedLog
 
-__all__ = ["BIRTH_RECORDING_STEPS", "ScenarioRecorder", "record", "session_recording"]
+__all__ = ["ScenarioRecorder", "record", "session_recording"]
 
 
 class ScenarioRecorder:
