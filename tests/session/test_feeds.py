@@ -13,6 +13,7 @@ import pytest
 
 from trinkets import PeanutGalleryTrinket
 from wm_kernel.core.clock import ManualClock, SystemClock
+from wm_kernel.core.events import TrinketFedEvent
 from wm_kernel.instruments.history import History
 from wm_kernel.instruments.items import ItemHistory
 from wm_kernel.session import Session, default_instruments
@@ -55,6 +56,19 @@ def test_a_session_logs_what_it_is_fed_as_plain_steps_below_the_experiments() ->
     log.stop()
     s.advance_turn()
     assert not log.active and log.steps[-1] == {"step": "turn", "n": 2}
+
+
+def test_a_feed_is_logged_as_it_was_when_fed() -> None:
+    s = Session(clock=ManualClock(START), trinkets=[PeanutGalleryTrinket])
+    log = FeedLog.find(s)
+    assert log is not None
+    text = ["Slow", "down."]
+    fed = TrinketFedEvent.create(
+        continuum_id=s.continuum_id, trinket_name="PeanutGalleryTrinket", method="note", args=(text,)
+    )
+    s.bus.publish(fed)
+    text.append("Later.")
+    assert log.steps[-1]["args"] == (["Slow", "down."],)
 
 
 def test_a_session_that_cannot_be_logged_says_why() -> None:

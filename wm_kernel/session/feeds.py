@@ -12,7 +12,9 @@ default instruments), bounded at :data:`BIRTH_RECORDING_STEPS` steps.
 
 from __future__ import annotations
 
+import copy
 import weakref
+from collections.abc import Mapping
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -157,7 +159,7 @@ class FeedLog:
     def sync(self) -> None:
         """Note a profile change made since the last step (done before every step and on :meth:`stop`)."""
         current = self.session.profile
-        if self._active and current != self._profile:
+        if self._active and current is not self._profile and current != self._profile:
             self.steps.append({"step": "profile", "was": self._profile, "now": current})
             self._profile = current
 
@@ -209,14 +211,9 @@ class FeedLog:
     def _on_feed(self, event: TrinketFedEvent) -> None:
         if event.method == "set_enabled":
             return  # the 'enabled' observer logs the switch (also when set as a trait)
+        args, kwargs = _as_fed(event.args, event.kwargs)
         self._add(
-            {
-                "step": "feed",
-                "trinket": event.trinket_name,
-                "method": event.method,
-                "args": event.args,
-                "kwargs": event.kwargs,
-            }
+            {"step": "feed", "trinket": event.trinket_name, "method": event.method, "args": args, "kwargs": kwargs}
         )
 
     def _on_enabled(self, change: dict[str, Any]) -> None:
@@ -271,6 +268,24 @@ class FeedLog:
             self._pending_composes -= 1  # the compose a turn or collapse made by itself
         else:
             self._add({"step": "compose"})
+
+
+def _as_fed(args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> tuple[tuple[Any, ...], dict[str, Any]]:
+    """A feed's arguments as they were when fed: a list the caller changes later is not what the
+    trinket was given (an argument that cannot be copied is kept as it is)."""
+    if all(map(_immutable, args)) and all(map(_immutable, kwargs.values())):
+        return tuple(args), dict(kwargs)  # most feeds: text, numbers, times; nothing to copy
+    try:
+        return copy.deepcopy((tuple(args), dict(kwargs)))
+    except Exception:  # any object may refuse a copy: the recording then holds it as fed
+        return tuple(args), dict(kwargs)
+
+
+_SCALARS = (str, int, float, bool, type(None), datetime, timedelta)
+
+
+def _immutable(value: object) -> bool:
+    return isinstance(value, _SCALARS) or (type(value) is tuple and all(map(_immutable, value)))
 
 
 def _switch(trinket: str, enabled: bool) -> dict[str, Any]:
