@@ -30,7 +30,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from trinkets.base import EventAwareTrinket  # noqa: E402
 from wm_kernel.core.bus import EventBus  # noqa: E402
 from wm_kernel.core.composer import SystemPromptComposer  # noqa: E402
-from wm_kernel.core.layout import Layout  # noqa: E402
+from wm_kernel.core.composer.layout import Layout  # noqa: E402
 from wm_kernel.core.working_memory import WorkingMemory  # noqa: E402
 from wm_kernel.tokens import TokenCounter  # noqa: E402
 

@@ -30,9 +30,9 @@ from trinkets.base import EventAwareTrinket, StatefulTrinket  # noqa: E402
 from wm_kernel.core.bus import EventBus  # noqa: E402
 from wm_kernel.core.clock import ManualClock  # noqa: E402
 from wm_kernel.core.composer import SystemPromptComposer  # noqa: E402
+from wm_kernel.core.composer.hud_frame import RULE  # noqa: E402
+from wm_kernel.core.composer.layout import Layout  # noqa: E402
 from wm_kernel.core.events import ComposeSystemPromptEvent, TurnCompletedEvent  # noqa: E402
-from wm_kernel.core.hud_frame import RULE  # noqa: E402
-from wm_kernel.core.layout import Layout  # noqa: E402
 from wm_kernel.core.working_memory import WorkingMemory  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))

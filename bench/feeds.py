@@ -25,9 +25,9 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from trinkets.getcontext_trinket import GetContextTrinket  # noqa: E402
+from trinkets.getcontext import GetContextTrinket  # noqa: E402
 from trinkets.peanutgallery_trinket import PeanutGalleryTrinket  # noqa: E402
-from trinkets.reminder_manager import ReminderManager  # noqa: E402
+from trinkets.reminders import ReminderManager  # noqa: E402
 from wm_kernel.core.clock import ManualClock  # noqa: E402
 from wm_kernel.session import Session  # noqa: E402
 from wm_kernel.stores.embedded import MemoryStore, SQLiteStore, StateStore  # noqa: E402

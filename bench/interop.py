@@ -2,7 +2,7 @@
 
 Run on demand: ``.venv/bin/python bench/interop.py [REPEAT] [--big]``. Nothing here is asserted.
 
-- Claude Code: import + reconcile of generated sessions (``wm_kernel.interop.synthetic``) of one
+- Claude Code: import + reconcile of generated sessions (``wm_kernel.testing.synthetic``) of one
   size and of four times that size, import alone and import + reconcile of one long conversation
   of 2,100 and 8,400 lines, ``to_session()`` of the imported log (what ``%wm_import`` replays), and
   import + reconcile of a generated ~3.5 MB one; CPU time (``time.thread_time``,
@@ -30,8 +30,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from wm_kernel.interop import import_log  # noqa: E402
 from wm_kernel.interop.imported import ImportedSession  # noqa: E402
-from wm_kernel.interop.synthetic import claude_code_session, otlp_trace  # noqa: E402
 from wm_kernel.providers.reconcile import reconcile  # noqa: E402
+from wm_kernel.testing.synthetic import claude_code_session, otlp_trace  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _timing import spread  # noqa: E402

@@ -42,7 +42,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from replay import build_scenario  # noqa: E402
 
-from wm_kernel.core.layout import Layout  # noqa: E402
+from wm_kernel.core.composer.layout import Layout  # noqa: E402
 from wm_kernel.experiments import compare, run_variants  # noqa: E402
 from wm_kernel.experiments.compare import _Task  # noqa: E402
 from wm_kernel.experiments.sweep import as_executor, close_dask_client, dask_client, run_tasks  # noqa: E402

@@ -65,3 +65,12 @@ def test_every_module_is_placed_in_the_layer_table() -> None:
     }
     assert sorted(modules - placed) == []
     assert sorted(placed - modules) == []
+
+
+def test_the_state_table_names_every_key_the_keys_module_builds() -> None:
+    source = (ROOT / "wm_kernel" / "stores" / "keys.py").read_text(encoding="utf-8")
+    prefixes = set(re.findall(r'_key\("([\w-]+)"', source))
+    assert {"trinkets", "reminders", "domaindocs", "lora", "manifest", "session", "history"} <= prefixes
+    section = DOC.read_text(encoding="utf-8").split("## Where state lives", 1)[1].split("\n## ", 1)[0]
+    named = set(re.findall(r"`([\w-]+):", section))
+    assert sorted(prefixes - named) == []

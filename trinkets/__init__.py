@@ -10,24 +10,24 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # type checkers see the classes ("X as X" exports them); at run time they load lazily
-    from trinkets.domaindoc_trinket import DomaindocTrinket as DomaindocTrinket
-    from trinkets.getcontext_trinket import GetContextTrinket as GetContextTrinket
+    from trinkets.domaindoc import DomaindocTrinket as DomaindocTrinket
+    from trinkets.getcontext import GetContextTrinket as GetContextTrinket
     from trinkets.lora_trinket import LoraTrinket as LoraTrinket
     from trinkets.manifest_trinket import ManifestTrinket as ManifestTrinket
     from trinkets.peanutgallery_trinket import PeanutGalleryTrinket as PeanutGalleryTrinket
     from trinkets.proactive_memory_trinket import ProactiveMemoryTrinket as ProactiveMemoryTrinket
-    from trinkets.reminder_manager import ReminderManager as ReminderManager
+    from trinkets.reminders import ReminderManager as ReminderManager
     from trinkets.time_manager import TimeManager as TimeManager
 
 _MODULES = {
     "TimeManager": "trinkets.time_manager",
     "LoraTrinket": "trinkets.lora_trinket",
     "ManifestTrinket": "trinkets.manifest_trinket",
-    "ReminderManager": "trinkets.reminder_manager",
+    "ReminderManager": "trinkets.reminders",
     "ProactiveMemoryTrinket": "trinkets.proactive_memory_trinket",
-    "GetContextTrinket": "trinkets.getcontext_trinket",
+    "GetContextTrinket": "trinkets.getcontext",
     "PeanutGalleryTrinket": "trinkets.peanutgallery_trinket",
-    "DomaindocTrinket": "trinkets.domaindoc_trinket",
+    "DomaindocTrinket": "trinkets.domaindoc",
 }
 
 #: Registration order of the built-in trinkets in a default Session: cached system sections first,

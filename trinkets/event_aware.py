@@ -30,9 +30,9 @@ from wm_kernel.utils import views
 
 if TYPE_CHECKING:
     from wm_kernel.core.bus import EventBus
-    from wm_kernel.core.caps import Cap
     from wm_kernel.core.clock import Clock
     from wm_kernel.core.composer import SystemPromptComposer
+    from wm_kernel.core.composer.caps import Cap
     from wm_kernel.core.profile import Profile
     from wm_kernel.stores.embedded import StateStore
 
@@ -435,7 +435,7 @@ class EventAwareTrinket(HasTraits, metaclass=_TrinketMeta):
     def _default_priority(self) -> int:
         return type(self).default_priority
 
-    # -- items a token budget may drop (see wm_kernel.core.budget)
+    # -- items a token budget may drop (see wm_kernel.core.composer.budget)
     def ranked_items(self) -> list[str]:
         """Ids of the items the section shows now, most important first; ``[]`` (the default) when
         the section can only be kept or dropped whole. A token budget drops items from the end."""

@@ -20,7 +20,9 @@ logging.getLogger("wm_kernel").addHandler(logging.NullHandler())
 
 
 def _load_display() -> None:
-    from wm_kernel.display import render  # noqa: F401  (it registers its views as it loads)
+    from wm_kernel.display.render import register_views
+
+    register_views()
 
 
 # a ComposedPrompt or a trinket's text shown in IPython loads the display layer (see utils/views.py)
@@ -53,9 +55,6 @@ def __getattr__(name: str) -> Any:
     module = _EXPORTS.get(name)
     if module is None:
         raise AttributeError(f"module 'wm_kernel' has no attribute {name!r}")
-    if module == "wm_kernel.session":
-        # every Session then keeps its own recording, which %wm_check stability replays
-        importlib.import_module("wm_kernel.experiments.recorder")
     return getattr(importlib.import_module(module), name)
 
 

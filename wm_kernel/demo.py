@@ -11,12 +11,12 @@ import sys
 from typing import TextIO, TypeVar
 
 from trinkets.base import EventAwareTrinket
-from trinkets.domaindoc_trinket import DomaindocTrinket
-from trinkets.getcontext_trinket import GetContextTrinket
+from trinkets.domaindoc import DomaindocTrinket
+from trinkets.getcontext import GetContextTrinket
 from trinkets.lora_trinket import LoraTrinket
 from trinkets.peanutgallery_trinket import PeanutGalleryTrinket
 from trinkets.proactive_memory_trinket import ProactiveMemoryTrinket
-from trinkets.reminder_manager import ReminderManager
+from trinkets.reminders import ReminderManager
 from wm_kernel.core.clock import ManualClock
 from wm_kernel.core.profile import Profile
 from wm_kernel.core.prompt import ComposedPrompt

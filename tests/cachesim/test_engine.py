@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from wm_kernel.cachesim.advice import keepalive_breakeven
+from wm_kernel.cachesim.advice import advise, keepalive_breakeven
 from wm_kernel.cachesim.engine import Block, Request
 from wm_kernel.cachesim.models import MODELS, get_model, register_model, unregister_model
 from wm_kernel.cachesim.simulation import TURN_COLUMNS, simulate
@@ -486,7 +486,7 @@ def test_advice_puts_the_breakpoint_on_the_last_stable_block():
         )
         for i in range(3)
     ]
-    advice = simulate(requests, SONNET).advise()
+    advice = advise(simulate(requests, SONNET))
     assert round(advice.current_cost, 9) == 0.05895
     # the HUD moved after the prefix, with the breakpoint on the prefix: example 1's $0.024
     assert round(advice.best.cost, 9) == 0.024
@@ -508,7 +508,7 @@ def test_advice_for_automatic_caching_only_moves_blocks():
         )
         for i in range(3)
     ]
-    advice = simulate(requests, "gpt-5.4").advise()
+    advice = advise(simulate(requests, "gpt-5.4"))
     assert [s.kind for s in advice.suggestions] == ["move_volatile"]
     assert advice.best.cost < advice.current_cost
 

@@ -8,7 +8,7 @@ from sample_trinkets import Directives, Doc, Ticker
 from trinkets.base import EventAwareTrinket
 from wm_kernel.cachesim.requests import session_requests
 from wm_kernel.core.clock import ManualClock
-from wm_kernel.core.layout import Layout
+from wm_kernel.core.composer.layout import Layout
 from wm_kernel.session import Session
 from wm_kernel.tokens import EstimateTokenizer, TokenCounter
 

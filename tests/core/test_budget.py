@@ -11,13 +11,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from trinkets.base import DEFAULT_PRIORITY, NEVER_DROP, EventAwareTrinket
-from wm_kernel.core.budget import OVER_BUDGET, BudgetError, _hud_frame, lowest_cut, step_band
 from wm_kernel.core.bus import EventBus
 from wm_kernel.core.clock import ManualClock
 from wm_kernel.core.composer import SystemPromptComposer
+from wm_kernel.core.composer.budget import OVER_BUDGET, BudgetError, _hud_frame, lowest_cut, step_band
+from wm_kernel.core.composer.layout import Layout
+from wm_kernel.core.composer.placement_build import SECTION_SEPARATOR
 from wm_kernel.core.events import SystemPromptComposedEvent
-from wm_kernel.core.layout import Layout
-from wm_kernel.core.placement_build import SECTION_SEPARATOR
 from wm_kernel.core.prompt import COMPOSER
 from wm_kernel.core.working_memory import WorkingMemory
 from wm_kernel.session import Session
@@ -479,7 +479,7 @@ def test_blame_covers_every_character_once_and_finds_each_section(
 ) -> None:
     import warnings
 
-    from wm_kernel.core.placement_build import _NEWLINE_RUNS
+    from wm_kernel.core.composer.placement_build import _NEWLINE_RUNS
     from wm_kernel.utils.markup import neutralize_closing_tag
 
     c = SystemPromptComposer(LAYOUT)

@@ -8,9 +8,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from wm_kernel.core.caps import Cap, apply_caps
 from wm_kernel.core.clock import ManualClock
 from wm_kernel.core.composer import SystemPromptComposer
+from wm_kernel.core.composer.caps import Cap, apply_caps
 from wm_kernel.core.profile import Profile
 from wm_kernel.session import Session
 from wm_kernel.tokens import TokenCounter

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from wm_kernel.core.composer import StragglerSectionWarning, SystemPromptComposer
-from wm_kernel.core.layout import Layout
+from wm_kernel.core.composer.layout import Layout
 
 EXAMPLES = json.loads((Path(__file__).parents[1] / "data" / "composer_examples.json").read_text("utf-8"))
 RULE = "═" * 60

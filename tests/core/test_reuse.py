@@ -8,11 +8,11 @@ from traitlets import Unicode
 
 from trinkets.base import EventAwareTrinket, StatefulTrinket, feed
 from trinkets.peanutgallery_trinket import PeanutGalleryTrinket
-from trinkets.reminder_manager import ReminderManager
+from trinkets.reminders import ReminderManager
 from trinkets.time_manager import TimeManager
 from wm_kernel.core.clock import ManualClock
+from wm_kernel.core.composer.layout import Layout
 from wm_kernel.core.events import TrinketContentEvent, UpdateTrinketEvent
-from wm_kernel.core.layout import Layout
 from wm_kernel.core.profile import Profile
 from wm_kernel.session import Session
 

@@ -11,7 +11,7 @@ import pytest
 
 from trinkets.base import EventAwareTrinket
 from wm_kernel.core.clock import ManualClock
-from wm_kernel.core.layout import Layout
+from wm_kernel.core.composer.layout import Layout
 from wm_kernel.core.prompt import ComposedPrompt, SectionRecord
 from wm_kernel.display import render
 from wm_kernel.session import Session

@@ -12,11 +12,11 @@ import pytest
 
 from trinkets.base import EventAwareTrinket, feed
 from wm_kernel.core.clock import ManualClock, SystemClock
+from wm_kernel.core.composer.layout import Layout
 from wm_kernel.core.events import SegmentCollapsedEvent, TrinketFedEvent
-from wm_kernel.core.layout import Layout
 from wm_kernel.core.profile import Profile
 from wm_kernel.core.prompt_dict import COMPOSED_KEYS
-from wm_kernel.experiments import Scenario, ScenarioError, Variant, as_variant, decode_value, encode_value
+from wm_kernel.experiments import Scenario, ScenarioError, Variant, as_variant, decode_value, encode_value, record
 from wm_kernel.experiments.steps import TurnStep
 from wm_kernel.instruments.history import History
 from wm_kernel.session import Session
@@ -94,7 +94,7 @@ def new_session(**kwargs: Any) -> Session:
 def test_replaying_a_recorded_session_composes_the_identical_prompts(tmp_path: Path) -> None:
     live = new_session()
     recorded = collect(live)
-    recorder = Scenario.record(live)
+    recorder = record(live)
     drive(live)
     recorder.stop()
     path = tmp_path / "scenario.jsonl"
@@ -124,7 +124,7 @@ def test_replaying_a_recorded_session_composes_the_identical_prompts(tmp_path: P
 
 def test_recorded_file_reads_as_the_documented_steps(tmp_path: Path) -> None:
     live = new_session()
-    with Scenario.record(live) as recorder:
+    with record(live) as recorder:
         drive(live)
     lines = recorder.scenario.dumps().splitlines()
     header = json.loads(lines[0])
@@ -222,7 +222,7 @@ def hooks(session: Session) -> tuple[int, ...]:
 def test_stop_removes_every_hook() -> None:
     live = new_session()
     hooks_before = hooks(live)
-    recorder = Scenario.record(live)
+    recorder = record(live)
     assert hooks(live) != hooks_before
     live.advance_turn()
     scenario = recorder.stop()
@@ -237,11 +237,11 @@ def test_stop_removes_every_hook() -> None:
 
 def test_record_refuses_what_it_cannot_replay() -> None:
     with pytest.raises(ValueError, match="needs a Session with a ManualClock"):
-        Scenario.record(Session(clock=SystemClock(), trinkets=[]))
+        record(Session(clock=SystemClock(), trinkets=[]))
     started = new_session()
     started.advance_turn()
     with pytest.raises(ValueError, match="start recording before the first turn"):
-        Scenario.record(started)
+        record(started)
 
 
 class Box(EventAwareTrinket):
@@ -266,7 +266,7 @@ BOX_LAYOUT = Layout.default().with_section("box", "system")
 
 def test_an_unrecordable_feed_fails_the_save_not_the_call(tmp_path: Path) -> None:
     live = new_session(trinkets=[Box], layout=BOX_LAYOUT)
-    recorder = Scenario.record(live)
+    recorder = record(live)
     live.advance_turn()
     live.trinket("Box").put(item={"tags": ["a", {1, 2}]})  # the live call works
     live.trinket("Box").put("ok")
@@ -299,7 +299,7 @@ def test_an_unrecordable_feed_fails_the_save_not_the_call(tmp_path: Path) -> Non
 )
 def test_an_unrecordable_argument_is_named_with_its_step(tmp_path: Path, value: Any, message: str) -> None:
     live = new_session(trinkets=[Box], layout=BOX_LAYOUT)
-    recorder = Scenario.record(live)
+    recorder = record(live)
     live.trinket("Box").put("fine")
     live.trinket("Box").put(value)
     with pytest.raises(ScenarioError) as info:
@@ -331,7 +331,7 @@ def test_saving_a_step_utf8_cannot_write_names_it_and_keeps_the_old_file(tmp_pat
 
 def test_a_trinket_registered_after_recording_started_is_recorded_and_replays(tmp_path: Path) -> None:
     live = new_session(trinkets=[], layout=BOX_LAYOUT)
-    recorder = Scenario.record(live)
+    recorder = record(live)
     live.compose()
     live.add_trinket(Box)
     live.trinket("Box").put("apples")
@@ -362,7 +362,7 @@ def test_a_trinket_registered_after_recording_started_is_recorded_and_replays(tm
 
 def test_custom_trinkets_replay_with_factories() -> None:
     live = new_session(trinkets=[Box], layout=BOX_LAYOUT)
-    recorder = Scenario.record(live)
+    recorder = record(live)
     live.trinket("Box").put("apples")
     live.advance_turn()
     scenario = recorder.stop()
@@ -883,7 +883,7 @@ def test_variants_change_layout_wording_and_switches() -> None:
 
 
 def test_a_variant_writes_trinkets_in_another_style_and_wins_over_recorded_switches() -> None:
-    from trinkets.reminder_manager import ReminderManager
+    from trinkets.reminders import ReminderManager
 
     scenario = (
         Scenario(clock=START, trinkets=["ManifestTrinket", "ReminderManager"])

@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 
 from wm_kernel.__main__ import main
-from wm_kernel.core.layout import Layout
+from wm_kernel.core.composer.layout import Layout
 from wm_kernel.experiments import Scenario, Variant, compare, run_variants
 from wm_kernel.experiments.progress import TerminalProgress, WidgetProgress
 from wm_kernel.experiments.sweep import SweepError, dask_client

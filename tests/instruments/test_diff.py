@@ -10,7 +10,7 @@ from sample_trinkets import Ticker
 
 from wm_kernel.core.clock import ManualClock
 from wm_kernel.core.composer import SystemPromptComposer
-from wm_kernel.core.layout import Layout
+from wm_kernel.core.composer.layout import Layout
 from wm_kernel.core.profile import Profile
 from wm_kernel.instruments.diff import PromptDiff, diff_prompts
 from wm_kernel.session import Session

@@ -92,7 +92,7 @@ def test_the_request_view_forecasts_the_budgeted_prompt_and_the_whole_request_ap
     """A flat prompt well under its budget never "reaches the budget" because of the reply's
     reserve; the conversation that grows every turn is what fills the window; the reserve is the
     max_tokens the session sent."""
-    from wm_kernel.core.budget import budgeted_tokens
+    from wm_kernel.core.composer.budget import budgeted_tokens
     from wm_kernel.display.wire_view import request_view
     from wm_kernel.instruments.exchange import Exchange
     from wm_kernel.instruments.history import History

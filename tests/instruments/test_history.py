@@ -12,7 +12,7 @@ from wm_kernel.core.composer import StragglerSectionWarning, SystemPromptCompose
 from wm_kernel.core.profile import Profile
 from wm_kernel.core.prompt import ComposedPrompt
 from wm_kernel.instruments.history import History
-from wm_kernel.instruments.history_frame import FRAME_COLUMNS
+from wm_kernel.instruments.history.frame import FRAME_COLUMNS
 from wm_kernel.session import Session
 from wm_kernel.stores.embedded import SQLiteStore
 from wm_kernel.tokens import EstimateTokenizer, TokenCounter

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from wm_kernel.core.clock import ManualClock
 from wm_kernel.core.composer import SystemPromptComposer
-from wm_kernel.core.layout import Layout
+from wm_kernel.core.composer.layout import Layout
 from wm_kernel.core.profile import Profile
 from wm_kernel.instruments.wire import COMPOSER_FRAMING, JSON_FRAMING, tool_schema, wire_request
 from wm_kernel.session import Session

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from wm_kernel.core.clock import ManualClock
 from wm_kernel.core.composer import SystemPromptComposer
-from wm_kernel.core.layout import Layout
+from wm_kernel.core.composer.layout import Layout
 from wm_kernel.core.prompt import ComposedPrompt
 from wm_kernel.core.request_bodies import MiraWireWarning, to_mira
 from wm_kernel.instruments.wire import COMPOSER_FRAMING, JOINER_FRAMING, JSON_FRAMING, wire_request

@@ -13,7 +13,7 @@ import pytest
 from wm_kernel.__main__ import main
 from wm_kernel.interop import import_log
 from wm_kernel.interop.imported import ImportedSession
-from wm_kernel.interop.synthetic import claude_code_session
+from wm_kernel.testing.synthetic import claude_code_session
 from wm_kernel.tokens import EstimateTokenizer, TokenCounter
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "interop" / "claude_code"

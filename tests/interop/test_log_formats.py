@@ -13,7 +13,7 @@ import pytest
 
 from wm_kernel.interop import import_log
 from wm_kernel.interop.imported import ImportedSession
-from wm_kernel.interop.synthetic import otlp_trace
+from wm_kernel.testing.synthetic import otlp_trace
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "interop"
 ROOT = Path(__file__).resolve().parents[2]

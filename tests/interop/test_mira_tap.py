@@ -24,8 +24,8 @@ from mira_tap_files import (
 
 from wm_kernel import Layout
 from wm_kernel.core.prompt import ComposedPrompt
-from wm_kernel.interop.mira_markers import MARKERS
-from wm_kernel.interop.mira_tap import read_tap
+from wm_kernel.interop.mira import read_tap
+from wm_kernel.interop.mira.markers import MARKERS
 
 
 def sections(prompt: ComposedPrompt) -> dict[str, tuple[str, str, bool, str | None]]:

@@ -1250,7 +1250,7 @@ def test_the_event_log_is_drawn_only_while_open_and_current_when_opened(sent: li
 
 
 def test_a_section_moved_by_a_new_layout_moves_to_its_view(sent: list) -> None:
-    from wm_kernel.core.layout import Layout
+    from wm_kernel.core.composer.layout import Layout
 
     s = make_session(Inbox, Location)
     d = Dashboard(s)

@@ -224,7 +224,7 @@ def test_a_recording_replays_offline_and_never_holds_the_key(
 
 
 def test_a_scenario_records_sends_and_replays_them_without_a_client(session: Session, tmp_path: Any) -> None:
-    from wm_kernel.experiments import Scenario
+    from wm_kernel.experiments import Scenario, record
 
     server = Server(
         json_response(anthropic_message("One.", A_USAGE), request_id="req_S1"),
@@ -233,7 +233,7 @@ def test_a_scenario_records_sends_and_replays_them_without_a_client(session: Ses
     client = anthropic_client(server)
     heard: list[ExchangeRecordedEvent] = []
     session.bus.subscribe(ExchangeRecordedEvent, heard.append)
-    with Scenario.record(session) as recorder:
+    with record(session) as recorder:
         send(session, client, model="claude-sonnet-4-6", user="First")
         session.clock.advance(minutes=3)
         send(session, client, model="claude-sonnet-4-6", user="Second")

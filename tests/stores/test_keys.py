@@ -8,7 +8,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from trinkets.peanutgallery_trinket import PeanutGalleryTrinket
-from trinkets.reminder_manager import ReminderManager
+from trinkets.reminders import ReminderManager
 from wm_kernel.core.clock import ManualClock
 from wm_kernel.instruments.history import History
 from wm_kernel.instruments.history_records import HistoryConflictError

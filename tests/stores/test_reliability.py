@@ -19,9 +19,9 @@ from typing import Any
 import pytest
 
 from trinkets.base import EventAwareTrinket
-from trinkets.getcontext_trinket import GetContextTrinket
+from trinkets.getcontext import GetContextTrinket
 from trinkets.peanutgallery_trinket import PeanutGalleryTrinket
-from trinkets.reminder_manager import ReminderManager
+from trinkets.reminders import ReminderManager
 from wm_kernel.core.bus import EventBus
 from wm_kernel.core.clock import ManualClock
 from wm_kernel.core.failures import CollapseIncompleteError

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from trinkets.getcontext_trinket import GetContextTrinket
+from trinkets.getcontext import GetContextTrinket
 from trinkets.peanutgallery_trinket import PeanutGalleryTrinket
 from trinkets.proactive_memory_trinket import ProactiveMemoryTrinket
 from wm_kernel.core.clock import ManualClock

@@ -11,7 +11,7 @@ import pytest
 
 valkey = pytest.importorskip("valkey", reason="the valkey client is not installed (pip install 'wm-kernel[valkey]')")
 
-from trinkets.reminder_manager import ReminderManager  # noqa: E402
+from trinkets.reminders import ReminderManager  # noqa: E402
 from trinkets.stored_section import mirror_stored_sections  # noqa: E402
 from wm_kernel.core.clock import ManualClock  # noqa: E402
 from wm_kernel.core.profile import Profile  # noqa: E402

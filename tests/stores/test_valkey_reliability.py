@@ -14,7 +14,7 @@ import pytest
 valkey = pytest.importorskip("valkey", reason="the valkey client is not installed (pip install 'wm-kernel[valkey]')")
 
 from trinkets.peanutgallery_trinket import PeanutGalleryTrinket  # noqa: E402
-from trinkets.reminder_manager import ReminderManager  # noqa: E402
+from trinkets.reminders import ReminderManager  # noqa: E402
 from wm_kernel.core.clock import ManualClock  # noqa: E402
 from wm_kernel.core.composer import StragglerSectionWarning  # noqa: E402
 from wm_kernel.session import Session  # noqa: E402

@@ -82,8 +82,8 @@ def test_ctrl_c_leaves_no_worker_and_no_job_file(monkeypatch: pytest.MonkeyPatch
         started.append(process)
         return process
 
-    monkeypatch.setattr("wm_kernel.testing.stability_fresh.run_in_subprocess", spy)
-    from wm_kernel.testing.stability_run import CheckRun
+    monkeypatch.setattr("wm_kernel.testing.stability.fresh.run_in_subprocess", spy)
+    from wm_kernel.testing.stability.run import CheckRun
 
     def interrupted(*args: object, **kwargs: object) -> object:
         raise KeyboardInterrupt

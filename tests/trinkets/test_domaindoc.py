@@ -13,7 +13,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from trinkets.domaindoc_trinket import DomaindocTrinket
+from trinkets.domaindoc import DomaindocTrinket
 from wm_kernel.core.clock import ManualClock
 from wm_kernel.core.events import TrinketFedEvent
 from wm_kernel.session import Session

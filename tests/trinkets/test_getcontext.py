@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from prompt_checks import last_section, lifecycle_refreshes
 
-from trinkets.getcontext_trinket import GetContextTrinket
+from trinkets.getcontext import GetContextTrinket
 from wm_kernel.core.bus import EventBus
 from wm_kernel.core.clock import ManualClock
 from wm_kernel.core.events import (

@@ -17,8 +17,8 @@ import pytest
 import trinkets
 from wm_kernel.core.bus import EventBus
 from wm_kernel.core.clock import ManualClock
+from wm_kernel.core.composer.layout import Layout
 from wm_kernel.core.events import SegmentCollapsedEvent, TurnCompletedEvent
-from wm_kernel.core.layout import Layout
 from wm_kernel.core.profile import Profile
 from wm_kernel.core.working_memory import WorkingMemory
 

@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from trinkets.reminder_manager import ReminderManager
+from trinkets.reminders import ReminderManager
 from wm_kernel.core.clock import ManualClock
 from wm_kernel.core.events import TrinketFedEvent
 from wm_kernel.core.profile import Profile

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from trinkets.reminder_manager import ReminderManager
+from trinkets.reminders import ReminderManager
 from trinkets.stored_section import mirror_stored_sections
 from wm_kernel.core.clock import ManualClock
 from wm_kernel.session import Session

@@ -10,6 +10,7 @@ import re
 
 import pytest
 
+from wm_kernel.cachesim.advice import advise
 from wm_kernel.cachesim.report import cache_report
 from wm_kernel.core.clock import ManualClock
 from wm_kernel.core.profile import Profile
@@ -54,8 +55,8 @@ def views() -> dict[str, str]:
         "turn": render.TurnReport(1, 2, [{"turn": 2, "trinket": "X", "label": PRICES}])._repr_html_(),
         "table": Table({"text": [PRICES]})._repr_html_(),
         "simulation": simulation._repr_html_(),
-        "advice": simulation.advise()._repr_html_(),
-        "cache": CacheView(simulation, simulation.advise())._repr_html_(),
+        "advice": advise(simulation)._repr_html_(),
+        "cache": CacheView(simulation, advise(simulation))._repr_html_(),
         "cache report": cache_report(s)._repr_html_(),
         "budget bars": budget_bars(p)._repr_html_(),
     }

@@ -45,9 +45,9 @@ def test_the_hot_path_names_nothing_private_of_traitlets() -> None:
         "trinkets/event_aware.py",
         "trinkets/stateful.py",
         "wm_kernel/core/working_memory.py",
-        "wm_kernel/core/budget.py",
+        "wm_kernel/core/composer/budget.py",
         "wm_kernel/core/bus.py",
-        "wm_kernel/core/composer.py",
+        "wm_kernel/core/composer/__init__.py",
     ]:
         text = (ROOT / path).read_text(encoding="utf-8")
         assert private.findall(text) == [], path

@@ -2,7 +2,7 @@
 
 Independent of Jupyter. Build :class:`Block`\\ s and :class:`Request`\\ s (or let
 ``wm_kernel.cachesim.requests.simulate_session`` build them from a Session's recorded turns), then
-``simulate(requests, model)``; ``Simulation.advise()`` tries the alternatives that matter. The rules
+``simulate(requests, model)``; ``advise(simulation)`` tries the alternatives that matter. The rules
 are in ``wm_kernel.cachesim.engine``, the model profiles (prices as data) in
 ``wm_kernel.cachesim.models``.
 
@@ -17,12 +17,14 @@ Examples
 
 from __future__ import annotations
 
-from wm_kernel.cachesim import advice as _advice  # noqa: F401  (registers Simulation.advise()'s function)
+from wm_kernel.cachesim.advice import Advice, advise
 from wm_kernel.cachesim.engine import LAYERS, MISS_REASONS, Block, Request
 from wm_kernel.cachesim.models import MODELS, ModelProfile, get_model, register_model, unregister_model
 from wm_kernel.cachesim.simulation import TURN_COLUMNS, Simulation, simulate
 
 __all__ = [
+    "Advice",
+    "advise",
     "Block",
     "Request",
     "simulate",

@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any
 
 from wm_kernel.cachesim.engine import Block, Request
 from wm_kernel.cachesim.models import ModelProfile
-from wm_kernel.cachesim.simulation import Simulation, register_advisor, simulate
+from wm_kernel.cachesim.simulation import Simulation, simulate
 from wm_kernel.utils.htmltext import no_math
 
 if TYPE_CHECKING:
@@ -455,6 +455,3 @@ def _keepalive(
 def _minutes(delta: timedelta) -> str:
     seconds = int(delta.total_seconds())
     return f"{seconds // 60}m{seconds % 60:02d}s" if seconds % 60 else f"{seconds // 60}m"
-
-
-register_advisor(advise)  # Simulation.advise() calls it

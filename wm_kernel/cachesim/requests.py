@@ -481,5 +481,5 @@ def simulate_session(
 
 
 def session_advice(session: RecordedSession, model: str | ModelProfile = "claude-sonnet-4-6", **options: Any) -> Advice:
-    """``simulate_session(session, model=model, **options).advise()``."""
+    """``advise(simulate_session(session, model=model, **options))``."""
     return advise(simulate_session(session, model=model, **options))

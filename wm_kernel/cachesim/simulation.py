@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import html
 from collections import Counter
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from wm_kernel.cachesim.engine import Request, SimulationData, run
@@ -14,18 +14,6 @@ from wm_kernel.utils.htmltext import no_math
 
 if TYPE_CHECKING:
     import pandas as pd
-
-#: The function behind :meth:`Simulation.advise`: ``wm_kernel.cachesim.advice`` registers its
-#: ``advise`` here when imported (the package's ``__init__`` imports it), so this module never
-#: imports the advice module, which builds on it.
-_advisor: Callable[[Simulation], Any] | None = None
-
-
-def register_advisor(advisor: Callable[[Simulation], Any]) -> None:
-    """Make ``advisor`` the function :meth:`Simulation.advise` calls (done by the advice module)."""
-    global _advisor
-    _advisor = advisor
-
 
 #: Each request status and the :meth:`Simulation.summary` key counting the requests that have it.
 STATUS_KEYS = {
@@ -53,15 +41,8 @@ TURN_COLUMNS = [
     "divergent_label",
     "miss_reason",
 ]
-_INT_COLUMNS = [
-    "prompt_tokens",
-    "input_tokens",
-    "cache_read_input_tokens",
-    "cache_creation_input_tokens",
-    "ephemeral_5m_input_tokens",
-    "ephemeral_1h_input_tokens",
-    "hit_tokens",
-]
+# the token counts: integers from "prompt_tokens" to "hit_tokens"
+_INT_COLUMNS = TURN_COLUMNS[TURN_COLUMNS.index("prompt_tokens") : TURN_COLUMNS.index("hit_tokens") + 1]
 # Row tints: the theme's status colour, mostly transparent, over the page, under the page's own
 # text colour (light pastel rows under the dark theme's white text were unreadable).
 _COLOURS = {
@@ -350,13 +331,6 @@ class Simulation:
             "models": sorted({m.name for m in self.models}),
             "assumptions": list(self.assumptions),
         }
-
-    def advise(self) -> Any:
-        """Alternatives to this layout, each simulated: an ``Advice`` (see
-        ``wm_kernel.cachesim.advice.advise``, which this calls)."""
-        if _advisor is None:  # only while the package itself is still being imported
-            raise RuntimeError("Simulation.advise() needs wm_kernel.cachesim.advice, not imported yet")
-        return _advisor(self)
 
     # -- views
     def cost_text(self, digits: int = 6) -> str:

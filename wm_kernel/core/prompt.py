@@ -143,7 +143,7 @@ class BudgetReport:
     held: bool = False
     #: the counter's label (its name, with "≈" and the band for an estimate)
     tokenizer: str = ""
-    #: what each section cap did in this compose (wm_kernel.core.caps), before the budget's fit
+    #: what each section cap did in this compose (wm_kernel.core.composer.caps), before the budget's fit
     caps: tuple[Any, ...] = ()
     #: the upper bound of ``total`` for an estimated count (the fit is taken on it); None when exact
     upper: int | None = None
@@ -189,7 +189,7 @@ class ComposedPrompt(dict[str, Any]):
         ``(namespace, title)`` of the notification centre's frame, as the composer wrote it (None
         when not composed by a composer), so a record of the prompt can rebuild it exactly.
     budget:
-        The :class:`~wm_kernel.core.budget.BudgetReport` of the compose (priorities, and what a token
+        The :class:`~wm_kernel.core.composer.budget.BudgetReport` of the compose (priorities, and what a token
         budget dropped), when WorkingMemory composed it (else None).
     """
 

@@ -28,11 +28,12 @@ from typing import Any, Generic, TypeVar
 
 from traitlets import Dict, HasTraits, Instance, List, Unicode
 
-from wm_kernel.core.budget import TokenBudget, TokenLimit
 from wm_kernel.core.bus import EventBus
-from wm_kernel.core.caps import Cap, apply_caps, with_cap
 from wm_kernel.core.clock import Clock, SystemClock
 from wm_kernel.core.composer import SystemPromptComposer
+from wm_kernel.core.composer.budget import TokenBudget, TokenLimit
+from wm_kernel.core.composer.caps import Cap, apply_caps, with_cap
+from wm_kernel.core.composer.layout import Layout
 from wm_kernel.core.direct_updates import DirectUpdates
 from wm_kernel.core.events import (
     ComposeSystemPromptEvent,
@@ -43,7 +44,6 @@ from wm_kernel.core.events import (
     new_event_id,
 )
 from wm_kernel.core.failures import CollapseIncompleteError, failure_kind
-from wm_kernel.core.layout import Layout
 from wm_kernel.core.placeholders import Placeholders
 from wm_kernel.core.profile import Profile
 from wm_kernel.core.prompt import AllTrinketStates, ComposedPrompt, ComposedPromptTrait, TrinketState
@@ -93,13 +93,13 @@ class WorkingMemory(HasTraits, Generic[T]):
     trinket_names = List(Unicode(), help="Registered trinket class names, in registration order.")
     token_budget = TokenLimit(
         help="Most tokens a composed prompt may take (None: no budget); the "
-        "lowest-priority sections are dropped to fit (see wm_kernel.core.budget)."
+        "lowest-priority sections are dropped to fit (see wm_kernel.core.composer.budget)."
     )
     caps = Dict(
         value_trait=Instance(Cap),
         key_trait=Unicode(),
         help="Section name -> Cap: the most a section may show, hard or soft "
-        "(see wm_kernel.core.caps); set with set_cap().",
+        "(see wm_kernel.core.composer.caps); set with set_cap().",
     )
     budget_step = TokenLimit(
         help="Move the budget's cut only when the overflow crosses a multiple "

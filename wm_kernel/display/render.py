@@ -571,5 +571,7 @@ class BlameView:
         return render_blame_text(self.composed)
 
 
-# the views a ComposedPrompt and a trinket's text show with (see wm_kernel/utils/views.py)
-views.register(composed_prompt=composed_mimebundle, text=PromptText)
+def register_views() -> None:
+    """Make these the views a ComposedPrompt and a trinket's text show with (see
+    wm_kernel/utils/views.py): the package's display loader calls it on the first display."""
+    views.register(composed_prompt=composed_mimebundle, text=PromptText)

@@ -335,7 +335,7 @@ def _growth(
     """The growth forecast over the ``fitted`` turns: the whole request of each (``whole`` at
     ``turn``, already built) against the window, the budgeted prompt against the token budget,
     counted with the view's counter."""
-    from wm_kernel.core.budget import budgeted_tokens
+    from wm_kernel.core.composer.budget import budgeted_tokens
     from wm_kernel.instruments.forecast import forecast
 
     recorder, counter = requests.recorder, requests.counter

@@ -2,7 +2,7 @@
 
 A :class:`Scenario` is a script of what happens to a Session: base prompt changes, feeds to named
 trinkets, turns, segment collapses, clock moves, profile changes and explicit composes. It is saved
-as a JSON Lines file, can be recorded from a live Session (:meth:`Scenario.record`) and replayed into
+as a JSON Lines file, can be recorded from a live Session (:func:`record`) and replayed into
 a fresh one (:meth:`Scenario.run`), which composes exactly the prompts the recorded session did.
 :func:`compare` replays one scenario under several :class:`Variant` s (a layout, a trinket switched
 off, another base prompt or wording) and returns one DataFrame keyed by variant and turn; given many
@@ -15,7 +15,7 @@ The package, one concern per module:
 ``codec``          feed arguments as JSON (``$`` tags for datetimes, tuples...)
 ``steps``          one typed class per kind of step: parse, validate, serialise, apply
 ``scenario``       the file format's header, :class:`Scenario`, atomic saving
-``recorder``       :class:`ScenarioRecorder`, an observer of a live Session
+``recorder``       :func:`record`, :class:`ScenarioRecorder`: a live Session's feeds made a Scenario
 ``variants``       :class:`Variant`, validated in one place
 ``compare``        :func:`compare`, :func:`run_variants`, :func:`tabulate`, :func:`plot_compare`
 ``sweep``          running replays on an executor in order; :class:`SweepError` for failures
@@ -42,7 +42,7 @@ from wm_kernel.experiments.cli import add_replay_parser, parse_variant_spec, rep
 from wm_kernel.experiments.codec import decode_value, encode_value
 from wm_kernel.experiments.compare import compare, run_variants
 from wm_kernel.experiments.progress import TerminalProgress, WidgetProgress
-from wm_kernel.experiments.recorder import ScenarioRecorder
+from wm_kernel.experiments.recorder import ScenarioRecorder, record, session_recording
 from wm_kernel.experiments.results import COMPARE_COLUMNS, PARTS, VariantRun, part_digest, plot_compare, tabulate
 from wm_kernel.experiments.scenario import Scenario
 from wm_kernel.experiments.scenario_file import FORMAT, VERSION, profile_fields
@@ -78,8 +78,10 @@ __all__ = [
     "parse_variant_spec",
     "part_digest",
     "plot_compare",
+    "record",
     "profile_fields",
     "replay_command",
     "run_variants",
+    "session_recording",
     "tabulate",
 ]

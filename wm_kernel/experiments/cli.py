@@ -13,7 +13,7 @@ from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO, cast
 
-from wm_kernel.core.layout import Layout
+from wm_kernel.core.composer.layout import Layout
 from wm_kernel.experiments.compare import run_variants
 from wm_kernel.experiments.progress import TerminalProgress
 from wm_kernel.experiments.results import VariantRun, tabulate

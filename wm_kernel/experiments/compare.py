@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from wm_kernel.core.layout import Layout
+from wm_kernel.core.composer.layout import Layout
 from wm_kernel.experiments.progress import Progress, TerminalProgress, TurnCounter, auto_progress
 from wm_kernel.experiments.results import (
     PART_KEYS,

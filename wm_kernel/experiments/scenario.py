@@ -2,7 +2,7 @@
 
 A :class:`Scenario` holds the settings of the Session it starts from (the header) and its steps
 (:mod:`wm_kernel.experiments.steps`). It can be built in Python with the step methods, loaded from a
-file, recorded from a live Session (:meth:`Scenario.record`) and replayed (:meth:`Scenario.run`),
+file, recorded from a live Session (:func:`~wm_kernel.experiments.recorder.record`) and replayed (:meth:`Scenario.run`),
 which composes exactly the prompts the recorded session did.
 
 The file format (version 1)
@@ -33,14 +33,14 @@ into memory first.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 from wm_kernel.core.clock import ManualClock, parse_instant
-from wm_kernel.core.layout import Layout
+from wm_kernel.core.composer.layout import Layout
 from wm_kernel.core.profile import Profile
 from wm_kernel.experiments.codec import encode_arguments
 from wm_kernel.experiments.scenario_file import (
@@ -77,18 +77,7 @@ if TYPE_CHECKING:
     from wm_kernel.session.trinket_factory import TrinketFactory
 
 # the file format lives in scenario_file
-__all__ = ["Scenario", "register_recorder"]
-
-#: What :meth:`Scenario.record` builds: ``wm_kernel.experiments.recorder`` registers its
-#: ScenarioRecorder here when imported (the package's ``__init__`` imports it), so this module never
-#: imports the recorder, which builds Scenarios.
-_recorder: Callable[[Session], Any] | None = None
-
-
-def register_recorder(recorder: Callable[[Session], Any]) -> None:
-    """Make ``recorder`` what :meth:`Scenario.record` calls (done by the recorder module)."""
-    global _recorder
-    _recorder = recorder
+__all__ = ["Scenario"]
 
 
 @dataclass
@@ -96,7 +85,7 @@ class Scenario:
     """A scripted sequence of steps for a Session, with the settings of the Session it starts from.
 
     Build one in Python with the step methods (each returns the scenario, for chaining), load one
-    with :meth:`load`, or record a live Session with :meth:`record`.
+    with :meth:`load`, or record a live Session with :func:`~wm_kernel.experiments.recorder.record`.
 
     Parameters
     ----------
@@ -354,14 +343,6 @@ class Scenario:
         return f"<Scenario {len(self.steps)} steps ({body}), {self.turns} turns>"
 
     # -- recording and replaying
-    @classmethod
-    def record(cls, session: Session) -> Any:
-        """Start recording everything done to ``session``: a
-        :class:`~wm_kernel.experiments.recorder.ScenarioRecorder`, which builds a Scenario."""
-        if _recorder is None:  # only while the package itself is still being imported
-            raise RuntimeError("Scenario.record() needs wm_kernel.experiments.recorder, not imported yet")
-        return _recorder(session)
-
     def run(
         self,
         variant: Variant | Layout | Mapping[str, Any] | None = None,

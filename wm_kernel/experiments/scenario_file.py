@@ -19,7 +19,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, TextIO, overload
 
-from wm_kernel.core.layout import Layout
+from wm_kernel.core.composer.layout import Layout
 from wm_kernel.core.profile import Profile
 from wm_kernel.experiments.codec import MAX_DEPTH, decode_value
 from wm_kernel.experiments.steps import (
@@ -302,7 +302,7 @@ def check_header(raw: Mapping[str, Any], where: str, *, in_file: bool = False) -
 
 
 def check_layout(value: Any, where: str) -> dict[str, Any] | None:
-    """A header's ``layout``: null, or a :meth:`Layout.to_dict <wm_kernel.core.layout.Layout.to_dict>`
+    """A header's ``layout``: null, or a :meth:`Layout.to_dict <wm_kernel.core.composer.layout.Layout.to_dict>`
     form that makes a valid Layout (returned in that form)."""
     if value is None:
         return None

@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from wm_kernel.core.layout import Layout
+from wm_kernel.core.composer.layout import Layout
 
 if TYPE_CHECKING:
     from wm_kernel.session import Session

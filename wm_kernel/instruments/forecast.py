@@ -238,7 +238,7 @@ def forecast(
     The window is compared with the whole request: ``requests`` (turn -> tokens of the request
     sent at that turn, the reply's reserve included), else the sections' total plus
     ``fixed_tokens``. The budget is compared with the budgeted prompt: ``budgeted`` (turn -> what
-    the budget counts, ``wm_kernel.core.budget.budgeted_tokens``), else the sections' total; with
+    the budget counts, ``wm_kernel.core.composer.budget.budgeted_tokens``), else the sections' total; with
     an estimated ``counter`` on the upper bound of its band, where the budget cuts."""
     for name, value in (("window", window), ("budget", budget)):
         if value is not None:

@@ -6,7 +6,7 @@ What a history writes is a file format of its own: the store keys (:data:`SCHEMA
 on its id; a text read back is checked against its digest), the per-turn
 :class:`Compose` that references entries, and the error raised when another writer already holds a
 turn. The History (recording), its reading and writing of a store
-(:mod:`wm_kernel.instruments.history_store`), its frame (:mod:`wm_kernel.instruments.history_frame`)
+(:mod:`wm_kernel.instruments.history.store`), its frame (:mod:`wm_kernel.instruments.history.frame`)
 and the exchange log (:mod:`wm_kernel.instruments.exchange_log`) build on it.
 """
 

@@ -33,9 +33,10 @@ import bisect
 import weakref
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, ClassVar, Protocol
 
 from trinkets.base import EventAwareTrinket, StatefulTrinket
+from wm_kernel.instruments.attached import AttachedInstrument
 
 #: How many turns a window of the timeline spans at most (the most recent ones).
 WINDOW = 40
@@ -345,10 +346,7 @@ class ObservedSession(Protocol):
     def unobserve(self, handler: Any, names: Any = ..., type: Any = ...) -> None: ...
 
 
-_attached: weakref.WeakKeyDictionary[ObservedSession, ItemHistory] = weakref.WeakKeyDictionary()
-
-
-class ItemHistory:
+class ItemHistory(AttachedInstrument):
     """The items of a session's stateful trinkets at every compose, from when it was attached.
 
     :attr:`log` is the :class:`ItemLog`; :attr:`latest` the items read at the last compose
@@ -356,23 +354,22 @@ class ItemHistory:
     trinket's items could not be read then.
     """
 
+    _attached: ClassVar[weakref.WeakKeyDictionary[ObservedSession, ItemHistory]] = weakref.WeakKeyDictionary()
+
     def __init__(self) -> None:
         self.log = ItemLog()
         self.errors: dict[str, str] = {}
         self.latest: dict[str, list[dict[str, Any]]] = {}
         self.latest_turn: int | None = None
-        self._session: weakref.ref[ObservedSession] | None = None
+        super().__init__()
 
     @classmethod
     def attach(cls, session: ObservedSession) -> ItemHistory:
         """Record ``session``'s items at every compose from now on; :meth:`of` finds it. One per
         session: attaching a second one is a ValueError."""
-        if _attached.get(session) is not None:
-            raise ValueError("this session already has an ItemHistory (ItemHistory.of(session))")
+        cls._refuse_second(session, "this session already has an ItemHistory (ItemHistory.of(session))")
         history = cls()
-        history._session = weakref.ref(session)
-        session.observe(history._on_composed, "composed")
-        _attached[session] = history
+        history._observe(session)
         if session.composed is not None:
             history.sight(session.turn, session.working_memory.trinkets.values())
         return history
@@ -380,17 +377,8 @@ class ItemHistory:
     @classmethod
     def of(cls, session: ObservedSession) -> ItemHistory:
         """The ItemHistory attached to ``session``; one is attached now if none is."""
-        found = _attached.get(session)
+        found = cls.find(session)
         return found if found is not None else cls.attach(session)
-
-    def detach(self) -> None:
-        """Stop recording (a no-op if not attached)."""
-        session = self._session() if self._session is not None else None
-        self._session = None
-        if session is not None:
-            session.unobserve(self._on_composed, "composed")
-            if _attached.get(session) is self:
-                del _attached[session]
 
     def _on_composed(self, change: Any) -> None:
         if change["new"] is not None:

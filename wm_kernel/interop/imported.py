@@ -45,8 +45,8 @@ from wm_kernel.interop.bodies import Section, first_message, prompt_order
 from wm_kernel.interop.formats import ImportIssue, LoggedRequest
 from wm_kernel.interop.log_pricing import log_cache_model, request_pricing
 from wm_kernel.interop.logged_prompt import cached_names, composed
-from wm_kernel.interop.mira_prompt import mira_prompt
-from wm_kernel.interop.mira_tap import DIALECT as MIRA_TAP  # (registers the mira-tap format)
+from wm_kernel.interop.mira import DIALECT as MIRA_TAP  # (registers the mira-tap format)
+from wm_kernel.interop.mira.prompt import mira_prompt
 from wm_kernel.interop.send_times import as_gap, checked_times, send_times
 from wm_kernel.tokens import TokenCounter
 

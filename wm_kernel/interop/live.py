@@ -33,8 +33,8 @@ from wm_kernel.cachesim.engine import Block, Request
 from wm_kernel.cachesim.models import ModelProfile
 from wm_kernel.cachesim.simulation import Simulation, simulate
 from wm_kernel.core.clock import ManualClock
-from wm_kernel.core.hud_frame import RULE
-from wm_kernel.core.layout import Layout
+from wm_kernel.core.composer.hud_frame import RULE
+from wm_kernel.core.composer.layout import Layout
 from wm_kernel.core.prompt import ComposedPrompt, SectionRecord
 from wm_kernel.instruments.history_records import text_digest
 from wm_kernel.interop.billing import request_body

@@ -24,7 +24,7 @@ from wm_kernel.interop.claude_code import ClaudeCodeReader
 from wm_kernel.interop.formats import ImportIssue, LoggedRequest, detect
 from wm_kernel.interop.imported import ImportedSession
 from wm_kernel.interop.jsonspan import locate
-from wm_kernel.interop.mira_tap import read_tap as _read_tap  # noqa: F401  (registers the mira-tap format)
+from wm_kernel.interop.mira import read_tap as _read_tap  # noqa: F401  (registers the mira-tap format)
 from wm_kernel.interop.otlp import read_otlp as _read_otlp  # noqa: F401  (registers the otlp format)
 from wm_kernel.interop.split import Splitter
 from wm_kernel.tokens import TokenCounter

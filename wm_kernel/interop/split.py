@@ -181,7 +181,7 @@ def _xml_regions(text: str) -> list[tuple[int, int, str]]:
         if match is None:
             return regions
         tag = match.group(1)
-        end = _closing(text, tag, match.end())
+        end = closing_end(text, tag, match.end())
         if end is None:
             pos = match.end()  # an unclosed tag is plain text
             continue
@@ -189,8 +189,9 @@ def _xml_regions(text: str) -> list[tuple[int, int, str]]:
         pos = end
 
 
-def _closing(text: str, tag: str, pos: int) -> int | None:
-    """The end of the ``</tag>`` closing the one opened before ``pos`` (same-name nesting counted)."""
+def closing_end(text: str, tag: str, pos: int) -> int | None:
+    """The end of the ``</tag>`` closing the one opened before ``pos`` (same-name nesting counted),
+    or None when it is never closed."""
     pattern = re.compile(rf"<(/?){re.escape(tag)}(?:\s[^<>]*)?>")
     depth = 1
     for match in pattern.finditer(text, pos):

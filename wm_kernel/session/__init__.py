@@ -36,12 +36,12 @@ from typing import Any
 from traitlets import Bool, HasTraits, Instance, Int, List, Unicode, default, observe, validate
 
 from trinkets.base import EventAwareTrinket
-from wm_kernel.core.budget import check_limit
 from wm_kernel.core.bus import EventBus
 from wm_kernel.core.clock import Clock, SystemClock
+from wm_kernel.core.composer.budget import check_limit
+from wm_kernel.core.composer.layout import Layout
 from wm_kernel.core.events import SegmentCollapsedEvent, TurnCompletedEvent
 from wm_kernel.core.failures import CollapseIncompleteError
-from wm_kernel.core.layout import Layout
 from wm_kernel.core.profile import Profile
 from wm_kernel.core.prompt import ComposedPrompt, ComposedPromptTrait
 from wm_kernel.core.working_memory import WorkingMemory
@@ -58,27 +58,19 @@ from wm_kernel.utils.checks import check_int, check_str
 Instrument = Callable[["Session"], object]
 
 
-_registered_instruments: list[Instrument] = []
-
-
-def register_default_instrument(instrument: Instrument) -> None:
-    """Attach ``instrument`` to every Session built from now on with the default instruments (a
-    higher layer's observer: ``wm_kernel.experiments`` registers the recording of what a session
-    is fed, so the stability checker can replay it). Registering one twice is a no-op."""
-    if instrument not in _registered_instruments:
-        _registered_instruments.append(instrument)
-
-
 def default_instruments() -> tuple[Instrument, ...]:
     """What a Session attaches when ``instruments`` is not given: a
     :class:`~wm_kernel.instruments.history.History`, so ``session.history`` holds every compose
     from the first, an :class:`~wm_kernel.instruments.items.ItemHistory`, so a dashboard
-    opened late shows the items (and their countdowns) of every turn, and the instruments
-    registered with :func:`register_default_instrument`."""
+    opened late shows the items (and their countdowns) of every turn, and a
+    :class:`~wm_kernel.session.feeds.FeedLog`, so what the session is fed can be replayed (a
+    Scenario is made of it when asked: ``wm_kernel.experiments.recorder.session_recording``).
+    The list is the whole of it: nothing is added by importing another module."""
     from wm_kernel.instruments.history import History
     from wm_kernel.instruments.items import ItemHistory
+    from wm_kernel.session.feeds import FeedLog
 
-    return (History.attach, ItemHistory.attach, *_registered_instruments)
+    return (History.attach, ItemHistory.attach, FeedLog.attach)
 
 
 _current: Session | None = None
@@ -137,7 +129,7 @@ class Session(RecordedViews, HasTraits):
     ``continuum_id``, e.g. a SQLite file after a restart) resumes its turn and segment counters, so
     new turns never overwrite old ones.
     token_budget, budget_step:
-        The WorkingMemory's token budget and its step (None: no budget; see wm_kernel.core.budget).
+        The WorkingMemory's token budget and its step (None: no budget; see wm_kernel.core.composer.budget).
     model:
         The model the prompt is for (a name ``wm_kernel.tokens.counter_for`` knows, e.g.
         ``"claude-sonnet-4-6"``, ``"gpt-5.4"``). It picks the session's one token counter, which the

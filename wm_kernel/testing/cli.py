@@ -49,7 +49,10 @@ def is_scenario_file(path: str) -> bool:
 
 
 def add_check_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> argparse.ArgumentParser:
-    """Add the ``check`` subcommand to ``python -m wm_kernel``."""
+    """Add the ``check`` subcommand to ``python -m wm_kernel``.
+
+    Long because: one ``add_argument`` per option of the command, in the order ``--help`` lists them.
+    """
     parser = subparsers.add_parser(
         "check",
         help="check that a scenario's cached prompt bytes are stable",

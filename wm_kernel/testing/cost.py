@@ -17,9 +17,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime, timedelta
+from typing import TYPE_CHECKING, Any
 
 from wm_kernel.testing.replay import Compose, SectionText
 from wm_kernel.testing.report import Cost, Finding
+
+if TYPE_CHECKING:
+    from wm_kernel.cachesim.simulation import Simulation
 
 #: A synthetic user message per request in the cost simulation, after the cached prefix.
 _USER_TOKENS = 100
@@ -76,16 +80,7 @@ def instability_cost(composes: Sequence[Compose], finding: Finding, model: str, 
         )
     elif not finding.cached:
         note = "the section is after the cached prefix"
-    return Cost(
-        model=model,
-        turns_per_hour=turns_per_hour,
-        stable_usd=stable.total_cost,
-        unstable_usd=unstable.total_cost,
-        stable_hit_rate=stable.hit_rate,
-        unstable_hit_rate=unstable.hit_rate,
-        prefix_tokens=prefix_tokens,
-        note=note,
-    )
+    return _cost(model, turns_per_hour, stable, unstable, prefix_tokens, note)
 
 
 #: The stand-in for the history before the HUD in MIRA's wire cost: the last exchange, tokens.
@@ -145,6 +140,19 @@ def mira_instability_cost(
         )
     elif finding.placement == "notification":
         note = "the HUD is after every breakpoint but the post-history ones: only what follows it is re-read"
+    return _cost(model, turns_per_hour, stable, unstable, prefix_tokens, note, hours=hours, wire="MIRA's wire")
+
+
+def _cost(
+    model: str,
+    turns_per_hour: int,
+    stable: Simulation,
+    unstable: Simulation,
+    prefix_tokens: int,
+    note: str,
+    **where: Any,
+) -> Cost:
+    """The Cost of the two simulated hours (``where``: the hours and wire, when not the kit's)."""
     return Cost(
         model=model,
         turns_per_hour=turns_per_hour,
@@ -154,6 +162,5 @@ def mira_instability_cost(
         unstable_hit_rate=unstable.hit_rate,
         prefix_tokens=prefix_tokens,
         note=note,
-        hours=hours,
-        wire="MIRA's wire",
+        **where,
     )

@@ -30,7 +30,7 @@ import sys
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from wm_kernel.interop.mira_tap import DIALECT as TAP_DIALECT
+from wm_kernel.interop.mira import DIALECT as TAP_DIALECT
 from wm_kernel.testing.cost import mira_instability_cost
 from wm_kernel.testing.replay import TOOLS_SECTION, Compose, SectionText
 from wm_kernel.testing.report import CheckResult, Finding, excerpt

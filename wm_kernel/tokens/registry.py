@@ -77,7 +77,9 @@ _RULES: tuple[tuple[str, str], ...] = (
     ("claude-", "claude"),
     ("gemini-", "gemini"),
 )
-FAMILIES = ("o200k", "cl100k", "claude", "gemini")
+#: The families counted exactly offline by their own encoding: family -> tiktoken encoding.
+BPE_FAMILIES = {"o200k": "o200k_base", "cl100k": "cl100k_base"}
+FAMILIES = (*BPE_FAMILIES, *FAMILY_ESTIMATES)
 
 TokenizerFactory = Callable[[str], Tokenizer]
 # model -> a family name, a tokenizer, or a factory(model) -> tokenizer
@@ -160,8 +162,8 @@ def base_encoding(model: str) -> str:
     family = family_of(model)
     if family in FAMILY_ESTIMATES:
         return FAMILY_ESTIMATES[family][0]
-    if family in ("o200k", "cl100k"):
-        return f"{family}_base"
+    if family in BPE_FAMILIES:
+        return BPE_FAMILIES[family]
     return "o200k_base"
 
 
@@ -194,6 +196,47 @@ def _widen(band: Band) -> Band:
     )
 
 
+def _anthropic_exact(
+    model: str, *, client: Any, exact: bool | None, sentencepiece_model: Any, **options: Any
+) -> Tokenizer | None:
+    """Anthropic's counting endpoint, when asked for (``client``, ``exact=True`` or the environment)."""
+    wanted = (
+        exact
+        if exact is not None
+        else (client is not None or os.environ.get(ANTHROPIC_ENV, "") in ("1", "true", "yes"))
+    )
+    if wanted:
+        from wm_kernel.tokens.providers import AnthropicTokenizer
+
+        return AnthropicTokenizer(model, client, **options)
+    if client is not None:
+        raise ValueError("client= asks for exact counts; it cannot go with exact=False")
+    return None
+
+
+def _sentencepiece_exact(
+    model: str, *, client: Any, exact: bool | None, sentencepiece_model: Any, **options: Any
+) -> Tokenizer | None:
+    """The model's SentencePiece file, when given (``sentencepiece_model=`` or the environment)."""
+    path = sentencepiece_model if sentencepiece_model is not None else os.environ.get(GEMINI_ENV) or None
+    if path is not None:
+        from wm_kernel.tokens.providers import SentencePieceTokenizer
+
+        return SentencePieceTokenizer(path, name=f"sentencepiece {os.path.basename(str(path))} ({model})")
+    if exact:
+        raise ValueError(f"exact counts for {model} need its SentencePiece file: sentencepiece_model= or ${GEMINI_ENV}")
+    return None
+
+
+#: How a family counts exactly, beyond the package (its answer None: the family's estimate). The
+#: families with an offline encoding of their own are :data:`BPE_FAMILIES`; every other family is
+#: estimated (:data:`FAMILY_ESTIMATES`) unless it is here and its counter answers.
+EXACT_COUNTERS: dict[str, Callable[..., Tokenizer | None]] = {
+    "claude": _anthropic_exact,
+    "gemini": _sentencepiece_exact,
+}
+
+
 def tokenizer_for(
     model: str,
     *,
@@ -207,32 +250,13 @@ def tokenizer_for(
     if registered is not None and not isinstance(registered, str):
         return registered if isinstance(registered, Tokenizer) else registered(model)
     family = family_of(model)
-    if family in ("o200k", "cl100k"):
-        if model in _calibrated:
-            return estimate_tokenizer(model)
-        return _bpe(f"{family}_base")
-    if family == "claude":
-        wanted = (
-            exact
-            if exact is not None
-            else (client is not None or os.environ.get(ANTHROPIC_ENV, "") in ("1", "true", "yes"))
-        )
-        if wanted:
-            from wm_kernel.tokens.providers import AnthropicTokenizer
-
-            return AnthropicTokenizer(model, client, **options)
-        if client is not None:
-            raise ValueError("client= asks for exact counts; it cannot go with exact=False")
-    if family == "gemini":
-        path = sentencepiece_model if sentencepiece_model is not None else os.environ.get(GEMINI_ENV) or None
-        if path is not None:
-            from wm_kernel.tokens.providers import SentencePieceTokenizer
-
-            return SentencePieceTokenizer(path, name=f"sentencepiece {os.path.basename(str(path))} ({model})")
-        if exact:
-            raise ValueError(
-                f"exact counts for {model} need its SentencePiece file: sentencepiece_model= or ${GEMINI_ENV}"
-            )
+    if family in BPE_FAMILIES:
+        return estimate_tokenizer(model) if model in _calibrated else _bpe(BPE_FAMILIES[family])
+    exact_counter = EXACT_COUNTERS.get(family)
+    if exact_counter is not None:
+        found = exact_counter(model, client=client, exact=exact, sentencepiece_model=sentencepiece_model, **options)
+        if found is not None:
+            return found
     return estimate_tokenizer(model)
 
 

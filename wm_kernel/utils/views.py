@@ -2,9 +2,9 @@
 
 A ComposedPrompt (the core) and a trinket's text (the trinkets) show richly in a notebook, but
 their layers sit below the display layer and may not import it. They ask here instead:
-``wm_kernel.display.render`` registers its views when it loads, and the package's ``__init__`` (the
-top layer, which runs before any of its modules) names the loader that imports it, so the first
-object shown loads the display layer. A plain ``import wm_kernel.core`` loads nothing more.
+the package's ``__init__`` (the top layer, which runs before any of its modules) names the loader
+that imports ``wm_kernel.display.render`` and calls its ``register_views()``, so the first object
+shown loads the display layer. A plain ``import wm_kernel.core`` loads nothing more.
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ def register(*, composed_prompt: Callable[..., MimeBundle], text: Callable[[str]
 
 
 def set_loader(loader: Callable[[], object]) -> None:
-    """What imports the display layer on first use (it registers its views when it loads)."""
+    """What loads the display layer and registers its views, on first use."""
     global _loader
     _loader = loader
 

@@ -169,7 +169,11 @@ class AskMagics(Magics):
 
         Nothing to send with? Set a client (``set_ask_client(anthropic.Anthropic())``) or replay a
         recording (``%ask --recording FILE "..."``, or
-        ``set_ask_client(None, recording=Recording.load(FILE))``)."""
+        ``set_ask_client(None, recording=Recording.load(FILE))``).
+
+        Long because: its options are declared on it (one ``@argument`` each); the body is one
+        send: what to answer with and which model, then the reply streamed into the cell.
+        """
         if line.split()[:1] in (["--help"], ["-h"]):  # only as the first word: a message may say "-h"
             print(self.ask.__doc__)
             return None

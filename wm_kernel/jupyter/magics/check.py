@@ -180,7 +180,7 @@ class CheckMagics(Magics):
     @argument(
         "--scenario",
         metavar="NAME",
-        help="stability: a Scenario or a ScenarioRecorder (Scenario.record(session)) in the notebook "
+        help="stability: a Scenario or a ScenarioRecorder (record(session)) in the notebook "
         "(default: the current session's own recording, or the log it was imported from).",
     )
     @argument(
@@ -208,24 +208,33 @@ class CheckMagics(Magics):
         if cell is not None:
             if args.command is not None:
                 raise UsageError(f"%%wm_check takes assertion lines in the cell, not {args.command!r}")
-            checks = parse_cell(cell)
-            session = self._session(args.session)
-            rows = []
-            for text, run in checks:
-                try:
-                    run(session)
-                except AssertionError as exc:
-                    rows.append(CheckRow(text, False, str(exc)))
-                except (TypeError, ValueError) as exc:
-                    rows.append(CheckRow(text, False, f"{type(exc).__name__}: {exc}"))
-                else:
-                    rows.append(CheckRow(text, True, ""))
-            return CheckTable(rows)
+            return self._assertions(cell, args.session)
         if args.command != "stability":
             raise UsageError(
                 "%wm_check stability runs the stability checker on the current session "
                 "(or --scenario NAME); %%wm_check (a cell) runs assertions"
             )
+        return self._stability(args)
+
+    def _assertions(self, cell: str, session_name: str | None) -> CheckTable:
+        """``%%wm_check``: each assertion line of ``cell`` run on the session, as a table."""
+        checks = parse_cell(cell)
+        session = self._session(session_name)
+        rows = []
+        for text, run in checks:
+            try:
+                run(session)
+            except AssertionError as exc:
+                rows.append(CheckRow(text, False, str(exc)))
+            except (TypeError, ValueError) as exc:
+                rows.append(CheckRow(text, False, f"{type(exc).__name__}: {exc}"))
+            else:
+                rows.append(CheckRow(text, True, ""))
+        return CheckTable(rows)
+
+    def _stability(self, args: argparse.Namespace) -> Any:
+        """``%wm_check stability``: the checker on a scenario, the session's own recording or the
+        log it was imported from."""
         shell = self.shell
         assert shell is not None
         for name in [*args.skip, *(args.only or [])]:

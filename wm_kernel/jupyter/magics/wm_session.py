@@ -68,10 +68,14 @@ class SessionMagics(Magics):
         "gpt-5.4); default none, offline cl100k counts.",
     )
     def wm_session(self, line: str = "") -> None:
-        """Start a fresh current Session (e.g. with a ManualClock, for deterministic notebooks)."""
-        from trinkets import BUILTIN_NAMES
+        """Start a fresh current Session (e.g. with a ManualClock, for deterministic notebooks).
+
+        Long because: one ``@argument`` per option of the Session it builds, and each option read
+        and checked in turn before anything is built (so a mistake leaves the current session as
+        it was); the reading of a list of trinket names is :func:`builtin_trinkets`.
+        """
         from wm_kernel.core.clock import ManualClock
-        from wm_kernel.core.layout import Layout
+        from wm_kernel.core.composer.layout import Layout
         from wm_kernel.core.profile import Profile
         from wm_kernel.session import Session, set_current_session
 
@@ -91,17 +95,7 @@ class SessionMagics(Magics):
         if args.base_prompt is not None:
             kwargs["base_prompt"] = required(args.base_prompt, "--base-prompt")
         if args.trinkets is not None:
-            names = [n.strip() for n in args.trinkets.split(",") if n.strip()]
-            if names == ["none"]:
-                names = []
-            elif not names:
-                raise UsageError("--trinkets needs class names (or 'none')")
-            unknown = [n for n in names if n not in BUILTIN_NAMES]
-            if unknown:
-                raise UsageError(f"unknown built-in trinket {unknown[0]!r} (built-in: {', '.join(BUILTIN_NAMES)})")
-            import trinkets as builtin
-
-            kwargs["trinkets"] = [getattr(builtin, n) for n in names]
+            kwargs["trinkets"] = builtin_trinkets(args.trinkets)
         kwargs["layout"] = Layout.original() if args.layout == "original" else Layout.default()
         if not args.user_id.strip():
             raise UsageError("--user-id needs a non-empty value")
@@ -131,3 +125,19 @@ class SessionMagics(Magics):
             raise UsageError(redact_urls(str(exc))) from None
         set_current_session(session)
         print(session_line(session, args.layout))
+
+
+def builtin_trinkets(text: str) -> list[type[Any]]:
+    """The built-in trinket classes ``--trinkets A,B`` names (``none``: no trinket); UsageError
+    for an empty list or a name that is not built in."""
+    import trinkets as builtin
+
+    names = [n.strip() for n in text.split(",") if n.strip()]
+    if names == ["none"]:
+        return []
+    if not names:
+        raise UsageError("--trinkets needs class names (or 'none')")
+    unknown = [n for n in names if n not in builtin.BUILTIN_NAMES]
+    if unknown:
+        raise UsageError(f"unknown built-in trinket {unknown[0]!r} (built-in: {', '.join(builtin.BUILTIN_NAMES)})")
+    return [getattr(builtin, n) for n in names]

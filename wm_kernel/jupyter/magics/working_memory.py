@@ -290,7 +290,9 @@ class WorkingMemoryMagics(Magics):
             )
         except (TypeError, ValueError) as exc:
             raise UsageError(str(exc)) from None
-        return CacheView(simulation, None if args.no_advice else simulation.advise())
+        from wm_kernel.cachesim.advice import advise
+
+        return CacheView(simulation, None if args.no_advice else advise(simulation))
 
     @staticmethod
     def _check_cache_arguments(session: Session, model: str | None, breakpoints: Any) -> None:
@@ -397,7 +399,6 @@ def load_extension(shell: Any) -> None:
 
     # ``%request?`` shows the whole usage (its options are declared in magics/request.py)
     InspectionMagics.request.__doc__ = request_usage()
-    import wm_kernel.experiments.recorder  # noqa: F401  (sessions from now on keep their own recording)
 
     current_session()
 

@@ -7,7 +7,7 @@ MIRA appends every provider call, while its tap is on, to ``llm_requests.jsonl``
 split on ``"\\n"`` only (``ts`` is ``time.time()``, seconds since the epoch). docs/mira-wire.md
 has the layout.
 
-Requests are paired with responses by :func:`~wm_kernel.interop.mira_pairing.pair` (the tap keeps
+Requests are paired with responses by :func:`~wm_kernel.interop.mira.pairing.pair` (the tap keeps
 no id); a response that finds no call, and a call no response answers, is an
 :class:`~wm_kernel.interop.formats.ImportIssue` naming its file and line; a call without a response
 still imports, without usage.
@@ -17,7 +17,7 @@ Chat turns and background calls
     (the base prompt, a blank line, a rule of 60 "═", a note, a rule) on the conversation's model
     (the most frequent such model); every other call (other models, other system prompts, generic
     OpenAI-compatible calls) is background, kept apart (``ImportedSession.background``). A chat
-    turn is cut into MIRA's sections by :func:`~wm_kernel.interop.mira_sections.cut_mira`; a
+    turn is cut into MIRA's sections by :func:`~wm_kernel.interop.mira.sections.cut_mira`; a
     background call as the wire its body reads as.
 """
 
@@ -35,9 +35,9 @@ from wm_kernel.dialects.registry import LogFormat, body_dialect, get_dialect, re
 from wm_kernel.interop.bodies import Cutter, cut_body
 from wm_kernel.interop.formats import ImportIssue, LoggedRequest
 from wm_kernel.interop.jsonspan import locate
-from wm_kernel.interop.mira_markers import SCAFFOLDING
-from wm_kernel.interop.mira_pairing import Call, Record, pair, usage_of
-from wm_kernel.interop.mira_sections import cut_mira
+from wm_kernel.interop.mira.markers import SCAFFOLDING
+from wm_kernel.interop.mira.pairing import Call, Record, pair, usage_of
+from wm_kernel.interop.mira.sections import cut_mira
 from wm_kernel.interop.split import Splitter
 from wm_kernel.tokens import TokenCounter
 

@@ -2,7 +2,7 @@
 
 ``tool:NAME`` per tool; the system block: ``base_prompt`` (the base prompt and the scaffolding
 delimiter), then the system sections, each recognised by how the kit's trinket opens it
-(:data:`~wm_kernel.interop.mira_markers.MARKERS`: ``<user_model>`` is ``behavioral_directives`` of
+(:data:`~wm_kernel.interop.mira.markers.MARKERS`: ``<user_model>`` is ``behavioral_directives`` of
 ``LoraTrinket``...), cut at the composer's separators (``"\\n\\n---\\n\\n"`` inside the cached and
 the non-cached text, the one ``"\\n\\n"`` between them: what comes after it was composed as
 non-cached); leading assistant messages as ``conversation_prefix`` items; the history (``msg[i]
@@ -20,12 +20,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from wm_kernel.core.hud_frame import RULE
-from wm_kernel.core.placement_build import SECTION_SEPARATOR
+from wm_kernel.core.composer.hud_frame import RULE
+from wm_kernel.core.composer.placement_build import SECTION_SEPARATOR
 from wm_kernel.interop.bodies import Cutter, Section, anthropic_message, ttl_of
 from wm_kernel.interop.jsonspan import Node, string_offsets
-from wm_kernel.interop.mira_markers import HUD_HEAD, SCAFFOLDING, Marker, marker_at
-from wm_kernel.interop.split import Splitter
+from wm_kernel.interop.mira.markers import HUD_HEAD, SCAFFOLDING, Marker, marker_at
+from wm_kernel.interop.split import Splitter, closing_end
 
 #: The owner of the composer's separators and frames, and of the wire's synthetic tool calls.
 COMPOSER = "(composer)"
@@ -68,29 +68,16 @@ def _emit(cut: Cutter, node: Node, kind: str, element: str, pieces: Sequence[_Pi
         cut.cursor = stop
 
 
-def _closing(text: str, tag: str, pos: int) -> int | None:
-    """The end of the ``</tag>`` closing the element opened before ``pos`` (same-name nesting counted)."""
-    pattern = re.compile(rf"<(/?){re.escape(tag)}(?:\s[^<>]*)?>")
-    depth = 1
-    for match in pattern.finditer(text, pos):
-        if match.group(0).endswith("/>"):
-            continue
-        depth += -1 if match.group(1) else 1
-        if depth == 0:
-            return match.end()
-    return None
-
-
 def _region_end(text: str, start: int, marker: Marker) -> int | None:
     """Where the element holding a marked section ends (with the elements that may follow it)."""
     if marker.tag is None:
         return None
-    end = _closing(text, marker.tag, start + 1)
+    end = closing_end(text, marker.tag, start + 1)
     if end is None:
         return None
     for tag in marker.follows:
         if re.match(rf"\n\n<{re.escape(tag)}[\s>]", text[end : end + len(tag) + 4]):
-            after = _closing(text, tag, end + 3)
+            after = closing_end(text, tag, end + 3)
             if after is not None:
                 end = after
     return end
@@ -105,7 +92,7 @@ def _whole_element(text: str, pos: int, stop: int, separators: tuple[str, ...]) 
     match = _OPEN_TAG.match(text, pos)
     if match is None:
         return False
-    end = _closing(text, match.group(1), match.end())
+    end = closing_end(text, match.group(1), match.end())
     return end is not None and (end >= stop or any(text.startswith(s, end) for s in separators))
 
 

@@ -162,8 +162,8 @@ from typing import Any, ClassVar
 from traitlets import Instance
 
 from trinkets.base import StatefulTrinket, arg, command, feed, non_negative_int
-from trinkets.getcontext_render import render
-from trinkets.getcontext_results import FIELDS, SearchResult, parse_entries, record, validate
+from trinkets.getcontext.render import render
+from trinkets.getcontext.results import FIELDS, SearchResult, parse_entries, record, validate
 from wm_kernel.core.events import UpdateTrinketEvent
 from wm_kernel.utils.checks import check_unicode
 from wm_kernel.utils.frozenmap import FrozenMap

@@ -155,9 +155,9 @@ from typing import Any
 from traitlets import Int
 
 from trinkets.base import EventAwareTrinket, arg, command, feed
-from trinkets.domaindoc_render import render_original, render_revised
-from trinkets.domaindoc_store import DocumentStore
-from trinkets.domaindoc_tree import MAX_DEPTH, Tree, find_section, section_level
+from trinkets.domaindoc.render import render_original, render_revised
+from trinkets.domaindoc.store import DocumentStore
+from trinkets.domaindoc.tree import MAX_DEPTH, Tree, find_section, section_level
 from wm_kernel.stores import keys
 from wm_kernel.utils.checks import check_bool, check_str
 

@@ -4,7 +4,7 @@ A chat turn's system text is MIRA's base prompt, then its scaffolding delimiter 
 rule of 60 "═", a note, a rule), then the system sections, each recognised by how the kit's trinket
 opens it (:data:`MARKERS`: ``<user_model>`` is ``behavioral_directives`` of ``LoraTrinket``...).
 The HUD message opens with a framed title and ``<NAME:hud>`` (:data:`HUD_HEAD`).
-:mod:`wm_kernel.interop.mira_sections` cuts a turn by them.
+:mod:`wm_kernel.interop.mira.sections` cuts a turn by them.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from wm_kernel.core.hud_frame import RULE
+from wm_kernel.core.composer.hud_frame import RULE
 
 #: MIRA's scaffolding delimiter, after the base prompt: what marks a chat turn's system text.
 SCAFFOLDING = re.compile(rf"\n\n{RULE}\n[^\n]*\n{RULE}")

@@ -18,7 +18,7 @@ from wm_kernel.testing import mira
 from wm_kernel.testing import perturbations as perturb
 from wm_kernel.testing.replay import CHECK_CONTINUUM, TOOLS_SECTION, Compose, Replay, run_scenario
 from wm_kernel.testing.report import CheckResult
-from wm_kernel.testing.stability_compare import compare_replays
+from wm_kernel.testing.stability.compare import compare_replays
 
 __all__ = ["CheckOptions", "CheckRun", "in_process_checks"]
 

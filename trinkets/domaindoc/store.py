@@ -2,10 +2,10 @@
 
 The hash is ``domaindocs:{user_id}`` (:func:`wm_kernel.stores.keys.domaindocs`), one field per
 document label, each a record (``title``, ``description``, ``enabled``, ``archived``,
-``position`` and the flat list of ``sections`` records that :mod:`trinkets.domaindoc_tree`
+``position`` and the flat list of ``sections`` records that :mod:`trinkets.domaindoc.tree`
 arranges). :class:`DocumentStore` reads them in creation order and changes one inside a store
 transaction, so a change that raises leaves the stored documents as they were. Used by
-:class:`~trinkets.domaindoc_trinket.DomaindocTrinket`.
+:class:`~trinkets.domaindoc.DomaindocTrinket`.
 """
 
 from __future__ import annotations

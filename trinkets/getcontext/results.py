@@ -1,4 +1,4 @@
-"""The get_context search results as :class:`~trinkets.getcontext_trinket.GetContextTrinket` keeps them.
+"""The get_context search results as :class:`~trinkets.getcontext.GetContextTrinket` keeps them.
 
 A :class:`SearchResult` per task: the fields each status accepts (:data:`FIELDS`), their checking
 and normalising (:func:`validate`), the record stored for a result (:func:`record`) and the reading

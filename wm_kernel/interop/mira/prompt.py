@@ -1,6 +1,6 @@
 """The :class:`~wm_kernel.core.prompt.ComposedPrompt` of a MIRA chat turn, joined back from its sections.
 
-:func:`mira_prompt` puts the sections :mod:`wm_kernel.interop.mira_sections` cut back where MIRA's
+:func:`mira_prompt` puts the sections :mod:`wm_kernel.interop.mira.sections` cut back where MIRA's
 composer had them, blame included.
 """
 
@@ -10,8 +10,8 @@ from collections.abc import Sequence
 
 from wm_kernel.core.prompt import BlameData, ComposedPrompt, SectionRecord
 from wm_kernel.interop.bodies import Section, prompt_order
-from wm_kernel.interop.mira_markers import HUD_HEAD, MARKERS
-from wm_kernel.interop.mira_sections import COMPOSER
+from wm_kernel.interop.mira.markers import HUD_HEAD, MARKERS
+from wm_kernel.interop.mira.sections import COMPOSER
 
 
 def mira_prompt(sections: Sequence[Section], turn: int | None = None) -> ComposedPrompt:

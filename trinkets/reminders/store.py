@@ -3,7 +3,7 @@
 The hash is ``reminders:{user_id}`` (:func:`wm_kernel.stores.keys.reminders`), one field per
 reminder id, and the id counter is in ``reminders:{user_id}:meta``. :class:`ReminderStore` reads
 them, keeps the open reminders parsed in memory between composes and hands out new ids. Used by
-:class:`~trinkets.reminder_manager.ReminderManager`, which writes the records.
+:class:`~trinkets.reminders.ReminderManager`, which writes the records.
 """
 
 from __future__ import annotations

@@ -16,13 +16,13 @@ Two styles (the ``style`` trait; docs/deviations.md lists both):
   original counts 24 hours, so it drops the last hour of a 25-hour day and takes in the first hour
   of tomorrow on a 23-hour one: a deviation, listed in docs/deviations.md). A reminder due earlier
   today, even one already past, stays under ``<today>``.
-- markup: ``<active_reminders>``, the :data:`~trinkets.reminder_render.ORIGINAL_INSTRUCTION`
+- markup: ``<active_reminders>``, the :data:`~trinkets.reminders.render.ORIGINAL_INSTRUCTION`
   element, then ``<user_reminders>`` and ``<internal_reminders>`` (only the non-empty ones), each
   with ``<overdue>`` then ``<today>`` (only the non-empty ones), nothing indented. A user ``<overdue
   urgent="true">`` opens with a ``<warning>`` and closes with an ``<action>`` after its reminders;
   an internal ``<overdue>`` has its own ``<warning>`` and no action; a user ``<today>`` ends with a
   ``<guidance>`` element, an internal one has none (the wording:
-  :data:`~trinkets.reminder_render.ORIGINAL_WORDING`).
+  :data:`~trinkets.reminders.render.ORIGINAL_WORDING`).
 - each reminder is self-closing, ``<reminder id=".." title=".." due=".."/>``, or, with details,
   ``<reminder ..>``, ``<details>..</details>``, ``</reminder>`` on three lines. ``due`` is the
   relative time ("1 day ago", "in 6 hours") for overdue and still-coming reminders, and the local
@@ -35,11 +35,11 @@ Two styles (the ``style`` trait; docs/deviations.md lists both):
   *today*: due after now and before the next local midnight, the user's calendar day however long
   it is (23, 24 or 25 hours).
 - markup indented by two spaces per level, an instruction line
-  (:data:`~trinkets.reminder_render.REVISED_INSTRUCTION`) that tells the model how user and
+  (:data:`~trinkets.reminders.render.REVISED_INSTRUCTION`) that tells the model how user and
   internal reminders differ, the user group's lines before their reminders
-  (:data:`~trinkets.reminder_render.REVISED_OVERDUE_WARNING`,
-  :data:`~trinkets.reminder_render.REVISED_OVERDUE_ACTION`,
-  :data:`~trinkets.reminder_render.REVISED_TODAY_GUIDANCE`), and every reminder as ``<reminder
+  (:data:`~trinkets.reminders.render.REVISED_OVERDUE_WARNING`,
+  :data:`~trinkets.reminders.render.REVISED_OVERDUE_ACTION`,
+  :data:`~trinkets.reminders.render.REVISED_TODAY_GUIDANCE`), and every reminder as ``<reminder
   id=".." title=".." due="in 2 hours" time="3:00 PM EST">`` with a ``time`` in the user's words
   (prefixed by the date when not today) and an optional ``<details>`` line before ``</reminder>``.
 
@@ -114,9 +114,9 @@ from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from trinkets.base import EventAwareTrinket, TrinketHost, arg, at, command, feed, instant_or_offset
-from trinkets.reminder_days import day_window, due_status
-from trinkets.reminder_render import CATEGORIES, render_original, render_revised
-from trinkets.reminder_store import ReminderStore
+from trinkets.reminders.days import day_window, due_status
+from trinkets.reminders.render import CATEGORIES, render_original, render_revised
+from trinkets.reminders.store import ReminderStore
 from wm_kernel.core.clock import parse_instant
 from wm_kernel.utils.checks import check_str
 

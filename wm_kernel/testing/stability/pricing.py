@@ -11,7 +11,7 @@ from wm_kernel.testing import perturbations as perturb
 from wm_kernel.testing.cost import instability_cost, mira_instability_cost
 from wm_kernel.testing.replay import Compose
 from wm_kernel.testing.report import CheckResult, StabilityReport
-from wm_kernel.testing.stability_run import CheckOptions, CheckRun
+from wm_kernel.testing.stability.run import CheckOptions, CheckRun
 
 __all__ = ["priced_report"]
 

@@ -30,9 +30,9 @@ from wm_kernel.experiments.scenario import Scenario
 from wm_kernel.testing import mira
 from wm_kernel.testing import perturbations as perturb
 from wm_kernel.testing.report import CheckResult, StabilityReport
-from wm_kernel.testing.stability_fresh import fresh_results, start_fresh
-from wm_kernel.testing.stability_pricing import priced_report
-from wm_kernel.testing.stability_run import CheckOptions, CheckRun, in_process_checks
+from wm_kernel.testing.stability.fresh import fresh_results, start_fresh
+from wm_kernel.testing.stability.pricing import priced_report
+from wm_kernel.testing.stability.run import CheckOptions, CheckRun, in_process_checks
 from wm_kernel.testing.worker import stop_subprocess
 from wm_kernel.utils.checks import check_int, check_number
 
@@ -126,6 +126,9 @@ def check_stability(
         ``tool_set_order`` (the order MIRA's set gives ``tools``, definitions with a ``name``, in
         two processes) are added, and each finding is priced on MIRA's wire over a day. An
         imported MIRA tap is checked this way without asking.
+
+    Long because: the public entry of the checker documents each of its fourteen options here; the
+    body only checks them and hands the run to ``run.py`` (or an imported log to ``logcheck``).
     """
     from wm_kernel.interop.imported import ImportedSession
     from wm_kernel.testing.logcheck import check_imported

@@ -1,10 +1,10 @@
-"""SystemPromptComposer: sections in, routed by a :class:`~wm_kernel.core.layout.Layout`, the
+"""SystemPromptComposer: sections in, routed by a :class:`~wm_kernel.core.composer.layout.Layout`, the
 original's ComposedPrompt out.
 
 Each composer has its own layout, so two layouts can be compared side by side in one process (the
 original's is a module global). What it built for each placement is kept
-(:mod:`wm_kernel.core.placement_build`) and reused while that placement's sections do not change;
-the notification centre is framed by :mod:`wm_kernel.core.hud_frame`.
+(:mod:`wm_kernel.core.composer.placement_build`) and reused while that placement's sections do not change;
+the notification centre is framed by :mod:`wm_kernel.core.composer.hud_frame`.
 
 Examples
 --------
@@ -31,9 +31,9 @@ import warnings
 from collections.abc import Iterable, Mapping
 from types import MappingProxyType
 
-from wm_kernel.core.hud_frame import RULE, HudFrame
-from wm_kernel.core.layout import Layout
-from wm_kernel.core.placement_build import (
+from wm_kernel.core.composer.hud_frame import RULE, HudFrame
+from wm_kernel.core.composer.layout import Layout
+from wm_kernel.core.composer.placement_build import (
     JoinedBuilds,
     PlacementBuild,
     items_blame,

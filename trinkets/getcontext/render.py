@@ -1,7 +1,7 @@
 """The text of the ``context_search_results`` section, in its two styles, from the shown results.
 
 :func:`render` writes the header and one block per result, in the ``"original"`` or the
-``"revised"`` style; :class:`~trinkets.getcontext_trinket.GetContextTrinket` calls it (its module
+``"revised"`` style; :class:`~trinkets.getcontext.GetContextTrinket` calls it (its module
 docstring shows both styles' wording and how values are escaped).
 """
 
@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from trinkets.getcontext_results import SearchResult
+from trinkets.getcontext.results import SearchResult
 from wm_kernel.utils.markup import escape_text
 
 # every character str.splitlines() treats as a line break, and \r\n as one break
@@ -21,7 +21,7 @@ RESULT_SEPARATOR = "\n\n---\n\n"
 
 def _show(value: object) -> str:
     """A value as the revised style writes it: markup characters escaped, continuation lines
-    indented (see :mod:`trinkets.getcontext_trinket`)."""
+    indented (see :mod:`trinkets.getcontext`)."""
     # line breaks are normalised before escaping, so none of them reaches the text as a reference
     return escape_text(_LINE_BREAK.sub("\n", str(value))).replace("\n", "\n  ")
 

@@ -1,4 +1,4 @@
-"""The user's local day, as :class:`~trinkets.reminder_manager.ReminderManager` reads it.
+"""The user's local day, as :class:`~trinkets.reminders.ReminderManager` reads it.
 
 A moment on the user's wall clock (:func:`wall_clock`, also past 9999-12-31), the UTC window of the
 user's calendar day (:func:`day_window`, 23, 24 or 25 hours long) and where a reminder's due time

@@ -14,7 +14,7 @@ from typing import Any
 from wm_kernel.testing import perturbations as perturb
 from wm_kernel.testing.replay import Replay, import_path
 from wm_kernel.testing.report import CheckResult
-from wm_kernel.testing.stability_run import CheckOptions, CheckRun
+from wm_kernel.testing.stability.run import CheckOptions, CheckRun
 from wm_kernel.testing.worker import finish_subprocess, run_in_subprocess
 
 __all__ = ["start_fresh", "fresh_results"]

@@ -9,7 +9,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable
 
-from wm_kernel.core.placement_build import PlacementBuild
+from wm_kernel.core.composer.placement_build import PlacementBuild
 from wm_kernel.core.prompt import BlameData, SectionRecord
 from wm_kernel.utils.markup import neutralize_closing_tag
 

@@ -98,18 +98,19 @@ import sys
 import weakref
 from collections.abc import Iterator, Mapping
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 from wm_kernel.core.composer import DEFAULT_HUD_TITLE, DEFAULT_NAMESPACE, SystemPromptComposer
-from wm_kernel.core.layout import Layout
+from wm_kernel.core.composer.layout import Layout
 from wm_kernel.core.prompt import ComposedPrompt, OmittedSection, SectionRecord
 from wm_kernel.core.prompt_dict import PLACEMENTS
+from wm_kernel.instruments.attached import AttachedInstrument
 from wm_kernel.instruments.exchange import Exchange
 from wm_kernel.instruments.exchange_log import ExchangeLog
-from wm_kernel.instruments.history_frame import history_frame
+from wm_kernel.instruments.history.frame import history_frame
+from wm_kernel.instruments.history.store import StoredHistory
 from wm_kernel.instruments.history_records import Budget as _Budget
 from wm_kernel.instruments.history_records import Compose, Entry, text_digest
-from wm_kernel.instruments.history_store import StoredHistory
 from wm_kernel.stores.embedded import MemoryStore, StateStore
 from wm_kernel.tokens import TokenCounter
 from wm_kernel.utils.checks import check_int
@@ -118,7 +119,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
 # the record format (keys, Compose, Entry, digests) lives in history_records, its reading and
-# writing in history_store, the frame's columns in history_frame
+# writing in .store, the frame's columns in .frame
 __all__ = ["History", "RecordableSession"]
 
 
@@ -149,7 +150,7 @@ class RecordableSession(Protocol):
     def unobserve(self, handler: Any, names: Any = ..., type: Any = ...) -> None: ...
 
 
-class History:
+class History(AttachedInstrument):
     """Every compose of a conversation, by turn (see the module docstring).
 
     Parameters
@@ -164,6 +165,10 @@ class History:
         The TokenCounter for the ``tokens`` column (default: one over ``default_tokenizer()``,
         created on first use).
     """
+
+    #: The History attached to each live Session (History.attach); a Session that goes away takes
+    #: its entry with it.
+    _attached: ClassVar[weakref.WeakKeyDictionary[RecordableSession, History]] = weakref.WeakKeyDictionary()
 
     def __init__(
         self,
@@ -189,7 +194,7 @@ class History:
         self._texts: dict[bytes, str] = {}
         self._entries: dict[tuple[str, str, str | None, bool, bool, bytes], Entry] = {}
         self._entries_by_id: dict[str, Entry] = {}
-        self._session: weakref.ref[RecordableSession] | None = None
+        super().__init__()
         self._last: dict[str, Entry] = {}  # section name -> last recorded entry (the fast path)
         self._last_entries: tuple[Entry, ...] = ()
         # the last frame and the tokenizer that counted its tokens column
@@ -208,36 +213,19 @@ class History:
         """A History of ``session``'s conversation (in its store, so earlier turns load) that
         records every compose from now on; :meth:`of` finds it. One History per session: attaching
         a second one is a ValueError."""
-        if _attached.get(session) is not None:
-            raise ValueError("this session already has a History attached (History.of(session))")
+        cls._refuse_second(session, "this session already has a History attached (History.of(session))")
         if counter is None:  # the session's one counter, if it has one
             counter = getattr(session, "token_counter", None)
         history = cls(session.store, user_id=session.user_id, continuum_id=session.continuum_id, counter=counter)
-        history._session = weakref.ref(session)
-        session.observe(history._on_composed, "composed")
-        _attached[session] = history
+        history._observe(session)
         return history
-
-    @classmethod
-    def find(cls, session: RecordableSession) -> History | None:
-        """The History attached to ``session``, or None (nothing is attached by asking)."""
-        return _attached.get(session)
 
     @classmethod
     def of(cls, session: RecordableSession) -> History:
         """The History attached to ``session``; one is attached now if none is (it records the
         composes from now on, and whatever the store already holds)."""
-        found = _attached.get(session)
+        found = cls.find(session)
         return found if found is not None else cls.attach(session)
-
-    def detach(self) -> None:
-        """Stop recording the session this History was attached to (a no-op if none)."""
-        session = self._session() if self._session is not None else None
-        self._session = None
-        if session is not None:
-            session.unobserve(self._on_composed, "composed")
-            if _attached.get(session) is self:
-                del _attached[session]
 
     def _on_composed(self, change: Any) -> None:
         composed, session = change["new"], change["owner"]
@@ -517,8 +505,3 @@ class History:
             f"<History {self.continuum_id or '-'} turns={len(self._records)} "
             f"texts={len(self._texts)} ({type(self.store).__name__})>"
         )
-
-
-#: The History attached to each live Session (History.attach); a Session that goes away takes its
-#: entry with it.
-_attached: weakref.WeakKeyDictionary[RecordableSession, History] = weakref.WeakKeyDictionary()

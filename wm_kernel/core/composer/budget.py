@@ -58,8 +58,8 @@ from typing import Any
 from traitlets import TraitType
 
 from wm_kernel.core.composer import DEFAULT_HUD_TITLE, DEFAULT_NAMESPACE, SystemPromptComposer
-from wm_kernel.core.hud_frame import RULE
-from wm_kernel.core.placement_build import SECTION_SEPARATOR
+from wm_kernel.core.composer.hud_frame import RULE
+from wm_kernel.core.composer.placement_build import SECTION_SEPARATOR
 from wm_kernel.core.prompt import BudgetReport, OmittedSection, TrimmedSection
 from wm_kernel.core.trinket_shape import DEFAULT_PRIORITY, NEVER_DROP, Trinket
 from wm_kernel.tokens import TokenCounter

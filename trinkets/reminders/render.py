@@ -2,7 +2,7 @@
 
 :func:`render_original` writes the original system's markup, :func:`render_revised` this
 project's; both take the shown reminders grouped by (category, "overdue" or "today"), each group by
-due time then id, and escape every value. :class:`~trinkets.reminder_manager.ReminderManager` calls
+due time then id, and escape every value. :class:`~trinkets.reminders.ReminderManager` calls
 them (its module docstring shows both).
 """
 
@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from datetime import datetime, tzinfo
 from typing import Any
 
-from trinkets.reminder_days import wall_clock
+from trinkets.reminders.days import wall_clock
 from wm_kernel.utils.markup import XML_ILLEGAL, escape_text
 from wm_kernel.utils.timefmt import relative_time
 

@@ -3,7 +3,7 @@
 A stored document holds its sections as a flat list of records (``id``, ``header``, ``body``,
 ``summary``, ``parent``, ``order`` and the state flags); :class:`Tree` nests them (at most
 :data:`MAX_DEPTH` levels), orders siblings and lists what cannot be placed. Used by
-:mod:`trinkets.domaindoc_trinket` and :mod:`trinkets.domaindoc_render`.
+:mod:`trinkets.domaindoc` and :mod:`trinkets.domaindoc.render`.
 """
 
 from __future__ import annotations

@@ -4,14 +4,14 @@
 guidance with section states, index and quick reference, then the document, sections addressed
 by header); :func:`render_revised` writes this kit's id-addressed layout. Both take the shown
 documents (enabled, not archived, in creation order) and the ``large_section_chars`` threshold;
-:class:`~trinkets.domaindoc_trinket.DomaindocTrinket` calls them (its module docstring shows both).
+:class:`~trinkets.domaindoc.DomaindocTrinket` calls them (its module docstring shows both).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from trinkets.domaindoc_tree import MAX_DEPTH, Node, Tree
+from trinkets.domaindoc.tree import MAX_DEPTH, Node, Tree
 from wm_kernel.utils.markup import escape_attr, escape_text
 
 #: The content element of each level (revised style).
@@ -117,7 +117,7 @@ def _original_section(
     collapsed = node.state == "collapsed"
     by_default = node.default == "expanded"
     # the original stores a "collapsed" flag, so a section collapsed by its own default reads
-    # as collapsed, and one expanded by choice as "expanded" (see the notes in domaindoc_trinket)
+    # as collapsed, and one expanded by choice as "expanded" (see the notes in trinkets.domaindoc)
     if pinned:
         state = 'state="always_expanded"'
     elif collapsed:

@@ -8,7 +8,7 @@ Pairing
     ``claude-haiku-4-5-20251001``) sent at or before it (equal timestamps allowed). Among several,
     the call whose prompt size (estimated tokens) is nearest the input the response reports, the
     earliest on a tie; so a background call that starts and ends inside a chat call, with equal
-    timestamps, pairs with its own request. :func:`~wm_kernel.interop.mira_tap.read_tap` turns a
+    timestamps, pairs with its own request. :func:`~wm_kernel.interop.mira.read_tap` turns a
     response that finds no call, and a call no response answers, into an
     :class:`~wm_kernel.interop.formats.ImportIssue` naming its file and line; a call without a
     response still imports, without usage.
