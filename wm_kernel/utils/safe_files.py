@@ -69,10 +69,11 @@ def _finite(text: str) -> float:
     return value
 
 
-def parse_json(text: str) -> Any:
+def parse_json(text: str, *, finite: bool = True) -> Any:
     """``text`` as strict JSON: BadJSONError (one line) for malformed JSON, ``NaN``/``Infinity``
     (which ``json.loads`` accepts), a number out of a float's range, an integer of more digits than
     Python converts (4,300), or nesting deeper than :data:`MAX_JSON_DEPTH` (or than the stack).
+    ``finite=False`` lets NaN and Infinity through, for a reader that names the field holding one.
 
     >>> parse_json('{"a": [1, 2.5]}')
     {'a': [1, 2.5]}
@@ -84,6 +85,8 @@ def parse_json(text: str) -> Any:
     if _too_deep(text):
         raise BadJSONError(_DEEP)
     try:
+        if not finite:
+            return json.loads(text)
         return json.loads(text, parse_constant=_constant, parse_float=_finite)
     except BadJSONError:
         raise
@@ -93,7 +96,7 @@ def parse_json(text: str) -> Any:
     except RecursionError:
         raise BadJSONError(_DEEP) from None
     except ValueError as exc:  # an integer of too many digits
-        raise BadJSONError(f"not JSON the kit reads: {str(exc).split(';')[0]}") from None
+        raise BadJSONError(f"malformed JSON: {str(exc).split(';')[0]}") from None
 
 
 def open_regular(path: str | os.PathLike[str], source: str | None = None, *, errors: str = "strict") -> TextIO:
