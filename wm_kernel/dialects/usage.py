@@ -251,7 +251,8 @@ def read_usage(source: str | os.PathLike[str] | Iterable[Any]) -> list[Usage]:
             try:
                 item = parse_json(item)
             except BadJSONError as exc:
-                raise ValueError(f"{where}: not JSON ({str(exc).removeprefix('malformed JSON: ')})") from None
+                why = str(exc).removeprefix("malformed JSON: ").split(" at column")[0]
+                raise ValueError(f"{where}: not JSON ({why})") from None
         record = _plain(item)
         if isinstance(record, Mapping) and "response" in record:
             request = record.get("request")
