@@ -223,12 +223,13 @@ def _send(
 ) -> Reply:
     history = _checked_history(session, client, model=model, user=user, recording=recording, wire=wire)
     composed = _turn_prompt(session, client, recording)
+    turn = session.turn
     position = None
     if client is None or offline():
         if recording is None:
             raise ValueError(NO_WAY_TO_SEND)
         position = recording.position
-        exchange = _answer_from(recording, session, composed, model=model, user=user, max_tokens=max_tokens)
+        exchange = _answer_from(recording, turn, composed, model=model, user=user, max_tokens=max_tokens)
         if stream:
             (on_text or _print)(exchange.reply)
     else:
@@ -237,6 +238,7 @@ def _send(
             client,
             history,
             composed,
+            turn=turn,
             model=model,
             user=user,
             max_tokens=max_tokens,
@@ -247,7 +249,7 @@ def _send(
         )
     # everything that can fail on what the provider sent is checked before anything is recorded
     usage_record, cost = _priced_usage(exchange, model, recording, position)
-    if session.turn != exchange.turn or composed.turn != exchange.turn:
+    if session.turn != exchange.turn:
         # the session was advanced (by another thread) while the request was in flight: the history
         # would describe, at the new turn, a request that was never sent
         _rewind(recording, position)
@@ -297,7 +299,7 @@ def _turn_prompt(session: Session, client: Any | None, recording: Recording | No
 
 def _answer_from(
     recording: Recording,
-    session: Session,
+    turn: int,
     composed: ComposedPrompt,
     *,
     model: str,
@@ -307,7 +309,7 @@ def _answer_from(
     """The exchange of this turn as the recording answers it (offline: nothing is sent)."""
     recorded = recording.answer(user=user, model=model, sections=section_digests(composed))
     return Exchange(
-        turn=composed.turn,  # the turn the request was built at, whatever the session's is now
+        turn=turn,  # the turn the request was built at, whatever the session's is now
         provider=recorded.provider,
         model=recorded.model,
         user=user,
@@ -326,6 +328,7 @@ def _send_live(
     history: History,
     composed: ComposedPrompt,
     *,
+    turn: int,
     model: str,
     user: str,
     max_tokens: int | None,
@@ -343,7 +346,7 @@ def _send_live(
     body = dialect.body(composed, messages, model=model, **extra)
     reply, usage, request_id, stop = _call(dialect, client, body, stream, on_text or _print)
     return Exchange(
-        turn=composed.turn,  # the turn the request was built at, whatever the session's is now
+        turn=turn,  # the turn the request was built at, whatever the session's is now
         provider=dialect.provider,
         model=model,
         user=user,
