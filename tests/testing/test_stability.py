@@ -249,3 +249,20 @@ def test_the_check_command_exits_1_when_every_check_timed_out(
     out = io.StringIO()
     assert check_command(parser.parse_args([path]), out=out) == 1
     assert out.getvalue().startswith("cache stability: inconclusive: 2 checks (2 timed out)")
+
+
+def test_a_timeout_of_1e308_is_one_line(capsys: pytest.CaptureFixture[str], tmp_path: object) -> None:
+    scenario = Scenario(clock=START).compose().advance_turn()
+    with pytest.raises(ValueError) as caught:
+        check_stability(scenario, timeout=1e308, only=["recompose"])
+    assert str(caught.value) == "timeout must be at most 1,000,000,000 seconds (about 31 years), got 1e+308"
+    path = f"{tmp_path}/s.jsonl"
+    scenario.save(path)
+    from wm_kernel.__main__ import main
+
+    with pytest.raises(SystemExit):
+        main(["check", path, "--timeout", "1e308"])
+    assert capsys.readouterr().err.splitlines()[-1] == (
+        "python -m wm_kernel check: error: argument --timeout: "
+        "the timeout must be at most 1,000,000,000 seconds (about 31 years), got 1e+308"
+    )

@@ -385,6 +385,10 @@ def _call(
         raise SendError(
             f"{provider}: malformed reply ({type(exc).__name__}: {_one_line(exc)}); nothing recorded"
         ) from None
+    if not isinstance(reply, str):  # every wire's reply is text: anything else is a malformed reply
+        raise SendError(
+            f"{provider}: malformed reply (the reply is a {type(reply).__name__}, not text); nothing recorded"
+        )
     if stream and stop is None:  # no message_delta / no choice finished: the stream was cut
         raise SendError(
             f"{provider}: the reply stream ended before the reply was complete "

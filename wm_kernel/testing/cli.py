@@ -13,7 +13,7 @@ from typing import Any, TextIO
 from wm_kernel.experiments.cli import positive_int_arg
 from wm_kernel.testing import mira
 from wm_kernel.testing.perturbations import CHECKS
-from wm_kernel.utils.checks import cli_error
+from wm_kernel.utils.checks import check_timeout, cli_error
 from wm_kernel.utils.safe_files import BadJSONError, lines, load_json, open_regular, parse_json
 
 #: Every check name ``--skip`` / ``--only`` take (the MIRA preset's only with ``--preset mira``).
@@ -27,7 +27,10 @@ def _positive_float(text: str) -> float:
         raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") from None
     if not value > 0:
         raise argparse.ArgumentTypeError(f"must be more than 0, got {text}")
-    return value
+    try:
+        return check_timeout(value, "the timeout")
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def is_scenario_file(path: str) -> bool:
