@@ -241,9 +241,10 @@ def log_files(paths: Iterable[str | Path]) -> list[Path]:
     return out
 
 
-def _real(path: Path) -> str:
-    """The path with its links followed (a loop of links left as it is: reading it is the one-line error)."""
-    return os.path.realpath(path)
+def _real(path: Path) -> Path:
+    """The path with its links followed (a loop of links left as it is: reading it is the one-line
+    error; ``Path.resolve`` raises a RuntimeError on one)."""
+    return Path(os.path.realpath(path))
 
 
 def _issue_of(path: Path, exc: ValueError) -> ImportIssue:
@@ -285,7 +286,7 @@ def import_log(
     issues: list[ImportIssue] = []
     skipped: Counter[str] = Counter()
     files = log_files(paths)
-    done: set[str] = set()  # a subagent file read with its session is not read again
+    done: set[Path] = set()  # a subagent file read with its session is not read again
     for path in files:
         if _real(path) in done:
             continue
