@@ -43,6 +43,7 @@ def test_prints_one_row_per_turn(scenario: Path, capsys: pytest.CaptureFixture[s
         "404 system-prompt tokens "
         "(≈ estimate (chars/4) −50%/+100%), input cost ≈ $0.0114 ($0.0057–$0.0228) at claude-sonnet-4-6's "
         "prices\n"
+        "assuming a 500-token exchange per turn (100-token message, 400-token reply)\n"
     )
     assert captured.err == ""  # not a terminal: no progress bar
 
@@ -308,3 +309,22 @@ def test_workers_are_capped_at_the_number_of_replays(
     assert main(["replay", str(path), "--estimate-tokens", "--workers", "64"]) == 0
     assert main(["replay", str(path), "--variant", "o=original", "--estimate-tokens", "--workers", "64"]) == 0
     assert started == [2]  # one replay runs here; two get two processes, not 64
+
+
+def test_a_replay_says_when_its_requests_pass_the_models_window(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "long.jsonl"
+    path.write_text(
+        '{"format": "wm-kernel-scenario", "version": 1, "clock": "2026-11-30T09:00:00+00:00"}\n'
+        '{"step": "compose"}\n{"step": "turn", "n": 260}\n',
+        encoding="utf-8",
+    )
+    assert main(["replay", str(path), "--estimate-tokens", "--model", "gpt-4o"]) == 0
+    tail = capsys.readouterr().out.splitlines()[-2:]
+    assert tail[0] == "assuming a 500-token exchange per turn (100-token message, 400-token reply)"
+    assert re.fullmatch(
+        r"\d+ of 261 requests are longer than gpt-4o's 128,000-token window \(from request 25\d, 128,\d{3} tokens\): "
+        r"the provider would refuse them",
+        tail[1],
+    ), tail[1]

@@ -448,7 +448,7 @@ def test_the_count_of_turns_is_one_definition_shown_alike_by_repr_and_replay(
     assert main(["replay", str(path), "--estimate-tokens"]) == 0
     # turn 0 is composed before the first exchange: one prompt more than there are turns
     assert (
-        capsys.readouterr().out.splitlines()[-1].startswith("3 turns, 4 prompts (turns 0-3), 0 read from the cache, ")
+        capsys.readouterr().out.splitlines()[-2].startswith("3 turns, 4 prompts (turns 0-3), 0 read from the cache, ")
     )
 
 

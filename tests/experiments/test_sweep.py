@@ -298,6 +298,7 @@ def test_replay_of_many_files_in_parallel_prints_the_serial_output(
         "3 turns, 4 prompts (turns 0-3), 0 read from the cache, hit rate 0.0% of input tokens, "
         "373 system-prompt tokens "
         "(≈ estimate (chars/4) −50%/+100%), input cost ≈ $0.0113 ($0.0057–$0.0226) at claude-sonnet-4-6's prices",
+        "assuming a 500-token exchange per turn (100-token message, 400-token reply)",
     ]
 
 

@@ -133,3 +133,20 @@ def test_the_request_view_forecasts_the_budgeted_prompt_and_the_whole_request_ap
     assert view.forecast.prompt.last_value == view.wire.tokens + 512
     assert view.forecast.prompt.model == "linear" and view.forecast.prompt.rate > 300
     assert window.startswith("request reaches the window (200,000 tokens) near turn ")
+
+
+@pytest.mark.parametrize(
+    ("args", "error", "line"),
+    [
+        ((float("nan"), 3), ValueError, "cost per turn must be a finite number, got nan"),
+        ((0.01, float("inf")), ValueError, "turns per hour must be a finite number, got inf"),
+        (("0.01", 3), TypeError, "cost per turn must be a number, got str"),
+        ((0.01, True), TypeError, "turns per hour must be a number, got bool"),
+    ],
+)
+def test_daily_cost_of_what_is_not_a_finite_number_is_one_line(
+    args: tuple[object, object], error: type[Exception], line: str
+) -> None:
+    with pytest.raises(error) as caught:
+        daily_cost(*args)  # type: ignore[arg-type]
+    assert str(caught.value) == line

@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+import re
 import threading
 from collections.abc import Iterator
 from datetime import timedelta
@@ -391,3 +392,67 @@ def test_the_otlp_round_trip_of_a_composed_session_reaches_to_session_and_the_da
     board.slider.value = 0
     assert "viewing turn 0 (read-only)" in board.status
     board.close()
+
+
+#: each secret planted in a proxy log, by the shape an attacker (or a careless proxy) writes it in
+PLANTED = {
+    "headers as an object": ("headers", {"x-api-key": "S01-headers-object", "anthropic-version": "2023-06-01"}),
+    "headers as name/value pairs": ("request_headers", [{"name": "Authorization", "value": "S02-name-value-pair"}]),
+    "headers nested": ("http", {"headers": {"auth": {"x-api-key": "S03-nested-headers"}}}),
+    "headers as a string": ("response_headers", "Set-Cookie: S04-headers-string"),
+    "a password that is a number": ("password", 9050501234567),
+    "cookies as a list": ("cookies", ["session=S06-cookie-list", "csrf=S06b-cookie-list"]),
+    "a secret object": ("client_secret", {"v": "S07-secret-object"}),
+    "a camelCase key": ("apiKey", "S08-camel-api-key"),
+    "a key after _": ("x_api_key", "S09-underscored-api-key"),
+    "a token": ("refresh_token", "S10-refresh-token"),
+    "a name/value pair outside headers": ("pairs", [{"value": "S11-value-before-name", "key": "X-Auth-Token"}]),
+}
+#: secrets that ride in text: message content, a URL, the system prompt
+PLANTED_TEXT = {
+    "lower-case bearer": "use bearer S12aLowerCaseBearerToken9 for the call",
+    "Authorization: Basic": "Authorization: Basic UzEzOmJhc2ljLWNyZWRz",
+    "credentials in a URL": "fetch https://ada:S14-url-password@api.example.com/v1",
+    "a key after _ in text": "KEY_sk-proj-S15keyAfterUnderscore0000000",
+    "an Anthropic key": "sk-ant-api03-S16anthropicKeyShape0000000",
+    "a Google key": "AIzaS17googleKeyShape000000000000000000",
+    "an assignment": "password = S18-assigned-password",
+    "an escaped JSON body": json.dumps({"api_key": "S19-inside-a-json-string"}),
+}
+SYSTEM_SECRET = "sk-proj-S20systemPromptHeading00000000"
+
+
+def test_every_planted_secret_variant_is_redacted_from_the_exported_bytes(tmp_path: Path) -> None:
+    line = json.loads((DATA / "support_anthropic.jsonl").read_text(encoding="utf-8").splitlines()[0])
+    for key, value in PLANTED.values():
+        line[key] = value
+    line["request"]["metadata"] = {"user_id": "u1", "credentials": {"user": "ada", "pass": "S21-metadata"}}
+    line["request"]["messages"][0]["content"] = "\n".join(PLANTED_TEXT.values())
+    line["request"]["system"][0]["text"] = f"# OPENAI_API_KEY={SYSTEM_SECRET}\nYou help.\n\n# Rules\nBe brief.\n"
+    log_path = tmp_path / "proxy.jsonl"
+    log_path.write_text(json.dumps(line) + "\n", encoding="utf-8")
+    log = import_log(log_path, counter=TokenCounter(EstimateTokenizer()))
+    assert any(SYSTEM_SECRET in s.name for s in log.request(0).sections)  # a section named after that line
+    spans = exported(log)
+    text = otlp_json(spans)
+    names = " ".join(s.name for s in spans)
+    leaked = [m for m in re.findall(r"S\d\d[a-z]?[-A-Za-z0-9]*", text + names) if m[:3] != "S00"]
+    assert leaked == []
+    for secret in ("9050501234567", "UzEzOmJhc2ljLWNyZWRz", "anthropic-version", SYSTEM_SECRET, "sk-"):
+        assert secret not in text and secret not in names
+    assert "section system[0] # OPENAI_API_KEY=[redacted]" in names
+    # what is not a secret stays: the prose, the URL's host, the user id, the token counts
+    values = " ".join(str(v) for s in spans for v in (s.attributes or {}).values())
+    assert "fetch https://ada:[redacted]@api.example.com/v1" in values and '"user_id": "u1"' in values
+    assert '"max_tokens": 1024' in values and "You help." in values
+
+
+def test_redaction_leaves_ordinary_text_and_json_as_they_are() -> None:
+    from wm_kernel.utils.redact import scrub
+
+    for text in (
+        '{"model": "claude-sonnet-4-6", "max_tokens": 1024, "input_tokens": 5, "key": "Enter"}',
+        "Token counting is basic arithmetic: count the tokens.\nhttps://example.com/a:b@c is fine",
+        "The author wrote 'auth' as a word, and a task-skip flag.",
+    ):
+        assert scrub(text) == (text, [])

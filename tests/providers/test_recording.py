@@ -181,3 +181,10 @@ def test_bad_records_name_their_line(tmp_path: Path) -> None:
         Recording.load(path)
     with pytest.raises(ValueError, match="on_changed_prompt must be 'error' or 'warn', got 'x'"):
         Recording(on_changed_prompt="x")
+
+
+def test_a_recording_behind_a_byte_order_mark_loads_every_exchange(tmp_path: Path) -> None:
+    path = tmp_path / "r.jsonl"
+    Recording([_exchange(0, "first"), _exchange(1, "second")]).save(path)
+    path.write_bytes(b"\xef\xbb\xbf" + path.read_bytes())  # as an editor that writes one saves it
+    assert [e.reply for e in Recording.load(path).exchanges] == ["first", "second"]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from typing import Any
 
 import httpx2
@@ -295,3 +296,65 @@ def test_a_bad_send_step_names_the_line() -> None:
     assert str(error.value).endswith(
         "field 'exchange': provider must be one of anthropic, openai, openai-responses, gemini, bedrock, got 'mistral'"
     )
+
+
+class _Held:
+    """A response the server holds until the test lets it go (so a send is in flight)."""
+
+    def __init__(self, response: httpx2.Response) -> None:
+        self.response = response
+        self.arrived = threading.Event()
+        self.go = threading.Event()
+
+    def __call__(self, request: httpx2.Request) -> httpx2.Response:
+        self.arrived.set()
+        self.go.wait(30)  # a bound against a hang only; the test sets it
+        return self.response
+
+
+def _in_flight(session: Session, held: _Held, client: Any) -> tuple[threading.Thread, list[Any]]:
+    outcome: list[Any] = []
+
+    def first() -> None:
+        try:
+            outcome.append(send(session, client, model="claude-sonnet-4-6", user="First"))
+        except Exception as exc:  # noqa: BLE001 - the test reads what the thread raised
+            outcome.append(exc)
+
+    thread = threading.Thread(target=first)
+    thread.start()
+    assert held.arrived.wait(30)
+    return thread, outcome
+
+
+def test_a_second_send_while_one_is_in_flight_is_refused_in_one_line_and_the_first_records_as_sent(
+    session: Session,
+) -> None:
+    held = _Held(json_response(anthropic_message("One.", A_USAGE)))
+    server = Server(held)
+    client = anthropic_client(server)
+    thread, outcome = _in_flight(session, held, client)
+    with pytest.raises(SendError) as refused:
+        send(session, client, model="claude-sonnet-4-6", user="Second")
+    held.go.set()
+    thread.join()
+    assert str(refused.value) == (
+        "a send is already in flight on this session (turn 0): a session sends one request at a time; "
+        "send again when it has answered"
+    )
+    assert server.requests[0]["json"]["messages"][-1]["content"][0] == {"type": "text", "text": "First"}
+    assert len(server.requests) == 1 and outcome[0].text == "One."
+    assert [(e.turn, e.user, e.reply) for e in session.recorder.exchanges()] == [(0, "First", "One.")]
+    assert session.turn == 1
+
+
+def test_a_session_advanced_while_its_request_is_in_flight_records_nothing(session: Session) -> None:
+    held = _Held(json_response(anthropic_message("Late.", A_USAGE)))
+    client = anthropic_client(Server(held))
+    thread, outcome = _in_flight(session, held, client)
+    session.advance_turn()
+    held.go.set()
+    thread.join()
+    assert isinstance(outcome[0], SendError)
+    assert str(outcome[0]) == "the session moved to turn 1 while the request of turn 0 was in flight; nothing recorded"
+    assert session.recorder.exchanges() == [] and session.turn == 1

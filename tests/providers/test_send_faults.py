@@ -164,3 +164,15 @@ def test_an_offline_replay_that_cannot_be_recorded_leaves_the_recording_where_it
         send(session, None, model="claude-sonnet-4-6", user="Hi", recording=rec)
     assert _state(session) == before and rec.position == 0
     assert json.dumps(before[1]) is not None
+
+
+def test_an_openai_reply_whose_content_is_not_text_is_one_send_error(session: Session) -> None:
+    body = chat_completion("x", O_USAGE)
+    body["choices"][0]["message"]["content"] = 5
+    _fails(session, openai_client(Server(json_response(body))), r"^openai: malformed reply \(TypeError: ")
+
+
+def test_an_anthropic_reply_whose_content_is_a_string_is_one_send_error_not_an_empty_reply(session: Session) -> None:
+    body = anthropic_message("x", A_USAGE)
+    body["content"] = "Hello, as a bare string."
+    _fails(session, anthropic_client(Server(json_response(body))), r"^anthropic: malformed reply \(TypeError: ")

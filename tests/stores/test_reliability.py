@@ -766,3 +766,44 @@ def test_more_turns_at_once_than_can_finish_are_refused_and_change_nothing(ip: A
         Scenario.load(path)
     s.advance_turn(3)
     assert s.turn == 3
+
+
+def test_a_full_disk_during_compose_is_one_store_error_and_the_session_goes_on(tmp_path: Path) -> None:
+    from wm_kernel.stores.embedded import StoreFullError
+
+    path = tmp_path / "state.sqlite"
+    store = SQLiteStore(path)
+    s = Session(base_prompt="You help {first_name}.", store=store, clock=ManualClock("2026-11-30T09:00:00+00:00"))
+    s.compose()
+    # a full disk, as SQLite sees one: the file may not grow by a page (SQLITE_FULL); set on the
+    # store's own connection, the only way to give one connection a size limit
+    (pages,) = store._conn.execute("PRAGMA page_count").fetchone()
+    store._conn.execute(f"PRAGMA max_page_count = {pages}")
+    with pytest.raises(StoreFullError) as caught:
+        for _ in range(5):
+            s.advance_turn()
+            s.clock.advance(hours=1)
+            s.compose()
+    message = str(caught.value)
+    assert message.startswith(f"state store {str(path)!r} cannot grow: the disk (or the file's size limit) is full (")
+    assert message.endswith("nothing was written, the store is as it was") and "\n" not in message
+    assert isinstance(caught.value, sqlite3.OperationalError)  # as before, for code that caught sqlite3's
+    # space again: the store was rolled back, not left half-written, and the session composes on
+    store._conn.execute("PRAGMA max_page_count = 1073741823")
+    s.advance_turn()
+    assert s.compose().turn == s.turn
+    assert store._conn.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+
+
+@pytest.mark.parametrize("timeout", [1e308, float("inf")])
+def test_a_timeout_too_large_for_the_platform_is_one_line(tmp_path: Path, timeout: float) -> None:
+    from wm_kernel.stores.valkey import ValkeyStore
+
+    for make in (
+        lambda: SQLiteStore(tmp_path / "s.sqlite", timeout=timeout),
+        lambda: ValkeyStore("valkey://127.0.0.1:1/0", timeout=timeout),
+    ):
+        with pytest.raises(ValueError, match=r"^timeout must be ") as caught:
+            make()
+        assert "\n" not in str(caught.value)
+    assert not (tmp_path / "s.sqlite").exists()

@@ -3,6 +3,7 @@ built-in trinkets passing; the fresh-process checks run real subprocesses (marke
 
 from __future__ import annotations
 
+import argparse
 import io
 
 import pytest
@@ -207,3 +208,61 @@ def test_the_command_line_prints_the_report_and_exits_1_when_unstable(tmp_path: 
     args = parser.parse_args(["check", str(path), "--trinket", "SetTags=stability_samples:SortedTags"])
     out = io.StringIO()
     assert check_command(args, out) == 0
+
+
+def _report(*statuses: str) -> object:
+    from wm_kernel.testing.report import CheckResult, StabilityReport
+
+    results = [CheckResult(f"check{i}", "a perturbation", status) for i, status in enumerate(statuses)]
+    return StabilityReport(results, model="claude-sonnet-4-6", turns_per_hour=30, scope="cached", composes=0)
+
+
+@pytest.mark.parametrize(
+    ("statuses", "passed", "verdict"),
+    [
+        (("timed out", "timed out", "timed out"), False, "inconclusive"),
+        ((), False, "inconclusive"),
+        (("timed out", "not applicable"), False, "inconclusive"),
+        (("pass", "timed out"), False, "inconclusive"),
+        (("error",), False, "inconclusive"),
+        (("pass", "fail", "timed out"), False, "UNSTABLE"),
+        (("pass", "not applicable"), True, "stable"),
+        (("not applicable",), True, "not applicable"),
+    ],
+)
+def test_a_check_that_compared_nothing_is_not_passed(statuses: tuple[str, ...], passed: bool, verdict: str) -> None:
+    report = _report(*statuses)
+    assert (report.passed, report.verdict) == (passed, verdict)  # type: ignore[attr-defined]
+    assert report.headline().startswith(f"cache stability: {verdict}: ")  # type: ignore[attr-defined]
+
+
+def test_the_check_command_exits_1_when_every_check_timed_out(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: object
+) -> None:
+    import wm_kernel.testing.stability as stability
+
+    monkeypatch.setattr(stability, "check_stability", lambda *a, **k: _report("timed out", "timed out"))
+    scenario = Scenario(clock=START).compose()
+    path = f"{tmp_path}/s.jsonl"
+    scenario.save(path)
+    parser = add_check_parser(argparse.ArgumentParser().add_subparsers())
+    out = io.StringIO()
+    assert check_command(parser.parse_args([path]), out=out) == 1
+    assert out.getvalue().startswith("cache stability: inconclusive: 2 checks (2 timed out)")
+
+
+def test_a_timeout_of_1e308_is_one_line(capsys: pytest.CaptureFixture[str], tmp_path: object) -> None:
+    scenario = Scenario(clock=START).compose().advance_turn()
+    with pytest.raises(ValueError) as caught:
+        check_stability(scenario, timeout=1e308, only=["recompose"])
+    assert str(caught.value) == "timeout must be at most 1,000,000,000 seconds (about 31 years), got 1e+308"
+    path = f"{tmp_path}/s.jsonl"
+    scenario.save(path)
+    from wm_kernel.__main__ import main
+
+    with pytest.raises(SystemExit):
+        main(["check", path, "--timeout", "1e308"])
+    assert capsys.readouterr().err.splitlines()[-1] == (
+        "python -m wm_kernel check: error: argument --timeout: "
+        "the timeout must be at most 1,000,000,000 seconds (about 31 years), got 1e+308"
+    )

@@ -75,3 +75,47 @@ def test_a_negative_or_foreign_cached_count_is_counted_again(tmp_path: Path) -> 
     tokenizer = AnthropicTokenizer("claude-sonnet-4-6", _client({"input_tokens": 9}), cache=cache)
     assert tokenizer.count("hello") == 0  # 9 with the system text, 9 without: asked again, not -40
     assert cache.get("claude-sonnet-4-6", digest) == 0
+
+
+def test_a_count_cache_that_cannot_be_opened_is_one_line(tmp_path: Path) -> None:
+    from wm_kernel.tokens.providers import CountCacheError
+
+    (tmp_path / "a-file").write_text("x", encoding="utf-8")
+    with pytest.raises(CountCacheError) as under_a_file:
+        CountCache(tmp_path / "a-file" / "counts.sqlite")
+    assert str(under_a_file.value) == (
+        f"the token count cache {tmp_path / 'a-file' / 'counts.sqlite'} cannot be opened "
+        "(a part of its folder's path is a file)"
+    )
+    with pytest.raises(CountCacheError, match=r"^the token count cache .* cannot be opened \(.* is a folder\)$"):
+        CountCache(tmp_path)
+
+
+@pytest.mark.parametrize(
+    ("body", "why"),
+    [(b"this is not JSON", "JSONDecodeError"), (b'{"input_tokens": 1' + b"0" * 30 + b"}", "usable input_tokens")],
+    ids=["not JSON", "10**30 tokens"],
+)
+def test_a_count_reply_that_is_not_json_or_too_large_is_a_token_count_error(
+    tmp_path: Path, body: bytes, why: str
+) -> None:
+    def endpoint(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(200, content=body, headers={"content-type": "application/json"})
+
+    client = anthropic.Anthropic(
+        api_key="test-key", max_retries=0, http_client=httpx.Client(transport=httpx.MockTransport(endpoint))
+    )
+    tokenizer = AnthropicTokenizer("claude-sonnet-4-6", client, cache=tmp_path / "c.sqlite")
+    with pytest.raises(TokenCountError, match=r"^anthropic count_tokens for claude-sonnet-4-6 ") as caught:
+        tokenizer.count("hello")
+    assert why in str(caught.value) and "\n" not in str(caught.value)
+    assert len(tokenizer.cache) == 0
+
+
+def test_a_count_too_large_for_the_cache_is_refused_in_one_line(tmp_path: Path) -> None:
+    from wm_kernel.tokens.providers import CountCacheError
+
+    cache = CountCache(tmp_path / "c.sqlite")
+    with pytest.raises(CountCacheError, match=r"^a token count is a whole number from 0 to 1,000,000,000, got 1000"):
+        cache.put("m", "d", 10**30)
+    assert len(cache) == 0

@@ -151,6 +151,7 @@ class CacheReport:
             "input_cost_without_cache": self.cost_without_cache,
             "tokenizer": self.counter.label if self.counter is not None else "",
             "assumed_exchange": self.simulation.exchange_note(),
+            "over_window": self.simulation.window_note(),
         }
 
     def breaks(self) -> pd.DataFrame:
@@ -173,6 +174,8 @@ class CacheReport:
         ]
         if s["assumed_exchange"]:
             out.insert(1, s["assumed_exchange"])
+        if s["over_window"]:
+            out.insert(1, s["over_window"])
         if self.assumed_times:
             out.append("send times: none recorded, turns taken one minute apart")
         return out

@@ -258,6 +258,23 @@ class Simulation:
             line += f" where none was recorded (turn{'s' if len(self.assumed_turns) > 1 else ''} {shown})"
         return line
 
+    def window_note(self) -> str:
+        """ "3 of 1,600 requests are longer than claude-sonnet-4-6's 200,000-token window (from
+        request 412, 200,090 tokens): the provider would refuse them"; '' when every request fits
+        (or the model's window is not known)."""
+        window = self.profile.context_window
+        if window is None or self.turns.empty:
+            return ""
+        over = self.turns[self.turns["prompt_tokens"] > window]
+        if over.empty:
+            return ""
+        first = over.iloc[0]
+        return (
+            f"{len(over):,} of {len(self.turns):,} requests are longer than {self.profile.name}'s "
+            f"{window:,}-token window (from request {int(first['request'])}, {int(first['prompt_tokens']):,} tokens): "
+            "the provider would refuse them"
+        )
+
     # -- totals
     @property
     def total_cost(self) -> float:

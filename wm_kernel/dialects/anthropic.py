@@ -78,7 +78,12 @@ def call_messages(client: Any, body: dict[str, Any], stream: bool, on_text: Call
         method = client.messages.create
         message = method(**sdk_params(method, body))
         request_id = getattr(message, "_request_id", None)
-    reply = "".join(block.text for block in message.content if getattr(block, "type", None) == "text")
+    if not isinstance(message.content, list):  # a string would read as a reply of no text block
+        raise TypeError(f"the message's content must be a list of blocks, got {type(message.content).__name__}")
+    texts = [block.text for block in message.content if getattr(block, "type", None) == "text"]
+    if not all(isinstance(text, str) for text in texts):
+        raise TypeError("a text block's text must be a string")
+    reply = "".join(texts)
     usage = message.usage.model_dump(mode="json") if message.usage is not None else None
     return reply, usage, request_id if isinstance(request_id, str) else None, message.stop_reason
 

@@ -129,8 +129,11 @@ class OpenAIChatDialect(Dialect):
         if not stream:
             completion = client.chat.completions.create(**body)
             choice = completion.choices[0]
+            content = choice.message.content
+            if content is not None and not isinstance(content, str):
+                raise TypeError(f"the reply's content must be a string or null, got {type(content).__name__}")
             usage = completion.usage.model_dump(mode="json") if completion.usage is not None else None
-            return (choice.message.content or "", usage, getattr(completion, "_request_id", None), choice.finish_reason)
+            return (content or "", usage, getattr(completion, "_request_id", None), choice.finish_reason)
         parts: list[str] = []
         usage = finish = None
         chunks = client.chat.completions.create(**body, stream=True, stream_options={"include_usage": True})

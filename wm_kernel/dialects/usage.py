@@ -61,6 +61,7 @@ from wm_kernel.dialects.registry import (
     usage_providers,
     usage_titles,
 )
+from wm_kernel.utils.safe_files import BadJSONError, lines, open_regular, parse_json
 
 #: The shape of OpenTelemetry GenAI usage (it names no provider); every other shape :func:`parse_usage`
 #: reads when told (``shape=``) is a registered wire dialect's name or alias (``anthropic``,
@@ -314,8 +315,8 @@ def read_usage(source: str | os.PathLike[str] | Iterable[Any]) -> list[Usage]:
     if isinstance(source, (str, os.PathLike)):
         path = Path(source)
         name = path.name
-        with path.open(encoding="utf-8") as handle:
-            items: list[Any] = handle.readlines()
+        with open_regular(path, name) as handle:  # a regular file only (a FIFO, /dev/zero: one line)
+            items: list[Any] = list(lines(handle, name))
     else:
         name, items = "usage", list(source)
     out = []
@@ -325,9 +326,10 @@ def read_usage(source: str | os.PathLike[str] | Iterable[Any]) -> list[Usage]:
             if not item.strip():
                 continue
             try:
-                item = json.loads(item)
-            except json.JSONDecodeError as exc:
-                raise ValueError(f"{where}: not JSON ({exc.msg})") from None
+                item = parse_json(item)
+            except BadJSONError as exc:
+                why = str(exc).removeprefix("malformed JSON: ").split(" at column")[0]
+                raise ValueError(f"{where}: not JSON ({why})") from None
         record = _plain(item)
         if isinstance(record, Mapping) and "response" in record:
             request = record.get("request")

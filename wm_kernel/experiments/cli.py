@@ -309,6 +309,10 @@ def _report(
             f"{int(table['tokens'].sum())} system-prompt tokens ({counter.label}), input cost "
             f"{_cost(summary)} at {summary['model']}'s prices\n"
         )
+        # what the figures assume, and what a provider would refuse, is said beside them
+        for note in (summary.get("assumed_exchange"), summary.get("over_window")):
+            if note:
+                out.write(f"{note}\n")
     if args.out is not None:
         history = pd.concat(
             [run.history.assign(variant=run.name, scenario=run.scenario) for run in runs], ignore_index=True

@@ -13,7 +13,6 @@ from __future__ import annotations
 import itertools
 import json
 import os
-import stat
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
@@ -35,6 +34,7 @@ from wm_kernel.experiments.steps import (
     fail,
     parse_step,
 )
+from wm_kernel.utils.safe_files import BOM, BadJSONError, UnreadableFileError, lines, open_regular, parse_json
 
 FORMAT = "wm-kernel-scenario"
 VERSION = 1
@@ -58,22 +58,24 @@ def json_line(obj: Mapping[str, Any]) -> str:
 
 
 def read_json_lines(lines: Iterable[str], source: str) -> Iterator[tuple[int, Any]]:
-    """(line number, JSON value) for each non-blank line; ScenarioError naming the line otherwise."""
+    """(line number, JSON value) for each non-blank line; ScenarioError naming the line otherwise
+    (malformed JSON, NaN or Infinity, an integer of too many digits, nesting too deep: see
+    :func:`~wm_kernel.utils.safe_files.parse_json`). A byte order mark before line 1 is skipped."""
     for number, line in enumerate(lines, 1):
+        if number == 1:
+            line = line.removeprefix(BOM)
         if not line.strip():
             continue
         try:
-            yield number, json.loads(line.rstrip("\r\n"))
-        except json.JSONDecodeError as exc:
-            raise fail(f"{source} line {number}", f"not valid JSON ({exc.msg} at column {exc.colno})") from None
-        except ValueError as exc:
-            # an integer of more digits than int() converts (sys.get_int_max_str_digits)
-            raise fail(f"{source} line {number}", f"not valid JSON ({exc})") from None
-        except RecursionError:
-            # json's parser recurses once per level: hostile nesting would end Python's stack
+            yield number, parse_json(line.rstrip("\r\n"), finite=False)  # the codec names a NaN's field
+        except BadJSONError as exc:
+            if str(exc).endswith("nested too deeply to read"):
+                raise fail(
+                    f"{source} line {number}",
+                    f"JSON nested too deeply to read (values may nest at most {MAX_DEPTH} levels deep)",
+                ) from None
             raise fail(
-                f"{source} line {number}",
-                f"JSON nested too deeply to read (values may nest at most {MAX_DEPTH} levels deep)",
+                f"{source} line {number}", f"not valid JSON ({str(exc).removeprefix('malformed JSON: ')})"
             ) from None
 
 
@@ -99,37 +101,25 @@ MAX_LINE_CHARS = 64 * 1024 * 1024
 
 
 def open_scenario(path: Path, source: str) -> TextIO:
-    """``path`` opened to read, if it is a regular file. A device (``/dev/zero`` never ends), a
-    FIFO (opening it would wait for a writer forever) or a folder is a ScenarioError; the file is
-    opened without waiting and checked through its descriptor, so it cannot be swapped between."""
+    """``path`` opened to read through :func:`~wm_kernel.utils.safe_files.open_regular`: a device
+    (``/dev/zero`` never ends), a FIFO (opening it would wait for a writer forever), a folder or a
+    symlink loop is a ScenarioError."""
     try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
-    except IsADirectoryError:
-        raise ScenarioError(f"{source}: not a regular file (a scenario is a .jsonl file)") from None
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise ScenarioError(f"{source}: not a regular file (a scenario is a .jsonl file)")
-        if hasattr(os, "set_blocking"):
-            os.set_blocking(fd, True)
-        return os.fdopen(fd, encoding="utf-8")
-    except BaseException:
-        os.close(fd)
-        raise
+        return open_regular(path, source)
+    except UnreadableFileError as exc:
+        if "not a regular file" in str(exc):
+            raise ScenarioError(f"{source}: not a regular file (a scenario is a .jsonl file)") from None
+        raise ScenarioError(str(exc)) from None
 
 
 def bounded_lines(handle: TextIO, source: str) -> Iterator[str]:
     """The lines of ``handle``, each read at most :data:`MAX_LINE_CHARS` characters at a time."""
-    number = 0
-    while True:
-        line = handle.readline(MAX_LINE_CHARS + 1)
-        if not line:
-            return
-        number += 1
-        if len(line) > MAX_LINE_CHARS and not line.endswith("\n"):
-            raise ScenarioError(
-                f"{source} line {number}: longer than {MAX_LINE_CHARS:,} characters; a scenario line holds one step"
-            )
-        yield line
+    try:
+        yield from lines(handle, source, max_chars=MAX_LINE_CHARS)
+    except UnreadableFileError as exc:
+        if "longer than" in str(exc):
+            raise ScenarioError(f"{exc}; a scenario line holds one step") from None
+        raise ScenarioError(str(exc)) from None
 
 
 def file_signature(path: Path) -> tuple[int, int, int]:
@@ -195,10 +185,11 @@ class FileSteps(Sequence[Step]):
     @classmethod
     def scan(cls, path: Path, source: str) -> tuple[dict[str, Any], FileSteps]:
         """Read a scenario file once: its header and its steps, each validated and counted."""
-        signature = file_signature(path)
         count = turns = 0
         kinds: dict[str, int] = {}
         with open_scenario(path, source) as handle:
+            info = os.fstat(handle.fileno())  # the file opened, not the path looked at again
+            signature = info.st_ino, info.st_size, info.st_mtime_ns
             records = read_json_lines(bounded_lines(handle, source), source)
             header = read_header(records, source)
             names = TrinketNames(header["trinkets"])

@@ -21,6 +21,7 @@ Examples
 from __future__ import annotations
 
 import math
+import numbers
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -287,7 +288,13 @@ def _crossing(what: str, limit: float, growth: Growth) -> Crossing:
 
 
 def daily_cost(cost_per_turn: float, turns_per_hour: float) -> float:
-    """What a day costs at ``turns_per_hour`` turns an hour, each costing ``cost_per_turn``."""
+    """What a day costs at ``turns_per_hour`` turns an hour, each costing ``cost_per_turn``: a
+    TypeError for what is not a number, a ValueError (one line) for NaN, an infinity or a negative."""
+    for value, what in ((cost_per_turn, "cost per turn"), (turns_per_hour, "turns per hour")):
+        if isinstance(value, bool) or not isinstance(value, numbers.Real):
+            raise TypeError(f"{what} must be a number, got {type(value).__name__}")
+        if not math.isfinite(value):
+            raise ValueError(f"{what} must be a finite number, got {value!r}")
     if turns_per_hour < 0 or cost_per_turn < 0:
         raise ValueError("cost per turn and turns per hour must not be negative")
     return cost_per_turn * turns_per_hour * 24

@@ -111,17 +111,38 @@ class LoggedRequest:
         return self.source if self.source is not None else "".join(s.raw for s in self.sections)
 
 
+#: The send times a log may hold: from the epoch to the last second OTLP's int64 nanoseconds carry
+#: (a time outside is an issue on its line, never an OverflowError later in the summary or export).
+EARLIEST = datetime(1970, 1, 1, tzinfo=UTC)
+LATEST = datetime(2262, 4, 11, tzinfo=UTC)
+
+
 def parse_time(value: Any, what: str) -> datetime | None:
-    """An ISO-8601 time (``Z`` allowed) as an aware datetime (UTC if it names no zone)."""
+    """An ISO-8601 time (``Z`` allowed) as an aware datetime in UTC (UTC if it names no zone), so
+    that times written with different offsets compare and subtract; ValueError outside
+    :data:`EARLIEST` to :data:`LATEST`."""
     if value is None:
         return None
     if not isinstance(value, str):
         raise ValueError(f"{what} must be an ISO-8601 string, got {value!r}")
     try:
         when = datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except ValueError:
-        raise ValueError(f"{what} {value!r} is not an ISO-8601 time") from None
-    return when if when.tzinfo is not None else when.replace(tzinfo=UTC)
+        when = when.astimezone(UTC) if when.tzinfo is not None else when.replace(tzinfo=UTC)
+    except (ValueError, OverflowError):
+        raise ValueError(f"{what} {value[:80]!r} is not an ISO-8601 time from 1970 to 2262") from None
+    if not EARLIEST <= when < LATEST:
+        raise ValueError(f"{what} {value[:80]!r} is not an ISO-8601 time from 1970 to 2262")
+    return when
+
+
+def epoch_time(seconds: Any, what: str) -> datetime:
+    """Seconds since the epoch (a finite number from 1970 to 2262) as an aware UTC datetime;
+    ValueError, naming ``what``, for anything else."""
+    if isinstance(seconds, bool) or not isinstance(seconds, int | float):
+        raise ValueError(f"{what} must be seconds since the epoch, got {str(seconds)[:80]!r}")
+    if not 0 <= seconds < LATEST.timestamp():  # NaN fails both comparisons
+        raise ValueError(f"{what} {str(seconds)[:80]} is not a time from 1970 to 2262 (seconds since the epoch)")
+    return datetime.fromtimestamp(seconds, tz=UTC)
 
 
 def _body(value: Any) -> Any:
@@ -257,7 +278,7 @@ class StoredResponseReader:
             raise ValueError(f"not one of {self.wire.stored_title}")
         if stored.usage is None:
             raise ValueError(f"{self.wire.stored_title}: a response without usage")
-        sent_at = datetime.fromtimestamp(stored.created, UTC) if stored.created is not None else None
+        sent_at = epoch_time(stored.created, "created") if stored.created is not None else None
         self.requests.append(
             LoggedRequest(
                 (),
@@ -349,6 +370,7 @@ __all__ = [
     "LoggedRequest",
     "detect",
     "parse_time",
+    "epoch_time",
     "BodyReader",
     "StoredResponseReader",
     "CLAUDE_CODE_WIRE",

@@ -11,7 +11,7 @@ records into requests (:class:`~wm_kernel.interop.formats.LoggedRequest`); what 
 
 from __future__ import annotations
 
-import json
+import os
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -28,7 +28,7 @@ from wm_kernel.interop.mira import read_tap as _read_tap  # noqa: F401  (registe
 from wm_kernel.interop.otlp import read_otlp as _read_otlp  # noqa: F401  (registers the otlp format)
 from wm_kernel.interop.split import Splitter
 from wm_kernel.tokens import TokenCounter
-from wm_kernel.utils.safe_files import UnreadableFileError, read_bytes
+from wm_kernel.utils.safe_files import BOM, BadJSONError, UnreadableFileError, parse_json, read_bytes
 
 
 @dataclass
@@ -56,8 +56,8 @@ def _records(data: bytes, name: str, issues: list[ImportIssue]) -> Iterator[tupl
     if first is not None and not any(r.strip() for r in rows[first + 1 :]) and rows[first].lstrip()[:1] in b"[{":
         try:  # one line holding an array of records, or an API's list of them
             text = data.decode("utf-8")
-            whole = json.loads(text)
-        except (json.JSONDecodeError, UnicodeDecodeError):
+            whole = parse_json(text)
+        except (BadJSONError, UnicodeDecodeError):
             pass
         else:
             if isinstance(whole, list) or (isinstance(whole, Mapping) and whole.get("object") == "list"):
@@ -65,12 +65,12 @@ def _records(data: bytes, name: str, issues: list[ImportIssue]) -> Iterator[tupl
                 return
     if first is not None and len(rows) > first + 1 and any(r.strip() for r in rows[first + 1 :]):
         try:
-            json.loads(rows[first])
-        except (json.JSONDecodeError, UnicodeDecodeError):
+            parse_json(rows[first].decode("utf-8"))
+        except (BadJSONError, UnicodeDecodeError):
             try:
                 text = data.decode("utf-8")
-                whole = json.loads(text)
-            except (json.JSONDecodeError, UnicodeDecodeError):
+                whole = parse_json(text)
+            except (BadJSONError, UnicodeDecodeError):
                 pass
             else:
                 yield from _document(text, whole)
@@ -92,12 +92,9 @@ def _records(data: bytes, name: str, issues: list[ImportIssue]) -> Iterator[tupl
             )
             continue
         try:
-            value = json.loads(line)
-        except json.JSONDecodeError as exc:
-            issues.append(ImportIssue(name, number, f"malformed JSON: {exc.msg} at column {exc.colno}"))
-            continue
-        except RecursionError:
-            issues.append(ImportIssue(name, number, "malformed JSON: nested too deeply to read"))
+            value = parse_json(line)
+        except BadJSONError as exc:
+            issues.append(ImportIssue(name, number, str(exc)))
             continue
         yield number, line, value
 
@@ -142,25 +139,14 @@ def read_log(
         raise
     except OSError as exc:
         raise ValueError(f"{name}: cannot read the file ({exc})") from None
+    data = data.removeprefix(BOM.encode("utf-8"))  # an editor's byte order mark: not part of line 1
     split = splitter or Splitter()
     # a format read as a whole file (OTLP...) claims the file from its text (LogFormat.sniff)
     # (its first MiB: a whole-file format's sniff reads the first records, not the whole file)
     whole = format if format is not None else sniff_log_format(data[: 1 << 20].decode("utf-8", errors="replace"))
-    whole_file = get_log_format(whole).read_file if whole is not None else None
-    if whole is not None and whole_file is not None:
-        issues: list[ImportIssue] = []
-        try:
-            text = data.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            line = data.count(b"\n", 0, exc.start) + 1
-            issues.append(ImportIssue(name, line, f"not UTF-8: byte 0x{data[exc.start]:02x}; read as U+FFFD"))
-            text = data.decode("utf-8", errors="replace")
-        try:
-            found, problems = whole_file(name, text, split)
-        except RecursionError:
-            raise ValueError(f"{name}: JSON nested too deeply to read (nothing imported)") from None
-        return LogFile(name, whole, found, issues + problems)
-    issues = []
+    if whole is not None and get_log_format(whole).read_file is not None:
+        return _read_whole(name, data, whole, split)
+    issues: list[ImportIssue] = []
     reader: Any = None
     chosen = format
     pending: list[tuple[int, str, Any]] = []
@@ -172,8 +158,8 @@ def read_log(
                 continue
         if reader is None:
             make = get_log_format(chosen).reader
-            if make is None:
-                raise ValueError(f"{name}: the {chosen} format is read as a whole file, not line by line")
+            if make is None:  # a whole-file format its sniff did not claim (a first line that is not its)
+                return _read_whole(name, data, chosen, split)
             reader = ClaudeCodeReader(name, split, context, subagent) if make is ClaudeCodeReader else make(name, split)
             for early in pending:  # records before the first one that named the format
                 _feed(reader, early, issues)
@@ -196,12 +182,32 @@ def read_log(
     return LogFile(name, chosen, requests, issues, Counter(getattr(reader, "skipped", {})), reader)
 
 
+def _read_whole(name: str, data: bytes, chosen: str, split: Splitter) -> LogFile:
+    """A file read by a format that reads whole files (OTLP, MIRA's tap)."""
+    whole_file = get_log_format(chosen).read_file
+    assert whole_file is not None
+    issues: list[ImportIssue] = []
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        issues.append(ImportIssue(name, line, f"not UTF-8: byte 0x{data[exc.start]:02x}; read as U+FFFD"))
+        text = data.decode("utf-8", errors="replace")
+    try:
+        found, problems = whole_file(name, text, split)
+    except (RecursionError, BadJSONError):
+        raise ValueError(f"{name}: JSON nested too deeply to read (nothing imported)") from None
+    return LogFile(name, chosen, found, issues + problems)
+
+
 def _feed(reader: Any, record: tuple[int, str, Any], issues: list[ImportIssue]) -> None:
     number, line, value = record
     try:
         reader.feed(number, line, value)
-    except (ValueError, KeyError, TypeError, IndexError) as exc:
+    except (ValueError, KeyError, TypeError, IndexError, OverflowError) as exc:
         issues.append(ImportIssue(reader.path, number, str(exc)))
+    except RecursionError:  # a record nested deeper than the readers' walk can go
+        issues.append(ImportIssue(reader.path, number, "JSON nested too deeply to read; the line is skipped"))
 
 
 def read_file(
@@ -235,6 +241,24 @@ def log_files(paths: Iterable[str | Path]) -> list[Path]:
     return out
 
 
+def _real(path: Path) -> Path:
+    """The path with its links followed (a loop of links left as it is: reading it is the one-line
+    error; ``Path.resolve`` raises a RuntimeError on one)."""
+    return Path(os.path.realpath(path))
+
+
+def _issue_of(path: Path, exc: ValueError) -> ImportIssue:
+    """A file that gave nothing, as the issue its one-line error names (file and line)."""
+    message = str(exc).removesuffix(" (nothing imported)")
+    prefix = f"{path}:"
+    if message.startswith(prefix):
+        line, _, why = message[len(prefix) :].partition(": ")
+        if line.isdigit():
+            return ImportIssue(str(path), int(line), f"{why}; nothing imported from this subagent file")
+        message = message[len(prefix) :].lstrip()
+    return ImportIssue(str(path), 0, f"{message}; nothing imported from this subagent file")
+
+
 def import_log(
     *paths: str | Path,
     format: str | None = None,
@@ -265,16 +289,21 @@ def import_log(
     done: set[Path] = set()  # a subagent file read with its session is not read again
     seen: set[str] = set()  # the API responses imported: one request each, in whichever file
     for path in files:
-        if path.resolve() in done:
+        if _real(path) in done:
             continue
         read = read_log(path, format=format, splitter=splitter)
         found = [read]
         folder = path.with_suffix("") / "subagents"
         if subagents and read.format == "claude-code" and folder.is_dir():
             for sub in sorted(folder.glob("*.jsonl")):
-                if sub.resolve() not in done:
-                    done.add(sub.resolve())
-                    found.append(read_log(sub, format=format, splitter=splitter, context=read.reader, subagent=True))
+                if _real(sub) not in done:
+                    done.add(_real(sub))
+                    try:
+                        found.append(
+                            read_log(sub, format=format, splitter=splitter, context=read.reader, subagent=True)
+                        )
+                    except ValueError as exc:  # an empty or progress-only subagent: its session still imports
+                        issues.append(_issue_of(sub, exc))
         for one in found:
             requests += _new_responses(one.requests, seen, skipped)
             issues += one.issues

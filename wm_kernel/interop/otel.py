@@ -20,12 +20,8 @@ Reading OTLP JSON back (:func:`wm_kernel.interop.read_otlp`) is :mod:`wm_kernel.
 
 from __future__ import annotations
 
-import base64
-import binascii
-import hashlib
 import json
 import logging
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -38,6 +34,7 @@ from wm_kernel.interop.billing import gen_ai_counts
 from wm_kernel.interop.bodies import Section
 from wm_kernel.interop.imported import ImportedSession
 from wm_kernel.session import Session
+from wm_kernel.utils.redact import scrub, scrub_name
 
 if TYPE_CHECKING:
     from opentelemetry.sdk.trace import TracerProvider
@@ -47,65 +44,11 @@ if TYPE_CHECKING:
 SCOPE = __name__.rpartition(".")[0]
 _RANK = {"tool": 0, "system": 1, "message": 2}
 _NS = 1_000_000_000
-#: JSON keys whose values are secrets wherever they appear (compared lower-case).
-SECRET_KEYS = (
-    "authorization",
-    "proxy-authorization",
-    "x-api-key",
-    "api-key",
-    "api_key",
-    "apikey",
-    "cookie",
-    "set-cookie",
-    "x-goog-api-key",
-    "openai-api-key",
-    "anthropic-api-key",
-    "access_token",
-    "password",
-)
-_HEADERS = re.compile(r'"(?:request_|response_)?headers"\s*:\s*\{[^{}]*\}', re.IGNORECASE)
-_SECRET_VALUE = re.compile(
-    r'("(?:' + "|".join(re.escape(k) for k in SECRET_KEYS) + r')"\s*:\s*)"(?:[^"\\]|\\.)*"', re.IGNORECASE
-)
-_KEY_SHAPED = re.compile(
-    r"\bsk-ant-[A-Za-z0-9_\-]{8,}|\bsk-(?:proj-)?[A-Za-z0-9_\-]{16,}|\bAIza[0-9A-Za-z_\-]{30,}"
-    r"|\bBearer\s+[A-Za-z0-9._~+/\-]{12,}=*"
-)
-_DATA_URL = re.compile(r"data:image/[A-Za-z0-9.+\-]+;base64,([A-Za-z0-9+/=]|\\n)+")
-_DATA_FIELD = re.compile(r'("data"\s*:\s*)"((?:[A-Za-z0-9+/=]|\\n){64,})"')
 
 
 class TraceExportError(RuntimeError):
     """The exporter did not take the trace: the message says how many spans of which turns were
     lost, and the exporter's own reason where it gave one."""
-
-
-def _image(encoded: str) -> str:
-    data = encoded.replace("\\n", "")
-    try:
-        raw = base64.b64decode(data + "=" * (-len(data) % 4), validate=False)
-    except (binascii.Error, ValueError):
-        raw = data.encode("ascii", "replace")
-    return f"[image: {len(raw):,} bytes, sha256 {hashlib.sha256(raw).hexdigest()}]"
-
-
-def scrub(text: str) -> tuple[str, list[str]]:
-    """``text`` with headers, secrets and image data taken out (module docstring), and what was
-    taken out (``headers``, ``secret``, ``image``)."""
-    found: list[str] = []
-    out = _HEADERS.sub(lambda m: m.group(0).split(":", 1)[0] + ': {"[not exported]": "headers"}', text)
-    if out != text:
-        found.append("headers")
-    step = _SECRET_VALUE.sub(lambda m: m.group(1) + '"[redacted]"', out)
-    step = _KEY_SHAPED.sub("[redacted]", step)
-    if step != out:
-        found.append("secret")
-    out = step
-    step = _DATA_URL.sub(lambda m: _image(m.group(0).split(",", 1)[1]), out)
-    step = _DATA_FIELD.sub(lambda m: m.group(1) + '"' + _image(m.group(2)) + '"', step)
-    if step != out:
-        found.append("image")
-    return step, found
 
 
 def _has_lone_surrogate(text: str) -> bool:
@@ -321,7 +264,11 @@ def export_trace(
     if assumed:
         agent["wm.times.assumed"] = assumed
     with tracer.start_as_current_span(
-        f"invoke_agent {name}".strip(), kind=SpanKind.INTERNAL, start_time=start, end_on_exit=False, attributes=agent
+        scrub_name(f"invoke_agent {name}".strip()),
+        kind=SpanKind.INTERNAL,
+        start_time=start,
+        end_on_exit=False,
+        attributes=_scrubbed(agent),
     ) as root:
         for turn, (_, cached), row in zip(turns, flags, rows, strict=True):
             _export_turn(tracer, turn, cached, row, count, SpanKind)
@@ -339,18 +286,37 @@ def _export_turn(tracer: Any, turn: _Turn, cached: list[int], row: Mapping[str, 
     cache = _SimulatedCache(int(row["cache_read_input_tokens"]), int(row["cache_creation_input_tokens"]))
     ranges = _section_ranges(turn, count)
     with tracer.start_as_current_span(
-        f"chat {turn.model}",
+        scrub_name(f"chat {turn.model}"),
         kind=kinds.CLIENT,
         start_time=at,
         end_on_exit=False,
-        attributes=_turn_attributes(turn, row),
+        attributes=_scrubbed(_turn_attributes(turn, row)),
     ) as span:
         for index, (section, is_cached) in enumerate(zip(turn.sections, cached, strict=True)):
             child = _section_attributes(index, section, bool(is_cached), ranges.get(index, _TokenRange(0, 0)), cache)
-            tracer.start_span(f"section {section.name}", kind=kinds.INTERNAL, start_time=at, attributes=child).end(
-                end_time=at
-            )
+            name = scrub_name(f"section {section.name}")
+            tracer.start_span(name, kind=kinds.INTERNAL, start_time=at, attributes=_scrubbed(child)).end(end_time=at)
         span.end(end_time=at + 1)
+
+
+#: attributes scrubbed where they are made (their redaction is recorded in ``wm.section.redacted``)
+_SCRUBBED_ALREADY = frozenset({"wm.section.text", "wm.section.raw", "wm.usage"})
+
+
+def _scrubbed(attributes: dict[str, Any]) -> dict[str, Any]:
+    """``attributes`` with every string (and every string of a list) scrubbed of secrets: names,
+    ids and labels come from the log too (a section named after ``# OPENAI_API_KEY=...``)."""
+    out: dict[str, Any] = {}
+    for key, value in attributes.items():
+        if key in _SCRUBBED_ALREADY:
+            out[key] = value
+        elif isinstance(value, str):
+            out[key] = scrub_name(value)
+        elif isinstance(value, list | tuple) and all(isinstance(v, str) for v in value):
+            out[key] = [scrub_name(v) for v in value]
+        else:
+            out[key] = value
+    return out
 
 
 class _TokenRange(NamedTuple):

@@ -32,13 +32,14 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 from typing import Any
 
 from wm_kernel.dialects.registry import LogFormat, register_log_format
 from wm_kernel.interop.bodies import Section
-from wm_kernel.interop.formats import ImportIssue, LoggedRequest, otlp_attributes
+from wm_kernel.interop.formats import ImportIssue, LoggedRequest, epoch_time, otlp_attributes
 from wm_kernel.interop.split import Splitter
+from wm_kernel.utils.safe_files import BadJSONError, parse_json
 
 _NS = 1_000_000_000
 #: What can go wrong inside one malformed span (reported, never raised for the whole file).
@@ -79,17 +80,17 @@ class _Lines:
 def _documents(text: str, path: str, issues: list[ImportIssue]) -> list[tuple[int, Any]]:
     """(offset, parsed) of each OTLP document: the whole text, else one per line."""
     try:
-        return [(0, json.loads(text))]
-    except json.JSONDecodeError:
+        return [(0, parse_json(text))]
+    except BadJSONError:
         pass
     documents = []
     offset = 0
     for number, row in enumerate(text.split("\n"), start=1):
         if row.strip():
             try:
-                documents.append((offset, json.loads(row)))
-            except json.JSONDecodeError as exc:
-                issues.append(ImportIssue(path, number, f"malformed JSON: {exc.msg} at column {exc.colno}"))
+                documents.append((offset, parse_json(row)))
+            except BadJSONError as exc:
+                issues.append(ImportIssue(path, number, str(exc)))
         offset += len(row) + 1
     return documents
 
@@ -211,7 +212,7 @@ def _request(
     issues: list[ImportIssue],
 ) -> LoggedRequest:
     seconds, rest = divmod(int(span["startTimeUnixNano"]), _NS)
-    sent_at = datetime.fromtimestamp(seconds, tz=UTC) + timedelta(microseconds=rest // 1000)
+    sent_at = epoch_time(seconds, "startTimeUnixNano (in seconds)") + timedelta(microseconds=rest // 1000)
     ours = [(otlp_attributes(c.get("attributes")), c) for c in children if isinstance(c, Mapping)]
     ours = [(a, c) for a, c in ours if "wm.section.name" in a]
     ours.sort(key=lambda pair: int(pair[0].get("wm.section.index", 0)))

@@ -17,8 +17,11 @@ instead, so a notebook that talked to a real model re-runs with no network.
 
 from __future__ import annotations
 
+import contextlib
 import sys
-from collections.abc import Callable, Mapping
+import threading
+import weakref
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -168,14 +171,70 @@ def send(
     ``extra`` keys (``temperature``, ``tools``...) go into the request body. See the module docstring
     for offline replay from ``recording``.
     """
+    if not isinstance(session, Session):
+        raise TypeError(f"send needs a Session, got {type(session).__name__}")
+    with _one_send_at_a_time(session):
+        return _send(
+            session,
+            client,
+            model=model,
+            user=user,
+            max_tokens=max_tokens,
+            stream=stream,
+            on_text=on_text,
+            recording=recording,
+            advance=advance,
+            wire=wire,
+            extra=extra,
+        )
+
+
+#: The lock of each session's send: a session sends one request at a time.
+_SENDING: weakref.WeakKeyDictionary[Session, threading.Lock] = weakref.WeakKeyDictionary()
+_SENDING_GUARD = threading.Lock()
+
+
+@contextlib.contextmanager
+def _one_send_at_a_time(session: Session) -> Iterator[None]:
+    """Hold the session's send lock for the whole send (build, call, record, advance); a second
+    send while one is in flight is refused in one line, so no request is recorded at a turn it was
+    not built for."""
+    with _SENDING_GUARD:
+        lock = _SENDING.setdefault(session, threading.Lock())
+    if not lock.acquire(blocking=False):
+        raise SendError(
+            f"a send is already in flight on this session (turn {session.turn}): "
+            "a session sends one request at a time; send again when it has answered"
+        )
+    try:
+        yield
+    finally:
+        lock.release()
+
+
+def _send(
+    session: Session,
+    client: Any | None,
+    *,
+    model: str,
+    user: str,
+    max_tokens: int | None,
+    stream: bool,
+    on_text: Callable[[str], None] | None,
+    recording: Recording | None,
+    advance: bool,
+    wire: str | None,
+    extra: dict[str, Any],
+) -> Reply:
     history = _checked_history(session, client, model=model, user=user, recording=recording, wire=wire)
     composed = _turn_prompt(session, client, recording)
+    turn = session.turn
     position = None
     if client is None or offline():
         if recording is None:
             raise ValueError(NO_WAY_TO_SEND)
         position = recording.position
-        exchange = _answer_from(recording, session, composed, model=model, user=user, max_tokens=max_tokens)
+        exchange = _answer_from(recording, turn, composed, model=model, user=user, max_tokens=max_tokens)
         if stream:
             (on_text or _print)(exchange.reply)
     else:
@@ -184,6 +243,7 @@ def send(
             client,
             history,
             composed,
+            turn=turn,
             model=model,
             user=user,
             max_tokens=max_tokens,
@@ -194,6 +254,14 @@ def send(
         )
     # everything that can fail on what the provider sent is checked before anything is recorded
     usage_record, cost = _priced_usage(exchange, model, recording, position)
+    if session.turn != exchange.turn:
+        # the session was advanced (by another thread) while the request was in flight: the history
+        # would describe, at the new turn, a request that was never sent
+        _rewind(recording, position)
+        raise SendError(
+            f"the session moved to turn {session.turn} while the request of turn {exchange.turn} was in flight; "
+            "nothing recorded"
+        )
     _record(session, history, exchange, composed, client=client, recording=recording, position=position)
     if advance:
         session.advance_turn()
@@ -236,7 +304,7 @@ def _turn_prompt(session: Session, client: Any | None, recording: Recording | No
 
 def _answer_from(
     recording: Recording,
-    session: Session,
+    turn: int,
     composed: ComposedPrompt,
     *,
     model: str,
@@ -246,7 +314,7 @@ def _answer_from(
     """The exchange of this turn as the recording answers it (offline: nothing is sent)."""
     recorded = recording.answer(user=user, model=model, sections=section_digests(composed))
     return Exchange(
-        turn=session.turn,
+        turn=turn,  # the turn the request was built at, whatever the session's is now
         provider=recorded.provider,
         model=recorded.model,
         user=user,
@@ -265,6 +333,7 @@ def _send_live(
     history: History,
     composed: ComposedPrompt,
     *,
+    turn: int,
     model: str,
     user: str,
     max_tokens: int | None,
@@ -282,7 +351,7 @@ def _send_live(
     body = dialect.body(composed, messages, model=model, **extra)
     reply, usage, request_id, stop = _call(dialect, client, body, stream, on_text or _print)
     return Exchange(
-        turn=session.turn,
+        turn=turn,  # the turn the request was built at, whatever the session's is now
         provider=dialect.provider,
         model=model,
         user=user,
@@ -321,6 +390,10 @@ def _call(
         raise SendError(
             f"{provider}: malformed reply ({type(exc).__name__}: {_one_line(exc)}); nothing recorded"
         ) from None
+    if not isinstance(reply, str):  # every wire's reply is text: anything else is a malformed reply
+        raise SendError(
+            f"{provider}: malformed reply (the reply is a {type(reply).__name__}, not text); nothing recorded"
+        )
     if stream and stop is None:  # no message_delta / no choice finished: the stream was cut
         raise SendError(
             f"{provider}: the reply stream ended before the reply was complete "

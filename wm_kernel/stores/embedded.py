@@ -35,7 +35,7 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
-from wm_kernel.utils.checks import check_int, check_str, check_unicode
+from wm_kernel.utils.checks import check_int, check_str, check_timeout, check_unicode
 
 
 def _copy_json(value: Any) -> Any:
@@ -338,6 +338,17 @@ class StoreBusyError(sqlite3.OperationalError):
     message."""
 
 
+class StoreFullError(sqlite3.OperationalError):
+    """The disk under the SQLite file (or the file's size limit) is full: the transaction was rolled
+    back, nothing was written. A ``sqlite3.OperationalError``, as before, with one line saying so."""
+
+
+def _disk_full(exc: sqlite3.OperationalError) -> bool:
+    """SQLITE_FULL ("database or disk is full") or the I/O error a write that found no space gives."""
+    text = str(exc)
+    return "disk is full" in text or "disk I/O error" in text
+
+
 class SQLiteStore(StateStore):
     """A store in one SQLite file: survives a process restart; each write (or transaction) is one
     SQLite transaction, so a crash never leaves half of it.
@@ -373,6 +384,8 @@ class SQLiteStore(StateStore):
             raise TypeError(f"timeout must be a number of seconds, got {type(timeout).__name__}")
         if not timeout >= 0:
             raise ValueError(f"timeout must be at least 0 seconds, got {timeout}")
+        if timeout > 0:
+            check_timeout(timeout)  # infinite or 1e308: one line, not a wait that overflows
         self.path = path
         self.timeout = timeout
         if self.path != ":memory:":
@@ -440,16 +453,24 @@ class SQLiteStore(StateStore):
                 return
             committed = False
             try:
-                with _interrupts_deferred():
-                    self._heal()
-                    self._begin()
-                    self._depth = 1
-                yield self
-                committed = True
-            finally:
-                with _interrupts_deferred():
-                    self._depth = 0
-                    self._end(committed)
+                try:
+                    with _interrupts_deferred():
+                        self._heal()
+                        self._begin()
+                        self._depth = 1
+                    yield self
+                    committed = True
+                finally:
+                    with _interrupts_deferred():
+                        self._depth = 0
+                        self._end(committed)
+            except sqlite3.OperationalError as exc:
+                if isinstance(exc, StoreBusyError) or not _disk_full(exc):
+                    raise
+                raise StoreFullError(
+                    f"state store {self.path!r} cannot grow: the disk (or the file's size limit) is full "
+                    f"({exc}); nothing was written, the store is as it was"
+                ) from None
 
     def _begin(self) -> None:
         try:

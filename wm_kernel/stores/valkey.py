@@ -45,7 +45,7 @@ from wm_kernel.stores.valkey_errors import (
     scrub,
     server_error,
 )
-from wm_kernel.utils.checks import check_int
+from wm_kernel.utils.checks import check_int, check_timeout
 
 T = TypeVar("T")
 
@@ -115,8 +115,9 @@ class ValkeyStore(StateStore):
             raise ValueError(f"the Valkey URL must be a non-empty string, got {url!r}")
         if not isinstance(prefix, str):
             raise TypeError(f"prefix must be a str, got {type(prefix).__name__}")
-        if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout <= 0:
+        if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not timeout > 0:
             raise ValueError(f"timeout must be a positive number of seconds, got {timeout!r}")
+        check_timeout(timeout)  # 1e308 would overflow the socket's time_t at the first command
         shown_url, secrets = check_url(url)
         try:
             import valkey

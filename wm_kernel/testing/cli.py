@@ -7,14 +7,14 @@ down, 2 for a usage error (argparse's) or a file that cannot be read."""
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from typing import Any, TextIO
 
 from wm_kernel.experiments.cli import positive_int_arg
 from wm_kernel.testing import mira
 from wm_kernel.testing.perturbations import CHECKS
-from wm_kernel.utils.checks import cli_error
+from wm_kernel.utils.checks import check_timeout, cli_error
+from wm_kernel.utils.safe_files import BadJSONError, lines, load_json, open_regular, parse_json
 
 #: Every check name ``--skip`` / ``--only`` take (the MIRA preset's only with ``--preset mira``).
 ALL_CHECKS = {**CHECKS, **mira.CHECKS}
@@ -27,7 +27,10 @@ def _positive_float(text: str) -> float:
         raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") from None
     if not value > 0:
         raise argparse.ArgumentTypeError(f"must be more than 0, got {text}")
-    return value
+    try:
+        return check_timeout(value, "the timeout")
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def is_scenario_file(path: str) -> bool:
@@ -36,14 +39,14 @@ def is_scenario_file(path: str) -> bool:
     loader's."""
     from wm_kernel.experiments.scenario_file import FORMAT
 
-    try:
-        with open(path, encoding="utf-8") as handle:
-            first = next((line for line in handle if line.strip()), "")
-    except (OSError, UnicodeDecodeError):
+    try:  # a regular file only: a FIFO would wait for a writer forever, /dev/zero never end
+        with open_regular(path) as handle:
+            first = next((line for line in lines(handle, path) if line.strip()), "")
+    except (OSError, ValueError):
         return True
     try:
-        header = json.loads(first)
-    except json.JSONDecodeError:
+        header = parse_json(first)
+    except BadJSONError:
         return True
     return isinstance(header, dict) and header.get("format") == FORMAT
 
@@ -173,11 +176,10 @@ def check_command(args: argparse.Namespace, out: TextIO | None = None) -> int:
         else:
             tools = None
             if args.tools is not None:
-                with open(args.tools, encoding="utf-8") as handle:
-                    try:
-                        tools = json.load(handle)
-                    except json.JSONDecodeError as exc:
-                        raise ValueError(f"--tools {args.tools}: not JSON ({exc.msg} at line {exc.lineno})") from None
+                try:  # a regular file only, bounded, strict JSON: a FIFO or /dev/zero is one line
+                    tools = load_json(args.tools, f"--tools {args.tools}")
+                except OSError as exc:
+                    raise ValueError(f"--tools {args.tools}: cannot read the file ({exc.strerror or exc})") from None
                 if not isinstance(tools, list):
                     raise ValueError(f"--tools {args.tools}: expected a JSON list of tool definitions")
             scenario = Scenario.load(args.file)

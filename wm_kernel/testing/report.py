@@ -143,7 +143,10 @@ class CheckResult:
 
 
 class StabilityReport:
-    """Every check's result; ``passed`` is True when no check failed or broke down."""
+    """Every check's result; ``passed`` is True when at least one check compared the bytes and none
+    failed, broke down or timed out (or when every check is not applicable: nothing could move). A
+    report where nothing was compared (every check timed out, or none ran) is not passed: its
+    verdict is "inconclusive"."""
 
     def __init__(
         self,
@@ -166,7 +169,23 @@ class StabilityReport:
 
     @property
     def passed(self) -> bool:
-        return not any(r.status in ("fail", "error") for r in self.results)
+        if any(r.status in ("fail", "error", "timed out") for r in self.results):
+            return False
+        return any(r.status == "pass" for r in self.results) or self._all_not_applicable
+
+    @property
+    def _all_not_applicable(self) -> bool:
+        return bool(self.results) and all(r.status == "not applicable" for r in self.results)
+
+    @property
+    def verdict(self) -> str:
+        """``stable``, ``UNSTABLE`` (a check failed), ``not applicable`` (nothing could move) or
+        ``inconclusive`` (a check timed out or broke down and none failed, or no check ran)."""
+        if any(r.status == "fail" for r in self.results):
+            return "UNSTABLE"
+        if self.passed:
+            return "not applicable" if self._all_not_applicable else "stable"
+        return "inconclusive"
 
     @property
     def findings(self) -> list[Finding]:
@@ -187,11 +206,8 @@ class StabilityReport:
     def headline(self) -> str:
         counts = {s: sum(r.status == s for r in self.results) for s in STATUSES}
         parts = ", ".join(f"{n} {s}" for s, n in counts.items() if n)
-        verdict = "stable" if self.passed else "UNSTABLE"
-        if self.results and all(r.status == "not applicable" for r in self.results):
-            verdict = "not applicable"  # nothing could move: "stable" would claim a check that did not run
         return (
-            f"cache stability: {verdict}: {len(self.results)} checks ({parts}); "
+            f"cache stability: {self.verdict}: {len(self.results)} checks ({parts or 'none ran'}); "
             f"{self.composes} composes, {self.scope} sections"
         )
 

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from wm_kernel.testing.assertions import PromptSubject, prompts_of
+from wm_kernel.utils.safe_files import BadJSONError, parse_json, read_text
 
 FORMAT = "wm-kernel-prompt-snapshot"
 VERSION = 1
@@ -64,10 +65,12 @@ def dumps(data: dict[str, Any]) -> str:
 
 def load(path: Path) -> dict[str, Any]:
     """A golden file's data; ValueError naming the file for one this module did not write."""
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"{path}: not a prompt snapshot (invalid JSON: {exc.msg} at line {exc.lineno})") from None
+    try:  # a regular file only, bounded, strict JSON (a FIFO, /dev/zero: one line)
+        data = parse_json(read_text(path))
+    except BadJSONError as exc:
+        raise ValueError(
+            f"{path}: not a prompt snapshot (invalid JSON: {str(exc).removeprefix('malformed JSON: ')})"
+        ) from None
     if not isinstance(data, dict) or data.get("format") != FORMAT:
         raise ValueError(f'{path}: not a prompt snapshot (no "format": {FORMAT!r})')
     if data.get("version") != VERSION:

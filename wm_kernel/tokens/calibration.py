@@ -25,6 +25,7 @@ from pathlib import Path
 
 from wm_kernel.tokens.counting import Band
 from wm_kernel.tokens.registry import _bpe, base_encoding, clear_calibration, set_calibration
+from wm_kernel.utils.safe_files import load_json
 
 _VERSION = 1
 
@@ -85,7 +86,7 @@ class Calibration:
     @classmethod
     def load(cls, path: str | os.PathLike[str], *, apply: bool = True) -> Calibration:
         """Read a calibration saved with :meth:`save` (and apply it, unless ``apply=False``)."""
-        found = cls.from_json(json.loads(Path(path).read_text(encoding="utf-8")))
+        found = cls.from_json(load_json(path))  # a regular file only, bounded (a FIFO, /dev/zero: one line)
         return found.apply() if apply else found
 
     def __str__(self) -> str:

@@ -35,6 +35,16 @@ class TokenCountError(RuntimeError):
     """A counting endpoint failed; the message is one line naming the model and the cause."""
 
 
+class CountCacheError(ValueError):
+    """The token count cache cannot be opened, read or written (a path that is a folder or under a
+    file, a damaged or full disk): one line naming the file."""
+
+
+#: The largest count a counting endpoint may answer (a request is far below; SQLite's INTEGER, 2**63,
+#: is the hard end): a larger one is a TokenCountError, never an OverflowError from the cache.
+MAX_COUNT = 10**9
+
+
 def cache_dir() -> Path:
     """Where wm-kernel keeps counts between runs (see the module docstring)."""
     configured = os.environ.get("WM_KERNEL_CACHE_DIR")
@@ -49,18 +59,23 @@ class CountCache:
 
     def __init__(self, path: str | os.PathLike[str] | None = None) -> None:
         self.path = Path(path) if path is not None else cache_dir() / "token_counts.sqlite"
-        self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
-        self._db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            if self.path.is_dir():
+                raise IsADirectoryError(f"{self.path} is a folder")
+            self._db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
+        except (OSError, sqlite3.Error) as exc:
+            raise CountCacheError(f"the token count cache {self.path} cannot be opened ({_reason(exc)})") from None
         try:
             self._db.execute(
                 "CREATE TABLE IF NOT EXISTS counts (model TEXT NOT NULL, digest TEXT NOT NULL, "
                 "tokens INTEGER NOT NULL, PRIMARY KEY (model, digest))"
             )
             self._db.execute("SELECT tokens FROM counts LIMIT 1").fetchall()
-        except sqlite3.DatabaseError as exc:
+        except sqlite3.Error as exc:
             self._db.close()
-            raise ValueError(
+            raise CountCacheError(
                 f"the token count cache {self.path} is damaged ({exc}); delete it and the counts are asked again"
             ) from None
 
@@ -69,18 +84,26 @@ class CountCache:
         return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
     def get(self, model: str, digest: str) -> int | None:
-        with self._lock:
-            row = self._db.execute(
-                "SELECT tokens FROM counts WHERE model = ? AND digest = ?", (model, digest)
-            ).fetchone()
+        try:
+            with self._lock:
+                row = self._db.execute(
+                    "SELECT tokens FROM counts WHERE model = ? AND digest = ?", (model, digest)
+                ).fetchone()
+        except sqlite3.Error as exc:
+            raise CountCacheError(f"the token count cache {self.path} cannot be read ({_reason(exc)})") from None
         # a count that is no whole number of tokens, 0 or more (a damaged row), is asked again
         if row is None or isinstance(row[0], bool) or not isinstance(row[0], int) or row[0] < 0:
             return None
         return int(row[0])
 
     def put(self, model: str, digest: str, tokens: int) -> None:
-        with self._lock:
-            self._db.execute("INSERT OR REPLACE INTO counts VALUES (?, ?, ?)", (model, digest, tokens))
+        if isinstance(tokens, bool) or not isinstance(tokens, int) or not 0 <= tokens <= MAX_COUNT:
+            raise CountCacheError(f"a token count is a whole number from 0 to {MAX_COUNT:,}, got {str(tokens)[:40]}")
+        try:
+            with self._lock:
+                self._db.execute("INSERT OR REPLACE INTO counts VALUES (?, ?, ?)", (model, digest, tokens))
+        except sqlite3.Error as exc:  # a full disk, a file made read-only
+            raise CountCacheError(f"the token count cache {self.path} cannot be written ({_reason(exc)})") from None
 
     def __len__(self) -> int:
         with self._lock:
@@ -148,8 +171,13 @@ class AnthropicTokenizer:
                 raise TokenCountError(
                     f"anthropic count_tokens for {self.model} failed: cannot reach the API ({_one_line(str(exc))})"
                 ) from None
+            except Exception as exc:  # noqa: BLE001 - a reply that is not JSON, or not the shape: one line
+                raise TokenCountError(
+                    f"anthropic count_tokens for {self.model} failed: the reply cannot be read "
+                    f"({type(exc).__name__}: {_one_line(str(exc))[:160]})"
+                ) from None
         tokens = getattr(answer, "input_tokens", None)
-        if isinstance(tokens, bool) or not isinstance(tokens, int) or tokens < 0:
+        if isinstance(tokens, bool) or not isinstance(tokens, int) or not 0 <= tokens <= MAX_COUNT:
             raise TokenCountError(
                 f"anthropic count_tokens for {self.model} answered without a usable "
                 f"input_tokens ({_one_line(repr(answer))[:120]})"
@@ -185,6 +213,15 @@ class AnthropicTokenizer:
 
     def __repr__(self) -> str:
         return f"AnthropicTokenizer({self.model!r}, cache={self.cache!r})"
+
+
+def _reason(exc: BaseException) -> str:
+    """An OSError's or sqlite3's reason, without ``[Errno N]``."""
+    if isinstance(exc, FileExistsError | NotADirectoryError):
+        return "a part of its folder's path is a file"
+    if isinstance(exc, OSError) and exc.strerror:
+        return exc.strerror.lower()
+    return _one_line(str(exc))
 
 
 def _error_type(exc: Any) -> str:

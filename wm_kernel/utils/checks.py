@@ -91,6 +91,26 @@ def check_number(value: object, what: str, *, minimum: float = 0.0, strict: bool
     return float(value)
 
 
+#: The longest timeout the kit takes (about 31 years): longer ones overflow the platform's timers
+#: (``threading``'s waits, a socket's ``time_t``) as a raw OverflowError.
+MAX_TIMEOUT = 1_000_000_000.0
+
+
+def check_timeout(value: object, what: str = "timeout") -> float:
+    """``value`` as a float of seconds if it is a positive, finite number of at most
+    :data:`MAX_TIMEOUT`; ValueError (TypeError for another type) in one line otherwise.
+
+    >>> check_timeout(1e308)
+    Traceback (most recent call last):
+    ...
+    ValueError: timeout must be at most 1,000,000,000 seconds (about 31 years), got 1e+308
+    """
+    seconds = check_number(value, what, strict=True, unit="seconds")
+    if seconds > MAX_TIMEOUT:
+        raise ValueError(f"{what} must be at most {MAX_TIMEOUT:,.0f} seconds (about 31 years), got {seconds:g}")
+    return seconds
+
+
 def cli_error(command: str, message: str) -> str:
     """The one line every ``python -m wm_kernel COMMAND`` prints for an error, as argparse prints
     its own usage errors: ``python -m wm_kernel replay: error: <message>``."""

@@ -26,6 +26,7 @@ wm_kernel.utils.safe_files.UnreadableFileError: deep.json: JSON nested too deepl
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import os
 import stat
@@ -45,6 +46,59 @@ class UnreadableFileError(ValueError):
     """A file that is not a regular file, too large, or holds JSON too deep to read (one line)."""
 
 
+class BadJSONError(ValueError):
+    """One JSON text (a file's, a line's) the kit does not read, and why, in one line: malformed,
+    NaN or Infinity, an integer of too many digits, or nested too deeply."""
+
+
+#: A UTF-8 byte order mark: some editors write one first; it is never part of a record.
+BOM = "\ufeff"
+
+
+_DEEP = "malformed JSON: nested too deeply to read"
+
+
+def _constant(name: str) -> Any:
+    raise BadJSONError(f"{name} is not a JSON number (numbers must be finite)")
+
+
+def _finite(text: str) -> float:
+    value = float(text)
+    if value in (float("inf"), float("-inf")):
+        raise BadJSONError(f"{text} is out of a float's range (numbers must be finite)")
+    return value
+
+
+def parse_json(text: str, *, finite: bool = True) -> Any:
+    """``text`` as strict JSON: BadJSONError (one line) for malformed JSON, ``NaN``/``Infinity``
+    (which ``json.loads`` accepts), a number out of a float's range, an integer of more digits than
+    Python converts (4,300), or nesting deeper than :data:`MAX_JSON_DEPTH` (or than the stack).
+    ``finite=False`` lets NaN and Infinity through, for a reader that names the field holding one.
+
+    >>> parse_json('{"a": [1, 2.5]}')
+    {'a': [1, 2.5]}
+    >>> parse_json('{"a": NaN}')
+    Traceback (most recent call last):
+    ...
+    wm_kernel.utils.safe_files.BadJSONError: NaN is not a JSON number (numbers must be finite)
+    """
+    if _too_deep(text):
+        raise BadJSONError(_DEEP)
+    try:
+        if not finite:
+            return json.loads(text)
+        return json.loads(text, parse_constant=_constant, parse_float=_finite)
+    except BadJSONError:
+        raise
+    except json.JSONDecodeError as exc:
+        at = f"line {exc.lineno} column {exc.colno}" if exc.lineno > 1 else f"column {exc.colno}"
+        raise BadJSONError(f"malformed JSON: {exc.msg} at {at}") from None
+    except RecursionError:
+        raise BadJSONError(_DEEP) from None
+    except ValueError as exc:  # an integer of too many digits
+        raise BadJSONError(f"malformed JSON: {str(exc).split(';')[0]}") from None
+
+
 def open_regular(path: str | os.PathLike[str], source: str | None = None, *, errors: str = "strict") -> TextIO:
     """``path`` opened to read text (UTF-8), if it is a regular file; UnreadableFileError otherwise.
     Opened without waiting (a FIFO) and checked through its descriptor, so it cannot be swapped
@@ -54,6 +108,10 @@ def open_regular(path: str | os.PathLike[str], source: str | None = None, *, err
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
     except IsADirectoryError:
         raise UnreadableFileError(f"{where}: not a regular file (a folder)") from None
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise UnreadableFileError(f"{where}: a symbolic link that loops (or too many links)") from None
+        raise
     try:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             raise UnreadableFileError(f"{where}: not a regular file (a device or a FIFO)")
@@ -81,7 +139,8 @@ def read_bytes(path: str | os.PathLike[str], source: str | None = None, *, max_b
 def read_text(
     path: str | os.PathLike[str], source: str | None = None, *, max_chars: int = MAX_FILE_CHARS, errors: str = "strict"
 ) -> str:
-    """The whole text of a regular file of at most ``max_chars`` characters."""
+    """The whole text of a regular file of at most ``max_chars`` characters (a leading byte order
+    mark left out)."""
     where = source or str(path)
     with open_regular(path, where, errors=errors) as handle:
         try:
@@ -93,12 +152,13 @@ def read_text(
             raise UnreadableFileError(f"{where}: not UTF-8 text (byte {exc.start})") from None
     if len(text) > max_chars:
         raise UnreadableFileError(f"{where}: larger than {max_chars:,} characters")
-    return text
+    return text.removeprefix(BOM)
 
 
 def lines(handle: TextIO, source: str, *, max_chars: int = MAX_LINE_CHARS) -> Iterator[str]:
     """The lines of ``handle`` split at ``\\n`` only (never at U+2028, U+2029 or U+0085, which
-    ``str.splitlines`` would split at), each read at most ``max_chars`` characters at a time."""
+    ``str.splitlines`` would split at), each read at most ``max_chars`` characters at a time; a
+    byte order mark before the first line is not part of it."""
     number = 0
     while True:
         try:
@@ -110,26 +170,25 @@ def lines(handle: TextIO, source: str, *, max_chars: int = MAX_LINE_CHARS) -> It
         if not line:
             return
         number += 1
+        if number == 1:
+            line = line.removeprefix(BOM)
         if len(line) > max_chars and not line.endswith("\n"):
             raise UnreadableFileError(f"{source} line {number}: longer than {max_chars:,} characters")
         yield line
 
 
 def loads_json(text: str, source: str) -> Any:
-    """``json.loads(text)``, with any failure (bad JSON, an integer of too many digits, nesting
-    deeper than :data:`MAX_JSON_DEPTH`) one UnreadableFileError naming ``source``."""
-    if _too_deep(text):
-        raise UnreadableFileError(f"{source}: JSON nested too deeply to read (at most {MAX_JSON_DEPTH:,} levels)")
+    """:func:`parse_json` of ``text`` (a leading byte order mark skipped), with any failure one
+    UnreadableFileError naming ``source``."""
     try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise UnreadableFileError(f"{source}: not JSON ({exc.msg} at line {exc.lineno} column {exc.colno})") from None
-    except RecursionError:
-        raise UnreadableFileError(
-            f"{source}: JSON nested too deeply to read (at most {MAX_JSON_DEPTH:,} levels)"
-        ) from None
-    except ValueError as exc:
-        raise UnreadableFileError(f"{source}: not JSON ({exc})") from None
+        return parse_json(text.removeprefix(BOM))
+    except BadJSONError as exc:
+        if str(exc) == _DEEP:
+            raise UnreadableFileError(
+                f"{source}: JSON nested too deeply to read (at most {MAX_JSON_DEPTH:,} levels)"
+            ) from None
+        reason = str(exc).removeprefix("malformed JSON: ")
+        raise UnreadableFileError(f"{source}: not JSON ({reason})") from None
 
 
 def _too_deep(text: str) -> bool:

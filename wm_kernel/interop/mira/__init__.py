@@ -23,23 +23,23 @@ Chat turns and background calls
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from wm_kernel.dialects.registry import LogFormat, body_dialect, get_dialect, register_log_format
 from wm_kernel.interop.bodies import Cutter, cut_body
-from wm_kernel.interop.formats import ImportIssue, LoggedRequest
+from wm_kernel.interop.formats import ImportIssue, LoggedRequest, epoch_time
 from wm_kernel.interop.jsonspan import locate
 from wm_kernel.interop.mira.markers import SCAFFOLDING
 from wm_kernel.interop.mira.pairing import Call, Record, pair, usage_of
 from wm_kernel.interop.mira.sections import cut_mira
 from wm_kernel.interop.split import Splitter
 from wm_kernel.tokens import TokenCounter
+from wm_kernel.utils.safe_files import BOM, BadJSONError, parse_json, read_text
 
 #: The log format of MIRA's tap, and the ``dialect`` of a chat turn read from it (the wire it holds is
 #: ``wm_kernel.dialects.mira``'s).
@@ -91,16 +91,18 @@ def _records(path: Path, text: str, keys: frozenset[str], what: str, issues: lis
         if not line.strip():
             continue
         try:
-            value = json.loads(line)
-        except json.JSONDecodeError as exc:
-            issues.append(ImportIssue(name, number, f"malformed JSON: {exc.msg} at column {exc.colno}"))
+            value = parse_json(line.removeprefix(BOM) if number == 1 else line)
+        except BadJSONError as exc:
+            issues.append(ImportIssue(name, number, str(exc)))
             continue
         if not isinstance(value, Mapping) or not keys <= set(value):
             issues.append(ImportIssue(name, number, f"not a MIRA tap {what} record (keys: {', '.join(sorted(keys))})"))
             continue
         ts = value["ts"]
-        if isinstance(ts, bool) or not isinstance(ts, (int, float)):
-            issues.append(ImportIssue(name, number, f"ts must be seconds since the epoch, got {ts!r}"))
+        try:
+            epoch_time(ts, "ts")
+        except ValueError as exc:
+            issues.append(ImportIssue(name, number, str(exc)))
             continue
         if what == "request" and not isinstance(value.get("body"), Mapping):
             issues.append(ImportIssue(name, number, "the request record has no body object"))
@@ -122,8 +124,8 @@ def read_tap(
     issues: list[ImportIssue] = []
     if text is None:
         try:
-            text = where.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
+            text = read_text(where, errors="replace")  # a regular file only: a FIFO or a device is one line
+        except OSError as exc:
             raise ValueError(f"{where}: cannot read the file ({exc})") from None
     requests = _records(where, text, REQUEST_KEYS, "request", issues)
     if not requests:
@@ -133,10 +135,12 @@ def read_tap(
     responses: list[Record] = []
     if answers.exists():
         try:
-            responses = _records(answers, answers.read_text(encoding="utf-8"), RESPONSE_KEYS, "response", issues)
-        except (OSError, UnicodeDecodeError) as exc:
+            # a regular file only (a FIFO named llm_responses.jsonl would wait for a writer forever)
+            responses = _records(answers, read_text(answers, errors="replace"), RESPONSE_KEYS, "response", issues)
+        except (OSError, ValueError) as exc:
+            why = str(exc).removeprefix(f"{answers}: ") if isinstance(exc, ValueError) else exc.strerror or str(exc)
             issues.append(
-                ImportIssue(str(answers), 0, f"cannot read the responses ({exc}); requests imported without usage")
+                ImportIssue(str(answers), 0, f"cannot read the responses ({why}); requests imported without usage")
             )
     else:
         issues.append(
@@ -169,8 +173,11 @@ def read_tap(
     for call in calls:
         try:
             request, chat = _logged(call, where, split, chat_model)
-        except (ValueError, KeyError, TypeError, IndexError) as exc:
+        except (ValueError, KeyError, TypeError, IndexError, OverflowError) as exc:
             issues.append(ImportIssue(str(where), call.last.line, str(exc)))
+            continue
+        except RecursionError:
+            issues.append(ImportIssue(str(where), call.last.line, "JSON nested too deeply to read; not imported"))
             continue
         (turns if chat else background).append(request)
     all_issues = sorted([*issues, *unpaired], key=lambda i: (i.path, i.line))
@@ -202,7 +209,7 @@ def _chat_model(calls: Sequence[Call]) -> str | None:
 
 
 def _sent_at(ts: float) -> datetime:
-    return datetime.fromtimestamp(ts, tz=UTC)
+    return epoch_time(ts, "ts")
 
 
 def _logged(call: Call, path: Path, splitter: Splitter, chat_model: str | None) -> tuple[LoggedRequest, bool]:
@@ -248,9 +255,9 @@ def _sniff(text: str) -> bool:
             continue
         tried += 1
         try:
-            if is_tap_request(json.loads(line)):
+            if is_tap_request(parse_json(line.removeprefix(BOM))):
                 return True
-        except json.JSONDecodeError:
+        except BadJSONError:
             pass
         if tried >= 5:
             return False

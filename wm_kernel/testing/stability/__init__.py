@@ -34,7 +34,7 @@ from wm_kernel.testing.stability.fresh import fresh_results, start_fresh
 from wm_kernel.testing.stability.pricing import priced_report
 from wm_kernel.testing.stability.run import CheckOptions, CheckRun, in_process_checks
 from wm_kernel.testing.worker import stop_subprocess
-from wm_kernel.utils.checks import check_int, check_number
+from wm_kernel.utils.checks import check_int, check_timeout
 
 __all__ = ["check_stability", "SCOPES"]
 
@@ -133,7 +133,7 @@ def check_stability(
     from wm_kernel.interop.imported import ImportedSession
     from wm_kernel.testing.logcheck import check_imported
 
-    check_number(timeout, "timeout", strict=True, unit="seconds")
+    check_timeout(timeout)
     if max_turns is not None:
         check_int(max_turns, "max_turns", minimum=0)
     if preset is not None and preset not in mira.PRESETS:
