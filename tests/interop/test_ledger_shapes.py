@@ -242,3 +242,21 @@ def test_openrouters_own_bill_is_shown_beside_the_kits_dollars(tmp_path: Path) -
         "the provider's own bill for 1 of 1 requests (its usage.cost): $0.010588; priced here $0.010588 "
         "(prompt and output)"
     ) in result.lines()
+
+
+@pytest.mark.parametrize("bad", [-1, "12", True, 10**30, 1.5])
+def test_a_bad_count_is_an_issue_of_its_line_and_the_rest_keeps_its_figures(tmp_path: Path, bad: object) -> None:
+    good = {"input_tokens": 5, "output_tokens": 1}
+    path = envelopes(
+        tmp_path,
+        {"request": anthropic_body(), "response": {"usage": good}},
+        {"request": anthropic_body(), "response": {"usage": {**good, "cache_read_input_tokens": bad}}},
+    )
+    log = load(path)
+    assert [u is not None for u in log.billed_usage()] == [True, False]
+    [issue] = log.errors
+    assert (issue.line, issue.message.split(": ", 1)[0]) == (2, "usage not read")
+    assert "cache_read_input_tokens must be a non-negative int of at most 1,000,000,000,000" in issue.message
+    # summary, reconcile and the trace work for the whole log
+    assert len(log.summary()) == 2
+    assert len(reconcile(log).rows) == 1

@@ -176,3 +176,14 @@ def test_an_anthropic_reply_whose_content_is_a_string_is_one_send_error_not_an_e
     body = anthropic_message("x", A_USAGE)
     body["content"] = "Hello, as a bare string."
     _fails(session, anthropic_client(Server(json_response(body))), r"^anthropic: malformed reply \(TypeError: ")
+
+
+def test_a_count_past_any_plausible_bill_records_nothing(session: Session) -> None:
+    # 10**30 tokens would price at $3e+24: a corrupt count, refused in one line, nothing recorded
+    server = Server(json_response(anthropic_message("Hello.", {**A_USAGE, "input_tokens": 10**30})))
+    _fails(
+        session,
+        anthropic_client(server),
+        r"^anthropic: the reply's usage cannot be read: the usage of turn 0: input_tokens must be a "
+        r"non-negative int of at most 1,000,000,000,000, got 10+; nothing recorded$",
+    )
