@@ -502,7 +502,8 @@ class ClaudeCodeReader:
             if root.summary and id(root.lines[0]) not in summaries_seen:  # forks share the summary line
                 summaries_seen.add(id(root.lines[0]))
                 marks = (*marks, "after-compaction")
-                boundary = root.boundary
+                # the boundary goes with the session's own first request, not with a subagent's fork
+                boundary = root.boundary if root.owner is self else None
             requests.append(
                 LoggedRequest(
                     ChainSections(chain),

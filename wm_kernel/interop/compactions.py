@@ -110,7 +110,7 @@ class _Reading:
         self.pricing = log.pricing()
 
     def boundaries(self) -> list[tuple[int, Mapping[str, Any]]]:
-        found = [(i, r.compaction) for i, r in enumerate(self.requests) if r.compaction is not None]
+        found = [(i, r.compaction) for i, r in enumerate(self.requests) if _main(r, r.conversation)]
         return [(i, boundary) for i, boundary in found if boundary is not None]
 
     def call_for(self, request: int, after: int, boundary: Mapping[str, Any], used: set[int]) -> int | None:
