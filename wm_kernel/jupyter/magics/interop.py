@@ -68,6 +68,7 @@ class InteropMagics(Magics):
 
     @magic_arguments()
     @line_magic
+    @no_var_expand
     def plan(self, line: str) -> Table | None:
         """The current imported session's compaction plan: when each compaction should have run,
         and the total saving (``ImportedSession.compaction_plan()``, docs/planner.md)."""
