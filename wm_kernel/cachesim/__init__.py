@@ -4,7 +4,8 @@ Independent of Jupyter. Build :class:`Block`\\ s and :class:`Request`\\ s (or le
 ``wm_kernel.cachesim.requests.simulate_session`` build them from a Session's recorded turns), then
 ``simulate(requests, model)``; ``advise(simulation)`` tries the alternatives that matter. The rules
 are in ``wm_kernel.cachesim.engine``, the model profiles (prices as data) in
-``wm_kernel.cachesim.models``.
+``wm_kernel.cachesim.models``; ``edit_economics`` prices one context edit against the cache clock
+(``wm_kernel.cachesim.planner``).
 
 Examples
 --------
@@ -20,6 +21,7 @@ from __future__ import annotations
 from wm_kernel.cachesim.advice import Advice, advise
 from wm_kernel.cachesim.engine import LAYERS, MISS_REASONS, Block, Request
 from wm_kernel.cachesim.models import MODELS, ModelProfile, get_model, register_model, unregister_model
+from wm_kernel.cachesim.planner import EditEconomics, edit_economics
 from wm_kernel.cachesim.simulation import TURN_COLUMNS, Simulation, simulate
 
 __all__ = [
@@ -37,4 +39,6 @@ __all__ = [
     "LAYERS",
     "MISS_REASONS",
     "TURN_COLUMNS",
+    "edit_economics",
+    "EditEconomics",
 ]

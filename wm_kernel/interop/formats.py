@@ -104,6 +104,10 @@ class LoggedRequest:
     conversation_id: str | None = None
     #: the response's own sections where the log keeps its text (a transcript's assistant message)
     response: Sequence[Section] = ()
+    #: on a request marked ``after-compaction``, the boundary its chain starts after as the log
+    #: recorded it (a transcript's ``compact_boundary`` line: ``trigger``, ``preTokens``,
+    #: ``timestamp``, ``line``), None elsewhere
+    compaction: Mapping[str, Any] | None = None
 
     @property
     def logged_text(self) -> str:

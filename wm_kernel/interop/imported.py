@@ -19,6 +19,8 @@ log has no times). It presents what the instruments read from a recorded Session
   ``billed_usage()`` reads them with the providers' parser (what
   ``wm_kernel.providers.reconcile.reconcile(log)`` reconciles with ``cache_simulation()``).
 - ``replay(turn)``: the logged text of the request, byte for byte (joined from its sections).
+- ``compactions()`` and ``compaction_plan()``: the compactions a Claude Code session recorded and
+  when each should have run (``wm_kernel.interop.claude_code.compactions``, docs/planner.md).
 - ``to_session()``: a live Session replaying the turns (each section a StoredSection trinket, the
   clock at each send time), for the dashboard, budgets and every tool that takes a Session.
 """
@@ -42,6 +44,7 @@ from wm_kernel.instruments.history_records import text_digest
 from wm_kernel.interop.agent_cache import Inferred, cache_requests, conversation_of, infer, rewrites
 from wm_kernel.interop.billing import gen_ai_counts, logged_usage, request_body
 from wm_kernel.interop.bodies import Section, first_message, prompt_order
+from wm_kernel.interop.claude_code.compactions import compaction_plan, compaction_table
 from wm_kernel.interop.formats import ImportIssue, LoggedRequest
 from wm_kernel.interop.log_pricing import log_cache_model, request_pricing
 from wm_kernel.interop.logged_prompt import cached_names, composed
@@ -387,6 +390,14 @@ class ImportedSession:
                 }
             )
         return out
+
+    def compactions(self) -> pd.DataFrame:
+        """One row per compaction the log recorded (``wm_kernel.interop.claude_code.compactions``)."""
+        return compaction_table(self)
+
+    def compaction_plan(self) -> pd.DataFrame:
+        """When each compaction should have run, and what it saves (``wm_kernel.interop.claude_code.compactions``)."""
+        return compaction_plan(self)
 
     @property
     def request_ids(self) -> list[str | None]:

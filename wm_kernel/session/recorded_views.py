@@ -3,12 +3,14 @@
 :class:`RecordedViews` is mixed into :class:`~wm_kernel.session.Session`: the History that records
 it (``recorder``), that History's table (``history``), the prompt of a turn (``prompt_at``), the
 recorded turns played against a model's cache rules (``cache_simulation``, ``cache_advice``) and
-the diff of two turns, of this session or of two (``diff``). It reads what it needs of the session
+the diff of two turns, of this session or of two (``diff``), and its context edits priced against
+its cache clock (``plan``). It reads what it needs of the session
 as :class:`ViewedSession`, so it imports nothing above it.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 from wm_kernel.cachesim.models import DEFAULT_MODEL
@@ -85,6 +87,38 @@ class RecordedViews:
         if model is not None and options.get("counter") is None:
             options["counter"] = model_counter(self, model)
         return session_advice(self, model or self.model or DEFAULT_MODEL, **options)
+
+    def plan(
+        self: ViewedSession,
+        model: str | None = None,
+        *,
+        summary_tokens: int = 0,
+        tool_sections: Sequence[str] = ("context_search_results",),
+        **options: Any,
+    ) -> pd.DataFrame:
+        """A segment collapse and a tool-result clear priced now against at the session's next
+        cold miss, after its last recorded turn (``wm_kernel.cachesim.session_plan``, docs/planner.md):
+        the collapse drops the conversation and clears the stateful trinkets' sections, adding
+        ``summary_tokens``; the clear empties ``tool_sections``. ``model`` and ``options`` as
+        :meth:`cache_simulation`. ValueError when nothing is recorded yet."""
+        from trinkets.stateful import StatefulTrinket
+        from wm_kernel.cachesim.session_plan import plan_edits
+
+        simulation = RecordedViews.cache_simulation(self, model, **options)
+        if not simulation.requests:
+            raise ValueError("nothing recorded yet: compose first")
+        trinkets = getattr(self, "trinkets", {})
+        cleared = [t.variable_name for t in trinkets.values() if isinstance(t, StatefulTrinket)]
+        clock = getattr(self, "clock", None)
+        now = clock.now() if clock is not None else simulation.requests[-1].at
+        return plan_edits(
+            simulation.requests[-1],
+            simulation.profile,
+            now=now,
+            cleared=cleared,
+            tool_sections=tool_sections,
+            summary_tokens=summary_tokens,
+        )
 
     def diff(
         self: ViewedSession, turn_a: int, turn_b: int | None = None, *, other: ViewedSession | None = None

@@ -1,4 +1,4 @@
-"""``%wm_import FILE... [--format F] [--split REGEX]...``: another agent's log as an ImportedSession.
+"""``%wm_import FILE... [--format F] [--split REGEX]...``: another agent's log as an ImportedSession; ``%plan``.
 
 ``s = %wm_import logs/agent.jsonl`` stores the :class:`~wm_kernel.interop.imported.ImportedSession`
 (history, diff, blame, cache simulation, usage, ``to_session()`` for the dashboard). Records that
@@ -10,6 +10,10 @@ The imported log also becomes the current session (its turns replayed into a liv
 ``%wm_check`` and ``%wm_dashboard`` work on it; ``--keep-current`` leaves the current session as
 it was. A log that cannot be replayed (no send time on every request) stays only the value, and
 the line says why.
+
+``%plan`` shows the current imported session's compaction plan (``ImportedSession.compaction_plan()``,
+docs/planner.md): a table, one row per compaction, and the total saving; one line when the log has
+no compaction.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ from IPython.core.magic import Magics, line_magic, magics_class, no_var_expand
 from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
 
 from wm_kernel.dialects.registry import log_formats
+from wm_kernel.display.tables import Table
 from wm_kernel.interop.imported import ImportedSession
 from wm_kernel.interop.log_files import import_log
 
@@ -60,6 +65,42 @@ class InteropMagics(Magics):
         if not args.keep_current:
             print(make_current(session))
         return session
+
+    @magic_arguments()
+    @line_magic
+    @no_var_expand
+    def plan(self, line: str) -> Table | None:
+        """The current imported session's compaction plan: when each compaction should have run,
+        and the total saving (``ImportedSession.compaction_plan()``, docs/planner.md)."""
+        parse_argstring(self.plan, line)
+        imported = current_import()
+        plan = imported.compaction_plan()
+        name = imported.name or "the imported log"
+        if plan.empty:
+            print(f"{name}: no compaction in the log, nothing to plan")
+            return None
+        count = len(plan)
+        print(
+            f"{name}: {count} compaction{'s' if count != 1 else ''}, total saving "
+            f"${plan.attrs['total_saving_usd']:,.6f} (a plan never costs more than what was recorded)"
+        )
+        table = Table(plan)
+        table.attrs.update(plan.attrs)
+        return table
+
+
+def current_import() -> ImportedSession:
+    """The imported log the current session replays; UsageError (one line) when it replays none."""
+    from wm_kernel.interop.live import imported_of
+    from wm_kernel.session import current_session
+
+    found = imported_of(current_session())
+    if not isinstance(found, ImportedSession):
+        raise UsageError(
+            "%plan: the current session is not an imported log; import one with %wm_import FILE "
+            "(a Claude Code session brings its subagents, the compaction calls among them)"
+        )
+    return found
 
 
 def make_current(imported: ImportedSession) -> str:
@@ -109,6 +150,7 @@ def unload_interop_magics(shell: Any) -> None:
     found = manager.registry.pop(InteropMagics.__name__, None)
     if found is not None:
         table = manager.magics["line"]
-        if getattr(table.get("wm_import"), "__self__", None) is found:
-            del table["wm_import"]
+        for name in ("wm_import", "plan"):
+            if getattr(table.get(name), "__self__", None) is found:
+                del table[name]
         shell.configurables[:] = [c for c in shell.configurables if c is not found]

@@ -79,6 +79,7 @@ class _Message:
         "message_id",
         "stop_reason",
         "session_id",
+        "boundary",
     )
 
     def __init__(
@@ -105,6 +106,7 @@ class _Message:
         self.message_id: str | None = None
         self.stop_reason: str | None = None
         self.session_id: str | None = None
+        self.boundary: Mapping[str, Any] | None = None  # the compact_boundary a summary follows
 
     def add(self, line: _Line) -> None:
         self.lines.append(line)
@@ -235,6 +237,15 @@ class ChainLines(Sequence[int]):
         return repr(tuple(self))
 
 
+def _boundary(line: int, value: Mapping[str, Any]) -> Mapping[str, Any]:
+    """What a ``compact_boundary`` line recorded: its ``compactMetadata`` (``trigger``,
+    ``preTokens``), its time and its line."""
+    meta = value.get("compactMetadata")
+    found = dict(meta) if isinstance(meta, Mapping) else {}
+    found.update(timestamp=value.get("timestamp"), line=line)
+    return found
+
+
 def _blocks(message: Mapping[str, Any]) -> int:
     content = message.get("content")
     return len(content) if isinstance(content, list) else 1
@@ -262,7 +273,8 @@ class ClaudeCodeReader:
         self.links: dict[str, tuple[_Message | None, int]] = {}
         self.raw_parent: dict[str, str] = {}
         self.unresolved: list[tuple[int, str, str]] = []  # (line, uuid, parent not seen yet)
-        self.boundaries: set[str] = set()
+        self.boundaries: dict[str, Mapping[str, Any]] = {}  # compact_boundary uuid -> what it recorded
+        self.last_boundary: Mapping[str, Any] | None = None
         self.by_key: dict[str, _Message] = {}
         self.order: list[_Message] = []  # assistant messages, first line order
         self.previous: tuple[_Message, int] | None = None  # the last message line, file order
@@ -283,7 +295,7 @@ class ClaudeCodeReader:
             self.skipped[kind] += 1
             if isinstance(uuid, str) and uuid not in self.links:
                 if kind == "system" and value.get("subtype") == "compact_boundary":
-                    self.boundaries.add(uuid)
+                    self.boundaries[uuid] = self.last_boundary = _boundary(line, value)
                     self.links[uuid] = (None, -1)
                 else:
                     self.links[uuid] = self._parent_of(line, uuid, parent, value)
@@ -298,6 +310,10 @@ class ClaudeCodeReader:
         after, pos = self._parent_of(line, uuid if isinstance(uuid, str) else None, parent, value)
         summary = isinstance(parent, str) and parent in self.boundaries or bool(value.get("isCompactSummary"))
         target, first = self._message_for(kind, message, value, after, pos, sidechain, summary)
+        if summary and after is None and target.boundary is None:
+            # the boundary the summary is parented on, else (an isCompactSummary line) the last one read
+            target.boundary = self.boundaries.get(parent) if isinstance(parent, str) else None
+            target.boundary = target.boundary or self.last_boundary
         node = locate(text)
         cut = Cutter(text, self.splitter)
         anthropic_message(cut, node["message"], message, f"msg[{target.depth}]", first)
@@ -482,9 +498,12 @@ class ClaudeCodeReader:
             sent_at = next((line.at for line in reversed(last) if line.at is not None), message.lines[0].at)
             marks = message.marks
             root = chain.root.node
+            boundary = None
             if root.summary and id(root.lines[0]) not in summaries_seen:  # forks share the summary line
                 summaries_seen.add(id(root.lines[0]))
                 marks = (*marks, "after-compaction")
+                # the boundary goes with the session's own first request, not with a subagent's fork
+                boundary = root.boundary if root.owner is self else None
             requests.append(
                 LoggedRequest(
                     ChainSections(chain),
@@ -505,6 +524,7 @@ class ClaudeCodeReader:
                     finish_reason=message.stop_reason,
                     conversation_id=message.session_id,
                     response=tuple(itertools.chain.from_iterable(line.sections for line in message.lines)),
+                    compaction=boundary,
                 )
             )
         return requests
