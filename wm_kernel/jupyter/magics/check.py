@@ -29,6 +29,7 @@ from IPython.core.magic_arguments import argument, magic_arguments, parse_argstr
 
 from wm_kernel.jupyter.magics.args import strip_comment
 from wm_kernel.testing import assertions
+from wm_kernel.testing.assertions import unrecorded_turns
 from wm_kernel.testing.perturbations import CHECKS
 from wm_kernel.testing.report import ROW_TINTS
 from wm_kernel.utils.htmltext import no_math
@@ -106,8 +107,19 @@ def _runner(kind: str, args: argparse.Namespace) -> Any:
     return lambda s: assertions.assert_no_markup_escape(s, args.untrusted, turns=args.turns)
 
 
-def parse_cell(cell: str) -> list[tuple[str, Any]]:
-    """(the line as typed, what checks it) for each assertion line of a ``%%wm_check`` cell."""
+@dataclass(frozen=True)
+class CellLine:
+    """One assertion line of a ``%%wm_check`` cell: as typed, where, and what checks it."""
+
+    text: str
+    number: int
+    kind: str
+    turns: tuple[int, int] | None
+    run: Any
+
+
+def parse_cell(cell: str) -> list[CellLine]:
+    """Each assertion line of a ``%%wm_check`` cell, read (UsageError naming a line that cannot be)."""
     parsers = _parsers()
     out = []
     for number, line in enumerate(cell.splitlines(), 1):
@@ -125,7 +137,7 @@ def parse_cell(cell: str) -> list[tuple[str, Any]]:
             args = parser.parse_args(words[1:])
         except ValueError as exc:
             raise UsageError(f"line {number} ({words[0]}): {exc}") from None
-        out.append((text, _runner(words[0], args)))
+        out.append(CellLine(text, number, words[0], getattr(args, "turns", None), _runner(words[0], args)))
     if not out:
         raise UsageError("%%wm_check needs at least one assertion line (e.g. section_present base_prompt)")
     return out
@@ -210,17 +222,29 @@ class CheckMagics(Magics):
                 raise UsageError(f"%%wm_check takes assertion lines in the cell, not {args.command!r}")
             checks = parse_cell(cell)
             session = self._session(args.session)
+            # a turn range the session never had is a mistake in the cell, not a failed check:
+            # said before any line runs
+            for check in checks:
+                missing = None if check.turns is None else unrecorded_turns(session.recorder.turns, check.turns)
+                if missing is not None:
+                    first, last = check.turns or (0, 0)
+                    raise UsageError(f"line {check.number} ({check.kind}): --turns {first}..{last}: {missing}")
             rows = []
-            for text, run in checks:
+            for check in checks:
                 try:
-                    run(session)
+                    check.run(session)
                 except AssertionError as exc:
-                    rows.append(CheckRow(text, False, str(exc)))
+                    rows.append(CheckRow(check.text, False, str(exc)))
                 except (TypeError, ValueError) as exc:
-                    rows.append(CheckRow(text, False, f"{type(exc).__name__}: {exc}"))
+                    rows.append(CheckRow(check.text, False, f"{type(exc).__name__}: {exc}"))
                 else:
-                    rows.append(CheckRow(text, True, ""))
+                    rows.append(CheckRow(check.text, True, ""))
             return CheckTable(rows)
+        if args.command not in (None, "stability"):
+            raise UsageError(
+                f"%wm_check: unknown command {args.command!r}: %wm_check stability runs the stability "
+                "checker; %%wm_check (a cell) runs assertions"
+            )
         if args.command != "stability":
             raise UsageError(
                 "%wm_check stability runs the stability checker on the current session "
