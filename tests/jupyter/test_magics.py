@@ -224,14 +224,23 @@ def test_turn_advances_and_reports_what_expired(ip, session):
     assert session.turn == 3 and session.composed.turn == 3
 
 
-def test_collapse_ends_the_segment_and_flushes_stateful_trinkets(ip, session):
+def test_collapse_ends_the_segment_and_flushes_stateful_trinkets(ip, session, capsys):
     ip.run_line_magic("trinket", 'peanutgallery add concern "Slow down."')
+    ip.run_line_magic("trinket", 'peanutgallery add coaching "Be kind." --ttl 5')
     ip.run_line_magic("turn", "")
+    capsys.readouterr()
     ip.run_line_magic("collapse", '"Planning chat" --tools search,calendar')
     assert session.segment_number == 2 and session.segment_turn == 0
     assert session.trinket("PeanutGalleryTrinket").entries == {}
     event = [r.event for r in session.bus.log if r.event_type == "SegmentCollapsedEvent"][-1]
     assert (event.summary, event.tools_used) == ("Planning chat", ("search", "calendar"))
+    # it says what it did, in one line
+    assert capsys.readouterr().out == (
+        "segment 1 collapsed ('Planning chat', 1 turn): cleared 2 items (PeanutGalleryTrinket 2); "
+        "segment 2 starts at turn 1\n"
+    )
+    ip.run_line_magic("collapse", "")
+    assert capsys.readouterr().out == "segment 2 collapsed (0 turns): no items to clear; segment 3 starts at turn 1\n"
 
 
 def test_trinkets_table_describes_every_trinket(ip, session):
