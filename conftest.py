@@ -4,7 +4,9 @@
 - every notebook cell nbval runs is a ``slow`` test (``pytest -m "not slow"`` is the fast suite), and
   so is every test that starts a server or a browser through a fixture (``PROCESS_FIXTURES``);
 - the tests and notebooks that need a real part (a Valkey/Redis server) skip when it is missing, and
-  the run's summary says so plainly, so a green run is not mistaken for one that exercised them.
+  the run's summary says so plainly, so a green run is not mistaken for one that exercised them;
+- the run is never quiet for long (``tests/progress.py``): each file with slow tests is named as it
+  starts, and a line says what runs when nothing was printed for 10 seconds.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from typing import Any
 import pytest
 from hypothesis import settings
 
+from tests import progress
 from tests.valkey_server import MISSING_REASON, server_binary
 
 #: Notebooks that start a real server themselves.
@@ -90,6 +93,11 @@ def _close_the_widgets_a_test_leaves_open() -> Any:
     widgets = sys.modules.get("ipywidgets")
     if widgets is not None:
         widgets.Widget.close_all()
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    # never quiet for more than 15 s: slow files named as they start, a line during a long test
+    progress.register(config)
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

@@ -220,26 +220,7 @@ class CheckMagics(Magics):
         if cell is not None:
             if args.command is not None:
                 raise UsageError(f"%%wm_check takes assertion lines in the cell, not {args.command!r}")
-            checks = parse_cell(cell)
-            session = self._session(args.session)
-            # a turn range the session never had is a mistake in the cell, not a failed check:
-            # said before any line runs
-            for check in checks:
-                missing = None if check.turns is None else unrecorded_turns(session.recorder.turns, check.turns)
-                if missing is not None:
-                    first, last = check.turns or (0, 0)
-                    raise UsageError(f"line {check.number} ({check.kind}): --turns {first}..{last}: {missing}")
-            rows = []
-            for check in checks:
-                try:
-                    check.run(session)
-                except AssertionError as exc:
-                    rows.append(CheckRow(check.text, False, str(exc)))
-                except (TypeError, ValueError) as exc:
-                    rows.append(CheckRow(check.text, False, f"{type(exc).__name__}: {exc}"))
-                else:
-                    rows.append(CheckRow(check.text, True, ""))
-            return CheckTable(rows)
+            return self._check_cell(cell, self._session(args.session))
         if args.command not in (None, "stability"):
             raise UsageError(
                 f"%wm_check: unknown command {args.command!r}: %wm_check stability runs the stability "
@@ -291,6 +272,29 @@ class CheckMagics(Magics):
             )
         except (TypeError, ValueError) as exc:
             raise UsageError(str(exc)) from None
+
+    @staticmethod
+    def _check_cell(cell: str, session: Session) -> CheckTable:
+        """The table of a ``%%wm_check`` cell's assertions on ``session``."""
+        checks = parse_cell(cell)
+        # a turn range the session never had is a mistake in the cell, not a failed check: said
+        # before any line runs
+        for check in checks:
+            missing = None if check.turns is None else unrecorded_turns(session.recorder.turns, check.turns)
+            if missing is not None:
+                first, last = check.turns or (0, 0)
+                raise UsageError(f"line {check.number} ({check.kind}): --turns {first}..{last}: {missing}")
+        rows = []
+        for check in checks:
+            try:
+                check.run(session)
+            except AssertionError as exc:
+                rows.append(CheckRow(check.text, False, str(exc)))
+            except (TypeError, ValueError) as exc:
+                rows.append(CheckRow(check.text, False, f"{type(exc).__name__}: {exc}"))
+            else:
+                rows.append(CheckRow(check.text, True, ""))
+        return CheckTable(rows)
 
     @staticmethod
     def _replayable(session: Session, args: argparse.Namespace) -> Any:
