@@ -308,3 +308,14 @@ def test_workers_are_capped_at_the_number_of_replays(
     assert main(["replay", str(path), "--estimate-tokens", "--workers", "64"]) == 0
     assert main(["replay", str(path), "--variant", "o=original", "--estimate-tokens", "--workers", "64"]) == 0
     assert started == [2]  # one replay runs here; two get two processes, not 64
+
+
+def test_a_request_log_is_pointed_to_import(capsys: pytest.CaptureFixture[str]) -> None:
+    log = Path(__file__).resolve().parents[2] / "notebooks" / "logs" / "parcelly_support.jsonl"
+    assert main(["replay", str(log)]) == 2
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert err == (
+        f"python -m wm_kernel replay: error: {log} is a request log (anthropic), not a scenario; "
+        f"read it with python -m wm_kernel import {log}\n"
+    )
