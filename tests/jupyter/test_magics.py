@@ -7,6 +7,7 @@ import warnings
 from typing import Any
 
 import pytest
+from argparse_words import invalid_choice
 
 pytest.importorskip("IPython")
 
@@ -419,12 +420,9 @@ def test_every_trinket_has_a_style_command_with_its_own_styles(ip, session):
     assert reminders.content == original
     assert completions(ip, "%trinket reminder style ") == ["original", "revised"]
     assert completions(ip, "%trinket peanutgallery style ") == ["original"]
-    with pytest.raises(
-        UsageError,
-        match=r"^argument style: invalid choice: 'revised' "
-        r"\(choose from 'original'\)$",
-    ):
+    with pytest.raises(UsageError) as caught:
         ip.run_line_magic("trinket", "peanutgallery style revised")
+    assert str(caught.value) == invalid_choice("style", "revised", ["original"])
 
 
 def test_completion_offers_choices_and_options_of_the_command(ip, session):
@@ -473,7 +471,7 @@ def test_a_user_defined_trinket_gets_the_commands_it_declares(ip, session):
     fed = [r.event for r in session.bus.log if r.event_type == "TrinketFedEvent"]
     assert (fed[-1].trinket_name, fed[-1].method, fed[-1].kwargs) == ("Kettle", "heat", {"degrees": 80, "tea": "green"})
     for line, message in [
-        ("kettle heat 80 --tea oolong", "argument --tea: invalid choice: 'oolong' (choose from 'green', 'black')"),
+        ("kettle heat 80 --tea oolong", invalid_choice("--tea", "oolong", ["green", "black"])),
         ("kettle heat hot", "argument degrees: must be a non-negative integer, got 'hot'"),
         ("kettle heat 120", "water boils at 100, got 120"),
         ("kettle heat", "the following arguments are required: degrees"),
