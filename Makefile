@@ -42,7 +42,7 @@ demo: $(STAMP)
 
 ## test: unit tests, doctests and the nbval-checked notebooks
 test: $(STAMP)
-	@echo "make test: running pytest (unit tests, doctests, the notebooks, the browser tests): a dot per test, then the summary"
+	@echo "make test: running pytest (unit tests, doctests, the notebooks, the browser tests): a dot per test, each file of slow tests named as it starts, a line while one runs long, then the summary"
 	@$(PY) -m pytest -q $(ARGS); status=$$?; \
 	if [ $$status -eq 5 ]; then echo "make test: pytest collected no tests" >&2; fi; \
 	exit $$status
@@ -53,6 +53,7 @@ test-latest:
 	@echo "      pip prints a line per package"
 	@[ -x $(LATEST)/bin/python ] || { echo "make: creating $(LATEST) (a few seconds)"; $(PYTHON) -m venv $(LATEST); }
 	$(LATEST)/bin/python $(PIP_INSTALL) --upgrade --upgrade-strategy eager -e '.[test]' 2>&1 | $(PIP_OUTPUT)
+	$(LATEST)/bin/python -c "import wm_kernel, trinkets, IPython, ipywidgets, nbval, tiktoken, playwright"
 	@$(LATEST)/bin/python tools/constraints.py compare $(CONSTRAINTS)
 	@echo "make test-latest: running pytest on those versions: a dot per test, then the summary"
 	@$(LATEST)/bin/python -m pytest -q $(ARGS); status=$$?; \
