@@ -255,7 +255,7 @@ def test_make_and_ci_install_the_recorded_versions_and_try_the_newest():
     stamp = makefile.split("$(STAMP): pyproject.toml $(CONSTRAINTS)\n", 1)[1].split("\n\n", 1)[0]
     assert "-c $(CONSTRAINTS) -e '.[test]'" in stamp and "CONSTRAINTS := constraints.txt" in makefile
     latest = makefile.split("\ntest-latest:\n", 1)[1].split("\n\n", 1)[0]
-    assert "--upgrade --upgrade-strategy eager -e '.[test]'" in latest and "-c " not in latest
+    assert "--upgrade --upgrade-strategy eager -e '.[test]'" in latest and "-c $(CONSTRAINTS)" not in latest
     assert "$(LATEST)/bin/python -m pytest" in latest
     assert re.search(r"^constraints:\n.*tools/constraints.py write", makefile, flags=re.M | re.S)
     ci = (ROOT / ".ci" / "run").read_text("utf-8")
