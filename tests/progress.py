@@ -74,8 +74,11 @@ class Progress:
         self._note(f"running {nodeid}")
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
-        with self.lock:
-            self.last_output, self.ours_last = time.monotonic(), False
+        # pytest prints a letter for a test's call, and for a setup or teardown only when it did not
+        # pass: a passing setup (a server started for the test) prints nothing
+        if report.when == "call" or not report.passed:
+            with self.lock:
+                self.last_output, self.ours_last = time.monotonic(), False
 
     def pytest_sessionfinish(self) -> None:
         self._note("writing the summary")
