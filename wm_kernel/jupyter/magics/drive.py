@@ -65,18 +65,10 @@ class DriveMagics(Magics):
         session.collapse_segment(summary=summary, tools_used=tools)
         left = _items_held(session)
         cleared = {name: count - left.get(name, 0) for name, count in held.items() if count > left.get(name, 0)}
-        total = sum(cleared.values())
         what = f"{summary!r}, " if summary else ""
         print(
-            f"segment {number} collapsed ({what}{turns} turn{'s' if turns != 1 else ''}): "
-            + (
-                f"cleared {total} item{'s' if total != 1 else ''} ("
-                + ", ".join(f"{name} {count}" for name, count in cleared.items())
-                + ")"
-                if cleared
-                else "no items to clear"
-            )
-            + f"; segment {session.segment_number} starts at turn {session.turn}"
+            f"segment {number} collapsed ({what}{_count(turns, 'turn')}): {_cleared(cleared)}; "
+            f"segment {session.segment_number} starts at turn {session.turn}"
         )
 
     # -- feeding trinkets
@@ -128,3 +120,15 @@ def _items_held(session: Any) -> dict[str, int]:
         if items is not None:
             held[name] = len(getattr(trinket, items))
     return held
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}{'' if n == 1 else 's'}"
+
+
+def _cleared(cleared: dict[str, int]) -> str:
+    """What a collapse cleared: "cleared 3 items (PeanutGalleryTrinket 2, GetContextTrinket 1)"."""
+    if not cleared:
+        return "no items to clear"
+    each = ", ".join(f"{name} {count}" for name, count in cleared.items())
+    return f"cleared {_count(sum(cleared.values()), 'item')} ({each})"
