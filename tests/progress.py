@@ -52,9 +52,10 @@ class Progress:
             self.doing, self.since = doing, time.monotonic()
             self.last_output, self.ours_last = self.since, False
 
-    @pytest.hookimpl(trylast=True)
-    def pytest_sessionstart(self, session: pytest.Session) -> None:
+    def start(self) -> None:
+        """Say that collection starts (pytest's -q prints nothing until the first test), and watch."""
         self._note("collecting the tests (every module is imported for its doctests)")
+        os.write(self.fd, f"pytest: {self.doing}\n".encode())
         self.thread.start()
 
     @pytest.hookimpl(trylast=True)  # after the root conftest marks notebooks and server tests slow
@@ -109,4 +110,6 @@ def register(config: pytest.Config) -> None:
     """Install the plugin for this run (not in an xdist worker: the controller prints)."""
     if hasattr(config, "workerinput") or config.option.collectonly:
         return
-    config.pluginmanager.register(Progress(config), "wm-kernel-progress")
+    progress = Progress(config)
+    config.pluginmanager.register(progress, "wm-kernel-progress")
+    progress.start()
