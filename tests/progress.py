@@ -24,8 +24,12 @@ from typing import Any
 
 import pytest
 
-#: Seconds without output after which a line says what is running (then again every QUIET seconds).
-QUIET = 10.0
+#: Seconds without output after which a line says what is running (then again every QUIET seconds);
+#: tests/test_progress.py sets a shorter one through the environment.
+QUIET = float(os.environ.get("WM_KERNEL_TEST_QUIET", "10"))
+
+
+NAME = "wm-kernel-progress"
 
 
 class Progress:
@@ -108,8 +112,13 @@ class Progress:
 
 def register(config: pytest.Config) -> None:
     """Install the plugin for this run (not in an xdist worker: the controller prints)."""
-    if hasattr(config, "workerinput") or config.option.collectonly:
+    if hasattr(config, "workerinput") or config.option.collectonly or config.pluginmanager.has_plugin(NAME):
         return
     progress = Progress(config)
-    config.pluginmanager.register(progress, "wm-kernel-progress")
+    config.pluginmanager.register(progress, NAME)
     progress.start()
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Loaded as a plugin (``-p tests.progress``), as tests/test_progress.py runs it."""
+    register(config)
