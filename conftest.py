@@ -4,7 +4,9 @@
 - every notebook cell nbval runs is a ``slow`` test (``pytest -m "not slow"`` is the fast suite), and
   so is every test that starts a server or a browser through a fixture (``PROCESS_FIXTURES``);
 - the tests and notebooks that need a real part (a Valkey/Redis server) skip when it is missing, and
-  the run's summary says so plainly, so a green run is not mistaken for one that exercised them.
+  the run's summary says so plainly, so a green run is not mistaken for one that exercised them;
+- the run is never quiet for long (``tests/progress.py``): each file with slow tests is named as it
+  starts, and a line says what runs when nothing was printed for 10 seconds.
 """
 
 from __future__ import annotations
@@ -15,7 +17,9 @@ from collections import Counter
 from typing import Any
 
 import pytest
+from hypothesis import settings
 
+from tests import progress
 from tests.valkey_server import MISSING_REASON, server_binary
 
 #: Notebooks that start a real server themselves.
@@ -51,6 +55,13 @@ def _is_font_cache_build(argv: Any) -> bool:
     return isinstance(argv, list | tuple) and bool(argv) and str(argv[0]) == "fc-list"
 
 
+# Property tests draw the same examples on every run and machine (derandomize: seeded from each
+# test), so a fresh clone is green or red for what it contains, never for the draw of the day;
+# `pytest --hypothesis-profile=explore` draws new examples (and keeps failures in .hypothesis/).
+settings.register_profile("wm-kernel", derandomize=True, database=None)
+settings.register_profile("explore", derandomize=False)
+settings.load_profile("wm-kernel")
+
 sys.addaudithook(_note_process)
 # the SDKs ask platform.processor() for their request headers, which runs `uname -p` once per
 # process (then cached): asked here, so no test is the one that happens to pay for it
@@ -82,6 +93,11 @@ def _close_the_widgets_a_test_leaves_open() -> Any:
     widgets = sys.modules.get("ipywidgets")
     if widgets is not None:
         widgets.Widget.close_all()
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    # never quiet for more than 15 s: slow files named as they start, a line during a long test
+    progress.register(config)
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

@@ -210,3 +210,72 @@ def test_the_layout_matches_the_folders():
     assert sorted(name for name in nested if name.endswith("/")) == packages
     assert [name for name in nested if not (ROOT / "wm_kernel" / name).exists()] == []
     assert [name for name in top if not (ROOT / name).exists()] == []
+
+
+# -- the versions the suite was last green with
+
+
+def _canonical(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def _pins() -> dict[str, str]:
+    pins = {}
+    for line in (ROOT / "constraints.txt").read_text("utf-8").splitlines():
+        line = line.split("#", 1)[0].strip()
+        if line:
+            name, sep, version = line.partition("==")
+            assert sep and version, f"constraints.txt: {line!r} is not name==version"
+            pins[_canonical(name)] = version
+    return pins
+
+
+def test_constraints_pin_every_dependency_within_pyproject_ranges():
+    """constraints.txt pins each dependency the test extra installs (the project itself excluded,
+    as `make constraints` leaves it out) at a version pyproject's open ranges accept."""
+    from packaging.requirements import Requirement
+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text("utf-8"))["project"]
+    pins = _pins()
+    assert "wm-kernel" not in pins and "pip" not in pins
+    requirements = [Requirement(r) for r in project["dependencies"]]
+    requirements += [Requirement(r) for extra in project["optional-dependencies"].values() for r in extra]
+    for requirement in requirements:
+        name = _canonical(requirement.name)
+        if name == "wm-kernel":
+            continue
+        assert name in pins, f"constraints.txt pins no version of {requirement.name}"
+        assert requirement.specifier.contains(pins[name], prereleases=True), (requirement, pins[name])
+    # pyproject itself stays open for users: no exact pins there
+    assert not [str(r) for r in requirements if "==" in str(r.specifier)]
+
+
+def test_make_and_ci_install_the_recorded_versions_and_try_the_newest():
+    makefile = (ROOT / "Makefile").read_text("utf-8")
+    stamp = makefile.split("$(STAMP): pyproject.toml $(CONSTRAINTS)\n", 1)[1].split("\n\n", 1)[0]
+    assert "-c $(CONSTRAINTS) -e '.[test]'" in stamp and "CONSTRAINTS := constraints.txt" in makefile
+    latest = makefile.split("\ntest-latest:\n", 1)[1].split("\n\n", 1)[0]
+    assert "--upgrade --upgrade-strategy eager -e '.[test]'" in latest and "-c $(CONSTRAINTS)" not in latest
+    assert "$(LATEST)/bin/python -m pytest" in latest
+    assert re.search(r"^constraints:\n.*tools/constraints.py write", makefile, flags=re.M | re.S)
+    ci = (ROOT / ".ci" / "run").read_text("utf-8")
+    assert "latest) target=test-latest" in ci and 'make "$target"' in ci
+    # the README: still two set-up commands; the others in prose
+    table = README.split("## Set up on a fresh machine", 1)[1].split("\n\n")[2]
+    assert re.findall(r"`(make [a-z-]+)`", table) == ["make lab", "make test"]
+    assert "`make test-latest`" in README and "`make constraints" in README and "`constraints.txt`" in README
+
+
+def test_the_constraints_tool_writes_what_it_compares(tmp_path, capsys):
+    import runpy
+
+    tool = runpy.run_path(str(ROOT / "tools" / "constraints.py"))
+    path = tmp_path / "constraints.txt"
+    tool["write"](path)
+    assert "wm-kernel==" not in path.read_text("utf-8")
+    tool["compare"](path)
+    assert capsys.readouterr().out.endswith(f"every version is the one {path} records\n")
+    path.write_text("pytest==0.0.1\n", encoding="utf-8")
+    tool["compare"](path)
+    out = capsys.readouterr().out
+    assert f"versions that differ from {path}" in out and "  pytest 0.0.1 -> " in out

@@ -1,11 +1,17 @@
-"""Write notebooks/recordings/10_sends.jsonl and 10_usage.jsonl, the files notebook 10 replays.
+"""Write notebooks/recordings/10_sends.jsonl, 10_ask.jsonl and 10_usage.jsonl, the files notebook
+10 replays.
 
 The sends are a support conversation; each exchange's usage is what the cache simulation predicts
 for it (so the notebook's first reconciliation matches). The usage log repeats those requests and
 responses with one injected difference per cause (see CAUSES below), as a proxy would have logged
-them. Deterministic: run it again and the files do not change.
+them. Both recordings are in the current format: each send keeps the digests of the prompt it
+answered, so a replay against another prompt is refused. 10_ask.jsonl holds the first two sends as
+the notebook's ``%ask`` cells make them, from the magics' own session (ASK_SESSION). Deterministic:
+run it again and the files do not change.
 
-Usage: ``PYTHONPATH=. python tools/make_recording_10.py``
+Usage: ``PYTHONPATH=. python tools/make_recording_10.py``; with ``--digests-only`` the shipped
+sends are kept as they are (the replies and usage the notebook's figures come from) and only the
+prompt digests are written again, from a replay (10_usage.jsonl is left alone).
 """
 
 from __future__ import annotations
@@ -18,7 +24,7 @@ from wm_kernel.core.clock import ManualClock
 from wm_kernel.core.profile import Profile
 from wm_kernel.instruments.exchange import Exchange
 from wm_kernel.providers.reconcile import reconcile
-from wm_kernel.providers.recording import Recording
+from wm_kernel.providers.recording import Recording, section_digests
 from wm_kernel.providers.send import send
 from wm_kernel.session import Session
 
@@ -80,8 +86,9 @@ def main() -> None:
     )
     s = run(draft)
     rows = list(reconcile(s, model=MODEL, usage=[placeholder] * len(SENDS)).rows.itertuples())
-    final = Recording(
-        Exchange(
+    final = Recording()
+    for n, ((u, r), row) in enumerate(zip(SENDS, rows, strict=True)):
+        exchange = Exchange(
             turn=n,
             provider="anthropic",
             model=MODEL,
@@ -91,11 +98,11 @@ def main() -> None:
             request_id=f"req_{n:02d}",
             stop_reason="end_turn",
         )
-        for n, ((u, r), row) in enumerate(zip(SENDS, rows, strict=True))
-    )
+        final.append(exchange, section_digests(s.prompt_at(n)))
     OUT.mkdir(exist_ok=True)
     final.save(OUT / "10_sends.jsonl")
-    s = run(Recording.load(OUT / "10_sends.jsonl"))
+    s = run(Recording.load(OUT / "10_sends.jsonl"))  # replayed with the prompt check: the same prompts
+    write_ask_recording(final.exchanges[:2])
     lines = []
     for n, row in enumerate(rows):
         usage = usage_record(row)
@@ -139,5 +146,48 @@ def main() -> None:
     (OUT / "10_usage.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
 
 
+#: The notebook's %wm_session line before its %ask cells (the magics' session: no policy text).
+ASK_SESSION = "--clock 2026-11-30T09:00:00+00:00 --first-name Ada --timezone Europe/London --model " + MODEL
+
+
+def write_ask_recording(exchanges: list[Exchange]) -> None:
+    """10_ask.jsonl: ``exchanges`` as the notebook's ``%ask`` cells send them, with the digests of
+    the magics' session's prompts; then replayed through ``%ask --recording``, checked."""
+    from IPython.core.interactiveshell import InteractiveShell
+
+    from wm_kernel.jupyter.magics.ask import set_ask_client
+    from wm_kernel.session import current_session
+
+    shell = InteractiveShell.instance()
+    shell.run_line_magic("load_ext", "wm_kernel")
+    shell.run_line_magic("wm_session", ASK_SESSION)
+    set_ask_client(None, recording=Recording(exchanges))  # no digests yet: answered unchecked
+    for exchange in exchanges:
+        shell.run_line_magic("ask", f"--no-stream {exchange.user}")
+    session = current_session()
+    recording = Recording()
+    for n, exchange in enumerate(exchanges):
+        recording.append(exchange, section_digests(session.prompt_at(n)))
+    recording.save(OUT / "10_ask.jsonl")
+    set_ask_client(None)
+    shell.run_line_magic("wm_session", ASK_SESSION)
+    for exchange in exchanges:  # a UsageError here: the digests do not match the cells' prompts
+        shell.run_line_magic("ask", f"--recording {OUT / '10_ask.jsonl'} --no-stream {exchange.user}")
+
+
+def digests_only() -> None:
+    """Rewrite 10_sends.jsonl and 10_ask.jsonl in the current format, the exchanges unchanged."""
+    shipped = Recording.load(OUT / "10_sends.jsonl")
+    s = run(Recording(shipped.exchanges))  # answered unchecked: the prompts are what is recorded now
+    upgraded = Recording()
+    for n, exchange in enumerate(shipped.exchanges):
+        upgraded.append(exchange, section_digests(s.prompt_at(n)))
+    upgraded.save(OUT / "10_sends.jsonl")
+    run(Recording.load(OUT / "10_sends.jsonl"))  # replayed with the prompt check
+    write_ask_recording(shipped.exchanges[:2])
+
+
 if __name__ == "__main__":
-    main()
+    import sys
+
+    digests_only() if sys.argv[1:] == ["--digests-only"] else main()

@@ -328,3 +328,14 @@ def test_a_replay_says_when_its_requests_pass_the_models_window(
         r"the provider would refuse them",
         tail[1],
     ), tail[1]
+
+
+def test_a_request_log_is_pointed_to_import(capsys: pytest.CaptureFixture[str]) -> None:
+    log = Path(__file__).resolve().parents[2] / "notebooks" / "logs" / "parcelly_support.jsonl"
+    assert main(["replay", str(log)]) == 2
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert err == (
+        f"python -m wm_kernel replay: error: {log} is a request log (anthropic), not a scenario; "
+        f"read it with python -m wm_kernel import {log}\n"
+    )

@@ -26,7 +26,7 @@ def test_import_prints_one_row_per_request_and_reports_skipped_lines(
         f"skipped {path}:4: not an Anthropic Messages request: no 'messages' list",
     ]
     lines = out.splitlines()
-    assert lines[0] == "3 requests from log.jsonl"
+    assert lines[0] == "3 requests from log.jsonl; tokens counted with tiktoken cl100k_base"
     assert lines[1].split() == [
         "turn",
         "sent_at",
@@ -52,6 +52,14 @@ def test_import_shows_a_turns_sections_and_writes_the_trace(tmp_path: Path, caps
     assert "msg[0] developer ## Rules developer              system" in out
     assert out.splitlines()[-1] == f"trace written to {trace}"
     assert main(["import", str(trace)]) == 0
+
+
+def test_import_checks_the_sections_turn_before_printing_anything(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["import", str(DATA / "support_openai_chat.jsonl"), "--sections", "99"]) == 1
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert err.startswith("python -m wm_kernel import: error: --sections 99: no turn 99: this log has turns 0..")
+    assert len(err.splitlines()) == 1
 
 
 def test_import_of_nothing_readable_exits_1(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

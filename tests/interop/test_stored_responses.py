@@ -91,5 +91,5 @@ def test_the_command_line_imports_a_stored_completions_export_and_exits_0(tmp_pa
         timeout=120,
     )
     assert done.returncode == 0, done.stderr
-    assert done.stdout.startswith("3 requests from completions.json")
+    assert done.stdout.startswith("3 requests from completions.json; tokens counted with ")
     assert "the request, not in the log: about " in done.stdout

@@ -85,6 +85,24 @@ def test_wm_check_stability_runs_the_checker_on_a_scenario(ip: Any) -> None:
         ip.run_line_magic("wm_check", "stability --scenario nope")
     with pytest.raises(UsageError, match="runs the stability checker"):
         ip.run_line_magic("wm_check", "")
+    with pytest.raises(UsageError) as caught:
+        ip.run_line_magic("wm_check", "bogus")
+    assert str(caught.value) == (
+        "%wm_check: unknown command 'bogus': %wm_check stability runs the stability checker; "
+        "%%wm_check (a cell) runs assertions"
+    )
+
+
+def test_a_turn_range_the_session_never_had_is_a_usage_error_before_any_line_runs(ip: Any, session: Session) -> None:
+    session.compose()
+    session.advance_turn(2)
+    with pytest.raises(UsageError) as caught:
+        ip.run_cell_magic("wm_check", "", "section_present base_prompt\nsection_present base_prompt --turns 1..5")
+    assert str(caught.value) == (
+        "line 2 (section_present): --turns 1..5: turn 3 was not recorded (recorded turns: 0..2)"
+    )
+    table = ip.run_cell_magic("wm_check", "", "section_present base_prompt --turns 1..2")
+    assert [(r.check, r.passed) for r in table.rows] == [("section_present base_prompt --turns 1..2", True)]
 
 
 def test_wm_check_stability_replays_the_current_session_from_its_birth(ip: Any) -> None:

@@ -7,6 +7,7 @@ import warnings
 from typing import Any
 
 import pytest
+from argparse_words import invalid_choice
 
 pytest.importorskip("IPython")
 
@@ -224,14 +225,23 @@ def test_turn_advances_and_reports_what_expired(ip, session):
     assert session.turn == 3 and session.composed.turn == 3
 
 
-def test_collapse_ends_the_segment_and_flushes_stateful_trinkets(ip, session):
+def test_collapse_ends_the_segment_and_flushes_stateful_trinkets(ip, session, capsys):
     ip.run_line_magic("trinket", 'peanutgallery add concern "Slow down."')
+    ip.run_line_magic("trinket", 'peanutgallery add coaching "Be kind." --ttl 5')
     ip.run_line_magic("turn", "")
+    capsys.readouterr()
     ip.run_line_magic("collapse", '"Planning chat" --tools search,calendar')
     assert session.segment_number == 2 and session.segment_turn == 0
     assert session.trinket("PeanutGalleryTrinket").entries == {}
     event = [r.event for r in session.bus.log if r.event_type == "SegmentCollapsedEvent"][-1]
     assert (event.summary, event.tools_used) == ("Planning chat", ("search", "calendar"))
+    # it says what it did, in one line
+    assert capsys.readouterr().out == (
+        "segment 1 collapsed ('Planning chat', 1 turn): cleared 2 items (PeanutGalleryTrinket 2); "
+        "segment 2 starts at turn 1\n"
+    )
+    ip.run_line_magic("collapse", "")
+    assert capsys.readouterr().out == "segment 2 collapsed (0 turns): no items to clear; segment 3 starts at turn 1\n"
 
 
 def test_trinkets_table_describes_every_trinket(ip, session):
@@ -410,12 +420,9 @@ def test_every_trinket_has_a_style_command_with_its_own_styles(ip, session):
     assert reminders.content == original
     assert completions(ip, "%trinket reminder style ") == ["original", "revised"]
     assert completions(ip, "%trinket peanutgallery style ") == ["original"]
-    with pytest.raises(
-        UsageError,
-        match=r"^argument style: invalid choice: 'revised' "
-        r"\(choose from 'original'\)$",
-    ):
+    with pytest.raises(UsageError) as caught:
         ip.run_line_magic("trinket", "peanutgallery style revised")
+    assert str(caught.value) == invalid_choice("style", "revised", ["original"])
 
 
 def test_completion_offers_choices_and_options_of_the_command(ip, session):
@@ -464,7 +471,7 @@ def test_a_user_defined_trinket_gets_the_commands_it_declares(ip, session):
     fed = [r.event for r in session.bus.log if r.event_type == "TrinketFedEvent"]
     assert (fed[-1].trinket_name, fed[-1].method, fed[-1].kwargs) == ("Kettle", "heat", {"degrees": 80, "tea": "green"})
     for line, message in [
-        ("kettle heat 80 --tea oolong", "argument --tea: invalid choice: 'oolong' (choose from 'green', 'black')"),
+        ("kettle heat 80 --tea oolong", invalid_choice("--tea", "oolong", ["green", "black"])),
         ("kettle heat hot", "argument degrees: must be a non-negative integer, got 'hot'"),
         ("kettle heat 120", "water boils at 100, got 120"),
         ("kettle heat", "the following arguments are required: degrees"),
@@ -808,7 +815,8 @@ def test_empty_text_is_refused_as_other_bad_arguments_are(ip, session, line, mes
 
 def test_request_help_shows_every_option(ip: Any, capsys: pytest.CaptureFixture[str]) -> None:
     doc = ip.find_line_magic("request").__doc__
-    assert doc.splitlines()[0].split() == [
+    # argparse wraps the usage to the terminal's width (COLUMNS): its words, not its lines, are compared
+    assert doc.split("\n\n")[0].split() == [
         "usage:",
         "%request",
         "[--model",
@@ -819,6 +827,9 @@ def test_request_help_shows_every_option(ip: Any, capsys: pytest.CaptureFixture[
         "FILE]",
         "[--per-hour",
         "N]",
+        "[--user",
+        "TEXT]",
+        "[turn]",
     ]
     for text in ("--wire DIALECT, -w DIALECT",):
         assert text in doc

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -131,9 +132,41 @@ def test_ask_replays_a_recording_file_in_order(asking: Any, session: Session, tm
         asking.run_line_magic("ask", "--recording nowhere.jsonl Hi")
 
 
+def test_ask_on_a_request_log_points_to_wm_import(asking: Any) -> None:
+    from IPython.core.error import UsageError
+
+    log = Path(__file__).resolve().parents[2] / "notebooks" / "logs" / "parcelly_support.jsonl"
+    with pytest.raises(UsageError) as caught:
+        asking.run_line_magic("ask", f"--recording {log} --no-stream Hi")
+    assert str(caught.value) == (
+        f"%ask: --recording: {log} is a request log (anthropic), not a recording of sends; "
+        f"import it with %wm_import {log}"
+    )
+
+
+def test_ask_says_in_one_line_that_an_old_recording_is_replayed_unchecked(
+    asking: Any, session: Session, tmp_path: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "old.jsonl"
+    path.write_text(
+        '{"v": 1, "kind": "wm-kernel recording"}\n'
+        '{"v": 1, "turn": 0, "provider": "anthropic", "model": "claude-haiku-4-5", "user": "Hi", "reply": "A"}\n'
+        '{"v": 1, "turn": 1, "provider": "anthropic", "model": "claude-haiku-4-5", "user": "Bye", "reply": "B"}\n',
+        encoding="utf-8",
+    )
+    assert asking.run_line_magic("ask", f"--recording {path} --no-stream Hi").text == "A"
+    assert capsys.readouterr().out == (
+        "%ask: old.jsonl is a version-1 recording (no prompt digests): its replies are replayed without "
+        "checking the prompt they answer; record it again with a client to check it\n"
+    )
+    assert asking.run_line_magic("ask", f"--recording {path} --no-stream Bye").text == "B"
+    assert capsys.readouterr().out == ""
+
+
 def test_ask_help_shows_every_option(asking: Any, capsys: pytest.CaptureFixture[str]) -> None:
     doc = asking.find_line_magic("ask").__doc__
-    assert doc.splitlines()[2].split() == [
+    # argparse wraps the usage to the terminal's width (COLUMNS): its words, not its lines, are compared
+    assert doc.split("\n\n")[1].split() == [
         "%ask",
         "[--model",
         "NAME]",
@@ -142,6 +175,8 @@ def test_ask_help_shows_every_option(asking: Any, capsys: pytest.CaptureFixture[
         "[--no-stream]",
         "[--recording",
         "FILE]",
+        "[message",
+        "...]",
     ]
     for option in ("--model NAME", "--max-tokens N", "--no-stream", "--recording FILE", "set_ask_client("):
         assert option in doc

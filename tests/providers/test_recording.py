@@ -11,6 +11,7 @@ import subprocess
 import sys
 import textwrap
 import time
+import warnings
 from pathlib import Path
 
 import pytest
@@ -18,7 +19,7 @@ from sdk_mocks import Server, anthropic_client, anthropic_message, json_response
 
 from wm_kernel.display.exchanges import exchanges_view
 from wm_kernel.instruments.exchange import Exchange
-from wm_kernel.providers.recording import CHANGED_PROMPT, ChangedPromptWarning, Recording
+from wm_kernel.providers.recording import CHANGED_PROMPT, ChangedPromptWarning, Recording, UncheckedRecordingWarning
 from wm_kernel.providers.send import send
 from wm_kernel.session import Session
 
@@ -98,6 +99,39 @@ def test_version_1_recordings_still_load(tmp_path: Path) -> None:
         encoding="utf-8",
     )
     assert [e.reply for e in Recording.load(path).exchanges] == ["a\u2028b"]
+
+
+def test_a_version_1_replay_says_once_in_one_line_that_it_skips_the_prompt_check(
+    session: Session, tmp_path: Path
+) -> None:
+    path = tmp_path / "old.jsonl"
+    path.write_text(
+        '{"v": 1, "kind": "wm-kernel recording"}\n'
+        '{"v": 1, "turn": 0, "provider": "anthropic", "model": "claude-sonnet-4-6", "user": "Hi", "reply": "A"}\n'
+        '{"v": 1, "turn": 1, "provider": "anthropic", "model": "claude-sonnet-4-6", "user": "Bye", "reply": "B"}\n',
+        encoding="utf-8",
+    )
+    old = Recording.load(path)
+    with pytest.warns(UncheckedRecordingWarning) as told:
+        send(session, None, model="claude-sonnet-4-6", user="Hi", recording=old)
+    [warning] = told.list
+    assert str(warning.message) == (
+        "old.jsonl is a version-1 recording (no prompt digests): its replies are replayed without checking "
+        "the prompt they answer; record it again with a client to check it"
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # once per recording: the second send says nothing
+        assert send(session, None, model="claude-sonnet-4-6", user="Bye", recording=old).text == "B"
+
+
+def test_the_shipped_recordings_are_in_the_current_format() -> None:
+    """Notebook 10's recordings keep the digests of every prompt they answered: the check applies."""
+    folder = Path(__file__).resolve().parents[2] / "notebooks" / "recordings"
+    for name in ("10_sends.jsonl", "10_ask.jsonl"):
+        recording = Recording.load(folder / name)
+        assert (folder / name).read_text("utf-8").splitlines()[0] == '{"v": 2, "kind": "wm-kernel recording"}'
+        assert recording.unchecked is None and len(recording) >= 2
+        assert all(sections for sections in recording.sections), name
 
 
 def _recorded(tmp_path: Path, session: Session) -> Path:

@@ -66,6 +66,7 @@ def test_a_first_run_without_golden_files_fails_and_says_how_to_write_them(proje
     result.stdout.fnmatch_lines(
         ["*AssertionError: no golden file *test_guidance_prompt.json: run pytest --wm-update to write it"]
     )
+    assert "raise AssertionError" not in result.stdout.str()  # the message, not the helper's source
 
 
 @pytest.mark.slow  # a pytest run inside the test
@@ -102,6 +103,10 @@ def test_a_seeded_regression_is_exactly_one_clear_failure_and_wm_update_accepts_
             "*(run pytest --wm-update to accept the new prompt)",
         ]
     )
+    # the failure points at the test's own line, and shows none of the helper's source
+    shown = result.stdout.str()
+    assert "prompt_snapshot(wm_session)" in shown
+    assert "raise AssertionError" not in shown and "snapshot.py" not in shown
     run(project, "--wm-update").assert_outcomes(passed=2)
     run(project).assert_outcomes(passed=2)
 

@@ -7,6 +7,7 @@ import sys
 from typing import Any
 
 import pytest
+from argparse_words import invalid_choice
 
 from trinkets.base import CommandError, EventAwareTrinket, arg, command, feed, instant_or_offset, non_negative_int
 from trinkets.peanutgallery_trinket import PeanutGalleryTrinket
@@ -89,7 +90,7 @@ def test_run_calls_the_method_with_parsed_and_fixed_arguments() -> None:
 @pytest.mark.parametrize(
     ("name", "words", "message"),
     [
-        ("style", ["bright"], "argument style: invalid choice: 'bright' (choose from 'original', 'dim')"),
+        ("style", ["bright"], invalid_choice("style", "bright", ["original", "dim"])),
         ("style", [], "the following arguments are required: style"),
         ("on", ["now"], "unrecognized arguments: now"),
         ("say", ["--quiet"], "unrecognized arguments: --quiet"),

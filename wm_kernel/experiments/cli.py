@@ -22,6 +22,7 @@ from wm_kernel.experiments.sweep import SweepError, close_dask_client, dask_clie
 from wm_kernel.experiments.variants import BUILTIN_LAYOUTS, Variant
 from wm_kernel.utils.checks import cli_error
 from wm_kernel.utils.safe_files import atomic_write_text as atomic_write
+from wm_kernel.utils.safe_files import open_regular
 
 if TYPE_CHECKING:
     from wm_kernel.tokens import TokenCounter
@@ -190,8 +191,36 @@ def _replay_reporting_errors(args: argparse.Namespace, out: TextIO, err: TextIO)
         return 2
 
 
+def _request_log_format(path: str) -> str | None:
+    """The log format (the dialect registry's) that claims the first record of ``path``, when it is
+    another agent's request log rather than a scenario; None otherwise, or when unreadable."""
+    from wm_kernel.dialects.registry import detect_log_format
+
+    try:
+        with open_regular(path, path, errors="replace") as handle:  # never a FIFO's wait
+            first = handle.readline(_FIRST_LINE_CHARS)
+        record = json.loads(first)
+    except (OSError, ValueError, RecursionError):
+        return None
+    if isinstance(record, dict) and {"format", "version"} & record.keys():
+        return None  # a scenario's header
+    return detect_log_format(record)
+
+
+#: How much of a file's first line is read to tell a request log from a scenario.
+_FIRST_LINE_CHARS = 4 * 1024 * 1024
+
+
 def _replay(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from wm_kernel.tokens import EstimateTokenizer, TokenCounter
+
+    for path in args.file:
+        log_format = _request_log_format(path)
+        if log_format is not None:  # said before any replay starts, with the command that reads it
+            raise ValueError(
+                f"{path} is a request log ({log_format}), not a scenario; "
+                f"read it with python -m wm_kernel import {path}"
+            )
 
     variants: dict[str, Variant | None] = {"recorded": None}
     for spec in args.variant:

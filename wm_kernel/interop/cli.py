@@ -65,17 +65,25 @@ def run_import(args: argparse.Namespace, out: TextIO | None = None, err: TextIO 
         return 1
     for issue in session.errors:
         print(f"skipped {issue}", file=err)
+    try:
+        # a turn the log does not have is said before anything is printed, not after the table
+        sections = _sections(session, args.sections) if args.sections is not None else None
+    except ValueError as exc:
+        print(cli_error("import", f"--sections {args.sections}: {exc}"), file=err)
+        return 1
     skipped = ""
     if session.skipped:
         counts = ", ".join(f"{kind} {n}" for kind, n in session.skipped.items())
         skipped = f" ({sum(session.skipped.values())} ordinary lines skipped: {counts})"
-    print(f"{len(session)} requests from {session.name}{skipped}", file=out)
+    print(
+        f"{len(session)} requests from {session.name}{skipped}; tokens counted with {session.counter.label}", file=out
+    )
     try:
         print(_table(session, args.model), file=out)
         for line in session.assumptions(session.pricing(args.model) if args.model else None):
             print(line, file=out)
-        if args.sections is not None:
-            print(_sections(session, args.sections), file=out)
+        if sections is not None:
+            print(sections, file=out)
         if args.otlp_out:
             _write_trace(session, args.otlp_out)
             print(f"trace written to {args.otlp_out}", file=out)

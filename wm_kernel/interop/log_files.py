@@ -11,6 +11,7 @@ records into requests (:class:`~wm_kernel.interop.formats.LoggedRequest`); what 
 
 from __future__ import annotations
 
+import json
 import os
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -28,7 +29,10 @@ from wm_kernel.interop.mira import read_tap as _read_tap  # noqa: F401  (registe
 from wm_kernel.interop.otlp import read_otlp as _read_otlp  # noqa: F401  (registers the otlp format)
 from wm_kernel.interop.split import Splitter
 from wm_kernel.tokens import TokenCounter
-from wm_kernel.utils.safe_files import BOM, BadJSONError, UnreadableFileError, parse_json, read_bytes
+from wm_kernel.utils.safe_files import BOM, BadJSONError, UnreadableFileError, open_regular, parse_json, read_bytes
+
+#: How much of a file :func:`log_format_of` reads to tell its format.
+MAX_SNIFF_CHARS = 4 * 1024 * 1024
 
 
 @dataclass
@@ -328,3 +332,28 @@ def _new_responses(found: list[LoggedRequest], seen: set[str], skipped: Counter[
 
 
 __all__ = ["LogFile", "read_log", "read_file", "log_files", "import_log"]
+
+
+def log_format_of(path: str | Path) -> str | None:
+    """The registered log format that claims the file at ``path`` (sniffed from its text, else
+    detected from its first record), or None when none does or it cannot be read: how a command
+    given a log where it expects something else says to import it."""
+    try:
+        with open_regular(path, str(path), errors="replace") as handle:
+            text = handle.read(MAX_SNIFF_CHARS)
+    except (OSError, UnreadableFileError):
+        return None
+    sniffed = sniff_log_format(text)
+    if sniffed is not None:
+        return sniffed
+    first = next((line for line in text.split("\n") if line.strip()), "")
+    try:
+        record = json.loads(first)
+    except (ValueError, RecursionError):
+        try:
+            record = json.loads(text)  # one JSON document (an API's list export)
+        except (ValueError, RecursionError):
+            return None
+        if isinstance(record, list) and record:
+            record = record[0]
+    return detect(record)

@@ -14,7 +14,8 @@ blake2b of placement and text, in prompt order). Replaying it against a prompt t
 ValueError naming the first differing section (``on_changed_prompt="warn"`` replays anyway, with a
 :class:`ChangedPromptWarning`, and the replayed exchange's ``stop_reason`` says
 ``"replayed against a changed prompt"``, so every view showing the exchange shows it). Recordings
-of version 1 (before the digests) replay without that check.
+of version 1 (before the digests) replay without that check, and say so once, at their first
+replayed send, in one line (an :class:`UncheckedRecordingWarning`).
 
 Saving is atomic: the file is written beside its place, flushed to disk and renamed over it, so a
 process killed while saving leaves the previous file whole. Every line is ASCII JSON (escapes for
@@ -63,6 +64,11 @@ class ChangedPromptWarning(UserWarning):
     ``on_changed_prompt="warn"``)."""
 
 
+class UncheckedRecordingWarning(UserWarning):
+    """A recording of version 1 (no section digests) is replayed: its replies answer whatever prompt
+    is sent now, unchecked (said once per recording)."""
+
+
 def offline() -> bool:
     """True when ``WM_KERNEL_OFFLINE`` is set to 1/true/yes: sends answer from their recording."""
     return os.environ.get(OFFLINE_VARIABLE, "").strip().lower() in ("1", "true", "yes")
@@ -104,6 +110,10 @@ class Recording:
         if on_changed_prompt not in ("error", "warn"):
             raise ValueError(f"on_changed_prompt must be 'error' or 'warn', got {on_changed_prompt!r}")
         self.on_changed_prompt = on_changed_prompt
+        #: Why the replayed prompts cannot be checked (a version-1 file, see :meth:`load`), said
+        #: once at the first replayed send; None when they can be.
+        self.unchecked: str | None = None
+        self._told_unchecked = False
         self.exchanges: list[Exchange] = []
         self.sections: list[tuple[SectionDigest, ...] | None] = []
         for exchange in exchanges:
@@ -134,6 +144,9 @@ class Recording:
                 f"{user!r} to {model}; record again with a client"
             )
         recorded = self.sections[self.position]
+        if recorded is None and sections is not None and self.unchecked is not None and not self._told_unchecked:
+            self._told_unchecked = True
+            warnings.warn(self.unchecked, UncheckedRecordingWarning, stacklevel=3)
         if recorded is not None and sections is not None:
             difference = first_difference(recorded, sections)
             if difference is not None:
@@ -200,6 +213,11 @@ class Recording:
                         and len(raw) == 2
                     ):
                         raise ValueError(f"{name} line {number}: expected the header {json.dumps(HEADER)}")
+                    if raw["v"] == 1:
+                        recording.unchecked = (
+                            f"{name} is a version-1 recording (no prompt digests): its replies are replayed "
+                            f"without checking the prompt they answer; record it again with a client to check it"
+                        )
                     continue
                 sections = raw.pop("sections", None) if isinstance(raw, dict) else None
                 try:

@@ -58,15 +58,9 @@ def prompts_of(subject: PromptSubject, turns: tuple[int, int] | None = None) -> 
             pairs = [(t, recorder.prompt_at(t)) for t in recorded]
         else:
             _check_turns(turns)
-            # the first turn of the range not recorded, found in at most len(recorded) + 1 steps:
-            # a range of a hundred million turns is never built
-            known = set(recorded)
-            first = turns[0]
-            while first <= turns[1] and first in known:
-                first += 1
-            if first <= turns[1]:
-                span = f"{recorded[0]}..{recorded[-1]}" if recorded else "none"
-                raise ValueError(f"turn {first} was not recorded (recorded turns: {span})")
+            missing = unrecorded_turns(recorded, turns)
+            if missing is not None:
+                raise ValueError(missing)
             pairs = [(t, recorder.prompt_at(t)) for t in recorded if turns[0] <= t <= turns[1]]
     elif isinstance(subject, ComposedPrompt):
         pairs = [(subject.turn or 0, subject)]
@@ -84,6 +78,21 @@ def prompts_of(subject: PromptSubject, turns: tuple[int, int] | None = None) -> 
     if not pairs:
         raise ValueError("no composed prompt to check" + (f" in turns {turns[0]}..{turns[1]}" if turns else ""))
     return pairs
+
+
+def unrecorded_turns(recorded: Sequence[int], turns: tuple[int, int]) -> str | None:
+    """Why ``turns`` (first, last) is not a range of ``recorded`` turns ("turn 4 was not recorded
+    (recorded turns: 0..3)"), or None when every turn of it was recorded."""
+    # the first turn of the range not recorded, found in at most len(recorded) + 1 steps: a range
+    # of a hundred million turns is never built
+    known = set(recorded)
+    first = turns[0]
+    while first <= turns[1] and first in known:
+        first += 1
+    if first > turns[1]:
+        return None
+    span = f"{recorded[0]}..{recorded[-1]}" if recorded else "none"
+    return f"turn {first} was not recorded (recorded turns: {span})"
 
 
 def _check_turns(turns: object) -> None:

@@ -168,6 +168,8 @@ class PromptSnapshot:
         return self.directory / f"{self.name}{suffix}.json"
 
     def assert_match(self, subject: PromptSubject) -> None:
+        # pytest shows a failure at the test's line, with the message, not this helper's source
+        __tracebackhide__ = True
         self._calls += 1
         path = self.path(self._calls)
         actual = snapshot_data(subject)

@@ -169,7 +169,7 @@ class AnthropicTokenizer:
                 ) from None
             except anthropic.APIConnectionError as exc:
                 raise TokenCountError(
-                    f"anthropic count_tokens for {self.model} failed: cannot reach the API ({_one_line(str(exc))})"
+                    f"anthropic count_tokens for {self.model} failed: cannot reach the API ({_connection_reason(exc)})"
                 ) from None
             except Exception as exc:  # noqa: BLE001 - a reply that is not JSON, or not the shape: one line
                 raise TokenCountError(
@@ -244,6 +244,15 @@ def _error_message(exc: Any) -> str:
 
 def _one_line(text: str) -> str:
     return " ".join(text.split())
+
+
+def _connection_reason(exc: BaseException) -> str:
+    """The SDK's message and, when that does not say it already, the network's own reason (SDK
+    releases word the message differently; the cause is what the user can act on)."""
+    message = _one_line(str(exc))
+    cause = exc.__cause__ or exc.__context__
+    detail = _one_line(str(cause)) if cause is not None else ""
+    return f"{message}: {detail}" if detail and detail not in message else message
 
 
 class SentencePieceTokenizer:

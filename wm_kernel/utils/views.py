@@ -107,9 +107,13 @@ RICH_VIEWS: dict[str, str] = {
         "placement_under notification 5\nhit_rate claude-sonnet-4-6 90%"
     ),
     "wm_kernel.testing.report:StabilityReport": "%wm_check stability --only recompose --only clock_jitter",
+    # notebook 10's recorded replies without their prompt digests: they answer this session's prompt
     "wm_kernel.providers.send:Reply": (
-        "%ask --recording {ROOT}/notebooks/recordings/10_sends.jsonl "
-        "--model claude-sonnet-4-6 Hi, my floor lamp arrived with a cracked shade."
+        "from wm_kernel.jupyter.magics.ask import set_ask_client\n"
+        "from wm_kernel.providers.recording import Recording\n"
+        "sends = Recording.load('{ROOT}/notebooks/recordings/10_sends.jsonl').exchanges\n"
+        "set_ask_client(None, recording=Recording(sends))\n"
+        "%ask --model claude-sonnet-4-6 Hi, my floor lamp arrived with a cracked shade."
     ),
     "wm_kernel.display.exchanges:ExchangesView": (
         "from wm_kernel.display.exchanges import exchanges_view\nexchanges_view(wm_kernel.current_session())"

@@ -22,6 +22,7 @@ send with) are one-line UsageErrors, and nothing is recorded.
 from __future__ import annotations
 
 import html
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -30,7 +31,7 @@ from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_magic, magics_class, no_var_expand
 from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
 
-from wm_kernel.providers.recording import Recording, offline
+from wm_kernel.providers.recording import ChangedPromptWarning, Recording, UncheckedRecordingWarning, offline
 from wm_kernel.providers.send import Reply, SendError, send
 from wm_kernel.session import current_session
 
@@ -138,6 +139,14 @@ def _recording_file(path: str) -> Recording:
         except OSError as exc:
             raise UsageError(f"%ask: --recording: cannot read {path}: {exc.strerror or exc}") from None
         except ValueError as exc:
+            from wm_kernel.interop.log_files import log_format_of
+
+            log_format = log_format_of(resolved)
+            if log_format is not None:  # another agent's log: it is imported, not replayed
+                raise UsageError(
+                    f"%ask: --recording: {path} is a request log ({log_format}), not a recording of sends; "
+                    f"import it with %wm_import {path}"
+                ) from None
             raise UsageError(f"%ask: --recording: {exc}") from None
         _settings.files[resolved] = found
     return found
@@ -212,18 +221,28 @@ class AskMagics(Magics):
                 handle.update(view)
 
         try:
-            reply = send(
-                session,
-                None if offline() else client,
-                model=model,
-                user=message,
-                max_tokens=options["max_tokens"],
-                stream=options["stream"],
-                on_text=on_text,
-                recording=recording,
-            )
+            # what a recording says of its own replay (unchecked, or a changed prompt) is one line
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always", UncheckedRecordingWarning)
+                warnings.simplefilter("always", ChangedPromptWarning)
+                reply = send(
+                    session,
+                    None if offline() else client,
+                    model=model,
+                    user=message,
+                    max_tokens=options["max_tokens"],
+                    stream=options["stream"],
+                    on_text=on_text,
+                    recording=recording,
+                )
         except (SendError, ValueError, TypeError) as exc:
             raise UsageError(f"%ask: {exc}") from None
+        finally:
+            for warning in caught:
+                if issubclass(warning.category, (UncheckedRecordingWarning, ChangedPromptWarning)):
+                    print(f"%ask: {warning.message}")
+                else:
+                    warnings.warn_explicit(warning.message, warning.category, warning.filename, warning.lineno)
         if handle is not None:  # the streamed text gives way to the cell's value, the whole reply
             from IPython.display import HTML
 

@@ -29,6 +29,7 @@ from IPython.core.magic_arguments import argument, magic_arguments, parse_argstr
 
 from wm_kernel.jupyter.magics.args import strip_comment
 from wm_kernel.testing import assertions
+from wm_kernel.testing.assertions import unrecorded_turns
 from wm_kernel.testing.perturbations import CHECKS
 from wm_kernel.testing.report import ROW_TINTS
 from wm_kernel.utils.htmltext import no_math
@@ -106,8 +107,19 @@ def _runner(kind: str, args: argparse.Namespace) -> Any:
     return lambda s: assertions.assert_no_markup_escape(s, args.untrusted, turns=args.turns)
 
 
-def parse_cell(cell: str) -> list[tuple[str, Any]]:
-    """(the line as typed, what checks it) for each assertion line of a ``%%wm_check`` cell."""
+@dataclass(frozen=True)
+class CellLine:
+    """One assertion line of a ``%%wm_check`` cell: as typed, where, and what checks it."""
+
+    text: str
+    number: int
+    kind: str
+    turns: tuple[int, int] | None
+    run: Any
+
+
+def parse_cell(cell: str) -> list[CellLine]:
+    """Each assertion line of a ``%%wm_check`` cell, read (UsageError naming a line that cannot be)."""
     parsers = _parsers()
     out = []
     for number, line in enumerate(cell.splitlines(), 1):
@@ -125,7 +137,7 @@ def parse_cell(cell: str) -> list[tuple[str, Any]]:
             args = parser.parse_args(words[1:])
         except ValueError as exc:
             raise UsageError(f"line {number} ({words[0]}): {exc}") from None
-        out.append((text, _runner(words[0], args)))
+        out.append(CellLine(text, number, words[0], getattr(args, "turns", None), _runner(words[0], args)))
     if not out:
         raise UsageError("%%wm_check needs at least one assertion line (e.g. section_present base_prompt)")
     return out
@@ -208,29 +220,18 @@ class CheckMagics(Magics):
         if cell is not None:
             if args.command is not None:
                 raise UsageError(f"%%wm_check takes assertion lines in the cell, not {args.command!r}")
-            return self._assertions(cell, args.session)
+            return self._check_cell(cell, self._session(args.session))
+        if args.command not in (None, "stability"):
+            raise UsageError(
+                f"%wm_check: unknown command {args.command!r}: %wm_check stability runs the stability "
+                "checker; %%wm_check (a cell) runs assertions"
+            )
         if args.command != "stability":
             raise UsageError(
                 "%wm_check stability runs the stability checker on the current session "
                 "(or --scenario NAME); %%wm_check (a cell) runs assertions"
             )
         return self._stability(args)
-
-    def _assertions(self, cell: str, session_name: str | None) -> CheckTable:
-        """``%%wm_check``: each assertion line of ``cell`` run on the session, as a table."""
-        checks = parse_cell(cell)
-        session = self._session(session_name)
-        rows = []
-        for text, run in checks:
-            try:
-                run(session)
-            except AssertionError as exc:
-                rows.append(CheckRow(text, False, str(exc)))
-            except (TypeError, ValueError) as exc:
-                rows.append(CheckRow(text, False, f"{type(exc).__name__}: {exc}"))
-            else:
-                rows.append(CheckRow(text, True, ""))
-        return CheckTable(rows)
 
     def _stability(self, args: argparse.Namespace) -> Any:
         """``%wm_check stability``: the checker on a scenario, the session's own recording or the
@@ -276,6 +277,29 @@ class CheckMagics(Magics):
             )
         except (TypeError, ValueError) as exc:
             raise UsageError(str(exc)) from None
+
+    @staticmethod
+    def _check_cell(cell: str, session: Session) -> CheckTable:
+        """The table of a ``%%wm_check`` cell's assertions on ``session``."""
+        checks = parse_cell(cell)
+        # a turn range the session never had is a mistake in the cell, not a failed check: said
+        # before any line runs
+        for check in checks:
+            missing = None if check.turns is None else unrecorded_turns(session.recorder.turns, check.turns)
+            if missing is not None:
+                first, last = check.turns or (0, 0)
+                raise UsageError(f"line {check.number} ({check.kind}): --turns {first}..{last}: {missing}")
+        rows = []
+        for check in checks:
+            try:
+                check.run(session)
+            except AssertionError as exc:
+                rows.append(CheckRow(check.text, False, str(exc)))
+            except (TypeError, ValueError) as exc:
+                rows.append(CheckRow(check.text, False, f"{type(exc).__name__}: {exc}"))
+            else:
+                rows.append(CheckRow(check.text, True, ""))
+        return CheckTable(rows)
 
     @staticmethod
     def _replayable(session: Session, args: argparse.Namespace) -> Any:

@@ -54,10 +54,22 @@ class DriveMagics(Magics):
     @argument("--tools", default="", metavar="A,B", help="Comma-separated names of the tools used in the segment.")
     @argument("summary", nargs="*", help="The segment's summary.")
     def collapse(self, line: str = "") -> None:
-        """End the current segment (SegmentCollapsedEvent): stateful trinkets are flushed."""
+        """End the current segment (SegmentCollapsedEvent): stateful trinkets are flushed; one line
+        says what was collapsed and cleared."""
         args = parse_args(self.collapse, line)
         tools = [t.strip() for t in args.tools.split(",") if t.strip()]
-        current_session().collapse_segment(summary=" ".join(args.summary), tools_used=tools)
+        session = current_session()
+        number, turns = session.segment_number, session.segment_turn
+        held = _items_held(session)
+        summary = " ".join(args.summary)
+        session.collapse_segment(summary=summary, tools_used=tools)
+        left = _items_held(session)
+        cleared = {name: count - left.get(name, 0) for name, count in held.items() if count > left.get(name, 0)}
+        what = f"{summary!r}, " if summary else ""
+        print(
+            f"segment {number} collapsed ({what}{_count(turns, 'turn')}): {_cleared(cleared)}; "
+            f"segment {session.segment_number} starts at turn {session.turn}"
+        )
 
     # -- feeding trinkets
     @line_magic
@@ -98,3 +110,25 @@ class DriveMagics(Magics):
             # argparse (a CommandError) and the trinkets validate before anything changes, so
             # either's refusal is a usage error
             raise UsageError(str(exc)) from None
+
+
+def _items_held(session: Any) -> dict[str, int]:
+    """How many items each stateful trinket that keeps a list of them holds now."""
+    held = {}
+    for name, trinket in session.trinkets.items():
+        items = getattr(trinket, "state_items", None)
+        if items is not None:
+            held[name] = len(getattr(trinket, items))
+    return held
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}{'' if n == 1 else 's'}"
+
+
+def _cleared(cleared: dict[str, int]) -> str:
+    """What a collapse cleared: "cleared 3 items (PeanutGalleryTrinket 2, GetContextTrinket 1)"."""
+    if not cleared:
+        return "no items to clear"
+    each = ", ".join(f"{name} {count}" for name, count in cleared.items())
+    return f"cleared {_count(sum(cleared.values()), 'item')} ({each})"

@@ -1,0 +1,39 @@
+"""``make test`` is never quiet for long (tests/progress.py): a run of a slow file, in a process of
+its own as ``make test`` runs, shows a line at once, the file's name, and a line while a test runs
+long (timings are never asserted: bench/ measures)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.mark.slow  # a pytest run in a process of its own
+def test_a_run_says_what_it_does_while_a_slow_test_is_quiet(tmp_path: Path) -> None:
+    (tmp_path / "pytest.ini").write_text("[pytest]\nmarkers =\n    slow: long\n", encoding="utf-8")
+    (tmp_path / "test_long.py").write_text(
+        "import time\nimport pytest\n\n\n@pytest.mark.slow\ndef test_long():\n    time.sleep(3.5)\n",
+        encoding="utf-8",
+    )
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "WM_KERNEL_TEST_QUIET": "1"}
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "tests.progress", "-p", "no:cacheprovider", "test_long.py"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0] == "pytest: collecting the tests (every module is imported for its doctests)"
+    assert "test_long.py " in lines  # the file named as it starts; its dot follows
+    running = [line for line in lines if line.startswith("  [running test_long.py::test_long: ")]
+    assert len(running) >= 2 and all(line.endswith(" s so far]") for line in running), lines
+    assert lines[-1].startswith("1 passed in ")
