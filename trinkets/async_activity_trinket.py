@@ -23,6 +23,11 @@ then whole minutes ``Nm ago``, hours ``Nh ago``, days ``Nd ago``; an unreadable 
 Interface names, summaries and reasons go through :func:`html.escape` (quotes too), as in MIRA, so
 the section is byte for byte MIRA's. A collapse or a turn changes nothing.
 
+Persistence: the table lives in the WorkingMemory's store too (hash ``sidebar_activity:{user_id}``,
+field ``rows``; :func:`wm_kernel.stores.keys.sidebar_activity`), so a Session on an SQLite file shows
+it after a restart. Stored data this trinket cannot read is a ValueError naming the key when it is
+constructed.
+
 Examples
 --------
 >>> from wm_kernel.core.clock import ManualClock
@@ -43,11 +48,15 @@ from __future__ import annotations
 import html
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from traitlets import List
 
-from trinkets.base import EventAwareTrinket, arg, command, feed
+from trinkets.base import EventAwareTrinket, TrinketHost, arg, command, feed
+from wm_kernel.stores import keys
+
+if TYPE_CHECKING:
+    from wm_kernel.core.bus import EventBus
 
 #: Statuses the sidebar no longer shows.
 HIDDEN_STATUSES = frozenset({"dismissed", "resolved"})
@@ -87,6 +96,12 @@ def _row(item: object, where: str) -> dict[str, Any]:
     return dict(item)
 
 
+def _rows(rows: object) -> list[dict[str, Any]]:
+    if isinstance(rows, (str, bytes)) or not isinstance(rows, Sequence):
+        raise TypeError(f"rows must be a list of mappings, got {type(rows).__name__}")
+    return [_row(r, f"rows[{i}]") for i, r in enumerate(rows)]
+
+
 class AsyncActivityTrinket(EventAwareTrinket):
     """The sidebar's open items, published as ``async_activity`` (not cached).
 
@@ -105,12 +120,36 @@ class AsyncActivityTrinket(EventAwareTrinket):
         "(replaced, never mutated, on every change).",
     )
 
+    def __init__(self, event_bus: EventBus, working_memory: TrinketHost, **kwargs: Any) -> None:
+        # read and check before registering: unreadable data must leave the WorkingMemory as it was
+        key = keys.sidebar_activity(working_memory.user_id)
+        stored = working_memory.store.hget(key, "rows")
+        try:
+            rows = None if stored is None else _rows(stored)
+        except (TypeError, ValueError) as exc:
+            raise ValueError(
+                f"AsyncActivityTrinket: the rows stored under {key!r} cannot be read ({exc}); "
+                f"delete it with store.delete({key!r}) to start empty"
+            ) from None
+        super().__init__(event_bus, working_memory, **kwargs)
+        if rows:
+            self.set_trait("rows", rows)
+
+    @property
+    def store_key(self) -> str:
+        """The store hash holding the table (``sidebar_activity:{user_id}``)."""
+        return keys.sidebar_activity(self.working_memory.user_id)
+
     @feed
     def set_activity(self, rows: Sequence[Mapping[str, Any]]) -> None:
         """Replace the table (every row, in id order) after a change."""
-        if isinstance(rows, (str, bytes)) or not isinstance(rows, Sequence):
-            raise TypeError(f"rows must be a list of mappings, got {type(rows).__name__}")
-        self.set_trait("rows", [_row(r, f"rows[{i}]") for i, r in enumerate(rows)])
+        table = _rows(rows)
+        store = self.working_memory.store
+        if table:  # stored first: a failed write changes nothing
+            store.hset(self.store_key, "rows", table)
+        else:
+            store.hdel(self.store_key, "rows")
+        self.set_trait("rows", table)
 
     @command(
         "add",

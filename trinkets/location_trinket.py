@@ -23,6 +23,11 @@ the one-hour cached system block) is plain text, nothing escaped, byte for byte 
 No section without ``location_name``, ``forecast`` and ``sunrise``. A collapse or a turn changes
 nothing (the trinket is not stateful).
 
+Persistence: the payload and its time live in the WorkingMemory's store (hash
+``locations:{user_id}``, field ``state``; :func:`wm_kernel.stores.keys.location`), so a Session on
+an SQLite file still shows it after a restart, and still lets it expire 24 hours after it was set.
+Stored data this trinket cannot read is a ValueError naming the key when it is constructed.
+
 Examples
 --------
 >>> from wm_kernel.core.clock import ManualClock
@@ -44,11 +49,15 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from datetime import datetime, timedelta
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from traitlets import Dict, Instance
 
-from trinkets.base import EventAwareTrinket, arg, command, feed
+from trinkets.base import EventAwareTrinket, TrinketHost, arg, command, feed
+from wm_kernel.stores import keys
+
+if TYPE_CHECKING:
+    from wm_kernel.core.bus import EventBus
 
 #: How long a stored location lives (MIRA's ``EX 86400``).
 LOCATION_TTL = timedelta(seconds=86400)
@@ -75,15 +84,37 @@ class LocationTrinket(EventAwareTrinket):
     )
     set_at = Instance(datetime, allow_none=True, read_only=True, help="The clock's time when the payload was set.")
 
+    def __init__(self, event_bus: EventBus, working_memory: TrinketHost, **kwargs: Any) -> None:
+        # read and check before registering: unreadable data must leave the WorkingMemory as it was
+        key = keys.location(working_memory.user_id)
+        stored = _read_stored(working_memory.store.hget(key, "state"), key)
+        super().__init__(event_bus, working_memory, **kwargs)
+        if stored is not None:
+            with self.hold_trait_notifications():
+                self.set_trait("payload", stored[0])
+                self.set_trait("set_at", stored[1])
+
+    @property
+    def store_key(self) -> str:
+        """The store hash holding the payload (``locations:{user_id}``)."""
+        return keys.location(self.working_memory.user_id)
+
     @feed
     def set_location(self, payload: Mapping[str, Any] | None) -> None:
         """Store ``payload`` (the decoded JSON object of ``location:{user_id}``, or None: no key) at
         the clock's current time; it shows for 24 hours."""
         if payload is not None and not isinstance(payload, Mapping):
             raise TypeError(f"a location payload must be a mapping or None, got {type(payload).__name__}")
+        now = self.working_memory.clock.now()
+        data = None if payload is None else dict(payload)
+        store = self.working_memory.store
+        if data is None:
+            store.hdel(self.store_key, "state")  # stored first: a failed write changes nothing
+        else:
+            store.hset(self.store_key, "state", {"payload": data, "set_at": now.isoformat()})
         with self.hold_trait_notifications():
-            self.set_trait("payload", None if payload is None else dict(payload))
-            self.set_trait("set_at", None if payload is None else self.working_memory.clock.now())
+            self.set_trait("payload", data)
+            self.set_trait("set_at", None if data is None else now)
 
     @command(
         "set",
@@ -181,3 +212,21 @@ class LocationTrinket(EventAwareTrinket):
                     parts.append(f"{day['precipitation']} precip")
                 lines.append(f"- {day['day_label']}: {', '.join(parts)}")
         return "\n".join(lines)
+
+
+def _read_stored(raw: object, key: str) -> tuple[dict[str, Any], datetime] | None:
+    """The payload and its time as ``set_location`` stored them; ValueError naming ``key`` otherwise."""
+    if raw is None:
+        return None
+    try:
+        if not isinstance(raw, dict) or set(raw) != {"payload", "set_at"} or not isinstance(raw["payload"], dict):
+            raise ValueError('expected {"payload": {...}, "set_at": "<ISO time>"}')
+        set_at = datetime.fromisoformat(str(raw["set_at"]))
+        if set_at.tzinfo is None:
+            raise ValueError("set_at has no UTC offset")
+    except (ValueError, TypeError) as exc:
+        raise ValueError(
+            f"LocationTrinket: the location stored under {key!r} cannot be read ({exc}); "
+            f"delete it with store.delete({key!r}) to start empty"
+        ) from None
+    return dict(raw["payload"]), set_at

@@ -126,3 +126,20 @@ def test_nothing_shown_is_empty_and_a_collapse_changes_nothing(sidebar: AsyncAct
     wm = sidebar.working_memory
     wm.bus.publish(SegmentCollapsedEvent.create(continuum_id="c1", segment_id="s", summary="x"))
     assert "kept" in sidebar.generate_content({})
+
+
+def test_the_table_is_kept_by_the_store(clock: ManualClock) -> None:
+    from wm_kernel.stores.embedded import MemoryStore
+
+    store = MemoryStore()
+    wm = WorkingMemory(EventBus(), clock=clock, profile=Profile(), continuum_id="c1", store=store)
+    first = AsyncActivityTrinket(wm.bus, wm)
+    first.set_activity([row(1, "email", "kept", "escalated", "2026-11-30 08:00:00", "why")])
+    wm2 = WorkingMemory(EventBus(), clock=clock, profile=Profile(), continuum_id="c2", store=store)
+    assert AsyncActivityTrinket(wm2.bus, wm2).generate_content({}) == first.generate_content({})
+    first.set_activity([])
+    assert store.hgetall("sidebar_activity:notebook") == {}
+    store.hset("sidebar_activity:notebook", "rows", [{"id": 1}])
+    wm3 = WorkingMemory(EventBus(), clock=clock, store=store)
+    with pytest.raises(ValueError, match="AsyncActivityTrinket: the rows stored under 'sidebar_activity:notebook'"):
+        AsyncActivityTrinket(wm3.bus, wm3)

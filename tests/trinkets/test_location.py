@@ -127,3 +127,31 @@ def test_it_sits_in_the_cached_system_block_and_moves_it_when_the_forecast_chang
     loc.set_location({"location_name": "Oslo", "forecast": [{"hour": "10 AM", "temp": "-1°C", "condition": "Snow",
                                                               "precip_pct": 70}]})  # fmt: skip
     assert s.compose()["cached_content"] != first["cached_content"]
+
+
+def test_the_location_and_its_time_are_kept_by_the_store(tmp_path: Any) -> None:
+    from wm_kernel.stores.embedded import SQLiteStore
+
+    clock = ManualClock("2026-11-30T09:00:00+00:00")
+    store = SQLiteStore(tmp_path / "wm.sqlite")
+    wm = WorkingMemory(EventBus(), clock=clock, profile=Profile(), continuum_id="c1", store=store)
+    LocationTrinket(wm.bus, wm).set_location({"location_name": "Oslo"})
+    clock.advance(hours=23)
+    wm2 = WorkingMemory(EventBus(), clock=clock, continuum_id="c2", store=store)  # a restart
+    again = LocationTrinket(wm2.bus, wm2)
+    assert again.generate_content({}) == "=== Location Context ===\nLocation: Oslo"
+    clock.advance(hours=1, seconds=1)  # 24 hours from when it was set, not from the restart
+    assert again.generate_content({}) == ""
+    again.set_location(None)
+    assert store.hgetall("locations:notebook") == {}
+
+
+def test_unreadable_stored_data_is_a_clear_error() -> None:
+    from wm_kernel.stores.embedded import MemoryStore
+
+    store = MemoryStore()
+    store.hset("locations:notebook", "state", {"payload": "Oslo"})
+    wm = WorkingMemory(EventBus(), clock=ManualClock("2026-11-30T09:00:00+00:00"), store=store)
+    with pytest.raises(ValueError, match="LocationTrinket: the location stored under 'locations:notebook'"):
+        LocationTrinket(wm.bus, wm)
+    assert "LocationTrinket" not in wm.trinkets
