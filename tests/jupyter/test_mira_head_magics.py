@@ -114,3 +114,29 @@ def test_each_has_a_row_in_trinkets(ip: Any, session: Session) -> None:
     assert rows["placement"].tolist() == ["system", "notification", "notification", "notification", "notification"]
     assert rows["stateful"].tolist() == [False, False, True, True, True]
     assert rows.loc["ForageTrinket", "size"] > 0
+
+
+def test_hostile_text_is_escaped_in_the_dashboard(session: Session) -> None:
+    pytest.importorskip("ipywidgets")
+    from wm_kernel import Dashboard
+
+    hostile = "<script>alert('x')</script> & \"q\""
+    wm = session.working_memory
+    wm.publish_trinket_update("ForageTrinket", {"task_id": hostile, "status": "pending", "query": hostile})
+    wm.publish_trinket_update("EmailTrinket", {"data": [{"uid": "INBOX:1", "from_addr": hostile, "subject": hostile}]})
+    session.trinket("AsyncActivityTrinket").set_activity(  # type: ignore[attr-defined]
+        [
+            {
+                "id": 1,
+                "interface_name": hostile,
+                "summary": hostile,
+                "status": "handled",
+                "updated_at": "2026-11-30 09:00:00",
+            }
+        ]
+    )
+    session.trinket("LocationTrinket").set_location({"location_name": hostile})  # type: ignore[attr-defined]
+    board = Dashboard(session)
+    for section in ("forage_results", "inbox_status", "async_activity", "location_context"):
+        shown = board.panel(section).value
+        assert "<script>" not in shown and "script&gt;" in shown, section  # escaped (twice where MIRA escapes)
