@@ -104,7 +104,7 @@ class EmailTrinket(StatefulTrinket):
         """Take the context's ``data`` as the new snapshot (when it is not None), then regenerate."""
         data = event.context.get("data")
         if data is not None:
-            self._replace(data)
+            self.set_unread(data)  # a feed: a scenario recorder hears the poller's snapshot
         super().handle_update_trinket(event)
 
     def describe_items(self) -> list[dict[str, Any]]:

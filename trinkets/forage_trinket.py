@@ -176,8 +176,10 @@ class ForageTrinket(StatefulTrinket):
         self.working_memory.publish_trinket_update(self.name, {"task_id": task_id, "status": "dismissed"})
 
     def handle_update_trinket(self, event: UpdateTrinketEvent) -> None:
-        """Apply the context's report (if it names a task), then regenerate."""
-        self._apply(event.context)
+        """Apply the context's report (if it names a task), then regenerate. The report goes
+        through :meth:`report`, a feed, so a scenario recorder hears MIRA's contexts too."""
+        if event.context.get("task_id"):
+            self.report(event.context)
         super().handle_update_trinket(event)
 
     def _apply(self, context: Mapping[str, Any]) -> None:

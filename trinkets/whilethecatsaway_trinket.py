@@ -129,8 +129,10 @@ class WhileTheCatsAwayTrinket(StatefulTrinket):
         self.working_memory.publish_trinket_update(self.name, context)
 
     def handle_update_trinket(self, event: UpdateTrinketEvent) -> None:
-        """Apply the context's result (if it names a task), then regenerate."""
-        self._apply(event.context)
+        """Apply the context's result (if it names a task), then regenerate. The result goes
+        through :meth:`report`, a feed, so a scenario recorder hears MIRA's contexts too."""
+        if event.context.get("task_id"):
+            self.report(event.context)
         super().handle_update_trinket(event)
 
     def _apply(self, context: Mapping[str, Any]) -> None:
