@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 
 from trinkets import MIRA_HEAD_TRINKETS
+from wm_kernel import Layout
 from wm_kernel.core.clock import ManualClock
-from wm_kernel.core.layout import Layout
 from wm_kernel.session import Session, set_current_session
 
 
