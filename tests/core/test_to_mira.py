@@ -226,6 +226,42 @@ def test_an_empty_part_is_left_out_of_the_system_block() -> None:
     assert to_mira(prompt("A", "B"))["system"][0]["text"] == "A\n\nB"
 
 
+def test_an_empty_cached_part_sends_the_non_cached_part_alone() -> None:
+    # MIRA's orchestrator sends it: only an empty message is refused, and this system message is not
+    body = to_mira(prompt("", "Only the manifest."), user="Hi")
+    assert body == {
+        "max_tokens": 31999,
+        "messages": [{"role": "assistant", "content": HUD}, {"role": "user", "content": "Hi"}],
+        "model": "claude-sonnet-4-6",
+        "system": [{"type": "text", "text": "Only the manifest.", "cache_control": {"type": "ephemeral", "ttl": "1h"}}],
+        "temperature": 1.0,
+        "stream": True,
+    }
+    with_effort = to_mira(prompt("", "N"), effort="low", model="claude-sonnet-4-5")
+    assert with_effort["system"][0]["text"] == "N" and with_effort["max_tokens"] == 31999 + 1024
+
+
+def test_what_mira_sends_although_the_api_may_not() -> None:
+    # blocks are never empty lists, so MIRA's check passes them: an empty assistant turn of the
+    # history, an empty prefix item and an empty post-history item are all sent
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", MiraWireWarning)
+        body = to_mira(
+            prompt("C", "", prefix=[""], post=[""]),
+            [{"role": "user", "content": "u"}, {"role": "assistant", "content": ""}],
+            user="now",
+        )
+    assert [m["role"] for m in body["messages"]] == [
+        "assistant",
+        "user",
+        "assistant",
+        "assistant",
+        "user",
+        "assistant",
+        "user",
+    ]
+
+
 @pytest.mark.parametrize(
     "model, effort, expected",
     [
@@ -295,9 +331,27 @@ def test_model_generation() -> None:
         ({"composed": prompt(hud="")}, ValueError, "MIRA refuses to send: the notification centre (HUD) is empty"),
         ({"composed": prompt(hud=" \n\t")}, ValueError, "MIRA refuses to send: the notification centre (HUD) is empty"),
         (
-            {"composed": prompt(cached="  ", non_cached="x")},
+            {"composed": prompt(cached="", non_cached="")},
             ValueError,
-            "MIRA refuses to send: the cached system content is empty",
+            "MIRA refuses to send: the system message is empty (the cached and non-cached content are both empty)",
+        ),
+        (
+            {"composed": prompt(cached="", non_cached=" \n")},
+            ValueError,
+            "MIRA refuses to send: the system message is empty (the cached and non-cached content are both empty)",
+        ),
+        ({"user": ""}, ValueError, "MIRA refuses to send: the current user message is empty"),
+        ({"user": " \t\n"}, ValueError, "MIRA refuses to send: the current user message is empty"),
+        (
+            {
+                "history": [
+                    {"role": "user", "content": "hi"},
+                    {"role": "assistant", "content": "yo"},
+                    {"role": "user", "content": "  "},
+                ]
+            },
+            ValueError,
+            "MIRA refuses to send: history[2], a user message, is empty",
         ),
         ({"effort": "extreme"}, ValueError, "effort must be one of low, medium, high, max or None, got 'extreme'"),
         ({"max_tokens": 0}, ValueError, "max_tokens must be a positive int, got 0"),

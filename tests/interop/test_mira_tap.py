@@ -218,9 +218,9 @@ def test_generic_calls_are_background_with_their_usage_read(tmp_path: Path) -> N
 
 def test_the_markers_name_every_built_in_trinket_section() -> None:
     import trinkets
-    from trinkets import BUILTIN_NAMES
+    from trinkets import MIRA_HEAD_NAMES
 
-    names = {getattr(trinkets, n).variable_name: n for n in BUILTIN_NAMES}
+    names = {getattr(trinkets, n).variable_name: n for n in MIRA_HEAD_NAMES}
     assert {m.name: m.trinket for m in MARKERS} == names
 
 
@@ -312,7 +312,7 @@ def test_prefix_items_several_post_history_items_and_sections_no_marker_names(tm
         ("domaindoc", "post_history", True, "DomaindocTrinket"),
         ("post_history[1]", "post_history", False, None),
         ("datetime_section", "notification", False, "TimeManager"),
-        ("hud <async_activity>", "notification", False, None),
+        ("async_activity", "notification", False, "AsyncActivityTrinket"),  # MIRA HEAD's marker
     ]
     # the time-stamped history stays history; the two prefix items lead the messages
     assert [s.name for s in log.sections(0) if s.kind == "message" and s.trinket in ("user", "assistant")] == [

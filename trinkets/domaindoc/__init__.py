@@ -42,6 +42,12 @@ section is ``<section header=".." state="collapsed" subsections="N"/>`` (or ``si
 Sections are addressed by their headers, as the model addresses them (``section="NAME"
 parent="PARENT"``); ids and document titles are this kit's own handles and are not shown.
 
+Shared documents (MIRA HEAD): a document created with ``shared_by=`` (another user's, shared
+with this one) is left out of ``<personal_docs>``; when any shows (enabled, not archived, with
+sections), a ``<shared_docs note="..">`` block follows, holding each in creation order as
+``<domaindoc label=".." shared_by="..">`` (``shared_by`` left out when empty) with the same body.
+``<personal_docs>`` is left out when no personal document shows.
+
 The one difference from the original (a row in ``docs/deviations.md``): every user value (label,
 description, header, summary, body) is escaped, where the original interpolates it raw, so a body
 holding ``</document>`` cannot close the frame; values without markup characters come out as the
@@ -201,13 +207,22 @@ class DomaindocTrinket(EventAwareTrinket):
 
     # -- documents
     @feed
-    def create_document(self, label: str, title: str, description: str = "", *, enabled: bool = True) -> None:
-        """Create an empty document. ``label`` identifies it (unique); ``title`` is shown."""
+    def create_document(
+        self, label: str, title: str, description: str = "", *, enabled: bool = True, shared_by: str | None = None
+    ) -> None:
+        """Create an empty document. ``label`` identifies it (unique); ``title`` is shown.
+
+        ``shared_by`` (not None) makes it a document another user shares with this one (MIRA
+        HEAD): ``label`` is then the collaborator's label (the owner's label + ``_shared``) and
+        ``shared_by`` the owner's display name. Every other call works on it by that label; the
+        original style shows it under ``<shared_docs>`` (see the module docstring)."""
         check_str(label, "document label")
         check_str(title, "document title")
         check_str(description, "description", empty_ok=True)
         check_bool(enabled, "enabled")
-        self._documents.create(label, title, description, enabled)
+        if shared_by is not None:
+            check_str(shared_by, "shared_by", empty_ok=True)
+        self._documents.create(label, title, description, enabled, shared_by)
 
     @feed
     def update_document(self, label: str, *, title: str | None = None, description: str | None = None) -> None:
@@ -461,8 +476,8 @@ class DomaindocTrinket(EventAwareTrinket):
 
     # -- reading
     def documents(self) -> list[dict[str, Any]]:
-        """Each stored document as ``{label, title, enabled, archived, sections}`` (a count),
-        in creation order."""
+        """Each stored document as ``{label, title, enabled, archived, sections}`` (a count), plus
+        ``shared_by`` for a document another user shares, in creation order."""
         return [
             {
                 "label": d.get("label"),
@@ -470,6 +485,7 @@ class DomaindocTrinket(EventAwareTrinket):
                 "enabled": d.get("enabled", True),
                 "archived": d.get("archived", False),
                 "sections": len(d.get("sections") or []),
+                **({"shared_by": d["shared_by"]} if d.get("shared_by") is not None else {}),
             }
             for d in self._documents.all()
             if not d.get("malformed")
@@ -479,7 +495,9 @@ class DomaindocTrinket(EventAwareTrinket):
     def _documents_command(self) -> Any:
         import pandas as pd
 
-        return pd.DataFrame(self.documents(), columns=["label", "title", "enabled", "archived", "sections"])
+        return pd.DataFrame(
+            self.documents(), columns=["label", "title", "enabled", "archived", "sections", "shared_by"]
+        )
 
     def document(self, label: str) -> dict[str, Any]:
         """A copy of one stored document record (title, description, flags, section records)."""

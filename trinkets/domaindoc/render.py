@@ -42,30 +42,39 @@ QUICK_REFERENCE = (
 )
 
 
+#: The note MIRA HEAD puts on the block of documents other users share.
+SHARED_NOTE = (
+    "These documents are shared by another user. Edits are visible to all collaborators. "
+    "The user is working in someone else's document when operating on these."
+)
+
+
 def render_original(shown: list[dict[str, Any]], large_section_chars: int) -> str:
     """The original style's text for the shown documents ("" when none has a section)."""
-    # the original lists documents by label and leaves out one without any section
-    parts = [
+    # the original lists personal documents by label, shared ones (MIRA HEAD) in creation order,
+    # and leaves out a document without any section
+    personal = [
         _original_document(doc, large_section_chars)
         for doc in sorted(shown, key=lambda d: str(d["label"]))
-        if doc.get("sections")
+        if doc.get("sections") and doc.get("shared_by") is None
     ]
-    if not parts:
+    shared = [
+        _original_document(doc, large_section_chars, shared_by=str(doc["shared_by"]))
+        for doc in shown
+        if doc.get("sections") and doc.get("shared_by") is not None
+    ]
+    if not personal and not shared:
         return ""
-    return "\n".join(
-        [
-            BANNER,
-            "<mira:domain_knowledge>",
-            "<personal_docs>",
-            *parts,
-            "</personal_docs>",
-            "</mira:domain_knowledge>",
-            DELIMITER,
-        ]
-    )
+    lines = [BANNER, "<mira:domain_knowledge>"]
+    if personal:
+        lines += ["<personal_docs>", *personal, "</personal_docs>"]
+    if shared:
+        lines += [f'<shared_docs note="{SHARED_NOTE}">', *shared, "</shared_docs>"]
+    lines += ["</mira:domain_knowledge>", DELIMITER]
+    return "\n".join(lines)
 
 
-def _original_document(doc: dict[str, Any], large_section_chars: int) -> str:
+def _original_document(doc: dict[str, Any], large_section_chars: int, *, shared_by: str = "") -> str:
     tree = Tree(doc)
     states: list[str] = []
     index: list[str] = []
@@ -75,7 +84,9 @@ def _original_document(doc: dict[str, Any], large_section_chars: int) -> str:
     document = "\n".join(content)
     return "\n".join(
         [
-            f'<domaindoc label="{escape_attr(doc["label"])}">',
+            f'<domaindoc label="{escape_attr(doc["label"])}"'
+            + (f' shared_by="{escape_attr(shared_by)}"' if shared_by else "")
+            + ">",
             "<guidance>",
             f"<purpose>{escape_text(doc.get('description') or '')}</purpose>",
             "<section_management>",
@@ -176,7 +187,8 @@ def render_revised(shown: list[dict[str, Any]], large_section_chars: int) -> str
 
 def _revised_document(doc: dict[str, Any], lines: list[str], large_section_chars: int) -> None:
     tree = Tree(doc)
-    lines.append(f'<domaindoc label="{escape_attr(doc["label"])}" title="{escape_attr(doc.get("title", ""))}">')
+    shared = f' shared_by="{escape_attr(doc["shared_by"])}"' if doc.get("shared_by") is not None else ""
+    lines.append(f'<domaindoc label="{escape_attr(doc["label"])}" title="{escape_attr(doc.get("title", ""))}"{shared}>')
     description = doc.get("description") or ""
     if description:
         lines.append(f"<description>{escape_text(description)}</description>")

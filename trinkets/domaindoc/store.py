@@ -68,27 +68,27 @@ class DocumentStore:
             del record["label"]  # the field name holds it
             self.store.hset(self.key, label, record)
 
-    def create(self, label: str, title: str, description: str, enabled: bool) -> None:
+    def create(self, label: str, title: str, description: str, enabled: bool, shared_by: str | None = None) -> None:
         """Store a new document under ``label``: no sections, not archived, after every existing
-        one (its ``position``); ValueError when ``label`` exists."""
+        one (its ``position``); ValueError when ``label`` exists. A document another user shares
+        records who shares it (``shared_by``; a personal one has no such field)."""
         with self.store.transaction():
             existing = self.all()
             if any(d["label"] == label for d in existing):
                 raise ValueError(f"document {label!r} already exists")
             positions = [d.get("position") for d in existing]
             position = max([p for p in positions if isinstance(p, int)], default=0) + 1
-            self.store.hset(
-                self.key,
-                label,
-                {
-                    "title": title,
-                    "description": description,
-                    "enabled": enabled,
-                    "archived": False,
-                    "position": position,
-                    "sections": [],
-                },
-            )
+            record: dict[str, Any] = {
+                "title": title,
+                "description": description,
+                "enabled": enabled,
+                "archived": False,
+                "position": position,
+                "sections": [],
+            }
+            if shared_by is not None:
+                record["shared_by"] = shared_by
+            self.store.hset(self.key, label, record)
 
     def delete(self, label: str) -> None:
         """Remove the document ``label``; ValueError for an unknown one."""

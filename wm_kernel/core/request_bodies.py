@@ -35,16 +35,18 @@ the order the SDK writes them (``max_tokens, messages, model, [output_config], s
 [temperature | thinking], [tools], stream``):
 
 * ``system``: one text block, the cached and non-cached content joined by a blank line (an empty
-  non-cached part left out), with a 1-hour breakpoint; an empty cached content is a ValueError (MIRA
-  refuses to send).
+  part left out: an empty cached part sends the non-cached part alone), with a 1-hour breakpoint.
+* MIRA refuses to send (a ValueError saying so, raised before anything is built) a message whose
+  content is empty or only whitespace, as its provider's ``_validate_messages`` does: both system
+  parts empty, an empty or blank HUD, an empty ``user`` or history user message.
 * ``tools``: copies of the given dicts in order, the last with a 1-hour breakpoint (omitted when
   none).
 * ``messages``, never merged: each conversation-prefix item as an assistant text block (an empty
   item too); the history as given (user messages as strings, assistant messages as one text block,
   the last assistant message's block with a 1-hour breakpoint); for each post-history item a
   ``domaindoc_tool`` ``tool_use`` (ids ``toolu_dd_0000``, ``toolu_dd_0001``...) and its
-  ``tool_result`` holding the item, with a 5-minute breakpoint; the HUD as an assistant string
-  (an empty or blank HUD is a ValueError, as in MIRA); then ``user`` when given.
+  ``tool_result`` holding the item, with a 5-minute breakpoint; the HUD as an assistant string;
+  then ``user`` when given.
 * ``temperature: 1.0`` without ``effort``; with one (``low``, ``medium``, ``high``, ``max``), on
   a 4.6 or later model ``thinking: {"type": "adaptive", "display": "summarized"}`` and
   ``output_config: {"effort": effort}``, on an older one ``thinking: {"type": "enabled",
@@ -287,12 +289,23 @@ class _MiraMessages:
     post_items: int  # one tool_use/tool_result pair each, the result with a 5-minute breakpoint
 
 
-def _check_mira_content(composed: Mapping[str, Any]) -> None:
-    """Refuse what MIRA refuses to send: an empty cached system content or an empty HUD."""
-    if not composed["cached_content"].strip():
-        raise ValueError("MIRA refuses to send: the cached system content is empty")
+def _check_mira_content(composed: Mapping[str, Any], history: list[dict[str, str]], user: str | None) -> None:
+    """Refuse exactly what MIRA refuses to send. Its provider's ``_validate_messages`` checks the
+    whole message list, the system message included, and refuses a message whose content is empty
+    or only whitespace: the system text (both parts empty; one empty part alone is sent), the HUD,
+    a user message sent as a string (the history's, the current one). Blocks (prefix items,
+    assistant messages, tool results) are never empty lists, so MIRA sends them."""
+    if not "\n\n".join(p for p in (composed["cached_content"], composed["non_cached_content"]) if p).strip():
+        raise ValueError(
+            "MIRA refuses to send: the system message is empty (the cached and non-cached content are both empty)"
+        )
+    for index, message in enumerate(history):
+        if message["role"] == "user" and not message["content"].strip():
+            raise ValueError(f"MIRA refuses to send: history[{index}], a user message, is empty")
     if not composed["notification_center"].strip():
         raise ValueError("MIRA refuses to send: the notification centre (HUD) is empty")
+    if user is not None and not user.strip():
+        raise ValueError("MIRA refuses to send: the current user message is empty")
 
 
 def _check_mira_options(model: str, max_tokens: int, user: str | None, effort: str | None) -> None:
@@ -400,9 +413,9 @@ def to_mira(
     if not isinstance(composed, Mapping):
         raise TypeError(f"expected a ComposedPrompt or five-key dict, got {type(composed).__name__}")
     _parts(composed)  # the five keys, typed
-    _check_mira_content(composed)
     messages_in = _history(history, alternate=False)
     _check_mira_options(model, max_tokens, user, effort)
+    _check_mira_content(composed, messages_in, user)
     tool_list = _mira_tools(tools)
     adaptive = model_generation(model) >= (4, 6)
     built = _mira_messages(composed, messages_in, user)

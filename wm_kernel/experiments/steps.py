@@ -118,10 +118,10 @@ def check_instant(value: Any, where: str, name: str) -> str:
 
 
 def builtin_class(name: str) -> type[EventAwareTrinket] | None:
-    """The built-in trinket class of that name, or None."""
+    """The built-in trinket class of that name (MIRA HEAD's five newer ones included), or None."""
     import trinkets
 
-    if name not in trinkets.BUILTIN_NAMES:
+    if name not in trinkets.MIRA_HEAD_NAMES:
         return None
     # a lazily loaded built-in (trinkets.__getattr__ returns Any): a trinket class
     return getattr(trinkets, name)  # type: ignore[no-any-return]

@@ -83,6 +83,19 @@ def domaindocs(user_id: str) -> str:
     return _key("domaindocs", user_id)
 
 
+def location(user_id: str) -> str:
+    """LocationTrinket's hash: field ``state``, the payload and when it was set. (MIRA keeps the
+    payload as the string ``location:{user_id}`` with a 24-hour expiry; a hash of that name would
+    clash with it in a shared Valkey, so the kit's prefix differs.)"""
+    return _key("locations", user_id)
+
+
+def sidebar_activity(user_id: str) -> str:
+    """AsyncActivityTrinket's hash: field ``rows``, the sidebar_activity table as last set (MIRA
+    keeps the table in the user's SQLite database)."""
+    return _key("sidebar_activity", user_id)
+
+
 def lora(user_id: str) -> str:
     """LoraTrinket's hash: fields ``user_model`` and ``checkin``."""
     return _key("lora", user_id)

@@ -69,6 +69,12 @@ MARKERS: tuple[Marker, ...] = (
         greedy=True,
     ),
     _marker("domaindoc", "DomaindocTrinket", None, True, opener=re.escape(f"{RULE}\nDOMAIN KNOWLEDGE")),
+    # MIRA HEAD's five newer trinkets (trinkets.MIRA_HEAD_NAMES)
+    _marker("location_context", "LocationTrinket", None, True, opener=re.escape("=== Location Context ===")),
+    _marker("async_activity", "AsyncActivityTrinket", "async_activity", False),
+    _marker("inbox_status", "EmailTrinket", "inbox_status", False),
+    _marker("forage_results", "ForageTrinket", "forage_results", False),
+    _marker("whilethecatsaway_results", "WhileTheCatsAwayTrinket", "whilethecatsaway_results", False),
 )
 
 
