@@ -8,6 +8,7 @@ from typing import Any
 
 from trinkets import MIRA_HEAD_NAMES, MIRA_HEAD_TRINKETS
 from wm_kernel.core.clock import ManualClock
+from wm_kernel.experiments import record
 from wm_kernel.experiments.scenario import Scenario
 from wm_kernel.session import Session
 
@@ -17,7 +18,7 @@ def test_mira_s_contexts_are_recorded_and_replayed(tmp_path: Path) -> None:
     live = Session(base_prompt="You help.", clock=clock, trinkets=MIRA_HEAD_TRINKETS)
     composed: list[dict[str, Any]] = []
     live.observe(lambda change: composed.append(change["new"].as_dict()), "composed")
-    recorder = Scenario.record(live)
+    recorder = record(live)
     wm = live.working_memory
     wm.publish_trinket_update("ForageTrinket", {"task_id": "f1", "status": "pending", "query": "tides"})
     wm.publish_trinket_update(
