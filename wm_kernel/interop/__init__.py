@@ -1,7 +1,8 @@
 """Bring your own agent: import other agents' request logs, export section-level OpenTelemetry traces.
 
 ``import_log(*paths)`` reads Anthropic Messages, OpenAI Chat Completions and Responses request
-bodies (JSON Lines), Claude Code transcripts, OTLP JSON traces and MIRA's traffic tap into an
+bodies (JSON Lines), Gemini ``generateContent`` envelopes, Claude Code transcripts, claude-trace
+captures, Codex CLI rollouts, OpenHands trajectories, OTLP JSON traces and MIRA's traffic tap into an
 :class:`~wm_kernel.interop.imported.ImportedSession` (history, diff, blame, cache simulation at the
 log's send times, usage, exact replay, ``to_session()`` for the dashboard). ``export_trace(session,
 exporter=...)`` emits a session, imported or composed here, as GenAI spans with one child span per
@@ -12,8 +13,9 @@ from __future__ import annotations
 
 from wm_kernel.dialects.registry import log_formats, register_log_format
 
-# the readers register in the order log_formats() lists them: the bodies' formats, claude-code, mira-tap, otlp
-from wm_kernel.interop import claude_code, mira_tap, otlp  # noqa: F401
+# the readers register in the order log_formats() lists them: the bodies' formats, claude-code,
+# claude-trace, codex, mira-tap, openhands, otlp
+from wm_kernel.interop import claude_code, claude_trace, codex, mira_tap, openhands, otlp  # noqa: F401
 from wm_kernel.interop.billing import gen_ai_counts, logged_usage
 from wm_kernel.interop.bodies import Section
 from wm_kernel.interop.formats import ImportIssue, LoggedRequest

@@ -21,10 +21,13 @@ from typing import Any
 
 from wm_kernel.dialects.registry import get_log_format, log_formats, sniff_log_format
 from wm_kernel.interop.claude_code import ClaudeCodeReader
+from wm_kernel.interop.claude_trace import ClaudeTraceReader as _ClaudeTraceReader  # noqa: F401  (registers claude-trace)
+from wm_kernel.interop.codex import CodexReader as _CodexReader  # noqa: F401  (registers the codex format)
 from wm_kernel.interop.formats import ImportIssue, LoggedRequest, detect
 from wm_kernel.interop.imported import ImportedSession
 from wm_kernel.interop.jsonspan import locate
 from wm_kernel.interop.mira_tap import read_tap as _read_tap  # noqa: F401  (registers the mira-tap format)
+from wm_kernel.interop.openhands import OpenHandsReader as _OpenHandsReader  # noqa: F401  (registers openhands)
 from wm_kernel.interop.otlp import read_otlp as _read_otlp  # noqa: F401  (registers the otlp format)
 from wm_kernel.interop.split import Splitter
 from wm_kernel.tokens import TokenCounter

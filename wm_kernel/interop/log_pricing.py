@@ -36,9 +36,7 @@ def request_pricing(requests: Sequence[LoggedRequest], model: str | ModelProfile
             raise ValueError(f"unknown model {model!r}")
         return [chosen] * len(requests)
     # a row's price holds until its ``valid_until``: each request by the day it was sent
-    return [
-        priced_as(r.model, default_model(r.provider), at=r.sent_at.date() if r.sent_at else None) for r in requests
-    ]
+    return [priced_as(r.model, default_model(r.provider), at=r.sent_at.date() if r.sent_at else None) for r in requests]
 
 
 def log_cache_model(requests: Sequence[LoggedRequest]) -> str:
