@@ -10,8 +10,9 @@ outputs), ``event_msg`` and ``compacted``. The facts the reader keeps:
   ``output_tokens`` includes ``reasoning_output_tokens``), read as OpenAI Responses usage; the
   session's running total ``info.total_token_usage`` is not summed.
 - Codex writes the same totals twice (one ``token_count`` per event it reports): a
-  ``token_count`` whose ``total_token_usage`` equals the one before is the same request, counted
-  once (skipped as ``repeated token_count``; the totals only grow, so equal totals are one request); ``info: null`` (a rate-limit report) carries none.
+  ``token_count`` whose ``total_token_usage`` equals one before is the same request, counted once
+  (skipped as ``repeated token_count``; the totals only grow, so equal totals are one request);
+  ``info: null`` (a rate-limit report) carries none.
 - The model is the last ``turn_context``'s (each request its own); a ``compacted`` line marks the
   next request ``after-compaction``.
 

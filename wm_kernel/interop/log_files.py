@@ -33,6 +33,9 @@ from wm_kernel.interop.split import Splitter
 from wm_kernel.tokens import TokenCounter
 from wm_kernel.utils.safe_files import UnreadableFileError, read_bytes
 
+#: The ``skipped`` kind of a file's last line when it is cut off (still being written).
+INCOMPLETE = "incomplete last line (still being written)"
+
 
 @dataclass
 class LogFile:
@@ -48,12 +51,16 @@ class LogFile:
     reader: Any = None
 
 
-def _records(data: bytes, name: str, issues: list[ImportIssue]) -> Iterator[tuple[int, str, Any]]:
+def _records(
+    data: bytes, name: str, issues: list[ImportIssue], skipped: Counter[str] | None = None
+) -> Iterator[tuple[int, str, Any]]:
     """(line, text, value) of each record: JSON Lines split on "\n" only (U+2028, U+0085 and the
     other characters ``str.splitlines`` breaks on stay inside their line), each line decoded on its
     own (a bad UTF-8 byte is an issue naming its line); or, where the file is one JSON document
     over several lines (a pretty-printed body, an array or ``{"data": [...]}`` list of records),
-    its records."""
+    its records. A last line that is not JSON and has no newline after it is a line still being
+    written (the file grew as it was read): counted in ``skipped`` as ``INCOMPLETE``, not an issue,
+    and read on the next run."""
     rows = data.split(b"\n")
     first = next((i for i, row in enumerate(rows) if row.strip()), None)
     if first is not None and not any(r.strip() for r in rows[first + 1 :]) and rows[first].lstrip()[:1] in b"[{":
@@ -97,6 +104,10 @@ def _records(data: bytes, name: str, issues: list[ImportIssue]) -> Iterator[tupl
         try:
             value = json.loads(line)
         except json.JSONDecodeError as exc:
+            if number == len(rows) and skipped is not None:
+                # no newline after it: a line still being written (the file changed as it was read)
+                skipped[INCOMPLETE] += 1
+                continue
             issues.append(ImportIssue(name, number, f"malformed JSON: {exc.msg} at column {exc.colno}"))
             continue
         except RecursionError:
@@ -167,7 +178,8 @@ def read_log(
     reader: Any = None
     chosen = format
     pending: list[tuple[int, str, Any]] = []
-    for number, row, value in _records(data, name, issues):
+    partial: Counter[str] = Counter()
+    for number, row, value in _records(data, name, issues, partial):
         if chosen is None:
             chosen = detect(value)
             if chosen is None:
@@ -196,7 +208,7 @@ def read_log(
     if not requests:
         first = issues[0] if issues else ImportIssue(name, 1, "no requests in the file")
         raise ValueError(f"{first} (nothing imported)")
-    return LogFile(name, chosen, requests, issues, Counter(getattr(reader, "skipped", {})), reader)
+    return LogFile(name, chosen, requests, issues, Counter(getattr(reader, "skipped", {})) + partial, reader)
 
 
 def _feed(reader: Any, record: tuple[int, str, Any], issues: list[ImportIssue]) -> None:
@@ -270,23 +282,43 @@ def import_log(
     for path in files:
         if path.resolve() in done:
             continue
-        read = read_log(path, format=format, splitter=splitter)
-        found = [read]
-        folder = path.with_suffix("") / "subagents"
-        if subagents and read.format == "claude-code" and folder.is_dir():
-            for sub in sorted(folder.glob("*.jsonl")):
-                if sub.resolve() not in done:
-                    done.add(sub.resolve())
-                    found.append(read_log(sub, format=format, splitter=splitter, context=read.reader, subagent=True))
-        for one in found:
-            requests += _new_responses(one.requests, seen, skipped)
+        for one in read_unit(path, format=format, splitter=splitter, subagents=subagents, done=done):
+            requests += new_responses(one.requests, seen, skipped)
             issues += one.issues
             skipped += one.skipped
     names = ", ".join(Path(p).name for p in paths)
     return ImportedSession(requests, issues, counter=counter, name=names, skipped=skipped, gap=gap, times=times)
 
 
-def _new_responses(found: list[LoggedRequest], seen: set[str], skipped: Counter[str]) -> list[LoggedRequest]:
+def subagent_files(path: Path) -> list[Path]:
+    """The subagent files of a Claude Code session file (``<session>/subagents/*.jsonl``), sorted."""
+    folder = path.with_suffix("") / "subagents"
+    return sorted(folder.glob("*.jsonl")) if folder.is_dir() else []
+
+
+def read_unit(
+    path: Path,
+    *,
+    format: str | None = None,
+    splitter: Splitter | None = None,
+    subagents: bool = True,
+    done: set[Path] | None = None,
+) -> list[LogFile]:
+    """One file read, and, when it is a Claude Code session, its subagent files read beside it (each
+    with the session's reader as context), skipping those in ``done`` and adding the others to it:
+    what :func:`import_log` and the usage report read as one unit."""
+    done = done if done is not None else set()
+    read = read_log(path, format=format, splitter=splitter)
+    found = [read]
+    if subagents and read.format == "claude-code":
+        for sub in subagent_files(path):
+            if sub.resolve() not in done:
+                done.add(sub.resolve())
+                found.append(read_log(sub, format=format, splitter=splitter, context=read.reader, subagent=True))
+    return found
+
+
+def new_responses(found: list[LoggedRequest], seen: set[str], skipped: Counter[str]) -> list[LoggedRequest]:
     """The transcript requests whose API response was not imported yet (a sidechain written both
     into its session and into a subagent file, a session copied on resume): one request per
     response, the first file's; the others are counted in ``skipped``."""
@@ -301,4 +333,13 @@ def _new_responses(found: list[LoggedRequest], seen: set[str], skipped: Counter[
     return out
 
 
-__all__ = ["LogFile", "read_log", "read_file", "log_files", "import_log"]
+__all__ = [
+    "LogFile",
+    "read_log",
+    "read_file",
+    "log_files",
+    "import_log",
+    "read_unit",
+    "subagent_files",
+    "new_responses",
+]
