@@ -6,7 +6,8 @@ captures, Codex CLI rollouts, OpenHands trajectories, OTLP JSON traces and MIRA'
 :class:`~wm_kernel.interop.imported.ImportedSession` (history, diff, blame, cache simulation at the
 log's send times, usage, exact replay, ``to_session()`` for the dashboard). ``export_trace(session,
 exporter=...)`` emits a session, imported or composed here, as GenAI spans with one child span per
-section (needs the ``otel`` extra). See docs/interop.md.
+section (needs the ``otel`` extra). ``usage_report(*paths)`` totals the usage of every log under
+some folders per day, model and session (``python -m wm_kernel usage``). See docs/interop.md.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from wm_kernel.interop.log_files import import_log, read_file
 from wm_kernel.interop.mira_tap import read_tap
 from wm_kernel.interop.otel import export_trace
 from wm_kernel.interop.otlp import read_otlp
+from wm_kernel.interop.report.tally import UsageReport, usage_report
 from wm_kernel.interop.split import SplitRule, Splitter
 
 __all__ = [
@@ -42,4 +44,6 @@ __all__ = [
     "export_trace",
     "read_otlp",
     "read_tap",
+    "usage_report",
+    "UsageReport",
 ]

@@ -8,8 +8,8 @@ parser (``logged_usage``), so the report's totals are the import's. A request be
 response ids the import dedupes on, across files.
 
 The cache keeps a unit's rows, issues and skipped counts in one JSON file named by the unit's path,
-keyed on the path, size and modification time (ns) of each of its files, the cache's version and
-the kit's. An entry that does not match, or does not read, is rebuilt, never trusted; entries are
+keyed on the path, size and modification time (ns) of each of its files and the cache's version
+(``CACHE_VERSION``, bumped whenever a reader or a row changes). An entry that does not match, or does not read, is rebuilt, never trusted; entries are
 written whole (a temporary file renamed over the old).
 """
 
@@ -228,9 +228,7 @@ class UsageCache:
 
     def __init__(self, folder: str | Path) -> None:
         self.folder = Path(folder)
-        from wm_kernel import __version__
-
-        self.version = f"{CACHE_VERSION}:{__version__}"
+        self.version = CACHE_VERSION
 
     def _entry(self, path: Path) -> Path:
         key = hashlib.blake2b(str(path.resolve()).encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
