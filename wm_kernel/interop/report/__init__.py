@@ -6,4 +6,3 @@ priced as the import prices them; ``render`` writes the report as text, CSV or a
 ``cli`` is the command. It imports neither pandas nor anything of Jupyter. ``usage_report`` and
 ``UsageReport`` are imported from ``wm_kernel.interop``.
 """
-

@@ -9,8 +9,9 @@ response ids the import dedupes on, across files.
 
 The cache keeps a unit's rows, issues and skipped counts in one JSON file named by the unit's path,
 keyed on the path, size and modification time (ns) of each of its files and the cache's version
-(``CACHE_VERSION``, bumped whenever a reader or a row changes). An entry that does not match, or does not read, is rebuilt, never trusted; entries are
-written whole (a temporary file renamed over the old).
+(``CACHE_VERSION``, bumped whenever a reader or a row changes). An entry that does not match, or
+does not read, is rebuilt, never trusted; entries are written whole (a temporary file renamed over
+the old).
 """
 
 from __future__ import annotations
