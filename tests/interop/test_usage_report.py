@@ -79,6 +79,7 @@ def test_its_totals_equal_the_full_imports(tmp_path: Path) -> None:
     want = _import_totals(units)
     assert {k: total[k] for k in want} == want
     assert err == "every line of the 5 files was understood\n"
+    assert usage_report([units[0]]).last_line() == "every line of the 1 file was understood"
 
 
 def test_the_json_has_its_tables_and_keys(tmp_path: Path) -> None:

@@ -135,7 +135,7 @@ class UsageReport:
         """The report's last line: the lines no reader understood, counted and named (the first
         ``shown`` of them), or that every line was understood."""
         if not self.issues:
-            return f"every line of the {self.files} files was understood"
+            return f"every line of the {self.files} file{'s' if self.files != 1 else ''} was understood"
         named = "; ".join(self.issues[:shown])
         more = f"; and {len(self.issues) - shown} more (--json lists them)" if len(self.issues) > shown else ""
         return f"{len(self.issues)} lines no reader understands, not counted: {named}{more}"
