@@ -318,3 +318,14 @@ def test_the_usage_command_needs_no_jupyter_and_no_pandas(tmp_path: Path) -> Non
     )
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True, timeout=120)
     assert done.stdout == "0 []\n"
+
+
+def test_records_are_read_exactly_as_json_reads_them(tmp_path: Path) -> None:
+    """orjson reads first; a long integer, NaN or a lone surrogate is read by json, as the import
+    always read it."""
+    from wm_kernel.utils.fastjson import loads_exact
+
+    for text in ('{"n": 123456789012345678901234567890}', '{"n": 18446744073709551616}', "[NaN, 1e400]", '"\\ud800"'):
+        assert repr(loads_exact(text.encode(), text)) == repr(json.loads(text))
+    with pytest.raises(json.JSONDecodeError, match="Expecting value: line 1 column 2"):
+        loads_exact(b"[}", "[}")

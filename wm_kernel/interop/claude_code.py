@@ -250,9 +250,18 @@ class ClaudeCodeReader:
     a subagent file belongs to: a parent line found there continues that session's messages."""
 
     def __init__(
-        self, path: str, splitter: Splitter, context: ClaudeCodeReader | None = None, subagent: bool = False
+        self,
+        path: str,
+        splitter: Splitter,
+        context: ClaudeCodeReader | None = None,
+        subagent: bool = False,
+        *,
+        usage_only: bool = False,
     ) -> None:
         self.path = path
+        #: read for the usage alone (the usage report): the lines are threaded as ever, but neither
+        #: cut into sections nor kept (its requests have no sections)
+        self.usage_only = usage_only
         self.splitter = splitter
         self.context = context
         self.subagent = subagent
@@ -298,10 +307,13 @@ class ClaudeCodeReader:
         after, pos = self._parent_of(line, uuid if isinstance(uuid, str) else None, parent, value)
         summary = isinstance(parent, str) and parent in self.boundaries or bool(value.get("isCompactSummary"))
         target, first = self._message_for(kind, message, value, after, pos, sidechain, summary)
-        node = locate(text)
-        cut = Cutter(text, self.splitter)
-        anthropic_message(cut, node["message"], message, f"msg[{target.depth}]", first)
-        entry = _Line(line, text, tuple(cut.finish()), at, _blocks(message))
+        if self.usage_only:
+            entry = _Line(line, "", (), at, _blocks(message))
+        else:
+            node = locate(text)
+            cut = Cutter(text, self.splitter)
+            anthropic_message(cut, node["message"], message, f"msg[{target.depth}]", first)
+            entry = _Line(line, text, tuple(cut.finish()), at, _blocks(message))
         target.add(entry)
         if kind == "assistant":
             usage = message.get("usage")

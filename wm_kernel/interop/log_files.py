@@ -31,6 +31,7 @@ from wm_kernel.interop.openhands import OpenHandsReader as _OpenHandsReader  # n
 from wm_kernel.interop.otlp import read_otlp as _read_otlp  # noqa: F401  (registers the otlp format)
 from wm_kernel.interop.split import Splitter
 from wm_kernel.tokens import TokenCounter
+from wm_kernel.utils.fastjson import loads_exact, long_digits
 from wm_kernel.utils.safe_files import UnreadableFileError, read_bytes
 
 #: The ``skipped`` kind of a file's last line when it is cut off (still being written).
@@ -62,6 +63,7 @@ def _records(
     written (the file grew as it was read): counted in ``skipped`` as ``INCOMPLETE``, not an issue,
     and read on the next run."""
     rows = data.split(b"\n")
+    long = long_digits(data)  # checked once: a file without a long digit run needs no check per line
     first = next((i for i, row in enumerate(rows) if row.strip()), None)
     if first is not None and not any(r.strip() for r in rows[first + 1 :]) and rows[first].lstrip()[:1] in b"[{":
         try:  # one line holding an array of records, or an API's list of them
@@ -102,7 +104,7 @@ def _records(
             )
             continue
         try:
-            value = json.loads(line)
+            value = loads_exact(row, line, long=None if long else False)
         except json.JSONDecodeError as exc:
             if number == len(rows) and skipped is not None:
                 # no newline after it: a line still being written (the file changed as it was read)
@@ -143,10 +145,12 @@ def read_log(
     splitter: Splitter | None = None,
     context: Any = None,
     subagent: bool = False,
+    usage_only: bool = False,
 ) -> LogFile:
     """One log file read (:class:`LogFile`). ValueError (naming the file and line) when it cannot
     be imported at all: no such file, an unknown format, no record readable. ``context`` and
-    ``subagent`` read a Claude Code subagent file beside the reader of its session."""
+    ``subagent`` read a Claude Code subagent file beside the reader of its session; ``usage_only``
+    reads a transcript for its usage alone (the same requests, without their sections)."""
     name = str(path)
     if format is not None and format not in log_formats():
         raise ValueError(f"unknown format {format!r}; formats: {', '.join(log_formats())}")
@@ -189,7 +193,11 @@ def read_log(
             make = get_log_format(chosen).reader
             if make is None:
                 raise ValueError(f"{name}: the {chosen} format is read as a whole file, not line by line")
-            reader = ClaudeCodeReader(name, split, context, subagent) if make is ClaudeCodeReader else make(name, split)
+            reader = (
+                ClaudeCodeReader(name, split, context, subagent, usage_only=usage_only)
+                if make is ClaudeCodeReader
+                else make(name, split)
+            )
             for early in pending:  # records before the first one that named the format
                 _feed(reader, early, issues)
             pending = []
@@ -303,18 +311,23 @@ def read_unit(
     splitter: Splitter | None = None,
     subagents: bool = True,
     done: set[Path] | None = None,
+    usage_only: bool = False,
 ) -> list[LogFile]:
     """One file read, and, when it is a Claude Code session, its subagent files read beside it (each
     with the session's reader as context), skipping those in ``done`` and adding the others to it:
-    what :func:`import_log` and the usage report read as one unit."""
+    what :func:`import_log` and the usage report read as one unit (``usage_only``: see :func:`read_log`)."""
     done = done if done is not None else set()
-    read = read_log(path, format=format, splitter=splitter)
+    read = read_log(path, format=format, splitter=splitter, usage_only=usage_only)
     found = [read]
     if subagents and read.format == "claude-code":
         for sub in subagent_files(path):
             if sub.resolve() not in done:
                 done.add(sub.resolve())
-                found.append(read_log(sub, format=format, splitter=splitter, context=read.reader, subagent=True))
+                found.append(
+                    read_log(
+                        sub, format=format, splitter=splitter, context=read.reader, subagent=True, usage_only=usage_only
+                    )
+                )
     return found
 
 

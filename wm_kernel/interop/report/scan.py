@@ -169,7 +169,7 @@ def _session_of(requests: Sequence[Any], path: Path) -> str:
 def read_rows(path: Path) -> UnitRead:
     """The rows of one unit, read now (no cache)."""
     try:
-        files = read_unit(path)
+        files = read_unit(path, usage_only=True)
     except UnreadableFileError as exc:
         return UnitRead([], [f"{exc} (file not read)"])
     except ValueError as exc:
