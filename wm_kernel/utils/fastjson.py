@@ -21,8 +21,10 @@ Examples
 from __future__ import annotations
 
 import json
+from types import ModuleType
 from typing import Any
 
+orjson: ModuleType | None
 try:
     import orjson
 except ImportError:  # pragma: no cover - orjson is a dependency; the standard library still reads

@@ -29,6 +29,7 @@ from typing import Any
 
 from wm_kernel.interop.billing import logged_usage
 from wm_kernel.interop.log_files import read_unit, subagent_files
+from wm_kernel.utils.fastjson import loads_exact
 from wm_kernel.utils.safe_files import UnreadableFileError
 
 #: Bumped whenever what a row holds, or how a unit is read, changes: older entries are rebuilt.
@@ -37,31 +38,54 @@ CACHE_VERSION = 1
 CACHE_ENV = "WM_KERNEL_CACHE"
 
 
-@dataclass(frozen=True, slots=True)
 class UsageRow:
-    """One request's usage, as the report counts it. ``usage`` False: the log holds none for it
-    (counted as a request, with no tokens)."""
+    """One request's usage, as the report counts it: its send time (ISO-8601), model, provider,
+    session, uncached input, cache reads, writes by TTL (as ``Usage.cache_writes`` keys them:
+    ``5m``, ``1h``, ``default``), output, and the response ids a transcript's request is deduped
+    on. ``usage`` False: the log holds none for it (counted as a request, with no tokens). A plain
+    slotted class: a cached run builds one per request, and a dataclass's checks cost more than
+    the rest of the run."""
 
-    sent_at: str | None
-    model: str | None
-    provider: str
-    session: str
-    input: int = 0
-    cache_read: int = 0
-    #: writes by TTL, as ``Usage.cache_writes`` keys them (``5m``, ``1h``, ``default``)
-    writes: tuple[tuple[str, int], ...] = ()
-    output: int = 0
-    usage: bool = True
-    ids: tuple[str, ...] = ()
+    __slots__ = (
+        "sent_at",
+        "model",
+        "provider",
+        "session",
+        "input",
+        "cache_read",
+        "writes",
+        "output",
+        "usage",
+        "ids",
+        "cache_write_1h",
+        "cache_write_5m",
+    )
 
-    @property
-    def cache_write_1h(self) -> int:
-        return dict(self.writes).get("1h", 0)
-
-    @property
-    def cache_write_5m(self) -> int:
-        """Writes at any TTL but the hour (``Usage.cache_write_5m_tokens``)."""
-        return sum(n for _, n in self.writes) - self.cache_write_1h
+    def __init__(
+        self,
+        sent_at: str | None,
+        model: str | None,
+        provider: str,
+        session: str,
+        input: int = 0,
+        cache_read: int = 0,
+        writes: tuple[tuple[str, int], ...] = (),
+        output: int = 0,
+        usage: bool = True,
+        ids: tuple[str, ...] = (),
+    ) -> None:
+        self.sent_at, self.model, self.provider, self.session = sent_at, model, provider, session
+        self.input, self.cache_read, self.writes, self.output = input, cache_read, writes, output
+        self.usage, self.ids = usage, ids
+        one_hour = 0
+        written = 0
+        for ttl, count in writes:
+            written += count
+            if ttl == "1h":
+                one_hour += count
+        #: writes at the one-hour TTL, and at any other (``Usage.cache_write_5m_tokens``)
+        self.cache_write_1h = one_hour
+        self.cache_write_5m = written - one_hour
 
     def to_json(self) -> list[Any]:
         return [
@@ -80,25 +104,16 @@ class UsageRow:
     @classmethod
     def from_json(cls, item: Sequence[Any]) -> UsageRow:
         sent_at, model, provider, session, plain, read, writes, output, usage, ids = item
-        counts = (plain, read, output, *writes.values())
-        if not all(isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in counts):
-            raise ValueError("a cached row's counts are not counts")
-        if not (isinstance(provider, str) and isinstance(session, str) and isinstance(usage, bool)):
+        for n in (plain, read, output, *writes.values()):
+            if type(n) is not int or n < 0:
+                raise ValueError("a cached row's counts are not counts")
+        if type(provider) is not str or type(session) is not str or type(usage) is not bool:
             raise ValueError("a cached row is malformed")
-        if not (sent_at is None or isinstance(sent_at, str)) or not (model is None or isinstance(model, str)):
+        if not (sent_at is None or type(sent_at) is str) or not (model is None or type(model) is str):
             raise ValueError("a cached row is malformed")
-        return cls(
-            sent_at,
-            model,
-            provider,
-            session,
-            plain,
-            read,
-            tuple((str(k), v) for k, v in writes.items()),
-            output,
-            usage,
-            tuple(str(i) for i in ids),
-        )
+        if not all(type(i) is str for i in ids):
+            raise ValueError("a cached row's ids are malformed")
+        return cls(sent_at, model, provider, session, plain, read, tuple(writes.items()), output, usage, tuple(ids))
 
 
 @dataclass
@@ -247,11 +262,12 @@ class UsageCache:
     def get(self, path: Path, stamp: list[list[Any]]) -> UnitRead | None:
         """The unit's cached read, if its entry matches ``stamp`` and reads; else None."""
         try:
-            value = json.loads(self._entry(path).read_text(encoding="utf-8"))
+            raw = self._entry(path).read_bytes()
+            value = loads_exact(raw, raw.decode("utf-8"))
             if value.get("version") != self.version or value.get("files") != stamp:
                 return None
             return UnitRead.from_json(value["read"])
-        except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        except (OSError, ValueError, KeyError, TypeError, AttributeError, RecursionError):
             return None  # missing, stale or corrupt: rebuilt
 
     def put(self, path: Path, stamp: list[list[Any]], read: UnitRead) -> None:

@@ -142,17 +142,20 @@ class UsageReport:
 
 
 class _Prices:
-    """Each request's dollars as the import prices it, the profiles looked up once per model and day."""
+    """Each request's dollars as the import prices it (its model's row on the day it was sent, in
+    the send time's own zone, as ``request_pricing`` reads ``sent_at.date()``), the profiles looked
+    up once per model and day."""
 
     def __init__(self) -> None:
-        self.profiles: dict[tuple[str | None, str, date | None], Priced] = {}
+        self.profiles: dict[tuple[str | None, str, str | None], Priced] = {}
 
-    def usd(self, row: UsageRow, sent: datetime | None) -> float | None:
-        day = sent.date() if sent is not None else None
+    def usd(self, row: UsageRow) -> float | None:
+        day = row.sent_at[:10] if row.sent_at is not None else None
         key = (row.model, row.provider, day)
         found = self.profiles.get(key)
         if found is None:
-            found = self.profiles[key] = priced_as(row.model, default_model(row.provider), at=day)
+            at = date.fromisoformat(day) if day is not None else None
+            found = self.profiles[key] = priced_as(row.model, default_model(row.provider), at=at)
         if not found.priced:
             return None
         try:
@@ -162,11 +165,14 @@ class _Prices:
         return cost.total_usd
 
 
-def _when(value: str | None) -> datetime | None:
+def _utc_day(value: str | None) -> date | None:
+    """The UTC date of an ISO-8601 send time (read without parsing when it is already in UTC)."""
     if value is None:
         return None
+    if value.endswith("+00:00"):
+        return date.fromisoformat(value[:10])
     try:
-        return datetime.fromisoformat(value)
+        return datetime.fromisoformat(value).astimezone(UTC).date()
     except ValueError:
         return None
 
@@ -185,6 +191,7 @@ def usage_report(
     report = UsageReport()
     prices = _Prices()
     seen: set[str] = set()
+    models: dict[str | None, str] = {}
     for _, read in scan(paths, cache=cache, progress=progress):
         report.files += 1
         report.cached += read.cached
@@ -196,17 +203,18 @@ def usage_report(
                 report.duplicates += 1
                 continue
             seen.update(row.ids)
-            sent = _when(row.sent_at)
-            day = sent.astimezone(UTC).date() if sent is not None else None
+            day = _utc_day(row.sent_at)
             if (since is not None or until is not None) and (
                 day is None or (since is not None and day < since) or (until is not None and day > until)
             ):
                 report.outside += 1
                 continue
-            usd = prices.usd(row, sent) if row.usage else None
+            usd = prices.usd(row) if row.usage else None
             keys: Mapping[str, str] = {
                 "day": day.isoformat() if day is not None else NO_DAY,
-                "model": model_key(row.model),
+                "model": models[row.model]
+                if row.model in models
+                else models.setdefault(row.model, model_key(row.model)),
                 "session": row.session,
             }
             report.total.add(row, usd)
