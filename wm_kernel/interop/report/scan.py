@@ -33,7 +33,7 @@ from wm_kernel.utils.fastjson import loads_exact
 from wm_kernel.utils.safe_files import UnreadableFileError
 
 #: Bumped whenever what a row holds, or how a unit is read, changes: older entries are rebuilt.
-CACHE_VERSION = 1
+CACHE_VERSION = 2
 #: The environment variable naming the cache folder (default: ``$XDG_CACHE_HOME/wm-kernel/usage``).
 CACHE_ENV = "WM_KERNEL_CACHE"
 
@@ -247,16 +247,17 @@ class UsageCache:
         self.version = CACHE_VERSION
 
     def _entry(self, path: Path) -> Path:
-        key = hashlib.blake2b(str(path.resolve()).encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
+        key = hashlib.blake2b(os.path.abspath(path).encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
         return self.folder / f"{key}.json"
 
     @staticmethod
     def stamp(path: Path) -> list[list[Any]]:
-        """(path, size, mtime in ns) of each of the unit's files, as the entry records them."""
+        """(absolute path, size, mtime in ns as text) of each of the unit's files, as the entry
+        records them (the time as text: a 19-digit number would send the entry to the slow parser)."""
         out = []
         for one in unit_files(path):
-            stat = one.stat()
-            out.append([str(one.resolve()), stat.st_size, stat.st_mtime_ns])
+            stat = os.stat(one)
+            out.append([os.path.abspath(one), stat.st_size, str(stat.st_mtime_ns)])
         return out
 
     def get(self, path: Path, stamp: list[list[Any]]) -> UnitRead | None:
