@@ -281,7 +281,8 @@ class ClaudeCodeReader:
 
     # -- reading
     def feed(self, line: int, text: str, value: Any) -> None:
-        if not isinstance(value, Mapping) or not isinstance(value.get("type"), str):
+        # (a parsed line is a dict: the exact type check spares the ABC check on every line)
+        if (type(value) is not dict and not isinstance(value, Mapping)) or not isinstance(value.get("type"), str):
             raise ValueError("not a Claude Code transcript line: no 'type'")
         kind = value["type"]
         uuid, parent = value.get("uuid"), value.get("parentUuid")

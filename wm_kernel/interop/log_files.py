@@ -90,7 +90,7 @@ def _records(
     for number, row in enumerate(rows, start=1):
         if row.endswith(b"\r"):
             row = row[:-1]
-        if not row.strip():
+        if not row or row.isspace():  # (strip() would copy every line to find the blank ones)
             continue
         try:
             line = row.decode("utf-8")
