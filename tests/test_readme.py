@@ -40,10 +40,30 @@ def test_every_code_block_is_tested():
         if body.startswith("wm_kernel/")
         else "shell"
         if body.startswith("make lab")
+        else "usage"
+        if lang == "console" and " usage " in body.splitlines()[0]
         else f"untested: {body[:40]!r}"
         for lang, body in fences
     ]
     assert all(not kind.startswith("untested") for kind in kinds), kinds
+
+
+def test_the_usage_examples_run_as_shown(tmp_path, monkeypatch, capsys):
+    """The console blocks: ``pipx run wm-kernel usage`` runs the console script, which the package
+    declares; the example on the tests' session prints what the README shows."""
+    from wm_kernel.__main__ import main
+
+    monkeypatch.setenv("WM_KERNEL_CACHE", str(tmp_path))
+    monkeypatch.chdir(ROOT)
+    blocks = re.findall(r"```console\n(.*?)```", README, flags=re.S)
+    assert len(blocks) == 2
+    scripts = tomllib.loads((ROOT / "pyproject.toml").read_text("utf-8"))["project"]["scripts"]
+    assert blocks[0].startswith("$ pipx run wm-kernel usage ") and scripts["wm-kernel"] == "wm_kernel.__main__:main"
+    command, *shown = blocks[1].splitlines()
+    assert command.startswith("$ python -m wm_kernel usage ")
+    capsys.readouterr()
+    assert main(command.split()[4:]) == 0
+    assert capsys.readouterr().out.splitlines() == shown
 
 
 def test_the_two_commands_are_make_targets():

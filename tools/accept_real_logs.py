@@ -16,11 +16,16 @@ count, written from the formats' facts (../shared/real-logs/README.md), not from
 - dollars: its own copy of prices.md's rows for the models these logs use, and OpenRouter's own
   ``usage.cost``, against the kit's ``price()`` per request.
 
+- a Codex rollout: one request per distinct ``total_token_usage`` of its ``token_count`` events,
+  billed its ``last_token_usage``, on the model of the last ``turn_context``;
+- a claude-trace capture: one request per successful Messages call, its usage the response body's
+  or, streamed, ``message_start``'s with ``message_delta``'s counts over it;
+- an OpenHands trajectory: one request per distinct ``model_response.id``, its LiteLLM usage.
+
 It compares the import's requests, ``billed_usage()``, the ``usage`` frame, reconcile's billed side,
-the OTLP export's ``gen_ai.usage.*`` and the CLI. The formats the kit does not read yet (Codex
-rollouts, claude-trace captures, OpenHands trajectories: issue 46) are counted and listed, not
-failed. Prints one line per file and check; exits 1 on any mismatch, 0 when all agree (77 when the
-folder is absent).
+the OTLP export's ``gen_ai.usage.*``, the CLI, and ``python -m wm_kernel usage``'s totals. Prints
+one line per file and check; exits 1 on any mismatch, 0 when all agree (77 when the folder is
+absent).
 """
 
 from __future__ import annotations
@@ -118,6 +123,11 @@ PRICES = {
     "claude-haiku-4-5": (1.0, 5.0, 1.25, 0.1),
     "gpt-5.6-sol": (5.0, 30.0, 1.25, 0.1),
     "gpt-4o-mini": (0.15, 0.60, 1.0, 0.5),
+    "claude-3-5-haiku": (0.80, 4.00, 1.25, 0.1),
+    # not in prices.md: the sources the kit's table cites (vercel.com/ai-gateway for gpt-5.3-codex,
+    # cached input 0.175; Google's pricing page for gemini-2.5-flash, cached 0.03); no writes
+    "gpt-5.3-codex": (1.75, 14.0, 1.0, 0.1),
+    "gemini-2.5-flash": (0.30, 2.50, 1.0, 0.1),
 }
 ROW_OF = {
     "claude-sonnet-4-5-20250929": "claude-sonnet-4-5",
@@ -128,6 +138,7 @@ ROW_OF = {
     "claude-sonnet-4-20250514": "claude-sonnet-4",
     "claude-haiku-4-5-20251001": "claude-haiku-4-5",
     "gpt-4o-mini-2024-07-18": "gpt-4o-mini",
+    "claude-3-5-haiku-20241022": "claude-3-5-haiku",
 }
 
 
@@ -328,9 +339,6 @@ def check_envelopes(path: Path, check: Check) -> None:
     try:
         session = import_log(path)
     except ValueError as exc:
-        if all("contents" in (r.get("request") or {}) for r in records):  # a Gemini generateContent body
-            print(f"    (issue 46) {len(records)} Gemini requests by a plain count; the kit does not read them yet")
-            return
         check.same("imports", str(exc), "imported")
         return
     check.same("no issues", [str(e) for e in session.errors], [])
@@ -395,36 +403,130 @@ def check_otlp(path: Path, check: Check) -> None:
     check.same("billed_usage() (writes as writes)", _imported(session), want)
 
 
-def not_yet(folder: Path) -> None:
-    """The formats the kit does not read yet (issue 46): their plain counts, and what import says."""
-    counts: list[tuple[Path, int]] = []
-    for path in sorted((folder / "codex-rollouts").glob("*.jsonl")):
-        seen: set[tuple[int, ...]] = set()
-        for value in _lines(path):
-            payload = value.get("payload") or {}
-            info = payload.get("info") if payload.get("type") == "token_count" else None
-            if isinstance(info, dict) and isinstance(info.get("total_token_usage"), dict):
-                seen.add(tuple(sorted(info["total_token_usage"].items())))  # type: ignore[arg-type]
-        counts.append((path, len(seen)))
-    for path in sorted((folder / "claude-trace").glob("*.jsonl")):
-        counts.append((path, len(_lines(path))))
-    for path in sorted((folder / "openhands").glob("*.json")):
-        value = json.loads(path.read_text(encoding="utf-8"))
-        if isinstance(value, list):
-            ids = {
-                ((e.get("tool_call_metadata") or {}).get("model_response") or {}).get("id")
-                for e in value
-                if isinstance(e, dict)
-            }
-            counts.append((path, len(ids - {None})))
-        else:
-            counts.append((path, len(value.get("data") or [])))
-    for path, requests in counts:
+def codex_counts(path: Path) -> list[tuple[str | None, Figures]]:
+    """Per request of a Codex rollout, (model, figures): one request per distinct
+    ``total_token_usage`` of a ``token_count`` event, billed its ``last_token_usage`` (input
+    includes the cached input, output the reasoning); the model of the last ``turn_context``."""
+    out: list[tuple[str | None, Figures]] = []
+    seen: set[str] = set()
+    model = None
+    for value in _lines(path):
+        payload = value.get("payload") or {}
+        if value.get("type") == "turn_context":
+            model = payload.get("model") or model
+        info = payload.get("info") if payload.get("type") == "token_count" else None
+        if not isinstance(info, dict) or not isinstance(info.get("last_token_usage"), dict):
+            continue
+        key = json.dumps(info.get("total_token_usage"), sort_keys=True)
+        if key in seen:
+            continue
+        seen.add(key)
+        last = info["last_token_usage"]
+        cached = _n(last.get("cached_input_tokens"))
+        out.append((model, (_n(last.get("input_tokens")) - cached, cached, 0, 0, _n(last.get("output_tokens")))))
+    return out
+
+
+def _sse_usage(raw: str) -> tuple[str | None, dict[str, Any]]:
+    """(model, usage) of a raw Messages stream: message_start's, with message_delta's counts over it."""
+    model, usage = None, {}
+    for line in raw.split("\n"):
+        if not line.startswith("data:"):
+            continue
         try:
-            read = f"imports {len(import_log(path))} requests"
-        except ValueError as exc:
-            read = f"not read: {str(exc).splitlines()[0][:100]}"
-        print(f"{path.name}\n    (issue 46) {requests} requests by a plain count; the kit {read}")
+            event = json.loads(line[5:])
+        except json.JSONDecodeError:
+            continue
+        if event.get("type") == "message_start":
+            model = event["message"].get("model")
+            usage = dict(event["message"].get("usage") or {})
+        elif event.get("type") == "message_delta":
+            usage.update({k: v for k, v in (event.get("usage") or {}).items() if v is not None})
+    return model, usage
+
+
+def trace_counts(path: Path) -> list[tuple[str | None, Figures]]:
+    """Per Messages call of a claude-trace capture that succeeded, (model, figures) of its
+    response: the body's usage, or the raw stream's."""
+    out: list[tuple[str | None, Figures]] = []
+    for value in _lines(path):
+        request, response = value.get("request") or {}, value.get("response") or {}
+        if "/v1/messages" not in str(request.get("url")) or response.get("status_code") not in (200, None):
+            continue
+        if isinstance(response.get("body"), dict):
+            usage = response["body"].get("usage") or {}
+        else:
+            usage = _sse_usage(response.get("body_raw") or "")[1]
+        out.append(((request.get("body") or {}).get("model"), _anthropic(usage)))
+    return out
+
+
+def openhands_counts(path: Path) -> list[tuple[str | None, Figures]]:
+    """Per distinct ``tool_call_metadata.model_response.id`` of a trajectory (or per item of a
+    stored-completions list), (model, figures) of its LiteLLM usage."""
+    value = json.loads(path.read_text(encoding="utf-8"))
+    out: list[tuple[str | None, Figures]] = []
+    if isinstance(value, dict):
+        return [(item.get("model"), usage_figures(item["usage"])) for item in value.get("data") or []]
+    seen: set[str] = set()
+    for event in value:
+        response = (event.get("tool_call_metadata") or {}).get("model_response") if isinstance(event, dict) else None
+        if not isinstance(response, dict) or response.get("id") in seen:
+            continue
+        seen.add(response.get("id"))
+        out.append((response.get("model"), usage_figures(response.get("usage") or {})))
+    return out
+
+
+def _report_total(path: Path) -> tuple[int, ...] | None:
+    """``python -m wm_kernel usage --json`` over one file: (requests, input, read, 5m, 1h, output)."""
+    from wm_kernel.__main__ import main as cli
+
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
+        status = cli(["usage", "--no-cache", "--json", str(path)])
+    if status != 0:
+        return None
+    total = json.loads(out.getvalue())["total"]
+    return tuple(total[k] for k in ("requests", "input", "cache_read", "cache_write_5m", "cache_write_1h", "output"))
+
+
+def check_counted(path: Path, want: list[tuple[str | None, Figures]], check: Check) -> None:
+    """A log of the issue-46 formats against its plain count: requests, figures, dollars, the
+    views that show them and the two commands."""
+    print(f"{path.name}")
+    session = import_log(path)
+    check.same("no issues", [str(e) for e in session.errors], [])
+    check.same("requests (plain count)", len(session), len(want))
+    got = _imported(session)
+    figures = [f for _, f in want]
+    check.same(
+        "billed_usage() totals", [sum(c) for c in zip(*got, strict=True)], [sum(c) for c in zip(*figures, strict=True)]
+    )  # type: ignore[misc]
+    check.same("multiset of per-request figures", sorted(got), sorted(figures))  # type: ignore[type-var]
+    check.same("usage frame", _frame(session), [_as_frame(f) for f in got])  # type: ignore[arg-type]
+    reconciled = _reconciled(session)
+    if reconciled is not None:
+        check.same("reconcile billed side", reconciled, [(f[0], f[1], f[2] + f[3], f[3]) for f in got])  # type: ignore[index]
+    from wm_kernel.providers.pricing import price
+
+    kit = sorted(
+        (round(price(u, p.profile).total_usd or 0.0, 9) if u is not None and p.priced else -1.0)
+        for u, p in zip(session.billed_usage(), session.pricing(), strict=True)
+    )
+    own = sorted((-1.0 if (d := dollars(m, f)) is None else round(d, 9)) for m, f in want)
+    check.same("dollars per request (the kit's price() == the rows by hand; -1 unpriced)", kit, own)
+    from wm_kernel.__main__ import main as cli
+
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()) as err:
+        status = cli(["import", str(path)])
+    check.same("python -m wm_kernel import exits 0, nothing on stderr", (status, err.getvalue()), (0, ""))
+    plain = (len(want), *(sum(c) for c in zip(*figures, strict=True)))
+    check.same("python -m wm_kernel usage total == the plain count", _report_total(path), plain)
+    print(
+        f"    {len(want)} requests; input {plain[1]:,}, read {plain[2]:,}, writes {plain[3] + plain[4]:,}, "
+        f"output {plain[5]:,}; ${sum(x for x in own if x >= 0):.6f}, unpriced {own.count(-1.0)}"
+    )
 
 
 def main(argv: list[str]) -> int:
@@ -439,7 +541,12 @@ def main(argv: list[str]) -> int:
         check_envelopes(path, check)
     for path in sorted((folder / "otlp").glob("*.json")):
         check_otlp(path, check)
-    not_yet(folder)
+    for path in sorted((folder / "codex-rollouts").glob("*.jsonl")):
+        check_counted(path, codex_counts(path), check)
+    for path in sorted((folder / "claude-trace").glob("*.jsonl")):
+        check_counted(path, trace_counts(path), check)
+    for path in sorted((folder / "openhands").glob("*.json")):
+        check_counted(path, openhands_counts(path), check)
     print(f"{'all figures agree' if not check.failed else f'{check.failed} checks failed'}")
     return 1 if check.failed else 0
 

@@ -1,5 +1,6 @@
 """Command line: ``python -m wm_kernel demo`` (the headless demo), ``replay`` (experiments),
-``import`` (other agents' logs, wm_kernel.interop) and ``check`` (the cache-stability checker);
+``import`` (other agents' logs, wm_kernel.interop), ``usage`` (the usage of a folder of logs) and
+``check`` (the cache-stability checker);
 ``--version``. Every error is one line on stderr in argparse's form,
 ``python -m wm_kernel COMMAND: error: ...`` (``wm_kernel.utils.checks.cli_error``)."""
 
@@ -30,6 +31,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     from wm_kernel.interop.cli import add_import_parser
 
     add_import_parser(sub)
+    from wm_kernel.interop.report.cli import add_usage_parser
+
+    add_usage_parser(sub)
     from wm_kernel.testing.cli import add_check_parser
 
     add_check_parser(sub)

@@ -164,7 +164,8 @@ def test_an_unknown_format_is_one_clear_error(tmp_path: Path) -> None:
         import_log(path)
     assert str(caught.value) == (
         f"{path}:1: unknown format: not a request body, transcript line or OTLP "
-        f"document (anthropic, openai.chat, openai.chat.stored, openai.responses, claude-code, mira-tap, otlp) "
+        f"document (anthropic, openai.chat, openai.chat.stored, openai.responses, gemini, claude-code, "
+        f"claude-trace, codex, mira-tap, openhands, otlp) "
         f"(nothing imported)"
     )
     with pytest.raises(ValueError, match=r"^unknown format 'csv'; formats: anthropic, "):

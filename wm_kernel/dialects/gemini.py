@@ -1,6 +1,11 @@
 """The Gemini wire: its usage (``usageMetadata``) and its models' cache layout (the kit builds no
 Gemini body and sends none).
 
+Logs: JSON Lines of ``generateContent`` request bodies (``contents``, ``systemInstruction``,
+``tools``, ``cachedContent``), alone or in an envelope whose response holds ``usageMetadata`` and
+``modelVersion``: the ``gemini`` log format (``wm_kernel.interop.formats`` reads it, cut by the
+``contents`` body shape).
+
 Usage: ``promptTokenCount`` includes ``cachedContentTokenCount``; ``toolUsePromptTokenCount`` is
 input too, ``thoughtsTokenCount`` output; camelCase (REST) or snake_case (the Python SDK). No
 writes are reported. The cache simulator lays a Gemini request out as the kit's wire does (its
@@ -29,6 +34,9 @@ class GeminiDialect(Dialect):
     default_for = ("google",)
     title = "a Gemini generateContent"
     default_model = "gemini-2.5-flash"
+    body_shape = "contents"
+    log_format = "gemini"
+    log_priority = 40
 
     def cache_layout(self, turn: TurnPieces) -> list[Slot]:
         return kit_cache_layout(turn)
@@ -52,6 +60,13 @@ class GeminiDialect(Dialect):
         tool_input = g("toolUsePromptTokenCount", "tool_use_prompt_token_count")
         output = g("candidatesTokenCount", "candidates_token_count") + g("thoughtsTokenCount", "thoughts_token_count")
         return Usage(self.provider, prompt - cached + tool_input, cached, {}, output, **common)
+
+    def is_body(self, body: Mapping[str, Any]) -> bool:
+        return isinstance(body.get("contents"), list) and "messages" not in body
+
+    def check_body(self, body: Mapping[str, Any]) -> None:
+        if not isinstance(body.get("contents"), list):
+            raise ValueError("not a Gemini generateContent request: no 'contents' list")
 
 
 GEMINI = register_dialect(GeminiDialect())

@@ -357,6 +357,8 @@ _NOT_PARAMS = (
     "tools",
     "input",
     "instructions",
+    "contents",
+    "systemInstruction",
     "max_tokens",
     "max_completion_tokens",
     "max_output_tokens",
@@ -386,7 +388,7 @@ def request_prefix(body: Mapping[str, Any]) -> dict[str, str]:
     """
     if not isinstance(body, Mapping):
         raise TypeError(f"a request body must be a dict, got {type(body).__name__}")
-    system: Any = body.get("system", body.get("instructions"))
+    system: Any = body.get("system", body.get("instructions", body.get("systemInstruction")))
     if isinstance(system, list):
         marked = [i for i, block in enumerate(system) if isinstance(block, Mapping) and "cache_control" in block]
         system = system[: marked[-1] + 1] if marked else system[:1]

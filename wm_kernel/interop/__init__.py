@@ -1,19 +1,23 @@
 """Bring your own agent: import other agents' request logs, export section-level OpenTelemetry traces.
 
 ``import_log(*paths)`` reads Anthropic Messages, OpenAI Chat Completions and Responses request
-bodies (JSON Lines), Claude Code transcripts, OTLP JSON traces and MIRA's traffic tap into an
+bodies (JSON Lines), Gemini ``generateContent`` envelopes, Claude Code transcripts, claude-trace
+captures, Codex CLI rollouts, OpenHands trajectories, OTLP JSON traces and MIRA's traffic tap into an
 :class:`~wm_kernel.interop.imported.ImportedSession` (history, diff, blame, cache simulation at the
 log's send times, usage, exact replay, ``to_session()`` for the dashboard). ``export_trace(session,
 exporter=...)`` emits a session, imported or composed here, as GenAI spans with one child span per
-section (needs the ``otel`` extra). See docs/interop.md.
+section (needs the ``otel`` extra). ``usage_report(*paths)`` totals the usage of every log under
+some folders per day, model and session (``python -m wm_kernel usage``). See docs/interop.md.
 """
 
 from __future__ import annotations
 
 from wm_kernel.dialects.registry import log_formats, register_log_format
 
-# the readers register in the order log_formats() lists them: the bodies' formats, claude-code, mira-tap, otlp
+# the readers register in the order log_formats() lists them: the bodies' formats, claude-code,
+# claude-trace, codex, mira-tap, openhands, otlp
 from wm_kernel.interop import claude_code, mira, otlp  # noqa: F401
+from wm_kernel.interop.agents import claude_trace, codex, openhands  # noqa: F401
 from wm_kernel.interop.billing import gen_ai_counts, logged_usage
 from wm_kernel.interop.bodies import Section
 from wm_kernel.interop.formats import ImportIssue, LoggedRequest
@@ -22,6 +26,7 @@ from wm_kernel.interop.log_files import import_log, read_file
 from wm_kernel.interop.mira import read_tap
 from wm_kernel.interop.otel import export_trace
 from wm_kernel.interop.otlp import read_otlp
+from wm_kernel.interop.report.tally import UsageReport, usage_report
 from wm_kernel.interop.split import SplitRule, Splitter
 
 __all__ = [
@@ -40,4 +45,6 @@ __all__ = [
     "export_trace",
     "read_otlp",
     "read_tap",
+    "usage_report",
+    "UsageReport",
 ]

@@ -285,6 +285,54 @@ def cut_openai_responses(text: str, node: Node, body: Mapping[str, Any], splitte
     return cut
 
 
+def cut_gemini(text: str, node: Node, body: Mapping[str, Any], splitter: Splitter) -> Cutter:
+    """A Gemini ``generateContent`` body: tools, the system instruction, the cached content it
+    names (the cache's text is not in the body: the section is its name), then ``contents``."""
+    cut = Cutter(text, splitter)
+    for key, child in sorted(node.keys.items(), key=lambda kv: kv[1].start):
+        value = body[key]
+        if key == "tools" and isinstance(value, list):
+            for index, tool in enumerate(value):
+                declared = (
+                    tool.get("functionDeclarations") or tool.get("function_declarations")
+                    if isinstance(tool, Mapping)
+                    else None
+                )
+                names = (
+                    [d.get("name") for d in declared if isinstance(d, Mapping)] if isinstance(declared, list) else []
+                )
+                name = ",".join(str(n) for n in names if n) or index
+                cut.group(child.items[index], f"tool:{name}", "tool", "tools", [])
+        elif key in ("systemInstruction", "system_instruction") and isinstance(value, Mapping):
+            cut.group(child, "system", "system", "system", _gemini_parts(value, child))
+        elif key in ("cachedContent", "cached_content") and isinstance(value, str):
+            cut.group(child, "cachedContent", "system", "system", [])
+        elif key == "contents" and isinstance(value, list):
+            for index, content in enumerate(value):
+                item = child.items[index]
+                if not isinstance(content, Mapping):
+                    cut.group(item, f"msg[{index}]", "message", None, [])
+                    continue
+                role = str(content.get("role") or "user")
+                cut.group(item, f"msg[{index}] {role}", "message", role, _gemini_parts(content, item))
+    return cut
+
+
+def _gemini_parts(content: Mapping[str, Any], node: Node) -> list[Part]:
+    """A Gemini content's ``parts``: text split, anything else (calls, results, data) as JSON."""
+    parts = content.get("parts")
+    if not isinstance(parts, list):
+        return []
+    out = []
+    for index, part in enumerate(parts):
+        child = node["parts"].items[index]
+        if isinstance(part, Mapping) and isinstance(part.get("text"), str):
+            out.append(Part(child["text"], "split", f"[{index}] text"))
+        else:
+            out.append(Part(child, "json", f"[{index}]"))
+    return out
+
+
 def cut_body(
     text: str, body: Mapping[str, Any], dialect: str, splitter: Splitter, node: Node | None = None
 ) -> list[Section]:
@@ -293,7 +341,12 @@ def cut_body(
     caller finishes the cut)."""
     located = node if node is not None else locate(text)
     # by the JSON shape of the wire's body (``Dialect.body_shape``), not by the wire's name
-    cutters = {"messages": cut_anthropic, "chat": cut_openai_chat, "responses": cut_openai_responses}
+    cutters = {
+        "messages": cut_anthropic,
+        "chat": cut_openai_chat,
+        "responses": cut_openai_responses,
+        "contents": cut_gemini,
+    }
     shape = get_dialect(dialect).body_shape
     if shape not in cutters:
         raise ValueError(f"no cutter for {dialect} request bodies (shape {shape!r})")

@@ -8,8 +8,9 @@ new format registers itself there, see that module's docstring):
     ``{"timestamp": ISO-8601, "request": body, "response": {... "usage": {...}}}`` (the envelope
     gives the send time and the usage; a ``"url"`` beside them gives the model where only the URL names
     it: Bedrock's ``/model/{modelId}/converse`` and ``/invoke``).
-``openai.chat`` / ``openai.responses``
-    The same for OpenAI Chat Completions and Responses bodies.
+``openai.chat`` / ``openai.responses`` / ``gemini``
+    The same for OpenAI Chat Completions and Responses bodies and Gemini ``generateContent`` bodies
+    (an envelope's ``usageMetadata`` and ``modelVersion`` give the usage and the model).
 ``claude-code``
     A Claude Code session transcript (``~/.claude/projects/<project>/<session>.jsonl``, read and
     registered by ``wm_kernel.interop.claude_code``): each assistant message (the lines sharing
@@ -213,24 +214,26 @@ class BodyReader:
             raise ValueError(f"not {self.title()} request: it reads as {kind}")
         node = locate(text)
         response = value.get("response") if enveloped else None
-        usage = response.get("usage") if isinstance(response, Mapping) else None
+        usage_key = "usageMetadata" if isinstance(response, Mapping) and "usageMetadata" in response else "usage"
+        usage = response.get(usage_key) if isinstance(response, Mapping) else None
         if usage is not None and not isinstance(usage, Mapping):
-            raise ValueError(f"response.usage must be an object, got {usage!r}")
+            raise ValueError(f"response.{usage_key} must be an object, got {usage!r}")
         sent_at = parse_time(value.get("timestamp"), "timestamp") if enveloped else None
         sections = cut_body(text, body, self.wire.name, self.splitter, node["request"] if enveloped else node)
         rid = value.get("request_id") if enveloped else None
         answer = response if isinstance(response, Mapping) else {}
         # Bedrock names the model only in the URL (an envelope's ``url``); else the body, else the answer
-        model = body.get("model") or (model_from_url(value.get("url")) if enveloped else None) or answer.get("model")
-        choices = answer.get("choices")
+        # (Gemini's answer names it ``modelVersion``)
+        model = (
+            body.get("model")
+            or (model_from_url(value.get("url")) if enveloped else None)
+            or answer.get("model")
+            or answer.get("modelVersion")
+        )
+        choices = answer.get("choices") or answer.get("candidates")
+        first = choices[0] if isinstance(choices, list) and choices and isinstance(choices[0], Mapping) else {}
         finish = (
-            answer.get("stop_reason")
-            or answer.get("status")
-            or (
-                choices[0].get("finish_reason")
-                if isinstance(choices, list) and choices and isinstance(choices[0], Mapping)
-                else None
-            )
+            answer.get("stop_reason") or answer.get("status") or first.get("finish_reason") or first.get("finishReason")
         )
         self.requests.append(
             LoggedRequest(
@@ -245,8 +248,8 @@ class BodyReader:
                 usage,
                 self.usage_format if usage else None,
                 rid if isinstance(rid, str) else None,
-                response_id=_text(answer.get("id")),
-                response_model=_text(answer.get("model")),
+                response_id=_text(answer.get("id") or answer.get("responseId")),
+                response_model=_text(answer.get("model") or answer.get("modelVersion")),
                 finish_reason=_text(finish),
             )
         )

@@ -21,6 +21,9 @@ from pathlib import Path
 from typing import Any
 
 from wm_kernel.dialects.registry import get_log_format, log_formats, sniff_log_format
+from wm_kernel.interop.agents.claude_trace import ClaudeTraceReader as _ClaudeTraceReader  # noqa: F401  (registers claude-trace)
+from wm_kernel.interop.agents.codex import CodexReader as _CodexReader  # noqa: F401  (registers the codex format)
+from wm_kernel.interop.agents.openhands import OpenHandsReader as _OpenHandsReader  # noqa: F401  (registers openhands)
 from wm_kernel.interop.claude_code import ClaudeCodeReader
 from wm_kernel.interop.formats import ImportIssue, LoggedRequest, detect
 from wm_kernel.interop.imported import ImportedSession
@@ -29,10 +32,14 @@ from wm_kernel.interop.mira import read_tap as _read_tap  # noqa: F401  (registe
 from wm_kernel.interop.otlp import read_otlp as _read_otlp  # noqa: F401  (registers the otlp format)
 from wm_kernel.interop.split import Splitter
 from wm_kernel.tokens import TokenCounter
+from wm_kernel.utils.fastjson import loads_exact, long_digits
 from wm_kernel.utils.safe_files import BOM, BadJSONError, UnreadableFileError, open_regular, parse_json, read_bytes
 
 #: How much of a file :func:`log_format_of` reads to tell its format.
 MAX_SNIFF_CHARS = 4 * 1024 * 1024
+
+#: The ``skipped`` kind of a file's last line when it is cut off (still being written).
+INCOMPLETE = "incomplete last line (still being written)"
 
 
 @dataclass
@@ -49,13 +56,18 @@ class LogFile:
     reader: Any = None
 
 
-def _records(data: bytes, name: str, issues: list[ImportIssue]) -> Iterator[tuple[int, str, Any]]:
+def _records(
+    data: bytes, name: str, issues: list[ImportIssue], skipped: Counter[str] | None = None
+) -> Iterator[tuple[int, str, Any]]:
     """(line, text, value) of each record: JSON Lines split on "\n" only (U+2028, U+0085 and the
     other characters ``str.splitlines`` breaks on stay inside their line), each line decoded on its
     own (a bad UTF-8 byte is an issue naming its line); or, where the file is one JSON document
     over several lines (a pretty-printed body, an array or ``{"data": [...]}`` list of records),
-    its records."""
+    its records. A last line that is not JSON and has no newline after it is a line still being
+    written (the file grew as it was read): counted in ``skipped`` as ``INCOMPLETE``, not an issue,
+    and read on the next run."""
     rows = data.split(b"\n")
+    long = long_digits(data)  # checked once: a file without a long digit run needs no check per line
     first = next((i for i, row in enumerate(rows) if row.strip()), None)
     if first is not None and not any(r.strip() for r in rows[first + 1 :]) and rows[first].lstrip()[:1] in b"[{":
         try:  # one line holding an array of records, or an API's list of them
@@ -82,7 +94,7 @@ def _records(data: bytes, name: str, issues: list[ImportIssue]) -> Iterator[tupl
     for number, row in enumerate(rows, start=1):
         if row.endswith(b"\r"):
             row = row[:-1]
-        if not row.strip():
+        if not row or row.isspace():  # (strip() would copy every line to find the blank ones)
             continue
         try:
             line = row.decode("utf-8")
@@ -96,8 +108,14 @@ def _records(data: bytes, name: str, issues: list[ImportIssue]) -> Iterator[tupl
             )
             continue
         try:
-            value = parse_json(line)
+            # orjson's fast reading where it reads exactly; else the one strict decoder, whose
+            # one-line error (NaN, a huge integer, deep nesting, malformed) is the line's issue
+            value = loads_exact(row, line, long=None if long else False, fallback=parse_json)
         except BadJSONError as exc:
+            if number == len(rows) and skipped is not None and not data.endswith(b"\n"):
+                # no newline after it: a line still being written (the file changed as it was read)
+                skipped[INCOMPLETE] += 1
+                continue
             issues.append(ImportIssue(name, number, str(exc)))
             continue
         yield number, line, value
@@ -130,10 +148,12 @@ def read_log(
     splitter: Splitter | None = None,
     context: Any = None,
     subagent: bool = False,
+    usage_only: bool = False,
 ) -> LogFile:
     """One log file read (:class:`LogFile`). ValueError (naming the file and line) when it cannot
     be imported at all: no such file, an unknown format, no record readable. ``context`` and
-    ``subagent`` read a Claude Code subagent file beside the reader of its session."""
+    ``subagent`` read a Claude Code subagent file beside the reader of its session; ``usage_only``
+    reads a transcript for its usage alone (the same requests, without their sections)."""
     name = str(path)
     if format is not None and format not in log_formats():
         raise ValueError(f"unknown format {format!r}; formats: {', '.join(log_formats())}")
@@ -154,7 +174,8 @@ def read_log(
     reader: Any = None
     chosen = format
     pending: list[tuple[int, str, Any]] = []
-    for number, row, value in _records(data, name, issues):
+    partial: Counter[str] = Counter()
+    for number, row, value in _records(data, name, issues, partial):
         if chosen is None:
             chosen = detect(value)
             if chosen is None:
@@ -164,7 +185,11 @@ def read_log(
             make = get_log_format(chosen).reader
             if make is None:  # a whole-file format its sniff did not claim (a first line that is not its)
                 return _read_whole(name, data, chosen, split)
-            reader = ClaudeCodeReader(name, split, context, subagent) if make is ClaudeCodeReader else make(name, split)
+            reader = (
+                ClaudeCodeReader(name, split, context, subagent, usage_only=usage_only)
+                if make is ClaudeCodeReader
+                else make(name, split)
+            )
             for early in pending:  # records before the first one that named the format
                 _feed(reader, early, issues)
             pending = []
@@ -183,7 +208,7 @@ def read_log(
     if not requests:
         first = issues[0] if issues else ImportIssue(name, 1, "no requests in the file")
         raise ValueError(f"{first} (nothing imported)")
-    return LogFile(name, chosen, requests, issues, Counter(getattr(reader, "skipped", {})), reader)
+    return LogFile(name, chosen, requests, issues, Counter(getattr(reader, "skipped", {})) + partial, reader)
 
 
 def _read_whole(name: str, data: bytes, chosen: str, split: Splitter) -> LogFile:
@@ -295,28 +320,56 @@ def import_log(
     for path in files:
         if _real(path) in done:
             continue
-        read = read_log(path, format=format, splitter=splitter)
-        found = [read]
-        folder = path.with_suffix("") / "subagents"
-        if subagents and read.format == "claude-code" and folder.is_dir():
-            for sub in sorted(folder.glob("*.jsonl")):
-                if _real(sub) not in done:
-                    done.add(_real(sub))
-                    try:
-                        found.append(
-                            read_log(sub, format=format, splitter=splitter, context=read.reader, subagent=True)
-                        )
-                    except ValueError as exc:  # an empty or progress-only subagent: its session still imports
-                        issues.append(_issue_of(sub, exc))
-        for one in found:
-            requests += _new_responses(one.requests, seen, skipped)
+        for one in read_unit(path, format=format, splitter=splitter, subagents=subagents, done=done):
+            requests += new_responses(one.requests, seen, skipped)
             issues += one.issues
             skipped += one.skipped
     names = ", ".join(Path(p).name for p in paths)
     return ImportedSession(requests, issues, counter=counter, name=names, skipped=skipped, gap=gap, times=times)
 
 
-def _new_responses(found: list[LoggedRequest], seen: set[str], skipped: Counter[str]) -> list[LoggedRequest]:
+def subagent_files(path: Path) -> list[Path]:
+    """The subagent files of a Claude Code session file (``<session>/subagents/*.jsonl``), sorted."""
+    folder = path.with_suffix("") / "subagents"
+    return sorted(folder.glob("*.jsonl")) if folder.is_dir() else []
+
+
+def read_unit(
+    path: Path,
+    *,
+    format: str | None = None,
+    splitter: Splitter | None = None,
+    subagents: bool = True,
+    done: set[Path] | None = None,
+    usage_only: bool = False,
+) -> list[LogFile]:
+    """One file read, and, when it is a Claude Code session, its subagent files read beside it (each
+    with the session's reader as context), skipping those in ``done`` and adding the others to it:
+    what :func:`import_log` and the usage report read as one unit (``usage_only``: see :func:`read_log`)."""
+    done = done if done is not None else set()
+    read = read_log(path, format=format, splitter=splitter, usage_only=usage_only)
+    found = [read]
+    if subagents and read.format == "claude-code":
+        for sub in subagent_files(path):
+            if _real(sub) not in done:
+                done.add(_real(sub))
+                try:
+                    found.append(
+                        read_log(
+                            sub,
+                            format=format,
+                            splitter=splitter,
+                            context=read.reader,
+                            subagent=True,
+                            usage_only=usage_only,
+                        )
+                    )
+                except ValueError as exc:  # an empty or progress-only subagent: its session still reads
+                    found.append(LogFile(str(sub), None, [], [_issue_of(sub, exc)], Counter(), None))
+    return found
+
+
+def new_responses(found: list[LoggedRequest], seen: set[str], skipped: Counter[str]) -> list[LoggedRequest]:
     """The transcript requests whose API response was not imported yet (a sidechain written both
     into its session and into a subagent file, a session copied on resume): one request per
     response, the first file's; the others are counted in ``skipped``."""
@@ -331,7 +384,17 @@ def _new_responses(found: list[LoggedRequest], seen: set[str], skipped: Counter[
     return out
 
 
-__all__ = ["LogFile", "read_log", "read_file", "log_files", "import_log"]
+__all__ = [
+    "LogFile",
+    "read_log",
+    "read_file",
+    "log_files",
+    "import_log",
+    "read_unit",
+    "subagent_files",
+    "new_responses",
+    "log_format_of",
+]
 
 
 def log_format_of(path: str | Path) -> str | None:

@@ -261,9 +261,18 @@ class ClaudeCodeReader:
     a subagent file belongs to: a parent line found there continues that session's messages."""
 
     def __init__(
-        self, path: str, splitter: Splitter, context: ClaudeCodeReader | None = None, subagent: bool = False
+        self,
+        path: str,
+        splitter: Splitter,
+        context: ClaudeCodeReader | None = None,
+        subagent: bool = False,
+        *,
+        usage_only: bool = False,
     ) -> None:
         self.path = path
+        #: read for the usage alone (the usage report): the lines are threaded as ever, but neither
+        #: cut into sections nor kept (its requests have no sections)
+        self.usage_only = usage_only
         self.splitter = splitter
         self.context = context
         self.subagent = subagent
@@ -284,7 +293,8 @@ class ClaudeCodeReader:
 
     # -- reading
     def feed(self, line: int, text: str, value: Any) -> None:
-        if not isinstance(value, Mapping) or not isinstance(value.get("type"), str):
+        # (a parsed line is a dict: the exact type check spares the ABC check on every line)
+        if (type(value) is not dict and not isinstance(value, Mapping)) or not isinstance(value.get("type"), str):
             raise ValueError("not a Claude Code transcript line: no 'type'")
         kind = value["type"]
         uuid, parent = value.get("uuid"), value.get("parentUuid")
@@ -314,10 +324,13 @@ class ClaudeCodeReader:
             # the boundary the summary is parented on, else (an isCompactSummary line) the last one read
             target.boundary = self.boundaries.get(parent) if isinstance(parent, str) else None
             target.boundary = target.boundary or self.last_boundary
-        node = locate(text)
-        cut = Cutter(text, self.splitter)
-        anthropic_message(cut, node["message"], message, f"msg[{target.depth}]", first)
-        entry = _Line(line, text, tuple(cut.finish()), at, _blocks(message))
+        if self.usage_only:
+            entry = _Line(line, "", (), at, _blocks(message))
+        else:
+            node = locate(text)
+            cut = Cutter(text, self.splitter)
+            anthropic_message(cut, node["message"], message, f"msg[{target.depth}]", first)
+            entry = _Line(line, text, tuple(cut.finish()), at, _blocks(message))
         target.add(entry)
         if kind == "assistant":
             usage = message.get("usage")
