@@ -164,8 +164,8 @@ def test_an_unknown_format_is_one_clear_error(tmp_path: Path) -> None:
         import_log(path)
     assert str(caught.value) == (
         f"{path}:1: unknown format: not a request body, transcript line or OTLP "
-        f"document (anthropic, openai.chat, openai.chat.stored, openai.responses, gemini, claude-code, "
-        f"claude-trace, codex, mira-tap, openhands, otlp) "
+        f"document (anthropic, claude-code, claude-trace, codex, gemini, mira-tap, openai.chat, "
+        f"openai.chat.stored, openai.responses, openhands, otlp) "
         f"(nothing imported)"
     )
     with pytest.raises(ValueError, match=r"^unknown format 'csv'; formats: anthropic, "):

@@ -199,7 +199,8 @@ def read_log(
             ImportIssue(
                 name,
                 number,
-                f"unknown format: not a request body, transcript line or OTLP document ({', '.join(log_formats())})",
+                "unknown format: not a request body, transcript line or OTLP document "
+                f"({', '.join(sorted(log_formats()))})",
             )
         )
     requests = reader.finish() if reader is not None else []
