@@ -30,6 +30,8 @@ class GeminiDialect(Dialect):
     title = "a Gemini generateContent"
     default_model = "gemini-2.5-flash"
 
+    plain_history = True
+
     def cache_layout(self, turn: TurnPieces) -> list[Slot]:
         return kit_cache_layout(turn)
 
