@@ -28,9 +28,11 @@ def cached_names(request: LoggedRequest) -> set[str]:
     ordered = prompt_order(request.sections)
     if known_name(request.provider) and get_dialect(request.provider).whole_prefix_cached:
         return {s.name for s in ordered if s.kind != "message"}
-    marks = list(map(_CACHE, ordered))  # the last mark is near the end: found by a scan back
-    last = next((i for i in range(len(marks) - 1, -1, -1) if marks[i]), None)
-    return set(map(_NAME, ordered[: last + 1])) if last is not None else set()
+    marks = list(map(bool, map(_CACHE, ordered)))
+    if True not in marks:  # a transcript has none: one look, at the speed of a list search
+        return set()
+    last = len(marks) - 1 - marks[::-1].index(True)
+    return set(map(_NAME, ordered[: last + 1]))
 
 
 _CACHE, _NAME = operator.attrgetter("cache"), operator.attrgetter("name")
@@ -50,24 +52,14 @@ class _Build:
         self.members: list[list[int]] = []
         self.previous: str | None = None
         self.texts: list[str] = []  # the text and blame of each item but the last (which may grow)
-        self.blames: list[tuple[tuple[int, int], ...]] = []
+        self.blames: dict[str, tuple[tuple[int, int], ...]] = {}  # by item key, in order
 
-    def resumed(self, sections: list[Section], cached: set[str]) -> _Build | None:
-        """A copy to carry on with when ``sections`` starts with this build's (the same objects)
-        under the same cache marks, else None."""
+    def resumes(self, sections: list[Section], cached: set[str]) -> bool:
+        """Whether ``sections`` starts with this build's (the same objects) under the same cache
+        marks, so the build can carry on with them. (A prompt copies what it holds of a build,
+        so the build carries on in place.)"""
         done = len(self.sections)
-        if cached != self.cached or len(sections) < done or shared_start(sections[:done], self.sections) < done:
-            return None
-        out = _Build(cached)
-        out.records = self.records[:]
-        out.keys = {key: parts[:] for key, parts in self.keys.items()}
-        out.items, out.members = self.items[:], self.members[:]
-        if out.items:  # the last item may grow: its own lists
-            out.items[-1], out.members[-1] = out.items[-1][:], out.members[-1][:]
-        out.previous = self.previous
-        out.sections = self.sections
-        out.texts, out.blames = self.texts[:], self.blames[:]
-        return out
+        return cached == self.cached and len(sections) >= done and shared_start(sections[:done], self.sections) == done
 
     def add(self, sections: list[Section], memo: dict[Any, Any]) -> None:
         """Carry on with ``sections`` (which start with this build's)."""
@@ -95,12 +87,14 @@ class _Build:
             self.previous = s.element
         self.sections = sections
         # every item but the last is complete: its text and blame are kept
-        for i in range(len(self.texts), len(self.items)):
-            self.texts.append("")
-            self.blames.append(())
-            self.texts[i], self.blames[i] = _item(self.items[i], self.members[i], memo)
-        if self.items:
-            self.texts[-1], self.blames[-1] = _item(self.items[-1], self.members[-1], memo)
+        names = _item_names(len(self.items))
+        for i in range(max(len(self.texts) - 1, 0), len(self.items)):
+            text, blame = _item(self.items[i], self.members[i], memo)
+            if i < len(self.texts):
+                self.texts[i] = text
+            else:
+                self.texts.append(text)
+            self.blames[names[i]] = blame
 
     def prompt(self, turn: int) -> ComposedPrompt:
         blame: BlameData = {}
@@ -108,7 +102,7 @@ class _Build:
         for key, parts in self.keys.items():
             texts[key] = "".join(text for text, _ in parts)
             blame[key] = tuple((len(text), owner) for text, owner in parts if text)
-        blame.update(zip(_item_names(len(self.texts)), self.blames, strict=True))
+        blame.update(self.blames)
         return ComposedPrompt(
             texts["cached_content"],
             texts["non_cached_content"],
@@ -128,7 +122,7 @@ def _item(parts: list[tuple[str, int]], members: list[int], memo: dict[Any, Any]
             "".join(text for text, _ in parts),
             tuple((len(text), owner) for text, owner in parts if text),
         )
-    return found  # type: ignore[no-any-return]
+    return found
 
 
 #: the blame keys of conversation items, made once
@@ -137,7 +131,7 @@ _ITEM_KEYS: list[str] = []
 
 def _item_names(count: int) -> list[str]:
     _ITEM_KEYS.extend(f"conversation_prefix_items[{i}]" for i in range(len(_ITEM_KEYS), count))
-    return _ITEM_KEYS[:count]
+    return _ITEM_KEYS
 
 
 #: where the memo keeps the last build of each conversation (by its first section: a transcript's
@@ -157,7 +151,7 @@ def composed(
     builds: dict[int, _Build] = memo.setdefault(_LAST, {})
     root = id(sections[0]) if sections else 0
     last = builds.get(root)
-    build = (last.resumed(sections, cached) if last is not None else None) or _Build(cached)
+    build = last if last is not None and last.resumes(sections, cached) else _Build(cached)
     build.add(sections, memo)
     builds[root] = build
     return build.prompt(turn)
