@@ -130,6 +130,7 @@ class _Chain:
         "owner",
         "depth",
         "before",
+        "marked",
     )
 
     def __init__(self, node: _Message, count: int, parent: _Chain | None) -> None:
@@ -148,6 +149,8 @@ class _Chain:
         self.depth: int = parent.depth + 1 if parent is not None else 0
         #: how many prompt sections the links before this one hold
         self.before: int = parent.before + len(parent.prompt) if parent is not None else 0
+        #: whether a section of the chain carries a cache mark (a transcript's never do)
+        self.marked: bool = (parent is not None and parent.marked) or any(s.cache for s in self.prompt)
         #: the file every message of the chain is in, None where they are in several
         self.owner: ClaudeCodeReader | None = node.owner if parent is None or parent.owner is node.owner else None
 
@@ -206,6 +209,9 @@ class ChainSections(PromptSequence):
         if len(self._chain.kinds) > 1:  # tools or system among the messages: sorted by kind
             return super().prompt_order()
         return self._chain.prompt_sections()
+
+    def cache_marked(self) -> bool:
+        return self._chain.marked
 
     def __len__(self) -> int:
         return self._chain.sections

@@ -14,7 +14,7 @@ from typing import Any
 
 from wm_kernel.core.prompt import BlameData, ComposedPrompt, SectionRecord
 from wm_kernel.dialects.registry import get_dialect, known_name
-from wm_kernel.interop.bodies import Section, prompt_order
+from wm_kernel.interop.bodies import PromptSequence, Section, prompt_order
 from wm_kernel.interop.formats import LoggedRequest
 from wm_kernel.utils.sequences import shared_start
 
@@ -25,8 +25,11 @@ ELEMENT_SEPARATOR = "\n\n"
 def cached_names(request: LoggedRequest) -> set[str]:
     """The sections in the cached prefix: up to the last cache mark (Anthropic), every tool and
     system section under automatic prefix caching (OpenAI)."""
+    whole = known_name(request.provider) and get_dialect(request.provider).whole_prefix_cached
+    if not whole and isinstance(request.sections, PromptSequence) and not request.sections.cache_marked():
+        return set()  # known without a look at each section (a transcript has no marks)
     ordered = prompt_order(request.sections)
-    if known_name(request.provider) and get_dialect(request.provider).whole_prefix_cached:
+    if whole:
         return {s.name for s in ordered if s.kind != "message"}
     marks = list(map(bool, map(_CACHE, ordered)))
     if True not in marks:  # a transcript has none: one look, at the speed of a list search
