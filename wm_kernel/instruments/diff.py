@@ -42,6 +42,7 @@ from __future__ import annotations
 import difflib
 import html
 import os
+import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -121,10 +122,14 @@ class FirstChange:
 _ITEM_NAMES: dict[str, list[str]] = {"conversation_prefix_items": [], "post_history_items": []}
 
 
+_NAMING = threading.Lock()  # two threads extending a list at once would make a name twice
+
+
 def _item_names(key: str, count: int) -> list[str]:
-    names = _ITEM_NAMES[key]
-    names.extend(f"{key}[{i}]" for i in range(len(names), count))
-    return names[:count]
+    with _NAMING:
+        names = _ITEM_NAMES[key]
+        names.extend(f"{key}[{i}]" for i in range(len(names), count))
+        return names[:count]
 
 
 def _keyed_texts(prompt: Mapping[str, Any], items: Mapping[str, int]) -> dict[str, str]:

@@ -10,6 +10,7 @@ gives to ``(composer)``; a blame map covers every character.
 from __future__ import annotations
 
 import operator
+import threading
 from typing import Any
 
 from wm_kernel.core.prompt import BlameData, ComposedPrompt, SectionRecord
@@ -132,8 +133,13 @@ def _item(parts: list[tuple[str, int]], members: list[int], memo: dict[Any, Any]
 _ITEM_KEYS: list[str] = []
 
 
+_NAMING = threading.Lock()  # two threads extending the list at once would make a name twice
+
+
 def _item_names(count: int) -> list[str]:
-    _ITEM_KEYS.extend(f"conversation_prefix_items[{i}]" for i in range(len(_ITEM_KEYS), count))
+    """The first ``count`` item keys (the list itself: it only grows)."""
+    with _NAMING:
+        _ITEM_KEYS.extend(f"conversation_prefix_items[{i}]" for i in range(len(_ITEM_KEYS), count))
     return _ITEM_KEYS
 
 
