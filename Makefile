@@ -82,6 +82,7 @@ bench: $(STAMP)
 	$(PY) bench/replay.py
 	$(PY) bench/sweep.py
 	$(PY) bench/dashboard.py
+	$(PY) bench/linear.py
 
 clean:
 	rm -rf $(VENV) $(LATEST)

@@ -37,17 +37,17 @@ class _TrinketRegistry(TrinketHost, Protocol):
     @property
     def trinkets(self) -> Mapping[str, EventAwareTrinket]: ...
 
-    def registering(self) -> AbstractContextManager[None]: ...
-
 
 class SessionWithTrinkets(Protocol):
-    """What :func:`mirror_stored_sections` needs of a Session: its WorkingMemory and a way to add
-    a trinket class."""
+    """What :func:`mirror_stored_sections` needs of a Session: its WorkingMemory, a way to add
+    a trinket class and a way to add many at once."""
 
     @property
     def working_memory(self) -> _TrinketRegistry: ...
 
     def add_trinket(self, factory: type[EventAwareTrinket], *, replace: bool = False) -> EventAwareTrinket: ...
+
+    def registering(self) -> AbstractContextManager[None]: ...
 
 
 class StoredSection(EventAwareTrinket):
@@ -88,7 +88,9 @@ def mirror_stored_sections(session: SessionWithTrinkets) -> list[str]:
     # field names only: one field another program wrote badly must not hide the others (its
     # StoredSection shows the error when it composes, and is left out of the prompt)
     added = [section for section in wm.store.fields(wm.store_key) if section not in published]
-    with wm.registering():  # the names list is set once: linear in the sections, not quadratic
+    # the names lists (the WorkingMemory's and the session's, which the feed log hears) are set
+    # once: linear in the sections, not quadratic
+    with session.registering():
         for section in added:
             session.add_trinket(stored_section_class(section))
     return added

@@ -220,3 +220,31 @@ def test_cache_magic_takes_the_assumed_exchange_and_refuses_a_bad_one(ip):
     assert [b.tokens for b in sim.requests[1].blocks if b.key.startswith(("user-", "assistant-"))] == [10, 20, 10]
     with pytest.raises(UsageError, match=r"^--exchange takes USER,REPLY tokens \(two numbers\), got '10'$"):
         ip.run_line_magic("cache", "--exchange 10")
+
+
+@pytest.mark.parametrize("wire", ["anthropic", "mira"])
+def test_a_replay_builds_each_message_block_once_not_once_per_later_turn(monkeypatch, wire):
+    # the requests of n turns hold n**2 message blocks; built anew per turn, that was 4 million
+    # blocks for 2,000 turns. Now each message's block is built once and every later request
+    # reuses it: the blocks built grow with the turns, not with their square.
+    import wm_kernel.cachesim.requests as module
+
+    s = make_session()
+    for _ in range(300):
+        step(s)
+    built = []
+    block = module.Block
+
+    def counting(*args, **kwargs):
+        built.append(args[0])
+        return block(*args, **kwargs)
+
+    monkeypatch.setattr(module, "Block", counting)
+    turns, requests = session_requests(s, wire=wire)
+    assert len(turns) == 301
+    per_turn = len(requests[0].blocks) + 4  # its sections and user message, the reply, the message before
+    assert len(built) <= per_turn * len(turns)
+    assert sum(len(r.blocks) for r in requests) > 30 * len(built)  # what the requests hold
+    # the messages a request repeats are the very blocks of the request before
+    before, after = requests[-2].blocks, requests[-1].blocks
+    assert all(a is b for a, b in zip(before[4:500], after[4:500], strict=True))

@@ -327,3 +327,32 @@ def test_a_response_written_into_two_files_of_a_session_is_one_request(tmp_path:
     (tmp_path / "5e55a000" / "subagents" / "agent-a1.jsonl").write_text("".join(lines[:3]), encoding="utf-8")
     session = import_log(session_file, counter=TokenCounter(EstimateTokenizer()))
     assert len(session) == 2 and session.skipped["duplicate response"] == 1
+
+
+def test_a_summary_counts_each_request_by_what_it_adds_not_the_conversation_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # a transcript's request repeats the conversation before it: summing every request's
+    # sections counted n**2 sections (x24-x51 for x4 input); now each turn carries on from the
+    # sections it shares with the turn before, and its prompt from the one it extends
+    import wm_kernel.interop.logged_prompt as logged
+
+    path = tmp_path / "s.jsonl"
+    claude_code_session(path, turns=80)
+    log = import_log(path)
+    held = sum(len(log.sections(turn)) for turn in log.turns)
+    counted: list[str] = []
+    count = TokenCounter.count
+    monkeypatch.setattr(TokenCounter, "count", lambda self, text: counted.append(text) or count(self, text))
+    added: list[int] = []
+    add = logged._Build.add
+    monkeypatch.setattr(
+        logged._Build,
+        "add",
+        lambda self, sections, memo: added.append(len(sections) - len(self.sections)) or add(self, sections, memo),
+    )
+    frame = log.summary()
+    assert len(frame) == len(log.requests) > 200
+    assert held > 50 * len(log.requests)  # what the requests hold, turn after turn
+    assert len(counted) < held / 10
+    assert sum(added) < held / 10  # each prompt built from what its request adds

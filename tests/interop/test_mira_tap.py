@@ -3,6 +3,8 @@ the kit's sections (docs/mira-wire.md; the tap's format in reference mira_wire.m
 
 from __future__ import annotations
 
+import json
+import random
 import re
 from datetime import UTC, datetime
 from pathlib import Path
@@ -24,8 +26,10 @@ from mira_tap_files import (
 
 from wm_kernel import Layout
 from wm_kernel.core.prompt import ComposedPrompt
-from wm_kernel.interop.mira import read_tap
+from wm_kernel.interop.mira import pairing, read_tap
 from wm_kernel.interop.mira.markers import MARKERS
+from wm_kernel.interop.mira.pairing import Call, Record, pair
+from wm_kernel.tokens import TokenCounter
 
 
 def sections(prompt: ComposedPrompt) -> dict[str, tuple[str, str, bool, str | None]]:
@@ -349,3 +353,73 @@ def test_a_tap_of_bodies_built_by_to_mira_imports_back_into_the_same_sections(tm
         assert dict(log.prompt_at(turn)) == dict(prompt)
         assert sections(log.prompt_at(turn)) == sections(prompt)
         assert spans(log.prompt_at(turn)) == spans(prompt)
+
+
+def _pair_by_scanning(requests: list[Record], responses: list[Record]) -> list[tuple[int, int | None]]:
+    """The pairing rule of the module docstring, written as a scan of every open call."""
+    counter = TokenCounter()
+    calls: list[Call] = []
+    open_calls: list[Call] = []
+    events = sorted([(r.ts, 0, r.line, r) for r in requests] + [(r.ts, 1, r.line, r) for r in responses])
+    for _, is_response, _, record in events:
+        value = record.value
+        if not is_response:
+            key = json.dumps([value["provider"], value["model"], value["body"]], sort_keys=True)
+            retry = next((c for c in reversed(open_calls) if c.key == key), None)
+            if retry is not None:
+                retry.attempts.append(record)
+                continue
+            call = Call([record], counter.count(json.dumps(value["body"], ensure_ascii=False)), key)
+            calls.append(call)
+            open_calls.append(call)
+            continue
+        candidates = [c for c in open_calls if c.last.value["model"] == value["model"]]
+        if candidates:
+            reported = value["response"]["usage"]["input_tokens"]
+            chosen = min(candidates, key=lambda c: abs(c.tokens - reported))
+            chosen.response = record
+            open_calls.remove(chosen)
+    return [(c.last.line, c.response.line if c.response else None) for c in calls]
+
+
+def _tap_records(n: int, seed: int) -> tuple[list[Record], list[Record]]:
+    rng = random.Random(seed)
+    requests, responses = [], []
+    for i in range(n):
+        model = rng.choice(["claude-opus-4-6", "claude-haiku-4-5"])
+        body = {"messages": [{"role": "user", "content": "word " * rng.randrange(1, 9)}]}
+        value = {"provider": "anthropic", "model": model, "body": body}
+        requests.append(Record(i, "", value, float(rng.randrange(n))))
+        if rng.random() < 0.5:  # half the calls are never answered
+            usage = {"input_tokens": rng.randrange(1, 15)}
+            response = {"provider": "anthropic", "model": model, "response": {"usage": usage}}
+            responses.append(Record(n + i, "", response, float(rng.randrange(n))))
+    return requests, responses
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_pairing_matches_the_rule_nearest_size_then_earliest(seed: int) -> None:
+    requests, responses = _tap_records(300, seed)
+    expected = _pair_by_scanning(requests, responses)
+    calls, _, _ = pair(requests, responses, TokenCounter())
+    assert [(c.last.line, c.response.line if c.response else None) for c in calls] == expected
+
+
+def test_pairing_an_unpaired_tap_looks_at_each_model_once_per_response(monkeypatch: pytest.MonkeyPatch) -> None:
+    # 4,000 calls of one model, half never answered: each response looks at the open calls' one
+    # model, not at every open call (which made pairing quadratic: x9.7 for x4 records)
+    seen: list[object] = []
+    same_model = pairing._same_model
+    monkeypatch.setattr(pairing, "_same_model", lambda a, b: seen.append(a) or same_model(a, b))
+    requests, responses = [], []
+    for i in range(4000):
+        body = {"messages": [{"role": "user", "content": f"question {i}"}]}
+        requests.append(Record(i, "", {"provider": "anthropic", "model": "claude-opus-4-6", "body": body}, float(i)))
+        if i % 2:
+            usage = {"input_tokens": 5}
+            response = {"provider": "anthropic", "model": "claude-opus-4-6", "response": {"usage": usage}}
+            responses.append(Record(4000 + i, "", response, i + 0.5))
+    calls, retries, left = pair(requests, responses, TokenCounter())
+    assert len(calls) == 4000 and retries == 0 and not left
+    assert sum(c.response is not None for c in calls) == 2000
+    assert len(seen) == 2000

@@ -12,6 +12,7 @@ from trinkets.reminders import ReminderManager
 from trinkets.stored_section import mirror_stored_sections
 from wm_kernel.core.clock import ManualClock
 from wm_kernel.session import Session
+from wm_kernel.session.feeds import FeedLog
 from wm_kernel.stores import keys
 from wm_kernel.stores.embedded import MemoryStore
 
@@ -49,8 +50,15 @@ def test_mirroring_sets_the_trinket_names_once() -> None:
     s = Session(store=store, user_id="U", trinkets=[], clock=ManualClock(START))
     changes: list[object] = []
     s.working_memory.observe(changes.append, "trinket_names")
+    # the session's own list too: its observers (the feed log) hear of the 500 once, not 500 times
+    session_changes: list[object] = []
+    s.observe(session_changes.append, "trinket_names")
     added = mirror_stored_sections(s)
-    assert len(added) == 500 and len(changes) == 1
+    assert len(added) == 500 and len(changes) == 1 and len(session_changes) == 1
+    assert s.trinket_names == s.working_memory.trinket_names
+    log = FeedLog.find(s)
+    assert log is not None
+    assert [step["trinket"] for step in log.steps if step["step"] == "add_trinket"] == [f"Stored_{a}" for a in added]
     assert len(s.working_memory.trinket_names) == 500
     assert s.working_memory.get_trinket("sec_499").variable_name == "sec_499"
 

@@ -138,12 +138,13 @@ def recorded_exchanges(session: object) -> dict[int, _Sent]:
 
 def _conversation(
     exchanges: Mapping[int, _Sent], turns: Sequence[int], exchange: tuple[int, int], count: Any
-) -> tuple[list[list[Piece]], list[int]]:
-    """For each turn, the messages up to its user message: the recorded exchanges where there are
-    some, an assumed exchange of ``exchange`` tokens where none was recorded; and the turns that
-    were assumed."""
+) -> tuple[list[Piece], list[int], list[int]]:
+    """The messages of the whole conversation and, for each turn, where its own end (its user
+    message included): the recorded exchanges where there are some, an assumed exchange of
+    ``exchange`` tokens where none was recorded; and the turns that were assumed. One list for
+    all turns: a copy per turn would cost the square of the turns."""
     user, reply = exchange
-    out: list[list[Piece]] = []
+    out: list[int] = []
     assumed: list[int] = []
     so_far: list[Piece] = []
     for position, turn in enumerate(turns):
@@ -171,13 +172,13 @@ def _conversation(
             so_far.append(
                 Piece(f"user-{position}:{text_digest(sent.user).hex()}", count(sent.user), label, "message", "user")
             )
-        out.append(list(so_far))
-    return out, assumed
+        out.append(len(so_far))
+    return so_far, out, assumed
 
 
-def _messages(history: Sequence[Mapping[str, Any]], turns: int, count: Any) -> list[list[Piece]]:
-    """For each turn, the messages of ``history`` up to that turn's user message."""
-    out: list[list[Piece]] = []
+def _messages(history: Sequence[Mapping[str, Any]], turns: int, count: Any) -> tuple[list[Piece], list[int]]:
+    """The messages of ``history`` and, for each turn, where its own end (its user message)."""
+    out: list[int] = []
     if isinstance(history, (str, bytes, Mapping)):
         raise TypeError("history must be a list of {'role', 'content'} messages")
     blocks: list[Piece] = []
@@ -201,12 +202,12 @@ def _messages(history: Sequence[Mapping[str, Any]], turns: int, count: Any) -> l
             )
         )
         if role == "user":
-            out.append(list(blocks))
+            out.append(len(blocks))
     if users < turns:
         raise ValueError(
             f"history has {users} user messages; the session recorded {turns} turns, one user message each is needed"
         )
-    return out[:turns]
+    return blocks, out[:turns]
 
 
 def _parse_breakpoints(breakpoints: str | Sequence[str]) -> list[tuple[str, str]] | None:
@@ -313,29 +314,46 @@ def session_requests(
     _check_breakpoint_names(wanted, set(frame["section"]))
     when = _send_times(session, turns, times)
     if history is None:
-        messages, assumed = _conversation(recorded_exchanges(session), turns, exchange, counter.count)
+        messages, ends, assumed = _conversation(recorded_exchanges(session), turns, exchange, counter.count)
     else:
-        messages, assumed = _messages(history, len(turns), counter.count), []
+        (messages, ends), assumed = _messages(history, len(turns), counter.count), []
     if assumed_turns is not None:
         assumed_turns[:] = assumed
     by_turn = _sections_by_turn(frame, turns, texts, counter)
     tools = [Piece("tools", tools_tokens, "tool definitions", "tools")] if tools_tokens else []
     requests = []
+    plain: list[Block] = []  # the block of each message laid out plain, built once for every turn
     for position, turn in enumerate(turns):
         sections = sorted(by_turn[turn], key=lambda s: s[4])  # stable: output order within a placement
         pieces = [Piece(s[2], s[3], s[1], _KINDS[s[4]], name=s[0]) for s in sections]
-        conversation = messages[position]
+        end = ends[position]
+        # what the wire lays out: the messages from the last assistant reply on (before it, a
+        # plain_history wire lays every message out plain: those blocks are reused, so each turn
+        # costs what it adds, not the whole conversation again)
+        cut = _last_reply(messages, end - 1) if dialect.plain_history else 0
+        while len(plain) < cut:
+            piece = messages[len(plain)]
+            plain.append(Block(piece.key, piece.tokens, layer="messages", label=piece.label))
         laid_out = TurnPieces(
             tools=tools,
             system=[p for p in pieces if p.kind.startswith("system")],
             prefix=[p for p in pieces if p.kind == "prefix"],
-            conversation=conversation[:-1],
-            user=conversation[-1] if conversation else None,
+            conversation=messages[cut : end - 1] if end else [],
+            user=messages[end - 1] if end else None,
             post_history=[p for p in pieces if p.kind == "post_history"],
             notification=[p for p in pieces if p.kind == "notification"],
         )
-        requests.append(Request(when[position], _blocks(dialect, laid_out, wanted)))
+        requests.append(Request(when[position], _blocks(dialect, laid_out, wanted, plain[:cut])))
     return turns, requests
+
+
+def _last_reply(messages: Sequence[Piece], end: int) -> int:
+    """The index of the last assistant reply among ``messages[:end]`` (0 if there is none): the
+    conversation's last reply closes it (a scan back of a message or two)."""
+    for index in range(end - 1, 0, -1):
+        if messages[index].role == "assistant":
+            return index
+    return 0
 
 
 def _check_sizes(tools_tokens: int, exchange: tuple[int, int]) -> None:
@@ -414,14 +432,21 @@ def _sections_by_turn(
     return by_turn
 
 
-def _blocks(dialect: Dialect, laid_out: TurnPieces, wanted: list[tuple[str, str]] | None) -> list[Block]:
+def _blocks(
+    dialect: Dialect, laid_out: TurnPieces, wanted: list[tuple[str, str]] | None, history: Sequence[Block] = ()
+) -> list[Block]:
     """The blocks of one request: ``laid_out`` in the order and with the breakpoints of
-    ``dialect``'s cache layout, or, when ``wanted`` names breakpoints, with those instead."""
+    ``dialect``'s cache layout, or, when ``wanted`` names breakpoints, with those instead;
+    ``history``, the blocks of the messages before ``laid_out.conversation`` (plain messages: no
+    breakpoint either way), in front of its first."""
     slots = dialect.cache_layout(laid_out)
     marks = None if wanted is None else dict(reversed(wanted))  # the first naming wins
     cached = [i for i, slot in enumerate(slots) if slot.piece.kind == "system"]
-    blocks = []
+    first = laid_out.conversation[0] if history else None
+    blocks: list[Block] = []
     for index, slot in enumerate(slots):
+        if slot.piece is first:
+            blocks.extend(history)
         mark = slot.breakpoint
         if marks is not None:  # the marks given replace the wire's own
             mark = marks.get(slot.piece.name) if slot.piece.name else None

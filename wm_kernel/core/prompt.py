@@ -354,10 +354,23 @@ class ComposedPrompt(dict[str, Any]):
         return spans[bisect.bisect_right([s.start for s in spans], offset) - 1]
 
     def _check_blame_key(self, key: str) -> str:
-        known = self.blame_keys()
-        if key not in known:
+        if not self._has_text(key):  # one key looked at, not every item's name made (a long conversation)
+            known = self.blame_keys()
             raise ValueError(f"no text under {key!r} in this prompt (keys with text: {', '.join(known) or 'none'})")
         return key
+
+    def _has_text(self, key: str) -> bool:
+        """Whether ``key`` is one of :meth:`blame_keys`."""
+        if key in ("cached_content", "non_cached_content", "notification_center"):
+            return bool(self[key])
+        name, bracket, rest = key.partition("[")
+        index = rest[:-1]
+        if name not in ("conversation_prefix_items", "post_history_items") or not bracket or rest[-1:] != "]":
+            return False
+        if not (index.isascii() and index.isdecimal()) or str(int(index)) != index:
+            return False
+        items = self[name]
+        return int(index) < len(items) and bool(items[int(index)])
 
     def as_dict(self) -> ComposedPromptDict:
         """A plain dict copy with the original's five keys."""

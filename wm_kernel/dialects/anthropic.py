@@ -122,6 +122,8 @@ class AnthropicDialect(Dialect):
     def framed_messages(self, body: Mapping[str, Any]) -> int:
         return len(body.get("messages", ())) + (1 if body.get("system") else 0)
 
+    plain_history = True
+
     def cache_layout(self, turn: TurnPieces) -> list[Slot]:
         return kit_cache_layout(turn)
 

@@ -46,6 +46,8 @@ class BedrockConverseDialect(Dialect):
     usage_anchor = ("inputTokens",)
     usage_keys = ("outputTokens", "cacheReadInputTokens", "cacheWriteInputTokens", "totalTokens")
 
+    plain_history = True
+
     def cache_layout(self, turn: TurnPieces) -> list[Slot]:
         return kit_cache_layout(turn)
 

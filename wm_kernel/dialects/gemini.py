@@ -38,6 +38,8 @@ class GeminiDialect(Dialect):
     log_format = "gemini"
     log_priority = 40
 
+    plain_history = True
+
     def cache_layout(self, turn: TurnPieces) -> list[Slot]:
         return kit_cache_layout(turn)
 

@@ -85,6 +85,8 @@ class MiraDialect(Dialect):
     def framed_messages(self, body: Mapping[str, Any]) -> int:
         return len(body.get("messages", ())) + 1
 
+    plain_history = True
+
     def cache_layout(self, turn: TurnPieces) -> list[Slot]:
         tools, system = list(turn.tools), list(turn.system)
         slots = [Slot(p, "tools", "1h" if i == len(tools) - 1 else None) for i, p in enumerate(tools)]

@@ -105,6 +105,8 @@ class OpenAIChatDialect(Dialect):
     def wire_parts(self, composed: Mapping[str, Any], history: Sequence[Mapping[str, Any]]) -> list[PartRef]:
         return kit_wire_parts(composed, history)
 
+    plain_history = True
+
     def cache_layout(self, turn: TurnPieces) -> list[Slot]:
         return kit_cache_layout(turn)
 

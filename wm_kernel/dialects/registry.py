@@ -135,6 +135,11 @@ class Dialect:
     own_max_tokens: bool = False
     #: its body builder takes the current user message as ``user=`` (else ``user`` is a body field)
     takes_user: bool = False
+    #: its ``cache_layout`` places every message of the conversation before the last assistant
+    #: reply as a plain slot of its own (messages layer, no breakpoint, in order, together), so the
+    #: simulator lays out only what follows it and reuses the blocks of the rest turn after turn
+    #: (a replay costs what each turn adds); False (the default) lays out every message each turn
+    plain_history: bool = False
 
     def __repr__(self) -> str:
         return f"<Dialect {self.name}>"

@@ -42,6 +42,7 @@ from __future__ import annotations
 import difflib
 import html
 import os
+import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -50,6 +51,7 @@ from wm_kernel.core.prompt import BlameSpan, ComposedPrompt
 from wm_kernel.core.prompt_dict import COMPOSED_KEYS
 from wm_kernel.utils import style
 from wm_kernel.utils.htmltext import no_math
+from wm_kernel.utils.sequences import shared_start
 from wm_kernel.utils.views import PrettyPrinter
 
 STATUSES = ("added", "removed", "changed", "unchanged")
@@ -116,6 +118,20 @@ class FirstChange:
         return f"first change: {self.key} at {self.offset}: {who(self.old)} -> {who(self.new)}"
 
 
+#: ``key[i]`` names made so far, per list key (a long conversation's are made once, not per diff)
+_ITEM_NAMES: dict[str, list[str]] = {"conversation_prefix_items": [], "post_history_items": []}
+
+
+_NAMING = threading.Lock()  # two threads extending a list at once would make a name twice
+
+
+def _item_names(key: str, count: int) -> list[str]:
+    with _NAMING:
+        names = _ITEM_NAMES[key]
+        names.extend(f"{key}[{i}]" for i in range(len(names), count))
+        return names[:count]
+
+
 def _keyed_texts(prompt: Mapping[str, Any], items: Mapping[str, int]) -> dict[str, str]:
     """Each key's text in reading order; list keys as ``key[i]`` for ``i < items[key]``."""
     texts = {
@@ -123,8 +139,9 @@ def _keyed_texts(prompt: Mapping[str, Any], items: Mapping[str, int]) -> dict[st
         "non_cached_content": prompt.get("non_cached_content", ""),
     }
     for key in ("conversation_prefix_items", "post_history_items"):
-        values = list(prompt.get(key, []))
-        texts.update({f"{key}[{i}]": values[i] if i < len(values) else "" for i in range(items[key])})
+        values = list(prompt.get(key, []))[: items[key]]
+        values += [""] * (items[key] - len(values))
+        texts.update(zip(_item_names(key, items[key]), values, strict=True))
     texts["notification_center"] = prompt.get("notification_center", "")
     return texts
 
@@ -143,12 +160,15 @@ def first_change(old: Mapping[str, Any], new: Mapping[str, Any]) -> FirstChange 
         for key in ("conversation_prefix_items", "post_history_items")
     }
     before, after = _keyed_texts(old, items), _keyed_texts(new, items)
-    for key, b in after.items():
-        a = before[key]
-        if a != b:
-            offset = len(os.path.commonprefix([a, b]))
-            return FirstChange(key, offset, _span(new, key, b, offset), _span(old, key, a, offset))
-    return None
+    # both in the same key order; the texts two prompts of a conversation share are mostly the
+    # same objects, compared at the speed of a list comparison (a diff per turn stays linear)
+    keys, a_texts, b_texts = list(after), list(before.values()), list(after.values())
+    index = shared_start(b_texts, a_texts)
+    if index == len(keys):
+        return None
+    key, a, b = keys[index], a_texts[index], b_texts[index]
+    offset = len(os.path.commonprefix([a, b]))
+    return FirstChange(key, offset, _span(new, key, b, offset), _span(old, key, a, offset))
 
 
 class PromptDiff:

@@ -394,6 +394,10 @@ class PromptSequence(Sequence[Section]):
         """What :func:`prompt_order` gives for it."""
         return _by_kind(list(self))
 
+    def cache_marked(self) -> bool:
+        """Whether any of its sections carries a cache mark."""
+        return any(s.cache for s in self)
+
 
 def kinds_of(sections: Sequence[Section]) -> frozenset[str]:
     """The kinds of ``sections``, framing left out."""

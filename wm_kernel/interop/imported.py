@@ -52,6 +52,7 @@ from wm_kernel.interop.mira import DIALECT as MIRA_TAP  # (registers the mira-ta
 from wm_kernel.interop.mira.prompt import mira_prompt
 from wm_kernel.interop.send_times import as_gap, checked_times, send_times
 from wm_kernel.tokens import TokenCounter
+from wm_kernel.utils.sequences import shared_start
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -433,13 +434,24 @@ class ImportedSession:
         pricing = self.pricing(model)
         usage = self.usage
         rows = []
+        # each turn's token sum carries on from the sections it shares with the turn before (a
+        # conversation repeats them): a summary costs what each turn adds, not the square of it
+        before: list[Section] = []
+        sums: list[int] = []
         for turn in self.turns:
             change = self.first_change(turn - 1, turn) if turn else None
+            ordered = self.sections(turn)
+            del sums[shared_start(ordered, before) :]
+            total = sums[-1] if sums else 0
+            for section in ordered[len(sums) :]:
+                total += self.counter.count(section.text)
+                sums.append(total)
+            before = ordered
             row: dict[str, Any] = {
                 "turn": turn,
                 "sent_at": (sim["at"].iloc[turn].to_pydatetime() if sim is not None else self.requests[turn].sent_at),
-                "sections": len(self.sections(turn)),
-                "tokens": sum(self.counter.count(s.text) for s in self.sections(turn)),
+                "sections": len(ordered),
+                "tokens": total,
                 "first_change": "" if change is None else (change.section or ""),
             }
             if sim is not None:

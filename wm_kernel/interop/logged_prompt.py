@@ -9,12 +9,15 @@ gives to ``(composer)``; a blame map covers every character.
 
 from __future__ import annotations
 
+import operator
+import threading
 from typing import Any
 
 from wm_kernel.core.prompt import BlameData, ComposedPrompt, SectionRecord
 from wm_kernel.dialects.registry import get_dialect, known_name
-from wm_kernel.interop.bodies import Section, prompt_order
+from wm_kernel.interop.bodies import PromptSequence, Section, prompt_order
 from wm_kernel.interop.formats import LoggedRequest
+from wm_kernel.utils.sequences import shared_start
 
 #: Blank line between two elements of one prompt key (owned by "(composer)" in the blame map).
 ELEMENT_SEPARATOR = "\n\n"
@@ -23,11 +26,126 @@ ELEMENT_SEPARATOR = "\n\n"
 def cached_names(request: LoggedRequest) -> set[str]:
     """The sections in the cached prefix: up to the last cache mark (Anthropic), every tool and
     system section under automatic prefix caching (OpenAI)."""
+    whole = known_name(request.provider) and get_dialect(request.provider).whole_prefix_cached
+    if not whole and isinstance(request.sections, PromptSequence) and not request.sections.cache_marked():
+        return set()  # known without a look at each section (a transcript has no marks)
     ordered = prompt_order(request.sections)
-    if known_name(request.provider) and get_dialect(request.provider).whole_prefix_cached:
+    if whole:
         return {s.name for s in ordered if s.kind != "message"}
-    marked = [i for i, s in enumerate(ordered) if s.cache]
-    return {s.name for s in ordered[: marked[-1] + 1]} if marked else set()
+    marks = list(map(bool, map(_CACHE, ordered)))
+    if True not in marks:  # a transcript has none: one look, at the speed of a list search
+        return set()
+    last = len(marks) - 1 - marks[::-1].index(True)
+    return set(map(_NAME, ordered[: last + 1]))
+
+
+_CACHE, _NAME = operator.attrgetter("cache"), operator.attrgetter("name")
+
+
+class _Build:
+    """Where building one request's prompt got to, so that the next request, which repeats it and
+    adds to it (a transcript's requests share their lines' sections), carries on from here
+    instead of starting again: a session's prompts then cost what each request adds."""
+
+    def __init__(self, cached: set[str]) -> None:
+        self.sections: list[Section] = []
+        self.cached = cached
+        self.records: list[SectionRecord] = []
+        self.keys: dict[str, list[tuple[str, int]]] = {"cached_content": [], "non_cached_content": []}
+        self.items: list[list[tuple[str, int]]] = []
+        self.members: list[list[int]] = []
+        self.previous: str | None = None
+        self.texts: list[str] = []  # the text and blame of each item but the last (which may grow)
+        self.blames: dict[str, tuple[tuple[int, int], ...]] = {}  # by item key, in order
+
+    def resumes(self, sections: list[Section], cached: set[str]) -> bool:
+        """Whether ``sections`` starts with this build's (the same objects) under the same cache
+        marks, so the build can carry on with them. (A prompt copies what it holds of a build,
+        so the build carries on in place.)"""
+        done = len(self.sections)
+        return cached == self.cached and len(sections) >= done and shared_start(sections[:done], self.sections) == done
+
+    def add(self, sections: list[Section], memo: dict[Any, Any]) -> None:
+        """Carry on with ``sections`` (which start with this build's)."""
+        cached = self.cached
+        for index in range(len(self.sections), len(sections)):
+            s = sections[index]
+            rkey = (id(s), s.name in cached)
+            record = memo.get(rkey)
+            if record is None:
+                record = memo[rkey] = SectionRecord(
+                    s.name, s.placement or "system", s.text, s.name in cached, s.trinket
+                )
+            self.records.append(record)
+            if s.kind == "message":
+                if s.element != self.previous:
+                    self.items.append([])
+                    self.members.append([])
+                target = self.items[-1]
+                self.members[-1].append(id(s))
+            else:
+                target = self.keys["cached_content" if s.name in cached else "non_cached_content"]
+                if target and s.element != self.previous:
+                    target.append((ELEMENT_SEPARATOR, -1))
+            target.append((s.text, index))
+            self.previous = s.element
+        self.sections = sections
+        # every item but the last is complete: its text and blame are kept
+        names = _item_names(len(self.items))
+        for i in range(max(len(self.texts) - 1, 0), len(self.items)):
+            text, blame = _item(self.items[i], self.members[i], memo)
+            if i < len(self.texts):
+                self.texts[i] = text
+            else:
+                self.texts.append(text)
+            self.blames[names[i]] = blame
+
+    def prompt(self, turn: int) -> ComposedPrompt:
+        blame: BlameData = {}
+        texts: dict[str, str] = {}
+        for key, parts in self.keys.items():
+            texts[key] = "".join(text for text, _ in parts)
+            blame[key] = tuple((len(text), owner) for text, owner in parts if text)
+        blame.update(self.blames)
+        return ComposedPrompt(
+            texts["cached_content"],
+            texts["non_cached_content"],
+            self.texts,
+            sections=self.records,
+            turn=turn,
+            blame=blame,
+        )
+
+
+def _item(parts: list[tuple[str, int]], members: list[int], memo: dict[Any, Any]) -> tuple[str, Any]:
+    """The text and blame of one conversation item, kept once in ``memo``."""
+    ident = ("item", parts[0][1], *members)
+    found = memo.get(ident)
+    if found is None:
+        found = memo[ident] = (
+            "".join(text for text, _ in parts),
+            tuple((len(text), owner) for text, owner in parts if text),
+        )
+    return found
+
+
+#: the blame keys of conversation items, made once
+_ITEM_KEYS: list[str] = []
+
+
+_NAMING = threading.Lock()  # two threads extending the list at once would make a name twice
+
+
+def _item_names(count: int) -> list[str]:
+    """The first ``count`` item keys (the list itself: it only grows)."""
+    with _NAMING:
+        _ITEM_KEYS.extend(f"conversation_prefix_items[{i}]" for i in range(len(_ITEM_KEYS), count))
+    return _ITEM_KEYS
+
+
+#: where the memo keeps the last build of each conversation (by its first section: a transcript's
+#: subagents and the main conversation take turns)
+_LAST = "last builds"
 
 
 def composed(
@@ -35,53 +153,17 @@ def composed(
 ) -> ComposedPrompt:
     """The ComposedPrompt of one request's sections. ``shared`` (one per session) keeps each
     section's record and each message's text and blame once, for every request that holds the same
-    section objects (a transcript's requests share their lines' sections): the prompts of a session
+    section objects (a transcript's requests share their lines' sections), and the last build:
+    a request that starts with the one built before carries on from it. The prompts of a session
     then cost its messages once, not once per request."""
     memo: dict[Any, Any] = {} if shared is None else shared
-    records = []
-    for s in sections:
-        rkey = (id(s), s.name in cached)
-        record = memo.get(rkey)
-        if record is None:
-            record = memo[rkey] = SectionRecord(s.name, s.placement or "system", s.text, s.name in cached, s.trinket)
-        records.append(record)
-    keys: dict[str, list[tuple[str, int]]] = {"cached_content": [], "non_cached_content": []}
-    items: list[list[tuple[str, int]]] = []
-    members: list[list[int]] = []
-    previous: str | None = None
-    for index, section in enumerate(sections):
-        if section.kind == "message":
-            if section.element != previous:
-                items.append([])
-                members.append([])
-            target = items[-1]
-            members[-1].append(id(section))
-        else:
-            target = keys["cached_content" if section.name in cached else "non_cached_content"]
-            if target and section.element != previous:
-                target.append((ELEMENT_SEPARATOR, -1))
-        target.append((section.text, index))
-        previous = section.element
-    blame: BlameData = {}
-    texts: dict[str, str] = {}
-    for key, parts in keys.items():
-        texts[key] = "".join(text for text, _ in parts)
-        blame[key] = tuple((len(text), owner) for text, owner in parts if text)
-    prefix: list[str] = []
-    for i, parts in enumerate(items):
-        key = f"conversation_prefix_items[{i}]"
-        ident = ("item", parts[0][1], *members[i])
-        found = memo.get(ident)
-        if found is None:
-            found = memo[ident] = (
-                "".join(text for text, _ in parts),
-                tuple((len(text), owner) for text, owner in parts if text),
-            )
-        texts[key], blame[key] = found
-        prefix.append(found[0])
-    return ComposedPrompt(
-        texts["cached_content"], texts["non_cached_content"], prefix, sections=records, turn=turn, blame=blame
-    )
+    builds: dict[int, _Build] = memo.setdefault(_LAST, {})
+    root = id(sections[0]) if sections else 0
+    last = builds.get(root)
+    build = last if last is not None and last.resumes(sections, cached) else _Build(cached)
+    build.add(sections, memo)
+    builds[root] = build
+    return build.prompt(turn)
 
 
 __all__ = ["ELEMENT_SEPARATOR", "cached_names", "composed"]

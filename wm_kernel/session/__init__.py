@@ -27,9 +27,10 @@ Examples
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import uuid
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -196,6 +197,7 @@ class Session(RecordedViews, HasTraits):
         if token_counter is not None and not isinstance(token_counter, TokenCounter):
             raise TypeError(f"token_counter must be a TokenCounter, got {type(token_counter).__name__}")
         super().__init__(base_prompt=base_prompt, auto_compose=auto_compose)
+        self._registering = 0  # > 0 inside registering(): trinket_names is set once, at its end
         # the counter is chosen before anything counts: the budget and the history share it
         self.model = model
         if token_counter is not None:
@@ -312,8 +314,23 @@ class Session(RecordedViews, HasTraits):
         loaded from the store (a resumed session) or receives now count from the right turn."""
         trinket = make_trinket(factory, self.bus, self.working_memory, replace=replace)
         trinket.resume_at(self.segment_turn)
-        self.trinket_names = list(self.working_memory.trinkets)
+        if not self._registering:
+            self.trinket_names = list(self.working_memory.trinkets)
         return trinket
+
+    @contextlib.contextmanager
+    def registering(self) -> Iterator[None]:
+        """Add many trinkets at once: ``trinket_names`` (a validated list trait, O(n) to set, and
+        its observers, such as the feed log, O(n) to hear) is set once when the block ends, here
+        and in the WorkingMemory, so n additions cost O(n), not O(n**2)."""
+        with self.working_memory.registering():
+            self._registering += 1
+            try:
+                yield
+            finally:
+                self._registering -= 1
+        if not self._registering:
+            self.trinket_names = list(self.working_memory.trinkets)
 
     def trinket(self, name: str) -> EventAwareTrinket:
         """A registered trinket by class name (or section name); ValueError naming the known ones."""

@@ -34,6 +34,7 @@ with the transcript, not with requests times conversation length).
 from __future__ import annotations
 
 import itertools
+import operator
 from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
 from datetime import datetime
@@ -118,7 +119,21 @@ class _Chain:
     lines), then the chain before it, shared with every other request that sent the same start.
     So a request costs its own link, not a copy of the conversation."""
 
-    __slots__ = ("node", "count", "parent", "own", "prompt", "kinds", "sections", "lines", "root", "owner")
+    __slots__ = (
+        "node",
+        "count",
+        "parent",
+        "own",
+        "prompt",
+        "kinds",
+        "sections",
+        "lines",
+        "root",
+        "owner",
+        "depth",
+        "before",
+        "marked",
+    )
 
     def __init__(self, node: _Message, count: int, parent: _Chain | None) -> None:
         self.node, self.count, self.parent = node, count, parent
@@ -132,6 +147,12 @@ class _Chain:
         self.sections: int = len(self.own) + (parent.sections if parent else 0)
         self.lines: int = len(own) + (parent.lines if parent else 0)
         self.root: _Chain = parent.root if parent is not None else self
+        #: how many links come before this one
+        self.depth: int = parent.depth + 1 if parent is not None else 0
+        #: how many prompt sections the links before this one hold
+        self.before: int = parent.before + len(parent.prompt) if parent is not None else 0
+        #: whether a section of the chain carries a cache mark (a transcript's never do)
+        self.marked: bool = (parent is not None and parent.marked) or any(s.cache for s in self.prompt)
         #: the file every message of the chain is in, None where they are in several
         self.owner: ClaudeCodeReader | None = node.owner if parent is None or parent.owner is node.owner else None
 
@@ -144,6 +165,33 @@ class _Chain:
         out.reverse()
         return out
 
+    def prompt_sections(self) -> list[Section]:
+        """The prompt sections of the links from the root to this one. The walk stops where it
+        meets the links asked for last (a conversation's next request asks for them plus its
+        own): each request walks what it adds, and the rest is a slice of the last answer."""
+        global _last_prompt
+        links, flat = _last_prompt
+        added: list[_Chain] = []
+        link: _Chain | None = self
+        while link is not None and not (link.depth < len(links) and links[link.depth] is link):
+            added.append(link)
+            link = link.parent
+        added.reverse()
+        if link is None:
+            links, flat = added, list(itertools.chain.from_iterable(map(_PROMPT, added)))
+        else:
+            links = links[: link.depth + 1] + added
+            flat = flat[: link.before + len(link.prompt)] + list(itertools.chain.from_iterable(map(_PROMPT, added)))
+        _last_prompt = (links, flat)
+        return flat[:]
+
+
+#: the links and prompt sections :meth:`_Chain.prompt_sections` gave last (where the next walk stops)
+_last_prompt: tuple[list[_Chain], list[Section]] = ([], [])
+
+
+_PROMPT, _OWN = operator.attrgetter("prompt"), operator.attrgetter("own")
+
 
 class ChainSections(PromptSequence):
     """A request's sections, read from its chain when asked (never copied per request)."""
@@ -154,7 +202,7 @@ class ChainSections(PromptSequence):
         self._chain = chain
 
     def __iter__(self) -> Iterator[Section]:
-        return itertools.chain.from_iterable([link.own for link in self._chain.links()])
+        return itertools.chain.from_iterable(map(_OWN, self._chain.links()))
 
     def kinds(self) -> frozenset[str]:
         return self._chain.kinds
@@ -162,7 +210,10 @@ class ChainSections(PromptSequence):
     def prompt_order(self) -> list[Section]:
         if len(self._chain.kinds) > 1:  # tools or system among the messages: sorted by kind
             return super().prompt_order()
-        return list(itertools.chain.from_iterable([link.prompt for link in self._chain.links()]))
+        return self._chain.prompt_sections()
+
+    def cache_marked(self) -> bool:
+        return self._chain.marked
 
     def __len__(self) -> int:
         return self._chain.sections

@@ -22,6 +22,7 @@ Usage
 from __future__ import annotations
 
 import json
+from bisect import bisect_left, insort
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -96,6 +97,91 @@ def usage_of(record: Mapping[str, Any]) -> dict[str, Any] | None:
     return dict(usage)
 
 
+class _Group:
+    """The unanswered calls of one provider and model: in send order (the earliest first) and by
+    prompt size (the nearest to a reported input found by bisection)."""
+
+    def __init__(self, provider: Any, model: Any) -> None:
+        self.provider = provider
+        self.model = model
+        self.order: dict[int, Call] = {}  # send number -> call, in send order
+        self.sizes: list[tuple[int, int]] = []  # (tokens, send number), sorted
+
+    def add(self, number: int, call: Call) -> None:
+        self.order[number] = call
+        insort(self.sizes, (call.tokens, number))
+
+    def remove(self, number: int, call: Call) -> None:
+        del self.order[number]
+        del self.sizes[bisect_left(self.sizes, (call.tokens, number))]
+
+    def earliest(self) -> int:
+        return next(iter(self.order))
+
+    def nearest(self, reported: int) -> tuple[int, int]:
+        """(distance, send number) of the call whose size is nearest ``reported``, the earliest
+        sent among equals."""
+        sizes = self.sizes
+        at = bisect_left(sizes, (reported, -1))
+        best: tuple[int, int] | None = None
+        if at < len(sizes):  # the smallest size at or above: its earliest call comes first
+            best = (sizes[at][0] - reported, sizes[at][1])
+        if at:  # the largest size below: its earliest call
+            below = sizes[at - 1][0]
+            first = sizes[bisect_left(sizes, (below, -1))]
+            best = min(best, (reported - below, first[1])) if best is not None else (reported - below, first[1])
+        assert best is not None, "nearest() of an empty group"
+        return best
+
+
+class _OpenCalls:
+    """The calls no response has answered yet, indexed so that pairing costs what each record
+    adds, not what is still open: an unpaired tap (calls that never get a response) stays linear.
+    A call is found by its key (a retry: at most one open call has a key, since a request with an
+    open call's key folds into it) and by its provider and model (a response's candidates)."""
+
+    def __init__(self) -> None:
+        self.by_key: dict[str, tuple[int, Call]] = {}
+        self.groups: dict[str, _Group] = {}
+        self.count = 0
+
+    def add(self, call: Call) -> None:
+        self.count += 1
+        value = call.last.value
+        self.by_key[call.key] = (self.count, call)
+        name = json.dumps([value["provider"], value["model"]], sort_keys=True, ensure_ascii=False)
+        group = self.groups.get(name)
+        if group is None:
+            group = self.groups[name] = _Group(value["provider"], value["model"])
+        group.add(self.count, call)
+
+    def retried(self, key: str) -> Call | None:
+        found = self.by_key.get(key)
+        return found[1] if found is not None else None
+
+    def answer(self, response: Mapping[str, Any]) -> Call | None:
+        """The call ``response`` answers (module docstring), taken out of the open calls; None if
+        no open call is of its provider and model."""
+        groups = [
+            g
+            for g in self.groups.values()
+            if g.order and g.provider == response["provider"] and _same_model(g.model, response.get("model"))
+        ]
+        if not groups:
+            return None
+        reported = _reported_input(response)
+        if reported is not None and sum(len(g.order) for g in groups) > 1:
+            group = min(groups, key=lambda g: g.nearest(reported))
+            number = group.nearest(reported)[1]
+        else:
+            group = min(groups, key=_Group.earliest)
+            number = group.earliest()
+        call = group.order[number]
+        group.remove(number, call)
+        del self.by_key[call.key]
+        return call
+
+
 def pair(
     requests: Sequence[Record],
     responses: Sequence[Record],
@@ -105,7 +191,7 @@ def pair(
     retries; the responses no call took (see the module docstring). Requests and responses are
     taken in time order, a request before a response of the same instant."""
     calls: list[Call] = []
-    open_calls: list[Call] = []
+    open_calls = _OpenCalls()
     left: list[Record] = []
     retries = 0
     events = sorted(
@@ -115,29 +201,20 @@ def pair(
         value = record.value
         if not is_response:
             key = json.dumps([value["provider"], value["model"], value["body"]], sort_keys=True, ensure_ascii=False)
-            retry = next((c for c in reversed(open_calls) if c.key == key), None)
+            retry = open_calls.retried(key)
             if retry is not None:
                 retry.attempts.append(record)
                 retries += 1
                 continue
             call = Call([record], counter.count(json.dumps(value["body"], ensure_ascii=False)), key)
             calls.append(call)
-            open_calls.append(call)
+            open_calls.add(call)
             continue
-        candidates = [
-            c
-            for c in open_calls
-            if c.last.value["provider"] == value["provider"] and _same_model(c.last.value["model"], value.get("model"))
-        ]
-        if not candidates:
+        chosen = open_calls.answer(value)
+        if chosen is None:
             left.append(record)
             continue
-        reported = _reported_input(value)
-        chosen = candidates[0]
-        if reported is not None and len(candidates) > 1:
-            chosen = min(candidates, key=lambda c: abs(c.tokens - reported))
         chosen.response = record
-        open_calls.remove(chosen)
     return calls, retries, left
 
 
