@@ -20,8 +20,9 @@ from __future__ import annotations
 
 from wm_kernel.cachesim.advice import Advice, advise
 from wm_kernel.cachesim.engine import LAYERS, MISS_REASONS, Block, Request
-from wm_kernel.cachesim.models import MODELS, ModelProfile, get_model, register_model, unregister_model
+from wm_kernel.cachesim.models import MODELS, get_model, register_model, unregister_model
 from wm_kernel.cachesim.planner import EditEconomics, edit_economics
+from wm_kernel.cachesim.profile import ModelProfile
 from wm_kernel.cachesim.simulation import TURN_COLUMNS, Simulation, simulate
 
 __all__ = [

@@ -32,7 +32,7 @@ from itertools import pairwise
 from typing import TYPE_CHECKING, Any
 
 from wm_kernel.cachesim.engine import Block, Request
-from wm_kernel.cachesim.models import ModelProfile
+from wm_kernel.cachesim.profile import ModelProfile
 from wm_kernel.cachesim.simulation import Simulation, simulate
 from wm_kernel.utils.htmltext import no_math
 

@@ -53,7 +53,8 @@ from itertools import pairwise
 from types import MappingProxyType
 from typing import Any, NamedTuple
 
-from wm_kernel.cachesim.models import Cost, ModelProfile, get_model
+from wm_kernel.cachesim.models import get_model
+from wm_kernel.cachesim.profile import Cost, ModelProfile
 from wm_kernel.utils.sequences import shared_start
 
 #: The most tokens a block, or a whole request, may hold: the simulation's tables count in int64.

@@ -4,7 +4,7 @@ An edit (a tool-result clear, a segment collapse, a summary replacing part of th
 the prompt from a token ``edit_point`` on: the next request can read only what comes before it and
 writes the rest again. It pays back through every later request reading fewer tokens.
 :func:`edit_economics` prices both sides with the model profile's one cost rule
-(:meth:`~wm_kernel.cachesim.models.ModelProfile.bill`) and says after how many turns the edit has
+(:meth:`~wm_kernel.cachesim.profile.ModelProfile.bill`) and says after how many turns the edit has
 paid for itself: on a warm cache an edit costs a rewrite of everything after its edit point; at a
 cold miss (the TTL ran out, or the model changed) the whole prefix is written either way, so an
 edit that shrinks the prompt only saves.
@@ -25,7 +25,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from wm_kernel.cachesim.models import Cost, ModelProfile, get_model
+from wm_kernel.cachesim.models import get_model
+from wm_kernel.cachesim.profile import Cost, ModelProfile
 
 
 @dataclass(frozen=True)

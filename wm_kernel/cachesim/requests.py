@@ -41,7 +41,8 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from wm_kernel.cachesim.advice import Advice, advise
 from wm_kernel.cachesim.engine import MAX_TOKENS, Block, Request
-from wm_kernel.cachesim.models import ModelProfile, get_model
+from wm_kernel.cachesim.models import get_model
+from wm_kernel.cachesim.profile import ModelProfile
 from wm_kernel.cachesim.simulation import Simulation, simulate
 from wm_kernel.core.events import ComposeSystemPromptEvent, TurnCompletedEvent
 from wm_kernel.dialects.registry import DEFAULT_WIRE, Dialect, Piece, TurnPieces, choose_wire, get_dialect

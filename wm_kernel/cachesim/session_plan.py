@@ -23,8 +23,8 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from wm_kernel.cachesim.engine import Block, Request
-from wm_kernel.cachesim.models import ModelProfile
 from wm_kernel.cachesim.planner import edit_economics
+from wm_kernel.cachesim.profile import ModelProfile
 
 if TYPE_CHECKING:
     import pandas as pd

@@ -8,7 +8,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from wm_kernel.cachesim.engine import Request, SimulationData, run
-from wm_kernel.cachesim.models import ModelProfile, get_model
+from wm_kernel.cachesim.models import get_model
+from wm_kernel.cachesim.profile import ModelProfile
 from wm_kernel.tokens import TokenCounter
 from wm_kernel.utils.htmltext import no_math
 

@@ -11,7 +11,7 @@ Looking one up:
 
 * :func:`get_dialect` by its name or an alias (``get_dialect("mira")``, ``get_dialect("openai.chat")``);
 * :func:`dialect_for_provider` by a model profile's ``provider`` field
-  (``wm_kernel.cachesim.models.ModelProfile.provider``: ``"anthropic"``, ``"openai"``, ``"google"``):
+  (``wm_kernel.cachesim.profile.ModelProfile.provider``: ``"anthropic"``, ``"openai"``, ``"google"``):
   the model registry maps a model to its provider, this maps the provider to its default wire;
 * :func:`dialect_for_sdk` by the package an SDK client comes from (``type(client).__module__``);
 * :func:`usage_dialect` by the keys of a usage object (``Dialect.reads_usage``);

@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from wm_kernel.cachesim.models import ModelProfile
+from wm_kernel.cachesim.profile import ModelProfile
 from wm_kernel.instruments.wire import WireRequest
 from wm_kernel.utils import style
 from wm_kernel.utils.htmltext import no_math

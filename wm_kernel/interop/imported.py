@@ -34,7 +34,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from wm_kernel.cachesim.engine import Request
-from wm_kernel.cachesim.models import ModelProfile, Priced
+from wm_kernel.cachesim.models import Priced
+from wm_kernel.cachesim.profile import ModelProfile
 from wm_kernel.cachesim.simulation import Simulation, simulate, simulate_each
 from wm_kernel.core.prompt import BlameSpan, ComposedPrompt
 from wm_kernel.dialects.usage import request_prefix

@@ -30,7 +30,7 @@ from typing import Any, Protocol
 
 from trinkets.stored_section import stored_section_class
 from wm_kernel.cachesim.engine import Block, Request
-from wm_kernel.cachesim.models import ModelProfile
+from wm_kernel.cachesim.profile import ModelProfile
 from wm_kernel.cachesim.simulation import Simulation, simulate
 from wm_kernel.core.clock import ManualClock
 from wm_kernel.core.composer.hud_frame import RULE

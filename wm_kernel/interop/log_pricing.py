@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from wm_kernel.cachesim.models import ModelProfile, Priced, family_name, priced_as
+from wm_kernel.cachesim.models import Priced, family_name, priced_as
+from wm_kernel.cachesim.profile import ModelProfile
 from wm_kernel.dialects.registry import get_dialect, known_name
 from wm_kernel.interop.formats import LoggedRequest
 

@@ -11,7 +11,7 @@ attribute would lose to the submodule once that is imported.
 
 from __future__ import annotations
 
-from wm_kernel.cachesim.models import Cost
+from wm_kernel.cachesim.profile import Cost
 from wm_kernel.dialects.usage import Usage, parse_usage, read_usage
 from wm_kernel.providers.pricing import price
 from wm_kernel.providers.reconcile import reconcile

@@ -9,7 +9,7 @@ import os
 from collections.abc import Iterable
 from typing import Any
 
-from wm_kernel.cachesim.models import ModelProfile
+from wm_kernel.cachesim.profile import ModelProfile
 from wm_kernel.cachesim.simulation import Simulation
 from wm_kernel.dialects.registry import dialect_for_provider, get_dialect, known_name
 from wm_kernel.dialects.usage import Usage, read_usage

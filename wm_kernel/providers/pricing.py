@@ -25,7 +25,8 @@ True
 
 from __future__ import annotations
 
-from wm_kernel.cachesim.models import Cost, ModelProfile, get_model
+from wm_kernel.cachesim.models import get_model
+from wm_kernel.cachesim.profile import Cost, ModelProfile
 from wm_kernel.dialects.usage import Usage
 
 

@@ -20,7 +20,7 @@ import dataclasses
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from wm_kernel.cachesim.models import ModelProfile
+from wm_kernel.cachesim.profile import ModelProfile
 from wm_kernel.cachesim.requests import session_requests, view_counter
 from wm_kernel.cachesim.simulation import Simulation, simulate
 from wm_kernel.dialects.usage import Usage, parse_usage

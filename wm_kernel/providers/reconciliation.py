@@ -15,7 +15,8 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from wm_kernel.cachesim.models import ModelProfile, priced_as
+from wm_kernel.cachesim.models import priced_as
+from wm_kernel.cachesim.profile import ModelProfile
 from wm_kernel.cachesim.simulation import Simulation
 from wm_kernel.dialects.usage import Usage
 from wm_kernel.providers.causes import cause, steady_factor

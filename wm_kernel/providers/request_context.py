@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from datetime import timedelta
 from typing import Any
 
-from wm_kernel.cachesim.models import ModelProfile
+from wm_kernel.cachesim.profile import ModelProfile
 from wm_kernel.cachesim.simulation import Simulation
 from wm_kernel.dialects.usage import Usage
 

@@ -25,7 +25,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from wm_kernel.cachesim.models import Cost
+from wm_kernel.cachesim.profile import Cost
 from wm_kernel.core.prompt import ComposedPrompt
 from wm_kernel.dialects.registry import CallResult, Dialect, dialect_for_sdk, get_dialect, sdk_clients
 from wm_kernel.dialects.usage import Usage, parse_usage, request_prefix

@@ -14,7 +14,7 @@ import dataclasses
 from collections.abc import Sequence
 from typing import Any, Protocol, runtime_checkable
 
-from wm_kernel.cachesim.models import ModelProfile
+from wm_kernel.cachesim.profile import ModelProfile
 from wm_kernel.cachesim.simulation import Simulation
 from wm_kernel.dialects.usage import Usage
 from wm_kernel.providers.compared_usage import simulated_usage, usage_list
