@@ -34,258 +34,17 @@ with the transcript, not with requests times conversation length).
 from __future__ import annotations
 
 import itertools
-import operator
 from collections import Counter
-from collections.abc import Iterator, Mapping, Sequence
-from datetime import datetime
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, overload
+from typing import Any
 
 from wm_kernel.dialects.registry import LogFormat, register_log_format
-from wm_kernel.interop.bodies import Cutter, PromptSequence, Section, anthropic_message
+from wm_kernel.interop.bodies import Cutter, anthropic_message
+from wm_kernel.interop.claude_code.chain import Chain, ChainLines, ChainSections, Line, Message
 from wm_kernel.interop.formats import CLAUDE_CODE_WIRE, ImportIssue, LoggedRequest, parse_time
 from wm_kernel.interop.jsonspan import locate
 from wm_kernel.interop.split import Splitter
-
-
-class _Line:
-    """One message line: its number, text, sections (cut once) and time."""
-
-    __slots__ = ("number", "text", "sections", "at", "blocks")
-
-    def __init__(self, number: int, text: str, sections: tuple[Section, ...], at: datetime | None, blocks: int) -> None:
-        self.number, self.text, self.sections, self.at, self.blocks = number, text, sections, at, blocks
-
-
-class _Message:
-    """One message the model reads: the lines written for it, its place in the chain."""
-
-    __slots__ = (
-        "role",
-        "depth",
-        "parent",
-        "lines",
-        "blocks",
-        "results",
-        "owner",
-        "conversation",
-        "marks",
-        "summary",
-        "usage",
-        "model",
-        "request_id",
-        "chain",
-        "sidechain",
-        "full",
-        "message_id",
-        "stop_reason",
-        "session_id",
-        "boundary",
-    )
-
-    def __init__(
-        self,
-        role: str,
-        depth: int,
-        parent: _Message | None,
-        owner: ClaudeCodeReader,
-        conversation: str,
-        marks: tuple[str, ...],
-        sidechain: bool,
-    ) -> None:
-        self.role, self.depth, self.parent, self.owner = role, depth, parent, owner
-        self.lines: list[_Line] = []
-        self.blocks = 0
-        self.results: _Message | None = None  # the user message holding this one's tool results
-        self.conversation, self.marks, self.sidechain = conversation, marks, sidechain
-        self.summary = False  # the chain starts at a compaction summary
-        self.usage: Mapping[str, Any] | None = None
-        self.model: str | None = None
-        self.request_id: str | None = None
-        self.chain: _Chain | None = None  # what its request sends (assistant messages)
-        self.full: _Chain | None = None  # the chain up to this message, all its lines
-        self.message_id: str | None = None
-        self.stop_reason: str | None = None
-        self.session_id: str | None = None
-        self.boundary: Mapping[str, Any] | None = None  # the compact_boundary a summary follows
-
-    def add(self, line: _Line) -> None:
-        self.lines.append(line)
-        self.blocks += line.blocks
-
-
-class _Chain:
-    """The messages a request sends, as a persistent list: its last message (and how many of its
-    lines), then the chain before it, shared with every other request that sent the same start.
-    So a request costs its own link, not a copy of the conversation."""
-
-    __slots__ = (
-        "node",
-        "count",
-        "parent",
-        "own",
-        "prompt",
-        "kinds",
-        "sections",
-        "lines",
-        "root",
-        "owner",
-        "depth",
-        "before",
-        "marked",
-    )
-
-    def __init__(self, node: _Message, count: int, parent: _Chain | None) -> None:
-        self.node, self.count, self.parent = node, count, parent
-        own = node.lines[:count]
-        self.own: tuple[Section, ...] = tuple(itertools.chain.from_iterable(line.sections for line in own))
-        self.prompt: tuple[Section, ...] = tuple(s for s in self.own if s.kind != "framing")
-        before = parent.kinds if parent is not None else frozenset()
-        kinds = {s.kind for s in self.prompt}
-        #: the kinds of the chain's sections, framing left out (the parent's set where it adds none)
-        self.kinds: frozenset[str] = before if kinds <= before else before | kinds
-        self.sections: int = len(self.own) + (parent.sections if parent else 0)
-        self.lines: int = len(own) + (parent.lines if parent else 0)
-        self.root: _Chain = parent.root if parent is not None else self
-        #: how many links come before this one
-        self.depth: int = parent.depth + 1 if parent is not None else 0
-        #: how many prompt sections the links before this one hold
-        self.before: int = parent.before + len(parent.prompt) if parent is not None else 0
-        #: whether a section of the chain carries a cache mark (a transcript's never do)
-        self.marked: bool = (parent is not None and parent.marked) or any(s.cache for s in self.prompt)
-        #: the file every message of the chain is in, None where they are in several
-        self.owner: ClaudeCodeReader | None = node.owner if parent is None or parent.owner is node.owner else None
-
-    def links(self) -> list[_Chain]:
-        out: list[_Chain] = []
-        link: _Chain | None = self
-        while link is not None:
-            out.append(link)
-            link = link.parent
-        out.reverse()
-        return out
-
-    def prompt_sections(self) -> list[Section]:
-        """The prompt sections of the links from the root to this one. The walk stops where it
-        meets the links asked for last (a conversation's next request asks for them plus its
-        own): each request walks what it adds, and the rest is a slice of the last answer."""
-        global _last_prompt
-        links, flat = _last_prompt
-        added: list[_Chain] = []
-        link: _Chain | None = self
-        while link is not None and not (link.depth < len(links) and links[link.depth] is link):
-            added.append(link)
-            link = link.parent
-        added.reverse()
-        if link is None:
-            links, flat = added, list(itertools.chain.from_iterable(map(_PROMPT, added)))
-        else:
-            links = links[: link.depth + 1] + added
-            flat = flat[: link.before + len(link.prompt)] + list(itertools.chain.from_iterable(map(_PROMPT, added)))
-        _last_prompt = (links, flat)
-        return flat[:]
-
-
-#: the links and prompt sections :meth:`_Chain.prompt_sections` gave last (where the next walk stops)
-_last_prompt: tuple[list[_Chain], list[Section]] = ([], [])
-
-
-_PROMPT, _OWN = operator.attrgetter("prompt"), operator.attrgetter("own")
-
-
-class ChainSections(PromptSequence):
-    """A request's sections, read from its chain when asked (never copied per request)."""
-
-    __slots__ = ("_chain",)
-
-    def __init__(self, chain: _Chain) -> None:
-        self._chain = chain
-
-    def __iter__(self) -> Iterator[Section]:
-        return itertools.chain.from_iterable(map(_OWN, self._chain.links()))
-
-    def kinds(self) -> frozenset[str]:
-        return self._chain.kinds
-
-    def prompt_order(self) -> list[Section]:
-        if len(self._chain.kinds) > 1:  # tools or system among the messages: sorted by kind
-            return super().prompt_order()
-        return self._chain.prompt_sections()
-
-    def cache_marked(self) -> bool:
-        return self._chain.marked
-
-    def __len__(self) -> int:
-        return self._chain.sections
-
-    @overload
-    def __getitem__(self, index: int) -> Section: ...
-
-    @overload
-    def __getitem__(self, index: slice) -> tuple[Section, ...]: ...
-
-    def __getitem__(self, index: int | slice) -> Section | tuple[Section, ...]:
-        if isinstance(index, slice):
-            return tuple(self)[index]
-        if index < 0:
-            index += len(self)
-        if not 0 <= index < len(self):
-            raise IndexError("section index out of range")
-        root = self._chain.root
-        if index < len(root.own):  # in the first message: no walk along the chain
-            return root.own[index]
-        return next(itertools.islice(iter(self), index, None))
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, Sequence) and tuple(self) == tuple(other)
-
-    def __hash__(self) -> int:
-        return hash(tuple(self))
-
-    def __repr__(self) -> str:
-        return f"ChainSections({len(self)} sections)"
-
-
-class ChainLines(Sequence[int]):
-    """The line numbers of a request's messages in its own file, read from its chain when asked."""
-
-    __slots__ = ("_chain", "_owner")
-
-    def __init__(self, chain: _Chain, owner: ClaudeCodeReader) -> None:
-        self._chain, self._owner = chain, owner
-
-    def __iter__(self) -> Iterator[int]:
-        for link in self._chain.links():
-            if link.node.owner is self._owner:
-                for line in link.node.lines[: link.count]:
-                    yield line.number
-
-    def __len__(self) -> int:
-        chain = self._chain
-        if chain.owner is not None:  # one file: counted as the chain was built
-            return chain.lines if chain.owner is self._owner else 0
-        return sum(1 for _ in self)
-
-    @overload
-    def __getitem__(self, index: int) -> int: ...
-
-    @overload
-    def __getitem__(self, index: slice) -> tuple[int, ...]: ...
-
-    def __getitem__(self, index: int | slice) -> int | tuple[int, ...]:
-        root = self._chain.root
-        if index == 0 and self._chain.owner is self._owner and root.count:  # the first, without a walk
-            return root.node.lines[0].number
-        return tuple(self)[index]
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, Sequence) and tuple(self) == tuple(other)
-
-    def __hash__(self) -> int:
-        return hash(tuple(self))
-
-    def __repr__(self) -> str:
-        return repr(tuple(self))
 
 
 def _boundary(line: int, value: Mapping[str, Any]) -> Mapping[str, Any]:
@@ -330,15 +89,15 @@ class ClaudeCodeReader:
         self.skipped: Counter[str] = Counter()
         self.issues: list[ImportIssue] = []
         # uuid -> (message, index of the line in it) the line leads to; (None, -1) starts a chain
-        self.links: dict[str, tuple[_Message | None, int]] = {}
+        self.links: dict[str, tuple[Message | None, int]] = {}
         self.raw_parent: dict[str, str] = {}
         self.unresolved: list[tuple[int, str, str]] = []  # (line, uuid, parent not seen yet)
         self.boundaries: dict[str, Mapping[str, Any]] = {}  # compact_boundary uuid -> what it recorded
         self.last_boundary: Mapping[str, Any] | None = None
-        self.by_key: dict[str, _Message] = {}
-        self.order: list[_Message] = []  # assistant messages, first line order
-        self.previous: tuple[_Message, int] | None = None  # the last message line, file order
-        self.previous_side: tuple[_Message, int] | None = None
+        self.by_key: dict[str, Message] = {}
+        self.order: list[Message] = []  # assistant messages, first line order
+        self.previous: tuple[Message, int] | None = None  # the last message line, file order
+        self.previous_side: tuple[Message, int] | None = None
         self.stem = Path(path).stem
         self.linked = False  # a line named its parent: a null parent starts a new chain
 
@@ -376,12 +135,12 @@ class ClaudeCodeReader:
             target.boundary = self.boundaries.get(parent) if isinstance(parent, str) else None
             target.boundary = target.boundary or self.last_boundary
         if self.usage_only:
-            entry = _Line(line, "", (), at, _blocks(message))
+            entry = Line(line, "", (), at, _blocks(message))
         else:
             node = locate(text)
             cut = Cutter(text, self.splitter)
             anthropic_message(cut, node["message"], message, f"msg[{target.depth}]", first)
-            entry = _Line(line, text, tuple(cut.finish()), at, _blocks(message))
+            entry = Line(line, text, tuple(cut.finish()), at, _blocks(message))
         target.add(entry)
         if kind == "assistant":
             usage = message.get("usage")
@@ -410,7 +169,7 @@ class ClaudeCodeReader:
 
     def _parent_of(
         self, line: int, uuid: str | None, parent: Any, value: Mapping[str, Any]
-    ) -> tuple[_Message | None, int]:
+    ) -> tuple[Message | None, int]:
         """Where a line continues from: its parent's message and line; else (no ``parentUuid``, or
         one naming a line not read: skipped, or later in the file) the previous message line in
         file order; nothing (a new chain) at the start."""
@@ -436,11 +195,11 @@ class ClaudeCodeReader:
         kind: str,
         message: Mapping[str, Any],
         value: Mapping[str, Any],
-        after: _Message | None,
+        after: Message | None,
         pos: int,
         sidechain: bool,
         summary: bool,
-    ) -> tuple[_Message, int]:
+    ) -> tuple[Message, int]:
         """The message a line belongs to (found, or new) and the index of its first block there."""
         if kind == "assistant":
             # one API response is one request: its lines share the message id and the request id,
@@ -469,10 +228,10 @@ class ClaudeCodeReader:
             return after.results, after.results.blocks
         return self._new("user", after, pos, sidechain, summary), 0
 
-    def _fork(self, base: _Message, pos: int) -> _Message:
+    def _fork(self, base: Message, pos: int) -> Message:
         """A user message continuing ``base`` up to its line ``pos`` (a branch from the middle of
         a merged message, or from another file's message): the same place, its own lines."""
-        fork = _Message(
+        fork = Message(
             "user",
             base.depth,
             base.parent,
@@ -486,14 +245,14 @@ class ClaudeCodeReader:
             fork.add(line)
         return fork
 
-    def _new(self, role: str, after: _Message | None, pos: int, sidechain: bool, summary: bool) -> _Message:
+    def _new(self, role: str, after: Message | None, pos: int, sidechain: bool, summary: bool) -> Message:
         if after is None:
             conversation = self._root_conversation(sidechain)
             marks = self._marks(("sidechain",) if sidechain and not self.subagent else ())
-            made = _Message(role, 0, None, self, conversation, marks, sidechain)
+            made = Message(role, 0, None, self, conversation, marks, sidechain)
             made.summary = summary
             return made
-        made = _Message(
+        made = Message(
             role,
             after.depth + 1,
             after,
@@ -505,7 +264,7 @@ class ClaudeCodeReader:
         made.summary = after.summary
         return made
 
-    def _conversation(self, after: _Message, sidechain: bool) -> str:
+    def _conversation(self, after: Message, sidechain: bool) -> str:
         if after.owner is self:
             return after.conversation
         return self._root_conversation(sidechain)
@@ -524,14 +283,14 @@ class ClaudeCodeReader:
         return marks
 
     @staticmethod
-    def _chain(after: _Message | None, pos: int) -> _Chain | None:
+    def _chain(after: Message | None, pos: int) -> Chain | None:
         """The chain a request sends: ``after`` up to its line ``pos``, after the chain before it,
         shared (each message keeps its whole-message chain, made once while it does not grow)."""
         if after is None:
             return None
-        pending: list[_Message] = []
+        pending: list[Message] = []
         node = after.parent
-        base: _Chain | None = None
+        base: Chain | None = None
         while node is not None:  # parents are made before children: no loop possible
             if node.full is not None and node.full.count == len(node.lines):
                 base = node.full
@@ -539,8 +298,8 @@ class ClaudeCodeReader:
             pending.append(node)
             node = node.parent
         for made in reversed(pending):
-            base = made.full = _Chain(made, len(made.lines), base)
-        return _Chain(after, pos + 1, base)
+            base = made.full = Chain(made, len(made.lines), base)
+        return Chain(after, pos + 1, base)
 
     # -- the requests
     def finish(self) -> list[LoggedRequest]:
@@ -646,4 +405,4 @@ register_log_format(
     replace=True,
 )
 
-__all__ = ["ClaudeCodeReader", "ChainSections", "ChainLines", "CLAUDE_CODE_TYPES", "is_transcript_line"]
+__all__ = ["ClaudeCodeReader", "CLAUDE_CODE_TYPES", "is_transcript_line"]
