@@ -128,6 +128,12 @@ class Cutter:
         return self.sections
 
 
+def tool_section(name: object) -> str:
+    """The name of a logged tool's section (``tool:NAME``): a section name, not a storage key; the
+    same in every format, so one tool is one section across logs and views."""
+    return f"tool:{name}"
+
+
 def ttl_of(block: Any) -> str | None:
     """The TTL of a block's ``cache_control`` mark (``5m`` when it names none), None unmarked."""
     if isinstance(block, Mapping):
@@ -201,7 +207,7 @@ def cut_anthropic(
         if key == "tools" and isinstance(value, list):
             for index, tool in enumerate(value):
                 name = tool.get("name", index) if isinstance(tool, Mapping) else index
-                cut.group(child.items[index], f"tool:{name}", "tool", "tools", [], ttl_of(tool))
+                cut.group(child.items[index], tool_section(name), "tool", "tools", [], ttl_of(tool))
         elif key == "system" and isinstance(value, str):
             cut.group(child, "system", "system", "system", [Part(child, "split")])
         elif key == "system" and isinstance(value, list):
@@ -241,7 +247,7 @@ def cut_openai_chat(text: str, node: Node, body: Mapping[str, Any], splitter: Sp
             for index, tool in enumerate(value):
                 function = tool.get("function") if isinstance(tool, Mapping) else None
                 name = function.get("name", index) if isinstance(function, Mapping) else index
-                cut.group(child.items[index], f"tool:{name}", "tool", "tools", [])
+                cut.group(child.items[index], tool_section(name), "tool", "tools", [])
         elif key == "messages" and isinstance(value, list):
             _openai_items(cut, child, value, "msg")
     return cut
@@ -275,7 +281,7 @@ def cut_openai_responses(text: str, node: Node, body: Mapping[str, Any], splitte
         if key == "tools" and isinstance(value, list):
             for index, tool in enumerate(value):
                 name = tool.get("name", tool.get("type", index)) if isinstance(tool, Mapping) else index
-                cut.group(child.items[index], f"tool:{name}", "tool", "tools", [])
+                cut.group(child.items[index], tool_section(name), "tool", "tools", [])
         elif key == "instructions" and isinstance(value, str):
             cut.group(child, "instructions", "system", "system", [Part(child, "split")])
         elif key == "input" and isinstance(value, str):
@@ -302,7 +308,7 @@ def cut_gemini(text: str, node: Node, body: Mapping[str, Any], splitter: Splitte
                     [d.get("name") for d in declared if isinstance(d, Mapping)] if isinstance(declared, list) else []
                 )
                 name = ",".join(str(n) for n in names if n) or index
-                cut.group(child.items[index], f"tool:{name}", "tool", "tools", [])
+                cut.group(child.items[index], tool_section(name), "tool", "tools", [])
         elif key in ("systemInstruction", "system_instruction") and isinstance(value, Mapping):
             cut.group(child, "system", "system", "system", _gemini_parts(value, child))
         elif key in ("cachedContent", "cached_content") and isinstance(value, str):

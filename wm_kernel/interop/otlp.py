@@ -36,7 +36,7 @@ from datetime import timedelta
 from typing import Any
 
 from wm_kernel.dialects.registry import LogFormat, register_log_format
-from wm_kernel.interop.bodies import Section
+from wm_kernel.interop.bodies import Section, tool_section
 from wm_kernel.interop.formats import ImportIssue, LoggedRequest, epoch_time, otlp_attributes
 from wm_kernel.interop.split import Splitter
 from wm_kernel.utils.safe_files import BadJSONError, parse_json
@@ -293,7 +293,7 @@ def _from_openinference(attributes: Mapping[str, Any], splitter: Splitter) -> li
             name = json.loads(shown).get("name", position)
         except (json.JSONDecodeError, AttributeError):
             name = position
-        sections.append(Section(f"tool:{name}", "tool", shown, shown, "tools", None, f"tool:{name}"))
+        sections.append(Section(tool_section(name), "tool", shown, shown, "tools", None, tool_section(name)))
     for index in sorted(messages):
         fields = messages[index]
         role = str(fields.get("message.role", "?"))

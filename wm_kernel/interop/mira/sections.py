@@ -22,7 +22,7 @@ from typing import Any
 
 from wm_kernel.core.composer.hud_frame import RULE
 from wm_kernel.core.composer.placement_build import SECTION_SEPARATOR
-from wm_kernel.interop.bodies import Cutter, Section, anthropic_message, ttl_of
+from wm_kernel.interop.bodies import Cutter, Section, anthropic_message, tool_section, ttl_of
 from wm_kernel.interop.jsonspan import Node, string_offsets
 from wm_kernel.interop.mira.markers import HUD_HEAD, SCAFFOLDING, Marker, marker_at
 from wm_kernel.interop.split import Splitter, closing_end
@@ -268,7 +268,7 @@ def cut_mira(cut: Cutter, node: Node, body: Mapping[str, Any]) -> None:
         if key == "tools" and isinstance(value, list):
             for index, tool in enumerate(value):
                 name = tool.get("name", index) if isinstance(tool, Mapping) else index
-                cut.group(child.items[index], f"tool:{name}", "tool", "tools", [], ttl_of(tool))
+                cut.group(child.items[index], tool_section(name), "tool", "tools", [], ttl_of(tool))
         elif key == "system" and isinstance(value, list):
             block = child.items[0]
             text_node = block["text"]
