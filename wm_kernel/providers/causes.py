@@ -152,6 +152,7 @@ def cause(
         or _conversation_cause(p, b, ctx)
         or _miss_cause(p, b, ctx)
         or _count_cause(p, b)
+        or _steady_total_cause(p, b, in_steady, factor, steady)
         or _Verdict("unknown", "billed tokens differ from the simulation in no pattern known here")
     )
 
@@ -200,10 +201,16 @@ def _within_tolerance_cause(p: Usage, p_usd: float | None, b_usd: float | None, 
 
 def _steady_factor_cause(p: Usage, b: Usage, in_steady: bool, factor: float | None, steady: int) -> _Verdict | None:
     """Every count scaled by the factor a steady group of turns shares: another tokenizer."""
+    if in_steady and factor is not None and _scaled(p, b, factor):
+        return _Verdict("tokenizer", f"counts x{factor:.2f} (steady over {steady} turns)")
+    return None
+
+
+def _steady_total_cause(p: Usage, b: Usage, in_steady: bool, factor: float | None, steady: int) -> _Verdict | None:
+    """What no other cause explains, where the prompt's total is the steady factor x the simulated
+    one though the cache split moved: still the tokenizer (the move said)."""
     if not in_steady or factor is None:
         return None
-    if _scaled(p, b, factor):
-        return _Verdict("tokenizer", f"counts x{factor:.2f} (steady over {steady} turns)")
     if p.prompt_tokens and abs(b.prompt_tokens / p.prompt_tokens - factor) <= FACTOR_TOLERANCE * factor:
         moved = b.cache_read_tokens - round(factor * p.cache_read_tokens)
         split = (
