@@ -62,6 +62,7 @@ def register_model(profile: ModelProfile, *, replace: bool = False) -> ModelProf
     if profile.tokenizer:
         register_counter(profile.name, profile.tokenizer, replace=True)
     _registry[profile.name] = profile
+    _resolved.clear()
     return profile
 
 
@@ -74,6 +75,7 @@ def unregister_model(name: str) -> None:
         raise ValueError(f"unknown model {name!r}")
     else:
         forget_counter(name)
+    _resolved.clear()
 
 
 #: Prefixes a vendor or router puts before a model id: OpenRouter's ``anthropic/``, Bedrock's
@@ -128,11 +130,16 @@ def family_name(model: str) -> str | None:
     """
     if not isinstance(model, str) or not model.strip():
         return None
-    for spelling in _spellings(model.strip()):
-        found = _row(spelling)
-        if found is not None:
-            return found
-    return None
+    if model in _resolved:  # a log names one model over and over: its spellings are undone once
+        return _resolved[model]
+    found = next((row for row in map(_row, _spellings(model.strip())) if row is not None), None)
+    if len(_resolved) < 4096:
+        _resolved[model] = found
+    return found
+
+
+#: Model names already resolved to their row (or None), cleared whenever the registry changes.
+_resolved: dict[str, str | None] = {}
 
 
 def get_model(model: str | ModelProfile) -> ModelProfile:

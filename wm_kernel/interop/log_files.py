@@ -112,7 +112,7 @@ def _records(
             # one-line error (NaN, a huge integer, deep nesting, malformed) is the line's issue
             value = loads_exact(row, line, long=None if long else False, fallback=parse_json)
         except BadJSONError as exc:
-            if number == len(rows) and skipped is not None and not data.endswith(b"\n"):
+            if number == len(rows) and skipped is not None:
                 # no newline after it: a line still being written (the file changed as it was read)
                 skipped[INCOMPLETE] += 1
                 continue
