@@ -452,8 +452,11 @@ class ValkeyStore(StateStore):
         with self._lock:
             pattern = _glob_escape(self.prefix + prefix) + "*"
             found = self._call("list", prefix, lambda c: list(c.scan_iter(match=pattern, count=500)))
-            if LOCATION_PREFIX.startswith(prefix) or prefix.startswith(LOCATION_PREFIX):
-                # MIRA's location strings, listed as the location hashes they are read as
+            if not ORIGINAL_LOCATION_PREFIX.startswith(prefix) and (
+                LOCATION_PREFIX.startswith(prefix) or prefix.startswith(LOCATION_PREFIX)
+            ):
+                # MIRA's location strings (which the scan above missed), listed as the location
+                # hashes they are read as
                 rest = prefix[len(LOCATION_PREFIX) :] if prefix.startswith(LOCATION_PREFIX) else ""
                 more = _glob_escape(self.prefix + ORIGINAL_LOCATION_PREFIX + rest) + "*"
                 found += self._call("list", prefix, lambda c: list(c.scan_iter(match=more, count=500)))
