@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
 from mira_tap_files import CHAT, T0, Tap, background_body, compose, load, message, mira_body, session
 
 from wm_kernel.tokens import EstimateTokenizer, TokenCounter
@@ -101,3 +102,23 @@ def test_sizes_far_apart_still_decide_at_the_same_instant(tmp_path: Path) -> Non
     assert [str(e) for e in log.errors] == []
     assert [int(n) for n in log.usage["output_tokens"]] == [22]
     assert [r.usage["output_tokens"] if r.usage else None for r in log.background] == [33]
+
+
+def test_the_histories_are_read_once_and_only_when_two_calls_could_take_a_response(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from wm_kernel.interop.mira import pairing
+
+    reads: list[int] = []
+    read = pairing.continuations
+    monkeypatch.setattr(pairing, "continuations", lambda requests: reads.append(len(requests)) or read(requests))
+    (tmp_path / "a").mkdir()
+    one_at_a_time = Tap(tmp_path / "a")
+    prompt = compose(session())
+    for turn in range(3):
+        one_at_a_time.request(T0 + 60 * turn, mira_body(prompt, [], f"[9:0{turn}am] Message {turn}"))
+        one_at_a_time.response(T0 + 60 * turn + 2, CHAT, message(CHAT, (10, 0, 4000)))
+    assert load(one_at_a_time.requests).errors == () and reads == []
+    (tmp_path / "b").mkdir()
+    tap, _ = concurrent_tap(tmp_path / "b", next_turn=True)
+    assert load(tap.requests).errors == () and reads == [4]  # the tap's four requests, once

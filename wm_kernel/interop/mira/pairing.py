@@ -152,7 +152,12 @@ def continuations(requests: Sequence[Record]) -> dict[str, tuple[str, tuple[str,
 def _user_key(message: Any) -> str | None:
     if not isinstance(message, Mapping) or message.get("role") != "user":
         return None
-    return json.dumps(message.get("content"), sort_keys=True, ensure_ascii=False)
+    content = message.get("content")
+    # a string as itself (most are: no encoding), any other content as its JSON text; the mark
+    # in front keeps the string "[1]" apart from the list [1]
+    if isinstance(content, str):
+        return "s" + content
+    return "j" + json.dumps(content, sort_keys=True, ensure_ascii=False)
 
 
 def _last_user_key(body: Mapping[str, Any]) -> str | None:
@@ -219,6 +224,10 @@ class _Group:
         self.order[number] = call
         insort(self.sizes, (call.tokens, number))
         self.instants.setdefault(call.sent, {})[number] = call
+        self.learn(number, call)
+
+    def learn(self, number: int, call: Call) -> None:
+        """Index an open call by its continuation (once it is known)."""
         if call.continuation is not None:
             self.answers.setdefault(call.continuation, {})[number] = call
 
@@ -260,13 +269,31 @@ class _OpenCalls:
     A call is found by its key (a retry: at most one open call has a key, since a request with an
     open call's key folds into it) and by its provider and model (a response's candidates)."""
 
-    def __init__(self) -> None:
+    def __init__(self, requests: Sequence[Record]) -> None:
         self.by_key: dict[str, tuple[int, Call]] = {}
         self.groups: dict[str, _Group] = {}
         self.count = 0
+        self.requests = requests
+        # what later requests' histories say each call was answered with: read the first time two
+        # calls could take one response (a tap of one call at a time never needs it)
+        self.answered: dict[str, tuple[str, tuple[str, ...]] | None] | None = None
+
+    def _continuation(self, call: Call) -> tuple[str, tuple[str, ...]] | None:
+        assert self.answered is not None
+        last_user = _last_user_key(call.last.value["body"])
+        return self.answered.get(last_user) if last_user is not None else None
+
+    def _read_histories(self) -> None:
+        self.answered = continuations(self.requests)
+        for group in self.groups.values():
+            for number, call in group.order.items():
+                call.continuation = self._continuation(call)
+                group.learn(number, call)
 
     def add(self, call: Call) -> None:
         self.count += 1
+        if self.answered is not None:
+            call.continuation = self._continuation(call)
         value = call.last.value
         self.by_key[call.key] = (self.count, call)
         name = json.dumps([value["provider"], value["model"]], sort_keys=True, ensure_ascii=False)
@@ -290,13 +317,16 @@ class _OpenCalls:
         ]
         if not groups:
             return None
+        several = sum(len(g.order) for g in groups) > 1
+        if several and self.answered is None:
+            self._read_histories()
         said = response_key(response)
         if said is not None:
             named = [(n, g) for g in groups for n in g.answers.get(said, {})]
             if len(named) == 1:
                 return self.take(*named[0])
         reported = _reported_input(response)
-        if reported is not None and sum(len(g.order) for g in groups) > 1:
+        if reported is not None and several:
             group = min(groups, key=lambda g: g.nearest(reported))
             number = group.nearest(reported)[1]
         else:
@@ -345,11 +375,10 @@ def pair(
     docstring). Requests and responses are taken in time order, a request before a response of
     the same instant."""
     calls: list[Call] = []
-    open_calls = _OpenCalls()
+    open_calls = _OpenCalls(requests)
     left: list[Record] = []
     ambiguous: list[Ambiguous] = []
     retries = 0
-    answered = continuations(requests)
     events = sorted(
         [(r.ts, 0, r.line, r) for r in requests] + [(r.ts, 1, r.line, r) for r in responses], key=lambda e: e[:3]
     )
@@ -363,8 +392,6 @@ def pair(
                 retries += 1
                 continue
             call = Call([record], counter.count(json.dumps(value["body"], ensure_ascii=False)), key)
-            last_user = _last_user_key(value["body"])
-            call.continuation = answered.get(last_user) if last_user is not None else None
             calls.append(call)
             open_calls.add(call)
             continue
