@@ -26,6 +26,9 @@ nothing (the trinket is not stateful).
 Persistence: the payload and its time live in the WorkingMemory's store (hash
 ``locations:{user_id}``, field ``state``; :func:`wm_kernel.stores.keys.location`), so a Session on
 an SQLite file still shows it after a restart, and still lets it expire 24 hours after it was set.
+A :class:`~wm_kernel.stores.valkey.ValkeyStore` keeps that hash as MIRA's own string
+``location:{user_id}`` (the payload, ``EX 86400``; the time it was set read from the key's
+expiry), so a notebook and a MIRA deployment on one server see the same location.
 Stored data this trinket cannot read is a ValueError naming the key when it is constructed.
 
 Examples

@@ -4,6 +4,7 @@ the original's keys, read-only mode, all-or-nothing writes, outages and restarts
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -340,6 +341,108 @@ def test_a_field_that_is_not_json_names_the_key(valkey_server, client):
     store = ValkeyStore(valkey_server.url)
     with pytest.raises(ValueError, match="field 'broken' of 'trinkets:bob' is not JSON"):
         store.hget("trinkets:bob", "broken")
+
+
+# -- MIRA's location: the string location:{user_id}, EX 86400
+OSLO = {"location_name": "Oslo", "sunrise": "8:58 AM", "sunset": "3:15 PM",
+        "forecast": [{"hour": "10 AM", "temp": "-2°C", "condition": "Snow", "precip_pct": None}]}  # fmt: skip
+OSLO_TEXT = (
+    "=== Location Context ===\nLocation: Oslo\nSunrise: 8:58 AM / Sunset: 3:15 PM\n"
+    "Forecast (next 2 hours):\n- 10 AM: -2°C, Snow, None% chance of rain"
+)
+
+
+def location_session(store: ValkeyStore, clock: ManualClock) -> Session:
+    from trinkets import LocationTrinket
+
+    return Session(store=store, user_id="ada", clock=clock, trinkets=[LocationTrinket])
+
+
+def test_set_location_writes_miras_string_with_its_24_hour_expiry(valkey_server, client):
+    s = location_session(ValkeyStore(valkey_server.url), ManualClock(START))
+    s.trinket("LocationTrinket").set_location(OSLO)
+    assert client.type("location:ada") == "string"
+    assert json.loads(client.get("location:ada")) == OSLO  # the payload itself, as POST /location stores it
+    assert 86390 < client.ttl("location:ada") <= 86400
+    assert not client.exists("locations:ada")  # no hash of the kit's own beside it
+    assert s.compose()["cached_content"].endswith(OSLO_TEXT)
+    s.trinket("LocationTrinket").set_location(None)
+    assert not client.exists("location:ada")
+
+
+def test_miras_location_shows_until_its_key_expires(valkey_server, client):
+    from datetime import UTC, datetime
+
+    # MIRA stored it 23 hours ago: one hour of its 24 left
+    client.set("location:ada", json.dumps(OSLO), ex=3600)
+    expires_at = client.expiretime("location:ada")
+    store = ValkeyStore(valkey_server.url, read_only=True)
+    set_at = datetime.fromtimestamp(expires_at - 86400, UTC)
+    assert store.hgetall("locations:ada") == {"state": {"payload": OSLO, "set_at": set_at.isoformat()}}
+    assert store.keys() == store.keys("location") == store.keys("locations") == ["locations:ada"]
+    assert store.keys("locations:a") == ["locations:ada"]
+    assert store.keys("locations:b") == []
+    clock = ManualClock(datetime.fromtimestamp(expires_at - 3600, UTC))  # the server's now
+    s = location_session(store, clock)
+    loc = s.trinket("LocationTrinket")
+    assert loc.generate_content({}) == OSLO_TEXT
+    clock.advance(seconds=3600)  # the key's last second on the server: still there
+    assert loc.generate_content({}) == OSLO_TEXT
+    clock.advance(seconds=1)  # gone, as the key is
+    assert loc.generate_content({}) == ""
+    # and on the server: once the key has expired, a new session finds no location
+    client.pexpire("location:ada", 1)
+    for _ in range(200):  # the server expires it within a millisecond or so
+        if not client.exists("location:ada"):
+            break
+        time.sleep(0.01)
+    assert store.hgetall("locations:ada") == {}
+    assert store.keys("location") == []
+    fresh = location_session(ValkeyStore(valkey_server.url, read_only=True), ManualClock(START))
+    assert fresh.trinket("LocationTrinket").payload is None
+
+
+def test_a_location_key_without_an_expiry_shows_while_it_is_there(valkey_server, client):
+    client.set("location:ada", json.dumps(OSLO))
+    s = location_session(ValkeyStore(valkey_server.url, read_only=True), ManualClock(START))
+    s.clock.advance(days=30)
+    assert s.trinket("LocationTrinket").generate_content({}) == OSLO_TEXT
+
+
+def test_read_only_keeps_a_new_location_in_the_process(valkey_server, client):
+    client.set("location:ada", json.dumps(OSLO), ex=3600)
+    client.config_resetstat()
+    store = ValkeyStore(valkey_server.url, read_only=True)
+    s = location_session(store, ManualClock(START))
+    s.trinket("LocationTrinket").set_location({"location_name": "Bergen"})
+    assert store.hget("locations:ada", "state") == {"payload": {"location_name": "Bergen"}, "set_at": START}
+    assert json.loads(client.get("location:ada")) == OSLO
+    assert write_commands_run(client) == set()
+
+
+def test_a_transaction_writes_the_location_with_the_rest(valkey_server, client):
+    store = ValkeyStore(valkey_server.url)
+    with store.transaction():
+        store.hset("locations:ada", "state", {"payload": OSLO, "set_at": START})
+        store.hset("notes:ada", "a", 1)
+        assert not client.exists("location:ada")
+    assert json.loads(client.get("location:ada")) == OSLO
+    assert 86390 < client.ttl("location:ada") <= 86400
+    with store.transaction():
+        store.delete("locations:ada")
+    assert not client.exists("location:ada")
+
+
+def test_what_miras_layout_cannot_hold_is_refused_and_nothing_written(valkey_server, client):
+    store = ValkeyStore(valkey_server.url)
+    with pytest.raises(ValueError, match="only its field 'state' can be written, not 'other'"):
+        store.hset("locations:ada", "other", 1)
+    with pytest.raises(ValueError, match="expected"):
+        store.hset("locations:ada", "state", {"payload": "Oslo"})
+    assert client.keys("*") == []
+    client.set("location:ada", "[1, 2]")
+    with pytest.raises(ValueError, match="MIRA's 'location:ada' cannot be read"):
+        store.hget("locations:ada", "state")
 
 
 # -- the magic

@@ -10,6 +10,7 @@ import pytest
 from mira_tap_files import CHAT, T0, TOOLS, Tap, compose, load, message, mira_body, session, three_turns
 
 from wm_kernel.experiments.scenario import Scenario
+from wm_kernel.testing.cost import mira_instability_cost
 from wm_kernel.testing.mira import set_order
 from wm_kernel.testing.report import Cost
 from wm_kernel.testing.stability import check_stability
@@ -91,7 +92,11 @@ def test_the_mira_preset_on_a_session_finds_the_clock_and_the_set_order() -> Non
         ("tool_order", "not applicable"),
         ("clock_hour", "fail"),
         ("tool_set_order", "fail"),
+        ("moving_section", "pass"),
     ]
+    assert report.result("moving_section").detail == (
+        "no section rewrote the warm block twice; moved it once: conversation_manifest (ManifestTrinket) at turn 1"
+    )
     hour = report.result("clock_hour").findings[0]
     assert (hour.section, hour.trinket, hour.placement) == ("conversation_manifest", "ManifestTrinket", "system")
     assert hour.labels == ("composed", "composed an hour later")
@@ -107,6 +112,88 @@ def test_the_mira_preset_on_a_session_finds_the_clock_and_the_set_order() -> Non
     for finding in (hour, tools):
         assert finding.cost is not None and (finding.cost.hours, finding.cost.wire) == (24, "MIRA's wire")
         assert finding.cost.extra_usd > 0
+
+
+def hourly_location(hours: int = 3, turns_an_hour: int = 3) -> Scenario:
+    """MIRA HEAD's trinkets on MIRA's layout; the front end POSTs a new forecast each hour, and a
+    turn comes every 60 / ``turns_an_hour`` minutes."""
+    from trinkets import MIRA_HEAD_NAMES
+    from wm_kernel import Layout
+
+    scenario = Scenario(
+        base_prompt="You help {first_name}. " + "Be plain. " * 600,
+        clock="2026-11-30T09:00:00+00:00",
+        profile={"first_name": "Ada", "timezone": "UTC"},
+        trinkets=MIRA_HEAD_NAMES,
+        layout=Layout.original(),
+    )
+    for hour in range(hours):
+        forecast = [{"hour": f"{9 + hour} AM", "temp": f"{hour}°C", "condition": "Snow", "precip_pct": 80}]
+        scenario = scenario.feed("LocationTrinket", "set_location", {"location_name": "Oslo", "forecast": forecast})
+        for _ in range(turns_an_hour):
+            scenario = scenario.advance_turn().advance(minutes=60 // turns_an_hour)
+    return scenario
+
+
+def test_the_mira_preset_names_the_location_as_the_section_that_moves_the_block() -> None:
+    report = check_stability(hourly_location(), preset="mira", only=["recompose", "moving_section"])
+    assert [(r.name, r.status) for r in report.results] == [("recompose", "pass"), ("moving_section", "fail")]
+    result = report.result("moving_section")
+    assert result.detail == "location_context (LocationTrinket) rewrote the warm block at 2 of 8 composes, every 1 h"
+    (finding,) = result.findings
+    assert (finding.section, finding.trinket, finding.placement, finding.turn) == (
+        "location_context",
+        "LocationTrinket",
+        "system",
+        4,
+    )
+    assert finding.labels == ("turn 3 at 09:40", "turn 4 at 10:00")
+    assert finding.expected == "…'ecast (next 2 hours):\\n- 9 AM: 0°C, Snow, 80% chance of rain'"
+    assert finding.actual == "…'ecast (next 2 hours):\\n- 10 AM: 1°C, Snow, 80% chance of rain'"
+    cost = finding.cost
+    assert cost is not None and (cost.hours, cost.wire) == (24, "MIRA's wire")
+    assert cost.note == "priced as a rewrite every 1 h, as in the scenario"
+    assert cost.extra_usd > 0
+    # a rewrite an hour costs less than a rewrite on every request
+    every_request = mira_instability_cost(report_composes(), finding, "claude-sonnet-4-6", 30)
+    assert 0 < cost.extra_usd < every_request.extra_usd
+    assert str(report).splitlines()[2:4] == [
+        "  moving_section  FAIL            the scenario's own steps rewriting the 1-hour block while it is warm  "
+        "(location_context (LocationTrinket) rewrote the warm block at 2 of 8 composes, every 1 h)",
+        "moving_section: section 'location_context' (LocationTrinket), cached system: moved at turn 4 (compose 3; "
+        "2 of 8 composes), first difference at character 67",
+    ]
+
+
+def report_composes() -> list[Any]:
+    from wm_kernel.testing.replay import run_scenario
+
+    return run_scenario(hourly_location(), {}).composes
+
+
+def test_the_kits_own_checks_never_move_the_location() -> None:
+    # its perturbations compose the same forecast: only moving_section sees it
+    report = check_stability(hourly_location(), preset="mira", skip=["tz_locale", "hash_seed", "moving_section"])
+    assert report.passed
+
+
+def test_a_location_set_once_or_a_cold_block_does_not_fail() -> None:
+    once = check_stability(hourly_location(hours=1), preset="mira", only=["moving_section"]).result("moving_section")
+    assert (once.status, once.detail) == ("pass", "no section rewrote the warm block twice")
+    # one turn every 2 hours: the block has expired at each compose, rewritten whatever moved
+    cold = (
+        Scenario(clock="2026-11-30T09:00:00+00:00", trinkets=["LocationTrinket"])
+        .feed("LocationTrinket", "set_location", {"location_name": "Oslo"})
+        .advance_turn()
+        .advance(hours=2)
+        .feed("LocationTrinket", "set_location", {"location_name": "Bergen"})
+        .advance_turn()
+    )
+    result = check_stability(cold, preset="mira", only=["moving_section"]).result("moving_section")
+    assert (result.status, result.detail) == (
+        "not applicable",
+        "no compose came within an hour of the one before it",
+    )
 
 
 def test_without_the_preset_the_kits_checks_see_neither() -> None:

@@ -36,6 +36,10 @@ HISTORY_ENTRIES = "history:entries"
 #: Where the original keeps a user's manifest segments (a string; read by ValkeyStore, never written).
 ORIGINAL_MANIFEST_PREFIX = "manifest_segments:"
 MANIFEST_PREFIX = "manifest:"
+#: Where MIRA keeps a user's location (a string with a 24-hour expiry; ValkeyStore reads and writes
+#: it as the hash :func:`location` names) and that hash's prefix.
+ORIGINAL_LOCATION_PREFIX = "location:"
+LOCATION_PREFIX = "locations:"
 
 
 def encode_part(part: str) -> str:
@@ -85,9 +89,27 @@ def domaindocs(user_id: str) -> str:
 
 def location(user_id: str) -> str:
     """LocationTrinket's hash: field ``state``, the payload and when it was set. (MIRA keeps the
-    payload as the string ``location:{user_id}`` with a 24-hour expiry; a hash of that name would
-    clash with it in a shared Valkey, so the kit's prefix differs.)"""
+    payload as the string ``location:{user_id}`` with a 24-hour expiry; the memory and SQLite
+    stores keep this hash, ValkeyStore keeps it as MIRA's string: :func:`original_location`.)"""
     return _key("locations", user_id)
+
+
+def original_location(location_key: str) -> str:
+    """MIRA's ``location:{user_id}`` for the key :func:`location` gave (the user part as encoded).
+
+    >>> original_location(location("ada"))
+    'location:ada'
+    """
+    if not location_key.startswith(LOCATION_PREFIX):
+        raise ValueError(f"not a location key: {location_key!r}")
+    return ORIGINAL_LOCATION_PREFIX + location_key[len(LOCATION_PREFIX) :]
+
+
+def location_from_original(original_key: str) -> str:
+    """The hash :func:`location` names for MIRA's ``location:{user_id}``."""
+    if not original_key.startswith(ORIGINAL_LOCATION_PREFIX):
+        raise ValueError(f"not an original location key: {original_key!r}")
+    return LOCATION_PREFIX + original_key[len(ORIGINAL_LOCATION_PREFIX) :]
 
 
 def sidebar_activity(user_id: str) -> str:

@@ -7,7 +7,10 @@ field's value as JSON text, so a Session pointed at a deployment's server sees t
 and the original's readers see what a Session writes. The original also caches a user's conversation
 segments in the string key ``manifest_segments:{user_id}``; this store shows it as the hash
 ``manifest:{user_id}`` that :class:`~trinkets.manifest_trinket.ManifestTrinket` reads, when that hash
-does not exist on the server (docs/valkey.md has the whole mapping).
+does not exist on the server. MIRA keeps a user's location as the string ``location:{user_id}``
+(the JSON object, ``EX 86400``): this store reads and writes the LocationTrinket's hash
+``locations:{user_id}`` there, never as a hash, the time it was set read from the key's expiry
+(docs/valkey.md has the whole mapping).
 
 Writes are all-or-nothing: one command, or one MULTI/EXEC for the writes of a
 :meth:`ValkeyStore.transaction`. A server that cannot be reached, times out or restarts mid-call is a
@@ -34,7 +37,13 @@ from typing import Any, TypeVar
 
 from wm_kernel.stores import keys
 from wm_kernel.stores.embedded import StateStore
-from wm_kernel.stores.original_layout import manifest_fields
+from wm_kernel.stores.original_layout import (
+    LOCATION_FIELD,
+    LOCATION_SECONDS,
+    location_fields,
+    location_value,
+    manifest_fields,
+)
 from wm_kernel.stores.server_url import check_url
 from wm_kernel.stores.valkey_errors import (
     ErrorKinds,
@@ -54,6 +63,9 @@ T = TypeVar("T")
 #: project's ManifestTrinket reads instead.
 ORIGINAL_MANIFEST_PREFIX = keys.ORIGINAL_MANIFEST_PREFIX
 MANIFEST_PREFIX = keys.MANIFEST_PREFIX
+#: MIRA's location string and the hash this project's LocationTrinket keeps it as.
+ORIGINAL_LOCATION_PREFIX = keys.ORIGINAL_LOCATION_PREFIX
+LOCATION_PREFIX = keys.LOCATION_PREFIX
 
 _GLOB_SPECIALS = "\\*?[]"
 
@@ -230,6 +242,8 @@ class ValkeyStore(StateStore):
     def _server_hash(self, key: str) -> dict[str, str]:
         """The server's fields of ``key`` as JSON text (the original's manifest cache, translated,
         when ``key`` is a manifest hash the server does not have)."""
+        if key.startswith(LOCATION_PREFIX):
+            return self._original_location(key)
         raw: dict[str, str] = self._call("read", key, lambda c: c.hgetall(self._server_key(key)))
         if not raw and key.startswith(MANIFEST_PREFIX):
             return self._original_manifest(key)
@@ -237,6 +251,8 @@ class ValkeyStore(StateStore):
 
     def _server_field(self, key: str, field: str) -> str | None:
         """The server's JSON text of one field (one HGET: the cost does not grow with the key)."""
+        if key.startswith(LOCATION_PREFIX):
+            return self._original_location(key).get(field)
         text: str | None = self._call("read", key, lambda c: c.hget(self._server_key(key), field))
         if text is None and key.startswith(MANIFEST_PREFIX):
             return self._server_hash(key).get(field)
@@ -246,6 +262,27 @@ class ValkeyStore(StateStore):
         source = keys.original_manifest_segments(manifest_key)
         text = self._call("read", source, lambda c: c.get(self._server_key(source)))
         return {} if text is None else manifest_fields(text, f"{self.url}: the original's {source!r}")
+
+    def _original_location(self, location_key: str) -> dict[str, str]:
+        source = keys.original_location(location_key)
+        server_key = self._server_key(source)
+
+        def read(c: Any) -> list[Any]:
+            pipe = c.pipeline(transaction=True)  # the value and its expiry as one moment saw them
+            pipe.get(server_key)
+            pipe.expiretime(server_key)
+            return list(pipe.execute())
+
+        text, expires_at = self._call("read", source, read)
+        return location_fields(text, int(expires_at), f"{self.url}: MIRA's {source!r}")
+
+    def _location_commands(self, pipe: Any, key: str, text: str | None) -> None:
+        """Queue MIRA's write of the location hash ``key``'s state (``text``; None: deleted)."""
+        source = self._server_key(keys.original_location(key))
+        if text is None:
+            pipe.delete(source)
+        else:
+            pipe.set(source, location_value(LOCATION_FIELD, text, key), ex=LOCATION_SECONDS)
 
     def _decode(self, key: str, field: str, text: str) -> Any:
         try:
@@ -324,9 +361,18 @@ class ValkeyStore(StateStore):
 
     def hset(self, key: str, field: str, value: Any) -> None:
         text = json.dumps(value, ensure_ascii=False)  # a TypeError here has changed nothing
+        if key.startswith(LOCATION_PREFIX):
+            location_value(field, text, key)  # a ValueError here has changed nothing either
         with self._lock:
             if self._staging():
                 self._change(key, field, text)
+            elif key.startswith(LOCATION_PREFIX):
+                source = keys.original_location(key)
+                self._call(
+                    "write",
+                    source,
+                    lambda c: self._write("write", source, lambda p: self._location_commands(p, key, text)),
+                )
             else:
                 self._call(
                     "write",
@@ -336,6 +382,16 @@ class ValkeyStore(StateStore):
 
     def hdel(self, key: str, field: str) -> bool:
         with self._lock:
+            if not self._staging() and key.startswith(LOCATION_PREFIX):
+                if field != LOCATION_FIELD:
+                    return False
+                source = keys.original_location(key)
+                replies = self._call(
+                    "write",
+                    source,
+                    lambda c: self._write("write", source, lambda p: self._location_commands(p, key, None)),
+                )
+                return bool(replies[0]) if replies else True
             if not self._staging():
                 replies = self._call(
                     "write",
@@ -352,8 +408,11 @@ class ValkeyStore(StateStore):
     def delete(self, key: str) -> None:
         with self._lock:
             if not self._staging():
+                target = keys.original_location(key) if key.startswith(LOCATION_PREFIX) else key
                 self._call(
-                    "write", key, lambda c: self._write("write", key, lambda pipe: pipe.delete(self._server_key(key)))
+                    "write",
+                    target,
+                    lambda c: self._write("write", target, lambda pipe: pipe.delete(self._server_key(target))),
                 )
             elif self.read_only:
                 # field by field: a field the server writes afterwards shows again (it is newer)
@@ -393,19 +452,31 @@ class ValkeyStore(StateStore):
         with self._lock:
             pattern = _glob_escape(self.prefix + prefix) + "*"
             found = self._call("list", prefix, lambda c: list(c.scan_iter(match=pattern, count=500)))
+            if not ORIGINAL_LOCATION_PREFIX.startswith(prefix) and (
+                LOCATION_PREFIX.startswith(prefix) or prefix.startswith(LOCATION_PREFIX)
+            ):
+                # MIRA's location strings (which the scan above missed), listed as the location
+                # hashes they are read as
+                rest = prefix[len(LOCATION_PREFIX) :] if prefix.startswith(LOCATION_PREFIX) else ""
+                more = _glob_escape(self.prefix + ORIGINAL_LOCATION_PREFIX + rest) + "*"
+                found += self._call("list", prefix, lambda c: list(c.scan_iter(match=more, count=500)))
             names = {name[len(self.prefix) :] for name in found}
             # only hashes are this store's records; the original's manifest cache shows as its hash
             candidates = sorted(names | set(self._local.fields) | self._local.cleared)
             types = self._call("list", prefix, lambda c: self._types(c, candidates))
             result = set()
             for name, kind in zip(candidates, types, strict=True):
-                if not name.startswith(prefix):
+                if not name.startswith(prefix) and not name.startswith(ORIGINAL_LOCATION_PREFIX):
                     continue
                 if name.startswith(ORIGINAL_MANIFEST_PREFIX) and kind == "string":
                     alias = keys.manifest_from_original(name)
                     if alias.startswith(prefix) and self._view(alias):
                         result.add(alias)
-                elif (kind == "hash" or name in self._local.fields) and self._view(name):
+                elif name.startswith(ORIGINAL_LOCATION_PREFIX) and kind == "string":
+                    alias = keys.location_from_original(name)
+                    if alias.startswith(prefix) and self._view(alias):
+                        result.add(alias)
+                elif name.startswith(prefix) and (kind == "hash" or name in self._local.fields) and self._view(name):
                     result.add(name)
             return sorted(result)
 
@@ -439,8 +510,13 @@ class ValkeyStore(StateStore):
 
         def run(pipe: Any) -> None:
             for key in sorted(pending.cleared):
-                pipe.delete(self._server_key(key))
+                target = keys.original_location(key) if key.startswith(LOCATION_PREFIX) else key
+                pipe.delete(self._server_key(target))
             for key, changes in pending.fields.items():
+                if key.startswith(LOCATION_PREFIX):
+                    if LOCATION_FIELD in changes:
+                        self._location_commands(pipe, key, changes[LOCATION_FIELD][1])
+                    continue
                 sets = {f: text for f, (_, text) in changes.items() if text is not None}
                 dels = [f for f, (_, text) in changes.items() if text is None]
                 if sets:

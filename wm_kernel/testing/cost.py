@@ -88,11 +88,18 @@ _HISTORY_TOKENS = 300
 
 
 def mira_instability_cost(
-    composes: Sequence[Compose], finding: Finding, model: str, turns_per_hour: int, *, hours: int = 24
+    composes: Sequence[Compose],
+    finding: Finding,
+    model: str,
+    turns_per_hour: int,
+    *,
+    hours: int = 24,
+    every: int = 1,
 ) -> Cost:
-    """What the section of ``finding`` costs on MIRA's wire if its bytes are new on every request:
-    ``hours`` (a day) of ``turns_per_hour`` requests laid out as MIRA sends them (module
-    docstring), simulated on ``model`` with the section fixed and with it new each time."""
+    """What the section of ``finding`` costs on MIRA's wire if its bytes are new on every request
+    (or every ``every``-th): ``hours`` (a day) of ``turns_per_hour`` requests laid out as MIRA
+    sends them (module docstring), simulated on ``model`` with the section fixed and with it new
+    each time."""
     from wm_kernel.cachesim import Block, Request, simulate
     from wm_kernel.cachesim.models import get_model
     from wm_kernel.testing.tokens import count_tokens
@@ -112,7 +119,7 @@ def mira_instability_cost(
     def blocks(turn: int, unstable: bool) -> list[Block]:
         def block(s: SectionText, layer: str, mark: str | None) -> Block:
             fresh = unstable and s.name == finding.section
-            key = f"{s.name}:{hash(s.content)}" + (f"#{turn}" if fresh else "")
+            key = f"{s.name}:{hash(s.content)}" + (f"#{turn // every}" if fresh else "")
             return Block(key, sizes[s.name], breakpoint=mark, layer=layer, label=s.name)
 
         out = [block(s, "tools", "1h" if i == len(tools) - 1 else None) for i, s in enumerate(tools)]

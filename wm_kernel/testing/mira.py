@@ -11,6 +11,9 @@ breakpoints. So with ``check_stability(subject, preset="mira")``:
 - ``tool_set_order``: MIRA builds its tool list by iterating a Python ``set`` (tools/repo.py), whose
   order for strings depends on ``PYTHONHASHSEED``: two fresh processes with two seeds build the list
   from the same names (``tools=``), and a different order is a different first cached block;
+- ``moving_section``: the system section the scenario's own steps rewrite at two composes or more
+  while the block is warm, e.g. LocationTrinket's hourly forecast
+  (:mod:`wm_kernel.testing.stability.moving`);
 - each finding is priced on MIRA's wire over a day at ``turns_per_hour``
   (:func:`~wm_kernel.testing.cost.mira_instability_cost`).
 
@@ -47,6 +50,7 @@ WIRE_TITLE = "MIRA's wire"
 CHECKS: dict[str, str] = {
     "clock_hour": "the same state composed again an hour later",
     "tool_set_order": "the tool list built from a set, in processes with two PYTHONHASHSEED values",
+    "moving_section": "the scenario's own steps rewriting the 1-hour block while it is warm",
 }
 #: The check of a tap's tool order, request against request.
 LOG_TOOL_CHECK = "logged_tool_order"

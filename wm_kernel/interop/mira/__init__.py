@@ -8,7 +8,9 @@ split on ``"\\n"`` only (``ts`` is ``time.time()``, seconds since the epoch). do
 has the layout.
 
 Requests are paired with responses by :func:`~wm_kernel.interop.mira.pairing.pair` (the tap keeps
-no id); a response that finds no call, and a call no response answers, is an
+no id; two calls of one model sent at the same instant are told apart by what their bodies and
+responses hold); a response that finds no call, one that could answer several calls nothing tells
+apart, and a call no response answers, is an
 :class:`~wm_kernel.interop.formats.ImportIssue` naming its file and line; a call without a response
 still imports, without usage.
 
@@ -146,7 +148,7 @@ def read_tap(
         issues.append(
             ImportIssue(str(answers), 0, "no responses file beside the requests; requests imported without usage")
         )
-    calls, retries, left = pair(requests, responses, count)
+    calls, retries, left, ambiguous = pair(requests, responses, count)
     unpaired = [
         ImportIssue(
             str(answers),
@@ -154,6 +156,16 @@ def read_tap(
             f"a response ({r.value.get('provider')}, {r.value.get('model')}) no request answers: not imported",
         )
         for r in left
+    ]
+    unpaired += [
+        ImportIssue(
+            str(answers),
+            a.response.line,
+            f"a response ({a.response.value.get('provider')}, {a.response.value.get('model')}) that could answer "
+            f"the requests on lines {', '.join(str(c.last.line) for c in a.calls)} of {where.name} (sent at the same "
+            "instant; neither their sizes nor the history of a later request tells which): not paired",
+        )
+        for a in ambiguous
     ]
     if answers.exists():
         unpaired += [

@@ -31,6 +31,7 @@ from wm_kernel.testing import mira
 from wm_kernel.testing import perturbations as perturb
 from wm_kernel.testing.report import CheckResult, StabilityReport
 from wm_kernel.testing.stability.fresh import fresh_results, start_fresh
+from wm_kernel.testing.stability.moving import moving_section
 from wm_kernel.testing.stability.pricing import priced_report
 from wm_kernel.testing.stability.run import CheckOptions, CheckRun, in_process_checks
 from wm_kernel.testing.worker import stop_subprocess
@@ -189,6 +190,10 @@ def _checks(run: CheckRun, options: CheckOptions) -> StabilityReport:
         if "tool_set_order" in options.selected:
             results["tool_set_order"] = mira.tool_set_order(
                 run.baseline.composes, options.tools, options.seeds, options.model, options.turns_per_hour
+            )
+        if "moving_section" in options.selected:
+            results["moving_section"] = moving_section(
+                run.baseline.composes, run.scope, run.masked, options.model, options.turns_per_hour, priced
             )
         if processes:
             results.update(fresh_results(run, processes))

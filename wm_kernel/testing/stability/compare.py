@@ -13,10 +13,10 @@ from collections.abc import Sequence
 from wm_kernel.testing.replay import Compose
 from wm_kernel.testing.report import Finding, excerpt
 
-__all__ = ["compare_replays"]
+__all__ = ["compare_replays", "in_scope"]
 
 
-def _in_scope(placement: str, cached: bool, scope: str) -> bool:
+def in_scope(placement: str, cached: bool, scope: str) -> bool:
     """Whether a section of ``placement`` (cached or not) counts in ``scope`` (see ``SCOPES``)."""
     if scope == "cached":
         return cached and placement in ("system", "tools")
@@ -49,16 +49,16 @@ def compare_replays(
         a, b = base[index], other[index]
         names = list(
             dict.fromkeys(
-                [s.name for s in a.sections if _in_scope(s.placement, s.cached, scope)]
-                + [s.name for s in b.sections if _in_scope(s.placement, s.cached, scope)]
+                [s.name for s in a.sections if in_scope(s.placement, s.cached, scope)]
+                + [s.name for s in b.sections if in_scope(s.placement, s.cached, scope)]
             )
         )
         for name in names:
             if name in masked:
                 continue
             sa, sb = a.section(name), b.section(name)
-            ta = sa.content if sa is not None and _in_scope(sa.placement, sa.cached, scope) else None
-            tb = sb.content if sb is not None and _in_scope(sb.placement, sb.cached, scope) else None
+            ta = sa.content if sa is not None and in_scope(sa.placement, sa.cached, scope) else None
+            tb = sb.content if sb is not None and in_scope(sb.placement, sb.cached, scope) else None
             if ta == tb:
                 continue
             moved[name] += 1
