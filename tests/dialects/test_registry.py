@@ -1,5 +1,5 @@
-"""The wire registry: lookups by name, alias, model provider, SDK and usage keys; log formats
-registered from above (as MIRA's traffic tap reader will register itself)."""
+"""The wire registry: lookups by name, alias, model provider, SDK and usage keys; the import
+layer's log formats, and one registered from above."""
 
 from __future__ import annotations
 
@@ -9,26 +9,29 @@ from typing import Any
 
 import pytest
 
+from wm_kernel.dialects.base import Dialect
 from wm_kernel.dialects.registry import (
-    Dialect,
-    LogFormat,
     body_dialect,
     choose_wire,
     dialect_for_provider,
     dialect_for_sdk,
     dialect_names,
     get_dialect,
-    get_log_format,
-    log_formats,
     register_dialect,
-    register_log_format,
     sdk_clients,
     usage_dialect,
     usage_providers,
     wire_for_layout,
 )
 from wm_kernel.interop import import_log
-from wm_kernel.interop.formats import LoggedRequest
+from wm_kernel.interop.formats import LogFormat, LoggedRequest
+from wm_kernel.interop.readers import (
+    BodyReader,
+    get_log_format,
+    log_formats,
+    register_log_format,
+    unregister_log_format,
+)
 from wm_kernel.interop.split import Splitter
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "interop"
@@ -156,8 +159,6 @@ class TapReader:
     """A reader of a made-up tap: one {"tap": body} per line (what a higher layer plugs in)."""
 
     def __init__(self, path: str, splitter: Splitter) -> None:
-        from wm_kernel.interop.formats import BodyReader
-
         self.inner = BodyReader(path, splitter, "mira")
 
     def feed(self, line: int, text: str, value: Any) -> None:
@@ -194,6 +195,7 @@ def test_a_log_format_registered_from_above_is_detected_and_read(tmp_path: Path)
         assert [s.name for s in log.requests[0].sections if s.kind != "framing"] == ["system[0]", "msg[0] user"]
         assert get_log_format("test-tap").title == "a test tap"
     finally:
-        from wm_kernel.dialects import registry
-
-        registry._formats.pop("test-tap")
+        unregister_log_format("test-tap")
+    assert "test-tap" not in log_formats()
+    with pytest.raises(ValueError, match=r"^unknown format 'test-tap'; formats: anthropic, "):
+        unregister_log_format("test-tap")

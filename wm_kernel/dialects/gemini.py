@@ -17,9 +17,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from wm_kernel.dialects.base import Dialect, Slot, TurnPieces
+from wm_kernel.dialects.counts import UsageCounts, usage_int
 from wm_kernel.dialects.kit import kit_cache_layout
-from wm_kernel.dialects.registry import Dialect, Slot, TurnPieces, register_dialect
-from wm_kernel.dialects.usage import Usage, usage_int
 
 
 class GeminiDialect(Dialect):
@@ -47,7 +47,7 @@ class GeminiDialect(Dialect):
     usage_anchor = ("promptTokenCount", "prompt_token_count")
     usage_keys = ("candidatesTokenCount", "cachedContentTokenCount", "totalTokenCount", "candidates_token_count")
 
-    def parse_usage(self, usage: Mapping[str, Any], where: str, common: Mapping[str, Any]) -> Usage:
+    def parse_usage(self, usage: Mapping[str, Any], where: str) -> UsageCounts:
         camel = "promptTokenCount" in usage
 
         def g(name: str, snake: str) -> int:
@@ -61,7 +61,7 @@ class GeminiDialect(Dialect):
             )
         tool_input = g("toolUsePromptTokenCount", "tool_use_prompt_token_count")
         output = g("candidatesTokenCount", "candidates_token_count") + g("thoughtsTokenCount", "thoughts_token_count")
-        return Usage(self.provider, prompt - cached + tool_input, cached, {}, output, **common)
+        return UsageCounts(prompt - cached + tool_input, cached, {}, output)
 
     def is_body(self, body: Mapping[str, Any]) -> bool:
         return isinstance(body.get("contents"), list) and "messages" not in body
@@ -71,6 +71,7 @@ class GeminiDialect(Dialect):
             raise ValueError("not a Gemini generateContent request: no 'contents' list")
 
 
-GEMINI = register_dialect(GeminiDialect())
+#: the wire the registry lists under ``gemini``
+DIALECT = GeminiDialect()
 
-__all__ = ["GeminiDialect", "GEMINI"]
+__all__ = ["GeminiDialect", "DIALECT"]

@@ -1,7 +1,7 @@
 """The OpenAI Chat Completions wire (``ComposedPrompt.to_openai``).
 
-Body: ``wm_kernel.core.request_bodies.to_openai`` (one system message, injected parts joined to the
-neighbouring user message). Caching is automatic (the longest common prefix), so an imported
+Body: :func:`to_openai` (one system message, injected parts joined to the neighbouring user
+message). Caching is automatic (the longest common prefix), so an imported
 request's tools and system text are all its cached part. Usage: ``prompt_tokens`` *includes* the
 cached (``prompt_tokens_details.cached_tokens``) and written (``cache_write_tokens``) tokens. Send:
 ``client.chat.completions.create`` of the ``openai`` SDK (streamed with ``include_usage``). Logs:
@@ -10,27 +10,75 @@ JSON Lines of Chat Completions bodies (format ``openai.chat``).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
-from wm_kernel.core.request_bodies import to_openai
-from wm_kernel.dialects.kit import kit_cache_layout, kit_wire_parts
-from wm_kernel.dialects.registry import (
+from wm_kernel.dialects.base import (
     CallResult,
     Dialect,
     PartRef,
     Slot,
     StoredResponse,
     TurnPieces,
-    register_dialect,
+    add_options,
+    check_model,
+    conversation,
+    prompt_parts,
+    with_user,
 )
-from wm_kernel.dialects.usage import DEFAULT_TTL, Usage, usage_details, usage_int
+from wm_kernel.dialects.counts import DEFAULT_TTL, UsageCounts, usage_details, usage_int
+from wm_kernel.dialects.kit import kit_cache_layout, kit_wire_parts
+
+DEFAULT_OPENAI_MODEL = "gpt-4o"
 
 
-def read_openai_usage(
-    usage: Mapping[str, Any], where: str, common: Mapping[str, Any], provider: str, keys: tuple[str, str, str]
-) -> Usage:
-    """An OpenAI-shaped usage object (``keys``: the prompt, details and output keys) as a Usage.
+def to_openai(
+    composed: Mapping[str, Any],
+    history: Iterable[Mapping[str, Any]] = (),
+    *,
+    model: str = DEFAULT_OPENAI_MODEL,
+    max_tokens: int | None = None,
+    **extra: Any,
+) -> dict[str, Any]:
+    """A Chat Completions request body, as plain data (``ComposedPrompt.to_openai``): laid out as
+    ``wm_kernel.dialects.anthropic.to_anthropic`` lays it, with one ``{"role": "system"}`` message
+    (cached and non-cached content joined by a blank line) and injected parts joined to the
+    neighbouring user message's text by blank lines (content stays a string). ``max_tokens``
+    becomes ``max_completion_tokens`` (left out when None); ``extra`` keys are copied into the
+    body (never ``system`` or ``messages``).
+
+    >>> p = {"cached_content": "You help.", "non_cached_content": "Today's note.",
+    ...      "conversation_prefix_items": [], "post_history_items": [], "notification_center": "HUD"}
+    >>> to_openai(p, history=[{"role": "user", "content": "Hi"}], model="m")["messages"][1]
+    {'role': 'user', 'content': 'Hi\\n\\nHUD'}
+    """
+    cached, non_cached, before, after = prompt_parts(composed)
+    history_messages = conversation(history, alternate=False)
+    check_model(model)
+    if max_tokens is not None and (isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens < 1):
+        raise ValueError(f"max_tokens must be a positive int or None, got {max_tokens!r}")
+    messages: list[dict[str, Any]] = list(history_messages)
+    if before:
+        if messages and messages[0]["role"] == "user":
+            messages[0] = {"role": "user", "content": "\n\n".join(before + [messages[0]["content"]])}
+        else:
+            messages.insert(0, {"role": "user", "content": "\n\n".join(before)})
+    if after:
+        if messages and messages[-1]["role"] == "user":
+            messages[-1] = {"role": "user", "content": "\n\n".join([messages[-1]["content"], *after])}
+        else:
+            messages.append({"role": "user", "content": "\n\n".join(after)})
+    system = "\n\n".join(p for p in (cached, non_cached) if p)
+    if system:
+        messages.insert(0, {"role": "system", "content": system})
+    body: dict[str, Any] = {"model": model, "messages": messages}
+    if max_tokens is not None:
+        body["max_completion_tokens"] = max_tokens
+    return add_options(body, extra)
+
+
+def read_openai_usage(usage: Mapping[str, Any], where: str, keys: tuple[str, str, str]) -> UsageCounts:
+    """An OpenAI-shaped usage object's counts (``keys``: the prompt, details and output keys).
 
     The prompt count includes the tokens read from and written to the cache. They are named in the
     details (``cached_tokens``, gpt-5.6's ``cache_write_tokens``) or, as LiteLLM writes an
@@ -49,14 +97,12 @@ def read_openai_usage(
     cost = usage.get("cost")
     if cost is not None and (isinstance(cost, bool) or not isinstance(cost, (int, float)) or not cost >= 0):
         raise ValueError(f"{where}: cost must be a non-negative number, got {cost!r}")
-    return Usage(
-        provider,
+    return UsageCounts(
         prompt - cached - written,
         cached,
         {DEFAULT_TTL: written},
         usage_int(usage, output_key, where),
         billed_usd=None if cost is None else float(cost),
-        **common,
     )
 
 
@@ -78,13 +124,13 @@ class OpenAIChatDialect(Dialect):
     log_format = "openai.chat"
     log_priority = 20
 
-    def body(
+    def build(
         self,
         composed: Mapping[str, Any],
-        history: Sequence[Mapping[str, Any]],
-        *,
-        tools: Sequence[Mapping[str, Any]] = (),
-        **options: Any,
+        history: Iterable[Mapping[str, Any]],
+        user: str | None,
+        tools: Sequence[Mapping[str, Any]],
+        options: dict[str, Any],
     ) -> dict[str, Any]:
         if tools:  # schemas ({"name", "description", "input_schema"}) become functions; others stay
             options["tools"] = [
@@ -100,7 +146,11 @@ class OpenAIChatDialect(Dialect):
                 else dict(t)
                 for t in tools
             ]
-        return to_openai(composed, history, **options)
+        return to_openai(composed, with_user(history, user), **options)
+
+    def reserve(self, body: Mapping[str, Any]) -> int | None:
+        asked = body.get("max_completion_tokens", body.get("max_tokens"))
+        return asked if isinstance(asked, int) and not isinstance(asked, bool) else None
 
     def wire_parts(self, composed: Mapping[str, Any], history: Sequence[Mapping[str, Any]]) -> list[PartRef]:
         return kit_wire_parts(composed, history)
@@ -122,10 +172,8 @@ class OpenAIChatDialect(Dialect):
         "cache_read_input_tokens",
     )
 
-    def parse_usage(self, usage: Mapping[str, Any], where: str, common: Mapping[str, Any]) -> Usage:
-        return read_openai_usage(
-            usage, where, common, self.provider, ("prompt_tokens", "prompt_tokens_details", "completion_tokens")
-        )
+    def parse_usage(self, usage: Mapping[str, Any], where: str) -> UsageCounts:
+        return read_openai_usage(usage, where, ("prompt_tokens", "prompt_tokens_details", "completion_tokens"))
 
     def call(self, client: Any, body: dict[str, Any], stream: bool, on_text: Callable[[str], None]) -> CallResult:
         if not stream:
@@ -184,6 +232,7 @@ class OpenAIChatDialect(Dialect):
         )
 
 
-OPENAI_CHAT = register_dialect(OpenAIChatDialect())
+#: the wire the registry lists under ``openai``
+DIALECT = OpenAIChatDialect()
 
-__all__ = ["read_openai_usage", "OpenAIChatDialect", "OPENAI_CHAT"]
+__all__ = ["DEFAULT_OPENAI_MODEL", "to_openai", "read_openai_usage", "OpenAIChatDialect", "DIALECT"]

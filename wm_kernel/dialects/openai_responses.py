@@ -10,9 +10,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from wm_kernel.dialects.base import Dialect
+from wm_kernel.dialects.counts import UsageCounts
 from wm_kernel.dialects.openai_chat import read_openai_usage
-from wm_kernel.dialects.registry import Dialect, register_dialect
-from wm_kernel.dialects.usage import Usage
 
 
 class OpenAIResponsesDialect(Dialect):
@@ -36,10 +36,8 @@ class OpenAIResponsesDialect(Dialect):
     usage_anchor = ("input_tokens",)
     usage_keys = ("output_tokens", "input_tokens_details", "output_tokens_details", "total_tokens")
 
-    def parse_usage(self, usage: Mapping[str, Any], where: str, common: Mapping[str, Any]) -> Usage:
-        return read_openai_usage(
-            usage, where, common, self.provider, ("input_tokens", "input_tokens_details", "output_tokens")
-        )
+    def parse_usage(self, usage: Mapping[str, Any], where: str) -> UsageCounts:
+        return read_openai_usage(usage, where, ("input_tokens", "input_tokens_details", "output_tokens"))
 
     def is_body(self, body: Mapping[str, Any]) -> bool:
         return "messages" not in body and ("input" in body or "instructions" in body)
@@ -49,6 +47,7 @@ class OpenAIResponsesDialect(Dialect):
             raise ValueError("not an OpenAI Responses request: no 'input' or 'instructions'")
 
 
-OPENAI_RESPONSES = register_dialect(OpenAIResponsesDialect())
+#: the wire the registry lists under ``openai-responses``
+DIALECT = OpenAIResponsesDialect()
 
-__all__ = ["OpenAIResponsesDialect", "OPENAI_RESPONSES"]
+__all__ = ["OpenAIResponsesDialect", "DIALECT"]
