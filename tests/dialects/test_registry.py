@@ -199,3 +199,53 @@ def test_a_log_format_registered_from_above_is_detected_and_read(tmp_path: Path)
     assert "test-tap" not in log_formats()
     with pytest.raises(ValueError, match=r"^unknown format 'test-tap'; formats: anthropic, "):
         unregister_log_format("test-tap")
+
+
+def test_a_wire_reads_its_logged_bodies_elements() -> None:
+    from wm_kernel.dialects.elements import BodyElement, BodyPart
+    from wm_kernel.interop.bodies import cut_body
+
+    body = {
+        "model": "m",
+        "tools": [{"name": "t", "input_schema": {}}],
+        "system": [{"type": "text", "text": "S", "cache_control": {"type": "ephemeral", "ttl": "1h"}}],
+        "messages": [
+            {
+                "role": "user",
+                "content": [
+                    {"type": "image", "source": {"media_type": "image/png", "data": "abcd"}},
+                    {"type": "text", "text": "Hi"},
+                ],
+            }
+        ],
+        "cache_control": {"type": "ephemeral"},  # automatic caching: a mark on the last block
+    }
+    assert get_dialect("anthropic").body_elements(body) == [
+        BodyElement(("tools", 0), "tool:t", "tool", "tools"),
+        BodyElement(("system", 0), "system[0]", "system", "system", (BodyPart(("text",), "split"),), "1h"),
+        BodyElement(
+            ("messages", 0),
+            "msg[0] user",
+            "message",
+            "user",
+            (
+                BodyPart(("content", 0), "placeholder", "[0] image", "[image image/png, 4 chars]"),
+                BodyPart(("content", 1, "text"), "split", "[1] text"),
+            ),
+            "5m",
+        ),
+    ]
+    text = json.dumps(body)
+    sections = cut_body(text, body, "mira", Splitter())  # MIRA's bodies are read as Anthropic's
+    assert "".join(s.raw for s in sections) == text
+    assert [(s.name, s.cache) for s in sections if s.kind != "framing"] == [
+        ("tool:t", None),
+        ("system[0]", "1h"),
+        ("msg[0] user [0] image", None),
+        ("msg[0] user [1] text", "5m"),
+    ]
+    assert get_dialect("mira").reads_bodies_like(get_dialect("anthropic"))
+    assert not get_dialect("openai").reads_bodies_like(get_dialect("anthropic"))
+    assert not get_dialect("bedrock").reads_bodies_like(get_dialect("bedrock"))
+    with pytest.raises(ValueError, match=r"^the bedrock wire has no reader of logged bodies$"):
+        cut_body("{}", {}, "bedrock", Splitter())

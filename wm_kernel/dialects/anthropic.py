@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from wm_kernel.dialects.base import (
+    BodyRequest,
     CallResult,
     Dialect,
     PartRef,
@@ -28,6 +29,16 @@ from wm_kernel.dialects.base import (
     with_user,
 )
 from wm_kernel.dialects.counts import UsageCounts, add_counts, usage_details, usage_int
+from wm_kernel.dialects.elements import (
+    BodyElement,
+    BodyPart,
+    Path,
+    block_part,
+    mark_last_cacheable,
+    message_parts,
+    tool_section,
+    ttl_of,
+)
 from wm_kernel.dialects.kit import kit_cache_layout, kit_wire_parts
 
 DEFAULT_ANTHROPIC_MODEL = "claude-sonnet-4-5"
@@ -108,6 +119,46 @@ def to_anthropic(
     return add_options(body, extra)
 
 
+def tool_element(tool: Any, index: int) -> BodyElement:
+    """The ``index``-th tool of a Messages body (its JSON one section, named by its ``name``)."""
+    name = tool.get("name", index) if isinstance(tool, Mapping) else index
+    return BodyElement(("tools", index), tool_section(name), "tool", "tools", (), ttl_of(tool))
+
+
+def message_element(message: Any, at: Path, name: str, first: int = 0) -> BodyElement:
+    """One Messages message at ``at``: its blocks (numbered from ``first``), the cache mark of its
+    last marked block; a mid-conversation system message stays where it is sent, among the
+    messages."""
+    if not isinstance(message, Mapping):
+        return BodyElement(at, name, "message", None)
+    role = str(message.get("role", "?"))
+    content = message.get("content")
+    mark = None
+    if isinstance(content, list):
+        mark = next((m for m in reversed([ttl_of(block) for block in content]) if m), None)
+    return BodyElement(at, f"{name} {role}", "message", role, tuple(message_parts(message, first)), mark)
+
+
+def messages_elements(body: Mapping[str, Any]) -> list[BodyElement]:
+    """A Messages request body's elements: tools, system (a string or blocks), messages; a
+    request-level ``cache_control`` (automatic caching) marks the last cacheable block."""
+    elements: list[BodyElement] = []
+    for key, value in body.items():
+        if key == "tools" and isinstance(value, list):
+            elements += [tool_element(tool, index) for index, tool in enumerate(value)]
+        elif key == "system" and isinstance(value, str):
+            elements.append(BodyElement(("system",), "system", "system", "system", (BodyPart((), "split"),)))
+        elif key == "system" and isinstance(value, list):
+            elements += [
+                BodyElement(("system", i), f"system[{i}]", "system", "system", (block_part(b, (), ""),), ttl_of(b))
+                for i, b in enumerate(value)
+            ]
+        elif key == "messages" and isinstance(value, list):
+            elements += [message_element(m, ("messages", i), f"msg[{i}]") for i, m in enumerate(value)]
+    automatic = ttl_of(body)
+    return mark_last_cacheable(elements, automatic) if automatic is not None else elements
+
+
 def read_messages_usage(usage: Mapping[str, Any], where: str) -> UsageCounts:
     """A Messages API usage object's counts. With server-side steps
     (``usage.iterations``: a compaction, then the message) the bill is the sum over the steps, and
@@ -183,22 +234,15 @@ class AnthropicDialect(Dialect):
     sdk = "anthropic"
     client = "anthropic.Anthropic"
     title = "an Anthropic Messages"
-    body_shape = "messages"
     default_model = "claude-sonnet-4-6"
     log_format = "anthropic"
     log_priority = 10
 
-    def build(
-        self,
-        composed: Mapping[str, Any],
-        history: Iterable[Mapping[str, Any]],
-        user: str | None,
-        tools: Sequence[Mapping[str, Any]],
-        options: dict[str, Any],
-    ) -> dict[str, Any]:
-        if tools:
-            options["tools"] = [dict(t) for t in tools]
-        return to_anthropic(composed, with_user(history, user), **options)
+    def build(self, request: BodyRequest) -> dict[str, Any]:
+        options = request.options
+        if request.tools:
+            options["tools"] = [dict(t) for t in request.tools]
+        return to_anthropic(request.composed, with_user(request.history, request.user), **options)
 
     def wire_parts(self, composed: Mapping[str, Any], history: Sequence[Mapping[str, Any]]) -> list[PartRef]:
         return kit_wire_parts(composed, history)
@@ -230,6 +274,9 @@ class AnthropicDialect(Dialect):
     def call(self, client: Any, body: dict[str, Any], stream: bool, on_text: Callable[[str], None]) -> CallResult:
         return call_messages(client, body, stream, on_text)
 
+    def body_elements(self, body: Mapping[str, Any]) -> list[BodyElement]:
+        return messages_elements(body)
+
     def is_body(self, body: Mapping[str, Any]) -> bool:
         if not isinstance(body.get("messages"), list):
             return False
@@ -251,6 +298,9 @@ __all__ = [
     "DEFAULT_ANTHROPIC_MODEL",
     "DEFAULT_ANTHROPIC_MAX_TOKENS",
     "to_anthropic",
+    "tool_element",
+    "message_element",
+    "messages_elements",
     "read_messages_usage",
     "sdk_params",
     "call_messages",

@@ -22,6 +22,7 @@ from typing import Any
 
 from wm_kernel.core.prompt_dict import COMPOSED_KEYS
 from wm_kernel.dialects.counts import UsageCounts
+from wm_kernel.dialects.elements import BodyElement
 
 #: A dialect's answer to a send: (reply text, usage dict or None, request id, stop reason).
 CallResult = tuple[str, dict[str, Any] | None, str | None, str | None]
@@ -78,6 +79,19 @@ class TurnPieces:
     notification: Sequence[Piece]
 
 
+@dataclass(frozen=True, slots=True)
+class BodyRequest:
+    """What :meth:`Dialect.body` was asked, as its ``build`` hook gets it: the composed prompt, the
+    conversation, the current user message, the tool schemas and the wire's other fields
+    (``model`` and ``max_tokens`` among them only when given)."""
+
+    composed: Mapping[str, Any]
+    history: Iterable[Mapping[str, Any]]
+    user: str | None
+    tools: Sequence[Mapping[str, Any]]
+    options: dict[str, Any]
+
+
 @dataclass(frozen=True)
 class StoredResponse:
     """One response a provider stored: its id, model, creation time (Unix seconds), usage object
@@ -115,8 +129,6 @@ class Dialect:
     client: str = ""
     title: str = ""
     whole_prefix_cached: bool = False
-    #: the JSON shape of its request body: ``messages`` (Anthropic's), ``chat``, ``responses``, ""
-    body_shape: str = ""
     #: the cache simulator's model for its requests when a log's own model is not registered
     default_model: str = ""
     #: the name of the composer ``Layout`` whose sessions use this wire by default ("" for none)
@@ -160,18 +172,10 @@ class Dialect:
             options["model"] = model
         if max_tokens is not None:
             options["max_tokens"] = max_tokens
-        return self.build(composed, history, user, tools, options)
+        return self.build(BodyRequest(composed, history, user, tools, options))
 
-    def build(
-        self,
-        composed: Mapping[str, Any],
-        history: Iterable[Mapping[str, Any]],
-        user: str | None,
-        tools: Sequence[Mapping[str, Any]],
-        options: dict[str, Any],
-    ) -> dict[str, Any]:
-        """The hook :meth:`body` calls (``options`` holds ``model`` and ``max_tokens`` only when
-        given)."""
+    def build(self, request: BodyRequest) -> dict[str, Any]:
+        """The body :meth:`body` was asked for (the hook a wire with a body builder overrides)."""
         raise self._lacks("request body builder")
 
     def reserve(self, body: Mapping[str, Any]) -> int | None:
@@ -228,6 +232,21 @@ class Dialect:
     #: the provider a logged request of this wire names (OpenTelemetry's ``gen_ai.provider.name``);
     #: "" for ``provider``
     log_provider: str = ""
+
+    def body_elements(self, body: Mapping[str, Any]) -> list[BodyElement]:
+        """The elements of a logged request body of this wire (``wm_kernel.dialects.elements``):
+        what the import layer cuts into sections."""
+        raise self._lacks("reader of logged bodies")
+
+    @property
+    def reads_bodies(self) -> bool:
+        """Whether this wire reads its logged request bodies back (``body_elements``)."""
+        return type(self).body_elements is not Dialect.body_elements
+
+    def reads_bodies_like(self, other: Dialect) -> bool:
+        """Whether ``other``'s logged bodies are read as this wire's are (one element reader: MIRA's
+        bodies are Anthropic Messages bodies)."""
+        return self.reads_bodies and type(other).body_elements is type(self).body_elements
 
     def is_body(self, body: Mapping[str, Any]) -> bool:
         """Strong evidence that a logged request body is of this dialect."""
@@ -360,6 +379,7 @@ __all__ = [
     "Piece",
     "Slot",
     "TurnPieces",
+    "BodyRequest",
     "StoredResponse",
     "Dialect",
     "prompt_parts",

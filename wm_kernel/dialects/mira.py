@@ -25,8 +25,9 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from wm_kernel.dialects.anthropic import call_messages
+from wm_kernel.dialects.anthropic import AnthropicDialect, call_messages
 from wm_kernel.dialects.base import (
+    BodyRequest,
     CallResult,
     Dialect,
     PartRef,
@@ -286,18 +287,10 @@ class MiraDialect(Dialect):
     client = "anthropic.Anthropic"
     title = "a MIRA Messages"
     layout = "original"
-    body_shape = "messages"
     default_model = "claude-sonnet-4-6"
 
-    def build(
-        self,
-        composed: Mapping[str, Any],
-        history: Iterable[Mapping[str, Any]],
-        user: str | None,
-        tools: Sequence[Mapping[str, Any]],
-        options: dict[str, Any],
-    ) -> dict[str, Any]:
-        return to_mira(composed, history, user=user, tools=tools, **options)
+    def build(self, request: BodyRequest) -> dict[str, Any]:
+        return to_mira(request.composed, request.history, user=request.user, tools=request.tools, **request.options)
 
     def wire_parts(self, composed: Mapping[str, Any], history: Sequence[Mapping[str, Any]]) -> list[PartRef]:
         before, user = split_user(history)
@@ -331,6 +324,10 @@ class MiraDialect(Dialect):
 
     def call(self, client: Any, body: dict[str, Any], stream: bool, on_text: Callable[[str], None]) -> CallResult:
         return call_messages(client, body, stream, on_text)
+
+    #: a MIRA body is a Messages body: read back as Anthropic's are (its own sections are the tap
+    #: reader's, ``wm_kernel.interop.mira.sections``)
+    body_elements = AnthropicDialect.body_elements
 
 
 #: the wire the registry lists under ``mira``

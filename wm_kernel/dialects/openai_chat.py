@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from wm_kernel.dialects.base import (
+    BodyRequest,
     CallResult,
     Dialect,
     PartRef,
@@ -27,6 +28,7 @@ from wm_kernel.dialects.base import (
     with_user,
 )
 from wm_kernel.dialects.counts import DEFAULT_TTL, UsageCounts, usage_details, usage_int
+from wm_kernel.dialects.elements import BodyElement, BodyPart, Path, message_parts, tool_section
 from wm_kernel.dialects.kit import kit_cache_layout, kit_wire_parts
 
 DEFAULT_OPENAI_MODEL = "gpt-4o"
@@ -77,6 +79,40 @@ def to_openai(
     return add_options(body, extra)
 
 
+def chat_items(items: list[Any], at: Path, prefix: str) -> list[BodyElement]:
+    """Chat messages (or Responses input items) at ``at``: the system and developer messages that
+    open them are the system prompt, later ones stay among the messages."""
+    elements = []
+    leading = True
+    for index, message in enumerate(items):
+        leading = leading and isinstance(message, Mapping) and message.get("role") in ("system", "developer")
+        name = f"{prefix}[{index}]"
+        if not isinstance(message, Mapping):
+            elements.append(BodyElement((*at, index), name, "message", None))
+            continue
+        role = str(message.get("role") or message.get("type") or "?")
+        parts = message_parts(message)
+        if "output" in message and isinstance(message["output"], str):  # function_call_output
+            parts.append(BodyPart(("output",), "split", "output"))
+        kind = "system" if leading else "message"
+        elements.append(BodyElement((*at, index), f"{name} {role}", kind, role, tuple(parts)))
+    return elements
+
+
+def chat_elements(body: Mapping[str, Any]) -> list[BodyElement]:
+    """A Chat Completions body's elements: tools (named by their function), then messages."""
+    elements: list[BodyElement] = []
+    for key, value in body.items():
+        if key == "tools" and isinstance(value, list):
+            for index, tool in enumerate(value):
+                function = tool.get("function") if isinstance(tool, Mapping) else None
+                name = function.get("name", index) if isinstance(function, Mapping) else index
+                elements.append(BodyElement(("tools", index), tool_section(name), "tool", "tools"))
+        elif key == "messages" and isinstance(value, list):
+            elements += chat_items(value, ("messages",), "msg")
+    return elements
+
+
 def read_openai_usage(usage: Mapping[str, Any], where: str, keys: tuple[str, str, str]) -> UsageCounts:
     """An OpenAI-shaped usage object's counts (``keys``: the prompt, details and output keys).
 
@@ -118,20 +154,13 @@ class OpenAIChatDialect(Dialect):
     sdk = "openai"
     client = "openai.OpenAI"
     title = "an OpenAI Chat Completions"
-    body_shape = "chat"
     default_model = "gpt-5.4"
     whole_prefix_cached = True
     log_format = "openai.chat"
     log_priority = 20
 
-    def build(
-        self,
-        composed: Mapping[str, Any],
-        history: Iterable[Mapping[str, Any]],
-        user: str | None,
-        tools: Sequence[Mapping[str, Any]],
-        options: dict[str, Any],
-    ) -> dict[str, Any]:
+    def build(self, request: BodyRequest) -> dict[str, Any]:
+        options, tools = request.options, request.tools
         if tools:  # schemas ({"name", "description", "input_schema"}) become functions; others stay
             options["tools"] = [
                 {
@@ -146,7 +175,7 @@ class OpenAIChatDialect(Dialect):
                 else dict(t)
                 for t in tools
             ]
-        return to_openai(composed, with_user(history, user), **options)
+        return to_openai(request.composed, with_user(request.history, request.user), **options)
 
     def reserve(self, body: Mapping[str, Any]) -> int | None:
         asked = body.get("max_completion_tokens", body.get("max_tokens"))
@@ -198,6 +227,9 @@ class OpenAIChatDialect(Dialect):
                 usage = chunk.usage.model_dump(mode="json")
         return "".join(parts), usage, request_id, finish
 
+    def body_elements(self, body: Mapping[str, Any]) -> list[BodyElement]:
+        return chat_elements(body)
+
     def is_body(self, body: Mapping[str, Any]) -> bool:
         messages = body.get("messages")
         if not isinstance(messages, list):
@@ -235,4 +267,12 @@ class OpenAIChatDialect(Dialect):
 #: the wire the registry lists under ``openai``
 DIALECT = OpenAIChatDialect()
 
-__all__ = ["DEFAULT_OPENAI_MODEL", "to_openai", "read_openai_usage", "OpenAIChatDialect", "DIALECT"]
+__all__ = [
+    "DEFAULT_OPENAI_MODEL",
+    "to_openai",
+    "chat_items",
+    "chat_elements",
+    "read_openai_usage",
+    "OpenAIChatDialect",
+    "DIALECT",
+]

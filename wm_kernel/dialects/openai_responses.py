@@ -12,7 +12,27 @@ from typing import Any
 
 from wm_kernel.dialects.base import Dialect
 from wm_kernel.dialects.counts import UsageCounts
-from wm_kernel.dialects.openai_chat import read_openai_usage
+from wm_kernel.dialects.elements import BodyElement, BodyPart, tool_section
+from wm_kernel.dialects.openai_chat import chat_items, read_openai_usage
+
+
+def responses_elements(body: Mapping[str, Any]) -> list[BodyElement]:
+    """A Responses body's elements: tools, instructions, input (a string or items)."""
+    elements: list[BodyElement] = []
+    for key, value in body.items():
+        if key == "tools" and isinstance(value, list):
+            for index, tool in enumerate(value):
+                name = tool.get("name", tool.get("type", index)) if isinstance(tool, Mapping) else index
+                elements.append(BodyElement(("tools", index), tool_section(name), "tool", "tools"))
+        elif key == "instructions" and isinstance(value, str):
+            elements.append(
+                BodyElement(("instructions",), "instructions", "system", "system", (BodyPart((), "split"),))
+            )
+        elif key == "input" and isinstance(value, str):
+            elements.append(BodyElement(("input",), "input user", "message", "user", (BodyPart((), "split"),)))
+        elif key == "input" and isinstance(value, list):
+            elements += chat_items(value, ("input",), "input")
+    return elements
 
 
 class OpenAIResponsesDialect(Dialect):
@@ -25,7 +45,6 @@ class OpenAIResponsesDialect(Dialect):
     serves = ("openai",)
     sdk = "openai"
     title = "an OpenAI Responses"
-    body_shape = "responses"
     default_model = "gpt-5.4"
     whole_prefix_cached = True
     log_format = "openai.responses"
@@ -39,6 +58,9 @@ class OpenAIResponsesDialect(Dialect):
     def parse_usage(self, usage: Mapping[str, Any], where: str) -> UsageCounts:
         return read_openai_usage(usage, where, ("input_tokens", "input_tokens_details", "output_tokens"))
 
+    def body_elements(self, body: Mapping[str, Any]) -> list[BodyElement]:
+        return responses_elements(body)
+
     def is_body(self, body: Mapping[str, Any]) -> bool:
         return "messages" not in body and ("input" in body or "instructions" in body)
 
@@ -50,4 +72,4 @@ class OpenAIResponsesDialect(Dialect):
 #: the wire the registry lists under ``openai-responses``
 DIALECT = OpenAIResponsesDialect()
 
-__all__ = ["OpenAIResponsesDialect", "DIALECT"]
+__all__ = ["responses_elements", "OpenAIResponsesDialect", "DIALECT"]

@@ -29,7 +29,7 @@ def body_log(dialect: str) -> bool:
     dialect is a log format registered for a wire's request bodies, or a wire's own name."""
     if dialect in log_formats():
         return get_log_format(dialect).dialect is not None
-    return known_name(dialect) and bool(get_dialect(dialect).body_shape)
+    return known_name(dialect) and get_dialect(dialect).reads_bodies
 
 
 def request_body(request: LoggedRequest) -> Mapping[str, Any] | None:

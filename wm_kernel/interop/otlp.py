@@ -35,7 +35,8 @@ from collections.abc import Mapping
 from datetime import timedelta
 from typing import Any
 
-from wm_kernel.interop.bodies import Section, tool_section
+from wm_kernel.dialects.elements import tool_section
+from wm_kernel.interop.bodies import Section
 from wm_kernel.interop.formats import ImportIssue, LogFormat, LoggedRequest, epoch_time, otlp_attributes
 from wm_kernel.interop.split import Splitter
 from wm_kernel.utils.safe_files import BadJSONError, parse_json

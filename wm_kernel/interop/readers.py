@@ -88,8 +88,8 @@ class BodyReader:
 
     ``wire`` is the dialect (``wm_kernel.dialects``): its log format (else its name) names the
     records (``dialect``, ``usage_format``), its ``provider`` the provider, its ``check_body`` what a
-    body must hold, its ``body_shape`` how the body is cut. A wire without a log format of its own
-    (MIRA's) reads the bodies of any wire of the same shape (Anthropic Messages)."""
+    body must hold, its ``body_elements`` how the body is cut. A wire without a log format of its
+    own (MIRA's) reads the bodies of any wire that reads them alike (Anthropic Messages)."""
 
     def __init__(self, path: str, splitter: Splitter, wire: Dialect | str = "anthropic") -> None:
         self.path = path
@@ -109,7 +109,7 @@ class BodyReader:
     def _same_shape(self, kind: str) -> bool:
         """Whether the log format ``kind`` holds bodies of this wire's shape."""
         wire = get_log_format(kind).dialect
-        return wire is not None and get_dialect(wire).body_shape == self.wire.body_shape
+        return wire is not None and self.wire.reads_bodies_like(get_dialect(wire))
 
     def feed(self, line: int, text: str, value: Any) -> None:
         if not isinstance(value, Mapping):
