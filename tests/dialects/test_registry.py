@@ -249,3 +249,27 @@ def test_a_wire_reads_its_logged_bodies_elements() -> None:
     assert not get_dialect("bedrock").reads_bodies_like(get_dialect("bedrock"))
     with pytest.raises(ValueError, match=r"^the bedrock wire has no reader of logged bodies$"):
         cut_body("{}", {}, "bedrock", Splitter())
+
+
+def test_a_wire_says_which_logged_sections_its_cache_serves() -> None:
+    from wm_kernel.interop.bodies import Section
+
+    class Blocks:
+        def __init__(self, *sections: Section) -> None:
+            self.sections = list(sections)
+
+        def prompt_order(self) -> list[Section]:
+            return self.sections
+
+        def cache_marked(self) -> bool:
+            return any(s.cache for s in self.sections)
+
+    tool, message = Section("tool:t", "tool", "", ""), Section("msg[0] user", "message", "", "")
+    marked = Blocks(tool, Section("system[0]", "system", "", "", cache="5m"), Section("system[1]", "system", "", ""))
+    marked.sections.append(message)
+    names = {wire: [s.name for s in get_dialect(wire).cached_blocks(marked)] for wire in ("anthropic", "openai")}
+    # breakpoints: up to the last mark; automatic prefix caching: every tool and system section
+    assert names == {"anthropic": ["tool:t", "system[0]"], "openai": ["tool:t", "system[0]", "system[1]"]}
+    unmarked = Blocks(tool, Section("system[0]", "system", "", ""), message)
+    assert list(get_dialect("anthropic").cached_blocks(unmarked)) == []
+    assert [s.name for s in get_dialect("openai-responses").cached_blocks(unmarked)] == ["tool:t", "system[0]"]

@@ -22,7 +22,7 @@ from typing import Any
 
 from wm_kernel.core.prompt_dict import COMPOSED_KEYS
 from wm_kernel.dialects.counts import UsageCounts
-from wm_kernel.dialects.elements import BodyElement
+from wm_kernel.dialects.elements import BodyElement, LoggedBlock, LoggedBlocks, marked_prefix
 
 #: A dialect's answer to a send: (reply text, usage dict or None, request id, stop reason).
 CallResult = tuple[str, dict[str, Any] | None, str | None, str | None]
@@ -113,9 +113,7 @@ class Dialect:
     names it; ``serves``: the model-profile providers whose models it can send to;
     ``default_for``: the model-profile providers whose models use it unless told otherwise;
     ``sdk``: the package of its SDK client; ``default_model``: the model a log of its requests is
-    simulated with when the log's own is unknown; ``whole_prefix_cached``: the provider caches
-    every prefix automatically (no breakpoints), so an imported request's tools and system text are
-    all its cached part."""
+    simulated with when the log's own is unknown."""
 
     name: str = ""
     aliases: tuple[str, ...] = ()
@@ -128,7 +126,6 @@ class Dialect:
     #: the SDK client class it sends with, as an error names it (``anthropic.Anthropic``)
     client: str = ""
     title: str = ""
-    whole_prefix_cached: bool = False
     #: the cache simulator's model for its requests when a log's own model is not registered
     default_model: str = ""
     #: the name of the composer ``Layout`` whose sessions use this wire by default ("" for none)
@@ -247,6 +244,12 @@ class Dialect:
         """Whether ``other``'s logged bodies are read as this wire's are (one element reader: MIRA's
         bodies are Anthropic Messages bodies)."""
         return self.reads_bodies and type(other).body_elements is type(self).body_elements
+
+    def cached_blocks(self, blocks: LoggedBlocks) -> Sequence[LoggedBlock]:
+        """The sections of a logged request of this wire its provider's cache serves: up to the
+        last cache mark (a provider that caches every prefix by itself says all its tools and
+        system text)."""
+        return marked_prefix(blocks)
 
     def is_body(self, body: Mapping[str, Any]) -> bool:
         """Strong evidence that a logged request body is of this dialect."""

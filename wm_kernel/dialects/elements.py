@@ -11,9 +11,9 @@ the logged bytes exactly; it knows bytes, the dialect knows its body.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 #: A path into a JSON value: object keys and array indexes.
 Path = tuple[str | int, ...]
@@ -44,6 +44,43 @@ class BodyElement:
     trinket: str | None
     parts: tuple[BodyPart, ...] = ()
     cache: str | None = None
+
+
+class LoggedBlock(Protocol):
+    """One section of a logged request as a wire's cache rule reads it."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def kind(self) -> str: ...
+
+    @property
+    def cache(self) -> str | None: ...
+
+
+class LoggedBlocks(Protocol):
+    """A logged request's sections as a wire's cache rule reads them (``Dialect.cached_blocks``)."""
+
+    def prompt_order(self) -> Sequence[LoggedBlock]:
+        """The sections the model reads (no framing), in the order the provider reads them."""
+        ...
+
+    def cache_marked(self) -> bool:
+        """Whether any section carries a cache mark."""
+        ...
+
+
+def marked_prefix(blocks: LoggedBlocks) -> Sequence[LoggedBlock]:
+    """The blocks up to the last one carrying a cache mark, in the provider's order (none marked:
+    none): what a cache with breakpoints serves."""
+    if not blocks.cache_marked():  # known without ordering (a transcript has no marks)
+        return ()
+    ordered = blocks.prompt_order()
+    marks = [bool(block.cache) for block in ordered]
+    if True not in marks:
+        return ()
+    return ordered[: len(marks) - marks[::-1].index(True)]
 
 
 def tool_section(name: object) -> str:
@@ -135,6 +172,9 @@ __all__ = [
     "BINARY_BLOCKS",
     "BodyPart",
     "BodyElement",
+    "LoggedBlock",
+    "LoggedBlocks",
+    "marked_prefix",
     "tool_section",
     "ttl_of",
     "placeholder",

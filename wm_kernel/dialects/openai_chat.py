@@ -28,7 +28,15 @@ from wm_kernel.dialects.base import (
     with_user,
 )
 from wm_kernel.dialects.counts import DEFAULT_TTL, UsageCounts, usage_details, usage_int
-from wm_kernel.dialects.elements import BodyElement, BodyPart, Path, message_parts, tool_section
+from wm_kernel.dialects.elements import (
+    BodyElement,
+    BodyPart,
+    LoggedBlock,
+    LoggedBlocks,
+    Path,
+    message_parts,
+    tool_section,
+)
 from wm_kernel.dialects.kit import kit_cache_layout, kit_wire_parts
 
 DEFAULT_OPENAI_MODEL = "gpt-4o"
@@ -113,6 +121,12 @@ def chat_elements(body: Mapping[str, Any]) -> list[BodyElement]:
     return elements
 
 
+def automatic_prefix(blocks: LoggedBlocks) -> list[LoggedBlock]:
+    """Under automatic prefix caching (no breakpoints) every tool and system section of a logged
+    request is its cached part."""
+    return [block for block in blocks.prompt_order() if block.kind != "message"]
+
+
 def read_openai_usage(usage: Mapping[str, Any], where: str, keys: tuple[str, str, str]) -> UsageCounts:
     """An OpenAI-shaped usage object's counts (``keys``: the prompt, details and output keys).
 
@@ -155,7 +169,6 @@ class OpenAIChatDialect(Dialect):
     client = "openai.OpenAI"
     title = "an OpenAI Chat Completions"
     default_model = "gpt-5.4"
-    whole_prefix_cached = True
     log_format = "openai.chat"
     log_priority = 20
 
@@ -230,6 +243,9 @@ class OpenAIChatDialect(Dialect):
     def body_elements(self, body: Mapping[str, Any]) -> list[BodyElement]:
         return chat_elements(body)
 
+    def cached_blocks(self, blocks: LoggedBlocks) -> list[LoggedBlock]:
+        return automatic_prefix(blocks)
+
     def is_body(self, body: Mapping[str, Any]) -> bool:
         messages = body.get("messages")
         if not isinstance(messages, list):
@@ -272,6 +288,7 @@ __all__ = [
     "to_openai",
     "chat_items",
     "chat_elements",
+    "automatic_prefix",
     "read_openai_usage",
     "OpenAIChatDialect",
     "DIALECT",

@@ -12,8 +12,8 @@ from typing import Any
 
 from wm_kernel.dialects.base import Dialect
 from wm_kernel.dialects.counts import UsageCounts
-from wm_kernel.dialects.elements import BodyElement, BodyPart, tool_section
-from wm_kernel.dialects.openai_chat import chat_items, read_openai_usage
+from wm_kernel.dialects.elements import BodyElement, BodyPart, LoggedBlock, LoggedBlocks, tool_section
+from wm_kernel.dialects.openai_chat import automatic_prefix, chat_items, read_openai_usage
 
 
 def responses_elements(body: Mapping[str, Any]) -> list[BodyElement]:
@@ -46,7 +46,6 @@ class OpenAIResponsesDialect(Dialect):
     sdk = "openai"
     title = "an OpenAI Responses"
     default_model = "gpt-5.4"
-    whole_prefix_cached = True
     log_format = "openai.responses"
     log_provider = "openai"
     log_priority = 5
@@ -60,6 +59,9 @@ class OpenAIResponsesDialect(Dialect):
 
     def body_elements(self, body: Mapping[str, Any]) -> list[BodyElement]:
         return responses_elements(body)
+
+    def cached_blocks(self, blocks: LoggedBlocks) -> list[LoggedBlock]:
+        return automatic_prefix(blocks)
 
     def is_body(self, body: Mapping[str, Any]) -> bool:
         return "messages" not in body and ("input" in body or "instructions" in body)
