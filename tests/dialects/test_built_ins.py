@@ -49,6 +49,20 @@ def test_no_module_of_the_two_packages_is_imported_for_its_side_effect() -> None
     assert kept == []
 
 
+def fresh(code: str) -> str:
+    """What ``code`` prints in a fresh interpreter (which writes nothing to stderr)."""
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
+    assert done.stderr == ""
+    return done.stdout
+
+
 #: What each fresh interpreter prints once its first import is done: the wires, the usage
 #: providers, the log formats, what two records read as, and a body each wire builds.
 PROBE = """
@@ -78,17 +92,7 @@ print(sorted(p.to_mira([{"role": "user", "content": "Hi"}])), get_dialect("opena
     ],
 )
 def test_the_registries_answer_alike_whichever_module_was_imported_first(first: str) -> None:
-    code = f"import {first}\n{PROBE}"
-    done = subprocess.run(
-        [sys.executable, "-c", code],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
-    )
-    assert done.stderr == ""
-    assert done.stdout.splitlines() == [
+    assert fresh(f"import {first}\n{PROBE}").splitlines() == [
         "('anthropic', 'openai', 'openai-responses', 'gemini', 'bedrock', 'mira')",
         "('anthropic', 'openai', 'openai-responses', 'gemini', 'bedrock')",
         "('anthropic', 'openai.chat', 'openai.chat.stored', 'openai.responses', 'gemini', 'claude-code', "
@@ -110,13 +114,4 @@ from wm_kernel.dialects.registry import BUILT_IN
 Session(clock=ManualClock("2026-11-30T09:00:00+00:00"), trinkets=[], instruments=()).compose()
 print(sorted(m for m in sys.modules if m in BUILT_IN.values() or m.startswith("wm_kernel.interop")))
 """
-    done = subprocess.run(
-        [sys.executable, "-c", code],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
-    )
-    assert done.stderr == ""
-    assert done.stdout.strip() == "[]"
+    assert fresh(code).strip() == "[]"
