@@ -76,6 +76,8 @@ def to_anthropic(
     ``extra`` keys (``temperature``, ``tools``, ...) are copied into the body; they may not replace
     ``system`` or ``messages``.
 
+    Long because: its docstring is the wire's contract, part by part, with a worked example.
+
     >>> p = {"cached_content": "You help.", "non_cached_content": "Today's note.",
     ...      "conversation_prefix_items": [], "post_history_items": [], "notification_center": "HUD"}
     >>> body = to_anthropic(p, history=[{"role": "user", "content": "Hi"}], model="m", max_tokens=50)

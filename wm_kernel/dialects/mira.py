@@ -243,6 +243,8 @@ def to_mira(
     * Where MIRA's layout is one the API refuses (more than four breakpoints, from two or more
       post-history items; an empty text block), the body is built as MIRA builds it and a
       :class:`MiraWireWarning` says so.
+
+    Long because: its docstring is MIRA's body, field by field; the building is in the helpers above.
     """
     if not isinstance(composed, Mapping):
         raise TypeError(f"expected a ComposedPrompt or five-key dict, got {type(composed).__name__}")

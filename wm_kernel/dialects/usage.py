@@ -223,33 +223,19 @@ def parse_usage(
         "line": line,
     }
     if shape == GEN_AI:
-        total = usage_int(usage, "input_tokens", where)
-        cached = usage_int(usage, "cache_read_input_tokens", where)
-        written = usage_int(usage, "cache_creation_input_tokens", where)
-        if cached + written > total:
-            raise ValueError(
-                f"{where}: cached ({cached}) and written ({written}) tokens exceed input_tokens "
-                f"({total}), which includes them"
-            )
-        return Usage(
-            provider or get_dialect(DEFAULT_USAGE_WIRE).provider,
-            total - cached - written,
-            cached,
-            {DEFAULT_TTL: written},
-            usage_int(usage, "output_tokens", where),
-            **common,
-        )
-    dialect = usage_dialect_named(shape) if shape is not None else None
-    if dialect is None or not dialect.reads_usage(usage):
-        # read by what it holds: a log's wire names the body, not always the usage (a Bedrock
-        # response to an Anthropic-shaped body); a record holding no shape's counts is an error
-        dialect = usage_dialect(usage)
-    if dialect is None:
-        keys = ", ".join(sorted(str(k) for k in usage)) or "none"
-        raise ValueError(f"{where}: not a usage record of {usage_titles()} (keys: {keys})")
-    counts: UsageCounts = dialect.parse_usage(usage, where)
+        counts, billed = _gen_ai_counts(usage, where), provider or get_dialect(DEFAULT_USAGE_WIRE).provider
+    else:
+        dialect = usage_dialect_named(shape) if shape is not None else None
+        if dialect is None or not dialect.reads_usage(usage):
+            # read by what it holds: a log's wire names the body, not always the usage (a Bedrock
+            # response to an Anthropic-shaped body); a record holding no shape's counts is an error
+            dialect = usage_dialect(usage)
+        if dialect is None:
+            keys = ", ".join(sorted(str(k) for k in usage)) or "none"
+            raise ValueError(f"{where}: not a usage record of {usage_titles()} (keys: {keys})")
+        counts, billed = dialect.parse_usage(usage, where), dialect.provider
     return Usage(
-        dialect.provider,
+        billed,
         counts.input_tokens,
         counts.cache_read_tokens,
         counts.cache_writes,
@@ -257,6 +243,21 @@ def parse_usage(
         billed_usd=counts.billed_usd,
         steps=counts.steps,
         **common,
+    )
+
+
+def _gen_ai_counts(usage: Mapping[str, Any], where: str) -> UsageCounts:
+    """An OpenTelemetry GenAI usage's counts: its ``input_tokens`` include the cached and written ones."""
+    total = usage_int(usage, "input_tokens", where)
+    cached = usage_int(usage, "cache_read_input_tokens", where)
+    written = usage_int(usage, "cache_creation_input_tokens", where)
+    if cached + written > total:
+        raise ValueError(
+            f"{where}: cached ({cached}) and written ({written}) tokens exceed input_tokens "
+            f"({total}), which includes them"
+        )
+    return UsageCounts(
+        total - cached - written, cached, {DEFAULT_TTL: written}, usage_int(usage, "output_tokens", where)
     )
 
 
