@@ -273,3 +273,32 @@ def test_a_wire_says_which_logged_sections_its_cache_serves() -> None:
     unmarked = Blocks(tool, Section("system[0]", "system", "", ""), message)
     assert list(get_dialect("anthropic").cached_blocks(unmarked)) == []
     assert [s.name for s in get_dialect("openai-responses").cached_blocks(unmarked)] == ["tool:t", "system[0]"]
+
+
+def test_every_wire_is_asked_for_its_body_alike() -> None:
+    from wm_kernel.core.prompt import ComposedPrompt
+
+    p = ComposedPrompt("Base.", "Now.", ["Before."], ["After."], "HUD")
+    history = [{"role": "user", "content": "Hi"}, {"role": "assistant", "content": "Hello."}]
+    for wire, method in (("anthropic", p.to_anthropic), ("openai", p.to_openai), ("mira", p.to_mira)):
+        assert get_dialect(wire).body(p, history, model="m") == method(history, model="m")
+    # user= is the current message: the kit's wires end the conversation with it, MIRA's sends it after the HUD
+    asked = [*history, {"role": "user", "content": "Now?"}]
+    assert get_dialect("anthropic").body(p, history, user="Now?") == p.to_anthropic(asked)
+    assert get_dialect("openai").body(p, history, user="Now?") == p.to_openai(asked)
+    assert get_dialect("mira").body(p, history, user="Now?")["messages"][-2:] == [
+        {"role": "assistant", "content": "HUD"},
+        {"role": "user", "content": "Now?"},
+    ]
+    # model and max_tokens None are the wire's own; the body says what it reserves for the reply
+    own = {
+        w: get_dialect(w).reserve(get_dialect(w).body(p, history, max_tokens=None))
+        for w in ("anthropic", "openai", "mira")
+    }
+    assert own == {"anthropic": 1024, "openai": None, "mira": 31999}
+    assert get_dialect("openai").reserve(get_dialect("openai").body(p, history, max_tokens=300)) == 300
+    assert get_dialect("openai").body(p, model=None)["model"] == "gpt-4o"
+    with pytest.raises(ValueError, match=r"^the gemini wire has no request body builder$"):
+        get_dialect("gemini").body(p)
+    with pytest.raises(TypeError, match=r"^user must be a str or None, got int$"):
+        get_dialect("anthropic").body(p, user=3)  # type: ignore[arg-type]
