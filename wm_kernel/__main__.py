@@ -22,12 +22,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     demo = sub.add_parser("demo", help="compose a prompt with the built-in trinkets and advance turns")
     demo.add_argument("--turns", type=int, default=6, help="turns to advance (default 6)")
     demo.add_argument("--quiet", action="store_true", help="print only the per-turn summary")
+    from wm_kernel.interop.readers import detect_log_format
+
     try:
         from wm_kernel.experiments.cli import add_replay_parser
     except ImportError:
         pass
     else:
-        add_replay_parser(sub)
+        add_replay_parser(sub, detect_log_format=detect_log_format)
     from wm_kernel.interop.cli import add_import_parser
 
     add_import_parser(sub)

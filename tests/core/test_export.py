@@ -8,7 +8,8 @@ from itertools import pairwise
 import pytest
 
 from wm_kernel.core.prompt import ComposedPrompt
-from wm_kernel.core.request_bodies import to_anthropic, to_openai
+from wm_kernel.dialects.anthropic import to_anthropic
+from wm_kernel.dialects.openai_chat import to_openai
 
 PROMPT = ComposedPrompt("You help Ada.", "<manifest/>", ["<prefix/>"], ["<doc/>"], "<hud/>")
 CHAT = [

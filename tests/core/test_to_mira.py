@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from wm_kernel.core.prompt import ComposedPrompt
-from wm_kernel.core.request_bodies import MiraWireWarning, model_generation, to_mira
+from wm_kernel.dialects.mira import MiraWireWarning, model_generation, to_mira
 
 H1 = {"type": "ephemeral", "ttl": "1h"}
 M5 = {"type": "ephemeral"}

@@ -1,5 +1,5 @@
-"""The wire registry: lookups by name, alias, model provider, SDK and usage keys; log formats
-registered from above (as MIRA's traffic tap reader will register itself)."""
+"""The wire registry: lookups by name, alias, model provider, SDK and usage keys; the import
+layer's log formats, and one registered from above."""
 
 from __future__ import annotations
 
@@ -9,26 +9,29 @@ from typing import Any
 
 import pytest
 
+from wm_kernel.dialects.base import Dialect
 from wm_kernel.dialects.registry import (
-    Dialect,
-    LogFormat,
     body_dialect,
     choose_wire,
     dialect_for_provider,
     dialect_for_sdk,
     dialect_names,
     get_dialect,
-    get_log_format,
-    log_formats,
     register_dialect,
-    register_log_format,
     sdk_clients,
     usage_dialect,
     usage_providers,
     wire_for_layout,
 )
 from wm_kernel.interop import import_log
-from wm_kernel.interop.formats import LoggedRequest
+from wm_kernel.interop.formats import LogFormat, LoggedRequest
+from wm_kernel.interop.readers import (
+    BodyReader,
+    get_log_format,
+    log_formats,
+    register_log_format,
+    unregister_log_format,
+)
 from wm_kernel.interop.split import Splitter
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "interop"
@@ -156,8 +159,6 @@ class TapReader:
     """A reader of a made-up tap: one {"tap": body} per line (what a higher layer plugs in)."""
 
     def __init__(self, path: str, splitter: Splitter) -> None:
-        from wm_kernel.interop.formats import BodyReader
-
         self.inner = BodyReader(path, splitter, "mira")
 
     def feed(self, line: int, text: str, value: Any) -> None:
@@ -194,6 +195,110 @@ def test_a_log_format_registered_from_above_is_detected_and_read(tmp_path: Path)
         assert [s.name for s in log.requests[0].sections if s.kind != "framing"] == ["system[0]", "msg[0] user"]
         assert get_log_format("test-tap").title == "a test tap"
     finally:
-        from wm_kernel.dialects import registry
+        unregister_log_format("test-tap")
+    assert "test-tap" not in log_formats()
+    with pytest.raises(ValueError, match=r"^unknown format 'test-tap'; formats: anthropic, "):
+        unregister_log_format("test-tap")
 
-        registry._formats.pop("test-tap")
+
+def test_a_wire_reads_its_logged_bodies_elements() -> None:
+    from wm_kernel.dialects.elements import BodyElement, BodyPart
+    from wm_kernel.interop.bodies import cut_body
+
+    body = {
+        "model": "m",
+        "tools": [{"name": "t", "input_schema": {}}],
+        "system": [{"type": "text", "text": "S", "cache_control": {"type": "ephemeral", "ttl": "1h"}}],
+        "messages": [
+            {
+                "role": "user",
+                "content": [
+                    {"type": "image", "source": {"media_type": "image/png", "data": "abcd"}},
+                    {"type": "text", "text": "Hi"},
+                ],
+            }
+        ],
+        "cache_control": {"type": "ephemeral"},  # automatic caching: a mark on the last block
+    }
+    assert get_dialect("anthropic").body_elements(body) == [
+        BodyElement(("tools", 0), "tool:t", "tool", "tools"),
+        BodyElement(("system", 0), "system[0]", "system", "system", (BodyPart(("text",), "split"),), "1h"),
+        BodyElement(
+            ("messages", 0),
+            "msg[0] user",
+            "message",
+            "user",
+            (
+                BodyPart(("content", 0), "placeholder", "[0] image", "[image image/png, 4 chars]"),
+                BodyPart(("content", 1, "text"), "split", "[1] text"),
+            ),
+            "5m",
+        ),
+    ]
+    text = json.dumps(body)
+    sections = cut_body(text, body, "mira", Splitter())  # MIRA's bodies are read as Anthropic's
+    assert "".join(s.raw for s in sections) == text
+    assert [(s.name, s.cache) for s in sections if s.kind != "framing"] == [
+        ("tool:t", None),
+        ("system[0]", "1h"),
+        ("msg[0] user [0] image", None),
+        ("msg[0] user [1] text", "5m"),
+    ]
+    assert get_dialect("mira").reads_bodies_like(get_dialect("anthropic"))
+    assert not get_dialect("openai").reads_bodies_like(get_dialect("anthropic"))
+    assert not get_dialect("bedrock").reads_bodies_like(get_dialect("bedrock"))
+    with pytest.raises(ValueError, match=r"^the bedrock wire has no reader of logged bodies$"):
+        cut_body("{}", {}, "bedrock", Splitter())
+
+
+def test_a_wire_says_which_logged_sections_its_cache_serves() -> None:
+    from wm_kernel.interop.bodies import Section
+
+    class Blocks:
+        def __init__(self, *sections: Section) -> None:
+            self.sections = list(sections)
+
+        def prompt_order(self) -> list[Section]:
+            return self.sections
+
+        def cache_marked(self) -> bool:
+            return any(s.cache for s in self.sections)
+
+    tool, message = Section("tool:t", "tool", "", ""), Section("msg[0] user", "message", "", "")
+    marked = Blocks(tool, Section("system[0]", "system", "", "", cache="5m"), Section("system[1]", "system", "", ""))
+    marked.sections.append(message)
+    names = {wire: [s.name for s in get_dialect(wire).cached_blocks(marked)] for wire in ("anthropic", "openai")}
+    # breakpoints: up to the last mark; automatic prefix caching: every tool and system section
+    assert names == {"anthropic": ["tool:t", "system[0]"], "openai": ["tool:t", "system[0]", "system[1]"]}
+    unmarked = Blocks(tool, Section("system[0]", "system", "", ""), message)
+    assert list(get_dialect("anthropic").cached_blocks(unmarked)) == []
+    assert [s.name for s in get_dialect("openai-responses").cached_blocks(unmarked)] == ["tool:t", "system[0]"]
+
+
+def test_every_wire_is_asked_for_its_body_alike() -> None:
+    from wm_kernel.core.prompt import ComposedPrompt
+
+    p = ComposedPrompt("Base.", "Now.", ["Before."], ["After."], "HUD")
+    history = [{"role": "user", "content": "Hi"}, {"role": "assistant", "content": "Hello."}]
+    for wire, method in (("anthropic", p.to_anthropic), ("openai", p.to_openai), ("mira", p.to_mira)):
+        assert get_dialect(wire).body(p, history, model="m") == method(history, model="m")
+    # user= is the current message: the kit's wires end the conversation with it, MIRA's sends it after the HUD
+    asked = [*history, {"role": "user", "content": "Now?"}]
+    assert get_dialect("anthropic").body(p, history, user="Now?") == p.to_anthropic(asked)
+    assert get_dialect("openai").body(p, history, user="Now?") == p.to_openai(asked)
+    assert get_dialect("mira").body(p, history, user="Now?")["messages"][-2:] == [
+        {"role": "assistant", "content": "HUD"},
+        {"role": "user", "content": "Now?"},
+    ]
+    # model and max_tokens None are the wire's own; the body says what it reserves for the reply
+    own = {
+        w: get_dialect(w).reserve(get_dialect(w).body(p, history, max_tokens=None))
+        for w in ("anthropic", "openai", "mira")
+    }
+    assert own == {"anthropic": 1024, "openai": None, "mira": 31999}
+    assert get_dialect("openai").reserve(get_dialect("openai").body(p, history, max_tokens=300)) == 300
+    assert get_dialect("openai").body(p, model=None)["model"] == "gpt-4o"
+    with pytest.raises(ValueError, match=r"^the gemini wire has no request body builder$"):
+        get_dialect("gemini").body(p)
+    with pytest.raises(TypeError, match=r"^user must be a str or None, got int$"):
+        get_dialect("anthropic").body(p, user=3)  # type: ignore[arg-type]

@@ -163,14 +163,19 @@ def test_request_view_against_the_window() -> None:
 
     s = session()
     view = request_view(s, model="claude-sonnet-4-6", history=[{"role": "user", "content": "Hi"}])
-    assert view.window == 200_000 and view.reserved == 64_000
-    assert view.used == view.wire.tokens + 64_000
+    # nothing sent: the body send would post, with the wire's own max_tokens, which is the reserve
+    assert view.window == 200_000 and view.reserved == 1024 == view.wire.body["max_tokens"]
+    assert view.used == view.wire.tokens + 1024
     assert view.headline().startswith(
         f"turn 0, anthropic request for claude-sonnet-4-6: "
-        f"{view.wire.tokens:,} tokens + 64,000 reserved for the reply (the "
-        f"profile's max_output: nothing sent) = "
+        f"{view.wire.tokens:,} tokens + 1,024 reserved for the reply (the "
+        f"anthropic wire's max_tokens) = "
         f"{view.used:,} of 200,000 ("
     )
+    # a body that names no max_tokens (OpenAI's, none sent) reserves the profile's max_output
+    chat = request_view(s, model="gpt-5.4", history=[{"role": "user", "content": "Hi"}])
+    assert "max_completion_tokens" not in chat.wire.body and chat.reserved == 128_000
+    assert "+ 128,000 reserved for the reply (the profile's max_output: nothing sent) = " in chat.headline()
     frame = view.frame()
     assert frame["tokens"].sum() == view.used
     assert frame.iloc[-1]["owner"] == "reserved for the reply"

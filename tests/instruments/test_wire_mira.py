@@ -14,7 +14,7 @@ from wm_kernel.core.clock import ManualClock
 from wm_kernel.core.composer import SystemPromptComposer
 from wm_kernel.core.composer.layout import Layout
 from wm_kernel.core.prompt import ComposedPrompt
-from wm_kernel.core.request_bodies import MiraWireWarning, to_mira
+from wm_kernel.dialects.mira import MiraWireWarning, to_mira
 from wm_kernel.instruments.wire import COMPOSER_FRAMING, JOINER_FRAMING, JSON_FRAMING, wire_request
 from wm_kernel.session import Session
 from wm_kernel.tokens import EstimateTokenizer, TokenCounter
@@ -201,11 +201,14 @@ def test_request_view_and_magic_on_mira_s_wire(ip: Any, session: Session) -> Non
         ip.run_line_magic("request", "--wire x")
 
 
-def test_user_is_mira_s_current_message_but_a_body_field_elsewhere() -> None:
+def test_user_is_the_current_message_on_every_wire() -> None:
     p = ComposedPrompt("Base.", "", [], [], "HUD")
     mira = wire_request(p, provider="mira", user="Now", counter=COUNTER)
     assert mira.body["messages"][-1] == {"role": "user", "content": "Now"}
     assert mira.owner_at(mira.text.index('"Now"') + 1) == "message 0 (user)"
-    chat = wire_request(p, [{"role": "user", "content": "Hi"}], provider="openai", user="end-user-42", counter=COUNTER)
-    assert chat.body["user"] == "end-user-42"  # OpenAI's own field, framing of the body
+    history = [{"role": "user", "content": "Hi"}, {"role": "assistant", "content": "Hello."}]
+    chat = wire_request(p, history, provider="openai", user="Now", counter=COUNTER)
+    assert "user" not in chat.body
+    assert chat.body["messages"][-1] == {"role": "user", "content": "Now\n\nHUD"}  # the HUD joins the current message
+    assert chat.owner_at(chat.text.index("Now") + 1) == "message 2 (user)"
     check_owned(chat)

@@ -14,7 +14,7 @@ from wm_kernel import Layout
 from wm_kernel.core.clock import ManualClock
 from wm_kernel.core.profile import Profile
 from wm_kernel.core.prompt import ComposedPrompt
-from wm_kernel.core.request_bodies import to_mira
+from wm_kernel.dialects.mira import to_mira
 from wm_kernel.session import Session
 
 HEAD_SECTIONS = {

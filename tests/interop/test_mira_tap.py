@@ -332,7 +332,7 @@ def test_prefix_items_several_post_history_items_and_sections_no_marker_names(tm
 
 
 def test_a_tap_of_bodies_built_by_to_mira_imports_back_into_the_same_sections(tmp_path: Path) -> None:
-    from wm_kernel.core.request_bodies import to_mira
+    from wm_kernel.dialects.mira import to_mira
 
     s = session()
     tap = Tap(tmp_path)

@@ -77,12 +77,11 @@ def test_send_posts_exactly_to_anthropic_and_records_the_exchange(session: Sessi
 def test_send_through_openai_with_any_base_url(session: Session) -> None:
     server = Server(json_response(chat_completion("Hi from a local server.", O_USAGE), request_id="req_O1"))
     client = openai_client(server, base_url="http://127.0.0.1:8000/v1")
-    expected = session.compose().to_openai(
-        history=[{"role": "user", "content": "Hi"}], model="gpt-5.4", max_tokens=1024
-    )
+    expected = session.compose().to_openai(history=[{"role": "user", "content": "Hi"}], model="gpt-5.4")
     reply = send(session, client, model="gpt-5.4", user="Hi")
     assert server.requests[0]["path"] == "/v1/chat/completions"
-    assert server.requests[0]["json"] == expected
+    # no max_tokens given: the wire's own, which on OpenAI's is none (the model's limit)
+    assert server.requests[0]["json"] == expected and "max_completion_tokens" not in expected
     assert server.requests[0]["headers"]["authorization"] == f"Bearer {OPENAI_KEY}"
     assert reply.text == "Hi from a local server."
     assert reply.usage is not None

@@ -16,7 +16,7 @@ from sdk_mocks import (
 from wm_kernel.core.clock import ManualClock
 from wm_kernel.core.composer.layout import Layout
 from wm_kernel.core.profile import Profile
-from wm_kernel.core.request_bodies import to_mira
+from wm_kernel.dialects.mira import to_mira
 from wm_kernel.providers.send import send
 from wm_kernel.session import Session
 

@@ -45,7 +45,8 @@ from wm_kernel.cachesim.models import get_model
 from wm_kernel.cachesim.profile import ModelProfile
 from wm_kernel.cachesim.simulation import Simulation, simulate
 from wm_kernel.core.events import ComposeSystemPromptEvent, TurnCompletedEvent
-from wm_kernel.dialects.registry import DEFAULT_WIRE, Dialect, Piece, TurnPieces, choose_wire, get_dialect
+from wm_kernel.dialects.base import Dialect, Piece, TurnPieces
+from wm_kernel.dialects.registry import DEFAULT_WIRE, choose_wire, get_dialect
 from wm_kernel.instruments.history_records import text_digest
 from wm_kernel.tokens import TokenCounter
 

@@ -383,7 +383,7 @@ class ComposedPrompt(dict[str, Any]):
         return json.dumps(self.as_dict(), ensure_ascii=False, **kwargs)
 
     # -- the views are the display layer's (registered in wm_kernel.utils.views); the request
-    # bodies live in their own module, loaded on first use
+    # bodies are the wire dialects' (wm_kernel.dialects), loaded on first use
     def _repr_mimebundle_(
         self, include: Container[str] | None = None, exclude: Container[str] | None = None
     ) -> views.MimeBundle:
@@ -395,22 +395,25 @@ class ComposedPrompt(dict[str, Any]):
         printer.text(views.composed_mimebundle(self, include={"text/plain"})["text/plain"])
 
     def to_anthropic(self, history: Iterable[dict[str, Any]] = (), **kwargs: Any) -> dict[str, Any]:
-        """A Messages API request body (see ``wm_kernel.core.request_bodies.to_anthropic``)."""
-        from wm_kernel.core.request_bodies import to_anthropic
-
-        return to_anthropic(self, history=history, **kwargs)
+        """A Messages API request body: the ``anthropic`` wire's ``body`` (see
+        ``wm_kernel.dialects.anthropic.to_anthropic``)."""
+        return self._body("anthropic", history, kwargs)
 
     def to_openai(self, history: Iterable[dict[str, Any]] = (), **kwargs: Any) -> dict[str, Any]:
-        """A Chat Completions request body (see ``wm_kernel.core.request_bodies.to_openai``)."""
-        from wm_kernel.core.request_bodies import to_openai
-
-        return to_openai(self, history=history, **kwargs)
+        """A Chat Completions request body: the ``openai`` wire's ``body`` (see
+        ``wm_kernel.dialects.openai_chat.to_openai``)."""
+        return self._body("openai", history, kwargs)
 
     def to_mira(self, history: Iterable[dict[str, Any]] = (), **kwargs: Any) -> dict[str, Any]:
-        """The body MIRA's orchestrator posts (see ``wm_kernel.core.request_bodies.to_mira``)."""
-        from wm_kernel.core.request_bodies import to_mira
+        """The body MIRA's orchestrator posts: the ``mira`` wire's ``body`` (see
+        ``wm_kernel.dialects.mira.to_mira``)."""
+        return self._body("mira", history, kwargs)
 
-        return to_mira(self, history=history, **kwargs)
+    def _body(self, wire: str, history: Iterable[dict[str, Any]], options: dict[str, Any]) -> dict[str, Any]:
+        # the registry reads the wires when first asked: a compose that never builds a body never loads them
+        from wm_kernel.dialects.registry import get_dialect
+
+        return get_dialect(wire).body(self, history, **options)
 
     def __repr__(self) -> str:
         sizes = ", ".join(f"{r.name}={r.chars}" for r in self.sections)

@@ -1,8 +1,9 @@
 """The original's composed prompt as plain data: its five keys and the four placements.
 
-``ComposedPrompt`` (wm_kernel/core/prompt.py) is this dict with records attached; the request
-bodies (wm_kernel/core/request_bodies.py) read only the keys, so they import this and not the
-prompt type, whose ``to_anthropic``/``to_openai`` call them.
+``ComposedPrompt`` (wm_kernel/core/prompt.py) is this dict with records attached; the wire
+dialects' request bodies (wm_kernel/dialects/) read only the keys, so they import this and not the
+prompt type, whose ``to_anthropic``/``to_openai``/``to_mira`` call them. It is a layer of its own,
+below the dialects and the rest of the core (pyproject's ``[tool.wm-kernel] layers``).
 """
 
 from __future__ import annotations

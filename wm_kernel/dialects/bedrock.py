@@ -14,9 +14,9 @@ from collections.abc import Mapping
 from typing import Any
 from urllib.parse import unquote
 
+from wm_kernel.dialects.base import Dialect, Slot, TurnPieces
+from wm_kernel.dialects.counts import DEFAULT_TTL, UsageCounts, usage_int
 from wm_kernel.dialects.kit import kit_cache_layout
-from wm_kernel.dialects.registry import Dialect, Slot, TurnPieces, register_dialect
-from wm_kernel.dialects.usage import DEFAULT_TTL, Usage, usage_int
 
 _MODEL_IN_URL = re.compile(r"/model/([^/?#]+)/(?:converse|converse-stream|invoke|invoke-with-response-stream)\b")
 
@@ -51,17 +51,16 @@ class BedrockConverseDialect(Dialect):
     def cache_layout(self, turn: TurnPieces) -> list[Slot]:
         return kit_cache_layout(turn)
 
-    def parse_usage(self, usage: Mapping[str, Any], where: str, common: Mapping[str, Any]) -> Usage:
-        return Usage(
-            self.provider,
+    def parse_usage(self, usage: Mapping[str, Any], where: str) -> UsageCounts:
+        return UsageCounts(
             usage_int(usage, "inputTokens", where),
             usage_int(usage, "cacheReadInputTokens", where),
             {DEFAULT_TTL: usage_int(usage, "cacheWriteInputTokens", where)},
             usage_int(usage, "outputTokens", where),
-            **common,
         )
 
 
-BEDROCK = register_dialect(BedrockConverseDialect())
+#: the wire the registry lists under ``bedrock``
+DIALECT = BedrockConverseDialect()
 
-__all__ = ["model_from_url", "BedrockConverseDialect", "BEDROCK"]
+__all__ = ["model_from_url", "BedrockConverseDialect", "DIALECT"]

@@ -17,9 +17,55 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from wm_kernel.dialects.base import Dialect, Slot, TurnPieces
+from wm_kernel.dialects.counts import UsageCounts, usage_int
+from wm_kernel.dialects.elements import BodyElement, BodyPart, Path, tool_section
 from wm_kernel.dialects.kit import kit_cache_layout
-from wm_kernel.dialects.registry import Dialect, Slot, TurnPieces, register_dialect
-from wm_kernel.dialects.usage import Usage, usage_int
+
+
+def gemini_elements(body: Mapping[str, Any]) -> list[BodyElement]:
+    """A ``generateContent`` body's elements: tools, the system instruction, the cached content it
+    names (the cache's text is not in the body: the section is its name), then ``contents``."""
+    elements: list[BodyElement] = []
+    for key, value in body.items():
+        if key == "tools" and isinstance(value, list):
+            for index, tool in enumerate(value):
+                declared = (
+                    tool.get("functionDeclarations") or tool.get("function_declarations")
+                    if isinstance(tool, Mapping)
+                    else None
+                )
+                names = (
+                    [d.get("name") for d in declared if isinstance(d, Mapping)] if isinstance(declared, list) else []
+                )
+                name = ",".join(str(n) for n in names if n) or index
+                elements.append(BodyElement(("tools", index), tool_section(name), "tool", "tools"))
+        elif key in ("systemInstruction", "system_instruction") and isinstance(value, Mapping):
+            elements.append(BodyElement((key,), "system", "system", "system", _parts(value, ())))
+        elif key in ("cachedContent", "cached_content") and isinstance(value, str):
+            elements.append(BodyElement((key,), "cachedContent", "system", "system"))
+        elif key == "contents" and isinstance(value, list):
+            for index, content in enumerate(value):
+                if not isinstance(content, Mapping):
+                    elements.append(BodyElement(("contents", index), f"msg[{index}]", "message", None))
+                    continue
+                role = str(content.get("role") or "user")
+                parts = _parts(content, ())
+                elements.append(BodyElement(("contents", index), f"msg[{index}] {role}", "message", role, parts))
+    return elements
+
+
+def _parts(content: Mapping[str, Any], at: Path) -> tuple[BodyPart, ...]:
+    """A Gemini content's ``parts``: text split, anything else (calls, results, data) as JSON."""
+    parts = content.get("parts")
+    if not isinstance(parts, list):
+        return ()
+    return tuple(
+        BodyPart((*at, "parts", index, "text"), "split", f"[{index}] text")
+        if isinstance(part, Mapping) and isinstance(part.get("text"), str)
+        else BodyPart((*at, "parts", index), "json", f"[{index}]")
+        for index, part in enumerate(parts)
+    )
 
 
 class GeminiDialect(Dialect):
@@ -34,7 +80,6 @@ class GeminiDialect(Dialect):
     default_for = ("google",)
     title = "a Gemini generateContent"
     default_model = "gemini-2.5-flash"
-    body_shape = "contents"
     log_format = "gemini"
     log_priority = 40
 
@@ -47,7 +92,7 @@ class GeminiDialect(Dialect):
     usage_anchor = ("promptTokenCount", "prompt_token_count")
     usage_keys = ("candidatesTokenCount", "cachedContentTokenCount", "totalTokenCount", "candidates_token_count")
 
-    def parse_usage(self, usage: Mapping[str, Any], where: str, common: Mapping[str, Any]) -> Usage:
+    def parse_usage(self, usage: Mapping[str, Any], where: str) -> UsageCounts:
         camel = "promptTokenCount" in usage
 
         def g(name: str, snake: str) -> int:
@@ -61,7 +106,10 @@ class GeminiDialect(Dialect):
             )
         tool_input = g("toolUsePromptTokenCount", "tool_use_prompt_token_count")
         output = g("candidatesTokenCount", "candidates_token_count") + g("thoughtsTokenCount", "thoughts_token_count")
-        return Usage(self.provider, prompt - cached + tool_input, cached, {}, output, **common)
+        return UsageCounts(prompt - cached + tool_input, cached, {}, output)
+
+    def body_elements(self, body: Mapping[str, Any]) -> list[BodyElement]:
+        return gemini_elements(body)
 
     def is_body(self, body: Mapping[str, Any]) -> bool:
         return isinstance(body.get("contents"), list) and "messages" not in body
@@ -71,6 +119,7 @@ class GeminiDialect(Dialect):
             raise ValueError("not a Gemini generateContent request: no 'contents' list")
 
 
-GEMINI = register_dialect(GeminiDialect())
+#: the wire the registry lists under ``gemini``
+DIALECT = GeminiDialect()
 
-__all__ = ["GeminiDialect", "GEMINI"]
+__all__ = ["gemini_elements", "GeminiDialect", "DIALECT"]

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from wm_kernel.dialects.registry import PartRef, Slot, TurnPieces
+from wm_kernel.dialects.base import PartRef, Slot, TurnPieces
 
 
 def kit_wire_parts(composed: Mapping[str, Any], history: Sequence[Mapping[str, Any]]) -> list[PartRef]:

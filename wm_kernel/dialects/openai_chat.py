@@ -1,7 +1,7 @@
 """The OpenAI Chat Completions wire (``ComposedPrompt.to_openai``).
 
-Body: ``wm_kernel.core.request_bodies.to_openai`` (one system message, injected parts joined to the
-neighbouring user message). Caching is automatic (the longest common prefix), so an imported
+Body: :func:`to_openai` (one system message, injected parts joined to the neighbouring user
+message). Caching is automatic (the longest common prefix), so an imported
 request's tools and system text are all its cached part. Usage: ``prompt_tokens`` *includes* the
 cached (``prompt_tokens_details.cached_tokens``) and written (``cache_write_tokens``) tokens. Send:
 ``client.chat.completions.create`` of the ``openai`` SDK (streamed with ``include_usage``). Logs:
@@ -10,27 +10,125 @@ JSON Lines of Chat Completions bodies (format ``openai.chat``).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
-from wm_kernel.core.request_bodies import to_openai
-from wm_kernel.dialects.kit import kit_cache_layout, kit_wire_parts
-from wm_kernel.dialects.registry import (
+from wm_kernel.dialects.base import (
+    BodyRequest,
     CallResult,
     Dialect,
     PartRef,
     Slot,
     StoredResponse,
     TurnPieces,
-    register_dialect,
+    add_options,
+    check_model,
+    conversation,
+    prompt_parts,
+    with_user,
 )
-from wm_kernel.dialects.usage import DEFAULT_TTL, Usage, usage_details, usage_int
+from wm_kernel.dialects.counts import DEFAULT_TTL, UsageCounts, usage_details, usage_int
+from wm_kernel.dialects.elements import (
+    BodyElement,
+    BodyPart,
+    LoggedBlock,
+    LoggedBlocks,
+    Path,
+    message_parts,
+    tool_section,
+)
+from wm_kernel.dialects.kit import kit_cache_layout, kit_wire_parts
+
+DEFAULT_OPENAI_MODEL = "gpt-4o"
 
 
-def read_openai_usage(
-    usage: Mapping[str, Any], where: str, common: Mapping[str, Any], provider: str, keys: tuple[str, str, str]
-) -> Usage:
-    """An OpenAI-shaped usage object (``keys``: the prompt, details and output keys) as a Usage.
+def to_openai(
+    composed: Mapping[str, Any],
+    history: Iterable[Mapping[str, Any]] = (),
+    *,
+    model: str = DEFAULT_OPENAI_MODEL,
+    max_tokens: int | None = None,
+    **extra: Any,
+) -> dict[str, Any]:
+    """A Chat Completions request body, as plain data (``ComposedPrompt.to_openai``): laid out as
+    ``wm_kernel.dialects.anthropic.to_anthropic`` lays it, with one ``{"role": "system"}`` message
+    (cached and non-cached content joined by a blank line) and injected parts joined to the
+    neighbouring user message's text by blank lines (content stays a string). ``max_tokens``
+    becomes ``max_completion_tokens`` (left out when None); ``extra`` keys are copied into the
+    body (never ``system`` or ``messages``).
+
+    >>> p = {"cached_content": "You help.", "non_cached_content": "Today's note.",
+    ...      "conversation_prefix_items": [], "post_history_items": [], "notification_center": "HUD"}
+    >>> to_openai(p, history=[{"role": "user", "content": "Hi"}], model="m")["messages"][1]
+    {'role': 'user', 'content': 'Hi\\n\\nHUD'}
+    """
+    cached, non_cached, before, after = prompt_parts(composed)
+    history_messages = conversation(history, alternate=False)
+    check_model(model)
+    if max_tokens is not None and (isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens < 1):
+        raise ValueError(f"max_tokens must be a positive int or None, got {max_tokens!r}")
+    messages: list[dict[str, Any]] = list(history_messages)
+    if before:
+        if messages and messages[0]["role"] == "user":
+            messages[0] = {"role": "user", "content": "\n\n".join(before + [messages[0]["content"]])}
+        else:
+            messages.insert(0, {"role": "user", "content": "\n\n".join(before)})
+    if after:
+        if messages and messages[-1]["role"] == "user":
+            messages[-1] = {"role": "user", "content": "\n\n".join([messages[-1]["content"], *after])}
+        else:
+            messages.append({"role": "user", "content": "\n\n".join(after)})
+    system = "\n\n".join(p for p in (cached, non_cached) if p)
+    if system:
+        messages.insert(0, {"role": "system", "content": system})
+    body: dict[str, Any] = {"model": model, "messages": messages}
+    if max_tokens is not None:
+        body["max_completion_tokens"] = max_tokens
+    return add_options(body, extra)
+
+
+def chat_items(items: list[Any], at: Path, prefix: str) -> list[BodyElement]:
+    """Chat messages (or Responses input items) at ``at``: the system and developer messages that
+    open them are the system prompt, later ones stay among the messages."""
+    elements = []
+    leading = True
+    for index, message in enumerate(items):
+        leading = leading and isinstance(message, Mapping) and message.get("role") in ("system", "developer")
+        name = f"{prefix}[{index}]"
+        if not isinstance(message, Mapping):
+            elements.append(BodyElement((*at, index), name, "message", None))
+            continue
+        role = str(message.get("role") or message.get("type") or "?")
+        parts = message_parts(message)
+        if "output" in message and isinstance(message["output"], str):  # function_call_output
+            parts.append(BodyPart(("output",), "split", "output"))
+        kind = "system" if leading else "message"
+        elements.append(BodyElement((*at, index), f"{name} {role}", kind, role, tuple(parts)))
+    return elements
+
+
+def chat_elements(body: Mapping[str, Any]) -> list[BodyElement]:
+    """A Chat Completions body's elements: tools (named by their function), then messages."""
+    elements: list[BodyElement] = []
+    for key, value in body.items():
+        if key == "tools" and isinstance(value, list):
+            for index, tool in enumerate(value):
+                function = tool.get("function") if isinstance(tool, Mapping) else None
+                name = function.get("name", index) if isinstance(function, Mapping) else index
+                elements.append(BodyElement(("tools", index), tool_section(name), "tool", "tools"))
+        elif key == "messages" and isinstance(value, list):
+            elements += chat_items(value, ("messages",), "msg")
+    return elements
+
+
+def automatic_prefix(blocks: LoggedBlocks) -> list[LoggedBlock]:
+    """Under automatic prefix caching (no breakpoints) every tool and system section of a logged
+    request is its cached part."""
+    return [block for block in blocks.prompt_order() if block.kind != "message"]
+
+
+def read_openai_usage(usage: Mapping[str, Any], where: str, keys: tuple[str, str, str]) -> UsageCounts:
+    """An OpenAI-shaped usage object's counts (``keys``: the prompt, details and output keys).
 
     The prompt count includes the tokens read from and written to the cache. They are named in the
     details (``cached_tokens``, gpt-5.6's ``cache_write_tokens``) or, as LiteLLM writes an
@@ -49,14 +147,12 @@ def read_openai_usage(
     cost = usage.get("cost")
     if cost is not None and (isinstance(cost, bool) or not isinstance(cost, (int, float)) or not cost >= 0):
         raise ValueError(f"{where}: cost must be a non-negative number, got {cost!r}")
-    return Usage(
-        provider,
+    return UsageCounts(
         prompt - cached - written,
         cached,
         {DEFAULT_TTL: written},
         usage_int(usage, output_key, where),
         billed_usd=None if cost is None else float(cost),
-        **common,
     )
 
 
@@ -72,20 +168,12 @@ class OpenAIChatDialect(Dialect):
     sdk = "openai"
     client = "openai.OpenAI"
     title = "an OpenAI Chat Completions"
-    body_shape = "chat"
     default_model = "gpt-5.4"
-    whole_prefix_cached = True
     log_format = "openai.chat"
     log_priority = 20
 
-    def body(
-        self,
-        composed: Mapping[str, Any],
-        history: Sequence[Mapping[str, Any]],
-        *,
-        tools: Sequence[Mapping[str, Any]] = (),
-        **options: Any,
-    ) -> dict[str, Any]:
+    def build(self, request: BodyRequest) -> dict[str, Any]:
+        options, tools = request.options, request.tools
         if tools:  # schemas ({"name", "description", "input_schema"}) become functions; others stay
             options["tools"] = [
                 {
@@ -100,7 +188,11 @@ class OpenAIChatDialect(Dialect):
                 else dict(t)
                 for t in tools
             ]
-        return to_openai(composed, history, **options)
+        return to_openai(request.composed, with_user(request.history, request.user), **options)
+
+    def reserve(self, body: Mapping[str, Any]) -> int | None:
+        asked = body.get("max_completion_tokens", body.get("max_tokens"))
+        return asked if isinstance(asked, int) and not isinstance(asked, bool) else None
 
     def wire_parts(self, composed: Mapping[str, Any], history: Sequence[Mapping[str, Any]]) -> list[PartRef]:
         return kit_wire_parts(composed, history)
@@ -122,10 +214,8 @@ class OpenAIChatDialect(Dialect):
         "cache_read_input_tokens",
     )
 
-    def parse_usage(self, usage: Mapping[str, Any], where: str, common: Mapping[str, Any]) -> Usage:
-        return read_openai_usage(
-            usage, where, common, self.provider, ("prompt_tokens", "prompt_tokens_details", "completion_tokens")
-        )
+    def parse_usage(self, usage: Mapping[str, Any], where: str) -> UsageCounts:
+        return read_openai_usage(usage, where, ("prompt_tokens", "prompt_tokens_details", "completion_tokens"))
 
     def call(self, client: Any, body: dict[str, Any], stream: bool, on_text: Callable[[str], None]) -> CallResult:
         if not stream:
@@ -149,6 +239,12 @@ class OpenAIChatDialect(Dialect):
             if chunk.usage is not None:  # the extra last chunk include_usage asks for
                 usage = chunk.usage.model_dump(mode="json")
         return "".join(parts), usage, request_id, finish
+
+    def body_elements(self, body: Mapping[str, Any]) -> list[BodyElement]:
+        return chat_elements(body)
+
+    def cached_blocks(self, blocks: LoggedBlocks) -> list[LoggedBlock]:
+        return automatic_prefix(blocks)
 
     def is_body(self, body: Mapping[str, Any]) -> bool:
         messages = body.get("messages")
@@ -184,6 +280,16 @@ class OpenAIChatDialect(Dialect):
         )
 
 
-OPENAI_CHAT = register_dialect(OpenAIChatDialect())
+#: the wire the registry lists under ``openai``
+DIALECT = OpenAIChatDialect()
 
-__all__ = ["read_openai_usage", "OpenAIChatDialect", "OPENAI_CHAT"]
+__all__ = [
+    "DEFAULT_OPENAI_MODEL",
+    "to_openai",
+    "chat_items",
+    "chat_elements",
+    "automatic_prefix",
+    "read_openai_usage",
+    "OpenAIChatDialect",
+    "DIALECT",
+]

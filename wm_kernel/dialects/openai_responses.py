@@ -10,9 +10,29 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from wm_kernel.dialects.openai_chat import read_openai_usage
-from wm_kernel.dialects.registry import Dialect, register_dialect
-from wm_kernel.dialects.usage import Usage
+from wm_kernel.dialects.base import Dialect
+from wm_kernel.dialects.counts import UsageCounts
+from wm_kernel.dialects.elements import BodyElement, BodyPart, LoggedBlock, LoggedBlocks, tool_section
+from wm_kernel.dialects.openai_chat import automatic_prefix, chat_items, read_openai_usage
+
+
+def responses_elements(body: Mapping[str, Any]) -> list[BodyElement]:
+    """A Responses body's elements: tools, instructions, input (a string or items)."""
+    elements: list[BodyElement] = []
+    for key, value in body.items():
+        if key == "tools" and isinstance(value, list):
+            for index, tool in enumerate(value):
+                name = tool.get("name", tool.get("type", index)) if isinstance(tool, Mapping) else index
+                elements.append(BodyElement(("tools", index), tool_section(name), "tool", "tools"))
+        elif key == "instructions" and isinstance(value, str):
+            elements.append(
+                BodyElement(("instructions",), "instructions", "system", "system", (BodyPart((), "split"),))
+            )
+        elif key == "input" and isinstance(value, str):
+            elements.append(BodyElement(("input",), "input user", "message", "user", (BodyPart((), "split"),)))
+        elif key == "input" and isinstance(value, list):
+            elements += chat_items(value, ("input",), "input")
+    return elements
 
 
 class OpenAIResponsesDialect(Dialect):
@@ -25,9 +45,7 @@ class OpenAIResponsesDialect(Dialect):
     serves = ("openai",)
     sdk = "openai"
     title = "an OpenAI Responses"
-    body_shape = "responses"
     default_model = "gpt-5.4"
-    whole_prefix_cached = True
     log_format = "openai.responses"
     log_provider = "openai"
     log_priority = 5
@@ -36,10 +54,14 @@ class OpenAIResponsesDialect(Dialect):
     usage_anchor = ("input_tokens",)
     usage_keys = ("output_tokens", "input_tokens_details", "output_tokens_details", "total_tokens")
 
-    def parse_usage(self, usage: Mapping[str, Any], where: str, common: Mapping[str, Any]) -> Usage:
-        return read_openai_usage(
-            usage, where, common, self.provider, ("input_tokens", "input_tokens_details", "output_tokens")
-        )
+    def parse_usage(self, usage: Mapping[str, Any], where: str) -> UsageCounts:
+        return read_openai_usage(usage, where, ("input_tokens", "input_tokens_details", "output_tokens"))
+
+    def body_elements(self, body: Mapping[str, Any]) -> list[BodyElement]:
+        return responses_elements(body)
+
+    def cached_blocks(self, blocks: LoggedBlocks) -> list[LoggedBlock]:
+        return automatic_prefix(blocks)
 
     def is_body(self, body: Mapping[str, Any]) -> bool:
         return "messages" not in body and ("input" in body or "instructions" in body)
@@ -49,6 +71,7 @@ class OpenAIResponsesDialect(Dialect):
             raise ValueError("not an OpenAI Responses request: no 'input' or 'instructions'")
 
 
-OPENAI_RESPONSES = register_dialect(OpenAIResponsesDialect())
+#: the wire the registry lists under ``openai-responses``
+DIALECT = OpenAIResponsesDialect()
 
-__all__ = ["OpenAIResponsesDialect", "OPENAI_RESPONSES"]
+__all__ = ["responses_elements", "OpenAIResponsesDialect", "DIALECT"]

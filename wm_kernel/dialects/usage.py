@@ -41,17 +41,17 @@ ValueError: usage.jsonl line 3: not a usage record of Anthropic, OpenAI Chat (an
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 import json
 import math
 import os
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
+from wm_kernel.dialects.counts import DEFAULT_TTL, UsageCounts, check_count, usage_int
 from wm_kernel.dialects.registry import (
     dialects,
     get_dialect,
@@ -69,12 +69,6 @@ from wm_kernel.utils.safe_files import BadJSONError, lines, open_regular, parse_
 GEN_AI = "gen_ai"
 #: Whose usage a ``gen_ai`` record is when no ``provider`` is given.
 DEFAULT_USAGE_WIRE = "anthropic"
-
-
-#: The key of ``Usage.cache_writes`` for writes whose TTL the usage does not name (OpenAI's
-#: ``cache_write_tokens``, Bedrock's ``cacheWriteInputTokens``): billed at the TTL the model's
-#: price row names first (5 minutes for Claude, 30 minutes for GPT-5.6).
-DEFAULT_TTL = "default"
 
 
 @dataclass(frozen=True)
@@ -166,60 +160,12 @@ class Usage:
         return self.cache_write_tokens - self.cache_write_1h_tokens
 
 
-#: The largest count a usage field may hold: more tokens than any model reads in a year of requests
-#: (a count past it is a corrupt record, not a bill).
-MAX_COUNT = 10**12
-
-
-def check_count(value: Any, name: str, where: str = "") -> int:
-    """``value`` when it is a plausible token count (a non-negative int below ``MAX_COUNT``)."""
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0 or value > MAX_COUNT:
-        prefix = f"{where}: " if where else ""
-        raise ValueError(f"{prefix}{name} must be a non-negative int of at most {MAX_COUNT:,}, got {value!r}")
-    return value
-
-
-def add_usages(parts: Sequence[Usage]) -> Usage:
-    """The sum of several steps' usages (the first one's ids and model): one request's bill."""
-    first = parts[0]
-    writes: dict[str, int] = {}
-    for part in parts:
-        for ttl, count in part.cache_writes.items():
-            writes[ttl] = writes.get(ttl, 0) + count
-    return dataclasses.replace(
-        first,
-        input_tokens=sum(p.input_tokens for p in parts),
-        cache_read_tokens=sum(p.cache_read_tokens for p in parts),
-        cache_writes=writes,
-        output_tokens=sum(p.output_tokens for p in parts),
-        steps=sum(p.steps for p in parts),
-    )
-
-
 def _plain(obj: Any) -> Any:
     """A dict from an SDK object (pydantic ``model_dump``), or the object itself."""
     dump = getattr(obj, "model_dump", None)
     if callable(dump):
         return dump(mode="json", exclude_none=False)
     return obj
-
-
-def usage_int(record: Mapping[str, Any], key: str, where: str) -> int:
-    """The non-negative int at ``key`` (0 when absent or null); ValueError naming ``where``."""
-    value = record.get(key)
-    if value is None:
-        return 0
-    return check_count(value, key, where)
-
-
-def usage_details(record: Mapping[str, Any], key: str, where: str) -> Mapping[str, Any]:
-    """The object at ``key`` ({} when absent or null); ValueError naming ``where``."""
-    details = record.get(key)
-    if details is None:
-        return {}
-    if not isinstance(details, Mapping):
-        raise ValueError(f"{where}: {key} must be an object, got {type(details).__name__}")
-    return details
 
 
 def _find_usage(record: Mapping[str, Any]) -> tuple[Mapping[str, Any], Mapping[str, Any]]:
@@ -277,32 +223,42 @@ def parse_usage(
         "line": line,
     }
     if shape == GEN_AI:
-        total = usage_int(usage, "input_tokens", where)
-        cached = usage_int(usage, "cache_read_input_tokens", where)
-        written = usage_int(usage, "cache_creation_input_tokens", where)
-        if cached + written > total:
-            raise ValueError(
-                f"{where}: cached ({cached}) and written ({written}) tokens exceed input_tokens "
-                f"({total}), which includes them"
-            )
-        return Usage(
-            provider or get_dialect(DEFAULT_USAGE_WIRE).provider,
-            total - cached - written,
-            cached,
-            {DEFAULT_TTL: written},
-            usage_int(usage, "output_tokens", where),
-            **common,
+        counts, billed = _gen_ai_counts(usage, where), provider or get_dialect(DEFAULT_USAGE_WIRE).provider
+    else:
+        dialect = usage_dialect_named(shape) if shape is not None else None
+        if dialect is None or not dialect.reads_usage(usage):
+            # read by what it holds: a log's wire names the body, not always the usage (a Bedrock
+            # response to an Anthropic-shaped body); a record holding no shape's counts is an error
+            dialect = usage_dialect(usage)
+        if dialect is None:
+            keys = ", ".join(sorted(str(k) for k in usage)) or "none"
+            raise ValueError(f"{where}: not a usage record of {usage_titles()} (keys: {keys})")
+        counts, billed = dialect.parse_usage(usage, where), dialect.provider
+    return Usage(
+        billed,
+        counts.input_tokens,
+        counts.cache_read_tokens,
+        counts.cache_writes,
+        counts.output_tokens,
+        billed_usd=counts.billed_usd,
+        steps=counts.steps,
+        **common,
+    )
+
+
+def _gen_ai_counts(usage: Mapping[str, Any], where: str) -> UsageCounts:
+    """An OpenTelemetry GenAI usage's counts: its ``input_tokens`` include the cached and written ones."""
+    total = usage_int(usage, "input_tokens", where)
+    cached = usage_int(usage, "cache_read_input_tokens", where)
+    written = usage_int(usage, "cache_creation_input_tokens", where)
+    if cached + written > total:
+        raise ValueError(
+            f"{where}: cached ({cached}) and written ({written}) tokens exceed input_tokens "
+            f"({total}), which includes them"
         )
-    dialect = usage_dialect_named(shape) if shape is not None else None
-    if dialect is None or not dialect.reads_usage(usage):
-        # read by what it holds: a log's wire names the body, not always the usage (a Bedrock
-        # response to an Anthropic-shaped body); a record holding no shape's counts is an error
-        dialect = usage_dialect(usage)
-    if dialect is None:
-        keys = ", ".join(sorted(str(k) for k in usage)) or "none"
-        raise ValueError(f"{where}: not a usage record of {usage_titles()} (keys: {keys})")
-    parsed: Usage = dialect.parse_usage(usage, where, common)
-    return parsed
+    return UsageCounts(
+        total - cached - written, cached, {DEFAULT_TTL: written}, usage_int(usage, "output_tokens", where)
+    )
 
 
 def read_usage(source: str | os.PathLike[str] | Iterable[Any]) -> list[Usage]:

@@ -20,7 +20,7 @@ from wm_kernel.utils import style
 from wm_kernel.utils.htmltext import no_math
 
 if TYPE_CHECKING:
-    from wm_kernel.dialects.registry import Dialect
+    from wm_kernel.dialects.base import Dialect
     from wm_kernel.instruments.forecast import Forecast
     from wm_kernel.instruments.history import History
     from wm_kernel.session import Session
@@ -198,9 +198,10 @@ def request_view(
     ``wire`` when it sends to that provider, else the provider's own:
     ``wm_kernel.dialects.registry.choose_wire``), after the conversation ``history`` (None: what
     the session sent to a model before that turn, and the user message of that turn if one was
-    sent), with ``tools``. Tokens are counted with the model's counter. The reply's reserve is the
-    ``max_tokens`` the session last sent (its exchanges record it), else the profile's
-    ``max_output`` (or the dialect's own), and the headline says which. With the growth forecast:
+    sent), with ``tools``. Tokens are counted with the model's counter. The request is the body
+    ``send`` would post: the ``max_tokens`` the session last sent (its exchanges record it), else
+    none, so the wire's own; the reply's reserve is that ``max_tokens``, else the profile's
+    ``max_output`` where the body names none (OpenAI's), and the headline says which. With the growth forecast:
     the whole request of every recorded turn (its conversation so far, the reserve) against the
     window, the budgeted prompt against the session's token budget (an estimate on its upper
     bound), and ``section_limits``; given ``turns_per_hour``, what a day costs at that pace (the
@@ -224,12 +225,7 @@ def request_view(
     # an imported log replayed into the session brings its own tools and messages
     replayed = getattr(session, "replayed", None)
     requests = _TurnRequests(recorder, replayed, profile, dialect, counter, history, tools)
-    reserved, source = requests.reserve(turn)
-    request = requests.request_at(turn, reserved)
-    if dialect.own_max_tokens:  # the dialect writes its own: the reserve is what its body asks for
-        asked = request.body.get("max_tokens", request.body.get("max_completion_tokens"))
-        if isinstance(asked, int):
-            reserved, source = asked, f"the {dialect.name} wire's max_tokens"
+    request, reserved, source = requests.reserved_request(turn)
     prediction = None
     fitted = turns[-FORECAST_TURNS:]
     # a transcript replayed has no sections of its own to fit (its whole prompt is messages): no forecast
@@ -296,7 +292,9 @@ class _TurnRequests:
             messages.append({"role": "user", "content": sent.user})
         return messages
 
-    def reserve(self, at: int) -> tuple[int, str]:
+    def sent_max_tokens(self, at: int) -> tuple[int | None, str]:
+        """The ``max_tokens`` the request of turn ``at`` sent and where that is read (None, "":
+        none was sent, so the wire's own holds, as ``send`` would send it)."""
         replayed = self.replayed
         if replayed is not None and at in replayed.max_tokens:
             return replayed.max_tokens[at], "max_tokens the logged request sent"
@@ -304,15 +302,26 @@ class _TurnRequests:
         last = sent[-1] if sent else None
         if last is not None and last.max_tokens is not None:
             return last.max_tokens, f"max_tokens sent at turn {last.turn}"
-        return self.profile.max_output or 0, "the profile's max_output: nothing sent"
+        return None, ""
 
-    def request_at(self, at: int, reserved: int) -> WireRequest:
+    def reserved_request(self, at: int) -> tuple[WireRequest, int, str]:
+        """The request of turn ``at``, the reply's reserve and where it is read: the ``max_tokens``
+        sent, else the one the wire's body sets itself, else the profile's ``max_output``."""
+        sent, source = self.sent_max_tokens(at)
+        request = self.request_at(at, sent)
+        if sent is not None:
+            return request, sent, source
+        own = self.dialect.reserve(request.body)
+        if own is not None:
+            return request, own, f"the {self.dialect.name} wire's max_tokens"
+        return request, self.profile.max_output or 0, "the profile's max_output: nothing sent"
+
+    def request_at(self, at: int, max_tokens: int | None) -> WireRequest:
         from wm_kernel.instruments.wire import wire_request
 
         own = self.tools
         if self.replayed is not None and not self.tools and at in self.replayed.tools:
             own = self.replayed.tools[at]
-        limit = {} if self.dialect.own_max_tokens else {"max_tokens": reserved or 1024}
         return wire_request(
             self.recorder.prompt_at(at),
             self.conversation(at),
@@ -320,7 +329,7 @@ class _TurnRequests:
             model=self.profile.name,
             tools=own,
             counter=self.counter,
-            **limit,
+            max_tokens=max_tokens,
         )
 
 
@@ -342,8 +351,11 @@ def _growth(
     wholes: dict[int, float] = {}
     budgeted: dict[int, float] = {}
     for at in fitted:
-        r = requests.reserve(at)[0]
-        wholes[at] = whole if at == turn else requests.request_at(at, r).tokens + r
+        if at == turn:
+            wholes[at] = whole
+        else:
+            request, reserved, _ = requests.reserved_request(at)
+            wholes[at] = request.tokens + reserved
         budgeted[at] = budgeted_tokens(recorder.prompt_at(at), counter)
     frame = recorder.frame()
     frame = frame[frame["turn"].isin(fitted)]

@@ -8,7 +8,7 @@ import contextlib
 import json
 import sys
 import warnings
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO, cast
@@ -85,8 +85,14 @@ def parse_variant_spec(spec: str) -> tuple[str, Variant]:
         raise ValueError(f"--variant {name}: {exc}") from None
 
 
-def add_replay_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> argparse.ArgumentParser:
-    """Add the ``replay`` subcommand to ``python -m wm_kernel``."""
+def add_replay_parser(
+    subparsers: argparse._SubParsersAction[argparse.ArgumentParser],
+    *,
+    detect_log_format: Callable[[Any], str | None] | None = None,
+) -> argparse.ArgumentParser:
+    """Add the ``replay`` subcommand to ``python -m wm_kernel``. ``detect_log_format(record)``
+    names the log format of another agent's file from its first record (the import layer's,
+    ``wm_kernel.interop.readers``, above this one), so such a file is pointed to ``import``."""
     parser = subparsers.add_parser(
         "replay",
         help="replay scenario files and print a per-turn table",
@@ -146,7 +152,7 @@ def add_replay_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentPa
         help="count and price for this model (a wm_kernel.cachesim.MODELS id; default "
         "claude-sonnet-4-6's prices, offline cl100k counts)",
     )
-    parser.set_defaults(func=replay_command)
+    parser.set_defaults(func=replay_command, detect_log_format=detect_log_format)
     return parser
 
 
@@ -191,11 +197,10 @@ def _replay_reporting_errors(args: argparse.Namespace, out: TextIO, err: TextIO)
         return 2
 
 
-def _request_log_format(path: str) -> str | None:
-    """The log format (the dialect registry's) that claims the first record of ``path``, when it is
-    another agent's request log rather than a scenario; None otherwise, or when unreadable."""
-    from wm_kernel.dialects.registry import detect_log_format
-
+def _request_log_format(path: str, detect_log_format: Callable[[Any], str | None]) -> str | None:
+    """The log format that claims the first record of ``path`` (``detect_log_format``'s answer),
+    when it is another agent's request log rather than a scenario; None otherwise, or when
+    unreadable."""
     try:
         with open_regular(path, path, errors="replace") as handle:  # never a FIFO's wait
             first = handle.readline(_FIRST_LINE_CHARS)
@@ -214,8 +219,9 @@ _FIRST_LINE_CHARS = 4 * 1024 * 1024
 def _replay(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from wm_kernel.tokens import EstimateTokenizer, TokenCounter
 
+    detect: Callable[[Any], str | None] | None = getattr(args, "detect_log_format", None)
     for path in args.file:
-        log_format = _request_log_format(path)
+        log_format = _request_log_format(path, detect) if detect is not None else None
         if log_format is not None:  # said before any replay starts, with the command that reads it
             raise ValueError(
                 f"{path} is a request log ({log_format}), not a scenario; "

@@ -3,7 +3,7 @@
 A model receives more than the system prompt: tool schemas, the conversation so far, the
 conversation-prefix and post-history items, the HUD, and the provider's JSON framing around all of
 it. :func:`wire_request` builds the body of a wire dialect (``provider=``: ``anthropic`` and
-``openai`` as :func:`~wm_kernel.core.request_bodies.to_anthropic` / ``to_openai`` build it,
+``openai`` as :func:`~wm_kernel.dialects.anthropic.to_anthropic` / ``to_openai`` build it,
 ``mira`` as ``to_mira`` does; any wire of ``wm_kernel.dialects.registry`` with a body builder),
 serialises it, and gives every character of the serialised body to exactly one :class:`Owner`:
 
@@ -44,7 +44,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from wm_kernel.core.prompt import COMPOSER, ComposedPrompt
-from wm_kernel.dialects.registry import Dialect, get_dialect
+from wm_kernel.dialects.base import Dialect, split_user
+from wm_kernel.dialects.registry import body_wires, get_dialect
 from wm_kernel.tokens.counting import Counts
 
 #: OpenAI's cookbook counts 3 tokens of framing per chat message and 3 that prime the reply; the
@@ -325,22 +326,24 @@ def wire_request(
 ) -> WireRequest:
     """The request ``composed`` makes on the wire ``provider`` (a wire dialect's name:
     ``anthropic``, ``openai``, ``mira``...) after ``history``, with ``tools``, every character
-    owned (see the module docstring). ``extra`` goes to the body builder (``max_tokens``,
-    ``temperature``, MIRA's ``effort``...; on a wire whose builder takes ``user``, MIRA's, that
-    message is the last of the conversation).
+    owned (see the module docstring). ``extra`` goes to the wire's ``body`` (``max_tokens``,
+    ``temperature``, MIRA's ``effort``...); ``user``, given, is the turn's user message, the last of
+    the conversation, which every wire sends as its current user message.
     ``counter`` counts tokens (the offline default counter when None)."""
     dialect = get_dialect(provider)
+    if not dialect.builds_body:
+        wires = ", ".join(body_wires())
+        raise ValueError(f"the {dialect.name} wire has no request body builder (wires with one: {wires})")
     history = list(history)
-    if dialect.takes_user and extra.get("user") is not None:
+    if extra.get("user") is not None:
         history.append({"role": "user", "content": extra.pop("user")})
     schemas = [tool_schema(t) for t in tools]
     names = [t["name"] for t in schemas]
     duplicates = sorted({n for n in names if names.count(n) > 1})
     if duplicates:
         raise ValueError(f"two tools share the name {duplicates[0]!r}")
-    if model is not None:
-        extra["model"] = model
-    body = dialect.body(composed, history, tools=schemas, **extra)
+    before, user = split_user(history)
+    body = dialect.body(composed, before, user=user, tools=schemas, model=model, **extra)
     builder = _Builder(composed, history, dialect)
     builder.owner(JSON_FRAMING, "framing")
     builder.value(body, ())

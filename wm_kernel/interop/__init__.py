@@ -12,12 +12,6 @@ some folders per day, model and session (``python -m wm_kernel usage``). See doc
 
 from __future__ import annotations
 
-from wm_kernel.dialects.registry import log_formats, register_log_format
-
-# the readers register in the order log_formats() lists them: the bodies' formats, claude-code,
-# claude-trace, codex, mira-tap, openhands, otlp
-from wm_kernel.interop import claude_code, mira, otlp  # noqa: F401
-from wm_kernel.interop.agents import claude_trace, codex, openhands  # noqa: F401
 from wm_kernel.interop.billing import gen_ai_counts, logged_usage
 from wm_kernel.interop.bodies import Section
 from wm_kernel.interop.formats import ImportIssue, LoggedRequest
@@ -26,6 +20,7 @@ from wm_kernel.interop.log_files import import_log, read_file
 from wm_kernel.interop.mira import read_tap
 from wm_kernel.interop.otel import export_trace
 from wm_kernel.interop.otlp import read_otlp
+from wm_kernel.interop.readers import log_formats, register_log_format
 from wm_kernel.interop.report.tally import UsageReport, usage_report
 from wm_kernel.interop.split import SplitRule, Splitter
 

@@ -18,18 +18,18 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from wm_kernel.dialects.registry import get_dialect, known_name, log_formats
-from wm_kernel.dialects.registry import get_log_format as _get_log_format
+from wm_kernel.dialects.registry import get_dialect, known_name
 from wm_kernel.dialects.usage import Usage, parse_usage, request_prefix
 from wm_kernel.interop.formats import LoggedRequest
+from wm_kernel.interop.readers import get_log_format, log_formats
 
 
 def body_log(dialect: str) -> bool:
     """Whether a logged request's text is one JSON request body (alone or in an envelope): its
     dialect is a log format registered for a wire's request bodies, or a wire's own name."""
     if dialect in log_formats():
-        return _get_log_format(dialect).dialect is not None
-    return known_name(dialect) and bool(get_dialect(dialect).body_shape)
+        return get_log_format(dialect).dialect is not None
+    return known_name(dialect) and get_dialect(dialect).reads_bodies
 
 
 def request_body(request: LoggedRequest) -> Mapping[str, Any] | None:

@@ -1,8 +1,9 @@
 """Cutting one logged request into sections whose raw slices join back to its exact bytes.
 
-A request body is located (``jsonspan.locate``) and walked in the order its text is written: every
-element the model reads (a tool schema, a system block, a message or a message's content block)
-becomes one or more sections; the JSON around them (keys, parameters, punctuation) becomes
+A request body is located (``jsonspan.locate``) and its wire says what each element is
+(``Dialect.body_elements``: which value is a tool schema, a system block, a message, and which of
+their pieces the model reads); walked in the order its text is written, every element becomes one
+or more sections; the JSON around them (keys, parameters, punctuation) becomes
 ``framing`` sections, which carry bytes but no prompt text. Strings the model reads (system text,
 message text) are cut further by a :class:`~wm_kernel.interop.split.Splitter`; a cut in the decoded
 text is a cut of the raw token at the same character (``jsonspan.string_offsets``).
@@ -14,7 +15,6 @@ JSON; an image as a placeholder, never its data).
 
 from __future__ import annotations
 
-import dataclasses
 import itertools
 import json
 import operator
@@ -22,6 +22,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from wm_kernel.dialects.anthropic import message_element
+from wm_kernel.dialects.elements import BodyElement, Path
 from wm_kernel.dialects.registry import get_dialect
 from wm_kernel.interop.jsonspan import Node, locate, string_offsets
 from wm_kernel.interop.split import Splitter
@@ -122,258 +124,47 @@ class Cutter:
             self.sections.append(Section(full, kind, self.text[self.cursor : stop], shown, trinket, mark, name))
             self.cursor = stop
 
+    def element(self, node: Node, element: BodyElement) -> None:
+        """A wire's element (``wm_kernel.dialects.elements``) at ``node``, its parts found below it."""
+        parts = [Part(resolve(node, p.path), p.mode, p.label, p.shown) for p in element.parts]
+        self.group(node, element.name, element.kind, element.trinket, parts, element.cache)
+
     def finish(self) -> list[Section]:
         """The sections, the record's tail included."""
         self.framing(len(self.text))
         return self.sections
 
 
-def tool_section(name: object) -> str:
-    """The name of a logged tool's section (``tool:NAME``): a section name, not a storage key; the
-    same in every format, so one tool is one section across logs and views."""
-    return f"tool:{name}"
-
-
-def ttl_of(block: Any) -> str | None:
-    """The TTL of a block's ``cache_control`` mark (``5m`` when it names none), None unmarked."""
-    if isinstance(block, Mapping):
-        mark = block.get("cache_control")
-        if isinstance(mark, Mapping):
-            ttl = mark.get("ttl")
-            return ttl if isinstance(ttl, str) else "5m"
-    return None
-
-
-def placeholder(kind: str, block: Mapping[str, Any]) -> str:
-    """What an image (or another binary block) shows instead of its data."""
-    source = block.get("source") or block.get("image_url") or {}
-    media = ""
-    size = 0
-    if isinstance(source, Mapping):
-        media = str(source.get("media_type") or "")
-        data = source.get("data") or source.get("url") or ""
-        size = len(data) if isinstance(data, str) else 0
-    elif isinstance(source, str):
-        size = len(source)
-    what = f" {media}" if media else ""
-    return f"[{kind}{what}, {size} chars]"
-
-
-_KIND = operator.attrgetter("kind")
-_BINARY = {"image", "document", "image_url", "input_image", "input_file", "file", "input_audio"}
-
-
-def content_parts(content: Any, node: Node, first: int = 0) -> list[Part]:
-    """The parts of a message's ``content``: a string is split; each block of a list is split on its
-    text, shown as a placeholder when binary, else shown as its JSON (tool calls and results).
-    ``first`` is the index of the first block (a message written over several records, as a Claude
-    Code transcript writes one streamed message, numbers its blocks on)."""
-    if isinstance(content, str):
-        return [Part(node, "split", f"[{first}] text" if first else "")]
-    parts = []
-    if isinstance(content, list):
-        for index, block in enumerate(content):
-            child = node.items[index]
-            kind = block.get("type", "?") if isinstance(block, Mapping) else "?"
-            label = f"[{first + index}] {kind}"
-            if isinstance(block, Mapping) and isinstance(block.get("text"), str):
-                parts.append(Part(child["text"], "split", label))
-            elif kind in _BINARY and isinstance(block, Mapping):
-                parts.append(Part(child, "placeholder", label, placeholder(str(kind), block)))
-            else:
-                parts.append(Part(child, "json", label))
-    return parts
-
-
-def message_parts(message: Mapping[str, Any], node: Node, first: int = 0) -> list[Part]:
-    """A chat message's parts: its content, then any other payload it carries (``tool_calls``,
-    ``function_call``) as JSON."""
-    parts = []
-    if "content" in message and message["content"] is not None:
-        parts += content_parts(message["content"], node["content"], first)
-    for key in ("tool_calls", "function_call", "refusal"):
-        if message.get(key) is not None:
-            parts.append(Part(node[key], "json", key))
-    return parts
-
-
-def cut_anthropic(
-    text: str, node: Node, body: Mapping[str, Any], splitter: Splitter, cutter: Cutter | None = None
-) -> Cutter:
-    """An Anthropic Messages request body: tools, system (string or blocks), messages."""
-    cut = cutter or Cutter(text, splitter)
-    for key, child in sorted(node.keys.items(), key=lambda kv: kv[1].start):
-        value = body[key]
-        if key == "tools" and isinstance(value, list):
-            for index, tool in enumerate(value):
-                name = tool.get("name", index) if isinstance(tool, Mapping) else index
-                cut.group(child.items[index], tool_section(name), "tool", "tools", [], ttl_of(tool))
-        elif key == "system" and isinstance(value, str):
-            cut.group(child, "system", "system", "system", [Part(child, "split")])
-        elif key == "system" and isinstance(value, list):
-            for index, block in enumerate(value):
-                parts = content_parts([block], Node("array", 0, 0, items=[child.items[index]]))
-                parts = [Part(p.node, p.mode, "", p.shown) for p in parts]
-                cut.group(child.items[index], f"system[{index}]", "system", "system", parts, ttl_of(block))
-        elif key == "messages" and isinstance(value, list):
-            for index, message in enumerate(value):
-                anthropic_message(cut, child.items[index], message, f"msg[{index}]")
-    return cut
+def resolve(node: Node, path: Path) -> Node:
+    """The node at ``path`` (keys and indexes) below ``node``."""
+    for step in path:
+        node = node[step]
+    return node
 
 
 def anthropic_message(cut: Cutter, node: Node, message: Any, name: str, first: int = 0) -> None:
-    """One Anthropic message: its blocks (numbered from ``first``); a cache mark on its last marked
-    block."""
-    if not isinstance(message, Mapping):
-        cut.group(node, name, "message", None, [])
-        return
-    role = str(message.get("role", "?"))
-    content = message.get("content")
-    mark = None
-    if isinstance(content, list):
-        marks = [ttl_of(block) for block in content]
-        mark = next((m for m in reversed(marks) if m), None)
-    # a mid-conversation system message stays where it is sent: among the messages
-    cut.group(node, f"{name} {role}", "message", role, message_parts(message, node, first), mark)
-
-
-def cut_openai_chat(text: str, node: Node, body: Mapping[str, Any], splitter: Splitter) -> Cutter:
-    """An OpenAI Chat Completions body: tools, then messages (system and developer ones are the
-    system prompt)."""
-    cut = Cutter(text, splitter)
-    for key, child in sorted(node.keys.items(), key=lambda kv: kv[1].start):
-        value = body[key]
-        if key == "tools" and isinstance(value, list):
-            for index, tool in enumerate(value):
-                function = tool.get("function") if isinstance(tool, Mapping) else None
-                name = function.get("name", index) if isinstance(function, Mapping) else index
-                cut.group(child.items[index], tool_section(name), "tool", "tools", [])
-        elif key == "messages" and isinstance(value, list):
-            _openai_items(cut, child, value, "msg")
-    return cut
-
-
-def _openai_items(cut: Cutter, node: Node, items: list[Any], prefix: str) -> None:
-    """Messages or input items; the system and developer messages that open them are the system
-    prompt, later ones stay among the messages."""
-    leading = True
-    for index, message in enumerate(items):
-        leading = leading and isinstance(message, Mapping) and message.get("role") in ("system", "developer")
-        _openai_message(cut, node.items[index], message, f"{prefix}[{index}]", leading)
-
-
-def _openai_message(cut: Cutter, node: Node, message: Any, name: str, system: bool) -> None:
-    if not isinstance(message, Mapping):
-        cut.group(node, name, "message", None, [])
-        return
-    role = str(message.get("role") or message.get("type") or "?")
-    parts = message_parts(message, node)
-    if "output" in message and isinstance(message["output"], str):  # function_call_output
-        parts.append(Part(node["output"], "split", "output"))
-    cut.group(node, f"{name} {role}", "system" if system else "message", role, parts)
-
-
-def cut_openai_responses(text: str, node: Node, body: Mapping[str, Any], splitter: Splitter) -> Cutter:
-    """An OpenAI Responses body: tools, instructions, input (a string or items)."""
-    cut = Cutter(text, splitter)
-    for key, child in sorted(node.keys.items(), key=lambda kv: kv[1].start):
-        value = body[key]
-        if key == "tools" and isinstance(value, list):
-            for index, tool in enumerate(value):
-                name = tool.get("name", tool.get("type", index)) if isinstance(tool, Mapping) else index
-                cut.group(child.items[index], tool_section(name), "tool", "tools", [])
-        elif key == "instructions" and isinstance(value, str):
-            cut.group(child, "instructions", "system", "system", [Part(child, "split")])
-        elif key == "input" and isinstance(value, str):
-            cut.group(child, "input user", "message", "user", [Part(child, "split")])
-        elif key == "input" and isinstance(value, list):
-            _openai_items(cut, child, value, "input")
-    return cut
-
-
-def cut_gemini(text: str, node: Node, body: Mapping[str, Any], splitter: Splitter) -> Cutter:
-    """A Gemini ``generateContent`` body: tools, the system instruction, the cached content it
-    names (the cache's text is not in the body: the section is its name), then ``contents``."""
-    cut = Cutter(text, splitter)
-    for key, child in sorted(node.keys.items(), key=lambda kv: kv[1].start):
-        value = body[key]
-        if key == "tools" and isinstance(value, list):
-            for index, tool in enumerate(value):
-                declared = (
-                    tool.get("functionDeclarations") or tool.get("function_declarations")
-                    if isinstance(tool, Mapping)
-                    else None
-                )
-                names = (
-                    [d.get("name") for d in declared if isinstance(d, Mapping)] if isinstance(declared, list) else []
-                )
-                name = ",".join(str(n) for n in names if n) or index
-                cut.group(child.items[index], tool_section(name), "tool", "tools", [])
-        elif key in ("systemInstruction", "system_instruction") and isinstance(value, Mapping):
-            cut.group(child, "system", "system", "system", _gemini_parts(value, child))
-        elif key in ("cachedContent", "cached_content") and isinstance(value, str):
-            cut.group(child, "cachedContent", "system", "system", [])
-        elif key == "contents" and isinstance(value, list):
-            for index, content in enumerate(value):
-                item = child.items[index]
-                if not isinstance(content, Mapping):
-                    cut.group(item, f"msg[{index}]", "message", None, [])
-                    continue
-                role = str(content.get("role") or "user")
-                cut.group(item, f"msg[{index}] {role}", "message", role, _gemini_parts(content, item))
-    return cut
-
-
-def _gemini_parts(content: Mapping[str, Any], node: Node) -> list[Part]:
-    """A Gemini content's ``parts``: text split, anything else (calls, results, data) as JSON."""
-    parts = content.get("parts")
-    if not isinstance(parts, list):
-        return []
-    out = []
-    for index, part in enumerate(parts):
-        child = node["parts"].items[index]
-        if isinstance(part, Mapping) and isinstance(part.get("text"), str):
-            out.append(Part(child["text"], "split", f"[{index}] text"))
-        else:
-            out.append(Part(child, "json", f"[{index}]"))
-    return out
+    """One Anthropic message at ``node`` (a transcript's, a MIRA turn's), as the Messages wire
+    reads it (``wm_kernel.dialects.anthropic.message_element``): its blocks numbered from
+    ``first``, a cache mark on its last marked block."""
+    cut.element(node, message_element(message, (), name, first))
 
 
 def cut_body(
     text: str, body: Mapping[str, Any], dialect: str, splitter: Splitter, node: Node | None = None
 ) -> list[Section]:
-    """The sections of one request body written as ``text`` (a body alone: the sections join to
-    ``text``; inside a larger record, pass the body's ``node`` and the record's text, and the
-    caller finishes the cut)."""
+    """The sections of one request body written as ``text``, its elements as the wire ``dialect``
+    reads them (``Dialect.body_elements``; ValueError for a wire that reads none). A body alone: the
+    sections join to ``text``; inside a larger record, pass the body's ``node`` and the record's
+    text."""
     located = node if node is not None else locate(text)
-    # by the JSON shape of the wire's body (``Dialect.body_shape``), not by the wire's name
-    cutters = {
-        "messages": cut_anthropic,
-        "chat": cut_openai_chat,
-        "responses": cut_openai_responses,
-        "contents": cut_gemini,
-    }
-    shape = get_dialect(dialect).body_shape
-    if shape not in cutters:
-        raise ValueError(f"no cutter for {dialect} request bodies (shape {shape!r})")
-    sections = cutters[shape](text, located, body, splitter).finish()
-    automatic = ttl_of(body) if shape == "messages" else None
-    if automatic is not None:
-        sections = _mark_last_cacheable(sections, automatic)
-    return sections
+    cut = Cutter(text, splitter)
+    placed = [(resolve(located, e.path), e) for e in get_dialect(dialect).body_elements(body)]
+    for element_node, element in sorted(placed, key=lambda pair: pair[0].start):  # the text's order
+        cut.element(element_node, element)
+    return cut.finish()
 
 
-def _mark_last_cacheable(sections: list[Section], ttl: str) -> list[Section]:
-    """A request-level ``cache_control`` (Anthropic's automatic caching) caches up to the last
-    cacheable block, as a breakpoint there would: its mark goes on that block's last section."""
-    for kind in ("message", "system", "tool"):  # the prompt's order: the last block is the last message's
-        found = [index for index, section in enumerate(sections) if section.kind == kind]
-        if found:
-            last = sections[found[-1]]
-            if last.cache is None:
-                sections[found[-1]] = dataclasses.replace(last, cache=ttl)
-            break
-    return sections
+_KIND = operator.attrgetter("kind")
 
 
 def first_message(sections: Sequence[Section]) -> Section | None:

@@ -8,9 +8,9 @@ import argparse
 import sys
 from typing import TextIO
 
-from wm_kernel.dialects.registry import log_formats
 from wm_kernel.interop.imported import ImportedSession
 from wm_kernel.interop.log_files import import_log
+from wm_kernel.interop.readers import log_formats
 from wm_kernel.utils.checks import cli_error
 
 

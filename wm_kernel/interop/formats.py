@@ -1,7 +1,8 @@
-"""Readers of other agents' logs, one small class per format, and the detection that picks one.
+"""What every reader of another agent's log makes and is described by: :class:`LoggedRequest`,
+:class:`ImportIssue`, :class:`LogFormat`, and the times and OTLP values they read.
 
-Formats (registered in ``wm_kernel.dialects.registry``: ``log_formats()`` lists them, a reader of a
-new format registers itself there, see that module's docstring):
+Formats (``wm_kernel.interop.readers`` lists them: ``log_formats()``; a reader of a new format
+registers there, see that module's docstring):
 
 ``anthropic``
     JSON Lines of Anthropic Messages request bodies, each alone or in an envelope
@@ -28,25 +29,13 @@ read raises ValueError, which the import reports with the file and line and goes
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from wm_kernel.dialects.bedrock import model_from_url
-from wm_kernel.dialects.registry import (
-    Dialect,
-    LogFormat,
-    body_dialect,
-    detect_log_format,
-    dialects,
-    get_dialect,
-    get_log_format,
-    register_log_format,
-)
-from wm_kernel.interop.bodies import Section, cut_body
-from wm_kernel.interop.jsonspan import locate
-from wm_kernel.interop.split import Splitter
+from wm_kernel.dialects.registry import get_dialect
+from wm_kernel.interop.bodies import Section
 
 
 @dataclass(frozen=True, slots=True)
@@ -150,162 +139,18 @@ def epoch_time(seconds: Any, what: str) -> datetime:
     return datetime.fromtimestamp(seconds, tz=UTC)
 
 
-def _body(value: Any) -> Any:
-    if isinstance(value, Mapping) and isinstance(value.get("request"), Mapping):
-        return value["request"]
-    return value
+@dataclass(frozen=True)
+class LogFormat:
+    """A log format and its reader (``wm_kernel.interop.readers`` says how one is found and read)."""
 
-
-def _text(value: Any) -> str | None:
-    return value if isinstance(value, str) and value else None
-
-
-def detect(value: Any) -> str | None:
-    """The format one parsed record belongs to (the registered formats' ``detect``), or None."""
-    return detect_log_format(value)
-
-
-def _detects_body(dialect: Dialect) -> Any:
-    """A record is a request body of ``dialect`` (alone or in an envelope): the wire registry's choice."""
-
-    def detects(value: Any) -> bool:
-        body = _body(value) if isinstance(value, Mapping) else None
-        return isinstance(body, Mapping) and body_dialect(body) is dialect
-
-    return detects
-
-
-class BodyReader:
-    """JSON Lines of request bodies of one wire dialect, alone or in an envelope (module docstring).
-
-    ``wire`` is the dialect (``wm_kernel.dialects``): its log format (else its name) names the
-    records (``dialect``, ``usage_format``), its ``provider`` the provider, its ``check_body`` what a
-    body must hold, its ``body_shape`` how the body is cut. A wire without a log format of its own
-    (MIRA's) reads the bodies of any wire of the same shape (Anthropic Messages)."""
-
-    def __init__(self, path: str, splitter: Splitter, wire: Dialect | str = "anthropic") -> None:
-        self.path = path
-        self.splitter = splitter
-        self.wire = get_dialect(wire)
-        self.dialect = self.usage_format = self.wire.log_format or self.wire.name
-        self.provider = self.wire.log_provider or self.wire.provider
-        self.requests: list[LoggedRequest] = []
-
-    def check(self, body: Mapping[str, Any]) -> None:
-        """ValueError if ``body`` is not a request of this dialect."""
-        self.wire.check_body(body)
-
-    def title(self) -> str:
-        return self.wire.title
-
-    def _same_shape(self, kind: str) -> bool:
-        """Whether the log format ``kind`` holds bodies of this wire's shape."""
-        wire = get_log_format(kind).dialect
-        return wire is not None and get_dialect(wire).body_shape == self.wire.body_shape
-
-    def feed(self, line: int, text: str, value: Any) -> None:
-        if not isinstance(value, Mapping):
-            raise ValueError(f"not {self.title()} request: a JSON {type(value).__name__}, not an object")
-        body = _body(value)
-        enveloped = body is not value
-        self.check(body)
-        kind = detect(value)
-        if kind not in (self.dialect, None) and not self._same_shape(kind):
-            raise ValueError(f"not {self.title()} request: it reads as {kind}")
-        node = locate(text)
-        response = value.get("response") if enveloped else None
-        usage_key = "usageMetadata" if isinstance(response, Mapping) and "usageMetadata" in response else "usage"
-        usage = response.get(usage_key) if isinstance(response, Mapping) else None
-        if usage is not None and not isinstance(usage, Mapping):
-            raise ValueError(f"response.{usage_key} must be an object, got {usage!r}")
-        sent_at = parse_time(value.get("timestamp"), "timestamp") if enveloped else None
-        sections = cut_body(text, body, self.wire.name, self.splitter, node["request"] if enveloped else node)
-        rid = value.get("request_id") if enveloped else None
-        answer = response if isinstance(response, Mapping) else {}
-        # Bedrock names the model only in the URL (an envelope's ``url``); else the body, else the answer
-        # (Gemini's answer names it ``modelVersion``)
-        model = (
-            body.get("model")
-            or (model_from_url(value.get("url")) if enveloped else None)
-            or answer.get("model")
-            or answer.get("modelVersion")
-        )
-        choices = answer.get("choices") or answer.get("candidates")
-        first = choices[0] if isinstance(choices, list) and choices and isinstance(choices[0], Mapping) else {}
-        finish = (
-            answer.get("stop_reason") or answer.get("status") or first.get("finish_reason") or first.get("finishReason")
-        )
-        self.requests.append(
-            LoggedRequest(
-                tuple(sections),
-                text,
-                self.path,
-                (line,),
-                self.dialect,
-                self.provider,
-                model if isinstance(model, str) else None,
-                sent_at,
-                usage,
-                self.usage_format if usage else None,
-                rid if isinstance(rid, str) else None,
-                response_id=_text(answer.get("id") or answer.get("responseId")),
-                response_model=_text(answer.get("model") or answer.get("modelVersion")),
-                finish_reason=_text(finish),
-            )
-        )
-
-    def finish(self) -> list[LoggedRequest]:
-        return self.requests
-
-
-def _detects_stored(dialect: Dialect) -> Any:
-    """A record is a response ``dialect``'s provider stored (its ``stored_response`` hook)."""
-
-    def detects(value: Any) -> bool:
-        return isinstance(value, Mapping) and dialect.stored_response(value) is not None
-
-    return detects
-
-
-class StoredResponseReader:
-    """Responses a provider stored and lists (OpenAI's stored chat completions), one per record:
-    each a request whose usage, model, time and response the record gives, and whose text the
-    log does not hold (no sections: ``ImportedSession.inferred`` sizes it from the usage)."""
-
-    def __init__(self, path: str, splitter: Splitter, wire: Dialect | str) -> None:
-        self.path = path
-        self.wire = get_dialect(wire)
-        self.dialect = self.usage_format = self.wire.log_format or self.wire.name
-        self.provider = self.wire.log_provider or self.wire.provider
-        self.requests: list[LoggedRequest] = []
-
-    def feed(self, line: int, text: str, value: Any) -> None:
-        stored = self.wire.stored_response(value) if isinstance(value, Mapping) else None
-        if stored is None:
-            raise ValueError(f"not one of {self.wire.stored_title}")
-        if stored.usage is None:
-            raise ValueError(f"{self.wire.stored_title}: a response without usage")
-        sent_at = epoch_time(stored.created, "created") if stored.created is not None else None
-        self.requests.append(
-            LoggedRequest(
-                (),
-                "",
-                self.path,
-                (line,),
-                self.dialect,
-                self.provider,
-                stored.model,
-                sent_at,
-                stored.usage,
-                self.usage_format,
-                response_id=stored.id,
-                response_model=stored.model,
-                finish_reason=stored.finish_reason,
-            )
-        )
-
-    def finish(self) -> list[LoggedRequest]:
-        return self.requests
+    name: str
+    reader: Callable[..., Any] | None = None
+    detect: Callable[[Any], bool] | None = None
+    priority: int = 100
+    title: str = ""
+    dialect: str | None = None
+    read_file: Callable[..., Any] | None = None
+    sniff: Callable[[str], bool] | None = None
 
 
 #: The wire whose messages (and usage) a Claude Code transcript holds.
@@ -341,45 +186,12 @@ def span_line(text: str, offset: int) -> int:
     return text.count("\n", 0, offset) + 1
 
 
-def _register() -> None:
-    """Register a body reader for every wire dialect with a log format, and the transcript reader."""
-    for wire in dialects():
-        if wire.log_format:
-            register_log_format(
-                LogFormat(
-                    wire.log_format,
-                    lambda path, splitter, wire=wire: BodyReader(path, splitter, wire),
-                    detect=_detects_body(wire),
-                    priority=50,
-                    title=f"{wire.title} request bodies",
-                    dialect=wire.name,
-                ),
-                replace=True,
-            )
-        if wire.stored_title:
-            register_log_format(
-                LogFormat(
-                    f"{wire.log_format or wire.name}.stored",
-                    lambda path, splitter, wire=wire: StoredResponseReader(path, splitter, wire),
-                    detect=_detects_stored(wire),
-                    priority=55,
-                    title=f"{wire.stored_title} (responses only: the requests' text is not in them)",
-                    dialect=wire.name,
-                ),
-                replace=True,
-            )
-
-
-_register()
-
 __all__ = [
     "ImportIssue",
     "LoggedRequest",
-    "detect",
+    "LogFormat",
     "parse_time",
     "epoch_time",
-    "BodyReader",
-    "StoredResponseReader",
     "CLAUDE_CODE_WIRE",
     "otlp_value",
     "otlp_attributes",

@@ -20,16 +20,11 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from wm_kernel.dialects.registry import get_log_format, log_formats, sniff_log_format
-from wm_kernel.interop.agents.claude_trace import ClaudeTraceReader as _ClaudeTraceReader  # noqa: F401  (registers claude-trace)
-from wm_kernel.interop.agents.codex import CodexReader as _CodexReader  # noqa: F401  (registers the codex format)
-from wm_kernel.interop.agents.openhands import OpenHandsReader as _OpenHandsReader  # noqa: F401  (registers openhands)
 from wm_kernel.interop.claude_code import ClaudeCodeReader
-from wm_kernel.interop.formats import ImportIssue, LoggedRequest, detect
+from wm_kernel.interop.formats import ImportIssue, LoggedRequest
 from wm_kernel.interop.imported import ImportedSession
 from wm_kernel.interop.jsonspan import locate
-from wm_kernel.interop.mira import read_tap as _read_tap  # noqa: F401  (registers the mira-tap format)
-from wm_kernel.interop.otlp import read_otlp as _read_otlp  # noqa: F401  (registers the otlp format)
+from wm_kernel.interop.readers import detect_log_format, get_log_format, log_formats, sniff_log_format
 from wm_kernel.interop.split import Splitter
 from wm_kernel.tokens import TokenCounter
 from wm_kernel.utils.fastjson import loads_exact, long_digits
@@ -177,7 +172,7 @@ def read_log(
     partial: Counter[str] = Counter()
     for number, row, value in _records(data, name, issues, partial):
         if chosen is None:
-            chosen = detect(value)
+            chosen = detect_log_format(value)
             if chosen is None:
                 pending.append((number, row, value))
                 continue
@@ -420,4 +415,4 @@ def log_format_of(path: str | Path) -> str | None:
             return None
         if isinstance(record, list) and record:
             record = record[0]
-    return detect(record)
+    return detect_log_format(record)

@@ -11,11 +11,13 @@ from __future__ import annotations
 
 import operator
 import threading
-from typing import Any
+from collections.abc import Iterator, Sequence
+from typing import Any, overload
 
 from wm_kernel.core.prompt import BlameData, ComposedPrompt, SectionRecord
+from wm_kernel.dialects.elements import marked_prefix
 from wm_kernel.dialects.registry import get_dialect, known_name
-from wm_kernel.interop.bodies import PromptSequence, Section, prompt_order
+from wm_kernel.interop.bodies import PromptSequence, Section
 from wm_kernel.interop.formats import LoggedRequest
 from wm_kernel.utils.sequences import shared_start
 
@@ -24,22 +26,41 @@ ELEMENT_SEPARATOR = "\n\n"
 
 
 def cached_names(request: LoggedRequest) -> set[str]:
-    """The sections in the cached prefix: up to the last cache mark (Anthropic), every tool and
-    system section under automatic prefix caching (OpenAI)."""
-    whole = known_name(request.provider) and get_dialect(request.provider).whole_prefix_cached
-    if not whole and isinstance(request.sections, PromptSequence) and not request.sections.cache_marked():
-        return set()  # known without a look at each section (a transcript has no marks)
-    ordered = prompt_order(request.sections)
-    if whole:
-        return {s.name for s in ordered if s.kind != "message"}
-    marks = list(map(bool, map(_CACHE, ordered)))
-    if True not in marks:  # a transcript has none: one look, at the speed of a list search
-        return set()
-    last = len(marks) - 1 - marks[::-1].index(True)
-    return set(map(_NAME, ordered[: last + 1]))
+    """The sections in the cached prefix, as the request's wire caches (``Dialect.cached_blocks``):
+    up to the last cache mark (Anthropic, and a provider no wire names), every tool and system
+    section under automatic prefix caching (OpenAI)."""
+    sections = request.sections
+    blocks = sections if isinstance(sections, PromptSequence) else _Listed(sections)
+    if known_name(request.provider):
+        return set(map(_NAME, get_dialect(request.provider).cached_blocks(blocks)))
+    return set(map(_NAME, marked_prefix(blocks)))
 
 
-_CACHE, _NAME = operator.attrgetter("cache"), operator.attrgetter("name")
+_NAME = operator.attrgetter("name")
+
+
+class _Listed(PromptSequence):
+    """A request's sections as a :class:`PromptSequence` (its order and marks asked of them)."""
+
+    __slots__ = ("_sections",)
+
+    def __init__(self, sections: Sequence[Section]) -> None:
+        self._sections = sections
+
+    def __len__(self) -> int:
+        return len(self._sections)
+
+    def __iter__(self) -> Iterator[Section]:
+        return iter(self._sections)
+
+    @overload
+    def __getitem__(self, index: int) -> Section: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[Section]: ...
+
+    def __getitem__(self, index: int | slice) -> Section | Sequence[Section]:
+        return self._sections[index]
 
 
 class _Build:

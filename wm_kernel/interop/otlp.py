@@ -35,9 +35,9 @@ from collections.abc import Mapping
 from datetime import timedelta
 from typing import Any
 
-from wm_kernel.dialects.registry import LogFormat, register_log_format
-from wm_kernel.interop.bodies import Section, tool_section
-from wm_kernel.interop.formats import ImportIssue, LoggedRequest, epoch_time, otlp_attributes
+from wm_kernel.dialects.elements import tool_section
+from wm_kernel.interop.bodies import Section
+from wm_kernel.interop.formats import ImportIssue, LogFormat, LoggedRequest, epoch_time, otlp_attributes
 from wm_kernel.interop.split import Splitter
 from wm_kernel.utils.safe_files import BadJSONError, parse_json
 
@@ -378,21 +378,19 @@ def _unique_parts(element: str, kind: str, trinket: str, parts: list[Any], split
     return out
 
 
-__all__ = ["read_otlp", "span_usage"]
+__all__ = ["read_otlp", "span_usage", "LOG_FORMAT"]
 
 
 def _sniff(text: str) -> bool:
     return text.lstrip().startswith("{") and '"resourceSpans"' in text[:2000]
 
 
-register_log_format(
-    LogFormat(
-        "otlp",
-        read_file=lambda path, text, splitter: read_otlp(text, path, splitter),
-        sniff=_sniff,
-        detect=lambda value: isinstance(value, Mapping) and "resourceSpans" in value,
-        priority=0,
-        title="OTLP/HTTP JSON traces",
-    ),
-    replace=True,
+#: the log format ``wm_kernel.interop.readers`` lists under ``otlp``
+LOG_FORMAT = LogFormat(
+    "otlp",
+    read_file=lambda path, text, splitter: read_otlp(text, path, splitter),
+    sniff=_sniff,
+    detect=lambda value: isinstance(value, Mapping) and "resourceSpans" in value,
+    priority=0,
+    title="OTLP/HTTP JSON traces",
 )

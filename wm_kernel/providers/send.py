@@ -27,7 +27,8 @@ from typing import Any
 
 from wm_kernel.cachesim.profile import Cost
 from wm_kernel.core.prompt import ComposedPrompt
-from wm_kernel.dialects.registry import CallResult, Dialect, dialect_for_sdk, get_dialect, sdk_clients
+from wm_kernel.dialects.base import CallResult, Dialect
+from wm_kernel.dialects.registry import dialect_for_sdk, get_dialect, sdk_clients
 from wm_kernel.dialects.usage import Usage, parse_usage, request_prefix
 from wm_kernel.instruments.exchange import Exchange, ExchangeRecordedEvent
 from wm_kernel.instruments.history import History
@@ -35,9 +36,6 @@ from wm_kernel.providers.pricing import price
 from wm_kernel.providers.recording import Recording, offline, section_digests
 from wm_kernel.session import Session
 from wm_kernel.utils.checks import check_str
-
-#: ``max_tokens`` of a send on a wire that does not set its own.
-DEFAULT_MAX_TOKENS = 1024
 
 
 class SendError(RuntimeError):
@@ -165,8 +163,9 @@ def send(
 
     ``wire`` names the request's wire dialect (``"anthropic"``, ``"openai"``, ``"mira"``: see
     ``wm_kernel.dialects.registry``); by default the session's (``Session.wire``), else the one of
-    the client's SDK. ``max_tokens`` None: 1024 on the kit's wires, the wire's own where it sets
-    one (MIRA's 31999). ``stream`` shows the reply as it comes (``on_text(chunk)`` for each piece; by default printed).
+    the client's SDK. ``max_tokens`` None: the wire's own (Anthropic's 1024, MIRA's 31999; none on
+    OpenAI's, where the model's own limit holds). ``stream`` shows the reply as it comes
+    (``on_text(chunk)`` for each piece; by default printed).
     ``advance`` completes the turn after the exchange (the next compose is the next turn's prompt).
     ``extra`` keys (``temperature``, ``tools``...) go into the request body. See the module docstring
     for offline replay from ``recording``.
@@ -345,10 +344,7 @@ def _send_live(
     """The exchange of this turn as the provider answers it: the request (the conversation so far,
     the new user message last) built on the send's wire and sent with ``client``."""
     dialect = wire_for(session, client, wire)
-    messages = history.conversation() + [{"role": "user", "content": user}]
-    if max_tokens is not None or not dialect.own_max_tokens:
-        extra["max_tokens"] = max_tokens if max_tokens is not None else DEFAULT_MAX_TOKENS
-    body = dialect.body(composed, messages, model=model, **extra)
+    body = dialect.body(composed, history.conversation(), user=user, model=model, max_tokens=max_tokens, **extra)
     reply, usage, request_id, stop = _call(dialect, client, body, stream, on_text or _print)
     return Exchange(
         turn=turn,  # the turn the request was built at, whatever the session's is now

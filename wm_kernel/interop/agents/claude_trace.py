@@ -29,9 +29,9 @@ from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
 
-from wm_kernel.dialects.registry import LogFormat, get_dialect, register_log_format
+from wm_kernel.dialects.registry import get_dialect
 from wm_kernel.interop.bodies import cut_body
-from wm_kernel.interop.formats import ImportIssue, LoggedRequest
+from wm_kernel.interop.formats import ImportIssue, LogFormat, LoggedRequest
 from wm_kernel.interop.jsonspan import locate
 from wm_kernel.interop.split import Splitter
 
@@ -166,9 +166,7 @@ class ClaudeTraceReader:
         return self.requests
 
 
-register_log_format(
-    LogFormat(FORMAT, ClaudeTraceReader, detect=is_capture_line, priority=30, title="a claude-trace capture"),
-    replace=True,
-)
+#: the log format ``wm_kernel.interop.readers`` lists under ``claude-trace``
+LOG_FORMAT = LogFormat(FORMAT, ClaudeTraceReader, detect=is_capture_line, priority=30, title="a claude-trace capture")
 
-__all__ = ["ClaudeTraceReader", "is_capture_line", "streamed_message", "FORMAT"]
+__all__ = ["ClaudeTraceReader", "is_capture_line", "streamed_message", "FORMAT", "LOG_FORMAT"]

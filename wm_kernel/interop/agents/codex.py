@@ -27,8 +27,7 @@ from collections import Counter
 from collections.abc import Mapping
 from typing import Any
 
-from wm_kernel.dialects.registry import LogFormat, register_log_format
-from wm_kernel.interop.formats import ImportIssue, LoggedRequest, parse_time
+from wm_kernel.interop.formats import ImportIssue, LogFormat, LoggedRequest, parse_time
 from wm_kernel.interop.split import Splitter
 
 #: The log format's name and the ``dialect`` of its requests.
@@ -135,9 +134,7 @@ class CodexReader:
         return self.requests
 
 
-register_log_format(
-    LogFormat(DIALECT, CodexReader, detect=is_rollout_line, priority=15, title="a Codex CLI rollout"),
-    replace=True,
-)
+#: the log format ``wm_kernel.interop.readers`` lists under ``codex``
+LOG_FORMAT = LogFormat(DIALECT, CodexReader, detect=is_rollout_line, priority=15, title="a Codex CLI rollout")
 
-__all__ = ["CodexReader", "is_rollout_line", "responses_usage", "DIALECT", "ROLLOUT_TYPES"]
+__all__ = ["CodexReader", "is_rollout_line", "responses_usage", "DIALECT", "ROLLOUT_TYPES", "LOG_FORMAT"]

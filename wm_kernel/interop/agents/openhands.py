@@ -19,8 +19,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from wm_kernel.cachesim.models import priced_as
-from wm_kernel.dialects.registry import LogFormat, register_log_format
-from wm_kernel.interop.formats import ImportIssue, LoggedRequest, parse_time
+from wm_kernel.interop.formats import ImportIssue, LogFormat, LoggedRequest, parse_time
 from wm_kernel.interop.split import Splitter
 
 #: The log format's name and the ``dialect`` of its requests.
@@ -104,9 +103,9 @@ class OpenHandsReader:
         return self.requests
 
 
-register_log_format(
-    LogFormat(DIALECT, OpenHandsReader, detect=is_trajectory_event, priority=35, title="an OpenHands trajectory"),
-    replace=True,
+#: the log format ``wm_kernel.interop.readers`` lists under ``openhands``
+LOG_FORMAT = LogFormat(
+    DIALECT, OpenHandsReader, detect=is_trajectory_event, priority=35, title="an OpenHands trajectory"
 )
 
-__all__ = ["OpenHandsReader", "is_trajectory_event", "DIALECT"]
+__all__ = ["OpenHandsReader", "is_trajectory_event", "DIALECT", "LOG_FORMAT"]

@@ -39,10 +39,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from wm_kernel.dialects.registry import LogFormat, register_log_format
 from wm_kernel.interop.bodies import Cutter, anthropic_message
 from wm_kernel.interop.claude_code.chain import Chain, ChainLines, ChainSections, Line, Message
-from wm_kernel.interop.formats import CLAUDE_CODE_WIRE, ImportIssue, LoggedRequest, parse_time
+from wm_kernel.interop.formats import CLAUDE_CODE_WIRE, ImportIssue, LogFormat, LoggedRequest, parse_time
 from wm_kernel.interop.jsonspan import locate
 from wm_kernel.interop.split import Splitter
 
@@ -398,11 +397,9 @@ def is_transcript_line(value: Any) -> bool:
     return isinstance(value, Mapping) and value.get("type") in CLAUDE_CODE_TYPES and any(key in value for key in _KEYS)
 
 
-register_log_format(
-    LogFormat(
-        "claude-code", ClaudeCodeReader, detect=is_transcript_line, priority=10, title="a Claude Code transcript"
-    ),
-    replace=True,
+#: the log format ``wm_kernel.interop.readers`` lists under ``claude-code``
+LOG_FORMAT = LogFormat(
+    "claude-code", ClaudeCodeReader, detect=is_transcript_line, priority=10, title="a Claude Code transcript"
 )
 
-__all__ = ["ClaudeCodeReader", "CLAUDE_CODE_TYPES", "is_transcript_line"]
+__all__ = ["ClaudeCodeReader", "CLAUDE_CODE_TYPES", "is_transcript_line", "LOG_FORMAT"]

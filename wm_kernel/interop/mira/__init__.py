@@ -32,9 +32,9 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from wm_kernel.dialects.registry import LogFormat, body_dialect, get_dialect, register_log_format
+from wm_kernel.dialects.registry import body_dialect, get_dialect
 from wm_kernel.interop.bodies import Cutter, cut_body
-from wm_kernel.interop.formats import ImportIssue, LoggedRequest, epoch_time
+from wm_kernel.interop.formats import ImportIssue, LogFormat, LoggedRequest, epoch_time
 from wm_kernel.interop.jsonspan import locate
 from wm_kernel.interop.mira.markers import SCAFFOLDING
 from wm_kernel.interop.mira.pairing import Call, Record, pair, usage_of
@@ -284,20 +284,19 @@ def _read_file(path: str, text: str, splitter: Splitter) -> tuple[list[LoggedReq
     return [*tap.turns, *tap.background], tap.issues
 
 
-register_log_format(
-    LogFormat(
-        DIALECT,
-        read_file=_read_file,
-        sniff=_sniff,
-        priority=5,
-        dialect=MIRA_WIRE.name,
-        title="MIRA's traffic tap (llm_requests.jsonl and llm_responses.jsonl)",
-    ),
-    replace=True,
+#: the log format ``wm_kernel.interop.readers`` lists under ``mira-tap``
+LOG_FORMAT = LogFormat(
+    DIALECT,
+    read_file=_read_file,
+    sniff=_sniff,
+    priority=5,
+    dialect=MIRA_WIRE.name,
+    title="MIRA's traffic tap (llm_requests.jsonl and llm_responses.jsonl)",
 )
 
 __all__ = [
     "DIALECT",
+    "LOG_FORMAT",
     "TapRead",
     "read_tap",
     "is_tap_request",

@@ -22,7 +22,9 @@ from typing import Any
 
 from wm_kernel.core.composer.hud_frame import RULE
 from wm_kernel.core.composer.placement_build import SECTION_SEPARATOR
-from wm_kernel.interop.bodies import Cutter, Section, anthropic_message, tool_section, ttl_of
+from wm_kernel.dialects.anthropic import tool_element
+from wm_kernel.dialects.elements import ttl_of
+from wm_kernel.interop.bodies import Cutter, Section, anthropic_message
 from wm_kernel.interop.jsonspan import Node, string_offsets
 from wm_kernel.interop.mira.markers import HUD_HEAD, SCAFFOLDING, Marker, marker_at
 from wm_kernel.interop.split import Splitter, closing_end
@@ -265,10 +267,9 @@ def cut_mira(cut: Cutter, node: Node, body: Mapping[str, Any]) -> None:
     """A MIRA chat body as sections (the module docstring), into ``cut``."""
     for key, child in sorted(node.keys.items(), key=lambda kv: kv[1].start):
         value = body[key]
-        if key == "tools" and isinstance(value, list):
+        if key == "tools" and isinstance(value, list):  # as any Messages body's
             for index, tool in enumerate(value):
-                name = tool.get("name", index) if isinstance(tool, Mapping) else index
-                cut.group(child.items[index], tool_section(name), "tool", "tools", [], ttl_of(tool))
+                cut.element(child.items[index], tool_element(tool, index))
         elif key == "system" and isinstance(value, list):
             block = child.items[0]
             text_node = block["text"]

@@ -24,10 +24,10 @@ from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_magic, magics_class, no_var_expand
 from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
 
-from wm_kernel.dialects.registry import log_formats
 from wm_kernel.display.tables import Table
 from wm_kernel.interop.imported import ImportedSession
 from wm_kernel.interop.log_files import import_log
+from wm_kernel.interop.readers import log_formats
 
 
 @magics_class
