@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import json
 import math
-from datetime import datetime
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 import pytest
-from compaction_transcripts import call_missing_then_cold, manual_after_idle_and_switch, no_compaction, warm_auto
+from compaction_transcripts import T0, call_missing_then_cold, manual_after_idle_and_switch, no_compaction, warm_auto
 
 from wm_kernel.cachesim import get_model
 from wm_kernel.interop.claude_code.compactions import COMPACTION_COLUMNS, PLAN_COLUMNS
@@ -59,6 +59,8 @@ def test_a_warm_automatic_compaction(tmp_path: Path) -> None:
     assert plan.loc[0, "recommended"] == "as recorded" and plan.loc[0, "saving_usd"] == 0.0
     assert plan.loc[0, "planned_usd"] == plan.loc[0, "recorded_usd"] == row["cost_usd"]
     assert plan.attrs["total_saving_usd"] == 0.0
+    # as recorded: the plan runs it where it ran, at the call's send time
+    assert plan.loc[0, "planned_at"] == log.requests[3].sent_at == T0 + timedelta(seconds=80)
 
 
 def test_a_manual_compaction_after_an_idle_past_the_ttl_and_a_model_switch(tmp_path: Path) -> None:
@@ -81,6 +83,8 @@ def test_a_manual_compaction_after_an_idle_past_the_ttl_and_a_model_switch(tmp_p
         "compact before the cache expires (within 300 s of 2026-01-05 10:00:30 UTC, on claude-haiku-4-5)"
     )
     assert plan.attrs["total_saving_usd"] == pytest.approx(0.556012, abs=1e-9)
+    # moved: right after the previous request, whose cache still held the conversation
+    assert plan.loc[0, "planned_at"] == T0 + timedelta(seconds=30)
 
 
 def test_a_boundary_whose_call_is_missing_and_a_cold_one_on_the_same_model(tmp_path: Path) -> None:
@@ -99,6 +103,7 @@ def test_a_boundary_whose_call_is_missing_and_a_cold_one_on_the_same_model(tmp_p
     _plan_rules(plan)
     assert plan.loc[0, "recommended"] == "compaction call not in the log" and plan.loc[0, "saving_usd"] == 0.0
     assert math.isnan(plan.loc[0, "recorded_usd"]) and math.isnan(plan.loc[0, "planned_usd"])
+    assert plan["planned_at"].tolist() == [None, T0 + timedelta(seconds=90)]
     candidate = _usd(SONNET, input=3, read=10_504, w5=496)
     assert plan.loc[1, "planned_usd"] == pytest.approx(candidate, abs=1e-9)
     assert plan.loc[1, "recommended"] == "compact before the cache expires (within 300 s of 2026-01-05 10:01:30 UTC)"

@@ -247,8 +247,9 @@ def plan_view(subject: ImportedSession | Session, *, summary_tokens: int = 0, mo
     plan = subject.plan(model, summary_tokens=summary_tokens)
     clock = session_clock(subject, model, plan=plan)
     first = plan.iloc[0]
+    state = "warm cache" if first["warm_now"] else "cold cache" if first["context"] else "nothing cached"
     headline = (
         f"the session after turn {subject.turn}: a segment collapse and a tool-result clear, priced now "
-        f"({'warm' if first['warm_now'] else 'cold'} cache) and at the next cold miss"
+        f"({state}) and at the next cold miss"
     )
     return PlanView(headline, plan, clock)
