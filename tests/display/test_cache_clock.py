@@ -76,8 +76,8 @@ def test_the_picture_has_a_mark_per_request_cold_span_and_edit_with_every_text_e
     assert edits == [("compaction (manual)", "true"), ("compaction (manual)", "false")]
     # hover texts: the request's window, the cold span's length
     assert (
-        "<title>request 3 at 09:10:00: partial, claude-opus-4-6; its cache lives until 09:15:00 (5 min TTL); after &lt;idle&gt;</title>"
-        in page
+        "<title>request 3 at 09:10:00: partial, claude-opus-4-6; its cache lives until 09:15:00 (5 min TTL); "
+        "after &lt;idle&gt;</title>" in page
     )
     assert "<title>cold from 09:06:00 to 09:10:00 (4 min): TTL ran out</title>" in page
     # nothing a title, a note or an edit says is markup; no dollar reads as math
