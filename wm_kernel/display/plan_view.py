@@ -61,10 +61,10 @@ def _usd(value: float) -> str:
     return "n/a" if math.isnan(value) else f"${value:,.6f}"
 
 
-def log_clock(log: ImportedSession, plan: pd.DataFrame | None = None) -> CacheClock:
+def log_clock(log: ImportedSession, plan: pd.DataFrame | None = None, *, now: datetime | None = None) -> CacheClock:
     """The cache clock of an imported log (module docstring); ``plan`` is its
-    ``compaction_plan()`` (computed when not given). A request without a send time is left out
-    and counted in a note."""
+    ``compaction_plan()`` (computed when not given); ``now`` is marked when given (the dashboard
+    marks the request on view). A request without a send time is left out and counted in a note."""
     plan = log.compaction_plan() if plan is None else plan
     billed, pricing = log.billed_usage(), log.pricing()
     requests, untimed = [], 0
@@ -118,7 +118,7 @@ def log_clock(log: ImportedSession, plan: pd.DataFrame | None = None) -> CacheCl
                 )
             )
     notes = [f"{untimed} request{'s' if untimed != 1 else ''} without a send time not drawn"] if untimed else []
-    return CacheClock(f"cache clock: {log.name or 'the imported log'}", requests, edits, notes=notes)
+    return CacheClock(f"cache clock: {log.name or 'the imported log'}", requests, edits, now=now, notes=notes)
 
 
 def session_clock(
