@@ -23,7 +23,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from wm_kernel.cachesim.engine import Block, Request
-from wm_kernel.cachesim.planner import edit_economics
+from wm_kernel.cachesim.planner import MESSAGE_LABELS, edit_economics
 from wm_kernel.cachesim.profile import ModelProfile
 
 if TYPE_CHECKING:
@@ -43,8 +43,6 @@ PLAN_COLUMNS = (
     "break_even_now",
     "recommended",
 )
-#: The conversation's blocks, as the simulator labels them (``wm_kernel.cachesim.requests``)
-_MESSAGE_LABELS = ("user message", "assistant reply", "user", "assistant")
 
 
 def _section(label: str) -> str:
@@ -54,7 +52,7 @@ def _section(label: str) -> str:
 
 def is_message(block: Block) -> bool:
     """Whether ``block`` is a message of the conversation (not a section in the messages)."""
-    return block.layer == "messages" and block.label.startswith(_MESSAGE_LABELS)
+    return block.layer == "messages" and block.label.startswith(MESSAGE_LABELS)
 
 
 @dataclass(frozen=True)
