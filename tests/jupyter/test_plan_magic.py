@@ -82,9 +82,9 @@ def test_plan_on_the_kit_session_prices_its_collapse_and_clear(ip: Any) -> None:
     ]
     assert [(c.start.strftime("%H:%M"), c.end.strftime("%H:%M")) for c in clock.cold_spans()] == [("10:02", "10:12")]
     assert clock.now == s.clock.now()
-    # the collapse pays back over turns: the plan runs it at the next cold miss, an hour after 10:12
-    assert view.plan.loc[0, "recommended"].startswith("at the next cold miss (after 2026-11-30 11:12:00 UTC")
-    assert [(e.kind, e.planned, e.at.strftime("%H:%M")) for e in clock.edits] == [("segment collapse", True, "11:12")]
+    # the collapse pays back within a turn (its rewrite is small next to what it removes): now, at 10:13
+    assert view.plan.loc[0, "recommended"] == "now: $0.000420 now pays back within a turn (0.6)"
+    assert [(e.kind, e.planned, e.at.strftime("%H:%M")) for e in clock.edits] == [("segment collapse", True, "10:13")]
     assert "tool-result clear: nothing to remove" in clock.notes
     with pytest.raises(UsageError, match=r"^--summary takes a non-negative number of tokens, got '-3'$"):
         ip.run_line_magic("plan", "--summary=-3")

@@ -126,6 +126,10 @@ def _row(edit: _Edit, profile: ModelProfile, cached: int, ttl: str, added: int, 
     return row
 
 
+#: An edit that pays back within this many turns is advised now rather than at the cold miss.
+NOW_WITHIN_TURNS = 1.0
+
+
 def _recommended(row: dict[str, Any], cold_at: datetime | None) -> str:
     if row["edit_point"] is None:
         return "nothing to remove"
@@ -133,6 +137,10 @@ def _recommended(row: dict[str, Any], cold_at: datetime | None) -> str:
         return "never: it saves nothing a turn and rewrites the cache (break-even infinite)"
     if row["now_usd"] <= 0 or cold_at is None:
         return "now: it costs nothing now"
+    if row["break_even_now"] <= NOW_WITHIN_TURNS:
+        # the request after the next has paid for it: waiting for the cold miss gives up more
+        # than the rewrite costs as soon as one more request comes before it
+        return f"now: ${row['now_usd']:,.6f} now pays back within a turn ({row['break_even_now']:.1f})"
     when = cold_at.strftime("%Y-%m-%d %H:%M:%S UTC")
     return (
         f"at the next cold miss (after {when}, if no request comes before): ${row['now_usd']:,.6f} now "
@@ -170,4 +178,4 @@ def plan_edits(
     return pd.DataFrame(rows, columns=list(PLAN_COLUMNS))
 
 
-__all__ = ["PLAN_COLUMNS", "plan_edits", "is_message"]
+__all__ = ["PLAN_COLUMNS", "plan_edits", "is_message", "NOW_WITHIN_TURNS"]

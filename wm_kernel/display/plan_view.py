@@ -31,14 +31,17 @@ if TYPE_CHECKING:
 
 __all__ = ["PlanView", "log_clock", "session_clock", "plan_view"]
 
-#: A request that read at least this share of its input from the cache is a hit.
-HIT_SHARE = 0.9
+#: A request that read at least this share of what the previous request of its conversation held
+#: (its whole input) read all the cache could give it: a hit (``compactions.WARM_SHARE``).
+HIT_SHARE = 0.95
 
 
-def _status(usage: Usage | None) -> str:
+def _status(usage: Usage | None, held: int | None) -> str:
+    """hit (it read what the previous request of its conversation held), partial (some of it),
+    write (nothing read, something written), miss (neither)."""
     if usage is None or not usage.prompt_tokens:
         return "miss"
-    if usage.cache_read_tokens >= HIT_SHARE * usage.prompt_tokens:
+    if usage.cache_read_tokens and held and usage.cache_read_tokens >= HIT_SHARE * held:
         return "hit"
     if usage.cache_read_tokens:
         return "partial"
@@ -69,6 +72,7 @@ def log_clock(log: ImportedSession, plan: pd.DataFrame | None = None, *, now: da
     billed, pricing = log.billed_usage(), log.pricing()
     requests, untimed = [], 0
     ttl_of: dict[str, float] = {}
+    held: dict[str, int] = {}
     for index, request in enumerate(log.requests):
         if request.sent_at is None:
             untimed += 1
@@ -88,7 +92,10 @@ def log_clock(log: ImportedSession, plan: pd.DataFrame | None = None, *, now: da
             ttl = ttl_of.get(conversation, profile.ttls[profile.default_ttl].total_seconds())
         ttl_of[conversation] = ttl
         model = _family(request.model)
-        requests.append(ClockRequest(index, request.sent_at, ttl, conversation, _status(usage), model, note))
+        status = _status(usage, held.get(conversation))
+        if usage is not None:
+            held[conversation] = usage.prompt_tokens
+        requests.append(ClockRequest(index, request.sent_at, ttl, conversation, status, model, note))
     edits = []
     for row in plan.to_dict("records"):
         kind = f"compaction ({row['trigger']})"
