@@ -517,13 +517,13 @@ def compacted_session(folder: str | Path) -> Path:
     explore: _Chain | None = None
     for step, (grown, gap) in enumerate(zip(growth, gaps, strict=True)):
         at += gap
-        main.request(at, opus, f"Step {step + 1}: refactor the next parser.", read=total, write=grown)
+        main.request(at, opus, f"Step {step + 1}: refactor the next parser.", read=total, write=grown - 3)
         total += grown
         if step == 3:  # an Explore subagent, on its own model and cache
             explore = _Chain(start + timedelta(seconds=at + 5), agent="a5e1f00", parent=main.last)
             explore.request(0, haiku, "Find every caller of parse_line().", read=0, write=9_800, one_hour=False)
             explore.request(12, haiku, "Read the three callers.", read=9_803, write=6_400, one_hour=False)
-            explore.request(30, haiku, "Summarise what they expect.", read=16_203, write=2_100, one_hour=False)
+            explore.request(30, haiku, "Summarise what they expect.", read=16_206, write=2_100, one_hour=False)
     assert total == 166_759  # the request before the automatic compaction
     # the automatic compaction: a run of its own that forks the cached conversation
     call_at = at + 25.737
@@ -539,7 +539,7 @@ def compacted_session(folder: str | Path) -> Path:
         [13_000, 17_500, 11_000, 15_500, 12_000, 14_500, 18_067], [58, 44, 96, 71, 39, 64, 80], strict=True
     ):
         at += gap
-        main.request(at, opus, "Next parser.", read=total, write=grown)
+        main.request(at, opus, "Next parser.", read=total, write=grown - 3)
         total += grown
     # 13 minutes idle, then /model sonnet and /compact: the summary reads nothing of Opus's cache
     call_at = at + 13 * 60
