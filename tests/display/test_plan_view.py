@@ -26,11 +26,15 @@ def test_a_logs_clock_puts_the_compaction_call_on_the_lane_it_reads(tmp_path: Pa
         (3, "10:01:20", 3600.0, "hit", "the compaction call (it reads this conversation)"),
         (4, "10:02:01", 3600.0, "partial", ""),
     ]
-    # warm, as recorded: one edit, where it ran; the plan moves nothing
+    # warm: one edit, where it ran; the plan keeps the moment (and says what it changes on its line)
     assert [(e.kind, e.planned, e.at.strftime("%H:%M:%S")) for e in clock.edits] == [
         ("compaction (auto)", False, "10:01:20")
     ]
-    assert clock.edits[0].text == "compaction (auto) on a warm cache, 20 s after the previous request: $0.026517"
+    assert clock.edits[0].text == (
+        "compaction (auto) on a warm cache, 20 s after the previous request: $0.026517; plan: as recorded, "
+        "without a cache write (its 1,500 written tokens as plain input: the next request reads only the "
+        "system prompt and tools): $0.019017, saves $0.007500"
+    )
     assert clock.cold_spans() == []
 
 

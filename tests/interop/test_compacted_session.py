@@ -38,7 +38,8 @@ def test_its_automatic_compaction_has_the_shared_sessions_figures_and_its_manual
     assert manual["idle_s"] == pytest.approx(780.0, abs=0.01)
     assert manual["cost_usd"] == pytest.approx(0.77, abs=0.005)
     plan = log.compaction_plan()
-    assert plan["recommended"].tolist()[0] == "as recorded"
+    assert plan["recommended"].tolist()[0].startswith("as recorded, without a cache write (its 2,487 written")
+    assert plan.loc[0, "saving_usd"] == pytest.approx(2_487 * (10.0 - 5.0) / 1e6, abs=1e-9)
     assert plan["recommended"].tolist()[1] == (
         "compact before the cache expires (within 3600 s of 2026-02-11 09:55:53 UTC, on claude-opus-4-6)"
     )
@@ -49,4 +50,5 @@ def test_its_automatic_compaction_has_the_shared_sessions_figures_and_its_manual
     recorded = (3 * 3.0 + (held + 497) * 6.0) / 1e6
     assert manual["cost_usd"] == pytest.approx(recorded, abs=1e-9)
     assert plan.loc[1, "planned_usd"] == pytest.approx(planned, abs=1e-9)
-    assert plan.attrs["total_saving_usd"] == pytest.approx(recorded - planned, abs=1e-9)
+    assert plan.loc[1, "saving_usd"] == pytest.approx(recorded - planned, abs=1e-9)
+    assert plan.attrs["total_saving_usd"] == pytest.approx(recorded - planned + 0.012435, abs=1e-9)

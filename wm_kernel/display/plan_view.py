@@ -108,14 +108,15 @@ def log_clock(log: ImportedSession, plan: pd.DataFrame | None = None, *, now: da
         warm = "warm" if row["warm"] else "cold"
         idle = "" if math.isnan(row["idle_s"]) else f", {row['idle_s']:,.0f} s after the previous request"
         switch = ", after a model switch" if row["model_switch"] else ""
-        if call.sent_at is not None:
-            edits.append(
-                ClockEdit(
-                    call.sent_at, kind, False, f"{kind} on a {warm} cache{idle}{switch}: {_usd(row['recorded_usd'])}"
-                )
-            )
         planned_at = row.get("planned_at")
-        if row["saving_usd"] > 0 and isinstance(planned_at, datetime):
+        moved = row["saving_usd"] > 0 and isinstance(planned_at, datetime)
+        if call.sent_at is not None:
+            text = f"{kind} on a {warm} cache{idle}{switch}: {_usd(row['recorded_usd'])}"
+            if moved and planned_at == call.sent_at:  # the plan keeps the moment: said on the same line
+                moved = False
+                text += f"; plan: {row['recommended']}: {_usd(row['planned_usd'])}, saves {_usd(row['saving_usd'])}"
+            edits.append(ClockEdit(call.sent_at, kind, False, text))
+        if moved and isinstance(planned_at, datetime):
             edits.append(
                 ClockEdit(
                     planned_at,

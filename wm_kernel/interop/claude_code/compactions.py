@@ -16,8 +16,11 @@ sections 2 and 3): one row per ``compact_boundary`` line of the log that a reque
 
 The plan prices, for a compaction that ran on a cold cache, the same compaction run right after
 the main chain's previous request, within its cache's TTL and on that request's model (only the
-model that built the conversation holds it in its cache), and keeps the cheaper of that and what
-was recorded ("as recorded" wins ties): a plan never costs more than the log.
+model that built the conversation holds it in its cache); and, for every compaction whose call
+wrote to the cache, the call as recorded with nothing written (its written tokens at the plain
+input price: the next request reads only the system prompt and tools, never what the call
+wrote). It keeps the cheapest of those and what was recorded ("as recorded" wins ties): a plan
+never costs more than the log.
 """
 
 from __future__ import annotations
@@ -70,6 +73,7 @@ WARM_SHARE = 0.95
 _COUNTS = ("read", "write_5m", "write_1h", "input")
 _OTHER_RUNS = frozenset({"subagent", "sidechain", "compaction"})
 AS_RECORDED = "as recorded"
+WITHOUT_WRITE = "as recorded, without a cache write"
 CALL_MISSING = "compaction call not in the log"
 
 
@@ -255,6 +259,28 @@ def _before_expiry(reading: _Reading, row: Mapping[Any, Any]) -> tuple[float, st
     return cost, f"compact before the cache expires (within {ttl_s:.0f} s of {when}{named})", before.sent_at
 
 
+def _without_write(reading: _Reading, row: Mapping[Any, Any]) -> tuple[float, str] | None:
+    """The compaction call as recorded, but with nothing written to the cache: its written tokens
+    at the plain input price (the next request reads only the system prompt and tools, never what
+    the call wrote); None when it wrote nothing or is unpriced."""
+    call = int(row["call"])
+    usage = reading.billed[call]
+    if usage is None or not usage.cache_write_tokens:
+        return None
+    profile = reading.pricing[call].profile
+    try:
+        cost = profile.bill(usage.input_tokens + usage.cache_write_tokens, usage.cache_read_tokens).prompt_usd
+    except ValueError:
+        return None
+    if cost is None:
+        return None
+    written = usage.cache_write_tokens
+    return cost, (
+        f"{WITHOUT_WRITE} (its {written:,} written tokens as plain input: the next request reads only "
+        "the system prompt and tools)"
+    )
+
+
 def compaction_plan(log: CompactedLog) -> pd.DataFrame:
     """``ImportedSession.compaction_plan()``: per row of :func:`compaction_table`, the cheapest
     of the priced candidates (docs/planner.md section 3) and what it saves; the total saving in
@@ -276,6 +302,10 @@ def compaction_plan(log: CompactedLog) -> pd.DataFrame:
             candidate = None if row["warm"] else _before_expiry(reading, row)
             if candidate is not None and not math.isnan(recorded) and candidate[0] < recorded:
                 best, text, at = candidate
+            unwritten = _without_write(reading, row)
+            if unwritten is not None and not math.isnan(recorded) and unwritten[0] < best:
+                best, text = unwritten
+                at = reading.requests[int(row["call"])].sent_at
         recommended.append(text)
         recorded_usd.append(recorded)
         planned_usd.append(best)
