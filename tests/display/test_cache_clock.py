@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from datetime import UTC, datetime, timedelta
 
-from wm_kernel.display.cache_clock import FOLD, CacheClock, ClockEdit, ClockRequest, ColdSpan
+from wm_kernel.display.cache_clock import FOLD, MOST_MARKS, CacheClock, ClockEdit, ClockRequest, ColdSpan
 
 T0 = datetime(2026, 11, 30, 9, tzinfo=UTC)
 
@@ -183,3 +183,24 @@ GOLDEN_SVG = (
     "</g>"
     "</svg>"
 )
+
+
+def test_a_lane_of_many_requests_draws_those_too_close_to_tell_apart_as_one_mark() -> None:
+    many = [
+        ClockRequest(i, T0 + timedelta(seconds=20 * i), 300, "main", "miss" if i == 7 else "hit")
+        for i in range(MOST_MARKS + 40)
+    ]
+    page = CacheClock("busy", many).svg()
+    single = re.findall(r'data-request="(\d+)"', page)
+    groups = re.findall(r'data-requests="(\d+)-(\d+)" data-status="(\w+)"', page)
+    # every request is in exactly one mark, in order, and far fewer marks are drawn
+    covered = [int(i) for i in single] + [i for a, b, _ in groups for i in range(int(a), int(b) + 1)]
+    assert sorted(covered) == list(range(MOST_MARKS + 40)) and len(single) + len(groups) < MOST_MARKS
+    # a mark shows the worst of its requests, and says what they were on hover
+    (worst,) = [g for g in groups if int(g[0]) <= 7 <= int(g[1])]
+    assert worst[2] == "miss"
+    assert re.search(
+        rf"<title>requests {worst[0]} to {worst[1]} \(\d+\) from 09:0\d:\d\d to 09:0\d:\d\d: \d+ hit, 1 miss;", page
+    )
+    # at most MOST_MARKS requests: one mark each
+    assert len(re.findall(r'data-request="', CacheClock("t", many[:MOST_MARKS]).svg())) == MOST_MARKS

@@ -34,13 +34,18 @@ from datetime import datetime, timedelta
 from wm_kernel.utils import style
 from wm_kernel.utils.htmltext import no_math
 
-__all__ = ["CacheClock", "ClockRequest", "ClockEdit", "ColdSpan", "FOLD"]
+__all__ = ["CacheClock", "ClockRequest", "ClockEdit", "ColdSpan", "FOLD", "MOST_LANES", "MOST_MARKS"]
 
 #: An idle stretch (every lane cold) longer than this is drawn folded, as a break of
 #: ``_BREAK`` pixels that says how long it was.
 FOLD = timedelta(minutes=30)
 #: At most this many lanes are drawn; the others are counted in the caption.
 MOST_LANES = 8
+#: A lane of more requests than this draws those closer than ``_NEAR`` pixels as one mark.
+MOST_MARKS = 160
+_NEAR = 4.0
+#: Which status a mark of several requests shows: the worst of theirs.
+_WORST = {"hit": 0, "partial": 1, "write": 2, "miss": 3}
 
 _STATUS = {"hit": style.SUCCESS, "partial": style.WARN, "write": style.INFO, "miss": style.ERROR}
 _WINDOW = style.INFO
@@ -111,6 +116,20 @@ def _duration(seconds: float) -> str:
         return f"{hours} h {minutes} min" if minutes else f"{hours} h"
     days, hours = divmod(hours, 24)
     return f"{days} days {hours} h" if hours else f"{days} days"
+
+
+def _groups(axis: _Axis, requests: Sequence[ClockRequest]) -> list[list[ClockRequest]]:
+    """``requests`` (in time order) in runs whose marks fall within ``_NEAR`` pixels of the run's first."""
+    groups: list[list[ClockRequest]] = []
+    start = -math.inf
+    for request in requests:
+        x = axis.x(request.at)
+        if groups and x - start < _NEAR:
+            groups[-1].append(request)
+        else:
+            groups.append([request])
+            start = x
+    return groups
 
 
 class _Axis:
@@ -270,8 +289,11 @@ class CacheClock:
             )
             for span in (c for c in cold if c.lane == lane):
                 parts.append(self._cold(axis, span, y))
-            for request in (r for r in self.requests if r.lane == lane):
-                parts.append(self._request(axis, request, y))
+            drawn = [r for r in self.requests if r.lane == lane]
+            if len(drawn) <= MOST_MARKS:
+                parts += [self._request(axis, request, y) for request in drawn]
+            else:
+                parts += [self._group(axis, group, y) for group in _groups(axis, drawn)]
         for number, edit in enumerate(self.edits, 1):
             parts.append(self._edit(axis, number, edit, height))
         if self.now is not None:
@@ -317,6 +339,30 @@ class CacheClock:
             f'<rect class="wm-ttl" x="{x:.1f}" y="{y + 9}" width="{max(end - x, 1):.1f}" height="8" '
             f'style="fill:{_WINDOW};opacity:0.18"/>'
             f'<circle cx="{x:.1f}" cy="{y + 13}" r="3.5" style="fill:{colour}"/></g>'
+        )
+
+    @staticmethod
+    def _group(axis: _Axis, group: Sequence[ClockRequest], y: int) -> str:
+        """Requests too close to tell apart, as one mark: the worst status among them, their
+        windows as one bar, what they were on hover."""
+        if len(group) == 1:
+            return CacheClock._request(axis, group[0], y)
+        first, last = group[0], group[-1]
+        status = max((r.status for r in group), key=lambda s: _WORST.get(s, len(_WORST)))
+        counts = ", ".join(f"{n} {s}" for s in _STATUS if (n := sum(r.status == s for r in group)))
+        x, end = axis.x(first.at), axis.x(max(r.expires for r in group))
+        hover = (
+            f"requests {first.index} to {last.index} ({len(group)}) from {_clock(first.at)} to {_clock(last.at)}: "
+            f"{counts}; their cache lives until {_clock(max(r.expires for r in group))}"
+        )
+        return (
+            f'<g class="wm-clock-request" data-requests="{first.index}-{last.index}" '
+            f'data-status="{html.escape(status)}">'
+            f"<title>{html.escape(hover)}</title>"
+            f'<rect class="wm-ttl" x="{x:.1f}" y="{y + 9}" width="{max(end - x, 1):.1f}" height="8" '
+            f'style="fill:{_WINDOW};opacity:0.18"/>'
+            f'<circle cx="{(x + axis.x(last.at)) / 2:.1f}" cy="{y + 13}" r="3.5" '
+            f'style="fill:{_STATUS.get(status, style.MUTED)}"/></g>'
         )
 
     @staticmethod
