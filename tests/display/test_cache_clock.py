@@ -84,6 +84,8 @@ def test_the_picture_has_a_mark_per_request_cold_span_and_edit_with_every_text_e
     assert "<demo>" not in page and "<x>" not in page and '<b>"' not in page
     assert "&lt;demo&gt;" in page and "never &lt;x&gt;" in page and "&lt;b&gt;&quot;" in page
     assert "$" not in page.replace("&#36;", "")
+    hostile = CacheClock("t", [ClockRequest(0, at(0), 300, '<img src=x onerror="1">', "hit", "<m>")]).svg()
+    assert "<img" not in hostile and "<m>" not in hostile and "&lt;img src=x onerror=&quot;1&quot;&gt;" in hostile
     # time runs left to right: the planned edit (09:01) left of the one that ran (09:10)
     xs = [float(x) for x in re.findall(r'<g class="wm-clock-edit"[^>]*><title>[^<]*</title><line x1="([\d.]+)"', page)]
     assert xs[0] < xs[1]
