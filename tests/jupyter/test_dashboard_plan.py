@@ -36,7 +36,9 @@ def test_the_plan_panel_draws_the_clock_up_to_the_turn_on_view() -> None:
     s = _session()
     model = DashboardModel(s)
     live = model.plan_html()
-    assert live.startswith('<div class="wm-cache-clock-view"') and '<svg class="wm-cache-clock"' in live
+    # wrapped as every view is, so no typesetter reads its dollars as math
+    assert live.startswith('<div class="mathjax_ignore tex2jax_ignore"><div class="wm-cache-clock-view"')
+    assert '<svg class="wm-cache-clock"' in live
     assert requests_drawn(live) == ["0", "1", "2", "3"]
     assert "cache clock: the session on claude-sonnet-4-6" in live
     assert model.plan_html() is live  # nothing changed: the same drawing

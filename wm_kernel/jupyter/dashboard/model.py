@@ -157,8 +157,8 @@ class DashboardModel(HasTraits):
         an imported log's requests and compactions (the viewed turn's request marked "now"), or
         the session's simulated requests on ``cache_model`` up to that turn, its recorded
         collapses and where its plan would run a collapse and a tool-result clear. Drawn once
-        per (model, turn, latest turn, compose); a session with nothing to plan says why in one
-        line."""
+        per (model, turn, latest turn, compose), wrapped as every view is (no typesetter reads its
+        dollars as math); a session with nothing to plan says why in one line."""
         import html
 
         from wm_kernel.display.plan_view import log_clock, plan_view, session_clock
@@ -176,11 +176,11 @@ class DashboardModel(HasTraits):
                 at = None
                 if shown is not None and 0 <= shown < len(imported.requests):
                     at = imported.requests[shown].sent_at
-                drawn = log_clock(imported, now=at).html()
+                drawn = log_clock(imported, now=at)._repr_html_()
             elif shown is None:
-                drawn = plan_view(session, model=self.cache_model).clock.html()
+                drawn = plan_view(session, model=self.cache_model).clock._repr_html_()
             else:
-                drawn = session_clock(session, self.cache_model, turn=shown).html()
+                drawn = session_clock(session, self.cache_model, turn=shown)._repr_html_()
         except (TypeError, ValueError) as exc:  # nothing recorded yet, or send times gone
             drawn = f'<div class="wm-cache-clock-view" style="font-size:12px"><i>{html.escape(str(exc))}</i></div>'
         self._plan = (key, drawn)
