@@ -9,7 +9,7 @@ import pytest
 
 from wm_kernel import Layout, ManualClock, Profile, Session
 from wm_kernel.cachesim import Block, Request, edit_economics, get_model
-from wm_kernel.cachesim.session_plan import PLAN_COLUMNS, plan_edits
+from wm_kernel.cachesim.session_plan import NOW_WITHIN_TURNS, PLAN_COLUMNS, plan_edits
 
 T0 = datetime(2026, 11, 30, 9, tzinfo=UTC)
 SONNET = get_model("claude-sonnet-4-6")
@@ -57,6 +57,29 @@ def test_a_tool_result_clear_on_a_warm_cache_waits_for_the_cold_miss() -> None:
         "at the next cold miss (after 2026-11-30 09:05:00 UTC, if no request comes before): "
         "$0.102600 now pays back only after 114.0 turns"
     )
+
+
+def test_an_edit_that_pays_back_within_a_turn_runs_now_not_at_the_cold_miss() -> None:
+    # clearing 60,000 tokens of tool results rewrites only the 8,000 tokens of conversation after
+    # them: 3.75 x 8,000 + 0.3 x 10,000 - 0.3 x 78,000 = $0.0096 now, 0.3 x 60,000 = $0.018 a turn
+    request = Request(
+        T0,
+        [
+            Block("system", 10_000, breakpoint="5m", layer="system", label="base_prompt"),
+            Block("results", 60_000, layer="system", label="context_search_results (GetContextTrinket)"),
+            Block("u1", 8_000, breakpoint="5m", label="user message 1"),
+        ],
+    )
+    plan = plan_edits(
+        request, SONNET, now=T0 + timedelta(minutes=1), cleared=[], tool_sections=["context_search_results"]
+    )
+    clear = plan.to_dict("records")[1]
+    expected = edit_economics(SONNET, context=78_000, edit_point=10_000, removed=60_000)
+    assert clear["now_usd"] == pytest.approx(expected.one_time_usd, abs=1e-12) and clear["now_usd"] > 0
+    assert clear["break_even_now"] == pytest.approx(expected.break_even_turns, abs=1e-9)
+    assert 0 < clear["break_even_now"] <= NOW_WITHIN_TURNS
+    assert (clear["now_usd"], clear["saving_per_turn_usd"]) == (pytest.approx(0.0096), pytest.approx(0.018))
+    assert clear["recommended"] == "now: $0.009600 now pays back within a turn (0.5)"
 
 
 def test_a_collapse_that_removes_the_whole_cached_tail_saves_at_once() -> None:

@@ -5,13 +5,21 @@ from __future__ import annotations
 
 import json
 import math
-from datetime import datetime
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 import pytest
-from compaction_transcripts import call_missing_then_cold, manual_after_idle_and_switch, no_compaction, warm_auto
+from compaction_transcripts import (
+    T0,
+    Transcript,
+    call_missing_then_cold,
+    manual_after_idle_and_switch,
+    no_compaction,
+    usage,
+    warm_auto,
+)
 
 from wm_kernel.cachesim import get_model
 from wm_kernel.interop.claude_code.compactions import COMPACTION_COLUMNS, PLAN_COLUMNS
@@ -56,9 +64,16 @@ def test_a_warm_automatic_compaction(tmp_path: Path) -> None:
     assert row["after_read"] == 12_000
     plan = log.compaction_plan()
     _plan_rules(plan)
-    assert plan.loc[0, "recommended"] == "as recorded" and plan.loc[0, "saving_usd"] == 0.0
-    assert plan.loc[0, "planned_usd"] == plan.loc[0, "recorded_usd"] == row["cost_usd"]
-    assert plan.attrs["total_saving_usd"] == 0.0
+    # warm, so it stays where it ran; what it wrote (1,500) is never read: as plain input instead
+    assert plan.loc[0, "recommended"] == (
+        "as recorded, without a cache write (its 1,500 written tokens as plain input: the next request "
+        "reads only the system prompt and tools)"
+    )
+    assert plan.loc[0, "recorded_usd"] == row["cost_usd"]
+    assert plan.loc[0, "planned_usd"] == pytest.approx(_usd(OPUS, input=1_503, read=23_004), abs=1e-9)
+    assert plan.attrs["total_saving_usd"] == pytest.approx(1_500 * (10.0 - 5.0) / 1e6, abs=1e-9)
+    # the plan runs it where it ran, at the call's send time
+    assert plan.loc[0, "planned_at"] == log.requests[3].sent_at == T0 + timedelta(seconds=80)
 
 
 def test_a_manual_compaction_after_an_idle_past_the_ttl_and_a_model_switch(tmp_path: Path) -> None:
@@ -81,6 +96,8 @@ def test_a_manual_compaction_after_an_idle_past_the_ttl_and_a_model_switch(tmp_p
         "compact before the cache expires (within 300 s of 2026-01-05 10:00:30 UTC, on claude-haiku-4-5)"
     )
     assert plan.attrs["total_saving_usd"] == pytest.approx(0.556012, abs=1e-9)
+    # moved: right after the previous request, whose cache still held the conversation
+    assert plan.loc[0, "planned_at"] == T0 + timedelta(seconds=30)
 
 
 def test_a_boundary_whose_call_is_missing_and_a_cold_one_on_the_same_model(tmp_path: Path) -> None:
@@ -99,6 +116,7 @@ def test_a_boundary_whose_call_is_missing_and_a_cold_one_on_the_same_model(tmp_p
     _plan_rules(plan)
     assert plan.loc[0, "recommended"] == "compaction call not in the log" and plan.loc[0, "saving_usd"] == 0.0
     assert math.isnan(plan.loc[0, "recorded_usd"]) and math.isnan(plan.loc[0, "planned_usd"])
+    assert plan["planned_at"].tolist() == [None, T0 + timedelta(seconds=90)]
     candidate = _usd(SONNET, input=3, read=10_504, w5=496)
     assert plan.loc[1, "planned_usd"] == pytest.approx(candidate, abs=1e-9)
     assert plan.loc[1, "recommended"] == "compact before the cache expires (within 300 s of 2026-01-05 10:01:30 UTC)"
@@ -208,4 +226,24 @@ def test_the_shared_session_against_a_plain_reading_of_its_files() -> None:
     assert row["idle_s"] == pytest.approx((call_at - sent[before]).total_seconds(), abs=0.01)
     plan = log.compaction_plan()
     _plan_rules(plan)
-    assert plan.loc[0, "recommended"] == "as recorded" and plan.attrs["total_saving_usd"] == 0.0
+    # warm: nothing to move; but the 2,487 tokens the call wrote are never read again (the next
+    # request reads the system prompt and tools): written as plain input they cost $0.012435 less
+    assert plan.loc[0, "recommended"] == (
+        "as recorded, without a cache write (its 2,487 written tokens as plain input: the next request "
+        "reads only the system prompt and tools)"
+    )
+    unwritten = (usage["input_tokens"] + 2_487) * OPUS.input / 1e6 + usage["cache_read_input_tokens"] * OPUS.read / 1e6
+    assert plan.loc[0, "planned_usd"] == pytest.approx(unwritten, abs=1e-9)
+    assert plan.attrs["total_saving_usd"] == pytest.approx(0.012435, abs=1e-9)
+
+
+def test_a_call_that_wrote_nothing_stays_as_recorded(tmp_path: Path) -> None:
+    t = Transcript(tmp_path)
+    t.turn(0, "claude-opus-4-6", usage(3, 0, w1h=20_000))
+    t.turn(30, "claude-opus-4-6", usage(1, 20_003, w1h=1_000))
+    t.compaction_call("e0e0e0", 50, "claude-opus-4-6", usage(3, 21_004))
+    t.boundary(90, "auto", 21_100)
+    t.turn(91, "claude-opus-4-6", usage(3, 12_000, w1h=3_000))
+    plan = import_log(t.write()).compaction_plan()
+    _plan_rules(plan)
+    assert plan.loc[0, "recommended"] == "as recorded" and plan.loc[0, "saving_usd"] == 0.0

@@ -28,7 +28,8 @@ logged_prefix: section 'system[1] <customer_context>' (system), cached system: m
 logged_prefix: section 'tool:track_parcel' (tools), cached system: moved at turn 3 (compose 3; 1 of 4 composes), first difference at character 80
     turn 2  …'l by its tracking number.", "input_schema": {"type": "object'…
     turn 3  …'l by its tracking number (12 characters, starts with PX).", '…
-    cost: $0.1901 an hour more (30 turns an hour on claude-sonnet-4-6: $0.0525 -> $0.2426, hit rate 82.7% -> 0.0%); in this log's 5 requests $0.0274 as logged, $0.0168 with it held still"""
+    cost: $0.1901 an hour more (30 turns an hour on claude-sonnet-4-6: $0.0525 -> $0.2426, hit rate 82.7% -> 0.0%); in this log's 5 requests $0.0274 as logged, $0.0168 with it held still
+every turn: section 'system[1] <customer_context>' (system), cached system: new at each of the 4 turns after the first, at character 7,337 of the 7,437-character cached prefix: each change writes the 100 characters from it on again and saves nothing, so it never pays back (break-even infinite)"""
 
 
 def test_the_parcelly_timestamp_is_named_with_its_cost_and_the_deploy_after_it() -> None:
@@ -37,6 +38,16 @@ def test_the_parcelly_timestamp_is_named_with_its_cost_and_the_deploy_after_it()
     assert not report.passed
     timestamp, deploy = report.findings
     assert (timestamp.turn, timestamp.moved, timestamp.compared, timestamp.offset) == (1, 3, 4, 77)
+    # the timestamp is new at every request (the deploy, not the timestamp, broke the prefix first at
+    # turn 3): an edit that fires every turn, named below the checks, whose verdict it leaves be
+    (every,) = report.every_turn
+    assert (every.section, every.changed, every.compared, every.offset, every.prefix_chars) == (
+        "system[1] <customer_context>",
+        4,
+        4,
+        7_337,
+        7_437,
+    )
     # turn 3 moved both: the tools come first, so the tool is what broke the cache there
     assert (deploy.section, deploy.turn, deploy.moved) == ("tool:track_parcel", 3, 1)
 

@@ -10,6 +10,8 @@ requests at the same times:
 * **TTL**: every breakpoint at the other TTL, given the gaps between requests;
 * **moving a volatile block** (one whose content changed in most requests, e.g. a clock section)
   out of the cached prefix, to the end of the request (in a Session: placement ``notification``);
+* **an edit that fires every turn** (a block of the cached prefix new on every request): named in
+  the notes with its price, since it never pays back (:func:`~wm_kernel.cachesim.planner.every_turn_edits`);
 * **keep-alive**: pings (the prefix up to the last breakpoint, nothing after) every TTL minus 30
   seconds through the gaps that are longer than the TTL but short enough for pings to pay (see
   :func:`keepalive_breakeven`); ping costs are charged to the request that follows them.
@@ -32,6 +34,7 @@ from itertools import pairwise
 from typing import TYPE_CHECKING, Any
 
 from wm_kernel.cachesim.engine import Block, Request
+from wm_kernel.cachesim.planner import every_turn_edits
 from wm_kernel.cachesim.profile import ModelProfile
 from wm_kernel.cachesim.simulation import Simulation, simulate
 from wm_kernel.utils.htmltext import no_math
@@ -331,6 +334,7 @@ def advise(simulation: Simulation) -> Advice:
     best = start if start.cost < current.cost else current
     if profile.mode != "automatic" and requests:
         notes += _gap_notes(requests, profile)
+        notes += [f"an edit that fires every turn: {edit}" for edit in every_turn_edits(requests, profile)]
         layouts, chosen = _breakpoint_suggestions(requests, profile, base, start, current)
         suggestions += layouts
         if chosen.cost < best.cost:

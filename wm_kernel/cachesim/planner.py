@@ -23,8 +23,10 @@ inf
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 
+from wm_kernel.cachesim.engine import Request
 from wm_kernel.cachesim.models import get_model
 from wm_kernel.cachesim.profile import Cost, ModelProfile
 
@@ -133,4 +135,94 @@ def edit_economics(
     return EditEconomics(profile.name, c, e, x, s, warm, ttl, without, with_edit, one_time, saving, turns)
 
 
-__all__ = ["EditEconomics", "edit_economics"]
+#: The labels of the conversation's own messages (``wm_kernel.cachesim.requests``): appended,
+#: never edited in place.
+MESSAGE_LABELS = ("user message", "assistant reply", "user", "assistant")
+
+
+@dataclass(frozen=True)
+class EveryTurnEdit:
+    """A block of the cached prefix whose content changed on every request after the first: an
+    edit that fires every turn. ``changed`` of ``compared`` requests changed it; in the last one
+    it sat at ``edit_point`` tokens of a ``context``-token cached prefix, of which the first
+    ``readable`` tokens (up to the last breakpoint before it: the longest entry a request can
+    still read) are read and the rest written again; ``economics`` prices one such change (the
+    same size in as out: it saves nothing a turn, so its break-even is infinite)."""
+
+    label: str
+    changed: int
+    compared: int
+    edit_point: int
+    readable: int
+    context: int
+    economics: EditEconomics
+
+    def __str__(self) -> str:
+        rewritten = self.context - self.readable
+        return (
+            f"`{self.label}` changes on every request ({self.changed} of {self.compared}) at token "
+            f"{self.edit_point:,} of the {self.context:,}-token cached prefix: each change rewrites "
+            f"{rewritten:,} tokens (${self.economics.one_time_usd:,.6f} a request on {self.economics.model}) "
+            "and saves nothing, so it never pays back (break-even infinite)"
+        )
+
+
+def every_turn_edits(requests: Sequence[Request], profile: ModelProfile) -> list[EveryTurnEdit]:
+    """The labelled blocks of the cached prefix (up to the last breakpoint, when it reaches the
+    model's minimum) that are not messages of the conversation and whose content changed on
+    every one of at least two requests after the first: edits that fire every turn, each priced
+    as a same-size change on a warm cache (:func:`edit_economics`, edited at the last breakpoint
+    before the block: what precedes it was never written as an entry of its own), highest in the
+    prefix first.
+
+    >>> from datetime import datetime, timedelta, UTC
+    >>> from wm_kernel.cachesim.engine import Block
+    >>> t = datetime(2026, 11, 30, 9, tzinfo=UTC)
+    >>> def sent(n): return Request(t + timedelta(minutes=n), [
+    ...     Block("rules", 2_000, layer="system", label="rules", breakpoint="5m"),
+    ...     Block(f"now {n}", 40, layer="system", label="time (TimeManager)"),
+    ...     Block("docs", 6_000, layer="system", label="docs", breakpoint="5m")])
+    >>> [str(e) for e in every_turn_edits([sent(0), sent(1), sent(2)], get_model("claude-sonnet-4-6"))]
+    ['`time (TimeManager)` changes on every request (2 of 2) at token 2,000 of the 8,040-token cached \
+prefix: each change rewrites 6,040 tokens ($0.020838 a request on claude-sonnet-4-6) and saves \
+nothing, so it never pays back (break-even infinite)']
+    """
+    if len(requests) < 3:
+        return []
+    changed: dict[str, int] = {}
+    before: dict[str, str] = {}
+    for index, request in enumerate(requests):
+        for block in request.blocks:
+            if not block.label or block.label.startswith(MESSAGE_LABELS) and block.layer == "messages":
+                continue
+            if index and before.get(block.label, block.key) != block.key:
+                changed[block.label] = changed.get(block.label, 0) + 1
+            before[block.label] = block.key
+    every = {label for label, count in changed.items() if count == len(requests) - 1}
+    if not every:
+        return []
+    last = requests[-1]
+    total, cached, ttl = 0, 0, profile.default_ttl
+    for block in last.blocks:
+        total += block.tokens
+        if block.breakpoint is not None:
+            cached, ttl = total, block.breakpoint if block.breakpoint in profile.ttls else profile.default_ttl
+    if cached < profile.min_tokens:
+        return []
+    found, position, readable = [], 0, 0
+    for block in last.blocks:
+        if block.label in every and position < cached and block.tokens:
+            # read up to the last breakpoint before the block (the longest entry written), the rest
+            # written again: the closed form with the edit at that breakpoint
+            economics = edit_economics(
+                profile, context=cached, edit_point=readable, removed=block.tokens, added=block.tokens, ttl=ttl
+            )
+            count = changed[block.label]
+            found.append(EveryTurnEdit(block.label, count, len(requests) - 1, position, readable, cached, economics))
+        position += block.tokens
+        if block.breakpoint is not None and position <= cached:
+            readable = position
+    return found
+
+
+__all__ = ["EditEconomics", "edit_economics", "EveryTurnEdit", "every_turn_edits", "MESSAGE_LABELS"]

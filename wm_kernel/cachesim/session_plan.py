@@ -23,7 +23,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from wm_kernel.cachesim.engine import Block, Request
-from wm_kernel.cachesim.planner import edit_economics
+from wm_kernel.cachesim.planner import MESSAGE_LABELS, edit_economics
 from wm_kernel.cachesim.profile import ModelProfile
 
 if TYPE_CHECKING:
@@ -43,8 +43,6 @@ PLAN_COLUMNS = (
     "break_even_now",
     "recommended",
 )
-#: The conversation's blocks, as the simulator labels them (``wm_kernel.cachesim.requests``)
-_MESSAGE_LABELS = ("user message", "assistant reply", "user", "assistant")
 
 
 def _section(label: str) -> str:
@@ -54,7 +52,7 @@ def _section(label: str) -> str:
 
 def is_message(block: Block) -> bool:
     """Whether ``block`` is a message of the conversation (not a section in the messages)."""
-    return block.layer == "messages" and block.label.startswith(_MESSAGE_LABELS)
+    return block.layer == "messages" and block.label.startswith(MESSAGE_LABELS)
 
 
 @dataclass(frozen=True)
@@ -128,6 +126,10 @@ def _row(edit: _Edit, profile: ModelProfile, cached: int, ttl: str, added: int, 
     return row
 
 
+#: An edit that pays back within this many turns is advised now rather than at the cold miss.
+NOW_WITHIN_TURNS = 1.0
+
+
 def _recommended(row: dict[str, Any], cold_at: datetime | None) -> str:
     if row["edit_point"] is None:
         return "nothing to remove"
@@ -135,6 +137,10 @@ def _recommended(row: dict[str, Any], cold_at: datetime | None) -> str:
         return "never: it saves nothing a turn and rewrites the cache (break-even infinite)"
     if row["now_usd"] <= 0 or cold_at is None:
         return "now: it costs nothing now"
+    if row["break_even_now"] <= NOW_WITHIN_TURNS:
+        # the request after the next has paid for it: waiting for the cold miss gives up more
+        # than the rewrite costs as soon as one more request comes before it
+        return f"now: ${row['now_usd']:,.6f} now pays back within a turn ({row['break_even_now']:.1f})"
     when = cold_at.strftime("%Y-%m-%d %H:%M:%S UTC")
     return (
         f"at the next cold miss (after {when}, if no request comes before): ${row['now_usd']:,.6f} now "
@@ -172,4 +178,4 @@ def plan_edits(
     return pd.DataFrame(rows, columns=list(PLAN_COLUMNS))
 
 
-__all__ = ["PLAN_COLUMNS", "plan_edits", "is_message"]
+__all__ = ["PLAN_COLUMNS", "plan_edits", "is_message", "NOW_WITHIN_TURNS"]

@@ -94,13 +94,16 @@ class RecordedViews:
         *,
         summary_tokens: int = 0,
         tool_sections: Sequence[str] = ("context_search_results",),
+        turn: int | None = None,
         **options: Any,
     ) -> pd.DataFrame:
         """A segment collapse and a tool-result clear priced now against at the session's next
         cold miss, after its last recorded turn (``wm_kernel.cachesim.session_plan``, docs/planner.md):
         the collapse drops the conversation and clears the stateful trinkets' sections, adding
-        ``summary_tokens``; the clear empties ``tool_sections``. ``model`` and ``options`` as
-        :meth:`cache_simulation`. ValueError when nothing is recorded yet."""
+        ``summary_tokens``; the clear empties ``tool_sections``. ``turn``: plan right after that
+        recorded turn's request instead (at its send time; the last turn's is planned at the
+        session's clock). ``model`` and ``options`` as :meth:`cache_simulation`. ValueError when
+        nothing is recorded yet, or at that turn."""
         from trinkets.stateful import StatefulTrinket
         from wm_kernel.cachesim.session_plan import plan_edits
 
@@ -110,9 +113,20 @@ class RecordedViews:
         trinkets = getattr(self, "trinkets", {})
         cleared = [t.variable_name for t in trinkets.values() if isinstance(t, StatefulTrinket)]
         clock = getattr(self, "clock", None)
+        index = len(simulation.requests) - 1
         now = clock.now() if clock is not None else simulation.requests[-1].at
+        if turn is not None:
+            if isinstance(turn, bool) or not isinstance(turn, int):
+                raise ValueError(f"turn must be an int, got {turn!r}")
+            turns = list(simulation.turns["turn"]) if "turn" in simulation.turns else list(range(index + 1))
+            upto = [i for i, t in enumerate(turns) if t <= turn]
+            if not upto:
+                raise ValueError(f"nothing recorded at or before turn {turn} (the first recorded is {turns[0]})")
+            if upto[-1] < index:
+                index = upto[-1]
+                now = simulation.requests[index].at
         return plan_edits(
-            simulation.requests[-1],
+            simulation.requests[index],
             simulation.profile,
             now=now,
             cleared=cleared,

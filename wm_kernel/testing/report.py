@@ -128,6 +128,30 @@ class Finding:
         return out
 
 
+@dataclass(frozen=True)
+class EveryTurnSection:
+    """A cached section new at every turn of the replay (``changed`` of ``compared`` turns after
+    the first): an edit that fires every turn (``wm_kernel.testing.stability.every_turn``). It
+    starts ``offset`` characters into a cached prefix of ``prefix_chars``."""
+
+    section: str
+    trinket: str | None
+    placement: str
+    changed: int
+    compared: int
+    offset: int
+    prefix_chars: int
+
+    def line(self) -> str:
+        owner = f" ({self.trinket})" if self.trinket else ""
+        return (
+            f"every turn: section {self.section!r}{owner}, cached {self.placement}: new at each of the "
+            f"{self.compared} turns after the first, at character {self.offset:,} of the {self.prefix_chars:,}-"
+            f"character cached prefix: each change writes the {self.prefix_chars - self.offset:,} characters "
+            "from it on again and saves nothing, so it never pays back (break-even infinite)"
+        )
+
+
 @dataclass
 class CheckResult:
     """One check: its status (one of :data:`STATUSES`), a note (why not applicable, an error, a
@@ -166,6 +190,8 @@ class StabilityReport:
         self.composes = composes
         self.baseline_seconds = baseline_seconds
         self.stopped = stopped
+        #: cached sections new at every turn (edits that fire every turn); they leave the verdict be
+        self.every_turn: list[EveryTurnSection] = []
 
     @property
     def passed(self) -> bool:
@@ -222,6 +248,7 @@ class StabilityReport:
             lines.append(f"  {r.name:<{width}}  {status:<16}{r.description}{detail}")
         for finding in self.findings:
             lines += finding.lines()
+        lines += [edit.line() for edit in self.every_turn]
         return "\n".join(lines)
 
     def __repr__(self) -> str:
@@ -241,6 +268,7 @@ class StabilityReport:
                 f"<td>{html.escape(r.detail)}</td></tr>"
             )
         findings = "".join(f"<pre>{html.escape(chr(10).join(f.lines()))}</pre>" for f in self.findings)
+        findings += "".join(f"<pre>{html.escape(edit.line())}</pre>" for edit in self.every_turn)
         return no_math(
             f'<div class="wm-stability"><div>{html.escape(self.headline())}</div>'
             f"<table><thead><tr><th>check</th><th>status</th><th>perturbation</th><th>note</th>"

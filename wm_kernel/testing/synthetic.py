@@ -404,4 +404,170 @@ def _write_trace(path: Path, spans: list[dict[str, Any]], convention: str, per_l
     return 1
 
 
-__all__ = ["HIDDEN_PROMPT_TOKENS", "WRITE_ATTRIBUTES", "Made", "claude_code_session", "otlp_trace"]
+# -- a session with its compactions: the cache clock's example (notebook 15) ------------------------
+
+#: The session id of :func:`compacted_session`.
+COMPACTED_SESSION = "c10c4000-0000-4000-8000-000000000047"
+
+
+class _Chain:
+    """The lines of one Claude Code conversation (the session file or a subagent's), written in
+    send order: a request is a user line at its send time and the reply a second later."""
+
+    def __init__(self, start: datetime, agent: str | None = None, parent: str | None = None) -> None:
+        self.start, self.agent, self.last = start, agent, parent
+        self.lines: list[dict[str, Any]] = []
+        self.requests = 0
+
+    def line(self, kind: str, seconds: float, **fields: Any) -> dict[str, Any]:
+        uuid = f"{(self.agent or 'main')[:12]}-{len(self.lines) + 1:04d}"
+        line: dict[str, Any] = {
+            "parentUuid": self.last,
+            "isSidechain": self.agent is not None,
+            "userType": "external",
+            "cwd": "/home/dev/spotter",
+            "sessionId": COMPACTED_SESSION,
+            "version": "2.1.39",
+            "gitBranch": "main",
+        }
+        if self.agent is not None:
+            line["agentId"] = self.agent
+        line.update(type=kind, **fields)
+        line["uuid"] = uuid
+        line["timestamp"] = (self.start + timedelta(seconds=seconds)).isoformat(timespec="milliseconds")
+        line["timestamp"] = line["timestamp"].replace("+00:00", "Z")
+        self.lines.append(line)
+        self.last = uuid
+        return line
+
+    def request(
+        self, seconds: float, model: str, text: str, *, read: int, write: int, one_hour: bool = True, **user: Any
+    ) -> None:
+        """A user message at ``seconds`` and the reply a second later, its usage: 3 plain tokens,
+        ``read`` from the cache, ``write`` written (at one hour, or five minutes)."""
+        self.line("user", seconds, message={"role": "user", "content": text}, **user)
+        self.requests += 1
+        tag = f"{(self.agent or 'main')[:12]}{self.requests:03d}"
+        usage = {
+            "input_tokens": 3,
+            "cache_creation_input_tokens": write,
+            "cache_read_input_tokens": read,
+            "cache_creation": {
+                "ephemeral_5m_input_tokens": 0 if one_hour else write,
+                "ephemeral_1h_input_tokens": write if one_hour else 0,
+            },
+            "output_tokens": 180,
+            "service_tier": "standard",
+        }
+        message = {
+            "model": model,
+            "id": f"msg_{tag}",
+            "type": "message",
+            "role": "assistant",
+            "content": [{"type": "text", "text": f"Done: {text.lower()}"}],
+            "stop_reason": "end_turn",
+            "stop_sequence": None,
+            "usage": usage,
+        }
+        self.line("assistant", seconds + 1, requestId=f"req_{tag}", message=message)
+
+    def boundary(self, seconds: float, trigger: str, pre_tokens: int) -> None:
+        """A ``compact_boundary`` (a new chain, its logical parent the last line) and the summary."""
+        logical, self.last = self.last, None
+        self.line(
+            "system",
+            seconds,
+            subtype="compact_boundary",
+            content="Conversation compacted",
+            logicalParentUuid=logical,
+            level="info",
+            compactMetadata={"trigger": trigger, "preTokens": pre_tokens},
+        )
+        summary = "This session is being continued from a previous conversation that ran out of context."
+        self.line("user", seconds + 0.2, message={"role": "user", "content": summary}, isCompactSummary=True)
+
+
+def _write(path: Path, lines: list[dict[str, Any]]) -> None:
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+
+
+def compacted_session(folder: str | Path) -> Path:
+    """Write a Claude Code session with two compactions, and its subagents, under ``folder``;
+    return the session file (``<folder>/<COMPACTED_SESSION>.jsonl``, its ``subagents/`` beside).
+
+    It reproduces the figures of the shared real session (Claude Code 2.1.39, Opus 4.6 with
+    one-hour writes, docs/planner.md): a 21,460-token system prompt and tools, an automatic
+    compaction at the 167,000-token threshold (``preTokens`` 167,094) 25.737 s after the last
+    request, on a warm cache (it reads 166,758, one token short of that request's 166,759, writes
+    2,487 at one hour: $0.108264), the next request reading the 21,460 again; and, as issue 47
+    tells of another real session, a manual compaction after a 13-minute idle and a switch to
+    Sonnet 4.6, which reads nothing from the cache and writes the whole history again ($0.77).
+    An Explore subagent on Haiku 4.5 runs on a cache of its own. Every figure is fixed: the same
+    files, byte for byte, at every call."""
+    folder = Path(folder)
+    start = datetime(2026, 2, 11, 9, 30, tzinfo=UTC)
+    opus, sonnet, haiku = "claude-opus-4-6", "claude-sonnet-4-6", "claude-haiku-4-5-20251001"
+    main = _Chain(start)
+    hidden = 21_460
+    total = hidden + 1_200 + 3
+    main.request(0, opus, "Read the spotter test fixtures and list the transcript parsers.", read=0, write=total - 3)
+    growth = [9_000, 14_000, 11_500, 16_000, 12_500, 13_000, 15_500, 10_500, 14_000, 12_096, 16_000]
+    gaps = [45, 70, 52, 90, 38, 420, 61, 55, 83, 47, 66]
+    at = 0.0
+    explore: _Chain | None = None
+    for step, (grown, gap) in enumerate(zip(growth, gaps, strict=True)):
+        at += gap
+        main.request(at, opus, f"Step {step + 1}: refactor the next parser.", read=total, write=grown - 3)
+        total += grown
+        if step == 3:  # an Explore subagent, on its own model and cache
+            explore = _Chain(start + timedelta(seconds=at + 5), agent="a5e1f00", parent=main.last)
+            explore.request(0, haiku, "Find every caller of parse_line().", read=0, write=9_800, one_hour=False)
+            explore.request(12, haiku, "Read the three callers.", read=9_803, write=6_400, one_hour=False)
+            explore.request(30, haiku, "Summarise what they expect.", read=16_206, write=2_100, one_hour=False)
+    assert total == 166_759  # the request before the automatic compaction
+    # the automatic compaction: a run of its own that forks the cached conversation
+    call_at = at + 25.737
+    auto = _Chain(start + timedelta(seconds=call_at), agent="acompact-7a1b2c", parent=main.last)
+    auto.request(
+        0, opus, "Your task is to create a detailed summary of the conversation so far.", read=166_758, write=2_487
+    )
+    main.boundary(call_at + 48, "auto", 167_094)
+    at = call_at + 49
+    main.request(at, opus, "Carry on with the parsers.", read=hidden, write=4_300)
+    total = hidden + 4_300 + 3
+    for grown, gap in zip(
+        [13_000, 17_500, 11_000, 15_500, 12_000, 14_500, 18_067], [58, 44, 96, 71, 39, 64, 80], strict=True
+    ):
+        at += gap
+        main.request(at, opus, "Next parser.", read=total, write=grown - 3)
+        total += grown
+    # 13 minutes idle, then /model sonnet and /compact: the summary reads nothing of Opus's cache
+    call_at = at + 13 * 60
+    manual = _Chain(start + timedelta(seconds=call_at), agent="acompact-9d8e7f", parent=main.last)
+    manual.request(
+        0, sonnet, "Your task is to create a detailed summary of the conversation so far.", read=0, write=total + 497
+    )
+    main.boundary(call_at + 52, "manual", total + 380)
+    at = call_at + 53
+    main.request(at, sonnet, "Now write the tests for the parsers.", read=0, write=hidden + 4_050)
+    main.request(at + 50, sonnet, "Run them.", read=hidden + 4_053, write=2_200)
+    path = folder / f"{COMPACTED_SESSION}.jsonl"
+    folder.mkdir(parents=True, exist_ok=True)
+    _write(path, main.lines)
+    agents = folder / COMPACTED_SESSION / "subagents"
+    agents.mkdir(parents=True, exist_ok=True)
+    for chain in (explore, auto, manual):
+        assert chain is not None and chain.agent is not None
+        _write(agents / f"agent-{chain.agent}.jsonl", chain.lines)
+    return path
+
+
+__all__ = [
+    "HIDDEN_PROMPT_TOKENS",
+    "WRITE_ATTRIBUTES",
+    "Made",
+    "claude_code_session",
+    "otlp_trace",
+    "COMPACTED_SESSION",
+    "compacted_session",
+]

@@ -102,6 +102,10 @@ RICH_VIEWS: dict[str, str] = {
         "from wm_kernel.cachesim.report import cache_report\ncache_report(wm_kernel.current_session())"
     ),
     "wm_kernel.display.wire_view:WireView": "%request --per-hour 20",
+    "wm_kernel.display.plan_view:PlanView": "%plan --summary 200",
+    "wm_kernel.display.cache_clock:CacheClock": (
+        "from wm_kernel.display.plan_view import session_clock\nsession_clock(wm_kernel.current_session())"
+    ),
     "wm_kernel.jupyter.magics.check:CheckTable": (
         "%%wm_check\nsection_present peanutgallery_guidance\n"
         "placement_under notification 5\nhit_rate claude-sonnet-4-6 90%"

@@ -16,8 +16,11 @@ sections 2 and 3): one row per ``compact_boundary`` line of the log that a reque
 
 The plan prices, for a compaction that ran on a cold cache, the same compaction run right after
 the main chain's previous request, within its cache's TTL and on that request's model (only the
-model that built the conversation holds it in its cache), and keeps the cheaper of that and what
-was recorded ("as recorded" wins ties): a plan never costs more than the log.
+model that built the conversation holds it in its cache); and, for every compaction whose call
+wrote to the cache, the call as recorded with nothing written (its written tokens at the plain
+input price: the next request reads only the system prompt and tools, never what the call
+wrote). It keeps the cheapest of those and what was recorded ("as recorded" wins ties): a plan
+never costs more than the log.
 """
 
 from __future__ import annotations
@@ -63,12 +66,14 @@ PLAN_COLUMNS = (
     "recorded_usd",
     "planned_usd",
     "saving_usd",
+    "planned_at",
 )
 #: A compaction call is warm when it read at least this share of the previous same-model request.
 WARM_SHARE = 0.95
 _COUNTS = ("read", "write_5m", "write_1h", "input")
 _OTHER_RUNS = frozenset({"subagent", "sidechain", "compaction"})
 AS_RECORDED = "as recorded"
+WITHOUT_WRITE = "as recorded, without a cache write"
 CALL_MISSING = "compaction call not in the log"
 
 
@@ -227,9 +232,10 @@ def compaction_table(log: CompactedLog) -> pd.DataFrame:
     return _frame(rows)
 
 
-def _before_expiry(reading: _Reading, row: Mapping[Any, Any]) -> tuple[float, str] | None:
+def _before_expiry(reading: _Reading, row: Mapping[Any, Any]) -> tuple[float, str, datetime | None] | None:
     """The mandatory candidate of a cold row: the same compaction run right after the main
-    chain's previous request, within its cache's TTL, on that request's model; None without one."""
+    chain's previous request, within its cache's TTL, on that request's model (its price, its
+    text, that request's send time); None without one."""
     request, call = int(row["request"]), int(row["call"])
     conversation = reading.requests[request].conversation
     last = reading.previous(call, conversation)
@@ -250,7 +256,29 @@ def _before_expiry(reading: _Reading, row: Mapping[Any, Any]) -> tuple[float, st
         return None
     when = before.sent_at.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S UTC") if before.sent_at else "its send"
     named = f", on {model}" if model != _family(made.model) else ""
-    return cost, f"compact before the cache expires (within {ttl_s:.0f} s of {when}{named})"
+    return cost, f"compact before the cache expires (within {ttl_s:.0f} s of {when}{named})", before.sent_at
+
+
+def _without_write(reading: _Reading, row: Mapping[Any, Any]) -> tuple[float, str] | None:
+    """The compaction call as recorded, but with nothing written to the cache: its written tokens
+    at the plain input price (the next request reads only the system prompt and tools, never what
+    the call wrote); None when it wrote nothing or is unpriced."""
+    call = int(row["call"])
+    usage = reading.billed[call]
+    if usage is None or not usage.cache_write_tokens:
+        return None
+    profile = reading.pricing[call].profile
+    try:
+        cost = profile.bill(usage.input_tokens + usage.cache_write_tokens, usage.cache_read_tokens).prompt_usd
+    except ValueError:
+        return None
+    if cost is None:
+        return None
+    written = usage.cache_write_tokens
+    return cost, (
+        f"{WITHOUT_WRITE} (its {written:,} written tokens as plain input: the next request reads only "
+        "the system prompt and tools)"
+    )
 
 
 def compaction_plan(log: CompactedLog) -> pd.DataFrame:
@@ -262,23 +290,32 @@ def compaction_plan(log: CompactedLog) -> pd.DataFrame:
     reading = _Reading(log)
     table = compaction_table(log)
     recommended, recorded_usd, planned_usd, saving_usd = [], [], [], []
+    planned_at: list[datetime | None] = []
     for row in table.to_dict("records"):
         recorded = float(row["cost_usd"])
+        at: datetime | None = None
         if row["call"] is None:
             text, recorded, best = CALL_MISSING, math.nan, math.nan
         else:
             best, text = recorded, AS_RECORDED
+            at = reading.requests[int(row["call"])].sent_at
             candidate = None if row["warm"] else _before_expiry(reading, row)
             if candidate is not None and not math.isnan(recorded) and candidate[0] < recorded:
-                best, text = candidate
+                best, text, at = candidate
+            unwritten = _without_write(reading, row)
+            if unwritten is not None and not math.isnan(recorded) and unwritten[0] < best:
+                best, text = unwritten
+                at = reading.requests[int(row["call"])].sent_at
         recommended.append(text)
         recorded_usd.append(recorded)
         planned_usd.append(best)
         saving_usd.append(0.0 if text in (AS_RECORDED, CALL_MISSING) else recorded - best)
+        planned_at.append(at)
     frame = table[list(PLAN_COLUMNS[:6])].copy()
     frame["recommended"] = pd.Series(recommended, dtype=object)
     frame["recorded_usd"] = pd.Series(recorded_usd, dtype="float64")
     frame["planned_usd"] = pd.Series(planned_usd, dtype="float64")
     frame["saving_usd"] = pd.Series(saving_usd, dtype="float64")
+    frame["planned_at"] = pd.Series(planned_at, dtype=object)
     frame.attrs["total_saving_usd"] = float(frame["saving_usd"].sum())
     return frame

@@ -149,6 +149,42 @@ class DashboardModel(HasTraits):
         self.set_trait("session", session)
         for name, value in options.items():
             setattr(self, name, value)
+        self._plan: tuple[tuple[Any, ...], str] | None = None
+
+    def plan_html(self, turn: int | None = None) -> str:
+        """The plan panel: the cache clock of the session at ``turn`` (default: the turn on view,
+        ``viewing_turn``, else the latest), as ``%plan`` draws it (``wm_kernel.display.plan_view``):
+        an imported log's requests and compactions (the viewed turn's request marked "now"), or
+        the session's simulated requests on ``cache_model`` up to that turn, its recorded
+        collapses and where its plan would run a collapse and a tool-result clear. Drawn once
+        per (model, turn, latest turn, compose), wrapped as every view is (no typesetter reads its
+        dollars as math); a session with nothing to plan says why in one line."""
+        import html
+
+        from wm_kernel.display.plan_view import log_clock, plan_view, session_clock
+        from wm_kernel.interop.imported import ImportedSession
+        from wm_kernel.interop.live import imported_of
+
+        session = self.session
+        shown = turn if turn is not None else self.viewing_turn
+        key = (self.cache_model, shown, session.turn, session.composed)
+        if self._plan is not None and self._plan[0][:3] == key[:3] and self._plan[0][3] is key[3]:
+            return self._plan[1]
+        imported = imported_of(session)
+        try:
+            if isinstance(imported, ImportedSession):
+                at = None
+                if shown is not None and 0 <= shown < len(imported.requests):
+                    at = imported.requests[shown].sent_at
+                drawn = log_clock(imported, now=at)._repr_html_()
+            elif shown is None:
+                drawn = plan_view(session, model=self.cache_model).clock._repr_html_()
+            else:
+                drawn = session_clock(session, self.cache_model, turn=shown)._repr_html_()
+        except (TypeError, ValueError) as exc:  # nothing recorded yet, or send times gone
+            drawn = f'<div class="wm-cache-clock-view" style="font-size:12px"><i>{html.escape(str(exc))}</i></div>'
+        self._plan = (key, drawn)
+        return drawn
 
 
 @dataclass

@@ -11,9 +11,10 @@ The imported log also becomes the current session (its turns replayed into a liv
 it was. A log that cannot be replayed (no send time on every request) stays only the value, and
 the line says why.
 
-``%plan`` shows the current imported session's compaction plan (``ImportedSession.compaction_plan()``,
-docs/planner.md): a table, one row per compaction, and the total saving; one line when the log has
-no compaction.
+``%plan`` shows the current session's plan beside its cache clock (``wm_kernel.display.plan_view``,
+docs/planner.md): an imported log's compaction plan (``ImportedSession.compaction_plan()``: a row
+per compaction, the total saving; one line when the log has no compaction), or the kit session's
+own (``Session.plan()``: a segment collapse and a tool-result clear, now or at the next cold miss).
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_magic, magics_class, no_var_expand
 from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
 
-from wm_kernel.display.tables import Table
+from wm_kernel.display.plan_view import PlanView, plan_view
 from wm_kernel.interop.imported import ImportedSession
 from wm_kernel.interop.log_files import import_log
 from wm_kernel.interop.readers import log_formats
@@ -67,40 +68,53 @@ class InteropMagics(Magics):
         return session
 
     @magic_arguments()
+    @argument(
+        "--summary",
+        default="0",
+        metavar="N",
+        help="tokens of the summary a segment collapse adds (the kit's own session; default 0)",
+    )
+    @argument(
+        "--model",
+        default=None,
+        metavar="M",
+        help="the model the kit's own session is simulated on (default: the session's, as %%cache)",
+    )
     @line_magic
     @no_var_expand
-    def plan(self, line: str) -> Table | None:
-        """The current imported session's compaction plan: when each compaction should have run,
-        and the total saving (``ImportedSession.compaction_plan()``, docs/planner.md)."""
-        parse_argstring(self.plan, line)
-        imported = current_import()
-        plan = imported.compaction_plan()
-        name = imported.name or "the imported log"
-        if plan.empty:
-            print(f"{name}: no compaction in the log, nothing to plan")
-            return None
-        count = len(plan)
-        print(
-            f"{name}: {count} compaction{'s' if count != 1 else ''}, total saving "
-            f"${plan.attrs['total_saving_usd']:,.6f} (a plan never costs more than what was recorded)"
-        )
-        table = Table(plan)
-        table.attrs.update(plan.attrs)
-        return table
+    def plan(self, line: str) -> PlanView | None:
+        """The current session's plan beside its cache clock: an imported log's compactions (when
+        each should have run, the total saving; ``ImportedSession.compaction_plan()``), or the kit
+        session's segment collapse and tool-result clear now or at the next cold miss
+        (``Session.plan()``); docs/planner.md."""
+        from wm_kernel.interop.live import imported_of
+        from wm_kernel.session import current_session
+
+        args = parse_argstring(self.plan, line)
+        summary = _count(args.summary, "--summary")
+        session = current_session()
+        imported = imported_of(session)
+        if isinstance(imported, ImportedSession):
+            view = plan_view(imported)
+            if view.plan.empty:
+                print(view.headline)
+                return None
+            return view
+        try:
+            return plan_view(session, summary_tokens=summary, model=args.model)
+        except ValueError as exc:
+            raise UsageError(f"%plan: {exc}") from None
 
 
-def current_import() -> ImportedSession:
-    """The imported log the current session replays; UsageError (one line) when it replays none."""
-    from wm_kernel.interop.live import imported_of
-    from wm_kernel.session import current_session
-
-    found = imported_of(current_session())
-    if not isinstance(found, ImportedSession):
-        raise UsageError(
-            "%plan: the current session is not an imported log; import one with %wm_import FILE "
-            "(a Claude Code session brings its subagents, the compaction calls among them)"
-        )
-    return found
+def _count(text: str, name: str) -> int:
+    """A non-negative int typed as ``text``; UsageError naming ``name`` otherwise."""
+    try:
+        value = int(text.replace(",", "").replace("_", ""))
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise UsageError(f"{name} takes a non-negative number of tokens, got {text!r}")
+    return value
 
 
 def make_current(imported: ImportedSession) -> str:

@@ -29,7 +29,8 @@ from typing import TYPE_CHECKING, Any, TypeAlias
 from wm_kernel.experiments.scenario import Scenario
 from wm_kernel.testing import mira
 from wm_kernel.testing import perturbations as perturb
-from wm_kernel.testing.report import CheckResult, StabilityReport
+from wm_kernel.testing.report import CheckResult, EveryTurnSection, StabilityReport
+from wm_kernel.testing.stability.every_turn import every_turn_sections
 from wm_kernel.testing.stability.fresh import fresh_results, start_fresh
 from wm_kernel.testing.stability.moving import moving_section
 from wm_kernel.testing.stability.pricing import priced_report
@@ -140,7 +141,7 @@ def check_stability(
     if preset is not None and preset not in mira.PRESETS:
         raise ValueError(f"unknown preset {preset!r} (presets: {', '.join(mira.PRESETS)})")
     if isinstance(subject, ImportedSession):
-        return check_imported(
+        report = check_imported(
             subject,
             perturbing=bool(factories or skip or only is not None),
             model=model,
@@ -150,6 +151,8 @@ def check_stability(
             preset=preset,
             tools=tools,
         )
+        report.every_turn = _logged_every_turn(subject, max_turns)
+        return report
     if tools is not None and preset is None:
         raise ValueError("tools= is the tool list of the MIRA preset's tool_set_order check; pass preset='mira'")
     on_mira = preset == mira.PRESET
@@ -159,6 +162,15 @@ def check_stability(
     _check_settings(scope, model, turns_per_hour, seeds)
     run = CheckRun.started(scenario, chosen_factories, scope, timeout, max_turns)
     return _checks(run, CheckOptions(selected, seeds, tz, locale_name, model, turns_per_hour, on_mira, tools))
+
+
+def _logged_every_turn(log: ImportedSession, max_turns: int | None) -> list[EveryTurnSection]:
+    """The cached sections new at every logged request (up to ``max_turns``), read as the check
+    of the log reads its requests (on MIRA's wire for a MIRA tap)."""
+    from wm_kernel.testing.logcheck import log_composes
+
+    composes = mira.log_composes(log) if mira.is_tap(log) else log_composes(log)
+    return every_turn_sections([c for c in composes if max_turns is None or c.turn <= max_turns])
 
 
 def _check_settings(scope: str, model: str, turns_per_hour: int, seeds: tuple[int, int]) -> None:
@@ -197,7 +209,9 @@ def _checks(run: CheckRun, options: CheckOptions) -> StabilityReport:
             )
         if processes:
             results.update(fresh_results(run, processes))
-        return priced_report(run, options, results, priced)
+        report = priced_report(run, options, results, priced)
+        report.every_turn = every_turn_sections(run.baseline.composes)
+        return report
     finally:
         for _, process in processes.values():
             stop_subprocess(process)
