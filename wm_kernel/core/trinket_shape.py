@@ -12,9 +12,7 @@ from contextlib import AbstractContextManager
 from datetime import datetime
 from typing import Any, ClassVar, Protocol
 
-from wm_kernel.core.events import UpdateTrinketEvent
-
-__all__ = ["Trinket", "RefreshesDirectly", "DEFAULT_PRIORITY", "NEVER_DROP", "BUDGET_KEEP"]
+__all__ = ["Trinket", "DEFAULT_PRIORITY", "NEVER_DROP", "BUDGET_KEEP"]
 
 #: The priority of a trinket that sets no ``default_priority`` (see docs/budgets.md).
 DEFAULT_PRIORITY = 50
@@ -47,7 +45,10 @@ class Trinket(Protocol):
 
     def hold_trait_notifications(self) -> AbstractContextManager[Any]: ...
 
-    def handle_update_trinket(self, event: UpdateTrinketEvent) -> None: ...
+    def run_update(self, continuum_id: str, context: Mapping[str, Any]) -> None:
+        """The UpdateTrinketEvent WorkingMemory is delivering to it (by its fields: the event
+        is built only if asked for, see ``EventBus.current_event``): regenerate the section and
+        publish it as a TrinketContentEvent."""
 
     def finish_pending_flush(self) -> None: ...
 
@@ -58,14 +59,3 @@ class Trinket(Protocol):
     def ranked_items(self) -> list[str]: ...
 
     def content_keeping(self, keep: int) -> str: ...
-
-
-class RefreshesDirectly(Trinket, Protocol):
-    """A trinket whose update WorkingMemory may run without building its event (its class says so
-    with ``plain_update``): ``refresh_content`` sets its traits and returns the content to
-    publish and its time, or ``""`` once it dropped its section."""
-
-    cache_policy: ClassVar[bool]
-    plain_update: ClassVar[bool]
-
-    def refresh_content(self, context: Mapping[str, Any]) -> tuple[str, datetime]: ...
