@@ -246,34 +246,34 @@ class EventAwareTrinket(HasTraits, metaclass=_TrinketMeta):
         With ``reuse_content``, content generated from the same inputs is reused, not generated
         again; everything else (traits, events, the store) happens as after a generation. A
         subclass that reads the update (its context, say) overrides this and calls ``super()``."""
-        self._publish_content(event.continuum_id, event.context)
+        self._publish_content(event.continuum_id, self.working_memory.user_id, event.context)
 
-    def run_update(self, continuum_id: str, context: Mapping[str, Any]) -> None:
+    def run_update(self, continuum_id: str, user_id: str, context: Mapping[str, Any]) -> None:
         """What WorkingMemory calls while it delivers an UpdateTrinketEvent to this trinket (it
         takes the event by its fields): :meth:`handle_update_trinket` with the event being
-        delivered, built only for a class that handles the event its own way."""
+        delivered, built only for a class that handles the event its own way. The content is
+        published as a TrinketContentEvent of ``continuum_id`` and ``user_id``."""
         if type(self).handle_update_trinket is _BASE_HANDLE:
-            self._publish_content(continuum_id, context)
+            self._publish_content(continuum_id, user_id, context)
             return
         event = self.event_bus.current_event()
-        if not isinstance(event, UpdateTrinketEvent):  # called outside the update's delivery
-            wm = self.working_memory
+        if not isinstance(event, UpdateTrinketEvent):  # called outside an update's delivery
             event = UpdateTrinketEvent.create(
                 continuum_id=continuum_id,
-                user_id=wm.user_id,
-                clock=wm.clock,
+                user_id=user_id,
+                clock=self.working_memory.clock,
                 target_trinket=self.name,
                 context=dict(context),
             )
         self.handle_update_trinket(event)
 
-    def _publish_content(self, continuum_id: str, context: Mapping[str, Any]) -> None:
+    def _publish_content(self, continuum_id: str, user_id: str, context: Mapping[str, Any]) -> None:
         content, now = self.refresh_content(context)
         if content:
             self.event_bus.publish(
                 TrinketContentEvent,
                 continuum_id,
-                self.working_memory.user_id,
+                user_id,
                 now,
                 self.variable_name,
                 content,
@@ -419,7 +419,7 @@ class EventAwareTrinket(HasTraits, metaclass=_TrinketMeta):
         default."""
 
     def finish_pending_flush(self) -> None:
-        """Finish a segment-collapse flush that failed (WorkingMemory calls this before each
+        """Finish a segment-collapse flush that failed (a stateful trinket calls this before each
         update, the feed decorator before each feed). Nothing to do by default."""
 
     # -- %trinket commands (see trinkets.commands); subclasses declare theirs beside their feeds

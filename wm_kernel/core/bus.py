@@ -34,7 +34,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar, overload
 
-from wm_kernel.core.events import EVENT_TYPES, Event, event_id_of, next_event_number
+from wm_kernel.core.events import EVENT_TYPES, Event, event_id_of, event_numbers
 
 logger = logging.getLogger("wm_kernel.core.bus")
 
@@ -103,37 +103,30 @@ class EventRecord:
         return f"<EventRecord #{self.seq} {self.event_type}{failed}>"
 
 
-#: A log entry: ``[seq, depth, event class, id number, fields]`` for an event published by its
-#: fields, and its :class:`EventRecord` as a sixth item once built (at once for an event published
-#: built: ``[seq, depth, event class, 0, (), record]``). A row costs a list where a record costs an
-#: object, a list and a tuple, and a compose cycle logs two per trinket.
-_Row = list[Any]
+#: A log entry: ``(seq, depth, event class number, id number, fields)`` for an event published
+#: by its fields (its record, once built, kept by the bus under its seq), and
+#: ``(seq, depth, event class number, 0, (), record)`` for an event published built. A compose
+#: cycle logs two per trinket, so a row is as cheap as can be: one tuple holding nothing the
+#: garbage collector tracks (the class is named by its number, the fields are strings, times and
+#: empty dicts), which the collector stops tracking at its first pass instead of walking it in
+#: every full collection while the log keeps it.
+_Row = tuple[Any, ...]
 
 
-def _record_of(row: _Row) -> EventRecord:
-    """The record of a log entry, built the first time it is asked for, then kept in the row, so
-    every reader gets the same record and event."""
-    if len(row) == 5:
-        seq, depth, event_type, number, fields = row
-        row.append(EventRecord(seq, None, depth, (event_type, number, fields)))
-    record: EventRecord = row[5]  # the first one appended, should two threads build it at once
-    return record
-
-
-def _records(rows: Iterable[_Row]) -> tuple[EventRecord, ...]:
-    """:func:`_record_of` each row, the ones already built without a call (a log is read whole)."""
-    return tuple([row[5] if len(row) == 6 else _record_of(row) for row in rows])
+#: The row "being delivered" outside any delivery: depth -1, so a publish's depth is always its
+#: outer row's plus one.
+_OUTSIDE: _Row = (0, -1, 0, 0, ())
 
 
 class _Delivering:
     """Per thread: the log row of the event being delivered (the innermost, when publishes nest;
-    None outside a delivery). One object per thread, its attribute changed on every publish: a
-    thread-local attribute costs more to set."""
+    ``_OUTSIDE`` outside a delivery). One object per thread, its attribute changed on every
+    publish: a thread-local attribute costs more to set."""
 
     __slots__ = ("row",)
 
     def __init__(self) -> None:
-        self.row: _Row | None = None
+        self.row: _Row = _OUTSIDE
 
 
 class _PerThread(threading.local):
@@ -142,9 +135,17 @@ class _PerThread(threading.local):
 
 
 #: How a published class reaches its subscribers, worked out once per class and subscription
-#: change: whether one takes the event (it is then built), each subscriber and whether it takes
-#: the fields, and how to read the fields of an event published built.
-_Route = tuple[bool, tuple[tuple[Callable[..., Any], bool], ...], Callable[[Event], tuple[Any, ...]]]
+#: change: its only subscriber when that one takes the fields (a publish by fields then calls it
+#: at once), whether one takes the event (it is then built), each subscriber and whether it
+#: takes the fields, how to read the fields of an event published built, and the class's number
+#: in the log's rows.
+_Route = tuple[
+    Callable[..., Any] | None,
+    bool,
+    tuple[tuple[Callable[..., Any], bool], ...],
+    Callable[[Event], tuple[Any, ...]],
+    int,
+]
 
 
 def _fields_getter(cls: type[Event]) -> Callable[[Event], tuple[Any, ...]]:
@@ -194,10 +195,19 @@ class EventBus:
         # event class -> its route, filled as classes are published (a publish looks its class
         # up, not its name); emptied whenever a subscription changes
         self._routes: dict[type, _Route] = {}
+        # event class -> (its only subscriber, its number) for the classes whose only subscriber
+        # takes the fields: a publish by fields of one looks no further
+        self._only: dict[type, tuple[Callable[..., Any], int]] = {}
         self._lock = threading.RLock()
         self._log: deque[_Row] = deque(maxlen=log_size)
-        self._logging = log_size > 0
+        self._append = self._log.append  # a log of size 0 drops what it is given
         self._seq = itertools.count(1)
+        # the event classes of the log's rows, by number, and the number of each
+        self._classes: list[type[Event]] = []
+        self._class_numbers: dict[type, int] = {}
+        # seq -> the record built for a row published by fields (rows are immutable); pruned to
+        # the rows the log still holds as it grows
+        self._built: dict[int, EventRecord] = {}
         self._local = _PerThread()
         self.failure_count = 0
 
@@ -230,7 +240,7 @@ class EventBus:
         with self._lock:
             # tuples are swapped, not mutated, so a publish in progress keeps its snapshot
             self._subscribers[name] = self._subscribers.get(name, ()) + ((callback, fields),)
-            self._routes = {}
+            self._routes, self._only = {}, {}
 
     @overload
     def unsubscribe(self, event_type: type[E], callback: Callable[[E], Any]) -> bool: ...
@@ -245,7 +255,7 @@ class EventBus:
             for index, (existing, _) in enumerate(current):
                 if existing == callback:
                     self._subscribers[name] = current[:index] + current[index + 1 :]
-                    self._routes = {}
+                    self._routes, self._only = {}, {}
                     return True
         return False
 
@@ -260,8 +270,15 @@ class EventBus:
             raise TypeError(f"publish() takes {what}")
         with self._lock:  # a subscription changing meanwhile must not leave a stale entry
             callbacks = self._subscribers.get(cls.__name__, ())
-            route = (not all(fields for _, fields in callbacks), callbacks, _fields_getter(cls))
+            only = callbacks[0][0] if len(callbacks) == 1 and callbacks[0][1] else None
+            number = self._class_numbers.get(cls)
+            if number is None:
+                number = self._class_numbers[cls] = len(self._classes)
+                self._classes.append(cls)
+            route = (only, not all(fields for _, fields in callbacks), callbacks, _fields_getter(cls), number)
             self._routes[cls] = route
+            if only is not None:
+                self._only[cls] = (only, number)
         return route
 
     # -- publishing
@@ -278,28 +295,42 @@ class EventBus:
         those fields (all but ``event_id``, which is taken now, so ids keep publish order) and
         returns None: the event is built only if a subscriber takes events (once, for all of
         them) or when the log is read; a subscriber taking fields gets these."""
+        if fields:
+            known = self._only.get(event)  # type: ignore[arg-type]
+            if known is not None:  # a compose cycle's events: one subscriber, by fields
+                delivering = self._local.delivering
+                outer = delivering.row
+                row: _Row = (next(self._seq), outer[1] + 1, known[1], next(event_numbers), fields)
+                self._append(row)
+                delivering.row = row
+                try:
+                    known[0](*fields)
+                except Exception as exc:  # isolated as below
+                    self._record_failure(row, _callback_name(known[0]), exc)
+                finally:
+                    delivering.row = outer
+                return None
         cls: type = event if fields else type(event)  # type: ignore[assignment]
         route = self._routes.get(cls)
         if route is None:  # a class not published since the subscriptions last changed
             route = self._route(cls, bool(fields))
-        takes_event, callbacks, fields_of = route
+        _, takes_event, callbacks, fields_of, class_number = route
         delivering = self._local.delivering
         outer = delivering.row
-        depth = outer[1] + 1 if outer is not None else 0
+        depth = outer[1] + 1
         record: EventRecord | None = None
         if fields:
-            number = next_event_number()
-            row = [next(self._seq), depth, cls, number, fields]
+            number = next(event_numbers)
+            row = (next(self._seq), depth, class_number, number, fields)
             if takes_event:
                 event = cls(fields[0], fields[1], event_id_of(number), *fields[2:])
-                row.append(EventRecord(row[0], event, depth))  # type: ignore[arg-type]
+                self._built[row[0]] = EventRecord(row[0], event, depth)  # type: ignore[arg-type]
         else:
             record = EventRecord(next(self._seq), event, depth)  # type: ignore[arg-type]
-            row = [record.seq, depth, cls, 0, (), record]
+            row = (record.seq, depth, class_number, 0, (), record)
             if callbacks and not takes_event:  # every subscriber takes the fields
                 fields = fields_of(event)  # type: ignore[arg-type]
-        if self._logging:
-            self._log.append(row)
+        self._append(row)
         if callbacks:
             delivering.row = row
             try:
@@ -320,27 +351,50 @@ class EventBus:
         now if it was published by its fields; None outside a delivery. A subscriber taking fields
         reads it when it needs the event after all (to hand it to code that takes events)."""
         row = self._local.delivering.row
-        return None if row is None else _record_of(row).event
+        return None if row is _OUTSIDE else self._record_of(row).event
 
     def report_failure(self, who: str, exc: BaseException) -> None:
         """Record a failure that a subscriber caught itself (e.g. WorkingMemory isolating a trinket)
         on the log record of the event being delivered now, so the log shows it."""
         row = self._local.delivering.row
-        if row is not None:
-            _record_of(row).failures.append(SubscriberFailure(who, f"{type(exc).__name__}: {exc}", exc))
+        if row is not _OUTSIDE:
+            self._record_of(row).failures.append(SubscriberFailure(who, f"{type(exc).__name__}: {exc}", exc))
         self.failure_count += 1
 
     def _record_failure(self, row: _Row, name: str, exc: Exception) -> None:
-        record = _record_of(row)
+        record = self._record_of(row)
         record.failures.append(SubscriberFailure(name, f"{type(exc).__name__}: {exc}", exc))
         self.failure_count += 1
         logger.error("subscriber %s failed on %s", name, record.event_type, exc_info=exc)
 
     # -- the log
+    def _record_of(self, row: _Row) -> EventRecord:
+        """The record of a log row, built the first time it is asked for, then kept, so every
+        reader gets the same record and event."""
+        if len(row) == 6:
+            record: EventRecord = row[5]
+            return record
+        seq = row[0]
+        built = self._built
+        record = built.get(seq)  # type: ignore[assignment]
+        if record is None:
+            record = built.setdefault(seq, EventRecord(seq, None, row[1], (self._classes[row[2]], row[3], row[4])))
+            if len(built) > 2 * (self._log.maxlen or 0) + 64:  # forget the records of rows dropped
+                log = self._log
+                oldest = log[0][0] if log else seq
+                for gone in [s for s in built if s < oldest and s != seq]:
+                    built.pop(gone, None)
+        return record
+
+    def _records(self, rows: Iterable[_Row]) -> tuple[EventRecord, ...]:
+        """:meth:`_record_of` each row, the ones already built without a call (a log is read whole)."""
+        built = self._built
+        return tuple([row[5] if len(row) == 6 else built.get(row[0]) or self._record_of(row) for row in rows])
+
     @property
     def log(self) -> Sequence[EventRecord]:
         """The most recent published events, oldest first, in causal (publish-start) order."""
-        return _records(tuple(self._log))
+        return self._records(tuple(self._log))
 
     def tail(self, n: int) -> tuple[EventRecord, ...]:
         """The ``n`` most recent logged events, oldest first, without copying the whole log (a
@@ -350,18 +404,19 @@ class EventBus:
             rows = [log[-i] for i in range(min(n, len(log)), 0, -1)]
         except IndexError:  # cleared by another thread meanwhile
             rows = list(log)[-n:] if n > 0 else []
-        return _records(rows)
+        return self._records(rows)
 
     def clear_log(self) -> None:
         """Forget the logged events (sequence numbers keep counting)."""
         self._log.clear()
+        self._built.clear()
 
     def log_rows(self, last: int | None = None) -> list[dict[str, Any]]:
         """:meth:`EventRecord.as_row` of the logged events (only the ``last`` N when given)."""
         rows = tuple(self._log)
         if last is not None:
             rows = rows[-last:] if last > 0 else ()
-        return [record.as_row() for record in _records(rows)]
+        return [record.as_row() for record in self._records(rows)]
 
     def __repr__(self) -> str:
         counts = {k: len(v) for k, v in self._subscribers.items() if v}

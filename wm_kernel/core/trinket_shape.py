@@ -29,7 +29,8 @@ class Trinket(Protocol):
     section text ('' for none), last failure ('' for none), on/off switch, the time its content
     last changed and its budget priority are traits; WorkingMemory sets the first three and the
     time when the trinket fails. The methods are the steps of its life WorkingMemory drives: an
-    update, a flush that failed before, the end of a segment, detaching; and what a budget asks:
+    update (the trinket finishes a flush that failed before first), the end of a segment,
+    detaching; and what a budget asks:
     the ids of its items, best first, and its section showing only the first ``keep`` of them.
     """
 
@@ -45,12 +46,11 @@ class Trinket(Protocol):
 
     def hold_trait_notifications(self) -> AbstractContextManager[Any]: ...
 
-    def run_update(self, continuum_id: str, context: Mapping[str, Any]) -> None:
+    def run_update(self, continuum_id: str, user_id: str, context: Mapping[str, Any]) -> None:
         """The UpdateTrinketEvent WorkingMemory is delivering to it (by its fields: the event
         is built only if asked for, see ``EventBus.current_event``): regenerate the section and
-        publish it as a TrinketContentEvent."""
-
-    def finish_pending_flush(self) -> None: ...
+        publish it as a TrinketContentEvent of ``continuum_id`` and ``user_id`` (the
+        WorkingMemory's)."""
 
     def end_segment(self) -> None: ...
 

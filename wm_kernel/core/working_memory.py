@@ -26,7 +26,7 @@ from datetime import datetime
 from types import MappingProxyType
 from typing import Any, Generic, TypeVar
 
-from traitlets import Dict, HasTraits, Instance, List, Unicode
+from traitlets import Dict, HasTraits, Instance, List, Unicode, observe
 
 from wm_kernel.core.bus import EventBus
 from wm_kernel.core.clock import Clock, SystemClock
@@ -123,6 +123,10 @@ class WorkingMemory(HasTraits, Generic[T]):
         check_str(user_id, "user_id")
         check_str(continuum_id, "continuum_id", empty_ok=True)
         super().__init__(user_id=user_id)
+        # the values of the traits every compose reads, kept as plain attributes (a trait's read
+        # costs two calls): user_id; caps, token_budget and budget_step
+        self._user_id = user_id
+        self._fitting: tuple[dict[str, Cap], int | None, int | None] = (self.caps, self.token_budget, self.budget_step)
         self.bus = event_bus
         self._stored = SectionStore(store if store is not None else MemoryStore())
         self.profile: Profile = profile if profile is not None else Profile()
@@ -145,6 +149,11 @@ class WorkingMemory(HasTraits, Generic[T]):
         event_bus.subscribe(UpdateTrinketEvent, self._handle_update_trinket, fields=True)
         event_bus.subscribe(TrinketContentEvent, self._handle_trinket_content, fields=True)
         event_bus.subscribe(SegmentCollapsedEvent, self._handle_segment_collapsed)
+
+    @observe("user_id", "caps", "token_budget", "budget_step")
+    def _read_on_every_compose_changed(self, change: dict[str, Any]) -> None:
+        self._user_id = self.user_id
+        self._fitting = (self.caps, self.token_budget, self.budget_step)
 
     # -- registration
     @property
@@ -228,7 +237,7 @@ class WorkingMemory(HasTraits, Generic[T]):
             composer.set_base_prompt(self.fill_placeholders(event.base_prompt))
             composer.clear_sections(preserve_base=True)
             publish, now = self.bus.publish, self.clock.now
-            continuum_id, user_id = event.continuum_id, self.user_id
+            continuum_id, user_id = event.continuum_id, self._user_id
             for name in list(self._trinkets):
                 publish(UpdateTrinketEvent, continuum_id, user_id, now(), name, {})
             self._finish_compose(continuum_id, user_id)
@@ -236,13 +245,13 @@ class WorkingMemory(HasTraits, Generic[T]):
     def _finish_compose(self, continuum_id: str, user_id: str) -> None:
         """Caps, budget, the composer's prompt into ``composed``, and SystemPromptComposedEvent."""
         composer = self.composer
-        caps = self.caps
+        caps, token_budget, budget_step = self._fitting
         capped = apply_caps(composer, self._trinkets.values(), caps, self.budget.counter) if caps else ()
         fit = self.budget.apply(
             composer,
             self._trinkets.values(),
-            budget=self.token_budget,
-            step=self.budget_step,
+            budget=token_budget,
+            step=budget_step,
             revision=self._registry.revision,
         )
         if capped:
@@ -320,17 +329,21 @@ class WorkingMemory(HasTraits, Generic[T]):
     ) -> None:
         """An UpdateTrinketEvent, by its fields: the target trinket's update, isolated."""
         # look up under the lock: a trinket unregistered by another thread meanwhile must not
-        # publish a section after its removal
-        with self.lock:
+        # publish a section after its removal. (acquire and release, not ``with``: this runs
+        # once per trinket per compose, and ``with`` binds both of the lock's methods each time)
+        lock = self.lock
+        lock.acquire()
+        try:
             trinket = self._trinkets.get(target_trinket)
             if trinket is None:
                 logger.warning("UpdateTrinketEvent for unknown trinket %r ignored", target_trinket)
                 return
             try:
-                trinket.finish_pending_flush()  # a collapse could not: old items must not return
-                trinket.run_update(continuum_id, context)
+                trinket.run_update(continuum_id, self._user_id, context)
             except Exception as exc:
                 self._isolate_failure(trinket, exc)
+        finally:
+            lock.release()
 
     def _isolate_failure(self, trinket: T, exc: Exception, *, doing: str = "") -> None:
         """A trinket raised: keep it out of the prompt and the store, and make the failure visible
@@ -363,9 +376,11 @@ class WorkingMemory(HasTraits, Generic[T]):
         cache_policy: bool,
     ) -> None:
         """A TrinketContentEvent, by its fields: the content into the store and the composer."""
-        with self.lock:
+        lock = self.lock
+        lock.acquire()  # not ``with``: as in _handle_update_trinket
+        try:
             try:
-                self._stored.write(self.user_id, section, content, cache_policy, at)
+                self._stored.write(self._user_id, section, content, cache_policy, at)
             except Exception as exc:
                 # without this, the bus would isolate *this* subscriber and the section would
                 # silently miss the prompt; instead it is the trinket's visible failure
@@ -375,6 +390,8 @@ class WorkingMemory(HasTraits, Generic[T]):
                 self._isolate_failure(trinket, exc, doing="storing its section failed")
                 return
             self.composer.add_section(section, content, cache_policy, trinket_name or None)
+        finally:
+            lock.release()
 
     def discard_section(self, trinket: T) -> None:
         """Remove a trinket's section from the store and the composer (empty, disabled or failed)."""
