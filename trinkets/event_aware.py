@@ -246,7 +246,7 @@ class EventAwareTrinket(HasTraits, metaclass=_TrinketMeta):
         With ``reuse_content``, content generated from the same inputs is reused, not generated
         again; everything else (traits, events, the store) happens as after a generation. A
         subclass that reads the update (its context, say) overrides this and calls ``super()``."""
-        self._publish_content(event.continuum_id, self.working_memory.user_id, event.context)
+        self._refresh(event.continuum_id, self.working_memory.user_id, event.context)
 
     def run_update(self, continuum_id: str, user_id: str, context: Mapping[str, Any]) -> None:
         """What WorkingMemory calls while it delivers an UpdateTrinketEvent to this trinket (it
@@ -254,7 +254,7 @@ class EventAwareTrinket(HasTraits, metaclass=_TrinketMeta):
         delivered, built only for a class that handles the event its own way. The content is
         published as a TrinketContentEvent of ``continuum_id`` and ``user_id``."""
         if type(self).handle_update_trinket is _BASE_HANDLE:
-            self._publish_content(continuum_id, user_id, context)
+            self._refresh(continuum_id, user_id, context)
             return
         event = self.event_bus.current_event()
         if not isinstance(event, UpdateTrinketEvent):  # called outside an update's delivery
@@ -267,31 +267,16 @@ class EventAwareTrinket(HasTraits, metaclass=_TrinketMeta):
             )
         self.handle_update_trinket(event)
 
-    def _publish_content(self, continuum_id: str, user_id: str, context: Mapping[str, Any]) -> None:
-        content, now = self.refresh_content(context)
-        if content:
-            self.event_bus.publish(
-                TrinketContentEvent,
-                continuum_id,
-                user_id,
-                now,
-                self.variable_name,
-                content,
-                type(self).__name__,
-                self.cache_policy,
-            )
-
-    def refresh_content(self, context: Mapping[str, Any]) -> tuple[str, datetime]:
-        """The update without its event: regenerate (or reuse) the content for ``context`` and set
-        the traits; returns the content to publish and its time, or ``""`` once the section is
-        dropped (disabled, or no content)."""
+    def _refresh(self, continuum_id: str, user_id: str, context: Mapping[str, Any]) -> None:
+        """The update itself: regenerate (or reuse) the content for ``context``, set the traits,
+        and publish the content as a TrinketContentEvent of ``continuum_id`` and ``user_id``
+        (nothing is published once the section is dropped: disabled, or no content)."""
         wm = self.working_memory
         clock = wm.clock
         if not self._enabled_now:
-            now = clock.now()
-            self._set_content("", now)
+            self._set_content("", clock.now())
             wm.discard_section(self)
-            return "", now
+            return
         reusable = self._reusable
         # an update with a context may carry inputs (memories, a report): it always generates;
         # a lifecycle refresh carries none, so a turn's refresh and its compose generate once
@@ -323,10 +308,19 @@ class EventAwareTrinket(HasTraits, metaclass=_TrinketMeta):
             shown = self._content_now
             if shown is not content and shown != content:
                 self._set_content(content, now)
-            return content, now
+            self.event_bus.publish(
+                TrinketContentEvent,
+                continuum_id,
+                user_id,
+                now,
+                self.variable_name,
+                content,
+                type(self).__name__,
+                self.cache_policy,
+            )
+            return
         self._set_content("", now)
         wm.discard_section(self)
-        return "", now
 
     def _generate(self, context: Mapping[str, Any]) -> str:
         # a fresh dict for each call; a read-only view (the lifecycle's) copies its own faster
