@@ -380,9 +380,12 @@ class EventBus:
         if record is None:
             record = built.setdefault(seq, EventRecord(seq, None, row[1], (self._classes[row[2]], row[3], row[4])))
             if len(built) > 2 * (self._log.maxlen or 0) + 64:  # forget the records of rows dropped
-                log = self._log
-                oldest = log[0][0] if log else seq
-                for gone in [s for s in built if s < oldest and s != seq]:
+                try:
+                    oldest = self._log[0][0]
+                except IndexError:  # an empty log (or one cleared by another thread meanwhile)
+                    oldest = seq
+                # list() copies the keys at once, should another thread add one meanwhile
+                for gone in [s for s in list(built) if s < oldest and s != seq]:
                     built.pop(gone, None)
         return record
 
