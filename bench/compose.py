@@ -204,7 +204,7 @@ def main(repeat: int = 15) -> None:
     floor = samples["floor"]
     rows = [
         ("floor (hand-built ComposedPrompt)", "floor", None),
-        ("full event-driven compose cycle", "cycle", "goal <= 12x"),
+        ("full event-driven compose cycle", "cycle", "goal <= 10x"),
         ("compose() alone, nothing changed", "compose", "goal <= 2x, stretch 1x"),
         ("compose() alone, one section changed", "compose_changed", "goal <= 1.5x"),
         ("a turn with a TTL refresh (turn event)", "ttl_turn", "goal <= 5x"),

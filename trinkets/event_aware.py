@@ -19,12 +19,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Protocol, TypeVar, cast
 from traitlets import Bool, HasTraits, Instance, Int, MetaHasTraits, Unicode, default, observe, validate
 
 from trinkets.commands import Command, CommandError, arg, command, commands_of
-from wm_kernel.core.events import (
-    TrinketContentEvent,
-    TrinketFedEvent,
-    UpdateTrinketEvent,
-    new_event_id,
-)
+from wm_kernel.core.events import TrinketContentEvent, TrinketFedEvent, UpdateTrinketEvent
 from wm_kernel.core.trinket_shape import BUDGET_KEEP, DEFAULT_PRIORITY
 from wm_kernel.utils import views
 
@@ -201,15 +196,8 @@ class EventAwareTrinket(HasTraits, metaclass=_TrinketMeta):
     reuse_content: ClassVar[bool] = False
     #: Whether the content depends on the clock (part of the inputs when ``reuse_content``).
     time_dependent: ClassVar[bool] = False
-    #: Whether ``handle_update_trinket`` is the base's (set for each subclass): WorkingMemory may
-    #: then call :meth:`refresh_content` directly instead of building the update's event.
-    plain_update: ClassVar[bool] = True
     #: The changes :meth:`_set_content` holds until content and time are both set (None: none).
     _held: list[Any] | None = None
-
-    def __init_subclass__(cls, **kwargs: Any) -> None:
-        super().__init_subclass__(**kwargs)
-        cls.plain_update = cls.handle_update_trinket is EventAwareTrinket.handle_update_trinket
 
     def __init__(
         self, event_bus: EventBus, working_memory: TrinketHost, *, replace: bool = False, **kwargs: Any
@@ -253,38 +241,42 @@ class EventAwareTrinket(HasTraits, metaclass=_TrinketMeta):
         """
 
     def handle_update_trinket(self, event: UpdateTrinketEvent) -> None:
-        """Regenerate content for an UpdateTrinketEvent and publish it (WorkingMemory calls this).
+        """Regenerate content for an UpdateTrinketEvent and publish it.
 
         With ``reuse_content``, content generated from the same inputs is reused, not generated
-        again; everything else (traits, events, the store) happens as after a generation."""
-        content, now = self.refresh_content(event.context)
-        if content:
-            self.event_bus.publish(
-                TrinketContentEvent(
-                    event.continuum_id,
-                    self.working_memory.user_id,
-                    new_event_id(),
-                    now,
-                    self.variable_name,
-                    content,
-                    type(self).__name__,
-                    self.cache_policy,
-                )
-            )
+        again; everything else (traits, events, the store) happens as after a generation. A
+        subclass that reads the update (its context, say) overrides this and calls ``super()``."""
+        self._refresh(event.continuum_id, self.working_memory.user_id, event.context)
 
-    def refresh_content(self, context: Mapping[str, Any]) -> tuple[str, datetime]:
-        """The update without its event: regenerate (or reuse) the content for ``context`` and set
-        the traits; returns the content to publish and its time, or ``""`` once the section is
-        dropped (disabled, or no content). WorkingMemory calls it directly (in a compose cycle, and
-        for a refresh the trinket asks for at a turn) when ``handle_update_trinket`` is this
-        class's and nobody else listens to the update."""
+    def run_update(self, continuum_id: str, user_id: str, context: Mapping[str, Any]) -> None:
+        """What WorkingMemory calls while it delivers an UpdateTrinketEvent to this trinket (it
+        takes the event by its fields): :meth:`handle_update_trinket` with the event being
+        delivered, built only for a class that handles the event its own way. The content is
+        published as a TrinketContentEvent of ``continuum_id`` and ``user_id``."""
+        if type(self).handle_update_trinket is _BASE_HANDLE:
+            self._refresh(continuum_id, user_id, context)
+            return
+        event = self.event_bus.current_event()
+        if not isinstance(event, UpdateTrinketEvent):  # called outside an update's delivery
+            event = UpdateTrinketEvent.create(
+                continuum_id=continuum_id,
+                user_id=user_id,
+                clock=self.working_memory.clock,
+                target_trinket=self.name,
+                context=dict(context),
+            )
+        self.handle_update_trinket(event)
+
+    def _refresh(self, continuum_id: str, user_id: str, context: Mapping[str, Any]) -> None:
+        """The update itself: regenerate (or reuse) the content for ``context``, set the traits,
+        and publish the content as a TrinketContentEvent of ``continuum_id`` and ``user_id``
+        (nothing is published once the section is dropped: disabled, or no content)."""
         wm = self.working_memory
         clock = wm.clock
         if not self._enabled_now:
-            now = clock.now()
-            self._set_content("", now)
+            self._set_content("", clock.now())
             wm.discard_section(self)
-            return "", now
+            return
         reusable = self._reusable
         # an update with a context may carry inputs (memories, a report): it always generates;
         # a lifecycle refresh carries none, so a turn's refresh and its compose generate once
@@ -316,10 +308,19 @@ class EventAwareTrinket(HasTraits, metaclass=_TrinketMeta):
             shown = self._content_now
             if shown is not content and shown != content:
                 self._set_content(content, now)
-            return content, now
+            self.event_bus.publish(
+                TrinketContentEvent,
+                continuum_id,
+                user_id,
+                now,
+                self.variable_name,
+                content,
+                type(self).__name__,
+                self.cache_policy,
+            )
+            return
         self._set_content("", now)
         wm.discard_section(self)
-        return "", now
 
     def _generate(self, context: Mapping[str, Any]) -> str:
         # a fresh dict for each call; a read-only view (the lifecycle's) copies its own faster
@@ -412,7 +413,7 @@ class EventAwareTrinket(HasTraits, metaclass=_TrinketMeta):
         default."""
 
     def finish_pending_flush(self) -> None:
-        """Finish a segment-collapse flush that failed (WorkingMemory calls this before each
+        """Finish a segment-collapse flush that failed (a stateful trinket calls this before each
         update, the feed decorator before each feed). Nothing to do by default."""
 
     # -- %trinket commands (see trinkets.commands); subclasses declare theirs beside their feeds
@@ -517,3 +518,6 @@ class EventAwareTrinket(HasTraits, metaclass=_TrinketMeta):
 
 # the default stored_inputs (none): an update does not call it
 _NO_STORED_INPUTS = EventAwareTrinket.stored_inputs
+# the base's update handler: a class that keeps it is not handed the update's event, so the
+# event is not built for it
+_BASE_HANDLE = EventAwareTrinket.handle_update_trinket

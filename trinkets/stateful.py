@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import logging
 from abc import abstractmethod
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -343,6 +343,10 @@ class StatefulTrinket(EventAwareTrinket):
     def finish_pending_flush(self) -> None:
         if self.flush_pending:
             self.flush()
+
+    def run_update(self, continuum_id: str, user_id: str, context: Mapping[str, Any]) -> None:
+        self.finish_pending_flush()  # a collapse could not: old items must not return
+        super().run_update(continuum_id, user_id, context)
 
     def handle_turn_completed(self, event: TurnCompletedEvent) -> None:
         wm = self.working_memory

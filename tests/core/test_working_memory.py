@@ -700,3 +700,48 @@ def test_a_turn_refresh_and_a_cycle_write_to_the_store_set_last():
     Directives(bus, wm)
     wm.compose("Hi")
     assert other.hget("trinkets:notebook", "behavioral_directives")["content"] == "<user_model>likes tea</user_model>"
+
+
+class Reading(EventAwareTrinket):
+    """Reads its update: it is handed the event, the one the log holds."""
+
+    variable_name = "relevant_memories"
+    heard: list[UpdateTrinketEvent]
+
+    def handle_update_trinket(self, event):
+        self.heard.append(event)
+        super().handle_update_trinket(event)
+
+    def generate_content(self, context):
+        return f"<memories>{context.get('memory', 'none')}</memories>"
+
+
+def test_a_trinket_handling_its_update_gets_the_event_the_log_holds():
+    bus = EventBus()
+    wm = WorkingMemory(bus, clock=ManualClock(T0))
+    reading = Reading(bus, wm)
+    reading.heard = []
+    wm.publish_trinket_update("Reading", {"memory": "tea"})
+    (update,) = reading.heard
+    assert update is bus.log[0].event and update.context == {"memory": "tea"}
+    assert [r.event_type for r in bus.log] == ["UpdateTrinketEvent", "TrinketContentEvent"]
+    assert wm.compose("Hi")["notification_center"].count("<memories>none</memories>") == 1
+    assert reading.heard[1] is bus.log[3].event  # the cycle's update, built for it alone
+
+
+def test_a_cycle_builds_no_event_when_nobody_but_working_memory_listens():
+    bus = EventBus()
+    wm = WorkingMemory(bus, clock=ManualClock(T0))
+    Directives(bus, wm)
+    Clock(bus, wm)
+    wm.compose("Hi")
+    rows = list(bus._log)
+    built = [row for row in rows if len(row) == 6 or row[0] in bus._built]
+    assert len(rows) == 6 and len(built) == 1  # the compose request, published built
+    assert [r.event_type for r in bus.log][1:] == [
+        "UpdateTrinketEvent",
+        "TrinketContentEvent",
+        "UpdateTrinketEvent",
+        "TrinketContentEvent",
+        "SystemPromptComposedEvent",
+    ]

@@ -4,6 +4,11 @@
 subscriber may publish in turn (nested publishes run depth-first). A subscriber that raises does not
 stop the others: its exception is logged and recorded on the event's log record.
 
+An event may be published by its class and fields (``publish(TurnCompletedEvent, "c", "", now, 1,
+1)``): it is then built only if a subscriber takes events or the log is read. A subscriber that
+takes the fields instead (``subscribe(..., fields=True)``) needs no event, so a compose cycle whose
+only subscriber is WorkingMemory builds none of its per-trinket events.
+
 Examples
 --------
 >>> from wm_kernel.core.events import TurnCompletedEvent
@@ -19,15 +24,17 @@ Examples
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import logging
+import operator
 import threading
 from collections import deque
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar, overload
 
-from wm_kernel.core.events import EVENT_TYPES, Event, event_id_of, next_event_number
+from wm_kernel.core.events import EVENT_TYPES, Event, event_id_of, event_numbers
 
 logger = logging.getLogger("wm_kernel.core.bus")
 
@@ -47,10 +54,8 @@ class SubscriberFailure:
 class EventRecord:
     """One published event in the bus log: sequence number, nesting depth, failures.
 
-    An event delivered straight to its only subscriber (:meth:`EventBus.deliver`) is kept as its
-    class and fields, and built the first time ``event`` is read: a compose cycle publishes two
-    events per trinket that nobody but the log may ever look at. (The log keeps such an event
-    as a compact row until the log is read, see :func:`_record_of`.)"""
+    An event published by its fields and built by nobody is kept as its class and fields, and
+    built the first time ``event`` is read."""
 
     __slots__ = ("seq", "_event", "depth", "failures", "_fields")
 
@@ -65,7 +70,7 @@ class EventRecord:
 
     @property
     def event(self) -> Event:
-        """The event published (built now if it was delivered directly and not read before)."""
+        """The event published (built now if it was published by its fields and not read before)."""
         event = self._event
         if event is None:
             assert self._fields is not None  # one of the two is always set
@@ -98,55 +103,56 @@ class EventRecord:
         return f"<EventRecord #{self.seq} {self.event_type}{failed}>"
 
 
-#: A log entry of an event delivered directly, before anyone read it: ``[seq, depth, event class,
-#: id number, fields]``, and its :class:`EventRecord` as a sixth item once built. A row costs a
-#: list where a record costs an object, a list and a tuple, and a compose cycle logs two per
-#: trinket.
-_Row = list[Any]
+#: A log entry: ``(seq, depth, event class number, id number, fields)`` for an event published
+#: by its fields (its record, once built, kept by the bus under its seq), and
+#: ``(seq, depth, event class number, 0, (), record)`` for an event published built. A compose
+#: cycle logs two per trinket, so a row is as cheap as can be: one tuple holding nothing the
+#: garbage collector tracks (the class is named by its number, the fields are strings, times and
+#: empty dicts), which the collector stops tracking at its first pass instead of walking it in
+#: every full collection while the log keeps it.
+_Row = tuple[Any, ...]
 
 
-def _record_of(entry: EventRecord | _Row) -> EventRecord:
-    """The record of a log entry: the entry itself, or the row's record (built the first time it
-    is asked for, then kept in the row, so every reader gets the same record and event)."""
-    if isinstance(entry, EventRecord):
-        return entry
-    if len(entry) == 5:
-        seq, depth, event_type, number, fields = entry
-        entry.append(EventRecord(seq, None, depth, (event_type, number, fields)))
-    record: EventRecord = entry[5]  # the first one appended, should two threads build it at once
-    return record
+#: The row "being delivered" outside any delivery: depth -1, so a publish's depth is always its
+#: outer row's plus one.
+_OUTSIDE: _Row = (0, -1, 0, 0, ())
 
 
-def _records(entries: Iterable[EventRecord | _Row]) -> tuple[EventRecord, ...]:
-    """:func:`_record_of` each entry, the ones already built without a call (a log is read whole)."""
-    return tuple(
-        [
-            entry if isinstance(entry, EventRecord) else entry[5] if len(entry) == 6 else _record_of(entry)
-            for entry in entries
-        ]
-    )
+class _Delivering:
+    """Per thread: the log row of the event being delivered (the innermost, when publishes nest;
+    ``_OUTSIDE`` outside a delivery). One object per thread, its attribute changed on every
+    publish: a thread-local attribute costs more to set."""
+
+    __slots__ = ("row",)
+
+    def __init__(self) -> None:
+        self.row: _Row = _OUTSIDE
 
 
-class _RowDelivery:
-    """The event being delivered (``_Delivery.record``) all through an :meth:`EventBus.deliver_each`
-    loop: the row being delivered or, between rows (``row`` None), the loop's own outer event. It
-    gives the depth, for the events published meanwhile, and the failures: the row's (on its
-    record, built when the first lands) or the outer event's. One object serves the whole loop,
-    its attributes changed from row to row: a thread-local costs more to set."""
+class _PerThread(threading.local):
+    def __init__(self) -> None:
+        self.delivering = _Delivering()
 
-    __slots__ = ("depth", "row", "outer")
 
-    def __init__(self, outer: EventRecord | _RowDelivery | None) -> None:
-        self.outer = outer
-        self.row: _Row | None = None
-        self.depth: int = outer.depth if outer is not None else -1
+#: How a published class reaches its subscribers, worked out once per class and subscription
+#: change: its only subscriber when that one takes the fields (a publish by fields then calls it
+#: at once), whether one takes the event (it is then built), each subscriber and whether it
+#: takes the fields, how to read the fields of an event published built, and the class's number
+#: in the log's rows.
+_Route = tuple[
+    Callable[..., Any] | None,
+    bool,
+    tuple[tuple[Callable[..., Any], bool], ...],
+    Callable[[Event], tuple[Any, ...]],
+    int,
+]
 
-    @property
-    def failures(self) -> list[SubscriberFailure]:
-        row, outer = self.row, self.outer
-        if row is not None:
-            return _record_of(row).failures
-        return outer.failures if outer is not None else []  # no event: reported nowhere, counted
+
+def _fields_getter(cls: type[Event]) -> Callable[[Event], tuple[Any, ...]]:
+    """The fields of an event of ``cls`` in order, all but ``event_id``: what a subscriber taking
+    fields is called with."""
+    names = [f.name for f in dataclasses.fields(cls) if f.name != "event_id"]
+    return operator.attrgetter(*names)  # three names at least: it returns a tuple
 
 
 def _callback_name(callback: Callable[..., Any]) -> str:
@@ -171,13 +177,6 @@ def _event_type_name(event_type: type[Event] | str) -> str:
     raise TypeError(f"expected an Event subclass or its name, got {event_type!r}")
 
 
-class _Delivery(threading.local):
-    """Per thread: the record being delivered (its ``depth`` is the nesting depth of publishes); a
-    class-level default, so a publish reads it without a getattr fallback."""
-
-    record: EventRecord | _RowDelivery | None = None
-
-
 class EventBus:
     """Synchronous publish/subscribe.
 
@@ -191,18 +190,25 @@ class EventBus:
     def __init__(self, log_size: int = 10_000) -> None:
         if not isinstance(log_size, int) or isinstance(log_size, bool) or log_size < 0:
             raise ValueError(f"log_size must be a non-negative int, got {log_size!r}")
-        self._subscribers: dict[str, tuple[Subscriber, ...]] = {}
-        # event class -> its subscribers, filled as classes are published (a publish looks its
-        # class up, not its name); emptied whenever a subscription changes
-        self._by_class: dict[type, tuple[Subscriber, ...]] = {}
-        #: How many times the subscriptions changed: a caller that worked out something from
-        #: :meth:`subscribers` keeps it while this number stays the same.
-        self.revision = 0
+        # name -> (callback, whether it takes the event's fields), in subscription order
+        self._subscribers: dict[str, tuple[tuple[Callable[..., Any], bool], ...]] = {}
+        # event class -> its route, filled as classes are published (a publish looks its class
+        # up, not its name); emptied whenever a subscription changes
+        self._routes: dict[type, _Route] = {}
+        # event class -> (its only subscriber, its number) for the classes whose only subscriber
+        # takes the fields: a publish by fields of one looks no further
+        self._only: dict[type, tuple[Callable[..., Any], int]] = {}
         self._lock = threading.RLock()
-        self._log: deque[EventRecord | _Row] = deque(maxlen=log_size)
-        self._logging = log_size > 0
+        self._log: deque[_Row] = deque(maxlen=log_size)
+        self._append = self._log.append  # a log of size 0 drops what it is given
         self._seq = itertools.count(1)
-        self._local = _Delivery()
+        # the event classes of the log's rows, by number, and the number of each
+        self._classes: list[type[Event]] = []
+        self._class_numbers: dict[type, int] = {}
+        # seq -> the record built for a row published by fields (rows are immutable); pruned to
+        # the rows the log still holds as it grows
+        self._built: dict[int, EventRecord] = {}
+        self._local = _PerThread()
         self.failure_count = 0
 
     # -- subscriptions
@@ -211,213 +217,209 @@ class EventBus:
     @overload
     def subscribe(self, event_type: type[E], callback: Callable[[E], Any]) -> None: ...
     @overload
+    def subscribe(self, event_type: type[Event] | str, callback: Callable[..., Any], *, fields: bool) -> None: ...
+    @overload
     def subscribe(self, event_type: str, callback: Callable[[Any], Any]) -> None: ...
 
-    def subscribe(self, event_type: type[Event] | str, callback: Callable[[Any], Any]) -> None:
+    def subscribe(self, event_type: type[Event] | str, callback: Callable[..., Any], *, fields: bool = False) -> None:
         """Call ``callback(event)`` for every published event of ``event_type``.
 
         ``event_type`` is an Event subclass (the usual way: a typo is then a NameError) or the name
         of a known one (``EVENT_TYPES``; any other name is a ValueError). A subclass defined outside
-        wm-kernel is subscribed to by its class."""
+        wm-kernel is subscribed to by its class.
+
+        With ``fields=True`` the callback is called with the event's fields instead, in their
+        order and without ``event_id`` (``callback(continuum_id, user_id, occurred_at, ...)``): an
+        event published by its fields is then not built for it. :meth:`current_event` gives it
+        the event, should it need it after all."""
         if not callable(callback):
             raise TypeError(f"callback must be callable, got {callback!r}")
+        if not isinstance(fields, bool):
+            raise TypeError(f"fields must be True or False, got {fields!r}")
         name = _event_type_name(event_type)
         with self._lock:
             # tuples are swapped, not mutated, so a publish in progress keeps its snapshot
-            self._subscribers[name] = self._subscribers.get(name, ()) + (callback,)
-            self._by_class = {}
-            self.revision += 1
+            self._subscribers[name] = self._subscribers.get(name, ()) + ((callback, fields),)
+            self._routes, self._only = {}, {}
 
     @overload
     def unsubscribe(self, event_type: type[E], callback: Callable[[E], Any]) -> bool: ...
     @overload
-    def unsubscribe(self, event_type: str, callback: Callable[[Any], Any]) -> bool: ...
+    def unsubscribe(self, event_type: type[Event] | str, callback: Callable[..., Any]) -> bool: ...
 
-    def unsubscribe(self, event_type: type[Event] | str, callback: Callable[[Any], Any]) -> bool:
-        """Remove one subscription; True if it was there."""
+    def unsubscribe(self, event_type: type[Event] | str, callback: Callable[..., Any]) -> bool:
+        """Remove one subscription (however it takes the event); True if it was there."""
         name = _event_type_name(event_type)
         with self._lock:
             current = self._subscribers.get(name, ())
-            for index, existing in enumerate(current):
+            for index, (existing, _) in enumerate(current):
                 if existing == callback:
                     self._subscribers[name] = current[:index] + current[index + 1 :]
-                    self._by_class = {}
-                    self.revision += 1
+                    self._routes, self._only = {}, {}
                     return True
         return False
 
     def subscribers(self, event_type: type[Event] | str) -> tuple[Subscriber, ...]:
         """The callbacks subscribed to ``event_type`` (class or name), in calling order."""
-        if isinstance(event_type, type):  # kept by class, as publish() keeps them
-            known = self._by_class.get(event_type)
-            if known is None:
-                name = _event_type_name(event_type)
-                with self._lock:
-                    known = self._by_class[event_type] = self._subscribers.get(name, ())
-            return known
-        return self._subscribers.get(_event_type_name(event_type), ())
+        return tuple([callback for callback, _ in self._subscribers.get(_event_type_name(event_type), ())])
+
+    def _route(self, cls: type, by_fields: bool) -> _Route:
+        """The route of a class not published since the subscriptions last changed."""
+        if not (isinstance(cls, type) and issubclass(cls, Event)):
+            what = f"an Event class and its fields, got {cls!r}" if by_fields else f"an Event, got {cls.__name__}"
+            raise TypeError(f"publish() takes {what}")
+        with self._lock:  # a subscription changing meanwhile must not leave a stale entry
+            callbacks = self._subscribers.get(cls.__name__, ())
+            only = callbacks[0][0] if len(callbacks) == 1 and callbacks[0][1] else None
+            number = self._class_numbers.get(cls)
+            if number is None:
+                number = self._class_numbers[cls] = len(self._classes)
+                self._classes.append(cls)
+            route = (only, not all(fields for _, fields in callbacks), callbacks, _fields_getter(cls), number)
+            self._routes[cls] = route
+            if only is not None:
+                self._only[cls] = (only, number)
+        return route
 
     # -- publishing
-    def publish(self, event: Event) -> EventRecord:
-        """Deliver ``event`` to its subscribers now, in subscription order; returns its log record."""
-        cls = type(event)
-        callbacks = self._by_class.get(cls)
-        if callbacks is None:  # a class not published since the subscriptions last changed
-            if not isinstance(event, Event):
-                raise TypeError(f"publish() takes an Event, got {cls.__name__}")
-            with self._lock:  # a subscription changing meanwhile must not leave a stale entry
-                callbacks = self._by_class[cls] = self._subscribers.get(cls.__name__, ())
-        local = self._local
-        outer = local.record
-        record = EventRecord(next(self._seq), event, outer.depth + 1 if outer is not None else 0)
-        if self._logging:
-            self._log.append(record)
+    @overload
+    def publish(self, event: Event) -> EventRecord: ...
+    @overload
+    def publish(self, event: type[Event], *fields: Any) -> None: ...
+
+    def publish(self, event: Event | type[Event], *fields: Any) -> EventRecord | None:
+        """Deliver an event to its subscribers now, in subscription order.
+
+        ``publish(event)`` delivers a built event and returns its log record.
+        ``publish(EventClass, continuum_id, user_id, occurred_at, *rest)`` delivers the event of
+        those fields (all but ``event_id``, which is taken now, so ids keep publish order) and
+        returns None: the event is built only if a subscriber takes events (once, for all of
+        them) or when the log is read; a subscriber taking fields gets these."""
+        if fields:
+            known = self._only.get(event)  # type: ignore[arg-type]
+            if known is not None:  # a compose cycle's events: one subscriber, by fields
+                delivering = self._local.delivering
+                outer = delivering.row
+                row: _Row = (next(self._seq), outer[1] + 1, known[1], next(event_numbers), fields)
+                self._append(row)
+                delivering.row = row
+                try:
+                    known[0](*fields)
+                except Exception as exc:  # isolated as below
+                    self._record_failure(row, _callback_name(known[0]), exc)
+                finally:
+                    delivering.row = outer
+                return None
+        cls: type = event if fields else type(event)  # type: ignore[assignment]
+        route = self._routes.get(cls)
+        if route is None:  # a class not published since the subscriptions last changed
+            route = self._route(cls, bool(fields))
+        _, takes_event, callbacks, fields_of, class_number = route
+        delivering = self._local.delivering
+        outer = delivering.row
+        depth = outer[1] + 1
+        record: EventRecord | None = None
+        if fields:
+            number = next(event_numbers)
+            row = (next(self._seq), depth, class_number, number, fields)
+            if takes_event:
+                event = cls(fields[0], fields[1], event_id_of(number), *fields[2:])
+                self._built[row[0]] = EventRecord(row[0], event, depth)  # type: ignore[arg-type]
+        else:
+            record = EventRecord(next(self._seq), event, depth)  # type: ignore[arg-type]
+            row = (record.seq, depth, class_number, 0, (), record)
+            if callbacks and not takes_event:  # every subscriber takes the fields
+                fields = fields_of(event)  # type: ignore[arg-type]
+        self._append(row)
         if callbacks:
-            local.record = record
+            delivering.row = row
             try:
-                for callback in callbacks:
+                for callback, takes_fields in callbacks:
                     try:
-                        callback(event)
+                        if takes_fields:
+                            callback(*(fields or fields_of(event)))  # type: ignore[arg-type]
+                        else:
+                            callback(event)
                     except Exception as exc:  # isolation: one subscriber never stops the others
-                        self._record_failure(record, _callback_name(callback), exc)
+                        self._record_failure(row, _callback_name(callback), exc)
             finally:
-                local.record = outer
+                delivering.row = outer
         return record
 
-    def deliver(
-        self,
-        event_type: type[Event],
-        fields: tuple[Any, ...],
-        subscriber: Callable[..., Any] | None,
-        call: Callable[..., Any] | None,
-        *args: Any,
-        answer_type: type[Event] | None = None,
-    ) -> Any:
-        """Publish an event of ``event_type`` whose only subscriber (``subscriber``, or none) is
-        the caller's own: ``call(*args)`` runs where the subscriber would, with the same isolation,
-        nesting and log record, but no Event is built unless the log is read. With no subscriber
-        (``call`` None) the event is only logged. When ``call`` returns the fields of an
-        ``answer_type`` event, that event is logged as :meth:`deliver_each` logs a row's answer.
+    def current_event(self) -> Event | None:
+        """The event being delivered on this thread (the innermost, when publishes nest), built
+        now if it was published by its fields; None outside a delivery. A subscriber taking fields
+        reads it when it needs the event after all (to hand it to code that takes events)."""
+        row = self._local.delivering.row
+        return None if row is _OUTSIDE else self._record_of(row).event
 
-        ``fields`` are the event's fields without ``event_id`` (continuum_id, user_id,
-        occurred_at, then those of its class); the id is taken now, so ids keep publish order.
-        Returns what ``call`` returned (None if it raised: the failure is on the record)."""
-        if call is None:
-            self.note(event_type, fields)
-            return None
-        local = self._local
-        outer = local.record
-        depth = outer.depth + 1 if outer is not None else 0
-        record = EventRecord(next(self._seq), None, depth, (event_type, next_event_number(), fields))
-        if self._logging:
-            self._log.append(record)
-        local.record = record
-        try:
-            result = call(*args)
-        except Exception as exc:  # isolation, as publish() gives its subscribers
-            self._record_failure(record, _callback_name(subscriber or call), exc)
-            return None
-        finally:
-            local.record = outer
-        if answer_type is not None and result is not None:
-            answered = [next(self._seq), depth + 1, answer_type, next_event_number(), result]
-            if self._logging:
-                self._log.append(answered)
-        return result
-
-    def deliver_each(
-        self,
-        event_type: type[Event],
-        rows: Iterable[tuple[tuple[Any, ...], Any]],
-        subscriber: Callable[..., Any],
-        call: Callable[[Any], tuple[Any, ...] | None],
-        answer_type: type[Event] | None = None,
-    ) -> None:
-        """:meth:`deliver` for each ``(fields, arg)`` of ``rows``, in order, as the same number of
-        publishes would: ``call(arg)`` runs as ``subscriber`` would (a compose cycle's updates: one
-        loop here instead of a call each). When ``call`` returns the fields of an ``answer_type``
-        event, that event is logged as :meth:`note` logs one, inside the row's event and after
-        whatever the call published: the answer the caller delivered to itself."""
-        local = self._local
-        outer = local.record
-        delivery = _RowDelivery(outer)
-        outer_depth = delivery.depth
-        depth = outer_depth + 1
-        append = self._log.append if self._logging else None
-        seq = self._seq.__next__
-        local.record = delivery
-        try:
-            for fields, arg in rows:
-                row = [seq(), depth, event_type, next_event_number(), fields]
-                if append is not None:
-                    append(row)
-                delivery.row, delivery.depth = row, depth
-                try:
-                    answer = call(arg)
-                except Exception as exc:  # isolation, as publish() gives its subscribers
-                    self._record_failure(_record_of(row), _callback_name(subscriber), exc)
-                else:
-                    if answer is not None:
-                        answered = [seq(), depth + 1, answer_type, next_event_number(), answer]
-                        if append is not None:
-                            append(answered)
-                # between rows the outer event is the one being delivered (``rows`` may publish)
-                delivery.row, delivery.depth = None, outer_depth
-        finally:
-            local.record = outer
-
-    def note(self, event_type: type[Event], fields: tuple[Any, ...]) -> _Row:
-        """Log an event of ``event_type`` (``fields`` as for :meth:`deliver`) delivered, inside the
-        event being delivered now, by a publisher that is its only subscriber and handles it
-        itself, publishing nothing meanwhile (it is built only if the log is read). Returns the
-        log entry, for :meth:`report_failure` should that handling fail."""
-        outer = self._local.record
-        depth = outer.depth + 1 if outer is not None else 0
-        row = [next(self._seq), depth, event_type, next_event_number(), fields]
-        if self._logging:
-            self._log.append(row)
-        return row
-
-    def report_failure(self, who: str, exc: BaseException, *, on: _Row | EventRecord | None = None) -> None:
+    def report_failure(self, who: str, exc: BaseException) -> None:
         """Record a failure that a subscriber caught itself (e.g. WorkingMemory isolating a trinket)
-        on the log record of the event being delivered now (or of the entry ``on`` that
-        :meth:`note` returned), so the log shows it."""
-        record = self._local.record if on is None else _record_of(on)
-        if record is not None:
-            record.failures.append(SubscriberFailure(who, f"{type(exc).__name__}: {exc}", exc))
+        on the log record of the event being delivered now, so the log shows it."""
+        row = self._local.delivering.row
+        if row is not _OUTSIDE:
+            self._record_of(row).failures.append(SubscriberFailure(who, f"{type(exc).__name__}: {exc}", exc))
         self.failure_count += 1
 
-    def _record_failure(self, record: EventRecord, name: str, exc: Exception) -> None:
+    def _record_failure(self, row: _Row, name: str, exc: Exception) -> None:
+        record = self._record_of(row)
         record.failures.append(SubscriberFailure(name, f"{type(exc).__name__}: {exc}", exc))
         self.failure_count += 1
         logger.error("subscriber %s failed on %s", name, record.event_type, exc_info=exc)
 
     # -- the log
+    def _record_of(self, row: _Row) -> EventRecord:
+        """The record of a log row, built the first time it is asked for, then kept, so every
+        reader gets the same record and event."""
+        if len(row) == 6:
+            record: EventRecord = row[5]
+            return record
+        seq = row[0]
+        built = self._built
+        record = built.get(seq)  # type: ignore[assignment]
+        if record is None:
+            record = built.setdefault(seq, EventRecord(seq, None, row[1], (self._classes[row[2]], row[3], row[4])))
+            if len(built) > 2 * (self._log.maxlen or 0) + 64:  # forget the records of rows dropped
+                try:
+                    oldest = self._log[0][0]
+                except IndexError:  # an empty log (or one cleared by another thread meanwhile)
+                    oldest = seq
+                # list() copies the keys at once, should another thread add one meanwhile
+                for gone in [s for s in list(built) if s < oldest and s != seq]:
+                    built.pop(gone, None)
+        return record
+
+    def _records(self, rows: Iterable[_Row]) -> tuple[EventRecord, ...]:
+        """:meth:`_record_of` each row, the ones already built without a call (a log is read whole)."""
+        built = self._built
+        return tuple([row[5] if len(row) == 6 else built.get(row[0]) or self._record_of(row) for row in rows])
+
     @property
     def log(self) -> Sequence[EventRecord]:
         """The most recent published events, oldest first, in causal (publish-start) order."""
-        return _records(tuple(self._log))
+        return self._records(tuple(self._log))
 
     def tail(self, n: int) -> tuple[EventRecord, ...]:
         """The ``n`` most recent logged events, oldest first, without copying the whole log (a
         live view reads the last few after every compose, from a log of up to ``log_size``)."""
         log = self._log
         try:
-            entries = [log[-i] for i in range(min(n, len(log)), 0, -1)]
+            rows = [log[-i] for i in range(min(n, len(log)), 0, -1)]
         except IndexError:  # cleared by another thread meanwhile
-            entries = list(log)[-n:] if n > 0 else []
-        return _records(entries)
+            rows = list(log)[-n:] if n > 0 else []
+        return self._records(rows)
 
     def clear_log(self) -> None:
         """Forget the logged events (sequence numbers keep counting)."""
         self._log.clear()
+        self._built.clear()
 
     def log_rows(self, last: int | None = None) -> list[dict[str, Any]]:
         """:meth:`EventRecord.as_row` of the logged events (only the ``last`` N when given)."""
-        entries = tuple(self._log)
+        rows = tuple(self._log)
         if last is not None:
-            entries = entries[-last:] if last > 0 else ()
-        return [record.as_row() for record in _records(entries)]
+            rows = rows[-last:] if last > 0 else ()
+        return [record.as_row() for record in self._records(rows)]
 
     def __repr__(self) -> str:
         counts = {k: len(v) for k, v in self._subscribers.items() if v}

@@ -41,13 +41,15 @@ def new_event_id() -> str:
 _new_event_id = new_event_id
 
 
-#: The number of the next event id, taken now and written out later by :func:`event_id_of` (an
-#: event built only when read keeps the id it would have had); the counter's own ``__next__``.
-next_event_number = _ID_COUNTER.__next__
+#: The numbers of event ids: ``next(event_numbers)`` is taken when an event is published by its
+#: fields and written out by :func:`event_id_of` when it is built (an event built only when read
+#: keeps the id it would have had). ``next()`` on the counter itself: a call of its ``__next__``
+#: costs more.
+event_numbers = _ID_COUNTER
 
 
 def event_id_of(number: int) -> str:
-    """The event id of a number from :func:`next_event_number`."""
+    """The event id of a number taken from :data:`event_numbers`."""
     return f"{_ID_PREFIX}-{number:x}"
 
 

@@ -12,9 +12,7 @@ from contextlib import AbstractContextManager
 from datetime import datetime
 from typing import Any, ClassVar, Protocol
 
-from wm_kernel.core.events import UpdateTrinketEvent
-
-__all__ = ["Trinket", "RefreshesDirectly", "DEFAULT_PRIORITY", "NEVER_DROP", "BUDGET_KEEP"]
+__all__ = ["Trinket", "DEFAULT_PRIORITY", "NEVER_DROP", "BUDGET_KEEP"]
 
 #: The priority of a trinket that sets no ``default_priority`` (see docs/budgets.md).
 DEFAULT_PRIORITY = 50
@@ -31,7 +29,8 @@ class Trinket(Protocol):
     section text ('' for none), last failure ('' for none), on/off switch, the time its content
     last changed and its budget priority are traits; WorkingMemory sets the first three and the
     time when the trinket fails. The methods are the steps of its life WorkingMemory drives: an
-    update, a flush that failed before, the end of a segment, detaching; and what a budget asks:
+    update (the trinket finishes a flush that failed before first), the end of a segment,
+    detaching; and what a budget asks:
     the ids of its items, best first, and its section showing only the first ``keep`` of them.
     """
 
@@ -47,9 +46,11 @@ class Trinket(Protocol):
 
     def hold_trait_notifications(self) -> AbstractContextManager[Any]: ...
 
-    def handle_update_trinket(self, event: UpdateTrinketEvent) -> None: ...
-
-    def finish_pending_flush(self) -> None: ...
+    def run_update(self, continuum_id: str, user_id: str, context: Mapping[str, Any]) -> None:
+        """The UpdateTrinketEvent WorkingMemory is delivering to it (by its fields: the event
+        is built only if asked for, see ``EventBus.current_event``): regenerate the section and
+        publish it as a TrinketContentEvent of ``continuum_id`` and ``user_id`` (the
+        WorkingMemory's)."""
 
     def end_segment(self) -> None: ...
 
@@ -58,14 +59,3 @@ class Trinket(Protocol):
     def ranked_items(self) -> list[str]: ...
 
     def content_keeping(self, keep: int) -> str: ...
-
-
-class RefreshesDirectly(Trinket, Protocol):
-    """A trinket whose update WorkingMemory may run without building its event (its class says so
-    with ``plain_update``): ``refresh_content`` sets its traits and returns the content to
-    publish and its time, or ``""`` once it dropped its section."""
-
-    cache_policy: ClassVar[bool]
-    plain_update: ClassVar[bool]
-
-    def refresh_content(self, context: Mapping[str, Any]) -> tuple[str, datetime]: ...

@@ -26,7 +26,7 @@ from datetime import datetime
 from types import MappingProxyType
 from typing import Any, Generic, TypeVar
 
-from traitlets import Dict, HasTraits, Instance, List, Unicode
+from traitlets import Dict, HasTraits, Instance, List, Unicode, observe
 
 from wm_kernel.core.bus import EventBus
 from wm_kernel.core.clock import Clock, SystemClock
@@ -34,14 +34,12 @@ from wm_kernel.core.composer import SystemPromptComposer
 from wm_kernel.core.composer.budget import TokenBudget, TokenLimit
 from wm_kernel.core.composer.caps import Cap, apply_caps, with_cap
 from wm_kernel.core.composer.layout import Layout
-from wm_kernel.core.direct_updates import DirectUpdates
 from wm_kernel.core.events import (
     ComposeSystemPromptEvent,
     SegmentCollapsedEvent,
     SystemPromptComposedEvent,
     TrinketContentEvent,
     UpdateTrinketEvent,
-    new_event_id,
 )
 from wm_kernel.core.failures import CollapseIncompleteError, failure_kind
 from wm_kernel.core.placeholders import Placeholders
@@ -125,6 +123,10 @@ class WorkingMemory(HasTraits, Generic[T]):
         check_str(user_id, "user_id")
         check_str(continuum_id, "continuum_id", empty_ok=True)
         super().__init__(user_id=user_id)
+        # the values of the traits every compose reads, kept as plain attributes (a trait's read
+        # costs two calls): user_id; caps, token_budget and budget_step
+        self._user_id = user_id
+        self._fitting: tuple[dict[str, Cap], int | None, int | None] = (self.caps, self.token_budget, self.budget_step)
         self.bus = event_bus
         self._stored = SectionStore(store if store is not None else MemoryStore())
         self.profile: Profile = profile if profile is not None else Profile()
@@ -141,19 +143,17 @@ class WorkingMemory(HasTraits, Generic[T]):
         self._trinkets = self._registry.by_name  # read on every compose
         self._registering = 0  # > 0 inside registering(): trinket_names is set once, at its end
         self._placeholders = Placeholders()
-        self._direct: DirectUpdates[T] = DirectUpdates(
-            event_bus,
-            self.composer,
-            self._stored,
-            self._trinkets,
-            self._isolate_failure,
-            self._handle_update_trinket,
-            self._handle_trinket_content,
-        )
         event_bus.subscribe(ComposeSystemPromptEvent, self._handle_compose)
-        event_bus.subscribe(UpdateTrinketEvent, self._handle_update_trinket)
-        event_bus.subscribe(TrinketContentEvent, self._handle_trinket_content)
+        # the two events of every trinket's update are taken by their fields: nobody else
+        # listening, the bus builds neither (nor the composed prompt's) unless its log is read
+        event_bus.subscribe(UpdateTrinketEvent, self._handle_update_trinket, fields=True)
+        event_bus.subscribe(TrinketContentEvent, self._handle_trinket_content, fields=True)
         event_bus.subscribe(SegmentCollapsedEvent, self._handle_segment_collapsed)
+
+    @observe("user_id", "caps", "token_budget", "budget_step")
+    def _read_on_every_compose_changed(self, change: dict[str, Any]) -> None:
+        self._user_id = self.user_id
+        self._fitting = (self.caps, self.token_budget, self.budget_step)
 
     # -- registration
     @property
@@ -174,7 +174,6 @@ class WorkingMemory(HasTraits, Generic[T]):
     @store.setter
     def store(self, store: StateStore) -> None:
         self._stored = SectionStore(store)  # what was written to another store says nothing here
-        self._direct.sections = self._stored
 
     @property
     def store_key(self) -> str:
@@ -237,26 +236,22 @@ class WorkingMemory(HasTraits, Generic[T]):
             composer = self.composer
             composer.set_base_prompt(self.fill_placeholders(event.base_prompt))
             composer.clear_sections(preserve_base=True)
-            bus, now = self.bus, self.clock.now
-            continuum_id, user_id = event.continuum_id, self.user_id
-            # Where WorkingMemory is the only subscriber of the updates (and of the contents), it
-            # hands each trinket its update itself (wm_kernel.core.direct_updates): the bus logs
-            # the events and builds them only when the log is read.
-            if not self._direct.cycle(continuum_id, user_id, now):
-                for name in list(self._trinkets):
-                    bus.publish(UpdateTrinketEvent(continuum_id, user_id, new_event_id(), now(), name, {}))
+            publish, now = self.bus.publish, self.clock.now
+            continuum_id, user_id = event.continuum_id, self._user_id
+            for name in list(self._trinkets):
+                publish(UpdateTrinketEvent, continuum_id, user_id, now(), name, {})
             self._finish_compose(continuum_id, user_id)
 
     def _finish_compose(self, continuum_id: str, user_id: str) -> None:
         """Caps, budget, the composer's prompt into ``composed``, and SystemPromptComposedEvent."""
-        composer, bus = self.composer, self.bus
-        caps = self.caps
+        composer = self.composer
+        caps, token_budget, budget_step = self._fitting
         capped = apply_caps(composer, self._trinkets.values(), caps, self.budget.counter) if caps else ()
         fit = self.budget.apply(
             composer,
             self._trinkets.values(),
-            budget=self.token_budget,
-            step=self.budget_step,
+            budget=token_budget,
+            step=budget_step,
             revision=self._registry.revision,
         )
         if capped:
@@ -267,7 +262,8 @@ class WorkingMemory(HasTraits, Generic[T]):
         if previous is not None:
             previous.previous = None  # keep one step of history, not a chain
         self.composed = composed
-        fields: tuple[Any, ...] = (
+        self.bus.publish(
+            SystemPromptComposedEvent,
             continuum_id,
             user_id,
             self.clock.now(),
@@ -277,10 +273,6 @@ class WorkingMemory(HasTraits, Generic[T]):
             tuple(composed["post_history_items"]),
             composed["notification_center"],
         )
-        if bus.subscribers(SystemPromptComposedEvent):
-            bus.publish(SystemPromptComposedEvent(fields[0], fields[1], new_event_id(), *fields[2:]))
-        else:  # nobody listens: the log builds it if read
-            bus.deliver(SystemPromptComposedEvent, fields, None, None)
 
     def compose(self, base_prompt: str = "", *, continuum_id: str | None = None) -> ComposedPrompt:
         """Publish a ComposeSystemPromptEvent and return the ComposedPrompt it produced."""
@@ -315,49 +307,49 @@ class WorkingMemory(HasTraits, Generic[T]):
         if context is not None and not isinstance(context, Mapping):
             raise TypeError(f"context must be a mapping, got {type(context).__name__}")
         self.bus.publish(
-            UpdateTrinketEvent(
-                continuum_id if continuum_id is not None else self.continuum_id,
-                self.user_id,
-                new_event_id(),
-                self.clock.now(),
-                trinket.name,
-                dict(context or {}),
-            )
+            UpdateTrinketEvent,
+            continuum_id if continuum_id is not None else self.continuum_id,
+            self.user_id,
+            self.clock.now(),
+            trinket.name,
+            dict(context or {}),
         )
 
     def refresh_trinket(self, trinket: T, context: Mapping[str, Any], *, continuum_id: str) -> None:
         """What ``publish_trinket_update(trinket.name, context)`` does, for a registered trinket
         asking for its own update from inside an event (a stateful trinket whose items expired at a
-        turn). Where WorkingMemory is the only subscriber of updates and the trinket's update is
-        the base's, the update runs as a compose cycle's does: the bus logs the update and its
-        content in the same order and depth and isolates a failure the same way, but builds
-        neither event unless the log is read."""
+        turn): the name is not looked up, the context is copied as it is."""
         # a read-only view (the lifecycle's context) copies its dict ten times faster than dict() does
         copied = context.copy() if type(context) is MappingProxyType else dict(context)
-        fields = (continuum_id, self.user_id, self.clock.now(), trinket.name, copied)
         with self.lock:
-            if not self._direct.refresh(trinket, context, fields):
-                self.bus.publish(UpdateTrinketEvent(fields[0], fields[1], new_event_id(), *fields[2:]))
+            self.bus.publish(UpdateTrinketEvent, continuum_id, self.user_id, self.clock.now(), trinket.name, copied)
 
-    def _handle_update_trinket(self, event: UpdateTrinketEvent) -> None:
+    def _handle_update_trinket(
+        self, continuum_id: str, user_id: str, at: datetime, target_trinket: str, context: Mapping[str, Any]
+    ) -> None:
+        """An UpdateTrinketEvent, by its fields: the target trinket's update, isolated."""
         # look up under the lock: a trinket unregistered by another thread meanwhile must not
-        # publish a section after its removal
-        with self.lock:
-            trinket = self._trinkets.get(event.target_trinket)
+        # publish a section after its removal. (acquire and release, not ``with``: this runs
+        # once per trinket per compose, and ``with`` binds both of the lock's methods each time)
+        lock = self.lock
+        lock.acquire()
+        try:
+            trinket = self._trinkets.get(target_trinket)
             if trinket is None:
-                logger.warning("UpdateTrinketEvent for unknown trinket %r ignored", event.target_trinket)
+                logger.warning("UpdateTrinketEvent for unknown trinket %r ignored", target_trinket)
                 return
             try:
-                trinket.finish_pending_flush()  # a collapse could not: old items must not return
-                trinket.handle_update_trinket(event)
+                trinket.run_update(continuum_id, self._user_id, context)
             except Exception as exc:
                 self._isolate_failure(trinket, exc)
+        finally:
+            lock.release()
 
-    def _isolate_failure(self, trinket: T, exc: Exception, *, doing: str = "", on: Any = None) -> None:
+    def _isolate_failure(self, trinket: T, exc: Exception, *, doing: str = "") -> None:
         """A trinket raised: keep it out of the prompt and the store, and make the failure visible
-        (its ``error`` trait, and the composed prompt's ``omitted``). ``doing`` says what failed
-        when it was not the update itself (e.g. "storing its section"); ``on``, the log entry the
-        bus is to show it on when it is not the event being delivered (see ``EventBus.note``)."""
+        (its ``error`` trait, the composed prompt's ``omitted``, and the log record of the event
+        being delivered). ``doing`` says what failed when it was not the update itself (e.g.
+        "storing its section")."""
         kind = failure_kind(exc)
         logger.error("%s failure in trinket %s: %s: %s", kind, trinket.name, type(exc).__name__, exc)
         prefix = f"{doing}: " if doing else ""
@@ -371,20 +363,24 @@ class WorkingMemory(HasTraits, Generic[T]):
             self.discard_section(trinket)
         except Exception as again:
             logger.error("could not remove the stored section of %s: %s: %s", trinket.name, type(again).__name__, again)
-        self.bus.report_failure(trinket.name, exc, on=on)
+        self.bus.report_failure(trinket.name, exc)
 
-    def _handle_trinket_content(self, event: TrinketContentEvent) -> None:
-        self._keep_section(
-            event.variable_name, event.content, event.cache_policy, event.trinket_name, event.occurred_at, self.user_id
-        )
-
-    def _keep_section(
-        self, section: str, content: str, cache_policy: bool, trinket_name: str, at: datetime, user_id: str
+    def _handle_trinket_content(
+        self,
+        continuum_id: str,
+        user_id: str,
+        at: datetime,
+        section: str,
+        content: str,
+        trinket_name: str,
+        cache_policy: bool,
     ) -> None:
-        """A trinket's content: into the store and the composer."""
-        with self.lock:
+        """A TrinketContentEvent, by its fields: the content into the store and the composer."""
+        lock = self.lock
+        lock.acquire()  # not ``with``: as in _handle_update_trinket
+        try:
             try:
-                self._stored.write(user_id, section, content, cache_policy, at)
+                self._stored.write(self._user_id, section, content, cache_policy, at)
             except Exception as exc:
                 # without this, the bus would isolate *this* subscriber and the section would
                 # silently miss the prompt; instead it is the trinket's visible failure
@@ -394,6 +390,8 @@ class WorkingMemory(HasTraits, Generic[T]):
                 self._isolate_failure(trinket, exc, doing="storing its section failed")
                 return
             self.composer.add_section(section, content, cache_policy, trinket_name or None)
+        finally:
+            lock.release()
 
     def discard_section(self, trinket: T) -> None:
         """Remove a trinket's section from the store and the composer (empty, disabled or failed)."""

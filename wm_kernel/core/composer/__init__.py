@@ -141,10 +141,14 @@ class SystemPromptComposer:
             raise TypeError(f"section {name!r} content must be a str, got {type(content).__name__}")
         if not content or content.isspace():
             return
-        with self._lock:
+        lock = self._lock
+        lock.acquire()  # not ``with``, which binds both of the lock's methods: once per section
+        try:
             self._sections[name] = (content, bool(cache_policy), trinket)
             if self._cleared is None:
                 self._touched.add(name)
+        finally:
+            lock.release()
 
     def remove_section(self, name: str) -> bool:
         """Drop one section; True if it was there."""
