@@ -273,6 +273,8 @@ DEFAULT_WIRE = "anthropic"
 _dialects: dict[str, Dialect] = {}
 _names: dict[str, str] = {}  # name or alias -> dialect name
 _formats: dict[str, LogFormat] = {}
+#: ``usage_providers()`` as last computed (every Usage built asks): None once a dialect registers
+_providers: tuple[str, ...] | None = None
 
 
 def register_dialect(dialect: Dialect, *, replace: bool = False) -> Dialect:
@@ -287,7 +289,9 @@ def register_dialect(dialect: Dialect, *, replace: bool = False) -> Dialect:
         owner = _names.get(alias)
         if owner is not None and owner != dialect.name and not replace:
             raise ValueError(f"{alias!r} already names the {owner} dialect")
+    global _providers
     _dialects[dialect.name] = dialect
+    _providers = None
     ordered = sorted(_dialects.values(), key=lambda d: d.rank)  # stable: registration order within a rank
     _dialects.clear()
     _dialects.update((d.name, d) for d in ordered)
@@ -374,7 +378,10 @@ def sdk_clients() -> tuple[str, ...]:
 
 def usage_providers() -> tuple[str, ...]:
     """The provider names a Usage or an exchange may carry (the registered dialects' ``provider``)."""
-    return tuple(dict.fromkeys(d.provider for d in _dialects.values() if d.provider))
+    global _providers
+    if _providers is None:
+        _providers = tuple(dict.fromkeys(d.provider for d in _dialects.values() if d.provider))
+    return _providers
 
 
 def usage_dialect(usage: Mapping[str, Any]) -> Dialect | None:
