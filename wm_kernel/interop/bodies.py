@@ -259,10 +259,12 @@ def _openai_items(cut: Cutter, node: Node, items: list[Any], prefix: str) -> Non
     leading = True
     for index, message in enumerate(items):
         leading = leading and isinstance(message, Mapping) and message.get("role") in ("system", "developer")
-        _openai_message(cut, node.items[index], message, f"{prefix}[{index}]", leading)
+        openai_item(cut, node.items[index], message, f"{prefix}[{index}]", leading)
 
 
-def _openai_message(cut: Cutter, node: Node, message: Any, name: str, system: bool) -> None:
+def openai_item(cut: Cutter, node: Node, message: Any, name: str, system: bool) -> None:
+    """One OpenAI message or input item (a function call, its output...) as sections named
+    ``{name} {role or type}``: the system prompt's when ``system``, else a message."""
     if not isinstance(message, Mapping):
         cut.group(node, name, "message", None, [])
         return

@@ -61,7 +61,7 @@ def _records(
     name: str,
     issues: list[ImportIssue],
     skipped: Counter[str] | None = None,
-    text: Sequence[bool] = (True,),
+    decoded: Sequence[bool] = (True,),
 ) -> Iterator[tuple[int, str, Any]]:
     """(line, text, value) of each record: JSON Lines split on "\n" only (U+2028, U+0085 and the
     other characters ``str.splitlines`` breaks on stay inside their line), each line decoded on its
@@ -69,7 +69,7 @@ def _records(
     over several lines (a pretty-printed body, an array or ``{"data": [...]}`` list of records),
     its records. A last line that is not JSON and has no newline after it is a line still being
     written (the file grew as it was read): counted in ``skipped`` as ``INCOMPLETE``, not an issue,
-    and read on the next run. ``text[0]`` False (the caller may change it between records): a line
+    and read on the next run. ``decoded[0]`` False (the caller may change it between records): a line
     read fast is given as "" rather than decoded (its reader does not keep the text)."""
     rows = data.split(b"\n")
     long = long_digits(data)  # checked once: a file without a long digit run needs no check per line
@@ -107,7 +107,7 @@ def _records(
         # the line's issue
         value = UNREAD if long and long_digits(row) else loads_fast(row)
         if value is not UNREAD:
-            yield number, row.decode("utf-8") if text[0] else "", value
+            yield number, row.decode("utf-8") if decoded[0] else "", value
             continue
         try:
             line = row.decode("utf-8")
@@ -186,8 +186,8 @@ def read_log(
     chosen = format
     pending: list[tuple[int, str, Any]] = []
     partial: Counter[str] = Counter()
-    text = [True]  # whether the lines are decoded: until a reader that does not keep them is chosen
-    for number, row, value in _records(data, name, issues, partial, text):
+    decoded = [True]  # whether the lines are decoded: until a reader that does not keep them is chosen
+    for number, row, value in _records(data, name, issues, partial, decoded):
         if chosen is None:
             chosen = detect(value)
             if chosen is None:
@@ -197,12 +197,13 @@ def read_log(
             make = get_log_format(chosen).reader
             if make is None:  # a whole-file format its sniff did not claim (a first line that is not its)
                 return _read_whole(name, data, chosen, split)
-            reader = (
-                ClaudeCodeReader(name, split, context, subagent, usage_only=usage_only)
-                if make is ClaudeCodeReader
-                else make(name, split)
-            )
-            text[0] = getattr(reader, "keeps_text", True)
+            if make is ClaudeCodeReader:
+                reader = ClaudeCodeReader(name, split, context, subagent, usage_only=usage_only)
+            elif usage_only and getattr(make, "reads_usage_only", False):
+                reader = make(name, split, usage_only=True)
+            else:
+                reader = make(name, split)
+            decoded[0] = getattr(reader, "keeps_text", True)
             for early in pending:  # records before the first one that named the format
                 _feed(reader, early, issues)
             pending = []
