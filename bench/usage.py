@@ -1,6 +1,7 @@
 """Benchmark: the usage report over a tree of Claude Code transcripts (issue 46 item 3).
 
-Run on demand: ``.venv/bin/python bench/usage.py [--mb SIZE] [--keep DIR]``. Nothing here is asserted.
+Run on demand: ``.venv/bin/python bench/usage.py [--mb SIZE] [--keep DIR] [--repeat N]``. Nothing
+here is asserted.
 
 The tree (``--mb``, default 1024) is made of copies of the real sessions in ``../shared/real-logs``
 (or /work/shared/real-logs; skipped with a line saying so when absent), each copy's message and
@@ -9,7 +10,8 @@ request ids made its own so every request counts. It prints, for the same bytes:
 - a plain read (every file's bytes, nothing parsed): the floor;
 - the usage pass (``usage_report`` without a cache): MB/s of CPU on one core (``time.process_time``,
   so other processes on a shared machine do not count) and of the wall clock, and its ratio to the
-  plain read;
+  plain read; with ``--repeat N`` (default 3) the pass and the plain read alternate N times and the
+  figures are medians with the min-max range;
 - the pass as it read before this issue (the import's reader, sections cut, ``json`` alone) on the
   first 100 MB of the tree, for the before/after ratio;
 - a second run over the unchanged tree with the per-file cache (wall seconds);
@@ -22,6 +24,7 @@ from __future__ import annotations
 import argparse
 import json
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -30,6 +33,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+
+from _timing import spread  # noqa: E402
 
 
 def real_logs() -> Path | None:
@@ -123,6 +129,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--mb", type=int, default=1024, help="size of the generated tree (default 1024 MB)")
     parser.add_argument("--keep", metavar="DIR", help="build (or reuse) the tree in DIR and keep it")
+    parser.add_argument("--repeat", type=int, default=3, help="runs of the pass, interleaved with plain reads")
     args = parser.parse_args()
     source = real_logs()
     if source is None:
@@ -138,13 +145,20 @@ def main() -> int:
             size = sum(p.stat().st_size for p in tree.rglob("*.jsonl"))
         mb = size / 1e6
         print(f"tree: {files:,} files, {mb:,.0f} MB (copies of {source})")
-        plain_cpu, plain_wall, _ = plain_read(tree)
+        plains, passes = [], []
+        for _ in range(args.repeat):  # interleaved: a busy moment of the machine hits both alike
+            plains.append(plain_read(tree))
+            passes.append(usage_pass([tree]))
+        plain_cpu, plain_wall = statistics.median(p[0] for p in plains), statistics.median(p[1] for p in plains)
+        cpu, total = statistics.median(p[0] for p in passes), passes[0][2]
         print(f"plain read:            {mb / plain_cpu:8,.0f} MB/s CPU, {mb / plain_wall:8,.0f} MB/s wall")
-        cpu, wall, total = usage_pass([tree])
         print(
-            f"usage pass (no cache): {mb / cpu:8,.1f} MB/s CPU, {mb / wall:8,.1f} MB/s wall "
-            f"({cpu:.1f} s CPU; {plain_cpu / cpu:.3f} of the plain read's speed)"
+            f"usage pass (no cache): {spread([mb / p[0] for p in passes], ' MB/s CPU')}, "
+            f"{spread([mb / p[1] for p in passes], ' MB/s wall')} "
+            f"({cpu:.1f} s CPU; {plain_cpu / cpu:.3f} of the plain read's speed; {args.repeat} runs)"
         )
+        if any(p[2] != total for p in passes):
+            print("    the runs' totals differ")
         print(f"    total: {json.dumps(total)}")
         old_cpu, old_bytes = before_pass(tree, 100_000_000)
         old = old_bytes / 1e6 / old_cpu

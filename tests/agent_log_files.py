@@ -67,6 +67,46 @@ def codex_rollout(path: Path) -> Path:
     )
 
 
+def codex_conversation(path: Path) -> Path:
+    """A rollout holding what its requests sent: the base instructions, a developer message, the
+    user's prompt; the first request answers with reasoning, a message and a function call (its
+    totals written twice); the call's output; the second request's answer; a compaction; a third
+    request on the summary."""
+
+    def item(when: str, payload: dict[str, Any]) -> dict[str, Any]:
+        return codex_line(when, "response_item", payload)
+
+    def message(role: str, text: str) -> dict[str, Any]:
+        kind = "output_text" if role == "assistant" else "input_text"
+        return {"type": "message", "role": role, "content": [{"type": kind, "text": text}]}
+
+    meta = {"id": "019c-codex-talk", "base_instructions": {"text": "You are Codex, a coding agent."}}
+    return write_lines(
+        path,
+        [
+            codex_line("2026-02-23T11:41:04.709Z", "session_meta", meta),
+            item("2026-02-23T11:41:04.800Z", message("developer", "Sandbox: workspace-write.")),
+            codex_line("2026-02-23T11:41:05.000Z", "turn_context", {"model": "gpt-5.3-codex", "effort": "high"}),
+            item("2026-02-23T11:41:05.100Z", message("user", "List the files.")),
+            codex_line("2026-02-23T11:41:05.200Z", "event_msg", {"type": "user_message", "message": "List the files."}),
+            item("2026-02-23T11:41:06.000Z", {"type": "reasoning", "summary": [], "encrypted_content": "gAAA"}),
+            item("2026-02-23T11:41:06.100Z", message("assistant", "Looking.")),
+            item(
+                "2026-02-23T11:41:06.200Z",
+                {"type": "function_call", "name": "shell", "arguments": '{"cmd":"ls"}', "call_id": "call_1"},
+            ),
+            token_count("2026-02-23T11:41:07.000Z", (3000, 0, 40, 10), (3000, 0, 40, 10)),
+            item("2026-02-23T11:41:08.000Z", {"type": "function_call_output", "call_id": "call_1", "output": "a.py"}),
+            token_count("2026-02-23T11:41:08.001Z", (3000, 0, 40, 10), (3000, 0, 40, 10)),
+            item("2026-02-23T11:41:09.000Z", message("assistant", "One file: a.py.")),
+            token_count("2026-02-23T11:41:10.000Z", (3100, 2944, 8, 0), (6100, 2944, 48, 10)),
+            codex_line("2026-02-23T11:42:00.000Z", "compacted", {"message": "The user listed the files."}),
+            item("2026-02-23T11:42:01.000Z", message("user", "Thanks.")),
+            token_count("2026-02-23T11:42:02.000Z", (2000, 0, 5, 0), (8100, 2944, 53, 10)),
+        ],
+    )
+
+
 # -- claude-trace captures
 
 

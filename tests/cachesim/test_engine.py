@@ -578,3 +578,37 @@ def test_a_request_prepared_from_the_one_before_is_prepared_as_from_nothing(requ
         after = _prepare(index, request, profile, before)
         assert after == alone
         before = after
+
+
+def test_a_request_checks_only_the_blocks_it_does_not_share_with_the_one_before(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A conversation's requests repeat the one before (the same Block objects): each block's
+    checks run once, not once per request that holds it (issue 44 item 6: summary() of a
+    transcript grew with the square of its length here)."""
+    import wm_kernel.cachesim.engine as engine
+
+    looked: list[Block] = []
+    sizes = engine._TOKENS
+    monkeypatch.setattr(engine, "_TOKENS", lambda block: looked.append(block) or sizes(block))
+    monkeypatch.setattr(engine, "_last_checked", ((), []))
+    blocks: list[Block] = [Block("tools", 500, layer="tools"), Block("system", 1500, layer="system")]
+    requests = []
+    for turn in range(200):
+        blocks = [*blocks, Block(f"user {turn}", 10), Block(f"reply {turn}", 20)]
+        requests.append(Request(at(turn), blocks))
+    assert len(looked) == 2 + 200 * 2  # each block once (every block of every request: 40,400)
+    assert [r.tokens for r in requests[:2]] == [2030, 2060]
+    assert requests[-1].tokens == 2000 + 200 * 30
+    # a request that shares nothing, or shares a start and then breaks the rules, is checked as ever
+    with pytest.raises(ValueError, match=r"^blocks\[402\] is in layer 'system' after a 'messages' block"):
+        Request(at(300), [*blocks, Block("late system", 1, layer="system")])
+    with pytest.raises(TypeError, match=r"^blocks\[403\] is a str, not a Block$"):
+        Request(at(300), [*blocks, Block("x", 1), "y"])  # type: ignore[list-item]
+    with pytest.raises(ValueError, match=r"^the request holds 9223372036854776307 tokens"):
+        Request(at(300), [*blocks[:1], Block("huge", 2**63 - 1)])
+    assert Request(at(300), blocks[:3]).tokens == 2010
+    assert Request(at(300), []).tokens == 0
+    # the simulation of the shared-start requests is the simulation of fresh copies of them
+    fresh = [Request(r.at, [Block(b.key, b.tokens, layer=b.layer) for b in r.blocks]) for r in requests]
+    assert simulate(requests, SONNET).turns.equals(simulate(fresh, SONNET).turns)

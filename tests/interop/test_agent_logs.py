@@ -14,6 +14,7 @@ from agent_log_files import (
     SECRET,
     capture_pair,
     claude_trace,
+    codex_conversation,
     codex_rollout,
     gemini_envelopes,
     openhands,
@@ -60,6 +61,42 @@ def test_a_codex_request_is_on_the_model_of_the_turn_context_before_it(tmp_path:
 def test_the_request_after_a_codex_compaction_is_marked(tmp_path: Path) -> None:
     session = import_log(codex_rollout(tmp_path / "r.jsonl"))
     assert [r.marks for r in session.requests] == [(), (), ("after-compaction",)]
+
+
+def test_a_codex_request_holds_what_it_sent_rebuilt_from_the_rollout(tmp_path: Path) -> None:
+    session = import_log(codex_conversation(tmp_path / "r.jsonl"))
+    names = [[s.name for s in session.sections(turn) if s.kind != "framing"] for turn in session.turns]
+    opening = ["instructions", "input[0] developer [0] input_text", "input[1] user [0] input_text"]
+    answer = ["input[2] reasoning", "input[3] assistant [0] output_text", "input[4] function_call"]
+    assert names == [
+        opening,
+        [*opening, *answer, "input[5] function_call_output output"],
+        # the compaction's summary replaces the conversation; the instructions are still sent
+        ["instructions", "input[0] summary", "input[1] user [0] input_text"],
+    ]
+    first = session.sections(0)
+    assert [(s.kind, s.trinket, s.text) for s in first if s.kind != "framing"] == [
+        ("system", "system", "You are Codex, a coding agent."),
+        ("system", "developer", "Sandbox: workspace-write."),
+        ("message", "user", "List the files."),
+    ]
+    # what the model answered is the request's response, not part of what it was sent
+    assert [s.name for s in session.requests[0].response if s.kind != "framing"] == answer
+    assert [s.text for s in session.requests[1].response if s.kind != "framing"] == ["One file: a.py."]
+    # the second request repeats the first one's sections (the same objects: cut once)
+    assert all(a is b for a, b in zip(first, session.sections(1), strict=False))
+    assert session.prompt_at(1)["cached_content"].startswith("You are Codex, a coding agent.")
+    # the tool schemas are not in a rollout: their size is inferred from the usage
+    assert session.requests[0].unlogged == ("tools",)
+    assert set(session.inferred()) == {"019c-codex-talk"}
+    assert _figures(session) == [(3000, 0, 0, 0, 40), (156, 2944, 0, 0, 8), (2000, 0, 0, 0, 5)]
+
+
+def test_the_usage_pass_reads_a_codex_rollout_without_its_sections(tmp_path: Path) -> None:
+    path = codex_conversation(tmp_path / "r.jsonl")
+    read = read_log(path, usage_only=True)
+    assert [(len(r.sections), r.usage_format) for r in read.requests] == [(0, "openai.responses")] * 3
+    assert [r.usage for r in read.requests] == [r.usage for r in import_log(path).requests]
 
 
 # -- claude-trace

@@ -328,3 +328,27 @@ def test_records_are_read_exactly_as_json_reads_them(tmp_path: Path) -> None:
         assert repr(loads_exact(text.encode(), text)) == repr(json.loads(text))
     with pytest.raises(json.JSONDecodeError, match="Expecting value: line 1 column 2"):
         loads_exact(b"[}", "[}")
+
+
+def test_a_unit_read_for_the_report_is_freed_without_the_cycle_collector(tmp_path: Path) -> None:
+    """A transcript's messages and chains point at one another; the report, done with a unit's
+    requests, breaks those links (``ClaudeCodeReader.release``), so nothing is left for the cycle
+    collector, which it pauses while a unit is read (and restarts after)."""
+    import gc
+
+    from wm_kernel.interop.report.scan import read_rows
+    from wm_kernel.testing.synthetic import claude_code_session
+
+    path = tmp_path / "s.jsonl"
+    claude_code_session(path, turns=20)
+    read = read_rows(path)  # imports and caches made once
+    assert gc.isenabled()  # restarted after the unit
+    assert len(read.rows) == len(import_log(path).requests) > 20
+    gc.collect()
+    gc.disable()  # (so that no collection runs before the count below)
+    try:
+        read_rows(path)
+        left = gc.collect()
+    finally:
+        gc.enable()
+    assert left == 0  # before: the unit's messages, chains and lines, thousands of objects

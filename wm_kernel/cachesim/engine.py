@@ -49,7 +49,7 @@ import operator
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import KW_ONLY, dataclass, field
 from datetime import datetime, timedelta
-from itertools import pairwise
+from itertools import accumulate, pairwise
 from types import MappingProxyType
 from typing import Any, NamedTuple
 
@@ -142,34 +142,49 @@ class Request:
     params: Mapping[str, Any] | None = None
 
     def __post_init__(self) -> None:
+        global _last_checked
         if not isinstance(self.at, datetime):
             raise TypeError(f"request time must be a datetime, got {type(self.at).__name__}")
         if isinstance(self.blocks, (str, bytes)):
             raise TypeError("blocks must be a sequence of Block")
         blocks = tuple(self.blocks)
-        if not set(map(type, blocks)) <= {Block}:  # a subclass or a stranger: look at each
-            for index, block in enumerate(blocks):
+        # the start this request shares with the last one checked (a conversation's requests repeat
+        # the one before: the same Block objects, compared without a call) was checked with it
+        last_blocks, last_sums = _last_checked
+        shared = shared_start(blocks, last_blocks) if last_blocks else 0
+        added = blocks[shared:]
+        if not set(map(type, added)) <= {Block}:  # a subclass or a stranger: look at each
+            for index, block in enumerate(added, start=shared):
                 if not isinstance(block, Block):
                     raise TypeError(f"blocks[{index}] is a {type(block).__name__}, not a Block")
-        order = list(map(_RANK.__getitem__, map(_LAYER_OF, blocks)))
+        order = list(map(_RANK.__getitem__, map(_LAYER_OF, blocks[max(shared - 1, 0) :])))
         if not all(map(operator.le, order, order[1:])):
-            index = next(i for i in range(1, len(order)) if order[i] < order[i - 1])
+            index = max(shared - 1, 0) + next(i for i in range(1, len(order)) if order[i] < order[i - 1])
             raise ValueError(
                 f"blocks[{index}] is in layer {blocks[index].layer!r} after a "
                 f"{blocks[index - 1].layer!r} block; the order is tools, system, messages"
             )
-        total = sum(map(_TOKENS, blocks))
+        sums = last_sums[:shared]
+        sums += accumulate(map(_TOKENS, added), initial=sums[-1] if shared else 0)
+        del sums[shared]  # accumulate's first value: the shared start's count again
+        total = sums[-1] if sums else 0
         if total > MAX_TOKENS:
             raise ValueError(f"the request holds {total} tokens, more than the simulator counts (2**63 - 1)")
         if self.params is not None and not isinstance(self.params, Mapping):
             raise TypeError(f"params must be a mapping, got {type(self.params).__name__}")
         object.__setattr__(self, "blocks", blocks)
         object.__setattr__(self, "params", MappingProxyType(dict(self.params or {})))
+        _last_checked = (blocks, sums)
 
     @property
     def tokens(self) -> int:
         """All the request's input tokens."""
         return sum(map(_TOKENS, self.blocks))
+
+
+#: The blocks of the last request checked and the token count of each of their prefixes
+#: (``sums[i]``: blocks 0 to i): the next request checks only what it does not share with them.
+_last_checked: tuple[tuple[Block, ...], list[int]] = ((), [])
 
 
 class Outcome(NamedTuple):

@@ -94,17 +94,20 @@ def chat_items(items: list[Any], at: Path, prefix: str) -> list[BodyElement]:
     leading = True
     for index, message in enumerate(items):
         leading = leading and isinstance(message, Mapping) and message.get("role") in ("system", "developer")
-        name = f"{prefix}[{index}]"
-        if not isinstance(message, Mapping):
-            elements.append(BodyElement((*at, index), name, "message", None))
-            continue
-        role = str(message.get("role") or message.get("type") or "?")
-        parts = message_parts(message)
-        if "output" in message and isinstance(message["output"], str):  # function_call_output
-            parts.append(BodyPart(("output",), "split", "output"))
-        kind = "system" if leading else "message"
-        elements.append(BodyElement((*at, index), f"{name} {role}", kind, role, tuple(parts)))
+        elements.append(chat_item(message, (*at, index), f"{prefix}[{index}]", leading))
     return elements
+
+
+def chat_item(message: Any, at: Path, name: str, system: bool) -> BodyElement:
+    """One Chat message or Responses input item (a function call, its output...) at ``at``, named
+    ``{name} {role or type}``: the system prompt's when ``system``, else a message."""
+    if not isinstance(message, Mapping):
+        return BodyElement(at, name, "message", None)
+    role = str(message.get("role") or message.get("type") or "?")
+    parts = message_parts(message)
+    if "output" in message and isinstance(message["output"], str):  # function_call_output
+        parts.append(BodyPart(("output",), "split", "output"))
+    return BodyElement(at, f"{name} {role}", "system" if system else "message", role, tuple(parts))
 
 
 def chat_elements(body: Mapping[str, Any]) -> list[BodyElement]:

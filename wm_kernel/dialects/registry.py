@@ -63,6 +63,10 @@ def _load_built_ins() -> None:
         _add(dialect, replace=False)
 
 
+#: ``usage_providers()`` as last computed (every Usage built asks): None once a dialect registers
+_providers: tuple[str, ...] | None = None
+
+
 def register_dialect(dialect: Dialect, *, replace: bool = False) -> Dialect:
     """Register ``dialect`` under its name and aliases (``replace=True`` to override one)."""
     _load_built_ins()
@@ -80,7 +84,9 @@ def _add(dialect: Dialect, *, replace: bool) -> Dialect:
         owner = _names.get(alias)
         if owner is not None and owner != dialect.name and not replace:
             raise ValueError(f"{alias!r} already names the {owner} dialect")
+    global _providers
     _dialects[dialect.name] = dialect
+    _providers = None
     ordered = sorted(_dialects.values(), key=lambda d: d.rank)  # stable: registration order within a rank
     _dialects.clear()
     _dialects.update((d.name, d) for d in ordered)
@@ -175,8 +181,11 @@ def sdk_clients() -> tuple[str, ...]:
 
 def usage_providers() -> tuple[str, ...]:
     """The provider names a Usage or an exchange may carry (the registered dialects' ``provider``)."""
+    global _providers
     _load_built_ins()
-    return tuple(dict.fromkeys(d.provider for d in _dialects.values() if d.provider))
+    if _providers is None:
+        _providers = tuple(dict.fromkeys(d.provider for d in _dialects.values() if d.provider))
+    return _providers
 
 
 def usage_dialect(usage: Mapping[str, Any]) -> Dialect | None:

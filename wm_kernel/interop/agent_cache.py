@@ -132,14 +132,16 @@ def _fit(points_of_chains: Sequence[Sequence[tuple[int, int]]]) -> tuple[list[fl
 
 
 def infer(log: AgentLog, chain_of: Sequence[int] | None = None) -> dict[str, Inferred]:
-    """Per conversation whose requests hold no system prompt and no tools, what is missing
+    """Per conversation whose requests hold no system prompt and no tools (or no tools, where the
+    log says it does not hold them: ``LoggedRequest.unlogged``), what is missing
     (:class:`Inferred`, its ``levels`` not yet known: they need the send times, see
     :func:`with_levels`); empty when every request holds its system prompt or tools, or the log
     has no usage."""
     billed = log.billed_usage()
     groups: dict[str, list[int]] = {}
     for turn, request in enumerate(log.requests):
-        if not {"tool", "system"} & kinds_of(request.sections):
+        kinds = kinds_of(request.sections)
+        if "tool" not in kinds and ("system" not in kinds or "tools" in request.unlogged):
             groups.setdefault(conversation_of(request), []).append(turn)
     chain_of = chains(log.requests) if chain_of is None else chain_of
     out = {}

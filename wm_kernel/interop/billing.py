@@ -51,12 +51,21 @@ def request_body(request: LoggedRequest) -> Mapping[str, Any] | None:
 def logged_usage(request: LoggedRequest, *, where: str = "usage") -> Usage | None:
     """The usage the log recorded for ``request`` as a :class:`Usage` (None where it has none),
     with the request's id and, when the body is in the log, its prefix digests."""
+    usage = logged_counts(request, where=where)
+    if usage is None or usage.model is not None:
+        return usage
+    return dataclasses.replace(usage, model=request.model)
+
+
+def logged_counts(request: LoggedRequest, *, where: str = "usage") -> Usage | None:
+    """:func:`logged_usage` without the request's model filled in where the usage names none (the
+    usage report, which counts by ``request.model``, reads this: one Usage built per request, not two)."""
     if not request.usage:
         return None
     body = request_body(request)
     # a provider as the log names it (OpenTelemetry's ``gcp.gemini``...) is a wire's alias
     provider = get_dialect(request.provider).provider if known_name(request.provider) else None
-    usage = parse_usage(
+    return parse_usage(
         request.usage,
         where=where,
         shape=request.usage_format,
@@ -64,7 +73,6 @@ def logged_usage(request: LoggedRequest, *, where: str = "usage") -> Usage | Non
         request_id=request.request_id,
         prefix=request_prefix(body) if body is not None else None,
     )
-    return usage if usage.model is not None else dataclasses.replace(usage, model=request.model)
 
 
 def gen_ai_counts(usage: Usage) -> dict[str, int]:
@@ -79,4 +87,4 @@ def gen_ai_counts(usage: Usage) -> dict[str, int]:
     }
 
 
-__all__ = ["body_log", "request_body", "logged_usage", "gen_ai_counts"]
+__all__ = ["body_log", "request_body", "logged_usage", "logged_counts", "gen_ai_counts"]

@@ -94,6 +94,10 @@ class LoggedRequest:
     conversation_id: str | None = None
     #: the response's own sections where the log keeps its text (a transcript's assistant message)
     response: Sequence[Section] = ()
+    #: the parts of the request the log does not hold although the request sent them (a Codex
+    #: rollout's ``("tools",)``: it keeps the instructions and items, not the tool schemas): their
+    #: size is inferred from the usage, as a transcript's missing system prompt and tools are
+    unlogged: tuple[str, ...] = ()
     #: on a request marked ``after-compaction``, the boundary its chain starts after as the log
     #: recorded it (a transcript's ``compact_boundary`` line: ``trigger``, ``preTokens``,
     #: ``timestamp``, ``line``), None elsewhere

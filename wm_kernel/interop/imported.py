@@ -434,6 +434,14 @@ class ImportedSession:
             sim = None
         pricing = self.pricing(model)
         usage = self.usage
+        # the columns read per turn taken out once (an element of a pandas column read per turn
+        # went through the frame each time, at a cost that grew with it: the square of the log)
+        logged = {c: usage[c].array for c in ("cache_read_input_tokens", "cache_creation_input_tokens")}
+        simulated = (
+            {c: sim[c].array for c in ("at", "status", "cache_read_input_tokens", "cache_creation_input_tokens")}
+            if sim is not None
+            else {}
+        )
         rows = []
         # each turn's token sum carries on from the sections it shares with the turn before (a
         # conversation repeats them): a summary costs what each turn adds, not the square of it
@@ -450,20 +458,20 @@ class ImportedSession:
             before = ordered
             row: dict[str, Any] = {
                 "turn": turn,
-                "sent_at": (sim["at"].iloc[turn].to_pydatetime() if sim is not None else self.requests[turn].sent_at),
+                "sent_at": (simulated["at"][turn].to_pydatetime() if sim is not None else self.requests[turn].sent_at),
                 "sections": len(ordered),
                 "tokens": total,
                 "first_change": "" if change is None else (change.section or ""),
             }
             if sim is not None:
                 row.update(
-                    sim_status=sim["status"].iloc[turn],
-                    sim_read=int(sim["cache_read_input_tokens"].iloc[turn]),
-                    sim_written=int(sim["cache_creation_input_tokens"].iloc[turn]),
+                    sim_status=simulated["status"][turn],
+                    sim_read=int(simulated["cache_read_input_tokens"][turn]),
+                    sim_written=int(simulated["cache_creation_input_tokens"][turn]),
                 )
             row.update(
-                logged_read=usage.loc[turn, "cache_read_input_tokens"],
-                logged_written=usage.loc[turn, "cache_creation_input_tokens"],
+                logged_read=logged["cache_read_input_tokens"][turn],
+                logged_written=logged["cache_creation_input_tokens"][turn],
                 priced_as=pricing[turn].profile.name if pricing[turn].priced else "unpriced",
             )
             rows.append(row)

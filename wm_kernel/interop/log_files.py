@@ -27,7 +27,7 @@ from wm_kernel.interop.jsonspan import locate
 from wm_kernel.interop.readers import detect_log_format, get_log_format, log_formats, sniff_log_format
 from wm_kernel.interop.split import Splitter
 from wm_kernel.tokens import TokenCounter
-from wm_kernel.utils.fastjson import loads_exact, long_digits
+from wm_kernel.utils.fastjson import UNREAD, loads_fast, long_digits
 from wm_kernel.utils.safe_files import BOM, BadJSONError, UnreadableFileError, open_regular, parse_json, read_bytes
 
 #: How much of a file :func:`log_format_of` reads to tell its format.
@@ -52,7 +52,11 @@ class LogFile:
 
 
 def _records(
-    data: bytes, name: str, issues: list[ImportIssue], skipped: Counter[str] | None = None
+    data: bytes,
+    name: str,
+    issues: list[ImportIssue],
+    skipped: Counter[str] | None = None,
+    decoded: Sequence[bool] = (True,),
 ) -> Iterator[tuple[int, str, Any]]:
     """(line, text, value) of each record: JSON Lines split on "\n" only (U+2028, U+0085 and the
     other characters ``str.splitlines`` breaks on stay inside their line), each line decoded on its
@@ -60,7 +64,8 @@ def _records(
     over several lines (a pretty-printed body, an array or ``{"data": [...]}`` list of records),
     its records. A last line that is not JSON and has no newline after it is a line still being
     written (the file grew as it was read): counted in ``skipped`` as ``INCOMPLETE``, not an issue,
-    and read on the next run."""
+    and read on the next run. ``decoded[0]`` False (the caller may change it between records): a line
+    read fast is given as "" rather than decoded (its reader does not keep the text)."""
     rows = data.split(b"\n")
     long = long_digits(data)  # checked once: a file without a long digit run needs no check per line
     first = next((i for i, row in enumerate(rows) if row.strip()), None)
@@ -91,6 +96,14 @@ def _records(
             row = row[:-1]
         if not row or row.isspace():  # (strip() would copy every line to find the blank ones)
             continue
+        # orjson's fast reading where it reads exactly (it checks the UTF-8 itself: a line it reads
+        # is decoded only for a reader that keeps the text); else the line decoded and read by the
+        # one strict decoder, whose one-line error (NaN, a huge integer, deep nesting, malformed) is
+        # the line's issue
+        value = UNREAD if long and long_digits(row) else loads_fast(row)
+        if value is not UNREAD:
+            yield number, row.decode("utf-8") if decoded[0] else "", value
+            continue
         try:
             line = row.decode("utf-8")
         except UnicodeDecodeError as exc:
@@ -103,9 +116,7 @@ def _records(
             )
             continue
         try:
-            # orjson's fast reading where it reads exactly; else the one strict decoder, whose
-            # one-line error (NaN, a huge integer, deep nesting, malformed) is the line's issue
-            value = loads_exact(row, line, long=None if long else False, fallback=parse_json)
+            value = parse_json(line)
         except BadJSONError as exc:
             if number == len(rows) and skipped is not None:
                 # no newline after it: a line still being written (the file changed as it was read)
@@ -170,7 +181,8 @@ def read_log(
     chosen = format
     pending: list[tuple[int, str, Any]] = []
     partial: Counter[str] = Counter()
-    for number, row, value in _records(data, name, issues, partial):
+    decoded = [True]  # whether the lines are decoded: until a reader that does not keep them is chosen
+    for number, row, value in _records(data, name, issues, partial, decoded):
         if chosen is None:
             chosen = detect_log_format(value)
             if chosen is None:
@@ -180,11 +192,13 @@ def read_log(
             make = get_log_format(chosen).reader
             if make is None:  # a whole-file format its sniff did not claim (a first line that is not its)
                 return _read_whole(name, data, chosen, split)
-            reader = (
-                ClaudeCodeReader(name, split, context, subagent, usage_only=usage_only)
-                if make is ClaudeCodeReader
-                else make(name, split)
-            )
+            if make is ClaudeCodeReader:
+                reader = ClaudeCodeReader(name, split, context, subagent, usage_only=usage_only)
+            elif usage_only and getattr(make, "reads_usage_only", False):
+                reader = make(name, split, usage_only=True)
+            else:
+                reader = make(name, split)
+            decoded[0] = getattr(reader, "keeps_text", True)
             for early in pending:  # records before the first one that named the format
                 _feed(reader, early, issues)
             pending = []

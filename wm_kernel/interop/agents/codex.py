@@ -16,8 +16,15 @@ outputs), ``event_msg`` and ``compacted``. The facts the reader keeps:
 - The model is the last ``turn_context``'s (each request its own); a ``compacted`` line marks the
   next request ``after-compaction``.
 
-The rollout holds the conversation's items, not the request bodies: a request has no sections (its
-size comes from its usage, as a stored response's does).
+The rollout holds the conversation's items, not the request bodies; what each request sent is
+rebuilt from them: the ``session_meta``'s ``base_instructions`` (the Responses ``instructions``),
+then every ``response_item`` written before the request's own output (the developer and user
+messages that open the session are the system prompt; later messages, reasoning, function calls and
+their outputs are the conversation). The request's output is the items written between the last
+input item (a message from the user or developer, a tool call's output) and its ``token_count``.
+A ``compacted`` line replaces the conversation with its summary. Each item is cut into sections
+once, and every request holding it shares them. The tool schemas are not in a rollout (their size
+is inferred from the usage, as for a transcript).
 """
 
 from __future__ import annotations
@@ -27,7 +34,10 @@ from collections import Counter
 from collections.abc import Mapping
 from typing import Any
 
+from wm_kernel.dialects.openai_chat import chat_item
+from wm_kernel.interop.bodies import Cutter, Part, Section
 from wm_kernel.interop.formats import ImportIssue, LogFormat, LoggedRequest, parse_time
+from wm_kernel.interop.jsonspan import locate
 from wm_kernel.interop.split import Splitter
 
 #: The log format's name and the ``dialect`` of its requests.
@@ -36,6 +46,8 @@ DIALECT = "codex"
 ROLLOUT_TYPES = frozenset({"session_meta", "turn_context", "response_item", "event_msg", "compacted"})
 #: The shape the request's usage is read as (``wm_kernel.dialects.usage.parse_usage``).
 USAGE_SHAPE = "openai.responses"
+#: The item types a request sends back as its input (the rest, and assistant messages, are output).
+INPUT_ITEMS = frozenset({"function_call_output", "custom_tool_call_output", "local_shell_call_output"})
 
 
 def is_rollout_line(value: Any) -> bool:
@@ -66,8 +78,14 @@ def responses_usage(last: Mapping[str, Any]) -> dict[str, Any]:
 class CodexReader:
     """The requests of one rollout (see the module docstring)."""
 
-    def __init__(self, path: str, splitter: Splitter) -> None:
+    #: ``read_log`` may pass ``usage_only`` (the usage report): the requests without their sections
+    reads_usage_only = True
+
+    def __init__(self, path: str, splitter: Splitter, *, usage_only: bool = False) -> None:
         self.path = path
+        self.usage_only = usage_only
+        #: whether ``feed`` needs each line's text (the file reader decodes it only then)
+        self.keeps_text = not usage_only
         self.requests: list[LoggedRequest] = []
         self.issues: list[ImportIssue] = []
         self.skipped: Counter[str] = Counter()
@@ -75,6 +93,12 @@ class CodexReader:
         self.model: str | None = None
         self.compacted = False
         self.totals: set[str] = set()
+        self.splitter = splitter
+        self.instructions: tuple[Section, ...] = ()
+        #: each response item's sections, in order (the conversation so far)
+        self.items: list[tuple[Section, ...]] = []
+        self.leading = True  # the developer messages that open the session: the system prompt
+        self.output = -1  # where the output of the request under way starts in ``items`` (-1: none yet)
 
     def feed(self, line: int, text: str, value: Any) -> None:
         if not is_rollout_line(value):
@@ -86,15 +110,64 @@ class CodexReader:
         if kind == "session_meta":
             found = payload.get("id")
             self.session = found if isinstance(found, str) and found else self.session
+            if not self.usage_only:
+                self._instructions(text, payload)
         elif kind == "turn_context":
             model = payload.get("model")
             self.model = model if isinstance(model, str) and model else self.model
         elif kind == "compacted":
             self.compacted = True
+            if not self.usage_only:
+                self._compacted(text, payload)
+        elif kind == "response_item" and not self.usage_only:
+            self._item(text, payload)
         if kind == "event_msg" and payload.get("type") == "token_count":
             self._token_count(line, value, payload)
             return
         self.skipped[kind if kind != "event_msg" else f"event_msg {payload.get('type', '?')}"] += 1
+
+    def _instructions(self, text: str, payload: Mapping[str, Any]) -> None:
+        base = payload.get("base_instructions")
+        found = base.get("text") if isinstance(base, Mapping) else base
+        if not isinstance(found, str) or not found:
+            return
+        node = locate(text)["payload"]["base_instructions"]
+        node = node["text"] if isinstance(base, Mapping) else node
+        cut = Cutter(text, self.splitter)
+        cut.group(node, "instructions", "system", "system", [Part(node, "split")])
+        self.instructions = tuple(cut.finish())
+
+    def _item(self, text: str, item: Mapping[str, Any]) -> None:
+        kind, role = item.get("type"), item.get("role")
+        sent = role in ("user", "developer", "system") if kind == "message" else kind in INPUT_ITEMS
+        self.leading = self.leading and kind == "message" and role in ("developer", "system")
+        if sent:
+            self.output = -1  # an input after some output: that output was sent back too
+        elif self.output < 0:
+            self.output = len(self.items)
+        cut = Cutter(text, self.splitter)
+        cut.element(locate(text)["payload"], chat_item(item, (), f"input[{len(self.items)}]", self.leading))
+        self.items.append(tuple(cut.finish()))
+
+    def _compacted(self, text: str, payload: Mapping[str, Any]) -> None:
+        """The conversation from here on: the summary, as the message that replaces it."""
+        self.items, self.output, self.leading = [], -1, False
+        if isinstance(payload.get("message"), str):
+            node = locate(text)["payload"]["message"]
+            cut = Cutter(text, self.splitter)
+            cut.group(node, "input[0] summary", "message", "user", [Part(node, "split")])
+            self.items.append(tuple(cut.finish()))
+
+    def _sections(self) -> tuple[tuple[Section, ...], tuple[Section, ...]]:
+        """What the request under way sent (instructions and items before its output) and its output."""
+        end = self.output if self.output >= 0 else len(self.items)
+        sent = list(self.instructions)
+        for sections in self.items[:end]:
+            sent += sections
+        reply: list[Section] = []
+        for sections in self.items[end:]:
+            reply += sections
+        return tuple(sent), tuple(reply)
 
     def _token_count(self, line: int, value: Mapping[str, Any], payload: Mapping[str, Any]) -> None:
         info = payload.get("info")
@@ -112,10 +185,12 @@ class CodexReader:
             self.totals.add(key)
         marks = ("after-compaction",) if self.compacted else ()
         self.compacted = False
+        sent, reply = self._sections()
+        self.output = -1
         self.requests.append(
             LoggedRequest(
-                (),
-                "",
+                sent,
+                None if sent else "",
                 self.path,
                 (line,),
                 DIALECT,
@@ -127,6 +202,8 @@ class CodexReader:
                 conversation=self.session,
                 conversation_id=self.session,
                 marks=marks,
+                response=reply,
+                unlogged=("tools",) if not self.usage_only else (),
             )
         )
 

@@ -62,7 +62,12 @@ def _blocks(message: Mapping[str, Any]) -> int:
 
 def _has_result(message: Mapping[str, Any]) -> bool:
     content = message.get("content")
-    return isinstance(content, list) and any(isinstance(b, Mapping) and b.get("type") == "tool_result" for b in content)
+    if not isinstance(content, list):
+        return False
+    for block in content:  # (a parsed block is a dict: the exact type check spares the ABC check)
+        if (type(block) is dict or isinstance(block, Mapping)) and block.get("type") == "tool_result":
+            return True
+    return False
 
 
 class ClaudeCodeReader:
@@ -82,6 +87,8 @@ class ClaudeCodeReader:
         #: read for the usage alone (the usage report): the lines are threaded as ever, but neither
         #: cut into sections nor kept (its requests have no sections)
         self.usage_only = usage_only
+        #: whether ``feed`` needs each line's text (the file reader decodes it only then)
+        self.keeps_text = not usage_only
         self.splitter = splitter
         self.context = context
         self.subagent = subagent
@@ -350,6 +357,24 @@ class ClaudeCodeReader:
                 )
             )
         return requests
+
+    def release(self) -> None:
+        """Drop the links that make a read transcript a web of cycles (a message and its chains, a
+        message and the one holding its results, the reader and its messages), so that reference
+        counting frees it as soon as its requests are dropped, rather than the cycle collector
+        walking it later. For a caller done with the requests (the usage report, once it has a
+        unit's rows): their sections and lines are not read after this."""
+        seen: set[int] = set()
+        for message in self.order:
+            node: Message | None = message
+            while node is not None and id(node) not in seen:
+                seen.add(id(node))
+                node.full = node.chain = node.results = None
+                node = node.parent
+        self.order.clear()
+        self.links.clear()
+        self.by_key.clear()
+        self.previous = self.previous_side = None
 
     def _report_loops(self) -> None:
         for line, uuid, parent in self.unresolved:

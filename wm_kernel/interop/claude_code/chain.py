@@ -96,7 +96,7 @@ class Chain:
         "kinds",
         "sections",
         "lines",
-        "root",
+        "_root",
         "owner",
         "depth",
         "before",
@@ -106,23 +106,32 @@ class Chain:
     def __init__(self, node: Message, count: int, parent: Chain | None) -> None:
         self.node, self.count, self.parent = node, count, parent
         own = node.lines[:count]
-        self.own: tuple[Section, ...] = tuple(itertools.chain.from_iterable(line.sections for line in own))
-        self.prompt: tuple[Section, ...] = tuple(s for s in self.own if s.kind != "framing")
+        self.own: tuple[Section, ...] = tuple(itertools.chain.from_iterable(map(_SECTIONS, own)))
+        # (a transcript read for its usage alone has no sections: nothing more to look at)
+        self.prompt: tuple[Section, ...] = tuple(s for s in self.own if s.kind != "framing") if self.own else ()
         before = parent.kinds if parent is not None else frozenset()
         kinds = {s.kind for s in self.prompt}
         #: the kinds of the chain's sections, framing left out (the parent's set where it adds none)
         self.kinds: frozenset[str] = before if kinds <= before else before | kinds
         self.sections: int = len(self.own) + (parent.sections if parent else 0)
         self.lines: int = len(own) + (parent.lines if parent else 0)
-        self.root: Chain = parent.root if parent is not None else self
+        # (the first link's is None, not itself: a chain is then no cycle, freed as soon as dropped)
+        self._root: Chain | None = parent.root if parent is not None else None
         #: how many links come before this one
         self.depth: int = parent.depth + 1 if parent is not None else 0
         #: how many prompt sections the links before this one hold
         self.before: int = parent.before + len(parent.prompt) if parent is not None else 0
         #: whether a section of the chain carries a cache mark (a transcript's never do)
-        self.marked: bool = (parent is not None and parent.marked) or any(s.cache for s in self.prompt)
+        self.marked: bool = (parent is not None and parent.marked) or (
+            bool(self.prompt) and any(s.cache for s in self.prompt)
+        )
         #: the file every message of the chain is in, None where they are in several
         self.owner: object | None = node.owner if parent is None or parent.owner is node.owner else None
+
+    @property
+    def root(self) -> Chain:
+        """The first link of the chain."""
+        return self._root if self._root is not None else self
 
     def links(self) -> list[Chain]:
         out: list[Chain] = []
@@ -159,6 +168,7 @@ _last_prompt: tuple[list[Chain], list[Section]] = ([], [])
 
 
 _PROMPT, _OWN = operator.attrgetter("prompt"), operator.attrgetter("own")
+_SECTIONS = operator.attrgetter("sections")
 
 
 class ChainSections(PromptSequence):

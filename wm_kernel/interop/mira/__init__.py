@@ -41,6 +41,7 @@ from wm_kernel.interop.mira.pairing import Call, Record, pair, usage_of
 from wm_kernel.interop.mira.sections import cut_mira
 from wm_kernel.interop.split import Splitter
 from wm_kernel.tokens import TokenCounter
+from wm_kernel.utils.fastjson import loads_exact
 from wm_kernel.utils.safe_files import BOM, BadJSONError, parse_json, read_text
 
 #: The log format of MIRA's tap, and the ``dialect`` of a chat turn read from it (the wire it holds is
@@ -262,12 +263,17 @@ def _logged(call: Call, path: Path, splitter: Splitter, chat_model: str | None) 
 def _sniff(text: str) -> bool:
     """A file whose first readable records (up to five) include one of MIRA's tap requests."""
     tried = 0
-    for line in text.split("\n"):
+    start = 0
+    while start <= len(text):  # line by line, as far as needed (every file read is sniffed)
+        end = text.find("\n", start)
+        end = len(text) if end < 0 else end
+        line, start = text[start:end], end + 1
         if not line.strip():
             continue
         tried += 1
+        record = line.removeprefix(BOM)
         try:
-            if is_tap_request(parse_json(line.removeprefix(BOM))):
+            if is_tap_request(loads_exact(record.encode("utf-8", "surrogatepass"), record, fallback=parse_json)):
                 return True
         except BadJSONError:
             pass
