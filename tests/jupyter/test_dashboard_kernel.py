@@ -14,7 +14,7 @@ REBUILT = [{"orientation": "vertical"}, {"orientation": "horizontal"}]
 SETUP = """
 from wm_kernel.core.clock import ManualClock
 from wm_kernel.session import Session
-from wm_kernel.jupyter.dashboard.widget import Dashboard
+from wm_kernel.jupyter.dashboard.legacy import IpywidgetsDashboard as Dashboard
 from trinkets.peanutgallery_trinket import PeanutGalleryTrinket
 s = Session(trinkets=[PeanutGalleryTrinket], clock=ManualClock("2026-11-30T09:00:00+00:00"))
 s.trinket("PeanutGalleryTrinket").add_guidance("concern", "Check the units.", ttl=50)

@@ -15,8 +15,8 @@ import html
 import ipywidgets as widgets
 
 from wm_kernel.core.prompt import ComposedPrompt
-from wm_kernel.jupyter.dashboard.model import DashboardModel, TurnDriver, TurnRecord
-from wm_kernel.jupyter.dashboard.parts import OFFLINE_HTML, VIEWS, badge, banner_html
+from wm_kernel.jupyter.dashboard.model import VIEWS, DashboardModel, TurnDriver, TurnRecord
+from wm_kernel.jupyter.dashboard.parts import OFFLINE_HTML, badge, banner_html
 from wm_kernel.jupyter.dashboard.sections import Sections
 from wm_kernel.jupyter.dashboard.tabs import (
     UNDRAWN,

@@ -1,5 +1,6 @@
-"""The live dashboard, without a browser: every widget gets a recording comm, and the tests count
-and read the update messages the dashboard asks the comms to send."""
+"""The deprecated ipywidgets dashboard (kept one release behind ``%wm_dashboard --ipywidgets``),
+without a browser: every widget gets a recording comm, and the tests count and read the update
+messages the dashboard asks the comms to send."""
 
 from __future__ import annotations
 
@@ -20,12 +21,15 @@ from trinkets.base import EventAwareTrinket, StatefulTrinket, feed
 from trinkets.peanutgallery_trinket import PeanutGalleryTrinket
 from wm_kernel.core.clock import ManualClock
 from wm_kernel.core.events import SegmentCollapsedEvent, TurnCompletedEvent
+from wm_kernel.jupyter.dashboard.legacy import IpywidgetsDashboard as Dashboard
 from wm_kernel.jupyter.dashboard.model import TurnDriver
 from wm_kernel.jupyter.dashboard.parts import PanelView
 from wm_kernel.jupyter.dashboard.tabs import UNDRAWN
-from wm_kernel.jupyter.dashboard.widget import Dashboard
 from wm_kernel.session import Session
 from wm_kernel.utils import style
+
+# made on purpose here: each one says it is deprecated (test_the_ipywidgets_dashboard_says_it_goes)
+pytestmark = pytest.mark.filterwarnings("ignore:IpywidgetsDashboard:FutureWarning")
 
 
 # -- reading what a user sees (structure and text, not styling) --------------------------------------
@@ -1766,3 +1770,8 @@ def test_a_capped_sections_panel_says_its_cap_and_how_full_it_is(sent: list) -> 
     meta = text_of(d.panel("peanutgallery_guidance").status.value + d.panel("peanutgallery_guidance").text.value)
     assert "soft cap of 5,000 tokens: " in meta and "full, " not in meta
     d.close()
+
+
+def test_the_ipywidgets_dashboard_says_it_goes(sent: list) -> None:
+    with pytest.warns(FutureWarning, match=r"deprecated and goes in the next release: use wm_kernel.Dashboard"):
+        Dashboard(make_session(Inbox)).close()
