@@ -93,11 +93,6 @@ class PanelView(NamedTuple):
 
     @property
     def html(self) -> str:
-        """The panel's whole HTML, as it shows: the status, then the text."""
-        return self.status + self.text
-
-    @property
-    def html(self) -> str:
         """The panel's whole HTML: status, then text."""
         return self.status + self.text
 

@@ -153,13 +153,15 @@ class Dashboard(anywidget.AnyWidget):
     turn = Int(0, help="The turn on view (the slider); at the session's turn, the live view.").tag(sync=True)
     latest = Int(0, help="The session's turn: the slider's end (read-only).").tag(sync=True)
     playing = Bool(False, help="Whether the front end is stepping the slider a turn a second.").tag(sync=True)
-    tabs = List(help="The tabs, from the model's list: key, title and kind of each (read-only).").tag(sync=True)
+    tabs: List[dict[str, str]] = List(
+        help="The tabs, from the model's list: key, title and kind of each (read-only)."
+    ).tag(sync=True)
     tab = Unicode("overview", help="The key of the open tab.").tag(sync=True)
     banner = Unicode(help="The banner's HTML: live (turn, segment) or the earlier turn on view.").tag(sync=True)
     error = Unicode(help="The last failure of a control or draw, as HTML ('' when none).").tag(sync=True)
     read_only = Bool(False, help="An earlier turn is on view or the session is closed: no switch acts.").tag(sync=True)
     session_closed = Bool(False, help="The session is closed: it cannot be advanced.").tag(sync=True)
-    switches = List(help="One enable switch per trinket: trinket, label, enabled.").tag(sync=True)
+    switches: List[dict[str, Any]] = List(help="One enable switch per trinket: trinket, label, enabled.").tag(sync=True)
     sections = Dict(help="Placement view key -> its sections, in display order.").tag(sync=True)
     panels = Dict(help="Section -> its panel's title, status HTML and whether it folds (empty).").tag(sync=True)
     texts = Dict(help="Section -> its text as HTML (apart from panels: sent only when a text changes).").tag(sync=True)

@@ -154,7 +154,10 @@ function render({ model, el }) {
       const box = make("input", { type: "checkbox" });
       box.checked = item.enabled;
       box.disabled = readOnly;
-      box.addEventListener("change", () => model.send({ do: "switch", trinket: item.trinket, enabled: box.checked }));
+      box.addEventListener("change", () => {
+        model.send({ do: "switch", trinket: item.trinket, enabled: box.checked });
+        box.checked = item.enabled; // the kernel's `switches` says what took effect
+      });
       return make("label", { class: "wm-switch" }, [box, ` ${item.label}`]);
     });
   }
