@@ -67,7 +67,7 @@ from typing import Any, TypeVar, cast
 
 import anywidget
 from IPython import get_ipython
-from traitlets import Bool, Dict, Enum, HasTraits, Int, List, Unicode
+from traitlets import Bool, Dict, Enum, HasTraits, Int, List, Unicode, validate
 
 from wm_kernel.core.events import Event, SegmentCollapsedEvent, TrinketFedEvent, TurnCompletedEvent
 from wm_kernel.core.prompt import ComposedPrompt
@@ -173,6 +173,17 @@ class Dashboard(anywidget.AnyWidget):
     ).tag(sync=True)
 
     session = property(lambda self: self.model.session, doc="The Session shown and driven.")
+
+    # a host that typesets HTML (JupyterLab's text/html, a notebook viewer) reads "$5 and $6" as
+    # math: every HTML the dashboard shows keeps its dollar signs as text
+    @validate("banner", "error", "tab_html")
+    def _dollars_as_text(self, proposal: Any) -> str:
+        return dollars_as_text(str(proposal["value"]))
+
+    @validate("texts")
+    def _texts_dollars_as_text(self, proposal: Any) -> dict[str, str]:
+        return {name: dollars_as_text(text) for name, text in proposal["value"].items()}
+
     preview_chars = _option("preview_chars")
     log_rows = _option("log_rows")
     cache_model = _option("cache_model")
