@@ -659,4 +659,12 @@ class Dashboard(anywidget.AnyWidget):
         super().close()
 
 
-__all__ = ["Dashboard", "OFFLINE_LINE", "STATIC"]
+def dashboard(session: Session, **options: Any) -> Dashboard:
+    """The live dashboard of ``session`` (``options`` as :class:`Dashboard` takes them), for a host
+    without IPython magics: show it as the cell's value in JupyterLab, VS Code or Colab, or
+    through ``mo.ui.anywidget(wm_kernel.dashboard(s))`` in marimo. ``%wm_dashboard`` shows the
+    same widget for the notebook's current session."""
+    return Dashboard(session, **options)
+
+
+__all__ = ["Dashboard", "dashboard", "OFFLINE_LINE", "STATIC"]
