@@ -471,3 +471,92 @@ def test_close_removes_every_observer_it_added_and_a_rerun_replaces_the_last(sen
     s.trinket("Inbox").text = "after close"
     s.advance_turn()
     assert sent == []
+
+
+# -- the replies and budget tabs ----------------------------------------------------------------------
+def a_long_log(path: Any, requests: int) -> Any:
+    """An Anthropic request log of one conversation of ``requests`` requests, each carrying the
+    answers so far; every third answer is a tool call (a block a log keeps as JSON), whose result
+    comes back in the next user message."""
+    lines = []
+    messages: list[dict[str, Any]] = []
+    for i in range(requests):
+        asked: list[dict[str, Any]] = [{"type": "text", "text": f"Question {i}?"}]
+        if i and (i - 1) % 3 == 0:
+            asked.insert(0, {"type": "tool_result", "tool_use_id": f"t{i - 1}", "content": f"in depot {i - 1}"})
+        messages = [*messages, {"role": "user", "content": asked}]
+        lines.append(
+            {
+                "timestamp": f"2026-11-30T{9 + i // 60:02d}:{i % 60:02d}:00Z",
+                "request_id": f"req_{i}",
+                "request": {
+                    "model": "claude-sonnet-4-6",
+                    "max_tokens": 256,
+                    "system": [{"type": "text", "text": "You answer parcel questions."}],
+                    "messages": messages,
+                },
+            }
+        )
+        answer: list[dict[str, Any]] = (
+            [{"type": "tool_use", "id": f"t{i}", "name": "track_parcel", "input": {"tracking": f"PX{i}"}}]
+            if i % 3 == 0
+            else [{"type": "text", "text": f"Answer {i}."}]
+        )
+        messages = [*messages, {"role": "assistant", "content": answer}]
+    path.write_text("\n".join(json.dumps(line) for line in lines) + "\n", encoding="utf-8")
+    return path
+
+
+def replies_rows(page: str) -> list[tuple[bool, str, str, str]]:
+    """The replies table as (marked, turn, user, reply) rows."""
+    rows = re.findall(r"<tr([^>]*)>(.*?)</tr>", page, re.S)
+    out = []
+    for attributes, cells in rows:
+        values = [text_of(c) for c in re.findall(r"<td[^>]*>(.*?)</td>", cells, re.S)]
+        if values:
+            out.append(('aria-current="true"' in attributes, values[0], values[2], values[3]))
+    return out
+
+
+def test_the_replies_tab_shows_text_follows_the_slider_and_windows_156_turns(sent: list, tmp_path: Any) -> None:
+    from wm_kernel.interop import import_log
+
+    live = import_log(a_long_log(tmp_path / "long.jsonl", 156)).to_session()
+    d = Dashboard(live)
+    d.tab = "replies"
+    rows = replies_rows(d.tab_html)
+    # the latest turn on view: the last 20 of 156, the turn on view marked
+    assert "rows 137-156 of 156 (turns 136-155): the slider moves this window" in text_of(d.tab_html)
+    assert len(rows) == 20 and rows[-1][:2] == (True, "155") and not any(r[0] for r in rows[:-1])
+    # text, not the log's JSON: a tool call is one readable line
+    assert rows[-3][2:] == ("Question 153?", 'calls track_parcel({"tracking": "PX153"})')
+    assert rows[-2][2:] == ("tool result: in depot 153\n\nQuestion 154?", "Answer 154.")
+    assert '{"type"' not in d.tab_html
+    from_frontend(d, turn=40)  # the slider moves the window, centred on the turn on view
+    rows = replies_rows(d.tab_html)
+    assert "rows 31-50 of 156 (turns 30-49)" in text_of(d.tab_html)
+    assert [r[1] for r in rows if r[0]] == ["40"]
+    from_frontend(d, turn=0)
+    assert "rows 1-20 of 156 (turns 0-19)" in text_of(d.tab_html)
+    d.close()
+
+
+BUDGET = 95  # the base prompt (87 tokens) and one of the two small sections
+
+
+def test_the_budget_tab_has_a_legend_of_its_colours(sent: list) -> None:
+    s = make_session(Inbox, Location)
+    s.working_memory.token_budget = BUDGET
+    d = Dashboard(s)
+    s.compose()
+    d.tab = "budget"
+    legend = re.search(r'<ul class="wm-legend".*?</ul>', d.tab_html, re.S)
+    assert legend is not None
+    items = [text_of(item) for item in re.findall(r"<li[^>]*>(.*?)</li>", legend.group(0))]
+    kept = [name for name in ("base_prompt", "location_context", "inbox_status") if name in items]
+    assert kept and items[len(kept) :] == ["dropped over budget", f"budget {BUDGET}"]
+    # each swatch is the colour its section has in the bars
+    for name in kept:
+        colour = re.search(rf'background:(#[0-9a-f]{{6}})"></span>{name}<', legend.group(0))
+        assert colour is not None and f'fill="{colour.group(1)}"' in d.tab_html
+    d.close()

@@ -189,7 +189,7 @@ class Controls:
         elif selected is self.request:
             _set(self.request, self._request_tab.html(session, model.cache_model, shown))
         elif selected is self.replies:
-            _set(self.replies, self._replies_tab.html(session))
+            _set(self.replies, self._replies_tab.html(session, shown))
 
     def prompt_on_view(self) -> ComposedPrompt | None:
         if self.driver.view is None:

@@ -632,7 +632,7 @@ class Dashboard(anywidget.AnyWidget):
         elif isinstance(renderer, CacheTab | RequestTab):
             drawn = renderer.html(session, model.cache_model, shown)
         elif isinstance(renderer, RepliesTab):
-            drawn = renderer.html(session)
+            drawn = renderer.html(session, shown)
         else:
             drawn = cast(EventLogTab, renderer).html(session, model.log_rows)
         self.tab_html = drawn
