@@ -143,7 +143,7 @@ def measure_everything(page: Any, theme: str) -> tuple[list[str], int]:
         area = page.locator(f".jp-OutputArea[data-wm-view='{view}']")
         low += measure(page, f"{theme} {view}", area)
     dash = dashboard(page)
-    tabs = dash.locator(".lm-TabBar-tab")
+    tabs = dash.get_by_role("tab")
     for index in range(tabs.count()):
         tab = tabs.nth(index)
         label = (tab.text_content() or "").strip()

@@ -26,7 +26,9 @@ function hostIsDark() {
 }
 
 function render({ model, el }) {
-  const root = make("div", { class: "wm-dash" });
+  // JupyterLab's notebook shortcuts (arrows select cells in command mode) stay out of the
+  // dashboard: its slider, text boxes and buttons take their own keys
+  const root = make("div", { class: "wm-dash", "data-lm-suppress-shortcuts": "true" });
   const banner = make("div", { class: "wm-banner", "aria-live": "polite" });
   const offline = make("div", { class: "wm-offline", text: OFFLINE });
   const slider = make("input", { type: "range", min: "0", step: "1", "aria-label": "turn on view" });
@@ -203,14 +205,29 @@ function render({ model, el }) {
     reading.textContent = `${slider.value} / ${model.get("latest")}`;
   });
   slider.addEventListener("change", () => send(Number(slider.value)));
-  // PageUp and PageDown: a tenth of the range, never past either end
+  // the slider's keys, done here (a host may take arrows for itself: JupyterLab selects cells
+  // with them): arrows a turn, PageUp and PageDown a tenth of the range, Home and End its ends,
+  // never past either end
   slider.addEventListener("keydown", (event) => {
-    if (event.key !== "PageUp" && event.key !== "PageDown") return;
-    event.preventDefault();
     const latest = model.get("latest");
-    const step = Math.max(1, Math.round(latest / 10));
     const now = model.get("turn");
-    const next = Math.min(latest, Math.max(0, now + (event.key === "PageUp" ? step : -step)));
+    const page = Math.max(1, Math.round(latest / 10));
+    const moves = {
+      ArrowRight: now + 1,
+      ArrowUp: now + 1,
+      ArrowLeft: now - 1,
+      ArrowDown: now - 1,
+      PageUp: now + page,
+      PageDown: now - page,
+      Home: 0,
+      End: latest,
+    };
+    if (!(event.key in moves)) return;
+    event.preventDefault();
+    event.stopPropagation();
+    const next = Math.min(latest, Math.max(0, moves[event.key]));
+    slider.value = String(next);
+    reading.textContent = `${next} / ${latest}`;
     if (next !== now) send(next);
   });
   play.addEventListener("click", () => {
