@@ -19,10 +19,14 @@ function make(tag, attrs = {}, children = []) {
 // Outside JupyterLab (marimo, VS Code, Colab) the --jp-* variables are missing: the dashboard
 // then brings its own, light or dark as the host is.
 function hostIsDark() {
-  const marks = [document.documentElement, document.body];
-  if (marks.some((n) => n && (n.classList.contains("dark") || n.classList.contains("dark-theme")))) return true;
-  if (marks.some((n) => n && /dark/.test(n.getAttribute("data-theme") || ""))) return true;
-  return window.matchMedia && window.matchMedia("(prefers-color-scheme: dark)").matches;
+  // marimo marks the body "dark"/"light" (and data-theme); others may mark the root element
+  for (const node of [document.body, document.documentElement]) {
+    if (!node) continue;
+    const theme = `${node.className} ${node.getAttribute("data-theme") || ""}`;
+    if (/\bdark\b|dark-theme|dark-mode/.test(theme)) return true;
+    if (/\blight\b|light-theme|light-mode/.test(theme)) return false;
+  }
+  return !!window.matchMedia && window.matchMedia("(prefers-color-scheme: dark)").matches;
 }
 
 function render({ model, el }) {
@@ -260,12 +264,18 @@ function render({ model, el }) {
   model.on("change:playing", playing);
   const scheme = window.matchMedia ? window.matchMedia("(prefers-color-scheme: dark)") : null;
   scheme?.addEventListener?.("change", theme);
+  // a host switching its theme while the dashboard shows (marimo's body class)
+  const marks = new MutationObserver(theme);
+  for (const node of [document.body, document.documentElement]) {
+    if (node) marks.observe(node, { attributes: true, attributeFilter: ["class", "data-theme"] });
+  }
   all();
   requestAnimationFrame(theme); // the host's variables are readable once the view is on the page
   playing();
   return () => {
     clearInterval(timer);
     scheme?.removeEventListener?.("change", theme);
+    marks.disconnect();
   };
 }
 
