@@ -33,7 +33,6 @@ import pytest
 from browser.conftest import ROOT, SCREENSHOTS, Lab
 from browser.test_notebooks_in_lab import dashboard, eventually, open_notebook, run_all
 
-
 REFERENCES = Path(__file__).with_name("screenshots")
 COMPARED = SCREENSHOTS / "compared"
 #: A pixel differs when a colour channel moves by more than this (of 255).
