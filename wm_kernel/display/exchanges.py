@@ -42,7 +42,7 @@ class ExchangeRow:
 
 
 def readable(text: object) -> str:
-    """A message as a person reads it: a block a log keeps as JSON (a tool's result, a tool call,
+    r"""A message as a person reads it: a block a log keeps as JSON (a tool's result, a tool call,
     OpenAI's ``tool_calls``) becomes one line saying what it is; any other text stays as it is.
 
     >>> readable('{"type": "tool_result", "tool_use_id": "t1", "content": "in depot 104"}')
