@@ -82,7 +82,8 @@ def _readable_item(item: dict[str, Any]) -> str:
         if isinstance(content, list):
             content = " ".join(str(c.get("text", "")) if isinstance(c, dict) else str(c) for c in content)
         return f"tool result: {content if isinstance(content, str) else json.dumps(content, ensure_ascii=False)}"
-    call = item.get("function") if isinstance(item.get("function"), dict) else item
+    function = item.get("function")
+    call: dict[str, Any] = function if isinstance(function, dict) else item
     name = call.get("name")
     if name is not None:
         arguments = call.get("input", call.get("arguments", call.get("args", "")))
