@@ -220,13 +220,23 @@ class Dashboard(anywidget.AnyWidget):
         self.record = TurnRecord(session)
         self.book = Panels(self.model, self.record, self._on_trinket_change)
         self.drawing = DrawSchedule(self._lock, lambda settled: self._flush(settled=settled), self.report)
-        self._drawn = {
-            "overview": OverviewTab(),
-            "budget": BudgetTab(),
-            "cache": CacheTab(),
-            "request": RequestTab(),
-            "replies": RepliesTab(),
-            "events": EventLogTab(),
+        # the drawn tabs of the model's TABS, by key: each draws the turn on view (a new drawn tab
+        # is an entry here and in TABS)
+        overview, budget, cache = OverviewTab(), BudgetTab(), CacheTab()
+        request, replies, events = RequestTab(), RepliesTab(), EventLogTab()
+        self._drawn: dict[str, Callable[[], str]] = {
+            "overview": lambda: overview.html(
+                self.record,
+                self.book.stateful_names,
+                self.driver.shown,
+                self.driver.view is None,
+                self.prompt_on_view(),
+            ),
+            "budget": lambda: budget.html(self.session, self.prompt_on_view()),
+            "cache": lambda: cache.html(self.session, self.model.cache_model, self.driver.shown),
+            "request": lambda: request.html(self.session, self.model.cache_model, self.driver.shown),
+            "replies": lambda: replies.html(self.session, self.driver.shown),
+            "events": lambda: events.html(self.session, self.model.log_rows),
         }
         # the panels as last sent: what a flush compares against
         self._sent: dict[str, PanelView] = {}
@@ -620,22 +630,9 @@ class Dashboard(anywidget.AnyWidget):
 
     def _sync_tab(self) -> None:
         """Draw the open tab if it is a drawn one (the others cost nothing until opened)."""
-        renderer = self._drawn.get(self.tab)
-        if renderer is None:
-            return
-        session, model, driver = self.session, self.model, self.driver
-        shown, live = driver.shown, driver.view is None
-        if isinstance(renderer, OverviewTab):
-            drawn = renderer.html(self.record, self.book.stateful_names, shown, live, self.prompt_on_view())
-        elif isinstance(renderer, BudgetTab):
-            drawn = renderer.html(session, self.prompt_on_view())
-        elif isinstance(renderer, CacheTab | RequestTab):
-            drawn = renderer.html(session, model.cache_model, shown)
-        elif isinstance(renderer, RepliesTab):
-            drawn = renderer.html(session, shown)
-        else:
-            drawn = cast(EventLogTab, renderer).html(session, model.log_rows)
-        self.tab_html = drawn
+        draw = self._drawn.get(self.tab)
+        if draw is not None:
+            self.tab_html = draw()
 
     # -- closing
     def close(self) -> None:
