@@ -375,6 +375,8 @@ def test_a_refused_action_shows_one_line_in_the_dashboard_and_changes_nothing(se
     assert text_of(d.error) == "error ValueError: unknown dashboard action 'dance' (advance, collapse, switch)"
     act(d, do="advance", n=1)
     assert d.error == "" and s.turn == 1
+    act(d, kind="anywidget-command", name="other", msg={})  # another protocol's: not ours to refuse
+    assert d.error == "" and s.turn == 1
     d.close()
 
 

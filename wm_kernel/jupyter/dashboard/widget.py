@@ -549,6 +549,8 @@ class Dashboard(anywidget.AnyWidget):
         try:
             if not isinstance(content, dict):
                 raise TypeError(f"a dashboard message is a dict, got {type(content).__name__}")
+            if "kind" in content and "do" not in content:
+                return  # another protocol's message (anywidget's commands carry a "kind")
             action = content.get("do")
             if action == "advance":
                 n = content.get("n", 1)
