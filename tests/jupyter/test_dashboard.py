@@ -88,6 +88,11 @@ def updates(log: list[tuple[RecordingComm, Any]]) -> list[dict[str, Any]]:
     return [json.loads(json.dumps(data["state"])) for _, data in log if data["method"] == "update"]
 
 
+def texts_sent(d: Dashboard, state: dict[str, Any]) -> dict[str, str]:
+    """Section -> the text an update carries (each section's text is a synced trait of its own)."""
+    return {section: state[slot] for section, slot in d.text_slots.items() if slot in state}
+
+
 def from_frontend(d: Dashboard, **state: Any) -> None:
     """Deliver a change of synced traits as the browser does (the slider, the play timer, a tab)."""
     d.comm.handler({"content": {"data": {"method": "update", "state": state}}, "buffers": []})
@@ -255,9 +260,12 @@ def test_one_turn_sends_one_message_with_what_changed_and_fewer_than_the_ipywidg
         sent.clear()
         s.advance_turn()
         messages = [data for _, data in sent]
+        if isinstance(d, Dashboard):
+            texts.update(texts_sent(d, messages[0]["state"]))
         d.close()
         return messages
 
+    texts: dict[str, str] = {}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", FutureWarning)
         before = one_turn(IpywidgetsDashboard)
@@ -267,14 +275,16 @@ def test_one_turn_sends_one_message_with_what_changed_and_fewer_than_the_ipywidg
     assert len(before) == 8
     assert len(after) == 1 and after[0]["method"] == "update"
     state = after[0]["state"]
-    assert sorted(state) == ["banner", "latest", "panels", "tab_html", "texts", "turn"]
+    # the one text that changed goes in its own slot; the others are not sent
+    assert sorted(k for k in state if not k[1:].isdigit()) == ["banner", "latest", "panels", "tab_html", "turn"]
+    assert list(texts) == ["async_activity"]
     assert (state["turn"], state["latest"]) == (1, 1)
     assert text_of(state["banner"]) == "live · turn 1 · segment 1 (segment turn 1)"
     assert read(state["panels"]["async_activity"]["status"]) == {
         "meta": "trinket Tasks · 28 chars · segment turn 1",
         "items": [("index the wiki", "2")],
     }
-    assert read(state["texts"]["async_activity"]) == {"text": "index the wiki: 2 turns left"}
+    assert read(texts["async_activity"]) == {"text": "index the wiki: 2 turns left"}
 
 
 def test_a_countdown_alone_does_not_resend_the_texts(sent: list) -> None:
@@ -284,7 +294,7 @@ def test_a_countdown_alone_does_not_resend_the_texts(sent: list) -> None:
     sent.clear()
     s.advance_turn()
     [state] = updates(sent)
-    assert "texts" not in state  # the items table counted down; no text changed
+    assert texts_sent(d, state) == {}  # the items table counted down; no text changed
     assert read(state["panels"]["async_activity"]["status"])["items"] == [("index the wiki", "2")]
     d.close()
 
@@ -307,8 +317,12 @@ def test_a_change_from_another_cell_sends_only_its_text(sent: list) -> None:
     s.trinket("Inbox").text = "5 unread, 1 urgent"
     s.trinket("Inbox").request_update()
     [state] = updates(sent)
-    assert sorted(state) == ["texts"]
-    assert read(state["texts"]["inbox_status"]) == {"meta": "trinket Inbox · 18 chars", "text": "5 unread, 1 urgent"}
+    # its text alone, in its slot: not the base prompt's nor the location's
+    assert list(state) == [d.text_slots["inbox_status"]]
+    assert read(state[d.text_slots["inbox_status"]]) == {
+        "meta": "trinket Inbox · 18 chars",
+        "text": "5 unread, 1 urgent",
+    }
     d.close()
 
 

@@ -12,8 +12,9 @@ The synced traits: ``turn`` (the turn on view: the slider), ``latest`` (the sess
 slider's end), ``playing``, ``tab`` (the open tab) and ``tabs`` (the model's list), ``banner``,
 ``error``, ``read_only`` and ``session_closed`` (the switches), ``switches`` (one per trinket),
 ``sections`` (placement -> its sections), ``panels`` (section -> title, status HTML and whether it
-folds), ``texts`` (section -> its text HTML: sent only when a text changes, so a countdown does
-not resend a 20,000-character preview), ``tab_html`` (the open drawn tab) and ``theme``.
+folds), ``text_slots`` (section -> the synced trait ``t0``, ``t1``... holding its text HTML: a
+text is sent alone when it changes, so a countdown or another section's new text does not resend a
+20,000-character preview), ``tab_html`` (the open drawn tab) and ``theme``.
 
 Live, but frugal. The dashboard observes ``Session.turn``, every compose and each trinket's
 ``content``, ``error``, ``enabled`` and ``current_turn``, marks the affected sections dirty and
@@ -164,7 +165,10 @@ class Dashboard(anywidget.AnyWidget):
     switches: List[dict[str, Any]] = List(help="One enable switch per trinket: trinket, label, enabled.").tag(sync=True)
     sections = Dict(help="Placement view key -> its sections, in display order.").tag(sync=True)
     panels = Dict(help="Section -> its panel's title, status HTML and whether it folds (empty).").tag(sync=True)
-    texts = Dict(help="Section -> its text as HTML (apart from panels: sent only when a text changes).").tag(sync=True)
+    text_slots = Dict(
+        help="Section -> the name of the synced trait holding its text as HTML (t0, t1, ...): each text "
+        "is sent alone, when it changes."
+    ).tag(sync=True)
     tab_html = Unicode(UNDRAWN, help="The open drawn tab's HTML (the others are drawn when opened).").tag(sync=True)
     theme = Enum(
         ("auto", "light", "dark"),
@@ -179,10 +183,6 @@ class Dashboard(anywidget.AnyWidget):
     @validate("banner", "error", "tab_html")
     def _dollars_as_text(self, proposal: Any) -> str:
         return dollars_as_text(str(proposal["value"]))
-
-    @validate("texts")
-    def _texts_dollars_as_text(self, proposal: Any) -> dict[str, str]:
-        return {name: dollars_as_text(text) for name, text in proposal["value"].items()}
 
     preview_chars = _option("preview_chars")
     log_rows = _option("log_rows")
@@ -238,8 +238,10 @@ class Dashboard(anywidget.AnyWidget):
             "replies": lambda: replies.html(self.session, self.driver.shown),
             "events": lambda: events.html(self.session, self.model.log_rows),
         }
-        # the panels as last sent: what a flush compares against
+        # the panels as last sent: what a flush compares against; the text slots no section holds
         self._sent: dict[str, PanelView] = {}
+        self._free_slots: list[str] = []
+        self._slots_made = 0
         super().__init__(turn=session.turn, latest=session.turn, tabs=[tab.as_json() for tab in TABS], tab=TABS[0].key)
         if replace and (previous := _latest.get(session)) is not None:
             previous.close()
@@ -609,8 +611,40 @@ class Dashboard(anywidget.AnyWidget):
         ):
             self.panels = {s: {"title": v.title, "status": v.status, "empty": v.empty} for s, v in shown.items()}
         if any(s not in sent or shown[s].text != sent[s].text for s in shown) or shown.keys() != sent.keys():
-            self.texts = {s: v.text for s, v in shown.items()}
+            self._send_texts(shown)  # each text compared with its slot: only the changed ones go
         self._sent = dict(shown)
+
+    @property
+    def texts(self) -> dict[str, str]:
+        """Section -> its text as HTML, as the front end has it (read from the text slots)."""
+        return {section: getattr(self, slot) for section, slot in self.text_slots.items()}
+
+    def _send_texts(self, shown: dict[str, PanelView]) -> None:
+        """Set the slot of each section whose text changed (a new section takes a free slot, or a
+        new synced trait), and free the slots of the sections gone."""
+        slots = dict(self.text_slots)
+        for section in [s for s in slots if s not in shown]:
+            slot = slots.pop(section)
+            setattr(self, slot, "")
+            self._free_slots.append(slot)
+        for section, view in shown.items():
+            slot = slots.get(section)
+            if slot is None:
+                slot = slots[section] = self._free_slots.pop() if self._free_slots else self._new_slot()
+            text = dollars_as_text(view.text)
+            if getattr(self, slot) != text:
+                setattr(self, slot, text)
+        if slots != self.text_slots:
+            self.text_slots = slots
+
+    def _new_slot(self) -> str:
+        """A new synced trait for a section's text (ipywidgets syncs the traits named in ``keys``)."""
+        slot = f"t{self._slots_made}"
+        self._slots_made += 1
+        self.add_traits(**{slot: Unicode("").tag(sync=True)})
+        synced: list[str] = getattr(self, "keys")  # noqa: B009 - ipywidgets' untyped trait
+        self.keys = [*synced, slot]
+        return slot
 
     def _sync_controls(self) -> None:
         """Set every control to what the session and the turn on view say (a trait set to its

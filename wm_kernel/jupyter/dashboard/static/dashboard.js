@@ -132,7 +132,7 @@ function render({ model, el }) {
 
   function sectionsTab(key) {
     const panels = model.get("panels");
-    const texts = model.get("texts");
+    const slots = model.get("text_slots");
     const names = model.get("sections")[key] || [];
     if (!names.length) return [make("div", { class: "wm-small" }, [make("i", { text: "no sections here" })])];
     return names.map((name) => {
@@ -148,7 +148,7 @@ function render({ model, el }) {
       const status = make("div", { class: "wm-status" });
       status.innerHTML = shown.status;
       const text = make("div", { class: "wm-text" });
-      text.innerHTML = texts[name] || "";
+      text.innerHTML = (slots[name] && model.get(slots[name])) || "";
       details.append(title, status, text);
       return details;
     });
@@ -259,7 +259,18 @@ function render({ model, el }) {
   model.on("change:error", () => (error.innerHTML = model.get("error")));
   model.on("change:tabs", () => (tabs(), content()));
   model.on("change:tab", () => (tabs(), content()));
-  for (const name of ["tab_html", "sections", "panels", "texts", "switches"]) model.on(`change:${name}`, content);
+  for (const name of ["tab_html", "sections", "panels", "switches"]) model.on(`change:${name}`, content);
+  // each section's text is a trait of its own (its slot): listen to every slot there is
+  const heard = new Set();
+  function listen() {
+    for (const slot of Object.values(model.get("text_slots"))) {
+      if (heard.has(slot)) continue;
+      heard.add(slot);
+      model.on(`change:${slot}`, content);
+    }
+  }
+  model.on("change:text_slots", () => (listen(), content()));
+  listen();
   model.on("change:theme", theme);
   model.on("change:playing", playing);
   const scheme = window.matchMedia ? window.matchMedia("(prefers-color-scheme: dark)") : null;
