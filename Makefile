@@ -24,7 +24,7 @@ $(STAMP): pyproject.toml $(CONSTRAINTS)
 	@echo "      pip prints a line per package (see the README for how long a first run takes)"
 	@[ -x $(PY) ] || { echo "make: creating $(VENV) (a few seconds)"; $(PYTHON) -m venv $(VENV); }
 	$(PY) $(PIP_INSTALL) -c $(CONSTRAINTS) -e '.[test]' 2>&1 | $(PIP_OUTPUT)
-	$(PY) -c "import wm_kernel, trinkets, IPython, ipywidgets, nbval, tiktoken, playwright"
+	$(PY) -c "import wm_kernel, trinkets, IPython, ipywidgets, anywidget, marimo, nbval, tiktoken, playwright"
 	touch $(STAMP)
 
 ## lab: open the example notebooks in JupyterLab with the extension and kernel ready
@@ -53,7 +53,7 @@ test-latest:
 	@echo "      pip prints a line per package"
 	@[ -x $(LATEST)/bin/python ] || { echo "make: creating $(LATEST) (a few seconds)"; $(PYTHON) -m venv $(LATEST); }
 	$(LATEST)/bin/python $(PIP_INSTALL) --upgrade --upgrade-strategy eager -e '.[test]' 2>&1 | $(PIP_OUTPUT)
-	$(LATEST)/bin/python -c "import wm_kernel, trinkets, IPython, ipywidgets, nbval, tiktoken, playwright"
+	$(LATEST)/bin/python -c "import wm_kernel, trinkets, IPython, ipywidgets, anywidget, marimo, nbval, tiktoken, playwright"
 	@$(LATEST)/bin/python tools/constraints.py compare $(CONSTRAINTS)
 	@echo "make test-latest: running pytest on those versions: a dot per test, then the summary"
 	@$(LATEST)/bin/python -m pytest -q $(ARGS); status=$$?; \

@@ -33,7 +33,7 @@ import asyncio  # noqa: E402
 from _timing import interleave, ratios, spread  # noqa: E402
 from replay import BASE_PROMPT, START, feeds_at, feeds_before_start  # noqa: E402
 
-import wm_kernel.jupyter.dashboard.widget as widgets_module  # noqa: E402
+import wm_kernel.jupyter.dashboard.drawing as widgets_module  # noqa: E402
 from wm_kernel.core.clock import ManualClock  # noqa: E402
 from wm_kernel.core.profile import Profile  # noqa: E402
 from wm_kernel.instruments.history import History  # noqa: E402
@@ -84,7 +84,7 @@ def _running_loop() -> asyncio.AbstractEventLoop | None:
 def main(repeat: int = 9) -> None:
     # the dashboard draws later only in a kernel (it asks for the kernel's loop): here a plain
     # asyncio loop running the "cells" stands in for it (tests/jupyter/test_dashboard_kernel.py checks the
-    # same behaviour in a real kernel: 6 widget updates for a cell of 20 turns instead of 120)
+    # same behaviour in a real kernel: 1 message for a cell of 20 turns instead of 20)
     widgets_module._kernel_loop = _running_loop
     loop = asyncio.new_event_loop()
 

@@ -99,9 +99,9 @@ def test_every_view_reports_the_same_tokens_and_cost(ip, monkeypatch):
 
     # the dashboard's cache tab: the simulation's headline, the same cost range
     dashboard = Dashboard(session, cache_model=MODEL, compose=False)
-    dashboard.tabs.selected_index = dashboard.tabs.children.index(dashboard.cache)
+    dashboard.tab = "cache"
     # tags between words are spaces; the span that keeps a dollar sign from typesetting is not
-    shown = html.unescape(re.sub(r"<[^>]+>", " ", re.sub(r"<span[^>]*>(&#36;|\$)</span>", "$", dashboard.cache.value)))
+    shown = html.unescape(re.sub(r"<[^>]+>", " ", re.sub(r"<span[^>]*>(&#36;|\$)</span>", "$", dashboard.tab_html)))
     assert sim.headline() in " ".join(shown.split())
     assert "≈ $" in sim.headline() and counter.label in sim.headline()
 
@@ -116,8 +116,8 @@ def test_every_view_reports_the_same_tokens_and_cost(ip, monkeypatch):
     )
     assert f"total · {report.total}<" in bars.svg
     assert f"tokens ({counter.label}) of sections with their joiners, and the HUD frame" in html.unescape(bars.svg)
-    dashboard.tabs.selected_index = dashboard.tabs.children.index(dashboard.budget)
-    assert f"total · {report.total}<" in dashboard.budget.value
+    dashboard.tab = "budget"
+    assert f"total · {report.total}<" in dashboard.tab_html
 
 
 # -- a session that sends, one replayed from its recording, one imported, one that never sends
@@ -270,20 +270,19 @@ def _check_every_view(ip: Any, session: Any, *, sent: bool, log: Any = None) -> 
     # the dashboard: the cache tab's headline is the simulation's; the request tab is %request's;
     # the replies tab shows the simulated dollars of every turn sent
     dashboard = Dashboard(session, cache_model=MODEL, compose=False)
-    tabs = dashboard.tabs
-    tabs.selected_index = tabs.children.index(dashboard.cache)
-    assert sim.headline() in _dollars(dashboard.cache.value)
-    tabs.selected_index = tabs.children.index(dashboard.request)
-    assert ip.run_line_magic("request", str(turns[-1])).headline() in _dollars(dashboard.request.value)
+    dashboard.tab = "cache"
+    assert sim.headline() in _dollars(dashboard.tab_html)
+    dashboard.tab = "request"
+    assert ip.run_line_magic("request", str(turns[-1])).headline() in _dollars(dashboard.tab_html)
     if sent:
-        tabs.selected_index = tabs.children.index(dashboard.replies)
-        shown = _dollars(dashboard.replies.value)
+        dashboard.tab = "replies"
+        shown = _dollars(dashboard.tab_html)
         for turn in reconciled.index:
             assert f"{reconciled.loc[turn, 'predicted_usd']:.6f}" in shown
             assert f"{rows.loc[turn, 'cost_usd']:.6f}" in shown
     elif log is not None:  # the log's requests, each with the log's own reconciliation
-        tabs.selected_index = tabs.children.index(dashboard.replies)
-        shown = _dollars(dashboard.replies.value)
+        dashboard.tab = "replies"
+        shown = _dollars(dashboard.tab_html)
         assert "nothing sent yet" not in shown and "the log's requests" in shown
         for _, row in reconcile(log).rows.iterrows():
             assert f"{row['billed_usd']:.6f}" in shown and f"{row['predicted_usd']:.6f}" in shown

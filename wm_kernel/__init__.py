@@ -45,7 +45,13 @@ _EXPORTS = {
     "SQLiteStore": "wm_kernel.stores.embedded",
     "ValkeyStore": "wm_kernel.stores.valkey",  # needs the optional valkey client
     "ComposedPrompt": "wm_kernel.core.prompt",
-    "Dashboard": "wm_kernel.jupyter.dashboard.widget",  # needs ipywidgets (the jupyter extra)
+    "Dashboard": "wm_kernel.jupyter.dashboard.widget",  # one anywidget: JupyterLab, VS Code, Colab, marimo
+    # the magic-free ways in (hosts without IPython magics: marimo, a script): the dashboard and
+    # the views of %compose, %cache and %request, each a plain function returning a displayable
+    "dashboard": "wm_kernel.jupyter.dashboard.widget",
+    "compose_view": "wm_kernel.display.session_views",
+    "cache_view": "wm_kernel.display.session_views",
+    "request_view": "wm_kernel.display.wire_view",
 }
 
 __all__ = [*_EXPORTS, "load_ipython_extension", "unload_ipython_extension"]

@@ -64,7 +64,7 @@ _RAN_ALL = """() => {
         '.jp-OutputArea-output[data-mime-type="application/vnd.jupyter.widget-view+json"]')];
     return prompts.length > 0 && prompts.every(p => /\\[\\d+\\]/.test(p.textContent))
         && panel.sessionContext.session?.kernel?.status === 'idle'
-        && views.every(v => v.querySelector('.jupyter-widgets')
+        && views.every(v => v.querySelector('.jupyter-widgets, .wm-dash')
                             || /Error displaying widget/.test(v.textContent));
 }"""
 
@@ -108,8 +108,13 @@ def test_notebook_runs_clean_in_the_browser(page: Any, lab: Lab, name: str) -> N
 
 
 def dashboard(page: Any) -> Any:
-    """The (last) dashboard on the page: the box holding the overview tab."""
-    return page.locator(".widget-vbox:has(svg.wm-timeline)").last
+    """The (last) dashboard on the page."""
+    return page.locator(".wm-dash").last
+
+
+def tab(dash: Any, title: str) -> Any:
+    """The dashboard's tab button titled ``title``."""
+    return dash.get_by_role("tab", name=title, exact=True)
 
 
 def bars(page: Any) -> list[tuple[str, str, str]]:
@@ -135,9 +140,9 @@ def eventually(page: Any, read: Callable[[], Any], expected: Any, timeout_s: flo
 def guidance_countdowns(dash: Any) -> list[int]:
     """The ``expires_in`` of every guidance entry the notification tab's peanut gallery panel
     shows, in order."""
-    dash.locator(".lm-TabBar-tab", has_text="notification").click()
+    tab(dash, "notification").click()
     text = dash.locator("pre", has_text="mira:peanutgallery").last.text_content() or ""
-    dash.locator(".lm-TabBar-tab", has_text="overview").click()
+    tab(dash, "overview").click()
     return [int(n) for n in re.findall(r'expires_in="(\d+)_turns"', text)]
 
 
@@ -148,7 +153,7 @@ def test_ttl_dashboard_renders_and_the_slider_moves_from_the_keyboard(page: Any,
     dash.scroll_into_view_if_needed()
     assert dash.locator("svg.wm-timeline rect.wm-bar").count() == 4  # the timeline is drawn
     assert dash.locator("line.wm-now").count() == 1  # the turn on view marked
-    handle = dash.locator(".noUi-handle").first
+    handle = dash.get_by_role("slider", name="turn on view")
     handle.focus()
     handle.press("Home")  # back to turn 0
     # the fourth entry is added after the collapse at turn 6: not yet there
@@ -184,10 +189,10 @@ def test_hostile_guidance_shows_as_text_and_fires_no_dialog(page: Any, lab: Lab)
     cells = [
         "%load_ext wm_kernel\n%wm_session --clock 2026-11-30T09:00:00+00:00 "
         "--trinkets TimeManager,PeanutGalleryTrinket",
-        "import wm_kernel\nfrom wm_kernel.jupyter.dashboard.widget import Dashboard\n"
+        "import wm_kernel\n"
         "s = wm_kernel.current_session()\n"
         f"s.trinket('PeanutGalleryTrinket').add_guidance('concern', {HOSTILE!r}, ttl=3)\n"
-        "Dashboard(s)",
+        "wm_kernel.dashboard(s)",
         "%trinket peanutgallery add concern '<b onmouseover=alert(3)>hover me</b>' --ttl 1",
         "%compose",
         "%trinkets",
@@ -198,7 +203,7 @@ def test_hostile_guidance_shows_as_text_and_fires_no_dialog(page: Any, lab: Lab)
     open_notebook(page, lab, "hostile.ipynb")
     run_all(page)
     dash = dashboard(page)
-    dash.locator(".lm-TabBar-tab", has_text="notification").click()
+    tab(dash, "notification").click()
     page.locator("pre", has_text="hover me").first.hover()
     screenshot(page, "hostile")
     assert page.dialogs == []
@@ -240,13 +245,12 @@ def test_saved_dashboard_shows_without_running_and_reads_in_the_dark_theme(page:
         texts = [
             dash.locator("svg.wm-timeline text").first,
             dash.locator(".wm-overview b").first,
-            dash.locator(".widget-html-content div").first,
+            dash.locator(".wm-banner div").first,
         ]
-        dash.locator(".lm-TabBar-tab", has_text="notification").click()
-        texts.append(dash.locator("pre").first)
-        for text in texts:
-            ratio = text.evaluate(_contrast_script())
-            assert ratio >= 4.5, (text, ratio)
+        ratios = [text.evaluate(_contrast_script()) for text in texts]
+        tab(dash, "notification").click()  # a tab's content is drawn when it is opened
+        ratios.append(dash.locator("pre").first.evaluate(_contrast_script()))
+        assert all(ratio >= 4.5 for ratio in ratios), ratios
         dash.screenshot(path=str(SCREENSHOTS / "02_ttl_expiry_dark.png"))
         assert error_outputs(page) == []
     finally:
@@ -254,12 +258,12 @@ def test_saved_dashboard_shows_without_running_and_reads_in_the_dark_theme(page:
 
 
 def slider_turn(dash: Any) -> str:
-    """The turn the dashboard's slider reads out."""
-    return (dash.locator(".widget-readout").first.text_content() or "").strip()
+    """The turn the dashboard's slider reads out ("3 / 8": the turn on view of the latest)."""
+    return (dash.locator(".wm-reading").first.text_content() or "").split("/")[0].strip()
 
 
 def banner(dash: Any) -> str:
-    return " ".join((dash.locator(".wm-live").first.locator("xpath=..").text_content() or "").split())
+    return " ".join((dash.locator(".wm-banner").first.text_content() or "").split())
 
 
 def test_end_returns_to_the_latest_turn_and_labelled_stop_pauses_where_it_is(page: Any, lab: Lab) -> None:
@@ -269,7 +273,7 @@ def test_end_returns_to_the_latest_turn_and_labelled_stop_pauses_where_it_is(pag
     dash.scroll_into_view_if_needed()
     latest = slider_turn(dash)
     assert latest == "8"
-    handle = dash.locator(".noUi-handle").first
+    handle = dash.get_by_role("slider", name="turn on view")
     handle.focus()
     handle.press("Home")
     assert eventually(page, lambda: slider_turn(dash), "0") == "0"
@@ -284,7 +288,7 @@ def test_end_returns_to_the_latest_turn_and_labelled_stop_pauses_where_it_is(pag
     # the labelled buttons (their icon is a glyph the accessible name also holds: found by title)
     play = dash.locator("button[title^='Replay the recorded turns, one a second']")
     stop = dash.locator("button[title^='Stop replaying: stay on the turn shown']")
-    assert [(play.text_content() or "").strip(), (stop.text_content() or "").strip()] == ["Play", "Stop"]
+    assert [(play.text_content() or "").strip(), (stop.text_content() or "").strip()] == ["▶ Play", "■ Stop"]
     play.click()  # replays from turn 0, a turn a second
     assert eventually(page, lambda: slider_turn(dash) in ("1", "2"), True)
     stop.click()  # stop: pauses where it is
@@ -298,22 +302,20 @@ def test_end_returns_to_the_latest_turn_and_labelled_stop_pauses_where_it_is(pag
 
 
 # what a dashboard without a kernel shows: (the offline line's text, whether it is visible), the
-# controls and "disconnected" marks visible, and the tab labels cut short
+# controls and "disconnected" marks visible, and the banner's head (live or not)
 _SAVED_VIEW = """(dash) => {
     const shown = el => !!el && getComputedStyle(el).display !== 'none' && el.offsetParent !== null;
+    const view = dash.parentElement;  // the widget's own element, which the widget manager marks
     const line = dash.querySelector('.wm-offline');
-    const marks = [dash, ...dash.querySelectorAll('.jupyter-widgets-disconnected')].filter(
+    const marks = [view, ...dash.querySelectorAll('.jupyter-widgets-disconnected')].filter(
         el => el.classList.contains('jupyter-widgets-disconnected')
               && getComputedStyle(el, '::before').display !== 'none');
     return {
-        disconnected: dash.classList.contains('jupyter-widgets-disconnected'),
+        disconnected: view.classList.contains('jupyter-widgets-disconnected'),
         line: line ? line.textContent.trim() : null, line_shown: shown(line),
         controls_shown: [...dash.querySelectorAll('.wm-controls')].filter(shown).length,
         live_head_shown: shown(dash.querySelector('.wm-live')),
-        notice_height: dash.querySelector('.wm-notice').offsetHeight,
         marks: marks.length,
-        cut_tabs: [...dash.querySelectorAll('.lm-TabBar-tabLabel')].filter(
-            l => l.scrollWidth > l.clientWidth + 1).map(l => l.textContent),
     };
 }"""
 
@@ -324,7 +326,6 @@ def test_a_saved_dashboard_opens_tidy_with_one_line_saying_how_to_bring_it_to_li
     dash = dashboard(page)
     dash.scroll_into_view_if_needed()
     view = dash.evaluate(_SAVED_VIEW)
-    assert view["notice_height"] > 0
     assert view == {
         "disconnected": True,
         "line": "a saved view: run the notebook's cells to bring this dashboard to life",
@@ -332,13 +333,9 @@ def test_a_saved_dashboard_opens_tidy_with_one_line_saying_how_to_bring_it_to_li
         "controls_shown": 0,
         "live_head_shown": False,
         "marks": 0,
-        "cut_tabs": [],
-        "notice_height": view["notice_height"],
     }
     # the banner still says which turn the saved view shows
-    assert "turn 8 · segment 2 (segment turn 2)" in (
-        dash.locator(".wm-live").first.locator("xpath=..").text_content() or ""
-    )
+    assert "turn 8 · segment 2 (segment turn 2)" in banner(dash)
     dash.screenshot(path=str(SCREENSHOTS / "02_ttl_expiry_saved.png"))
     # run, the same dashboard is live: the line and the marks go, the controls come
     run_all(page)
@@ -346,11 +343,24 @@ def test_a_saved_dashboard_opens_tidy_with_one_line_saying_how_to_bring_it_to_li
     live = eventually(page, lambda: dash.evaluate(_SAVED_VIEW)["controls_shown"], 2)
     assert live == 2
     view = dash.evaluate(_SAVED_VIEW)
-    assert (
-        view["disconnected"],
-        view["line_shown"],
-        view["live_head_shown"],
-        view["cut_tabs"],
-        view["notice_height"],
-    ) == (False, False, True, [], 0)  # live: the line takes no room
+    assert (view["disconnected"], view["line_shown"], view["live_head_shown"]) == (False, False, True)
+    assert error_outputs(page) == [] and page.dialogs == []
+
+
+def test_page_up_and_page_down_stay_within_the_turns(page: Any, lab: Lab) -> None:
+    open_notebook(page, lab, "02_ttl_expiry.ipynb")
+    run_all(page)
+    dash = dashboard(page)
+    dash.scroll_into_view_if_needed()
+    handle = dash.get_by_role("slider", name="turn on view")
+    assert handle.get_attribute("aria-label") == "turn on view"
+    handle.focus()
+    handle.press("PageUp")  # at the latest turn already: stays there
+    assert eventually(page, lambda: slider_turn(dash), "8") == "8"
+    for _ in range(12):  # past the start: stops at turn 0
+        handle.press("PageDown")
+    assert eventually(page, lambda: slider_turn(dash), "0") == "0"
+    assert eventually(page, lambda: banner(dash).startswith("viewing turn 0"), True)
+    handle.press("PageUp")
+    assert eventually(page, lambda: slider_turn(dash), "1") == "1"
     assert error_outputs(page) == [] and page.dialogs == []

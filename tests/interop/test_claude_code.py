@@ -296,8 +296,8 @@ def test_the_replies_of_a_replayed_transcript_are_its_assistant_messages_the_las
     session = import_log(DATA.parent / "claude_code_session.jsonl", counter=TokenCounter(EstimateTokenizer()))
     view = exchanges_view(session.to_session())
     assert [row.reply for row in view.rows] == [
-        'Reading the parser.\n\n{"type": "tool_use", "id": "toolu_01", "name": "Read", '
-        '"input": {"file_path": "/home/dev/parcelly/parser.py"}}',
+        # a tool call reads as one line, not as the transcript's JSON block
+        'Reading the parser.\n\ncalls Read({"file_path": "/home/dev/parcelly/parser.py"})',
         "The check should be `s.startswith('PX')`.",  # the last request's: no request after it carries it
     ]
 

@@ -244,7 +244,7 @@ def test_a_replayed_session_drives_the_session_tools_and_the_dashboard() -> None
     sim = live.cache_simulation()
     assert [t.isoformat() for t in sim.turns["at"]] == [r.sent_at.isoformat() for r in session.requests]
     board = Dashboard(live)
-    board.slider.value = 2
+    board.turn = 2
     assert board.driver.mode == "replay"
     assert "viewing turn 2 (read-only)" in board.status
     board.close()

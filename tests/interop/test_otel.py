@@ -389,7 +389,7 @@ def test_the_otlp_round_trip_of_a_composed_session_reaches_to_session_and_the_da
     base = replayed.prompt_at(0).section("base_prompt").content
     assert base == live.prompt_at(0).section("base_prompt").content and base.count("MIRA's scaffolding") == 1
     board = Dashboard(replayed, cache_model="claude-sonnet-4-6")
-    board.slider.value = 0
+    board.turn = 0
     assert "viewing turn 0 (read-only)" in board.status
     board.close()
 

@@ -795,6 +795,12 @@ def test_wm_dashboard_outside_a_notebook_says_it_needs_one(ip, session):
     )
 
 
+def test_wm_dashboard_takes_only_the_ipywidgets_flag(ip, session):
+    with pytest.raises(UsageError) as caught:
+        ip.run_line_magic("wm_dashboard", "--old")
+    assert str(caught.value) == "%wm_dashboard takes no arguments but --ipywidgets, got '--old'"
+
+
 @pytest.mark.parametrize(
     ("line", "message"),
     [

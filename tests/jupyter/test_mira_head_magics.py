@@ -138,5 +138,5 @@ def test_hostile_text_is_escaped_in_the_dashboard(session: Session) -> None:
     session.trinket("LocationTrinket").set_location({"location_name": hostile})  # type: ignore[attr-defined]
     board = Dashboard(session)
     for section in ("forage_results", "inbox_status", "async_activity", "location_context"):
-        shown = board.panel(section).value
+        shown = board.panel(section).html
         assert "<script>" not in shown and "script" in shown, section  # escaped (twice where MIRA escapes)

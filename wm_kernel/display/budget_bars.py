@@ -105,6 +105,32 @@ class BudgetBars:
     def _repr_html_(self) -> str:
         return no_math(self.svg)
 
+    def legend_html(self) -> str:
+        """The key to the colours: a swatch and the name of each section, in the bars' order, then
+        the hatched grey of a section dropped over budget and the budget line (where drawn)."""
+        names = _names(self)
+        dropped = any(s.dropped for row in self.rows for s in row.segments)
+        swatch = "display:inline-block;width:10px;height:10px;margin-right:4px;vertical-align:middle;"
+        items = [
+            f'<span style="{swatch}background:{_colour(name, names)}"></span>{html.escape(name)}'
+            for name in names
+            if any(s.name == name and not s.dropped for row in self.rows for s in row.segments)
+        ]
+        if dropped:
+            items.append(
+                f'<span style="{swatch}background:repeating-linear-gradient(45deg,#d0d0d0 0 3px,#a0a0a0 3px 5px)">'
+                "</span>dropped over budget"
+            )
+        if self.budget is not None:
+            items.append(
+                f'<span style="{swatch}height:0;border-top:2px dashed {style.ERROR}"></span>budget {self.budget:,}'
+            )
+        cells = "".join(f'<li style="margin:0 12px 2px 0">{item}</li>' for item in items)
+        return (
+            f'<ul class="wm-legend" aria-label="colours of the bars" style="list-style:none;padding:0;margin:4px 0;'
+            f'display:flex;flex-wrap:wrap;font-size:12px">{cells}</ul>'
+        )
+
     def __repr__(self) -> str:
         rows = "; ".join(f"{row.placement} {row.kept_tokens}" for row in self.rows)
         return f"<BudgetBars budget={self.budget} tokens: {rows}>"
@@ -156,12 +182,18 @@ def _colour(name: str, names: list[str]) -> str:
     return _PALETTE[names.index(name) % len(_PALETTE)]
 
 
-def _svg(bars: BudgetBars, width: int = 640, row_height: int = 22, label_width: int = 130) -> str:
+def _names(bars: BudgetBars) -> list[str]:
+    """Every section of the bars, in the order the colours are given out."""
     names: list[str] = []
     for row in bars.rows:
         for seg in row.segments:
             if seg.name not in names:
                 names.append(seg.name)
+    return names
+
+
+def _svg(bars: BudgetBars, width: int = 640, row_height: int = 22, label_width: int = 130) -> str:
+    names = _names(bars)
     widest = max([sum(s.tokens for s in row.segments) for row in bars.rows] + [bars.budget or 0, 1])
     plot = width - label_width - 10
     scale = plot / widest

@@ -12,6 +12,7 @@ conversation's next request carries) and the reconciliation of the log.
 from __future__ import annotations
 
 import html
+import json
 import math
 from dataclasses import dataclass
 from typing import Any
@@ -22,7 +23,7 @@ from wm_kernel.providers.reconcile import reconcile
 from wm_kernel.providers.recording import CHANGED_PROMPT
 from wm_kernel.session import Session
 from wm_kernel.utils.htmltext import no_math
-from wm_kernel.utils.style import WARN
+from wm_kernel.utils.style import WARN, tint
 
 _CLIP = 300
 
@@ -40,6 +41,58 @@ class ExchangeRow:
     cause: str | None
 
 
+def readable(text: object) -> str:
+    r"""A message as a person reads it: a block a log keeps as JSON (a tool's result, a tool call,
+    OpenAI's ``tool_calls``) becomes one line saying what it is; any other text stays as it is.
+
+    >>> readable('{"type": "tool_result", "tool_use_id": "t1", "content": "in depot 104"}')
+    'tool result: in depot 104'
+    >>> readable('Where is it?\n\n{"type": "tool_use", "name": "track", "input": {"id": "PX1"}}')
+    'Where is it?\n\ncalls track({"id": "PX1"})'
+    >>> readable('[{"id": "c1", "type": "function", "function": {"name": "track", "arguments": "{}"}}]')
+    'calls track({})'
+    """
+    if not isinstance(text, str):  # content blocks a log kept as a list
+        text = json.dumps(text, ensure_ascii=False)
+    if "{" not in text:
+        return text
+    return "\n\n".join(_readable_block(chunk) for chunk in text.split("\n\n"))
+
+
+def _readable_block(chunk: str) -> str:
+    stripped = chunk.strip()
+    if not stripped.startswith(("{", "[")):
+        return chunk
+    try:
+        data = json.loads(stripped)
+    except ValueError:
+        return chunk
+    items = data if isinstance(data, list) else [data]
+    if not items or not all(isinstance(item, dict) and ("type" in item or "function" in item) for item in items):
+        return chunk
+    return "\n".join(_readable_item(item) for item in items)
+
+
+def _readable_item(item: dict[str, Any]) -> str:
+    kind = str(item.get("type", ""))
+    if kind == "text" and isinstance(item.get("text"), str):
+        return str(item["text"])
+    if "result" in kind or "output" in kind or kind == "tool_call_response":
+        content = item.get("content", item.get("output", item.get("response", "")))
+        if isinstance(content, list):
+            content = " ".join(str(c.get("text", "")) if isinstance(c, dict) else str(c) for c in content)
+        return f"tool result: {content if isinstance(content, str) else json.dumps(content, ensure_ascii=False)}"
+    function = item.get("function")
+    call: dict[str, Any] = function if isinstance(function, dict) else item
+    name = call.get("name")
+    if name is not None:
+        arguments = call.get("input", call.get("arguments", call.get("args", "")))
+        if not isinstance(arguments, str):
+            arguments = json.dumps(arguments, ensure_ascii=False)
+        return f"calls {name}({arguments})"
+    return json.dumps(item, ensure_ascii=False)
+
+
 def _clip(text: str, width: int = _CLIP) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
 
@@ -47,11 +100,15 @@ def _clip(text: str, width: int = _CLIP) -> str:
 class ExchangesView:
     """Rows of :class:`ExchangeRow`, shown as text (``str``) or HTML (``_repr_html_``)."""
 
-    def __init__(self, rows: list[ExchangeRow], note: str = "", banner: str = "") -> None:
+    def __init__(
+        self, rows: list[ExchangeRow], note: str = "", banner: str = "", *, current: int | None = None
+    ) -> None:
         self.rows = rows
         self.note = note
         #: a warning shown above the rows (replies answered from a recording for another prompt)
         self.banner = banner
+        #: the turn on view (a dashboard's slider): its row is marked
+        self.current = current
 
     def __str__(self) -> str:
         if not self.rows:
@@ -87,8 +144,13 @@ class ExchangesView:
                 "" if r.simulated_usd is None else _usd(r.simulated_usd).lstrip("$"),
                 r.cause or "",
             ]
+            mark = (
+                f' aria-current="true" style="background:{tint("--jp-brand-color1", "#1976d2")}"'
+                if r.turn == self.current
+                else ""
+            )
             body.append(
-                "<tr>"
+                f"<tr{mark}>"
                 + "".join(f'<td style="white-space:pre-wrap;text-align:left">{html.escape(c)}</td>' for c in cells)
                 + "</tr>"
             )
@@ -136,7 +198,7 @@ def exchanges_view(session: Session, **options: Any) -> ExchangesView:
     out = []
     for e in exchanges:
         billed, simulated, cause = money.get(e.turn, (None, None, None))
-        out.append(ExchangeRow(e.turn, e.model, e.user, e.reply, billed, simulated, cause))
+        out.append(ExchangeRow(e.turn, e.model, readable(e.user), readable(e.reply), billed, simulated, cause))
     changed = [e.turn for e in exchanges if (e.stop_reason or "").startswith(CHANGED_PROMPT)]
     banner = (
         f"turn{'s' if len(changed) > 1 else ''} {', '.join(map(str, changed))} {CHANGED_PROMPT} "
@@ -182,7 +244,9 @@ def _logged_view(replayed: Any, **options: Any) -> ExchangesView:
         )
         billed, simulated, cause = money.get(turn, (None, None, None))
         model = log.requests[turn].model or ""
-        out.append(ExchangeRow(turn, model, user, reply or "(not in the log)", billed, simulated, cause))
+        out.append(
+            ExchangeRow(turn, model, readable(user), readable(reply) or "(not in the log)", billed, simulated, cause)
+        )
     return ExchangesView(out, note)
 
 

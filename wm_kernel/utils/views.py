@@ -122,6 +122,7 @@ RICH_VIEWS: dict[str, str] = {
     "wm_kernel.display.exchanges:ExchangesView": (
         "from wm_kernel.display.exchanges import exchanges_view\nexchanges_view(wm_kernel.current_session())"
     ),
+    "wm_kernel.jupyter.dashboard.widget:Dashboard": "wm_kernel.dashboard(wm_kernel.current_session())",
     "wm_kernel.providers.reconciliation:Reconciliation": (
         "from wm_kernel.providers.reconcile import reconcile\nreconcile(wm_kernel.current_session())"
     ),

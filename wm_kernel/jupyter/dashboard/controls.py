@@ -15,8 +15,8 @@ import html
 import ipywidgets as widgets
 
 from wm_kernel.core.prompt import ComposedPrompt
-from wm_kernel.jupyter.dashboard.model import DashboardModel, TurnDriver, TurnRecord
-from wm_kernel.jupyter.dashboard.parts import OFFLINE_HTML, VIEWS, badge, banner_html
+from wm_kernel.jupyter.dashboard.model import VIEWS, DashboardModel, TurnDriver, TurnRecord
+from wm_kernel.jupyter.dashboard.parts import OFFLINE_HTML, badge, banner_html
 from wm_kernel.jupyter.dashboard.sections import Sections
 from wm_kernel.jupyter.dashboard.tabs import (
     UNDRAWN,
@@ -189,7 +189,7 @@ class Controls:
         elif selected is self.request:
             _set(self.request, self._request_tab.html(session, model.cache_model, shown))
         elif selected is self.replies:
-            _set(self.replies, self._replies_tab.html(session))
+            _set(self.replies, self._replies_tab.html(session, shown))
 
     def prompt_on_view(self) -> ComposedPrompt | None:
         if self.driver.view is None:

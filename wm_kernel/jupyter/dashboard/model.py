@@ -36,8 +36,49 @@ from traitlets import HasTraits, Instance, TraitType
 
 from trinkets.base import EventAwareTrinket
 from wm_kernel.core.prompt import ComposedPrompt, OmittedSection
+from wm_kernel.display import render
 from wm_kernel.instruments.items import ItemHistory, describe
 from wm_kernel.session import Session
+
+_SHORT_TITLES = {
+    "system:cached": "system cached",
+    "system:uncached": "system uncached",
+    "conversation_prefix": "conv. prefix",
+    "post_history": "post-history",
+    "notification": "notification",
+}
+#: The placement views, in display order: key -> tab title. The groups are ``render.GROUPS``
+#: (system split by cache policy, which decides cache hits).
+VIEWS: dict[str, str] = {key.replace(":", "_"): _SHORT_TITLES[key] for key, _ in render.GROUPS}
+
+
+@dataclass(frozen=True)
+class Tab:
+    """One tab of the dashboard: its ``key``, its ``title`` and what ``kind`` of content it holds:
+    ``"drawn"`` (one HTML view of the turn on view, drawn by the renderer of that key, only while
+    the tab is open), ``"sections"`` (the panels of the sections of placement ``key``) or
+    ``"toggles"`` (the trinkets' enable switches)."""
+
+    key: str
+    title: str
+    kind: str
+
+    def as_json(self) -> dict[str, str]:
+        return {"key": self.key, "title": self.title, "kind": self.kind}
+
+
+#: The dashboard's tabs, in order. A front end draws the tabs it is given from this list, so a new
+#: view is one entry here (and, for a drawn one, its renderer in ``tabs.py``).
+TABS: tuple[Tab, ...] = (
+    Tab("overview", "overview", "drawn"),
+    *(Tab(key, title, "sections") for key, title in VIEWS.items()),
+    Tab("budget", "budget", "drawn"),
+    Tab("cache", "cache", "drawn"),
+    Tab("request", "request", "drawn"),
+    Tab("replies", "replies", "drawn"),
+    Tab("trinkets", "trinkets", "toggles"),
+    Tab("events", "event log", "drawn"),
+)
 
 #: The model the cache tab simulates unless told otherwise.
 DEFAULT_CACHE_MODEL = "claude-sonnet-4-6"
@@ -389,6 +430,9 @@ class TurnRecord:
 
 
 __all__ = [
+    "VIEWS",
+    "TABS",
+    "Tab",
     "DashboardModel",
     "TurnDriver",
     "TurnRecord",

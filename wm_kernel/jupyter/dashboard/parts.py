@@ -19,6 +19,7 @@ from trinkets.base import EventAwareTrinket, StatefulTrinket
 from wm_kernel.core.prompt import ComposedPrompt, OmittedSection, SectionRecord
 from wm_kernel.display import render
 from wm_kernel.instruments.items import ItemLog, checked_items
+from wm_kernel.jupyter.dashboard.model import VIEWS
 
 # TurnDriver lived here in 0.1 (wm_kernel.dashboard_parts still names this module)
 from wm_kernel.jupyter.html_widget import TextHTML
@@ -29,17 +30,6 @@ if TYPE_CHECKING:
 
 SMALL = "font-size:12px"
 BASE_SECTION = "base_prompt"
-
-_SHORT_TITLES = {
-    "system:cached": "system cached",
-    "system:uncached": "system uncached",
-    "conversation_prefix": "conv. prefix",
-    "post_history": "post-history",
-    "notification": "notification",
-}
-#: The placement views, in display order: key -> tab title. The groups are ``render.GROUPS``
-#: (system split by cache policy, which decides cache hits).
-VIEWS: dict[str, str] = {key.replace(":", "_"): _SHORT_TITLES[key] for key, _ in render.GROUPS}
 
 #: The dashboard's style rules. Tabs take the width of their label (JupyterLab's fixed tab width
 #: cut "system uncached"), wrapping onto a second row when the notebook is narrow. A dashboard
@@ -384,7 +374,6 @@ def placement_plan(session: Session, recorded: ComposedPrompt | None) -> dict[st
 
 
 __all__ = [
-    "VIEWS",
     "DASHBOARD_STYLE",
     "OFFLINE_HTML",
     "banner_html",

@@ -18,9 +18,9 @@ from typing import Any
 import ipywidgets as widgets
 
 from trinkets.base import EventAwareTrinket, StatefulTrinket
-from wm_kernel.jupyter.dashboard.model import DashboardModel, TurnRecord
+from wm_kernel.jupyter.dashboard.model import VIEWS, DashboardModel, TurnRecord
+from wm_kernel.jupyter.dashboard.panels import trinket_traits
 from wm_kernel.jupyter.dashboard.parts import (
-    VIEWS,
     PanelView,
     SectionPanel,
     cap_line,
@@ -30,15 +30,6 @@ from wm_kernel.jupyter.dashboard.parts import (
     recorded_section,
     section_text,
 )
-
-_TRINKET_TRAITS = ["content", "error", "enabled"]
-
-
-def trinket_traits(trinket: EventAwareTrinket) -> list[str]:
-    """The traits of ``trinket`` whose changes a panel shows."""
-    if isinstance(trinket, StatefulTrinket):
-        return [*_TRINKET_TRAITS, "current_turn"]
-    return list(_TRINKET_TRAITS)
 
 
 class Sections:
@@ -255,4 +246,4 @@ class Sections:
         self.panels, self.toggles = {}, {}
 
 
-__all__ = ["Sections", "trinket_traits"]
+__all__ = ["Sections"]

@@ -10,6 +10,7 @@ on view; they make no widget (the shell sets the HTML it is given when it differ
 
 from __future__ import annotations
 
+import bisect
 import html
 from collections.abc import Mapping
 from typing import Any
@@ -101,7 +102,8 @@ class BudgetTab:
             )
             self._bars = (
                 composed,
-                f'<div class="wm-budget"><div style="{SMALL}">{html.escape(label)}</div>{bars.svg}</div>',
+                f'<div class="wm-budget"><div style="{SMALL}">{html.escape(label)}</div>{bars.svg}'
+                f"{bars.legend_html()}</div>",
             )
         return self._bars[1]
 
@@ -180,25 +182,54 @@ class RequestTab:
         return self._html
 
 
+#: How many replies the replies tab shows at once, around the turn on view.
+REPLIES_WINDOW = 20
+
+
 class RepliesTab:
     """What the session sent to a model and the replies, with billed and simulated dollars per
-    turn (:func:`~wm_kernel.display.exchanges.exchanges_view`), once per exchange recorded."""
+    turn (:func:`~wm_kernel.display.exchanges.exchanges_view`, worked out once per exchange
+    recorded): a window of :data:`REPLIES_WINDOW` rows around the turn on view, whose row is
+    marked, so the tab follows the slider and a long session (156 turns) stays browsable."""
 
     def __init__(self) -> None:
         self._key: tuple[Any, ...] | None = None
-        self._html = ""
+        self._view: Any = None
+        self._error = ""
+        self._drawn: tuple[int, str] | None = None
 
-    def html(self, session: Session) -> str:
-        from wm_kernel.display.exchanges import exchanges_view
+    def html(self, session: Session, shown: int) -> str:
+        from wm_kernel.display.exchanges import ExchangesView, exchanges_view
 
         key = (len(session.recorder.exchanges()), session.turn)
         if self._key != key:
-            self._key = key
+            self._key, self._drawn = key, None
             try:
-                self._html = exchanges_view(session)._repr_html_()
+                self._view, self._error = exchanges_view(session), ""
             except (TypeError, ValueError) as exc:
-                self._html = f'<div style="{SMALL}"><i>{html.escape(str(exc))}</i></div>'
-        return self._html
+                self._view, self._error = None, str(exc)
+        if self._view is None:
+            return f'<div style="{SMALL}"><i>{html.escape(self._error)}</i></div>'
+        if self._drawn is not None and self._drawn[0] == shown:
+            return self._drawn[1]
+        view = self._view
+        rows = view.rows
+        if len(rows) <= REPLIES_WINDOW:
+            page = ExchangesView(rows, view.note, view.banner, current=shown)._repr_html_()
+        else:
+            at = max(0, bisect.bisect_right([r.turn for r in rows], shown) - 1)
+            start = max(0, min(at - REPLIES_WINDOW // 2, len(rows) - REPLIES_WINDOW))
+            window = rows[start : start + REPLIES_WINDOW]
+            head = (
+                f"rows {start + 1}-{start + len(window)} of {len(rows)} (turns {window[0].turn}-{window[-1].turn}): "
+                "the slider moves this window"
+            )
+            page = (
+                f'<div class="wm-replies-window" style="{SMALL}">{html.escape(head)}</div>'
+                + ExchangesView(window, view.note, view.banner, current=shown)._repr_html_()
+            )
+        self._drawn = (shown, page)
+        return page
 
 
 class EventLogTab:
@@ -234,4 +265,13 @@ class EventLogTab:
         return table
 
 
-__all__ = ["OverviewTab", "BudgetTab", "CacheTab", "EventLogTab", "UNDRAWN"]
+__all__ = [
+    "OverviewTab",
+    "BudgetTab",
+    "CacheTab",
+    "RequestTab",
+    "RepliesTab",
+    "EventLogTab",
+    "UNDRAWN",
+    "REPLIES_WINDOW",
+]

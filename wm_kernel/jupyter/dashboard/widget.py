@@ -1,34 +1,37 @@
 """The live dashboard: every prompt section of a Session, grouped by placement, kept up to date.
 
-:class:`Dashboard` is an ipywidgets ``VBox``: a banner, the turn slider with a play control, the
-advance button with its count, a collapse button with its summary box, an error line, and tabs: the
-overview (a timeline of every item of the stateful trinkets, the size of each placement, the newest
-changes), one tab per placement (system cached, system uncached, conversation prefix,
-post-history, notification centre) holding one collapsible panel per section, the budget bars,
-the cache strip, the per-trinket enable toggles and the tail of the event log.
+:class:`Dashboard` is one ``anywidget.AnyWidget``: its state is a handful of synced traits and
+its front end is a small ES module and stylesheet shipped in this package (``static/``: no CDN,
+no build step), so the same widget renders in JupyterLab, Notebook, VS Code, Colab and marimo
+(``mo.ui.anywidget(Dashboard(s))``). What it shows comes from the model (``model.py``: the
+options, the turn on view, the recorded turns and the list of tabs), worked out as HTML on the
+Python side (``panels.py`` for the sections, ``tabs.py`` for the drawn tabs); the front end only
+lays it out and sends back what the user does.
 
-It is the widget shell over its parts: ``model`` (the options and the turn on view, as validated
-traits, and the record of the turns), ``controls`` and ``sections`` (the widgets around the panels,
-and the panels), ``parts`` (a section's panel and its HTML), ``tabs`` (the overview, budget, cache
-and event log renderers) and ``drawing`` (when a draw is made).
+The synced traits: ``turn`` (the turn on view: the slider), ``latest`` (the session's turn: the
+slider's end), ``playing``, ``tab`` (the open tab) and ``tabs`` (the model's list), ``banner``,
+``error``, ``read_only`` and ``session_closed`` (the switches), ``switches`` (one per trinket),
+``sections`` (placement -> its sections), ``panels`` (section -> title, status HTML and whether it
+folds), ``text_slots`` (section -> the synced trait ``t0``, ``t1``... holding its text HTML: a
+text is sent alone when it changes, so a countdown or another section's new text does not resend a
+20,000-character preview), ``tab_html`` (the open drawn tab) and ``theme``.
 
-Live, but frugal. The dashboard observes ``Session.turn``, every compose (``Session.composed``)
-and each trinket's ``content``, ``error``, ``enabled`` and ``current_turn``, marks the affected
-sections dirty and re-renders only those. Changes that belong to one turn advance are held until
-the turn's compose ends and then sent together, so one turn sends at most one update per changed
-part of a section and nothing for unchanged ones. The drawn tabs are drawn only while open. In a
-Jupyter kernel the dashboard draws once the running cell or widget callback returns (the
-``coalesce`` option), so a cell of 1,000 turns draws once; code that reads the dashboard
-(``panel``, ``section_names``) first makes the draw that waits. Outside a kernel it draws at once.
+Live, but frugal. The dashboard observes ``Session.turn``, every compose and each trinket's
+``content``, ``error``, ``enabled`` and ``current_turn``, marks the affected sections dirty and
+works out only those; everything one turn changes goes out as one message (``hold_sync``), and a
+trait whose value did not change is not sent. In a Jupyter kernel the dashboard draws once the
+running cell or message handler returns (the ``coalesce`` option), so a cell of 1,000 turns draws
+once; code that reads the dashboard (``panel``, ``section_names``) first makes the draw that
+waits. Outside a kernel it draws at once.
 
 The slider travels in time, it never changes the session: it reaches from turn 0 to the session's
 turn; moving it back shows the prompt recorded at that earlier turn, read-only, under a banner;
-moving it to the session's turn (or pressing play's stop) resumes the live view. Advancing the
-session is explicit: the "advance" button, :meth:`Dashboard.advance`, or ``%turn N``.
+moving it to the session's turn resumes the live view. Advancing the session is explicit: the
+"advance" button, :meth:`Dashboard.advance`, or ``%turn N``.
 
-A notebook saved with a dashboard opens showing it as it was saved, without its controls and with
-one line saying to run the cells to bring it to life (its view is styled by whether its widget
-is connected to a kernel).
+A notebook saved with its widget state shows the dashboard as it was, without its controls and
+with one line saying to run the cells; where no widget can render at all, the display's
+``text/html`` is the view it had when shown, with that line.
 
 Examples
 --------
@@ -40,11 +43,11 @@ Examples
 >>> d.section_names()["system_cached"], d.section_names()["notification"]
 (['base_prompt'], ['peanutgallery_guidance'])
 >>> _ = s.trinket("PeanutGalleryTrinket").add_guidance("concern", "Slow <down>.", ttl=1)
->>> "concern: Slow &lt;down&gt;." in d.panel("peanutgallery_guidance").value
+>>> "concern: Slow &lt;down&gt;." in d.panel("peanutgallery_guidance").html
 True
->>> _ = d.advance(2); d.slider.max, d.play.max, d.driver.mode
+>>> _ = d.advance(2); d.latest, d.turn, d.driver.mode
 (2, 2, 'live')
->>> d.slider.value = 1; print(d.status.replace(" · ", "\\n"))
+>>> d.turn = 1; print(d.status.replace(" · ", "\\n"))
 viewing turn 1 (read-only)
 the prompt as composed at turn 1
 move the slider to turn 2 to resume the live view
@@ -56,23 +59,46 @@ move the slider to turn 2 to resume the live view
 from __future__ import annotations
 
 import functools
+import html
 import weakref
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any, TypeVar, cast
 
-import ipywidgets as widgets
+import anywidget
 from IPython import get_ipython
-from traitlets import HasTraits
+from traitlets import Bool, Dict, Enum, HasTraits, Int, List, Unicode, validate
 
-from trinkets.base import EventAwareTrinket
 from wm_kernel.core.events import Event, SegmentCollapsedEvent, TrinketFedEvent, TurnCompletedEvent
-from wm_kernel.jupyter.dashboard.controls import Controls
+from wm_kernel.core.prompt import ComposedPrompt
 from wm_kernel.jupyter.dashboard.drawing import DrawSchedule
-from wm_kernel.jupyter.dashboard.model import DEFAULT_CACHE_MODEL, DashboardModel, TurnDriver, TurnRecord
-from wm_kernel.jupyter.dashboard.parts import SectionPanel
-from wm_kernel.jupyter.dashboard.sections import Sections
+from wm_kernel.jupyter.dashboard.model import (
+    DEFAULT_CACHE_MODEL,
+    TABS,
+    DashboardModel,
+    TurnDriver,
+    TurnRecord,
+)
+from wm_kernel.jupyter.dashboard.panels import Panels
+from wm_kernel.jupyter.dashboard.parts import PanelView, badge, banner_html
+from wm_kernel.jupyter.dashboard.tabs import (
+    UNDRAWN,
+    BudgetTab,
+    CacheTab,
+    EventLogTab,
+    OverviewTab,
+    RepliesTab,
+    RequestTab,
+)
 from wm_kernel.session import Session
+from wm_kernel.utils.htmltext import dollars_as_text
+
+STATIC = Path(__file__).with_name("static")
+
+#: What a dashboard shown where no kernel runs says (the saved view's line, and the text/html
+#: fallback's).
+OFFLINE_LINE = "a saved view: run the notebook's cells to bring this dashboard to life"
 
 # the latest dashboard of each session, so a re-run cell (or %wm_dashboard) replaces it
 _latest: weakref.WeakKeyDictionary[Session, Dashboard] = weakref.WeakKeyDictionary()
@@ -83,7 +109,7 @@ _F = TypeVar("_F", bound=Callable[..., Any])
 def _serialized(method: _F) -> _F:
     """Run a dashboard callback under the session's WorkingMemory lock: a trinket fed on another
     thread notifies on that thread, and the lock (the one feed calls and composes already hold)
-    keeps the dirty set, the driver and the widgets from being changed from two threads at once."""
+    keeps the dirty set, the driver and the traits from being changed from two threads at once."""
 
     @functools.wraps(method)
     def wrapper(self: Dashboard, *args: Any) -> Any:
@@ -102,7 +128,7 @@ def _option(name: str) -> property:
     )
 
 
-class Dashboard(widgets.VBox):
+class Dashboard(anywidget.AnyWidget):
     """A live view of a :class:`~wm_kernel.session.Session`.
 
     Parameters
@@ -122,7 +148,42 @@ class Dashboard(widgets.VBox):
     :meth:`close` removes every observer and bus subscription the dashboard added.
     """
 
+    _esm = STATIC / "dashboard.js"
+    _css = STATIC / "dashboard.css"
+
+    turn = Int(0, help="The turn on view (the slider); at the session's turn, the live view.").tag(sync=True)
+    latest = Int(0, help="The session's turn: the slider's end (read-only).").tag(sync=True)
+    playing = Bool(False, help="Whether the front end is stepping the slider a turn a second.").tag(sync=True)
+    tabs: List[dict[str, str]] = List(
+        help="The tabs, from the model's list: key, title and kind of each (read-only)."
+    ).tag(sync=True)
+    tab = Unicode("overview", help="The key of the open tab.").tag(sync=True)
+    banner = Unicode(help="The banner's HTML: live (turn, segment) or the earlier turn on view.").tag(sync=True)
+    error = Unicode(help="The last failure of a control or draw, as HTML ('' when none).").tag(sync=True)
+    read_only = Bool(False, help="An earlier turn is on view or the session is closed: no switch acts.").tag(sync=True)
+    session_closed = Bool(False, help="The session is closed: it cannot be advanced.").tag(sync=True)
+    switches: List[dict[str, Any]] = List(help="One enable switch per trinket: trinket, label, enabled.").tag(sync=True)
+    sections = Dict(help="Placement view key -> its sections, in display order.").tag(sync=True)
+    panels = Dict(help="Section -> its panel's title, status HTML and whether it folds (empty).").tag(sync=True)
+    text_slots = Dict(
+        help="Section -> the name of the synced trait holding its text as HTML (t0, t1, ...): each text "
+        "is sent alone, when it changes."
+    ).tag(sync=True)
+    tab_html = Unicode(UNDRAWN, help="The open drawn tab's HTML (the others are drawn when opened).").tag(sync=True)
+    theme = Enum(
+        ("auto", "light", "dark"),
+        default_value="auto",
+        help="'auto' follows the host (JupyterLab's theme, marimo's, the system's); 'light' or 'dark' forces one.",
+    ).tag(sync=True)
+
     session = property(lambda self: self.model.session, doc="The Session shown and driven.")
+
+    # a host that typesets HTML (JupyterLab's text/html, a notebook viewer) reads "$5 and $6" as
+    # math: every HTML the dashboard shows keeps its dollar signs as text
+    @validate("banner", "error", "tab_html")
+    def _dollars_as_text(self, proposal: Any) -> str:
+        return dollars_as_text(str(proposal["value"]))
+
     preview_chars = _option("preview_chars")
     log_rows = _option("log_rows")
     cache_model = _option("cache_model")
@@ -153,20 +214,40 @@ class Dashboard(widgets.VBox):
             coalesce=coalesce,
             **unknown,
         )
-        super().__init__()
-        self.add_class("wm-dashboard")
+        self._lock = session.working_memory.lock
+        self._unwatch: list[Callable[[], object]] = []
+        self.driver = TurnDriver(latest=session.turn)
+        self.record = TurnRecord(session)
+        self.book = Panels(self.model, self.record, self._on_trinket_change)
+        self.drawing = DrawSchedule(self._lock, lambda settled: self._flush(settled=settled), self.report)
+        # the drawn tabs of the model's TABS, by key: each draws the turn on view (a new drawn tab
+        # is an entry here and in TABS)
+        overview, budget, cache = OverviewTab(), BudgetTab(), CacheTab()
+        request, replies, events = RequestTab(), RepliesTab(), EventLogTab()
+        self._drawn: dict[str, Callable[[], str]] = {
+            "overview": lambda: overview.html(
+                self.record,
+                self.book.stateful_names,
+                self.driver.shown,
+                self.driver.view is None,
+                self.prompt_on_view(),
+            ),
+            "budget": lambda: budget.html(self.session, self.prompt_on_view()),
+            "cache": lambda: cache.html(self.session, self.model.cache_model, self.driver.shown),
+            "request": lambda: request.html(self.session, self.model.cache_model, self.driver.shown),
+            "replies": lambda: replies.html(self.session, self.driver.shown),
+            "events": lambda: events.html(self.session, self.model.log_rows),
+        }
+        # the panels as last sent: what a flush compares against; the text slots no section holds
+        self._sent: dict[str, PanelView] = {}
+        self._free_slots: list[str] = []
+        self._slots_made = 0
+        super().__init__(turn=session.turn, latest=session.turn, tabs=[tab.as_json() for tab in TABS], tab=TABS[0].key)
         if replace and (previous := _latest.get(session)) is not None:
             previous.close()
         _latest[session] = self
-        self._lock = session.working_memory.lock
-        self._unwatch: list[Callable[[], object]] = []
-        self.drawing = DrawSchedule(
-            self._lock, lambda settled: self._flush(settled=settled), lambda exc: self.controls.report(exc)
-        )
-        self.driver = TurnDriver(latest=session.turn)
-        self.record = TurnRecord(session)
-        self.sections = Sections(self.model, self.record, self._on_trinket_change, self._on_toggle)
-        self._build_widgets()
+        self._watch(self, self._on_turn, ["turn"])
+        self._watch(self, self._on_tab, ["tab"])
         self._watch(self.model, self._on_viewing_turn, ["viewing_turn"])
         self._watch(self.model, self._on_option, ["cache_model", "log_rows"])
         self._watch(session, self._on_session_turn, ["turn"])
@@ -179,9 +260,11 @@ class Dashboard(widgets.VBox):
             self._unwatch.append(functools.partial(session.bus.unsubscribe, event_type, self._on_lifecycle_event))
         session.bus.subscribe(TrinketFedEvent, self._on_feed)
         self._unwatch.append(functools.partial(session.bus.unsubscribe, TrinketFedEvent, self._on_feed))
+        self.on_msg(self._on_message)
+        self._unwatch.append(functools.partial(self.on_msg, self._on_message, remove=True))
         # a cell's draw is made as the cell ends, before the kernel says it is done: so what a
         # notebook saves (nbconvert records the widget state the cell's messages carried) is
-        # what the cell left; a widget callback's draw waits for the loop (DrawSchedule.request)
+        # what the cell left; a message handler's draw waits for the loop (DrawSchedule.request)
         shell = get_ipython()
         if shell is not None and getattr(shell, "kernel", None) is not None:
             shell.events.register("post_run_cell", self.drawing.on_cell_end)
@@ -189,56 +272,24 @@ class Dashboard(widgets.VBox):
         if compose and session.composed is None and not session.closed:
             session.compose()  # records itself through _on_session_composed
         elif session.composed is not None:
-            self.record.record(session.composed, self.sections.watched.values())
-        self.sections.sync(self.driver.view)
+            self.record.record(session.composed, self.book.watched.values())
+        self.book.sync(self.driver.view)
         self.refresh()
 
-    def _build_widgets(self) -> None:
-        controls = self.controls = Controls(self.model, self.driver, self.record, self.sections)
-        # the widgets, by name, for code and tests that read them
-        self.banner, self.notice, self.errors = controls.banner, controls.notice, controls.errors
-        self.slider, self.play, self._play_link = controls.slider, controls.play, controls.play_link
-        self.advance_count, self.advance_button = controls.advance_count, controls.advance_button
-        self.summary, self.collapse_button = controls.summary, controls.collapse_button
-        self.overview, self.budget = controls.overview, controls.budget
-        self.cache, self.events, self.tabs = controls.cache, controls.events, controls.tabs
-        self.request, self.replies = controls.request, controls.replies
-        self.toggle_box, self.views = self.sections.toggle_box, self.sections.views
-        self._watch(self.slider, self._on_slider, ["value"])
-        self._watch(self.tabs, self._on_tab, ["selected_index"])
-        self.play_button, self.stop_button = controls.play_button, controls.stop_button
-        for button, handler in (
-            (self.collapse_button, self._on_collapse_click),
-            (self.advance_button, self._on_advance_click),
-            (self.play_button, self._on_play_click),
-            (self.stop_button, self._on_stop_click),
-        ):
-            button.on_click(handler)
-            self._unwatch.append(functools.partial(button.on_click, handler, remove=True))
-        self.children = controls.children
-
     # -- public reading helpers (each makes a draw still waiting for the running cell first)
-    def panel(self, section: str) -> SectionPanel:
-        """The panel of a section; ValueError naming the shown sections if there is none."""
+    def panel(self, section: str) -> PanelView:
+        """What the panel of a section shows; ValueError naming the shown sections if none."""
         self.drawing.pending()
         try:
-            return self.sections.panels[section]
+            return self.book.shown[section]
         except KeyError:
-            known = ", ".join(self.sections.panels) or "none"
+            known = ", ".join(self.book.shown) or "none"
             raise ValueError(f"no panel for section {section!r} (sections: {known})") from None
-
-    def toggle(self, trinket: str) -> widgets.Checkbox:
-        """The enable toggle of a trinket (by class name)."""
-        toggles = self.sections.toggles
-        try:
-            return toggles[trinket]
-        except KeyError:
-            raise ValueError(f"no toggle for trinket {trinket!r} (trinkets: {', '.join(toggles) or 'none'})") from None
 
     def section_names(self) -> dict[str, list[str]]:
         """The sections shown in each placement view, in display order."""
         self.drawing.pending()
-        return self.sections.names()
+        return self.book.names()
 
     def recorded_turns(self) -> list[int]:
         """The turns for which a composed prompt is recorded (the slider can show these)."""
@@ -251,17 +302,127 @@ class Dashboard(widgets.VBox):
             self.viewing_turn = None
             return self.session.advance_turn(n)
 
+    def collapse(self, summary: str = "") -> None:
+        """End the session's segment with ``summary`` (what the "collapse segment" button does);
+        the view returns to live."""
+        with self._lock, self._batch():
+            self.viewing_turn = None
+            self.session.collapse_segment(summary=summary)
+
+    def set_enabled(self, trinket: str, enabled: bool) -> None:
+        """Switch a trinket (by class name) on or off, as its switch in the trinkets tab does; a
+        ValueError names the trinkets, and an earlier turn on view refuses (it is read-only)."""
+        with self._lock:
+            found = self.book.watched.get(trinket)
+            if found is None:
+                known = ", ".join(self.book.watched) or "none"
+                raise ValueError(f"no switch for trinket {trinket!r} (trinkets: {known})")
+            if not isinstance(enabled, bool):
+                raise TypeError(f"enabled must be True or False, got {enabled!r}")
+            if self.driver.view is not None:
+                raise ValueError(f"turn {self.driver.view} is on view, read-only: move to the live turn to switch")
+            with self._batch():
+                found.set_enabled(enabled)
+                # regenerate now, so the panel (and the next compose) agree with the switch
+                found.request_update()
+
+    def play(self) -> None:
+        """Replay the recorded turns in the front end, one a second (from turn 0 when the latest
+        is shown, else from the turn shown); it stops at the latest turn."""
+        self.playing = True
+
+    def stop(self) -> None:
+        """Stop replaying: the dashboard stays on the turn it reached."""
+        self.playing = False
+
     @_serialized
     def refresh(self) -> None:
-        """Re-render every panel and control now (normally not needed: the dashboard is live)."""
-        self.sections.dirty.update(self.sections.panels)
+        """Work out every panel and control again and send what changed (normally not needed:
+        the dashboard is live)."""
+        self.book.dirty.update(self.book.shown)
         self._flush(settled=True)
 
     @property
     def status(self) -> str:
         """The banner as plain text: live (turn, segment), or the earlier turn shown read-only."""
-        head, tail = self.controls.banner_parts()
+        head, tail = self.banner_parts()
         return f"{head} · {tail}"
+
+    def banner_parts(self) -> tuple[str, str]:
+        """The banner's head and tail: live (turn, segment), or the earlier turn shown."""
+        session, view = self.session, self.driver.view
+        if view is not None:
+            return (
+                f"viewing turn {view} (read-only)",
+                f"the prompt as composed at turn {self._shown_label(view)} · move the slider "
+                f"to turn {session.turn} to resume the live view",
+            )
+        return (
+            "closed" if session.closed else "live",
+            f"turn {session.turn} · segment {session.segment_number} (segment turn {session.segment_turn})",
+        )
+
+    def _shown_label(self, view: int) -> str:
+        found = self.record.recorded_at(view)
+        if found is None:
+            return f"{view} (none recorded)"
+        if found[0] != view:
+            return f"{found[0]} (nothing composed at turn {view})"
+        return str(found[0])
+
+    def prompt_on_view(self) -> ComposedPrompt | None:
+        """The prompt of the turn on view (live: the session's last compose)."""
+        if self.driver.view is None:
+            return self.session.composed
+        found = self.record.recorded_at(self.driver.view)
+        return found[1] if found else None
+
+    def snapshot_html(self) -> str:
+        """The dashboard as static HTML: the banner, the one line a saved view shows, the open
+        tab and every section's panel (what a host that renders no widget shows)."""
+        self.drawing.pending()
+        titles = {tab["key"]: tab["title"] for tab in self.tabs}
+        parts = [
+            '<div class="wm-dashboard-snapshot" style="font-family:var(--jp-ui-font-family, sans-serif)">',
+            self.banner,
+            f'<div style="font-size:12px"><i>{html.escape(OFFLINE_LINE)}</i></div>',
+        ]
+        if self.tab in self._drawn:
+            parts.append(f"<details open><summary><b>{html.escape(titles[self.tab])}</b></summary>{self.tab_html}")
+            parts.append("</details>")
+        for key, sections in self.sections.items():
+            if not sections:
+                continue
+            parts.append(f"<details><summary><b>{html.escape(titles.get(key, key))}</b></summary>")
+            for section in sections:
+                panel = self.panels[section]
+                parts.append(
+                    f'<div style="margin:4px 0 8px"><b>{html.escape(panel["title"])}</b>'
+                    f"{panel['status']}{self.texts.get(section, '')}</div>"
+                )
+            parts.append("</details>")
+        parts.append("</div>")
+        return dollars_as_text("".join(parts))
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> Any:
+        """The widget, with the view it has now as ``text/html`` for hosts that render no widget."""
+        shown = super()._repr_mimebundle_(**kwargs)
+        if shown is None:
+            return None
+        data, metadata = shown if isinstance(shown, tuple) else (shown, {})
+        data = {**data, "text/html": self.snapshot_html()}
+        return data, metadata
+
+    def report(self, exc: BaseException) -> None:
+        """Show an error in the dashboard itself (print in a callback is lost in JupyterLab)."""
+        try:
+            self.error = (
+                f'<div class="wm-error">{badge("error")} <code>'
+                f"{html.escape(type(exc).__name__)}: {html.escape(str(exc))}"
+                "</code></div>"
+            )
+        except Exception:
+            pass  # a closed widget: nowhere left to show it
 
     # -- observers (each one guarded: an exception here would otherwise surface in the code that
     #    changed the session, e.g. a user's advance_turn, and print nowhere in JupyterLab)
@@ -273,53 +434,51 @@ class Dashboard(widgets.VBox):
     def _on_viewing_turn(self, change: dict[str, Any]) -> None:
         self.driver.view = change["new"]
         if not self.closed:
-            self.sections.sync(change["new"])
-            self.sections.dirty.update(self.sections.panels)
+            self.book.sync(change["new"])
+            self.book.dirty.update(self.book.shown)
             self._request_flush(settled=True)
 
     @_serialized
     def _on_option(self, change: dict[str, Any]) -> None:
         if not self.closed:
-            self.controls.sync_tab()
+            self._sync_tab()
 
     @_serialized
     def _on_trinket_change(self, change: dict[str, Any]) -> None:
         try:
             trinket = change["owner"]
-            self.sections.dirty.add(trinket.variable_name)
+            self.book.dirty.add(trinket.variable_name)
             self.record.mark_stale(trinket.variable_name)
-            if change["name"] == "enabled":
-                self._set_toggle(trinket)
             # a current_turn change is part of a turn or collapse: the lifecycle handler flushes
             if change["name"] != "current_turn":
-                self._request_flush(settled=False)
+                self._request_flush(settled=change["name"] == "enabled")
         except Exception as exc:
-            self.controls.report(exc)
+            self.report(exc)
 
     @_serialized
     def _on_session_turn(self, change: dict[str, Any]) -> None:
         self.record.forget_items()
         self.driver.start_turn(change["new"])
-        self.sections.mark_stateful()
+        self.book.mark_stateful()
 
     @_serialized
     def _on_session_composed(self, change: dict[str, Any]) -> None:
         if change["new"] is None:
             return
         try:
-            sections = self.sections
-            self.record.record(change["new"], sections.watched.values())
+            book = self.book
+            self.record.record(change["new"], book.watched.values())
             self.driver.end_turn()
             # when the trinkets, layout or composer-written sections changed, every panel is
-            # asked again (those whose inputs are the same render nothing)
-            if sections.changed(self.driver.view):
-                sections.sync(self.driver.view)
-                sections.dirty.update(sections.panels)
-            sections.dirty.update(s for s in sections.panels if s not in sections.writers)
-            sections.mark_stateful()
+            # asked again (those whose inputs are the same work out nothing)
+            if book.changed(self.driver.view):
+                book.sync(self.driver.view)
+                book.dirty.update(book.shown)
+            book.dirty.update(s for s in book.shown if s not in book.writers)
+            book.mark_stateful()
             self._request_flush(settled=True)
         except Exception as exc:
-            self.controls.report(exc)
+            self.report(exc)
 
     @_serialized
     def _on_session_segment(self, change: dict[str, Any]) -> None:
@@ -328,10 +487,10 @@ class Dashboard(widgets.VBox):
     @_serialized
     def _on_trinket_names(self, change: dict[str, Any]) -> None:
         try:
-            self.sections.sync(self.driver.view)
+            self.book.sync(self.driver.view)
             self._request_flush(settled=True)
         except Exception as exc:
-            self.controls.report(exc)
+            self.report(exc)
 
     @_serialized
     def _on_lifecycle_event(self, event: Event) -> None:
@@ -341,37 +500,27 @@ class Dashboard(widgets.VBox):
             if isinstance(event, TurnCompletedEvent) and self.driver.turn_open and self.session.auto_compose:
                 return  # the turn's compose comes next; _on_session_composed flushes
             self.driver.end_turn()
-            self.sections.mark_stateful()
+            self.book.mark_stateful()
             self._request_flush(settled=True)
         except Exception as exc:
-            self.controls.report(exc)
+            self.report(exc)
 
     @_serialized
     def _on_feed(self, event: TrinketFedEvent) -> None:
         try:
-            trinket = self.sections.watched.get(event.trinket_name)
+            trinket = self.book.watched.get(event.trinket_name)
             if trinket is not None:
                 # only the trinket fed may have new items: the others are not asked again
-                self.sections.dirty.add(trinket.variable_name)
+                self.book.dirty.add(trinket.variable_name)
                 self.record.mark_stale(trinket.variable_name)
             self._request_flush(settled=True)
         except Exception as exc:
-            self.controls.report(exc)
+            self.report(exc)
 
     # -- user actions
     @_serialized
-    def _on_play_click(self, button: Any) -> None:
-        """Play: the browser's timer steps the slider a turn a second (from turn 0 when the
-        latest turn is shown, else from the turn shown) up to the latest."""
-        self.play.playing = True
-
-    def _on_stop_click(self, button: Any) -> None:
-        """Stop: the timer pauses, and the dashboard stays on the turn it reached."""
-        self.play.playing = False
-
-    @_serialized
-    def _on_slider(self, change: dict[str, Any]) -> None:
-        """The slider or the play control moved (in the browser, or from code)."""
+    def _on_turn(self, change: dict[str, Any]) -> None:
+        """The slider or the play timer moved (in the browser, or from code)."""
         target = change["new"]
         if self.driver.echo or not self.driver.seek(target):
             return  # our own echo, or a seek in progress picks the new target up when done
@@ -381,61 +530,51 @@ class Dashboard(widgets.VBox):
                 self.driver.latest = self.session.turn
                 self.viewing_turn = self.driver.view_for(target)
                 target = self.driver.next_seek()
-            self.controls.clear_error()
+            self.error = ""
             if change["new"] != self.driver.shown:
                 self._flush(settled=True)  # put the slider where the view is
         except Exception as exc:
             self.driver.abort_seek()
-            self.controls.report(exc)
+            self.report(exc)
             self._flush(settled=True)  # put the slider back where the session is
 
     @_serialized
     def _on_tab(self, change: dict[str, Any]) -> None:
         try:
-            self.controls.sync_tab()
+            self._sync_tab()
         except Exception as exc:
-            self.controls.report(exc)
+            self.report(exc)
 
-    @_serialized
-    def _on_advance_click(self, button: widgets.Button) -> None:
+    def _on_message(self, widget: Any, content: Any, buffers: Any) -> None:
+        """An action from the front end: ``{"do": "advance", "n": N}``, ``{"do": "collapse",
+        "summary": S}`` or ``{"do": "switch", "trinket": NAME, "enabled": BOOL}``."""
         try:
-            self.advance(self.advance_count.value)
-            self.controls.clear_error()
+            if not isinstance(content, dict):
+                raise TypeError(f"a dashboard message is a dict, got {type(content).__name__}")
+            if "kind" in content and "do" not in content:
+                return  # another protocol's message (anywidget's commands carry a "kind")
+            action = content.get("do")
+            if action == "advance":
+                n = content.get("n", 1)
+                if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+                    raise ValueError(f"advance takes a whole number of turns >= 1, got {n!r}")
+                self.advance(n)
+            elif action == "collapse":
+                self.collapse(str(content.get("summary", "")))
+            elif action == "switch":
+                self.set_enabled(str(content.get("trinket")), content.get("enabled"))  # type: ignore[arg-type]
+            else:
+                raise ValueError(f"unknown dashboard action {action!r} (advance, collapse, switch)")
+            self.error = ""
         except Exception as exc:
-            self.controls.report(exc)
-
-    @_serialized
-    def _on_collapse_click(self, button: widgets.Button) -> None:
-        try:
-            with self._batch():
-                self.viewing_turn = None
-                self.session.collapse_segment(summary=self.summary.value)
-                self.summary.value = ""
-            self.controls.clear_error()
-        except Exception as exc:
-            self.controls.report(exc)
-
-    @_serialized
-    def _on_toggle(self, change: dict[str, Any]) -> None:
-        if self.driver.echo:
-            return
-        trinket = self.sections.watched.get(getattr(change["owner"], "_wm_trinket", ""))
-        if trinket is None:
-            return
-        try:
-            with self._batch():
-                trinket.set_enabled(bool(change["new"]))
-                # regenerate now, so the panel (and the next compose) agree with the switch
-                trinket.request_update()
-            self.controls.clear_error()
-        except Exception as exc:
-            self.controls.report(exc)
-            self._set_toggle(trinket)
+            self.report(exc)
+            with self._lock:
+                self._flush(settled=True)  # put a refused switch back
 
     # -- batching and flushing
     @contextmanager
     def _batch(self) -> Iterator[None]:
-        """Hold every render until the outermost batch ends, then flush once."""
+        """Hold every draw until the outermost batch ends, then flush once."""
         self.driver.open_batch()
         try:
             yield
@@ -448,22 +587,92 @@ class Dashboard(widgets.VBox):
             self.drawing.request(settled=settled, coalesce=self.model.coalesce)
 
     def _flush(self, *, settled: bool) -> None:
-        """Render the dirty panels; when ``settled``, also the controls, banner and open tab."""
+        """Send the dirty panels; when ``settled``, also the controls, banner and open tab: all
+        in one message."""
         if self.closed:
             return
-        self.sections.show_dirty(self.driver.view)
-        if settled:
-            self.controls.sync()
+        with self.hold_sync():
+            self._send_panels()
+            if settled:
+                self._sync_controls()
 
-    def _set_toggle(self, trinket: EventAwareTrinket) -> None:
-        checkbox = self.sections.toggles.get(trinket.name)
-        if checkbox is not None and checkbox.value != trinket.enabled:
-            with self.driver.echoing():
-                checkbox.value = trinket.enabled
+    def _send_panels(self) -> None:
+        book = self.book
+        changed = book.show_dirty(self.driver.view)
+        sections = book.names()
+        if sections != self.sections:
+            self.sections = sections
+        shown = book.shown
+        if not changed and shown.keys() == self._sent.keys():
+            return
+        sent = self._sent
+        if any(shown[s][:2] + shown[s][3:] != sent[s][:2] + sent[s][3:] for s in shown if s in sent) or (
+            shown.keys() != sent.keys()
+        ):
+            self.panels = {s: {"title": v.title, "status": v.status, "empty": v.empty} for s, v in shown.items()}
+        if any(s not in sent or shown[s].text != sent[s].text for s in shown) or shown.keys() != sent.keys():
+            self._send_texts(shown)  # each text compared with its slot: only the changed ones go
+        self._sent = dict(shown)
+
+    @property
+    def texts(self) -> dict[str, str]:
+        """Section -> its text as HTML, as the front end has it (read from the text slots)."""
+        return {section: getattr(self, slot) for section, slot in self.text_slots.items()}
+
+    def _send_texts(self, shown: dict[str, PanelView]) -> None:
+        """Set the slot of each section whose text changed (a new section takes a free slot, or a
+        new synced trait), and free the slots of the sections gone."""
+        slots = dict(self.text_slots)
+        for section in [s for s in slots if s not in shown]:
+            slot = slots.pop(section)
+            setattr(self, slot, "")
+            self._free_slots.append(slot)
+        for section, view in shown.items():
+            slot = slots.get(section)
+            if slot is None:
+                slot = slots[section] = self._free_slots.pop() if self._free_slots else self._new_slot()
+            text = dollars_as_text(view.text)
+            if getattr(self, slot) != text:
+                setattr(self, slot, text)
+        if slots != self.text_slots:
+            self.text_slots = slots
+
+    def _new_slot(self) -> str:
+        """A new synced trait for a section's text (ipywidgets syncs the traits named in ``keys``)."""
+        slot = f"t{self._slots_made}"
+        self._slots_made += 1
+        self.add_traits(**{slot: Unicode("").tag(sync=True)})
+        synced: list[str] = getattr(self, "keys")  # noqa: B009 - ipywidgets' untyped trait
+        self.keys = [*synced, slot]
+        return slot
+
+    def _sync_controls(self) -> None:
+        """Set every control to what the session and the turn on view say (a trait set to its
+        own value sends nothing), then draw the open tab."""
+        session, driver = self.session, self.driver
+        driver.latest = top = session.turn
+        with driver.echoing():  # the dashboard moves its own controls: not a user's move
+            self.latest = top
+            self.turn = driver.shown
+        closed = session.closed
+        self.read_only = driver.view is not None or closed
+        self.session_closed = closed
+        switches = self.book.switches()
+        if switches != self.switches:
+            self.switches = switches
+        self.record.items_at(top, self.book.watched.values())  # fed since a compose
+        self.banner = banner_html(*self.banner_parts(), driver.view is not None)
+        self._sync_tab()
+
+    def _sync_tab(self) -> None:
+        """Draw the open tab if it is a drawn one (the others cost nothing until opened)."""
+        draw = self._drawn.get(self.tab)
+        if draw is not None:
+            self.tab_html = draw()
 
     # -- closing
     def close(self) -> None:
-        """Remove every observer and subscription this dashboard added; close its widgets."""
+        """Remove every observer and subscription this dashboard added; close the widget."""
         if getattr(self, "_closing", False):
             return
         self._closing = True
@@ -473,17 +682,22 @@ class Dashboard(widgets.VBox):
             except Exception:
                 pass  # already gone (e.g. the bus was replaced): nothing left to remove
         self._unwatch = []
-        sections = getattr(self, "sections", None)
-        if sections is not None:
-            sections.close()
-        controls = getattr(self, "controls", None)
-        if controls is not None:
-            controls.close()
-        session = getattr(self, "session", None)
+        book = getattr(self, "book", None)
+        if book is not None:
+            book.close()
+        session = getattr(self, "model", None) and self.session
         if session is not None and _latest.get(session) is self:
             del _latest[session]
         self.closed = True
         super().close()
 
 
-__all__ = ["Dashboard"]
+def dashboard(session: Session, **options: Any) -> Dashboard:
+    """The live dashboard of ``session`` (``options`` as :class:`Dashboard` takes them), for a host
+    without IPython magics: show it as the cell's value in JupyterLab, VS Code or Colab, or
+    through ``mo.ui.anywidget(wm_kernel.dashboard(s))`` in marimo. ``%wm_dashboard`` shows the
+    same widget for the notebook's current session."""
+    return Dashboard(session, **options)
+
+
+__all__ = ["Dashboard", "dashboard", "OFFLINE_LINE", "STATIC"]

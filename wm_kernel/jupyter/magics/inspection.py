@@ -72,9 +72,11 @@ class InspectionMagics(Magics):
     @line_magic
     @no_var_expand
     def wm_dashboard(self, line: str = "") -> None:
-        """Display the live dashboard of the current session (widgets: in a notebook only)."""
-        if strip_comment(line).strip():
-            raise UsageError(f"%wm_dashboard takes no arguments, got {line.strip()!r}")
+        """Display the live dashboard of the current session (a widget: in a notebook only);
+        ``--ipywidgets``: the deprecated ipywidgets dashboard of 0.1, for one release more."""
+        words = strip_comment(line).split()
+        if words not in ([], ["--ipywidgets"]):
+            raise UsageError(f"%wm_dashboard takes no arguments but --ipywidgets, got {line.strip()!r}")
         if getattr(self.shell, "kernel", None) is None:
             raise UsageError(
                 "%wm_dashboard needs a notebook (JupyterLab or Notebook, where widgets "
@@ -82,6 +84,11 @@ class InspectionMagics(Magics):
             )
         from IPython.display import display
 
+        if words:
+            from wm_kernel.jupyter.dashboard.legacy import IpywidgetsDashboard
+
+            display(IpywidgetsDashboard(current_session()))
+            return
         from wm_kernel.jupyter.dashboard.widget import Dashboard
 
         display(Dashboard(current_session()))

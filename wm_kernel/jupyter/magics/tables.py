@@ -10,12 +10,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from wm_kernel.core.prompt import ComposedPrompt
 from wm_kernel.display.event_log import events_table
 from wm_kernel.display.tables import Table
 
 if TYPE_CHECKING:
-    from wm_kernel.instruments.diff import PromptDiff
     from wm_kernel.session import Session
 
 
@@ -104,10 +102,3 @@ def events_frame(
     if last is not None:
         records = records[-last:]
     return events_table(records)
-
-
-def prompt_diff(old: ComposedPrompt | None, new: ComposedPrompt) -> PromptDiff:
-    """The changes from ``old`` to ``new`` (``None``: the first compose, everything is added)."""
-    from wm_kernel.instruments.diff import diff_prompts
-
-    return diff_prompts(old if old is not None else ComposedPrompt(), new, old_label="previous", new_label="current")

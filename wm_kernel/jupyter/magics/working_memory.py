@@ -23,7 +23,6 @@ cell (or ``%wm_session``) redirects them.
 from __future__ import annotations
 
 import argparse
-import json
 from typing import TYPE_CHECKING, Any
 
 from IPython.core.error import UsageError
@@ -45,7 +44,6 @@ from wm_kernel.jupyter.magics.args import (
 from wm_kernel.jupyter.magics.completion import complete
 from wm_kernel.jupyter.magics.drive import DriveMagics
 from wm_kernel.jupyter.magics.inspection import InspectionMagics
-from wm_kernel.jupyter.magics.tables import prompt_diff
 from wm_kernel.jupyter.magics.wm_session import SessionMagics
 
 if TYPE_CHECKING:
@@ -174,58 +172,16 @@ class WorkingMemoryMagics(Magics):
         )
 
     def _present(self, session: Session, composed: ComposedPrompt, args: argparse.Namespace) -> object:
-        placement_of = session.layout.placement_of
-        if args.diff:
-            return prompt_diff(composed.previous, composed)
-        if args.blame:
-            return render.BlameView(composed)
-        if args.json:
-            return render.PromptText(self._json(composed, args))
-        if args.raw:
-            return render.PromptText(self._raw_text(composed, args))
-        if args.section or args.placement:
-            return render.PromptView(composed, names=args.section, placement=args.placement, placement_of=placement_of)
-        return composed
+        from wm_kernel.display.session_views import present
 
-    @staticmethod
-    def _raw_text(composed: ComposedPrompt, args: Any) -> str:
-        # the whole text, however large: the PromptText previews it when shown
-        if args.section:
-            return render.join_raw(
-                [
-                    (r.name, r.content)
-                    for r in composed.sections
-                    if r.name in args.section and (args.placement is None or r.placement == args.placement)
-                ]
-            )
-        return render.join_raw(render.raw_parts(composed, args.placement))
-
-    @staticmethod
-    def _json(composed: ComposedPrompt, args: Any) -> str:
-        if args.section:
-            data: Any = [
-                {
-                    "name": r.name,
-                    "placement": r.placement,
-                    "trinket": r.trinket,
-                    "cache_policy": r.cache_policy,
-                    "chars": r.chars,
-                    "content": r.content,
-                }
-                for r in composed.sections
-                if r.name in args.section
-            ]
-        elif args.placement:
-            keys = {
-                "system": ("cached_content", "non_cached_content"),
-                "conversation_prefix": ("conversation_prefix_items",),
-                "post_history": ("post_history_items",),
-                "notification": ("notification_center",),
-            }[args.placement]
-            data = {key: composed[key] for key in keys}
-        else:
-            data = composed.as_dict()
-        return json.dumps(data, ensure_ascii=False, indent=2)
+        view = next((flag for flag in ("diff", "blame", "json", "raw") if getattr(args, flag)), "html")
+        return present(
+            composed,
+            view,
+            sections=args.section,
+            placement=args.placement,
+            placement_of=session.layout.placement_of,
+        )
 
     # -- the cache simulation (it composes first, as %compose would, when nothing is recorded)
     @line_magic
