@@ -188,6 +188,7 @@ def test_one_panel_per_section_grouped_by_placement_and_tabs_from_the_model(sent
         "notification",
         "budget",
         "cache",
+        "plan",
         "request",
         "replies",
         "trinkets",

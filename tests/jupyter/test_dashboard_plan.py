@@ -66,3 +66,16 @@ def test_the_plan_panel_of_an_imported_log_marks_the_request_on_view(tmp_path: P
     assert requests_drawn(page) == ["0", "1", "2", "3"]
     assert "<title>now: 10:00:30</title>" in page
     assert re.findall(r'data-planned="(\w+)"', page) == ["true", "false"]
+
+
+def test_the_dashboards_plan_tab_draws_the_clock_of_the_turn_on_the_slider() -> None:
+    from wm_kernel.jupyter.dashboard.widget import Dashboard
+
+    s = _session()
+    d = Dashboard(s)
+    d.tab = "plan"
+    assert '<svg class="wm-cache-clock"' in d.tab_html
+    assert requests_drawn(d.tab_html) == ["0", "1", "2", "3"]
+    d.turn = 1  # the slider: the tab follows it
+    assert requests_drawn(d.tab_html) == ["0", "1"]
+    d.close()

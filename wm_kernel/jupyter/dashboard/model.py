@@ -74,6 +74,7 @@ TABS: tuple[Tab, ...] = (
     *(Tab(key, title, "sections") for key, title in VIEWS.items()),
     Tab("budget", "budget", "drawn"),
     Tab("cache", "cache", "drawn"),
+    Tab("plan", "plan", "drawn"),
     Tab("request", "request", "drawn"),
     Tab("replies", "replies", "drawn"),
     Tab("trinkets", "trinkets", "toggles"),

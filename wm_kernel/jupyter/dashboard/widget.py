@@ -234,6 +234,7 @@ class Dashboard(anywidget.AnyWidget):
             ),
             "budget": lambda: budget.html(self.session, self.prompt_on_view()),
             "cache": lambda: cache.html(self.session, self.model.cache_model, self.driver.shown),
+            "plan": lambda: self.model.plan_html(self.driver.shown),
             "request": lambda: request.html(self.session, self.model.cache_model, self.driver.shown),
             "replies": lambda: replies.html(self.session, self.driver.shown),
             "events": lambda: events.html(self.session, self.model.log_rows),
