@@ -25,6 +25,7 @@ $(STAMP): pyproject.toml $(CONSTRAINTS)
 	@[ -x $(PY) ] || { echo "make: creating $(VENV) (a few seconds)"; $(PYTHON) -m venv $(VENV); }
 	$(PY) $(PIP_INSTALL) -c $(CONSTRAINTS) -e '.[test]' 2>&1 | $(PIP_OUTPUT)
 	$(PY) -c "import wm_kernel, trinkets, IPython, ipywidgets, anywidget, marimo, nbval, tiktoken, playwright"
+	$(PY) tools/lab_settings.py
 	touch $(STAMP)
 
 ## lab: open the example notebooks in JupyterLab with the extension and kernel ready
@@ -33,6 +34,7 @@ ROOT_FLAG := $(shell [ "$$(id -u)" = 0 ] && echo --allow-root)
 
 # the shipped notebooks are ours: trust them so their saved HTML views keep the theme's colours
 lab: $(STAMP)
+	@$(PY) tools/lab_settings.py
 	$(PY) -m jupyter trust notebooks/*.ipynb >/dev/null
 	$(PY) -m jupyter lab --notebook-dir=notebooks $(ROOT_FLAG) $(ARGS)
 

@@ -138,6 +138,9 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
         path = settings / relative
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps(value), "utf-8")
+    # the JupyterLab defaults make's install writes into this virtualenv (widget state saved with
+    # a notebook); written here too for a virtualenv made before that step existed
+    subprocess.run([sys.executable, str(ROOT / "tools" / "lab_settings.py")], check=True, capture_output=True)
     token, port = secrets.token_hex(16), _free_port()
     env = {
         **os.environ,

@@ -364,3 +364,38 @@ def test_page_up_and_page_down_stay_within_the_turns(page: Any, lab: Lab) -> Non
     handle.press("PageUp")
     assert eventually(page, lambda: slider_turn(dash), "1") == "1"
     assert error_outputs(page) == [] and page.dialogs == []
+
+
+def test_a_notebook_saved_in_lab_keeps_its_dashboard_for_the_next_opening(page: Any, lab: Lab) -> None:
+    # JupyterLab saves no widget state unless told (jupyterlab-manager's saveState is false by
+    # default), and then a reopened notebook shows "Error displaying widget" where the dashboard
+    # was; make's install writes the setting into the virtualenv's JupyterLab
+    # (tools/lab_settings.py), which this JupyterLab reads
+    import json
+
+    source = json.loads((lab.root / "02_ttl_expiry.ipynb").read_text("utf-8"))
+    source["metadata"].pop("widgets", None)
+    name = "02_saved_here.ipynb"
+    (lab.root / name).write_text(json.dumps(source), "utf-8")
+    open_notebook(page, lab, name)
+    run_all(page)
+    command(page, "docmanager:save")
+    deadline = time.monotonic() + 60
+    while not (saved := json.loads((lab.root / name).read_text("utf-8"))["metadata"].get("widgets")):
+        assert time.monotonic() < deadline, "JupyterLab saved the notebook without its widget state"
+        page.wait_for_timeout(250)  # polling interval, not a wait for the answer
+    state = saved["application/vnd.jupyter.widget-state+json"]["state"]
+    shown = [
+        output["data"]["application/vnd.jupyter.widget-view+json"]["model_id"]
+        for cell in json.loads((lab.root / name).read_text("utf-8"))["cells"]
+        for output in cell.get("outputs", [])
+        if "application/vnd.jupyter.widget-view+json" in output.get("data", {})
+    ]
+    assert shown and all(model in state for model in shown)
+    # opened again with a new kernel that runs nothing: the saved view, with its line
+    lab.shutdown_kernels()
+    open_notebook(page, lab, name)
+    page.wait_for_selector("svg.wm-timeline", timeout=30_000)
+    view = dashboard(page).evaluate(_SAVED_VIEW)
+    assert view["line"] == "a saved view: run the notebook's cells to bring this dashboard to life"
+    assert error_outputs(page) == []
