@@ -290,11 +290,7 @@ class _TurnRequests:
             return [dict(m) for m in given]
         if replayed is not None and at in replayed.messages:
             return list(replayed.messages[at])
-        messages: list[dict[str, str]] = list(recorder.conversation(before=at))
-        sent = recorder.exchange_at(at)
-        if sent is not None:
-            messages.append({"role": "user", "content": sent.user})
-        return messages
+        return recorder.conversation_at(at)
 
     def reserve(self, at: int) -> tuple[int, str]:
         replayed = self.replayed
