@@ -197,7 +197,7 @@ def test_history_diff_first_change_and_blame() -> None:
         "msg[6] user [0] tool_result",
     ]
     first = session.first_change(2, 3)
-    assert str(first) == "first change: cached_content at 80: tool:track_parcel (tools) -> tool:track_parcel (tools)"
+    assert str(first) == "first change: cached_content at character 80, in tool:track_parcel (tools)"
     diff = session.diff(2, 3)
     assert "tool:track_parcel" in diff.changed_sections
     assert (

@@ -12,6 +12,7 @@ from wm_kernel.cachesim.models import get_model
 from wm_kernel.cachesim.profile import ModelProfile
 from wm_kernel.tokens import TokenCounter
 from wm_kernel.utils.htmltext import no_math
+from wm_kernel.utils.style import scrolling
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -474,8 +475,9 @@ class Simulation:
             body.append(f'<tr class="wm-cache-{status}" style="background:{_COLOURS[status]}">{cells}</tr>')
         lines = "".join(f"<div>{html.escape(line)}</div>" for line in self._lines())
         return no_math(
-            f'<div class="wm-cache-simulation">{lines}<table><thead><tr>{head}</tr></thead>'
-            f"<tbody>{''.join(body)}</tbody></table></div>"
+            f'<div class="wm-cache-simulation">{lines}'
+            + scrolling(f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>")
+            + "</div>"
         )
 
 

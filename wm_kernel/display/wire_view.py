@@ -175,9 +175,13 @@ class WireView:
         return no_math(
             f'<div class="wm-wire" style="{text}"><div style="margin-bottom:4px">'
             f'{html.escape(self.headline())}</div>{bar}<div style="margin:4px 0;font-size:90%">'
-            f'{legend}</div><table class="wm-wire-owners" style="{text}"><thead><tr><th>owner</th>'
-            f"<th>kind</th><th>placement</th><th>tokens</th><th>bytes</th></tr></thead><tbody>{rows}"
-            f"</tbody></table>{forecast}</div>"
+            f"{legend}</div>"
+            + style.scrolling(
+                f'<table class="wm-wire-owners" style="{text}"><thead><tr><th>owner</th>'
+                f"<th>kind</th><th>placement</th><th>tokens</th><th>bytes</th></tr></thead><tbody>{rows}"
+                "</tbody></table>"
+            )
+            + f"{forecast}</div>"
         )
 
 
