@@ -11,11 +11,14 @@ ARGS   ?=
 
 PIP_INSTALL := -m pip install --disable-pip-version-check --progress-bar off
 # pip's own lines pass through, less a noisy warning; pip goes quiet while it unpacks everything
-# it downloaded (a minute or more for JupyterLab's ~165 packages), so a line says so first
-PIP_OUTPUT := awk '/is ignored: it is neither/ { next } \
-	/^Installing collected packages/ { print "make: pip is unpacking the downloaded packages now;" \
-		" nothing prints until \"Successfully installed\" (a minute or more)" } \
-	{ print; fflush() }'
+# it downloaded (a minute or more for JupyterLab's ~165 packages), so a line says so first. The
+# shell's `read` takes one line at a time; awk did not (Debian's mawk reads a pipe in blocks, so
+# pip's lines and this one came minutes late, all at once)
+PIP_OUTPUT := while IFS= read -r line; do \
+	case "$$line" in *"is ignored: it is neither"*) continue ;; \
+	"Installing collected packages"*) echo "make: pip is unpacking the downloaded packages now;" \
+		"nothing prints until \"Successfully installed\" (a minute or more)" ;; esac; \
+	printf '%s\n' "$$line"; done
 
 .PHONY: lab demo test test-latest constraints lint bench notebooks clean
 

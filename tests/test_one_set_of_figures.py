@@ -14,6 +14,7 @@ from typing import Any
 import comm
 import pytest
 
+from wm_kernel.cachesim.requests import uncounted_tokens
 from wm_kernel.display.budget_bars import budget_bars
 from wm_kernel.experiments import Scenario, compare
 from wm_kernel.jupyter.dashboard.widget import Dashboard
@@ -118,6 +119,32 @@ def test_every_view_reports_the_same_tokens_and_cost(ip, monkeypatch):
     assert f"tokens ({counter.label}) of sections with their joiners, and the HUD frame" in html.unescape(bars.svg)
     dashboard.tab = "budget"
     assert f"total · {report.total}<" in dashboard.tab_html
+
+
+def test_cache_names_what_it_leaves_out_of_the_request_and_that_is_the_whole_gap_to_request(ip):
+    """%cache and %request of one turn differ by what %cache says it leaves out (the separators
+    and HUD frame, the provider's framing) and the exchange it says it assumes: nothing else."""
+    session = scenario().run()
+    session.model = MODEL
+    set_current_session(session)
+    view = ip.run_line_magic("cache", "--no-advice")
+    sim = view.simulation
+    assert sim.turns["turn"].tolist() == [0, 1, 2, 3]
+    request = ip.run_line_magic("request", "3")
+    framing = {o.label: o.tokens for o in request.wire.owners if o.kind == "framing" and o.tokens}
+    assert framing == {"separators and HUD frame": 60} and request.wire.framing_estimate == 9
+    assert str(view).splitlines()[5] == (
+        "not in these figures (they count each section's and message's own text): at turn 3, "
+        "69 tokens that %request 3 counts: separators and HUD frame 60, provider framing (estimate) 9"
+    )
+    assert "at turn 3, 69 tokens that %request 3 counts" in view._repr_html_()
+    # the gap, exactly: %cache's request of turn 3 carries the exchange it says it assumes (four
+    # 100-token messages, three 400-token replies); %request 3 none (nothing was sent)
+    assert sim.exchange_note() == "assuming a 500-token exchange per turn (100-token message, 400-token reply)"
+    assert sim.exchange_note() in str(view).splitlines()[0]
+    assert int(sim.turns["prompt_tokens"].iloc[-1]) == 3191
+    assert 3191 - (4 * 100 + 3 * 400) + 69 == request.wire.tokens == 1660
+    assert request.headline().startswith("turn 3, anthropic request for claude-sonnet-4-6: 1,660 tokens")
 
 
 # -- a session that sends, one replayed from its recording, one imported, one that never sends
@@ -234,6 +261,12 @@ def _check_every_view(ip: Any, session: Any, *, sent: bool, log: Any = None) -> 
         assert in_sections == sections[turn]
         # %request of that turn: the same sections, the same conversation, the same counter
         wire = ip.run_line_magic("request", str(turn))
+        if log is None:  # and what %cache leaves out (it says so) is the whole difference
+            left = sum(uncounted_tokens(session, turn, model=MODEL).values())
+            unsent_user = messages[-1].tokens if session.recorder.exchange_at(turn) is None else 0
+            assert int(rows.loc[turn, "prompt_tokens"]) - unsent_user + left == wire.wire.tokens
+            if turn == turns[-1]:
+                assert f"at turn {turn}, {left:,} tokens that %request {turn} counts: " in str(view)
         assert wire.counter_name == counter.label
         assert sum(o.tokens for o in wire.wire.owners if o.kind == "section") == sections[turn]
         if log is None:

@@ -299,3 +299,46 @@ def test_the_constraints_tool_writes_what_it_compares(tmp_path, capsys):
     tool["compare"](path)
     out = capsys.readouterr().out
     assert f"versions that differ from {path}" in out and "  pytest 0.0.1 -> " in out
+
+
+@pytest.mark.slow  # runs make and a shell
+def test_the_install_filter_passes_each_line_on_as_pip_writes_it(tmp_path):
+    """`make test`'s first run pipes pip through PIP_OUTPUT, which adds a line before pip's quiet
+    unpacking: each line must come out while pip is still writing (Debian's mawk read the pipe in
+    blocks, so the lines and the hint came minutes late, all at once)."""
+    import queue
+    import shutil
+    import subprocess
+    import threading
+
+    if shutil.which("make") is None:
+        pytest.skip("no make")
+    makefile = (ROOT / "Makefile").read_text("utf-8")
+    block = makefile[makefile.index("PIP_OUTPUT :=") :].split("\n\n", 1)[0]
+    (tmp_path / "Makefile").write_text(block + "\n\nfilter:\n\t@$(PIP_OUTPUT)\n", encoding="utf-8")
+    run = subprocess.Popen(
+        ["make", "-s", "-f", str(tmp_path / "Makefile"), "filter"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert run.stdin is not None and run.stdout is not None
+    lines: queue.Queue[str] = queue.Queue()
+    threading.Thread(target=lambda: [lines.put(line.rstrip("\n")) for line in run.stdout], daemon=True).start()
+    run.stdin.write(
+        "Collecting nbval\n  Location 'file:///x' is ignored: it is neither a file nor a directory.\n"
+        "Installing collected packages: nbval\n"
+    )
+    run.stdin.flush()
+    # pip is unpacking now, its output still open: what it wrote is out already (a deadline, not a timing)
+    shown = [lines.get(timeout=60) for _ in range(3)]
+    run.stdin.write("Successfully installed nbval-0.11.0\n")
+    run.stdin.close()
+    assert run.wait(timeout=60) == 0
+    assert shown == [
+        "Collecting nbval",
+        'make: pip is unpacking the downloaded packages now; nothing prints until "Successfully installed" '
+        "(a minute or more)",
+        "Installing collected packages: nbval",
+    ]
+    assert lines.get(timeout=60) == "Successfully installed nbval-0.11.0"

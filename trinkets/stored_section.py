@@ -76,8 +76,17 @@ def stored_section_class(section: str) -> type[StoredSection]:
     by class name, so each mirrored section needs a class of its own)."""
     if not isinstance(section, str) or not section.strip():
         raise ValueError(f"section must be a non-empty string, got {section!r}")
-    name = "Stored_" + re.sub(r"\W", "_", section)
-    return type(name, (StoredSection,), {"variable_name": section, "__module__": __name__})
+    return type(stored_class_name(section), (StoredSection,), {"variable_name": section, "__module__": __name__})
+
+
+def stored_class_name(section: str) -> str:
+    """The name of :func:`stored_section_class`'s class for ``section``: a view that names the
+    section need not name this trinket too (it says nothing the section's name does not).
+
+    >>> stored_class_name("system[0] <policies>")
+    'Stored_system_0___policies_'
+    """
+    return "Stored_" + re.sub(r"\W", "_", section)
 
 
 def mirror_stored_sections(session: SessionWithTrinkets) -> list[str]:

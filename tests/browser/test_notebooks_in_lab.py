@@ -98,6 +98,15 @@ def screenshot(page: Any, name: str) -> None:
     page.screenshot(path=str(SCREENSHOTS / f"{Path(name).stem}.png"), full_page=True)
 
 
+def typeset(page: Any) -> list[str]:
+    """The text around everything MathJax typeset on the page: a shipped notebook holds no math,
+    so a pair of dollar amounts read as TeX shows here (JupyterLab 4.6 typesets "\\$5 to \\$10")."""
+    return page.evaluate(
+        """() => [...document.querySelectorAll('mjx-container, .MathJax')].map(
+            e => (e.closest('.jp-RenderedMarkdown, .jp-RenderedHTMLCommon') || e).textContent.slice(0, 120))"""
+    )
+
+
 @pytest.mark.parametrize("name", shipped_notebooks())
 def test_notebook_runs_clean_in_the_browser(page: Any, lab: Lab, name: str) -> None:
     open_notebook(page, lab, name)
@@ -105,6 +114,7 @@ def test_notebook_runs_clean_in_the_browser(page: Any, lab: Lab, name: str) -> N
     screenshot(page, name)
     assert error_outputs(page) == []
     assert page.dialogs == []
+    assert typeset(page) == []  # the markdown, typeset as it opened, and the outputs of the run
 
 
 def dashboard(page: Any) -> Any:

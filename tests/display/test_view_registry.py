@@ -87,3 +87,10 @@ def test_every_registered_view_shows_its_cell_and_no_dollar_reads_as_math() -> N
         runs = [run for run in re.split(r"<[^>]*>", outside_svg) if "$" in run]
         assert runs == [], f"{name}: a $ MathJax would read: {runs[:2]}"
         assert f'class="{NO_MATH_CLASS}"' in page, f"{name}: not wrapped in no_math"
+        # a wide table scrolls sideways wherever it is shown (an output, a dashboard tab), never
+        # cut; a <pre> wraps at spaces, never inside a word (JupyterLab's own <pre> breaks anywhere)
+        tables = len(re.findall(r"<table[\s>]", page))
+        scrolled = len(re.findall(r'<div class="wm-scroll" style="overflow-x:auto;max-width:100%"><table[\s>]', page))
+        assert tables == scrolled, f"{name}: {tables - scrolled} of {tables} tables without their own scroller"
+        for pre in re.findall(r"<pre[^>]*>", page):
+            assert "word-break:normal" in pre, f"{name}: {pre} wraps inside words"

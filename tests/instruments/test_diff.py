@@ -183,3 +183,27 @@ def test_html_follows_the_theme():
     assert f"border-left:3px solid {style.WARN}" in page  # changed
     assert f"border-left:3px solid {style.SUCCESS}" in page  # added
     assert re.search(r'<span style="background:rgba\([^)]*\)">\+c</span>', page)
+
+
+def test_the_first_change_line_names_one_place_or_two_different_ones():
+    """Where both prompts have the same section at the first differing character the line names it
+    once; where the owners differ it names both, old then new (never "X -> X")."""
+    from wm_kernel.instruments.diff import first_change
+
+    def composed(*sections):
+        c = SystemPromptComposer()
+        c.set_base_prompt("You help.")
+        for name, text in sections:
+            c.add_section(name, text, True, "T")
+        return c.compose()
+
+    same = first_change(
+        composed(("behavioral_directives", "alpha one")), composed(("behavioral_directives", "alpha two"))
+    )
+    assert str(same) == f"first change: cached_content at character {same.offset}, in behavioral_directives (T)"
+    assert same.offset > len("You help.")
+    other = first_change(composed(("behavioral_directives", "alpha")), composed(("conversation_manifest", "beta")))
+    owners = "behavioral_directives (T) before, conversation_manifest (T) now"
+    assert str(other) == f"first change: cached_content at character {other.offset}: {owners}"
+    ended = first_change(composed(("behavioral_directives", "alpha")), composed())
+    assert str(ended).endswith(": (composer) before, (end of text) now")  # the separator before it

@@ -197,7 +197,7 @@ def test_history_diff_first_change_and_blame() -> None:
         "msg[6] user [0] tool_result",
     ]
     first = session.first_change(2, 3)
-    assert str(first) == "first change: cached_content at 80: tool:track_parcel (tools) -> tool:track_parcel (tools)"
+    assert str(first) == "first change: cached_content at character 80, in tool:track_parcel (tools)"
     diff = session.diff(2, 3)
     assert "tool:track_parcel" in diff.changed_sections
     assert (
@@ -289,3 +289,32 @@ def test_to_session_is_that_agents_request_not_miras(ip: Any) -> None:
     with contextlib.redirect_stdout(printed):
         ip.run_line_magic("compose", "")
     assert "friend" not in printed.getvalue()
+
+
+def test_compose_of_an_imported_log_titles_each_section_by_its_name_alone(ip):
+    """%compose of an imported log names its sections as the log's blocks are named, never by the
+    class made to show each one (Stored_system_0___policies_), in the text, HTML and blame views."""
+    from wm_kernel.display.render import render_blame_text, render_html, render_text
+
+    ip.run_line_magic("wm_import", str(DATA / "support_anthropic.jsonl"))
+    prompt = ip.run_line_magic("compose", "")
+    assert [r.trinket for r in prompt.sections][1] == "Stored_system_0___policies_"  # still its address
+    text = render_text(prompt)
+    assert [line for line in text.splitlines() if line.startswith("--- ")] == [
+        "--- system[0] · 161 chars ---",
+        "--- system[0] <policies> · 6,515 chars ---",
+        "--- system[0] ## Refunds · 76 chars ---",
+        "--- system[0] ## Tone · 63 chars ---",
+        "--- system[1] <customer_context> · 100 chars ---",
+    ]
+    for view in (
+        text,
+        render_html(prompt),
+        render_blame_text(prompt),
+        ip.display_formatter.format(prompt)[0]["text/html"],
+    ):
+        assert "Stored_" not in view
+    assert "[0:159] system[0] · 159 chars" in render_blame_text(prompt)
+    # a trinket of its own is still named beside its section
+    ip.run_line_magic("wm_session", "--clock 2026-11-30T09:00:00+00:00 --trinkets TimeManager")
+    assert "--- datetime_section · TimeManager · " in render_text(ip.run_line_magic("compose", ""))

@@ -46,6 +46,7 @@ from wm_kernel.core.prompt import ComposedPrompt
 from wm_kernel.instruments.history import History
 from wm_kernel.tokens import TokenCounter
 from wm_kernel.utils.htmltext import no_math
+from wm_kernel.utils.style import scrolling
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -188,7 +189,8 @@ class CacheReport:
 
     def _repr_html_(self) -> str:
         head = "".join(f"<div>{html.escape(line)}</div>" for line in self.lines())
-        return no_math(f'<div class="wm-cache-report">{head}{self.turns.to_html(index=False, escape=True)}</div>')
+        table = scrolling(self.turns.to_html(index=False, escape=True))
+        return no_math(f'<div class="wm-cache-report">{head}{table}</div>')
 
 
 class _Recorded:

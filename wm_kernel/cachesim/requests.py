@@ -48,6 +48,7 @@ from wm_kernel.core.events import ComposeSystemPromptEvent, TurnCompletedEvent
 from wm_kernel.dialects.base import Dialect, Piece, TurnPieces
 from wm_kernel.dialects.registry import DEFAULT_WIRE, choose_wire, get_dialect
 from wm_kernel.instruments.history_records import text_digest
+from wm_kernel.instruments.wire import wire_request
 from wm_kernel.tokens import TokenCounter
 
 if TYPE_CHECKING:
@@ -505,6 +506,65 @@ def simulate_session(
     if assumed:
         sim.assume_exchange(exchange, assumed, of=len(turns))
     return sim
+
+
+def say_uncounted(
+    simulation: Simulation, session: RecordedSession, history: Sequence[Mapping[str, Any]] | None = None
+) -> Simulation:
+    """Add to ``simulation`` (of ``session``'s recorded turns, by :func:`simulate_session`) the
+    line that names what its figures leave out of its last turn's request and ``%request``
+    counts (:func:`uncounted_tokens`), and return it. ``session.cache_simulation()`` and
+    ``%cache`` say it; ``compare`` and sweeps, which show no such line, skip the count."""
+    turns = simulation.turns["turn"].tolist() if "turn" in simulation.turns.columns else []
+    if not turns or not simulation.wire or simulation.counter is None:
+        return simulation
+    last = int(turns[-1])
+    dialect = get_dialect(simulation.wire)
+    left = _uncounted(session, last, dialect, simulation.profile, simulation.counter, history)
+    if left:
+        parts = ", ".join(f"{label} {n:,}" for label, n in left.items())
+        simulation.left_out.append(
+            f"not in these figures (they count each section's and message's own text): at turn {last}, "
+            f"{sum(left.values()):,} tokens that %request {last} counts: {parts}"
+        )
+    return simulation
+
+
+def uncounted_tokens(
+    session: RecordedSession,
+    turn: int,
+    *,
+    model: str | ModelProfile = "claude-sonnet-4-6",
+    wire: str | None = None,
+    counter: TokenCounter | None = None,
+    history: Sequence[Mapping[str, Any]] | None = None,
+) -> dict[str, int]:
+    """The tokens the request of ``turn`` holds on the wire that a simulated request of it does
+    not count (its blocks are each section's and each message's own text), by the labels
+    ``%request`` gives them: ``{"separators and HUD frame": 114, "provider framing (estimate)":
+    9}``. The request is ``%request TURN``'s: the conversation recorded before ``turn`` and the
+    user message sent at it (``history`` when given). Empty on a wire that builds no body."""
+    profile = get_model(model)
+    dialect = choose_wire(wire, getattr(session, "wire", None), profile.provider, profile.name)
+    return _uncounted(session, turn, dialect, profile, _counter_of(session, counter, profile), history)
+
+
+def _uncounted(
+    session: RecordedSession,
+    turn: int,
+    dialect: Dialect,
+    profile: ModelProfile,
+    counter: TokenCounter,
+    history: Sequence[Mapping[str, Any]] | None,
+) -> dict[str, int]:
+    if not dialect.builds_body:
+        return {}
+    recorder = session.recorder
+    messages = [dict(m) for m in history] if history is not None else recorder.conversation_at(turn)
+    request = wire_request(
+        recorder.prompt_at(turn), messages, provider=dialect.name, model=profile.name, counter=counter
+    )
+    return request.uncounted()
 
 
 def session_advice(session: RecordedSession, model: str | ModelProfile = "claude-sonnet-4-6", **options: Any) -> Advice:

@@ -12,6 +12,7 @@ from wm_kernel.cachesim.models import get_model
 from wm_kernel.cachesim.profile import ModelProfile
 from wm_kernel.tokens import TokenCounter
 from wm_kernel.utils.htmltext import no_math
+from wm_kernel.utils.style import scrolling
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -185,6 +186,10 @@ class Simulation:
         #: what the simulation assumed that the log did not say (send times, the agent's caching,
         #: an inferred system prompt): lines every view of it shows
         self.assumptions: list[str] = []
+        #: what the requests on the wire hold that these figures do not count (the separators
+        #: between a session's sections, say, which ``%request`` counts): lines the full views
+        #: show after the counter's
+        self.left_out: list[str] = []
         self.requests: list[Request] = data.requests
         self.counter = counter
         #: the wire dialect the requests were laid out by ("" when the caller built them)
@@ -420,6 +425,7 @@ class Simulation:
         )
         reasons = ", ".join(f"{k} {v}" for k, v in s["why_not_whole_prefix"].items()) or "none"
         lines = [head, rate, cost, f"why a request did not read its whole prefix: {reasons}", self.counter_line()]
+        lines += self.left_out
         names = sorted({m.name for m in self.models})
         if len(names) > 1:
             lines.append(f"each request priced with its own model: {', '.join(names)}")
@@ -469,8 +475,9 @@ class Simulation:
             body.append(f'<tr class="wm-cache-{status}" style="background:{_COLOURS[status]}">{cells}</tr>')
         lines = "".join(f"<div>{html.escape(line)}</div>" for line in self._lines())
         return no_math(
-            f'<div class="wm-cache-simulation">{lines}<table><thead><tr>{head}</tr></thead>'
-            f"<tbody>{''.join(body)}</tbody></table></div>"
+            f'<div class="wm-cache-simulation">{lines}'
+            + scrolling(f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>")
+            + "</div>"
         )
 
 

@@ -23,7 +23,7 @@ from wm_kernel.providers.reconcile import reconcile
 from wm_kernel.providers.recording import CHANGED_PROMPT
 from wm_kernel.session import Session
 from wm_kernel.utils.htmltext import no_math
-from wm_kernel.utils.style import WARN, tint
+from wm_kernel.utils.style import WARN, scrolling, tint
 
 _CLIP = 300
 
@@ -161,8 +161,9 @@ class ExchangesView:
             else ""
         )
         return no_math(
-            f'<div class="wm-exchanges">{banner}<table><thead><tr>{head}</tr></thead>'
-            f"<tbody>{''.join(body)}</tbody></table>{note}</div>"
+            f'<div class="wm-exchanges">{banner}'
+            + scrolling(f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>")
+            + f"{note}</div>"
         )
 
 

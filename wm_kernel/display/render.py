@@ -32,6 +32,7 @@ from typing import Any
 
 from traitlets import Enum, HasTraits, Int
 
+from trinkets.stored_section import stored_class_name
 from wm_kernel.core.prompt import COMPOSER, ComposedPrompt, OmittedSection, SectionRecord
 from wm_kernel.utils import style, views
 from wm_kernel.utils.htmltext import no_math
@@ -196,8 +197,18 @@ def _headline(composed: ComposedPrompt, selection: _Selection) -> str:
     return " · ".join(parts)
 
 
+def trinket_shown(section: str, trinket: str | None) -> str | None:
+    """The trinket a view names beside ``section``: None for none, or for the class made to show a
+    stored or imported section (``Stored_system_0___policies_`` beside ``system[0] <policies>``
+    names the section twice, in a worse spelling)."""
+    if not trinket or trinket == stored_class_name(section):
+        return None
+    return trinket
+
+
 def _omitted_line(gone: OmittedSection, selection: _Selection) -> str:
-    who = f" ({gone.trinket})" if gone.trinket else ""
+    trinket = trinket_shown(gone.name, gone.trinket)
+    who = f" ({trinket})" if trinket else ""
     line = f"{gone.name}{who}: {gone.reason}"
     if gone.error:
         line += f": {gone.error}"
@@ -223,7 +234,8 @@ def render_text(
     for title, members in selection.groups():
         lines.append(f"=== {title} ===")
         for record in members:
-            title_parts = [record.name] + ([record.trinket] if record.trinket else [])
+            trinket = trinket_shown(record.name, record.trinket)
+            title_parts = [record.name] + ([trinket] if trinket else [])
             title_parts += [chars(record.chars)] + section_marks(record, selection.before)
             lines.append(f"--- {' · '.join(title_parts)} ---")
             shown, cut = preview(record.content)
@@ -242,8 +254,9 @@ def render_text(
 
 def _html_section(record: SectionRecord, selection: _Selection) -> str:
     title = [f"<code>{html.escape(record.name)}</code>"]
-    if record.trinket:
-        title.append(html.escape(record.trinket))
+    trinket = trinket_shown(record.name, record.trinket)
+    if trinket:
+        title.append(html.escape(trinket))
     title.append(chars(record.chars))
     for mark in section_marks(record, selection.before):
         title.append(f'<span style="color:{_MARK_COLOR};font-weight:bold">{mark}</span>')
@@ -262,8 +275,9 @@ def omitted_html(gone: OmittedSection, *, was_shown: bool = False) -> str:
     """One left-out section as HTML: name, trinket, reason, the error in the error colour, its
     tokens and priority when a budget dropped it (``was_shown``: it was in the previous prompt)."""
     parts = [f"<code>{html.escape(gone.name)}</code>"]
-    if gone.trinket:
-        parts.append(html.escape(gone.trinket))
+    trinket = trinket_shown(gone.name, gone.trinket)
+    if trinket:
+        parts.append(html.escape(trinket))
     parts.append(html.escape(gone.reason))
     text = " · ".join(parts)
     if gone.error:
@@ -510,7 +524,8 @@ def render_blame_text(composed: ComposedPrompt) -> str:
     for key in composed.blame_keys():
         lines.append(f"=== {key} ===")
         for span in composed.blame(key):
-            who = span.section + (f" ({span.trinket})" if span.trinket else "")
+            trinket = trinket_shown(span.section, span.trinket)
+            who = span.section + (f" ({trinket})" if trinket else "")
             lines.append(f"[{span.start}:{span.end}] {who} · {chars(len(span))}")
     return "\n".join(lines)
 
@@ -521,7 +536,8 @@ def render_blame_html(composed: ComposedPrompt) -> str:
     colours = blame_colours(composed)
     legend = []
     for record in composed.sections:
-        who = html.escape(record.name) + (f" · {html.escape(record.trinket)}" if record.trinket else "")
+        trinket = trinket_shown(record.name, record.trinket)
+        who = html.escape(record.name) + (f" · {html.escape(trinket)}" if trinket else "")
         legend.append(f'<span style="background:{colours[record.name]};padding:0 4px;margin-right:6px">{who}</span>')
     legend.append(f'<span style="color:{_MUTED_COLOR}">{html.escape(COMPOSER)}: uncoloured</span>')
     out = ['<div class="wm-blame">', f"<div>{''.join(legend)}</div>"]

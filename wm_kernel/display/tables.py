@@ -24,6 +24,7 @@ from typing import Any
 import pandas as pd
 
 from wm_kernel.utils.htmltext import no_math
+from wm_kernel.utils.style import scrolling
 
 # an ISO 8601 timestamp as ``datetime.isoformat()`` writes it
 _ISO_TIME = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?([+-]\d\d:\d\d)?$")
@@ -90,8 +91,10 @@ class Table(pd.DataFrame):
                 cells.append(f'<td style="{_CELL};{style}">{html.escape(text)}</td>')
             rows.append("<tr>" + "".join(cells) + "</tr>")
         return no_math(
-            '<table class="wm-table" style="border-collapse:collapse;font-size:12px">'
-            f"<thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
+            scrolling(
+                '<table class="wm-table" style="border-collapse:collapse;font-size:12px">'
+                f"<thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
+            )
         )
 
     def __repr__(self) -> str:

@@ -175,9 +175,13 @@ class WireView:
         return no_math(
             f'<div class="wm-wire" style="{text}"><div style="margin-bottom:4px">'
             f'{html.escape(self.headline())}</div>{bar}<div style="margin:4px 0;font-size:90%">'
-            f'{legend}</div><table class="wm-wire-owners" style="{text}"><thead><tr><th>owner</th>'
-            f"<th>kind</th><th>placement</th><th>tokens</th><th>bytes</th></tr></thead><tbody>{rows}"
-            f"</tbody></table>{forecast}</div>"
+            f"{legend}</div>"
+            + style.scrolling(
+                f'<table class="wm-wire-owners" style="{text}"><thead><tr><th>owner</th>'
+                f"<th>kind</th><th>placement</th><th>tokens</th><th>bytes</th></tr></thead><tbody>{rows}"
+                "</tbody></table>"
+            )
+            + f"{forecast}</div>"
         )
 
 
@@ -286,11 +290,7 @@ class _TurnRequests:
             return [dict(m) for m in given]
         if replayed is not None and at in replayed.messages:
             return list(replayed.messages[at])
-        messages: list[dict[str, str]] = list(recorder.conversation(before=at))
-        sent = recorder.exchange_at(at)
-        if sent is not None:
-            messages.append({"role": "user", "content": sent.user})
-        return messages
+        return recorder.conversation_at(at)
 
     def sent_max_tokens(self, at: int) -> tuple[int | None, str]:
         """The ``max_tokens`` the request of turn ``at`` sent and where that is read (None, "":

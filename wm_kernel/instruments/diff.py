@@ -110,12 +110,20 @@ class FirstChange:
         return span.section if span is not None else None
 
     def __str__(self) -> str:
+        """``first change: cached_content at character 80, in tool:track_parcel (tools)``: one place
+        where both prompts have the same owner there; the two owners, old then new, where they
+        differ (``... 80: datetime_section (TimeManager) before, (end of text) now``)."""
+
         def who(span: BlameSpan | None) -> str:
             if span is None:
                 return "(end of text)"
             return span.section + (f" ({span.trinket})" if span.trinket else "")
 
-        return f"first change: {self.key} at {self.offset}: {who(self.old)} -> {who(self.new)}"
+        where = f"first change: {self.key} at character {self.offset}"
+        old, new = who(self.old), who(self.new)
+        if old == new:
+            return f"{where}, in {new}"
+        return f"{where}: {old} before, {new} now"
 
 
 #: ``key[i]`` names made so far, per list key (a long conversation's are made once, not per diff)

@@ -56,6 +56,7 @@ REPLY_PRIMING_TOKENS = 3
 JSON_FRAMING = "JSON and fields"
 COMPOSER_FRAMING = "separators and HUD frame"
 JOINER_FRAMING = "joins between parts"
+PROVIDER_FRAMING = "provider framing (estimate)"
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,6 +98,28 @@ class WireRequest:
         """Tokens of every owner's text plus the provider's framing estimate."""
         return sum(o.tokens for o in self.owners) + self.framing_estimate
 
+    def uncounted(self) -> dict[str, int]:
+        """The tokens no section, message or tool owns, by owner label, in the order
+        :meth:`frame` lists them: the composer's separators and HUD frame, the joins between
+        parts, the provider framing (estimate); only those with tokens (the JSON syntax counts
+        none). What a count of the sections' and messages' own texts, the cache simulator's,
+        leaves out of :attr:`tokens`.
+
+        >>> from wm_kernel.core.composer import SystemPromptComposer
+        >>> from wm_kernel.tokens import EstimateTokenizer, TokenCounter
+        >>> c = SystemPromptComposer(); c.set_base_prompt("You help."); c.add_section("datetime_section", "<t>now</t>")
+        >>> counter = TokenCounter(EstimateTokenizer())
+        >>> w = wire_request(c.compose(), [{"role": "user", "content": "Hi"}], counter=counter)
+        >>> left = w.uncounted(); left
+        {'separators and HUD frame': 66, 'provider framing (estimate)': 9}
+        >>> sum(o.tokens for o in w.owners if o.kind != "framing") + sum(left.values()) == w.tokens
+        True
+        """
+        left = {o.label: o.tokens for o in self.owners if o.kind == "framing" and o.tokens}
+        if self.framing_estimate:
+            left[PROVIDER_FRAMING] = self.framing_estimate
+        return left
+
     def frame(self) -> Any:
         """One row per owner: label, kind, placement, trinket, chars, bytes, tokens, share of tokens."""
         import pandas as pd
@@ -115,7 +138,7 @@ class WireRequest:
         ]
         rows.append(
             {
-                "owner": "provider framing (estimate)",
+                "owner": PROVIDER_FRAMING,
                 "kind": "framing",
                 "placement": "",
                 "trinket": None,

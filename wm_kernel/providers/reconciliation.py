@@ -23,7 +23,7 @@ from wm_kernel.providers.causes import cause, steady_factor
 from wm_kernel.providers.pricing import price
 from wm_kernel.providers.request_context import Context
 from wm_kernel.utils.htmltext import no_math
-from wm_kernel.utils.style import WORD_WRAP
+from wm_kernel.utils.style import WORD_WRAP, scrolling
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -264,9 +264,15 @@ class Reconciliation:
     def __repr__(self) -> str:
         return f"<Reconciliation {self.lines()[0]}>"
 
+    def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
+        # IPython's text view (a terminal, nbval's comparison) shows the whole reconciliation; a
+        # notebook shows the HTML, whose cells wrap between words (print() gives JupyterLab's
+        # stream, which breaks a long line inside a word)
+        printer.text(str(self))
+
     def _repr_html_(self) -> str:
         lines = "".join(f"<div>{html.escape(line)}</div>" for line in self.lines())
         table = self.table().to_html(index=False, float_format="{:.6f}".format)
         # a cell wraps between words, never inside one (a cause, a model id, a number)
         table = table.replace("<td>", f'<td style="{WORD_WRAP}">')
-        return no_math(f'<div class="wm-reconciliation">{lines}{table}</div>')
+        return no_math(f'<div class="wm-reconciliation">{lines}{scrolling(table)}</div>')

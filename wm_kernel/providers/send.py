@@ -36,6 +36,7 @@ from wm_kernel.providers.pricing import price
 from wm_kernel.providers.recording import Recording, offline, section_digests
 from wm_kernel.session import Session
 from wm_kernel.utils.checks import check_str
+from wm_kernel.utils.style import PROMPT_PRE
 
 
 class SendError(RuntimeError):
@@ -73,7 +74,7 @@ class Reply:
 
         from wm_kernel.utils.htmltext import no_math
 
-        return no_math(f'<div class="wm-reply"><pre style="white-space:pre-wrap">{escape(self.text)}</pre></div>')
+        return no_math(f'<div class="wm-reply"><pre style="{PROMPT_PRE}">{escape(self.text)}</pre></div>')
 
 
 #: Why nothing was sent, and the two ways on, in one line.

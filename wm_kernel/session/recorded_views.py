@@ -62,8 +62,10 @@ class RecordedViews:
         """The recorded turns played against ``model``'s prompt-cache rules (default: the session's
         model, else claude-sonnet-4-6) on the session's ``wire`` unless ``wire=`` names another
         (``wm_kernel.cachesim.requests.simulate_session``: wire, breakpoints, history,
-        tools_tokens, ...). A model named here counts with its own counter."""
-        from wm_kernel.cachesim.requests import model_counter, simulate_session
+        tools_tokens, ...). A model named here counts with its own counter. Its full views name
+        what its figures leave out of the last turn's request, which ``%request`` counts (the
+        separators and HUD frame: ``wm_kernel.cachesim.requests.say_uncounted``)."""
+        from wm_kernel.cachesim.requests import model_counter, say_uncounted, simulate_session
 
         replayed = getattr(self, "replayed", None)
         plain = {"breakpoints": "auto", "tools_tokens": 0, "wire": None, "counter": self.recorder.counter}
@@ -76,7 +78,8 @@ class RecordedViews:
             return bill
         if model is not None and options.get("counter") is None:  # a model named: its own counter
             options["counter"] = model_counter(self, model)
-        return simulate_session(self, model=model or self.model or DEFAULT_MODEL, **options)
+        simulation = simulate_session(self, model=model or self.model or DEFAULT_MODEL, **options)
+        return say_uncounted(simulation, self, options.get("history"))
 
     def cache_advice(self: ViewedSession, model: str | None = None, **options: Any) -> Advice:
         """Cheaper cache layouts for the recorded turns, each with its simulated cost

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from wm_kernel.utils.htmltext import no_math
-from wm_kernel.utils.style import tint
+from wm_kernel.utils.style import PROMPT_PRE, scrolling, tint
 
 #: Row backgrounds by status: the theme's colours, translucent over the page, so the page's own
 #: text colour reads on them in the light and the dark theme alike.
@@ -267,10 +267,13 @@ class StabilityReport:
                 f"<td>{html.escape(r.status)}</td><td>{html.escape(r.description)}</td>"
                 f"<td>{html.escape(r.detail)}</td></tr>"
             )
-        findings = "".join(f"<pre>{html.escape(chr(10).join(f.lines()))}</pre>" for f in self.findings)
-        findings += "".join(f"<pre>{html.escape(edit.line())}</pre>" for edit in self.every_turn)
-        return no_math(
-            f'<div class="wm-stability"><div>{html.escape(self.headline())}</div>'
-            f"<table><thead><tr><th>check</th><th>status</th><th>perturbation</th><th>note</th>"
-            f"</tr></thead><tbody>{''.join(rows)}</tbody></table>{findings}</div>"
+        # a finding's long lines wrap at spaces (JupyterLab's own <pre> breaks them anywhere)
+        findings = "".join(
+            f'<pre style="{PROMPT_PRE}">{html.escape(chr(10).join(f.lines()))}</pre>' for f in self.findings
         )
+        findings += "".join(f'<pre style="{PROMPT_PRE}">{html.escape(edit.line())}</pre>' for edit in self.every_turn)
+        table = scrolling(
+            "<table><thead><tr><th>check</th><th>status</th><th>perturbation</th><th>note</th>"
+            f"</tr></thead><tbody>{''.join(rows)}</tbody></table>"
+        )
+        return no_math(f'<div class="wm-stability"><div>{html.escape(self.headline())}</div>{table}{findings}</div>')

@@ -48,8 +48,22 @@ CODE_FONT = "font-family:var(--jp-code-font-family, monospace);font-size:var(--j
 
 #: A block of prompt text: wrapped at spaces, long tokens broken only when they must be.
 PROMPT_PRE = f"white-space:pre-wrap;word-break:normal;overflow-wrap:anywhere;{CODE_FONT};line-height:1.35;"
-#: A hunk of a diff: flush with its summary line, wrapped.
-DIFF_PRE = f"margin:0;white-space:pre-wrap;{CODE_FONT}"
+#: A hunk of a diff: flush with its summary line, wrapped at spaces (JupyterLab breaks a <pre> anywhere).
+DIFF_PRE = f"margin:0;white-space:pre-wrap;word-break:normal;overflow-wrap:anywhere;{CODE_FONT}"
 
 #: Table cells that wrap between words and never inside one (a cause, a model id, a number).
 WORD_WRAP = "overflow-wrap:normal;word-break:normal"
+
+#: A table's own scroller: a table wider than where it is shown (an output, a dashboard tab, an
+#: HTML page) scrolls sideways instead of being cut.
+SCROLL_X = "overflow-x:auto;max-width:100%"
+
+
+def scrolling(table: str) -> str:
+    """``table`` (HTML) in a ``<div class="wm-scroll">`` that scrolls it sideways when it is wider
+    than the space it is shown in.
+
+    >>> scrolling("<table></table>")
+    '<div class="wm-scroll" style="overflow-x:auto;max-width:100%"><table></table></div>'
+    """
+    return f'<div class="wm-scroll" style="{SCROLL_X}">{table}</div>'

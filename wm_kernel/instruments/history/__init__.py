@@ -484,6 +484,15 @@ class History(AttachedInstrument):
         assistant alternating: the history the next request carries."""
         return self._exchange_log.conversation(before)
 
+    def conversation_at(self, turn: int) -> list[dict[str, str]]:
+        """The messages the request of ``turn`` carries: every exchange before it, then its own
+        user message when one was sent at ``turn`` (``%request`` shows that request)."""
+        messages = self.conversation(before=turn)
+        sent = self.exchange_at(turn)
+        if sent is not None:
+            messages.append({"role": "user", "content": sent.user})
+        return messages
+
     # -- persistence (see SCHEMA; a StoredHistory reads and writes the records)
     def _held(self, turn: int) -> tuple[Compose, _Budget | None] | None:
         """The record of ``turn`` this History holds and its budget, or None."""

@@ -34,6 +34,7 @@ from IPython.core.magic_arguments import argument, magic_arguments, parse_argstr
 from wm_kernel.providers.recording import ChangedPromptWarning, Recording, UncheckedRecordingWarning, offline
 from wm_kernel.providers.send import Reply, SendError, send
 from wm_kernel.session import current_session
+from wm_kernel.utils.style import PROMPT_PRE
 
 #: What every "cannot send" message ends with: the two ways to have an answer.
 WAYS_ON = (
@@ -214,7 +215,7 @@ class AskMagics(Magics):
             from IPython.display import HTML, display
 
             shown.append(chunk)
-            view = HTML(f'<pre style="white-space:pre-wrap">{html.escape("".join(shown))}</pre>')
+            view = HTML(f'<pre style="{PROMPT_PRE}">{html.escape("".join(shown))}</pre>')
             if handle is None:
                 handle = display(view, display_id=True)
             else:

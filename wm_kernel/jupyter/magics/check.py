@@ -33,6 +33,7 @@ from wm_kernel.testing.assertions import unrecorded_turns
 from wm_kernel.testing.perturbations import CHECKS
 from wm_kernel.testing.report import ROW_TINTS
 from wm_kernel.utils.htmltext import no_math
+from wm_kernel.utils.style import scrolling
 
 if TYPE_CHECKING:
     from wm_kernel.session import Session
@@ -175,8 +176,10 @@ class CheckTable:
             for r in self.rows
         )
         return no_math(
-            f'<table class="wm-check"><thead><tr><th>result</th><th>check</th><th>message</th></tr>'
-            f"</thead><tbody>{body}</tbody></table>"
+            scrolling(
+                '<table class="wm-check"><thead><tr><th>result</th><th>check</th><th>message</th></tr>'
+                f"</thead><tbody>{body}</tbody></table>"
+            )
         )
 
 
