@@ -848,10 +848,11 @@ def test_the_dashboards_driver_follows_the_session_and_the_slider(sent: list) ->
 # -- golden snapshots: one per view (the exact HTML, styling included) ---------------------------------
 GOLDEN_LIVE = (
     '<div class="wm-meta" style="font-size:12px;color:var(--jp-ui-font-color2, #616161)">trinket '
-    '<b>Tasks</b> · 41 chars · segment turn 0</div><table class="wm-items" style="font-size:12px">'
+    '<b>Tasks</b> · 41 chars · segment turn 0</div><div class="wm-scroll" style="overflow-x:auto;max-width:100%">'
+    '<table class="wm-items" style="font-size:12px">'
     '<tr><th style="text-align:left">item</th><th>turns remaining</th></tr><tr><td>a &lt;b&gt;</td>'
     '<td style="text-align:right">2</td></tr><tr><td>forever</td><td style="text-align:right">9'
-    '</td></tr></table><pre style="white-space:pre-wrap;word-break:normal;overflow-wrap:anywhere;'
+    '</td></tr></table></div><pre style="white-space:pre-wrap;word-break:normal;overflow-wrap:anywhere;'
     "font-family:var(--jp-code-font-family, monospace);font-size:var(--jp-code-font-size, 13px);"
     "line-height:1.35;max-height:24em;overflow:auto;margin:2px 0 6px 14px;padding:2px 0 2px 8px;"
     'border-left:2px solid var(--jp-border-color2, #e0e0e0)">a &lt;b&gt;: 2 turns left\n'

@@ -9,6 +9,7 @@ from wm_kernel.experiments.scenario import Scenario
 from wm_kernel.testing.replay import Compose, SectionText
 from wm_kernel.testing.stability import check_stability
 from wm_kernel.testing.stability.every_turn import every_turn_sections
+from wm_kernel.utils.style import PROMPT_PRE
 
 START = "2026-11-30T09:00:00+00:00"
 
@@ -37,7 +38,10 @@ def test_a_cached_clock_to_the_second_is_named_below_the_checks_and_its_fix_is_n
     )
     assert line.endswith("saves nothing, so it never pays back (break-even infinite)")
     assert str(report).endswith("\n" + line)
-    assert "<pre>every turn: section &#x27;location_context&#x27; (Seconds)" in report._repr_html_()
+    # a <pre> of its own, wrapping at spaces as the findings do
+    assert (
+        f'<pre style="{PROMPT_PRE}">every turn: section &#x27;location_context&#x27; (Seconds)' in report._repr_html_()
+    )
     fixed = check_stability(scenario(samples.DateOnly), factories={"DateOnly": samples.DateOnly}, only=["recompose"])
     assert fixed.every_turn == [] and "every turn" not in str(fixed)
 

@@ -231,7 +231,7 @@ def sizes_html(composed: ComposedPrompt | None) -> str:
         f'<td style="text-align:right">{chars:,}</td></tr>'
         for where, (count, chars) in rows.items()
     )
-    return (
+    return style.scrolling(
         '<table class="wm-sizes" style="font-size:12px"><tr><th style="text-align:left">'
         f"placement</th><th>sections</th><th>chars</th></tr>{body}</table>"
     )

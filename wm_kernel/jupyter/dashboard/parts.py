@@ -325,7 +325,7 @@ def items_html(items: list[dict[str, Any]]) -> str:
         f'<td style="text-align:right">{_remaining(item.get("turns_remaining"))}</td></tr>'
         for item in items
     )
-    return (
+    return style.scrolling(
         f'<table class="wm-items" style="{SMALL}"><tr><th style="text-align:left">item</th>'
         f"<th>turns remaining</th></tr>{rows}</table>"
     )

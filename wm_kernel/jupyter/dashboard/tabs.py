@@ -23,6 +23,7 @@ from wm_kernel.display.event_log import event_row_html
 from wm_kernel.jupyter.dashboard.model import TurnRecord
 from wm_kernel.jupyter.dashboard.parts import SMALL
 from wm_kernel.session import Session
+from wm_kernel.utils.style import scrolling
 
 #: What a tab shows until it is drawn: a saved notebook keeps it for a tab never opened live.
 UNDRAWN = f'<div style="{SMALL}"><i>drawn when this tab is opened in a running notebook</i></div>'
@@ -255,8 +256,7 @@ class EventLogTab:
                 cached = (record, len(record.failures), event_row_html(record))
             self._rows[record.seq] = cached
             cells.append(cached[2])
-        table = (
-            f'<div style="{SMALL}">last {len(records)} events</div>'
+        table = f'<div style="{SMALL}">last {len(records)} events</div>' + scrolling(
             f'<table class="wm-events" style="{SMALL}"><tr><th>#</th>'
             '<th style="text-align:left">event</th><th style="text-align:left">detail</th>'
             f"<th>failures</th></tr>{''.join(cells)}</table>"
