@@ -67,7 +67,7 @@ import warnings
 import weakref
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any, TypeVar, cast
+from typing import Any
 
 import ipywidgets as widgets
 from IPython import get_ipython
@@ -77,37 +77,20 @@ from trinkets.base import EventAwareTrinket
 from wm_kernel.core.events import Event, SegmentCollapsedEvent, TrinketFedEvent, TurnCompletedEvent
 from wm_kernel.jupyter.dashboard.controls import Controls
 from wm_kernel.jupyter.dashboard.drawing import DrawSchedule
-from wm_kernel.jupyter.dashboard.model import DEFAULT_CACHE_MODEL, DashboardModel, TurnDriver, TurnRecord
+from wm_kernel.jupyter.dashboard.model import (
+    DEFAULT_CACHE_MODEL,
+    DashboardModel,
+    TurnDriver,
+    TurnRecord,
+    model_option,
+    serialized,
+)
 from wm_kernel.jupyter.dashboard.parts import SectionPanel
 from wm_kernel.jupyter.dashboard.sections import Sections
 from wm_kernel.session import Session
 
 # the latest dashboard of each session, so a re-run cell (or %wm_dashboard) replaces it
 _latest: weakref.WeakKeyDictionary[Session, IpywidgetsDashboard] = weakref.WeakKeyDictionary()
-
-_F = TypeVar("_F", bound=Callable[..., Any])
-
-
-def _serialized(method: _F) -> _F:
-    """Run a dashboard callback under the session's WorkingMemory lock: a trinket fed on another
-    thread notifies on that thread, and the lock (the one feed calls and composes already hold)
-    keeps the dirty set, the driver and the widgets from being changed from two threads at once."""
-
-    @functools.wraps(method)
-    def wrapper(self: IpywidgetsDashboard, *args: Any) -> Any:
-        with self._lock:
-            return method(self, *args)
-
-    return cast(_F, wrapper)
-
-
-def _option(name: str) -> property:
-    """An IpywidgetsDashboard attribute that reads and writes its model's validated trait ``name``."""
-    return property(
-        lambda self: getattr(self.model, name),
-        lambda self, value: setattr(self.model, name, value),
-        doc=DashboardModel.class_traits()[name].help,
-    )
 
 
 class IpywidgetsDashboard(widgets.VBox):
@@ -131,11 +114,11 @@ class IpywidgetsDashboard(widgets.VBox):
     """
 
     session = property(lambda self: self.model.session, doc="The Session shown and driven.")
-    preview_chars = _option("preview_chars")
-    log_rows = _option("log_rows")
-    cache_model = _option("cache_model")
-    coalesce = _option("coalesce")
-    viewing_turn = _option("viewing_turn")
+    preview_chars = model_option("preview_chars")
+    log_rows = model_option("log_rows")
+    cache_model = model_option("cache_model")
+    coalesce = model_option("coalesce")
+    viewing_turn = model_option("viewing_turn")
 
     def __init__(
         self,
@@ -265,7 +248,7 @@ class IpywidgetsDashboard(widgets.VBox):
             self.viewing_turn = None
             return self.session.advance_turn(n)
 
-    @_serialized
+    @serialized
     def refresh(self) -> None:
         """Re-render every panel and control now (normally not needed: the dashboard is live)."""
         self.sections.dirty.update(self.sections.panels)
@@ -283,7 +266,7 @@ class IpywidgetsDashboard(widgets.VBox):
         owner.observe(handler, names=names)
         self._unwatch.append(lambda: owner.unobserve(handler, names=names))
 
-    @_serialized
+    @serialized
     def _on_viewing_turn(self, change: dict[str, Any]) -> None:
         self.driver.view = change["new"]
         if not self.closed:
@@ -291,12 +274,12 @@ class IpywidgetsDashboard(widgets.VBox):
             self.sections.dirty.update(self.sections.panels)
             self._request_flush(settled=True)
 
-    @_serialized
+    @serialized
     def _on_option(self, change: dict[str, Any]) -> None:
         if not self.closed:
             self.controls.sync_tab()
 
-    @_serialized
+    @serialized
     def _on_trinket_change(self, change: dict[str, Any]) -> None:
         try:
             trinket = change["owner"]
@@ -310,13 +293,13 @@ class IpywidgetsDashboard(widgets.VBox):
         except Exception as exc:
             self.controls.report(exc)
 
-    @_serialized
+    @serialized
     def _on_session_turn(self, change: dict[str, Any]) -> None:
         self.record.forget_items()
         self.driver.start_turn(change["new"])
         self.sections.mark_stateful()
 
-    @_serialized
+    @serialized
     def _on_session_composed(self, change: dict[str, Any]) -> None:
         if change["new"] is None:
             return
@@ -335,11 +318,11 @@ class IpywidgetsDashboard(widgets.VBox):
         except Exception as exc:
             self.controls.report(exc)
 
-    @_serialized
+    @serialized
     def _on_session_segment(self, change: dict[str, Any]) -> None:
         self._request_flush(settled=True)
 
-    @_serialized
+    @serialized
     def _on_trinket_names(self, change: dict[str, Any]) -> None:
         try:
             self.sections.sync(self.driver.view)
@@ -347,7 +330,7 @@ class IpywidgetsDashboard(widgets.VBox):
         except Exception as exc:
             self.controls.report(exc)
 
-    @_serialized
+    @serialized
     def _on_lifecycle_event(self, event: Event) -> None:
         # subscribed after the trinkets, so this runs once they have handled the event
         self.record.forget_items()
@@ -360,7 +343,7 @@ class IpywidgetsDashboard(widgets.VBox):
         except Exception as exc:
             self.controls.report(exc)
 
-    @_serialized
+    @serialized
     def _on_feed(self, event: TrinketFedEvent) -> None:
         try:
             trinket = self.sections.watched.get(event.trinket_name)
@@ -373,7 +356,7 @@ class IpywidgetsDashboard(widgets.VBox):
             self.controls.report(exc)
 
     # -- user actions
-    @_serialized
+    @serialized
     def _on_play_click(self, button: Any) -> None:
         """Play: the browser's timer steps the slider a turn a second (from turn 0 when the
         latest turn is shown, else from the turn shown) up to the latest."""
@@ -383,7 +366,7 @@ class IpywidgetsDashboard(widgets.VBox):
         """Stop: the timer pauses, and the dashboard stays on the turn it reached."""
         self.play.playing = False
 
-    @_serialized
+    @serialized
     def _on_slider(self, change: dict[str, Any]) -> None:
         """The slider or the play control moved (in the browser, or from code)."""
         target = change["new"]
@@ -403,14 +386,14 @@ class IpywidgetsDashboard(widgets.VBox):
             self.controls.report(exc)
             self._flush(settled=True)  # put the slider back where the session is
 
-    @_serialized
+    @serialized
     def _on_tab(self, change: dict[str, Any]) -> None:
         try:
             self.controls.sync_tab()
         except Exception as exc:
             self.controls.report(exc)
 
-    @_serialized
+    @serialized
     def _on_advance_click(self, button: widgets.Button) -> None:
         try:
             self.advance(self.advance_count.value)
@@ -418,7 +401,7 @@ class IpywidgetsDashboard(widgets.VBox):
         except Exception as exc:
             self.controls.report(exc)
 
-    @_serialized
+    @serialized
     def _on_collapse_click(self, button: widgets.Button) -> None:
         try:
             with self._batch():
@@ -429,7 +412,7 @@ class IpywidgetsDashboard(widgets.VBox):
         except Exception as exc:
             self.controls.report(exc)
 
-    @_serialized
+    @serialized
     def _on_toggle(self, change: dict[str, Any]) -> None:
         if self.driver.echo:
             return

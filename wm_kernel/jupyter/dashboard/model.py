@@ -27,10 +27,11 @@ ValueError: preview_chars must be an int >= 1, got 0
 from __future__ import annotations
 
 import bisect
-from collections.abc import Iterable, Iterator
+import functools
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar, cast
 
 from traitlets import HasTraits, Instance, TraitType
 
@@ -430,7 +431,35 @@ class TurnRecord:
         return self._items_now
 
 
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+
+def serialized(method: _F) -> _F:
+    """Run a dashboard callback under the session's WorkingMemory lock (``self._lock``): a trinket
+    fed on another thread notifies on that thread, and the lock (the one feed calls and composes
+    already hold) keeps the dirty set, the driver and the views from being changed from two threads
+    at once. Both dashboards (the anywidget one and the deprecated ipywidgets one) use it."""
+
+    @functools.wraps(method)
+    def wrapper(self: Any, *args: Any) -> Any:
+        with self._lock:
+            return method(self, *args)
+
+    return cast(_F, wrapper)
+
+
+def model_option(name: str) -> property:
+    """A dashboard attribute that reads and writes its model's validated trait ``name``."""
+    return property(
+        lambda self: getattr(self.model, name),
+        lambda self, value: setattr(self.model, name, value),
+        doc=DashboardModel.class_traits()[name].help,
+    )
+
+
 __all__ = [
+    "serialized",
+    "model_option",
     "VIEWS",
     "TABS",
     "Tab",

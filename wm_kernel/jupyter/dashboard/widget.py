@@ -64,7 +64,7 @@ import weakref
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, TypeVar, cast
+from typing import Any
 
 import anywidget
 from IPython import get_ipython
@@ -79,6 +79,8 @@ from wm_kernel.jupyter.dashboard.model import (
     DashboardModel,
     TurnDriver,
     TurnRecord,
+    model_option,
+    serialized,
 )
 from wm_kernel.jupyter.dashboard.panels import Panels
 from wm_kernel.jupyter.dashboard.parts import PanelView, badge, banner_html
@@ -102,30 +104,6 @@ OFFLINE_LINE = "a saved view: run the notebook's cells to bring this dashboard t
 
 # the latest dashboard of each session, so a re-run cell (or %wm_dashboard) replaces it
 _latest: weakref.WeakKeyDictionary[Session, Dashboard] = weakref.WeakKeyDictionary()
-
-_F = TypeVar("_F", bound=Callable[..., Any])
-
-
-def _serialized(method: _F) -> _F:
-    """Run a dashboard callback under the session's WorkingMemory lock: a trinket fed on another
-    thread notifies on that thread, and the lock (the one feed calls and composes already hold)
-    keeps the dirty set, the driver and the traits from being changed from two threads at once."""
-
-    @functools.wraps(method)
-    def wrapper(self: Dashboard, *args: Any) -> Any:
-        with self._lock:
-            return method(self, *args)
-
-    return cast(_F, wrapper)
-
-
-def _option(name: str) -> property:
-    """A Dashboard attribute that reads and writes its model's validated trait ``name``."""
-    return property(
-        lambda self: getattr(self.model, name),
-        lambda self, value: setattr(self.model, name, value),
-        doc=DashboardModel.class_traits()[name].help,
-    )
 
 
 class Dashboard(anywidget.AnyWidget):
@@ -184,11 +162,11 @@ class Dashboard(anywidget.AnyWidget):
     def _dollars_as_text(self, proposal: Any) -> str:
         return dollars_as_text(str(proposal["value"]))
 
-    preview_chars = _option("preview_chars")
-    log_rows = _option("log_rows")
-    cache_model = _option("cache_model")
-    coalesce = _option("coalesce")
-    viewing_turn = _option("viewing_turn")
+    preview_chars = model_option("preview_chars")
+    log_rows = model_option("log_rows")
+    cache_model = model_option("cache_model")
+    coalesce = model_option("coalesce")
+    viewing_turn = model_option("viewing_turn")
 
     def __init__(
         self,
@@ -336,7 +314,7 @@ class Dashboard(anywidget.AnyWidget):
         """Stop replaying: the dashboard stays on the turn it reached."""
         self.playing = False
 
-    @_serialized
+    @serialized
     def refresh(self) -> None:
         """Work out every panel and control again and send what changed (normally not needed:
         the dashboard is live)."""
@@ -431,7 +409,7 @@ class Dashboard(anywidget.AnyWidget):
         owner.observe(handler, names=names)
         self._unwatch.append(lambda: owner.unobserve(handler, names=names))
 
-    @_serialized
+    @serialized
     def _on_viewing_turn(self, change: dict[str, Any]) -> None:
         self.driver.view = change["new"]
         if not self.closed:
@@ -439,12 +417,12 @@ class Dashboard(anywidget.AnyWidget):
             self.book.dirty.update(self.book.shown)
             self._request_flush(settled=True)
 
-    @_serialized
+    @serialized
     def _on_option(self, change: dict[str, Any]) -> None:
         if not self.closed:
             self._sync_tab()
 
-    @_serialized
+    @serialized
     def _on_trinket_change(self, change: dict[str, Any]) -> None:
         try:
             trinket = change["owner"]
@@ -456,13 +434,13 @@ class Dashboard(anywidget.AnyWidget):
         except Exception as exc:
             self.report(exc)
 
-    @_serialized
+    @serialized
     def _on_session_turn(self, change: dict[str, Any]) -> None:
         self.record.forget_items()
         self.driver.start_turn(change["new"])
         self.book.mark_stateful()
 
-    @_serialized
+    @serialized
     def _on_session_composed(self, change: dict[str, Any]) -> None:
         if change["new"] is None:
             return
@@ -481,11 +459,11 @@ class Dashboard(anywidget.AnyWidget):
         except Exception as exc:
             self.report(exc)
 
-    @_serialized
+    @serialized
     def _on_session_segment(self, change: dict[str, Any]) -> None:
         self._request_flush(settled=True)
 
-    @_serialized
+    @serialized
     def _on_trinket_names(self, change: dict[str, Any]) -> None:
         try:
             self.book.sync(self.driver.view)
@@ -493,7 +471,7 @@ class Dashboard(anywidget.AnyWidget):
         except Exception as exc:
             self.report(exc)
 
-    @_serialized
+    @serialized
     def _on_lifecycle_event(self, event: Event) -> None:
         # subscribed after the trinkets, so this runs once they have handled the event
         self.record.forget_items()
@@ -506,7 +484,7 @@ class Dashboard(anywidget.AnyWidget):
         except Exception as exc:
             self.report(exc)
 
-    @_serialized
+    @serialized
     def _on_feed(self, event: TrinketFedEvent) -> None:
         try:
             trinket = self.book.watched.get(event.trinket_name)
@@ -519,7 +497,7 @@ class Dashboard(anywidget.AnyWidget):
             self.report(exc)
 
     # -- user actions
-    @_serialized
+    @serialized
     def _on_turn(self, change: dict[str, Any]) -> None:
         """The slider or the play timer moved (in the browser, or from code)."""
         target = change["new"]
@@ -539,7 +517,7 @@ class Dashboard(anywidget.AnyWidget):
             self.report(exc)
             self._flush(settled=True)  # put the slider back where the session is
 
-    @_serialized
+    @serialized
     def _on_tab(self, change: dict[str, Any]) -> None:
         try:
             self._sync_tab()
