@@ -261,6 +261,10 @@ class _Problems:
 def parse_user_model(text: str) -> ParsedUserModel:
     """Parse a user-model XML into observations and check-in topics (see the module docstring).
 
+    Long because: one tolerant scan of the tags, with a branch per tag kind (changelog, observation,
+    topic, text) and a problem message for each way a tag can be malformed; the doctest shows the
+    contract.
+
     >>> parsed = parse_user_model('<mira:observation section="a" confidence="low">x <b>y</b>'
     ...                           '<changelog>old</changelog></mira:observation>'
     ...                           '<mira:observation section="b">unclosed')

@@ -121,6 +121,10 @@ def _original_section(
 
     ``ancestors`` are the headers above (nearest last); ``hidden``: a collapsed ancestor hides
     this section from the states and the document (the index lists every section).
+
+    Long because: the original writes each section into three lists (states, index, content), each
+    with its own rules for pinned, collapsed and large sections; they are written together in one
+    walk.
     """
     tag = ORIGINAL_LEVEL_TAGS[node.level]
     header = escape_attr(node.record["header"])

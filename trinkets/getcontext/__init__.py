@@ -239,6 +239,11 @@ class GetContextTrinket(StatefulTrinket):
         error: str | None,
         error_type: str,
     ) -> None:
+        """``add_result`` from the command line's options: the ones of ``status``.
+
+        Long because: the options of every status share one command line (twelve parameters), and
+        each status builds its own ``add_result`` call.
+        """
         # the options of every status share one command line; add_result checks what it gets
         if status == "pending":
             self.add_result(

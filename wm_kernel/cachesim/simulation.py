@@ -178,6 +178,11 @@ class Simulation:
     def __init__(
         self, data: SimulationData, *, counter: TokenCounter | None = None, models: Sequence[ModelProfile] | None = None
     ) -> None:
+        """The simulation of ``data``, its ``turns`` frame built from the outcomes.
+
+        Long because: it lays the outcomes out as the ``turns`` frame, one column per outcome field
+        with its dtype, and declares each attribute the views read, every one with its comment.
+        """
         import pandas as pd
 
         self.profile: ModelProfile = data.profile

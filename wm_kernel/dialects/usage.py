@@ -200,6 +200,9 @@ def parse_usage(
     provider, so ``provider`` (one of ``usage_providers()``, default ``anthropic``) says whose
     usage it is.
 
+    Long because: its docstring and doctest; the body checks the shape and provider, then reads the
+    counts with the dialect the shape names or the record's keys choose.
+
     >>> u = parse_usage({"input_tokens": 2300, "cache_read_input_tokens": 2200, "output_tokens": 50},
     ...                 shape="gen_ai", provider="openai")
     >>> u.provider, u.input_tokens, u.cache_read_tokens, u.prompt_tokens

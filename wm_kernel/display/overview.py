@@ -88,7 +88,11 @@ def timeline_html(spans: Sequence[ItemSpan], marked_turn: int, *, live: bool = T
 
     Bars of items live at the marked turn are coloured, expired ones grey; hovering a bar shows the
     full label, the trinket and the turns. Each bar carries ``data-state`` and ``data-remaining``
-    so tests can read what a user sees."""
+    so tests can read what a user sees.
+
+    Long because: one SVG picture: the window of turns and its sizes, the rows (with the per-row
+    memo inlined for speed), then the SVG parts and caption, each a few f-string lines.
+    """
     if not spans and not left_out:
         return (
             '<div class="wm-timeline" style="font-size:12px">'

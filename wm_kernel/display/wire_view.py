@@ -209,7 +209,12 @@ def request_view(
     the whole request of every recorded turn (its conversation so far, the reserve) against the
     window, the budgeted prompt against the session's token budget (an estimate on its upper
     bound), and ``section_limits``; given ``turns_per_hour``, what a day costs at that pace (the
-    cache simulator's average input cost per recorded turn)."""
+    cache simulator's average input cost per recorded turn).
+
+    Long because: its docstring states which model, wire, history and reserve the request is built
+    with, each defaulted from the session; the body assembles the view from those, the forecast and
+    the day's cost.
+    """
     from wm_kernel.cachesim.models import DEFAULT_MODEL, get_model
     from wm_kernel.cachesim.requests import view_counter
     from wm_kernel.dialects.registry import choose_wire

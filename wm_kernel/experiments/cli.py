@@ -92,7 +92,11 @@ def add_replay_parser(
 ) -> argparse.ArgumentParser:
     """Add the ``replay`` subcommand to ``python -m wm_kernel``. ``detect_log_format(record)``
     names the log format of another agent's file from its first record (the import layer's,
-    ``wm_kernel.interop.readers``, above this one), so such a file is pointed to ``import``."""
+    ``wm_kernel.interop.readers``, above this one), so such a file is pointed to ``import``.
+
+    Long because: one ``add_argument`` per option of the command, each with its help text, in the
+    order ``--help`` lists them.
+    """
     parser = subparsers.add_parser(
         "replay",
         help="replay scenario files and print a per-turn table",
@@ -217,6 +221,12 @@ _FIRST_LINE_CHARS = 4 * 1024 * 1024
 
 
 def _replay(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    """The ``replay`` command: check the arguments, replay every file under every variant and print
+    the report; 2 when some file failed.
+
+    Long because: the command's steps in order: each argument checked (files, variants, --out,
+    --model), the sweep run with its failures kept apart, the report printed.
+    """
     from wm_kernel.tokens import EstimateTokenizer, TokenCounter
 
     detect: Callable[[Any], str | None] | None = getattr(args, "detect_log_format", None)

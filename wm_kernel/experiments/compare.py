@@ -74,6 +74,9 @@ def run_variants(
 ) -> list[VariantRun]:
     """Replay each scenario once per variant, scenario by scenario, variants in order.
 
+    Long because: its docstring documents ten options (scenario and variant forms, executors,
+    progress); the body only checks them and hands the replays to the local or the pooled runner.
+
     Parameters
     ----------
     scenarios:
@@ -504,6 +507,9 @@ def compare(
     progress: ProgressArg = None,
 ) -> pd.DataFrame:
     """Run each scenario under each variant and tabulate every turn side by side.
+
+    Long because: its docstring lists every column of the frame it returns; the body is a call of
+    :func:`run_variants` and :func:`tabulate`.
 
     Parameters
     ----------

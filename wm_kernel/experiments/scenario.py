@@ -352,6 +352,9 @@ class Scenario:
     ) -> Session:
         """Replay the steps into a fresh Session (ManualClock at ``clock``) and return it.
 
+        Long because: its docstring documents three options; the body builds the Session the variant
+        describes and replays the steps into it, each failure named by its step.
+
         Parameters
         ----------
         variant:

@@ -120,6 +120,9 @@ def run_tasks(
     dies (every task not finished fails with BrokenProcessPool), so those tasks are run again one
     at a time, each in a process of its own: only a task that kills its process again fails,
     and what finished before is kept.
+
+    Long because: its docstring states the failure rules, and the body follows them: results in
+    order, errors through ``on_error``, a broken process pool's tasks run again one at a time.
     """
     futures = {executor.submit(function, task): index for index, task in enumerate(tasks)}
     results: list[Any] = [None] * len(tasks)

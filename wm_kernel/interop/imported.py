@@ -75,7 +75,12 @@ INFERRED_SECTION = "(not in the log) system prompt and tools"
 
 
 class ImportedSession:
-    """Recorded turns read from another agent's log (see the module docstring)."""
+    """Recorded turns read from another agent's log (see the module docstring).
+
+    Long because: it offers the read side of a Session's API over a log (history, diff, blame, cache
+    simulation, pricing, usage, compactions, request context...), one short method each, mostly
+    handing on to the module that computes it.
+    """
 
     def __init__(
         self,

@@ -210,7 +210,12 @@ def replay_session(imported: ImportedTurns, *, base_prompt: str = "", **options:
     """A Session whose turns 0..n-1 are the imported requests (see the module docstring).
     ``options`` go to ``Session`` (``token_budget``, ``store``...; ``token_counter`` defaults to
     the log's, ``model`` to the counter's); ``clock``, ``layout`` and ``trinkets`` are set here.
-    ``base_prompt``, when given and the log has none, is written as it is (no delimiter after it)."""
+    ``base_prompt``, when given and the log has none, is written as it is (no delimiter after it).
+
+    Long because: the session's layout must be known before it is built, so a first loop over the
+    turns reads each one's sections, tools, reply and max_tokens, and a second writes each turn's
+    sections into the store and composes; both loops serve the one replay.
+    """
     for fixed in ("clock", "layout", "trinkets"):
         if fixed in options:
             raise TypeError(f"replay_session sets {fixed} itself")

@@ -65,7 +65,12 @@ def _records(
     its records. A last line that is not JSON and has no newline after it is a line still being
     written (the file grew as it was read): counted in ``skipped`` as ``INCOMPLETE``, not an issue,
     and read on the next run. ``decoded[0]`` False (the caller may change it between records): a line
-    read fast is given as "" rather than decoded (its reader does not keep the text)."""
+    read fast is given as "" rather than decoded (its reader does not keep the text).
+
+    Long because: a file is read as one JSON document when it is one (two tests: a single line
+    holding an array or list, or a first line that is not JSON alone), else line by line, with the
+    fast and strict decoders and an issue per line that fails.
+    """
     rows = data.split(b"\n")
     long = long_digits(data)  # checked once: a file without a long digit run needs no check per line
     first = next((i for i, row in enumerate(rows) if row.strip()), None)
@@ -159,7 +164,12 @@ def read_log(
     """One log file read (:class:`LogFile`). ValueError (naming the file and line) when it cannot
     be imported at all: no such file, an unknown format, no record readable. ``context`` and
     ``subagent`` read a Claude Code subagent file beside the reader of its session; ``usage_only``
-    reads a transcript for its usage alone (the same requests, without their sections)."""
+    reads a transcript for its usage alone (the same requests, without their sections).
+
+    Long because: one read of a file: its bytes read and sniffed for a whole-file format, else each
+    record fed to the reader the first recognised record chooses (records before it held back), then
+    the issues gathered; every step is a few lines.
+    """
     name = str(path)
     if format is not None and format not in log_formats():
         raise ValueError(f"unknown format {format!r}; formats: {', '.join(log_formats())}")

@@ -229,7 +229,11 @@ def export_trace(
     OTLP over HTTP, console, in-memory), or through your ``tracer_provider``; returns the number
     of turn spans. Composed sessions need their bus log (send times) and History; a log without
     send times needs ``gap=`` or ``times=`` (as ``cache_simulation``), and says they were assumed.
-    With ``exporter=``, a failed export raises :class:`TraceExportError` (what was lost, and why)."""
+    With ``exporter=``, a failed export raises :class:`TraceExportError` (what was lost, and why).
+
+    Long because: one export: the provider set up (the caller's or ours), the root span's
+    attributes, a span per turn, then the delivery; each a few lines.
+    """
     try:
         from opentelemetry.sdk.resources import Resource
         from opentelemetry.sdk.trace import TracerProvider

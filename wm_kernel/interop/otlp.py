@@ -211,6 +211,12 @@ def _request(
     splitter: Splitter,
     issues: list[ImportIssue],
 ) -> LoggedRequest:
+    """The :class:`LoggedRequest` of one span: its sections (ours, gen_ai's or OpenInference's),
+    usage, model, provider and ids.
+
+    Long because: one field of LoggedRequest after another from a span's attributes, each with the
+    several attribute names the conventions (wm, gen_ai, OpenInference) give it.
+    """
     seconds, rest = divmod(int(span["startTimeUnixNano"]), _NS)
     sent_at = epoch_time(seconds, "startTimeUnixNano (in seconds)") + timedelta(microseconds=rest // 1000)
     ours = [(otlp_attributes(c.get("attributes")), c) for c in children if isinstance(c, Mapping)]

@@ -50,7 +50,11 @@ def contexts(
 ) -> list[Context]:
     """Each compared row's :class:`Context`: ``rows`` are the simulated requests compared (in
     order), ``previous`` the prefix digests of the request before each, ``context`` the log's
-    ``request_context()`` for every simulated request."""
+    ``request_context()`` for every simulated request.
+
+    Long because: a first pass finds the conversations that write one-hour entries; the second
+    builds each Context from eleven facts (ttl, previous request, compaction, pause...).
+    """
     t = simulation.turns
     reasons, labels, times = t["miss_reason"].tolist(), t["divergent_label"].tolist(), t["at"].tolist()
     out = []

@@ -186,6 +186,12 @@ class Session(RecordedViews, HasTraits):
         model: str | None = None,
         token_counter: TokenCounter | None = None,
     ) -> None:
+        """Build the session (the options: see the class docstring).
+
+        Long because: fifteen options, each checked and then wired in the order they depend on each
+        other (counter, clock, store, bus, continuum, working memory, segment, trinkets,
+        instruments).
+        """
         if not isinstance(base_prompt, str):
             raise TypeError(f"base_prompt must be a str, got {type(base_prompt).__name__}")
         if profile is not None and not isinstance(profile, Profile):

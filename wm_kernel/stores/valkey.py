@@ -100,6 +100,11 @@ class _Local:
 class ValkeyStore(StateStore):
     """A state store on a Valkey or Redis server, in the original's record layout.
 
+    Long because: each method of the StateStore interface (hget, hset, hdel, hincrby, keys,
+    transaction...) is written twice over, for the server and for the changes kept in this process
+    (read-only mode and open transactions), with the server's errors turned into
+    ValkeyUnavailableError at every call.
+
     Parameters
     ----------
     url:

@@ -137,6 +137,14 @@ def add_check_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentPar
 
 
 def check_command(args: argparse.Namespace, out: TextIO | None = None) -> int:
+    """The ``check`` command: read ``args.file`` (a request log or a scenario), check its stability
+    and print the report; 0 when it passes, 1 when not, 2 when the file or an option cannot be
+    used.
+
+    Long because: one branch per kind of input (a request log or a scenario), each checking its own
+    options and calling :func:`check_stability` with them, inside the one error handler of the
+    command.
+    """
     from wm_kernel.experiments.scenario import Scenario
     from wm_kernel.experiments.steps import ScenarioError
     from wm_kernel.testing.replay import load_import_path

@@ -99,7 +99,12 @@ def mira_instability_cost(
     """What the section of ``finding`` costs on MIRA's wire if its bytes are new on every request
     (or every ``every``-th): ``hours`` (a day) of ``turns_per_hour`` requests laid out as MIRA
     sends them (module docstring), simulated on ``model`` with the section fixed and with it new
-    each time."""
+    each time.
+
+    Long because: it lays a day of requests out as MIRA sends them (tools, system, prefix, history,
+    post history, HUD, user message, each with its breakpoint), then simulates it twice and words
+    the note.
+    """
     from wm_kernel.cachesim import Block, Request, simulate
     from wm_kernel.cachesim.models import get_model
     from wm_kernel.testing.tokens import count_tokens

@@ -189,7 +189,12 @@ def log_composes(log: ImportedSession) -> list[Compose]:
 
 def log_tool_order(composes: Sequence[Compose], model: str, turns_per_hour: int) -> CheckResult:
     """Requests whose tools are the same set as an earlier request's but in another order: one
-    finding at the first such request, priced on MIRA's wire over a day."""
+    finding at the first such request, priced on MIRA's wire over a day.
+
+    Long because: one scan for a tool set seen again in another order, then the three results (not
+    applicable, pass, fail) and, for a failure, the composes rebuilt with the tools as one block to
+    price.
+    """
     seen: dict[frozenset[str], tuple[int, list[str]]] = {}
     moved = 0
     first: Finding | None = None

@@ -229,7 +229,11 @@ def claude_code_session(
     ``turns`` user prompts, each answered through two tool rounds (``calls`` parallel calls in the
     first) and a final answer: three requests a turn. ``words`` sets the size of each text. A
     ``rewind`` abandons one branch after the first turn; ``compaction`` puts a compact boundary
-    and its summary half-way; ``subagent`` writes one subagent file beside the session."""
+    and its summary half-way; ``subagent`` writes one subagent file beside the session.
+
+    Long because: thirteen options of the shape written (turns, calls, rewind, compaction,
+    subagent...), each a few lines of the one writer loop.
+    """
     if turns < 1:
         raise ValueError(f"turns must be at least 1, got {turns}")
     path = Path(path)
@@ -503,7 +507,11 @@ def compacted_session(folder: str | Path) -> Path:
     tells of another real session, a manual compaction after a 13-minute idle and a switch to
     Sonnet 4.6, which reads nothing from the cache and writes the whole history again ($0.77).
     An Explore subagent on Haiku 4.5 runs on a cache of its own. Every figure is fixed: the same
-    files, byte for byte, at every call."""
+    files, byte for byte, at every call.
+
+    Long because: a script of fixed figures: each request of the main chain, the Explore subagent
+    and both compactions written in turn, with the numbers the docstring promises.
+    """
     folder = Path(folder)
     start = datetime(2026, 2, 11, 9, 30, tzinfo=UTC)
     opus, sonnet, haiku = "claude-opus-4-6", "claude-sonnet-4-6", "claude-haiku-4-5-20251001"

@@ -150,7 +150,11 @@ class _Frame:
 
 def _by_structure(text: str, found: list[str]) -> str:
     """``text`` with headers and the values under secret-like keys replaced (a tolerant scan: a
-    fragment of JSON, as a section's raw bytes are, is scanned as far as it goes)."""
+    fragment of JSON, as a section's raw bytes are, is scanned as far as it goes).
+
+    Long because: one tolerant JSON scanner with a branch per token kind (object, array, close,
+    string value, key) and per key kind (headers, secret, name/value pair), then the cuts applied.
+    """
     if '"' not in text:
         return text
     cuts: list[tuple[int, int, str, str]] = []

@@ -381,7 +381,12 @@ class History(AttachedInstrument):
         composed at ``at`` (an aware datetime; kept as the turn's send time, see :meth:`times`).
 
         One store transaction writes the new texts, new entries and the turn's record; if it fails,
-        the in-memory history is unchanged too."""
+        the in-memory history is unchanged too.
+
+        Long because: each argument checked, then the entries found or made, then the store written
+        before memory is changed (so a failed write leaves the history as it was): one transaction,
+        step by step.
+        """
         if isinstance(turn, bool) or not isinstance(turn, int) or turn < 0:
             raise ValueError(f"turn must be a non-negative int, got {turn!r}")
         if not isinstance(composed, ComposedPrompt):

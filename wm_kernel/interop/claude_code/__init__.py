@@ -109,6 +109,12 @@ class ClaudeCodeReader:
 
     # -- reading
     def feed(self, line: int, text: str, value: Any) -> None:
+        """Read one transcript line (``value`` parsed from ``text``, on line ``line``) into the
+        message it belongs to.
+
+        Long because: one transcript line: a branch for the lines that are not messages, then a
+        message line's link, boundary, sections and (for an assistant line) each field it carries.
+        """
         # (a parsed line is a dict: the exact type check spares the ABC check on every line)
         if (type(value) is not dict and not isinstance(value, Mapping)) or not isinstance(value.get("type"), str):
             raise ValueError("not a Claude Code transcript line: no 'type'")

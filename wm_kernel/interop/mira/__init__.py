@@ -120,7 +120,12 @@ def read_tap(
     """The chat turns and background calls of the tap whose requests file is ``path`` (its
     responses file beside it; ``text``: the requests file's text, if read already), and the records
     that could not be read or paired. ValueError when the requests file cannot be read or holds no
-    request."""
+    request.
+
+    Long because: reading the two files of a tap and pairing them yields one kind of issue per way a
+    record can fail (unreadable responses, no responses file, an unpaired or ambiguous response, a
+    request without response, a call that cannot be read), each its own message.
+    """
     where = Path(path)
     split = splitter or Splitter()
     count = counter or TokenCounter()

@@ -39,6 +39,13 @@ class Controls:
     tabs of one dashboard, and the renderers of its drawn tabs."""
 
     def __init__(self, model: DashboardModel, driver: TurnDriver, record: TurnRecord, sections: Sections) -> None:
+        """The controls and tab views of the dashboard ``model`` describes, before anything is
+        drawn.
+
+        Long because: one widget constructor per control of the dashboard (banner, slider, play,
+        buttons, advance, summary, tabs), each with its layout and tooltip, then the rows that hold
+        them.
+        """
         self.model, self.driver, self.record, self.sections = model, driver, record, sections
         session = model.session
         turn = session.turn

@@ -132,6 +132,12 @@ class IpywidgetsDashboard(widgets.VBox):
         replace: bool = True,
         **unknown: Any,
     ) -> None:
+        """Build the deprecated dashboard of ``session`` (the options: see the class docstring).
+
+        Long because: it checks its options, builds the parts it drives (model, draw schedule, turn
+        driver, record, sections, widgets), and registers every observer, bus subscription and cell
+        hook, each with its undo for ``close``.
+        """
         self.closed = False
         for name, flag in (("compose", compose), ("replace", replace)):
             if not isinstance(flag, bool):

@@ -181,7 +181,11 @@ def live_section(
     """What the panel of ``section`` shows now; ``trinket`` writes it (None: the composer does).
     ``items``: a stateful trinket's ``describe_items()`` as the caller read them, or None with
     ``items_error`` saying why they could not be read (shown as the trinket's failure);
-    ``text_html``: :func:`section_text`, or a caller's memo of it."""
+    ``text_html``: :func:`section_text`, or a caller's memo of it.
+
+    Long because: one branch per kind of panel (the composer's, a failed, disabled or plain
+    trinket's, a stateful trinket's with its items), each with its title, note and meta line.
+    """
     if trinket is None:
         record = find_record(session.composed, section)
         content = record.content if record is not None else ""

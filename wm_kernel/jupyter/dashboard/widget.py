@@ -109,6 +109,10 @@ _latest: weakref.WeakKeyDictionary[Session, Dashboard] = weakref.WeakKeyDictiona
 class Dashboard(anywidget.AnyWidget):
     """A live view of a :class:`~wm_kernel.session.Session`.
 
+    Long because: the anywidget's synced traits, then one small observer per session, trinket and
+    front-end event it follows (turn, compose, segment, feed, slider, tab, message), and the batched
+    flush that sends the changed panels; the drawing itself is in the tabs and ``Panels``.
+
     Parameters
     ----------
     session:
@@ -180,6 +184,12 @@ class Dashboard(anywidget.AnyWidget):
         replace: bool = True,
         **unknown: Any,
     ) -> None:
+        """Build the dashboard of ``session`` (the options: see the class docstring).
+
+        Long because: it checks its options, builds the parts it drives (model, turn driver, record,
+        panels, draw schedule), names the drawer of each of the seven tabs, and registers every
+        observer, bus subscription and cell hook, each with its undo for :meth:`close`.
+        """
         self.closed = False
         for name, flag in (("compose", compose), ("replace", replace)):
             if not isinstance(flag, bool):

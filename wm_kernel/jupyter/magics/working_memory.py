@@ -216,7 +216,11 @@ class WorkingMemoryMagics(Magics):
     )
     @argument("--no-advice", action="store_true", help="Only the per-turn table and totals.")
     def cache(self, line: str = "") -> Any:
-        """Simulate the recorded turns against MODEL's prompt-cache rules, with advice."""
+        """Simulate the recorded turns against MODEL's prompt-cache rules, with advice.
+
+        Long because: its options are declared on it (one ``@argument`` each); the body reads and
+        checks them, then simulates and shows the view.
+        """
         from wm_kernel.display.cache_view import CacheView
 
         args = parse_args(self.cache, line)

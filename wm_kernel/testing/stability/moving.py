@@ -91,7 +91,12 @@ def moving_section(
 ) -> CheckResult:
     """The ``moving_section`` check over a replay's ``composes`` (module docstring); each failing
     section priced on ``model`` over ``priced`` (default ``composes``; no price when ``model`` is
-    None)."""
+    None).
+
+    Long because: one pass finds each section's first move between warm composes (a Finding of
+    eleven fields), then each section that moved twice is priced and the pass/fail/not-applicable
+    result worded.
+    """
     description = mira.CHECKS[CHECK]
     if len(composes) < 2:
         return CheckResult(CHECK, description, "not applicable", "fewer than two composes")
