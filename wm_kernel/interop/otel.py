@@ -93,38 +93,50 @@ def _turns_of(
     """The turns to export, each section's cached flag and token count, the simulation, and the
     line saying the send times were assumed ("" when they were the log's)."""
     if isinstance(session, ImportedSession):
-        when, assumed = session.send_times(times=times, gap=gap)
-        sim = session.cache_simulation(times=times, gap=gap)
-        turns = []
-        flags = []
-        billed = session.billed_usage()
-        for turn, request in enumerate(session.requests):
-            prompt = session.prompt_at(turn)
-            cached = {r.name for r in prompt.sections if r.cached}
-            sections = list(request.sections)
-            turns.append(
-                _Turn(
-                    turn,
-                    when[turn],
-                    request.model or "unknown",
-                    request.provider,
-                    request.dialect,
-                    sections,
-                    request.usage,
-                    request.usage_format,
-                    billed[turn],
-                    request.response_id,
-                    request.response_model,
-                    request.finish_reason,
-                    _conversation_id(request),
-                )
-            )
-            flags.append((False, [1 if s.name in cached else 0 for s in sections]))
-        return turns, flags, sim, assumed
+        return _imported_turns(session, times, gap)
     if times is not None or gap is not None:
         raise ValueError("times= and gap= apply to an imported log; a Session has its own send times")
     if not isinstance(session, Session):
         raise TypeError(f"can export a Session or an ImportedSession, got {type(session).__name__}")
+    return _session_turns(session)
+
+
+def _imported_turns(
+    session: ImportedSession, times: Sequence[datetime] | None, gap: timedelta | float | None
+) -> tuple[list[_Turn], list[tuple[bool, list[int]]], Any, str]:
+    """An imported log's turns: its requests as logged, with their billed usage."""
+    when, assumed = session.send_times(times=times, gap=gap)
+    sim = session.cache_simulation(times=times, gap=gap)
+    turns = []
+    flags = []
+    billed = session.billed_usage()
+    for turn, request in enumerate(session.requests):
+        prompt = session.prompt_at(turn)
+        cached = {r.name for r in prompt.sections if r.cached}
+        sections = list(request.sections)
+        turns.append(
+            _Turn(
+                turn,
+                when[turn],
+                request.model or "unknown",
+                request.provider,
+                request.dialect,
+                sections,
+                request.usage,
+                request.usage_format,
+                billed[turn],
+                request.response_id,
+                request.response_model,
+                request.finish_reason,
+                _conversation_id(request),
+            )
+        )
+        flags.append((False, [1 if s.name in cached else 0 for s in sections]))
+    return turns, flags, sim, assumed
+
+
+def _session_turns(session: Session) -> tuple[list[_Turn], list[tuple[bool, list[int]]], Any, str]:
+    """A kit Session's recorded turns: each prompt's blame spans as sections (no usage)."""
     from wm_kernel.cachesim.requests import turn_times
 
     sim = session.cache_simulation()
