@@ -48,7 +48,7 @@ demo: $(STAMP)
 ## test: unit tests, doctests and the nbval-checked notebooks
 test: $(STAMP)
 	@echo "make test: running pytest (unit tests, doctests, the notebooks, the browser tests): a dot per test, each file of slow tests named as it starts, a line while one runs long, then the summary"
-	@$(PY) -m pytest -q $(ARGS); status=$$?; \
+	@$(PY) -m pytest -p tests.starting -q $(ARGS); status=$$?; \
 	if [ $$status -eq 5 ]; then echo "make test: pytest collected no tests" >&2; fi; \
 	exit $$status
 

@@ -70,3 +70,21 @@ def test_after_the_summary_no_collection_walks_what_the_run_made(tmp_path: Path)
     words = done.stdout.splitlines()[-1].split()
     assert words[0] == "tracked" and words[2] == "frozen", done.stdout
     assert int(words[3]) > 200_000 > 100 * int(words[1])
+
+
+def test_the_starting_line_repeats_until_pytest_is_configured() -> None:
+    import threading
+
+    from tests.starting import tick
+
+    said: list[str] = []
+    stop = threading.Event()
+
+    def say(line: str) -> None:
+        said.append(line)
+        if len(said) == 3:
+            stop.set()
+
+    tick(stop, say, 0.001, 0.0)
+    assert len(said) == 3
+    assert all(line.startswith("pytest: still starting (") and line.endswith("loading its plugins)\n") for line in said)
