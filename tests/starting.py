@@ -33,7 +33,14 @@ def _say(line: str) -> None:
 
 _stop = threading.Event()
 _ticker: threading.Thread | None = None
-if "PYTEST_XDIST_WORKER" not in os.environ:
+
+
+def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
+    """Called as this module is registered as a plugin (by ``-p``, before the installed plugins
+    load), never by a plain import (the doctest collection imports it again)."""
+    global _ticker
+    if "PYTEST_XDIST_WORKER" in os.environ or _ticker is not None:
+        return
     _say("pytest: starting (loading its plugins: a few seconds, up to a minute on a new machine)\n")
     _ticker = threading.Thread(
         target=tick, args=(_stop, _say, QUIET, time.monotonic()), name="wm-kernel-starting", daemon=True

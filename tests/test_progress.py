@@ -88,3 +88,27 @@ def test_the_starting_line_repeats_until_pytest_is_configured() -> None:
     tick(stop, say, 0.001, 0.0)
     assert len(said) == 3
     assert all(line.startswith("pytest: still starting (") and line.endswith("loading its plugins)\n") for line in said)
+
+
+@pytest.mark.slow  # a pytest run in a process of its own
+def test_the_starting_line_stops_once_pytest_is_configured_even_when_its_module_is_collected(
+    tmp_path: Path,
+) -> None:
+    """``-p tests.starting`` says pytest is starting, then stops once pytest is configured;
+    collecting the module for its doctests imports it again, which starts no second ticker."""
+    (tmp_path / "pytest.ini").write_text("[pytest]\n", encoding="utf-8")
+    (tmp_path / "test_wait.py").write_text(
+        "import time\n\n\ndef test_wait():\n    print('the test runs', flush=True)\n    time.sleep(2.5)\n",
+        encoding="utf-8",
+    )
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "WM_KERNEL_TEST_QUIET": "0.5"}
+    command = [sys.executable, "-m", "pytest", "-q", "-s", "-p", "tests.starting", "-p", "no:cacheprovider"]
+    command += ["--doctest-modules", "test_wait.py", str(ROOT / "tests" / "starting.py")]
+    done = subprocess.run(command, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stdout + done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0].startswith("pytest: starting (")
+    assert sum("pytest: starting (" in line for line in lines) == 1, lines
+    runs = next(i for i, line in enumerate(lines) if "the test runs" in line)
+    # five ticks of 0.5 s fit in the test's 2.5 s: none may come
+    assert not [line for line in lines[runs:] if "still starting" in line], lines
