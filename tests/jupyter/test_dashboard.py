@@ -20,7 +20,8 @@ from trinkets.base import EventAwareTrinket, StatefulTrinket
 from trinkets.peanutgallery_trinket import PeanutGalleryTrinket
 from wm_kernel.core.clock import ManualClock
 from wm_kernel.jupyter.dashboard.model import TABS
-from wm_kernel.jupyter.dashboard.widget import OFFLINE_LINE, STATIC, Dashboard
+from wm_kernel.jupyter.dashboard.snapshot import OFFLINE_LINE
+from wm_kernel.jupyter.dashboard.widget import STATIC, Dashboard
 from wm_kernel.session import Session
 
 

@@ -84,6 +84,8 @@ from wm_kernel.jupyter.dashboard.model import (
 )
 from wm_kernel.jupyter.dashboard.panels import Panels
 from wm_kernel.jupyter.dashboard.parts import PanelView, badge, banner_html
+from wm_kernel.jupyter.dashboard.slots import TextSlots
+from wm_kernel.jupyter.dashboard.snapshot import snapshot_html
 from wm_kernel.jupyter.dashboard.tabs import (
     UNDRAWN,
     BudgetTab,
@@ -98,9 +100,6 @@ from wm_kernel.utils.htmltext import dollars_as_text
 
 STATIC = Path(__file__).with_name("static")
 
-#: What a dashboard shown where no kernel runs says (the saved view's line, and the text/html
-#: fallback's).
-OFFLINE_LINE = "a saved view: run the notebook's cells to bring this dashboard to life"
 
 # the latest dashboard of each session, so a re-run cell (or %wm_dashboard) replaces it
 _latest: weakref.WeakKeyDictionary[Session, Dashboard] = weakref.WeakKeyDictionary()
@@ -229,8 +228,7 @@ class Dashboard(anywidget.AnyWidget):
         }
         # the panels as last sent: what a flush compares against; the text slots no section holds
         self._sent: dict[str, PanelView] = {}
-        self._free_slots: list[str] = []
-        self._slots_made = 0
+        self.slots = TextSlots(self)
         super().__init__(turn=session.turn, latest=session.turn, tabs=[tab.as_json() for tab in TABS], tab=TABS[0].key)
         if replace and (previous := _latest.get(session)) is not None:
             previous.close()
@@ -370,28 +368,8 @@ class Dashboard(anywidget.AnyWidget):
         """The dashboard as static HTML: the banner, the one line a saved view shows, the open
         tab and every section's panel (what a host that renders no widget shows)."""
         self.drawing.pending()
-        titles = {tab["key"]: tab["title"] for tab in self.tabs}
-        parts = [
-            '<div class="wm-dashboard-snapshot" style="font-family:var(--jp-ui-font-family, sans-serif)">',
-            self.banner,
-            f'<div style="font-size:12px"><i>{html.escape(OFFLINE_LINE)}</i></div>',
-        ]
-        if self.tab in self._drawn:
-            parts.append(f"<details open><summary><b>{html.escape(titles[self.tab])}</b></summary>{self.tab_html}")
-            parts.append("</details>")
-        for key, sections in self.sections.items():
-            if not sections:
-                continue
-            parts.append(f"<details><summary><b>{html.escape(titles.get(key, key))}</b></summary>")
-            for section in sections:
-                panel = self.panels[section]
-                parts.append(
-                    f'<div style="margin:4px 0 8px"><b>{html.escape(panel["title"])}</b>'
-                    f"{panel['status']}{self.texts.get(section, '')}</div>"
-                )
-            parts.append("</details>")
-        parts.append("</div>")
-        return dollars_as_text("".join(parts))
+        open_tab = (self.tab, self.tab_html) if self.tab in self._drawn else None
+        return snapshot_html(self.banner, self.tabs, open_tab, self.sections, self.panels, self.texts)
 
     def _repr_mimebundle_(self, **kwargs: Any) -> Any:
         """The widget, with the view it has now as ``text/html`` for hosts that render no widget."""
@@ -600,40 +578,13 @@ class Dashboard(anywidget.AnyWidget):
         ):
             self.panels = {s: {"title": v.title, "status": v.status, "empty": v.empty} for s, v in shown.items()}
         if any(s not in sent or shown[s].text != sent[s].text for s in shown) or shown.keys() != sent.keys():
-            self._send_texts(shown)  # each text compared with its slot: only the changed ones go
+            self.slots.send(shown)  # each text compared with its slot: only the changed ones go
         self._sent = dict(shown)
 
     @property
     def texts(self) -> dict[str, str]:
         """Section -> its text as HTML, as the front end has it (read from the text slots)."""
-        return {section: getattr(self, slot) for section, slot in self.text_slots.items()}
-
-    def _send_texts(self, shown: dict[str, PanelView]) -> None:
-        """Set the slot of each section whose text changed (a new section takes a free slot, or a
-        new synced trait), and free the slots of the sections gone."""
-        slots = dict(self.text_slots)
-        for section in [s for s in slots if s not in shown]:
-            slot = slots.pop(section)
-            setattr(self, slot, "")
-            self._free_slots.append(slot)
-        for section, view in shown.items():
-            slot = slots.get(section)
-            if slot is None:
-                slot = slots[section] = self._free_slots.pop() if self._free_slots else self._new_slot()
-            text = dollars_as_text(view.text)
-            if getattr(self, slot) != text:
-                setattr(self, slot, text)
-        if slots != self.text_slots:
-            self.text_slots = slots
-
-    def _new_slot(self) -> str:
-        """A new synced trait for a section's text (ipywidgets syncs the traits named in ``keys``)."""
-        slot = f"t{self._slots_made}"
-        self._slots_made += 1
-        self.add_traits(**{slot: Unicode("").tag(sync=True)})
-        synced: list[str] = getattr(self, "keys")  # noqa: B009 - ipywidgets' untyped trait
-        self.keys = [*synced, slot]
-        return slot
+        return self.slots.texts()
 
     def _sync_controls(self) -> None:
         """Set every control to what the session and the turn on view say (a trait set to its
@@ -689,4 +640,4 @@ def dashboard(session: Session, **options: Any) -> Dashboard:
     return Dashboard(session, **options)
 
 
-__all__ = ["Dashboard", "dashboard", "OFFLINE_LINE", "STATIC"]
+__all__ = ["Dashboard", "dashboard", "STATIC"]
