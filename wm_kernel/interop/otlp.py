@@ -333,17 +333,8 @@ def _from_gen_ai(attributes: Mapping[str, Any], splitter: Splitter) -> list[Sect
     sections: list[Section] = []
     for index, tool in enumerate(_json_attribute(attributes, "gen_ai.tool.definitions")):
         shown = json.dumps(tool, ensure_ascii=False)
-        sections.append(
-            Section(
-                f"tool:{tool.get('name', index)}",
-                "tool",
-                shown,
-                shown,
-                "tools",
-                None,
-                f"tool:{tool.get('name', index)}",
-            )
-        )
+        name = tool_section(tool.get("name", index))
+        sections.append(Section(name, "tool", shown, shown, "tools", None, name))
     for index, part in enumerate(_json_attribute(attributes, "gen_ai.system_instructions")):
         sections += _parts(f"system[{index}]", "system", "system", [part], splitter)
     for index, message in enumerate(_json_attribute(attributes, "gen_ai.input.messages")):

@@ -143,18 +143,23 @@ def forget_counter(model: str) -> None:
     _registered.pop(model, None)
 
 
+def _model_key(model: str) -> str:
+    """Where a model's own tokenizer (a calibrated one) is kept among the encodings' (in memory)."""
+    return f"model:{model}"
+
+
 def set_calibration(model: str, factor: float, band: Band) -> None:
     """Estimate ``model`` as its family's base encoding times ``factor``, with ``band`` (a
     calibration's result; ``Calibration.apply()`` calls this)."""
     ScaledTokenizer(EstimateTokenizer(), factor, band)  # the same checks
     _calibrated[model] = (float(factor), band)
-    _tokenizers.pop(f"model:{model}", None)
+    _tokenizers.pop(_model_key(model), None)
 
 
 def clear_calibration(model: str) -> None:
     """Back to the family's estimate for ``model``."""
     _calibrated.pop(model, None)
-    _tokenizers.pop(f"model:{model}", None)
+    _tokenizers.pop(_model_key(model), None)
 
 
 def base_encoding(model: str) -> str:
@@ -169,7 +174,7 @@ def base_encoding(model: str) -> str:
 
 def estimate_tokenizer(model: str) -> Tokenizer:
     """The offline estimate for ``model``: its calibration if any, else its family's factor."""
-    key = f"model:{model}"
+    key = _model_key(model)
     found = _tokenizers.get(key)
     if found is not None:
         return found
