@@ -69,6 +69,19 @@ def log_clock(log: ImportedSession, plan: pd.DataFrame | None = None, *, now: da
     ``compaction_plan()`` (computed when not given); ``now`` is marked when given (the dashboard
     marks the request on view). A request without a send time is left out and counted in a note."""
     plan = log.compaction_plan() if plan is None else plan
+    requests, untimed = _log_requests(log)
+    notes = [f"{untimed} request{'s' if untimed != 1 else ''} without a send time not drawn"] if untimed else []
+    edits = _compaction_marks(log, plan)
+    return CacheClock(f"cache clock: {log.name or 'the imported log'}", requests, edits, now=now, notes=notes)
+
+
+def _log_requests(log: ImportedSession) -> tuple[list[ClockRequest], int]:
+    """The log's requests on their lanes, and how many had no send time (left out).
+
+    A request's lane is its conversation's (:func:`_lane`), a compaction call's the conversation
+    it forks; its cache lasts the TTL it wrote (1 hour, 5 minutes) or else its lane's last, at
+    first the pricing profile's default; its status compares what it read with what the last
+    request of its lane that reported usage held (:func:`_status`)."""
     billed, pricing = log.billed_usage(), log.pricing()
     requests, untimed = [], 0
     ttl_of: dict[str, float] = {}
@@ -96,6 +109,14 @@ def log_clock(log: ImportedSession, plan: pd.DataFrame | None = None, *, now: da
         if usage is not None:
             held[conversation] = usage.prompt_tokens
         requests.append(ClockRequest(index, request.sent_at, ttl, conversation, status, model, note))
+    return requests, untimed
+
+
+def _compaction_marks(log: ImportedSession, plan: pd.DataFrame) -> list[ClockEdit]:
+    """A mark per row of ``plan`` (the log's ``compaction_plan()``): the recorded compaction at its
+    call's send time, worded with its cache, idle time, model switch and cost, and where the plan
+    runs it instead as a planned mark (on the same line when the plan keeps the moment); a
+    compaction whose call is not in the log is marked at its request, saying so."""
     edits = []
     for row in plan.to_dict("records"):
         kind = f"compaction ({row['trigger']})"
@@ -125,8 +146,7 @@ def log_clock(log: ImportedSession, plan: pd.DataFrame | None = None, *, now: da
                     f"{row['recommended']}: {_usd(row['planned_usd'])}, saves {_usd(row['saving_usd'])}",
                 )
             )
-    notes = [f"{untimed} request{'s' if untimed != 1 else ''} without a send time not drawn"] if untimed else []
-    return CacheClock(f"cache clock: {log.name or 'the imported log'}", requests, edits, now=now, notes=notes)
+    return edits
 
 
 def session_clock(

@@ -353,6 +353,21 @@ def wire_request(
     ``temperature``, MIRA's ``effort``...); ``user``, given, is the turn's user message, the last of
     the conversation, which every wire sends as its current user message.
     ``counter`` counts tokens (the offline default counter when None)."""
+    dialect, history, body = _request_body(composed, history, provider, model, tools, extra)
+    return _owned(composed, history, dialect, body, counter)
+
+
+def _request_body(
+    composed: Mapping[str, Any],
+    history: Iterable[Mapping[str, Any]],
+    provider: str,
+    model: str | None,
+    tools: Iterable[Mapping[str, Any] | Callable[..., Any]],
+    extra: dict[str, Any],
+) -> tuple[Dialect, list[Mapping[str, Any]], dict[str, Any]]:
+    """The body the wire ``provider`` builds, with its dialect and the whole conversation (``extra``'s
+    ``user``, given, appended as its last message and taken out of ``extra``). Fails, before
+    building, on a wire without a body builder and on two tools of one name."""
     dialect = get_dialect(provider)
     if not dialect.builds_body:
         wires = ", ".join(body_wires())
@@ -366,7 +381,20 @@ def wire_request(
     if duplicates:
         raise ValueError(f"two tools share the name {duplicates[0]!r}")
     before, user = split_user(history)
-    body = dialect.body(composed, before, user=user, tools=schemas, model=model, **extra)
+    return dialect, history, dialect.body(composed, before, user=user, tools=schemas, model=model, **extra)
+
+
+def _owned(
+    composed: Mapping[str, Any],
+    history: Sequence[Mapping[str, Any]],
+    dialect: Dialect,
+    body: dict[str, Any],
+    counter: Counts | None,
+) -> WireRequest:
+    """``body`` serialised with every character given to its owner: the spans of the text, each
+    owner's characters, bytes and tokens (counted by ``counter``, the offline default when None),
+    and the owners in the order the provider reads them (tools, then the body's order, framing
+    last)."""
     builder = _Builder(composed, history, dialect)
     builder.owner(JSON_FRAMING, "framing")
     builder.value(body, ())
@@ -396,7 +424,6 @@ def wire_request(
             owner.tokens = sum(counter.count(t) for t in owner.text)
     framing = MESSAGE_FRAMING_TOKENS * dialect.framed_messages(body) + REPLY_PRIMING_TOKENS
     text = "".join(chunk for chunk, _ in builder.chunks)
-    # in the order the provider reads them: tools, then the body's order; framing last
     first: dict[str, int] = {}
     for span in spans:
         first.setdefault(span.owner, span.start)
