@@ -210,23 +210,37 @@ def replay_session(imported: ImportedTurns, *, base_prompt: str = "", **options:
     """A Session whose turns 0..n-1 are the imported requests (see the module docstring).
     ``options`` go to ``Session`` (``token_budget``, ``store``...; ``token_counter`` defaults to
     the log's, ``model`` to the counter's); ``clock``, ``layout`` and ``trinkets`` are set here.
-    ``base_prompt``, when given and the log has none, is written as it is (no delimiter after it).
-
-    Long because: the session's layout must be known before it is built, so a first loop over the
-    turns reads each one's sections, tools, reply and max_tokens, and a second writes each turn's
-    sections into the store and composes; both loops serve the one replay.
-    """
+    ``base_prompt``, when given and the log has none, is written as it is (no delimiter after it)."""
     for fixed in ("clock", "layout", "trinkets"):
         if fixed in options:
             raise TypeError(f"replay_session sets {fixed} itself")
     times = [r.sent_at for r in imported.requests]
     if any(t is None for t in times):
         raise ValueError("the log has no send time for every request; a replayed session needs them")
-    placements: dict[str, list[str]] = {"system": ["base_prompt"]}
-    policies: dict[str, bool] = {}
-    mira_base = False
+    replayed, own = _read_turns(imported)
+    layout, names, mira_base = _layout_of(own)
+    counter = imported.counter
+    options.setdefault("token_counter", counter)
+    # the log's own model, so the wire view and the cost views name what the log ran
+    options.setdefault("model", imported.cache_model() if counter.model is None else counter.model)
+    clock = ManualClock(times[0])  # type: ignore[arg-type]
+    session = Session(base_prompt, clock=clock, layout=layout, trinkets=[], **options)
+    if not mira_base:  # that agent's prompt: no scaffolding delimiter, no base prompt of its own
+        session.working_memory.composer.scaffolding_note = None
+    session.replayed = replayed
+    for name in names:
+        session.add_trinket(stored_section_class(name))
+    _compose_turns(session, clock, imported.turns, times, own, names)  # type: ignore[arg-type]
+    _origins[session] = imported
+    return session
+
+
+def _read_turns(imported: ImportedTurns) -> tuple[ReplayedLog, dict[int, dict[str, SectionRecord]]]:
+    """What the log holds by turn: the tools, reply and ``max_tokens`` a replayed session keeps
+    beside its sections (:class:`ReplayedLog`), and the records of each turn's own sections
+    (:func:`_own_records`)."""
     replayed = ReplayedLog(imported, messages=_Conversations(imported))
-    own: dict[int, dict[str, SectionRecord]] = {}  # per turn, the records of its prompt's own sections
+    own: dict[int, dict[str, SectionRecord]] = {}
     for turn in imported.turns:
         sections = imported.sections(turn)
         kinds = kinds_of(sections)
@@ -239,35 +253,50 @@ def replay_session(imported: ImportedTurns, *, base_prompt: str = "", **options:
         if isinstance(asked, int) and not isinstance(asked, bool) and asked > 0:
             replayed.max_tokens[turn] = asked
         own[turn] = _own_records(imported, turn, sections, kinds)
-        for record in own[turn].values():
+    return replayed, own
+
+
+def _layout_of(own: Mapping[int, Mapping[str, SectionRecord]]) -> tuple[Layout, list[str], bool]:
+    """The replayed session's layout (each section at the placement it first had, in the order the
+    turns bring them), the sections' names in that order, and whether the log's prompt has a base
+    prompt of its own (a MIRA turn's, which the session's composer then writes). The layout must
+    be known before the session is built, so it is read from every turn first."""
+    placements: dict[str, list[str]] = {"system": ["base_prompt"]}
+    names: dict[str, None] = {}
+    mira_base = False
+    for records in own.values():
+        for record in records.values():
             if record.name == "base_prompt":
-                mira_base = True  # a MIRA turn's own base prompt: the session's composer writes it
+                mira_base = True
                 continue
-            if record.name not in policies:
+            if record.name not in names:
                 placements.setdefault(record.placement, []).append(record.name)
-            policies[record.name] = record.cache_policy
-    counter = imported.counter
-    options.setdefault("token_counter", counter)
-    # the log's own model, so the wire view and the cost views name what the log ran
-    options.setdefault("model", imported.cache_model() if counter.model is None else counter.model)
-    clock = ManualClock(times[0])  # type: ignore[arg-type]
-    session = Session(base_prompt, clock=clock, layout=Layout(placements, name="imported"), trinkets=[], **options)
-    if not mira_base:  # that agent's prompt: no scaffolding delimiter, no base prompt of its own
-        session.working_memory.composer.scaffolding_note = None
-    session.replayed = replayed
-    for name in policies:
-        session.add_trinket(stored_section_class(name))
+                names[record.name] = None
+    return Layout(placements, name="imported"), list(names), mira_base
+
+
+def _compose_turns(
+    session: Session,
+    clock: ManualClock,
+    turns: Sequence[int],
+    times: Sequence[datetime],
+    own: Mapping[int, Mapping[str, SectionRecord]],
+    names: Sequence[str],
+) -> None:
+    """Each turn composed at its send time: its base prompt (as MIRA filled it) set, each section
+    of ``names`` written into the store where its trinket reads it (or removed, where the turn's
+    prompt lacks it), then the first turn composed and every later one advanced to."""
     key = session.working_memory.store_key
     store = session.store
-    for turn in imported.turns:
-        clock.set(times[turn])  # type: ignore[arg-type]
+    for turn in turns:
+        clock.set(times[turn])
         present = own[turn]
         base = present.get("base_prompt")
         if base is not None:
             # the base prompt as MIRA filled it, without the scaffolding delimiter the composer adds
             cut = base.content.rfind(f"\n\n{RULE}\n")
             session.base_prompt = base.content[:cut] if cut >= 0 else base.content
-        for name in policies:
+        for name in names:
             found = present.get(name)
             if found is None:
                 store.hdel(key, name)
@@ -285,5 +314,3 @@ def replay_session(imported: ImportedTurns, *, base_prompt: str = "", **options:
             session.compose()
         else:
             session.advance_turn()
-    _origins[session] = imported
-    return session
