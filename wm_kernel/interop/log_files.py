@@ -66,36 +66,13 @@ def _records(
     written (the file grew as it was read): counted in ``skipped`` as ``INCOMPLETE``, not an issue,
     and read on the next run. ``decoded[0]`` False (the caller may change it between records): a line
     read fast is given as "" rather than decoded (its reader does not keep the text).
-
-    Long because: a file is read as one JSON document when it is one (two tests: a single line
-    holding an array or list, or a first line that is not JSON alone), else line by line, with the
-    fast and strict decoders and an issue per line that fails.
     """
     rows = data.split(b"\n")
+    document = _one_document(data, rows)
+    if document is not None:
+        yield from _document(*document)
+        return
     long = long_digits(data)  # checked once: a file without a long digit run needs no check per line
-    first = next((i for i, row in enumerate(rows) if row.strip()), None)
-    if first is not None and not any(r.strip() for r in rows[first + 1 :]) and rows[first].lstrip()[:1] in b"[{":
-        try:  # one line holding an array of records, or an API's list of them
-            text = data.decode("utf-8")
-            whole = parse_json(text)
-        except (BadJSONError, UnicodeDecodeError):
-            pass
-        else:
-            if isinstance(whole, list) or (isinstance(whole, Mapping) and whole.get("object") == "list"):
-                yield from _document(text, whole)
-                return
-    if first is not None and len(rows) > first + 1 and any(r.strip() for r in rows[first + 1 :]):
-        try:
-            parse_json(rows[first].decode("utf-8"))
-        except (BadJSONError, UnicodeDecodeError):
-            try:
-                text = data.decode("utf-8")
-                whole = parse_json(text)
-            except (BadJSONError, UnicodeDecodeError):
-                pass
-            else:
-                yield from _document(text, whole)
-                return
     for number, row in enumerate(rows, start=1):
         if row.endswith(b"\r"):
             row = row[:-1]
@@ -130,6 +107,37 @@ def _records(
             issues.append(ImportIssue(name, number, str(exc)))
             continue
         yield number, line, value
+
+
+def _one_document(data: bytes, rows: list[bytes]) -> tuple[str, Any] | None:
+    """The text of a file that is one JSON document, and the document; None for JSON Lines. A file
+    is one document when its only line holds an array of records or an API's list of them, or
+    when it has several lines and the first is not JSON alone (a pretty-printed body)."""
+    first = next((i for i, row in enumerate(rows) if row.strip()), None)
+    if first is None:
+        return None
+    if not any(r.strip() for r in rows[first + 1 :]):
+        if rows[first].lstrip()[:1] not in b"[{":
+            return None
+        try:  # one line holding an array of records, or an API's list of them
+            text = data.decode("utf-8")
+            whole = parse_json(text)
+        except (BadJSONError, UnicodeDecodeError):
+            return None
+        listed = isinstance(whole, list) or (isinstance(whole, Mapping) and whole.get("object") == "list")
+        return (text, whole) if listed else None
+    try:
+        parse_json(rows[first].decode("utf-8"))
+    except (BadJSONError, UnicodeDecodeError):
+        pass
+    else:
+        return None  # a first line that is JSON alone: JSON Lines
+    try:
+        text = data.decode("utf-8")
+        whole = parse_json(text)
+    except (BadJSONError, UnicodeDecodeError):
+        return None
+    return text, whole
 
 
 def _document(text: str, whole: Any) -> Iterator[tuple[int, str, Any]]:

@@ -189,12 +189,37 @@ def log_composes(log: ImportedSession) -> list[Compose]:
 
 def log_tool_order(composes: Sequence[Compose], model: str, turns_per_hour: int) -> CheckResult:
     """Requests whose tools are the same set as an earlier request's but in another order: one
-    finding at the first such request, priced on MIRA's wire over a day.
+    finding at the first such request, priced on MIRA's wire over a day."""
+    first, moved, compared = _reordered_tools(composes)
+    if not compared:
+        return CheckResult(
+            LOG_TOOL_CHECK, LOG_TOOL_DESCRIPTION, "not applicable", "no two requests carry the same set of tools"
+        )
+    if first is None:
+        return CheckResult(
+            LOG_TOOL_CHECK,
+            LOG_TOOL_DESCRIPTION,
+            "pass",
+            f"{compared} requests repeat an earlier tool set, in its order",
+            composes=len(composes),
+        )
+    # priced as the whole tool list moving: one tools block, new on every request when unstable
+    priced = _tools_as_one_block(composes)
+    finding = first.with_counts(moved, compared).with_cost(mira_instability_cost(priced, first, model, turns_per_hour))
+    return CheckResult(
+        LOG_TOOL_CHECK,
+        LOG_TOOL_DESCRIPTION,
+        "fail",
+        f"the same tools in another order in {moved} of {compared} requests (a set's order differs between processes)",
+        [finding],
+        composes=len(composes),
+    )
 
-    Long because: one scan for a tool set seen again in another order, then the three results (not
-    applicable, pass, fail) and, for a failure, the composes rebuilt with the tools as one block to
-    price.
-    """
+
+def _reordered_tools(composes: Sequence[Compose]) -> tuple[Finding | None, int, int]:
+    """The first request whose tools are an earlier request's set in another order (a
+    :class:`Finding` at the first name that differs; None when none is), how many are, and how
+    many requests repeat an earlier set at all (the ones compared)."""
     seen: dict[frozenset[str], tuple[int, list[str]]] = {}
     moved = 0
     first: Finding | None = None
@@ -225,20 +250,13 @@ def log_tool_order(composes: Sequence[Compose], model: str, turns_per_hour: int)
                         labels=(f"turn {before_turn}", f"turn {compose.turn}"),
                     )
         seen[key] = (compose.turn, names)
-    if not compared:
-        return CheckResult(
-            LOG_TOOL_CHECK, LOG_TOOL_DESCRIPTION, "not applicable", "no two requests carry the same set of tools"
-        )
-    if first is None:
-        return CheckResult(
-            LOG_TOOL_CHECK,
-            LOG_TOOL_DESCRIPTION,
-            "pass",
-            f"{compared} requests repeat an earlier tool set, in its order",
-            composes=len(composes),
-        )
-    # priced as the whole tool list moving: one tools block, new on every request when unstable
-    priced = [
+    return first, moved, compared
+
+
+def _tools_as_one_block(composes: Sequence[Compose]) -> list[Compose]:
+    """``composes`` with each one's tools joined into one cached section, :data:`TOOLS_SECTION`,
+    at the head (the rest kept in order): a tool list that moves is priced as one block."""
+    return [
         Compose(
             c.turn,
             c.at,
@@ -255,15 +273,6 @@ def log_tool_order(composes: Sequence[Compose], model: str, turns_per_hour: int)
         )
         for c in composes
     ]
-    finding = first.with_counts(moved, compared).with_cost(mira_instability_cost(priced, first, model, turns_per_hour))
-    return CheckResult(
-        LOG_TOOL_CHECK,
-        LOG_TOOL_DESCRIPTION,
-        "fail",
-        f"the same tools in another order in {moved} of {compared} requests (a set's order differs between processes)",
-        [finding],
-        composes=len(composes),
-    )
 
 
 def is_tap(log: ImportedSession) -> bool:

@@ -37,7 +37,7 @@ from wm_kernel.interop.bodies import Cutter, cut_body
 from wm_kernel.interop.formats import ImportIssue, LogFormat, LoggedRequest, epoch_time
 from wm_kernel.interop.jsonspan import locate
 from wm_kernel.interop.mira.markers import SCAFFOLDING
-from wm_kernel.interop.mira.pairing import Call, Record, pair, usage_of
+from wm_kernel.interop.mira.pairing import Ambiguous, Call, Record, pair, usage_of
 from wm_kernel.interop.mira.sections import cut_mira
 from wm_kernel.interop.split import Splitter
 from wm_kernel.tokens import TokenCounter
@@ -114,47 +114,30 @@ def _records(path: Path, text: str, keys: frozenset[str], what: str, issues: lis
     return out
 
 
-def read_tap(
-    path: str | Path, splitter: Splitter | None = None, *, counter: TokenCounter | None = None, text: str | None = None
-) -> TapRead:
-    """The chat turns and background calls of the tap whose requests file is ``path`` (its
-    responses file beside it; ``text``: the requests file's text, if read already), and the records
-    that could not be read or paired. ValueError when the requests file cannot be read or holds no
-    request.
-
-    Long because: reading the two files of a tap and pairing them yields one kind of issue per way a
-    record can fail (unreadable responses, no responses file, an unpaired or ambiguous response, a
-    request without response, a call that cannot be read), each its own message.
-    """
-    where = Path(path)
-    split = splitter or Splitter()
-    count = counter or TokenCounter()
-    issues: list[ImportIssue] = []
-    if text is None:
-        try:
-            text = read_text(where, errors="replace")  # a regular file only: a FIFO or a device is one line
-        except OSError as exc:
-            raise ValueError(f"{where}: cannot read the file ({exc})") from None
-    requests = _records(where, text, REQUEST_KEYS, "request", issues)
-    if not requests:
-        first = issues[0] if issues else ImportIssue(str(where), 1, "no requests in the file")
-        raise ValueError(f"{first} (nothing imported)")
-    answers = responses_path(where)
-    responses: list[Record] = []
-    if answers.exists():
-        try:
-            # a regular file only (a FIFO named llm_responses.jsonl would wait for a writer forever)
-            responses = _records(answers, read_text(answers, errors="replace"), RESPONSE_KEYS, "response", issues)
-        except (OSError, ValueError) as exc:
-            why = str(exc).removeprefix(f"{answers}: ") if isinstance(exc, ValueError) else exc.strerror or str(exc)
-            issues.append(
-                ImportIssue(str(answers), 0, f"cannot read the responses ({why}); requests imported without usage")
-            )
-    else:
+def _responses(answers: Path, issues: list[ImportIssue]) -> list[Record]:
+    """The records of the responses file ``answers``; none, with an issue saying the requests are
+    imported without usage, when it is missing or cannot be read."""
+    if not answers.exists():
         issues.append(
             ImportIssue(str(answers), 0, "no responses file beside the requests; requests imported without usage")
         )
-    calls, retries, left, ambiguous = pair(requests, responses, count)
+        return []
+    try:
+        # a regular file only (a FIFO named llm_responses.jsonl would wait for a writer forever)
+        return _records(answers, read_text(answers, errors="replace"), RESPONSE_KEYS, "response", issues)
+    except (OSError, ValueError) as exc:
+        why = str(exc).removeprefix(f"{answers}: ") if isinstance(exc, ValueError) else exc.strerror or str(exc)
+        issues.append(
+            ImportIssue(str(answers), 0, f"cannot read the responses ({why}); requests imported without usage")
+        )
+        return []
+
+
+def _unpaired(
+    where: Path, answers: Path, calls: Sequence[Call], left: Sequence[Record], ambiguous: Sequence[Ambiguous]
+) -> list[ImportIssue]:
+    """What pairing left over, an issue each: a response no request answers, a response that could
+    answer several requests, and (where there is a responses file) a request no response answers."""
     unpaired = [
         ImportIssue(
             str(answers),
@@ -185,6 +168,33 @@ def read_tap(
             for c in calls
             if c.response is None
         ]
+    return unpaired
+
+
+def read_tap(
+    path: str | Path, splitter: Splitter | None = None, *, counter: TokenCounter | None = None, text: str | None = None
+) -> TapRead:
+    """The chat turns and background calls of the tap whose requests file is ``path`` (its
+    responses file beside it; ``text``: the requests file's text, if read already), and the records
+    that could not be read or paired. ValueError when the requests file cannot be read or holds no
+    request."""
+    where = Path(path)
+    split = splitter or Splitter()
+    count = counter or TokenCounter()
+    issues: list[ImportIssue] = []
+    if text is None:
+        try:
+            text = read_text(where, errors="replace")  # a regular file only: a FIFO or a device is one line
+        except OSError as exc:
+            raise ValueError(f"{where}: cannot read the file ({exc})") from None
+    requests = _records(where, text, REQUEST_KEYS, "request", issues)
+    if not requests:
+        first = issues[0] if issues else ImportIssue(str(where), 1, "no requests in the file")
+        raise ValueError(f"{first} (nothing imported)")
+    answers = responses_path(where)
+    responses = _responses(answers, issues)
+    calls, retries, left, ambiguous = pair(requests, responses, count)
+    unpaired = _unpaired(where, answers, calls, left, ambiguous)
     chat_model = _chat_model(calls)
     turns: list[LoggedRequest] = []
     background: list[LoggedRequest] = []

@@ -81,25 +81,12 @@ def _owner(section: Finding) -> str:
     return f"{section.section} ({section.trinket})" if section.trinket else section.section
 
 
-def moving_section(
-    composes: Sequence[Compose],
-    scope: str,
-    masked: set[str],
-    model: str | None,
-    turns_per_hour: int,
-    priced: Sequence[Compose] | None = None,
-) -> CheckResult:
-    """The ``moving_section`` check over a replay's ``composes`` (module docstring); each failing
-    section priced on ``model`` over ``priced`` (default ``composes``; no price when ``model`` is
-    None).
-
-    Long because: one pass finds each section's first move between warm composes (a Finding of
-    eleven fields), then each section that moved twice is priced and the pass/fail/not-applicable
-    result worded.
-    """
-    description = mira.CHECKS[CHECK]
-    if len(composes) < 2:
-        return CheckResult(CHECK, description, "not applicable", "fewer than two composes")
+def _warm_moves(
+    composes: Sequence[Compose], scope: str, masked: set[str]
+) -> tuple[dict[str, Finding], dict[str, list[datetime]], int]:
+    """Each section that moved the warm block, by name: its first move (a :class:`Finding`, the
+    two texts from where they differ) and the times of every move; and how many composes came
+    while the block was warm (within :data:`WARM` of the one before), the ones compared."""
     first: dict[str, Finding] = {}
     moves: dict[str, list[datetime]] = {}
     warm = 0
@@ -128,6 +115,24 @@ def moving_section(
                 actual=excerpt(new, offset),
                 labels=(f"turn {before.turn} at {before.at:%H:%M}", f"turn {after.turn} at {after.at:%H:%M}"),
             )
+    return first, moves, warm
+
+
+def moving_section(
+    composes: Sequence[Compose],
+    scope: str,
+    masked: set[str],
+    model: str | None,
+    turns_per_hour: int,
+    priced: Sequence[Compose] | None = None,
+) -> CheckResult:
+    """The ``moving_section`` check over a replay's ``composes`` (module docstring); each failing
+    section priced on ``model`` over ``priced`` (default ``composes``; no price when ``model`` is
+    None)."""
+    description = mira.CHECKS[CHECK]
+    if len(composes) < 2:
+        return CheckResult(CHECK, description, "not applicable", "fewer than two composes")
+    first, moves, warm = _warm_moves(composes, scope, masked)
     if not warm:
         return CheckResult(CHECK, description, "not applicable", "no compose came within an hour of the one before it")
     once = [f"{_owner(f)} at turn {f.turn}" for name, f in first.items() if len(moves[name]) == 1]
