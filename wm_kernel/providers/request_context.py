@@ -41,6 +41,25 @@ class Context:
     rewritten: int | None = None
 
 
+def _one_hour_conversations(
+    count: int,
+    compared: Mapping[int, int],
+    aligned: Sequence[tuple[Usage, Usage]],
+    context: Sequence[Mapping[str, Any]] | None,
+) -> set[str]:
+    """The conversations (by the log's ``request_context()``; "" without one) of which a compared
+    request wrote a one-hour cache entry: their prefixes live an hour, the others the default."""
+    one_hour: set[str] = set()
+    for index in range(count):
+        about = context[index] if context is not None else {}
+        conversation = str(about.get("conversation", ""))
+        if index in compared:
+            b = aligned[compared[index]][1]
+            if b.cache_write_1h_tokens:
+                one_hour.add(conversation)
+    return one_hour
+
+
 def contexts(
     simulation: Simulation,
     rows: Sequence[int],
@@ -51,23 +70,13 @@ def contexts(
     """Each compared row's :class:`Context`: ``rows`` are the simulated requests compared (in
     order), ``previous`` the prefix digests of the request before each, ``context`` the log's
     ``request_context()`` for every simulated request.
-
-    Long because: a first pass finds the conversations that write one-hour entries; the second
-    builds each Context from eleven facts (ttl, previous request, compaction, pause...).
     """
     t = simulation.turns
     reasons, labels, times = t["miss_reason"].tolist(), t["divergent_label"].tolist(), t["at"].tolist()
     out = []
     last: dict[str, int] = {}
-    one_hour: set[str] = set()
     compared = dict(zip(rows, range(len(rows)), strict=True))
-    for index in range(len(t)):
-        about = context[index] if context is not None else {}
-        conversation = str(about.get("conversation", ""))
-        if index in compared:
-            b = aligned[compared[index]][1]
-            if b.cache_write_1h_tokens:
-                one_hour.add(conversation)
+    one_hour = _one_hour_conversations(len(t), compared, aligned, context)
     for index in range(len(t)):
         about = context[index] if context is not None else {}
         conversation = str(about.get("conversation", ""))

@@ -150,11 +150,7 @@ class _Frame:
 
 def _by_structure(text: str, found: list[str]) -> str:
     """``text`` with headers and the values under secret-like keys replaced (a tolerant scan: a
-    fragment of JSON, as a section's raw bytes are, is scanned as far as it goes).
-
-    Long because: one tolerant JSON scanner with a branch per token kind (object, array, close,
-    string value, key) and per key kind (headers, secret, name/value pair), then the cuts applied.
-    """
+    fragment of JSON, as a section's raw bytes are, is scanned as far as it goes)."""
     if '"' not in text:
         return text
     cuts: list[tuple[int, int, str, str]] = []
@@ -205,8 +201,12 @@ def _by_structure(text: str, found: list[str]) -> str:
             if frame.secret:
                 cuts.append((*frame.value, _REDACTED, "secret"))
                 pos = end
-    if not cuts:
-        return text
+    return _cut(text, cuts, found) if cuts else text
+
+
+def _cut(text: str, cuts: list[tuple[int, int, str, str]], found: list[str]) -> str:
+    """``text`` with each cut ``(start, end, replacement, what)`` made, in order of position, and
+    what each cut took added to ``found``; a cut inside one already made is left out."""
     out: list[str] = []
     last = 0
     for start, end, replacement, what in sorted(cuts):
