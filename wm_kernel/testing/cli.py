@@ -8,13 +8,16 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from wm_kernel.experiments.cli import positive_int_arg
 from wm_kernel.testing import mira
 from wm_kernel.testing.perturbations import CHECKS
 from wm_kernel.utils.checks import check_timeout, cli_error
 from wm_kernel.utils.safe_files import BadJSONError, lines, load_json, open_regular, parse_json
+
+if TYPE_CHECKING:
+    from wm_kernel.testing.report import StabilityReport
 
 #: Every check name ``--skip`` / ``--only`` take (the MIRA preset's only with ``--preset mira``).
 ALL_CHECKS = {**CHECKS, **mira.CHECKS}
@@ -139,73 +142,89 @@ def add_check_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentPar
 def check_command(args: argparse.Namespace, out: TextIO | None = None) -> int:
     """The ``check`` command: read ``args.file`` (a request log or a scenario), check its stability
     and print the report; 0 when it passes, 1 when not, 2 when the file or an option cannot be
-    used.
-
-    Long because: one branch per kind of input (a request log or a scenario), each checking its own
-    options and calling :func:`check_stability` with them, inside the one error handler of the
-    command.
-    """
-    from wm_kernel.experiments.scenario import Scenario
+    used."""
     from wm_kernel.experiments.steps import ScenarioError
-    from wm_kernel.testing.replay import load_import_path
-    from wm_kernel.testing.stability import check_stability
 
     out = out or sys.stdout
-    factories: dict[str, Any] = {}
     try:
-        for spec in args.trinket:
-            name, sep, path = spec.partition("=")
-            if not sep or not name.strip() or ":" not in path:
-                raise ValueError(f"--trinket {spec!r}: expected NAME=module:Class")
-            try:
-                factories[name.strip()] = load_import_path(path.strip())
-            except (ImportError, AttributeError) as exc:
-                raise ValueError(f"--trinket {spec!r}: cannot import it ({exc})") from None
+        factories = _trinket_factories(args.trinket)
         if not is_scenario_file(args.file):
-            from wm_kernel.interop import import_log
-
-            if factories or args.skip or args.only or args.tools:
-                raise ValueError(
-                    f"{args.file} is a request log, not a scenario: --trinket, --skip and --only "
-                    f"choose perturbation checks of a scenario"
-                    + (" (and --tools the tools of one)" if args.tools else "")
-                )
-            log = import_log(args.file)
-            for issue in log.errors:
-                print(f"skipped {issue}", file=sys.stderr)
-            report = check_stability(
-                log,
-                model=args.model or log.cache_model(),
-                turns_per_hour=args.turns_per_hour,
-                scope=args.scope or "cached",
-                max_turns=args.max_turns,
-                preset=args.preset,
-            )
+            report = _check_log(args, factories)
         else:
-            tools = None
-            if args.tools is not None:
-                try:  # a regular file only, bounded, strict JSON: a FIFO or /dev/zero is one line
-                    tools = load_json(args.tools, f"--tools {args.tools}")
-                except OSError as exc:
-                    raise ValueError(f"--tools {args.tools}: cannot read the file ({exc.strerror or exc})") from None
-                if not isinstance(tools, list):
-                    raise ValueError(f"--tools {args.tools}: expected a JSON list of tool definitions")
-            scenario = Scenario.load(args.file)
-            report = check_stability(
-                scenario,
-                factories=factories,
-                skip=args.skip,
-                only=args.only,
-                model=args.model or "claude-sonnet-4-6",
-                turns_per_hour=args.turns_per_hour,
-                scope=args.scope,
-                timeout=args.timeout,
-                max_turns=args.max_turns,
-                preset=args.preset,
-                tools=tools,
-            )
+            report = _check_scenario(args, factories)
     except (ScenarioError, ValueError, TypeError, OSError) as exc:
         print(cli_error("check", str(exc)), file=sys.stderr)
         return 2
     print(report, file=out)
     return 0 if report.passed else 1
+
+
+def _trinket_factories(specs: list[str]) -> dict[str, Any]:
+    """The trinkets ``--trinket NAME=module:Class`` names, imported, by name."""
+    from wm_kernel.testing.replay import load_import_path
+
+    factories: dict[str, Any] = {}
+    for spec in specs:
+        name, sep, path = spec.partition("=")
+        if not sep or not name.strip() or ":" not in path:
+            raise ValueError(f"--trinket {spec!r}: expected NAME=module:Class")
+        try:
+            factories[name.strip()] = load_import_path(path.strip())
+        except (ImportError, AttributeError) as exc:
+            raise ValueError(f"--trinket {spec!r}: cannot import it ({exc})") from None
+    return factories
+
+
+def _check_log(args: argparse.Namespace, factories: dict[str, Any]) -> StabilityReport:
+    """``args.file`` imported as another agent's request log and its requests checked against each
+    other (priced on the log's own model unless ``--model`` names one); the options that choose a
+    scenario's perturbations are an error here."""
+    from wm_kernel.interop import import_log
+    from wm_kernel.testing.stability import check_stability
+
+    if factories or args.skip or args.only or args.tools:
+        raise ValueError(
+            f"{args.file} is a request log, not a scenario: --trinket, --skip and --only "
+            f"choose perturbation checks of a scenario" + (" (and --tools the tools of one)" if args.tools else "")
+        )
+    log = import_log(args.file)
+    for issue in log.errors:
+        print(f"skipped {issue}", file=sys.stderr)
+    return check_stability(
+        log,
+        model=args.model or log.cache_model(),
+        turns_per_hour=args.turns_per_hour,
+        scope=args.scope or "cached",
+        max_turns=args.max_turns,
+        preset=args.preset,
+    )
+
+
+def _check_scenario(args: argparse.Namespace, factories: dict[str, Any]) -> StabilityReport:
+    """``args.file`` loaded as a scenario and replayed under the perturbations the options choose,
+    with the ``--tools`` file's definitions (a JSON list) for the preset's tool order check."""
+    from wm_kernel.experiments.scenario import Scenario
+    from wm_kernel.testing.stability import check_stability
+
+    tools = None
+    if args.tools is not None:
+        try:  # a regular file only, bounded, strict JSON: a FIFO or /dev/zero is one line
+            tools = load_json(args.tools, f"--tools {args.tools}")
+        except OSError as exc:
+            raise ValueError(f"--tools {args.tools}: cannot read the file ({exc.strerror or exc})") from None
+        if not isinstance(tools, list):
+            raise ValueError(f"--tools {args.tools}: expected a JSON list of tool definitions")
+    scenario = Scenario.load(args.file)
+    return check_stability(
+        scenario,
+        factories=factories,
+        skip=args.skip,
+        only=args.only,
+        model=args.model or "claude-sonnet-4-6",
+        turns_per_hour=args.turns_per_hour,
+        scope=args.scope,
+        timeout=args.timeout,
+        max_turns=args.max_turns,
+        preset=args.preset,
+        tools=tools,
+    )
