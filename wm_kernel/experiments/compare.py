@@ -89,6 +89,9 @@ def run_variants(
         ``ProcessPoolExecutor`` for several cores) or a ``dask.distributed.Client`` (or its
         ``get_executor()``): each (scenario, variant) replay is then one task, and the runs come
         back in the same order with the same tables, but without their Sessions.
+    factories:
+        Trinket classes (or factories ``f(bus, wm)``) by name, for names that are not built in (or
+        to replace a built-in one), as :meth:`Scenario.run` takes them.
     counter:
         The TokenCounter every replay here shares (default a new one), so a text common to several
         variants is counted once. An executor's workers count with the same tokenizer, each

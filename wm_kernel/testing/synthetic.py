@@ -231,8 +231,9 @@ def claude_code_session(
     ``rewind`` abandons one branch after the first turn; ``compaction`` puts a compact boundary
     and its summary half-way; ``subagent`` writes one subagent file beside the session.
 
-    Long because: thirteen options of the shape written (turns, calls, rewind, compaction,
-    subagent...), each a few lines of the one writer loop.
+    Long because: eleven options of the shape written (turns, calls, words, rewind, compaction,
+    subagent, the two models...), each a few lines of the one writer loop or of the subagent's
+    file after it.
     """
     if turns < 1:
         raise ValueError(f"turns must be at least 1, got {turns}")
