@@ -38,7 +38,7 @@ from wm_kernel.interop.imported import ImportedSession
 from wm_kernel.testing import mira
 from wm_kernel.testing.cost import instability_cost, mira_instability_cost
 from wm_kernel.testing.replay import Compose, SectionText
-from wm_kernel.testing.report import CheckResult, Finding, StabilityReport, excerpt
+from wm_kernel.testing.report import CheckResult, Finding, StabilityReport
 
 CHECK = "logged_prefix"
 DESCRIPTION = "the cached prefix's bytes are the same from one logged request to the next"
@@ -177,22 +177,13 @@ def _moves(composes: list[Compose], scope: str) -> _Moves:
         found = first_moved(before, after, scope)
         if found is None:
             continue
-        section, offset, old, new = found
+        section, _, old, new = found  # (Finding.of_move finds the same offset)
         moves.count[section.name] += 1
         moves.first_change.setdefault(section.name, _Change(old, new))
         if section.name not in moves.first:
-            moves.first[section.name] = Finding(
-                check=CHECK,
-                section=section.name,
-                trinket=section.trinket,
-                placement=section.placement,
-                cached=section.cached,
-                turn=after.turn,
-                compose=after.turn,
-                offset=offset,
-                expected=excerpt(old, offset),
-                actual=excerpt(new, offset),
-                labels=(f"turn {before.turn}", f"turn {after.turn}"),
+            labels = (f"turn {before.turn}", f"turn {after.turn}")
+            moves.first[section.name] = Finding.of_move(
+                CHECK, section, old, new, turn=after.turn, compose=after.turn, labels=labels
             )
     return moves
 

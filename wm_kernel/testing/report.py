@@ -8,11 +8,15 @@ from __future__ import annotations
 
 import dataclasses
 import html
+import os
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from wm_kernel.utils.htmltext import no_math
 from wm_kernel.utils.style import PROMPT_PRE, scrolling, tint
+
+if TYPE_CHECKING:
+    from wm_kernel.testing.replay import SectionText
 
 #: Row backgrounds by status: the theme's colours, translucent over the page, so the page's own
 #: text colour reads on them in the light and the dark theme alike.
@@ -102,6 +106,43 @@ class Finding:
     moved: int = 1
     compared: int = 1
     cost: Cost | None = None
+
+    @classmethod
+    def of_move(
+        cls,
+        check: str,
+        where: SectionText,
+        old: str | None,
+        new: str | None,
+        *,
+        turn: int,
+        compose: int,
+        labels: tuple[str, str],
+    ) -> Finding:
+        """The finding of ``where``'s section, whose text went from ``old`` to ``new`` (None:
+        absent) under ``check``: the first character the two differ at, and each text around it.
+
+        >>> from wm_kernel.testing.replay import SectionText
+        >>> where = SectionText("clock", "system", True, "TimeManager", "<t>09:00</t>")
+        >>> f = Finding.of_move("clock", where, "<t>09:00</t>", "<t>09:05</t>", turn=1, compose=1,
+        ...                     labels=("before", "after"))
+        >>> f.offset, f.expected, f.actual
+        (7, "'<t>09:00</t>'", "'<t>09:05</t>'")
+        """
+        offset = len(os.path.commonprefix([old or "", new or ""]))
+        return cls(
+            check=check,
+            section=where.name,
+            trinket=where.trinket,
+            placement=where.placement,
+            cached=where.cached,
+            turn=turn,
+            compose=compose,
+            offset=offset,
+            expected=excerpt(old, offset),
+            actual=excerpt(new, offset),
+            labels=labels,
+        )
 
     def with_counts(self, moved: int, compared: int) -> Finding:
         return dataclasses.replace(self, moved=moved, compared=compared)

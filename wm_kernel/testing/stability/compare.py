@@ -6,12 +6,11 @@ What every check of the stability checker (:mod:`wm_kernel.testing.stability`) r
 
 from __future__ import annotations
 
-import os
 from collections import Counter
 from collections.abc import Sequence
 
 from wm_kernel.testing.replay import Compose
-from wm_kernel.testing.report import Finding, excerpt
+from wm_kernel.testing.report import Finding
 
 __all__ = ["compare_replays", "in_scope"]
 
@@ -65,19 +64,6 @@ def compare_replays(
             if name not in first:
                 where = sa if sa is not None else sb
                 assert where is not None
-                offset = len(os.path.commonprefix([ta or "", tb or ""]))
-                first[name] = Finding(
-                    check=check,
-                    section=name,
-                    trinket=where.trinket,
-                    placement=where.placement,
-                    cached=where.cached,
-                    turn=a.turn,
-                    compose=index,
-                    offset=offset,
-                    expected=excerpt(ta, offset),
-                    actual=excerpt(tb, offset),
-                    labels=labels,
-                )
+                first[name] = Finding.of_move(check, where, ta, tb, turn=a.turn, compose=index, labels=labels)
     findings = [f.with_counts(moved[f.section], n) for f in first.values()]
     return findings, note

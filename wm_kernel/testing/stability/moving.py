@@ -28,7 +28,6 @@ over a day as a rewrite at the interval it moved at in the scenario. A section t
 from __future__ import annotations
 
 import dataclasses
-import os
 import statistics
 from collections.abc import Sequence
 from datetime import datetime, timedelta
@@ -36,7 +35,7 @@ from datetime import datetime, timedelta
 from wm_kernel.testing import mira
 from wm_kernel.testing.cost import mira_instability_cost
 from wm_kernel.testing.replay import Compose, SectionText
-from wm_kernel.testing.report import CheckResult, Finding, excerpt
+from wm_kernel.testing.report import CheckResult, Finding
 from wm_kernel.testing.stability.compare import in_scope
 
 __all__ = ["CHECK", "WARM", "moving_section"]
@@ -101,20 +100,8 @@ def _warm_moves(
         where, old, new = moved
         moves.setdefault(where.name, []).append(after.at)
         if where.name not in first:
-            offset = len(os.path.commonprefix([old or "", new or ""]))
-            first[where.name] = Finding(
-                check=CHECK,
-                section=where.name,
-                trinket=where.trinket,
-                placement=where.placement,
-                cached=where.cached,
-                turn=after.turn,
-                compose=index,
-                offset=offset,
-                expected=excerpt(old, offset),
-                actual=excerpt(new, offset),
-                labels=(f"turn {before.turn} at {before.at:%H:%M}", f"turn {after.turn} at {after.at:%H:%M}"),
-            )
+            labels = (f"turn {before.turn} at {before.at:%H:%M}", f"turn {after.turn} at {after.at:%H:%M}")
+            first[where.name] = Finding.of_move(CHECK, where, old, new, turn=after.turn, compose=index, labels=labels)
     return first, moves, warm
 
 
