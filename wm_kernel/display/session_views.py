@@ -62,7 +62,7 @@ def compose_view(
     if placement is not None and placement not in PLACEMENTS:
         raise ValueError(f"unknown placement {placement!r} (placements: {', '.join(PLACEMENTS)})")
     for name in sections or ():
-        known = _known_sections(session)
+        known = known_sections(session)
         if name not in known:
             raise ValueError(f"unknown section {name!r} (sections: {', '.join(known)})")
     if last:
@@ -100,7 +100,8 @@ def present(
     return composed
 
 
-def _known_sections(session: Session) -> list[str]:
+def known_sections(session: Session) -> list[str]:
+    """Every section name the session can produce: the layout's, the trinkets', the last prompt's."""
     names = ["base_prompt", *session.layout.sections()]
     names += [t.variable_name for t in session.trinkets.values()]
     if session.composed is not None:
@@ -184,4 +185,4 @@ def cache_view(
     return CacheView(simulation, advise(simulation) if advice else None)
 
 
-__all__ = ["COMPOSE_VIEWS", "compose_view", "present", "cache_view"]
+__all__ = ["COMPOSE_VIEWS", "compose_view", "present", "cache_view", "known_sections"]

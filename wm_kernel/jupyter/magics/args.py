@@ -31,7 +31,6 @@ __all__ = [
     "current_session",
     "short_names",
     "resolve_trinket",
-    "known_sections",
     "unknown_section_message",
 ]
 
@@ -169,15 +168,6 @@ def resolve_trinket(session: Session, name: str) -> EventAwareTrinket:
         return matches[0]
     known = ", ".join(trinkets) or "none registered"
     raise UsageError(f"unknown trinket {name!r} (known: {known})")
-
-
-def known_sections(session: Session) -> list[str]:
-    """Every section name the session can produce: the layout's, the trinkets', the last prompt's."""
-    names = ["base_prompt", *session.layout.sections()]
-    names += [t.variable_name for t in session.trinkets.values()]
-    if session.composed is not None:
-        names += session.composed.section_names()
-    return list(dict.fromkeys(names))
 
 
 def unknown_section_message(session: Session, name: str) -> str:

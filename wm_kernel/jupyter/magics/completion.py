@@ -11,7 +11,8 @@ from typing import TYPE_CHECKING, Any
 from IPython.core.error import UsageError
 
 from wm_kernel.core.prompt_dict import PLACEMENTS
-from wm_kernel.jupyter.magics.args import known_sections, resolve_trinket
+from wm_kernel.display.session_views import known_sections
+from wm_kernel.jupyter.magics.args import resolve_trinket
 
 if TYPE_CHECKING:
     from wm_kernel.session import Session

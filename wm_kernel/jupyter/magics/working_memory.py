@@ -33,9 +33,9 @@ from traitlets import Enum, Int, TraitError, link
 from wm_kernel.core.prompt import ComposedPrompt
 from wm_kernel.core.prompt_dict import PLACEMENTS
 from wm_kernel.display import render
+from wm_kernel.display.session_views import known_sections
 from wm_kernel.jupyter.magics.args import (
     current_session,
-    known_sections,
     non_negative_int,
     parse_args,
     required,
