@@ -222,44 +222,8 @@ _FIRST_LINE_CHARS = 4 * 1024 * 1024
 
 def _replay(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     """The ``replay`` command: check the arguments, replay every file under every variant and print
-    the report; 2 when some file failed.
-
-    Long because: the command's steps in order: each argument checked (files, variants, --out,
-    --model), the sweep run with its failures kept apart, the report printed.
-    """
-    from wm_kernel.tokens import EstimateTokenizer, TokenCounter
-
-    detect: Callable[[Any], str | None] | None = getattr(args, "detect_log_format", None)
-    for path in args.file:
-        log_format = _request_log_format(path, detect) if detect is not None else None
-        if log_format is not None:  # said before any replay starts, with the command that reads it
-            raise ValueError(
-                f"{path} is a request log ({log_format}), not a scenario; "
-                f"read it with python -m wm_kernel import {path}"
-            )
-
-    variants: dict[str, Variant | None] = {"recorded": None}
-    for spec in args.variant:
-        name, variant = parse_variant_spec(spec)
-        if name in variants:
-            raise ValueError(f"--variant {name}: the name is used twice (or is 'recorded', the scenario as it is)")
-        variants[name] = variant
-    if args.out is not None:
-        target = Path(args.out)
-        if target.is_dir():
-            raise ValueError(f"--out {args.out!r} is a directory")
-        if not (target.parent if str(target.parent) else Path(".")).is_dir():
-            raise ValueError(f"--out {args.out!r}: no such directory")
-    if args.model is not None:
-        from wm_kernel.cachesim.models import get_model
-        from wm_kernel.tokens import counter_for
-
-        get_model(args.model)
-        counter = counter_for(args.model)
-    else:
-        counter = TokenCounter()
-    if args.estimate_tokens:
-        counter = TokenCounter(EstimateTokenizer(), model=args.model)
+    the report; 2 when some file failed."""
+    variants, counter = _replay_options(args)
 
     def progress(total: int) -> TerminalProgress | None:
         show = args.progress if args.progress is not None else (err.isatty() and total >= 200)
@@ -290,6 +254,45 @@ def _replay(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     for line in failed:
         err.write(cli_error("replay", line) + "\n")
     return 2 if failed else 0
+
+
+def _replay_options(args: argparse.Namespace) -> tuple[dict[str, Variant | None], TokenCounter]:
+    """The ``replay`` command's arguments checked before any replay starts: no file is another
+    agent's request log, the variants by name (``recorded`` first: the scenario as it is), a
+    ``--out`` whose folder exists, a known ``--model``; and the counter they choose."""
+    from wm_kernel.tokens import EstimateTokenizer, TokenCounter
+
+    detect: Callable[[Any], str | None] | None = getattr(args, "detect_log_format", None)
+    for path in args.file:
+        log_format = _request_log_format(path, detect) if detect is not None else None
+        if log_format is not None:  # said before any replay starts, with the command that reads it
+            raise ValueError(
+                f"{path} is a request log ({log_format}), not a scenario; "
+                f"read it with python -m wm_kernel import {path}"
+            )
+    variants: dict[str, Variant | None] = {"recorded": None}
+    for spec in args.variant:
+        name, variant = parse_variant_spec(spec)
+        if name in variants:
+            raise ValueError(f"--variant {name}: the name is used twice (or is 'recorded', the scenario as it is)")
+        variants[name] = variant
+    if args.out is not None:
+        target = Path(args.out)
+        if target.is_dir():
+            raise ValueError(f"--out {args.out!r} is a directory")
+        if not (target.parent if str(target.parent) else Path(".")).is_dir():
+            raise ValueError(f"--out {args.out!r}: no such directory")
+    if args.model is not None:
+        from wm_kernel.cachesim.models import get_model
+        from wm_kernel.tokens import counter_for
+
+        get_model(args.model)
+        counter = counter_for(args.model)
+    else:
+        counter = TokenCounter()
+    if args.estimate_tokens:
+        counter = TokenCounter(EstimateTokenizer(), model=args.model)
+    return variants, counter
 
 
 @contextlib.contextmanager
