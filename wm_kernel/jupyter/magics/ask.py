@@ -25,7 +25,7 @@ import html
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_magic, magics_class, no_var_expand
@@ -35,6 +35,9 @@ from wm_kernel.providers.recording import ChangedPromptWarning, Recording, Unche
 from wm_kernel.providers.send import Reply, SendError, send
 from wm_kernel.session import current_session
 from wm_kernel.utils.style import PROMPT_PRE
+
+if TYPE_CHECKING:
+    from wm_kernel.session import Session
 
 #: What every "cannot send" message ends with: the two ways to have an answer.
 WAYS_ON = (
@@ -180,9 +183,6 @@ class AskMagics(Magics):
         Nothing to send with? Set a client (``set_ask_client(anthropic.Anthropic())``) or replay a
         recording (``%ask --recording FILE "..."``, or
         ``set_ask_client(None, recording=Recording.load(FILE))``).
-
-        Long because: its options are declared on it (one ``@argument`` each); the body is one
-        send: what to answer with and which model, then the reply streamed into the cell.
         """
         if line.split()[:1] in (["--help"], ["-h"]):  # only as the first word: a message may say "-h"
             print(self.ask.__doc__)
@@ -195,60 +195,74 @@ class AskMagics(Magics):
             raise UsageError(f"%ask: nothing to send with: {WAYS_ON}")
         if offline() and recording is None:
             raise UsageError(f"%ask: WM_KERNEL_OFFLINE is set and there is no recording to answer from: {WAYS_ON}")
-        model = options["model"] or _settings.model or session.model
-        if (
-            model is None
-            and recording is not None
-            and (client is None or offline())
-            and recording.position < len(recording)
-        ):
-            model = recording.exchanges[recording.position].model
-        if model is None:
-            raise UsageError(
-                "%ask: no model: pass --model NAME, or start the session with one (%wm_session --model NAME)"
+        model = _ask_model(options["model"] or _settings.model or session.model, client, recording)
+        return _streamed(session, client, model, message, options, recording)
+
+
+def _ask_model(named: str | None, client: Any, recording: Recording | None) -> str:
+    """The model ``%ask`` sends to: the one named (``--model``, ``set_ask_client``'s, the
+    session's), else, answering from ``recording`` offline, the model of its next exchange."""
+    model = named
+    if (
+        model is None
+        and recording is not None
+        and (client is None or offline())
+        and recording.position < len(recording)
+    ):
+        model = recording.exchanges[recording.position].model
+    if model is None:
+        raise UsageError("%ask: no model: pass --model NAME, or start the session with one (%wm_session --model NAME)")
+    return model
+
+
+def _streamed(
+    session: Session, client: Any, model: str, message: str, options: dict[str, Any], recording: Recording | None
+) -> Reply:
+    """The reply of one send, its text shown in the cell as it streams in (then cleared: the cell's
+    value is the whole reply); what a recording says of its own replay is one printed line, and a
+    failed send a one-line UsageError."""
+    shown: list[str] = []
+    handle: Any = None
+
+    def on_text(chunk: str) -> None:
+        nonlocal handle
+        from IPython.display import HTML, display
+
+        shown.append(chunk)
+        view = HTML(f'<pre style="{PROMPT_PRE}">{html.escape("".join(shown))}</pre>')
+        if handle is None:
+            handle = display(view, display_id=True)
+        else:
+            handle.update(view)
+
+    try:
+        # what a recording says of its own replay (unchecked, or a changed prompt) is one line
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", UncheckedRecordingWarning)
+            warnings.simplefilter("always", ChangedPromptWarning)
+            reply = send(
+                session,
+                None if offline() else client,
+                model=model,
+                user=message,
+                max_tokens=options["max_tokens"],
+                stream=options["stream"],
+                on_text=on_text,
+                recording=recording,
             )
-        shown: list[str] = []
-        handle: Any = None
-
-        def on_text(chunk: str) -> None:
-            nonlocal handle
-            from IPython.display import HTML, display
-
-            shown.append(chunk)
-            view = HTML(f'<pre style="{PROMPT_PRE}">{html.escape("".join(shown))}</pre>')
-            if handle is None:
-                handle = display(view, display_id=True)
+    except (SendError, ValueError, TypeError) as exc:
+        raise UsageError(f"%ask: {exc}") from None
+    finally:
+        for warning in caught:
+            if issubclass(warning.category, (UncheckedRecordingWarning, ChangedPromptWarning)):
+                print(f"%ask: {warning.message}")
             else:
-                handle.update(view)
+                warnings.warn_explicit(warning.message, warning.category, warning.filename, warning.lineno)
+    if handle is not None:  # the streamed text gives way to the cell's value, the whole reply
+        from IPython.display import HTML
 
-        try:
-            # what a recording says of its own replay (unchecked, or a changed prompt) is one line
-            with warnings.catch_warnings(record=True) as caught:
-                warnings.simplefilter("always", UncheckedRecordingWarning)
-                warnings.simplefilter("always", ChangedPromptWarning)
-                reply = send(
-                    session,
-                    None if offline() else client,
-                    model=model,
-                    user=message,
-                    max_tokens=options["max_tokens"],
-                    stream=options["stream"],
-                    on_text=on_text,
-                    recording=recording,
-                )
-        except (SendError, ValueError, TypeError) as exc:
-            raise UsageError(f"%ask: {exc}") from None
-        finally:
-            for warning in caught:
-                if issubclass(warning.category, (UncheckedRecordingWarning, ChangedPromptWarning)):
-                    print(f"%ask: {warning.message}")
-                else:
-                    warnings.warn_explicit(warning.message, warning.category, warning.filename, warning.lineno)
-        if handle is not None:  # the streamed text gives way to the cell's value, the whole reply
-            from IPython.display import HTML
-
-            handle.update(HTML(""))
-        return reply
+        handle.update(HTML(""))
+    return reply
 
 
 def load_ask_magics(shell: Any) -> None:
