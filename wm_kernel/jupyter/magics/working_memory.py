@@ -70,6 +70,23 @@ __all__ = ["MAGIC_NAMES", "WorkingMemoryMagics", "load_extension", "loaded_magic
 # -- the magics --------------------------------------------------------------------------------
 
 
+def _check_wire(wire: str | None) -> None:
+    """UsageError for a ``--wire`` no dialect is named by (None: the default wire)."""
+    if wire is not None:
+        from wm_kernel.dialects.registry import dialect_names, known_name
+
+        if not known_name(wire):
+            raise UsageError(f"unknown wire {wire!r}; wires: {', '.join(dialect_names())}")
+
+
+def _exchange(text: str) -> tuple[int, int]:
+    """``--exchange USER,REPLY``: the two token counts."""
+    parts = [p.strip() for p in text.split(",")]
+    if len(parts) != 2:
+        raise UsageError(f"--exchange takes USER,REPLY tokens (two numbers), got {text!r}")
+    return non_negative_int(parts[0], "--exchange"), non_negative_int(parts[1], "--exchange")
+
+
 @magics_class
 class WorkingMemoryMagics(Magics):
     """Magics that compose the notebook's current Session: ``%compose`` and ``%cache``, which composes
@@ -216,11 +233,7 @@ class WorkingMemoryMagics(Magics):
     )
     @argument("--no-advice", action="store_true", help="Only the per-turn table and totals.")
     def cache(self, line: str = "") -> Any:
-        """Simulate the recorded turns against MODEL's prompt-cache rules, with advice.
-
-        Long because: its options are declared on it (one ``@argument`` each); the body reads and
-        checks them, then simulates and shows the view.
-        """
+        """Simulate the recorded turns against MODEL's prompt-cache rules, with advice."""
         from wm_kernel.display.cache_view import CacheView
 
         args = parse_args(self.cache, line)
@@ -229,21 +242,14 @@ class WorkingMemoryMagics(Magics):
             "auto" if args.breakpoints == "auto" else [b.strip() for b in args.breakpoints.split(",") if b.strip()]
         )
         session = current_session()
-        if args.wire is not None:
-            from wm_kernel.dialects.registry import dialect_names, known_name
-
-            if not known_name(args.wire):
-                raise UsageError(f"unknown wire {args.wire!r}; wires: {', '.join(dialect_names())}")
+        _check_wire(args.wire)
         if session.history.empty:  # nothing recorded: compose first, as %compose would
             self._check_cache_arguments(session, args.model, breakpoints)
             session.compose()
             self._note_defaults(session)
         options: dict[str, Any] = {}
         if args.exchange is not None:
-            parts = [p.strip() for p in args.exchange.split(",")]
-            if len(parts) != 2:
-                raise UsageError(f"--exchange takes USER,REPLY tokens (two numbers), got {args.exchange!r}")
-            options["exchange"] = (non_negative_int(parts[0], "--exchange"), non_negative_int(parts[1], "--exchange"))
+            options["exchange"] = _exchange(args.exchange)
         try:
             simulation = session.cache_simulation(
                 args.model, breakpoints=breakpoints, tools_tokens=tools, wire=args.wire, **options
