@@ -7,6 +7,7 @@ as it was; what a Valkey URL's password would show is redacted from every messag
 
 from __future__ import annotations
 
+import argparse
 from typing import Any
 
 from IPython.core.error import UsageError
@@ -70,46 +71,16 @@ class SessionMagics(Magics):
     def wm_session(self, line: str = "") -> None:
         """Start a fresh current Session (e.g. with a ManualClock, for deterministic notebooks).
 
-        Long because: one ``@argument`` per option of the Session it builds, and each option read
-        and checked in turn before anything is built (so a mistake leaves the current session as
-        it was); the reading of a list of trinket names is :func:`builtin_trinkets`.
+        Long because: its eleven options are declared on it, one ``@argument`` each; the body
+        builds the Session from what :func:`_session_options` read.
         """
-        from wm_kernel.core.clock import ManualClock
-        from wm_kernel.core.composer.layout import Layout
-        from wm_kernel.core.profile import Profile
         from wm_kernel.session import Session, set_current_session
 
         try:
             args = parse_args(self.wm_session, line)
         except UsageError as exc:  # argparse echoes what it could not place: a URL, perhaps
             raise UsageError(redact_urls(str(exc))) from None
-        kwargs: dict[str, Any] = {}
-        try:
-            if args.clock is not None:
-                kwargs["clock"] = ManualClock(required(args.clock, "--clock"))
-            kwargs["profile"] = Profile(
-                first_name=args.first_name or None, timezone=args.timezone, user_context=args.user_context
-            )
-        except (ValueError, TypeError) as exc:
-            raise UsageError(str(exc)) from None
-        if args.base_prompt is not None:
-            kwargs["base_prompt"] = required(args.base_prompt, "--base-prompt")
-        if args.trinkets is not None:
-            kwargs["trinkets"] = builtin_trinkets(args.trinkets)
-        kwargs["layout"] = Layout.original() if args.layout == "original" else Layout.default()
-        if not args.user_id.strip():
-            raise UsageError("--user-id needs a non-empty value")
-        kwargs["user_id"] = args.user_id
-        if args.model is not None:
-            from wm_kernel.tokens import family_of
-
-            try:
-                family_of(required(args.model, "--model"))
-            except (TypeError, ValueError) as exc:
-                raise UsageError(str(exc)) from None
-            kwargs["model"] = args.model
-        if args.read_only and args.store is None:
-            raise UsageError("--read-only needs --store (a memory store has nothing to protect)")
+        kwargs = _session_options(args)
         if args.store is not None:
             if args.read_only and args.trinkets is None:
                 kwargs["trinkets"] = []
@@ -125,6 +96,44 @@ class SessionMagics(Magics):
             raise UsageError(redact_urls(str(exc))) from None
         set_current_session(session)
         print(session_line(session, args.layout))
+
+
+def _session_options(args: argparse.Namespace) -> dict[str, Any]:
+    """The Session's keywords from ``%wm_session``'s options, each read and checked (a UsageError
+    for the first that is wrong) before anything is built or connected to; the store is opened
+    after, from ``--store``."""
+    from wm_kernel.core.clock import ManualClock
+    from wm_kernel.core.composer.layout import Layout
+    from wm_kernel.core.profile import Profile
+
+    kwargs: dict[str, Any] = {}
+    try:
+        if args.clock is not None:
+            kwargs["clock"] = ManualClock(required(args.clock, "--clock"))
+        kwargs["profile"] = Profile(
+            first_name=args.first_name or None, timezone=args.timezone, user_context=args.user_context
+        )
+    except (ValueError, TypeError) as exc:
+        raise UsageError(str(exc)) from None
+    if args.base_prompt is not None:
+        kwargs["base_prompt"] = required(args.base_prompt, "--base-prompt")
+    if args.trinkets is not None:
+        kwargs["trinkets"] = builtin_trinkets(args.trinkets)
+    kwargs["layout"] = Layout.original() if args.layout == "original" else Layout.default()
+    if not args.user_id.strip():
+        raise UsageError("--user-id needs a non-empty value")
+    kwargs["user_id"] = args.user_id
+    if args.model is not None:
+        from wm_kernel.tokens import family_of
+
+        try:
+            family_of(required(args.model, "--model"))
+        except (TypeError, ValueError) as exc:
+            raise UsageError(str(exc)) from None
+        kwargs["model"] = args.model
+    if args.read_only and args.store is None:
+        raise UsageError("--read-only needs --store (a memory store has nothing to protect)")
+    return kwargs
 
 
 def builtin_trinkets(text: str) -> list[type[Any]]:
