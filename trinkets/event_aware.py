@@ -217,6 +217,9 @@ class EventAwareTrinket(HasTraits, metaclass=_TrinketMeta):
         # any trait but the outputs is an input: notify_change counts the changes, and keeps the
         # three traits every update reads as plain attributes (a traitlets read costs a call)
         self._enabled_now, self._error_now, self._content_now = self.enabled, self.error, self.content
+        cls = type(self)
+        if cls.run_update is _BASE_RUN and cls.handle_update_trinket is _BASE_HANDLE:
+            setattr(self, "run_update", self._refresh)
         working_memory.register_trinket(self, replace=replace)
 
     # -- identity
@@ -521,3 +524,4 @@ _NO_STORED_INPUTS = EventAwareTrinket.stored_inputs
 # the base's update handler: a class that keeps it is not handed the update's event, so the
 # event is not built for it
 _BASE_HANDLE = EventAwareTrinket.handle_update_trinket
+_BASE_RUN = EventAwareTrinket.run_update

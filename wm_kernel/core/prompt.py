@@ -454,10 +454,14 @@ class ComposedPromptTrait(Instance["ComposedPrompt | None"]):
         super().__init__(ComposedPrompt, allow_none=True, **kwargs)
 
     def set(self, obj: Any, value: Any) -> None:
+        # traitlets' own set (5.9-5.16: the pinned range) compares the old prompt with the new,
+        # key by key, to stay silent when they are equal; every compose is news, so this one tells
+        # whenever the object changes and compares nothing (a compose cycle's largest single cost
+        # after the trinkets' own: see docs/performance.md)
+        new = self._validate(obj, value)
         name = str(self.name)
-        old = getattr(obj, name)
-        super().set(obj, value)
-        new = getattr(obj, name)
-        # traitlets notified unless the prompts are equal; a new compose of equal text still is news
-        if new is not old and new == old:
+        values = obj._trait_values
+        old = values.get(name, self.default_value)
+        values[name] = new
+        if new is not old:
             obj.notify_change(Bunch(name=name, old=old, new=new, owner=obj, type="change"))

@@ -239,9 +239,17 @@ class SystemPromptComposer:
             self._touched, self._cleared = set(), None
         if cleared is not None:
             sections = self._sections
-            if list(cleared) == list(sections):  # same names in the same order: what changed
-                touched.update([name for name, _ in cleared.items() ^ sections.items()])
-            else:  # the order of the sections the layout does not list may have changed
+            # the usual cycle adds back the names it cleared, in the same order: what changed is
+            # the names whose entries differ; any other order may move the unlisted sections
+            if len(cleared) == len(sections):
+                for (name, entry), (was_name, was) in zip(sections.items(), cleared.items()):
+                    if name != was_name:
+                        touched.update(cleared)
+                        touched.update(sections)
+                        break
+                    if entry != was:
+                        touched.add(name)
+            else:
                 touched.update(cleared)
                 touched.update(sections)
         layout, built_env = self.layout, self._built_env
