@@ -133,6 +133,9 @@ class Priority(Int[int, int]):
         return value
 
 
+#: How a trinket's update reuses its content: never; on its revision and the profile; on those
+#: and what ``_reuse_key`` reads (the clock, store versions).
+_REUSE_NEVER, _REUSE_PLAIN, _REUSE_KEYED = 0, 1, 2
 #: The context of the update a stateful trinket asks for when items expired.
 LIFECYCLE_REFRESH: Mapping[str, str] = MappingProxyType({"action": "lifecycle_refresh"})
 #: Traits a trinket sets from its updates; a change of any other trait is a change of its inputs.
@@ -210,14 +213,24 @@ class EventAwareTrinket(HasTraits, metaclass=_TrinketMeta):
             )
         # the inputs' revision and (key, content) of the last generated content (reuse_content)
         self._revision = 0
-        self._reusable: tuple[tuple[Any, ...], str] | None = None
+        # (inputs, content, whether it shows) of the last generated content, and how the inputs
+        # are read (the class's reuse_content, time_dependent and stored_inputs, read once here)
+        self._reusable: tuple[tuple[Any, ...], str, bool] | None = None
+        cls = type(self)
+        self._reuse = (
+            _REUSE_NEVER
+            if not cls.reuse_content
+            else _REUSE_PLAIN
+            if not cls.time_dependent and cls.stored_inputs is _NO_STORED_INPUTS
+            else _REUSE_KEYED
+        )
+        self._name = cls.__name__
         super().__init__(**kwargs)
         self.event_bus = event_bus
         self.working_memory = working_memory
         # any trait but the outputs is an input: notify_change counts the changes, and keeps the
         # three traits every update reads as plain attributes (a traitlets read costs a call)
         self._enabled_now, self._error_now, self._content_now = self.enabled, self.error, self.content
-        cls = type(self)
         if cls.run_update is _BASE_RUN and cls.handle_update_trinket is _BASE_HANDLE:
             setattr(self, "run_update", self._refresh)
         working_memory.register_trinket(self, replace=replace)
@@ -275,41 +288,32 @@ class EventAwareTrinket(HasTraits, metaclass=_TrinketMeta):
         and publish the content as a TrinketContentEvent of ``continuum_id`` and ``user_id``
         (nothing is published once the section is dropped: disabled, or no content)."""
         wm = self.working_memory
-        clock = wm.clock
         if not self._enabled_now:
-            self._set_content("", clock.now())
+            self._set_content("", wm.clock.now())
             wm.discard_section(self)
             return
-        reusable = self._reusable
         # an update with a context may carry inputs (memories, a report): it always generates;
         # a lifecycle refresh carries none, so a turn's refresh and its compose generate once
-        if self.reuse_content and (context is LIFECYCLE_REFRESH or not context or context == LIFECYCLE_REFRESH):
-            cls = type(self)
-            # the default stored_inputs() (none) is not called
-            inputs: tuple[Any, ...] = (
-                (self._revision, wm.profile, clock.now()) if cls.time_dependent else (self._revision, wm.profile)
-            )
-            key: tuple[Any, ...] | None = inputs
-            if cls.stored_inputs is not _NO_STORED_INPUTS:
-                watched = self.stored_inputs()
-                if watched:
-                    versions = tuple([wm.store.version(name) for name in watched])
-                    # a store that cannot tell what changed: generate, as the original always does
-                    key = None if None in versions else (*inputs, versions)
+        reuse = self._reuse
+        if reuse and (not context or context is LIFECYCLE_REFRESH or context == LIFECYCLE_REFRESH):
+            key = (self._revision, wm.profile) if reuse == _REUSE_PLAIN else self._reuse_key(wm)
+            reusable = self._reusable
             if reusable is not None and reusable[0] == key:
-                content = reusable[1]
+                content, shown = reusable[1], reusable[2]
             else:
                 content = self._generate(context)
-                self._reusable = (key, content) if key is not None else None
+                shown = bool(content) and not content.isspace()
+                self._reusable = (key, content, shown) if key is not None else None
         else:
             content = self._generate(context)
+            shown = bool(content) and not content.isspace()
             self._reusable = None
         if self._error_now:
             self.error = ""
-        now = clock.now()
-        if content and not content.isspace():
-            shown = self._content_now
-            if shown is not content and shown != content:
+        now = wm.clock.now()
+        if shown:
+            current = self._content_now
+            if current is not content and current != content:
                 self._set_content(content, now)
             self.event_bus.publish(
                 TrinketContentEvent,
@@ -318,12 +322,26 @@ class EventAwareTrinket(HasTraits, metaclass=_TrinketMeta):
                 now,
                 self.variable_name,
                 content,
-                type(self).__name__,
+                self._name,
                 self.cache_policy,
             )
             return
         self._set_content("", now)
         wm.discard_section(self)
+
+    def _reuse_key(self, wm: TrinketHost) -> tuple[Any, ...] | None:
+        """The inputs an update's content is reused on, for a trinket whose content depends on
+        the clock or on store keys others write (None: cannot tell, so generate)."""
+        key: tuple[Any, ...] = (
+            (self._revision, wm.profile, wm.clock.now()) if type(self).time_dependent else (self._revision, wm.profile)
+        )
+        if type(self).stored_inputs is not _NO_STORED_INPUTS:
+            watched = self.stored_inputs()
+            if watched:
+                versions = tuple([wm.store.version(name) for name in watched])
+                # a store that cannot tell what changed: generate, as the original always does
+                return None if None in versions else (*key, versions)
+        return key
 
     def _generate(self, context: Mapping[str, Any]) -> str:
         # a fresh dict for each call; a read-only view (the lifecycle's) copies its own faster
