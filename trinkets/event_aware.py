@@ -224,7 +224,9 @@ class EventAwareTrinket(HasTraits, metaclass=_TrinketMeta):
             if not cls.time_dependent and cls.stored_inputs is _NO_STORED_INPUTS
             else _REUSE_KEYED
         )
-        self._name = cls.__name__
+        # the class's name and section, read on every update (through the instance, a class
+        # attribute is looked up in the class on each read)
+        self._name, self._section = cls.__name__, section
         super().__init__(**kwargs)
         self.event_bus = event_bus
         self.working_memory = working_memory
@@ -320,7 +322,7 @@ class EventAwareTrinket(HasTraits, metaclass=_TrinketMeta):
                 continuum_id,
                 user_id,
                 now,
-                self.variable_name,
+                self._section,
                 content,
                 self._name,
                 self.cache_policy,
