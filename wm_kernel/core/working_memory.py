@@ -83,6 +83,25 @@ class WorkingMemory(HasTraits, Generic[T]):
         key their stored items by it when constructed, so set it before registering them.
     """
 
+    # the attributes every compose cycle reads, as slots: an attribute in the instance's dict is
+    # read through a cache the interpreter (3.11) keeps missing on this class's dict, a slot is not
+    __slots__ = (
+        "_user_id",
+        "_fitting",
+        "bus",
+        "_stored",
+        "profile",
+        "clock",
+        "composer",
+        "budget",
+        "lock",
+        "continuum_id",
+        "_registry",
+        "_trinkets",
+        "_registering",
+        "_placeholders",
+    )
+
     composed = ComposedPromptTrait(
         help="The ComposedPrompt of the last compose cycle (None before the first); notifies on "
         "every compose, even one whose text did not change."
