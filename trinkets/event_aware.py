@@ -211,30 +211,17 @@ class EventAwareTrinket(HasTraits, metaclass=_TrinketMeta):
                 f"{type(self).__name__} must set the class attribute variable_name "
                 f"(the section it publishes) to a non-empty string"
             )
-        # the inputs' revision and (key, content) of the last generated content (reuse_content)
-        self._revision = 0
-        # (inputs, content, whether it shows) of the last generated content, and how the inputs
-        # are read (the class's reuse_content, time_dependent and stored_inputs, read once here)
-        self._reusable: tuple[tuple[Any, ...], str, bool] | None = None
         cls = type(self)
-        self._reuse = (
-            _REUSE_NEVER
-            if not cls.reuse_content
-            else _REUSE_PLAIN
-            if not cls.time_dependent and cls.stored_inputs is _NO_STORED_INPUTS
-            else _REUSE_KEYED
-        )
-        # the class's name and section, read on every update (through the instance, a class
-        # attribute is looked up in the class on each read)
-        self._name, self._section = cls.__name__, section
+        # what every update reads, in one record (see _Update); made before the traits are set,
+        # whose changes it counts
+        self._update = update = _Update(self, cls.__name__, section, _reuse_of(cls), event_bus, working_memory)
         super().__init__(**kwargs)
         self.event_bus = event_bus
         self.working_memory = working_memory
-        # any trait but the outputs is an input: notify_change counts the changes, and keeps the
-        # three traits every update reads as plain attributes (a traitlets read costs a call)
-        self._enabled_now, self._error_now, self._content_now = self.enabled, self.error, self.content
+        update.enabled, update.error, update.content = self.enabled, self.error, self.content
         if cls.run_update is _BASE_RUN and cls.handle_update_trinket is _BASE_HANDLE:
-            setattr(self, "run_update", self._refresh)
+            # WorkingMemory's call goes straight to the update: the class handles no event
+            setattr(self, "run_update", update.refresh)
         working_memory.register_trinket(self, replace=replace)
 
     # -- identity
@@ -289,53 +276,15 @@ class EventAwareTrinket(HasTraits, metaclass=_TrinketMeta):
         """The update itself: regenerate (or reuse) the content for ``context``, set the traits,
         and publish the content as a TrinketContentEvent of ``continuum_id`` and ``user_id``
         (nothing is published once the section is dropped: disabled, or no content)."""
-        wm = self.working_memory
-        if not self._enabled_now:
-            self._set_content("", wm.clock.now())
-            wm.discard_section(self)
-            return
-        # an update with a context may carry inputs (memories, a report): it always generates;
-        # a lifecycle refresh carries none, so a turn's refresh and its compose generate once
-        reuse = self._reuse
-        if reuse and (not context or context is LIFECYCLE_REFRESH or context == LIFECYCLE_REFRESH):
-            key = (self._revision, wm.profile) if reuse == _REUSE_PLAIN else self._reuse_key(wm)
-            reusable = self._reusable
-            if reusable is not None and reusable[0] == key:
-                content, shown = reusable[1], reusable[2]
-            else:
-                content = self._generate(context)
-                shown = bool(content) and not content.isspace()
-                self._reusable = (key, content, shown) if key is not None else None
-        else:
-            content = self._generate(context)
-            shown = bool(content) and not content.isspace()
-            self._reusable = None
-        if self._error_now:
-            self.error = ""
-        now = wm.clock.now()
-        if shown:
-            current = self._content_now
-            if current is not content and current != content:
-                self._set_content(content, now)
-            self.event_bus.publish(
-                TrinketContentEvent,
-                continuum_id,
-                user_id,
-                now,
-                self._section,
-                content,
-                self._name,
-                self.cache_policy,
-            )
-            return
-        self._set_content("", now)
-        wm.discard_section(self)
+        self._update.refresh(continuum_id, user_id, context)
 
     def _reuse_key(self, wm: TrinketHost) -> tuple[Any, ...] | None:
         """The inputs an update's content is reused on, for a trinket whose content depends on
         the clock or on store keys others write (None: cannot tell, so generate)."""
         key: tuple[Any, ...] = (
-            (self._revision, wm.profile, wm.clock.now()) if type(self).time_dependent else (self._revision, wm.profile)
+            (self._update.revision, wm.profile, wm.clock.now())
+            if type(self).time_dependent
+            else (self._update.revision, wm.profile)
         )
         if type(self).stored_inputs is not _NO_STORED_INPUTS:
             watched = self.stored_inputs()
@@ -386,15 +335,15 @@ class EventAwareTrinket(HasTraits, metaclass=_TrinketMeta):
             held.append(change)
             return
         if change["type"] == "change":
-            name = change["name"]
+            name, update = change["name"], self._update
             if name == "content":
-                self._content_now = change["new"]
+                update.content = change["new"]
             elif name == "error":
-                self._error_now = change["new"]
+                update.error = change["new"]
             elif name not in _OUTPUT_TRAITS:
-                self._revision += 1
+                update.revision += 1
                 if name == "enabled":
-                    self._enabled_now = change["new"]
+                    update.enabled = change["new"]
         super().notify_change(change)
 
     def stored_inputs(self) -> tuple[str, ...]:
@@ -407,7 +356,7 @@ class EventAwareTrinket(HasTraits, metaclass=_TrinketMeta):
         """Something the content depends on changed: the next update generates it again. Called
         by every ``@feed`` call, trait change and lifecycle step; a trinket calls it after a store
         write of its own made elsewhere."""
-        self._revision += 1
+        self._update.revision += 1
 
     def request_update(self, **context: Any) -> None:
         """Ask WorkingMemory to regenerate this trinket now (publishes an UpdateTrinketEvent)."""
@@ -537,6 +486,101 @@ class EventAwareTrinket(HasTraits, metaclass=_TrinketMeta):
     def __repr__(self) -> str:
         state = "disabled" if not self.enabled else ("failed" if self.error else "ok")
         return f"<{self.name} section={self.variable_name!r} {state} chars={len(self.content)}>"
+
+
+def _reuse_of(cls: type[EventAwareTrinket]) -> int:
+    """How an update of ``cls`` reuses its content (its reuse_content, time_dependent and
+    stored_inputs, read when a trinket is made)."""
+    if not cls.reuse_content:
+        return _REUSE_NEVER
+    if not cls.time_dependent and cls.stored_inputs is _NO_STORED_INPUTS:
+        return _REUSE_PLAIN
+    return _REUSE_KEYED
+
+
+class _Update:
+    """What a trinket's update reads on every compose, kept in one record of one class, and the
+    update itself (:meth:`refresh`).
+
+    Every trinket class is a class of its own, so an attribute read on the trinket is looked up
+    anew each time the next trinket of a compose comes (the interpreter caches one class per
+    place in the code); read on this record, it is not. The trinket keeps the record current:
+    ``enabled``, ``error`` and ``content`` mirror its traits, ``revision`` counts the changes of
+    its inputs, ``reusable`` is ``(inputs, content, whether it shows)`` of the last generated
+    content."""
+
+    __slots__ = (
+        "trinket",
+        "name",
+        "section",
+        "reuse",
+        "bus",
+        "host",
+        "enabled",
+        "error",
+        "content",
+        "revision",
+        "reusable",
+    )
+
+    def __init__(
+        self, trinket: EventAwareTrinket, name: str, section: str, reuse: int, bus: EventBus, host: TrinketHost
+    ) -> None:
+        self.trinket, self.name, self.section, self.reuse, self.bus, self.host = (
+            trinket,
+            name,
+            section,
+            reuse,
+            bus,
+            host,
+        )
+        self.enabled, self.error, self.content = True, "", ""
+        self.revision = 0
+        self.reusable: tuple[tuple[Any, ...] | None, str, bool] | None = None
+
+    def refresh(self, continuum_id: str, user_id: str, context: Mapping[str, Any]) -> None:
+        """:meth:`EventAwareTrinket._refresh`: the update of the trinket."""
+        trinket, wm = self.trinket, self.host
+        if not self.enabled:
+            trinket._set_content("", wm.clock.now())
+            wm.discard_section(trinket)
+            return
+        # an update with a context may carry inputs (memories, a report): it always generates;
+        # a lifecycle refresh carries none, so a turn's refresh and its compose generate once
+        reuse = self.reuse
+        if reuse and (not context or context is LIFECYCLE_REFRESH or context == LIFECYCLE_REFRESH):
+            key = (self.revision, wm.profile) if reuse == _REUSE_PLAIN else trinket._reuse_key(wm)
+            reusable = self.reusable
+            if reusable is not None and reusable[0] == key:
+                content, shown = reusable[1], reusable[2]
+            else:
+                content = trinket._generate(context)
+                shown = bool(content) and not content.isspace()
+                self.reusable = (key, content, shown) if key is not None else None
+        else:
+            content = trinket._generate(context)
+            shown = bool(content) and not content.isspace()
+            self.reusable = None
+        if self.error:
+            trinket.error = ""
+        now = wm.clock.now()
+        if shown:
+            current = self.content
+            if current is not content and current != content:
+                trinket._set_content(content, now)
+            self.bus.publish(
+                TrinketContentEvent,
+                continuum_id,
+                user_id,
+                now,
+                self.section,
+                content,
+                self.name,
+                trinket.cache_policy,  # a class attribute a trinket may change (StoredSection)
+            )
+            return
+        trinket._set_content("", now)
+        wm.discard_section(trinket)
 
 
 # the default stored_inputs (none): an update does not call it
