@@ -187,6 +187,23 @@ class EventBus:
         long runs. 0 disables the log.
     """
 
+    # slots: read on every publish, and a slot's read is cached by the interpreter where a dict's may not be
+    __slots__ = (
+        "_subscribers",
+        "_routes",
+        "_only",
+        "_lock",
+        "_log",
+        "_append",
+        "_seq",
+        "_classes",
+        "_class_numbers",
+        "_built",
+        "_local",
+        "failure_count",
+        "__weakref__",
+    )
+
     def __init__(self, log_size: int = 10_000) -> None:
         if not isinstance(log_size, int) or isinstance(log_size, bool) or log_size < 0:
             raise ValueError(f"log_size must be a non-negative int, got {log_size!r}")

@@ -26,6 +26,15 @@ __all__ = ["SectionStore"]
 class SectionStore:
     """Writes and reads the sections of one store; a write identical to the last one is skipped."""
 
+    # slots: read on every section written, and a slot's read is cached by the interpreter where a dict's may not be
+    __slots__ = (
+        "store",
+        "_key",
+        "_written",
+        "_at",
+        "__weakref__",
+    )
+
     def __init__(self, store: StateStore) -> None:
         self.store = store
         self._key: tuple[str, str] | None = None  # (user_id, its key)

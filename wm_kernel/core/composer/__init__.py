@@ -72,6 +72,29 @@ class SystemPromptComposer:
         The line between the two rules opening the notification centre.
     """
 
+    # slots: read on every compose, and a slot's read is cached by the interpreter where a dict's may not be
+    __slots__ = (
+        "layout",
+        "namespace",
+        "scaffolding_note",
+        "hud_title",
+        "_base_prompt",
+        "_base_note",
+        "_base_section",
+        "_sections",
+        "_warned",
+        "_lock",
+        "_built",
+        "_touched",
+        "_cleared",
+        "_built_env",
+        "_hud_frame",
+        "_joined",
+        "_records",
+        "_frame",
+        "__weakref__",
+    )
+
     def __init__(
         self,
         layout: Layout | None = None,
