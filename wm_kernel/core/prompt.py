@@ -13,7 +13,7 @@ from collections.abc import Callable, Container, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, TypedDict, cast
 
-from traitlets import Bunch, Instance
+from traitlets import All, Bunch, HasTraits, Instance
 
 # the original's keys and placements, named here too (``from wm_kernel.core.prompt import PLACEMENTS``)
 from wm_kernel.core.prompt_dict import ComposedPromptDict
@@ -445,23 +445,42 @@ class ComposedPromptTrait(Instance["ComposedPrompt | None"]):
     """A trait holding a ComposedPrompt that notifies on every new compose.
 
     ComposedPrompt is a dict, and traitlets stays silent when the new value *equals* the old one; a
-    compose that produced the same text is still a new compose (a new turn, new metadata), so when
-    traitlets stays silent for a different object this trait reports the change itself, through
-    ``HasTraits.notify_change`` (which also honours ``hold_trait_notifications``).
+    compose that produced the same text is still a new compose (a new turn, new metadata), so this
+    trait tells of every new object, through ``HasTraits.notify_change`` (which also honours
+    ``hold_trait_notifications``), and compares nothing.
+
+    Its ``set`` is the one place wm-kernel reads traitlets' internals (the owner's
+    ``_trait_values``, ``_trait_notifiers``, ``_trait_validators`` and ``_cross_validation_lock``,
+    as traitlets 5.9-5.16, the pinned range, keep them): a compose sets it once per cycle, and
+    traitlets' own set, with its equality test, validation by lookup and a change record built for
+    nobody, was the largest single cost of an 8-trinket compose cycle after the trinkets' updates
+    (2.1 µs of 34, measured by ``bench/compose.py``; docs/performance.md). What it keeps of
+    traitlets: a value not a ComposedPrompt (or None) is a TraitError, ``@validate`` cross-
+    validation runs, observers of the name or of all traits hear every new object, a held
+    change waits for the end of ``hold_trait_notifications``, and an owner that overrides
+    ``notify_change`` (a widget) is told always. Not kept: the deprecated magic methods
+    ``_<name>_validate`` and ``_<name>_changed`` (traitlets 4), which nothing here defines.
     """
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(ComposedPrompt, allow_none=True, **kwargs)
 
     def set(self, obj: Any, value: Any) -> None:
-        # traitlets' own set (5.9-5.16: the pinned range) compares the old prompt with the new,
-        # key by key, to stay silent when they are equal; every compose is news, so this one tells
-        # whenever the object changes and compares nothing (a compose cycle's largest single cost
-        # after the trinkets' own: see docs/performance.md)
-        new = self._validate(obj, value)
+        if value is not None and not isinstance(value, ComposedPrompt):
+            self.error(obj, value)
         name = str(self.name)
+        if obj._cross_validation_lock is False and name in obj._trait_validators:
+            value = self._cross_validate(obj, value)
         values = obj._trait_values
         old = values.get(name, self.default_value)
-        values[name] = new
-        if new is not old:
-            obj.notify_change(Bunch(name=name, old=old, new=new, owner=obj, type="change"))
+        values[name] = value
+        if value is old:
+            return
+        notifiers = obj._trait_notifiers
+        if (
+            name in notifiers
+            or All in notifiers
+            or obj._cross_validation_lock  # inside hold_trait_notifications: it keeps the change
+            or type(obj).notify_change is not HasTraits.notify_change
+        ):
+            obj.notify_change(Bunch(name=name, old=old, new=value, owner=obj, type="change"))
