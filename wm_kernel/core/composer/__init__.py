@@ -265,7 +265,7 @@ class SystemPromptComposer:
             # the usual cycle adds back the names it cleared, in the same order: what changed is
             # the names whose entries differ; any other order may move the unlisted sections
             if len(cleared) == len(sections):
-                for (name, entry), (was_name, was) in zip(sections.items(), cleared.items()):
+                for (name, entry), (was_name, was) in zip(sections.items(), cleared.items(), strict=True):
                     if name != was_name:
                         touched.update(cleared)
                         touched.update(sections)
