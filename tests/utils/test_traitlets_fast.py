@@ -1,11 +1,14 @@
-"""The trinkets' hot path against the installed traitlets, used only through its public API (the
-private shortcuts of wm_kernel/utils/traitlets_fast.py are gone, issue 33): a subclass's
+"""The trinkets' hot path against the installed traitlets, used through its public API (the
+private shortcuts of wm_kernel/utils/traitlets_fast.py are gone, issue 33; one came back in one
+place, the composed prompt's set, issue 42, held here to traitlets' behaviour): a subclass's
 validators and observers see every change, content and time are set together as
 hold_trait_notifications sets them (a refused one puts both back, and nobody is told), and the
 installed traitlets is in the pinned range."""
 
 from __future__ import annotations
 
+import inspect
+import re
 import tomllib
 from importlib.metadata import version
 from pathlib import Path
@@ -13,10 +16,14 @@ from typing import Any
 
 from packaging.requirements import Requirement
 from packaging.specifiers import SpecifierSet
-from traitlets import TraitError, observe, validate
+import pytest
+from traitlets import HasTraits, TraitError, observe, validate
 
 from trinkets.base import EventAwareTrinket, StatefulTrinket, feed
+from wm_kernel.core.bus import EventBus
 from wm_kernel.core.clock import ManualClock
+from wm_kernel.core.prompt import ComposedPrompt, ComposedPromptTrait
+from wm_kernel.core.working_memory import WorkingMemory
 from wm_kernel.session import Session
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -34,24 +41,97 @@ def test_the_pinned_range_is_the_tested_one_and_holds_the_installed_traitlets() 
     assert pinned[0].specifier.contains(version("traitlets"))
 
 
-def test_the_hot_path_names_nothing_private_of_traitlets() -> None:
-    import re
+#: traitlets' private names; wm-kernel reads them in one place only, ComposedPromptTrait.set
+#: (issue 42: the composed prompt's set was a compose cycle's largest single cost; see
+#: docs/performance.md), which the tests below hold to traitlets' own behaviour
+PRIVATE = re.compile(
+    r"\._(?:trait_values|trait_notifiers|trait_validators|notify_observers|"
+    r"notify_trait|cross_validation_lock|validate|cross_validate)\b"
+)
 
-    private = re.compile(
-        r"\._(?:trait_values|trait_notifiers|trait_validators|notify_observers|"
-        r"notify_trait|cross_validation_lock|validate|cross_validate)\b"
-    )
-    for path in [
-        "trinkets/event_aware.py",
-        "trinkets/stateful.py",
-        "wm_kernel/core/working_memory.py",
-        "wm_kernel/core/composer/budget.py",
-        "wm_kernel/core/bus.py",
-        "wm_kernel/core/composer/__init__.py",
-    ]:
-        text = (ROOT / path).read_text(encoding="utf-8")
-        assert private.findall(text) == [], path
-        assert "traitlets.traitlets" not in text, path
+
+def test_traitlets_private_names_appear_in_the_composed_trait_set_alone() -> None:
+    one_home = inspect.getsource(ComposedPromptTrait.set)
+    assert PRIVATE.findall(one_home), "the shortcut moved: update this test and docs/performance.md"
+    for path in sorted([*(ROOT / "wm_kernel").rglob("*.py"), *(ROOT / "trinkets").rglob("*.py")]):
+        text = path.read_text(encoding="utf-8")
+        if path.name == "prompt.py" and path.parent.name == "core":
+            text = text.replace(one_home, "")
+        assert PRIVATE.findall(text) == [], path.relative_to(ROOT)
+        assert "traitlets.traitlets" not in text, path.relative_to(ROOT)
+
+
+class Guarded(WorkingMemory[Any]):
+    """Its ``@validate`` sees every composed prompt and refuses one whose cached part is empty."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        self.proposed: list[int] = []
+        super().__init__(*args, **kwargs)
+
+    @validate("composed")
+    def _check_composed(self, proposal: dict[str, Any]) -> Any:
+        self.proposed.append(id(proposal["value"]))
+        if proposal["value"] is not None and not proposal["value"]["cached_content"]:
+            raise TraitError("an empty cached part")
+        return proposal["value"]
+
+
+def test_the_composed_trait_runs_a_subclass_validator_on_every_compose() -> None:
+    wm = Guarded(EventBus(), clock=ManualClock("2026-11-30T09:00:00+00:00"))
+    first, second = wm.compose("Hi."), wm.compose("Hi.")
+    assert wm.proposed == [id(first), id(second)] and wm.composed is second
+    with pytest.raises(TraitError, match="^an empty cached part$"):
+        wm.composed = ComposedPrompt("", "", [], [], "")
+    assert wm.composed is second  # refused: left as it was
+
+
+def test_the_composed_trait_refuses_what_is_not_a_prompt_and_keeps_the_old_one() -> None:
+    wm = WorkingMemory(EventBus())
+    prompt = wm.compose("Hi.")
+    told: list[Any] = []
+    wm.observe(told.append, "composed")
+    with pytest.raises(TraitError, match="'composed' trait of a WorkingMemory instance expected a ComposedPrompt"):
+        wm.composed = {"cached_content": "Hi."}  # type: ignore[assignment]
+    assert wm.composed is prompt and told == []
+    wm.composed = None  # allowed, and told
+    assert [(c["old"], c["new"]) for c in told] == [(prompt, None)]
+
+
+def test_the_composed_trait_tells_observers_of_every_trait_and_of_the_name() -> None:
+    wm = WorkingMemory(EventBus())
+    every: list[str] = []
+    named: list[str] = []
+    wm.observe(lambda c: every.append(c["name"]))  # names=All
+    wm.compose("Hi.")
+    wm.observe(lambda c: named.append(c["type"]), "composed")
+    wm.compose("Hi.")
+    assert every == ["composed", "composed"] and named == ["change"]
+    wm.unobserve_all()
+    wm.compose("Hi.")  # nobody listens: nothing is told, the prompt is kept
+    assert every == ["composed", "composed"] and named == ["change"] and wm.composed["cached_content"]
+
+
+class Synced(HasTraits):
+    """Sends every change somewhere, as a widget does: its ``notify_change`` is its own."""
+
+    prompt = ComposedPromptTrait()
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.sent: list[str] = []
+
+    def notify_change(self, change: Any) -> None:
+        self.sent.append(change["name"])
+        super().notify_change(change)
+
+
+def test_an_owner_with_its_own_notify_change_is_told_of_every_new_prompt() -> None:
+    owner = Synced()
+    prompt = ComposedPrompt("A.", "", [], [], "")
+    owner.prompt = prompt
+    owner.prompt = prompt  # the same object: no change
+    owner.prompt = ComposedPrompt("A.", "", [], [], "")  # an equal prompt is a new compose
+    assert owner.sent == ["prompt", "prompt"]
 
 
 class Echo(EventAwareTrinket):
