@@ -326,8 +326,8 @@ class EventAwareTrinket(HasTraits, metaclass=_TrinketMeta):
     def notify_change(self, change: Any) -> None:
         """traitlets' delivery of a change to the observers (public API, overridden as ipywidgets'
         ``Widget`` does), after the trinket's own bookkeeping: a change of any trait but its
-        outputs is a change of its inputs, and the traits every update reads are kept as plain
-        attributes (a traitlets read costs a call). While :meth:`_set_content` sets content and
+        outputs is a change of its inputs, and the traits every update reads are mirrored in its
+        update record (``_Update``: a traitlets read costs a call). While :meth:`_set_content` sets content and
         time, their changes wait until both are set; a ``hold_trait_notifications`` around it
         holds them as usual (this runs when it lets them go)."""
         held = self._held
