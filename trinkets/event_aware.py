@@ -221,7 +221,7 @@ class EventAwareTrinket(HasTraits, metaclass=_TrinketMeta):
         update.enabled, update.error, update.content = self.enabled, self.error, self.content
         if cls.run_update is _BASE_RUN and cls.handle_update_trinket is _BASE_HANDLE:
             # WorkingMemory's call goes straight to the update: the class handles no event
-            setattr(self, "run_update", update.refresh)
+            self.run_update = update.refresh  # type: ignore[method-assign]
         working_memory.register_trinket(self, replace=replace)
 
     # -- identity

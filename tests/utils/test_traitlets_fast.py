@@ -14,9 +14,9 @@ from importlib.metadata import version
 from pathlib import Path
 from typing import Any
 
+import pytest
 from packaging.requirements import Requirement
 from packaging.specifiers import SpecifierSet
-import pytest
 from traitlets import HasTraits, TraitError, observe, validate
 
 from trinkets.base import EventAwareTrinket, StatefulTrinket, feed
