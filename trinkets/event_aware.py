@@ -219,7 +219,7 @@ class EventAwareTrinket(HasTraits, metaclass=_TrinketMeta):
         self.event_bus = event_bus
         self.working_memory = working_memory
         update.enabled, update.error, update.content = self.enabled, self.error, self.content
-        if cls.run_update is _BASE_RUN and cls.handle_update_trinket is _BASE_HANDLE:
+        if (cls.run_update, cls.handle_update_trinket, cls._refresh) == _BASE_UPDATE:
             # WorkingMemory's call goes straight to the update: the class handles no event
             self.run_update = update.refresh  # type: ignore[method-assign]
         working_memory.register_trinket(self, replace=replace)
@@ -589,3 +589,6 @@ _NO_STORED_INPUTS = EventAwareTrinket.stored_inputs
 # event is not built for it
 _BASE_HANDLE = EventAwareTrinket.handle_update_trinket
 _BASE_RUN = EventAwareTrinket.run_update
+# a class that keeps all three of the base's update methods has run_update bound to its record's
+# refresh, which does what they do
+_BASE_UPDATE = (_BASE_RUN, _BASE_HANDLE, EventAwareTrinket._refresh)
