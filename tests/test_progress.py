@@ -101,7 +101,9 @@ def test_the_starting_line_stops_once_pytest_is_configured_even_when_its_module_
         "import time\n\n\ndef test_wait():\n    print('the test runs', flush=True)\n    time.sleep(2.5)\n",
         encoding="utf-8",
     )
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "WM_KERNEL_TEST_QUIET": "0.5"}
+    # the child is a pytest of its own, not an xdist worker, even when this test runs in one
+    outer = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_XDIST", "PYTEST_CURRENT"))}
+    env = {**outer, "PYTHONPATH": str(ROOT), "WM_KERNEL_TEST_QUIET": "0.5"}
     command = [sys.executable, "-m", "pytest", "-q", "-s", "-p", "tests.starting", "-p", "no:cacheprovider"]
     command += ["--doctest-modules", "test_wait.py", str(ROOT / "tests" / "starting.py")]
     done = subprocess.run(command, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
