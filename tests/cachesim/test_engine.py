@@ -591,7 +591,7 @@ def test_a_request_checks_only_the_blocks_it_does_not_share_with_the_one_before(
     looked: list[Block] = []
     sizes = engine._TOKENS
     monkeypatch.setattr(engine, "_TOKENS", lambda block: looked.append(block) or sizes(block))
-    monkeypatch.setattr(engine, "_last_checked", ((), []))
+    monkeypatch.setattr(engine, "_last_checked", ((), [], 0))
     blocks: list[Block] = [Block("tools", 500, layer="tools"), Block("system", 1500, layer="system")]
     requests = []
     for turn in range(200):

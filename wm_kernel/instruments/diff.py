@@ -138,11 +138,11 @@ def _first_item(old: Mapping[str, Any], new: Mapping[str, Any], key: str) -> tup
     a, b = old.get(key, []), new.get(key, [])
     if type(a) is not list or type(b) is not list:  # (a plain dict's items may be any iterable)
         a, b = list(a), list(b)
-    index = shared_start(b, a)
-    if index < min(len(a), len(b)):
-        return index, a[index], b[index]
+    shared = shared_start(b, a)
+    if shared < min(len(a), len(b)):
+        return shared, a[shared], b[shared]
     longer, a_side = (b, False) if len(b) > len(a) else (a, True)
-    for index in range(index, len(longer)):  # what only one of them holds, against ""
+    for index in range(shared, len(longer)):  # what only one of them holds, against ""
         if longer[index] != "":
             return (index, longer[index], "") if a_side else (index, "", longer[index])
     return None

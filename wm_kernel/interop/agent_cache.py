@@ -280,7 +280,9 @@ def with_levels(
     return out
 
 
-def cache_requests(log: AgentLog, when: Sequence[datetime]) -> tuple[list[Request], dict[int, Request]]:
+def cache_requests(
+    log: AgentLog, when: Sequence[datetime], inferred: dict[str, Inferred] | None = None
+) -> tuple[list[Request], dict[int, Request]]:
     """One cachesim Request per turn, and the warm-ups: per conversation whose first request read
     from a cache written before the log, a request of what it read, played just before it.
 
@@ -290,9 +292,10 @@ def cache_requests(log: AgentLog, when: Sequence[datetime]) -> tuple[list[Reques
     log has no cache marks, the agent's own caching as its usage shows it: a breakpoint where the
     usage shows one inside the missing part (else after it), one where the conversation's
     previous request ended, and one on the last block, at the TTL the usage bills; from a request
-    the agent rewrote (:func:`rewrites`), what follows its read is new content."""
+    the agent rewrote (:func:`rewrites`), what follows its read is new content. ``inferred`` is
+    :func:`infer` of the log, where the caller has it."""
     chain_of = chains(log.requests)
-    builder = _Builder(log, infer(log, chain_of), when, chain_of)
+    builder = _Builder(log, infer(log, chain_of) if inferred is None else inferred, when, chain_of)
     return builder.requests(), builder.warmups
 
 

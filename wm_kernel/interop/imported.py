@@ -298,7 +298,7 @@ class ImportedSession:
         (Claude Code caches every request): a breakpoint after the system prompt and tools, one
         where the conversation's previous request ended, and one on the last block, at the TTL
         the usage bills."""
-        return cache_requests(self, self.send_times(times=times, gap=gap)[0])[0]
+        return cache_requests(self, self.send_times(times=times, gap=gap)[0], self.inferred())[0]
 
     def pricing(self, model: str | ModelProfile | None = None) -> list[Priced]:
         """Per turn, the profile its request is priced with: ``model`` for all when given, else
@@ -319,8 +319,8 @@ class ImportedSession:
         switches models is simulated and priced per request), or all on ``model``; the result's
         ``turns`` gains a ``turn`` column, and ``assumptions`` says what the log did not (assumed
         send times, the inferred system prompt, an unpriced model)."""
-        _, assumed = self.send_times(times=times, gap=gap)
-        requests, warmups = cache_requests(self, self.send_times(times=times, gap=gap)[0])
+        when, assumed = self.send_times(times=times, gap=gap)
+        requests, warmups = cache_requests(self, when, self.inferred())
         pricing = self.pricing(model)
         if model is not None and not warmups:
             sim = simulate(requests, pricing[0].profile)
