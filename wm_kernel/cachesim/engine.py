@@ -237,6 +237,7 @@ class _Prepared(NamedTuple):
     sigs: tuple[int, int, int]
     explicit: int  # index of the last "explicit" block (Gemini cached content), -1 if none
     marks: list[tuple[int, str]]  # the blocks' own breakpoints (block index, its breakpoint)
+    shared: int  # how many blocks it shares with the request before (same parameters), 0 if none
 
 
 def _layer_sigs(params: Mapping[str, Any]) -> tuple[int, int, int]:
@@ -295,7 +296,7 @@ def _prepare(index: int, request: Request, profile: ModelProfile, before: _Prepa
             raise ValueError(
                 f"requests[{index}].blocks[{explicit}]: {profile.name} has no explicit cache; its caching is automatic"
             )
-        return _Prepared(request, hashes, cumulative, [], sigs, explicit, marked)
+        return _Prepared(request, hashes, cumulative, [], sigs, explicit, marked, shared)
     if len(marks) > profile.max_breakpoints:
         raise ValueError(
             f"requests[{index}] has {len(marks)} cache breakpoints; {profile.name} allows "
@@ -315,7 +316,7 @@ def _prepare(index: int, request: Request, profile: ModelProfile, before: _Prepa
                 f"requests[{index}]: the breakpoint on block {p1} has a longer TTL than the "
                 f"one on block {p0}; longer TTLs must come first"
             )
-    return _Prepared(request, hashes, cumulative, breakpoints, sigs, explicit, marked)
+    return _Prepared(request, hashes, cumulative, breakpoints, sigs, explicit, marked, shared)
 
 
 def _prepared(requests: Iterable[Request], profile: ModelProfile) -> Iterator[_Prepared]:
@@ -479,7 +480,9 @@ class _Run:
         before = self.previous
         if before is None:
             return None
-        shared = shared_start(p.hashes, before.hashes)
+        # the blocks shared with it have its prefix hashes (taken from it): only the rest is compared
+        start = p.shared
+        shared = start + shared_start(p.hashes[start:], before.hashes[start:])
         return shared if shared < min(len(p.hashes), len(before.hashes)) else None
 
     def _params_changed(self, p: _Prepared, divergent: int) -> bool:
