@@ -136,7 +136,7 @@ def _first_item(old: Mapping[str, Any], new: Mapping[str, Any], key: str) -> tup
     two texts; None when none does. The items two prompts of a conversation share are mostly the
     same objects: one list comparison finds where they part, and no item is copied or named."""
     a, b = old.get(key, []), new.get(key, [])
-    if type(a) is not list or type(b) is not list:  # (a plain dict's items may be any iterable)
+    if not isinstance(a, list) or not isinstance(b, list):  # (a plain dict's items may be any iterable)
         a, b = list(a), list(b)
     shared = shared_start(b, a)
     if shared < min(len(a), len(b)):
