@@ -240,6 +240,8 @@ def test_the_first_change_of_two_long_conversations_is_found_without_walking_the
     assert (shrunk.key, shrunk.offset, shrunk.new, shrunk.old) == ("conversation_prefix_items[10002]", 0, None, None)
     # a plain dict's items as tuples compare as their lists; then the post-history items, the centre
     assert first_change({"conversation_prefix_items": ("a",)}, {"conversation_prefix_items": ["a"]}) is None
-    assert first_change({"post_history_items": ["a"]}, {"post_history_items": ["a", "b"]}).key == "post_history_items[1]"
+    assert (
+        first_change({"post_history_items": ["a"]}, {"post_history_items": ["a", "b"]}).key == "post_history_items[1]"
+    )
     assert first_change({"notification_center": "x"}, {"notification_center": "xy"}).offset == 1
     assert _Walked.walks == 0
