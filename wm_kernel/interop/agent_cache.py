@@ -195,12 +195,13 @@ class _Counted:
 
     def tokens(self, sections: Sequence[Section]) -> int:
         shared = shared_start(sections, self.sections)
-        running = self.running[:shared]
+        running = self.running
+        del running[shared:]  # (in place: the sums of the start it shares stay where they are)
         total = running[-1] if running else 0
         for s in sections[shared:]:
             total += self.counter.count(s.text)
             running.append(total)
-        self.sections, self.running = sections, running
+        self.sections = sections
         return total
 
 
