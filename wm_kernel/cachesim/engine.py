@@ -259,10 +259,10 @@ def _prepare(index: int, request: Request, profile: ModelProfile, before: _Prepa
     sigs = _layer_sigs(request.params or {})
     shared = 0
     if before is not None and before.sigs == sigs:
-        _, after, known = request._checked
+        _, after, counted = request._checked
         # checked right after ``before`` was (a log's requests are): what the two share is known
         if after and after == before.request._checked[0]:
-            shared = known
+            shared = counted
         else:
             shared = shared_start(request.blocks, before.request.blocks)
     hashes, cumulative = before.hashes[:shared] if before else [], before.cumulative[:shared] if before else []
