@@ -565,6 +565,7 @@ def _conversation(draw: st.DrawFn) -> list[Request]:
 @given(_conversation())
 def test_a_request_prepared_from_the_one_before_is_prepared_as_from_nothing(requests: list[Request]) -> None:
     from wm_kernel.cachesim.engine import _prepare
+    from wm_kernel.utils.sequences import shared_start
 
     profile = get_model("claude-sonnet-4-6")
     before = None
@@ -576,7 +577,11 @@ def test_a_request_prepared_from_the_one_before_is_prepared_as_from_nothing(requ
                 _prepare(index, request, profile, before)
             return
         after = _prepare(index, request, profile, before)
-        assert after == alone
+        assert after._replace(shared=0) == alone  # all but what it shares with the one before
+        expected = (
+            0 if before is None or before.sigs != after.sigs else shared_start(request.blocks, before.request.blocks)
+        )
+        assert after.shared == expected
         before = after
 
 
@@ -591,7 +596,7 @@ def test_a_request_checks_only_the_blocks_it_does_not_share_with_the_one_before(
     looked: list[Block] = []
     sizes = engine._TOKENS
     monkeypatch.setattr(engine, "_TOKENS", lambda block: looked.append(block) or sizes(block))
-    monkeypatch.setattr(engine, "_last_checked", ((), []))
+    monkeypatch.setattr(engine, "_last_checked", ((), [], 0))
     blocks: list[Block] = [Block("tools", 500, layer="tools"), Block("system", 1500, layer="system")]
     requests = []
     for turn in range(200):
@@ -612,3 +617,34 @@ def test_a_request_checks_only_the_blocks_it_does_not_share_with_the_one_before(
     # the simulation of the shared-start requests is the simulation of fresh copies of them
     fresh = [Request(r.at, [Block(b.key, b.tokens, layer=b.layer) for b in r.blocks]) for r in requests]
     assert simulate(requests, SONNET).turns.equals(simulate(fresh, SONNET).turns)
+
+
+def test_a_simulation_compares_only_what_each_request_adds_to_the_one_before(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Each request was compared with the one made before it when it was made (a log's requests
+    are made in order): the simulation takes that count, and looks for where two requests part
+    only after it, instead of comparing every request's blocks again (issue 44 item 6); requests
+    made out of order are compared as ever, with the same outcome."""
+    import wm_kernel.cachesim.engine as engine
+
+    system = Block("system", 1500, breakpoint="1h", layer="system")
+    messages: list[Block] = []
+    requests = []
+    for turn in range(100):
+        messages += [Block(f"user {turn}", 10), Block(f"reply {turn}", 20)]
+        # the last block marked (as an agent marks it): the next request holds it unmarked
+        marked = Block(messages[-1].key, 20, breakpoint="5m")
+        requests.append(Request(at(turn), [system, *messages[:-1], marked]))
+    compared: list[int] = []
+    shared_start = engine.shared_start
+    monkeypatch.setattr(engine, "shared_start", lambda a, b: compared.append(len(a)) or shared_start(a, b))
+    sim = simulate(requests, SONNET)
+    assert list(sim.turns["miss_reason"]) == ["first_request"] + ["none"] * 99
+    # where each request parts from the one before: 99 looks at the 2 to 3 blocks after the start
+    # they share (every block of both: 99 comparisons of up to 202 blocks, 10,000 in all)
+    assert len(compared) == 99 and sum(compared) <= 3 * 99
+    compared.clear()
+    remade = [Request(r.at, r.blocks) for r in reversed(requests)][::-1]  # made last to first
+    assert simulate(remade, SONNET).turns.equals(sim.turns)
+    assert len(compared) == 100 + 99 + 99  # made (each after the one made before); prepared; parted

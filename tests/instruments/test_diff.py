@@ -207,3 +207,41 @@ def test_the_first_change_line_names_one_place_or_two_different_ones():
     assert str(other) == f"first change: cached_content at character {other.offset}: {owners}"
     ended = first_change(composed(("behavioral_directives", "alpha")), composed())
     assert str(ended).endswith(": (composer) before, (end of text) now")  # the separator before it
+
+
+class _Walked(list):  # type: ignore[type-arg]
+    """A list of items that counts the times it is walked item by item."""
+
+    walks = 0
+
+    def __iter__(self):  # type: ignore[no-untyped-def]
+        _Walked.walks += 1
+        return super().__iter__()
+
+
+def test_the_first_change_of_two_long_conversations_is_found_without_walking_their_items():
+    """Two prompts of a conversation share their items: the first change is found by comparing
+    the two lists, not by naming and copying every item of both (issue 44 item 6: a summary()
+    did that per turn, the square of the log); items one prompt lacks read as empty."""
+    from wm_kernel.instruments.diff import first_change
+
+    items = [f"message {i}" for i in range(10_000)]
+    old = {"cached_content": "sys", "conversation_prefix_items": _Walked(items)}
+    new = {"cached_content": "sys", "conversation_prefix_items": _Walked([*items[:-1], "message 9999!", "next"])}
+    _Walked.walks = 0
+    change = first_change(old, new)
+    assert (change.key, change.offset) == ("conversation_prefix_items[9999]", len("message 9999"))
+    assert _Walked.walks == 0
+    grown = {"cached_content": "sys", "conversation_prefix_items": _Walked([*items, "", "", "reply"])}
+    change = first_change(old, grown)
+    assert (change.key, change.offset) == ("conversation_prefix_items[10002]", 0)
+    assert first_change(old, {**grown, "conversation_prefix_items": [*items, "", ""]}) is None
+    shrunk = first_change(grown, old)
+    assert (shrunk.key, shrunk.offset, shrunk.new, shrunk.old) == ("conversation_prefix_items[10002]", 0, None, None)
+    # a plain dict's items as tuples compare as their lists; then the post-history items, the centre
+    assert first_change({"conversation_prefix_items": ("a",)}, {"conversation_prefix_items": ["a"]}) is None
+    assert (
+        first_change({"post_history_items": ["a"]}, {"post_history_items": ["a", "b"]}).key == "post_history_items[1]"
+    )
+    assert first_change({"notification_center": "x"}, {"notification_center": "xy"}).offset == 1
+    assert _Walked.walks == 0

@@ -356,3 +356,49 @@ def test_a_summary_counts_each_request_by_what_it_adds_not_the_conversation_agai
     assert held > 50 * len(log.requests)  # what the requests hold, turn after turn
     assert len(counted) < held / 10
     assert sum(added) < held / 10  # each prompt built from what its request adds
+
+
+def test_a_summary_looks_at_what_each_request_adds_and_holds_no_prompt_per_turn(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # issue 44 item 6, round 2: summary() of a transcript still did work the size of the whole
+    # conversation per request (every block's key listed to find the agent's previous mark, the
+    # conversation copied twice per request where its chain parted from the last one's, every
+    # turn's prompt kept: each holds the conversation so far)
+    import gc
+
+    import wm_kernel.interop.agent_cache as agent_cache
+    import wm_kernel.interop.claude_code.chain as chain
+    from wm_kernel.core.prompt import ComposedPrompt
+
+    path = tmp_path / "s.jsonl"
+    claude_code_session(path, turns=80)
+    log = import_log(path)
+    held = sum(len(log.sections(turn)) for turn in log.turns)
+    keyed: list[object] = []
+    key = agent_cache._KEY
+    monkeypatch.setattr(agent_cache, "_KEY", lambda block: keyed.append(block) or key(block))
+    kept: list[list[object]] = []  # the list each request's sections were cut from (kept: ids unique)
+    prompt_sections = chain.Chain.prompt_sections
+
+    def watched(self: chain.Chain) -> list[object]:
+        out = prompt_sections(self)
+        if not kept or kept[-1] is not chain._last_prompt[1]:
+            kept.append(chain._last_prompt[1])
+        return out  # type: ignore[return-value]
+
+    monkeypatch.setattr(chain.Chain, "prompt_sections", watched)
+    prompts = sum(isinstance(o, ComposedPrompt) for o in gc.get_objects())
+    frame = log.summary()
+    assert len(frame) == len(log.requests) > 200 and held > 50 * len(log.requests)
+    assert len(keyed) <= 10  # where a request parts from the one before (every block of every request: `held`)
+    # a new list where the requests switch conversation (a subagent's and back) or chain (after a
+    # compaction), else the last one cut back and extended in place (was a new list, a copy of the
+    # conversation, at each of the 4 asks per request: over 900)
+    assert len(kept) < 30
+    assert sum(isinstance(o, ComposedPrompt) for o in gc.get_objects()) == prompts  # (one per turn)
+    # and what it gives is what the prompts of the turns give
+    assert list(frame["first_change"][1:]) == [
+        (log.first_change(t - 1, t).section or "")
+        for t in log.turns[1:]  # type: ignore[union-attr]
+    ]

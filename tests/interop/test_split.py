@@ -125,3 +125,16 @@ def test_locate_finds_each_value() -> None:
     assert text[node["a"].start : node["a"].end] == '[1, {"b": "c\\"d"}]'
     assert text[node["a"][1]["b"].start : node["a"][1]["b"].end] == '"c\\"d"'
     assert node.get("missing") is None
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.text(alphabet='ab"\\\n\t\u00e9\U0001f600', max_size=12), min_size=1, max_size=4))
+def test_locate_spans_every_string_exactly_as_json_writes_it(values: list[str]) -> None:
+    # quotes, backslashes and escapes of every kind, as keys and as values: each string's span is
+    # its whole token (the string regex reads a run between escapes, never past a closing quote)
+    text = json.dumps({v: [v, {"k": v}] for v in values}, ensure_ascii=False)
+    node = locate(text)
+    for v in values:
+        token = json.dumps(v, ensure_ascii=False)
+        assert text[node[v][0].start : node[v][0].end] == token
+        assert text[node[v][1]["k"].start : node[v][1]["k"].end] == token

@@ -49,7 +49,7 @@ import operator
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import KW_ONLY, dataclass, field
 from datetime import datetime, timedelta
-from itertools import accumulate, pairwise
+from itertools import accumulate, count, pairwise
 from types import MappingProxyType
 from typing import Any, NamedTuple
 
@@ -140,6 +140,9 @@ class Request:
     blocks: Sequence[Block]
     _: KW_ONLY
     params: Mapping[str, Any] | None = None
+    #: (this request's number, the number of the request checked before it, how many blocks they
+    #: share): the simulation takes that count instead of comparing the two again
+    _checked: tuple[int, int, int] = field(default=(0, 0, 0), init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         global _last_checked
@@ -150,7 +153,7 @@ class Request:
         blocks = tuple(self.blocks)
         # the start this request shares with the last one checked (a conversation's requests repeat
         # the one before: the same Block objects, compared without a call) was checked with it
-        last_blocks, last_sums = _last_checked
+        last_blocks, last_sums, last_serial = _last_checked
         shared = shared_start(blocks, last_blocks) if last_blocks else 0
         added = blocks[shared:]
         if not set(map(type, added)) <= {Block}:  # a subclass or a stranger: look at each
@@ -174,7 +177,9 @@ class Request:
             raise TypeError(f"params must be a mapping, got {type(self.params).__name__}")
         object.__setattr__(self, "blocks", blocks)
         object.__setattr__(self, "params", MappingProxyType(dict(self.params or {})))
-        _last_checked = (blocks, sums)
+        serial = next(_SERIALS)
+        object.__setattr__(self, "_checked", (serial, last_serial, shared))
+        _last_checked = (blocks, sums, serial)
 
     @property
     def tokens(self) -> int:
@@ -182,9 +187,10 @@ class Request:
         return sum(map(_TOKENS, self.blocks))
 
 
-#: The blocks of the last request checked and the token count of each of their prefixes
-#: (``sums[i]``: blocks 0 to i): the next request checks only what it does not share with them.
-_last_checked: tuple[tuple[Block, ...], list[int]] = ((), [])
+#: The blocks of the last request checked, the token count of each of their prefixes (``sums[i]``:
+#: blocks 0 to i) and its number: the next request checks only what it does not share with them.
+_last_checked: tuple[tuple[Block, ...], list[int], int] = ((), [], 0)
+_SERIALS = count(1)  # each request's number (never reused, unlike an id)
 
 
 class Outcome(NamedTuple):
@@ -231,6 +237,7 @@ class _Prepared(NamedTuple):
     sigs: tuple[int, int, int]
     explicit: int  # index of the last "explicit" block (Gemini cached content), -1 if none
     marks: list[tuple[int, str]]  # the blocks' own breakpoints (block index, its breakpoint)
+    shared: int  # how many blocks it shares with the request before (same parameters), 0 if none
 
 
 def _layer_sigs(params: Mapping[str, Any]) -> tuple[int, int, int]:
@@ -250,7 +257,14 @@ def _prepare(index: int, request: Request, profile: ModelProfile, before: _Prepa
     it shares with ``before`` (the previous request, same parameters) take that one's hashes and
     sums: a conversation costs what each request adds, not what it repeats."""
     sigs = _layer_sigs(request.params or {})
-    shared = 0 if before is None or before.sigs != sigs else shared_start(request.blocks, before.request.blocks)
+    shared = 0
+    if before is not None and before.sigs == sigs:
+        _, after, counted = request._checked
+        # checked right after ``before`` was (a log's requests are): what the two share is known
+        if after and after == before.request._checked[0]:
+            shared = counted
+        else:
+            shared = shared_start(request.blocks, before.request.blocks)
     hashes, cumulative = before.hashes[:shared] if before else [], before.cumulative[:shared] if before else []
     marks: list[tuple[int, str]] = [(p, mark) for p, mark in before.marks if p < shared] if before else []
     h, layer, total = (
@@ -282,7 +296,7 @@ def _prepare(index: int, request: Request, profile: ModelProfile, before: _Prepa
             raise ValueError(
                 f"requests[{index}].blocks[{explicit}]: {profile.name} has no explicit cache; its caching is automatic"
             )
-        return _Prepared(request, hashes, cumulative, [], sigs, explicit, marked)
+        return _Prepared(request, hashes, cumulative, [], sigs, explicit, marked, shared)
     if len(marks) > profile.max_breakpoints:
         raise ValueError(
             f"requests[{index}] has {len(marks)} cache breakpoints; {profile.name} allows "
@@ -302,7 +316,7 @@ def _prepare(index: int, request: Request, profile: ModelProfile, before: _Prepa
                 f"requests[{index}]: the breakpoint on block {p1} has a longer TTL than the "
                 f"one on block {p0}; longer TTLs must come first"
             )
-    return _Prepared(request, hashes, cumulative, breakpoints, sigs, explicit, marked)
+    return _Prepared(request, hashes, cumulative, breakpoints, sigs, explicit, marked, shared)
 
 
 def _prepared(requests: Iterable[Request], profile: ModelProfile) -> Iterator[_Prepared]:
@@ -466,7 +480,9 @@ class _Run:
         before = self.previous
         if before is None:
             return None
-        shared = shared_start(p.hashes, before.hashes)
+        # the blocks shared with it have its prefix hashes (taken from it): only the rest is compared
+        start = p.shared
+        shared = start + shared_start(p.hashes[start:], before.hashes[start:])
         return shared if shared < min(len(p.hashes), len(before.hashes)) else None
 
     def _params_changed(self, p: _Prepared, divergent: int) -> bool:

@@ -42,7 +42,6 @@ from __future__ import annotations
 import difflib
 import html
 import os
-import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -126,55 +125,50 @@ class FirstChange:
         return f"{where}: {old} before, {new} now"
 
 
-#: ``key[i]`` names made so far, per list key (a long conversation's are made once, not per diff)
-_ITEM_NAMES: dict[str, list[str]] = {"conversation_prefix_items": [], "post_history_items": []}
-
-
-_NAMING = threading.Lock()  # two threads extending a list at once would make a name twice
-
-
-def _item_names(key: str, count: int) -> list[str]:
-    with _NAMING:
-        names = _ITEM_NAMES[key]
-        names.extend(f"{key}[{i}]" for i in range(len(names), count))
-        return names[:count]
-
-
-def _keyed_texts(prompt: Mapping[str, Any], items: Mapping[str, int]) -> dict[str, str]:
-    """Each key's text in reading order; list keys as ``key[i]`` for ``i < items[key]``."""
-    texts = {
-        "cached_content": prompt.get("cached_content", ""),
-        "non_cached_content": prompt.get("non_cached_content", ""),
-    }
-    for key in ("conversation_prefix_items", "post_history_items"):
-        values = list(prompt.get(key, []))[: items[key]]
-        values += [""] * (items[key] - len(values))
-        texts.update(zip(_item_names(key, items[key]), values, strict=True))
-    texts["notification_center"] = prompt.get("notification_center", "")
-    return texts
-
-
 def _span(prompt: Mapping[str, Any], key: str, text: str, offset: int) -> BlameSpan | None:
     if not isinstance(prompt, ComposedPrompt) or prompt._blame is None or offset >= len(text):
         return None
     return prompt.blame_at(key, offset)
 
 
+def _first_item(old: Mapping[str, Any], new: Mapping[str, Any], key: str) -> tuple[int, Any, Any] | None:
+    """The first item of list key ``key`` whose text differs (a missing item reads as ""), with the
+    two texts; None when none does. The items two prompts of a conversation share are mostly the
+    same objects: one list comparison finds where they part, and no item is copied or named."""
+    a, b = old.get(key, []), new.get(key, [])
+    if not isinstance(a, list) or not isinstance(b, list):  # (a plain dict's items may be any iterable)
+        a, b = list(a), list(b)
+    shared = shared_start(b, a)
+    if shared < min(len(a), len(b)):
+        return shared, a[shared], b[shared]
+    longer, a_side = (b, False) if len(b) > len(a) else (a, True)
+    for index in range(shared, len(longer)):  # what only one of them holds, against ""
+        if longer[index] != "":
+            return (index, longer[index], "") if a_side else (index, "", longer[index])
+    return None
+
+
 def first_change(old: Mapping[str, Any], new: Mapping[str, Any]) -> FirstChange | None:
     """Where ``new`` first differs from ``old`` (keys in reading order), blamed on its section
     through each prompt's blame map; None when the prompts are equal."""
-    items = {
-        key: max(len(old.get(key, [])), len(new.get(key, [])))
-        for key in ("conversation_prefix_items", "post_history_items")
-    }
-    before, after = _keyed_texts(old, items), _keyed_texts(new, items)
-    # both in the same key order; the texts two prompts of a conversation share are mostly the
-    # same objects, compared at the speed of a list comparison (a diff per turn stays linear)
-    keys, a_texts, b_texts = list(after), list(before.values()), list(after.values())
-    index = shared_start(b_texts, a_texts)
-    if index == len(keys):
-        return None
-    key, a, b = keys[index], a_texts[index], b_texts[index]
+    found: tuple[str, Any, Any] | None = None
+    for key in ("cached_content", "non_cached_content"):
+        a, b = old.get(key, ""), new.get(key, "")
+        if a != b:
+            found = key, a, b
+            break
+    else:
+        for key in ("conversation_prefix_items", "post_history_items"):
+            item = _first_item(old, new, key)
+            if item is not None:
+                found = f"{key}[{item[0]}]", item[1], item[2]
+                break
+        else:
+            a, b = old.get("notification_center", ""), new.get("notification_center", "")
+            if a == b:
+                return None
+            found = "notification_center", a, b
+    key, a, b = found
     offset = len(os.path.commonprefix([a, b]))
     return FirstChange(key, offset, _span(new, key, b, offset), _span(old, key, a, offset))
 

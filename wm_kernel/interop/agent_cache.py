@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     from wm_kernel.dialects.usage import Usage
 
 _LAYER = {"tool": "tools", "system": "system", "message": "messages"}
-_KEY, _BREAKPOINT = operator.attrgetter("key"), operator.attrgetter("breakpoint")
+_KEY = operator.attrgetter("key")
 #: A read level within this fraction of another is the same breakpoint.
 LEVEL_TOLERANCE = 0.01
 #: A read this much below what the previous request left cached is a fall, not a count difference.
@@ -195,12 +195,13 @@ class _Counted:
 
     def tokens(self, sections: Sequence[Section]) -> int:
         shared = shared_start(sections, self.sections)
-        running = self.running[:shared]
+        running = self.running
+        del running[shared:]  # (in place: the sums of the start it shares stay where they are)
         total = running[-1] if running else 0
         for s in sections[shared:]:
             total += self.counter.count(s.text)
             running.append(total)
-        self.sections, self.running = sections, running
+        self.sections = sections
         return total
 
 
@@ -280,7 +281,9 @@ def with_levels(
     return out
 
 
-def cache_requests(log: AgentLog, when: Sequence[datetime]) -> tuple[list[Request], dict[int, Request]]:
+def cache_requests(
+    log: AgentLog, when: Sequence[datetime], inferred: dict[str, Inferred] | None = None
+) -> tuple[list[Request], dict[int, Request]]:
     """One cachesim Request per turn, and the warm-ups: per conversation whose first request read
     from a cache written before the log, a request of what it read, played just before it.
 
@@ -290,9 +293,10 @@ def cache_requests(log: AgentLog, when: Sequence[datetime]) -> tuple[list[Reques
     log has no cache marks, the agent's own caching as its usage shows it: a breakpoint where the
     usage shows one inside the missing part (else after it), one where the conversation's
     previous request ended, and one on the last block, at the TTL the usage bills; from a request
-    the agent rewrote (:func:`rewrites`), what follows its read is new content."""
+    the agent rewrote (:func:`rewrites`), what follows its read is new content. ``inferred`` is
+    :func:`infer` of the log, where the caller has it."""
     chain_of = chains(log.requests)
-    builder = _Builder(log, infer(log, chain_of), when, chain_of)
+    builder = _Builder(log, infer(log, chain_of) if inferred is None else inferred, when, chain_of)
     return builder.requests(), builder.warmups
 
 
@@ -310,11 +314,12 @@ class _Builder:
         self.inferred = with_levels(inferred, self.rewritten, log.requests)
         self.warmups: dict[int, Request] = {}
         self._shared: dict[tuple[int, float, int], Block] = {}
-        self._ends: dict[str, tuple[list[str], int]] = {}
+        self._ends: dict[str, tuple[list[Block], int]] = {}  # per conversation, its last request's blocks
         self._rewrites: dict[str, list[int]] = {}  # per conversation, the read level of each rewrite so far
         self._marks: dict[tuple[int, str | None], tuple[Block, Block]] = {}  # (block, breakpoint) -> marked
-        # per conversation, its last request's (factor, generation), sections and their blocks
-        self._last: dict[str, tuple[tuple[float, int], Sequence[Section], list[Block]]] = {}
+        # per conversation, its last request's (factor, generation), sections, their blocks and
+        # the positions of the blocks that carry a cache mark
+        self._last: dict[str, tuple[tuple[float, int], Sequence[Section], list[Block], list[int]]] = {}
 
     def requests(self) -> list[Request]:
         out = []
@@ -325,15 +330,16 @@ class _Builder:
             if found is not None and turn in self.rewritten:
                 self._rewrites.setdefault(found.conversation, []).append(self.rewritten[turn])
             done = self._rewrites.get(found.conversation, []) if found is not None else []
-            blocks = self._sections(turn, found.factor if found is not None else 1.0, len(done))
-            if found is not None and not any(map(_BREAKPOINT, blocks)):
+            blocks, marked = self._sections(turn, found.factor if found is not None else 1.0, len(done))
+            if found is not None and not marked:
                 blocks = self._agent_marks(turn, at, found, blocks, done, params)
             out.append(Request(at, blocks, params=params))
         return out
 
-    def _sections(self, turn: int, factor: float, generation: int) -> list[Block]:
-        """The blocks of ``turn``'s sections; the start they share with the previous request of the
-        conversation (at the same factor and generation) is that request's blocks."""
+    def _sections(self, turn: int, factor: float, generation: int) -> tuple[list[Block], bool]:
+        """The blocks of ``turn``'s sections, and whether any carries a cache mark; the start they
+        share with the previous request of the conversation (at the same factor and generation) is
+        that request's blocks (and its marks: only the blocks it adds are looked at)."""
         sections = self.log.sections(turn)
         conversation = conversation_of(self.log.requests[turn])
         last = self._last.get(conversation)
@@ -341,9 +347,14 @@ class _Builder:
         if last is not None and last[0] == (factor, generation):
             shared = shared_start(sections, last[1])
         blocks = last[2][:shared] if last is not None else []
-        blocks.extend(self._block(s, factor, generation) for s in sections[shared:])
-        self._last[conversation] = ((factor, generation), sections, blocks)
-        return blocks
+        marks = [i for i in last[3] if i < shared] if last is not None else []
+        for index in range(shared, len(sections)):
+            block = self._block(sections[index], factor, generation)
+            blocks.append(block)
+            if block.breakpoint is not None:
+                marks.append(index)
+        self._last[conversation] = ((factor, generation), sections, blocks, marks)
+        return blocks, bool(marks)
 
     def _block(self, s: Section, factor: float, generation: int) -> Block:
         """The one Block of section ``s`` at ``factor`` in ``generation``."""
@@ -370,12 +381,11 @@ class _Builder:
     ) -> list[Block]:
         """``blocks`` after the inferred start, with the breakpoints the agent puts."""
         key = found.conversation
-        keys = list(map(_KEY, blocks))
         marks = {len(blocks) - 1} if blocks else set()
         before = self._ends.get(key)
-        if before is not None and keys[: len(before[0])] == before[0] and before[1] >= 0:
+        if before is not None and before[1] >= 0 and _starts_with(blocks, before[0]):
             marks.add(before[1])
-        self._ends[key] = (keys, len(blocks) - 1)
+        self._ends[key] = (blocks, len(blocks) - 1)
         start = self._start(found, self.chain_of[turn], done)
         system_marks = [i for i, b in enumerate(start) if b.breakpoint]
         room = MAX_BREAKPOINTS - len(marks)
@@ -467,3 +477,12 @@ class _Builder:
             params=params,
         )
         return marks
+
+
+def _starts_with(blocks: list[Block], before: list[Block]) -> bool:
+    """Whether ``blocks`` starts with the keys of ``before``: the Block objects a conversation's
+    requests share are compared at the speed of a list comparison, the keys of the rest one by one."""
+    if len(blocks) < len(before):
+        return False
+    shared = shared_start(blocks, before)
+    return shared == len(before) or list(map(_KEY, blocks[shared : len(before)])) == list(map(_KEY, before[shared:]))

@@ -174,15 +174,19 @@ class ImportedSession:
         """The ComposedPrompt of ``turn`` (module docstring), built once."""
         found = self._prompts.get(turn)
         if found is None:
-            request = self.request(turn)
-            if request.dialect == MIRA_TAP:
-                # MIRA's own markers give back the composer's five keys and sections
-                found = self._prompts[turn] = mira_prompt(request.sections, turn)
-            else:
-                found = self._prompts[turn] = composed(
-                    prompt_order(request.sections), cached_names(request), turn, self._shared
-                )
+            found = self._prompts[turn] = self._build_prompt(turn)
         return found
+
+    def _build_prompt(self, turn: int, ordered: list[Section] | None = None) -> ComposedPrompt:
+        """The ComposedPrompt of ``turn``, built now (``ordered``: its :meth:`sections`, where the
+        caller has them)."""
+        request = self.request(turn)
+        if request.dialect == MIRA_TAP:
+            # MIRA's own markers give back the composer's five keys and sections
+            return mira_prompt(request.sections, turn)
+        return composed(
+            prompt_order(request.sections) if ordered is None else ordered, cached_names(request), turn, self._shared
+        )
 
     @property
     def history(self) -> pd.DataFrame:
@@ -298,7 +302,7 @@ class ImportedSession:
         (Claude Code caches every request): a breakpoint after the system prompt and tools, one
         where the conversation's previous request ended, and one on the last block, at the TTL
         the usage bills."""
-        return cache_requests(self, self.send_times(times=times, gap=gap)[0])[0]
+        return cache_requests(self, self.send_times(times=times, gap=gap)[0], self.inferred())[0]
 
     def pricing(self, model: str | ModelProfile | None = None) -> list[Priced]:
         """Per turn, the profile its request is priced with: ``model`` for all when given, else
@@ -319,8 +323,8 @@ class ImportedSession:
         switches models is simulated and priced per request), or all on ``model``; the result's
         ``turns`` gains a ``turn`` column, and ``assumptions`` says what the log did not (assumed
         send times, the inferred system prompt, an unpriced model)."""
-        _, assumed = self.send_times(times=times, gap=gap)
-        requests, warmups = cache_requests(self, self.send_times(times=times, gap=gap)[0])
+        when, assumed = self.send_times(times=times, gap=gap)
+        requests, warmups = cache_requests(self, when, self.inferred())
         pricing = self.pricing(model)
         if model is not None and not warmups:
             sim = simulate(requests, pricing[0].profile)
@@ -449,12 +453,19 @@ class ImportedSession:
         )
         rows = []
         # each turn's token sum carries on from the sections it shares with the turn before (a
-        # conversation repeats them): a summary costs what each turn adds, not the square of it
+        # conversation repeats them): a summary costs what each turn adds, not the square of it;
+        # and only two turns' prompts are held at a time (a prompt holds its whole conversation:
+        # kept for every turn, they would fill memory with the square of it)
         before: list[Section] = []
         sums: list[int] = []
+        previous: ComposedPrompt | None = None
         for turn in self.turns:
-            change = self.first_change(turn - 1, turn) if turn else None
             ordered = self.sections(turn)
+            prompt = self._prompts.get(turn)
+            if prompt is None:
+                prompt = self._build_prompt(turn, ordered)
+            change = first_change(previous, prompt) if previous is not None else None
+            previous = prompt
             del sums[shared_start(ordered, before) :]
             total = sums[-1] if sums else 0
             for section in ordered[len(sums) :]:

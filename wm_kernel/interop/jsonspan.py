@@ -24,7 +24,9 @@ import re
 from dataclasses import dataclass, field
 
 _WS = re.compile(r"[ \t\n\r]*")
-_STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.DOTALL)
+# a run of plain characters, then escapes each followed by a run: the regex engine keeps no state
+# per character (an alternation repeated per character grew its stack, reallocated, with the string)
+_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
 _SCALAR = re.compile(r"-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?|true|false|null")
 
 

@@ -122,12 +122,11 @@ class _Build:
             self.blames[names[i]] = blame
 
     def prompt(self, turn: int) -> ComposedPrompt:
-        blame: BlameData = {}
+        blame: BlameData = self.blames.copy()  # (copied whole, then the two keys: no insert per item)
         texts: dict[str, str] = {}
         for key, parts in self.keys.items():
             texts[key] = "".join(text for text, _ in parts)
             blame[key] = tuple((len(text), owner) for text, owner in parts if text)
-        blame.update(self.blames)
         return ComposedPrompt(
             texts["cached_content"],
             texts["non_cached_content"],

@@ -12,6 +12,8 @@ from typing import Any
 
 __all__ = ["shared_start"]
 
+_PLAIN = (list, tuple)  # (a subclass or another Sequence may compare otherwise than its slice)
+
 
 def shared_start(items: Sequence[Any], before: Sequence[Any]) -> int:
     """How many items ``items`` starts with that ``before`` starts with too (equal items).
@@ -23,7 +25,10 @@ def shared_start(items: Sequence[Any], before: Sequence[Any]) -> int:
     (2, 2, 0)
     """
     n = min(len(items), len(before))
-    if items[:n] == before[:n]:
+    # a whole list or tuple is its own first n items: one copy fewer (the shorter is usually whole)
+    if (items if len(items) == n and type(items) in _PLAIN else items[:n]) == (
+        before if len(before) == n and type(before) in _PLAIN else before[:n]
+    ):
         return n
     low, high = 0, n  # items[:low] is shared, items[:high] is not
     while high - low > 1:

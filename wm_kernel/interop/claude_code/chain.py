@@ -156,11 +156,14 @@ class Chain:
         added.reverse()
         if link is None:
             links, flat = added, list(itertools.chain.from_iterable(map(_PROMPT, added)))
-        else:
-            links = links[: link.depth + 1] + added
-            flat = flat[: link.before + len(link.prompt)] + list(itertools.chain.from_iterable(map(_PROMPT, added)))
+        else:  # the links they share stay where they are; what follows is cut off and replaced
+            # (a request's last link is its message so far: the next request's is a new one)
+            del links[link.depth + 1 :]
+            del flat[link.before + len(link.prompt) :]
+            links.extend(added)
+            flat.extend(itertools.chain.from_iterable(map(_PROMPT, added)))
         _last_prompt = (links, flat)
-        return flat[:]
+        return flat[:]  # (a copy: the next walk changes this list in place)
 
 
 #: the links and prompt sections :meth:`Chain.prompt_sections` gave last (where the next walk stops)
