@@ -70,9 +70,9 @@ import anywidget
 from IPython import get_ipython
 from traitlets import Bool, Dict, Enum, HasTraits, Int, List, Unicode, validate
 
-from wm_kernel.core.events import Event, SegmentCollapsedEvent, TrinketFedEvent, TurnCompletedEvent
 from wm_kernel.core.prompt import ComposedPrompt
 from wm_kernel.jupyter.dashboard.drawing import DrawSchedule
+from wm_kernel.jupyter.dashboard.following import SessionFollower
 from wm_kernel.jupyter.dashboard.model import (
     DEFAULT_CACHE_MODEL,
     TABS,
@@ -108,9 +108,10 @@ _latest: weakref.WeakKeyDictionary[Session, Dashboard] = weakref.WeakKeyDictiona
 class Dashboard(anywidget.AnyWidget):
     """A live view of a :class:`~wm_kernel.session.Session`.
 
-    Long because: the anywidget's synced traits, then one small observer per session, trinket and
-    front-end event it follows (turn, compose, segment, feed, slider, tab, message), and the batched
-    flush that sends the changed panels; the drawing itself is in the tabs and ``Panels``.
+    Long because: the anywidget's synced traits, the public calls that drive and read it, its
+    reactions to the front end (slider, tab, message) and the batched flush that sends the changed
+    panels; what it follows of the session is in ``SessionFollower``, the drawing in the tabs and
+    ``Panels``.
 
     Parameters
     ----------
@@ -187,7 +188,7 @@ class Dashboard(anywidget.AnyWidget):
 
         Long because: it checks its options, builds the parts it drives (model, turn driver, record,
         panels, draw schedule), names the drawer of each of the seven tabs, and registers every
-        observer, bus subscription and cell hook, each with its undo for :meth:`close`.
+        observer, the session's follower and the cell hook, each with its undo for :meth:`close`.
         """
         self.closed = False
         for name, flag in (("compose", compose), ("replace", replace)):
@@ -205,7 +206,8 @@ class Dashboard(anywidget.AnyWidget):
         self._unwatch: list[Callable[[], object]] = []
         self.driver = TurnDriver(latest=session.turn)
         self.record = TurnRecord(session)
-        self.book = Panels(self.model, self.record, self._on_trinket_change)
+        # the trinkets' trait changes reach the follower, made below (it needs the panels)
+        self.book = Panels(self.model, self.record, lambda change: self.follower.on_trinket_change(change))
         self.drawing = DrawSchedule(self._lock, lambda settled: self._flush(settled=settled), self.report)
         # the drawn tabs of the model's TABS, by key: each draws the turn on view (a new drawn tab
         # is an entry here and in TABS)
@@ -237,16 +239,9 @@ class Dashboard(anywidget.AnyWidget):
         self._watch(self, self._on_tab, ["tab"])
         self._watch(self.model, self._on_viewing_turn, ["viewing_turn"])
         self._watch(self.model, self._on_option, ["cache_model", "log_rows"])
-        self._watch(session, self._on_session_turn, ["turn"])
-        # ``composed`` notifies on every compose, even one equal to the last: a turn must still end
-        self._watch(session, self._on_session_composed, ["composed"])
-        self._watch(session, self._on_session_segment, ["segment_number"])
-        self._watch(session.working_memory, self._on_trinket_names, ["trinket_names"])
-        for event_type in (TurnCompletedEvent, SegmentCollapsedEvent):
-            session.bus.subscribe(event_type, self._on_lifecycle_event)
-            self._unwatch.append(functools.partial(session.bus.unsubscribe, event_type, self._on_lifecycle_event))
-        session.bus.subscribe(TrinketFedEvent, self._on_feed)
-        self._unwatch.append(functools.partial(session.bus.unsubscribe, TrinketFedEvent, self._on_feed))
+        #: what the dashboard follows of the session: each change marks sections for the next draw
+        self.follower = SessionFollower(session, self.book, self.record, self.driver, self._request_flush, self.report)
+        self._unwatch.append(self.follower.close)
         self.on_msg(self._on_message)
         self._unwatch.append(functools.partial(self.on_msg, self._on_message, remove=True))
         # a cell's draw is made as the cell ends, before the kernel says it is done: so what a
@@ -391,8 +386,7 @@ class Dashboard(anywidget.AnyWidget):
         except Exception:
             pass  # a closed widget: nowhere left to show it
 
-    # -- observers (each one guarded: an exception here would otherwise surface in the code that
-    #    changed the session, e.g. a user's advance_turn, and print nowhere in JupyterLab)
+    # -- the dashboard's own traits (the session's are followed by SessionFollower)
     def _watch(self, owner: HasTraits, handler: Callable[[dict[str, Any]], None], names: list[str]) -> None:
         owner.observe(handler, names=names)
         self._unwatch.append(lambda: owner.unobserve(handler, names=names))
@@ -409,80 +403,6 @@ class Dashboard(anywidget.AnyWidget):
     def _on_option(self, change: dict[str, Any]) -> None:
         if not self.closed:
             self._sync_tab()
-
-    @serialized
-    def _on_trinket_change(self, change: dict[str, Any]) -> None:
-        try:
-            trinket = change["owner"]
-            self.book.dirty.add(trinket.variable_name)
-            self.record.mark_stale(trinket.variable_name)
-            # a current_turn change is part of a turn or collapse: the lifecycle handler flushes
-            if change["name"] != "current_turn":
-                self._request_flush(settled=change["name"] == "enabled")
-        except Exception as exc:
-            self.report(exc)
-
-    @serialized
-    def _on_session_turn(self, change: dict[str, Any]) -> None:
-        self.record.forget_items()
-        self.driver.start_turn(change["new"])
-        self.book.mark_stateful()
-
-    @serialized
-    def _on_session_composed(self, change: dict[str, Any]) -> None:
-        if change["new"] is None:
-            return
-        try:
-            book = self.book
-            self.record.record(change["new"], book.watched.values())
-            self.driver.end_turn()
-            # when the trinkets, layout or composer-written sections changed, every panel is
-            # asked again (those whose inputs are the same work out nothing)
-            if book.changed(self.driver.view):
-                book.sync(self.driver.view)
-                book.dirty.update(book.shown)
-            book.dirty.update(s for s in book.shown if s not in book.writers)
-            book.mark_stateful()
-            self._request_flush(settled=True)
-        except Exception as exc:
-            self.report(exc)
-
-    @serialized
-    def _on_session_segment(self, change: dict[str, Any]) -> None:
-        self._request_flush(settled=True)
-
-    @serialized
-    def _on_trinket_names(self, change: dict[str, Any]) -> None:
-        try:
-            self.book.sync(self.driver.view)
-            self._request_flush(settled=True)
-        except Exception as exc:
-            self.report(exc)
-
-    @serialized
-    def _on_lifecycle_event(self, event: Event) -> None:
-        # subscribed after the trinkets, so this runs once they have handled the event
-        self.record.forget_items()
-        try:
-            if isinstance(event, TurnCompletedEvent) and self.driver.turn_open and self.session.auto_compose:
-                return  # the turn's compose comes next; _on_session_composed flushes
-            self.driver.end_turn()
-            self.book.mark_stateful()
-            self._request_flush(settled=True)
-        except Exception as exc:
-            self.report(exc)
-
-    @serialized
-    def _on_feed(self, event: TrinketFedEvent) -> None:
-        try:
-            trinket = self.book.watched.get(event.trinket_name)
-            if trinket is not None:
-                # only the trinket fed may have new items: the others are not asked again
-                self.book.dirty.add(trinket.variable_name)
-                self.record.mark_stale(trinket.variable_name)
-            self._request_flush(settled=True)
-        except Exception as exc:
-            self.report(exc)
 
     # -- user actions
     @serialized
