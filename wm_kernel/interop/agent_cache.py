@@ -417,6 +417,8 @@ class _Builder:
         split = found.before if 0 < found.before < found.tokens * (1 - LEVEL_TOLERANCE) else 0
         cuts = sorted({c for c in (split, *found.levels) if c})
         edges = [0, *cuts, found.tokens]
+        # each block's key is its identity in the cache simulation (the same content in two requests
+        # is one cached block), not a storage key
         out = []
         for n, (begin, end) in enumerate(zip(edges, edges[1:], strict=False)):
             generation = sum(level <= begin * (1 + LEVEL_TOLERANCE) for level in done)
