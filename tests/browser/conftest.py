@@ -19,7 +19,8 @@ import time
 import tomllib
 import urllib.error
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -71,10 +72,40 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
         )
 
 
-def _free_port() -> int:
+def free_port() -> int:
+    """A loopback port nothing listens on now."""
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])
+
+
+@contextmanager
+def serving(
+    command: list[str], env: dict[str, str], cwd: Path, log_path: Path, ready: Callable[[], object], what: str
+) -> Iterator[None]:
+    """Run a server (``command``, its output in ``log_path``) until the block ends: wait until
+    ``ready()`` stops raising a connection error (a RuntimeError with its log if it exits or is not
+    up in 90 s), then stop it (terminated, killed after 20 s)."""
+    log = log_path.open("wb")
+    server = subprocess.Popen(command, env=env, stdout=log, stderr=subprocess.STDOUT, cwd=cwd)
+    try:
+        deadline = time.monotonic() + 90
+        while True:
+            try:
+                ready()
+                break
+            except (urllib.error.URLError, ConnectionError):
+                if server.poll() is not None or time.monotonic() > deadline:
+                    raise RuntimeError(f"{what} did not start:\n" + log_path.read_text("utf-8", "replace")) from None
+                time.sleep(0.3)
+        yield
+    finally:
+        server.terminate()
+        try:
+            server.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            server.kill()
+        log.close()
 
 
 @dataclass
@@ -141,7 +172,7 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
     # the JupyterLab defaults make's install writes into this virtualenv (widget state saved with
     # a notebook); written here too for a virtualenv made before that step existed
     subprocess.run([sys.executable, str(ROOT / "tools" / "lab_settings.py")], check=True, capture_output=True)
-    token, port = secrets.token_hex(16), _free_port()
+    token, port = secrets.token_hex(16), free_port()
     env = {
         **os.environ,
         "JUPYTERLAB_SETTINGS_DIR": str(settings),
@@ -172,29 +203,9 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
     ]
     if hasattr(os, "getuid") and os.getuid() == 0:
         command.append("--allow-root")
-    log = (base / "lab.log").open("wb")
-    server = subprocess.Popen(command, env=env, stdout=log, stderr=subprocess.STDOUT, cwd=root)
     lab = Lab(f"http://127.0.0.1:{port}", token, root)
-    try:
-        deadline = time.monotonic() + 90
-        while True:
-            try:
-                lab.api("GET", "/api/status")
-                break
-            except (urllib.error.URLError, ConnectionError):
-                if server.poll() is not None or time.monotonic() > deadline:
-                    raise RuntimeError(
-                        "JupyterLab did not start:\n" + (base / "lab.log").read_text("utf-8", "replace")
-                    ) from None
-                time.sleep(0.3)
+    with serving(command, env, root, base / "lab.log", lambda: lab.api("GET", "/api/status"), "JupyterLab"):
         yield lab
-    finally:
-        server.terminate()
-        try:
-            server.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            server.kill()
-        log.close()
 
 
 @pytest.fixture(scope="session")

@@ -18,10 +18,7 @@ To accept a new look, write the references again and commit them:
 from __future__ import annotations
 
 import os
-import socket
-import subprocess
 import sys
-import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
@@ -30,7 +27,7 @@ from typing import Any
 
 import pytest
 
-from browser.conftest import ROOT, SCREENSHOTS, Lab
+from browser.conftest import ROOT, SCREENSHOTS, Lab, free_port, serving
 from browser.test_notebooks_in_lab import dashboard, eventually, open_notebook, run_all
 
 REFERENCES = Path(__file__).with_name("screenshots")
@@ -168,50 +165,31 @@ def test_the_dashboard_in_jupyterlab_looks_as_its_reference(page: Any, lab: Lab,
 
 
 # -- marimo -------------------------------------------------------------------------------------------
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 @pytest.fixture(scope="module")
 def marimo_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """``marimo run notebooks/marimo_tour.py`` headless on a free loopback port (the app's own
     config in a temporary folder); its URL."""
     pytest.importorskip("marimo")
     base = tmp_path_factory.mktemp("marimo")
-    port = _free_port()
+    port = free_port()
     env = {
         **os.environ,
         "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
         "XDG_CONFIG_HOME": str(base / "config"),
         "HOME": str(base),
     }
-    log = (base / "marimo.log").open("wb")
     command = [sys.executable, "-m", "marimo", "run", str(ROOT / "notebooks" / "marimo_tour.py")]
     command += ["--headless", "--host", "127.0.0.1", "--port", str(port), "--no-token", "--no-sandbox"]
-    server = subprocess.Popen(command, env=env, stdout=log, stderr=subprocess.STDOUT, cwd=base)
     url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 90
-        while True:
-            try:
-                urllib.request.urlopen(f"{url}/health", timeout=5).read()
-                break
-            except (urllib.error.URLError, ConnectionError):
-                if server.poll() is not None or time.monotonic() > deadline:
-                    raise RuntimeError(
-                        "marimo did not start:\n" + (base / "marimo.log").read_text("utf-8", "replace")
-                    ) from None
-                time.sleep(0.3)
+    with serving(
+        command,
+        env,
+        base,
+        base / "marimo.log",
+        lambda: urllib.request.urlopen(f"{url}/health", timeout=5).read(),
+        "marimo",
+    ):
         yield url
-    finally:
-        server.terminate()
-        try:
-            server.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            server.kill()
-        log.close()
 
 
 def reading_cell(page: Any) -> str:

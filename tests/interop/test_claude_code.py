@@ -329,6 +329,15 @@ def test_a_response_written_into_two_files_of_a_session_is_one_request(tmp_path:
     assert len(session) == 2 and session.skipped["duplicate response"] == 1
 
 
+def _long_transcript(tmp_path: Path) -> tuple[ImportedSession, int]:
+    """An 80-prompt transcript imported, and how many sections its turns hold in all (each turn
+    repeats the conversation before it)."""
+    path = tmp_path / "s.jsonl"
+    claude_code_session(path, turns=80)
+    log = import_log(path)
+    return log, sum(len(log.sections(turn)) for turn in log.turns)
+
+
 def test_a_summary_counts_each_request_by_what_it_adds_not_the_conversation_again(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -337,10 +346,7 @@ def test_a_summary_counts_each_request_by_what_it_adds_not_the_conversation_agai
     # sections it shares with the turn before, and its prompt from the one it extends
     import wm_kernel.interop.logged_prompt as logged
 
-    path = tmp_path / "s.jsonl"
-    claude_code_session(path, turns=80)
-    log = import_log(path)
-    held = sum(len(log.sections(turn)) for turn in log.turns)
+    log, held = _long_transcript(tmp_path)
     counted: list[str] = []
     count = TokenCounter.count
     monkeypatch.setattr(TokenCounter, "count", lambda self, text: counted.append(text) or count(self, text))
@@ -371,10 +377,7 @@ def test_a_summary_looks_at_what_each_request_adds_and_holds_no_prompt_per_turn(
     import wm_kernel.interop.claude_code.chain as chain
     from wm_kernel.core.prompt import ComposedPrompt
 
-    path = tmp_path / "s.jsonl"
-    claude_code_session(path, turns=80)
-    log = import_log(path)
-    held = sum(len(log.sections(turn)) for turn in log.turns)
+    log, held = _long_transcript(tmp_path)
     keyed: list[object] = []
     key = agent_cache._KEY
     monkeypatch.setattr(agent_cache, "_KEY", lambda block: keyed.append(block) or key(block))
